@@ -1,0 +1,31 @@
+/*
+ * Allocation that cannot fail: on out-of-memory the registered fatal hook runs (the TUI
+ * uses it to restore the terminal), a one-line message is printed and the process exits.
+ * Every layer allocates through these, so no caller checks for NULL.
+ */
+#ifndef SIM_XALLOC_H
+#define SIM_XALLOC_H
+
+#include <stddef.h>
+
+void *sim_xmalloc(size_t n);
+void *sim_xcalloc(size_t count, size_t size);
+void *sim_xrealloc(void *p, size_t n);
+/* realloc of count elements of size bytes, checking the multiplication for overflow. */
+void *sim_xreallocarray(void *p, size_t count, size_t size);
+char *sim_xstrdup(const char *s);
+char *sim_xstrndup(const char *s, size_t n);
+/* printf into a fresh allocation. */
+char *sim_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Register the function run before the process dies of a fatal error (out of memory, a
+ * failed invariant reported through sim_die). One hook per process: the terminal is one.
+ * NULL removes it. The hook must be safe to call once from any point of the program.
+ */
+void sim_set_fatal_hook(void (*hook)(void));
+
+/* Run the fatal hook, print "npuscope: MESSAGE" on stderr and exit with status 70. */
+void sim_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+#endif

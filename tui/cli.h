@@ -1,0 +1,48 @@
+/*
+ * What the command line hands to the rest of the program: the parsed options of each
+ * subcommand and the functions that carry them out. main.c parses; these do the work and
+ * return the process exit status (CLI_EXIT_*).
+ */
+#ifndef TUI_CLI_H
+#define TUI_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum {
+    CLI_EXIT_OK = 0,    /* success */
+    CLI_EXIT_FAIL = 1,  /* the run or check failed (mismatch, validation warnings) */
+    CLI_EXIT_USAGE = 2, /* bad usage or invalid input */
+};
+
+enum cli_verify {
+    CLI_VERIFY_NONE = 0,
+    CLI_VERIFY_OUTPUTS, /* --verify: compare final outputs */
+    CLI_VERIFY_OPS,     /* --verify=ops: compare every op's result too */
+};
+
+/* Options of "npuscope run" (and of npuscope with no arguments: all zero). Borrowed
+ * strings point into argv. */
+struct cli_run_opts {
+    const char *chip;     /* -c FILE.yaml, or NULL for the embedded default */
+    const char *workload; /* -w FILE.yaml, or NULL */
+    const char *kernel;   /* -k NAME[:ARGS], or NULL */
+    const char *trace;    /* -o FILE.json, or NULL */
+    const char *dump_dir; /* --dump DIR, or NULL */
+    const char *theme;    /* --theme NAME, or NULL */
+    const char *chrome;   /* --chrome FILE.json, or NULL */
+    uint64_t bw_window;   /* --bw-window CYCLES, 0 for the default */
+    enum cli_verify verify;
+    bool headless;
+    bool paused;
+    bool mem_events;
+};
+
+int cli_run(const struct cli_run_opts *o);
+int cli_view(const char *file, const char *theme);
+int cli_validate(const char *file, unsigned long long max_errors);
+int cli_summary(const char *file, bool json);
+int cli_export_chrome(const char *in, const char *out);
+int cli_kernels(void);
+
+#endif

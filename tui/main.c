@@ -1,0 +1,369 @@
+/*
+ * npuscope's main(): the command line. Parses the subcommand and its options (SPEC §3),
+ * reports usage errors as one line with a hint and exit status 2, and hands the parsed
+ * options to the module that does the work.
+ */
+#include "tui/cli.h"
+
+#include "sim/escape.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_main[] =
+    "usage: npuscope [COMMAND] [OPTIONS]\n"
+    "\n"
+    "An NPU simulator with an interactive terminal profiler and trace viewer.\n"
+    "With no command, runs the embedded default chip and demo workload in the TUI\n"
+    "(headless, printing a summary, when standard output is not a terminal).\n"
+    "\n"
+    "commands:\n"
+    "  run [OPTIONS]               run a simulation (npuscope run --help)\n"
+    "  view FILE.json              open a saved trace in the TUI\n"
+    "  validate FILE.json          check a trace against the format\n"
+    "  summary FILE.json [--json]  print summary metrics of a trace\n"
+    "  export --chrome IN -o OUT   convert a trace to Chrome Trace Event JSON\n"
+    "  kernels                     list the built-in kernels and their arguments\n"
+    "\n"
+    "options:\n"
+    "  -h, --help                  show this help (COMMAND --help for a command's)\n"
+    "  -V, --version               show the version\n"
+    "\n"
+    "Exit status: 0 success, 1 the run or check failed, 2 bad usage or invalid input.\n";
+
+static const char usage_run[] =
+    "usage: npuscope run [OPTIONS]\n"
+    "\n"
+    "Run a simulation: in the TUI on a terminal, headless otherwise.\n"
+    "\n"
+    "  -c, --chip FILE.yaml       chip config (default: the embedded one)\n"
+    "  -w, --workload FILE.yaml   host program (MemoryWrite / KernelLaunch / MemoryRead)\n"
+    "  -k, --kernel NAME[:ARGS]   run one built-in kernel with generated data\n"
+    "                             (ARGS: key=value,...; see npuscope kernels)\n"
+    "      --headless             no TUI; print the summary\n"
+    "  -o, --trace FILE.json      write the trace (atomically)\n"
+    "      --paused               open the TUI paused before the first event\n"
+    "      --verify[=ops]         run phase 2 and verify outputs (=ops: every op);\n"
+    "                             exit 1 on a mismatch\n"
+    "      --dump DIR             write input and output tensors as .npy and a manifest\n"
+    "      --theme NAME           colour theme\n"
+    "      --chrome FILE.json     also write Chrome Trace Event JSON\n"
+    "      --mem-events           also record MEM_ACCESS_EVENTs\n"
+    "      --bw-window CYCLES     bandwidth sampling window in cycles\n"
+    "  -h, --help                 show this help\n";
+
+static const char usage_view[] = "usage: npuscope view [--theme NAME] FILE.json\n"
+                                 "\n"
+                                 "Open a saved trace in the TUI (post-mortem).\n"
+                                 "\n"
+                                 "      --theme NAME   colour theme\n"
+                                 "  -h, --help         show this help\n";
+
+static const char usage_validate[] =
+    "usage: npuscope validate [--max-errors N] FILE.json\n"
+    "\n"
+    "Check a trace against the trace format v1 and print each problem with its JSON path.\n"
+    "Exit status: 0 valid, 1 valid with warnings, 2 invalid.\n"
+    "\n"
+    "      --max-errors N   stop listing after N problems (default 100, 0: no limit)\n"
+    "  -h, --help           show this help\n";
+
+static const char usage_summary[] = "usage: npuscope summary [--json] FILE.json\n"
+                                    "\n"
+                                    "Print the summary metrics of a trace.\n"
+                                    "\n"
+                                    "      --json   print them as JSON\n"
+                                    "  -h, --help   show this help\n";
+
+static const char usage_export[] =
+    "usage: npuscope export --chrome IN.json -o OUT.json\n"
+    "\n"
+    "Convert a trace to Chrome Trace Event Format (Perfetto, chrome://tracing).\n"
+    "\n"
+    "      --chrome IN.json    the trace to convert\n"
+    "  -o, --output OUT.json   where to write the result (atomically)\n"
+    "  -h, --help              show this help\n";
+
+static const char usage_kernels[] = "usage: npuscope kernels\n"
+                                    "\n"
+                                    "List the built-in kernels, their arguments and defaults.\n"
+                                    "\n"
+                                    "  -h, --help   show this help\n";
+
+/*
+ * Print a usage error as one line with a hint and return the usage exit status. The
+ * message is escaped: it often quotes what the user typed.
+ */
+__attribute__((format(printf, 2, 3))) static int usage_error(const char *cmd, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    char *safe = sim_escape_dup(msg);
+    fprintf(stderr, "npuscope%s%s: %s (see npuscope%s%s --help)\n", cmd ? " " : "", cmd ? cmd : "",
+            safe, cmd ? " " : "", cmd ? cmd : "");
+    free(safe);
+    return CLI_EXIT_USAGE;
+}
+
+/*
+ * Report what getopt_long rejected. optstring starts with ':' so a missing argument is
+ * ':' and an unknown option '?'; optopt is 0 for an unknown long option.
+ */
+static int getopt_error(const char *cmd, int c, char **argv)
+{
+    const char *arg = argv[optind - 1];
+    char shortopt[3] = {'-', (char)optopt, '\0'};
+    bool is_long = strncmp(arg, "--", 2) == 0;
+    int namelen = is_long && strchr(arg, '=') ? (int)(strchr(arg, '=') - arg) : (int)strlen(arg);
+    if (c == ':')
+        return usage_error(cmd, "option '%s' needs a value", is_long ? arg : shortopt);
+    if (is_long && optopt && arg[namelen] == '=')
+        return usage_error(cmd, "option '%.*s' takes no value", namelen, arg);
+    if (is_long)
+        return usage_error(cmd, "unknown option '%.*s'", namelen, arg);
+    return usage_error(cmd, "unknown option '%s'", shortopt);
+}
+
+/* Parse a non-negative integer option value; returns 0 on success, else reports it. */
+static int parse_count(const char *cmd, const char *opt, const char *s, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    if (s && *s && *s != '-') {
+        *out = strtoull(s, &end, 10);
+        if (!errno && !*end)
+            return 0;
+    }
+    usage_error(cmd, "option '%s' needs a non-negative integer, got '%s'", opt, s ? s : "");
+    return -1;
+}
+
+enum {
+    OPT_HEADLESS = 256,
+    OPT_PAUSED,
+    OPT_VERIFY,
+    OPT_DUMP,
+    OPT_THEME,
+    OPT_CHROME,
+    OPT_MEM_EVENTS,
+    OPT_BW_WINDOW,
+    OPT_MAX_ERRORS,
+    OPT_JSON,
+};
+
+static int cmd_run(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"chip", required_argument, 0, 'c'},
+        {"workload", required_argument, 0, 'w'},
+        {"kernel", required_argument, 0, 'k'},
+        {"headless", no_argument, 0, OPT_HEADLESS},
+        {"trace", required_argument, 0, 'o'},
+        {"paused", no_argument, 0, OPT_PAUSED},
+        {"verify", optional_argument, 0, OPT_VERIFY},
+        {"dump", required_argument, 0, OPT_DUMP},
+        {"theme", required_argument, 0, OPT_THEME},
+        {"chrome", required_argument, 0, OPT_CHROME},
+        {"mem-events", no_argument, 0, OPT_MEM_EVENTS},
+        {"bw-window", required_argument, 0, OPT_BW_WINDOW},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    struct cli_run_opts o = {0};
+    int c;
+    while ((c = getopt_long(argc, argv, ":c:w:k:o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'c': o.chip = optarg; break;
+        case 'w': o.workload = optarg; break;
+        case 'k': o.kernel = optarg; break;
+        case 'o': o.trace = optarg; break;
+        case OPT_HEADLESS: o.headless = true; break;
+        case OPT_PAUSED: o.paused = true; break;
+        case OPT_VERIFY:
+            if (optarg && strcmp(optarg, "ops") != 0)
+                return usage_error("run", "--verify takes no value or '=ops', got '%s'", optarg);
+            o.verify = optarg ? CLI_VERIFY_OPS : CLI_VERIFY_OUTPUTS;
+            break;
+        case OPT_DUMP: o.dump_dir = optarg; break;
+        case OPT_THEME: o.theme = optarg; break;
+        case OPT_CHROME: o.chrome = optarg; break;
+        case OPT_MEM_EVENTS: o.mem_events = true; break;
+        case OPT_BW_WINDOW: {
+            unsigned long long v;
+            if (parse_count("run", "--bw-window", optarg, &v) < 0)
+                return CLI_EXIT_USAGE;
+            if (v == 0)
+                return usage_error("run", "--bw-window must be at least 1 cycle, got '%s'", optarg);
+            o.bw_window = v;
+            break;
+        }
+        case 'h': fputs(usage_run, stdout); return 0;
+        default: return getopt_error("run", c, argv);
+        }
+    }
+    if (optind < argc)
+        return usage_error("run", "unexpected argument '%s'", argv[optind]);
+    if (o.kernel && o.workload)
+        return usage_error("run", "%s", "--kernel and --workload cannot be used together");
+    return cli_run(&o);
+}
+
+/* The commands that take exactly one trace file and a few flags share this parser. */
+static int cmd_view(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"theme", required_argument, 0, OPT_THEME},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    const char *theme = NULL;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_THEME: theme = optarg; break;
+        case 'h': fputs(usage_view, stdout); return 0;
+        default: return getopt_error("view", c, argv);
+        }
+    }
+    if (optind >= argc)
+        return usage_error("view", "%s", "missing the trace file to open");
+    if (optind + 1 < argc)
+        return usage_error("view", "unexpected argument '%s'", argv[optind + 1]);
+    return cli_view(argv[optind], theme);
+}
+
+static int cmd_validate(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"max-errors", required_argument, 0, OPT_MAX_ERRORS},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    unsigned long long max_errors = 100;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_MAX_ERRORS:
+            if (parse_count("validate", "--max-errors", optarg, &max_errors) < 0)
+                return CLI_EXIT_USAGE;
+            break;
+        case 'h': fputs(usage_validate, stdout); return 0;
+        default: return getopt_error("validate", c, argv);
+        }
+    }
+    if (optind >= argc)
+        return usage_error("validate", "%s", "missing the trace file to check");
+    if (optind + 1 < argc)
+        return usage_error("validate", "unexpected argument '%s'", argv[optind + 1]);
+    return cli_validate(argv[optind], max_errors);
+}
+
+static int cmd_summary(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"json", no_argument, 0, OPT_JSON},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    bool json = false;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_JSON: json = true; break;
+        case 'h': fputs(usage_summary, stdout); return 0;
+        default: return getopt_error("summary", c, argv);
+        }
+    }
+    if (optind >= argc)
+        return usage_error("summary", "%s", "missing the trace file to summarize");
+    if (optind + 1 < argc)
+        return usage_error("summary", "unexpected argument '%s'", argv[optind + 1]);
+    return cli_summary(argv[optind], json);
+}
+
+static int cmd_export(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"chrome", required_argument, 0, OPT_CHROME},
+        {"output", required_argument, 0, 'o'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    const char *in = NULL, *out = NULL;
+    int c;
+    while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_CHROME: in = optarg; break;
+        case 'o': out = optarg; break;
+        case 'h': fputs(usage_export, stdout); return 0;
+        default: return getopt_error("export", c, argv);
+        }
+    }
+    if (optind < argc)
+        return usage_error("export", "unexpected argument '%s'", argv[optind]);
+    if (!in)
+        return usage_error("export", "%s", "missing --chrome IN.json (the only export format)");
+    if (!out)
+        return usage_error("export", "%s", "missing -o OUT.json");
+    return cli_export_chrome(in, out);
+}
+
+static int cmd_kernels(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h': fputs(usage_kernels, stdout); return 0;
+        default: return getopt_error("kernels", c, argv);
+        }
+    }
+    if (optind < argc)
+        return usage_error("kernels", "unexpected argument '%s'", argv[optind]);
+    return cli_kernels();
+}
+
+static const struct {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+} commands[] = {
+    {"run", cmd_run},         {"view", cmd_view},     {"validate", cmd_validate},
+    {"summary", cmd_summary}, {"export", cmd_export}, {"kernels", cmd_kernels},
+};
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        struct cli_run_opts o = {0};
+        return cli_run(&o);
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+        fputs(usage_main, stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
+        printf("npuscope %s\n", NPUSCOPE_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        if (strcmp(cmd, commands[i].name) == 0) {
+            optind = 1;
+            return commands[i].fn(argc - 1, argv + 1);
+        }
+    }
+    if (cmd[0] == '-')
+        return usage_error(NULL, "unknown option '%s'", cmd);
+    return usage_error(NULL, "unknown command '%s'", cmd);
+}
