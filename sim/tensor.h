@@ -1,0 +1,57 @@
+/*
+ * Tensors: a dtype, a shape and contiguous data, reference-counted. The memory store holds
+ * references (ADR-0052 D6.3: write stores a reference, read returns one), so a mutation
+ * through one reference is visible through every other. A view (another dtype or shape of
+ * the same bytes) shares the data of its base tensor.
+ */
+#ifndef SIM_TENSOR_H
+#define SIM_TENSOR_H
+
+#include "sim/diag.h"
+#include "sim/dtype.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SIM_MAX_DIMS 8
+
+struct sim_tensor {
+    unsigned refs; /* references held; freed when it drops to 0 */
+    enum sim_dtype dtype;
+    unsigned ndim; /* 0 for a scalar */
+    int64_t shape[SIM_MAX_DIMS];
+    size_t nbytes;           /* product of shape x dtype size */
+    void *data;              /* owned, or borrowed from base for a view */
+    struct sim_tensor *base; /* owned reference to the tensor holding data, or NULL */
+};
+
+/* A new zero-filled tensor with one reference. Dims must be >= 0. */
+struct sim_tensor *sim_tensor_new(enum sim_dtype dtype, unsigned ndim, const int64_t *shape);
+
+/* A new tensor holding a copy of src's data (one reference, no base). */
+struct sim_tensor *sim_tensor_copy(const struct sim_tensor *src);
+
+/* Add a reference; returns t. */
+struct sim_tensor *sim_tensor_ref(struct sim_tensor *t);
+
+/* Drop a reference, freeing at zero. NULL is a no-op. */
+void sim_tensor_unref(struct sim_tensor *t);
+
+/*
+ * A view of t's bytes as dtype and shape (one new reference; t gains one as its base).
+ * Fails with NULL and a diagnostic naming both layouts when the byte counts differ.
+ */
+struct sim_tensor *sim_tensor_view(struct sim_tensor *t, enum sim_dtype dtype, unsigned ndim,
+                                   const int64_t *shape, struct diag *d);
+
+/* Number of elements. */
+size_t sim_tensor_numel(const struct sim_tensor *t);
+
+/* Element i (row-major flat index) converted to / from double, whatever the dtype. */
+double sim_tensor_get(const struct sim_tensor *t, size_t i);
+void sim_tensor_set(struct sim_tensor *t, size_t i, double v);
+
+/* Format a shape as "(2, 3)" into buf; returns buf. */
+char *sim_shape_format(unsigned ndim, const int64_t *shape, char *buf, size_t size);
+
+#endif
