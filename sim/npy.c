@@ -528,7 +528,7 @@ static int read_stream(int fd, const char *path, struct sim_tensor **out, struct
     return r;
 }
 
-/* Open path for reading and find its size; *size is SIZE_MAX for a non-regular file. */
+/* Open path for reading and find its size; *size is SIZE_MAX when it is not known. */
 static int open_input(const char *path, int *fd, size_t *size, struct diag *d)
 {
     *size = 0;
@@ -545,7 +545,8 @@ static int open_input(const char *path, int *fd, size_t *size, struct diag *d)
         close(*fd);
         return diag_set(d, SIM_EIO, path, 0, 0, NULL, "is a directory");
     }
-    *size = S_ISREG(st.st_mode) ? (size_t)st.st_size : SIZE_MAX;
+    /* Some regular files (in /proc, for one) report a size of 0: read those as streams. */
+    *size = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size : SIZE_MAX;
     return 0;
 }
 
