@@ -7,7 +7,9 @@
  *   engine_bench switch    ns per coroutine switch, against glibc swapcontext (thread CPU
  *                          time, best of 10 rounds)
  *
- * res and tmo end with "simtime=T msgs=K chk=C events=E wall=SECONDS ev_per_s=R".
+ * res and tmo end with "simtime=T msgs=K chk=C events=E wall=SECONDS ev_per_s=R", after a
+ * line "cpu=SECONDS ev_per_cpu_s=R" with the process's CPU time (less sensitive to the
+ * machine's other load than the wall clock).
  */
 #include "sim/coro.h"
 #include "sim/engine.h"
@@ -90,9 +92,11 @@ static void consumer(struct sim_proc *p, void *arg)
     }
 }
 
-static void report(struct sim_engine *e, uint64_t msgs, uint64_t chk, double wall)
+/* Prints the CPU time (user and system) on one line, then the result line. */
+static void report(struct sim_engine *e, uint64_t msgs, uint64_t chk, double wall, double cpu)
 {
     uint64_t ev = sim_engine_events(e);
+    printf("cpu=%.6f ev_per_cpu_s=%.0f\n", cpu, cpu > 0 ? (double)ev / cpu : 0.0);
     printf("simtime=%" PRIu64 " msgs=%" PRIu64 " chk=%" PRIu64 " events=%" PRIu64
            " wall=%.6f ev_per_s=%.0f\n",
            sim_engine_now(e), msgs, chk, ev, wall, wall > 0 ? (double)ev / wall : 0.0);
@@ -100,7 +104,7 @@ static void report(struct sim_engine *e, uint64_t msgs, uint64_t chk, double wal
 
 static int bench_res(long n, long m)
 {
-    double t0 = now_s();
+    double t0 = now_s(), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
     struct sim_engine *e = sim_engine_new(NULL);
     struct res_model md = {sim_resource_new(e, "res", 16), sim_store_new(e, "store", 0), m, 0, 0};
     struct producer *prs = calloc((size_t)n, sizeof(*prs));
@@ -114,8 +118,8 @@ static int bench_res(long n, long m)
     }
     sim_proc_spawn(e, "consumer", consumer, &md);
     sim_engine_run(e, SIM_RUN_END, 0);
-    double wall = now_s() - t0;
-    report(e, md.msgs, md.chk, wall);
+    double wall = now_s() - t0, cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+    report(e, md.msgs, md.chk, wall, cpu);
     sim_engine_free(e);
     free(prs);
     return 0;
@@ -136,7 +140,7 @@ static void sleeper(struct sim_proc *p, void *arg)
 
 static int bench_tmo(long n, long m)
 {
-    double t0 = now_s();
+    double t0 = now_s(), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
     struct sim_engine *e = sim_engine_new(NULL);
     struct sleeper *ss = calloc((size_t)n, sizeof(*ss));
     if (!ss)
@@ -146,8 +150,8 @@ static int bench_tmo(long n, long m)
         sim_proc_spawn(e, "sleeper", sleeper, &ss[pid]);
     }
     sim_engine_run(e, SIM_RUN_END, 0);
-    double wall = now_s() - t0;
-    report(e, 0, 0, wall);
+    double wall = now_s() - t0, cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+    report(e, 0, 0, wall, cpu);
     sim_engine_free(e);
     free(ss);
     return 0;
