@@ -47,11 +47,22 @@ struct sim_tensor *sim_tensor_view(struct sim_tensor *t, enum sim_dtype dtype, u
 /* Number of elements. */
 size_t sim_tensor_numel(const struct sim_tensor *t);
 
-/* Element i (row-major flat index) converted to / from double, whatever the dtype. */
+/*
+ * Element i (row-major flat index) converted to / from double, whatever the dtype. set
+ * rounds to nearest even for the floats; for the integers it truncates toward zero and
+ * saturates at the type's limits (NaN gives 0), like a checked cast; bool stores v != 0.
+ */
 double sim_tensor_get(const struct sim_tensor *t, size_t i);
 void sim_tensor_set(struct sim_tensor *t, size_t i, double v);
 
-/* Format a shape as "(2, 3)" into buf; returns buf. */
+/*
+ * Bytes of a tensor of dtype and shape into *out. Returns 0, or -1 when ndim exceeds
+ * SIM_MAX_DIMS, a dimension is negative, or the size overflows size_t (checked over the
+ * non-zero dimensions even when one is 0). Use it to validate untrusted shapes.
+ */
+int sim_shape_nbytes(enum sim_dtype dtype, unsigned ndim, const int64_t *shape, size_t *out);
+
+/* Format a shape as a Python tuple, "(2, 3)", "(5,)" or "()", into buf; returns buf. */
 char *sim_shape_format(unsigned ndim, const int64_t *shape, char *buf, size_t size);
 
 #endif

@@ -1,0 +1,111 @@
+/*
+ * The memory store (ADR-0052 D6, ADR-0020 D7): tensors keyed by (space, addr). Spaces are
+ * strings ("hbm", "tcm", "sram", "reg", any other) created lazily by the first write; addr
+ * is a plain integer key (PA or VA, the store does not care). Phase 1 writes and reads it on
+ * every tl_load / tl_store; phase 2 replays the op log on a snapshot of it; the memory
+ * inspector lists it.
+ *
+ * Reference semantics (D6.3): write stores a reference to the caller's tensor, read returns
+ * a reference, so a mutation of the tensor after a write is visible to later reads. Rewriting
+ * an address replaces the tensor there as a whole (no partial overwrite). To detach data,
+ * copy it (sim_tensor_copy).
+ */
+#ifndef SIM_MEMSTORE_H
+#define SIM_MEMSTORE_H
+
+#include "sim/diag.h"
+#include "sim/dtype.h"
+#include "sim/tensor.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sim_memstore;
+
+/* For read: keep the stored dtype (no reinterpretation). */
+#define SIM_MEMSTORE_SAME_DTYPE ((enum sim_dtype)SIM_DTYPE_COUNT)
+
+/* Who wrote a tensor, for the memory inspector. */
+struct sim_memstore_writer {
+    const char *op; /* op label, e.g. "dma_write" or "tl_store"; copied; NULL = unknown */
+    double t_ns;    /* simulation time of the write, in ns */
+};
+
+/* One entry of a space, as listed for the inspector. */
+struct sim_memstore_entry {
+    uint64_t addr;
+    const struct sim_tensor *tensor; /* borrowed: valid until addr is rewritten or the store
+                                        is freed; shape, dtype, nbytes are its fields */
+    const char *op;                  /* borrowed label of the last writer, NULL when unknown */
+    double t_ns;                     /* time of the last write; NaN when no writer was given */
+};
+
+/* A new, empty store (no spaces). */
+struct sim_memstore *sim_memstore_new(void);
+
+/* Free the store and drop its tensor references. NULL is a no-op. */
+void sim_memstore_free(struct sim_memstore *m);
+
+/*
+ * Store a reference to t at (space, addr), creating the space on first use and replacing
+ * (and unreferencing) whatever was there. The store takes its own reference: the caller
+ * keeps its one. w describes the write for the inspector (NULL: unknown writer). Bumps the
+ * store's generation. Cannot fail.
+ */
+void sim_memstore_write(struct sim_memstore *m, const char *space, uint64_t addr,
+                        struct sim_tensor *t, const struct sim_memstore_writer *w);
+
+/*
+ * Read the tensor at (space, addr) into *out as a new reference (the caller unrefs it).
+ *
+ * dtype is SIM_MEMSTORE_SAME_DTYPE to keep the stored one; shape NULL keeps the stored shape
+ * (ndim is then ignored; a scalar is ndim 0 with a non-NULL shape). When both match the
+ * stored tensor, *out is that tensor itself. Otherwise *out is a view sharing its bytes:
+ * - dtype and shape given: the stored bytes as that layout, when the byte counts are equal;
+ * - only a dtype of another size: like numpy's view, the last dimension is rescaled (its
+ *   bytes must divide by the new size; a scalar cannot change size);
+ * - only a shape: a reshape, when the byte counts are equal.
+ * Errors (with *out untouched): -SIM_ENOENT when nothing is stored there ("hbm 0x1000: no
+ * tensor written at this address"), -SIM_EINVAL when the layouts do not fit, naming both.
+ */
+int sim_memstore_read(struct sim_memstore *m, const char *space, uint64_t addr,
+                      enum sim_dtype dtype, unsigned ndim, const int64_t *shape,
+                      struct sim_tensor **out, struct diag *d);
+
+/* The tensor at (space, addr), borrowed, or NULL. Creates nothing. */
+struct sim_tensor *sim_memstore_get(const struct sim_memstore *m, const char *space, uint64_t addr);
+
+/* True when a tensor is stored at (space, addr). Creates nothing. */
+bool sim_memstore_has(const struct sim_memstore *m, const char *space, uint64_t addr);
+
+/*
+ * A shallow copy (D6.5): new tables with the same entries, the tensors shared by reference
+ * (each gains one). Writes to either store do not show in the other; mutating a shared
+ * tensor's data shows in both. The copy starts at m's generation.
+ */
+struct sim_memstore *sim_memstore_snapshot(const struct sim_memstore *m);
+
+/*
+ * A counter that changes on every write, so a viewer knows when to refresh. Starts at 0 for
+ * a new store.
+ */
+uint64_t sim_memstore_generation(const struct sim_memstore *m);
+
+/* Number of spaces; space i (0 <= i < count) in creation order. */
+size_t sim_memstore_space_count(const struct sim_memstore *m);
+const char *sim_memstore_space_name(const struct sim_memstore *m, size_t i);
+
+/* Number of entries, and their total bytes, in a space (0 for an unknown space). */
+size_t sim_memstore_space_len(const struct sim_memstore *m, const char *space);
+size_t sim_memstore_space_bytes(const struct sim_memstore *m, const char *space);
+
+/*
+ * The entries of a space sorted by addr, in a new array of *n entries (NULL and 0 for an
+ * unknown or empty space). The caller frees the array with free(); the pointers inside are
+ * borrowed from the store (see struct sim_memstore_entry).
+ */
+struct sim_memstore_entry *sim_memstore_entries(const struct sim_memstore *m, const char *space,
+                                                size_t *n);
+
+#endif
