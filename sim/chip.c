@@ -634,7 +634,7 @@ int sim_chip_mem_read(struct sim_chip *c, const char *space, uint64_t addr, enum
     if (sim_chip_mem_read_bytes(c, space, addr, n, t->data) < n) {
         sim_tensor_unref(t);
         return diag_set(d, SIM_ENOENT, NULL, 0, 0, NULL,
-                        "%s 0x%llx: %llu bytes of which some were never written", space,
+                        "%s 0x%llx: no tensor holds all of these %llu bytes (never written)", space,
                         (unsigned long long)addr, (unsigned long long)n);
     }
     *out = t;

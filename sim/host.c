@@ -72,6 +72,8 @@ struct sim_host {
     size_t n;
     size_t issued;
     bool done;
+    const struct sim_kernel **extra; /* owned array of borrowed kernels */
+    size_t n_extra;
 };
 
 struct launch;
@@ -116,6 +118,7 @@ static void host_free(void *arg)
     for (size_t i = 0; i < h->n; i++)
         result_fini(&h->results[i]);
     free(h->results);
+    free(h->extra);
     free(h);
 }
 
@@ -508,7 +511,12 @@ static void do_launch(struct sim_proc *p, struct sim_host *h, struct sim_host_re
     m.u.host.index = r->index;
     enter(p, h, r, &m, sip, SIM_CHIP_CMD_BYTES);
 
-    const struct sim_kernel *k = sim_kernel_find(kl->kernel_ref.name);
+    const struct sim_kernel *k = NULL;
+    for (size_t i = 0; i < h->n_extra && !k; i++)
+        if (strcmp(h->extra[i]->name, kl->kernel_ref.name) == 0)
+            k = h->extra[i];
+    if (!k)
+        k = sim_kernel_find(kl->kernel_ref.name);
     const struct sim_kernel_ref *kr = &kl->kernel_ref;
     int *pes = NULL, n;
     if (!k) {
@@ -610,6 +618,12 @@ struct sim_host *sim_host_start(struct sim_chip *chip, const struct sim_workload
     sim_chip_defer_free(chip, host_free, h);
     sim_proc_spawn(sim_chip_engine(chip), "host", host_main, h);
     return h;
+}
+
+void sim_host_add_kernel(struct sim_host *h, const struct sim_kernel *k)
+{
+    h->extra = sim_xreallocarray(h->extra, h->n_extra + 1, sizeof(*h->extra));
+    h->extra[h->n_extra++] = k;
 }
 
 bool sim_host_done(const struct sim_host *h)

@@ -27,6 +27,7 @@
 #define SIM_HOST_H
 
 #include "sim/chip.h"
+#include "sim/kernel.h"
 #include "sim/workload.h"
 
 #include <stdbool.h>
@@ -77,6 +78,10 @@ struct sim_host;
  */
 struct sim_host *sim_host_start(struct sim_chip *chip, const struct sim_workload *wl,
                                 const struct sim_host_buffers *bufs);
+
+/* Make kernel k (borrowed, static) launchable by name in this host program, ahead of the
+ * built-in registry: for tests and tools that bring kernels of their own. */
+void sim_host_add_kernel(struct sim_host *h, const struct sim_kernel *k);
 
 /* True once the last response has arrived. */
 bool sim_host_done(const struct sim_host *h);

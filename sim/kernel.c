@@ -103,8 +103,8 @@ static int set_value(struct sim_kparams *p, int i, const char *v, size_t len, st
     const struct sim_kparam *kp = param_at(p->kernel, i);
     char buf[128];
     if (len >= sizeof(buf))
-        return diag_set(d, SIM_EINVAL, NULL, 0, 0, kp->key,
-                        "-k %s: key '%s': the value is too long", p->kernel->name, kp->key);
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL, "-k %s: key '%s': the value is too long",
+                        p->kernel->name, kp->key);
     memcpy(buf, v, len);
     buf[len] = '\0';
     char *end = NULL;
@@ -122,7 +122,7 @@ static int set_value(struct sim_kparams *p, int i, const char *v, size_t len, st
     case SIM_KP_DTYPE: ok = ok && sim_dtype_parse(buf, &p->dt[i]) == 0; break;
     }
     if (!ok)
-        return diag_set(d, SIM_EINVAL, NULL, 0, 0, kp->key, "-k %s: key '%s': '%s' is not %s",
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL, "-k %s: key '%s': '%s' is not %s",
                         p->kernel->name, kp->key, buf, type_word(kp->type));
     return 0;
 }
@@ -184,7 +184,7 @@ int sim_kernel_parse_spec(const char *spec, struct sim_kparams *out, struct diag
             list_keys(k, keys, sizeof(keys));
             char key[64];
             snprintf(key, sizeof(key), "%.*s", (int)(eq - s), s);
-            return diag_set(d, SIM_EINVAL, NULL, 0, 0, key, "-k %s: unknown key '%s' (keys: %s)",
+            return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL, "-k %s: unknown key '%s' (keys: %s)",
                             k->name, key, keys);
         }
         int rc = set_value(out, i, eq + 1, len - (size_t)(eq + 1 - s), d);
@@ -228,7 +228,7 @@ int sim_kbuild_pes(struct sim_kbuild *b, unsigned n, struct diag *d)
     assert(!b->started && "sim_kbuild_pes comes before the tensors");
     unsigned total = sim_config_total_pes(b->cfg);
     if (n < 1 || n > total)
-        return diag_set(d, SIM_EINVAL, NULL, 0, 0, "pes",
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
                         "-k %s: key 'pes': %u PEs asked, the chip has %u", b->name, n, total);
     b->npes = n;
     free(b->next_pa);
@@ -301,12 +301,12 @@ int sim_kbuild_tensor(struct sim_kbuild *b, const struct sim_ktensor *k, struct 
     for (unsigned i = 0; i < k->ndim; i++)
         total *= (uint64_t)k->shape[i];
     if (k->ndim < 1 || k->ndim > SIM_MAX_DIMS || total == 0)
-        return diag_set(d, SIM_EINVAL, NULL, 0, 0, k->label, "-k %s: tensor '%s' is empty", b->name,
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL, "-k %s: tensor '%s' is empty", b->name,
                         k->label);
     if (k->split && k->shape[0] % shards != 0)
-        return diag_set(d, SIM_EINVAL, NULL, 0, 0, k->label,
-                        "-k %s: tensor '%s': %lld rows do not split over %u PEs", b->name, k->label,
-                        (long long)k->shape[0], shards);
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                        "-k %s: tensor '%s': its first dimension (%lld) does not split over %u PEs",
+                        b->name, k->label, (long long)k->shape[0], shards);
     uint64_t bytes = total / shards;
     int64_t rows = k->shape[0] / (int64_t)shards;
 
@@ -327,7 +327,7 @@ int sim_kbuild_tensor(struct sim_kbuild *b, const struct sim_ktensor *k, struct 
         pe_coords(b->cfg, r, &sip, &cube, &pe);
         uint64_t pa = b->next_pa[r];
         if (pa + bytes > b->cfg->hbm.capacity_bytes)
-            return diag_set(d, SIM_EINVAL, NULL, 0, 0, k->label,
+            return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
                             "-k %s: tensor '%s' does not fit in the HBM (%llu bytes)", b->name,
                             k->label, (unsigned long long)b->cfg->hbm.capacity_bytes);
         b->next_pa[r] = (pa + bytes + 255) / 256 * 256;
@@ -429,8 +429,10 @@ int sim_kernel_workload(const char *spec, const struct sim_config *cfg, struct s
         struct sim_workload *w = sim_xcalloc(1, sizeof(*w));
         w->n_msgs = b.n_writes + b.n_reads;
         w->msgs = sim_xcalloc(w->n_msgs ? w->n_msgs : 1, sizeof(*w->msgs));
-        memcpy(w->msgs, b.writes, b.n_writes * sizeof(*w->msgs));
-        memcpy(w->msgs + b.n_writes, b.reads, b.n_reads * sizeof(*w->msgs));
+        if (b.n_writes)
+            memcpy(w->msgs, b.writes, b.n_writes * sizeof(*w->msgs));
+        if (b.n_reads)
+            memcpy(w->msgs + b.n_writes, b.reads, b.n_reads * sizeof(*w->msgs));
         free(b.writes);
         free(b.reads);
         sim_workload_free(w);
@@ -444,7 +446,8 @@ int sim_kernel_workload(const char *spec, const struct sim_config *cfg, struct s
                                    b.npes == 1 ? "" : "s", (long long)sim_kparams_int(&p, "seed"));
     w->n_msgs = b.n_writes + 1 + b.n_reads;
     w->msgs = sim_xcalloc(w->n_msgs, sizeof(*w->msgs));
-    memcpy(w->msgs, b.writes, b.n_writes * sizeof(*w->msgs));
+    if (b.n_writes)
+        memcpy(w->msgs, b.writes, b.n_writes * sizeof(*w->msgs));
     struct sim_host_msg *m = &w->msgs[b.n_writes];
     envelope(&b, m, SIM_MSG_KERNEL_LAUNCH, "launch", 0);
     struct sim_kernel_launch *kl = &m->u.launch;
@@ -454,7 +457,8 @@ int sim_kernel_workload(const char *spec, const struct sim_config *cfg, struct s
     kl->n_args = b.n_args;
     kl->failure_policy = SIM_COLLECT_ALL;
     kl->debug_label = sim_xstrdup(k->name);
-    memcpy(&w->msgs[b.n_writes + 1], b.reads, b.n_reads * sizeof(*w->msgs));
+    if (b.n_reads)
+        memcpy(&w->msgs[b.n_writes + 1], b.reads, b.n_reads * sizeof(*w->msgs));
     free(b.writes);
     free(b.reads);
     b.args = NULL;

@@ -135,7 +135,7 @@ const struct sim_kernel *sim_kernel_at(size_t i);
 /*
  * Parse "NAME[:key=value,...]" over the kernel's defaults. Returns 0, or -SIM_ENOENT for
  * an unknown kernel, -SIM_EINVAL for an unknown key or a bad value (d names the key and
- * what was expected; path holds the key).
+ * what was expected).
  */
 int sim_kernel_parse_spec(const char *spec, struct sim_kparams *out, struct diag *d);
 

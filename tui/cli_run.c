@@ -170,9 +170,10 @@ int cli_run(const struct cli_run_opts *o)
     struct diag d;
     diag_clear(&d);
     if (sim_run_new(&ro, &r, &d) < 0) {
+        /* a file's problem reads like a compiler's: FILE:LINE:COL: key 'k': problem */
         char line[2048];
         diag_format(&d, line, sizeof(line));
-        fprintf(stderr, "npuscope: %s\n", line);
+        fprintf(stderr, "%s%s\n", d.file[0] ? "" : "npuscope: ", line);
         return CLI_EXIT_USAGE;
     }
     run_to_end(r);

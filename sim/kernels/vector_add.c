@@ -61,10 +61,10 @@ static int setup(struct sim_kbuild *b, const struct sim_kparams *p, struct diag 
     int64_t n = sim_kparams_int(p, "n"), pes = sim_kparams_int(p, "pes");
     enum sim_dtype dt = sim_kparams_dtype(p, "dtype");
     if (n < 1)
-        return diag_set(d, SIM_EINVAL, NULL, 0, 0, "n",
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
                         "-k vector_add: key 'n': %lld, must be >= 1", (long long)n);
     if (pes < 1 || pes > 1 << 20)
-        return diag_set(d, SIM_EINVAL, NULL, 0, 0, "pes",
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
                         "-k vector_add: key 'pes': %lld, must be >= 1", (long long)pes);
     int rc = sim_kbuild_pes(b, (unsigned)pes, d);
     if (rc < 0)
