@@ -20,7 +20,6 @@ struct route_slot {
 };
 
 struct binding {
-    char space[SIM_SPACE_MAX];
     uint64_t addr, n;
     char *op; /* owned */
 };
@@ -33,7 +32,9 @@ struct space_index {
     char name[SIM_SPACE_MAX];
     struct span *v; /* sorted by addr */
     size_t n, cap;
-    uint64_t max_n; /* the longest span ever */
+    uint64_t max_n;    /* the longest span ever */
+    struct binding *b; /* pending bindings, sorted by addr, not overlapping */
+    size_t nb, capb;
 };
 
 struct deferred {
@@ -64,9 +65,6 @@ struct sim_chip {
     size_t n_markers, cap_markers;
     struct sim_chip_token *tokens;
     size_t n_tokens, cap_tokens;
-
-    struct binding *bindings;
-    size_t n_bindings, cap_bindings;
 
     struct deferred *deferred;
     size_t n_deferred;
@@ -225,11 +223,12 @@ void sim_chip_free(struct sim_chip *c)
         free(c->tokens[i].kernel);
     }
     free(c->tokens);
-    for (size_t i = 0; i < c->n_bindings; i++)
-        free(c->bindings[i].op);
-    free(c->bindings);
-    for (size_t i = 0; i < c->n_spaces; i++)
+    for (size_t i = 0; i < c->n_spaces; i++) {
         free(c->spaces[i].v);
+        for (size_t j = 0; j < c->spaces[i].nb; j++)
+            free(c->spaces[i].b[j].op);
+        free(c->spaces[i].b);
+    }
     free(c->spaces);
     free(c->comps);
     sim_topo_free(c->topo);
@@ -641,19 +640,50 @@ int sim_chip_mem_read(struct sim_chip *c, const char *space, uint64_t addr, enum
     return 0;
 }
 
-static void unbind(struct sim_chip *c, const char *space, uint64_t addr, uint64_t n)
+/* Index of the first binding that ends after a (bindings do not overlap, so their ends
+ * are sorted too). */
+static size_t first_binding(const struct space_index *x, uint64_t a)
 {
-    size_t j = 0;
-    for (size_t i = 0; i < c->n_bindings; i++) {
-        struct binding *b = &c->bindings[i];
-        bool covered =
-            strcmp(b->space, space) == 0 && addr <= b->addr && b->addr + b->n <= addr + n;
-        if (covered)
-            free(b->op);
+    size_t lo = 0, hi = x->nb;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x->b[mid].addr + x->b[mid].n <= a)
+            lo = mid + 1;
         else
-            c->bindings[j++] = *b;
+            hi = mid;
     }
-    c->n_bindings = j;
+    return lo;
+}
+
+/* Remove [addr, addr + n) from the bindings: new data (or a new binding) replaces it;
+ * what a binding holds outside the range stays bound. */
+static void unbind(struct space_index *x, uint64_t addr, uint64_t n)
+{
+    size_t i = first_binding(x, addr), j = i;
+    if (i >= x->nb || x->b[i].addr >= addr + n)
+        return;
+    struct binding left = {0}, right = {0};
+    if (x->b[i].addr < addr)
+        left = (struct binding){x->b[i].addr, addr - x->b[i].addr, sim_xstrdup(x->b[i].op)};
+    while (j < x->nb && x->b[j].addr < addr + n)
+        j++;
+    struct binding *last = &x->b[j - 1];
+    if (last->addr + last->n > addr + n)
+        right =
+            (struct binding){addr + n, last->addr + last->n - (addr + n), sim_xstrdup(last->op)};
+    for (size_t k = i; k < j; k++)
+        free(x->b[k].op);
+    size_t keep = (left.op != NULL) + (right.op != NULL);
+    if (x->nb - (j - i) + keep > x->capb) {
+        x->capb = x->nb + keep;
+        x->b = sim_xreallocarray(x->b, x->capb, sizeof(*x->b));
+    }
+    memmove(&x->b[i + keep], &x->b[j], (x->nb - j) * sizeof(*x->b));
+    x->nb = x->nb - (j - i) + keep;
+    if (left.op)
+        x->b[i++] = left;
+    if (right.op)
+        x->b[i] = right;
 }
 
 /* Copy the bytes of [a, a + n) from src (holding them from address a) into the stored
@@ -691,7 +721,7 @@ void sim_chip_mem_write(struct sim_chip *c, const char *space, uint64_t addr, st
             continue;
         copy_overlap(c, space, &x->v[j], addr, n, t->data, &w);
     }
-    unbind(c, space, addr, n);
+    unbind(x, addr, n);
 }
 
 uint64_t sim_chip_mem_read_bytes(struct sim_chip *c, const char *space, uint64_t addr, uint64_t n,
@@ -722,25 +752,23 @@ uint64_t sim_chip_mem_read_bytes(struct sim_chip *c, const char *space, uint64_t
 void sim_chip_bind_pending(struct sim_chip *c, const char *space, uint64_t addr, uint64_t n,
                            const char *op)
 {
-    unbind(c, space, addr, n);
-    if (c->n_bindings == c->cap_bindings) {
-        c->cap_bindings = c->cap_bindings ? 2 * c->cap_bindings : 16;
-        c->bindings = sim_xreallocarray(c->bindings, c->cap_bindings, sizeof(*c->bindings));
+    struct space_index *x = space_index(c, space, true);
+    unbind(x, addr, n);
+    if (x->nb == x->capb) {
+        x->capb = x->capb ? 2 * x->capb : 16;
+        x->b = sim_xreallocarray(x->b, x->capb, sizeof(*x->b));
     }
-    struct binding *b = &c->bindings[c->n_bindings++];
-    memset(b, 0, sizeof(*b));
-    snprintf(b->space, sizeof(b->space), "%s", space);
-    b->addr = addr;
-    b->n = n;
-    b->op = sim_xstrdup(op);
+    size_t i = first_binding(x, addr);
+    memmove(&x->b[i + 1], &x->b[i], (x->nb - i) * sizeof(*x->b));
+    x->b[i] = (struct binding){addr, n ? n : 1, sim_xstrdup(op)};
+    x->nb++;
 }
 
 const char *sim_chip_pending(const struct sim_chip *c, const char *space, uint64_t addr, uint64_t n)
 {
-    for (size_t i = c->n_bindings; i-- > 0;) {
-        const struct binding *b = &c->bindings[i];
-        if (strcmp(b->space, space) == 0 && b->addr < addr + n && addr < b->addr + b->n)
-            return b->op;
-    }
-    return NULL;
+    const struct space_index *x = space_index((struct sim_chip *)c, space, false);
+    if (!x)
+        return NULL;
+    size_t i = first_binding(x, addr);
+    return i < x->nb && x->b[i].addr < addr + (n ? n : 1) ? x->b[i].op : NULL;
 }

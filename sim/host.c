@@ -263,8 +263,13 @@ static struct sim_tensor *write_data(const struct sim_host *h, const struct sim_
         unsigned char el[8];
         size_t k = pattern_bytes(&w->pattern, el);
         unsigned char *d = t->data;
-        for (size_t i = 0; i < t->nbytes; i++)
-            d[i] = el[i % k];
+        size_t done = t->nbytes < k ? t->nbytes : k;
+        memcpy(d, el, done);
+        while (done < t->nbytes) { /* doubling copies of the pattern */
+            size_t m = done < t->nbytes - done ? done : t->nbytes - done;
+            memcpy(d + done, d, m);
+            done += m;
+        }
         return t;
     }
     struct sim_tensor *t = sim_host_buffers_find(h->bufs, w->host_buffer_ref);

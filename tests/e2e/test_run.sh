@@ -32,6 +32,14 @@ run "$NPUSCOPE"
 expect_out "no arguments run the demo workload" '^npuscope run: the demo workload on npu-default'
 expect_out "the demo's requests are answered" '^host requests +[0-9]+ of [0-9]+ answered'
 
+# ---- on a terminal (a pty from script(1)) without --headless: a notice, then headless -------
+if command -v script >/dev/null 2>&1; then
+    out=$(script -qec "'$NPUSCOPE' run -k vector_add:n=64" /dev/null </dev/null 2>&1)
+    if grep -q "the live TUI is not built yet in this version: running headless" <<<"$out" &&
+        grep -q "^simulated time" <<<"$out"; then ok "a terminal gets the notice and the summary"
+    else fail "a terminal gets the notice and the summary" "${out:0:400}"; fi
+fi
+
 # ---- kernels -------------------------------------------------------------------------------
 run "$NPUSCOPE" kernels
 expect_status "kernels: exit 0" 0

@@ -379,3 +379,30 @@ Test(component, memory_data_is_byte_addressable_over_whole_tensors)
     cr_assert_eq(sim_chip_mem_read_bytes(chip, "hbm", 0x100, 40, buf), 32);
     sim_tensor_unref(t);
 }
+
+Test(component, pending_bindings_give_way_to_real_data_byte_by_byte)
+{
+    sim_chip_bind_pending(chip, "hbm", 0x100, 0x100, "exp");
+    cr_assert_str_eq(sim_chip_pending(chip, "hbm", 0x1f0, 0x40), "exp");
+    cr_assert_null(sim_chip_pending(chip, "hbm", 0x200, 0x40));
+    cr_assert_null(sim_chip_pending(chip, "tcm", 0x100, 0x40), "spaces apart");
+    /* real data over the middle: the rest stays bound */
+    int64_t n = 16;
+    struct sim_tensor *t = sim_tensor_new(SIM_F32, 1, &n); /* 64 bytes */
+    sim_chip_mem_write(chip, "hbm", 0x140, t, "test");
+    cr_assert_str_eq(sim_chip_pending(chip, "hbm", 0x100, 0x40), "exp");
+    cr_assert_null(sim_chip_pending(chip, "hbm", 0x140, 0x40));
+    cr_assert_str_eq(sim_chip_pending(chip, "hbm", 0x180, 0x10), "exp");
+    cr_assert_str_eq(sim_chip_pending(chip, "hbm", 0x130, 0x20), "exp");
+    /* a new binding over part of the range replaces that part */
+    sim_chip_bind_pending(chip, "hbm", 0x180, 0x40, "add");
+    cr_assert_str_eq(sim_chip_pending(chip, "hbm", 0x180, 0x10), "add");
+    cr_assert_str_eq(sim_chip_pending(chip, "hbm", 0x1c0, 0x10), "exp");
+    /* data over everything: nothing pending */
+    int64_t big = 0x100 / 4;
+    struct sim_tensor *all = sim_tensor_new(SIM_F32, 1, &big);
+    sim_chip_mem_write(chip, "hbm", 0x100, all, "test");
+    cr_assert_null(sim_chip_pending(chip, "hbm", 0x0, 0x1000));
+    sim_tensor_unref(t);
+    sim_tensor_unref(all);
+}

@@ -10,6 +10,7 @@
 #include "sim/config.h"
 #include "sim/host.h"
 #include "sim/kernel.h"
+#include "sim/npy.h"
 #include "sim/oplog.h"
 #include "sim/run.h"
 #include "sim/tl.h"
@@ -565,4 +566,68 @@ Test(host, a_bad_kernel_spec_is_refused_before_the_run)
     o.kernel_spec = "vector_add:pes=9"; /* the default chip has 8 PEs */
     cr_assert_eq(sim_run_new(&o, &r, &d), -SIM_EINVAL);
     cr_assert_str_eq(d.msg, "-k vector_add: key 'pes': 9 PEs asked, the chip has 8");
+}
+
+/* A temporary file path (removed by the caller). */
+static void temp_path(char *path, size_t size, const char *suffix)
+{
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, size, "%s/npuscope-test-XXXXXX%s", dir && *dir ? dir : P_tmpdir, suffix);
+    int fd = mkstemps(path, (int)strlen(suffix));
+    cr_assert_geq(fd, 0);
+    close(fd);
+}
+
+Test(host, host_buffers_come_from_npy_and_raw_files)
+{
+    char npy[512], raw[512];
+    temp_path(npy, sizeof(npy), ".npy");
+    temp_path(raw, sizeof(raw), ".bin");
+    int64_t shape[2] = {2, 3};
+    struct sim_tensor *t = sim_tensor_new(SIM_F32, 2, shape);
+    for (size_t i = 0; i < 6; i++)
+        sim_tensor_set(t, i, 0.5 * (double)i);
+    struct diag d;
+    cr_assert_eq(sim_npy_write(npy, t, &d), 0, "%s", d.msg);
+    sim_tensor_unref(t);
+    int32_t ints[4] = {1, -2, 3, -4};
+    FILE *f = fopen(raw, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(ints, sizeof(ints), 1, f), 1);
+    fclose(f);
+
+    char yaml[4096];
+    snprintf(
+        yaml, sizeof(yaml),
+        "messages:\n" ENV(
+            "MemoryWrite",
+            "npy") "dst_sip: 0, dst_cube: 0, dst_pe: 0, dst_pa: 0, nbytes: 24,\n"
+                   "   src_kind: host_buffer_ref, host_buffer_ref: \"%s\"}\n" ENV(
+                       "MemoryWrite",
+                       "raw") "dst_sip: 0, dst_cube: 0, dst_pe: 1, dst_pa: 0x100, nbytes: 16,\n"
+                              "   src_kind: host_buffer_ref, host_buffer_ref: \"%s\", dtype: i32}\n" ENV(
+                                  "MemoryWrite",
+                                  "short") "dst_sip: 0, dst_cube: 0, dst_pe: 0, dst_pa: 0x200, "
+                                           "nbytes: 32,\n"
+                                           "   src_kind: host_buffer_ref, host_buffer_ref: \"%s\"}\n",
+        npy, raw, npy);
+    run_text(yaml, NULL);
+    unlink(npy);
+    unlink(raw);
+    cr_assert(result(0)->resp.completion.ok, "%s", result(0)->resp.completion.error_message);
+    struct sim_tensor *a = sim_memstore_get(sim_chip_store(chip), "hbm", sim_chip_dev_addr(0, 0));
+    cr_assert_eq(a->dtype, SIM_F32, "the .npy's own dtype and shape");
+    cr_assert_eq(a->ndim, 2);
+    cr_assert_eq(a->shape[1], 3);
+    cr_assert_float_eq(sim_tensor_get(a, 5), 2.5, 0);
+    cr_assert(result(1)->resp.completion.ok, "%s", result(1)->resp.completion.error_message);
+    struct sim_tensor *b =
+        sim_memstore_get(sim_chip_store(chip), "hbm", sim_chip_dev_addr(1, 0x100));
+    cr_assert_eq(b->dtype, SIM_I32, "raw bytes take the message's dtype");
+    cr_assert_float_eq(sim_tensor_get(b, 3), -4, 0);
+    const struct sim_completion *c = &result(2)->resp.completion;
+    cr_assert_not(c->ok);
+    cr_assert_str_eq(c->error_code, "E_BAD_BUFFER");
+    cr_assert(strstr(c->error_message, "holds 24 bytes, the write is of 32") != NULL, "%s",
+              c->error_message);
 }
