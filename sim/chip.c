@@ -160,7 +160,7 @@ struct sim_chip *sim_chip_new(const struct sim_config *cfg, size_t stack_size)
 
     c->n_topo_links = sim_topo_link_count(c->topo);
     c->n_links = 2 * c->n_topo_links + 2 * (size_t)c->sips;
-    c->links = sim_xcalloc(c->n_links, sizeof(*c->links));
+    c->links = sim_xcalloc(c->n_links, sizeof(struct sim_link *));
     c->link_names = sim_xcalloc(c->n_links, sizeof(*c->link_names));
     c->data_bytes = sim_xcalloc(c->n_links, sizeof(*c->data_bytes));
     for (size_t i = 0; i < c->n_topo_links; i++) {

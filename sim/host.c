@@ -11,6 +11,7 @@
 #include "sim/xalloc.h"
 
 #include <assert.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,9 +199,12 @@ static void reply(struct sim_proc *p, struct sim_host *h, struct sim_host_result
 /* The sip of target_device "sip:N", or -1 when it names no sip of the chip. */
 static int target_sip(const struct sim_host *h, const char *dev)
 {
-    unsigned n;
-    char tail;
-    if (sscanf(dev, "sip:%u%c", &n, &tail) != 1 || n >= sim_chip_config(h->chip)->sips)
+    if (strncmp(dev, "sip:", 4) != 0 || dev[4] < '0' || dev[4] > '9')
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long n = strtoul(dev + 4, &end, 10);
+    if (errno || *end || n >= sim_chip_config(h->chip)->sips)
         return -1;
     return (int)n;
 }
@@ -627,7 +631,7 @@ struct sim_host *sim_host_start(struct sim_chip *chip, const struct sim_workload
 
 void sim_host_add_kernel(struct sim_host *h, const struct sim_kernel *k)
 {
-    h->extra = sim_xreallocarray(h->extra, h->n_extra + 1, sizeof(*h->extra));
+    h->extra = sim_xreallocarray(h->extra, h->n_extra + 1, sizeof(struct sim_kernel *));
     h->extra[h->n_extra++] = k;
 }
 

@@ -420,6 +420,7 @@ int sim_kernel_workload(const char *spec, const struct sim_config *cfg, struct s
     if (rc < 0)
         return rc;
     const struct sim_kernel *k = p.kernel;
+    assert(k && "a parsed spec names its kernel");
     struct sim_kbuild b = {.cfg = cfg, .params = &p, .name = k->name};
     b.rng = (uint64_t)sim_kparams_int(&p, "seed");
     b.bufs = sim_host_buffers_new();

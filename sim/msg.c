@@ -11,7 +11,8 @@
 double sim_ticks_to_ns(sim_time_t t)
 {
     /* split so large tick counts keep their picosecond digits exact */
-    return (double)(t / SIM_TICKS_PER_NS) + (double)(t % SIM_TICKS_PER_NS) / SIM_TICKS_PER_NS;
+    sim_time_t whole = t / SIM_TICKS_PER_NS, frac = t % SIM_TICKS_PER_NS;
+    return (double)whole + (double)frac / (double)SIM_TICKS_PER_NS;
 }
 
 sim_time_t sim_ns_to_ticks(double ns)

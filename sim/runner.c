@@ -50,10 +50,10 @@ static struct sim_launch_group *group_alloc(struct sim_chip *chip, unsigned n, s
     struct sim_launch_group *lg = sim_xcalloc(1, sizeof(*lg));
     lg->chip = chip;
     lg->g.n = n;
-    lg->g.tl = sim_xcalloc(n, sizeof(*lg->g.tl));
-    lg->g.argv = sim_xcalloc(n, sizeof(*lg->g.argv));
+    lg->g.tl = sim_xcalloc(n, sizeof(struct tl *));
+    lg->g.argv = sim_xcalloc(n, sizeof(struct karg *));
     lg->n_args = n_args;
-    lg->shards = sim_xcalloc(n_args ? n_args : 1, sizeof(*lg->shards));
+    lg->shards = sim_xcalloc(n_args ? n_args : 1, sizeof(struct kshard *));
     sim_chip_defer_free(chip, group_free, lg);
     return lg;
 }
@@ -140,6 +140,8 @@ struct sim_launch_group *sim_runner_group_new(struct sim_chip *chip, const struc
         }
         tl->args.n = launch->n_args;
         tl->args.v = argv;
+        tl->args.grid = launch->grid;
+        tl->args.meta = launch->meta;
     }
     return lg;
 }
@@ -171,7 +173,11 @@ struct sim_proc *sim_runner_run(struct sim_chip *chip, const char *name, sim_ker
 {
     struct sim_launch_group *lg = group_alloc(chip, 1, 0);
     struct tl *tl = member(lg, 0, pe, name, fn, -1);
-    tl->args.n = args ? args->n : 0;
-    tl->args.v = args ? args->v : NULL;
+    if (args) {
+        tl->args.n = args->n;
+        tl->args.v = args->v;
+        tl->args.grid = args->grid;
+        tl->args.meta = args->meta;
+    }
     return sim_runner_start(lg, 0);
 }

@@ -122,7 +122,7 @@ static struct tl_tensor *new_tensor(struct tl *tl, const char *space, uint64_t a
     t->state = state;
     if (tl->n_tensors == tl->cap_tensors) {
         tl->cap_tensors = tl->cap_tensors ? 2 * tl->cap_tensors : 32;
-        tl->tensors = sim_xreallocarray(tl->tensors, tl->cap_tensors, sizeof(*tl->tensors));
+        tl->tensors = sim_xreallocarray(tl->tensors, tl->cap_tensors, sizeof(struct tl_tensor *));
     }
     tl->tensors[tl->n_tensors++] = t;
     return t;
@@ -185,6 +185,8 @@ static void annotate(struct tl *tl, struct sim_msg *m)
 {
     m->kernel = tl->kernel;
     m->cmdq_id = tl->cmdq_id;
+    m->layer_id = tl->layer_id;
+    m->tile_id = tl->tile_id;
     m->wire_bytes = SIM_CHIP_CMD_BYTES;
 }
 
@@ -282,6 +284,7 @@ static struct tl_tensor *shard_tensor(struct tl *tl, const struct karg *k, size_
               (unsigned long long)s->pa);
     enum sim_dtype dt = k->has_dtype ? k->dtype : SIM_U8;
     size_t ds = sim_dtype_size(dt);
+    assert(ds > 0);
     int64_t shape[SIM_MAX_DIMS];
     unsigned ndim = 1;
     uint64_t row = ds;
@@ -1078,4 +1081,24 @@ void tl_token_end(struct tl *tl)
         kfail(tl, "tl_token_end(): no token is open");
     sim_chip_token_end(tl->chip, tl->token);
     tl->token_open = false;
+}
+
+static const char *keep_str(struct tl *tl, const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *k = tl_alloc(tl, n);
+    memcpy(k, s, n);
+    return k;
+}
+
+void tl_set_layer(struct tl *tl, const char *layer_id)
+{
+    tl->layer_id = keep_str(tl, layer_id);
+}
+
+void tl_set_tile(struct tl *tl, const char *tile_id)
+{
+    tl->tile_id = keep_str(tl, tile_id);
 }

@@ -33,6 +33,7 @@
 
 #include "sim/dtype.h"
 #include "sim/tensor.h"
+#include "sim/value.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -69,6 +70,8 @@ struct karg {
 struct kargs {
     size_t n;
     const struct karg *v;
+    const struct sim_value *grid; /* the launch's grid and meta maps as given (borrowed), */
+    const struct sim_value *meta; /* or NULL */
     unsigned rank;   /* this PE's index among the launch's PEs (sorted by sip, cube, pe) */
     unsigned nranks; /* number of PEs the launch runs on */
     int sip, cube, pe;
@@ -233,6 +236,11 @@ void tl_marker(struct tl *tl, const char *name);
  * decode phase (else prefill), end the open one. */
 void tl_token_begin(struct tl *tl, int64_t index, bool decode);
 void tl_token_end(struct tl *tl);
+
+/* Name the layer and the tile the following ops belong to (the trace's layer_id and
+ * tile_id); NULL clears. Copied. */
+void tl_set_layer(struct tl *tl, const char *layer_id);
+void tl_set_tile(struct tl *tl, const char *tile_id);
 
 /* Stop the kernel with an error of its own (printf format), e.g. bad arguments. The
  * message gets the kernel and PE prefix. Never returns. */

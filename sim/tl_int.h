@@ -63,6 +63,7 @@ struct tl {
 
     bool token_open;
     size_t token;
+    const char *layer_id, *tile_id; /* annotations of the next ops (owned by allocs) */
 };
 
 struct tl_group {

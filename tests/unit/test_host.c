@@ -631,3 +631,28 @@ Test(host, host_buffers_come_from_npy_and_raw_files)
     cr_assert(strstr(c->error_message, "holds 24 bytes, the write is of 32") != NULL, "%s",
               c->error_message);
 }
+
+static void waits_forever(struct tl *tl, const struct kargs *a)
+{
+    (void)a;
+    tl_ipcq_recv(tl); /* nobody sends */
+}
+
+static const struct sim_kernel stuck_kernel = {.name = "stuck", .fn = waits_forever};
+
+Test(host, a_kernel_that_never_ends_leaves_the_program_unfinished)
+{
+    run_text("messages:\n"
+             "- msg_type: KernelLaunch\n  correlation_id: c\n  request_id: k\n"
+             "  target_device: \"sip:0\"\n"
+             "  kernel_ref: {name: stuck, kind: builtin, deploy_sip: 0, deploy_cube: 0,\n"
+             "               deploy_pe: 1, nbytes_code: 0}\n"
+             "  args: []\n" ENV("MemoryRead", "r") "src_sip: 0, src_cube: 0, src_pe: 0, "
+                                                   "src_pa: 0, nbytes: 4}\n",
+             &stuck_kernel);
+    /* the engine ran out of events with the kernel, its launch and the host waiting */
+    cr_assert_not(sim_host_done(host));
+    cr_assert_not(result(0)->done);
+    cr_assert_not(result(1)->done);
+    cr_assert_eq(sim_engine_live_procs(sim_chip_engine(chip)), 3);
+}

@@ -448,7 +448,11 @@ static void annotated(struct tl *tl, const struct kargs *a)
     (void)a;
     tl_marker(tl, "begin");
     tl_token_begin(tl, 0, false);
+    tl_set_layer(tl, "ffn_3");
+    tl_set_tile(tl, "ffn_3_tile_0");
     tl_load(tl, hbm(tl, 0x0, 4));
+    tl_set_layer(tl, NULL);
+    tl_set_tile(tl, NULL);
     tl_token_begin(tl, 1, true); /* ends token 0 */
     tl_load(tl, hbm(tl, 0x0, 4));
     tl_token_end(tl);
@@ -477,4 +481,11 @@ Test(tl, markers_and_token_boundaries_are_recorded_with_times)
     cr_assert_float_eq(t0->t_end_ns, t1->t_start_ns, 1e-9);
     cr_assert_float_eq(t1->t_end_ns, m1->t_ns, 1e-9);
     cr_assert_gt(t0->t_end_ns, t0->t_start_ns);
+    /* the layer and tile named the first load's record, not the second's */
+    struct sim_op_record *const *r;
+    cr_assert_eq(records(&r), 2);
+    cr_assert_str_eq(r[0]->note.layer_id, "ffn_3");
+    cr_assert_str_eq(r[0]->note.tile_id, "ffn_3_tile_0");
+    cr_assert_null(r[1]->note.layer_id);
+    cr_assert_null(r[1]->note.tile_id);
 }
