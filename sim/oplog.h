@@ -1,0 +1,137 @@
+/*
+ * The op log (ADR-0052 D1-D5, D7; ADR-0020 D5): every data op a component services becomes
+ * an op record with the seven fields of ADR-0052 D1, params per op_name with exactly the
+ * keys and value types of D3.1-D3.7, snapshots per D4 and TileToken stage capture per D5.
+ * It is fed only by the component base's hooks (record_start / record_end) and by IPCQ
+ * copies (record_copy); the kernel runner never logs (ADR-0020 D3).
+ *
+ * Observers hear of every op start (the pending record: what is in flight) and every op
+ * end (the finished record): the TUI draws in-flight ops, the trace writer streams.
+ *
+ * Single-threaded, like the engine that drives it (ADR-0052 D7).
+ */
+#ifndef SIM_OPLOG_H
+#define SIM_OPLOG_H
+
+#include "sim/engine.h"
+#include "sim/msg.h"
+#include "sim/value.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sim_oplog;
+struct sim_memstore;
+
+/*
+ * npuscope's annotations of an op record. They are NOT part of ADR-0052's OpRecord (whose
+ * seven fields are the ones of struct sim_op_record above this member); the trace needs
+ * them (ENGINE_EVENT cmdq_id, layer_id, tile_id; matching an op's start to its end).
+ */
+struct sim_op_note {
+    uint64_t id;     /* record id: the order of record_start calls, from 0; a record's start
+                        and end carry the same id */
+    int64_t cmdq_id; /* index of the host message the op belongs to, or -1 */
+    char *kernel;    /* owned: the kernel that issued it, or NULL */
+    char *layer_id;  /* owned, or NULL */
+    char *tile_id;   /* owned, or NULL */
+    bool in_flight;  /* true for a pending record (started, not ended) */
+};
+
+/*
+ * One op record. The first seven fields are ADR-0052 D1's OpRecord, with its names.
+ * params is a map whose keys and value types follow D3 for op_name exactly: Python tuples
+ * are lists of ints, None is null, np.ndarray snapshots are SIM_V_TENSOR values holding
+ * copies (never references into the memory store).
+ */
+struct sim_op_record {
+    double t_start;           /* ns: the component begins servicing the message */
+    double t_end;             /* ns: its service is complete (t_start while in flight) */
+    char *component_id;       /* owned: node id, e.g. "sip0.cube0.pe0.pe_dma" */
+    const char *op_kind;      /* static: "memory" | "gemm" | "math" | "unknown" */
+    char *op_name;            /* owned: "dma_read", "gemm_f16", "exp", "TileToken/GEMM"... */
+    struct sim_value *params; /* owned map (D3) */
+    int64_t *dependency_ids;  /* owned, n_dependency_ids long; empty (ADR-0052 D1) */
+    size_t n_dependency_ids;
+
+    struct sim_op_note note; /* npuscope annotations: not part of ADR-0052 */
+};
+
+/* What observers are told. Pointers passed to the callbacks are borrowed for the call. */
+struct sim_oplog_observer {
+    /* An op started: rec is the pending record (note.in_flight, t_end == t_start). */
+    void (*on_start)(void *ctx, const struct sim_op_record *rec);
+    /* An op ended: rec is the finished record, as it stays in the log. */
+    void (*on_end)(void *ctx, const struct sim_op_record *rec);
+    void *ctx;
+};
+
+/* A new empty op log (ADR-0052: records and pending empty). store may be NULL: snapshots
+ * are then skipped (D4, last paragraph). The store is borrowed. */
+struct sim_oplog *sim_oplog_new(struct sim_memstore *store);
+
+/* Free the log, its records and pending entries. NULL is a no-op. */
+void sim_oplog_free(struct sim_oplog *log);
+
+/* Attach (or with NULL detach) the memory store used for snapshots. Borrowed. */
+void sim_oplog_set_store(struct sim_oplog *log, struct sim_memstore *store);
+
+/*
+ * The component component_id begins servicing msg at now (engine ticks). Builds the
+ * pending record keyed by msg's address: op_kind, op_name and params from the message
+ * (D3; unknown kinds fall back to D3.7); for a TileToken, captures the current stage's
+ * type and a copy of its params (D5). Observers hear on_start. A message must not be
+ * started twice without an end in between (assert).
+ */
+void sim_oplog_record_start(struct sim_oplog *log, sim_time_t now, const char *component_id,
+                            const struct sim_msg *msg);
+
+/*
+ * The service of msg is complete at now. Completes the pending record: t_end, snapshots
+ * (D4: math inputs read from the memory store, as copies, failure -> null; dma_write only
+ * when src_space is "hbm"; ipcq copies the message's snapshot or a fresh read), the
+ * TileToken merge and rename (D5). Appends it to the records; observers hear on_end.
+ * A message that was not started is a bug (assert).
+ */
+void sim_oplog_record_end(struct sim_oplog *log, sim_time_t now, const char *component_id,
+                          const struct sim_msg *msg);
+
+/*
+ * An IPCQ inbound copy (D3.6), bypassing start/end: a record "ipcq_copy" of op_kind
+ * "memory" from src to dst serviced by component_id over [t_start, t_end]. snapshot is the
+ * caller's in-flight data (copied into the record), or NULL to read src freshly from the
+ * memory store (null when that fails or no store is attached). annot (may be NULL) gives
+ * the annotations (cmdq_id, kernel, layer_id, tile_id). Observers hear start and end.
+ * Returns the record id.
+ */
+uint64_t sim_oplog_record_copy(struct sim_oplog *log, sim_time_t t_start, sim_time_t t_end,
+                               const char *component_id, const struct sim_handle *src,
+                               const struct sim_handle *dst, const struct sim_tensor *snapshot,
+                               const struct sim_msg *annot);
+
+/* Number of finished records. */
+size_t sim_oplog_count(const struct sim_oplog *log);
+
+/*
+ * The finished records stable-sorted by t_start (D2: equal t_start keep the order in which
+ * they were appended, i.e. of their record_end). Sorting happens here, on access, when
+ * records were appended since the last access. Borrowed: valid until the next record is
+ * appended or the log is freed. *n receives the count.
+ */
+struct sim_op_record *const *sim_oplog_records(struct sim_oplog *log, size_t *n);
+
+/* Pending records (in flight), in the order they started. Borrowed, valid until the next
+ * record_* call. */
+size_t sim_oplog_pending_count(const struct sim_oplog *log);
+const struct sim_op_record *sim_oplog_pending(const struct sim_oplog *log, size_t i);
+
+/* Subscribe an observer (copied). Returns its id for sim_oplog_unobserve. */
+int sim_oplog_observe(struct sim_oplog *log, const struct sim_oplog_observer *o);
+void sim_oplog_unobserve(struct sim_oplog *log, int id);
+
+/* The op_kind and op_name a message gets (D3), without logging anything. name receives
+ * the op name (size bytes). Returns the static op_kind. */
+const char *sim_oplog_classify(const struct sim_msg *msg, char *name, size_t size);
+
+#endif
