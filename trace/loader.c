@@ -721,12 +721,15 @@ static void load_engine_event(struct loader *L, const struct rec *R, size_t off)
     bool span = get_span(L, R, &s, &e);
     if (eng < 0 || !span)
         return;
+    /* checked in the order of the spec's field table, then the extension fields */
     int64_t id = -1, cmdq = TRACE_NO_CMDQ;
     get_int(L, R, F_ENGINE_ID, 0, INT32_MAX, true, &id);
     get_int(L, R, F_CMDQ, 0, INT32_MAX, false, &cmdq);
+    uint32_t layer = intern_opt(L, get_str(L, R, F_LAYER, false));
+    uint32_t tile = intern_opt(L, get_str(L, R, F_TILE, false));
     const char *op = get_str(L, R, F_OP, true);
-    const char *component = get_str(L, R, F_COMPONENT, false);
     const cJSON *details = get_details(L, R);
+    const char *component = get_str(L, R, F_COMPONENT, false);
     enum trace_op_kind kind = trace_kind_for_engine((enum trace_engine)eng);
     if (R->f[F_OPKIND]) {
         const cJSON *k = R->f[F_OPKIND];
@@ -748,8 +751,8 @@ static void load_engine_event(struct loader *L, const struct rec *R, size_t off)
         .details = off,
         .track = track_for(L, component, (enum trace_engine)eng, id),
         .op = intern_opt(L, op),
-        .layer = intern_opt(L, get_str(L, R, F_LAYER, false)),
-        .tile = intern_opt(L, get_str(L, R, F_TILE, false)),
+        .layer = layer,
+        .tile = tile,
         .cmdq_id = (int32_t)cmdq,
         .op_kind = (uint8_t)kind,
     };
@@ -934,8 +937,7 @@ static int load_array(struct loader *L, size_t *ip, const char *name,
             return rc;
         if (j)
             fn(L, j, idx, i);
-        cJSON_Delete(j);
-        arena_reset(&L->arena);
+        arena_reset(&L->arena); /* frees the tree: no cJSON_Delete walk needed */
         i = skip_ws(L, end);
         release_upto(L, i, false);
         if (i < L->n && L->p[i] == ',') {
@@ -1029,7 +1031,6 @@ static int load_block(struct loader *L, enum top_key k, size_t i, size_t *end)
             trace_model_set_file_summary_take(L->m, v);
         }
     }
-    cJSON_Delete(j);
     arena_reset(&L->arena);
     return rc;
 }
@@ -1109,7 +1110,6 @@ static int load_top(struct loader *L)
             else if (L->seen[k])
                 trace_report_at(L->r, TRACE_SEV_ERROR, top_names[k], -1, NULL,
                                 "appears twice (the first is used)");
-            cJSON_Delete(key);
             arena_reset(&L->arena);
             i = skip_ws(L, kend);
             if (i >= L->n || L->p[i] != ':')
