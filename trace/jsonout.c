@@ -58,6 +58,14 @@ int trace_out_open(struct trace_out *o, const char *path, struct diag *d)
     return 0;
 }
 
+void trace_out_open_fd(struct trace_out *o, int fd)
+{
+    memset(o, 0, sizeof(*o));
+    o->fd = fd;
+    o->cap = OUT_BUF;
+    o->buf = sim_xmalloc(o->cap);
+}
+
 void trace_out_flush(struct trace_out *o)
 {
     size_t off = 0;
@@ -89,7 +97,7 @@ static void out_free(struct trace_out *o)
 
 void trace_out_abort(struct trace_out *o)
 {
-    if (o->fd >= 0)
+    if (o->fd >= 0 && o->path)
         close(o->fd);
     o->fd = -1;
     if (o->tmp)
@@ -116,6 +124,12 @@ int trace_out_commit(struct trace_out *o, struct diag *d)
     if (o->fd < 0)
         return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL, "output is not open");
     trace_out_flush(o);
+    if (!o->path) { /* a descriptor */
+        int e = o->err;
+        out_free(o);
+        o->fd = -1;
+        return e ? diag_set(d, SIM_EIO, NULL, 0, 0, NULL, "cannot write: %s", strerror(e)) : 0;
+    }
     int e = o->err;
     if (!e && fsync(o->fd) != 0)
         e = errno;

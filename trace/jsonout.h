@@ -31,6 +31,10 @@ struct trace_out {
  */
 int trace_out_open(struct trace_out *o, const char *path, struct diag *d);
 
+/* Output to an open descriptor instead (standard output): no temporary file; commit only
+ * flushes, and reports a write error. The descriptor stays open. */
+void trace_out_open_fd(struct trace_out *o, int fd);
+
 /* Flush, fsync, close and rename onto the destination; frees o's resources either way.
  * Returns 0, or a negative code with d filled; on failure the temporary file is gone and
  * the destination untouched. */
