@@ -1040,7 +1040,7 @@ static void check_summary(struct loader *L)
 {
     const struct sim_value *s = trace_model_file_summary(L->m);
     static const char *const counts[] = {"cycles_total", "dram_bytes_read", "dram_bytes_write"};
-    int64_t val[3];
+    int64_t val[3] = {0, 0, 0};
     bool ok[3];
     for (int k = 0; k < 3; k++) {
         const struct sim_value *v = sim_value_map_get(s, counts[k]);
@@ -1092,8 +1092,8 @@ static int load_top(struct loader *L)
             if (i >= L->n || L->p[i] != '"')
                 return fatal(L, i, SIM_EPARSE, "expected a member name, found %s",
                              found(L, i, b, sizeof(b)));
-            size_t kend;
-            struct scan_err se;
+            size_t kend = i;
+            struct scan_err se = {0};
             if (scan_string(L, i, &kend, &se) < 0)
                 return fatal(L, se.pos, SIM_EPARSE, "%s", se.msg);
             int rc;
@@ -1116,7 +1116,7 @@ static int load_top(struct loader *L)
                 return fatal(L, i, SIM_EPARSE, "expected ':' after a member name, found %s",
                              found(L, i, b, sizeof(b)));
             i = skip_ws(L, i + 1);
-            size_t end;
+            size_t end = i;
             if (k == K_COUNT || L->seen[k]) {
                 if (scan_value(L, i, &end, &se) < 0)
                     return fatal(L, se.pos, SIM_EPARSE, "invalid JSON: %s", se.msg);

@@ -9,7 +9,9 @@
  *
  * Every measured run is a child process, so its peak RSS is its own (wait4's rusage).
  */
+#include "sim/xalloc.h"
 #include "trace/format.h"
+#include "trace/jsonout.h"
 #include "trace/loader.h"
 #include "trace/metrics.h"
 #include "trace/writer.h"
@@ -83,25 +85,32 @@ static int generate(uint64_t n, const char *path, struct diag *d)
     sim_value_map_set_int(wr, "dst_addr", 0);
     sim_value_map_set_int(wr, "nbytes", 8192);
 
-    char comp[64], handle[32];
+    /* a live run has its component ids as strings already: name them once */
+    char comp[SIPS * CUBES * PES][4][48], handle[32];
     double tick[SIPS * CUBES * PES] = {0};
     static const char *const kinds[4] = {"pe_dma", "pe_gemm", "pe_math", "pe_dma"};
     static const char *const ops[4] = {"dma_read", "gemm_f16", "exp", "dma_write"};
     static const enum trace_engine engines[4] = {TRACE_ENGINE_DMA, TRACE_ENGINE_TE, TRACE_ENGINE_VE,
                                                  TRACE_ENGINE_DMA};
     static const double dur[4] = {20.5, 45.25, 12.0, 20.5};
+    for (int pe = 0; pe < SIPS * CUBES * PES; pe++)
+        for (int k = 0; k < 4; k++)
+            snprintf(comp[pe][k], sizeof(comp[pe][k]), "sip%d.cube%d.pe%d.%s", pe / (CUBES * PES),
+                     pe / PES % CUBES, pe % PES, kinds[k]);
     int rc = 0;
     for (uint64_t i = 0; i < n && rc == 0; i++) {
         int pe = (int)(i / 4 % (SIPS * CUBES * PES)), step = (int)(i % 4);
-        snprintf(comp, sizeof(comp), "sip%d.cube%d.pe%d.%s", pe / (CUBES * PES), pe / PES % CUBES,
-                 pe % PES, kinds[step]);
         struct sim_value *det = step == 0 ? rd : step == 1 ? gm : step == 2 ? mt : wr;
         uint64_t addr = (i * 8192) % (1ull << 34);
         if (step != 2) /* the address field of each op's params */
             det->u.map.vals[step == 1 ? 2 : step == 3 ? 1 : 0]->u.i = (int64_t)addr;
         if (step == 0) {
-            snprintf(handle, sizeof(handle), "h%llu", (unsigned long long)i);
-            sim_value_map_set_str(rd, "handle_id", handle);
+            handle[0] = 'h';
+            handle[1 + trace_fmt_u64(handle + 1, i)] = '\0';
+            struct sim_value *h = rd->u.map.vals[2]; /* handle_id, replaced in place */
+            free(h->u.str.s);
+            h->u.str.s = sim_xstrdup(handle);
+            h->u.str.len = strlen(handle);
         }
         double t0 = tick[pe], t1 = t0 + dur[step];
         tick[pe] = t1;
@@ -112,7 +121,7 @@ static int generate(uint64_t n, const char *path, struct diag *d)
             .op = ops[step],
             .start_cycle = trace_cycles_from_ns(t0, 1.5, false),
             .end_cycle = trace_cycles_from_ns(t1, 1.5, true),
-            .component_id = comp,
+            .component_id = comp[pe][step],
             .op_kind = step == 0 || step == 3 ? TRACE_KIND_MEMORY
                        : step == 1            ? TRACE_KIND_GEMM
                                               : TRACE_KIND_MATH,
