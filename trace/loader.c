@@ -1010,8 +1010,11 @@ static int load_block(struct loader *L, enum top_key k, size_t i, size_t *end)
     }
     int rc;
     cJSON *j = parse_at(L, i, end, top_names[k], -1, &rc);
-    if (rc < 0 || !j)
+    if (rc < 0)
         return rc;
+    if (!j) /* well-formed but unreadable (reported); a version must be readable */
+        return k == K_VERSION ? fatal(L, i, SIM_EINVAL, "version: must be a string like \"1.0\"")
+                              : 0;
     if (k == K_VERSION) {
         check_version(L, j, i, &rc);
     } else if (!cJSON_IsObject(j) && k != K_BW) {
