@@ -1064,6 +1064,9 @@ static void check_summary(struct loader *L)
         trace_report_at(L->r, TRACE_SEV_WARNING, "summary_metrics", -1, "cycles_total",
                         "%lld is below the largest end_cycle %llu", (long long)val[0],
                         (unsigned long long)L->max_end);
+    /* the run lasted cycles_total cycles, also when its last op ended earlier (FORMAT.md) */
+    if (ok[0] && (double)val[0] <= TRACE_MAX_INT)
+        trace_model_set_now(L->m, (uint64_t)val[0]);
     if (trace_model_bw_sample_count(L->m) == 0)
         return;
     uint64_t sums[3] = {0, L->bw_read, L->bw_write};
