@@ -249,9 +249,11 @@ static void tree_finish(struct tui_gantt *g, int n, int depth)
         for (size_t j = 0; !cn->is_track && j < cn->ntracks; j++)
             node->tracks[node->ntracks++] = cn->tracks[j];
     }
-    sort_ctx = g;
-    qsort(node->kids, node->nkids, sizeof(*node->kids), kid_cmp);
-    sort_ctx = NULL;
+    if (node->nkids > 1) {
+        sort_ctx = g;
+        qsort(node->kids, node->nkids, sizeof(*node->kids), kid_cmp);
+        sort_ctx = NULL;
+    }
 }
 
 /* Rebuild the tree from the model's tracks, keeping which groups were folded and which
@@ -996,7 +998,8 @@ static void busy_reset(struct tui_gantt *g)
         g->busy_done = sim_xcalloc(nt, 1);
         g->busy_done_cap = nt;
     }
-    memset(g->busy_done, 0, nt);
+    if (nt)
+        memset(g->busy_done, 0, nt);
 }
 
 static const enum tui_style kind_styles[TRACE_KIND_COUNT] = {
