@@ -25,24 +25,6 @@ int cli_view(const char *file, const char *theme)
     return not_built("the trace viewer ('view')");
 }
 
-int cli_validate(const char *file, unsigned long long max_errors)
-{
-    (void)file, (void)max_errors;
-    return not_built("the trace validator ('validate')");
-}
-
-int cli_summary(const char *file, bool json)
-{
-    (void)file, (void)json;
-    return not_built("the trace summary ('summary')");
-}
-
-int cli_export_chrome(const char *in, const char *out)
-{
-    (void)in, (void)out;
-    return not_built("the Chrome export ('export')");
-}
-
 int cli_kernels(void)
 {
     return not_built("the kernel registry ('kernels')");

@@ -1,0 +1,418 @@
+/* Summary metrics and bandwidth sampling from a trace model (see metrics.h). */
+#include "trace/metrics.h"
+
+#include "sim/xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    MAX_WINDOWS_LOG2 = 21, /* dense window array: 2^21 x 16 bytes at most */
+    MAX_SHARES_LOG2 = 25,  /* window shares computed over all transfers */
+};
+
+struct span {
+    uint64_t s, e;
+};
+
+/* End of an event as metrics see it: in-flight events run until now. */
+static uint64_t event_end(const struct trace_model *m, const struct trace_event *ev)
+{
+    if (ev->flags & TRACE_EV_INFLIGHT) {
+        uint64_t now = trace_model_now(m);
+        return now > ev->start ? now : ev->start;
+    }
+    return ev->end;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+    const struct span *x = a, *y = b;
+    return x->s < y->s ? -1 : x->s > y->s;
+}
+
+/* Measure of the union of spans (sorted here). */
+static uint64_t union_length(struct span *v, size_t n)
+{
+    qsort(v, n, sizeof(*v), cmp_span);
+    uint64_t total = 0, cs = 0, ce = 0;
+    bool open = false;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].e <= v[i].s)
+            continue;
+        if (open && v[i].s <= ce) {
+            if (v[i].e > ce)
+                ce = v[i].e;
+            continue;
+        }
+        if (open)
+            total += ce - cs;
+        cs = v[i].s, ce = v[i].e, open = true;
+    }
+    return open ? total + (ce - cs) : total;
+}
+
+/* Largest number of spans covering one cycle (ends exclusive). */
+static uint64_t max_overlap(const struct span *v, size_t n)
+{
+    uint64_t *s = sim_xreallocarray(NULL, n ? n : 1, sizeof(*s));
+    uint64_t *e = sim_xreallocarray(NULL, n ? n : 1, sizeof(*e));
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (v[i].e > v[i].s)
+            s[k] = v[i].s, e[k] = v[i].e, k++;
+    qsort(s, k, sizeof(*s), cmp_u64);
+    qsort(e, k, sizeof(*e), cmp_u64);
+    uint64_t cur = 0, best = 0;
+    for (size_t i = 0, j = 0; i < k;) {
+        if (e[j] <= s[i]) { /* an end at t frees its slot before a start at t */
+            cur--, j++;
+        } else {
+            if (++cur > best)
+                best = cur;
+            i++;
+        }
+    }
+    free(s);
+    free(e);
+    return best;
+}
+
+static int cmp_use(const void *a, const void *b)
+{
+    const struct trace_engine_use *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Per-engine busy time of every track of engine e, grouped by engine_id. */
+static struct trace_engine_use *engine_use(const struct trace_model *m, enum trace_engine eng,
+                                           uint64_t total, size_t *count)
+{
+    size_t ntr = trace_model_track_count(m), n = 0;
+    struct trace_engine_use *u = NULL;
+    for (uint32_t t = 0; t < ntr; t++) {
+        const struct trace_track *tr = trace_model_track_get(m, t);
+        const uint64_t *idx0;
+        if (tr->engine != eng || trace_model_track_events(m, t, &idx0) == 0)
+            continue; /* an engine without events is not listed (FORMAT.md) */
+        size_t j = 0;
+        while (j < n && u[j].id != tr->engine_id)
+            j++;
+        if (j < n)
+            continue; /* this id was done with all its tracks */
+        /* every track with this id: one track is the common case */
+        size_t ntracks = 0, nev = 0;
+        for (uint32_t k = t; k < ntr; k++) {
+            const struct trace_track *o = trace_model_track_get(m, k);
+            if (o->engine == eng && o->engine_id == tr->engine_id) {
+                const uint64_t *idx;
+                nev += trace_model_track_events(m, k, &idx);
+                ntracks++;
+            }
+        }
+        uint64_t active;
+        if (ntracks == 1) {
+            active = trace_model_track_busy(m, t, 0, UINT64_MAX);
+        } else {
+            struct span *v = sim_xreallocarray(NULL, nev ? nev : 1, sizeof(*v));
+            size_t q = 0;
+            for (uint32_t k = t; k < ntr; k++) {
+                const struct trace_track *o = trace_model_track_get(m, k);
+                if (o->engine != eng || o->engine_id != tr->engine_id)
+                    continue;
+                const uint64_t *idx;
+                size_t len = trace_model_track_events(m, k, &idx);
+                for (size_t p = 0; p < len; p++) {
+                    const struct trace_event *ev = trace_model_event(m, idx[p]);
+                    v[q++] = (struct span){ev->start, event_end(m, ev)};
+                }
+            }
+            active = union_length(v, q);
+            free(v);
+        }
+        u = sim_xreallocarray(u, n + 1, sizeof(*u));
+        u[n++] = (struct trace_engine_use){
+            .id = tr->engine_id,
+            .active = active,
+            .util = total ? (double)active / (double)total : 0,
+        };
+    }
+    if (n)
+        qsort(u, n, sizeof(*u), cmp_use);
+    *count = n;
+    return u;
+}
+
+static bool is_dram(const struct trace_model *m, const struct trace_mem_access *a)
+{
+    return strcmp(trace_model_str(m, a->mem_type), "DRAM") == 0;
+}
+
+enum trace_dram_source trace_metrics_dram_source(const struct trace_model *m)
+{
+    if (trace_model_transfer_count(m))
+        return TRACE_DRAM_TRANSFERS;
+    size_t nm = trace_model_mem_access_count(m);
+    for (size_t i = 0; i < nm; i++)
+        if (is_dram(m, trace_model_mem_access(m, i)))
+            return TRACE_DRAM_MEM_EVENTS;
+    return trace_model_bw_sample_count(m) ? TRACE_DRAM_SAMPLES : TRACE_DRAM_NONE;
+}
+
+void trace_metrics_compute(const struct trace_model *m, struct trace_metrics *x)
+{
+    memset(x, 0, sizeof(*x));
+    x->cycles_total = trace_model_t_max(m);
+
+    /* DRAM traffic: the transfers, or else the DRAM MEM_ACCESS_EVENTs, or else the samples */
+    x->dram_source = trace_metrics_dram_source(m);
+    size_t nx = trace_model_transfer_count(m);
+    for (size_t i = 0; i < nx; i++) {
+        const struct trace_transfer *t = trace_model_transfer(m, i);
+        bool w = t->flags & TRACE_XFER_WRITE;
+        *(w ? &x->dram_write : &x->dram_read) += t->bytes;
+        if (t->flags & TRACE_XFER_KV) {
+            x->has_kv = true;
+            *(w ? &x->kv_write : &x->kv_read) += t->bytes;
+        }
+    }
+    if (x->dram_source == TRACE_DRAM_MEM_EVENTS) {
+        size_t nm = trace_model_mem_access_count(m);
+        for (size_t i = 0; i < nm; i++) {
+            const struct trace_mem_access *a = trace_model_mem_access(m, i);
+            if (is_dram(m, a))
+                *(a->write ? &x->dram_write : &x->dram_read) += a->bytes;
+        }
+    } else if (x->dram_source == TRACE_DRAM_SAMPLES) {
+        size_t ns = trace_model_bw_sample_count(m);
+        for (size_t i = 0; i < ns; i++) {
+            x->dram_read += trace_model_bw_sample(m, i)->read_bytes;
+            x->dram_write += trace_model_bw_sample(m, i)->write_bytes;
+        }
+    }
+
+    /* DMA: union over every DMA track, and the peak of concurrent transfers */
+    size_t ntr = trace_model_track_count(m), ndma = 0;
+    for (uint32_t t = 0; t < ntr; t++)
+        if (trace_model_track_get(m, t)->engine == TRACE_ENGINE_DMA) {
+            const uint64_t *idx;
+            size_t k = trace_model_track_events(m, t, &idx);
+            ndma += k;
+            x->has_dma |= k > 0;
+        }
+    if (x->has_dma) {
+        struct span *v = sim_xreallocarray(NULL, ndma ? ndma : 1, sizeof(*v));
+        size_t q = 0;
+        for (uint32_t t = 0; t < ntr; t++) {
+            if (trace_model_track_get(m, t)->engine != TRACE_ENGINE_DMA)
+                continue;
+            const uint64_t *idx;
+            size_t len = trace_model_track_events(m, t, &idx);
+            for (size_t p = 0; p < len; p++) {
+                const struct trace_event *ev = trace_model_event(m, idx[p]);
+                v[q++] = (struct span){ev->start, event_end(m, ev)};
+            }
+        }
+        x->dma_max_concurrent = max_overlap(v, q);
+        x->dma_active = union_length(v, q);
+        x->dma_util = x->cycles_total ? (double)x->dma_active / (double)x->cycles_total : 0;
+        free(v);
+    }
+
+    x->te = engine_use(m, TRACE_ENGINE_TE, x->cycles_total, &x->nte);
+    x->ve = engine_use(m, TRACE_ENGINE_VE, x->cycles_total, &x->nve);
+
+    /* tokens */
+    uint64_t pmin = UINT64_MAX, pmax = 0, dsum = 0;
+    size_t ntok = trace_model_token_count(m);
+    for (size_t i = 0; i < ntok; i++) {
+        const struct trace_token *t = trace_model_token(m, i);
+        if (t->decode) {
+            x->has_decode = true;
+            x->ndecode++;
+            dsum += t->end - t->start;
+        } else {
+            x->has_prefill = true;
+            if (t->start < pmin)
+                pmin = t->start;
+            if (t->end > pmax)
+                pmax = t->end;
+        }
+    }
+    if (x->has_prefill)
+        x->prefill_latency = pmax - pmin;
+    if (x->has_decode)
+        x->avg_decode_latency = (double)dsum / (double)x->ndecode;
+}
+
+void trace_metrics_fini(struct trace_metrics *x)
+{
+    free(x->te);
+    free(x->ve);
+    x->te = x->ve = NULL;
+    x->nte = x->nve = 0;
+}
+
+static struct sim_value *per_engine(const struct trace_engine_use *u, size_t n)
+{
+    struct sim_value *blk = sim_value_map();
+    struct sim_value *l = sim_value_map_set_take(blk, "per_engine", sim_value_list());
+    for (size_t i = 0; i < n; i++) {
+        struct sim_value *e = sim_value_list_push_take(l, sim_value_map());
+        sim_value_map_set_int(e, "id", u[i].id);
+        sim_value_map_set_float(e, "utilization", u[i].util);
+        sim_value_map_set_int(e, "active_cycles", (int64_t)u[i].active);
+    }
+    return blk;
+}
+
+struct sim_value *trace_metrics_to_value(const struct trace_metrics *x)
+{
+    struct sim_value *v = sim_value_map();
+    sim_value_map_set_int(v, "cycles_total", (int64_t)x->cycles_total);
+    sim_value_map_set_int(v, "dram_bytes_read", (int64_t)x->dram_read);
+    sim_value_map_set_int(v, "dram_bytes_write", (int64_t)x->dram_write);
+    if (x->has_dma) {
+        struct sim_value *d = sim_value_map_set_take(v, "dma", sim_value_map());
+        sim_value_map_set_float(d, "utilization", x->dma_util);
+        sim_value_map_set_int(d, "max_concurrent_transfers", (int64_t)x->dma_max_concurrent);
+    }
+    if (x->nte)
+        sim_value_map_set_take(v, "te", per_engine(x->te, x->nte));
+    if (x->nve)
+        sim_value_map_set_take(v, "ve", per_engine(x->ve, x->nve));
+    if (x->has_kv) {
+        struct sim_value *k = sim_value_map_set_take(v, "kv_cache", sim_value_map());
+        sim_value_map_set_int(k, "bytes_read", (int64_t)x->kv_read);
+        sim_value_map_set_int(k, "bytes_written", (int64_t)x->kv_write);
+    }
+    if (x->has_prefill || x->has_decode) {
+        struct sim_value *t = sim_value_map_set_take(v, "tokens", sim_value_map());
+        if (x->has_prefill)
+            sim_value_map_set_int(t, "prefill_latency_cycles", (int64_t)x->prefill_latency);
+        if (x->has_decode)
+            sim_value_map_set_float(t, "avg_decode_latency_cycles", x->avg_decode_latency);
+    }
+    return v;
+}
+
+struct sim_value *trace_metrics_summary(const struct trace_model *m)
+{
+    struct trace_metrics x;
+    trace_metrics_compute(m, &x);
+    struct sim_value *v = trace_metrics_to_value(&x);
+    trace_metrics_fini(&x);
+    return v;
+}
+
+/* ---- bandwidth ------------------------------------------------------------------------- */
+
+struct xfer {
+    uint64_t s, e, bytes;
+    bool write;
+};
+
+static uint64_t div_ceil(uint64_t a, uint64_t b)
+{
+    return a / b + (a % b != 0);
+}
+
+size_t trace_metrics_bandwidth(const struct trace_model *m, uint64_t window,
+                               struct trace_bw_sample **out)
+{
+    *out = NULL;
+    uint64_t w = window ? window : TRACE_BW_WINDOW_DEFAULT;
+
+    /* the transfers, or else the DRAM accesses (instantaneous), or else the file's samples */
+    enum trace_dram_source src = trace_metrics_dram_source(m);
+    if (src == TRACE_DRAM_SAMPLES) {
+        size_t ns = trace_model_bw_sample_count(m);
+        struct trace_bw_sample *s = sim_xreallocarray(NULL, ns, sizeof(*s));
+        for (size_t i = 0; i < ns; i++)
+            s[i] = *trace_model_bw_sample(m, i);
+        *out = s;
+        return ns;
+    }
+    size_t nx = trace_model_transfer_count(m), n = 0;
+    struct xfer *v;
+    if (nx) {
+        v = sim_xreallocarray(NULL, nx, sizeof(*v));
+        for (size_t i = 0; i < nx; i++) {
+            const struct trace_transfer *t = trace_model_transfer(m, i);
+            const struct trace_event *ev = trace_model_event(m, t->event);
+            v[n++] = (struct xfer){ev->start, event_end(m, ev), t->bytes,
+                                   (t->flags & TRACE_XFER_WRITE) != 0};
+        }
+    } else {
+        size_t nm = trace_model_mem_access_count(m);
+        v = sim_xreallocarray(NULL, nm ? nm : 1, sizeof(*v));
+        for (size_t i = 0; i < nm; i++) {
+            const struct trace_mem_access *a = trace_model_mem_access(m, i);
+            if (is_dram(m, a))
+                v[n++] = (struct xfer){a->cycle, a->cycle, a->bytes, a->write};
+        }
+    }
+    if (!n) {
+        free(v);
+        return 0;
+    }
+
+    /* widen the window when the dense array or the work would be too large */
+    uint64_t lo = UINT64_MAX, hi = 0, sum_len = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].s < lo)
+            lo = v[i].s;
+        if (v[i].e > hi)
+            hi = v[i].e;
+        uint64_t len = v[i].e - v[i].s;
+        sum_len = sum_len + len < sum_len ? UINT64_MAX : sum_len + len;
+    }
+    uint64_t need = ((hi - lo) >> MAX_WINDOWS_LOG2) + 1;
+    if (need > w)
+        w = need;
+    need = div_ceil(sum_len, (uint64_t)1 << MAX_SHARES_LOG2);
+    if (need > w)
+        w = need;
+
+    uint64_t first = lo / w, last = hi / w;
+    size_t nwin = (size_t)(last - first + 1);
+    uint64_t *rd = sim_xcalloc(nwin, sizeof(*rd));
+    uint64_t *wr = sim_xcalloc(nwin, sizeof(*wr));
+    for (size_t i = 0; i < n; i++) {
+        uint64_t *acc = v[i].write ? wr : rd;
+        uint64_t s = v[i].s, e = v[i].e, b = v[i].bytes;
+        if (e <= s) {
+            acc[s / w - first] += b;
+            continue;
+        }
+        /* window k gets floor(B*C_k/L) - floor(B*C_{k-1}/L), C_k the overlap up to the
+         * end of window k: the shares telescope to exactly B */
+        uint64_t len = e - s, given = 0;
+        for (uint64_t k = s / w; k <= (e - 1) / w; k++) {
+            uint64_t wend = k * w > UINT64_MAX - w ? UINT64_MAX : k * w + w;
+            uint64_t c = (wend < e ? wend : e) - s;
+            uint64_t upto = (uint64_t)(((unsigned __int128)b * c) / len);
+            acc[k - first] += upto - given;
+            given = upto;
+        }
+    }
+    free(v);
+    size_t ns = 0;
+    for (size_t k = 0; k < nwin; k++)
+        ns += rd[k] || wr[k];
+    struct trace_bw_sample *s = sim_xreallocarray(NULL, ns ? ns : 1, sizeof(*s));
+    size_t q = 0;
+    for (size_t k = 0; k < nwin; k++)
+        if (rd[k] || wr[k])
+            s[q++] = (struct trace_bw_sample){(first + k) * w, w, rd[k], wr[k]};
+    free(rd);
+    free(wr);
+    *out = s;
+    return ns;
+}

@@ -1,0 +1,319 @@
+/* The streaming trace writer (see writer.h): every record formatted by hand into the
+ * output buffer of trace/jsonout.h, one event per line. */
+#include "trace/writer.h"
+
+#include "sim/xalloc.h"
+#include "trace/format.h"
+#include "trace/jsonout.h"
+#include "trace/metrics.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct trace_writer {
+    struct trace_out out;
+    uint64_t nevents; /* timeline_events written */
+};
+
+static void key(struct trace_out *o, const char *k)
+{
+    trace_out_lit(o, k);
+}
+
+static void str_or_null(struct trace_out *o, const char *s)
+{
+    if (s)
+        trace_out_str(o, s, strlen(s));
+    else
+        trace_out_lit(o, "null");
+}
+
+static void obj_or_empty(struct trace_out *o, const struct sim_value *v)
+{
+    if (v)
+        trace_out_value(o, v);
+    else
+        trace_out_lit(o, "{}");
+}
+
+struct trace_writer *trace_writer_open(const char *path, const struct sim_value *run_metadata,
+                                       const struct sim_value *config_snapshot, struct diag *d)
+{
+    struct trace_writer *w = sim_xcalloc(1, sizeof(*w));
+    if (trace_out_open(&w->out, path, d) < 0) {
+        free(w);
+        return NULL;
+    }
+    struct trace_out *o = &w->out;
+    key(o, "{\n\"version\": \"" TRACE_FORMAT_VERSION "\",\n\"run_metadata\": ");
+    obj_or_empty(o, run_metadata);
+    key(o, ",\n\"config_snapshot\": ");
+    obj_or_empty(o, config_snapshot);
+    key(o, ",\n\"timeline_events\": [");
+    return w;
+}
+
+static int status(const struct trace_writer *w)
+{
+    return w->out.err ? -SIM_EIO : 0;
+}
+
+/* The separator before an element of timeline_events. */
+static void next_event(struct trace_writer *w)
+{
+    trace_out_lit(&w->out, w->nevents++ ? ",\n" : "\n");
+}
+
+static void cmdq(struct trace_out *o, int32_t id)
+{
+    if (id == TRACE_NO_CMDQ)
+        trace_out_lit(o, "null");
+    else
+        trace_out_i64(o, id);
+}
+
+int trace_writer_engine_event(struct trace_writer *w, const struct trace_writer_event *e)
+{
+    struct trace_out *o = &w->out;
+    next_event(w);
+    key(o, "{\"type\":\"ENGINE_EVENT\",\"engine\":\"");
+    key(o, trace_engine_name(e->engine));
+    key(o, "\",\"engine_id\":");
+    trace_out_i64(o, e->engine_id);
+    key(o, ",\"cmdq_id\":");
+    cmdq(o, e->cmdq_id);
+    key(o, ",\"layer_id\":");
+    str_or_null(o, e->layer_id);
+    key(o, ",\"tile_id\":");
+    str_or_null(o, e->tile_id);
+    key(o, ",\"op\":");
+    str_or_null(o, e->op);
+    key(o, ",\"start_cycle\":");
+    trace_out_u64(o, e->start_cycle);
+    key(o, ",\"end_cycle\":");
+    trace_out_u64(o, e->end_cycle);
+    if (e->component_id) {
+        key(o, ",\"component_id\":");
+        trace_out_str(o, e->component_id, strlen(e->component_id));
+    }
+    if (e->op_kind >= 0 && e->op_kind < TRACE_KIND_COUNT) {
+        key(o, ",\"op_kind\":\"");
+        key(o, trace_op_kind_name((enum trace_op_kind)e->op_kind));
+        trace_out_char(o, '"');
+    }
+    if (!isnan(e->t_start_ns)) {
+        key(o, ",\"t_start_ns\":");
+        trace_out_double(o, e->t_start_ns);
+    }
+    if (!isnan(e->t_end_ns)) {
+        key(o, ",\"t_end_ns\":");
+        trace_out_double(o, e->t_end_ns);
+    }
+    if (e->details) {
+        key(o, ",\"details\":");
+        trace_out_value(o, e->details);
+    }
+    trace_out_char(o, '}');
+    return status(w);
+}
+
+int trace_writer_mem_access(struct trace_writer *w, const struct trace_writer_mem *a)
+{
+    struct trace_out *o = &w->out;
+    next_event(w);
+    key(o, "{\"type\":\"MEM_ACCESS_EVENT\",\"mem_type\":");
+    str_or_null(o, a->mem_type);
+    key(o, ",\"cycle\":");
+    trace_out_u64(o, a->cycle);
+    key(o, a->write ? ",\"direction\":\"write\",\"bytes\":" : ",\"direction\":\"read\",\"bytes\":");
+    trace_out_u64(o, a->bytes);
+    key(o, ",\"addr\":");
+    trace_out_u64(o, a->addr);
+    key(o, ",\"source_engine\":\"");
+    key(o, trace_engine_name(a->source_engine));
+    key(o, "\",\"source_engine_id\":");
+    trace_out_i64(o, a->source_engine_id);
+    key(o, ",\"cmdq_id\":");
+    cmdq(o, a->cmdq_id);
+    if (a->component_id) {
+        key(o, ",\"component_id\":");
+        trace_out_str(o, a->component_id, strlen(a->component_id));
+    }
+    trace_out_char(o, '}');
+    return status(w);
+}
+
+int trace_writer_token(struct trace_writer *w, const struct trace_writer_token *t)
+{
+    struct trace_out *o = &w->out;
+    next_event(w);
+    key(o, t->decode ? "{\"type\":\"TOKEN_EVENT\",\"phase\":\"DECODE\",\"token_index\":"
+                     : "{\"type\":\"TOKEN_EVENT\",\"phase\":\"PREFILL\",\"token_index\":");
+    trace_out_i64(o, t->token_index);
+    key(o, ",\"start_cycle\":");
+    trace_out_u64(o, t->start_cycle);
+    key(o, ",\"end_cycle\":");
+    trace_out_u64(o, t->end_cycle);
+    if (t->details) {
+        key(o, ",\"details\":");
+        trace_out_value(o, t->details);
+    }
+    trace_out_char(o, '}');
+    return status(w);
+}
+
+int trace_writer_marker(struct trace_writer *w, const struct trace_writer_marker *k)
+{
+    struct trace_out *o = &w->out;
+    next_event(w);
+    key(o, "{\"type\":\"MARKER_EVENT\",\"name\":");
+    str_or_null(o, k->name);
+    key(o, ",\"cycle\":");
+    trace_out_u64(o, k->cycle);
+    if (k->component_id) {
+        key(o, ",\"component_id\":");
+        trace_out_str(o, k->component_id, strlen(k->component_id));
+    }
+    if (k->details) {
+        key(o, ",\"details\":");
+        trace_out_value(o, k->details);
+    }
+    trace_out_char(o, '}');
+    return status(w);
+}
+
+int trace_writer_close(struct trace_writer *w, const struct trace_bw_sample *samples, size_t n,
+                       const struct sim_value *summary_metrics, struct diag *d)
+{
+    struct trace_out *o = &w->out;
+    key(o, w->nevents ? "\n],\n\"bandwidth_samples\": [" : "],\n\"bandwidth_samples\": [");
+    for (size_t i = 0; i < n; i++) {
+        key(o, i ? ",\n{\"cycle\":" : "\n{\"cycle\":");
+        trace_out_u64(o, samples[i].cycle);
+        key(o, ",\"window_cycles\":");
+        trace_out_u64(o, samples[i].window);
+        key(o, ",\"dram_read_bytes\":");
+        trace_out_u64(o, samples[i].read_bytes);
+        key(o, ",\"dram_write_bytes\":");
+        trace_out_u64(o, samples[i].write_bytes);
+        trace_out_char(o, '}');
+    }
+    key(o, n ? "\n],\n\"summary_metrics\": " : "],\n\"summary_metrics\": ");
+    obj_or_empty(o, summary_metrics);
+    key(o, "\n}\n");
+    int r = trace_out_commit(o, d);
+    free(w);
+    return r;
+}
+
+void trace_writer_abort(struct trace_writer *w)
+{
+    if (!w)
+        return;
+    trace_out_abort(&w->out);
+    free(w);
+}
+
+uint64_t trace_writer_bytes(const struct trace_writer *w)
+{
+    return w->out.written + w->out.len;
+}
+
+/* ---- a whole model ---------------------------------------------------------------------- */
+
+/* The name a spec trace's track gets when it has no component id ("DMA 0"). */
+static bool synthetic_track_name(const struct trace_model *m, const struct trace_track *t)
+{
+    char buf[48];
+    snprintf(buf, sizeof(buf), "%s %d", trace_engine_name(t->engine), (int)t->engine_id);
+    return strcmp(buf, trace_model_str(m, t->name)) == 0;
+}
+
+static const char *opt_str(const struct trace_model *m, uint32_t id)
+{
+    return id == TRACE_NO_STR ? NULL : trace_model_str(m, id);
+}
+
+int trace_writer_write_model(const struct trace_model *m, const char *path, uint64_t bw_window,
+                             struct diag *d)
+{
+    struct trace_writer *w =
+        trace_writer_open(path, trace_model_metadata(m), trace_model_config(m), d);
+    if (!w)
+        return -SIM_EIO;
+    size_t ntracks = trace_model_track_count(m);
+    bool *synthetic = sim_xcalloc(ntracks ? ntracks : 1, sizeof(*synthetic));
+    for (uint32_t t = 0; t < ntracks; t++)
+        synthetic[t] = synthetic_track_name(m, trace_model_track_get(m, t));
+    uint64_t now = trace_model_now(m);
+    for (uint64_t i = 0; i < trace_model_event_count(m) && !w->out.err; i++) {
+        const struct trace_event *ev = trace_model_event(m, i);
+        const struct trace_track *t = trace_model_track_get(m, ev->track);
+        struct sim_value *det = trace_model_event_details(m, i);
+        uint64_t end =
+            ev->flags & TRACE_EV_INFLIGHT ? (now > ev->start ? now : ev->start) : ev->end;
+        struct trace_writer_event e = {
+            .engine = t->engine,
+            .engine_id = t->engine_id,
+            .cmdq_id = ev->cmdq_id,
+            .layer_id = opt_str(m, ev->layer),
+            .tile_id = opt_str(m, ev->tile),
+            .op = trace_model_str(m, ev->op),
+            .start_cycle = ev->start,
+            .end_cycle = end,
+            .component_id = synthetic[ev->track] ? NULL : trace_model_str(m, t->name),
+            .op_kind = ev->op_kind,
+            .t_start_ns = NAN,
+            .t_end_ns = NAN,
+            .details = det,
+        };
+        trace_writer_engine_event(w, &e);
+        sim_value_free(det);
+    }
+    for (size_t i = 0; i < trace_model_mem_access_count(m) && !w->out.err; i++) {
+        const struct trace_mem_access *a = trace_model_mem_access(m, i);
+        const struct trace_track *t =
+            a->track < ntracks ? trace_model_track_get(m, a->track) : NULL;
+        struct trace_writer_mem x = {
+            .mem_type = trace_model_str(m, a->mem_type),
+            .cycle = a->cycle,
+            .write = a->write,
+            .bytes = a->bytes,
+            .addr = a->addr,
+            .source_engine = t ? t->engine : TRACE_ENGINE_OTHER,
+            .source_engine_id = t ? t->engine_id : -1,
+            .cmdq_id = a->cmdq_id,
+            .component_id = t && !synthetic[a->track] ? trace_model_str(m, t->name) : NULL,
+        };
+        trace_writer_mem_access(w, &x);
+    }
+    for (size_t i = 0; i < trace_model_token_count(m) && !w->out.err; i++) {
+        const struct trace_token *tk = trace_model_token(m, i);
+        struct trace_writer_token x = {tk->decode, tk->token_index, tk->start, tk->end,
+                                       tk->details};
+        trace_writer_token(w, &x);
+    }
+    for (size_t i = 0; i < trace_model_marker_count(m) && !w->out.err; i++) {
+        const struct trace_marker *k = trace_model_marker(m, i);
+        struct trace_writer_marker x = {
+            .name = trace_model_str(m, k->name),
+            .cycle = k->cycle,
+            .component_id = k->track < ntracks && !synthetic[k->track]
+                                ? trace_model_str(m, trace_model_track_get(m, k->track)->name)
+                                : NULL,
+            .details = k->details,
+        };
+        trace_writer_marker(w, &x);
+    }
+    free(synthetic);
+
+    struct trace_bw_sample *samples;
+    size_t n = trace_metrics_bandwidth(m, bw_window, &samples);
+    struct sim_value *summary = trace_metrics_summary(m);
+    int r = trace_writer_close(w, samples, n, summary, d);
+    sim_value_free(summary);
+    free(samples);
+    return r;
+}
