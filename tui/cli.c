@@ -19,12 +19,6 @@ int cli_run(const struct cli_run_opts *o)
     return not_built("the simulator ('run', and npuscope with no command)");
 }
 
-int cli_view(const char *file, const char *theme)
-{
-    (void)file, (void)theme;
-    return not_built("the trace viewer ('view')");
-}
-
 int cli_kernels(void)
 {
     return not_built("the kernel registry ('kernels')");

@@ -75,9 +75,10 @@ struct tui_gantt {
     int label_w, plot_x, plot_w, rows_y, rows_h;
     int ruler_rows, band_markers, band_tokens, band_bw; /* y of each band, -1 when absent */
 
-    size_t sel, top; /* selected row, first row shown */
-    int sel_node;    /* the selected row's node (survives rebuilding the rows), or -1 */
-    int label_want;  /* widest label of the rows */
+    size_t sel, top;      /* selected row, first row shown */
+    uint64_t cursor_seen; /* the cursor as the Gantt last set or saw it */
+    int sel_node;         /* the selected row's node (survives rebuilding the rows), or -1 */
+    int label_want;       /* widest label of the rows */
     uint64_t seen_gen;
 
     /* per frame: busy cycles of each track per column, computed on demand */
@@ -696,6 +697,7 @@ struct tui_gantt *tui_gantt_new(struct tui_view *v)
     g->t0 = (double)trace_model_t_min(v->m);
     g->band_markers = g->band_tokens = g->band_bw = -1;
     g->sel_node = -1;
+    g->cursor_seen = v->cursor;
     tree_build(g);
     rows_build(g, v);
     g->seen_gen = trace_model_generation(v->m);
@@ -740,6 +742,11 @@ static bool gantt_sync(void *self, struct tui_view *v)
         changed = true;
         if (g->fit && (g->fit_min != t_min(g) || g->fit_max != t_max(g)))
             view_fit(g);
+    }
+    if (v->cursor != g->cursor_seen) { /* moved by another pane: bring it into view */
+        show_time(g, v->cursor);
+        g->cursor_seen = v->cursor;
+        changed = true;
     }
     if (changed)
         update_hover(g, v);
@@ -1321,6 +1328,7 @@ static void select_event(struct tui_gantt *g, struct tui_view *v, uint64_t i)
     cursor_clamp(g, v);
     scroll_to_sel(g);
     update_hover(g, v);
+    g->cursor_seen = v->cursor;
 }
 
 /* In track t, the first op starting after (dir > 0) or the last starting before time t. */
@@ -1487,6 +1495,7 @@ static enum tui_result gantt_action(void *self, enum tui_action a, struct tui_vi
     cursor_clamp(g, v);
     scroll_to_sel(g);
     update_hover(g, v);
+    g->cursor_seen = v->cursor;
     return TUI_RES_REDRAW;
 }
 
@@ -1513,6 +1522,7 @@ static enum tui_result gantt_mouse(void *self, int x, int y, int button, struct 
     }
     cursor_clamp(g, v);
     update_hover(g, v);
+    g->cursor_seen = v->cursor;
     if (button == 1 && v->hover != TUI_NO_EVENT && y >= g->rows_y)
         tui_view_select(v, v->hover);
     return TUI_RES_REDRAW;

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 void tui_view_init(struct tui_view *v, const struct trace_model *m, bool unicode)
 {
@@ -70,7 +71,7 @@ char *tui_fmt_si(char *buf, size_t n, double v)
     while (a >= 999.5 && k < 6)
         a /= 1000, v /= 1000, k++;
     if (k == 0)
-        snprintf(buf, n, "%.0f", v);
+        snprintf(buf, n, a == floor(a) || a >= 99.95 ? "%.0f" : a < 9.995 ? "%.2f" : "%.1f", v);
     else
         snprintf(buf, n, a < 9.995 ? "%.2f%c" : a < 99.95 ? "%.1f%c" : "%.0f%c", v, suffix[k]);
     return buf;
@@ -117,4 +118,11 @@ char *tui_fmt_cycles_ns(char *buf, size_t n, uint64_t cycles, double ghz)
         snprintf(buf, n, "%llu", (unsigned long long)cycles);
     }
     return buf;
+}
+
+uint64_t tui_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }

@@ -46,6 +46,9 @@ uint64_t tui_view_focus_event(const struct tui_view *v);
 void tui_view_message(struct tui_view *v, enum tui_style st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* A monotonic clock in ns, for time budgets. */
+uint64_t tui_now_ns(void);
+
 /* Formats, into buf (returned). */
 char *tui_fmt_si(char *buf, size_t n, double v);        /* 950, 12.3k, 4.56M, 1.2G */
 char *tui_fmt_ns(char *buf, size_t n, double ns);       /* 850 ns, 1.20 us, 3.4 ms */
