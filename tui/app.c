@@ -52,7 +52,8 @@ struct tui_app {
     char search[128]; /* the last search, "" when none */
     struct tui_canvas *canvas;
     bool too_small;
-    bool full; /* everything must be drawn again */
+    bool single; /* one pane takes the whole body */
+    bool full;   /* everything must be drawn again */
     bool header_dirty, footer_dirty;
     int border_x; /* column between the two bottom panes, or -1 */
     uint64_t drawn_gen, drawn_rev, drawn_msg;
@@ -73,6 +74,15 @@ static int left_slot(const struct tui_app *a)
     return a->memory_on ? P_MEMORY : P_SUMMARY;
 }
 
+/* A narrow window has room for one bottom pane: the focused one, else the details of a
+ * selected op, else the summary (or memory). */
+static int narrow_slot(const struct tui_app *a)
+{
+    if (a->focus != P_GANTT)
+        return a->focus;
+    return a->view.selected != TUI_NO_EVENT ? P_DETAILS : left_slot(a);
+}
+
 static void layout(struct tui_app *a)
 {
     int W = a->canvas->w, H = a->canvas->h;
@@ -88,6 +98,7 @@ static void layout(struct tui_app *a)
     if (a->focus == P_SUMMARY || a->focus == P_MEMORY)
         a->focus = left;
     bool single = a->maximized || body.h < BIG_BODY || (a->bottom_hidden && a->focus != P_GANTT);
+    a->single = single;
     if (single) {
         a->panes[a->focus].rect = body;
         a->panes[a->focus].shown = true;
@@ -111,7 +122,7 @@ static void layout(struct tui_app *a)
         a->panes[P_DETAILS].shown = true;
         a->border_x = lw;
     } else {
-        int which = a->focus == P_DETAILS ? P_DETAILS : left;
+        int which = narrow_slot(a);
         a->panes[which].rect = (struct tui_rect){0, by, W, bh};
         a->panes[which].shown = true;
     }
@@ -201,15 +212,15 @@ static const char *mode_name(enum tui_mode m)
     }
 }
 
-/* The header's parts, in order; the file's directory goes when space is short, then
- * the run and model names. */
+/* The header's parts, in order. When they do not fit, the file loses its directory,
+ * then the program's name goes, then the run and model names. */
 static void draw_header(struct tui_app *a)
 {
     struct tui_canvas *c = a->canvas;
     struct tui_source_status *st = &a->drawn_status;
     a->src->ops->status(a->src, st);
     tui_canvas_fill(c, (struct tui_rect){0, 0, c->w, 1}, ' ', TUI_STYLE_HEADER);
-    char mode[32], live[160] = "", run[256] = "", span[64], cursor[96], a1[64], a2[64];
+    char mode[32], live[160] = "", run[256] = "", total[64], cursor[96], a1[64], a2[64];
     double ghz = trace_model_clock_ghz(a->m);
     snprintf(mode, sizeof(mode), " %s ", mode_name(st->mode));
     if (st->mode != TUI_MODE_POSTMORTEM) {
@@ -226,44 +237,49 @@ static void draw_header(struct tui_app *a)
     if (rid || model)
         snprintf(run, sizeof(run), "%s%s%s", rid ? rid : "", rid && model ? " / " : "",
                  model ? model : "");
-    uint64_t t0 = trace_model_t_min(a->m), t1 = trace_model_t_max(a->m);
-    snprintf(span, sizeof(span), "%llu..%llu cyc", (unsigned long long)t0, (unsigned long long)t1);
+    snprintf(total, sizeof(total), "%llu cyc", (unsigned long long)trace_model_t_max(a->m));
     snprintf(cursor, sizeof(cursor), "cursor %s",
              tui_fmt_cycles_ns(a1, sizeof(a1), a->view.cursor, ghz));
     const char *name = st->name ? st->name : "";
-    const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
-    bool unicode = c->unicode;
-    /* what fits: everything, else the file's base name, else no run name either */
-    int fixed = 10 + (int)strlen(mode) + 2 + (live[0] ? (int)strlen(live) + 2 : 0) +
-                (int)strlen(span) + 2 + (int)strlen(cursor);
-    int wname = tui_text_width(name, strlen(name), unicode, TUI_TEXT_UNTRUSTED) + 2;
-    int wrun = run[0] ? tui_text_width(run, strlen(run), unicode, TUI_TEXT_UNTRUSTED) + 2 : 0;
-    if (fixed + wname + wrun > c->w)
-        name = base;
-    wname = tui_text_width(name, strlen(name), unicode, TUI_TEXT_UNTRUSTED) + 2;
-    if (fixed + wname + wrun > c->w)
-        run[0] = '\0';
-    const struct {
+    struct {
         const char *text;
         enum tui_style st;
         unsigned flags;
     } parts[] = {
-        {" npuscope ", TUI_STYLE_HEADER, 0},
+        {" npuscope", TUI_STYLE_HEADER, 0},
         {mode, TUI_STYLE_HEADER_MODE, 0},
         {live, TUI_STYLE_HEADER, 0},
         {name, TUI_STYLE_HEADER, TUI_TEXT_UNTRUSTED},
         {run, TUI_STYLE_HEADER, TUI_TEXT_UNTRUSTED},
-        {span, TUI_STYLE_HEADER, 0},
+        {total, TUI_STYLE_HEADER, 0},
         {cursor, TUI_STYLE_HEADER, 0},
     };
+    enum { NPARTS = sizeof(parts) / sizeof(parts[0]) };
+    for (int step = 0; step < 4; step++) {
+        int need = 1;
+        for (int i = 0; i < NPARTS; i++)
+            if (parts[i].text[0])
+                need += tui_text_width(parts[i].text, strlen(parts[i].text), c->unicode,
+                                       parts[i].flags) +
+                        2;
+        if (need <= c->w)
+            break;
+        if (step == 0 && strrchr(name, '/'))
+            parts[3].text = strrchr(name, '/') + 1;
+        else if (step <= 1)
+            parts[0].text = "";
+        else if (step == 2)
+            parts[4].text = "";
+        else
+            parts[5].text = "";
+    }
     int x = 0;
-    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]) && x < c->w; i++) {
+    for (int i = 0; i < NPARTS && x < c->w; i++) {
         if (!parts[i].text[0])
             continue;
-        if (i > 1)
-            x += 2;
         x += tui_canvas_text(c, x, 0, c->w - x, parts[i].st, parts[i].text,
                              parts[i].flags | TUI_TEXT_ELLIPSIS);
+        x += 2;
     }
 }
 
@@ -345,6 +361,9 @@ const struct tui_canvas *tui_app_render(struct tui_app *a)
         a->full = false;
         return a->canvas;
     }
+    if (!a->too_small && !a->single && !a->bottom_hidden && a->border_x < 0 &&
+        !a->panes[narrow_slot(a)].shown)
+        layout(a); /* an op was selected or cleared: the details take the bottom, or leave it */
     for (int i = 0; i < P_COUNT; i++) {
         struct pane *p = &a->panes[i];
         if (p->shown && p->ops->sync && p->ops->sync(p->self, &a->view))

@@ -18,6 +18,7 @@
 enum {
     LABEL_MIN = 8,
     LABEL_MAX = 28,
+    BAND_ROWS = 4,      /* track rows kept free of the markers, tokens and bandwidth bands */
     SAMPLE_EVENTS = 24, /* events looked at to colour one cell */
     SCAN_EVENTS = 64,   /* events stepped over at most for one cell */
     HOVER_SCAN = 4096,  /* events stepped over to find the op under the cursor */
@@ -700,6 +701,7 @@ struct tui_gantt *tui_gantt_new(struct tui_view *v)
     g->cursor_seen = v->cursor;
     tree_build(g);
     rows_build(g, v);
+    update_hover(g, v);
     g->seen_gen = trace_model_generation(v->m);
     return g;
 }
@@ -774,10 +776,11 @@ static void layout(struct tui_gantt *g, struct tui_rect r, const struct tui_view
     int y = r.y + 1; /* below the title */
     g->ruler_rows = ns_ruler ? 2 : 1;
     y += g->ruler_rows;
-    bool bands = r.h >= 8;
-    g->band_markers = bands && trace_model_marker_count(g->m) ? y++ : -1;
-    g->band_tokens = bands && trace_model_token_count(g->m) ? y++ : -1;
-    g->band_bw = bands && trace_model_bw_sample_count(g->m) ? y++ : -1;
+    /* a band only where at least BAND_ROWS rows of tracks remain below it */
+    int end = r.y + r.h;
+    g->band_markers = trace_model_marker_count(g->m) && end - y > BAND_ROWS ? y++ : -1;
+    g->band_tokens = trace_model_token_count(g->m) && end - y > BAND_ROWS ? y++ : -1;
+    g->band_bw = trace_model_bw_sample_count(g->m) && end - y > BAND_ROWS ? y++ : -1;
     g->rows_y = y;
     g->rows_h = r.y + r.h - y;
     if (g->rows_h < 0)
