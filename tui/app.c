@@ -212,8 +212,8 @@ static const char *mode_name(enum tui_mode m)
     }
 }
 
-/* The header's parts, in order. When they do not fit, the file loses its directory,
- * then the program's name goes, then the run and model names. */
+/* The header's parts, in order. When they do not fit, the program's name goes, then the
+ * file's directory, the run and model names, and the total of cycles. */
 static void draw_header(struct tui_app *a)
 {
     struct tui_canvas *c = a->canvas;
@@ -264,11 +264,11 @@ static void draw_header(struct tui_app *a)
                         2;
         if (need <= c->w)
             break;
-        if (step == 0 && strrchr(name, '/'))
-            parts[3].text = strrchr(name, '/') + 1;
-        else if (step <= 1)
+        if (step == 0)
             parts[0].text = "";
-        else if (step == 2)
+        else if (step == 1 && strrchr(name, '/'))
+            parts[3].text = strrchr(name, '/') + 1;
+        else if (step <= 2)
             parts[4].text = "";
         else
             parts[5].text = "";

@@ -75,7 +75,7 @@ int tui_help_render(struct tui_canvas *c, struct tui_rect r, int scroll, bool li
     }
     if (!live)
         emit(c, box, &n, scroll, kw, "space s S c",
-             "(pause, step, step op, continue: only while a simulation runs)", TUI_STYLE_DIM);
+             "pause, step, step op, continue: live simulations only", TUI_STYLE_DIM);
     emit(c, box, &n, scroll, 0, NULL, "", TUI_STYLE_NORMAL);
     emit(c, box, &n, scroll, 0, NULL, "Gantt cells", TUI_STYLE_GROUP);
     const enum tui_style kinds[] = {TUI_STYLE_OP_MEMORY,   TUI_STYLE_OP_GEMM,
@@ -84,17 +84,16 @@ int tui_help_render(struct tui_canvas *c, struct tui_rect r, int scroll, bool li
     const uint32_t full[] = {gl->eighths[8], gl->eighths[8], gl->eighths[8],
                              gl->eighths[8], gl->eighths[8], gl->eighths[8]};
     legend(c, box, &n, scroll, kw, full, kinds, 6,
-           "op kinds: memory, gemm, math, unknown; in flight; selected");
+           "memory, gemm, math, unknown ops; in flight; selected");
     const enum tui_style bar[] = {TUI_STYLE_OP_GEMM, TUI_STYLE_OP_GEMM, TUI_STYLE_OP_GEMM,
                                   TUI_STYLE_OP_GEMM};
     const uint32_t edges[] = {gl->eighths[8], gl->eighths[3], gl->right_half, gl->eighths[8]};
     legend(c, box, &n, scroll, kw, edges, bar, 4,
-           "busy the whole column; an op starting or ending inside it");
+           "busy the whole column; an op starts or ends in it");
     const uint32_t shades[] = {gl->shade[1], gl->shade[2], gl->shade[3]};
-    legend(c, box, &n, scroll, kw, shades, bar, 3,
-           "scattered work: busy up to 1/3, 2/3, or more of the column");
+    legend(c, box, &n, scroll, kw, shades, bar, 3, "work spread out: busy up to 1/3, 2/3, or more");
     const enum tui_style grp[] = {TUI_STYLE_GROUP, TUI_STYLE_GROUP, TUI_STYLE_GROUP};
-    legend(c, box, &n, scroll, kw, shades, grp, 3, "a group row: how busy its rows are on average");
+    legend(c, box, &n, scroll, kw, shades, grp, 3, "a group row: the average of its rows");
     const uint32_t marks[] = {gl->cursor_mark, gl->vline, ' ', gl->marker_mark, gl->vline_light};
     const enum tui_style ms[] = {TUI_STYLE_CURSOR, TUI_STYLE_CURSOR, TUI_STYLE_NORMAL,
                                  TUI_STYLE_MARKER, TUI_STYLE_MARKER};

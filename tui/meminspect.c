@@ -427,10 +427,14 @@ static void mem_render(void *self, struct tui_canvas *c, struct tui_rect r, stru
     const struct tui_glyphs *gl = tui_glyphs(c->unicode);
     /* columns: live mark, address, bytes, [shape dtype], first..last, R/W, last writer */
     bool wide = r.w >= 70, shape_col = r.w >= 90;
+    /* the header uses the widths of the rows below */
     char head[256];
-    snprintf(head, sizeof(head), "  %-14s %9s %s%-*s%s", "address", "bytes",
-             shape_col ? "shape         " : "", wide ? 22 : 0, wide ? " first..last" : "",
-             wide ? "   R/W   by" : "");
+    int hn = snprintf(head, sizeof(head), "  %-14s %9s ", "address", "bytes");
+    if (shape_col)
+        hn += snprintf(head + hn, sizeof(head) - (size_t)hn, "%-9s %-4s ", "shape", "type");
+    if (wide)
+        snprintf(head + hn, sizeof(head) - (size_t)hn, "%10s..%-10s %7s %s", "first", "last",
+                 "R/W  ", "last writer");
     if (r.h > 1)
         tui_canvas_text(c, r.x, r.y + 1, r.w, TUI_STYLE_DIM, head, TUI_TEXT_ELLIPSIS);
     if (mi->sel >= s->norder)

@@ -27,6 +27,7 @@ struct busy_track {
 struct tui_summary {
     const struct trace_model *m; /* borrowed */
     uint64_t gen;                /* generation the figures are for */
+    uint64_t drawn_gen;          /* generation of the figures last drawn */
     uint64_t computed_at;        /* tui_now_ns() of the last computation */
     bool valid;
     int scroll;       /* first line shown */
@@ -119,17 +120,21 @@ static bool summary_sync(void *self, struct tui_view *v)
 {
     struct tui_summary *s = self;
     (void)v;
-    if (!stale(s) || (s->valid && tui_now_ns() - s->computed_at < REFRESH_NS))
-        return false;
-    compute(s);
-    return true;
+    if (stale(s) && (!s->valid || tui_now_ns() - s->computed_at >= REFRESH_NS))
+        compute(s);
+    return s->valid && s->gen != s->drawn_gen;
 }
 
-/* Keeps the main loop turning until a throttled refresh has happened. */
+/* A refresh that sync held back, once it is due; true while one is still waiting. */
 static bool summary_work(void *self, struct tui_view *v, uint64_t budget_ns)
 {
+    struct tui_summary *s = self;
     (void)v, (void)budget_ns;
-    return stale(self);
+    if (!stale(s))
+        return false;
+    if (!s->valid || tui_now_ns() - s->computed_at >= REFRESH_NS)
+        compute(s);
+    return stale(s);
 }
 
 /* A meter of width w for a fraction in [0, 1], in eighths of a cell. */
@@ -183,6 +188,18 @@ static void engine_lines(struct tui_canvas *c, struct tui_rect r, int y, int *n,
                       "mean; least busy %.1f%%, busiest %.1f%%", lo * 100, hi * 100);
 }
 
+/* "400 cyc (400 ns)", or "400 cyc" without a clock. */
+static char *fmt_cyc(char *buf, size_t n, double cycles, double ghz)
+{
+    char a[32], b[32];
+    snprintf(a, sizeof(a), "%.0f", cycles);
+    if (ghz > 0)
+        snprintf(buf, n, "%s cyc (%s)", a, tui_fmt_ns(b, sizeof(b), cycles / ghz));
+    else
+        snprintf(buf, n, "%s cyc", a);
+    return buf;
+}
+
 /* Bytes per cycle, and GB/s when the clock is known. */
 static char *fmt_bw(char *buf, size_t n, double bpc, double ghz)
 {
@@ -201,6 +218,7 @@ static void summary_render(void *self, struct tui_canvas *c, struct tui_rect r, 
     (void)v;
     if (!s->valid)
         compute(s);
+    s->drawn_gen = s->gen;
     tui_canvas_clip(c, r);
     tui_canvas_fill(c, r, ' ', TUI_STYLE_NORMAL);
     enum tui_style ts = focused ? TUI_STYLE_TITLE_FOCUS : TUI_STYLE_TITLE;
@@ -216,8 +234,8 @@ static void summary_render(void *self, struct tui_canvas *c, struct tui_rect r, 
     double ghz = trace_model_clock_ghz(s->m);
     char a[64], b[64], line[256];
 
-    tui_fmt_cycles_ns(a, sizeof(a), x->cycles_total, ghz);
-    tui_canvas_printf(c, body.x, y + n++, body.w, TUI_STYLE_DIM, "utilization of %s cycles", a);
+    tui_canvas_printf(c, body.x, y + n++, body.w, TUI_STYLE_DIM, "utilization of %s",
+                      fmt_cyc(a, sizeof(a), (double)x->cycles_total, ghz));
     if (x->has_dma) {
         meter_line(c, body, y + n++, "DMA", x->dma_util);
         tui_canvas_printf(c, body.x + 8, y + n++, body.w - 8, TUI_STYLE_DIM,
@@ -260,13 +278,12 @@ static void summary_render(void *self, struct tui_canvas *c, struct tui_rect r, 
         }
     }
     if (x->has_prefill)
-        tui_canvas_printf(c, body.x, y + n++, body.w, TUI_STYLE_NORMAL, "prefill latency %s cyc",
-                          tui_fmt_cycles_ns(a, sizeof(a), x->prefill_latency, ghz));
+        tui_canvas_printf(c, body.x, y + n++, body.w, TUI_STYLE_NORMAL, "prefill latency %s",
+                          fmt_cyc(a, sizeof(a), (double)x->prefill_latency, ghz));
     if (x->has_decode)
-        tui_canvas_printf(
-            c, body.x, y + n++, body.w, TUI_STYLE_NORMAL, "decode %llu tokens, avg %s cyc",
-            (unsigned long long)x->ndecode,
-            tui_fmt_cycles_ns(a, sizeof(a), (uint64_t)llround(x->avg_decode_latency), ghz));
+        tui_canvas_printf(c, body.x, y + n++, body.w, TUI_STYLE_NORMAL,
+                          "decode %llu tokens, avg %s", (unsigned long long)x->ndecode,
+                          fmt_cyc(a, sizeof(a), x->avg_decode_latency, ghz));
     if (trace_model_event_count(s->m) == 0)
         tui_canvas_text(c, body.x, y + n++, body.w, TUI_STYLE_DIM, "no ENGINE_EVENTs", 0);
     s->lines_drawn = n;

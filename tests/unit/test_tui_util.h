@@ -37,7 +37,9 @@ static inline uint64_t tui_test_event(struct trace_model *m, uint32_t t, const c
 /*
  * The small trace the golden tests draw: two PEs of one cube, over cycles [0, 1000) at
  * 1 GHz, with a marker, three tokens and two bandwidth samples. Chosen so that at 20
- * cycles per column every feature lands on known columns (see the tests).
+ * cycles per column every feature lands on known columns (see the tests). Three ops carry
+ * ADR-0052 params: a dma_read of 4096 bytes at hbm 0x1000, a gemm reading tcm 0x0 and
+ * 0x100 into tcm 0x200, a dma_write of 2048 bytes from tcm 0x200 to hbm 0x8000.
  */
 static inline struct trace_model *tui_test_model(void)
 {
@@ -46,10 +48,44 @@ static inline struct trace_model *tui_test_model(void)
     uint32_t gemm0 = trace_model_track(m, "sip0.cube0.pe0.pe_gemm", TRACE_ENGINE_TE, 0);
     uint32_t dma1 = trace_model_track(m, "sip0.cube0.pe1.pe_dma", TRACE_ENGINE_DMA, 1);
     uint32_t math1 = trace_model_track(m, "sip0.cube0.pe1.pe_math", TRACE_ENGINE_VE, 0);
-    tui_test_event(m, dma0, "dma_read", TRACE_KIND_MEMORY, 0, 100);
+    uint64_t rd = tui_test_event(m, dma0, "dma_read", TRACE_KIND_MEMORY, 0, 100);
     tui_test_event(m, dma0, "dma_read", TRACE_KIND_MEMORY, 100, 200);
-    tui_test_event(m, gemm0, "gemm_f16", TRACE_KIND_GEMM, 200, 500);
-    tui_test_event(m, dma0, "dma_write", TRACE_KIND_MEMORY, 510, 600);
+    uint64_t gemm = tui_test_event(m, gemm0, "gemm_f16", TRACE_KIND_GEMM, 200, 500);
+    uint64_t wr = tui_test_event(m, dma0, "dma_write", TRACE_KIND_MEMORY, 510, 600);
+    /* ADR-0052 D3 params: a read of HBM, a GEMM in TCM, a write of its result to HBM */
+    struct sim_value *d = sim_value_map();
+    sim_value_map_set_int(d, "src_addr", 0x1000);
+    sim_value_map_set_int(d, "nbytes", 4096);
+    sim_value_map_set_str(d, "handle_id", "h0");
+    trace_model_set_details_take(m, rd, d);
+    d = sim_value_map();
+    sim_value_map_set_int(d, "src_a_addr", 0x0);
+    sim_value_map_set_int(d, "src_b_addr", 0x100);
+    sim_value_map_set_int(d, "dst_addr", 0x200);
+    int64_t sq[2] = {16, 16};
+    sim_value_map_set_take(d, "shape_a", sim_value_int_list(sq, 2));
+    sim_value_map_set_take(d, "shape_b", sim_value_int_list(sq, 2));
+    sim_value_map_set_take(d, "shape_out", sim_value_int_list(sq, 2));
+    sim_value_map_set_str(d, "dtype_in", "f16");
+    sim_value_map_set_str(d, "dtype_out", "f32");
+    sim_value_map_set_int(d, "m", 16);
+    sim_value_map_set_int(d, "k", 16);
+    sim_value_map_set_int(d, "n", 16);
+    sim_value_map_set_str(d, "src_a_space", "tcm");
+    sim_value_map_set_str(d, "src_b_space", "tcm");
+    sim_value_map_set_str(d, "dst_space", "tcm");
+    trace_model_set_details_take(m, gemm, d);
+    d = sim_value_map();
+    sim_value_map_set_str(d, "src_space", "tcm");
+    sim_value_map_set_int(d, "src_addr", 0x200);
+    int64_t sh[2] = {16, 32};
+    sim_value_map_set_take(d, "shape", sim_value_int_list(sh, 2));
+    sim_value_map_set_str(d, "dtype", "f32");
+    sim_value_map_set_str(d, "dst_space", "hbm");
+    sim_value_map_set_int(d, "dst_addr", 0x8000);
+    sim_value_map_set_int(d, "nbytes", 2048);
+    sim_value_map_set_str(d, "handle_id", "h1");
+    trace_model_set_details_take(m, wr, d);
     tui_test_event(m, dma1, "dma_read", TRACE_KIND_MEMORY, 0, 50);
     tui_test_event(m, dma1, "dma_read", TRACE_KIND_MEMORY, 60, 110);
     for (uint64_t t = 300; t < 400; t += 10)
