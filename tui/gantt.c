@@ -61,6 +61,7 @@ struct tui_gantt {
 
     uint8_t *kinds; /* owned: per track, a bit per op kind it has */
     uint64_t kinds_scanned;
+    bool any_inflight; /* an in-flight op was seen (live): cells must be looked at */
     size_t kinds_cap;
 
     struct bw_index bw;
@@ -340,6 +341,8 @@ static void kinds_update(struct tui_gantt *g)
         const struct trace_event *e = trace_model_event(g->m, i);
         g->kinds[e->track] |=
             (uint8_t)(1u << (e->op_kind < TRACE_KIND_COUNT ? e->op_kind : TRACE_KIND_UNKNOWN));
+        if (e->flags & TRACE_EV_INFLIGHT)
+            g->any_inflight = true;
     }
     g->kinds_scanned = n;
 }
@@ -1029,6 +1032,12 @@ static enum tui_style cell_style(const struct tui_gantt *g, const struct tui_vie
         if (s->track == track && s->start < b && ev_end(g, s) > a)
             return TUI_STYLE_OP_SELECTED;
     }
+    /* a track with ops of one kind only (the usual engine) needs no look at its ops */
+    uint8_t kb = g->kinds[track];
+    if (!g->any_inflight && kb && !(kb & (kb - 1))) {
+        int kind = __builtin_ctz(kb);
+        return v->filter_kind >= 0 && kind != v->filter_kind ? TUI_STYLE_DIM : kind_styles[kind];
+    }
     const uint64_t *idx;
     size_t n = trace_model_track_events(g->m, track, &idx);
     uint64_t w[TRACE_KIND_COUNT] = {0};
@@ -1216,6 +1225,7 @@ static void gantt_render(void *self, struct tui_canvas *c, struct tui_rect r, st
         draw_bw_band(g, c, g->band_bw, gl);
 
     busy_reset(g);
+    kinds_update(g);
     if (trace_model_event_count(g->m) == 0 && g->rows_h > 0)
         tui_canvas_text(c, g->plot_x + 1, g->rows_y, g->plot_w - 1, TUI_STYLE_DIM,
                         "no ENGINE_EVENTs in this trace", TUI_TEXT_ELLIPSIS);
