@@ -307,11 +307,11 @@ static void draw_footer(struct tui_app *a)
     };
     static const char *const live_keys[][2] = {{"space", "pause"}, {"s", "step"}};
     int x = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        size_t n = pass ? (a->src->ops->control ? 2 : 0) : sizeof(keys) / sizeof(keys[0]);
+    for (int pass = 0; pass < 2; pass++) { /* a live simulation's keys first */
+        size_t n = !pass ? (a->src->ops->control ? 2 : 0) : sizeof(keys) / sizeof(keys[0]);
         for (size_t i = 0; i < n; i++) {
-            const char *k = pass ? live_keys[i][0] : keys[i][0];
-            const char *what = pass ? live_keys[i][1] : keys[i][1];
+            const char *k = !pass ? live_keys[i][0] : keys[i][0];
+            const char *what = !pass ? live_keys[i][1] : keys[i][1];
             int need = (int)(strlen(k) + strlen(what) + 3);
             if (x + need > c->w)
                 return;
@@ -399,10 +399,15 @@ const struct tui_canvas *tui_app_render(struct tui_app *a)
         draw_header(a);
     if (a->full || a->footer_dirty || a->view.message_rev != a->drawn_msg)
         draw_footer(a);
-    if (a->help)
-        a->help_lines =
-            tui_help_render(a->canvas, (struct tui_rect){0, 1, a->canvas->w, a->canvas->h - 2},
-                            a->help_scroll, a->src->ops->control != NULL, &a->help_visible);
+    for (int pass = 0; a->help && pass < 2; pass++) {
+        struct tui_rect body = {0, 1, a->canvas->w, a->canvas->h - 2};
+        a->help_lines = tui_help_render(a->canvas, body, a->help_scroll,
+                                        a->src->ops->control != NULL, &a->help_visible);
+        int max = a->help_lines > a->help_visible ? a->help_lines - a->help_visible : 0;
+        if (a->help_scroll <= max)
+            break;
+        a->help_scroll = max; /* keys came before the help was first drawn */
+    }
     a->full = a->header_dirty = a->footer_dirty = a->help_dirty = false;
     a->drawn_gen = gen;
     a->drawn_rev = rev;
@@ -667,14 +672,18 @@ enum tui_result tui_app_key(struct tui_app *a, int key)
     }
     if (a->help) {
         int max = a->help_lines > a->help_visible ? a->help_lines - a->help_visible : 0;
+        int page = a->help_visible > 1 ? a->help_visible - 1 : 10;
         if (act == TUI_ACT_DOWN || act == TUI_ACT_PAGE_DOWN)
-            a->help_scroll += act == TUI_ACT_DOWN ? 1 : a->help_visible;
+            a->help_scroll += act == TUI_ACT_DOWN ? 1 : page;
         else if (act == TUI_ACT_UP || act == TUI_ACT_PAGE_UP)
-            a->help_scroll -= act == TUI_ACT_UP ? 1 : a->help_visible;
+            a->help_scroll -= act == TUI_ACT_UP ? 1 : page;
         else
             a->help = false, a->full = true;
         a->help_dirty = true;
-        a->help_scroll = a->help_scroll < 0 ? 0 : a->help_scroll > max ? max : a->help_scroll;
+        if (a->help_scroll < 0)
+            a->help_scroll = 0;
+        if (a->help_lines && a->help_scroll > max)
+            a->help_scroll = max;
         return TUI_RES_REDRAW;
     }
     if (a->prompt) {
