@@ -25,7 +25,8 @@ static void map_append_take(struct sim_value *map, const char *key, struct sim_v
     if (map->u.map.len == map->u.map.cap) {
         map->u.map.cap = map->u.map.cap ? map->u.map.cap * 2 : 8;
         map->u.map.keys = sim_xreallocarray(map->u.map.keys, map->u.map.cap, sizeof(char *));
-        map->u.map.vals = sim_xreallocarray(map->u.map.vals, map->u.map.cap, sizeof(val));
+        map->u.map.vals =
+            sim_xreallocarray(map->u.map.vals, map->u.map.cap, sizeof(struct sim_value *));
     }
     map->u.map.keys[map->u.map.len] = sim_xstrdup(key);
     map->u.map.vals[map->u.map.len++] = val;

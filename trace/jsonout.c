@@ -200,7 +200,7 @@ size_t trace_fmt_i64(char *p, int64_t v)
 size_t trace_fmt_double(char *p, double v)
 {
     if (!isfinite(v)) {
-        memcpy(p, "null", 4);
+        p[0] = 'n', p[1] = 'u', p[2] = 'l', p[3] = 'l';
         return 4;
     }
     /* Fast path: values with at most 3 decimals (times in ns from integer ticks). Below
@@ -297,8 +297,9 @@ static size_t escape_chunk(const unsigned char *s, size_t n, char **qp)
             uint32_t cp;
             size_t k = sim_utf8_decode((const char *)s + i, n - i, &cp);
             if (cp == 0xFFFD && !(k == 3 && memcmp(s + i, "\xEF\xBF\xBD", 3) == 0)) {
-                memcpy(q, "\xEF\xBF\xBD", 3); /* an invalid byte */
-                q += 3;
+                *q++ = '\xEF'; /* U+FFFD for an invalid byte */
+                *q++ = '\xBF';
+                *q++ = '\xBD';
                 i += 1;
             } else {
                 memcpy(q, s + i, k);

@@ -1010,8 +1010,11 @@ static int load_block(struct loader *L, enum top_key k, size_t i, size_t *end)
     }
     int rc;
     cJSON *j = parse_at(L, i, end, top_names[k], -1, &rc);
-    if (rc < 0 || !j)
+    if (rc < 0)
         return rc;
+    if (!j) /* well-formed but unreadable (reported); a version must be readable */
+        return k == K_VERSION ? fatal(L, i, SIM_EINVAL, "version: must be a string like \"1.0\"")
+                              : 0;
     if (k == K_VERSION) {
         check_version(L, j, i, &rc);
     } else if (!cJSON_IsObject(j) && k != K_BW) {
@@ -1040,7 +1043,7 @@ static void check_summary(struct loader *L)
 {
     const struct sim_value *s = trace_model_file_summary(L->m);
     static const char *const counts[] = {"cycles_total", "dram_bytes_read", "dram_bytes_write"};
-    int64_t val[3];
+    int64_t val[3] = {0, 0, 0};
     bool ok[3];
     for (int k = 0; k < 3; k++) {
         const struct sim_value *v = sim_value_map_get(s, counts[k]);
@@ -1061,6 +1064,9 @@ static void check_summary(struct loader *L)
         trace_report_at(L->r, TRACE_SEV_WARNING, "summary_metrics", -1, "cycles_total",
                         "%lld is below the largest end_cycle %llu", (long long)val[0],
                         (unsigned long long)L->max_end);
+    /* the run lasted cycles_total cycles, also when its last op ended earlier (FORMAT.md) */
+    if (ok[0] && (double)val[0] <= TRACE_MAX_INT)
+        trace_model_set_now(L->m, (uint64_t)val[0]);
     if (trace_model_bw_sample_count(L->m) == 0)
         return;
     uint64_t sums[3] = {0, L->bw_read, L->bw_write};
@@ -1092,8 +1098,8 @@ static int load_top(struct loader *L)
             if (i >= L->n || L->p[i] != '"')
                 return fatal(L, i, SIM_EPARSE, "expected a member name, found %s",
                              found(L, i, b, sizeof(b)));
-            size_t kend;
-            struct scan_err se;
+            size_t kend = i;
+            struct scan_err se = {0};
             if (scan_string(L, i, &kend, &se) < 0)
                 return fatal(L, se.pos, SIM_EPARSE, "%s", se.msg);
             int rc;
@@ -1116,7 +1122,7 @@ static int load_top(struct loader *L)
                 return fatal(L, i, SIM_EPARSE, "expected ':' after a member name, found %s",
                              found(L, i, b, sizeof(b)));
             i = skip_ws(L, i + 1);
-            size_t end;
+            size_t end = i;
             if (k == K_COUNT || L->seen[k]) {
                 if (scan_value(L, i, &end, &se) < 0)
                     return fatal(L, se.pos, SIM_EPARSE, "invalid JSON: %s", se.msg);

@@ -381,7 +381,7 @@ void trace_model_set_details_take(struct trace_model *m, uint64_t i, struct sim_
         sim_value_free(m->det[e->details]);
         m->det[e->details] = details;
     } else {
-        grow(&m->det, &m->capdet, m->ndet + 1, sizeof(*m->det));
+        grow(&m->det, &m->capdet, m->ndet + 1, sizeof(struct sim_value *));
         m->det[m->ndet] = details;
         e->details = m->ndet++;
         e->flags |= TRACE_EV_OWN_DETAILS;

@@ -1,14 +1,17 @@
 /*
- * Weak definitions of the few tensor functions the trace layer reaches through value
+ * Fallback definitions of the few tensor functions the trace layer reaches through value
  * trees (sim_value_free drops tensor references; the writer names a tensor's dtype), so
- * the trace layer links on its own. The definitions in sim/tensor.c and sim/dtype.c
- * override these whenever they are linked in; this file can go once they always are.
+ * the trace layer links while the tensor module is not part of the tree. Each fallback is
+ * compiled only when its module's source is absent: with sim/tensor.c and sim/dtype.c
+ * present this file is empty (a weak definition in a static library could otherwise be
+ * picked instead of the real one). The file can go once both modules are always there.
  */
 #include "sim/dtype.h"
 #include "sim/tensor.h"
 
 #include <stdlib.h>
 
+#if !__has_include("sim/tensor.c")
 __attribute__((weak)) struct sim_tensor *sim_tensor_ref(struct sim_tensor *t)
 {
     t->refs++;
@@ -25,10 +28,13 @@ __attribute__((weak)) void sim_tensor_unref(struct sim_tensor *t)
         free(t->data);
     free(t);
 }
+#endif
 
+#if !__has_include("sim/dtype.c")
 __attribute__((weak)) const char *sim_dtype_name(enum sim_dtype t)
 {
-    static const char *const names[SIM_DTYPE_COUNT] = {"f32", "f16", "bf16", "i8",  "i16", "i32",
-                                                       "i64", "u8",  "u16",  "u32", "bool"};
+    static const char *const names[SIM_DTYPE_COUNT] = {
+        "f32", "f16", "bf16", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "bool"};
     return (unsigned)t < SIM_DTYPE_COUNT ? names[t] : "?";
 }
+#endif

@@ -158,10 +158,14 @@ static void print_text(const char *file, const struct trace_model *m, const stru
         if (v)
             printf("  %-13s %s\n", keys[k], esc(v));
     }
-    printf("events        %llu on %zu tracks, %zu tokens, %zu markers, %zu memory accesses\n",
-           (unsigned long long)trace_model_event_count(m), trace_model_track_count(m),
-           trace_model_token_count(m), trace_model_marker_count(m),
-           trace_model_mem_access_count(m));
+    uint64_t ne = trace_model_event_count(m), nt = trace_model_track_count(m);
+    uint64_t nk = trace_model_token_count(m), nm = trace_model_marker_count(m);
+    uint64_t na = trace_model_mem_access_count(m);
+    printf("events        %llu on %llu track%s, %llu token%s, %llu marker%s, %llu memory "
+           "access%s\n",
+           (unsigned long long)ne, (unsigned long long)nt, plural(nt), (unsigned long long)nk,
+           plural(nk), (unsigned long long)nm, plural(nm), (unsigned long long)na,
+           na == 1 ? "" : "es");
     double ghz = trace_model_clock_ghz(m);
     if (ghz > 0)
         printf("cycles_total  %llu (%.3f us at %g GHz)\n", (unsigned long long)x->cycles_total,
@@ -188,10 +192,9 @@ static void print_text(const char *file, const struct trace_model *m, const stru
     if (x->has_prefill)
         printf("prefill       %llu cycles\n", (unsigned long long)x->prefill_latency);
     if (x->has_decode)
-        printf("decode        %.1f cycles per token on average (%llu tokens)\n",
-               x->avg_decode_latency, (unsigned long long)x->ndecode);
+        printf("decode        %.1f cycles per token on average (%llu token%s)\n",
+               x->avg_decode_latency, (unsigned long long)x->ndecode, plural(x->ndecode));
 
-    size_t nt = trace_model_track_count(m);
     struct busy *b = sim_xcalloc(nt ? nt : 1, sizeof(*b));
     for (uint32_t t = 0; t < nt; t++)
         b[t] = (struct busy){t, trace_model_track_busy(m, t, 0, UINT64_MAX)};

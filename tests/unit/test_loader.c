@@ -275,6 +275,16 @@ Test(loader, a_million_levels_of_nesting)
     cr_assert_str_eq(trace_report_get(r, 0)->msg, "must be an object, got an array");
     trace_model_free(m);
     trace_report_free(r);
+    /* a version nested too deep to read is no version */
+    p = sprintf(k, "{\"timeline_events\":[],\"version\":");
+    memset(k + p, '[', 1500);
+    memset(k + p + 1500, ']', 1500);
+    strcpy(k + p + 3000, "}");
+    expect_fatal_s(k, "version: must be a string");
+    p = sprintf(k, "{\"version\":\"1.0\",\"x\":");
+    memset(k + p, '[', DEPTH);
+    memset(k + p + DEPTH, ']', DEPTH);
+    strcpy(k + p + 2 * DEPTH, "}");
     k[p + DEPTH] = '}';
     expect_fatal(k, strlen(k), "invalid JSON: expected a value");
     free(k);

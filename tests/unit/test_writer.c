@@ -566,6 +566,7 @@ static struct trace_model *build_model(void)
     struct trace_marker k = {
         .cycle = 3000, .name = trace_model_intern(m, "PREFILL_DONE", 12), .track = host};
     trace_model_add_marker(m, &k);
+    trace_model_set_now(m, 20000); /* the run went on after its last op */
     struct trace_mem_access a = {.cycle = 100,
                                  .addr = 4096,
                                  .bytes = 32,
@@ -658,6 +659,7 @@ Test(writer, a_model_round_trips_through_a_file, .init = mkdir_tmp, .fini = rm_t
     cr_assert(trace_model_mem_access(b, 0)->write);
     cr_assert_str_eq(track_name(b, trace_model_mem_access(b, 0)->track), "sip0.cube0.pe0.pe_dma");
     cr_assert_eq(trace_model_clock_ghz(b), 1.5);
+    cr_assert_eq(trace_model_t_max(b), 20000, "the run's length comes back from cycles_total");
     cr_assert_str_eq(sim_value_get_str(trace_model_metadata(b), "run_id", ""), "round-trip");
 
     /* the same metrics, and the file's summary is the one computed before writing */
