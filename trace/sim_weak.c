@@ -33,8 +33,8 @@ __attribute__((weak)) void sim_tensor_unref(struct sim_tensor *t)
 #if !__has_include("sim/dtype.c")
 __attribute__((weak)) const char *sim_dtype_name(enum sim_dtype t)
 {
-    static const char *const names[SIM_DTYPE_COUNT] = {
-        "f32", "f16", "bf16", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "bool"};
+    static const char *const names[SIM_DTYPE_COUNT] = {"f32", "f16", "bf16", "i8",  "i16", "i32",
+                                                       "i64", "u8",  "u16",  "u32", "bool"};
     return (unsigned)t < SIM_DTYPE_COUNT ? names[t] : "?";
 }
 #endif

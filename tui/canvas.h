@@ -37,6 +37,7 @@ struct tui_canvas {
 
 /* A canvas of w x h blank cells (sizes below 0 count as 0). unicode: see the struct. */
 struct tui_canvas *tui_canvas_new(int w, int h, bool unicode);
+/* Free the canvas (NULL is a no-op). */
 void tui_canvas_free(struct tui_canvas *c);
 
 /* Change the size; every cell becomes blank and the clip is reset to the whole canvas. */

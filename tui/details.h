@@ -11,9 +11,12 @@
 
 struct tui_details;
 
+/* A details pane over the view's model (borrowed through v, which must outlive it). */
 struct tui_details *tui_details_new(struct tui_view *v);
+/* Free the pane (NULL is a no-op). */
 void tui_details_free(struct tui_details *d);
 
+/* Its operations (tui/pane.h); self is the struct tui_details. */
 extern const struct tui_pane_ops tui_details_ops;
 
 #endif

@@ -505,7 +505,7 @@ static double bw_bytes(const struct bw_index *b, uint64_t a, uint64_t e)
         bytes += (b->pre[k + 1] - b->pre[k]) * (double)(f - s) / (double)(b->end[k] - b->start[k]);
     }
     /* samples starting inside [a, e) */
-    size_t j = i;
+    size_t j;
     lo = i, hi = b->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -1556,11 +1556,11 @@ const struct tui_pane_ops tui_gantt_ops = {
 /* Whether the string with id s matches the pattern, cached. */
 static bool str_matches(struct tui_gantt *g, uint32_t s)
 {
-    if (g->match_len * 2 >= g->match_cap) {
+    if (!g->match_vals || g->match_len * 2 >= g->match_cap) {
         size_t cap = g->match_cap ? g->match_cap * 2 : 1024;
         uint32_t *keys = sim_xcalloc(cap, sizeof(*keys));
         uint8_t *vals = sim_xcalloc(cap, 1);
-        for (size_t i = 0; i < g->match_cap; i++) {
+        for (size_t i = 0; g->match_vals && i < g->match_cap; i++) {
             if (!g->match_vals[i])
                 continue;
             size_t h = (g->match_keys[i] * 2654435761u) & (cap - 1);

@@ -13,10 +13,12 @@
 
 struct tui_gantt;
 
-/* A Gantt pane over the view's model, fitted to the whole trace. */
+/* A Gantt pane over the view's model, fitted to the whole trace. v must outlive it. */
 struct tui_gantt *tui_gantt_new(struct tui_view *v);
+/* Free the pane (NULL is a no-op). */
 void tui_gantt_free(struct tui_gantt *g);
 
+/* Its operations (tui/pane.h); self is the struct tui_gantt. */
 extern const struct tui_pane_ops tui_gantt_ops;
 
 /*

@@ -14,9 +14,12 @@
 
 struct tui_meminspect;
 
+/* A memory pane over the view's model (borrowed through v, which must outlive it). */
 struct tui_meminspect *tui_meminspect_new(struct tui_view *v);
+/* Free the pane (NULL is a no-op). */
 void tui_meminspect_free(struct tui_meminspect *mi);
 
+/* Its operations (tui/pane.h); self is the struct tui_meminspect. */
 extern const struct tui_pane_ops tui_meminspect_ops;
 
 /* For tests: the spaces found so far and the regions of one. */

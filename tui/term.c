@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,14 +91,20 @@ static void fatal_hook(void)
         endwin();
 }
 
+/* tigetstr's answer is a string (not NULL, not (char *)-1 for "not a string"). */
+static bool have_cap(const char *s)
+{
+    return s && (intptr_t)s != -1;
+}
+
 static void add_cap(const char *name)
 {
-    char *s = tigetstr(name);
-    if (!s || s == (char *)-1)
+    const char *s = tigetstr(name);
+    if (!have_cap(s))
         return;
     size_t n = strlen(s);
-    if (crash_reset_len + n < sizeof(crash_reset)) {
-        memcpy(crash_reset + crash_reset_len, s, n);
+    if (crash_reset_len + n + 1 < sizeof(crash_reset)) {
+        memcpy(crash_reset + crash_reset_len, s, n + 1);
         crash_reset_len += n;
     }
 }
@@ -124,8 +131,7 @@ int tui_term_check(struct diag *d)
         return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL,
                         "unknown terminal type TERM=%.64s (try TERM=xterm-256color)", term);
     }
-    char *cup = tigetstr("cup");
-    bool ok = cup && cup != (char *)-1 && tigetflag("hc") <= 0;
+    bool ok = have_cap(tigetstr("cup")) && tigetflag("hc") <= 0;
     if (ok) {
         crash_reset_len = 0;
         add_cap("rmcup");

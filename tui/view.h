@@ -31,8 +31,11 @@ struct tui_view {
     uint64_t message_rev; /* bumps when the message changes */
 };
 
+/* Start with the cursor at the trace's start, nothing selected, no filters. */
 void tui_view_init(struct tui_view *v, const struct trace_model *m, bool unicode);
 
+/* Changes; each bumps rev when the value is new. event: an index or TUI_NO_EVENT; engine
+ * and kind: enum values or -1 for all. */
 void tui_view_set_cursor(struct tui_view *v, uint64_t t);
 void tui_view_select(struct tui_view *v, uint64_t event);
 void tui_view_hover(struct tui_view *v, uint64_t event);
