@@ -425,16 +425,18 @@ static void mem_render(void *self, struct tui_canvas *c, struct tui_rect r, stru
         mi->tab = 0;
     struct space *s = &mi->spaces[mi->tab];
     const struct tui_glyphs *gl = tui_glyphs(c->unicode);
-    /* columns: live mark, address, bytes, [shape dtype], first..last, R/W, last writer */
-    bool wide = r.w >= 70, shape_col = r.w >= 90;
+    /* columns: live mark, address, bytes, then as the width allows first..last, R/W, the
+     * last writer, and (wider still) shape and dtype before the times */
+    bool span_col = r.w >= 49, rw_col = r.w >= 57, shape_col = r.w >= 84;
     /* the header uses the widths of the rows below */
     char head[256];
     int hn = snprintf(head, sizeof(head), "  %-14s %9s ", "address", "bytes");
     if (shape_col)
         hn += snprintf(head + hn, sizeof(head) - (size_t)hn, "%-9s %-4s ", "shape", "type");
-    if (wide)
-        snprintf(head + hn, sizeof(head) - (size_t)hn, "%10s..%-10s %7s %s", "first", "last",
-                 "R/W  ", "last writer");
+    if (span_col)
+        hn += snprintf(head + hn, sizeof(head) - (size_t)hn, "%10s..%-10s", "first", "last");
+    if (rw_col)
+        snprintf(head + hn, sizeof(head) - (size_t)hn, " %7s %s", "R/W  ", "last writer");
     if (r.h > 1)
         tui_canvas_text(c, r.x, r.y + 1, r.w, TUI_STYLE_DIM, head, TUI_TEXT_ELLIPSIS);
     if (mi->sel >= s->norder)
@@ -464,12 +466,14 @@ static void mem_render(void *self, struct tui_canvas *c, struct tui_rect r, stru
         int n = snprintf(line, sizeof(line), "0x%012" PRIx64 " %9s ", g->addr, bytes);
         if (shape_col)
             n += snprintf(line + n, sizeof(line) - (size_t)n, "%-9.9s %-4.4s ", g->shape, g->dtype);
-        if (wide)
-            snprintf(line + n, sizeof(line) - (size_t)n, "%10" PRIu64 "..%-10" PRIu64 " %3u/%-3u",
-                     g->first, g->last, g->reads, g->writes);
+        if (span_col)
+            n += snprintf(line + n, sizeof(line) - (size_t)n, "%10" PRIu64 "..%-10" PRIu64,
+                          g->first, g->last);
+        if (rw_col)
+            snprintf(line + n, sizeof(line) - (size_t)n, " %3u/%-3u", g->reads, g->writes);
         int used = tui_canvas_text(c, r.x + 2, y, r.w - 2, st, line, TUI_TEXT_ELLIPSIS);
         uint32_t who = g->last_writer != NO_TRACK ? g->last_writer : g->last_track;
-        if (wide && who != NO_TRACK && who < trace_model_track_count(mi->m)) {
+        if (rw_col && who != NO_TRACK && who < trace_model_track_count(mi->m)) {
             uint32_t name = trace_model_track_get(mi->m, who)->name;
             tui_canvas_textn(c, r.x + 2 + used + 1, y, r.w - used - 3, st,
                              trace_model_str(mi->m, name), trace_model_str_len(mi->m, name),
