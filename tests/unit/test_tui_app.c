@@ -5,6 +5,8 @@
 #include "test_tui_util.h"
 #include "tui/app.h"
 
+#include <dirent.h>
+
 TestSuite(tui_app, .init = tui_test_locale);
 
 struct fixture {
@@ -302,4 +304,57 @@ Test(tui_app, mouse_click_selects_a_row_and_the_time)
     tui_app_mouse(f.a, col, y, 1);
     cr_assert(shows(&f, "op        gemm_f16"), "%s", line(&f, y));
     teardown(&f);
+}
+
+/* Every trace the tests hold, valid or not: what loads is viewed at several sizes and
+ * through the keys, in Unicode and ASCII, without a crash or a control character on
+ * screen. */
+static void view_everything(const char *dir)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "%s", dir);
+    static const int sizes[][2] = {{80, 24}, {40, 10}, {200, 60}, {39, 9}, {120, 16}};
+    static const char keys_all[] = "+++++-hl<>jjjj\r][FFeeoom\tz\tzbb?x/a\rnNgG0t";
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[512];
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        struct diag dg;
+        struct tui_source *src = tui_source_file_open(path, &dg);
+        if (!src)
+            continue;
+        for (int u = 0; u < 2; u++) {
+            struct tui_app *a = tui_app_new(src, 80, 24, u == 0, NULL, NULL, NULL, NULL);
+            for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+                tui_app_resize(a, sizes[s][0], sizes[s][1]);
+                for (const char *k = keys_all; *k; k++) {
+                    tui_app_key(a, (unsigned char)*k);
+                    while (tui_app_busy(a))
+                        tui_app_work(a, 1000000000);
+                    const struct tui_canvas *c = tui_app_render(a);
+                    for (int i = 0; i < c->w * c->h; i++) {
+                        uint32_t cp = c->cells[i].cp;
+                        cr_assert(c->cells[i].width == 0 ||
+                                      (cp >= 0x20 && (cp < 0x7f || cp > 0x9f)),
+                                  "%s: control character on screen", path);
+                        cr_assert(u == 0 || cp < 0x80, "%s: non-ASCII on an ASCII screen", path);
+                    }
+                }
+                tui_app_mouse(a, 30, 8, 1);
+                tui_app_mouse(a, 30, 8, 4);
+                tui_app_mouse(a, 30, 8, 5);
+            }
+            tui_app_free(a);
+        }
+        tui_source_free(src);
+    }
+    closedir(d);
+}
+
+Test(tui_app, every_test_trace_can_be_viewed, .timeout = 120)
+{
+    view_everything("tests/data/traces");
+    view_everything("tests/fuzz/corpus/loader");
+    view_everything("tests/data/tui");
 }
