@@ -73,9 +73,6 @@ int tui_help_render(struct tui_canvas *c, struct tui_rect r, int scroll, bool li
         tui_keymap_keys(acts[i].action, keys, sizeof(keys));
         emit(c, box, &n, scroll, kw, keys, acts[i].help, TUI_STYLE_NORMAL);
     }
-    if (!live)
-        emit(c, box, &n, scroll, kw, "space s S c",
-             "pause, step, step op, continue: live simulations only", TUI_STYLE_DIM);
     emit(c, box, &n, scroll, 0, NULL, "", TUI_STYLE_NORMAL);
     emit(c, box, &n, scroll, 0, NULL, "Gantt cells", TUI_STYLE_GROUP);
     const enum tui_style kinds[] = {TUI_STYLE_OP_MEMORY,   TUI_STYLE_OP_GEMM,
