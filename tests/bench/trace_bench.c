@@ -145,7 +145,8 @@ static int generate(uint64_t n, const char *path, struct diag *d)
 /* ---- measured runs in child processes ----------------------------------------------------- */
 
 struct result {
-    double secs;
+    double secs;      /* wall clock */
+    double cpu;       /* user + system CPU time of the measured process */
     long maxrss_kib;  /* the child's peak RSS */
     double per_event; /* resident bytes per event after loading (load runs) */
 };
@@ -169,10 +170,14 @@ static int measure(int (*fn)(const char *, uint64_t, struct result *), const cha
     close(fd[1]);
     ssize_t k = read(fd[0], res, sizeof(*res));
     close(fd[0]);
+    double inner_cpu = res->cpu; /* a child that ran its own child reports that one's */
     int st;
     struct rusage ru;
     wait4(pid, &st, 0, &ru);
     res->maxrss_kib = ru.ru_maxrss;
+    res->cpu = inner_cpu > 0 ? inner_cpu
+                             : (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+                                   (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
     return k == (ssize_t)sizeof(*res) && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
@@ -226,8 +231,10 @@ static int run_python(const char *path, uint64_t n, struct result *r)
     struct rusage ru;
     wait4(pid, &st, 0, &ru);
     r->secs = now_s() - t;
-    /* the python child's peak, passed up in per_event's place */
+    /* the python child's peak and CPU time, passed up in per_event's and cpu's place */
     r->per_event = (double)ru.ru_maxrss;
+    r->cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+             (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
@@ -254,40 +261,48 @@ static int bench(uint64_t n, const char *dir)
     char path[4096];
     snprintf(path, sizeof(path), "%s/bench_trace.json", dir);
     enum { GEN_RUNS = 3, LOAD_RUNS = 5, PY_RUNS = 3 };
-    double ws[GEN_RUNS], wr[GEN_RUNS], ls[LOAD_RUNS], lr[LOAD_RUNS], lb[LOAD_RUNS];
-    double ps[PY_RUNS], pr[PY_RUNS];
+    double ws[GEN_RUNS], wr[GEN_RUNS], wc[GEN_RUNS], ls[LOAD_RUNS], lr[LOAD_RUNS], lb[LOAD_RUNS];
+    double lc[LOAD_RUNS], ps[PY_RUNS], pr[PY_RUNS], pc[PY_RUNS];
     struct result r;
     for (int i = 0; i < GEN_RUNS; i++) {
         if (measure(run_gen, path, n, &r) < 0)
             return -1;
-        ws[i] = r.secs, wr[i] = (double)r.maxrss_kib / 1024;
+        ws[i] = r.secs, wr[i] = (double)r.maxrss_kib / 1024, wc[i] = r.cpu;
     }
     double mb = file_mb(path);
     for (int i = 0; i < LOAD_RUNS; i++) {
         if (measure(run_load, path, n, &r) < 0)
             return -1;
-        ls[i] = r.secs, lr[i] = (double)r.maxrss_kib / 1024, lb[i] = r.per_event;
+        ls[i] = r.secs, lr[i] = (double)r.maxrss_kib / 1024, lb[i] = r.per_event, lc[i] = r.cpu;
     }
     for (int i = 0; i < PY_RUNS; i++) {
         if (measure(run_python, path, n, &r) < 0) {
             fprintf(stderr, "trace_bench: python3 failed\n");
             return -1;
         }
-        ps[i] = r.secs, pr[i] = r.per_event / 1024;
+        ps[i] = r.secs, pr[i] = r.per_event / 1024, pc[i] = r.cpu;
     }
     double mws = median(ws, GEN_RUNS), mls = median(ls, LOAD_RUNS), mps = median(ps, PY_RUNS);
-    printf("trace: %llu events, %.1f MB\n", (unsigned long long)n, mb);
-    printf("  writer (stream + fsync + rename)  %7.3f s  %7.1f MB/s  peak RSS %6.1f MiB"
-           "  (median of %d)\n",
-           mws, mb / mws, median(wr, GEN_RUNS), GEN_RUNS);
-    printf("  loader (load + validate)          %7.3f s  %7.1f MB/s  peak RSS %6.1f MiB"
-           "  resident %5.1f B/event  (median of %d)\n",
-           mls, mb / mls, median(lr, LOAD_RUNS), median(lb, LOAD_RUNS), LOAD_RUNS);
-    printf("  python3 json.load (baseline)      %7.3f s  %7.1f MB/s  peak RSS %6.1f MiB"
-           "  (median of %d)\n",
-           mps, mb / mps, median(pr, PY_RUNS), PY_RUNS);
-    printf("  loader vs python: %.2fx the speed, %.2fx the peak memory\n", mps / mls,
-           median(lr, LOAD_RUNS) / median(pr, PY_RUNS));
+    double mwc = median(wc, GEN_RUNS), mlc = median(lc, LOAD_RUNS), mpc = median(pc, PY_RUNS);
+    double load[3] = {0};
+    if (getloadavg(load, 3) < 1)
+        load[0] = 0;
+    printf("trace: %llu events, %.1f MB (load average %.1f on %ld CPUs: wall times are noisy,\n"
+           "CPU times less so; medians)\n",
+           (unsigned long long)n, mb, load[0], sysconf(_SC_NPROCESSORS_ONLN));
+    printf("                                    wall       MB/s     CPU       MB/s   peak RSS\n");
+    printf(
+        "  writer (stream, fsync, rename)  %6.2f s  %7.1f  %6.2f s  %7.1f  %7.1f MiB  (%d runs)\n",
+        mws, mb / mws, mwc, mb / mwc, median(wr, GEN_RUNS), GEN_RUNS);
+    printf(
+        "  loader (load and validate)      %6.2f s  %7.1f  %6.2f s  %7.1f  %7.1f MiB  (%d runs)\n",
+        mls, mb / mls, mlc, mb / mlc, median(lr, LOAD_RUNS), LOAD_RUNS);
+    printf(
+        "  python3 json.load (baseline)    %6.2f s  %7.1f  %6.2f s  %7.1f  %7.1f MiB  (%d runs)\n",
+        mps, mb / mps, mpc, mb / mpc, median(pr, PY_RUNS), PY_RUNS);
+    printf("  loader: %.1f resident bytes per event; %.2fx python's speed (CPU), %.3fx its peak "
+           "memory\n",
+           median(lb, LOAD_RUNS), mpc / mlc, median(lr, LOAD_RUNS) / median(pr, PY_RUNS));
     unlink(path);
     return 0;
 }
