@@ -123,17 +123,31 @@ static const struct field pe_fields[] = {
     END,
 };
 
-#define MEM_FIELDS(name, m, d_gbps, d_lat)                                                         \
-    static const struct field name[] = {                                                           \
-        {"capacity_bytes", F_U64, CFG_OFF(m.capacity_bytes), true, true, 0, 1, 0x1p50, NULL,       \
-         NULL},                                                                                    \
-        POS("gbps", m.gbps, d_gbps, MIN_GBPS, MAX_GBPS),                                           \
-        NUM("latency_ns", m.latency_ns, d_lat, 0, MAX_NS),                                         \
-        END,                                                                                       \
+#define CAPACITY(m)                                                                                \
+    {                                                                                              \
+        "capacity_bytes", F_U64, CFG_OFF(m), true, true, 0, 1, 0x1p50, NULL, NULL                  \
     }
-MEM_FIELDS(hbm_fields, hbm, 256, 100);
-MEM_FIELDS(sram_fields, sram, 512, 20);
-MEM_FIELDS(tcm_fields, tcm, 1024, 2);
+
+static const struct field hbm_fields[] = {
+    CAPACITY(hbm.capacity_bytes),
+    POS("gbps", hbm.gbps, 256, MIN_GBPS, MAX_GBPS),
+    NUM("latency_ns", hbm.latency_ns, 100, 0, MAX_NS),
+    END,
+};
+
+static const struct field sram_fields[] = {
+    CAPACITY(sram.capacity_bytes),
+    POS("gbps", sram.gbps, 512, MIN_GBPS, MAX_GBPS),
+    NUM("latency_ns", sram.latency_ns, 20, 0, MAX_NS),
+    END,
+};
+
+static const struct field tcm_fields[] = {
+    CAPACITY(tcm.capacity_bytes),
+    POS("gbps", tcm.gbps, 1024, MIN_GBPS, MAX_GBPS),
+    NUM("latency_ns", tcm.latency_ns, 2, 0, MAX_NS),
+    END,
+};
 
 static const struct field memory_fields[] = {
     SECTION("hbm", hbm_fields),
@@ -152,17 +166,35 @@ static const struct field m_cpu_fields[] = {
     END,
 };
 
-#define LINK_FIELDS(name, m, d_lat, d_gbps)                                                        \
-    static const struct field name[] = {                                                           \
-        POS("latency_ns", m.latency_ns, d_lat, MIN_LAT, MAX_NS),                                   \
-        POS("gbps", m.gbps, d_gbps, MIN_GBPS, MAX_GBPS),                                           \
-        END,                                                                                       \
-    }
-LINK_FIELDS(noc_pe_fields, noc.pe, 1, 256);
-LINK_FIELDS(noc_cube_fields, noc.cube, 4, 128);
-LINK_FIELDS(noc_cube_cube_fields, noc.cube_cube, 20, 64);
-LINK_FIELDS(noc_host_fields, noc.host, 500, 32);
-LINK_FIELDS(noc_sip_sip_fields, noc.sip_sip, 200, 32);
+static const struct field noc_pe_fields[] = {
+    POS("latency_ns", noc.pe.latency_ns, 1, MIN_LAT, MAX_NS),
+    POS("gbps", noc.pe.gbps, 256, MIN_GBPS, MAX_GBPS),
+    END,
+};
+
+static const struct field noc_cube_fields[] = {
+    POS("latency_ns", noc.cube.latency_ns, 4, MIN_LAT, MAX_NS),
+    POS("gbps", noc.cube.gbps, 128, MIN_GBPS, MAX_GBPS),
+    END,
+};
+
+static const struct field noc_cube_cube_fields[] = {
+    POS("latency_ns", noc.cube_cube.latency_ns, 20, MIN_LAT, MAX_NS),
+    POS("gbps", noc.cube_cube.gbps, 64, MIN_GBPS, MAX_GBPS),
+    END,
+};
+
+static const struct field noc_host_fields[] = {
+    POS("latency_ns", noc.host.latency_ns, 500, MIN_LAT, MAX_NS),
+    POS("gbps", noc.host.gbps, 32, MIN_GBPS, MAX_GBPS),
+    END,
+};
+
+static const struct field noc_sip_sip_fields[] = {
+    POS("latency_ns", noc.sip_sip.latency_ns, 200, MIN_LAT, MAX_NS),
+    POS("gbps", noc.sip_sip.gbps, 32, MIN_GBPS, MAX_GBPS),
+    END,
+};
 
 static const struct field noc_fields[] = {
     SECTION("pe", noc_pe_fields),
@@ -260,12 +292,17 @@ static int check_range(struct ctx *c, const struct field *f, double x, const str
 static int load_map(struct ctx *c, const struct field *t, const struct sim_value *m,
                     const char *path, int line, int col, struct sim_value *snap);
 
+/* Where a field of the table lives in the config. */
+static void *field_ptr(struct sim_config *cfg, const struct field *f)
+{
+    return (char *)cfg + f->off;
+}
+
 /* Load one present key: v is its value, (line, col) the key's position. */
 static int load_field(struct ctx *c, const struct field *f, const struct sim_value *v,
                       const char *path, int line, int col, struct sim_value *snap)
 {
     char got[96];
-    char *base = (char *)c->cfg;
     switch (f->type) {
     case F_SECTION: {
         if (v->type != SIM_V_MAP)
@@ -278,8 +315,8 @@ static int load_field(struct ctx *c, const struct field *f, const struct sim_val
         if (v->type != SIM_V_STR)
             return diag_set(c->d, SIM_EINVAL, c->file, v->line, v->col, path,
                             "expected a string, got %s", describe(v, got, sizeof(got)));
-        free(*(char **)(base + f->off));
-        *(char **)(base + f->off) = sim_xstrdup(v->u.str.s);
+        free(*(char **)field_ptr(c->cfg, f));
+        *(char **)field_ptr(c->cfg, f) = sim_xstrdup(v->u.str.s);
         break;
     case F_NUM: {
         if (v->type != SIM_V_INT && v->type != SIM_V_FLOAT)
@@ -288,7 +325,7 @@ static int load_field(struct ctx *c, const struct field *f, const struct sim_val
         double x = v->type == SIM_V_INT ? (double)v->u.i : v->u.f;
         if (check_range(c, f, x, v, path))
             return -SIM_EINVAL;
-        *(double *)(base + f->off) = x;
+        *(double *)field_ptr(c->cfg, f) = x;
         break;
     }
     case F_UINT:
@@ -299,9 +336,9 @@ static int load_field(struct ctx *c, const struct field *f, const struct sim_val
         if (check_range(c, f, (double)v->u.i, v, path))
             return -SIM_EINVAL;
         if (f->type == F_UINT)
-            *(unsigned *)(base + f->off) = (unsigned)v->u.i;
+            *(unsigned *)field_ptr(c->cfg, f) = (unsigned)v->u.i;
         else
-            *(uint64_t *)(base + f->off) = (uint64_t)v->u.i;
+            *(uint64_t *)field_ptr(c->cfg, f) = (uint64_t)v->u.i;
         break;
     }
     }
@@ -314,7 +351,6 @@ static int load_field(struct ctx *c, const struct field *f, const struct sim_val
 static int load_default(struct ctx *c, const struct field *f, const char *path, int line, int col,
                         struct sim_value *snap)
 {
-    char *base = (char *)c->cfg;
     if (f->required)
         return diag_set(c->d, SIM_EINVAL, c->file, line, col, path, "missing required key");
     switch (f->type) {
@@ -323,19 +359,19 @@ static int load_default(struct ctx *c, const struct field *f, const char *path, 
         return load_map(c, f->sub, NULL, path, line, col, sub);
     }
     case F_STR:
-        *(char **)(base + f->off) = sim_xstrdup(f->dflt_str);
+        *(char **)field_ptr(c->cfg, f) = sim_xstrdup(f->dflt_str);
         sim_value_map_set_str(snap, f->key, f->dflt_str);
         break;
     case F_NUM:
-        *(double *)(base + f->off) = f->dflt;
+        *(double *)field_ptr(c->cfg, f) = f->dflt;
         sim_value_map_set_float(snap, f->key, f->dflt);
         break;
     case F_UINT:
-        *(unsigned *)(base + f->off) = (unsigned)f->dflt;
+        *(unsigned *)field_ptr(c->cfg, f) = (unsigned)f->dflt;
         sim_value_map_set_int(snap, f->key, (int64_t)f->dflt);
         break;
     case F_U64:
-        *(uint64_t *)(base + f->off) = (uint64_t)f->dflt;
+        *(uint64_t *)field_ptr(c->cfg, f) = (uint64_t)f->dflt;
         sim_value_map_set_int(snap, f->key, (int64_t)f->dflt);
         break;
     }
@@ -477,16 +513,23 @@ unsigned sim_config_total_pes(const struct sim_config *c)
     return c->sips * c->cubes_per_sip * c->pes_per_cube;
 }
 
+/* A number field of the config by its table entry. */
+static double number_at(const struct sim_config *c, const struct field *f)
+{
+    const void *p = (const char *)c + f->off;
+    return *(const double *)p;
+}
+
 double sim_config_math_cycles(const struct sim_config *c, const char *op)
 {
     const struct field *f = find_field(math_cycles_fields, op);
-    return f ? *(const double *)((const char *)c + f->off) : -1;
+    return f ? number_at(c, f) : -1;
 }
 
 double sim_config_gemm_macs(const struct sim_config *c, const char *dtype)
 {
     const struct field *f = find_field(macs_fields, dtype);
-    return f ? *(const double *)((const char *)c + f->off) : -1;
+    return f ? number_at(c, f) : -1;
 }
 
 double sim_config_cycles_to_ns(const struct sim_config *c, double cycles)

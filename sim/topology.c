@@ -392,7 +392,7 @@ int sim_topo_route(const struct sim_topo *t, int from, int to, struct sim_topo_r
     assert(done[to]); /* the graph is connected and memories are never needed in transit */
 
     int links = hops[to];
-    out->len = (size_t)(2 * links + 1);
+    out->len = 2 * (size_t)links + 1;
     out->hops = sim_xcalloc(out->len, sizeof(*out->hops));
     int v = to;
     size_t k = out->len;

@@ -368,7 +368,9 @@ static void map_append(struct sim_value *map, char *key, struct sim_value *val)
     if (map->u.map.len == map->u.map.cap) {
         map->u.map.cap = map->u.map.cap ? map->u.map.cap * 2 : 8;
         map->u.map.keys = sim_xreallocarray(map->u.map.keys, map->u.map.cap, sizeof(char *));
-        map->u.map.vals = sim_xreallocarray(map->u.map.vals, map->u.map.cap, sizeof(val));
+        map->u.map.vals =
+            sim_xreallocarray(map->u.map.vals, map->u.map.cap,
+                              sizeof(*map->u.map.vals)); /* NOLINT(bugprone-sizeof-expression) */
     }
     map->u.map.keys[map->u.map.len] = key;
     map->u.map.vals[map->u.map.len++] = val;
@@ -554,7 +556,8 @@ static int on_collection_start(struct loader *L, const yaml_event_t *ev, bool is
         (const char *)(is_map ? ev->data.mapping_start.tag : ev->data.sequence_start.tag);
     const char *anchor =
         (const char *)(is_map ? ev->data.mapping_start.anchor : ev->data.sequence_start.anchor);
-    if (tag && strcmp(tag, "!") != 0 && strcmp(tag, is_map ? TAG_PREFIX "map" : TAG_PREFIX "seq"))
+    if (tag && strcmp(tag, "!") != 0 &&
+        strcmp(tag, is_map ? TAG_PREFIX "map" : TAG_PREFIX "seq") != 0)
         return fail(L, SIM_EPARSE, line, col, "unsupported tag '%s' on a %s", tag,
                     is_map ? "map" : "list");
     if (expects_key(L))
@@ -634,7 +637,7 @@ int sim_yaml_load(const char *buf, size_t len, const char *file, const struct si
     *out = NULL;
     struct loader L = {
         .file = file,
-        .buf = buf,
+        .buf = buf ? buf : "",
         .len = len,
         .d = d,
         .max_depth = lim && lim->max_depth ? lim->max_depth : SIM_YAML_MAX_DEPTH,
@@ -646,7 +649,7 @@ int sim_yaml_load(const char *buf, size_t len, const char *file, const struct si
     yaml_parser_t parser;
     if (!yaml_parser_initialize(&parser))
         sim_die("out of memory initialising the YAML parser");
-    yaml_parser_set_input_string(&parser, (const unsigned char *)(buf ? buf : ""), len);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)L.buf, len);
 
     bool done = false;
     while (!done && !L.err) {

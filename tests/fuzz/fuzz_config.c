@@ -5,7 +5,6 @@
  */
 #include "sim/config.h"
 #include "sim/topology.h"
-#include "tests/fuzz/tensor_fallback.h"
 
 #include <assert.h>
 #include <stdint.h>

@@ -3,7 +3,6 @@
  * or a one-line diagnostic, never crash. make test replays tests/fuzz/corpus/workload/.
  */
 #include "sim/workload.h"
-#include "tests/fuzz/tensor_fallback.h"
 
 #include <assert.h>
 #include <stdint.h>

@@ -4,7 +4,6 @@
  * each input cheap. make test replays tests/fuzz/corpus/yaml/.
  */
 #include "sim/yaml.h"
-#include "tests/fuzz/tensor_fallback.h"
 
 #include <assert.h>
 #include <stdint.h>
