@@ -48,7 +48,10 @@ enum trace_op_kind {
 
 /* Event flags. */
 enum {
-    TRACE_EV_INFLIGHT = 1 << 0, /* live: started, not ended; end is "now" */
+    TRACE_EV_INFLIGHT = 1 << 0,    /* live: started, not ended; end is "now" */
+    TRACE_EV_OWN_DETAILS = 1 << 1, /* details indexes the model's details table (set by
+                                      trace_model_set_details_take) */
+    TRACE_EV_TRANSFER = 1 << 2,    /* its DRAM traffic is recorded (struct trace_transfer) */
 };
 
 #define TRACE_NO_STR  0u /* interned id of "no string" (null layer_id, ...) */
@@ -223,6 +226,42 @@ double trace_model_clock_ghz(const struct trace_model *m);
 /* What the loader skipped: unknown event types and unknown fields. */
 uint64_t trace_model_ignored_events(const struct trace_model *m);
 uint64_t trace_model_ignored_fields(const struct trace_model *m);
+
+/* ---- additions: the file behind a loaded model, DRAM traffic ------------------------------ */
+
+/*
+ * Attach the bytes a loaded model's events were read from (the mapped file): event
+ * details are parsed from them on demand, at the byte offset each event records.
+ * release(ctx) runs when the model is freed (NULL when nothing is to be released).
+ */
+void trace_model_attach_source(struct trace_model *m, const char *data, size_t len,
+                               void (*release)(void *ctx), void *ctx);
+
+/* "now" of a live model (0 until trace_model_set_now is called). */
+uint64_t trace_model_now(const struct trace_model *m);
+
+/* Flags of a transfer. */
+enum {
+    TRACE_XFER_WRITE = 1 << 0, /* chip -> DRAM (else DRAM -> chip, a read) */
+    TRACE_XFER_KV = 1 << 1,    /* KV-cache traffic (details.tensor_role "kv") */
+};
+
+/*
+ * The DRAM traffic of one ENGINE_EVENT, as trace/FORMAT.md defines it: bytes moved between
+ * DRAM (HBM) and the chip over the event's [start, end). An ipcq_copy from HBM to HBM has
+ * two (a read and a write). Metrics and bandwidth samples are computed from these.
+ */
+struct trace_transfer {
+    uint64_t event; /* index of the ENGINE_EVENT */
+    uint64_t bytes;
+    uint32_t flags; /* TRACE_XFER_* */
+};
+
+/* Record a transfer (the loader does, from each DMA event's details; so does
+ * trace_model_set_details_take for a live event on a DMA track, once per event). */
+void trace_model_add_transfer(struct trace_model *m, const struct trace_transfer *x);
+size_t trace_model_transfer_count(const struct trace_model *m);
+const struct trace_transfer *trace_model_transfer(const struct trace_model *m, size_t i);
 
 /* Names of the enums, as written in trace files ("DMA", "TE"...; "memory", "gemm"...). */
 const char *trace_engine_name(enum trace_engine e);

@@ -1,0 +1,933 @@
+/*
+ * The trace model (see model.h): interned strings in an arena with an open-addressing hash
+ * table, a flat array of 48-byte ENGINE_EVENTs, and per track a sorted index with a running
+ * maximum of ends (seek) and the union of its busy intervals with prefix sums (busy time of
+ * any window in O(log n)). trace_model_finish brings the per-track structures up to date
+ * incrementally: appended events in start order and ended in-flight events cost O(log n)
+ * each, so a live run can call it every frame.
+ */
+#include "trace/model.h"
+
+#include "sim/xalloc.h"
+#include "trace/format.h"
+#include "trace/json.h"
+
+#include <assert.h>
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(sizeof(struct trace_event) == 48, "an ENGINE_EVENT record is 48 bytes");
+
+enum {
+    ARENA_CHUNK = 64 * 1024, /* strings are packed into chunks of this size */
+    ARENA_BIG = 8 * 1024,    /* longer strings get a chunk of their own */
+};
+
+struct str_entry {
+    const char *s; /* in the arena, NUL-terminated */
+    uint32_t len;
+    uint32_t hash;
+};
+
+/* Per-track indexes. Positions are indices into the sorted array idx. */
+struct track_data {
+    struct trace_track pub;
+    uint64_t *idx;        /* owned: event indices sorted by (start, index) */
+    uint64_t *maxend;     /* owned: maxend[k] = max end of the ended events in idx[0..k] */
+    size_t n, cap;        /* published length (the index as of the last finish) */
+    size_t inflight_from; /* first position holding an in-flight event, or n */
+    size_t ninflight;     /* in-flight events of the track (published or not) */
+    uint64_t *us, *ue;    /* owned: union of the ended events' intervals, [us, ue) */
+    uint64_t *upre;       /* owned: upre[j] = total length of intervals 0..j-1 */
+    size_t un, ucap;      /* intervals */
+    bool unsorted;        /* an event arrived out of start order: rebuild at finish */
+    bool touched;         /* in the current finish's list of changed tracks */
+};
+
+struct trace_model {
+    /* strings: id 0 is TRACE_NO_STR (the empty string) */
+    struct str_entry *strs; /* owned */
+    uint32_t nstr, capstr;
+    uint32_t *htab; /* owned: string ids, 0 = empty slot; capacity a power of two */
+    uint32_t hcap;
+    char **chunks; /* owned: arena chunks */
+    size_t nchunks, capchunks;
+    char *arena; /* free space in the current chunk */
+    size_t arena_left;
+
+    struct track_data *tracks; /* owned */
+    uint32_t ntracks, captracks;
+    uint32_t *thtab; /* owned: track index + 1 by name id hash, 0 = empty */
+    uint32_t thcap;
+
+    struct trace_event *ev; /* owned */
+    uint64_t nev, capev;
+    uint64_t nev_done; /* events [0, nev_done) are in their tracks' indexes */
+    uint64_t *ended;   /* owned: events ended since the last finish */
+    size_t nended, capended;
+    uint32_t *touched; /* owned: tracks changed during the current finish */
+
+    struct sim_value **det; /* owned: live details table */
+    size_t ndet, capdet;
+
+    struct trace_mem_access *mem;
+    size_t nmem, capmem;
+    struct trace_token *tok;
+    size_t ntok, captok;
+    struct trace_marker *mk;
+    size_t nmk, capmk;
+    struct trace_bw_sample *bw;
+    size_t nbw, capbw;
+    struct trace_transfer *xf;
+    size_t nxf, capxf;
+
+    struct sim_value *metadata, *config, *file_summary; /* owned */
+
+    uint64_t now;
+    bool have_time;
+    uint64_t tmin, tmax;
+    uint64_t gen;
+    uint64_t ignored_events, ignored_fields;
+
+    const char *src; /* borrowed, released through src_release */
+    size_t src_len;
+    void (*src_release)(void *ctx);
+    void *src_ctx;
+};
+
+/* ---- small helpers ------------------------------------------------------------------- */
+
+/* Grow *p (elements of size sz) so it holds at least need; cap doubles. */
+static void grow(void *pp, size_t *cap, size_t need, size_t sz)
+{
+    void **p = pp;
+    if (need <= *cap)
+        return;
+    size_t c = *cap ? *cap : 16;
+    while (c < need)
+        c *= 2;
+    *p = sim_xreallocarray(*p, c, sz);
+    *cap = c;
+}
+
+static void grow64(void *pp, uint64_t *cap, uint64_t need, size_t sz)
+{
+    size_t c = (size_t)*cap;
+    grow(pp, &c, (size_t)need, sz);
+    *cap = c;
+}
+
+static void see_time(struct trace_model *m, uint64_t a, uint64_t b)
+{
+    if (!m->have_time) {
+        m->tmin = a, m->tmax = b, m->have_time = true;
+        return;
+    }
+    if (a < m->tmin)
+        m->tmin = a;
+    if (b > m->tmax)
+        m->tmax = b;
+}
+
+static uint32_t hash_bytes(const char *s, size_t n)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 31;
+        s += 8, n -= 8;
+    }
+    uint64_t w = 0;
+    memcpy(&w, s, n);
+    h = (h ^ w) * 0x94D049BB133111EBull;
+    h ^= h >> 29;
+    return (uint32_t)h ^ (uint32_t)(h >> 32);
+}
+
+/* ---- strings --------------------------------------------------------------------------- */
+
+static char *arena_alloc(struct trace_model *m, size_t n)
+{
+    if (n > m->arena_left) {
+        size_t size = n > ARENA_BIG ? n : ARENA_CHUNK;
+        grow(&m->chunks, &m->capchunks, m->nchunks + 1, sizeof(char *));
+        char *c = sim_xmalloc(size);
+        m->chunks[m->nchunks++] = c;
+        if (n > ARENA_BIG)
+            return c; /* a chunk of its own; the current chunk stays current */
+        m->arena = c, m->arena_left = size;
+    }
+    char *p = m->arena;
+    m->arena += n, m->arena_left -= n;
+    return p;
+}
+
+static void str_rehash(struct trace_model *m)
+{
+    uint32_t cap = m->hcap ? m->hcap * 2 : 1024;
+    uint32_t *t = sim_xcalloc(cap, sizeof(*t));
+    for (uint32_t id = 1; id < m->nstr; id++) {
+        uint32_t i = m->strs[id].hash & (cap - 1);
+        while (t[i])
+            i = (i + 1) & (cap - 1);
+        t[i] = id;
+    }
+    free(m->htab);
+    m->htab = t, m->hcap = cap;
+}
+
+uint32_t trace_model_intern(struct trace_model *m, const char *s, size_t len)
+{
+    assert(len < UINT32_MAX);
+    uint32_t h = hash_bytes(s, len);
+    uint32_t i = h & (m->hcap - 1);
+    for (uint32_t id; (id = m->htab[i]); i = (i + 1) & (m->hcap - 1)) {
+        const struct str_entry *e = &m->strs[id];
+        if (e->hash == h && e->len == len && memcmp(e->s, s, len) == 0)
+            return id;
+    }
+    assert(m->nstr < UINT32_MAX - 1);
+    char *p = arena_alloc(m, len + 1);
+    memcpy(p, s, len);
+    p[len] = '\0';
+    size_t cap = m->capstr;
+    grow(&m->strs, &cap, (size_t)m->nstr + 1, sizeof(*m->strs));
+    m->capstr = (uint32_t)cap;
+    uint32_t id = m->nstr++;
+    m->strs[id] = (struct str_entry){p, (uint32_t)len, h};
+    if ((uint64_t)m->nstr * 2 > m->hcap) {
+        str_rehash(m);
+    } else {
+        m->htab[i] = id;
+    }
+    return id;
+}
+
+const char *trace_model_str(const struct trace_model *m, uint32_t id)
+{
+    assert(id < m->nstr);
+    return m->strs[id].s;
+}
+
+size_t trace_model_str_len(const struct trace_model *m, uint32_t id)
+{
+    assert(id < m->nstr);
+    return m->strs[id].len;
+}
+
+/* ---- life ------------------------------------------------------------------------------ */
+
+struct trace_model *trace_model_new(void)
+{
+    struct trace_model *m = sim_xcalloc(1, sizeof(*m));
+    m->capstr = 1024;
+    m->strs = sim_xcalloc(m->capstr, sizeof(*m->strs));
+    m->strs[0] = (struct str_entry){"", 0, 0};
+    m->nstr = 1;
+    str_rehash(m);
+    return m;
+}
+
+static void track_fini(struct track_data *t)
+{
+    free(t->idx);
+    free(t->maxend);
+    free(t->us);
+    free(t->ue);
+    free(t->upre);
+}
+
+void trace_model_free(struct trace_model *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->nchunks; i++)
+        free(m->chunks[i]);
+    free(m->chunks);
+    free(m->strs);
+    free(m->htab);
+    for (uint32_t i = 0; i < m->ntracks; i++)
+        track_fini(&m->tracks[i]);
+    free(m->tracks);
+    free(m->thtab);
+    free(m->ev);
+    free(m->ended);
+    free(m->touched);
+    for (size_t i = 0; i < m->ndet; i++)
+        sim_value_free(m->det[i]);
+    free(m->det);
+    free(m->mem);
+    for (size_t i = 0; i < m->ntok; i++)
+        sim_value_free(m->tok[i].details);
+    free(m->tok);
+    for (size_t i = 0; i < m->nmk; i++)
+        sim_value_free(m->mk[i].details);
+    free(m->mk);
+    free(m->bw);
+    free(m->xf);
+    sim_value_free(m->metadata);
+    sim_value_free(m->config);
+    sim_value_free(m->file_summary);
+    if (m->src_release)
+        m->src_release(m->src_ctx);
+    free(m);
+}
+
+void trace_model_attach_source(struct trace_model *m, const char *data, size_t len,
+                               void (*release)(void *ctx), void *ctx)
+{
+    if (m->src_release)
+        m->src_release(m->src_ctx);
+    m->src = data, m->src_len = len;
+    m->src_release = release, m->src_ctx = ctx;
+}
+
+/* ---- tracks ---------------------------------------------------------------------------- */
+
+static void track_rehash(struct trace_model *m)
+{
+    uint32_t cap = m->thcap ? m->thcap * 2 : 64;
+    uint32_t *t = sim_xcalloc(cap, sizeof(*t));
+    for (uint32_t k = 0; k < m->ntracks; k++) {
+        uint32_t i = m->strs[m->tracks[k].pub.name].hash & (cap - 1);
+        while (t[i])
+            i = (i + 1) & (cap - 1);
+        t[i] = k + 1;
+    }
+    free(m->thtab);
+    m->thtab = t, m->thcap = cap;
+}
+
+uint32_t trace_model_track(struct trace_model *m, const char *name, enum trace_engine engine,
+                           int32_t engine_id)
+{
+    assert((unsigned)engine < TRACE_ENGINE_COUNT);
+    uint32_t id = trace_model_intern(m, name, strlen(name));
+    if (!m->thcap)
+        track_rehash(m);
+    uint32_t i = m->strs[id].hash & (m->thcap - 1);
+    for (uint32_t k; (k = m->thtab[i]); i = (i + 1) & (m->thcap - 1))
+        if (m->tracks[k - 1].pub.name == id)
+            return k - 1;
+    size_t cap = m->captracks;
+    grow(&m->tracks, &cap, (size_t)m->ntracks + 1, sizeof(*m->tracks));
+    m->captracks = (uint32_t)cap;
+    uint32_t k = m->ntracks++;
+    m->tracks[k] = (struct track_data){.pub = {id, engine, engine_id}};
+    m->touched = sim_xreallocarray(m->touched, m->captracks, sizeof(*m->touched));
+    if ((uint64_t)m->ntracks * 2 > m->thcap)
+        track_rehash(m);
+    else
+        m->thtab[i] = k + 1;
+    m->gen++;
+    return k;
+}
+
+size_t trace_model_track_count(const struct trace_model *m)
+{
+    return m->ntracks;
+}
+
+const struct trace_track *trace_model_track_get(const struct trace_model *m, uint32_t track)
+{
+    assert(track < m->ntracks);
+    return &m->tracks[track].pub;
+}
+
+/* ---- events ---------------------------------------------------------------------------- */
+
+uint64_t trace_model_add_event(struct trace_model *m, const struct trace_event *ev)
+{
+    assert(ev->track < m->ntracks);
+    assert((ev->flags & TRACE_EV_INFLIGHT) || ev->end >= ev->start);
+    grow64(&m->ev, &m->capev, m->nev + 1, sizeof(*m->ev));
+    uint64_t i = m->nev++;
+    m->ev[i] = *ev;
+    m->ev[i].flags &= (uint8_t) ~(TRACE_EV_OWN_DETAILS | TRACE_EV_TRANSFER);
+    if (ev->flags & TRACE_EV_INFLIGHT) {
+        m->ev[i].end = ev->start;
+        m->tracks[ev->track].ninflight++;
+        see_time(m, ev->start, ev->start);
+    } else {
+        see_time(m, ev->start, ev->end);
+    }
+    m->gen++;
+    return i;
+}
+
+void trace_model_end_event(struct trace_model *m, uint64_t i, uint64_t end)
+{
+    assert(i < m->nev);
+    struct trace_event *e = &m->ev[i];
+    assert(e->flags & TRACE_EV_INFLIGHT);
+    assert(end >= e->start);
+    e->end = end;
+    e->flags &= (uint8_t)~TRACE_EV_INFLIGHT;
+    m->tracks[e->track].ninflight--;
+    grow(&m->ended, &m->capended, m->nended + 1, sizeof(*m->ended));
+    m->ended[m->nended++] = i;
+    see_time(m, e->start, end);
+    m->gen++;
+}
+
+void trace_model_set_details_take(struct trace_model *m, uint64_t i, struct sim_value *details)
+{
+    assert(i < m->nev);
+    struct trace_event *e = &m->ev[i];
+    if (e->flags & TRACE_EV_OWN_DETAILS) {
+        sim_value_free(m->det[e->details]);
+        m->det[e->details] = details;
+    } else {
+        grow(&m->det, &m->capdet, m->ndet + 1, sizeof(*m->det));
+        m->det[m->ndet] = details;
+        e->details = m->ndet++;
+        e->flags |= TRACE_EV_OWN_DETAILS;
+    }
+    if (!(e->flags & TRACE_EV_TRANSFER)) {
+        struct trace_transfer x[2];
+        int k = trace_dram_from_value(m->tracks[e->track].pub.engine, trace_model_str(m, e->op),
+                                      details, x);
+        for (int j = 0; j < k; j++) {
+            x[j].event = i;
+            trace_model_add_transfer(m, &x[j]); /* sets TRACE_EV_TRANSFER */
+        }
+    }
+    m->gen++;
+}
+
+uint64_t trace_model_event_count(const struct trace_model *m)
+{
+    return m->nev;
+}
+
+const struct trace_event *trace_model_event(const struct trace_model *m, uint64_t i)
+{
+    assert(i < m->nev);
+    return &m->ev[i];
+}
+
+struct sim_value *trace_model_event_details(const struct trace_model *m, uint64_t i)
+{
+    assert(i < m->nev);
+    const struct trace_event *e = &m->ev[i];
+    if (e->flags & TRACE_EV_OWN_DETAILS)
+        return sim_value_clone(m->det[e->details]);
+    if (!m->src || e->details >= m->src_len)
+        return NULL;
+    const char *end;
+    cJSON *j = cJSON_ParseWithLengthOpts(m->src + e->details, m->src_len - e->details, &end, 0);
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "details");
+    struct sim_value *v = d && !cJSON_IsNull(d) ? trace_json_to_value(d) : NULL;
+    cJSON_Delete(j);
+    return v;
+}
+
+/* ---- other records --------------------------------------------------------------------- */
+
+void trace_model_add_mem_access(struct trace_model *m, const struct trace_mem_access *a)
+{
+    grow(&m->mem, &m->capmem, m->nmem + 1, sizeof(*m->mem));
+    m->mem[m->nmem++] = *a;
+    see_time(m, a->cycle, a->cycle);
+    m->gen++;
+}
+
+void trace_model_add_token(struct trace_model *m, const struct trace_token *t)
+{
+    assert(t->end >= t->start);
+    grow(&m->tok, &m->captok, m->ntok + 1, sizeof(*m->tok));
+    m->tok[m->ntok++] = *t;
+    see_time(m, t->start, t->end);
+    m->gen++;
+}
+
+void trace_model_add_marker(struct trace_model *m, const struct trace_marker *k)
+{
+    grow(&m->mk, &m->capmk, m->nmk + 1, sizeof(*m->mk));
+    m->mk[m->nmk++] = *k;
+    see_time(m, k->cycle, k->cycle);
+    m->gen++;
+}
+
+void trace_model_add_bw_sample(struct trace_model *m, const struct trace_bw_sample *s)
+{
+    grow(&m->bw, &m->capbw, m->nbw + 1, sizeof(*m->bw));
+    m->bw[m->nbw++] = *s;
+    m->gen++;
+}
+
+void trace_model_add_transfer(struct trace_model *m, const struct trace_transfer *x)
+{
+    assert(x->event < m->nev);
+    grow(&m->xf, &m->capxf, m->nxf + 1, sizeof(*m->xf));
+    m->xf[m->nxf++] = *x;
+    m->ev[x->event].flags |= TRACE_EV_TRANSFER;
+    m->gen++;
+}
+
+size_t trace_model_transfer_count(const struct trace_model *m)
+{
+    return m->nxf;
+}
+
+const struct trace_transfer *trace_model_transfer(const struct trace_model *m, size_t i)
+{
+    assert(i < m->nxf);
+    return &m->xf[i];
+}
+
+void trace_model_set_metadata_take(struct trace_model *m, struct sim_value *run_metadata)
+{
+    sim_value_free(m->metadata);
+    m->metadata = run_metadata;
+    m->gen++;
+}
+
+void trace_model_set_config_take(struct trace_model *m, struct sim_value *config_snapshot)
+{
+    sim_value_free(m->config);
+    m->config = config_snapshot;
+    m->gen++;
+}
+
+void trace_model_set_file_summary_take(struct trace_model *m, struct sim_value *summary)
+{
+    sim_value_free(m->file_summary);
+    m->file_summary = summary;
+    m->gen++;
+}
+
+void trace_model_set_now(struct trace_model *m, uint64_t now)
+{
+    m->now = now;
+    if (!m->have_time) {
+        m->tmin = 0, m->tmax = now, m->have_time = true;
+    } else if (now > m->tmax) {
+        m->tmax = now;
+    }
+    m->gen++;
+}
+
+uint64_t trace_model_now(const struct trace_model *m)
+{
+    return m->now;
+}
+
+void trace_model_count_ignored(struct trace_model *m, bool event)
+{
+    if (event)
+        m->ignored_events++;
+    else
+        m->ignored_fields++;
+}
+
+/* ---- per-track indexes ----------------------------------------------------------------- */
+
+/* Order of a track's index: start, then event index (insertion order). */
+static bool before(const struct trace_model *m, uint64_t a, uint64_t b)
+{
+    uint64_t sa = m->ev[a].start, sb = m->ev[b].start;
+    return sa < sb || (sa == sb && a < b);
+}
+
+static int cmp_pos(const void *pa, const void *pb, void *ctx)
+{
+    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+    if (a == b)
+        return 0;
+    return before(ctx, a, b) ? -1 : 1;
+}
+
+static void touch(struct trace_model *m, uint32_t t, size_t *ntouched)
+{
+    if (!m->tracks[t].touched) {
+        m->tracks[t].touched = true;
+        m->touched[(*ntouched)++] = t;
+    }
+}
+
+static void union_reserve(struct track_data *t, size_t need)
+{
+    if (need <= t->ucap)
+        return;
+    size_t c = t->ucap ? t->ucap : 8;
+    while (c < need)
+        c *= 2;
+    t->us = sim_xreallocarray(t->us, c, sizeof(uint64_t));
+    t->ue = sim_xreallocarray(t->ue, c, sizeof(uint64_t));
+    t->upre = sim_xreallocarray(t->upre, c, sizeof(uint64_t));
+    t->ucap = c;
+}
+
+/* Recompute prefix sums from interval j on. */
+static void union_prefix(struct track_data *t, size_t j)
+{
+    for (; j < t->un; j++)
+        t->upre[j] = j ? t->upre[j - 1] + (t->ue[j - 1] - t->us[j - 1]) : 0;
+}
+
+/* Add [s, e) to the union: merge with every interval it overlaps or touches. */
+static void union_insert(struct track_data *t, uint64_t s, uint64_t e)
+{
+    if (e <= s)
+        return;
+    /* fast path: at or after the end */
+    if (t->un && s <= t->ue[t->un - 1] && s >= t->us[t->un - 1]) {
+        if (e > t->ue[t->un - 1])
+            t->ue[t->un - 1] = e;
+        return;
+    }
+    if (!t->un || s > t->ue[t->un - 1]) {
+        union_reserve(t, t->un + 1);
+        t->us[t->un] = s, t->ue[t->un] = e;
+        t->un++;
+        union_prefix(t, t->un - 1);
+        return;
+    }
+    /* j: first interval with ue >= s; k: first interval with us > e */
+    size_t lo = 0, hi = t->un;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->ue[mid] < s)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t j = lo;
+    hi = t->un;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->us[mid] <= e)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t k = lo;
+    if (j == k) { /* no overlap: insert at j */
+        union_reserve(t, t->un + 1);
+        memmove(t->us + j + 1, t->us + j, (t->un - j) * sizeof(uint64_t));
+        memmove(t->ue + j + 1, t->ue + j, (t->un - j) * sizeof(uint64_t));
+        t->us[j] = s, t->ue[j] = e;
+        t->un++;
+    } else { /* merge j..k-1 into j */
+        uint64_t ns = s < t->us[j] ? s : t->us[j];
+        uint64_t ne = e > t->ue[k - 1] ? e : t->ue[k - 1];
+        t->us[j] = ns, t->ue[j] = ne;
+        size_t gone = k - j - 1;
+        memmove(t->us + j + 1, t->us + k, (t->un - k) * sizeof(uint64_t));
+        memmove(t->ue + j + 1, t->ue + k, (t->un - k) * sizeof(uint64_t));
+        t->un -= gone;
+    }
+    union_prefix(t, j);
+}
+
+/* Rebuild everything of a track from its (re-sorted) index. */
+static void track_rebuild(struct trace_model *m, struct track_data *t)
+{
+    qsort_r(t->idx, t->n, sizeof(*t->idx), cmp_pos, m);
+    t->un = 0;
+    t->inflight_from = t->n;
+    uint64_t run = 0;
+    for (size_t k = 0; k < t->n; k++) {
+        const struct trace_event *e = &m->ev[t->idx[k]];
+        if (e->flags & TRACE_EV_INFLIGHT) {
+            if (t->inflight_from == t->n)
+                t->inflight_from = k;
+        } else {
+            if (e->end > run)
+                run = e->end;
+            union_insert(t, e->start, e->end); /* in start order: always the fast path */
+        }
+        t->maxend[k] = run;
+    }
+    t->unsorted = false;
+}
+
+/* Position of event i in a track's published index, or SIZE_MAX. */
+static size_t track_find(const struct trace_model *m, const struct track_data *t, uint64_t i)
+{
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (before(m, t->idx[mid], i))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->n && t->idx[lo] == i ? lo : SIZE_MAX;
+}
+
+void trace_model_finish(struct trace_model *m)
+{
+    size_t ntouched = 0;
+    size_t *old_n = NULL;
+
+    /* 1. ended events already in an index: union and running maximum */
+    for (size_t q = 0; q < m->nended; q++) {
+        uint64_t i = m->ended[q];
+        if (i >= m->nev_done)
+            continue; /* appended in this batch: handled with the new positions */
+        const struct trace_event *e = &m->ev[i];
+        struct track_data *t = &m->tracks[e->track];
+        if (t->unsorted)
+            continue;
+        size_t p = track_find(m, t, i);
+        assert(p != SIZE_MAX);
+        union_insert(t, e->start, e->end);
+        for (size_t k = p; k < t->n && t->maxend[k] < e->end; k++)
+            t->maxend[k] = e->end;
+        touch(m, e->track, &ntouched);
+    }
+    m->nended = 0;
+
+    /* 2. new events: append to their tracks, noting where each track's new part starts */
+    if (m->nev_done < m->nev) {
+        old_n = sim_xcalloc(m->ntracks ? m->ntracks : 1, sizeof(*old_n));
+        for (uint32_t k = 0; k < m->ntracks; k++)
+            old_n[k] = m->tracks[k].n;
+    }
+    for (uint64_t i = m->nev_done; i < m->nev; i++) {
+        uint32_t tr = m->ev[i].track;
+        struct track_data *t = &m->tracks[tr];
+        if (t->n == t->cap) {
+            size_t c = t->cap ? t->cap * 2 : 64;
+            t->idx = sim_xreallocarray(t->idx, c, sizeof(*t->idx));
+            t->maxend = sim_xreallocarray(t->maxend, c, sizeof(*t->maxend));
+            t->cap = c;
+        }
+        if (t->n && before(m, i, t->idx[t->n - 1]))
+            t->unsorted = true;
+        t->idx[t->n++] = i;
+        touch(m, tr, &ntouched);
+    }
+    m->nev_done = m->nev;
+
+    /* 3. per changed track: new positions, in-flight start, or a full rebuild */
+    for (size_t q = 0; q < ntouched; q++) {
+        uint32_t tr = m->touched[q];
+        struct track_data *t = &m->tracks[tr];
+        t->touched = false;
+        if (t->unsorted) {
+            track_rebuild(m, t);
+            continue;
+        }
+        size_t from = old_n ? old_n[tr] : t->n;
+        for (size_t k = from; k < t->n; k++) {
+            const struct trace_event *e = &m->ev[t->idx[k]];
+            uint64_t run = k ? t->maxend[k - 1] : 0;
+            if (!(e->flags & TRACE_EV_INFLIGHT)) {
+                if (e->end > run)
+                    run = e->end;
+                union_insert(t, e->start, e->end);
+            }
+            t->maxend[k] = run;
+        }
+        if (t->ninflight == 0) {
+            t->inflight_from = t->n;
+        } else {
+            size_t k = t->inflight_from < from ? t->inflight_from : from;
+            while (k < t->n && !(m->ev[t->idx[k]].flags & TRACE_EV_INFLIGHT))
+                k++;
+            t->inflight_from = k;
+        }
+    }
+    free(old_n);
+    m->gen++;
+}
+
+/* ---- reading --------------------------------------------------------------------------- */
+
+uint64_t trace_model_generation(const struct trace_model *m)
+{
+    return m->gen;
+}
+
+size_t trace_model_track_events(const struct trace_model *m, uint32_t track, const uint64_t **idx)
+{
+    assert(track < m->ntracks);
+    *idx = m->tracks[track].idx;
+    return m->tracks[track].n;
+}
+
+/* Effective running maximum of ends at position k: in-flight events end at now. */
+static uint64_t eff_maxend(const struct trace_model *m, const struct track_data *t, size_t k)
+{
+    uint64_t v = t->maxend[k];
+    if (k >= t->inflight_from && m->now > v)
+        v = m->now;
+    return v;
+}
+
+size_t trace_model_track_seek(const struct trace_model *m, uint32_t track, uint64_t t_)
+{
+    assert(track < m->ntracks);
+    const struct track_data *t = &m->tracks[track];
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (eff_maxend(m, t, mid) > t_)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* Busy cycles of the union of ended events within [0, x). */
+static uint64_t union_upto(const struct track_data *t, uint64_t x)
+{
+    /* last interval with us <= x */
+    size_t lo = 0, hi = t->un;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->us[mid] <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return 0;
+    size_t j = lo - 1;
+    uint64_t end = x < t->ue[j] ? x : t->ue[j];
+    return t->upre[j] + (end - t->us[j]);
+}
+
+uint64_t trace_model_track_busy(const struct trace_model *m, uint32_t track, uint64_t a, uint64_t b)
+{
+    assert(track < m->ntracks);
+    const struct track_data *t = &m->tracks[track];
+    if (b <= a)
+        return 0;
+    uint64_t busy = union_upto(t, b) - union_upto(t, a);
+    if (t->inflight_from < t->n) {
+        /* every in-flight event ends at now; together they cover [first start, now) */
+        uint64_t s0 = m->ev[t->idx[t->inflight_from]].start;
+        uint64_t lo = a > s0 ? a : s0, hi = b < m->now ? b : m->now;
+        if (hi > lo)
+            busy += (hi - lo) - (union_upto(t, hi) - union_upto(t, lo));
+    }
+    return busy;
+}
+
+size_t trace_model_mem_access_count(const struct trace_model *m)
+{
+    return m->nmem;
+}
+
+const struct trace_mem_access *trace_model_mem_access(const struct trace_model *m, size_t i)
+{
+    assert(i < m->nmem);
+    return &m->mem[i];
+}
+
+size_t trace_model_token_count(const struct trace_model *m)
+{
+    return m->ntok;
+}
+
+const struct trace_token *trace_model_token(const struct trace_model *m, size_t i)
+{
+    assert(i < m->ntok);
+    return &m->tok[i];
+}
+
+size_t trace_model_marker_count(const struct trace_model *m)
+{
+    return m->nmk;
+}
+
+const struct trace_marker *trace_model_marker(const struct trace_model *m, size_t i)
+{
+    assert(i < m->nmk);
+    return &m->mk[i];
+}
+
+size_t trace_model_bw_sample_count(const struct trace_model *m)
+{
+    return m->nbw;
+}
+
+const struct trace_bw_sample *trace_model_bw_sample(const struct trace_model *m, size_t i)
+{
+    assert(i < m->nbw);
+    return &m->bw[i];
+}
+
+const struct sim_value *trace_model_metadata(const struct trace_model *m)
+{
+    return m->metadata;
+}
+
+const struct sim_value *trace_model_config(const struct trace_model *m)
+{
+    return m->config;
+}
+
+const struct sim_value *trace_model_file_summary(const struct trace_model *m)
+{
+    return m->file_summary;
+}
+
+uint64_t trace_model_t_min(const struct trace_model *m)
+{
+    return m->have_time ? m->tmin : 0;
+}
+
+uint64_t trace_model_t_max(const struct trace_model *m)
+{
+    return m->have_time ? m->tmax : 0;
+}
+
+double trace_model_clock_ghz(const struct trace_model *m)
+{
+    double g = sim_value_get_float(m->config, "clock_ghz", 0);
+    return g > 0 && g < 1e9 ? g : 0;
+}
+
+uint64_t trace_model_ignored_events(const struct trace_model *m)
+{
+    return m->ignored_events;
+}
+
+uint64_t trace_model_ignored_fields(const struct trace_model *m)
+{
+    return m->ignored_fields;
+}
+
+/* ---- enum names ------------------------------------------------------------------------ */
+
+static const char *const engine_names[TRACE_ENGINE_COUNT] = {"DMA", "TE", "VE", "HOST", "OTHER"};
+static const char *const kind_names[TRACE_KIND_COUNT] = {"memory", "gemm", "math", "unknown"};
+
+const char *trace_engine_name(enum trace_engine e)
+{
+    return (unsigned)e < TRACE_ENGINE_COUNT ? engine_names[e] : "?";
+}
+
+int trace_engine_parse(const char *s, enum trace_engine *out)
+{
+    for (int i = 0; i < TRACE_ENGINE_COUNT; i++)
+        if (strcmp(s, engine_names[i]) == 0) {
+            *out = (enum trace_engine)i;
+            return 0;
+        }
+    return -1;
+}
+
+const char *trace_op_kind_name(enum trace_op_kind k)
+{
+    return (unsigned)k < TRACE_KIND_COUNT ? kind_names[k] : "?";
+}
+
+int trace_op_kind_parse(const char *s, enum trace_op_kind *out)
+{
+    for (int i = 0; i < TRACE_KIND_COUNT; i++)
+        if (strcmp(s, kind_names[i]) == 0) {
+            *out = (enum trace_op_kind)i;
+            return 0;
+        }
+    return -1;
+}
