@@ -44,39 +44,39 @@ uint64_t sim_handle_numel(const struct sim_handle *h)
     return n;
 }
 
-static const char *const type_names[SIM_MSG_KIND_COUNT] = {
-    [SIM_MSG_CONTROL] = "Control",
-    [SIM_MSG_DMA_READ] = "DmaReadCmd",
-    [SIM_MSG_DMA_WRITE] = "DmaWriteCmd",
-    [SIM_MSG_GEMM] = "GemmCmd",
-    [SIM_MSG_MATH] = "MathCmd",
-    [SIM_MSG_COMPOSITE] = "CompositeCmd",
-    [SIM_MSG_TILE_TOKEN] = "TileToken",
-    [SIM_MSG_IPCQ_COPY] = "IpcqCopy",
-    [SIM_MSG_MEMORY_WRITE] = "MemoryWrite",
-    [SIM_MSG_MEMORY_READ] = "MemoryRead",
-    [SIM_MSG_KERNEL_LAUNCH] = "KernelLaunch",
+static const char *const type_names[SIM_MK_COUNT] = {
+    [SIM_MK_CONTROL] = "Control",
+    [SIM_MK_DMA_READ] = "DmaReadCmd",
+    [SIM_MK_DMA_WRITE] = "DmaWriteCmd",
+    [SIM_MK_GEMM] = "GemmCmd",
+    [SIM_MK_MATH] = "MathCmd",
+    [SIM_MK_COMPOSITE] = "CompositeCmd",
+    [SIM_MK_TILE_TOKEN] = "TileToken",
+    [SIM_MK_IPCQ_COPY] = "IpcqCopy",
+    [SIM_MK_MEMORY_WRITE] = "MemoryWrite",
+    [SIM_MK_MEMORY_READ] = "MemoryRead",
+    [SIM_MK_KERNEL_LAUNCH] = "KernelLaunch",
 };
 
 const char *sim_msg_kind_type_name(enum sim_msg_kind kind)
 {
-    assert(kind < SIM_MSG_KIND_COUNT);
+    assert(kind < SIM_MK_COUNT);
     return type_names[kind];
 }
 
 void sim_msg_init(struct sim_msg *m, enum sim_msg_kind kind)
 {
-    assert(kind < SIM_MSG_KIND_COUNT);
+    assert(kind < SIM_MK_COUNT);
     memset(m, 0, sizeof(*m));
     m->kind = kind;
     m->type_name = type_names[kind];
-    m->data_op = kind != SIM_MSG_CONTROL;
+    m->data_op = kind != SIM_MK_CONTROL;
     m->cmdq_id = -1;
 }
 
 void sim_msg_init_control(struct sim_msg *m, const char *name, uint64_t nbytes)
 {
-    sim_msg_init(m, SIM_MSG_CONTROL);
+    sim_msg_init(m, SIM_MK_CONTROL);
     snprintf(m->u.control.name, sizeof(m->u.control.name), "%s", name);
     m->u.control.nbytes = nbytes;
     m->type_name = m->u.control.name;
@@ -86,7 +86,7 @@ void sim_msg_init_control(struct sim_msg *m, const char *name, uint64_t nbytes)
 void sim_msg_fini(struct sim_msg *m)
 {
     switch (m->kind) {
-    case SIM_MSG_TILE_TOKEN:
+    case SIM_MK_TILE_TOKEN:
         for (unsigned i = 0; i < m->u.tile.n_stages; i++) {
             sim_value_free(m->u.tile.stages[i].params);
             m->u.tile.stages[i].params = NULL;
@@ -94,7 +94,7 @@ void sim_msg_fini(struct sim_msg *m)
         m->u.tile.n_stages = 0;
         m->u.tile.stage_idx = 0;
         break;
-    case SIM_MSG_IPCQ_COPY:
+    case SIM_MK_IPCQ_COPY:
         sim_tensor_unref(m->u.ipcq.snapshot);
         m->u.ipcq.snapshot = NULL;
         break;
@@ -118,7 +118,7 @@ const char *sim_stage_type_name(enum sim_stage_type t)
 void sim_tile_add_stage_take(struct sim_msg *m, enum sim_stage_type type, uint32_t node,
                              uint64_t nbytes, uint64_t flops, struct sim_value *params)
 {
-    assert(m->kind == SIM_MSG_TILE_TOKEN);
+    assert(m->kind == SIM_MK_TILE_TOKEN);
     assert(m->u.tile.n_stages < SIM_TILE_MAX_STAGES);
     struct sim_tile_stage *s = &m->u.tile.stages[m->u.tile.n_stages++];
     s->type = type;

@@ -59,19 +59,20 @@ void sim_handle_set(struct sim_handle *h, const char *space, uint64_t addr, enum
 /* Number of elements of h. */
 uint64_t sim_handle_numel(const struct sim_handle *h);
 
+/* Message kinds (SIM_MK_: message kind). */
 enum sim_msg_kind {
-    SIM_MSG_CONTROL,       /* control traffic (issue, memory access, responses): never logged */
-    SIM_MSG_DMA_READ,      /* DmaReadCmd: a tensor from memory into the PE (ADR-0052 D3.1) */
-    SIM_MSG_DMA_WRITE,     /* DmaWriteCmd: a tensor from the PE to HBM (D3.2) */
-    SIM_MSG_GEMM,          /* GemmCmd (D3.3) */
-    SIM_MSG_MATH,          /* MathCmd (D3.4) */
-    SIM_MSG_COMPOSITE,     /* CompositeCmd: a tiled READ -> COMPUTE -> WRITE pipeline (D3.5) */
-    SIM_MSG_TILE_TOKEN,    /* TileToken: one tile of a pipeline, self-routing (D5) */
-    SIM_MSG_IPCQ_COPY,     /* IPCQ copy between PEs (D3.6) */
-    SIM_MSG_MEMORY_WRITE,  /* host MemoryWrite (ADR-0012 D5) */
-    SIM_MSG_MEMORY_READ,   /* host MemoryRead (ADR-0012 D6) */
-    SIM_MSG_KERNEL_LAUNCH, /* host KernelLaunch (ADR-0012 D7) */
-    SIM_MSG_KIND_COUNT,
+    SIM_MK_CONTROL,       /* control traffic (issue, memory access, responses): never logged */
+    SIM_MK_DMA_READ,      /* DmaReadCmd: a tensor from memory into the PE (ADR-0052 D3.1) */
+    SIM_MK_DMA_WRITE,     /* DmaWriteCmd: a tensor from the PE to HBM (D3.2) */
+    SIM_MK_GEMM,          /* GemmCmd (D3.3) */
+    SIM_MK_MATH,          /* MathCmd (D3.4) */
+    SIM_MK_COMPOSITE,     /* CompositeCmd: a tiled READ -> COMPUTE -> WRITE pipeline (D3.5) */
+    SIM_MK_TILE_TOKEN,    /* TileToken: one tile of a pipeline, self-routing (D5) */
+    SIM_MK_IPCQ_COPY,     /* IPCQ copy between PEs (D3.6) */
+    SIM_MK_MEMORY_WRITE,  /* host MemoryWrite (ADR-0012 D5) */
+    SIM_MK_MEMORY_READ,   /* host MemoryRead (ADR-0012 D6) */
+    SIM_MK_KERNEL_LAUNCH, /* host KernelLaunch (ADR-0012 D7) */
+    SIM_MK_COUNT,
 };
 
 /* ---- per-kind payloads ------------------------------------------------------------------ */
@@ -142,10 +143,12 @@ struct sim_ipcq_copy {
     struct sim_tensor *snapshot; /* owned reference: the in-flight data, or NULL */
 };
 
-/* Host requests: the request of the workload (sim/workload.h), borrowed. */
+struct sim_host_msg;
+
+/* Host requests: the request of the workload (sim/workload.h). */
 struct sim_host_req {
-    const void *req; /* const struct sim_wl_msg * */
-    size_t index;    /* position in the host program (the trace's cmdq_id) */
+    const struct sim_host_msg *req; /* borrowed */
+    size_t index;                   /* position in the host program (the trace's cmdq_id) */
 };
 
 struct sim_control {
@@ -155,15 +158,15 @@ struct sim_control {
 
 /* ---- the message ------------------------------------------------------------------------ */
 
-/* A route: the hops a message takes, in order (see sim/chip.h). Borrowed. */
-struct sim_hop;
+/* A route: the hops a message takes, in order (sim/topology.h). */
+struct sim_topo_hop;
 
 struct sim_msg {
     enum sim_msg_kind kind;
     const char *type_name; /* static: "DmaReadCmd", "TileToken", ... (ADR-0052 D3.7) */
     bool data_op;          /* ADR-0020 D4: logged by the component hooks when true */
 
-    const struct sim_hop *hops; /* the route (borrowed), n_hops long */
+    const struct sim_topo_hop *hops; /* the route (borrowed), n_hops long */
     size_t n_hops;
     size_t hop;          /* the hop being taken */
     uint64_t wire_bytes; /* bytes the message occupies on a link (command size or payload) */

@@ -258,16 +258,16 @@ static struct sim_value *params_ipcq(const struct sim_handle *src, const struct 
 const char *sim_oplog_classify(const struct sim_msg *msg, char *name, size_t size)
 {
     switch (msg->kind) {
-    case SIM_MSG_DMA_READ: snprintf(name, size, "dma_read"); return "memory";
-    case SIM_MSG_DMA_WRITE: snprintf(name, size, "dma_write"); return "memory";
-    case SIM_MSG_GEMM:
+    case SIM_MK_DMA_READ: snprintf(name, size, "dma_read"); return "memory";
+    case SIM_MK_DMA_WRITE: snprintf(name, size, "dma_write"); return "memory";
+    case SIM_MK_GEMM:
         snprintf(name, size, "gemm_%s", sim_dtype_name(msg->u.gemm.a.dtype));
         return "gemm";
-    case SIM_MSG_MATH: snprintf(name, size, "%s", msg->u.math.op); return "math";
-    case SIM_MSG_COMPOSITE:
+    case SIM_MK_MATH: snprintf(name, size, "%s", msg->u.math.op); return "math";
+    case SIM_MK_COMPOSITE:
         snprintf(name, size, "composite_%s", msg->u.composite.op);
         return strcmp(msg->u.composite.op, "gemm") == 0 ? "gemm" : "math";
-    case SIM_MSG_IPCQ_COPY: snprintf(name, size, "ipcq_copy"); return "memory";
+    case SIM_MK_IPCQ_COPY: snprintf(name, size, "ipcq_copy"); return "memory";
     default:
         /* D3.7: everything else, TileToken included, is op_kind "unknown" named after its
          * type; D5 renames a TileToken at record_end */
@@ -279,12 +279,12 @@ const char *sim_oplog_classify(const struct sim_msg *msg, char *name, size_t siz
 static struct sim_value *params_of(const struct sim_msg *msg)
 {
     switch (msg->kind) {
-    case SIM_MSG_DMA_READ: return params_dma_read(&msg->u.dma_read);
-    case SIM_MSG_DMA_WRITE: return params_dma_write(&msg->u.dma_write);
-    case SIM_MSG_GEMM: return params_gemm(&msg->u.gemm);
-    case SIM_MSG_MATH: return params_math(&msg->u.math);
-    case SIM_MSG_COMPOSITE: return params_composite(&msg->u.composite);
-    case SIM_MSG_IPCQ_COPY: return params_ipcq(&msg->u.ipcq.src, &msg->u.ipcq.dst);
+    case SIM_MK_DMA_READ: return params_dma_read(&msg->u.dma_read);
+    case SIM_MK_DMA_WRITE: return params_dma_write(&msg->u.dma_write);
+    case SIM_MK_GEMM: return params_gemm(&msg->u.gemm);
+    case SIM_MK_MATH: return params_math(&msg->u.math);
+    case SIM_MK_COMPOSITE: return params_composite(&msg->u.composite);
+    case SIM_MK_IPCQ_COPY: return params_ipcq(&msg->u.ipcq.src, &msg->u.ipcq.dst);
     default: return sim_value_map(); /* D3.7 */
     }
 }
@@ -366,7 +366,7 @@ void sim_oplog_record_start(struct sim_oplog *log, sim_time_t now, const char *c
     const char *kind = sim_oplog_classify(msg, name, sizeof(name));
     struct pending pe = {.msg = msg};
     struct sim_value *params = params_of(msg);
-    if (msg->kind == SIM_MSG_TILE_TOKEN && msg->u.tile.stage_idx < msg->u.tile.n_stages) {
+    if (msg->kind == SIM_MK_TILE_TOKEN && msg->u.tile.stage_idx < msg->u.tile.n_stages) {
         /* D5: the token may have moved to its next stage by record_end: capture now */
         const struct sim_tile_stage *st = &msg->u.tile.stages[msg->u.tile.stage_idx];
         pe.has_snap = true;
@@ -393,14 +393,14 @@ static void take_snapshots(struct sim_oplog *log, const struct sim_msg *msg, str
     if (!log->store)
         return; /* timing-only mode: every snapshot step is skipped */
     switch (msg->kind) {
-    case SIM_MSG_MATH: {
+    case SIM_MK_MATH: {
         struct sim_value *snaps = sim_value_list();
         for (unsigned i = 0; i < msg->u.math.n_inputs; i++)
             sim_value_list_push_take(snaps, handle_copy_value(log, &msg->u.math.inputs[i]));
         sim_value_map_set_take(p, "input_snapshots", snaps);
         break;
     }
-    case SIM_MSG_DMA_WRITE:
+    case SIM_MK_DMA_WRITE:
         /* only HBM sources: a TCM source would capture a stale value (ADR-0027) */
         if (strcmp(sim_value_get_str(p, "src_space", ""), "hbm") == 0)
             sim_value_map_set_take(p, "snapshot", handle_copy_value(log, &msg->u.dma_write.src));
@@ -432,7 +432,7 @@ void sim_oplog_record_end(struct sim_oplog *log, sim_time_t now, const char *com
     (void)component_id; /* the pending record keeps the component it started on */
     r->t_end = sim_ticks_to_ns(now);
 
-    if (msg->kind == SIM_MSG_IPCQ_COPY) {
+    if (msg->kind == SIM_MK_IPCQ_COPY) {
         if (log->store || msg->u.ipcq.snapshot)
             sim_value_map_set_take(r->params, "snapshot",
                                    ipcq_snapshot(log, &msg->u.ipcq.src, msg->u.ipcq.snapshot));

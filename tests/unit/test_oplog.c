@@ -75,7 +75,7 @@ Test(oplog, dma_read_record_has_the_seven_fields_and_d3_1_params)
 {
     struct sim_oplog *log = sim_oplog_new(NULL);
     struct sim_msg m;
-    sim_msg_init(&m, SIM_MSG_DMA_READ);
+    sim_msg_init(&m, SIM_MK_DMA_READ);
     handle(&m.u.dma_read.src, "hbm", 0x1000, 16, "x");
     handle(&m.u.dma_read.dst, "tcm", 0x40, 16, "sip0.cube0.pe0/h1");
     /* 1234567 ps = 1234.567 ns exactly; 2000000 ps = 2000 ns */
@@ -100,7 +100,7 @@ Test(oplog, dma_write_params_follow_d3_2)
 {
     struct sim_oplog *log = sim_oplog_new(NULL);
     struct sim_msg m;
-    sim_msg_init(&m, SIM_MSG_DMA_WRITE);
+    sim_msg_init(&m, SIM_MK_DMA_WRITE);
     int64_t shape[2] = {4, 8};
     sim_handle_set(&m.u.dma_write.src, "tcm", 0x80, SIM_F16, 2, shape, "h7");
     sim_handle_set(&m.u.dma_write.dst, "hbm", 0x2000, SIM_F16, 2, shape, NULL);
@@ -125,7 +125,7 @@ Test(oplog, gemm_params_follow_d3_3_and_name_the_input_dtype)
 {
     struct sim_oplog *log = sim_oplog_new(NULL);
     struct sim_msg m;
-    sim_msg_init(&m, SIM_MSG_GEMM);
+    sim_msg_init(&m, SIM_MK_GEMM);
     int64_t sa[2] = {128, 256}, sb[2] = {256, 64}, so[2] = {128, 64};
     sim_handle_set(&m.u.gemm.a, "tcm", 0x0, SIM_F16, 2, sa, NULL);
     sim_handle_set(&m.u.gemm.b, "tcm", 0x10000, SIM_F16, 2, sb, NULL);
@@ -152,7 +152,7 @@ Test(oplog, gemm_m_k_n_follow_the_transpose_flags)
 {
     struct sim_oplog *log = sim_oplog_new(NULL);
     struct sim_msg m;
-    sim_msg_init(&m, SIM_MSG_GEMM);
+    sim_msg_init(&m, SIM_MK_GEMM);
     /* A stored as (k=32, m=16) and transposed; B stored as (n=8, k=32) and transposed */
     int64_t sa[2] = {32, 16}, sb[2] = {8, 32}, so[2] = {16, 8};
     sim_handle_set(&m.u.gemm.a, "tcm", 0, SIM_BF16, 2, sa, NULL);
@@ -172,7 +172,7 @@ Test(oplog, math_params_follow_d3_4_with_axis_int_or_null)
     struct sim_memstore *ms = sim_memstore_new();
     struct sim_oplog *log = sim_oplog_new(ms);
     struct sim_msg m;
-    sim_msg_init(&m, SIM_MSG_MATH);
+    sim_msg_init(&m, SIM_MK_MATH);
     snprintf(m.u.math.op, sizeof(m.u.math.op), "sum");
     m.u.math.n_inputs = 1;
     int64_t s[2] = {4, 8}, so[2] = {4, 1};
@@ -201,7 +201,7 @@ Test(oplog, math_params_follow_d3_4_with_axis_int_or_null)
 
     /* an elementwise op has axis None */
     log = sim_oplog_new(ms);
-    sim_msg_init(&m, SIM_MSG_MATH);
+    sim_msg_init(&m, SIM_MK_MATH);
     snprintf(m.u.math.op, sizeof(m.u.math.op), "exp");
     m.u.math.n_inputs = 1;
     sim_handle_set(&m.u.math.inputs[0], "tcm", 0x100, SIM_F32, 2, s, NULL);
@@ -217,7 +217,7 @@ Test(oplog, composite_gemm_params_follow_d3_5)
 {
     struct sim_oplog *log = sim_oplog_new(NULL);
     struct sim_msg m;
-    sim_msg_init(&m, SIM_MSG_COMPOSITE);
+    sim_msg_init(&m, SIM_MK_COMPOSITE);
     snprintf(m.u.composite.op, sizeof(m.u.composite.op), "gemm");
     int64_t sa[2] = {64, 32}, sb[2] = {32, 16}, so[2] = {64, 16};
     sim_handle_set(&m.u.composite.a, "hbm", 0x1000, SIM_F16, 2, sa, NULL);
@@ -242,7 +242,7 @@ Test(oplog, composite_math_is_op_kind_math_with_three_params)
 {
     struct sim_oplog *log = sim_oplog_new(NULL);
     struct sim_msg m;
-    sim_msg_init(&m, SIM_MSG_COMPOSITE);
+    sim_msg_init(&m, SIM_MK_COMPOSITE);
     snprintf(m.u.composite.op, sizeof(m.u.composite.op), "math");
     int64_t s[1] = {256};
     sim_handle_set(&m.u.composite.a, "hbm", 0x1000, SIM_F32, 1, s, NULL);
@@ -282,7 +282,7 @@ Test(oplog, unknown_messages_fall_back_to_their_type_name_with_empty_params)
 {
     struct sim_oplog *log = sim_oplog_new(NULL);
     struct sim_msg m;
-    sim_msg_init(&m, SIM_MSG_KERNEL_LAUNCH);
+    sim_msg_init(&m, SIM_MK_KERNEL_LAUNCH);
     const struct sim_op_record *r = run_one(log, &m, "sip0.io_cpu", 0, NS(1));
     cr_assert_str_eq(r->op_kind, "unknown");
     cr_assert_str_eq(r->op_name, "KernelLaunch");
@@ -307,7 +307,7 @@ Test(oplog, tile_token_stage_is_captured_at_start_and_renamed)
 {
     struct sim_oplog *log = sim_oplog_new(NULL);
     struct sim_msg m;
-    sim_msg_init(&m, SIM_MSG_TILE_TOKEN);
+    sim_msg_init(&m, SIM_MK_TILE_TOKEN);
     struct sim_value *p0 = sim_value_map();
     sim_value_map_set_int(p0, "nbytes", 4096);
     sim_value_map_set_int(p0, "src_addr", 0x1000);
@@ -339,7 +339,7 @@ Test(oplog, tile_token_stages_on_one_component_are_told_apart)
 {
     struct sim_oplog *log = sim_oplog_new(NULL);
     struct sim_msg m;
-    sim_msg_init(&m, SIM_MSG_TILE_TOKEN);
+    sim_msg_init(&m, SIM_MK_TILE_TOKEN);
     sim_tile_add_stage_take(&m, SIM_STAGE_DMA_READ, 0, 64, 0, NULL);
     sim_tile_add_stage_take(&m, SIM_STAGE_GEMM, 1, 0, 100, NULL);
     sim_tile_add_stage_take(&m, SIM_STAGE_DMA_WRITE, 0, 64, 0, NULL);
@@ -366,8 +366,8 @@ Test(oplog, records_are_sorted_by_t_start_when_ends_arrive_out_of_order)
 {
     struct sim_oplog *log = sim_oplog_new(NULL);
     struct sim_msg longop, shortop;
-    sim_msg_init(&longop, SIM_MSG_DMA_READ);
-    sim_msg_init(&shortop, SIM_MSG_DMA_WRITE);
+    sim_msg_init(&longop, SIM_MK_DMA_READ);
+    sim_msg_init(&shortop, SIM_MK_DMA_WRITE);
     sim_oplog_record_start(log, NS(0), "a", &longop);
     sim_oplog_record_start(log, NS(5), "b", &shortop);
     sim_oplog_record_end(log, NS(7), "b", &shortop); /* appended first */
@@ -429,7 +429,7 @@ Test(oplog, math_snapshot_is_a_copy_that_later_writes_do_not_change)
     sim_memstore_write(ms, "tcm", 0x40, tb, NULL);
 
     struct sim_msg m;
-    sim_msg_init(&m, SIM_MSG_MATH);
+    sim_msg_init(&m, SIM_MK_MATH);
     snprintf(m.u.math.op, sizeof(m.u.math.op), "add");
     m.u.math.n_inputs = 2;
     handle(&m.u.math.inputs[0], "tcm", 0x0, 3, NULL);
@@ -472,7 +472,7 @@ Test(oplog, math_snapshot_of_an_unreadable_input_is_null)
     struct sim_tensor *ta = vec(a, 3);
     sim_memstore_write(ms, "tcm", 0x0, ta, NULL);
     struct sim_msg m;
-    sim_msg_init(&m, SIM_MSG_MATH);
+    sim_msg_init(&m, SIM_MK_MATH);
     snprintf(m.u.math.op, sizeof(m.u.math.op), "mul");
     m.u.math.n_inputs = 2;
     handle(&m.u.math.inputs[0], "tcm", 0x0, 3, NULL);
@@ -490,7 +490,7 @@ Test(oplog, math_snapshot_of_an_unreadable_input_is_null)
 static const struct sim_op_record *dma_write_from(struct sim_oplog *log, const char *space)
 {
     struct sim_msg m;
-    sim_msg_init(&m, SIM_MSG_DMA_WRITE);
+    sim_msg_init(&m, SIM_MK_DMA_WRITE);
     handle(&m.u.dma_write.src, space, 0x100, 3, "h");
     handle(&m.u.dma_write.dst, "hbm", 0x8000, 3, NULL);
     return run_one(log, &m, "pe_dma", 0, NS(2));
@@ -557,7 +557,7 @@ Test(oplog, ipcq_copy_takes_the_callers_snapshot_else_a_fresh_read)
     /* the message path takes the message's snapshot the same way */
     log = sim_oplog_new(ms);
     struct sim_msg m;
-    sim_msg_init(&m, SIM_MSG_IPCQ_COPY);
+    sim_msg_init(&m, SIM_MK_IPCQ_COPY);
     m.u.ipcq.src = src;
     m.u.ipcq.dst = dst;
     m.u.ipcq.snapshot = sim_tensor_ref(fly);
@@ -609,7 +609,7 @@ Test(oplog, observers_hear_starts_with_the_pending_record_and_ends)
     struct seen s = {.log = log};
     int id = sim_oplog_observe(log, &(struct sim_oplog_observer){on_start, on_end, &s});
     struct sim_msg m;
-    sim_msg_init(&m, SIM_MSG_DMA_READ);
+    sim_msg_init(&m, SIM_MK_DMA_READ);
     m.cmdq_id = 3;
     m.kernel = "vector_add";
     sim_oplog_record_start(log, NS(4), "sip0.cube0.pe2.pe_dma", &m);
