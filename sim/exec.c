@@ -29,6 +29,10 @@
  * quadratic in the chunk; a bigger group is rare and runs chunk after chunk). */
 enum { CHUNK_MAX = 512 };
 
+/* A wave whose work is below this many element operations (a multiply-add of a GEMM, an
+ * element of a math op's input) runs on the caller's thread: waking a worker costs more. */
+enum { PARALLEL_MIN_WORK = 1 << 15, TASK_MIN_WORK = 1 << 18 };
+
 /* A dtype standing for "as stored" in copies that give no layout. */
 #define AS_STORED ((enum sim_dtype)SIM_DTYPE_COUNT)
 
@@ -81,6 +85,7 @@ struct xop {
     struct operand in[SIM_EXEC_MAX_INPUTS];
     struct operand out;
     bool from_snapshot; /* copy: in[0] is the record's snapshot */
+    bool move;          /* copy: the bytes are copied by a task (else shared) */
 
     struct sim_exec_gemm g;
     const struct math_impl *m;
@@ -249,9 +254,8 @@ static struct sim_tensor *find_container(struct sim_exec *x, uint32_t sid, uint6
     return NULL;
 }
 
-/* A tensor viewing n bytes of t's data at byte offset off, as dtype and shape. Such views
- * are inputs of one op only: they are never stored, since views made of a stored tensor
- * (sim_tensor_view) assume their bytes start at the base's. */
+/* A tensor viewing n bytes of t's data at byte offset off, as dtype and shape (sharing
+ * them: a copy of part of a tensor costs nothing, as a copy of a whole one). */
 static struct sim_tensor *offset_view(struct sim_tensor *t, size_t off, enum sim_dtype dtype,
                                       unsigned ndim, const int64_t *shape, size_t nbytes)
 {
@@ -268,9 +272,23 @@ static struct sim_tensor *offset_view(struct sim_tensor *t, size_t off, enum sim
     return v;
 }
 
-static bool is_offset_view(const struct sim_tensor *t)
+/* A new tensor whose data is not zeroed: for results every element of which is computed
+ * (zeroing a large output costs as much as an elementwise op on it). */
+static struct sim_tensor *tensor_uninit(enum sim_dtype dtype, unsigned ndim, const int64_t *shape)
 {
-    return t->base && t->data != t->base->data;
+    size_t nbytes;
+    int rc = sim_shape_nbytes(dtype, ndim, shape, &nbytes);
+    assert(rc == 0 && "shapes are checked at decode");
+    (void)rc;
+    struct sim_tensor *t = sim_xcalloc(1, sizeof(*t));
+    t->refs = 1;
+    t->dtype = dtype;
+    t->ndim = ndim;
+    if (ndim)
+        memcpy(t->shape, shape, ndim * sizeof(*shape));
+    t->nbytes = nbytes;
+    t->data = sim_xmalloc(nbytes ? nbytes : 1);
+    return t;
 }
 
 /*
@@ -311,22 +329,16 @@ static int mem_read(struct sim_exec *x, const struct operand *o, struct sim_tens
                     "%s 0x%" PRIx64 ": no tensor holds these %zu bytes", space, o->addr, o->nbytes);
 }
 
-/* A reference to t that may be stored: t itself, or a copy of an offset view. */
-static struct sim_tensor *storable(struct sim_tensor *t)
-{
-    return is_offset_view(t) ? sim_tensor_copy(t) : sim_tensor_ref(t);
-}
-
-/* Write t (not an offset view) to (sid, addr): replace the tensor at addr (tensor
- * granularity, as the store does), else write into a larger tensor holding the range,
- * else store it at addr. */
+/* Write t (not an offset view) to (sid, addr): replace the tensor at addr when it has
+ * t's size, else write into a larger tensor holding the range (the one at addr included),
+ * else store t at addr. */
 static void mem_write(struct sim_exec *x, uint32_t sid, uint64_t addr, struct sim_tensor *t,
                       const struct sim_op_record *r)
 {
     struct space *sp = &x->spaces[sid];
     struct sim_memstore_writer w = {r->op_name, r->t_start};
     struct sim_tensor *e = sim_memstore_get(x->store, sp->name, addr);
-    if (!e) {
+    if (!e || e->nbytes != t->nbytes) {
         uint64_t key;
         struct sim_tensor *c = find_container(x, sid, addr, t->nbytes, &key);
         if (c) {
@@ -533,11 +545,13 @@ static void from_i64(const int64_t *src, struct sim_tensor *t)
 
 /*
  * Elementwise kernels take an input stride per input that is 1 (a full input) or 0 (one
- * value broadcast); the all-1 case is a plain loop the compiler vectorizes. Reductions see
- * their input as [outer][len][inner] and write [outer][inner].
+ * value broadcast); the all-1 case is a plain loop the compiler vectorizes. Their output
+ * may be a full input's own buffer (each element is read before it is written), so it is
+ * not restrict. Reductions see their input as [outer][len][inner] and write
+ * [outer][inner] to a separate buffer.
  */
-typedef void (*ew_f32_fn)(float *restrict o, const float *const *in, const size_t *s, size_t n);
-typedef void (*ew_i64_fn)(int64_t *restrict o, const int64_t *const *in, const size_t *s, size_t n);
+typedef void (*ew_f32_fn)(float *o, const float *const *in, const size_t *s, size_t n);
+typedef void (*ew_i64_fn)(int64_t *o, const int64_t *const *in, const size_t *s, size_t n);
 typedef void (*red_f32_fn)(float *restrict o, const float *in, size_t outer, size_t len,
                            size_t inner);
 typedef void (*red_i64_fn)(int64_t *restrict o, const int64_t *in, size_t outer, size_t len,
@@ -552,7 +566,7 @@ struct math_impl {
 };
 
 #define EW_UNARY(NAME, T, EXPR)                                                                    \
-    static void NAME(T *restrict o, const T *const *in, const size_t *s, size_t n)                 \
+    static void NAME(T *o, const T *const *in, const size_t *s, size_t n)                          \
     {                                                                                              \
         const T *a = in[0];                                                                        \
         if (s[0]) {                                                                                \
@@ -569,7 +583,7 @@ struct math_impl {
     }
 
 #define EW_BINARY(NAME, T, EXPR)                                                                   \
-    static void NAME(T *restrict o, const T *const *in, const size_t *s, size_t n)                 \
+    static void NAME(T *o, const T *const *in, const size_t *s, size_t n)                          \
     {                                                                                              \
         const T *a = in[0], *b = in[1];                                                            \
         if (s[0] && s[1]) {                                                                        \
@@ -658,7 +672,7 @@ EW_BINARY(i_le, int64_t, x <= y)
 EW_BINARY(i_eq, int64_t, x == y)
 EW_BINARY(i_ne, int64_t, x != y)
 
-static void f_where(float *restrict o, const float *const *in, const size_t *s, size_t n)
+static void f_where(float *o, const float *const *in, const size_t *s, size_t n)
 {
     const float *c = in[0], *a = in[1], *b = in[2];
     if (s[0] && s[1] && s[2]) {
@@ -670,7 +684,7 @@ static void f_where(float *restrict o, const float *const *in, const size_t *s, 
     }
 }
 
-static void i_where(int64_t *restrict o, const int64_t *const *in, const size_t *s, size_t n)
+static void i_where(int64_t *o, const int64_t *const *in, const size_t *s, size_t n)
 {
     const int64_t *c = in[0], *a = in[1], *b = in[2];
     for (size_t i = 0; i < n; i++)
@@ -940,7 +954,8 @@ enum { N_MATH = sizeof(math_table) / sizeof(math_table[0]) };
 static const struct math_impl *math_lookup(const char *name, unsigned arity)
 {
     for (size_t i = 0; i < N_MATH; i++)
-        if (math_table[i].pub.arity == arity && strcmp(math_table[i].pub.name, name) == 0)
+        if (math_table[i].pub.arity == arity && math_table[i].pub.name[0] == name[0] &&
+            strcmp(math_table[i].pub.name, name) == 0)
             return &math_table[i];
     return NULL;
 }
@@ -1191,7 +1206,8 @@ static void gemm_float(struct xop *o)
     if (g->accumulate) {
         float *o0;
         const float *C0 = as_f32(o->tin[2], &o0);
-        memcpy(C, C0, csz * sizeof(float));
+        if (C0 != C) /* C is the accumulator itself when the output was reused */
+            memcpy(C, C0, csz * sizeof(float));
         free(o0);
     }
     float beta = g->accumulate ? 1.0f : 0.0f;
@@ -1304,6 +1320,10 @@ static void gemm_run(struct xop *o)
 static void op_compute(struct xop *o)
 {
     switch (o->kind) {
+    case SIM_EXEC_KIND_COPY:
+        if (o->move && o->tout->nbytes)
+            memcpy(o->tout->data, o->tin[0]->data, o->tout->nbytes);
+        break;
     case SIM_EXEC_KIND_GEMM: gemm_run(o); break;
     case SIM_EXEC_KIND_MATH: math_run(o); break;
     default: break;
@@ -1325,17 +1345,22 @@ static const char *vtype_article(enum sim_vtype t)
     return t == SIM_V_INT ? "an" : "a";
 }
 
-static int want(struct dec *c, const char *key, enum sim_vtype t, const struct sim_value **out)
+/* v (the value of key, NULL when missing) has type t. */
+static int check_type(struct dec *c, const char *key, const struct sim_value *v, enum sim_vtype t)
 {
-    const struct sim_value *v = sim_value_map_get(c->p, key);
     if (!v)
         return op_error(c->d, c->index, c->r, "params: '%s' is missing", key);
     if (v->type != t)
         return op_error(c->d, c->index, c->r, "params: '%s' is %s %s, expected %s %s", key,
                         vtype_article(v->type), sim_vtype_name(v->type), vtype_article(t),
                         sim_vtype_name(t));
-    *out = v;
     return 0;
+}
+
+static int want(struct dec *c, const char *key, enum sim_vtype t, const struct sim_value **out)
+{
+    *out = sim_value_map_get(c->p, key);
+    return check_type(c, key, *out, t);
 }
 
 static int get_u64(struct dec *c, const char *key, uint64_t *out)
@@ -1358,7 +1383,7 @@ static int get_str(struct dec *c, const char *key, const char *dflt, const char 
         *out = dflt;
         return 0;
     }
-    int rc = want(c, key, SIM_V_STR, &v);
+    int rc = check_type(c, key, v, SIM_V_STR);
     if (rc)
         return rc;
     *out = v->u.str.s;
@@ -1372,7 +1397,7 @@ static int get_bool(struct dec *c, const char *key, bool dflt, bool *out)
         *out = dflt;
         return 0;
     }
-    int rc = want(c, key, SIM_V_BOOL, &v);
+    int rc = check_type(c, key, v, SIM_V_BOOL);
     if (rc)
         return rc;
     *out = v->u.b;
@@ -1393,21 +1418,34 @@ static int get_dtype(struct dec *c, const char *key, const char *dflt, enum sim_
     return rc ? rc : parse_dtype(c, key, s, out);
 }
 
-/* A shape value (a list of non-negative ints, SIM_MAX_DIMS at most). */
-static int shape_of(struct dec *c, const char *what, const struct sim_value *v, unsigned *ndim,
-                    int64_t *shape)
+/* "'key'" or "key[idx]" (idx >= 0), naming a param in messages. */
+static const char *param_name(const char *key, long idx, char *buf, size_t size)
 {
+    if (idx < 0)
+        snprintf(buf, size, "'%s'", key);
+    else
+        snprintf(buf, size, "%s[%ld]", key, idx);
+    return buf;
+}
+
+/* A shape value (a list of non-negative ints, SIM_MAX_DIMS at most): param key, or item
+ * idx of it when idx >= 0. */
+static int shape_of(struct dec *c, const char *key, long idx, const struct sim_value *v,
+                    unsigned *ndim, int64_t *shape)
+{
+    char w[64];
     if (v->type != SIM_V_LIST)
-        return op_error(c->d, c->index, c->r, "params: %s is %s %s, expected a list of ints", what,
-                        vtype_article(v->type), sim_vtype_name(v->type));
+        return op_error(c->d, c->index, c->r, "params: %s is %s %s, expected a list of ints",
+                        param_name(key, idx, w, sizeof(w)), vtype_article(v->type),
+                        sim_vtype_name(v->type));
     if (v->u.list.len > SIM_MAX_DIMS)
-        return op_error(c->d, c->index, c->r, "params: %s has %zu dimensions (%d at most)", what,
-                        v->u.list.len, SIM_MAX_DIMS);
+        return op_error(c->d, c->index, c->r, "params: %s has %zu dimensions (%d at most)",
+                        param_name(key, idx, w, sizeof(w)), v->u.list.len, SIM_MAX_DIMS);
     for (size_t i = 0; i < v->u.list.len; i++) {
         const struct sim_value *e = v->u.list.items[i];
         if (e->type != SIM_V_INT || e->u.i < 0)
-            return op_error(c->d, c->index, c->r, "params: %s[%zu] is not a non-negative int", what,
-                            i);
+            return op_error(c->d, c->index, c->r, "params: %s[%zu] is not a non-negative int",
+                            param_name(key, idx, w, sizeof(w)), i);
         shape[i] = e->u.i;
     }
     *ndim = (unsigned)v->u.list.len;
@@ -1419,21 +1457,22 @@ static int get_shape(struct dec *c, const char *key, unsigned *ndim, int64_t *sh
     const struct sim_value *v = sim_value_map_get(c->p, key);
     if (!v)
         return op_error(c->d, c->index, c->r, "params: '%s' is missing", key);
-    char what[64];
-    snprintf(what, sizeof(what), "'%s'", key);
-    return shape_of(c, what, v, ndim, shape);
+    return shape_of(c, key, -1, v, ndim, shape);
 }
 
-/* Fill an operand's layout and size. */
-static int operand_layout(struct dec *c, const char *what, struct operand *o, enum sim_dtype dt,
-                          unsigned ndim, const int64_t *shape)
+/* Fill an operand's layout and size (what, idx: the operand's name in messages). */
+static int operand_layout(struct dec *c, const char *what, long idx, struct operand *o,
+                          enum sim_dtype dt, unsigned ndim, const int64_t *shape)
 {
     o->dtype = dt;
     o->ndim = ndim;
     if (ndim)
         memcpy(o->shape, shape, ndim * sizeof(*shape));
-    if (sim_shape_nbytes(dt, ndim, shape, &o->nbytes) != 0 || o->nbytes > UINT64_MAX - o->addr)
-        return op_error(c->d, c->index, c->r, "params: %s: the size overflows", what);
+    if (sim_shape_nbytes(dt, ndim, shape, &o->nbytes) != 0 || o->nbytes > UINT64_MAX - o->addr) {
+        char w[64];
+        return op_error(c->d, c->index, c->r, "params: %s: the size overflows",
+                        idx < 0 ? what : param_name(what, idx, w, sizeof(w)));
+    }
     return 0;
 }
 
@@ -1471,7 +1510,7 @@ static int decode_copy(struct dec *c, struct xop *o, const char *src_dflt, const
         int64_t shape[SIM_MAX_DIMS];
         enum sim_dtype dt;
         if ((rc = get_shape(c, "shape", &ndim, shape)) || (rc = get_dtype(c, "dtype", NULL, &dt)) ||
-            (rc = operand_layout(c, "the source", in, dt, ndim, shape)))
+            (rc = operand_layout(c, "the source", -1, in, dt, ndim, shape)))
             return rc;
         if (has_nbytes && nbytes != in->nbytes)
             return op_error(c->d, c->index, c->r,
@@ -1658,9 +1697,9 @@ static int decode_gemm(struct dec *c, struct xop *o, bool composite)
     if (g->dtype_out == SIM_BOOL)
         return op_error(c->d, c->index, c->r, "params: dtype_out bool is not supported");
 
-    if ((rc = operand_layout(c, "A", a, din, an, as)) ||
-        (rc = operand_layout(c, "B", b, din, bn, bs)) ||
-        (rc = operand_layout(c, "the output", out, g->dtype_out, on, os)))
+    if ((rc = operand_layout(c, "A", -1, a, din, an, as)) ||
+        (rc = operand_layout(c, "B", -1, b, din, bn, bs)) ||
+        (rc = operand_layout(c, "the output", -1, out, g->dtype_out, on, os)))
         return rc;
     if (composite) {
         const struct sim_value *ob = sim_value_map_get(c->p, "out_nbytes");
@@ -1682,10 +1721,14 @@ static int decode_gemm(struct dec *c, struct xop *o, bool composite)
     return 0;
 }
 
-/* A list param of n items of type t (or every item null/tensor for snapshots). */
-static int get_list(struct dec *c, const char *key, const struct sim_value **out, size_t n)
+/* A list param of n items; optional ones may be missing (*out NULL then). */
+static int get_list(struct dec *c, const char *key, bool optional, const struct sim_value **out,
+                    size_t n)
 {
-    int rc = want(c, key, SIM_V_LIST, out);
+    *out = sim_value_map_get(c->p, key);
+    if (!*out && optional)
+        return 0;
+    int rc = check_type(c, key, *out, SIM_V_LIST);
     if (rc)
         return rc;
     if ((*out)->u.list.len != n)
@@ -1708,11 +1751,9 @@ static int decode_math(struct dec *c, struct xop *o, const char *name)
     if (!o->m)
         return op_error(c->d, c->index, c->r, "unknown math op '%s' with %zu input%s", name, n,
                         n == 1 ? "" : "s");
-    if ((rc = get_list(c, "input_shapes", &shapes, n)))
-        return rc;
-    if (sim_value_map_get(c->p, "input_spaces") && (rc = get_list(c, "input_spaces", &spaces, n)))
-        return rc;
-    if (sim_value_map_get(c->p, "input_dtypes") && (rc = get_list(c, "input_dtypes", &dtypes, n)))
+    if ((rc = get_list(c, "input_shapes", false, &shapes, n)) ||
+        (rc = get_list(c, "input_spaces", true, &spaces, n)) ||
+        (rc = get_list(c, "input_dtypes", true, &dtypes, n)))
         return rc;
     snaps = sim_value_map_get(c->p, "input_snapshots");
     if (snaps && (snaps->type != SIM_V_LIST || snaps->u.list.len != n))
@@ -1729,7 +1770,7 @@ static int decode_math(struct dec *c, struct xop *o, const char *name)
         (rc = parse_dtype(c, "dtype", dts, &odt)))
         return rc;
     out->sid = space_id(c->x, dst_space);
-    if ((rc = operand_layout(c, "the output", out, odt, on, os)))
+    if ((rc = operand_layout(c, "the output", -1, out, odt, on, os)))
         return rc;
 
     for (size_t i = 0; i < n; i++) {
@@ -1754,12 +1795,10 @@ static int decode_math(struct dec *c, struct xop *o, const char *name)
             if ((rc = parse_dtype(c, "input_dtypes", dv->u.str.s, &dt)))
                 return rc;
         }
-        char what[48];
         unsigned nd;
         int64_t sh[SIM_MAX_DIMS];
-        snprintf(what, sizeof(what), "input_shapes[%zu]", i);
-        if ((rc = shape_of(c, what, shapes->u.list.items[i], &nd, sh)) ||
-            (rc = operand_layout(c, what, in, dt, nd, sh)))
+        if ((rc = shape_of(c, "input_shapes", (long)i, shapes->u.list.items[i], &nd, sh)) ||
+            (rc = operand_layout(c, "input_shapes", (long)i, in, dt, nd, sh)))
             return rc;
         in->snapshot = snaps ? tensor_value(snaps->u.list.items[i]) : NULL;
         if (in->snapshot && in->snapshot->nbytes != in->nbytes)
@@ -1922,12 +1961,13 @@ static void pool_stop(struct sim_exec *x)
     x->pool_started = false;
 }
 
-/* Run tasks[0..n) on the pool, the caller taking its share; returns when all are done. */
-static void pool_run(struct sim_exec *x, struct task *tasks, size_t n)
+/* Run tasks[0..n) on the pool (or on the caller's thread alone unless parallel), the
+ * caller taking its share; returns when all are done. */
+static void pool_run(struct sim_exec *x, struct task *tasks, size_t n, bool parallel)
 {
     if (n == 0)
         return;
-    if (n == 1 || x->opts.threads <= 1) {
+    if (n == 1 || x->opts.threads <= 1 || !parallel) {
         for (size_t i = 0; i < n; i++)
             task_run(&tasks[i]);
         return;
@@ -2009,6 +2049,7 @@ struct run {
     struct xop **wave_ops;
     struct task *tasks;
     struct xop **task_ops;
+    bool *taken;
 };
 
 /* Levels by longest path over the predecessor lists; -1 on a cycle. */
@@ -2045,6 +2086,23 @@ static void add_pred(struct run *R, size_t j, size_t i)
     R->preds[j][R->n_preds[j]++] = i;
 }
 
+/* The element operations of an op, to decide whether its wave is worth the workers. */
+static double op_work(const struct xop *o)
+{
+    switch (o->kind) {
+    case SIM_EXEC_KIND_GEMM:
+        return (double)o->g.batch * (double)o->g.m * (double)o->g.n * (double)o->g.k;
+    case SIM_EXEC_KIND_MATH: {
+        double w = 0;
+        for (unsigned i = 0; i < o->n_in; i++)
+            w += (double)shape_numel(o->in[i].ndim, o->in[i].shape);
+        return w;
+    }
+    case SIM_EXEC_KIND_COPY: return o->move ? (double)o->tout->nbytes / 4 : 0;
+    default: return 0;
+    }
+}
+
 /* Perturb t's first element (the corrupt test hook). */
 static void corrupt_tensor(struct sim_tensor *t)
 {
@@ -2069,10 +2127,47 @@ static void release_wave(struct xop **w, size_t n)
     }
 }
 
+/*
+ * The tensor at o's destination when o may write its result straight into it: held by the
+ * store alone (so nobody sees the write but the store), laid out as the result, and read
+ * by o only where that is safe: as an elementwise input covering exactly the destination,
+ * or as the accumulated C of a GEMM (C is in and out for BLAS). NULL otherwise. Saves an
+ * allocation per op in the steady state of a kernel that reuses its buffers. Never with an
+ * op hook: the hook must see the inputs as the op read them.
+ */
+static struct sim_tensor *reusable_output(struct sim_exec *x, const struct xop *o,
+                                          enum sim_dtype dtype, unsigned ndim, const int64_t *shape)
+{
+    if (x->hook)
+        return NULL;
+    struct sim_tensor *e = sim_memstore_get(x->store, x->spaces[o->out.sid].name, o->out.addr);
+    if (!e || e->base || e->refs != 1 || e->nbytes != o->out.nbytes || e->dtype != dtype ||
+        e->ndim != ndim || memcmp(e->shape, shape, ndim * sizeof(*shape)) != 0)
+        return NULL;
+    size_t onumel = shape_numel(o->out.ndim, o->out.shape);
+    for (unsigned i = 0; i < o->n_reads; i++) {
+        const struct range *r = &o->reads[i];
+        if (!overlaps(r, &o->write))
+            continue;
+        bool same = r->lo == o->write.lo && r->hi == o->write.hi;
+        bool ok = same &&
+                  ((o->kind == SIM_EXEC_KIND_GEMM && o->g.accumulate && i == 2) ||
+                   (o->kind == SIM_EXEC_KIND_MATH && o->m->pub.shape == SIM_EXEC_MATH_ELEMENTWISE &&
+                    shape_numel(o->in[i].ndim, o->in[i].shape) == onumel));
+        if (!ok)
+            return NULL;
+    }
+    return e;
+}
+
 /* Prepare one op: read its inputs, make its output. */
 static int prepare_op(struct run *R, struct xop *o)
 {
     struct sim_exec *x = R->x;
+    /* decided before the inputs take their references */
+    struct sim_tensor *reuse = NULL;
+    if (o->kind != SIM_EXEC_KIND_COPY)
+        reuse = reusable_output(x, o, o->out.dtype, o->out.ndim, o->out.shape);
     for (unsigned i = 0; i < o->n_in; i++) {
         struct operand *in = &o->in[i];
         if (o->kind == SIM_EXEC_KIND_COPY && o->from_snapshot) {
@@ -2086,8 +2181,8 @@ static int prepare_op(struct run *R, struct xop *o)
             assert(o->tin[i] && "snapshot size checked at decode");
             continue;
         }
-        struct diag rd;
-        diag_clear(&rd);
+        struct diag rd; /* filled by mem_read on failure */
+        rd.msg[0] = '\0';
         int rc = mem_read(x, in, &o->tin[i], &rd);
         if (rc < 0 && o->kind == SIM_EXEC_KIND_MATH && in->snapshot) {
             /* not in phase 2's store: the value phase 1 saw is the best there is */
@@ -2098,10 +2193,20 @@ static int prepare_op(struct run *R, struct xop *o)
             return op_error(R->d, o->index, o->rec, "input %u: %s", i, rd.msg);
     }
     if (o->kind == SIM_EXEC_KIND_COPY) {
-        bool corrupt = x->opts.corrupt && x->opts.corrupt_index == o->index;
-        o->tout = corrupt ? sim_tensor_copy(o->tin[0]) : storable(o->tin[0]);
+        /* the source is shared by reference (copy on write keeps it a copy); only a copy
+         * to be corrupted is moved by a task */
+        struct sim_tensor *src = o->tin[0];
+        o->move = x->opts.corrupt && x->opts.corrupt_index == o->index;
+        if (!o->move) {
+            o->tout = sim_tensor_ref(src);
+        } else {
+            reuse = reusable_output(x, o, src->dtype, src->ndim, src->shape);
+            o->tout =
+                reuse ? sim_tensor_ref(reuse) : tensor_uninit(src->dtype, src->ndim, src->shape);
+        }
     } else {
-        o->tout = sim_tensor_new(o->out.dtype, o->out.ndim, o->out.shape);
+        o->tout =
+            reuse ? sim_tensor_ref(reuse) : tensor_uninit(o->out.dtype, o->out.ndim, o->out.shape);
     }
     return 0;
 }
@@ -2143,11 +2248,11 @@ static int run_wave(struct run *R, struct xop **w, size_t n)
 
     /* tasks: GEMM batches split over the workers, every other compute op alone */
     size_t nt = 0, nto = 0;
-    unsigned threads = x->opts.threads;
-    bool *taken = sim_xcalloc(n, sizeof(*taken));
+    bool *taken = R->taken;
+    memset(taken, 0, n * sizeof(*taken));
     for (size_t i = 0; i < n; i++) {
         struct xop *o = w[i];
-        if (taken[i] || o->kind == SIM_EXEC_KIND_COPY)
+        if (taken[i] || (o->kind == SIM_EXEC_KIND_COPY && !o->move))
             continue;
         size_t start = nto;
         R->task_ops[nto++] = o;
@@ -2168,16 +2273,17 @@ static int run_wave(struct run *R, struct xop **w, size_t n)
             x->stats.gemm_batches++;
             x->stats.gemms_batched += bn;
         }
-        /* one task per worker's share of the batch */
-        size_t parts = bn < threads ? bn : threads;
-        if (parts == 0)
-            parts = 1;
-        size_t per = (bn + parts - 1) / parts;
+        /* tasks of at least TASK_MIN_WORK each (a big GEMM is a task of its own, small
+         * ones go together), so the workers share the batch and stay balanced */
+        double each = op_work(o);
+        size_t per = each >= TASK_MIN_WORK ? 1 : (size_t)(TASK_MIN_WORK / (each + 1)) + 1;
         for (size_t s = start; s < nto; s += per)
             R->tasks[nt++] = (struct task){&R->task_ops[s], nto - s < per ? nto - s : per};
     }
-    free(taken);
-    pool_run(x, R->tasks, nt);
+    double work = 0;
+    for (size_t i = 0; i < n; i++)
+        work += op_work(w[i]);
+    pool_run(x, R->tasks, nt, work >= PARALLEL_MIN_WORK);
 
     if (x->opts.corrupt)
         for (size_t i = 0; i < n; i++)
@@ -2387,6 +2493,7 @@ int sim_exec_run(struct sim_exec *x, struct sim_op_record *const *recs, size_t n
     R.wave_ops = sim_xcalloc(CHUNK_MAX, sizeof(*R.wave_ops));
     R.tasks = sim_xcalloc(CHUNK_MAX, sizeof(*R.tasks));
     R.task_ops = sim_xcalloc(CHUNK_MAX, sizeof(*R.task_ops));
+    R.taken = sim_xcalloc(CHUNK_MAX, sizeof(*R.taken));
 
     int rc = 0;
     size_t group = 0;
@@ -2408,6 +2515,7 @@ int sim_exec_run(struct sim_exec *x, struct sim_op_record *const *recs, size_t n
     free(R.wave_ops);
     free(R.tasks);
     free(R.task_ops);
+    free(R.taken);
     free(R.ops);
     x->stats.seconds = now_s() - t0;
     return rc;

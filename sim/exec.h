@@ -17,10 +17,11 @@
  * Memory semantics (ADR-0020 D7: the canonical state is byte-addressable). A read of
  * [addr, addr + n) uses the tensor stored at addr when it has n bytes (reinterpreted to the
  * op's dtype and shape), else the part of a larger tensor holding that range. A write
- * replaces the tensor stored at addr (tensor granularity, like phase 1's writes); when
- * nothing is stored at addr but a larger tensor holds the range, it writes into that
- * tensor's bytes (copying it first when anyone else references it); otherwise it stores a
- * new tensor at addr. Copies share tensors by reference; nothing shared is ever mutated.
+ * replaces the tensor stored at addr when that has the same size; else, when a larger
+ * tensor holds the range (the one at addr included: the first tile of an output matrix),
+ * it writes into that tensor's bytes, copying it first when anyone else references it;
+ * otherwise it stores a new tensor at addr (replacing a smaller one). Copies share tensors
+ * by reference; nothing shared is ever mutated.
  *
  * What is replayed, per op_kind / op_name:
  *   memory  dma_read    copy (src_space, default "hbm", src_addr) -> (dst_space, dst_addr)

@@ -975,16 +975,63 @@ Test(exec, an_empty_log_does_nothing)
     fx_fini(&f);
 }
 
-Test(exec, a_write_at_an_address_replaces_the_tensor_there_whatever_its_size)
+Test(exec, writes_follow_byte_ranges_not_only_addresses)
 {
     struct fx f;
     fx_init(&f);
-    fx_put(&f, "tcm", 0x0, fx_full(16, 1)); /* 64 bytes */
+    fx_put(&f, "tcm", 0x0, fx_full(16, 1));  /* 64 bytes at 0x0 */
+    fx_put(&f, "tcm", 0x400, fx_full(2, 5)); /* 8 bytes at 0x400 */
     two_vectors(&f, 0x100, 0x140);
-    fx_unary(&f, 10, "neg", 0x100, 0x0, 4); /* 16 bytes at 0x0 */
+    fx_unary(&f, 10, "neg", 0x100, 0x0, 4);   /* 16 bytes at 0x0: the first quarter */
+    fx_unary(&f, 10, "neg", 0x140, 0x400, 4); /* 16 bytes at 0x400: more than is there */
     fx_run_ok(&f, NULL);
     struct sim_tensor *r = fx_out(&f, "tcm", 0x0);
-    cr_assert_eq(r->nbytes, 16, "tensor granularity at one address, as phase 1 writes");
+    cr_assert_eq(r->nbytes, 64, "the first tile of a larger tensor is written into it");
     cr_assert_float_eq(fx_f(r, 0), -1.0f, 0);
+    cr_assert_float_eq(fx_f(r, 3), -4.0f, 0);
+    cr_assert_float_eq(fx_f(r, 4), 1.0f, 0, "the other bytes stay");
+    struct sim_tensor *s = fx_out(&f, "tcm", 0x400);
+    cr_assert_eq(s->nbytes, 16, "a smaller tensor is replaced");
+    cr_assert_float_eq(fx_f(s, 3), -2.0f, 0);
+    fx_fini(&f);
+}
+
+Test(exec, a_copy_of_part_of_a_tensor_reads_back_in_any_layout)
+{
+    struct fx f;
+    fx_init(&f);
+    int64_t ms[] = {4, 4};
+    struct sim_tensor *m = sim_tensor_new(SIM_F32, 2, ms);
+    for (size_t i = 0; i < 16; i++)
+        sim_tensor_set(m, i, (double)i);
+    fx_put(&f, "hbm", 0x1000, m);
+    struct sim_msg msg;
+    sim_msg_init(&msg, SIM_MK_DMA_READ);
+    fx_handle(&msg.u.dma_read.src, "hbm", 0x1000 + 16, SIM_F32, 1, &N4);
+    fx_handle(&msg.u.dma_read.dst, "tcm", 0x100, SIM_F32, 1, &N4);
+    fx_log(&f, 10, 11, "sip0.cube0.pe0.pe_dma", &msg);
+    struct sim_value *p = fx_rec(&f, 0)->params;
+    sim_value_map_set_str(p, "dst_space", "tcm");
+    sim_value_map_set_int(p, "dst_addr", 0x100);
+    /* neg reads the copied row as 2 x 2 */
+    uint64_t a[] = {0x100};
+    unsigned nd[] = {2};
+    int64_t sh[1][SIM_MAX_DIMS] = {{2, 2}};
+    int64_t os[] = {2, 2};
+    fx_math(&f, 20, PE0, "neg", SIM_F32, 1, a, nd, sh, 0x200, 2, os, false, 0);
+    fx_run_ok(&f, NULL);
+    struct sim_tensor *r = fx_out(&f, "tcm", 0x200);
+    for (size_t i = 0; i < 4; i++)
+        cr_assert_float_eq(fx_f(r, i), -(float)(4 + i), 0, "element %zu", i);
+    /* the copy itself, read through the store as other layouts */
+    struct sim_tensor *v;
+    int64_t two[] = {2, 2};
+    cr_assert_eq(sim_memstore_read(sim_exec_store(f.x), "tcm", 0x100, SIM_U32, 2, two, &v, NULL),
+                 0);
+    float f5 = 5.0f;
+    uint32_t bits;
+    memcpy(&bits, &f5, 4);
+    cr_assert_eq(((uint32_t *)v->data)[1], bits, "element 1 of row 1 is 5.0f");
+    sim_tensor_unref(v);
     fx_fini(&f);
 }
