@@ -5,10 +5,12 @@
  * which resumes them when the event they wait for is processed.
  *
  * The engine never runs on its own: the caller drives it one event at a time
- * (sim_engine_step) or in batches (sim_engine_run). Events are ordered by (time, seq) where
- * seq is a per-engine insertion counter, so equal times run in insertion order and the same
- * inputs give the same run, event for event. There is no global state: any number of
- * engines can live in one process.
+ * (sim_engine_step) or in batches (sim_engine_run). Events are ordered by (time, priority,
+ * seq) where seq is a per-engine insertion counter, so equal times run in insertion order
+ * and the same inputs give the same run, event for event. As in SimPy, process starts are
+ * URGENT and every other event NORMAL: a process spawned at time t starts before the
+ * events already queued for t. There is no global state: any number of engines can live
+ * in one process.
  *
  * Time is an integer tick count (sim_time_t). The engine gives ticks no unit; the chip
  * model uses SIM_TICKS_PER_NS ticks per nanosecond.
@@ -158,7 +160,8 @@ struct sim_event *sim_event_new(struct sim_engine *e, const char *name);
 void sim_event_succeed(struct sim_event *ev, void *value);
 void sim_event_fail(struct sim_event *ev, void *value);
 
-/* True once ev has been triggered (and processed). */
+/* True once ev has been triggered (succeeded or failed), whether or not the engine has
+ * processed it yet. */
 bool sim_event_triggered(const struct sim_event *ev);
 
 /* Block until ev is processed. Returns 0 if it succeeded, -1 if it failed; *value (may be

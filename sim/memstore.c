@@ -193,7 +193,7 @@ static void add_space(struct sim_memstore *m, struct space *sp)
 {
     if (m->nspaces == m->spaces_cap) {
         m->spaces_cap = m->spaces_cap ? m->spaces_cap * 2 : 8;
-        m->spaces = sim_xreallocarray(m->spaces, m->spaces_cap, sizeof(*m->spaces));
+        m->spaces = sim_xreallocarray(m->spaces, m->spaces_cap, sizeof(struct space *));
     }
     m->spaces[m->nspaces++] = sp;
     if (m->nspaces * 2 > m->name_cap) {

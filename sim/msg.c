@@ -11,7 +11,8 @@
 double sim_ticks_to_ns(sim_time_t t)
 {
     /* split so large tick counts keep their picosecond digits exact */
-    return (double)(t / SIM_TICKS_PER_NS) + (double)(t % SIM_TICKS_PER_NS) / SIM_TICKS_PER_NS;
+    sim_time_t whole = t / SIM_TICKS_PER_NS, frac = t % SIM_TICKS_PER_NS;
+    return (double)whole + (double)frac / (double)SIM_TICKS_PER_NS;
 }
 
 sim_time_t sim_ns_to_ticks(double ns)
@@ -70,7 +71,10 @@ void sim_msg_init(struct sim_msg *m, enum sim_msg_kind kind)
     memset(m, 0, sizeof(*m));
     m->kind = kind;
     m->type_name = type_names[kind];
-    m->data_op = kind != SIM_MK_CONTROL;
+    /* ADR-0020 D4: the commands, IPCQ copies and TileTokens are data ops; control traffic and
+     * host requests (ADR-0012, serviced by CPUs and memories on their way) are not */
+    m->data_op = kind != SIM_MK_CONTROL && kind != SIM_MK_MEMORY_WRITE &&
+                 kind != SIM_MK_MEMORY_READ && kind != SIM_MK_KERNEL_LAUNCH;
     m->cmdq_id = -1;
 }
 
@@ -121,8 +125,10 @@ void sim_tile_add_stage_take(struct sim_msg *m, enum sim_stage_type type, uint32
     assert(m->kind == SIM_MK_TILE_TOKEN);
     assert(m->u.tile.n_stages < SIM_TILE_MAX_STAGES);
     struct sim_tile_stage *s = &m->u.tile.stages[m->u.tile.n_stages++];
+    memset(s, 0, sizeof(*s));
     s->type = type;
     s->node = node;
+    s->mem = -1;
     s->nbytes = nbytes;
     s->flops = flops;
     s->params = params ? params : sim_value_map();

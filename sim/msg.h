@@ -126,8 +126,11 @@ const char *sim_stage_type_name(enum sim_stage_type t);
 struct sim_tile_stage {
     enum sim_stage_type type;
     uint32_t node;            /* topology node of the component that runs the stage */
+    int32_t mem;              /* DMA stages: the memory node on the far side, else -1 */
     uint64_t nbytes;          /* bytes moved (DMA stages) */
     uint64_t flops;           /* operations (compute stages): 2mnk for GEMM, elements for MATH */
+    enum sim_dtype dtype;     /* compute stages: the input dtype */
+    char op[SIM_OP_NAME_MAX]; /* MATH stages: the math op */
     struct sim_value *params; /* owned map: the stage's params (copied by the op log at start) */
 };
 
@@ -149,6 +152,7 @@ struct sim_host_msg;
 struct sim_host_req {
     const struct sim_host_msg *req; /* borrowed */
     size_t index;                   /* position in the host program (the trace's cmdq_id) */
+    uint64_t nbytes;                /* bytes the request writes or reads at a memory */
 };
 
 struct sim_control {
@@ -160,6 +164,7 @@ struct sim_control {
 
 /* A route: the hops a message takes, in order (sim/topology.h). */
 struct sim_topo_hop;
+struct sim_hop_log;
 
 struct sim_msg {
     enum sim_msg_kind kind;
@@ -170,6 +175,7 @@ struct sim_msg {
     size_t n_hops;
     size_t hop;          /* the hop being taken */
     uint64_t wire_bytes; /* bytes the message occupies on a link (command size or payload) */
+    struct sim_hop_log *hop_log; /* borrowed, or NULL: where sim_chip_send records each hop */
 
     /* npuscope annotations copied into op records (not part of ADR-0052) */
     int64_t cmdq_id;      /* index of the host message it belongs to, or -1 */
@@ -192,8 +198,8 @@ struct sim_msg {
 
 /*
  * Initialise m as a message of kind: zeroes it, sets type_name and data_op to the kind's
- * defaults (control messages are not data ops; every command, TileToken, IPCQ copy and
- * host request is), cmdq_id -1.
+ * defaults (every command, TileToken and IPCQ copy is a data op; control messages and host
+ * requests are not), cmdq_id -1.
  */
 void sim_msg_init(struct sim_msg *m, enum sim_msg_kind kind);
 

@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "npy.c stores tensors' bytes as little-endian data: port the byte swapping first"
 #endif
 
@@ -87,7 +87,7 @@ __attribute__((format(printf, 3, 4))) static int perr(struct parser *p, enum sim
 {
     va_list ap;
     va_start(ap, fmt);
-    int r = vfail(p->name, p->d, code, "header", (long long)(p->base + p->pos), fmt, ap);
+    int r = vfail(p->name, p->d, code, "header", (long long)p->base + (long long)p->pos, fmt, ap);
     va_end(ap);
     return r;
 }
@@ -150,6 +150,8 @@ static int expect(struct parser *p, char c, const char *what)
 /* A Python string literal in ' or " without escapes; *s and *n get its contents. */
 static int parse_string(struct parser *p, const char **s, size_t *n, const char *what)
 {
+    *s = NULL;
+    *n = 0;
     int q = peek(p);
     if (q != '\'' && q != '"') {
         char b[16];
@@ -398,6 +400,7 @@ static int parse_dict(struct parser *p, struct npy_header *h)
 static int parse_preamble(const unsigned char *buf, size_t n, size_t total, const char *name,
                           struct diag *d, size_t *hdr_off, size_t *hdr_len)
 {
+    *hdr_off = *hdr_len = 0;
     if (n < sizeof(MAGIC) || memcmp(buf, MAGIC, sizeof(MAGIC)) != 0)
         return fail(name, d, SIM_EPARSE, -1,
                     "not a .npy file (no NUMPY magic string at the start)");
@@ -432,6 +435,7 @@ static int parse_preamble(const unsigned char *buf, size_t n, size_t total, cons
 static int parse_header_text(const char *text, size_t len, size_t off, const char *name,
                              struct diag *d, struct npy_header *h)
 {
+    memset(h, 0, sizeof(*h));
     struct parser p = {text, len, 0, off, name, d};
     int r = parse_dict(&p, h);
     h->data_off = off + len;
@@ -524,9 +528,10 @@ static int read_stream(int fd, const char *path, struct sim_tensor **out, struct
     return r;
 }
 
-/* Open path for reading and find its size; *size is SIZE_MAX for a non-regular file. */
+/* Open path for reading and find its size; *size is SIZE_MAX when it is not known. */
 static int open_input(const char *path, int *fd, size_t *size, struct diag *d)
 {
+    *size = 0;
     *fd = open(path, O_RDONLY | O_CLOEXEC);
     if (*fd < 0)
         return io_fail(path, d, "cannot open");
@@ -540,7 +545,8 @@ static int open_input(const char *path, int *fd, size_t *size, struct diag *d)
         close(*fd);
         return diag_set(d, SIM_EIO, path, 0, 0, NULL, "is a directory");
     }
-    *size = S_ISREG(st.st_mode) ? (size_t)st.st_size : SIZE_MAX;
+    /* Some regular files (in /proc, for one) report a size of 0: read those as streams. */
+    *size = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size : SIZE_MAX;
     return 0;
 }
 
@@ -704,14 +710,9 @@ static int write_full(int fd, const void *buf, size_t n)
  * file systems refuse fsync on directories. */
 static void sync_dir(const char *path)
 {
-    char *dir = sim_xstrdup(path);
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        strcpy(dir, ".");
-    else if (slash == dir)
-        slash[1] = '\0';
-    else
-        *slash = '\0';
+    const char *slash = strrchr(path, '/');
+    char *dir =
+        !slash ? sim_xstrdup(".") : sim_xstrndup(path, slash == path ? 1 : (size_t)(slash - path));
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd >= 0) {
         (void)fsync(fd);

@@ -334,7 +334,8 @@ static void append(struct sim_oplog *log, struct sim_op_record *r)
 {
     if (log->n_records == log->cap_records) {
         log->cap_records = log->cap_records ? 2 * log->cap_records : 256;
-        log->records = sim_xreallocarray(log->records, log->cap_records, sizeof(*log->records));
+        log->records =
+            sim_xreallocarray(log->records, log->cap_records, sizeof(struct sim_op_record *));
         log->append_seq =
             sim_xreallocarray(log->append_seq, log->cap_records, sizeof(*log->append_seq));
     }

@@ -13,12 +13,6 @@ static int not_built(const char *what)
     return CLI_EXIT_USAGE;
 }
 
-int cli_run(const struct cli_run_opts *o)
-{
-    (void)o;
-    return not_built("the simulator ('run', and npuscope with no command)");
-}
-
 int cli_view(const char *file, const char *theme)
 {
     (void)file, (void)theme;
@@ -41,9 +35,4 @@ int cli_export_chrome(const char *in, const char *out)
 {
     (void)in, (void)out;
     return not_built("the Chrome export ('export')");
-}
-
-int cli_kernels(void)
-{
-    return not_built("the kernel registry ('kernels')");
 }

@@ -552,6 +552,9 @@ Test(npy, file_errors_name_the_file, .init = make_dir, .fini = remove_dir)
     put_file(in_dir("liar.npy"), "\x93NUMPY\x01\x00\xff\xff{", 11);
     cr_assert_eq(sim_npy_read(in_dir("liar.npy"), &t, &d), -SIM_EPARSE);
     cr_assert(strstr(d.msg, "header length 65535 runs past the end"), "%s", d.msg);
+    put_file(in_dir("empty.npy"), "", 0);
+    cr_assert_eq(sim_npy_read(in_dir("empty.npy"), &t, &d), -SIM_EPARSE);
+    cr_assert(strstr(d.msg, "not a .npy file"), "%s", d.msg);
     put_file(in_dir("tiny.npy"), "\x93NUM", 4);
     cr_assert_eq(sim_npy_read(in_dir("tiny.npy"), &t, &d), -SIM_EPARSE);
     cr_assert(strstr(d.msg, "not a .npy file"), "%s", d.msg);
@@ -668,4 +671,37 @@ Test(npy, raw_file_size_must_match, .init = make_dir, .fini = remove_dir)
                  -SIM_EIO);
     cr_assert(strstr(d.msg, "cannot open: No such file or directory"), "%s", d.msg);
     cr_assert_null(t);
+}
+
+/* A raw stream whose length is only known at its end: too short, then too long. */
+static int read_raw_from_pipe(const char *bytes, size_t n, int64_t dim, struct diag *d)
+{
+    const char *p = in_dir("rawfifo");
+    unlink(p);
+    cr_assert_eq(mkfifo(p, 0600), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(p, O_WRONLY);
+        ssize_t w = fd >= 0 ? write(fd, bytes, n) : -1;
+        _exit(w == (ssize_t)n ? 0 : 1);
+    }
+    struct sim_tensor *t = NULL;
+    int r = sim_npy_read_raw(p, SIM_U8, 1, &dim, &t, d);
+    waitpid(pid, NULL, 0);
+    if (r == 0) {
+        cr_assert_eq(t->nbytes, (size_t)dim);
+        cr_assert_eq(memcmp(t->data, bytes, n), 0);
+        sim_tensor_unref(t);
+    }
+    return r;
+}
+
+Test(npy, raw_stream_size_must_match, .init = make_dir, .fini = remove_dir)
+{
+    struct diag d;
+    cr_assert_eq(read_raw_from_pipe("abcdef", 6, 6, &d), 0, "%s", d.msg);
+    cr_assert_eq(read_raw_from_pipe("abcdef", 6, 8, &d), -SIM_EINVAL);
+    cr_assert(strstr(d.msg, "raw data has fewer bytes, u8 (8,) needs 8"), "%s", d.msg);
+    cr_assert_eq(read_raw_from_pipe("abcdef", 6, 4, &d), -SIM_EINVAL);
+    cr_assert(strstr(d.msg, "raw data has more bytes, u8 (4,) needs 4"), "%s", d.msg);
 }

@@ -1,0 +1,235 @@
+/*
+ * A chip instance: one simulation of one chip config. It owns the engine, the topology,
+ * one component per topology node, the engine links behind the topology's links (one per
+ * direction, plus a host link per sip into its IO_CPU), the memory store and the op log,
+ * and what kernels report besides op records (markers, token boundaries).
+ *
+ * Messages travel with sim_chip_send: hop by hop along their route, crossing each link
+ * (latency + bytes / bandwidth, shared) and being serviced by the component at the end of
+ * the route (sim/component.h); nodes crossed on the way (routers, CPUs) forward without
+ * servicing. Phase-1 memory data goes through sim_chip_mem_*: byte-addressable on top of
+ * the tensor-granular memory store.
+ *
+ * Addresses: a PA is an address in one PE's address space (ADR-0012: the shard tags say
+ * which PE). The memory store is keyed by device addresses, the PA in its PE's window:
+ * sim_chip_dev_addr = (global PE index << SIM_CHIP_PE_WINDOW_BITS) | PA.
+ */
+#ifndef SIM_CHIP_H
+#define SIM_CHIP_H
+
+#include "sim/component.h"
+#include "sim/config.h"
+#include "sim/diag.h"
+#include "sim/engine.h"
+#include "sim/memstore.h"
+#include "sim/msg.h"
+#include "sim/oplog.h"
+#include "sim/topology.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sim_chip;
+
+/* Bits of a PE's address window: PAs are below 2^40, device address = window | PA. */
+#define SIM_CHIP_PE_WINDOW_BITS 40
+#define SIM_CHIP_PA_MAX         ((UINT64_C(1) << SIM_CHIP_PE_WINDOW_BITS) - 1)
+
+/* Bytes a command or control message occupies on a link. */
+#define SIM_CHIP_CMD_BYTES 64
+
+/* ---- hop traces ------------------------------------------------------------------------ */
+
+/* One hop a message took (ADR-0012: explicit hop traces). */
+struct sim_hop_rec {
+    enum sim_hop_kind kind; /* SERVICE or LINK */
+    int node;               /* SERVICE: the node; LINK: the node it left (-1: the host) */
+    int to;                 /* LINK: the node it reached (-1: the host) */
+    int link;               /* LINK: topology link index, or -1 for a host link */
+    bool transit;           /* SERVICE: crossed on the way, not serviced (takes no time) */
+    sim_time_t t_in, t_out; /* ticks: when it entered and left the hop */
+};
+
+struct sim_hop_log {
+    struct sim_hop_rec *v; /* owned */
+    size_t n, cap;
+};
+
+void sim_hop_log_push(struct sim_hop_log *l, const struct sim_hop_rec *r);
+void sim_hop_log_fini(struct sim_hop_log *l);
+
+/* ---- what kernels report ----------------------------------------------------------------- */
+
+/* A named instant (trace MARKER_EVENT). */
+struct sim_chip_marker {
+    double t_ns;
+    char *name;      /* owned */
+    char *component; /* owned: the PE CPU that raised it */
+    char *kernel;    /* owned, or NULL */
+    int64_t cmdq_id;
+};
+
+/* A token of LLM decode (trace TOKEN_EVENT). */
+struct sim_chip_token {
+    double t_start_ns, t_end_ns; /* t_end_ns == t_start_ns while open */
+    int64_t index;
+    bool decode;     /* DECODE, else PREFILL */
+    bool open;       /* begun, not ended */
+    char *component; /* owned */
+    char *kernel;    /* owned, or NULL */
+    int64_t cmdq_id;
+};
+
+/* A link's counters (one direction). */
+struct sim_chip_link_stats {
+    const char *name;        /* borrowed: "sip0.cube0.noc->sip0.cube0.hbm", "host->sip0.io_cpu" */
+    enum sim_link_class cls; /* SIM_LINK_HOST for host links */
+    uint64_t bytes;          /* bytes that crossed it (messages and DMA data) */
+    sim_time_t busy;         /* ticks with at least one transfer on it */
+    unsigned max_concurrent;
+};
+
+/* ---- the chip ----------------------------------------------------------------------------- */
+
+/*
+ * A new chip for cfg (borrowed: must outlive the chip) at time 0: engine, topology,
+ * components, links, an empty memory store and an op log attached to it. stack_size is
+ * the coroutine stack of every process (0: the engine's default). Cannot fail for a
+ * validated config.
+ */
+struct sim_chip *sim_chip_new(const struct sim_config *cfg, size_t stack_size);
+
+/* Free the chip and everything it owns. NULL is a no-op. */
+void sim_chip_free(struct sim_chip *c);
+
+/* Have fn(ptr) called when the chip is freed, after the engine (and every process) is
+ * gone, in reverse order of registration: for what processes use until the end. */
+void sim_chip_defer_free(struct sim_chip *c, void (*fn)(void *), void *ptr);
+
+/* Turn op logging on (the default) or off (timing only: the hooks do nothing). */
+void sim_chip_set_logging(struct sim_chip *c, bool on);
+
+/* The op log when logging is on, else NULL (what the component hooks use). */
+struct sim_oplog *sim_chip_active_oplog(const struct sim_chip *c);
+
+/* Borrowed parts. */
+struct sim_engine *sim_chip_engine(const struct sim_chip *c);
+const struct sim_config *sim_chip_config(const struct sim_chip *c);
+const struct sim_topo *sim_chip_topo(const struct sim_chip *c);
+struct sim_memstore *sim_chip_store(const struct sim_chip *c);
+struct sim_oplog *sim_chip_oplog(const struct sim_chip *c);
+
+/* Components: one per topology node, indexed like the nodes. */
+size_t sim_chip_component_count(const struct sim_chip *c);
+struct sim_component *sim_chip_component(const struct sim_chip *c, int node);
+
+/* Links: the topology's links in both directions (2i: a->b, 2i+1: b->a), then one host
+ * link per sip into its IO_CPU and one back. */
+size_t sim_chip_link_count(const struct sim_chip *c);
+void sim_chip_link_stats(const struct sim_chip *c, size_t i, struct sim_chip_link_stats *out);
+
+/* Markers and tokens, in the order they were raised. Borrowed. */
+size_t sim_chip_marker_count(const struct sim_chip *c);
+const struct sim_chip_marker *sim_chip_marker(const struct sim_chip *c, size_t i);
+size_t sim_chip_token_count(const struct sim_chip *c);
+const struct sim_chip_token *sim_chip_token(const struct sim_chip *c, size_t i);
+
+/* Record a marker / open or close a token at now; component and kernel are copied. */
+void sim_chip_add_marker(struct sim_chip *c, const char *name, const char *component,
+                         const char *kernel, int64_t cmdq_id);
+/* Returns the token's index for sim_chip_token_end. */
+size_t sim_chip_token_begin(struct sim_chip *c, int64_t index, bool decode, const char *component,
+                            const char *kernel, int64_t cmdq_id);
+void sim_chip_token_end(struct sim_chip *c, size_t token);
+
+/* ---- addresses ------------------------------------------------------------------------- */
+
+/* Global index of PE (sip, cube, pe), or -1 when the chip has no such PE. */
+int sim_chip_pe_index(const struct sim_chip *c, int64_t sip, int64_t cube, int64_t pe);
+/* Coordinates of global PE g (in range). */
+void sim_chip_pe_coords(const struct sim_chip *c, int g, int *sip, int *cube, int *pe);
+
+/* Device address of PA pa in the window of global PE g. */
+uint64_t sim_chip_dev_addr(int g, uint64_t pa);
+/* The global PE whose window holds device address a, and the PA inside it. */
+int sim_chip_addr_pe(uint64_t a);
+uint64_t sim_chip_addr_pa(uint64_t a);
+
+/*
+ * The memory node that holds device address addr of space: "hbm" -> the HBM of the
+ * window's cube, "sram" -> its cube's SRAM, "tcm" (and any other space) -> the window's
+ * PE's TCM. -1 when the window names no PE of the chip.
+ */
+int sim_chip_mem_node(const struct sim_chip *c, const char *space, uint64_t addr);
+
+/* ---- messages --------------------------------------------------------------------------- */
+
+/* The route between two nodes, computed once and kept. Borrowed. */
+const struct sim_topo_route *sim_chip_route(struct sim_chip *c, int from, int to);
+
+/* Give msg the route from node `from` to node `to` (hop 0: the sender). */
+void sim_chip_route_msg(struct sim_chip *c, struct sim_msg *msg, int from, int to);
+
+/*
+ * Carry msg along its route from its current hop, in process p: each link is crossed with
+ * msg->wire_bytes (its latency and bandwidth, shared); the first service hop (the sender)
+ * and the nodes in between are crossed without service; the last node services it
+ * (sim_component_handle). When that service gives the message a new route, it is carried
+ * on along it. Records every hop in msg->hop_log when set. Yields.
+ */
+void sim_chip_send(struct sim_proc *p, struct sim_chip *c, struct sim_msg *msg);
+
+/* Cross the host link of sip `sip` (to_device: host -> IO_CPU, else back) with nbytes.
+ * Records the hop in log (may be NULL). Yields. */
+void sim_chip_host_hop(struct sim_proc *p, struct sim_chip *c, int sip, bool to_device,
+                       uint64_t nbytes, struct sim_hop_log *log);
+
+/*
+ * Account DMA data of nbytes moving between nodes `from` and `to` on the links of their
+ * route (byte counters only: the DMA model charges the time). Returns the route's link
+ * latency in ticks.
+ */
+sim_time_t sim_chip_data_path(struct sim_chip *c, int from, int to, uint64_t nbytes);
+
+/* ---- phase-1 memory data ---------------------------------------------------------------- */
+
+/*
+ * Read nbytes-matching data at (space, addr) as dtype and shape, as a new reference in
+ * *out: the tensor stored there (reinterpreted / reshaped by the memory store), or when
+ * none starts at addr, a copy of the bytes of the tensor that contains the whole range
+ * (byte-addressable reads of a tile of a larger tensor). Errors: -SIM_ENOENT when no tensor
+ * holds the range, -SIM_EINVAL when the layouts do not fit (d names them).
+ */
+int sim_chip_mem_read(struct sim_chip *c, const char *space, uint64_t addr, enum sim_dtype dtype,
+                      unsigned ndim, const int64_t *shape, struct sim_tensor **out, struct diag *d);
+
+/*
+ * Write t at (space, addr) at now, labelled op for the memory inspector: when the range
+ * lies inside a larger tensor already stored, its bytes are copied into that tensor (the
+ * store is byte-addressable, ADR-0020 D7); otherwise the store keeps a reference to t.
+ * Clears a pending binding of the range.
+ */
+void sim_chip_mem_write(struct sim_chip *c, const char *space, uint64_t addr, struct sim_tensor *t,
+                        const char *op);
+
+/*
+ * The n bytes at (space, addr) into buf, assembled from every stored tensor overlapping
+ * the range (in address order); bytes no tensor holds read as 0. Returns the number of
+ * bytes that some tensor held.
+ */
+uint64_t sim_chip_mem_read_bytes(struct sim_chip *c, const char *space, uint64_t addr, uint64_t n,
+                                 void *buf);
+
+/*
+ * Pending bindings (ADR-0020 D3): a tl_store of a compute result binds its destination
+ * to the op that will produce it in phase 2; a later load of the range gets a pending
+ * handle. bind records it (op copied); pending returns the op name of a binding that
+ * overlaps [addr, addr + n) or NULL.
+ */
+void sim_chip_bind_pending(struct sim_chip *c, const char *space, uint64_t addr, uint64_t n,
+                           const char *op);
+const char *sim_chip_pending(const struct sim_chip *c, const char *space, uint64_t addr,
+                             uint64_t n);
+
+#endif

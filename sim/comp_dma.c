@@ -1,0 +1,76 @@
+/*
+ * PE_DMA: moves data between the PE and a memory. A transfer holds one of the engine's
+ * channels: setup_ns, then the access at the far memory's port (shared with every other
+ * access to that memory: contention on the cube's HBM) and the channel's own rate
+ * (nbytes / gbps) together, the slower of the two; then the latency of the NoC links
+ * between the DMA and the memory, whose byte counters take the data.
+ *
+ * Far memories: dma_read -> the source's memory, dma_write -> the destination's, an IPCQ
+ * copy arriving here -> this PE's TCM, a TileToken DMA stage -> the stage's memory.
+ */
+#include "sim/chip.h"
+#include "sim/component.h"
+
+static void transfer(struct sim_proc *p, struct sim_component *c, int far, uint64_t nbytes,
+                     bool to_memory)
+{
+    struct sim_chip *chip = c->chip;
+    struct sim_engine *e = sim_chip_engine(chip);
+    const struct sim_config *cfg = sim_chip_config(chip);
+    sim_component_acquire(p, c);
+    sim_wait(p, sim_ns_to_ticks(cfg->pe_dma.setup_ns));
+    sim_time_t t0 = sim_engine_now(e);
+    if (far >= 0)
+        sim_component_mem_access(p, sim_chip_component(chip, far), nbytes, to_memory);
+    sim_time_t rate = sim_ns_to_ticks((double)nbytes / cfg->pe_dma.gbps);
+    sim_time_t spent = sim_engine_now(e) - t0;
+    if (spent < rate)
+        sim_wait(p, rate - spent);
+    if (far >= 0) {
+        sim_time_t lat = to_memory ? sim_chip_data_path(chip, c->node, far, nbytes)
+                                   : sim_chip_data_path(chip, far, c->node, nbytes);
+        if (lat)
+            sim_wait(p, lat);
+    }
+    if (to_memory)
+        c->stats.bytes_written += nbytes;
+    else
+        c->stats.bytes_read += nbytes;
+    sim_component_release(p, c);
+}
+
+static int local_tcm(const struct sim_component *c)
+{
+    return sim_topo_node_at(sim_chip_topo(c->chip), c->sip, c->cube, c->pe, SIM_NODE_TCM);
+}
+
+static void dma_service(struct sim_proc *p, struct sim_component *c, struct sim_msg *msg)
+{
+    struct sim_chip *chip = c->chip;
+    switch (msg->kind) {
+    case SIM_MK_DMA_READ: {
+        const struct sim_handle *src = &msg->u.dma_read.src;
+        transfer(p, c, sim_chip_mem_node(chip, src->space, src->addr), src->nbytes, false);
+        break;
+    }
+    case SIM_MK_DMA_WRITE: {
+        const struct sim_handle *dst = &msg->u.dma_write.dst;
+        transfer(p, c, sim_chip_mem_node(chip, dst->space, dst->addr), msg->u.dma_write.src.nbytes,
+                 true);
+        break;
+    }
+    case SIM_MK_IPCQ_COPY: transfer(p, c, local_tcm(c), msg->u.ipcq.src.nbytes, true); break;
+    case SIM_MK_TILE_TOKEN: {
+        const struct sim_tile_stage *st = &msg->u.tile.stages[msg->u.tile.stage_idx];
+        transfer(p, c, st->mem, st->nbytes, st->type == SIM_STAGE_DMA_WRITE);
+        sim_component_tile_forward(c, msg);
+        break;
+    }
+    default:
+        /* anything else (a control message) costs the setup of a descriptor */
+        transfer(p, c, -1, 0, false);
+        break;
+    }
+}
+
+const struct sim_component_ops sim_comp_pe_dma = {.name = "pe_dma", .service = dma_service};

@@ -1,0 +1,32 @@
+/*
+ * Memories (HBM and SRAM per cube, TCM per PE) as components: a message serviced by a
+ * memory is an access of its bytes through the memory's port, latency_ns + bytes / gbps,
+ * shared with the accesses in flight. Writes are host MemoryWrites and control messages
+ * named "MemWrite"; everything else reads.
+ */
+#include "sim/chip.h"
+#include "sim/component.h"
+
+#include <string.h>
+
+static uint64_t access_bytes(const struct sim_msg *msg, bool *write)
+{
+    *write = false;
+    switch (msg->kind) {
+    case SIM_MK_MEMORY_WRITE: *write = true; return msg->u.host.nbytes;
+    case SIM_MK_MEMORY_READ: return msg->u.host.nbytes;
+    case SIM_MK_CONTROL:
+        *write = strcmp(msg->u.control.name, "MemWrite") == 0;
+        return msg->u.control.nbytes;
+    default: return msg->wire_bytes;
+    }
+}
+
+static void memory_service(struct sim_proc *p, struct sim_component *c, struct sim_msg *msg)
+{
+    bool write;
+    uint64_t n = access_bytes(msg, &write);
+    sim_component_mem_access(p, c, n, write);
+}
+
+const struct sim_component_ops sim_comp_memory = {.name = "memory", .service = memory_service};

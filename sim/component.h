@@ -1,0 +1,119 @@
+/*
+ * Components: the modelled hardware that services messages (ADR-0020 D2, D9). One
+ * component per node of the topology; its behaviour is a const struct of ops per node kind
+ * (sim/comp_*.c). The base (sim_component_handle) runs every message the same way:
+ *
+ *     start hook   op log record_start, when the message is a data op and a log is attached
+ *     service      the kind's timing model: may block (engine waits, resources, links)
+ *     end hook     op log record_end
+ *
+ * and sim_chip_send (sim/chip.h) forwards the message hop by hop. Component models never
+ * log: the hooks are the single source of truth for op records. Every timing parameter
+ * comes from the chip config (sim/config.h):
+ *
+ *     io_cpu, m_cpu   overhead_ns per message
+ *     pe_cpu          issue_ns per command issued, launch_ns per kernel instance started
+ *     noc             routers forward (the links carry the time)
+ *     hbm, sram, tcm  latency_ns + bytes / gbps on the memory's port, shared by concurrent
+ *                     accesses (contention)
+ *     pe_dma          on one of `channels`: setup_ns, then the far memory's port access and
+ *                     the channel rate together (max of the two), then the latency of the
+ *                     links between the DMA and that memory
+ *     pe_gemm         setup_ns + ceil(m*n*k / macs_per_cycle[dtype]) cycles (2*m*n*k flops
+ *                     at 2*macs_per_cycle flops per cycle)
+ *     pe_math         setup_ns + ceil(elements / lanes) * cycles[op] cycles
+ */
+#ifndef SIM_COMPONENT_H
+#define SIM_COMPONENT_H
+
+#include "sim/engine.h"
+#include "sim/msg.h"
+#include "sim/topology.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct sim_chip;
+struct sim_component;
+
+/* What a kind of component does. */
+struct sim_component_ops {
+    const char *name; /* the model's name, e.g. "pe_dma" */
+    /* Service msg at c in process p: the timing model. May block. Must not log. A service
+     * may give the message a new route (sim_chip_route_msg) to send it on after the end
+     * hook: a self-routing TileToken does. NULL: the service takes no time. */
+    void (*service)(struct sim_proc *p, struct sim_component *c, struct sim_msg *msg);
+};
+
+/* Counters of a component, for the run summary and the TUI. */
+struct sim_component_stats {
+    sim_time_t busy;        /* ticks during which at least one unit was working */
+    uint64_t msgs;          /* messages serviced */
+    uint64_t bytes_read;    /* memories: bytes read from them; DMA: bytes it moved in */
+    uint64_t bytes_written; /* memories: bytes written to them; DMA: bytes it moved out */
+};
+
+struct sim_component {
+    const struct sim_component_ops *ops; /* borrowed, static */
+    struct sim_chip *chip;               /* borrowed: the chip it belongs to */
+    int node;                            /* topology node index */
+    const char *id;                      /* borrowed from the topology: "sip0.cube0.pe0.pe_dma" */
+    enum sim_node_kind kind;
+    int sip, cube, pe; /* coordinates (-1 where they do not apply) */
+
+    struct sim_resource *units; /* owned by the engine: the engines / channels / CPU, or NULL */
+    struct sim_link *port;      /* owned by the engine: a memory's port, or NULL */
+
+    struct sim_component_stats stats;
+    unsigned active;         /* units working now */
+    sim_time_t active_since; /* when active went from 0 to 1 */
+};
+
+/* The model of a node kind (static). */
+const struct sim_component_ops *sim_component_ops_for(enum sim_node_kind kind);
+
+/*
+ * Service msg at c: start hook, the kind's service, end hook (see the file comment). Runs
+ * in process p and yields while the service waits. The message must stay valid until it
+ * returns.
+ */
+void sim_component_handle(struct sim_proc *p, struct sim_component *c, struct sim_msg *msg);
+
+/* Take one of c's units (queueing FIFO behind other requesters) and count c busy from
+ * now; give it back. Yields. */
+void sim_component_acquire(struct sim_proc *p, struct sim_component *c);
+void sim_component_release(struct sim_proc *p, struct sim_component *c);
+
+/* Busy ticks of c up to now (a unit working now counts up to now). */
+sim_time_t sim_component_busy(const struct sim_component *c);
+
+/*
+ * Access nbytes of memory component mem (hbm, sram, tcm) from process p: latency_ns +
+ * nbytes / gbps over its port, shared with concurrent accesses. Counts the bytes read or
+ * written. Yields.
+ */
+void sim_component_mem_access(struct sim_proc *p, struct sim_component *mem, uint64_t nbytes,
+                              bool write);
+
+/* Service times in ns of the compute models (see the file comment), for a GEMM of m x k
+ * by k x n with input dtype, and a math op over elements. */
+double sim_component_gemm_ns(const struct sim_config *cfg, uint64_t m, uint64_t n, uint64_t k,
+                             enum sim_dtype dtype);
+double sim_component_math_ns(const struct sim_config *cfg, const char *op, uint64_t elements);
+
+/* The config's name of a math op's cost ("maximum" costs as "max", ...); NULL when the
+ * config has no cost for it (it then costs 1 cycle per group). */
+const char *sim_component_math_cost_name(const char *op);
+
+/*
+ * A TileToken's stage is done at c: advance it to its next stage and route it there
+ * (ADR-0014 D6 self-routing), so sim_chip_send carries it on after the end hook. The last
+ * stage leaves the token where it is.
+ */
+void sim_component_tile_forward(struct sim_component *c, struct sim_msg *msg);
+
+/* Run a CompositeCmd as a pipeline of TileTokens (READ -> COMPUTE -> WRITE), two tiles in
+ * flight, in process p at the compute engine c. Yields until every tile is written. */
+void sim_component_run_composite(struct sim_proc *p, struct sim_component *c, struct sim_msg *msg);
+
+#endif

@@ -1,0 +1,471 @@
+/*
+ * The kernel registry's machinery (see kernel.h): lookup, -k NAME:key=value parsing over
+ * the defaults, and the launch builder that turns a kernel's setup into a host program
+ * (ADR-0012 messages) with seeded input data. The table itself is sim/kernels/registry.c.
+ */
+#include "sim/kernel.h"
+
+#include "sim/host.h"
+#include "sim/workload.h"
+#include "sim/xalloc.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* sim/kernels/registry.c */
+extern const struct sim_kernel *const sim_kernel_table[];
+extern const size_t sim_kernel_table_len;
+
+/* Every kernel has a seed for its generated data (kernel.h). */
+static const struct sim_kparam seed_param = {"seed", SIM_KP_INT, "1", "seed of the generated data"};
+
+const struct sim_kernel *sim_kernel_find(const char *name)
+{
+    for (size_t i = 0; i < sim_kernel_table_len; i++)
+        if (strcmp(sim_kernel_table[i]->name, name) == 0)
+            return sim_kernel_table[i];
+    return NULL;
+}
+
+size_t sim_kernel_count(void)
+{
+    return sim_kernel_table_len;
+}
+
+const struct sim_kernel *sim_kernel_at(size_t i)
+{
+    assert(i < sim_kernel_table_len);
+    return sim_kernel_table[i];
+}
+
+/* ---- parameters ------------------------------------------------------------------------- */
+
+/* Index of key among k's params (the implicit seed last), or -1. */
+static int param_index(const struct sim_kernel *k, const char *key, size_t keylen)
+{
+    int n = 0;
+    for (; k->params && k->params[n].key; n++)
+        if (strlen(k->params[n].key) == keylen && strncmp(k->params[n].key, key, keylen) == 0)
+            return n;
+    if (strlen(seed_param.key) == keylen && strncmp(seed_param.key, key, keylen) == 0)
+        return n;
+    return -1;
+}
+
+static const struct sim_kparam *param_at(const struct sim_kernel *k, int i)
+{
+    int n = 0;
+    while (k->params && k->params[n].key)
+        n++;
+    return i < n ? &k->params[i] : &seed_param;
+}
+
+static int lookup(const struct sim_kparams *p, const char *key, enum sim_kparam_type type)
+{
+    int i = param_index(p->kernel, key, strlen(key));
+    assert(i >= 0 && "a parameter of the kernel");
+    assert(param_at(p->kernel, i)->type == type && "of that type");
+    (void)type;
+    return i;
+}
+
+int64_t sim_kparams_int(const struct sim_kparams *p, const char *key)
+{
+    return p->i[lookup(p, key, SIM_KP_INT)];
+}
+
+double sim_kparams_float(const struct sim_kparams *p, const char *key)
+{
+    return p->f[lookup(p, key, SIM_KP_FLOAT)];
+}
+
+enum sim_dtype sim_kparams_dtype(const struct sim_kparams *p, const char *key)
+{
+    return p->dt[lookup(p, key, SIM_KP_DTYPE)];
+}
+
+static const char *type_word(enum sim_kparam_type t)
+{
+    switch (t) {
+    case SIM_KP_INT: return "an integer";
+    case SIM_KP_FLOAT: return "a number";
+    default: return "a dtype (f32, f16, bf16, i8, ...)";
+    }
+}
+
+/* Parse one value of param i into p. */
+static int set_value(struct sim_kparams *p, int i, const char *v, size_t len, struct diag *d)
+{
+    const struct sim_kparam *kp = param_at(p->kernel, i);
+    char buf[128];
+    if (len >= sizeof(buf))
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL, "-k %s: key '%s': the value is too long",
+                        p->kernel->name, kp->key);
+    memcpy(buf, v, len);
+    buf[len] = '\0';
+    char *end = NULL;
+    errno = 0;
+    bool ok = len > 0;
+    switch (kp->type) {
+    case SIM_KP_INT:
+        p->i[i] = strtoll(buf, &end, 0);
+        ok = ok && !errno && *end == '\0';
+        break;
+    case SIM_KP_FLOAT:
+        p->f[i] = strtod(buf, &end);
+        ok = ok && !errno && *end == '\0' && isfinite(p->f[i]);
+        break;
+    case SIM_KP_DTYPE: ok = ok && sim_dtype_parse(buf, &p->dt[i]) == 0; break;
+    }
+    if (!ok)
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL, "-k %s: key '%s': '%s' is not %s",
+                        p->kernel->name, kp->key, buf, type_word(kp->type));
+    return 0;
+}
+
+static void list_keys(const struct sim_kernel *k, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0;; i++) {
+        const struct sim_kparam *kp = param_at(k, i);
+        len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%s", i ? ", " : "",
+                                kp->key);
+        if (kp == &seed_param || len >= size)
+            break;
+    }
+}
+
+int sim_kernel_parse_spec(const char *spec, struct sim_kparams *out, struct diag *d)
+{
+    memset(out, 0, sizeof(*out));
+    const char *colon = strchr(spec, ':');
+    size_t nlen = colon ? (size_t)(colon - spec) : strlen(spec);
+    char name[64];
+    if (nlen >= sizeof(name))
+        nlen = sizeof(name) - 1;
+    memcpy(name, spec, nlen);
+    name[nlen] = '\0';
+    const struct sim_kernel *k = sim_kernel_find(name);
+    if (!k)
+        return diag_set(d, SIM_ENOENT, NULL, 0, 0, NULL,
+                        "unknown kernel '%s' (npuscope kernels lists them)", name);
+    out->kernel = k;
+    /* the defaults first */
+    for (int i = 0;; i++) {
+        const struct sim_kparam *kp = param_at(k, i);
+        assert(i < SIM_KPARAM_MAX);
+        int rc = set_value(out, i, kp->dflt, strlen(kp->dflt), d);
+        assert(rc == 0 && "a valid default");
+        (void)rc;
+        if (kp == &seed_param)
+            break;
+    }
+    if (!colon)
+        return 0;
+    const char *s = colon + 1;
+    while (*s) {
+        const char *comma = strchr(s, ',');
+        size_t len = comma ? (size_t)(comma - s) : strlen(s);
+        const char *eq = memchr(s, '=', len);
+        char keys[256];
+        if (!eq) {
+            list_keys(k, keys, sizeof(keys));
+            return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                            "-k %s: '%.*s' is not key=value (keys: %s)", k->name, (int)len, s,
+                            keys);
+        }
+        int i = param_index(k, s, (size_t)(eq - s));
+        if (i < 0) {
+            list_keys(k, keys, sizeof(keys));
+            char key[64];
+            snprintf(key, sizeof(key), "%.*s", (int)(eq - s), s);
+            return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL, "-k %s: unknown key '%s' (keys: %s)",
+                            k->name, key, keys);
+        }
+        int rc = set_value(out, i, eq + 1, len - (size_t)(eq + 1 - s), d);
+        if (rc < 0)
+            return rc;
+        s += len + (comma ? 1 : 0);
+    }
+    return 0;
+}
+
+/* ---- the builder ------------------------------------------------------------------------- */
+
+struct sim_kbuild {
+    const struct sim_config *cfg;
+    const struct sim_kparams *params;
+    const char *name;
+    unsigned npes;
+    uint64_t *next_pa; /* per PE: the next free PA in its window */
+    uint64_t rng;
+    bool started; /* a tensor was added: the PE count is fixed */
+
+    struct sim_host_msg *writes, *reads;
+    size_t n_writes, n_reads;
+    struct sim_kernel_arg *args;
+    size_t n_args;
+    struct sim_host_buffers *bufs;
+};
+
+const struct sim_config *sim_kbuild_config(const struct sim_kbuild *b)
+{
+    return b->cfg;
+}
+
+unsigned sim_kbuild_npes(const struct sim_kbuild *b)
+{
+    return b->npes;
+}
+
+int sim_kbuild_pes(struct sim_kbuild *b, unsigned n, struct diag *d)
+{
+    assert(!b->started && "sim_kbuild_pes comes before the tensors");
+    unsigned total = sim_config_total_pes(b->cfg);
+    if (n < 1 || n > total)
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                        "-k %s: key 'pes': %u PEs asked, the chip has %u", b->name, n, total);
+    b->npes = n;
+    free(b->next_pa);
+    b->next_pa = sim_xcalloc(n, sizeof(*b->next_pa));
+    return 0;
+}
+
+static void pe_coords(const struct sim_config *cfg, unsigned g, int64_t *sip, int64_t *cube,
+                      int64_t *pe)
+{
+    *pe = g % cfg->pes_per_cube;
+    *cube = (g / cfg->pes_per_cube) % cfg->cubes_per_sip;
+    *sip = g / (cfg->pes_per_cube * cfg->cubes_per_sip);
+}
+
+/* splitmix64: a small, well-mixed, seedable generator */
+static uint64_t next_rand(uint64_t *s)
+{
+    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+static void fill(struct sim_kbuild *b, struct sim_tensor *t, const struct sim_ktensor *k,
+                 uint64_t first)
+{
+    size_t n = sim_tensor_numel(t);
+    for (size_t i = 0; i < n; i++) {
+        double v;
+        switch (k->fill) {
+        case SIM_KFILL_RANDOM: {
+            double u = (double)(next_rand(&b->rng) >> 11) / (double)(UINT64_C(1) << 53);
+            v = k->lo + (k->hi - k->lo) * u;
+            if (!sim_dtype_is_float(k->dtype))
+                v = floor(v);
+            break;
+        }
+        case SIM_KFILL_VALUE: v = k->lo; break;
+        case SIM_KFILL_ARANGE: v = (double)(first + i); break;
+        default: v = 0; break;
+        }
+        sim_tensor_set(t, i, v);
+    }
+}
+
+static struct sim_host_msg *push_msg(struct sim_host_msg **v, size_t *n)
+{
+    *v = sim_xreallocarray(*v, *n + 1, sizeof(**v));
+    struct sim_host_msg *m = &(*v)[(*n)++];
+    memset(m, 0, sizeof(*m));
+    return m;
+}
+
+static void envelope(struct sim_kbuild *b, struct sim_host_msg *m, enum sim_msg_type type,
+                     const char *request_id, int64_t sip)
+{
+    m->msg_type = type;
+    m->correlation_id = sim_xstrdup(b->name);
+    m->request_id = sim_xstrdup(request_id);
+    m->target_device = sim_xasprintf("sip:%lld", (long long)sip);
+}
+
+int sim_kbuild_tensor(struct sim_kbuild *b, const struct sim_ktensor *k, struct diag *d)
+{
+    b->started = true;
+    unsigned shards = k->split ? b->npes : 1;
+    size_t ds = sim_dtype_size(k->dtype);
+    uint64_t total = ds;
+    for (unsigned i = 0; i < k->ndim; i++)
+        total *= (uint64_t)k->shape[i];
+    if (k->ndim < 1 || k->ndim > SIM_MAX_DIMS || total == 0)
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL, "-k %s: tensor '%s' is empty", b->name,
+                        k->label);
+    if (k->split && k->shape[0] % shards != 0)
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                        "-k %s: tensor '%s': its first dimension (%lld) does not split over %u PEs",
+                        b->name, k->label, (long long)k->shape[0], shards);
+    uint64_t bytes = total / shards;
+    int64_t rows = k->shape[0] / (int64_t)shards;
+
+    struct sim_kernel_arg *a;
+    b->args = sim_xreallocarray(b->args, b->n_args + 1, sizeof(*b->args));
+    a = &b->args[b->n_args++];
+    memset(a, 0, sizeof(*a));
+    a->arg_kind = SIM_ARG_TENSOR;
+    a->has_dtype = true;
+    a->tensor_dtype = k->dtype;
+    a->ndim = k->ndim;
+    memcpy(a->shape, k->shape, k->ndim * sizeof(*k->shape));
+    a->shards = sim_xcalloc(shards, sizeof(*a->shards));
+    a->n_shards = shards;
+
+    for (unsigned r = 0; r < shards; r++) {
+        int64_t sip, cube, pe;
+        pe_coords(b->cfg, r, &sip, &cube, &pe);
+        uint64_t pa = b->next_pa[r];
+        if (pa + bytes > b->cfg->hbm.capacity_bytes)
+            return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                            "-k %s: tensor '%s' does not fit in the HBM (%llu bytes)", b->name,
+                            k->label, (unsigned long long)b->cfg->hbm.capacity_bytes);
+        b->next_pa[r] = (pa + bytes + 255) / 256 * 256;
+        a->shards[r] = (struct sim_tensor_shard){sip,         cube,           pe,
+                                                 (int64_t)pa, (int64_t)bytes, (int64_t)(bytes * r)};
+
+        int64_t shape[SIM_MAX_DIMS];
+        memcpy(shape, k->shape, k->ndim * sizeof(*shape));
+        shape[0] = rows;
+        char id[96];
+        snprintf(id, sizeof(id), "w-%s#%u", k->label, r);
+        struct sim_host_msg *m = push_msg(&b->writes, &b->n_writes);
+        envelope(b, m, SIM_MSG_MEMORY_WRITE, id, sip);
+        struct sim_memory_write *w = &m->u.write;
+        w->dst_sip = sip;
+        w->dst_cube = cube;
+        w->dst_pe = pe;
+        w->dst_pa = (int64_t)pa;
+        w->nbytes = (int64_t)bytes;
+        w->dst_mem_kind = SIM_MEM_HBM;
+        w->debug_label = sim_xstrdup(k->label);
+        w->dtype = k->dtype;
+        w->ndim = k->ndim;
+        memcpy(w->shape, shape, sizeof(w->shape));
+        if (k->fill == SIM_KFILL_ZERO) {
+            w->src_kind = SIM_SRC_PATTERN;
+            w->pattern.pattern_kind = SIM_PATTERN_ZERO;
+        } else {
+            w->src_kind = SIM_SRC_HOST_BUFFER_REF;
+            w->host_buffer_ref = sim_xasprintf("%s.%s#%u", b->name, k->label, r);
+            struct sim_tensor *t = sim_tensor_new(k->dtype, k->ndim, shape);
+            fill(b, t, k, (uint64_t)r * (bytes / ds));
+            sim_host_buffers_add(b->bufs, w->host_buffer_ref, t);
+            sim_tensor_unref(t);
+        }
+        if (k->read_back) {
+            snprintf(id, sizeof(id), "r-%s#%u", k->label, r);
+            struct sim_host_msg *rm = push_msg(&b->reads, &b->n_reads);
+            envelope(b, rm, SIM_MSG_MEMORY_READ, id, sip);
+            rm->u.read = (struct sim_memory_read){sip,
+                                                  cube,
+                                                  pe,
+                                                  (int64_t)pa,
+                                                  (int64_t)bytes,
+                                                  SIM_DST_HOST_SINK,
+                                                  sim_xstrdup(k->label)};
+        }
+    }
+    return 0;
+}
+
+static struct sim_kernel_arg *push_scalar(struct sim_kbuild *b)
+{
+    b->args = sim_xreallocarray(b->args, b->n_args + 1, sizeof(*b->args));
+    struct sim_kernel_arg *a = &b->args[b->n_args++];
+    memset(a, 0, sizeof(*a));
+    a->arg_kind = SIM_ARG_SCALAR;
+    return a;
+}
+
+void sim_kbuild_int(struct sim_kbuild *b, int64_t v)
+{
+    struct sim_kernel_arg *a = push_scalar(b);
+    a->dtype = v >= INT32_MIN && v <= INT32_MAX ? SIM_SCALAR_I32 : SIM_SCALAR_I64;
+    a->value.i = v;
+}
+
+void sim_kbuild_float(struct sim_kbuild *b, double v)
+{
+    struct sim_kernel_arg *a = push_scalar(b);
+    a->dtype = SIM_SCALAR_FP32;
+    a->value.f = v;
+}
+
+static void build_free(struct sim_kbuild *b, bool keep_bufs)
+{
+    for (size_t i = 0; i < b->n_args; i++)
+        free(b->args[i].shards);
+    free(b->args);
+    free(b->next_pa);
+    if (!keep_bufs)
+        sim_host_buffers_free(b->bufs);
+}
+
+int sim_kernel_workload(const char *spec, const struct sim_config *cfg, struct sim_workload **wl,
+                        struct sim_host_buffers **bufs, struct diag *d)
+{
+    struct sim_kparams p;
+    int rc = sim_kernel_parse_spec(spec, &p, d);
+    if (rc < 0)
+        return rc;
+    const struct sim_kernel *k = p.kernel;
+    assert(k && "a parsed spec names its kernel");
+    struct sim_kbuild b = {.cfg = cfg, .params = &p, .name = k->name};
+    b.rng = (uint64_t)sim_kparams_int(&p, "seed");
+    b.bufs = sim_host_buffers_new();
+    sim_kbuild_pes(&b, 1, NULL);
+    if ((rc = k->setup(&b, &p, d)) < 0) {
+        /* what was built so far is freed as a workload of its messages */
+        struct sim_workload *w = sim_xcalloc(1, sizeof(*w));
+        w->n_msgs = b.n_writes + b.n_reads;
+        w->msgs = sim_xcalloc(w->n_msgs ? w->n_msgs : 1, sizeof(*w->msgs));
+        if (b.n_writes)
+            memcpy(w->msgs, b.writes, b.n_writes * sizeof(*w->msgs));
+        if (b.n_reads)
+            memcpy(w->msgs + b.n_writes, b.reads, b.n_reads * sizeof(*w->msgs));
+        free(b.writes);
+        free(b.reads);
+        sim_workload_free(w);
+        build_free(&b, false);
+        return rc;
+    }
+
+    struct sim_workload *w = sim_xcalloc(1, sizeof(*w));
+    w->file = sim_xasprintf("-k %s", spec);
+    w->description = sim_xasprintf("%s on %u PE%s (generated, seed %lld)", k->name, b.npes,
+                                   b.npes == 1 ? "" : "s", (long long)sim_kparams_int(&p, "seed"));
+    w->n_msgs = b.n_writes + 1 + b.n_reads;
+    w->msgs = sim_xcalloc(w->n_msgs, sizeof(*w->msgs));
+    if (b.n_writes)
+        memcpy(w->msgs, b.writes, b.n_writes * sizeof(*w->msgs));
+    struct sim_host_msg *m = &w->msgs[b.n_writes];
+    envelope(&b, m, SIM_MSG_KERNEL_LAUNCH, "launch", 0);
+    struct sim_kernel_launch *kl = &m->u.launch;
+    kl->kernel_ref.name = sim_xstrdup(k->name);
+    kl->kernel_ref.kind = SIM_KERNEL_BUILTIN;
+    kl->args = b.args;
+    kl->n_args = b.n_args;
+    kl->failure_policy = SIM_COLLECT_ALL;
+    kl->debug_label = sim_xstrdup(k->name);
+    if (b.n_reads)
+        memcpy(&w->msgs[b.n_writes + 1], b.reads, b.n_reads * sizeof(*w->msgs));
+    free(b.writes);
+    free(b.reads);
+    b.args = NULL;
+    b.n_args = 0;
+    build_free(&b, true);
+    *wl = w;
+    *bufs = b.bufs;
+    return 0;
+}

@@ -1,0 +1,151 @@
+/*
+ * The built-in kernels: a registry of name -> kernel function, with documented arguments
+ * and parameters, and a setup that turns `npuscope run -k NAME[:key=value,...]` into a
+ * host program (ADR-0012 messages) with seeded input data.
+ *
+ * How to add a kernel (sim/kernels/vector_add.c is the reference):
+ *
+ *   1. Write the kernel in sim/kernels/NAME.c against sim/tl.h:
+ *
+ *          static void my_kernel(struct tl *tl, const struct kargs *a)
+ *          {
+ *              struct tl_tensor *x = tl_arg(tl, a, 0);   // this PE's shard, in HBM
+ *              struct tl_tensor *t = tl_load(tl, x);     // into TCM, real data
+ *              struct tl_tensor *y = tl_exp(tl, t);      // pending (phase 1)
+ *              tl_store(tl, tl_arg(tl, a, 1), y);
+ *          }
+ *
+ *   2. Write its setup: it declares the launch arguments in order with the builder below
+ *      (tensors with generated data, split over the launch's PEs or not; scalars), from
+ *      the parameters the user may set with -k NAME:key=value.
+ *
+ *   3. Describe it with a `const struct sim_kernel` (name, summary, args, params with
+ *      defaults, fn, setup) and add it to the table in sim/kernels/registry.c.
+ *
+ *   4. Test it: it runs in `npuscope run -k NAME`, a workload's KernelLaunch finds it by
+ *      kernel_ref.name, and `npuscope kernels` lists it.
+ */
+#ifndef SIM_KERNEL_H
+#define SIM_KERNEL_H
+
+#include "sim/config.h"
+#include "sim/diag.h"
+#include "sim/dtype.h"
+#include "sim/tl.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sim_workload;
+struct sim_host_buffers;
+
+typedef void (*sim_kernel_fn)(struct tl *tl, const struct kargs *a);
+
+/* A parameter the user can set with -k NAME:key=value. */
+enum sim_kparam_type {
+    SIM_KP_INT,   /* a decimal or 0x integer */
+    SIM_KP_FLOAT, /* a number */
+    SIM_KP_DTYPE, /* a dtype name: f32, f16, bf16, i8, ... */
+};
+
+struct sim_kparam {
+    const char *key;
+    enum sim_kparam_type type;
+    const char *dflt; /* the default, written as on the command line */
+    const char *doc;  /* one line */
+};
+
+enum { SIM_KPARAM_MAX = 16 };
+
+/* Parameter values after parsing -k's ARGS over the defaults. */
+struct sim_kparams {
+    const struct sim_kernel *kernel;
+    int64_t i[SIM_KPARAM_MAX];
+    double f[SIM_KPARAM_MAX];
+    enum sim_dtype dt[SIM_KPARAM_MAX];
+};
+
+/* The value of key (which must be one of the kernel's params of that type: assert). */
+int64_t sim_kparams_int(const struct sim_kparams *p, const char *key);
+double sim_kparams_float(const struct sim_kparams *p, const char *key);
+enum sim_dtype sim_kparams_dtype(const struct sim_kparams *p, const char *key);
+
+/* ---- the launch builder ------------------------------------------------------------------ */
+
+struct sim_kbuild;
+
+/* How a tensor is filled before the launch. */
+enum sim_kfill {
+    SIM_KFILL_RANDOM, /* uniform in [lo, hi), from the seeded generator */
+    SIM_KFILL_ZERO,   /* zeros (an output) */
+    SIM_KFILL_VALUE,  /* every element lo */
+    SIM_KFILL_ARANGE, /* 0, 1, 2, ... (cast to the dtype) */
+};
+
+struct sim_ktensor {
+    const char *label; /* names the tensor in the workload ("x", "out") */
+    enum sim_dtype dtype;
+    unsigned ndim;
+    const int64_t *shape;
+    enum sim_kfill fill;
+    double lo, hi;
+    bool split;     /* split by rows over the launch's PEs (one shard each); else whole on
+                       the first PE, shared by all */
+    bool read_back; /* read it back after the launch (a MemoryRead per shard) */
+};
+
+/* The chip the launch is built for, and the parameters. */
+const struct sim_config *sim_kbuild_config(const struct sim_kbuild *b);
+
+/* Run the launch on the first n PEs of the chip (global order); default 1. Must come
+ * before the first tensor. Returns 0 or -SIM_EINVAL when the chip has fewer PEs (d). */
+int sim_kbuild_pes(struct sim_kbuild *b, unsigned n, struct diag *d);
+unsigned sim_kbuild_npes(const struct sim_kbuild *b);
+
+/* Add a tensor argument (its data written by MemoryWrites before the launch). Returns 0,
+ * or -SIM_EINVAL (d) for a shape that does not split over the PEs by rows or does not fit
+ * in a PE's memory. */
+int sim_kbuild_tensor(struct sim_kbuild *b, const struct sim_ktensor *t, struct diag *d);
+
+/* Add a scalar argument. */
+void sim_kbuild_int(struct sim_kbuild *b, int64_t v);
+void sim_kbuild_float(struct sim_kbuild *b, double v);
+
+/* ---- the registry ------------------------------------------------------------------------- */
+
+struct sim_kernel {
+    const char *name;    /* what kernel_ref.name and -k use */
+    const char *summary; /* one line */
+    const char *args;    /* the launch arguments in order, e.g. "x, y, out: tensor; n: i32" */
+    sim_kernel_fn fn;
+    const struct sim_kparam *params; /* ended by a NULL key */
+    /* Declare the launch arguments for parameters p (see the builder). Returns 0 or a
+     * negative sim_err with d filled. */
+    int (*setup)(struct sim_kbuild *b, const struct sim_kparams *p, struct diag *d);
+};
+
+/* The kernel named name, or NULL. */
+const struct sim_kernel *sim_kernel_find(const char *name);
+
+/* Number of kernels, and kernel i in name order. */
+size_t sim_kernel_count(void);
+const struct sim_kernel *sim_kernel_at(size_t i);
+
+/*
+ * Parse "NAME[:key=value,...]" over the kernel's defaults. Returns 0, or -SIM_ENOENT for
+ * an unknown kernel, -SIM_EINVAL for an unknown key or a bad value (d names the key and
+ * what was expected).
+ */
+int sim_kernel_parse_spec(const char *spec, struct sim_kparams *out, struct diag *d);
+
+/*
+ * The host program of `-k spec` on chip cfg: MemoryWrites of the inputs (data in *bufs,
+ * found by their host_buffer_ref), the KernelLaunch, MemoryReads of the outputs. seed is
+ * the "seed" parameter every kernel has. Returns 0 with *wl and *bufs set (the caller
+ * frees them with sim_workload_free / sim_host_buffers_free), or a negative sim_err.
+ */
+int sim_kernel_workload(const char *spec, const struct sim_config *cfg, struct sim_workload **wl,
+                        struct sim_host_buffers **bufs, struct diag *d);
+
+#endif

@@ -1,0 +1,15 @@
+/*
+ * The table of built-in kernels (sim/kernel.h explains how to add one): each kernel file
+ * defines its `const struct sim_kernel`, listed here in name order.
+ */
+#include "sim/kernel.h"
+
+#include <stddef.h>
+
+extern const struct sim_kernel sim_kernel_vector_add;
+
+const struct sim_kernel *const sim_kernel_table[] = {
+    &sim_kernel_vector_add,
+};
+
+const size_t sim_kernel_table_len = sizeof(sim_kernel_table) / sizeof(sim_kernel_table[0]);

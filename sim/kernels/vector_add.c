@@ -1,0 +1,90 @@
+/*
+ * vector_add: out = x + y, elementwise. The reference kernel of the tl API: each PE adds
+ * its shard of the vectors (the launch splits them by rows), tile by tile so the tiles fit
+ * its TCM: load x and y, add on the MATH engine, store the sum, release the tiles.
+ *
+ * Arguments: x, y, out (tensors of n elements), n (i32: the element count of the whole
+ * vectors).
+ */
+#include "sim/kernel.h"
+#include "sim/tl.h"
+
+enum { MAX_TILE = 4096 };
+
+static void vector_add(struct tl *tl, const struct kargs *a)
+{
+    struct tl_tensor *x = tl_arg(tl, a, 0), *y = tl_arg(tl, a, 1), *out = tl_arg(tl, a, 2);
+    int64_t n = tl_arg_int(tl, a, 3);
+    uint64_t count = tl_numel(x);
+    if (tl_numel(y) != count || tl_numel(out) != count)
+        tl_fail(tl, "x, y and out hold %llu, %llu and %llu elements: they must be equal",
+                (unsigned long long)count, (unsigned long long)tl_numel(y),
+                (unsigned long long)tl_numel(out));
+    if (n < 0 || count > (uint64_t)n)
+        tl_fail(tl, "n is %lld but this PE's shard alone holds %llu elements", (long long)n,
+                (unsigned long long)count);
+
+    /* three tiles (x, y, the sum) live at once: size them to the free TCM, in whole
+     * 64-byte allocation units */
+    size_t ds = sim_dtype_size(tl_dtype(x));
+    uint64_t tile = tl_tcm_avail(tl) / 3 / 64 * 64 / ds;
+    if (tile > MAX_TILE)
+        tile = MAX_TILE;
+    if (tile == 0)
+        tl_fail(tl, "the TCM has no room for a tile");
+    x = tl_reshape(tl, x, 1, &(int64_t){(int64_t)count});
+    y = tl_reshape(tl, y, 1, &(int64_t){(int64_t)count});
+    out = tl_reshape(tl, out, 1, &(int64_t){(int64_t)count});
+
+    tl_marker(tl, "vector_add.begin");
+    for (uint64_t at = 0; at < count; at += tile) {
+        int64_t len = (int64_t)(count - at < tile ? count - at : tile);
+        uint64_t mark = tl_tcm_mark(tl);
+        struct tl_tensor *tx = tl_load(tl, tl_view(tl, x, at, 1, &len));
+        struct tl_tensor *ty = tl_load(tl, tl_view(tl, y, at, 1, &len));
+        struct tl_tensor *sum = tl_add(tl, tx, ty);
+        tl_store(tl, tl_view(tl, out, at, 1, &len), sum);
+        tl_tcm_release(tl, mark);
+    }
+    tl_marker(tl, "vector_add.end");
+}
+
+static const struct sim_kparam params[] = {
+    {"n", SIM_KP_INT, "4096", "elements of each vector, in total"},
+    {"pes", SIM_KP_INT, "1", "PEs the vectors are split over"},
+    {"dtype", SIM_KP_DTYPE, "f32", "element type"},
+    {NULL, SIM_KP_INT, NULL, NULL},
+};
+
+static int setup(struct sim_kbuild *b, const struct sim_kparams *p, struct diag *d)
+{
+    int64_t n = sim_kparams_int(p, "n"), pes = sim_kparams_int(p, "pes");
+    enum sim_dtype dt = sim_kparams_dtype(p, "dtype");
+    if (n < 1)
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                        "-k vector_add: key 'n': %lld, must be >= 1", (long long)n);
+    if (pes < 1 || pes > 1 << 20)
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                        "-k vector_add: key 'pes': %lld, must be >= 1", (long long)pes);
+    int rc = sim_kbuild_pes(b, (unsigned)pes, d);
+    if (rc < 0)
+        return rc;
+    int64_t shape[1] = {n};
+    struct sim_ktensor x = {"x", dt, 1, shape, SIM_KFILL_RANDOM, -1, 1, true, false};
+    struct sim_ktensor y = {"y", dt, 1, shape, SIM_KFILL_RANDOM, -1, 1, true, false};
+    struct sim_ktensor out = {"out", dt, 1, shape, SIM_KFILL_ZERO, 0, 0, true, true};
+    if ((rc = sim_kbuild_tensor(b, &x, d)) < 0 || (rc = sim_kbuild_tensor(b, &y, d)) < 0 ||
+        (rc = sim_kbuild_tensor(b, &out, d)) < 0)
+        return rc;
+    sim_kbuild_int(b, n);
+    return 0;
+}
+
+const struct sim_kernel sim_kernel_vector_add = {
+    .name = "vector_add",
+    .summary = "out = x + y elementwise, the vectors split over PEs",
+    .args = "x, y, out: tensor; n: i32 (elements in total)",
+    .fn = vector_add,
+    .params = params,
+    .setup = setup,
+};

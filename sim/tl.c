@@ -1,0 +1,1116 @@
+/*
+ * The kernel API (see tl.h). Every call runs on the kernel's coroutine: the PE_CPU issues
+ * the command (a service of issue_ns), the command travels to its engine as a message
+ * (sim_chip_send: links, then the engine's service between the op-log hooks), and the
+ * call returns when it is done; async calls hand the message to a carrier process and
+ * return a handle with a completion event. Phase-1 data moves here, through the chip's
+ * memory functions: loads read after the DMA time, stores write at issue (ADR-0020 D3).
+ */
+#include "sim/tl.h"
+
+#include "sim/chip.h"
+#include "sim/tl_int.h"
+#include "sim/xalloc.h"
+
+#include <assert.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TCM_ALIGN 64
+
+/* ---- context ------------------------------------------------------------------------------ */
+
+void *tl_alloc(struct tl *tl, size_t n)
+{
+    void *p = sim_xcalloc(1, n ? n : 1);
+    if (tl->n_allocs == tl->cap_allocs) {
+        tl->cap_allocs = tl->cap_allocs ? 2 * tl->cap_allocs : 16;
+        tl->allocs = sim_xreallocarray(tl->allocs, tl->cap_allocs, sizeof(*tl->allocs));
+    }
+    tl->allocs[tl->n_allocs++] = p;
+    return p;
+}
+
+static uint64_t align_up(uint64_t n)
+{
+    return (n + TCM_ALIGN - 1) / TCM_ALIGN * TCM_ALIGN;
+}
+
+struct tl *tl_context_new(struct sim_chip *chip, int g)
+{
+    struct tl *tl = sim_xcalloc(1, sizeof(*tl));
+    const struct sim_topo *topo = sim_chip_topo(chip);
+    tl->chip = chip;
+    tl->g = g;
+    sim_chip_pe_coords(chip, g, &tl->sip, &tl->cube, &tl->pe);
+    tl->n_cpu = sim_topo_node_at(topo, tl->sip, tl->cube, tl->pe, SIM_NODE_PE_CPU);
+    tl->n_dma = sim_topo_node_at(topo, tl->sip, tl->cube, tl->pe, SIM_NODE_PE_DMA);
+    tl->n_gemm = sim_topo_node_at(topo, tl->sip, tl->cube, tl->pe, SIM_NODE_PE_GEMM);
+    tl->n_math = sim_topo_node_at(topo, tl->sip, tl->cube, tl->pe, SIM_NODE_PE_MATH);
+    tl->n_tcm = sim_topo_node_at(topo, tl->sip, tl->cube, tl->pe, SIM_NODE_TCM);
+    snprintf(tl->pe_id, sizeof(tl->pe_id), "sip%d.cube%d.pe%d", tl->sip, tl->cube, tl->pe);
+    tl->cmdq_id = -1;
+
+    /* TCM layout: the stack allocator, then constants (1/16), then the IPCQ ring (1/4) */
+    uint64_t cap = sim_chip_config(chip)->tcm.capacity_bytes;
+    uint64_t window = cap < SIM_CHIP_PA_MAX ? cap : SIM_CHIP_PA_MAX;
+    tl->tcm_cap = window;
+    tl->ipcq_size = window / 4 / TCM_ALIGN * TCM_ALIGN;
+    tl->ipcq_base = window - tl->ipcq_size;
+    uint64_t consts = window / 16 / TCM_ALIGN * TCM_ALIGN;
+    tl->stack_limit = tl->ipcq_base - consts;
+    tl->const_next = tl->stack_limit;
+
+    char name[96];
+    snprintf(name, sizeof(name), "%s.ipcq", tl->pe_id);
+    tl->inbox = sim_store_new(sim_chip_engine(chip), name, 0);
+    return tl;
+}
+
+static void carrier_fini(struct carrier *c);
+
+void tl_context_free(struct tl *tl)
+{
+    if (!tl)
+        return;
+    for (size_t i = 0; i < tl->n_carriers; i++)
+        carrier_fini(tl->carriers[i]);
+    free(tl->carriers);
+    for (size_t i = 0; i < tl->n_tensors; i++) {
+        sim_tensor_unref(tl->tensors[i]->data);
+        free(tl->tensors[i]->error);
+        free(tl->tensors[i]);
+    }
+    free(tl->tensors);
+    for (size_t i = 0; i < tl->n_allocs; i++)
+        free(tl->allocs[i]);
+    free(tl->allocs);
+    free(tl);
+}
+
+/* ---- errors ------------------------------------------------------------------------------- */
+
+static __attribute__((format(printf, 2, 3), noreturn)) void kfail(struct tl *tl, const char *fmt,
+                                                                  ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    assert(tl->proc && "tl calls come from the kernel's process");
+    sim_proc_fail(tl->proc, "kernel '%s' on %s: %s", tl->kernel, tl->pe_id, msg);
+}
+
+void tl_fail(struct tl *tl, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    kfail(tl, "%s", msg);
+}
+
+/* ---- handles ------------------------------------------------------------------------------ */
+
+static struct tl_tensor *new_tensor(struct tl *tl, const char *space, uint64_t addr,
+                                    enum sim_dtype dtype, unsigned ndim, const int64_t *shape,
+                                    enum tl_state state)
+{
+    struct tl_tensor *t = sim_xcalloc(1, sizeof(*t));
+    char id[SIM_HANDLE_ID_MAX];
+    snprintf(id, sizeof(id), "%s/h%u", tl->pe_id, tl->next_handle++);
+    sim_handle_set(&t->h, space, addr, dtype, ndim, shape, id);
+    t->state = state;
+    if (tl->n_tensors == tl->cap_tensors) {
+        tl->cap_tensors = tl->cap_tensors ? 2 * tl->cap_tensors : 32;
+        tl->tensors = sim_xreallocarray(tl->tensors, tl->cap_tensors, sizeof(struct tl_tensor *));
+    }
+    tl->tensors[tl->n_tensors++] = t;
+    return t;
+}
+
+static const char *shape_str(const struct sim_handle *h, char *buf, size_t size)
+{
+    return sim_shape_format(h->ndim, h->shape, buf, size);
+}
+
+static uint64_t tcm_alloc(struct tl *tl, uint64_t nbytes, const char *call)
+{
+    uint64_t n = align_up(nbytes);
+    if (tl->tcm_top + n > tl->stack_limit)
+        kfail(tl,
+              "%s: the TCM is full: %llu of %llu bytes in use, %llu more needed "
+              "(tl_tcm_release frees what a loop no longer uses)",
+              call, (unsigned long long)tl->tcm_top, (unsigned long long)tl->stack_limit,
+              (unsigned long long)n);
+    uint64_t addr = sim_chip_dev_addr(tl->g, tl->tcm_top);
+    tl->tcm_top += n;
+    return addr;
+}
+
+uint64_t tl_tcm_mark(struct tl *tl)
+{
+    return tl->tcm_top;
+}
+
+uint64_t tl_tcm_avail(const struct tl *tl)
+{
+    return tl->stack_limit - tl->tcm_top;
+}
+
+void tl_tcm_release(struct tl *tl, uint64_t mark)
+{
+    if (mark > tl->tcm_top)
+        kfail(tl, "tl_tcm_release(): mark %llu is above the allocator's top %llu",
+              (unsigned long long)mark, (unsigned long long)tl->tcm_top);
+    tl->tcm_top = mark;
+}
+
+/* Wait for the async op producing t, and fail the kernel if it failed. */
+static void await(struct tl *tl, const struct tl_tensor *t)
+{
+    if (t && t->done)
+        sim_event_wait(tl->proc, t->done, NULL);
+    if (t && t->error)
+        kfail(tl, "%s", t->error);
+}
+
+static bool in_tcm(const struct tl_tensor *t)
+{
+    return strcmp(t->h.space, "tcm") == 0;
+}
+
+/* ---- messages ----------------------------------------------------------------------------- */
+
+static void annotate(struct tl *tl, struct sim_msg *m)
+{
+    m->kernel = tl->kernel;
+    m->cmdq_id = tl->cmdq_id;
+    m->layer_id = tl->layer_id;
+    m->tile_id = tl->tile_id;
+    m->wire_bytes = SIM_CHIP_CMD_BYTES;
+}
+
+/* The PE_CPU issues a command: issue_ns of its time. */
+static void issue(struct tl *tl)
+{
+    struct sim_msg m;
+    sim_msg_init_control(&m, "Issue", SIM_CHIP_CMD_BYTES);
+    annotate(tl, &m);
+    sim_component_handle(tl->proc, sim_chip_component(tl->chip, tl->n_cpu), &m);
+}
+
+/* Carry m from the PE_CPU to node in the kernel's process. */
+static void send_from_cpu(struct tl *tl, struct sim_msg *m, int node)
+{
+    sim_chip_route_msg(tl->chip, m, tl->n_cpu, node);
+    sim_chip_send(tl->proc, tl->chip, m);
+}
+
+enum carrier_kind { CARRY_PLAIN, CARRY_LOAD, CARRY_IPCQ };
+
+/* An async op in flight: its message and what to do when it arrives. */
+struct carrier {
+    struct tl *tl;
+    enum carrier_kind kind;
+    struct sim_msg msg;
+    struct tl_tensor *result; /* completes when the message has been serviced */
+    const char *pending_op;   /* CARRY_LOAD: the source's pending binding */
+    struct tl *dst;           /* CARRY_IPCQ: the receiving instance */
+    struct tl_tensor *src;    /* CARRY_IPCQ: the tensor sent */
+};
+
+static void finish_load(struct tl *tl, struct tl_tensor *dst, const struct sim_handle *src,
+                        const char *pending_op, char *err, size_t errsize);
+static void deliver_ipcq(struct sim_proc *p, struct carrier *c);
+
+static void carrier_main(struct sim_proc *p, void *arg)
+{
+    struct carrier *c = arg;
+    sim_chip_send(p, c->tl->chip, &c->msg);
+    if (c->kind == CARRY_LOAD) {
+        char err[512] = "";
+        finish_load(c->tl, c->result, &c->msg.u.dma_read.src, c->pending_op, err, sizeof(err));
+        if (err[0])
+            c->result->error = sim_xstrdup(err);
+    } else if (c->kind == CARRY_IPCQ) {
+        deliver_ipcq(p, c);
+    }
+    sim_msg_fini(&c->msg);
+    sim_event_succeed(c->result->done, NULL);
+}
+
+static void carrier_fini(struct carrier *c)
+{
+    sim_msg_fini(&c->msg);
+}
+
+/* Hand the (routed) message of c to a new carrier process. */
+static void carry(struct tl *tl, struct carrier *c, const char *what)
+{
+    char name[160];
+    c->tl = tl;
+    tl->carriers = sim_xreallocarray(tl->carriers, tl->n_carriers + 1, sizeof(struct carrier *));
+    tl->carriers[tl->n_carriers++] = c;
+    c->result->done = sim_event_new(sim_chip_engine(tl->chip), what);
+    snprintf(name, sizeof(name), "%s@%s/%s", tl->kernel, tl->pe_id, what);
+    sim_proc_spawn(sim_chip_engine(tl->chip), name, carrier_main, c);
+}
+
+/* ---- arguments ------------------------------------------------------------------------------ */
+
+static const struct karg *arg_at(struct tl *tl, const struct kargs *a, size_t i, bool tensor)
+{
+    if (i >= a->n)
+        kfail(tl, "argument %zu: the launch has %zu arguments", i, a->n);
+    if (a->v[i].is_tensor != tensor)
+        kfail(tl, "argument %zu is a %s, expected a %s", i, a->v[i].is_tensor ? "tensor" : "scalar",
+              tensor ? "tensor" : "scalar");
+    return &a->v[i];
+}
+
+int64_t tl_arg_int(struct tl *tl, const struct kargs *a, size_t i)
+{
+    const struct karg *k = arg_at(tl, a, i, false);
+    return sim_dtype_is_float(k->scalar_dtype) ? (int64_t)k->f : k->i;
+}
+
+double tl_arg_float(struct tl *tl, const struct kargs *a, size_t i)
+{
+    return arg_at(tl, a, i, false)->f;
+}
+
+static struct tl_tensor *shard_tensor(struct tl *tl, const struct karg *k, size_t i, size_t j)
+{
+    const struct kshard *s = &k->shards[j];
+    int g = sim_chip_pe_index(tl->chip, s->sip, s->cube, s->pe);
+    if (g < 0)
+        kfail(tl, "argument %zu: shard %zu is on sip%d.cube%d.pe%d, which this chip does not have",
+              i, j, s->sip, s->cube, s->pe);
+    if (s->pa > SIM_CHIP_PA_MAX)
+        kfail(tl, "argument %zu: shard %zu: PA 0x%llx is beyond the PE's address window", i, j,
+              (unsigned long long)s->pa);
+    enum sim_dtype dt = k->has_dtype ? k->dtype : SIM_U8;
+    size_t ds = sim_dtype_size(dt);
+    assert(ds > 0);
+    int64_t shape[SIM_MAX_DIMS];
+    unsigned ndim = 1;
+    uint64_t row = ds;
+    for (unsigned d = 1; d < k->ndim; d++)
+        row *= (uint64_t)k->shape[d];
+    if (k->has_dtype && k->ndim >= 1 && row && s->nbytes % row == 0 && s->offset_bytes % row == 0) {
+        ndim = k->ndim;
+        shape[0] = (int64_t)(s->nbytes / row);
+        for (unsigned d = 1; d < k->ndim; d++)
+            shape[d] = k->shape[d];
+    } else {
+        shape[0] = (int64_t)(s->nbytes / ds);
+    }
+    return new_tensor(tl, "hbm", sim_chip_dev_addr(g, s->pa), dt, ndim, shape, TL_MEMORY);
+}
+
+struct tl_tensor *tl_arg(struct tl *tl, const struct kargs *a, size_t i)
+{
+    const struct karg *k = arg_at(tl, a, i, true);
+    if (k->mine >= 0)
+        return shard_tensor(tl, k, i, (size_t)k->mine);
+    if (k->n_shards == 1)
+        return shard_tensor(tl, k, i, 0);
+    kfail(tl, "argument %zu has %zu shards and none on this PE (tl_arg_shard picks one)", i,
+          k->n_shards);
+}
+
+struct tl_tensor *tl_arg_shard(struct tl *tl, const struct kargs *a, size_t i, size_t j)
+{
+    const struct karg *k = arg_at(tl, a, i, true);
+    if (j >= k->n_shards)
+        kfail(tl, "argument %zu has %zu shards, no shard %zu", i, k->n_shards, j);
+    return shard_tensor(tl, k, i, j);
+}
+
+static uint64_t numel_of(unsigned ndim, const int64_t *shape)
+{
+    uint64_t n = 1;
+    for (unsigned i = 0; i < ndim; i++)
+        n *= (uint64_t)shape[i];
+    return n;
+}
+
+static void check_shape(struct tl *tl, const char *call, unsigned ndim, const int64_t *shape)
+{
+    if (ndim > SIM_MAX_DIMS)
+        kfail(tl, "%s: %u dimensions, at most %d", call, ndim, SIM_MAX_DIMS);
+    for (unsigned i = 0; i < ndim; i++)
+        if (shape[i] < 0)
+            kfail(tl, "%s: dimension %u is negative (%lld)", call, i, (long long)shape[i]);
+}
+
+/* A handle on part of t's bytes; a loaded tensor's view carries its slice of the data. */
+static struct tl_tensor *derive(struct tl *tl, const struct tl_tensor *t, uint64_t offset_bytes,
+                                unsigned ndim, const int64_t *shape)
+{
+    struct tl_tensor *v =
+        new_tensor(tl, t->h.space, t->h.addr + offset_bytes, t->h.dtype, ndim, shape, t->state);
+    snprintf(v->op, sizeof(v->op), "%s", t->op);
+    v->done = t->done;
+    if (t->state == TL_LOADED && t->data) {
+        v->data = sim_tensor_new(t->h.dtype, ndim, shape);
+        memcpy(v->data->data, (const char *)t->data->data + offset_bytes, v->data->nbytes);
+    }
+    return v;
+}
+
+struct tl_tensor *tl_view(struct tl *tl, const struct tl_tensor *t, uint64_t offset_elems,
+                          unsigned ndim, const int64_t *shape)
+{
+    check_shape(tl, "tl_view()", ndim, shape);
+    uint64_t n = numel_of(ndim, shape), total = sim_handle_numel(&t->h);
+    if (offset_elems > total || n > total - offset_elems)
+        kfail(tl, "tl_view(): %llu elements at offset %llu reach past the %llu of the tensor",
+              (unsigned long long)n, (unsigned long long)offset_elems, (unsigned long long)total);
+    return derive(tl, t, offset_elems * sim_dtype_size(t->h.dtype), ndim, shape);
+}
+
+struct tl_tensor *tl_reshape(struct tl *tl, const struct tl_tensor *t, unsigned ndim,
+                             const int64_t *shape)
+{
+    check_shape(tl, "tl_reshape()", ndim, shape);
+    char a[96], b[96];
+    if (numel_of(ndim, shape) != sim_handle_numel(&t->h))
+        kfail(tl, "tl_reshape(): %s has %llu elements, %s would need %llu",
+              shape_str(&t->h, a, sizeof(a)), (unsigned long long)sim_handle_numel(&t->h),
+              sim_shape_format(ndim, shape, b, sizeof(b)),
+              (unsigned long long)numel_of(ndim, shape));
+    return derive(tl, t, 0, ndim, shape);
+}
+
+/* ---- information ------------------------------------------------------------------------- */
+
+const char *tl_kernel_name(const struct tl *tl)
+{
+    return tl->kernel;
+}
+
+const char *tl_pe_id(const struct tl *tl)
+{
+    return tl->pe_id;
+}
+
+unsigned tl_rank(const struct tl *tl)
+{
+    return tl->rank;
+}
+
+unsigned tl_nranks(const struct tl *tl)
+{
+    return tl->nranks;
+}
+
+double tl_now_ns(const struct tl *tl)
+{
+    return sim_ticks_to_ns(sim_engine_now(sim_chip_engine(tl->chip)));
+}
+
+enum sim_dtype tl_dtype(const struct tl_tensor *t)
+{
+    return t->h.dtype;
+}
+
+unsigned tl_ndim(const struct tl_tensor *t)
+{
+    return t->h.ndim;
+}
+
+int64_t tl_dim(const struct tl_tensor *t, unsigned i)
+{
+    return i < t->h.ndim ? t->h.shape[i] : 1;
+}
+
+uint64_t tl_numel(const struct tl_tensor *t)
+{
+    return sim_handle_numel(&t->h);
+}
+
+const char *tl_space(const struct tl_tensor *t)
+{
+    return t->h.space;
+}
+
+uint64_t tl_addr(const struct tl_tensor *t)
+{
+    return t->h.addr;
+}
+
+bool tl_is_pending(const struct tl_tensor *t)
+{
+    return t->state == TL_PENDING;
+}
+
+/* ---- memory ------------------------------------------------------------------------------ */
+
+/* After the DMA time of a load: the data into dst (or dst pending when the source is
+ * bound to a pending result). A failure is written to err (never fails the kernel here:
+ * this may run in a carrier). */
+static void finish_load(struct tl *tl, struct tl_tensor *dst, const struct sim_handle *src,
+                        const char *pending_op, char *err, size_t errsize)
+{
+    if (pending_op) {
+        dst->state = TL_PENDING;
+        snprintf(dst->op, sizeof(dst->op), "%s", pending_op);
+        sim_chip_bind_pending(tl->chip, "tcm", dst->h.addr, dst->h.nbytes, pending_op);
+        return;
+    }
+    struct sim_tensor *t = NULL;
+    struct diag d;
+    diag_clear(&d);
+    if (sim_chip_mem_read(tl->chip, src->space, src->addr, src->dtype, src->ndim, src->shape, &t,
+                          &d) < 0) {
+        /* truncating a very long message is fine */
+        if (snprintf(err, errsize, "tl_load(): %.400s", d.msg) < 0)
+            err[0] = '\0';
+        return;
+    }
+    struct sim_tensor *copy = sim_tensor_copy(t);
+    sim_tensor_unref(t);
+    sim_chip_mem_write(tl->chip, "tcm", dst->h.addr, copy, "dma_read");
+    dst->data = copy;
+}
+
+static struct tl_tensor *load(struct tl *tl, const struct tl_tensor *src, bool async)
+{
+    const char *call = async ? "tl_load_async()" : "tl_load()";
+    await(tl, src);
+    issue(tl);
+    struct tl_tensor *dst = new_tensor(tl, "tcm", tcm_alloc(tl, src->h.nbytes, call), src->h.dtype,
+                                       src->h.ndim, src->h.shape, TL_LOADED);
+    snprintf(dst->op, sizeof(dst->op), "dma_read");
+    const char *pending_op =
+        src->state == TL_PENDING
+            ? src->op
+            : sim_chip_pending(tl->chip, src->h.space, src->h.addr, src->h.nbytes);
+    if (!async) {
+        struct sim_msg m;
+        sim_msg_init(&m, SIM_MK_DMA_READ);
+        annotate(tl, &m);
+        m.u.dma_read.src = src->h;
+        m.u.dma_read.dst = dst->h;
+        send_from_cpu(tl, &m, tl->n_dma);
+        char err[512] = "";
+        finish_load(tl, dst, &src->h, pending_op, err, sizeof(err));
+        if (err[0])
+            kfail(tl, "%s", err);
+        return dst;
+    }
+    struct carrier *c = tl_alloc(tl, sizeof(*c));
+    c->kind = CARRY_LOAD;
+    c->result = dst;
+    if (pending_op) { /* a copy: the binding may go away before the carrier needs it */
+        char *keep = tl_alloc(tl, strlen(pending_op) + 1);
+        memcpy(keep, pending_op, strlen(pending_op) + 1);
+        c->pending_op = keep;
+    }
+    sim_msg_init(&c->msg, SIM_MK_DMA_READ);
+    annotate(tl, &c->msg);
+    c->msg.u.dma_read.src = src->h;
+    c->msg.u.dma_read.dst = dst->h;
+    sim_chip_route_msg(tl->chip, &c->msg, tl->n_cpu, tl->n_dma);
+    carry(tl, c, "dma_read");
+    return dst;
+}
+
+struct tl_tensor *tl_load(struct tl *tl, const struct tl_tensor *src)
+{
+    return load(tl, src, false);
+}
+
+struct tl_tensor *tl_load_async(struct tl *tl, const struct tl_tensor *src)
+{
+    return load(tl, src, true);
+}
+
+/* What a store makes visible at issue: src's data as dst's layout, or a pending binding. */
+static void store_visible(struct tl *tl, const struct tl_tensor *dst, const struct tl_tensor *src,
+                          const char *call)
+{
+    if (src->state == TL_PENDING) {
+        sim_chip_bind_pending(tl->chip, dst->h.space, dst->h.addr, dst->h.nbytes, src->op);
+        return;
+    }
+    struct sim_tensor *data = NULL;
+    if (src->state == TL_LOADED && src->data) {
+        data = sim_tensor_ref(src->data);
+    } else {
+        struct diag d;
+        diag_clear(&d);
+        if (sim_chip_mem_read(tl->chip, src->h.space, src->h.addr, src->h.dtype, src->h.ndim,
+                              src->h.shape, &data, &d) < 0)
+            kfail(tl, "%s: the source: %s", call, d.msg);
+    }
+    struct sim_tensor *t = sim_tensor_new(dst->h.dtype, dst->h.ndim, dst->h.shape);
+    memcpy(t->data, data->data, t->nbytes);
+    sim_tensor_unref(data);
+    sim_chip_mem_write(tl->chip, dst->h.space, dst->h.addr, t, "dma_write");
+    sim_tensor_unref(t);
+}
+
+static struct tl_tensor *store(struct tl *tl, const struct tl_tensor *dst,
+                               const struct tl_tensor *src, bool async)
+{
+    const char *call = async ? "tl_store_async()" : "tl_store()";
+    if (strcmp(dst->h.space, "hbm") != 0)
+        kfail(tl, "%s: the destination is in %s: stores go to HBM (ADR-0052 D3.2)", call,
+              dst->h.space);
+    if (dst->h.nbytes != src->h.nbytes) {
+        char a[96], b[96];
+        kfail(tl, "%s: %s %s (%llu bytes) does not fit %s %s (%llu bytes)", call,
+              sim_dtype_name(src->h.dtype), shape_str(&src->h, a, sizeof(a)),
+              (unsigned long long)src->h.nbytes, sim_dtype_name(dst->h.dtype),
+              shape_str(&dst->h, b, sizeof(b)), (unsigned long long)dst->h.nbytes);
+    }
+    await(tl, src);
+    issue(tl);
+    store_visible(tl, dst, src, call); /* visibility = issue */
+    if (!async) {
+        struct sim_msg m;
+        sim_msg_init(&m, SIM_MK_DMA_WRITE);
+        annotate(tl, &m);
+        m.u.dma_write.src = src->h;
+        m.u.dma_write.dst = dst->h;
+        send_from_cpu(tl, &m, tl->n_dma);
+        return NULL;
+    }
+    struct tl_tensor *h = new_tensor(tl, dst->h.space, dst->h.addr, dst->h.dtype, dst->h.ndim,
+                                     dst->h.shape, TL_MEMORY);
+    snprintf(h->op, sizeof(h->op), "dma_write");
+    struct carrier *c = tl_alloc(tl, sizeof(*c));
+    c->kind = CARRY_PLAIN;
+    c->result = h;
+    sim_msg_init(&c->msg, SIM_MK_DMA_WRITE);
+    annotate(tl, &c->msg);
+    c->msg.u.dma_write.src = src->h;
+    c->msg.u.dma_write.dst = dst->h;
+    sim_chip_route_msg(tl->chip, &c->msg, tl->n_cpu, tl->n_dma);
+    carry(tl, c, "dma_write");
+    return h;
+}
+
+void tl_store(struct tl *tl, const struct tl_tensor *dst, const struct tl_tensor *src)
+{
+    store(tl, dst, src, false);
+}
+
+struct tl_tensor *tl_store_async(struct tl *tl, const struct tl_tensor *dst,
+                                 const struct tl_tensor *src)
+{
+    return store(tl, dst, src, true);
+}
+
+void tl_wait(struct tl *tl, const struct tl_tensor *t)
+{
+    await(tl, t);
+}
+
+/* ---- data ---------------------------------------------------------------------------------- */
+
+static const struct sim_tensor *data_of(struct tl *tl, const struct tl_tensor *t, const char *call)
+{
+    if (t->state == TL_PENDING)
+        kfail(tl,
+              "%s on the pending result of '%s': compute results are not available in phase 1 "
+              "(ADR-0020 D3)",
+              call, t->op);
+    if (t->error)
+        kfail(tl, "%s", t->error);
+    if (t->state == TL_MEMORY)
+        kfail(tl,
+              "%s on a tensor in %s at 0x%llx: tl_load it first (phase 1 data comes from loads)",
+              call, t->h.space, (unsigned long long)t->h.addr);
+    if (!t->data)
+        kfail(tl, "%s on the result of '%s' before tl_wait: the load is still in flight", call,
+              t->op);
+    return t->data;
+}
+
+const struct sim_tensor *tl_data(struct tl *tl, const struct tl_tensor *t)
+{
+    return data_of(tl, t, "tl_data()");
+}
+
+double tl_get(struct tl *tl, const struct tl_tensor *t, uint64_t i)
+{
+    const struct sim_tensor *d = data_of(tl, t, "tl_get()");
+    if (i >= sim_tensor_numel(d))
+        kfail(tl, "tl_get(): element %llu of a tensor of %zu", (unsigned long long)i,
+              sim_tensor_numel(d));
+    return sim_tensor_get(d, (size_t)i);
+}
+
+/* ---- compute ------------------------------------------------------------------------------- */
+
+static struct tl_tensor *pending_result(struct tl *tl, enum sim_dtype dtype, unsigned ndim,
+                                        const int64_t *shape, const char *op, const char *call)
+{
+    uint64_t n = numel_of(ndim, shape) * sim_dtype_size(dtype);
+    struct tl_tensor *t =
+        new_tensor(tl, "tcm", tcm_alloc(tl, n, call), dtype, ndim, shape, TL_PENDING);
+    snprintf(t->op, sizeof(t->op), "%s", op);
+    sim_chip_bind_pending(tl->chip, "tcm", t->h.addr, t->h.nbytes, op);
+    return t;
+}
+
+static void need_tcm(struct tl *tl, const struct tl_tensor *t, const char *call, const char *what)
+{
+    if (!in_tcm(t))
+        kfail(tl, "%s: %s is in %s: tl_load it into TCM first", call, what, t->h.space);
+}
+
+struct tl_tensor *tl_dot_ex(struct tl *tl, const struct tl_tensor *a, const struct tl_tensor *b,
+                            bool transpose_a, bool transpose_b, enum sim_dtype out_dtype)
+{
+    const char *call = "tl_dot()";
+    need_tcm(tl, a, call, "operand a");
+    need_tcm(tl, b, call, "operand b");
+    if (a->h.ndim < 2 || b->h.ndim != 2)
+        kfail(tl, "%s: a must have at least 2 dimensions and b exactly 2 (got %u and %u)", call,
+              a->h.ndim, b->h.ndim);
+    int64_t m = a->h.shape[a->h.ndim - (transpose_a ? 1 : 2)];
+    int64_t ka = a->h.shape[a->h.ndim - (transpose_a ? 2 : 1)];
+    int64_t kb = b->h.shape[transpose_b ? 1 : 0], n = b->h.shape[transpose_b ? 0 : 1];
+    if (ka != kb) {
+        char x[96], y[96];
+        kfail(tl, "%s: inner dimensions differ: a %s%s, b %s%s", call,
+              shape_str(&a->h, x, sizeof(x)), transpose_a ? " transposed" : "",
+              shape_str(&b->h, y, sizeof(y)), transpose_b ? " transposed" : "");
+    }
+    await(tl, a);
+    await(tl, b);
+    int64_t shape[SIM_MAX_DIMS];
+    unsigned nd = a->h.ndim;
+    for (unsigned i = 0; i + 2 < nd; i++)
+        shape[i] = a->h.shape[i];
+    shape[nd - 2] = m;
+    shape[nd - 1] = n;
+    char op[SIM_OP_NAME_MAX];
+    snprintf(op, sizeof(op), "gemm_%s", sim_dtype_name(a->h.dtype));
+    issue(tl);
+    struct tl_tensor *out = pending_result(tl, out_dtype, nd, shape, op, call);
+    struct sim_msg msg;
+    sim_msg_init(&msg, SIM_MK_GEMM);
+    annotate(tl, &msg);
+    msg.u.gemm.a = a->h;
+    msg.u.gemm.b = b->h;
+    msg.u.gemm.out = out->h;
+    msg.u.gemm.transpose_a = transpose_a;
+    msg.u.gemm.transpose_b = transpose_b;
+    msg.u.gemm.dtype_acc = sim_dtype_is_float(a->h.dtype) ? SIM_F32 : SIM_I32;
+    send_from_cpu(tl, &msg, tl->n_gemm);
+    return out;
+}
+
+struct tl_tensor *tl_dot(struct tl *tl, const struct tl_tensor *a, const struct tl_tensor *b)
+{
+    return tl_dot_ex(tl, a, b, false, false, sim_dtype_is_float(a->h.dtype) ? SIM_F32 : SIM_I32);
+}
+
+/* numpy broadcasting of the inputs' shapes into out; false when they do not broadcast. */
+static bool broadcast(unsigned n, const struct tl_tensor *const *in, unsigned *ndim, int64_t *shape)
+{
+    unsigned nd = 0;
+    for (unsigned i = 0; i < n; i++)
+        if (in[i]->h.ndim > nd)
+            nd = in[i]->h.ndim;
+    for (unsigned d = 0; d < nd; d++)
+        shape[d] = 1;
+    for (unsigned i = 0; i < n; i++) {
+        const struct sim_handle *h = &in[i]->h;
+        for (unsigned d = 0; d < h->ndim; d++) {
+            unsigned o = nd - h->ndim + d;
+            int64_t x = h->shape[d];
+            if (x == shape[o] || x == 1)
+                continue;
+            if (shape[o] != 1)
+                return false;
+            shape[o] = x;
+        }
+    }
+    *ndim = nd;
+    return true;
+}
+
+struct tl_tensor *tl_math(struct tl *tl, const char *op, unsigned n,
+                          const struct tl_tensor *const *inputs, bool has_axis, int axis,
+                          enum sim_dtype out_dtype)
+{
+    char call[SIM_OP_NAME_MAX + 8];
+    snprintf(call, sizeof(call), "tl_%s()", op);
+    if (n < 1 || n > SIM_MATH_MAX_INPUTS)
+        kfail(tl, "%s: %u inputs, expected 1 to %d", call, n, SIM_MATH_MAX_INPUTS);
+    if (strlen(op) >= SIM_OP_NAME_MAX)
+        kfail(tl, "%s: the op name is too long", call);
+    for (unsigned i = 0; i < n; i++) {
+        char what[32];
+        snprintf(what, sizeof(what), "input %u", i);
+        need_tcm(tl, inputs[i], call, what);
+    }
+    unsigned nd;
+    int64_t shape[SIM_MAX_DIMS];
+    if (has_axis) {
+        const struct sim_handle *h = &inputs[0]->h;
+        if (n != 1)
+            kfail(tl, "%s: a reduction takes one input, got %u", call, n);
+        int ax = axis < 0 ? axis + (int)h->ndim : axis;
+        if (ax < 0 || ax >= (int)h->ndim)
+            kfail(tl, "%s: axis %d is out of range for %u dimensions", call, axis, h->ndim);
+        axis = ax;
+        nd = h->ndim;
+        memcpy(shape, h->shape, sizeof(shape[0]) * nd);
+        shape[ax] = 1;
+    } else if (!broadcast(n, inputs, &nd, shape)) {
+        char a[96], b[96];
+        kfail(tl, "%s: shapes %s and %s do not broadcast", call,
+              shape_str(&inputs[0]->h, a, sizeof(a)),
+              shape_str(&inputs[n > 1 ? 1 : 0]->h, b, sizeof(b)));
+    }
+    for (unsigned i = 0; i < n; i++)
+        await(tl, inputs[i]);
+    if (out_dtype == SIM_DTYPE_COUNT)
+        out_dtype = strcmp(op, "where") == 0 && n == 3 ? inputs[1]->h.dtype : inputs[0]->h.dtype;
+    issue(tl);
+    struct tl_tensor *out = pending_result(tl, out_dtype, nd, shape, op, call);
+    struct sim_msg msg;
+    sim_msg_init(&msg, SIM_MK_MATH);
+    annotate(tl, &msg);
+    snprintf(msg.u.math.op, sizeof(msg.u.math.op), "%s", op);
+    msg.u.math.n_inputs = n;
+    for (unsigned i = 0; i < n; i++)
+        msg.u.math.inputs[i] = inputs[i]->h;
+    msg.u.math.out = out->h;
+    msg.u.math.has_axis = has_axis;
+    msg.u.math.axis = axis;
+    send_from_cpu(tl, &msg, tl->n_math);
+    return out;
+}
+
+static struct tl_tensor *unary(struct tl *tl, const char *op, const struct tl_tensor *x)
+{
+    return tl_math(tl, op, 1, &x, false, 0, SIM_DTYPE_COUNT);
+}
+
+static struct tl_tensor *binary(struct tl *tl, const char *op, const struct tl_tensor *a,
+                                const struct tl_tensor *b)
+{
+    const struct tl_tensor *in[2] = {a, b};
+    return tl_math(tl, op, 2, in, false, 0, SIM_DTYPE_COUNT);
+}
+
+static struct tl_tensor *reduce(struct tl *tl, const char *op, const struct tl_tensor *x, int axis)
+{
+    return tl_math(tl, op, 1, &x, true, axis, SIM_DTYPE_COUNT);
+}
+
+struct tl_tensor *tl_exp(struct tl *tl, const struct tl_tensor *x)
+{
+    return unary(tl, "exp", x);
+}
+
+struct tl_tensor *tl_log(struct tl *tl, const struct tl_tensor *x)
+{
+    return unary(tl, "log", x);
+}
+
+struct tl_tensor *tl_sqrt(struct tl *tl, const struct tl_tensor *x)
+{
+    return unary(tl, "sqrt", x);
+}
+
+struct tl_tensor *tl_rsqrt(struct tl *tl, const struct tl_tensor *x)
+{
+    return unary(tl, "rsqrt", x);
+}
+
+struct tl_tensor *tl_neg(struct tl *tl, const struct tl_tensor *x)
+{
+    return unary(tl, "neg", x);
+}
+
+struct tl_tensor *tl_abs(struct tl *tl, const struct tl_tensor *x)
+{
+    return unary(tl, "abs", x);
+}
+
+struct tl_tensor *tl_relu(struct tl *tl, const struct tl_tensor *x)
+{
+    return unary(tl, "relu", x);
+}
+
+struct tl_tensor *tl_gelu(struct tl *tl, const struct tl_tensor *x)
+{
+    return unary(tl, "gelu", x);
+}
+
+struct tl_tensor *tl_silu(struct tl *tl, const struct tl_tensor *x)
+{
+    return unary(tl, "silu", x);
+}
+
+struct tl_tensor *tl_sigmoid(struct tl *tl, const struct tl_tensor *x)
+{
+    return unary(tl, "sigmoid", x);
+}
+
+struct tl_tensor *tl_tanh(struct tl *tl, const struct tl_tensor *x)
+{
+    return unary(tl, "tanh", x);
+}
+
+struct tl_tensor *tl_recip(struct tl *tl, const struct tl_tensor *x)
+{
+    return unary(tl, "recip", x);
+}
+
+struct tl_tensor *tl_cast(struct tl *tl, const struct tl_tensor *x, enum sim_dtype dtype)
+{
+    return tl_math(tl, "cast", 1, &x, false, 0, dtype);
+}
+
+struct tl_tensor *tl_add(struct tl *tl, const struct tl_tensor *a, const struct tl_tensor *b)
+{
+    return binary(tl, "add", a, b);
+}
+
+struct tl_tensor *tl_sub(struct tl *tl, const struct tl_tensor *a, const struct tl_tensor *b)
+{
+    return binary(tl, "sub", a, b);
+}
+
+struct tl_tensor *tl_mul(struct tl *tl, const struct tl_tensor *a, const struct tl_tensor *b)
+{
+    return binary(tl, "mul", a, b);
+}
+
+struct tl_tensor *tl_div(struct tl *tl, const struct tl_tensor *a, const struct tl_tensor *b)
+{
+    return binary(tl, "div", a, b);
+}
+
+struct tl_tensor *tl_maximum(struct tl *tl, const struct tl_tensor *a, const struct tl_tensor *b)
+{
+    return binary(tl, "maximum", a, b);
+}
+
+struct tl_tensor *tl_minimum(struct tl *tl, const struct tl_tensor *a, const struct tl_tensor *b)
+{
+    return binary(tl, "minimum", a, b);
+}
+
+struct tl_tensor *tl_where(struct tl *tl, const struct tl_tensor *cond, const struct tl_tensor *a,
+                           const struct tl_tensor *b)
+{
+    const struct tl_tensor *in[3] = {cond, a, b};
+    return tl_math(tl, "where", 3, in, false, 0, SIM_DTYPE_COUNT);
+}
+
+struct tl_tensor *tl_sum(struct tl *tl, const struct tl_tensor *x, int axis)
+{
+    return reduce(tl, "sum", x, axis);
+}
+
+struct tl_tensor *tl_mean(struct tl *tl, const struct tl_tensor *x, int axis)
+{
+    return reduce(tl, "mean", x, axis);
+}
+
+struct tl_tensor *tl_max(struct tl *tl, const struct tl_tensor *x, int axis)
+{
+    return reduce(tl, "max", x, axis);
+}
+
+struct tl_tensor *tl_min(struct tl *tl, const struct tl_tensor *x, int axis)
+{
+    return reduce(tl, "min", x, axis);
+}
+
+struct tl_tensor *tl_const(struct tl *tl, double value, enum sim_dtype dtype)
+{
+    uint64_t n = align_up(sim_dtype_size(dtype));
+    if (tl->const_next + n > tl->ipcq_base)
+        kfail(tl, "tl_const(): the constants region of the TCM is full (%llu bytes)",
+              (unsigned long long)(tl->ipcq_base - tl->stack_limit));
+    uint64_t addr = sim_chip_dev_addr(tl->g, tl->const_next);
+    tl->const_next += n;
+    int64_t one = 1;
+    struct tl_tensor *t = new_tensor(tl, "tcm", addr, dtype, 1, &one, TL_LOADED);
+    snprintf(t->op, sizeof(t->op), "const");
+    t->data = sim_tensor_new(dtype, 1, &one);
+    sim_tensor_set(t->data, 0, value);
+    sim_chip_mem_write(tl->chip, "tcm", addr, t->data, "tl_const");
+    return t;
+}
+
+struct tl_tensor *tl_composite(struct tl *tl, const char *op, const struct tl_tensor *a,
+                               const struct tl_tensor *b, const struct tl_tensor *out,
+                               const char *math_op)
+{
+    const char *call = "tl_composite()";
+    bool gemm = op && strcmp(op, "gemm") == 0;
+    if (!gemm && !(op && strcmp(op, "math") == 0))
+        kfail(tl, "%s: op '%s': expected \"gemm\" or \"math\"", call, op ? op : "(null)");
+    if (strcmp(a->h.space, "hbm") != 0 || strcmp(out->h.space, "hbm") != 0 ||
+        (gemm && (!b || strcmp(b->h.space, "hbm") != 0)))
+        kfail(tl, "%s: the operands and the output of a composite are HBM tensors", call);
+    char x[96], y[96], z[96];
+    if (gemm) {
+        if (a->h.ndim != 2 || b->h.ndim != 2 || out->h.ndim != 2 ||
+            a->h.shape[1] != b->h.shape[0] || out->h.shape[0] != a->h.shape[0] ||
+            out->h.shape[1] != b->h.shape[1])
+            kfail(tl, "%s: gemm of %s by %s into %s: the shapes do not match", call,
+                  shape_str(&a->h, x, sizeof(x)), shape_str(&b->h, y, sizeof(y)),
+                  shape_str(&out->h, z, sizeof(z)));
+    } else {
+        if (!math_op || !math_op[0] || strlen(math_op) >= SIM_OP_NAME_MAX)
+            kfail(tl, "%s: op \"math\" needs the math op to apply", call);
+        if (sim_handle_numel(&a->h) != sim_handle_numel(&out->h))
+            kfail(tl, "%s: math over %s into %s: the element counts differ", call,
+                  shape_str(&a->h, x, sizeof(x)), shape_str(&out->h, z, sizeof(z)));
+    }
+    await(tl, a);
+    if (b)
+        await(tl, b);
+    issue(tl);
+    char name[SIM_OP_NAME_MAX + 16];
+    snprintf(name, sizeof(name), "composite_%s", gemm ? "gemm" : "math");
+    struct tl_tensor *h = new_tensor(tl, out->h.space, out->h.addr, out->h.dtype, out->h.ndim,
+                                     out->h.shape, TL_PENDING);
+    snprintf(h->op, sizeof(h->op), "%s", name);
+    sim_chip_bind_pending(tl->chip, out->h.space, out->h.addr, out->h.nbytes, name);
+    struct carrier *c = tl_alloc(tl, sizeof(*c));
+    c->kind = CARRY_PLAIN;
+    c->result = h;
+    sim_msg_init(&c->msg, SIM_MK_COMPOSITE);
+    annotate(tl, &c->msg);
+    struct sim_composite_cmd *cc = &c->msg.u.composite;
+    snprintf(cc->op, sizeof(cc->op), "%s", gemm ? "gemm" : "math");
+    snprintf(cc->math_op, sizeof(cc->math_op), "%s", gemm ? "" : math_op);
+    cc->a = a->h;
+    if (b)
+        cc->b = b->h;
+    cc->out = out->h;
+    sim_chip_route_msg(tl->chip, &c->msg, tl->n_cpu, gemm ? tl->n_gemm : tl->n_math);
+    carry(tl, c, name);
+    return h;
+}
+
+/* ---- IPCQ ----------------------------------------------------------------------------------- */
+
+static void deliver_ipcq(struct sim_proc *p, struct carrier *c)
+{
+    struct tl *dst = c->dst;
+    const struct sim_handle *h = &c->msg.u.ipcq.dst;
+    struct tl_tensor *t = new_tensor(dst, "tcm", h->addr, h->dtype, h->ndim, h->shape,
+                                     c->src->state == TL_PENDING ? TL_PENDING : TL_LOADED);
+    if (t->state == TL_PENDING) {
+        snprintf(t->op, sizeof(t->op), "%s", c->src->op);
+        sim_chip_bind_pending(dst->chip, "tcm", h->addr, h->nbytes, c->src->op);
+    } else {
+        snprintf(t->op, sizeof(t->op), "ipcq_copy");
+        t->data = sim_tensor_copy(c->msg.u.ipcq.snapshot);
+        sim_chip_mem_write(dst->chip, "tcm", h->addr, t->data, "ipcq_copy");
+    }
+    sim_store_put(p, dst->inbox, t);
+}
+
+struct tl_tensor *tl_ipcq_send(struct tl *tl, unsigned dst_rank, const struct tl_tensor *src)
+{
+    const char *call = "tl_ipcq_send()";
+    if (!tl->group || dst_rank >= tl->nranks)
+        kfail(tl, "%s: rank %u: the launch has %u PEs", call, dst_rank, tl->nranks);
+    need_tcm(tl, src, call, "the tensor sent");
+    await(tl, src);
+    struct tl *dst = tl->group->tl[dst_rank];
+    uint64_t n = align_up(src->h.nbytes);
+    if (n > dst->ipcq_size)
+        kfail(tl, "%s: %llu bytes do not fit the %llu-byte IPCQ ring of %s", call,
+              (unsigned long long)n, (unsigned long long)dst->ipcq_size, dst->pe_id);
+    if (dst->ipcq_next + n > dst->ipcq_size)
+        dst->ipcq_next = 0;
+    uint64_t addr = sim_chip_dev_addr(dst->g, dst->ipcq_base + dst->ipcq_next);
+    dst->ipcq_next += n;
+    issue(tl);
+
+    struct tl_tensor *h =
+        new_tensor(tl, "tcm", addr, src->h.dtype, src->h.ndim, src->h.shape, TL_MEMORY);
+    snprintf(h->op, sizeof(h->op), "ipcq_copy");
+    struct carrier *c = tl_alloc(tl, sizeof(*c));
+    c->kind = CARRY_IPCQ;
+    c->result = h;
+    c->dst = dst;
+    c->src = (struct tl_tensor *)src;
+    sim_msg_init(&c->msg, SIM_MK_IPCQ_COPY);
+    annotate(tl, &c->msg);
+    c->msg.u.ipcq.src = src->h;
+    sim_handle_set(&c->msg.u.ipcq.dst, "tcm", addr, src->h.dtype, src->h.ndim, src->h.shape, NULL);
+    snprintf(c->msg.u.ipcq.dst.id, sizeof(c->msg.u.ipcq.dst.id), "%s", h->h.id);
+    if (src->state == TL_LOADED && src->data)
+        c->msg.u.ipcq.snapshot = sim_tensor_copy(src->data);
+    c->msg.wire_bytes = src->h.nbytes; /* the payload crosses the NoC */
+    sim_chip_route_msg(tl->chip, &c->msg, tl->n_dma, dst->n_dma);
+    carry(tl, c, "ipcq_copy");
+    return h;
+}
+
+struct tl_tensor *tl_ipcq_recv(struct tl *tl)
+{
+    return sim_store_get(tl->proc, tl->inbox);
+}
+
+/* ---- annotations --------------------------------------------------------------------------- */
+
+static const char *cpu_id(const struct tl *tl)
+{
+    return sim_chip_component(tl->chip, tl->n_cpu)->id;
+}
+
+void tl_marker(struct tl *tl, const char *name)
+{
+    sim_chip_add_marker(tl->chip, name, cpu_id(tl), tl->kernel, tl->cmdq_id);
+}
+
+void tl_token_begin(struct tl *tl, int64_t index, bool decode)
+{
+    if (tl->token_open)
+        sim_chip_token_end(tl->chip, tl->token);
+    tl->token = sim_chip_token_begin(tl->chip, index, decode, cpu_id(tl), tl->kernel, tl->cmdq_id);
+    tl->token_open = true;
+}
+
+void tl_token_end(struct tl *tl)
+{
+    if (!tl->token_open)
+        kfail(tl, "tl_token_end(): no token is open");
+    sim_chip_token_end(tl->chip, tl->token);
+    tl->token_open = false;
+}
+
+static const char *keep_str(struct tl *tl, const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *k = tl_alloc(tl, n);
+    memcpy(k, s, n);
+    return k;
+}
+
+void tl_set_layer(struct tl *tl, const char *layer_id)
+{
+    tl->layer_id = keep_str(tl, layer_id);
+}
+
+void tl_set_tile(struct tl *tl, const char *tile_id)
+{
+    tl->tile_id = keep_str(tl, tile_id);
+}

@@ -1,0 +1,249 @@
+/*
+ * The kernel API (ADR-0020 D3, D8): what a kernel, a plain C function
+ *
+ *     void my_kernel(struct tl *tl, const struct kargs *a);
+ *
+ * calls to move data and compute on its PE. Each kernel instance runs in its own
+ * coroutine; a tl call builds a message, the PE_CPU issues it (issue_ns) and the engine
+ * that services it (PE_DMA, PE_GEMM, PE_MATH) takes its modelled time while the other
+ * kernels and engines go on. The component hooks log every data op; this API never does.
+ *
+ * Phase 1 semantics (ADR-0020 D3):
+ * - tl_load returns real data read from the memory store after the DMA time, so a kernel
+ *   can branch on loaded values (tl_data, tl_get).
+ * - tl_store writes to the memory store when it is issued (visibility = issue), then the
+ *   DMA time runs; a load after a store sees the stored data.
+ * - compute results (tl_dot, math ops, tl_composite) are pending in phase 1: they can be
+ *   passed to other ops, stored and waited for, but reading their data is an error that
+ *   stops the kernel (and only it) with a message naming the kernel, the op and the rule.
+ *   tl_wait(h) synchronises time only.
+ *
+ * Tensors: a struct tl_tensor is a handle (space, address, dtype, shape) owned by the
+ * kernel instance and valid until the run ends. HBM tensors come from the launch
+ * arguments (tl_arg) and views of them (tl_view); loads and compute results live in the
+ * PE's TCM, allocated by a stack allocator (tl_tcm_mark / tl_tcm_release). Shapes use
+ * numpy broadcasting for elementwise ops; reductions keep the reduced axis with size 1
+ * (keepdims), so tl_sub(x, tl_max(x, 1)) works row by row.
+ *
+ * Errors in a kernel's use of the API (a wrong shape, an HBM operand to tl_dot, TCM
+ * exhausted) stop the kernel the same way, naming the call and the problem.
+ */
+#ifndef SIM_TL_H
+#define SIM_TL_H
+
+#include "sim/dtype.h"
+#include "sim/tensor.h"
+#include "sim/value.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct tl;        /* a kernel instance's context */
+struct tl_tensor; /* a handle */
+
+/* ---- arguments (ADR-0012 D7: tensor args by PE-tagged shards, scalars by value) ---------- */
+
+struct kshard {
+    int sip, cube, pe;     /* the PE holding the shard */
+    uint64_t pa;           /* its PA in that PE's address space */
+    uint64_t nbytes;       /* its size */
+    uint64_t offset_bytes; /* where it starts in the whole tensor */
+};
+
+struct karg {
+    bool is_tensor;
+    /* tensor */
+    bool has_dtype;       /* the workload gave the element type and shape of the whole tensor */
+    enum sim_dtype dtype; /* (npuscope extension of ADR-0012); else u8 bytes */
+    unsigned ndim;
+    int64_t shape[SIM_MAX_DIMS];
+    const struct kshard *shards; /* all shards, in the order of the launch */
+    size_t n_shards;
+    int mine; /* index of this PE's first shard, or -1 */
+    /* scalar */
+    enum sim_dtype scalar_dtype; /* i32, i64, f16, f32 or bool */
+    int64_t i;                   /* integer and bool scalars */
+    double f;                    /* every scalar, as a double */
+};
+
+struct kargs {
+    size_t n;
+    const struct karg *v;
+    const struct sim_value *grid; /* the launch's grid and meta maps as given (borrowed), */
+    const struct sim_value *meta; /* or NULL */
+    unsigned rank;   /* this PE's index among the launch's PEs (sorted by sip, cube, pe) */
+    unsigned nranks; /* number of PEs the launch runs on */
+    int sip, cube, pe;
+};
+
+/* Integer / float value of scalar argument i; a missing or non-scalar argument stops the
+ * kernel ("argument 3 is a tensor, expected a scalar"). */
+int64_t tl_arg_int(struct tl *tl, const struct kargs *a, size_t i);
+double tl_arg_float(struct tl *tl, const struct kargs *a, size_t i);
+
+/*
+ * Tensor argument i as an HBM tensor: this PE's shard (its rows of the whole tensor when
+ * the shard is a whole number of rows, else a 1-d run of elements), or, when this PE holds
+ * no shard and the argument has exactly one, that shard (an input shared by every PE).
+ * Stops the kernel when neither applies.
+ */
+struct tl_tensor *tl_arg(struct tl *tl, const struct kargs *a, size_t i);
+
+/* Shard j of tensor argument i (any PE's), shaped like tl_arg does. */
+struct tl_tensor *tl_arg_shard(struct tl *tl, const struct kargs *a, size_t i, size_t j);
+
+/* A view of t's memory: offset_elems elements further, with another shape (and t's dtype).
+ * Stops the kernel when it would reach past the end of t. */
+struct tl_tensor *tl_view(struct tl *tl, const struct tl_tensor *t, uint64_t offset_elems,
+                          unsigned ndim, const int64_t *shape);
+
+/* The same bytes with another shape (element counts must match). */
+struct tl_tensor *tl_reshape(struct tl *tl, const struct tl_tensor *t, unsigned ndim,
+                             const int64_t *shape);
+
+/* ---- who and where -------------------------------------------------------------------- */
+
+const char *tl_kernel_name(const struct tl *tl);
+const char *tl_pe_id(const struct tl *tl); /* "sip0.cube0.pe1" */
+unsigned tl_rank(const struct tl *tl);
+unsigned tl_nranks(const struct tl *tl);
+double tl_now_ns(const struct tl *tl); /* simulated time */
+
+/* ---- tensor information (allowed on pending tensors) ------------------------------------ */
+
+enum sim_dtype tl_dtype(const struct tl_tensor *t);
+unsigned tl_ndim(const struct tl_tensor *t);
+int64_t tl_dim(const struct tl_tensor *t, unsigned i); /* negative i counts from the end */
+uint64_t tl_numel(const struct tl_tensor *t);
+const char *tl_space(const struct tl_tensor *t); /* "hbm", "tcm" */
+uint64_t tl_addr(const struct tl_tensor *t);     /* device address */
+bool tl_is_pending(const struct tl_tensor *t);   /* a phase-1 compute result */
+
+/* ---- memory --------------------------------------------------------------------------- */
+
+/* Copy src (HBM or SRAM) into TCM and return the TCM tensor, with its data. Blocks for the
+ * DMA. A range never written stops the kernel; a range bound to a pending result gives a
+ * pending tensor. */
+struct tl_tensor *tl_load(struct tl *tl, const struct tl_tensor *src);
+
+/* The same, not waiting: the result's data is available after tl_wait. */
+struct tl_tensor *tl_load_async(struct tl *tl, const struct tl_tensor *src);
+
+/* Write src (a TCM tensor, loaded or pending) to dst (an HBM tensor of the same byte
+ * size): visible in the memory store now, then the DMA time. Blocks for the DMA. */
+void tl_store(struct tl *tl, const struct tl_tensor *dst, const struct tl_tensor *src);
+
+/* The same, not waiting: returns a handle to tl_wait on. */
+struct tl_tensor *tl_store_async(struct tl *tl, const struct tl_tensor *dst,
+                                 const struct tl_tensor *src);
+
+/* Wait until the op that produced t has finished (timing only: a compute result stays
+ * pending). Returns at once for a finished op. */
+void tl_wait(struct tl *tl, const struct tl_tensor *t);
+
+/* TCM allocation is a stack: mark, allocate (loads, results), release back to the mark. */
+uint64_t tl_tcm_mark(struct tl *tl);
+void tl_tcm_release(struct tl *tl, uint64_t mark);
+
+/* Bytes the TCM allocator can still hand out (to size tiles); every allocation is rounded
+ * up to a multiple of 64 bytes. */
+uint64_t tl_tcm_avail(const struct tl *tl);
+
+/* ---- data (phase 1: loaded tensors only) ------------------------------------------------ */
+
+/* The data of a loaded tensor (borrowed). A pending compute result stops the kernel:
+ * "kernel 'softmax' on sip0.cube0.pe1: tl_data() on the pending result of 'exp': compute
+ * results are not available in phase 1 (ADR-0020 D3)". */
+const struct sim_tensor *tl_data(struct tl *tl, const struct tl_tensor *t);
+
+/* Element i (row-major) of a loaded tensor as a double; same rule. */
+double tl_get(struct tl *tl, const struct tl_tensor *t, uint64_t i);
+
+/* ---- compute (pending results in TCM) ---------------------------------------------------- */
+
+/* a (m x k) @ b (k x n) on the GEMM engine; operands in TCM. Result dtype: f32 for float
+ * inputs, i32 for integer ones. Blocks for the engine. */
+struct tl_tensor *tl_dot(struct tl *tl, const struct tl_tensor *a, const struct tl_tensor *b);
+
+/* The same with transposes and an output dtype. */
+struct tl_tensor *tl_dot_ex(struct tl *tl, const struct tl_tensor *a, const struct tl_tensor *b,
+                            bool transpose_a, bool transpose_b, enum sim_dtype out_dtype);
+
+/* A tiled GEMM or elementwise pipeline over HBM tensors, run by the engine on its own
+ * (ADR-0020's tl.composite): op "gemm" computes out = a @ b; op "math" computes
+ * out = math_op(a) elementwise (b NULL). Returns at once with a pending handle (out). */
+struct tl_tensor *tl_composite(struct tl *tl, const char *op, const struct tl_tensor *a,
+                               const struct tl_tensor *b, const struct tl_tensor *out,
+                               const char *math_op);
+
+/* Elementwise, on the MATH engine, inputs in TCM, broadcasting. Block for the engine. */
+struct tl_tensor *tl_exp(struct tl *tl, const struct tl_tensor *x);
+struct tl_tensor *tl_log(struct tl *tl, const struct tl_tensor *x);
+struct tl_tensor *tl_sqrt(struct tl *tl, const struct tl_tensor *x);
+struct tl_tensor *tl_rsqrt(struct tl *tl, const struct tl_tensor *x);
+struct tl_tensor *tl_neg(struct tl *tl, const struct tl_tensor *x);
+struct tl_tensor *tl_abs(struct tl *tl, const struct tl_tensor *x);
+struct tl_tensor *tl_relu(struct tl *tl, const struct tl_tensor *x);
+struct tl_tensor *tl_gelu(struct tl *tl, const struct tl_tensor *x);
+struct tl_tensor *tl_silu(struct tl *tl, const struct tl_tensor *x);
+struct tl_tensor *tl_sigmoid(struct tl *tl, const struct tl_tensor *x);
+struct tl_tensor *tl_tanh(struct tl *tl, const struct tl_tensor *x);
+struct tl_tensor *tl_recip(struct tl *tl, const struct tl_tensor *x);
+struct tl_tensor *tl_cast(struct tl *tl, const struct tl_tensor *x, enum sim_dtype dtype);
+struct tl_tensor *tl_add(struct tl *tl, const struct tl_tensor *a, const struct tl_tensor *b);
+struct tl_tensor *tl_sub(struct tl *tl, const struct tl_tensor *a, const struct tl_tensor *b);
+struct tl_tensor *tl_mul(struct tl *tl, const struct tl_tensor *a, const struct tl_tensor *b);
+struct tl_tensor *tl_div(struct tl *tl, const struct tl_tensor *a, const struct tl_tensor *b);
+struct tl_tensor *tl_maximum(struct tl *tl, const struct tl_tensor *a, const struct tl_tensor *b);
+struct tl_tensor *tl_minimum(struct tl *tl, const struct tl_tensor *a, const struct tl_tensor *b);
+/* cond ? a : b elementwise (cond: nonzero is true). */
+struct tl_tensor *tl_where(struct tl *tl, const struct tl_tensor *cond, const struct tl_tensor *a,
+                           const struct tl_tensor *b);
+
+/* Reductions over axis (negative counts from the end), keeping it with size 1. */
+struct tl_tensor *tl_sum(struct tl *tl, const struct tl_tensor *x, int axis);
+struct tl_tensor *tl_mean(struct tl *tl, const struct tl_tensor *x, int axis);
+struct tl_tensor *tl_max(struct tl *tl, const struct tl_tensor *x, int axis);
+struct tl_tensor *tl_min(struct tl *tl, const struct tl_tensor *x, int axis);
+
+/* A scalar constant of dtype in TCM (shape (1,)), real data: for x * 0.5, x + eps. */
+struct tl_tensor *tl_const(struct tl *tl, double value, enum sim_dtype dtype);
+
+/* Any elementwise or reduction op by name (what the named functions call): n inputs,
+ * has_axis/axis for a reduction, out_dtype SIM_DTYPE_COUNT for the first input's. */
+struct tl_tensor *tl_math(struct tl *tl, const char *op, unsigned n,
+                          const struct tl_tensor *const *inputs, bool has_axis, int axis,
+                          enum sim_dtype out_dtype);
+
+/* ---- between PEs (IPCQ) ------------------------------------------------------------------ */
+
+/* Send src (a TCM tensor) to the PE of rank dst_rank of this launch: the copy crosses the
+ * NoC to that PE's DMA, which writes it into that PE's TCM (logged as "ipcq_copy",
+ * ADR-0052 D3.6). Returns at once (a handle to tl_wait on). */
+struct tl_tensor *tl_ipcq_send(struct tl *tl, unsigned dst_rank, const struct tl_tensor *src);
+
+/* The next tensor another PE sent to this one (in arrival order), in this PE's TCM.
+ * Blocks until one has arrived. */
+struct tl_tensor *tl_ipcq_recv(struct tl *tl);
+
+/* ---- annotations --------------------------------------------------------------------------- */
+
+/* A named instant on this PE (the trace's MARKER_EVENT). name is copied. */
+void tl_marker(struct tl *tl, const char *name);
+
+/* Token boundaries of LLM decode (the trace's TOKEN_EVENT): begin token `index` in the
+ * decode phase (else prefill), end the open one. */
+void tl_token_begin(struct tl *tl, int64_t index, bool decode);
+void tl_token_end(struct tl *tl);
+
+/* Name the layer and the tile the following ops belong to (the trace's layer_id and
+ * tile_id); NULL clears. Copied. */
+void tl_set_layer(struct tl *tl, const char *layer_id);
+void tl_set_tile(struct tl *tl, const char *tile_id);
+
+/* Stop the kernel with an error of its own (printf format), e.g. bad arguments. The
+ * message gets the kernel and PE prefix. Never returns. */
+void tl_fail(struct tl *tl, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+
+#endif

@@ -1,0 +1,89 @@
+/*
+ * Private to the kernel runner and the tl API (sim/runner.c, sim/tl.c): the kernel
+ * instance context and the handle behind struct tl_tensor.
+ */
+#ifndef SIM_TL_INT_H
+#define SIM_TL_INT_H
+
+#include "sim/chip.h"
+#include "sim/engine.h"
+#include "sim/msg.h"
+#include "sim/kernel.h"
+#include "sim/tl.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum tl_state {
+    TL_MEMORY,  /* a place in memory (an HBM argument, a view): no data of its own */
+    TL_LOADED,  /* in TCM with real data (tl_load, tl_const, an IPCQ arrival) */
+    TL_PENDING, /* a phase-1 compute result: data only in phase 2 */
+};
+
+struct tl_tensor {
+    struct sim_handle h;
+    enum tl_state state;
+    char op[SIM_OP_NAME_MAX + 16]; /* the op that produced it (for messages) */
+    struct sim_event *done;        /* the async op producing it, or NULL when complete */
+    struct sim_tensor *data;       /* owned reference: the data of a TL_LOADED tensor, set
+                                      once its load has finished */
+    char *error;                   /* owned: why the async op producing it failed, or NULL */
+};
+
+struct tl_group;
+struct carrier;
+
+struct tl {
+    struct sim_chip *chip;  /* borrowed */
+    struct sim_proc *proc;  /* the kernel's process, once started */
+    struct tl_group *group; /* borrowed: the launch's instances (IPCQ peers) */
+    const char *kernel;     /* borrowed: the kernel's name */
+    sim_kernel_fn fn;
+    char pe_id[48]; /* "sip0.cube0.pe1" */
+    int g, sip, cube, pe;
+    int n_cpu, n_dma, n_gemm, n_math, n_tcm; /* its nodes */
+    unsigned rank, nranks;
+    int64_t cmdq_id;
+
+    struct kargs args; /* borrowed arrays inside (owned by the group) */
+
+    uint64_t tcm_cap;     /* bytes of TCM */
+    uint64_t tcm_top;     /* the stack allocator's top (offset in the TCM window) */
+    uint64_t stack_limit; /* where the constants region starts */
+    uint64_t const_next;  /* next constant (grows up to ipcq_base) */
+    uint64_t ipcq_base, ipcq_size, ipcq_next; /* the IPCQ receive ring */
+
+    struct sim_store *inbox; /* IPCQ arrivals: struct tl_tensor * */
+
+    void **allocs; /* owned: everything allocated for this instance, freed with the chip */
+    size_t n_allocs, cap_allocs;
+    struct tl_tensor **tensors; /* owned: every handle made for this instance */
+    size_t n_tensors, cap_tensors;
+    struct carrier **carriers; /* the async ops (in allocs): their messages are finished
+                                  with the context when the chip is freed mid-flight */
+    size_t n_carriers;
+    unsigned next_handle;
+
+    bool token_open;
+    size_t token;
+    const char *layer_id, *tile_id; /* annotations of the next ops (owned by allocs) */
+};
+
+struct tl_group {
+    struct tl **tl; /* owned, n of them */
+    unsigned n;
+    struct karg **argv;     /* owned per rank */
+    struct kshard **shards; /* owned per rank (one array per argument, flattened) */
+};
+
+/* Allocate n zeroed bytes owned by tl (freed with the chip). */
+void *tl_alloc(struct tl *tl, size_t n);
+
+/* A new context for PE g (global index); the caller fills args, rank, group, kernel. */
+struct tl *tl_context_new(struct sim_chip *chip, int g);
+
+/* Free a context and everything it allocated. */
+void tl_context_free(struct tl *tl);
+
+#endif

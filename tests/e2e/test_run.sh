@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# npuscope run --headless, npuscope with no arguments, npuscope kernels, and the errors of
+# a run: bad chip and workload files, bad -k arguments, kernel errors.
+. "$(dirname "$0")/lib.sh"
+ROOT=$(cd "$TESTS_DIR/.." && pwd)
+
+# ---- a kernel with generated data --------------------------------------------------------
+run "$NPUSCOPE" run --headless -k vector_add
+expect_status "run -k vector_add: exit 0" 0
+expect_out "the summary names the run and the chip" '^npuscope run: vector_add on npu-default'
+expect_out "simulated time" '^simulated time +[0-9]+\.[0-9]{3} ns'
+expect_out "events" '^events +[1-9][0-9]*$'
+expect_out "every request answered" '^host requests +5 of 5 answered, 0 failed$'
+expect_out "the DMA's busy time and utilization" '^sip0\.cube0\.pe0\.pe_dma +[0-9.]+ +[0-9.]+% +3$'
+expect_out "bytes moved per memory" '^sip0\.cube0\.hbm +49152 +65536 '
+expect_out "bytes moved per link" '^host->sip0\.io_cpu +[1-9][0-9]* '
+if [ -z "$ERR" ]; then ok "nothing on stderr"; else fail "nothing on stderr" "$ERR"; fi
+
+run "$NPUSCOPE" run --headless -c "$ROOT/sim/configs/tiny.yaml" -k vector_add:pes=2,n=1000,dtype=f16,seed=3
+expect_status "run on tiny with arguments: exit 0" 0
+expect_out "on the tiny chip" 'on npu-tiny \(1 sip x 1 cube x 2 PE, 1 GHz\)'
+expect_out "both PEs worked" '^sip0\.cube0\.pe1\.pe_math '
+
+# the same run twice prints the same summary
+run "$NPUSCOPE" run --headless -k vector_add:pes=4
+first=$OUT
+run "$NPUSCOPE" run --headless -k vector_add:pes=4
+if [ "$first" = "$OUT" ]; then ok "a run is repeatable"; else fail "a run is repeatable"; fi
+
+# ---- no arguments, stdout not a terminal: the embedded demo, headless --------------------
+run "$NPUSCOPE"
+expect_out "no arguments run the demo workload" '^npuscope run: the demo workload on npu-default'
+expect_out "the demo's requests are answered" '^host requests +[0-9]+ of [0-9]+ answered'
+
+# ---- on a terminal (a pty from script(1)) without --headless: a notice, then headless -------
+if command -v script >/dev/null 2>&1; then
+    out=$(script -qec "'$NPUSCOPE' run -k vector_add:n=64" /dev/null </dev/null 2>&1)
+    if grep -q "the live TUI is not built yet in this version: running headless" <<<"$out" &&
+        grep -q "^simulated time" <<<"$out"; then ok "a terminal gets the notice and the summary"
+    else fail "a terminal gets the notice and the summary" "${out:0:400}"; fi
+fi
+
+# ---- kernels -------------------------------------------------------------------------------
+run "$NPUSCOPE" kernels
+expect_status "kernels: exit 0" 0
+expect_out "lists vector_add" '^vector_add$'
+expect_out "with its arguments" 'args: +x, y, out: tensor; n: i32'
+expect_out "with its parameters and defaults" 'n=4096 \(int: '
+
+# ---- errors ------------------------------------------------------------------------------
+printf 'chip:\n  name: bad\n  clock_ghz: -1\n' >"$TMP/chip.yaml"
+run "$NPUSCOPE" run --headless -c "$TMP/chip.yaml" -k vector_add
+expect_status "bad chip file: exit 2" 2
+expect_err "bad chip file: file, line, column, key" "^$TMP/chip.yaml:3:[0-9]+: key 'chip.clock_ghz': "
+expect_one_line "bad chip file: one line"
+
+printf 'messages:\n  - {msg_type: MemoryRead, request_id: r, target_device: "sip:0",\n     src_sip: 0, src_cube: 0, src_pe: 0, src_pa: 0, nbytes: 4}\n' >"$TMP/w.yaml"
+run "$NPUSCOPE" run --headless -w "$TMP/w.yaml"
+expect_status "workload missing a mandatory field: exit 2" 2
+expect_err "names the field" "^$TMP/w.yaml:2:[0-9]+: key 'messages\[0\]\.correlation_id': missing mandatory field$"
+expect_one_line "bad workload: one line"
+
+run "$NPUSCOPE" run --headless -w "$TMP/none.yaml"
+expect_status "missing workload file: exit 2" 2
+expect_one_line "missing workload file: one line"
+
+run "$NPUSCOPE" run --headless -k nope
+expect_status "unknown kernel: exit 2" 2
+expect_err "unknown kernel: message" "^npuscope: unknown kernel 'nope' \(npuscope kernels lists them\)$"
+run "$NPUSCOPE" run --headless -k vector_add:size=3
+expect_status "unknown -k key: exit 2" 2
+expect_err "unknown -k key: lists the keys" "unknown key 'size' \(keys: n, pes, dtype, seed\)"
+run "$NPUSCOPE" run --headless -k vector_add:n=many
+expect_status "bad -k value: exit 2" 2
+expect_err "bad -k value: message" "key 'n': 'many' is not an integer"
+
+# a kernel error: the launch fails, the run goes on, exit 1 with the kernel and the rule
+cat >"$TMP/kerr.yaml" <<'YAML'
+messages:
+  - {msg_type: MemoryWrite, correlation_id: c, request_id: w, target_device: "sip:0",
+     dst_sip: 0, dst_cube: 0, dst_pe: 0, dst_pa: 0, nbytes: 64, src_kind: pattern,
+     pattern: {pattern_kind: zero}, dtype: f32}
+  - msg_type: KernelLaunch
+    correlation_id: c
+    request_id: k
+    target_device: "sip:0"
+    kernel_ref: {name: vector_add, kind: builtin, deploy_sip: 0, deploy_cube: 0, deploy_pe: 0,
+                 nbytes_code: 0}
+    args:
+      - {arg_kind: tensor, dtype: f32, shape: [16], tensor_pa_map: {shards: [
+          {sip: 0, cube: 0, pe: 0, pa: 0, nbytes: 64, offset_bytes: 0}]}}
+      - {arg_kind: tensor, dtype: f32, shape: [16], tensor_pa_map: {shards: [
+          {sip: 0, cube: 0, pe: 0, pa: 0, nbytes: 64, offset_bytes: 0}]}}
+      - {arg_kind: tensor, dtype: f32, shape: [16], tensor_pa_map: {shards: [
+          {sip: 0, cube: 0, pe: 0, pa: 0, nbytes: 64, offset_bytes: 0}]}}
+      - {arg_kind: scalar, dtype: i32, value: 8}
+  - {msg_type: MemoryRead, correlation_id: c, request_id: r, target_device: "sip:0",
+     src_sip: 0, src_cube: 0, src_pe: 0, src_pa: 0, nbytes: 64}
+YAML
+run "$NPUSCOPE" run --headless -c "$ROOT/sim/configs/tiny.yaml" -w "$TMP/kerr.yaml"
+expect_status "kernel error: exit 1" 1
+expect_err "kernel error: names the kernel, the PE and the problem" \
+    "^npuscope: kernel 'vector_add' on sip0\.cube0\.pe0: n is 8 but this PE's shard alone holds 16 elements$"
+expect_one_line "kernel error: one line"
+expect_out "the program went on" '^host requests +3 of 3 answered, 1 failed$'
+
+# failed completions are listed; what the workload says is escaped on the way out
+cat >"$TMP/hostile.yaml" <<'YAML'
+messages:
+  - {msg_type: MemoryRead, correlation_id: "\e]0;pwned\a", request_id: r, target_device: "sip:0",
+     src_sip: 0, src_cube: 0, src_pe: 9, src_pa: 0, nbytes: 4}
+YAML
+run "$NPUSCOPE" run --headless -c "$ROOT/sim/configs/tiny.yaml" -w "$TMP/hostile.yaml"
+expect_status "failed completion: exit 1" 1
+expect_err "failed completion: request, code and message" "^npuscope: .*/r: E_NO_PE: MemoryRead from sip0\.cube0\.pe9: the chip has no such PE$"
+expect_out "failed completions are in the summary" '^  .*/r  E_NO_PE: '
+if grep -q $'\e' "$TMP/err" "$TMP/out"; then fail "no ESC byte reaches the terminal"; else
+    ok "no ESC byte reaches the terminal"; fi
+
+# options of other parts of npuscope that this build does not have yet
+run "$NPUSCOPE" run --headless -k vector_add -o "$TMP/t.json"
+expect_status "--trace not built yet: exit 2" 2
+expect_one_line "--trace not built yet: one line"
+
+finish

@@ -1,0 +1,229 @@
+/*
+ * `npuscope run` headless and `npuscope kernels`: load the chip and the host program, run
+ * the simulation to its end (a progress bar on stderr when it is a terminal and the run
+ * takes more than a second), print the summary on stdout, and turn failures into one line
+ * each on stderr and the exit status.
+ */
+#include "tui/cli.h"
+
+#include "sim/escape.h"
+#include "sim/kernel.h"
+#include "sim/run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Options whose machinery lives elsewhere and is not in this build yet. */
+static int unsupported(const struct cli_run_opts *o)
+{
+    const char *opt = o->trace      ? "--trace"
+                      : o->chrome   ? "--chrome"
+                      : o->dump_dir ? "--dump"
+                      : o->verify   ? "--verify"
+                      : o->paused   ? "--paused"
+                                    : NULL;
+    if (!opt)
+        return 0;
+    fprintf(stderr, "npuscope run: %s is not built yet in this version\n", opt);
+    return CLI_EXIT_USAGE;
+}
+
+static double wall_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void progress(const struct sim_run *r, bool clear)
+{
+    if (clear) {
+        fputs("\r\033[K", stderr);
+        return;
+    }
+    size_t done = sim_run_requests_done(r), all = sim_run_requests(r);
+    enum { WIDTH = 30 };
+    size_t fill = all ? done * WIDTH / all : WIDTH;
+    char bar[WIDTH + 1];
+    for (size_t i = 0; i < WIDTH; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[WIDTH] = '\0';
+    double ns = sim_ticks_to_ns(sim_engine_now(sim_chip_engine(sim_run_chip(r))));
+    fprintf(stderr, "\r[%s] %zu/%zu requests, %.3f us simulated", bar, done, all, ns / 1000.0);
+    fflush(stderr);
+}
+
+/* Run r to its end. */
+static void run_to_end(struct sim_run *r)
+{
+    bool tty = isatty(STDERR_FILENO);
+    double start = wall_seconds(), last = 0;
+    bool shown = false;
+    while (!sim_run_over(r)) {
+        sim_run_advance(r, SIM_RUN_EVENTS, 20000);
+        if (!tty)
+            continue;
+        double t = wall_seconds();
+        if (t - start > 1.0 && t - last > 0.1) {
+            progress(r, false);
+            shown = true;
+            last = t;
+        }
+    }
+    if (shown)
+        progress(r, true);
+}
+
+/* fputs of untrusted text, escaped. */
+static void put_safe(FILE *f, const char *s)
+{
+    char *e = sim_escape_dup(s ? s : "");
+    fputs(e, f);
+    free(e);
+}
+
+static const char *source_name(const struct cli_run_opts *o)
+{
+    return o->workload ? o->workload : o->kernel ? o->kernel : "the demo workload";
+}
+
+static void print_summary(const struct cli_run_opts *o, const struct sim_run *r,
+                          const struct sim_run_summary *s)
+{
+    const struct sim_config *cfg = sim_run_config(r);
+    printf("npuscope run: ");
+    put_safe(stdout, source_name(o));
+    printf(" on ");
+    put_safe(stdout, cfg->name);
+    printf(" (%u sip x %u cube x %u PE, %g GHz)\n", cfg->sips, cfg->cubes_per_sip,
+           cfg->pes_per_cube, cfg->clock_ghz);
+    printf("simulated time   %.3f ns (%.0f cycles)\n", s->sim_ns, s->sim_ns * cfg->clock_ghz);
+    printf("events           %llu\n", (unsigned long long)s->events);
+    printf("op records       %zu\n", s->op_records);
+    printf("host requests    %zu of %zu answered, %zu failed\n", s->completed, s->requests,
+           s->failed);
+
+    printf("\n%-36s %14s %7s %8s\n", "component", "busy ns", "util", "msgs");
+    for (size_t i = 0; i < s->n_components; i++) {
+        const struct sim_run_component *c = &s->components[i];
+        bool memory =
+            c->kind == SIM_NODE_HBM || c->kind == SIM_NODE_SRAM || c->kind == SIM_NODE_TCM;
+        if (memory || (!c->msgs && c->busy_ns == 0))
+            continue;
+        printf("%-36s %14.3f %6.1f%% %8llu\n", c->id, c->busy_ns, 100.0 * c->utilization,
+               (unsigned long long)c->msgs);
+    }
+
+    printf("\n%-36s %14s %14s %7s\n", "memory", "bytes read", "bytes written", "util");
+    for (size_t i = 0; i < s->n_components; i++) {
+        const struct sim_run_component *c = &s->components[i];
+        bool memory =
+            c->kind == SIM_NODE_HBM || c->kind == SIM_NODE_SRAM || c->kind == SIM_NODE_TCM;
+        if (!memory || (!c->bytes_read && !c->bytes_written))
+            continue;
+        printf("%-36s %14llu %14llu %6.1f%%\n", c->id, (unsigned long long)c->bytes_read,
+               (unsigned long long)c->bytes_written, 100.0 * c->utilization);
+    }
+
+    printf("\n%-52s %14s %7s\n", "link", "bytes", "util");
+    for (size_t i = 0; i < s->n_links; i++)
+        printf("%-52s %14llu %6.1f%%\n", s->links[i].name, (unsigned long long)s->links[i].bytes,
+               100.0 * s->links[i].utilization);
+
+    if (s->n_failures) {
+        printf("\nfailed completions\n");
+        for (size_t i = 0; i < s->n_failures; i++) {
+            const struct sim_run_failure *f = &s->failures[i];
+            if (f->kernel)
+                continue;
+            printf("  ");
+            put_safe(stdout, f->request);
+            printf("  %s: ", f->error_code ? f->error_code : "?");
+            put_safe(stdout, f->message);
+            printf("\n");
+        }
+    }
+    if (!s->host_finished)
+        printf("\nthe host program did not finish: %zu of %zu requests answered, %zu processes "
+               "still blocked\n",
+               s->completed, s->requests, s->blocked);
+}
+
+int cli_run(const struct cli_run_opts *o)
+{
+    int rc = unsupported(o);
+    if (rc)
+        return rc;
+    if (!o->headless && isatty(STDOUT_FILENO))
+        fputs("npuscope: the live TUI is not built yet in this version: running headless\n",
+              stderr);
+
+    struct sim_run_opts ro = {
+        .chip_file = o->chip,
+        .workload_file = o->workload,
+        .kernel_spec = o->kernel,
+    };
+    struct sim_run *r;
+    struct diag d;
+    diag_clear(&d);
+    if (sim_run_new(&ro, &r, &d) < 0) {
+        /* a file's problem reads like a compiler's: FILE:LINE:COL: key 'k': problem */
+        char line[2048];
+        diag_format(&d, line, sizeof(line));
+        fprintf(stderr, "%s%s\n", d.file[0] ? "" : "npuscope: ", line);
+        return CLI_EXIT_USAGE;
+    }
+    run_to_end(r);
+    struct sim_run_summary s;
+    sim_run_summarize(r, &s);
+    print_summary(o, r, &s);
+    fflush(stdout);
+
+    /* each failure once on stderr: kernel instances with their own diagnostic, other
+     * failed completions with their request */
+    for (size_t i = 0; i < s.n_failures; i++) {
+        const struct sim_run_failure *f = &s.failures[i];
+        if (!f->kernel && f->error_code && strcmp(f->error_code, "E_KERNEL") == 0)
+            continue; /* the instances say it better */
+        fputs("npuscope: ", stderr);
+        if (f->kernel) {
+            put_safe(stderr, f->message);
+        } else {
+            put_safe(stderr, f->request);
+            fprintf(stderr, ": %s: ", f->error_code ? f->error_code : "?");
+            put_safe(stderr, f->message);
+        }
+        fputc('\n', stderr);
+    }
+    if (!s.host_finished)
+        fprintf(stderr, "npuscope: the host program did not finish (%zu processes blocked)\n",
+                s.blocked);
+    int status = s.n_failures || !s.host_finished ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+    sim_run_summary_fini(&s);
+    sim_run_free(r);
+    return status;
+}
+
+int cli_kernels(void)
+{
+    for (size_t i = 0; i < sim_kernel_count(); i++) {
+        const struct sim_kernel *k = sim_kernel_at(i);
+        printf("%s\n    %s\n    args:   %s\n    params:", k->name, k->summary, k->args);
+        for (size_t j = 0; k->params && k->params[j].key; j++) {
+            const struct sim_kparam *p = &k->params[j];
+            const char *type = p->type == SIM_KP_INT     ? "int"
+                               : p->type == SIM_KP_FLOAT ? "float"
+                                                         : "dtype";
+            printf("%s %s=%s (%s: %s)", j ? "\n           " : "", p->key, p->dflt, type, p->doc);
+        }
+        printf("%s seed=1 (int: seed of the generated data)\n",
+               k->params && k->params[0].key ? "\n           " : "");
+        if (i + 1 < sim_kernel_count())
+            printf("\n");
+    }
+    printf("\nrun one: npuscope run -k NAME[:key=value,...]\n");
+    return CLI_EXIT_OK;
+}
