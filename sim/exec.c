@@ -2526,6 +2526,36 @@ struct sim_memstore *sim_exec_store(struct sim_exec *x)
     return x->store;
 }
 
+uint64_t sim_exec_read_bytes(struct sim_exec *x, const char *space, uint64_t addr, uint64_t n,
+                             void *buf)
+{
+    memset(buf, 0, n);
+    const struct space *sp = NULL;
+    for (size_t i = 0; i < x->n_spaces && !sp; i++)
+        if (strcmp(x->spaces[i].name, space) == 0)
+            sp = &x->spaces[i];
+    if (!sp || n == 0)
+        return 0;
+    uint64_t end = addr + n, held = 0, covered = addr;
+    uint64_t floor = addr > sp->max_nbytes ? addr - sp->max_nbytes : 0;
+    for (size_t i = index_lower(sp, floor); i < sp->n && sp->e[i].addr < end; i++) {
+        const struct sentry *e = &sp->e[i];
+        uint64_t lo = e->addr > addr ? e->addr : addr;
+        uint64_t hi = e->addr + e->nbytes < end ? e->addr + e->nbytes : end;
+        const struct sim_tensor *t = sim_memstore_get(x->store, sp->name, e->addr);
+        if (lo >= hi || !t || t->nbytes != e->nbytes)
+            continue;
+        memcpy((unsigned char *)buf + (lo - addr), (const unsigned char *)t->data + (lo - e->addr),
+               hi - lo);
+        uint64_t from = lo > covered ? lo : covered; /* count each byte once */
+        if (hi > from) {
+            held += hi - from;
+            covered = hi;
+        }
+    }
+    return held;
+}
+
 const struct sim_exec_op_info *sim_exec_op_info(const struct sim_exec *x, size_t i)
 {
     assert(i < x->n_records);

@@ -199,6 +199,14 @@ int sim_exec_run(struct sim_exec *x, struct sim_op_record *const *recs, size_t n
 /* The executor's memory store: the state after the replay. Borrowed. */
 struct sim_memstore *sim_exec_store(struct sim_exec *x);
 
+/*
+ * The n bytes at (space, addr) of the executor's memory into buf, assembled from every
+ * stored tensor overlapping the range (in address order; bytes no tensor holds read as 0).
+ * Returns how many of the bytes some tensor held.
+ */
+uint64_t sim_exec_read_bytes(struct sim_exec *x, const char *space, uint64_t addr, uint64_t n,
+                             void *buf);
+
 /* What became of record i of the last run (i < the n given). Borrowed. */
 const struct sim_exec_op_info *sim_exec_op_info(const struct sim_exec *x, size_t i);
 
