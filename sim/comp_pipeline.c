@@ -13,7 +13,10 @@
 #include "sim/component.h"
 #include "sim/value.h"
 
+#include "sim/xalloc.h"
+
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { PIPE_DEPTH = 2, GEMM_TILE = 64, MATH_TILE = 4096 };
@@ -113,22 +116,36 @@ static void build_token(const struct pipe *pp, uint64_t t, struct sim_msg *tok)
     tok->layer_id = pp->cmd->layer_id;
 }
 
+/* A worker's token: on the heap and finished with the chip, so that a chip freed while
+ * tiles are in flight releases their stage params. */
+struct token {
+    struct sim_msg msg;
+    char tile_id[48];
+};
+
+static void token_free(void *arg)
+{
+    struct token *t = arg;
+    sim_msg_fini(&t->msg);
+    free(t);
+}
+
 static void worker(struct sim_proc *p, void *arg)
 {
     struct pipe *pp = arg;
     struct sim_chip *chip = pp->eng->chip;
-    char tile_id[48];
+    struct token *tok = sim_xcalloc(1, sizeof(*tok));
+    sim_chip_defer_free(chip, token_free, tok);
     while (pp->next < pp->tiles) {
         uint64_t t = pp->next++;
-        struct sim_msg tok;
-        build_token(pp, t, &tok);
-        snprintf(tile_id, sizeof(tile_id), "%s_tile_%llu",
+        build_token(pp, t, &tok->msg);
+        snprintf(tok->tile_id, sizeof(tok->tile_id), "%s_tile_%llu",
                  pp->cmd->tile_id ? pp->cmd->tile_id : "composite", (unsigned long long)t);
-        tok.tile_id = tile_id;
+        tok->msg.tile_id = tok->tile_id;
         /* from the engine to the first stage, then self-routing */
-        sim_chip_route_msg(chip, &tok, pp->eng->node, (int)tok.u.tile.stages[0].node);
-        sim_chip_send(p, chip, &tok);
-        sim_msg_fini(&tok);
+        sim_chip_route_msg(chip, &tok->msg, pp->eng->node, (int)tok->msg.u.tile.stages[0].node);
+        sim_chip_send(p, chip, &tok->msg);
+        sim_msg_fini(&tok->msg);
     }
 }
 

@@ -224,6 +224,14 @@ static void coro_main(void *arg)
 }
 
 #if !SIM_CORO_ASM
+/* getcontext returns twice in general; alone in its function it clobbers nobody's locals
+ * (this context is only used as makecontext's template, never resumed). */
+static void __attribute__((noinline)) uc_get(ucontext_t *uc)
+{
+    if (getcontext(uc) != 0)
+        sim_die("getcontext failed: %s", strerror(errno));
+}
+
 /* makecontext passes int arguments only: the pointer travels as two halves. */
 static void coro_main_uc(unsigned hi, unsigned lo)
 {
@@ -260,8 +268,7 @@ void sim_coro_start(struct sim_coro *c, struct sim_coro_pool *pool, void (*fn)(v
     sp[7] = (uint64_t)(uintptr_t)sim_coro_entry_x86_64;
     c->sp = sp;
 #else
-    if (getcontext(&c->uc) != 0)
-        sim_die("getcontext failed: %s", strerror(errno));
+    uc_get(&c->uc);
     c->uc.uc_stack.ss_sp = st->lo;
     c->uc.uc_stack.ss_size = (size_t)(st->top - st->lo);
     c->uc.uc_link = NULL;

@@ -12,7 +12,10 @@
 
 /* void sim_coro_swap_x86_64(void **save_sp, void *load_sp)
  * Push the callee-saved state, store rsp into *save_sp, switch to load_sp, pop its state
- * and return into the resumed coroutine. */
+ * and return into the resumed coroutine. MXCSR and the x87 control word are reloaded only
+ * when the resumed coroutine's differ from the current ones (they rarely do, and the loads
+ * are slow); MXCSR's status flags (bits 0-5) are caller-saved in the ABI, so only its
+ * control bits are compared. */
     .globl  sim_coro_swap_x86_64
     .hidden sim_coro_swap_x86_64
     .type   sim_coro_swap_x86_64, @function
@@ -28,10 +31,17 @@ sim_coro_swap_x86_64:
     subq    $8, %rsp
     stmxcsr (%rsp)
     fnstcw  4(%rsp)
+    movl    (%rsp), %eax
+    movzwl  4(%rsp), %edx
     movq    %rsp, (%rdi)
     movq    %rsi, %rsp
-    ldmxcsr (%rsp)
-    fldcw   4(%rsp)
+    xorl    (%rsp), %eax
+    testl   $0xffc0, %eax
+    jnz     .Lload_mxcsr
+.Lcheck_fpucw:
+    cmpw    4(%rsp), %dx
+    jne     .Lload_fpucw
+.Lpop:
     addq    $8, %rsp
     popq    %r15
     popq    %r14
@@ -40,6 +50,12 @@ sim_coro_swap_x86_64:
     popq    %rbx
     popq    %rbp
     ret
+.Lload_mxcsr:
+    ldmxcsr (%rsp)
+    jmp     .Lcheck_fpucw
+.Lload_fpucw:
+    fldcw   4(%rsp)
+    jmp     .Lpop
     .cfi_endproc
     .size   sim_coro_swap_x86_64, .-sim_coro_swap_x86_64
 

@@ -69,6 +69,7 @@ struct sim_host {
     struct sim_chip *chip;
     const struct sim_workload *wl;
     const struct sim_host_buffers *bufs;
+    struct sim_tensor *data;         /* owned: the data of the MemoryWrite in flight */
     struct sim_host_result *results; /* owned, one per message */
     size_t n;
     size_t issued;
@@ -90,6 +91,7 @@ struct shard {
 
 struct launch {
     struct sim_host *h;
+    int *pes; /* owned: the global PEs, by rank */
     struct sim_host_result *res;
     const struct sim_kernel_launch *kl;
     const struct sim_kernel *k;
@@ -120,6 +122,7 @@ static void host_free(void *arg)
         result_fini(&h->results[i]);
     free(h->results);
     free(h->extra);
+    sim_tensor_unref(h->data); /* a write cut short when the chip was freed */
     free(h);
 }
 
@@ -129,6 +132,7 @@ static void launch_free(void *arg)
     for (unsigned i = 0; i < ls->n; i++)
         free(ls->shards[i].error);
     free(ls->shards);
+    free(ls->pes);
     free(ls);
 }
 
@@ -310,7 +314,8 @@ static void do_write(struct sim_proc *p, struct sim_host *h, struct sim_host_res
     const struct sim_memory_write *w = &r->msg->u.write;
     char err[1024] = "";
     /* the host reads its buffer before sending anything */
-    struct sim_tensor *t = write_data(h, w, err, sizeof(err));
+    /* held by the host while the request travels (the process may never resume) */
+    struct sim_tensor *t = h->data = write_data(h, w, err, sizeof(err));
     if (!t) {
         respond(r, "E_BAD_BUFFER", "%s", err);
         return;
@@ -340,6 +345,7 @@ static void do_write(struct sim_proc *p, struct sim_host *h, struct sim_host_res
         reply(p, h, r, "Completion", SIM_CHIP_CMD_BYTES, mem, io);
         respond(r, NULL, NULL);
     }
+    h->data = NULL;
     sim_tensor_unref(t);
     leave(p, h, r, sip, SIM_CHIP_CMD_BYTES);
 }
@@ -366,12 +372,14 @@ static void do_read(struct sim_proc *p, struct sim_host *h, struct sim_host_resu
                 (unsigned long long)rd->src_pa);
     } else {
         uint64_t addr = sim_chip_dev_addr(g, (uint64_t)rd->src_pa), n = (uint64_t)rd->nbytes;
-        unsigned char *buf = sim_xmalloc(n);
         /* ADR-0012 has no memory kind on reads: the PE's TCM when it holds the range's
          * data, else HBM */
+        unsigned char *buf = sim_xmalloc(n);
         const char *space = sim_chip_mem_read_bytes(h->chip, "tcm", addr, n, buf) ? "tcm" : "hbm";
+        free(buf); /* nothing heap-allocated is held across a yield */
         int mem = sim_chip_mem_node(h->chip, space, addr);
         route(p, h, &m, io, mem);
+        buf = sim_xmalloc(n);
         sim_chip_mem_read_bytes(h->chip, space, addr, n, buf); /* the data at read time */
         uint64_t sum = sim_workload_checksum(buf, n);
         free(buf);
@@ -539,12 +547,14 @@ static void do_launch(struct sim_proc *p, struct sim_host *h, struct sim_host_re
         struct launch *ls = sim_xcalloc(1, sizeof(*ls));
         sim_chip_defer_free(h->chip, launch_free, ls);
         ls->h = h;
+        ls->pes = pes;
+        pes = NULL;
         ls->res = r;
         ls->kl = kl;
         ls->k = k;
         ls->io = io_node(h, sip);
         ls->n = ls->remaining = (unsigned)n;
-        ls->group = sim_runner_group_new(h->chip, k, kl, pes, (unsigned)n, (int64_t)r->index);
+        ls->group = sim_runner_group_new(h->chip, k, kl, ls->pes, (unsigned)n, (int64_t)r->index);
         ls->answer = sim_event_new(sim_chip_engine(h->chip), "launch");
         ls->shards = sim_xcalloc((size_t)n, sizeof(*ls->shards));
         r->pes = (unsigned)n;
@@ -553,7 +563,7 @@ static void do_launch(struct sim_proc *p, struct sim_host *h, struct sim_host_re
             struct shard *sh = &ls->shards[i];
             sh->ls = ls;
             sh->rank = (unsigned)i;
-            sh->pe = pes[i];
+            sh->pe = ls->pes[i];
             sh->msg = m;
             sh->msg.hops = NULL;
             sh->msg.n_hops = sh->msg.hop = 0;

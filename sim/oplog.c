@@ -128,13 +128,20 @@ static const char *handle_id(const struct sim_handle *h)
     return h->id;
 }
 
-/* D3.1 */
+/* D3.1, then where the data lands: ADR-0020 D5's memory keys (src_space, dst_space,
+ * dst_addr) and the layout, as D3.2 names them. Phase 2 needs them to replay the load:
+ * a kernel reuses its TCM, so the state phase 1 ends with holds only the last tile. */
 static struct sim_value *params_dma_read(const struct sim_dma_read_cmd *c)
 {
     struct sim_value *p = sim_value_map();
     sim_value_map_set_int(p, "src_addr", (int64_t)c->src.addr);
     sim_value_map_set_int(p, "nbytes", (int64_t)c->src.nbytes);
     sim_value_map_set_str(p, "handle_id", handle_id(c->dst.id[0] ? &c->dst : &c->src));
+    sim_value_map_set_str(p, "src_space", c->src.space[0] ? c->src.space : "hbm");
+    sim_value_map_set_str(p, "dst_space", c->dst.space[0] ? c->dst.space : "tcm");
+    sim_value_map_set_int(p, "dst_addr", (int64_t)c->dst.addr);
+    sim_value_map_set_take(p, "shape", shape_list(&c->src));
+    sim_value_map_set_str(p, "dtype", sim_dtype_name(c->src.dtype));
     return p;
 }
 

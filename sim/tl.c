@@ -76,10 +76,15 @@ struct tl *tl_context_new(struct sim_chip *chip, int g)
     return tl;
 }
 
+static void carrier_fini(struct carrier *c);
+
 void tl_context_free(struct tl *tl)
 {
     if (!tl)
         return;
+    for (size_t i = 0; i < tl->n_carriers; i++)
+        carrier_fini(tl->carriers[i]);
+    free(tl->carriers);
     for (size_t i = 0; i < tl->n_tensors; i++) {
         sim_tensor_unref(tl->tensors[i]->data);
         free(tl->tensors[i]->error);
@@ -246,11 +251,18 @@ static void carrier_main(struct sim_proc *p, void *arg)
     sim_event_succeed(c->result->done, NULL);
 }
 
+static void carrier_fini(struct carrier *c)
+{
+    sim_msg_fini(&c->msg);
+}
+
 /* Hand the (routed) message of c to a new carrier process. */
 static void carry(struct tl *tl, struct carrier *c, const char *what)
 {
     char name[160];
     c->tl = tl;
+    tl->carriers = sim_xreallocarray(tl->carriers, tl->n_carriers + 1, sizeof(struct carrier *));
+    tl->carriers[tl->n_carriers++] = c;
     c->result->done = sim_event_new(sim_chip_engine(tl->chip), what);
     snprintf(name, sizeof(name), "%s@%s/%s", tl->kernel, tl->pe_id, what);
     sim_proc_spawn(sim_chip_engine(tl->chip), name, carrier_main, c);

@@ -32,6 +32,7 @@ struct tl_tensor {
 };
 
 struct tl_group;
+struct carrier;
 
 struct tl {
     struct sim_chip *chip;  /* borrowed */
@@ -61,6 +62,9 @@ struct tl {
     size_t n_allocs, cap_allocs;
     struct tl_tensor **tensors; /* owned: every handle made for this instance */
     size_t n_tensors, cap_tensors;
+    struct carrier **carriers; /* the async ops (in allocs): their messages are finished
+                                  with the context when the chip is freed mid-flight */
+    size_t n_carriers;
     unsigned next_handle;
 
     bool token_open;

@@ -888,6 +888,31 @@ Test(engine, stack_overflow_hits_the_guard_page, .signal = SIGSEGV, .disabled = 
     sim_engine_run(e, SIM_RUN_END, 0);
 }
 
+static volatile long deep_bytes = 256 * 1024;
+
+static void deep_user(struct sim_proc *p, void *arg)
+{
+    int *ok = arg;
+    long depth = deep_bytes / 512;
+    recurse_limit = depth; /* each frame holds 512 bytes and more */
+    *ok = recurse(0) > 0;
+    recurse_limit = 1L << 40;
+    sim_wait(p, 1);
+}
+
+Test(engine, stack_size_option_sets_the_process_stacks)
+{
+    /* 256 KiB of frames fit in a 1 MiB stack (the default 64 KiB would overflow). */
+    struct sim_engine_opts opts = {.stack_size = 1024 * 1024};
+    struct sim_engine *e = sim_engine_new(&opts);
+    int ok = 0;
+    sim_proc_spawn(e, "deep", deep_user, &ok);
+    sim_engine_run(e, SIM_RUN_END, 0);
+    cr_assert(ok);
+    cr_assert_eq(sim_engine_now(e), 1);
+    sim_engine_free(e);
+}
+
 /* ---- two engines -------------------------------------------------------------------------- */
 
 Test(engine, two_engines_interleaved_match_each_run_alone)

@@ -656,3 +656,29 @@ Test(host, a_kernel_that_never_ends_leaves_the_program_unfinished)
     cr_assert_not(result(1)->done);
     cr_assert_eq(sim_engine_live_procs(sim_chip_engine(chip)), 3);
 }
+
+Test(host, a_run_can_be_freed_at_any_point)
+{
+    /* the TUI quits in the middle of a run: every step boundary is a valid state to free */
+    uint64_t total;
+    {
+        struct sim_run *r = run_spec("sim/configs/tiny.yaml", "vector_add:pes=2,n=3000");
+        total = sim_engine_events(sim_chip_engine(sim_run_chip(r)));
+        sim_run_free(r);
+    }
+    cr_assert_gt(total, 20);
+    for (uint64_t stop = 1; stop < total; stop += total / 13 + 1) {
+        struct sim_run_opts o = {.chip_file = "sim/configs/tiny.yaml",
+                                 .kernel_spec = "vector_add:pes=2,n=3000"};
+        struct sim_run *r;
+        struct diag d;
+        cr_assert_eq(sim_run_new(&o, &r, &d), 0, "%s", d.msg);
+        cr_assert_eq(sim_run_advance(r, SIM_RUN_EVENTS, stop), stop);
+        cr_assert_not(sim_run_over(r));
+        struct sim_run_summary s;
+        sim_run_summarize(r, &s);
+        cr_assert_eq(s.events, stop);
+        sim_run_summary_fini(&s);
+        sim_run_free(r);
+    }
+}

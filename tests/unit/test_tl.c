@@ -489,3 +489,18 @@ Test(tl, markers_and_token_boundaries_are_recorded_with_times)
     cr_assert_null(r[1]->note.layer_id);
     cr_assert_null(r[1]->note.tile_id);
 }
+
+Test(tl, a_chip_freed_with_async_ops_in_flight_releases_them)
+{
+    put(0, 0x0, 64 * 64, 0, 0);
+    put(0, 0x4000, 64 * 64, 0, 0);
+    put(1, 0x0, 3, 20, 1);
+    start("k", composite, 0);
+    struct sim_kernel_launch kl = {0};
+    int pes[2] = {0, 1};
+    struct sim_launch_group *g = sim_runner_group_new(chip, &ring_kernel, &kl, pes, 2, 0);
+    sim_runner_start(g, 1); /* rank 1 sends to rank 0, which never runs: its copy in flight */
+    sim_engine_run(sim_chip_engine(chip), SIM_RUN_EVENTS, 40);
+    cr_assert_gt(sim_oplog_pending_count(sim_chip_oplog(chip)), 0, "ops in flight");
+    /* the fixture frees the chip now */
+}
