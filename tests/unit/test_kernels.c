@@ -754,6 +754,55 @@ Test(kernels, sparse_scale_generated_mask_decides_the_work)
     sim_run_free(r);
 }
 
+/* ---- the demo workload ----------------------------------------------------------------------- */
+
+Test(kernels, the_demo_workload_runs_six_kernels)
+{
+    struct sim_run_opts o = {0}; /* no chip, no workload, no kernel: the embedded demo */
+    struct sim_run *r;
+    struct diag d;
+    cr_assert_eq(sim_run_new(&o, &r, &d), 0, "%s", d.msg);
+    sim_run_advance(r, SIM_RUN_END, 0);
+    expect_clean(r, "the demo");
+    cr_assert_eq(count(r, "composite_gemm", -1), 4, "gemm on cube1's 4 PEs");
+    cr_assert_eq(count(r, "ipcq_copy", -1), 4 * 2 * 3, "the ring of 4 PEs");
+    cr_assert_eq(count(r, "exp", -1), 1 + 2 * 5 * 2, "softmax, and llm_decode's attention");
+    struct sim_chip *chip = sim_run_chip(r);
+    cr_assert_eq(sim_chip_token_count(chip), 2 * 5, "two sequences of 2 + 3 tokens");
+    bool masked = false, zero = false;
+    for (size_t i = 0; i < sim_chip_marker_count(chip); i++) {
+        const char *name = sim_chip_marker(chip, i)->name;
+        masked |= strcmp(name, "sparse_scale.tiles=8,masked=8,zero=0") == 0;
+        zero |= strcmp(name, "sparse_scale.tiles=8,masked=0,zero=4") == 0;
+    }
+    cr_assert(masked && zero, "sparse_scale takes both branches");
+    size_t n;
+    records(r, &n);
+    cr_assert_lt(n, 3000, "a short demo");
+    sim_run_free(r);
+}
+
+Test(kernels, the_demo_workload_verifies)
+{
+    struct sim_run_opts o = {0};
+    struct sim_run *r;
+    struct diag d;
+    cr_assert_eq(sim_run_new(&o, &r, &d), 0, "%s", d.msg);
+    struct sim_verify_capture *cap = sim_verify_capture_attach(r);
+    sim_run_advance(r, SIM_RUN_END, 0);
+    struct sim_verify_report rep;
+    cr_assert_eq(sim_verify_phase2(r, cap, &(struct sim_verify_opts){.compare = true}, &rep, &d), 0,
+                 "%s", d.msg);
+    char *text = sim_verify_report_text(&rep);
+    cr_assert(rep.pass, "%s", text);
+    cr_assert_eq(rep.n_outputs, 6, "an output per launch:\n%s", text);
+    cr_assert_eq(rep.n_notes, 0, "%s", text);
+    free(text);
+    sim_verify_report_fini(&rep);
+    sim_verify_capture_free(cap);
+    sim_run_free(r);
+}
+
 /* ---- repeatability ------------------------------------------------------------------------ */
 
 static bool same_value(const struct sim_value *a, const struct sim_value *b)
