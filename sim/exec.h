@@ -25,9 +25,9 @@
  *
  * What is replayed, per op_kind / op_name:
  *   memory  dma_read    copy (src_space, default "hbm", src_addr) -> (dst_space, dst_addr)
- *                       when the record names a destination (dst_space and dst_addr, and
- *                       optionally shape and dtype, beyond D3.1's keys); without one the
- *                       load was materialised by phase 1 (ADR-0020 D3) and is skipped.
+ *                       as dtype and shape: the op log adds ADR-0020 D5's destination keys
+ *                       to D3.1's; a record with D3.1's keys alone (another simulator's)
+ *                       was materialised by phase 1 (ADR-0020 D3) and is skipped.
  *           dma_write   (D3.2) the snapshot when the record has one (D4), else a copy
  *                       from (src_space, src_addr), as dtype and shape, to (dst_space,
  *                       dst_addr).
