@@ -977,17 +977,20 @@ const struct sim_exec_math_op *sim_exec_math_find(const char *name, unsigned ari
     return m ? &m->pub : NULL;
 }
 
+static struct sim_exec_math_op math_pub[N_MATH];
+static pthread_once_t math_pub_once = PTHREAD_ONCE_INIT;
+
+static void math_pub_init(void)
+{
+    for (size_t i = 0; i < N_MATH; i++)
+        math_pub[i] = math_table[i].pub;
+}
+
 const struct sim_exec_math_op *sim_exec_math_ops(size_t *n)
 {
-    static struct sim_exec_math_op pub[N_MATH];
-    static bool init;
-    if (!init) {
-        for (size_t i = 0; i < N_MATH; i++)
-            pub[i] = math_table[i].pub;
-        init = true;
-    }
+    pthread_once(&math_pub_once, math_pub_init);
     *n = N_MATH;
-    return pub;
+    return math_pub;
 }
 
 /* ---- math execution ---------------------------------------------------------------------- */
