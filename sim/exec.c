@@ -48,11 +48,20 @@ struct sentry {
     uint64_t nbytes;
 };
 
+/* A byte range [lo, hi). */
+struct ival {
+    uint64_t lo, hi;
+};
+
 struct space {
     char *name; /* owned */
     struct sentry *e;
     size_t n, cap;
     uint64_t max_nbytes; /* an upper bound of the sizes ever indexed */
+    /* the bytes whose data phase 2 computed (a GEMM or math result, or a copy of one):
+     * disjoint, sorted ranges */
+    struct ival *dv;
+    size_t dn, dcap;
 };
 
 /* ---- decoded ops ------------------------------------------------------------------------- */
@@ -84,8 +93,9 @@ struct xop {
     unsigned n_in;
     struct operand in[SIM_EXEC_MAX_INPUTS];
     struct operand out;
-    bool from_snapshot; /* copy: in[0] is the record's snapshot */
+    bool from_snapshot; /* copy: in[0] is the record's snapshot (decided at prepare) */
     bool move;          /* copy: the bytes are copied by a task (else shared) */
+    bool derived;       /* the result is data phase 2 computed (decided at prepare) */
 
     struct sim_exec_gemm g;
     const struct math_impl *m;
@@ -230,6 +240,69 @@ static void index_set(struct space *sp, uint64_t addr, uint64_t nbytes)
     }
     if (nbytes > sp->max_nbytes)
         sp->max_nbytes = nbytes;
+}
+
+/*
+ * Provenance: phase 1 never holds computed data (compute results are pending, ADR-0020
+ * D3), so a snapshot phase 1 took of bytes that phase 2 computes is stale. A copy whose
+ * source phase 2 computed reads it live even when the record carries a snapshot; the
+ * snapshot serves for data phase 1 had (ADR-0052 D4's race avoidance).
+ */
+
+/* Mark [lo, hi) as computed by phase 2 (derived) or not. */
+static void derived_set(struct space *sp, uint64_t lo, uint64_t hi, bool derived)
+{
+    if (lo >= hi || (!derived && sp->dn == 0))
+        return;
+    /* keep the parts of existing ranges outside [lo, hi), then add [lo, hi) if derived */
+    struct ival keep[2];
+    size_t nk = 0, first = 0;
+    while (first < sp->dn && sp->dv[first].hi <= lo)
+        first++;
+    size_t last = first;
+    while (last < sp->dn && sp->dv[last].lo < hi) {
+        if (sp->dv[last].lo < lo)
+            keep[nk++] = (struct ival){sp->dv[last].lo, lo};
+        if (sp->dv[last].hi > hi)
+            keep[nk++] = (struct ival){hi, sp->dv[last].hi};
+        last++;
+    }
+    struct ival add[3];
+    size_t na = 0;
+    if (derived) {
+        /* merged with the kept parts and the touching neighbours below */
+        uint64_t a = lo, b = hi;
+        for (size_t k = 0; k < nk; k++) {
+            a = keep[k].lo < a ? keep[k].lo : a;
+            b = keep[k].hi > b ? keep[k].hi : b;
+        }
+        add[na++] = (struct ival){a, b};
+    } else {
+        for (size_t k = 0; k < nk; k++)
+            add[na++] = keep[k];
+    }
+    size_t removed = last - first, need = sp->dn - removed + na;
+    if (need > sp->dcap) {
+        sp->dcap = need * 2 + 8;
+        sp->dv = sim_xreallocarray(sp->dv, sp->dcap, sizeof(*sp->dv));
+    }
+    memmove(&sp->dv[first + na], &sp->dv[last], (sp->dn - last) * sizeof(*sp->dv));
+    memcpy(&sp->dv[first], add, na * sizeof(*add));
+    sp->dn = need;
+}
+
+/* True when some byte of [lo, hi) was computed by phase 2. */
+static bool derived_any(const struct space *sp, uint64_t lo, uint64_t hi)
+{
+    size_t a = 0, b = sp->dn;
+    while (a < b) { /* the first range ending after lo */
+        size_t mid = a + (b - a) / 2;
+        if (sp->dv[mid].hi <= lo)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    return a < sp->dn && sp->dv[a].lo < hi;
 }
 
 /*
@@ -1545,10 +1618,9 @@ static int decode_copy(struct dec *c, struct xop *o, const char *src_dflt, const
             return OP_FAIL(c->d, c->index, c->r, "params: the snapshot has %zu bytes, not %zu",
                            snap->nbytes, in->nbytes);
         in->snapshot = snap;
-        o->from_snapshot = true;
-    } else {
-        o->reads[o->n_reads++] = range_of(in);
     }
+    /* the source is a read even with a snapshot: phase 2 may read it live (see derived) */
+    o->reads[o->n_reads++] = range_of(in);
     out->dtype = in->dtype;
     out->ndim = in->ndim;
     memcpy(out->shape, in->shape, sizeof(in->shape));
@@ -2186,6 +2258,13 @@ static int prepare_op(struct run *R, struct xop *o)
     struct sim_tensor *reuse = NULL;
     if (o->kind != SIM_EXEC_KIND_COPY)
         reuse = reusable_output(x, o, o->out.dtype, o->out.ndim, o->out.shape);
+    o->derived = o->kind != SIM_EXEC_KIND_COPY;
+    if (o->kind == SIM_EXEC_KIND_COPY) {
+        const struct operand *src = &o->in[0];
+        bool computed = derived_any(&x->spaces[src->sid], src->addr, src->addr + src->nbytes);
+        o->from_snapshot = src->snapshot && !computed;
+        o->derived = computed;
+    }
     for (unsigned i = 0; i < o->n_in; i++) {
         struct operand *in = &o->in[i];
         if (o->kind == SIM_EXEC_KIND_COPY && o->from_snapshot) {
@@ -2254,6 +2333,13 @@ static void fill_op_data(const struct sim_exec *x, const struct xop *o, struct s
     }
 }
 
+/* Write o's result to the store and record where phase 2's computed data now is. */
+static void commit_op(struct sim_exec *x, const struct xop *o)
+{
+    mem_write(x, o->out.sid, o->out.addr, o->tout, o->rec);
+    derived_set(&x->spaces[o->out.sid], o->out.addr, o->out.addr + o->tout->nbytes, o->derived);
+}
+
 /* Run one wave: prepare, compute, corrupt hook, op hook, commit. Returns 0, 1 (stopped by
  * the hook) or a negative error. */
 static int run_wave(struct run *R, struct xop **w, size_t n)
@@ -2315,7 +2401,7 @@ static int run_wave(struct run *R, struct xop **w, size_t n)
             if (x->hook(x->hook_ctx, &v) != 0) {
                 /* the ops of the wave up to this one are done; the rest stay pending */
                 for (size_t j = 0; j <= i; j++)
-                    mem_write(x, w[j]->out.sid, w[j]->out.addr, w[j]->tout, w[j]->rec);
+                    commit_op(x, w[j]);
                 for (size_t j = 0; j <= i; j++)
                     x->info[w[j]->index].pub.status = SIM_EXEC_DONE;
                 x->stats.executed += i + 1;
@@ -2325,7 +2411,7 @@ static int run_wave(struct run *R, struct xop **w, size_t n)
         }
     }
     for (size_t i = 0; i < n; i++) {
-        mem_write(x, w[i]->out.sid, w[i]->out.addr, w[i]->tout, w[i]->rec);
+        commit_op(x, w[i]);
         x->info[w[i]->index].pub.status = SIM_EXEC_DONE;
     }
     x->stats.executed += n;
@@ -2476,6 +2562,7 @@ void sim_exec_free(struct sim_exec *x)
     for (size_t i = 0; i < x->n_spaces; i++) {
         free(x->spaces[i].name);
         free(x->spaces[i].e);
+        free(x->spaces[i].dv);
     }
     free(x->spaces);
     free(x->info);

@@ -32,6 +32,9 @@
  *                       from (src_space, src_addr), as dtype and shape, to (dst_space,
  *                       dst_addr).
  *           ipcq_copy   (D3.6) the snapshot, else a copy from the source.
+ *                       A snapshot serves only for data phase 1 had: when phase 2 computed
+ *                       the source (a GEMM or math result, or a copy of one; phase 1 held
+ *                       no such data, ADR-0020 D3), the copy reads it live.
  *   gemm    gemm_*      (D3.3) C = op(A) op(B) with optional keys transpose_a/_b, layout_a/
  *                       _b/_out ("row_major" | "col_major"), dtype_acc (ADR-0020 D5) and
  *                       accumulate (bool: C += op(A) op(B)). Leading dimensions of the
