@@ -155,6 +155,13 @@ struct sim_exec {
 
     struct pool pool;
     bool pool_started;
+
+    /* where a param key was found last (records of one kind list their keys in the same
+     * order), by the address of the key's string constant */
+    struct {
+        const char *key;
+        size_t pos;
+    } kcache[128];
 };
 
 /* ---- small helpers ----------------------------------------------------------------------- */
@@ -1433,6 +1440,27 @@ static const char *vtype_article(enum sim_vtype t)
 }
 
 /* v (the value of key, NULL when missing) has type t. */
+/* The value of key in the record's params, or NULL: sim_value_map_get, trying first the
+ * position the key had in the previous record. */
+static const struct sim_value *pget(struct dec *c, const char *key)
+{
+    const struct sim_value *p = c->p;
+    size_t slot = ((uintptr_t)key >> 3) & 127;
+    struct sim_exec *x = c->x;
+    if (x->kcache[slot].key == key) {
+        size_t pos = x->kcache[slot].pos;
+        if (pos < p->u.map.len && strcmp(p->u.map.keys[pos], key) == 0)
+            return p->u.map.vals[pos];
+    }
+    for (size_t i = 0; i < p->u.map.len; i++)
+        if (strcmp(p->u.map.keys[i], key) == 0) {
+            x->kcache[slot].key = key;
+            x->kcache[slot].pos = i;
+            return p->u.map.vals[i];
+        }
+    return NULL;
+}
+
 static int check_type(struct dec *c, const char *key, const struct sim_value *v, enum sim_vtype t)
 {
     if (!v)
@@ -1446,7 +1474,7 @@ static int check_type(struct dec *c, const char *key, const struct sim_value *v,
 
 static int want(struct dec *c, const char *key, enum sim_vtype t, const struct sim_value **out)
 {
-    *out = sim_value_map_get(c->p, key);
+    *out = pget(c, key);
     return check_type(c, key, *out, t);
 }
 
@@ -1464,7 +1492,7 @@ static int get_u64(struct dec *c, const char *key, uint64_t *out)
 
 static int get_str(struct dec *c, const char *key, const char *dflt, const char **out)
 {
-    const struct sim_value *v = sim_value_map_get(c->p, key);
+    const struct sim_value *v = pget(c, key);
     if (!v && dflt) {
         *out = dflt;
         return 0;
@@ -1479,7 +1507,7 @@ static int get_str(struct dec *c, const char *key, const char *dflt, const char 
 
 static int get_bool(struct dec *c, const char *key, bool dflt, bool *out)
 {
-    const struct sim_value *v = sim_value_map_get(c->p, key);
+    const struct sim_value *v = pget(c, key);
     if (!v || v->type == SIM_V_NULL) {
         *out = dflt;
         return 0;
@@ -1541,7 +1569,7 @@ static int shape_of(struct dec *c, const char *key, long idx, const struct sim_v
 
 static int get_shape(struct dec *c, const char *key, unsigned *ndim, int64_t *shape)
 {
-    const struct sim_value *v = sim_value_map_get(c->p, key);
+    const struct sim_value *v = pget(c, key);
     if (!v)
         return OP_FAIL(c->d, c->index, c->r, "params: '%s' is missing", key);
     return shape_of(c, key, -1, v, ndim, shape);
@@ -1587,11 +1615,11 @@ static int decode_copy(struct dec *c, struct xop *o, const char *src_dflt, const
     in->sid = space_id(x, ss);
     out->sid = space_id(x, ds);
     uint64_t nbytes = 0;
-    bool has_nbytes = sim_value_map_get(c->p, "nbytes") != NULL;
+    bool has_nbytes = pget(c, "nbytes") != NULL;
     if (has_nbytes && (rc = get_u64(c, "nbytes", &nbytes)))
         return rc;
-    const struct sim_value *sv = sim_value_map_get(c->p, "shape");
-    const struct sim_value *dv = sim_value_map_get(c->p, "dtype");
+    const struct sim_value *sv = pget(c, "shape");
+    const struct sim_value *dv = pget(c, "dtype");
     if (sv && dv) {
         unsigned ndim;
         int64_t shape[SIM_MAX_DIMS];
@@ -1612,7 +1640,7 @@ static int decode_copy(struct dec *c, struct xop *o, const char *src_dflt, const
     }
     if (in->nbytes > UINT64_MAX - in->addr || in->nbytes > UINT64_MAX - out->addr)
         return OP_FAIL(c->d, c->index, c->r, "params: the range overflows");
-    struct sim_tensor *snap = tensor_value(sim_value_map_get(c->p, "snapshot"));
+    struct sim_tensor *snap = tensor_value(pget(c, "snapshot"));
     if (snap) {
         if (snap->nbytes != in->nbytes)
             return OP_FAIL(c->d, c->index, c->r, "params: the snapshot has %zu bytes, not %zu",
@@ -1667,7 +1695,7 @@ static int get_layout(struct dec *c, const char *key, bool *col)
 static int transpose_flag(struct dec *c, const char *key, const struct operand *o, int64_t rows,
                           int64_t cols, bool *t)
 {
-    const struct sim_value *v = sim_value_map_get(c->p, key);
+    const struct sim_value *v = pget(c, key);
     if (v && v->type != SIM_V_NULL)
         return get_bool(c, key, false, t);
     int64_t r = o->shape[o->ndim - 2], q = o->shape[o->ndim - 1];
@@ -1695,9 +1723,8 @@ static int decode_gemm(struct dec *c, struct xop *o, bool composite)
     const char *tcm = "tcm";
     if ((rc = gemm_operand(c, a, "src_a_addr", "src_a_space", tcm)) ||
         (rc = gemm_operand(c, b, "src_b_addr", "src_b_space", tcm)) ||
-        (rc = gemm_operand(
-             c, out, composite && !sim_value_map_get(c->p, "dst_addr") ? "out_addr" : "dst_addr",
-             "dst_space", composite ? "hbm" : tcm)) ||
+        (rc = gemm_operand(c, out, composite && !pget(c, "dst_addr") ? "out_addr" : "dst_addr",
+                           "dst_space", composite ? "hbm" : tcm)) ||
         (rc = get_shape(c, "shape_a", &an, as)) || (rc = get_shape(c, "shape_b", &bn, bs)) ||
         (rc = get_dtype(c, "dtype_in", NULL, &din)) ||
         (rc = get_dtype(c, "dtype_out", NULL, &g->dtype_out)))
@@ -1718,11 +1745,11 @@ static int decode_gemm(struct dec *c, struct xop *o, bool composite)
     /* m, k, n when the record gives them (D3.3) decide ambiguous transposes */
     int64_t km = -1, kk = -1, kn = -1;
     const struct sim_value *v;
-    if ((v = sim_value_map_get(c->p, "m")) && v->type == SIM_V_INT)
+    if ((v = pget(c, "m")) && v->type == SIM_V_INT)
         km = v->u.i;
-    if ((v = sim_value_map_get(c->p, "k")) && v->type == SIM_V_INT)
+    if ((v = pget(c, "k")) && v->type == SIM_V_INT)
         kk = v->u.i;
-    if ((v = sim_value_map_get(c->p, "n")) && v->type == SIM_V_INT)
+    if ((v = pget(c, "n")) && v->type == SIM_V_INT)
         kn = v->u.i;
     if ((rc = transpose_flag(c, "transpose_a", a, km, kk, &g->transpose_a)) ||
         (rc = transpose_flag(c, "transpose_b", b, kk, kn, &g->transpose_b)))
@@ -1748,7 +1775,7 @@ static int decode_gemm(struct dec *c, struct xop *o, bool composite)
         return OP_FAIL(c->d, c->index, c->r, "params: batch dimensions of A and B differ");
     g->a_batched = la == g->batch && la > 1;
     g->b_batched = lb == g->batch && lb > 1;
-    if (composite && !sim_value_map_get(c->p, "shape_out")) {
+    if (composite && !pget(c, "shape_out")) {
         /* D3.5 has no shape_out: the batch dims of the larger operand, then m x n */
         const int64_t *ls = la >= lb ? as : bs;
         unsigned ln = la >= lb ? an : bn;
@@ -1788,7 +1815,7 @@ static int decode_gemm(struct dec *c, struct xop *o, bool composite)
         (rc = operand_layout(c, "the output", -1, out, g->dtype_out, on, os)))
         return rc;
     if (composite) {
-        const struct sim_value *ob = sim_value_map_get(c->p, "out_nbytes");
+        const struct sim_value *ob = pget(c, "out_nbytes");
         if (ob && ob->type == SIM_V_INT && (uint64_t)ob->u.i != out->nbytes)
             return OP_FAIL(c->d, c->index, c->r,
                            "params: out_nbytes is %" PRId64 " but the output has %zu bytes",
@@ -1811,7 +1838,7 @@ static int decode_gemm(struct dec *c, struct xop *o, bool composite)
 static int get_list(struct dec *c, const char *key, bool optional, const struct sim_value **out,
                     size_t n)
 {
-    *out = sim_value_map_get(c->p, key);
+    *out = pget(c, key);
     if (!*out && optional)
         return 0;
     int rc = check_type(c, key, *out, SIM_V_LIST);
@@ -1842,7 +1869,7 @@ static int decode_math(struct dec *c, struct xop *o, const char *name)
         (rc = get_list(c, "input_spaces", true, &spaces, n)) ||
         (rc = get_list(c, "input_dtypes", true, &dtypes, n)))
         return rc;
-    snaps = sim_value_map_get(c->p, "input_snapshots");
+    snaps = pget(c, "input_snapshots");
     if (snaps && (snaps->type != SIM_V_LIST || snaps->u.list.len != n))
         snaps = NULL;
 
@@ -1902,7 +1929,7 @@ static int decode_math(struct dec *c, struct xop *o, const char *name)
                                i);
         }
     } else {
-        const struct sim_value *ax = sim_value_map_get(c->p, "axis");
+        const struct sim_value *ax = pget(c, "axis");
         o->has_axis = ax && ax->type != SIM_V_NULL;
         if (o->has_axis) {
             if (ax->type != SIM_V_INT)
