@@ -20,7 +20,8 @@
 
 static int io_error(struct diag *d, const char *path, const char *what, int err)
 {
-    return diag_set(d, SIM_EIO, path, 0, 0, NULL, "%s: %s", what, strerror(err));
+    diag_set(d, SIM_EIO, path, 0, 0, NULL, "%s: %s", what, strerror(err));
+    return -SIM_EIO;
 }
 
 /* mkdir -p dir. */
@@ -172,7 +173,7 @@ int sim_dump_launches(const char *dir, const struct sim_verify_capture *cap, str
             if (!a->is_tensor) {
                 struct sim_tensor *s = sim_tensor_new(a->scalar_dtype, 0, NULL);
                 sim_tensor_set(s, 0, sim_dtype_is_float(a->scalar_dtype) ? a->f : (double)a->i);
-                scalars = sim_xreallocarray(scalars, n_scalars + 1, sizeof(*scalars));
+                scalars = sim_xreallocarray(scalars, n_scalars + 1, sizeof(struct sim_tensor *));
                 scalars[n_scalars++] = s;
                 t = s;
             } else {

@@ -48,11 +48,20 @@ struct sentry {
     uint64_t nbytes;
 };
 
+/* A byte range [lo, hi). */
+struct ival {
+    uint64_t lo, hi;
+};
+
 struct space {
     char *name; /* owned */
     struct sentry *e;
     size_t n, cap;
     uint64_t max_nbytes; /* an upper bound of the sizes ever indexed */
+    /* the bytes whose data phase 2 computed (a GEMM or math result, or a copy of one):
+     * disjoint, sorted ranges */
+    struct ival *dv;
+    size_t dn, dcap;
 };
 
 /* ---- decoded ops ------------------------------------------------------------------------- */
@@ -84,8 +93,9 @@ struct xop {
     unsigned n_in;
     struct operand in[SIM_EXEC_MAX_INPUTS];
     struct operand out;
-    bool from_snapshot; /* copy: in[0] is the record's snapshot */
+    bool from_snapshot; /* copy: in[0] is the record's snapshot (decided at prepare) */
     bool move;          /* copy: the bytes are copied by a task (else shared) */
+    bool derived;       /* the result is data phase 2 computed (decided at prepare) */
 
     struct sim_exec_gemm g;
     const struct math_impl *m;
@@ -145,6 +155,13 @@ struct sim_exec {
 
     struct pool pool;
     bool pool_started;
+
+    /* where a param key was found last (records of one kind list their keys in the same
+     * order), by the address of the key's string constant */
+    struct {
+        const char *key;
+        size_t pos;
+    } kcache[128];
 };
 
 /* ---- small helpers ----------------------------------------------------------------------- */
@@ -169,20 +186,24 @@ static bool dtype_is_int(enum sim_dtype t)
     return !sim_dtype_is_float(t) && t != SIM_BOOL;
 }
 
-/* An error about record r: "op #12 gemm_f16 on sip0.cube0.pe0.pe_gemm at 120.5 ns: ...". */
-static int op_error(struct diag *d, size_t index, const struct sim_op_record *r, const char *fmt,
-                    ...) __attribute__((format(printf, 4, 5)));
-static int op_error(struct diag *d, size_t index, const struct sim_op_record *r, const char *fmt,
-                    ...)
+/* Fill d with an error about record r: "op #12 gemm_f16 on sip0.cube0.pe0.pe_gemm at
+ * 120.5 ns: ...". */
+static void op_error(struct diag *d, size_t index, const struct sim_op_record *r, const char *fmt,
+                     ...) __attribute__((format(printf, 4, 5)));
+static void op_error(struct diag *d, size_t index, const struct sim_op_record *r, const char *fmt,
+                     ...)
 {
     char msg[SIM_DIAG_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL, "op #%zu %s on %s at %g ns: %s", index,
-                    r->op_name, r->component_id, r->t_start, msg);
+    diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL, "op #%zu %s on %s at %g ns: %s", index, r->op_name,
+             r->component_id, r->t_start, msg);
 }
+
+/* op_error as the value of a failing function (a constant the static analyzer sees). */
+#define OP_FAIL(...) (op_error(__VA_ARGS__), -SIM_EINVAL)
 
 /* ---- spaces ------------------------------------------------------------------------------ */
 
@@ -226,6 +247,69 @@ static void index_set(struct space *sp, uint64_t addr, uint64_t nbytes)
     }
     if (nbytes > sp->max_nbytes)
         sp->max_nbytes = nbytes;
+}
+
+/*
+ * Provenance: phase 1 never holds computed data (compute results are pending, ADR-0020
+ * D3), so a snapshot phase 1 took of bytes that phase 2 computes is stale. A copy whose
+ * source phase 2 computed reads it live even when the record carries a snapshot; the
+ * snapshot serves for data phase 1 had (ADR-0052 D4's race avoidance).
+ */
+
+/* Mark [lo, hi) as computed by phase 2 (derived) or not. */
+static void derived_set(struct space *sp, uint64_t lo, uint64_t hi, bool derived)
+{
+    if (lo >= hi || (!derived && sp->dn == 0))
+        return;
+    /* keep the parts of existing ranges outside [lo, hi), then add [lo, hi) if derived */
+    struct ival keep[2];
+    size_t nk = 0, first = 0;
+    while (first < sp->dn && sp->dv[first].hi <= lo)
+        first++;
+    size_t last = first;
+    while (last < sp->dn && sp->dv[last].lo < hi) {
+        if (sp->dv[last].lo < lo)
+            keep[nk++] = (struct ival){sp->dv[last].lo, lo};
+        if (sp->dv[last].hi > hi)
+            keep[nk++] = (struct ival){hi, sp->dv[last].hi};
+        last++;
+    }
+    struct ival add[3];
+    size_t na = 0;
+    if (derived) {
+        /* merged with the kept parts and the touching neighbours below */
+        uint64_t a = lo, b = hi;
+        for (size_t k = 0; k < nk; k++) {
+            a = keep[k].lo < a ? keep[k].lo : a;
+            b = keep[k].hi > b ? keep[k].hi : b;
+        }
+        add[na++] = (struct ival){a, b};
+    } else {
+        for (size_t k = 0; k < nk; k++)
+            add[na++] = keep[k];
+    }
+    size_t removed = last - first, need = sp->dn - removed + na;
+    if (need > sp->dcap) {
+        sp->dcap = need * 2 + 8;
+        sp->dv = sim_xreallocarray(sp->dv, sp->dcap, sizeof(*sp->dv));
+    }
+    memmove(&sp->dv[first + na], &sp->dv[last], (sp->dn - last) * sizeof(*sp->dv));
+    memcpy(&sp->dv[first], add, na * sizeof(*add));
+    sp->dn = need;
+}
+
+/* True when some byte of [lo, hi) was computed by phase 2. */
+static bool derived_any(const struct space *sp, uint64_t lo, uint64_t hi)
+{
+    size_t a = 0, b = sp->dn;
+    while (a < b) { /* the first range ending after lo */
+        size_t mid = a + (b - a) / 2;
+        if (sp->dv[mid].hi <= lo)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    return a < sp->dn && sp->dv[a].lo < hi;
 }
 
 /*
@@ -565,6 +649,8 @@ struct math_impl {
     red_i64_fn red_i64; /* reduction on integers, or NULL */
 };
 
+/* T is a type: it cannot be parenthesized */
+/* NOLINTBEGIN(bugprone-macro-parentheses) */
 #define EW_UNARY(NAME, T, EXPR)                                                                    \
     static void NAME(T *o, const T *const *in, const size_t *s, size_t n)                          \
     {                                                                                              \
@@ -610,6 +696,8 @@ struct math_impl {
                 o[i] = v;                                                                          \
         }                                                                                          \
     }
+
+/* NOLINTEND(bugprone-macro-parentheses) */
 
 /* wrapping integer arithmetic (no signed overflow) */
 #define WADD(x, y) ((int64_t)((uint64_t)(x) + (uint64_t)(y)))
@@ -726,6 +814,7 @@ static void r_mean(float *restrict o, const float *in, size_t outer, size_t len,
     red_sum_f32(o, in, outer, len, inner, true);
 }
 
+/* NOLINTBEGIN(bugprone-macro-parentheses) */
 #define RED_EXT(NAME, T, BETTER, EMPTY)                                                            \
     static void NAME(T *restrict o, const T *in, size_t outer, size_t len, size_t inner)           \
     {                                                                                              \
@@ -746,6 +835,8 @@ static void r_mean(float *restrict o, const float *in, size_t outer, size_t len,
                 }                                                                                  \
         }                                                                                          \
     }
+
+/* NOLINTEND(bugprone-macro-parentheses) */
 
 /* NaN propagates (numpy's max and min): a NaN, once met, is kept */
 RED_EXT(r_max, float, (x > m || x != x) && m == m, NAN)
@@ -966,17 +1057,20 @@ const struct sim_exec_math_op *sim_exec_math_find(const char *name, unsigned ari
     return m ? &m->pub : NULL;
 }
 
+static struct sim_exec_math_op math_pub[N_MATH];
+static pthread_once_t math_pub_once = PTHREAD_ONCE_INIT;
+
+static void math_pub_init(void)
+{
+    for (size_t i = 0; i < N_MATH; i++)
+        math_pub[i] = math_table[i].pub;
+}
+
 const struct sim_exec_math_op *sim_exec_math_ops(size_t *n)
 {
-    static struct sim_exec_math_op pub[N_MATH];
-    static bool init;
-    if (!init) {
-        for (size_t i = 0; i < N_MATH; i++)
-            pub[i] = math_table[i].pub;
-        init = true;
-    }
+    pthread_once(&math_pub_once, math_pub_init);
     *n = N_MATH;
-    return pub;
+    return math_pub;
 }
 
 /* ---- math execution ---------------------------------------------------------------------- */
@@ -1112,7 +1206,7 @@ static void math_run(struct xop *o)
 {
     size_t onumel = sim_tensor_numel(o->tout);
     if (math_on_ints(o)) {
-        int64_t *in[SIM_EXEC_MAX_INPUTS];
+        int64_t *in[SIM_EXEC_MAX_INPUTS] = {0};
         for (unsigned i = 0; i < o->n_in; i++)
             in[i] = as_i64(o->tin[i]);
         int64_t *out = sim_xmalloc((onumel ? onumel : 1) * sizeof(*out));
@@ -1129,7 +1223,7 @@ static void math_run(struct xop *o)
             free(in[i]);
         return;
     }
-    const float *in[SIM_EXEC_MAX_INPUTS];
+    const float *in[SIM_EXEC_MAX_INPUTS] = {0};
     float *owned[SIM_EXEC_MAX_INPUTS] = {0};
     for (unsigned i = 0; i < o->n_in; i++)
         in[i] = as_f32(o->tin[i], &owned[i]);
@@ -1346,20 +1440,41 @@ static const char *vtype_article(enum sim_vtype t)
 }
 
 /* v (the value of key, NULL when missing) has type t. */
+/* The value of key in the record's params, or NULL: sim_value_map_get, trying first the
+ * position the key had in the previous record. */
+static const struct sim_value *pget(struct dec *c, const char *key)
+{
+    const struct sim_value *p = c->p;
+    size_t slot = ((uintptr_t)key >> 3) & 127;
+    struct sim_exec *x = c->x;
+    if (x->kcache[slot].key == key) {
+        size_t pos = x->kcache[slot].pos;
+        if (pos < p->u.map.len && strcmp(p->u.map.keys[pos], key) == 0)
+            return p->u.map.vals[pos];
+    }
+    for (size_t i = 0; i < p->u.map.len; i++)
+        if (strcmp(p->u.map.keys[i], key) == 0) {
+            x->kcache[slot].key = key;
+            x->kcache[slot].pos = i;
+            return p->u.map.vals[i];
+        }
+    return NULL;
+}
+
 static int check_type(struct dec *c, const char *key, const struct sim_value *v, enum sim_vtype t)
 {
     if (!v)
-        return op_error(c->d, c->index, c->r, "params: '%s' is missing", key);
+        return OP_FAIL(c->d, c->index, c->r, "params: '%s' is missing", key);
     if (v->type != t)
-        return op_error(c->d, c->index, c->r, "params: '%s' is %s %s, expected %s %s", key,
-                        vtype_article(v->type), sim_vtype_name(v->type), vtype_article(t),
-                        sim_vtype_name(t));
+        return OP_FAIL(c->d, c->index, c->r, "params: '%s' is %s %s, expected %s %s", key,
+                       vtype_article(v->type), sim_vtype_name(v->type), vtype_article(t),
+                       sim_vtype_name(t));
     return 0;
 }
 
 static int want(struct dec *c, const char *key, enum sim_vtype t, const struct sim_value **out)
 {
-    *out = sim_value_map_get(c->p, key);
+    *out = pget(c, key);
     return check_type(c, key, *out, t);
 }
 
@@ -1370,15 +1485,14 @@ static int get_u64(struct dec *c, const char *key, uint64_t *out)
     if (rc)
         return rc;
     if (v->u.i < 0)
-        return op_error(c->d, c->index, c->r, "params: '%s' is negative (%" PRId64 ")", key,
-                        v->u.i);
+        return OP_FAIL(c->d, c->index, c->r, "params: '%s' is negative (%" PRId64 ")", key, v->u.i);
     *out = (uint64_t)v->u.i;
     return 0;
 }
 
 static int get_str(struct dec *c, const char *key, const char *dflt, const char **out)
 {
-    const struct sim_value *v = sim_value_map_get(c->p, key);
+    const struct sim_value *v = pget(c, key);
     if (!v && dflt) {
         *out = dflt;
         return 0;
@@ -1386,13 +1500,14 @@ static int get_str(struct dec *c, const char *key, const char *dflt, const char 
     int rc = check_type(c, key, v, SIM_V_STR);
     if (rc)
         return rc;
+    assert(v && "check_type fails on a missing value");
     *out = v->u.str.s;
     return 0;
 }
 
 static int get_bool(struct dec *c, const char *key, bool dflt, bool *out)
 {
-    const struct sim_value *v = sim_value_map_get(c->p, key);
+    const struct sim_value *v = pget(c, key);
     if (!v || v->type == SIM_V_NULL) {
         *out = dflt;
         return 0;
@@ -1407,7 +1522,7 @@ static int get_bool(struct dec *c, const char *key, bool dflt, bool *out)
 static int parse_dtype(struct dec *c, const char *key, const char *name, enum sim_dtype *out)
 {
     if (sim_dtype_parse(name, out) != 0)
-        return op_error(c->d, c->index, c->r, "params: '%s': unknown dtype '%s'", key, name);
+        return OP_FAIL(c->d, c->index, c->r, "params: '%s': unknown dtype '%s'", key, name);
     return 0;
 }
 
@@ -1435,17 +1550,17 @@ static int shape_of(struct dec *c, const char *key, long idx, const struct sim_v
 {
     char w[64];
     if (v->type != SIM_V_LIST)
-        return op_error(c->d, c->index, c->r, "params: %s is %s %s, expected a list of ints",
-                        param_name(key, idx, w, sizeof(w)), vtype_article(v->type),
-                        sim_vtype_name(v->type));
+        return OP_FAIL(c->d, c->index, c->r, "params: %s is %s %s, expected a list of ints",
+                       param_name(key, idx, w, sizeof(w)), vtype_article(v->type),
+                       sim_vtype_name(v->type));
     if (v->u.list.len > SIM_MAX_DIMS)
-        return op_error(c->d, c->index, c->r, "params: %s has %zu dimensions (%d at most)",
-                        param_name(key, idx, w, sizeof(w)), v->u.list.len, SIM_MAX_DIMS);
+        return OP_FAIL(c->d, c->index, c->r, "params: %s has %zu dimensions (%d at most)",
+                       param_name(key, idx, w, sizeof(w)), v->u.list.len, SIM_MAX_DIMS);
     for (size_t i = 0; i < v->u.list.len; i++) {
         const struct sim_value *e = v->u.list.items[i];
         if (e->type != SIM_V_INT || e->u.i < 0)
-            return op_error(c->d, c->index, c->r, "params: %s[%zu] is not a non-negative int",
-                            param_name(key, idx, w, sizeof(w)), i);
+            return OP_FAIL(c->d, c->index, c->r, "params: %s[%zu] is not a non-negative int",
+                           param_name(key, idx, w, sizeof(w)), i);
         shape[i] = e->u.i;
     }
     *ndim = (unsigned)v->u.list.len;
@@ -1454,9 +1569,9 @@ static int shape_of(struct dec *c, const char *key, long idx, const struct sim_v
 
 static int get_shape(struct dec *c, const char *key, unsigned *ndim, int64_t *shape)
 {
-    const struct sim_value *v = sim_value_map_get(c->p, key);
+    const struct sim_value *v = pget(c, key);
     if (!v)
-        return op_error(c->d, c->index, c->r, "params: '%s' is missing", key);
+        return OP_FAIL(c->d, c->index, c->r, "params: '%s' is missing", key);
     return shape_of(c, key, -1, v, ndim, shape);
 }
 
@@ -1470,8 +1585,8 @@ static int operand_layout(struct dec *c, const char *what, long idx, struct oper
         memcpy(o->shape, shape, ndim * sizeof(*shape));
     if (sim_shape_nbytes(dt, ndim, shape, &o->nbytes) != 0 || o->nbytes > UINT64_MAX - o->addr) {
         char w[64];
-        return op_error(c->d, c->index, c->r, "params: %s: the size overflows",
-                        idx < 0 ? what : param_name(what, idx, w, sizeof(w)));
+        return OP_FAIL(c->d, c->index, c->r, "params: %s: the size overflows",
+                       idx < 0 ? what : param_name(what, idx, w, sizeof(w)));
     }
     return 0;
 }
@@ -1500,11 +1615,11 @@ static int decode_copy(struct dec *c, struct xop *o, const char *src_dflt, const
     in->sid = space_id(x, ss);
     out->sid = space_id(x, ds);
     uint64_t nbytes = 0;
-    bool has_nbytes = sim_value_map_get(c->p, "nbytes") != NULL;
+    bool has_nbytes = pget(c, "nbytes") != NULL;
     if (has_nbytes && (rc = get_u64(c, "nbytes", &nbytes)))
         return rc;
-    const struct sim_value *sv = sim_value_map_get(c->p, "shape");
-    const struct sim_value *dv = sim_value_map_get(c->p, "dtype");
+    const struct sim_value *sv = pget(c, "shape");
+    const struct sim_value *dv = pget(c, "dtype");
     if (sv && dv) {
         unsigned ndim;
         int64_t shape[SIM_MAX_DIMS];
@@ -1513,28 +1628,27 @@ static int decode_copy(struct dec *c, struct xop *o, const char *src_dflt, const
             (rc = operand_layout(c, "the source", -1, in, dt, ndim, shape)))
             return rc;
         if (has_nbytes && nbytes != in->nbytes)
-            return op_error(c->d, c->index, c->r,
-                            "params: nbytes is %" PRIu64 " but shape and dtype make %zu", nbytes,
-                            in->nbytes);
+            return OP_FAIL(c->d, c->index, c->r,
+                           "params: nbytes is %" PRIu64 " but shape and dtype make %zu", nbytes,
+                           in->nbytes);
     } else {
         if (!has_nbytes)
-            return op_error(c->d, c->index, c->r,
-                            "params: 'nbytes' is missing (and no shape and dtype)");
+            return OP_FAIL(c->d, c->index, c->r,
+                           "params: 'nbytes' is missing (and no shape and dtype)");
         in->dtype = AS_STORED;
         in->nbytes = (size_t)nbytes;
     }
     if (in->nbytes > UINT64_MAX - in->addr || in->nbytes > UINT64_MAX - out->addr)
-        return op_error(c->d, c->index, c->r, "params: the range overflows");
-    struct sim_tensor *snap = tensor_value(sim_value_map_get(c->p, "snapshot"));
+        return OP_FAIL(c->d, c->index, c->r, "params: the range overflows");
+    struct sim_tensor *snap = tensor_value(pget(c, "snapshot"));
     if (snap) {
         if (snap->nbytes != in->nbytes)
-            return op_error(c->d, c->index, c->r, "params: the snapshot has %zu bytes, not %zu",
-                            snap->nbytes, in->nbytes);
+            return OP_FAIL(c->d, c->index, c->r, "params: the snapshot has %zu bytes, not %zu",
+                           snap->nbytes, in->nbytes);
         in->snapshot = snap;
-        o->from_snapshot = true;
-    } else {
-        o->reads[o->n_reads++] = range_of(in);
     }
+    /* the source is a read even with a snapshot: phase 2 may read it live (see derived) */
+    o->reads[o->n_reads++] = range_of(in);
     out->dtype = in->dtype;
     out->ndim = in->ndim;
     memcpy(out->shape, in->shape, sizeof(in->shape));
@@ -1569,8 +1683,8 @@ static int get_layout(struct dec *c, const char *key, bool *col)
     else if (strcmp(s, "col_major") == 0)
         *col = true;
     else
-        return op_error(c->d, c->index, c->r,
-                        "params: '%s' is '%s', expected 'row_major' or 'col_major'", key, s);
+        return OP_FAIL(c->d, c->index, c->r,
+                       "params: '%s' is '%s', expected 'row_major' or 'col_major'", key, s);
     return 0;
 }
 
@@ -1581,7 +1695,7 @@ static int get_layout(struct dec *c, const char *key, bool *col)
 static int transpose_flag(struct dec *c, const char *key, const struct operand *o, int64_t rows,
                           int64_t cols, bool *t)
 {
-    const struct sim_value *v = sim_value_map_get(c->p, key);
+    const struct sim_value *v = pget(c, key);
     if (v && v->type != SIM_V_NULL)
         return get_bool(c, key, false, t);
     int64_t r = o->shape[o->ndim - 2], q = o->shape[o->ndim - 1];
@@ -1609,15 +1723,14 @@ static int decode_gemm(struct dec *c, struct xop *o, bool composite)
     const char *tcm = "tcm";
     if ((rc = gemm_operand(c, a, "src_a_addr", "src_a_space", tcm)) ||
         (rc = gemm_operand(c, b, "src_b_addr", "src_b_space", tcm)) ||
-        (rc = gemm_operand(
-             c, out, composite && !sim_value_map_get(c->p, "dst_addr") ? "out_addr" : "dst_addr",
-             "dst_space", composite ? "hbm" : tcm)) ||
+        (rc = gemm_operand(c, out, composite && !pget(c, "dst_addr") ? "out_addr" : "dst_addr",
+                           "dst_space", composite ? "hbm" : tcm)) ||
         (rc = get_shape(c, "shape_a", &an, as)) || (rc = get_shape(c, "shape_b", &bn, bs)) ||
         (rc = get_dtype(c, "dtype_in", NULL, &din)) ||
         (rc = get_dtype(c, "dtype_out", NULL, &g->dtype_out)))
         return rc;
     if (an < 2 || bn < 2)
-        return op_error(c->d, c->index, c->r, "params: shape_a and shape_b need 2 dimensions");
+        return OP_FAIL(c->d, c->index, c->r, "params: shape_a and shape_b need 2 dimensions");
     g->dtype_in_a = g->dtype_in_b = din;
     if ((rc = get_layout(c, "layout_a", &g->a_col_major)) ||
         (rc = get_layout(c, "layout_b", &g->b_col_major)) ||
@@ -1632,11 +1745,11 @@ static int decode_gemm(struct dec *c, struct xop *o, bool composite)
     /* m, k, n when the record gives them (D3.3) decide ambiguous transposes */
     int64_t km = -1, kk = -1, kn = -1;
     const struct sim_value *v;
-    if ((v = sim_value_map_get(c->p, "m")) && v->type == SIM_V_INT)
+    if ((v = pget(c, "m")) && v->type == SIM_V_INT)
         km = v->u.i;
-    if ((v = sim_value_map_get(c->p, "k")) && v->type == SIM_V_INT)
+    if ((v = pget(c, "k")) && v->type == SIM_V_INT)
         kk = v->u.i;
-    if ((v = sim_value_map_get(c->p, "n")) && v->type == SIM_V_INT)
+    if ((v = pget(c, "n")) && v->type == SIM_V_INT)
         kn = v->u.i;
     if ((rc = transpose_flag(c, "transpose_a", a, km, kk, &g->transpose_a)) ||
         (rc = transpose_flag(c, "transpose_b", b, kk, kn, &g->transpose_b)))
@@ -1647,22 +1760,22 @@ static int decode_gemm(struct dec *c, struct xop *o, bool composite)
     int64_t kb = g->transpose_b ? b1 : b0;
     g->n = g->transpose_b ? b0 : b1;
     if (kb != g->k)
-        return op_error(c->d, c->index, c->r,
-                        "params: inner dimensions differ: op(A) is %" PRId64 "x%" PRId64
-                        ", op(B) is %" PRId64 "x%" PRId64,
-                        g->m, g->k, kb, g->n);
+        return OP_FAIL(c->d, c->index, c->r,
+                       "params: inner dimensions differ: op(A) is %" PRId64 "x%" PRId64
+                       ", op(B) is %" PRId64 "x%" PRId64,
+                       g->m, g->k, kb, g->n);
     if ((km >= 0 && km != g->m) || (kk >= 0 && kk != g->k) || (kn >= 0 && kn != g->n))
-        return op_error(c->d, c->index, c->r,
-                        "params: m, k, n are %" PRId64 ", %" PRId64 ", %" PRId64
-                        " but the shapes make %" PRId64 ", %" PRId64 ", %" PRId64,
-                        km, kk, kn, g->m, g->k, g->n);
+        return OP_FAIL(c->d, c->index, c->r,
+                       "params: m, k, n are %" PRId64 ", %" PRId64 ", %" PRId64
+                       " but the shapes make %" PRId64 ", %" PRId64 ", %" PRId64,
+                       km, kk, kn, g->m, g->k, g->n);
     int64_t la = lead_of(an, as), lb = lead_of(bn, bs);
     g->batch = la > lb ? la : lb;
     if ((la != 1 && la != g->batch) || (lb != 1 && lb != g->batch))
-        return op_error(c->d, c->index, c->r, "params: batch dimensions of A and B differ");
+        return OP_FAIL(c->d, c->index, c->r, "params: batch dimensions of A and B differ");
     g->a_batched = la == g->batch && la > 1;
     g->b_batched = lb == g->batch && lb > 1;
-    if (composite && !sim_value_map_get(c->p, "shape_out")) {
+    if (composite && !pget(c, "shape_out")) {
         /* D3.5 has no shape_out: the batch dims of the larger operand, then m x n */
         const int64_t *ls = la >= lb ? as : bs;
         unsigned ln = la >= lb ? an : bn;
@@ -1674,39 +1787,39 @@ static int decode_gemm(struct dec *c, struct xop *o, bool composite)
         return rc;
     }
     if (on < 2 || os[on - 2] != g->m || os[on - 1] != g->n || lead_of(on, os) != g->batch)
-        return op_error(c->d, c->index, c->r,
-                        "params: shape_out does not match the product (%" PRId64 " x %" PRId64
-                        "x%" PRId64 ")",
-                        g->batch, g->m, g->n);
+        return OP_FAIL(c->d, c->index, c->r,
+                       "params: shape_out does not match the product (%" PRId64 " x %" PRId64
+                       "x%" PRId64 ")",
+                       g->batch, g->m, g->n);
 
     bool fin = sim_dtype_is_float(din);
     if (!fin && !dtype_is_int(din))
-        return op_error(c->d, c->index, c->r, "params: GEMM on %s is not supported",
-                        sim_dtype_name(din));
+        return OP_FAIL(c->d, c->index, c->r, "params: GEMM on %s is not supported",
+                       sim_dtype_name(din));
     if ((rc = get_dtype(c, "dtype_acc", fin ? "f32" : "i32", &g->dtype_acc)))
         return rc;
     if (fin && (!sim_dtype_is_float(g->dtype_acc) || !sim_dtype_is_float(g->dtype_out)))
-        return op_error(c->d, c->index, c->r,
-                        "params: a %s GEMM needs float dtype_acc and dtype_out, not %s and %s",
-                        sim_dtype_name(din), sim_dtype_name(g->dtype_acc),
-                        sim_dtype_name(g->dtype_out));
+        return OP_FAIL(c->d, c->index, c->r,
+                       "params: a %s GEMM needs float dtype_acc and dtype_out, not %s and %s",
+                       sim_dtype_name(din), sim_dtype_name(g->dtype_acc),
+                       sim_dtype_name(g->dtype_out));
     if (!fin && g->dtype_acc != SIM_I32 && g->dtype_acc != SIM_I64)
-        return op_error(c->d, c->index, c->r,
-                        "params: an integer GEMM accumulates in i32 or i64, not %s",
-                        sim_dtype_name(g->dtype_acc));
+        return OP_FAIL(c->d, c->index, c->r,
+                       "params: an integer GEMM accumulates in i32 or i64, not %s",
+                       sim_dtype_name(g->dtype_acc));
     if (g->dtype_out == SIM_BOOL)
-        return op_error(c->d, c->index, c->r, "params: dtype_out bool is not supported");
+        return OP_FAIL(c->d, c->index, c->r, "params: dtype_out bool is not supported");
 
     if ((rc = operand_layout(c, "A", -1, a, din, an, as)) ||
         (rc = operand_layout(c, "B", -1, b, din, bn, bs)) ||
         (rc = operand_layout(c, "the output", -1, out, g->dtype_out, on, os)))
         return rc;
     if (composite) {
-        const struct sim_value *ob = sim_value_map_get(c->p, "out_nbytes");
+        const struct sim_value *ob = pget(c, "out_nbytes");
         if (ob && ob->type == SIM_V_INT && (uint64_t)ob->u.i != out->nbytes)
-            return op_error(c->d, c->index, c->r,
-                            "params: out_nbytes is %" PRId64 " but the output has %zu bytes",
-                            ob->u.i, out->nbytes);
+            return OP_FAIL(c->d, c->index, c->r,
+                           "params: out_nbytes is %" PRId64 " but the output has %zu bytes",
+                           ob->u.i, out->nbytes);
     }
     o->n_in = 2;
     o->reads[o->n_reads++] = range_of(a);
@@ -1725,15 +1838,16 @@ static int decode_gemm(struct dec *c, struct xop *o, bool composite)
 static int get_list(struct dec *c, const char *key, bool optional, const struct sim_value **out,
                     size_t n)
 {
-    *out = sim_value_map_get(c->p, key);
+    *out = pget(c, key);
     if (!*out && optional)
         return 0;
     int rc = check_type(c, key, *out, SIM_V_LIST);
     if (rc)
         return rc;
+    assert(*out && "check_type fails on a missing value");
     if ((*out)->u.list.len != n)
-        return op_error(c->d, c->index, c->r, "params: '%s' has %zu items, input_addrs %zu", key,
-                        (*out)->u.list.len, n);
+        return OP_FAIL(c->d, c->index, c->r, "params: '%s' has %zu items, input_addrs %zu", key,
+                       (*out)->u.list.len, n);
     return 0;
 }
 
@@ -1745,17 +1859,17 @@ static int decode_math(struct dec *c, struct xop *o, const char *name)
         return rc;
     size_t n = addrs->u.list.len;
     if (n == 0 || n > SIM_EXEC_MAX_INPUTS)
-        return op_error(c->d, c->index, c->r, "params: %zu inputs (1 to %d)", n,
-                        SIM_EXEC_MAX_INPUTS);
+        return OP_FAIL(c->d, c->index, c->r, "params: %zu inputs (1 to %d)", n,
+                       SIM_EXEC_MAX_INPUTS);
     o->m = math_lookup(name, (unsigned)n);
     if (!o->m)
-        return op_error(c->d, c->index, c->r, "unknown math op '%s' with %zu input%s", name, n,
-                        n == 1 ? "" : "s");
+        return OP_FAIL(c->d, c->index, c->r, "unknown math op '%s' with %zu input%s", name, n,
+                       n == 1 ? "" : "s");
     if ((rc = get_list(c, "input_shapes", false, &shapes, n)) ||
         (rc = get_list(c, "input_spaces", true, &spaces, n)) ||
         (rc = get_list(c, "input_dtypes", true, &dtypes, n)))
         return rc;
-    snaps = sim_value_map_get(c->p, "input_snapshots");
+    snaps = pget(c, "input_snapshots");
     if (snaps && (snaps->type != SIM_V_LIST || snaps->u.list.len != n))
         snaps = NULL;
 
@@ -1777,13 +1891,13 @@ static int decode_math(struct dec *c, struct xop *o, const char *name)
         struct operand *in = &o->in[i];
         const struct sim_value *av = addrs->u.list.items[i];
         if (av->type != SIM_V_INT || av->u.i < 0)
-            return op_error(c->d, c->index, c->r, "params: input_addrs[%zu] is not an address", i);
+            return OP_FAIL(c->d, c->index, c->r, "params: input_addrs[%zu] is not an address", i);
         in->addr = (uint64_t)av->u.i;
         const char *sp = "tcm";
         if (spaces) {
             const struct sim_value *sv = spaces->u.list.items[i];
             if (sv->type != SIM_V_STR)
-                return op_error(c->d, c->index, c->r, "params: input_spaces[%zu] is not a str", i);
+                return OP_FAIL(c->d, c->index, c->r, "params: input_spaces[%zu] is not a str", i);
             sp = sv->u.str.s;
         }
         in->sid = space_id(c->x, sp);
@@ -1791,7 +1905,7 @@ static int decode_math(struct dec *c, struct xop *o, const char *name)
         if (dtypes) {
             const struct sim_value *dv = dtypes->u.list.items[i];
             if (dv->type != SIM_V_STR)
-                return op_error(c->d, c->index, c->r, "params: input_dtypes[%zu] is not a str", i);
+                return OP_FAIL(c->d, c->index, c->r, "params: input_dtypes[%zu] is not a str", i);
             if ((rc = parse_dtype(c, "input_dtypes", dv->u.str.s, &dt)))
                 return rc;
         }
@@ -1811,30 +1925,30 @@ static int decode_math(struct dec *c, struct xop *o, const char *name)
         for (size_t i = 0; i < n; i++) {
             size_t st[SIM_MAX_DIMS];
             if (!bcast_strides(o->in[i].ndim, o->in[i].shape, on, os, st))
-                return op_error(c->d, c->index, c->r, "input %zu does not broadcast to shape_out",
-                                i);
+                return OP_FAIL(c->d, c->index, c->r, "input %zu does not broadcast to shape_out",
+                               i);
         }
     } else {
-        const struct sim_value *ax = sim_value_map_get(c->p, "axis");
+        const struct sim_value *ax = pget(c, "axis");
         o->has_axis = ax && ax->type != SIM_V_NULL;
         if (o->has_axis) {
             if (ax->type != SIM_V_INT)
-                return op_error(c->d, c->index, c->r, "params: 'axis' is %s %s, expected an int",
-                                vtype_article(ax->type), sim_vtype_name(ax->type));
+                return OP_FAIL(c->d, c->index, c->r, "params: 'axis' is %s %s, expected an int",
+                               vtype_article(ax->type), sim_vtype_name(ax->type));
             int64_t nd = o->in[0].ndim, a = ax->u.i < 0 ? ax->u.i + nd : ax->u.i;
             if (a < 0 || a >= nd)
-                return op_error(c->d, c->index, c->r,
-                                "params: axis %" PRId64 " is out of range for %" PRId64
-                                " dimensions",
-                                ax->u.i, nd);
+                return OP_FAIL(c->d, c->index, c->r,
+                               "params: axis %" PRId64 " is out of range for %" PRId64
+                               " dimensions",
+                               ax->u.i, nd);
             o->axis = (int)a;
         }
         size_t outer, len, inner;
         red_dims(o, &outer, &len, &inner);
         if (shape_numel(on, os) != outer * inner)
-            return op_error(c->d, c->index, c->r,
-                            "shape_out has %zu elements, the reduction makes %zu",
-                            shape_numel(on, os), outer * inner);
+            return OP_FAIL(c->d, c->index, c->r,
+                           "shape_out has %zu elements, the reduction makes %zu",
+                           shape_numel(on, os), outer * inner);
     }
     o->write = range_of(out);
     o->kind = SIM_EXEC_KIND_MATH;
@@ -1851,9 +1965,12 @@ static int decode(struct sim_exec *x, size_t index, const struct sim_op_record *
     o->batch = -1;
     *skip = SIM_EXEC_SKIP_NO_DATA;
     struct dec c = {x, index, r, r->params, d};
-    if (!r->params || r->params->type != SIM_V_MAP)
-        return strcmp(r->op_kind, "unknown") == 0 ? (*skip = SIM_EXEC_SKIP_UNKNOWN, 0)
-                                                  : op_error(d, index, r, "params is not a map");
+    if (!r->params || r->params->type != SIM_V_MAP) {
+        if (strcmp(r->op_kind, "unknown") != 0)
+            return OP_FAIL(d, index, r, "params is not a map");
+        *skip = SIM_EXEC_SKIP_UNKNOWN;
+        return 0;
+    }
     const char *name = r->op_name;
     if (strcmp(r->op_kind, "memory") == 0) {
         if (strcmp(name, "dma_read") == 0) {
@@ -1865,7 +1982,7 @@ static int decode(struct sim_exec *x, size_t index, const struct sim_op_record *
             return decode_copy(&c, o, "tcm", "hbm");
         if (strcmp(name, "ipcq_copy") == 0)
             return decode_copy(&c, o, NULL, NULL);
-        return op_error(d, index, r, "unknown memory op");
+        return OP_FAIL(d, index, r, "unknown memory op");
     }
     if (strcmp(r->op_kind, "gemm") == 0)
         return decode_gemm(&c, o, strncmp(name, "composite_", 10) == 0);
@@ -1899,7 +2016,7 @@ static int decode(struct sim_exec *x, size_t index, const struct sim_op_record *
         *skip = SIM_EXEC_SKIP_UNKNOWN;
         return 0;
     }
-    return op_error(d, index, r, "unknown op_kind '%s'", r->op_kind);
+    return OP_FAIL(d, index, r, "unknown op_kind '%s'", r->op_kind);
 }
 
 /* ---- the worker pool --------------------------------------------------------------------- */
@@ -2168,6 +2285,13 @@ static int prepare_op(struct run *R, struct xop *o)
     struct sim_tensor *reuse = NULL;
     if (o->kind != SIM_EXEC_KIND_COPY)
         reuse = reusable_output(x, o, o->out.dtype, o->out.ndim, o->out.shape);
+    o->derived = o->kind != SIM_EXEC_KIND_COPY;
+    if (o->kind == SIM_EXEC_KIND_COPY) {
+        const struct operand *src = &o->in[0];
+        bool computed = derived_any(&x->spaces[src->sid], src->addr, src->addr + src->nbytes);
+        o->from_snapshot = src->snapshot && !computed;
+        o->derived = computed;
+    }
     for (unsigned i = 0; i < o->n_in; i++) {
         struct operand *in = &o->in[i];
         if (o->kind == SIM_EXEC_KIND_COPY && o->from_snapshot) {
@@ -2190,7 +2314,7 @@ static int prepare_op(struct run *R, struct xop *o)
             rc = o->tin[i] ? 0 : rc;
         }
         if (rc < 0)
-            return op_error(R->d, o->index, o->rec, "input %u: %s", i, rd.msg);
+            return OP_FAIL(R->d, o->index, o->rec, "input %u: %s", i, rd.msg);
     }
     if (o->kind == SIM_EXEC_KIND_COPY) {
         /* the source is shared by reference (copy on write keeps it a copy); only a copy
@@ -2234,6 +2358,13 @@ static void fill_op_data(const struct sim_exec *x, const struct xop *o, struct s
         v->math.has_axis = o->has_axis;
         v->math.axis = o->axis;
     }
+}
+
+/* Write o's result to the store and record where phase 2's computed data now is. */
+static void commit_op(struct sim_exec *x, const struct xop *o)
+{
+    mem_write(x, o->out.sid, o->out.addr, o->tout, o->rec);
+    derived_set(&x->spaces[o->out.sid], o->out.addr, o->out.addr + o->tout->nbytes, o->derived);
 }
 
 /* Run one wave: prepare, compute, corrupt hook, op hook, commit. Returns 0, 1 (stopped by
@@ -2297,7 +2428,7 @@ static int run_wave(struct run *R, struct xop **w, size_t n)
             if (x->hook(x->hook_ctx, &v) != 0) {
                 /* the ops of the wave up to this one are done; the rest stay pending */
                 for (size_t j = 0; j <= i; j++)
-                    mem_write(x, w[j]->out.sid, w[j]->out.addr, w[j]->tout, w[j]->rec);
+                    commit_op(x, w[j]);
                 for (size_t j = 0; j <= i; j++)
                     x->info[w[j]->index].pub.status = SIM_EXEC_DONE;
                 x->stats.executed += i + 1;
@@ -2307,7 +2438,7 @@ static int run_wave(struct run *R, struct xop **w, size_t n)
         }
     }
     for (size_t i = 0; i < n; i++) {
-        mem_write(x, w[i]->out.sid, w[i]->out.addr, w[i]->tout, w[i]->rec);
+        commit_op(x, w[i]);
         x->info[w[i]->index].pub.status = SIM_EXEC_DONE;
     }
     x->stats.executed += n;
@@ -2338,12 +2469,12 @@ static int run_chunk(struct run *R, size_t g)
         for (size_t q = 0; q < r->n_dependency_ids; q++) {
             int64_t dep = r->dependency_ids[q];
             if (dep < 0 || (uint64_t)dep >= R->n)
-                return op_error(R->d, o->index, r,
-                                "dependency_ids names op #%" PRId64
-                                ", which does not exist (%zu records)",
-                                dep, R->n);
+                return OP_FAIL(R->d, o->index, r,
+                               "dependency_ids names op #%" PRId64
+                               ", which does not exist (%zu records)",
+                               dep, R->n);
             if ((size_t)dep == o->index)
-                return op_error(R->d, o->index, r, "dependency_ids names the op itself");
+                return OP_FAIL(R->d, o->index, r, "dependency_ids names the op itself");
             const struct rinfo *di = &x->info[dep];
             if (di->pub.status == SIM_EXEC_SKIP_UNKNOWN || di->pub.status == SIM_EXEC_SKIP_NO_DATA)
                 continue;
@@ -2352,16 +2483,16 @@ static int run_chunk(struct run *R, size_t g)
                     if (R->order[i]->index == (size_t)dep)
                         add_pred(R, j, i);
             } else if (di->chunk == SIZE_MAX || di->chunk > chunk) {
-                return op_error(R->d, o->index, r,
-                                "dependency_ids names op #%" PRId64 " (%s at %g ns), which"
-                                " runs later",
-                                dep, R->recs[dep]->op_name, R->recs[dep]->t_start);
+                return OP_FAIL(R->d, o->index, r,
+                               "dependency_ids names op #%" PRId64 " (%s at %g ns), which"
+                               " runs later",
+                               dep, R->recs[dep]->op_name, R->recs[dep]->t_start);
             }
         }
     }
     if (level_chunk(R, g) < 0)
-        return op_error(R->d, R->order[0]->index, R->order[0]->rec,
-                        "dependency_ids form a cycle among the ops at this t_start");
+        return OP_FAIL(R->d, R->order[0]->index, R->order[0]->rec,
+                       "dependency_ids form a cycle among the ops at this t_start");
     unsigned max_level = 0;
     for (size_t j = 0; j < g; j++)
         if (R->order[j]->level > max_level)
@@ -2458,6 +2589,7 @@ void sim_exec_free(struct sim_exec *x)
     for (size_t i = 0; i < x->n_spaces; i++) {
         free(x->spaces[i].name);
         free(x->spaces[i].e);
+        free(x->spaces[i].dv);
     }
     free(x->spaces);
     free(x->info);
@@ -2486,13 +2618,13 @@ int sim_exec_run(struct sim_exec *x, struct sim_op_record *const *recs, size_t n
     x->stats.records = n;
 
     struct run R = {.x = x, .recs = recs, .n = n, .d = d};
-    R.order = sim_xcalloc(CHUNK_MAX, sizeof(*R.order));
+    R.order = sim_xcalloc(CHUNK_MAX, sizeof(struct xop *));
     R.preds = sim_xcalloc(CHUNK_MAX, sizeof(*R.preds));
     R.n_preds = sim_xcalloc(CHUNK_MAX, sizeof(*R.n_preds));
     R.cap_preds = sim_xcalloc(CHUNK_MAX, sizeof(*R.cap_preds));
-    R.wave_ops = sim_xcalloc(CHUNK_MAX, sizeof(*R.wave_ops));
+    R.wave_ops = sim_xcalloc(CHUNK_MAX, sizeof(struct xop *));
     R.tasks = sim_xcalloc(CHUNK_MAX, sizeof(*R.tasks));
-    R.task_ops = sim_xcalloc(CHUNK_MAX, sizeof(*R.task_ops));
+    R.task_ops = sim_xcalloc(CHUNK_MAX, sizeof(struct xop *));
     R.taken = sim_xcalloc(CHUNK_MAX, sizeof(*R.taken));
 
     int rc = 0;

@@ -25,13 +25,16 @@
  *
  * What is replayed, per op_kind / op_name:
  *   memory  dma_read    copy (src_space, default "hbm", src_addr) -> (dst_space, dst_addr)
- *                       when the record names a destination (dst_space and dst_addr, and
- *                       optionally shape and dtype, beyond D3.1's keys); without one the
- *                       load was materialised by phase 1 (ADR-0020 D3) and is skipped.
+ *                       as dtype and shape: the op log adds ADR-0020 D5's destination keys
+ *                       to D3.1's; a record with D3.1's keys alone (another simulator's)
+ *                       was materialised by phase 1 (ADR-0020 D3) and is skipped.
  *           dma_write   (D3.2) the snapshot when the record has one (D4), else a copy
  *                       from (src_space, src_addr), as dtype and shape, to (dst_space,
  *                       dst_addr).
  *           ipcq_copy   (D3.6) the snapshot, else a copy from the source.
+ *                       A snapshot serves only for data phase 1 had: when phase 2 computed
+ *                       the source (a GEMM or math result, or a copy of one; phase 1 held
+ *                       no such data, ADR-0020 D3), the copy reads it live.
  *   gemm    gemm_*      (D3.3) C = op(A) op(B) with optional keys transpose_a/_b, layout_a/
  *                       _b/_out ("row_major" | "col_major"), dtype_acc (ADR-0020 D5) and
  *                       accumulate (bool: C += op(A) op(B)). Leading dimensions of the

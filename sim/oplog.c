@@ -174,7 +174,7 @@ static void gemm_mkn(const struct sim_gemm_cmd *c, int64_t *m, int64_t *k, int64
     *n = c->transpose_b ? b0 : b1;
 }
 
-/* D3.3 */
+/* D3.3, then ADR-0020 D5's transpose flags and accumulation dtype */
 static struct sim_value *params_gemm(const struct sim_gemm_cmd *c)
 {
     int64_t m, k, n;
@@ -194,6 +194,11 @@ static struct sim_value *params_gemm(const struct sim_gemm_cmd *c)
     sim_value_map_set_str(p, "src_a_space", c->a.space);
     sim_value_map_set_str(p, "src_b_space", c->b.space);
     sim_value_map_set_str(p, "dst_space", c->out.space);
+    /* ADR-0020 D5's flags, which phase 2 needs: m, k, n cannot tell whether a square
+     * operand is transposed */
+    sim_value_map_set_bool(p, "transpose_a", c->transpose_a);
+    sim_value_map_set_bool(p, "transpose_b", c->transpose_b);
+    sim_value_map_set_str(p, "dtype_acc", sim_dtype_name(c->dtype_acc));
     return p;
 }
 

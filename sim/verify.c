@@ -701,7 +701,7 @@ static void capture_launch(struct sim_verify_capture *c, size_t index)
     l->args = sim_xcalloc(kl->n_args ? kl->n_args : 1, sizeof(*l->args));
     l->n_args = kl->n_args;
     /* PEs: the distinct placements of the shards */
-    int64_t seen[256][3];
+    int64_t(*seen)[3] = NULL;
     size_t nseen = 0;
     for (size_t i = 0; i < kl->n_args; i++) {
         const struct sim_kernel_arg *a = &kl->args[i];
@@ -732,12 +732,14 @@ static void capture_launch(struct sim_verify_capture *c, size_t index)
             bool known = false;
             for (size_t q = 0; q < nseen && !known; q++)
                 known = seen[q][0] == s->sip && seen[q][1] == s->cube && seen[q][2] == s->pe;
-            if (!known && nseen < 256) {
+            if (!known) {
+                seen = sim_xreallocarray(seen, nseen + 1, sizeof(*seen));
                 seen[nseen][0] = s->sip, seen[nseen][1] = s->cube, seen[nseen][2] = s->pe;
                 nseen++;
             }
         }
     }
+    free(seen);
     l->npes = (unsigned)nseen;
 }
 

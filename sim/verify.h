@@ -89,7 +89,8 @@ void sim_verify_ops_free(struct sim_verify_ops *v);
  * a GEMM's and a math op's result agree with a recomputation in double from the inputs
  * (GEMMs within the D11 tolerance plus the rounding bound of a k-term f32 sum); a math
  * op's input agrees byte for byte with its phase-1 snapshot when no op replayed in phase 2
- * produced it (else the last op that wrote it is named).
+ * produced it (else the last op that wrote it is named). The recomputation is naive: a
+ * debug mode, slow on large GEMMs.
  */
 int sim_verify_ops_hook(void *ctx, const struct sim_exec_op_data *op);
 

@@ -97,6 +97,7 @@ static inline void fx_gemm(struct fx *f, double t, const char *comp, enum sim_dt
     fx_handle(&m.u.gemm.a, "tcm", a, din, an, as);
     fx_handle(&m.u.gemm.b, "tcm", b, din, bn, bs);
     fx_handle(&m.u.gemm.out, "tcm", out, dout, on, os);
+    m.u.gemm.dtype_acc = sim_dtype_is_float(din) ? SIM_F32 : SIM_I32; /* as tl_dot does */
     fx_log(f, t, t + 1, comp, &m);
 }
 

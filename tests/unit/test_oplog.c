@@ -140,14 +140,17 @@ Test(oplog, gemm_params_follow_d3_3_and_name_the_input_dtype)
     const struct sim_op_record *r = run_one(log, &m, "sip0.cube0.pe0.pe_gemm", NS(0), NS(9));
     cr_assert_str_eq(r->op_kind, "gemm");
     cr_assert_str_eq(r->op_name, "gemm_f16");
-    static const char *const keys[] = {"src_a_addr",  "src_b_addr", "dst_addr", "shape_a",
-                                       "shape_b",     "shape_out",  "dtype_in", "dtype_out",
-                                       "m",           "k",          "n",        "src_a_space",
-                                       "src_b_space", "dst_space"};
+    /* D3.3's keys, then ADR-0020 D5's transpose flags and accumulation dtype */
+    static const char *const keys[] = {
+        "src_a_addr",  "src_b_addr", "dst_addr",    "shape_a",     "shape_b",  "shape_out",
+        "dtype_in",    "dtype_out",  "m",           "k",           "n",        "src_a_space",
+        "src_b_space", "dst_space",  "transpose_a", "transpose_b", "dtype_acc"};
     static const enum sim_vtype types[] = {SIM_V_INT,  SIM_V_INT, SIM_V_INT, SIM_V_LIST, SIM_V_LIST,
                                            SIM_V_LIST, SIM_V_STR, SIM_V_STR, SIM_V_INT,  SIM_V_INT,
-                                           SIM_V_INT,  SIM_V_STR, SIM_V_STR, SIM_V_STR};
-    expect_keys(r->params, keys, types, 14);
+                                           SIM_V_INT,  SIM_V_STR, SIM_V_STR, SIM_V_STR,  SIM_V_BOOL,
+                                           SIM_V_BOOL, SIM_V_STR};
+    expect_keys(r->params, keys, types, 17);
+    cr_assert_not(sim_value_get_bool(r->params, "transpose_a", true));
     cr_assert_eq(sim_value_get_int(r->params, "m", 0), 128);
     cr_assert_eq(sim_value_get_int(r->params, "k", 0), 256);
     cr_assert_eq(sim_value_get_int(r->params, "n", 0), 64);
@@ -171,6 +174,8 @@ Test(oplog, gemm_m_k_n_follow_the_transpose_flags)
     cr_assert_eq(sim_value_get_int(r->params, "m", 0), 16);
     cr_assert_eq(sim_value_get_int(r->params, "k", 0), 32);
     cr_assert_eq(sim_value_get_int(r->params, "n", 0), 8);
+    cr_assert(sim_value_get_bool(r->params, "transpose_a", false));
+    cr_assert(sim_value_get_bool(r->params, "transpose_b", false));
     sim_oplog_free(log);
 }
 

@@ -6,6 +6,8 @@
  */
 #include "exec_fixture.h"
 
+#include "sim/host.h"
+#include "sim/kernel.h"
 #include "sim/run.h"
 #include "sim/verify.h"
 
@@ -451,4 +453,50 @@ Test(verify, the_op_check_catches_a_corrupted_gemm_and_reduction)
         sim_verify_ops_free(v);
         fx_fini(&f);
     }
+}
+
+Test(verify, the_capture_knows_each_argument_of_a_launch)
+{
+    struct sim_verify_capture *cap;
+    struct sim_run *r = run_kernel("vector_add:n=1200,pes=3,dtype=f16", &cap);
+    cr_assert_eq(sim_verify_capture_count(cap), 1);
+    const struct sim_launch *l = sim_verify_capture_launch(cap, 0);
+    cr_assert_str_eq(l->kernel, "vector_add");
+    cr_assert_eq(l->npes, 3);
+    cr_assert_eq(l->n_args, 4);
+    const char *names[] = {"x", "y", "out", "n"};
+    for (size_t i = 0; i < 4; i++)
+        cr_assert_str_eq(l->args[i].name, names[i]);
+    cr_assert(l->args[0].is_tensor && !l->args[0].is_output && !l->args[0].pending_input);
+    cr_assert(l->args[2].is_tensor && l->args[2].is_output);
+    cr_assert_not(l->args[3].is_tensor);
+    cr_assert_eq(l->args[3].i, 1200);
+    cr_assert_eq(l->args[3].scalar_dtype, SIM_I32);
+    const struct sim_tensor *x = l->args[0].deployed;
+    cr_assert_eq(x->dtype, SIM_F16);
+    cr_assert_eq(x->ndim, 1);
+    cr_assert_eq(x->shape[0], 1200);
+    /* the deployed data is the host's buffers, shard after shard */
+    struct sim_tensor *out0 = l->args[2].deployed;
+    for (size_t i = 0; i < 1200; i++)
+        cr_assert_eq(sim_tensor_get(out0, i), 0, "out is deployed as zeros");
+    /* the same spec builds the same buffers (seeded): x is their shards end to end */
+    struct sim_workload *wl;
+    struct sim_host_buffers *bufs;
+    struct diag d;
+    cr_assert_eq(
+        sim_kernel_workload("vector_add:n=1200,pes=3,dtype=f16", sim_run_config(r), &wl, &bufs, &d),
+        0, "%s", d.msg);
+    for (unsigned k = 0; k < 3; k++) {
+        char name[64];
+        snprintf(name, sizeof(name), "vector_add.x#%u", k);
+        const struct sim_tensor *shard = sim_host_buffers_find(bufs, name);
+        cr_assert_not_null(shard, "%s", name);
+        cr_assert_eq(shard->nbytes, 800);
+        cr_assert_eq(memcmp((const char *)x->data + 800 * k, shard->data, 800), 0, "%s", name);
+    }
+    sim_workload_free(wl);
+    sim_host_buffers_free(bufs);
+    sim_verify_capture_free(cap);
+    sim_run_free(r);
 }
