@@ -379,7 +379,8 @@ static const struct sim_kparam params[] = {
     {"gen", SIM_KP_INT, "4", "generated tokens (decode)"},
     {"eps", SIM_KP_FLOAT, "1e-6", "rmsnorm epsilon"},
     {"pes", SIM_KP_INT, "1", "sequences, one per PE (0: every PE)"},
-    {"dtype", SIM_KP_DTYPE, "f32", "weights, caches and activations: f32, f16, bf16"},
+    {"dtype", SIM_KP_DTYPE, "f32",
+     "weights, KV caches and out (the rest runs in f32): f32, f16, bf16"},
     {NULL, SIM_KP_INT, NULL, NULL},
 };
 
