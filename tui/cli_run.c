@@ -2,13 +2,16 @@
  * `npuscope run` headless and `npuscope kernels`: load the chip and the host program, run
  * the simulation to its end (a progress bar on stderr when it is a terminal and the run
  * takes more than a second), print the summary on stdout, and turn failures into one line
- * each on stderr and the exit status.
+ * each on stderr and the exit status. With --verify or --dump, phase 2 replays the op log
+ * with real data afterwards (sim/verify.h) and its report follows the summary.
  */
 #include "tui/cli.h"
 
+#include "sim/dump.h"
 #include "sim/escape.h"
 #include "sim/kernel.h"
 #include "sim/run.h"
+#include "sim/verify.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,12 +22,7 @@
 /* Options whose machinery lives elsewhere and is not in this build yet. */
 static int unsupported(const struct cli_run_opts *o)
 {
-    const char *opt = o->trace      ? "--trace"
-                      : o->chrome   ? "--chrome"
-                      : o->dump_dir ? "--dump"
-                      : o->verify   ? "--verify"
-                      : o->paused   ? "--paused"
-                                    : NULL;
+    const char *opt = o->trace ? "--trace" : o->chrome ? "--chrome" : o->paused ? "--paused" : NULL;
     if (!opt)
         return 0;
     fprintf(stderr, "npuscope run: %s is not built yet in this version\n", opt);
@@ -152,6 +150,61 @@ static void print_summary(const struct cli_run_opts *o, const struct sim_run *r,
                s->completed, s->requests, s->blocked);
 }
 
+/* One diagnostic on stderr, as a file's problem or prefixed with "npuscope: ". */
+static void print_diag(const struct diag *d, const char *what)
+{
+    char line[2048];
+    diag_format(d, line, sizeof(line));
+    fprintf(stderr, "%s%s%s\n", d->file[0] ? "" : "npuscope: ", what ? what : "", line);
+}
+
+/* Phase 2 after the run (--verify, --dump): the report on stdout. Returns the exit status
+ * it calls for (OK when all agree). */
+static int phase2(const struct cli_run_opts *o, struct sim_run *r, struct sim_verify_capture *cap)
+{
+    struct sim_verify_opts vo = {
+        .compare = o->verify != CLI_VERIFY_NONE,
+        .ops = o->verify == CLI_VERIFY_OPS,
+    };
+    /* test hook (tests/e2e/test_verify.sh): perturb the result of op record N, so the
+     * end-to-end tests see a mismatch caught and reported */
+    const char *corrupt = getenv("NPUSCOPE_TEST_CORRUPT_OP");
+    if (corrupt && *corrupt) {
+        vo.exec.corrupt = true;
+        vo.exec.corrupt_index = (size_t)strtoull(corrupt, NULL, 10);
+    }
+    struct sim_verify_report rep;
+    struct diag d;
+    diag_clear(&d);
+    if (sim_verify_phase2(r, cap, &vo, &rep, &d) < 0) {
+        print_diag(&d, "phase 2: ");
+        return CLI_EXIT_FAIL;
+    }
+    int status = CLI_EXIT_OK;
+    printf("\n");
+    if (o->verify) {
+        char *text = sim_verify_report_text(&rep);
+        fputs(text, stdout);
+        free(text);
+        if (!rep.pass)
+            status = CLI_EXIT_FAIL;
+    }
+    if (o->dump_dir) {
+        if (sim_dump_launches(o->dump_dir, cap, &d) < 0) {
+            fflush(stdout);
+            print_diag(&d, NULL);
+            status = CLI_EXIT_USAGE;
+        } else {
+            printf("dump: inputs and outputs of %zu launch%s in ", sim_verify_capture_count(cap),
+                   sim_verify_capture_count(cap) == 1 ? "" : "es");
+            put_safe(stdout, o->dump_dir);
+            printf("/ (manifest.json)\n");
+        }
+    }
+    sim_verify_report_fini(&rep);
+    return status;
+}
+
 int cli_run(const struct cli_run_opts *o)
 {
     int rc = unsupported(o);
@@ -171,11 +224,17 @@ int cli_run(const struct cli_run_opts *o)
     diag_clear(&d);
     if (sim_run_new(&ro, &r, &d) < 0) {
         /* a file's problem reads like a compiler's: FILE:LINE:COL: key 'k': problem */
-        char line[2048];
-        diag_format(&d, line, sizeof(line));
-        fprintf(stderr, "%s%s\n", d.file[0] ? "" : "npuscope: ", line);
+        print_diag(&d, NULL);
         return CLI_EXIT_USAGE;
     }
+    /* phase 2 costs nothing when off: no input snapshots in the op log (ADR-0052 D4's
+     * timing-only mode), no capture */
+    bool with_phase2 = o->verify != CLI_VERIFY_NONE || o->dump_dir;
+    struct sim_verify_capture *cap = NULL;
+    if (with_phase2)
+        cap = sim_verify_capture_attach(r);
+    else
+        sim_oplog_set_store(sim_chip_oplog(sim_run_chip(r)), NULL);
     run_to_end(r);
     struct sim_run_summary s;
     sim_run_summarize(r, &s);
@@ -202,6 +261,12 @@ int cli_run(const struct cli_run_opts *o)
         fprintf(stderr, "npuscope: the host program did not finish (%zu processes blocked)\n",
                 s.blocked);
     int status = s.n_failures || !s.host_finished ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+    if (with_phase2) {
+        int p2 = phase2(o, r, cap);
+        if (p2 > status)
+            status = p2;
+        sim_verify_capture_free(cap);
+    }
     sim_run_summary_fini(&s);
     sim_run_free(r);
     return status;
