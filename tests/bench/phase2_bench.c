@@ -71,26 +71,20 @@ static float rnd(void)
     return (float)((double)(rng >> 11) / (double)(1ull << 53) * 2.0 - 1.0);
 }
 
-/* What to add to a record's params once logged, by record id (the order of starts). */
-struct fixup {
-    uint64_t dst; /* dma_read: its destination in tcm, or 0 */
-    bool accumulate;
-};
-
-static struct fixup *fixups;
-static size_t n_fixups;
+/* Records to mark "accumulate" once logged, by record id (the order of starts). */
+static bool *accumulating;
+static size_t n_logged;
 
 static void log_msg(struct sim_oplog *log, double t, const char *comp, struct sim_msg *m)
 {
     sim_oplog_record_start(log, sim_ns_to_ticks(t), comp, m);
     sim_oplog_record_end(log, sim_ns_to_ticks(t + 1), comp, m);
     sim_msg_fini(m);
-    fixups = realloc(fixups, (n_fixups + 1) * sizeof(*fixups));
-    fixups[n_fixups++] = (struct fixup){0, false};
+    accumulating = realloc(accumulating, (n_logged + 1) * sizeof(*accumulating));
+    accumulating[n_logged++] = false;
 }
 
-/* A dma_read of a tile into the PE's TCM; the destination keys (added by apply_fixups)
- * make it replayable. */
+/* A dma_read of a tile into the PE's TCM (the op log names the destination). */
 static void dma_read(struct sim_oplog *log, double t, const char *comp, uint64_t src, uint64_t dst)
 {
     int64_t ts[] = {T, T};
@@ -99,30 +93,18 @@ static void dma_read(struct sim_oplog *log, double t, const char *comp, uint64_t
     sim_handle_set(&m.u.dma_read.src, "hbm", src, SIM_F32, 2, ts, NULL);
     sim_handle_set(&m.u.dma_read.dst, "tcm", dst, SIM_F32, 2, ts, NULL);
     log_msg(log, t, comp, &m);
-    fixups[n_fixups - 1].dst = dst;
 }
 
-static void apply_fixups(struct sim_oplog *log)
+static void mark_accumulating(struct sim_oplog *log)
 {
-    int64_t ts[] = {T, T};
     size_t n;
     struct sim_op_record *const *r = sim_oplog_records(log, &n);
-    for (size_t i = 0; i < n; i++) {
-        const struct fixup *f = &fixups[r[i]->note.id];
-        struct sim_value *p = r[i]->params;
-        if (f->dst) {
-            sim_value_map_set_str(p, "src_space", "hbm");
-            sim_value_map_set_str(p, "dst_space", "tcm");
-            sim_value_map_set_int(p, "dst_addr", (int64_t)f->dst);
-            sim_value_map_set_take(p, "shape", sim_value_int_list(ts, 2));
-            sim_value_map_set_str(p, "dtype", "f32");
-        }
-        if (f->accumulate)
-            sim_value_map_set_bool(p, "accumulate", true);
-    }
-    free(fixups);
-    fixups = NULL;
-    n_fixups = 0;
+    for (size_t i = 0; i < n; i++)
+        if (accumulating[r[i]->note.id])
+            sim_value_map_set_bool(r[i]->params, "accumulate", true);
+    free(accumulating);
+    accumulating = NULL;
+    n_logged = 0;
 }
 
 /* The op log of the tiled kernel: PE p computes output tiles p, p + 8, ...; the PEs run in
@@ -152,7 +134,7 @@ static struct sim_oplog *tiled_gemm_log(bool accumulate)
                 bool direct = kk == 0 || accumulate;
                 sim_handle_set(&m.u.gemm.out, "tcm", direct ? acc : p, SIM_F32, 2, ts, NULL);
                 log_msg(log, t + 2, gemm, &m);
-                fixups[n_fixups - 1].accumulate = accumulate && kk > 0;
+                accumulating[n_logged - 1] = accumulate && kk > 0;
                 if (!direct) {
                     sim_msg_init(&m, SIM_MK_MATH);
                     snprintf(m.u.math.op, sizeof(m.u.math.op), "add");
@@ -172,7 +154,7 @@ static struct sim_oplog *tiled_gemm_log(bool accumulate)
             }
         }
     }
-    apply_fixups(log);
+    mark_accumulating(log);
     return log;
 }
 
