@@ -1440,8 +1440,14 @@ static const char *vtype_article(enum sim_vtype t)
 }
 
 /* v (the value of key, NULL when missing) has type t. */
-/* The value of key in the record's params, or NULL: sim_value_map_get, trying first the
- * position the key had in the previous record. */
+/* The value of key in the record's replay annotations (ADR-0020 D5's extra keys), or NULL. */
+static const struct sim_value *replay_get(const struct sim_op_record *r, const char *key)
+{
+    return sim_value_map_get(r->note.replay, key);
+}
+
+/* The value of key in the record's params, or else in its replay annotations, or NULL:
+ * sim_value_map_get, trying first the position the key had in the previous record. */
 static const struct sim_value *pget(struct dec *c, const char *key)
 {
     const struct sim_value *p = c->p;
@@ -1458,7 +1464,7 @@ static const struct sim_value *pget(struct dec *c, const char *key)
             x->kcache[slot].pos = i;
             return p->u.map.vals[i];
         }
-    return NULL;
+    return replay_get(c->r, key);
 }
 
 static int check_type(struct dec *c, const char *key, const struct sim_value *v, enum sim_vtype t)
@@ -1974,7 +1980,7 @@ static int decode(struct sim_exec *x, size_t index, const struct sim_op_record *
     const char *name = r->op_name;
     if (strcmp(r->op_kind, "memory") == 0) {
         if (strcmp(name, "dma_read") == 0) {
-            if (!sim_value_map_get(r->params, "dst_addr"))
+            if (!sim_value_map_get(r->params, "dst_addr") && !replay_get(r, "dst_addr"))
                 return 0; /* materialised by phase 1 */
             return decode_copy(&c, o, "hbm", NULL);
         }

@@ -68,6 +68,7 @@ static void record_free(struct sim_op_record *r)
     free(r->note.kernel);
     free(r->note.layer_id);
     free(r->note.tile_id);
+    sim_value_free(r->note.replay);
     free(r);
 }
 
@@ -128,20 +129,21 @@ static const char *handle_id(const struct sim_handle *h)
     return h->id;
 }
 
-/* D3.1, then where the data lands: ADR-0020 D5's memory keys (src_space, dst_space,
- * dst_addr) and the layout, as D3.2 names them. Phase 2 needs them to replay the load:
- * a kernel reuses its TCM, so the state phase 1 ends with holds only the last tile. */
-static struct sim_value *params_dma_read(const struct sim_dma_read_cmd *c)
+/* D3.1 exactly. Where the data lands (ADR-0020 D5's src_space, dst_space, dst_addr, and
+ * the layout as D3.2 names it) goes to the record's replay annotations: phase 2 needs it
+ * to replay the load, since a kernel reuses its TCM and the state phase 1 ends with holds
+ * only the last tile. */
+static struct sim_value *params_dma_read(const struct sim_dma_read_cmd *c, struct sim_value *replay)
 {
     struct sim_value *p = sim_value_map();
     sim_value_map_set_int(p, "src_addr", (int64_t)c->src.addr);
     sim_value_map_set_int(p, "nbytes", (int64_t)c->src.nbytes);
     sim_value_map_set_str(p, "handle_id", handle_id(c->dst.id[0] ? &c->dst : &c->src));
-    sim_value_map_set_str(p, "src_space", c->src.space[0] ? c->src.space : "hbm");
-    sim_value_map_set_str(p, "dst_space", c->dst.space[0] ? c->dst.space : "tcm");
-    sim_value_map_set_int(p, "dst_addr", (int64_t)c->dst.addr);
-    sim_value_map_set_take(p, "shape", shape_list(&c->src));
-    sim_value_map_set_str(p, "dtype", sim_dtype_name(c->src.dtype));
+    sim_value_map_set_str(replay, "src_space", c->src.space[0] ? c->src.space : "hbm");
+    sim_value_map_set_str(replay, "dst_space", c->dst.space[0] ? c->dst.space : "tcm");
+    sim_value_map_set_int(replay, "dst_addr", (int64_t)c->dst.addr);
+    sim_value_map_set_take(replay, "shape", shape_list(&c->src));
+    sim_value_map_set_str(replay, "dtype", sim_dtype_name(c->src.dtype));
     return p;
 }
 
@@ -174,8 +176,9 @@ static void gemm_mkn(const struct sim_gemm_cmd *c, int64_t *m, int64_t *k, int64
     *n = c->transpose_b ? b0 : b1;
 }
 
-/* D3.3, then ADR-0020 D5's transpose flags and accumulation dtype */
-static struct sim_value *params_gemm(const struct sim_gemm_cmd *c)
+/* D3.3 exactly; ADR-0020 D5's transpose flags and accumulation dtype go to the replay
+ * annotations */
+static struct sim_value *params_gemm(const struct sim_gemm_cmd *c, struct sim_value *replay)
 {
     int64_t m, k, n;
     gemm_mkn(c, &m, &k, &n);
@@ -196,9 +199,9 @@ static struct sim_value *params_gemm(const struct sim_gemm_cmd *c)
     sim_value_map_set_str(p, "dst_space", c->out.space);
     /* ADR-0020 D5's flags, which phase 2 needs: m, k, n cannot tell whether a square
      * operand is transposed */
-    sim_value_map_set_bool(p, "transpose_a", c->transpose_a);
-    sim_value_map_set_bool(p, "transpose_b", c->transpose_b);
-    sim_value_map_set_str(p, "dtype_acc", sim_dtype_name(c->dtype_acc));
+    sim_value_map_set_bool(replay, "transpose_a", c->transpose_a);
+    sim_value_map_set_bool(replay, "transpose_b", c->transpose_b);
+    sim_value_map_set_str(replay, "dtype_acc", sim_dtype_name(c->dtype_acc));
     return p;
 }
 
@@ -288,12 +291,13 @@ const char *sim_oplog_classify(const struct sim_msg *msg, char *name, size_t siz
     }
 }
 
-static struct sim_value *params_of(const struct sim_msg *msg)
+/* The D3 params of msg; what phase 2 needs beyond them goes into replay (a map). */
+static struct sim_value *params_of(const struct sim_msg *msg, struct sim_value *replay)
 {
     switch (msg->kind) {
-    case SIM_MK_DMA_READ: return params_dma_read(&msg->u.dma_read);
+    case SIM_MK_DMA_READ: return params_dma_read(&msg->u.dma_read, replay);
     case SIM_MK_DMA_WRITE: return params_dma_write(&msg->u.dma_write);
-    case SIM_MK_GEMM: return params_gemm(&msg->u.gemm);
+    case SIM_MK_GEMM: return params_gemm(&msg->u.gemm, replay);
     case SIM_MK_MATH: return params_math(&msg->u.math);
     case SIM_MK_COMPOSITE: return params_composite(&msg->u.composite);
     case SIM_MK_IPCQ_COPY: return params_ipcq(&msg->u.ipcq.src, &msg->u.ipcq.dst);
@@ -378,7 +382,8 @@ void sim_oplog_record_start(struct sim_oplog *log, sim_time_t now, const char *c
     char name[SIM_OP_NAME_MAX + 16];
     const char *kind = sim_oplog_classify(msg, name, sizeof(name));
     struct pending pe = {.msg = msg};
-    struct sim_value *params = params_of(msg);
+    struct sim_value *replay = sim_value_map();
+    struct sim_value *params = params_of(msg, replay);
     if (msg->kind == SIM_MK_TILE_TOKEN && msg->u.tile.stage_idx < msg->u.tile.n_stages) {
         /* D5: the token may have moved to its next stage by record_end: capture now */
         const struct sim_tile_stage *st = &msg->u.tile.stages[msg->u.tile.stage_idx];
@@ -387,6 +392,10 @@ void sim_oplog_record_start(struct sim_oplog *log, sim_time_t now, const char *c
         pe.stage_params = st->params ? sim_value_clone(st->params) : sim_value_map();
     }
     pe.rec = record_new(log, now, component_id, kind, name, params, msg);
+    if (replay->u.map.len)
+        pe.rec->note.replay = replay;
+    else
+        sim_value_free(replay);
     if (pe.has_snap && strcmp(name, "TileToken") == 0) {
         /* the pending record shows the stage already, as the finished one will */
         free(pe.rec->op_name);

@@ -37,6 +37,10 @@ struct sim_op_note {
     char *layer_id;  /* owned, or NULL */
     char *tile_id;   /* owned, or NULL */
     bool in_flight;  /* true for a pending record (started, not ended) */
+    /* owned map, or NULL: what phase 2 needs to replay the op beyond ADR-0052 D3's params,
+     * as ADR-0020 D5 and D8 allow: a dma_read's destination (src_space, dst_space,
+     * dst_addr, shape, dtype), a GEMM's transpose_a, transpose_b and dtype_acc */
+    struct sim_value *replay;
 };
 
 /*

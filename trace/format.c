@@ -79,6 +79,20 @@ struct sim_value *trace_details_from_params(const struct sim_value *params)
     return params ? strip(params) : NULL;
 }
 
+struct sim_value *trace_details_from_op(const struct sim_value *params,
+                                        const struct sim_value *replay)
+{
+    struct sim_value *d = trace_details_from_params(params);
+    if (!replay || replay->type != SIM_V_MAP)
+        return d;
+    if (!d)
+        d = sim_value_map();
+    for (size_t i = 0; i < replay->u.map.len; i++)
+        if (!sim_value_map_get(d, replay->u.map.keys[i]))
+            sim_value_map_set_take(d, replay->u.map.keys[i], strip(replay->u.map.vals[i]));
+    return d;
+}
+
 static bool eq(const char *a, const char *b)
 {
     return a && strcmp(a, b) == 0;

@@ -51,6 +51,15 @@ uint64_t trace_cycles_from_ns(double ns, double clock_ghz, bool end);
 struct sim_value *trace_details_from_params(const struct sim_value *params);
 
 /*
+ * ENGINE_EVENT details of an op record: trace_details_from_params(params), then the keys of
+ * the record's replay annotations (sim_op_note.replay: a dma_read's src_space, dst_space,
+ * dst_addr, shape, dtype; a GEMM's transpose flags and dtype_acc) that params does not
+ * have, as documented extension keys. Either may be NULL; NULL when both are.
+ */
+struct sim_value *trace_details_from_op(const struct sim_value *params,
+                                        const struct sim_value *replay);
+
+/*
  * The fields of an event's details the DRAM rule looks at, whatever they were read from
  * (a value tree live, a cJSON tree when loading). Strings NULL and integers -1 when the
  * field is absent or has the wrong type.

@@ -324,8 +324,8 @@ Test(exec, gemm_transposes_inferred_from_m_k_n_or_given)
     m.u.gemm.transpose_a = m.u.gemm.transpose_b = true;
     fx_log(&f, 5, 6, "sip0.cube0.pe0.pe_gemm", &m);
     /* as D3.3 alone has it (another simulator's log): m, k, n but no flags */
-    cr_assert(sim_value_map_del(fx_rec(&f, 0)->params, "transpose_a"));
-    cr_assert(sim_value_map_del(fx_rec(&f, 0)->params, "transpose_b"));
+    cr_assert(sim_value_map_del(fx_rec(&f, 0)->note.replay, "transpose_a"));
+    cr_assert(sim_value_map_del(fx_rec(&f, 0)->note.replay, "transpose_b"));
     fx_run_ok(&f, NULL);
     check_gemm(fx_out(&f, "tcm", 0x3000), a, b, true, true, false, false, 1e-5, 1e-5);
 
@@ -776,10 +776,11 @@ Test(exec, dma_read_replays_when_the_record_names_its_destination)
         fx_log(&f, 10 + i, 11 + i, "sip0.cube0.pe0.pe_dma", &m);
     }
     /* the second as ADR-0052 D3.1 alone has it (no destination) */
-    struct sim_value *p = fx_rec(&f, 1)->params;
+    struct sim_value *p = fx_rec(&f, 1)->note.replay;
     const char *extra[] = {"src_space", "dst_space", "dst_addr", "shape", "dtype"};
     for (size_t i = 0; i < 5; i++)
-        cr_assert(sim_value_map_del(p, extra[i]), "the op log gives '%s'", extra[i]);
+        cr_assert(sim_value_map_del(p, extra[i]), "the op log's replay annotations give '%s'",
+                  extra[i]);
     fx_run_ok(&f, NULL);
     cr_assert_eq(fx_info(&f, 0)->status, SIM_EXEC_DONE);
     cr_assert_float_eq(fx_f(fx_out(&f, "tcm", 0x100), 3), 2.0f, 0);

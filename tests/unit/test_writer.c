@@ -503,6 +503,33 @@ Test(format, details_leave_out_snapshots_and_tensors)
     cr_assert_null(trace_details_from_params(NULL));
 }
 
+Test(format, details_of_an_op_add_its_replay_keys_after_the_params)
+{
+    struct sim_value *p = sim_value_map();
+    sim_value_map_set_int(p, "src_addr", 0x1000);
+    sim_value_map_set_int(p, "nbytes", 64);
+    struct sim_value *r = sim_value_map();
+    sim_value_map_set_str(r, "src_space", "sram");
+    sim_value_map_set_int(r, "dst_addr", 0x40);
+    sim_value_map_set_int(r, "nbytes", 999); /* params win over an annotation */
+    struct sim_value *d = trace_details_from_op(p, r);
+    cr_assert_eq(d->u.map.len, 4);
+    cr_assert_str_eq(d->u.map.keys[0], "src_addr");
+    cr_assert_str_eq(d->u.map.keys[2], "src_space");
+    cr_assert_eq(sim_value_get_int(d, "nbytes", 0), 64);
+    cr_assert_eq(sim_value_get_int(d, "dst_addr", 0), 0x40);
+    /* a load from SRAM (an IPCQ slot) is not DRAM traffic once its source space is known */
+    struct trace_transfer x[2];
+    cr_assert_eq(trace_dram_from_value(TRACE_ENGINE_DMA, "dma_read", d, x), 0);
+    sim_value_free(d);
+    d = trace_details_from_op(NULL, r);
+    cr_assert_eq(d->u.map.len, 3);
+    sim_value_free(d);
+    cr_assert_null(trace_details_from_op(NULL, NULL));
+    sim_value_free(p);
+    sim_value_free(r);
+}
+
 /* ---- round trip of a whole model ----------------------------------------------------------- */
 
 /* A model as a live run would fill it: component tracks, DMA/GEMM/MATH ops with params,
