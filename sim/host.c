@@ -372,11 +372,10 @@ static void do_read(struct sim_proc *p, struct sim_host *h, struct sim_host_resu
                 (unsigned long long)rd->src_pa);
     } else {
         uint64_t addr = sim_chip_dev_addr(g, (uint64_t)rd->src_pa), n = (uint64_t)rd->nbytes;
-        /* ADR-0012 has no memory kind on reads: the PE's TCM when it holds the range's
-         * data, else HBM */
-        unsigned char *buf = sim_xmalloc(n);
-        const char *space = sim_chip_mem_read_bytes(h->chip, "tcm", addr, n, buf) ? "tcm" : "hbm";
-        free(buf); /* nothing heap-allocated is held across a yield */
+        /* ADR-0012 has no memory kind on reads: HBM unless the src_mem_kind extension
+         * says TCM, as MemoryWrite's dst_mem_kind does (TCM and HBM share PA numbers) */
+        const char *space = rd->src_mem_kind == SIM_MEM_TCM ? "tcm" : "hbm";
+        unsigned char *buf;
         int mem = sim_chip_mem_node(h->chip, space, addr);
         route(p, h, &m, io, mem);
         buf = sim_xmalloc(n);

@@ -367,13 +367,16 @@ int sim_kbuild_tensor(struct sim_kbuild *b, const struct sim_ktensor *k, struct 
             snprintf(id, sizeof(id), "r-%s#%u", k->label, r);
             struct sim_host_msg *rm = push_msg(&b->reads, &b->n_reads);
             envelope(b, rm, SIM_MSG_MEMORY_READ, id, sip);
-            rm->u.read = (struct sim_memory_read){sip,
-                                                  cube,
-                                                  pe,
-                                                  (int64_t)pa,
-                                                  (int64_t)bytes,
-                                                  SIM_DST_HOST_SINK,
-                                                  sim_xstrdup(k->label)};
+            rm->u.read = (struct sim_memory_read){
+                .src_sip = sip,
+                .src_cube = cube,
+                .src_pe = pe,
+                .src_pa = (int64_t)pa,
+                .nbytes = (int64_t)bytes,
+                .dst_kind = SIM_DST_HOST_SINK,
+                .src_mem_kind = SIM_MEM_HBM,
+                .debug_label = sim_xstrdup(k->label),
+            };
         }
     }
     return 0;

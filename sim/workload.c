@@ -288,8 +288,9 @@ static int64_t shape_bytes(const int64_t *shape, unsigned ndim, size_t size)
 static const char *const write_keys[] = {
     ENVELOPE,  "dst_sip",      "dst_cube",    "dst_pe",          "dst_pa", "nbytes", "src_kind",
     "pattern", "dst_mem_kind", "debug_label", "host_buffer_ref", "dtype",  "shape",  NULL};
-static const char *const read_keys[] = {ENVELOPE, "src_sip",  "src_cube",    "src_pe", "src_pa",
-                                        "nbytes", "dst_kind", "debug_label", NULL};
+static const char *const read_keys[] = {ENVELOPE,       "src_sip", "src_cube", "src_pe",
+                                        "src_pa",       "nbytes",  "dst_kind", "debug_label",
+                                        "src_mem_kind", NULL};
 static const char *const launch_keys[] = {ENVELOPE, "kernel_ref",     "args",        "grid",
                                           "meta",   "failure_policy", "debug_label", NULL};
 static const char *const pattern_keys[] = {"pattern_kind", "value", NULL};
@@ -460,6 +461,10 @@ static int load_read(struct wctx *c, const struct sim_value *m, const char *pre,
                        SIM_DST_HOST_SINK, &k)))
         return rc;
     r->dst_kind = (enum sim_dst_kind)k;
+    if ((rc = get_enum(c, m, pre, "src_mem_kind", mem_kind_names, countof(mem_kind_names), false,
+                       SIM_MEM_AUTO, &k)))
+        return rc;
+    r->src_mem_kind = (enum sim_mem_kind)k;
     return get_str(c, m, pre, "debug_label", false, &r->debug_label);
 }
 

@@ -93,6 +93,8 @@ struct sim_memory_read {
     int64_t src_pa;                    /* >= 0 */
     int64_t nbytes;                    /* > 0 */
     enum sim_dst_kind dst_kind;
+    /* npuscope extension, as MemoryWrite's dst_mem_kind: the memory read (AUTO: HBM) */
+    enum sim_mem_kind src_mem_kind;
     char *debug_label; /* owned, NULL when absent */
 };
 

@@ -185,6 +185,36 @@ Test(host, patterns_fill_typed_tensors_and_tcm_writes_land_in_the_pes_tcm)
     cr_assert_eq(sim_chip_component(chip, tcm)->stats.bytes_written, 8);
 }
 
+/* HBM and TCM share the PE's PA numbers: a MemoryRead reads HBM unless src_mem_kind says
+ * TCM, even when the TCM holds data at the same PA */
+Test(host, a_memory_read_names_its_memory_and_reads_hbm_by_default)
+{
+    run_text(
+        "messages:\n" ENV(
+            "MemoryWrite",
+            "w0") "dst_sip: 0, dst_cube: 0, dst_pe: 0, "
+                  "dst_pa: 0x100, nbytes: 64, dst_mem_kind: HBM,\n"
+                  "   src_kind: pattern, pattern: {pattern_kind: fill_u8, value: 0x11}}\n" ENV(
+                      "MemoryWrite",
+                      "w1") "dst_sip: 0, dst_cube: 0, dst_pe: 0, dst_pa: 0x100, "
+                            "nbytes: 64, dst_mem_kind: TCM,\n"
+                            "   src_kind: pattern, pattern: {pattern_kind: fill_u8, value: 0x22}}\n" ENV(
+                                "MemoryRead",
+                                "r0") "src_sip: 0, src_cube: 0, src_pe: 0, src_pa: 0x100, "
+                                      "nbytes: 64}\n" ENV(
+                                          "MemoryRead",
+                                          "r1") "src_sip: 0, src_cube: 0, src_pe: 0, "
+                                                "src_pa: 0x100, nbytes: 64, src_mem_kind: TCM}\n",
+        NULL);
+    unsigned char hbm[64], tcm[64];
+    memset(hbm, 0x11, sizeof(hbm));
+    memset(tcm, 0x22, sizeof(tcm));
+    cr_assert(result(2)->resp.completion.ok);
+    cr_assert_eq(result(2)->resp.read_checksum, fnv1a(hbm, sizeof(hbm)), "default: HBM");
+    cr_assert(result(3)->resp.completion.ok);
+    cr_assert_eq(result(3)->resp.read_checksum, fnv1a(tcm, sizeof(tcm)), "src_mem_kind: TCM");
+}
+
 static const char three[] =
     "messages:\n"
     "- {msg_type: MemoryWrite, correlation_id: a, request_id: \"1\", target_device: \"sip:0\",\n"
