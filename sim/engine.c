@@ -1,9 +1,9 @@
 /*
  * The discrete-event engine (see sim/engine.h and sim/README.md): a queue of events ordered
- * by (time, priority, seq), processes on coroutines (sim/coro.h), and SimPy's Resource,
- * Store and event semantics, step for step, so that a model written for both gives the
- * same run. Events and queue buckets are recycled through free lists: the steady state
- * does not allocate.
+ * by (time, priority, seq), a dispatcher that hands control from one process's coroutine
+ * (sim/coro.h) straight to the next, and SimPy's Resource, Store and event semantics, step
+ * for step, so that a model written for both gives the same run. Events and queue buckets
+ * are recycled through free lists: the steady state does not allocate.
  */
 #include "sim/engine.h"
 
@@ -150,7 +150,16 @@ struct sim_engine {
     struct ev_chunk *chunks;                     /* owned: storage of every non-user event */
     struct sim_coro main;                        /* the caller's stack while a process runs */
     struct sim_proc *current;                    /* the process running now, or NULL */
-    struct sim_coro_pool *pool;                  /* owned */
+    struct sim_proc *dead;                       /* ended; its stack is freed once left */
+    bool in_batch;                               /* inside sim_engine_step / run */
+    enum sim_run_mode run_mode;                  /* the batch being run */
+    uint64_t run_arg;
+    uint64_t run_done;             /* events processed in this batch */
+    struct sim_step_info *run_out; /* where to describe the next event, or NULL */
+    struct sim_event *cur;         /* the event being processed, or NULL */
+    struct sim_proc *cur_waiters;  /* its waiters still to resume */
+    bool exit_pending;             /* cur's exit is to be reported on the caller's stack */
+    struct sim_coro_pool *pool;    /* owned */
     size_t live;
     bool stop;
     sim_proc_exit_fn on_exit;
@@ -416,22 +425,166 @@ static void add_waiter(struct sim_event *ev, struct sim_proc *p)
     ev->wait_tail = p;
 }
 
-/* ---- processes: switching ---------------------------------------------------------------- */
+/* ---- dispatching ----------------------------------------------------------------------------
+ * The dispatcher processes events until one resumes a process. It runs wherever control is
+ * when the engine must choose what runs next: on the caller's stack in sim_engine_step and
+ * sim_engine_run, and on a process's own stack when that process blocks or ends. From
+ * there it switches straight to the next process to resume (one switch per resume rather
+ * than two through the caller's stack), or back to the caller when the batch is over. The
+ * on_exit callback alone always runs on the caller's stack. The state of the batch and of
+ * the event being processed therefore lives in the engine, not in locals. */
 
-/* Resume p until it blocks or ends (from the engine's side). */
-static void proc_resume(struct sim_engine *e, struct sim_proc *p)
+static void resource_grant(struct sim_resource *r);
+static void store_trigger_put(struct sim_store *s);
+static void store_trigger_get(struct sim_store *s);
+static void link_complete(struct sim_link *l);
+
+static void describe(const struct sim_event *ev, struct sim_step_info *out)
 {
-    e->current = p;
-    sim_coro_switch(&e->main, &p->coro);
-    e->current = NULL;
-    if (p->done)
-        sim_coro_release(&p->coro, e->pool);
+    const struct sim_proc *p = ev->owner ? ev->owner : ev->wait_head;
+    out->time = ev->time;
+    out->seq = ev->seq;
+    out->kind = (enum sim_event_kind)ev->kind;
+    out->proc = p ? p->name : "";
+    out->what = ev->what ? ev->what : "";
+}
+
+/* Is the batch over? Checked between events. */
+static bool batch_over(const struct sim_engine *e)
+{
+    const struct sim_event *next = queue_peek(e);
+    if (e->stop || !next)
+        return true;
+    switch (e->run_mode) {
+    case SIM_RUN_EVENTS: return e->run_done >= e->run_arg;
+    case SIM_RUN_UNTIL: return next->time > e->run_arg;
+    case SIM_RUN_END: return false;
+    }
+    return true;
+}
+
+static void proc_entry(void *arg);
+
+/*
+ * Process events until one resumes a process: returns it, its wake value set. Returns NULL
+ * when control must go to the caller: the batch is over, or (when not on_caller) an exit
+ * must be reported to on_exit first (exit_pending).
+ */
+static struct sim_proc *dispatch(struct sim_engine *e, bool on_caller)
+{
+    for (;;) {
+        struct sim_event *ev = e->cur;
+        if (ev) {
+            struct sim_proc *w = e->cur_waiters;
+            if (w) {
+                e->cur_waiters = w->next_waiter;
+                w->wake_ok = ev->ok;
+                w->wake_val = ev->value;
+                return w;
+            }
+            if (!ev->persistent)
+                event_recycle(e, ev);
+            e->cur = NULL;
+        }
+        if (batch_over(e))
+            return NULL;
+        ev = queue_pop(e);
+        e->now = ev->time;
+        e->events++;
+        e->generation++;
+        e->run_done++;
+        if (e->run_out) {
+            describe(ev, e->run_out);
+            e->run_out = NULL;
+        }
+        ev->state = EV_PROCESSED;
+        e->cur = ev;
+        /* Like SimPy, detach the waiters first: one that waits on ev again returns at once. */
+        e->cur_waiters = ev->wait_head;
+        ev->wait_head = ev->wait_tail = NULL;
+        switch ((enum ev_action)ev->action) {
+        case ACT_NONE: break;
+        case ACT_START:
+            sim_coro_start(&ev->owner->coro, e->pool, proc_entry, ev->owner);
+            ev->owner->next_waiter = e->cur_waiters;
+            e->cur_waiters = ev->owner;
+            break;
+        case ACT_EXIT:
+            if (e->on_exit) {
+                if (!on_caller) {
+                    e->exit_pending = true;
+                    return NULL;
+                }
+                e->on_exit(e->on_exit_ctx, ev->owner);
+            }
+            break;
+        case ACT_RELEASE: resource_grant(ev->obj); break;
+        case ACT_PUT: store_trigger_get(ev->obj); break;
+        case ACT_GET: store_trigger_put(ev->obj); break;
+        case ACT_LINK: link_complete(ev->obj); break;
+        case ACT_CANCELLED: assert(!"a cancelled event was processed"); break;
+        }
+    }
+}
+
+/* Give the stack of a process that ended back to the pool, once it has been left. */
+static void reap(struct sim_engine *e)
+{
+    if (e->dead) {
+        sim_coro_release(&e->dead->coro, e->pool);
+        e->dead = NULL;
+    }
+}
+
+/* Run a batch from the caller's stack; returns the number of events processed. */
+static uint64_t run_batch(struct sim_engine *e, enum sim_run_mode mode, uint64_t arg,
+                          struct sim_step_info *out)
+{
+    assert(!e->in_batch && "the engine was stepped from inside a process or a callback");
+    e->in_batch = true;
+    e->run_mode = mode;
+    e->run_arg = arg;
+    e->run_done = 0;
+    e->run_out = out;
+    e->stop = false;
+    for (;;) {
+        struct sim_proc *p = dispatch(e, true);
+        if (!p)
+            break;
+        e->current = p;
+        sim_coro_switch(&e->main, &p->coro);
+        e->current = NULL;
+        reap(e);
+        if (!e->exit_pending)
+            break; /* the batch is over */
+        e->exit_pending = false;
+        e->on_exit(e->on_exit_ctx, e->cur->owner);
+    }
+    e->stop = false;
+    e->run_out = NULL;
+    e->in_batch = false;
+    return e->run_done;
+}
+
+/* Leave the running coroutine from for next (NULL: the caller's stack). */
+static void switch_to(struct sim_engine *e, struct sim_coro *from, struct sim_proc *next)
+{
+    e->current = next;
+    sim_coro_switch(from, next ? &next->coro : &e->main);
 }
 
 /* Suspend the calling process until an event resumes it (from the process's side). */
 static void proc_block(struct sim_proc *p)
 {
-    sim_coro_switch(&p->coro, &p->e->main);
+    struct sim_engine *e = p->e;
+    e->current = NULL;
+    struct sim_proc *next = dispatch(e, false);
+    if (next == p) { /* resumed at once: no switch */
+        e->current = p;
+        return;
+    }
+    switch_to(e, &p->coro, next);
+    reap(e);
 }
 
 /* Block p on ev; returns 0 if ev succeeded, -1 if it failed, its value in *value. */
@@ -460,75 +613,19 @@ static void proc_finish(struct sim_proc *p, char *error)
     p->exit_ev.ok = error == NULL;
     p->exit_ev.value = error;
     schedule(e, &p->exit_ev, 0, PRIO_NORMAL);
-    sim_coro_exit(&p->coro, &e->main);
+    e->current = NULL;
+    struct sim_proc *next = dispatch(e, false);
+    e->dead = p; /* whoever runs next releases this stack */
+    e->current = next;
+    sim_coro_exit(&p->coro, next ? &next->coro : &e->main);
 }
 
 static void proc_entry(void *arg)
 {
     struct sim_proc *p = arg;
+    reap(p->e);
     p->fn(p, p->arg);
     proc_finish(p, NULL);
-}
-
-/* ---- processing one event ---------------------------------------------------------------- */
-
-static void resource_grant(struct sim_resource *r);
-static void store_trigger_put(struct sim_store *s);
-static void store_trigger_get(struct sim_store *s);
-static void link_complete(struct sim_link *l);
-
-static void describe(const struct sim_event *ev, struct sim_step_info *out)
-{
-    const struct sim_proc *p = ev->owner ? ev->owner : ev->wait_head;
-    out->time = ev->time;
-    out->seq = ev->seq;
-    out->kind = (enum sim_event_kind)ev->kind;
-    out->proc = p ? p->name : "";
-    out->what = ev->what ? ev->what : "";
-}
-
-static void process(struct sim_engine *e, struct sim_event *ev)
-{
-    ev->state = EV_PROCESSED;
-    switch ((enum ev_action)ev->action) {
-    case ACT_NONE: break;
-    case ACT_START:
-        sim_coro_start(&ev->owner->coro, e->pool, proc_entry, ev->owner);
-        proc_resume(e, ev->owner);
-        break;
-    case ACT_EXIT:
-        if (e->on_exit)
-            e->on_exit(e->on_exit_ctx, ev->owner);
-        break;
-    case ACT_RELEASE: resource_grant(ev->obj); break;
-    case ACT_PUT: store_trigger_get(ev->obj); break;
-    case ACT_GET: store_trigger_put(ev->obj); break;
-    case ACT_LINK: link_complete(ev->obj); break;
-    case ACT_CANCELLED: assert(!"a cancelled event was processed"); break;
-    }
-    /* Like SimPy, detach the waiters first: one that waits on ev again returns at once. */
-    struct sim_proc *w = ev->wait_head;
-    ev->wait_head = ev->wait_tail = NULL;
-    while (w) {
-        struct sim_proc *next = w->next_waiter;
-        w->wake_ok = ev->ok;
-        w->wake_val = ev->value;
-        proc_resume(e, w);
-        w = next;
-    }
-    if (!ev->persistent)
-        event_recycle(e, ev);
-}
-
-static void run_one(struct sim_engine *e, struct sim_step_info *out)
-{
-    struct sim_event *ev = queue_pop(e);
-    e->now = ev->time;
-    e->events++;
-    e->generation++;
-    if (out)
-        describe(ev, out);
-    process(e, ev);
 }
 
 /* ---- the engine -------------------------------------------------------------------------- */
@@ -545,7 +642,7 @@ void sim_engine_free(struct sim_engine *e)
 {
     if (!e)
         return;
-    assert(!e->current && "sim_engine_free called from inside a process");
+    assert(!e->in_batch && "sim_engine_free called from inside a process or a callback");
     for (struct sim_proc *p = e->procs, *next; p; p = next) {
         next = p->all_next;
         free(p->name);
@@ -599,31 +696,12 @@ uint64_t sim_engine_events(const struct sim_engine *e)
 
 int sim_engine_step(struct sim_engine *e, struct sim_step_info *out)
 {
-    assert(!e->current && "sim_engine_step called from inside a process");
-    if (!queue_peek(e))
-        return 0;
-    run_one(e, out);
-    return 1;
+    return run_batch(e, SIM_RUN_EVENTS, 1, out) > 0;
 }
 
 uint64_t sim_engine_run(struct sim_engine *e, enum sim_run_mode mode, uint64_t arg)
 {
-    assert(!e->current && "sim_engine_run called from inside a process");
-    uint64_t n = 0;
-    e->stop = false;
-    struct sim_event *next;
-    while ((next = queue_peek(e)) != NULL) {
-        if (mode == SIM_RUN_EVENTS && n >= arg)
-            break;
-        if (mode == SIM_RUN_UNTIL && next->time > arg)
-            break;
-        run_one(e, NULL);
-        n++;
-        if (e->stop)
-            break;
-    }
-    e->stop = false;
-    return n;
+    return run_batch(e, mode, arg, NULL);
 }
 
 void sim_engine_stop(struct sim_engine *e)

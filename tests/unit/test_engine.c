@@ -701,6 +701,7 @@ static void joiner(struct sim_proc *p, void *arg)
 struct exits {
     struct sim_proc *who[8];
     const char *err[8];
+    void *stack[8]; /* the callback's frame address */
     int n;
 };
 
@@ -709,6 +710,7 @@ static void on_exit_cb(void *ctx, struct sim_proc *p)
     struct exits *x = ctx;
     x->who[x->n] = p;
     x->err[x->n] = sim_proc_error(p);
+    x->stack[x->n] = __builtin_frame_address(0);
     x->n++;
 }
 
@@ -738,7 +740,27 @@ Test(engine, a_failing_process_stops_alone_with_its_diagnostic)
     cr_assert_eq(x.who[0], bad);
     cr_assert_str_eq(x.err[0], "tile 7 of 4 is out of range");
     cr_assert_eq(sim_engine_live_procs(e), 0);
+    /* The callback ran on this thread's stack, near this frame, not on a process stack. */
+    intptr_t here = (intptr_t)__builtin_frame_address(0);
+    for (int i = 0; i < x.n; i++) {
+        long dist = (long)((intptr_t)x.stack[i] - here);
+        cr_assert(dist > -65536 && dist < 65536, "on_exit ran %ld bytes away", dist);
+    }
     sim_engine_free(e);
+}
+
+static void step_from_callback(void *ctx, struct sim_proc *p)
+{
+    (void)p;
+    sim_engine_step(ctx, NULL);
+}
+
+Test(engine, stepping_from_a_callback_is_a_bug, .signal = SIGABRT)
+{
+    struct sim_engine *e = sim_engine_new(NULL);
+    sim_engine_on_exit(e, step_from_callback, e);
+    sim_proc_spawn(e, "t", ticker, NULL);
+    sim_engine_run(e, SIM_RUN_END, 0);
 }
 
 static void late_joiner(struct sim_proc *p, void *arg)
