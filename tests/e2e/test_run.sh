@@ -117,9 +117,6 @@ expect_out "failed completions are in the summary" '^  .*/r  E_NO_PE: '
 if grep -q $'\e' "$TMP/err" "$TMP/out"; then fail "no ESC byte reaches the terminal"; else
     ok "no ESC byte reaches the terminal"; fi
 
-# options of other parts of npuscope that this build does not have yet
-run "$NPUSCOPE" run --headless -k vector_add -o "$TMP/t.json"
-expect_status "--trace not built yet: exit 2" 2
-expect_one_line "--trace not built yet: one line"
+# -o, --chrome and the other trace options: test_run_trace.sh
 
 finish
