@@ -6,7 +6,8 @@
  * between the DMA and the memory, whose byte counters take the data.
  *
  * Far memories: dma_read -> the source's memory, dma_write -> the destination's, an IPCQ
- * copy arriving here -> this PE's TCM, a TileToken DMA stage -> the stage's memory.
+ * copy arriving here -> the memory of its slot (the cube's SRAM), a TileToken DMA stage ->
+ * the stage's memory.
  */
 #include "sim/chip.h"
 #include "sim/component.h"
@@ -39,11 +40,6 @@ static void transfer(struct sim_proc *p, struct sim_component *c, int far, uint6
     sim_component_release(p, c);
 }
 
-static int local_tcm(const struct sim_component *c)
-{
-    return sim_topo_node_at(sim_chip_topo(c->chip), c->sip, c->cube, c->pe, SIM_NODE_TCM);
-}
-
 static void dma_service(struct sim_proc *p, struct sim_component *c, struct sim_msg *msg)
 {
     struct sim_chip *chip = c->chip;
@@ -59,7 +55,12 @@ static void dma_service(struct sim_proc *p, struct sim_component *c, struct sim_
                  true);
         break;
     }
-    case SIM_MK_IPCQ_COPY: transfer(p, c, local_tcm(c), msg->u.ipcq.src.nbytes, true); break;
+    case SIM_MK_IPCQ_COPY: {
+        const struct sim_handle *dst = &msg->u.ipcq.dst;
+        transfer(p, c, sim_chip_mem_node(chip, dst->space, dst->addr), msg->u.ipcq.src.nbytes,
+                 true);
+        break;
+    }
     case SIM_MK_TILE_TOKEN: {
         const struct sim_tile_stage *st = &msg->u.tile.stages[msg->u.tile.stage_idx];
         transfer(p, c, st->mem, st->nbytes, st->type == SIM_STAGE_DMA_WRITE);

@@ -53,15 +53,22 @@ struct tl *tl_context_new(struct sim_chip *chip, int g)
     snprintf(tl->pe_id, sizeof(tl->pe_id), "sip%d.cube%d.pe%d", tl->sip, tl->cube, tl->pe);
     tl->cmdq_id = -1;
 
-    /* TCM layout: the stack allocator, then constants (1/16), then the IPCQ ring (1/4) */
-    uint64_t cap = sim_chip_config(chip)->tcm.capacity_bytes;
+    /* TCM layout: the stack allocator, then constants (1/16), then a quarter left free */
+    const struct sim_config *cfg = sim_chip_config(chip);
+    uint64_t cap = cfg->tcm.capacity_bytes;
     uint64_t window = cap < SIM_CHIP_PA_MAX ? cap : SIM_CHIP_PA_MAX;
     tl->tcm_cap = window;
-    tl->ipcq_size = window / 4 / TCM_ALIGN * TCM_ALIGN;
-    tl->ipcq_base = window - tl->ipcq_size;
+    tl->const_limit = window - window / 4 / TCM_ALIGN * TCM_ALIGN;
     uint64_t consts = window / 16 / TCM_ALIGN * TCM_ALIGN;
-    tl->stack_limit = tl->ipcq_base - consts;
+    tl->stack_limit = tl->const_limit - consts;
     tl->const_next = tl->stack_limit;
+
+    /* the IPCQ slots this PE receives into: its share of its cube's SRAM (ADR-0023 D9.7) */
+    uint64_t slice = cfg->sram.capacity_bytes / cfg->pes_per_cube / TCM_ALIGN * TCM_ALIGN;
+    if ((uint64_t)tl->pe * slice + slice > SIM_CHIP_PA_MAX)
+        slice = SIM_CHIP_PA_MAX / cfg->pes_per_cube / TCM_ALIGN * TCM_ALIGN;
+    tl->ipcq_base = (uint64_t)tl->pe * slice;
+    tl->ipcq_size = slice;
 
     char name[96];
     snprintf(name, sizeof(name), "%s.ipcq", tl->pe_id);
@@ -937,9 +944,9 @@ struct tl_tensor *tl_min(struct tl *tl, const struct tl_tensor *x, int axis)
 struct tl_tensor *tl_const(struct tl *tl, double value, enum sim_dtype dtype)
 {
     uint64_t n = align_up(sim_dtype_size(dtype));
-    if (tl->const_next + n > tl->ipcq_base)
+    if (tl->const_next + n > tl->const_limit)
         kfail(tl, "tl_const(): the constants region of the TCM is full (%llu bytes)",
-              (unsigned long long)(tl->ipcq_base - tl->stack_limit));
+              (unsigned long long)(tl->const_limit - tl->stack_limit));
     uint64_t addr = sim_chip_dev_addr(tl->g, tl->const_next);
     tl->const_next += n;
     int64_t one = 1;
@@ -1004,21 +1011,121 @@ struct tl_tensor *tl_composite(struct tl *tl, const char *op, const struct tl_te
     return h;
 }
 
+/* ---- TileTokens ------------------------------------------------------------------------------ */
+
+static struct sim_value *shape_value(const struct sim_handle *h)
+{
+    return sim_value_int_list(h->shape, h->ndim);
+}
+
+/* The params of a DMA stage from src to dst (ADR-0052 D3.2's keys, which phase 2 replays). */
+static struct sim_value *copy_params(const struct sim_handle *src, const struct sim_handle *dst,
+                                     const char *handle_id)
+{
+    struct sim_value *p = sim_value_map();
+    sim_value_map_set_str(p, "src_space", src->space);
+    sim_value_map_set_int(p, "src_addr", (int64_t)src->addr);
+    sim_value_map_set_str(p, "dst_space", dst->space);
+    sim_value_map_set_int(p, "dst_addr", (int64_t)dst->addr);
+    sim_value_map_set_take(p, "shape", shape_value(src));
+    sim_value_map_set_str(p, "dtype", sim_dtype_name(src->dtype));
+    sim_value_map_set_int(p, "nbytes", (int64_t)src->nbytes);
+    sim_value_map_set_str(p, "handle_id", handle_id);
+    return p;
+}
+
+/* The params of a GEMM stage: ADR-0052 D3.3's keys. */
+static struct sim_value *gemm_params(const struct sim_handle *a, const struct sim_handle *b,
+                                     const struct sim_handle *out)
+{
+    struct sim_value *p = sim_value_map();
+    sim_value_map_set_int(p, "src_a_addr", (int64_t)a->addr);
+    sim_value_map_set_int(p, "src_b_addr", (int64_t)b->addr);
+    sim_value_map_set_int(p, "dst_addr", (int64_t)out->addr);
+    sim_value_map_set_take(p, "shape_a", shape_value(a));
+    sim_value_map_set_take(p, "shape_b", shape_value(b));
+    sim_value_map_set_take(p, "shape_out", shape_value(out));
+    sim_value_map_set_str(p, "dtype_in", sim_dtype_name(a->dtype));
+    sim_value_map_set_str(p, "dtype_out", sim_dtype_name(out->dtype));
+    sim_value_map_set_int(p, "m", a->shape[0]);
+    sim_value_map_set_int(p, "k", a->shape[1]);
+    sim_value_map_set_int(p, "n", b->shape[1]);
+    sim_value_map_set_str(p, "src_a_space", a->space);
+    sim_value_map_set_str(p, "src_b_space", b->space);
+    sim_value_map_set_str(p, "dst_space", out->space);
+    return p;
+}
+
+struct tl_tensor *tl_tile_gemm(struct tl *tl, const struct tl_tensor *a, const struct tl_tensor *b,
+                               const struct tl_tensor *out)
+{
+    const char *call = "tl_tile_gemm()";
+    if (in_tcm(a))
+        kfail(tl, "%s: the tile a is in tcm: the token loads it from hbm or sram", call);
+    need_tcm(tl, b, call, "operand b");
+    if (strcmp(out->h.space, "hbm") != 0)
+        kfail(tl, "%s: the destination is in %s: the token writes to hbm", call, out->h.space);
+    char x[96], y[96], z[96];
+    if (a->h.ndim != 2 || b->h.ndim != 2 || out->h.ndim != 2 || a->h.shape[1] != b->h.shape[0] ||
+        out->h.shape[0] != a->h.shape[0] || out->h.shape[1] != b->h.shape[1])
+        kfail(tl, "%s: a %s by b %s into %s: the shapes do not match", call,
+              shape_str(&a->h, x, sizeof(x)), shape_str(&b->h, y, sizeof(y)),
+              shape_str(&out->h, z, sizeof(z)));
+    if (a->h.dtype != b->h.dtype)
+        kfail(tl, "%s: a is %s and b %s: the operands of a GEMM share a dtype", call,
+              sim_dtype_name(a->h.dtype), sim_dtype_name(b->h.dtype));
+    await(tl, a);
+    await(tl, b);
+    issue(tl);
+    struct tl_tensor *ta = new_tensor(tl, "tcm", tcm_alloc(tl, a->h.nbytes, call), a->h.dtype,
+                                      a->h.ndim, a->h.shape, TL_MEMORY);
+    struct tl_tensor *tc = new_tensor(tl, "tcm", tcm_alloc(tl, out->h.nbytes, call), out->h.dtype,
+                                      out->h.ndim, out->h.shape, TL_PENDING);
+    snprintf(tc->op, sizeof(tc->op), "TileToken/GEMM");
+    sim_chip_bind_pending(tl->chip, "tcm", tc->h.addr, tc->h.nbytes, tc->op);
+    struct tl_tensor *h = new_tensor(tl, out->h.space, out->h.addr, out->h.dtype, out->h.ndim,
+                                     out->h.shape, TL_PENDING);
+    snprintf(h->op, sizeof(h->op), "TileToken/GEMM");
+    sim_chip_bind_pending(tl->chip, out->h.space, out->h.addr, out->h.nbytes, h->op);
+
+    struct carrier *c = tl_alloc(tl, sizeof(*c));
+    c->kind = CARRY_PLAIN;
+    c->result = h;
+    struct sim_msg *m = &c->msg;
+    sim_msg_init(m, SIM_MK_TILE_TOKEN);
+    annotate(tl, m);
+    uint64_t mm = (uint64_t)a->h.shape[0], kk = (uint64_t)a->h.shape[1];
+    uint64_t nn = (uint64_t)b->h.shape[1];
+    sim_tile_add_stage_take(m, SIM_STAGE_DMA_READ, (uint32_t)tl->n_dma, a->h.nbytes, 0,
+                            copy_params(&a->h, &ta->h, ta->h.id));
+    m->u.tile.stages[0].mem = sim_chip_mem_node(tl->chip, a->h.space, a->h.addr);
+    sim_tile_add_stage_take(m, SIM_STAGE_GEMM, (uint32_t)tl->n_gemm, 0, 2 * mm * nn * kk,
+                            gemm_params(&ta->h, &b->h, &tc->h));
+    m->u.tile.stages[1].dtype = a->h.dtype;
+    snprintf(m->u.tile.stages[1].op, sizeof(m->u.tile.stages[1].op), "gemm");
+    sim_tile_add_stage_take(m, SIM_STAGE_DMA_WRITE, (uint32_t)tl->n_dma, out->h.nbytes, 0,
+                            copy_params(&tc->h, &out->h, tc->h.id));
+    m->u.tile.stages[2].mem = sim_chip_mem_node(tl->chip, out->h.space, out->h.addr);
+    sim_chip_route_msg(tl->chip, m, tl->n_cpu, tl->n_dma);
+    carry(tl, c, "TileToken");
+    return h;
+}
+
 /* ---- IPCQ ----------------------------------------------------------------------------------- */
 
 static void deliver_ipcq(struct sim_proc *p, struct carrier *c)
 {
     struct tl *dst = c->dst;
     const struct sim_handle *h = &c->msg.u.ipcq.dst;
-    struct tl_tensor *t = new_tensor(dst, "tcm", h->addr, h->dtype, h->ndim, h->shape,
+    struct tl_tensor *t = new_tensor(dst, h->space, h->addr, h->dtype, h->ndim, h->shape,
                                      c->src->state == TL_PENDING ? TL_PENDING : TL_LOADED);
     if (t->state == TL_PENDING) {
         snprintf(t->op, sizeof(t->op), "%s", c->src->op);
-        sim_chip_bind_pending(dst->chip, "tcm", h->addr, h->nbytes, c->src->op);
+        sim_chip_bind_pending(dst->chip, h->space, h->addr, h->nbytes, c->src->op);
     } else {
         snprintf(t->op, sizeof(t->op), "ipcq_copy");
         t->data = sim_tensor_copy(c->msg.u.ipcq.snapshot);
-        sim_chip_mem_write(dst->chip, "tcm", h->addr, t->data, "ipcq_copy");
+        sim_chip_mem_write(dst->chip, h->space, h->addr, t->data, "ipcq_copy");
     }
     sim_store_put(p, dst->inbox, t);
 }
@@ -1033,7 +1140,7 @@ struct tl_tensor *tl_ipcq_send(struct tl *tl, unsigned dst_rank, const struct tl
     struct tl *dst = tl->group->tl[dst_rank];
     uint64_t n = align_up(src->h.nbytes);
     if (n > dst->ipcq_size)
-        kfail(tl, "%s: %llu bytes do not fit the %llu-byte IPCQ ring of %s", call,
+        kfail(tl, "%s: %llu bytes do not fit the %llu-byte IPCQ slot ring of %s", call,
               (unsigned long long)n, (unsigned long long)dst->ipcq_size, dst->pe_id);
     if (dst->ipcq_next + n > dst->ipcq_size)
         dst->ipcq_next = 0;
@@ -1042,7 +1149,7 @@ struct tl_tensor *tl_ipcq_send(struct tl *tl, unsigned dst_rank, const struct tl
     issue(tl);
 
     struct tl_tensor *h =
-        new_tensor(tl, "tcm", addr, src->h.dtype, src->h.ndim, src->h.shape, TL_MEMORY);
+        new_tensor(tl, "sram", addr, src->h.dtype, src->h.ndim, src->h.shape, TL_MEMORY);
     snprintf(h->op, sizeof(h->op), "ipcq_copy");
     struct carrier *c = tl_alloc(tl, sizeof(*c));
     c->kind = CARRY_IPCQ;
@@ -1052,7 +1159,7 @@ struct tl_tensor *tl_ipcq_send(struct tl *tl, unsigned dst_rank, const struct tl
     sim_msg_init(&c->msg, SIM_MK_IPCQ_COPY);
     annotate(tl, &c->msg);
     c->msg.u.ipcq.src = src->h;
-    sim_handle_set(&c->msg.u.ipcq.dst, "tcm", addr, src->h.dtype, src->h.ndim, src->h.shape, NULL);
+    sim_handle_set(&c->msg.u.ipcq.dst, "sram", addr, src->h.dtype, src->h.ndim, src->h.shape, NULL);
     snprintf(c->msg.u.ipcq.dst.id, sizeof(c->msg.u.ipcq.dst.id), "%s", h->h.id);
     if (src->state == TL_LOADED && src->data)
         c->msg.u.ipcq.snapshot = sim_tensor_copy(src->data);

@@ -116,7 +116,7 @@ enum sim_dtype tl_dtype(const struct tl_tensor *t);
 unsigned tl_ndim(const struct tl_tensor *t);
 int64_t tl_dim(const struct tl_tensor *t, unsigned i); /* negative i counts from the end */
 uint64_t tl_numel(const struct tl_tensor *t);
-const char *tl_space(const struct tl_tensor *t); /* "hbm", "tcm" */
+const char *tl_space(const struct tl_tensor *t); /* "hbm", "tcm", "sram" */
 uint64_t tl_addr(const struct tl_tensor *t);     /* device address */
 bool tl_is_pending(const struct tl_tensor *t);   /* a phase-1 compute result */
 
@@ -177,6 +177,20 @@ struct tl_tensor *tl_composite(struct tl *tl, const char *op, const struct tl_te
                                const struct tl_tensor *b, const struct tl_tensor *out,
                                const char *math_op);
 
+/*
+ * One output tile of a GEMM as a TileToken (ADR-0052 D5) that routes itself through the
+ * PE's engines, the explicit counterpart of tl_composite: DMA_READ of a (an m x k tile in
+ * HBM or SRAM) into TCM, GEMM of that by b (k x n, already in TCM), DMA_WRITE of the m x n
+ * product to out (HBM; its dtype is the product's). Each stage is logged as
+ * "TileToken/DMA_READ", "TileToken/GEMM", "TileToken/DMA_WRITE" with the params of the op
+ * it stands for (a copy's src/dst spaces and addresses, shape, dtype; a GEMM's D3.3 keys),
+ * so phase 2 replays it. The TCM tile and product are taken from the stack allocator now
+ * (release them after tl_wait); out is pending from now on (visibility = issue). Returns
+ * at once: a pending handle on out to tl_wait on.
+ */
+struct tl_tensor *tl_tile_gemm(struct tl *tl, const struct tl_tensor *a, const struct tl_tensor *b,
+                               const struct tl_tensor *out);
+
 /* Elementwise, on the MATH engine, inputs in TCM, broadcasting. Block for the engine. */
 struct tl_tensor *tl_exp(struct tl *tl, const struct tl_tensor *x);
 struct tl_tensor *tl_log(struct tl *tl, const struct tl_tensor *x);
@@ -219,12 +233,15 @@ struct tl_tensor *tl_math(struct tl *tl, const char *op, unsigned n,
 /* ---- between PEs (IPCQ) ------------------------------------------------------------------ */
 
 /* Send src (a TCM tensor) to the PE of rank dst_rank of this launch: the copy crosses the
- * NoC to that PE's DMA, which writes it into that PE's TCM (logged as "ipcq_copy",
- * ADR-0052 D3.6). Returns at once (a handle to tl_wait on). */
+ * NoC to that PE's DMA, which writes it into one of that PE's IPCQ slots, in its cube's
+ * SRAM (ADR-0023 D9.7; logged as "ipcq_copy" from "tcm" to "sram", ADR-0052 D3.6).
+ * Returns at once (a handle to tl_wait on). */
 struct tl_tensor *tl_ipcq_send(struct tl *tl, unsigned dst_rank, const struct tl_tensor *src);
 
-/* The next tensor another PE sent to this one (in arrival order), in this PE's TCM.
- * Blocks until one has arrived. */
+/* The next tensor another PE sent to this one (in arrival order), in its IPCQ slot in SRAM:
+ * its data when the sender's was real (tl_get works), pending when it was a compute
+ * result; tl_load it into TCM to compute on it. Blocks until one has arrived. A slot is
+ * reused once the ring of slots (the PE's share of the SRAM) wraps around. */
 struct tl_tensor *tl_ipcq_recv(struct tl *tl);
 
 /* ---- annotations --------------------------------------------------------------------------- */

@@ -51,8 +51,10 @@ struct tl {
     uint64_t tcm_cap;     /* bytes of TCM */
     uint64_t tcm_top;     /* the stack allocator's top (offset in the TCM window) */
     uint64_t stack_limit; /* where the constants region starts */
-    uint64_t const_next;  /* next constant (grows up to ipcq_base) */
-    uint64_t ipcq_base, ipcq_size, ipcq_next; /* the IPCQ receive ring */
+    uint64_t const_next;  /* next constant (grows up to const_limit) */
+    uint64_t const_limit; /* where the constants region ends */
+    uint64_t ipcq_base, ipcq_size, ipcq_next; /* the IPCQ receive slots: PAs of this PE's
+                                                 window in "sram" (its cube's SRAM) */
 
     struct sim_store *inbox; /* IPCQ arrivals: struct tl_tensor * */
 

@@ -1,0 +1,149 @@
+/*
+ * allreduce_ring: every PE of the launch holds a vector of n elements; afterwards every PE
+ * holds their sum. The classic ring: the vector is cut into P chunks (P = PEs); in the
+ * reduce-scatter phase (P - 1 steps) each PE sends a partial sum to its right neighbour and
+ * adds the chunk arriving from its left one to its own, so that it ends with the full sum
+ * of one chunk; in the all-gather phase (P - 1 steps) the full chunks travel round the ring.
+ *
+ * Chunks move by IPCQ copies (tl_ipcq_send: TCM -> the neighbour's IPCQ slot in its cube's
+ * SRAM, logged "ipcq_copy", ADR-0052 D3.6, ADR-0023 D9.7), are loaded from SRAM into TCM
+ * ("dma_read"), added ("add", with input snapshots) and stored ("dma_write"). Partial sums
+ * are compute results, so in phase 1 most copies carry pending data.
+ *
+ * Arguments: x, out (P x n, one row per PE): tensors; n: i32.
+ */
+#include "sim/kernels/kernels.h"
+
+#include <stdio.h>
+
+enum { X_ARG, OUT_ARG, N_ARG };
+
+/* Elements [c * n / P, (c + 1) * n / P) of the 1-d vector v. */
+static struct tl_tensor *chunk(struct tl *tl, const struct tl_tensor *v, int64_t n, int64_t P,
+                               int64_t c)
+{
+    int64_t lo = c * n / P, len = (c + 1) * n / P - lo;
+    return tl_view(tl, v, (uint64_t)lo, 1, &len);
+}
+
+static int64_t mod(int64_t a, int64_t m)
+{
+    return ((a % m) + m) % m;
+}
+
+static void allreduce_ring(struct tl *tl, const struct kargs *a)
+{
+    int64_t n = tl_arg_int(tl, a, N_ARG), P = tl_nranks(tl), r = tl_rank(tl);
+    if (sim_kutil_row_elems(tl, a, X_ARG) != n || sim_kutil_row_elems(tl, a, OUT_ARG) != n)
+        tl_fail(tl, "x and out must have rows of n = %lld elements", (long long)n);
+    if (n < P)
+        tl_fail(tl, "n = %lld elements do not make a chunk for each of the %lld PEs", (long long)n,
+                (long long)P);
+    int64_t rows, row0 = sim_kutil_my_rows(tl, a, X_ARG, &rows);
+    if (rows != 1)
+        tl_fail(tl, "x must hold one row per PE, this PE has %lld", (long long)rows);
+    struct tl_tensor *x = tl_reshape(tl, sim_kutil_rows(tl, a, X_ARG, row0, 1), 1, &n);
+    struct tl_tensor *out = tl_reshape(tl, sim_kutil_rows(tl, a, OUT_ARG, row0, 1), 1, &n);
+    unsigned right = (unsigned)mod(r + 1, P);
+    char tile[48];
+
+    tl_marker(tl, "allreduce.reduce_scatter");
+    struct tl_tensor *cur = tl_load(tl, chunk(tl, x, n, P, r));
+    if (P == 1) {
+        tl_store(tl, out, cur);
+        tl_marker(tl, "allreduce.end");
+        return;
+    }
+    struct tl_tensor *first = tl_ipcq_send(tl, right, cur);
+    for (int64_t s = 0; s < P - 1; s++) {
+        int64_t c = mod(r - s - 1, P);
+        snprintf(tile, sizeof(tile), "reduce_scatter_%lld", (long long)s);
+        tl_set_tile(tl, tile);
+        struct tl_tensor *in = tl_ipcq_recv(tl);
+        uint64_t mark = tl_tcm_mark(tl);
+        struct tl_tensor *sum = tl_add(tl, tl_load(tl, chunk(tl, x, n, P, c)), tl_load(tl, in));
+        if (s < P - 2) {
+            tl_wait(tl, tl_ipcq_send(tl, right, sum));
+            tl_tcm_release(tl, mark);
+        } else {
+            cur = sum; /* the full sum of chunk r + 1: kept for the all-gather */
+            tl_store(tl, chunk(tl, out, n, P, c), cur);
+        }
+    }
+    tl_wait(tl, first);
+
+    tl_marker(tl, "allreduce.all_gather");
+    struct tl_tensor *sent = tl_ipcq_send(tl, right, cur);
+    for (int64_t s = 0; s < P - 1; s++) {
+        int64_t c = mod(r - s, P);
+        snprintf(tile, sizeof(tile), "all_gather_%lld", (long long)s);
+        tl_set_tile(tl, tile);
+        struct tl_tensor *in = tl_ipcq_recv(tl);
+        uint64_t mark = tl_tcm_mark(tl);
+        struct tl_tensor *got = tl_load(tl, in);
+        tl_store(tl, chunk(tl, out, n, P, c), got);
+        if (s < P - 2)
+            tl_wait(tl, tl_ipcq_send(tl, right, got));
+        tl_tcm_release(tl, mark);
+    }
+    tl_wait(tl, sent);
+    tl_set_tile(tl, NULL);
+    tl_marker(tl, "allreduce.end");
+}
+
+static const enum sim_dtype dtypes[] = {SIM_F32, SIM_F16, SIM_BF16, SIM_I32};
+
+static int setup(struct sim_kbuild *b, const struct sim_kparams *p, struct diag *d)
+{
+    int rc;
+    if ((rc = sim_kutil_at_least(p, "n", 1, d)) < 0 ||
+        (rc = sim_kutil_dtype(p, dtypes, sizeof(dtypes) / sizeof(dtypes[0]), d)) < 0 ||
+        (rc = sim_kutil_pes(b, p, d)) < 0)
+        return rc;
+    int64_t P = rc, n = sim_kparams_int(p, "n");
+    if (n < P)
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                        "-k %s: key 'n': %lld elements do not make a chunk for each of %lld PEs",
+                        p->kernel->name, (long long)n, (long long)P);
+    enum sim_dtype dt = sim_kparams_dtype(p, "dtype");
+    bool fl = sim_dtype_is_float(dt);
+    int64_t shape[2] = {P, n};
+    if ((rc = sim_kutil_tensor(b, "x", dt, 2, shape, SIM_KFILL_RANDOM, fl ? -1 : -100, fl ? 1 : 100,
+                               true, false, d)) < 0 ||
+        (rc = sim_kutil_tensor(b, "out", dt, 2, shape, SIM_KFILL_ZERO, 0, 0, true, true, d)) < 0)
+        return rc;
+    sim_kbuild_int(b, n);
+    return 0;
+}
+
+static const struct sim_kparam params[] = {
+    {"n", SIM_KP_INT, "1024", "elements of each PE's vector"},
+    {"pes", SIM_KP_INT, "0", "PEs in the ring (0: every PE)"},
+    {"dtype", SIM_KP_DTYPE, "f32", "element type: f32, f16, bf16, i32"},
+    {NULL, SIM_KP_INT, NULL, NULL},
+};
+
+const struct sim_kernel sim_kernel_allreduce_ring = {
+    .name = "allreduce_ring",
+    .summary = "ring all-reduce (reduce-scatter, all-gather) of a vector per PE over IPCQ",
+    .args = "x, out (P x n, a row per PE): tensor; n: i32",
+    .fn = allreduce_ring,
+    .params = params,
+    .setup = setup,
+};
+
+void sim_kref_allreduce(const struct sim_tensor *x, struct sim_tensor *out)
+{
+    /* the ring's order: chunk c starts on PE c and collects PE c + 1, c + 2, ... in turn,
+     * each partial sum rounded to the dtype (the adds run in it) */
+    int64_t P = x->shape[0], n = (int64_t)sim_tensor_numel(x) / P;
+    for (int64_t c = 0; c < P; c++)
+        for (int64_t i = c * n / P; i < (c + 1) * n / P; i++) {
+            double s = sim_tensor_get(x, (size_t)(c * n + i));
+            for (int64_t j = 1; j < P; j++)
+                s = sim_kutil_round(x->dtype,
+                                    s + sim_tensor_get(x, (size_t)(mod(c + j, P) * n + i)));
+            for (int64_t r = 0; r < P; r++)
+                sim_tensor_set(out, (size_t)(r * n + i), s);
+        }
+}

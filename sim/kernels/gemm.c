@@ -1,0 +1,207 @@
+/*
+ * gemm and gemm_explicit: C = A @ B, the rows of C spread over the launch's PEs (each PE
+ * computes its shard of C from the matching rows of A and the whole of B).
+ *
+ * - gemm hands its part to the engine in one tl_composite(gemm): the engine tiles it and
+ *   runs its own READ -> GEMM -> WRITE pipeline (op log: one "composite_gemm" per PE with
+ *   ADR-0052 D3.5's keys, and the pipeline's TileToken stages).
+ * - gemm_explicit does the tiling itself: it loads B into TCM once, then sends one
+ *   TileToken per row tile of A through DMA_READ -> GEMM -> DMA_WRITE (tl_tile_gemm), two
+ *   tokens in flight (op log: "dma_read" of B, then "TileToken/DMA_READ",
+ *   "TileToken/GEMM", "TileToken/DMA_WRITE" per tile, with the params phase 2 replays).
+ *
+ * Arguments: a (m x k), b (k x n), c (m x n): tensors; m, n, k: i32; gemm_explicit also
+ * takes tile: i32 (rows of A per token, 0 or absent: as many as fit the TCM, at most 64).
+ * Inputs f32, f16, bf16 give C of the same dtype; i8 gives i32 (exact integer GEMM).
+ */
+#include "sim/kernels/kernels.h"
+
+#include <stdio.h>
+
+enum { A_ARG, B_ARG, C_ARG, M_ARG, N_ARG, K_ARG, TILE_ARG };
+enum { MAX_TILE_ROWS = 64, DEPTH = 2 };
+
+static void expect_shape(struct tl *tl, const struct kargs *a, size_t i, const char *name,
+                         int64_t rows, int64_t cols)
+{
+    const struct karg *k = &a->v[i];
+    if (!k->is_tensor || !k->has_dtype || k->ndim != 2 || k->shape[0] != rows ||
+        k->shape[1] != cols)
+        tl_fail(tl, "argument %zu (%s) must be a %lld x %lld tensor", i, name, (long long)rows,
+                (long long)cols);
+}
+
+/* This PE's rows of C, the matching rows of A and the whole of B (HBM). */
+static int64_t operands(struct tl *tl, const struct kargs *a, struct tl_tensor **ta,
+                        struct tl_tensor **tb, struct tl_tensor **tc)
+{
+    int64_t m = tl_arg_int(tl, a, M_ARG), n = tl_arg_int(tl, a, N_ARG);
+    int64_t k = tl_arg_int(tl, a, K_ARG);
+    expect_shape(tl, a, A_ARG, "a", m, k);
+    expect_shape(tl, a, B_ARG, "b", k, n);
+    expect_shape(tl, a, C_ARG, "c", m, n);
+    int64_t rows, row0 = sim_kutil_my_rows(tl, a, C_ARG, &rows);
+    *tc = sim_kutil_rows(tl, a, C_ARG, row0, rows);
+    *ta = sim_kutil_rows(tl, a, A_ARG, row0, rows);
+    *tb = sim_kutil_rows(tl, a, B_ARG, 0, k);
+    if (tl_dtype(*ta) != tl_dtype(*tb))
+        tl_fail(tl, "a is %s and b %s: they must share a dtype", sim_dtype_name(tl_dtype(*ta)),
+                sim_dtype_name(tl_dtype(*tb)));
+    return rows;
+}
+
+static void gemm(struct tl *tl, const struct kargs *a)
+{
+    struct tl_tensor *ta, *tb, *tc;
+    operands(tl, a, &ta, &tb, &tc);
+    tl_set_tile(tl, "gemm");
+    tl_marker(tl, "gemm.begin");
+    tl_wait(tl, tl_composite(tl, "gemm", ta, tb, tc, NULL));
+    tl_marker(tl, "gemm.end");
+    tl_set_tile(tl, NULL);
+}
+
+static void gemm_explicit(struct tl *tl, const struct kargs *a)
+{
+    struct tl_tensor *ta, *tb, *tc;
+    int64_t rows = operands(tl, a, &ta, &tb, &tc);
+    int64_t k = tl_dim(ta, 1), n = tl_dim(tb, 1);
+    int64_t want = a->n > TILE_ARG ? tl_arg_int(tl, a, TILE_ARG) : 0;
+    if (want < 0)
+        tl_fail(tl, "tile is %lld: rows per token, 0 for as many as fit", (long long)want);
+
+    tl_marker(tl, "gemm_explicit.begin");
+    struct tl_tensor *b = tl_load(tl, tb); /* B stays in TCM for every tile */
+
+    /* rows per token: DEPTH tokens in flight, each holding its A tile and product */
+    uint64_t ra = (uint64_t)k * sim_dtype_size(tl_dtype(ta));
+    uint64_t rc = (uint64_t)n * sim_dtype_size(tl_dtype(tc));
+    uint64_t per_row[2 * DEPTH];
+    for (int i = 0; i < DEPTH; i++) {
+        per_row[2 * i] = ra;
+        per_row[2 * i + 1] = rc;
+    }
+    int64_t most = want ? want : MAX_TILE_ROWS;
+    int64_t tm =
+        sim_kutil_tile_rows(tl_tcm_avail(tl), per_row, 2 * DEPTH, rows < most ? rows : most);
+    if (want && tm < (rows < want ? rows : want))
+        tl_fail(tl,
+                "tile=%lld: %d tiles of %lld rows do not fit the %llu bytes of TCM left "
+                "next to b",
+                (long long)want, DEPTH, (long long)want, (unsigned long long)tl_tcm_avail(tl));
+    if (tm == 0)
+        tl_fail(tl, "b (%lld x %lld) leaves %llu bytes of TCM: no room for a row tile",
+                (long long)k, (long long)n, (unsigned long long)tl_tcm_avail(tl));
+
+    char tile_id[48];
+    for (int64_t r = 0, t = 0; r < rows; t += DEPTH) {
+        uint64_t mark = tl_tcm_mark(tl);
+        struct tl_tensor *inflight[DEPTH];
+        int busy = 0;
+        for (; busy < DEPTH && r < rows; busy++, r += tm) {
+            int64_t len = rows - r < tm ? rows - r : tm;
+            int64_t sa[2] = {len, k}, sc[2] = {len, n};
+            long long id = t + busy;
+            snprintf(tile_id, sizeof(tile_id), "gemm_tile_%lld", id);
+            tl_set_tile(tl, tile_id);
+            inflight[busy] = tl_tile_gemm(tl, tl_view(tl, ta, (uint64_t)(r * k), 2, sa), b,
+                                          tl_view(tl, tc, (uint64_t)(r * n), 2, sc));
+        }
+        for (int i = 0; i < busy; i++)
+            tl_wait(tl, inflight[i]);
+        tl_tcm_release(tl, mark);
+    }
+    tl_set_tile(tl, NULL);
+    tl_marker(tl, "gemm_explicit.end");
+}
+
+/* ---- setup --------------------------------------------------------------------------------- */
+
+static const enum sim_dtype dtypes[] = {SIM_F32, SIM_F16, SIM_BF16, SIM_I8};
+
+static int setup_common(struct sim_kbuild *b, const struct sim_kparams *p, struct diag *d)
+{
+    int rc;
+    if ((rc = sim_kutil_at_least(p, "m", 1, d)) < 0 ||
+        (rc = sim_kutil_at_least(p, "n", 1, d)) < 0 ||
+        (rc = sim_kutil_at_least(p, "k", 1, d)) < 0 ||
+        (rc = sim_kutil_dtype(p, dtypes, sizeof(dtypes) / sizeof(dtypes[0]), d)) < 0 ||
+        (rc = sim_kutil_pes(b, p, d)) < 0)
+        return rc;
+    int64_t m = sim_kparams_int(p, "m"), n = sim_kparams_int(p, "n"), k = sim_kparams_int(p, "k");
+    enum sim_dtype dt = sim_kparams_dtype(p, "dtype");
+    bool fl = sim_dtype_is_float(dt);
+    int64_t sa[2] = {m, k}, sb[2] = {k, n}, sc[2] = {m, n};
+    if ((rc = sim_kutil_tensor(b, "a", dt, 2, sa, SIM_KFILL_RANDOM, fl ? -1 : -8, fl ? 1 : 8, true,
+                               false, d)) < 0 ||
+        (rc = sim_kutil_tensor(b, "b", dt, 2, sb, SIM_KFILL_RANDOM, fl ? -1 : -8, fl ? 1 : 8, false,
+                               false, d)) < 0 ||
+        (rc = sim_kutil_tensor(b, "c", sim_kutil_gemm_out(dt), 2, sc, SIM_KFILL_ZERO, 0, 0, true,
+                               true, d)) < 0)
+        return rc;
+    sim_kbuild_int(b, m);
+    sim_kbuild_int(b, n);
+    sim_kbuild_int(b, k);
+    return 0;
+}
+
+static int setup_explicit(struct sim_kbuild *b, const struct sim_kparams *p, struct diag *d)
+{
+    int rc = sim_kutil_at_least(p, "tile", 0, d);
+    if (rc < 0 || (rc = setup_common(b, p, d)) < 0)
+        return rc;
+    sim_kbuild_int(b, sim_kparams_int(p, "tile"));
+    return 0;
+}
+
+static const struct sim_kparam gemm_params[] = {
+    {"m", SIM_KP_INT, "128", "rows of A and C (split over the PEs)"},
+    {"n", SIM_KP_INT, "128", "columns of B and C"},
+    {"k", SIM_KP_INT, "128", "columns of A, rows of B"},
+    {"pes", SIM_KP_INT, "0", "PEs the rows are split over (0: every PE)"},
+    {"dtype", SIM_KP_DTYPE, "f32", "input type: f32, f16, bf16 (C alike) or i8 (C i32)"},
+    {NULL, SIM_KP_INT, NULL, NULL},
+};
+
+static const struct sim_kparam explicit_params[] = {
+    {"m", SIM_KP_INT, "128", "rows of A and C (split over the PEs)"},
+    {"n", SIM_KP_INT, "32", "columns of B and C"},
+    {"k", SIM_KP_INT, "64", "columns of A, rows of B (B must fit the TCM)"},
+    {"tile", SIM_KP_INT, "0", "rows of A per TileToken (0: as many as fit, at most 64)"},
+    {"pes", SIM_KP_INT, "0", "PEs the rows are split over (0: every PE)"},
+    {"dtype", SIM_KP_DTYPE, "f32", "input type: f32, f16, bf16 (C alike) or i8 (C i32)"},
+    {NULL, SIM_KP_INT, NULL, NULL},
+};
+
+const struct sim_kernel sim_kernel_gemm = {
+    .name = "gemm",
+    .summary = "C = A @ B with tl_composite(gemm), the rows of C spread over PEs",
+    .args = "a (m x k), b (k x n), c (m x n): tensor; m, n, k: i32",
+    .fn = gemm,
+    .params = gemm_params,
+    .setup = setup_common,
+};
+
+const struct sim_kernel sim_kernel_gemm_explicit = {
+    .name = "gemm_explicit",
+    .summary = "C = A @ B as TileTokens of explicit load / dot / store, rows spread over PEs",
+    .args = "a (m x k), b (k x n), c (m x n): tensor; m, n, k: i32; tile: i32 (optional)",
+    .fn = gemm_explicit,
+    .params = explicit_params,
+    .setup = setup_explicit,
+};
+
+/* ---- reference ----------------------------------------------------------------------------- */
+
+void sim_kref_gemm(const struct sim_tensor *a, const struct sim_tensor *b, struct sim_tensor *c)
+{
+    int64_t m = a->shape[0], k = a->shape[1], n = b->shape[1];
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double acc = 0;
+            for (int64_t x = 0; x < k; x++)
+                acc +=
+                    sim_tensor_get(a, (size_t)(i * k + x)) * sim_tensor_get(b, (size_t)(x * n + j));
+            sim_tensor_set(c, (size_t)(i * n + j), acc);
+        }
+}

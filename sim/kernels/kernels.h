@@ -1,0 +1,110 @@
+/*
+ * Private to the built-in kernels (the files of sim/kernels/) and their tests: helpers the kernels
+ * share (parameter checks, the PEs of a launch, rows of a tensor argument whatever its
+ * sharding), and each kernel's reference: its expected outputs computed from its inputs by
+ * straightforward loops, independent of the simulator, for phase-2 verification.
+ */
+#ifndef SIM_KERNELS_KERNELS_H
+#define SIM_KERNELS_KERNELS_H
+
+#include "sim/diag.h"
+#include "sim/dtype.h"
+#include "sim/kernel.h"
+#include "sim/tensor.h"
+#include "sim/tl.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- setup helpers (return 0 or -SIM_EINVAL with d filled: "-k NAME: key 'k': ...") ------ */
+
+/* Run the launch on the PEs the "pes" parameter asks for (0: every PE of the chip).
+ * Returns the PE count (>= 1), or a negative sim_err. */
+int sim_kutil_pes(struct sim_kbuild *b, const struct sim_kparams *p, struct diag *d);
+
+/* Integer parameter key must be at least min. */
+int sim_kutil_at_least(const struct sim_kparams *p, const char *key, int64_t min, struct diag *d);
+
+/* Integer parameter key must divide by `by` (what names the divisor, e.g. "heads"). */
+int sim_kutil_divides(const struct sim_kparams *p, const char *key, int64_t by, const char *what,
+                      struct diag *d);
+
+/* The "dtype" parameter must be one of allowed[0..n). */
+int sim_kutil_dtype(const struct sim_kparams *p, const enum sim_dtype *allowed, size_t n,
+                    struct diag *d);
+
+/* v rounded to dtype dt, as storing it in a tensor of dt and reading it back does. */
+double sim_kutil_round(enum sim_dtype dt, double v);
+
+/* The dtype a GEMM of dt inputs produces: i32 for integers, else dt itself. */
+enum sim_dtype sim_kutil_gemm_out(enum sim_dtype dt);
+
+/* Add a tensor argument (sim_kbuild_tensor with the fields spelled out). */
+int sim_kutil_tensor(struct sim_kbuild *b, const char *label, enum sim_dtype dt, unsigned ndim,
+                     const int64_t *shape, enum sim_kfill fill, double lo, double hi, bool split,
+                     bool read_back, struct diag *d);
+
+/* ---- kernel helpers (they stop the kernel on a mismatch, naming it) ---------------------- */
+
+/* Elements per row of tensor argument i (the product of its dimensions after the first). */
+int64_t sim_kutil_row_elems(struct tl *tl, const struct kargs *a, size_t i);
+
+/* The first row (of the whole tensor) of this PE's shard of tensor argument i, and its
+ * row count in *rows. Stops the kernel when this PE holds no shard of it. */
+int64_t sim_kutil_my_rows(struct tl *tl, const struct kargs *a, size_t i, int64_t *rows);
+
+/* Rows [row0, row0 + nrows) of tensor argument i as an HBM tensor of shape (nrows, ...),
+ * from the shard that holds them (split or whole). Stops the kernel when no shard holds
+ * the whole range. */
+struct tl_tensor *sim_kutil_rows(struct tl *tl, const struct kargs *a, size_t i, int64_t row0,
+                                 int64_t nrows);
+
+/* Rows per tile: the largest R <= max such that n allocations of R * row_bytes[i] bytes
+ * each (every one rounded up to the 64-byte TCM allocation unit) fit in avail bytes; 0 when
+ * not even one row fits. */
+int64_t sim_kutil_tile_rows(uint64_t avail, const uint64_t *row_bytes, size_t n, int64_t max);
+
+/* ---- references (whole tensors, in the launch's argument order; outputs overwritten) ---- */
+
+/* c = a @ b (a: m x k, b: k x n, c: m x n), accumulated in double (exact for integers). */
+void sim_kref_gemm(const struct sim_tensor *a, const struct sim_tensor *b, struct sim_tensor *c);
+
+/* y = softmax(x) over the last axis, computed in f32 semantics (double, rounded to y). */
+void sim_kref_softmax(const struct sim_tensor *x, struct sim_tensor *y);
+
+/* out = x / sqrt(mean(x^2, -1) + eps) * w. */
+void sim_kref_rmsnorm(const struct sim_tensor *x, const struct sim_tensor *w, double eps,
+                      struct sim_tensor *out);
+
+/* out = (x - mean) / sqrt(var + eps) * gamma + beta, over the last axis. */
+void sim_kref_layernorm(const struct sim_tensor *x, const struct sim_tensor *gamma,
+                        const struct sim_tensor *beta, double eps, struct sim_tensor *out);
+
+/* x and out: (P, n): every row of out is the sum of the rows of x, in the ring's order. */
+void sim_kref_allreduce(const struct sim_tensor *x, struct sim_tensor *out);
+
+/* out[i] = x[i] * scale where mask[i / tile] != 0, else 0. */
+void sim_kref_sparse_scale(const struct sim_tensor *x, const struct sim_tensor *mask, int64_t tile,
+                           double scale, struct sim_tensor *out);
+
+/* The shape of an llm_decode run. */
+struct sim_kref_llm {
+    int64_t layers, d, heads, ff, prompt, gen;
+    double eps;
+};
+
+/*
+ * llm_decode for one sequence: prompt (prompt x d), weights wq, wk, wv, wo (layers*d x d),
+ * w1 (layers*d x ff), w2 (layers*ff x d); writes kcache, vcache (layers*T x d, T = prompt +
+ * gen) and out (T x d: the hidden state after the last layer at each position). Values are
+ * rounded to the tensors' dtype where the kernel casts (the caches and out).
+ */
+void sim_kref_llm_decode(const struct sim_kref_llm *s, const struct sim_tensor *prompt,
+                         const struct sim_tensor *wq, const struct sim_tensor *wk,
+                         const struct sim_tensor *wv, const struct sim_tensor *wo,
+                         const struct sim_tensor *w1, const struct sim_tensor *w2,
+                         struct sim_tensor *kcache, struct sim_tensor *vcache,
+                         struct sim_tensor *out);
+
+#endif

@@ -1,0 +1,409 @@
+/*
+ * llm_decode: a small decoder-only transformer running a prompt (prefill) and then
+ * generating tokens (decode), one sequence per PE of the launch (a batch). Per token and
+ * per layer:
+ *
+ *   attention   h = rmsnorm(x); k = h @ Wk, v = h @ Wv appended to the layer's KV cache in
+ *               HBM (which grows by one row per token); q = h @ Wq; per head, scores of q
+ *               against the cache rows 0..t (mul, sum), scaled by 1/sqrt(head_dim),
+ *               softmax over the positions (max, sub, exp, sum, div), weighted sum of the
+ *               value rows (mul, sum); x += o @ Wo
+ *   MLP         h = rmsnorm(x); x += silu(h @ W1) @ W2
+ *
+ * (rmsnorm without weights; one attention head is d / heads wide.) The prompt is fed one
+ * token at a time, so prefill and decode steps have the same shape; in decode the input of
+ * step t is the hidden state of step t - 1 (no sampling: choosing a token would branch on
+ * a compute result, which phase 1 does not have, ADR-0020 D3). The residual stream lives
+ * in out (row t: the hidden state at position t); the kernel keeps its TCM small by
+ * passing the attention output and the MLP activation through an HBM scratch row.
+ *
+ * What it reports: a TOKEN_EVENT per position (tl_token_begin / tl_token_end: PREFILL for
+ * the prompt, DECODE after), a MARKER_EVENT "layerL" at the start of every layer of every
+ * token and "PREFILL_DONE" after the prompt; its ops carry layer_id "layerL" and tile_id
+ * "tokT.attn" / "tokT.mlp".
+ *
+ * Arguments: prompt (prompt x d), wq, wk, wv, wo (layers*d x d), w1 (layers*d x ff),
+ * w2 (layers*ff x d), kcache, vcache (layers*T x d, T = prompt + gen), scratch (1 x ff),
+ * out (T x d): tensors (prompt, caches, scratch, out one per PE; weights shared); layers,
+ * heads, prompt, gen: i32; eps: f32. Weights, caches and out are of the dtype (f32, f16,
+ * bf16); the dots run on it, accumulating in f32, and everything else runs in f32.
+ */
+#include "sim/kernels/kernels.h"
+
+#include "sim/xalloc.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+enum {
+    PROMPT_ARG,
+    WQ_ARG,
+    WK_ARG,
+    WV_ARG,
+    WO_ARG,
+    W1_ARG,
+    W2_ARG,
+    KC_ARG,
+    VC_ARG,
+    SCRATCH_ARG,
+    OUT_ARG,
+    LAYERS_ARG,
+    HEADS_ARG,
+    PROMPT_LEN_ARG,
+    GEN_ARG,
+    EPS_ARG,
+};
+
+struct llm {
+    struct tl *tl;
+    const struct kargs *a;
+    int64_t layers, d, heads, ff, prompt, gen, T;
+    enum sim_dtype dt;
+    struct tl_tensor *x_in, *kc, *vc, *scratch, *out; /* this PE's, in HBM */
+    struct tl_tensor *eps, *scale;                    /* f32 constants in TCM */
+};
+
+static struct tl_tensor *f32(struct llm *m, struct tl_tensor *t)
+{
+    return tl_dtype(t) == SIM_F32 ? t : tl_cast(m->tl, t, SIM_F32);
+}
+
+static struct tl_tensor *to_dt(struct llm *m, struct tl_tensor *t)
+{
+    return tl_dtype(t) == m->dt ? t : tl_cast(m->tl, t, m->dt);
+}
+
+/* Row i (1 x cols) of the 2-d HBM tensor t. */
+static struct tl_tensor *row(struct llm *m, const struct tl_tensor *t, int64_t i)
+{
+    int64_t shape[2] = {1, tl_dim(t, 1)};
+    return tl_view(m->tl, t, (uint64_t)(i * shape[1]), 2, shape);
+}
+
+/* Rows [i, i + n) of t. */
+static struct tl_tensor *rows(struct llm *m, const struct tl_tensor *t, int64_t i, int64_t n)
+{
+    int64_t shape[2] = {n, tl_dim(t, 1)};
+    return tl_view(m->tl, t, (uint64_t)(i * shape[1]), 2, shape);
+}
+
+/* The first n elements of the scratch row, as 1 x n. */
+static struct tl_tensor *scratch(struct llm *m, int64_t n)
+{
+    int64_t shape[2] = {1, n};
+    return tl_view(m->tl, m->scratch, 0, 2, shape);
+}
+
+/* Weight matrix l (rows x cols) of weight argument i, in TCM. */
+static struct tl_tensor *weight(struct llm *m, size_t i, int64_t l, int64_t nrows)
+{
+    return tl_load(m->tl, sim_kutil_rows(m->tl, m->a, i, l * nrows, nrows));
+}
+
+/* x (1 x d, f32) * rsqrt(mean(x * x) + eps), as the dtype of the dots. */
+static struct tl_tensor *rmsnorm(struct llm *m, struct tl_tensor *x)
+{
+    struct tl *tl = m->tl;
+    struct tl_tensor *ms = tl_mean(tl, tl_mul(tl, x, x), -1);
+    return to_dt(m, tl_mul(tl, x, tl_rsqrt(tl, tl_add(tl, ms, m->eps))));
+}
+
+static void attention(struct llm *m, int64_t t, int64_t l, const struct tl_tensor *src)
+{
+    struct tl *tl = m->tl;
+    int64_t d = m->d, H = m->heads, dh = d / H, n = t + 1;
+    uint64_t base = tl_tcm_mark(tl);
+    struct tl_tensor *x = f32(m, tl_load(tl, src));
+    struct tl_tensor *h = rmsnorm(m, x);
+    uint64_t mark = tl_tcm_mark(tl);
+
+    /* this token's key and value join the cache */
+    tl_store(tl, row(m, m->kc, l * m->T + t), to_dt(m, tl_dot(tl, h, weight(m, WK_ARG, l, d))));
+    tl_tcm_release(tl, mark);
+    tl_store(tl, row(m, m->vc, l * m->T + t), to_dt(m, tl_dot(tl, h, weight(m, WV_ARG, l, d))));
+    tl_tcm_release(tl, mark);
+
+    /* scores against cache rows 0..t, per head */
+    struct tl_tensor *q = tl_dot(tl, h, weight(m, WQ_ARG, l, d));
+    int64_t s3[3] = {n, H, dh}, q3[3] = {1, H, dh}, o2[2] = {1, d};
+    struct tl_tensor *K = tl_reshape(tl, f32(m, tl_load(tl, rows(m, m->kc, l * m->T, n))), 3, s3);
+    struct tl_tensor *V = tl_reshape(tl, f32(m, tl_load(tl, rows(m, m->vc, l * m->T, n))), 3, s3);
+    struct tl_tensor *sc = tl_sum(tl, tl_mul(tl, K, tl_reshape(tl, q, 3, q3)), -1); /* n,H,1 */
+    sc = tl_mul(tl, sc, m->scale);
+    struct tl_tensor *e = tl_exp(tl, tl_sub(tl, sc, tl_max(tl, sc, 0)));
+    struct tl_tensor *p = tl_div(tl, e, tl_sum(tl, e, 0));
+    struct tl_tensor *o = tl_reshape(tl, tl_sum(tl, tl_mul(tl, V, p), 0), 2, o2);
+    tl_store(tl, scratch(m, d), to_dt(m, o));
+    tl_tcm_release(tl, mark);
+
+    /* output projection and the residual */
+    struct tl_tensor *y = tl_dot(tl, tl_load(tl, scratch(m, d)), weight(m, WO_ARG, l, d));
+    tl_store(tl, row(m, m->out, t), to_dt(m, tl_add(tl, x, y)));
+    tl_tcm_release(tl, base);
+}
+
+static void mlp(struct llm *m, int64_t t, int64_t l)
+{
+    struct tl *tl = m->tl;
+    uint64_t base = tl_tcm_mark(tl);
+    struct tl_tensor *x = f32(m, tl_load(tl, row(m, m->out, t)));
+    uint64_t mark = tl_tcm_mark(tl);
+    struct tl_tensor *h = rmsnorm(m, x);
+    struct tl_tensor *g = tl_silu(tl, tl_dot(tl, h, weight(m, W1_ARG, l, m->d)));
+    tl_store(tl, scratch(m, m->ff), to_dt(m, g));
+    tl_tcm_release(tl, mark);
+    struct tl_tensor *y = tl_dot(tl, tl_load(tl, scratch(m, m->ff)), weight(m, W2_ARG, l, m->ff));
+    tl_store(tl, row(m, m->out, t), to_dt(m, tl_add(tl, x, y)));
+    tl_tcm_release(tl, base);
+}
+
+/* This PE's rows of tensor argument i, which must number `want`. */
+static struct tl_tensor *mine(struct tl *tl, const struct kargs *a, size_t i, int64_t want,
+                              const char *name)
+{
+    int64_t n, row0 = sim_kutil_my_rows(tl, a, i, &n);
+    if (n != want)
+        tl_fail(tl, "%s: this PE's shard has %lld rows, expected %lld", name, (long long)n,
+                (long long)want);
+    return sim_kutil_rows(tl, a, i, row0, n);
+}
+
+static void expect_weight(struct tl *tl, const struct kargs *a, size_t i, const char *name,
+                          int64_t rows_, int64_t cols)
+{
+    const struct karg *k = &a->v[i];
+    if (!k->is_tensor || k->ndim != 2 || k->shape[0] != rows_ || k->shape[1] != cols)
+        tl_fail(tl, "%s must be %lld x %lld", name, (long long)rows_, (long long)cols);
+}
+
+static void llm_decode(struct tl *tl, const struct kargs *a)
+{
+    struct llm m = {.tl = tl, .a = a};
+    m.layers = tl_arg_int(tl, a, LAYERS_ARG);
+    m.heads = tl_arg_int(tl, a, HEADS_ARG);
+    m.prompt = tl_arg_int(tl, a, PROMPT_LEN_ARG);
+    m.gen = tl_arg_int(tl, a, GEN_ARG);
+    m.T = m.prompt + m.gen;
+    m.d = sim_kutil_row_elems(tl, a, WQ_ARG);
+    m.ff = sim_kutil_row_elems(tl, a, W1_ARG);
+    if (m.layers < 1 || m.heads < 1 || m.d % m.heads || m.prompt < 1 || m.gen < 0)
+        tl_fail(tl,
+                "layers %lld, heads %lld (d = %lld), prompt %lld, gen %lld: layers, heads "
+                "and prompt must be >= 1, heads must divide d, gen >= 0",
+                (long long)m.layers, (long long)m.heads, (long long)m.d, (long long)m.prompt,
+                (long long)m.gen);
+    expect_weight(tl, a, WQ_ARG, "wq", m.layers * m.d, m.d);
+    expect_weight(tl, a, WK_ARG, "wk", m.layers * m.d, m.d);
+    expect_weight(tl, a, WV_ARG, "wv", m.layers * m.d, m.d);
+    expect_weight(tl, a, WO_ARG, "wo", m.layers * m.d, m.d);
+    expect_weight(tl, a, W1_ARG, "w1", m.layers * m.d, m.ff);
+    expect_weight(tl, a, W2_ARG, "w2", m.layers * m.ff, m.d);
+    m.x_in = mine(tl, a, PROMPT_ARG, m.prompt, "prompt");
+    m.kc = mine(tl, a, KC_ARG, m.layers * m.T, "kcache");
+    m.vc = mine(tl, a, VC_ARG, m.layers * m.T, "vcache");
+    m.scratch = mine(tl, a, SCRATCH_ARG, 1, "scratch");
+    m.out = mine(tl, a, OUT_ARG, m.T, "out");
+    m.dt = tl_dtype(m.out);
+    if (tl_dim(m.x_in, 1) != m.d || tl_dim(m.kc, 1) != m.d || tl_dim(m.out, 1) != m.d ||
+        tl_dim(m.scratch, 1) < (m.ff > m.d ? m.ff : m.d))
+        tl_fail(tl, "prompt, caches and out must have d = %lld columns, scratch at least %lld",
+                (long long)m.d, (long long)(m.ff > m.d ? m.ff : m.d));
+    m.eps = tl_const(tl, tl_arg_float(tl, a, EPS_ARG), SIM_F32);
+    m.scale = tl_const(tl, 1.0 / sqrt((double)m.d / (double)m.heads), SIM_F32);
+
+    char name[48];
+    for (int64_t t = 0; t < m.T; t++) {
+        tl_token_begin(tl, t, t >= m.prompt);
+        for (int64_t l = 0; l < m.layers; l++) {
+            snprintf(name, sizeof(name), "layer%lld", (long long)l);
+            tl_marker(tl, name);
+            tl_set_layer(tl, name);
+            snprintf(name, sizeof(name), "tok%lld.attn", (long long)t);
+            tl_set_tile(tl, name);
+            const struct tl_tensor *src = l > 0          ? row(&m, m.out, t)
+                                          : t < m.prompt ? row(&m, m.x_in, t)
+                                                         : row(&m, m.out, t - 1);
+            attention(&m, t, l, src);
+            snprintf(name, sizeof(name), "tok%lld.mlp", (long long)t);
+            tl_set_tile(tl, name);
+            mlp(&m, t, l);
+        }
+        tl_set_layer(tl, NULL);
+        tl_set_tile(tl, NULL);
+        tl_token_end(tl);
+        if (t == m.prompt - 1)
+            tl_marker(tl, "PREFILL_DONE");
+    }
+}
+
+/* ---- setup --------------------------------------------------------------------------------- */
+
+static const enum sim_dtype dtypes[] = {SIM_F32, SIM_F16, SIM_BF16};
+
+static int setup(struct sim_kbuild *b, const struct sim_kparams *p, struct diag *d)
+{
+    int rc;
+    if ((rc = sim_kutil_at_least(p, "layers", 1, d)) < 0 ||
+        (rc = sim_kutil_at_least(p, "dim", 1, d)) < 0 ||
+        (rc = sim_kutil_at_least(p, "heads", 1, d)) < 0 ||
+        (rc = sim_kutil_divides(p, "dim", sim_kparams_int(p, "heads"), "heads", d)) < 0 ||
+        (rc = sim_kutil_at_least(p, "ff", 1, d)) < 0 ||
+        (rc = sim_kutil_at_least(p, "prompt", 1, d)) < 0 ||
+        (rc = sim_kutil_at_least(p, "gen", 0, d)) < 0 ||
+        (rc = sim_kutil_dtype(p, dtypes, sizeof(dtypes) / sizeof(dtypes[0]), d)) < 0 ||
+        (rc = sim_kutil_pes(b, p, d)) < 0)
+        return rc;
+    int64_t B = rc, L = sim_kparams_int(p, "layers"), D = sim_kparams_int(p, "dim");
+    int64_t F = sim_kparams_int(p, "ff"), P = sim_kparams_int(p, "prompt");
+    int64_t T = P + sim_kparams_int(p, "gen"), S = F > D ? F : D;
+    enum sim_dtype dt = sim_kparams_dtype(p, "dtype");
+    /* weights uniform in +-sqrt(3 / fan_in): variance 1 / fan_in */
+    double wd = sqrt(3.0 / (double)D), wf = sqrt(3.0 / (double)F);
+    int64_t s_prompt[2] = {B * P, D}, s_w[2] = {L * D, D}, s_w1[2] = {L * D, F};
+    int64_t s_w2[2] = {L * F, D}, s_cache[2] = {B * L * T, D}, s_scratch[2] = {B, S};
+    int64_t s_out[2] = {B * T, D};
+    static const char *const attn[4] = {"wq", "wk", "wv", "wo"};
+    if ((rc = sim_kutil_tensor(b, "prompt", dt, 2, s_prompt, SIM_KFILL_RANDOM, -1, 1, true, false,
+                               d)) < 0)
+        return rc;
+    for (int i = 0; i < 4; i++)
+        if ((rc = sim_kutil_tensor(b, attn[i], dt, 2, s_w, SIM_KFILL_RANDOM, -wd, wd, false, false,
+                                   d)) < 0)
+            return rc;
+    if ((rc = sim_kutil_tensor(b, "w1", dt, 2, s_w1, SIM_KFILL_RANDOM, -wd, wd, false, false, d)) <
+            0 ||
+        (rc = sim_kutil_tensor(b, "w2", dt, 2, s_w2, SIM_KFILL_RANDOM, -wf, wf, false, false, d)) <
+            0 ||
+        (rc = sim_kutil_tensor(b, "kcache", dt, 2, s_cache, SIM_KFILL_ZERO, 0, 0, true, false, d)) <
+            0 ||
+        (rc = sim_kutil_tensor(b, "vcache", dt, 2, s_cache, SIM_KFILL_ZERO, 0, 0, true, false, d)) <
+            0 ||
+        (rc = sim_kutil_tensor(b, "scratch", dt, 2, s_scratch, SIM_KFILL_ZERO, 0, 0, true, false,
+                               d)) < 0 ||
+        (rc = sim_kutil_tensor(b, "out", dt, 2, s_out, SIM_KFILL_ZERO, 0, 0, true, true, d)) < 0)
+        return rc;
+    sim_kbuild_int(b, L);
+    sim_kbuild_int(b, sim_kparams_int(p, "heads"));
+    sim_kbuild_int(b, P);
+    sim_kbuild_int(b, sim_kparams_int(p, "gen"));
+    sim_kbuild_float(b, sim_kparams_float(p, "eps"));
+    return 0;
+}
+
+static const struct sim_kparam params[] = {
+    {"layers", SIM_KP_INT, "2", "transformer layers"},
+    {"dim", SIM_KP_INT, "32", "model width d"},
+    {"heads", SIM_KP_INT, "2", "attention heads (must divide dim)"},
+    {"ff", SIM_KP_INT, "64", "MLP width"},
+    {"prompt", SIM_KP_INT, "4", "prompt tokens (prefill)"},
+    {"gen", SIM_KP_INT, "4", "generated tokens (decode)"},
+    {"eps", SIM_KP_FLOAT, "1e-6", "rmsnorm epsilon"},
+    {"pes", SIM_KP_INT, "1", "sequences, one per PE (0: every PE)"},
+    {"dtype", SIM_KP_DTYPE, "f32", "weights, caches and activations: f32, f16, bf16"},
+    {NULL, SIM_KP_INT, NULL, NULL},
+};
+
+const struct sim_kernel sim_kernel_llm_decode = {
+    .name = "llm_decode",
+    .summary = "a small transformer: prefill a prompt, then decode tokens with a growing KV cache",
+    .args = "prompt, wq, wk, wv, wo, w1, w2, kcache, vcache, scratch, out: tensor; layers, heads, "
+            "prompt, gen: i32; eps: f32",
+    .fn = llm_decode,
+    .params = params,
+    .setup = setup,
+};
+
+/* ---- reference ----------------------------------------------------------------------------- */
+
+/* y (cols) = x (rows) @ W[l] (rows x cols) */
+static void matvec(const struct sim_tensor *w, int64_t l, int64_t nrows, int64_t cols,
+                   const double *x, double *y)
+{
+    for (int64_t j = 0; j < cols; j++) {
+        double acc = 0;
+        for (int64_t i = 0; i < nrows; i++)
+            acc += x[i] * sim_tensor_get(w, (size_t)((l * nrows + i) * cols + j));
+        y[j] = acc;
+    }
+}
+
+/* h = rmsnorm(x), rounded to dt (the dots' operand). */
+static void ref_norm(const double *x, int64_t d, double eps, enum sim_dtype dt, double *h)
+{
+    double ss = 0;
+    for (int64_t i = 0; i < d; i++)
+        ss += x[i] * x[i];
+    double r = 1.0 / sqrt(ss / (double)d + eps);
+    for (int64_t i = 0; i < d; i++)
+        h[i] = sim_kutil_round(dt, x[i] * r);
+}
+
+void sim_kref_llm_decode(const struct sim_kref_llm *s, const struct sim_tensor *prompt,
+                         const struct sim_tensor *wq, const struct sim_tensor *wk,
+                         const struct sim_tensor *wv, const struct sim_tensor *wo,
+                         const struct sim_tensor *w1, const struct sim_tensor *w2,
+                         struct sim_tensor *kcache, struct sim_tensor *vcache,
+                         struct sim_tensor *out)
+{
+    int64_t D = s->d, F = s->ff, H = s->heads, dh = D / H, T = s->prompt + s->gen;
+    enum sim_dtype dt = out->dtype;
+    double *x = sim_xcalloc((size_t)D, sizeof(double)), *h = sim_xcalloc((size_t)D, sizeof(double));
+    double *v = sim_xcalloc((size_t)(F > D ? F : D), sizeof(double));
+    double *y = sim_xcalloc((size_t)(F > D ? F : D), sizeof(double));
+    double *q = sim_xcalloc((size_t)D, sizeof(double)), *o = sim_xcalloc((size_t)D, sizeof(double));
+    double *p = sim_xcalloc((size_t)T, sizeof(double));
+    for (int64_t t = 0; t < T; t++) {
+        for (int64_t i = 0; i < D; i++)
+            x[i] = t < s->prompt ? sim_tensor_get(prompt, (size_t)(t * D + i))
+                                 : sim_tensor_get(out, (size_t)((t - 1) * D + i));
+        for (int64_t l = 0; l < s->layers; l++) {
+            size_t crow = (size_t)((l * T + t) * D);
+            ref_norm(x, D, s->eps, dt, h);
+            matvec(wk, l, D, D, h, y);
+            for (int64_t i = 0; i < D; i++)
+                sim_tensor_set(kcache, crow + (size_t)i, y[i]);
+            matvec(wv, l, D, D, h, y);
+            for (int64_t i = 0; i < D; i++)
+                sim_tensor_set(vcache, crow + (size_t)i, y[i]);
+            matvec(wq, l, D, D, h, q);
+            for (int64_t hd = 0; hd < H; hd++) {
+                double mx = -INFINITY, sum = 0;
+                for (int64_t j = 0; j <= t; j++) {
+                    double sc = 0;
+                    for (int64_t i = hd * dh; i < (hd + 1) * dh; i++)
+                        sc += q[i] * sim_tensor_get(kcache, (size_t)((l * T + j) * D + i));
+                    p[j] = sc / sqrt((double)dh);
+                    mx = fmax(mx, p[j]);
+                }
+                for (int64_t j = 0; j <= t; j++)
+                    sum += p[j] = exp(p[j] - mx);
+                for (int64_t i = hd * dh; i < (hd + 1) * dh; i++) {
+                    double acc = 0;
+                    for (int64_t j = 0; j <= t; j++)
+                        acc += p[j] / sum * sim_tensor_get(vcache, (size_t)((l * T + j) * D + i));
+                    o[i] = sim_kutil_round(dt, acc);
+                }
+            }
+            matvec(wo, l, D, D, o, y);
+            for (int64_t i = 0; i < D; i++)
+                x[i] = sim_kutil_round(dt, x[i] + y[i]);
+            ref_norm(x, D, s->eps, dt, h);
+            matvec(w1, l, D, F, h, v);
+            for (int64_t i = 0; i < F; i++)
+                v[i] = sim_kutil_round(dt, v[i] / (1.0 + exp(-v[i])));
+            matvec(w2, l, F, D, v, y);
+            for (int64_t i = 0; i < D; i++)
+                x[i] = sim_kutil_round(dt, x[i] + y[i]);
+        }
+        for (int64_t i = 0; i < D; i++)
+            sim_tensor_set(out, (size_t)(t * D + i), x[i]);
+    }
+    free(x);
+    free(h);
+    free(v);
+    free(y);
+    free(q);
+    free(o);
+    free(p);
+}

@@ -1,0 +1,211 @@
+/*
+ * rmsnorm and layernorm over the last axis, the rows split over the launch's PEs; each PE
+ * loads its weights once, then its rows in tiles that fit its TCM (f16 and bf16 are cast
+ * to f32 first and the result back):
+ *
+ *   rmsnorm:    out = x * rsqrt(mean(x * x) + eps) * weight
+ *   layernorm:  c = x - mean(x); out = c * rsqrt(mean(c * c) + eps) * gamma + beta
+ *
+ * Arguments: rmsnorm x (rows x d), weight (d), out (rows x d): tensors; eps: f32.
+ *            layernorm x (rows x d), gamma (d), beta (d), out (rows x d): tensors; eps: f32.
+ */
+#include "sim/kernels/kernels.h"
+
+#include <math.h>
+#include <stdio.h>
+
+enum { MAX_TILE_ROWS = 64 };
+
+/* A (d) weight argument in TCM, as f32. */
+static struct tl_tensor *weight(struct tl *tl, const struct kargs *a, size_t i, int64_t d)
+{
+    if (!a->v[i].is_tensor || sim_kutil_row_elems(tl, a, i) * a->v[i].shape[0] != d)
+        tl_fail(tl, "argument %zu must hold the %lld weights of a row", i, (long long)d);
+    struct tl_tensor *w = tl_load(tl, sim_kutil_rows(tl, a, i, 0, a->v[i].shape[0]));
+    w = tl_reshape(tl, w, 1, &d);
+    return tl_dtype(w) == SIM_F32 ? w : tl_cast(tl, w, SIM_F32);
+}
+
+static void norm(struct tl *tl, const struct kargs *a, bool layer)
+{
+    const char *name = layer ? "layernorm" : "rmsnorm";
+    size_t x_arg = 0, out_arg = layer ? 3 : 2, eps_arg = layer ? 4 : 3;
+    int64_t d = sim_kutil_row_elems(tl, a, x_arg);
+    if (a->v[x_arg].ndim != 2 || sim_kutil_row_elems(tl, a, out_arg) != d ||
+        a->v[out_arg].shape[0] != a->v[x_arg].shape[0])
+        tl_fail(tl, "x and out must be rows x d tensors of the same shape");
+    double eps = tl_arg_float(tl, a, eps_arg);
+    int64_t rows, row0 = sim_kutil_my_rows(tl, a, out_arg, &rows);
+    struct tl_tensor *x = sim_kutil_rows(tl, a, x_arg, row0, rows);
+    struct tl_tensor *out = sim_kutil_rows(tl, a, out_arg, row0, rows);
+    enum sim_dtype dt = tl_dtype(x);
+    bool cast = dt != SIM_F32;
+
+    char mark_name[32];
+    snprintf(mark_name, sizeof(mark_name), "%s.begin", name);
+    tl_marker(tl, mark_name);
+    struct tl_tensor *w = weight(tl, a, 1, d);
+    struct tl_tensor *beta = layer ? weight(tl, a, 2, d) : NULL;
+    struct tl_tensor *e = tl_const(tl, eps, SIM_F32);
+
+    /* one tile's allocations per row: the load, f32 copy, (layernorm: mean, centred),
+     * square, mean, add, rsqrt, scaled, weighted, (layernorm: shifted), cast back */
+    uint64_t f = (uint64_t)d * 4, in = (uint64_t)d * sim_dtype_size(dt);
+    const uint64_t per_row[] = {in, f, 4, f, f, 4, 4, 4, f, f, f, in};
+    int64_t tile = sim_kutil_tile_rows(tl_tcm_avail(tl), per_row, 12,
+                                       rows < MAX_TILE_ROWS ? rows : MAX_TILE_ROWS);
+    if (tile < 1)
+        tl_fail(tl, "a row of %lld elements does not fit the TCM", (long long)d);
+
+    char tile_id[48];
+    for (int64_t r = 0; r < rows; r += tile) {
+        int64_t len = rows - r < tile ? rows - r : tile, shape[2] = {len, d};
+        snprintf(tile_id, sizeof(tile_id), "%s_tile_%lld", name, (long long)(r / tile));
+        tl_set_tile(tl, tile_id);
+        uint64_t mark = tl_tcm_mark(tl);
+        struct tl_tensor *t = tl_load(tl, tl_view(tl, x, (uint64_t)(r * d), 2, shape));
+        if (cast)
+            t = tl_cast(tl, t, SIM_F32);
+        if (layer)
+            t = tl_sub(tl, t, tl_mean(tl, t, -1));
+        struct tl_tensor *ms = tl_mean(tl, tl_mul(tl, t, t), -1);
+        struct tl_tensor *y = tl_mul(tl, t, tl_rsqrt(tl, tl_add(tl, ms, e)));
+        y = tl_mul(tl, y, w);
+        if (layer)
+            y = tl_add(tl, y, beta);
+        if (cast)
+            y = tl_cast(tl, y, dt);
+        tl_store(tl, tl_view(tl, out, (uint64_t)(r * d), 2, shape), y);
+        tl_tcm_release(tl, mark);
+    }
+    tl_set_tile(tl, NULL);
+    snprintf(mark_name, sizeof(mark_name), "%s.end", name);
+    tl_marker(tl, mark_name);
+}
+
+static void rmsnorm(struct tl *tl, const struct kargs *a)
+{
+    norm(tl, a, false);
+}
+
+static void layernorm(struct tl *tl, const struct kargs *a)
+{
+    norm(tl, a, true);
+}
+
+static const enum sim_dtype dtypes[] = {SIM_F32, SIM_F16, SIM_BF16};
+
+static int setup(struct sim_kbuild *b, const struct sim_kparams *p, struct diag *d, bool layer)
+{
+    int rc;
+    if ((rc = sim_kutil_at_least(p, "rows", 1, d)) < 0 ||
+        (rc = sim_kutil_at_least(p, "d", 1, d)) < 0 ||
+        (rc = sim_kutil_dtype(p, dtypes, sizeof(dtypes) / sizeof(dtypes[0]), d)) < 0 ||
+        (rc = sim_kutil_pes(b, p, d)) < 0)
+        return rc;
+    double eps = sim_kparams_float(p, "eps");
+    if (!(eps >= 0))
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL, "-k %s: key 'eps': %g, must be >= 0",
+                        p->kernel->name, eps);
+    enum sim_dtype dt = sim_kparams_dtype(p, "dtype");
+    int64_t n = sim_kparams_int(p, "d"), shape[2] = {sim_kparams_int(p, "rows"), n};
+    if ((rc = sim_kutil_tensor(b, "x", dt, 2, shape, SIM_KFILL_RANDOM, -2, 2, true, false, d)) <
+            0 ||
+        (rc = sim_kutil_tensor(b, layer ? "gamma" : "weight", dt, 1, &n, SIM_KFILL_RANDOM, 0.5, 1.5,
+                               false, false, d)) < 0 ||
+        (layer && (rc = sim_kutil_tensor(b, "beta", dt, 1, &n, SIM_KFILL_RANDOM, -0.5, 0.5, false,
+                                         false, d)) < 0) ||
+        (rc = sim_kutil_tensor(b, "out", dt, 2, shape, SIM_KFILL_ZERO, 0, 0, true, true, d)) < 0)
+        return rc;
+    sim_kbuild_float(b, eps);
+    return 0;
+}
+
+static int setup_rms(struct sim_kbuild *b, const struct sim_kparams *p, struct diag *d)
+{
+    return setup(b, p, d, false);
+}
+
+static int setup_layer(struct sim_kbuild *b, const struct sim_kparams *p, struct diag *d)
+{
+    return setup(b, p, d, true);
+}
+
+static const struct sim_kparam rms_params[] = {
+    {"rows", SIM_KP_INT, "64", "rows (split over the PEs)"},
+    {"d", SIM_KP_INT, "256", "elements per row (the normalised axis)"},
+    {"eps", SIM_KP_FLOAT, "1e-6", "added to the mean square"},
+    {"pes", SIM_KP_INT, "0", "PEs the rows are split over (0: every PE)"},
+    {"dtype", SIM_KP_DTYPE, "f32", "element type: f32, f16, bf16 (computed in f32)"},
+    {NULL, SIM_KP_INT, NULL, NULL},
+};
+
+static const struct sim_kparam layer_params[] = {
+    {"rows", SIM_KP_INT, "64", "rows (split over the PEs)"},
+    {"d", SIM_KP_INT, "256", "elements per row (the normalised axis)"},
+    {"eps", SIM_KP_FLOAT, "1e-5", "added to the variance"},
+    {"pes", SIM_KP_INT, "0", "PEs the rows are split over (0: every PE)"},
+    {"dtype", SIM_KP_DTYPE, "f32", "element type: f32, f16, bf16 (computed in f32)"},
+    {NULL, SIM_KP_INT, NULL, NULL},
+};
+
+const struct sim_kernel sim_kernel_rmsnorm = {
+    .name = "rmsnorm",
+    .summary = "out = x / sqrt(mean(x^2) + eps) * weight over the last axis, rows over PEs",
+    .args = "x (rows x d), weight (d), out (rows x d): tensor; eps: f32",
+    .fn = rmsnorm,
+    .params = rms_params,
+    .setup = setup_rms,
+};
+
+const struct sim_kernel sim_kernel_layernorm = {
+    .name = "layernorm",
+    .summary = "out = (x - mean) / sqrt(var + eps) * gamma + beta over the last axis",
+    .args = "x (rows x d), gamma (d), beta (d), out (rows x d): tensor; eps: f32",
+    .fn = layernorm,
+    .params = layer_params,
+    .setup = setup_layer,
+};
+
+/* ---- references ---------------------------------------------------------------------------- */
+
+void sim_kref_rmsnorm(const struct sim_tensor *x, const struct sim_tensor *w, double eps,
+                      struct sim_tensor *out)
+{
+    int64_t d = x->shape[x->ndim - 1], rows = (int64_t)sim_tensor_numel(x) / d;
+    for (int64_t r = 0; r < rows; r++) {
+        size_t at = (size_t)(r * d);
+        double ss = 0;
+        for (int64_t c = 0; c < d; c++) {
+            double v = sim_tensor_get(x, at + (size_t)c);
+            ss += v * v;
+        }
+        double inv = 1.0 / sqrt(ss / (double)d + eps);
+        for (int64_t c = 0; c < d; c++)
+            sim_tensor_set(out, at + (size_t)c,
+                           sim_tensor_get(x, at + (size_t)c) * inv * sim_tensor_get(w, (size_t)c));
+    }
+}
+
+void sim_kref_layernorm(const struct sim_tensor *x, const struct sim_tensor *gamma,
+                        const struct sim_tensor *beta, double eps, struct sim_tensor *out)
+{
+    int64_t d = x->shape[x->ndim - 1], rows = (int64_t)sim_tensor_numel(x) / d;
+    for (int64_t r = 0; r < rows; r++) {
+        size_t at = (size_t)(r * d);
+        double mean = 0, var = 0;
+        for (int64_t c = 0; c < d; c++)
+            mean += sim_tensor_get(x, at + (size_t)c);
+        mean /= (double)d;
+        for (int64_t c = 0; c < d; c++) {
+            double v = sim_tensor_get(x, at + (size_t)c) - mean;
+            var += v * v;
+        }
+        double inv = 1.0 / sqrt(var / (double)d + eps);
+        for (int64_t c = 0; c < d; c++)
+            sim_tensor_set(out, at + (size_t)c,
+                           (sim_tensor_get(x, at + (size_t)c) - mean) * inv *
+                                   sim_tensor_get(gamma, (size_t)c) +
+                               sim_tensor_get(beta, (size_t)c));
+    }
+}

@@ -1,0 +1,1138 @@
+/*
+ * The built-in kernels: each runs on the tiny and the default chip without errors; their op
+ * logs have the op names, kinds and params the ADRs give (composite_gemm with D3.5's keys,
+ * TileToken stages per D5, ipcq_copy from TCM to an SRAM slot per D3.6, math records with
+ * input snapshots); llm_decode reports its markers and tokens; sparse_scale's branch on
+ * loaded data changes the op log; a run repeats exactly; each kernel's reference matches
+ * values computed by hand; bad parameters are refused with one clear message.
+ */
+#include "sim/chip.h"
+#include "sim/config.h"
+#include "sim/kernel.h"
+#include "sim/kernels/kernels.h"
+#include "sim/oplog.h"
+#include "sim/run.h"
+#include "sim/runner.h"
+#include "sim/tl.h"
+#include "sim/workload.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TINY "sim/configs/tiny.yaml"
+
+/* ---- running a kernel ------------------------------------------------------------------- */
+
+/* Run -k spec on chip (NULL: the default chip) to its end. */
+static struct sim_run *run_spec(const char *chip_file, const char *spec)
+{
+    struct sim_run_opts o = {.chip_file = chip_file, .kernel_spec = spec};
+    struct sim_run *r;
+    struct diag d;
+    diag_clear(&d);
+    cr_assert_eq(sim_run_new(&o, &r, &d), 0, "%s: %s", spec, d.msg);
+    sim_run_advance(r, SIM_RUN_END, 0);
+    return r;
+}
+
+/* The run finished every request with no failure. */
+static void expect_clean(struct sim_run *r, const char *what)
+{
+    struct sim_run_summary s;
+    sim_run_summarize(r, &s);
+    cr_assert_eq(s.n_failures, 0, "%s: %s", what,
+                 s.n_failures ? (s.failures[0].message ? s.failures[0].message : "?") : "");
+    cr_assert(s.host_finished, "%s: the host program did not finish", what);
+    cr_assert_eq(s.blocked, 0, "%s", what);
+    cr_assert_gt(s.op_records, 0, "%s", what);
+    sim_run_summary_fini(&s);
+}
+
+static struct sim_run *run_clean(const char *chip_file, const char *spec)
+{
+    struct sim_run *r = run_spec(chip_file, spec);
+    expect_clean(r, spec);
+    return r;
+}
+
+static struct sim_op_record *const *records(struct sim_run *r, size_t *n)
+{
+    return sim_oplog_records(sim_chip_oplog(sim_run_chip(r)), n);
+}
+
+static bool on_pe(const struct sim_op_record *rec, int g, struct sim_run *r)
+{
+    int sip, cube, pe;
+    sim_chip_pe_coords(sim_run_chip(r), g, &sip, &cube, &pe);
+    char prefix[64];
+    snprintf(prefix, sizeof(prefix), "sip%d.cube%d.pe%d.", sip, cube, pe);
+    return strncmp(rec->component_id, prefix, strlen(prefix)) == 0;
+}
+
+/* Records named op_name (on global PE g, or any PE when g < 0). */
+static size_t count(struct sim_run *r, const char *op_name, int g)
+{
+    size_t n, c = 0;
+    struct sim_op_record *const *rec = records(r, &n);
+    for (size_t i = 0; i < n; i++)
+        c += strcmp(rec[i]->op_name, op_name) == 0 && (g < 0 || on_pe(rec[i], g, r));
+    return c;
+}
+
+static const struct sim_value *param(const struct sim_op_record *rec, const char *key)
+{
+    const struct sim_value *v = sim_value_map_get(rec->params, key);
+    cr_assert_not_null(v, "%s: params have no '%s'", rec->op_name, key);
+    return v;
+}
+
+static int64_t pint(const struct sim_op_record *rec, const char *key)
+{
+    const struct sim_value *v = param(rec, key);
+    cr_assert_eq(v->type, SIM_V_INT, "%s.%s is an int", rec->op_name, key);
+    return v->u.i;
+}
+
+static const char *pstr(const struct sim_op_record *rec, const char *key)
+{
+    const struct sim_value *v = param(rec, key);
+    cr_assert_eq(v->type, SIM_V_STR, "%s.%s is a string", rec->op_name, key);
+    return v->u.str.s;
+}
+
+/* A list of ints param equals want[0..n). */
+static void expect_ints(const struct sim_op_record *rec, const char *key, const int64_t *want,
+                        size_t n)
+{
+    const struct sim_value *v = param(rec, key);
+    cr_assert_eq(v->type, SIM_V_LIST);
+    cr_assert_eq(v->u.list.len, n, "%s.%s has %zu items", rec->op_name, key, v->u.list.len);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(v->u.list.items[i]->u.i, want[i], "%s.%s[%zu]", rec->op_name, key, i);
+}
+
+/* The KernelLaunch of a generated run. */
+static const struct sim_kernel_launch *the_launch(struct sim_run *r)
+{
+    const struct sim_workload *wl = sim_run_workload(r);
+    for (size_t j = 0; j < wl->n_msgs; j++)
+        if (wl->msgs[j].msg_type == SIM_MSG_KERNEL_LAUNCH)
+            return &wl->msgs[j].u.launch;
+    cr_assert_fail("the run has no KernelLaunch");
+    return NULL;
+}
+
+/* ---- every kernel, both chips ------------------------------------------------------------- */
+
+Test(kernels, the_registry_lists_every_kernel_in_name_order)
+{
+    static const char *const want[] = {"allreduce_ring", "gemm",         "gemm_explicit",
+                                       "layernorm",      "llm_decode",   "rmsnorm",
+                                       "softmax",        "sparse_scale", "vector_add"};
+    cr_assert_eq(sim_kernel_count(), sizeof(want) / sizeof(want[0]));
+    for (size_t i = 0; i < sim_kernel_count(); i++) {
+        const struct sim_kernel *k = sim_kernel_at(i);
+        cr_assert_str_eq(k->name, want[i]);
+        cr_assert(k->summary && k->summary[0] && k->args && k->args[0], "%s is documented",
+                  k->name);
+        cr_assert_not_null(k->fn);
+        cr_assert_not_null(k->setup);
+    }
+}
+
+static void run_every_kernel(const char *chip_file)
+{
+    for (size_t i = 0; i < sim_kernel_count(); i++) {
+        struct sim_run *r = run_clean(chip_file, sim_kernel_at(i)->name);
+        sim_run_free(r);
+    }
+}
+
+Test(kernels, every_kernel_runs_on_the_tiny_chip)
+{
+    run_every_kernel(TINY);
+}
+
+Test(kernels, every_kernel_runs_on_the_default_chip)
+{
+    run_every_kernel(NULL);
+}
+
+Test(kernels, the_dtypes_run)
+{
+    static const char *const specs[] = {
+        "gemm:dtype=f16",          "gemm:dtype=bf16",          "gemm:dtype=i8",
+        "gemm_explicit:dtype=f16", "gemm_explicit:dtype=bf16", "gemm_explicit:dtype=i8",
+        "softmax:dtype=f16",       "softmax:dtype=bf16",       "rmsnorm:dtype=f16",
+        "layernorm:dtype=bf16",    "allreduce_ring:dtype=f16", "allreduce_ring:dtype=i32",
+        "sparse_scale:dtype=bf16", "llm_decode:dtype=f16",     "llm_decode:dtype=bf16",
+    };
+    for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++)
+        sim_run_free(run_clean(TINY, specs[i]));
+}
+
+/* ---- gemm: composite_gemm (ADR-0052 D3.5) -------------------------------------------------- */
+
+static void expect_composite(const char *spec, const char *dtype_in, const char *dtype_out,
+                             size_t out_size)
+{
+    /* tiny: 2 PEs, m = k = n = 128: each PE computes 64 rows of C */
+    struct sim_run *r = run_clean(TINY, spec);
+    size_t n;
+    struct sim_op_record *const *rec = records(r, &n);
+    size_t seen = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(rec[i]->op_name, "composite_gemm") != 0)
+            continue;
+        seen++;
+        cr_assert_str_eq(rec[i]->op_kind, "gemm");
+        cr_assert(strstr(rec[i]->component_id, ".pe_gemm"));
+        cr_assert_str_eq(pstr(rec[i], "op"), "gemm");
+        cr_assert_eq(pint(rec[i], "out_nbytes"), (int64_t)(64 * 128 * out_size));
+        cr_assert_eq(pint(rec[i], "dst_addr"), pint(rec[i], "out_addr"));
+        pint(rec[i], "src_a_addr");
+        pint(rec[i], "src_b_addr");
+        expect_ints(rec[i], "shape_a", (int64_t[]){64, 128}, 2);
+        expect_ints(rec[i], "shape_b", (int64_t[]){128, 128}, 2);
+        cr_assert_str_eq(pstr(rec[i], "dtype_in"), dtype_in);
+        cr_assert_str_eq(pstr(rec[i], "dtype_out"), dtype_out);
+        cr_assert_str_eq(pstr(rec[i], "src_a_space"), "hbm");
+        cr_assert_str_eq(pstr(rec[i], "src_b_space"), "hbm");
+        cr_assert_str_eq(pstr(rec[i], "dst_space"), "hbm");
+    }
+    cr_assert_eq(seen, 2, "one composite per PE");
+    /* the engine's pipeline: 64 x 128 in 64 x 64 tiles, three stages each, per PE */
+    for (int g = 0; g < 2; g++) {
+        cr_assert_eq(count(r, "composite_gemm", g), 1);
+        cr_assert_eq(count(r, "TileToken/DMA_READ", g), 2);
+        cr_assert_eq(count(r, "TileToken/GEMM", g), 2);
+        cr_assert_eq(count(r, "TileToken/DMA_WRITE", g), 2);
+    }
+    sim_run_free(r);
+}
+
+Test(kernels, gemm_logs_one_composite_gemm_per_pe_with_the_d3_5_keys)
+{
+    expect_composite("gemm", "f32", "f32", 4);
+    expect_composite("gemm:dtype=i8", "i8", "i32", 4);
+    expect_composite("gemm:dtype=f16", "f16", "f16", 2);
+}
+
+Test(kernels, gemm_runs_on_the_pes_asked)
+{
+    struct sim_run *r = run_clean(NULL, "gemm:pes=3,m=96");
+    cr_assert_eq(count(r, "composite_gemm", -1), 3);
+    for (int g = 0; g < 3; g++)
+        cr_assert_eq(count(r, "composite_gemm", g), 1);
+    sim_run_free(r);
+    r = run_clean(NULL, "gemm");
+    cr_assert_eq(count(r, "composite_gemm", -1), 8, "pes=0: every PE of the default chip");
+    sim_run_free(r);
+}
+
+/* ---- gemm_explicit: TileToken stages (ADR-0052 D5) ------------------------------------------ */
+
+static const char *const d33_keys[] = {
+    "src_a_addr", "src_b_addr", "dst_addr", "shape_a", "shape_b",     "shape_out",   "dtype_in",
+    "dtype_out",  "m",          "k",        "n",       "src_a_space", "src_b_space", "dst_space",
+};
+
+Test(kernels, gemm_explicit_sends_tiletokens_through_dma_read_gemm_dma_write)
+{
+    /* m = 32 over 2 PEs: 16 rows each, k = 64, n = 32, 4 rows per token: 4 tokens per PE */
+    struct sim_run *r = run_clean(TINY, "gemm_explicit:m=32,tile=4");
+    size_t n;
+    struct sim_op_record *const *rec = records(r, &n);
+    for (int g = 0; g < 2; g++) {
+        cr_assert_eq(count(r, "dma_read", g), 1, "B is loaded once");
+        cr_assert_eq(count(r, "TileToken/DMA_READ", g), 4);
+        cr_assert_eq(count(r, "TileToken/GEMM", g), 4);
+        cr_assert_eq(count(r, "TileToken/DMA_WRITE", g), 4);
+        cr_assert_eq(count(r, "gemm_f32", g) + count(r, "composite_gemm", g), 0);
+    }
+    int64_t rows[2] = {0, 0};
+    uint64_t written[2] = {0, 0};
+    for (size_t i = 0; i < n; i++) {
+        const struct sim_op_record *t = rec[i];
+        if (strncmp(t->op_name, "TileToken/", 10) != 0)
+            continue;
+        int g = on_pe(t, 0, r) ? 0 : 1;
+        cr_assert_str_eq(t->op_kind, "unknown", "D3.7, renamed by D5");
+        cr_assert_str_eq(pstr(t, "stage_type"), t->op_name + 10);
+        cr_assert_not_null(t->note.tile_id);
+        cr_assert(strncmp(t->note.tile_id, "gemm_tile_", 10) == 0);
+        if (strcmp(t->op_name, "TileToken/DMA_READ") == 0) {
+            cr_assert(strstr(t->component_id, ".pe_dma"));
+            cr_assert_str_eq(pstr(t, "src_space"), "hbm");
+            cr_assert_str_eq(pstr(t, "dst_space"), "tcm");
+            cr_assert_eq(pint(t, "nbytes"), 4 * 64 * 4);
+            expect_ints(t, "shape", (int64_t[]){4, 64}, 2);
+        } else if (strcmp(t->op_name, "TileToken/GEMM") == 0) {
+            cr_assert(strstr(t->component_id, ".pe_gemm"));
+            for (size_t k = 0; k < sizeof(d33_keys) / sizeof(d33_keys[0]); k++)
+                param(t, d33_keys[k]);
+            cr_assert_str_eq(pstr(t, "src_a_space"), "tcm");
+            cr_assert_str_eq(pstr(t, "src_b_space"), "tcm");
+            cr_assert_eq(pint(t, "k"), 64);
+            cr_assert_eq(pint(t, "n"), 32);
+            rows[g] += pint(t, "m");
+        } else {
+            cr_assert_str_eq(t->op_name, "TileToken/DMA_WRITE");
+            cr_assert_str_eq(pstr(t, "src_space"), "tcm");
+            cr_assert_str_eq(pstr(t, "dst_space"), "hbm");
+            written[g] += (uint64_t)pint(t, "nbytes");
+        }
+    }
+    for (int g = 0; g < 2; g++) {
+        cr_assert_eq(rows[g], 16, "the tokens cover the PE's rows of C");
+        cr_assert_eq(written[g], 16 * 32 * 4, "and write its whole shard");
+    }
+    sim_run_free(r);
+}
+
+Test(kernels, gemm_explicit_sizes_its_tiles_to_the_tcm)
+{
+    /* tiny leaves 11264 bytes to the allocator; B (64 x 32 f32) takes 8192; two tokens of
+     * R rows take 2 * (R * 256 + R * 128) bytes: R = 4 is the most that fits */
+    struct sim_run *r = run_clean(TINY, "gemm_explicit");
+    cr_assert_eq(count(r, "TileToken/GEMM", 0), 64 / 4);
+    sim_run_free(r);
+    /* the default chip's TCM takes 16 rows (its whole shard) in one token */
+    r = run_clean(NULL, "gemm_explicit");
+    cr_assert_eq(count(r, "TileToken/GEMM", 0), 1);
+    sim_run_free(r);
+}
+
+static const char *first_failure(struct sim_run *r, struct sim_run_summary *s)
+{
+    sim_run_summarize(r, s);
+    cr_assert_gt(s->n_failures, 0);
+    for (size_t i = 0; i < s->n_failures; i++)
+        if (s->failures[i].kernel)
+            return s->failures[i].message;
+    return s->failures[0].message;
+}
+
+Test(kernels, gemm_explicit_says_when_b_does_not_fit_the_tcm)
+{
+    struct sim_run *r = run_spec(TINY, "gemm_explicit:k=128,n=64");
+    struct sim_run_summary s;
+    const char *msg = first_failure(r, &s);
+    cr_assert(strstr(msg, "kernel 'gemm_explicit' on sip0.cube0.pe"), "%s", msg);
+    cr_assert(strstr(msg, "the TCM is full"), "%s", msg);
+    sim_run_summary_fini(&s);
+    sim_run_free(r);
+    r = run_spec(TINY, "gemm_explicit:tile=32");
+    msg = first_failure(r, &s);
+    cr_assert(strstr(msg, "tile=32: 2 tiles of 32 rows do not fit"), "%s", msg);
+    sim_run_summary_fini(&s);
+    sim_run_free(r);
+}
+
+/* ---- softmax, norms: math records with input snapshots (D3.4, D4) ------------------------ */
+
+/* The op names of PE 0's records, in order, joined by spaces. */
+static void op_sequence(struct sim_run *r, char *buf, size_t size)
+{
+    size_t n, len = 0;
+    struct sim_op_record *const *rec = records(r, &n);
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && len < size; i++)
+        if (on_pe(rec[i], 0, r))
+            len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? " " : "", rec[i]->op_name);
+}
+
+Test(kernels, softmax_reduces_each_row_with_max_sub_exp_sum_div)
+{
+    /* 4 rows x 8 on 2 PEs: one tile of 2 rows each */
+    struct sim_run *r = run_clean(TINY, "softmax:rows=4,cols=8");
+    char seq[512];
+    op_sequence(r, seq, sizeof(seq));
+    cr_assert_str_eq(seq, "dma_read max sub exp sum div dma_write");
+    size_t n;
+    struct sim_op_record *const *rec = records(r, &n);
+    struct sim_chip *chip = sim_run_chip(r);
+    for (size_t i = 0; i < n; i++) {
+        const struct sim_op_record *m = rec[i];
+        if (strcmp(m->op_kind, "math") != 0)
+            continue;
+        bool reduce = strcmp(m->op_name, "max") == 0 || strcmp(m->op_name, "sum") == 0;
+        const struct sim_value *axis = param(m, "axis");
+        if (reduce)
+            cr_assert(axis->type == SIM_V_INT && axis->u.i == 1, "%s over the last axis",
+                      m->op_name);
+        else
+            cr_assert_eq(axis->type, SIM_V_NULL, "%s is elementwise", m->op_name);
+        expect_ints(m, "shape_out", reduce ? (int64_t[]){2, 1} : (int64_t[]){2, 8}, 2);
+        const struct sim_value *snaps = param(m, "input_snapshots");
+        cr_assert_eq(snaps->type, SIM_V_LIST);
+        cr_assert_eq(snaps->u.list.len, param(m, "input_addrs")->u.list.len);
+        if (strcmp(m->op_name, "max") != 0)
+            continue;
+        /* max reads the loaded tile: its snapshot holds the PE's rows of x */
+        const struct sim_value *s0 = snaps->u.list.items[0];
+        cr_assert_eq(s0->type, SIM_V_TENSOR, "a loaded input has a snapshot");
+        struct sim_tensor *x = NULL;
+        struct diag d;
+        const struct sim_kernel_launch *kl = the_launch(r);
+        const struct sim_tensor_shard *sh = &kl->args[0].shards[on_pe(m, 0, r) ? 0 : 1];
+        int g = sim_chip_pe_index(chip, sh->sip, sh->cube, sh->pe);
+        cr_assert_eq(sim_chip_mem_read(chip, "hbm", sim_chip_dev_addr(g, (uint64_t)sh->pa), SIM_F32,
+                                       2, (int64_t[]){2, 8}, &x, &d),
+                     0, "%s", d.msg);
+        cr_assert_eq(memcmp(s0->u.tensor->data, x->data, x->nbytes), 0);
+        sim_tensor_unref(x);
+    }
+    sim_run_free(r);
+}
+
+Test(kernels, softmax_in_f16_casts_to_f32_and_back)
+{
+    struct sim_run *r = run_clean(TINY, "softmax:rows=4,cols=8,dtype=f16");
+    char seq[512];
+    op_sequence(r, seq, sizeof(seq));
+    cr_assert_str_eq(seq, "dma_read cast max sub exp sum div cast dma_write");
+    sim_run_free(r);
+}
+
+/* The eps constant reaches the kernel: the add's second input is it. */
+static void expect_eps(struct sim_run *r, double eps)
+{
+    size_t n;
+    struct sim_op_record *const *rec = records(r, &n);
+    size_t adds = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(rec[i]->op_name, "add") != 0)
+            continue;
+        const struct sim_value *in = param(rec[i], "input_shapes");
+        if (in->u.list.items[1]->u.list.len != 1 || in->u.list.items[1]->u.list.items[0]->u.i != 1)
+            continue; /* not the add of the constant */
+        const struct sim_value *s = param(rec[i], "input_snapshots")->u.list.items[1];
+        cr_assert_eq(s->type, SIM_V_TENSOR);
+        cr_assert_float_eq(sim_tensor_get(s->u.tensor, 0), (float)eps, 0);
+        adds++;
+    }
+    cr_assert_gt(adds, 0);
+}
+
+Test(kernels, rmsnorm_and_layernorm_log_their_formula)
+{
+    struct sim_run *r = run_clean(TINY, "rmsnorm:rows=2,d=16,eps=0.25");
+    char seq[512];
+    op_sequence(r, seq, sizeof(seq));
+    cr_assert_str_eq(seq, "dma_read dma_read mul mean add rsqrt mul mul dma_write");
+    expect_eps(r, 0.25);
+    sim_run_free(r);
+    r = run_clean(TINY, "layernorm:rows=2,d=16,eps=0.5");
+    op_sequence(r, seq, sizeof(seq));
+    cr_assert_str_eq(
+        seq, "dma_read dma_read dma_read mean sub mul mean add rsqrt mul mul add dma_write");
+    expect_eps(r, 0.5);
+    sim_run_free(r);
+}
+
+/* ---- allreduce_ring: IPCQ copies through SRAM (D3.6, ADR-0023 D9.7) ------------------------- */
+
+Test(kernels, allreduce_ring_moves_chunks_by_ipcq_copies_into_sram_slots)
+{
+    /* default chip, 8 PEs, n = 1024: chunks of 128; 7 + 7 steps, one copy each per PE */
+    struct sim_run *r = run_clean(NULL, "allreduce_ring");
+    struct sim_chip *chip = sim_run_chip(r);
+    const struct sim_config *cfg = sim_run_config(r);
+    uint64_t slice = cfg->sram.capacity_bytes / cfg->pes_per_cube;
+    size_t n;
+    struct sim_op_record *const *rec = records(r, &n);
+    size_t copies[8] = {0};
+    for (size_t i = 0; i < n; i++) {
+        const struct sim_op_record *c = rec[i];
+        if (strcmp(c->op_name, "ipcq_copy") != 0)
+            continue;
+        cr_assert_str_eq(c->op_kind, "memory");
+        cr_assert_str_eq(pstr(c, "src_space"), "tcm");
+        cr_assert_str_eq(pstr(c, "dst_space"), "sram");
+        expect_ints(c, "shape", (int64_t[]){128}, 1);
+        cr_assert_str_eq(pstr(c, "dtype"), "f32");
+        cr_assert_eq(pint(c, "nbytes"), 512);
+        /* it comes from the left neighbour's TCM into a slot of this PE's share of its
+         * cube's SRAM, serviced by this PE's DMA */
+        uint64_t dst = (uint64_t)pint(c, "dst_addr"), src = (uint64_t)pint(c, "src_addr");
+        int to = sim_chip_addr_pe(dst), from = sim_chip_addr_pe(src);
+        cr_assert(on_pe(c, to, r), "%s receives into PE %d", c->component_id, to);
+        cr_assert_eq(from, (to + 7) % 8);
+        int sip, cube, pe;
+        sim_chip_pe_coords(chip, to, &sip, &cube, &pe);
+        uint64_t pa = sim_chip_addr_pa(dst);
+        cr_assert(pa >= (uint64_t)pe * slice && pa + 512 <= (uint64_t)(pe + 1) * slice);
+        copies[to]++;
+    }
+    for (int g = 0; g < 8; g++)
+        cr_assert_eq(copies[g], 14, "PE %d receives 2 (P - 1) chunks", g);
+    /* the receivers' loads come from SRAM: the SRAMs were written and read */
+    struct sim_run_summary s;
+    sim_run_summarize(r, &s);
+    size_t srams = 0;
+    for (size_t i = 0; i < s.n_components; i++)
+        if (s.components[i].kind == SIM_NODE_SRAM) {
+            cr_assert_eq(s.components[i].bytes_written, 4 * 14 * 512);
+            cr_assert_eq(s.components[i].bytes_read, 4 * 14 * 512);
+            srams++;
+        }
+    cr_assert_eq(srams, 2);
+    sim_run_summary_fini(&s);
+    for (int g = 0; g < 8; g++) {
+        cr_assert_eq(count(r, "add", g), 7, "the reduce-scatter adds");
+        cr_assert_eq(count(r, "dma_write", g), 8, "every chunk of out is stored");
+    }
+    sim_run_free(r);
+}
+
+Test(kernels, allreduce_ring_first_copies_carry_the_senders_data)
+{
+    /* tiny, 2 PEs, n = 8: PE r first sends chunk r of its x, which is real data */
+    struct sim_run *r = run_clean(TINY, "allreduce_ring:n=8");
+    struct sim_chip *chip = sim_run_chip(r);
+    const struct sim_kernel_launch *kl = the_launch(r);
+    size_t n, seen = 0;
+    struct sim_op_record *const *rec = records(r, &n);
+    for (size_t i = 0; i < n && seen < 2; i++) {
+        if (strcmp(rec[i]->op_name, "ipcq_copy") != 0)
+            continue;
+        int from = sim_chip_addr_pe((uint64_t)pint(rec[i], "src_addr"));
+        const struct sim_value *snap = param(rec[i], "snapshot");
+        cr_assert_eq(snap->type, SIM_V_TENSOR);
+        const struct sim_tensor_shard *sh = &kl->args[0].shards[from];
+        struct sim_tensor *x = NULL;
+        struct diag d;
+        cr_assert_eq(sim_chip_mem_read(chip, "hbm",
+                                       sim_chip_dev_addr(from, (uint64_t)sh->pa + 16 * from),
+                                       SIM_F32, 1, (int64_t[]){4}, &x, &d),
+                     0, "%s", d.msg);
+        cr_assert_eq(memcmp(snap->u.tensor->data, x->data, 16), 0, "chunk %d of PE %d", from, from);
+        sim_tensor_unref(x);
+        seen++;
+    }
+    cr_assert_eq(seen, 2);
+    sim_run_free(r);
+}
+
+/* ---- llm_decode: markers, tokens, annotations, a growing KV cache ------------------------- */
+
+Test(kernels, llm_decode_reports_a_marker_per_layer_and_a_token_per_position)
+{
+    /* 3 layers, 2 prompt tokens, 3 generated, on 2 PEs (a sequence each) */
+    struct sim_run *r = run_clean(TINY, "llm_decode:layers=3,prompt=2,gen=3,pes=2");
+    struct sim_chip *chip = sim_run_chip(r);
+    for (int g = 0; g < 2; g++) {
+        char cpu[64];
+        snprintf(cpu, sizeof(cpu), "sip0.cube0.pe%d.pe_cpu", g);
+        /* markers: layer0 layer1 layer2 per token, PREFILL_DONE after the second token */
+        const char *want[5 * 3 + 1];
+        size_t w = 0;
+        for (int t = 0; t < 5; t++) {
+            want[w++] = "layer0";
+            want[w++] = "layer1";
+            want[w++] = "layer2";
+            if (t == 1)
+                want[w++] = "PREFILL_DONE";
+        }
+        size_t got = 0;
+        double last = -1;
+        for (size_t i = 0; i < sim_chip_marker_count(chip); i++) {
+            const struct sim_chip_marker *m = sim_chip_marker(chip, i);
+            if (strcmp(m->component, cpu) != 0)
+                continue;
+            cr_assert_lt(got, w);
+            cr_assert_str_eq(m->name, want[got], "marker %zu of %s", got, cpu);
+            cr_assert_str_eq(m->kernel, "llm_decode");
+            cr_assert_geq(m->t_ns, last);
+            last = m->t_ns;
+            got++;
+        }
+        cr_assert_eq(got, w);
+        /* tokens 0, 1 PREFILL, 2, 3, 4 DECODE, one after the other */
+        size_t tok = 0;
+        double end = 0;
+        for (size_t i = 0; i < sim_chip_token_count(chip); i++) {
+            const struct sim_chip_token *t = sim_chip_token(chip, i);
+            if (strcmp(t->component, cpu) != 0)
+                continue;
+            cr_assert_eq(t->index, (int64_t)tok);
+            cr_assert_eq(t->decode, tok >= 2);
+            cr_assert_not(t->open);
+            cr_assert_geq(t->t_start_ns, end);
+            cr_assert_gt(t->t_end_ns, t->t_start_ns);
+            end = t->t_end_ns;
+            tok++;
+        }
+        cr_assert_eq(tok, 5);
+    }
+    sim_run_free(r);
+}
+
+Test(kernels, llm_decode_annotates_layers_and_tiles_and_grows_its_kv_cache)
+{
+    /* defaults on tiny: 2 layers, d 32, 2 heads, ff 64, 4 + 4 tokens, 1 PE */
+    struct sim_run *r = run_clean(TINY, "llm_decode");
+    size_t n;
+    struct sim_op_record *const *rec = records(r, &n);
+    /* six GEMMs per token and layer: k, v, q, o, up, down */
+    cr_assert_eq(count(r, "gemm_f32", 0), 8 * 2 * 6);
+    cr_assert_eq(count(r, "silu", 0), 8 * 2);
+    cr_assert_eq(count(r, "exp", 0), 8 * 2);
+    size_t cache_loads[8] = {0};
+    for (size_t i = 0; i < n; i++) {
+        const struct sim_op_record *o = rec[i];
+        cr_assert_not_null(o->note.layer_id, "%s has a layer", o->op_name);
+        cr_assert(strcmp(o->note.layer_id, "layer0") == 0 ||
+                  strcmp(o->note.layer_id, "layer1") == 0);
+        cr_assert(strncmp(o->note.tile_id, "tok", 3) == 0, "%s", o->note.tile_id);
+        char *end;
+        long t = strtol(o->note.tile_id + 3, &end, 10);
+        const char *part = end + 1;
+        cr_assert(t >= 0 && t < 8 && *end == '.', "%s", o->note.tile_id);
+        cr_assert(strcmp(part, "attn") == 0 || strcmp(part, "mlp") == 0);
+        /* the cache rows 0..t are read at token t: (t + 1) rows of 32 f32 */
+        if (strcmp(o->op_name, "dma_read") == 0 && pint(o, "nbytes") == (t + 1) * 32 * 4 &&
+            strcmp(part, "attn") == 0 && t > 0)
+            cache_loads[t]++;
+    }
+    for (int t = 1; t < 8; t++)
+        cr_assert_eq(cache_loads[t], 2 * 2, "token %d reads K and V of both layers", t);
+    /* the scores: per head, over the positions */
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(rec[i]->op_name, "exp") == 0 && strcmp(rec[i]->note.tile_id, "tok5.attn") == 0)
+            expect_ints(rec[i], "shape_out", (int64_t[]){6, 2, 1}, 3);
+    sim_run_free(r);
+}
+
+/* ---- sparse_scale: control flow on loaded data (ADR-0020 D3) -------------------------------- */
+
+static struct sim_config *own_cfg;
+static struct sim_chip *own_chip;
+
+static void own_setup(void)
+{
+    struct diag d;
+    cr_assert_eq(sim_config_load_embedded(TINY, &own_cfg, &d), 0, "%s", d.msg);
+    own_chip = sim_chip_new(own_cfg, 0);
+}
+
+static void own_teardown(void)
+{
+    sim_chip_free(own_chip);
+    sim_config_free(own_cfg);
+}
+
+/* Run sparse_scale on PE 0 of own_chip over x (4 tiles of 4) with the given mask. */
+static struct sim_proc *sparse_on(const float *x, const int32_t *mask, struct kshard sh[3],
+                                  struct karg args[5])
+{
+    int64_t n = 16, t = 4;
+    struct sim_tensor *tx = sim_tensor_new(SIM_F32, 1, &n), *tm = sim_tensor_new(SIM_I32, 1, &t);
+    struct sim_tensor *to = sim_tensor_new(SIM_F32, 1, &n);
+    for (int i = 0; i < 16; i++)
+        sim_tensor_set(tx, (size_t)i, x[i]);
+    for (int i = 0; i < 4; i++)
+        sim_tensor_set(tm, (size_t)i, mask[i]);
+    sim_chip_mem_write(own_chip, "hbm", sim_chip_dev_addr(0, 0x0), tx, "x");
+    sim_chip_mem_write(own_chip, "hbm", sim_chip_dev_addr(0, 0x100), tm, "mask");
+    sim_chip_mem_write(own_chip, "hbm", sim_chip_dev_addr(0, 0x200), to, "out");
+    sim_tensor_unref(tx);
+    sim_tensor_unref(tm);
+    sim_tensor_unref(to);
+    const uint64_t pa[3] = {0x0, 0x100, 0x200}, bytes[3] = {64, 16, 64};
+    const enum sim_dtype dt[3] = {SIM_F32, SIM_I32, SIM_F32};
+    for (int i = 0; i < 3; i++) {
+        sh[i] = (struct kshard){0, 0, 0, pa[i], bytes[i], 0};
+        args[i] = (struct karg){.is_tensor = true,
+                                .has_dtype = true,
+                                .dtype = dt[i],
+                                .ndim = 1,
+                                .shape = {i == 1 ? 4 : 16},
+                                .shards = &sh[i],
+                                .n_shards = 1,
+                                .mine = 0};
+    }
+    args[3] = (struct karg){.scalar_dtype = SIM_I32, .i = 4, .f = 4};
+    args[4] = (struct karg){.scalar_dtype = SIM_F32, .i = 3, .f = 3};
+    static struct kargs ka;
+    ka = (struct kargs){.n = 5, .v = args, .nranks = 1};
+    const struct sim_kernel *k = sim_kernel_find("sparse_scale");
+    cr_assert_not_null(k);
+    struct sim_proc *p = sim_runner_run(own_chip, "sparse_scale", k->fn, &ka, 0);
+    sim_engine_run(sim_chip_engine(own_chip), SIM_RUN_END, 0);
+    cr_assert(sim_proc_done(p));
+    cr_assert_null(sim_proc_error(p), "%s", sim_proc_error(p));
+    return p;
+}
+
+static void own_sequence(char *buf, size_t size)
+{
+    size_t n, len = 0;
+    struct sim_op_record *const *rec = sim_oplog_records(sim_chip_oplog(own_chip), &n);
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && len < size; i++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%s%s", len ? " " : "", rec[i]->op_name,
+                                rec[i]->note.tile_id ? rec[i]->note.tile_id + 12 : "");
+}
+
+static const char *last_marker(void)
+{
+    size_t n = sim_chip_marker_count(own_chip);
+    cr_assert_gt(n, 0);
+    return sim_chip_marker(own_chip, n - 1)->name;
+}
+
+Test(kernels, sparse_scale_computes_every_tile_of_dense_data, .init = own_setup,
+     .fini = own_teardown)
+{
+    float x[16];
+    for (int i = 0; i < 16; i++)
+        x[i] = (float)i + 1;
+    struct kshard sh[3];
+    struct karg args[5];
+    sparse_on(x, (const int32_t[]){1, 1, 1, 1}, sh, args);
+    char seq[512];
+    own_sequence(seq, sizeof(seq));
+    /* the mask's load, then read, mul, write per tile (the digit: the tile) */
+    cr_assert_str_eq(seq, "dma_read dma_read0 mul0 dma_write0 dma_read1 mul1 dma_write1 "
+                          "dma_read2 mul2 dma_write2 dma_read3 mul3 dma_write3");
+    cr_assert_str_eq(last_marker(), "sparse_scale.tiles=4,masked=0,zero=0");
+}
+
+Test(kernels, sparse_scale_skips_the_tiles_its_loaded_mask_and_data_mark_empty, .init = own_setup,
+     .fini = own_teardown)
+{
+    float x[16];
+    for (int i = 0; i < 16; i++)
+        x[i] = i >= 12 ? 0.0f : (float)i + 1; /* tile 3 is all zeros */
+    struct kshard sh[3];
+    struct karg args[5];
+    sparse_on(x, (const int32_t[]){1, 0, 1, 1}, sh, args);
+    char seq[512];
+    own_sequence(seq, sizeof(seq));
+    /* tile 1: masked, never read; tile 3: read, found empty, neither scaled nor written */
+    cr_assert_str_eq(seq, "dma_read dma_read0 mul0 dma_write0 dma_read2 mul2 dma_write2 dma_read3");
+    cr_assert_str_eq(last_marker(), "sparse_scale.tiles=4,masked=1,zero=1");
+}
+
+Test(kernels, sparse_scale_generated_mask_decides_the_work)
+{
+    /* the generated mask is 0 or 1 per tile; the muls follow it PE by PE */
+    struct sim_run *r = run_clean(TINY, "sparse_scale:seed=7");
+    struct sim_chip *chip = sim_run_chip(r);
+    const struct sim_kernel_launch *kl = the_launch(r);
+    size_t total = 0;
+    for (int g = 0; g < 2; g++) {
+        const struct sim_tensor_shard *sh = &kl->args[1].shards[g];
+        int64_t tiles = sh->nbytes / 4;
+        struct sim_tensor *m = NULL;
+        struct diag d;
+        cr_assert_eq(sim_chip_mem_read(chip, "hbm", sim_chip_dev_addr(g, (uint64_t)sh->pa), SIM_I32,
+                                       1, &tiles, &m, &d),
+                     0, "%s", d.msg);
+        size_t ones = 0;
+        for (int64_t i = 0; i < tiles; i++) {
+            double v = sim_tensor_get(m, (size_t)i);
+            cr_assert(v == 0 || v == 1);
+            ones += v == 1;
+        }
+        sim_tensor_unref(m);
+        cr_assert_gt(ones, 0);
+        cr_assert_lt(ones, (size_t)tiles, "some tiles are masked");
+        cr_assert_eq(count(r, "mul", g), ones);
+        cr_assert_eq(count(r, "dma_write", g), ones);
+        cr_assert_eq(count(r, "dma_read", g), ones + 1);
+        total += ones;
+    }
+    cr_assert_lt(total, 64);
+    sim_run_free(r);
+}
+
+/* ---- repeatability ------------------------------------------------------------------------ */
+
+static bool same_value(const struct sim_value *a, const struct sim_value *b)
+{
+    if (a->type != b->type)
+        return false;
+    switch (a->type) {
+    case SIM_V_TENSOR:
+        return a->u.tensor->dtype == b->u.tensor->dtype &&
+               a->u.tensor->nbytes == b->u.tensor->nbytes &&
+               memcmp(a->u.tensor->data, b->u.tensor->data, a->u.tensor->nbytes) == 0;
+    case SIM_V_LIST:
+        if (a->u.list.len != b->u.list.len)
+            return false;
+        for (size_t i = 0; i < a->u.list.len; i++)
+            if (!same_value(a->u.list.items[i], b->u.list.items[i]))
+                return false;
+        return true;
+    case SIM_V_MAP:
+        if (a->u.map.len != b->u.map.len)
+            return false;
+        for (size_t i = 0; i < a->u.map.len; i++)
+            if (strcmp(a->u.map.keys[i], b->u.map.keys[i]) != 0 ||
+                !same_value(a->u.map.vals[i], b->u.map.vals[i]))
+                return false;
+        return true;
+    default: return sim_value_equal(a, b);
+    }
+}
+
+static bool same_str(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+Test(kernels, the_same_run_twice_gives_the_same_op_log)
+{
+    for (size_t k = 0; k < sim_kernel_count(); k++) {
+        const char *name = sim_kernel_at(k)->name;
+        struct sim_run *a = run_clean(TINY, name), *b = run_clean(TINY, name);
+        size_t na, nb;
+        struct sim_op_record *const *ra = records(a, &na);
+        struct sim_op_record *const *rb = records(b, &nb);
+        cr_assert_eq(na, nb, "%s", name);
+        for (size_t i = 0; i < na; i++) {
+            cr_assert(ra[i]->t_start == rb[i]->t_start && ra[i]->t_end == rb[i]->t_end, "%s #%zu",
+                      name, i);
+            cr_assert_str_eq(ra[i]->component_id, rb[i]->component_id);
+            cr_assert_str_eq(ra[i]->op_name, rb[i]->op_name);
+            cr_assert(same_value(ra[i]->params, rb[i]->params), "%s #%zu %s", name, i,
+                      ra[i]->op_name);
+            cr_assert(same_str(ra[i]->note.layer_id, rb[i]->note.layer_id));
+            cr_assert(same_str(ra[i]->note.tile_id, rb[i]->note.tile_id));
+        }
+        struct sim_chip *ca = sim_run_chip(a), *cb = sim_run_chip(b);
+        cr_assert_eq(sim_chip_marker_count(ca), sim_chip_marker_count(cb));
+        for (size_t i = 0; i < sim_chip_marker_count(ca); i++)
+            cr_assert(sim_chip_marker(ca, i)->t_ns == sim_chip_marker(cb, i)->t_ns &&
+                      strcmp(sim_chip_marker(ca, i)->name, sim_chip_marker(cb, i)->name) == 0);
+        cr_assert_eq(sim_chip_token_count(ca), sim_chip_token_count(cb));
+        sim_run_free(a);
+        sim_run_free(b);
+    }
+}
+
+Test(kernels, another_seed_gives_other_data)
+{
+    struct sim_run *a = run_clean(TINY, "sparse_scale:seed=1");
+    struct sim_run *b = run_clean(TINY, "sparse_scale:seed=2");
+    size_t na, nb;
+    struct sim_op_record *const *ra = records(a, &na);
+    struct sim_op_record *const *rb = records(b, &nb);
+    bool differ = na != nb;
+    for (size_t i = 0; !differ && i < na; i++)
+        differ = strcmp(ra[i]->op_name, rb[i]->op_name) != 0 || ra[i]->t_start != rb[i]->t_start ||
+                 !same_value(ra[i]->params, rb[i]->params);
+    cr_assert(differ, "another mask, another op log");
+    sim_run_free(a);
+    sim_run_free(b);
+}
+
+/* ---- parameters ---------------------------------------------------------------------------- */
+
+static void expect_refused(const char *chip_file, const char *spec, int code, const char *msg)
+{
+    struct sim_run_opts o = {.chip_file = chip_file, .kernel_spec = spec};
+    struct sim_run *r = NULL;
+    struct diag d;
+    diag_clear(&d);
+    cr_assert_eq(sim_run_new(&o, &r, &d), -code, "%s", spec);
+    cr_assert_null(r);
+    cr_assert(strstr(d.msg, msg), "%s: '%s' lacks '%s'", spec, d.msg, msg);
+    cr_assert_null(strchr(d.msg, '\n'), "one line");
+}
+
+Test(kernels, bad_parameters_are_refused_before_the_run)
+{
+    expect_refused(NULL, "gemm:m=abc", SIM_EINVAL, "-k gemm: key 'm': 'abc' is not an integer");
+    expect_refused(NULL, "gemm:m=0", SIM_EINVAL, "-k gemm: key 'm': 0, must be >= 1");
+    expect_refused(NULL, "gemm:dtype=i16", SIM_EINVAL,
+                   "-k gemm: key 'dtype': i16 is not supported (f32, f16, bf16, i8)");
+    expect_refused(NULL, "softmax:dtype=i8", SIM_EINVAL, "key 'dtype': i8 is not supported");
+    expect_refused(TINY, "softmax:pes=3", SIM_EINVAL,
+                   "-k softmax: key 'pes': 3, must be 0 (every PE) to 2 (the chip's PEs)");
+    expect_refused(NULL, "gemm:m=100", SIM_EINVAL, "does not split over 8 PEs");
+    expect_refused(NULL, "llm_decode:dim=30,heads=4", SIM_EINVAL,
+                   "-k llm_decode: key 'dim': 30 does not divide by heads (4)");
+    expect_refused(NULL, "llm_decode:gen=-1", SIM_EINVAL, "key 'gen': -1, must be >= 0");
+    expect_refused(NULL, "sparse_scale:n=100,tile=7", SIM_EINVAL,
+                   "key 'n': 100 does not divide by tile (7)");
+    expect_refused(NULL, "allreduce_ring:n=4", SIM_EINVAL,
+                   "key 'n': 4 elements do not make a chunk for each of 8 PEs");
+    expect_refused(NULL, "rmsnorm:eps=-1", SIM_EINVAL, "key 'eps': -1, must be >= 0");
+    expect_refused(NULL, "nosuch", SIM_ENOENT, "unknown kernel 'nosuch'");
+}
+
+/* ---- tl_tile_gemm and the IPCQ slots, directly ----------------------------------------------- */
+
+static void bad_tile(struct tl *tl, const struct kargs *a)
+{
+    (void)a;
+    struct kshard s = {0, 0, 0, 0x0, 64, 0};
+    struct karg arg = {.is_tensor = true,
+                       .has_dtype = true,
+                       .dtype = SIM_F32,
+                       .ndim = 2,
+                       .shape = {4, 4},
+                       .shards = &s,
+                       .n_shards = 1,
+                       .mine = 0};
+    struct kargs ka = {.n = 1, .v = &arg};
+    struct tl_tensor *t = tl_arg(tl, &ka, 0);
+    struct tl_tensor *b = tl_load(tl, t);
+    int64_t wide[2] = {2, 8};
+    tl_tile_gemm(tl, t, b, tl_reshape(tl, t, 2, wide));
+}
+
+Test(kernels, tl_tile_gemm_refuses_shapes_that_do_not_match, .init = own_setup,
+     .fini = own_teardown)
+{
+    int64_t n = 16;
+    struct sim_tensor *t = sim_tensor_new(SIM_F32, 1, &n);
+    sim_chip_mem_write(own_chip, "hbm", sim_chip_dev_addr(0, 0x0), t, "t");
+    sim_tensor_unref(t);
+    struct sim_proc *p = sim_runner_run(own_chip, "bad_tile", bad_tile, NULL, 0);
+    sim_engine_run(sim_chip_engine(own_chip), SIM_RUN_END, 0);
+    cr_assert(sim_proc_done(p));
+    const char *err = sim_proc_error(p);
+    cr_assert_not_null(err);
+    cr_assert(strstr(err, "kernel 'bad_tile' on sip0.cube0.pe0: tl_tile_gemm(): a (4, 4) by b "
+                          "(4, 4) into (2, 8): the shapes do not match"),
+              "%s", err);
+    cr_assert_eq(sim_oplog_count(sim_chip_oplog(own_chip)), 1, "nothing issued after the load");
+}
+
+static double got_ipcq[2];
+static char got_space[2][8];
+
+static void pingpong(struct tl *tl, const struct kargs *a)
+{
+    (void)a;
+    int64_t one = 1;
+    struct kshard s = {0, 0, (int)tl_rank(tl), 0x0, 4, 0};
+    struct karg arg = {.is_tensor = true,
+                       .has_dtype = true,
+                       .dtype = SIM_F32,
+                       .ndim = 1,
+                       .shape = {1},
+                       .shards = &s,
+                       .n_shards = 1,
+                       .mine = 0};
+    struct kargs ka = {.n = 1, .v = &arg};
+    struct tl_tensor *mine = tl_load(tl, tl_reshape(tl, tl_arg(tl, &ka, 0), 1, &one));
+    struct tl_tensor *h = tl_ipcq_send(tl, 1 - tl_rank(tl), mine);
+    struct tl_tensor *in = tl_ipcq_recv(tl);
+    got_ipcq[tl_rank(tl)] = tl_get(tl, in, 0);
+    snprintf(got_space[tl_rank(tl)], sizeof(got_space[0]), "%s", tl_space(in));
+    tl_load(tl, in); /* from the slot into TCM */
+    tl_wait(tl, h);
+}
+
+static const struct sim_kernel pingpong_kernel = {.name = "pingpong", .fn = pingpong};
+
+Test(kernels, ipcq_arrivals_land_in_an_sram_slot_with_their_data, .init = own_setup,
+     .fini = own_teardown)
+{
+    for (int g = 0; g < 2; g++) {
+        int64_t one = 1;
+        struct sim_tensor *t = sim_tensor_new(SIM_F32, 1, &one);
+        sim_tensor_set(t, 0, 10 + g);
+        sim_chip_mem_write(own_chip, "hbm", sim_chip_dev_addr(g, 0x0), t, "v");
+        sim_tensor_unref(t);
+    }
+    struct sim_kernel_launch kl = {0};
+    int pes[2] = {0, 1};
+    struct sim_launch_group *grp = sim_runner_group_new(own_chip, &pingpong_kernel, &kl, pes, 2, 0);
+    struct sim_proc *p0 = sim_runner_start(grp, 0), *p1 = sim_runner_start(grp, 1);
+    sim_engine_run(sim_chip_engine(own_chip), SIM_RUN_END, 0);
+    cr_assert_null(sim_proc_error(p0), "%s", sim_proc_error(p0));
+    cr_assert_null(sim_proc_error(p1), "%s", sim_proc_error(p1));
+    cr_assert_float_eq(got_ipcq[0], 11, 0);
+    cr_assert_float_eq(got_ipcq[1], 10, 0);
+    cr_assert_str_eq(got_space[0], "sram");
+    cr_assert_str_eq(got_space[1], "sram");
+    /* the receiver's DMA wrote its cube's SRAM; the loads read it back */
+    int sram = sim_topo_find(sim_chip_topo(own_chip), "sip0.cube0.sram");
+    const struct sim_component *c = sim_chip_component(own_chip, sram);
+    cr_assert_eq(c->stats.bytes_written, 8);
+    cr_assert_eq(c->stats.bytes_read, 8);
+}
+
+/* ---- references against hand-computed values ------------------------------------------------- */
+
+static struct sim_tensor *tensor_n(enum sim_dtype dt, unsigned nd, const int64_t *shape,
+                                   const double *v, size_t n)
+{
+    struct sim_tensor *t = sim_tensor_new(dt, nd, shape);
+    cr_assert_eq(sim_tensor_numel(t), n);
+    for (size_t i = 0; i < n; i++)
+        sim_tensor_set(t, i, v[i]);
+    return t;
+}
+
+/* tensor(dtype, ndim, shape, v0, v1, ...): a tensor holding exactly these values. */
+#define tensor(dt, nd, shape, ...)                                                                 \
+    tensor_n((dt), (nd), (shape), (const double[]){__VA_ARGS__},                                   \
+             sizeof((const double[]){__VA_ARGS__}) / sizeof(double))
+
+/* zeros(dtype, ndim, shape) */
+static struct sim_tensor *zeros(enum sim_dtype dt, unsigned nd, const int64_t *shape)
+{
+    return sim_tensor_new(dt, nd, shape);
+}
+
+static void expect_values_n(const struct sim_tensor *t, const double *want, size_t n, double tol)
+{
+    cr_assert_eq(sim_tensor_numel(t), n);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_float_eq(sim_tensor_get(t, i), want[i], tol, "element %zu: %.9g, want %.9g", i,
+                           sim_tensor_get(t, i), want[i]);
+}
+
+/* expect_values(t, tol, v0, v1, ...): t holds exactly these values. */
+#define expect_values(t, tol, ...)                                                                 \
+    expect_values_n((t), (const double[]){__VA_ARGS__},                                            \
+                    sizeof((const double[]){__VA_ARGS__}) / sizeof(double), (tol))
+
+Test(kernels, gemm_reference)
+{
+    struct sim_tensor *a = tensor(SIM_F32, 2, ((int64_t[]){2, 3}), 1, 2, 3, 4, 5, 6);
+    struct sim_tensor *b = tensor(SIM_F32, 2, ((int64_t[]){3, 2}), 7, 8, 9, 10, 11, 12);
+    struct sim_tensor *c = zeros(SIM_F32, 2, (int64_t[]){2, 2});
+    sim_kref_gemm(a, b, c);
+    /* [1 2 3; 4 5 6] [7 8; 9 10; 11 12] = [58 64; 139 154] */
+    expect_values(c, 0, 58, 64, 139, 154);
+    sim_tensor_unref(a);
+    sim_tensor_unref(b);
+    sim_tensor_unref(c);
+    /* i8 -> i32, beyond i8's range */
+    a = tensor(SIM_I8, 2, ((int64_t[]){1, 2}), -128, 127);
+    b = tensor(SIM_I8, 2, ((int64_t[]){2, 1}), -128, -128);
+    c = zeros(SIM_I32, 2, (int64_t[]){1, 1});
+    sim_kref_gemm(a, b, c);
+    expect_values(c, 0, 16384 - 16256);
+    sim_tensor_unref(a);
+    sim_tensor_unref(b);
+    sim_tensor_unref(c);
+}
+
+Test(kernels, softmax_reference)
+{
+    /* softmax(0, ln 2, ln 3) = (1, 2, 3) / 6; a constant row is uniform; adding a constant
+     * to a row changes nothing */
+    struct sim_tensor *x = tensor(SIM_F32, 2, ((int64_t[]){3, 3}), 0, log(2), log(3), 5, 5, 5, 100,
+                                  100 + log(2), 100 + log(3));
+    struct sim_tensor *y = zeros(SIM_F32, 2, (int64_t[]){3, 3});
+    sim_kref_softmax(x, y);
+    expect_values(y, 1e-6, 1 / 6.0, 2 / 6.0, 3 / 6.0, 1 / 3.0, 1 / 3.0, 1 / 3.0, 1 / 6.0, 2 / 6.0,
+                  3 / 6.0);
+    sim_tensor_unref(x);
+    sim_tensor_unref(y);
+}
+
+Test(kernels, norm_references)
+{
+    /* rmsnorm (3, 4): mean square 12.5, so x / sqrt(12.5) * (1, 2) */
+    struct sim_tensor *x = tensor(SIM_F32, 2, ((int64_t[]){1, 2}), 3, 4);
+    struct sim_tensor *w = tensor(SIM_F32, 1, ((int64_t[]){2}), 1, 2);
+    struct sim_tensor *o = zeros(SIM_F32, 2, (int64_t[]){1, 2});
+    sim_kref_rmsnorm(x, w, 0, o);
+    expect_values(o, 1e-6, 0.848528137, 2.262741700);
+    /* eps joins the mean square: (3, 4) with eps 3.5: / sqrt(16) */
+    sim_kref_rmsnorm(x, w, 3.5, o);
+    expect_values(o, 1e-6, 0.75, 2);
+    sim_tensor_unref(x);
+    sim_tensor_unref(w);
+    sim_tensor_unref(o);
+    /* layernorm (1, 2, 3, 4): mean 2.5, variance 1.25; gamma 2, beta 1 */
+    x = tensor(SIM_F32, 2, ((int64_t[]){1, 4}), 1, 2, 3, 4);
+    struct sim_tensor *g = tensor(SIM_F32, 1, ((int64_t[]){4}), 2, 2, 2, 2);
+    struct sim_tensor *b = tensor(SIM_F32, 1, ((int64_t[]){4}), 1, 1, 1, 1);
+    o = zeros(SIM_F32, 2, (int64_t[]){1, 4});
+    sim_kref_layernorm(x, g, b, 0, o);
+    expect_values(o, 1e-6, 1 - 2 * 1.341640786, 1 - 2 * 0.447213595, 1 + 2 * 0.447213595,
+                  1 + 2 * 1.341640786);
+    sim_tensor_unref(x);
+    sim_tensor_unref(g);
+    sim_tensor_unref(b);
+    sim_tensor_unref(o);
+}
+
+Test(kernels, allreduce_reference)
+{
+    struct sim_tensor *x =
+        tensor(SIM_I32, 2, ((int64_t[]){3, 4}), 1, 2, 3, 4, 10, 20, 30, 40, 100, 200, 300, 400);
+    struct sim_tensor *o = zeros(SIM_I32, 2, (int64_t[]){3, 4});
+    sim_kref_allreduce(x, o);
+    expect_values(o, 0, 111, 222, 333, 444, 111, 222, 333, 444, 111, 222, 333, 444);
+    sim_tensor_unref(x);
+    sim_tensor_unref(o);
+    /* in bf16 (8 significant bits: 256 + 1 rounds to 256, 258 is exact) the ring rounds
+     * every partial sum, in its order: 3 PEs holding (256, 256, 256), (1, 1, 1), (1, 1, 1);
+     * chunk c is element c and starts on PE c: element 0 is (256 + 1) + 1 = 256, element 1
+     * (1 + 1) + 256 = 258, element 2 (1 + 256) + 1 = 256 */
+    x = tensor(SIM_BF16, 2, ((int64_t[]){3, 3}), 256, 256, 256, 1, 1, 1, 1, 1, 1);
+    o = zeros(SIM_BF16, 2, (int64_t[]){3, 3});
+    sim_kref_allreduce(x, o);
+    expect_values(o, 0, 256, 258, 256, 256, 258, 256, 256, 258, 256);
+    sim_tensor_unref(x);
+    sim_tensor_unref(o);
+}
+
+Test(kernels, sparse_scale_reference)
+{
+    struct sim_tensor *x = tensor(SIM_F32, 1, ((int64_t[]){6}), 1, 2, 3, 4, 5, 6);
+    struct sim_tensor *m = tensor(SIM_I32, 1, ((int64_t[]){3}), 1, 0, 1);
+    struct sim_tensor *o = zeros(SIM_F32, 1, (int64_t[]){6});
+    sim_kref_sparse_scale(x, m, 2, 3, o);
+    expect_values(o, 0, 3, 6, 0, 0, 15, 18);
+    sim_tensor_unref(x);
+    sim_tensor_unref(m);
+    sim_tensor_unref(o);
+}
+
+Test(kernels, llm_decode_reference)
+{
+    /*
+     * d = 1, one head, one layer, ff 1, eps 0: rmsnorm of a scalar is its sign. Weights:
+     * wq = wk = wv = wo = 0.5, w1 = 1, w2 = 2. Prompt (2, -2), nothing generated.
+     * t = 0: h = 1; k = v = q = 0.5; one position: o = 0.5; x = 2 + 0.25 = 2.25;
+     *        MLP: h = 1, silu(1) = 0.731058579, x = 2.25 + 1.462117157 = 3.712117157.
+     * t = 1: h = -1; k = v = q = -0.5; scores q.k = (-0.25, 0.25); softmax:
+     *        p = (1 / (1 + e^0.5), e^0.5 / (1 + e^0.5)) = (0.377540669, 0.622459331);
+     *        o = 0.5 p0 - 0.5 p1 = -0.122459331; x = -2 - 0.061229666 = -2.061229666;
+     *        MLP: h = -1, silu(-1) = -0.268941421, x = -2.061229666 - 0.537882843.
+     */
+    struct sim_kref_llm s = {.layers = 1, .d = 1, .heads = 1, .ff = 1, .prompt = 2, .gen = 0};
+    int64_t s11[2] = {1, 1}, s21[2] = {2, 1};
+    struct sim_tensor *prompt = tensor(SIM_F32, 2, s21, 2, -2);
+    struct sim_tensor *half = tensor(SIM_F32, 2, s11, 0.5);
+    struct sim_tensor *w1 = tensor(SIM_F32, 2, s11, 1);
+    struct sim_tensor *w2 = tensor(SIM_F32, 2, s11, 2);
+    struct sim_tensor *kc = zeros(SIM_F32, 2, s21), *vc = zeros(SIM_F32, 2, s21);
+    struct sim_tensor *out = zeros(SIM_F32, 2, s21);
+    sim_kref_llm_decode(&s, prompt, half, half, half, half, w1, w2, kc, vc, out);
+    expect_values(kc, 1e-7, 0.5, -0.5);
+    expect_values(vc, 1e-7, 0.5, -0.5);
+    expect_values(out, 1e-6, 3.712117157, -2.061229666 - 0.537882843);
+    /* prompt (2), then one generated token whose input is the hidden state 3.712...: its
+     * sign is 1 too, so the cache holds 0.5 at both positions */
+    s.prompt = 1;
+    s.gen = 1;
+    sim_kref_llm_decode(&s, prompt, half, half, half, half, w1, w2, kc, vc, out);
+    /* t = 1: h = 1, equal scores, o = 0.5, x = 3.712117157 + 0.25, + 1.462117157 */
+    expect_values(out, 1e-6, 3.712117157, 3.712117157 + 0.25 + 1.462117157);
+    expect_values(kc, 1e-7, 0.5, 0.5);
+    sim_tensor_unref(prompt);
+    sim_tensor_unref(half);
+    sim_tensor_unref(w1);
+    sim_tensor_unref(w2);
+    sim_tensor_unref(kc);
+    sim_tensor_unref(vc);
+    sim_tensor_unref(out);
+}
