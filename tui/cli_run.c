@@ -176,6 +176,30 @@ static void base_name(const char *s, bool file, char *out, size_t size)
     snprintf(out, size, "%.*s", (int)n, s);
 }
 
+/* True when kernel k has an integer parameter key. */
+static bool has_int_param(const struct sim_kernel *k, const char *key)
+{
+    for (size_t i = 0; k->params && k->params[i].key; i++)
+        if (strcmp(k->params[i].key, key) == 0 && k->params[i].type == SIM_KP_INT)
+            return true;
+    return false;
+}
+
+/* An LLM kernel declares its tokens as parameters "prompt" (prefill) and "gen" (decode):
+ * run_metadata.tokens and workload_type come from them. */
+static void llm_tokens(const char *spec, struct trace_live_opts *lo)
+{
+    struct sim_kparams p;
+    if (!spec || sim_kernel_parse_spec(spec, &p, NULL) < 0 || !has_int_param(p.kernel, "prompt") ||
+        !has_int_param(p.kernel, "gen"))
+        return;
+    lo->prefill_tokens = sim_kparams_int(&p, "prompt");
+    lo->decode_tokens = sim_kparams_int(&p, "gen");
+    lo->workload_type = lo->prefill_tokens > 0 && lo->decode_tokens > 0 ? "LLM_PREFILL_AND_DECODE"
+                        : lo->decode_tokens > 0                         ? "LLM_DECODE"
+                                                                        : "LLM_PREFILL";
+}
+
 int cli_run_trace_opts(const struct cli_run_opts *o, const struct sim_run *r,
                        struct cli_trace_meta *m)
 {
@@ -211,6 +235,7 @@ int cli_run_trace_opts(const struct cli_run_opts *o, const struct sim_run *r,
         .prefill_tokens = -1,
         .decode_tokens = -1,
     };
+    llm_tokens(o->kernel, &m->lo);
     if (!pinned) {
         struct tm tm;
         time_t tt = (time_t)m->lo.timestamp;

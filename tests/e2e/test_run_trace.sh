@@ -52,6 +52,23 @@ else fail "--chrome writes Trace Event JSON with complete events"; fi
 run "$NPUSCOPE" export --chrome "$TMP/m.json" -o "$TMP/c2.json"
 expect_status "the trace exports to Chrome too" 0
 
+# ---- an LLM kernel: tokens and markers -----------------------------------------------------------
+run "$NPUSCOPE" run -k llm_decode:prompt=3,gen=2 --headless -o "$TMP/llm.json"
+expect_status "run -k llm_decode -o: exit 0" 0
+n=$(grep -c '"type":"TOKEN_EVENT","phase":"PREFILL"' "$TMP/llm.json")
+d=$(grep -c '"type":"TOKEN_EVENT","phase":"DECODE"' "$TMP/llm.json")
+if [ "$n" = 3 ] && [ "$d" = 2 ]; then ok "a TOKEN_EVENT per prompt and generated token"
+else fail "a TOKEN_EVENT per prompt and generated token" "prefill $n, decode $d"; fi
+if grep -q '"type":"MARKER_EVENT","name":"PREFILL_DONE"' "$TMP/llm.json"; then ok "its markers"
+else fail "its markers"; fi
+if grep -q '"workload_type":"LLM_PREFILL_AND_DECODE","tokens":{"prefill_tokens":3,"decode_tokens":2}' "$TMP/llm.json"; then
+    ok "run_metadata: the workload type and its tokens"; else fail "run_metadata: the workload type and its tokens"; fi
+run "$NPUSCOPE" validate "$TMP/llm.json"
+expect_status "it validates clean" 0
+run "$NPUSCOPE" summary --json "$TMP/llm.json"
+expect_out "summary: prefill latency" '"prefill_latency_cycles":[1-9]'
+expect_out "summary: decode latency" '"avg_decode_latency_cycles":[1-9]'
+
 # ---- reproducible with SOURCE_DATE_EPOCH --------------------------------------------------------
 SOURCE_DATE_EPOCH=1764498765 "$NPUSCOPE" run -k vector_add:pes=4 --headless -o "$TMP/a.json" >/dev/null
 SOURCE_DATE_EPOCH=1764498765 "$NPUSCOPE" run -k vector_add:pes=4 --headless -o "$TMP/b.json" >/dev/null

@@ -634,3 +634,39 @@ Test(live, two_feeds_and_two_runs_in_one_process_agree)
     free(text[0]);
     free(text[1]);
 }
+
+Test(live, llm_decode_tokens_and_markers_round_trip)
+{
+    /* 3 prompt tokens and 2 generated ones on 2 layers: a TOKEN_EVENT per position, a
+     * marker per layer of every token and PREFILL_DONE (sim/kernels/llm_decode.c) */
+    struct sim_run *r = new_run("llm_decode:prompt=3,gen=2,layers=2");
+    const char *path = tmp_path("llm.json");
+    struct trace_live_opts o = opts(path);
+    o.mem_events = true;
+    struct trace_live *l = new_live(sim_run_chip(r), &o);
+    while (!sim_run_over(r)) {
+        sim_run_advance(r, SIM_RUN_EVENTS, 500);
+        trace_live_sync(l);
+    }
+    cr_assert_eq(trace_live_finish(l, true, NULL), 0);
+    const struct trace_model *m = trace_live_model(l);
+    cr_assert_eq(trace_model_token_count(m), 5);
+    size_t prefill = 0, layer_marks = 0, done = 0;
+    for (size_t i = 0; i < trace_model_token_count(m); i++)
+        prefill += !trace_model_token(m, i)->decode;
+    for (size_t i = 0; i < trace_model_marker_count(m); i++) {
+        const char *name = trace_model_str(m, trace_model_marker(m, i)->name);
+        layer_marks += strncmp(name, "layer", 5) == 0;
+        done += strcmp(name, "PREFILL_DONE") == 0;
+    }
+    cr_assert_eq(prefill, 3);
+    cr_assert_eq(layer_marks, 5 * 2);
+    cr_assert_eq(done, 1);
+    struct trace_model *back = load(path, NULL);
+    expect_same_model(m, back);
+    expect_same_summary(m, back);
+    expect_valid(path);
+    trace_model_free(back);
+    trace_live_free(l);
+    sim_run_free(r);
+}
