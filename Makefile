@@ -6,6 +6,7 @@
 #   make asan       the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make check      format check, cppcheck, clang-tidy, then make asan
 #   make bench      build and run the benchmarks in tests/bench/
+#   make golden     rewrite the TUI's golden files (tests/data/tui/) from the code; read the diff
 #   make fuzz       build the libFuzzer harnesses (clang) into build/fuzz/
 #   make install PREFIX=/usr/local DESTDIR=   |  make uninstall  |  make clean  |  make format
 #
@@ -85,7 +86,7 @@ BENCH_SRC := $(wildcard tests/bench/*.c)
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all run test test-unit test-e2e test-fuzz asan check bench fuzz install uninstall \
-        clean format format-check help
+        clean format format-check help golden
 .DEFAULT_GOAL := all
 
 all: npuscope
@@ -155,6 +156,11 @@ test: $(if $(SAN),,npuscope) $(BIN) $(UNIT_BIN) $(FUZZ_REPLAY)
 asan:
 	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 test
 
+# The TUI's headless tests compare canvases with tests/data/tui/*.txt; this rewrites them.
+golden: $(UNIT_BIN)
+	@NPUSCOPE_UPDATE_GOLDEN=1 $(UNIT_BIN) --filter='tui_*/*' --jobs=1 >/dev/null 2>&1 || true
+	@git --no-pager diff --stat -- tests/data/tui; git status --short -- tests/data/tui
+
 check: format-check
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	    --inline-suppr --suppress=missingIncludeSystem -I. -D_GNU_SOURCE sim trace tui
@@ -205,6 +211,6 @@ format-check:
 	clang-format --dry-run -Werror $(FORMAT_SRC)
 
 help:
-	@sed -n '2,12p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,13p' Makefile | sed 's/^# \{0,1\}//'
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

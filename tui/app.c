@@ -1,0 +1,782 @@
+/*
+ * The TUI application: layout, header and footer, key dispatch, search prompt, themes,
+ * dirty tracking, and the main loop (the only part that needs a terminal).
+ */
+#include "tui/app.h"
+
+#include "sim/escape.h"
+#include "sim/xalloc.h"
+#include "tui/details.h"
+#include "tui/gantt.h"
+#include "tui/help.h"
+#include "tui/meminspect.h"
+#include "tui/summary.h"
+#include "tui/term.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { P_GANTT, P_SUMMARY, P_MEMORY, P_DETAILS, P_COUNT };
+
+enum {
+    FRAME_NS = 33 * 1000 * 1000, /* at most ~30 redraws a second while running */
+    WORK_NS = 20 * 1000 * 1000,  /* time box of a batch of work per frame */
+    BIG_BODY = 16,               /* from this body height on, the bottom panes show */
+    WIDE = 90,                   /* from this width on, two bottom panes side by side */
+};
+
+struct pane {
+    const struct tui_pane_ops *ops;
+    void *self;
+    struct tui_rect rect;
+    bool shown;
+    bool dirty;
+    bool working;      /* its background work was not finished at the last slice */
+    uint64_t gen, rev; /* model generation and view revision it last drew */
+};
+
+struct tui_app {
+    struct tui_source *src;      /* borrowed */
+    const struct trace_model *m; /* borrowed from the source */
+    struct tui_view view;
+    struct pane panes[P_COUNT];
+    int focus;      /* P_* */
+    bool memory_on; /* the left bottom slot shows the memory pane, not the summary */
+    bool maximized, bottom_hidden;
+    bool help, help_dirty;
+    int help_scroll, help_lines, help_visible;
+    bool prompt;
+    char pbuf[128];
+    size_t plen;
+    char search[128]; /* the last search, "" when none */
+    struct tui_canvas *canvas;
+    bool too_small;
+    bool single; /* one pane takes the whole body */
+    bool full;   /* everything must be drawn again */
+    bool header_dirty, footer_dirty;
+    int border_x; /* column between the two bottom panes, or -1 */
+    uint64_t drawn_gen, drawn_rev, drawn_msg;
+    struct tui_source_status drawn_status;
+    bool work_pending;
+    bool repaint;
+    struct tui_theme theme;
+    uint64_t theme_rev;
+    struct tui_theme_list themes;
+    size_t theme_idx;
+    char *user_dir; /* owned, may be NULL */
+};
+
+/* ---- layout ------------------------------------------------------------------------------ */
+
+static int left_slot(const struct tui_app *a)
+{
+    return a->memory_on ? P_MEMORY : P_SUMMARY;
+}
+
+/* A narrow window has room for one bottom pane: the focused one, else the details of a
+ * selected op, else the summary (or memory). */
+static int narrow_slot(const struct tui_app *a)
+{
+    if (a->focus != P_GANTT)
+        return a->focus;
+    return a->view.selected != TUI_NO_EVENT ? P_DETAILS : left_slot(a);
+}
+
+static void layout(struct tui_app *a)
+{
+    int W = a->canvas->w, H = a->canvas->h;
+    a->too_small = W < TUI_MIN_W || H < TUI_MIN_H;
+    a->full = true;
+    a->border_x = -1;
+    for (int i = 0; i < P_COUNT; i++)
+        a->panes[i].shown = false;
+    if (a->too_small)
+        return;
+    struct tui_rect body = {0, 1, W, H - 2};
+    int left = left_slot(a);
+    if (a->focus == P_SUMMARY || a->focus == P_MEMORY)
+        a->focus = left;
+    bool single = a->maximized || body.h < BIG_BODY || (a->bottom_hidden && a->focus != P_GANTT);
+    a->single = single;
+    if (single) {
+        a->panes[a->focus].rect = body;
+        a->panes[a->focus].shown = true;
+        return;
+    }
+    struct pane *g = &a->panes[P_GANTT];
+    g->shown = true;
+    if (a->bottom_hidden) {
+        g->rect = body;
+        return;
+    }
+    int bh = body.h * 2 / 5;
+    bh = bh < 7 ? 7 : bh > 14 ? 14 : bh;
+    g->rect = (struct tui_rect){0, 1, W, body.h - bh};
+    int by = 1 + body.h - bh;
+    if (W >= WIDE) {
+        int lw = W / 2;
+        a->panes[left].rect = (struct tui_rect){0, by, lw, bh};
+        a->panes[left].shown = true;
+        a->panes[P_DETAILS].rect = (struct tui_rect){lw + 1, by, W - lw - 1, bh};
+        a->panes[P_DETAILS].shown = true;
+        a->border_x = lw;
+    } else {
+        int which = narrow_slot(a);
+        a->panes[which].rect = (struct tui_rect){0, by, W, bh};
+        a->panes[which].shown = true;
+    }
+}
+
+/* ---- creation ---------------------------------------------------------------------------- */
+
+struct tui_app *tui_app_new(struct tui_source *src, int w, int h, bool unicode, const char *theme,
+                            const char *user_dir, int *theme_err, struct diag *d)
+{
+    struct tui_app *a = sim_xcalloc(1, sizeof(*a));
+    a->src = src;
+    a->m = src->ops->model(src);
+    tui_view_init(&a->view, a->m, unicode);
+    a->panes[P_GANTT] = (struct pane){.ops = &tui_gantt_ops, .self = tui_gantt_new(&a->view)};
+    a->panes[P_SUMMARY] = (struct pane){.ops = &tui_summary_ops, .self = tui_summary_new(&a->view)};
+    a->panes[P_MEMORY] =
+        (struct pane){.ops = &tui_meminspect_ops, .self = tui_meminspect_new(&a->view)};
+    a->panes[P_DETAILS] = (struct pane){.ops = &tui_details_ops, .self = tui_details_new(&a->view)};
+    a->canvas = tui_canvas_new(w, h, unicode);
+    a->user_dir = user_dir ? sim_xstrdup(user_dir) : NULL;
+    tui_theme_list_init(&a->themes, a->user_dir);
+    const char *name = theme ? theme : "default";
+    int rc = tui_theme_load(&a->theme, name, a->user_dir, d);
+    if (theme_err)
+        *theme_err = rc;
+    if (rc < 0 && d) {
+        char line[700];
+        tui_view_message(&a->view, TUI_STYLE_ERROR, "theme: %s (using the default)",
+                         diag_format(d, line, sizeof(line)));
+    }
+    for (size_t i = 0; i < a->themes.len; i++)
+        if (rc == 0 && strcmp(a->themes.names[i], name) == 0)
+            a->theme_idx = i;
+    struct tui_source_status st;
+    src->ops->status(src, &st);
+    if (st.notice && rc == 0)
+        tui_view_message(&a->view, TUI_STYLE_STATUS, "%s", st.notice);
+    a->work_pending = true;
+    layout(a);
+    return a;
+}
+
+void tui_app_free(struct tui_app *a)
+{
+    if (!a)
+        return;
+    for (int i = 0; i < P_COUNT; i++)
+        a->panes[i].ops->free(a->panes[i].self);
+    tui_canvas_free(a->canvas);
+    tui_theme_list_fini(&a->themes);
+    free(a->user_dir);
+    free(a);
+}
+
+void tui_app_resize(struct tui_app *a, int w, int h)
+{
+    if (w == a->canvas->w && h == a->canvas->h)
+        return;
+    tui_canvas_resize(a->canvas, w, h);
+    layout(a);
+}
+
+const struct tui_theme *tui_app_theme(const struct tui_app *a, uint64_t *rev)
+{
+    if (rev)
+        *rev = a->theme_rev;
+    return &a->theme;
+}
+
+bool tui_app_take_repaint(struct tui_app *a)
+{
+    bool r = a->repaint;
+    a->repaint = false;
+    return r;
+}
+
+/* ---- header and footer ------------------------------------------------------------------ */
+
+static const char *mode_name(enum tui_mode m)
+{
+    switch (m) {
+    case TUI_MODE_LIVE: return "LIVE";
+    case TUI_MODE_PAUSED: return "PAUSED";
+    case TUI_MODE_FINISHED: return "FINISHED";
+    default: return "POST-MORTEM";
+    }
+}
+
+/* The header's parts, in order. When they do not fit, the program's name goes, then the
+ * file's directory, the run and model names, and the total of cycles. */
+static void draw_header(struct tui_app *a)
+{
+    struct tui_canvas *c = a->canvas;
+    struct tui_source_status *st = &a->drawn_status;
+    a->src->ops->status(a->src, st);
+    tui_canvas_fill(c, (struct tui_rect){0, 0, c->w, 1}, ' ', TUI_STYLE_HEADER);
+    char mode[32], live[160] = "", run[256] = "", total[64], cursor[96], a1[64], a2[64];
+    double ghz = trace_model_clock_ghz(a->m);
+    snprintf(mode, sizeof(mode), " %s ", mode_name(st->mode));
+    if (st->mode != TUI_MODE_POSTMORTEM) {
+        int k = snprintf(live, sizeof(live), "now %s  %s events",
+                         tui_fmt_cycles_ns(a1, sizeof(a1), st->now, ghz),
+                         tui_fmt_si(a2, sizeof(a2), (double)st->events_done));
+        if (st->events_per_sec > 0 && st->mode == TUI_MODE_LIVE)
+            snprintf(live + k, sizeof(live) - (size_t)k, " (%s/s)",
+                     tui_fmt_si(a2, sizeof(a2), st->events_per_sec));
+    }
+    const struct sim_value *meta = trace_model_metadata(a->m);
+    const char *rid = sim_value_get_str(meta, "run_id", NULL);
+    const char *model = sim_value_get_str(meta, "model_name", NULL);
+    if (rid || model)
+        snprintf(run, sizeof(run), "%s%s%s", rid ? rid : "", rid && model ? " / " : "",
+                 model ? model : "");
+    snprintf(total, sizeof(total), "%llu cyc", (unsigned long long)trace_model_t_max(a->m));
+    snprintf(cursor, sizeof(cursor), "cursor %s",
+             tui_fmt_cycles_ns(a1, sizeof(a1), a->view.cursor, ghz));
+    const char *name = st->name ? st->name : "";
+    struct {
+        const char *text;
+        enum tui_style st;
+        unsigned flags;
+    } parts[] = {
+        {" npuscope", TUI_STYLE_HEADER, 0},
+        {mode, TUI_STYLE_HEADER_MODE, 0},
+        {live, TUI_STYLE_HEADER, 0},
+        {name, TUI_STYLE_HEADER, TUI_TEXT_UNTRUSTED},
+        {run, TUI_STYLE_HEADER, TUI_TEXT_UNTRUSTED},
+        {total, TUI_STYLE_HEADER, 0},
+        {cursor, TUI_STYLE_HEADER, 0},
+    };
+    enum { NPARTS = sizeof(parts) / sizeof(parts[0]) };
+    for (int step = 0; step < 4; step++) {
+        int need = 1;
+        for (int i = 0; i < NPARTS; i++)
+            if (parts[i].text[0])
+                need += tui_text_width(parts[i].text, strlen(parts[i].text), c->unicode,
+                                       parts[i].flags) +
+                        2;
+        if (need <= c->w)
+            break;
+        if (step == 0)
+            parts[0].text = "";
+        else if (step == 1 && strrchr(name, '/'))
+            parts[3].text = strrchr(name, '/') + 1;
+        else if (step <= 2)
+            parts[4].text = "";
+        else
+            parts[5].text = "";
+    }
+    int x = 0;
+    for (int i = 0; i < NPARTS && x < c->w; i++) {
+        if (!parts[i].text[0])
+            continue;
+        x += tui_canvas_text(c, x, 0, c->w - x, parts[i].st, parts[i].text,
+                             parts[i].flags | TUI_TEXT_ELLIPSIS);
+        x += 2;
+    }
+}
+
+static void draw_footer(struct tui_app *a)
+{
+    struct tui_canvas *c = a->canvas;
+    int y = c->h - 1;
+    tui_canvas_fill(c, (struct tui_rect){0, y, c->w, 1}, ' ', TUI_STYLE_FOOTER);
+    if (a->prompt) {
+        int x = tui_canvas_text(c, 0, y, c->w, TUI_STYLE_PROMPT, "search: /", 0);
+        x += tui_canvas_textn(c, x, y, c->w - x - 1, TUI_STYLE_PROMPT, a->pbuf, a->plen, 0);
+        tui_canvas_put(c, x++, y, tui_glyphs(c->unicode)->eighths[8], TUI_STYLE_PROMPT);
+        tui_canvas_text(c, x + 2, y, c->w - x - 2, TUI_STYLE_FOOTER, "Enter search  Esc cancel",
+                        TUI_TEXT_ELLIPSIS);
+        return;
+    }
+    if (a->view.message[0]) {
+        tui_canvas_text(c, 0, y, c->w, a->view.message_style, a->view.message, TUI_TEXT_ELLIPSIS);
+        return;
+    }
+    static const char *const keys[][2] = {
+        {"q", "quit"},   {"?", "help"}, {"/", "search"}, {"+-", "zoom"},
+        {"hl", "pan"},   {"jk", "row"}, {"Enter", "op"}, {"Tab", "pane"},
+        {"m", "memory"}, {"f", "fit"},  {"t", "theme"},
+    };
+    static const char *const live_keys[][2] = {{"space", "pause"}, {"s", "step"}};
+    int x = 0;
+    for (int pass = 0; pass < 2; pass++) { /* a live simulation's keys first */
+        size_t n = !pass ? (a->src->ops->control ? 2 : 0) : sizeof(keys) / sizeof(keys[0]);
+        for (size_t i = 0; i < n; i++) {
+            const char *k = !pass ? live_keys[i][0] : keys[i][0];
+            const char *what = !pass ? live_keys[i][1] : keys[i][1];
+            int need = (int)(strlen(k) + strlen(what) + 3);
+            if (x + need > c->w)
+                return;
+            x += 1 + tui_canvas_text(c, x + 1, y, c->w - x - 1, TUI_STYLE_FOOTER_KEY, k, 0);
+            x += 1 + tui_canvas_text(c, x + 1, y, c->w - x - 1, TUI_STYLE_FOOTER, what, 0);
+            x++;
+        }
+    }
+}
+
+/* ---- rendering --------------------------------------------------------------------------- */
+
+bool tui_app_needs_render(struct tui_app *a)
+{
+    if (a->full || a->header_dirty || a->footer_dirty || a->help_dirty)
+        return true;
+    if (trace_model_generation(a->m) != a->drawn_gen || a->view.rev != a->drawn_rev ||
+        a->view.message_rev != a->drawn_msg)
+        return true;
+    for (int i = 0; i < P_COUNT; i++)
+        if (a->panes[i].shown && a->panes[i].dirty)
+            return true;
+    struct tui_source_status st;
+    a->src->ops->status(a->src, &st);
+    return st.mode != a->drawn_status.mode || st.now != a->drawn_status.now ||
+           st.events_done != a->drawn_status.events_done;
+}
+
+static void draw_too_small(struct tui_app *a)
+{
+    struct tui_canvas *c = a->canvas;
+    tui_canvas_fill(c, (struct tui_rect){0, 0, c->w, c->h}, ' ', TUI_STYLE_NORMAL);
+    const char *msg = "window too small";
+    int w = (int)strlen(msg);
+    int y = c->h / 2 > 0 ? c->h / 2 - 1 : 0;
+    tui_canvas_text(c, c->w > w ? (c->w - w) / 2 : 0, y, c->w, TUI_STYLE_ERROR, msg, 0);
+    char need[64];
+    snprintf(need, sizeof(need), "need %dx%d, have %dx%d", TUI_MIN_W, TUI_MIN_H, c->w, c->h);
+    w = (int)strlen(need);
+    tui_canvas_text(c, c->w > w ? (c->w - w) / 2 : 0, y + 1, c->w, TUI_STYLE_DIM, need, 0);
+}
+
+const struct tui_canvas *tui_app_render(struct tui_app *a)
+{
+    if (a->too_small) {
+        draw_too_small(a);
+        a->full = false;
+        return a->canvas;
+    }
+    if (!a->too_small && !a->single && !a->bottom_hidden && a->border_x < 0 &&
+        !a->panes[narrow_slot(a)].shown)
+        layout(a); /* an op was selected or cleared: the details take the bottom, or leave it */
+    for (int i = 0; i < P_COUNT; i++) {
+        struct pane *p = &a->panes[i];
+        if (p->shown && p->ops->sync && p->ops->sync(p->self, &a->view))
+            p->dirty = true;
+    }
+    uint64_t gen = trace_model_generation(a->m), rev = a->view.rev;
+    if (a->full)
+        tui_canvas_fill(a->canvas, (struct tui_rect){0, 0, a->canvas->w, a->canvas->h}, ' ',
+                        TUI_STYLE_NORMAL);
+    for (int i = 0; i < P_COUNT; i++) {
+        struct pane *p = &a->panes[i];
+        if (!p->shown)
+            continue;
+        if (a->full || p->dirty || p->gen != gen || (p->ops->uses_view && p->rev != rev)) {
+            p->ops->render(p->self, a->canvas, p->rect, &a->view, a->focus == i);
+            p->dirty = false;
+            p->gen = gen;
+            p->rev = rev;
+            a->work_pending = true;
+        }
+    }
+    if (a->full && a->border_x >= 0) {
+        const struct tui_rect *r = &a->panes[P_DETAILS].rect;
+        for (int y = r->y; y < r->y + r->h; y++)
+            tui_canvas_put(a->canvas, a->border_x, y, tui_glyphs(a->canvas->unicode)->vline,
+                           TUI_STYLE_BORDER);
+    }
+    struct tui_source_status st;
+    a->src->ops->status(a->src, &st);
+    if (a->full || a->header_dirty || gen != a->drawn_gen || rev != a->drawn_rev ||
+        st.mode != a->drawn_status.mode || st.now != a->drawn_status.now ||
+        st.events_done != a->drawn_status.events_done)
+        draw_header(a);
+    if (a->full || a->footer_dirty || a->view.message_rev != a->drawn_msg)
+        draw_footer(a);
+    for (int pass = 0; a->help && pass < 2; pass++) {
+        struct tui_rect body = {0, 1, a->canvas->w, a->canvas->h - 2};
+        a->help_lines = tui_help_render(a->canvas, body, a->help_scroll,
+                                        a->src->ops->control != NULL, &a->help_visible);
+        int max = a->help_lines > a->help_visible ? a->help_lines - a->help_visible : 0;
+        if (a->help_scroll <= max)
+            break;
+        a->help_scroll = max; /* keys came before the help was first drawn */
+    }
+    a->full = a->header_dirty = a->footer_dirty = a->help_dirty = false;
+    a->drawn_gen = gen;
+    a->drawn_rev = rev;
+    a->drawn_msg = a->view.message_rev;
+    return a->canvas;
+}
+
+/* ---- work ----------------------------------------------------------------------------------- */
+
+bool tui_app_busy(struct tui_app *a)
+{
+    return a->src->ops->running(a->src) || a->work_pending;
+}
+
+void tui_app_work(struct tui_app *a, uint64_t budget_ns)
+{
+    uint64_t t0 = tui_now_ns();
+    if (a->src->ops->running(a->src)) {
+        struct diag d;
+        diag_clear(&d);
+        if (a->src->ops->tick(a->src, budget_ns, &d) < 0) {
+            char line[700];
+            tui_view_message(&a->view, TUI_STYLE_ERROR, "%s", diag_format(&d, line, sizeof(line)));
+        }
+    }
+    bool pending = false;
+    for (int i = 0; i < P_COUNT; i++) {
+        struct pane *p = &a->panes[i];
+        if (!p->shown || !p->ops->work)
+            continue;
+        uint64_t spent = tui_now_ns() - t0;
+        uint64_t left = spent < budget_ns ? budget_ns - spent : 0;
+        bool more = p->ops->work(p->self, &a->view, left);
+        if (more || p->working)
+            p->dirty = true; /* progress, or the last of it, to show */
+        p->working = more;
+        pending |= more;
+    }
+    a->work_pending = pending;
+}
+
+/* ---- actions --------------------------------------------------------------------------------- */
+
+static void mark(struct tui_app *a, int pane)
+{
+    a->panes[pane].dirty = true;
+    a->header_dirty = a->footer_dirty = true;
+}
+
+static void do_search(struct tui_app *a, int dir)
+{
+    bool wrapped;
+    char pat[300];
+    sim_escape(a->search, strlen(a->search), pat, sizeof(pat));
+    uint64_t n = tui_gantt_search(a->panes[P_GANTT].self, &a->view, a->search, dir, &wrapped);
+    if (n == 0) {
+        tui_view_message(&a->view, TUI_STYLE_ERROR, "no match for '%s'", pat);
+        return;
+    }
+    tui_view_message(&a->view, TUI_STYLE_STATUS, "'%s': %llu match%s%s (n next, N previous)", pat,
+                     (unsigned long long)n, n == 1 ? "" : "es",
+                     wrapped ? dir > 0 ? ", wrapped to the start" : ", wrapped to the end" : "");
+    mark(a, P_GANTT);
+}
+
+static void next_theme(struct tui_app *a)
+{
+    if (!a->themes.len)
+        return;
+    a->theme_idx = (a->theme_idx + 1) % a->themes.len;
+    const char *name = a->themes.names[a->theme_idx];
+    struct diag d;
+    if (tui_theme_load(&a->theme, name, a->user_dir, &d) < 0) {
+        char line[700];
+        tui_view_message(&a->view, TUI_STYLE_ERROR, "theme: %s (using the default)",
+                         diag_format(&d, line, sizeof(line)));
+    } else {
+        char q[128];
+        sim_escape(name, strlen(name), q, sizeof(q));
+        tui_view_message(&a->view, TUI_STYLE_STATUS, "theme: %s", q);
+    }
+    a->theme_rev++;
+}
+
+static int focus_order(const struct tui_app *a, int i)
+{
+    const int order[3] = {P_GANTT, left_slot(a), P_DETAILS};
+    return order[i];
+}
+
+static void cycle_focus(struct tui_app *a, int dir)
+{
+    int i = 0;
+    for (int k = 0; k < 3; k++)
+        if (focus_order(a, k) == a->focus)
+            i = k;
+    a->focus = focus_order(a, (i + 3 + dir) % 3);
+    layout(a);
+}
+
+static enum tui_result control(struct tui_app *a, enum tui_control c)
+{
+    if (!a->src->ops->control) {
+        tui_view_message(&a->view, TUI_STYLE_STATUS,
+                         "a saved trace: nothing to run (space, s, S, c drive a live simulation)");
+        return TUI_RES_REDRAW;
+    }
+    struct diag d;
+    diag_clear(&d);
+    if (a->src->ops->control(a->src, c, &d) < 0) {
+        char line[700];
+        tui_view_message(&a->view, TUI_STYLE_ERROR, "%s", diag_format(&d, line, sizeof(line)));
+    }
+    a->header_dirty = true;
+    return TUI_RES_REDRAW;
+}
+
+static enum tui_result global_action(struct tui_app *a, enum tui_action act)
+{
+    switch (act) {
+    case TUI_ACT_QUIT: return TUI_RES_QUIT;
+    case TUI_ACT_HELP:
+        a->help = a->help_dirty = true;
+        a->help_scroll = 0;
+        return TUI_RES_REDRAW;
+    case TUI_ACT_REDRAW:
+        a->repaint = true;
+        a->full = true;
+        return TUI_RES_REDRAW;
+    case TUI_ACT_NEXT_PANE: cycle_focus(a, 1); return TUI_RES_REDRAW;
+    case TUI_ACT_PREV_PANE: cycle_focus(a, -1); return TUI_RES_REDRAW;
+    case TUI_ACT_MEMORY:
+        if (a->memory_on && a->focus == P_MEMORY) {
+            a->memory_on = false;
+            a->focus = P_SUMMARY;
+        } else {
+            a->memory_on = true;
+            a->focus = P_MEMORY;
+        }
+        layout(a);
+        return TUI_RES_REDRAW;
+    case TUI_ACT_MAXIMIZE:
+        a->maximized = !a->maximized;
+        layout(a);
+        return TUI_RES_REDRAW;
+    case TUI_ACT_TOGGLE_BOTTOM:
+        a->bottom_hidden = !a->bottom_hidden;
+        a->focus = P_GANTT;
+        layout(a);
+        return TUI_RES_REDRAW;
+    case TUI_ACT_THEME: next_theme(a); return TUI_RES_REDRAW;
+    case TUI_ACT_SEARCH:
+        a->prompt = true;
+        a->plen = 0;
+        a->footer_dirty = true;
+        return TUI_RES_REDRAW;
+    case TUI_ACT_SEARCH_NEXT:
+    case TUI_ACT_SEARCH_PREV:
+        if (!a->search[0])
+            tui_view_message(&a->view, TUI_STYLE_STATUS, "no search yet: / starts one");
+        else
+            do_search(a, act == TUI_ACT_SEARCH_NEXT ? 1 : -1);
+        return TUI_RES_REDRAW;
+    case TUI_ACT_CLEAR:
+        tui_view_select(&a->view, TUI_NO_EVENT);
+        tui_view_filter(&a->view, -1, -1);
+        mark(a, P_GANTT);
+        return TUI_RES_REDRAW;
+    case TUI_ACT_PAUSE: return control(a, TUI_CTL_PAUSE);
+    case TUI_ACT_STEP: return control(a, TUI_CTL_STEP);
+    case TUI_ACT_STEP_OP: return control(a, TUI_CTL_STEP_OP);
+    case TUI_ACT_CONTINUE: return control(a, TUI_CTL_CONTINUE);
+    default: return TUI_RES_HANDLED;
+    }
+}
+
+/* Actions on the time axis and the rows reach the Gantt whichever pane has the keyboard. */
+static bool gantt_wide(enum tui_action act)
+{
+    switch (act) {
+    case TUI_ACT_ZOOM_IN:
+    case TUI_ACT_ZOOM_OUT:
+    case TUI_ACT_FIT:
+    case TUI_ACT_PAN_LEFT:
+    case TUI_ACT_PAN_RIGHT:
+    case TUI_ACT_CURSOR_LEFT:
+    case TUI_ACT_CURSOR_RIGHT:
+    case TUI_ACT_START:
+    case TUI_ACT_END:
+    case TUI_ACT_NEXT_OP:
+    case TUI_ACT_PREV_OP:
+    case TUI_ACT_FOLD_ALL:
+    case TUI_ACT_FILTER_ENGINE:
+    case TUI_ACT_FILTER_KIND: return true;
+    default: return false;
+    }
+}
+
+static enum tui_result dispatch(struct tui_app *a, enum tui_action act)
+{
+    struct pane *f = &a->panes[a->focus];
+    enum tui_result r = TUI_RES_IGNORED;
+    int handler = a->focus;
+    if (f->ops->action)
+        r = f->ops->action(f->self, act, &a->view);
+    if (r == TUI_RES_IGNORED && a->focus != P_GANTT && gantt_wide(act)) {
+        handler = P_GANTT;
+        r = tui_gantt_ops.action(a->panes[P_GANTT].self, act, &a->view);
+    }
+    if (r == TUI_RES_IGNORED)
+        return global_action(a, act);
+    if (r == TUI_RES_REDRAW)
+        mark(a, handler);
+    return r;
+}
+
+static void prompt_key(struct tui_app *a, int key)
+{
+    a->footer_dirty = true;
+    if (key == TUI_KEY_ESC) {
+        a->prompt = false;
+        return;
+    }
+    if (key == TUI_KEY_ENTER || key == '\r' || key == '\n') {
+        a->prompt = false;
+        if (a->plen) {
+            memcpy(a->search, a->pbuf, a->plen);
+            a->search[a->plen] = '\0';
+            tui_view_select(&a->view, TUI_NO_EVENT);
+            do_search(a, 1);
+        }
+        return;
+    }
+    if (key == TUI_KEY_BACKSPACE || key == 0x7F || key == 0x08) {
+        while (a->plen > 0 && ((unsigned char)a->pbuf[a->plen - 1] & 0xC0) == 0x80)
+            a->plen--; /* continuation bytes of the last character */
+        if (a->plen > 0)
+            a->plen--;
+        return;
+    }
+    if (key == TUI_KEY_CTRL('u')) {
+        a->plen = 0;
+        return;
+    }
+    if (key < 0x20 || key >= 0x110000 || sim_escape_needed((uint32_t)key))
+        return;
+    char enc[4];
+    size_t n = sim_utf8_encode((uint32_t)key, enc);
+    if (a->plen + n < sizeof(a->pbuf)) {
+        memcpy(a->pbuf + a->plen, enc, n);
+        a->plen += n;
+    }
+}
+
+enum tui_result tui_app_key(struct tui_app *a, int key)
+{
+    enum tui_action act = tui_keymap_lookup(key);
+    if (a->too_small) {
+        if (act == TUI_ACT_QUIT)
+            return TUI_RES_QUIT;
+        return TUI_RES_HANDLED;
+    }
+    if (a->help) {
+        int max = a->help_lines > a->help_visible ? a->help_lines - a->help_visible : 0;
+        int page = a->help_visible > 1 ? a->help_visible - 1 : 10;
+        if (act == TUI_ACT_DOWN || act == TUI_ACT_PAGE_DOWN)
+            a->help_scroll += act == TUI_ACT_DOWN ? 1 : page;
+        else if (act == TUI_ACT_UP || act == TUI_ACT_PAGE_UP)
+            a->help_scroll -= act == TUI_ACT_UP ? 1 : page;
+        else
+            a->help = false, a->full = true;
+        a->help_dirty = true;
+        if (a->help_scroll < 0)
+            a->help_scroll = 0;
+        if (a->help_lines && a->help_scroll > max)
+            a->help_scroll = max;
+        return TUI_RES_REDRAW;
+    }
+    if (a->prompt) {
+        prompt_key(a, key);
+        return TUI_RES_REDRAW;
+    }
+    if (a->view.message[0])
+        tui_view_message(&a->view, TUI_STYLE_NORMAL, "%s", "");
+    if (act == TUI_ACT_NONE) {
+        char name[16];
+        tui_key_name(key, name, sizeof(name));
+        tui_view_message(&a->view, TUI_STYLE_STATUS, "key %s does nothing here (? lists the keys)",
+                         name);
+        return TUI_RES_REDRAW;
+    }
+    return dispatch(a, act);
+}
+
+enum tui_result tui_app_mouse(struct tui_app *a, int x, int y, int button)
+{
+    if (a->too_small || a->prompt)
+        return TUI_RES_HANDLED;
+    if (a->help) {
+        a->help = false;
+        a->full = true;
+        return TUI_RES_REDRAW;
+    }
+    for (int i = 0; i < P_COUNT; i++) {
+        struct pane *p = &a->panes[i];
+        struct tui_rect r = p->rect;
+        if (!p->shown || x < r.x || x >= r.x + r.w || y < r.y || y >= r.y + r.h)
+            continue;
+        if (a->focus != i) {
+            mark(a, a->focus);
+            a->focus = i;
+            mark(a, i);
+        }
+        if (!p->ops->mouse)
+            return TUI_RES_REDRAW;
+        enum tui_result res = p->ops->mouse(p->self, x, y, button, &a->view);
+        if (res == TUI_RES_REDRAW)
+            mark(a, i);
+        return res;
+    }
+    return TUI_RES_HANDLED;
+}
+
+/* ---- the main loop -------------------------------------------------------------------------- */
+
+int tui_app_run(struct tui_app *a, struct tui_term *t)
+{
+    uint64_t theme_seen = UINT64_MAX, last_draw = 0;
+    int w, h;
+    tui_term_size(t, &w, &h);
+    tui_app_resize(a, w, h);
+    for (;;) {
+        uint64_t rev;
+        const struct tui_theme *th = tui_app_theme(a, &rev);
+        if (rev != theme_seen) {
+            tui_term_set_theme(t, th);
+            theme_seen = rev;
+        }
+        bool busy = tui_app_busy(a);
+        if (busy)
+            tui_app_work(a, WORK_NS);
+        uint64_t now = tui_now_ns();
+        bool throttled = busy && now - last_draw < FRAME_NS;
+        if (!throttled && tui_app_needs_render(a)) {
+            if (tui_app_take_repaint(a))
+                tui_term_invalidate(t);
+            tui_term_draw(t, tui_app_render(a));
+            last_draw = now;
+        }
+        /* wait for input: not at all while there is work, else until something happens;
+         * then take every input already queued before drawing again */
+        int timeout = busy || tui_app_busy(a) ? 0 : -1;
+        if (!busy && tui_app_needs_render(a))
+            timeout = 0;
+        for (int k = 0; k < 64; k++) {
+            struct tui_input in;
+            tui_term_wait(t, k == 0 ? timeout : 0, &in);
+            if (in.kind == TUI_IN_NONE)
+                break;
+            if (in.kind == TUI_IN_SIGNAL)
+                return 128 + in.signo;
+            if (in.kind == TUI_IN_RESIZE) {
+                tui_term_size(t, &w, &h);
+                tui_app_resize(a, w, h);
+            } else if (in.kind == TUI_IN_MOUSE) {
+                tui_app_mouse(a, in.x, in.y, in.button);
+            } else if (tui_app_key(a, in.key) == TUI_RES_QUIT) {
+                return 0;
+            }
+        }
+    }
+}

@@ -1,0 +1,97 @@
+/*
+ * npuscope view FILE.json: load a saved trace and open it in the TUI (POST-MORTEM).
+ * Everything that can go wrong before the screen is taken over (an unknown theme, a file
+ * that is not a trace, a terminal that cannot run a full-screen UI) is one line on stderr
+ * and exit status 2; after it, the terminal is restored on every way out.
+ */
+#include "tui/cli.h"
+
+#include "sim/diag.h"
+#include "sim/escape.h"
+#include "tui/app.h"
+#include "tui/source.h"
+#include "tui/term.h"
+#include "tui/theme.h"
+
+#include <langinfo.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int fail(const struct diag *d)
+{
+    char line[SIM_DIAG_FILE_MAX + SIM_DIAG_PATH_MAX + SIM_DIAG_MSG_MAX + 64];
+    fprintf(stderr, "npuscope view: %s\n", diag_format(d, line, sizeof(line)));
+    return CLI_EXIT_USAGE;
+}
+
+/* An unknown --theme is a usage error, named with the themes there are. */
+static int unknown_theme(const char *theme, const char *user_dir)
+{
+    struct tui_theme_list l;
+    tui_theme_list_init(&l, user_dir);
+    char names[512] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < l.len && used + 2 < sizeof(names); i++) {
+        int k = snprintf(names + used, sizeof(names) - used, "%s%s", i ? ", " : "", l.names[i]);
+        used += k > 0 ? (size_t)k : 0;
+    }
+    tui_theme_list_fini(&l);
+    char *safe = sim_escape_dup(theme);
+    fprintf(stderr, "npuscope view: no theme named '%s' (themes: %s)\n", safe, names);
+    free(safe);
+    return CLI_EXIT_USAGE;
+}
+
+int cli_view(const char *file, const char *theme)
+{
+    setlocale(LC_ALL, "");
+    bool unicode = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+    struct diag d;
+    diag_clear(&d);
+    char *user_dir = tui_theme_user_dir();
+    int status = CLI_EXIT_USAGE;
+    struct tui_source *src = NULL;
+    struct tui_term *term = NULL;
+    if (theme) {
+        struct tui_theme th;
+        if (tui_theme_load(&th, theme, user_dir, &d) == -SIM_ENOENT) {
+            status = strchr(theme, '/') ? fail(&d) : unknown_theme(theme, user_dir);
+            goto out;
+        }
+        diag_clear(&d); /* a broken theme file is reported in the TUI */
+    }
+    if (tui_term_check(&d) < 0) {
+        status = fail(&d);
+        goto out;
+    }
+    struct stat st;
+    if (isatty(STDERR_FILENO) && stat(file, &st) == 0 && st.st_size > (16 << 20)) {
+        char *safe = sim_escape_dup(file);
+        fprintf(stderr, "npuscope: loading %s (%lld MiB)...\n", safe,
+                (long long)(st.st_size >> 20));
+        free(safe);
+    }
+    src = tui_source_file_open(file, &d);
+    if (!src) {
+        status = fail(&d);
+        goto out;
+    }
+    if (tui_term_open(&term, &d) < 0) {
+        status = fail(&d);
+        goto out;
+    }
+    int w, h;
+    tui_term_size(term, &w, &h);
+    struct tui_app *app = tui_app_new(src, w, h, unicode, theme, user_dir, NULL, &d);
+    status = tui_app_run(app, term);
+    tui_term_close(term);
+    tui_app_free(app);
+out:
+    tui_source_free(src);
+    free(user_dir);
+    return status;
+}

@@ -1,0 +1,183 @@
+/* The key table (SPEC §6 keys, vi keys, and the viewer's own) and the help's wording. */
+#include "tui/keymap.h"
+
+#include "sim/escape.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The one table from key to action. A key appears once; the first key of an action is
+ * the one the help names first. */
+static const struct {
+    int key;
+    enum tui_action action;
+} bindings[] = {
+    {'+', TUI_ACT_ZOOM_IN},
+    {'=', TUI_ACT_ZOOM_IN},
+    {'-', TUI_ACT_ZOOM_OUT},
+    {'_', TUI_ACT_ZOOM_OUT},
+    {'f', TUI_ACT_FIT},
+    {'0', TUI_ACT_FIT},
+    {TUI_KEY_LEFT, TUI_ACT_PAN_LEFT},
+    {'h', TUI_ACT_PAN_LEFT},
+    {TUI_KEY_RIGHT, TUI_ACT_PAN_RIGHT},
+    {'l', TUI_ACT_PAN_RIGHT},
+    {'<', TUI_ACT_CURSOR_LEFT},
+    {',', TUI_ACT_CURSOR_LEFT},
+    {TUI_KEY_SHIFT_LEFT, TUI_ACT_CURSOR_LEFT},
+    {'>', TUI_ACT_CURSOR_RIGHT},
+    {'.', TUI_ACT_CURSOR_RIGHT},
+    {TUI_KEY_SHIFT_RIGHT, TUI_ACT_CURSOR_RIGHT},
+    {TUI_KEY_HOME, TUI_ACT_START},
+    {'g', TUI_ACT_START},
+    {TUI_KEY_END, TUI_ACT_END},
+    {'G', TUI_ACT_END},
+    {TUI_KEY_UP, TUI_ACT_UP},
+    {'k', TUI_ACT_UP},
+    {TUI_KEY_DOWN, TUI_ACT_DOWN},
+    {'j', TUI_ACT_DOWN},
+    {TUI_KEY_PAGE_UP, TUI_ACT_PAGE_UP},
+    {TUI_KEY_CTRL('b'), TUI_ACT_PAGE_UP},
+    {TUI_KEY_PAGE_DOWN, TUI_ACT_PAGE_DOWN},
+    {TUI_KEY_CTRL('f'), TUI_ACT_PAGE_DOWN},
+    {TUI_KEY_ENTER, TUI_ACT_SELECT},
+    {']', TUI_ACT_NEXT_OP},
+    {'[', TUI_ACT_PREV_OP},
+    {'F', TUI_ACT_FOLD_ALL},
+    {'e', TUI_ACT_FILTER_ENGINE},
+    {'o', TUI_ACT_FILTER_KIND},
+    {TUI_KEY_ESC, TUI_ACT_CLEAR},
+    {'/', TUI_ACT_SEARCH},
+    {'n', TUI_ACT_SEARCH_NEXT},
+    {'N', TUI_ACT_SEARCH_PREV},
+    {TUI_KEY_TAB, TUI_ACT_NEXT_PANE},
+    {TUI_KEY_BACKTAB, TUI_ACT_PREV_PANE},
+    {'m', TUI_ACT_MEMORY},
+    {'z', TUI_ACT_MAXIMIZE},
+    {'b', TUI_ACT_TOGGLE_BOTTOM},
+    {'t', TUI_ACT_THEME},
+    {'?', TUI_ACT_HELP},
+    {TUI_KEY_F1, TUI_ACT_HELP},
+    {TUI_KEY_CTRL('l'), TUI_ACT_REDRAW},
+    {'q', TUI_ACT_QUIT},
+    {' ', TUI_ACT_PAUSE},
+    {'s', TUI_ACT_STEP},
+    {'S', TUI_ACT_STEP_OP},
+    {'c', TUI_ACT_CONTINUE},
+};
+
+static const struct tui_action_info actions[] = {
+    {TUI_ACT_ZOOM_IN, "Time", "zoom in around the cursor", false},
+    {TUI_ACT_ZOOM_OUT, "Time", "zoom out around the cursor", false},
+    {TUI_ACT_FIT, "Time", "fit the whole trace", false},
+    {TUI_ACT_PAN_LEFT, "Time", "pan left (memory pane: previous space)", false},
+    {TUI_ACT_PAN_RIGHT, "Time", "pan right (memory pane: next space)", false},
+    {TUI_ACT_CURSOR_LEFT, "Time", "move the time cursor one column left", false},
+    {TUI_ACT_CURSOR_RIGHT, "Time", "move the time cursor one column right", false},
+    {TUI_ACT_START, "Time", "cursor to the start of the trace", false},
+    {TUI_ACT_END, "Time", "cursor to the end of the trace", false},
+    {TUI_ACT_UP, "Rows and ops", "select the row above (or scroll the pane)", false},
+    {TUI_ACT_DOWN, "Rows and ops", "select the row below (or scroll the pane)", false},
+    {TUI_ACT_PAGE_UP, "Rows and ops", "a page of rows up", false},
+    {TUI_ACT_PAGE_DOWN, "Rows and ops", "a page of rows down", false},
+    {TUI_ACT_SELECT, "Rows and ops", "details of the op under the cursor; fold a group", false},
+    {TUI_ACT_NEXT_OP, "Rows and ops", "next op on the selected row", false},
+    {TUI_ACT_PREV_OP, "Rows and ops", "previous op on the selected row", false},
+    {TUI_ACT_FOLD_ALL, "Rows and ops", "fold or unfold every group", false},
+    {TUI_ACT_FILTER_ENGINE, "Rows and ops", "show one engine kind (DMA, TE...), then all", false},
+    {TUI_ACT_FILTER_KIND, "Rows and ops", "show one op kind (memory, gemm...), then all", false},
+    {TUI_ACT_CLEAR, "Rows and ops", "clear the selection, filters and messages", false},
+    {TUI_ACT_SEARCH, "Search", "search op names and components", false},
+    {TUI_ACT_SEARCH_NEXT, "Search", "next match", false},
+    {TUI_ACT_SEARCH_PREV, "Search", "previous match", false},
+    {TUI_ACT_NEXT_PANE, "Panes", "focus the next pane", false},
+    {TUI_ACT_PREV_PANE, "Panes", "focus the previous pane", false},
+    {TUI_ACT_MEMORY, "Panes", "show or hide the memory pane", false},
+    {TUI_ACT_MAXIMIZE, "Panes", "maximize the focused pane, or restore", false},
+    {TUI_ACT_TOGGLE_BOTTOM, "Panes", "hide or show the bottom panes", false},
+    {TUI_ACT_THEME, "Panes", "next colour theme", false},
+    {TUI_ACT_HELP, "Panes", "this help", false},
+    {TUI_ACT_REDRAW, "Panes", "redraw the screen", false},
+    {TUI_ACT_QUIT, "Panes", "quit", false},
+    {TUI_ACT_PAUSE, "Simulation", "pause or resume", true},
+    {TUI_ACT_STEP, "Simulation", "step one event", true},
+    {TUI_ACT_STEP_OP, "Simulation", "step to the next op record", true},
+    {TUI_ACT_CONTINUE, "Simulation", "continue to the end", true},
+};
+
+enum tui_action tui_keymap_lookup(int key)
+{
+    if (key == '\r' || key == '\n')
+        key = TUI_KEY_ENTER;
+    for (size_t i = 0; i < sizeof(bindings) / sizeof(bindings[0]); i++)
+        if (bindings[i].key == key)
+            return bindings[i].action;
+    return TUI_ACT_NONE;
+}
+
+const struct tui_action_info *tui_keymap_actions(size_t *n)
+{
+    *n = sizeof(actions) / sizeof(actions[0]);
+    return actions;
+}
+
+char *tui_keymap_keys(enum tui_action action, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof(bindings) / sizeof(bindings[0]); i++) {
+        if (bindings[i].action != action)
+            continue;
+        char name[16];
+        tui_key_name(bindings[i].key, name, sizeof(name));
+        int k = snprintf(buf + used, size - used, "%s%s", used ? " " : "", name);
+        if (k < 0 || (size_t)k >= size - used)
+            break;
+        used += (size_t)k;
+    }
+    return buf;
+}
+
+char *tui_key_name(int key, char *buf, size_t size)
+{
+    static const struct {
+        int key;
+        const char *name;
+    } names[] = {
+        {TUI_KEY_UP, "Up"},
+        {TUI_KEY_DOWN, "Down"},
+        {TUI_KEY_LEFT, "Left"},
+        {TUI_KEY_RIGHT, "Right"},
+        {TUI_KEY_SHIFT_LEFT, "S-Left"},
+        {TUI_KEY_SHIFT_RIGHT, "S-Right"},
+        {TUI_KEY_PAGE_UP, "PgUp"},
+        {TUI_KEY_PAGE_DOWN, "PgDn"},
+        {TUI_KEY_HOME, "Home"},
+        {TUI_KEY_END, "End"},
+        {TUI_KEY_ENTER, "Enter"},
+        {TUI_KEY_BACKSPACE, "Backspace"},
+        {TUI_KEY_DELETE, "Delete"},
+        {TUI_KEY_BACKTAB, "S-Tab"},
+        {TUI_KEY_F1, "F1"},
+        {TUI_KEY_ESC, "Esc"},
+        {TUI_KEY_TAB, "Tab"},
+        {' ', "space"},
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (names[i].key == key) {
+            snprintf(buf, size, "%s", names[i].name);
+            return buf;
+        }
+    }
+    if (key >= 1 && key < 0x20) {
+        snprintf(buf, size, "^%c", key + '@');
+        return buf;
+    }
+    char utf8[5] = {0};
+    if (key > 0 && key < 0x110000 && !sim_escape_needed((unsigned)key))
+        sim_utf8_encode((unsigned)key, utf8);
+    else
+        snprintf(utf8, sizeof(utf8), "?");
+    snprintf(buf, size, "%s", utf8);
+    return buf;
+}
