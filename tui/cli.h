@@ -42,6 +42,15 @@ struct cli_run_opts {
 
 int cli_run(const struct cli_run_opts *o);
 
+/* The live TUI of a run (cli_run on a terminal without --headless). */
+int cli_live(const struct cli_run_opts *o);
+
+/* Refuse before a run an output file that could not be written at its end: a missing or
+ * read-only directory, or a directory under that name. Returns 0 or a negative code with
+ * d filled ("FILE: cannot create: No such file or directory"). */
+struct diag;
+int cli_check_output(const char *path, struct diag *d);
+
 /* What a run's trace says about it (run_metadata), with the storage its strings use. */
 struct cli_trace_meta {
     struct trace_live_opts lo; /* strings point into the buffers below */

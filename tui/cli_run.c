@@ -24,10 +24,7 @@
 /* Options whose machinery lives elsewhere and is not in this build yet. */
 static int unsupported(const struct cli_run_opts *o)
 {
-    const char *opt = o->dump_dir ? "--dump"
-                      : o->verify ? "--verify"
-                      : o->paused ? "--paused"
-                                  : NULL;
+    const char *opt = o->dump_dir ? "--dump" : o->verify ? "--verify" : NULL;
     if (!opt)
         return 0;
     fprintf(stderr, "npuscope run: %s is not built yet in this version\n", opt);
@@ -248,9 +245,7 @@ int cli_run_trace_opts(const struct cli_run_opts *o, const struct sim_run *r,
     return 0;
 }
 
-/* Refuse before the run an output file that could not be written at its end: a missing or
- * read-only directory, or a directory under that name. */
-static int check_output(const char *path, struct diag *d)
+int cli_check_output(const char *path, struct diag *d)
 {
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
@@ -285,7 +280,10 @@ int cli_run(const struct cli_run_opts *o)
     if (rc)
         return rc;
     if (!o->headless && isatty(STDOUT_FILENO))
-        fputs("npuscope: the live TUI is not built yet in this version: running headless\n",
+        return cli_live(o);
+    if (o->paused)
+        fputs("npuscope: --paused is for the TUI (stdout is not a terminal, or --headless): "
+              "running to the end\n",
               stderr);
 
     struct sim_run_opts ro = {
@@ -301,7 +299,7 @@ int cli_run(const struct cli_run_opts *o)
         return CLI_EXIT_USAGE;
     }
     struct trace_live *live = NULL;
-    if (o->chrome && check_output(o->chrome, &d) < 0) {
+    if (o->chrome && cli_check_output(o->chrome, &d) < 0) {
         print_diag(&d);
         sim_run_free(r);
         return CLI_EXIT_USAGE;
