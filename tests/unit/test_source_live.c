@@ -10,9 +10,11 @@
 #include "sim/run.h"
 #include "trace/live.h"
 #include "trace/loader.h"
+#include "tui/app.h"
 #include "tui/source.h"
 
 #include <criterion/criterion.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +30,12 @@ static void mkdir_tmp(void)
     cr_assert_not_null(mkdtemp(dir));
 }
 
+static void setup(void)
+{
+    cr_assert_not_null(setlocale(LC_ALL, "C.UTF-8"), "the C.UTF-8 locale is needed");
+    mkdir_tmp();
+}
+
 static void rm_tmp(void)
 {
     char cmd[128];
@@ -35,7 +43,7 @@ static void rm_tmp(void)
     cr_assert_eq(system(cmd), 0);
 }
 
-TestSuite(source_live, .init = mkdir_tmp, .fini = rm_tmp);
+TestSuite(source_live, .init = setup, .fini = rm_tmp);
 
 static struct tui_source *open_spec(const char *spec, const char *path, bool paused)
 {
@@ -314,5 +322,94 @@ Test(source_live, the_end_completes_the_trace_and_an_early_quit_marks_it_incompl
     struct diag d;
     cr_assert_neq(s->ops->control(s, TUI_CTL_WRITE, &d), 0);
     cr_assert(strstr(d.msg, "-o FILE.json"), "%s", d.msg);
+    tui_source_free(s);
+}
+
+/* ---- in the app, without a terminal ------------------------------------------------------- */
+
+static char *screen(struct tui_app *a)
+{
+    return tui_canvas_dump(tui_app_render(a), false);
+}
+
+static void type(struct tui_app *a, const char *s)
+{
+    for (; *s; s++)
+        tui_app_key(a, (unsigned char)*s);
+}
+
+/* Let the app's loop work until the source stops. */
+static void work_out(struct tui_app *a, struct tui_source *s)
+{
+    for (int i = 0; i < 100000 && s->ops->running(s); i++)
+        tui_app_work(a, 1000000);
+}
+
+Test(source_live, the_app_steps_breaks_and_runs_until_through_its_keys)
+{
+    struct tui_source *s = open_live(NULL, true);
+    struct tui_app *a = tui_app_new(s, 150, 40, true, NULL, NULL, NULL, NULL);
+    char *d = screen(a);
+    cr_assert(strstr(d, " PAUSED   now 0 (0 ns)  events: 0"), "%s", d);
+    free(d);
+    type(a, "sssss");
+    d = screen(a);
+    cr_assert(strstr(d, "events: 5  ev 5 at "), "%s", d);
+    free(d);
+
+    /* B: a breakpoint from the prompt; space runs into it; its op is selected */
+    type(a, "B");
+    d = screen(a);
+    cr_assert(strstr(d, "break on (c GLOB, o NAME, m NAME): "), "%s", d);
+    free(d);
+    type(a, "c sip0.cube0.pe1.*");
+    tui_app_key(a, TUI_KEY_ENTER);
+    cr_assert_eq(s->ops->break_count(s), 1);
+    type(a, " ");
+    work_out(a, s);
+    d = screen(a);
+    cr_assert(strstr(d, " PAUSED "), "%s", d);
+    cr_assert(strstr(d, "breakpoint 1: dma_read starts on sip0.cube0.pe1.pe_dma"), "%s", d);
+    free(d);
+    /* the details pane shows the selected op: pe1's dma_read */
+    d = screen(a);
+    cr_assert(strstr(d, "Details"), "%s", d);
+    cr_assert(strstr(d, "dma_read") && strstr(d, "sip0.cube0.pe1.pe_dma"), "%s", d);
+    free(d);
+
+    /* X lists, d removes */
+    type(a, "X");
+    d = screen(a);
+    cr_assert(strstr(d, "an op starts on sip0.cube0.pe1.*, hit 1 time"), "%s", d);
+    free(d);
+    type(a, "d");
+    cr_assert_eq(s->ops->break_count(s), 0);
+    tui_app_key(a, TUI_KEY_ESC);
+    /* u: run until a time; a bad one is refused with what is expected; then c to the end */
+    type(a, "u");
+    type(a, "soon");
+    tui_app_key(a, TUI_KEY_ENTER);
+    d = screen(a);
+    cr_assert(strstr(d, "not a time: cycles (12000), a time with ns/us/ms"), "%s", d);
+    free(d);
+    uint64_t now = status(s).now;
+    type(a, "u+500");
+    tui_app_key(a, TUI_KEY_ENTER);
+    work_out(a, s);
+    struct tui_source_status st = status(s);
+    cr_assert_eq(st.mode, TUI_MODE_PAUSED);
+    cr_assert_leq(st.now, now + 500);
+    cr_assert_gt(st.now, now, "it ran");
+    d = screen(a);
+    cr_assert(strstr(d, "reached "), "%s", d);
+    free(d);
+
+    type(a, "c");
+    work_out(a, s);
+    d = screen(a);
+    cr_assert(strstr(d, " FINISHED "), "%s", d);
+    cr_assert(strstr(d, "finished: 9 of 9 requests answered, 0 failed"), "%s", d);
+    free(d);
+    tui_app_free(a);
     tui_source_free(s);
 }
