@@ -59,10 +59,6 @@ int cli_live(const struct cli_run_opts *o)
         }
         diag_clear(&d); /* a broken theme file is reported in the TUI */
     }
-    if (tui_term_check(&d) < 0) {
-        status = fail(&d);
-        goto out;
-    }
     struct sim_run_opts ro = {
         .chip_file = o->chip,
         .workload_file = o->workload,

@@ -12,6 +12,7 @@
 #include "sim/run.h"
 #include "trace/chrome.h"
 #include "trace/live.h"
+#include "tui/term.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -279,8 +280,15 @@ int cli_run(const struct cli_run_opts *o)
     int rc = unsupported(o);
     if (rc)
         return rc;
-    if (!o->headless && isatty(STDOUT_FILENO))
-        return cli_live(o);
+    if (!o->headless && isatty(STDOUT_FILENO)) {
+        struct diag td;
+        diag_clear(&td);
+        if (tui_term_check(&td) == 0)
+            return cli_live(o);
+        char line[1024]; /* TERM=dumb and the like: the summary is still useful */
+        fprintf(stderr, "npuscope: no TUI (%s): running headless\n",
+                diag_format(&td, line, sizeof(line)));
+    }
     if (o->paused)
         fputs("npuscope: --paused is for the TUI (stdout is not a terminal, or --headless): "
               "running to the end\n",

@@ -39,6 +39,10 @@ if command -v script >/dev/null 2>&1; then
     if grep -q "^simulated time" <<<"$out" && ! grep -q $'\e\[?1049h' <<<"$out"; then
         ok "--headless on a terminal prints the summary, no full screen"
     else fail "--headless on a terminal prints the summary, no full screen" "${out:0:400}"; fi
+    out=$(script -qec "TERM=dumb '$NPUSCOPE' run -k vector_add:n=64" /dev/null </dev/null 2>&1)
+    if grep -q "^npuscope: no TUI (TERM=dumb .*): running headless" <<<"$out" &&
+        grep -q "^simulated time" <<<"$out"; then ok "a terminal that cannot run the TUI: headless"
+    else fail "a terminal that cannot run the TUI: headless" "${out:0:400}"; fi
 fi
 run "$NPUSCOPE" run --paused -k vector_add:n=64
 expect_status "--paused without a terminal: runs headless, exit 0" 0

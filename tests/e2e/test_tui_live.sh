@@ -168,6 +168,18 @@ else fail "marked incomplete in run_metadata"; fi
 left=$(ls -A "$TMP" | grep -c '\.tmp\.' || true)
 if [ "$left" -eq 0 ]; then ok "no temporary file left"; else fail "no temporary file left"; fi
 
+echo "-- no arguments: the demo workload in the TUI; --chrome at the end"
+tmux_start 100 30 "${UTF8[@]}" --
+expect_screen "npuscope alone runs the demo live" ' FINISHED +now [0-9]+ .*the demo workload'
+tmux_keys q
+expect_exit "q: exit 0" 0
+tmux_start 100 30 "${UTF8[@]}" -- run -k vector_add --chrome "$TMP/c.json"
+expect_screen "FINISHED" ' FINISHED '
+tmux_keys q
+expect_exit "q: exit 0" 0
+if [ -s "$TMP/c.json" ] && grep -q '"traceEvents"' "$TMP/c.json"; then ok "--chrome written at exit"
+else fail "--chrome written at exit"; fi
+
 echo "-- following now"
 tmux_start 120 32 "${UTF8[@]}" -- run --paused -k vector_add:pes=8,n=4194304
 expect_screen "paused" ' PAUSED '
