@@ -4,6 +4,7 @@
 #   make run        build and start the main job (TUI, embedded chip and demo workload)
 #   make test       build and run every test (unit, end-to-end, fuzz corpora)
 #   make asan       the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make tsan       the phase-2 executor's tests under ThreadSanitizer
 #   make check      format check, cppcheck, clang-tidy, then make asan
 #   make bench      build and run the benchmarks in tests/bench/
 #   make golden     rewrite the TUI's golden files (tests/data/tui/) from the code; read the diff
@@ -32,7 +33,7 @@ SKIP_DEPS := 1
 endif
 endif
 ifndef SKIP_DEPS
-ifneq ($(filter test asan check bench fuzz,$(MAKECMDGOALS)),)
+ifneq ($(filter test asan tsan check bench fuzz,$(MAKECMDGOALS)),)
 DEPS_KIND := test
 HAVE_DEPS := $(shell pkg-config --exists $(PKGS) $(TEST_PKGS) 2>/dev/null && command -v tmux >/dev/null && echo ok)
 else
@@ -62,6 +63,10 @@ ifdef SAN
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 OPT       := -O1 -g
 endif
+ifdef TSAN
+SAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
+OPT       := -O1 -g
+endif
 CPPFLAGS += -I. -I$(BUILD)/gen -D_GNU_SOURCE -DNPUSCOPE_VERSION='"$(VERSION)"' -MMD -MP
 CFLAGS   += -std=c11 $(WARN) $(OPT) $(SAN_FLAGS) $(PKG_CFLAGS)
 LDFLAGS  += $(SAN_FLAGS)
@@ -85,7 +90,7 @@ FUZZ_REPLAY := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz-replay/%)
 BENCH_SRC := $(wildcard tests/bench/*.c)
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all run test test-unit test-e2e test-fuzz asan check bench fuzz install uninstall \
+.PHONY: all run test test-unit test-e2e test-fuzz asan tsan check bench fuzz install uninstall \
         clean format format-check help golden
 .DEFAULT_GOAL := all
 
@@ -160,6 +165,20 @@ asan:
 golden: $(UNIT_BIN)
 	@NPUSCOPE_UPDATE_GOLDEN=1 $(UNIT_BIN) --filter='tui_*/*' --jobs=1 >/dev/null 2>&1 || true
 	@git --no-pager diff --stat -- tests/data/tui; git status --short -- tests/data/tui
+
+# The executor's worker pool runs the ops of a wave on 2 threads: ThreadSanitizer checks
+# that they share no data. Criterion cannot start under TSan, so tests/tsan/ holds plain
+# programs.
+TSAN_SRC := $(wildcard tests/tsan/*.c)
+tsan:
+	@$(MAKE) --no-print-directory BUILD=build/tsan TSAN=1 \
+	    $(TSAN_SRC:tests/tsan/%.c=build/tsan/tests/tsan/%)
+	@for t in $(TSAN_SRC:tests/tsan/%.c=build/tsan/tests/tsan/%); do \
+	    TSAN_OPTIONS=halt_on_error=1 $$t || exit 1; done
+
+$(BUILD)/tests/tsan/%: tests/tsan/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 check: format-check
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \

@@ -20,10 +20,14 @@
  *      the parameters the user may set with -k NAME:key=value.
  *
  *   3. Describe it with a `const struct sim_kernel` (name, summary, args, params with
- *      defaults, fn, setup) and add it to the table in sim/kernels/registry.c.
+ *      defaults, fn, setup, reference) and add it to the table in sim/kernels/registry.c.
+ *      The reference computes the expected outputs with plain loops; `run --verify`
+ *      compares phase 2's results with it.
  *
  *   4. Test it: it runs in `npuscope run -k NAME`, a workload's KernelLaunch finds it by
- *      kernel_ref.name, and `npuscope kernels` lists it.
+ *      kernel_ref.name, and `npuscope kernels` lists it; add it to the table of
+ *      tests/unit/test_verify.c so its phase-2 results are checked against the reference
+ *      for each dtype it supports.
  */
 #ifndef SIM_KERNEL_H
 #define SIM_KERNEL_H
@@ -112,6 +116,35 @@ int sim_kbuild_tensor(struct sim_kbuild *b, const struct sim_ktensor *t, struct 
 void sim_kbuild_int(struct sim_kbuild *b, int64_t v);
 void sim_kbuild_float(struct sim_kbuild *b, double v);
 
+/* ---- references (phase-2 verification, ADR-0020 D11) ----------------------------------- */
+
+/* A launch argument with its data, as a kernel's reference sees it. */
+struct sim_kref_arg {
+    const char *name; /* "x", "out" (borrowed) */
+    bool is_tensor;
+    bool is_output;       /* read back by the host after the launch: the reference writes it */
+    struct sim_tensor *t; /* tensor: the whole tensor in the launch's dtype and shape; an
+                             input holds its data as deployed, an output what was deployed
+                             there, for the reference to overwrite with the expected result */
+    enum sim_dtype scalar_dtype; /* scalar: i32, i64, f16, f32 or bool */
+    int64_t i;                   /* scalar: integer and bool values */
+    double f;                    /* scalar: every value, as a double */
+};
+
+struct sim_kref {
+    struct sim_kref_arg *args; /* in the launch's order */
+    size_t n;
+    unsigned npes; /* PEs the launch ran on */
+};
+
+/*
+ * A kernel's reference: the expected outputs computed from the inputs with straightforward
+ * C loops, independently of phase 2's executor (numpy semantics: integers wrap, floats
+ * round to nearest). Returns 0, or a negative sim_err with d filled when it cannot handle
+ * the arguments (a dtype it does not support, a shape that does not fit).
+ */
+typedef int (*sim_kernel_ref_fn)(const struct sim_kref *r, struct diag *d);
+
 /* ---- the registry ------------------------------------------------------------------------- */
 
 struct sim_kernel {
@@ -123,6 +156,8 @@ struct sim_kernel {
     /* Declare the launch arguments for parameters p (see the builder). Returns 0 or a
      * negative sim_err with d filled. */
     int (*setup)(struct sim_kbuild *b, const struct sim_kparams *p, struct diag *d);
+    /* Optional: the reference that `npuscope run --verify` compares the outputs with. */
+    sim_kernel_ref_fn reference;
 };
 
 /* The kernel named name, or NULL. */

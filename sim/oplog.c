@@ -128,13 +128,20 @@ static const char *handle_id(const struct sim_handle *h)
     return h->id;
 }
 
-/* D3.1 */
+/* D3.1, then where the data lands: ADR-0020 D5's memory keys (src_space, dst_space,
+ * dst_addr) and the layout, as D3.2 names them. Phase 2 needs them to replay the load:
+ * a kernel reuses its TCM, so the state phase 1 ends with holds only the last tile. */
 static struct sim_value *params_dma_read(const struct sim_dma_read_cmd *c)
 {
     struct sim_value *p = sim_value_map();
     sim_value_map_set_int(p, "src_addr", (int64_t)c->src.addr);
     sim_value_map_set_int(p, "nbytes", (int64_t)c->src.nbytes);
     sim_value_map_set_str(p, "handle_id", handle_id(c->dst.id[0] ? &c->dst : &c->src));
+    sim_value_map_set_str(p, "src_space", c->src.space[0] ? c->src.space : "hbm");
+    sim_value_map_set_str(p, "dst_space", c->dst.space[0] ? c->dst.space : "tcm");
+    sim_value_map_set_int(p, "dst_addr", (int64_t)c->dst.addr);
+    sim_value_map_set_take(p, "shape", shape_list(&c->src));
+    sim_value_map_set_str(p, "dtype", sim_dtype_name(c->src.dtype));
     return p;
 }
 
@@ -167,7 +174,7 @@ static void gemm_mkn(const struct sim_gemm_cmd *c, int64_t *m, int64_t *k, int64
     *n = c->transpose_b ? b0 : b1;
 }
 
-/* D3.3 */
+/* D3.3, then ADR-0020 D5's transpose flags and accumulation dtype */
 static struct sim_value *params_gemm(const struct sim_gemm_cmd *c)
 {
     int64_t m, k, n;
@@ -187,6 +194,11 @@ static struct sim_value *params_gemm(const struct sim_gemm_cmd *c)
     sim_value_map_set_str(p, "src_a_space", c->a.space);
     sim_value_map_set_str(p, "src_b_space", c->b.space);
     sim_value_map_set_str(p, "dst_space", c->out.space);
+    /* ADR-0020 D5's flags, which phase 2 needs: m, k, n cannot tell whether a square
+     * operand is transposed */
+    sim_value_map_set_bool(p, "transpose_a", c->transpose_a);
+    sim_value_map_set_bool(p, "transpose_b", c->transpose_b);
+    sim_value_map_set_str(p, "dtype_acc", sim_dtype_name(c->dtype_acc));
     return p;
 }
 

@@ -146,10 +146,11 @@ struct sim_tensor *sim_tensor_view(struct sim_tensor *t, enum sim_dtype dtype, u
                  to);
         return NULL;
     }
-    /* Views always hang off the tensor that owns the bytes, so chains stay one deep. */
+    /* Views always hang off the tensor that owns the bytes, so chains stay one deep; they
+     * start where t's bytes start (t may view its base from an offset). */
     struct sim_tensor *base = t->base ? t->base : t;
     struct sim_tensor *v = alloc_header(dtype, ndim, shape, nbytes);
-    v->data = base->data;
+    v->data = t->data;
     v->base = sim_tensor_ref(base);
     return v;
 }

@@ -21,7 +21,8 @@ struct sim_tensor {
     unsigned ndim; /* 0 for a scalar */
     int64_t shape[SIM_MAX_DIMS];
     size_t nbytes;           /* product of shape x dtype size */
-    void *data;              /* owned, or borrowed from base for a view */
+    void *data;              /* owned, or borrowed from base for a view (which may start at
+                                an offset into base's bytes) */
     struct sim_tensor *base; /* owned reference to the tensor holding data, or NULL */
 };
 

@@ -3,13 +3,17 @@
  * the simulation to its end (a progress bar on stderr when it is a terminal and the run
  * takes more than a second), print the summary on stdout, and turn failures into one line
  * each on stderr and the exit status. With -o / --chrome the live trace feed
- * (trace/live.h) records the run and the files are written at its end.
+ * (trace/live.h) records the run and the files are written at its end. With --verify or
+ * --dump, phase 2 replays the op log with real data afterwards (sim/verify.h) and its
+ * report follows the summary.
  */
 #include "tui/cli.h"
 
+#include "sim/dump.h"
 #include "sim/escape.h"
 #include "sim/kernel.h"
 #include "sim/run.h"
+#include "sim/verify.h"
 #include "trace/chrome.h"
 #include "trace/live.h"
 #include "tui/term.h"
@@ -21,16 +25,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-/* Options whose machinery lives elsewhere and is not in this build yet. */
-static int unsupported(const struct cli_run_opts *o)
-{
-    const char *opt = o->dump_dir ? "--dump" : o->verify ? "--verify" : NULL;
-    if (!opt)
-        return 0;
-    fprintf(stderr, "npuscope run: %s is not built yet in this version\n", opt);
-    return CLI_EXIT_USAGE;
-}
 
 static double wall_seconds(void)
 {
@@ -155,12 +149,60 @@ static void print_summary(const struct cli_run_opts *o, const struct sim_run *r,
                s->completed, s->requests, s->blocked);
 }
 
-/* One line for a diagnostic on stderr: a file's problem reads like a compiler's. */
-static void print_diag(const struct diag *d)
+/* One diagnostic on stderr, as a file's problem (like a compiler's) or prefixed with
+ * "npuscope: ", then what (may be NULL). */
+static void print_diag(const struct diag *d, const char *what)
 {
     char line[2048];
     diag_format(d, line, sizeof(line));
-    fprintf(stderr, "%s%s\n", d->file[0] ? "" : "npuscope: ", line);
+    fprintf(stderr, "%s%s%s\n", d->file[0] ? "" : "npuscope: ", what ? what : "", line);
+}
+
+/* Phase 2 after the run (--verify, --dump): the report on stdout. Returns the exit status
+ * it calls for (OK when all agree). */
+static int phase2(const struct cli_run_opts *o, struct sim_run *r, struct sim_verify_capture *cap)
+{
+    struct sim_verify_opts vo = {
+        .compare = o->verify != CLI_VERIFY_NONE,
+        .ops = o->verify == CLI_VERIFY_OPS,
+    };
+    /* test hook (tests/e2e/test_verify.sh): perturb the result of op record N, so the
+     * end-to-end tests see a mismatch caught and reported */
+    const char *corrupt = getenv("NPUSCOPE_TEST_CORRUPT_OP");
+    if (corrupt && *corrupt) {
+        vo.exec.corrupt = true;
+        vo.exec.corrupt_index = (size_t)strtoull(corrupt, NULL, 10);
+    }
+    struct sim_verify_report rep;
+    struct diag d;
+    diag_clear(&d);
+    if (sim_verify_phase2(r, cap, &vo, &rep, &d) < 0) {
+        print_diag(&d, "phase 2: ");
+        return CLI_EXIT_FAIL;
+    }
+    int status = CLI_EXIT_OK;
+    printf("\n");
+    if (o->verify) {
+        char *text = sim_verify_report_text(&rep);
+        fputs(text, stdout);
+        free(text);
+        if (!rep.pass)
+            status = CLI_EXIT_FAIL;
+    }
+    if (o->dump_dir) {
+        if (sim_dump_launches(o->dump_dir, cap, &d) < 0) {
+            fflush(stdout);
+            print_diag(&d, NULL);
+            status = CLI_EXIT_USAGE;
+        } else {
+            printf("dump: inputs and outputs of %zu launch%s in ", sim_verify_capture_count(cap),
+                   sim_verify_capture_count(cap) == 1 ? "" : "es");
+            put_safe(stdout, o->dump_dir);
+            printf("/ (manifest.json)\n");
+        }
+    }
+    sim_verify_report_fini(&rep);
+    return status;
 }
 
 /* The name before ':' of a -k spec, or the base name of a file without its extension. */
@@ -265,11 +307,11 @@ static bool write_traces(const struct cli_run_opts *o, struct trace_live *live, 
     struct diag d;
     diag_clear(&d);
     if (trace_live_finish(live, complete, &d) < 0) {
-        print_diag(&d);
+        print_diag(&d, NULL);
         return false;
     }
     if (o->chrome && trace_chrome_write(trace_live_model(live), o->chrome, o->bw_window, &d) < 0) {
-        print_diag(&d);
+        print_diag(&d, NULL);
         return false;
     }
     return true;
@@ -277,9 +319,6 @@ static bool write_traces(const struct cli_run_opts *o, struct trace_live *live, 
 
 int cli_run(const struct cli_run_opts *o)
 {
-    int rc = unsupported(o);
-    if (rc)
-        return rc;
     if (!o->headless && isatty(STDOUT_FILENO)) {
         struct diag td;
         diag_clear(&td);
@@ -303,12 +342,21 @@ int cli_run(const struct cli_run_opts *o)
     struct diag d;
     diag_clear(&d);
     if (sim_run_new(&ro, &r, &d) < 0) {
-        print_diag(&d);
+        print_diag(&d, NULL);
         return CLI_EXIT_USAGE;
     }
+    /* phase 2 costs nothing when off: no input snapshots in the op log (ADR-0052 D4's
+     * timing-only mode), no capture */
+    bool with_phase2 = o->verify != CLI_VERIFY_NONE || o->dump_dir;
+    struct sim_verify_capture *cap = NULL;
+    if (with_phase2)
+        cap = sim_verify_capture_attach(r);
+    else
+        sim_oplog_set_store(sim_chip_oplog(sim_run_chip(r)), NULL);
     struct trace_live *live = NULL;
     if (o->chrome && cli_check_output(o->chrome, &d) < 0) {
-        print_diag(&d);
+        print_diag(&d, NULL);
+        sim_verify_capture_free(cap);
         sim_run_free(r);
         return CLI_EXIT_USAGE;
     }
@@ -316,7 +364,8 @@ int cli_run(const struct cli_run_opts *o)
         struct cli_trace_meta meta;
         cli_run_trace_opts(o, r, &meta);
         if (trace_live_new(sim_run_chip(r), &meta.lo, &live, &d) < 0) {
-            print_diag(&d);
+            print_diag(&d, NULL);
+            sim_verify_capture_free(cap);
             sim_run_free(r);
             return CLI_EXIT_USAGE;
         }
@@ -350,6 +399,12 @@ int cli_run(const struct cli_run_opts *o)
     int status = !traces_ok                         ? CLI_EXIT_USAGE
                  : s.n_failures || !s.host_finished ? CLI_EXIT_FAIL
                                                     : CLI_EXIT_OK;
+    if (with_phase2) {
+        int p2 = phase2(o, r, cap);
+        if (p2 > status)
+            status = p2;
+        sim_verify_capture_free(cap);
+    }
     sim_run_summary_fini(&s);
     trace_live_free(live);
     sim_run_free(r);

@@ -80,6 +80,42 @@ static int setup(struct sim_kbuild *b, const struct sim_kparams *p, struct diag 
     return 0;
 }
 
+/* Element i of an integer tensor set to v wrapped to its width (numpy's integer add). */
+static void set_wrapped(struct sim_tensor *t, size_t i, int64_t v)
+{
+    unsigned char *p = (unsigned char *)t->data + i * sim_dtype_size(t->dtype);
+    uint64_t u = (uint64_t)v;
+    switch (sim_dtype_size(t->dtype)) {
+    case 1: *p = (uint8_t)u; break;
+    case 2: *(uint16_t *)(void *)p = (uint16_t)u; break;
+    case 4: *(uint32_t *)(void *)p = (uint32_t)u; break;
+    default: *(uint64_t *)(void *)p = u; break;
+    }
+}
+
+/* out = x + y, element by element. */
+static int reference(const struct sim_kref *r, struct diag *d)
+{
+    if (r->n < 3 || !r->args[0].is_tensor || !r->args[1].is_tensor || !r->args[2].is_tensor)
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                        "vector_add reference: expected tensors x, y, out");
+    const struct sim_tensor *x = r->args[0].t, *y = r->args[1].t;
+    struct sim_tensor *out = r->args[2].t;
+    size_t n = sim_tensor_numel(out);
+    if (sim_tensor_numel(x) != n || sim_tensor_numel(y) != n)
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                        "vector_add reference: x, y and out differ in size");
+    bool ints = !sim_dtype_is_float(out->dtype) && out->dtype != SIM_BOOL;
+    for (size_t i = 0; i < n; i++) {
+        double a = sim_tensor_get(x, i), b = sim_tensor_get(y, i);
+        if (ints)
+            set_wrapped(out, i, (int64_t)a + (int64_t)b);
+        else
+            sim_tensor_set(out, i, a + b);
+    }
+    return 0;
+}
+
 const struct sim_kernel sim_kernel_vector_add = {
     .name = "vector_add",
     .summary = "out = x + y elementwise, the vectors split over PEs",
@@ -87,4 +123,5 @@ const struct sim_kernel sim_kernel_vector_add = {
     .fn = vector_add,
     .params = params,
     .setup = setup,
+    .reference = reference,
 };

@@ -71,7 +71,7 @@ static const struct sim_op_record *run_one(struct sim_oplog *log, struct sim_msg
 
 /* ---- D1 and D3: fields and params --------------------------------------------------------- */
 
-Test(oplog, dma_read_record_has_the_seven_fields_and_d3_1_params)
+Test(oplog, dma_read_record_has_the_seven_fields_d3_1_params_and_its_destination)
 {
     struct sim_oplog *log = sim_oplog_new(NULL);
     struct sim_msg m;
@@ -86,12 +86,19 @@ Test(oplog, dma_read_record_has_the_seven_fields_and_d3_1_params)
     cr_assert_str_eq(r->op_kind, "memory");
     cr_assert_str_eq(r->op_name, "dma_read");
     cr_assert_eq(r->n_dependency_ids, 0);
-    static const char *const keys[] = {"src_addr", "nbytes", "handle_id"};
-    static const enum sim_vtype types[] = {SIM_V_INT, SIM_V_INT, SIM_V_STR};
-    expect_keys(r->params, keys, types, 3);
+    /* D3.1's three keys, then ADR-0020 D5's destination for phase 2's replay */
+    static const char *const keys[] = {"src_addr",  "nbytes",   "handle_id", "src_space",
+                                       "dst_space", "dst_addr", "shape",     "dtype"};
+    static const enum sim_vtype types[] = {SIM_V_INT, SIM_V_INT, SIM_V_STR,  SIM_V_STR,
+                                           SIM_V_STR, SIM_V_INT, SIM_V_LIST, SIM_V_STR};
+    expect_keys(r->params, keys, types, 8);
     cr_assert_eq(sim_value_get_int(r->params, "src_addr", -1), 0x1000);
     cr_assert_eq(sim_value_get_int(r->params, "nbytes", -1), 64); /* 16 x 4 bytes */
     cr_assert_str_eq(sim_value_get_str(r->params, "handle_id", ""), "sip0.cube0.pe0/h1");
+    cr_assert_str_eq(sim_value_get_str(r->params, "src_space", ""), "hbm");
+    cr_assert_str_eq(sim_value_get_str(r->params, "dst_space", ""), "tcm");
+    cr_assert_eq(sim_value_get_int(r->params, "dst_addr", -1), 0x40);
+    cr_assert_str_eq(sim_value_get_str(r->params, "dtype", ""), "f32");
     cr_assert_not(r->note.in_flight);
     sim_oplog_free(log);
 }
@@ -133,14 +140,17 @@ Test(oplog, gemm_params_follow_d3_3_and_name_the_input_dtype)
     const struct sim_op_record *r = run_one(log, &m, "sip0.cube0.pe0.pe_gemm", NS(0), NS(9));
     cr_assert_str_eq(r->op_kind, "gemm");
     cr_assert_str_eq(r->op_name, "gemm_f16");
-    static const char *const keys[] = {"src_a_addr",  "src_b_addr", "dst_addr", "shape_a",
-                                       "shape_b",     "shape_out",  "dtype_in", "dtype_out",
-                                       "m",           "k",          "n",        "src_a_space",
-                                       "src_b_space", "dst_space"};
+    /* D3.3's keys, then ADR-0020 D5's transpose flags and accumulation dtype */
+    static const char *const keys[] = {
+        "src_a_addr",  "src_b_addr", "dst_addr",    "shape_a",     "shape_b",  "shape_out",
+        "dtype_in",    "dtype_out",  "m",           "k",           "n",        "src_a_space",
+        "src_b_space", "dst_space",  "transpose_a", "transpose_b", "dtype_acc"};
     static const enum sim_vtype types[] = {SIM_V_INT,  SIM_V_INT, SIM_V_INT, SIM_V_LIST, SIM_V_LIST,
                                            SIM_V_LIST, SIM_V_STR, SIM_V_STR, SIM_V_INT,  SIM_V_INT,
-                                           SIM_V_INT,  SIM_V_STR, SIM_V_STR, SIM_V_STR};
-    expect_keys(r->params, keys, types, 14);
+                                           SIM_V_INT,  SIM_V_STR, SIM_V_STR, SIM_V_STR,  SIM_V_BOOL,
+                                           SIM_V_BOOL, SIM_V_STR};
+    expect_keys(r->params, keys, types, 17);
+    cr_assert_not(sim_value_get_bool(r->params, "transpose_a", true));
     cr_assert_eq(sim_value_get_int(r->params, "m", 0), 128);
     cr_assert_eq(sim_value_get_int(r->params, "k", 0), 256);
     cr_assert_eq(sim_value_get_int(r->params, "n", 0), 64);
@@ -164,6 +174,8 @@ Test(oplog, gemm_m_k_n_follow_the_transpose_flags)
     cr_assert_eq(sim_value_get_int(r->params, "m", 0), 16);
     cr_assert_eq(sim_value_get_int(r->params, "k", 0), 32);
     cr_assert_eq(sim_value_get_int(r->params, "n", 0), 8);
+    cr_assert(sim_value_get_bool(r->params, "transpose_a", false));
+    cr_assert(sim_value_get_bool(r->params, "transpose_b", false));
     sim_oplog_free(log);
 }
 
