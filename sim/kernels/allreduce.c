@@ -116,6 +116,20 @@ static int setup(struct sim_kbuild *b, const struct sim_kparams *p, struct diag 
     return 0;
 }
 
+static int reference(const struct sim_kref *r, struct diag *d)
+{
+    int rc = sim_kutil_ref_args(r, "allreduce_ring", 2, 1, d);
+    if (rc < 0)
+        return rc;
+    const struct sim_tensor *x = r->args[X_ARG].t;
+    if (x->ndim != 2 || sim_tensor_numel(r->args[OUT_ARG].t) != sim_tensor_numel(x) ||
+        x->shape[1] != r->args[N_ARG].i)
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                        "allreduce_ring reference: x and out must be P x n alike");
+    sim_kref_allreduce(x, r->args[OUT_ARG].t);
+    return 0;
+}
+
 static const struct sim_kparam params[] = {
     {"n", SIM_KP_INT, "1024", "elements of each PE's vector"},
     {"pes", SIM_KP_INT, "0", "PEs in the ring (0: every PE)"},
@@ -130,6 +144,7 @@ const struct sim_kernel sim_kernel_allreduce_ring = {
     .fn = allreduce_ring,
     .params = params,
     .setup = setup,
+    .reference = reference,
 };
 
 void sim_kref_allreduce(const struct sim_tensor *x, struct sim_tensor *out)

@@ -154,6 +154,21 @@ static int setup_explicit(struct sim_kbuild *b, const struct sim_kparams *p, str
     return 0;
 }
 
+static int reference(const struct sim_kref *r, struct diag *d)
+{
+    int rc = sim_kutil_ref_args(r, "gemm", 3, 3, d);
+    if (rc < 0)
+        return rc;
+    const struct sim_tensor *a = r->args[A_ARG].t, *b = r->args[B_ARG].t;
+    struct sim_tensor *c = r->args[C_ARG].t;
+    if (a->ndim != 2 || b->ndim != 2 || c->ndim != 2 || a->shape[1] != b->shape[0] ||
+        c->shape[0] != a->shape[0] || c->shape[1] != b->shape[1])
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                        "gemm reference: a, b and c do not have the shapes of a GEMM");
+    sim_kref_gemm(a, b, c);
+    return 0;
+}
+
 static const struct sim_kparam gemm_params[] = {
     {"m", SIM_KP_INT, "128", "rows of A and C (split over the PEs)"},
     {"n", SIM_KP_INT, "128", "columns of B and C"},
@@ -180,6 +195,7 @@ const struct sim_kernel sim_kernel_gemm = {
     .fn = gemm,
     .params = gemm_params,
     .setup = setup_common,
+    .reference = reference,
 };
 
 const struct sim_kernel sim_kernel_gemm_explicit = {
@@ -189,6 +205,7 @@ const struct sim_kernel sim_kernel_gemm_explicit = {
     .fn = gemm_explicit,
     .params = explicit_params,
     .setup = setup_explicit,
+    .reference = reference,
 };
 
 /* ---- reference ----------------------------------------------------------------------------- */

@@ -65,6 +65,13 @@ struct tl_tensor *sim_kutil_rows(struct tl *tl, const struct kargs *a, size_t i,
  * not even one row fits. */
 int64_t sim_kutil_tile_rows(uint64_t avail, const uint64_t *row_bytes, size_t n, int64_t max);
 
+/* ---- reference adapters (sim_kernel.reference: the launch's arguments, kernel.h) -------- */
+
+/* The reference arguments must be n_tensors tensors followed by n_scalars scalars (more
+ * scalars are allowed: optional ones). Returns 0 or -SIM_EINVAL with d filled. */
+int sim_kutil_ref_args(const struct sim_kref *r, const char *kernel, size_t n_tensors,
+                       size_t n_scalars, struct diag *d);
+
 /* ---- references (whole tensors, in the launch's argument order; outputs overwritten) ---- */
 
 /* c = a @ b (a: m x k, b: k x n, c: m x n), accumulated in double (exact for integers). */
@@ -98,7 +105,8 @@ struct sim_kref_llm {
  * llm_decode for one sequence: prompt (prompt x d), weights wq, wk, wv, wo (layers*d x d),
  * w1 (layers*d x ff), w2 (layers*ff x d); writes kcache, vcache (layers*T x d, T = prompt +
  * gen) and out (T x d: the hidden state after the last layer at each position). Values are
- * rounded to the tensors' dtype where the kernel casts (the caches and out).
+ * rounded to out's dtype where the kernel casts: the dots' activation operands, the caches
+ * and out; the residual stream is not rounded (the kernel keeps it in f32).
  */
 void sim_kref_llm_decode(const struct sim_kref_llm *s, const struct sim_tensor *prompt,
                          const struct sim_tensor *wq, const struct sim_tensor *wk,

@@ -158,3 +158,19 @@ int64_t sim_kutil_tile_rows(uint64_t avail, const uint64_t *row_bytes, size_t n,
     }
     return 0;
 }
+
+/* ---- references ---------------------------------------------------------------------------- */
+
+int sim_kutil_ref_args(const struct sim_kref *r, const char *kernel, size_t n_tensors,
+                       size_t n_scalars, struct diag *d)
+{
+    bool ok = r->n >= n_tensors + n_scalars;
+    for (size_t i = 0; ok && i < n_tensors + n_scalars; i++)
+        ok = r->args[i].is_tensor == (i < n_tensors) && (i >= n_tensors || r->args[i].t);
+    if (!ok)
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                        "%s reference: expected %zu tensors then %zu scalars (npuscope kernels "
+                        "lists the arguments)",
+                        kernel, n_tensors, n_scalars);
+    return 0;
+}

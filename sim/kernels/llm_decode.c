@@ -13,9 +13,10 @@
  * (rmsnorm without weights; one attention head is d / heads wide.) The prompt is fed one
  * token at a time, so prefill and decode steps have the same shape; in decode the input of
  * step t is the hidden state of step t - 1 (no sampling: choosing a token would branch on
- * a compute result, which phase 1 does not have, ADR-0020 D3). The residual stream lives
- * in out (row t: the hidden state at position t); the kernel keeps its TCM small by
- * passing the attention output and the MLP activation through an HBM scratch row.
+ * a compute result, which phase 1 does not have, ADR-0020 D3). The residual stream stays
+ * in f32 in an HBM scratch row, next to the attention output and the MLP activation (the
+ * kernel keeps its TCM small by passing them through HBM); out row t receives the hidden
+ * state after the last layer at position t, in the dtype.
  *
  * What it reports: a TOKEN_EVENT per position (tl_token_begin / tl_token_end: PREFILL for
  * the prompt, DECODE after), a MARKER_EVENT "layerL" at the start of every layer of every
@@ -23,10 +24,10 @@
  * "tokT.attn" / "tokT.mlp".
  *
  * Arguments: prompt (prompt x d), wq, wk, wv, wo (layers*d x d), w1 (layers*d x ff),
- * w2 (layers*ff x d), kcache, vcache (layers*T x d, T = prompt + gen), scratch (1 x ff),
- * out (T x d): tensors (prompt, caches, scratch, out one per PE; weights shared); layers,
- * heads, prompt, gen: i32; eps: f32. Weights, caches and out are of the dtype (f32, f16,
- * bf16); the dots run on it, accumulating in f32, and everything else runs in f32.
+ * w2 (layers*ff x d), kcache, vcache (layers*T x d, T = prompt + gen), scratch (1 x
+ * max(d, ff) + d, f32), out (T x d): tensors (prompt, caches, scratch, out one per PE; weights
+ * shared); layers, heads, prompt, gen: i32; eps: f32. Weights, caches and out are of the dtype
+ * (f32, f16, bf16); the dots run on it, accumulating in f32, and everything else runs in f32.
  */
 #include "sim/kernels/kernels.h"
 
@@ -35,6 +36,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum {
     PROMPT_ARG,
@@ -88,11 +90,25 @@ static struct tl_tensor *rows(struct llm *m, const struct tl_tensor *t, int64_t 
     return tl_view(m->tl, t, (uint64_t)(i * shape[1]), 2, shape);
 }
 
-/* The first n elements of the scratch row, as 1 x n. */
+/* The first n elements of the scratch row (an activation), as 1 x n. */
 static struct tl_tensor *scratch(struct llm *m, int64_t n)
 {
     int64_t shape[2] = {1, n};
     return tl_view(m->tl, m->scratch, 0, 2, shape);
+}
+
+/* Columns of the scratch row for the activations (the attention output, d, and the MLP
+ * activation, ff); the residual stream (d) follows them. */
+static int64_t act_cols(int64_t d, int64_t ff)
+{
+    return ff > d ? ff : d;
+}
+
+/* The residual stream in the scratch row, as 1 x d. */
+static struct tl_tensor *resid(struct llm *m)
+{
+    int64_t shape[2] = {1, m->d};
+    return tl_view(m->tl, m->scratch, (uint64_t)act_cols(m->d, m->ff), 2, shape);
 }
 
 /* Weight matrix l (rows x cols) of weight argument i, in TCM. */
@@ -134,27 +150,30 @@ static void attention(struct llm *m, int64_t t, int64_t l, const struct tl_tenso
     struct tl_tensor *e = tl_exp(tl, tl_sub(tl, sc, tl_max(tl, sc, 0)));
     struct tl_tensor *p = tl_div(tl, e, tl_sum(tl, e, 0));
     struct tl_tensor *o = tl_reshape(tl, tl_sum(tl, tl_mul(tl, V, p), 0), 2, o2);
-    tl_store(tl, scratch(m, d), to_dt(m, o));
+    tl_store(tl, scratch(m, d), o);
     tl_tcm_release(tl, mark);
 
     /* output projection and the residual */
-    struct tl_tensor *y = tl_dot(tl, tl_load(tl, scratch(m, d)), weight(m, WO_ARG, l, d));
-    tl_store(tl, row(m, m->out, t), to_dt(m, tl_add(tl, x, y)));
+    struct tl_tensor *a = to_dt(m, tl_load(tl, scratch(m, d)));
+    tl_store(tl, resid(m), tl_add(tl, x, tl_dot(tl, a, weight(m, WO_ARG, l, d))));
     tl_tcm_release(tl, base);
 }
 
+/* The MLP of layer l; after the last layer, the hidden state also goes to out row t. */
 static void mlp(struct llm *m, int64_t t, int64_t l)
 {
     struct tl *tl = m->tl;
     uint64_t base = tl_tcm_mark(tl);
-    struct tl_tensor *x = f32(m, tl_load(tl, row(m, m->out, t)));
+    struct tl_tensor *x = tl_load(tl, resid(m));
     uint64_t mark = tl_tcm_mark(tl);
     struct tl_tensor *h = rmsnorm(m, x);
-    struct tl_tensor *g = tl_silu(tl, tl_dot(tl, h, weight(m, W1_ARG, l, m->d)));
-    tl_store(tl, scratch(m, m->ff), to_dt(m, g));
+    tl_store(tl, scratch(m, m->ff), tl_silu(tl, tl_dot(tl, h, weight(m, W1_ARG, l, m->d))));
     tl_tcm_release(tl, mark);
-    struct tl_tensor *y = tl_dot(tl, tl_load(tl, scratch(m, m->ff)), weight(m, W2_ARG, l, m->ff));
-    tl_store(tl, row(m, m->out, t), to_dt(m, tl_add(tl, x, y)));
+    struct tl_tensor *g = to_dt(m, tl_load(tl, scratch(m, m->ff)));
+    struct tl_tensor *y = tl_add(tl, x, tl_dot(tl, g, weight(m, W2_ARG, l, m->ff)));
+    tl_store(tl, resid(m), y);
+    if (l == m->layers - 1)
+        tl_store(tl, row(m, m->out, t), to_dt(m, y));
     tl_tcm_release(tl, base);
 }
 
@@ -205,10 +224,13 @@ static void llm_decode(struct tl *tl, const struct kargs *a)
     m.scratch = mine(tl, a, SCRATCH_ARG, 1, "scratch");
     m.out = mine(tl, a, OUT_ARG, m.T, "out");
     m.dt = tl_dtype(m.out);
+    long long scratch_cols = act_cols(m.d, m.ff) + m.d;
     if (tl_dim(m.x_in, 1) != m.d || tl_dim(m.kc, 1) != m.d || tl_dim(m.out, 1) != m.d ||
-        tl_dim(m.scratch, 1) < (m.ff > m.d ? m.ff : m.d))
-        tl_fail(tl, "prompt, caches and out must have d = %lld columns, scratch at least %lld",
-                (long long)m.d, (long long)(m.ff > m.d ? m.ff : m.d));
+        tl_dim(m.scratch, 1) < scratch_cols || tl_dtype(m.scratch) != SIM_F32)
+        tl_fail(tl,
+                "prompt, caches and out must have d = %lld columns, scratch be f32 with at "
+                "least %lld",
+                (long long)m.d, scratch_cols);
     m.eps = tl_const(tl, tl_arg_float(tl, a, EPS_ARG), SIM_F32);
     m.scale = tl_const(tl, 1.0 / sqrt((double)m.d / (double)m.heads), SIM_F32);
 
@@ -221,9 +243,8 @@ static void llm_decode(struct tl *tl, const struct kargs *a)
             tl_set_layer(tl, name);
             snprintf(name, sizeof(name), "tok%lld.attn", (long long)t);
             tl_set_tile(tl, name);
-            const struct tl_tensor *src = l > 0          ? row(&m, m.out, t)
-                                          : t < m.prompt ? row(&m, m.x_in, t)
-                                                         : row(&m, m.out, t - 1);
+            /* the prompt's token, else the residual stream (the last token's state) */
+            const struct tl_tensor *src = l == 0 && t < m.prompt ? row(&m, m.x_in, t) : resid(&m);
             attention(&m, t, l, src);
             snprintf(name, sizeof(name), "tok%lld.mlp", (long long)t);
             tl_set_tile(tl, name);
@@ -256,7 +277,7 @@ static int setup(struct sim_kbuild *b, const struct sim_kparams *p, struct diag 
         return rc;
     int64_t B = rc, L = sim_kparams_int(p, "layers"), D = sim_kparams_int(p, "dim");
     int64_t F = sim_kparams_int(p, "ff"), P = sim_kparams_int(p, "prompt");
-    int64_t T = P + sim_kparams_int(p, "gen"), S = F > D ? F : D;
+    int64_t T = P + sim_kparams_int(p, "gen"), S = act_cols(D, F) + D;
     enum sim_dtype dt = sim_kparams_dtype(p, "dtype");
     /* weights uniform in +-sqrt(3 / fan_in): variance 1 / fan_in */
     double wd = sqrt(3.0 / (double)D), wf = sqrt(3.0 / (double)F);
@@ -275,12 +296,12 @@ static int setup(struct sim_kbuild *b, const struct sim_kparams *p, struct diag 
             0 ||
         (rc = sim_kutil_tensor(b, "w2", dt, 2, s_w2, SIM_KFILL_RANDOM, -wf, wf, false, false, d)) <
             0 ||
-        (rc = sim_kutil_tensor(b, "kcache", dt, 2, s_cache, SIM_KFILL_ZERO, 0, 0, true, false, d)) <
+        (rc = sim_kutil_tensor(b, "kcache", dt, 2, s_cache, SIM_KFILL_ZERO, 0, 0, true, true, d)) <
             0 ||
-        (rc = sim_kutil_tensor(b, "vcache", dt, 2, s_cache, SIM_KFILL_ZERO, 0, 0, true, false, d)) <
+        (rc = sim_kutil_tensor(b, "vcache", dt, 2, s_cache, SIM_KFILL_ZERO, 0, 0, true, true, d)) <
             0 ||
-        (rc = sim_kutil_tensor(b, "scratch", dt, 2, s_scratch, SIM_KFILL_ZERO, 0, 0, true, false,
-                               d)) < 0 ||
+        (rc = sim_kutil_tensor(b, "scratch", SIM_F32, 2, s_scratch, SIM_KFILL_ZERO, 0, 0, true,
+                               false, d)) < 0 ||
         (rc = sim_kutil_tensor(b, "out", dt, 2, s_out, SIM_KFILL_ZERO, 0, 0, true, true, d)) < 0)
         return rc;
     sim_kbuild_int(b, L);
@@ -288,6 +309,64 @@ static int setup(struct sim_kbuild *b, const struct sim_kparams *p, struct diag 
     sim_kbuild_int(b, P);
     sim_kbuild_int(b, sim_kparams_int(p, "gen"));
     sim_kbuild_float(b, sim_kparams_float(p, "eps"));
+    return 0;
+}
+
+/* Rows [row0, row0 + n) of the 2-d tensor t, as a new tensor. */
+static struct sim_tensor *rows_copy(const struct sim_tensor *t, int64_t row0, int64_t n)
+{
+    int64_t shape[2] = {n, t->shape[1]};
+    struct sim_tensor *c = sim_tensor_new(t->dtype, 2, shape);
+    memcpy(c->data, (const char *)t->data + (size_t)row0 * (c->nbytes / (size_t)n), c->nbytes);
+    return c;
+}
+
+/* Put rows back where rows_copy took them, and drop the copy. */
+static void rows_put(struct sim_tensor *t, int64_t row0, struct sim_tensor *c)
+{
+    memcpy((char *)t->data + (size_t)row0 * (c->nbytes / (size_t)c->shape[0]), c->data, c->nbytes);
+    sim_tensor_unref(c);
+}
+
+static int reference(const struct sim_kref *r, struct diag *d)
+{
+    int rc = sim_kutil_ref_args(r, "llm_decode", 11, 5, d);
+    if (rc < 0)
+        return rc;
+    const struct sim_kref_arg *a = r->args;
+    struct sim_kref_llm s = {
+        .layers = a[LAYERS_ARG].i,
+        .heads = a[HEADS_ARG].i,
+        .prompt = a[PROMPT_LEN_ARG].i,
+        .gen = a[GEN_ARG].i,
+        .eps = a[EPS_ARG].f,
+        .d = a[WQ_ARG].t->ndim == 2 ? a[WQ_ARG].t->shape[1] : 0,
+        .ff = a[W1_ARG].t->ndim == 2 ? a[W1_ARG].t->shape[1] : 0,
+    };
+    int64_t T = s.prompt + s.gen, L = s.layers;
+    const struct sim_tensor *prompt = a[PROMPT_ARG].t, *out = a[OUT_ARG].t;
+    int64_t B = s.prompt > 0 && prompt->ndim == 2 ? prompt->shape[0] / s.prompt : 0;
+    bool ok = L >= 1 && s.heads >= 1 && s.d % s.heads == 0 && s.prompt >= 1 && s.gen >= 0 &&
+              B >= 1 && prompt->shape[0] == B * s.prompt && out->ndim == 2 &&
+              out->shape[0] == B * T && a[KC_ARG].t->ndim == 2 && a[VC_ARG].t->ndim == 2 &&
+              a[KC_ARG].t->shape[0] == B * L * T && a[VC_ARG].t->shape[0] == B * L * T;
+    for (size_t i = WQ_ARG; ok && i <= W2_ARG; i++)
+        ok = a[i].t->ndim == 2 && a[i].t->shape[0] == L * (i == W2_ARG ? s.ff : s.d);
+    if (!ok)
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                        "llm_decode reference: the tensors do not have the shapes of the model");
+    for (int64_t b = 0; b < B; b++) {
+        struct sim_tensor *p = rows_copy(prompt, b * s.prompt, s.prompt);
+        struct sim_tensor *kc = rows_copy(a[KC_ARG].t, b * L * T, L * T);
+        struct sim_tensor *vc = rows_copy(a[VC_ARG].t, b * L * T, L * T);
+        struct sim_tensor *o = rows_copy(out, b * T, T);
+        sim_kref_llm_decode(&s, p, a[WQ_ARG].t, a[WK_ARG].t, a[WV_ARG].t, a[WO_ARG].t, a[W1_ARG].t,
+                            a[W2_ARG].t, kc, vc, o);
+        sim_tensor_unref(p);
+        rows_put(a[KC_ARG].t, b * L * T, kc);
+        rows_put(a[VC_ARG].t, b * L * T, vc);
+        rows_put(a[OUT_ARG].t, b * T, o);
+    }
     return 0;
 }
 
@@ -300,7 +379,8 @@ static const struct sim_kparam params[] = {
     {"gen", SIM_KP_INT, "4", "generated tokens (decode)"},
     {"eps", SIM_KP_FLOAT, "1e-6", "rmsnorm epsilon"},
     {"pes", SIM_KP_INT, "1", "sequences, one per PE (0: every PE)"},
-    {"dtype", SIM_KP_DTYPE, "f32", "weights, caches and activations: f32, f16, bf16"},
+    {"dtype", SIM_KP_DTYPE, "f32",
+     "weights, KV caches and out (the rest runs in f32): f32, f16, bf16"},
     {NULL, SIM_KP_INT, NULL, NULL},
 };
 
@@ -312,31 +392,43 @@ const struct sim_kernel sim_kernel_llm_decode = {
     .fn = llm_decode,
     .params = params,
     .setup = setup,
+    .reference = reference,
 };
 
 /* ---- reference ----------------------------------------------------------------------------- */
 
+/*
+ * The reference computes the kernel's math at the kernel's precision: its math ops run on
+ * f32 tensors, so every elementwise result here is a float (products, sums of two, the
+ * exponential, 1 / sqrt), reductions over an axis (sum, mean) add up in double and round
+ * once, and dots accumulate in f32 in index order with fused multiply-adds (as the BLAS
+ * kernels of x86-64 do). The chain of a decode is long (every token feeds the next) and
+ * its f16 roundings amplify the last bit of an f32 intermediate: a double-precision
+ * reference would disagree with an f32 execution by more than ADR-0020 D11's f16
+ * tolerance now and then, and at large sizes by more than its f32 one.
+ */
+
 /* y (cols) = x (rows) @ W[l] (rows x cols) */
 static void matvec(const struct sim_tensor *w, int64_t l, int64_t nrows, int64_t cols,
-                   const double *x, double *y)
+                   const float *x, float *y)
 {
     for (int64_t j = 0; j < cols; j++) {
-        double acc = 0;
+        float acc = 0;
         for (int64_t i = 0; i < nrows; i++)
-            acc += x[i] * sim_tensor_get(w, (size_t)((l * nrows + i) * cols + j));
+            acc = fmaf(x[i], (float)sim_tensor_get(w, (size_t)((l * nrows + i) * cols + j)), acc);
         y[j] = acc;
     }
 }
 
-/* h = rmsnorm(x), rounded to dt (the dots' operand). */
-static void ref_norm(const double *x, int64_t d, double eps, enum sim_dtype dt, double *h)
+/* h = x * rsqrt(mean(x * x) + eps), rounded to dt (the dots' operand). */
+static void ref_norm(const float *x, int64_t d, float eps, enum sim_dtype dt, float *h)
 {
     double ss = 0;
     for (int64_t i = 0; i < d; i++)
-        ss += x[i] * x[i];
-    double r = 1.0 / sqrt(ss / (double)d + eps);
+        ss += (double)(x[i] * x[i]);
+    float r = 1.0f / sqrtf((float)(ss / (double)d) + eps);
     for (int64_t i = 0; i < d; i++)
-        h[i] = sim_kutil_round(dt, x[i] * r);
+        h[i] = (float)sim_kutil_round(dt, x[i] * r);
 }
 
 void sim_kref_llm_decode(const struct sim_kref_llm *s, const struct sim_tensor *prompt,
@@ -348,18 +440,19 @@ void sim_kref_llm_decode(const struct sim_kref_llm *s, const struct sim_tensor *
 {
     int64_t D = s->d, F = s->ff, H = s->heads, dh = D / H, T = s->prompt + s->gen;
     enum sim_dtype dt = out->dtype;
-    double *x = sim_xcalloc((size_t)D, sizeof(double)), *h = sim_xcalloc((size_t)D, sizeof(double));
-    double *v = sim_xcalloc((size_t)(F > D ? F : D), sizeof(double));
-    double *y = sim_xcalloc((size_t)(F > D ? F : D), sizeof(double));
-    double *q = sim_xcalloc((size_t)D, sizeof(double)), *o = sim_xcalloc((size_t)D, sizeof(double));
-    double *p = sim_xcalloc((size_t)T, sizeof(double));
+    size_t wide = (size_t)(F > D ? F : D);
+    float *x = sim_xcalloc((size_t)D, sizeof(float)), *h = sim_xcalloc((size_t)D, sizeof(float));
+    float *v = sim_xcalloc(wide, sizeof(float)), *y = sim_xcalloc(wide, sizeof(float));
+    float *q = sim_xcalloc((size_t)D, sizeof(float)), *o = sim_xcalloc((size_t)D, sizeof(float));
+    float *p = sim_xcalloc((size_t)T, sizeof(float));
+    float eps = (float)s->eps, scale = (float)(1.0 / sqrt((double)dh));
     for (int64_t t = 0; t < T; t++) {
-        for (int64_t i = 0; i < D; i++)
-            x[i] = t < s->prompt ? sim_tensor_get(prompt, (size_t)(t * D + i))
-                                 : sim_tensor_get(out, (size_t)((t - 1) * D + i));
+        /* a prompt token, else x goes on from the last token's state */
+        for (int64_t i = 0; t < s->prompt && i < D; i++)
+            x[i] = (float)sim_tensor_get(prompt, (size_t)(t * D + i));
         for (int64_t l = 0; l < s->layers; l++) {
             size_t crow = (size_t)((l * T + t) * D);
-            ref_norm(x, D, s->eps, dt, h);
+            ref_norm(x, D, eps, dt, h);
             matvec(wk, l, D, D, h, y);
             for (int64_t i = 0; i < D; i++)
                 sim_tensor_set(kcache, crow + (size_t)i, y[i]);
@@ -368,33 +461,40 @@ void sim_kref_llm_decode(const struct sim_kref_llm *s, const struct sim_tensor *
                 sim_tensor_set(vcache, crow + (size_t)i, y[i]);
             matvec(wq, l, D, D, h, q);
             for (int64_t hd = 0; hd < H; hd++) {
-                double mx = -INFINITY, sum = 0;
+                /* scores over the positions 0..t, their softmax, the weighted values */
+                float mx = -INFINITY;
                 for (int64_t j = 0; j <= t; j++) {
                     double sc = 0;
                     for (int64_t i = hd * dh; i < (hd + 1) * dh; i++)
-                        sc += q[i] * sim_tensor_get(kcache, (size_t)((l * T + j) * D + i));
-                    p[j] = sc / sqrt((double)dh);
-                    mx = fmax(mx, p[j]);
+                        sc += (double)(q[i] * (float)sim_tensor_get(kcache,
+                                                                    (size_t)((l * T + j) * D + i)));
+                    p[j] = (float)sc * scale;
+                    mx = p[j] > mx ? p[j] : mx;
                 }
+                double sum = 0;
                 for (int64_t j = 0; j <= t; j++)
-                    sum += p[j] = exp(p[j] - mx);
+                    sum += (double)(p[j] = expf(p[j] - mx));
+                for (int64_t j = 0; j <= t; j++)
+                    p[j] = p[j] / (float)sum;
                 for (int64_t i = hd * dh; i < (hd + 1) * dh; i++) {
                     double acc = 0;
                     for (int64_t j = 0; j <= t; j++)
-                        acc += p[j] / sum * sim_tensor_get(vcache, (size_t)((l * T + j) * D + i));
-                    o[i] = sim_kutil_round(dt, acc);
+                        acc +=
+                            (double)((float)sim_tensor_get(vcache, (size_t)((l * T + j) * D + i)) *
+                                     p[j]);
+                    o[i] = (float)sim_kutil_round(dt, (float)acc);
                 }
             }
             matvec(wo, l, D, D, o, y);
             for (int64_t i = 0; i < D; i++)
-                x[i] = sim_kutil_round(dt, x[i] + y[i]);
-            ref_norm(x, D, s->eps, dt, h);
+                x[i] += y[i];
+            ref_norm(x, D, eps, dt, h);
             matvec(w1, l, D, F, h, v);
             for (int64_t i = 0; i < F; i++)
-                v[i] = sim_kutil_round(dt, v[i] / (1.0 + exp(-v[i])));
+                v[i] = (float)sim_kutil_round(dt, 1.0f / (1.0f + expf(-v[i])) * v[i]);
             matvec(w2, l, F, D, v, y);
             for (int64_t i = 0; i < D; i++)
-                x[i] = sim_kutil_round(dt, x[i] + y[i]);
+                x[i] += y[i];
         }
         for (int64_t i = 0; i < D; i++)
             sim_tensor_set(out, (size_t)(t * D + i), x[i]);

@@ -131,6 +131,37 @@ static int setup_layer(struct sim_kbuild *b, const struct sim_kparams *p, struct
     return setup(b, p, d, true);
 }
 
+static int check_rows(const struct sim_kref *r, size_t x, size_t out, size_t w, const char *name,
+                      struct diag *d)
+{
+    const struct sim_tensor *tx = r->args[x].t;
+    int64_t dim = tx->ndim ? tx->shape[tx->ndim - 1] : 0;
+    if (tx->ndim != 2 || sim_tensor_numel(r->args[out].t) != sim_tensor_numel(tx) ||
+        (int64_t)sim_tensor_numel(r->args[w].t) != dim)
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                        "%s reference: x and out must be rows x d alike, the weights d long", name);
+    return 0;
+}
+
+static int ref_rms(const struct sim_kref *r, struct diag *d)
+{
+    int rc = sim_kutil_ref_args(r, "rmsnorm", 3, 1, d);
+    if (rc < 0 || (rc = check_rows(r, 0, 2, 1, "rmsnorm", d)) < 0)
+        return rc;
+    sim_kref_rmsnorm(r->args[0].t, r->args[1].t, r->args[3].f, r->args[2].t);
+    return 0;
+}
+
+static int ref_layer(const struct sim_kref *r, struct diag *d)
+{
+    int rc = sim_kutil_ref_args(r, "layernorm", 4, 1, d);
+    if (rc < 0 || (rc = check_rows(r, 0, 3, 1, "layernorm", d)) < 0 ||
+        (rc = check_rows(r, 0, 3, 2, "layernorm", d)) < 0)
+        return rc;
+    sim_kref_layernorm(r->args[0].t, r->args[1].t, r->args[2].t, r->args[4].f, r->args[3].t);
+    return 0;
+}
+
 static const struct sim_kparam rms_params[] = {
     {"rows", SIM_KP_INT, "64", "rows (split over the PEs)"},
     {"d", SIM_KP_INT, "256", "elements per row (the normalised axis)"},
@@ -156,6 +187,7 @@ const struct sim_kernel sim_kernel_rmsnorm = {
     .fn = rmsnorm,
     .params = rms_params,
     .setup = setup_rms,
+    .reference = ref_rms,
 };
 
 const struct sim_kernel sim_kernel_layernorm = {
@@ -165,6 +197,7 @@ const struct sim_kernel sim_kernel_layernorm = {
     .fn = layernorm,
     .params = layer_params,
     .setup = setup_layer,
+    .reference = ref_layer,
 };
 
 /* ---- references ---------------------------------------------------------------------------- */

@@ -83,6 +83,19 @@ static int setup(struct sim_kbuild *b, const struct sim_kparams *p, struct diag 
     return 0;
 }
 
+static int reference(const struct sim_kref *r, struct diag *d)
+{
+    int rc = sim_kutil_ref_args(r, "softmax", 2, 0, d);
+    if (rc < 0)
+        return rc;
+    if (r->args[X_ARG].t->ndim != 2 ||
+        sim_tensor_numel(r->args[X_ARG].t) != sim_tensor_numel(r->args[Y_ARG].t))
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                        "softmax reference: x and y must be rows x cols alike");
+    sim_kref_softmax(r->args[X_ARG].t, r->args[Y_ARG].t);
+    return 0;
+}
+
 static const struct sim_kparam params[] = {
     {"rows", SIM_KP_INT, "64", "rows (split over the PEs)"},
     {"cols", SIM_KP_INT, "256", "elements per row (the softmax axis)"},
@@ -98,6 +111,7 @@ const struct sim_kernel sim_kernel_softmax = {
     .fn = softmax,
     .params = params,
     .setup = setup,
+    .reference = reference,
 };
 
 void sim_kref_softmax(const struct sim_tensor *x, struct sim_tensor *y)

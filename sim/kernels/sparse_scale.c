@@ -108,6 +108,21 @@ static int setup(struct sim_kbuild *b, const struct sim_kparams *p, struct diag 
     return 0;
 }
 
+static int reference(const struct sim_kref *r, struct diag *d)
+{
+    int rc = sim_kutil_ref_args(r, "sparse_scale", 3, 2, d);
+    if (rc < 0)
+        return rc;
+    const struct sim_tensor *x = r->args[X_ARG].t, *mask = r->args[MASK_ARG].t;
+    int64_t tile = r->args[TILE_ARG].i;
+    if (tile < 1 || sim_tensor_numel(x) != sim_tensor_numel(mask) * (size_t)tile ||
+        sim_tensor_numel(r->args[OUT_ARG].t) != sim_tensor_numel(x))
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                        "sparse_scale reference: x, out and the mask's tiles do not agree");
+    sim_kref_sparse_scale(x, mask, tile, r->args[SCALE_ARG].f, r->args[OUT_ARG].t);
+    return 0;
+}
+
 static const struct sim_kparam params[] = {
     {"n", SIM_KP_INT, "8192", "elements of x in total"},
     {"tile", SIM_KP_INT, "128", "elements per tile (one mask entry each)"},
@@ -124,6 +139,7 @@ const struct sim_kernel sim_kernel_sparse_scale = {
     .fn = sparse_scale,
     .params = params,
     .setup = setup,
+    .reference = reference,
 };
 
 void sim_kref_sparse_scale(const struct sim_tensor *x, const struct sim_tensor *mask, int64_t tile,

@@ -36,6 +36,19 @@ for chip in default tiny; do
     done
 done
 
+# ---- --verify: phase 2 replays the op log and each kernel's reference checks the outputs ---
+for k in $KERNELS; do
+    run "$NPUSCOPE" run --headless -c "$ROOT/sim/configs/tiny.yaml" -k "$k" --verify
+    if [ "$STATUS" -eq 0 ] && grep -q '^verify: PASS$' <<<"$OUT" && ! grep -q 'has no reference' <<<"$OUT"; then
+        ok "run -k $k --verify"
+    else
+        fail "run -k $k --verify" "exit $STATUS" "stderr: $ERR" "stdout: $(tail -5 <<<"$OUT")"
+    fi
+done
+run "$NPUSCOPE" run --headless -k llm_decode:dtype=f16,pes=2 --verify
+expect_status "llm_decode in f16 verifies" 0
+expect_out "its caches and out are compared" '^  kcache: f16 \(32, 32\): .*PASS$'
+
 # the engines the kernels use show in the summary
 run "$NPUSCOPE" run --headless -k gemm_explicit
 expect_out "gemm_explicit keeps the GEMM engines busy" '^sip0\.cube1\.pe3\.pe_gemm +[0-9.]+ '

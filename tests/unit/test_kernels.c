@@ -4,7 +4,8 @@
  * TileToken stages per D5, ipcq_copy from TCM to an SRAM slot per D3.6, math records with
  * input snapshots); llm_decode reports its markers and tokens; sparse_scale's branch on
  * loaded data changes the op log; a run repeats exactly; each kernel's reference matches
- * values computed by hand; bad parameters are refused with one clear message.
+ * values computed by hand and phase 2's replay of its op log (`run --verify`); bad
+ * parameters are refused with one clear message.
  */
 #include "sim/chip.h"
 #include "sim/config.h"
@@ -14,6 +15,7 @@
 #include "sim/run.h"
 #include "sim/runner.h"
 #include "sim/tl.h"
+#include "sim/verify.h"
 #include "sim/workload.h"
 
 #include <criterion/criterion.h>
@@ -752,6 +754,55 @@ Test(kernels, sparse_scale_generated_mask_decides_the_work)
     sim_run_free(r);
 }
 
+/* ---- the demo workload ----------------------------------------------------------------------- */
+
+Test(kernels, the_demo_workload_runs_six_kernels)
+{
+    struct sim_run_opts o = {0}; /* no chip, no workload, no kernel: the embedded demo */
+    struct sim_run *r;
+    struct diag d;
+    cr_assert_eq(sim_run_new(&o, &r, &d), 0, "%s", d.msg);
+    sim_run_advance(r, SIM_RUN_END, 0);
+    expect_clean(r, "the demo");
+    cr_assert_eq(count(r, "composite_gemm", -1), 4, "gemm on cube1's 4 PEs");
+    cr_assert_eq(count(r, "ipcq_copy", -1), 4 * 2 * 3, "the ring of 4 PEs");
+    cr_assert_eq(count(r, "exp", -1), 1 + 2 * 5 * 2, "softmax, and llm_decode's attention");
+    struct sim_chip *chip = sim_run_chip(r);
+    cr_assert_eq(sim_chip_token_count(chip), 2 * 5, "two sequences of 2 + 3 tokens");
+    bool masked = false, zero = false;
+    for (size_t i = 0; i < sim_chip_marker_count(chip); i++) {
+        const char *name = sim_chip_marker(chip, i)->name;
+        masked |= strcmp(name, "sparse_scale.tiles=8,masked=8,zero=0") == 0;
+        zero |= strcmp(name, "sparse_scale.tiles=8,masked=0,zero=4") == 0;
+    }
+    cr_assert(masked && zero, "sparse_scale takes both branches");
+    size_t n;
+    records(r, &n);
+    cr_assert_lt(n, 3000, "a short demo");
+    sim_run_free(r);
+}
+
+Test(kernels, the_demo_workload_verifies)
+{
+    struct sim_run_opts o = {0};
+    struct sim_run *r;
+    struct diag d;
+    cr_assert_eq(sim_run_new(&o, &r, &d), 0, "%s", d.msg);
+    struct sim_verify_capture *cap = sim_verify_capture_attach(r);
+    sim_run_advance(r, SIM_RUN_END, 0);
+    struct sim_verify_report rep;
+    cr_assert_eq(sim_verify_phase2(r, cap, &(struct sim_verify_opts){.compare = true}, &rep, &d), 0,
+                 "%s", d.msg);
+    char *text = sim_verify_report_text(&rep);
+    cr_assert(rep.pass, "%s", text);
+    cr_assert_eq(rep.n_outputs, 6, "an output per launch:\n%s", text);
+    cr_assert_eq(rep.n_notes, 0, "%s", text);
+    free(text);
+    sim_verify_report_fini(&rep);
+    sim_verify_capture_free(cap);
+    sim_run_free(r);
+}
+
 /* ---- repeatability ------------------------------------------------------------------------ */
 
 static bool same_value(const struct sim_value *a, const struct sim_value *b)
@@ -961,6 +1012,75 @@ Test(kernels, ipcq_arrivals_land_in_an_sram_slot_with_their_data, .init = own_se
     const struct sim_component *c = sim_chip_component(own_chip, sram);
     cr_assert_eq(c->stats.bytes_written, 8);
     cr_assert_eq(c->stats.bytes_read, 8);
+}
+
+/* ---- phase 2 against the references (run --verify) ------------------------------------------ */
+
+/* Phase 2 of spec's run on chip agrees with the kernel's reference on every output. */
+static void expect_verified(const char *chip_file, const char *spec)
+{
+    struct sim_run_opts ro = {.chip_file = chip_file, .kernel_spec = spec};
+    struct sim_run *r;
+    struct diag d;
+    diag_clear(&d);
+    cr_assert_eq(sim_run_new(&ro, &r, &d), 0, "%s: %s", spec, d.msg);
+    struct sim_verify_capture *cap = sim_verify_capture_attach(r);
+    sim_run_advance(r, SIM_RUN_END, 0);
+    expect_clean(r, spec);
+    struct sim_verify_report rep;
+    cr_assert_eq(sim_verify_phase2(r, cap, &(struct sim_verify_opts){.compare = true}, &rep, &d), 0,
+                 "%s: %s", spec, d.msg);
+    char *text = sim_verify_report_text(&rep);
+    cr_assert(rep.pass, "%s:\n%s", spec, text);
+    cr_assert_geq(rep.n_outputs, 1, "%s compares its outputs:\n%s", spec, text);
+    cr_assert_eq(rep.n_notes, 0, "%s has a reference:\n%s", spec, text);
+    cr_assert_gt(rep.exec.executed, 0, "%s", spec);
+    if (strncmp(spec, "gemm_explicit", 13) == 0)
+        cr_assert_eq(rep.exec.skipped, 0, "%s: every TileToken stage is replayed", spec);
+    free(text);
+    sim_verify_report_fini(&rep);
+    sim_verify_capture_free(cap);
+    sim_run_free(r);
+}
+
+Test(kernels, phase_2_agrees_with_each_kernels_reference, .timeout = 120)
+{
+    static const char *const tiny[] = {
+        "gemm",
+        "gemm:dtype=f16",
+        "gemm:dtype=bf16",
+        "gemm:dtype=i8",
+        "gemm_explicit",
+        "gemm_explicit:dtype=f16",
+        "gemm_explicit:dtype=bf16",
+        "gemm_explicit:dtype=i8",
+        "softmax",
+        "softmax:dtype=f16",
+        "softmax:dtype=bf16",
+        "rmsnorm",
+        "rmsnorm:dtype=f16",
+        "rmsnorm:dtype=bf16",
+        "layernorm",
+        "layernorm:dtype=f16",
+        "layernorm:dtype=bf16",
+        "allreduce_ring",
+        "allreduce_ring:dtype=f16",
+        "allreduce_ring:dtype=bf16",
+        "allreduce_ring:dtype=i32",
+        "sparse_scale",
+        "sparse_scale:dtype=f16",
+        "sparse_scale:dtype=bf16",
+        "llm_decode",
+        "llm_decode:dtype=f16",
+        "llm_decode:dtype=bf16",
+        "llm_decode:pes=2,layers=3,gen=6",
+    };
+    for (size_t i = 0; i < sizeof(tiny) / sizeof(tiny[0]); i++)
+        expect_verified(TINY, tiny[i]);
+    /* eight PEs: a longer ring, more shards */
+    expect_verified(NULL, "allreduce_ring");
+    expect_verified(NULL, "gemm_explicit:m=256,n=64,k=64,dtype=bf16");
+    expect_verified(NULL, "llm_decode:pes=8,dim=64,ff=128,heads=4");
 }
 
 /* ---- references against hand-computed values ------------------------------------------------- */

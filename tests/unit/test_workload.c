@@ -453,20 +453,24 @@ Test(workload, embedded_demo_and_smoke)
     char buf[1024];
     cr_assert_eq(sim_workload_load_embedded(SIM_WORKLOAD_DEMO, &w, &d), 0, "%s",
                  diag_format(&d, buf, sizeof(buf)));
-    cr_assert_eq(w->n_msgs, 12);
+    cr_assert_eq(w->n_msgs, 43);
     cr_assert_eq(w->msgs[0].msg_type, SIM_MSG_MEMORY_WRITE);
-    cr_assert_eq(w->msgs[11].msg_type, SIM_MSG_MEMORY_READ);
-    const char *kernels[3];
+    cr_assert_eq(w->msgs[42].msg_type, SIM_MSG_MEMORY_READ);
+    const char *kernels[6];
     size_t nk = 0;
     for (size_t i = 0; i < w->n_msgs; i++)
         if (w->msgs[i].msg_type == SIM_MSG_KERNEL_LAUNCH) {
+            cr_assert_lt(nk, 6);
             cr_assert_eq(w->msgs[i].u.launch.kernel_ref.kind, SIM_KERNEL_BUILTIN);
             kernels[nk++] = w->msgs[i].u.launch.kernel_ref.name;
         }
-    cr_assert_eq(nk, 3);
+    cr_assert_eq(nk, 6);
     cr_assert_str_eq(kernels[0], "vector_add");
     cr_assert_str_eq(kernels[1], "gemm");
     cr_assert_str_eq(kernels[2], "softmax");
+    cr_assert_str_eq(kernels[3], "allreduce_ring");
+    cr_assert_str_eq(kernels[4], "sparse_scale");
+    cr_assert_str_eq(kernels[5], "llm_decode");
     /* the GEMM output is split over the four PEs of cube1, 2048 bytes each */
     const struct sim_kernel_arg *c = &w->msgs[6].u.launch.args[2];
     cr_assert_eq(c->n_shards, 4);
