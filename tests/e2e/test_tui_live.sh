@@ -180,6 +180,18 @@ expect_exit "q: exit 0" 0
 if [ -s "$TMP/c.json" ] && grep -q '"traceEvents"' "$TMP/c.json"; then ok "--chrome written at exit"
 else fail "--chrome written at exit"; fi
 
+echo "-- --verify: the verdict in the header, the report after the UI"
+tmux_start 140 30 "${UTF8[@]}" -- run --verify -k vector_add
+expect_screen "PASS in the header" ' FINISHED .*verify: PASS, 1 of 1 output agree'
+tmux_keys q
+expect_screen "the report after the UI" '^verify: PASS$'
+expect_exit "verified: exit 0" 0
+tmux_start 140 30 "${UTF8[@]}" NPUSCOPE_TEST_CORRUPT_OP=2 -- run --verify -k vector_add
+expect_screen "a mismatch: FAIL in the header" ' FINISHED .*verify: FAIL, 0 of 1 output agree'
+tmux_keys q
+expect_screen "the report names the first mismatch" 'FAIL: 1 of 4096 elements differ'
+expect_exit "a mismatch: exit 1" 1
+
 echo "-- following now"
 tmux_start 120 32 "${UTF8[@]}" -- run --paused -k vector_add:pes=8,n=4194304
 expect_screen "paused" ' PAUSED '
