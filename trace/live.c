@@ -55,6 +55,7 @@ struct trace_live {
     struct ev_ns *ns; /* owned: per model event */
     size_t capns;
     uint64_t changes; /* op starts + ends */
+    bool dirty;       /* the model changed since the last trace_model_finish */
 
     size_t markers_done; /* chip markers already in the model */
     size_t tok_first;    /* chip tokens before it are all in the model */
@@ -168,6 +169,7 @@ static void on_start(void *ctx, const struct sim_op_record *rec)
     struct trace_live *l = ctx;
     add_op(l, rec);
     l->changes++;
+    l->dirty = true;
 }
 
 /* The ENGINE_EVENT of model event i as the writer takes it. */
@@ -253,6 +255,7 @@ static void on_end(void *ctx, const struct sim_op_record *rec)
     if (details)
         trace_model_set_details_take(l->m, i, details);
     l->changes++;
+    l->dirty = true;
 }
 
 /* ---- markers and tokens ------------------------------------------------------------------ */
@@ -290,6 +293,7 @@ static void sync_markers(struct trace_live *l)
             trace_writer_marker(l->w, &wm);
         }
         trace_model_add_marker(l->m, &mk);
+        l->dirty = true;
     }
 }
 
@@ -325,6 +329,7 @@ static void sync_tokens(struct trace_live *l)
         }
         trace_model_add_token(l->m, &tk);
         l->tok_done[i] = 1;
+        l->dirty = true;
     }
     while (l->tok_first < n && l->tok_done[l->tok_first])
         l->tok_first++;
@@ -333,11 +338,15 @@ static void sync_tokens(struct trace_live *l)
 void trace_live_sync(struct trace_live *l)
 {
     uint64_t now = cycles(l, now_ns(l), true);
-    if (now != trace_model_now(l->m) || trace_model_t_max(l->m) < now)
+    if (now != trace_model_now(l->m) || trace_model_t_max(l->m) < now) {
         trace_model_set_now(l->m, now);
+        l->dirty = true;
+    }
     sync_markers(l);
     sync_tokens(l);
-    trace_model_finish(l->m);
+    if (l->dirty) /* the model's generation moves only when something did */
+        trace_model_finish(l->m);
+    l->dirty = false;
 }
 
 /* ---- life ------------------------------------------------------------------------------ */
@@ -440,6 +449,7 @@ int trace_live_new(struct sim_chip *chip, const struct trace_live_opts *o, struc
     struct sim_oplog_observer obs = {.on_start = on_start, .on_end = on_end, .ctx = l};
     l->observer = sim_oplog_observe(l->log, &obs);
     trace_model_set_now(l->m, cycles(l, now_ns(l), true));
+    l->dirty = true;
     *out = l;
     return 0;
 }
