@@ -25,6 +25,8 @@ enum { P_GANTT, P_SUMMARY, P_MEMORY, P_DETAILS, P_COUNT };
 enum {
     FRAME_NS = 33 * 1000 * 1000, /* at most ~30 redraws a second while running */
     WORK_NS = 10 * 1000 * 1000,  /* time box of a batch of work per frame */
+    IDLE_WORK_NS = 1000 * 1000,  /* a work slice this short found nothing to do yet */
+    IDLE_WAIT_MS = 5,            /* then the loop waits this long for input */
     BIG_BODY = 16,               /* from this body height on, the bottom panes show */
     WIDE = 90,                   /* from this width on, two bottom panes side by side */
 };
@@ -1013,8 +1015,12 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
             theme_seen = rev;
         }
         bool busy = tui_app_busy(a);
-        if (busy)
+        uint64_t spent = 0;
+        if (busy) {
+            uint64_t w0 = tui_now_ns();
             tui_app_work(a, WORK_NS);
+            spent = tui_now_ns() - w0;
+        }
         uint64_t now = tui_now_ns();
         bool throttled = busy && now - last_draw < FRAME_NS;
         if (!throttled && tui_app_needs_render(a)) {
@@ -1023,20 +1029,22 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
             tui_term_draw(t, tui_app_render(a));
             last_draw = now;
         }
-        /* wait for input: not at all while there is work, else until something happens
-         * (a slowed-down simulation: until its next event is due, or the next frame);
-         * then take every input already queued before drawing again */
-        int timeout = busy || tui_app_busy(a) ? 0 : -1;
-        if (timeout == 0 && !a->work_pending && a->src->ops->wait_ms) {
-            timeout = a->src->ops->wait_ms(a->src);
-            if (timeout > 0 && tui_app_needs_render(a)) {
-                uint64_t since = tui_now_ns() - last_draw;
-                int frame_ms = since >= FRAME_NS ? 0 : (int)((FRAME_NS - since) / 1000000) + 1;
-                timeout = timeout < frame_ms ? timeout : frame_ms;
-            }
+        /* wait for input: not at all while there is work, else until something happens;
+         * a slowed-down simulation until its next event is due; panes whose last slice had
+         * nothing to do yet (a refresh that is not due) a few ms; a frame held back until
+         * it may be drawn. Then take every input already queued before drawing again. */
+        int timeout = -1;
+        if (a->src->ops->running(a->src))
+            timeout = a->src->ops->wait_ms ? a->src->ops->wait_ms(a->src) : 0;
+        if (a->work_pending) {
+            int wk = spent < IDLE_WORK_NS ? IDLE_WAIT_MS : 0;
+            timeout = timeout < 0 || wk < timeout ? wk : timeout;
         }
-        if (!busy && tui_app_needs_render(a))
-            timeout = 0;
+        if (timeout != 0 && tui_app_needs_render(a)) {
+            uint64_t since = tui_now_ns() - last_draw;
+            int frame_ms = since >= FRAME_NS ? 0 : (int)((FRAME_NS - since) / 1000000) + 1;
+            timeout = timeout < 0 || frame_ms < timeout ? frame_ms : timeout;
+        }
         for (int k = 0; k < 64; k++) {
             struct tui_input in;
             tui_term_wait(t, k == 0 ? timeout : 0, &in);

@@ -27,7 +27,7 @@
 enum {
     TICK_NS = 10 * 1000 * 1000,  /* most a tick runs events for */
     RATE_NS = 500 * 1000 * 1000, /* window of the events-per-second measure */
-    CHECK_EVERY = 64,            /* events between two looks at the clock */
+    CHECK_EVERY = 8,             /* events between two looks at the clock (some take ms) */
     PACE_MAX_WAIT_MS = 250,      /* a slowed run still looks at input this often */
 };
 

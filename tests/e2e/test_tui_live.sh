@@ -43,6 +43,15 @@ expect_screen "slowed down to 10 events a second" 'speed: 10 ev/s'
 tmux_keys Space
 expect_screen "space resumes: LIVE" ' LIVE +now'
 expect_screen "the header shows the speed" 'speed 10 ev/s'
+pid=$(npuscope_pid)
+if [ -n "$pid" ]; then
+    t0=$(cpu_ticks "$pid")
+    sleep 2
+    t1=$(cpu_ticks "$pid")
+    # between two events the loop sleeps: it used a whole core before that was so
+    if [ $((t1 - t0)) -le 40 ]; then ok "10 events a second: the UI sleeps between them ($((t1 - t0)) ticks in 2 s)"
+    else fail "10 events a second: the UI sleeps between them" "$((t1 - t0)) clock ticks in 2 s"; fi
+fi
 tmux_wait 'events: (6|7|8|9|[1-9][0-9]+) ' 5
 tmux_keys Space
 expect_screen "space pauses again" ' PAUSED +now'
