@@ -120,11 +120,10 @@ static double step_cost(void)
 
 int main(void)
 {
-    char dir[] = "/tmp/npuscope-live-bench.XXXXXX";
     const char *tmp = getenv("TMPDIR");
     char base[512];
-    snprintf(base, sizeof(base), "%s/npuscope-live-bench.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    char *d = mkdtemp(strlen(base) < sizeof(base) - 1 ? base : dir);
+    snprintf(base, sizeof(base), "%s/npuscope-live-bench.XXXXXX", tmp && *tmp ? tmp : P_tmpdir);
+    char *d = mkdtemp(base);
     if (!d) {
         perror("live_bench: mkdtemp");
         return 1;

@@ -27,17 +27,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char dir[64];
+static char dir[256];
 
 static void mkdir_tmp(void)
 {
-    snprintf(dir, sizeof(dir), "/tmp/npuscope-live.XXXXXX");
+    const char *t = getenv("TMPDIR"); /* the system's temporary directory */
+    snprintf(dir, sizeof(dir), "%s/npuscope-live.XXXXXX", t && *t ? t : P_tmpdir);
     cr_assert_not_null(mkdtemp(dir));
 }
 
 static void rm_tmp(void)
 {
-    char cmd[128];
+    char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     cr_assert_eq(system(cmd), 0);
 }
@@ -46,7 +47,7 @@ TestSuite(live, .init = mkdir_tmp, .fini = rm_tmp);
 
 static const char *tmp_path(const char *name)
 {
-    static char buf[4][128];
+    static char buf[4][320];
     static int k;
     k = (k + 1) % 4;
     snprintf(buf[k], sizeof(buf[k]), "%s/%s", dir, name);

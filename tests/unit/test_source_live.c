@@ -22,11 +22,12 @@
 
 #define SPEC "vector_add:pes=2,n=4096"
 
-static char dir[64];
+static char dir[256];
 
 static void mkdir_tmp(void)
 {
-    snprintf(dir, sizeof(dir), "/tmp/npuscope-srclive.XXXXXX");
+    const char *t = getenv("TMPDIR"); /* the system's temporary directory */
+    snprintf(dir, sizeof(dir), "%s/npuscope-srclive.XXXXXX", t && *t ? t : P_tmpdir);
     cr_assert_not_null(mkdtemp(dir));
 }
 
@@ -38,7 +39,7 @@ static void setup(void)
 
 static void rm_tmp(void)
 {
-    char cmd[128];
+    char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     cr_assert_eq(system(cmd), 0);
 }
@@ -286,7 +287,7 @@ Test(source_live, a_slow_speed_paces_the_events_and_sleeps_between)
 
 Test(source_live, the_end_completes_the_trace_and_an_early_quit_marks_it_incomplete)
 {
-    char done[128], early[128];
+    char done[320], early[320];
     snprintf(done, sizeof(done), "%s/done.json", dir);
     snprintf(early, sizeof(early), "%s/early.json", dir);
 
