@@ -10,9 +10,12 @@
 #include "tui/gantt.h"
 #include "tui/help.h"
 #include "tui/meminspect.h"
+#include "tui/memlive.h"
 #include "tui/summary.h"
 #include "tui/term.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,9 +24,18 @@ enum { P_GANTT, P_SUMMARY, P_MEMORY, P_DETAILS, P_COUNT };
 
 enum {
     FRAME_NS = 33 * 1000 * 1000, /* at most ~30 redraws a second while running */
-    WORK_NS = 20 * 1000 * 1000,  /* time box of a batch of work per frame */
+    WORK_NS = 10 * 1000 * 1000,  /* time box of a batch of work per frame */
+    IDLE_WORK_NS = 1000 * 1000,  /* a work slice this short found nothing to do yet */
+    IDLE_WAIT_MS = 5,            /* then the loop waits this long for input */
     BIG_BODY = 16,               /* from this body height on, the bottom panes show */
     WIDE = 90,                   /* from this width on, two bottom panes side by side */
+};
+
+/* What the footer prompt asks for. */
+enum prompt_kind {
+    PROMPT_SEARCH, /* / */
+    PROMPT_BREAK,  /* a breakpoint */
+    PROMPT_UNTIL,  /* a time to run until */
 };
 
 struct pane {
@@ -47,9 +59,13 @@ struct tui_app {
     bool help, help_dirty;
     int help_scroll, help_lines, help_visible;
     bool prompt;
+    enum prompt_kind pkind; /* what the prompt asks for */
     char pbuf[128];
     size_t plen;
-    char search[128]; /* the last search, "" when none */
+    bool bplist; /* the breakpoint list is open */
+    size_t bp_sel;
+    uint64_t notice_seen; /* the source's notice_rev last shown */
+    char search[128];     /* the last search, "" when none */
     struct tui_canvas *canvas;
     bool too_small;
     bool single; /* one pane takes the whole body */
@@ -139,8 +155,14 @@ struct tui_app *tui_app_new(struct tui_source *src, int w, int h, bool unicode, 
     tui_view_init(&a->view, a->m, unicode);
     a->panes[P_GANTT] = (struct pane){.ops = &tui_gantt_ops, .self = tui_gantt_new(&a->view)};
     a->panes[P_SUMMARY] = (struct pane){.ops = &tui_summary_ops, .self = tui_summary_new(&a->view)};
-    a->panes[P_MEMORY] =
-        (struct pane){.ops = &tui_meminspect_ops, .self = tui_meminspect_new(&a->view)};
+    struct sim_memstore *store = src->ops->memstore ? src->ops->memstore(src) : NULL;
+    if (store) /* a simulation in the process: its memory store itself */
+        a->panes[P_MEMORY] =
+            (struct pane){.ops = &tui_memlive_ops, .self = tui_memlive_new(store, &a->view)};
+    else
+        a->panes[P_MEMORY] =
+            (struct pane){.ops = &tui_meminspect_ops, .self = tui_meminspect_new(&a->view)};
+    a->view.live = src->ops->control != NULL;
     a->panes[P_DETAILS] = (struct pane){.ops = &tui_details_ops, .self = tui_details_new(&a->view)};
     a->canvas = tui_canvas_new(w, h, unicode);
     a->user_dir = user_dir ? sim_xstrdup(user_dir) : NULL;
@@ -161,6 +183,7 @@ struct tui_app *tui_app_new(struct tui_source *src, int w, int h, bool unicode, 
     src->ops->status(src, &st);
     if (st.notice && rc == 0)
         tui_view_message(&a->view, TUI_STYLE_STATUS, "%s", st.notice);
+    a->notice_seen = st.notice_rev;
     a->work_pending = true;
     layout(a);
     return a;
@@ -212,50 +235,60 @@ static const char *mode_name(enum tui_mode m)
     }
 }
 
-/* The header's parts, in order. When they do not fit, the program's name goes, then the
- * file's directory, the run and model names, and the total of cycles. */
+/* The header's parts, in order. When they do not fit, the least needed go first: the
+ * program's name, the file's directory, the run and model names, the total of cycles, the
+ * speed; what stays is cut short at the right edge. */
 static void draw_header(struct tui_app *a)
 {
     struct tui_canvas *c = a->canvas;
     struct tui_source_status *st = &a->drawn_status;
     a->src->ops->status(a->src, st);
     tui_canvas_fill(c, (struct tui_rect){0, 0, c->w, 1}, ' ', TUI_STYLE_HEADER);
-    char mode[32], live[160] = "", run[256] = "", total[64], cursor[96], a1[64], a2[64];
+    char mode[32], now[96] = "", events[48] = "", rate[48] = "", speed[48] = "", run[256] = "",
+                   total[64], cursor[96], a1[64];
     double ghz = trace_model_clock_ghz(a->m);
     snprintf(mode, sizeof(mode), " %s ", mode_name(st->mode));
     if (st->mode != TUI_MODE_POSTMORTEM) {
-        int k = snprintf(live, sizeof(live), "now %s  %s events",
-                         tui_fmt_cycles_ns(a1, sizeof(a1), st->now, ghz),
-                         tui_fmt_si(a2, sizeof(a2), (double)st->events_done));
+        snprintf(now, sizeof(now), "now %s", tui_fmt_cycles_ns(a1, sizeof(a1), st->now, ghz));
+        snprintf(events, sizeof(events), "events: %llu", (unsigned long long)st->events_done);
         if (st->events_per_sec > 0 && st->mode == TUI_MODE_LIVE)
-            snprintf(live + k, sizeof(live) - (size_t)k, " (%s/s)",
-                     tui_fmt_si(a2, sizeof(a2), st->events_per_sec));
+            snprintf(rate, sizeof(rate), "%s ev/s", tui_fmt_si(a1, sizeof(a1), st->events_per_sec));
+        if (st->speed && strcmp(st->speed, "max") != 0 && st->mode != TUI_MODE_FINISHED)
+            snprintf(speed, sizeof(speed), "speed %s", st->speed);
     }
     const struct sim_value *meta = trace_model_metadata(a->m);
     const char *rid = sim_value_get_str(meta, "run_id", NULL);
     const char *model = sim_value_get_str(meta, "model_name", NULL);
-    if (rid || model)
+    if (st->mode == TUI_MODE_POSTMORTEM && (rid || model))
         snprintf(run, sizeof(run), "%s%s%s", rid ? rid : "", rid && model ? " / " : "",
                  model ? model : "");
     snprintf(total, sizeof(total), "%llu cyc", (unsigned long long)trace_model_t_max(a->m));
+    if (st->mode != TUI_MODE_POSTMORTEM)
+        total[0] = '\0'; /* "now" says it */
     snprintf(cursor, sizeof(cursor), "cursor %s",
              tui_fmt_cycles_ns(a1, sizeof(a1), a->view.cursor, ghz));
     const char *name = st->name ? st->name : "";
-    struct {
+    struct part {
         const char *text;
         enum tui_style st;
         unsigned flags;
+        int keep; /* parts with the lowest value go first when the line is too long */
     } parts[] = {
-        {" npuscope", TUI_STYLE_HEADER, 0},
-        {mode, TUI_STYLE_HEADER_MODE, 0},
-        {live, TUI_STYLE_HEADER, 0},
-        {name, TUI_STYLE_HEADER, TUI_TEXT_UNTRUSTED},
-        {run, TUI_STYLE_HEADER, TUI_TEXT_UNTRUSTED},
-        {total, TUI_STYLE_HEADER, 0},
-        {cursor, TUI_STYLE_HEADER, 0},
+        {" npuscope", TUI_STYLE_HEADER, 0, 0},
+        {mode, TUI_STYLE_HEADER_MODE, 0, 8},
+        {now, TUI_STYLE_HEADER, 0, 8},
+        {events, TUI_STYLE_HEADER, 0, 8},
+        {rate, TUI_STYLE_HEADER, 0, 4},
+        {speed, TUI_STYLE_HEADER, 0, 4},
+        {st->verify ? st->verify : "", TUI_STYLE_VALUE, TUI_TEXT_UNTRUSTED, 7},
+        {st->last_event ? st->last_event : "", TUI_STYLE_HEADER, 0, 7},
+        {name, TUI_STYLE_HEADER, TUI_TEXT_UNTRUSTED, 7},
+        {run, TUI_STYLE_HEADER, TUI_TEXT_UNTRUSTED, 2},
+        {total, TUI_STYLE_HEADER, 0, 3},
+        {cursor, TUI_STYLE_HEADER, 0, 7},
     };
     enum { NPARTS = sizeof(parts) / sizeof(parts[0]) };
-    for (int step = 0; step < 4; step++) {
+    for (int keep = 0; keep < 7; keep++) { /* level 1: the file's name without its directory */
         int need = 1;
         for (int i = 0; i < NPARTS; i++)
             if (parts[i].text[0])
@@ -264,14 +297,11 @@ static void draw_header(struct tui_app *a)
                         2;
         if (need <= c->w)
             break;
-        if (step == 0)
-            parts[0].text = "";
-        else if (step == 1 && strrchr(name, '/'))
-            parts[3].text = strrchr(name, '/') + 1;
-        else if (step <= 2)
-            parts[4].text = "";
-        else
-            parts[5].text = "";
+        if (keep == 1 && strrchr(name, '/'))
+            parts[8].text = strrchr(name, '/') + 1;
+        for (int i = 0; i < NPARTS; i++)
+            if (parts[i].keep == keep)
+                parts[i].text = "";
     }
     int x = 0;
     for (int i = 0; i < NPARTS && x < c->w; i++) {
@@ -289,10 +319,14 @@ static void draw_footer(struct tui_app *a)
     int y = c->h - 1;
     tui_canvas_fill(c, (struct tui_rect){0, y, c->w, 1}, ' ', TUI_STYLE_FOOTER);
     if (a->prompt) {
-        int x = tui_canvas_text(c, 0, y, c->w, TUI_STYLE_PROMPT, "search: /", 0);
+        static const char *const label[] = {
+            "search: /", "break on (c GLOB, o NAME, m NAME): ", "run until (cycles, 12us, +N): "};
+        static const char *const hint[] = {"Enter search  Esc cancel", "Enter add  Esc cancel",
+                                           "Enter run  Esc cancel"};
+        int x = tui_canvas_text(c, 0, y, c->w, TUI_STYLE_PROMPT, label[a->pkind], 0);
         x += tui_canvas_textn(c, x, y, c->w - x - 1, TUI_STYLE_PROMPT, a->pbuf, a->plen, 0);
         tui_canvas_put(c, x++, y, tui_glyphs(c->unicode)->eighths[8], TUI_STYLE_PROMPT);
-        tui_canvas_text(c, x + 2, y, c->w - x - 2, TUI_STYLE_FOOTER, "Enter search  Esc cancel",
+        tui_canvas_text(c, x + 2, y, c->w - x - 2, TUI_STYLE_FOOTER, hint[a->pkind],
                         TUI_TEXT_ELLIPSIS);
         return;
     }
@@ -320,6 +354,48 @@ static void draw_footer(struct tui_app *a)
             x++;
         }
     }
+}
+
+/* The breakpoint list, over the body. */
+static void draw_bplist(struct tui_app *a)
+{
+    struct tui_canvas *c = a->canvas;
+    const struct tui_glyphs *gl = tui_glyphs(c->unicode);
+    size_t n = a->src->ops->break_count(a->src);
+    int w = c->w - 4 < 76 ? c->w - 4 : 76;
+    int h = (int)n + 4 < c->h - 2 ? (int)n + 4 : c->h - 2;
+    if (h < 5)
+        h = 5 < c->h - 2 ? 5 : c->h - 2;
+    struct tui_rect box = {(c->w - w) / 2, 1 + (c->h - 2 - h) / 2, w, h};
+    tui_canvas_clip(c, box);
+    tui_canvas_fill(c, box, ' ', TUI_STYLE_NORMAL);
+    for (int x = box.x; x < box.x + box.w; x++) {
+        tui_canvas_put(c, x, box.y, gl->hline, TUI_STYLE_BORDER);
+        tui_canvas_put(c, x, box.y + box.h - 1, gl->hline, TUI_STYLE_BORDER);
+    }
+    for (int y = box.y; y < box.y + box.h; y++) {
+        tui_canvas_put(c, box.x, y, gl->vline, TUI_STYLE_BORDER);
+        tui_canvas_put(c, box.x + box.w - 1, y, gl->vline, TUI_STYLE_BORDER);
+    }
+    tui_canvas_text(c, box.x + 2, box.y, box.w - 4, TUI_STYLE_TITLE_FOCUS,
+                    " Breakpoints (d remove, B add, any other key closes) ", TUI_TEXT_ELLIPSIS);
+    if (!n)
+        tui_canvas_text(c, box.x + 2, box.y + 1, box.w - 4, TUI_STYLE_DIM,
+                        "none: B adds one (c GLOB, o NAME, m NAME)", TUI_TEXT_ELLIPSIS);
+    if (a->bp_sel >= n)
+        a->bp_sel = n ? n - 1 : 0;
+    int rows = box.h - 2;
+    size_t top = a->bp_sel >= (size_t)rows ? a->bp_sel - (size_t)rows + 1 : 0;
+    for (int k = 0; k < rows && top + (size_t)k < n; k++) {
+        size_t i = top + (size_t)k;
+        char what[200], line[240];
+        a->src->ops->break_describe(a->src, i, what, sizeof(what));
+        snprintf(line, sizeof(line), "%2zu  %s", i + 1, what);
+        enum tui_style st = i == a->bp_sel ? TUI_STYLE_SELECTION : TUI_STYLE_NORMAL;
+        tui_canvas_fill(c, (struct tui_rect){box.x + 1, box.y + 1 + k, box.w - 2, 1}, ' ', st);
+        tui_canvas_text(c, box.x + 2, box.y + 1 + k, box.w - 4, st, line, TUI_TEXT_ELLIPSIS);
+    }
+    tui_canvas_unclip(c);
 }
 
 /* ---- rendering --------------------------------------------------------------------------- */
@@ -408,6 +484,8 @@ const struct tui_canvas *tui_app_render(struct tui_app *a)
             break;
         a->help_scroll = max; /* keys came before the help was first drawn */
     }
+    if (a->bplist && !a->help)
+        draw_bplist(a);
     a->full = a->header_dirty = a->footer_dirty = a->help_dirty = false;
     a->drawn_gen = gen;
     a->drawn_rev = rev;
@@ -416,6 +494,26 @@ const struct tui_canvas *tui_app_render(struct tui_app *a)
 }
 
 /* ---- work ----------------------------------------------------------------------------------- */
+
+/* What the source wants shown: a new notice in the status line, an op to select. */
+static void source_news(struct tui_app *a)
+{
+    struct tui_source_status st;
+    a->src->ops->status(a->src, &st);
+    if (st.notice_rev != a->notice_seen) {
+        a->notice_seen = st.notice_rev;
+        if (st.notice)
+            tui_view_message(&a->view, TUI_STYLE_STATUS, "%s", st.notice);
+    }
+    if (a->src->ops->take_focus) {
+        uint64_t ev = a->src->ops->take_focus(a->src);
+        if (ev != UINT64_MAX) {
+            tui_gantt_select(a->panes[P_GANTT].self, &a->view, ev);
+            a->panes[P_GANTT].dirty = true;
+            a->header_dirty = true;
+        }
+    }
+}
 
 bool tui_app_busy(struct tui_app *a)
 {
@@ -432,6 +530,7 @@ void tui_app_work(struct tui_app *a, uint64_t budget_ns)
             char line[700];
             tui_view_message(&a->view, TUI_STYLE_ERROR, "%s", diag_format(&d, line, sizeof(line)));
         }
+        source_news(a);
     }
     bool pending = false;
     for (int i = 0; i < P_COUNT; i++) {
@@ -520,8 +619,147 @@ static enum tui_result control(struct tui_app *a, enum tui_control c)
     if (a->src->ops->control(a->src, c, &d) < 0) {
         char line[700];
         tui_view_message(&a->view, TUI_STYLE_ERROR, "%s", diag_format(&d, line, sizeof(line)));
+    } else {
+        source_news(a);
     }
     a->header_dirty = true;
+    return TUI_RES_REDRAW;
+}
+
+/* Open the footer prompt for a breakpoint or a time (live sources only). */
+static enum tui_result open_prompt(struct tui_app *a, enum prompt_kind k)
+{
+    if (!a->src->ops->control) {
+        tui_view_message(&a->view, TUI_STYLE_STATUS,
+                         "a saved trace: nothing to run (these keys drive a live simulation)");
+        return TUI_RES_REDRAW;
+    }
+    a->prompt = true;
+    a->pkind = k;
+    a->plen = 0;
+    a->footer_dirty = true;
+    return TUI_RES_REDRAW;
+}
+
+/* A breakpoint from the prompt: "c GLOB" (component), "o NAME" (op), "m NAME" (marker);
+ * without a kind, a pattern with a dot is a component, else an op name. */
+static void add_breakpoint(struct tui_app *a, const char *text)
+{
+    while (*text == ' ')
+        text++;
+    enum tui_break_kind kind = strchr(text, '.') ? TUI_BREAK_COMPONENT : TUI_BREAK_OP;
+    static const struct {
+        const char *word;
+        enum tui_break_kind kind;
+    } words[] = {{"c", TUI_BREAK_COMPONENT}, {"component", TUI_BREAK_COMPONENT},
+                 {"o", TUI_BREAK_OP},        {"op", TUI_BREAK_OP},
+                 {"m", TUI_BREAK_MARKER},    {"marker", TUI_BREAK_MARKER}};
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+        size_t n = strlen(words[i].word);
+        if (strncmp(text, words[i].word, n) == 0 && text[n] == ' ') {
+            kind = words[i].kind;
+            text += n;
+            break;
+        }
+    }
+    struct diag d;
+    diag_clear(&d);
+    if (a->src->ops->break_add(a->src, kind, text, &d) < 0) {
+        tui_view_message(&a->view, TUI_STYLE_ERROR, "%s (c GLOB, o NAME or m NAME)", d.msg);
+        return;
+    }
+    char what[200];
+    size_t n = a->src->ops->break_count(a->src);
+    a->src->ops->break_describe(a->src, n - 1, what, sizeof(what));
+    tui_view_message(&a->view, TUI_STYLE_STATUS, "breakpoint %zu: %s (X lists them)", n, what);
+}
+
+/*
+ * A time from the prompt: cycles ("12000"), or a time with a unit ("12.5us", "800 ns",
+ * "3ms"); "+" makes it relative to now. Returns 0 with *out in cycles, or -1.
+ */
+static int parse_time(const char *text, uint64_t now, double ghz, uint64_t *out)
+{
+    while (*text == ' ')
+        text++;
+    bool rel = *text == '+';
+    if (rel)
+        text++;
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (end == text || errno || !(v >= 0) || !isfinite(v))
+        return -1;
+    while (*end == ' ')
+        end++;
+    double cycles = v;
+    static const struct {
+        const char *unit;
+        double ns;
+    } units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+    if (*end) {
+        size_t k = 0;
+        while (k < sizeof(units) / sizeof(units[0]) && strcmp(end, units[k].unit) != 0)
+            k++;
+        if (k == sizeof(units) / sizeof(units[0]) || !(ghz > 0))
+            return -1;
+        cycles = v * units[k].ns * ghz;
+    }
+    cycles = rel ? (double)now + cycles : cycles;
+    if (cycles > 9e15)
+        return -1;
+    *out = (uint64_t)llround(cycles);
+    return 0;
+}
+
+static void run_until(struct tui_app *a, const char *text)
+{
+    struct tui_source_status st;
+    a->src->ops->status(a->src, &st);
+    uint64_t t;
+    if (parse_time(text, st.now, trace_model_clock_ghz(a->m), &t) < 0) {
+        tui_view_message(&a->view, TUI_STYLE_ERROR,
+                         "not a time: cycles (12000), a time with ns/us/ms (12.5us), or +N");
+        return;
+    }
+    struct diag d;
+    diag_clear(&d);
+    if (a->src->ops->run_until(a->src, t, &d) < 0) {
+        char line[700];
+        tui_view_message(&a->view, TUI_STYLE_ERROR, "%s", diag_format(&d, line, sizeof(line)));
+        return;
+    }
+    char a1[64];
+    tui_view_message(&a->view, TUI_STYLE_STATUS, "running until %s",
+                     tui_fmt_cycles_ns(a1, sizeof(a1), t, trace_model_clock_ghz(a->m)));
+    a->header_dirty = true;
+}
+
+/* The breakpoint list: keys while it is open. */
+static enum tui_result bplist_key(struct tui_app *a, int key)
+{
+    size_t n = a->src->ops->break_count ? a->src->ops->break_count(a->src) : 0;
+    enum tui_action act = tui_keymap_lookup(key);
+    a->help_dirty = true;
+    if ((key == 'd' || key == TUI_KEY_DELETE || key == TUI_KEY_BACKSPACE) && n) {
+        a->src->ops->break_remove(a->src, a->bp_sel);
+        tui_view_message(&a->view, TUI_STYLE_STATUS, "breakpoint %zu removed", a->bp_sel + 1);
+        if (a->bp_sel + 1 >= n && a->bp_sel > 0)
+            a->bp_sel--;
+        return TUI_RES_REDRAW;
+    }
+    if (act == TUI_ACT_UP) {
+        a->bp_sel = a->bp_sel ? a->bp_sel - 1 : 0;
+        return TUI_RES_REDRAW;
+    }
+    if (act == TUI_ACT_DOWN) {
+        a->bp_sel = a->bp_sel + 1 < n ? a->bp_sel + 1 : a->bp_sel;
+        return TUI_RES_REDRAW;
+    }
+    a->bplist = false;
+    a->full = true;
+    if (act == TUI_ACT_BREAK_ADD)
+        return open_prompt(a, PROMPT_BREAK);
     return TUI_RES_REDRAW;
 }
 
@@ -561,6 +799,7 @@ static enum tui_result global_action(struct tui_app *a, enum tui_action act)
     case TUI_ACT_THEME: next_theme(a); return TUI_RES_REDRAW;
     case TUI_ACT_SEARCH:
         a->prompt = true;
+        a->pkind = PROMPT_SEARCH;
         a->plen = 0;
         a->footer_dirty = true;
         return TUI_RES_REDRAW;
@@ -580,6 +819,24 @@ static enum tui_result global_action(struct tui_app *a, enum tui_action act)
     case TUI_ACT_STEP: return control(a, TUI_CTL_STEP);
     case TUI_ACT_STEP_OP: return control(a, TUI_CTL_STEP_OP);
     case TUI_ACT_CONTINUE: return control(a, TUI_CTL_CONTINUE);
+    case TUI_ACT_FASTER: return control(a, TUI_CTL_FASTER);
+    case TUI_ACT_SLOWER: return control(a, TUI_CTL_SLOWER);
+    case TUI_ACT_WRITE: return control(a, TUI_CTL_WRITE);
+    case TUI_ACT_RUN_UNTIL: return open_prompt(a, PROMPT_UNTIL);
+    case TUI_ACT_BREAK_ADD: return open_prompt(a, PROMPT_BREAK);
+    case TUI_ACT_BREAK_LIST:
+        if (!a->src->ops->break_count)
+            return open_prompt(a, PROMPT_BREAK); /* says there is nothing to run */
+        a->bplist = a->help_dirty = true;
+        return TUI_RES_REDRAW;
+    case TUI_ACT_FOLLOW:
+        tui_view_message(&a->view, TUI_STYLE_STATUS,
+                         "a saved trace: there is no \"now\" to follow");
+        return TUI_RES_REDRAW;
+    case TUI_ACT_HEX:
+        tui_view_message(&a->view, TUI_STYLE_STATUS,
+                         "x: in the live memory pane (m), a tensor's values as hex");
+        return TUI_RES_REDRAW;
     default: return TUI_RES_HANDLED;
     }
 }
@@ -601,7 +858,8 @@ static bool gantt_wide(enum tui_action act)
     case TUI_ACT_PREV_OP:
     case TUI_ACT_FOLD_ALL:
     case TUI_ACT_FILTER_ENGINE:
-    case TUI_ACT_FILTER_KIND: return true;
+    case TUI_ACT_FILTER_KIND:
+    case TUI_ACT_FOLLOW: return true;
     default: return false;
     }
 }
@@ -633,9 +891,17 @@ static void prompt_key(struct tui_app *a, int key)
     }
     if (key == TUI_KEY_ENTER || key == '\r' || key == '\n') {
         a->prompt = false;
-        if (a->plen) {
-            memcpy(a->search, a->pbuf, a->plen);
-            a->search[a->plen] = '\0';
+        if (!a->plen)
+            return;
+        char text[sizeof(a->pbuf)];
+        memcpy(text, a->pbuf, a->plen);
+        text[a->plen] = '\0';
+        if (a->pkind == PROMPT_BREAK) {
+            add_breakpoint(a, text);
+        } else if (a->pkind == PROMPT_UNTIL) {
+            run_until(a, text);
+        } else {
+            memcpy(a->search, text, a->plen + 1);
             tui_view_select(&a->view, TUI_NO_EVENT);
             do_search(a, 1);
         }
@@ -686,6 +952,8 @@ enum tui_result tui_app_key(struct tui_app *a, int key)
             a->help_scroll = max;
         return TUI_RES_REDRAW;
     }
+    if (a->bplist)
+        return bplist_key(a, key);
     if (a->prompt) {
         prompt_key(a, key);
         return TUI_RES_REDRAW;
@@ -747,8 +1015,12 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
             theme_seen = rev;
         }
         bool busy = tui_app_busy(a);
-        if (busy)
+        uint64_t spent = 0;
+        if (busy) {
+            uint64_t w0 = tui_now_ns();
             tui_app_work(a, WORK_NS);
+            spent = tui_now_ns() - w0;
+        }
         uint64_t now = tui_now_ns();
         bool throttled = busy && now - last_draw < FRAME_NS;
         if (!throttled && tui_app_needs_render(a)) {
@@ -758,10 +1030,21 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
             last_draw = now;
         }
         /* wait for input: not at all while there is work, else until something happens;
-         * then take every input already queued before drawing again */
-        int timeout = busy || tui_app_busy(a) ? 0 : -1;
-        if (!busy && tui_app_needs_render(a))
-            timeout = 0;
+         * a slowed-down simulation until its next event is due; panes whose last slice had
+         * nothing to do yet (a refresh that is not due) a few ms; a frame held back until
+         * it may be drawn. Then take every input already queued before drawing again. */
+        int timeout = -1;
+        if (a->src->ops->running(a->src))
+            timeout = a->src->ops->wait_ms ? a->src->ops->wait_ms(a->src) : 0;
+        if (a->work_pending) {
+            int wk = spent < IDLE_WORK_NS ? IDLE_WAIT_MS : 0;
+            timeout = timeout < 0 || wk < timeout ? wk : timeout;
+        }
+        if (timeout != 0 && tui_app_needs_render(a)) {
+            uint64_t since = tui_now_ns() - last_draw;
+            int frame_ms = since >= FRAME_NS ? 0 : (int)((FRAME_NS - since) / 1000000) + 1;
+            timeout = timeout < 0 || frame_ms < timeout ? frame_ms : timeout;
+        }
         for (int k = 0; k < 64; k++) {
             struct tui_input in;
             tui_term_wait(t, k == 0 ? timeout : 0, &in);

@@ -6,6 +6,8 @@
 #ifndef TUI_CLI_H
 #define TUI_CLI_H
 
+#include "trace/live.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -39,6 +41,32 @@ struct cli_run_opts {
 };
 
 int cli_run(const struct cli_run_opts *o);
+
+/* The live TUI of a run (cli_run on a terminal without --headless). */
+int cli_live(const struct cli_run_opts *o);
+
+/* Refuse before a run an output file that could not be written at its end: a missing or
+ * read-only directory, or a directory under that name. Returns 0 or a negative code with
+ * d filled ("FILE: cannot create: No such file or directory"). */
+struct diag;
+int cli_check_output(const char *path, struct diag *d);
+
+/* What a run's trace says about it (run_metadata), with the storage its strings use. */
+struct cli_trace_meta {
+    struct trace_live_opts lo; /* strings point into the buffers below */
+    char model[128];
+    char cmdq[1024];
+    char notes[1024];
+    char run_id[96];
+};
+
+struct sim_run;
+
+/* The trace feed options of run r started with o: -o, --mem-events, --bw-window, and
+ * run_metadata (model_name and cmdq_file from -k / -w, the time from SOURCE_DATE_EPOCH
+ * when set, else the clock). Returns 0. */
+int cli_run_trace_opts(const struct cli_run_opts *o, const struct sim_run *r,
+                       struct cli_trace_meta *m);
 int cli_view(const char *file, const char *theme);
 int cli_validate(const char *file, unsigned long long max_errors);
 int cli_summary(const char *file, bool json);

@@ -2,8 +2,10 @@
  * `npuscope run` headless and `npuscope kernels`: load the chip and the host program, run
  * the simulation to its end (a progress bar on stderr when it is a terminal and the run
  * takes more than a second), print the summary on stdout, and turn failures into one line
- * each on stderr and the exit status. With --verify or --dump, phase 2 replays the op log
- * with real data afterwards (sim/verify.h) and its report follows the summary.
+ * each on stderr and the exit status. With -o / --chrome the live trace feed
+ * (trace/live.h) records the run and the files are written at its end. With --verify or
+ * --dump, phase 2 replays the op log with real data afterwards (sim/verify.h) and its
+ * report follows the summary.
  */
 #include "tui/cli.h"
 
@@ -12,22 +14,17 @@
 #include "sim/kernel.h"
 #include "sim/run.h"
 #include "sim/verify.h"
+#include "trace/chrome.h"
+#include "trace/live.h"
+#include "tui/term.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-/* Options whose machinery lives elsewhere and is not in this build yet. */
-static int unsupported(const struct cli_run_opts *o)
-{
-    const char *opt = o->trace ? "--trace" : o->chrome ? "--chrome" : o->paused ? "--paused" : NULL;
-    if (!opt)
-        return 0;
-    fprintf(stderr, "npuscope run: %s is not built yet in this version\n", opt);
-    return CLI_EXIT_USAGE;
-}
 
 static double wall_seconds(void)
 {
@@ -54,14 +51,16 @@ static void progress(const struct sim_run *r, bool clear)
     fflush(stderr);
 }
 
-/* Run r to its end. */
-static void run_to_end(struct sim_run *r)
+/* Run r to its end, keeping the trace feed (may be NULL) up to date. */
+static void run_to_end(struct sim_run *r, struct trace_live *live)
 {
     bool tty = isatty(STDERR_FILENO);
     double start = wall_seconds(), last = 0;
     bool shown = false;
     while (!sim_run_over(r)) {
         sim_run_advance(r, SIM_RUN_EVENTS, 20000);
+        if (live)
+            trace_live_sync(live);
         if (!tty)
             continue;
         double t = wall_seconds();
@@ -150,7 +149,8 @@ static void print_summary(const struct cli_run_opts *o, const struct sim_run *r,
                s->completed, s->requests, s->blocked);
 }
 
-/* One diagnostic on stderr, as a file's problem or prefixed with "npuscope: ". */
+/* One diagnostic on stderr, as a file's problem (like a compiler's) or prefixed with
+ * "npuscope: ", then what (may be NULL). */
 static void print_diag(const struct diag *d, const char *what)
 {
     char line[2048];
@@ -205,13 +205,132 @@ static int phase2(const struct cli_run_opts *o, struct sim_run *r, struct sim_ve
     return status;
 }
 
+/* The name before ':' of a -k spec, or the base name of a file without its extension. */
+static void base_name(const char *s, bool file, char *out, size_t size)
+{
+    if (file) {
+        const char *slash = strrchr(s, '/');
+        s = slash ? slash + 1 : s;
+    }
+    size_t n = strcspn(s, file ? "." : ":");
+    snprintf(out, size, "%.*s", (int)n, s);
+}
+
+/* True when kernel k has an integer parameter key. */
+static bool has_int_param(const struct sim_kernel *k, const char *key)
+{
+    for (size_t i = 0; k->params && k->params[i].key; i++)
+        if (strcmp(k->params[i].key, key) == 0 && k->params[i].type == SIM_KP_INT)
+            return true;
+    return false;
+}
+
+/* An LLM kernel declares its tokens as parameters "prompt" (prefill) and "gen" (decode):
+ * run_metadata.tokens and workload_type come from them. */
+static void llm_tokens(const char *spec, struct trace_live_opts *lo)
+{
+    struct sim_kparams p;
+    if (!spec || sim_kernel_parse_spec(spec, &p, NULL) < 0 || !has_int_param(p.kernel, "prompt") ||
+        !has_int_param(p.kernel, "gen"))
+        return;
+    lo->prefill_tokens = sim_kparams_int(&p, "prompt");
+    lo->decode_tokens = sim_kparams_int(&p, "gen");
+    lo->workload_type = lo->prefill_tokens > 0 && lo->decode_tokens > 0 ? "LLM_PREFILL_AND_DECODE"
+                        : lo->decode_tokens > 0                         ? "LLM_DECODE"
+                                                                        : "LLM_PREFILL";
+}
+
+int cli_run_trace_opts(const struct cli_run_opts *o, const struct sim_run *r,
+                       struct cli_trace_meta *m)
+{
+    memset(m, 0, sizeof(*m));
+    const struct sim_config *cfg = sim_run_config(r);
+    if (o->kernel) {
+        base_name(o->kernel, false, m->model, sizeof(m->model));
+        snprintf(m->cmdq, sizeof(m->cmdq), "kernel:%s", o->kernel);
+    } else if (o->workload) {
+        base_name(o->workload, true, m->model, sizeof(m->model));
+        snprintf(m->cmdq, sizeof(m->cmdq), "%s", o->workload);
+    } else {
+        snprintf(m->model, sizeof(m->model), "demo");
+        snprintf(m->cmdq, sizeof(m->cmdq), "embedded:%s", SIM_WORKLOAD_DEMO);
+    }
+    snprintf(m->notes, sizeof(m->notes), "npuscope %s; chip %s (%s); %u sip x %u cube x %u PE",
+             NPUSCOPE_VERSION, cfg->name, o->chip ? o->chip : "embedded " SIM_CONFIG_DEFAULT,
+             cfg->sips, cfg->cubes_per_sip, cfg->pes_per_cube);
+    /* SOURCE_DATE_EPOCH pins the time (reproducible traces); the run id then follows it */
+    const char *sde = getenv("SOURCE_DATE_EPOCH");
+    char *end = NULL;
+    long long t = sde ? strtoll(sde, &end, 10) : 0;
+    bool pinned = sde && *sde && end && !*end && t >= 0;
+    m->lo = (struct trace_live_opts){
+        .trace_path = o->trace,
+        .bw_window = o->bw_window,
+        .mem_events = o->mem_events,
+        .timestamp = pinned ? (int64_t)t : (int64_t)time(NULL),
+        .model_name = m->model,
+        .workload_type = "CUSTOM",
+        .cmdq_file = m->cmdq,
+        .notes = m->notes,
+        .prefill_tokens = -1,
+        .decode_tokens = -1,
+    };
+    llm_tokens(o->kernel, &m->lo);
+    if (!pinned) {
+        struct tm tm;
+        time_t tt = (time_t)m->lo.timestamp;
+        char ts[32] = "0";
+        if (gmtime_r(&tt, &tm))
+            strftime(ts, sizeof(ts), "%Y%m%dT%H%M%SZ", &tm);
+        snprintf(m->run_id, sizeof(m->run_id), "npuscope-%s-%ld", ts, (long)getpid());
+        m->lo.run_id = m->run_id;
+    }
+    return 0;
+}
+
+int cli_check_output(const char *path, struct diag *d)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return diag_set(d, SIM_EIO, path, 0, 0, NULL, "cannot write: it is a directory");
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+    if (access(dir, W_OK | X_OK) != 0)
+        return diag_set(d, SIM_EIO, path, 0, 0, NULL, "cannot create: %s", strerror(errno));
+    return 0;
+}
+
+/* Write the trace files of a run that is over (complete) or stopped; false on failure. */
+static bool write_traces(const struct cli_run_opts *o, struct trace_live *live, bool complete)
+{
+    struct diag d;
+    diag_clear(&d);
+    if (trace_live_finish(live, complete, &d) < 0) {
+        print_diag(&d, NULL);
+        return false;
+    }
+    if (o->chrome && trace_chrome_write(trace_live_model(live), o->chrome, o->bw_window, &d) < 0) {
+        print_diag(&d, NULL);
+        return false;
+    }
+    return true;
+}
+
 int cli_run(const struct cli_run_opts *o)
 {
-    int rc = unsupported(o);
-    if (rc)
-        return rc;
-    if (!o->headless && isatty(STDOUT_FILENO))
-        fputs("npuscope: the live TUI is not built yet in this version: running headless\n",
+    if (!o->headless && isatty(STDOUT_FILENO)) {
+        struct diag td;
+        diag_clear(&td);
+        if (tui_term_check(&td) == 0)
+            return cli_live(o);
+        char line[1024]; /* TERM=dumb and the like: the summary is still useful */
+        fprintf(stderr, "npuscope: no TUI (%s): running headless\n",
+                diag_format(&td, line, sizeof(line)));
+    }
+    if (o->paused)
+        fputs("npuscope: --paused is for the TUI (stdout is not a terminal, or --headless): "
+              "running to the end\n",
               stderr);
 
     struct sim_run_opts ro = {
@@ -223,7 +342,6 @@ int cli_run(const struct cli_run_opts *o)
     struct diag d;
     diag_clear(&d);
     if (sim_run_new(&ro, &r, &d) < 0) {
-        /* a file's problem reads like a compiler's: FILE:LINE:COL: key 'k': problem */
         print_diag(&d, NULL);
         return CLI_EXIT_USAGE;
     }
@@ -235,7 +353,25 @@ int cli_run(const struct cli_run_opts *o)
         cap = sim_verify_capture_attach(r);
     else
         sim_oplog_set_store(sim_chip_oplog(sim_run_chip(r)), NULL);
-    run_to_end(r);
+    struct trace_live *live = NULL;
+    if (o->chrome && cli_check_output(o->chrome, &d) < 0) {
+        print_diag(&d, NULL);
+        sim_verify_capture_free(cap);
+        sim_run_free(r);
+        return CLI_EXIT_USAGE;
+    }
+    if (o->trace || o->chrome) {
+        struct cli_trace_meta meta;
+        cli_run_trace_opts(o, r, &meta);
+        if (trace_live_new(sim_run_chip(r), &meta.lo, &live, &d) < 0) {
+            print_diag(&d, NULL);
+            sim_verify_capture_free(cap);
+            sim_run_free(r);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    run_to_end(r, live);
+    bool traces_ok = !live || write_traces(o, live, sim_run_over(r));
     struct sim_run_summary s;
     sim_run_summarize(r, &s);
     print_summary(o, r, &s);
@@ -260,7 +396,9 @@ int cli_run(const struct cli_run_opts *o)
     if (!s.host_finished)
         fprintf(stderr, "npuscope: the host program did not finish (%zu processes blocked)\n",
                 s.blocked);
-    int status = s.n_failures || !s.host_finished ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+    int status = !traces_ok                         ? CLI_EXIT_USAGE
+                 : s.n_failures || !s.host_finished ? CLI_EXIT_FAIL
+                                                    : CLI_EXIT_OK;
     if (with_phase2) {
         int p2 = phase2(o, r, cap);
         if (p2 > status)
@@ -268,6 +406,7 @@ int cli_run(const struct cli_run_opts *o)
         sim_verify_capture_free(cap);
     }
     sim_run_summary_fini(&s);
+    trace_live_free(live);
     sim_run_free(r);
     return status;
 }

@@ -71,6 +71,8 @@ struct tui_gantt {
     double t0, cpc; /* first visible cycle, cycles per column (>= 1) */
     bool fit;       /* follow the whole trace until the user zooms or pans */
     uint64_t fit_min, fit_max;
+    bool follow;        /* live: keep the right edge at "now" (the end of the trace) */
+    uint64_t follow_at; /* the end of the trace when the view last followed it */
 
     /* layout of the last render (or of tui_gantt_layout) */
     struct tui_rect rect;
@@ -697,6 +699,7 @@ struct tui_gantt *tui_gantt_new(struct tui_view *v)
     struct tui_gantt *g = sim_xcalloc(1, sizeof(*g));
     g->m = v->m;
     g->fit = true;
+    g->follow = true;
     g->cpc = 1;
     g->t0 = (double)trace_model_t_min(v->m);
     g->band_markers = g->band_tokens = g->band_bw = -1;
@@ -730,6 +733,26 @@ static void gantt_free(void *self)
     tui_gantt_free(self);
 }
 
+/* Live: keep the right edge at the end of the trace ("now") at the same zoom. */
+static void follow_now(struct tui_gantt *g)
+{
+    uint64_t end = t_max(g);
+    if (end == g->follow_at)
+        return;
+    if (g->follow && !g->fit) {
+        g->t0 = (double)end - g->plot_w * g->cpc;
+        view_clamp(g);
+    }
+    g->follow_at = end;
+}
+
+/* After the user moved the view: it follows "now" while its last column shows it. */
+static void update_follow(struct tui_gantt *g)
+{
+    g->follow = g->fit || (double)view_end(g) + g->cpc >= (double)t_max(g);
+    g->follow_at = t_max(g);
+}
+
 /* Bring the rows and the view up to date with the model and the filters. */
 static bool gantt_sync(void *self, struct tui_view *v)
 {
@@ -747,6 +770,8 @@ static bool gantt_sync(void *self, struct tui_view *v)
         changed = true;
         if (g->fit && (g->fit_min != t_min(g) || g->fit_max != t_max(g)))
             view_fit(g);
+        if (v->live)
+            follow_now(g);
     }
     if (v->cursor != g->cursor_seen) { /* moved by another pane: bring it into view */
         show_time(g, v->cursor);
@@ -1185,6 +1210,8 @@ static void draw_title(struct tui_gantt *g, struct tui_canvas *c, const struct t
     int n = snprintf(buf, sizeof(buf), " Gantt  %s cyc/col", tui_fmt_si(cpc, sizeof(cpc), g->cpc));
     if (g->fit)
         n += snprintf(buf + n, sizeof(buf) - (size_t)n, " (fit)");
+    if (v->live && !g->follow)
+        n += snprintf(buf + n, sizeof(buf) - (size_t)n, "  not following now (L)");
     if (v->filter_engine >= 0)
         n += snprintf(buf + n, sizeof(buf) - (size_t)n, "  engine=%s",
                       trace_engine_name((enum trace_engine)v->filter_engine));
@@ -1496,6 +1523,14 @@ static enum tui_result gantt_action(void *self, enum tui_action a, struct tui_vi
     case TUI_ACT_FOLD_ALL: fold_all(g, v); break;
     case TUI_ACT_FILTER_ENGINE: tui_view_filter(v, next_engine(g, v->filter_engine), -1); break;
     case TUI_ACT_FILTER_KIND: tui_view_filter(v, -1, next_kind(g, v->filter_kind)); break;
+    case TUI_ACT_FOLLOW:
+        if (!v->live)
+            return TUI_RES_IGNORED;
+        if (!g->fit)
+            g->t0 = (double)t_max(g) - g->plot_w * g->cpc;
+        view_clamp(g);
+        tui_view_set_cursor(v, t_max(g) - 1);
+        break;
     default: return TUI_RES_IGNORED;
     }
     if (g->rows_engine != v->filter_engine || g->rows_kind != v->filter_kind)
@@ -1509,6 +1544,7 @@ static enum tui_result gantt_action(void *self, enum tui_action a, struct tui_vi
     scroll_to_sel(g);
     update_hover(g, v);
     g->cursor_seen = v->cursor;
+    update_follow(g);
     return TUI_RES_REDRAW;
 }
 
@@ -1538,6 +1574,7 @@ static enum tui_result gantt_mouse(void *self, int x, int y, int button, struct 
     g->cursor_seen = v->cursor;
     if (button == 1 && v->hover != TUI_NO_EVENT && y >= g->rows_y)
         tui_view_select(v, v->hover);
+    update_follow(g);
     return TUI_RES_REDRAW;
 }
 
@@ -1631,7 +1668,25 @@ uint64_t tui_gantt_search(struct tui_gantt *g, struct tui_view *v, const char *p
     if (best == TUI_NO_EVENT)
         best = wrap, *wrapped = true;
     select_event(g, v, best);
+    update_follow(g);
     return count;
+}
+
+void tui_gantt_select(struct tui_gantt *g, struct tui_view *v, uint64_t i)
+{
+    if (i >= trace_model_event_count(g->m))
+        return;
+    if (trace_model_track_count(g->m) != g->tracks_built) {
+        tree_build(g);
+        rows_build(g, v);
+    }
+    select_event(g, v, i);
+    update_follow(g);
+}
+
+bool tui_gantt_following(const struct tui_gantt *g)
+{
+    return g->follow;
 }
 
 void tui_gantt_span(const struct tui_gantt *g, uint64_t *t0, uint64_t *t1, double *cpc)

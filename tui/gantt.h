@@ -31,6 +31,13 @@ extern const struct tui_pane_ops tui_gantt_ops;
 uint64_t tui_gantt_search(struct tui_gantt *g, struct tui_view *v, const char *pattern, int dir,
                           bool *wrapped);
 
+/* Select model event i as a search would: its row unfolded and selected, the cursor at
+ * its start, the view showing it. */
+void tui_gantt_select(struct tui_gantt *g, struct tui_view *v, uint64_t i);
+
+/* Live: true while the view keeps "now" in sight (fitted, or its right edge at now). */
+bool tui_gantt_following(const struct tui_gantt *g);
+
 /* The visible time span [*t0, *t1) and the cycles per column of the last layout. */
 void tui_gantt_span(const struct tui_gantt *g, uint64_t *t0, uint64_t *t1, double *cpc);
 

@@ -53,6 +53,7 @@ static const struct {
     {TUI_KEY_TAB, TUI_ACT_NEXT_PANE},
     {TUI_KEY_BACKTAB, TUI_ACT_PREV_PANE},
     {'m', TUI_ACT_MEMORY},
+    {'x', TUI_ACT_HEX},
     {'z', TUI_ACT_MAXIMIZE},
     {'b', TUI_ACT_TOGGLE_BOTTOM},
     {'t', TUI_ACT_THEME},
@@ -64,6 +65,13 @@ static const struct {
     {'s', TUI_ACT_STEP},
     {'S', TUI_ACT_STEP_OP},
     {'c', TUI_ACT_CONTINUE},
+    {'u', TUI_ACT_RUN_UNTIL},
+    {'{', TUI_ACT_SLOWER},
+    {'}', TUI_ACT_FASTER},
+    {'L', TUI_ACT_FOLLOW},
+    {'B', TUI_ACT_BREAK_ADD},
+    {'X', TUI_ACT_BREAK_LIST},
+    {'w', TUI_ACT_WRITE},
 };
 
 static const struct tui_action_info actions[] = {
@@ -93,6 +101,7 @@ static const struct tui_action_info actions[] = {
     {TUI_ACT_NEXT_PANE, "Panes", "focus the next pane", false},
     {TUI_ACT_PREV_PANE, "Panes", "focus the previous pane", false},
     {TUI_ACT_MEMORY, "Panes", "show or hide the memory pane", false},
+    {TUI_ACT_HEX, "Panes", "live memory pane: a tensor's values as numbers or hex", true},
     {TUI_ACT_MAXIMIZE, "Panes", "maximize the focused pane, or restore", false},
     {TUI_ACT_TOGGLE_BOTTOM, "Panes", "hide or show the bottom panes", false},
     {TUI_ACT_THEME, "Panes", "next colour theme", false},
@@ -103,6 +112,14 @@ static const struct tui_action_info actions[] = {
     {TUI_ACT_STEP, "Simulation", "step one event", true},
     {TUI_ACT_STEP_OP, "Simulation", "step to the next op record", true},
     {TUI_ACT_CONTINUE, "Simulation", "continue to the end", true},
+    {TUI_ACT_RUN_UNTIL, "Simulation", "run until a time (cycles, or ns/us/ms), then pause", true},
+    {TUI_ACT_SLOWER, "Simulation", "slower: fewer events per second", true},
+    {TUI_ACT_FASTER, "Simulation", "faster, up to as fast as possible", true},
+    {TUI_ACT_FOLLOW, "Simulation", "follow now again after scrolling away", true},
+    {TUI_ACT_BREAK_ADD, "Simulation", "add a breakpoint: c GLOB (component), o NAME, m MARKER",
+     true},
+    {TUI_ACT_BREAK_LIST, "Simulation", "list breakpoints (d removes one)", true},
+    {TUI_ACT_WRITE, "Simulation", "write the trace now (-o FILE; incomplete before the end)", true},
 };
 
 enum tui_action tui_keymap_lookup(int key)

@@ -19,6 +19,8 @@
 #include <stdint.h>
 
 struct sim_memstore;
+struct sim_run;
+struct trace_live;
 
 enum tui_mode {
     TUI_MODE_POSTMORTEM, /* a saved trace */
@@ -30,20 +32,35 @@ enum tui_mode {
 /* What the header shows. */
 struct tui_source_status {
     enum tui_mode mode;
-    const char *name;      /* the file or workload (borrowed; drawn escaped) */
-    uint64_t now;          /* live: simulated time, cycles */
-    uint64_t events_done;  /* live: events run so far */
-    double events_per_sec; /* live: recent speed, 0 when unknown */
-    const char *notice;    /* something to tell once in the status line (load warnings), or
-                              NULL; borrowed */
+    const char *name;       /* the file or workload (borrowed; drawn escaped) */
+    uint64_t now;           /* live: simulated time, cycles */
+    uint64_t events_done;   /* live: events run so far */
+    double events_per_sec;  /* live: recent speed, 0 when unknown */
+    const char *notice;     /* something to tell once in the status line (load warnings), or
+                               NULL; borrowed */
+    uint64_t notice_rev;    /* moves each time there is a new notice to tell */
+    const char *last_event; /* live, paused: the engine event run last ("ev 12 at ..."), or
+                               NULL; borrowed */
+    const char *speed;      /* live: the speed asked for ("max", "100 ev/s"), or NULL */
+    const char *verify;     /* the verification result, or NULL (none asked for, or not yet) */
 };
 
-/* Controls of a live simulation (SPEC §6 keys space, s, S, c). */
+/* Controls of a live simulation (SPEC §6 keys space, s, S, c; speed; writing the trace). */
 enum tui_control {
     TUI_CTL_PAUSE,    /* pause, or resume when paused */
     TUI_CTL_STEP,     /* run exactly one event (pauses first) */
     TUI_CTL_STEP_OP,  /* run until the next op record starts or ends */
     TUI_CTL_CONTINUE, /* resume and run to the end */
+    TUI_CTL_FASTER,   /* more events per second, up to as fast as possible */
+    TUI_CTL_SLOWER,   /* fewer events per second */
+    TUI_CTL_WRITE,    /* write the trace as it stands (-o FILE) */
+};
+
+/* Breakpoint kinds: the simulation pauses when one is hit. */
+enum tui_break_kind {
+    TUI_BREAK_COMPONENT, /* an op starts on a component whose id matches (fnmatch glob) */
+    TUI_BREAK_OP,        /* an op whose name matches starts */
+    TUI_BREAK_MARKER,    /* a marker whose name matches is raised */
 };
 
 struct tui_source;
@@ -63,6 +80,23 @@ struct tui_source_ops {
     /* The live memory store, for the memory pane's value view; NULL when there is none. */
     struct sim_memstore *(*memstore)(struct tui_source *s);
     void (*free)(struct tui_source *s);
+
+    /* The rest is for live sources (NULL otherwise). */
+    /* Milliseconds until tick has work while running (a slowed-down simulation waits
+     * between events): the main loop sleeps on input that long. */
+    int (*wait_ms)(struct tui_source *s);
+    /* Run until simulated time `cycle` (every event up to it), then pause. */
+    int (*run_until)(struct tui_source *s, uint64_t cycle, struct diag *d);
+    /* Breakpoints: add one (pattern copied; -SIM_EINVAL with d for an empty one), count,
+     * describe breakpoint i into buf ("op starts on sip0.*.pe_dma, hit 2 times"), remove. */
+    int (*break_add)(struct tui_source *s, enum tui_break_kind kind, const char *pattern,
+                     struct diag *d);
+    size_t (*break_count)(struct tui_source *s);
+    void (*break_describe)(struct tui_source *s, size_t i, char *buf, size_t size);
+    void (*break_remove)(struct tui_source *s, size_t i);
+    /* The op the user should see (a breakpoint's op, the op S stopped at), once: the
+     * model index, or UINT64_MAX. */
+    uint64_t (*take_focus)(struct tui_source *s);
 };
 
 /* Embedded first in each implementation's own struct. */
@@ -81,5 +115,32 @@ void tui_source_free(struct tui_source *s);
  */
 struct tui_source *tui_source_file_open(const char *path, struct diag *d);
 struct tui_source *tui_source_model_take(struct trace_model *m, const char *name);
+
+/* How a live source starts (tui/source_live.c). */
+struct tui_live_opts {
+    const char *name; /* what the header shows: the workload or kernel (copied) */
+    bool paused;      /* wait before the first event */
+    /* Phase 2 verification, run once when the simulation finishes (NULL: none asked for):
+     * fills line with the result and returns 0 (pass), 1 (mismatch) or a negative code. */
+    int (*verify)(struct sim_run *run, char *line, size_t size, void *ctx);
+    void *verify_ctx;
+};
+
+/*
+ * A simulation running in the TUI's process: LIVE, PAUSED, FINISHED. Takes run (nothing
+ * run yet) and feed (subscribed to run's chip; its trace file, if any, is completed when
+ * the simulation ends). Each tick runs engine events for at most ~10 ms; breakpoints,
+ * stepping, speed and run-until are carried out between two events.
+ */
+struct tui_source *tui_source_live_take(struct sim_run *run, struct trace_live *feed,
+                                        const struct tui_live_opts *o);
+
+/* Finish a live source's trace file (trace_live_finish): complete when the simulation ran
+ * to its end, else marked incomplete. Returns 0 or a negative code with d filled. */
+int tui_source_live_finish(struct tui_source *s, struct diag *d);
+
+/* The run and the feed of a live source (borrowed), for tests and the command line. */
+struct sim_run *tui_source_live_run(struct tui_source *s);
+struct trace_live *tui_source_live_feed(struct tui_source *s);
 
 #endif

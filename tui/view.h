@@ -20,6 +20,7 @@
 struct tui_view {
     const struct trace_model *m; /* borrowed */
     bool unicode;                /* the canvas may use Unicode glyphs */
+    bool live;                   /* the model grows (a live simulation): views follow "now" */
     uint64_t cursor;             /* time cursor, cycles */
     uint64_t selected;           /* the op chosen (Enter, search, next op), or TUI_NO_EVENT */
     uint64_t hover;              /* the op under the cursor on the selected row, or none */

@@ -32,13 +32,22 @@ run "$NPUSCOPE"
 expect_out "no arguments run the demo workload" '^npuscope run: the demo workload on npu-default'
 expect_out "the demo's requests are answered" '^host requests +[0-9]+ of [0-9]+ answered'
 
-# ---- on a terminal (a pty from script(1)) without --headless: a notice, then headless -------
+# ---- on a terminal (a pty from script(1)) with --headless: the summary, no TUI ------------
+# (without --headless a terminal gets the live TUI: test_tui_live.sh)
 if command -v script >/dev/null 2>&1; then
-    out=$(script -qec "'$NPUSCOPE' run -k vector_add:n=64" /dev/null </dev/null 2>&1)
-    if grep -q "the live TUI is not built yet in this version: running headless" <<<"$out" &&
-        grep -q "^simulated time" <<<"$out"; then ok "a terminal gets the notice and the summary"
-    else fail "a terminal gets the notice and the summary" "${out:0:400}"; fi
+    out=$(script -qec "'$NPUSCOPE' run --headless -k vector_add:n=64" /dev/null </dev/null 2>&1)
+    if grep -q "^simulated time" <<<"$out" && ! grep -q $'\e\[?1049h' <<<"$out"; then
+        ok "--headless on a terminal prints the summary, no full screen"
+    else fail "--headless on a terminal prints the summary, no full screen" "${out:0:400}"; fi
+    out=$(script -qec "TERM=dumb '$NPUSCOPE' run -k vector_add:n=64" /dev/null </dev/null 2>&1)
+    if grep -q "^npuscope: no TUI (TERM=dumb .*): running headless" <<<"$out" &&
+        grep -q "^simulated time" <<<"$out"; then ok "a terminal that cannot run the TUI: headless"
+    else fail "a terminal that cannot run the TUI: headless" "${out:0:400}"; fi
 fi
+run "$NPUSCOPE" run --paused -k vector_add:n=64
+expect_status "--paused without a terminal: runs headless, exit 0" 0
+expect_err "--paused without a terminal: says so" '^npuscope: --paused is for the TUI'
+expect_out "--paused without a terminal: the summary" '^simulated time'
 
 # ---- kernels -------------------------------------------------------------------------------
 run "$NPUSCOPE" kernels
@@ -117,9 +126,6 @@ expect_out "failed completions are in the summary" '^  .*/r  E_NO_PE: '
 if grep -q $'\e' "$TMP/err" "$TMP/out"; then fail "no ESC byte reaches the terminal"; else
     ok "no ESC byte reaches the terminal"; fi
 
-# options of other parts of npuscope that this build does not have yet
-run "$NPUSCOPE" run --headless -k vector_add -o "$TMP/t.json"
-expect_status "--trace not built yet: exit 2" 2
-expect_one_line "--trace not built yet: one line"
+# -o, --chrome and the other trace options: test_run_trace.sh
 
 finish

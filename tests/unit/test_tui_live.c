@@ -134,7 +134,7 @@ Test(tui_live, the_loop_runs_the_source_and_shows_it_live)
         tui_app_work(a, 1000000);
     char *d = screen(a);
     cr_assert(strstr(d, " LIVE "), "%s", d);
-    cr_assert(strstr(d, "now 1000  10 events"), "%s", d);
+    cr_assert(strstr(d, "now 1000  events: 10"), "%s", d);
     cr_assert(strstr(d, "demo workload"), "%s", d);
     /* the footer offers the simulation keys */
     cr_assert(strstr(d, "space pause"), "%s", d);

@@ -1,0 +1,597 @@
+/*
+ * The live trace feed (see live.h): op log observers turn op records into model events as
+ * they start and end, and stream each finished op to the trace writer; sync picks up what
+ * the chip reports besides op records (markers, tokens) and the clock.
+ */
+#include "trace/live.h"
+
+#include "sim/msg.h"
+#include "sim/oplog.h"
+#include "sim/topology.h"
+#include "sim/xalloc.h"
+#include "trace/format.h"
+#include "trace/metrics.h"
+#include "trace/writer.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+/* The exact times of an event in ns (the t_start_ns / t_end_ns extension fields). */
+struct ev_ns {
+    double start, end; /* end NaN while in flight */
+};
+
+struct trace_live {
+    struct sim_chip *chip;       /* borrowed */
+    struct sim_oplog *log;       /* borrowed: the chip's */
+    const struct sim_topo *topo; /* borrowed */
+    int observer;                /* our subscription */
+    double clock_ghz;
+    struct trace_model *m;  /* owned */
+    struct sim_value *meta; /* owned: run_metadata as streamed */
+    struct trace_writer *w; /* owned: the stream, NULL when none or finished */
+    char *path;             /* owned: the trace file, or NULL */
+    uint64_t bw_window;
+    bool mem_events;
+    bool finished;
+
+    /* tracks per topology node, created with the node's first record */
+    uint32_t *node_track; /* owned: UINT32_MAX until created */
+    int32_t *node_eid;    /* owned: index among the nodes of the same engine */
+    size_t nnodes;
+    int32_t extra_eid[TRACE_ENGINE_COUNT]; /* next id for components outside the topology */
+    uint32_t dram;                         /* interned "DRAM" */
+
+    /* op record id -> event index; ids are consecutive from the first one seen */
+    uint64_t first_id;
+    bool have_first;
+    uint64_t *ev_of_id; /* owned */
+    size_t nids, capids;
+    struct ev_ns *ns; /* owned: per model event */
+    size_t capns;
+    uint64_t changes; /* op starts + ends */
+    bool dirty;       /* the model changed since the last trace_model_finish */
+
+    size_t markers_done; /* chip markers already in the model */
+    size_t tok_first;    /* chip tokens before it are all in the model */
+    uint8_t *tok_done;   /* owned: per chip token, 1 once in the model */
+    size_t captok;
+};
+
+/* ---- helpers --------------------------------------------------------------------------- */
+
+static uint64_t cycles(const struct trace_live *l, double ns, bool end)
+{
+    return trace_cycles_from_ns(ns, l->clock_ghz, end);
+}
+
+static double now_ns(const struct trace_live *l)
+{
+    return sim_ticks_to_ns(sim_engine_now(sim_chip_engine(l->chip)));
+}
+
+static uint32_t intern_opt(struct trace_model *m, const char *s)
+{
+    return s ? trace_model_intern(m, s, strlen(s)) : TRACE_NO_STR;
+}
+
+static const char *str_opt(const struct trace_model *m, uint32_t id)
+{
+    return id == TRACE_NO_STR ? NULL : trace_model_str(m, id);
+}
+
+/* The track of a component: per topology node, engine ids in topology order. */
+static uint32_t track_of(struct trace_live *l, const char *component)
+{
+    enum trace_engine eng = trace_engine_for_component(component);
+    int node = sim_topo_find(l->topo, component);
+    if (node >= 0) {
+        if (l->node_track[node] == UINT32_MAX)
+            l->node_track[node] = trace_model_track(l->m, component, eng, l->node_eid[node]);
+        return l->node_track[node];
+    }
+    /* not a node of the chip ("host"): ids after the chip's engines of that kind */
+    size_t before = trace_model_track_count(l->m);
+    uint32_t t = trace_model_track(l->m, component, eng, l->extra_eid[eng]);
+    if (trace_model_track_count(l->m) > before)
+        l->extra_eid[eng]++;
+    return t;
+}
+
+static void remember_id(struct trace_live *l, uint64_t id, uint64_t ev)
+{
+    if (!l->have_first) {
+        l->first_id = id;
+        l->have_first = true;
+    }
+    assert(id >= l->first_id);
+    size_t k = (size_t)(id - l->first_id);
+    if (k >= l->capids) {
+        size_t c = l->capids ? l->capids : 256;
+        while (c <= k)
+            c *= 2;
+        l->ev_of_id = sim_xreallocarray(l->ev_of_id, c, sizeof(*l->ev_of_id));
+        for (size_t i = l->capids; i < c; i++)
+            l->ev_of_id[i] = UINT64_MAX;
+        l->capids = c;
+    }
+    l->ev_of_id[k] = ev;
+    if (k >= l->nids)
+        l->nids = k + 1;
+}
+
+uint64_t trace_live_event_of_record(const struct trace_live *l, uint64_t id)
+{
+    if (!l->have_first || id < l->first_id || id - l->first_id >= l->nids)
+        return UINT64_MAX;
+    return l->ev_of_id[id - l->first_id];
+}
+
+/* ---- op records ------------------------------------------------------------------------- */
+
+static uint64_t add_op(struct trace_live *l, const struct sim_op_record *rec)
+{
+    enum trace_op_kind kind;
+    if (!rec->op_kind || trace_op_kind_parse(rec->op_kind, &kind) < 0)
+        kind = TRACE_KIND_UNKNOWN;
+    int64_t cmdq = rec->note.cmdq_id;
+    struct trace_event ev = {
+        .start = cycles(l, rec->t_start, false),
+        .track = track_of(l, rec->component_id),
+        .op = intern_opt(l->m, rec->op_name ? rec->op_name : "unknown"),
+        .layer = intern_opt(l->m, rec->note.layer_id),
+        .tile = intern_opt(l->m, rec->note.tile_id),
+        .cmdq_id = cmdq >= 0 && cmdq <= INT32_MAX ? (int32_t)cmdq : TRACE_NO_CMDQ,
+        .op_kind = (uint8_t)kind,
+        .flags = TRACE_EV_INFLIGHT,
+    };
+    uint64_t i = trace_model_add_event(l->m, &ev);
+    if (i >= l->capns) {
+        size_t c = l->capns ? l->capns * 2 : 1024;
+        l->ns = sim_xreallocarray(l->ns, c, sizeof(*l->ns));
+        l->capns = c;
+    }
+    l->ns[i] = (struct ev_ns){rec->t_start, NAN};
+    remember_id(l, rec->note.id, i);
+    /* the params are known at the start: an op in flight shows them already */
+    if (rec->params)
+        trace_model_set_details_take(l->m, i, trace_details_from_params(rec->params));
+    return i;
+}
+
+static void on_start(void *ctx, const struct sim_op_record *rec)
+{
+    struct trace_live *l = ctx;
+    add_op(l, rec);
+    l->changes++;
+    l->dirty = true;
+}
+
+/* The ENGINE_EVENT of model event i as the writer takes it. */
+static void writer_event(const struct trace_live *l, uint64_t i, uint64_t end, double end_ns,
+                         const struct sim_value *details, struct trace_writer_event *out)
+{
+    const struct trace_event *ev = trace_model_event(l->m, i);
+    const struct trace_track *t = trace_model_track_get(l->m, ev->track);
+    *out = (struct trace_writer_event){
+        .engine = t->engine,
+        .engine_id = t->engine_id,
+        .cmdq_id = ev->cmdq_id,
+        .layer_id = str_opt(l->m, ev->layer),
+        .tile_id = str_opt(l->m, ev->tile),
+        .op = trace_model_str(l->m, ev->op),
+        .start_cycle = ev->start,
+        .end_cycle = end,
+        .component_id = trace_model_str(l->m, t->name),
+        .op_kind = ev->op_kind,
+        .t_start_ns = l->ns[i].start,
+        .t_end_ns = end_ns,
+        .details = details,
+    };
+}
+
+/* MEM_ACCESS_EVENTs of a finished DMA op: one per DRAM transfer, at its start. */
+static void add_mem_events(struct trace_live *l, uint64_t i, const struct sim_value *details)
+{
+    const struct trace_event *ev = trace_model_event(l->m, i);
+    const struct trace_track *t = trace_model_track_get(l->m, ev->track);
+    struct trace_transfer x[2];
+    int k = trace_dram_from_value(t->engine, trace_model_str(l->m, ev->op), details, x);
+    for (int j = 0; j < k; j++) {
+        bool write = x[j].flags & TRACE_XFER_WRITE;
+        int64_t addr = sim_value_get_int(details, write ? "dst_addr" : "src_addr", 0);
+        struct trace_mem_access a = {
+            .cycle = ev->start,
+            .addr = addr > 0 ? (uint64_t)addr : 0,
+            .bytes = x[j].bytes,
+            .mem_type = l->dram,
+            .track = ev->track,
+            .cmdq_id = ev->cmdq_id,
+            .write = write,
+        };
+        trace_model_add_mem_access(l->m, &a);
+        if (l->w) {
+            struct trace_writer_mem wm = {
+                .mem_type = "DRAM",
+                .cycle = a.cycle,
+                .write = write,
+                .bytes = a.bytes,
+                .addr = a.addr,
+                .source_engine = t->engine,
+                .source_engine_id = t->engine_id,
+                .cmdq_id = a.cmdq_id,
+                .component_id = trace_model_str(l->m, t->name),
+            };
+            trace_writer_mem_access(l->w, &wm);
+        }
+    }
+}
+
+static void on_end(void *ctx, const struct sim_op_record *rec)
+{
+    struct trace_live *l = ctx;
+    uint64_t i = trace_live_event_of_record(l, rec->note.id);
+    if (i == UINT64_MAX)
+        i = add_op(l, rec); /* started before the feed subscribed */
+    const struct trace_event *ev = trace_model_event(l->m, i);
+    uint64_t end = cycles(l, rec->t_end, true);
+    if (end < ev->start)
+        end = ev->start;
+    trace_model_end_event(l->m, i, end);
+    l->ns[i].end = rec->t_end;
+    struct sim_value *details = trace_details_from_params(rec->params);
+    if (l->w) {
+        struct trace_writer_event we;
+        writer_event(l, i, end, rec->t_end, details, &we);
+        trace_writer_engine_event(l->w, &we);
+    }
+    if (l->mem_events)
+        add_mem_events(l, i, details);
+    if (details)
+        trace_model_set_details_take(l->m, i, details);
+    l->changes++;
+    l->dirty = true;
+}
+
+/* ---- markers and tokens ------------------------------------------------------------------ */
+
+static struct sim_value *origin_details(const char *kernel, int64_t cmdq_id)
+{
+    if (!kernel && cmdq_id < 0)
+        return NULL;
+    struct sim_value *v = sim_value_map();
+    if (kernel)
+        sim_value_map_set_str(v, "kernel", kernel);
+    if (cmdq_id >= 0)
+        sim_value_map_set_int(v, "cmdq_id", cmdq_id);
+    return v;
+}
+
+static void sync_markers(struct trace_live *l)
+{
+    size_t n = sim_chip_marker_count(l->chip);
+    for (; l->markers_done < n; l->markers_done++) {
+        const struct sim_chip_marker *k = sim_chip_marker(l->chip, l->markers_done);
+        struct trace_marker mk = {
+            .cycle = cycles(l, k->t_ns, false),
+            .name = intern_opt(l->m, k->name ? k->name : ""),
+            .track = k->component ? track_of(l, k->component) : UINT32_MAX,
+            .details = origin_details(k->kernel, k->cmdq_id),
+        };
+        if (l->w) {
+            struct trace_writer_marker wm = {
+                .name = trace_model_str(l->m, mk.name),
+                .cycle = mk.cycle,
+                .component_id = k->component,
+                .details = mk.details,
+            };
+            trace_writer_marker(l->w, &wm);
+        }
+        trace_model_add_marker(l->m, &mk);
+        l->dirty = true;
+    }
+}
+
+static void sync_tokens(struct trace_live *l)
+{
+    size_t n = sim_chip_token_count(l->chip);
+    if (n > l->captok) {
+        size_t c = l->captok ? l->captok : 64;
+        while (c < n)
+            c *= 2;
+        l->tok_done = sim_xreallocarray(l->tok_done, c, 1);
+        memset(l->tok_done + l->captok, 0, c - l->captok);
+        l->captok = c;
+    }
+    for (size_t i = l->tok_first; i < n; i++) {
+        const struct sim_chip_token *t = sim_chip_token(l->chip, i);
+        if (l->tok_done[i] || t->open)
+            continue;
+        uint64_t s = cycles(l, t->t_start_ns, false), e = cycles(l, t->t_end_ns, true);
+        struct trace_token tk = {
+            .start = s,
+            .end = e > s ? e : s,
+            .token_index = t->index,
+            .decode = t->decode,
+            .details = origin_details(t->kernel, t->cmdq_id),
+        };
+        if (tk.details && t->component)
+            sim_value_map_set_str(tk.details, "component_id", t->component);
+        if (l->w) {
+            struct trace_writer_token wt = {tk.decode, tk.token_index, tk.start, tk.end,
+                                            tk.details};
+            trace_writer_token(l->w, &wt);
+        }
+        trace_model_add_token(l->m, &tk);
+        l->tok_done[i] = 1;
+        l->dirty = true;
+    }
+    while (l->tok_first < n && l->tok_done[l->tok_first])
+        l->tok_first++;
+}
+
+void trace_live_sync(struct trace_live *l)
+{
+    uint64_t now = cycles(l, now_ns(l), true);
+    if (now != trace_model_now(l->m) || trace_model_t_max(l->m) < now) {
+        trace_model_set_now(l->m, now);
+        l->dirty = true;
+    }
+    sync_markers(l);
+    sync_tokens(l);
+    if (l->dirty) /* the model's generation moves only when something did */
+        trace_model_finish(l->m);
+    l->dirty = false;
+}
+
+/* ---- life ------------------------------------------------------------------------------ */
+
+static void iso8601(int64_t t, char *buf, size_t size)
+{
+    time_t tt = (time_t)t;
+    struct tm tm;
+    if (!gmtime_r(&tt, &tm) || !strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        snprintf(buf, size, "1970-01-01T00:00:00Z");
+}
+
+static struct sim_value *metadata(const struct trace_live_opts *o)
+{
+    char ts[32];
+    iso8601(o->timestamp, ts, sizeof(ts));
+    struct sim_value *v = sim_value_map();
+    if (o->run_id) {
+        sim_value_map_set_str(v, "run_id", o->run_id);
+    } else {
+        char id[48], compact[32];
+        time_t tt = (time_t)o->timestamp;
+        struct tm tm;
+        if (!gmtime_r(&tt, &tm) || !strftime(compact, sizeof(compact), "%Y%m%dT%H%M%SZ", &tm))
+            snprintf(compact, sizeof(compact), "0");
+        snprintf(id, sizeof(id), "npuscope-%s", compact);
+        sim_value_map_set_str(v, "run_id", id);
+    }
+    sim_value_map_set_str(v, "timestamp", ts);
+    sim_value_map_set_str(v, "model_name", o->model_name ? o->model_name : "");
+    sim_value_map_set_str(v, "workload_type", o->workload_type ? o->workload_type : "CUSTOM");
+    if (o->prefill_tokens >= 0 || o->decode_tokens >= 0) {
+        struct sim_value *tk = sim_value_map();
+        sim_value_map_set_int(tk, "prefill_tokens", o->prefill_tokens > 0 ? o->prefill_tokens : 0);
+        sim_value_map_set_int(tk, "decode_tokens", o->decode_tokens > 0 ? o->decode_tokens : 0);
+        sim_value_map_set_take(v, "tokens", tk);
+    }
+    sim_value_map_set_str(v, "cmdq_file", o->cmdq_file ? o->cmdq_file : "");
+    if (o->notes)
+        sim_value_map_set_str(v, "notes", o->notes);
+    sim_value_map_set_bool(v, "incomplete", false);
+    return v;
+}
+
+/* config_snapshot: clock_ghz at the top (where readers look for it), then the config. */
+static struct sim_value *config_snapshot(const struct sim_config *cfg)
+{
+    struct sim_value *v = sim_value_map();
+    sim_value_map_set_float(v, "clock_ghz", cfg->clock_ghz);
+    const struct sim_value *s = cfg->snapshot;
+    if (s && s->type == SIM_V_MAP)
+        for (size_t i = 0; i < s->u.map.len; i++)
+            if (strcmp(s->u.map.keys[i], "clock_ghz") != 0)
+                sim_value_map_set_take(v, s->u.map.keys[i], sim_value_clone(s->u.map.vals[i]));
+    return v;
+}
+
+int trace_live_new(struct sim_chip *chip, const struct trace_live_opts *o, struct trace_live **out,
+                   struct diag *d)
+{
+    struct trace_live *l = sim_xcalloc(1, sizeof(*l));
+    l->observer = -1;
+    l->chip = chip;
+    l->log = sim_chip_oplog(chip);
+    l->topo = sim_chip_topo(chip);
+    l->clock_ghz = sim_chip_config(chip)->clock_ghz;
+    l->bw_window = o->bw_window;
+    l->mem_events = o->mem_events;
+    l->m = trace_model_new();
+    l->meta = metadata(o);
+    trace_model_set_metadata_take(l->m, sim_value_clone(l->meta));
+    trace_model_set_config_take(l->m, config_snapshot(sim_chip_config(chip)));
+    l->dram = trace_model_intern(l->m, "DRAM", 4);
+
+    l->nnodes = sim_topo_node_count(l->topo);
+    l->node_track = sim_xreallocarray(NULL, l->nnodes ? l->nnodes : 1, sizeof(*l->node_track));
+    l->node_eid = sim_xreallocarray(NULL, l->nnodes ? l->nnodes : 1, sizeof(*l->node_eid));
+    int32_t count[TRACE_ENGINE_COUNT] = {0};
+    for (size_t i = 0; i < l->nnodes; i++) {
+        enum trace_engine e = trace_engine_for_component(sim_topo_node(l->topo, (int)i)->id);
+        l->node_track[i] = UINT32_MAX;
+        l->node_eid[i] = count[e]++;
+    }
+    memcpy(l->extra_eid, count, sizeof(count));
+
+    if (o->trace_path) {
+        struct stat st;
+        if (stat(o->trace_path, &st) == 0 && S_ISDIR(st.st_mode)) {
+            trace_live_free(l);
+            return diag_set(d, SIM_EIO, o->trace_path, 0, 0, NULL,
+                            "cannot write the trace: it is a directory");
+        }
+        l->w = trace_writer_open(o->trace_path, l->meta, trace_model_config(l->m), d);
+        if (!l->w) {
+            trace_live_free(l);
+            return -SIM_EIO;
+        }
+        l->path = sim_xstrdup(o->trace_path);
+    }
+    struct sim_oplog_observer obs = {.on_start = on_start, .on_end = on_end, .ctx = l};
+    l->observer = sim_oplog_observe(l->log, &obs);
+    trace_model_set_now(l->m, cycles(l, now_ns(l), true));
+    l->dirty = true;
+    *out = l;
+    return 0;
+}
+
+void trace_live_free(struct trace_live *l)
+{
+    if (!l)
+        return;
+    if (l->observer >= 0)
+        sim_oplog_unobserve(l->log, l->observer);
+    trace_writer_abort(l->w);
+    trace_model_free(l->m);
+    sim_value_free(l->meta);
+    free(l->path);
+    free(l->node_track);
+    free(l->node_eid);
+    free(l->ev_of_id);
+    free(l->ns);
+    free(l->tok_done);
+    free(l);
+}
+
+struct trace_model *trace_live_model(const struct trace_live *l)
+{
+    return l->m;
+}
+
+uint64_t trace_live_op_changes(const struct trace_live *l)
+{
+    return l->changes;
+}
+
+const char *trace_live_path(const struct trace_live *l)
+{
+    return l->path;
+}
+
+/* ---- writing --------------------------------------------------------------------------- */
+
+/* End of an event as written: in-flight ops end at now. */
+static uint64_t written_end(const struct trace_live *l, const struct trace_event *ev)
+{
+    if (!(ev->flags & TRACE_EV_INFLIGHT))
+        return ev->end;
+    uint64_t now = trace_model_now(l->m);
+    return now > ev->start ? now : ev->start;
+}
+
+/* bandwidth_samples and summary_metrics from the model, then commit. */
+static int close_writer(struct trace_live *l, struct trace_writer *w, struct diag *d)
+{
+    struct trace_bw_sample *samples;
+    size_t n = trace_metrics_bandwidth(l->m, l->bw_window, &samples);
+    struct sim_value *summary = trace_metrics_summary(l->m);
+    int rc = trace_writer_close(w, samples, n, summary, d);
+    sim_value_free(summary);
+    free(samples);
+    return rc;
+}
+
+int trace_live_write(struct trace_live *l, const char *path, bool incomplete, struct diag *d)
+{
+    trace_live_sync(l);
+    struct sim_value *meta = sim_value_clone(l->meta);
+    sim_value_map_set_bool(meta, "incomplete", incomplete);
+    struct trace_writer *w = trace_writer_open(path, meta, trace_model_config(l->m), d);
+    sim_value_free(meta);
+    if (!w)
+        return -SIM_EIO;
+    const struct trace_model *m = l->m;
+    double now = now_ns(l);
+    int err = 0;
+    for (uint64_t i = 0; i < trace_model_event_count(m) && !err; i++) {
+        const struct trace_event *ev = trace_model_event(m, i);
+        struct sim_value *det = trace_model_event_details(m, i);
+        bool inflight = ev->flags & TRACE_EV_INFLIGHT;
+        struct trace_writer_event we;
+        writer_event(l, i, written_end(l, ev), inflight ? now : l->ns[i].end, det, &we);
+        err = trace_writer_engine_event(w, &we);
+        sim_value_free(det);
+    }
+    for (size_t i = 0; i < trace_model_mem_access_count(m) && !err; i++) {
+        const struct trace_mem_access *a = trace_model_mem_access(m, i);
+        const struct trace_track *t = trace_model_track_get(m, a->track);
+        struct trace_writer_mem wm = {
+            .mem_type = trace_model_str(m, a->mem_type),
+            .cycle = a->cycle,
+            .write = a->write,
+            .bytes = a->bytes,
+            .addr = a->addr,
+            .source_engine = t->engine,
+            .source_engine_id = t->engine_id,
+            .cmdq_id = a->cmdq_id,
+            .component_id = trace_model_str(m, t->name),
+        };
+        err = trace_writer_mem_access(w, &wm);
+    }
+    for (size_t i = 0; i < trace_model_token_count(m) && !err; i++) {
+        const struct trace_token *tk = trace_model_token(m, i);
+        struct trace_writer_token wt = {tk->decode, tk->token_index, tk->start, tk->end,
+                                        tk->details};
+        err = trace_writer_token(w, &wt);
+    }
+    for (size_t i = 0; i < trace_model_marker_count(m) && !err; i++) {
+        const struct trace_marker *k = trace_model_marker(m, i);
+        struct trace_writer_marker wm = {
+            .name = trace_model_str(m, k->name),
+            .cycle = k->cycle,
+            .component_id = k->track != UINT32_MAX
+                                ? trace_model_str(m, trace_model_track_get(m, k->track)->name)
+                                : NULL,
+            .details = k->details,
+        };
+        err = trace_writer_marker(w, &wm);
+    }
+    return close_writer(l, w, d); /* reports a failed write with its reason */
+}
+
+int trace_live_finish(struct trace_live *l, bool complete, struct diag *d)
+{
+    if (!l->path || l->finished)
+        return 0;
+    l->finished = true;
+    trace_live_sync(l);
+    struct trace_writer *w = l->w;
+    l->w = NULL; /* nothing more goes to the stream */
+    if (!complete) {
+        trace_writer_abort(w);
+        return trace_live_write(l, l->path, true, d);
+    }
+    /* ops still in flight (a program that never finished) end at now */
+    double now = now_ns(l);
+    for (size_t k = 0; k < sim_oplog_pending_count(l->log); k++) {
+        uint64_t i = trace_live_event_of_record(l, sim_oplog_pending(l->log, k)->note.id);
+        if (i == UINT64_MAX)
+            continue;
+        const struct trace_event *ev = trace_model_event(l->m, i);
+        struct sim_value *det = trace_model_event_details(l->m, i);
+        struct trace_writer_event we;
+        writer_event(l, i, written_end(l, ev), now, det, &we);
+        trace_writer_engine_event(w, &we);
+        sim_value_free(det);
+    }
+    return close_writer(l, w, d);
+}

@@ -1,0 +1,207 @@
+/*
+ * npuscope run on a terminal (and npuscope with no arguments): the simulation runs inside
+ * the TUI (LIVE, PAUSED, FINISHED; tui/source_live.c). What can go wrong before the
+ * screen is taken over (a bad chip or workload, an unknown theme, a trace file that
+ * cannot be created) is one line on stderr and exit status 2. After the UI ends, the
+ * trace file given with -o is completed (or written up to now and marked incomplete when
+ * the simulation did not finish), and --chrome written. With --verify or --dump, phase 2
+ * runs when the simulation finishes: the header shows the verdict, and the full report is
+ * printed when the UI ends.
+ */
+#include "tui/cli.h"
+
+#include "sim/dump.h"
+#include "sim/escape.h"
+#include "sim/run.h"
+#include "sim/verify.h"
+#include "trace/chrome.h"
+#include "trace/live.h"
+#include "tui/app.h"
+#include "tui/source.h"
+#include "tui/term.h"
+#include "tui/theme.h"
+
+#include <langinfo.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fail(const struct diag *d)
+{
+    char line[SIM_DIAG_FILE_MAX + SIM_DIAG_PATH_MAX + SIM_DIAG_MSG_MAX + 64];
+    diag_format(d, line, sizeof(line));
+    fprintf(stderr, "%s%s\n", d->file[0] ? "" : "npuscope: ", line);
+    return CLI_EXIT_USAGE;
+}
+
+/* Phase 2 in the TUI: what it needs and what it found. */
+struct verify_ctx {
+    const struct cli_run_opts *o;
+    struct sim_verify_capture *cap; /* owned */
+    bool ran;
+    char *report; /* owned: the text report, printed after the UI */
+    int status;   /* the exit status it calls for */
+};
+
+/* The live source's verify hook: phase 2 once the simulation has finished. */
+static int verify_hook(struct sim_run *run, char *line, size_t size, void *ctx)
+{
+    struct verify_ctx *v = ctx;
+    const struct cli_run_opts *o = v->o;
+    v->ran = true;
+    struct sim_verify_opts vo = {
+        .compare = o->verify != CLI_VERIFY_NONE,
+        .ops = o->verify == CLI_VERIFY_OPS,
+    };
+    const char *corrupt = getenv("NPUSCOPE_TEST_CORRUPT_OP"); /* as headless: a test hook */
+    if (corrupt && *corrupt) {
+        vo.exec.corrupt = true;
+        vo.exec.corrupt_index = (size_t)strtoull(corrupt, NULL, 10);
+    }
+    struct sim_verify_report rep;
+    struct diag d;
+    diag_clear(&d);
+    if (sim_verify_phase2(run, v->cap, &vo, &rep, &d) < 0) {
+        char msg[600];
+        snprintf(line, size, "phase 2 failed: %s", diag_format(&d, msg, sizeof(msg)));
+        v->status = CLI_EXIT_FAIL;
+        return -SIM_EINVAL;
+    }
+    int n = 0;
+    if (o->verify) {
+        v->report = sim_verify_report_text(&rep);
+        size_t bad = 0;
+        for (size_t i = 0; i < rep.n_outputs; i++)
+            bad += !rep.outputs[i].pass;
+        if (rep.op_failed)
+            n = snprintf(line, size, "verify: FAIL at op %zu (%s)", rep.first_op.index,
+                         rep.first_op.op_name ? rep.first_op.op_name : "?");
+        else
+            n = snprintf(line, size, "verify: %s, %zu of %zu output%s agree%s",
+                         rep.pass ? "PASS" : "FAIL", rep.n_outputs - bad, rep.n_outputs,
+                         rep.n_outputs == 1 ? "" : "s", rep.n_notes ? " (some unchecked)" : "");
+        if (!rep.pass)
+            v->status = CLI_EXIT_FAIL;
+    }
+    if (o->dump_dir && n >= 0 && (size_t)n < size) {
+        if (sim_dump_launches(o->dump_dir, v->cap, &d) < 0) {
+            char msg[600];
+            snprintf(line + n, size - (size_t)n, "%sdump failed: %s", n ? "; " : "",
+                     diag_format(&d, msg, sizeof(msg)));
+            v->status = CLI_EXIT_USAGE;
+        } else {
+            snprintf(line + n, size - (size_t)n, "%sdumped %zu launch%s", n ? "; " : "",
+                     sim_verify_capture_count(v->cap),
+                     sim_verify_capture_count(v->cap) == 1 ? "" : "es");
+        }
+    }
+    bool pass = rep.pass;
+    sim_verify_report_fini(&rep);
+    return pass ? 0 : 1;
+}
+
+/* The kernel, the workload file, or the demo: what the header names. */
+static const char *run_name(const struct cli_run_opts *o)
+{
+    return o->workload ? o->workload : o->kernel ? o->kernel : "the demo workload";
+}
+
+int cli_live(const struct cli_run_opts *o)
+{
+    setlocale(LC_ALL, "");
+    bool unicode = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+    struct diag d;
+    diag_clear(&d);
+    char *user_dir = tui_theme_user_dir();
+    int status = CLI_EXIT_USAGE;
+    struct sim_run *run = NULL;
+    struct trace_live *feed = NULL;
+    struct tui_source *src = NULL;
+    struct tui_term *term = NULL;
+    struct verify_ctx v = {.o = o};
+    if (o->theme) {
+        struct tui_theme th;
+        if (tui_theme_load(&th, o->theme, user_dir, &d) == -SIM_ENOENT) {
+            char *safe = sim_escape_dup(o->theme);
+            fprintf(stderr, "npuscope run: no theme named '%s' (npuscope view --help)\n", safe);
+            free(safe);
+            goto out;
+        }
+        diag_clear(&d); /* a broken theme file is reported in the TUI */
+    }
+    struct sim_run_opts ro = {
+        .chip_file = o->chip,
+        .workload_file = o->workload,
+        .kernel_spec = o->kernel,
+    };
+    if (sim_run_new(&ro, &run, &d) < 0) {
+        status = fail(&d);
+        goto out;
+    }
+    /* phase 2 costs nothing when off: no input snapshots in the op log, no capture */
+    if (o->verify != CLI_VERIFY_NONE || o->dump_dir)
+        v.cap = sim_verify_capture_attach(run);
+    else
+        sim_oplog_set_store(sim_chip_oplog(sim_run_chip(run)), NULL);
+    struct cli_trace_meta meta;
+    cli_run_trace_opts(o, run, &meta);
+    if (o->chrome && cli_check_output(o->chrome, &d) < 0) {
+        status = fail(&d);
+        goto out;
+    }
+    if (trace_live_new(sim_run_chip(run), &meta.lo, &feed, &d) < 0) {
+        status = fail(&d);
+        goto out;
+    }
+    struct tui_live_opts lo = {
+        .name = run_name(o),
+        .paused = o->paused,
+        .verify = v.cap ? verify_hook : NULL,
+        .verify_ctx = &v,
+    };
+    src = tui_source_live_take(run, feed, &lo);
+    run = NULL, feed = NULL; /* the source has them */
+    if (tui_term_open(&term, &d) < 0) {
+        status = fail(&d);
+        goto out;
+    }
+    int w, h;
+    tui_term_size(term, &w, &h);
+    struct tui_app *app = tui_app_new(src, w, h, unicode, o->theme, user_dir, NULL, &d);
+    status = tui_app_run(app, term);
+    tui_term_close(term);
+    tui_app_free(app);
+
+    /* the trace: complete when the simulation ended, else up to now (q, a signal) */
+    diag_clear(&d);
+    if (tui_source_live_finish(src, &d) < 0) {
+        status = fail(&d);
+        goto out;
+    }
+    if (o->chrome && trace_chrome_write(src->ops->model(src), o->chrome, o->bw_window, &d) < 0) {
+        status = fail(&d);
+        goto out;
+    }
+    if (status == 0) {
+        struct sim_run_summary s;
+        sim_run_summarize(tui_source_live_run(src), &s);
+        if (s.host_finished && s.n_failures)
+            status = CLI_EXIT_FAIL; /* the run failed, as headless says */
+        sim_run_summary_fini(&s);
+    }
+    if (v.report)
+        fputs(v.report, stdout);
+    else if (v.cap && !v.ran)
+        fputs("npuscope: the simulation did not finish: phase 2 did not run\n", stderr);
+    if (status < 128 && v.status > status) /* a signal's status stays */
+        status = v.status;
+out:
+    sim_verify_capture_free(v.cap); /* while the run it watches still exists */
+    free(v.report);
+    tui_source_free(src);
+    trace_live_free(feed);
+    sim_run_free(run);
+    free(user_dir);
+    return status;
+}

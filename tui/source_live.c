@@ -1,0 +1,658 @@
+/*
+ * The live source: the simulation runs in the TUI's process, one engine event at a time
+ * (sim_engine_step), so a pause, a breakpoint or the end of a step always falls between
+ * two events. Each tick runs events for at most ~10 ms (or as many as the chosen speed
+ * allows), then brings the trace model up to date (trace_live_sync); the app redraws.
+ * Breakpoints on op starts are checked by an op log observer, marker breakpoints after
+ * each event.
+ */
+#include "tui/source.h"
+
+#include "sim/escape.h"
+#include "sim/host.h"
+#include "sim/run.h"
+#include "sim/xalloc.h"
+#include "trace/format.h"
+#include "trace/live.h"
+#include "tui/view.h"
+
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    TICK_NS = 10 * 1000 * 1000,  /* most a tick runs events for */
+    RATE_NS = 500 * 1000 * 1000, /* window of the events-per-second measure */
+    CHECK_EVERY = 8,             /* events between two looks at the clock (some take ms) */
+    PACE_MAX_WAIT_MS = 250,      /* a slowed run still looks at input this often */
+};
+
+/* Speeds: events per second, 0 for as fast as possible (the last, the default). */
+static const uint64_t speeds[] = {1, 10, 100, 1000, 10000, 100000, 0};
+enum { NSPEEDS = sizeof(speeds) / sizeof(speeds[0]) };
+
+enum state {
+    ST_RUNNING,
+    ST_PAUSED,
+    ST_FINISHED,
+};
+
+/* What a run (as opposed to a pause) is for. */
+enum goal {
+    GOAL_END,     /* to the end */
+    GOAL_STEP_OP, /* until an op record starts or ends */
+    GOAL_UNTIL,   /* until a time */
+};
+
+struct bp {
+    enum tui_break_kind kind;
+    char *pattern; /* owned */
+    uint64_t hits;
+};
+
+struct source_live {
+    struct tui_source base;
+    struct sim_run *run;     /* owned */
+    struct trace_live *feed; /* owned */
+    struct sim_engine *eng;  /* borrowed from the run */
+    struct sim_chip *chip;   /* borrowed from the run */
+    char *name;              /* owned */
+    int observer;            /* our op log subscription */
+    enum state state;
+    enum goal goal;
+    uint64_t goal_changes;      /* GOAL_STEP_OP: op changes when it began */
+    sim_time_t goal_until;      /* GOAL_UNTIL: ticks */
+    size_t speed;               /* index into speeds */
+    uint64_t pace_t0, pace_ev0; /* when the current paced stretch began, events then */
+
+    struct bp *bps; /* owned */
+    size_t nbp;
+    size_t markers_seen;
+    /* during one event: a breakpoint hit, the last op that started or ended */
+    bool hit;
+    char hit_text[256];
+    uint64_t hit_record; /* op record id, or UINT64_MAX (a marker) */
+    uint64_t changed_record;
+    bool changed_started;
+    uint64_t focus; /* model event to show, or UINT64_MAX */
+
+    struct sim_step_info last; /* the last event run */
+    bool have_last;
+    char last_text[400];
+    char notice[320];
+    uint64_t notice_rev;
+    char speed_text[32];
+
+    uint64_t rate_t0, rate_ev0; /* events-per-second window */
+    double eps;
+
+    int (*verify)(struct sim_run *run, char *line, size_t size, void *ctx);
+    void *verify_ctx;
+    bool verified;
+    char verify_text[256];
+    bool trace_done;
+    int trace_rc; /* how finishing the trace file went */
+    struct diag trace_diag;
+};
+
+static struct source_live *L_of(struct tui_source *s)
+{
+    return (struct source_live *)s;
+}
+
+static void notice(struct source_live *L, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void notice(struct source_live *L, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(L->notice, sizeof(L->notice), fmt, ap);
+    va_end(ap);
+    L->notice_rev++;
+}
+
+static uint64_t now_cycles(const struct source_live *L)
+{
+    return trace_model_now(trace_live_model(L->feed));
+}
+
+static double clock_ghz(const struct source_live *L)
+{
+    return sim_run_config(L->run)->clock_ghz;
+}
+
+/* ---- breakpoints ------------------------------------------------------------------------ */
+
+static bool matches(const char *pattern, const char *s)
+{
+    return s && fnmatch(pattern, s, 0) == 0;
+}
+
+static void on_start(void *ctx, const struct sim_op_record *rec)
+{
+    struct source_live *L = ctx;
+    L->changed_record = rec->note.id;
+    L->changed_started = true;
+    for (size_t i = 0; i < L->nbp && !L->hit; i++) {
+        struct bp *b = &L->bps[i];
+        bool hit = (b->kind == TUI_BREAK_COMPONENT && matches(b->pattern, rec->component_id)) ||
+                   (b->kind == TUI_BREAK_OP && matches(b->pattern, rec->op_name));
+        if (!hit)
+            continue;
+        b->hits++;
+        L->hit = true;
+        L->hit_record = rec->note.id;
+        char comp[96], op[64];
+        sim_escape(rec->component_id, strlen(rec->component_id), comp, sizeof(comp));
+        sim_escape(rec->op_name, strlen(rec->op_name), op, sizeof(op));
+        snprintf(L->hit_text, sizeof(L->hit_text), "breakpoint %zu: %s starts on %s", i + 1, op,
+                 comp);
+    }
+}
+
+static void on_end(void *ctx, const struct sim_op_record *rec)
+{
+    struct source_live *L = ctx;
+    L->changed_record = rec->note.id;
+    L->changed_started = false;
+}
+
+/* Markers raised by the last event: a marker breakpoint? */
+static void check_markers(struct source_live *L)
+{
+    size_t n = sim_chip_marker_count(L->chip);
+    for (; L->markers_seen < n; L->markers_seen++) {
+        const struct sim_chip_marker *k = sim_chip_marker(L->chip, L->markers_seen);
+        for (size_t i = 0; i < L->nbp && !L->hit; i++) {
+            struct bp *b = &L->bps[i];
+            if (b->kind != TUI_BREAK_MARKER || !matches(b->pattern, k->name))
+                continue;
+            b->hits++;
+            L->hit = true;
+            L->hit_record = UINT64_MAX;
+            char name[96], comp[96];
+            sim_escape(k->name, strlen(k->name), name, sizeof(name));
+            sim_escape(k->component ? k->component : "", k->component ? strlen(k->component) : 0,
+                       comp, sizeof(comp));
+            snprintf(L->hit_text, sizeof(L->hit_text), "breakpoint %zu: marker %s on %s", i + 1,
+                     name, comp);
+        }
+    }
+}
+
+static int live_break_add(struct tui_source *s, enum tui_break_kind kind, const char *pattern,
+                          struct diag *d)
+{
+    struct source_live *L = L_of(s);
+    while (pattern && (*pattern == ' ' || *pattern == '\t'))
+        pattern++;
+    if (!pattern || !*pattern)
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL, "a breakpoint needs a pattern");
+    L->bps = sim_xreallocarray(L->bps, L->nbp + 1, sizeof(*L->bps));
+    L->bps[L->nbp++] = (struct bp){kind, sim_xstrdup(pattern), 0};
+    return 0;
+}
+
+static size_t live_break_count(struct tui_source *s)
+{
+    return L_of(s)->nbp;
+}
+
+static void live_break_describe(struct tui_source *s, size_t i, char *buf, size_t size)
+{
+    struct source_live *L = L_of(s);
+    if (i >= L->nbp) {
+        snprintf(buf, size, "?");
+        return;
+    }
+    const struct bp *b = &L->bps[i];
+    static const char *const what[] = {"an op starts on", "op", "marker"};
+    char pat[128];
+    sim_escape(b->pattern, strlen(b->pattern), pat, sizeof(pat));
+    snprintf(buf, size, "%s %s%s, hit %" PRIu64 " time%s", what[b->kind], pat,
+             b->kind == TUI_BREAK_OP       ? " starts"
+             : b->kind == TUI_BREAK_MARKER ? " is raised"
+                                           : "",
+             b->hits, b->hits == 1 ? "" : "s");
+}
+
+static void live_break_remove(struct tui_source *s, size_t i)
+{
+    struct source_live *L = L_of(s);
+    if (i >= L->nbp)
+        return;
+    free(L->bps[i].pattern);
+    memmove(&L->bps[i], &L->bps[i + 1], (L->nbp - i - 1) * sizeof(*L->bps));
+    L->nbp--;
+}
+
+/* ---- running ------------------------------------------------------------------------------ */
+
+static const char *kind_text(enum sim_event_kind k)
+{
+    switch (k) {
+    case SIM_EV_START: return "process starts";
+    case SIM_EV_TIMEOUT: return "delay elapsed";
+    case SIM_EV_EVENT: return "event fired";
+    case SIM_EV_REQUEST: return "request granted";
+    case SIM_EV_RELEASE: return "released";
+    case SIM_EV_PUT: return "put";
+    case SIM_EV_GET: return "got";
+    case SIM_EV_TRANSFER: return "transfer done";
+    case SIM_EV_EXIT: return "process ends";
+    }
+    return "?";
+}
+
+/* "ev 12 at 1.234 us: transfer done sip0.io_cpu->host (host)" */
+static void describe_last(struct source_live *L)
+{
+    const struct sim_step_info *i = &L->last;
+    char t[32], what[112], proc[96];
+    tui_fmt_ns(t, sizeof(t), sim_ticks_to_ns(i->time));
+    sim_escape(i->what, strlen(i->what), what, sizeof(what));
+    sim_escape(i->proc, strlen(i->proc), proc, sizeof(proc));
+    snprintf(L->last_text, sizeof(L->last_text), "ev %" PRIu64 " at %s: %s%s%s%s%s%s",
+             sim_engine_events(L->eng), t, kind_text(i->kind), what[0] ? " " : "", what,
+             proc[0] ? " (" : "", proc, proc[0] ? ")" : "");
+}
+
+/* Run one engine event. False when there was none (the simulation is over). */
+static bool step_one(struct source_live *L)
+{
+    L->hit = false;
+    struct sim_step_info info;
+    if (sim_engine_step(L->eng, &info) != 1)
+        return false;
+    L->last = info;
+    L->have_last = true;
+    check_markers(L);
+    return true;
+}
+
+/* The simulation ran out of events: finish the trace file, verify. */
+static void finished(struct source_live *L)
+{
+    if (L->state == ST_FINISHED)
+        return;
+    L->state = ST_FINISHED;
+    trace_live_sync(L->feed);
+    struct sim_run_summary sum;
+    sim_run_summarize(L->run, &sum);
+    char done[160];
+    snprintf(done, sizeof(done), "finished: %zu of %zu requests answered, %zu failed%s",
+             sum.completed, sum.requests, sum.failed,
+             sum.host_finished ? "" : " (the program did not finish)");
+    sim_run_summary_fini(&sum);
+    if (L->verify && !L->verified) {
+        L->verified = true;
+        int rc = L->verify(L->run, L->verify_text, sizeof(L->verify_text), L->verify_ctx);
+        if (rc < 0 && !L->verify_text[0])
+            snprintf(L->verify_text, sizeof(L->verify_text), "verify: could not run phase 2");
+    }
+    const char *path = trace_live_path(L->feed);
+    if (path && !L->trace_done) {
+        L->trace_done = true;
+        char p[160];
+        sim_escape(path, strlen(path), p, sizeof(p));
+        L->trace_rc = trace_live_finish(L->feed, true, &L->trace_diag);
+        if (L->trace_rc < 0) {
+            char line[400];
+            notice(L, "%s; the trace could not be written: %s", done,
+                   diag_format(&L->trace_diag, line, sizeof(line)));
+            return;
+        }
+        notice(L, "%s; trace written to %s", done, p);
+        return;
+    }
+    notice(L, "%s", done);
+}
+
+static void pause_with(struct source_live *L, const char *why)
+{
+    L->state = ST_PAUSED;
+    L->goal = GOAL_END;
+    if (L->have_last)
+        describe_last(L);
+    if (why)
+        notice(L, "%s", why);
+}
+
+static void start_running(struct source_live *L, enum goal g)
+{
+    if (L->state == ST_FINISHED)
+        return;
+    L->state = ST_RUNNING;
+    L->goal = g;
+    L->pace_t0 = tui_now_ns();
+    L->pace_ev0 = sim_engine_events(L->eng);
+    L->rate_t0 = L->pace_t0;
+    L->rate_ev0 = L->pace_ev0;
+}
+
+/* After an event that hit a breakpoint or ended a step-op: pause and show the op. */
+static bool check_stop(struct source_live *L)
+{
+    if (L->hit) {
+        uint64_t ev = L->hit_record != UINT64_MAX
+                          ? trace_live_event_of_record(L->feed, L->hit_record)
+                          : UINT64_MAX;
+        L->focus = ev;
+        pause_with(L, L->hit_text);
+        return true;
+    }
+    if (L->goal == GOAL_STEP_OP && trace_live_op_changes(L->feed) != L->goal_changes) {
+        L->focus = trace_live_event_of_record(L->feed, L->changed_record);
+        pause_with(L, NULL);
+        const struct trace_model *m = trace_live_model(L->feed);
+        if (L->focus != UINT64_MAX) {
+            const struct trace_event *e = trace_model_event(m, L->focus);
+            uint32_t comp = trace_model_track_get(m, e->track)->name;
+            char op[64], c[96];
+            sim_escape(trace_model_str(m, e->op), trace_model_str_len(m, e->op), op, sizeof(op));
+            sim_escape(trace_model_str(m, comp), trace_model_str_len(m, comp), c, sizeof(c));
+            notice(L, "op %s: %s on %s", L->changed_started ? "starts" : "ends", op, c);
+        }
+        return true;
+    }
+    return false;
+}
+
+/* Events the chosen speed allows now (UINT64_MAX: no limit). */
+static uint64_t allowed(const struct source_live *L, uint64_t t)
+{
+    uint64_t rate = speeds[L->speed];
+    if (!rate)
+        return UINT64_MAX;
+    double due = (double)(t - L->pace_t0) * 1e-9 * (double)rate;
+    uint64_t done = sim_engine_events(L->eng) - L->pace_ev0;
+    /* at least one event when a stretch starts, so a step of speed 1 shows at once */
+    uint64_t may = (uint64_t)floor(due) + 1;
+    return may > done ? may - done : 0;
+}
+
+static void measure(struct source_live *L, uint64_t t)
+{
+    if (t - L->rate_t0 < RATE_NS)
+        return;
+    uint64_t ev = sim_engine_events(L->eng);
+    L->eps = (double)(ev - L->rate_ev0) / ((double)(t - L->rate_t0) * 1e-9);
+    L->rate_t0 = t;
+    L->rate_ev0 = ev;
+}
+
+static int live_tick(struct tui_source *s, uint64_t budget_ns, struct diag *d)
+{
+    struct source_live *L = L_of(s);
+    (void)d;
+    if (L->state != ST_RUNNING)
+        return 0;
+    if (budget_ns > TICK_NS)
+        budget_ns = TICK_NS;
+    uint64_t t0 = tui_now_ns();
+    uint64_t may = allowed(L, t0);
+    for (uint64_t n = 0; n < may; n++) {
+        if (L->goal == GOAL_UNTIL) {
+            struct sim_step_info next;
+            if (sim_engine_peek(L->eng, &next) && next.time > L->goal_until) {
+                char t[32];
+                tui_fmt_ns(t, sizeof(t), sim_ticks_to_ns(L->goal_until));
+                pause_with(L, NULL);
+                notice(L, "reached %s", t);
+                break;
+            }
+        }
+        if (!step_one(L)) {
+            finished(L);
+            break;
+        }
+        if (check_stop(L))
+            break;
+        if ((n + 1) % CHECK_EVERY == 0 && tui_now_ns() - t0 > budget_ns)
+            break;
+    }
+    if (L->state == ST_RUNNING && sim_run_over(L->run))
+        finished(L);
+    trace_live_sync(L->feed);
+    measure(L, tui_now_ns());
+    return 0;
+}
+
+static int live_wait_ms(struct tui_source *s)
+{
+    struct source_live *L = L_of(s);
+    if (L->state != ST_RUNNING || !speeds[L->speed])
+        return 0;
+    uint64_t t = tui_now_ns();
+    if (allowed(L, t))
+        return 0;
+    /* the next event is due when (done) events fit in the elapsed time */
+    uint64_t done = sim_engine_events(L->eng) - L->pace_ev0;
+    double due_ns = (double)done * 1e9 / (double)speeds[L->speed];
+    double wait = due_ns - (double)(t - L->pace_t0);
+    int ms = (int)ceil(wait / 1e6);
+    return ms < 1 ? 1 : ms > PACE_MAX_WAIT_MS ? PACE_MAX_WAIT_MS : ms;
+}
+
+static bool live_running(struct tui_source *s)
+{
+    return L_of(s)->state == ST_RUNNING;
+}
+
+static int live_control(struct tui_source *s, enum tui_control c, struct diag *d)
+{
+    struct source_live *L = L_of(s);
+    switch (c) {
+    case TUI_CTL_PAUSE:
+        if (L->state == ST_FINISHED)
+            return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL, "the simulation has finished");
+        if (L->state == ST_RUNNING)
+            pause_with(L, NULL);
+        else
+            start_running(L, GOAL_END);
+        return 0;
+    case TUI_CTL_STEP:
+        if (L->state == ST_FINISHED)
+            return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL, "the simulation has finished");
+        L->state = ST_PAUSED;
+        L->goal = GOAL_END;
+        if (!step_one(L)) {
+            finished(L);
+        } else {
+            describe_last(L);
+            if (L->hit) {
+                L->focus = L->hit_record != UINT64_MAX
+                               ? trace_live_event_of_record(L->feed, L->hit_record)
+                               : UINT64_MAX;
+                notice(L, "%s", L->hit_text);
+            }
+            if (sim_run_over(L->run))
+                finished(L);
+        }
+        trace_live_sync(L->feed);
+        return 0;
+    case TUI_CTL_STEP_OP:
+        if (L->state == ST_FINISHED)
+            return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL, "the simulation has finished");
+        L->goal_changes = trace_live_op_changes(L->feed);
+        start_running(L, GOAL_STEP_OP);
+        return 0;
+    case TUI_CTL_CONTINUE:
+        if (L->state == ST_FINISHED)
+            return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL, "the simulation has finished");
+        start_running(L, GOAL_END);
+        return 0;
+    case TUI_CTL_FASTER:
+    case TUI_CTL_SLOWER:
+        if (c == TUI_CTL_FASTER && L->speed + 1 < NSPEEDS)
+            L->speed++;
+        else if (c == TUI_CTL_SLOWER && L->speed > 0)
+            L->speed--;
+        L->pace_t0 = tui_now_ns();
+        L->pace_ev0 = sim_engine_events(L->eng);
+        if (speeds[L->speed])
+            snprintf(L->speed_text, sizeof(L->speed_text), "%" PRIu64 " ev/s", speeds[L->speed]);
+        else
+            snprintf(L->speed_text, sizeof(L->speed_text), "max");
+        notice(L, "speed: %s", speeds[L->speed] ? L->speed_text : "as fast as possible");
+        return 0;
+    case TUI_CTL_WRITE: {
+        const char *path = trace_live_path(L->feed);
+        if (!path)
+            return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL,
+                            "no trace file: start with -o FILE.json to write one");
+        bool over = L->state == ST_FINISHED;
+        if (trace_live_write(L->feed, path, !over, d) < 0)
+            return -SIM_EIO;
+        char p[160];
+        sim_escape(path, strlen(path), p, sizeof(p));
+        notice(L, "trace written to %s%s", p, over ? "" : " (up to now, marked incomplete)");
+        return 0;
+    }
+    }
+    return 0;
+}
+
+static int live_run_until(struct tui_source *s, uint64_t cycle, struct diag *d)
+{
+    struct source_live *L = L_of(s);
+    if (L->state == ST_FINISHED)
+        return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL, "the simulation has finished");
+    double ns = (double)cycle / clock_ghz(L);
+    sim_time_t until = sim_ns_to_ticks(ns);
+    if (until <= sim_engine_now(L->eng) && cycle <= now_cycles(L))
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                        "cycle %" PRIu64 " is not ahead of now (%" PRIu64 ")", cycle,
+                        now_cycles(L));
+    L->goal_until = until;
+    start_running(L, GOAL_UNTIL);
+    return 0;
+}
+
+static uint64_t live_take_focus(struct tui_source *s)
+{
+    struct source_live *L = L_of(s);
+    uint64_t f = L->focus;
+    L->focus = UINT64_MAX;
+    return f;
+}
+
+/* ---- status ------------------------------------------------------------------------------ */
+
+static const struct trace_model *live_model(struct tui_source *s)
+{
+    return trace_live_model(L_of(s)->feed);
+}
+
+static void live_status(struct tui_source *s, struct tui_source_status *out)
+{
+    struct source_live *L = L_of(s);
+    *out = (struct tui_source_status){
+        .mode = L->state == ST_FINISHED ? TUI_MODE_FINISHED
+                : L->state == ST_PAUSED ? TUI_MODE_PAUSED
+                                        : TUI_MODE_LIVE,
+        .name = L->name,
+        .now = now_cycles(L),
+        .events_done = sim_engine_events(L->eng),
+        .events_per_sec = L->state == ST_RUNNING ? L->eps : 0,
+        .notice = L->notice[0] ? L->notice : NULL,
+        .notice_rev = L->notice_rev,
+        .last_event = L->state == ST_PAUSED && L->have_last ? L->last_text : NULL,
+        .speed = L->speed_text,
+        .verify = L->verify_text[0] ? L->verify_text : NULL,
+    };
+}
+
+static struct sim_memstore *live_memstore(struct tui_source *s)
+{
+    return sim_chip_store(L_of(s)->chip);
+}
+
+static void live_free(struct tui_source *s)
+{
+    struct source_live *L = L_of(s);
+    sim_oplog_unobserve(sim_chip_oplog(L->chip), L->observer);
+    for (size_t i = 0; i < L->nbp; i++)
+        free(L->bps[i].pattern);
+    free(L->bps);
+    trace_live_free(L->feed);
+    sim_run_free(L->run);
+    free(L->name);
+    free(L);
+}
+
+static const struct tui_source_ops live_ops = {
+    .kind = "live",
+    .model = live_model,
+    .status = live_status,
+    .running = live_running,
+    .tick = live_tick,
+    .control = live_control,
+    .memstore = live_memstore,
+    .free = live_free,
+    .wait_ms = live_wait_ms,
+    .run_until = live_run_until,
+    .break_add = live_break_add,
+    .break_count = live_break_count,
+    .break_describe = live_break_describe,
+    .break_remove = live_break_remove,
+    .take_focus = live_take_focus,
+};
+
+struct tui_source *tui_source_live_take(struct sim_run *run, struct trace_live *feed,
+                                        const struct tui_live_opts *o)
+{
+    struct source_live *L = sim_xcalloc(1, sizeof(*L));
+    L->base.ops = &live_ops;
+    L->run = run;
+    L->feed = feed;
+    L->chip = sim_run_chip(run);
+    L->eng = sim_chip_engine(L->chip);
+    L->name = sim_xstrdup(o && o->name ? o->name : "");
+    L->speed = NSPEEDS - 1;
+    snprintf(L->speed_text, sizeof(L->speed_text), "max");
+    L->focus = UINT64_MAX;
+    L->hit_record = L->changed_record = UINT64_MAX;
+    L->verify = o ? o->verify : NULL;
+    L->verify_ctx = o ? o->verify_ctx : NULL;
+    struct sim_oplog_observer obs = {.on_start = on_start, .on_end = on_end, .ctx = L};
+    L->observer = sim_oplog_observe(sim_chip_oplog(L->chip), &obs);
+    diag_clear(&L->trace_diag);
+    trace_live_sync(feed);
+    if (sim_run_over(run)) {
+        finished(L);
+    } else if (o && o->paused) {
+        L->state = ST_PAUSED;
+        notice(L, "paused before the first event: s steps, space runs, ? lists the keys");
+    } else {
+        start_running(L, GOAL_END);
+    }
+    return &L->base;
+}
+
+int tui_source_live_finish(struct tui_source *s, struct diag *d)
+{
+    struct source_live *L = L_of(s);
+    if (!L->trace_done) {
+        L->trace_done = true;
+        L->trace_rc = trace_live_finish(L->feed, sim_run_over(L->run), &L->trace_diag);
+    }
+    if (L->trace_rc < 0 && d)
+        *d = L->trace_diag;
+    return L->trace_rc;
+}
+
+struct sim_run *tui_source_live_run(struct tui_source *s)
+{
+    return L_of(s)->run;
+}
+
+struct trace_live *tui_source_live_feed(struct tui_source *s)
+{
+    return L_of(s)->feed;
+}
