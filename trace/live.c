@@ -160,7 +160,7 @@ static uint64_t add_op(struct trace_live *l, const struct sim_op_record *rec)
     remember_id(l, rec->note.id, i);
     /* the params are known at the start: an op in flight shows them already */
     if (rec->params)
-        trace_model_set_details_take(l->m, i, trace_details_from_params(rec->params));
+        trace_model_set_details_take(l->m, i, trace_details_from_op(rec->params, rec->note.replay));
     return i;
 }
 
@@ -244,7 +244,7 @@ static void on_end(void *ctx, const struct sim_op_record *rec)
         end = ev->start;
     trace_model_end_event(l->m, i, end);
     l->ns[i].end = rec->t_end;
-    struct sim_value *details = trace_details_from_params(rec->params);
+    struct sim_value *details = trace_details_from_op(rec->params, rec->note.replay);
     if (l->w) {
         struct trace_writer_event we;
         writer_event(l, i, end, rec->t_end, details, &we);
