@@ -34,6 +34,7 @@ struct cli_run_opts {
     const char *theme;    /* --theme NAME, or NULL */
     const char *chrome;   /* --chrome FILE.json, or NULL */
     uint64_t bw_window;   /* --bw-window CYCLES, 0 for the default */
+    uint64_t speed;       /* live TUI: events per second to start at, 0 as fast as possible */
     enum cli_verify verify;
     bool headless;
     bool paused;

@@ -157,6 +157,7 @@ int cli_live(const struct cli_run_opts *o)
     struct tui_live_opts lo = {
         .name = run_name(o),
         .paused = o->paused,
+        .speed = o->speed,
         .verify = v.cap ? verify_hook : NULL,
         .verify_ctx = &v,
     };

@@ -345,7 +345,8 @@ static const struct {
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        struct cli_run_opts o = {0};
+        /* the demo, at a pace a person can watch: about ten seconds, faster with '}' */
+        struct cli_run_opts o = {.speed = 1000};
         return cli_run(&o);
     }
     const char *cmd = argv[1];

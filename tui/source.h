@@ -120,6 +120,8 @@ struct tui_source *tui_source_model_take(struct trace_model *m, const char *name
 struct tui_live_opts {
     const char *name; /* what the header shows: the workload or kernel (copied) */
     bool paused;      /* wait before the first event */
+    uint64_t speed;   /* events per second to start at (the nearest step of the speed keys);
+                         0: as fast as possible */
     /* Phase 2 verification, run once when the simulation finishes (NULL: none asked for):
      * fills line with the result and returns 0 (pass), 1 (mismatch) or a negative code. */
     int (*verify)(struct sim_run *run, char *line, size_t size, void *ctx);

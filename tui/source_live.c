@@ -615,7 +615,16 @@ struct tui_source *tui_source_live_take(struct sim_run *run, struct trace_live *
     L->eng = sim_chip_engine(L->chip);
     L->name = sim_xstrdup(o && o->name ? o->name : "");
     L->speed = NSPEEDS - 1;
-    snprintf(L->speed_text, sizeof(L->speed_text), "max");
+    if (o && o->speed)
+        for (size_t i = 0; i + 1 < NSPEEDS; i++)
+            if (speeds[i] >= o->speed) {
+                L->speed = i;
+                break;
+            }
+    if (speeds[L->speed])
+        snprintf(L->speed_text, sizeof(L->speed_text), "%" PRIu64 " ev/s", speeds[L->speed]);
+    else
+        snprintf(L->speed_text, sizeof(L->speed_text), "max");
     L->focus = UINT64_MAX;
     L->hit_record = L->changed_record = UINT64_MAX;
     L->verify = o ? o->verify : NULL;

@@ -179,7 +179,10 @@ if [ "$left" -eq 0 ]; then ok "no temporary file left"; else fail "no temporary 
 
 echo "-- no arguments: the demo workload in the TUI; --chrome at the end"
 tmux_start 100 30 "${UTF8[@]}" --
-expect_screen "npuscope alone runs the demo live" ' FINISHED +now [0-9]+ .*the demo workload'
+expect_screen "npuscope alone runs the demo live, at a pace a person can watch" \
+    ' LIVE +now [0-9]+ .*speed 1000 ev/s +the demo workload'
+tmux_keys '}' '}'
+expect_screen "faster, the demo finishes" ' FINISHED +now [0-9]+ .*the demo workload'
 tmux_keys q
 expect_exit "q: exit 0" 0
 tmux_start 100 30 "${UTF8[@]}" -- run -k vector_add --chrome "$TMP/c.json"
