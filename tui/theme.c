@@ -320,24 +320,18 @@ static int parse_root(const struct parse *p, const struct sim_value *root)
     return 0;
 }
 
-/* Apply a loaded theme document over th. */
-static int theme_from_doc(struct tui_theme *th, const struct sim_yaml_doc *doc, const char *file,
-                          struct diag *d)
+/* The sim_yaml_build_fn of themes: applies the document over the struct tui_theme out. */
+static int theme_from_doc(const struct sim_value *root, const struct sim_yaml_doc *doc,
+                          const char *file, void *out, struct diag *d)
 {
-    struct parse p = {.doc = doc, .file = file, .d = d, .th = th};
-    return parse_root(&p, sim_yaml_doc_root(doc));
+    struct parse p = {.doc = doc, .file = file, .d = d, .th = out};
+    return parse_root(&p, root);
 }
 
 int tui_theme_parse(struct tui_theme *th, const char *text, size_t len, const char *file,
                     struct diag *d)
 {
-    struct sim_yaml_doc *doc;
-    int rc = sim_yaml_load(text, len, file, NULL, &doc, d);
-    if (rc < 0)
-        return rc;
-    rc = theme_from_doc(th, doc, file, d);
-    sim_yaml_doc_free(doc);
-    return rc;
+    return sim_yaml_build(text, len, file, theme_from_doc, th, d);
 }
 
 /* ---- loading ---------------------------------------------------------------------------- */
@@ -347,13 +341,7 @@ static int load_file(struct tui_theme *th, const char *path, struct diag *d)
 {
     if (access(path, F_OK) < 0 && errno == ENOENT)
         return diag_set(d, SIM_ENOENT, path, 0, 0, NULL, "%s", strerror(ENOENT));
-    struct sim_yaml_doc *doc;
-    int rc = sim_yaml_load_file(path, NULL, &doc, d);
-    if (rc < 0)
-        return rc;
-    rc = theme_from_doc(th, doc, path, d);
-    sim_yaml_doc_free(doc);
-    return rc;
+    return sim_yaml_build_file(path, theme_from_doc, th, d);
 }
 
 static bool is_path(const char *name)
