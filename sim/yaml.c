@@ -732,11 +732,12 @@ int sim_yaml_load_file(const char *path, const struct sim_yaml_limits *lim,
     return rc;
 }
 
-/* The end of sim_yaml_build*: rc is the loading's result, doc what it loaded. */
+/* The end of sim_yaml_build*: rc is the loading's result, doc what it loaded (NULL when
+ * the loading failed). */
 static int build_doc(int rc, struct sim_yaml_doc *doc, const char *file, sim_yaml_build_fn build,
                      void *out, struct diag *d)
 {
-    if (rc)
+    if (!doc)
         return rc;
     rc = build(doc->root, doc, file, out, d);
     sim_yaml_doc_free(doc);
