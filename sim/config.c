@@ -418,9 +418,11 @@ static int load_map(struct ctx *c, const struct field *t, const struct sim_value
     return 0;
 }
 
+/* The sim_yaml_build_fn of chip configs: out is a struct sim_config **. */
 static int build(const struct sim_value *root, const struct sim_yaml_doc *doc, const char *file,
-                 struct sim_config **out, struct diag *d)
+                 void *result, struct diag *d)
 {
+    struct sim_config **out = result;
     *out = NULL;
     char got[96];
     if (!root || root->type == SIM_V_NULL)
@@ -467,26 +469,14 @@ int sim_config_from_value(const struct sim_value *root, const char *file, struct
 int sim_config_load(const char *buf, size_t len, const char *file, struct sim_config **out,
                     struct diag *d)
 {
-    struct sim_yaml_doc *doc;
     *out = NULL;
-    int rc = sim_yaml_load(buf, len, file, NULL, &doc, d);
-    if (rc)
-        return rc;
-    rc = build(sim_yaml_doc_root(doc), doc, file, out, d);
-    sim_yaml_doc_free(doc);
-    return rc;
+    return sim_yaml_build(buf, len, file, build, out, d);
 }
 
 int sim_config_load_file(const char *path, struct sim_config **out, struct diag *d)
 {
-    struct sim_yaml_doc *doc;
     *out = NULL;
-    int rc = sim_yaml_load_file(path, NULL, &doc, d);
-    if (rc)
-        return rc;
-    rc = build(sim_yaml_doc_root(doc), doc, path, out, d);
-    sim_yaml_doc_free(doc);
-    return rc;
+    return sim_yaml_build_file(path, build, out, d);
 }
 
 int sim_config_load_embedded(const char *name, struct sim_config **out, struct diag *d)

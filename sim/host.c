@@ -309,6 +309,28 @@ static struct sim_tensor *write_data(const struct sim_host *h, const struct sim_
     return t;
 }
 
+/*
+ * The global index of the PE a MemoryWrite or MemoryRead (op; dir "to" or "from") names,
+ * when the chip has it and [pa, pa + nbytes) lies in its address window; else -1 after
+ * responding E_NO_PE or E_BAD_ADDRESS.
+ */
+static int target_pe(struct sim_host *h, struct sim_host_result *r, const char *op, const char *dir,
+                     int64_t sip, int64_t cube, int64_t pe, int64_t pa, int64_t nbytes)
+{
+    int g = sim_chip_pe_index(h->chip, sip, cube, pe);
+    if (g < 0) {
+        respond(r, "E_NO_PE", "%s %s sip%lld.cube%lld.pe%lld: the chip has no such PE", op, dir,
+                (long long)sip, (long long)cube, (long long)pe);
+        return -1;
+    }
+    if ((uint64_t)pa + (uint64_t)nbytes - 1 > SIM_CHIP_PA_MAX) {
+        respond(r, "E_BAD_ADDRESS", "%s at PA 0x%llx: beyond the PE's address window", op,
+                (unsigned long long)pa);
+        return -1;
+    }
+    return g;
+}
+
 static void do_write(struct sim_proc *p, struct sim_host *h, struct sim_host_result *r, int sip)
 {
     const struct sim_memory_write *w = &r->msg->u.write;
@@ -329,14 +351,9 @@ static void do_write(struct sim_proc *p, struct sim_host *h, struct sim_host_res
     uint64_t wire = SIM_CHIP_CMD_BYTES + (w->src_kind == SIM_SRC_PATTERN ? 0 : (uint64_t)w->nbytes);
     enter(p, h, r, &m, sip, wire);
     int io = io_node(h, sip);
-    int g = sim_chip_pe_index(h->chip, w->dst_sip, w->dst_cube, w->dst_pe);
-    if (g < 0) {
-        respond(r, "E_NO_PE", "MemoryWrite to sip%lld.cube%lld.pe%lld: the chip has no such PE",
-                (long long)w->dst_sip, (long long)w->dst_cube, (long long)w->dst_pe);
-    } else if ((uint64_t)w->dst_pa + (uint64_t)w->nbytes - 1 > SIM_CHIP_PA_MAX) {
-        respond(r, "E_BAD_ADDRESS", "MemoryWrite at PA 0x%llx: beyond the PE's address window",
-                (unsigned long long)w->dst_pa);
-    } else {
+    int g = target_pe(h, r, "MemoryWrite", "to", w->dst_sip, w->dst_cube, w->dst_pe, w->dst_pa,
+                      w->nbytes);
+    if (g >= 0) {
         const char *space = w->dst_mem_kind == SIM_MEM_TCM ? "tcm" : "hbm";
         uint64_t addr = sim_chip_dev_addr(g, (uint64_t)w->dst_pa);
         int mem = sim_chip_mem_node(h->chip, space, addr);
@@ -362,15 +379,10 @@ static void do_read(struct sim_proc *p, struct sim_host *h, struct sim_host_resu
     m.u.host.nbytes = (uint64_t)rd->nbytes;
     enter(p, h, r, &m, sip, SIM_CHIP_CMD_BYTES);
     int io = io_node(h, sip);
-    int g = sim_chip_pe_index(h->chip, rd->src_sip, rd->src_cube, rd->src_pe);
+    int g = target_pe(h, r, "MemoryRead", "from", rd->src_sip, rd->src_cube, rd->src_pe, rd->src_pa,
+                      rd->nbytes);
     uint64_t back = SIM_CHIP_CMD_BYTES;
-    if (g < 0) {
-        respond(r, "E_NO_PE", "MemoryRead from sip%lld.cube%lld.pe%lld: the chip has no such PE",
-                (long long)rd->src_sip, (long long)rd->src_cube, (long long)rd->src_pe);
-    } else if ((uint64_t)rd->src_pa + (uint64_t)rd->nbytes - 1 > SIM_CHIP_PA_MAX) {
-        respond(r, "E_BAD_ADDRESS", "MemoryRead at PA 0x%llx: beyond the PE's address window",
-                (unsigned long long)rd->src_pa);
-    } else {
+    if (g >= 0) {
         uint64_t addr = sim_chip_dev_addr(g, (uint64_t)rd->src_pa), n = (uint64_t)rd->nbytes;
         /* ADR-0012 has no memory kind on reads: HBM unless the src_mem_kind extension
          * says TCM, as MemoryWrite's dst_mem_kind does (TCM and HBM share PA numbers) */

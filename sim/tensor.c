@@ -163,20 +163,23 @@ size_t sim_tensor_numel(const struct sim_tensor *t)
     return n;
 }
 
+/* One element of any dtype, as stored (f16 and bf16 as their bits). */
+union elem {
+    float f;
+    uint16_t u16;
+    int8_t i8;
+    int16_t i16;
+    int32_t i32;
+    int64_t i64;
+    uint8_t u8;
+    uint32_t u32;
+};
+
 double sim_tensor_get(const struct sim_tensor *t, size_t i)
 {
     assert(i < sim_tensor_numel(t));
     const unsigned char *p = (const unsigned char *)t->data + i * sim_dtype_size(t->dtype);
-    union {
-        float f;
-        uint16_t u16;
-        int8_t i8;
-        int16_t i16;
-        int32_t i32;
-        int64_t i64;
-        uint8_t u8;
-        uint32_t u32;
-    } e;
+    union elem e;
     memcpy(&e, p, sim_dtype_size(t->dtype));
     switch (t->dtype) {
     case SIM_F32: return e.f;
@@ -212,16 +215,7 @@ void sim_tensor_set(struct sim_tensor *t, size_t i, double v)
 {
     assert(i < sim_tensor_numel(t));
     unsigned char *p = (unsigned char *)t->data + i * sim_dtype_size(t->dtype);
-    union {
-        float f;
-        uint16_t u16;
-        int8_t i8;
-        int16_t i16;
-        int32_t i32;
-        int64_t i64;
-        uint8_t u8;
-        uint32_t u32;
-    } e;
+    union elem e;
     switch (t->dtype) {
     case SIM_F32: e.f = (float)v; break;
     case SIM_F16: e.u16 = sim_f32_to_f16((float)v); break;

@@ -246,7 +246,21 @@ bool sim_value_get_bool(const struct sim_value *map, const char *key, bool dflt)
     return v && v->type == SIM_V_BOOL ? v->u.b : dflt;
 }
 
-bool sim_value_equal(const struct sim_value *a, const struct sim_value *b)
+/* Tensors of the same dtype and shape holding the same bytes. */
+static bool tensor_same_content(const struct sim_tensor *x, const struct sim_tensor *y)
+{
+    if (x == y)
+        return true;
+    if (!x || !y || x->dtype != y->dtype || x->ndim != y->ndim || x->nbytes != y->nbytes)
+        return false;
+    for (unsigned i = 0; i < x->ndim; i++)
+        if (x->shape[i] != y->shape[i])
+            return false;
+    return x->nbytes == 0 || memcmp(x->data, y->data, x->nbytes) == 0;
+}
+
+/* Structural equality; tensors by content or by identity. */
+static bool equal(const struct sim_value *a, const struct sim_value *b, bool content)
 {
     if (!a || !b)
         return a == b;
@@ -263,7 +277,7 @@ bool sim_value_equal(const struct sim_value *a, const struct sim_value *b)
         if (a->u.list.len != b->u.list.len)
             return false;
         for (size_t i = 0; i < a->u.list.len; i++)
-            if (!sim_value_equal(a->u.list.items[i], b->u.list.items[i]))
+            if (!equal(a->u.list.items[i], b->u.list.items[i], content))
                 return false;
         return true;
     case SIM_V_MAP:
@@ -271,12 +285,23 @@ bool sim_value_equal(const struct sim_value *a, const struct sim_value *b)
             return false;
         for (size_t i = 0; i < a->u.map.len; i++)
             if (strcmp(a->u.map.keys[i], b->u.map.keys[i]) != 0 ||
-                !sim_value_equal(a->u.map.vals[i], b->u.map.vals[i]))
+                !equal(a->u.map.vals[i], b->u.map.vals[i], content))
                 return false;
         return true;
-    case SIM_V_TENSOR: return a->u.tensor == b->u.tensor;
+    case SIM_V_TENSOR:
+        return content ? tensor_same_content(a->u.tensor, b->u.tensor) : a->u.tensor == b->u.tensor;
     }
     return false;
+}
+
+bool sim_value_equal(const struct sim_value *a, const struct sim_value *b)
+{
+    return equal(a, b, false);
+}
+
+bool sim_value_equal_content(const struct sim_value *a, const struct sim_value *b)
+{
+    return equal(a, b, true);
 }
 
 const char *sim_vtype_name(enum sim_vtype t)

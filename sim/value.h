@@ -100,6 +100,10 @@ bool sim_value_get_bool(const struct sim_value *map, const char *key, bool dflt)
 /* Structural equality (tensors compare by identity). */
 bool sim_value_equal(const struct sim_value *a, const struct sim_value *b);
 
+/* Structural equality where tensors compare by content: the same dtype, shape and bytes
+ * (two runs' op records hold different tensors with the same data). */
+bool sim_value_equal_content(const struct sim_value *a, const struct sim_value *b);
+
 /* Name of a type, for messages: "null", "bool", "int", "float", "str", "list", "map",
  * "tensor". */
 const char *sim_vtype_name(enum sim_vtype t);

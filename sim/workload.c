@@ -726,9 +726,11 @@ static int check_unique_ids(struct wctx *c, const struct sim_workload *w,
                   w->msgs[dup].request_id, w->msgs[dup].correlation_id, first);
 }
 
+/* The sim_yaml_build_fn of workloads: out is a struct sim_workload **. */
 static int build(const struct sim_value *root, const struct sim_yaml_doc *doc, const char *file,
-                 struct sim_workload **out, struct diag *d)
+                 void *result, struct diag *d)
 {
+    struct sim_workload **out = result;
     struct wctx c = {.doc = doc, .file = file, .d = d};
     char got[96], pre[SIM_DIAG_PATH_MAX];
     int rc;
@@ -766,26 +768,14 @@ static int build(const struct sim_value *root, const struct sim_yaml_doc *doc, c
 int sim_workload_load(const char *buf, size_t len, const char *file, struct sim_workload **out,
                       struct diag *d)
 {
-    struct sim_yaml_doc *doc;
     *out = NULL;
-    int rc = sim_yaml_load(buf, len, file, NULL, &doc, d);
-    if (rc)
-        return rc;
-    rc = build(sim_yaml_doc_root(doc), doc, file, out, d);
-    sim_yaml_doc_free(doc);
-    return rc;
+    return sim_yaml_build(buf, len, file, build, out, d);
 }
 
 int sim_workload_load_file(const char *path, struct sim_workload **out, struct diag *d)
 {
-    struct sim_yaml_doc *doc;
     *out = NULL;
-    int rc = sim_yaml_load_file(path, NULL, &doc, d);
-    if (rc)
-        return rc;
-    rc = build(sim_yaml_doc_root(doc), doc, path, out, d);
-    sim_yaml_doc_free(doc);
-    return rc;
+    return sim_yaml_build_file(path, build, out, d);
 }
 
 int sim_workload_load_embedded(const char *name, struct sim_workload **out, struct diag *d)

@@ -732,6 +732,33 @@ int sim_yaml_load_file(const char *path, const struct sim_yaml_limits *lim,
     return rc;
 }
 
+/* The end of sim_yaml_build*: rc is the loading's result, doc what it loaded (NULL when
+ * the loading failed). */
+static int build_doc(int rc, struct sim_yaml_doc *doc, const char *file, sim_yaml_build_fn build,
+                     void *out, struct diag *d)
+{
+    if (!doc)
+        return rc;
+    rc = build(doc->root, doc, file, out, d);
+    sim_yaml_doc_free(doc);
+    return rc;
+}
+
+int sim_yaml_build(const char *buf, size_t len, const char *file, sim_yaml_build_fn build,
+                   void *out, struct diag *d)
+{
+    struct sim_yaml_doc *doc;
+    int rc = sim_yaml_load(buf, len, file, NULL, &doc, d);
+    return build_doc(rc, doc, file, build, out, d);
+}
+
+int sim_yaml_build_file(const char *path, sim_yaml_build_fn build, void *out, struct diag *d)
+{
+    struct sim_yaml_doc *doc;
+    int rc = sim_yaml_load_file(path, NULL, &doc, d);
+    return build_doc(rc, doc, path, build, out, d);
+}
+
 void sim_yaml_doc_free(struct sim_yaml_doc *doc)
 {
     if (!doc)

@@ -63,6 +63,24 @@ int sim_yaml_load(const char *buf, size_t len, const char *file, const struct si
 int sim_yaml_load_file(const char *path, const struct sim_yaml_limits *lim,
                        struct sim_yaml_doc **out, struct diag *d);
 
+/*
+ * What a module makes of a loaded document: read root (the document's tree; doc answers
+ * where its keys were written), fill the caller's result (out, of the type the module
+ * knows) and return 0, or a negative sim_err with d filled. file names the input.
+ */
+typedef int (*sim_yaml_build_fn)(const struct sim_value *root, const struct sim_yaml_doc *doc,
+                                 const char *file, void *out, struct diag *d);
+
+/*
+ * Load one document from buf (len bytes; as sim_yaml_load, with the default limits), hand
+ * it to build with out, and free it. Returns the loading error or what build returned.
+ */
+int sim_yaml_build(const char *buf, size_t len, const char *file, sim_yaml_build_fn build,
+                   void *out, struct diag *d);
+
+/* The same for the file at path (read as by sim_yaml_load_file). */
+int sim_yaml_build_file(const char *path, sim_yaml_build_fn build, void *out, struct diag *d);
+
 /* Free a document and its tree. NULL is a no-op. */
 void sim_yaml_doc_free(struct sim_yaml_doc *doc);
 

@@ -6,6 +6,8 @@
  */
 #include "tui/meminspect.h"
 
+#include "sim/dtype.h"
+#include "sim/tensor.h"
 #include "sim/xalloc.h"
 
 #include <ctype.h>
@@ -191,6 +193,27 @@ static void str_of(const struct sim_value *map, const char *key, const char **s,
         *s = v->u.str.s, *n = v->u.str.len;
 }
 
+/* The bytes of an operand of this shape (a list of ints) and dtype (a dtype name), or 0
+ * when either is missing, unknown or out of range. */
+static uint64_t operand_bytes(const struct sim_value *shape, const char *dtype)
+{
+    enum sim_dtype t;
+    if (!shape || shape->type != SIM_V_LIST || shape->u.list.len > SIM_MAX_DIMS || !dtype ||
+        sim_dtype_parse(dtype, &t) < 0)
+        return 0;
+    int64_t dims[SIM_MAX_DIMS];
+    for (size_t i = 0; i < shape->u.list.len; i++) {
+        const struct sim_value *d = shape->u.list.items[i];
+        if (d->type != SIM_V_INT)
+            return 0;
+        dims[i] = d->u.i;
+    }
+    size_t n;
+    if (sim_shape_nbytes(t, (unsigned)shape->u.list.len, dims, &n) < 0)
+        return 0;
+    return n;
+}
+
 /* The addresses an op's details name (ADR-0052 D3), and a spec trace's DMA fields. */
 static void scan_details(struct tui_meminspect *mi, const struct trace_event *e,
                          const struct sim_value *d)
@@ -221,6 +244,8 @@ static void scan_details(struct tui_meminspect *mi, const struct trace_event *e,
         a.dtype = sim_value_get_str(d, operands[i].dtype, NULL);
         if (!a.dtype)
             a.dtype = sim_value_get_str(d, operands[i].write ? "dtype" : "dtype_in", NULL);
+        if (!a.bytes) /* GEMM and math operands: from their shape and dtype */
+            a.bytes = operand_bytes(a.shape, a.dtype);
         record(mi, &a);
         any = true;
     }
@@ -260,6 +285,7 @@ static void scan_details(struct tui_meminspect *mi, const struct trace_event *e,
             if (dtypes && dtypes->type == SIM_V_LIST && i < dtypes->u.list.len &&
                 dtypes->u.list.items[i]->type == SIM_V_STR)
                 a.dtype = dtypes->u.list.items[i]->u.str.s;
+            a.bytes = operand_bytes(a.shape, a.dtype);
             record(mi, &a);
             any = true;
         }

@@ -1,22 +1,22 @@
 /*
- * Theme files (YAML, read with libyaml's event parser), the list of available themes, and
- * the reduction of a theme's colours to what a terminal can show.
+ * Theme files (YAML, loaded by sim/yaml.h into a value tree and read from there), the list
+ * of available themes, and the reduction of a theme's colours to what a terminal can show.
  */
 #include "tui/theme.h"
 
 #include "sim/embedded.h"
 #include "sim/xalloc.h"
+#include "sim/yaml.h"
 
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
-
-enum { THEME_FILE_MAX = 1 << 20 };
+#include <unistd.h>
 
 /* Without colours, each style still needs to stand out where it matters. */
 static const unsigned mono_defaults[TUI_STYLE_COUNT] = {
@@ -56,54 +56,61 @@ void tui_theme_init_plain(struct tui_theme *th)
 
 /* ---- parsing -------------------------------------------------------------------------- */
 
+/* The theme being read and where its mistakes are reported. */
 struct parse {
-    yaml_parser_t parser;
+    const struct sim_yaml_doc *doc; /* borrowed: key positions */
     const char *file;
     struct diag *d;
     struct tui_theme *th;
 };
 
-__attribute__((format(printf, 5, 6))) static int
-fail_at(struct parse *p, const yaml_mark_t *m, const char *key, int code, const char *fmt, ...)
+/* A mistake at line:col (where the offending key or value starts); returns -SIM_EINVAL. */
+__attribute__((format(printf, 5, 6))) static int fail_at(const struct parse *p, int line, int col,
+                                                         const char *key, const char *fmt, ...)
 {
     char msg[SIM_DIAG_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    return diag_set(p->d, (enum sim_err)code, p->file, m ? (int)m->line + 1 : 0,
-                    m ? (int)m->column + 1 : 0, key, "%s", msg);
+    return diag_set(p->d, SIM_EINVAL, p->file, line, col, key, "%s", msg);
 }
 
-/* The next event; a syntax error becomes a diagnostic. */
-static int next_event(struct parse *p, yaml_event_t *ev)
+/* A mistake in key i of map: reported where the key was written. */
+static int fail_key(const struct parse *p, const struct sim_value *map, size_t i, const char *key,
+                    const char *msg)
 {
-    if (yaml_parser_parse(&p->parser, ev))
-        return 0;
-    const char *problem = p->parser.problem ? p->parser.problem : "malformed YAML";
-    return fail_at(p, &p->parser.problem_mark, NULL, SIM_EPARSE, "%s", problem);
+    int line = map->line, col = map->col;
+    sim_yaml_doc_key_pos(p->doc, map, i, &line, &col);
+    return fail_at(p, line, col, key, "%s", msg);
 }
 
-static const char *event_what(const yaml_event_t *ev)
+static bool is_scalar(const struct sim_value *v)
 {
-    switch (ev->type) {
-    case YAML_SCALAR_EVENT: return "a scalar";
-    case YAML_SEQUENCE_START_EVENT: return "a list";
-    case YAML_MAPPING_START_EVENT: return "a map";
-    case YAML_ALIAS_EVENT: return "an alias";
-    default: return "the end of a block";
+    return v->type != SIM_V_LIST && v->type != SIM_V_MAP && v->type != SIM_V_TENSOR;
+}
+
+static const char *what(const struct sim_value *v)
+{
+    switch (v->type) {
+    case SIM_V_LIST: return "a list";
+    case SIM_V_MAP: return "a map";
+    default: return "a scalar";
     }
 }
 
-static const char *scalar(const yaml_event_t *ev)
+/* A scalar as it reads in the file (near enough: 0x10 reads 16), for names and messages;
+ * null is the empty text. Returns buf. */
+static const char *scalar_text(const struct sim_value *v, char *buf, size_t size)
 {
-    return (const char *)ev->data.scalar.value;
-}
-
-/* A scalar, shortened, for a message (diag_format escapes what it prints). */
-static void quote(const char *s, char *out, size_t size)
-{
-    snprintf(out, size, "%s", s);
+    switch (v->type) {
+    case SIM_V_STR: snprintf(buf, size, "%s", v->u.str.s); break;
+    case SIM_V_INT: snprintf(buf, size, "%" PRId64, v->u.i); break;
+    case SIM_V_FLOAT: snprintf(buf, size, "%g", v->u.f); break;
+    case SIM_V_BOOL: snprintf(buf, size, "%s", v->u.b ? "true" : "false"); break;
+    default: snprintf(buf, size, "%s", ""); break;
+    }
+    return buf;
 }
 
 static const struct {
@@ -197,236 +204,144 @@ static int parse_attr_words(const char *s, unsigned *bits, char *bad, size_t bad
     return 0;
 }
 
-/* attrs / mono: a scalar or a list of scalars. ev is the value's first event. */
-static int parse_attrs(struct parse *p, yaml_event_t *ev, const char *key, unsigned *out)
+/* attrs / mono: a scalar or a list of scalars. */
+static int parse_attrs(const struct parse *p, const struct sim_value *v, const char *key,
+                       unsigned *out)
 {
     unsigned bits = 0;
-    char bad[80], q[100];
-    if (ev->type == YAML_SCALAR_EVENT) {
-        if (parse_attr_words(scalar(ev), &bits, bad, sizeof(bad)) < 0) {
-            quote(bad, q, sizeof(q));
-            return fail_at(p, &ev->start_mark, key, SIM_EINVAL,
+    char bad[80], text[100];
+    if (is_scalar(v)) {
+        if (parse_attr_words(scalar_text(v, text, sizeof(text)), &bits, bad, sizeof(bad)) < 0)
+            return fail_at(p, v->line, v->col, key,
                            "unknown attribute '%s' (bold, dim, underline, reverse, italic, "
                            "standout)",
-                           q);
-        }
+                           bad);
         *out = bits;
         return 0;
     }
-    if (ev->type != YAML_SEQUENCE_START_EVENT)
-        return fail_at(p, &ev->start_mark, key, SIM_EINVAL,
-                       "expected an attribute or a list of them, got %s", event_what(ev));
-    for (;;) {
-        yaml_event_t item;
-        int rc = next_event(p, &item);
-        if (rc < 0)
-            return rc;
-        if (item.type == YAML_SEQUENCE_END_EVENT) {
-            yaml_event_delete(&item);
-            break;
-        }
-        if (item.type != YAML_SCALAR_EVENT) {
-            rc = fail_at(p, &item.start_mark, key, SIM_EINVAL, "expected an attribute, got %s",
-                         event_what(&item));
-            yaml_event_delete(&item);
-            return rc;
-        }
-        if (parse_attr_words(scalar(&item), &bits, bad, sizeof(bad)) < 0) {
-            quote(bad, q, sizeof(q));
-            rc = fail_at(p, &item.start_mark, key, SIM_EINVAL, "unknown attribute '%s'", q);
-            yaml_event_delete(&item);
-            return rc;
-        }
-        yaml_event_delete(&item);
+    if (v->type != SIM_V_LIST)
+        return fail_at(p, v->line, v->col, key, "expected an attribute or a list of them, got %s",
+                       what(v));
+    for (size_t i = 0; i < v->u.list.len; i++) {
+        const struct sim_value *item = v->u.list.items[i];
+        if (!is_scalar(item))
+            return fail_at(p, item->line, item->col, key, "expected an attribute, got %s",
+                           what(item));
+        if (parse_attr_words(scalar_text(item, text, sizeof(text)), &bits, bad, sizeof(bad)) < 0)
+            return fail_at(p, item->line, item->col, key, "unknown attribute '%s'", bad);
     }
     *out = bits;
     return 0;
 }
 
-/* One style's map: {fg, bg, attrs, mono}. The MAPPING_START was consumed. */
-static int parse_style(struct parse *p, const char *style_name, struct tui_theme_style *st)
+/* A colour: a name or "#rrggbb" (strings) or an index 0-255. */
+static int parse_colour_value(const struct parse *p, const struct sim_value *v, const char *key,
+                              struct tui_colour *out)
+{
+    char text[100];
+    if (!is_scalar(v))
+        return fail_at(p, v->line, v->col, key, "expected a colour, got %s", what(v));
+    scalar_text(v, text, sizeof(text));
+    if ((v->type == SIM_V_STR || v->type == SIM_V_INT) && parse_colour(text, out) == 0)
+        return 0;
+    if (!text[0])
+        return fail_at(p, v->line, v->col, key,
+                       "missing colour (quote \"#rrggbb\": # starts a comment)");
+    return fail_at(p, v->line, v->col, key, "unknown colour '%s' (a name, 0-255 or \"#rrggbb\")",
+                   text);
+}
+
+/* One style's map {fg, bg, attrs, mono} over *st, which it leaves alone on an error. */
+static int parse_style(const struct parse *p, const struct sim_value *map, enum tui_style s,
+                       const char *style_name, struct tui_theme_style *st)
 {
     bool attrs_set = false, mono_set = false;
     struct tui_theme_style v = *st;
-    for (;;) {
-        yaml_event_t kev, vev;
-        char path[256], q[100];
-        int rc = next_event(p, &kev);
-        if (rc < 0)
-            return rc;
-        if (kev.type == YAML_MAPPING_END_EVENT) {
-            yaml_event_delete(&kev);
-            break;
-        }
-        if (kev.type != YAML_SCALAR_EVENT) {
-            rc = fail_at(p, &kev.start_mark, style_name, SIM_EINVAL,
-                         "expected a key (fg, bg, attrs, mono), got %s", event_what(&kev));
-            yaml_event_delete(&kev);
-            return rc;
-        }
-        const char *k = scalar(&kev);
-        quote(k, q, sizeof(q));
-        snprintf(path, sizeof(path), "%s.%s", style_name, q);
-        rc = next_event(p, &vev);
-        if (rc < 0) {
-            yaml_event_delete(&kev);
-            return rc;
-        }
-        if (strcmp(k, "fg") == 0 || strcmp(k, "bg") == 0) {
-            struct tui_colour col;
-            if (vev.type != YAML_SCALAR_EVENT) {
-                rc = fail_at(p, &vev.start_mark, path, SIM_EINVAL, "expected a colour, got %s",
-                             event_what(&vev));
-            } else if (parse_colour(scalar(&vev), &col) < 0) {
-                char cq[100];
-                quote(scalar(&vev), cq, sizeof(cq));
-                if (*scalar(&vev))
-                    rc = fail_at(p, &vev.start_mark, path, SIM_EINVAL,
-                                 "unknown colour '%s' (a name, 0-255 or \"#rrggbb\")", cq);
-                else
-                    rc = fail_at(p, &vev.start_mark, path, SIM_EINVAL,
-                                 "missing colour (quote \"#rrggbb\": # starts a comment)");
-            } else if (k[0] == 'f') {
-                v.fg = col;
-            } else {
-                v.bg = col;
-            }
+    for (size_t i = 0; i < map->u.map.len; i++) {
+        const char *k = map->u.map.keys[i];
+        const struct sim_value *val = map->u.map.vals[i];
+        char path[256];
+        snprintf(path, sizeof(path), "%s.%.99s", style_name, k);
+        int rc;
+        if (strcmp(k, "fg") == 0) {
+            rc = parse_colour_value(p, val, path, &v.fg);
+        } else if (strcmp(k, "bg") == 0) {
+            rc = parse_colour_value(p, val, path, &v.bg);
         } else if (strcmp(k, "attrs") == 0) {
-            rc = parse_attrs(p, &vev, path, &v.attrs);
+            rc = parse_attrs(p, val, path, &v.attrs);
             attrs_set = true;
         } else if (strcmp(k, "mono") == 0) {
-            rc = parse_attrs(p, &vev, path, &v.mono);
+            rc = parse_attrs(p, val, path, &v.mono);
             mono_set = true;
         } else {
-            rc = fail_at(p, &kev.start_mark, path, SIM_EINVAL,
-                         "unknown key (fg, bg, attrs, mono are allowed)");
+            rc = fail_key(p, map, i, path, "unknown key (fg, bg, attrs, mono are allowed)");
         }
-        yaml_event_delete(&kev);
-        yaml_event_delete(&vev);
         if (rc < 0)
             return rc;
     }
     /* A style that says how it looks with colours but not without keeps the built-in
      * monochrome look plus its own attributes. */
-    if (attrs_set && !mono_set) {
-        enum tui_style s;
-        tui_style_parse(style_name, &s);
+    if (attrs_set && !mono_set)
         v.mono = mono_defaults[s] | v.attrs;
-    }
     *st = v;
     return 0;
 }
 
-static int parse_root(struct parse *p)
+/* The document's root: a map of style name -> style, and a description. */
+static int parse_root(const struct parse *p, const struct sim_value *root)
 {
-    yaml_event_t ev;
-    int rc;
-    /* STREAM_START, DOCUMENT_START, then the root map. */
-    for (int i = 0; i < 3; i++) {
-        if ((rc = next_event(p, &ev)) < 0)
-            return rc;
-        yaml_event_type_t got = ev.type;
-        yaml_mark_t mark = ev.start_mark;
-        bool empty_scalar = got == YAML_SCALAR_EVENT && ev.data.scalar.length == 0;
-        yaml_event_delete(&ev);
-        if (got == YAML_STREAM_END_EVENT || empty_scalar)
-            return fail_at(p, &mark, NULL, SIM_EINVAL,
-                           "the theme is empty: expected a map of style names");
-        if (i == 2 && got != YAML_MAPPING_START_EVENT)
-            return fail_at(p, &mark, NULL, SIM_EINVAL,
-                           "expected a map of style names at the top level");
-    }
-    for (;;) {
-        if ((rc = next_event(p, &ev)) < 0)
-            return rc;
-        if (ev.type == YAML_MAPPING_END_EVENT) {
-            yaml_event_delete(&ev);
-            break;
-        }
-        char q[100];
-        if (ev.type != YAML_SCALAR_EVENT) {
-            rc = fail_at(p, &ev.start_mark, NULL, SIM_EINVAL, "expected a style name, got %s",
-                         event_what(&ev));
-            yaml_event_delete(&ev);
-            return rc;
-        }
-        quote(scalar(&ev), q, sizeof(q));
-        yaml_event_t vev;
-        if ((rc = next_event(p, &vev)) < 0) {
-            yaml_event_delete(&ev);
-            return rc;
-        }
+    if (root->type == SIM_V_NULL)
+        return fail_at(p, root->line, root->col, NULL,
+                       "the theme is empty: expected a map of style names");
+    if (root->type != SIM_V_MAP)
+        return fail_at(p, root->line, root->col, NULL,
+                       "expected a map of style names at the top level");
+    for (size_t i = 0; i < root->u.map.len; i++) {
+        const char *k = root->u.map.keys[i];
+        const struct sim_value *v = root->u.map.vals[i];
+        char name[100];
+        snprintf(name, sizeof(name), "%s", k);
         enum tui_style st;
-        if (strcmp(scalar(&ev), "description") == 0) {
-            if (vev.type != YAML_SCALAR_EVENT)
-                rc = fail_at(p, &vev.start_mark, "description", SIM_EINVAL, "expected text, got %s",
-                             event_what(&vev));
+        int rc;
+        if (strcmp(k, "description") == 0) {
+            if (is_scalar(v))
+                scalar_text(v, p->th->description, sizeof(p->th->description));
             else
-                quote(scalar(&vev), p->th->description, sizeof(p->th->description));
-        } else if (tui_style_parse(scalar(&ev), &st) < 0) {
-            rc = fail_at(p, &ev.start_mark, q, SIM_EINVAL, "unknown style name");
-        } else if (vev.type != YAML_MAPPING_START_EVENT) {
-            rc = fail_at(p, &vev.start_mark, q, SIM_EINVAL,
-                         "expected a map {fg, bg, attrs, mono}, got %s", event_what(&vev));
-        } else {
-            rc = parse_style(p, q, &p->th->styles[st]);
-        }
-        yaml_event_delete(&ev);
-        yaml_event_delete(&vev);
-        if (rc < 0)
+                return fail_at(p, v->line, v->col, "description", "expected text, got %s", what(v));
+        } else if (tui_style_parse(k, &st) < 0) {
+            return fail_key(p, root, i, name, "unknown style name");
+        } else if (v->type != SIM_V_MAP) {
+            return fail_at(p, v->line, v->col, name, "expected a map {fg, bg, attrs, mono}, got %s",
+                           what(v));
+        } else if ((rc = parse_style(p, v, st, name, &p->th->styles[st])) < 0) {
             return rc;
+        }
     }
-    if ((rc = next_event(p, &ev)) < 0)
-        return rc;
-    yaml_event_delete(&ev); /* DOCUMENT_END */
-    if ((rc = next_event(p, &ev)) < 0)
-        return rc;
-    yaml_event_type_t t = ev.type;
-    yaml_mark_t mark = ev.start_mark;
-    yaml_event_delete(&ev);
-    if (t != YAML_STREAM_END_EVENT)
-        return fail_at(p, &mark, NULL, SIM_EINVAL, "a theme file holds one YAML document");
     return 0;
+}
+
+/* The sim_yaml_build_fn of themes: applies the document over the struct tui_theme out. */
+static int theme_from_doc(const struct sim_value *root, const struct sim_yaml_doc *doc,
+                          const char *file, void *out, struct diag *d)
+{
+    struct parse p = {.doc = doc, .file = file, .d = d, .th = out};
+    return parse_root(&p, root);
 }
 
 int tui_theme_parse(struct tui_theme *th, const char *text, size_t len, const char *file,
                     struct diag *d)
 {
-    struct parse p = {.file = file, .d = d, .th = th};
-    if (!yaml_parser_initialize(&p.parser))
-        return diag_set(d, SIM_ENOMEM, file, 0, 0, NULL, "out of memory starting the parser");
-    yaml_parser_set_input_string(&p.parser, (const unsigned char *)text, len);
-    int rc = parse_root(&p);
-    yaml_parser_delete(&p.parser);
-    return rc;
+    return sim_yaml_build(text, len, file, theme_from_doc, th, d);
 }
 
 /* ---- loading ---------------------------------------------------------------------------- */
 
-/* Read a whole file (at most THEME_FILE_MAX bytes). Returns 0 or a negative code. */
-static int read_file(const char *path, char **out, size_t *len, struct diag *d)
+/* Load the theme file at path over th; a missing file is -SIM_ENOENT. */
+static int load_file(struct tui_theme *th, const char *path, struct diag *d)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return diag_set(d, errno == ENOENT ? SIM_ENOENT : SIM_EIO, path, 0, 0, NULL, "%s",
-                        strerror(errno));
-    char *buf = sim_xmalloc(THEME_FILE_MAX + 1);
-    size_t n = fread(buf, 1, THEME_FILE_MAX + 1, f);
-    int err = ferror(f);
-    fclose(f);
-    if (err) {
-        free(buf);
-        return diag_set(d, SIM_EIO, path, 0, 0, NULL, "cannot read the file");
-    }
-    if (n > THEME_FILE_MAX) {
-        free(buf);
-        return diag_set(d, SIM_ELIMIT, path, 0, 0, NULL, "larger than %d bytes: not a theme",
-                        THEME_FILE_MAX);
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    return 0;
+    if (access(path, F_OK) < 0 && errno == ENOENT)
+        return diag_set(d, SIM_ENOENT, path, 0, 0, NULL, "%s", strerror(ENOENT));
+    return sim_yaml_build_file(path, theme_from_doc, th, d);
 }
 
 static bool is_path(const char *name)
@@ -465,37 +380,25 @@ int tui_theme_load(struct tui_theme *th, const char *name, const char *user_dir,
 {
     load_default(th);
     struct tui_theme def = *th;
-    char *text = NULL;
-    size_t len = 0;
     char file[SIM_DIAG_FILE_MAX];
-    int rc;
+    int rc = -SIM_ENOENT;
     if (is_path(name)) {
-        snprintf(file, sizeof(file), "%s", name);
-        rc = read_file(name, &text, &len, d);
+        rc = load_file(th, name, d);
     } else {
         if (!valid_name(name, strlen(name)))
             return diag_set(d, SIM_ENOENT, NULL, 0, 0, NULL, "no theme named '%.64s'", name);
-        rc = -SIM_ENOENT;
         if (user_dir) {
             snprintf(file, sizeof(file), "%s/%s.yaml", user_dir, name);
-            rc = read_file(file, &text, &len, d);
-            if (rc < 0 && rc != -SIM_ENOENT)
-                return rc;
+            rc = load_file(th, file, d);
         }
         if (rc == -SIM_ENOENT) {
             snprintf(file, sizeof(file), "themes/%s.yaml", name);
             const struct sim_embedded_file *f = sim_embedded_find(file);
             if (!f)
                 return diag_set(d, SIM_ENOENT, NULL, 0, 0, NULL, "no theme named '%s'", name);
-            text = sim_xstrndup(f->data, f->size);
-            len = f->size;
-            rc = 0;
+            rc = tui_theme_parse(th, f->data, f->size, file, d);
         }
     }
-    if (rc < 0)
-        return rc;
-    rc = tui_theme_parse(th, text, len, file, d);
-    free(text);
     if (rc < 0) {
         *th = def;
         return rc;

@@ -2,7 +2,8 @@
  * Engine and coroutine benchmark (run by tests/bench/engine_bench.sh through make bench).
  *
  *   engine_bench res N M   N producers share a capacity-16 resource and feed one consumer
- *                          through a store (the SimPy reference model; see below)
+ *                          through a store (the SimPy reference model of
+ *                          tests/unit/test_simpy_model.h)
  *   engine_bench tmo N M   N processes doing M timeouts each
  *   engine_bench switch    ns per coroutine switch, against glibc swapcontext (thread CPU
  *                          time, best of 10 rounds)
@@ -13,6 +14,7 @@
  */
 #include "sim/coro.h"
 #include "sim/engine.h"
+#include "tests/unit/test_simpy_model.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -40,58 +42,6 @@ static double cpu_s(void)
     return clock_s(CLOCK_THREAD_CPUTIME_ID);
 }
 
-/* ---- res: the SimPy reference model ------------------------------------------------------
- * In SimPy 4.1.2 (which ends at simtime=15627 msgs=100000 chk=189143445748679 for N=1000,
- * M=100):
- *   def producer(env, pid, res, store):
- *       for i in range(M):
- *           yield env.timeout(1 + (pid*7 + i*13) % 10)
- *           req = res.request(); yield req
- *           yield env.timeout(1 + (pid*3 + i*5) % 4)
- *           res.release(req)
- *           yield store.put(pid)
- *   def consumer(env, store):
- *       while True:
- *           m = yield store.get(); msgs += 1
- *           chk = (chk*31 + int(env.now)*1000003 + m) & 0xffffffffffff
- */
-struct res_model {
-    struct sim_resource *res;
-    struct sim_store *store;
-    long m;
-    uint64_t msgs, chk;
-};
-
-struct producer {
-    struct res_model *model;
-    long pid;
-};
-
-static void producer(struct sim_proc *p, void *arg)
-{
-    const struct producer *pr = arg;
-    struct res_model *md = pr->model;
-    long pid = pr->pid;
-    for (long i = 0; i < md->m; i++) {
-        sim_wait(p, (sim_time_t)(1 + (pid * 7 + i * 13) % 10));
-        sim_resource_request(p, md->res);
-        sim_wait(p, (sim_time_t)(1 + (pid * 3 + i * 5) % 4));
-        sim_resource_release(p, md->res);
-        sim_store_put(p, md->store, (void *)(uintptr_t)pid);
-    }
-}
-
-static void consumer(struct sim_proc *p, void *arg)
-{
-    struct res_model *md = arg;
-    for (;;) {
-        uint64_t m = (uintptr_t)sim_store_get(p, md->store);
-        uint64_t now = sim_engine_now(sim_proc_engine(p));
-        md->msgs++;
-        md->chk = (md->chk * 31 + now * 1000003 + m) & 0xffffffffffffULL;
-    }
-}
-
 /* Prints the CPU time (user and system) on one line, then the result line. */
 static void report(struct sim_engine *e, uint64_t msgs, uint64_t chk, double wall, double cpu)
 {
@@ -102,26 +52,18 @@ static void report(struct sim_engine *e, uint64_t msgs, uint64_t chk, double wal
            sim_engine_now(e), msgs, chk, ev, wall, wall > 0 ? (double)ev / wall : 0.0);
 }
 
+/* res: the SimPy reference model of tests/unit/test_simpy_model.h. */
 static int bench_res(long n, long m)
 {
     double t0 = now_s(), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
     struct sim_engine *e = sim_engine_new(NULL);
-    struct res_model md = {sim_resource_new(e, "res", 16), sim_store_new(e, "store", 0), m, 0, 0};
-    struct producer *prs = calloc((size_t)n, sizeof(*prs));
-    if (!prs)
-        return 1;
-    for (long pid = 0; pid < n; pid++) {
-        char name[32];
-        snprintf(name, sizeof(name), "producer%ld", pid);
-        prs[pid] = (struct producer){&md, pid};
-        sim_proc_spawn(e, name, producer, &prs[pid]);
-    }
-    sim_proc_spawn(e, "consumer", consumer, &md);
+    struct res_model md;
+    res_model_init(&md, e, n, m);
     sim_engine_run(e, SIM_RUN_END, 0);
     double wall = now_s() - t0, cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
     report(e, md.msgs, md.chk, wall, cpu);
     sim_engine_free(e);
-    free(prs);
+    res_model_fini(&md);
     return 0;
 }
 

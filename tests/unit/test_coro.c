@@ -2,6 +2,8 @@
  * stack sizes and reuse, and the guard page below each stack. */
 #include "sim/coro.h"
 
+#include "test_asan.h"
+
 #include <criterion/criterion.h>
 #include <fenv.h>
 #include <signal.h>
@@ -11,18 +13,6 @@
 #include <unistd.h>
 #if defined(__x86_64__)
 #include <xmmintrin.h>
-#endif
-
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#if !defined(UNDER_ASAN) && defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#endif
-#ifndef UNDER_ASAN
-#define UNDER_ASAN 0
 #endif
 
 #if defined(__has_include)

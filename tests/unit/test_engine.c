@@ -3,24 +3,15 @@
  * and the SimPy reference checksum. */
 #include "sim/engine.h"
 
+#include "test_asan.h"
+#include "test_simpy_model.h"
+
 #include <criterion/criterion.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#if !defined(UNDER_ASAN) && defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#endif
-#ifndef UNDER_ASAN
-#define UNDER_ASAN 0
-#endif
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
@@ -987,67 +978,20 @@ Test(engine, two_engines_interleaved_match_each_run_alone)
     free(alone);
 }
 
-/* ---- the SimPy reference model ------------------------------------------------------------ */
-
-/* The model of tests/bench/engine_bench.c ("res"), as in SimPy:
- *   producer pid, for i in range(M): timeout(1 + (pid*7 + i*13) % 10); request;
- *       timeout(1 + (pid*3 + i*5) % 4); release; yield store.put(pid)
- *   consumer: forever m = yield store.get(); msgs += 1;
- *       chk = (chk*31 + now*1000003 + m) & 0xffffffffffff
- * with a capacity-16 Resource and an unbounded Store. */
-struct res_model {
-    struct sim_resource *res;
-    struct sim_store *store;
-    int m;
-    uint64_t msgs, chk;
-};
-
-struct res_producer {
-    struct res_model *model;
-    int pid;
-};
-
-static void res_producer(struct sim_proc *p, void *arg)
-{
-    struct res_producer *pr = arg;
-    struct res_model *md = pr->model;
-    for (int i = 0; i < md->m; i++) {
-        sim_wait(p, (sim_time_t)(1 + (pr->pid * 7 + i * 13) % 10));
-        sim_resource_request(p, md->res);
-        sim_wait(p, (sim_time_t)(1 + (pr->pid * 3 + i * 5) % 4));
-        sim_resource_release(p, md->res);
-        sim_store_put(p, md->store, (void *)(uintptr_t)pr->pid);
-    }
-}
-
-static void res_consumer(struct sim_proc *p, void *arg)
-{
-    struct res_model *md = arg;
-    for (;;) {
-        uint64_t m = (uintptr_t)sim_store_get(p, md->store);
-        uint64_t now = sim_engine_now(sim_proc_engine(p));
-        md->msgs++;
-        md->chk = (md->chk * 31 + now * 1000003 + m) & 0xffffffffffffULL;
-    }
-}
+/* ---- the SimPy reference model (test_simpy_model.h) ------------------------------------- */
 
 static void run_res(int n, int m, sim_time_t *simtime, uint64_t *msgs, uint64_t *chk)
 {
     struct sim_engine *e = sim_engine_new(NULL);
-    struct res_model md = {sim_resource_new(e, "res", 16), sim_store_new(e, "store", 0), m, 0, 0};
-    struct res_producer *prs = calloc((size_t)n, sizeof(*prs));
-    for (int pid = 0; pid < n; pid++) {
-        prs[pid] = (struct res_producer){&md, pid};
-        sim_proc_spawn(e, "producer", res_producer, &prs[pid]);
-    }
-    sim_proc_spawn(e, "consumer", res_consumer, &md);
+    struct res_model md;
+    res_model_init(&md, e, n, m);
     sim_engine_run(e, SIM_RUN_END, 0);
     *simtime = sim_engine_now(e);
     *msgs = md.msgs;
     *chk = md.chk;
     cr_assert_eq(sim_engine_live_procs(e), 1, "the consumer is still waiting");
     sim_engine_free(e); /* with the consumer blocked in get */
-    free(prs);
+    res_model_fini(&md);
 }
 
 Test(engine, simpy_checksum_small_by_hand)

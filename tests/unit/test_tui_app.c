@@ -92,7 +92,7 @@ Test(tui_app, too_small_and_back)
 {
     struct fixture f;
     setup(&f, 80, 24);
-    frame(&f);
+    free(frame(&f));
     tui_app_resize(f.a, 39, 10);
     cr_assert(shows(&f, "window too small"));
     cr_assert(shows(&f, "need 40x10, have 39x10"));
@@ -112,7 +112,7 @@ Test(tui_app, search_prompt_and_messages)
 {
     struct fixture f;
     setup(&f, 80, 24);
-    frame(&f);
+    free(frame(&f));
     keys(&f, "/");
     cr_assert(strncmp(line(&f, 23), "search: /\u2588", 12) == 0, "%s", line(&f, 23));
     keys(&f, "gemx");
@@ -142,7 +142,7 @@ Test(tui_app, n_without_a_search_and_unknown_keys_say_so)
 {
     struct fixture f;
     setup(&f, 80, 24);
-    frame(&f);
+    free(frame(&f));
     keys(&f, "n");
     cr_assert(strstr(line(&f, 23), "no search yet: / starts one"), "%s", line(&f, 23));
     keys(&f, "Z");
@@ -157,7 +157,7 @@ Test(tui_app, help_opens_scrolls_and_closes)
 {
     struct fixture f;
     setup(&f, 80, 24);
-    frame(&f);
+    free(frame(&f));
     keys(&f, "?");
     cr_assert(shows(&f, "npuscope keys"));
     cr_assert(shows(&f, "zoom in around the cursor"));
@@ -182,7 +182,7 @@ Test(tui_app, tab_moves_the_focus_and_keys_follow_it)
     /* the Gantt's title is in the focus style, the others not */
     cr_assert_eq(tui_canvas_cell(c, 1, 1)->style, TUI_STYLE_TITLE_FOCUS);
     keys(&f, "\t");
-    frame(&f);
+    free(frame(&f));
     c = tui_app_render(f.a);
     cr_assert_eq(tui_canvas_cell(c, 1, 1)->style, TUI_STYLE_TITLE);
     int y = 0;
@@ -211,7 +211,7 @@ Test(tui_app, memory_maximize_and_hide)
 {
     struct fixture f;
     setup(&f, 80, 24);
-    frame(&f);
+    free(frame(&f));
     keys(&f, "m");
     cr_assert(shows(&f, " Memory  hbm   tcm"));
     keys(&f, "m");
@@ -233,7 +233,7 @@ Test(tui_app, themes_cycle)
 {
     struct fixture f;
     setup(&f, 80, 24);
-    frame(&f);
+    free(frame(&f));
     uint64_t r0, r1;
     cr_assert_str_eq(tui_app_theme(f.a, &r0)->name, "default");
     keys(&f, "t");

@@ -111,8 +111,12 @@ Test(tui_theme, mistakes_are_reported_with_their_position)
     cr_assert_str_eq(err("- header\n"),
                      "t.yaml:1:1: expected a map of style names at the top level");
     cr_assert_str_eq(err("# nothing\n"),
-                     "t.yaml:2:1: the theme is empty: expected a map of style names");
-    cr_assert_str_eq(err("header: {fg: red\n"), "t.yaml:2:1: did not find expected ',' or '}'");
+                     "t.yaml:1:1: the theme is empty: expected a map of style names");
+    cr_assert_str_eq(err("header: {fg: red\n"),
+                     "t.yaml:2:1: YAML syntax error: did not find expected ',' or '}' while "
+                     "parsing a flow mapping (line 1, column 9)");
+    cr_assert_str_eq(err("header: {fg: red}\nheader: {fg: blue}\n"),
+                     "t.yaml:2:1: duplicate key 'header'");
     cr_assert_str_eq(err("a: &x {fg: red}\nheader: *x\n"),
                      "t.yaml:1:1: key 'a': unknown style name");
 }

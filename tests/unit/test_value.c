@@ -161,6 +161,44 @@ Test(value, tensors_compare_by_identity)
     sim_tensor_unref(y);
 }
 
+Test(value, content_equality_compares_tensor_data)
+{
+    /* two tensors with the same bytes in the same place of equal trees */
+    struct sim_tensor *x = sim_tensor_new(SIM_F32, 2, (int64_t[]){2, 3});
+    struct sim_tensor *y = sim_tensor_new(SIM_F32, 2, (int64_t[]){2, 3});
+    sim_tensor_set(x, 4, 1.5);
+    sim_tensor_set(y, 4, 1.5);
+    struct sim_value *a = sim_value_map(), *b = sim_value_map();
+    sim_value_map_set_take(a, "ins", sim_value_list());
+    sim_value_list_push_take(sim_value_map_get(a, "ins"), sim_value_tensor(x));
+    sim_value_map_set_take(b, "ins", sim_value_list());
+    sim_value_list_push_take(sim_value_map_get(b, "ins"), sim_value_tensor(y));
+    cr_assert(sim_value_equal_content(a, b));
+    cr_assert_not(sim_value_equal(a, b), "by identity they differ");
+    /* one element apart */
+    sim_tensor_set(y, 5, 2.0);
+    cr_assert_not(sim_value_equal_content(a, b));
+    /* the same bytes in another shape or dtype */
+    struct sim_tensor *x6 = sim_tensor_new(SIM_F32, 1, (int64_t[]){6});
+    struct sim_tensor *xi = sim_tensor_new(SIM_I32, 2, (int64_t[]){2, 3});
+    struct sim_tensor *x0 = sim_tensor_new(SIM_F32, 2, (int64_t[]){2, 3});
+    struct sim_value *v6 = sim_value_tensor(x6), *vi = sim_value_tensor(xi),
+                     *v0 = sim_value_tensor(x0);
+    struct sim_value *vz = sim_value_tensor(sim_tensor_new(SIM_F32, 2, (int64_t[]){2, 3}));
+    sim_tensor_unref(vz->u.tensor); /* vz holds the only reference */
+    cr_assert(sim_value_equal_content(v0, vz), "zero-filled tensors alike");
+    cr_assert_not(sim_value_equal_content(v0, v6));
+    cr_assert_not(sim_value_equal_content(v0, vi));
+    cr_assert(sim_value_equal_content(NULL, NULL));
+    cr_assert_not(sim_value_equal_content(a, NULL));
+    struct sim_value *vals[] = {a, b, v6, vi, v0, vz};
+    for (size_t k = 0; k < sizeof(vals) / sizeof(vals[0]); k++)
+        sim_value_free(vals[k]);
+    struct sim_tensor *ts[] = {x, y, x6, xi, x0};
+    for (size_t k = 0; k < sizeof(ts) / sizeof(ts[0]); k++)
+        sim_tensor_unref(ts[k]);
+}
+
 Test(value, int_list_builds_a_shape)
 {
     int64_t dims[] = {128, 256, -1};

@@ -396,6 +396,51 @@ Test(yaml, missing_file_is_an_io_error)
                      "no/such/file.yaml: cannot open: No such file or directory");
 }
 
+/* A builder that records what it was given and answers with the int out points at. */
+struct built {
+    int calls;
+    const char *file;
+    int64_t x;
+    int line, col; /* where key "x" was written */
+    int answer;
+};
+
+static int build_x(const struct sim_value *root, const struct sim_yaml_doc *doc, const char *file,
+                   void *out, struct diag *d)
+{
+    struct built *b = out;
+    b->calls++;
+    b->file = file;
+    b->x = sim_value_get_int(root, "x", -1);
+    sim_yaml_doc_key_pos(doc, root, 0, &b->line, &b->col);
+    if (b->answer)
+        return diag_set(d, SIM_EINVAL, file, 1, 1, "x", "refused");
+    return 0;
+}
+
+Test(yaml, build_hands_the_document_to_the_builder)
+{
+    struct built b = {0};
+    struct diag d;
+    cr_assert_eq(sim_yaml_build("\n  x: 7\n", 8, "t.yaml", build_x, &b, &d), 0);
+    cr_assert_eq(b.calls, 1);
+    cr_assert_str_eq(b.file, "t.yaml");
+    cr_assert_eq(b.x, 7);
+    cr_assert_eq(b.line, 2, "the builder can ask where keys were written");
+    cr_assert_eq(b.col, 3);
+    /* the builder's error is the result */
+    b = (struct built){.answer = 1};
+    cr_assert_eq(sim_yaml_build("x: 7\n", 5, "t.yaml", build_x, &b, &d), -SIM_EINVAL);
+    cr_assert_str_eq(d.msg, "refused");
+    /* a document that does not load never reaches the builder */
+    b = (struct built){0};
+    cr_assert_eq(sim_yaml_build("x: [\n", 5, "t.yaml", build_x, &b, &d), -SIM_EPARSE);
+    cr_assert_eq(b.calls, 0);
+    cr_assert_eq(sim_yaml_build_file("no/such/file.yaml", build_x, &b, &d), -SIM_EIO);
+    cr_assert_eq(b.calls, 0);
+    cr_assert_str_eq(d.file, "no/such/file.yaml");
+}
+
 Test(yaml, take_root_transfers_ownership)
 {
     struct sim_yaml_doc *doc;
