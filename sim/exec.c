@@ -1993,8 +1993,11 @@ static int decode(struct sim_exec *x, size_t index, const struct sim_op_record *
     if (strcmp(r->op_kind, "gemm") == 0)
         return decode_gemm(&c, o, strncmp(name, "composite_", 10) == 0);
     if (strcmp(r->op_kind, "math") == 0) {
-        if (strncmp(name, "composite_", 10) == 0)
-            return 0;
+        if (strncmp(name, "composite_", 10) == 0) {
+            /* D3.5 has no input: replayable when the replay annotations name it */
+            const char *op = sim_value_get_str(r->note.replay, "math_op", NULL);
+            return op ? decode_math(&c, o, op) : 0;
+        }
         return decode_math(&c, o, name);
     }
     if (strcmp(r->op_kind, "unknown") == 0 && strncmp(name, "TileToken/", 10) == 0) {

@@ -234,7 +234,10 @@ static struct sim_value *params_math(const struct sim_math_cmd *c)
 }
 
 /* D3.5 */
-static struct sim_value *params_composite(const struct sim_composite_cmd *c)
+/* D3.5 exactly. For op "math", D3.5 names neither the input nor the elementwise op: the
+ * replay annotations carry them with D3.4's keys (and math_op), so phase 2 can replay it. */
+static struct sim_value *params_composite(const struct sim_composite_cmd *c,
+                                          struct sim_value *replay)
 {
     struct sim_value *p = sim_value_map();
     sim_value_map_set_str(p, "op", c->op);
@@ -251,6 +254,20 @@ static struct sim_value *params_composite(const struct sim_composite_cmd *c)
         sim_value_map_set_str(p, "src_b_space", c->b.space);
         sim_value_map_set_str(p, "dst_space", "hbm");
         sim_value_map_set_int(p, "dst_addr", (int64_t)c->out.addr);
+    } else {
+        sim_value_map_set_str(replay, "math_op", c->math_op);
+        int64_t addr = (int64_t)c->a.addr;
+        sim_value_map_set_take(replay, "input_addrs", sim_value_int_list(&addr, 1));
+        sim_value_list_push_take(sim_value_map_set_take(replay, "input_shapes", sim_value_list()),
+                                 shape_list(&c->a));
+        sim_value_list_push_take(sim_value_map_set_take(replay, "input_spaces", sim_value_list()),
+                                 sim_value_str(c->a.space[0] ? c->a.space : "hbm"));
+        sim_value_list_push_take(sim_value_map_set_take(replay, "input_dtypes", sim_value_list()),
+                                 sim_value_str(sim_dtype_name(c->a.dtype)));
+        sim_value_map_set_int(replay, "dst_addr", (int64_t)c->out.addr);
+        sim_value_map_set_str(replay, "dst_space", "hbm");
+        sim_value_map_set_take(replay, "shape_out", shape_list(&c->out));
+        sim_value_map_set_str(replay, "dtype", sim_dtype_name(c->out.dtype));
     }
     return p;
 }
@@ -299,7 +316,7 @@ static struct sim_value *params_of(const struct sim_msg *msg, struct sim_value *
     case SIM_MK_DMA_WRITE: return params_dma_write(&msg->u.dma_write);
     case SIM_MK_GEMM: return params_gemm(&msg->u.gemm, replay);
     case SIM_MK_MATH: return params_math(&msg->u.math);
-    case SIM_MK_COMPOSITE: return params_composite(&msg->u.composite);
+    case SIM_MK_COMPOSITE: return params_composite(&msg->u.composite, replay);
     case SIM_MK_IPCQ_COPY: return params_ipcq(&msg->u.ipcq.src, &msg->u.ipcq.dst);
     default: return sim_value_map(); /* D3.7 */
     }
