@@ -360,25 +360,13 @@ static void draw_footer(struct tui_app *a)
 static void draw_bplist(struct tui_app *a)
 {
     struct tui_canvas *c = a->canvas;
-    const struct tui_glyphs *gl = tui_glyphs(c->unicode);
     size_t n = a->src->ops->break_count(a->src);
     int w = c->w - 4 < 76 ? c->w - 4 : 76;
     int h = (int)n + 4 < c->h - 2 ? (int)n + 4 : c->h - 2;
     if (h < 5)
         h = 5 < c->h - 2 ? 5 : c->h - 2;
     struct tui_rect box = {(c->w - w) / 2, 1 + (c->h - 2 - h) / 2, w, h};
-    tui_canvas_clip(c, box);
-    tui_canvas_fill(c, box, ' ', TUI_STYLE_NORMAL);
-    for (int x = box.x; x < box.x + box.w; x++) {
-        tui_canvas_put(c, x, box.y, gl->hline, TUI_STYLE_BORDER);
-        tui_canvas_put(c, x, box.y + box.h - 1, gl->hline, TUI_STYLE_BORDER);
-    }
-    for (int y = box.y; y < box.y + box.h; y++) {
-        tui_canvas_put(c, box.x, y, gl->vline, TUI_STYLE_BORDER);
-        tui_canvas_put(c, box.x + box.w - 1, y, gl->vline, TUI_STYLE_BORDER);
-    }
-    tui_canvas_text(c, box.x + 2, box.y, box.w - 4, TUI_STYLE_TITLE_FOCUS,
-                    " Breakpoints (d remove, B add, any other key closes) ", TUI_TEXT_ELLIPSIS);
+    tui_canvas_box(c, box, " Breakpoints (d remove, B add, any other key closes) ");
     if (!n)
         tui_canvas_text(c, box.x + 2, box.y + 1, box.w - 4, TUI_STYLE_DIM,
                         "none: B adds one (c GLOB, o NAME, m NAME)", TUI_TEXT_ELLIPSIS);

@@ -337,3 +337,19 @@ const struct tui_glyphs *tui_glyphs(bool unicode)
 {
     return unicode ? &glyphs_unicode : &glyphs_ascii;
 }
+
+void tui_canvas_box(struct tui_canvas *c, struct tui_rect r, const char *title)
+{
+    const struct tui_glyphs *gl = tui_glyphs(c->unicode);
+    tui_canvas_clip(c, r);
+    tui_canvas_fill(c, r, ' ', TUI_STYLE_NORMAL);
+    for (int x = r.x; x < r.x + r.w; x++) {
+        tui_canvas_put(c, x, r.y, gl->hline, TUI_STYLE_BORDER);
+        tui_canvas_put(c, x, r.y + r.h - 1, gl->hline, TUI_STYLE_BORDER);
+    }
+    for (int y = r.y; y < r.y + r.h; y++) {
+        tui_canvas_put(c, r.x, y, gl->vline, TUI_STYLE_BORDER);
+        tui_canvas_put(c, r.x + r.w - 1, y, gl->vline, TUI_STYLE_BORDER);
+    }
+    tui_canvas_text(c, r.x + 2, r.y, r.w - 4, TUI_STYLE_TITLE_FOCUS, title, TUI_TEXT_ELLIPSIS);
+}

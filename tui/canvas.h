@@ -61,6 +61,12 @@ int tui_canvas_put(struct tui_canvas *c, int x, int y, uint32_t cp, enum tui_sty
 /* Fill r with cp in style st. */
 void tui_canvas_fill(struct tui_canvas *c, struct tui_rect r, uint32_t cp, enum tui_style st);
 
+/*
+ * An overlay box: clip to r, clear it, draw its border and its title (trusted text) on
+ * the top edge. Leaves the clip set to r for the caller's content.
+ */
+void tui_canvas_box(struct tui_canvas *c, struct tui_rect r, const char *title);
+
 /* Change the style of the cell at (x, y), keeping its character. */
 void tui_canvas_restyle(struct tui_canvas *c, int x, int y, enum tui_style st);
 

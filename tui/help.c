@@ -44,18 +44,7 @@ int tui_help_render(struct tui_canvas *c, struct tui_rect r, int scroll, bool li
     if (h < 3)
         h = r.h;
     struct tui_rect box = {r.x + (r.w - w) / 2, r.y + (r.h - h) / 2, w, h};
-    tui_canvas_clip(c, box);
-    tui_canvas_fill(c, box, ' ', TUI_STYLE_NORMAL);
-    for (int x = box.x; x < box.x + box.w; x++) {
-        tui_canvas_put(c, x, box.y, gl->hline, TUI_STYLE_BORDER);
-        tui_canvas_put(c, x, box.y + box.h - 1, gl->hline, TUI_STYLE_BORDER);
-    }
-    for (int y = box.y; y < box.y + box.h; y++) {
-        tui_canvas_put(c, box.x, y, gl->vline, TUI_STYLE_BORDER);
-        tui_canvas_put(c, box.x + box.w - 1, y, gl->vline, TUI_STYLE_BORDER);
-    }
-    tui_canvas_text(c, box.x + 2, box.y, box.w - 4, TUI_STYLE_TITLE_FOCUS,
-                    " npuscope keys (Up/Down scroll, any other key closes) ", TUI_TEXT_ELLIPSIS);
+    tui_canvas_box(c, box, " npuscope keys (Up/Down scroll, any other key closes) ");
     int kw = 18, n = 0;
     size_t na;
     const struct tui_action_info *acts = tui_keymap_actions(&na);
