@@ -5,6 +5,7 @@
  */
 #include "sim/chip.h"
 
+#include "sim/models.h"
 #include "sim/tensor.h"
 #include "sim/xalloc.h"
 
@@ -126,8 +127,10 @@ struct sim_chip *sim_chip_new(const struct sim_config *cfg, size_t stack_size)
     for (size_t i = 0; i < c->n_comps; i++) {
         const struct sim_topo_node *n = sim_topo_node(c->topo, (int)i);
         struct sim_component *k = &c->comps[i];
-        k->ops = sim_component_ops_for(n->kind);
+        k->ops = sim_models_for(n->kind);
         k->chip = c;
+        k->engine = c->engine;
+        k->oplog = c->oplog;
         k->node = (int)i;
         k->id = n->id;
         k->kind = n->kind;
@@ -263,6 +266,8 @@ struct sim_oplog *sim_chip_oplog(const struct sim_chip *c)
 void sim_chip_set_logging(struct sim_chip *c, bool on)
 {
     c->no_logging = !on;
+    for (size_t i = 0; i < c->n_comps; i++)
+        c->comps[i].oplog = sim_chip_active_oplog(c);
 }
 
 struct sim_oplog *sim_chip_active_oplog(const struct sim_chip *c)

@@ -110,7 +110,7 @@ void sim_chip_defer_free(struct sim_chip *c, void (*fn)(void *), void *ptr);
 /* Turn op logging on (the default) or off (timing only: the hooks do nothing). */
 void sim_chip_set_logging(struct sim_chip *c, bool on);
 
-/* The op log when logging is on, else NULL (what the component hooks use). */
+/* The op log when logging is on, else NULL: what every component's hooks record into. */
 struct sim_oplog *sim_chip_active_oplog(const struct sim_chip *c);
 
 /* Borrowed parts. */

@@ -1,7 +1,8 @@
 /*
  * Components: the modelled hardware that services messages (ADR-0020 D2, D9). One
  * component per node of the topology; its behaviour is a const struct of ops per node kind
- * (sim/comp_*.c). The base (sim_component_handle) runs every message the same way:
+ * (sim/comp_*.c, found by sim/models.h). The base (sim_component_handle) runs every
+ * message the same way:
  *
  *     start hook   op log record_start, when the message is a data op and a log is attached
  *     service      the kind's timing model: may block (engine waits, resources, links)
@@ -35,6 +36,7 @@
 
 struct sim_chip;
 struct sim_component;
+struct sim_oplog;
 
 /* What a kind of component does. */
 struct sim_component_ops {
@@ -56,6 +58,8 @@ struct sim_component_stats {
 struct sim_component {
     const struct sim_component_ops *ops; /* borrowed, static */
     struct sim_chip *chip;               /* borrowed: the chip it belongs to */
+    struct sim_engine *engine;           /* borrowed: the chip's engine */
+    struct sim_oplog *oplog;             /* borrowed: the chip's op log, NULL when not logging */
     int node;                            /* topology node index */
     const char *id;                      /* borrowed from the topology: "sip0.cube0.pe0.pe_dma" */
     enum sim_node_kind kind;
@@ -68,9 +72,6 @@ struct sim_component {
     unsigned active;         /* units working now */
     sim_time_t active_since; /* when active went from 0 to 1 */
 };
-
-/* The model of a node kind (static). */
-const struct sim_component_ops *sim_component_ops_for(enum sim_node_kind kind);
 
 /*
  * Service msg at c: start hook, the kind's service, end hook (see the file comment). Runs
