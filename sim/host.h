@@ -27,25 +27,13 @@
 #define SIM_HOST_H
 
 #include "sim/chip.h"
+#include "sim/host_buffers.h"
 #include "sim/kernel.h"
 #include "sim/workload.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-/* ---- host buffers ---------------------------------------------------------------------- */
-
-/* Named tensors the host holds in memory: a MemoryWrite's host_buffer_ref is looked up
- * here first, then read as a file (.npy, or raw bytes of the message's dtype and shape). */
-struct sim_host_buffers;
-
-struct sim_host_buffers *sim_host_buffers_new(void);
-void sim_host_buffers_free(struct sim_host_buffers *b);
-/* Add t under name (copied); the buffers take a reference. */
-void sim_host_buffers_add(struct sim_host_buffers *b, const char *name, struct sim_tensor *t);
-/* The tensor named name (borrowed), or NULL. */
-struct sim_tensor *sim_host_buffers_find(const struct sim_host_buffers *b, const char *name);
 
 /* ---- execution --------------------------------------------------------------------------- */
 

@@ -5,7 +5,7 @@
  */
 #include "sim/kernel.h"
 
-#include "sim/host.h"
+#include "sim/host_buffers.h"
 #include "sim/workload.h"
 #include "sim/xalloc.h"
 
