@@ -1,4 +1,4 @@
-/* cJSON trees to value trees (see json.h). */
+/* cJSON trees to value trees, and JSON values described for messages (see json.h). */
 #include "trace/json.h"
 
 #include "trace/format.h"
@@ -6,6 +6,7 @@
 #include "sim/xalloc.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,4 +105,36 @@ bool trace_json_uint(const cJSON *j, uint64_t *out)
         return false;
     *out = (uint64_t)d;
     return true;
+}
+
+const char *trace_json_describe(const cJSON *j, char *buf, size_t size)
+{
+    if (!j) {
+        snprintf(buf, size, "nothing");
+    } else if (cJSON_IsNumber(j)) {
+        double d = j->valuedouble;
+        if (isinf(d))
+            snprintf(buf, size, "%s", d > 0 ? "inf" : "-inf");
+        else if (d == floor(d) && fabs(d) < 1e21)
+            snprintf(buf, size, "%.0f", d);
+        else
+            snprintf(buf, size, "%.17g", d);
+    } else if (cJSON_IsString(j)) {
+        size_t n = strlen(j->valuestring);
+        if (n > 40)
+            snprintf(buf, size, "\"%.40s...\"", j->valuestring);
+        else
+            snprintf(buf, size, "\"%s\"", j->valuestring);
+    } else if (cJSON_IsObject(j)) {
+        snprintf(buf, size, "an object");
+    } else if (cJSON_IsArray(j)) {
+        snprintf(buf, size, "an array");
+    } else if (cJSON_IsNull(j)) {
+        snprintf(buf, size, "null");
+    } else if (cJSON_IsBool(j)) {
+        snprintf(buf, size, "%s", cJSON_IsTrue(j) ? "true" : "false");
+    } else {
+        snprintf(buf, size, "something else");
+    }
+    return buf;
 }

@@ -1,7 +1,8 @@
 /*
  * JSON helpers shared by the trace modules: cJSON trees to value trees (details, the
- * top-level blocks of a loaded trace) and back. cJSON keeps every number as a double, so a
- * whole number comes back as an integer (FORMAT.md: "Numbers").
+ * top-level blocks of a loaded trace) and back, and JSON values described for the
+ * validation report. cJSON keeps every number as a double, so a whole number comes back
+ * as an integer (FORMAT.md: "Numbers").
  */
 #ifndef TRACE_JSON_H
 #define TRACE_JSON_H
@@ -10,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* A value tree for j (NULL j gives NULL). Numbers that are whole and within int64 become
@@ -18,5 +20,12 @@ struct sim_value *trace_json_to_value(const cJSON *j);
 
 /* True when j is a number holding a whole value in [0, TRACE_MAX_INT]; stores it. */
 bool trace_json_uint(const cJSON *j, uint64_t *out);
+
+/*
+ * A short description of a JSON value for a message: numbers as written (-5, 1.5,
+ * 1e+400 as "inf"), strings quoted and cut at 40 bytes, "an object", "an array", "null",
+ * "true", "false". Returns buf.
+ */
+const char *trace_json_describe(const cJSON *j, char *buf, size_t size);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * The trace loader: reads any trace file that follows the trace format (v1.x, not only
- * npuscope's own) into a trace model, checking it on the way (trace/validate.h).
+ * npuscope's own) into a trace model, checking it on the way (trace/report.h).
  *
  * The file is mapped, not read into one JSON tree: the top level is scanned here (with an
  * iterative scanner, so no nesting depth can exhaust the stack) and each element of
@@ -14,7 +14,7 @@
 
 #include "sim/diag.h"
 #include "trace/model.h"
-#include "trace/validate.h"
+#include "trace/report.h"
 
 #include <stddef.h>
 

@@ -1,59 +1,15 @@
 /*
  * Validation of trace files against the trace format (spec §11, and the per-field rules
- * of trace/FORMAT.md). Checking happens while loading, in the loader's single pass; this
- * module holds the report it fills: every problem with its severity and JSON path
- * ("timeline_events[12].start_cycle: -5 is negative"), exact counts of errors and
- * warnings, and the first N problems kept for display.
+ * of trace/FORMAT.md). Checking happens while loading, in the loader's single pass, and
+ * fills a report (trace/report.h): every problem with its severity and JSON path, exact
+ * counts of errors and warnings, and the first N problems kept for display.
  */
 #ifndef TRACE_VALIDATE_H
 #define TRACE_VALIDATE_H
 
 #include "sim/diag.h"
 #include "trace/model.h"
-
-#include <cjson/cJSON.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-
-enum trace_severity {
-    TRACE_SEV_WARNING, /* the trace is usable; something is missing or inconsistent */
-    TRACE_SEV_ERROR,   /* the trace breaks a rule; the offending record was skipped */
-};
-
-struct trace_problem {
-    enum trace_severity sev;
-    char *path; /* owned: JSON path ("timeline_events[12].start_cycle"), "" for the file */
-    char *msg;  /* owned: what is wrong (raw: may hold text from the file; escape it) */
-};
-
-struct trace_report;
-
-/* A report keeping the first keep problems (counts are always exact). */
-struct trace_report *trace_report_new(size_t keep);
-void trace_report_free(struct trace_report *r);
-
-/*
- * Add a problem at the path prefix[index].field (index < 0: no subscript; field NULL: no
- * member). r may be NULL (then nothing happens). The message is formatted only when the
- * problem is kept.
- */
-void trace_report_at(struct trace_report *r, enum trace_severity sev, const char *prefix,
-                     int64_t index, const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 6, 7)));
-
-uint64_t trace_report_errors(const struct trace_report *r);
-uint64_t trace_report_warnings(const struct trace_report *r);
-/* Problems kept, in the order found, and one of them. */
-size_t trace_report_count(const struct trace_report *r);
-const struct trace_problem *trace_report_get(const struct trace_report *r, size_t i);
-
-/*
- * A short description of a JSON value for a message: numbers as written (-5, 1.5,
- * 1e+400 as "inf"), strings quoted and cut at 40 bytes, "an object", "an array", "null",
- * "true", "false". Returns buf.
- */
-const char *trace_json_describe(const cJSON *j, char *buf, size_t size);
+#include "trace/report.h"
 
 /*
  * Check a trace file: load it with r collecting every problem. Returns 0 when the file
