@@ -73,9 +73,9 @@ LDFLAGS  += $(SAN_FLAGS)
 LDLIBS   += $(PKG_LIBS) -lm -lpthread
 
 # --- sources -----------------------------------------------------------------------------
-LIB_SRC  := $(wildcard sim/*.c sim/kernels/*.c trace/*.c tui/*.c)
+LIB_SRC  := $(wildcard sim/*.c sim/*/*.c trace/*.c tui/*.c)
 LIB_SRC  := $(filter-out tui/main.c,$(LIB_SRC))
-LIB_ASM  := $(wildcard sim/*.S)
+LIB_ASM  := $(wildcard sim/*.S sim/*/*.S)
 EMBED    := $(sort $(wildcard sim/configs/*.yaml themes/*.yaml))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(LIB_ASM:%.S=$(BUILD)/obj/%.o) \
             $(BUILD)/obj/gen/embedded.o
@@ -222,7 +222,7 @@ uninstall:
 clean:
 	rm -rf build npuscope
 
-FORMAT_SRC = $(wildcard sim/*.[ch] sim/kernels/*.[ch] trace/*.[ch] tui/*.[ch] tests/*/*.[ch])
+FORMAT_SRC = $(wildcard sim/*.[ch] sim/*/*.[ch] trace/*.[ch] tui/*.[ch] tests/*/*.[ch])
 format:
 	clang-format -i $(FORMAT_SRC)
 

@@ -27,7 +27,7 @@
 #ifndef SIM_COMPONENT_H
 #define SIM_COMPONENT_H
 
-#include "sim/engine.h"
+#include "sim/engine/engine.h"
 #include "sim/msg.h"
 #include "sim/topology.h"
 

@@ -15,7 +15,7 @@
 #define SIM_MSG_H
 
 #include "sim/dtype.h"
-#include "sim/engine.h"
+#include "sim/engine/engine.h"
 #include "sim/tensor.h"
 #include "sim/value.h"
 

@@ -13,7 +13,7 @@
 #ifndef SIM_OPLOG_H
 #define SIM_OPLOG_H
 
-#include "sim/engine.h"
+#include "sim/engine/engine.h"
 #include "sim/msg.h"
 #include "sim/value.h"
 

@@ -11,7 +11,7 @@
 #include "sim/chip.h"
 #include "sim/config.h"
 #include "sim/diag.h"
-#include "sim/engine.h"
+#include "sim/engine/engine.h"
 #include "sim/host.h"
 #include "sim/workload.h"
 

@@ -6,7 +6,7 @@
 #define SIM_TL_INT_H
 
 #include "sim/chip.h"
-#include "sim/engine.h"
+#include "sim/engine/engine.h"
 #include "sim/msg.h"
 #include "sim/kernel.h"
 #include "sim/tl.h"

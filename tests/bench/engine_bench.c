@@ -12,8 +12,8 @@
  * line "cpu=SECONDS ev_per_cpu_s=R" with the process's CPU time (less sensitive to the
  * machine's other load than the wall clock).
  */
-#include "sim/coro.h"
-#include "sim/engine.h"
+#include "sim/engine/coro.h"
+#include "sim/engine/engine.h"
 #include "tests/unit/test_simpy_model.h"
 
 #include <inttypes.h>

@@ -1,6 +1,6 @@
-/* Coroutines (sim/coro.h): switching, entry and return, floating-point control state,
+/* Coroutines (sim/engine/coro.h): switching, entry and return, floating-point control state,
  * stack sizes and reuse, and the guard page below each stack. */
-#include "sim/coro.h"
+#include "sim/engine/coro.h"
 
 #include "test_asan.h"
 

@@ -1,7 +1,7 @@
-/* The discrete-event engine (sim/engine.h): ordering, SimPy semantics of resources, stores
+/* The discrete-event engine (sim/engine/engine.h): ordering, SimPy semantics of resources, stores
  * and events, link sharing, stepping, failures, scale, stack overflow, several engines,
  * and the SimPy reference checksum. */
-#include "sim/engine.h"
+#include "sim/engine/engine.h"
 
 #include "test_asan.h"
 #include "test_simpy_model.h"

@@ -19,7 +19,7 @@
 #ifndef TEST_SIMPY_MODEL_H
 #define TEST_SIMPY_MODEL_H
 
-#include "sim/engine.h"
+#include "sim/engine/engine.h"
 #include "sim/xalloc.h"
 
 #include <stdint.h>

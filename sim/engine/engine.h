@@ -1,6 +1,6 @@
 /*
  * The discrete-event engine: SimPy's semantics in C. Processes are plain C functions
- * running on coroutines (sim/coro.h); inside one, blocking calls (wait a delay, wait an
+ * running on coroutines (sim/engine/coro.h); inside one, blocking calls (wait a delay, wait an
  * event, request a resource, get from a store, transfer over a link) yield to the engine,
  * which resumes them when the event they wait for is processed.
  *

@@ -1,13 +1,13 @@
 /*
- * The discrete-event engine (see sim/engine.h and sim/README.md): a queue of events ordered
+ * The discrete-event engine (see sim/engine/engine.h and sim/README.md): a queue of events ordered
  * by (time, priority, seq), a dispatcher that hands control from one process's coroutine
- * (sim/coro.h) straight to the next, and SimPy's Resource, Store and event semantics, step
+ * (sim/engine/coro.h) straight to the next, and SimPy's Resource, Store and event semantics, step
  * for step, so that a model written for both gives the same run. Events and queue buckets
  * are recycled through free lists: the steady state does not allocate.
  */
-#include "sim/engine.h"
+#include "sim/engine/engine.h"
 
-#include "sim/coro.h"
+#include "sim/engine/coro.h"
 #include "sim/xalloc.h"
 
 #include <assert.h>

@@ -1,7 +1,7 @@
 /*
  * Coroutines: the C counterpart of greenlet that the engine runs processes (and so kernels)
  * on. A coroutine is a stack plus a saved stack pointer; sim_coro_switch saves the running
- * one and resumes another. x86-64 uses the hand-written switch of sim/coro_x86_64.S
+ * one and resumes another. x86-64 uses the hand-written switch of sim/engine/coro_x86_64.S
  * (callee-saved registers, MXCSR and the x87 control word; no system call); other
  * architectures fall back to ucontext. Stacks come from a pool owned by one engine (no
  * global state); each is mmap'd with a PROT_NONE guard page below it, so an overflow

@@ -1,11 +1,11 @@
 /*
- * The coroutine context switch for x86-64 System V (used by sim/coro.c). A suspended
+ * The coroutine context switch for x86-64 System V (used by sim/engine/coro.c). A suspended
  * coroutine's stack holds, from its saved stack pointer up: MXCSR (4 bytes), the x87
  * control word (2 bytes, padded to 4), r15, r14, r13, r12, rbx, rbp and the return
  * address. Everything else is caller-saved, so nothing more is kept; the signal mask is
  * not touched (no system call per switch). On other architectures this file is empty.
  */
-/* The same condition as SIM_CORO_ASM in sim/coro.h. */
+/* The same condition as SIM_CORO_ASM in sim/engine/coro.h. */
 #if defined(__x86_64__) && !defined(SIM_CORO_FORCE_UCONTEXT)
 
     .text

@@ -1,9 +1,9 @@
 /*
- * Coroutines (see sim/coro.h): stack pool, first-entry frames and the switch, with the
+ * Coroutines (see sim/engine/coro.h): stack pool, first-entry frames and the switch, with the
  * AddressSanitizer fiber hooks and Valgrind stack registration. The register save/restore
- * itself is sim/coro_x86_64.S on x86-64 and swapcontext elsewhere.
+ * itself is sim/engine/coro_x86_64.S on x86-64 and swapcontext elsewhere.
  */
-#include "sim/coro.h"
+#include "sim/engine/coro.h"
 
 #include "sim/xalloc.h"
 
