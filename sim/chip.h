@@ -19,7 +19,7 @@
 
 #include "sim/component.h"
 #include "sim/config.h"
-#include "sim/diag.h"
+#include "sim/util/diag.h"
 #include "sim/engine/engine.h"
 #include "sim/memstore.h"
 #include "sim/msg.h"

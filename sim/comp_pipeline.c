@@ -13,7 +13,7 @@
 #include "sim/component.h"
 #include "sim/value.h"
 
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,8 +6,8 @@
  */
 #include "sim/config.h"
 
-#include "sim/embedded.h"
-#include "sim/xalloc.h"
+#include "sim/util/embedded.h"
+#include "sim/util/xalloc.h"
 #include "sim/yaml.h"
 
 #include <math.h>

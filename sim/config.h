@@ -11,12 +11,12 @@
 #ifndef SIM_CONFIG_H
 #define SIM_CONFIG_H
 
-#include "sim/diag.h"
+#include "sim/util/diag.h"
 #include "sim/value.h"
 
 #include <stdint.h>
 
-/* Name of the embedded default chip config (sim/embedded.h). */
+/* Name of the embedded default chip config (sim/util/embedded.h). */
 #define SIM_CONFIG_DEFAULT "sim/configs/default.yaml"
 
 /* Caps on the chip's shape: each count is at least 1, and the total number of PEs

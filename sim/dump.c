@@ -6,7 +6,7 @@
 
 #include "sim/npy.h"
 #include "sim/verify.h"
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 
 #include <cJSON.h>
 #include <errno.h>

@@ -11,7 +11,7 @@
 #ifndef SIM_DUMP_H
 #define SIM_DUMP_H
 
-#include "sim/diag.h"
+#include "sim/util/diag.h"
 #include "sim/tensor.h"
 
 #include <stddef.h>

@@ -12,7 +12,7 @@
 
 #include "sim/memstore.h"
 #include "sim/value.h"
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 
 #include <assert.h>
 #include <cblas.h>

@@ -58,7 +58,7 @@
 #ifndef SIM_EXEC_H
 #define SIM_EXEC_H
 
-#include "sim/diag.h"
+#include "sim/util/diag.h"
 #include "sim/dtype.h"
 #include "sim/oplog.h"
 #include "sim/tensor.h"

@@ -8,7 +8,7 @@
 #include "sim/kernel.h"
 #include "sim/npy.h"
 #include "sim/runner.h"
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 
 #include <assert.h>
 #include <errno.h>

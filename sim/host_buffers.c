@@ -1,7 +1,7 @@
 /* The host buffers (see host_buffers.h): a short list searched by name. */
 #include "sim/host_buffers.h"
 
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,7 +7,7 @@
 
 #include "sim/host_buffers.h"
 #include "sim/workload.h"
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 
 #include <assert.h>
 #include <errno.h>

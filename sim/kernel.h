@@ -33,7 +33,7 @@
 #define SIM_KERNEL_H
 
 #include "sim/config.h"
-#include "sim/diag.h"
+#include "sim/util/diag.h"
 #include "sim/dtype.h"
 #include "sim/tl.h"
 

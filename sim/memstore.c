@@ -8,7 +8,7 @@
  */
 #include "sim/memstore.h"
 
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 
 #include <assert.h>
 #include <inttypes.h>

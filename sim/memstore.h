@@ -13,7 +13,7 @@
 #ifndef SIM_MEMSTORE_H
 #define SIM_MEMSTORE_H
 
-#include "sim/diag.h"
+#include "sim/util/diag.h"
 #include "sim/dtype.h"
 #include "sim/tensor.h"
 

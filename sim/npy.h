@@ -14,7 +14,7 @@
 #ifndef SIM_NPY_H
 #define SIM_NPY_H
 
-#include "sim/diag.h"
+#include "sim/util/diag.h"
 #include "sim/tensor.h"
 
 #include <stddef.h>

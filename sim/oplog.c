@@ -7,7 +7,7 @@
 
 #include "sim/memstore.h"
 #include "sim/tensor.h"
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 
 #include <assert.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
 #include "sim/run.h"
 
 #include "sim/kernel.h"
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -10,7 +10,7 @@
 
 #include "sim/chip.h"
 #include "sim/config.h"
-#include "sim/diag.h"
+#include "sim/util/diag.h"
 #include "sim/engine/engine.h"
 #include "sim/host.h"
 #include "sim/workload.h"

@@ -6,7 +6,7 @@
 #include "sim/runner.h"
 
 #include "sim/tl_int.h"
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>

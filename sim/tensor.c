@@ -4,7 +4,7 @@
  */
 #include "sim/tensor.h"
 
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 
 #include <assert.h>
 #include <math.h>

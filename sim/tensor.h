@@ -7,7 +7,7 @@
 #ifndef SIM_TENSOR_H
 #define SIM_TENSOR_H
 
-#include "sim/diag.h"
+#include "sim/util/diag.h"
 #include "sim/dtype.h"
 
 #include <stddef.h>

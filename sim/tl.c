@@ -10,7 +10,7 @@
 
 #include "sim/chip.h"
 #include "sim/tl_int.h"
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 
 #include <assert.h>
 #include <stdarg.h>

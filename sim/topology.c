@@ -5,7 +5,7 @@
  */
 #include "sim/topology.h"
 
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 
 #include <assert.h>
 #include <math.h>

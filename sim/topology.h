@@ -10,7 +10,7 @@
 #define SIM_TOPOLOGY_H
 
 #include "sim/config.h"
-#include "sim/diag.h"
+#include "sim/util/diag.h"
 
 #include <stdbool.h>
 #include <stddef.h>

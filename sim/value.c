@@ -2,7 +2,7 @@
 #include "sim/value.h"
 
 #include "sim/tensor.h"
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 
 #include <assert.h>
 #include <stdlib.h>

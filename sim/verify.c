@@ -7,13 +7,13 @@
 #include "sim/verify.h"
 
 #include "sim/chip.h"
-#include "sim/escape.h"
+#include "sim/util/escape.h"
 #include "sim/exec.h"
 #include "sim/kernel.h"
 #include "sim/oplog.h"
 #include "sim/run.h"
 #include "sim/workload.h"
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 
 #include <assert.h>
 #include <inttypes.h>

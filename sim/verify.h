@@ -14,7 +14,7 @@
 #ifndef SIM_VERIFY_H
 #define SIM_VERIFY_H
 
-#include "sim/diag.h"
+#include "sim/util/diag.h"
 #include "sim/dtype.h"
 #include "sim/exec.h"
 #include "sim/tensor.h"

@@ -15,7 +15,7 @@
 #define SIM_WORKLOAD_H
 
 #include "sim/config.h"
-#include "sim/diag.h"
+#include "sim/util/diag.h"
 #include "sim/dtype.h"
 #include "sim/tensor.h"
 #include "sim/value.h"

@@ -7,7 +7,7 @@
  */
 #include "sim/yaml.h"
 
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -12,7 +12,7 @@
 #ifndef SIM_YAML_H
 #define SIM_YAML_H
 
-#include "sim/diag.h"
+#include "sim/util/diag.h"
 #include "sim/value.h"
 
 #include <stdbool.h>

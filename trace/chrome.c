@@ -1,7 +1,7 @@
 /* Chrome Trace Event Format export (see chrome.h). */
 #include "trace/chrome.h"
 
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 #include "trace/jsonout.h"
 #include "trace/metrics.h"
 

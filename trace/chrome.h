@@ -11,7 +11,7 @@
 #ifndef TRACE_CHROME_H
 #define TRACE_CHROME_H
 
-#include "sim/diag.h"
+#include "sim/util/diag.h"
 #include "trace/model.h"
 
 #include <stdint.h>

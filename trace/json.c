@@ -3,7 +3,7 @@
 
 #include "trace/format.h"
 
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -2,9 +2,9 @@
 #include "trace/jsonout.h"
 
 #include "sim/dtype.h"
-#include "sim/escape.h"
+#include "sim/util/escape.h"
 #include "sim/tensor.h"
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 
 #include <errno.h>
 #include <fcntl.h>

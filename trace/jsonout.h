@@ -8,7 +8,7 @@
 #ifndef TRACE_JSONOUT_H
 #define TRACE_JSONOUT_H
 
-#include "sim/diag.h"
+#include "sim/util/diag.h"
 #include "sim/value.h"
 
 #include <stdbool.h>

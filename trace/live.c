@@ -8,7 +8,7 @@
 #include "sim/msg.h"
 #include "sim/oplog.h"
 #include "sim/topology.h"
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 #include "trace/format.h"
 #include "trace/metrics.h"
 #include "trace/writer.h"

@@ -13,7 +13,7 @@
 #define TRACE_LIVE_H
 
 #include "sim/chip.h"
-#include "sim/diag.h"
+#include "sim/util/diag.h"
 #include "trace/model.h"
 
 #include <stdbool.h>

@@ -9,7 +9,7 @@
  */
 #include "trace/loader.h"
 
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 #include "trace/format.h"
 #include "trace/json.h"
 

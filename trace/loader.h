@@ -12,7 +12,7 @@
 #ifndef TRACE_LOADER_H
 #define TRACE_LOADER_H
 
-#include "sim/diag.h"
+#include "sim/util/diag.h"
 #include "trace/model.h"
 #include "trace/report.h"
 

@@ -1,7 +1,7 @@
 /* Summary metrics and bandwidth sampling from a trace model (see metrics.h). */
 #include "trace/metrics.h"
 
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,7 @@
  */
 #include "trace/model.h"
 
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 #include "trace/format.h"
 #include "trace/json.h"
 

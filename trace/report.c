@@ -1,7 +1,7 @@
 /* The validation report (see report.h); the checks that fill it run in loader.c. */
 #include "trace/report.h"
 
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
 #ifndef TRACE_VALIDATE_H
 #define TRACE_VALIDATE_H
 
-#include "sim/diag.h"
+#include "sim/util/diag.h"
 #include "trace/model.h"
 #include "trace/report.h"
 

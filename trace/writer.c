@@ -2,7 +2,7 @@
  * output buffer of trace/jsonout.h, one event per line. */
 #include "trace/writer.h"
 
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 #include "trace/format.h"
 #include "trace/jsonout.h"
 #include "trace/metrics.h"

@@ -9,7 +9,7 @@
 #ifndef TRACE_WRITER_H
 #define TRACE_WRITER_H
 
-#include "sim/diag.h"
+#include "sim/util/diag.h"
 #include "sim/value.h"
 #include "trace/model.h"
 

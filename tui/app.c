@@ -4,8 +4,8 @@
  */
 #include "tui/app.h"
 
-#include "sim/escape.h"
-#include "sim/xalloc.h"
+#include "sim/util/escape.h"
+#include "sim/util/xalloc.h"
 #include "tui/details.h"
 #include "tui/gantt.h"
 #include "tui/help.h"

@@ -12,7 +12,7 @@
 #ifndef TUI_APP_H
 #define TUI_APP_H
 
-#include "sim/diag.h"
+#include "sim/util/diag.h"
 #include "tui/canvas.h"
 #include "tui/keymap.h"
 #include "tui/source.h"

@@ -1,11 +1,11 @@
 /*
  * The canvas: cells in memory, written only through the functions below. Text goes
- * through sim/escape.h before it becomes cells, so no cell can carry a control character.
+ * through sim/util/escape.h before it becomes cells, so no cell can carry a control character.
  */
 #include "tui/canvas.h"
 
-#include "sim/escape.h"
-#include "sim/xalloc.h"
+#include "sim/util/escape.h"
+#include "sim/util/xalloc.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
  * be tested headlessly by dumping the canvas as text and comparing it with a golden file.
  *
  * Invariant: a cell never holds a control character, a bidi override or a zero-width
- * character. Text from trace files goes through the escaping of sim/escape.h on its way
+ * character. Text from trace files goes through the escaping of sim/util/escape.h on its way
  * in, and widths are those of wcwidth(3) on the escaped text, so what is drawn is exactly
  * what was measured. Writes outside the canvas or its clip rectangle are dropped.
  */

@@ -11,7 +11,7 @@
 #include "tui/cli.h"
 
 #include "sim/dump.h"
-#include "sim/escape.h"
+#include "sim/util/escape.h"
 #include "sim/run.h"
 #include "sim/verify.h"
 #include "trace/chrome.h"

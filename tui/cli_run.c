@@ -10,7 +10,7 @@
 #include "tui/cli.h"
 
 #include "sim/dump.h"
-#include "sim/escape.h"
+#include "sim/util/escape.h"
 #include "sim/kernel.h"
 #include "sim/run.h"
 #include "sim/verify.h"

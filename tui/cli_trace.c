@@ -2,13 +2,13 @@
  * The trace subcommands: validate, summary and export --chrome. Each loads the trace
  * (trace/loader.h), reports a file it cannot read as one line on stderr with exit status
  * 2, and prints what it found. Everything taken from the trace is escaped before it
- * reaches the terminal (sim/escape.h): a trace cannot send escape sequences.
+ * reaches the terminal (sim/util/escape.h): a trace cannot send escape sequences.
  */
 #include "tui/cli.h"
 
-#include "sim/diag.h"
-#include "sim/escape.h"
-#include "sim/xalloc.h"
+#include "sim/util/diag.h"
+#include "sim/util/escape.h"
+#include "sim/util/xalloc.h"
 #include "trace/chrome.h"
 #include "trace/jsonout.h"
 #include "trace/loader.h"

@@ -6,8 +6,8 @@
  */
 #include "tui/cli.h"
 
-#include "sim/diag.h"
-#include "sim/escape.h"
+#include "sim/util/diag.h"
+#include "sim/util/escape.h"
 #include "tui/app.h"
 #include "tui/source.h"
 #include "tui/term.h"

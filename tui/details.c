@@ -4,7 +4,7 @@
  */
 #include "tui/details.h"
 
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -6,8 +6,8 @@
  */
 #include "tui/gantt.h"
 
-#include "sim/escape.h"
-#include "sim/xalloc.h"
+#include "sim/util/escape.h"
+#include "sim/util/xalloc.h"
 
 #include <ctype.h>
 #include <math.h>

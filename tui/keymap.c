@@ -1,7 +1,7 @@
 /* The key table (SPEC §6 keys, vi keys, and the viewer's own) and the help's wording. */
 #include "tui/keymap.h"
 
-#include "sim/escape.h"
+#include "sim/util/escape.h"
 
 #include <stdio.h>
 #include <string.h>

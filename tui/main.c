@@ -5,7 +5,7 @@
  */
 #include "tui/cli.h"
 
-#include "sim/escape.h"
+#include "sim/util/escape.h"
 
 #include <errno.h>
 #include <getopt.h>

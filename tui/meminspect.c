@@ -8,7 +8,7 @@
 
 #include "sim/dtype.h"
 #include "sim/tensor.h"
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 
 #include <ctype.h>
 #include <inttypes.h>

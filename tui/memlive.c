@@ -9,7 +9,7 @@
 #include "sim/dtype.h"
 #include "sim/memstore.h"
 #include "sim/tensor.h"
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 
 #include <inttypes.h>
 #include <math.h>

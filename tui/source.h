@@ -12,7 +12,7 @@
 #ifndef TUI_SOURCE_H
 #define TUI_SOURCE_H
 
-#include "sim/diag.h"
+#include "sim/util/diag.h"
 #include "trace/model.h"
 
 #include <stdbool.h>

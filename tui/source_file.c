@@ -4,7 +4,7 @@
  */
 #include "tui/source.h"
 
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 #include "trace/loader.h"
 
 #include <inttypes.h>

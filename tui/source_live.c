@@ -8,10 +8,10 @@
  */
 #include "tui/source.h"
 
-#include "sim/escape.h"
+#include "sim/util/escape.h"
 #include "sim/host.h"
 #include "sim/run.h"
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 #include "trace/format.h"
 #include "trace/live.h"
 #include "tui/view.h"

@@ -5,7 +5,7 @@
  */
 #include "tui/summary.h"
 
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 #include "trace/metrics.h"
 
 #include <math.h>

@@ -6,7 +6,7 @@
  */
 #include "tui/term.h"
 
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 #include "tui/keymap.h"
 
 #include <curses.h>

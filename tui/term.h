@@ -11,7 +11,7 @@
 #ifndef TUI_TERM_H
 #define TUI_TERM_H
 
-#include "sim/diag.h"
+#include "sim/util/diag.h"
 #include "tui/canvas.h"
 #include "tui/theme.h"
 

@@ -4,8 +4,8 @@
  */
 #include "tui/theme.h"
 
-#include "sim/embedded.h"
-#include "sim/xalloc.h"
+#include "sim/util/embedded.h"
+#include "sim/util/xalloc.h"
 #include "sim/yaml.h"
 
 #include <ctype.h>

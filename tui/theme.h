@@ -20,7 +20,7 @@
 #ifndef TUI_THEME_H
 #define TUI_THEME_H
 
-#include "sim/diag.h"
+#include "sim/util/diag.h"
 #include "tui/style.h"
 
 #include <stdbool.h>

@@ -5,7 +5,7 @@
  */
 #include "sim/engine/coro.h"
 
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -8,7 +8,7 @@
 #include "sim/engine/engine.h"
 
 #include "sim/engine/coro.h"
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 
 #include <assert.h>
 #include <math.h>

@@ -7,7 +7,7 @@
 #ifndef SIM_KERNELS_KERNELS_H
 #define SIM_KERNELS_KERNELS_H
 
-#include "sim/diag.h"
+#include "sim/util/diag.h"
 #include "sim/dtype.h"
 #include "sim/kernel.h"
 #include "sim/tensor.h"

@@ -31,7 +31,7 @@
  */
 #include "sim/kernels/kernels.h"
 
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
  *
  * Every measured run is a child process, so its peak RSS is its own (wait4's rusage).
  */
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 #include "trace/format.h"
 #include "trace/jsonout.h"
 #include "trace/loader.h"

@@ -4,7 +4,7 @@
  * summary use it (metrics, bandwidth samples, details on demand, seek and busy time).
  * Nothing may crash, leak or read out of bounds.
  */
-#include "sim/escape.h"
+#include "sim/util/escape.h"
 #include "trace/loader.h"
 #include "trace/metrics.h"
 

@@ -4,7 +4,7 @@
  * a crash, and no cell of the screen ever holds a control character, whatever the
  * strings in the file.
  */
-#include "sim/diag.h"
+#include "sim/util/diag.h"
 #include "trace/loader.h"
 #include "tui/app.h"
 

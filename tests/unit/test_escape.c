@@ -1,6 +1,6 @@
 /* Escaping of untrusted text and the one-line diagnostic format. */
-#include "sim/diag.h"
-#include "sim/escape.h"
+#include "sim/util/diag.h"
+#include "sim/util/escape.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* The loader: spec traces from other simulators, optional fields, ordering, details on
  * demand, and every kind of hostile input (never a crash: a diagnostic or a report). */
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 #include "trace/loader.h"
 #include "trace/metrics.h"
 

@@ -20,7 +20,7 @@
 #define TEST_SIMPY_MODEL_H
 
 #include "sim/engine/engine.h"
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* Themes: the shipped files, errors in a user's file, and colours on small terminals. */
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 #include "tui/theme.h"
 
 #include <criterion/criterion.h>

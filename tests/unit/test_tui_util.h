@@ -7,9 +7,9 @@
 #ifndef TEST_TUI_UTIL_H
 #define TEST_TUI_UTIL_H
 
-#include "sim/escape.h"
+#include "sim/util/escape.h"
 #include "sim/value.h"
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 #include "trace/model.h"
 #include "tui/canvas.h"
 

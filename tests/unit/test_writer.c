@@ -1,9 +1,9 @@
 /* The trace writer: number and string formatting, the file it writes (parsed back with
  * cJSON), atomic replacement under write failures, the op record -> event helpers, and the
  * round trip of a hand-built model through write and load. */
-#include "sim/escape.h"
+#include "sim/util/escape.h"
 #include "sim/tensor.h"
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 #include "trace/format.h"
 #include "trace/jsonout.h"
 #include "trace/loader.h"

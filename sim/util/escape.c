@@ -1,7 +1,7 @@
 /* UTF-8 decoding and escaping of untrusted text before it reaches a terminal. */
-#include "sim/escape.h"
+#include "sim/util/escape.h"
 
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 
 #include <stdio.h>
 #include <string.h>

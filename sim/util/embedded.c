@@ -1,5 +1,5 @@
 /* Lookup in the table of embedded files (the table itself is generated, see embedded.h). */
-#include "sim/embedded.h"
+#include "sim/util/embedded.h"
 
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* Diagnostics: filling and formatting struct diag (see diag.h). */
-#include "sim/diag.h"
+#include "sim/util/diag.h"
 
-#include "sim/escape.h"
+#include "sim/util/escape.h"
 
 #include <stdarg.h>
 #include <stdio.h>

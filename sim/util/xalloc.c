@@ -1,5 +1,5 @@
 /* Allocation wrappers that die cleanly on out-of-memory, and the process-wide fatal path. */
-#include "sim/xalloc.h"
+#include "sim/util/xalloc.h"
 
 #include <stdarg.h>
 #include <stdint.h>
