@@ -6,7 +6,7 @@
 #include "sim/chip.h"
 
 #include "sim/models.h"
-#include "sim/tensor.h"
+#include "sim/data/tensor.h"
 #include "sim/util/xalloc.h"
 
 #include <assert.h>

@@ -21,7 +21,7 @@
 #include "sim/config.h"
 #include "sim/util/diag.h"
 #include "sim/engine/engine.h"
-#include "sim/memstore.h"
+#include "sim/data/memstore.h"
 #include "sim/msg.h"
 #include "sim/oplog.h"
 #include "sim/topology.h"

@@ -11,7 +11,7 @@
  */
 #include "sim/chip.h"
 #include "sim/component.h"
-#include "sim/value.h"
+#include "sim/data/value.h"
 
 #include "sim/util/xalloc.h"
 

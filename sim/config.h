@@ -12,7 +12,7 @@
 #define SIM_CONFIG_H
 
 #include "sim/util/diag.h"
-#include "sim/value.h"
+#include "sim/data/value.h"
 
 #include <stdint.h>
 

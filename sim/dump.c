@@ -1,10 +1,10 @@
 /*
- * --dump (see dump.h): .npy files through sim/npy.h, the manifest through cJSON, each
+ * --dump (see dump.h): .npy files through sim/data/npy.h, the manifest through cJSON, each
  * written to a temporary file in the directory and renamed into place.
  */
 #include "sim/dump.h"
 
-#include "sim/npy.h"
+#include "sim/data/npy.h"
 #include "sim/verify.h"
 #include "sim/util/xalloc.h"
 

@@ -1,7 +1,7 @@
 /*
  * --dump DIR: a run's tensors as files anyone can check with numpy. Every input tensor of
  * a kernel launch as it was deployed and every output as the host reads it back (phase 2's
- * results) becomes DIR/NAME.npy (bf16 as its raw '<u2' bits, see sim/npy.h), scalars 0-d
+ * results) becomes DIR/NAME.npy (bf16 as its raw '<u2' bits, see sim/data/npy.h), scalars 0-d
  * arrays, and DIR/manifest.json lists them in the kernel's argument order:
  *
  *     [{"name": "x", "role": "input", "dtype": "f32", "shape": [4096], "file": "x.npy"}, ...]
@@ -12,7 +12,7 @@
 #define SIM_DUMP_H
 
 #include "sim/util/diag.h"
-#include "sim/tensor.h"
+#include "sim/data/tensor.h"
 
 #include <stddef.h>
 

@@ -10,8 +10,8 @@
  */
 #include "sim/exec.h"
 
-#include "sim/memstore.h"
-#include "sim/value.h"
+#include "sim/data/memstore.h"
+#include "sim/data/value.h"
 #include "sim/util/xalloc.h"
 
 #include <assert.h>

@@ -59,9 +59,9 @@
 #define SIM_EXEC_H
 
 #include "sim/util/diag.h"
-#include "sim/dtype.h"
+#include "sim/data/dtype.h"
 #include "sim/oplog.h"
-#include "sim/tensor.h"
+#include "sim/data/tensor.h"
 
 #include <stdbool.h>
 #include <stddef.h>

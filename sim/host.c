@@ -6,7 +6,7 @@
 #include "sim/host.h"
 
 #include "sim/kernel.h"
-#include "sim/npy.h"
+#include "sim/data/npy.h"
 #include "sim/runner.h"
 #include "sim/util/xalloc.h"
 

@@ -6,7 +6,7 @@
 #ifndef SIM_HOST_BUFFERS_H
 #define SIM_HOST_BUFFERS_H
 
-#include "sim/tensor.h"
+#include "sim/data/tensor.h"
 
 /* Named tensors the host holds in memory: a MemoryWrite's host_buffer_ref is looked up
  * here first, then read as a file (.npy, or raw bytes of the message's dtype and shape). */

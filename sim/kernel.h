@@ -34,7 +34,7 @@
 
 #include "sim/config.h"
 #include "sim/util/diag.h"
-#include "sim/dtype.h"
+#include "sim/data/dtype.h"
 #include "sim/tl.h"
 
 #include <stdbool.h>

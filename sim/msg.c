@@ -1,7 +1,7 @@
 /* Messages (see msg.h): initialisation, handles, TileToken stages, time units. */
 #include "sim/msg.h"
 
-#include "sim/value.h"
+#include "sim/data/value.h"
 
 #include <assert.h>
 #include <math.h>

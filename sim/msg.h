@@ -14,10 +14,10 @@
 #ifndef SIM_MSG_H
 #define SIM_MSG_H
 
-#include "sim/dtype.h"
+#include "sim/data/dtype.h"
 #include "sim/engine/engine.h"
-#include "sim/tensor.h"
-#include "sim/value.h"
+#include "sim/data/tensor.h"
+#include "sim/data/value.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -5,8 +5,8 @@
  */
 #include "sim/oplog.h"
 
-#include "sim/memstore.h"
-#include "sim/tensor.h"
+#include "sim/data/memstore.h"
+#include "sim/data/tensor.h"
 #include "sim/util/xalloc.h"
 
 #include <assert.h>

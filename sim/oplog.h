@@ -15,7 +15,7 @@
 
 #include "sim/engine/engine.h"
 #include "sim/msg.h"
-#include "sim/value.h"
+#include "sim/data/value.h"
 
 #include <stdbool.h>
 #include <stddef.h>

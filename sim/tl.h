@@ -31,9 +31,9 @@
 #ifndef SIM_TL_H
 #define SIM_TL_H
 
-#include "sim/dtype.h"
-#include "sim/tensor.h"
-#include "sim/value.h"
+#include "sim/data/dtype.h"
+#include "sim/data/tensor.h"
+#include "sim/data/value.h"
 
 #include <stdbool.h>
 #include <stddef.h>

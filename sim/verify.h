@@ -15,9 +15,9 @@
 #define SIM_VERIFY_H
 
 #include "sim/util/diag.h"
-#include "sim/dtype.h"
+#include "sim/data/dtype.h"
 #include "sim/exec.h"
-#include "sim/tensor.h"
+#include "sim/data/tensor.h"
 
 #include <stdbool.h>
 #include <stddef.h>

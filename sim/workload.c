@@ -8,7 +8,7 @@
 
 #include "sim/util/embedded.h"
 #include "sim/util/xalloc.h"
-#include "sim/yaml.h"
+#include "sim/data/yaml.h"
 
 #include <errno.h>
 #include <float.h>

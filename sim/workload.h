@@ -16,9 +16,9 @@
 
 #include "sim/config.h"
 #include "sim/util/diag.h"
-#include "sim/dtype.h"
-#include "sim/tensor.h"
-#include "sim/value.h"
+#include "sim/data/dtype.h"
+#include "sim/data/tensor.h"
+#include "sim/data/value.h"
 
 #include <stdbool.h>
 #include <stddef.h>

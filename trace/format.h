@@ -8,7 +8,7 @@
 #ifndef TRACE_FORMAT_H
 #define TRACE_FORMAT_H
 
-#include "sim/value.h"
+#include "sim/data/value.h"
 #include "trace/model.h"
 
 #include <stdbool.h>

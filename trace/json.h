@@ -7,7 +7,7 @@
 #ifndef TRACE_JSON_H
 #define TRACE_JSON_H
 
-#include "sim/value.h"
+#include "sim/data/value.h"
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>

@@ -1,9 +1,9 @@
 /* Atomic, buffered JSON output (see jsonout.h). */
 #include "trace/jsonout.h"
 
-#include "sim/dtype.h"
+#include "sim/data/dtype.h"
 #include "sim/util/escape.h"
-#include "sim/tensor.h"
+#include "sim/data/tensor.h"
 #include "sim/util/xalloc.h"
 
 #include <errno.h>

@@ -9,7 +9,7 @@
 #define TRACE_JSONOUT_H
 
 #include "sim/util/diag.h"
-#include "sim/value.h"
+#include "sim/data/value.h"
 
 #include <stdbool.h>
 #include <stddef.h>

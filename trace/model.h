@@ -17,7 +17,7 @@
 #ifndef TRACE_MODEL_H
 #define TRACE_MODEL_H
 
-#include "sim/value.h"
+#include "sim/data/value.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -10,7 +10,7 @@
 #define TRACE_WRITER_H
 
 #include "sim/util/diag.h"
-#include "sim/value.h"
+#include "sim/data/value.h"
 #include "trace/model.h"
 
 #include <stdbool.h>

@@ -6,8 +6,8 @@
  */
 #include "tui/meminspect.h"
 
-#include "sim/dtype.h"
-#include "sim/tensor.h"
+#include "sim/data/dtype.h"
+#include "sim/data/tensor.h"
 #include "sim/util/xalloc.h"
 
 #include <ctype.h>

@@ -6,9 +6,9 @@
 #include "tui/memlive.h"
 
 #include "sim/chip.h"
-#include "sim/dtype.h"
-#include "sim/memstore.h"
-#include "sim/tensor.h"
+#include "sim/data/dtype.h"
+#include "sim/data/memstore.h"
+#include "sim/data/tensor.h"
 #include "sim/util/xalloc.h"
 
 #include <inttypes.h>

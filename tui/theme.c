@@ -1,12 +1,12 @@
 /*
- * Theme files (YAML, loaded by sim/yaml.h into a value tree and read from there), the list
+ * Theme files (YAML, loaded by sim/data/yaml.h into a value tree and read from there), the list
  * of available themes, and the reduction of a theme's colours to what a terminal can show.
  */
 #include "tui/theme.h"
 
 #include "sim/util/embedded.h"
 #include "sim/util/xalloc.h"
-#include "sim/yaml.h"
+#include "sim/data/yaml.h"
 
 #include <ctype.h>
 #include <dirent.h>

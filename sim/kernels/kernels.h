@@ -8,9 +8,9 @@
 #define SIM_KERNELS_KERNELS_H
 
 #include "sim/util/diag.h"
-#include "sim/dtype.h"
+#include "sim/data/dtype.h"
 #include "sim/kernel.h"
-#include "sim/tensor.h"
+#include "sim/data/tensor.h"
 #include "sim/tl.h"
 
 #include <stdbool.h>

@@ -4,7 +4,7 @@
  * order, median of 5 runs. The baseline is a plain array indexed by the same key numbers,
  * doing the same reference counting, measured in the same run.
  */
-#include "sim/memstore.h"
+#include "sim/data/memstore.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,7 +10,7 @@
  * on N workers (both for profiling).
  */
 #include "sim/exec.h"
-#include "sim/memstore.h"
+#include "sim/data/memstore.h"
 #include "sim/msg.h"
 #include "sim/oplog.h"
 

@@ -3,7 +3,7 @@
  * diagnostic, never crash. A file that parses must survive a write and a second read
  * unchanged (dtype, shape and data), which checks the writer against the reader too.
  */
-#include "sim/npy.h"
+#include "sim/data/npy.h"
 
 #include <stdint.h>
 #include <stdlib.h>

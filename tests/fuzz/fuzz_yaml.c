@@ -1,9 +1,9 @@
 /*
- * Fuzz harness: the YAML loader (sim/yaml.h) on arbitrary bytes must return a tree or a
+ * Fuzz harness: the YAML loader (sim/data/yaml.h) on arbitrary bytes must return a tree or a
  * one-line diagnostic, never crash, leak or run away; a small depth and node limit keep
  * each input cheap. make test replays tests/fuzz/corpus/yaml/.
  */
-#include "sim/yaml.h"
+#include "sim/data/yaml.h"
 
 #include <assert.h>
 #include <stdint.h>

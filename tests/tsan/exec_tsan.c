@@ -7,7 +7,7 @@
  * race makes ThreadSanitizer report and fail the run.
  */
 #include "sim/exec.h"
-#include "sim/memstore.h"
+#include "sim/data/memstore.h"
 #include "sim/msg.h"
 #include "sim/oplog.h"
 

@@ -7,11 +7,11 @@
 #define TESTS_UNIT_EXEC_FIXTURE_H
 
 #include "sim/exec.h"
-#include "sim/memstore.h"
+#include "sim/data/memstore.h"
 #include "sim/msg.h"
 #include "sim/oplog.h"
-#include "sim/tensor.h"
-#include "sim/value.h"
+#include "sim/data/tensor.h"
+#include "sim/data/value.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

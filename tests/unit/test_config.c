@@ -1,6 +1,6 @@
 /* Chip config loading: the shipped configs, defaults, the snapshot, and every bad case. */
 #include "sim/config.h"
-#include "sim/yaml.h"
+#include "sim/data/yaml.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>

@@ -3,7 +3,7 @@
  * conversions are checked exhaustively over all 65536 bit patterns, against values computed
  * independently from the IEEE 754 definitions, and at every rounding midpoint.
  */
-#include "sim/dtype.h"
+#include "sim/data/dtype.h"
 
 #include <criterion/criterion.h>
 #include <float.h>

@@ -1,12 +1,12 @@
 /*
- * --dump: .npy files whose headers a small reader written here (independent of sim/npy.c)
+ * --dump: .npy files whose headers a small reader written here (independent of sim/data/npy.c)
  * accepts with the right dtype, shape and bytes; a manifest listing them in argument order
  * with exactly its five keys; file names made safe and unique; a vector_add run whose
  * dumped output equals x + y computed from the dumped inputs; clear I/O errors.
  */
 #include "sim/dump.h"
 #include "sim/run.h"
-#include "sim/tensor.h"
+#include "sim/data/tensor.h"
 #include "sim/verify.h"
 
 #include <cJSON.h>

@@ -10,7 +10,7 @@
 #include "sim/config.h"
 #include "sim/host.h"
 #include "sim/kernel.h"
-#include "sim/npy.h"
+#include "sim/data/npy.h"
 #include "sim/oplog.h"
 #include "sim/run.h"
 #include "sim/tl.h"

@@ -5,9 +5,9 @@
  * generation).
  */
 #include "sim/chip.h"
-#include "sim/dtype.h"
-#include "sim/memstore.h"
-#include "sim/tensor.h"
+#include "sim/data/dtype.h"
+#include "sim/data/memstore.h"
+#include "sim/data/tensor.h"
 #include "trace/model.h"
 #include "tui/memlive.h"
 

@@ -3,7 +3,7 @@
  * reference, read with reinterpret / reshape, the error messages, has, snapshot isolation,
  * and what the memory inspector lists (order, last writer, generation, bytes per space).
  */
-#include "sim/memstore.h"
+#include "sim/data/memstore.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

@@ -3,7 +3,7 @@
  * header against the format specification and numpy's own output, atomic writes, raw
  * binary input, and one test per way a file can be malformed.
  */
-#include "sim/npy.h"
+#include "sim/data/npy.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>

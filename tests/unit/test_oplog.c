@@ -3,11 +3,11 @@
  * and types of D3.1-D3.7, the snapshot policy of D4, TileToken stage capture (D5) and the
  * stable t_start order of D2; observers of op starts and ends.
  */
-#include "sim/memstore.h"
+#include "sim/data/memstore.h"
 #include "sim/msg.h"
 #include "sim/oplog.h"
-#include "sim/tensor.h"
-#include "sim/value.h"
+#include "sim/data/tensor.h"
+#include "sim/data/value.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

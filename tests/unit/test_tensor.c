@@ -2,7 +2,7 @@
  * Tensors: allocation, reference counting, views sharing bytes with their base
  * (reinterpret and reshape), the layout mismatch message, and element access.
  */
-#include "sim/tensor.h"
+#include "sim/data/tensor.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

@@ -8,7 +8,7 @@
 #define TEST_TUI_UTIL_H
 
 #include "sim/util/escape.h"
-#include "sim/value.h"
+#include "sim/data/value.h"
 #include "sim/util/xalloc.h"
 #include "trace/model.h"
 #include "tui/canvas.h"

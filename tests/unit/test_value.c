@@ -3,8 +3,8 @@
  * place, delete; clones are deep (tensors shared by reference); equality is structural;
  * typed getters fall back on a missing key or another type.
  */
-#include "sim/tensor.h"
-#include "sim/value.h"
+#include "sim/data/tensor.h"
+#include "sim/data/value.h"
 
 #include <criterion/criterion.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * cJSON), atomic replacement under write failures, the op record -> event helpers, and the
  * round trip of a hand-built model through write and load. */
 #include "sim/util/escape.h"
-#include "sim/tensor.h"
+#include "sim/data/tensor.h"
 #include "sim/util/xalloc.h"
 #include "trace/format.h"
 #include "trace/jsonout.h"

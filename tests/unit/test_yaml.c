@@ -1,5 +1,5 @@
 /* Safe YAML loading: core-schema typing, positions, aliases and the safety limits. */
-#include "sim/yaml.h"
+#include "sim/data/yaml.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

@@ -4,7 +4,7 @@
  * tuples of integers), so nothing from a file is evaluated and every byte is accounted for.
  * Format reference: numpy's NEP 1 ("A simple file format for NumPy arrays").
  */
-#include "sim/npy.h"
+#include "sim/data/npy.h"
 
 #include "sim/util/xalloc.h"
 

@@ -2,7 +2,7 @@
  * Tensors (see tensor.h): allocation, reference counting, views sharing the bytes of their
  * base, and element access through double for code that does not care about the dtype.
  */
-#include "sim/tensor.h"
+#include "sim/data/tensor.h"
 
 #include "sim/util/xalloc.h"
 

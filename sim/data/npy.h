@@ -15,7 +15,7 @@
 #define SIM_NPY_H
 
 #include "sim/util/diag.h"
-#include "sim/tensor.h"
+#include "sim/data/tensor.h"
 
 #include <stddef.h>
 

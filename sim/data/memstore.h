@@ -14,8 +14,8 @@
 #define SIM_MEMSTORE_H
 
 #include "sim/util/diag.h"
-#include "sim/dtype.h"
-#include "sim/tensor.h"
+#include "sim/data/dtype.h"
+#include "sim/data/tensor.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -6,7 +6,7 @@
  * Writer labels are interned in a pool shared by a store and its snapshots, so a write with
  * a label allocates nothing once the label has been seen.
  */
-#include "sim/memstore.h"
+#include "sim/data/memstore.h"
 
 #include "sim/util/xalloc.h"
 

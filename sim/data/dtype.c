@@ -3,7 +3,7 @@
  * bit-exact f16 / bf16 <-> f32 conversions. Conversions are done on the bit patterns, so
  * they need no hardware half-float support and give the same result on every machine.
  */
-#include "sim/dtype.h"
+#include "sim/data/dtype.h"
 
 #include <assert.h>
 #include <string.h>

@@ -13,7 +13,7 @@
 #define SIM_YAML_H
 
 #include "sim/util/diag.h"
-#include "sim/value.h"
+#include "sim/data/value.h"
 
 #include <stdbool.h>
 #include <stddef.h>

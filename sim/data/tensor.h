@@ -8,7 +8,7 @@
 #define SIM_TENSOR_H
 
 #include "sim/util/diag.h"
-#include "sim/dtype.h"
+#include "sim/data/dtype.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* The value tree (see value.h): construction, containers, lookup, copy and comparison. */
-#include "sim/value.h"
+#include "sim/data/value.h"
 
-#include "sim/tensor.h"
+#include "sim/data/tensor.h"
 #include "sim/util/xalloc.h"
 
 #include <assert.h>

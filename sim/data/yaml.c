@@ -5,7 +5,7 @@
  * Duplicate keys are found with a hash set of (map, key), so a map with many keys stays
  * linear.
  */
-#include "sim/yaml.h"
+#include "sim/data/yaml.h"
 
 #include "sim/util/xalloc.h"
 
