@@ -60,7 +60,7 @@
 
 #include "sim/util/diag.h"
 #include "sim/data/dtype.h"
-#include "sim/oplog.h"
+#include "sim/chip/oplog.h"
 #include "sim/data/tensor.h"
 
 #include <stdbool.h>

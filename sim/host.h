@@ -26,7 +26,7 @@
 #ifndef SIM_HOST_H
 #define SIM_HOST_H
 
-#include "sim/chip.h"
+#include "sim/chip/chip.h"
 #include "sim/host_buffers.h"
 #include "sim/kernel.h"
 #include "sim/workload.h"

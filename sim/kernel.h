@@ -32,7 +32,7 @@
 #ifndef SIM_KERNEL_H
 #define SIM_KERNEL_H
 
-#include "sim/config.h"
+#include "sim/chip/config.h"
 #include "sim/util/diag.h"
 #include "sim/data/dtype.h"
 #include "sim/tl.h"

@@ -8,8 +8,8 @@
 #ifndef SIM_RUN_H
 #define SIM_RUN_H
 
-#include "sim/chip.h"
-#include "sim/config.h"
+#include "sim/chip/chip.h"
+#include "sim/chip/config.h"
 #include "sim/util/diag.h"
 #include "sim/engine/engine.h"
 #include "sim/host.h"

@@ -8,7 +8,7 @@
 #ifndef SIM_RUNNER_H
 #define SIM_RUNNER_H
 
-#include "sim/chip.h"
+#include "sim/chip/chip.h"
 #include "sim/kernel.h"
 #include "sim/workload.h"
 

@@ -8,7 +8,7 @@
  */
 #include "sim/tl.h"
 
-#include "sim/chip.h"
+#include "sim/chip/chip.h"
 #include "sim/tl_int.h"
 #include "sim/util/xalloc.h"
 

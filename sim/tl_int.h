@@ -5,9 +5,9 @@
 #ifndef SIM_TL_INT_H
 #define SIM_TL_INT_H
 
-#include "sim/chip.h"
+#include "sim/chip/chip.h"
 #include "sim/engine/engine.h"
-#include "sim/msg.h"
+#include "sim/chip/msg.h"
 #include "sim/kernel.h"
 #include "sim/tl.h"
 

@@ -6,11 +6,11 @@
  */
 #include "sim/verify.h"
 
-#include "sim/chip.h"
+#include "sim/chip/chip.h"
 #include "sim/util/escape.h"
 #include "sim/exec.h"
 #include "sim/kernel.h"
-#include "sim/oplog.h"
+#include "sim/chip/oplog.h"
 #include "sim/run.h"
 #include "sim/workload.h"
 #include "sim/util/xalloc.h"

@@ -14,7 +14,7 @@
 #ifndef SIM_WORKLOAD_H
 #define SIM_WORKLOAD_H
 
-#include "sim/config.h"
+#include "sim/chip/config.h"
 #include "sim/util/diag.h"
 #include "sim/data/dtype.h"
 #include "sim/data/tensor.h"

@@ -5,9 +5,9 @@
  */
 #include "trace/live.h"
 
-#include "sim/msg.h"
-#include "sim/oplog.h"
-#include "sim/topology.h"
+#include "sim/chip/msg.h"
+#include "sim/chip/oplog.h"
+#include "sim/chip/topology.h"
 #include "sim/util/xalloc.h"
 #include "trace/format.h"
 #include "trace/metrics.h"

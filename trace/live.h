@@ -12,7 +12,7 @@
 #ifndef TRACE_LIVE_H
 #define TRACE_LIVE_H
 
-#include "sim/chip.h"
+#include "sim/chip/chip.h"
 #include "sim/util/diag.h"
 #include "trace/model.h"
 

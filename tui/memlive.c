@@ -5,7 +5,7 @@
  */
 #include "tui/memlive.h"
 
-#include "sim/chip.h"
+#include "sim/chip/chip.h"
 #include "sim/data/dtype.h"
 #include "sim/data/memstore.h"
 #include "sim/data/tensor.h"
@@ -124,7 +124,7 @@ static const char *space_name(const struct tui_memlive *p)
     return p->tab < n ? sim_memstore_space_name(p->store, p->tab) : NULL;
 }
 
-/* "p1:0x000000001000": the PE window and the PA of a device address (sim/chip.h). */
+/* "p1:0x000000001000": the PE window and the PA of a device address (sim/chip/chip.h). */
 static void fmt_addr(uint64_t a, char *buf, size_t size)
 {
     snprintf(buf, size, "p%d:0x%010" PRIx64, sim_chip_addr_pe(a), sim_chip_addr_pa(a));

@@ -6,7 +6,7 @@
  */
 #include "sim/kernels/kernels.h"
 
-#include "sim/config.h"
+#include "sim/chip/config.h"
 
 #include <stdio.h>
 #include <string.h>

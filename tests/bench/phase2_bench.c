@@ -11,8 +11,8 @@
  */
 #include "sim/exec.h"
 #include "sim/data/memstore.h"
-#include "sim/msg.h"
-#include "sim/oplog.h"
+#include "sim/chip/msg.h"
+#include "sim/chip/oplog.h"
 
 #include <cblas.h>
 #include <math.h>

@@ -6,8 +6,8 @@
  * off (ADR-0020 D10: phase 1 costs the same without the op log), measured in the same
  * invocation. Median of 5 runs.
  */
-#include "sim/chip.h"
-#include "sim/config.h"
+#include "sim/chip/chip.h"
+#include "sim/chip/config.h"
 #include "sim/runner.h"
 #include "sim/tl.h"
 

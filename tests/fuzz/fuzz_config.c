@@ -1,10 +1,10 @@
 /*
- * Fuzz harness: chip config loading (sim/config.h) on arbitrary bytes must give a config
+ * Fuzz harness: chip config loading (sim/chip/config.h) on arbitrary bytes must give a config
  * or a one-line diagnostic, never crash; a loaded config must build a topology whose
  * routes work. make test replays tests/fuzz/corpus/config/.
  */
-#include "sim/config.h"
-#include "sim/topology.h"
+#include "sim/chip/config.h"
+#include "sim/chip/topology.h"
 
 #include <assert.h>
 #include <stdint.h>

@@ -8,8 +8,8 @@
  */
 #include "sim/exec.h"
 #include "sim/data/memstore.h"
-#include "sim/msg.h"
-#include "sim/oplog.h"
+#include "sim/chip/msg.h"
+#include "sim/chip/oplog.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,8 +8,8 @@
 
 #include "sim/exec.h"
 #include "sim/data/memstore.h"
-#include "sim/msg.h"
-#include "sim/oplog.h"
+#include "sim/chip/msg.h"
+#include "sim/chip/oplog.h"
 #include "sim/data/tensor.h"
 #include "sim/data/value.h"
 

@@ -12,11 +12,11 @@
  * A link transfer of n bytes takes n / bandwidth, then its latency; a memory access
  * n / gbps, then latency_ns.
  */
-#include "sim/chip.h"
-#include "sim/component.h"
-#include "sim/config.h"
-#include "sim/msg.h"
-#include "sim/oplog.h"
+#include "sim/chip/chip.h"
+#include "sim/chip/component.h"
+#include "sim/chip/config.h"
+#include "sim/chip/msg.h"
+#include "sim/chip/oplog.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

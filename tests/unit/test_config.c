@@ -1,5 +1,5 @@
 /* Chip config loading: the shipped configs, defaults, the snapshot, and every bad case. */
-#include "sim/config.h"
+#include "sim/chip/config.h"
 #include "sim/data/yaml.h"
 
 #include <criterion/criterion.h>

@@ -6,12 +6,12 @@
  * repeatability. Times are computed by hand from sim/configs/tiny.yaml (see
  * test_component.c for its numbers).
  */
-#include "sim/chip.h"
-#include "sim/config.h"
+#include "sim/chip/chip.h"
+#include "sim/chip/config.h"
 #include "sim/host.h"
 #include "sim/kernel.h"
 #include "sim/data/npy.h"
-#include "sim/oplog.h"
+#include "sim/chip/oplog.h"
 #include "sim/run.h"
 #include "sim/tl.h"
 #include "sim/workload.h"

@@ -7,11 +7,11 @@
  * values computed by hand and phase 2's replay of its op log (`run --verify`); bad
  * parameters are refused with one clear message.
  */
-#include "sim/chip.h"
-#include "sim/config.h"
+#include "sim/chip/chip.h"
+#include "sim/chip/config.h"
 #include "sim/kernel.h"
 #include "sim/kernels/kernels.h"
-#include "sim/oplog.h"
+#include "sim/chip/oplog.h"
 #include "sim/run.h"
 #include "sim/runner.h"
 #include "sim/tl.h"

@@ -5,11 +5,11 @@
  * clean, and its bandwidth samples add up; a run stopped early is written whole and
  * marked incomplete; a trace file that cannot be created fails before the run.
  */
-#include "sim/chip.h"
-#include "sim/config.h"
+#include "sim/chip/chip.h"
+#include "sim/chip/config.h"
 #include "sim/host.h"
 #include "sim/kernel.h"
-#include "sim/oplog.h"
+#include "sim/chip/oplog.h"
 #include "sim/run.h"
 #include "sim/tl.h"
 #include "sim/workload.h"

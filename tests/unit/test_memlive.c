@@ -4,7 +4,7 @@
  * time), the value table and its hex view, and a redraw after a write (the store's
  * generation).
  */
-#include "sim/chip.h"
+#include "sim/chip/chip.h"
 #include "sim/data/dtype.h"
 #include "sim/data/memstore.h"
 #include "sim/data/tensor.h"

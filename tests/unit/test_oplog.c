@@ -4,8 +4,8 @@
  * stable t_start order of D2; observers of op starts and ends.
  */
 #include "sim/data/memstore.h"
-#include "sim/msg.h"
-#include "sim/oplog.h"
+#include "sim/chip/msg.h"
+#include "sim/chip/oplog.h"
 #include "sim/data/tensor.h"
 #include "sim/data/value.h"
 

@@ -6,7 +6,7 @@
  * paces the events, and the end finishes the trace. Expected counts come from the same
  * run driven directly through the engine (runs are deterministic).
  */
-#include "sim/oplog.h"
+#include "sim/chip/oplog.h"
 #include "sim/run.h"
 #include "trace/live.h"
 #include "trace/loader.h"

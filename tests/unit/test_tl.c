@@ -4,9 +4,9 @@
  * and reading them stops only that kernel; the runner leaves logging to the components.
  * Times are computed by hand from sim/configs/tiny.yaml (see test_component.c).
  */
-#include "sim/chip.h"
-#include "sim/config.h"
-#include "sim/oplog.h"
+#include "sim/chip/chip.h"
+#include "sim/chip/config.h"
+#include "sim/chip/oplog.h"
 #include "sim/runner.h"
 #include "sim/tl.h"
 

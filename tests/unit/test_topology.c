@@ -1,5 +1,5 @@
 /* Chip topology: node ids and lookups, links from the config, and exact routes. */
-#include "sim/topology.h"
+#include "sim/chip/topology.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

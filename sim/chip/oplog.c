@@ -3,7 +3,7 @@
  * record_start (so observers can show an in-flight op's details); record_end adds the
  * snapshots of D4 and the TileToken merge of D5, then appends the record.
  */
-#include "sim/oplog.h"
+#include "sim/chip/oplog.h"
 
 #include "sim/data/memstore.h"
 #include "sim/data/tensor.h"

@@ -14,7 +14,7 @@
 #define SIM_OPLOG_H
 
 #include "sim/engine/engine.h"
-#include "sim/msg.h"
+#include "sim/chip/msg.h"
 #include "sim/data/value.h"
 
 #include <stdbool.h>

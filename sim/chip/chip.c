@@ -3,9 +3,9 @@
  * the hop-by-hop carrying of messages, and byte-addressable phase-1 memory data on top of
  * the memory store.
  */
-#include "sim/chip.h"
+#include "sim/chip/chip.h"
 
-#include "sim/models.h"
+#include "sim/chip/models.h"
 #include "sim/data/tensor.h"
 #include "sim/util/xalloc.h"
 

@@ -3,7 +3,7 @@
  * coordinate maps to an index by arithmetic, links created in a fixed order, and routes by
  * Dijkstra over integer picoseconds (exact ties, so the tie-break rule always applies).
  */
-#include "sim/topology.h"
+#include "sim/chip/topology.h"
 
 #include "sim/util/xalloc.h"
 

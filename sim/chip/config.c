@@ -4,7 +4,7 @@
  * walker checks a map against its table, fills the struct and builds the snapshot tree
  * with every default filled in.
  */
-#include "sim/config.h"
+#include "sim/chip/config.h"
 
 #include "sim/util/embedded.h"
 #include "sim/util/xalloc.h"

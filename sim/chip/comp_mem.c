@@ -4,8 +4,8 @@
  * shared with the accesses in flight. Writes are host MemoryWrites and control messages
  * named "MemWrite"; everything else reads.
  */
-#include "sim/chip.h"
-#include "sim/component.h"
+#include "sim/chip/chip.h"
+#include "sim/chip/component.h"
 
 #include <string.h>
 

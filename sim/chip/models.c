@@ -2,7 +2,7 @@
  * The table of timing models (see models.h): which comp_*.c model services each node kind.
  * The chip looks its components' models up here; the models call the component base.
  */
-#include "sim/models.h"
+#include "sim/chip/models.h"
 
 #include <assert.h>
 

@@ -9,8 +9,8 @@
  * Tiles: GEMM outputs in tile_m x tile_n blocks (default 64 x 64) with the whole k;
  * elementwise math in tile_m elements (default 4096).
  */
-#include "sim/chip.h"
-#include "sim/component.h"
+#include "sim/chip/chip.h"
+#include "sim/chip/component.h"
 #include "sim/data/value.h"
 
 #include "sim/util/xalloc.h"

@@ -2,9 +2,9 @@
  * The component base (see component.h): the hooks around every service, busy-time
  * accounting, and memory port accesses shared by the models in comp_*.c.
  */
-#include "sim/component.h"
+#include "sim/chip/component.h"
 
-#include "sim/oplog.h"
+#include "sim/chip/oplog.h"
 
 #include <assert.h>
 

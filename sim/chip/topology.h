@@ -9,7 +9,7 @@
 #ifndef SIM_TOPOLOGY_H
 #define SIM_TOPOLOGY_H
 
-#include "sim/config.h"
+#include "sim/chip/config.h"
 #include "sim/util/diag.h"
 
 #include <stdbool.h>

@@ -1,16 +1,16 @@
 /*
  * Components: the modelled hardware that services messages (ADR-0020 D2, D9). One
  * component per node of the topology; its behaviour is a const struct of ops per node kind
- * (sim/comp_*.c, found by sim/models.h). The base (sim_component_handle) runs every
+ * (sim/chip/comp_*.c, found by sim/chip/models.h). The base (sim_component_handle) runs every
  * message the same way:
  *
  *     start hook   op log record_start, when the message is a data op and a log is attached
  *     service      the kind's timing model: may block (engine waits, resources, links)
  *     end hook     op log record_end
  *
- * and sim_chip_send (sim/chip.h) forwards the message hop by hop. Component models never
+ * and sim_chip_send (sim/chip/chip.h) forwards the message hop by hop. Component models never
  * log: the hooks are the single source of truth for op records. Every timing parameter
- * comes from the chip config (sim/config.h):
+ * comes from the chip config (sim/chip/config.h):
  *
  *     io_cpu, m_cpu   overhead_ns per message
  *     pe_cpu          issue_ns per command issued, launch_ns per kernel instance started
@@ -28,8 +28,8 @@
 #define SIM_COMPONENT_H
 
 #include "sim/engine/engine.h"
-#include "sim/msg.h"
-#include "sim/topology.h"
+#include "sim/chip/msg.h"
+#include "sim/chip/topology.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -4,8 +4,8 @@
  * command issued to an engine); the NoC router only forwards (its links carry the time).
  * Each CPU handles one message at a time.
  */
-#include "sim/chip.h"
-#include "sim/component.h"
+#include "sim/chip/chip.h"
+#include "sim/chip/component.h"
 
 #include <string.h>
 

@@ -162,7 +162,7 @@ struct sim_control {
 
 /* ---- the message ------------------------------------------------------------------------ */
 
-/* A route: the hops a message takes, in order (sim/topology.h). */
+/* A route: the hops a message takes, in order (sim/chip/topology.h). */
 struct sim_topo_hop;
 struct sim_hop_log;
 

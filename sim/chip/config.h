@@ -1,7 +1,7 @@
 /*
  * The chip config: how many sips, cubes and PEs, and the timing parameters of every
  * engine, memory and link, loaded from YAML (sim/configs/README.md documents every key,
- * its unit and its default). The topology (sim/topology.h) and the component models read
+ * its unit and its default). The topology (sim/chip/topology.h) and the component models read
  * these plain structs; the trace writes the effective config, defaults included, as its
  * config_snapshot.
  *

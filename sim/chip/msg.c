@@ -1,5 +1,5 @@
 /* Messages (see msg.h): initialisation, handles, TileToken stages, time units. */
-#include "sim/msg.h"
+#include "sim/chip/msg.h"
 
 #include "sim/data/value.h"
 

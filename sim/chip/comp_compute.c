@@ -5,8 +5,8 @@
  * cycles[op] cycles; a reduction counts its input elements. Both run one op at a time.
  * A CompositeCmd serviced here runs the tiled pipeline of comp_pipeline.c.
  */
-#include "sim/chip.h"
-#include "sim/component.h"
+#include "sim/chip/chip.h"
+#include "sim/chip/component.h"
 
 #include <math.h>
 #include <string.h>

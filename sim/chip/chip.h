@@ -6,7 +6,7 @@
  *
  * Messages travel with sim_chip_send: hop by hop along their route, crossing each link
  * (latency + bytes / bandwidth, shared) and being serviced by the component at the end of
- * the route (sim/component.h); nodes crossed on the way (routers, CPUs) forward without
+ * the route (sim/chip/component.h); nodes crossed on the way (routers, CPUs) forward without
  * servicing. Phase-1 memory data goes through sim_chip_mem_*: byte-addressable on top of
  * the tensor-granular memory store.
  *
@@ -17,14 +17,14 @@
 #ifndef SIM_CHIP_H
 #define SIM_CHIP_H
 
-#include "sim/component.h"
-#include "sim/config.h"
+#include "sim/chip/component.h"
+#include "sim/chip/config.h"
 #include "sim/util/diag.h"
 #include "sim/engine/engine.h"
 #include "sim/data/memstore.h"
-#include "sim/msg.h"
-#include "sim/oplog.h"
-#include "sim/topology.h"
+#include "sim/chip/msg.h"
+#include "sim/chip/oplog.h"
+#include "sim/chip/topology.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -9,8 +9,8 @@
  * copy arriving here -> the memory of its slot (the cube's SRAM), a TileToken DMA stage ->
  * the stage's memory.
  */
-#include "sim/chip.h"
-#include "sim/component.h"
+#include "sim/chip/chip.h"
+#include "sim/chip/component.h"
 
 static void transfer(struct sim_proc *p, struct sim_component *c, int far, uint64_t nbytes,
                      bool to_memory)
