@@ -27,9 +27,9 @@
 #define SIM_HOST_H
 
 #include "sim/chip/chip.h"
-#include "sim/host_buffers.h"
+#include "sim/program/host_buffers.h"
 #include "sim/kernel.h"
-#include "sim/workload.h"
+#include "sim/program/workload.h"
 
 #include <stdbool.h>
 #include <stddef.h>

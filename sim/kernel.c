@@ -5,8 +5,8 @@
  */
 #include "sim/kernel.h"
 
-#include "sim/host_buffers.h"
-#include "sim/workload.h"
+#include "sim/program/host_buffers.h"
+#include "sim/program/workload.h"
 #include "sim/util/xalloc.h"
 
 #include <assert.h>

@@ -13,7 +13,7 @@
 #include "sim/util/diag.h"
 #include "sim/engine/engine.h"
 #include "sim/host.h"
-#include "sim/workload.h"
+#include "sim/program/workload.h"
 
 #include <stdbool.h>
 #include <stddef.h>

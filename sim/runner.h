@@ -10,7 +10,7 @@
 
 #include "sim/chip/chip.h"
 #include "sim/kernel.h"
-#include "sim/workload.h"
+#include "sim/program/workload.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -12,7 +12,7 @@
 #include "sim/kernel.h"
 #include "sim/chip/oplog.h"
 #include "sim/run.h"
-#include "sim/workload.h"
+#include "sim/program/workload.h"
 #include "sim/util/xalloc.h"
 
 #include <assert.h>

@@ -148,7 +148,7 @@ struct sim_ipcq_copy {
 
 struct sim_host_msg;
 
-/* Host requests: the request of the workload (sim/workload.h). */
+/* Host requests: the request of the workload (sim/program/workload.h). */
 struct sim_host_req {
     const struct sim_host_msg *req; /* borrowed */
     size_t index;                   /* position in the host program (the trace's cmdq_id) */

@@ -1,8 +1,8 @@
 /*
- * Fuzz harness: workload loading (sim/workload.h) on arbitrary bytes must give a workload
+ * Fuzz harness: workload loading (sim/program/workload.h) on arbitrary bytes must give a workload
  * or a one-line diagnostic, never crash. make test replays tests/fuzz/corpus/workload/.
  */
-#include "sim/workload.h"
+#include "sim/program/workload.h"
 
 #include <assert.h>
 #include <stdint.h>

@@ -14,7 +14,7 @@
 #include "sim/chip/oplog.h"
 #include "sim/run.h"
 #include "sim/tl.h"
-#include "sim/workload.h"
+#include "sim/program/workload.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -16,7 +16,7 @@
 #include "sim/runner.h"
 #include "sim/tl.h"
 #include "sim/verify.h"
-#include "sim/workload.h"
+#include "sim/program/workload.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

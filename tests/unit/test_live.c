@@ -12,7 +12,7 @@
 #include "sim/chip/oplog.h"
 #include "sim/run.h"
 #include "sim/tl.h"
-#include "sim/workload.h"
+#include "sim/program/workload.h"
 #include "trace/format.h"
 #include "trace/live.h"
 #include "trace/loader.h"

@@ -1,6 +1,6 @@
 /* Workloads (ADR-0012 messages): loading, every mandatory field, types, enums, ids,
  * placement against a chip, completions and responses. */
-#include "sim/workload.h"
+#include "sim/program/workload.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

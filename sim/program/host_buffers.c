@@ -1,5 +1,5 @@
 /* The host buffers (see host_buffers.h): a short list searched by name. */
-#include "sim/host_buffers.h"
+#include "sim/program/host_buffers.h"
 
 #include "sim/util/xalloc.h"
 

@@ -4,7 +4,7 @@
  * reported with the key path of the field ("messages[3].kernel_ref.deploy_pa") and the
  * position of the value, or of the enclosing map when the field is missing.
  */
-#include "sim/workload.h"
+#include "sim/program/workload.h"
 
 #include "sim/util/embedded.h"
 #include "sim/util/xalloc.h"
