@@ -5,9 +5,9 @@
  */
 #include "sim/host.h"
 
-#include "sim/kernel.h"
+#include "sim/kernel/kernel.h"
 #include "sim/data/npy.h"
-#include "sim/runner.h"
+#include "sim/kernel/runner.h"
 #include "sim/util/xalloc.h"
 
 #include <assert.h>

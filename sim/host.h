@@ -28,7 +28,7 @@
 
 #include "sim/chip/chip.h"
 #include "sim/program/host_buffers.h"
-#include "sim/kernel.h"
+#include "sim/kernel/kernel.h"
 #include "sim/program/workload.h"
 
 #include <stdbool.h>

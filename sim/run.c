@@ -3,7 +3,7 @@
  */
 #include "sim/run.h"
 
-#include "sim/kernel.h"
+#include "sim/kernel/kernel.h"
 #include "sim/util/xalloc.h"
 
 #include <stdlib.h>

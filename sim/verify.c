@@ -9,7 +9,7 @@
 #include "sim/chip/chip.h"
 #include "sim/util/escape.h"
 #include "sim/exec.h"
-#include "sim/kernel.h"
+#include "sim/kernel/kernel.h"
 #include "sim/chip/oplog.h"
 #include "sim/run.h"
 #include "sim/program/workload.h"

@@ -5,7 +5,7 @@
  */
 #include "tui/cli.h"
 
-#include "sim/kernel.h"
+#include "sim/kernel/kernel.h"
 #include "sim/run.h"
 
 #include <errno.h>

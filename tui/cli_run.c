@@ -11,7 +11,7 @@
 
 #include "sim/dump.h"
 #include "sim/util/escape.h"
-#include "sim/kernel.h"
+#include "sim/kernel/kernel.h"
 #include "sim/run.h"
 #include "sim/verify.h"
 #include "trace/chrome.h"

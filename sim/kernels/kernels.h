@@ -9,9 +9,9 @@
 
 #include "sim/util/diag.h"
 #include "sim/data/dtype.h"
-#include "sim/kernel.h"
+#include "sim/kernel/kernel.h"
 #include "sim/data/tensor.h"
-#include "sim/tl.h"
+#include "sim/kernel/tl.h"
 
 #include <stdbool.h>
 #include <stddef.h>

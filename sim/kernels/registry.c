@@ -1,8 +1,8 @@
 /*
- * The table of built-in kernels (sim/kernel.h explains how to add one): each kernel file
+ * The table of built-in kernels (sim/kernel/kernel.h explains how to add one): each kernel file
  * defines its `const struct sim_kernel`, listed here in name order.
  */
-#include "sim/kernel.h"
+#include "sim/kernel/kernel.h"
 
 #include <stddef.h>
 

@@ -6,8 +6,8 @@
  * Arguments: x, y, out (tensors of n elements), n (i32: the element count of the whole
  * vectors).
  */
-#include "sim/kernel.h"
-#include "sim/tl.h"
+#include "sim/kernel/kernel.h"
+#include "sim/kernel/tl.h"
 
 enum { MAX_TILE = 4096 };
 

@@ -8,8 +8,8 @@
  */
 #include "sim/chip/chip.h"
 #include "sim/chip/config.h"
-#include "sim/runner.h"
-#include "sim/tl.h"
+#include "sim/kernel/runner.h"
+#include "sim/kernel/tl.h"
 
 #include <stdio.h>
 #include <stdlib.h>

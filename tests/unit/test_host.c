@@ -9,11 +9,11 @@
 #include "sim/chip/chip.h"
 #include "sim/chip/config.h"
 #include "sim/host.h"
-#include "sim/kernel.h"
+#include "sim/kernel/kernel.h"
 #include "sim/data/npy.h"
 #include "sim/chip/oplog.h"
 #include "sim/run.h"
-#include "sim/tl.h"
+#include "sim/kernel/tl.h"
 #include "sim/program/workload.h"
 
 #include <criterion/criterion.h>

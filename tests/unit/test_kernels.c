@@ -9,12 +9,12 @@
  */
 #include "sim/chip/chip.h"
 #include "sim/chip/config.h"
-#include "sim/kernel.h"
+#include "sim/kernel/kernel.h"
 #include "sim/kernels/kernels.h"
 #include "sim/chip/oplog.h"
 #include "sim/run.h"
-#include "sim/runner.h"
-#include "sim/tl.h"
+#include "sim/kernel/runner.h"
+#include "sim/kernel/tl.h"
 #include "sim/verify.h"
 #include "sim/program/workload.h"
 

@@ -7,8 +7,8 @@
 #include "sim/chip/chip.h"
 #include "sim/chip/config.h"
 #include "sim/chip/oplog.h"
-#include "sim/runner.h"
-#include "sim/tl.h"
+#include "sim/kernel/runner.h"
+#include "sim/kernel/tl.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

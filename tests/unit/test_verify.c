@@ -7,7 +7,7 @@
 #include "exec_fixture.h"
 
 #include "sim/host.h"
-#include "sim/kernel.h"
+#include "sim/kernel/kernel.h"
 #include "sim/run.h"
 #include "sim/verify.h"
 

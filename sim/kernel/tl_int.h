@@ -1,5 +1,5 @@
 /*
- * Private to the kernel runner and the tl API (sim/runner.c, sim/tl.c): the kernel
+ * Private to the kernel runner and the tl API (sim/kernel/runner.c, sim/kernel/tl.c): the kernel
  * instance context and the handle behind struct tl_tensor.
  */
 #ifndef SIM_TL_INT_H
@@ -8,8 +8,8 @@
 #include "sim/chip/chip.h"
 #include "sim/engine/engine.h"
 #include "sim/chip/msg.h"
-#include "sim/kernel.h"
-#include "sim/tl.h"
+#include "sim/kernel/kernel.h"
+#include "sim/kernel/tl.h"
 
 #include <stdbool.h>
 #include <stddef.h>

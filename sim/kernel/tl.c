@@ -6,10 +6,10 @@
  * return a handle with a completion event. Phase-1 data moves here, through the chip's
  * memory functions: loads read after the DMA time, stores write at issue (ADR-0020 D3).
  */
-#include "sim/tl.h"
+#include "sim/kernel/tl.h"
 
 #include "sim/chip/chip.h"
-#include "sim/tl_int.h"
+#include "sim/kernel/tl_int.h"
 #include "sim/util/xalloc.h"
 
 #include <assert.h>

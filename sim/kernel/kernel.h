@@ -5,7 +5,7 @@
  *
  * How to add a kernel (sim/kernels/vector_add.c is the reference):
  *
- *   1. Write the kernel in sim/kernels/NAME.c against sim/tl.h:
+ *   1. Write the kernel in sim/kernels/NAME.c against sim/kernel/tl.h:
  *
  *          static void my_kernel(struct tl *tl, const struct kargs *a)
  *          {
@@ -35,7 +35,7 @@
 #include "sim/chip/config.h"
 #include "sim/util/diag.h"
 #include "sim/data/dtype.h"
-#include "sim/tl.h"
+#include "sim/kernel/tl.h"
 
 #include <stdbool.h>
 #include <stddef.h>

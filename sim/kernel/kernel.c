@@ -3,7 +3,7 @@
  * the defaults, and the launch builder that turns a kernel's setup into a host program
  * (ADR-0012 messages) with seeded input data. The table itself is sim/kernels/registry.c.
  */
-#include "sim/kernel.h"
+#include "sim/kernel/kernel.h"
 
 #include "sim/program/host_buffers.h"
 #include "sim/program/workload.h"

@@ -3,9 +3,9 @@
  * launch arguments, and runs the kernel function on its own process. It does not log and
  * does not touch the memory store itself: tl calls do, through the components.
  */
-#include "sim/runner.h"
+#include "sim/kernel/runner.h"
 
-#include "sim/tl_int.h"
+#include "sim/kernel/tl_int.h"
 #include "sim/util/xalloc.h"
 
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /*
  * The kernel runner (ADR-0020 D3's KernelRunner): the bridge between a kernel, a plain C
- * function calling sim/tl.h, and the engine. A launch on N PEs is a group of N kernel
+ * function calling sim/kernel/tl.h, and the engine. A launch on N PEs is a group of N kernel
  * instances, each with its own tl context (its PE, its view of the arguments, its TCM
  * allocator, its IPCQ inbox) and, once started, its own process: the coroutine the kernel
  * runs on. The runner never logs: the component hooks do (single source of truth).
@@ -9,7 +9,7 @@
 #define SIM_RUNNER_H
 
 #include "sim/chip/chip.h"
-#include "sim/kernel.h"
+#include "sim/kernel/kernel.h"
 #include "sim/program/workload.h"
 
 #include <stddef.h>
