@@ -11,7 +11,7 @@
 #include "sim/exec.h"
 #include "sim/kernel/kernel.h"
 #include "sim/chip/oplog.h"
-#include "sim/run.h"
+#include "sim/host/run.h"
 #include "sim/program/workload.h"
 #include "sim/util/xalloc.h"
 

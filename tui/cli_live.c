@@ -12,7 +12,7 @@
 
 #include "sim/dump.h"
 #include "sim/util/escape.h"
-#include "sim/run.h"
+#include "sim/host/run.h"
 #include "sim/verify.h"
 #include "trace/chrome.h"
 #include "trace/live.h"

@@ -6,7 +6,7 @@
 #include "tui/cli.h"
 
 #include "sim/kernel/kernel.h"
-#include "sim/run.h"
+#include "sim/host/run.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -9,8 +9,8 @@
 #include "tui/source.h"
 
 #include "sim/util/escape.h"
-#include "sim/host.h"
-#include "sim/run.h"
+#include "sim/host/host.h"
+#include "sim/host/run.h"
 #include "sim/util/xalloc.h"
 #include "trace/format.h"
 #include "trace/live.h"

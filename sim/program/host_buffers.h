@@ -1,7 +1,7 @@
 /*
  * Host buffers: the data a host program's MemoryWrites may name (ADR-0012 host_buffer_ref)
  * held in memory instead of in files. `run -k` fills them with a kernel's generated inputs
- * (sim/kernel/kernel.h); the host reads them (sim/host.h).
+ * (sim/kernel/kernel.h); the host reads them (sim/host/host.h).
  */
 #ifndef SIM_HOST_BUFFERS_H
 #define SIM_HOST_BUFFERS_H

@@ -6,7 +6,7 @@
  * longest tick; and the cost of one interactive step (s). Engine events per second of wall time and
  * CPU time, ratios against (a) measured in the same invocation; medians of 5 runs.
  */
-#include "sim/run.h"
+#include "sim/host/run.h"
 #include "trace/live.h"
 #include "tui/source.h"
 

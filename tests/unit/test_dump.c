@@ -5,7 +5,7 @@
  * dumped output equals x + y computed from the dumped inputs; clear I/O errors.
  */
 #include "sim/dump.h"
-#include "sim/run.h"
+#include "sim/host/run.h"
 #include "sim/data/tensor.h"
 #include "sim/verify.h"
 

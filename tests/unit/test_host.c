@@ -8,11 +8,11 @@
  */
 #include "sim/chip/chip.h"
 #include "sim/chip/config.h"
-#include "sim/host.h"
+#include "sim/host/host.h"
 #include "sim/kernel/kernel.h"
 #include "sim/data/npy.h"
 #include "sim/chip/oplog.h"
-#include "sim/run.h"
+#include "sim/host/run.h"
 #include "sim/kernel/tl.h"
 #include "sim/program/workload.h"
 

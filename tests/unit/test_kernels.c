@@ -12,7 +12,7 @@
 #include "sim/kernel/kernel.h"
 #include "sim/kernels/kernels.h"
 #include "sim/chip/oplog.h"
-#include "sim/run.h"
+#include "sim/host/run.h"
 #include "sim/kernel/runner.h"
 #include "sim/kernel/tl.h"
 #include "sim/verify.h"

@@ -7,7 +7,7 @@
  * run driven directly through the engine (runs are deterministic).
  */
 #include "sim/chip/oplog.h"
-#include "sim/run.h"
+#include "sim/host/run.h"
 #include "trace/live.h"
 #include "trace/loader.h"
 #include "tui/app.h"

@@ -6,9 +6,9 @@
  */
 #include "exec_fixture.h"
 
-#include "sim/host.h"
+#include "sim/host/host.h"
 #include "sim/kernel/kernel.h"
-#include "sim/run.h"
+#include "sim/host/run.h"
 #include "sim/verify.h"
 
 #include <stdio.h>

@@ -12,7 +12,7 @@
 #include "sim/chip/config.h"
 #include "sim/util/diag.h"
 #include "sim/engine/engine.h"
-#include "sim/host.h"
+#include "sim/host/host.h"
 #include "sim/program/workload.h"
 
 #include <stdbool.h>

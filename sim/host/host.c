@@ -3,7 +3,7 @@
  * messages in order; each KernelLaunch fans out into one process per PE, which carries
  * the launch to the PE, runs the kernel instance and brings its completion back.
  */
-#include "sim/host.h"
+#include "sim/host/host.h"
 
 #include "sim/kernel/kernel.h"
 #include "sim/data/npy.h"

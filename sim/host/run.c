@@ -1,7 +1,7 @@
 /*
  * A run (see run.h): config + host program + chip, and its summary.
  */
-#include "sim/run.h"
+#include "sim/host/run.h"
 
 #include "sim/kernel/kernel.h"
 #include "sim/util/xalloc.h"
