@@ -10,10 +10,10 @@
  */
 #include "tui/cli.h"
 
-#include "sim/dump.h"
+#include "sim/phase2/dump.h"
 #include "sim/util/escape.h"
 #include "sim/host/run.h"
-#include "sim/verify.h"
+#include "sim/phase2/verify.h"
 #include "trace/chrome.h"
 #include "trace/live.h"
 #include "tui/app.h"

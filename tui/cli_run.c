@@ -4,16 +4,16 @@
  * takes more than a second), print the summary on stdout, and turn failures into one line
  * each on stderr and the exit status. With -o / --chrome the live trace feed
  * (trace/live.h) records the run and the files are written at its end. With --verify or
- * --dump, phase 2 replays the op log with real data afterwards (sim/verify.h) and its
+ * --dump, phase 2 replays the op log with real data afterwards (sim/phase2/verify.h) and its
  * report follows the summary.
  */
 #include "tui/cli.h"
 
-#include "sim/dump.h"
+#include "sim/phase2/dump.h"
 #include "sim/util/escape.h"
 #include "sim/kernel/kernel.h"
 #include "sim/host/run.h"
-#include "sim/verify.h"
+#include "sim/phase2/verify.h"
 #include "trace/chrome.h"
 #include "trace/live.h"
 #include "tui/term.h"

@@ -9,7 +9,7 @@
  * "tiny" it measures only the per-op overhead, with "gemm N" it replays the tiled GEMM once
  * on N workers (both for profiling).
  */
-#include "sim/exec.h"
+#include "sim/phase2/exec.h"
 #include "sim/data/memstore.h"
 #include "sim/chip/msg.h"
 #include "sim/chip/oplog.h"

@@ -6,7 +6,7 @@
  * is byte for byte the one of a single-threaded replay. Exit 0 when all agree; any data
  * race makes ThreadSanitizer report and fail the run.
  */
-#include "sim/exec.h"
+#include "sim/phase2/exec.h"
 #include "sim/data/memstore.h"
 #include "sim/chip/msg.h"
 #include "sim/chip/oplog.h"

@@ -6,7 +6,7 @@
 #ifndef TESTS_UNIT_EXEC_FIXTURE_H
 #define TESTS_UNIT_EXEC_FIXTURE_H
 
-#include "sim/exec.h"
+#include "sim/phase2/exec.h"
 #include "sim/data/memstore.h"
 #include "sim/chip/msg.h"
 #include "sim/chip/oplog.h"

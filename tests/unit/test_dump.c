@@ -4,10 +4,10 @@
  * with exactly its five keys; file names made safe and unique; a vector_add run whose
  * dumped output equals x + y computed from the dumped inputs; clear I/O errors.
  */
-#include "sim/dump.h"
+#include "sim/phase2/dump.h"
 #include "sim/host/run.h"
 #include "sim/data/tensor.h"
-#include "sim/verify.h"
+#include "sim/phase2/verify.h"
 
 #include <cJSON.h>
 #include <criterion/criterion.h>

@@ -15,7 +15,7 @@
 #include "sim/host/run.h"
 #include "sim/kernel/runner.h"
 #include "sim/kernel/tl.h"
-#include "sim/verify.h"
+#include "sim/phase2/verify.h"
 #include "sim/program/workload.h"
 
 #include <criterion/criterion.h>

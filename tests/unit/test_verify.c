@@ -9,7 +9,7 @@
 #include "sim/host/host.h"
 #include "sim/kernel/kernel.h"
 #include "sim/host/run.h"
-#include "sim/verify.h"
+#include "sim/phase2/verify.h"
 
 #include <stdio.h>
 

@@ -2,10 +2,10 @@
  * --dump (see dump.h): .npy files through sim/data/npy.h, the manifest through cJSON, each
  * written to a temporary file in the directory and renamed into place.
  */
-#include "sim/dump.h"
+#include "sim/phase2/dump.h"
 
 #include "sim/data/npy.h"
-#include "sim/verify.h"
+#include "sim/phase2/verify.h"
 #include "sim/util/xalloc.h"
 
 #include <cJSON.h>

@@ -16,7 +16,7 @@
 
 #include "sim/util/diag.h"
 #include "sim/data/dtype.h"
-#include "sim/exec.h"
+#include "sim/phase2/exec.h"
 #include "sim/data/tensor.h"
 
 #include <stdbool.h>

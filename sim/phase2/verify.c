@@ -4,11 +4,11 @@
  * reads each launch's tensors from the memory store when the launch starts) and phase 2 of
  * a run with its report.
  */
-#include "sim/verify.h"
+#include "sim/phase2/verify.h"
 
 #include "sim/chip/chip.h"
 #include "sim/util/escape.h"
-#include "sim/exec.h"
+#include "sim/phase2/exec.h"
 #include "sim/kernel/kernel.h"
 #include "sim/chip/oplog.h"
 #include "sim/host/run.h"

@@ -8,7 +8,7 @@
  * to the store). Deferring every commit to the end of its wave keeps the inputs of a wave
  * intact while the hook looks at them.
  */
-#include "sim/exec.h"
+#include "sim/phase2/exec.h"
 
 #include "sim/data/memstore.h"
 #include "sim/data/value.h"
