@@ -1,9 +1,10 @@
 /*
  * The phase-2 data executor (ADR-0020 D6, D10; ADR-0052 D3, D4, A4): replays the op log of
  * a phase-1 run with real data, on its own shallow snapshot of the phase-1 memory store, so
- * phase 1's store is never modified. GEMMs go through OpenBLAS (this is the only file of
- * npuscope that includes <cblas.h>), math ops are plain C loops, memory ops copy tensors
- * between (space, addr) entries. Nothing of it runs or is allocated unless a caller asks.
+ * phase 1's store is never modified. GEMMs go through OpenBLAS (sim/phase2/matmul.c is the
+ * only file of npuscope that includes <cblas.h>), math ops are plain C loops, memory ops
+ * copy tensors between (space, addr) entries. Nothing of it runs or is allocated unless a
+ * caller asks. Its files share sim/phase2/exec_int.h, which says what each one does.
  *
  * Order. Records are taken in the order given (the op log's t_start-sorted list) and
  * grouped by equal t_start; within a group memory ops come first (ADR-0052 A4), the others

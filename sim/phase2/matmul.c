@@ -1,0 +1,178 @@
+/*
+ * GEMMs of phase 2 (see exec.h): f32, f16 and bf16 through OpenBLAS's cblas_sgemm in f32
+ * (16-bit accumulators emulated exactly with loops), integers exactly with C loops. The
+ * only file of npuscope that includes <cblas.h>.
+ */
+#include "sim/phase2/exec_int.h"
+
+#include "sim/util/xalloc.h"
+
+#include <cblas.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Element (r, c) of op(X) for a matrix stored with layout col and transpose flag t, whose
+ * stored logical shape is rows x cols: its flat index. */
+static size_t mat_index(size_t r, size_t c, bool t, bool col, size_t rows, size_t cols)
+{
+    size_t i = t ? c : r, j = t ? r : c; /* (i, j) in the stored logical matrix */
+    return col ? j * rows + i : i * cols + j;
+}
+
+/* op(A) (m x k) of batch b as a row-major f32 or i64 buffer. */
+static void canon_f32(const float *src, bool t, bool col, size_t rows, size_t cols, size_t m,
+                      size_t k, float *dst)
+{
+    for (size_t i = 0; i < m; i++)
+        for (size_t p = 0; p < k; p++)
+            dst[i * k + p] = src[mat_index(i, p, t, col, rows, cols)];
+}
+
+static void canon_i64(const int64_t *src, bool t, bool col, size_t rows, size_t cols, size_t m,
+                      size_t k, int64_t *dst)
+{
+    for (size_t i = 0; i < m; i++)
+        for (size_t p = 0; p < k; p++)
+            dst[i * k + p] = src[mat_index(i, p, t, col, rows, cols)];
+}
+
+/* Stored logical shape (rows, cols) of an operand: its last two dimensions. */
+static void mat_rc(const struct operand *o, size_t *rows, size_t *cols)
+{
+    *rows = (size_t)o->shape[o->ndim - 2];
+    *cols = (size_t)o->shape[o->ndim - 1];
+}
+
+static float round_acc(float v, enum sim_dtype acc)
+{
+    if (acc == SIM_F16)
+        return sim_f16_to_f32(sim_f32_to_f16(v));
+    if (acc == SIM_BF16)
+        return sim_bf16_to_f32(sim_f32_to_bf16(v));
+    return v;
+}
+
+static void gemm_float(struct xop *o)
+{
+    const struct sim_exec_gemm *g = &o->g;
+    size_t m = (size_t)g->m, n = (size_t)g->n, k = (size_t)g->k, nb = (size_t)g->batch;
+    float *oa, *ob, *oc = NULL;
+    const float *A = sim_exec_as_f32(o->tin[0], &oa), *B = sim_exec_as_f32(o->tin[1], &ob);
+    size_t csz = nb * m * n;
+    /* C starts at zero (a new tensor, or calloc) or at the accumulated value */
+    float *C = o->tout->dtype == SIM_F32 ? o->tout->data
+                                         : (oc = sim_xcalloc(csz ? csz : 1, sizeof(float)));
+    if (g->accumulate) {
+        float *o0;
+        const float *C0 = sim_exec_as_f32(o->tin[2], &o0);
+        if (C0 != C) /* C is the accumulator itself when the output was reused */
+            memcpy(C, C0, csz * sizeof(float));
+        free(o0);
+    }
+    float beta = g->accumulate ? 1.0f : 0.0f;
+    size_t ar, ac, br, bc;
+    mat_rc(&o->in[0], &ar, &ac);
+    mat_rc(&o->in[1], &br, &bc);
+    size_t astep = g->a_batched ? ar * ac : 0, bstep = g->b_batched ? br * bc : 0;
+
+    if (g->dtype_acc == SIM_F32) {
+        /* One order for the call: the output's. An operand in the other layout is its
+         * transpose in this one. */
+        bool colo = g->out_col_major;
+        enum CBLAS_ORDER order = colo ? CblasColMajor : CblasRowMajor;
+        bool ta = g->transpose_a ^ (g->a_col_major != colo);
+        bool tb = g->transpose_b ^ (g->b_col_major != colo);
+        size_t lda = g->a_col_major ? ar : ac, ldb = g->b_col_major ? br : bc;
+        size_t ldc = colo ? m : n;
+        if (lda == 0)
+            lda = 1;
+        if (ldb == 0)
+            ldb = 1;
+        if (ldc == 0)
+            ldc = 1;
+        if (m && n && k)
+            for (size_t b = 0; b < nb; b++)
+                cblas_sgemm(order, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+                            (blasint)m, (blasint)n, (blasint)k, 1.0f, A + b * astep, (blasint)lda,
+                            B + b * bstep, (blasint)ldb, beta, C + b * m * n, (blasint)ldc);
+    } else {
+        /* a 16-bit accumulator: every partial sum rounded to it, in k order */
+        float *ca = sim_xmalloc((m * k + 1) * sizeof(float));
+        float *cbt = sim_xmalloc((n * k + 1) * sizeof(float));
+        for (size_t b = 0; b < nb; b++) {
+            canon_f32(A + b * astep, g->transpose_a, g->a_col_major, ar, ac, m, k, ca);
+            /* op(B)^T as n x k: row j is column j of op(B) */
+            canon_f32(B + b * bstep, !g->transpose_b, g->b_col_major, br, bc, n, k, cbt);
+            float *Cb = C + b * m * n;
+            for (size_t i = 0; i < m; i++)
+                for (size_t j = 0; j < n; j++) {
+                    size_t ci = g->out_col_major ? j * m + i : i * n + j;
+                    float acc = round_acc(Cb[ci], g->dtype_acc);
+                    for (size_t p = 0; p < k; p++)
+                        acc = round_acc(acc + ca[i * k + p] * cbt[j * k + p], g->dtype_acc);
+                    Cb[ci] = acc;
+                }
+        }
+        free(ca);
+        free(cbt);
+    }
+    if (oc) {
+        sim_exec_from_f32(oc, o->tout);
+        free(oc);
+    }
+    free(oa);
+    free(ob);
+}
+
+static void gemm_int(struct xop *o)
+{
+    const struct sim_exec_gemm *g = &o->g;
+    size_t m = (size_t)g->m, n = (size_t)g->n, k = (size_t)g->k, nb = (size_t)g->batch;
+    int64_t *A = sim_exec_as_i64(o->tin[0]), *B = sim_exec_as_i64(o->tin[1]);
+    size_t ar, ac, br, bc;
+    mat_rc(&o->in[0], &ar, &ac);
+    mat_rc(&o->in[1], &br, &bc);
+    size_t astep = g->a_batched ? ar * ac : 0, bstep = g->b_batched ? br * bc : 0;
+    size_t csz = nb * m * n;
+    int64_t *C =
+        g->accumulate ? sim_exec_as_i64(o->tin[2]) : sim_xcalloc(csz ? csz : 1, sizeof(*C));
+    int64_t *ca = sim_xmalloc((m * k + 1) * sizeof(*ca));
+    int64_t *cb = sim_xmalloc((k * n + 1) * sizeof(*cb));
+    int64_t *row = sim_xmalloc((n ? n : 1) * sizeof(*row));
+    bool i32 = g->dtype_acc != SIM_I64;
+    for (size_t b = 0; b < nb; b++) {
+        canon_i64(A + b * astep, g->transpose_a, g->a_col_major, ar, ac, m, k, ca);
+        canon_i64(B + b * bstep, g->transpose_b, g->b_col_major, br, bc, k, n, cb);
+        int64_t *Cb = C + b * m * n;
+        for (size_t i = 0; i < m; i++) {
+            for (size_t j = 0; j < n; j++)
+                row[j] = Cb[g->out_col_major ? j * m + i : i * n + j];
+            for (size_t p = 0; p < k; p++) {
+                int64_t a = ca[i * k + p];
+                const int64_t *bp = cb + p * n;
+                for (size_t j = 0; j < n; j++)
+                    row[j] = WADD(row[j], WMUL(a, bp[j]));
+            }
+            for (size_t j = 0; j < n; j++) {
+                /* an i32 accumulator wraps at 32 bits */
+                int64_t v = i32 ? (int64_t)(int32_t)(uint32_t)(uint64_t)row[j] : row[j];
+                Cb[g->out_col_major ? j * m + i : i * n + j] = v;
+            }
+        }
+    }
+    sim_exec_from_i64(C, o->tout);
+    free(row);
+    free(ca);
+    free(cb);
+    free(C);
+    free(A);
+    free(B);
+}
+
+void sim_exec_gemm_run(struct xop *o)
+{
+    if (sim_dtype_is_float(o->g.dtype_in_a))
+        gemm_float(o);
+    else
+        gemm_int(o);
+}
