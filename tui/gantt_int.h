@@ -1,0 +1,160 @@
+/*
+ * What the files of the Gantt pane share (private to tui/; the pane's API is gantt.h): the
+ * pane's state and the functions one of its files calls in another. gantt.c holds the
+ * pane's life, its sync and search; gantt_rows.c the tree of rows and the filters;
+ * gantt_view.c the view of time and the layout; gantt_draw.c the drawing; gantt_actions.c
+ * keys and the mouse.
+ */
+#ifndef TUI_GANTT_INT_H
+#define TUI_GANTT_INT_H
+
+#include "tui/gantt.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+    LABEL_MIN = 8,
+    LABEL_MAX = 28,
+    BAND_ROWS = 4,      /* track rows kept free of the markers, tokens and bandwidth bands */
+    SAMPLE_EVENTS = 24, /* events looked at to colour one cell */
+    SCAN_EVENTS = 64,   /* events stepped over at most for one cell */
+    HOVER_SCAN = 4096,  /* events stepped over to find the op under the cursor */
+    TEXT_EVENTS = 512,  /* at most this many ops in view get their name written */
+};
+
+/* A row of the tree: a group (sip0, sip0.cube0, "DMA") or a track. */
+struct gnode {
+    char *label; /* owned: what the row shows */
+    char *key;   /* owned: identity across rebuilds (the group's path, or "#track") */
+    int parent;  /* -1 for the root */
+    int depth;   /* 0 for children of the root */
+    bool is_track;
+    bool folded;
+    bool engine_group; /* a spec trace's engine kind group */
+    uint32_t track;    /* when is_track */
+    int *kids;         /* owned */
+    size_t nkids, capkids;
+    uint32_t *tracks; /* owned: the tracks below (groups) */
+    size_t ntracks;
+};
+
+/* bandwidth_samples sorted by cycle, with prefix sums of bytes, for any window's rate. */
+struct bw_index {
+    uint64_t *start, *end; /* owned */
+    double *pre;           /* owned: pre[i] = bytes of samples [0, i) */
+    size_t n;
+    double max_rate; /* bytes per cycle of the busiest sample */
+};
+
+struct tui_gantt {
+    const struct trace_model *m; /* borrowed */
+    struct gnode *nodes;         /* owned; nodes[0] is the root */
+    size_t nnodes, capnodes;
+    size_t tracks_built; /* track count the tree was built for */
+    int *rows;           /* owned: visible rows, as node indices */
+    size_t nrows;
+    bool rows_stale;
+    int rows_engine, rows_kind; /* filters the rows were built for */
+
+    uint8_t *kinds; /* owned: per track, a bit per op kind it has */
+    uint64_t kinds_scanned;
+    bool any_inflight; /* an in-flight op was seen (live): cells must be looked at */
+    size_t kinds_cap;
+
+    struct bw_index bw;
+    size_t bw_built;
+
+    /* the view of time */
+    double t0, cpc; /* first visible cycle, cycles per column (>= 1) */
+    bool fit;       /* follow the whole trace until the user zooms or pans */
+    uint64_t fit_min, fit_max;
+    bool follow;        /* live: keep the right edge at "now" (the end of the trace) */
+    uint64_t follow_at; /* the end of the trace when the view last followed it */
+
+    /* layout of the last render (or of tui_gantt_layout) */
+    struct tui_rect rect;
+    int label_w, plot_x, plot_w, rows_y, rows_h;
+    int ruler_rows, band_markers, band_tokens, band_bw; /* y of each band, -1 when absent */
+
+    size_t sel, top;      /* selected row, first row shown */
+    uint64_t cursor_seen; /* the cursor as the Gantt last set or saw it */
+    int sel_node;         /* the selected row's node (survives rebuilding the rows), or -1 */
+    int label_want;       /* widest label of the rows */
+    uint64_t seen_gen;
+
+    /* per frame: busy cycles of each track per column, computed on demand */
+    uint64_t *busy;     /* owned: track * plot_w */
+    uint8_t *busy_done; /* owned: per track */
+    size_t busy_cap, busy_done_cap;
+
+    /* search: whether each op name matches, cached by string id */
+    char *pattern; /* owned, lower case */
+    uint32_t *match_keys;
+    uint8_t *match_vals; /* 1 no, 2 yes */
+    size_t match_cap, match_len;
+};
+
+/* ---- gantt_rows.c: the tree of rows and the filters ------------------------------------- */
+
+/* Build the tree of groups over the model's tracks (keeping folds and the selection by
+ * key); free it. */
+void tui_gantt_tree_build(struct tui_gantt *g);
+void tui_gantt_tree_free(struct tui_gantt *g);
+/* Bring the per-track op kinds up to date with the model. */
+void tui_gantt_kinds_update(struct tui_gantt *g);
+/* Whether track t passes the view's engine and kind filters. */
+bool tui_gantt_track_passes(struct tui_gantt *g, const struct tui_view *v, uint32_t t);
+/* Rebuild the visible rows; select row; unfold the groups above node n. */
+void tui_gantt_rows_build(struct tui_gantt *g, const struct tui_view *v);
+void tui_gantt_set_sel(struct tui_gantt *g, size_t row);
+void tui_gantt_unfold_to(struct tui_gantt *g, int n);
+/* The node of a track, or -1. */
+int tui_gantt_track_node(const struct tui_gantt *g, uint32_t track);
+/* Scroll the rows so that the selected one shows. */
+void tui_gantt_scroll_to_sel(struct tui_gantt *g);
+
+/* ---- gantt_view.c: the view of time ---------------------------------------------------- */
+
+/* The trace's first and last cycle; the cycles per column that fit it all. */
+uint64_t tui_gantt_t_min(const struct tui_gantt *g);
+uint64_t tui_gantt_t_max(const struct tui_gantt *g);
+double tui_gantt_fit_cpc(const struct tui_gantt *g);
+/* Keep the view inside the trace; fit the whole trace. */
+void tui_gantt_view_clamp(struct tui_gantt *g);
+void tui_gantt_view_fit(struct tui_gantt *g);
+/* The cycles [*a, *b) of column i; the end of the visible span; the column of cycle t. */
+void tui_gantt_cell_range(const struct tui_gantt *g, int i, uint64_t *a, uint64_t *b);
+uint64_t tui_gantt_view_end(const struct tui_gantt *g);
+long tui_gantt_col_of(const struct tui_gantt *g, uint64_t t);
+/* Keep the cursor in the trace and in view; scroll so that cycle t shows. */
+void tui_gantt_cursor_clamp(struct tui_gantt *g, struct tui_view *v);
+void tui_gantt_show_time(struct tui_gantt *g, uint64_t t);
+/* An event's end (now for one in flight); whether it passes the view's filters. */
+uint64_t tui_gantt_ev_end(const struct tui_gantt *g, const struct trace_event *e);
+bool tui_gantt_event_passes(const struct tui_gantt *g, const struct tui_view *v,
+                            const struct trace_event *e);
+/* Point the view's hover at the op under the cursor on the selected row. */
+void tui_gantt_update_hover(struct tui_gantt *g, struct tui_view *v);
+/* Live: keep the right edge at "now"; after the user moved the view, whether it follows. */
+void tui_gantt_follow_now(struct tui_gantt *g);
+void tui_gantt_update_follow(struct tui_gantt *g);
+/* Lay the pane out in r: label column, plot, ruler and bands. */
+void tui_gantt_layout(struct tui_gantt *g, struct tui_rect r, const struct tui_view *v);
+
+/* ---- gantt_draw.c: drawing ------------------------------------------------------------- */
+
+/* Draw the pane into c at r (the pane's render operation). */
+void tui_gantt_render(void *self, struct tui_canvas *c, struct tui_rect r, struct tui_view *v,
+                      bool focused);
+
+/* ---- gantt_actions.c: keys and the mouse ------------------------------------------------ */
+
+/* The pane's action and mouse operations (tui/pane.h). */
+enum tui_result tui_gantt_action(void *self, enum tui_action a, struct tui_view *v);
+enum tui_result tui_gantt_mouse(void *self, int x, int y, int button, struct tui_view *v);
+/* Select model event i: its row unfolded and selected, the cursor at its start. */
+void tui_gantt_select_event(struct tui_gantt *g, struct tui_view *v, uint64_t i);
+
+#endif
