@@ -2,10 +2,10 @@
 #
 #   make            build ./npuscope
 #   make run        build and start the main job (TUI, embedded chip and demo workload)
-#   make test       build and run every test (unit, end-to-end, fuzz corpora)
+#   make test       build and run every test (unit, layout, end-to-end, fuzz corpora)
 #   make asan       the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make tsan       the phase-2 executor's tests under ThreadSanitizer
-#   make check      format check, cppcheck, clang-tidy, then make asan
+#   make check      format check, cppcheck, clang-tidy, the layout check, then make asan
 #   make bench      build and run the benchmarks in tests/bench/
 #   make golden     rewrite the TUI's golden files (tests/data/tui/) from the code; read the diff
 #   make fuzz       build the libFuzzer harnesses (clang) into build/fuzz/
@@ -73,9 +73,9 @@ LDFLAGS  += $(SAN_FLAGS)
 LDLIBS   += $(PKG_LIBS) -lm -lpthread
 
 # --- sources -----------------------------------------------------------------------------
-LIB_SRC  := $(wildcard sim/*.c sim/*/*.c trace/*.c tui/*.c)
+LIB_SRC  := $(wildcard sim/*/*.c trace/*.c tui/*.c)
 LIB_SRC  := $(filter-out tui/main.c,$(LIB_SRC))
-LIB_ASM  := $(wildcard sim/*.S sim/*/*.S)
+LIB_ASM  := $(wildcard sim/*/*.S)
 EMBED    := $(sort $(wildcard sim/configs/*.yaml themes/*.yaml))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(LIB_ASM:%.S=$(BUILD)/obj/%.o) \
             $(BUILD)/obj/gen/embedded.o
@@ -180,12 +180,15 @@ $(BUILD)/tests/tsan/%: tests/tsan/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
-check: format-check
+# The layout check (tests/layout/check.sh) keeps sim/README.md's drawing true: file sizes,
+# no two objects of the library using each other, no include cycles, layers in order.
+check: format-check $(LIB)
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	    --inline-suppr --suppress=missingIncludeSystem -I. -D_GNU_SOURCE sim trace tui
 	clang-tidy --quiet $(LIB_SRC) tui/main.c -- -std=c11 -I. -I$(BUILD)/gen -D_GNU_SOURCE \
 	    -DNPUSCOPE_VERSION='"$(VERSION)"' \
 	    $(PKG_CFLAGS)
+	tests/layout/check.sh $(BUILD)
 	@$(MAKE) --no-print-directory asan
 
 # --- benchmarks ----------------------------------------------------------------------------
@@ -222,7 +225,7 @@ uninstall:
 clean:
 	rm -rf build npuscope
 
-FORMAT_SRC = $(wildcard sim/*.[ch] sim/*/*.[ch] trace/*.[ch] tui/*.[ch] tests/*/*.[ch])
+FORMAT_SRC = $(wildcard sim/*/*.[ch] trace/*.[ch] tui/*.[ch] tests/*/*.[ch])
 format:
 	clang-format -i $(FORMAT_SRC)
 
