@@ -228,7 +228,7 @@ enum sim_exec_math_shape {
 /*
  * One entry of the math table. Only the scalar functions are public: they are the
  * straightforward definition of each op, which verification uses as its reference; the
- * executor's vectorizable loops are private to exec.c.
+ * executor's vectorizable loops are private to mathops.c.
  */
 struct sim_exec_math_op {
     const char *name;
