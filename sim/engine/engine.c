@@ -53,6 +53,8 @@ struct sim_event {
     unsigned char state;         /* enum ev_state */
     unsigned char ok;            /* succeeded (1) or failed (0) */
     unsigned char persistent;    /* user and exit events stay; others are recycled */
+    unsigned char orphan;        /* a user event its owner freed while it was queued or
+                                    being processed: freed once processed */
     void *value;                 /* borrowed: handed to waiters (a store item, ...) */
     void *obj;                   /* borrowed: the resource, store or link it acts on */
     const char *what;            /* borrowed: name reported in step info */
@@ -63,6 +65,7 @@ struct sim_event {
     struct sim_engine *e;        /* borrowed */
     char *name;                  /* owned (user events) */
     struct sim_event *user_next; /* the engine's list of user events */
+    struct sim_event *user_prev;
 };
 
 struct bucket;
@@ -94,7 +97,9 @@ struct sim_proc {
     struct sim_event exit_ev;   /* succeeds or fails when the process ends */
     double xfer_vfinish;        /* link virtual time at which its transfer is served */
     struct sim_proc *xfer_next; /* the link's transfers, by xfer_vfinish */
-    struct sim_proc *all_next;  /* the engine's list of processes */
+    struct sim_proc *all_next;  /* the engine's list of processes (or of zombies) */
+    struct sim_proc *all_prev;
+    bool detached; /* freed once its exit has been processed */
 };
 
 struct sim_resource {
@@ -165,6 +170,8 @@ struct sim_engine {
     sim_proc_exit_fn on_exit;
     void *on_exit_ctx;
     struct sim_proc *procs;         /* owned */
+    struct sim_proc *zombies;       /* owned: detached processes whose exit was processed,
+                                       freed at the start of the next batch */
     struct sim_event *user_events;  /* owned */
     struct sim_resource *resources; /* owned */
     struct sim_store *stores;       /* owned */
@@ -415,6 +422,47 @@ static void event_recycle(struct sim_engine *e, struct sim_event *ev)
     e->free_events = ev;
 }
 
+/* Unlink a user event from the engine's list and free it. */
+static void user_event_free(struct sim_engine *e, struct sim_event *ev)
+{
+    if (ev->user_prev)
+        ev->user_prev->user_next = ev->user_next;
+    else
+        e->user_events = ev->user_next;
+    if (ev->user_next)
+        ev->user_next->user_prev = ev->user_prev;
+    free(ev->name);
+    free(ev);
+}
+
+/* A detached process whose exit has been processed: off the list of processes, onto the
+ * zombies, freed at the start of the next batch (the step that processed its exit may
+ * still be describing it, and its stack may not have been left yet). */
+static void proc_bury(struct sim_engine *e, struct sim_proc *p)
+{
+    if (p->all_prev)
+        p->all_prev->all_next = p->all_next;
+    else
+        e->procs = p->all_next;
+    if (p->all_next)
+        p->all_next->all_prev = p->all_prev;
+    p->all_prev = NULL;
+    p->all_next = e->zombies;
+    e->zombies = p;
+}
+
+static void free_zombies(struct sim_engine *e)
+{
+    for (struct sim_proc *p = e->zombies, *next; p; p = next) {
+        next = p->all_next;
+        assert(e->dead != p);
+        free(p->name);
+        free(p->error);
+        free(p);
+    }
+    e->zombies = NULL;
+}
+
 static void add_waiter(struct sim_event *ev, struct sim_proc *p)
 {
     p->next_waiter = NULL;
@@ -484,6 +532,10 @@ static struct sim_proc *dispatch(struct sim_engine *e, bool on_caller)
             }
             if (!ev->persistent)
                 event_recycle(e, ev);
+            else if (ev->orphan)
+                user_event_free(e, ev);
+            else if (ev->action == ACT_EXIT && ev->owner->detached)
+                proc_bury(e, ev->owner);
             e->cur = NULL;
         }
         if (batch_over(e))
@@ -541,6 +593,7 @@ static uint64_t run_batch(struct sim_engine *e, enum sim_run_mode mode, uint64_t
                           struct sim_step_info *out)
 {
     assert(!e->in_batch && "the engine was stepped from inside a process or a callback");
+    free_zombies(e);
     e->in_batch = true;
     e->run_mode = mode;
     e->run_arg = arg;
@@ -649,6 +702,7 @@ void sim_engine_free(struct sim_engine *e)
         free(p->error);
         free(p);
     }
+    free_zombies(e);
     for (struct sim_event *ev = e->user_events, *next; ev; ev = next) {
         next = ev->user_next;
         free(ev->name);
@@ -751,6 +805,8 @@ struct sim_proc *sim_proc_spawn(struct sim_engine *e, const char *name, sim_proc
     event_init(&p->exit_ev, e, SIM_EV_EXIT, ACT_EXIT, p, NULL, NULL);
     p->exit_ev.persistent = 1;
     p->all_next = e->procs;
+    if (e->procs)
+        e->procs->all_prev = p;
     e->procs = p;
     e->live++;
     e->generation++;
@@ -798,6 +854,16 @@ const char *sim_proc_error(const struct sim_proc *p)
     return p->error;
 }
 
+void sim_proc_detach(struct sim_proc *p)
+{
+    struct sim_engine *e = p->e;
+    assert(!p->detached && "a process detached twice");
+    p->detached = true;
+    /* already over and reported: nothing will look at it again */
+    if (p->exit_ev.state == EV_PROCESSED && e->cur != &p->exit_ev)
+        proc_bury(e, p);
+}
+
 int sim_proc_join(struct sim_proc *p, struct sim_proc *other)
 {
     assert_running(p);
@@ -823,9 +889,26 @@ struct sim_event *sim_event_new(struct sim_engine *e, const char *name)
     event_init(ev, e, SIM_EV_EVENT, ACT_NONE, NULL, NULL, ev->name);
     ev->persistent = 1;
     ev->user_next = e->user_events;
+    if (e->user_events)
+        e->user_events->user_prev = ev;
     e->user_events = ev;
     e->generation++;
     return ev;
+}
+
+void sim_event_free(struct sim_event *ev)
+{
+    if (!ev)
+        return;
+    struct sim_engine *e = ev->e;
+    assert(ev->kind == SIM_EV_EVENT && ev->persistent && "only sim_event_new's events are freed");
+    assert(!ev->orphan && "an event freed twice");
+    if (ev->state == EV_TRIGGERED || e->cur == ev) {
+        ev->orphan = 1; /* queued, or its waiters are being resumed: freed once processed */
+        return;
+    }
+    assert(!ev->wait_head && "an event freed while processes wait for it");
+    user_event_free(e, ev);
 }
 
 static void event_trigger(struct sim_event *ev, bool ok, void *value)

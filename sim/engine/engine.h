@@ -119,8 +119,8 @@ typedef void (*sim_proc_fn)(struct sim_proc *p, void *arg);
 /*
  * Create a process running fn(p, arg), started by an event at the current time (it does
  * not run before the caller yields or the engine steps). name is copied. The engine owns
- * the process; the pointer stays valid until the engine is freed. May be called from a
- * process or from outside.
+ * the process; the pointer stays valid until the engine is freed (or, once detached, see
+ * sim_proc_detach). May be called from a process or from outside.
  */
 struct sim_proc *sim_proc_spawn(struct sim_engine *e, const char *name, sim_proc_fn fn, void *arg);
 
@@ -142,6 +142,15 @@ void sim_proc_fail(struct sim_proc *p, const char *fmt, ...)
 /* The diagnostic of a process that failed, or NULL. */
 const char *sim_proc_error(const struct sim_proc *p);
 
+/*
+ * The caller will never join p nor look at it again: the engine frees it once its exit has
+ * been processed (and reported to on_exit), so a run of millions of short processes (the
+ * carriers of async kernel calls) does not keep them all. Its pointer, its name and the
+ * step info naming it stay valid until the next sim_engine_step / sim_engine_run. May be
+ * called before or after p ends, once.
+ */
+void sim_proc_detach(struct sim_proc *p);
+
 /* Block the calling process until other finishes. Returns 0 when it returned normally,
  * -1 when it failed. Yields. */
 int sim_proc_join(struct sim_proc *p, struct sim_proc *other);
@@ -152,8 +161,16 @@ void sim_wait(struct sim_proc *p, sim_time_t delay);
 
 /* ---- events --------------------------------------------------------------------------- */
 
-/* A new untriggered event owned by the engine. name is copied (may be NULL). */
+/* A new untriggered event owned by the engine (freed with it, or earlier by
+ * sim_event_free). name is copied (may be NULL). */
 struct sim_event *sim_event_new(struct sim_engine *e, const char *name);
+
+/*
+ * The creator of ev no longer needs it: freed now, or, when it is queued or being
+ * processed, as soon as its waiters have been resumed. Freeing an untriggered event that
+ * processes wait for is a bug (assert). NULL is a no-op.
+ */
+void sim_event_free(struct sim_event *ev);
 
 /* Trigger ev: its waiters are resumed when the engine processes it, in the order they
  * began waiting. value is handed to each waiter. Triggering twice is a bug (assert). */
