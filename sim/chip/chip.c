@@ -75,6 +75,9 @@ struct sim_chip {
 
     int sips, cubes, pes; /* shape of the chip */
     bool no_logging;
+
+    char **interned; /* owned: open addressing, a power of two slots (sim_chip_intern) */
+    size_t n_interned, cap_interned;
 };
 
 /* ---- hop logs ------------------------------------------------------------------------------ */
@@ -195,6 +198,50 @@ void sim_chip_defer_free(struct sim_chip *c, void (*fn)(void *), void *ptr)
     c->deferred[c->n_deferred++] = (struct deferred){fn, ptr};
 }
 
+/* ---- interned strings ------------------------------------------------------------------------ */
+
+static size_t str_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return (size_t)h;
+}
+
+static void intern_put(char **slots, size_t cap, char *s)
+{
+    size_t i = str_hash(s) & (cap - 1);
+    while (slots[i])
+        i = (i + 1) & (cap - 1);
+    slots[i] = s;
+}
+
+const char *sim_chip_intern(struct sim_chip *c, const char *s)
+{
+    if (!s)
+        return NULL;
+    if (c->cap_interned) {
+        for (size_t i = str_hash(s) & (c->cap_interned - 1); c->interned[i];
+             i = (i + 1) & (c->cap_interned - 1))
+            if (strcmp(c->interned[i], s) == 0)
+                return c->interned[i];
+    }
+    if (2 * (c->n_interned + 1) > c->cap_interned) {
+        size_t cap = c->cap_interned ? 2 * c->cap_interned : 64;
+        char **slots = sim_xcalloc(cap, sizeof(*slots));
+        for (size_t i = 0; i < c->cap_interned; i++)
+            if (c->interned[i])
+                intern_put(slots, cap, c->interned[i]);
+        free(c->interned);
+        c->interned = slots;
+        c->cap_interned = cap;
+    }
+    char *k = sim_xstrdup(s);
+    intern_put(c->interned, c->cap_interned, k);
+    c->n_interned++;
+    return k;
+}
+
 void sim_chip_free(struct sim_chip *c)
 {
     if (!c)
@@ -206,6 +253,9 @@ void sim_chip_free(struct sim_chip *c)
     free(c->deferred);
     sim_oplog_free(c->oplog);
     sim_memstore_free(c->store);
+    for (size_t i = 0; i < c->cap_interned; i++)
+        free(c->interned[i]);
+    free(c->interned);
     for (size_t i = 0; i < c->routes_cap; i++)
         if (c->routes[i].key)
             sim_topo_route_fini(&c->routes[i].route);

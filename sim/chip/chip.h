@@ -135,6 +135,13 @@ const struct sim_chip_marker *sim_chip_marker(const struct sim_chip *c, size_t i
 size_t sim_chip_token_count(const struct sim_chip *c);
 const struct sim_chip_token *sim_chip_token(const struct sim_chip *c, size_t i);
 
+/*
+ * s as a string that lives as long as the chip: equal strings give the same pointer, so a
+ * kernel naming the layer of its ops ten million times stores the name once (tl_set_layer,
+ * tl_set_tile). NULL gives NULL.
+ */
+const char *sim_chip_intern(struct sim_chip *c, const char *s);
+
 /* Record a marker / open or close a token at now; component and kernel are copied. */
 void sim_chip_add_marker(struct sim_chip *c, const char *name, const char *component,
                          const char *kernel, int64_t cmdq_id);

@@ -76,21 +76,25 @@ struct tl *tl_context_new(struct sim_chip *chip, int g)
     return tl;
 }
 
-static void carrier_fini(struct carrier *c);
+static void carrier_free(struct carrier *c);
+static void tensor_unref(struct tl_tensor *t);
 
 void tl_context_free(struct tl *tl)
 {
     if (!tl)
         return;
-    for (size_t i = 0; i < tl->n_carriers; i++)
-        carrier_fini(tl->carriers[i]);
-    free(tl->carriers);
-    for (size_t i = 0; i < tl->n_tensors; i++) {
-        sim_tensor_unref(tl->tensors[i]->data);
-        free(tl->tensors[i]->error);
-        free(tl->tensors[i]);
-    }
+    /* the engine is gone (sim_chip_free frees it first), and with it every event: carriers
+     * still in flight and arrivals never received die here */
+    tl->closing = true;
+    while (tl->carriers)
+        carrier_free(tl->carriers);
+    for (size_t i = 0; i < tl->n_inbox_held; i++)
+        tensor_unref(tl->inbox_held[i]);
+    free(tl->inbox_held);
+    for (size_t i = 0; i < tl->n_tensors; i++)
+        tensor_unref(tl->tensors[i]);
     free(tl->tensors);
+    free(tl->scopes);
     for (size_t i = 0; i < tl->n_allocs; i++)
         free(tl->allocs[i]);
     free(tl->allocs);
@@ -123,20 +127,84 @@ void tl_fail(struct tl *tl, const char *fmt, ...)
 
 /* ---- handles ------------------------------------------------------------------------------ */
 
-static struct tl_tensor *new_tensor(struct tl *tl, const char *space, uint64_t addr,
-                                    enum sim_dtype dtype, unsigned ndim, const int64_t *shape,
-                                    enum tl_state state)
+static struct tl_done *done_ref(struct tl_done *d)
 {
-    struct tl_tensor *t = sim_xcalloc(1, sizeof(*t));
-    char id[SIM_HANDLE_ID_MAX];
-    snprintf(id, sizeof(id), "%s/h%u", tl->pe_id, tl->next_handle++);
-    sim_handle_set(&t->h, space, addr, dtype, ndim, shape, id);
-    t->state = state;
+    if (d)
+        d->refs++;
+    return d;
+}
+
+static void done_unref(struct tl_done *d)
+{
+    if (d && --d->refs == 0) {
+        if (!d->owner->closing)
+            sim_event_free(d->ev);
+        free(d);
+    }
+}
+
+static struct tl_tensor *tensor_ref(struct tl_tensor *t)
+{
+    t->refs++;
+    return t;
+}
+
+static void tensor_unref(struct tl_tensor *t)
+{
+    if (!t || --t->refs)
+        return;
+    done_unref(t->done);
+    sim_tensor_unref(t->data);
+    free(t->error);
+    free(t);
+}
+
+/* Hand a counted reference to t to the innermost open scope. */
+static void scope_adopt(struct tl *tl, struct tl_tensor *t)
+{
     if (tl->n_tensors == tl->cap_tensors) {
         tl->cap_tensors = tl->cap_tensors ? 2 * tl->cap_tensors : 32;
         tl->tensors = sim_xreallocarray(tl->tensors, tl->cap_tensors, sizeof(struct tl_tensor *));
     }
     tl->tensors[tl->n_tensors++] = t;
+}
+
+/* A handle with one reference, not yet owned by any scope. Its handle_id is the PE and a
+ * serial number ("sip0.cube0.pe1/h12"), formatted without printf: this runs for every op. */
+static struct tl_tensor *new_handle(struct tl *tl, const char *space, uint64_t addr,
+                                    enum sim_dtype dtype, unsigned ndim, const int64_t *shape,
+                                    enum tl_state state)
+{
+    struct tl_tensor *t = sim_xmalloc(sizeof(*t));
+    t->state = state;
+    t->refs = 1;
+    t->op[0] = '\0';
+    t->done = NULL;
+    t->data = NULL;
+    t->error = NULL;
+    char id[SIM_HANDLE_ID_MAX], digits[24];
+    size_t n = strlen(tl->pe_id), k = 0;
+    memcpy(id, tl->pe_id, n);
+    id[n++] = '/';
+    id[n++] = 'h';
+    unsigned serial = tl->next_handle++;
+    do
+        digits[k++] = (char)('0' + serial % 10);
+    while ((serial /= 10) && k < sizeof(digits));
+    while (k && n + 1 < sizeof(id))
+        id[n++] = digits[--k];
+    id[n] = '\0';
+    sim_handle_set(&t->h, space, addr, dtype, ndim, shape, id);
+    return t;
+}
+
+/* A handle owned by the innermost open scope. */
+static struct tl_tensor *new_tensor(struct tl *tl, const char *space, uint64_t addr,
+                                    enum sim_dtype dtype, unsigned ndim, const int64_t *shape,
+                                    enum tl_state state)
+{
+    struct tl_tensor *t = new_handle(tl, space, addr, dtype, ndim, shape, state);
+    scope_adopt(tl, t);
     return t;
 }
 
@@ -161,6 +229,14 @@ static uint64_t tcm_alloc(struct tl *tl, uint64_t nbytes, const char *call)
 
 uint64_t tl_tcm_mark(struct tl *tl)
 {
+    struct tl_scope *top = tl->n_scopes ? &tl->scopes[tl->n_scopes - 1] : NULL;
+    if (!top || top->tcm_top != tl->tcm_top || top->n_tensors != tl->n_tensors) {
+        if (tl->n_scopes == tl->cap_scopes) {
+            tl->cap_scopes = tl->cap_scopes ? 2 * tl->cap_scopes : 16;
+            tl->scopes = sim_xreallocarray(tl->scopes, tl->cap_scopes, sizeof(*tl->scopes));
+        }
+        tl->scopes[tl->n_scopes++] = (struct tl_scope){tl->tcm_top, tl->n_tensors};
+    }
     return tl->tcm_top;
 }
 
@@ -175,13 +251,22 @@ void tl_tcm_release(struct tl *tl, uint64_t mark)
         kfail(tl, "tl_tcm_release(): mark %llu is above the allocator's top %llu",
               (unsigned long long)mark, (unsigned long long)tl->tcm_top);
     tl->tcm_top = mark;
+    /* close the scopes taken above the mark, and the newest one taken at it: the handles
+     * made since go (those an async op or an inbox still needs keep their references) */
+    size_t keep = SIZE_MAX;
+    while (tl->n_scopes && tl->scopes[tl->n_scopes - 1].tcm_top > mark)
+        keep = tl->scopes[--tl->n_scopes].n_tensors;
+    if (tl->n_scopes && tl->scopes[tl->n_scopes - 1].tcm_top == mark)
+        keep = tl->scopes[--tl->n_scopes].n_tensors;
+    while (keep != SIZE_MAX && tl->n_tensors > keep)
+        tensor_unref(tl->tensors[--tl->n_tensors]);
 }
 
 /* Wait for the async op producing t, and fail the kernel if it failed. */
 static void await(struct tl *tl, const struct tl_tensor *t)
 {
     if (t && t->done)
-        sim_event_wait(tl->proc, t->done, NULL);
+        sim_event_wait(tl->proc, t->done->ev, NULL);
     if (t && t->error)
         kfail(tl, "%s", t->error);
 }
@@ -220,20 +305,41 @@ static void send_from_cpu(struct tl *tl, struct sim_msg *m, int node)
 
 enum carrier_kind { CARRY_PLAIN, CARRY_LOAD, CARRY_IPCQ };
 
-/* An async op in flight: its message and what to do when it arrives. */
+/* An async op in flight: its message and what to do when it arrives. Owned by its
+ * context's list until it has delivered. */
 struct carrier {
     struct tl *tl;
     enum carrier_kind kind;
     struct sim_msg msg;
-    struct tl_tensor *result; /* completes when the message has been serviced */
-    const char *pending_op;   /* CARRY_LOAD: the source's pending binding */
-    struct tl *dst;           /* CARRY_IPCQ: the receiving instance */
-    struct tl_tensor *src;    /* CARRY_IPCQ: the tensor sent */
+    struct tl_tensor *result;    /* counted: completes when the message has been serviced */
+    struct tl_done *done;        /* counted: the completion the result's waiters wait for */
+    char *pending_op;            /* owned: CARRY_LOAD: the source's pending binding, or NULL */
+    struct tl *dst;              /* CARRY_IPCQ: the receiving instance */
+    struct tl_tensor *src;       /* counted: CARRY_IPCQ: the tensor sent */
+    struct carrier *prev, *next; /* the context's carriers */
 };
 
 static void finish_load(struct tl *tl, struct tl_tensor *dst, const struct sim_handle *src,
                         const char *pending_op, char *err, size_t errsize);
 static void deliver_ipcq(struct sim_proc *p, struct carrier *c);
+
+/* Unlink c from its context and free it with what it holds. */
+static void carrier_free(struct carrier *c)
+{
+    struct tl *tl = c->tl;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        tl->carriers = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    sim_msg_fini(&c->msg);
+    tensor_unref(c->result);
+    tensor_unref(c->src);
+    done_unref(c->done);
+    free(c->pending_op);
+    free(c);
+}
 
 static void carrier_main(struct sim_proc *p, void *arg)
 {
@@ -247,25 +353,36 @@ static void carrier_main(struct sim_proc *p, void *arg)
     } else if (c->kind == CARRY_IPCQ) {
         deliver_ipcq(p, c);
     }
-    sim_msg_fini(&c->msg);
-    sim_event_succeed(c->result->done, NULL);
+    sim_event_succeed(c->done->ev, NULL);
+    carrier_free(c);
 }
 
-static void carrier_fini(struct carrier *c)
+/* A new carrier of kind for result (which it references until it has delivered). */
+static struct carrier *carrier_new(struct tl *tl, enum carrier_kind kind, struct tl_tensor *result)
 {
-    sim_msg_fini(&c->msg);
+    struct carrier *c = sim_xcalloc(1, sizeof(*c));
+    c->tl = tl;
+    c->kind = kind;
+    c->result = tensor_ref(result);
+    c->next = tl->carriers;
+    if (tl->carriers)
+        tl->carriers->prev = c;
+    tl->carriers = c;
+    return c;
 }
 
 /* Hand the (routed) message of c to a new carrier process. */
 static void carry(struct tl *tl, struct carrier *c, const char *what)
 {
     char name[160];
-    c->tl = tl;
-    tl->carriers = sim_xreallocarray(tl->carriers, tl->n_carriers + 1, sizeof(struct carrier *));
-    tl->carriers[tl->n_carriers++] = c;
-    c->result->done = sim_event_new(sim_chip_engine(tl->chip), what);
+    c->done = sim_xmalloc(sizeof(*c->done));
+    c->done->ev = sim_event_new(sim_chip_engine(tl->chip), NULL);
+    c->done->refs = 1;
+    c->done->owner = tl;
+    done_unref(c->result->done);
+    c->result->done = done_ref(c->done);
     snprintf(name, sizeof(name), "%s@%s/%s", tl->kernel, tl->pe_id, what);
-    sim_proc_spawn(sim_chip_engine(tl->chip), name, carrier_main, c);
+    sim_proc_detach(sim_proc_spawn(sim_chip_engine(tl->chip), name, carrier_main, c));
 }
 
 /* ---- arguments ------------------------------------------------------------------------------ */
@@ -363,7 +480,7 @@ static struct tl_tensor *derive(struct tl *tl, const struct tl_tensor *t, uint64
     struct tl_tensor *v =
         new_tensor(tl, t->h.space, t->h.addr + offset_bytes, t->h.dtype, ndim, shape, t->state);
     snprintf(v->op, sizeof(v->op), "%s", t->op);
-    v->done = t->done;
+    v->done = done_ref(t->done);
     if (t->state == TL_LOADED && t->data) {
         v->data = sim_tensor_new(t->h.dtype, ndim, shape);
         memcpy(v->data->data, (const char *)t->data->data + offset_bytes, v->data->nbytes);
@@ -512,14 +629,9 @@ static struct tl_tensor *load(struct tl *tl, const struct tl_tensor *src, bool a
             kfail(tl, "%s", err);
         return dst;
     }
-    struct carrier *c = tl_alloc(tl, sizeof(*c));
-    c->kind = CARRY_LOAD;
-    c->result = dst;
-    if (pending_op) { /* a copy: the binding may go away before the carrier needs it */
-        char *keep = tl_alloc(tl, strlen(pending_op) + 1);
-        memcpy(keep, pending_op, strlen(pending_op) + 1);
-        c->pending_op = keep;
-    }
+    struct carrier *c = carrier_new(tl, CARRY_LOAD, dst);
+    if (pending_op) /* a copy: the binding may go away before the carrier needs it */
+        c->pending_op = sim_xstrdup(pending_op);
     sim_msg_init(&c->msg, SIM_MK_DMA_READ);
     annotate(tl, &c->msg);
     c->msg.u.dma_read.src = src->h;
@@ -593,9 +705,7 @@ static struct tl_tensor *store(struct tl *tl, const struct tl_tensor *dst,
     struct tl_tensor *h = new_tensor(tl, dst->h.space, dst->h.addr, dst->h.dtype, dst->h.ndim,
                                      dst->h.shape, TL_MEMORY);
     snprintf(h->op, sizeof(h->op), "dma_write");
-    struct carrier *c = tl_alloc(tl, sizeof(*c));
-    c->kind = CARRY_PLAIN;
-    c->result = h;
+    struct carrier *c = carrier_new(tl, CARRY_PLAIN, h);
     sim_msg_init(&c->msg, SIM_MK_DMA_WRITE);
     annotate(tl, &c->msg);
     c->msg.u.dma_write.src = src->h;
@@ -994,9 +1104,7 @@ struct tl_tensor *tl_composite(struct tl *tl, const char *op, const struct tl_te
                                      out->h.shape, TL_PENDING);
     snprintf(h->op, sizeof(h->op), "%s", name);
     sim_chip_bind_pending(tl->chip, out->h.space, out->h.addr, out->h.nbytes, name);
-    struct carrier *c = tl_alloc(tl, sizeof(*c));
-    c->kind = CARRY_PLAIN;
-    c->result = h;
+    struct carrier *c = carrier_new(tl, CARRY_PLAIN, h);
     sim_msg_init(&c->msg, SIM_MK_COMPOSITE);
     annotate(tl, &c->msg);
     struct sim_composite_cmd *cc = &c->msg.u.composite;
@@ -1088,9 +1196,7 @@ struct tl_tensor *tl_tile_gemm(struct tl *tl, const struct tl_tensor *a, const s
     snprintf(h->op, sizeof(h->op), "TileToken/GEMM");
     sim_chip_bind_pending(tl->chip, out->h.space, out->h.addr, out->h.nbytes, h->op);
 
-    struct carrier *c = tl_alloc(tl, sizeof(*c));
-    c->kind = CARRY_PLAIN;
-    c->result = h;
+    struct carrier *c = carrier_new(tl, CARRY_PLAIN, h);
     struct sim_msg *m = &c->msg;
     sim_msg_init(m, SIM_MK_TILE_TOKEN);
     annotate(tl, m);
@@ -1117,7 +1223,8 @@ static void deliver_ipcq(struct sim_proc *p, struct carrier *c)
 {
     struct tl *dst = c->dst;
     const struct sim_handle *h = &c->msg.u.ipcq.dst;
-    struct tl_tensor *t = new_tensor(dst, h->space, h->addr, h->dtype, h->ndim, h->shape,
+    /* the inbox holds it; tl_ipcq_recv hands it to the receiver's scope */
+    struct tl_tensor *t = new_handle(dst, h->space, h->addr, h->dtype, h->ndim, h->shape,
                                      c->src->state == TL_PENDING ? TL_PENDING : TL_LOADED);
     if (t->state == TL_PENDING) {
         snprintf(t->op, sizeof(t->op), "%s", c->src->op);
@@ -1127,6 +1234,12 @@ static void deliver_ipcq(struct sim_proc *p, struct carrier *c)
         t->data = sim_tensor_copy(c->msg.u.ipcq.snapshot);
         sim_chip_mem_write(dst->chip, h->space, h->addr, t->data, "ipcq_copy");
     }
+    if (dst->n_inbox_held == dst->cap_inbox_held) {
+        dst->cap_inbox_held = dst->cap_inbox_held ? 2 * dst->cap_inbox_held : 8;
+        dst->inbox_held =
+            sim_xreallocarray(dst->inbox_held, dst->cap_inbox_held, sizeof(*dst->inbox_held));
+    }
+    dst->inbox_held[dst->n_inbox_held++] = t;
     sim_store_put(p, dst->inbox, t);
 }
 
@@ -1151,11 +1264,9 @@ struct tl_tensor *tl_ipcq_send(struct tl *tl, unsigned dst_rank, const struct tl
     struct tl_tensor *h =
         new_tensor(tl, "sram", addr, src->h.dtype, src->h.ndim, src->h.shape, TL_MEMORY);
     snprintf(h->op, sizeof(h->op), "ipcq_copy");
-    struct carrier *c = tl_alloc(tl, sizeof(*c));
-    c->kind = CARRY_IPCQ;
-    c->result = h;
+    struct carrier *c = carrier_new(tl, CARRY_IPCQ, h);
     c->dst = dst;
-    c->src = (struct tl_tensor *)src;
+    c->src = tensor_ref((struct tl_tensor *)src);
     sim_msg_init(&c->msg, SIM_MK_IPCQ_COPY);
     annotate(tl, &c->msg);
     c->msg.u.ipcq.src = src->h;
@@ -1171,7 +1282,17 @@ struct tl_tensor *tl_ipcq_send(struct tl *tl, unsigned dst_rank, const struct tl
 
 struct tl_tensor *tl_ipcq_recv(struct tl *tl)
 {
-    return sim_store_get(tl->proc, tl->inbox);
+    struct tl_tensor *t = sim_store_get(tl->proc, tl->inbox);
+    for (size_t i = 0; i < tl->n_inbox_held; i++) {
+        if (tl->inbox_held[i] == t) {
+            memmove(&tl->inbox_held[i], &tl->inbox_held[i + 1],
+                    (tl->n_inbox_held - i - 1) * sizeof(*tl->inbox_held));
+            tl->n_inbox_held--;
+            break;
+        }
+    }
+    scope_adopt(tl, t);
+    return t;
 }
 
 /* ---- annotations --------------------------------------------------------------------------- */
@@ -1202,22 +1323,12 @@ void tl_token_end(struct tl *tl)
     tl->token_open = false;
 }
 
-static const char *keep_str(struct tl *tl, const char *s)
-{
-    if (!s)
-        return NULL;
-    size_t n = strlen(s) + 1;
-    char *k = tl_alloc(tl, n);
-    memcpy(k, s, n);
-    return k;
-}
-
 void tl_set_layer(struct tl *tl, const char *layer_id)
 {
-    tl->layer_id = keep_str(tl, layer_id);
+    tl->layer_id = sim_chip_intern(tl->chip, layer_id);
 }
 
 void tl_set_tile(struct tl *tl, const char *tile_id)
 {
-    tl->tile_id = keep_str(tl, tile_id);
+    tl->tile_id = sim_chip_intern(tl->chip, tile_id);
 }

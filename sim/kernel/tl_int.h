@@ -21,14 +21,34 @@ enum tl_state {
     TL_PENDING, /* a phase-1 compute result: data only in phase 2 */
 };
 
+/* The completion of an async op, shared by the handles that wait for it. */
+struct tl_done {
+    struct sim_event *ev; /* owned: succeeds when the op has been serviced */
+    unsigned refs;        /* the op's carrier and every handle pointing here */
+    struct tl *owner;     /* the context that issued the op */
+};
+
+/*
+ * A handle. Lifetime: a handle belongs to the innermost TCM scope open when it was made
+ * (see tl_tcm_mark) and is freed when that scope is released, or with the context; an
+ * async op's carrier and an IPCQ inbox hold references of their own, so a handle outlives
+ * its scope while they need it. This keeps a long kernel's memory flat.
+ */
 struct tl_tensor {
     struct sim_handle h;
     enum tl_state state;
+    unsigned refs;                 /* its scope (or the inbox), carriers */
     char op[SIM_OP_NAME_MAX + 16]; /* the op that produced it (for messages) */
-    struct sim_event *done;        /* the async op producing it, or NULL when complete */
+    struct tl_done *done;          /* counted reference: the async op producing it, or NULL */
     struct sim_tensor *data;       /* owned reference: the data of a TL_LOADED tensor, set
                                       once its load has finished */
     char *error;                   /* owned: why the async op producing it failed, or NULL */
+};
+
+/* A TCM scope: what tl_tcm_mark saw, so tl_tcm_release frees the handles made since. */
+struct tl_scope {
+    uint64_t tcm_top; /* the mark */
+    size_t n_tensors; /* handles owned by scopes when it was taken */
 };
 
 struct tl_group;
@@ -60,16 +80,20 @@ struct tl {
 
     void **allocs; /* owned: everything allocated for this instance, freed with the chip */
     size_t n_allocs, cap_allocs;
-    struct tl_tensor **tensors; /* owned: every handle made for this instance */
+    struct tl_tensor **tensors; /* counted references held by the open scopes, oldest first */
     size_t n_tensors, cap_tensors;
-    struct carrier **carriers; /* the async ops (in allocs): their messages are finished
-                                  with the context when the chip is freed mid-flight */
-    size_t n_carriers;
+    struct tl_scope *scopes; /* owned: the marks taken and not yet released, oldest first */
+    size_t n_scopes, cap_scopes;
+    struct carrier *carriers;      /* owned: the async ops in flight (their messages are finished
+                                      with the context when the chip is freed mid-flight) */
+    struct tl_tensor **inbox_held; /* counted: arrivals in the inbox not yet received */
+    size_t n_inbox_held, cap_inbox_held;
+    bool closing; /* being freed, after the engine: its events are gone already */
     unsigned next_handle;
 
     bool token_open;
     size_t token;
-    const char *layer_id, *tile_id; /* annotations of the next ops (owned by allocs) */
+    const char *layer_id, *tile_id; /* annotations of the next ops (interned by the chip) */
 };
 
 struct tl_group {
