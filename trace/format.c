@@ -83,14 +83,20 @@ struct sim_value *trace_details_from_op(const struct sim_value *params,
                                         const struct sim_value *replay)
 {
     struct sim_value *d = trace_details_from_params(params);
-    if (!replay || replay->type != SIM_V_MAP)
+    if (!replay || replay->type != SIM_V_MAP || !replay->u.map.len)
         return d;
     if (!d)
         d = sim_value_map();
-    for (size_t i = 0; i < replay->u.map.len; i++)
-        if (!sim_value_map_get(d, replay->u.map.keys[i]))
-            sim_value_map_set_take(d, replay->u.map.keys[i], strip(replay->u.map.vals[i]));
+    sim_value_map_set_take(d, TRACE_DETAILS_REPLAY, strip(replay));
     return d;
+}
+
+const char *trace_details_str(const struct sim_value *details, const char *key)
+{
+    const char *s = sim_value_get_str(details, key, NULL);
+    if (!s && strcmp(key, TRACE_DETAILS_REPLAY) != 0)
+        s = sim_value_get_str(sim_value_map_get(details, TRACE_DETAILS_REPLAY), key, NULL);
+    return s;
 }
 
 static bool eq(const char *a, const char *b)
@@ -144,8 +150,8 @@ int trace_dram_from_value(enum trace_engine engine, const char *op, const struct
         .op = op,
         .direction = sim_value_get_str(details, "direction", NULL),
         .tensor_role = sim_value_get_str(details, "tensor_role", NULL),
-        .src_space = sim_value_get_str(details, "src_space", NULL),
-        .dst_space = sim_value_get_str(details, "dst_space", NULL),
+        .src_space = trace_details_str(details, "src_space"),
+        .dst_space = trace_details_str(details, "dst_space"),
         .bytes = sim_value_get_int(details, "bytes", -1),
         .nbytes = sim_value_get_int(details, "nbytes", -1),
     };

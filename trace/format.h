@@ -50,14 +50,23 @@ uint64_t trace_cycles_from_ns(double ns, double clock_ghz, bool end);
  */
 struct sim_value *trace_details_from_params(const struct sim_value *params);
 
+/* The key under which an ENGINE_EVENT's details keep npuscope's replay annotations. */
+#define TRACE_DETAILS_REPLAY "replay"
+
 /*
- * ENGINE_EVENT details of an op record: trace_details_from_params(params), then the keys of
- * the record's replay annotations (sim_op_note.replay: a dma_read's src_space, dst_space,
- * dst_addr, shape, dtype; a GEMM's transpose flags and dtype_acc) that params does not
- * have, as documented extension keys. Either may be NULL; NULL when both are.
+ * ENGINE_EVENT details of an op record: trace_details_from_params(params), so the keys at
+ * the top are exactly ADR-0052 D3's, then, when the record has replay annotations
+ * (sim_op_note.replay: a dma_read's src_space, dst_space, dst_addr, shape, dtype; a GEMM's
+ * transpose flags and dtype_acc), those under the one key "replay" (TRACE_DETAILS_REPLAY).
+ * Either may be NULL; NULL when both are.
  */
 struct sim_value *trace_details_from_op(const struct sim_value *params,
                                         const struct sim_value *replay);
+
+/* A string field of details: at the top, else under "replay" (where npuscope keeps its
+ * annotations; traces written before they moved there have them at the top). NULL when
+ * absent. Borrowed. */
+const char *trace_details_str(const struct sim_value *details, const char *key);
 
 /*
  * The fields of an event's details the DRAM rule looks at, whatever they were read from

@@ -21,9 +21,19 @@
 #include <sys/stat.h>
 #include <time.h>
 
-/* The exact times of an event in ns (the t_start_ns / t_end_ns extension fields). */
-struct ev_ns {
-    double start, end; /* end NaN while in flight */
+/* A run of op records whose events are consecutive: record first_id + k is event
+ * first_ev + k for k < n. A live run appends an event per record start, in record order,
+ * so one run covers a whole simulation unless something else adds events in between. */
+struct id_run {
+    uint64_t first_id, first_ev, n;
+};
+
+/* A small cache from an interned string's address (op records carry the op log's interned
+ * names) to the model's string id. */
+enum { STR_CACHE = 256 };
+struct str_cache_ent {
+    const char *s;
+    uint32_t id;
 };
 
 struct trace_live {
@@ -47,13 +57,10 @@ struct trace_live {
     int32_t extra_eid[TRACE_ENGINE_COUNT]; /* next id for components outside the topology */
     uint32_t dram;                         /* interned "DRAM" */
 
-    /* op record id -> event index; ids are consecutive from the first one seen */
-    uint64_t first_id;
-    bool have_first;
-    uint64_t *ev_of_id; /* owned */
-    size_t nids, capids;
-    struct ev_ns *ns; /* owned: per model event */
-    size_t capns;
+    /* op record id -> event index */
+    struct id_run *runs; /* owned, by first_id */
+    size_t nruns, capruns;
+    struct str_cache_ent cache[STR_CACHE];
     uint64_t changes; /* op starts + ends */
     bool dirty;       /* the model changed since the last trace_model_finish */
 
@@ -78,6 +85,20 @@ static double now_ns(const struct trace_live *l)
 static uint32_t intern_opt(struct trace_model *m, const char *s)
 {
     return s ? trace_model_intern(m, s, strlen(s)) : TRACE_NO_STR;
+}
+
+/* intern_opt for strings that live as long as the run (the op log's interned names): the
+ * address is the key, so the common case is one comparison. */
+static uint32_t intern_cached(struct trace_live *l, const char *s)
+{
+    if (!s)
+        return TRACE_NO_STR;
+    struct str_cache_ent *c = &l->cache[((uintptr_t)s >> 4) % STR_CACHE];
+    if (c->s != s) {
+        c->s = s;
+        c->id = intern_opt(l->m, s);
+    }
+    return c->id;
 }
 
 static const char *str_opt(const struct trace_model *m, uint32_t id)
@@ -105,31 +126,39 @@ static uint32_t track_of(struct trace_live *l, const char *component)
 
 static void remember_id(struct trace_live *l, uint64_t id, uint64_t ev)
 {
-    if (!l->have_first) {
-        l->first_id = id;
-        l->have_first = true;
+    struct id_run *r = l->nruns ? &l->runs[l->nruns - 1] : NULL;
+    if (r && id == r->first_id + r->n && ev == r->first_ev + r->n) {
+        r->n++;
+        return;
     }
-    assert(id >= l->first_id);
-    size_t k = (size_t)(id - l->first_id);
-    if (k >= l->capids) {
-        size_t c = l->capids ? l->capids : 256;
-        while (c <= k)
-            c *= 2;
-        l->ev_of_id = sim_xreallocarray(l->ev_of_id, c, sizeof(*l->ev_of_id));
-        for (size_t i = l->capids; i < c; i++)
-            l->ev_of_id[i] = UINT64_MAX;
-        l->capids = c;
+    /* records arrive in id order, except one started before the feed subscribed and
+     * seen at its end: it gets a run of its own, kept in id order */
+    if (l->nruns == l->capruns) {
+        l->capruns = l->capruns ? 2 * l->capruns : 16;
+        l->runs = sim_xreallocarray(l->runs, l->capruns, sizeof(*l->runs));
     }
-    l->ev_of_id[k] = ev;
-    if (k >= l->nids)
-        l->nids = k + 1;
+    size_t at = l->nruns;
+    while (at && l->runs[at - 1].first_id > id)
+        at--;
+    memmove(&l->runs[at + 1], &l->runs[at], (l->nruns - at) * sizeof(*l->runs));
+    l->runs[at] = (struct id_run){id, ev, 1};
+    l->nruns++;
 }
 
 uint64_t trace_live_event_of_record(const struct trace_live *l, uint64_t id)
 {
-    if (!l->have_first || id < l->first_id || id - l->first_id >= l->nids)
+    /* the last run with first_id <= id */
+    size_t lo = 0, hi = l->nruns;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (l->runs[mid].first_id <= id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (!lo || id - l->runs[lo - 1].first_id >= l->runs[lo - 1].n)
         return UINT64_MAX;
-    return l->ev_of_id[id - l->first_id];
+    return l->runs[lo - 1].first_ev + (id - l->runs[lo - 1].first_id);
 }
 
 /* ---- op records ------------------------------------------------------------------------- */
@@ -143,24 +172,17 @@ static uint64_t add_op(struct trace_live *l, const struct sim_op_record *rec)
     struct trace_event ev = {
         .start = cycles(l, rec->t_start, false),
         .track = track_of(l, rec->component_id),
-        .op = intern_opt(l->m, rec->op_name ? rec->op_name : "unknown"),
-        .layer = intern_opt(l->m, rec->note.layer_id),
-        .tile = intern_opt(l->m, rec->note.tile_id),
+        .op = rec->op_name ? intern_cached(l, rec->op_name) : intern_opt(l->m, "unknown"),
+        .layer = intern_cached(l, rec->note.layer_id),
+        .tile = intern_cached(l, rec->note.tile_id),
         .cmdq_id = cmdq >= 0 && cmdq <= INT32_MAX ? (int32_t)cmdq : TRACE_NO_CMDQ,
         .op_kind = (uint8_t)kind,
         .flags = TRACE_EV_INFLIGHT,
     };
     uint64_t i = trace_model_add_event(l->m, &ev);
-    if (i >= l->capns) {
-        size_t c = l->capns ? l->capns * 2 : 1024;
-        l->ns = sim_xreallocarray(l->ns, c, sizeof(*l->ns));
-        l->capns = c;
-    }
-    l->ns[i] = (struct ev_ns){rec->t_start, NAN};
     remember_id(l, rec->note.id, i);
     /* the params are known at the start: an op in flight shows them already */
-    if (rec->params)
-        trace_model_set_details_take(l->m, i, trace_details_from_op(rec->params, rec->note.replay));
+    trace_model_set_details_packed(l->m, i, rec->t_start, NAN, rec->packed, rec->packed_len);
     return i;
 }
 
@@ -173,8 +195,9 @@ static void on_start(void *ctx, const struct sim_op_record *rec)
 }
 
 /* The ENGINE_EVENT of model event i as the writer takes it. */
-static void writer_event(const struct trace_live *l, uint64_t i, uint64_t end, double end_ns,
-                         const struct sim_value *details, struct trace_writer_event *out)
+static void writer_event(const struct trace_live *l, uint64_t i, uint64_t end, double start_ns,
+                         double end_ns, const struct sim_value *details,
+                         struct trace_writer_event *out)
 {
     const struct trace_event *ev = trace_model_event(l->m, i);
     const struct trace_track *t = trace_model_track_get(l->m, ev->track);
@@ -189,7 +212,7 @@ static void writer_event(const struct trace_live *l, uint64_t i, uint64_t end, d
         .end_cycle = end,
         .component_id = trace_model_str(l->m, t->name),
         .op_kind = ev->op_kind,
-        .t_start_ns = l->ns[i].start,
+        .t_start_ns = start_ns,
         .t_end_ns = end_ns,
         .details = details,
     };
@@ -243,17 +266,23 @@ static void on_end(void *ctx, const struct sim_op_record *rec)
     if (end < ev->start)
         end = ev->start;
     trace_model_end_event(l->m, i, end);
-    l->ns[i].end = rec->t_end;
-    struct sim_value *details = trace_details_from_op(rec->params, rec->note.replay);
+    trace_model_set_details_packed(l->m, i, rec->t_start, rec->t_end, rec->packed, rec->packed_len);
     if (l->w) {
         struct trace_writer_event we;
-        writer_event(l, i, end, rec->t_end, details, &we);
+        writer_event(l, i, end, rec->t_start, rec->t_end, NULL, &we);
+        we.packed = rec->packed;
+        we.packed_len = rec->packed_len;
         trace_writer_engine_event(l->w, &we);
     }
-    if (l->mem_events)
+    if (l->mem_events) {
+        struct sim_value *replay = NULL;
+        struct sim_value *params = sim_op_record_params(rec, &replay);
+        struct sim_value *details = trace_details_from_op(params, replay);
         add_mem_events(l, i, details);
-    if (details)
-        trace_model_set_details_take(l->m, i, details);
+        sim_value_free(params);
+        sim_value_free(replay);
+        sim_value_free(details);
+    }
     l->changes++;
     l->dirty = true;
 }
@@ -466,8 +495,7 @@ void trace_live_free(struct trace_live *l)
     free(l->path);
     free(l->node_track);
     free(l->node_eid);
-    free(l->ev_of_id);
-    free(l->ns);
+    free(l->runs);
     free(l->tok_done);
     free(l);
 }
@@ -526,8 +554,10 @@ int trace_live_write(struct trace_live *l, const char *path, bool incomplete, st
         const struct trace_event *ev = trace_model_event(m, i);
         struct sim_value *det = trace_model_event_details(m, i);
         bool inflight = ev->flags & TRACE_EV_INFLIGHT;
+        double t0 = NAN, t1 = NAN;
+        trace_model_event_ns(m, i, &t0, &t1);
         struct trace_writer_event we;
-        writer_event(l, i, written_end(l, ev), inflight ? now : l->ns[i].end, det, &we);
+        writer_event(l, i, written_end(l, ev), t0, inflight ? now : t1, det, &we);
         err = trace_writer_engine_event(w, &we);
         sim_value_free(det);
     }
@@ -588,8 +618,10 @@ int trace_live_finish(struct trace_live *l, bool complete, struct diag *d)
             continue;
         const struct trace_event *ev = trace_model_event(l->m, i);
         struct sim_value *det = trace_model_event_details(l->m, i);
+        double t0 = NAN, t1 = NAN;
+        trace_model_event_ns(l->m, i, &t0, &t1);
         struct trace_writer_event we;
-        writer_event(l, i, written_end(l, ev), now, det, &we);
+        writer_event(l, i, written_end(l, ev), t0, now, det, &we);
         trace_writer_engine_event(w, &we);
         sim_value_free(det);
     }

@@ -702,9 +702,13 @@ static bool get_span(struct loader *L, const struct rec *R, uint64_t *s, uint64_
     return true;
 }
 
+/* A string field of details, at the top or under "replay" (trace_details_str). */
 static const char *details_str(const cJSON *d, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(d, k);
+    if (!v)
+        v = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(d, TRACE_DETAILS_REPLAY), k);
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
@@ -771,7 +775,7 @@ static void load_engine_event(struct loader *L, const struct rec *R, size_t off)
         struct trace_transfer x[2];
         int k = trace_dram_rule(TRACE_ENGINE_DMA, &f, x);
         for (int q = 0; q < k; q++) {
-            x[q].event = i;
+            x[q].event = (uint32_t)i;
             trace_model_add_transfer(L->m, &x[q]);
         }
     }

@@ -1,23 +1,43 @@
 /*
  * The trace model (see model.h): interned strings in an arena with an open-addressing hash
- * table, a flat array of 48-byte ENGINE_EVENTs, and per track a sorted index with a running
- * maximum of ends (seek) and the union of its busy intervals with prefix sums (busy time of
- * any window in O(log n)). trace_model_finish brings the per-track structures up to date
- * incrementally: appended events in start order and ended in-flight events cost O(log n)
- * each, so a live run can call it every frame.
+ * table, a flat array of 48-byte ENGINE_EVENTs, and per track a sorted index with, every
+ * TRACK_BLOCK positions, the running maximum of ends and the running length of the union of
+ * the events so far (busy time of any window and seek in O(log n + TRACK_BLOCK), about one
+ * byte per event). trace_model_finish brings the per-track structures up to date
+ * incrementally: appended events in start order cost O(1) each and an ended in-flight event
+ * re-scans the positions after it, so a live run can call it every frame.
  */
 #include "trace/model.h"
 
+#include "sim/chip/oplog.h"
+#include "sim/chip/oppack.h"
 #include "sim/util/xalloc.h"
 #include "trace/format.h"
 #include "trace/json.h"
+#include "trace/spill.h"
 
 #include <assert.h>
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 _Static_assert(sizeof(struct trace_event) == 48, "an ENGINE_EVENT record is 48 bytes");
+_Static_assert(sizeof(struct trace_transfer) == 16, "a transfer is 16 bytes");
+
+/* The packed details of an event in flight (trace_model_set_details_packed). */
+struct pend_det {
+    uint64_t ev; /* UINT64_MAX: an empty slot */
+    double t_start_ns;
+    uint8_t *p; /* owned */
+    size_t len;
+};
+
+/* What precedes packed details in the spill. */
+struct spill_head {
+    uint32_t len;
+    double t_start_ns, t_end_ns;
+};
 
 enum {
     ARENA_CHUNK = 64 * 1024, /* strings are packed into chunks of this size */
@@ -30,19 +50,31 @@ struct str_entry {
     uint32_t hash;
 };
 
+/*
+ * The state of a track's index after its first positions, ended events only, taken in
+ * start order: the greatest end so far, and the length of the union of their intervals.
+ * With events in start order, the union's part at or after any x below the next start is
+ * exactly [x, max end): so the busy time before x is cover - max(0, maxend - x).
+ */
+struct run_state {
+    uint64_t maxend;
+    uint64_t cover;
+};
+
+enum { TRACK_BLOCK = 16 }; /* positions per stored run_state */
+
 /* Per-track indexes. Positions are indices into the sorted array idx. */
 struct track_data {
     struct trace_track pub;
-    uint64_t *idx;        /* owned: event indices sorted by (start, index) */
-    uint64_t *maxend;     /* owned: maxend[k] = max end of the ended events in idx[0..k] */
-    size_t n, cap;        /* published length (the index as of the last finish) */
-    size_t inflight_from; /* first position holding an in-flight event, or n */
-    size_t ninflight;     /* in-flight events of the track (published or not) */
-    uint64_t *us, *ue;    /* owned: union of the ended events' intervals, [us, ue) */
-    uint64_t *upre;       /* owned: upre[j] = total length of intervals 0..j-1 */
-    size_t un, ucap;      /* intervals */
-    bool unsorted;        /* an event arrived out of start order: rebuild at finish */
-    bool touched;         /* in the current finish's list of changed tracks */
+    uint64_t *idx;           /* owned: event indices sorted by (start, index) */
+    size_t n, cap;           /* published length (the index as of the last finish) */
+    struct run_state *block; /* owned: block[b] = state after positions [0, b * TRACK_BLOCK) */
+    size_t nblock, capblock; /* n / TRACK_BLOCK + 1 once built */
+    size_t dirty_from;       /* block states from this position on need a recount */
+    size_t inflight_from;    /* first position holding an in-flight event, or n */
+    size_t ninflight;        /* in-flight events of the track (published or not) */
+    bool unsorted;           /* an event arrived out of start order: rebuild at finish */
+    bool touched;            /* in the current finish's list of changed tracks */
 };
 
 struct trace_model {
@@ -70,6 +102,9 @@ struct trace_model {
 
     struct sim_value **det; /* owned: live details table */
     size_t ndet, capdet;
+    struct trace_spill *spill; /* owned: packed details of ended live events, or NULL */
+    struct pend_det *pend;     /* owned: packed details of events in flight, open addressing */
+    size_t npend, cappend;     /* cappend a power of two */
 
     struct trace_mem_access *mem;
     size_t nmem, capmem;
@@ -234,10 +269,7 @@ struct trace_model *trace_model_new(void)
 static void track_fini(struct track_data *t)
 {
     free(t->idx);
-    free(t->maxend);
-    free(t->us);
-    free(t->ue);
-    free(t->upre);
+    free(t->block);
 }
 
 void trace_model_free(struct trace_model *m)
@@ -259,6 +291,11 @@ void trace_model_free(struct trace_model *m)
     for (size_t i = 0; i < m->ndet; i++)
         sim_value_free(m->det[i]);
     free(m->det);
+    trace_spill_free(m->spill);
+    for (size_t i = 0; i < m->cappend; i++)
+        if (m->pend[i].ev != UINT64_MAX)
+            free(m->pend[i].p);
+    free(m->pend);
     free(m->mem);
     for (size_t i = 0; i < m->ntok; i++)
         sim_value_free(m->tok[i].details);
@@ -316,7 +353,7 @@ uint32_t trace_model_track(struct trace_model *m, const char *name, enum trace_e
     grow(&m->tracks, &cap, (size_t)m->ntracks + 1, sizeof(*m->tracks));
     m->captracks = (uint32_t)cap;
     uint32_t k = m->ntracks++;
-    m->tracks[k] = (struct track_data){.pub = {id, engine, engine_id}};
+    m->tracks[k] = (struct track_data){.pub = {id, engine, engine_id}, .dirty_from = SIZE_MAX};
     m->touched = sim_xreallocarray(m->touched, m->captracks, sizeof(*m->touched));
     if ((uint64_t)m->ntracks * 2 > m->thcap)
         track_rehash(m);
@@ -346,7 +383,7 @@ uint64_t trace_model_add_event(struct trace_model *m, const struct trace_event *
     grow64(&m->ev, &m->capev, m->nev + 1, sizeof(*m->ev));
     uint64_t i = m->nev++;
     m->ev[i] = *ev;
-    m->ev[i].flags &= (uint8_t) ~(TRACE_EV_OWN_DETAILS | TRACE_EV_TRANSFER);
+    m->ev[i].flags &= (uint8_t) ~(TRACE_EV_OWN_DETAILS | TRACE_EV_TRANSFER | TRACE_EV_PACKED);
     if (ev->flags & TRACE_EV_INFLIGHT) {
         m->ev[i].end = ev->start;
         m->tracks[ev->track].ninflight++;
@@ -373,10 +410,17 @@ void trace_model_end_event(struct trace_model *m, uint64_t i, uint64_t end)
     m->gen++;
 }
 
+static struct pend_det *pend_find(const struct trace_model *m, uint64_t ev);
+static void pend_del(struct trace_model *m, struct pend_det *d);
+
 void trace_model_set_details_take(struct trace_model *m, uint64_t i, struct sim_value *details)
 {
     assert(i < m->nev);
     struct trace_event *e = &m->ev[i];
+    struct pend_det *pd = pend_find(m, i);
+    if (pd)
+        pend_del(m, pd);
+    e->flags &= (uint8_t)~TRACE_EV_PACKED;
     if (e->flags & TRACE_EV_OWN_DETAILS) {
         sim_value_free(m->det[e->details]);
         m->det[e->details] = details;
@@ -391,11 +435,207 @@ void trace_model_set_details_take(struct trace_model *m, uint64_t i, struct sim_
         int k = trace_dram_from_value(m->tracks[e->track].pub.engine, trace_model_str(m, e->op),
                                       details, x);
         for (int j = 0; j < k; j++) {
-            x[j].event = i;
+            x[j].event = (uint32_t)i;
             trace_model_add_transfer(m, &x[j]); /* sets TRACE_EV_TRANSFER */
         }
     }
     m->gen++;
+}
+
+/* ---- packed details (live) --------------------------------------------------------------- */
+
+static size_t pend_slot(const struct trace_model *m, uint64_t ev)
+{
+    return (size_t)((ev * 0x9E3779B97F4A7C15ull) >> 20) & (m->cappend - 1);
+}
+
+static struct pend_det *pend_find(const struct trace_model *m, uint64_t ev)
+{
+    if (!m->cappend)
+        return NULL;
+    for (size_t i = pend_slot(m, ev);; i = (i + 1) & (m->cappend - 1)) {
+        if (m->pend[i].ev == ev)
+            return &m->pend[i];
+        if (m->pend[i].ev == UINT64_MAX)
+            return NULL;
+    }
+}
+
+static void pend_put(struct trace_model *m, const struct pend_det *d)
+{
+    if (2 * (m->npend + 1) > m->cappend) {
+        size_t cap = m->cappend ? 2 * m->cappend : 64;
+        struct pend_det *old = m->pend;
+        size_t oldcap = m->cappend;
+        m->pend = sim_xmalloc(cap * sizeof(*m->pend));
+        for (size_t i = 0; i < cap; i++)
+            m->pend[i].ev = UINT64_MAX;
+        m->cappend = cap;
+        for (size_t i = 0; i < oldcap; i++) {
+            if (old[i].ev == UINT64_MAX)
+                continue;
+            size_t j = pend_slot(m, old[i].ev);
+            while (m->pend[j].ev != UINT64_MAX)
+                j = (j + 1) & (cap - 1);
+            m->pend[j] = old[i];
+        }
+        free(old);
+    }
+    size_t j = pend_slot(m, d->ev);
+    while (m->pend[j].ev != UINT64_MAX)
+        j = (j + 1) & (m->cappend - 1);
+    m->pend[j] = *d;
+    m->npend++;
+}
+
+/* Remove slot d (linear probing: shift the following entries back). */
+static void pend_del(struct trace_model *m, struct pend_det *d)
+{
+    size_t i = (size_t)(d - m->pend), cap = m->cappend;
+    free(d->p);
+    m->pend[i].ev = UINT64_MAX;
+    m->npend--;
+    for (size_t j = (i + 1) & (cap - 1); m->pend[j].ev != UINT64_MAX; j = (j + 1) & (cap - 1)) {
+        size_t home = pend_slot(m, m->pend[j].ev);
+        /* move j back to i when its home does not lie in (i, j] */
+        bool between = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (!between) {
+            m->pend[i] = m->pend[j];
+            m->pend[j].ev = UINT64_MAX;
+            i = j;
+        }
+    }
+}
+
+/* A NUL-terminated copy of a packed string field of the params map, or NULL. */
+static const char *packed_str(const uint8_t *p, size_t n, const char *key, char *buf, size_t size)
+{
+    const char *s;
+    size_t len;
+    if (!sim_unpack_map_str(p, n, 0, key, &s, &len) || len >= size)
+        return NULL;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    return buf;
+}
+
+/* The DRAM traffic of an event from its packed params (trace_dram_rule), once. */
+static void packed_transfers(struct trace_model *m, uint64_t i, const uint8_t *p, size_t n)
+{
+    struct trace_event *e = &m->ev[i];
+    enum trace_engine eng = m->tracks[e->track].pub.engine;
+    if (eng != TRACE_ENGINE_DMA || (e->flags & TRACE_EV_TRANSFER))
+        return;
+    char src[32], dst[32], dir[16], role[16];
+    int64_t v;
+    struct trace_dram_fields f = {
+        .op = trace_model_str(m, e->op),
+        .direction = packed_str(p, n, "direction", dir, sizeof(dir)),
+        .tensor_role = packed_str(p, n, "tensor_role", role, sizeof(role)),
+        .src_space = packed_str(p, n, "src_space", src, sizeof(src)),
+        .dst_space = packed_str(p, n, "dst_space", dst, sizeof(dst)),
+        .bytes = sim_unpack_map_int(p, n, 0, "bytes", &v) ? v : -1,
+        .nbytes = sim_unpack_map_int(p, n, 0, "nbytes", &v) ? v : -1,
+    };
+    /* a dma_read's source space is a replay annotation, after the params */
+    if (!f.src_space) {
+        size_t pos = 0;
+        sim_unpack_skip(p, n, &pos);
+        f.src_space = pos < n ? packed_str(p + pos, n - pos, "src_space", src, sizeof(src)) : NULL;
+    }
+    struct trace_transfer x[2];
+    int k = trace_dram_rule(eng, &f, x);
+    for (int j = 0; j < k; j++) {
+        x[j].event = (uint32_t)i;
+        trace_model_add_transfer(m, &x[j]);
+    }
+}
+
+void trace_model_set_details_packed(struct trace_model *m, uint64_t i, double t_start_ns,
+                                    double t_end_ns, const uint8_t *packed, size_t len)
+{
+    assert(i < m->nev && len < UINT32_MAX);
+    struct trace_event *e = &m->ev[i];
+    struct pend_det *old = pend_find(m, i);
+    if (old)
+        pend_del(m, old);
+    if (e->flags & TRACE_EV_INFLIGHT) {
+        struct pend_det d = {i, t_start_ns, sim_xmalloc(len ? len : 1), len};
+        memcpy(d.p, packed, len);
+        pend_put(m, &d);
+        packed_transfers(m, i, packed, len);
+    } else {
+        if (!m->spill)
+            m->spill = trace_spill_new();
+        struct spill_head h = {(uint32_t)len, t_start_ns, t_end_ns};
+        e->details = trace_spill_append(m->spill, &h, sizeof(h));
+        trace_spill_append(m->spill, packed, len);
+        e->flags = (uint8_t)((e->flags & ~TRACE_EV_OWN_DETAILS) | TRACE_EV_PACKED);
+        packed_transfers(m, i, packed, len);
+    }
+    m->gen++;
+}
+
+/* The packed details of event i (a new buffer) and its times, or NULL. */
+static uint8_t *packed_of(const struct trace_model *m, uint64_t i, size_t *len, double *t0,
+                          double *t1)
+{
+    const struct trace_event *e = &m->ev[i];
+    if (e->flags & TRACE_EV_INFLIGHT) {
+        const struct pend_det *d = pend_find(m, i);
+        if (!d)
+            return NULL;
+        uint8_t *p = sim_xmalloc(d->len ? d->len : 1);
+        memcpy(p, d->p, d->len);
+        *len = d->len, *t0 = d->t_start_ns, *t1 = NAN;
+        return p;
+    }
+    if (!(e->flags & TRACE_EV_PACKED) || !m->spill)
+        return NULL;
+    struct spill_head h;
+    if (trace_spill_read(m->spill, e->details, &h, sizeof(h)) < 0)
+        return NULL;
+    uint8_t *p = sim_xmalloc(h.len ? h.len : 1);
+    if (trace_spill_read(m->spill, e->details + sizeof(h), p, h.len) < 0) {
+        free(p);
+        return NULL;
+    }
+    *len = h.len, *t0 = h.t_start_ns, *t1 = h.t_end_ns;
+    return p;
+}
+
+bool trace_model_event_ns(const struct trace_model *m, uint64_t i, double *t_start_ns,
+                          double *t_end_ns)
+{
+    assert(i < m->nev);
+    const struct trace_event *e = &m->ev[i];
+    if (e->flags & TRACE_EV_INFLIGHT) {
+        const struct pend_det *d = pend_find(m, i);
+        if (!d)
+            return false;
+        *t_start_ns = d->t_start_ns, *t_end_ns = NAN;
+        return true;
+    }
+    struct spill_head h;
+    if (!(e->flags & TRACE_EV_PACKED) || !m->spill ||
+        trace_spill_read(m->spill, e->details, &h, sizeof(h)) < 0)
+        return false;
+    *t_start_ns = h.t_start_ns, *t_end_ns = h.t_end_ns;
+    return true;
+}
+
+uint64_t trace_model_event_bytes(const struct trace_model *m)
+{
+    /* what is in use: the arrays grow by doubling, and the pages of their spare capacity
+     * are never touched (large blocks are mapped), so this is what they keep resident */
+    uint64_t b = m->nev * sizeof(*m->ev) + m->nxf * sizeof(*m->xf) + m->nended * sizeof(*m->ended) +
+                 m->cappend * sizeof(*m->pend);
+    for (size_t i = 0; i < m->cappend; i++)
+        if (m->pend[i].ev != UINT64_MAX)
+            b += m->pend[i].len;
+    for (uint32_t k = 0; k < m->ntracks; k++)
+        b += m->tracks[k].n * sizeof(uint64_t) + m->tracks[k].nblock * sizeof(struct run_state);
+    return b;
 }
 
 uint64_t trace_model_event_count(const struct trace_model *m)
@@ -415,6 +655,20 @@ struct sim_value *trace_model_event_details(const struct trace_model *m, uint64_
     const struct trace_event *e = &m->ev[i];
     if (e->flags & TRACE_EV_OWN_DETAILS)
         return sim_value_clone(m->det[e->details]);
+    size_t len;
+    double t0, t1;
+    uint8_t *p = packed_of(m, i, &len, &t0, &t1);
+    if (p) {
+        struct sim_value *replay = NULL;
+        struct sim_value *params = sim_op_params_unpack(p, len, &replay);
+        struct sim_value *d = trace_details_from_op(params, replay);
+        sim_value_free(params);
+        sim_value_free(replay);
+        free(p);
+        return d;
+    }
+    if (e->flags & (TRACE_EV_PACKED | TRACE_EV_INFLIGHT))
+        return NULL;
     if (!m->src || e->details >= m->src_len)
         return NULL;
     const char *end;
@@ -549,100 +803,72 @@ static void touch(struct trace_model *m, uint32_t t, size_t *ntouched)
     }
 }
 
-static void union_reserve(struct track_data *t, size_t need)
+/* Take the event at position k into a running state. */
+static void run_add(const struct trace_model *m, const struct track_data *t, size_t k,
+                    struct run_state *st)
 {
-    if (need <= t->ucap)
+    const struct trace_event *e = &m->ev[t->idx[k]];
+    if (e->flags & TRACE_EV_INFLIGHT)
         return;
-    size_t c = t->ucap ? t->ucap : 8;
-    while (c < need)
-        c *= 2;
-    t->us = sim_xreallocarray(t->us, c, sizeof(uint64_t));
-    t->ue = sim_xreallocarray(t->ue, c, sizeof(uint64_t));
-    t->upre = sim_xreallocarray(t->upre, c, sizeof(uint64_t));
-    t->ucap = c;
+    uint64_t from = e->start > st->maxend ? e->start : st->maxend;
+    if (e->end > from)
+        st->cover += e->end - from;
+    if (e->end > st->maxend)
+        st->maxend = e->end;
 }
 
-/* Recompute prefix sums from interval j on. */
-static void union_prefix(struct track_data *t, size_t j)
+/* The state after positions [0, k). */
+static struct run_state run_at(const struct trace_model *m, const struct track_data *t, size_t k)
 {
-    for (; j < t->un; j++)
-        t->upre[j] = j ? t->upre[j - 1] + (t->ue[j - 1] - t->us[j - 1]) : 0;
+    size_t b = k / TRACK_BLOCK;
+    if (!t->nblock)
+        return (struct run_state){0, 0}; /* no events published yet */
+    assert(b < t->nblock);
+    struct run_state st = t->block[b];
+    for (size_t j = b * TRACK_BLOCK; j < k; j++)
+        run_add(m, t, j, &st);
+    return st;
 }
 
-/* Add [s, e) to the union: merge with every interval it overlaps or touches. */
-static void union_insert(struct track_data *t, uint64_t s, uint64_t e)
+/* Recount the block states from position from on (to the track's published length). */
+static void track_recount(struct trace_model *m, struct track_data *t, size_t from)
 {
-    if (e <= s)
-        return;
-    /* fast path: at or after the end */
-    if (t->un && s <= t->ue[t->un - 1] && s >= t->us[t->un - 1]) {
-        if (e > t->ue[t->un - 1])
-            t->ue[t->un - 1] = e;
-        return;
+    size_t need = t->n / TRACK_BLOCK + 1;
+    if (need > t->capblock) {
+        size_t c = t->capblock ? t->capblock : 4;
+        while (c < need)
+            c *= 2;
+        t->block = sim_xreallocarray(t->block, c, sizeof(*t->block));
+        t->capblock = c;
     }
-    if (!t->un || s > t->ue[t->un - 1]) {
-        union_reserve(t, t->un + 1);
-        t->us[t->un] = s, t->ue[t->un] = e;
-        t->un++;
-        union_prefix(t, t->un - 1);
-        return;
+    if (!t->nblock) {
+        t->block[0] = (struct run_state){0, 0};
+        t->nblock = 1;
     }
-    /* j: first interval with ue >= s; k: first interval with us > e */
-    size_t lo = 0, hi = t->un;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->ue[mid] < s)
-            lo = mid + 1;
-        else
-            hi = mid;
+    size_t b = from / TRACK_BLOCK;
+    if (b >= t->nblock)
+        b = t->nblock - 1;
+    struct run_state st = t->block[b];
+    for (size_t k = b * TRACK_BLOCK; k < t->n; k++) {
+        run_add(m, t, k, &st);
+        if ((k + 1) % TRACK_BLOCK == 0)
+            t->block[(k + 1) / TRACK_BLOCK] = st;
     }
-    size_t j = lo;
-    hi = t->un;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->us[mid] <= e)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    size_t k = lo;
-    if (j == k) { /* no overlap: insert at j */
-        union_reserve(t, t->un + 1);
-        memmove(t->us + j + 1, t->us + j, (t->un - j) * sizeof(uint64_t));
-        memmove(t->ue + j + 1, t->ue + j, (t->un - j) * sizeof(uint64_t));
-        t->us[j] = s, t->ue[j] = e;
-        t->un++;
-    } else { /* merge j..k-1 into j */
-        uint64_t ns = s < t->us[j] ? s : t->us[j];
-        uint64_t ne = e > t->ue[k - 1] ? e : t->ue[k - 1];
-        t->us[j] = ns, t->ue[j] = ne;
-        size_t gone = k - j - 1;
-        memmove(t->us + j + 1, t->us + k, (t->un - k) * sizeof(uint64_t));
-        memmove(t->ue + j + 1, t->ue + k, (t->un - k) * sizeof(uint64_t));
-        t->un -= gone;
-    }
-    union_prefix(t, j);
+    t->nblock = need;
+    t->dirty_from = SIZE_MAX;
+    (void)m;
 }
 
 /* Rebuild everything of a track from its (re-sorted) index. */
 static void track_rebuild(struct trace_model *m, struct track_data *t)
 {
     qsort_r(t->idx, t->n, sizeof(*t->idx), cmp_pos, m);
-    t->un = 0;
     t->inflight_from = t->n;
-    uint64_t run = 0;
-    for (size_t k = 0; k < t->n; k++) {
-        const struct trace_event *e = &m->ev[t->idx[k]];
-        if (e->flags & TRACE_EV_INFLIGHT) {
-            if (t->inflight_from == t->n)
-                t->inflight_from = k;
-        } else {
-            if (e->end > run)
-                run = e->end;
-            union_insert(t, e->start, e->end); /* in start order: always the fast path */
-        }
-        t->maxend[k] = run;
-    }
+    for (size_t k = 0; k < t->n && t->inflight_from == t->n; k++)
+        if (m->ev[t->idx[k]].flags & TRACE_EV_INFLIGHT)
+            t->inflight_from = k;
+    t->nblock = 0;
+    track_recount(m, t, 0);
     t->unsorted = false;
 }
 
@@ -665,7 +891,7 @@ void trace_model_finish(struct trace_model *m)
     size_t ntouched = 0;
     size_t *old_n = NULL;
 
-    /* 1. ended events already in an index: union and running maximum */
+    /* 1. ended events already in an index: the block states after them change */
     for (size_t q = 0; q < m->nended; q++) {
         uint64_t i = m->ended[q];
         if (i >= m->nev_done)
@@ -676,9 +902,8 @@ void trace_model_finish(struct trace_model *m)
             continue;
         size_t p = track_find(m, t, i);
         assert(p != SIZE_MAX);
-        union_insert(t, e->start, e->end);
-        for (size_t k = p; k < t->n && t->maxend[k] < e->end; k++)
-            t->maxend[k] = e->end;
+        if (p < t->dirty_from)
+            t->dirty_from = p;
         touch(m, e->track, &ntouched);
     }
     m->nended = 0;
@@ -695,7 +920,6 @@ void trace_model_finish(struct trace_model *m)
         if (t->n == t->cap) {
             size_t c = t->cap ? t->cap * 2 : 64;
             t->idx = sim_xreallocarray(t->idx, c, sizeof(*t->idx));
-            t->maxend = sim_xreallocarray(t->maxend, c, sizeof(*t->maxend));
             t->cap = c;
         }
         if (t->n && before(m, i, t->idx[t->n - 1]))
@@ -715,16 +939,7 @@ void trace_model_finish(struct trace_model *m)
             continue;
         }
         size_t from = old_n ? old_n[tr] : t->n;
-        for (size_t k = from; k < t->n; k++) {
-            const struct trace_event *e = &m->ev[t->idx[k]];
-            uint64_t run = k ? t->maxend[k - 1] : 0;
-            if (!(e->flags & TRACE_EV_INFLIGHT)) {
-                if (e->end > run)
-                    run = e->end;
-                union_insert(t, e->start, e->end);
-            }
-            t->maxend[k] = run;
-        }
+        track_recount(m, t, from < t->dirty_from ? from : t->dirty_from);
         if (t->ninflight == 0) {
             t->inflight_from = t->n;
         } else {
@@ -752,10 +967,10 @@ size_t trace_model_track_events(const struct trace_model *m, uint32_t track, con
     return m->tracks[track].n;
 }
 
-/* Effective running maximum of ends at position k: in-flight events end at now. */
+/* Effective running maximum of ends over positions [0, k]: in-flight events end at now. */
 static uint64_t eff_maxend(const struct trace_model *m, const struct track_data *t, size_t k)
 {
-    uint64_t v = t->maxend[k];
+    uint64_t v = run_at(m, t, k + 1).maxend;
     if (k >= t->inflight_from && m->now > v)
         v = m->now;
     return v;
@@ -765,7 +980,25 @@ size_t trace_model_track_seek(const struct trace_model *m, uint32_t track, uint6
 {
     assert(track < m->ntracks);
     const struct track_data *t = &m->tracks[track];
+    if (!t->n)
+        return 0;
+    /* whole blocks first (their stored states), then positions inside one */
     size_t lo = 0, hi = t->n;
+    size_t blo = 1, bhi = t->nblock;
+    while (blo < bhi) { /* first stored state past t_ */
+        size_t mid = blo + (bhi - blo) / 2;
+        size_t last = mid * TRACK_BLOCK - 1;
+        uint64_t v = t->block[mid].maxend;
+        if (last >= t->inflight_from && m->now > v)
+            v = m->now;
+        if (v > t_)
+            bhi = mid;
+        else
+            blo = mid + 1;
+    }
+    lo = (blo - 1) * TRACK_BLOCK;
+    if (blo < t->nblock)
+        hi = blo * TRACK_BLOCK;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (eff_maxend(m, t, mid) > t_)
@@ -777,22 +1010,19 @@ size_t trace_model_track_seek(const struct trace_model *m, uint32_t track, uint6
 }
 
 /* Busy cycles of the union of ended events within [0, x). */
-static uint64_t union_upto(const struct track_data *t, uint64_t x)
+static uint64_t union_upto(const struct trace_model *m, const struct track_data *t, uint64_t x)
 {
-    /* last interval with us <= x */
-    size_t lo = 0, hi = t->un;
+    /* positions with start < x */
+    size_t lo = 0, hi = t->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (t->us[mid] <= x)
+        if (m->ev[t->idx[mid]].start < x)
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo == 0)
-        return 0;
-    size_t j = lo - 1;
-    uint64_t end = x < t->ue[j] ? x : t->ue[j];
-    return t->upre[j] + (end - t->us[j]);
+    struct run_state st = run_at(m, t, lo);
+    return st.cover - (st.maxend > x ? st.maxend - x : 0);
 }
 
 uint64_t trace_model_track_busy(const struct trace_model *m, uint32_t track, uint64_t a, uint64_t b)
@@ -801,13 +1031,13 @@ uint64_t trace_model_track_busy(const struct trace_model *m, uint32_t track, uin
     const struct track_data *t = &m->tracks[track];
     if (b <= a)
         return 0;
-    uint64_t busy = union_upto(t, b) - union_upto(t, a);
+    uint64_t busy = union_upto(m, t, b) - union_upto(m, t, a);
     if (t->inflight_from < t->n) {
         /* every in-flight event ends at now; together they cover [first start, now) */
         uint64_t s0 = m->ev[t->idx[t->inflight_from]].start;
         uint64_t lo = a > s0 ? a : s0, hi = b < m->now ? b : m->now;
         if (hi > lo)
-            busy += (hi - lo) - (union_upto(t, hi) - union_upto(t, lo));
+            busy += (hi - lo) - (union_upto(m, t, hi) - union_upto(m, t, lo));
     }
     return busy;
 }

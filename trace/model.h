@@ -52,6 +52,8 @@ enum {
     TRACE_EV_OWN_DETAILS = 1 << 1, /* details indexes the model's details table (set by
                                       trace_model_set_details_take) */
     TRACE_EV_TRANSFER = 1 << 2,    /* its DRAM traffic is recorded (struct trace_transfer) */
+    TRACE_EV_PACKED = 1 << 3,      /* live, ended: details is the offset of its packed details
+                                      in the model's spill (trace_model_set_details_packed) */
 };
 
 #define TRACE_NO_STR  0u /* interned id of "no string" (null layer_id, ...) */
@@ -62,7 +64,8 @@ struct trace_event {
     uint64_t start;   /* start_cycle, inclusive */
     uint64_t end;     /* end_cycle, exclusive (>= start) */
     uint64_t details; /* loaded: byte offset of the event object in the file; live: index
-                         into the model's details table; see trace_model_event_details */
+                         into the model's details table, or an offset in its spill; see
+                         trace_model_event_details */
     uint32_t track;   /* index of its track */
     uint32_t op;      /* interned op name */
     uint32_t layer;   /* interned layer_id, or TRACE_NO_STR */
@@ -146,6 +149,27 @@ void trace_model_end_event(struct trace_model *m, uint64_t i, uint64_t end);
 
 /* Live: keep params (taking ownership) as the details of event i. */
 void trace_model_set_details_take(struct trace_model *m, uint64_t i, struct sim_value *details);
+
+/*
+ * Live: the details of event i as an op record's packed params (sim/oppack.h: the params
+ * map, then the replay annotations; copied), with the op's exact times in ns (t_end_ns NaN
+ * while it runs). While the event is in flight they stay in memory; once it has ended they
+ * move to the model's spill file, so the model's memory stays a few dozen bytes per event
+ * (trace/spill.h). trace_model_event_details gives them as trace_details_from_op does. The
+ * DRAM traffic of a DMA event is recorded from them, once.
+ */
+void trace_model_set_details_packed(struct trace_model *m, uint64_t i, double t_start_ns,
+                                    double t_end_ns, const uint8_t *packed, size_t len);
+
+/* The exact times given with trace_model_set_details_packed; false for other events (or
+ * when the spill cannot be read). */
+bool trace_model_event_ns(const struct trace_model *m, uint64_t i, double *t_start_ns,
+                          double *t_end_ns);
+
+/* Bytes the model keeps resident for its events (event records, per-track indexes,
+ * transfers, in-flight details; arrays counted by what is in use), for the benchmarks'
+ * bytes per event. */
+uint64_t trace_model_event_bytes(const struct trace_model *m);
 
 void trace_model_add_mem_access(struct trace_model *m, const struct trace_mem_access *a);
 /* Token and marker details are taken (owned by the model from now on). */
@@ -252,8 +276,8 @@ enum {
  * two (a read and a write). Metrics and bandwidth samples are computed from these.
  */
 struct trace_transfer {
-    uint64_t event; /* index of the ENGINE_EVENT */
     uint64_t bytes;
+    uint32_t event; /* index of the ENGINE_EVENT (a model holds fewer than 2^32) */
     uint32_t flags; /* TRACE_XFER_* */
 };
 

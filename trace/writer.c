@@ -2,11 +2,13 @@
  * output buffer of trace/jsonout.h, one event per line. */
 #include "trace/writer.h"
 
+#include "sim/chip/oppack.h"
 #include "sim/util/xalloc.h"
 #include "trace/format.h"
 #include "trace/jsonout.h"
 #include "trace/metrics.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +76,149 @@ static void cmdq(struct trace_out *o, int32_t id)
         trace_out_i64(o, id);
 }
 
+/* ---- details straight from packed params ----------------------------------------------- */
+
+struct jv {
+    struct trace_out *o;
+    unsigned count[16]; /* per open container: items written */
+    unsigned depth;
+    bool after_key; /* the next value is a map item's, after its key */
+};
+
+/* Before a value: a comma between list items (a map item's comma came with its key). */
+static void jv_value(struct jv *j)
+{
+    if (j->after_key)
+        j->after_key = false;
+    else if (j->depth && j->count[j->depth - 1]++)
+        trace_out_char(j->o, ',');
+}
+
+static void jv_open(struct jv *j, char c)
+{
+    jv_value(j);
+    trace_out_char(j->o, c);
+    assert(j->depth < sizeof(j->count) / sizeof(j->count[0]));
+    j->count[j->depth++] = 0;
+}
+
+static void jv_map_begin(void *ctx, size_t n)
+{
+    (void)n;
+    jv_open(ctx, '{');
+}
+
+static void jv_list_begin(void *ctx, size_t n)
+{
+    (void)n;
+    jv_open(ctx, '[');
+}
+
+static void jv_map_end(void *ctx)
+{
+    struct jv *j = ctx;
+    j->depth--;
+    trace_out_char(j->o, '}');
+}
+
+static void jv_list_end(void *ctx)
+{
+    struct jv *j = ctx;
+    j->depth--;
+    trace_out_char(j->o, ']');
+}
+
+static void jv_key(void *ctx, const char *k, size_t len)
+{
+    struct jv *j = ctx;
+    if (j->count[j->depth - 1]++)
+        trace_out_char(j->o, ',');
+    trace_out_str(j->o, k, len);
+    trace_out_char(j->o, ':');
+    j->after_key = true;
+}
+
+static void jv_null(void *ctx)
+{
+    struct jv *j = ctx;
+    jv_value(j);
+    trace_out_lit(j->o, "null");
+}
+
+static void jv_bool(void *ctx, bool v)
+{
+    struct jv *j = ctx;
+    jv_value(j);
+    trace_out_lit(j->o, v ? "true" : "false");
+}
+
+static void jv_int(void *ctx, int64_t v)
+{
+    struct jv *j = ctx;
+    jv_value(j);
+    trace_out_i64(j->o, v);
+}
+
+static void jv_num(void *ctx, double v)
+{
+    struct jv *j = ctx;
+    jv_value(j);
+    trace_out_double(j->o, v);
+}
+
+static void jv_str(void *ctx, const char *s, size_t len)
+{
+    struct jv *j = ctx;
+    jv_value(j);
+    trace_out_str(j->o, s, len);
+}
+
+static bool is_snapshot_key(const char *k, size_t len)
+{
+    return (len == 8 && memcmp(k, "snapshot", 8) == 0) ||
+           (len == 15 && memcmp(k, "input_snapshots", 15) == 0);
+}
+
+/* {params without bulk snapshots, "replay": {annotations}} as trace_details_from_op. */
+static void packed_details(struct trace_out *o, const uint8_t *p, size_t n)
+{
+    struct jv j = {.o = o};
+    struct sim_unpack_visitor v = {
+        .map_begin = jv_map_begin,
+        .map_end = jv_map_end,
+        .list_begin = jv_list_begin,
+        .list_end = jv_list_end,
+        .key = jv_key,
+        .null = jv_null,
+        .boolean = jv_bool,
+        .integer = jv_int,
+        .number = jv_num,
+        .string = jv_str,
+        .ctx = &j,
+    };
+    size_t pos = 0;
+    size_t count = sim_unpack_map_open(p, n, &pos);
+    jv_open(&j, '{');
+    for (size_t i = 0; i < count; i++) {
+        size_t len;
+        const char *k = sim_unpack_key(p, n, &pos, &len);
+        if (is_snapshot_key(k, len)) {
+            sim_unpack_skip(p, n, &pos);
+            continue;
+        }
+        jv_key(&j, k, len);
+        sim_unpack_visit(p, n, &pos, &v);
+    }
+    if (pos < n) {
+        size_t save = pos;
+        if (sim_unpack_map_open(p, n, &save)) {
+            jv_key(&j, TRACE_DETAILS_REPLAY, strlen(TRACE_DETAILS_REPLAY));
+            sim_unpack_visit(p, n, &pos, &v);
+        }
+    }
+    jv_map_end(&j);
+}
+
 int trace_writer_engine_event(struct trace_writer *w, const struct trace_writer_event *e)
 {
     struct trace_out *o = &w->out;
@@ -114,6 +259,9 @@ int trace_writer_engine_event(struct trace_writer *w, const struct trace_writer_
     if (e->details) {
         key(o, ",\"details\":");
         trace_out_value(o, e->details);
+    } else if (e->packed) {
+        key(o, ",\"details\":");
+        packed_details(o, e->packed, e->packed_len);
     }
     trace_out_char(o, '}');
     return status(w);

@@ -32,7 +32,12 @@ struct trace_writer_event {
     int op_kind;                     /* extension: enum trace_op_kind, or -1 to leave it out */
     double t_start_ns;               /* extension; NaN: left out */
     double t_end_ns;                 /* extension; NaN: left out */
-    const struct sim_value *details; /* NULL: left out */
+    const struct sim_value *details; /* NULL: the packed details below, or left out */
+    /* An op record's packed params (sim/oppack.h: params, then replay annotations),
+     * written as trace_details_from_op would turn them into details, without building a
+     * tree; used when details is NULL, left out when NULL too. */
+    const uint8_t *packed;
+    size_t packed_len;
 };
 
 /* A MEM_ACCESS_EVENT as written. */

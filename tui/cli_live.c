@@ -143,7 +143,7 @@ int cli_live(const struct cli_run_opts *o)
     if (o->verify != CLI_VERIFY_NONE || o->dump_dir)
         v.cap = sim_verify_capture_attach(run);
     else
-        sim_oplog_set_store(sim_chip_oplog(sim_run_chip(run)), NULL);
+        sim_run_timing_only(run);
     struct cli_trace_meta meta;
     cli_run_trace_opts(o, run, &meta);
     if (o->chrome && cli_check_output(o->chrome, &d) < 0) {

@@ -254,7 +254,7 @@ int cli_run(const struct cli_run_opts *o)
     if (with_phase2)
         cap = sim_verify_capture_attach(r);
     else
-        sim_oplog_set_store(sim_chip_oplog(sim_run_chip(r)), NULL);
+        sim_run_timing_only(r);
     struct trace_live *live = NULL;
     if (o->chrome && cli_check_output(o->chrome, &d) < 0) {
         print_diag(&d, NULL);

@@ -1,10 +1,11 @@
 /*
- * The op log (see oplog.h): ADR-0052's OpLogger. Params are built from the message at
- * record_start (so observers can show an in-flight op's details); record_end adds the
- * snapshots of D4 and the TileToken merge of D5, then appends the record.
+ * The op log (see oplog.h): ADR-0052's OpLogger. Params are packed from the message at
+ * record_start (so observers can show an in-flight op's details) and expanded on demand;
+ * record_end adds, for a retained record, the snapshots of D4 and keeps it.
  */
 #include "sim/chip/oplog.h"
 
+#include "sim/chip/oppack.h"
 #include "sim/data/memstore.h"
 #include "sim/data/tensor.h"
 #include "sim/util/xalloc.h"
@@ -16,11 +17,8 @@
 
 struct pending {
     const struct sim_msg *msg; /* the key (ADR-0052: id(msg)) */
-    struct sim_op_record *rec; /* owned until appended */
-    /* D5: the stage captured at record_start (TileToken only) */
-    bool has_snap;
-    char stage_type[16];
-    struct sim_value *stage_params; /* owned copy */
+    struct sim_op_record rec;  /* rec.packed points into pack */
+    struct sim_pack pack;      /* owned */
 };
 
 struct observer {
@@ -31,22 +29,74 @@ struct observer {
 
 struct sim_oplog {
     struct sim_memstore *store; /* borrowed, may be NULL */
+    bool retain;
 
-    struct sim_op_record **records; /* owned */
+    struct sim_op_record **records; /* owned: the retained records */
     uint64_t *append_seq;           /* parallel to records: append order, for stability */
     size_t n_records, cap_records;
     size_t n_sorted; /* records[0..n_sorted) are sorted; more were appended after */
     uint64_t next_seq;
+    size_t n_finished; /* every record that ended, retained or not */
 
     struct pending *pending; /* in start order */
     size_t n_pending, cap_pending;
+    struct sim_pack *spare; /* owned: buffers of released records, for the next ones */
+    size_t n_spare, cap_spare;
 
     uint64_t next_id;
+
+    char **strs; /* owned: interned strings, open addressing, a power of two slots */
+    size_t n_strs, cap_strs;
 
     struct observer *observers;
     size_t n_observers;
     int next_observer;
 };
+
+/* ---- interned strings ------------------------------------------------------------------- */
+
+static size_t str_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return (size_t)(h ^ (h >> 29));
+}
+
+static void str_put(char **slots, size_t cap, char *s)
+{
+    size_t i = str_hash(s) & (cap - 1);
+    while (slots[i])
+        i = (i + 1) & (cap - 1);
+    slots[i] = s;
+}
+
+/* s, stored once for the life of the log. */
+static const char *intern(struct sim_oplog *log, const char *s)
+{
+    if (!s)
+        return NULL;
+    if (log->cap_strs) {
+        for (size_t i = str_hash(s) & (log->cap_strs - 1); log->strs[i];
+             i = (i + 1) & (log->cap_strs - 1))
+            if (strcmp(log->strs[i], s) == 0)
+                return log->strs[i];
+    }
+    if (2 * (log->n_strs + 1) > log->cap_strs) {
+        size_t cap = log->cap_strs ? 2 * log->cap_strs : 64;
+        char **slots = sim_xcalloc(cap, sizeof(*slots));
+        for (size_t i = 0; i < log->cap_strs; i++)
+            if (log->strs[i])
+                str_put(slots, cap, log->strs[i]);
+        free(log->strs);
+        log->strs = slots;
+        log->cap_strs = cap;
+    }
+    char *k = sim_xstrdup(s);
+    str_put(log->strs, log->cap_strs, k);
+    log->n_strs++;
+    return k;
+}
 
 /* ---- construction ----------------------------------------------------------------------- */
 
@@ -54,21 +104,19 @@ struct sim_oplog *sim_oplog_new(struct sim_memstore *store)
 {
     struct sim_oplog *log = sim_xcalloc(1, sizeof(*log));
     log->store = store;
+    log->retain = true;
     return log;
 }
 
+/* Free a retained record. */
 static void record_free(struct sim_op_record *r)
 {
     if (!r)
         return;
-    free(r->component_id);
-    free(r->op_name);
     sim_value_free(r->params);
-    free(r->dependency_ids);
-    free(r->note.kernel);
-    free(r->note.layer_id);
-    free(r->note.tile_id);
     sim_value_free(r->note.replay);
+    free(r->dependency_ids);
+    free((void *)r->packed);
     free(r);
 }
 
@@ -80,11 +128,15 @@ void sim_oplog_free(struct sim_oplog *log)
         record_free(log->records[i]);
     free(log->records);
     free(log->append_seq);
-    for (size_t i = 0; i < log->n_pending; i++) {
-        record_free(log->pending[i].rec);
-        sim_value_free(log->pending[i].stage_params);
-    }
+    for (size_t i = 0; i < log->n_pending; i++)
+        sim_pack_fini(&log->pending[i].pack);
     free(log->pending);
+    for (size_t i = 0; i < log->n_spare; i++)
+        sim_pack_fini(&log->spare[i]);
+    free(log->spare);
+    for (size_t i = 0; i < log->cap_strs; i++)
+        free(log->strs[i]);
+    free(log->strs);
     free(log->observers);
     free(log);
 }
@@ -94,73 +146,83 @@ void sim_oplog_set_store(struct sim_oplog *log, struct sim_memstore *store)
     log->store = store;
 }
 
-/* ---- params (D3) ------------------------------------------------------------------------ */
-
-static struct sim_value *shape_list(const struct sim_handle *h)
+void sim_oplog_set_retain(struct sim_oplog *log, bool retain)
 {
-    return sim_value_int_list(h->shape, h->ndim);
+    log->retain = retain;
 }
 
-/* A copy of the tensor at (space, addr) read as shape/dtype, or NULL when there is no
- * store or the read fails (ADR-0052 D4: read failure -> None). */
-static struct sim_tensor *read_copy(struct sim_oplog *log, const char *space, uint64_t addr,
-                                    enum sim_dtype dtype, unsigned ndim, const int64_t *shape)
+/* ---- params (D3), packed ------------------------------------------------------------------
+ * Each writer emits exactly the map ADR-0052 D3 gives for its op_name, keys in the same
+ * order, then the replay annotations as a second map. Snapshots are null here: a retained
+ * record gets them at record_end (D4). */
+
+static void pack_shape(struct sim_pack *b, const struct sim_handle *h)
 {
-    if (!log->store)
-        return NULL;
-    struct sim_tensor *t = NULL;
-    if (sim_memstore_read(log->store, space, addr, dtype, ndim, shape, &t, NULL) < 0)
-        return NULL;
-    struct sim_tensor *c = sim_tensor_copy(t);
-    sim_tensor_unref(t);
-    return c;
+    sim_pack_int_list(b, h->shape, h->ndim);
 }
 
-static struct sim_value *handle_copy_value(struct sim_oplog *log, const struct sim_handle *h)
+static void kv_int(struct sim_pack *b, const char *k, int64_t v)
 {
-    struct sim_tensor *c = read_copy(log, h->space, h->addr, h->dtype, h->ndim, h->shape);
-    struct sim_value *v = sim_value_tensor(c); /* NULL -> null */
-    sim_tensor_unref(c);
-    return v;
+    sim_pack_key(b, k);
+    sim_pack_int(b, v);
 }
 
-static const char *handle_id(const struct sim_handle *h)
+static void kv_str(struct sim_pack *b, const char *k, const char *v)
 {
-    return h->id;
+    sim_pack_key(b, k);
+    sim_pack_str(b, v);
+}
+
+static void kv_shape(struct sim_pack *b, const char *k, const struct sim_handle *h)
+{
+    sim_pack_key(b, k);
+    pack_shape(b, h);
+}
+
+static void kv_bool(struct sim_pack *b, const char *k, bool v)
+{
+    sim_pack_key(b, k);
+    sim_pack_bool(b, v);
+}
+
+static void kv_null(struct sim_pack *b, const char *k)
+{
+    sim_pack_key(b, k);
+    sim_pack_null(b);
 }
 
 /* D3.1 exactly. Where the data lands (ADR-0020 D5's src_space, dst_space, dst_addr, and
- * the layout as D3.2 names it) goes to the record's replay annotations: phase 2 needs it
- * to replay the load, since a kernel reuses its TCM and the state phase 1 ends with holds
- * only the last tile. */
-static struct sim_value *params_dma_read(const struct sim_dma_read_cmd *c, struct sim_value *replay)
+ * the layout as D3.2 names it) goes to the replay annotations: phase 2 needs it to replay
+ * the load, since a kernel reuses its TCM and the state phase 1 ends with holds only the
+ * last tile. */
+static void pack_dma_read(struct sim_pack *b, const struct sim_dma_read_cmd *c)
 {
-    struct sim_value *p = sim_value_map();
-    sim_value_map_set_int(p, "src_addr", (int64_t)c->src.addr);
-    sim_value_map_set_int(p, "nbytes", (int64_t)c->src.nbytes);
-    sim_value_map_set_str(p, "handle_id", handle_id(c->dst.id[0] ? &c->dst : &c->src));
-    sim_value_map_set_str(replay, "src_space", c->src.space[0] ? c->src.space : "hbm");
-    sim_value_map_set_str(replay, "dst_space", c->dst.space[0] ? c->dst.space : "tcm");
-    sim_value_map_set_int(replay, "dst_addr", (int64_t)c->dst.addr);
-    sim_value_map_set_take(replay, "shape", shape_list(&c->src));
-    sim_value_map_set_str(replay, "dtype", sim_dtype_name(c->src.dtype));
-    return p;
+    sim_pack_map(b, 3);
+    kv_int(b, "src_addr", (int64_t)c->src.addr);
+    kv_int(b, "nbytes", (int64_t)c->src.nbytes);
+    kv_str(b, "handle_id", c->dst.id[0] ? c->dst.id : c->src.id);
+    sim_pack_map(b, 5);
+    kv_str(b, "src_space", c->src.space[0] ? c->src.space : "hbm");
+    kv_str(b, "dst_space", c->dst.space[0] ? c->dst.space : "tcm");
+    kv_int(b, "dst_addr", (int64_t)c->dst.addr);
+    kv_shape(b, "shape", &c->src);
+    kv_str(b, "dtype", sim_dtype_name(c->src.dtype));
 }
 
 /* D3.2 (the snapshot is filled at record_end; null until then and when not taken) */
-static struct sim_value *params_dma_write(const struct sim_dma_write_cmd *c)
+static void pack_dma_write(struct sim_pack *b, const struct sim_dma_write_cmd *c)
 {
-    struct sim_value *p = sim_value_map();
-    sim_value_map_set_str(p, "src_space", c->src.space[0] ? c->src.space : "tcm");
-    sim_value_map_set_int(p, "src_addr", (int64_t)c->src.addr);
-    sim_value_map_set_take(p, "shape", shape_list(&c->src));
-    sim_value_map_set_str(p, "dtype", sim_dtype_name(c->src.dtype));
-    sim_value_map_set_str(p, "dst_space", "hbm");
-    sim_value_map_set_int(p, "dst_addr", (int64_t)c->dst.addr);
-    sim_value_map_set_int(p, "nbytes", (int64_t)c->src.nbytes);
-    sim_value_map_set_str(p, "handle_id", handle_id(&c->src));
-    sim_value_map_set_take(p, "snapshot", sim_value_null());
-    return p;
+    sim_pack_map(b, 9);
+    kv_str(b, "src_space", c->src.space[0] ? c->src.space : "tcm");
+    kv_int(b, "src_addr", (int64_t)c->src.addr);
+    kv_shape(b, "shape", &c->src);
+    kv_str(b, "dtype", sim_dtype_name(c->src.dtype));
+    kv_str(b, "dst_space", "hbm");
+    kv_int(b, "dst_addr", (int64_t)c->dst.addr);
+    kv_int(b, "nbytes", (int64_t)c->src.nbytes);
+    kv_str(b, "handle_id", c->src.id);
+    kv_null(b, "snapshot");
+    sim_pack_map(b, 0);
 }
 
 /* m, k, n of a GEMM from its operand shapes and transpose flags (the last two dims). */
@@ -177,114 +239,169 @@ static void gemm_mkn(const struct sim_gemm_cmd *c, int64_t *m, int64_t *k, int64
 }
 
 /* D3.3 exactly; ADR-0020 D5's transpose flags and accumulation dtype go to the replay
- * annotations */
-static struct sim_value *params_gemm(const struct sim_gemm_cmd *c, struct sim_value *replay)
+ * annotations (m, k, n cannot tell whether a square operand is transposed) */
+static void pack_gemm(struct sim_pack *b, const struct sim_gemm_cmd *c)
 {
     int64_t m, k, n;
     gemm_mkn(c, &m, &k, &n);
-    struct sim_value *p = sim_value_map();
-    sim_value_map_set_int(p, "src_a_addr", (int64_t)c->a.addr);
-    sim_value_map_set_int(p, "src_b_addr", (int64_t)c->b.addr);
-    sim_value_map_set_int(p, "dst_addr", (int64_t)c->out.addr);
-    sim_value_map_set_take(p, "shape_a", shape_list(&c->a));
-    sim_value_map_set_take(p, "shape_b", shape_list(&c->b));
-    sim_value_map_set_take(p, "shape_out", shape_list(&c->out));
-    sim_value_map_set_str(p, "dtype_in", sim_dtype_name(c->a.dtype));
-    sim_value_map_set_str(p, "dtype_out", sim_dtype_name(c->out.dtype));
-    sim_value_map_set_int(p, "m", m);
-    sim_value_map_set_int(p, "k", k);
-    sim_value_map_set_int(p, "n", n);
-    sim_value_map_set_str(p, "src_a_space", c->a.space);
-    sim_value_map_set_str(p, "src_b_space", c->b.space);
-    sim_value_map_set_str(p, "dst_space", c->out.space);
-    /* ADR-0020 D5's flags, which phase 2 needs: m, k, n cannot tell whether a square
-     * operand is transposed */
-    sim_value_map_set_bool(replay, "transpose_a", c->transpose_a);
-    sim_value_map_set_bool(replay, "transpose_b", c->transpose_b);
-    sim_value_map_set_str(replay, "dtype_acc", sim_dtype_name(c->dtype_acc));
-    return p;
+    sim_pack_map(b, 14);
+    kv_int(b, "src_a_addr", (int64_t)c->a.addr);
+    kv_int(b, "src_b_addr", (int64_t)c->b.addr);
+    kv_int(b, "dst_addr", (int64_t)c->out.addr);
+    kv_shape(b, "shape_a", &c->a);
+    kv_shape(b, "shape_b", &c->b);
+    kv_shape(b, "shape_out", &c->out);
+    kv_str(b, "dtype_in", sim_dtype_name(c->a.dtype));
+    kv_str(b, "dtype_out", sim_dtype_name(c->out.dtype));
+    kv_int(b, "m", m);
+    kv_int(b, "k", k);
+    kv_int(b, "n", n);
+    kv_str(b, "src_a_space", c->a.space);
+    kv_str(b, "src_b_space", c->b.space);
+    kv_str(b, "dst_space", c->out.space);
+    sim_pack_map(b, 3);
+    kv_bool(b, "transpose_a", c->transpose_a);
+    kv_bool(b, "transpose_b", c->transpose_b);
+    kv_str(b, "dtype_acc", sim_dtype_name(c->dtype_acc));
 }
 
 /* D3.4 (input_snapshots is filled at record_end) */
-static struct sim_value *params_math(const struct sim_math_cmd *c)
+static void pack_math(struct sim_pack *b, const struct sim_math_cmd *c)
 {
-    struct sim_value *p = sim_value_map();
-    struct sim_value *addrs = sim_value_list(), *shapes = sim_value_list();
-    struct sim_value *spaces = sim_value_list(), *dtypes = sim_value_list();
-    struct sim_value *snaps = sim_value_list();
-    for (unsigned i = 0; i < c->n_inputs; i++) {
-        const struct sim_handle *h = &c->inputs[i];
-        sim_value_list_push_take(addrs, sim_value_int((int64_t)h->addr));
-        sim_value_list_push_take(shapes, shape_list(h));
-        sim_value_list_push_take(spaces, sim_value_str(h->space));
-        sim_value_list_push_take(dtypes, sim_value_str(sim_dtype_name(h->dtype)));
-        sim_value_list_push_take(snaps, sim_value_null());
-    }
-    sim_value_map_set_take(p, "input_addrs", addrs);
-    sim_value_map_set_take(p, "input_shapes", shapes);
-    sim_value_map_set_take(p, "input_spaces", spaces);
-    sim_value_map_set_take(p, "input_dtypes", dtypes);
-    sim_value_map_set_int(p, "dst_addr", (int64_t)c->out.addr);
-    sim_value_map_set_str(p, "dst_space", c->out.space);
-    sim_value_map_set_take(p, "shape_out", shape_list(&c->out));
-    sim_value_map_set_str(p, "dtype", sim_dtype_name(c->out.dtype));
-    sim_value_map_set_take(p, "axis", c->has_axis ? sim_value_int(c->axis) : sim_value_null());
-    sim_value_map_set_take(p, "input_snapshots", snaps);
-    return p;
+    unsigned n = c->n_inputs;
+    sim_pack_map(b, 10);
+    sim_pack_key(b, "input_addrs");
+    sim_pack_list(b, n);
+    for (unsigned i = 0; i < n; i++)
+        sim_pack_int(b, (int64_t)c->inputs[i].addr);
+    sim_pack_key(b, "input_shapes");
+    sim_pack_list(b, n);
+    for (unsigned i = 0; i < n; i++)
+        pack_shape(b, &c->inputs[i]);
+    sim_pack_key(b, "input_spaces");
+    sim_pack_list(b, n);
+    for (unsigned i = 0; i < n; i++)
+        sim_pack_str(b, c->inputs[i].space);
+    sim_pack_key(b, "input_dtypes");
+    sim_pack_list(b, n);
+    for (unsigned i = 0; i < n; i++)
+        sim_pack_str(b, sim_dtype_name(c->inputs[i].dtype));
+    kv_int(b, "dst_addr", (int64_t)c->out.addr);
+    kv_str(b, "dst_space", c->out.space);
+    kv_shape(b, "shape_out", &c->out);
+    kv_str(b, "dtype", sim_dtype_name(c->out.dtype));
+    sim_pack_key(b, "axis");
+    if (c->has_axis)
+        sim_pack_int(b, c->axis);
+    else
+        sim_pack_null(b);
+    sim_pack_key(b, "input_snapshots");
+    sim_pack_list(b, n);
+    for (unsigned i = 0; i < n; i++)
+        sim_pack_null(b);
+    sim_pack_map(b, 0);
 }
 
-/* D3.5 */
 /* D3.5 exactly. For op "math", D3.5 names neither the input nor the elementwise op: the
  * replay annotations carry them with D3.4's keys (and math_op), so phase 2 can replay it. */
-static struct sim_value *params_composite(const struct sim_composite_cmd *c,
-                                          struct sim_value *replay)
+static void pack_composite(struct sim_pack *b, const struct sim_composite_cmd *c)
 {
-    struct sim_value *p = sim_value_map();
-    sim_value_map_set_str(p, "op", c->op);
-    sim_value_map_set_int(p, "out_addr", (int64_t)c->out.addr);
-    sim_value_map_set_int(p, "out_nbytes", (int64_t)c->out.nbytes);
-    if (strcmp(c->op, "gemm") == 0) {
-        sim_value_map_set_int(p, "src_a_addr", (int64_t)c->a.addr);
-        sim_value_map_set_int(p, "src_b_addr", (int64_t)c->b.addr);
-        sim_value_map_set_take(p, "shape_a", shape_list(&c->a));
-        sim_value_map_set_take(p, "shape_b", shape_list(&c->b));
-        sim_value_map_set_str(p, "dtype_in", sim_dtype_name(c->a.dtype));
-        sim_value_map_set_str(p, "dtype_out", sim_dtype_name(c->out.dtype));
-        sim_value_map_set_str(p, "src_a_space", c->a.space);
-        sim_value_map_set_str(p, "src_b_space", c->b.space);
-        sim_value_map_set_str(p, "dst_space", "hbm");
-        sim_value_map_set_int(p, "dst_addr", (int64_t)c->out.addr);
-    } else {
-        sim_value_map_set_str(replay, "math_op", c->math_op);
-        int64_t addr = (int64_t)c->a.addr;
-        sim_value_map_set_take(replay, "input_addrs", sim_value_int_list(&addr, 1));
-        sim_value_list_push_take(sim_value_map_set_take(replay, "input_shapes", sim_value_list()),
-                                 shape_list(&c->a));
-        sim_value_list_push_take(sim_value_map_set_take(replay, "input_spaces", sim_value_list()),
-                                 sim_value_str(c->a.space[0] ? c->a.space : "hbm"));
-        sim_value_list_push_take(sim_value_map_set_take(replay, "input_dtypes", sim_value_list()),
-                                 sim_value_str(sim_dtype_name(c->a.dtype)));
-        sim_value_map_set_int(replay, "dst_addr", (int64_t)c->out.addr);
-        sim_value_map_set_str(replay, "dst_space", "hbm");
-        sim_value_map_set_take(replay, "shape_out", shape_list(&c->out));
-        sim_value_map_set_str(replay, "dtype", sim_dtype_name(c->out.dtype));
+    bool gemm = strcmp(c->op, "gemm") == 0;
+    sim_pack_map(b, gemm ? 13 : 3);
+    kv_str(b, "op", c->op);
+    kv_int(b, "out_addr", (int64_t)c->out.addr);
+    kv_int(b, "out_nbytes", (int64_t)c->out.nbytes);
+    if (gemm) {
+        kv_int(b, "src_a_addr", (int64_t)c->a.addr);
+        kv_int(b, "src_b_addr", (int64_t)c->b.addr);
+        kv_shape(b, "shape_a", &c->a);
+        kv_shape(b, "shape_b", &c->b);
+        kv_str(b, "dtype_in", sim_dtype_name(c->a.dtype));
+        kv_str(b, "dtype_out", sim_dtype_name(c->out.dtype));
+        kv_str(b, "src_a_space", c->a.space);
+        kv_str(b, "src_b_space", c->b.space);
+        kv_str(b, "dst_space", "hbm");
+        kv_int(b, "dst_addr", (int64_t)c->out.addr);
+        sim_pack_map(b, 0);
+        return;
     }
-    return p;
+    sim_pack_map(b, 9);
+    kv_str(b, "math_op", c->math_op);
+    sim_pack_key(b, "input_addrs");
+    int64_t addr = (int64_t)c->a.addr;
+    sim_pack_int_list(b, &addr, 1);
+    sim_pack_key(b, "input_shapes");
+    sim_pack_list(b, 1);
+    pack_shape(b, &c->a);
+    sim_pack_key(b, "input_spaces");
+    sim_pack_list(b, 1);
+    sim_pack_str(b, c->a.space[0] ? c->a.space : "hbm");
+    sim_pack_key(b, "input_dtypes");
+    sim_pack_list(b, 1);
+    sim_pack_str(b, sim_dtype_name(c->a.dtype));
+    kv_int(b, "dst_addr", (int64_t)c->out.addr);
+    kv_str(b, "dst_space", "hbm");
+    kv_shape(b, "shape_out", &c->out);
+    kv_str(b, "dtype", sim_dtype_name(c->out.dtype));
 }
 
 /* D3.6 */
-static struct sim_value *params_ipcq(const struct sim_handle *src, const struct sim_handle *dst)
+static void pack_ipcq(struct sim_pack *b, const struct sim_handle *src,
+                      const struct sim_handle *dst)
 {
-    struct sim_value *p = sim_value_map();
-    sim_value_map_set_str(p, "src_space", src->space);
-    sim_value_map_set_int(p, "src_addr", (int64_t)src->addr);
-    sim_value_map_set_str(p, "dst_space", dst->space);
-    sim_value_map_set_int(p, "dst_addr", (int64_t)dst->addr);
-    sim_value_map_set_take(p, "shape", shape_list(src));
-    sim_value_map_set_str(p, "dtype", sim_dtype_name(src->dtype));
-    sim_value_map_set_int(p, "nbytes", (int64_t)src->nbytes);
-    sim_value_map_set_take(p, "snapshot", sim_value_null());
-    return p;
+    sim_pack_map(b, 8);
+    kv_str(b, "src_space", src->space);
+    kv_int(b, "src_addr", (int64_t)src->addr);
+    kv_str(b, "dst_space", dst->space);
+    kv_int(b, "dst_addr", (int64_t)dst->addr);
+    kv_shape(b, "shape", src);
+    kv_str(b, "dtype", sim_dtype_name(src->dtype));
+    kv_int(b, "nbytes", (int64_t)src->nbytes);
+    kv_null(b, "snapshot");
+    sim_pack_map(b, 0);
+}
+
+/* D5: a TileToken's params are D3.7's empty map plus stage_type and the stage's params
+ * (existing keys win), captured now since the token moves on to its next stage before
+ * record_end. */
+static void pack_tile_stage(struct sim_pack *b, const struct sim_tile_stage *st)
+{
+    const struct sim_value *sp = st->params;
+    size_t n = 1;
+    for (size_t i = 0; sp && sp->type == SIM_V_MAP && i < sp->u.map.len; i++)
+        n += strcmp(sp->u.map.keys[i], "stage_type") != 0;
+    sim_pack_map(b, n);
+    kv_str(b, "stage_type", sim_stage_type_name(st->type));
+    for (size_t i = 0; sp && sp->type == SIM_V_MAP && i < sp->u.map.len; i++) {
+        if (strcmp(sp->u.map.keys[i], "stage_type") == 0)
+            continue;
+        sim_pack_key(b, sp->u.map.keys[i]);
+        sim_pack_value(b, sp->u.map.vals[i]);
+    }
+    sim_pack_map(b, 0);
+}
+
+/* The packed params of msg (and whether it is a TileToken caught at a stage). */
+static void pack_params(struct sim_pack *b, const struct sim_msg *msg)
+{
+    b->len = 0;
+    switch (msg->kind) {
+    case SIM_MK_DMA_READ: pack_dma_read(b, &msg->u.dma_read); return;
+    case SIM_MK_DMA_WRITE: pack_dma_write(b, &msg->u.dma_write); return;
+    case SIM_MK_GEMM: pack_gemm(b, &msg->u.gemm); return;
+    case SIM_MK_MATH: pack_math(b, &msg->u.math); return;
+    case SIM_MK_COMPOSITE: pack_composite(b, &msg->u.composite); return;
+    case SIM_MK_IPCQ_COPY: pack_ipcq(b, &msg->u.ipcq.src, &msg->u.ipcq.dst); return;
+    case SIM_MK_TILE_TOKEN:
+        if (msg->u.tile.stage_idx < msg->u.tile.n_stages) {
+            pack_tile_stage(b, &msg->u.tile.stages[msg->u.tile.stage_idx]);
+            return;
+        }
+        break;
+    default: break;
+    }
+    sim_pack_map(b, 0); /* D3.7 */
+    sim_pack_map(b, 0);
 }
 
 const char *sim_oplog_classify(const struct sim_msg *msg, char *name, size_t size)
@@ -302,52 +419,90 @@ const char *sim_oplog_classify(const struct sim_msg *msg, char *name, size_t siz
     case SIM_MK_IPCQ_COPY: snprintf(name, size, "ipcq_copy"); return "memory";
     default:
         /* D3.7: everything else, TileToken included, is op_kind "unknown" named after its
-         * type; D5 renames a TileToken at record_end */
+         * type; D5 names a TileToken after its stage */
         snprintf(name, size, "%s", msg->type_name ? msg->type_name : "unknown");
         return "unknown";
     }
 }
 
-/* The D3 params of msg; what phase 2 needs beyond them goes into replay (a map). */
-static struct sim_value *params_of(const struct sim_msg *msg, struct sim_value *replay)
+/* ---- expanding ---------------------------------------------------------------------------- */
+
+struct sim_value *sim_op_params_unpack(const uint8_t *packed, size_t len, struct sim_value **replay)
+{
+    size_t pos = 0;
+    struct sim_value *p = sim_unpack_value(packed, len, &pos);
+    if (replay)
+        *replay = sim_unpack_value(packed, len, &pos);
+    return p;
+}
+
+struct sim_value *sim_op_record_params(const struct sim_op_record *rec, struct sim_value **replay)
+{
+    if (rec->params) { /* retained: its tree, with the snapshots */
+        if (replay)
+            *replay = rec->note.replay ? sim_value_clone(rec->note.replay) : sim_value_map();
+        return sim_value_clone(rec->params);
+    }
+    return sim_op_params_unpack(rec->packed, rec->packed_len, replay);
+}
+
+/* ---- snapshots (D4), for retained records -------------------------------------------------- */
+
+/* A copy of the tensor h names, or NULL when there is no store or the read fails (ADR-0052
+ * D4: read failure -> None). */
+static struct sim_value *handle_copy_value(struct sim_oplog *log, const struct sim_handle *h)
+{
+    struct sim_tensor *t = NULL, *c = NULL;
+    if (log->store && sim_memstore_read(log->store, h->space, h->addr, h->dtype, h->ndim, h->shape,
+                                        &t, NULL) == 0) {
+        c = sim_tensor_copy(t);
+        sim_tensor_unref(t);
+    }
+    struct sim_value *v = sim_value_tensor(c); /* NULL -> null */
+    sim_tensor_unref(c);
+    return v;
+}
+
+/* D3.6's snapshot: the caller's in-flight data copied, else a fresh read of src. */
+static struct sim_value *ipcq_snapshot(struct sim_oplog *log, const struct sim_handle *src,
+                                       const struct sim_tensor *snapshot)
+{
+    if (snapshot) {
+        struct sim_tensor *c = sim_tensor_copy(snapshot);
+        struct sim_value *v = sim_value_tensor(c);
+        sim_tensor_unref(c);
+        return v;
+    }
+    return handle_copy_value(log, src);
+}
+
+static void take_snapshots(struct sim_oplog *log, const struct sim_msg *msg, struct sim_value *p)
 {
     switch (msg->kind) {
-    case SIM_MK_DMA_READ: return params_dma_read(&msg->u.dma_read, replay);
-    case SIM_MK_DMA_WRITE: return params_dma_write(&msg->u.dma_write);
-    case SIM_MK_GEMM: return params_gemm(&msg->u.gemm, replay);
-    case SIM_MK_MATH: return params_math(&msg->u.math);
-    case SIM_MK_COMPOSITE: return params_composite(&msg->u.composite, replay);
-    case SIM_MK_IPCQ_COPY: return params_ipcq(&msg->u.ipcq.src, &msg->u.ipcq.dst);
-    default: return sim_value_map(); /* D3.7 */
+    case SIM_MK_MATH: {
+        if (!log->store)
+            return; /* timing-only mode: every snapshot step is skipped */
+        struct sim_value *snaps = sim_value_list();
+        for (unsigned i = 0; i < msg->u.math.n_inputs; i++)
+            sim_value_list_push_take(snaps, handle_copy_value(log, &msg->u.math.inputs[i]));
+        sim_value_map_set_take(p, "input_snapshots", snaps);
+        break;
+    }
+    case SIM_MK_DMA_WRITE:
+        /* only HBM sources: a TCM source would capture a stale value (ADR-0027) */
+        if (log->store && strcmp(sim_value_get_str(p, "src_space", ""), "hbm") == 0)
+            sim_value_map_set_take(p, "snapshot", handle_copy_value(log, &msg->u.dma_write.src));
+        break;
+    case SIM_MK_IPCQ_COPY:
+        if (log->store || msg->u.ipcq.snapshot)
+            sim_value_map_set_take(p, "snapshot",
+                                   ipcq_snapshot(log, &msg->u.ipcq.src, msg->u.ipcq.snapshot));
+        break;
+    default: break;
     }
 }
 
-/* ---- records ---------------------------------------------------------------------------- */
-
-static char *dup_or_null(const char *s)
-{
-    return s ? sim_xstrdup(s) : NULL;
-}
-
-static struct sim_op_record *record_new(struct sim_oplog *log, sim_time_t now,
-                                        const char *component_id, const char *op_kind,
-                                        const char *op_name, struct sim_value *params,
-                                        const struct sim_msg *annot)
-{
-    struct sim_op_record *r = sim_xcalloc(1, sizeof(*r));
-    r->t_start = r->t_end = sim_ticks_to_ns(now);
-    r->component_id = sim_xstrdup(component_id);
-    r->op_kind = op_kind;
-    r->op_name = sim_xstrdup(op_name);
-    r->params = params;
-    r->note.id = log->next_id++;
-    r->note.cmdq_id = annot ? annot->cmdq_id : -1;
-    r->note.kernel = dup_or_null(annot ? annot->kernel : NULL);
-    r->note.layer_id = dup_or_null(annot ? annot->layer_id : NULL);
-    r->note.tile_id = dup_or_null(annot ? annot->tile_id : NULL);
-    r->note.in_flight = true;
-    return r;
-}
+/* ---- records ------------------------------------------------------------------------------- */
 
 static void notify_start(struct sim_oplog *log, const struct sim_op_record *r)
 {
@@ -363,8 +518,72 @@ static void notify_end(struct sim_oplog *log, const struct sim_op_record *r)
             log->observers[i].o.on_end(log->observers[i].o.ctx, r);
 }
 
-static void append(struct sim_oplog *log, struct sim_op_record *r)
+static struct sim_pack take_buffer(struct sim_oplog *log)
 {
+    if (log->n_spare)
+        return log->spare[--log->n_spare];
+    return (struct sim_pack){0};
+}
+
+static void give_buffer(struct sim_oplog *log, struct sim_pack *b)
+{
+    if (!b->p)
+        return;
+    if (log->n_spare == log->cap_spare) {
+        log->cap_spare = log->cap_spare ? 2 * log->cap_spare : 16;
+        log->spare = sim_xreallocarray(log->spare, log->cap_spare, sizeof(*log->spare));
+    }
+    log->spare[log->n_spare++] = *b;
+    memset(b, 0, sizeof(*b));
+}
+
+/* Fill r as a record started at now. */
+static void record_init(struct sim_oplog *log, struct sim_op_record *r, sim_time_t now,
+                        const char *component_id, const char *op_kind, const char *op_name,
+                        const struct sim_msg *annot)
+{
+    memset(r, 0, sizeof(*r));
+    r->t_start = r->t_end = sim_ticks_to_ns(now);
+    r->component_id = intern(log, component_id);
+    r->op_kind = op_kind;
+    r->op_name = intern(log, op_name);
+    r->note.id = log->next_id++;
+    r->note.cmdq_id = annot ? annot->cmdq_id : -1;
+    r->note.kernel = intern(log, annot ? annot->kernel : NULL);
+    r->note.layer_id = intern(log, annot ? annot->layer_id : NULL);
+    r->note.tile_id = intern(log, annot ? annot->tile_id : NULL);
+    r->note.in_flight = true;
+}
+
+/*
+ * r (started, its packed params in *buf) has ended at t_end: observers hear it; a retained
+ * log keeps a copy with the params expanded and D4's snapshots (msg may be NULL for a copy
+ * without a message: then snap is its IPCQ snapshot). The buffer is kept by the retained
+ * record or goes back to the spares.
+ */
+static void finish(struct sim_oplog *log, struct sim_op_record *r, struct sim_pack *buf,
+                   const struct sim_msg *msg)
+{
+    r->note.in_flight = false;
+    log->n_finished++;
+    if (!log->retain) {
+        notify_end(log, r);
+        give_buffer(log, buf);
+        return;
+    }
+    struct sim_op_record *k = sim_xmalloc(sizeof(*k));
+    *k = *r;
+    struct sim_value *replay = NULL;
+    k->params = sim_op_params_unpack(buf->p, buf->len, &replay);
+    if (replay->u.map.len)
+        k->note.replay = replay;
+    else
+        sim_value_free(replay);
+    if (msg)
+        take_snapshots(log, msg, k->params);
+    k->packed = buf->p;
+    k->packed_len = buf->len;
+    memset(buf, 0, sizeof(*buf));
     if (log->n_records == log->cap_records) {
         log->cap_records = log->cap_records ? 2 * log->cap_records : 256;
         log->records =
@@ -372,11 +591,10 @@ static void append(struct sim_oplog *log, struct sim_op_record *r)
         log->append_seq =
             sim_xreallocarray(log->append_seq, log->cap_records, sizeof(*log->append_seq));
     }
-    r->note.in_flight = false;
-    log->records[log->n_records] = r;
+    log->records[log->n_records] = k;
     log->append_seq[log->n_records] = log->next_seq++;
     log->n_records++;
-    notify_end(log, r);
+    notify_end(log, k);
 }
 
 static struct pending *find_pending(struct sim_oplog *log, const struct sim_msg *msg, size_t *at)
@@ -398,67 +616,22 @@ void sim_oplog_record_start(struct sim_oplog *log, sim_time_t now, const char *c
     assert(!find_pending(log, msg, NULL) && "record_start twice for one message");
     char name[SIM_OP_NAME_MAX + 16];
     const char *kind = sim_oplog_classify(msg, name, sizeof(name));
-    struct pending pe = {.msg = msg};
-    struct sim_value *replay = sim_value_map();
-    struct sim_value *params = params_of(msg, replay);
-    if (msg->kind == SIM_MK_TILE_TOKEN && msg->u.tile.stage_idx < msg->u.tile.n_stages) {
-        /* D5: the token may have moved to its next stage by record_end: capture now */
-        const struct sim_tile_stage *st = &msg->u.tile.stages[msg->u.tile.stage_idx];
-        pe.has_snap = true;
-        snprintf(pe.stage_type, sizeof(pe.stage_type), "%s", sim_stage_type_name(st->type));
-        pe.stage_params = st->params ? sim_value_clone(st->params) : sim_value_map();
-    }
-    pe.rec = record_new(log, now, component_id, kind, name, params, msg);
-    if (replay->u.map.len)
-        pe.rec->note.replay = replay;
-    else
-        sim_value_free(replay);
-    if (pe.has_snap && strcmp(name, "TileToken") == 0) {
-        /* the pending record shows the stage already, as the finished one will */
-        free(pe.rec->op_name);
-        pe.rec->op_name = sim_xasprintf("TileToken/%s", pe.stage_type);
-    }
+    if (msg->kind == SIM_MK_TILE_TOKEN && msg->u.tile.stage_idx < msg->u.tile.n_stages)
+        /* D5: named after its stage, already while it runs */
+        snprintf(name, sizeof(name), "TileToken/%s",
+                 sim_stage_type_name(msg->u.tile.stages[msg->u.tile.stage_idx].type));
     if (log->n_pending == log->cap_pending) {
         log->cap_pending = log->cap_pending ? 2 * log->cap_pending : 16;
         log->pending = sim_xreallocarray(log->pending, log->cap_pending, sizeof(*log->pending));
     }
-    log->pending[log->n_pending++] = pe;
-    notify_start(log, pe.rec);
-}
-
-/* D4: snapshots at record_end */
-static void take_snapshots(struct sim_oplog *log, const struct sim_msg *msg, struct sim_value *p)
-{
-    if (!log->store)
-        return; /* timing-only mode: every snapshot step is skipped */
-    switch (msg->kind) {
-    case SIM_MK_MATH: {
-        struct sim_value *snaps = sim_value_list();
-        for (unsigned i = 0; i < msg->u.math.n_inputs; i++)
-            sim_value_list_push_take(snaps, handle_copy_value(log, &msg->u.math.inputs[i]));
-        sim_value_map_set_take(p, "input_snapshots", snaps);
-        break;
-    }
-    case SIM_MK_DMA_WRITE:
-        /* only HBM sources: a TCM source would capture a stale value (ADR-0027) */
-        if (strcmp(sim_value_get_str(p, "src_space", ""), "hbm") == 0)
-            sim_value_map_set_take(p, "snapshot", handle_copy_value(log, &msg->u.dma_write.src));
-        break;
-    default: break;
-    }
-}
-
-/* D3.6's snapshot: the caller's in-flight data copied, else a fresh read of src. */
-static struct sim_value *ipcq_snapshot(struct sim_oplog *log, const struct sim_handle *src,
-                                       const struct sim_tensor *snapshot)
-{
-    if (snapshot) {
-        struct sim_tensor *c = sim_tensor_copy(snapshot);
-        struct sim_value *v = sim_value_tensor(c);
-        sim_tensor_unref(c);
-        return v;
-    }
-    return handle_copy_value(log, src);
+    struct pending *pe = &log->pending[log->n_pending++];
+    pe->msg = msg;
+    pe->pack = take_buffer(log);
+    pack_params(&pe->pack, msg);
+    record_init(log, &pe->rec, now, component_id, kind, name, msg);
+    pe->rec.packed = pe->pack.p;
+    pe->rec.packed_len = pe->pack.len;
+    notify_start(log, &pe->rec);
 }
 
 void sim_oplog_record_end(struct sim_oplog *log, sim_time_t now, const char *component_id,
@@ -467,34 +640,13 @@ void sim_oplog_record_end(struct sim_oplog *log, sim_time_t now, const char *com
     size_t at;
     struct pending *pe = find_pending(log, msg, &at);
     assert(pe && "record_end without record_start");
-    struct sim_op_record *r = pe->rec;
     (void)component_id; /* the pending record keeps the component it started on */
-    r->t_end = sim_ticks_to_ns(now);
-
-    if (msg->kind == SIM_MK_IPCQ_COPY) {
-        if (log->store || msg->u.ipcq.snapshot)
-            sim_value_map_set_take(r->params, "snapshot",
-                                   ipcq_snapshot(log, &msg->u.ipcq.src, msg->u.ipcq.snapshot));
-    } else {
-        take_snapshots(log, msg, r->params);
-    }
-
-    if (pe->has_snap) {
-        /* D5: add stage_type, merge the stage params (existing keys win), rename */
-        if (!sim_value_map_get(r->params, "stage_type"))
-            sim_value_map_set_str(r->params, "stage_type", pe->stage_type);
-        const struct sim_value *sp = pe->stage_params;
-        for (size_t i = 0; i < sp->u.map.len; i++)
-            if (!sim_value_map_get(r->params, sp->u.map.keys[i]))
-                sim_value_map_set_take(r->params, sp->u.map.keys[i],
-                                       sim_value_clone(sp->u.map.vals[i]));
-        sim_value_free(pe->stage_params);
-    }
-
+    struct pending done = *pe;
     memmove(&log->pending[at], &log->pending[at + 1],
             (log->n_pending - at - 1) * sizeof(*log->pending));
     log->n_pending--;
-    append(log, r);
+    done.rec.t_end = sim_ticks_to_ns(now);
+    finish(log, &done.rec, &done.pack, msg);
 }
 
 uint64_t sim_oplog_record_copy(struct sim_oplog *log, sim_time_t t_start, sim_time_t t_end,
@@ -502,22 +654,35 @@ uint64_t sim_oplog_record_copy(struct sim_oplog *log, sim_time_t t_start, sim_ti
                                const struct sim_handle *dst, const struct sim_tensor *snapshot,
                                const struct sim_msg *annot)
 {
-    struct sim_value *p = params_ipcq(src, dst);
-    struct sim_op_record *r =
-        record_new(log, t_start, component_id, "memory", "ipcq_copy", p, annot);
-    notify_start(log, r);
-    r->t_end = sim_ticks_to_ns(t_end);
-    if (log->store || snapshot)
-        sim_value_map_set_take(p, "snapshot", ipcq_snapshot(log, src, snapshot));
-    append(log, r);
-    return r->note.id;
+    struct sim_op_record r;
+    struct sim_pack buf = take_buffer(log);
+    buf.len = 0;
+    pack_ipcq(&buf, src, dst);
+    record_init(log, &r, t_start, component_id, "memory", "ipcq_copy", annot);
+    r.packed = buf.p;
+    r.packed_len = buf.len;
+    notify_start(log, &r);
+    r.t_end = sim_ticks_to_ns(t_end);
+    uint64_t id = r.note.id;
+    if (log->retain) {
+        /* the snapshot D3.6 asks for: a message carrying the caller's data */
+        struct sim_msg m;
+        sim_msg_init(&m, SIM_MK_IPCQ_COPY);
+        m.u.ipcq.src = *src;
+        m.u.ipcq.dst = *dst;
+        m.u.ipcq.snapshot = (struct sim_tensor *)snapshot; /* borrowed: not finished */
+        finish(log, &r, &buf, &m);
+    } else {
+        finish(log, &r, &buf, NULL);
+    }
+    return id;
 }
 
 /* ---- access ----------------------------------------------------------------------------- */
 
 size_t sim_oplog_count(const struct sim_oplog *log)
 {
-    return log->n_records;
+    return log->n_finished;
 }
 
 struct sortkey {
@@ -574,7 +739,7 @@ size_t sim_oplog_pending_count(const struct sim_oplog *log)
 const struct sim_op_record *sim_oplog_pending(const struct sim_oplog *log, size_t i)
 {
     assert(i < log->n_pending);
-    return log->pending[i].rec;
+    return &log->pending[i].rec;
 }
 
 int sim_oplog_observe(struct sim_oplog *log, const struct sim_oplog_observer *o)

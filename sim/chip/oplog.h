@@ -8,6 +8,13 @@
  * Observers hear of every op start (the pending record: what is in flight) and every op
  * end (the finished record): the TUI draws in-flight ops, the trace writer streams.
  *
+ * Memory: a record is a small fixed struct with interned names; its params are packed
+ * (sim/oppack.h) when the op starts and expanded into ADR-0052 D3's map only when someone
+ * asks (sim_op_record_params). Whether the log keeps its finished records is a choice
+ * (sim_oplog_set_retain): phase 2 replays them and needs them all, with D4's snapshots;
+ * a timing-only run hands each record to its observers and lets it go, so its memory does
+ * not grow with the number of ops.
+ *
  * Single-threaded, like the engine that drives it (ADR-0052 D7).
  */
 #ifndef SIM_OPLOG_H
@@ -30,16 +37,17 @@ struct sim_memstore;
  * them (ENGINE_EVENT cmdq_id, layer_id, tile_id; matching an op's start to its end).
  */
 struct sim_op_note {
-    uint64_t id;     /* record id: the order of record_start calls, from 0; a record's start
-                        and end carry the same id */
-    int64_t cmdq_id; /* index of the host message the op belongs to, or -1 */
-    char *kernel;    /* owned: the kernel that issued it, or NULL */
-    char *layer_id;  /* owned, or NULL */
-    char *tile_id;   /* owned, or NULL */
-    bool in_flight;  /* true for a pending record (started, not ended) */
-    /* owned map, or NULL: what phase 2 needs to replay the op beyond ADR-0052 D3's params,
-     * as ADR-0020 D5 and D8 allow: a dma_read's destination (src_space, dst_space,
-     * dst_addr, shape, dtype), a GEMM's transpose_a, transpose_b and dtype_acc */
+    uint64_t id;          /* record id: the order of record_start calls, from 0; a record's
+                             start and end carry the same id */
+    int64_t cmdq_id;      /* index of the host message the op belongs to, or -1 */
+    const char *kernel;   /* interned by the log: the kernel that issued it, or NULL */
+    const char *layer_id; /* interned, or NULL */
+    const char *tile_id;  /* interned, or NULL */
+    bool in_flight;       /* true for a pending record (started, not ended) */
+    /* owned map on a retained finished record, else NULL (see sim_op_record_params): what
+     * phase 2 needs to replay the op beyond ADR-0052 D3's params, as ADR-0020 D5 and D8
+     * allow: a dma_read's destination (src_space, dst_space, dst_addr, shape, dtype), a
+     * GEMM's transpose_a, transpose_b and dtype_acc, a composite math op's input */
     struct sim_value *replay;
 };
 
@@ -52,15 +60,35 @@ struct sim_op_note {
 struct sim_op_record {
     double t_start;           /* ns: the component begins servicing the message */
     double t_end;             /* ns: its service is complete (t_start while in flight) */
-    char *component_id;       /* owned: node id, e.g. "sip0.cube0.pe0.pe_dma" */
+    const char *component_id; /* interned by the log: node id, e.g. "sip0.cube0.pe0.pe_dma" */
     const char *op_kind;      /* static: "memory" | "gemm" | "math" | "unknown" */
-    char *op_name;            /* owned: "dma_read", "gemm_f16", "exp", "TileToken/GEMM"... */
-    struct sim_value *params; /* owned map (D3) */
-    int64_t *dependency_ids;  /* owned, n_dependency_ids long; empty (ADR-0052 D1) */
+    const char *op_name;      /* interned: "dma_read", "gemm_f16", "exp", "TileToken/GEMM"... */
+    /* owned map (D3) with D4's snapshots on a retained finished record; NULL on the
+     * records observers see otherwise: sim_op_record_params expands the packed params */
+    struct sim_value *params;
+    int64_t *dependency_ids; /* owned (malloc), n_dependency_ids long; empty (ADR-0052 D1) */
     size_t n_dependency_ids;
 
     struct sim_op_note note; /* npuscope annotations: not part of ADR-0052 */
+
+    /* The params and replay annotations, packed (sim/oppack.h: two maps), owned by the
+     * record: what sim_op_record_params expands, and what an observer that keeps an op's
+     * details (the trace model) copies. */
+    const uint8_t *packed;
+    size_t packed_len;
 };
+
+/*
+ * The params of rec as ADR-0052 D3's map, with exactly the keys and value types a retained
+ * record has (snapshots null unless rec is retained with D4's snapshots: then a deep copy
+ * of its params, tensors shared), and in *replay (may be NULL) its replay annotations (an
+ * empty map when it has none). New trees the caller frees.
+ */
+struct sim_value *sim_op_record_params(const struct sim_op_record *rec, struct sim_value **replay);
+
+/* The same from packed bytes kept apart from their record (sim_op_record.packed). */
+struct sim_value *sim_op_params_unpack(const uint8_t *packed, size_t len,
+                                       struct sim_value **replay);
 
 /* What observers are told. Pointers passed to the callbacks are borrowed for the call. */
 struct sim_oplog_observer {
@@ -82,11 +110,20 @@ void sim_oplog_free(struct sim_oplog *log);
 void sim_oplog_set_store(struct sim_oplog *log, struct sim_memstore *store);
 
 /*
+ * Keep finished records (the default, what phase 2 and tests need: sim_oplog_records) or
+ * not: with retain false a record is released as soon as its observers have heard of its
+ * end, and sim_oplog_records has nothing (sim_oplog_count still counts every record).
+ */
+void sim_oplog_set_retain(struct sim_oplog *log, bool retain);
+
+/*
  * The component component_id begins servicing msg at now (engine ticks). Builds the
  * pending record keyed by msg's address: op_kind, op_name and params from the message
  * (D3; unknown kinds fall back to D3.7); for a TileToken, captures the current stage's
- * type and a copy of its params (D5). Observers hear on_start. A message must not be
- * started twice without an end in between (assert).
+ * type and a copy of its params (D5), shown by the pending record already. Observers hear
+ * on_start. A message must not be started twice without an end in between (assert).
+ * component_id, msg->kernel, layer_id and tile_id are interned (copied once per distinct
+ * string).
  */
 void sim_oplog_record_start(struct sim_oplog *log, sim_time_t now, const char *component_id,
                             const struct sim_msg *msg);
@@ -114,14 +151,14 @@ uint64_t sim_oplog_record_copy(struct sim_oplog *log, sim_time_t t_start, sim_ti
                                const struct sim_handle *dst, const struct sim_tensor *snapshot,
                                const struct sim_msg *annot);
 
-/* Number of finished records. */
+/* Number of finished records (retained or not). */
 size_t sim_oplog_count(const struct sim_oplog *log);
 
 /*
- * The finished records stable-sorted by t_start (D2: equal t_start keep the order in which
- * they were appended, i.e. of their record_end). Sorting happens here, on access, when
- * records were appended since the last access. Borrowed: valid until the next record is
- * appended or the log is freed. *n receives the count.
+ * The retained finished records stable-sorted by t_start (D2: equal t_start keep the order
+ * in which they were appended, i.e. of their record_end). Sorting happens here, on access,
+ * when records were appended since the last access. Borrowed: valid until the next record
+ * is appended or the log is freed. *n receives the count (0 when the log does not retain).
  */
 struct sim_op_record *const *sim_oplog_records(struct sim_oplog *log, size_t *n);
 

@@ -3,6 +3,7 @@
  */
 #include "sim/host/run.h"
 
+#include "sim/chip/oplog.h"
 #include "sim/kernel/kernel.h"
 #include "sim/util/xalloc.h"
 
@@ -70,6 +71,13 @@ const struct sim_workload *sim_run_workload(const struct sim_run *r)
 const struct sim_host *sim_run_host(const struct sim_run *r)
 {
     return r->host;
+}
+
+void sim_run_timing_only(struct sim_run *r)
+{
+    struct sim_oplog *log = sim_chip_oplog(r->chip);
+    sim_oplog_set_store(log, NULL);
+    sim_oplog_set_retain(log, false);
 }
 
 uint64_t sim_run_advance(struct sim_run *r, enum sim_run_mode mode, uint64_t arg)

@@ -45,6 +45,13 @@ const struct sim_config *sim_run_config(const struct sim_run *r);
 const struct sim_workload *sim_run_workload(const struct sim_run *r);
 const struct sim_host *sim_run_host(const struct sim_run *r);
 
+/*
+ * Phase 2 will not run: the op log takes no snapshots (ADR-0052 D4's timing-only mode) and
+ * keeps no record once its observers have seen it, so a run's memory does not grow with
+ * its op count. Call before the first event.
+ */
+void sim_run_timing_only(struct sim_run *r);
+
 /* Drive the engine (see sim_engine_run); returns the events processed. */
 uint64_t sim_run_advance(struct sim_run *r, enum sim_run_mode mode, uint64_t arg);
 

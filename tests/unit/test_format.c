@@ -61,7 +61,7 @@ Test(format, details_leave_out_snapshots_and_tensors)
     cr_assert_null(trace_details_from_params(NULL));
 }
 
-Test(format, details_of_an_op_add_its_replay_keys_after_the_params)
+Test(format, details_of_an_op_keep_the_d3_keys_on_top_and_the_replay_keys_under_replay)
 {
     struct sim_value *p = sim_value_map();
     sim_value_map_set_int(p, "src_addr", 0x1000);
@@ -69,19 +69,35 @@ Test(format, details_of_an_op_add_its_replay_keys_after_the_params)
     struct sim_value *r = sim_value_map();
     sim_value_map_set_str(r, "src_space", "sram");
     sim_value_map_set_int(r, "dst_addr", 0x40);
-    sim_value_map_set_int(r, "nbytes", 999); /* params win over an annotation */
+    sim_value_map_set_int(r, "nbytes", 999); /* never mixed with the params */
     struct sim_value *d = trace_details_from_op(p, r);
-    cr_assert_eq(d->u.map.len, 4);
+    cr_assert_eq(d->u.map.len, 3);
     cr_assert_str_eq(d->u.map.keys[0], "src_addr");
-    cr_assert_str_eq(d->u.map.keys[2], "src_space");
+    cr_assert_str_eq(d->u.map.keys[1], "nbytes");
+    cr_assert_str_eq(d->u.map.keys[2], "replay");
     cr_assert_eq(sim_value_get_int(d, "nbytes", 0), 64);
-    cr_assert_eq(sim_value_get_int(d, "dst_addr", 0), 0x40);
+    const struct sim_value *rp = sim_value_map_get(d, "replay");
+    cr_assert_eq(rp->u.map.len, 3);
+    cr_assert_eq(sim_value_get_int(rp, "dst_addr", 0), 0x40);
+    cr_assert_eq(sim_value_get_int(rp, "nbytes", 0), 999);
     /* a load from SRAM (an IPCQ slot) is not DRAM traffic once its source space is known */
     struct trace_transfer x[2];
     cr_assert_eq(trace_dram_from_value(TRACE_ENGINE_DMA, "dma_read", d, x), 0);
     sim_value_free(d);
+    /* a trace written before the annotations moved under "replay" reads the same */
+    struct sim_value *old = sim_value_map();
+    sim_value_map_set_int(old, "nbytes", 64);
+    sim_value_map_set_str(old, "src_space", "sram");
+    cr_assert_eq(trace_dram_from_value(TRACE_ENGINE_DMA, "dma_read", old, x), 0);
+    sim_value_map_set_str(old, "src_space", "hbm");
+    cr_assert_eq(trace_dram_from_value(TRACE_ENGINE_DMA, "dma_read", old, x), 1);
+    sim_value_free(old);
+    /* no annotations: no "replay" key */
+    d = trace_details_from_op(p, NULL);
+    cr_assert_eq(d->u.map.len, 2);
+    sim_value_free(d);
     d = trace_details_from_op(NULL, r);
-    cr_assert_eq(d->u.map.len, 3);
+    cr_assert_eq(d->u.map.len, 1);
     sim_value_free(d);
     cr_assert_null(trace_details_from_op(NULL, NULL));
     sim_value_free(p);

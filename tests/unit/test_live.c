@@ -341,13 +341,17 @@ Test(live, a_run_streams_a_trace_that_loads_back_into_the_same_model)
         cr_assert_str_eq(trace_model_str(m, ev->op), rec[k]->op_name);
         cr_assert_eq(ev->cmdq_id, rec[k]->note.cmdq_id);
         if (strcmp(rec[k]->op_name, "dma_read") == 0) {
-            /* ADR-0052 D3.1's keys first, then the load's destination (FORMAT.md) */
+            /* exactly ADR-0052 D3.1's keys, then the load's destination under "replay"
+             * (FORMAT.md) */
             struct sim_value *det = trace_model_event_details(m, i);
+            cr_assert_eq(det->u.map.len, 4);
             cr_assert_str_eq(det->u.map.keys[0], "src_addr");
             cr_assert_str_eq(det->u.map.keys[1], "nbytes");
             cr_assert_str_eq(det->u.map.keys[2], "handle_id");
-            cr_assert_str_eq(sim_value_get_str(det, "dst_space", ""), "tcm");
-            cr_assert_eq(sim_value_get_int(det, "dst_addr", -1),
+            cr_assert_str_eq(det->u.map.keys[3], "replay");
+            const struct sim_value *rp = sim_value_map_get(det, "replay");
+            cr_assert_str_eq(sim_value_get_str(rp, "dst_space", ""), "tcm");
+            cr_assert_eq(sim_value_get_int(rp, "dst_addr", -1),
                          sim_value_get_int(rec[k]->note.replay, "dst_addr", -2));
             sim_value_free(det);
         }

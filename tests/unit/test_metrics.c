@@ -63,7 +63,7 @@ static uint64_t add(struct trace_model *m, uint32_t t, uint64_t s, uint64_t e)
 
 static void xfer(struct trace_model *m, uint64_t ev, uint64_t bytes, uint32_t flags)
 {
-    struct trace_transfer x = {ev, bytes, flags};
+    struct trace_transfer x = {.bytes = bytes, .event = (uint32_t)ev, .flags = flags};
     trace_model_add_transfer(m, &x);
 }
 

@@ -1,0 +1,91 @@
+/*
+ * Packed op params: an op record's params (ADR-0052 D3) and replay annotations written as
+ * a few dozen bytes instead of a tree of maps, lists and strings. The op log packs every
+ * record when it starts; a consumer expands the bytes into the exact D3 map (the same
+ * keys, in the same order, with the same value types) only when it shows or writes them,
+ * so a run of ten million ops does not build ten million value trees.
+ *
+ * The format is a tagged encoding of a value tree restricted to what params hold: null,
+ * bool, integers (zigzag varints), floats, strings, lists and maps whose keys are mostly
+ * drawn from a fixed table (one byte each). A packed blob is two maps: the params, then
+ * the replay annotations (possibly empty). It is private to one process and one build:
+ * never written to files.
+ */
+#ifndef SIM_OPPACK_H
+#define SIM_OPPACK_H
+
+#include "sim/data/value.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A growable byte buffer. Zero-initialise; free with sim_pack_fini. */
+struct sim_pack {
+    uint8_t *p; /* owned */
+    size_t len, cap;
+};
+
+void sim_pack_fini(struct sim_pack *b);
+
+/* Writing. A map or list is opened with its item count, then that many items follow (for
+ * a map: a key, then a value). */
+void sim_pack_map(struct sim_pack *b, size_t n);
+void sim_pack_list(struct sim_pack *b, size_t n);
+void sim_pack_key(struct sim_pack *b, const char *key);
+void sim_pack_null(struct sim_pack *b);
+void sim_pack_bool(struct sim_pack *b, bool v);
+void sim_pack_int(struct sim_pack *b, int64_t v);
+void sim_pack_float(struct sim_pack *b, double v);
+void sim_pack_str(struct sim_pack *b, const char *s);
+void sim_pack_int_list(struct sim_pack *b, const int64_t *v, size_t n);
+
+/* Any value tree (tensors pack as null: packed params never carry bulk data). */
+void sim_pack_value(struct sim_pack *b, const struct sim_value *v);
+
+/*
+ * Expand the value starting at *pos of the n bytes at p, advancing *pos past it. Returns a
+ * new tree (the caller frees it). The bytes must come from the writers above (assert).
+ */
+struct sim_value *sim_unpack_value(const uint8_t *p, size_t n, size_t *pos);
+
+/* Skip the value starting at *pos. */
+void sim_unpack_skip(const uint8_t *p, size_t n, size_t *pos);
+
+/*
+ * Walking a packed value without building a tree (the trace writer streams details
+ * straight to JSON this way). The callbacks get each event in order; keys are borrowed
+ * strings valid for the call.
+ */
+struct sim_unpack_visitor {
+    void (*map_begin)(void *ctx, size_t n);
+    void (*map_end)(void *ctx);
+    void (*list_begin)(void *ctx, size_t n);
+    void (*list_end)(void *ctx);
+    void (*key)(void *ctx, const char *key, size_t len);
+    void (*null)(void *ctx);
+    void (*boolean)(void *ctx, bool v);
+    void (*integer)(void *ctx, int64_t v);
+    void (*number)(void *ctx, double v);
+    void (*string)(void *ctx, const char *s, size_t len);
+    void *ctx;
+};
+
+/* Walking a map by hand: the item count of the map at *pos (which must be one), advancing
+ * past its header; then per item, sim_unpack_key and the value (visit or skip it). The key
+ * is borrowed from p or a static table, not NUL-terminated (*len bytes). */
+size_t sim_unpack_map_open(const uint8_t *p, size_t n, size_t *pos);
+const char *sim_unpack_key(const uint8_t *p, size_t n, size_t *pos, size_t *len);
+
+/* Visit the value at *pos, advancing *pos past it. */
+void sim_unpack_visit(const uint8_t *p, size_t n, size_t *pos, const struct sim_unpack_visitor *v);
+
+/* The value of key in the packed map at pos (a map), as an integer or string, without
+ * expanding it: the DRAM rule and the memory events need two or three fields of every DMA
+ * op. Returns false when the key is absent or of another type. *s is borrowed from p and
+ * not NUL-terminated (*len bytes). */
+bool sim_unpack_map_int(const uint8_t *p, size_t n, size_t pos, const char *key, int64_t *out);
+bool sim_unpack_map_str(const uint8_t *p, size_t n, size_t pos, const char *key, const char **s,
+                        size_t *len);
+
+#endif
