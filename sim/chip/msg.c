@@ -2,6 +2,7 @@
 #include "sim/chip/msg.h"
 
 #include "sim/data/value.h"
+#include "sim/util/xalloc.h"
 
 #include <assert.h>
 #include <math.h>
@@ -27,14 +28,14 @@ void sim_handle_set(struct sim_handle *h, const char *space, uint64_t addr, enum
 {
     assert(ndim <= SIM_MAX_DIMS);
     memset(h, 0, sizeof(*h));
-    snprintf(h->space, sizeof(h->space), "%s", space);
+    sim_strlcpy(h->space, space, sizeof(h->space));
     h->addr = addr;
     h->dtype = dtype;
     h->ndim = ndim;
     for (unsigned i = 0; i < ndim; i++)
         h->shape[i] = shape[i];
     h->nbytes = sim_handle_numel(h) * sim_dtype_size(dtype);
-    snprintf(h->id, sizeof(h->id), "%s", id ? id : "");
+    sim_strlcpy(h->id, id ? id : "", sizeof(h->id));
 }
 
 uint64_t sim_handle_numel(const struct sim_handle *h)
@@ -81,7 +82,7 @@ void sim_msg_init(struct sim_msg *m, enum sim_msg_kind kind)
 void sim_msg_init_control(struct sim_msg *m, const char *name, uint64_t nbytes)
 {
     sim_msg_init(m, SIM_MK_CONTROL);
-    snprintf(m->u.control.name, sizeof(m->u.control.name), "%s", name);
+    sim_strlcpy(m->u.control.name, name, sizeof(m->u.control.name));
     m->u.control.nbytes = nbytes;
     m->type_name = m->u.control.name;
     m->wire_bytes = nbytes;

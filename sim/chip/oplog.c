@@ -38,8 +38,10 @@ struct sim_oplog {
     uint64_t next_seq;
     size_t n_finished; /* every record that ended, retained or not */
 
-    struct pending *pending; /* in start order */
+    struct pending **pending; /* owned: the ops in flight, in start order */
     size_t n_pending, cap_pending;
+    struct pending **free_pending; /* owned: entries to reuse (their buffers kept) */
+    size_t n_free_pending, cap_free_pending;
     struct sim_pack *spare; /* owned: buffers of released records, for the next ones */
     size_t n_spare, cap_spare;
 
@@ -47,6 +49,10 @@ struct sim_oplog {
 
     char **strs; /* owned: interned strings, open addressing, a power of two slots */
     size_t n_strs, cap_strs;
+    struct {
+        const char *from; /* a caller's string seen before (compared by content too) */
+        const char *to;   /* its interned copy */
+    } recent[64];
 
     struct observer *observers;
     size_t n_observers;
@@ -71,11 +77,9 @@ static void str_put(char **slots, size_t cap, char *s)
     slots[i] = s;
 }
 
-/* s, stored once for the life of the log. */
-static const char *intern(struct sim_oplog *log, const char *s)
+/* s in the table of interned strings, added when new. */
+static const char *intern_slow(struct sim_oplog *log, const char *s)
 {
-    if (!s)
-        return NULL;
     if (log->cap_strs) {
         for (size_t i = str_hash(s) & (log->cap_strs - 1); log->strs[i];
              i = (i + 1) & (log->cap_strs - 1))
@@ -95,6 +99,22 @@ static const char *intern(struct sim_oplog *log, const char *s)
     char *k = sim_xstrdup(s);
     str_put(log->strs, log->cap_strs, k);
     log->n_strs++;
+    return k;
+}
+
+/* s, stored once for the life of the log. Callers pass the same few strings over and over
+ * (component ids, kernel names, interned layer names), so a small cache keyed by their
+ * address skips the hashing. */
+static const char *intern(struct sim_oplog *log, const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t slot = ((uintptr_t)s >> 3) % (sizeof(log->recent) / sizeof(log->recent[0]));
+    if (log->recent[slot].from == s && strcmp(log->recent[slot].to, s) == 0)
+        return log->recent[slot].to;
+    const char *k = intern_slow(log, s);
+    log->recent[slot].from = s;
+    log->recent[slot].to = k;
     return k;
 }
 
@@ -128,9 +148,16 @@ void sim_oplog_free(struct sim_oplog *log)
         record_free(log->records[i]);
     free(log->records);
     free(log->append_seq);
-    for (size_t i = 0; i < log->n_pending; i++)
-        sim_pack_fini(&log->pending[i].pack);
+    for (size_t i = 0; i < log->n_pending; i++) {
+        sim_pack_fini(&log->pending[i]->pack);
+        free(log->pending[i]);
+    }
     free(log->pending);
+    for (size_t i = 0; i < log->n_free_pending; i++) {
+        sim_pack_fini(&log->free_pending[i]->pack);
+        free(log->free_pending[i]);
+    }
+    free(log->free_pending);
     for (size_t i = 0; i < log->n_spare; i++)
         sim_pack_fini(&log->spare[i]);
     free(log->spare);
@@ -161,33 +188,33 @@ static void pack_shape(struct sim_pack *b, const struct sim_handle *h)
     sim_pack_int_list(b, h->shape, h->ndim);
 }
 
-static void kv_int(struct sim_pack *b, const char *k, int64_t v)
+static void kv_int(struct sim_pack *b, enum sim_pack_keyid k, int64_t v)
 {
-    sim_pack_key(b, k);
+    sim_pack_key_id(b, k);
     sim_pack_int(b, v);
 }
 
-static void kv_str(struct sim_pack *b, const char *k, const char *v)
+static void kv_str(struct sim_pack *b, enum sim_pack_keyid k, const char *v)
 {
-    sim_pack_key(b, k);
+    sim_pack_key_id(b, k);
     sim_pack_str(b, v);
 }
 
-static void kv_shape(struct sim_pack *b, const char *k, const struct sim_handle *h)
+static void kv_shape(struct sim_pack *b, enum sim_pack_keyid k, const struct sim_handle *h)
 {
-    sim_pack_key(b, k);
+    sim_pack_key_id(b, k);
     pack_shape(b, h);
 }
 
-static void kv_bool(struct sim_pack *b, const char *k, bool v)
+static void kv_bool(struct sim_pack *b, enum sim_pack_keyid k, bool v)
 {
-    sim_pack_key(b, k);
+    sim_pack_key_id(b, k);
     sim_pack_bool(b, v);
 }
 
-static void kv_null(struct sim_pack *b, const char *k)
+static void kv_null(struct sim_pack *b, enum sim_pack_keyid k)
 {
-    sim_pack_key(b, k);
+    sim_pack_key_id(b, k);
     sim_pack_null(b);
 }
 
@@ -198,30 +225,30 @@ static void kv_null(struct sim_pack *b, const char *k)
 static void pack_dma_read(struct sim_pack *b, const struct sim_dma_read_cmd *c)
 {
     sim_pack_map(b, 3);
-    kv_int(b, "src_addr", (int64_t)c->src.addr);
-    kv_int(b, "nbytes", (int64_t)c->src.nbytes);
-    kv_str(b, "handle_id", c->dst.id[0] ? c->dst.id : c->src.id);
+    kv_int(b, SIM_PK_SRC_ADDR, (int64_t)c->src.addr);
+    kv_int(b, SIM_PK_NBYTES, (int64_t)c->src.nbytes);
+    kv_str(b, SIM_PK_HANDLE_ID, c->dst.id[0] ? c->dst.id : c->src.id);
     sim_pack_map(b, 5);
-    kv_str(b, "src_space", c->src.space[0] ? c->src.space : "hbm");
-    kv_str(b, "dst_space", c->dst.space[0] ? c->dst.space : "tcm");
-    kv_int(b, "dst_addr", (int64_t)c->dst.addr);
-    kv_shape(b, "shape", &c->src);
-    kv_str(b, "dtype", sim_dtype_name(c->src.dtype));
+    kv_str(b, SIM_PK_SRC_SPACE, c->src.space[0] ? c->src.space : "hbm");
+    kv_str(b, SIM_PK_DST_SPACE, c->dst.space[0] ? c->dst.space : "tcm");
+    kv_int(b, SIM_PK_DST_ADDR, (int64_t)c->dst.addr);
+    kv_shape(b, SIM_PK_SHAPE, &c->src);
+    kv_str(b, SIM_PK_DTYPE, sim_dtype_name(c->src.dtype));
 }
 
 /* D3.2 (the snapshot is filled at record_end; null until then and when not taken) */
 static void pack_dma_write(struct sim_pack *b, const struct sim_dma_write_cmd *c)
 {
     sim_pack_map(b, 9);
-    kv_str(b, "src_space", c->src.space[0] ? c->src.space : "tcm");
-    kv_int(b, "src_addr", (int64_t)c->src.addr);
-    kv_shape(b, "shape", &c->src);
-    kv_str(b, "dtype", sim_dtype_name(c->src.dtype));
-    kv_str(b, "dst_space", "hbm");
-    kv_int(b, "dst_addr", (int64_t)c->dst.addr);
-    kv_int(b, "nbytes", (int64_t)c->src.nbytes);
-    kv_str(b, "handle_id", c->src.id);
-    kv_null(b, "snapshot");
+    kv_str(b, SIM_PK_SRC_SPACE, c->src.space[0] ? c->src.space : "tcm");
+    kv_int(b, SIM_PK_SRC_ADDR, (int64_t)c->src.addr);
+    kv_shape(b, SIM_PK_SHAPE, &c->src);
+    kv_str(b, SIM_PK_DTYPE, sim_dtype_name(c->src.dtype));
+    kv_str(b, SIM_PK_DST_SPACE, "hbm");
+    kv_int(b, SIM_PK_DST_ADDR, (int64_t)c->dst.addr);
+    kv_int(b, SIM_PK_NBYTES, (int64_t)c->src.nbytes);
+    kv_str(b, SIM_PK_HANDLE_ID, c->src.id);
+    kv_null(b, SIM_PK_SNAPSHOT);
     sim_pack_map(b, 0);
 }
 
@@ -245,24 +272,24 @@ static void pack_gemm(struct sim_pack *b, const struct sim_gemm_cmd *c)
     int64_t m, k, n;
     gemm_mkn(c, &m, &k, &n);
     sim_pack_map(b, 14);
-    kv_int(b, "src_a_addr", (int64_t)c->a.addr);
-    kv_int(b, "src_b_addr", (int64_t)c->b.addr);
-    kv_int(b, "dst_addr", (int64_t)c->out.addr);
-    kv_shape(b, "shape_a", &c->a);
-    kv_shape(b, "shape_b", &c->b);
-    kv_shape(b, "shape_out", &c->out);
-    kv_str(b, "dtype_in", sim_dtype_name(c->a.dtype));
-    kv_str(b, "dtype_out", sim_dtype_name(c->out.dtype));
-    kv_int(b, "m", m);
-    kv_int(b, "k", k);
-    kv_int(b, "n", n);
-    kv_str(b, "src_a_space", c->a.space);
-    kv_str(b, "src_b_space", c->b.space);
-    kv_str(b, "dst_space", c->out.space);
+    kv_int(b, SIM_PK_SRC_A_ADDR, (int64_t)c->a.addr);
+    kv_int(b, SIM_PK_SRC_B_ADDR, (int64_t)c->b.addr);
+    kv_int(b, SIM_PK_DST_ADDR, (int64_t)c->out.addr);
+    kv_shape(b, SIM_PK_SHAPE_A, &c->a);
+    kv_shape(b, SIM_PK_SHAPE_B, &c->b);
+    kv_shape(b, SIM_PK_SHAPE_OUT, &c->out);
+    kv_str(b, SIM_PK_DTYPE_IN, sim_dtype_name(c->a.dtype));
+    kv_str(b, SIM_PK_DTYPE_OUT, sim_dtype_name(c->out.dtype));
+    kv_int(b, SIM_PK_M, m);
+    kv_int(b, SIM_PK_K, k);
+    kv_int(b, SIM_PK_N, n);
+    kv_str(b, SIM_PK_SRC_A_SPACE, c->a.space);
+    kv_str(b, SIM_PK_SRC_B_SPACE, c->b.space);
+    kv_str(b, SIM_PK_DST_SPACE, c->out.space);
     sim_pack_map(b, 3);
-    kv_bool(b, "transpose_a", c->transpose_a);
-    kv_bool(b, "transpose_b", c->transpose_b);
-    kv_str(b, "dtype_acc", sim_dtype_name(c->dtype_acc));
+    kv_bool(b, SIM_PK_TRANSPOSE_A, c->transpose_a);
+    kv_bool(b, SIM_PK_TRANSPOSE_B, c->transpose_b);
+    kv_str(b, SIM_PK_DTYPE_ACC, sim_dtype_name(c->dtype_acc));
 }
 
 /* D3.4 (input_snapshots is filled at record_end) */
@@ -270,32 +297,32 @@ static void pack_math(struct sim_pack *b, const struct sim_math_cmd *c)
 {
     unsigned n = c->n_inputs;
     sim_pack_map(b, 10);
-    sim_pack_key(b, "input_addrs");
+    sim_pack_key_id(b, SIM_PK_INPUT_ADDRS);
     sim_pack_list(b, n);
     for (unsigned i = 0; i < n; i++)
         sim_pack_int(b, (int64_t)c->inputs[i].addr);
-    sim_pack_key(b, "input_shapes");
+    sim_pack_key_id(b, SIM_PK_INPUT_SHAPES);
     sim_pack_list(b, n);
     for (unsigned i = 0; i < n; i++)
         pack_shape(b, &c->inputs[i]);
-    sim_pack_key(b, "input_spaces");
+    sim_pack_key_id(b, SIM_PK_INPUT_SPACES);
     sim_pack_list(b, n);
     for (unsigned i = 0; i < n; i++)
         sim_pack_str(b, c->inputs[i].space);
-    sim_pack_key(b, "input_dtypes");
+    sim_pack_key_id(b, SIM_PK_INPUT_DTYPES);
     sim_pack_list(b, n);
     for (unsigned i = 0; i < n; i++)
         sim_pack_str(b, sim_dtype_name(c->inputs[i].dtype));
-    kv_int(b, "dst_addr", (int64_t)c->out.addr);
-    kv_str(b, "dst_space", c->out.space);
-    kv_shape(b, "shape_out", &c->out);
-    kv_str(b, "dtype", sim_dtype_name(c->out.dtype));
-    sim_pack_key(b, "axis");
+    kv_int(b, SIM_PK_DST_ADDR, (int64_t)c->out.addr);
+    kv_str(b, SIM_PK_DST_SPACE, c->out.space);
+    kv_shape(b, SIM_PK_SHAPE_OUT, &c->out);
+    kv_str(b, SIM_PK_DTYPE, sim_dtype_name(c->out.dtype));
+    sim_pack_key_id(b, SIM_PK_AXIS);
     if (c->has_axis)
         sim_pack_int(b, c->axis);
     else
         sim_pack_null(b);
-    sim_pack_key(b, "input_snapshots");
+    sim_pack_key_id(b, SIM_PK_INPUT_SNAPSHOTS);
     sim_pack_list(b, n);
     for (unsigned i = 0; i < n; i++)
         sim_pack_null(b);
@@ -308,41 +335,41 @@ static void pack_composite(struct sim_pack *b, const struct sim_composite_cmd *c
 {
     bool gemm = strcmp(c->op, "gemm") == 0;
     sim_pack_map(b, gemm ? 13 : 3);
-    kv_str(b, "op", c->op);
-    kv_int(b, "out_addr", (int64_t)c->out.addr);
-    kv_int(b, "out_nbytes", (int64_t)c->out.nbytes);
+    kv_str(b, SIM_PK_OP, c->op);
+    kv_int(b, SIM_PK_OUT_ADDR, (int64_t)c->out.addr);
+    kv_int(b, SIM_PK_OUT_NBYTES, (int64_t)c->out.nbytes);
     if (gemm) {
-        kv_int(b, "src_a_addr", (int64_t)c->a.addr);
-        kv_int(b, "src_b_addr", (int64_t)c->b.addr);
-        kv_shape(b, "shape_a", &c->a);
-        kv_shape(b, "shape_b", &c->b);
-        kv_str(b, "dtype_in", sim_dtype_name(c->a.dtype));
-        kv_str(b, "dtype_out", sim_dtype_name(c->out.dtype));
-        kv_str(b, "src_a_space", c->a.space);
-        kv_str(b, "src_b_space", c->b.space);
-        kv_str(b, "dst_space", "hbm");
-        kv_int(b, "dst_addr", (int64_t)c->out.addr);
+        kv_int(b, SIM_PK_SRC_A_ADDR, (int64_t)c->a.addr);
+        kv_int(b, SIM_PK_SRC_B_ADDR, (int64_t)c->b.addr);
+        kv_shape(b, SIM_PK_SHAPE_A, &c->a);
+        kv_shape(b, SIM_PK_SHAPE_B, &c->b);
+        kv_str(b, SIM_PK_DTYPE_IN, sim_dtype_name(c->a.dtype));
+        kv_str(b, SIM_PK_DTYPE_OUT, sim_dtype_name(c->out.dtype));
+        kv_str(b, SIM_PK_SRC_A_SPACE, c->a.space);
+        kv_str(b, SIM_PK_SRC_B_SPACE, c->b.space);
+        kv_str(b, SIM_PK_DST_SPACE, "hbm");
+        kv_int(b, SIM_PK_DST_ADDR, (int64_t)c->out.addr);
         sim_pack_map(b, 0);
         return;
     }
     sim_pack_map(b, 9);
-    kv_str(b, "math_op", c->math_op);
-    sim_pack_key(b, "input_addrs");
+    kv_str(b, SIM_PK_MATH_OP, c->math_op);
+    sim_pack_key_id(b, SIM_PK_INPUT_ADDRS);
     int64_t addr = (int64_t)c->a.addr;
     sim_pack_int_list(b, &addr, 1);
-    sim_pack_key(b, "input_shapes");
+    sim_pack_key_id(b, SIM_PK_INPUT_SHAPES);
     sim_pack_list(b, 1);
     pack_shape(b, &c->a);
-    sim_pack_key(b, "input_spaces");
+    sim_pack_key_id(b, SIM_PK_INPUT_SPACES);
     sim_pack_list(b, 1);
     sim_pack_str(b, c->a.space[0] ? c->a.space : "hbm");
-    sim_pack_key(b, "input_dtypes");
+    sim_pack_key_id(b, SIM_PK_INPUT_DTYPES);
     sim_pack_list(b, 1);
     sim_pack_str(b, sim_dtype_name(c->a.dtype));
-    kv_int(b, "dst_addr", (int64_t)c->out.addr);
-    kv_str(b, "dst_space", "hbm");
-    kv_shape(b, "shape_out", &c->out);
-    kv_str(b, "dtype", sim_dtype_name(c->out.dtype));
+    kv_int(b, SIM_PK_DST_ADDR, (int64_t)c->out.addr);
+    kv_str(b, SIM_PK_DST_SPACE, "hbm");
+    kv_shape(b, SIM_PK_SHAPE_OUT, &c->out);
+    kv_str(b, SIM_PK_DTYPE, sim_dtype_name(c->out.dtype));
 }
 
 /* D3.6 */
@@ -350,14 +377,14 @@ static void pack_ipcq(struct sim_pack *b, const struct sim_handle *src,
                       const struct sim_handle *dst)
 {
     sim_pack_map(b, 8);
-    kv_str(b, "src_space", src->space);
-    kv_int(b, "src_addr", (int64_t)src->addr);
-    kv_str(b, "dst_space", dst->space);
-    kv_int(b, "dst_addr", (int64_t)dst->addr);
-    kv_shape(b, "shape", src);
-    kv_str(b, "dtype", sim_dtype_name(src->dtype));
-    kv_int(b, "nbytes", (int64_t)src->nbytes);
-    kv_null(b, "snapshot");
+    kv_str(b, SIM_PK_SRC_SPACE, src->space);
+    kv_int(b, SIM_PK_SRC_ADDR, (int64_t)src->addr);
+    kv_str(b, SIM_PK_DST_SPACE, dst->space);
+    kv_int(b, SIM_PK_DST_ADDR, (int64_t)dst->addr);
+    kv_shape(b, SIM_PK_SHAPE, src);
+    kv_str(b, SIM_PK_DTYPE, sim_dtype_name(src->dtype));
+    kv_int(b, SIM_PK_NBYTES, (int64_t)src->nbytes);
+    kv_null(b, SIM_PK_SNAPSHOT);
     sim_pack_map(b, 0);
 }
 
@@ -371,7 +398,7 @@ static void pack_tile_stage(struct sim_pack *b, const struct sim_tile_stage *st)
     for (size_t i = 0; sp && sp->type == SIM_V_MAP && i < sp->u.map.len; i++)
         n += strcmp(sp->u.map.keys[i], "stage_type") != 0;
     sim_pack_map(b, n);
-    kv_str(b, "stage_type", sim_stage_type_name(st->type));
+    kv_str(b, SIM_PK_STAGE_TYPE, sim_stage_type_name(st->type));
     for (size_t i = 0; sp && sp->type == SIM_V_MAP && i < sp->u.map.len; i++) {
         if (strcmp(sp->u.map.keys[i], "stage_type") == 0)
             continue;
@@ -407,12 +434,12 @@ static void pack_params(struct sim_pack *b, const struct sim_msg *msg)
 const char *sim_oplog_classify(const struct sim_msg *msg, char *name, size_t size)
 {
     switch (msg->kind) {
-    case SIM_MK_DMA_READ: snprintf(name, size, "dma_read"); return "memory";
-    case SIM_MK_DMA_WRITE: snprintf(name, size, "dma_write"); return "memory";
+    case SIM_MK_DMA_READ: sim_strlcpy(name, "dma_read", size); return "memory";
+    case SIM_MK_DMA_WRITE: sim_strlcpy(name, "dma_write", size); return "memory";
     case SIM_MK_GEMM:
         snprintf(name, size, "gemm_%s", sim_dtype_name(msg->u.gemm.a.dtype));
         return "gemm";
-    case SIM_MK_MATH: snprintf(name, size, "%s", msg->u.math.op); return "math";
+    case SIM_MK_MATH: sim_strlcpy(name, msg->u.math.op, size); return "math";
     case SIM_MK_COMPOSITE:
         snprintf(name, size, "composite_%s", msg->u.composite.op);
         return strcmp(msg->u.composite.op, "gemm") == 0 ? "gemm" : "math";
@@ -556,10 +583,9 @@ static void record_init(struct sim_oplog *log, struct sim_op_record *r, sim_time
 }
 
 /*
- * r (started, its packed params in *buf) has ended at t_end: observers hear it; a retained
- * log keeps a copy with the params expanded and D4's snapshots (msg may be NULL for a copy
- * without a message: then snap is its IPCQ snapshot). The buffer is kept by the retained
- * record or goes back to the spares.
+ * r (started, its packed params in *buf) has ended: observers hear it; a retained log keeps
+ * a copy with the params expanded and D4's snapshots taken from msg (NULL: none). A
+ * retained record takes the buffer (*buf is then empty); otherwise the caller keeps it.
  */
 static void finish(struct sim_oplog *log, struct sim_op_record *r, struct sim_pack *buf,
                    const struct sim_msg *msg)
@@ -567,8 +593,7 @@ static void finish(struct sim_oplog *log, struct sim_op_record *r, struct sim_pa
     r->note.in_flight = false;
     log->n_finished++;
     if (!log->retain) {
-        notify_end(log, r);
-        give_buffer(log, buf);
+        notify_end(log, r); /* the buffer stays with its owner for the next record */
         return;
     }
     struct sim_op_record *k = sim_xmalloc(sizeof(*k));
@@ -601,10 +626,10 @@ static struct pending *find_pending(struct sim_oplog *log, const struct sim_msg 
 {
     /* newest first: the message just started is the likeliest to end next */
     for (size_t i = log->n_pending; i-- > 0;) {
-        if (log->pending[i].msg == msg) {
+        if (log->pending[i]->msg == msg) {
             if (at)
                 *at = i;
-            return &log->pending[i];
+            return log->pending[i];
         }
     }
     return NULL;
@@ -624,9 +649,12 @@ void sim_oplog_record_start(struct sim_oplog *log, sim_time_t now, const char *c
         log->cap_pending = log->cap_pending ? 2 * log->cap_pending : 16;
         log->pending = sim_xreallocarray(log->pending, log->cap_pending, sizeof(*log->pending));
     }
-    struct pending *pe = &log->pending[log->n_pending++];
+    struct pending *pe = log->n_free_pending ? log->free_pending[--log->n_free_pending]
+                                             : sim_xcalloc(1, sizeof(*pe));
+    log->pending[log->n_pending++] = pe;
     pe->msg = msg;
-    pe->pack = take_buffer(log);
+    if (!pe->pack.p)
+        pe->pack = take_buffer(log);
     pack_params(&pe->pack, msg);
     record_init(log, &pe->rec, now, component_id, kind, name, msg);
     pe->rec.packed = pe->pack.p;
@@ -641,12 +669,17 @@ void sim_oplog_record_end(struct sim_oplog *log, sim_time_t now, const char *com
     struct pending *pe = find_pending(log, msg, &at);
     assert(pe && "record_end without record_start");
     (void)component_id; /* the pending record keeps the component it started on */
-    struct pending done = *pe;
     memmove(&log->pending[at], &log->pending[at + 1],
             (log->n_pending - at - 1) * sizeof(*log->pending));
     log->n_pending--;
-    done.rec.t_end = sim_ticks_to_ns(now);
-    finish(log, &done.rec, &done.pack, msg);
+    pe->rec.t_end = sim_ticks_to_ns(now);
+    finish(log, &pe->rec, &pe->pack, msg);
+    if (log->n_free_pending == log->cap_free_pending) {
+        log->cap_free_pending = log->cap_free_pending ? 2 * log->cap_free_pending : 16;
+        log->free_pending =
+            sim_xreallocarray(log->free_pending, log->cap_free_pending, sizeof(*log->free_pending));
+    }
+    log->free_pending[log->n_free_pending++] = pe;
 }
 
 uint64_t sim_oplog_record_copy(struct sim_oplog *log, sim_time_t t_start, sim_time_t t_end,
@@ -675,6 +708,7 @@ uint64_t sim_oplog_record_copy(struct sim_oplog *log, sim_time_t t_start, sim_ti
     } else {
         finish(log, &r, &buf, NULL);
     }
+    give_buffer(log, &buf); /* kept by a retained record, else back to the spares */
     return id;
 }
 
@@ -739,7 +773,7 @@ size_t sim_oplog_pending_count(const struct sim_oplog *log)
 const struct sim_op_record *sim_oplog_pending(const struct sim_oplog *log, size_t i)
 {
     assert(i < log->n_pending);
-    return &log->pending[i].rec;
+    return &log->pending[i]->rec;
 }
 
 int sim_oplog_observe(struct sim_oplog *log, const struct sim_oplog_observer *o)

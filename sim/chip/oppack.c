@@ -23,44 +23,44 @@ enum tag {
 
 /* Keys of ADR-0052 D3's params, npuscope's replay annotations and TileToken stage params.
  * A key not here is written out (KEY_OTHER). At most 255 entries. */
-static const char *const keys[] = {
-    "src_addr",
-    "nbytes",
-    "handle_id",
-    "src_space",
-    "shape",
-    "dtype",
-    "dst_space",
-    "dst_addr",
-    "snapshot",
-    "src_a_addr",
-    "src_b_addr",
-    "shape_a",
-    "shape_b",
-    "shape_out",
-    "dtype_in",
-    "dtype_out",
-    "m",
-    "k",
-    "n",
-    "src_a_space",
-    "src_b_space",
-    "input_addrs",
-    "input_shapes",
-    "input_spaces",
-    "input_dtypes",
-    "axis",
-    "input_snapshots",
-    "op",
-    "out_addr",
-    "out_nbytes",
-    "transpose_a",
-    "transpose_b",
-    "dtype_acc",
-    "math_op",
-    "stage_type",
-    "elements",
-    "tile",
+static const char *const keys[SIM_PK_COUNT] = {
+    [SIM_PK_SRC_ADDR] = "src_addr",
+    [SIM_PK_NBYTES] = "nbytes",
+    [SIM_PK_HANDLE_ID] = "handle_id",
+    [SIM_PK_SRC_SPACE] = "src_space",
+    [SIM_PK_SHAPE] = "shape",
+    [SIM_PK_DTYPE] = "dtype",
+    [SIM_PK_DST_SPACE] = "dst_space",
+    [SIM_PK_DST_ADDR] = "dst_addr",
+    [SIM_PK_SNAPSHOT] = "snapshot",
+    [SIM_PK_SRC_A_ADDR] = "src_a_addr",
+    [SIM_PK_SRC_B_ADDR] = "src_b_addr",
+    [SIM_PK_SHAPE_A] = "shape_a",
+    [SIM_PK_SHAPE_B] = "shape_b",
+    [SIM_PK_SHAPE_OUT] = "shape_out",
+    [SIM_PK_DTYPE_IN] = "dtype_in",
+    [SIM_PK_DTYPE_OUT] = "dtype_out",
+    [SIM_PK_M] = "m",
+    [SIM_PK_K] = "k",
+    [SIM_PK_N] = "n",
+    [SIM_PK_SRC_A_SPACE] = "src_a_space",
+    [SIM_PK_SRC_B_SPACE] = "src_b_space",
+    [SIM_PK_INPUT_ADDRS] = "input_addrs",
+    [SIM_PK_INPUT_SHAPES] = "input_shapes",
+    [SIM_PK_INPUT_SPACES] = "input_spaces",
+    [SIM_PK_INPUT_DTYPES] = "input_dtypes",
+    [SIM_PK_AXIS] = "axis",
+    [SIM_PK_INPUT_SNAPSHOTS] = "input_snapshots",
+    [SIM_PK_OP] = "op",
+    [SIM_PK_OUT_ADDR] = "out_addr",
+    [SIM_PK_OUT_NBYTES] = "out_nbytes",
+    [SIM_PK_TRANSPOSE_A] = "transpose_a",
+    [SIM_PK_TRANSPOSE_B] = "transpose_b",
+    [SIM_PK_DTYPE_ACC] = "dtype_acc",
+    [SIM_PK_MATH_OP] = "math_op",
+    [SIM_PK_STAGE_TYPE] = "stage_type",
+    [SIM_PK_ELEMENTS] = "elements",
+    [SIM_PK_TILE] = "tile",
 };
 
 #define N_KEYS    (sizeof(keys) / sizeof(keys[0]))
@@ -132,6 +132,12 @@ void sim_pack_key(struct sim_pack *b, const char *key)
     }
     put_byte(b, KEY_OTHER);
     put_bytes(b, key, strlen(key));
+}
+
+void sim_pack_key_id(struct sim_pack *b, enum sim_pack_keyid key)
+{
+    assert((unsigned)key < N_KEYS);
+    put_byte(b, (uint8_t)key);
 }
 
 void sim_pack_null(struct sim_pack *b)

@@ -20,6 +20,49 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The keys packed as one byte (the params of ADR-0052 D3, npuscope's replay annotations,
+ * TileToken stage params), for sim_pack_key_id. */
+enum sim_pack_keyid {
+    SIM_PK_SRC_ADDR,
+    SIM_PK_NBYTES,
+    SIM_PK_HANDLE_ID,
+    SIM_PK_SRC_SPACE,
+    SIM_PK_SHAPE,
+    SIM_PK_DTYPE,
+    SIM_PK_DST_SPACE,
+    SIM_PK_DST_ADDR,
+    SIM_PK_SNAPSHOT,
+    SIM_PK_SRC_A_ADDR,
+    SIM_PK_SRC_B_ADDR,
+    SIM_PK_SHAPE_A,
+    SIM_PK_SHAPE_B,
+    SIM_PK_SHAPE_OUT,
+    SIM_PK_DTYPE_IN,
+    SIM_PK_DTYPE_OUT,
+    SIM_PK_M,
+    SIM_PK_K,
+    SIM_PK_N,
+    SIM_PK_SRC_A_SPACE,
+    SIM_PK_SRC_B_SPACE,
+    SIM_PK_INPUT_ADDRS,
+    SIM_PK_INPUT_SHAPES,
+    SIM_PK_INPUT_SPACES,
+    SIM_PK_INPUT_DTYPES,
+    SIM_PK_AXIS,
+    SIM_PK_INPUT_SNAPSHOTS,
+    SIM_PK_OP,
+    SIM_PK_OUT_ADDR,
+    SIM_PK_OUT_NBYTES,
+    SIM_PK_TRANSPOSE_A,
+    SIM_PK_TRANSPOSE_B,
+    SIM_PK_DTYPE_ACC,
+    SIM_PK_MATH_OP,
+    SIM_PK_STAGE_TYPE,
+    SIM_PK_ELEMENTS,
+    SIM_PK_TILE,
+    SIM_PK_COUNT,
+};
+
 /* A growable byte buffer. Zero-initialise; free with sim_pack_fini. */
 struct sim_pack {
     uint8_t *p; /* owned */
@@ -33,6 +76,7 @@ void sim_pack_fini(struct sim_pack *b);
 void sim_pack_map(struct sim_pack *b, size_t n);
 void sim_pack_list(struct sim_pack *b, size_t n);
 void sim_pack_key(struct sim_pack *b, const char *key);
+void sim_pack_key_id(struct sim_pack *b, enum sim_pack_keyid key); /* the fast path */
 void sim_pack_null(struct sim_pack *b);
 void sim_pack_bool(struct sim_pack *b, bool v);
 void sim_pack_int(struct sim_pack *b, int64_t v);

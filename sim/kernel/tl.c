@@ -273,7 +273,8 @@ static void await(struct tl *tl, const struct tl_tensor *t)
 
 static bool in_tcm(const struct tl_tensor *t)
 {
-    return strcmp(t->h.space, "tcm") == 0;
+    const char *s = t->h.space;
+    return s[0] == 't' && s[1] == 'c' && s[2] == 'm' && !s[3];
 }
 
 /* ---- messages ----------------------------------------------------------------------------- */
@@ -479,7 +480,7 @@ static struct tl_tensor *derive(struct tl *tl, const struct tl_tensor *t, uint64
 {
     struct tl_tensor *v =
         new_tensor(tl, t->h.space, t->h.addr + offset_bytes, t->h.dtype, ndim, shape, t->state);
-    snprintf(v->op, sizeof(v->op), "%s", t->op);
+    sim_strlcpy(v->op, t->op, sizeof(v->op));
     v->done = done_ref(t->done);
     if (t->state == TL_LOADED && t->data) {
         v->data = sim_tensor_new(t->h.dtype, ndim, shape);
@@ -584,7 +585,7 @@ static void finish_load(struct tl *tl, struct tl_tensor *dst, const struct sim_h
 {
     if (pending_op) {
         dst->state = TL_PENDING;
-        snprintf(dst->op, sizeof(dst->op), "%s", pending_op);
+        sim_strlcpy(dst->op, pending_op, sizeof(dst->op));
         sim_chip_bind_pending(tl->chip, "tcm", dst->h.addr, dst->h.nbytes, pending_op);
         return;
     }
@@ -611,7 +612,7 @@ static struct tl_tensor *load(struct tl *tl, const struct tl_tensor *src, bool a
     issue(tl);
     struct tl_tensor *dst = new_tensor(tl, "tcm", tcm_alloc(tl, src->h.nbytes, call), src->h.dtype,
                                        src->h.ndim, src->h.shape, TL_LOADED);
-    snprintf(dst->op, sizeof(dst->op), "dma_read");
+    sim_strlcpy(dst->op, "dma_read", sizeof(dst->op));
     const char *pending_op =
         src->state == TL_PENDING
             ? src->op
@@ -704,7 +705,7 @@ static struct tl_tensor *store(struct tl *tl, const struct tl_tensor *dst,
     }
     struct tl_tensor *h = new_tensor(tl, dst->h.space, dst->h.addr, dst->h.dtype, dst->h.ndim,
                                      dst->h.shape, TL_MEMORY);
-    snprintf(h->op, sizeof(h->op), "dma_write");
+    sim_strlcpy(h->op, "dma_write", sizeof(h->op));
     struct carrier *c = carrier_new(tl, CARRY_PLAIN, h);
     sim_msg_init(&c->msg, SIM_MK_DMA_WRITE);
     annotate(tl, &c->msg);
@@ -774,7 +775,7 @@ static struct tl_tensor *pending_result(struct tl *tl, enum sim_dtype dtype, uns
     uint64_t n = numel_of(ndim, shape) * sim_dtype_size(dtype);
     struct tl_tensor *t =
         new_tensor(tl, "tcm", tcm_alloc(tl, n, call), dtype, ndim, shape, TL_PENDING);
-    snprintf(t->op, sizeof(t->op), "%s", op);
+    sim_strlcpy(t->op, op, sizeof(t->op));
     sim_chip_bind_pending(tl->chip, "tcm", t->h.addr, t->h.nbytes, op);
     return t;
 }
@@ -811,8 +812,8 @@ struct tl_tensor *tl_dot_ex(struct tl *tl, const struct tl_tensor *a, const stru
         shape[i] = a->h.shape[i];
     shape[nd - 2] = m;
     shape[nd - 1] = n;
-    char op[SIM_OP_NAME_MAX];
-    snprintf(op, sizeof(op), "gemm_%s", sim_dtype_name(a->h.dtype));
+    char op[SIM_OP_NAME_MAX] = "gemm_";
+    sim_strlcpy(op + 5, sim_dtype_name(a->h.dtype), sizeof(op) - 5);
     issue(tl);
     struct tl_tensor *out = pending_result(tl, out_dtype, nd, shape, op, call);
     struct sim_msg msg;
@@ -862,13 +863,18 @@ struct tl_tensor *tl_math(struct tl *tl, const char *op, unsigned n,
                           const struct tl_tensor *const *inputs, bool has_axis, int axis,
                           enum sim_dtype out_dtype)
 {
-    char call[SIM_OP_NAME_MAX + 8];
-    snprintf(call, sizeof(call), "tl_%s()", op);
+    /* "tl_exp()": the call as error messages name it (concatenated: this runs per op) */
+    char call[SIM_OP_NAME_MAX + 8] = "tl_";
+    size_t oplen = strlen(op);
+    if (oplen >= SIM_OP_NAME_MAX)
+        kfail(tl, "tl_math(): the op name is too long");
+    memcpy(call + 3, op, oplen);
+    memcpy(call + 3 + oplen, "()", 3);
     if (n < 1 || n > SIM_MATH_MAX_INPUTS)
         kfail(tl, "%s: %u inputs, expected 1 to %d", call, n, SIM_MATH_MAX_INPUTS);
-    if (strlen(op) >= SIM_OP_NAME_MAX)
-        kfail(tl, "%s: the op name is too long", call);
     for (unsigned i = 0; i < n; i++) {
+        if (in_tcm(inputs[i]))
+            continue;
         char what[32];
         snprintf(what, sizeof(what), "input %u", i);
         need_tcm(tl, inputs[i], call, what);
@@ -901,7 +907,7 @@ struct tl_tensor *tl_math(struct tl *tl, const char *op, unsigned n,
     struct sim_msg msg;
     sim_msg_init(&msg, SIM_MK_MATH);
     annotate(tl, &msg);
-    snprintf(msg.u.math.op, sizeof(msg.u.math.op), "%s", op);
+    sim_strlcpy(msg.u.math.op, op, sizeof(msg.u.math.op));
     msg.u.math.n_inputs = n;
     for (unsigned i = 0; i < n; i++)
         msg.u.math.inputs[i] = inputs[i]->h;
@@ -1061,7 +1067,7 @@ struct tl_tensor *tl_const(struct tl *tl, double value, enum sim_dtype dtype)
     tl->const_next += n;
     int64_t one = 1;
     struct tl_tensor *t = new_tensor(tl, "tcm", addr, dtype, 1, &one, TL_LOADED);
-    snprintf(t->op, sizeof(t->op), "const");
+    sim_strlcpy(t->op, "const", sizeof(t->op));
     t->data = sim_tensor_new(dtype, 1, &one);
     sim_tensor_set(t->data, 0, value);
     sim_chip_mem_write(tl->chip, "tcm", addr, t->data, "tl_const");
@@ -1102,14 +1108,14 @@ struct tl_tensor *tl_composite(struct tl *tl, const char *op, const struct tl_te
     snprintf(name, sizeof(name), "composite_%s", gemm ? "gemm" : "math");
     struct tl_tensor *h = new_tensor(tl, out->h.space, out->h.addr, out->h.dtype, out->h.ndim,
                                      out->h.shape, TL_PENDING);
-    snprintf(h->op, sizeof(h->op), "%s", name);
+    sim_strlcpy(h->op, name, sizeof(h->op));
     sim_chip_bind_pending(tl->chip, out->h.space, out->h.addr, out->h.nbytes, name);
     struct carrier *c = carrier_new(tl, CARRY_PLAIN, h);
     sim_msg_init(&c->msg, SIM_MK_COMPOSITE);
     annotate(tl, &c->msg);
     struct sim_composite_cmd *cc = &c->msg.u.composite;
-    snprintf(cc->op, sizeof(cc->op), "%s", gemm ? "gemm" : "math");
-    snprintf(cc->math_op, sizeof(cc->math_op), "%s", gemm ? "" : math_op);
+    sim_strlcpy(cc->op, gemm ? "gemm" : "math", sizeof(cc->op));
+    sim_strlcpy(cc->math_op, gemm ? "" : math_op, sizeof(cc->math_op));
     cc->a = a->h;
     if (b)
         cc->b = b->h;
@@ -1189,11 +1195,11 @@ struct tl_tensor *tl_tile_gemm(struct tl *tl, const struct tl_tensor *a, const s
                                       a->h.ndim, a->h.shape, TL_MEMORY);
     struct tl_tensor *tc = new_tensor(tl, "tcm", tcm_alloc(tl, out->h.nbytes, call), out->h.dtype,
                                       out->h.ndim, out->h.shape, TL_PENDING);
-    snprintf(tc->op, sizeof(tc->op), "TileToken/GEMM");
+    sim_strlcpy(tc->op, "TileToken/GEMM", sizeof(tc->op));
     sim_chip_bind_pending(tl->chip, "tcm", tc->h.addr, tc->h.nbytes, tc->op);
     struct tl_tensor *h = new_tensor(tl, out->h.space, out->h.addr, out->h.dtype, out->h.ndim,
                                      out->h.shape, TL_PENDING);
-    snprintf(h->op, sizeof(h->op), "TileToken/GEMM");
+    sim_strlcpy(h->op, "TileToken/GEMM", sizeof(h->op));
     sim_chip_bind_pending(tl->chip, out->h.space, out->h.addr, out->h.nbytes, h->op);
 
     struct carrier *c = carrier_new(tl, CARRY_PLAIN, h);
@@ -1208,7 +1214,7 @@ struct tl_tensor *tl_tile_gemm(struct tl *tl, const struct tl_tensor *a, const s
     sim_tile_add_stage_take(m, SIM_STAGE_GEMM, (uint32_t)tl->n_gemm, 0, 2 * mm * nn * kk,
                             gemm_params(&ta->h, &b->h, &tc->h));
     m->u.tile.stages[1].dtype = a->h.dtype;
-    snprintf(m->u.tile.stages[1].op, sizeof(m->u.tile.stages[1].op), "gemm");
+    sim_strlcpy(m->u.tile.stages[1].op, "gemm", sizeof(m->u.tile.stages[1].op));
     sim_tile_add_stage_take(m, SIM_STAGE_DMA_WRITE, (uint32_t)tl->n_dma, out->h.nbytes, 0,
                             copy_params(&tc->h, &out->h, tc->h.id));
     m->u.tile.stages[2].mem = sim_chip_mem_node(tl->chip, out->h.space, out->h.addr);
@@ -1227,10 +1233,10 @@ static void deliver_ipcq(struct sim_proc *p, struct carrier *c)
     struct tl_tensor *t = new_handle(dst, h->space, h->addr, h->dtype, h->ndim, h->shape,
                                      c->src->state == TL_PENDING ? TL_PENDING : TL_LOADED);
     if (t->state == TL_PENDING) {
-        snprintf(t->op, sizeof(t->op), "%s", c->src->op);
+        sim_strlcpy(t->op, c->src->op, sizeof(t->op));
         sim_chip_bind_pending(dst->chip, h->space, h->addr, h->nbytes, c->src->op);
     } else {
-        snprintf(t->op, sizeof(t->op), "ipcq_copy");
+        sim_strlcpy(t->op, "ipcq_copy", sizeof(t->op));
         t->data = sim_tensor_copy(c->msg.u.ipcq.snapshot);
         sim_chip_mem_write(dst->chip, h->space, h->addr, t->data, "ipcq_copy");
     }
@@ -1263,7 +1269,7 @@ struct tl_tensor *tl_ipcq_send(struct tl *tl, unsigned dst_rank, const struct tl
 
     struct tl_tensor *h =
         new_tensor(tl, "sram", addr, src->h.dtype, src->h.ndim, src->h.shape, TL_MEMORY);
-    snprintf(h->op, sizeof(h->op), "ipcq_copy");
+    sim_strlcpy(h->op, "ipcq_copy", sizeof(h->op));
     struct carrier *c = carrier_new(tl, CARRY_IPCQ, h);
     c->dst = dst;
     c->src = tensor_ref((struct tl_tensor *)src);
@@ -1271,7 +1277,7 @@ struct tl_tensor *tl_ipcq_send(struct tl *tl, unsigned dst_rank, const struct tl
     annotate(tl, &c->msg);
     c->msg.u.ipcq.src = src->h;
     sim_handle_set(&c->msg.u.ipcq.dst, "sram", addr, src->h.dtype, src->h.ndim, src->h.shape, NULL);
-    snprintf(c->msg.u.ipcq.dst.id, sizeof(c->msg.u.ipcq.dst.id), "%s", h->h.id);
+    sim_strlcpy(c->msg.u.ipcq.dst.id, h->h.id, sizeof(c->msg.u.ipcq.dst.id));
     if (src->state == TL_LOADED && src->data)
         c->msg.u.ipcq.snapshot = sim_tensor_copy(src->data);
     c->msg.wire_bytes = src->h.nbytes; /* the payload crosses the NoC */

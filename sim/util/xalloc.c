@@ -91,3 +91,11 @@ char *sim_xasprintf(const char *fmt, ...)
     va_end(ap);
     return p;
 }
+
+size_t sim_strlcpy(char *dst, const char *src, size_t size)
+{
+    size_t n = strnlen(src, size - 1);
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+    return n;
+}

@@ -15,6 +15,13 @@ void *sim_xrealloc(void *p, size_t n);
 void *sim_xreallocarray(void *p, size_t count, size_t size);
 char *sim_xstrdup(const char *s);
 char *sim_xstrndup(const char *s, size_t n);
+/*
+ * Copy src into dst of size bytes (size > 0), truncating, always NUL-terminated; returns
+ * the length written. What snprintf(dst, size, "%s", src) does, without parsing a format
+ * (it runs for every op: names and handle ids).
+ */
+size_t sim_strlcpy(char *dst, const char *src, size_t size);
+
 /* printf into a fresh allocation. */
 char *sim_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
