@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char usage_main[] =
     "usage: npuscope [COMMAND] [OPTIONS]\n"
@@ -342,8 +343,25 @@ static const struct {
     {"summary", cmd_summary}, {"export", cmd_export}, {"kernels", cmd_kernels},
 };
 
+/*
+ * Phase 2 runs its GEMMs on npuscope's own workers, each calling BLAS single-threaded, and
+ * the simulation itself is single-threaded: OpenBLAS's thread pool, which the library starts
+ * before main and whose idle threads spin for a while, only takes a core from them (on a
+ * 2-core machine a run took twice as long). Unless the user chose a BLAS thread count,
+ * npuscope asks for 1 and runs itself again, once, before doing anything else.
+ */
+static void single_threaded_blas(char **argv)
+{
+    if (getenv("OPENBLAS_NUM_THREADS"))
+        return;
+    if (setenv("OPENBLAS_NUM_THREADS", "1", 1) == 0)
+        execv("/proc/self/exe", argv);
+    /* no /proc, or exec refused: carry on with the pool */
+}
+
 int main(int argc, char **argv)
 {
+    single_threaded_blas(argv);
     if (argc < 2) {
         /* the demo, at a pace a person can watch: about ten seconds, faster with '}' */
         struct cli_run_opts o = {.speed = 1000};
