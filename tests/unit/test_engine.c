@@ -1022,3 +1022,83 @@ Test(engine, simpy_checksum_reference_run)
     cr_assert_eq(msgs, 100000);
     cr_assert_eq(chk, 189143445748679ULL);
 }
+
+/* ---- detached processes and freed events: long runs in bounded memory ---------------------- */
+
+static int detached_exits;
+
+static void count_exit(void *ctx, struct sim_proc *p)
+{
+    (void)ctx;
+    if (strncmp(sim_proc_name(p), "worker", 6) == 0)
+        detached_exits++;
+}
+
+/* A worker waits a tick, then triggers and frees its completion event; the detaching_spawner waits
+ * on it (the event is freed while the detaching_spawner's resumption is pending). */
+static void detached_worker(struct sim_proc *p, void *arg)
+{
+    struct sim_event *done = arg;
+    sim_wait(p, 1);
+    sim_event_succeed(done, NULL);
+    sim_event_free(done); /* queued: freed once its waiter has been resumed */
+}
+
+static void detaching_spawner(struct sim_proc *p, void *arg)
+{
+    (void)arg;
+    struct sim_engine *e = sim_proc_engine(p);
+    for (int i = 0; i < 20000; i++) {
+        struct sim_event *done = sim_event_new(e, "done");
+        struct sim_proc *w = sim_proc_spawn(e, "worker", detached_worker, done);
+        sim_proc_detach(w);
+        cr_assert_eq(sim_event_wait(p, done, NULL), 0);
+    }
+}
+
+Test(engine, detached_processes_and_freed_events_go_once_they_are_over)
+{
+    struct sim_engine *e = sim_engine_new(NULL);
+    detached_exits = 0;
+    sim_engine_on_exit(e, count_exit, NULL);
+    sim_proc_spawn(e, "detaching_spawner", detaching_spawner, NULL);
+    struct sim_step_info s;
+    size_t named = 0;
+    while (sim_engine_step(e, &s))
+        named += strcmp(s.proc, "worker") == 0; /* the step's description stays valid */
+    cr_assert_eq(detached_exits, 20000, "on_exit still hears of each");
+    cr_assert_gt(named, 20000);
+    cr_assert_eq(sim_engine_live_procs(e), 0);
+    sim_engine_free(e); /* ASan: nothing freed twice, nothing left */
+}
+
+Test(engine, an_event_freed_before_it_is_triggered_or_after_it_ran_goes_at_once)
+{
+    struct sim_engine *e = sim_engine_new(NULL);
+    struct sim_event *never = sim_event_new(e, "never");
+    sim_event_free(never);
+    struct sim_event *ran = sim_event_new(e, "ran");
+    sim_event_succeed(ran, NULL);
+    sim_engine_run(e, SIM_RUN_END, 0);
+    cr_assert(sim_event_triggered(ran));
+    sim_event_free(ran);
+    sim_event_free(NULL);
+    sim_engine_free(e);
+}
+
+static void late_detach(struct sim_proc *p, void *arg)
+{
+    (void)p;
+    (void)arg;
+}
+
+Test(engine, a_process_detached_after_it_ended_is_freed_too)
+{
+    struct sim_engine *e = sim_engine_new(NULL);
+    struct sim_proc *p = sim_proc_spawn(e, "quick", late_detach, NULL);
+    sim_engine_run(e, SIM_RUN_END, 0);
+    cr_assert(sim_proc_done(p));
+    sim_proc_detach(p);
+    sim_engine_run(e, SIM_RUN_END, 0); /* the next batch frees it */
+    sim_engine_free(e);
+}

@@ -1,9 +1,11 @@
 /* The trace model: interning, tracks, sorted per-track indexes, seek, busy time (checked
  * against a cycle-by-cycle brute force, for loaded and live models), details, time range. */
+#include "sim/chip/oppack.h"
 #include "trace/format.h"
 #include "trace/model.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -428,4 +430,59 @@ Test(model, enum_names_round_trip)
     cr_assert_eq(trace_engine_parse("dma", &e), -1); /* case matters, as in the spec */
     cr_assert_str_eq(trace_engine_name(TRACE_ENGINE_HOST), "HOST");
     cr_assert_str_eq(trace_op_kind_name(TRACE_KIND_GEMM), "gemm");
+}
+
+Test(model, packed_live_details_move_from_memory_to_the_spill_when_the_op_ends)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t dma = trace_model_track(m, "sip0.cube0.pe0.pe_dma", TRACE_ENGINE_DMA, 0);
+    uint32_t op = trace_model_intern(m, "dma_read", 8);
+    /* a dma_read's params and its replay annotations, packed as the op log does */
+    struct sim_value *p = sim_value_map(), *r = sim_value_map();
+    sim_value_map_set_int(p, "src_addr", 4096);
+    sim_value_map_set_int(p, "nbytes", 256);
+    sim_value_map_set_str(p, "handle_id", "sip0.cube0.pe0/h1");
+    sim_value_map_set_str(r, "src_space", "hbm");
+    sim_value_map_set_int(r, "dst_addr", 64);
+    struct sim_pack b = {0};
+    sim_pack_value(&b, p);
+    sim_pack_value(&b, r);
+    struct sim_value *want = trace_details_from_op(p, r);
+
+    enum { N = 30000 }; /* enough to push the spill past its buffer */
+    for (uint64_t i = 0; i < N; i++) {
+        struct trace_event e = {
+            .start = 10 * i, .track = dma, .op = op, .flags = TRACE_EV_INFLIGHT};
+        uint64_t k = trace_model_add_event(m, &e);
+        trace_model_set_details_packed(m, k, 10.0 * (double)i, NAN, b.p, b.len);
+        if (i == 0) { /* in flight: its details and start time already */
+            struct sim_value *d = trace_model_event_details(m, k);
+            cr_assert(sim_value_equal(d, want));
+            sim_value_free(d);
+            double t0, t1;
+            cr_assert(trace_model_event_ns(m, k, &t0, &t1));
+            cr_assert_float_eq(t0, 0.0, 1e-12);
+            cr_assert(isnan(t1));
+        }
+        trace_model_end_event(m, k, 10 * i + 5);
+        trace_model_set_details_packed(m, k, 10.0 * (double)i, 10.0 * (double)i + 4.5, b.p, b.len);
+    }
+    trace_model_finish(m);
+    cr_assert_eq(trace_model_transfer_count(m), N, "one DRAM read per op, counted once");
+    for (uint64_t k = 0; k < N; k += 4999) {
+        struct sim_value *d = trace_model_event_details(m, k);
+        cr_assert(sim_value_equal(d, want), "event %llu", (unsigned long long)k);
+        sim_value_free(d);
+        double t0, t1;
+        cr_assert(trace_model_event_ns(m, k, &t0, &t1));
+        cr_assert_float_eq(t1 - t0, 4.5, 1e-9);
+    }
+    /* what stays in memory per event: the record, the index, a share of a block */
+    uint64_t per = trace_model_event_bytes(m) / N;
+    cr_assert_leq(per, 48 + 8 + 1 + 16, "%llu bytes per event", (unsigned long long)per);
+    sim_value_free(want);
+    sim_value_free(p);
+    sim_value_free(r);
+    sim_pack_fini(&b);
+    trace_model_free(m);
 }

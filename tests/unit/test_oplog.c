@@ -8,6 +8,7 @@
 #include "sim/chip/oplog.h"
 #include "sim/data/tensor.h"
 #include "sim/data/value.h"
+#include "sim/util/xalloc.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -591,7 +592,7 @@ Test(oplog, ipcq_copy_takes_the_callers_snapshot_else_a_fresh_read)
 
 /* ---- annotations and observers ------------------------------------------------------------ */
 
-struct seen {
+struct seen_params {
     int starts, ends;
     uint64_t start_id, end_id;
     char start_comp[64], start_name[64];
@@ -603,7 +604,7 @@ struct seen {
 
 static void on_start(void *ctx, const struct sim_op_record *r)
 {
-    struct seen *s = ctx;
+    struct seen_params *s = ctx;
     s->starts++;
     s->start_id = r->note.id;
     snprintf(s->start_comp, sizeof(s->start_comp), "%s", r->component_id);
@@ -614,7 +615,7 @@ static void on_start(void *ctx, const struct sim_op_record *r)
 
 static void on_end(void *ctx, const struct sim_op_record *r)
 {
-    struct seen *s = ctx;
+    struct seen_params *s = ctx;
     s->ends++;
     s->end_id = r->note.id;
     s->end_t_end = r->t_end;
@@ -623,7 +624,7 @@ static void on_end(void *ctx, const struct sim_op_record *r)
 Test(oplog, observers_hear_starts_with_the_pending_record_and_ends)
 {
     struct sim_oplog *log = sim_oplog_new(NULL);
-    struct seen s = {.log = log};
+    struct seen_params s = {.log = log};
     int id = sim_oplog_observe(log, &(struct sim_oplog_observer){on_start, on_end, &s});
     struct sim_msg m;
     sim_msg_init(&m, SIM_MK_DMA_READ);
@@ -664,4 +665,179 @@ Test(oplog, ticks_convert_to_ns_exactly)
     cr_assert_float_eq(sim_ticks_to_ns(123456789012345ULL), 123456789012.345, 1e-3);
     cr_assert_eq(sim_ns_to_ticks(2.5), 2500);
     cr_assert_eq(sim_ns_to_ticks(0.0004), 0);
+}
+
+/* ---- records that are not kept: packed params, expanded on demand ------------------------- */
+
+/* What an observer of a log that keeps nothing expands, at start and at end. */
+struct unkept {
+    struct sim_value *start, *start_replay, *end, *end_replay;
+    const char *op_name;
+    bool in_flight_at_start;
+};
+
+static void unkept_start(void *ctx, const struct sim_op_record *r)
+{
+    struct unkept *s = ctx;
+    cr_assert_null(r->params, "a record that is not kept has no tree");
+    s->start = sim_op_record_params(r, &s->start_replay);
+    s->in_flight_at_start = r->note.in_flight;
+}
+
+static void unkept_end(void *ctx, const struct sim_op_record *r)
+{
+    struct unkept *s = ctx;
+    s->end = sim_op_record_params(r, &s->end_replay);
+    s->op_name = r->op_name;
+}
+
+/* The messages of every kind D3 names, as the kernel API builds them. */
+static void every_kind(struct sim_msg *m, size_t *n)
+{
+    size_t k = 0;
+    int64_t s2[2] = {4, 8}, sa[2] = {16, 32}, sb[2] = {32, 8}, so[2] = {16, 8}, s1[1] = {256};
+    sim_msg_init(&m[k], SIM_MK_DMA_READ);
+    sim_handle_set(&m[k].u.dma_read.src, "hbm", 0x1000, SIM_F16, 2, s2, "x");
+    sim_handle_set(&m[k++].u.dma_read.dst, "tcm", 0x40, SIM_F16, 2, s2, "sip0.cube0.pe0/h1");
+    sim_msg_init(&m[k], SIM_MK_DMA_WRITE);
+    sim_handle_set(&m[k].u.dma_write.src, "tcm", 0x80, SIM_F32, 2, s2, "h7");
+    sim_handle_set(&m[k++].u.dma_write.dst, "hbm", 0x2000, SIM_F32, 2, s2, NULL);
+    sim_msg_init(&m[k], SIM_MK_GEMM);
+    sim_handle_set(&m[k].u.gemm.a, "tcm", 0, SIM_BF16, 2, sa, NULL);
+    sim_handle_set(&m[k].u.gemm.b, "tcm", 0x400, SIM_BF16, 2, sb, NULL);
+    sim_handle_set(&m[k].u.gemm.out, "tcm", 0x800, SIM_F32, 2, so, NULL);
+    m[k].u.gemm.transpose_b = true;
+    m[k++].u.gemm.dtype_acc = SIM_F32;
+    sim_msg_init(&m[k], SIM_MK_MATH);
+    sim_strlcpy(m[k].u.math.op, "where", sizeof(m[k].u.math.op));
+    m[k].u.math.n_inputs = 3;
+    for (int i = 0; i < 3; i++)
+        sim_handle_set(&m[k].u.math.inputs[i], "tcm", 0x100u * (unsigned)i, SIM_F32, 1, s1, NULL);
+    sim_handle_set(&m[k++].u.math.out, "tcm", 0x900, SIM_F32, 1, s1, NULL);
+    sim_msg_init(&m[k], SIM_MK_MATH);
+    sim_strlcpy(m[k].u.math.op, "sum", sizeof(m[k].u.math.op));
+    m[k].u.math.n_inputs = 1;
+    sim_handle_set(&m[k].u.math.inputs[0], "tcm", 0, SIM_F32, 2, s2, NULL);
+    sim_handle_set(&m[k].u.math.out, "tcm", 0x900, SIM_F32, 2, s2, NULL);
+    m[k].u.math.has_axis = true;
+    m[k++].u.math.axis = -1;
+    sim_msg_init(&m[k], SIM_MK_COMPOSITE);
+    sim_strlcpy(m[k].u.composite.op, "gemm", sizeof(m[k].u.composite.op));
+    sim_handle_set(&m[k].u.composite.a, "hbm", 0x1000, SIM_F16, 2, sa, NULL);
+    sim_handle_set(&m[k].u.composite.b, "hbm", 0x2000, SIM_F16, 2, sb, NULL);
+    sim_handle_set(&m[k++].u.composite.out, "hbm", 0x3000, SIM_F16, 2, so, NULL);
+    sim_msg_init(&m[k], SIM_MK_COMPOSITE);
+    sim_strlcpy(m[k].u.composite.op, "math", sizeof(m[k].u.composite.op));
+    sim_strlcpy(m[k].u.composite.math_op, "exp", sizeof(m[k].u.composite.math_op));
+    sim_handle_set(&m[k].u.composite.a, "hbm", 0x1000, SIM_F32, 1, s1, NULL);
+    sim_handle_set(&m[k++].u.composite.out, "hbm", 0x3000, SIM_F32, 1, s1, NULL);
+    sim_msg_init(&m[k], SIM_MK_IPCQ_COPY);
+    sim_handle_set(&m[k].u.ipcq.src, "tcm", 0x100, SIM_I8, 1, s1, NULL);
+    sim_handle_set(&m[k++].u.ipcq.dst, "sram", 0x900, SIM_I8, 1, s1, NULL);
+    sim_msg_init(&m[k], SIM_MK_TILE_TOKEN);
+    struct sim_value *p = sim_value_map();
+    sim_value_map_set_int(p, "nbytes", 4096);
+    sim_value_map_set_str(p, "a key outside the table", "kept");
+    sim_tile_add_stage_take(&m[k++], SIM_STAGE_DMA_READ, 0, 4096, 0, p);
+    sim_msg_init_control(&m[k++], "Issue", 64); /* D3.7 */
+    *n = k;
+}
+
+Test(oplog, a_log_that_keeps_nothing_shows_observers_exactly_the_kept_params)
+{
+    struct sim_msg m[16];
+    size_t n;
+    every_kind(m, &n);
+    struct sim_oplog *kept = sim_oplog_new(NULL), *gone = sim_oplog_new(NULL);
+    sim_oplog_set_retain(gone, false);
+    for (size_t i = 0; i < n; i++) {
+        struct unkept s = {0};
+        struct sim_oplog_observer o = {.on_start = unkept_start, .on_end = unkept_end, .ctx = &s};
+        int id = sim_oplog_observe(gone, &o);
+        sim_oplog_record_start(kept, NS(i), "c", &m[i]);
+        sim_oplog_record_end(kept, NS(i + 1), "c", &m[i]);
+        sim_oplog_record_start(gone, NS(i), "c", &m[i]);
+        sim_oplog_record_end(gone, NS(i + 1), "c", &m[i]);
+        sim_oplog_unobserve(gone, id);
+
+        size_t nk;
+        const struct sim_op_record *r = sim_oplog_records(kept, &nk)[nk - 1];
+        cr_assert_str_eq(s.op_name, r->op_name);
+        cr_assert(sim_value_equal(s.end, r->params), "%s: the same params, key for key",
+                  r->op_name);
+        cr_assert(sim_value_equal(s.start, r->params), "%s: known at the start already",
+                  r->op_name);
+        cr_assert(s.in_flight_at_start);
+        /* the replay annotations too (an empty map when the record has none) */
+        if (r->note.replay)
+            cr_assert(sim_value_equal(s.end_replay, r->note.replay), "%s", r->op_name);
+        else
+            cr_assert_eq(s.end_replay->u.map.len, 0, "%s", r->op_name);
+        /* and what the retained record expands to is its tree */
+        struct sim_value *rp = NULL, *pp = sim_op_record_params(r, &rp);
+        cr_assert(sim_value_equal(pp, r->params));
+        sim_value_free(pp);
+        sim_value_free(rp);
+        sim_value_free(s.start);
+        sim_value_free(s.start_replay);
+        sim_value_free(s.end);
+        sim_value_free(s.end_replay);
+    }
+    size_t left;
+    sim_oplog_records(gone, &left);
+    cr_assert_eq(left, 0, "nothing kept");
+    cr_assert_eq(sim_oplog_count(gone), n, "but every record counted");
+    cr_assert_eq(sim_oplog_count(kept), n);
+    for (size_t i = 0; i < n; i++)
+        sim_msg_fini(&m[i]);
+    sim_oplog_free(kept);
+    sim_oplog_free(gone);
+}
+
+Test(oplog, a_tile_token_in_flight_shows_its_stage_and_params)
+{
+    struct sim_oplog *log = sim_oplog_new(NULL);
+    struct sim_msg m;
+    sim_msg_init(&m, SIM_MK_TILE_TOKEN);
+    struct sim_value *p = sim_value_map();
+    sim_value_map_set_int(p, "nbytes", 4096);
+    sim_tile_add_stage_take(&m, SIM_STAGE_DMA_READ, 0, 4096, 0, p);
+    sim_oplog_record_start(log, NS(1), "sip0.cube0.pe0.pe_dma", &m);
+    const struct sim_op_record *r = sim_oplog_pending(log, 0);
+    cr_assert_str_eq(r->op_name, "TileToken/DMA_READ");
+    struct sim_value *params = sim_op_record_params(r, NULL);
+    cr_assert_str_eq(sim_value_get_str(params, "stage_type", ""), "DMA_READ");
+    cr_assert_eq(sim_value_get_int(params, "nbytes", 0), 4096);
+    sim_value_free(params);
+    sim_oplog_record_end(log, NS(2), "sip0.cube0.pe0.pe_dma", &m);
+    sim_msg_fini(&m);
+    sim_oplog_free(log);
+}
+
+Test(oplog, names_are_interned_and_outlive_the_callers_strings)
+{
+    struct sim_oplog *log = sim_oplog_new(NULL);
+    struct sim_msg m;
+    sim_msg_init(&m, SIM_MK_DMA_READ);
+    int64_t n = 4;
+    sim_handle_set(&m.u.dma_read.src, "hbm", 0, SIM_F32, 1, &n, "x");
+    sim_handle_set(&m.u.dma_read.dst, "tcm", 0, SIM_F32, 1, &n, "y");
+    char comp[32], layer[16];
+    for (int i = 0; i < 4; i++) {
+        snprintf(comp, sizeof(comp), "sip0.cube0.pe%d.pe_dma", i % 2);
+        snprintf(layer, sizeof(layer), "layer%d", i % 2); /* the same buffer, new text */
+        m.layer_id = layer;
+        sim_oplog_record_start(log, NS(i), comp, &m);
+        sim_oplog_record_end(log, NS(i + 1), comp, &m);
+    }
+    strcpy(comp, "gone");
+    strcpy(layer, "gone");
+    size_t k;
+    struct sim_op_record *const *r = sim_oplog_records(log, &k);
+    cr_assert_eq(k, 4);
+    cr_assert_str_eq(r[1]->component_id, "sip0.cube0.pe1.pe_dma");
+    cr_assert_str_eq(r[2]->note.layer_id, "layer0");
+    cr_assert_eq(r[0]->component_id, r[2]->component_id, "one copy per distinct name");
+    cr_assert_eq(r[1]->note.layer_id, r[3]->note.layer_id);
+    sim_oplog_free(log);
 }

@@ -9,6 +9,7 @@
 #include "sim/chip/oplog.h"
 #include "sim/kernel/runner.h"
 #include "sim/kernel/tl.h"
+#include "sim/kernel/tl_int.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -503,4 +504,45 @@ Test(tl, a_chip_freed_with_async_ops_in_flight_releases_them)
     sim_engine_run(sim_chip_engine(chip), SIM_RUN_EVENTS, 40);
     cr_assert_gt(sim_oplog_pending_count(sim_chip_oplog(chip)), 0, "ops in flight");
     /* the fixture frees the chip now */
+}
+
+/* ---- a long kernel's memory stays flat ----------------------------------------------------- */
+
+static size_t most_handles, handles_at_end, carriers_at_end;
+
+/* Many iterations of load (sync and async), compute, store and IPCQ-free work in a scope. */
+static void long_loop(struct tl *tl, const struct kargs *a)
+{
+    (void)a;
+    struct tl_tensor *src = hbm(tl, 0x0, 64), *dst = hbm(tl, 0x400, 64); /* outer scope */
+    for (int i = 0; i < 3000; i++) {
+        uint64_t mark = tl_tcm_mark(tl);
+        struct tl_tensor *x = tl_load(tl, src);
+        struct tl_tensor *y = tl_load_async(tl, tl_view(tl, src, 0, 1, (int64_t[]){64}));
+        tl_wait(tl, y);
+        tl_set_layer(tl, i % 2 ? "layer1" : "layer0"); /* interned, not copied each time */
+        struct tl_tensor *s = tl_add(tl, tl_reshape(tl, x, 2, (int64_t[]){8, 8}),
+                                     tl_reshape(tl, y, 2, (int64_t[]){8, 8}));
+        tl_wait(tl, tl_store_async(tl, dst, s));
+        if (tl->n_tensors > most_handles)
+            most_handles = tl->n_tensors;
+        tl_tcm_release(tl, mark);
+    }
+    handles_at_end = tl->n_tensors;
+    carriers_at_end = tl->carriers != NULL; /* every async op has delivered and gone */
+}
+
+Test(tl, a_long_kernel_frees_its_handles_and_async_ops_as_it_goes)
+{
+    put(0, 0x0, 64, 1, 1);
+    most_handles = handles_at_end = carriers_at_end = 0;
+    struct sim_proc *p = start("long", long_loop, 0);
+    run_all();
+    cr_assert_null(sim_proc_error(p), "%s", sim_proc_error(p));
+    cr_assert_leq(most_handles, 16, "handles of one iteration at most: %zu", most_handles);
+    cr_assert_eq(handles_at_end, 2, "the two handles of the outer scope");
+    cr_assert_eq(carriers_at_end, 0);
+    size_t n;
+    sim_oplog_records(sim_chip_oplog(chip), &n);
+    cr_assert_eq(n, 3000 * 4, "every op was still logged");
 }
