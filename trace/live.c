@@ -61,6 +61,10 @@ struct trace_live {
     struct id_run *runs; /* owned, by first_id */
     size_t nruns, capruns;
     struct str_cache_ent cache[STR_CACHE];
+    struct {
+        const char *component; /* an op record's interned component id */
+        uint32_t track;
+    } track_cache[STR_CACHE];
     uint64_t changes; /* op starts + ends */
     bool dirty;       /* the model changed since the last trace_model_finish */
 
@@ -106,8 +110,21 @@ static const char *str_opt(const struct trace_model *m, uint32_t id)
     return id == TRACE_NO_STR ? NULL : trace_model_str(m, id);
 }
 
-/* The track of a component: per topology node, engine ids in topology order. */
+static uint32_t track_lookup(struct trace_live *l, const char *component);
+
+/* The track of a component: per topology node, engine ids in topology order. Op records
+ * name their component with the op log's interned string, so its address is a key. */
 static uint32_t track_of(struct trace_live *l, const char *component)
+{
+    size_t slot = ((uintptr_t)component >> 4) % STR_CACHE;
+    if (l->track_cache[slot].component != component) {
+        l->track_cache[slot].component = component;
+        l->track_cache[slot].track = track_lookup(l, component);
+    }
+    return l->track_cache[slot].track;
+}
+
+static uint32_t track_lookup(struct trace_live *l, const char *component)
 {
     enum trace_engine eng = trace_engine_for_component(component);
     int node = sim_topo_find(l->topo, component);

@@ -30,7 +30,15 @@ struct pend_det {
     uint64_t ev; /* UINT64_MAX: an empty slot */
     double t_start_ns;
     uint8_t *p; /* owned */
-    size_t len;
+    size_t len, cap;
+};
+
+/* Buffers of ended in-flight details kept for the next ones (a live run starts and ends an
+ * op every few engine events). */
+enum { SPARE_BUFS = 256 };
+struct spare_buf {
+    uint8_t *p;
+    size_t cap;
 };
 
 /* What precedes packed details in the spill. */
@@ -105,6 +113,8 @@ struct trace_model {
     struct trace_spill *spill; /* owned: packed details of ended live events, or NULL */
     struct pend_det *pend;     /* owned: packed details of events in flight, open addressing */
     size_t npend, cappend;     /* cappend a power of two */
+    struct spare_buf spare[SPARE_BUFS]; /* owned */
+    size_t nspare;
 
     struct trace_mem_access *mem;
     size_t nmem, capmem;
@@ -296,6 +306,8 @@ void trace_model_free(struct trace_model *m)
         if (m->pend[i].ev != UINT64_MAX)
             free(m->pend[i].p);
     free(m->pend);
+    for (size_t i = 0; i < m->nspare; i++)
+        free(m->spare[i].p);
     free(m->mem);
     for (size_t i = 0; i < m->ntok; i++)
         sim_value_free(m->tok[i].details);
@@ -492,7 +504,10 @@ static void pend_put(struct trace_model *m, const struct pend_det *d)
 static void pend_del(struct trace_model *m, struct pend_det *d)
 {
     size_t i = (size_t)(d - m->pend), cap = m->cappend;
-    free(d->p);
+    if (m->nspare < SPARE_BUFS)
+        m->spare[m->nspare++] = (struct spare_buf){d->p, d->cap};
+    else
+        free(d->p);
     m->pend[i].ev = UINT64_MAX;
     m->npend--;
     for (size_t j = (i + 1) & (cap - 1); m->pend[j].ev != UINT64_MAX; j = (j + 1) & (cap - 1)) {
@@ -507,42 +522,64 @@ static void pend_del(struct trace_model *m, struct pend_det *d)
     }
 }
 
-/* A NUL-terminated copy of a packed string field of the params map, or NULL. */
-static const char *packed_str(const uint8_t *p, size_t n, const char *key, char *buf, size_t size)
+/* The fields the DRAM rule reads, from a packed map in one pass (strings copied into bufs of
+ * 32 bytes each: space names, directions, roles are short; longer ones count as absent). */
+static void packed_dram_scan(const uint8_t *p, size_t n, size_t pos, struct trace_dram_fields *f,
+                             char (*bufs)[32])
 {
-    const char *s;
-    size_t len;
-    if (!sim_unpack_map_str(p, n, 0, key, &s, &len) || len >= size)
-        return NULL;
-    memcpy(buf, s, len);
-    buf[len] = '\0';
-    return buf;
+    if (pos >= n)
+        return;
+    size_t count = sim_unpack_map_open(p, n, &pos);
+    for (size_t i = 0; i < count; i++) {
+        size_t klen;
+        const char *k = sim_unpack_key(p, n, &pos, &klen);
+        int which = -1;
+        const char **dst = NULL;
+        int64_t *num = NULL;
+        if (klen == 9 && memcmp(k, "src_space", 9) == 0 && !f->src_space)
+            dst = &f->src_space, which = 0;
+        else if (klen == 9 && memcmp(k, "dst_space", 9) == 0 && !f->dst_space)
+            dst = &f->dst_space, which = 1;
+        else if (klen == 9 && memcmp(k, "direction", 9) == 0 && !f->direction)
+            dst = &f->direction, which = 2;
+        else if (klen == 11 && memcmp(k, "tensor_role", 11) == 0 && !f->tensor_role)
+            dst = &f->tensor_role, which = 3;
+        else if (klen == 6 && memcmp(k, "nbytes", 6) == 0 && f->nbytes < 0)
+            num = &f->nbytes;
+        else if (klen == 5 && memcmp(k, "bytes", 5) == 0 && f->bytes < 0)
+            num = &f->bytes;
+        size_t at = pos;
+        sim_unpack_skip(p, n, &pos);
+        if (dst) {
+            struct sim_value *v = sim_unpack_value(p, n, &at);
+            if (v->type == SIM_V_STR && v->u.str.len < 32) {
+                memcpy(bufs[which], v->u.str.s, v->u.str.len + 1);
+                *dst = bufs[which];
+            }
+            sim_value_free(v);
+        } else if (num) {
+            struct sim_value *v = sim_unpack_value(p, n, &at);
+            if (v->type == SIM_V_INT && v->u.i >= 0)
+                *num = v->u.i;
+            sim_value_free(v);
+        }
+    }
 }
 
-/* The DRAM traffic of an event from its packed params (trace_dram_rule), once. */
+/* The DRAM traffic of an event from its packed params (trace_dram_rule), once: the params
+ * first, then the replay annotations (a dma_read's source space is one of those). */
 static void packed_transfers(struct trace_model *m, uint64_t i, const uint8_t *p, size_t n)
 {
     struct trace_event *e = &m->ev[i];
     enum trace_engine eng = m->tracks[e->track].pub.engine;
     if (eng != TRACE_ENGINE_DMA || (e->flags & TRACE_EV_TRANSFER))
         return;
-    char src[32], dst[32], dir[16], role[16];
-    int64_t v;
-    struct trace_dram_fields f = {
-        .op = trace_model_str(m, e->op),
-        .direction = packed_str(p, n, "direction", dir, sizeof(dir)),
-        .tensor_role = packed_str(p, n, "tensor_role", role, sizeof(role)),
-        .src_space = packed_str(p, n, "src_space", src, sizeof(src)),
-        .dst_space = packed_str(p, n, "dst_space", dst, sizeof(dst)),
-        .bytes = sim_unpack_map_int(p, n, 0, "bytes", &v) ? v : -1,
-        .nbytes = sim_unpack_map_int(p, n, 0, "nbytes", &v) ? v : -1,
-    };
-    /* a dma_read's source space is a replay annotation, after the params */
-    if (!f.src_space) {
-        size_t pos = 0;
-        sim_unpack_skip(p, n, &pos);
-        f.src_space = pos < n ? packed_str(p + pos, n - pos, "src_space", src, sizeof(src)) : NULL;
-    }
+    char bufs[4][32];
+    struct trace_dram_fields f = {.op = trace_model_str(m, e->op), .bytes = -1, .nbytes = -1};
+    size_t pos = 0;
+    packed_dram_scan(p, n, 0, &f, bufs);
+    sim_unpack_skip(p, n, &pos);
+    packed_dram_scan(p, n, pos, &f, bufs);
     struct trace_transfer x[2];
     int k = trace_dram_rule(eng, &f, x);
     for (int j = 0; j < k; j++) {
@@ -560,7 +597,17 @@ void trace_model_set_details_packed(struct trace_model *m, uint64_t i, double t_
     if (old)
         pend_del(m, old);
     if (e->flags & TRACE_EV_INFLIGHT) {
-        struct pend_det d = {i, t_start_ns, sim_xmalloc(len ? len : 1), len};
+        struct pend_det d = {i, t_start_ns, NULL, len, 0};
+        for (size_t k = m->nspare; k-- > 0 && !d.p;) {
+            if (m->spare[k].cap >= len) {
+                d.p = m->spare[k].p, d.cap = m->spare[k].cap;
+                m->spare[k] = m->spare[--m->nspare];
+            }
+        }
+        if (!d.p) {
+            d.cap = len > 256 ? len : 256;
+            d.p = sim_xmalloc(d.cap);
+        }
         memcpy(d.p, packed, len);
         pend_put(m, &d);
         packed_transfers(m, i, packed, len);

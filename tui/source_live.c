@@ -147,6 +147,7 @@ static void on_start(void *ctx, const struct sim_op_record *rec)
         b->hits++;
         L->hit = true;
         L->hit_record = rec->note.id;
+        sim_engine_stop(L->eng); /* a batch ends right after this event */
         char comp[96], op[64];
         sim_escape(rec->component_id, strlen(rec->component_id), comp, sizeof(comp));
         sim_escape(rec->op_name, strlen(rec->op_name), op, sizeof(op));
@@ -386,6 +387,41 @@ static void measure(struct source_live *L, uint64_t t)
     L->rate_ev0 = ev;
 }
 
+static bool has_marker_breaks(const struct source_live *L)
+{
+    for (size_t i = 0; i < L->nbp; i++)
+        if (L->bps[i].kind == TUI_BREAK_MARKER)
+            return true;
+    return false;
+}
+
+/*
+ * Run up to may events in batches of the engine, as a headless run does, looking at the
+ * clock between batches: the per-event checks are not needed when running to the end
+ * with no marker breakpoint (an op breakpoint stops the engine from the op log's observer,
+ * right after the event that started the op).
+ */
+static void run_batches(struct source_live *L, uint64_t may, uint64_t t0, uint64_t budget_ns)
+{
+    enum { BATCH = 256 };
+    uint64_t done = 0;
+    while (done < may) {
+        uint64_t want = may - done < BATCH ? may - done : BATCH;
+        L->hit = false;
+        uint64_t ran = sim_engine_run_last(L->eng, SIM_RUN_EVENTS, want, &L->last);
+        if (ran)
+            L->have_last = true;
+        done += ran;
+        check_markers(L); /* keeps count of the markers seen */
+        if (ran < want && !L->hit) {
+            finished(L);
+            return;
+        }
+        if (check_stop(L) || tui_now_ns() - t0 > budget_ns)
+            return;
+    }
+}
+
 static int live_tick(struct tui_source *s, uint64_t budget_ns, struct diag *d)
 {
     struct source_live *L = L_of(s);
@@ -396,6 +432,10 @@ static int live_tick(struct tui_source *s, uint64_t budget_ns, struct diag *d)
         budget_ns = TICK_NS;
     uint64_t t0 = tui_now_ns();
     uint64_t may = allowed(L, t0);
+    if (L->goal == GOAL_END && !has_marker_breaks(L)) {
+        run_batches(L, may, t0, budget_ns);
+        may = 0;
+    }
     for (uint64_t n = 0; n < may; n++) {
         if (L->goal == GOAL_UNTIL) {
             struct sim_step_info next;

@@ -161,6 +161,7 @@ struct sim_engine {
     uint64_t run_arg;
     uint64_t run_done;             /* events processed in this batch */
     struct sim_step_info *run_out; /* where to describe the next event, or NULL */
+    bool describe_each;            /* describe every event into run_out (the last one stays) */
     struct sim_event *cur;         /* the event being processed, or NULL */
     struct sim_proc *cur_waiters;  /* its waiters still to resume */
     bool exit_pending;             /* cur's exit is to be reported on the caller's stack */
@@ -547,7 +548,8 @@ static struct sim_proc *dispatch(struct sim_engine *e, bool on_caller)
         e->run_done++;
         if (e->run_out) {
             describe(ev, e->run_out);
-            e->run_out = NULL;
+            if (!e->describe_each)
+                e->run_out = NULL;
         }
         ev->state = EV_PROCESSED;
         e->cur = ev;
@@ -756,6 +758,15 @@ int sim_engine_step(struct sim_engine *e, struct sim_step_info *out)
 uint64_t sim_engine_run(struct sim_engine *e, enum sim_run_mode mode, uint64_t arg)
 {
     return run_batch(e, mode, arg, NULL);
+}
+
+uint64_t sim_engine_run_last(struct sim_engine *e, enum sim_run_mode mode, uint64_t arg,
+                             struct sim_step_info *last)
+{
+    e->describe_each = true;
+    uint64_t n = run_batch(e, mode, arg, last);
+    e->describe_each = false;
+    return n;
 }
 
 void sim_engine_stop(struct sim_engine *e)

@@ -94,6 +94,11 @@ int sim_engine_step(struct sim_engine *e, struct sim_step_info *out);
  * early when sim_engine_stop is called from a process or an observer. */
 uint64_t sim_engine_run(struct sim_engine *e, enum sim_run_mode mode, uint64_t arg);
 
+/* The same, describing in *last the last event processed (left untouched when none was):
+ * what a viewer that runs batches shows as the event it stopped after. */
+uint64_t sim_engine_run_last(struct sim_engine *e, enum sim_run_mode mode, uint64_t arg,
+                             struct sim_step_info *last);
+
 /* Ask a running sim_engine_run to return after the current event. */
 void sim_engine_stop(struct sim_engine *e);
 
