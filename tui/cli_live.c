@@ -14,6 +14,7 @@
 #include "sim/util/escape.h"
 #include "sim/host/run.h"
 #include "sim/phase2/verify.h"
+#include "sim/util/xalloc.h"
 #include "trace/chrome.h"
 #include "trace/live.h"
 #include "tui/app.h"
@@ -140,6 +141,7 @@ int cli_live(const struct cli_run_opts *o)
         goto out;
     }
     /* phase 2 costs nothing when off: no input snapshots in the op log, no capture */
+    sim_set_fatal_where(sim_run_progress, run); /* out of memory: say how far it got */
     if (o->verify != CLI_VERIFY_NONE || o->dump_dir)
         v.cap = sim_verify_capture_attach(run);
     else
@@ -202,6 +204,7 @@ out:
     free(v.report);
     tui_source_free(src);
     trace_live_free(feed);
+    sim_set_fatal_where(NULL, NULL);
     sim_run_free(run);
     free(user_dir);
     return status;

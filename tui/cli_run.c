@@ -14,6 +14,7 @@
 #include "sim/kernel/kernel.h"
 #include "sim/host/run.h"
 #include "sim/phase2/verify.h"
+#include "sim/util/xalloc.h"
 #include "trace/chrome.h"
 #include "trace/live.h"
 #include "tui/term.h"
@@ -249,6 +250,7 @@ int cli_run(const struct cli_run_opts *o)
     }
     /* phase 2 costs nothing when off: no input snapshots in the op log (ADR-0052 D4's
      * timing-only mode), no capture */
+    sim_set_fatal_where(sim_run_progress, r); /* out of memory: say how far it got */
     bool with_phase2 = o->verify != CLI_VERIFY_NONE || o->dump_dir;
     struct sim_verify_capture *cap = NULL;
     if (with_phase2)
@@ -259,6 +261,7 @@ int cli_run(const struct cli_run_opts *o)
     if (o->chrome && cli_check_output(o->chrome, &d) < 0) {
         print_diag(&d, NULL);
         sim_verify_capture_free(cap);
+        sim_set_fatal_where(NULL, NULL);
         sim_run_free(r);
         return CLI_EXIT_USAGE;
     }
@@ -268,6 +271,7 @@ int cli_run(const struct cli_run_opts *o)
         if (trace_live_new(sim_run_chip(r), &meta.lo, &live, &d) < 0) {
             print_diag(&d, NULL);
             sim_verify_capture_free(cap);
+            sim_set_fatal_where(NULL, NULL);
             sim_run_free(r);
             return CLI_EXIT_USAGE;
         }
@@ -309,6 +313,7 @@ int cli_run(const struct cli_run_opts *o)
     }
     sim_run_summary_fini(&s);
     trace_live_free(live);
+    sim_set_fatal_where(NULL, NULL);
     sim_run_free(r);
     return status;
 }

@@ -7,6 +7,7 @@
 #include "sim/kernel/kernel.h"
 #include "sim/util/xalloc.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,6 +79,14 @@ void sim_run_timing_only(struct sim_run *r)
     struct sim_oplog *log = sim_chip_oplog(r->chip);
     sim_oplog_set_store(log, NULL);
     sim_oplog_set_retain(log, false);
+}
+
+void sim_run_progress(char *buf, size_t size, void *rp)
+{
+    const struct sim_run *r = rp;
+    snprintf(buf, size, "after %zu op records, at %.3f us simulated",
+             sim_oplog_count(sim_chip_oplog(r->chip)),
+             sim_ticks_to_ns(sim_engine_now(sim_chip_engine(r->chip))) / 1000.0);
 }
 
 uint64_t sim_run_advance(struct sim_run *r, enum sim_run_mode mode, uint64_t arg)

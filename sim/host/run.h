@@ -52,6 +52,10 @@ const struct sim_host *sim_run_host(const struct sim_run *r);
  */
 void sim_run_timing_only(struct sim_run *r);
 
+/* "after N op records, at T us simulated": how far r got, for a fatal message
+ * (sim_set_fatal_where). Allocates nothing. */
+void sim_run_progress(char *buf, size_t size, void *r);
+
 /* Drive the engine (see sim_engine_run); returns the events processed. */
 uint64_t sim_run_advance(struct sim_run *r, enum sim_run_mode mode, uint64_t arg);
 

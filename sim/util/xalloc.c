@@ -10,10 +10,18 @@
 /* The only process-wide state in sim/: there is one terminal to restore, whatever the
  * number of simulations. */
 static void (*fatal_hook)(void);
+static void (*fatal_where)(char *buf, size_t size, void *ctx);
+static void *fatal_where_ctx;
 
 void sim_set_fatal_hook(void (*hook)(void))
 {
     fatal_hook = hook;
+}
+
+void sim_set_fatal_where(void (*where)(char *buf, size_t size, void *ctx), void *ctx)
+{
+    fatal_where = where;
+    fatal_where_ctx = where ? ctx : NULL;
 }
 
 void sim_die(const char *fmt, ...)
@@ -22,10 +30,17 @@ void sim_die(const char *fmt, ...)
     fatal_hook = NULL; /* a failure inside the hook must not recurse */
     if (hook)
         hook();
+    char where[160] = "";
+    void (*w)(char *, size_t, void *) = fatal_where;
+    fatal_where = NULL;
+    if (w)
+        w(where, sizeof(where), fatal_where_ctx);
     va_list ap;
     va_start(ap, fmt);
     fputs("npuscope: ", stderr);
     vfprintf(stderr, fmt, ap);
+    if (where[0])
+        fprintf(stderr, " %s", where);
     fputc('\n', stderr);
     va_end(ap);
     exit(70);

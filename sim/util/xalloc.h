@@ -32,7 +32,15 @@ char *sim_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  */
 void sim_set_fatal_hook(void (*hook)(void));
 
-/* Run the fatal hook, print "npuscope: MESSAGE" on stderr and exit with status 70. */
+/*
+ * Register what the fatal message adds about where the program was: where(buf, size, ctx)
+ * writes a short phrase ("after 1234567 op records, at 2.3 ms simulated") that sim_die puts
+ * after its message, so running out of memory says how far a run got. One per process;
+ * NULL removes it. It must not allocate.
+ */
+void sim_set_fatal_where(void (*where)(char *buf, size_t size, void *ctx), void *ctx);
+
+/* Run the fatal hook, print "npuscope: MESSAGE [WHERE]" on stderr and exit with status 70. */
 void sim_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 #endif

@@ -126,6 +126,18 @@ expect_out "failed completions are in the summary" '^  .*/r  E_NO_PE: '
 if grep -q $'\e' "$TMP/err" "$TMP/out"; then fail "no ESC byte reaches the terminal"; else
     ok "no ESC byte reaches the terminal"; fi
 
+# running out of memory is reported as such, with how far the run got (never a crash);
+# phase 2 keeps every op record, so a long run under a memory limit runs out
+if [[ "$NPUSCOPE" == */asan/* ]]; then
+    echo "  (out of memory: skipped under AddressSanitizer, which maps its own shadow memory)"
+else
+    run bash -c "ulimit -v 700000 && exec \"$NPUSCOPE\" run --headless -k llm_decode:layers=32,gen=512 --verify"
+    expect_status "out of memory: exit 70" 70
+    expect_err "out of memory: says so, with the op records reached" \
+        '^npuscope: out of memory .* after [0-9]+ op records, at [0-9.]+ us simulated$'
+    expect_one_line "out of memory: one line"
+fi
+
 # -o, --chrome and the other trace options: test_run_trace.sh
 
 finish
