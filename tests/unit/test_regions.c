@@ -1,0 +1,221 @@
+/* Per-region accounting (trace/regions.h) on models whose answers are worked out by hand:
+ * each kind of split, busy cycles as unions, windows that share an op, launch names. */
+#include "sim/data/value.h"
+#include "trace/model.h"
+#include "trace/regions.h"
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+static uint64_t add(struct trace_model *m, uint32_t t, const char *op, uint64_t s, uint64_t e,
+                    int32_t cmdq, const char *layer)
+{
+    struct trace_event ev = {.start = s,
+                             .end = e,
+                             .track = t,
+                             .op = trace_model_intern(m, op, strlen(op)),
+                             .layer = layer ? trace_model_intern(m, layer, strlen(layer)) : 0,
+                             .cmdq_id = cmdq};
+    return trace_model_add_event(m, &ev);
+}
+
+static void marker(struct trace_model *m, const char *name, uint64_t cycle, const char *kernel,
+                   int cmdq)
+{
+    struct sim_value *d = NULL;
+    if (kernel) {
+        d = sim_value_map();
+        sim_value_map_set_str(d, "kernel", kernel);
+        sim_value_map_set_int(d, "cmdq_id", cmdq);
+    }
+    struct trace_marker k = {cycle, trace_model_intern(m, name, strlen(name)), UINT32_MAX, d};
+    trace_model_add_marker(m, &k);
+}
+
+static const struct trace_op_usage *op_usage(const struct trace_model *m,
+                                             const struct trace_region *r, const char *name)
+{
+    for (size_t i = 0; i < r->nops; i++)
+        if (strcmp(trace_model_str(m, r->ops[i].op), name) == 0)
+            return &r->ops[i];
+    return NULL;
+}
+
+Test(regions, the_run_unions_overlaps_and_counts_ops_and_bytes)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t d0 = trace_model_track(m, "DMA 0", TRACE_ENGINE_DMA, 0);
+    uint32_t d1 = trace_model_track(m, "DMA 1", TRACE_ENGINE_DMA, 1);
+    uint32_t t0 = trace_model_track(m, "TE 0", TRACE_ENGINE_TE, 0);
+    uint64_t e0 = add(m, d0, "load", 0, 100, TRACE_NO_CMDQ, NULL);
+    add(m, d0, "load", 50, 150, TRACE_NO_CMDQ, NULL); /* overlaps on its own track */
+    uint64_t e2 = add(m, d1, "store", 120, 220, TRACE_NO_CMDQ, NULL);
+    add(m, t0, "gemm", 300, 400, TRACE_NO_CMDQ, NULL);
+    trace_model_add_transfer(m, &(struct trace_transfer){e0, 1000, 0});
+    trace_model_add_transfer(m, &(struct trace_transfer){e2, 500, TRACE_XFER_WRITE});
+    trace_model_finish(m);
+
+    struct trace_regions *rs = trace_regions_new(m, TRACE_REGION_RUN);
+    cr_assert_eq(trace_regions_count(rs), 1);
+    const struct trace_region *r = trace_regions_get(rs, 0);
+    cr_assert_str_eq(r->name, "run");
+    cr_assert_eq(r->start, 0);
+    cr_assert_eq(r->end, 400);
+    cr_assert_eq(r->all.ops, 4);
+    cr_assert_eq(r->all.op_cycles, 400);
+    cr_assert_eq(r->all.busy, 320, "0..220 and 300..400");
+    cr_assert_eq(r->engine[TRACE_ENGINE_DMA].busy, 220, "a union over both DMA tracks");
+    cr_assert_eq(r->engine[TRACE_ENGINE_DMA].ops, 3);
+    cr_assert_eq(r->engine[TRACE_ENGINE_DMA].read_bytes, 1000);
+    cr_assert_eq(r->engine[TRACE_ENGINE_DMA].write_bytes, 500);
+    cr_assert_eq(r->engine[TRACE_ENGINE_TE].busy, 100);
+    cr_assert_eq(r->engine[TRACE_ENGINE_VE].ops, 0);
+    cr_assert_eq(r->ntracks, 3);
+    cr_assert_eq(trace_region_track(r, d0)->u.busy, 150);
+    cr_assert_eq(trace_region_track(r, d0)->u.op_cycles, 200);
+    cr_assert_eq(trace_region_track(r, d0)->u.read_bytes, 1000);
+    cr_assert_eq(trace_region_track(r, d1)->u.write_bytes, 500);
+    cr_assert_float_eq(trace_region_util(r, trace_region_track(r, t0)->u.busy), 0.25, 1e-12);
+    cr_assert_eq(op_usage(m, r, "load")->count, 2);
+    cr_assert_eq(op_usage(m, r, "load")->cycles, 200);
+    cr_assert_eq(op_usage(m, r, "gemm")->cycles, 100);
+    cr_assert_eq(trace_regions_of_event(rs, e2), 0);
+    trace_regions_free(rs);
+    trace_model_free(m);
+}
+
+Test(regions, launches_follow_cmdq_ids_and_take_kernel_names_from_markers)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t d0 = trace_model_track(m, "p.pe_dma", TRACE_ENGINE_DMA, 0);
+    uint32_t v0 = trace_model_track(m, "p.pe_math", TRACE_ENGINE_VE, 0);
+    add(m, d0, "dma_read", 100, 200, 3, NULL);
+    add(m, v0, "add", 200, 250, 3, NULL);
+    uint64_t late = add(m, d0, "dma_read", 500, 600, 7, NULL);
+    uint64_t host = add(m, d0, "dma_read", 0, 10, TRACE_NO_CMDQ, NULL);
+    add(m, d0, "dma_read", 700, 800, 9, NULL);
+    marker(m, "vadd.begin", 90, "vadd", 3);
+    marker(m, "vadd.end", 260, "vadd", 3);
+    marker(m, "vadd.begin", 490, "vadd", 7);
+    trace_model_finish(m);
+
+    struct trace_regions *rs = trace_regions_new(m, TRACE_REGION_LAUNCH);
+    cr_assert_eq(trace_regions_count(rs), 3);
+    const struct trace_region *a = trace_regions_get(rs, 0), *b = trace_regions_get(rs, 1);
+    const struct trace_region *c = trace_regions_get(rs, 2);
+    cr_assert_str_eq(a->name, "vadd");
+    cr_assert_eq(a->occurrence, 0);
+    cr_assert_eq(a->cmdq_id, 3);
+    cr_assert_eq(a->start, 90, "its markers widen the span");
+    cr_assert_eq(a->end, 260);
+    cr_assert_eq(a->all.ops, 2);
+    cr_assert_eq(a->all.busy, 150);
+    cr_assert_str_eq(b->name, "vadd");
+    cr_assert_eq(b->occurrence, 1, "the second launch of the same kernel");
+    cr_assert_str_eq(c->name, "cmdq 9", "no marker names it");
+    cr_assert_eq(trace_regions_of_event(rs, late), 1);
+    cr_assert_eq(trace_regions_of_event(rs, host), SIZE_MAX, "no cmdq_id: no launch");
+    cr_assert_eq(trace_regions_at(rs, 150), SIZE_MAX, "launches are not windows");
+    trace_regions_free(rs);
+    trace_model_free(m);
+}
+
+Test(regions, markers_make_windows_that_share_an_op_by_time)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t d0 = trace_model_track(m, "DMA 0", TRACE_ENGINE_DMA, 0);
+    uint64_t cross = add(m, d0, "load", 150, 250, TRACE_NO_CMDQ, NULL);
+    add(m, d0, "load", 20, 40, TRACE_NO_CMDQ, NULL);
+    add(m, d0, "load", 300, 400, TRACE_NO_CMDQ, NULL);
+    marker(m, "a", 100, NULL, 0);
+    marker(m, "a", 110, NULL, 0); /* raised again (another PE): one boundary */
+    marker(m, "b", 200, NULL, 0);
+    trace_model_finish(m);
+
+    struct trace_regions *rs = trace_regions_new(m, TRACE_REGION_MARKER);
+    cr_assert_eq(trace_regions_count(rs), 3);
+    const struct trace_region *s = trace_regions_get(rs, 0), *a = trace_regions_get(rs, 1);
+    const struct trace_region *b = trace_regions_get(rs, 2);
+    cr_assert_str_eq(s->name, TRACE_REGION_START_NAME);
+    cr_assert_eq(s->end, 100);
+    cr_assert_eq(s->all.busy, 20);
+    cr_assert_str_eq(a->name, "a");
+    cr_assert_eq(a->start, 100);
+    cr_assert_eq(a->end, 200);
+    cr_assert_eq(a->all.busy, 50, "the part of the crossing op before b");
+    cr_assert_eq(a->all.ops, 1, "ops belong where they start");
+    cr_assert_eq(a->all.op_cycles, 100);
+    cr_assert_eq(b->start, 200);
+    cr_assert_eq(b->end, 400);
+    cr_assert_eq(b->all.busy, 150);
+    cr_assert_eq(b->all.ops, 1);
+    cr_assert_eq(trace_region_track(b, d0)->u.busy, 150);
+    cr_assert_eq(s->all.busy + a->all.busy + b->all.busy, 220, "windows add up to the run");
+    cr_assert_eq(trace_regions_of_event(rs, cross), 1);
+    cr_assert_eq(trace_regions_at(rs, 0), 0);
+    cr_assert_eq(trace_regions_at(rs, 199), 1);
+    cr_assert_eq(trace_regions_at(rs, 10000), 2);
+    trace_regions_free(rs);
+    trace_model_free(m);
+}
+
+Test(regions, layers_in_order_of_their_first_op)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t t0 = trace_model_track(m, "TE 0", TRACE_ENGINE_TE, 0);
+    add(m, t0, "gemm", 500, 600, 1, "attn_1");
+    add(m, t0, "gemm", 100, 200, 2, "ffn_1");
+    add(m, t0, "gemm", 700, 800, 3, "ffn_1");
+    add(m, t0, "gemm", 900, 950, 4, NULL);
+    trace_model_finish(m);
+    struct trace_regions *rs = trace_regions_new(m, TRACE_REGION_LAYER);
+    cr_assert_eq(trace_regions_count(rs), 2);
+    cr_assert_str_eq(trace_regions_get(rs, 0)->name, "ffn_1");
+    cr_assert_eq(trace_regions_get(rs, 0)->start, 100);
+    cr_assert_eq(trace_regions_get(rs, 0)->end, 800);
+    cr_assert_eq(trace_regions_get(rs, 0)->all.busy, 200);
+    cr_assert_str_eq(trace_regions_get(rs, 1)->name, "attn_1");
+    cr_assert_eq(trace_regions_kind(rs), TRACE_REGION_LAYER);
+    trace_regions_free(rs);
+    trace_model_free(m);
+}
+
+Test(regions, splits_that_find_nothing_are_empty)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t t0 = trace_model_track(m, "TE 0", TRACE_ENGINE_TE, 0);
+    add(m, t0, "gemm", 0, 10, TRACE_NO_CMDQ, NULL);
+    trace_model_finish(m);
+    for (int k = TRACE_REGION_LAUNCH; k < TRACE_REGION_KIND_COUNT; k++) {
+        struct trace_regions *rs = trace_regions_new(m, (enum trace_region_kind)k);
+        cr_assert_eq(trace_regions_count(rs), 0, "%s", trace_region_kind_name(k));
+        cr_assert_eq(trace_regions_of_event(rs, 0), SIZE_MAX);
+        trace_regions_free(rs);
+    }
+    struct trace_model *empty = trace_model_new();
+    trace_model_finish(empty);
+    struct trace_regions *rs = trace_regions_new(empty, TRACE_REGION_RUN);
+    cr_assert_eq(trace_regions_count(rs), 1);
+    cr_assert_eq(trace_region_length(trace_regions_get(rs, 0)), 0);
+    cr_assert_eq(trace_region_util(trace_regions_get(rs, 0), 0), 0);
+    trace_regions_free(rs);
+    trace_regions_free(NULL);
+    trace_model_free(empty);
+    trace_model_free(m);
+}
+
+Test(regions, an_inflight_op_counts_until_now)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t d0 = trace_model_track(m, "DMA 0", TRACE_ENGINE_DMA, 0);
+    struct trace_event ev = {
+        .start = 100, .end = 100, .track = d0, .cmdq_id = 1, .flags = TRACE_EV_INFLIGHT};
+    trace_model_add_event(m, &ev);
+    trace_model_set_now(m, 180);
+    trace_model_finish(m);
+    struct trace_regions *rs = trace_regions_new(m, TRACE_REGION_LAUNCH);
+    cr_assert_eq(trace_regions_get(rs, 0)->all.busy, 80);
+    cr_assert_eq(trace_regions_get(rs, 0)->end, 180);
+    trace_regions_free(rs);
+    trace_model_free(m);
+}
