@@ -9,6 +9,7 @@
 #include "trace/live.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum {
@@ -73,5 +74,20 @@ int cli_validate(const char *file, unsigned long long max_errors);
 int cli_summary(const char *file, bool json);
 int cli_export_chrome(const char *in, const char *out);
 int cli_kernels(void);
+
+struct trace_diffcond;
+
+/* Options of "npuscope diff". Borrowed strings point into argv. */
+struct cli_diff_opts {
+    const char *a, *b;            /* the two traces */
+    bool json;                    /* --json */
+    struct trace_diffcond *conds; /* --fail-if conditions (borrowed array), or NULL */
+    size_t nconds;
+    uint64_t top;       /* --top N: rows per list (0: all) */
+    uint64_t bw_window; /* --bw-window CYCLES, 0 for the default */
+};
+
+/* Compare two traces and print the changes; exit status 1 when a condition holds. */
+int cli_diff(const struct cli_diff_opts *o);
 
 #endif

@@ -6,6 +6,7 @@
 #include "tui/cli.h"
 
 #include "sim/util/escape.h"
+#include "trace/diffcond.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -29,6 +30,7 @@ static const char usage_main[] =
     "  validate FILE.json          check a trace against the format\n"
     "  summary FILE.json [--json]  print summary metrics of a trace\n"
     "  export --chrome IN -o OUT   convert a trace to Chrome Trace Event JSON\n"
+    "  diff A.json B.json          compare two traces (--json, --fail-if COND)\n"
     "  kernels                     list the built-in kernels and their arguments\n"
     "\n"
     "options:\n"
@@ -64,6 +66,35 @@ static const char usage_view[] = "usage: npuscope view [--theme NAME] FILE.json\
                                  "\n"
                                  "      --theme NAME   colour theme\n"
                                  "  -h, --help         show this help\n";
+
+static const char usage_diff[] =
+    "usage: npuscope diff [OPTIONS] A.json B.json\n"
+    "\n"
+    "Compare two traces (npuscope's or another producer's): the config_snapshot keys that\n"
+    "differ; total cycles; per engine kind, component and op name: busy cycles, utilization,\n"
+    "op count and total duration; DRAM bandwidth; then each kernel launch and marker region,\n"
+    "matched by name and order (trace/FORMAT.md, \"Comparing traces\"). Lists are sorted by\n"
+    "absolute change.\n"
+    "\n"
+    "      --json             print the comparison as JSON\n"
+    "      --fail-if COND     exit 1 when COND holds (repeat it, or separate with commas)\n"
+    "      --top N            rows per list (default 10, 0: all)\n"
+    "      --bw-window CYCLES bandwidth window in cycles (default 1024)\n"
+    "  -h, --help             show this help\n"
+    "\n"
+    "COND is METRIC CMP VALUE:\n"
+    "  METRIC  cycles, ops, ops.added, ops.removed, dram.read, dram.write, dram.bytes,\n"
+    "          bw.mean, bw.peak (bytes per cycle), ENGINE.busy, ENGINE.util (0..1),\n"
+    "          ENGINE.ops, with ENGINE one of dma, te, ve, host, other\n"
+    "  CMP     >  >=  <  <=\n"
+    "  VALUE   +5% or 5%   relative change from A to B, in percent\n"
+    "          1.05x       ratio B / A\n"
+    "          +0.05, -10  absolute change B - A, in the metric's unit\n"
+    "          100000      B's value itself\n"
+    "  e.g.    --fail-if 'cycles>+5%' --fail-if 'te.busy<-10%,dma.util>+0.05'\n"
+    "\n"
+    "Exit status: 0 no condition holds, 1 a condition holds, 2 bad usage or an invalid trace\n"
+    "(the message npuscope validate gives for it).\n";
 
 static const char usage_validate[] =
     "usage: npuscope validate [--max-errors N] FILE.json\n"
@@ -158,6 +189,8 @@ enum {
     OPT_BW_WINDOW,
     OPT_MAX_ERRORS,
     OPT_JSON,
+    OPT_FAIL_IF,
+    OPT_TOP,
 };
 
 static int cmd_run(int argc, char **argv)
@@ -317,6 +350,64 @@ static int cmd_export(int argc, char **argv)
     return cli_export_chrome(in, out);
 }
 
+static int cmd_diff(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"json", no_argument, 0, OPT_JSON},     {"fail-if", required_argument, 0, OPT_FAIL_IF},
+        {"top", required_argument, 0, OPT_TOP}, {"bw-window", required_argument, 0, OPT_BW_WINDOW},
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0},
+    };
+    struct cli_diff_opts o = {.top = 10};
+    int c, rc = -1;
+    while (rc < 0 && (c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_JSON: o.json = true; break;
+        case OPT_FAIL_IF: {
+            struct diag d;
+            if (trace_diffcond_parse(optarg, &o.conds, &o.nconds, &d) < 0)
+                rc = usage_error("diff", "--fail-if: %s", d.msg);
+            break;
+        }
+        case OPT_TOP: {
+            unsigned long long v = 0;
+            if (parse_count("diff", "--top", optarg, &v) < 0)
+                rc = CLI_EXIT_USAGE;
+            else
+                o.top = v;
+            break;
+        }
+        case OPT_BW_WINDOW: {
+            unsigned long long v = 0;
+            if (parse_count("diff", "--bw-window", optarg, &v) < 0)
+                rc = CLI_EXIT_USAGE;
+            else if (v == 0)
+                rc = usage_error("diff", "--bw-window must be at least 1 cycle, got '%s'", optarg);
+            else
+                o.bw_window = v;
+            break;
+        }
+        case 'h':
+            fputs(usage_diff, stdout);
+            rc = 0;
+            break;
+        default: rc = getopt_error("diff", c, argv); break;
+        }
+    }
+    if (rc < 0 && argc - optind < 2)
+        rc = usage_error("diff", "%s",
+                         argc - optind ? "missing the second trace (B.json)"
+                                       : "missing the traces to compare (A.json B.json)");
+    if (rc < 0 && argc - optind > 2)
+        rc = usage_error("diff", "unexpected argument '%s'", argv[optind + 2]);
+    if (rc < 0) {
+        o.a = argv[optind];
+        o.b = argv[optind + 1];
+        rc = cli_diff(&o);
+    }
+    free(o.conds);
+    return rc;
+}
+
 static int cmd_kernels(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -341,6 +432,7 @@ static const struct {
 } commands[] = {
     {"run", cmd_run},         {"view", cmd_view},     {"validate", cmd_validate},
     {"summary", cmd_summary}, {"export", cmd_export}, {"kernels", cmd_kernels},
+    {"diff", cmd_diff},
 };
 
 /*
