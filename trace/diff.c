@@ -547,7 +547,8 @@ static void flatten(const struct sim_value *v, char *key, size_t len, struct lea
     bool map = v->type == SIM_V_MAP, list = v->type == SIM_V_LIST;
     size_t n = map ? v->u.map.len : list ? v->u.list.len : 0;
     if (!n) {
-        leaf_add(l, key, v);
+        if (len) /* an empty snapshot has no keys */
+            leaf_add(l, key, v);
         return;
     }
     for (size_t i = 0; i < n && !l->truncated; i++) {

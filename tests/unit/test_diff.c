@@ -440,3 +440,17 @@ Test(diffcond, evaluation_of_each_unit_and_of_zero)
     trace_model_free(a);
     trace_model_free(b);
 }
+
+Test(diff, an_empty_config_snapshot_has_no_keys)
+{
+    struct trace_model *a =
+        load_text("{\"version\":\"1.0\",\"config_snapshot\":{},\"timeline_events\":[]}");
+    struct trace_model *b =
+        load_text("{\"version\":\"1.0\",\"config_snapshot\":{\"k\":{}},\"timeline_events\":[]}");
+    struct trace_diff *d = trace_diff_new(a, b, NULL);
+    cr_assert_eq(d->nconfig, 1);
+    cr_assert_str_eq(d->config[0].key, "k", "an empty map inside is a value");
+    trace_diff_free(d);
+    trace_model_free(a);
+    trace_model_free(b);
+}
