@@ -8,7 +8,9 @@
 
 #include "sim/util/xalloc.h"
 #include "trace/jsonout.h"
+#include "trace/loader.h"
 #include "trace/metrics.h"
+#include "trace/validate.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -658,6 +660,34 @@ static void bandwidth(const struct trace_model *m, uint64_t window, uint64_t cyc
     }
     out->mean = cycles ? (double)(out->read + out->write) / (double)cycles : 0;
     free(s);
+}
+
+/* ---- loading --------------------------------------------------------------------------------- */
+
+int trace_diff_load(const char *path, struct trace_model **out, uint64_t *errors, struct diag *d)
+{
+    *out = NULL;
+    if (errors)
+        *errors = 0;
+    struct trace_report *r = trace_report_new(8);
+    struct trace_model *m = NULL;
+    int rc = trace_load_file(path, r, &m, d);
+    uint64_t ne = trace_report_errors(r);
+    if (rc == 0 && ne) {
+        const struct trace_problem *p = NULL;
+        for (size_t i = 0; i < trace_report_count(r) && !p; i++)
+            if (trace_report_get(r, i)->sev == TRACE_SEV_ERROR)
+                p = trace_report_get(r, i);
+        rc = diag_set(d, SIM_EINVAL, path, 0, 0, p ? p->path : NULL, "%s",
+                      p ? p->msg : "invalid trace");
+        trace_model_free(m);
+        m = NULL;
+        if (errors)
+            *errors = ne;
+    }
+    trace_report_free(r);
+    *out = m;
+    return rc;
 }
 
 /* ---- the comparison ----------------------------------------------------------------------------

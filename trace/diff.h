@@ -11,6 +11,7 @@
 #define TRACE_DIFF_H
 
 #include "sim/data/value.h"
+#include "sim/util/diag.h"
 #include "trace/model.h"
 #include "trace/regions.h"
 
@@ -99,6 +100,14 @@ struct trace_diff {
 
 /* No match (trace_diff_match_event). */
 #define TRACE_DIFF_NONE UINT64_MAX
+
+/*
+ * Load a trace to compare (trace_load_file). A file that is not a trace fails as there; a
+ * trace with errors fails too: d holds its first error as npuscope validate words it (the
+ * file, the JSON path, the problem) and *errors (may be NULL) how many it has. Warnings
+ * do not matter. Returns 0 with *out set to a finished model, or a negative code.
+ */
+int trace_diff_load(const char *path, struct trace_model **out, uint64_t *errors, struct diag *d);
 
 /* Compare a with b (both finished models, borrowed: they must outlive the result). o may
  * be NULL. Free with trace_diff_free. */

@@ -12,8 +12,6 @@
 #include "trace/diff.h"
 #include "trace/diffcond.h"
 #include "trace/jsonout.h"
-#include "trace/loader.h"
-#include "trace/validate.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -33,44 +31,31 @@ enum {
 /* ---- loading ------------------------------------------------------------------------------ */
 
 /*
- * Load path for comparing. A file that is not a trace: the loader's one line. A trace with
- * errors: the line npuscope validate prints for its first error, with a count of the
- * others. Returns the model, or NULL after printing why.
+ * Load path for comparing (trace_diff_load). A file that is not a trace: the loader's one
+ * line. A trace with errors: the line npuscope validate prints for its first error, with
+ * a count of the others. Returns the model, or NULL after printing why.
  */
 static struct trace_model *load(const char *path)
 {
-    struct trace_report *r = trace_report_new(PROBLEMS_KEPT);
     struct trace_model *m = NULL;
+    uint64_t errors = 0;
     struct diag d;
     diag_clear(&d);
+    if (trace_diff_load(path, &m, &errors, &d) == 0)
+        return m;
     char line[SIM_DIAG_FILE_MAX * 2 + SIM_DIAG_PATH_MAX * 2 + SIM_DIAG_MSG_MAX * 2 + 64];
-    if (trace_load_file(path, r, &m, &d) < 0) {
-        fprintf(stderr, "npuscope diff: %s\n", diag_format(&d, line, sizeof(line)));
-        trace_report_free(r);
-        return NULL;
-    }
-    uint64_t errors = trace_report_errors(r);
-    if (errors) {
-        const struct trace_problem *p = NULL;
-        for (size_t i = 0; i < trace_report_count(r) && !p; i++)
-            if (trace_report_get(r, i)->sev == TRACE_SEV_ERROR)
-                p = trace_report_get(r, i);
-        diag_set(&d, SIM_EINVAL, path, 0, 0, p ? p->path : NULL, "%s",
-                 p ? p->msg : "invalid trace");
+    diag_format(&d, line, sizeof(line));
+    if (errors > 1) {
         char *f = sim_escape_dup(path);
-        if (errors > 1)
-            fprintf(stderr,
-                    "npuscope diff: %s (and %" PRIu64 " more error%s: npuscope validate %s "
-                    "lists them)\n",
-                    diag_format(&d, line, sizeof(line)), errors - 1, errors == 2 ? "" : "s", f);
-        else
-            fprintf(stderr, "npuscope diff: %s\n", diag_format(&d, line, sizeof(line)));
+        fprintf(stderr,
+                "npuscope diff: %s (and %" PRIu64 " more error%s: npuscope validate %s lists "
+                "them)\n",
+                line, errors - 1, errors == 2 ? "" : "s", f);
         free(f);
-        trace_model_free(m);
-        m = NULL;
+    } else {
+        fprintf(stderr, "npuscope diff: %s\n", line);
     }
-    trace_report_free(r);
-    return m;
+    return NULL;
 }
 
 /* ---- numbers as text ------------------------------------------------------------------------ */
