@@ -7,6 +7,7 @@
 #include "sim/util/escape.h"
 #include "sim/util/xalloc.h"
 #include "tui/details.h"
+#include "tui/diffview.h"
 #include "tui/gantt.h"
 #include "tui/help.h"
 #include "tui/meminspect.h"
@@ -36,6 +37,7 @@ enum prompt_kind {
     PROMPT_SEARCH, /* / */
     PROMPT_BREAK,  /* a breakpoint */
     PROMPT_UNTIL,  /* a time to run until */
+    PROMPT_DIFF,   /* a second trace to compare with */
 };
 
 struct pane {
@@ -80,7 +82,8 @@ struct tui_app {
     uint64_t theme_rev;
     struct tui_theme_list themes;
     size_t theme_idx;
-    char *user_dir; /* owned, may be NULL */
+    char *user_dir;            /* owned, may be NULL */
+    struct tui_diffview *diff; /* owned: the comparison that takes the body, or NULL */
 };
 
 /* ---- layout ------------------------------------------------------------------------------ */
@@ -195,6 +198,7 @@ void tui_app_free(struct tui_app *a)
         return;
     for (int i = 0; i < P_COUNT; i++)
         a->panes[i].ops->free(a->panes[i].self);
+    tui_diffview_free(a->diff);
     tui_canvas_free(a->canvas);
     tui_theme_list_fini(&a->themes);
     free(a->user_dir);
@@ -268,6 +272,13 @@ static void draw_header(struct tui_app *a)
     snprintf(cursor, sizeof(cursor), "cursor %s",
              tui_fmt_cycles_ns(a1, sizeof(a1), a->view.cursor, ghz));
     const char *name = st->name ? st->name : "";
+    char both[600];
+    if (a->diff) { /* comparing: both files, without their directories */
+        const char *b = tui_diffview_name_b(a->diff);
+        snprintf(both, sizeof(both), "%s vs %s", strrchr(name, '/') ? strrchr(name, '/') + 1 : name,
+                 strrchr(b, '/') ? strrchr(b, '/') + 1 : b);
+        name = both;
+    }
     struct part {
         const char *text;
         enum tui_style st;
@@ -320,9 +331,10 @@ static void draw_footer(struct tui_app *a)
     tui_canvas_fill(c, (struct tui_rect){0, y, c->w, 1}, ' ', TUI_STYLE_FOOTER);
     if (a->prompt) {
         static const char *const label[] = {
-            "search: /", "break on (c GLOB, o NAME, m NAME): ", "run until (cycles, 12us, +N): "};
+            "search: /", "break on (c GLOB, o NAME, m NAME): ", "run until (cycles, 12us, +N): ",
+            "compare with trace: "};
         static const char *const hint[] = {"Enter search  Esc cancel", "Enter add  Esc cancel",
-                                           "Enter run  Esc cancel"};
+                                           "Enter run  Esc cancel", "Enter compare  Esc cancel"};
         int x = tui_canvas_text(c, 0, y, c->w, TUI_STYLE_PROMPT, label[a->pkind], 0);
         x += tui_canvas_textn(c, x, y, c->w - x - 1, TUI_STYLE_PROMPT, a->pbuf, a->plen, 0);
         tui_canvas_put(c, x++, y, tui_glyphs(c->unicode)->eighths[8], TUI_STYLE_PROMPT);
@@ -340,12 +352,18 @@ static void draw_footer(struct tui_app *a)
         {"m", "memory"}, {"f", "fit"},  {"t", "theme"},
     };
     static const char *const live_keys[][2] = {{"space", "pause"}, {"s", "step"}};
+    static const char *const diff_keys[][2] = {
+        {"q", "quit"}, {"?", "help"}, {"D", "close"},  {"a", "align"}, {"+-", "zoom"},
+        {"hl", "pan"}, {"jk", "row"}, {"Enter", "op"}, {"[]", "ops"},  {"Tab", "pane"},
+    };
     int x = 0;
     for (int pass = 0; pass < 2; pass++) { /* a live simulation's keys first */
-        size_t n = !pass ? (a->src->ops->control ? 2 : 0) : sizeof(keys) / sizeof(keys[0]);
+        size_t n = !pass     ? (a->src->ops->control ? 2 : 0)
+                   : a->diff ? sizeof(diff_keys) / sizeof(diff_keys[0])
+                             : sizeof(keys) / sizeof(keys[0]);
         for (size_t i = 0; i < n; i++) {
-            const char *k = !pass ? live_keys[i][0] : keys[i][0];
-            const char *what = !pass ? live_keys[i][1] : keys[i][1];
+            const char *k = !pass ? live_keys[i][0] : a->diff ? diff_keys[i][0] : keys[i][0];
+            const char *what = !pass ? live_keys[i][1] : a->diff ? diff_keys[i][1] : keys[i][1];
             int need = (int)(strlen(k) + strlen(what) + 3);
             if (x + need > c->w)
                 return;
@@ -392,6 +410,8 @@ bool tui_app_needs_render(struct tui_app *a)
 {
     if (a->full || a->header_dirty || a->footer_dirty || a->help_dirty)
         return true;
+    if (a->diff && tui_diffview_dirty(a->diff))
+        return true;
     if (trace_model_generation(a->m) != a->drawn_gen || a->view.rev != a->drawn_rev ||
         a->view.message_rev != a->drawn_msg)
         return true;
@@ -437,7 +457,10 @@ const struct tui_canvas *tui_app_render(struct tui_app *a)
     if (a->full)
         tui_canvas_fill(a->canvas, (struct tui_rect){0, 0, a->canvas->w, a->canvas->h}, ' ',
                         TUI_STYLE_NORMAL);
-    for (int i = 0; i < P_COUNT; i++) {
+    if (a->diff && (a->full || tui_diffview_dirty(a->diff)))
+        tui_diffview_render(a->diff, a->canvas,
+                            (struct tui_rect){0, 1, a->canvas->w, a->canvas->h - 2});
+    for (int i = 0; i < P_COUNT && !a->diff; i++) {
         struct pane *p = &a->panes[i];
         if (!p->shown)
             continue;
@@ -449,7 +472,7 @@ const struct tui_canvas *tui_app_render(struct tui_app *a)
             a->work_pending = true;
         }
     }
-    if (a->full && a->border_x >= 0) {
+    if (a->full && a->border_x >= 0 && !a->diff) {
         const struct tui_rect *r = &a->panes[P_DETAILS].rect;
         for (int y = r->y; y < r->y + r->h; y++)
             tui_canvas_put(a->canvas, a->border_x, y, tui_glyphs(a->canvas->unicode)->vline,
@@ -751,6 +774,66 @@ static enum tui_result bplist_key(struct tui_app *a, int key)
     return TUI_RES_REDRAW;
 }
 
+/* ---- comparing two traces -------------------------------------------------------------- */
+
+void tui_app_diff_take(struct tui_app *a, struct trace_model *b, const char *name)
+{
+    struct tui_source_status st;
+    a->src->ops->status(a->src, &st);
+    tui_diffview_free(a->diff);
+    a->diff = tui_diffview_new_take(a->m, st.name, b, name, a->view.cursor);
+    const struct trace_diff *d = tui_diffview_diff(a->diff);
+    if (d->note)
+        tui_view_message(&a->view, TUI_STYLE_STATUS, "%s", d->note);
+    else
+        tui_view_message(&a->view, TUI_STYLE_STATUS,
+                         "comparing: a aligns, Enter shows an op and its match, D closes");
+    a->full = a->header_dirty = true;
+}
+
+/* D: open the prompt for a second trace, or close the comparison. */
+static enum tui_result diff_toggle(struct tui_app *a)
+{
+    if (a->diff) {
+        tui_diffview_free(a->diff);
+        a->diff = NULL;
+        a->full = a->header_dirty = true;
+        tui_view_message(&a->view, TUI_STYLE_STATUS, "comparison closed");
+        return TUI_RES_REDRAW;
+    }
+    if (a->src->ops->control) {
+        tui_view_message(&a->view, TUI_STYLE_STATUS,
+                         "D compares saved traces: write this one (w), then npuscope view it");
+        return TUI_RES_REDRAW;
+    }
+    a->prompt = true;
+    a->pkind = PROMPT_DIFF;
+    a->plen = 0;
+    a->footer_dirty = true;
+    return TUI_RES_REDRAW;
+}
+
+/* The prompt's file: loaded and compared, or why not in the status line. */
+static void open_diff(struct tui_app *a, const char *path)
+{
+    struct trace_model *b = NULL;
+    uint64_t errors = 0;
+    struct diag d;
+    diag_clear(&d);
+    if (trace_diff_load(path, &b, &errors, &d) < 0) {
+        char line[700];
+        diag_format(&d, line, sizeof(line));
+        if (errors > 1)
+            tui_view_message(&a->view, TUI_STYLE_ERROR,
+                             "%s (and %llu more errors: npuscope validate lists them)", line,
+                             (unsigned long long)(errors - 1));
+        else
+            tui_view_message(&a->view, TUI_STYLE_ERROR, "%s", line);
+        return;
+    }
+    tui_app_diff_take(a, b, path);
+}
+
 static enum tui_result global_action(struct tui_app *a, enum tui_action act)
 {
     switch (act) {
@@ -825,7 +908,42 @@ static enum tui_result global_action(struct tui_app *a, enum tui_action act)
         tui_view_message(&a->view, TUI_STYLE_STATUS,
                          "x: in the live memory pane (m), a tensor's values as hex");
         return TUI_RES_REDRAW;
+    case TUI_ACT_DIFF: return diff_toggle(a);
+    case TUI_ACT_DIFF_ALIGN:
+        tui_view_message(&a->view, TUI_STYLE_STATUS,
+                         "a aligns the two traces of a comparison (D opens one)");
+        return TUI_RES_REDRAW;
     default: return TUI_RES_HANDLED;
+    }
+}
+
+/* Keys while comparing: the comparison's own, then the few global ones. */
+static enum tui_result diff_key(struct tui_app *a, enum tui_action act)
+{
+    enum tui_result r = tui_diffview_action(a->diff, act, &a->view);
+    if (r != TUI_RES_IGNORED) {
+        a->header_dirty = a->footer_dirty = true;
+        return r;
+    }
+    switch (act) {
+    case TUI_ACT_QUIT:
+    case TUI_ACT_HELP:
+    case TUI_ACT_REDRAW:
+    case TUI_ACT_THEME:
+    case TUI_ACT_DIFF: return global_action(a, act);
+    default: {
+        char keys[64];
+        size_t n;
+        const struct tui_action_info *acts = tui_keymap_actions(&n);
+        const char *what = "that";
+        for (size_t i = 0; i < n; i++)
+            if (acts[i].action == act)
+                what = acts[i].help;
+        tui_keymap_keys(act, keys, sizeof(keys));
+        tui_view_message(&a->view, TUI_STYLE_STATUS, "%s (%s): not while comparing (D closes)",
+                         keys, what);
+        return TUI_RES_REDRAW;
+    }
     }
 }
 
@@ -888,6 +1006,8 @@ static void prompt_key(struct tui_app *a, int key)
             add_breakpoint(a, text);
         } else if (a->pkind == PROMPT_UNTIL) {
             run_until(a, text);
+        } else if (a->pkind == PROMPT_DIFF) {
+            open_diff(a, text);
         } else {
             memcpy(a->search, text, a->plen + 1);
             tui_view_select(&a->view, TUI_NO_EVENT);
@@ -955,12 +1075,14 @@ enum tui_result tui_app_key(struct tui_app *a, int key)
                          name);
         return TUI_RES_REDRAW;
     }
+    if (a->diff)
+        return diff_key(a, act);
     return dispatch(a, act);
 }
 
 enum tui_result tui_app_mouse(struct tui_app *a, int x, int y, int button)
 {
-    if (a->too_small || a->prompt)
+    if (a->too_small || a->prompt || (a->diff && !a->help))
         return TUI_RES_HANDLED;
     if (a->help) {
         a->help = false;

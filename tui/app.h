@@ -41,6 +41,14 @@ struct tui_app *tui_app_new(struct tui_source *src, int w, int h, bool unicode, 
                             const char *user_dir, int *theme_err, struct diag *d);
 void tui_app_free(struct tui_app *a);
 
+/*
+ * Compare the source's trace with b (taken; a saved trace's model) named name: the
+ * comparison view (tui/diffview.h) takes the body until D closes it. A comparison already
+ * open is replaced.
+ */
+struct trace_model;
+void tui_app_diff_take(struct tui_app *a, struct trace_model *b, const char *name);
+
 /* The terminal changed size. */
 void tui_app_resize(struct tui_app *a, int w, int h);
 

@@ -69,7 +69,8 @@ struct sim_run;
  * when set, else the clock). Returns 0. */
 int cli_run_trace_opts(const struct cli_run_opts *o, const struct sim_run *r,
                        struct cli_trace_meta *m);
-int cli_view(const char *file, const char *theme);
+/* Open file in the TUI; with diff (not NULL), compared with that second trace. */
+int cli_view(const char *file, const char *theme, const char *diff);
 int cli_validate(const char *file, unsigned long long max_errors);
 int cli_summary(const char *file, bool json);
 int cli_export_chrome(const char *in, const char *out);
@@ -89,5 +90,11 @@ struct cli_diff_opts {
 
 /* Compare two traces and print the changes; exit status 1 when a condition holds. */
 int cli_diff(const struct cli_diff_opts *o);
+
+/* Load a trace to compare (trace_diff_load), or say in one line on stderr, as
+ * "npuscope CMD: ...", why it cannot be: the loader's message, or validate's for its first
+ * error. Returns the model (the caller frees it) or NULL. */
+struct trace_model;
+struct trace_model *cli_diff_load(const char *cmd, const char *path);
 
 #endif

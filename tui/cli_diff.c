@@ -30,12 +30,7 @@ enum {
 
 /* ---- loading ------------------------------------------------------------------------------ */
 
-/*
- * Load path for comparing (trace_diff_load). A file that is not a trace: the loader's one
- * line. A trace with errors: the line npuscope validate prints for its first error, with
- * a count of the others. Returns the model, or NULL after printing why.
- */
-static struct trace_model *load(const char *path)
+struct trace_model *cli_diff_load(const char *cmd, const char *path)
 {
     struct trace_model *m = NULL;
     uint64_t errors = 0;
@@ -48,12 +43,12 @@ static struct trace_model *load(const char *path)
     if (errors > 1) {
         char *f = sim_escape_dup(path);
         fprintf(stderr,
-                "npuscope diff: %s (and %" PRIu64 " more error%s: npuscope validate %s lists "
+                "npuscope %s: %s (and %" PRIu64 " more error%s: npuscope validate %s lists "
                 "them)\n",
-                line, errors - 1, errors == 2 ? "" : "s", f);
+                cmd, line, errors - 1, errors == 2 ? "" : "s", f);
         free(f);
     } else {
-        fprintf(stderr, "npuscope diff: %s\n", line);
+        fprintf(stderr, "npuscope %s: %s\n", cmd, line);
     }
     return NULL;
 }
@@ -531,10 +526,10 @@ static void cond_line(const struct trace_diffcond *c, const struct trace_diffcon
 
 int cli_diff(const struct cli_diff_opts *o)
 {
-    struct trace_model *a = load(o->a);
+    struct trace_model *a = cli_diff_load("diff", o->a);
     if (!a)
         return CLI_EXIT_USAGE;
-    struct trace_model *b = load(o->b);
+    struct trace_model *b = cli_diff_load("diff", o->b);
     if (!b) {
         trace_model_free(a);
         return CLI_EXIT_USAGE;

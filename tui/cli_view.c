@@ -1,5 +1,6 @@
 /*
- * npuscope view FILE.json: load a saved trace and open it in the TUI (POST-MORTEM).
+ * npuscope view FILE.json [--diff B.json]: load a saved trace and open it in the TUI
+ * (POST-MORTEM), with --diff compared with a second one (tui/diffview.h).
  * Everything that can go wrong before the screen is taken over (an unknown theme, a file
  * that is not a trace, a terminal that cannot run a full-screen UI) is one line on stderr
  * and exit status 2; after it, the terminal is restored on every way out.
@@ -46,7 +47,7 @@ static int unknown_theme(const char *theme, const char *user_dir)
     return CLI_EXIT_USAGE;
 }
 
-int cli_view(const char *file, const char *theme)
+int cli_view(const char *file, const char *theme, const char *diff)
 {
     setlocale(LC_ALL, "");
     bool unicode = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
@@ -80,13 +81,19 @@ int cli_view(const char *file, const char *theme)
         status = fail(&d);
         goto out;
     }
+    struct trace_model *second = NULL;
+    if (diff && !(second = cli_diff_load("view", diff)))
+        goto out;
     if (tui_term_open(&term, &d) < 0) {
+        trace_model_free(second);
         status = fail(&d);
         goto out;
     }
     int w, h;
     tui_term_size(term, &w, &h);
     struct tui_app *app = tui_app_new(src, w, h, unicode, theme, user_dir, NULL, &d);
+    if (second)
+        tui_app_diff_take(app, second, diff);
     status = tui_app_run(app, term);
     tui_term_close(term);
     tui_app_free(app);

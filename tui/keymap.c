@@ -72,6 +72,8 @@ static const struct {
     {'B', TUI_ACT_BREAK_ADD},
     {'X', TUI_ACT_BREAK_LIST},
     {'w', TUI_ACT_WRITE},
+    {'D', TUI_ACT_DIFF},
+    {'a', TUI_ACT_DIFF_ALIGN},
 };
 
 static const struct tui_action_info actions[] = {
@@ -108,6 +110,8 @@ static const struct tui_action_info actions[] = {
     {TUI_ACT_HELP, "Panes", "this help", false},
     {TUI_ACT_REDRAW, "Panes", "redraw the screen", false},
     {TUI_ACT_QUIT, "Panes", "quit", false},
+    {TUI_ACT_DIFF, "Compare", "compare with a second trace, or close the comparison", false},
+    {TUI_ACT_DIFF_ALIGN, "Compare", "comparing: one time axis, or matched launches aligned", false},
     {TUI_ACT_PAUSE, "Simulation", "pause or resume", true},
     {TUI_ACT_STEP, "Simulation", "step one event", true},
     {TUI_ACT_STEP_OP, "Simulation", "step to the next op record", true},

@@ -73,6 +73,9 @@ enum tui_action {
     TUI_ACT_HELP,
     TUI_ACT_REDRAW,
     TUI_ACT_QUIT,
+    /* comparing two traces */
+    TUI_ACT_DIFF,
+    TUI_ACT_DIFF_ALIGN,
     /* a live simulation */
     TUI_ACT_PAUSE,
     TUI_ACT_STEP,

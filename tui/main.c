@@ -60,12 +60,15 @@ static const char usage_run[] =
     "      --bw-window CYCLES     bandwidth sampling window in cycles\n"
     "  -h, --help                 show this help\n";
 
-static const char usage_view[] = "usage: npuscope view [--theme NAME] FILE.json\n"
-                                 "\n"
-                                 "Open a saved trace in the TUI (post-mortem).\n"
-                                 "\n"
-                                 "      --theme NAME   colour theme\n"
-                                 "  -h, --help         show this help\n";
+static const char usage_view[] =
+    "usage: npuscope view [--theme NAME] [--diff B.json] FILE.json\n"
+    "\n"
+    "Open a saved trace in the TUI (post-mortem).\n"
+    "\n"
+    "      --theme NAME    colour theme\n"
+    "      --diff B.json   compare with a second trace: the two Gantts one above the other,\n"
+    "                      the summary with the changes (D in the viewer picks one too)\n"
+    "  -h, --help          show this help\n";
 
 static const char usage_diff[] =
     "usage: npuscope diff [OPTIONS] A.json B.json\n"
@@ -189,6 +192,7 @@ enum {
     OPT_BW_WINDOW,
     OPT_MAX_ERRORS,
     OPT_JSON,
+    OPT_DIFF,
     OPT_FAIL_IF,
     OPT_TOP,
 };
@@ -255,14 +259,16 @@ static int cmd_view(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"theme", required_argument, 0, OPT_THEME},
+        {"diff", required_argument, 0, OPT_DIFF},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
-    const char *theme = NULL;
+    const char *theme = NULL, *diff = NULL;
     int c;
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_THEME: theme = optarg; break;
+        case OPT_DIFF: diff = optarg; break;
         case 'h': fputs(usage_view, stdout); return 0;
         default: return getopt_error("view", c, argv);
         }
@@ -271,7 +277,7 @@ static int cmd_view(int argc, char **argv)
         return usage_error("view", "%s", "missing the trace file to open");
     if (optind + 1 < argc)
         return usage_error("view", "unexpected argument '%s'", argv[optind + 1]);
-    return cli_view(argv[optind], theme);
+    return cli_view(argv[optind], theme, diff);
 }
 
 static int cmd_validate(int argc, char **argv)

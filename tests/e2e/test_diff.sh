@@ -2,8 +2,10 @@
 # npuscope diff: two real runs of one kernel on chips that differ only in DMA bandwidth
 # (the change must be DMA busy time, with its sign and size), identical traces, --fail-if
 # exit codes, bad conditions and invalid traces (one line, exit 2), hand-written traces
-# with added and removed ops, traces with nothing in common, hostile text escaped.
+# with added and removed ops, traces with nothing in common, hostile text escaped; then the
+# side-by-side view in a real terminal (tmux): view A --diff B, its keys, and D in the viewer.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/tmux.sh"
 
 CFG=$TESTS_DIR/data/chips
 DATA=$TESTS_DIR/data/traces
@@ -154,5 +156,56 @@ expect_status "a hostile trace is compared" 0
 if grep -q "$ESC" <<<"$OUT"; then fail "names from the trace are escaped" "$OUT"; else
     ok "names from the trace are escaped"; fi
 expect_out "an escaped op name" 'ok\\rEVIL\\e\[31mred'
+
+echo "-- the side-by-side view: npuscope view A --diff B at 120x40"
+UTF8=(LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color)
+tmux_start 120 40 "${UTF8[@]}" -- view "$A" --diff "$B"
+expect_screen "header: both files" '^ POST-MORTEM +a\.json vs b\.json '
+expect_screen "one time axis" '^ Compare  one time axis '
+expect_screen "A's Gantt, then B's" '^ A  .*a\.json  85826 cyc'
+expect_screen "B's with its change" '^ B  .*b\.json  98114 cyc \(\+14\.3%\) .*Δbusy$'
+expect_screen "rows matched by component, the DMA up 90% in B" \
+    '^ sip0\.cube0\.pe0\.pe_dma .* \+90%$'
+expect_screen "the math engine unchanged" '^ sip0\.cube0\.pe0\.pe_math .* =$'
+expect_screen "the summary with its delta column" \
+    '^ DMA busy +13664 +25952 +\+12288 \(\+89\.9%\)'
+expect_screen "the details pane" 'Details  A \| B'
+tmux_keys ']'
+expect_screen "] selects the next op of the row: both sides" 'op +dma_read +dma_read'
+expect_screen "its change" 'change +cycles \+256 \(\+89\.8%\)'
+expect_screen "the op's params on both sides" 'nbytes +16384 +16384'
+tmux_keys a
+expect_screen "a aligns the matched launches" '^ Compare  aligned at each matched launch '
+expect_screen "B's shift at the cursor" 'shifted \+0 cyc at the cursor'
+tmux_keys a
+expect_screen "a again: one time axis" '^ Compare  one time axis '
+tmux_keys /
+expect_screen "search is not for the comparison" 'not while comparing \(D closes\)'
+tmux_keys D
+expect_screen "D closes the comparison" 'comparison closed'
+expect_screen "the usual Gantt again" '^ Gantt '
+tmux_keys D
+expect_screen "D opens a prompt" 'compare with trace: '
+tmux_keys "$DATA/negative_cycle.json" Enter
+expect_screen "an invalid trace: validate's message" \
+    'negative_cycle\.json: timeline_events\[0\]\.start_cycle: -5 is negative'
+tmux_keys D
+tmux_keys "$B" Enter
+expect_screen "a valid one: compared" '^ Compare  one time axis '
+tmux_keys q
+expect_exit "q exits 0 and restores the terminal" 0
+
+echo "-- the side-by-side view at 80x24, and a trace it cannot compare"
+tmux_start 80 24 "${UTF8[@]}" -- view "$DATA/diff_base.json" --diff "$DATA/diff_ops.json"
+expect_screen "80x24: the comparison" '^ Compare '
+expect_screen "a component only in B" '^ VE 1 +\(only in B\)'
+tmux_keys Tab
+expect_screen "Tab: the summary" '^ Summary  A -> B'
+tmux_keys q
+expect_exit "q exits 0" 0
+tmux_start 200 24 "${UTF8[@]}" -- view "$A" --diff "$DATA/negative_cycle.json"
+expect_screen "--diff with an invalid trace: one line" \
+    '^npuscope view: .*negative_cycle\.json: timeline_events\[0\]\.start_cycle: -5 is negative$'
+expect_exit "exit 2" 2
 
 finish
