@@ -10,7 +10,7 @@
 #include "trace/jsonout.h"
 #include "trace/loader.h"
 #include "trace/metrics.h"
-#include "trace/validate.h"
+#include "trace/report.h"
 
 #include <math.h>
 #include <stdio.h>

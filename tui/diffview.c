@@ -5,7 +5,6 @@
  */
 #include "tui/diffview.h"
 
-#include "sim/util/escape.h"
 #include "sim/data/value.h"
 #include "sim/util/xalloc.h"
 
