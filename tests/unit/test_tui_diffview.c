@@ -9,7 +9,7 @@
 #include "trace/loader.h"
 #include "tui/app.h"
 
-TestSuite(tui_diff, .init = tui_test_locale);
+TestSuite(tui_diffview, .init = tui_test_locale);
 
 #define DATA "tests/data/traces/"
 
@@ -64,7 +64,7 @@ static char *line_with(const char *d, const char *text)
     return buf;
 }
 
-Test(tui_diff, two_gantts_rows_by_component_and_a_delta_column)
+Test(tui_diffview, two_gantts_rows_by_component_and_a_delta_column)
 {
     struct fixture f;
     setup(&f, 120, 30);
@@ -84,7 +84,7 @@ Test(tui_diff, two_gantts_rows_by_component_and_a_delta_column)
     cr_assert(strstr(d, " cycles      1700        1760        +60 (+3.5%)"), "%s", d);
     cr_assert(strstr(d, " ops +/-     1 removed   1 added"), "%s", d);
     cr_assert(strstr(d, "comparing: a aligns, Enter shows an op and its match, D closes"), "%s", d);
-    tui_test_golden("diff_120x30", d);
+    tui_test_golden("diffview_120x30", d);
     free(d);
     keys(&f, "\x1b"); /* Esc: the message goes, the footer lists the keys of the comparison */
     d = frame(&f);
@@ -100,7 +100,7 @@ Test(tui_diff, two_gantts_rows_by_component_and_a_delta_column)
     teardown(&f);
 }
 
-Test(tui_diff, an_op_and_its_match_in_the_details)
+Test(tui_diffview, an_op_and_its_match_in_the_details)
 {
     struct fixture f;
     setup(&f, 120, 30);
@@ -128,7 +128,7 @@ Test(tui_diff, an_op_and_its_match_in_the_details)
     teardown(&f);
 }
 
-Test(tui_diff, align_toggles_and_other_keys_are_refused)
+Test(tui_diffview, align_toggles_and_other_keys_are_refused)
 {
     struct fixture f;
     setup(&f, 120, 30);
@@ -150,7 +150,7 @@ Test(tui_diff, align_toggles_and_other_keys_are_refused)
     teardown(&f);
 }
 
-Test(tui_diff, D_closes_and_opens_with_the_prompt)
+Test(tui_diffview, D_closes_and_opens_with_the_prompt)
 {
     struct fixture f;
     setup(&f, 100, 30);
@@ -177,7 +177,7 @@ Test(tui_diff, D_closes_and_opens_with_the_prompt)
     teardown(&f);
 }
 
-Test(tui_diff, small_windows_and_ascii)
+Test(tui_diffview, small_windows_and_ascii)
 {
     struct tui_source *src =
         tui_source_model_take(load(DATA "diff_base.json"), "traces/diff_base.json");
