@@ -451,6 +451,8 @@ static void match_ops(const struct ctx *c, enum trace_region_kind kind,
                       bool keep)
 {
     struct trace_diff *d = c->d;
+    if (!keep && !n)
+        return; /* no regions of this kind on either side: nothing to count */
     struct okey *v[2];
     size_t nv[2];
     for (int s = 0; s < 2; s++) {

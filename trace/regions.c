@@ -25,32 +25,6 @@ struct trace_regions {
     uint64_t nevents;
 };
 
-/* A span of time keyed by what it is accounted to: region << 32 | sub (a track, an
- * engine kind, or 0 for every engine). */
-struct kspan {
-    uint64_t key, s, e;
-};
-
-/* One contribution to a track's usage in a region, combined after sorting. */
-struct tacc {
-    uint32_t region, track;
-    struct trace_usage u;
-};
-
-/* One op's contribution to its op name in a region. */
-struct oacc {
-    uint32_t region, op;
-    uint64_t cycles;
-};
-
-/* The contributions to tracks, collected before they are combined. */
-struct taccs {
-    struct tacc *v; /* owned */
-    size_t n, cap;
-};
-
-enum level { LEVEL_TRACK, LEVEL_ENGINE, LEVEL_ALL };
-
 /* End of an event: in-flight events run until now. */
 static uint64_t ev_end(const struct trace_model *m, const struct trace_event *ev)
 {
@@ -75,15 +49,6 @@ static struct trace_region *region_add(struct trace_regions *rs, const char *nam
                                .start = start,
                                .end = end > start ? end : start};
     return r;
-}
-
-static void taccs_push(struct taccs *a, uint32_t region, uint32_t track, struct trace_usage u)
-{
-    if (a->n == a->cap) {
-        a->cap = a->cap ? a->cap * 2 : 256;
-        a->v = sim_xreallocarray(a->v, a->cap, sizeof(*a->v));
-    }
-    a->v[a->n++] = (struct tacc){region, track, u};
 }
 
 static int cmp_i32(const void *a, const void *b)
@@ -337,78 +302,143 @@ static void number_occurrences(struct trace_regions *rs)
     free(idx);
 }
 
-/* ---- busy cycles ----------------------------------------------------------------------- */
+/* ---- accounting ------------------------------------------------------------------------ */
 
-static int cmp_kspan(const void *a, const void *b)
-{
-    const struct kspan *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return x->s < y->s ? -1 : x->s > y->s;
-}
+/* A merged busy interval of one track (or of the intervals of one engine kind), keyed by
+ * the engine kind it counts for. */
+struct span {
+    uint64_t s, e;
+    uint32_t key;
+};
+
+/* A window split's busy cycles of a track in a region. */
+struct wbusy {
+    uint32_t region, track;
+    uint64_t busy;
+};
+
+/* The scratch of one region's pass: usage per track and per op name, with the lists of
+ * those touched, so that a region costs what it holds, not the model's size. */
+struct scratch {
+    struct trace_usage *track; /* owned: per track */
+    uint32_t *tracks;          /* owned: the tracks touched */
+    bool *listed;              /* owned: per track, whether it is in tracks */
+    size_t ntracks;
+    uint64_t *op_count, *op_cycles; /* owned: per op name (string id) */
+    uint32_t *ops;                  /* owned: the op names touched */
+    size_t nops;
+    struct span *sp; /* owned: the region's merged track intervals (membership splits) */
+    size_t nsp, capsp;
+};
 
 static bool windows(const struct trace_regions *rs)
 {
     return rs->kind == TRACE_REGION_RUN || rs->kind == TRACE_REGION_MARKER;
 }
 
-static void credit(struct trace_regions *rs, struct taccs *acc, enum level lv, uint32_t region,
-                   uint32_t sub, uint64_t busy)
+static int cmp_span(const void *a, const void *b)
 {
-    struct trace_region *r = &rs->v[region];
-    if (lv == LEVEL_ALL)
-        r->all.busy += busy;
-    else if (lv == LEVEL_ENGINE)
-        r->engine[sub].busy += busy;
-    else
-        taccs_push(acc, region, sub, (struct trace_usage){.busy = busy});
+    const struct span *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->s < y->s ? -1 : x->s > y->s;
 }
 
-/* A merged busy interval [s, e) of key: to its region (membership splits), or spread over
- * the windows it overlaps (window splits). */
-static void credit_interval(struct trace_regions *rs, struct taccs *acc, enum level lv,
-                            uint64_t key, uint64_t s, uint64_t e)
+static void span_push(struct span **v, size_t *n, size_t *cap, struct span sp)
 {
-    uint32_t sub = (uint32_t)key;
-    if (!windows(rs)) {
-        credit(rs, acc, lv, (uint32_t)(key >> 32), sub, e - s);
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 64;
+        *v = sim_xreallocarray(*v, *cap, sizeof(**v));
+    }
+    (*v)[(*n)++] = sp;
+}
+
+/* Sort spans by (key, start) and call credit with each merged interval of a key. */
+static void unite(struct span *v, size_t n,
+                  void (*credit)(struct trace_regions *rs, size_t region, uint32_t key, uint64_t s,
+                                 uint64_t e),
+                  struct trace_regions *rs, size_t region)
+{
+    if (!n)
         return;
-    }
-    for (size_t k = trace_regions_at(rs, s); k < rs->n && rs->v[k].start < e; k++) {
-        uint64_t a = s > rs->v[k].start ? s : rs->v[k].start;
-        uint64_t b = e < rs->v[k].end ? e : rs->v[k].end;
-        if (b > a)
-            credit(rs, acc, lv, (uint32_t)k, sub, b - a);
-    }
-}
-
-/* Busy cycles at one level: the union of the spans of each key. */
-static void busy_pass(struct trace_regions *rs, struct taccs *acc, enum level lv, struct kspan *v)
-{
-    const struct trace_model *m = rs->m;
-    size_t n = 0;
-    for (uint64_t i = 0; i < rs->nevents; i++) {
-        const struct trace_event *ev = trace_model_event(m, i);
-        uint64_t e = ev_end(m, ev);
-        if (rs->of[i] == NO_REGION || e <= ev->start)
-            continue;
-        uint64_t sub = lv == LEVEL_TRACK    ? ev->track
-                       : lv == LEVEL_ENGINE ? (uint64_t)trace_model_track_get(m, ev->track)->engine
-                                            : 0;
-        uint64_t region = windows(rs) ? 0 : rs->of[i];
-        v[n++] = (struct kspan){region << 32 | sub, ev->start, e};
-    }
-    qsort(v, n, sizeof(*v), cmp_kspan);
+    qsort(v, n, sizeof(*v), cmp_span);
     for (size_t i = 0; i < n;) {
-        uint64_t key = v[i].key, s = v[i].s, e = v[i].e;
+        uint32_t key = v[i].key;
+        uint64_t s = v[i].s, e = v[i].e;
         for (i++; i < n && v[i].key == key && v[i].s <= e; i++)
             if (v[i].e > e)
                 e = v[i].e;
-        credit_interval(rs, acc, lv, key, s, e);
+        credit(rs, region, key, s, e);
     }
 }
 
-/* ---- counts, durations, bytes ------------------------------------------------------------ */
+/* Busy cycles [s, e) of an engine kind (key) or of every engine (key ALL): to the region
+ * (membership splits) or to each window they overlap. */
+#define KEY_ALL UINT32_MAX
+
+static void credit_engine(struct trace_regions *rs, size_t region, uint32_t key, uint64_t s,
+                          uint64_t e)
+{
+    if (!windows(rs)) {
+        struct trace_region *r = &rs->v[region];
+        *(key == KEY_ALL ? &r->all.busy : &r->engine[key].busy) += e - s;
+        return;
+    }
+    for (size_t k = trace_regions_at(rs, s); k < rs->n && rs->v[k].start < e; k++) {
+        struct trace_region *r = &rs->v[k];
+        uint64_t a = s > r->start ? s : r->start, b = e < r->end ? e : r->end;
+        if (b > a)
+            *(key == KEY_ALL ? &r->all.busy : &r->engine[key].busy) += b - a;
+    }
+}
+
+/*
+ * Window splits: the busy cycles of each track in each window (from the track's events in
+ * start order, merged), into *out in track order; those of each engine kind and of all
+ * engines go straight into the regions.
+ */
+static struct wbusy *window_busy(struct trace_regions *rs, size_t *nout)
+{
+    const struct trace_model *m = rs->m;
+    struct wbusy *wb = NULL;
+    size_t nwb = 0, capwb = 0, nsp = 0, capsp = 0;
+    struct span *sp = NULL;
+    for (uint32_t t = 0; t < trace_model_track_count(m); t++) {
+        const uint64_t *idx;
+        size_t n = trace_model_track_events(m, t, &idx);
+        uint32_t eng = (uint32_t)trace_model_track_get(m, t)->engine;
+        for (size_t k = 0; k < n;) {
+            const struct trace_event *ev = trace_model_event(m, idx[k]);
+            uint64_t s = ev->start, e = ev_end(m, ev);
+            for (k++; k < n && trace_model_event(m, idx[k])->start <= e; k++) {
+                uint64_t ek = ev_end(m, trace_model_event(m, idx[k]));
+                if (ek > e)
+                    e = ek;
+            }
+            if (e <= s)
+                continue;
+            span_push(&sp, &nsp, &capsp, (struct span){s, e, eng});
+            for (size_t w = trace_regions_at(rs, s); w < rs->n && rs->v[w].start < e; w++) {
+                uint64_t a = s > rs->v[w].start ? s : rs->v[w].start;
+                uint64_t b = e < rs->v[w].end ? e : rs->v[w].end;
+                if (b <= a)
+                    continue;
+                if (nwb == capwb) {
+                    capwb = capwb ? capwb * 2 : 256;
+                    wb = sim_xreallocarray(wb, capwb, sizeof(*wb));
+                }
+                wb[nwb++] = (struct wbusy){(uint32_t)w, t, b - a};
+            }
+        }
+    }
+    unite(sp, nsp, credit_engine, rs, 0);
+    for (size_t i = 0; i < nsp; i++)
+        sp[i].key = KEY_ALL;
+    unite(sp, nsp, credit_engine, rs, 0);
+    free(sp);
+    *nout = nwb;
+    return wb;
+}
 
 static void usage_add(struct trace_usage *to, const struct trace_usage *u)
 {
@@ -419,92 +449,166 @@ static void usage_add(struct trace_usage *to, const struct trace_usage *u)
     to->write_bytes += u->write_bytes;
 }
 
-static int cmp_tacc(const void *a, const void *b)
+static void touch_track(struct scratch *sc, uint32_t t)
 {
-    const struct tacc *x = a, *y = b;
-    if (x->region != y->region)
-        return x->region < y->region ? -1 : 1;
-    return x->track < y->track ? -1 : x->track > y->track;
+    if (!sc->listed[t]) {
+        sc->listed[t] = true;
+        sc->tracks[sc->ntracks++] = t;
+    }
 }
 
-static int cmp_oacc(const void *a, const void *b)
+/* A merged busy interval of track t in region r (membership splits). */
+static void close_interval(struct scratch *sc, const struct trace_model *m, uint32_t t, uint64_t s,
+                           uint64_t e)
 {
-    const struct oacc *x = a, *y = b;
-    if (x->region != y->region)
-        return x->region < y->region ? -1 : 1;
-    return x->op < y->op ? -1 : x->op > y->op;
+    touch_track(sc, t);
+    sc->track[t].busy += e - s;
+    span_push(&sc->sp, &sc->nsp, &sc->capsp,
+              (struct span){s, e, (uint32_t)trace_model_track_get(m, t)->engine});
 }
 
-static void count_ops(struct trace_regions *rs, struct taccs *acc)
+/* The region's tracks and op names, from the scratch, sorted; the scratch reset. */
+static void emit_region(struct trace_region *r, struct scratch *sc)
+{
+    qsort(sc->tracks, sc->ntracks, sizeof(*sc->tracks), cmp_u32);
+    r->tracks = sim_xreallocarray(NULL, sc->ntracks ? sc->ntracks : 1, sizeof(*r->tracks));
+    for (size_t i = 0; i < sc->ntracks; i++) {
+        uint32_t t = sc->tracks[i];
+        r->tracks[r->ntracks++] = (struct trace_track_usage){t, sc->track[t]};
+        sc->track[t] = (struct trace_usage){0};
+        sc->listed[t] = false;
+    }
+    sc->ntracks = 0;
+    qsort(sc->ops, sc->nops, sizeof(*sc->ops), cmp_u32);
+    r->ops = sim_xreallocarray(NULL, sc->nops ? sc->nops : 1, sizeof(*r->ops));
+    for (size_t i = 0; i < sc->nops; i++) {
+        uint32_t op = sc->ops[i];
+        r->ops[r->nops++] = (struct trace_op_usage){op, sc->op_count[op], sc->op_cycles[op]};
+        sc->op_count[op] = sc->op_cycles[op] = 0;
+    }
+    sc->nops = 0;
+}
+
+/*
+ * Count, sum and unite. The events are bucketed by region, in track order and start order
+ * within a track (the model's per-track order), so each region is one pass over its own
+ * events with no sorting but of its merged intervals.
+ */
+static void account(struct trace_regions *rs)
 {
     const struct trace_model *m = rs->m;
-    struct oacc *ov = sim_xreallocarray(NULL, rs->nevents ? rs->nevents : 1, sizeof(*ov));
-    size_t no = 0;
+    size_t nr = rs->n, nt = trace_model_track_count(m);
+    size_t *off = sim_xcalloc(nr + 1, sizeof(*off));
+    uint32_t max_op = 0;
     for (uint64_t i = 0; i < rs->nevents; i++) {
-        uint32_t r = rs->of[i];
-        if (r == NO_REGION)
-            continue;
-        const struct trace_event *ev = trace_model_event(m, i);
-        uint64_t dur = ev_end(m, ev) - ev->start;
-        struct trace_usage u = {.ops = 1, .op_cycles = dur};
-        enum trace_engine eng = trace_model_track_get(m, ev->track)->engine;
-        usage_add(&rs->v[r].all, &u);
-        usage_add(&rs->v[r].engine[eng], &u);
-        taccs_push(acc, r, ev->track, u);
-        ov[no++] = (struct oacc){r, ev->op, dur};
+        if (rs->of[i] != NO_REGION)
+            off[rs->of[i] + 1]++;
+        uint32_t op = trace_model_event(m, i)->op;
+        max_op = op > max_op ? op : max_op;
     }
+    for (size_t r = 0; r < nr; r++)
+        off[r + 1] += off[r];
+    uint64_t *ev = sim_xreallocarray(NULL, off[nr] ? off[nr] : 1, sizeof(*ev));
+    size_t *pos = sim_xreallocarray(NULL, nr, sizeof(*pos));
+    memcpy(pos, off, nr * sizeof(*pos));
+    for (uint32_t t = 0; t < nt; t++) {
+        const uint64_t *idx;
+        size_t n = trace_model_track_events(m, t, &idx);
+        for (size_t k = 0; k < n; k++)
+            if (rs->of[idx[k]] != NO_REGION)
+                ev[pos[rs->of[idx[k]]]++] = idx[k];
+    }
+    /* each event's DRAM bytes */
+    uint64_t *rd = NULL, *wr = NULL;
     size_t nx = trace_model_transfer_count(m);
-    for (size_t k = 0; k < nx; k++) {
-        const struct trace_transfer *x = trace_model_transfer(m, k);
-        if (x->event >= rs->nevents || rs->of[x->event] == NO_REGION)
-            continue;
-        uint32_t r = rs->of[x->event];
-        const struct trace_event *ev = trace_model_event(m, x->event);
-        struct trace_usage u = {0};
-        *(x->flags & TRACE_XFER_WRITE ? &u.write_bytes : &u.read_bytes) = x->bytes;
-        usage_add(&rs->v[r].all, &u);
-        usage_add(&rs->v[r].engine[trace_model_track_get(m, ev->track)->engine], &u);
-        taccs_push(acc, r, ev->track, u);
-    }
-    /* per op name */
-    qsort(ov, no, sizeof(*ov), cmp_oacc);
-    for (size_t i = 0; i < no;) {
-        struct trace_region *r = &rs->v[ov[i].region];
-        size_t j = i;
-        while (j < no && ov[j].region == ov[i].region)
-            j++;
-        r->ops = sim_xreallocarray(NULL, j - i, sizeof(*r->ops));
-        for (size_t k = i; k < j;) {
-            struct trace_op_usage *o = &r->ops[r->nops++];
-            *o = (struct trace_op_usage){.op = ov[k].op};
-            for (uint32_t op = ov[k].op; k < j && ov[k].op == op; k++)
-                o->count++, o->cycles += ov[k].cycles;
+    if (nx) {
+        rd = sim_xcalloc(rs->nevents, sizeof(*rd));
+        wr = sim_xcalloc(rs->nevents, sizeof(*wr));
+        for (size_t k = 0; k < nx; k++) {
+            const struct trace_transfer *x = trace_model_transfer(m, k);
+            if (x->event < rs->nevents)
+                *(x->flags & TRACE_XFER_WRITE ? &wr[x->event] : &rd[x->event]) += x->bytes;
         }
-        i = j;
     }
-    free(ov);
-}
+    /* window splits: busy time by window, bucketed by region like the events */
+    size_t nwb = 0;
+    struct wbusy *wb = windows(rs) ? window_busy(rs, &nwb) : NULL;
+    size_t *woff = sim_xcalloc(nr + 1, sizeof(*woff));
+    for (size_t k = 0; k < nwb; k++)
+        woff[wb[k].region + 1]++;
+    for (size_t r = 0; r < nr; r++)
+        woff[r + 1] += woff[r];
+    struct wbusy *wsorted = sim_xreallocarray(NULL, nwb ? nwb : 1, sizeof(*wsorted));
+    memcpy(pos, woff, nr * sizeof(*pos));
+    for (size_t k = 0; k < nwb; k++)
+        wsorted[pos[wb[k].region]++] = wb[k];
 
-/* Combine the contributions to tracks into each region's sorted array. */
-static void combine_tracks(struct trace_regions *rs, struct taccs *acc)
-{
-    if (!acc->n)
-        return;
-    qsort(acc->v, acc->n, sizeof(*acc->v), cmp_tacc);
-    for (size_t i = 0; i < acc->n;) {
-        struct trace_region *r = &rs->v[acc->v[i].region];
-        size_t j = i;
-        while (j < acc->n && acc->v[j].region == acc->v[i].region)
-            j++;
-        r->tracks = sim_xreallocarray(NULL, j - i, sizeof(*r->tracks));
-        for (size_t k = i; k < j;) {
-            struct trace_track_usage *t = &r->tracks[r->ntracks++];
-            *t = (struct trace_track_usage){.track = acc->v[k].track};
-            for (uint32_t tr = acc->v[k].track; k < j && acc->v[k].track == tr; k++)
-                usage_add(&t->u, &acc->v[k].u);
+    struct scratch sc = {
+        .track = sim_xcalloc(nt ? nt : 1, sizeof(*sc.track)),
+        .tracks = sim_xreallocarray(NULL, nt ? nt : 1, sizeof(*sc.tracks)),
+        .listed = sim_xcalloc(nt ? nt : 1, sizeof(*sc.listed)),
+        .op_count = sim_xcalloc((size_t)max_op + 1, sizeof(*sc.op_count)),
+        .op_cycles = sim_xcalloc((size_t)max_op + 1, sizeof(*sc.op_cycles)),
+        .ops = sim_xreallocarray(NULL, (size_t)max_op + 1, sizeof(*sc.ops)),
+    };
+    for (size_t r = 0; r < nr; r++) {
+        struct trace_region *reg = &rs->v[r];
+        uint32_t cur = UINT32_MAX;
+        uint64_t cs = 0, ce = 0;
+        sc.nsp = 0;
+        for (size_t k = off[r]; k < off[r + 1]; k++) {
+            const struct trace_event *e = trace_model_event(m, ev[k]);
+            uint64_t end = ev_end(m, e);
+            struct trace_usage u = {.ops = 1, .op_cycles = end - e->start};
+            if (nx)
+                u.read_bytes = rd[ev[k]], u.write_bytes = wr[ev[k]];
+            touch_track(&sc, e->track);
+            usage_add(&sc.track[e->track], &u);
+            usage_add(&reg->all, &u);
+            usage_add(&reg->engine[trace_model_track_get(m, e->track)->engine], &u);
+            if (!sc.op_count[e->op])
+                sc.ops[sc.nops++] = e->op;
+            sc.op_count[e->op]++;
+            sc.op_cycles[e->op] += end - e->start;
+            if (windows(rs))
+                continue;
+            if (e->track == cur && e->start <= ce) {
+                ce = end > ce ? end : ce;
+                continue;
+            }
+            if (cur != UINT32_MAX && ce > cs)
+                close_interval(&sc, m, cur, cs, ce);
+            cur = e->track, cs = e->start, ce = end;
         }
-        i = j;
+        if (cur != UINT32_MAX && ce > cs)
+            close_interval(&sc, m, cur, cs, ce);
+        if (!windows(rs)) {
+            unite(sc.sp, sc.nsp, credit_engine, rs, r);
+            for (size_t i = 0; i < sc.nsp; i++)
+                sc.sp[i].key = KEY_ALL;
+            unite(sc.sp, sc.nsp, credit_engine, rs, r);
+        }
+        for (size_t k = woff[r]; k < woff[r + 1]; k++) {
+            touch_track(&sc, wsorted[k].track);
+            sc.track[wsorted[k].track].busy += wsorted[k].busy;
+        }
+        emit_region(reg, &sc);
     }
+    free(sc.track);
+    free(sc.tracks);
+    free(sc.listed);
+    free(sc.op_count);
+    free(sc.op_cycles);
+    free(sc.ops);
+    free(sc.sp);
+    free(wsorted);
+    free(woff);
+    free(wb);
+    free(rd);
+    free(wr);
+    free(pos);
+    free(ev);
+    free(off);
 }
 
 /* ---- the set ------------------------------------------------------------------------------ */
@@ -523,17 +627,8 @@ struct trace_regions *trace_regions_new(const struct trace_model *m, enum trace_
     default: split_run(rs); break;
     }
     number_occurrences(rs);
-    if (!rs->n)
-        return rs;
-    struct taccs acc = {0};
-    count_ops(rs, &acc);
-    struct kspan *v = sim_xreallocarray(NULL, rs->nevents ? rs->nevents : 1, sizeof(*v));
-    busy_pass(rs, &acc, LEVEL_ALL, v);
-    busy_pass(rs, &acc, LEVEL_ENGINE, v);
-    busy_pass(rs, &acc, LEVEL_TRACK, v);
-    free(v);
-    combine_tracks(rs, &acc);
-    free(acc.v);
+    if (rs->n)
+        account(rs);
     return rs;
 }
 
