@@ -26,7 +26,7 @@ static const char usage_main[] =
     "\n"
     "commands:\n"
     "  run [OPTIONS]               run a simulation (npuscope run --help)\n"
-    "  view FILE.json              open a saved trace in the TUI\n"
+    "  view FILE.json              open a saved trace in the TUI (--diff B.json: compared)\n"
     "  validate FILE.json          check a trace against the format\n"
     "  summary FILE.json [--json]  print summary metrics of a trace\n"
     "  export --chrome IN -o OUT   convert a trace to Chrome Trace Event JSON\n"
