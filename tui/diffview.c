@@ -913,8 +913,11 @@ static enum tui_result select_at_cursor(struct tui_diffview *dv, struct tui_view
     return TUI_RES_REDRAW;
 }
 
-/* The next (dir > 0) or previous op on the selected row after or before the cursor, on A's
- * track (B's for a row only in B): selected, the cursor at its start. */
+/*
+ * The next (dir > 0) or previous op on the selected row, on A's track (B's for a row only
+ * in B): after or before the selected op when it is on this row, else the first starting
+ * at or after the cursor, or the last before it. Selected, the cursor at its start.
+ */
 static enum tui_result step_op(struct tui_diffview *dv, struct tui_view *v, int dir)
 {
     if (!dv->nrows)
@@ -925,23 +928,31 @@ static enum tui_result step_op(struct tui_diffview *dv, struct tui_view *v, int 
     const uint64_t *idx;
     size_t n = trace_model_track_events(m, r->track[s], &idx);
     uint64_t t = s ? to_b(dv, dv->cursor) : dv->cursor;
-    uint64_t best = TUI_NO_EVENT;
-    for (size_t k = 0; k < n; k++) { /* idx is sorted by start */
-        const struct trace_event *e = trace_model_event(m, idx[k]);
-        if (dir > 0 && e->start > t) {
-            best = idx[k];
-            break;
+    size_t at = n; /* the selected op's position in the row, or n */
+    for (size_t k = 0; dv->sel_ev != TUI_NO_EVENT && dv->sel_side == s && k < n && at == n; k++)
+        if (idx[k] == dv->sel_ev)
+            at = k;
+    size_t pick = n;
+    if (at < n) {
+        pick = dir > 0 ? at + 1 : at > 0 ? at - 1 : n;
+    } else {
+        for (size_t k = 0; k < n; k++) { /* idx is sorted by start */
+            uint64_t start = trace_model_event(m, idx[k])->start;
+            if (dir > 0 && start >= t) {
+                pick = k;
+                break;
+            }
+            if (dir < 0 && start < t)
+                pick = k;
         }
-        if (dir < 0 && e->start < t)
-            best = idx[k];
     }
-    if (best == TUI_NO_EVENT) {
+    if (pick >= n) {
         tui_view_message(v, TUI_STYLE_STATUS, "no %s op on this row",
                          dir > 0 ? "later" : "earlier");
         return TUI_RES_REDRAW;
     }
-    select_op(dv, s, best);
-    uint64_t start = trace_model_event(m, best)->start;
+    select_op(dv, s, idx[pick]);
+    uint64_t start = trace_model_event(m, idx[pick])->start;
     /* a B op: the cursor where its start is drawn */
     set_cursor(dv, v, s && dv->aligned ? start - (to_b(dv, dv->cursor) - dv->cursor) : start);
     return TUI_RES_REDRAW;

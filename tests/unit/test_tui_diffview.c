@@ -114,6 +114,11 @@ Test(tui_diffview, an_op_and_its_match_in_the_details)
               "%s", d);
     cr_assert(strstr(d, " change      cycles ="), "%s", d);
     free(d);
+    /* nothing selected, the cursor on an op's start: ] takes that op */
+    keys(&f, "\x1b]");
+    d = frame(&f);
+    cr_assert(strstr(d, " op          DMA_LOAD_TILE"), "%s", d);
+    free(d);
     /* the next op on DMA 0 is DMA_STORE_TILE, removed in B */
     keys(&f, "]");
     d = frame(&f);
