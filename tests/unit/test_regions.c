@@ -51,8 +51,10 @@ Test(regions, the_run_unions_overlaps_and_counts_ops_and_bytes)
     add(m, d0, "load", 50, 150, TRACE_NO_CMDQ, NULL); /* overlaps on its own track */
     uint64_t e2 = add(m, d1, "store", 120, 220, TRACE_NO_CMDQ, NULL);
     add(m, t0, "gemm", 300, 400, TRACE_NO_CMDQ, NULL);
-    trace_model_add_transfer(m, &(struct trace_transfer){e0, 1000, 0});
-    trace_model_add_transfer(m, &(struct trace_transfer){e2, 500, TRACE_XFER_WRITE});
+    trace_model_add_transfer(m, &(struct trace_transfer){.bytes = 1000, .event = (uint32_t)e0});
+    trace_model_add_transfer(
+        m,
+        &(struct trace_transfer){.bytes = 500, .event = (uint32_t)e2, .flags = TRACE_XFER_WRITE});
     trace_model_finish(m);
 
     struct trace_regions *rs = trace_regions_new(m, TRACE_REGION_RUN);
