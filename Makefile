@@ -3,6 +3,7 @@
 #   make            build ./npuscope
 #   make run        build and start the main job (TUI, embedded chip and demo workload)
 #   make test       build and run every test (unit, layout, end-to-end, fuzz corpora)
+#   make test-slurm a sweep through a one-node Slurm started here (opt-in; root)
 #   make asan       the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make tsan       the phase-2 executor's tests under ThreadSanitizer
 #   make check      format check, cppcheck, clang-tidy, the layout check, then make asan
@@ -35,7 +36,7 @@ endif
 ifndef SKIP_DEPS
 ifneq ($(filter test asan tsan check bench fuzz,$(MAKECMDGOALS)),)
 DEPS_KIND := test
-HAVE_DEPS := $(shell pkg-config --exists $(PKGS) $(TEST_PKGS) 2>/dev/null && command -v tmux >/dev/null && echo ok)
+HAVE_DEPS := $(shell pkg-config --exists $(PKGS) $(TEST_PKGS) 2>/dev/null && command -v tmux >/dev/null && command -v parallel >/dev/null && command -v rsync >/dev/null && echo ok)
 else
 DEPS_KIND := build
 HAVE_DEPS := $(shell pkg-config --exists $(PKGS) 2>/dev/null && echo ok)
@@ -91,7 +92,7 @@ BENCH_SRC := $(wildcard tests/bench/*.c)
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all run test test-unit test-e2e test-fuzz asan tsan check bench fuzz install uninstall \
-        clean format format-check help golden
+        clean format format-check help golden test-slurm
 .DEFAULT_GOAL := all
 
 all: npuscope
@@ -160,6 +161,11 @@ test: $(if $(SAN),,npuscope) $(BIN) $(UNIT_BIN) $(FUZZ_REPLAY)
 
 asan:
 	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 test
+
+# Opt-in, not part of make test: slurm-wlm and munge (installed when missing), a
+# one-node Slurm started under a temporary directory, a sweep submitted through it.
+test-slurm: npuscope
+	@tests/slurm/test_slurm.sh $(BUILD)
 
 # The TUI's headless tests compare canvases with tests/data/tui/*.txt; this rewrites them.
 golden: $(UNIT_BIN)
@@ -233,6 +239,6 @@ format-check:
 	clang-format --dry-run -Werror $(FORMAT_SRC)
 
 help:
-	@sed -n '2,13p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,14p' Makefile | sed 's/^# \{0,1\}//'
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

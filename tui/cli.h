@@ -97,4 +97,10 @@ int cli_diff(const struct cli_diff_opts *o);
 struct trace_model;
 struct trace_model *cli_diff_load(const char *cmd, const char *path);
 
+/* npuscope sweep (tui/cli_sweep.c): argv[0] is "sweep"; parses its own options. */
+int cli_sweep(int argc, char **argv);
+/* True when path is a sweep directory; npuscope view then shows its table. */
+bool cli_sweep_dir(const char *path);
+int cli_sweep_view(const char *dir, const char *theme);
+
 #endif

@@ -32,6 +32,8 @@ static const char usage_main[] =
     "  export --chrome IN -o OUT   convert a trace to Chrome Trace Event JSON\n"
     "  diff A.json B.json          compare two traces (--json, --fail-if COND)\n"
     "  kernels                     list the built-in kernels and their arguments\n"
+    "  sweep SWEEP.yaml -o DIR     run a design-space sweep (npuscope sweep --help)\n"
+    "  sweep --collect DIR         print a sweep's results; view DIR browses them\n"
     "\n"
     "options:\n"
     "  -h, --help                  show this help (COMMAND --help for a command's)\n"
@@ -61,9 +63,10 @@ static const char usage_run[] =
     "  -h, --help                 show this help\n";
 
 static const char usage_view[] =
-    "usage: npuscope view [--theme NAME] [--diff B.json] FILE.json\n"
+    "usage: npuscope view [--theme NAME] [--diff B.json] FILE.json | DIR\n"
     "\n"
-    "Open a saved trace in the TUI (post-mortem).\n"
+    "Open a saved trace in the TUI (post-mortem), or the table of a sweep directory\n"
+    "(npuscope sweep).\n"
     "\n"
     "      --theme NAME    colour theme\n"
     "      --diff B.json   compare with a second trace: the two Gantts one above the other,\n"
@@ -277,6 +280,11 @@ static int cmd_view(int argc, char **argv)
         return usage_error("view", "%s", "missing the trace file to open");
     if (optind + 1 < argc)
         return usage_error("view", "unexpected argument '%s'", argv[optind + 1]);
+    if (cli_sweep_dir(argv[optind])) {
+        if (diff)
+            return usage_error("view", "%s", "--diff compares two traces, not sweep directories");
+        return cli_sweep_view(argv[optind], theme);
+    }
     return cli_view(argv[optind], theme, diff);
 }
 
@@ -438,7 +446,7 @@ static const struct {
 } commands[] = {
     {"run", cmd_run},         {"view", cmd_view},     {"validate", cmd_validate},
     {"summary", cmd_summary}, {"export", cmd_export}, {"kernels", cmd_kernels},
-    {"diff", cmd_diff},
+    {"diff", cmd_diff},       {"sweep", cli_sweep},
 };
 
 /*
