@@ -8,8 +8,11 @@
  */
 #include "tui/cli.h"
 
+#include "trace/diff.h"
+
 #include "sim/util/escape.h"
 #include "sim/util/xalloc.h"
+#include "trace/diff.h"
 #include "trace/jsonout.h"
 #include "tui/app.h"
 #include "tui/source.h"
@@ -670,30 +673,18 @@ bool cli_sweep_dir(const char *path)
  * Comparing two points: the hook for the diff view of two traces. Until npuscope has
  * one, the status line says which two traces a comparison would show.
  */
-static void compare(struct tui_sweepview *v, const struct tui_sweep_row *a,
-                    const struct tui_sweep_row *b)
-{
-    if (!a->trace || !b->trace) {
-        tui_sweepview_status(v, true, "point %s has no trace to compare",
-                             !a->trace ? a->id : b->id);
-        return;
-    }
-    tui_sweepview_status(v, true,
-                         "comparing points %s and %s needs the diff view of two traces, which "
-                         "this npuscope does not have yet",
-                         a->id, b->id);
-}
-
-/* Open the trace of a point in the trace viewer on the same terminal; q comes back.
+/* Open point r's trace in the trace viewer on the same terminal, compared with point b's
+ * when b is given (the diff view: the two Gantts one above the other); q comes back.
  * Returns 0, or 128 + a signal number that ended it. */
 static int open_trace(struct tui_sweepview *v, struct tui_term *term, const char *theme,
-                      const char *user_dir, bool unicode)
+                      const char *user_dir, bool unicode, const struct tui_sweep_row *r,
+                      const struct tui_sweep_row *b)
 {
-    const struct tui_sweep_row *r = tui_sweepview_selected(v);
-    if (!r->trace) {
-        tui_sweepview_status(v, true, "point %s has no trace (%s)", r->id,
-                             r->status == TUI_SWEEP_PENDING ? "it has not run yet"
-                                                            : "its run failed");
+    const struct tui_sweep_row *missing = !r->trace ? r : b && !b->trace ? b : NULL;
+    if (missing) {
+        tui_sweepview_status(v, true, "point %s has no trace (%s)", missing->id,
+                             missing->status == TUI_SWEEP_PENDING ? "it has not run yet"
+                                                                  : "its run failed");
         return 0;
     }
     struct diag d;
@@ -704,9 +695,18 @@ static int open_trace(struct tui_sweepview *v, struct tui_term *term, const char
         tui_sweepview_status(v, true, "%s", diag_format(&d, line, sizeof(line)));
         return 0;
     }
+    struct trace_model *second = NULL;
+    if (b && trace_diff_load(b->trace, &second, NULL, &d) < 0) {
+        char line[1024];
+        tui_sweepview_status(v, true, "%s", diag_format(&d, line, sizeof(line)));
+        tui_source_free(src);
+        return 0;
+    }
     int w, h;
     tui_term_size(term, &w, &h);
     struct tui_app *app = tui_app_new(src, w, h, unicode, theme, user_dir, NULL, &d);
+    if (second)
+        tui_app_diff_take(app, second, b->id);
     int rc = tui_app_run(app, term);
     tui_app_free(app);
     tui_source_free(src);
@@ -776,16 +776,19 @@ int cli_sweep_view(const char *dir, const char *theme_name)
         }
         if (ev == TUI_SWEEPVIEW_QUIT)
             break;
-        if (ev == TUI_SWEEPVIEW_OPEN) {
-            int rc = open_trace(v, term, theme_name, user_dir, unicode);
+        if (ev == TUI_SWEEPVIEW_OPEN || ev == TUI_SWEEPVIEW_COMPARE) {
+            const struct tui_sweep_row *b =
+                ev == TUI_SWEEPVIEW_COMPARE ? tui_sweepview_selected(v) : NULL;
+            int rc = open_trace(v, term, theme_name, user_dir, unicode,
+                                ev == TUI_SWEEPVIEW_COMPARE ? tui_sweepview_marked(v)
+                                                            : tui_sweepview_selected(v),
+                                b);
             if (rc >= 128) {
                 status = rc;
                 break;
             }
             tui_term_size(term, &w, &h);
             tui_canvas_resize(canvas, w, h);
-        } else if (ev == TUI_SWEEPVIEW_COMPARE) {
-            compare(v, tui_sweepview_marked(v), tui_sweepview_selected(v));
         } else if (ev == TUI_SWEEPVIEW_RELOAD) {
             struct tui_sweep_table nt;
             if (tui_sweep_collect(dir, &nt, &d) == 0) {

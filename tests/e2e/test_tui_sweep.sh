@@ -58,6 +58,11 @@ tmux_keys x
 expect_no_screen "any key closes it" 'sweep table keys'
 tmux_keys d
 expect_screen "d without a mark says what to do" 'mark a point with Space first'
+tmux_keys Space Down d
+expect_screen "Space and d compare two points in the diff view" '^ Compare  one time axis '
+expect_screen "both points' traces" '^ A  .*trace\.json .* cyc'
+tmux_keys q
+expect_screen "q: back to the table" '^ SWEEP '
 tmux_keys q
 expect_exit "q exits 0 and restores the terminal" 0
 
