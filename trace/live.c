@@ -154,6 +154,7 @@ static void remember_id(struct trace_live *l, uint64_t id, uint64_t ev)
         l->capruns = l->capruns ? 2 * l->capruns : 16;
         l->runs = sim_xreallocarray(l->runs, l->capruns, sizeof(*l->runs));
     }
+    assert(l->runs);
     size_t at = l->nruns;
     while (at && l->runs[at - 1].first_id > id)
         at--;

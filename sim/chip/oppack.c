@@ -153,7 +153,8 @@ void sim_pack_bool(struct sim_pack *b, bool v)
 void sim_pack_int(struct sim_pack *b, int64_t v)
 {
     put_byte(b, TAG_INT);
-    put_uvar(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63)); /* zigzag */
+    uint64_t u = (uint64_t)v;
+    put_uvar(b, (u << 1) ^ (0 - (u >> 63))); /* zigzag: sign into the lowest bit */
 }
 
 void sim_pack_float(struct sim_pack *b, double v)

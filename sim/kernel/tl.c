@@ -76,7 +76,7 @@ struct tl *tl_context_new(struct sim_chip *chip, int g)
     return tl;
 }
 
-static void carrier_free(struct carrier *c);
+static void carriers_free_all(struct tl *tl);
 static void tensor_unref(struct tl_tensor *t);
 
 void tl_context_free(struct tl *tl)
@@ -86,8 +86,7 @@ void tl_context_free(struct tl *tl)
     /* the engine is gone (sim_chip_free frees it first), and with it every event: carriers
      * still in flight and arrivals never received die here */
     tl->closing = true;
-    while (tl->carriers)
-        carrier_free(tl->carriers);
+    carriers_free_all(tl);
     for (size_t i = 0; i < tl->n_inbox_held; i++)
         tensor_unref(tl->inbox_held[i]);
     free(tl->inbox_held);
@@ -235,6 +234,7 @@ uint64_t tl_tcm_mark(struct tl *tl)
             tl->cap_scopes = tl->cap_scopes ? 2 * tl->cap_scopes : 16;
             tl->scopes = sim_xreallocarray(tl->scopes, tl->cap_scopes, sizeof(*tl->scopes));
         }
+        assert(tl->scopes);
         tl->scopes[tl->n_scopes++] = (struct tl_scope){tl->tcm_top, tl->n_tensors};
     }
     return tl->tcm_top;
@@ -340,6 +340,15 @@ static void carrier_free(struct carrier *c)
     done_unref(c->done);
     free(c->pending_op);
     free(c);
+}
+
+/* Every carrier of tl (the context is being freed). */
+static void carriers_free_all(struct tl *tl)
+{
+    for (struct carrier *c = tl->carriers, *next; c; c = next) {
+        next = c->next;
+        carrier_free(c);
+    }
 }
 
 static void carrier_main(struct sim_proc *p, void *arg)
@@ -868,8 +877,8 @@ struct tl_tensor *tl_math(struct tl *tl, const char *op, unsigned n,
     size_t oplen = strlen(op);
     if (oplen >= SIM_OP_NAME_MAX)
         kfail(tl, "tl_math(): the op name is too long");
-    memcpy(call + 3, op, oplen);
-    memcpy(call + 3 + oplen, "()", 3);
+    size_t at = 3 + sim_strlcpy(call + 3, op, sizeof(call) - 3);
+    sim_strlcpy(call + at, "()", sizeof(call) - at);
     if (n < 1 || n > SIM_MATH_MAX_INPUTS)
         kfail(tl, "%s: %u inputs, expected 1 to %d", call, n, SIM_MATH_MAX_INPUTS);
     for (unsigned i = 0; i < n; i++) {
