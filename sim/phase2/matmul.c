@@ -107,7 +107,9 @@ static void gemm_float(struct xop *o)
             for (size_t i = 0; i < m; i++)
                 for (size_t j = 0; j < n; j++) {
                     size_t ci = g->out_col_major ? j * m + i : i * n + j;
-                    float acc = round_acc(Cb[ci], g->dtype_acc);
+                    /* C holds the accumulated value only when accumulating: a new output's
+                     * bytes are uninitialised */
+                    float acc = g->accumulate ? round_acc(Cb[ci], g->dtype_acc) : 0.0f;
                     for (size_t p = 0; p < k; p++)
                         acc = round_acc(acc + ca[i * k + p] * cbt[j * k + p], g->dtype_acc);
                     Cb[ci] = acc;
