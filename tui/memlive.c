@@ -266,11 +266,15 @@ static void draw_values(struct tui_memlive *p, struct tui_canvas *c, struct tui_
         snprintf(idx, sizeof(idx), p->hex ? "%*zx: " : "[%*zu] ", lw - 3, first);
         int x = r.x + tui_canvas_text(c, r.x, y, r.w, TUI_STYLE_DIM, idx, 0);
         for (size_t j = first; j < first + per && j < count; j++) {
+            /* a value at a time: a pattern-backed tensor's values without materialising it */
             char v[48];
+            unsigned char el[8];
+            size_t es = p->hex ? 1 : sim_dtype_size(t->dtype);
+            sim_tensor_read_bytes(t, j * es, es, el);
             if (p->hex)
-                snprintf(v, sizeof(v), "%02x", ((const unsigned char *)t->data)[j]);
+                snprintf(v, sizeof(v), "%02x", el[0]);
             else
-                tui_memlive_format(t->dtype, t->data, j, v, sizeof(v));
+                tui_memlive_format(t->dtype, el, 0, v, sizeof(v));
             char cell[64];
             snprintf(cell, sizeof(cell), "%*s", cw - 1, v);
             x += tui_canvas_text(c, x, y, r.x + r.w - x, TUI_STYLE_NORMAL, cell, 0) + 1;

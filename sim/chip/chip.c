@@ -685,7 +685,7 @@ int sim_chip_mem_read(struct sim_chip *c, const char *space, uint64_t addr, enum
     if (i > 0 && x->v[i - 1].addr == addr && x->v[i - 1].n == n) /* the tensor, reinterpreted */
         return sim_memstore_read(c->store, space, addr, dtype, ndim, shape, out, d);
     struct sim_tensor *t = sim_tensor_new(dtype, ndim, shape);
-    if (sim_chip_mem_read_bytes(c, space, addr, n, t->data) < n) {
+    if (sim_chip_mem_read_bytes(c, space, addr, n, sim_tensor_data(t)) < n) {
         sim_tensor_unref(t);
         return diag_set(d, SIM_ENOENT, NULL, 0, 0, NULL,
                         "%s 0x%llx: no tensor holds all of these %llu bytes (never written)", space,
@@ -751,7 +751,7 @@ static void copy_overlap(struct sim_chip *c, const char *space, const struct spa
     if (lo >= hi)
         return;
     struct sim_tensor *t = sim_memstore_get(c->store, space, sp->addr);
-    memcpy((char *)t->data + (lo - sp->addr), (const char *)src + (lo - a), hi - lo);
+    memcpy((char *)sim_tensor_data(t) + (lo - sp->addr), (const char *)src + (lo - a), hi - lo);
     /* rewritten in place: the store's generation and last writer follow */
     sim_memstore_write(c->store, space, sp->addr, t, w);
 }
@@ -774,7 +774,7 @@ void sim_chip_mem_write(struct sim_chip *c, const char *space, uint64_t addr, st
     for (size_t j = first_overlap(x, addr); j < x->n && x->v[j].addr < addr + n; j++) {
         if (!inside && x->v[j].addr == addr)
             continue;
-        copy_overlap(c, space, &x->v[j], addr, n, t->data, &w);
+        copy_overlap(c, space, &x->v[j], addr, n, sim_tensor_cdata(t), &w);
     }
     unbind(x, addr, n);
 }
@@ -794,7 +794,7 @@ uint64_t sim_chip_mem_read_bytes(struct sim_chip *c, const char *space, uint64_t
         if (lo >= hi)
             continue;
         const struct sim_tensor *t = sim_memstore_get(c->store, space, sp->addr);
-        memcpy((char *)buf + (lo - addr), (const char *)t->data + (lo - sp->addr), hi - lo);
+        sim_tensor_read_bytes(t, lo - sp->addr, hi - lo, (char *)buf + (lo - addr));
         uint64_t from = lo > covered_to ? lo : covered_to; /* count each byte once */
         if (hi > from) {
             held += hi - from;

@@ -475,9 +475,9 @@ int sim_npy_read_mem(const void *buf, size_t size, const char *name, struct sim_
         return r;
     if ((r = check_data_len(&h, size - h.data_off, name, d)) < 0)
         return r;
-    struct sim_tensor *t = sim_tensor_new(h.dtype, h.ndim, h.shape);
+    struct sim_tensor *t = sim_tensor_new_uninit(h.dtype, h.ndim, h.shape);
     if (h.nbytes)
-        memcpy(t->data, b + h.data_off, h.nbytes);
+        memcpy(sim_tensor_data(t), b + h.data_off, h.nbytes);
     *out = t;
     return 0;
 }
@@ -589,7 +589,7 @@ int sim_npy_read(const char *path, struct sim_tensor **out, struct diag *d)
     if ((r = check_data_len(&h, size - h.data_off, path, d)) < 0)
         goto out_free_text;
     t = sim_tensor_new(h.dtype, h.ndim, h.shape);
-    if ((k = read_full(fd, t->data, h.nbytes)) < 0) {
+    if ((k = read_full(fd, sim_tensor_data(t), h.nbytes)) < 0) {
         r = io_fail(path, d, "cannot read");
         goto out_unref;
     }
@@ -631,7 +631,7 @@ int sim_npy_read_raw(const char *path, enum sim_dtype dtype, unsigned ndim, cons
     }
     struct sim_tensor *t = sim_tensor_new(dtype, ndim, shape);
     unsigned char extra;
-    ssize_t k = read_full(fd, t->data, nbytes);
+    ssize_t k = read_full(fd, sim_tensor_data(t), nbytes);
     ssize_t k2 = k < 0 ? 0 : read_full(fd, &extra, 1);
     if (k < 0 || k2 < 0) {
         r = io_fail(path, d, "cannot read");
@@ -687,7 +687,7 @@ void *sim_npy_write_mem(const struct sim_tensor *t, size_t *size)
     char *buf = sim_xmalloc(n + t->nbytes);
     memcpy(buf, hdr, n);
     if (t->nbytes)
-        memcpy(buf + n, t->data, t->nbytes);
+        sim_tensor_read_bytes(t, 0, t->nbytes, buf + n);
     *size = n + t->nbytes;
     return buf;
 }
@@ -704,6 +704,24 @@ static int write_full(int fd, const void *buf, size_t n)
         done += (size_t)k;
     }
     return 0;
+}
+
+/* t's bytes to fd; a pattern-backed tensor a chunk at a time, never materialised. */
+static int write_tensor(int fd, const struct sim_tensor *t)
+{
+    if (!sim_tensor_is_lazy(t))
+        return write_full(fd, sim_tensor_cdata(t), t->nbytes);
+    enum { CHUNK = 1 << 20 };
+    size_t k0 = t->nbytes < CHUNK ? t->nbytes : CHUNK;
+    unsigned char *buf = sim_xmalloc(k0 ? k0 : 1);
+    int r = 0;
+    for (size_t off = 0; off < t->nbytes && r == 0; off += CHUNK) {
+        size_t k = t->nbytes - off < CHUNK ? t->nbytes - off : CHUNK;
+        sim_tensor_read_bytes(t, off, k, buf);
+        r = write_full(fd, buf, k);
+    }
+    free(buf);
+    return r;
 }
 
 /* fsync the directory holding path, so the rename itself is durable. Best effort: some
@@ -746,7 +764,7 @@ int sim_npy_write(const char *path, const struct sim_tensor *t, struct diag *d)
         return r;
     }
     int r = 0;
-    if (write_full(fd, hdr, n) != 0 || (t->nbytes && write_full(fd, t->data, t->nbytes) != 0))
+    if (write_full(fd, hdr, n) != 0 || (t->nbytes && write_tensor(fd, t) != 0))
         r = io_fail(path, d, "cannot write");
     else if (fsync(fd) != 0)
         r = io_fail(path, d, "cannot sync");

@@ -1,6 +1,7 @@
 /*
  * Tensors (see tensor.h): allocation, reference counting, views sharing the bytes of their
- * base, and element access through double for code that does not care about the dtype.
+ * base, pattern-backed tensors whose bytes are produced on first use, and element access
+ * through double for code that does not care about the dtype.
  */
 #include "sim/data/tensor.h"
 
@@ -49,23 +50,129 @@ static struct sim_tensor *alloc_header(enum sim_dtype dtype, unsigned ndim, cons
     return t;
 }
 
-struct sim_tensor *sim_tensor_new(enum sim_dtype dtype, unsigned ndim, const int64_t *shape)
+static size_t checked_nbytes(enum sim_dtype dtype, unsigned ndim, const int64_t *shape)
 {
     size_t nbytes;
     if (sim_shape_nbytes(dtype, ndim, shape, &nbytes) != 0)
         sim_die("invalid tensor shape (negative dimension, too many dimensions or overflow)");
+    return nbytes;
+}
+
+struct sim_tensor *sim_tensor_new(enum sim_dtype dtype, unsigned ndim, const int64_t *shape)
+{
+    size_t nbytes = checked_nbytes(dtype, ndim, shape);
     struct sim_tensor *t = alloc_header(dtype, ndim, shape, nbytes);
     /* A 0-byte tensor still gets a real, unique pointer. */
-    t->data = sim_xcalloc(1, nbytes ? nbytes : 1);
+    t->mem = sim_xcalloc(1, nbytes ? nbytes : 1);
+    return t;
+}
+
+struct sim_tensor *sim_tensor_new_uninit(enum sim_dtype dtype, unsigned ndim, const int64_t *shape)
+{
+    size_t nbytes = checked_nbytes(dtype, ndim, shape);
+    struct sim_tensor *t = alloc_header(dtype, ndim, shape, nbytes);
+    t->mem = sim_xmalloc(nbytes ? nbytes : 1);
+    return t;
+}
+
+struct sim_tensor *sim_tensor_new_fill(enum sim_dtype dtype, unsigned ndim, const int64_t *shape,
+                                       const struct sim_fill *f)
+{
+    assert(f->unit == 1 || f->unit == 2 || f->unit == 4 || f->unit == 8);
+    struct sim_tensor *t = alloc_header(dtype, ndim, shape, checked_nbytes(dtype, ndim, shape));
+    t->fill = *f;
+    return t;
+}
+
+/* The tensor holding t's bytes. */
+static struct sim_tensor *root_of(const struct sim_tensor *t)
+{
+    return (struct sim_tensor *)(t->base ? t->base : t);
+}
+
+bool sim_tensor_is_lazy(const struct sim_tensor *t)
+{
+    return root_of(t)->mem == NULL;
+}
+
+/* f as seen from byte `at` of the bytes it fills. */
+static void fill_rotate(const struct sim_fill *f, size_t at, struct sim_fill *out)
+{
+    unsigned char b[SIM_FILL_MAX];
+    for (unsigned k = 0; k < f->unit; k++)
+        b[k] = f->bytes[(at + k) % f->unit];
+    sim_fill_set(out, b, f->unit);
+}
+
+bool sim_tensor_pattern(const struct sim_tensor *t, struct sim_fill *f)
+{
+    const struct sim_tensor *r = root_of(t);
+    if (r->mem)
+        return false;
+    fill_rotate(&r->fill, t->offset, f);
+    return true;
+}
+
+/* n bytes of pattern f starting at its byte `at`, into dst. */
+static void fill_bytes(const struct sim_fill *f, size_t at, size_t n, unsigned char *dst)
+{
+    if (n == 0)
+        return;
+    if (f->unit == 1) {
+        memset(dst, f->bytes[0], n);
+        return;
+    }
+    size_t done = 0;
+    for (; done < n && done < f->unit; done++)
+        dst[done] = f->bytes[(at + done) % f->unit];
+    while (done < n) { /* doubling copies of the first unit (the pattern repeats from it) */
+        size_t m = done < n - done ? done : n - done;
+        memcpy(dst + done, dst, m);
+        done += m;
+    }
+}
+
+void sim_tensor_read_bytes(const struct sim_tensor *t, size_t off, size_t n, void *buf)
+{
+    assert(off <= t->nbytes && n <= t->nbytes - off);
+    const struct sim_tensor *r = root_of(t);
+    if (r->mem)
+        memcpy(buf, (const unsigned char *)r->mem + t->offset + off, n);
+    else
+        fill_bytes(&r->fill, t->offset + off, n, buf);
+}
+
+void *sim_tensor_materialize(struct sim_tensor *t)
+{
+    struct sim_tensor *r = root_of(t);
+    if (!r->mem) {
+        unsigned char *m = sim_xmalloc(r->nbytes ? r->nbytes : 1);
+        fill_bytes(&r->fill, 0, r->nbytes, m);
+        r->mem = m;
+    }
+    return (unsigned char *)r->mem + t->offset;
+}
+
+struct sim_tensor *sim_tensor_copy_range(const struct sim_tensor *src, size_t off,
+                                         enum sim_dtype dtype, unsigned ndim, const int64_t *shape)
+{
+    size_t nbytes = checked_nbytes(dtype, ndim, shape);
+    assert(off <= src->nbytes && nbytes <= src->nbytes - off && "a range inside the source");
+    const struct sim_tensor *r = root_of(src);
+    if (!r->mem) {
+        struct sim_fill f;
+        fill_rotate(&r->fill, src->offset + off, &f);
+        return sim_tensor_new_fill(dtype, ndim, shape, &f);
+    }
+    struct sim_tensor *t = sim_tensor_new_uninit(dtype, ndim, shape);
+    if (nbytes)
+        memcpy(t->mem, (const unsigned char *)r->mem + src->offset + off, nbytes);
     return t;
 }
 
 struct sim_tensor *sim_tensor_copy(const struct sim_tensor *src)
 {
-    struct sim_tensor *t = sim_tensor_new(src->dtype, src->ndim, src->shape);
-    if (src->nbytes)
-        memcpy(t->data, src->data, src->nbytes);
-    return t;
+    return sim_tensor_copy_range(src, 0, src->dtype, src->ndim, src->shape);
 }
 
 struct sim_tensor *sim_tensor_ref(struct sim_tensor *t)
@@ -85,7 +192,7 @@ void sim_tensor_unref(struct sim_tensor *t)
     if (t->base)
         sim_tensor_unref(t->base);
     else
-        free(t->data);
+        free(t->mem);
     free(t);
 }
 
@@ -148,10 +255,20 @@ struct sim_tensor *sim_tensor_view(struct sim_tensor *t, enum sim_dtype dtype, u
     }
     /* Views always hang off the tensor that owns the bytes, so chains stay one deep; they
      * start where t's bytes start (t may view its base from an offset). */
-    struct sim_tensor *base = t->base ? t->base : t;
     struct sim_tensor *v = alloc_header(dtype, ndim, shape, nbytes);
-    v->data = t->data;
-    v->base = sim_tensor_ref(base);
+    v->base = sim_tensor_ref(root_of(t));
+    v->offset = t->offset;
+    return v;
+}
+
+struct sim_tensor *sim_tensor_view_at(struct sim_tensor *t, size_t off, enum sim_dtype dtype,
+                                      unsigned ndim, const int64_t *shape)
+{
+    size_t nbytes = checked_nbytes(dtype, ndim, shape);
+    assert(off <= t->nbytes && nbytes <= t->nbytes - off && "a view inside the tensor");
+    struct sim_tensor *v = alloc_header(dtype, ndim, shape, nbytes);
+    v->base = sim_tensor_ref(root_of(t));
+    v->offset = t->offset + off;
     return v;
 }
 
@@ -178,9 +295,9 @@ union elem {
 double sim_tensor_get(const struct sim_tensor *t, size_t i)
 {
     assert(i < sim_tensor_numel(t));
-    const unsigned char *p = (const unsigned char *)t->data + i * sim_dtype_size(t->dtype);
-    union elem e;
-    memcpy(&e, p, sim_dtype_size(t->dtype));
+    size_t size = sim_dtype_size(t->dtype);
+    union elem e = {0};
+    sim_tensor_read_bytes(t, i * size, size, &e);
     switch (t->dtype) {
     case SIM_F32: return e.f;
     case SIM_F16: return sim_f16_to_f32(e.u16);
@@ -214,7 +331,7 @@ static int64_t to_int(double v, double lo, double hi)
 void sim_tensor_set(struct sim_tensor *t, size_t i, double v)
 {
     assert(i < sim_tensor_numel(t));
-    unsigned char *p = (unsigned char *)t->data + i * sim_dtype_size(t->dtype);
+    unsigned char *p = (unsigned char *)sim_tensor_data(t) + i * sim_dtype_size(t->dtype);
     union elem e;
     switch (t->dtype) {
     case SIM_F32: e.f = (float)v; break;
@@ -241,4 +358,73 @@ void sim_tensor_set(struct sim_tensor *t, size_t i, double v)
     case SIM_DTYPE_COUNT: assert(!"bad dtype"); return;
     }
     memcpy(p, &e, sim_dtype_size(t->dtype));
+}
+
+/* ---- patterns ----------------------------------------------------------------------------- */
+
+void sim_fill_set(struct sim_fill *f, const void *bytes, unsigned unit)
+{
+    assert(unit == 1 || unit == 2 || unit == 4 || unit == 8);
+    const unsigned char *b = bytes;
+    memset(f, 0, sizeof(*f));
+    f->unit = 1;
+    f->bytes[0] = b[0];
+    for (unsigned k = 1; k < unit; k++)
+        if (b[k] != b[0]) {
+            f->unit = unit;
+            memcpy(f->bytes, b, unit);
+            break;
+        }
+}
+
+bool sim_fill_is_zero(const struct sim_fill *f)
+{
+    for (unsigned k = 0; k < f->unit; k++)
+        if (f->bytes[k])
+            return false;
+    return true;
+}
+
+int sim_fill_from_value(enum sim_dtype dtype, double v, struct sim_fill *f)
+{
+    if (isnan(v))
+        return -1;
+    double lo = 0, hi = 0;
+    switch (dtype) {
+    case SIM_F32:
+    case SIM_F16:
+    case SIM_BF16: break;
+    case SIM_I8: lo = INT8_MIN, hi = INT8_MAX; break;
+    case SIM_I16: lo = INT16_MIN, hi = INT16_MAX; break;
+    case SIM_I32: lo = INT32_MIN, hi = INT32_MAX; break;
+    case SIM_I64: lo = -9223372036854775808.0, hi = 9223372036854774784.0; break;
+    case SIM_U8: hi = UINT8_MAX; break;
+    case SIM_U16: hi = UINT16_MAX; break;
+    case SIM_U32: hi = UINT32_MAX; break;
+    case SIM_BOOL: hi = 1; break;
+    case SIM_DTYPE_COUNT: return -1;
+    }
+    if (!sim_dtype_is_float(dtype) && (v != floor(v) || v < lo || v > hi))
+        return -1;
+    int64_t one = 1;
+    struct sim_tensor *t = sim_tensor_new(dtype, 1, &one);
+    sim_tensor_set(t, 0, v);
+    bool finite = isfinite(sim_tensor_get(t, 0));
+    if (finite)
+        sim_fill_set(f, t->mem, (unsigned)t->nbytes);
+    sim_tensor_unref(t);
+    return finite ? 0 : -1;
+}
+
+char *sim_fill_format(const struct sim_fill *f, char *buf, size_t size)
+{
+    if (sim_fill_is_zero(f)) {
+        snprintf(buf, size, "pattern zero");
+        return buf;
+    }
+    char hex[2 * SIM_FILL_MAX + 1];
+    for (unsigned k = 0; k < f->unit; k++) /* little-endian: the last byte first */
+        snprintf(hex + 2 * k, 3, "%02x", f->bytes[f->unit - 1 - k]);
+    snprintf(buf, size, "fill 0x%s", hex);
+    return buf;
 }

@@ -224,7 +224,7 @@ static struct sim_tensor *write_data(const struct sim_host *h, const struct sim_
         struct sim_tensor *t = sim_tensor_new(w->dtype, w->ndim, w->shape);
         unsigned char el[8];
         size_t k = pattern_bytes(&w->pattern, el);
-        unsigned char *d = t->data;
+        unsigned char *d = sim_tensor_data(t);
         size_t done = t->nbytes < k ? t->nbytes : k;
         memcpy(d, el, done);
         while (done < t->nbytes) { /* doubling copies of the pattern */

@@ -491,10 +491,8 @@ static struct tl_tensor *derive(struct tl *tl, const struct tl_tensor *t, uint64
         new_tensor(tl, t->h.space, t->h.addr + offset_bytes, t->h.dtype, ndim, shape, t->state);
     sim_strlcpy(v->op, t->op, sizeof(v->op));
     v->done = done_ref(t->done);
-    if (t->state == TL_LOADED && t->data) {
-        v->data = sim_tensor_new(t->h.dtype, ndim, shape);
-        memcpy(v->data->data, (const char *)t->data->data + offset_bytes, v->data->nbytes);
-    }
+    if (t->state == TL_LOADED && t->data) /* a copy of its part (of a pattern: free) */
+        v->data = sim_tensor_copy_range(t->data, offset_bytes, t->h.dtype, ndim, shape);
     return v;
 }
 
@@ -608,7 +606,7 @@ static void finish_load(struct tl *tl, struct tl_tensor *dst, const struct sim_h
             err[0] = '\0';
         return;
     }
-    struct sim_tensor *copy = sim_tensor_copy(t);
+    struct sim_tensor *copy = sim_tensor_copy(t); /* of a pattern region: a pattern, no bytes */
     sim_tensor_unref(t);
     sim_chip_mem_write(tl->chip, "tcm", dst->h.addr, copy, "dma_read");
     dst->data = copy;
@@ -679,8 +677,7 @@ static void store_visible(struct tl *tl, const struct tl_tensor *dst, const stru
                               src->h.shape, &data, &d) < 0)
             kfail(tl, "%s: the source: %s", call, d.msg);
     }
-    struct sim_tensor *t = sim_tensor_new(dst->h.dtype, dst->h.ndim, dst->h.shape);
-    memcpy(t->data, data->data, t->nbytes);
+    struct sim_tensor *t = sim_tensor_copy_range(data, 0, dst->h.dtype, dst->h.ndim, dst->h.shape);
     sim_tensor_unref(data);
     sim_chip_mem_write(tl->chip, dst->h.space, dst->h.addr, t, "dma_write");
     sim_tensor_unref(t);

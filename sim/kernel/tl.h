@@ -124,7 +124,9 @@ bool tl_is_pending(const struct tl_tensor *t);   /* a phase-1 compute result */
 
 /* Copy src (HBM or SRAM) into TCM and return the TCM tensor, with its data. Blocks for the
  * DMA. A range never written stops the kernel; a range bound to a pending result gives a
- * pending tensor. */
+ * pending tensor. A range of a pattern region (sim/chip.h) loads as a pattern-backed
+ * tensor: its values are there (tl_get, tl_data), its bytes are never produced unless
+ * asked for (sim_tensor_cdata), so streaming gigabytes of pattern weights costs nothing. */
 struct tl_tensor *tl_load(struct tl *tl, const struct tl_tensor *src);
 
 /* The same, not waiting: the result's data is available after tl_wait. */
@@ -152,7 +154,8 @@ uint64_t tl_tcm_avail(const struct tl *tl);
 
 /* ---- data (phase 1: loaded tensors only) ------------------------------------------------ */
 
-/* The data of a loaded tensor (borrowed). A pending compute result stops the kernel:
+/* The data of a loaded tensor (borrowed; read its values with sim_tensor_get, its bytes with
+ * sim_tensor_cdata, which materialises a pattern). A pending compute result stops the kernel:
  * "kernel 'softmax' on sip0.cube0.pe1: tl_data() on the pending result of 'exp': compute
  * results are not available in phase 1 (ADR-0020 D3)". */
 const struct sim_tensor *tl_data(struct tl *tl, const struct tl_tensor *t);

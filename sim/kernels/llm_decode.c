@@ -317,14 +317,16 @@ static struct sim_tensor *rows_copy(const struct sim_tensor *t, int64_t row0, in
 {
     int64_t shape[2] = {n, t->shape[1]};
     struct sim_tensor *c = sim_tensor_new(t->dtype, 2, shape);
-    memcpy(c->data, (const char *)t->data + (size_t)row0 * (c->nbytes / (size_t)n), c->nbytes);
+    memcpy(sim_tensor_data(c),
+           (const char *)sim_tensor_cdata(t) + (size_t)row0 * (c->nbytes / (size_t)n), c->nbytes);
     return c;
 }
 
 /* Put rows back where rows_copy took them, and drop the copy. */
 static void rows_put(struct sim_tensor *t, int64_t row0, struct sim_tensor *c)
 {
-    memcpy((char *)t->data + (size_t)row0 * (c->nbytes / (size_t)c->shape[0]), c->data, c->nbytes);
+    memcpy((char *)sim_tensor_data(t) + (size_t)row0 * (c->nbytes / (size_t)c->shape[0]),
+           sim_tensor_cdata(c), c->nbytes);
     sim_tensor_unref(c);
 }
 

@@ -30,7 +30,7 @@ static struct tl_tensor *mine(struct tl *tl, const struct kargs *a, size_t i)
 static bool all_zero(struct tl *tl, const struct tl_tensor *t)
 {
     const struct sim_tensor *d = tl_data(tl, t);
-    const unsigned char *p = d->data;
+    const unsigned char *p = sim_tensor_cdata(d);
     for (size_t i = 0; i < d->nbytes; i++)
         if (p[i])
             return false;

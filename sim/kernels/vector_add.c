@@ -83,7 +83,7 @@ static int setup(struct sim_kbuild *b, const struct sim_kparams *p, struct diag 
 /* Element i of an integer tensor set to v wrapped to its width (numpy's integer add). */
 static void set_wrapped(struct sim_tensor *t, size_t i, int64_t v)
 {
-    unsigned char *p = (unsigned char *)t->data + i * sim_dtype_size(t->dtype);
+    unsigned char *p = (unsigned char *)sim_tensor_data(t) + i * sim_dtype_size(t->dtype);
     uint64_t u = (uint64_t)v;
     switch (sim_dtype_size(t->dtype)) {
     case 1: *p = (uint8_t)u; break;

@@ -14,7 +14,7 @@
 /* Element i of t as float. */
 static float elem_f32(const struct sim_tensor *t, size_t i)
 {
-    const unsigned char *p = t->data;
+    const unsigned char *p = sim_tensor_cdata(t);
     switch (t->dtype) {
     case SIM_F32: return ((const float *)(const void *)p)[i];
     case SIM_F16: return sim_f16_to_f32(((const uint16_t *)(const void *)p)[i]);
@@ -35,7 +35,7 @@ static float elem_f32(const struct sim_tensor *t, size_t i)
 
 static int64_t elem_i64(const struct sim_tensor *t, size_t i)
 {
-    const unsigned char *p = t->data;
+    const unsigned char *p = sim_tensor_cdata(t);
     switch (t->dtype) {
     case SIM_I8: return ((const int8_t *)(const void *)p)[i];
     case SIM_I16: return ((const int16_t *)(const void *)p)[i];
@@ -56,11 +56,11 @@ const float *sim_exec_as_f32(const struct sim_tensor *t, float **owned)
 {
     *owned = NULL;
     if (t->dtype == SIM_F32)
-        return t->data;
+        return sim_tensor_cdata(t);
     size_t n = sim_tensor_numel(t);
     float *b = sim_xmalloc((n ? n : 1) * sizeof(*b));
     if (t->dtype == SIM_F16 || t->dtype == SIM_BF16) {
-        const uint16_t *h = t->data;
+        const uint16_t *h = sim_tensor_cdata(t);
         if (t->dtype == SIM_F16)
             for (size_t i = 0; i < n; i++)
                 b[i] = sim_f16_to_f32(h[i]);
@@ -100,7 +100,7 @@ static int64_t f2i(float v, double lo, double hi)
 void sim_exec_from_f32(const float *src, struct sim_tensor *t)
 {
     size_t n = sim_tensor_numel(t);
-    void *p = t->data;
+    void *p = sim_tensor_data(t);
     switch (t->dtype) {
     case SIM_F32: memcpy(p, src, n * sizeof(*src)); return;
     case SIM_F16:
@@ -152,7 +152,7 @@ void sim_exec_from_f32(const float *src, struct sim_tensor *t)
 void sim_exec_from_i64(const int64_t *src, struct sim_tensor *t)
 {
     size_t n = sim_tensor_numel(t);
-    void *p = t->data;
+    void *p = sim_tensor_data(t);
     switch (t->dtype) {
     case SIM_I8:
         for (size_t i = 0; i < n; i++)

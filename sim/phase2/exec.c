@@ -148,8 +148,7 @@ uint64_t sim_exec_read_bytes(struct sim_exec *x, const char *space, uint64_t add
         const struct sim_tensor *t = sim_memstore_get(x->store, sp->name, e->addr);
         if (lo >= hi || !t || t->nbytes != e->nbytes)
             continue;
-        memcpy((unsigned char *)buf + (lo - addr), (const unsigned char *)t->data + (lo - e->addr),
-               hi - lo);
+        sim_tensor_read_bytes(t, lo - e->addr, hi - lo, (unsigned char *)buf + (lo - addr));
         uint64_t from = lo > covered ? lo : covered; /* count each byte once */
         if (hi > from) {
             held += hi - from;

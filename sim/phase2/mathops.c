@@ -585,7 +585,7 @@ void sim_exec_math_run(struct xop *o)
     float *owned[SIM_EXEC_MAX_INPUTS] = {0};
     for (unsigned i = 0; i < o->n_in; i++)
         in[i] = sim_exec_as_f32(o->tin[i], &owned[i]);
-    float *out = o->tout->dtype == SIM_F32 ? o->tout->data
+    float *out = o->tout->dtype == SIM_F32 ? sim_tensor_data(o->tout)
                                            : sim_xmalloc((onumel ? onumel : 1) * sizeof(*out));
     if (o->m->pub.shape == SIM_EXEC_MATH_ELEMENTWISE) {
         ew_apply(o, out, (const void *const *)in, sizeof(float), false);
@@ -594,7 +594,7 @@ void sim_exec_math_run(struct xop *o)
         sim_exec_red_dims(o, &outer, &len, &inner);
         o->m->red_f32(out, in[0], outer, len, inner);
     }
-    if (out != o->tout->data) {
+    if (out != sim_tensor_data(o->tout)) {
         sim_exec_from_f32(out, o->tout);
         free(out);
     }

@@ -60,7 +60,7 @@ static void gemm_float(struct xop *o)
     const float *A = sim_exec_as_f32(o->tin[0], &oa), *B = sim_exec_as_f32(o->tin[1], &ob);
     size_t csz = nb * m * n;
     /* C starts at zero (a new tensor, or calloc) or at the accumulated value */
-    float *C = o->tout->dtype == SIM_F32 ? o->tout->data
+    float *C = o->tout->dtype == SIM_F32 ? sim_tensor_data(o->tout)
                                          : (oc = sim_xcalloc(csz ? csz : 1, sizeof(float)));
     if (g->accumulate) {
         float *o0;

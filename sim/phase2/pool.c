@@ -13,7 +13,7 @@ static void op_compute(struct xop *o)
     switch (o->kind) {
     case SIM_EXEC_KIND_COPY:
         if (o->move && o->tout->nbytes)
-            memcpy(o->tout->data, o->tin[0]->data, o->tout->nbytes);
+            memcpy(sim_tensor_data(o->tout), sim_tensor_cdata(o->tin[0]), o->tout->nbytes);
         break;
     case SIM_EXEC_KIND_GEMM: sim_exec_gemm_run(o); break;
     case SIM_EXEC_KIND_MATH: sim_exec_math_run(o); break;

@@ -148,17 +148,8 @@ static struct sim_tensor *find_container(struct sim_exec *x, uint32_t sid, uint6
 static struct sim_tensor *offset_view(struct sim_tensor *t, size_t off, enum sim_dtype dtype,
                                       unsigned ndim, const int64_t *shape, size_t nbytes)
 {
-    struct sim_tensor *root = t->base ? t->base : t;
-    struct sim_tensor *v = sim_xcalloc(1, sizeof(*v));
-    v->refs = 1;
-    v->dtype = dtype;
-    v->ndim = ndim;
-    if (ndim)
-        memcpy(v->shape, shape, ndim * sizeof(*shape));
-    v->nbytes = nbytes;
-    v->data = (unsigned char *)t->data + off;
-    v->base = sim_tensor_ref(root);
-    return v;
+    (void)nbytes; /* the shape's */
+    return sim_tensor_view_at(t, off, dtype, ndim, shape);
 }
 
 /*
@@ -220,7 +211,8 @@ void sim_exec_mem_write(struct sim_exec *x, uint32_t sid, uint64_t addr, struct 
                 c = own;
             }
             if (t->nbytes)
-                memcpy((unsigned char *)c->data + (addr - key), t->data, t->nbytes);
+                memcpy((unsigned char *)sim_tensor_data(c) + (addr - key), sim_tensor_cdata(t),
+                       t->nbytes);
             return;
         }
     }

@@ -43,7 +43,8 @@ static bool is_int(enum sim_dtype t)
 /* Element i of an integer (or bool) tensor, exactly. */
 static int64_t get_int(const struct sim_tensor *t, size_t i)
 {
-    const unsigned char *p = (const unsigned char *)t->data + i * sim_dtype_size(t->dtype);
+    const unsigned char *p =
+        (const unsigned char *)sim_tensor_cdata(t) + i * sim_dtype_size(t->dtype);
     switch (t->dtype) {
     case SIM_I8: return *(const int8_t *)p;
     case SIM_I16: return *(const int16_t *)(const void *)p;
@@ -64,9 +65,9 @@ static int64_t get_int(const struct sim_tensor *t, size_t i)
 static inline double get_float(const struct sim_tensor *t, size_t i)
 {
     switch (t->dtype) {
-    case SIM_F32: return ((const float *)t->data)[i];
-    case SIM_F16: return sim_f16_to_f32(((const uint16_t *)t->data)[i]);
-    case SIM_BF16: return sim_bf16_to_f32(((const uint16_t *)t->data)[i]);
+    case SIM_F32: return ((const float *)sim_tensor_cdata(t))[i];
+    case SIM_F16: return sim_f16_to_f32(((const uint16_t *)sim_tensor_cdata(t))[i]);
+    case SIM_BF16: return sim_bf16_to_f32(((const uint16_t *)sim_tensor_cdata(t))[i]);
     default: return sim_tensor_get(t, i);
     }
 }
@@ -487,7 +488,7 @@ static int check_snapshot(struct sim_verify_ops *v, const struct sim_exec_op_dat
                                          op->input_addrs[i] + in->nbytes, &derived);
     if (derived)
         return 0; /* phase 1 never had this data: its snapshot is not a reference */
-    const unsigned char *a = in->data, *b = sv->u.tensor->data;
+    const unsigned char *a = sim_tensor_cdata(in), *b = sim_tensor_cdata(sv->u.tensor);
     size_t at = 0;
     while (at < in->nbytes && a[at] == b[at])
         at++;
@@ -518,7 +519,7 @@ int sim_verify_ops_hook(void *ctx, const struct sim_exec_op_data *op)
     case SIM_EXEC_KIND_COPY: {
         const struct sim_tensor *src = op->inputs[0], *out = op->output;
         size_t at = 0;
-        const unsigned char *a = src->data, *b = out->data;
+        const unsigned char *a = sim_tensor_cdata(src), *b = sim_tensor_cdata(out);
         if (src->nbytes != out->nbytes) {
             snprintf(msg, sizeof(msg), "the copy has %zu bytes, its source %zu", out->nbytes,
                      src->nbytes);
@@ -644,7 +645,7 @@ static void read_shards(struct sim_chip *chip, struct sim_exec *x, const struct 
         if (g < 0 || off + n > t->nbytes)
             continue;
         uint64_t addr = sim_chip_dev_addr(g, (uint64_t)s->pa);
-        unsigned char *dst = (unsigned char *)t->data + off;
+        unsigned char *dst = (unsigned char *)sim_tensor_data(t) + off;
         if (x) {
             sim_exec_read_bytes(x, "hbm", addr, n, dst);
         } else {
@@ -917,7 +918,7 @@ int sim_verify_phase2(struct sim_run *r, struct sim_verify_capture *cap,
                 continue;
             sim_tensor_unref(a->result);
             a->result = sim_tensor_copy(a->deployed);
-            memset(a->result->data, 0, a->result->nbytes);
+            memset(sim_tensor_data(a->result), 0, a->result->nbytes);
             read_shards(chip, x, &kl->args[j], a->result, NULL);
         }
     }

@@ -34,19 +34,7 @@ static bool same_gemm(const struct xop *a, const struct xop *b)
  * (zeroing a large output costs as much as an elementwise op on it). */
 static struct sim_tensor *tensor_uninit(enum sim_dtype dtype, unsigned ndim, const int64_t *shape)
 {
-    size_t nbytes;
-    int rc = sim_shape_nbytes(dtype, ndim, shape, &nbytes);
-    assert(rc == 0 && "shapes are checked at decode");
-    (void)rc;
-    struct sim_tensor *t = sim_xcalloc(1, sizeof(*t));
-    t->refs = 1;
-    t->dtype = dtype;
-    t->ndim = ndim;
-    if (ndim)
-        memcpy(t->shape, shape, ndim * sizeof(*shape));
-    t->nbytes = nbytes;
-    t->data = sim_xmalloc(nbytes ? nbytes : 1);
-    return t;
+    return sim_tensor_new_uninit(dtype, ndim, shape);
 }
 
 /* The element operations of an op, to decide whether its wave is worth the workers. */
@@ -163,6 +151,10 @@ static int prepare_op(struct run *R, struct xop *o)
         if (rc < 0)
             return OP_FAIL(R->d, o->index, o->rec, "input %u: %s", i, rd.msg);
     }
+    /* the workers read and write bytes: a pattern-backed input is materialised here, on the
+     * caller's thread (materialising is not thread-safe) */
+    for (unsigned i = 0; i < o->n_in; i++)
+        (void)sim_tensor_cdata(o->tin[i]);
     if (o->kind == SIM_EXEC_KIND_COPY) {
         /* the source is shared by reference (copy on write keeps it a copy); only a copy
          * to be corrupted is moved by a task */
@@ -179,6 +171,7 @@ static int prepare_op(struct run *R, struct xop *o)
         o->tout =
             reuse ? sim_tensor_ref(reuse) : tensor_uninit(o->out.dtype, o->out.ndim, o->out.shape);
     }
+    (void)sim_tensor_data(o->tout);
     return 0;
 }
 

@@ -163,7 +163,7 @@ static struct sim_tensor *tile_major(const float *m)
 {
     int64_t shape[] = {NT * NT, T, T};
     struct sim_tensor *t = sim_tensor_new(SIM_F32, 3, shape);
-    float *d = t->data;
+    float *d = sim_tensor_data(t);
     for (int i = 0; i < NT; i++)
         for (int j = 0; j < NT; j++)
             for (int r = 0; r < T; r++)
@@ -175,7 +175,7 @@ static struct sim_tensor *tile_major(const float *m)
 /* Largest |x - y| / (1 + |y|) between the executor's tile-major C and the direct one. */
 static double max_err(const struct sim_tensor *tc, const float *c)
 {
-    const float *d = tc->data;
+    const float *d = sim_tensor_cdata(tc);
     double e = 0;
     for (int i = 0; i < NT; i++)
         for (int j = 0; j < NT; j++)

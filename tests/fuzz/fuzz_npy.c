@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     if (back->dtype != t->dtype || back->ndim != t->ndim || back->nbytes != t->nbytes ||
         memcmp(back->shape, t->shape, t->ndim * sizeof(t->shape[0])) != 0 ||
-        (t->nbytes && memcmp(back->data, t->data, t->nbytes) != 0))
+        (t->nbytes && memcmp(sim_tensor_cdata(back), sim_tensor_cdata(t), t->nbytes) != 0))
         abort();
     free(out);
     sim_tensor_unref(back);

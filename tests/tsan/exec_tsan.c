@@ -114,7 +114,8 @@ static int same_space(struct sim_exec *a, struct sim_exec *b, const char *space)
     int ok = na == nb;
     for (size_t i = 0; ok && i < na; i++)
         ok = ea[i].addr == eb[i].addr && ea[i].tensor->nbytes == eb[i].tensor->nbytes &&
-             memcmp(ea[i].tensor->data, eb[i].tensor->data, ea[i].tensor->nbytes) == 0;
+             memcmp(sim_tensor_cdata(ea[i].tensor), sim_tensor_cdata(eb[i].tensor),
+                    ea[i].tensor->nbytes) == 0;
     free(ea);
     free(eb);
     return ok;

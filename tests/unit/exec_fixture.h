@@ -221,7 +221,7 @@ static inline struct sim_tensor *fx_full(int64_t n, float v)
 {
     struct sim_tensor *t = sim_tensor_new(SIM_F32, 1, &n);
     for (int64_t i = 0; i < n; i++)
-        ((float *)t->data)[i] = v;
+        ((float *)sim_tensor_data(t))[i] = v;
     return t;
 }
 

@@ -134,7 +134,7 @@ static void check_file(const char *dir, const char *file, const char *descr, con
     unsigned char *b = slurp(path, &len);
     const unsigned char *data = npy_check(b, len, descr, shape, &dlen);
     cr_assert_eq(dlen, t->nbytes, "%s: %zu data bytes, expected %zu", file, dlen, t->nbytes);
-    cr_assert_eq(memcmp(data, t->data, t->nbytes), 0, "%s: the data", file);
+    cr_assert_eq(memcmp(data, sim_tensor_cdata(t), t->nbytes), 0, "%s: the data", file);
     free(b);
 }
 

@@ -20,8 +20,8 @@ static void two_vectors(struct fx *f, uint64_t a, uint64_t b)
     struct sim_tensor *ta = sim_tensor_new(SIM_F32, 1, &N4);
     struct sim_tensor *tb = sim_tensor_new(SIM_F32, 1, &N4);
     const float va[] = {1, 2, 3, 4}, vb[] = {0.5f, 0.25f, -1, 2};
-    memcpy(ta->data, va, sizeof(va));
-    memcpy(tb->data, vb, sizeof(vb));
+    memcpy(sim_tensor_data(ta), va, sizeof(va));
+    memcpy(sim_tensor_data(tb), vb, sizeof(vb));
     fx_put(f, "tcm", a, ta);
     fx_put(f, "tcm", b, tb);
 }
@@ -296,15 +296,15 @@ Test(exec, gemm_i8_products_past_the_i8_range_are_exact)
     int64_t as[] = {1, 3}, bs[] = {3, 1}, cs[] = {1, 1};
     struct sim_tensor *a = sim_tensor_new(SIM_I8, 2, as), *b = sim_tensor_new(SIM_I8, 2, bs);
     int8_t va[] = {-128, 127, 100}, vb[] = {-128, 127, 100};
-    memcpy(a->data, va, 3);
-    memcpy(b->data, vb, 3);
+    memcpy(sim_tensor_data(a), va, 3);
+    memcpy(sim_tensor_data(b), vb, 3);
     fx_put(&f, "tcm", 0x0, a);
     fx_put(&f, "tcm", 0x100, b);
     fx_gemm(&f, 5, "sip0.cube0.pe0.pe_gemm", SIM_I8, 0x0, 2, as, 0x100, 2, bs, SIM_I32, 0x200, 2,
             cs);
     fx_run_ok(&f, NULL);
     /* 16384 + 16129 + 10000 */
-    cr_assert_eq(((int32_t *)fx_out(&f, "tcm", 0x200)->data)[0], 42513);
+    cr_assert_eq(((int32_t *)sim_tensor_cdata(fx_out(&f, "tcm", 0x200)))[0], 42513);
     fx_fini(&f);
 }
 
@@ -483,8 +483,8 @@ Test(exec, composite_math_replays_from_its_replay_annotations)
     const struct sim_tensor *y = fx_out(&f, "hbm", 0x1000);
     cr_assert_not_null(y);
     for (size_t i = 0; i < 32; i++)
-        cr_assert_float_eq(((const float *)y->data)[i], expf(((const float *)x->data)[i]), 1e-6f,
-                           "element %zu", i);
+        cr_assert_float_eq(((const float *)sim_tensor_cdata(y))[i],
+                           expf(((const float *)sim_tensor_cdata(x))[i]), 1e-6f, "element %zu", i);
     sim_tensor_unref(x);
     fx_fini(&f);
 }
@@ -560,7 +560,7 @@ Test(exec, no_batch_gives_the_same_results)
     for (uint64_t pe = 0; pe < 4; pe++) {
         uint64_t at = 0x100000 * (pe + 1) + 0x2000;
         struct sim_tensor *x = fx_out(&f, "tcm", at), *y = fx_out(&g, "tcm", at);
-        cr_assert_eq(memcmp(x->data, y->data, x->nbytes), 0);
+        cr_assert_eq(memcmp(sim_tensor_cdata(x), sim_tensor_cdata(y), x->nbytes), 0);
     }
     fx_fini(&f);
     fx_fini(&g);
@@ -707,8 +707,8 @@ Test(exec, integer_math_is_exact)
     int64_t n = 3;
     struct sim_tensor *a = sim_tensor_new(SIM_I32, 1, &n), *b = sim_tensor_new(SIM_I32, 1, &n);
     int32_t va[] = {2000000000, -7, 16777217}, vb[] = {147483647, 3, 1};
-    memcpy(a->data, va, sizeof(va));
-    memcpy(b->data, vb, sizeof(vb));
+    memcpy(sim_tensor_data(a), va, sizeof(va));
+    memcpy(sim_tensor_data(b), vb, sizeof(vb));
     fx_put(&f, "tcm", 0x0, a);
     fx_put(&f, "tcm", 0x100, b);
     uint64_t addrs[] = {0x0, 0x100};
@@ -717,11 +717,12 @@ Test(exec, integer_math_is_exact)
     fx_math(&f, 1, PE0, "add", SIM_I32, 2, addrs, nd, sh, 0x200, 1, &n, false, 0);
     fx_math(&f, 1, PE1, "sum", SIM_I32, 1, addrs, nd, sh, 0x300, 0, NULL, false, 0);
     fx_run_ok(&f, NULL);
-    const int32_t *r = fx_out(&f, "tcm", 0x200)->data;
+    const int32_t *r = sim_tensor_cdata(fx_out(&f, "tcm", 0x200));
     cr_assert_eq(r[0], 2147483647);
     cr_assert_eq(r[1], -4);
     cr_assert_eq(r[2], 16777218, "beyond f32's 24 bits");
-    cr_assert_eq(((int32_t *)fx_out(&f, "tcm", 0x300)->data)[0], 2000000000 - 7 + 16777217);
+    cr_assert_eq(((int32_t *)sim_tensor_cdata(fx_out(&f, "tcm", 0x300)))[0],
+                 2000000000 - 7 + 16777217);
     fx_fini(&f);
 }
 
@@ -979,7 +980,8 @@ Test(exec, two_workers_give_the_bytes_one_gives)
         struct sim_tensor *x = fx_out(&f, "hbm", 0x10000000 + pe * 0x1000);
         struct sim_tensor *y = fx_out(&g, "hbm", 0x10000000 + pe * 0x1000);
         cr_assert_eq(x->nbytes, 1024);
-        cr_assert_eq(memcmp(x->data, y->data, x->nbytes), 0, "PE %llu", (unsigned long long)pe);
+        cr_assert_eq(memcmp(sim_tensor_cdata(x), sim_tensor_cdata(y), x->nbytes), 0, "PE %llu",
+                     (unsigned long long)pe);
     }
     fx_fini(&f);
     fx_fini(&g);
@@ -1070,7 +1072,7 @@ Test(exec, a_copy_of_part_of_a_tensor_reads_back_in_any_layout)
     float f5 = 5.0f;
     uint32_t bits;
     memcpy(&bits, &f5, 4);
-    cr_assert_eq(((uint32_t *)v->data)[1], bits, "element 1 of row 1 is 5.0f");
+    cr_assert_eq(((uint32_t *)sim_tensor_cdata(v))[1], bits, "element 1 of row 1 is 5.0f");
     sim_tensor_unref(v);
     fx_fini(&f);
 }

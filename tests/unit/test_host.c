@@ -176,7 +176,7 @@ Test(host, patterns_fill_typed_tensors_and_tcm_writes_land_in_the_pes_tcm)
     cr_assert_not_null(t);
     cr_assert_eq(t->dtype, SIM_U16);
     cr_assert_eq(sim_tensor_numel(t), 4);
-    const unsigned char *b = t->data;
+    const unsigned char *b = sim_tensor_cdata(t);
     cr_assert_eq(b[0], 0x34);
     cr_assert_eq(b[1], 0x12);
     cr_assert_eq(b[7], 0x12);

@@ -385,7 +385,7 @@ Test(kernels, softmax_reduces_each_row_with_max_sub_exp_sum_div)
         cr_assert_eq(sim_chip_mem_read(chip, "hbm", sim_chip_dev_addr(g, (uint64_t)sh->pa), SIM_F32,
                                        2, (int64_t[]){2, 8}, &x, &d),
                      0, "%s", d.msg);
-        cr_assert_eq(memcmp(s0->u.tensor->data, x->data, x->nbytes), 0);
+        cr_assert_eq(memcmp(sim_tensor_cdata(s0->u.tensor), sim_tensor_cdata(x), x->nbytes), 0);
         sim_tensor_unref(x);
     }
     sim_run_free(r);
@@ -512,7 +512,8 @@ Test(kernels, allreduce_ring_first_copies_carry_the_senders_data)
                                        sim_chip_dev_addr(from, (uint64_t)sh->pa + 16 * from),
                                        SIM_F32, 1, (int64_t[]){4}, &x, &d),
                      0, "%s", d.msg);
-        cr_assert_eq(memcmp(snap->u.tensor->data, x->data, 16), 0, "chunk %d of PE %d", from, from);
+        cr_assert_eq(memcmp(sim_tensor_cdata(snap->u.tensor), sim_tensor_cdata(x), 16), 0,
+                     "chunk %d of PE %d", from, from);
         sim_tensor_unref(x);
         seen++;
     }
@@ -813,7 +814,8 @@ static bool same_value(const struct sim_value *a, const struct sim_value *b)
     case SIM_V_TENSOR:
         return a->u.tensor->dtype == b->u.tensor->dtype &&
                a->u.tensor->nbytes == b->u.tensor->nbytes &&
-               memcmp(a->u.tensor->data, b->u.tensor->data, a->u.tensor->nbytes) == 0;
+               memcmp(sim_tensor_cdata(a->u.tensor), sim_tensor_cdata(b->u.tensor),
+                      a->u.tensor->nbytes) == 0;
     case SIM_V_LIST:
         if (a->u.list.len != b->u.list.len)
             return false;

@@ -168,12 +168,12 @@ static void check_numpy_bytes(const struct sim_tensor *t, const char *dict, cons
 Test(npy, written_files_equal_what_numpy_writes)
 {
     struct sim_tensor *t = sim_tensor_new(SIM_I8, 0, NULL);
-    *(int8_t *)t->data = -5;
+    *(int8_t *)sim_tensor_data(t) = -5;
     check_numpy_bytes(t, HDR("|i1", "()"), "\xfb");
     sim_tensor_unref(t);
 
     t = sim_tensor_new(SIM_BOOL, 1, (int64_t[]){3});
-    memcpy(t->data, "\x01\x00\x01", 3);
+    memcpy(sim_tensor_data(t), "\x01\x00\x01", 3);
     check_numpy_bytes(t, HDR("|b1", "(3,)"), "\x01\x00\x01");
     sim_tensor_unref(t);
 
@@ -184,7 +184,7 @@ Test(npy, written_files_equal_what_numpy_writes)
     sim_tensor_unref(t);
 
     t = sim_tensor_new(SIM_U16, 2, (int64_t[]){2, 2});
-    memcpy(t->data, "\x01\x00\x02\x00\x03\x00\xff\xff", 8);
+    memcpy(sim_tensor_data(t), "\x01\x00\x02\x00\x03\x00\xff\xff", 8);
     check_numpy_bytes(t, HDR("<u2", "(2, 2)"), "\x01\x00\x02\x00\x03\x00\xff\xff");
     sim_tensor_unref(t);
 
@@ -203,7 +203,7 @@ Test(npy, written_files_equal_what_numpy_writes)
 static struct sim_tensor *pattern(enum sim_dtype dtype)
 {
     struct sim_tensor *t = sim_tensor_new(dtype, 3, (int64_t[]){2, 3, 5});
-    unsigned char *p = t->data;
+    unsigned char *p = sim_tensor_data(t);
     for (size_t i = 0; i < t->nbytes; i++)
         p[i] = (unsigned char)(i * 37 + 11);
     if (dtype == SIM_BOOL)
@@ -229,7 +229,8 @@ Test(npy, every_dtype_round_trips_through_memory)
         cr_assert_eq(back->shape[1], 3);
         cr_assert_eq(back->shape[2], 5);
         cr_assert_eq(back->nbytes, t->nbytes);
-        cr_assert_eq(memcmp(back->data, t->data, t->nbytes), 0, "%s", sim_dtype_name(dt));
+        cr_assert_eq(memcmp(sim_tensor_cdata(back), sim_tensor_cdata(t), t->nbytes), 0, "%s",
+                     sim_dtype_name(dt));
         cr_assert_eq(back->refs, 1);
         free(b);
         sim_tensor_unref(back);
@@ -248,7 +249,8 @@ Test(npy, every_dtype_round_trips_through_a_file, .init = make_dir, .fini = remo
         cr_assert_eq(sim_npy_read(p, &back, &d), 0, "%s: %s", sim_dtype_name(dt), d.msg);
         cr_assert_eq(back->dtype, dt == SIM_BF16 ? SIM_U16 : dt);
         cr_assert_eq(back->nbytes, t->nbytes);
-        cr_assert_eq(memcmp(back->data, t->data, t->nbytes), 0, "%s", sim_dtype_name(dt));
+        cr_assert_eq(memcmp(sim_tensor_cdata(back), sim_tensor_cdata(t), t->nbytes), 0, "%s",
+                     sim_dtype_name(dt));
         sim_tensor_unref(back);
         sim_tensor_unref(t);
     }
@@ -586,7 +588,7 @@ Test(npy, reads_from_a_pipe, .init = make_dir, .fini = remove_dir)
     int status;
     waitpid(pid, &status, 0);
     cr_assert_eq(back->nbytes, t->nbytes);
-    cr_assert_eq(memcmp(back->data, t->data, t->nbytes), 0);
+    cr_assert_eq(memcmp(sim_tensor_cdata(back), sim_tensor_cdata(t), t->nbytes), 0);
     free(b);
     sim_tensor_unref(back);
     sim_tensor_unref(t);
@@ -607,7 +609,7 @@ Test(npy, write_is_atomic_and_leaves_no_temporary, .init = make_dir, .fini = rem
     cr_assert_eq(st.st_mode & 0777, 0644, "like any new file: 0666 less the umask");
     cr_assert_eq((size_t)st.st_size, 128 + t->nbytes);
     cr_assert_eq(sim_npy_read(p, &back, &d), 0, "%s", d.msg);
-    cr_assert_eq(memcmp(back->data, t->data, t->nbytes), 0);
+    cr_assert_eq(memcmp(sim_tensor_cdata(back), sim_tensor_cdata(t), t->nbytes), 0);
     sim_tensor_unref(back);
     sim_tensor_unref(t);
 }
@@ -690,7 +692,7 @@ static int read_raw_from_pipe(const char *bytes, size_t n, int64_t dim, struct d
     waitpid(pid, NULL, 0);
     if (r == 0) {
         cr_assert_eq(t->nbytes, (size_t)dim);
-        cr_assert_eq(memcmp(t->data, bytes, n), 0);
+        cr_assert_eq(memcmp(sim_tensor_cdata(t), bytes, n), 0);
         sim_tensor_unref(t);
     }
     return r;

@@ -1,6 +1,8 @@
 /*
  * Tensors: allocation, reference counting, views sharing bytes with their base
- * (reinterpret and reshape), the layout mismatch message, and element access.
+ * (reinterpret and reshape), the layout mismatch message, and element access; then
+ * pattern-backed tensors: their values without their bytes, copies and views that stay
+ * patterns, materialising through the accessor, and the patterns of values.
  */
 #include "sim/data/tensor.h"
 
@@ -22,7 +24,7 @@ Test(tensor, new_is_zero_filled_with_one_reference)
     cr_assert_eq(sim_tensor_numel(t), 6);
     cr_assert_null(t->base);
     for (size_t i = 0; i < 24; i++)
-        cr_assert_eq(((unsigned char *)t->data)[i], 0);
+        cr_assert_eq(((unsigned char *)sim_tensor_cdata(t))[i], 0);
     sim_tensor_unref(t);
 }
 
@@ -36,7 +38,7 @@ Test(tensor, scalar_and_empty_shapes)
     struct sim_tensor *e = sim_tensor_new(SIM_F16, 3, shape);
     cr_assert_eq(sim_tensor_numel(e), 0);
     cr_assert_eq(e->nbytes, 0);
-    cr_assert_not_null(e->data);
+    cr_assert_not_null(sim_tensor_cdata(e));
     sim_tensor_unref(s);
     sim_tensor_unref(e);
     sim_tensor_unref(NULL);
@@ -73,7 +75,7 @@ Test(tensor, copy_is_detached)
     struct sim_tensor *a = sim_tensor_new(SIM_I16, 1, shape);
     sim_tensor_set(a, 0, -5);
     struct sim_tensor *c = sim_tensor_copy(a);
-    cr_assert_neq(c->data, a->data);
+    cr_assert_neq(sim_tensor_cdata(c), sim_tensor_cdata(a));
     cr_assert_eq(c->refs, 1);
     cr_assert_eq(sim_tensor_get(c, 0), -5.0);
     sim_tensor_set(a, 0, 9);
@@ -91,7 +93,7 @@ Test(tensor, reinterpret_f32_as_u32_gives_the_ieee_bits)
     sim_tensor_set(f, 2, 0.5);
     struct sim_tensor *u = sim_tensor_view(f, SIM_U32, 1, shape, NULL);
     cr_assert_not_null(u);
-    cr_assert_eq(u->data, f->data, "a view shares the bytes");
+    cr_assert_eq(sim_tensor_cdata(u), sim_tensor_cdata(f), "a view shares the bytes");
     cr_assert_eq(u->base, f);
     cr_assert_eq(f->refs, 2, "the view holds a reference to its base");
     cr_assert_eq(sim_tensor_get(u, 0), (double)0x3f800000u);
@@ -192,13 +194,13 @@ Test(tensor, get_and_set_convert_per_dtype)
 
     t = sim_tensor_new(SIM_F16, 1, s);
     sim_tensor_set(t, 0, 0.1);
-    cr_assert_eq(*(uint16_t *)t->data, 0x2e66, "f16 stores IEEE half bits");
+    cr_assert_eq(*(uint16_t *)sim_tensor_cdata(t), 0x2e66, "f16 stores IEEE half bits");
     cr_assert_float_eq(sim_tensor_get(t, 0), 0.0999755859375, 1e-12);
     sim_tensor_unref(t);
 
     t = sim_tensor_new(SIM_BF16, 1, s);
     sim_tensor_set(t, 0, 1.0);
-    cr_assert_eq(*(uint16_t *)t->data, 0x3f80);
+    cr_assert_eq(*(uint16_t *)sim_tensor_cdata(t), 0x3f80);
     sim_tensor_unref(t);
 
     t = sim_tensor_new(SIM_I8, 1, s);
@@ -221,31 +223,156 @@ Test(tensor, get_and_set_convert_per_dtype)
 
     t = sim_tensor_new(SIM_U32, 1, s);
     sim_tensor_set(t, 0, 4294967295.0);
-    cr_assert_eq(*(uint32_t *)t->data, UINT32_MAX);
+    cr_assert_eq(*(uint32_t *)sim_tensor_cdata(t), UINT32_MAX);
     sim_tensor_set(t, 0, 1e20);
-    cr_assert_eq(*(uint32_t *)t->data, UINT32_MAX);
+    cr_assert_eq(*(uint32_t *)sim_tensor_cdata(t), UINT32_MAX);
     sim_tensor_unref(t);
 
     t = sim_tensor_new(SIM_I64, 1, s);
     sim_tensor_set(t, 0, 1e30);
-    cr_assert_eq(*(int64_t *)t->data, INT64_MAX);
+    cr_assert_eq(*(int64_t *)sim_tensor_cdata(t), INT64_MAX);
     sim_tensor_set(t, 0, -1e30);
-    cr_assert_eq(*(int64_t *)t->data, INT64_MIN);
+    cr_assert_eq(*(int64_t *)sim_tensor_cdata(t), INT64_MIN);
     sim_tensor_set(t, 0, -123456789012.0);
-    cr_assert_eq(*(int64_t *)t->data, -123456789012ll);
+    cr_assert_eq(*(int64_t *)sim_tensor_cdata(t), -123456789012ll);
     sim_tensor_unref(t);
 
     t = sim_tensor_new(SIM_I16, 1, s);
     sim_tensor_set(t, 0, -32769);
-    cr_assert_eq(*(int16_t *)t->data, INT16_MIN);
+    cr_assert_eq(*(int16_t *)sim_tensor_cdata(t), INT16_MIN);
     sim_tensor_unref(t);
 
     t = sim_tensor_new(SIM_BOOL, 1, s);
     sim_tensor_set(t, 0, 0.25);
-    cr_assert_eq(*(uint8_t *)t->data, 1);
+    cr_assert_eq(*(uint8_t *)sim_tensor_cdata(t), 1);
     sim_tensor_set(t, 0, 0);
     cr_assert_eq(sim_tensor_get(t, 0), 0.0);
-    *(uint8_t *)t->data = 7; /* any non-zero byte reads as true */
+    *(uint8_t *)sim_tensor_data(t) = 7; /* any non-zero byte reads as true */
     cr_assert_eq(sim_tensor_get(t, 0), 1.0);
     sim_tensor_unref(t);
+}
+
+/* ---- pattern-backed tensors ---------------------------------------------------------------- */
+
+/* The f16 pattern of 1.0 (0x3c00). */
+static struct sim_fill f16_one(void)
+{
+    struct sim_fill f;
+    cr_assert_eq(sim_fill_from_value(SIM_F16, 1.0, &f), 0);
+    return f;
+}
+
+Test(tensor, a_pattern_tensor_has_its_values_without_its_bytes)
+{
+    /* 16 GiB of f16 ones: a header, nothing more */
+    int64_t shape[] = {1 << 17, 1 << 16};
+    struct sim_fill f = f16_one();
+    struct sim_tensor *t = sim_tensor_new_fill(SIM_F16, 2, shape, &f);
+    cr_assert_eq(t->nbytes, (size_t)1 << 34);
+    cr_assert(sim_tensor_is_lazy(t));
+    cr_assert_eq(sim_tensor_get(t, 0), 1.0);
+    cr_assert_eq(sim_tensor_get(t, ((size_t)1 << 33) - 1), 1.0, "the last element");
+    unsigned char b[5];
+    sim_tensor_read_bytes(t, 3, 5, b); /* an unaligned range: 3c 00 3c 00 3c */
+    const unsigned char want[5] = {0x3c, 0x00, 0x3c, 0x00, 0x3c};
+    cr_assert_arr_eq(b, want, 5);
+    struct sim_fill g;
+    cr_assert(sim_tensor_pattern(t, &g));
+    cr_assert_eq(g.unit, 2);
+    cr_assert_eq(g.bytes[0], 0x00);
+    cr_assert_eq(g.bytes[1], 0x3c);
+    cr_assert(sim_tensor_is_lazy(t), "reading values materialised nothing");
+    sim_tensor_unref(t);
+}
+
+Test(tensor, copies_and_views_of_a_pattern_stay_patterns)
+{
+    int64_t n = 1 << 30; /* 2 GiB of f16 */
+    struct sim_fill f = f16_one();
+    struct sim_tensor *t = sim_tensor_new_fill(SIM_F16, 1, &n, &f);
+    struct sim_tensor *c = sim_tensor_copy(t);
+    cr_assert(sim_tensor_is_lazy(c));
+    cr_assert_eq(c->nbytes, t->nbytes);
+    cr_assert_eq(sim_tensor_get(c, 12345), 1.0);
+    /* a copy of an odd byte range sees the pattern from there: 00 3c ... as u8 */
+    int64_t three = 3;
+    struct sim_tensor *r = sim_tensor_copy_range(t, 1, SIM_U8, 1, &three);
+    cr_assert(sim_tensor_is_lazy(r));
+    cr_assert_eq(sim_tensor_get(r, 0), 0x3c);
+    cr_assert_eq(sim_tensor_get(r, 1), 0x00);
+    cr_assert_eq(sim_tensor_get(r, 2), 0x3c);
+    /* a view reinterprets: f16 1.0 pairs as u32 0x3c003c00 */
+    int64_t half = n / 2;
+    struct sim_tensor *v = sim_tensor_view(t, SIM_U32, 1, &half, NULL);
+    cr_assert_not_null(v);
+    cr_assert(sim_tensor_is_lazy(v));
+    cr_assert_eq(sim_tensor_get(v, 7), (double)0x3c003c00u);
+    int64_t two = 2;
+    struct sim_tensor *w = sim_tensor_view_at(t, 6, SIM_F16, 1, &two);
+    cr_assert_eq(sim_tensor_get(w, 1), 1.0);
+    cr_assert(sim_tensor_is_lazy(t), "none of this materialised the base");
+    sim_tensor_unref(w);
+    sim_tensor_unref(v);
+    sim_tensor_unref(r);
+    sim_tensor_unref(c);
+    sim_tensor_unref(t);
+}
+
+Test(tensor, the_accessor_materialises_and_views_share_the_bytes_after)
+{
+    int64_t shape[] = {4};
+    struct sim_fill f;
+    cr_assert_eq(sim_fill_from_value(SIM_F32, 2.5, &f), 0);
+    struct sim_tensor *t = sim_tensor_new_fill(SIM_F32, 1, shape, &f);
+    struct sim_tensor *v = sim_tensor_view(t, SIM_U32, 1, shape, NULL);
+    struct sim_tensor *c = sim_tensor_copy(t);
+    /* materialising through the view produces the base's bytes */
+    const uint32_t *u = sim_tensor_cdata(v);
+    cr_assert_not(sim_tensor_is_lazy(t));
+    float x = 2.5f;
+    uint32_t bits;
+    memcpy(&bits, &x, 4);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(u[i], bits);
+    cr_assert_not(sim_tensor_pattern(t, &f), "no longer a pattern");
+    /* reference semantics: a write through the base shows in the view, not in the copy */
+    sim_tensor_set(t, 1, -1.0);
+    cr_assert_eq(sim_tensor_get(v, 1), (double)0xbf800000u);
+    cr_assert_eq(sim_tensor_get(c, 1), 2.5);
+    cr_assert(sim_tensor_is_lazy(c), "the copy is its own pattern");
+    /* a set on a pattern materialises it first */
+    sim_tensor_set(c, 0, 7.0);
+    cr_assert_eq(sim_tensor_get(c, 0), 7.0);
+    cr_assert_eq(sim_tensor_get(c, 3), 2.5);
+    sim_tensor_unref(c);
+    sim_tensor_unref(v);
+    sim_tensor_unref(t);
+}
+
+Test(tensor, values_fit_their_dtype_or_not)
+{
+    struct sim_fill f;
+    cr_assert_eq(sim_fill_from_value(SIM_I8, -128, &f), 0);
+    cr_assert_eq(f.unit, 1);
+    cr_assert_eq(f.bytes[0], 0x80);
+    cr_assert_eq(sim_fill_from_value(SIM_I8, 128, &f), -1);
+    cr_assert_eq(sim_fill_from_value(SIM_I32, 1.5, &f), -1, "an integer type needs an integer");
+    cr_assert_eq(sim_fill_from_value(SIM_U16, -1, &f), -1);
+    cr_assert_eq(sim_fill_from_value(SIM_BOOL, 2, &f), -1);
+    cr_assert_eq(sim_fill_from_value(SIM_F16, 65504, &f), 0);
+    cr_assert_eq(sim_fill_from_value(SIM_F16, 1e5, &f), -1, "beyond f16's range");
+    cr_assert_eq(sim_fill_from_value(SIM_F32, NAN, &f), -1);
+    cr_assert_eq(sim_fill_from_value(SIM_I64, -1, &f), 0);
+    cr_assert_eq(f.unit, 1, "all bytes equal: one byte repeats");
+    cr_assert_eq(f.bytes[0], 0xff);
+    cr_assert_eq(sim_fill_from_value(SIM_I64, 1, &f), 0);
+    cr_assert_eq(f.unit, 8);
+
+    char buf[48];
+    cr_assert_eq(sim_fill_from_value(SIM_F32, 0, &f), 0);
+    cr_assert_str_eq(sim_fill_format(&f, buf, sizeof(buf)), "pattern zero");
+    f = f16_one();
+    cr_assert_str_eq(sim_fill_format(&f, buf, sizeof(buf)), "fill 0x3c00");
+    cr_assert_eq(sim_fill_from_value(SIM_I64, 1, &f), 0);
+    cr_assert_str_eq(sim_fill_format(&f, buf, sizeof(buf)), "fill 0x0000000000000001");
 }

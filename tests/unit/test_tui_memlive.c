@@ -61,7 +61,7 @@ static struct sim_tensor *f32_tensor(int64_t rows, int64_t cols, float first)
     int64_t shape[2] = {rows, cols};
     struct sim_tensor *t = sim_tensor_new(SIM_F32, 2, shape);
     for (size_t i = 0; i < sim_tensor_numel(t); i++)
-        ((float *)t->data)[i] = first + (float)i;
+        ((float *)sim_tensor_data(t))[i] = first + (float)i;
     return t;
 }
 

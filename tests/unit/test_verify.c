@@ -88,8 +88,8 @@ Test(verify, integers_compare_exactly_even_past_2_to_the_53)
 {
     int64_t n = 1;
     struct sim_tensor *a = sim_tensor_new(SIM_I64, 1, &n), *b = sim_tensor_new(SIM_I64, 1, &n);
-    ((int64_t *)a->data)[0] = (INT64_C(1) << 60) + 1;
-    ((int64_t *)b->data)[0] = (INT64_C(1) << 60);
+    ((int64_t *)sim_tensor_data(a))[0] = (INT64_C(1) << 60) + 1;
+    ((int64_t *)sim_tensor_data(b))[0] = (INT64_C(1) << 60);
     struct sim_verify_output o;
     sim_verify_compare("x", a, b, &o);
     cr_assert_not(o.pass, "doubles would round both to 2^60");
@@ -493,7 +493,9 @@ Test(verify, the_capture_knows_each_argument_of_a_launch)
         const struct sim_tensor *shard = sim_host_buffers_find(bufs, name);
         cr_assert_not_null(shard, "%s", name);
         cr_assert_eq(shard->nbytes, 800);
-        cr_assert_eq(memcmp((const char *)x->data + 800 * k, shard->data, 800), 0, "%s", name);
+        cr_assert_eq(
+            memcmp((const char *)sim_tensor_cdata(x) + 800 * k, sim_tensor_cdata(shard), 800), 0,
+            "%s", name);
     }
     sim_workload_free(wl);
     sim_host_buffers_free(bufs);
