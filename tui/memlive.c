@@ -143,6 +143,16 @@ static void fmt_shape(const struct sim_tensor *t, char *buf, size_t size)
     sim_shape_format(t->ndim, t->shape, buf, size);
 }
 
+/* The pattern of a pattern region ("pattern zero", "fill 0x3c00") into buf, or NULL when
+ * the entry is an ordinary tensor (or its pattern has been materialised since). */
+static const char *fmt_pattern(const struct sim_memstore_entry *x, char *buf, size_t size)
+{
+    struct sim_fill f;
+    if (!x->pattern || !sim_tensor_pattern(x->tensor, &f))
+        return NULL;
+    return sim_fill_format(&f, buf, size);
+}
+
 /* ---- drawing ------------------------------------------------------------------------------ */
 
 static void draw_tabs(struct tui_memlive *p, struct tui_canvas *c, struct tui_rect r, bool focused)
@@ -204,8 +214,12 @@ static void draw_list(struct tui_memlive *p, struct tui_canvas *c, struct tui_re
         int used = snprintf(line, sizeof(line), " %-16s %-14.14s %-5s %9s  ", addr, shape,
                             sim_dtype_name(x->tensor->dtype), bytes);
         tui_canvas_text(c, r.x, y, r.w, st, line, 0);
-        char who[96];
-        snprintf(who, sizeof(who), wide ? "%-16.16s  %s" : "%s", x->op ? x->op : "-", t);
+        char who[96], pat[48];
+        /* a pattern region: one row, its pattern as the writer */
+        const char *by = fmt_pattern(x, pat, sizeof(pat));
+        if (!by)
+            by = x->op ? x->op : "-";
+        snprintf(who, sizeof(who), wide ? "%-16.16s  %s" : "%s", by, t);
         tui_canvas_text(c, r.x + used, y, r.w - used, st, who,
                         TUI_TEXT_UNTRUSTED | TUI_TEXT_ELLIPSIS);
     }
@@ -229,15 +243,18 @@ static void draw_values(struct tui_memlive *p, struct tui_canvas *c, struct tui_
     tui_fmt_bytes(bytes, sizeof(bytes), (double)t->nbytes);
     size_t n = 0;
     struct sim_memstore_entry *e = sim_memstore_entries(p->store, space, &n);
-    const char *op = NULL;
+    const char *op = NULL, *pattern = NULL;
+    char pat[48];
     double when = NAN;
     for (size_t i = 0; i < n; i++)
-        if (e[i].addr == p->addr)
+        if (e[i].addr == p->addr) {
             op = e[i].op, when = e[i].t_ns;
+            pattern = fmt_pattern(&e[i], pat, sizeof(pat));
+        }
     fmt_time(when, t_at, sizeof(t_at));
-    snprintf(line, sizeof(line), " %s %s %s %s %s, written by %s at %s  (%s; Esc: list)", space,
-             addr, shape, sim_dtype_name(t->dtype), bytes, op ? op : "-", t_at,
-             p->hex ? "x: values" : "x: hex");
+    snprintf(line, sizeof(line), " %s %s %s %s %s, written by %s at %s%s%s  (%s; Esc: list)", space,
+             addr, shape, sim_dtype_name(t->dtype), bytes, op ? op : "-", t_at, pattern ? ", " : "",
+             pattern ? pattern : "", p->hex ? "x: values" : "x: hex");
     free(e);
     if (r.h > 1)
         tui_canvas_text(c, r.x, r.y + 1, r.w, TUI_STYLE_VALUE, line,
@@ -266,7 +283,7 @@ static void draw_values(struct tui_memlive *p, struct tui_canvas *c, struct tui_
         snprintf(idx, sizeof(idx), p->hex ? "%*zx: " : "[%*zu] ", lw - 3, first);
         int x = r.x + tui_canvas_text(c, r.x, y, r.w, TUI_STYLE_DIM, idx, 0);
         for (size_t j = first; j < first + per && j < count; j++) {
-            /* a value at a time: a pattern-backed tensor's values without materialising it */
+            /* a value at a time: a pattern region's values without materialising it */
             char v[48];
             unsigned char el[8];
             size_t es = p->hex ? 1 : sim_dtype_size(t->dtype);

@@ -1,9 +1,11 @@
 /*
  * The live memory inspector: the memory pane of a simulation running in the process. A
  * tab per space of the memory store (hbm, tcm, sram, ...) lists every tensor there:
- * address, shape, dtype, bytes, and the op that last wrote it with its time. Enter shows
- * the selected tensor's values as a scrollable table formatted for its dtype (x: the raw
- * bytes in hex); Esc goes back to the list. Everything is read from the store at each
+ * address, shape, dtype, bytes, and the op that last wrote it with its time; a pattern
+ * region is one row whatever its size, its pattern ("pattern zero", "fill 0x3c00") as the
+ * writer. Enter shows the selected tensor's values as a scrollable table formatted for its
+ * dtype (x: the raw bytes in hex), read a value at a time (a pattern region is never
+ * materialised); Esc goes back to the list. Everything is read from the store at each
  * redraw, and the store's generation says when to redraw, so the pane is right after
  * every step.
  */

@@ -27,13 +27,15 @@ struct binding {
 
 struct span {
     uint64_t addr, n; /* a stored tensor's bytes */
+    uint64_t seq;     /* the store's generation after its last write: later is larger */
+    bool pattern;     /* a pattern region: later writes are laid over it, not into it */
 };
 
 struct space_index {
     char name[SIM_SPACE_MAX];
-    struct span *v; /* sorted by addr */
+    struct span *v;   /* sorted by addr */
+    uint64_t *maxend; /* maxend[i]: the furthest end of v[0..i] (non-decreasing) */
     size_t n, cap;
-    uint64_t max_n;    /* the longest span ever */
     struct binding *b; /* pending bindings, sorted by addr, not overlapping */
     size_t nb, capb;
 };
@@ -278,6 +280,7 @@ void sim_chip_free(struct sim_chip *c)
     free(c->tokens);
     for (size_t i = 0; i < c->n_spaces; i++) {
         free(c->spaces[i].v);
+        free(c->spaces[i].maxend);
         for (size_t j = 0; j < c->spaces[i].nb; j++)
             free(c->spaces[i].b[j].op);
         free(c->spaces[i].b);
@@ -605,9 +608,17 @@ sim_time_t sim_chip_data_path(struct sim_chip *c, int from, int to, uint64_t nby
 
 /*
  * The memory store keeps whole tensors at their start addresses; the chip keeps, per
- * space, the byte ranges of those tensors sorted by address, so that reads and writes of
- * any range find the tensors holding it. Every write keeps overlapping tensors byte-wise
- * consistent, so a range reads the same whichever tensor it is read from.
+ * space, the byte ranges of those tensors sorted by address (spans), so that reads and
+ * writes of any range find the tensors holding it.
+ *
+ * Plain (materialised) tensors are kept byte-wise consistent: a write copies its bytes into
+ * every plain tensor it overlaps, so a plain tensor always holds the latest bytes of its
+ * range. A pattern region (a tensor that was pattern-backed when written) is never written
+ * into: a write over part of it is stored as a tensor of its own, laid on top (an overlay).
+ * The bytes of a range are therefore those of the overlapping spans painted in the order of
+ * their last write (span.seq), and a plain span holding the whole range, or a pattern span
+ * holding it with nothing written over it since, gives them alone. So a tl_load of a tile of
+ * a pattern region is a pattern tensor too, and costs no byte work.
  */
 
 static struct space_index *space_index(struct sim_chip *c, const char *space, bool create)
@@ -638,34 +649,145 @@ static size_t upper(const struct space_index *x, uint64_t a)
     return lo;
 }
 
-/* Index of the first span that may overlap [a, a + n): spans are sorted by start, so
- * the earliest one reaching past a starts at most max_n bytes below it. */
+/* Index of the first span that may overlap [a, ...): the first whose prefix reaches past
+ * a (spans before it all end at or below a). */
 static size_t first_overlap(const struct space_index *x, uint64_t a)
 {
-    size_t i = upper(x, a);
-    while (i > 0 && x->v[i - 1].addr + x->max_n > a)
-        i--;
-    return i;
+    size_t lo = 0, hi = x->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x->maxend[mid] <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
-static void span_set(struct space_index *x, uint64_t a, uint64_t n)
+static uint64_t span_end(const struct span *sp)
+{
+    return sp->addr + sp->n;
+}
+
+/* Recompute maxend from index i on, after v[i] was inserted or grew. */
+static void maxend_fix(struct space_index *x, size_t i)
+{
+    for (size_t k = i; k < x->n; k++) {
+        uint64_t m = k ? x->maxend[k - 1] : 0;
+        if (span_end(&x->v[k]) > m)
+            m = span_end(&x->v[k]);
+        /* once a prefix maximum is what it was, the later ones are too */
+        bool same = k > i && x->maxend[k] == m;
+        x->maxend[k] = m;
+        if (same)
+            break;
+    }
+}
+
+/* The span at a gets n bytes (inserted if none starts at a), written at seq. */
+static void span_set(struct space_index *x, uint64_t a, uint64_t n, uint64_t seq, bool pattern)
 {
     size_t i = upper(x, a);
-    if (n > x->max_n)
-        x->max_n = n;
+    struct span sp = {a, n, seq, pattern};
     if (i > 0 && x->v[i - 1].addr == a) {
-        x->v[i - 1].n = n;
+        uint64_t old = span_end(&x->v[i - 1]);
+        x->v[i - 1] = sp;
+        if (old > span_end(&sp)) { /* shrunk: the prefix maxima may fall back */
+            for (size_t k = i - 1; k < x->n; k++) {
+                uint64_t m = k ? x->maxend[k - 1] : 0;
+                x->maxend[k] = span_end(&x->v[k]) > m ? span_end(&x->v[k]) : m;
+            }
+        } else {
+            maxend_fix(x, i - 1);
+        }
         return;
     }
     if (x->n == x->cap) {
         x->cap = x->cap ? 2 * x->cap : 64;
         x->v = sim_xreallocarray(x->v, x->cap, sizeof(*x->v));
+        x->maxend = sim_xreallocarray(x->maxend, x->cap, sizeof(*x->maxend));
     }
     memmove(&x->v[i + 1], &x->v[i], (x->n - i) * sizeof(*x->v));
-    x->v[i] = (struct span){a, n};
+    memmove(&x->maxend[i + 1], &x->maxend[i], (x->n - i) * sizeof(*x->maxend));
+    x->v[i] = sp;
     x->n++;
-    if (n > x->max_n)
-        x->max_n = n;
+    maxend_fix(x, i);
+}
+
+/* The spans overlapping a range, by index (a small inline array, else on the heap). */
+struct hits {
+    size_t *ix;
+    size_t n, cap;
+    size_t inline_ix[32];
+};
+
+static void hits_find(const struct space_index *x, uint64_t a, uint64_t n, struct hits *h)
+{
+    h->ix = h->inline_ix;
+    h->cap = sizeof(h->inline_ix) / sizeof(h->inline_ix[0]);
+    h->n = 0;
+    for (size_t j = first_overlap(x, a); j < x->n && x->v[j].addr < a + n; j++) {
+        if (span_end(&x->v[j]) <= a)
+            continue;
+        if (h->n == h->cap) {
+            size_t cap = 2 * h->cap;
+            size_t *ix = sim_xreallocarray(NULL, cap, sizeof(*ix));
+            memcpy(ix, h->ix, h->n * sizeof(*ix));
+            if (h->ix != h->inline_ix)
+                free(h->ix);
+            h->ix = ix;
+            h->cap = cap;
+        }
+        h->ix[h->n++] = j;
+    }
+}
+
+static void hits_fini(struct hits *h)
+{
+    if (h->ix != h->inline_ix)
+        free(h->ix);
+}
+
+/* Sort the hits by the order of their last write (insertion sort: they are few). */
+static void hits_by_seq(const struct space_index *x, struct hits *h)
+{
+    for (size_t i = 1; i < h->n; i++) {
+        size_t k = h->ix[i], j = i;
+        for (; j > 0 && x->v[h->ix[j - 1]].seq > x->v[k].seq; j--)
+            h->ix[j] = h->ix[j - 1];
+        h->ix[j] = k;
+    }
+}
+
+/*
+ * The bytes of [a, a + n) into buf (zero where no span holds them): the hits (sorted by
+ * address) painted in write order. Returns the number of bytes some span held.
+ */
+static uint64_t paint(struct sim_chip *c, const struct space_index *x, struct hits *h, uint64_t a,
+                      uint64_t n, unsigned char *buf)
+{
+    uint64_t held = 0, covered_to = a;
+    for (size_t k = 0; k < h->n; k++) { /* in address order: count each byte once */
+        const struct span *sp = &x->v[h->ix[k]];
+        uint64_t lo = sp->addr > a ? sp->addr : a;
+        uint64_t hi = span_end(sp) < a + n ? span_end(sp) : a + n;
+        uint64_t from = lo > covered_to ? lo : covered_to;
+        if (hi > from) {
+            held += hi - from;
+            covered_to = hi;
+        }
+    }
+    if (held < n)
+        memset(buf, 0, n);
+    hits_by_seq(x, h);
+    for (size_t k = 0; k < h->n; k++) {
+        const struct span *sp = &x->v[h->ix[k]];
+        uint64_t lo = sp->addr > a ? sp->addr : a;
+        uint64_t hi = span_end(sp) < a + n ? span_end(sp) : a + n;
+        const struct sim_tensor *t = sim_memstore_get(c->store, x->name, sp->addr);
+        sim_tensor_read_bytes(t, lo - sp->addr, hi - lo, buf + (lo - a));
+    }
+    return held;
 }
 
 static uint64_t shape_nbytes(enum sim_dtype dtype, unsigned ndim, const int64_t *shape)
@@ -682,17 +804,52 @@ int sim_chip_mem_read(struct sim_chip *c, const char *space, uint64_t addr, enum
     uint64_t n = shape_nbytes(dtype, ndim, shape);
     const struct space_index *x = space_index(c, space, false);
     size_t i = x ? upper(x, addr) : 0;
-    if (i > 0 && x->v[i - 1].addr == addr && x->v[i - 1].n == n) /* the tensor, reinterpreted */
+    const struct span *exact =
+        i > 0 && x->v[i - 1].addr == addr && x->v[i - 1].n == n ? &x->v[i - 1] : NULL;
+    if (exact && !exact->pattern) /* the tensor (always current), reinterpreted */
         return sim_memstore_read(c->store, space, addr, dtype, ndim, shape, out, d);
-    struct sim_tensor *t = sim_tensor_new(dtype, ndim, shape);
-    if (sim_chip_mem_read_bytes(c, space, addr, n, sim_tensor_data(t)) < n) {
-        sim_tensor_unref(t);
+    if (n == 0) {
+        *out = sim_tensor_new(dtype, ndim, shape);
+        return 0;
+    }
+    if (!x)
         return diag_set(d, SIM_ENOENT, NULL, 0, 0, NULL,
                         "%s 0x%llx: no tensor holds all of these %llu bytes (never written)", space,
                         (unsigned long long)addr, (unsigned long long)n);
+    struct hits h;
+    hits_find(x, addr, n, &h);
+    /* one span that gives the whole range alone: a plain one holding it, else the last
+     * written one when it holds it */
+    const struct span *alone = NULL, *top = NULL;
+    for (size_t k = 0; k < h.n; k++) {
+        const struct span *sp = &x->v[h.ix[k]];
+        bool holds = sp->addr <= addr && span_end(sp) >= addr + n;
+        if (holds && !sp->pattern)
+            alone = sp;
+        if (!top || sp->seq > top->seq)
+            top = sp;
     }
-    *out = t;
-    return 0;
+    if (!alone && top && top->addr <= addr && span_end(top) >= addr + n)
+        alone = top;
+    int rc = 0;
+    if (alone == exact && exact) { /* a pattern region nothing was written over */
+        rc = sim_memstore_read(c->store, space, addr, dtype, ndim, shape, out, d);
+    } else if (alone) { /* a copy of its part (a pattern costs nothing) */
+        const struct sim_tensor *t = sim_memstore_get(c->store, space, alone->addr);
+        *out = sim_tensor_copy_range(t, addr - alone->addr, dtype, ndim, shape);
+    } else {
+        struct sim_tensor *t = sim_tensor_new_uninit(dtype, ndim, shape);
+        if (paint(c, x, &h, addr, n, sim_tensor_data(t)) < n) {
+            sim_tensor_unref(t);
+            rc = diag_set(d, SIM_ENOENT, NULL, 0, 0, NULL,
+                          "%s 0x%llx: no tensor holds all of these %llu bytes (never written)",
+                          space, (unsigned long long)addr, (unsigned long long)n);
+        } else {
+            *out = t;
+        }
+    }
+    hits_fini(&h);
+    return rc;
 }
 
 /* Index of the first binding that ends after a (bindings do not overlap, so their ends
@@ -741,19 +898,76 @@ static void unbind(struct space_index *x, uint64_t addr, uint64_t n)
         x->b[i] = right;
 }
 
-/* Copy the bytes of [a, a + n) from src (holding them from address a) into the stored
+/* Copy the bytes of [a, a + n) from src (holding them from address a) into the plain
  * tensor of span sp where they overlap. */
-static void copy_overlap(struct sim_chip *c, const char *space, const struct span *sp, uint64_t a,
-                         uint64_t n, const void *src, const struct sim_memstore_writer *w)
+static void copy_overlap(struct sim_chip *c, const char *space, struct span *sp, uint64_t a,
+                         uint64_t n, const struct sim_tensor *src,
+                         const struct sim_memstore_writer *w)
 {
     uint64_t lo = sp->addr > a ? sp->addr : a;
-    uint64_t hi = sp->addr + sp->n < a + n ? sp->addr + sp->n : a + n;
+    uint64_t hi = span_end(sp) < a + n ? span_end(sp) : a + n;
     if (lo >= hi)
         return;
     struct sim_tensor *t = sim_memstore_get(c->store, space, sp->addr);
-    memcpy((char *)sim_tensor_data(t) + (lo - sp->addr), (const char *)src + (lo - a), hi - lo);
+    sim_tensor_read_bytes(src, lo - a, hi - lo,
+                          (unsigned char *)sim_tensor_data(t) + (lo - sp->addr));
     /* rewritten in place: the store's generation and last writer follow */
     sim_memstore_write(c->store, space, sp->addr, t, w);
+    sp->seq = sim_memstore_generation(c->store);
+}
+
+/* The index of the span starting at a, or x->n when none does. */
+static size_t span_at(const struct space_index *x, uint64_t a)
+{
+    size_t i = upper(x, a);
+    return i > 0 && x->v[i - 1].addr == a ? i - 1 : x->n;
+}
+
+/*
+ * A write of n bytes takes the start of the pattern region of span i (longer than n): move
+ * the rest of the region on to the first address from its start + n that no other tensor
+ * starts at (the tensors starting on the way hold those bytes), keeping the region's place
+ * in the write order. False when an empty tensor sits on the way (nothing to skip).
+ */
+static bool move_rest(struct sim_chip *c, struct space_index *x, size_t i, uint64_t n)
+{
+    struct span p = x->v[i];
+    uint64_t k = p.addr + n, end = span_end(&p);
+    for (size_t j; k < end && (j = span_at(x, k)) < x->n;) {
+        if (x->v[j].n == 0)
+            return false;
+        k = span_end(&x->v[j]);
+    }
+    if (k >= end)
+        return true;
+    const struct sim_tensor *t = sim_memstore_get(c->store, x->name, p.addr);
+    size_t ds = sim_dtype_size(t->dtype);
+    int64_t len = (int64_t)(end - k);
+    bool typed = (k - p.addr) % ds == 0 && (end - k) % ds == 0;
+    int64_t elems = typed ? len / (int64_t)ds : len;
+    struct sim_tensor *rest =
+        sim_tensor_copy_range(t, k - p.addr, typed ? t->dtype : SIM_U8, 1, &elems);
+    sim_memstore_split(c->store, x->name, p.addr, k, rest);
+    sim_tensor_unref(rest);
+    span_set(x, k, end - k, p.seq, true);
+    return true;
+}
+
+/* Make the pattern region of span i a plain tensor holding the current bytes of its range
+ * (a fallback that costs its size). */
+static void flatten(struct sim_chip *c, struct space_index *x, size_t i,
+                    const struct sim_memstore_writer *w)
+{
+    struct span p = x->v[i];
+    const struct sim_tensor *t = sim_memstore_get(c->store, x->name, p.addr);
+    struct sim_tensor *plain = sim_tensor_new_uninit(t->dtype, t->ndim, t->shape);
+    struct hits h;
+    hits_find(x, p.addr, p.n, &h);
+    paint(c, x, &h, p.addr, p.n, sim_tensor_data(plain));
+    hits_fini(&h);
+    sim_memstore_write(c->store, x->name, p.addr, plain, w);
+    sim_tensor_unref(plain);
+    span_set(x, p.addr, p.n, sim_memstore_generation(c->store), false);
 }
 
 void sim_chip_mem_write(struct sim_chip *c, const char *space, uint64_t addr, struct sim_tensor *t,
@@ -762,19 +976,28 @@ void sim_chip_mem_write(struct sim_chip *c, const char *space, uint64_t addr, st
     struct sim_memstore_writer w = {op, sim_ticks_to_ns(sim_engine_now(c->engine))};
     struct space_index *x = space_index(c, space, true);
     uint64_t n = t->nbytes;
-    bool inside = false; /* some other tensor holds the whole range */
+    bool inside = false; /* some other plain tensor holds the whole range */
     for (size_t j = first_overlap(x, addr); j < x->n && x->v[j].addr <= addr && !inside; j++)
-        inside = addr + n <= x->v[j].addr + x->v[j].n && !(x->v[j].addr == addr && x->v[j].n == n);
+        inside = !x->v[j].pattern && addr + n <= span_end(&x->v[j]) &&
+                 !(x->v[j].addr == addr && x->v[j].n == n);
+    if (!inside) {
+        /* the store has one tensor per address: a pattern region starting here moves on */
+        size_t at = span_at(x, addr);
+        if (at < x->n && x->v[at].pattern && x->v[at].n > n && !move_rest(c, x, at, n)) {
+            flatten(c, x, at, &w);
+            inside = true;
+        }
+    }
     if (!inside) {
         /* a tensor of its own (replacing one of the same range) */
         sim_memstore_write(c->store, space, addr, t, &w);
-        span_set(x, addr, n);
+        span_set(x, addr, n, sim_memstore_generation(c->store), sim_tensor_is_lazy(t));
     }
-    /* every other tensor holding some of these bytes gets them */
+    /* every other plain tensor holding some of these bytes gets them */
     for (size_t j = first_overlap(x, addr); j < x->n && x->v[j].addr < addr + n; j++) {
-        if (!inside && x->v[j].addr == addr)
+        if ((!inside && x->v[j].addr == addr) || x->v[j].pattern)
             continue;
-        copy_overlap(c, space, &x->v[j], addr, n, sim_tensor_cdata(t), &w);
+        copy_overlap(c, space, &x->v[j], addr, n, t, &w);
     }
     unbind(x, addr, n);
 }
@@ -782,25 +1005,15 @@ void sim_chip_mem_write(struct sim_chip *c, const char *space, uint64_t addr, st
 uint64_t sim_chip_mem_read_bytes(struct sim_chip *c, const char *space, uint64_t addr, uint64_t n,
                                  void *buf)
 {
-    memset(buf, 0, n);
     const struct space_index *x = space_index(c, space, false);
-    if (!x)
+    if (!x) {
+        memset(buf, 0, n);
         return 0;
-    uint64_t held = 0, covered_to = addr;
-    for (size_t j = first_overlap(x, addr); j < x->n && x->v[j].addr < addr + n; j++) {
-        const struct span *sp = &x->v[j];
-        uint64_t lo = sp->addr > addr ? sp->addr : addr;
-        uint64_t hi = sp->addr + sp->n < addr + n ? sp->addr + sp->n : addr + n;
-        if (lo >= hi)
-            continue;
-        const struct sim_tensor *t = sim_memstore_get(c->store, space, sp->addr);
-        sim_tensor_read_bytes(t, lo - sp->addr, hi - lo, (char *)buf + (lo - addr));
-        uint64_t from = lo > covered_to ? lo : covered_to; /* count each byte once */
-        if (hi > from) {
-            held += hi - from;
-            covered_to = hi;
-        }
     }
+    struct hits h;
+    hits_find(x, addr, n, &h);
+    uint64_t held = paint(c, x, &h, addr, n, buf);
+    hits_fini(&h);
     return held;
 }
 

@@ -8,7 +8,7 @@
  * (latency + bytes / bandwidth, shared) and being serviced by the component at the end of
  * the route (sim/chip/component.h); nodes crossed on the way (routers, CPUs) forward without
  * servicing. Phase-1 memory data goes through sim_chip_mem_*: byte-addressable on top of
- * the tensor-granular memory store.
+ * the tensor-granular memory store, with pattern regions that are never materialised.
  *
  * Addresses: a PA is an address in one PE's address space (ADR-0012: the shard tags say
  * which PE). The memory store is keyed by device addresses, the PA in its PE's window:
@@ -202,28 +202,40 @@ sim_time_t sim_chip_data_path(struct sim_chip *c, int from, int to, uint64_t nby
 /* ---- phase-1 memory data ---------------------------------------------------------------- */
 
 /*
+ * The memory is byte-addressable (ADR-0020 D7) on top of the tensor-granular memory store.
+ * Plain tensors are kept consistent byte for byte (a write copies its bytes into every
+ * plain tensor it overlaps). A pattern region (a pattern-backed tensor, sim/tensor.h: a
+ * MemoryWrite pattern, a kernel's data=zero inputs) is never written into nor
+ * materialised: a write over part of it is stored as a tensor of its own laid on top, and
+ * reads assemble the written tensors over the pattern, in write order.
+ */
+
+/*
  * Read nbytes-matching data at (space, addr) as dtype and shape, as a new reference in
- * *out: the tensor stored there (reinterpreted / reshaped by the memory store), or when
- * none starts at addr, a copy of the bytes of the tensor that contains the whole range
- * (byte-addressable reads of a tile of a larger tensor). Errors: -SIM_ENOENT when no tensor
- * holds the range, -SIM_EINVAL when the layouts do not fit (d names them).
+ * *out: the tensor stored there (reinterpreted / reshaped by the memory store) when it holds
+ * the latest bytes of the range; else a copy of the range's bytes: from the one tensor that
+ * holds them all (pattern-backed, costing nothing, when that is a pattern region with
+ * nothing written over the range), or assembled from every tensor overlapping it.
+ * Errors: -SIM_ENOENT when no tensor holds some byte of the range, -SIM_EINVAL when the
+ * layouts do not fit (d names them).
  */
 int sim_chip_mem_read(struct sim_chip *c, const char *space, uint64_t addr, enum sim_dtype dtype,
                       unsigned ndim, const int64_t *shape, struct sim_tensor **out, struct diag *d);
 
 /*
  * Write t at (space, addr) at now, labelled op for the memory inspector: when the range
- * lies inside a larger tensor already stored, its bytes are copied into that tensor (the
- * store is byte-addressable, ADR-0020 D7); otherwise the store keeps a reference to t.
- * Clears a pending binding of the range.
+ * lies inside a larger plain tensor already stored, its bytes are copied into that tensor;
+ * otherwise the store keeps a reference to t (over a pattern region: laid on top of it).
+ * Every other plain tensor overlapping the range gets its bytes (a pattern t's bytes are
+ * produced for the overlap only). Clears a pending binding of the range.
  */
 void sim_chip_mem_write(struct sim_chip *c, const char *space, uint64_t addr, struct sim_tensor *t,
                         const char *op);
 
 /*
  * The n bytes at (space, addr) into buf, assembled from every stored tensor overlapping
- * the range (in address order); bytes no tensor holds read as 0. Returns the number of
- * bytes that some tensor held.
+ * the range in the order they were written; bytes no tensor holds read as 0. Materialises
+ * nothing. Returns the number of bytes that some tensor held.
  */
 uint64_t sim_chip_mem_read_bytes(struct sim_chip *c, const char *space, uint64_t addr, uint64_t n,
                                  void *buf);

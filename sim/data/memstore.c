@@ -4,7 +4,9 @@
  * existing key is a name lookup and one or two probes. Spaces are found through a second
  * small table keyed by name and kept in an array in creation order for the inspector.
  * Writer labels are interned in a pool shared by a store and its snapshots, so a write with
- * a label allocates nothing once the label has been seen.
+ * a label allocates nothing once the label has been seen. Each slot keeps the generation of
+ * its write and whether the tensor was a pattern then, for the chip's layering of writes
+ * over pattern regions.
  */
 #include "sim/data/memstore.h"
 
@@ -21,6 +23,8 @@ struct slot {
     struct sim_tensor *t; /* owned reference; NULL marks an empty slot */
     const char *op;       /* borrowed from the label pool, or NULL */
     double t_ns;
+    uint64_t seq; /* generation right after the write */
+    bool pattern; /* t was pattern-backed when written */
 };
 
 struct space {
@@ -168,6 +172,27 @@ static void space_grow(struct space *sp)
     free(old);
 }
 
+/* Empty slot s (occupied) of sp, moving later slots of its probe run back so that every
+ * key stays reachable (backward-shift deletion). Returns the tensor reference it held. */
+static struct sim_tensor *space_remove(struct space *sp, struct slot *s)
+{
+    size_t mask = sp->cap - 1, hole = (size_t)(s - sp->slots);
+    struct sim_tensor *t = s->t;
+    sp->bytes -= t->nbytes;
+    sp->len--;
+    for (size_t i = (hole + 1) & mask; sp->slots[i].t; i = (i + 1) & mask) {
+        size_t home = addr_index(sp, sp->slots[i].addr);
+        /* the entry at i may fill the hole when its home is not between hole and i */
+        bool stays = hole <= i ? (home > hole && home <= i) : (home > hole || home <= i);
+        if (!stays) {
+            sp->slots[hole] = sp->slots[i];
+            hole = i;
+        }
+    }
+    memset(&sp->slots[hole], 0, sizeof(sp->slots[hole]));
+    return t;
+}
+
 static void names_insert(struct sim_memstore *m, size_t index)
 {
     size_t mask = m->name_cap - 1;
@@ -267,7 +292,22 @@ void sim_memstore_write(struct sim_memstore *m, const char *space, uint64_t addr
         s->op = NULL;
     }
     s->t_ns = w ? w->t_ns : NAN;
-    m->generation++;
+    s->seq = ++m->generation;
+    s->pattern = sim_tensor_is_lazy(t);
+}
+
+void sim_memstore_split(struct sim_memstore *m, const char *space, uint64_t from, uint64_t to,
+                        struct sim_tensor *t)
+{
+    struct space *sp = find_space(m, space);
+    assert(sp && space_probe(sp, from)->t && "the entry split exists");
+    struct slot old = *space_probe(sp, from);
+    sim_memstore_write(m, space, to, t, NULL);
+    struct slot *s = space_probe(sp, to);
+    s->op = old.op;
+    s->t_ns = old.t_ns;
+    s->seq = old.seq;
+    s->pattern = old.pattern;
 }
 
 static const struct slot *find_slot(const struct sim_memstore *m, const char *space, uint64_t addr)
@@ -372,6 +412,105 @@ struct sim_memstore *sim_memstore_snapshot(const struct sim_memstore *m)
     return c;
 }
 
+/* --- materialising pattern regions -------------------------------------------------------- */
+
+struct mslot {
+    uint64_t addr, end, seq;
+    struct slot *s;
+    bool drop;
+};
+
+static int mslot_by_addr(const void *a, const void *b)
+{
+    const struct mslot *x = a, *y = b;
+    return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+static int mslot_by_seq(const void *a, const void *b)
+{
+    const struct mslot *x = *(const struct mslot *const *)a, *y = *(const struct mslot *const *)b;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* The pattern regions of sp that later entries overlap, made plain tensors (see .h). */
+static size_t materialize_space(struct space *sp)
+{
+    size_t n = 0, done = 0;
+    struct mslot *v = sim_xcalloc(sp->len ? sp->len : 1, sizeof(*v));
+    for (size_t i = 0; i < sp->cap; i++)
+        if (sp->slots[i].t)
+            v[n++] = (struct mslot){sp->slots[i].addr, sp->slots[i].addr + sp->slots[i].t->nbytes,
+                                    sp->slots[i].seq, &sp->slots[i], false};
+    qsort(v, n, sizeof(*v), mslot_by_addr);
+    /* maxend[i]: the furthest end among v[0..i], so the entries overlapping a range start at
+     * the first i whose maxend passes its start */
+    uint64_t *maxend = sim_xcalloc(n ? n : 1, sizeof(*maxend));
+    for (size_t i = 0; i < n; i++)
+        maxend[i] = i && maxend[i - 1] > v[i].end ? maxend[i - 1] : v[i].end;
+    struct sim_tensor **repl = sim_xcalloc(n ? n : 1, sizeof(*repl));
+    struct mslot **later = sim_xcalloc(n ? n : 1, sizeof(*later));
+    for (size_t i = 0; i < n; i++) {
+        const struct mslot *p = &v[i];
+        if (!p->s->pattern)
+            continue;
+        size_t lo = 0, hi = n, nl = 0;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (maxend[mid] <= p->addr)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t j = lo; j < n && v[j].addr < p->end; j++)
+            if (j != i && v[j].end > p->addr && v[j].seq > p->seq)
+                later[nl++] = &v[j];
+        if (!nl)
+            continue;
+        qsort(later, nl, sizeof(*later), mslot_by_seq);
+        const struct sim_tensor *t = p->s->t;
+        struct sim_tensor *c = sim_tensor_new_uninit(t->dtype, t->ndim, t->shape);
+        unsigned char *bytes = sim_tensor_data(c);
+        sim_tensor_read_bytes(t, 0, t->nbytes, bytes);
+        for (size_t k = 0; k < nl; k++) {
+            struct mslot *e = later[k];
+            uint64_t a = e->addr > p->addr ? e->addr : p->addr;
+            uint64_t b = e->end < p->end ? e->end : p->end;
+            sim_tensor_read_bytes(e->s->t, a - e->addr, b - a, bytes + (a - p->addr));
+            if (e->addr >= p->addr && e->end <= p->end)
+                e->drop = true; /* wholly inside: its bytes live in the region now */
+        }
+        repl[i] = c;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!repl[i])
+            continue;
+        struct slot *s = v[i].s;
+        sim_tensor_unref(s->t); /* same size: the space's byte count is unchanged */
+        s->t = repl[i];
+        s->pattern = false;
+        done++;
+    }
+    /* removals last: they move slots, which v points at (look each up again by addr) */
+    for (size_t i = 0; i < n; i++)
+        if (v[i].drop)
+            sim_tensor_unref(space_remove(sp, space_probe(sp, v[i].addr)));
+    free(later);
+    free(repl);
+    free(maxend);
+    free(v);
+    return done;
+}
+
+size_t sim_memstore_materialize(struct sim_memstore *m)
+{
+    size_t done = 0;
+    for (size_t i = 0; i < m->nspaces; i++)
+        done += materialize_space(m->spaces[i]);
+    if (done)
+        m->generation++;
+    return done;
+}
+
 uint64_t sim_memstore_generation(const struct sim_memstore *m)
 {
     return m->generation;
@@ -418,7 +557,8 @@ struct sim_memstore_entry *sim_memstore_entries(const struct sim_memstore *m, co
     for (size_t i = 0; i < sp->cap; i++) {
         const struct slot *s = &sp->slots[i];
         if (s->t)
-            e[(*n)++] = (struct sim_memstore_entry){s->addr, s->t, s->op, s->t_ns};
+            e[(*n)++] =
+                (struct sim_memstore_entry){s->addr, s->t, s->op, s->t_ns, s->seq, s->pattern};
     }
     assert(*n == sp->len);
     qsort(e, *n, sizeof(*e), entry_cmp);

@@ -9,6 +9,13 @@
  * a reference, so a mutation of the tensor after a write is visible to later reads. Rewriting
  * an address replaces the tensor there as a whole (no partial overwrite). To detach data,
  * copy it (sim_tensor_copy).
+ *
+ * Pattern regions: a pattern-backed tensor (sim/tensor.h) is stored like any other and costs
+ * its header whatever its size; reads, views, has and snapshots never materialise it. Each
+ * entry remembers the order of its write and whether it was a pattern then: the chip
+ * (sim/chip.h) lays later writes over a pattern region instead of writing into it, and
+ * assembles ranges from the entries in write order. sim_memstore_materialize turns such
+ * layers back into plain tensors for phase 2.
  */
 #ifndef SIM_MEMSTORE_H
 #define SIM_MEMSTORE_H
@@ -39,6 +46,10 @@ struct sim_memstore_entry {
                                         is freed; shape, dtype, nbytes are its fields */
     const char *op;                  /* borrowed label of the last writer, NULL when unknown */
     double t_ns;                     /* time of the last write; NaN when no writer was given */
+    uint64_t seq;                    /* the store's generation right after that write: later
+                                        writes have larger numbers */
+    bool pattern;                    /* the tensor was pattern-backed when written (a pattern
+                                        region: later writes over it are laid on top) */
 };
 
 /* A new, empty store (no spaces). */
@@ -55,6 +66,16 @@ void sim_memstore_free(struct sim_memstore *m);
  */
 void sim_memstore_write(struct sim_memstore *m, const char *space, uint64_t addr,
                         struct sim_tensor *t, const struct sim_memstore_writer *w);
+
+/*
+ * Store t at (space, to) as the continuation of the entry at (space, from) (which must
+ * exist: assert): the new entry carries that entry's writer, time, write order (seq) and
+ * pattern flag, as the part of an earlier write it is, so what was written over that range
+ * since still counts as later. Replaces whatever was at to. Bumps the generation. For the
+ * chip, when a write takes the start of a pattern region and the rest of it moves on.
+ */
+void sim_memstore_split(struct sim_memstore *m, const char *space, uint64_t from, uint64_t to,
+                        struct sim_tensor *t);
 
 /*
  * Read the tensor at (space, addr) into *out as a new reference (the caller unrefs it).
@@ -87,6 +108,17 @@ bool sim_memstore_has(const struct sim_memstore *m, const char *space, uint64_t 
 struct sim_memstore *sim_memstore_snapshot(const struct sim_memstore *m);
 
 /*
+ * Make every pattern region that later writes were laid over (entries written after it
+ * overlapping its range) a plain tensor again, as a store without pattern regions would
+ * hold it: its slot gets a new, materialised tensor with the region's bytes and every later
+ * overlapping entry's bytes on top, in write order, and the later entries lying wholly
+ * inside it are dropped (their bytes are in it). Tensors are replaced, never written into,
+ * so a snapshot sharing them is unaffected. Pattern regions nothing was laid over stay
+ * pattern-backed. Costs the bytes of the regions it materialises. Returns how many.
+ */
+size_t sim_memstore_materialize(struct sim_memstore *m);
+
+/*
  * A counter that changes on every write, so a viewer knows when to refresh. Starts at 0 for
  * a new store.
  */
@@ -96,7 +128,8 @@ uint64_t sim_memstore_generation(const struct sim_memstore *m);
 size_t sim_memstore_space_count(const struct sim_memstore *m);
 const char *sim_memstore_space_name(const struct sim_memstore *m, size_t i);
 
-/* Number of entries, and their total bytes, in a space (0 for an unknown space). */
+/* Number of entries, and their total bytes (pattern regions counted at their size), in a
+ * space (0 for an unknown space). */
 size_t sim_memstore_space_len(const struct sim_memstore *m, const char *space);
 size_t sim_memstore_space_bytes(const struct sim_memstore *m, const char *space);
 

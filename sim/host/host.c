@@ -186,8 +186,8 @@ static void leave(struct sim_proc *p, struct sim_host *h, struct sim_host_result
 
 /* ---- MemoryWrite --------------------------------------------------------------------------- */
 
-/* The pattern's element bytes and their count. */
-static size_t pattern_bytes(const struct sim_pattern *pt, unsigned char *out)
+/* The pattern's element bytes and their count (1, 2 or 4). */
+static unsigned pattern_bytes(const struct sim_pattern *pt, unsigned char *out)
 {
     double v = pt->value;
     switch (pt->pattern_kind) {
@@ -220,19 +220,11 @@ static size_t pattern_bytes(const struct sim_pattern *pt, unsigned char *out)
 static struct sim_tensor *write_data(const struct sim_host *h, const struct sim_memory_write *w,
                                      char *err, size_t errsize)
 {
-    if (w->src_kind == SIM_SRC_PATTERN) {
-        struct sim_tensor *t = sim_tensor_new(w->dtype, w->ndim, w->shape);
+    if (w->src_kind == SIM_SRC_PATTERN) { /* a pattern region: a few bytes whatever its size */
         unsigned char el[8];
-        size_t k = pattern_bytes(&w->pattern, el);
-        unsigned char *d = sim_tensor_data(t);
-        size_t done = t->nbytes < k ? t->nbytes : k;
-        memcpy(d, el, done);
-        while (done < t->nbytes) { /* doubling copies of the pattern */
-            size_t m = done < t->nbytes - done ? done : t->nbytes - done;
-            memcpy(d + done, d, m);
-            done += m;
-        }
-        return t;
+        struct sim_fill f;
+        sim_fill_set(&f, el, pattern_bytes(&w->pattern, el));
+        return sim_tensor_new_fill(w->dtype, w->ndim, w->shape, &f);
     }
     struct sim_tensor *t = sim_host_buffers_find(h->bufs, w->host_buffer_ref);
     if (t) {
@@ -241,7 +233,8 @@ static struct sim_tensor *write_data(const struct sim_host *h, const struct sim_
                      w->host_buffer_ref, t->nbytes, (long long)w->nbytes);
             return NULL;
         }
-        return sim_tensor_copy(t); /* the device's memory is not the host's buffer */
+        /* the device's memory is not the host's buffer (a pattern buffer stays a pattern) */
+        return sim_tensor_copy(t);
     }
     const char *path = w->host_buffer_path ? w->host_buffer_path : w->host_buffer_ref;
     struct diag d;
@@ -341,12 +334,18 @@ static void do_read(struct sim_proc *p, struct sim_host *h, struct sim_host_resu
         /* ADR-0012 has no memory kind on reads: HBM unless the src_mem_kind extension
          * says TCM, as MemoryWrite's dst_mem_kind does (TCM and HBM share PA numbers) */
         const char *space = rd->src_mem_kind == SIM_MEM_TCM ? "tcm" : "hbm";
-        unsigned char *buf;
         int mem = sim_chip_mem_node(h->chip, space, addr);
         route(p, h, &m, io, mem);
-        buf = sim_xmalloc(n);
-        sim_chip_mem_read_bytes(h->chip, space, addr, n, buf); /* the data at read time */
-        uint64_t sum = sim_workload_checksum(buf, n);
+        /* the data at read time, a chunk at a time (a read of a pattern region may be of
+         * gigabytes that were never materialised) */
+        enum { CHUNK = 1 << 20 };
+        unsigned char *buf = sim_xmalloc(n < CHUNK ? n : CHUNK);
+        uint64_t sum = sim_workload_checksum(NULL, 0);
+        for (uint64_t off = 0; off < n; off += CHUNK) {
+            uint64_t k = n - off < CHUNK ? n - off : CHUNK;
+            sim_chip_mem_read_bytes(h->chip, space, addr + off, k, buf);
+            sum = sim_workload_checksum_more(sum, buf, k);
+        }
         free(buf);
         reply(p, h, r, "ReadData", SIM_CHIP_CMD_BYTES + n, mem, io);
         respond(r, NULL, NULL);

@@ -38,6 +38,9 @@ struct sim_exec *sim_exec_new(const struct sim_memstore *phase1, const struct si
     if (x->opts.threads > SIM_EXEC_MAX_THREADS)
         x->opts.threads = SIM_EXEC_MAX_THREADS;
     x->store = sim_memstore_snapshot(phase1);
+    /* pattern regions with writes laid over them become plain tensors holding both, as the
+     * executor's tensor-granular store expects (the others stay pattern-backed until read) */
+    sim_memstore_materialize(x->store);
     size_t ns = sim_memstore_space_count(x->store);
     for (size_t i = 0; i < ns; i++) {
         const char *name = sim_memstore_space_name(x->store, i);

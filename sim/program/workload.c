@@ -926,11 +926,15 @@ void sim_workload_response_fini(struct sim_host_response *r)
     memset(r, 0, sizeof(*r));
 }
 
-uint64_t sim_workload_checksum(const void *data, size_t n)
+uint64_t sim_workload_checksum_more(uint64_t h, const void *data, size_t n)
 {
     const unsigned char *p = data;
-    uint64_t h = 14695981039346656037ull;
     for (size_t i = 0; i < n; i++)
         h = (h ^ p[i]) * 1099511628211ull;
     return h;
+}
+
+uint64_t sim_workload_checksum(const void *data, size_t n)
+{
+    return sim_workload_checksum_more(14695981039346656037ull, data, n);
 }

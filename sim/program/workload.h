@@ -273,4 +273,8 @@ void sim_workload_response_fini(struct sim_host_response *r);
 /* 64-bit FNV-1a of n bytes: the MemoryRead checksum. */
 uint64_t sim_workload_checksum(const void *data, size_t n);
 
+/* The checksum of more bytes after those that gave h: checksum(a ++ b) ==
+ * checksum_more(checksum(a), b), so a long range can be summed a chunk at a time. */
+uint64_t sim_workload_checksum_more(uint64_t h, const void *data, size_t n);
+
 #endif

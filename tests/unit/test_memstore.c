@@ -2,6 +2,9 @@
  * The memory store, one ADR-0052 D6 rule at a time: lazily created spaces, write by
  * reference, read with reinterpret / reshape, the error messages, has, snapshot isolation,
  * and what the memory inspector lists (order, last writer, generation, bytes per space).
+ * Then pattern regions: the same rules for a region of gigabytes that is never
+ * materialised, and sim_memstore_materialize turning regions with writes laid over them
+ * back into plain tensors.
  */
 #include "sim/data/memstore.h"
 
@@ -448,4 +451,166 @@ Test(memstore, bytes_per_space_follow_replacements)
     sim_memstore_free(m);
     sim_tensor_unref(big);
     sim_tensor_unref(small);
+}
+
+/* ---- pattern regions ------------------------------------------------------------------------- */
+
+static struct sim_tensor *zero_region(enum sim_dtype dt, unsigned ndim, const int64_t *shape)
+{
+    struct sim_fill f;
+    sim_fill_set(&f, (const unsigned char[]){0}, 1);
+    return sim_tensor_new_fill(dt, ndim, shape, &f);
+}
+
+Test(memstore, a_pattern_region_keeps_the_d6_rules_without_materialising)
+{
+    struct sim_memstore *m = sim_memstore_new();
+    int64_t shape[] = {1 << 16, 1 << 16}; /* 16 GiB of f32 zeros */
+    struct sim_tensor *z = zero_region(SIM_F32, 2, shape);
+    sim_memstore_write(m, "hbm", 0x1000, z, &(struct sim_memstore_writer){"MemoryWrite", 0});
+    cr_assert(sim_memstore_has(m, "hbm", 0x1000));
+    cr_assert_eq(sim_memstore_space_bytes(m, "hbm"), (size_t)1 << 34, "counted at its size");
+
+    /* read returns the reference itself */
+    struct sim_tensor *r = NULL;
+    cr_assert_eq(sim_memstore_read(m, "hbm", 0x1000, SIM_MEMSTORE_SAME_DTYPE, 0, NULL, &r, NULL),
+                 0);
+    cr_assert_eq(r, z);
+    sim_tensor_unref(r);
+    /* with a dtype: a view reinterpreting the pattern (f32 zeros are u16 zeros) */
+    cr_assert_eq(sim_memstore_read(m, "hbm", 0x1000, SIM_U16, 0, NULL, &r, NULL), 0);
+    cr_assert_eq(r->shape[1], 1 << 17, "the last dimension rescaled");
+    cr_assert_eq(sim_tensor_get(r, 123456789), 0.0);
+    sim_tensor_unref(r);
+    /* with a shape of the same bytes: a reshape */
+    int64_t flat[] = {(int64_t)1 << 32};
+    cr_assert_eq(sim_memstore_read(m, "hbm", 0x1000, SIM_F32, 1, flat, &r, NULL), 0);
+    cr_assert_eq(r->ndim, 1);
+    sim_tensor_unref(r);
+    /* other bytes: the error names both layouts */
+    struct diag d;
+    diag_clear(&d);
+    int64_t small[] = {4};
+    cr_assert_eq(sim_memstore_read(m, "hbm", 0x1000, SIM_F32, 1, small, &r, &d), -SIM_EINVAL);
+    cr_assert(strstr(d.msg, "(65536, 65536)") && strstr(d.msg, "(4,)"), "%s", d.msg);
+    cr_assert(sim_tensor_is_lazy(z), "none of this materialised the region");
+
+    /* listed as a pattern region, in write order */
+    struct sim_tensor *t = f32_tensor(1, small);
+    sim_memstore_write(m, "hbm", 0x2000, t, NULL);
+    size_t n;
+    struct sim_memstore_entry *e = sim_memstore_entries(m, "hbm", &n);
+    cr_assert_eq(n, 2);
+    cr_assert(e[0].pattern);
+    cr_assert_not(e[1].pattern);
+    cr_assert_lt(e[0].seq, e[1].seq);
+    free(e);
+    sim_tensor_unref(t);
+    sim_tensor_unref(z);
+    sim_memstore_free(m);
+}
+
+Test(memstore, a_snapshot_shares_pattern_regions_at_no_cost)
+{
+    struct sim_memstore *m = sim_memstore_new();
+    int64_t n = (int64_t)1 << 33; /* 8 GiB */
+    struct sim_tensor *z = zero_region(SIM_U8, 1, &n);
+    sim_memstore_write(m, "hbm", 0, z, NULL);
+    struct sim_memstore *s = sim_memstore_snapshot(m);
+    cr_assert_eq(sim_memstore_get(s, "hbm", 0), z, "shared, not copied");
+    cr_assert_eq(z->refs, 3);
+    cr_assert(sim_tensor_is_lazy(z));
+    size_t k;
+    struct sim_memstore_entry *e = sim_memstore_entries(s, "hbm", &k);
+    cr_assert_eq(k, 1);
+    cr_assert(e[0].pattern, "the snapshot knows it is a pattern region");
+    free(e);
+    sim_memstore_free(s);
+    sim_memstore_free(m);
+    cr_assert_eq(z->refs, 1);
+    sim_tensor_unref(z);
+}
+
+/* n u8 values first, first + 1, ... */
+static struct sim_tensor *u8_ramp(int64_t n, unsigned first)
+{
+    struct sim_tensor *t = sim_tensor_new(SIM_U8, 1, &n);
+    for (int64_t i = 0; i < n; i++)
+        sim_tensor_set(t, (size_t)i, (double)((first + (unsigned)i) & 0xff));
+    return t;
+}
+
+static void put(struct sim_memstore *m, uint64_t addr, struct sim_tensor *t)
+{
+    sim_memstore_write(m, "hbm", addr, t, NULL);
+    sim_tensor_unref(t);
+}
+
+Test(memstore, materialize_lays_later_writes_into_their_pattern_region)
+{
+    struct sim_memstore *m = sim_memstore_new();
+    int64_t n64 = 64, n32 = 32;
+    put(m, 0x1000, u8_ramp(16, 200));             /* before the region: kept as it is */
+    put(m, 0x1000, zero_region(SIM_U8, 1, &n64)); /* replaces it: [0x1000, 0x1040) zeros */
+    put(m, 0x1010, u8_ramp(16, 1));               /* inside: laid on top, then dropped */
+    put(m, 0x1038, u8_ramp(16, 100));             /* straddles the end: kept */
+    put(m, 0x2000, zero_region(SIM_U8, 1, &n32)); /* a region nothing overlaps */
+    /* a nested pattern region and a write over it, both inside the first region */
+    struct sim_fill f;
+    sim_fill_set(&f, (const unsigned char[]){0xab, 0xcd}, 2);
+    int64_t n8 = 8;
+    put(m, 0x1020, sim_tensor_new_fill(SIM_U8, 1, &n8, &f));
+    put(m, 0x1022, u8_ramp(2, 50));
+
+    struct sim_tensor *before = sim_memstore_get(m, "hbm", 0x1000);
+    struct sim_memstore *s = sim_memstore_snapshot(m);
+    cr_assert_eq(sim_memstore_materialize(s), 2, "the first region and the nested one");
+
+    struct sim_tensor *r = sim_memstore_get(s, "hbm", 0x1000);
+    cr_assert_neq(r, before, "a new tensor, the shared one untouched");
+    cr_assert_not(sim_tensor_is_lazy(r));
+    cr_assert(sim_tensor_is_lazy(before));
+    const unsigned char *b = sim_tensor_cdata(r);
+    for (int i = 0; i < 64; i++) {
+        int want = i < 16   ? 0
+                   : i < 32 ? (i >= 0x20 ? 0 : i - 16 + 1)
+                   : i < 34 ? (i == 32 ? 0xab : 0xcd)
+                   : i < 36 ? 50 + (i - 34)
+                   : i < 40 ? (i % 2 ? 0xcd : 0xab)
+                   : i < 56 ? 0
+                            : 100 + (i - 56);
+        cr_assert_eq(b[i], want, "byte %d: %d, expected %d", i, b[i], want);
+    }
+    cr_assert_not(sim_memstore_has(s, "hbm", 0x1010), "inside: dropped");
+    cr_assert_not(sim_memstore_has(s, "hbm", 0x1020));
+    cr_assert_not(sim_memstore_has(s, "hbm", 0x1022));
+    cr_assert(sim_memstore_has(s, "hbm", 0x1038), "straddling: kept");
+    cr_assert(sim_tensor_is_lazy(sim_memstore_get(s, "hbm", 0x2000)), "nothing over it");
+    cr_assert(sim_memstore_has(m, "hbm", 0x1010), "the original store is unchanged");
+    cr_assert_eq(sim_memstore_space_len(s, "hbm"), 3);
+    cr_assert_eq(sim_memstore_space_bytes(s, "hbm"), 64 + 16 + 32);
+    cr_assert_eq(sim_memstore_materialize(s), 0, "nothing left to do");
+    sim_memstore_free(s);
+    sim_memstore_free(m);
+}
+
+Test(memstore, removing_entries_keeps_every_other_key_reachable)
+{
+    /* many small writes inside a region, dropped by materialize: the hash table's probe
+     * runs must survive the removals */
+    struct sim_memstore *m = sim_memstore_new();
+    int64_t big = 1 << 16;
+    put(m, 0, zero_region(SIM_U8, 1, &big));
+    for (uint64_t a = 1; a <= 4000; a++)
+        put(m, (a % 2 ? 0x100000 : 0) + a * 16, u8_ramp(8, (unsigned)a));
+    cr_assert_eq(sim_memstore_materialize(m), 1);
+    cr_assert_eq(sim_memstore_space_len(m, "hbm"), 1 + 2000);
+    for (uint64_t a = 1; a <= 4000; a++)
+        cr_assert_eq(sim_memstore_has(m, "hbm", (a % 2 ? 0x100000 : 0) + a * 16), a % 2 == 1,
+                     "addr %llu", (unsigned long long)a);
+    const unsigned char *b = sim_tensor_cdata(sim_memstore_get(m, "hbm", 0));
+    cr_assert_eq(b[0], 0);
+    cr_assert_eq(b[2 * 16 + 3], 5, "the write at 0x20 is in the region");
+    cr_assert_eq(b[2 * 16 + 8], 0);
+    sim_memstore_free(m);
 }

@@ -2,7 +2,8 @@
  * The live memory inspector headlessly: values formatted for each dtype, the list of a
  * space's tensors (address as PE window and PA, shape, dtype, bytes, last writer and its
  * time), the value table and its hex view, and a redraw after a write (the store's
- * generation).
+ * generation); a pattern region of gigabytes as one row whose values show without
+ * materialising it.
  */
 #include "sim/chip/chip.h"
 #include "sim/data/dtype.h"
@@ -137,6 +138,52 @@ Test(memlive, lists_a_space_shows_values_and_follows_writes)
     free(d);
     cr_assert_eq(tui_memlive_ops.action(p, TUI_ACT_CLEAR, &v), TUI_RES_IGNORED,
                  "Esc in the list is the app's");
+
+    tui_memlive_free(p);
+    trace_model_free(m);
+    sim_memstore_free(store);
+}
+
+Test(memlive, a_pattern_region_is_one_row_and_its_values_cost_nothing)
+{
+    struct sim_memstore *store = sim_memstore_new();
+    struct trace_model *m = trace_model_new();
+    struct tui_view v;
+    tui_view_init(&v, m, true);
+    struct tui_memlive *p = tui_memlive_new(store, &v);
+
+    int64_t shape[] = {1 << 16, 1 << 16}; /* 8 GiB of f16 1.0 */
+    struct sim_fill f;
+    cr_assert_eq(sim_fill_from_value(SIM_F16, 1.0, &f), 0);
+    struct sim_tensor *t = sim_tensor_new_fill(SIM_F16, 2, shape, &f);
+    sim_memstore_write(store, "hbm", 0x1000, t, &(struct sim_memstore_writer){"MemoryWrite", 0});
+    struct sim_fill z;
+    sim_fill_set(&z, (const unsigned char[]){0}, 1);
+    int64_t n = 1 << 20;
+    struct sim_tensor *zt = sim_tensor_new_fill(SIM_F32, 1, &n, &z);
+    sim_memstore_write(store, "hbm", 0x100000000, zt,
+                       &(struct sim_memstore_writer){"MemoryWrite", 0});
+    sim_tensor_unref(zt);
+
+    char *d = render(p, &v, 100, 12);
+    cr_assert(strstr(d, "hbm 2"), "two rows: %s", d);
+    cr_assert(strstr(d, "(65536, 65536)") && strstr(d, "f16") && strstr(d, "8.00 GiB"), "%s", d);
+    cr_assert(strstr(d, "fill 0x3c00"), "the pattern as the writer: %s", d);
+    cr_assert(strstr(d, "pattern zero"), "%s", d);
+    free(d);
+
+    cr_assert_eq(tui_memlive_ops.action(p, TUI_ACT_SELECT, &v), TUI_RES_REDRAW);
+    d = render(p, &v, 100, 12);
+    cr_assert(strstr(d, "written by MemoryWrite at 0 ns, fill 0x3c00"), "%s", d);
+    cr_assert(strstr(d, "0]            1            1            1"), "%s", d);
+    free(d);
+    cr_assert_eq(tui_memlive_ops.action(p, TUI_ACT_HEX, &v), TUI_RES_REDRAW);
+    cr_assert_eq(tui_memlive_ops.action(p, TUI_ACT_END, &v), TUI_RES_REDRAW);
+    d = render(p, &v, 100, 12);
+    cr_assert(strstr(d, ": 00 3c 00 3c"), "the last bytes: %s", d);
+    free(d);
+    cr_assert(sim_tensor_is_lazy(t), "nothing was materialised");
+    sim_tensor_unref(t);
 
     tui_memlive_free(p);
     trace_model_free(m);
