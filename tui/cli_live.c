@@ -135,6 +135,7 @@ int cli_live(const struct cli_run_opts *o)
         .chip_file = o->chip,
         .workload_file = o->workload,
         .kernel_spec = o->kernel,
+        .real_data = o->verify != CLI_VERIFY_NONE || o->dump_dir, /* phase 2 */
     };
     if (sim_run_new(&ro, &run, &d) < 0) {
         status = fail(&d);

@@ -101,6 +101,11 @@ static void print_summary(const struct cli_run_opts *o, const struct sim_run *r,
     printf("op records       %zu\n", s->op_records);
     printf("host requests    %zu of %zu answered, %zu failed\n", s->completed, s->requests,
            s->failed);
+    const struct sim_kdata_info *kd = sim_run_kdata(r);
+    if (kd) {
+        char data[128];
+        printf("data             %s\n", sim_kdata_format(kd, data, sizeof(data)));
+    }
 
     printf("\n%-36s %14s %7s %8s\n", "component", "busy ns", "util", "msgs");
     for (size_t i = 0; i < s->n_components; i++) {
@@ -240,6 +245,7 @@ int cli_run(const struct cli_run_opts *o)
         .chip_file = o->chip,
         .workload_file = o->workload,
         .kernel_spec = o->kernel,
+        .real_data = o->verify != CLI_VERIFY_NONE || o->dump_dir, /* phase 2 */
     };
     struct sim_run *r;
     struct diag d;
@@ -323,15 +329,16 @@ int cli_kernels(void)
     for (size_t i = 0; i < sim_kernel_count(); i++) {
         const struct sim_kernel *k = sim_kernel_at(i);
         printf("%s\n    %s\n    args:   %s\n    params:", k->name, k->summary, k->args);
-        for (size_t j = 0; k->params && k->params[j].key; j++) {
-            const struct sim_kparam *p = &k->params[j];
+        /* the kernel's own, then the seed and data every kernel has */
+        for (size_t j = 0; j < sim_kernel_param_count(k); j++) {
+            const struct sim_kparam *p = sim_kernel_param(k, j);
             const char *type = p->type == SIM_KP_INT     ? "int"
                                : p->type == SIM_KP_FLOAT ? "float"
+                               : p->type == SIM_KP_DATA  ? "data"
                                                          : "dtype";
             printf("%s %s=%s (%s: %s)", j ? "\n           " : "", p->key, p->dflt, type, p->doc);
         }
-        printf("%s seed=1 (int: seed of the generated data)\n",
-               k->params && k->params[0].key ? "\n           " : "");
+        printf("\n");
         if (i + 1 < sim_kernel_count())
             printf("\n");
     }

@@ -17,6 +17,8 @@ struct sim_run {
     struct sim_host_buffers *bufs; /* owned, may be NULL */
     struct sim_chip *chip;         /* owned */
     struct sim_host *host;         /* owned by the chip */
+    bool has_kdata;                /* a -k run: */
+    struct sim_kdata_info kdata;   /* the data its launch got */
 };
 
 int sim_run_new(const struct sim_run_opts *o, struct sim_run **out, struct diag *d)
@@ -26,12 +28,22 @@ int sim_run_new(const struct sim_run_opts *o, struct sim_run **out, struct diag 
                           : sim_config_load_embedded(SIM_CONFIG_DEFAULT, &r->cfg, d);
     if (rc < 0)
         goto fail;
-    if (o->workload_file)
+    /* the data is decided, and refused when it cannot be held, before any is made */
+    struct sim_kernel_opts ko = {
+        .real_data = o->real_data,
+        .memory_limit = o->memory_limit ? o->memory_limit : sim_workload_memory_limit(),
+    };
+    if (o->workload_file) {
         rc = sim_workload_load_file(o->workload_file, &r->wl, d);
-    else if (o->kernel_spec)
-        rc = sim_kernel_workload(o->kernel_spec, r->cfg, &r->wl, &r->bufs, d);
-    else
+    } else if (o->kernel_spec) {
+        rc = sim_kernel_workload(o->kernel_spec, r->cfg, &ko, &r->wl, &r->bufs, &r->kdata, d);
+        r->has_kdata = rc == 0;
+    } else {
         rc = sim_workload_load_embedded(SIM_WORKLOAD_DEMO, &r->wl, d);
+    }
+    if (rc == 0 && o->real_data && !o->kernel_spec &&
+        (rc = sim_workload_check_phase2(sim_workload_data_bytes(r->wl), ko.memory_limit, d)) < 0)
+        diag_prefix(d, "%s", r->wl->file[0] ? r->wl->file : "the host program");
     if (rc < 0)
         goto fail;
     r->chip = sim_chip_new(r->cfg, o->stack_size);
@@ -52,6 +64,11 @@ void sim_run_free(struct sim_run *r)
     sim_workload_free(r->wl);
     sim_config_free(r->cfg);
     free(r);
+}
+
+const struct sim_kdata_info *sim_run_kdata(const struct sim_run *r)
+{
+    return r->has_kdata ? &r->kdata : NULL;
 }
 
 struct sim_chip *sim_run_chip(const struct sim_run *r)

@@ -13,6 +13,7 @@
 #include "sim/util/diag.h"
 #include "sim/engine/engine.h"
 #include "sim/host/host.h"
+#include "sim/kernel/kernel.h"
 #include "sim/program/workload.h"
 
 #include <stdbool.h>
@@ -25,6 +26,10 @@ struct sim_run_opts {
     const char *kernel_spec;   /* "NAME[:key=value,...]", or NULL; with no workload either,
                                   the embedded demo workload runs */
     size_t stack_size;         /* coroutine stacks (0: the engine's default) */
+    bool real_data;            /* phase 2 will run (--verify, --dump): a kernel's data=auto
+                                  is random, and the data must fit in memory_limit */
+    uint64_t memory_limit;     /* bytes the run's data may hold in memory; 0: half of the
+                                  physical memory (sim_workload_memory_limit) */
 };
 
 struct sim_run;
@@ -33,11 +38,16 @@ struct sim_run;
  * Load the config and the host program and build the chip, ready to run (nothing has run
  * yet). Returns 0 and *out (free with sim_run_free), or a negative sim_err with d filled:
  * a bad chip or workload file (file, line, column, key), an unknown kernel or bad -k
- * argument.
+ * argument; -SIM_ELIMIT when the data cannot be held (random inputs beyond the memory
+ * limit, or with real_data the whole data as phase 2 holds it), before any is made.
  */
 int sim_run_new(const struct sim_run_opts *o, struct sim_run **out, struct diag *d);
 
 void sim_run_free(struct sim_run *r);
+
+/* The data a built-in kernel's generated launch got (the `data` parameter), or NULL when
+ * the run is not of -k. Borrowed. */
+const struct sim_kdata_info *sim_run_kdata(const struct sim_run *r);
 
 /* Borrowed parts. */
 struct sim_chip *sim_run_chip(const struct sim_run *r);

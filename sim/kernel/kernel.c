@@ -20,8 +20,11 @@
 extern const struct sim_kernel *const sim_kernel_table[];
 extern const size_t sim_kernel_table_len;
 
-/* Every kernel has a seed for its generated data (kernel.h). */
+/* Every kernel has a seed for its generated data and a choice of that data (kernel.h). */
 static const struct sim_kparam seed_param = {"seed", SIM_KP_INT, "1", "seed of the generated data"};
+static const struct sim_kparam data_param = {
+    "data", SIM_KP_DATA, "auto",
+    "random, zero or fill:V; auto: random up to 64 MiB or with --verify/--dump, else zero"};
 
 const struct sim_kernel *sim_kernel_find(const char *name)
 {
@@ -44,24 +47,40 @@ const struct sim_kernel *sim_kernel_at(size_t i)
 
 /* ---- parameters ------------------------------------------------------------------------- */
 
-/* Index of key among k's params (the implicit seed last), or -1. */
-static int param_index(const struct sim_kernel *k, const char *key, size_t keylen)
-{
-    int n = 0;
-    for (; k->params && k->params[n].key; n++)
-        if (strlen(k->params[n].key) == keylen && strncmp(k->params[n].key, key, keylen) == 0)
-            return n;
-    if (strlen(seed_param.key) == keylen && strncmp(seed_param.key, key, keylen) == 0)
-        return n;
-    return -1;
-}
-
-static const struct sim_kparam *param_at(const struct sim_kernel *k, int i)
+static int own_params(const struct sim_kernel *k)
 {
     int n = 0;
     while (k->params && k->params[n].key)
         n++;
-    return i < n ? &k->params[i] : &seed_param;
+    return n;
+}
+
+static const struct sim_kparam *param_at(const struct sim_kernel *k, int i)
+{
+    int n = own_params(k);
+    return i < n ? &k->params[i] : i == n ? &seed_param : &data_param;
+}
+
+/* Index of key among k's params (the implicit seed and data last), or -1. */
+static int param_index(const struct sim_kernel *k, const char *key, size_t keylen)
+{
+    for (int i = 0; i < own_params(k) + 2; i++) {
+        const char *name = param_at(k, i)->key;
+        if (strlen(name) == keylen && strncmp(name, key, keylen) == 0)
+            return i;
+    }
+    return -1;
+}
+
+size_t sim_kernel_param_count(const struct sim_kernel *k)
+{
+    return (size_t)own_params(k) + 2;
+}
+
+const struct sim_kparam *sim_kernel_param(const struct sim_kernel *k, size_t i)
+{
+    assert(i < sim_kernel_param_count(k));
+    return param_at(k, (int)i);
 }
 
 static int lookup(const struct sim_kparams *p, const char *key, enum sim_kparam_type type)
@@ -93,6 +112,7 @@ static const char *type_word(enum sim_kparam_type t)
     switch (t) {
     case SIM_KP_INT: return "an integer";
     case SIM_KP_FLOAT: return "a number";
+    case SIM_KP_DATA: return "random, zero or fill:V";
     default: return "a dtype (f32, f16, bf16, i8, ...)";
     }
 }
@@ -120,6 +140,29 @@ static int set_value(struct sim_kparams *p, int i, const char *v, size_t len, st
         ok = ok && !errno && *end == '\0' && isfinite(p->f[i]);
         break;
     case SIM_KP_DTYPE: ok = ok && sim_dtype_parse(buf, &p->dt[i]) == 0; break;
+    case SIM_KP_DATA:
+        if (strncmp(buf, "fill:", 5) == 0) {
+            const char *num = buf + 5;
+            if (!*num)
+                return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                                "-k %s: key 'data': 'fill:' needs a value (fill:V, a number)",
+                                p->kernel->name);
+            p->data = SIM_KDATA_FILL;
+            p->data_value = strtod(num, &end);
+            if (errno || *end || !isfinite(p->data_value))
+                return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                                "-k %s: key 'data': '%s' is not a number (fill:V)", p->kernel->name,
+                                num);
+        } else if (strcmp(buf, "auto") == 0) {
+            p->data = SIM_KDATA_AUTO;
+        } else if (strcmp(buf, "random") == 0) {
+            p->data = SIM_KDATA_RANDOM;
+        } else if (strcmp(buf, "zero") == 0) {
+            p->data = SIM_KDATA_ZERO;
+        } else {
+            ok = false;
+        }
+        break;
     }
     if (!ok)
         return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL, "-k %s: key '%s': '%s' is not %s",
@@ -135,7 +178,7 @@ static void list_keys(const struct sim_kernel *k, char *buf, size_t size)
         const struct sim_kparam *kp = param_at(k, i);
         len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%s", i ? ", " : "",
                                 kp->key);
-        if (kp == &seed_param || len >= size)
+        if (kp == &data_param || len >= size)
             break;
     }
 }
@@ -162,7 +205,7 @@ int sim_kernel_parse_spec(const char *spec, struct sim_kparams *out, struct diag
         int rc = set_value(out, i, kp->dflt, strlen(kp->dflt), d);
         assert(rc == 0 && "a valid default");
         (void)rc;
-        if (kp == &seed_param)
+        if (kp == &data_param)
             break;
     }
     if (!colon)
@@ -211,6 +254,21 @@ struct sim_kbuild {
     struct sim_kernel_arg *args;
     size_t n_args;
     struct sim_host_buffers *bufs;
+
+    /* generated inputs: their MemoryWrites get their data once the setup has declared
+     * them all and the data parameter is decided */
+    struct gen *gens;
+    size_t n_gens;
+    uint64_t generated_bytes;
+};
+
+/* One shard of a generated input. */
+struct gen {
+    size_t write;  /* its MemoryWrite, in writes */
+    unsigned rank; /* its shard */
+    struct sim_ktensor k;
+    int64_t shape[SIM_MAX_DIMS]; /* the shard's */
+    uint64_t first;              /* its first element in the whole tensor */
 };
 
 const struct sim_config *sim_kbuild_config(const struct sim_kbuild *b)
@@ -253,8 +311,8 @@ static uint64_t next_rand(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-static void fill(struct sim_kbuild *b, struct sim_tensor *t, const struct sim_ktensor *k,
-                 uint64_t first)
+static void fill_values(struct sim_kbuild *b, struct sim_tensor *t, const struct sim_ktensor *k,
+                        uint64_t first)
 {
     size_t n = sim_tensor_numel(t);
     for (size_t i = 0; i < n; i++) {
@@ -355,13 +413,16 @@ int sim_kbuild_tensor(struct sim_kbuild *b, const struct sim_ktensor *k, struct 
         if (k->fill == SIM_KFILL_ZERO) {
             w->src_kind = SIM_SRC_PATTERN;
             w->pattern.pattern_kind = SIM_PATTERN_ZERO;
-        } else {
-            w->src_kind = SIM_SRC_HOST_BUFFER_REF;
-            w->host_buffer_ref = sim_xasprintf("%s.%s#%u", b->name, k->label, r);
-            struct sim_tensor *t = sim_tensor_new(k->dtype, k->ndim, shape);
-            fill(b, t, k, (uint64_t)r * (bytes / ds));
-            sim_host_buffers_add(b->bufs, w->host_buffer_ref, t);
-            sim_tensor_unref(t);
+        } else { /* generated: the data comes once the data parameter is decided */
+            b->gens = sim_xreallocarray(b->gens, b->n_gens + 1, sizeof(*b->gens));
+            struct gen *g = &b->gens[b->n_gens++];
+            *g = (struct gen){.write = b->n_writes - 1, .rank = r, .k = *k};
+            memcpy(g->shape, shape, k->ndim * sizeof(*shape));
+            g->k.shape = NULL; /* set when used: gens may move */
+            g->k.label = NULL; /* the write's debug_label names it */
+            g->first = (uint64_t)r * (bytes / ds);
+            if (k->fill == SIM_KFILL_RANDOM)
+                b->generated_bytes += bytes;
         }
         if (k->read_back) {
             snprintf(id, sizeof(id), "r-%s#%u", k->label, r);
@@ -411,12 +472,131 @@ static void build_free(struct sim_kbuild *b, bool keep_bufs)
         free(b->args[i].shards);
     free(b->args);
     free(b->next_pa);
+    free(b->gens);
     if (!keep_bufs)
         sim_host_buffers_free(b->bufs);
 }
 
-int sim_kernel_workload(const char *spec, const struct sim_config *cfg, struct sim_workload **wl,
-                        struct sim_host_buffers **bufs, struct diag *d)
+/* The memory a build's data needs: decide data=auto, then refuse what cannot be held. */
+static int decide_data(struct sim_kbuild *b, const struct sim_kparams *p,
+                       const struct sim_kernel_opts *o, struct sim_kdata_info *info, struct diag *d)
+{
+    uint64_t deployed = 0;
+    for (size_t i = 0; i < b->n_writes; i++)
+        deployed += (uint64_t)b->writes[i].u.write.nbytes;
+    *info = (struct sim_kdata_info){.data = p->data,
+                                    .value = p->data_value,
+                                    .by_default = p->data == SIM_KDATA_AUTO,
+                                    .generated_bytes = b->generated_bytes};
+    if (info->data == SIM_KDATA_AUTO)
+        info->data = b->generated_bytes <= SIM_KDATA_SMALL || (o && o->real_data) ? SIM_KDATA_RANDOM
+                                                                                  : SIM_KDATA_ZERO;
+    uint64_t limit = o ? o->memory_limit : 0;
+    int rc = o && o->real_data ? sim_workload_check_phase2(deployed, limit, d) : 0;
+    if (rc < 0) {
+        diag_prefix(d, "-k %s", b->name);
+        return rc;
+    }
+    /* random inputs are real bytes, twice: the host's buffers and the device's copy */
+    if (info->data == SIM_KDATA_RANDOM && limit && b->generated_bytes > limit / 2) {
+        char a[32], c[32], e[32];
+        return diag_set(d, SIM_ELIMIT, NULL, 0, 0, NULL,
+                        "-k %s: key 'data': random inputs of %s need %s in memory (the host's "
+                        "buffers and the device's copy), more than the limit of %s (half of the "
+                        "physical memory); data=zero or data=fill:V costs no memory",
+                        b->name, sim_workload_fmt_bytes(b->generated_bytes, a, sizeof(a)),
+                        sim_workload_fmt_bytes(2 * b->generated_bytes, e, sizeof(e)),
+                        sim_workload_fmt_bytes(limit, c, sizeof(c)));
+    }
+    return 0;
+}
+
+/* The MemoryWrite pattern of value v in dtype dt (f: its bytes), or false when ADR-0012 has
+ * none of that width (8-byte dtypes). */
+static bool write_pattern(enum sim_dtype dt, double v, const struct sim_fill *f,
+                          struct sim_pattern *out)
+{
+    size_t size = sim_dtype_size(dt);
+    uint64_t bits = 0;
+    for (size_t i = size; i-- > 0;) /* the element's bytes as a little-endian integer */
+        bits = bits << 8 | f->bytes[i % f->unit];
+    *out = (struct sim_pattern){.has_value = true, .value = (double)bits};
+    if (sim_fill_is_zero(f)) {
+        *out = (struct sim_pattern){.pattern_kind = SIM_PATTERN_ZERO};
+    } else if (dt == SIM_F32) {
+        out->pattern_kind = SIM_PATTERN_FILL_FP32;
+        out->value = v;
+    } else if (dt == SIM_F16) {
+        out->pattern_kind = SIM_PATTERN_FILL_FP16;
+        out->value = v;
+    } else if (size == 1) {
+        out->pattern_kind = SIM_PATTERN_FILL_U8;
+    } else if (size == 2) {
+        out->pattern_kind = SIM_PATTERN_FILL_U16;
+    } else if (size == 4) {
+        out->pattern_kind = SIM_PATTERN_FILL_U32;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+/* The data of every generated input, in the order they were declared (so random data is
+ * the same whatever else the kernel declares between them). */
+static int generate(struct sim_kbuild *b, const struct sim_kdata_info *info, struct diag *d)
+{
+    for (size_t i = 0; i < b->n_gens; i++) {
+        struct gen *g = &b->gens[i];
+        struct sim_memory_write *w = &b->writes[g->write].u.write;
+        g->k.shape = g->shape;
+        /* the data parameter applies to random inputs; values a kernel chose stay */
+        if (info->data == SIM_KDATA_RANDOM || g->k.fill != SIM_KFILL_RANDOM) {
+            w->src_kind = SIM_SRC_HOST_BUFFER_REF;
+            w->host_buffer_ref = sim_xasprintf("%s.%s#%u", b->name, w->debug_label, g->rank);
+            struct sim_tensor *t = sim_tensor_new(g->k.dtype, g->k.ndim, g->shape);
+            fill_values(b, t, &g->k, g->first);
+            sim_host_buffers_add(b->bufs, w->host_buffer_ref, t);
+            sim_tensor_unref(t);
+            continue;
+        }
+        struct sim_fill f;
+        double v = info->data == SIM_KDATA_FILL ? info->value : 0;
+        if (sim_fill_from_value(g->k.dtype, v, &f) < 0)
+            return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                            "-k %s: key 'data': fill:%g does not fit %s (tensor '%s')", b->name, v,
+                            sim_dtype_name(g->k.dtype), w->debug_label);
+        w->src_kind = SIM_SRC_PATTERN;
+        if (!write_pattern(g->k.dtype, v, &f, &w->pattern)) {
+            /* no MemoryWrite pattern this wide: a host buffer holding the pattern */
+            w->src_kind = SIM_SRC_HOST_BUFFER_REF;
+            w->host_buffer_ref = sim_xasprintf("%s.%s#%u", b->name, w->debug_label, g->rank);
+            struct sim_tensor *t = sim_tensor_new_fill(g->k.dtype, g->k.ndim, g->shape, &f);
+            sim_host_buffers_add(b->bufs, w->host_buffer_ref, t);
+            sim_tensor_unref(t);
+        }
+    }
+    return 0;
+}
+
+/* Free what a failed build made, as a workload of its messages. */
+static void build_fail(struct sim_kbuild *b)
+{
+    struct sim_workload *w = sim_xcalloc(1, sizeof(*w));
+    w->n_msgs = b->n_writes + b->n_reads;
+    w->msgs = sim_xcalloc(w->n_msgs ? w->n_msgs : 1, sizeof(*w->msgs));
+    if (b->n_writes)
+        memcpy(w->msgs, b->writes, b->n_writes * sizeof(*w->msgs));
+    if (b->n_reads)
+        memcpy(w->msgs + b->n_writes, b->reads, b->n_reads * sizeof(*w->msgs));
+    free(b->writes);
+    free(b->reads);
+    sim_workload_free(w);
+    build_free(b, false);
+}
+
+int sim_kernel_workload(const char *spec, const struct sim_config *cfg,
+                        const struct sim_kernel_opts *o, struct sim_workload **wl,
+                        struct sim_host_buffers **bufs, struct sim_kdata_info *info, struct diag *d)
 {
     struct sim_kparams p;
     int rc = sim_kernel_parse_spec(spec, &p, d);
@@ -428,19 +608,10 @@ int sim_kernel_workload(const char *spec, const struct sim_config *cfg, struct s
     b.rng = (uint64_t)sim_kparams_int(&p, "seed");
     b.bufs = sim_host_buffers_new();
     sim_kbuild_pes(&b, 1, NULL);
-    if ((rc = k->setup(&b, &p, d)) < 0) {
-        /* what was built so far is freed as a workload of its messages */
-        struct sim_workload *w = sim_xcalloc(1, sizeof(*w));
-        w->n_msgs = b.n_writes + b.n_reads;
-        w->msgs = sim_xcalloc(w->n_msgs ? w->n_msgs : 1, sizeof(*w->msgs));
-        if (b.n_writes)
-            memcpy(w->msgs, b.writes, b.n_writes * sizeof(*w->msgs));
-        if (b.n_reads)
-            memcpy(w->msgs + b.n_writes, b.reads, b.n_reads * sizeof(*w->msgs));
-        free(b.writes);
-        free(b.reads);
-        sim_workload_free(w);
-        build_free(&b, false);
+    struct sim_kdata_info di;
+    if ((rc = k->setup(&b, &p, d)) < 0 || (rc = decide_data(&b, &p, o, &di, d)) < 0 ||
+        (rc = generate(&b, &di, d)) < 0) {
+        build_fail(&b);
         return rc;
     }
 
@@ -470,5 +641,21 @@ int sim_kernel_workload(const char *spec, const struct sim_config *cfg, struct s
     build_free(&b, true);
     *wl = w;
     *bufs = b.bufs;
+    if (info)
+        *info = di;
     return 0;
+}
+
+char *sim_kdata_format(const struct sim_kdata_info *info, char *buf, size_t size)
+{
+    char gen[32], what[48];
+    sim_workload_fmt_bytes(info->generated_bytes, gen, sizeof(gen));
+    switch (info->data) {
+    case SIM_KDATA_ZERO: snprintf(what, sizeof(what), "zero"); break;
+    case SIM_KDATA_FILL: snprintf(what, sizeof(what), "fill:%g", info->value); break;
+    default: snprintf(what, sizeof(what), "random"); break;
+    }
+    snprintf(buf, size, "%s (generated inputs: %s%s)", what, gen,
+             info->data == SIM_KDATA_RANDOM ? "" : ", pattern-backed");
+    return buf;
 }

@@ -51,6 +51,7 @@ enum sim_kparam_type {
     SIM_KP_INT,   /* a decimal or 0x integer */
     SIM_KP_FLOAT, /* a number */
     SIM_KP_DTYPE, /* a dtype name: f32, f16, bf16, i8, ... */
+    SIM_KP_DATA,  /* what the generated inputs hold: auto, random, zero or fill:V */
 };
 
 struct sim_kparam {
@@ -62,12 +63,30 @@ struct sim_kparam {
 
 enum { SIM_KPARAM_MAX = 16 };
 
+/*
+ * What a kernel's generated inputs hold: the `data` parameter every kernel has, besides
+ * `seed`. Zero and fill inputs are pattern regions (sim/chip/chip.h: a few bytes whatever
+ * their size, loaded without byte work); random ones are real bytes in memory.
+ */
+enum sim_kdata {
+    SIM_KDATA_AUTO,   /* "auto", the default: random when the generated inputs are at most
+                         SIM_KDATA_SMALL bytes in all or phase 2 needs real data, else zero */
+    SIM_KDATA_RANDOM, /* "random": uniform values from the seeded generator */
+    SIM_KDATA_ZERO,   /* "zero" */
+    SIM_KDATA_FILL,   /* "fill:V": every element V, in each input's dtype */
+};
+
+/* Generated inputs up to this many bytes in all are random by default (64 MiB). */
+#define SIM_KDATA_SMALL ((uint64_t)64 << 20)
+
 /* Parameter values after parsing -k's ARGS over the defaults. */
 struct sim_kparams {
     const struct sim_kernel *kernel;
     int64_t i[SIM_KPARAM_MAX];
     double f[SIM_KPARAM_MAX];
     enum sim_dtype dt[SIM_KPARAM_MAX];
+    enum sim_kdata data; /* the data parameter */
+    double data_value;   /* its V, for SIM_KDATA_FILL */
 };
 
 /* The value of key (which must be one of the kernel's params of that type: assert). */
@@ -167,20 +186,50 @@ const struct sim_kernel *sim_kernel_find(const char *name);
 size_t sim_kernel_count(void);
 const struct sim_kernel *sim_kernel_at(size_t i);
 
+/* Number of parameters of k, its own then the implicit "seed" and "data" every kernel has,
+ * and parameter i of them (i < the count). For listings. */
+size_t sim_kernel_param_count(const struct sim_kernel *k);
+const struct sim_kparam *sim_kernel_param(const struct sim_kernel *k, size_t i);
+
 /*
  * Parse "NAME[:key=value,...]" over the kernel's defaults. Returns 0, or -SIM_ENOENT for
  * an unknown kernel, -SIM_EINVAL for an unknown key or a bad value (d names the key and
- * what was expected).
+ * what was expected: "-k vector_add: key 'data': 'bogus' is not random, zero or fill:V").
  */
 int sim_kernel_parse_spec(const char *spec, struct sim_kparams *out, struct diag *d);
 
+/* How sim_kernel_workload generates the data. */
+struct sim_kernel_opts {
+    bool real_data;        /* phase 2 will run (--verify, --dump): data=auto picks random, and
+                              the whole data must fit memory_limit (see sim_workload_fits) */
+    uint64_t memory_limit; /* bytes the run's data may take in memory; 0: no limit */
+};
+
+/* The data a generated launch got, for the run's summary. */
+struct sim_kdata_info {
+    enum sim_kdata data;      /* RANDOM, ZERO or FILL: what was applied */
+    double value;             /* FILL: V */
+    bool by_default;          /* data=auto chose it */
+    uint64_t generated_bytes; /* the generated inputs, in all */
+};
+
 /*
- * The host program of `-k spec` on chip cfg: MemoryWrites of the inputs (data in *bufs,
- * found by their host_buffer_ref), the KernelLaunch, MemoryReads of the outputs. seed is
- * the "seed" parameter every kernel has. Returns 0 with *wl and *bufs set (the caller
- * frees them with sim_workload_free / sim_host_buffers_free), or a negative sim_err.
+ * The host program of `-k spec` on chip cfg: MemoryWrites of the inputs (random data in
+ * *bufs, found by their host_buffer_ref; zero and fill data as MemoryWrite patterns), the
+ * KernelLaunch, MemoryReads of the outputs. The "seed" parameter seeds random data, "data"
+ * chooses it (o may be NULL: no phase 2, no limit). Decides the data before generating any:
+ * fails with -SIM_ELIMIT (d: the sizes and the limit) when random inputs or, with
+ * o->real_data, the whole data would not fit o->memory_limit. Returns 0 with *wl and
+ * *bufs set (the caller frees them with sim_workload_free / sim_host_buffers_free) and
+ * *info filled (info may be NULL), or a negative sim_err (d).
  */
-int sim_kernel_workload(const char *spec, const struct sim_config *cfg, struct sim_workload **wl,
-                        struct sim_host_buffers **bufs, struct diag *d);
+int sim_kernel_workload(const char *spec, const struct sim_config *cfg,
+                        const struct sim_kernel_opts *o, struct sim_workload **wl,
+                        struct sim_host_buffers **bufs, struct sim_kdata_info *info,
+                        struct diag *d);
+
+/* The data of info as the run's summary shows it: "zero (generated inputs: 12.9 GB,
+ * pattern-backed)", "random (generated inputs: 4.2 MB)". Returns buf. */
+char *sim_kdata_format(const struct sim_kdata_info *info, char *buf, size_t size);
 
 #endif

@@ -938,3 +938,55 @@ uint64_t sim_workload_checksum(const void *data, size_t n)
 {
     return sim_workload_checksum_more(14695981039346656037ull, data, n);
 }
+
+/* ---- the memory a run's data needs ---------------------------------------------------- */
+
+uint64_t sim_workload_data_bytes(const struct sim_workload *w)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < w->n_msgs; i++)
+        if (w->msgs[i].msg_type == SIM_MSG_MEMORY_WRITE)
+            n += (uint64_t)w->msgs[i].u.write.nbytes;
+    return n;
+}
+
+char *sim_workload_fmt_bytes(uint64_t n, char *buf, size_t size)
+{
+    static const char *const unit[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+    double v = (double)n;
+    size_t u = 0;
+    while (v >= 1000 && u + 1 < sizeof(unit) / sizeof(unit[0])) {
+        v /= 1000;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, size, "%llu B", (unsigned long long)n);
+    else
+        snprintf(buf, size, "%.1f %s", v, unit[u]);
+    return buf;
+}
+
+int sim_workload_check_phase2(uint64_t deployed, uint64_t limit, struct diag *d)
+{
+    uint64_t need = deployed > UINT64_MAX / SIM_WORKLOAD_PHASE2_COPIES
+                        ? UINT64_MAX
+                        : deployed * SIM_WORKLOAD_PHASE2_COPIES;
+    if (limit == 0 || need <= limit)
+        return 0;
+    char a[32], b[32], c[32];
+    return diag_set(d, SIM_ELIMIT, NULL, 0, 0, NULL,
+                    "--verify and --dump hold the data in memory: about %s (%d x %s deployed), "
+                    "more than the limit of %s (half of the physical memory); run without them, "
+                    "or with smaller tensors",
+                    sim_workload_fmt_bytes(need, a, sizeof(a)), SIM_WORKLOAD_PHASE2_COPIES,
+                    sim_workload_fmt_bytes(deployed, b, sizeof(b)),
+                    sim_workload_fmt_bytes(limit, c, sizeof(c)));
+}
+
+uint64_t sim_workload_memory_limit(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+        return 0; /* unknown: no limit */
+    return (uint64_t)pages * (uint64_t)page / 2;
+}

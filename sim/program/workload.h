@@ -277,4 +277,29 @@ uint64_t sim_workload_checksum(const void *data, size_t n);
  * checksum_more(checksum(a), b), so a long range can be summed a chunk at a time. */
 uint64_t sim_workload_checksum_more(uint64_t h, const void *data, size_t n);
 
+/* ---- the memory a run's data needs ---------------------------------------------------- */
+
+/* Bytes the MemoryWrites of w deploy in all (pattern regions counted at their size). */
+uint64_t sim_workload_data_bytes(const struct sim_workload *w);
+
+/* Phase 2 (--verify, --dump) holds about this many times the bytes a host program deploys,
+ * materialised: its own copy of the memory, and each launch's inputs as deployed and
+ * outputs as read back for the comparison. */
+#define SIM_WORKLOAD_PHASE2_COPIES 3
+
+/*
+ * 0 when phase 2 of a host program deploying `deployed` bytes fits in limit bytes of
+ * memory (limit 0: no limit), else -SIM_ELIMIT with d saying so in one line: "--verify and
+ * --dump hold the data in memory: about 39.0 GB (3 x 13.0 GB deployed), more than the limit
+ * of 12.3 GB (half of the physical memory); run without them, or with smaller tensors".
+ */
+int sim_workload_check_phase2(uint64_t deployed, uint64_t limit, struct diag *d);
+
+/* Half of the physical memory (sysconf): the default limit of what a run may hold. */
+uint64_t sim_workload_memory_limit(void);
+
+/* n bytes in decimal units with one decimal ("12.9 GB", "4.2 MB", "512 B") into buf;
+ * returns buf. */
+char *sim_workload_fmt_bytes(uint64_t n, char *buf, size_t size);
+
 #endif

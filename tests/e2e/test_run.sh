@@ -78,7 +78,7 @@ expect_status "unknown kernel: exit 2" 2
 expect_err "unknown kernel: message" "^npuscope: unknown kernel 'nope' \(npuscope kernels lists them\)$"
 run "$NPUSCOPE" run --headless -k vector_add:size=3
 expect_status "unknown -k key: exit 2" 2
-expect_err "unknown -k key: lists the keys" "unknown key 'size' \(keys: n, pes, dtype, seed\)"
+expect_err "unknown -k key: lists the keys" "unknown key 'size' \(keys: n, pes, dtype, seed, data\)"
 run "$NPUSCOPE" run --headless -k vector_add:n=many
 expect_status "bad -k value: exit 2" 2
 expect_err "bad -k value: message" "key 'n': 'many' is not an integer"

@@ -560,7 +560,7 @@ Test(host, a_bad_kernel_spec_is_refused_before_the_run)
     cr_assert_str_eq(d.msg, "-k vector_add: key 'n': 'abc' is not an integer");
     o.kernel_spec = "vector_add:size=3";
     cr_assert_eq(sim_run_new(&o, &r, &d), -SIM_EINVAL);
-    cr_assert_str_eq(d.msg, "-k vector_add: unknown key 'size' (keys: n, pes, dtype, seed)");
+    cr_assert_str_eq(d.msg, "-k vector_add: unknown key 'size' (keys: n, pes, dtype, seed, data)");
     o.kernel_spec = "nope";
     cr_assert_eq(sim_run_new(&o, &r, &d), -SIM_ENOENT);
     cr_assert_str_eq(d.msg, "unknown kernel 'nope' (npuscope kernels lists them)");

@@ -484,9 +484,9 @@ Test(verify, the_capture_knows_each_argument_of_a_launch)
     struct sim_workload *wl;
     struct sim_host_buffers *bufs;
     struct diag d;
-    cr_assert_eq(
-        sim_kernel_workload("vector_add:n=1200,pes=3,dtype=f16", sim_run_config(r), &wl, &bufs, &d),
-        0, "%s", d.msg);
+    cr_assert_eq(sim_kernel_workload("vector_add:n=1200,pes=3,dtype=f16", sim_run_config(r), NULL,
+                                     &wl, &bufs, NULL, &d),
+                 0, "%s", d.msg);
     for (unsigned k = 0; k < 3; k++) {
         char name[64];
         snprintf(name, sizeof(name), "vector_add.x#%u", k);
