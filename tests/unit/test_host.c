@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #define NS(x) ((sim_time_t)(x)*SIM_TICKS_PER_NS)
@@ -682,4 +683,98 @@ Test(host, a_run_can_be_freed_at_any_point)
         sim_run_summary_fini(&s);
         sim_run_free(r);
     }
+}
+
+/* ---- MemoryWrite patterns: pattern regions ------------------------------------------------- */
+
+/* Run the workload file on a fresh tiny chip. */
+static void run_file(const char *path)
+{
+    sim_chip_free(chip);
+    sim_workload_free(wl);
+    struct diag d;
+    cr_assert_eq(sim_workload_load_file(path, &wl, &d), 0, "%s", d.msg);
+    chip = sim_chip_new(cfg, 0);
+    host = sim_host_start(chip, wl, NULL);
+    sim_engine_run(sim_chip_engine(chip), SIM_RUN_END, 0);
+    cr_assert(sim_host_done(host));
+    for (size_t i = 0; i < sim_host_result_count(host); i++)
+        cr_assert(result(i)->resp.completion.ok, "request %zu: %s", i,
+                  result(i)->resp.completion.error_message);
+}
+
+/* The checksum of n bytes repeating the unit bytes of p (k of them). */
+static uint64_t fnv_pattern(const unsigned char *p, size_t k, size_t n)
+{
+    unsigned char *b = malloc(n);
+    for (size_t i = 0; i < n; i++)
+        b[i] = p[i % k];
+    uint64_t h = fnv1a(b, n);
+    free(b);
+    return h;
+}
+
+Test(host, every_adr_0012_pattern_is_a_pattern_region_that_reads_back)
+{
+    run_file("tests/data/workloads/patterns.yaml");
+    struct sim_memstore *m = sim_chip_store(chip);
+    /* stored as patterns, materialised by nothing the run did */
+    static const struct {
+        const char *space;
+        uint64_t pa;
+        const char *pattern;
+    } regions[] = {
+        {"hbm", 0x0, "fill 0xab"},          {"hbm", 0x1000, "fill 0x1234"},
+        {"hbm", 0x2000, "fill 0xdeadbeef"}, {"hbm", 0x3000, "fill 0x3800"},
+        {"tcm", 0x4000, "pattern zero"},    {"hbm", 0x800, "fill 0x11"},
+    };
+    for (size_t i = 0; i < sizeof(regions) / sizeof(regions[0]); i++) {
+        struct sim_tensor *t =
+            sim_memstore_get(m, regions[i].space, sim_chip_dev_addr(1, regions[i].pa));
+        cr_assert_not_null(t, "region %zu", i);
+        struct sim_fill f;
+        cr_assert(sim_tensor_pattern(t, &f), "region %zu is a pattern", i);
+        char buf[48];
+        cr_assert_str_eq(sim_fill_format(&f, buf, sizeof(buf)), regions[i].pattern);
+    }
+    struct sim_tensor *h = sim_memstore_get(m, "hbm", sim_chip_dev_addr(1, 0x3000));
+    cr_assert_eq(h->dtype, SIM_F16);
+    cr_assert_eq(h->shape[1], 64);
+    cr_assert_eq(sim_tensor_get(h, 2047), 0.5);
+
+    /* MemoryReads after the 9 writes and the launch */
+    const unsigned char u8[] = {0xab}, u16[] = {0x34, 0x12}, u32[] = {0xef, 0xbe, 0xad, 0xde},
+                        f16[] = {0x00, 0x38}, zero[] = {0};
+    /* the u8 region has 16 bytes of 0x11 laid over it at 0x800 */
+    unsigned char u8all[4096];
+    memset(u8all, 0xab, sizeof(u8all));
+    memset(u8all + 0x800, 0x11, 16);
+    const uint64_t want[] = {
+        fnv1a(u8all, 4096),        fnv_pattern(u16, 2, 4096),  fnv_pattern(u32, 4, 4096),
+        fnv_pattern(f16, 2, 4096), fnv_pattern(zero, 1, 4096), fnv1a(u8all + 0x7f8, 32),
+    };
+    cr_assert_eq(u8[0], 0xab);
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        const struct sim_host_result *r = result(10 + i);
+        cr_assert_eq(r->resp.read_bytes, i == 5 ? 32 : 4096, "read %zu", i);
+        cr_assert_eq(r->resp.read_checksum, want[i], "read %zu", i);
+    }
+}
+
+Test(host, a_region_of_512_gib_costs_a_few_bytes_and_reads_across_a_write)
+{
+    run_file("tests/data/workloads/pattern_huge.yaml");
+    struct sim_tensor *t = sim_memstore_get(sim_chip_store(chip), "hbm", sim_chip_dev_addr(0, 0));
+    cr_assert_eq(t->nbytes, (size_t)1 << 39);
+    cr_assert(sim_tensor_is_lazy(t));
+    /* across the write of f16 1.0 at 256 GiB: 16 zero bytes, 64 of 00 3c, 48 zero */
+    unsigned char b[128] = {0};
+    for (int i = 16; i < 80; i += 2)
+        b[i + 1] = 0x3c;
+    cr_assert_eq(result(2)->resp.read_checksum, fnv1a(b, 128));
+    unsigned char z[4096] = {0};
+    cr_assert_eq(result(3)->resp.read_checksum, fnv1a(z, 4096));
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    cr_assert_lt(ru.ru_maxrss, 256 * 1024, "peak RSS %ld KiB", ru.ru_maxrss);
 }
