@@ -23,9 +23,12 @@ struct slot {
     struct sim_tensor *t; /* owned reference; NULL marks an empty slot */
     const char *op;       /* borrowed from the label pool, or NULL */
     double t_ns;
-    uint64_t seq; /* generation right after the write */
-    bool pattern; /* t was pattern-backed when written */
+    uint64_t order; /* the generation right after the write << 1 | 1 when t was
+                       pattern-backed then (one word, written at once) */
 };
+
+#define SEQ(s)     ((s)->order >> 1)
+#define PATTERN(s) (((s)->order & 1) != 0)
 
 struct space {
     char *name;         /* owned */
@@ -292,8 +295,7 @@ void sim_memstore_write(struct sim_memstore *m, const char *space, uint64_t addr
         s->op = NULL;
     }
     s->t_ns = w ? w->t_ns : NAN;
-    s->seq = ++m->generation;
-    s->pattern = sim_tensor_is_lazy(t);
+    s->order = ++m->generation << 1 | sim_tensor_is_lazy(t);
 }
 
 void sim_memstore_split(struct sim_memstore *m, const char *space, uint64_t from, uint64_t to,
@@ -306,8 +308,7 @@ void sim_memstore_split(struct sim_memstore *m, const char *space, uint64_t from
     struct slot *s = space_probe(sp, to);
     s->op = old.op;
     s->t_ns = old.t_ns;
-    s->seq = old.seq;
-    s->pattern = old.pattern;
+    s->order = old.order;
 }
 
 static const struct slot *find_slot(const struct sim_memstore *m, const char *space, uint64_t addr)
@@ -440,7 +441,7 @@ static size_t materialize_space(struct space *sp)
     for (size_t i = 0; i < sp->cap; i++)
         if (sp->slots[i].t)
             v[n++] = (struct mslot){sp->slots[i].addr, sp->slots[i].addr + sp->slots[i].t->nbytes,
-                                    sp->slots[i].seq, &sp->slots[i], false};
+                                    SEQ(&sp->slots[i]), &sp->slots[i], false};
     qsort(v, n, sizeof(*v), mslot_by_addr);
     /* maxend[i]: the furthest end among v[0..i], so the entries overlapping a range start at
      * the first i whose maxend passes its start */
@@ -451,7 +452,7 @@ static size_t materialize_space(struct space *sp)
     struct mslot **later = sim_xcalloc(n ? n : 1, sizeof(*later));
     for (size_t i = 0; i < n; i++) {
         const struct mslot *p = &v[i];
-        if (!p->s->pattern)
+        if (!PATTERN(p->s))
             continue;
         size_t lo = 0, hi = n, nl = 0;
         while (lo < hi) {
@@ -487,7 +488,7 @@ static size_t materialize_space(struct space *sp)
         struct slot *s = v[i].s;
         sim_tensor_unref(s->t); /* same size: the space's byte count is unchanged */
         s->t = repl[i];
-        s->pattern = false;
+        s->order &= ~(uint64_t)1;
         done++;
     }
     /* removals last: they move slots, which v points at (look each up again by addr) */
@@ -558,7 +559,7 @@ struct sim_memstore_entry *sim_memstore_entries(const struct sim_memstore *m, co
         const struct slot *s = &sp->slots[i];
         if (s->t)
             e[(*n)++] =
-                (struct sim_memstore_entry){s->addr, s->t, s->op, s->t_ns, s->seq, s->pattern};
+                (struct sim_memstore_entry){s->addr, s->t, s->op, s->t_ns, SEQ(s), PATTERN(s)};
     }
     assert(*n == sp->len);
     qsort(e, *n, sizeof(*e), entry_cmp);

@@ -90,11 +90,6 @@ static struct sim_tensor *root_of(const struct sim_tensor *t)
     return (struct sim_tensor *)(t->base ? t->base : t);
 }
 
-bool sim_tensor_is_lazy(const struct sim_tensor *t)
-{
-    return root_of(t)->mem == NULL;
-}
-
 /* f as seen from byte `at` of the bytes it fills. */
 static void fill_rotate(const struct sim_fill *f, size_t at, struct sim_fill *out)
 {

@@ -116,7 +116,10 @@ static inline const void *sim_tensor_cdata(const struct sim_tensor *t)
 }
 
 /* True when t's bytes are a pattern not yet materialised (t or its base). */
-bool sim_tensor_is_lazy(const struct sim_tensor *t);
+static inline bool sim_tensor_is_lazy(const struct sim_tensor *t)
+{
+    return (t->base ? t->base : t)->mem == NULL;
+}
 
 /* When t is pattern-backed (lazy), its pattern as seen from t's first byte into *f and
  * true; else false. */
