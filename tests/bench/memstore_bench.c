@@ -3,11 +3,19 @@
  * every tl_store / tl_load), over 1M operations on 4096 distinct addresses in a shuffled
  * order, median of 5 runs. The baseline is a plain array indexed by the same key numbers,
  * doing the same reference counting, measured in the same run.
+ *
+ * Then pattern regions: 1 GiB loaded in 64 KiB tiles through the chip's memory functions
+ * as tl_load does it (read the range from HBM, copy it, write it to TCM), from a zero
+ * region and from the same region materialised, and the peak RSS each leaves.
  */
+#include "sim/chip/chip.h"
+#include "sim/chip/config.h"
 #include "sim/data/memstore.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 enum { NKEYS = 4096, NOPS = 1000000, RUNS = 5 };
@@ -92,6 +100,86 @@ static double bench_array_read(void)
     return ns;
 }
 
+/* ---- pattern regions ------------------------------------------------------------------- */
+
+enum { REGION = 1 << 30, TILE = 64 << 10 };
+
+static long peak_rss_mib(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss / 1024;
+}
+
+/* Load the 1 GiB region at HBM address 0 of chip in tiles, as tl_load's data path does;
+ * returns the seconds. */
+static double load_tiles(struct sim_chip *chip)
+{
+    int64_t n = TILE / 2; /* f16 elements */
+    uint64_t tcm = sim_chip_dev_addr(0, 0);
+    size_t sum = 0;
+    double t0 = now_ns();
+    for (uint64_t off = 0; off < REGION; off += TILE) {
+        struct sim_tensor *t = NULL;
+        if (sim_chip_mem_read(chip, "hbm", off, SIM_F16, 1, &n, &t, NULL) < 0)
+            abort();
+        struct sim_tensor *c = sim_tensor_copy(t);
+        sim_tensor_unref(t);
+        sim_chip_mem_write(chip, "tcm", tcm, c, "dma_read");
+        sum += (size_t)sim_tensor_get(c, 0);
+        sim_tensor_unref(c);
+    }
+    sink = sum;
+    return (now_ns() - t0) / 1e9;
+}
+
+/* The 1 GiB f16 region at HBM address 0 of a new chip: a zero pattern, or real zeros. */
+static struct sim_chip *region_chip(const struct sim_config *cfg, bool materialised)
+{
+    struct sim_chip *chip = sim_chip_new(cfg, 0);
+    int64_t n = REGION / 2;
+    struct sim_fill f = {.unit = 1};
+    struct sim_tensor *t = sim_tensor_new_fill(SIM_F16, 1, &n, &f);
+    if (materialised)
+        memset(sim_tensor_data(t), 0, t->nbytes); /* every page resident */
+    sim_chip_mem_write(chip, "hbm", 0, t, "MemoryWrite");
+    sim_tensor_unref(t);
+    return chip;
+}
+
+static void bench_patterns(void)
+{
+    struct sim_config *cfg;
+    if (sim_config_load_embedded("sim/configs/large.yaml", &cfg, NULL) < 0)
+        abort();
+    double z[RUNS], m[RUNS];
+    long rss0 = peak_rss_mib(), rss_zero = 0;
+    for (int r = 0; r < RUNS; r++) {
+        struct sim_chip *chip = region_chip(cfg, false);
+        z[r] = load_tiles(chip);
+        sim_chip_free(chip);
+        rss_zero = peak_rss_mib();
+    }
+    for (int r = 0; r < RUNS; r++) {
+        struct sim_chip *chip = region_chip(cfg, true);
+        m[r] = load_tiles(chip);
+        sim_chip_free(chip);
+    }
+    long rss_mat = peak_rss_mib();
+    double mz = median(z), mm = median(m);
+    unsigned tiles = REGION / TILE;
+    printf("pattern regions: 1 GiB loaded in %u tiles of %d KiB (read, copy, write to TCM), "
+           "median of %d runs\n",
+           tiles, TILE >> 10, RUNS);
+    printf("  zero region          %8.4f s  %7.3f us/tile   peak RSS +%ld MiB\n", mz,
+           mz * 1e6 / tiles, rss_zero - rss0);
+    printf("  materialised region  %8.4f s  %7.3f us/tile   peak RSS +%ld MiB\n", mm,
+           mm * 1e6 / tiles, rss_mat - rss0);
+    printf("  the pattern costs x%.4f of the materialised loads (target: nearly nothing)\n",
+           mz / mm);
+    sim_config_free(cfg);
+}
+
 int main(void)
 {
     uint64_t x = 88172645463325252ull; /* xorshift64: a fixed, reproducible order */
@@ -129,5 +217,6 @@ int main(void)
         sim_tensor_unref(array[i]);
         sim_tensor_unref(tensors[i]);
     }
+    bench_patterns();
     return 0;
 }
