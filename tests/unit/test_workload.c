@@ -598,6 +598,32 @@ Test(workload, checksum_is_fnv1a_64)
     cr_assert_eq(sim_workload_checksum("foobar", 6), 0x85944171f73967e8ull);
 }
 
+Test(workload, checksum_runs_on_a_chunk_at_a_time_and_through_zero_runs)
+{
+    /* bytes with zero runs of every length from 0 to 40 between non-zero ones */
+    enum { N = 4096 };
+    static unsigned char b[N];
+    size_t at = 0;
+    for (unsigned run = 0; at < N; run = (run + 1) % 41) {
+        b[at++] = (unsigned char)(run * 7 + 1);
+        for (unsigned k = 0; k < run && at < N; k++)
+            b[at++] = 0;
+    }
+    uint64_t plain = 0xcbf29ce484222325ull; /* FNV-1a a byte at a time, written here */
+    for (size_t i = 0; i < N; i++)
+        plain = (plain ^ b[i]) * 0x100000001b3ull;
+    cr_assert_eq(sim_workload_checksum(b, N), plain);
+    for (size_t cut = 0; cut <= N; cut += 97) {
+        uint64_t h = sim_workload_checksum(b, cut);
+        cr_assert_eq(sim_workload_checksum_more(h, b + cut, N - cut), plain, "cut at %zu", cut);
+    }
+    static unsigned char z[N];
+    uint64_t zeros = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < N; i++)
+        zeros *= 0x100000001b3ull;
+    cr_assert_eq(sim_workload_checksum(z, N), zeros);
+}
+
 Test(workload, names)
 {
     cr_assert_str_eq(sim_workload_msg_type_name(SIM_MSG_MEMORY_WRITE), "MemoryWrite");
