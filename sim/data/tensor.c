@@ -102,7 +102,7 @@ static void fill_rotate(const struct sim_fill *f, size_t at, struct sim_fill *ou
 bool sim_tensor_pattern(const struct sim_tensor *t, struct sim_fill *f)
 {
     const struct sim_tensor *r = root_of(t);
-    if (r->mem)
+    if (r->mem || r->random)
         return false;
     fill_rotate(&r->fill, t->offset, f);
     return true;
@@ -127,6 +127,17 @@ static void fill_bytes(const struct sim_fill *f, size_t at, size_t n, unsigned c
     }
 }
 
+static void random_bytes(const struct sim_random *g, size_t at, size_t n, unsigned char *dst);
+
+/* n bytes of the lazy tensor r (not a view) from its byte `at`, into dst. */
+static void lazy_bytes(const struct sim_tensor *r, size_t at, size_t n, unsigned char *dst)
+{
+    if (r->random)
+        random_bytes(&r->rnd, at, n, dst);
+    else
+        fill_bytes(&r->fill, at, n, dst);
+}
+
 void sim_tensor_read_bytes(const struct sim_tensor *t, size_t off, size_t n, void *buf)
 {
     assert(off <= t->nbytes && n <= t->nbytes - off);
@@ -134,7 +145,7 @@ void sim_tensor_read_bytes(const struct sim_tensor *t, size_t off, size_t n, voi
     if (r->mem)
         memcpy(buf, (const unsigned char *)r->mem + t->offset + off, n);
     else
-        fill_bytes(&r->fill, t->offset + off, n, buf);
+        lazy_bytes(r, t->offset + off, n, buf);
 }
 
 void *sim_tensor_materialize(struct sim_tensor *t)
@@ -142,7 +153,7 @@ void *sim_tensor_materialize(struct sim_tensor *t)
     struct sim_tensor *r = root_of(t);
     if (!r->mem) {
         unsigned char *m = sim_xmalloc(r->nbytes ? r->nbytes : 1);
-        fill_bytes(&r->fill, 0, r->nbytes, m);
+        lazy_bytes(r, 0, r->nbytes, m);
         r->mem = m;
     }
     return (unsigned char *)r->mem + t->offset;
@@ -154,6 +165,13 @@ struct sim_tensor *sim_tensor_copy_range(const struct sim_tensor *src, size_t of
     size_t nbytes = checked_nbytes(dtype, ndim, shape);
     assert(off <= src->nbytes && nbytes <= src->nbytes - off && "a range inside the source");
     const struct sim_tensor *r = root_of(src);
+    if (!r->mem && r->random) {
+        struct sim_tensor *t = alloc_header(dtype, ndim, shape, nbytes);
+        t->random = true;
+        t->rnd = r->rnd;
+        t->rnd.skip += src->offset + off;
+        return t;
+    }
     if (!r->mem) {
         struct sim_fill f;
         fill_rotate(&r->fill, src->offset + off, &f);
@@ -275,6 +293,56 @@ size_t sim_tensor_numel(const struct sim_tensor *t)
     return n;
 }
 
+struct sim_tensor *sim_tensor_new_random(enum sim_dtype dtype, unsigned ndim, const int64_t *shape,
+                                         uint64_t state, double lo, double hi)
+{
+    struct sim_tensor *t = alloc_header(dtype, ndim, shape, checked_nbytes(dtype, ndim, shape));
+    t->random = true;
+    t->rnd = (struct sim_random){dtype, state, lo, hi, 0};
+    return t;
+}
+
+/* ---- random values ------------------------------------------------------------------------ */
+
+#define SPLITMIX_STEP UINT64_C(0x9e3779b97f4a7c15)
+
+uint64_t sim_random_advance(uint64_t state, uint64_t n)
+{
+    return state + n * SPLITMIX_STEP;
+}
+
+/* splitmix64's output for the state after a step (a small, well-mixed generator). */
+static uint64_t splitmix(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+static void encode(enum sim_dtype dtype, double v, void *out);
+
+/* n bytes of the stream g from its byte `at` (after g->skip), into dst. */
+static void random_bytes(const struct sim_random *g, size_t at, size_t n, unsigned char *dst)
+{
+    size_t size = sim_dtype_size(g->dtype);
+    uint64_t b = g->skip + at, e = b / size;
+    size_t within = (size_t)(b % size);
+    bool integer = !sim_dtype_is_float(g->dtype);
+    while (n > 0) {
+        uint64_t z = splitmix(g->state + (e + 1) * SPLITMIX_STEP);
+        double u = (double)(z >> 11) / (double)(UINT64_C(1) << 53);
+        double v = g->lo + (g->hi - g->lo) * u;
+        unsigned char el[8];
+        encode(g->dtype, integer ? floor(v) : v, el);
+        size_t k = size - within < n ? size - within : n;
+        memcpy(dst, el + within, k);
+        dst += k;
+        n -= k;
+        within = 0;
+        e++;
+    }
+}
+
 /* One element of any dtype, as stored (f16 and bf16 as their bits). */
 union elem {
     float f;
@@ -326,9 +394,14 @@ static int64_t to_int(double v, double lo, double hi)
 void sim_tensor_set(struct sim_tensor *t, size_t i, double v)
 {
     assert(i < sim_tensor_numel(t));
-    unsigned char *p = (unsigned char *)sim_tensor_data(t) + i * sim_dtype_size(t->dtype);
+    encode(t->dtype, v, (unsigned char *)sim_tensor_data(t) + i * sim_dtype_size(t->dtype));
+}
+
+/* v as an element of dtype, into out (sim_tensor_set's conversion). */
+static void encode(enum sim_dtype dtype, double v, void *out)
+{
     union elem e;
-    switch (t->dtype) {
+    switch (dtype) {
     case SIM_F32: e.f = (float)v; break;
     case SIM_F16: e.u16 = sim_f32_to_f16((float)v); break;
     case SIM_BF16: e.u16 = sim_f32_to_bf16((float)v); break;
@@ -352,7 +425,7 @@ void sim_tensor_set(struct sim_tensor *t, size_t i, double v)
     case SIM_BOOL: e.u8 = v != 0; break;
     case SIM_DTYPE_COUNT: assert(!"bad dtype"); return;
     }
-    memcpy(p, &e, sim_dtype_size(t->dtype));
+    memcpy(out, &e, sim_dtype_size(dtype));
 }
 
 /* ---- patterns ----------------------------------------------------------------------------- */

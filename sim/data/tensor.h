@@ -5,9 +5,11 @@
  * the same bytes, possibly from an offset) shares the bytes of its base tensor.
  *
  * A tensor may be pattern-backed: its bytes repeat a short pattern (a MemoryWrite pattern of
- * ADR-0012, a kernel's `data=zero` inputs) and are not produced until someone asks for them
- * as memory. Such a tensor costs its header whatever its size; element reads (get), byte
- * reads (read_bytes) and copies of it (which stay pattern-backed) never produce the bytes.
+ * ADR-0012, a kernel's `data=zero` inputs), or are uniform random values from a
+ * counter-based generator (a kernel's random inputs), and are not produced until someone
+ * asks for them as memory. Such a tensor costs its header whatever its size; element reads
+ * (get), byte reads (read_bytes) and copies of it (which stay pattern-backed) never produce
+ * the bytes (a random one computes the elements they touch).
  * The bytes are only ever reached through sim_tensor_data / sim_tensor_cdata, which produce
  * them on first use (materialising: allocating nbytes and filling them with the pattern).
  * Materialising is not thread-safe: code that hands tensors to threads materialises them
@@ -34,6 +36,22 @@ struct sim_fill {
     unsigned char bytes[SIM_FILL_MAX];
 };
 
+/*
+ * A stream of uniform random values: element k is lo + (hi - lo) * u_k, rounded down for
+ * an integer dtype, stored as dtype, where u_k in [0, 1) comes from the splitmix64
+ * generator's state + (k + 1) steps: exactly the values drawn one by one from that state,
+ * so the stream can be entered at any element.
+ */
+struct sim_random {
+    enum sim_dtype dtype; /* of the generated elements */
+    uint64_t state;       /* the generator's state before element 0 */
+    double lo, hi;
+    uint64_t skip; /* bytes of the stream before the tensor's first byte */
+};
+
+/* The generator state n draws after state (what drawing n values one by one leaves). */
+uint64_t sim_random_advance(uint64_t state, uint64_t n);
+
 struct sim_tensor {
     unsigned refs; /* references held; freed when it drops to 0 */
     enum sim_dtype dtype;
@@ -44,8 +62,10 @@ struct sim_tensor {
                                 NULL: the tensor holds its own */
     size_t offset;           /* a view: where its bytes start in base's; 0 otherwise */
     struct sim_fill fill;    /* not a view: the pattern it was made with (unit 0: none) */
-    void *mem;               /* private to tensor.c (not a view: its bytes, owned; NULL while
-                                pattern-backed). Read bytes through the functions below. */
+    bool random;             /* not a view: made of rnd's values instead of a pattern */
+    struct sim_random rnd;
+    void *mem; /* private to tensor.c (not a view: its bytes, owned; NULL while
+                  pattern-backed). Read bytes through the functions below. */
 };
 
 /* A new zero-filled tensor with one reference. Dims must be >= 0. */
@@ -60,6 +80,14 @@ struct sim_tensor *sim_tensor_new_uninit(enum sim_dtype dtype, unsigned ndim, co
  */
 struct sim_tensor *sim_tensor_new_fill(enum sim_dtype dtype, unsigned ndim, const int64_t *shape,
                                        const struct sim_fill *f);
+
+/*
+ * A new pattern-backed tensor of uniform random values in [lo, hi) (rounded down for an
+ * integer dtype) from the generator at state (see struct sim_random): the values drawing
+ * them one by one would give, computed only where read. One reference.
+ */
+struct sim_tensor *sim_tensor_new_random(enum sim_dtype dtype, unsigned ndim, const int64_t *shape,
+                                         uint64_t state, double lo, double hi);
 
 /* A new tensor holding a copy of src's bytes (one reference, no base); pattern-backed when
  * src is (so copying a pattern costs nothing). */
@@ -121,8 +149,8 @@ static inline bool sim_tensor_is_lazy(const struct sim_tensor *t)
     return (t->base ? t->base : t)->mem == NULL;
 }
 
-/* When t is pattern-backed (lazy), its pattern as seen from t's first byte into *f and
- * true; else false. */
+/* When t is pattern-backed (lazy) by a repeating pattern, that pattern as seen from t's
+ * first byte into *f and true; else (random values, or materialised) false. */
 bool sim_tensor_pattern(const struct sim_tensor *t, struct sim_fill *f);
 
 /* Bytes [off, off + n) of t into buf (which must lie inside t: assert), without

@@ -38,8 +38,8 @@ struct sim_run;
  * Load the config and the host program and build the chip, ready to run (nothing has run
  * yet). Returns 0 and *out (free with sim_run_free), or a negative sim_err with d filled:
  * a bad chip or workload file (file, line, column, key), an unknown kernel or bad -k
- * argument; -SIM_ELIMIT when the data cannot be held (random inputs beyond the memory
- * limit, or with real_data the whole data as phase 2 holds it), before any is made.
+ * argument; -SIM_ELIMIT, before any data is made, when with real_data the whole data as
+ * phase 2 holds it would pass the memory limit.
  */
 int sim_run_new(const struct sim_run_opts *o, struct sim_run **out, struct diag *d);
 

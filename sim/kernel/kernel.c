@@ -302,35 +302,23 @@ static void pe_coords(const struct sim_config *cfg, unsigned g, int64_t *sip, in
     *sip = g / (cfg->pes_per_cube * cfg->cubes_per_sip);
 }
 
-/* splitmix64: a small, well-mixed, seedable generator */
-static uint64_t next_rand(uint64_t *s)
+/*
+ * The data of a generated input of k's fill: random values from the seeded generator
+ * (pattern-backed: computed where they are read, the generator moved on past them), or the
+ * values a kernel chose (first: the element of the whole tensor the shard starts at).
+ */
+static struct sim_tensor *fill_values(struct sim_kbuild *b, const struct sim_ktensor *k,
+                                      unsigned ndim, const int64_t *shape, uint64_t first)
 {
-    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static void fill_values(struct sim_kbuild *b, struct sim_tensor *t, const struct sim_ktensor *k,
-                        uint64_t first)
-{
-    size_t n = sim_tensor_numel(t);
-    for (size_t i = 0; i < n; i++) {
-        double v;
-        switch (k->fill) {
-        case SIM_KFILL_RANDOM: {
-            double u = (double)(next_rand(&b->rng) >> 11) / (double)(UINT64_C(1) << 53);
-            v = k->lo + (k->hi - k->lo) * u;
-            if (!sim_dtype_is_float(k->dtype))
-                v = floor(v);
-            break;
-        }
-        case SIM_KFILL_VALUE: v = k->lo; break;
-        case SIM_KFILL_ARANGE: v = (double)(first + i); break;
-        default: v = 0; break;
-        }
-        sim_tensor_set(t, i, v);
+    if (k->fill == SIM_KFILL_RANDOM) {
+        struct sim_tensor *t = sim_tensor_new_random(k->dtype, ndim, shape, b->rng, k->lo, k->hi);
+        b->rng = sim_random_advance(b->rng, sim_tensor_numel(t));
+        return t;
     }
+    struct sim_tensor *t = sim_tensor_new(k->dtype, ndim, shape);
+    for (size_t i = 0; i < sim_tensor_numel(t); i++)
+        sim_tensor_set(t, i, k->fill == SIM_KFILL_VALUE ? k->lo : (double)(first + i));
+    return t;
 }
 
 static struct sim_host_msg *push_msg(struct sim_host_msg **v, size_t *n)
@@ -497,17 +485,6 @@ static int decide_data(struct sim_kbuild *b, const struct sim_kparams *p,
         diag_prefix(d, "-k %s", b->name);
         return rc;
     }
-    /* random inputs are real bytes, twice: the host's buffers and the device's copy */
-    if (info->data == SIM_KDATA_RANDOM && limit && b->generated_bytes > limit / 2) {
-        char a[32], c[32], e[32];
-        return diag_set(d, SIM_ELIMIT, NULL, 0, 0, NULL,
-                        "-k %s: key 'data': random inputs of %s need %s in memory (the host's "
-                        "buffers and the device's copy), more than the limit of %s (half of the "
-                        "physical memory); data=zero or data=fill:V costs no memory",
-                        b->name, sim_workload_fmt_bytes(b->generated_bytes, a, sizeof(a)),
-                        sim_workload_fmt_bytes(2 * b->generated_bytes, e, sizeof(e)),
-                        sim_workload_fmt_bytes(limit, c, sizeof(c)));
-    }
     return 0;
 }
 
@@ -553,8 +530,7 @@ static int generate(struct sim_kbuild *b, const struct sim_kdata_info *info, str
         if (info->data == SIM_KDATA_RANDOM || g->k.fill != SIM_KFILL_RANDOM) {
             w->src_kind = SIM_SRC_HOST_BUFFER_REF;
             w->host_buffer_ref = sim_xasprintf("%s.%s#%u", b->name, w->debug_label, g->rank);
-            struct sim_tensor *t = sim_tensor_new(g->k.dtype, g->k.ndim, g->shape);
-            fill_values(b, t, &g->k, g->first);
+            struct sim_tensor *t = fill_values(b, &g->k, g->k.ndim, g->shape, g->first);
             sim_host_buffers_add(b->bufs, w->host_buffer_ref, t);
             sim_tensor_unref(t);
             continue;
@@ -655,7 +631,7 @@ char *sim_kdata_format(const struct sim_kdata_info *info, char *buf, size_t size
     case SIM_KDATA_FILL: snprintf(what, sizeof(what), "fill:%g", info->value); break;
     default: snprintf(what, sizeof(what), "random"); break;
     }
-    snprintf(buf, size, "%s (generated inputs: %s%s)", what, gen,
-             info->data == SIM_KDATA_RANDOM ? "" : ", pattern-backed");
+    snprintf(buf, size, "%s (generated inputs: %s, %s)", what, gen,
+             info->data == SIM_KDATA_RANDOM ? "counter-based" : "pattern-backed");
     return buf;
 }

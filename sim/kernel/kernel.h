@@ -65,13 +65,15 @@ enum { SIM_KPARAM_MAX = 16 };
 
 /*
  * What a kernel's generated inputs hold: the `data` parameter every kernel has, besides
- * `seed`. Zero and fill inputs are pattern regions (sim/chip/chip.h: a few bytes whatever
- * their size, loaded without byte work); random ones are real bytes in memory.
+ * `seed`. All are pattern regions (sim/chip/chip.h: a few bytes whatever their size, loaded
+ * without byte work): zero and fill a repeating pattern, random the values of a
+ * counter-based generator (sim_tensor_new_random), computed only where they are read.
  */
 enum sim_kdata {
     SIM_KDATA_AUTO,   /* "auto", the default: random when the generated inputs are at most
                          SIM_KDATA_SMALL bytes in all or phase 2 needs real data, else zero */
-    SIM_KDATA_RANDOM, /* "random": uniform values from the seeded generator */
+    SIM_KDATA_RANDOM, /* "random": uniform values from the seeded generator (real values:
+                         what phase 2 verifies against the kernels' references) */
     SIM_KDATA_ZERO,   /* "zero" */
     SIM_KDATA_FILL,   /* "fill:V": every element V, in each input's dtype */
 };
@@ -201,7 +203,8 @@ int sim_kernel_parse_spec(const char *spec, struct sim_kparams *out, struct diag
 /* How sim_kernel_workload generates the data. */
 struct sim_kernel_opts {
     bool real_data;        /* phase 2 will run (--verify, --dump): data=auto picks random, and
-                              the whole data must fit memory_limit (see sim_workload_fits) */
+                              the whole data must fit memory_limit, as phase 2 holds it
+                              (sim_workload_check_phase2) */
     uint64_t memory_limit; /* bytes the run's data may take in memory; 0: no limit */
 };
 
@@ -217,11 +220,12 @@ struct sim_kdata_info {
  * The host program of `-k spec` on chip cfg: MemoryWrites of the inputs (random data in
  * *bufs, found by their host_buffer_ref; zero and fill data as MemoryWrite patterns), the
  * KernelLaunch, MemoryReads of the outputs. The "seed" parameter seeds random data, "data"
- * chooses it (o may be NULL: no phase 2, no limit). Decides the data before generating any:
- * fails with -SIM_ELIMIT (d: the sizes and the limit) when random inputs or, with
- * o->real_data, the whole data would not fit o->memory_limit. Returns 0 with *wl and
- * *bufs set (the caller frees them with sim_workload_free / sim_host_buffers_free) and
- * *info filled (info may be NULL), or a negative sim_err (d).
+ * chooses it (o may be NULL: no phase 2, no limit). Decides the data before making any:
+ * fails with -SIM_ELIMIT (d: the sizes and the limit) when, with o->real_data, the whole
+ * data would not fit o->memory_limit as phase 2 holds it. Generated data costs no memory
+ * (pattern-backed, random included). Returns 0 with *wl and *bufs set (the caller frees
+ * them with sim_workload_free / sim_host_buffers_free) and *info filled (info may be
+ * NULL), or a negative sim_err (d).
  */
 int sim_kernel_workload(const char *spec, const struct sim_config *cfg,
                         const struct sim_kernel_opts *o, struct sim_workload **wl,
@@ -229,7 +233,7 @@ int sim_kernel_workload(const char *spec, const struct sim_config *cfg,
                         struct diag *d);
 
 /* The data of info as the run's summary shows it: "zero (generated inputs: 12.9 GB,
- * pattern-backed)", "random (generated inputs: 4.2 MB)". Returns buf. */
+ * pattern-backed)", "random (generated inputs: 4.2 MB, counter-based)". Returns buf. */
 char *sim_kdata_format(const struct sim_kdata_info *info, char *buf, size_t size);
 
 #endif

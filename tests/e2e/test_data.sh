@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Pattern-backed memory from the command line: the data parameter of the built-in kernels
 # (random, zero, fill:V, its default and its line in the summary, bad values), every
-# MemoryWrite pattern of ADR-0012 in a workload, a 10 GB kernel and a 512 GiB region run in
-# bounded memory (peak RSS from getrusage, through peak_rss.c), and --verify / --dump on
-# data that cannot be held refused in one line before running.
+# MemoryWrite pattern of ADR-0012 in a workload, a 10 GB kernel (zero or random) and a
+# 512 GiB region run in bounded memory (peak RSS from getrusage, through peak_rss.c), and
+# --verify / --dump on data that cannot be held refused in one line before running.
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$TESTS_DIR/.." && pwd)
 TINY="$ROOT/sim/configs/tiny.yaml"
@@ -21,7 +21,7 @@ else fail "npuscope kernels lists data for each kernel" "$kernels kernels, $data
 
 run "$NPUSCOPE" run --headless -c "$TINY" -k vector_add
 expect_status "small generated data: exit 0" 0
-expect_out "small generated data is random by default" '^data +random \(generated inputs: 32\.8 kB\)$'
+expect_out "small generated data is random by default" '^data +random \(generated inputs: 32\.8 kB, counter-based\)$'
 run "$NPUSCOPE" run --headless -c "$TINY" -k vector_add:data=zero
 expect_status "data=zero: exit 0" 0
 expect_out "data=zero: pattern-backed" '^data +zero \(generated inputs: 32\.8 kB, pattern-backed\)$'
@@ -65,6 +65,10 @@ peak "a 10.7 GB kernel runs in bounded memory" 524288 \
     "$NPUSCOPE" run --headless -c "$LARGE" -k gemm:m=32,k=65536,n=40960
 expect_status "a 10.7 GB kernel: exit 0" 0
 expect_out "a 10.7 GB kernel: zero by default" '^data +zero \(generated inputs: 10\.7 GB, pattern-backed\)$'
+peak "10.7 GB of random inputs run in bounded memory" 524288 \
+    "$NPUSCOPE" run --headless -c "$LARGE" -k gemm:m=32,k=65536,n=40960,data=random
+expect_status "10.7 GB of random inputs: exit 0" 0
+expect_out "10.7 GB of random inputs: counter-based" '^data +random \(generated inputs: 10\.7 GB, counter-based\)$'
 peak "a 512 GiB region runs in bounded memory" 131072 \
     "$NPUSCOPE" run --headless -c "$TINY" -w "$WL/pattern_huge.yaml"
 expect_status "a 512 GiB region: exit 0" 0

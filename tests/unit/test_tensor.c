@@ -2,7 +2,8 @@
  * Tensors: allocation, reference counting, views sharing bytes with their base
  * (reinterpret and reshape), the layout mismatch message, and element access; then
  * pattern-backed tensors: their values without their bytes, copies and views that stay
- * patterns, materialising through the accessor, and the patterns of values.
+ * patterns, materialising through the accessor, the patterns of values, and random values
+ * of the counter-based generator, computed where read.
  */
 #include "sim/data/tensor.h"
 
@@ -375,4 +376,58 @@ Test(tensor, values_fit_their_dtype_or_not)
     cr_assert_str_eq(sim_fill_format(&f, buf, sizeof(buf)), "fill 0x3c00");
     cr_assert_eq(sim_fill_from_value(SIM_I64, 1, &f), 0);
     cr_assert_str_eq(sim_fill_format(&f, buf, sizeof(buf)), "fill 0x0000000000000001");
+}
+
+/* splitmix64 drawn one by one from state, written here: the k-th value in [lo, hi) */
+static double drawn(uint64_t state, uint64_t k, double lo, double hi)
+{
+    uint64_t z = 0;
+    for (uint64_t i = 0; i <= k; i++) {
+        z = (state += UINT64_C(0x9e3779b97f4a7c15));
+        z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+        z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+        z ^= z >> 31;
+    }
+    return lo + (hi - lo) * ((double)(z >> 11) / (double)(UINT64_C(1) << 53));
+}
+
+Test(tensor, random_values_are_computed_where_read_and_cut_anywhere)
+{
+    int64_t n = (int64_t)1 << 31; /* 8 GiB of f32 */
+    struct sim_tensor *t = sim_tensor_new_random(SIM_F32, 1, &n, 42, -1, 1);
+    cr_assert(sim_tensor_is_lazy(t));
+    struct sim_fill f;
+    cr_assert_not(sim_tensor_pattern(t, &f), "random values are not a repeating pattern");
+    for (uint64_t k = 0; k < 40; k += 7)
+        cr_assert_eq(sim_tensor_get(t, k), (double)(float)drawn(42, k, -1, 1), "element %llu",
+                     (unsigned long long)k);
+    /* deep inside: the state moves on by k steps */
+    uint64_t far = (uint64_t)1 << 30;
+    cr_assert_eq(sim_tensor_get(t, far),
+                 (double)(float)drawn(sim_random_advance(42, far), 0, -1, 1));
+    /* a copy from an odd byte is the same bytes, still computed where read */
+    int64_t six = 6;
+    struct sim_tensor *c = sim_tensor_copy_range(t, 4 * 3 + 1, SIM_U8, 1, &six);
+    cr_assert(sim_tensor_is_lazy(c));
+    unsigned char a[6], b[6];
+    sim_tensor_read_bytes(t, 13, 6, a);
+    sim_tensor_read_bytes(c, 0, 6, b);
+    cr_assert_arr_eq(a, b, 6);
+    cr_assert(sim_tensor_is_lazy(t), "nothing materialised");
+    sim_tensor_unref(c);
+    sim_tensor_unref(t);
+
+    /* integer dtypes round down; materialising gives the values get gave */
+    int64_t m = 100;
+    struct sim_tensor *i8 = sim_tensor_new_random(SIM_I8, 1, &m, 7, -8, 8);
+    double v[100];
+    for (int k = 0; k < 100; k++) {
+        v[k] = sim_tensor_get(i8, (size_t)k);
+        cr_assert_eq(v[k], floor(drawn(7, (uint64_t)k, -8, 8)));
+    }
+    const int8_t *bytes = sim_tensor_cdata(i8);
+    cr_assert_not(sim_tensor_is_lazy(i8));
+    for (int k = 0; k < 100; k++)
+        cr_assert_eq(bytes[k], v[k]);
+    sim_tensor_unref(i8);
 }
