@@ -328,7 +328,9 @@ int cli_kernels(void)
 {
     for (size_t i = 0; i < sim_kernel_count(); i++) {
         const struct sim_kernel *k = sim_kernel_at(i);
-        printf("%s\n    %s\n    args:   %s\n    params:", k->name, k->summary, k->args);
+        char *args = sim_kernel_args_text(k);
+        printf("%s\n    %s\n    args:   %s\n    params:", k->name, k->summary, args);
+        free(args);
         /* the kernel's own, then the seed and data every kernel has */
         for (size_t j = 0; j < sim_kernel_param_count(k); j++) {
             const struct sim_kparam *p = sim_kernel_param(k, j);

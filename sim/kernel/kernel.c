@@ -45,6 +45,57 @@ const struct sim_kernel *sim_kernel_at(size_t i)
     return sim_kernel_table[i];
 }
 
+size_t sim_kernel_nargs(const struct sim_kernel *k)
+{
+    size_t n = 0;
+    while (k && k->args && k->args[n].name)
+        n++;
+    return n;
+}
+
+const char *sim_kernel_arg_name(const struct sim_kernel *k, size_t i)
+{
+    return i < sim_kernel_nargs(k) ? k->args[i].name : NULL;
+}
+
+/* The type word of argument d in the text: "tensor", or a scalar's dtype. */
+static const char *arg_type(const struct sim_karg_desc *d)
+{
+    return d->kind == SIM_KARG_TENSOR ? "tensor" : d->dtype;
+}
+
+char *sim_kernel_args_text(const struct sim_kernel *k)
+{
+    size_t n = sim_kernel_nargs(k), size = 64;
+    for (size_t i = 0; i < n; i++)
+        size += strlen(k->args[i].name) + strlen(k->args[i].dtype) + 16 +
+                (k->args[i].shape ? strlen(k->args[i].shape) : 0) +
+                (k->args[i].note ? strlen(k->args[i].note) : 0);
+    char *s = sim_xmalloc(size);
+    size_t len = 0;
+    s[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        const struct sim_karg_desc *d = &k->args[i];
+        bool fixed = d->kind == SIM_KARG_TENSOR && strcmp(d->dtype, "dtype") != 0;
+        len += (size_t)snprintf(s + len, size - len, "%s", d->name);
+        if (d->shape || fixed)
+            len += (size_t)snprintf(s + len, size - len, " (%s%s%s)", d->shape ? d->shape : "",
+                                    d->shape && fixed ? ", " : "", fixed ? d->dtype : "");
+        /* the group goes on while the next argument has the same type and no note */
+        const struct sim_karg_desc *next = i + 1 < n ? &k->args[i + 1] : NULL;
+        if (next && !d->note && strcmp(arg_type(d), arg_type(next)) == 0) {
+            len += (size_t)snprintf(s + len, size - len, ", ");
+            continue;
+        }
+        len += (size_t)snprintf(s + len, size - len, ": %s", arg_type(d));
+        if (d->note)
+            len += (size_t)snprintf(s + len, size - len, " (%s)", d->note);
+        if (next)
+            len += (size_t)snprintf(s + len, size - len, "; ");
+    }
+    return s;
+}
+
 /* ---- parameters ------------------------------------------------------------------------- */
 
 static int own_params(const struct sim_kernel *k)

@@ -19,8 +19,8 @@
  *      (tensors with generated data, split over the launch's PEs or not; scalars), from
  *      the parameters the user may set with -k NAME:key=value.
  *
- *   3. Describe it with a `const struct sim_kernel` (name, summary, args, params with
- *      defaults, fn, setup, reference) and add it to the table in sim/kernels/registry.c.
+ *   3. Describe it with a `const struct sim_kernel` (name, summary, its argument table,
+ *      params with defaults, fn, setup, reference) and add it to the table in sim/kernels/registry.c.
  *      The reference computes the expected outputs with plain loops; `run --verify`
  *      compares phase 2's results with it.
  *
@@ -168,10 +168,30 @@ typedef int (*sim_kernel_ref_fn)(const struct sim_kref *r, struct diag *d);
 
 /* ---- the registry ------------------------------------------------------------------------- */
 
+/* What a launch argument is. */
+enum sim_karg_kind {
+    SIM_KARG_TENSOR,
+    SIM_KARG_SCALAR,
+};
+
+/*
+ * One launch argument of a built-in kernel, in launch order. The table is the one source
+ * of the arguments' names: `npuscope kernels` prints it, --verify and --dump name the
+ * arguments of a launch of the kernel after it.
+ */
+struct sim_karg_desc {
+    const char *name;        /* "a", "m" (NULL ends the table) */
+    enum sim_karg_kind kind; /* tensor or scalar */
+    const char *dtype;       /* a dtype name ("i32", "f32"), or "dtype": the kernel's dtype
+                                parameter decides */
+    const char *shape;       /* tensors: the shape in the parameters' terms ("m x k"), or NULL */
+    const char *note;        /* NULL, or a short note printed after the type ("optional, -1") */
+};
+
 struct sim_kernel {
-    const char *name;    /* what kernel_ref.name and -k use */
-    const char *summary; /* one line */
-    const char *args;    /* the launch arguments in order, e.g. "x, y, out: tensor; n: i32" */
+    const char *name;                  /* what kernel_ref.name and -k use */
+    const char *summary;               /* one line */
+    const struct sim_karg_desc *args;  /* the launch arguments in order, ended by a NULL name */
     sim_kernel_fn fn;
     const struct sim_kparam *params; /* ended by a NULL key */
     /* Declare the launch arguments for parameters p (see the builder). Returns 0 or a
@@ -180,6 +200,19 @@ struct sim_kernel {
     /* Optional: the reference that `npuscope run --verify` compares the outputs with. */
     sim_kernel_ref_fn reference;
 };
+
+/* Number of arguments in k's table (0 without one). */
+size_t sim_kernel_nargs(const struct sim_kernel *k);
+
+/* The name of argument i of k from its table, or NULL when the table has no argument i. */
+const char *sim_kernel_arg_name(const struct sim_kernel *k, size_t i);
+
+/*
+ * k's arguments as one line of text, grouped by kind and type, e.g.
+ * "a (m x k), b (k x n), c (m x n): tensor; m, n, k: i32; tile: i32 (optional)";
+ * a tensor whose dtype is fixed shows it ("mask (n / tile, i32)"). Returns a new string.
+ */
+char *sim_kernel_args_text(const struct sim_kernel *k);
 
 /* The kernel named name, or NULL. */
 const struct sim_kernel *sim_kernel_find(const char *name);

@@ -137,10 +137,17 @@ static const struct sim_kparam params[] = {
     {NULL, SIM_KP_INT, NULL, NULL},
 };
 
+static const struct sim_karg_desc args[] = {
+    {"x", SIM_KARG_TENSOR, "dtype", "P x n, a row per PE", NULL},
+    {"out", SIM_KARG_TENSOR, "dtype", "P x n, a row per PE", NULL},
+    {"n", SIM_KARG_SCALAR, "i32", NULL, NULL},
+    {NULL, SIM_KARG_TENSOR, NULL, NULL, NULL},
+};
+
 const struct sim_kernel sim_kernel_allreduce_ring = {
     .name = "allreduce_ring",
     .summary = "ring all-reduce (reduce-scatter, all-gather) of a vector per PE over IPCQ",
-    .args = "x, out (P x n, a row per PE): tensor; n: i32",
+    .args = args,
     .fn = allreduce_ring,
     .params = params,
     .setup = setup,

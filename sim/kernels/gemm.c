@@ -188,10 +188,27 @@ static const struct sim_kparam explicit_params[] = {
     {NULL, SIM_KP_INT, NULL, NULL},
 };
 
+#define GEMM_ARGS                                                                              \
+    {"a", SIM_KARG_TENSOR, "dtype", "m x k", NULL},                                            \
+        {"b", SIM_KARG_TENSOR, "dtype", "k x n", NULL},                                        \
+        {"c", SIM_KARG_TENSOR, "dtype", "m x n", NULL}, {"m", SIM_KARG_SCALAR, "i32", NULL, NULL}, \
+        {"n", SIM_KARG_SCALAR, "i32", NULL, NULL}, {"k", SIM_KARG_SCALAR, "i32", NULL, NULL}
+
+static const struct sim_karg_desc gemm_args[] = {
+    GEMM_ARGS,
+    {NULL, SIM_KARG_TENSOR, NULL, NULL, NULL},
+};
+
+static const struct sim_karg_desc explicit_args[] = {
+    GEMM_ARGS,
+    {"tile", SIM_KARG_SCALAR, "i32", NULL, "optional"},
+    {NULL, SIM_KARG_TENSOR, NULL, NULL, NULL},
+};
+
 const struct sim_kernel sim_kernel_gemm = {
     .name = "gemm",
     .summary = "C = A @ B with tl_composite(gemm), the rows of C spread over PEs",
-    .args = "a (m x k), b (k x n), c (m x n): tensor; m, n, k: i32",
+    .args = gemm_args,
     .fn = gemm,
     .params = gemm_params,
     .setup = setup_common,
@@ -201,7 +218,7 @@ const struct sim_kernel sim_kernel_gemm = {
 const struct sim_kernel sim_kernel_gemm_explicit = {
     .name = "gemm_explicit",
     .summary = "C = A @ B as TileTokens of explicit load / dot / store, rows spread over PEs",
-    .args = "a (m x k), b (k x n), c (m x n): tensor; m, n, k: i32; tile: i32 (optional)",
+    .args = explicit_args,
     .fn = gemm_explicit,
     .params = explicit_params,
     .setup = setup_explicit,

@@ -386,11 +386,30 @@ static const struct sim_kparam params[] = {
     {NULL, SIM_KP_INT, NULL, NULL},
 };
 
+static const struct sim_karg_desc args[] = {
+    {"prompt", SIM_KARG_TENSOR, "dtype", NULL, NULL},
+    {"wq", SIM_KARG_TENSOR, "dtype", NULL, NULL},
+    {"wk", SIM_KARG_TENSOR, "dtype", NULL, NULL},
+    {"wv", SIM_KARG_TENSOR, "dtype", NULL, NULL},
+    {"wo", SIM_KARG_TENSOR, "dtype", NULL, NULL},
+    {"w1", SIM_KARG_TENSOR, "dtype", NULL, NULL},
+    {"w2", SIM_KARG_TENSOR, "dtype", NULL, NULL},
+    {"kcache", SIM_KARG_TENSOR, "dtype", NULL, NULL},
+    {"vcache", SIM_KARG_TENSOR, "dtype", NULL, NULL},
+    {"scratch", SIM_KARG_TENSOR, "f32", NULL, NULL},
+    {"out", SIM_KARG_TENSOR, "dtype", NULL, NULL},
+    {"layers", SIM_KARG_SCALAR, "i32", NULL, NULL},
+    {"heads", SIM_KARG_SCALAR, "i32", NULL, NULL},
+    {"prompt", SIM_KARG_SCALAR, "i32", NULL, NULL},
+    {"gen", SIM_KARG_SCALAR, "i32", NULL, NULL},
+    {"eps", SIM_KARG_SCALAR, "f32", NULL, NULL},
+    {NULL, SIM_KARG_TENSOR, NULL, NULL, NULL},
+};
+
 const struct sim_kernel sim_kernel_llm_decode = {
     .name = "llm_decode",
     .summary = "a small transformer: prefill a prompt, then decode tokens with a growing KV cache",
-    .args = "prompt, wq, wk, wv, wo, w1, w2, kcache, vcache, scratch, out: tensor; layers, heads, "
-            "prompt, gen: i32; eps: f32",
+    .args = args,
     .fn = llm_decode,
     .params = params,
     .setup = setup,

@@ -180,10 +180,27 @@ static const struct sim_kparam layer_params[] = {
     {NULL, SIM_KP_INT, NULL, NULL},
 };
 
+static const struct sim_karg_desc rms_args[] = {
+    {"x", SIM_KARG_TENSOR, "dtype", "rows x d", NULL},
+    {"weight", SIM_KARG_TENSOR, "dtype", "d", NULL},
+    {"out", SIM_KARG_TENSOR, "dtype", "rows x d", NULL},
+    {"eps", SIM_KARG_SCALAR, "f32", NULL, NULL},
+    {NULL, SIM_KARG_TENSOR, NULL, NULL, NULL},
+};
+
+static const struct sim_karg_desc layer_args[] = {
+    {"x", SIM_KARG_TENSOR, "dtype", "rows x d", NULL},
+    {"gamma", SIM_KARG_TENSOR, "dtype", "d", NULL},
+    {"beta", SIM_KARG_TENSOR, "dtype", "d", NULL},
+    {"out", SIM_KARG_TENSOR, "dtype", "rows x d", NULL},
+    {"eps", SIM_KARG_SCALAR, "f32", NULL, NULL},
+    {NULL, SIM_KARG_TENSOR, NULL, NULL, NULL},
+};
+
 const struct sim_kernel sim_kernel_rmsnorm = {
     .name = "rmsnorm",
     .summary = "out = x / sqrt(mean(x^2) + eps) * weight over the last axis, rows over PEs",
-    .args = "x (rows x d), weight (d), out (rows x d): tensor; eps: f32",
+    .args = rms_args,
     .fn = rmsnorm,
     .params = rms_params,
     .setup = setup_rms,
@@ -193,7 +210,7 @@ const struct sim_kernel sim_kernel_rmsnorm = {
 const struct sim_kernel sim_kernel_layernorm = {
     .name = "layernorm",
     .summary = "out = (x - mean) / sqrt(var + eps) * gamma + beta over the last axis",
-    .args = "x (rows x d), gamma (d), beta (d), out (rows x d): tensor; eps: f32",
+    .args = layer_args,
     .fn = layernorm,
     .params = layer_params,
     .setup = setup_layer,

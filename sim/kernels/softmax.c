@@ -104,10 +104,17 @@ static const struct sim_kparam params[] = {
     {NULL, SIM_KP_INT, NULL, NULL},
 };
 
+static const struct sim_karg_desc args[] = {
+    {"x", SIM_KARG_TENSOR, "dtype", "rows x cols", NULL},
+    {"y", SIM_KARG_TENSOR, "dtype", "rows x cols", NULL},
+    {"axis", SIM_KARG_SCALAR, "i32", NULL, "optional, -1"},
+    {NULL, SIM_KARG_TENSOR, NULL, NULL, NULL},
+};
+
 const struct sim_kernel sim_kernel_softmax = {
     .name = "softmax",
     .summary = "y = softmax(x) over the last axis, rows split over PEs",
-    .args = "x, y (rows x cols): tensor; axis: i32 (-1)",
+    .args = args,
     .fn = softmax,
     .params = params,
     .setup = setup,

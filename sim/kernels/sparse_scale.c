@@ -132,10 +132,19 @@ static const struct sim_kparam params[] = {
     {NULL, SIM_KP_INT, NULL, NULL},
 };
 
+static const struct sim_karg_desc args[] = {
+    {"x", SIM_KARG_TENSOR, "dtype", "n", NULL},
+    {"mask", SIM_KARG_TENSOR, "i32", "n / tile", NULL},
+    {"out", SIM_KARG_TENSOR, "dtype", "n", NULL},
+    {"tile", SIM_KARG_SCALAR, "i32", NULL, NULL},
+    {"scale", SIM_KARG_SCALAR, "f32", NULL, NULL},
+    {NULL, SIM_KARG_TENSOR, NULL, NULL, NULL},
+};
+
 const struct sim_kernel sim_kernel_sparse_scale = {
     .name = "sparse_scale",
     .summary = "out = x * scale, skipping the tiles a loaded block mask or the data mark empty",
-    .args = "x (n), mask (n / tile, i32), out (n): tensor; tile: i32; scale: f32",
+    .args = args,
     .fn = sparse_scale,
     .params = params,
     .setup = setup,

@@ -116,10 +116,18 @@ static int reference(const struct sim_kref *r, struct diag *d)
     return 0;
 }
 
+static const struct sim_karg_desc args[] = {
+    {"x", SIM_KARG_TENSOR, "dtype", "n", NULL},
+    {"y", SIM_KARG_TENSOR, "dtype", "n", NULL},
+    {"out", SIM_KARG_TENSOR, "dtype", "n", NULL},
+    {"n", SIM_KARG_SCALAR, "i32", NULL, "elements in total"},
+    {NULL, SIM_KARG_TENSOR, NULL, NULL, NULL},
+};
+
 const struct sim_kernel sim_kernel_vector_add = {
     .name = "vector_add",
     .summary = "out = x + y elementwise, the vectors split over PEs",
-    .args = "x, y, out: tensor; n: i32 (elements in total)",
+    .args = args,
     .fn = vector_add,
     .params = params,
     .setup = setup,

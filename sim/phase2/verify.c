@@ -656,35 +656,6 @@ static void read_shards(struct sim_chip *chip, struct sim_exec *x, const struct 
     }
 }
 
-/*
- * The name of argument i in a kernel's argument summary ("x, y, out: tensor; n: i32
- * (elements in total)": names before each ':', groups separated by ';'), into buf; false
- * when the summary names fewer arguments.
- */
-static bool doc_arg_name(const char *doc, size_t i, char *buf, size_t size)
-{
-    size_t at = 0;
-    for (const char *g = doc; g && *g;) {
-        const char *colon = strchr(g, ':'), *semi = strchr(g, ';');
-        if (!colon || (semi && semi < colon))
-            return false;
-        for (const char *p = g; p < colon;) {
-            while (p < colon && (*p == ' ' || *p == ','))
-                p++;
-            const char *e = p;
-            while (e < colon && *e != ',' && *e != ' ')
-                e++;
-            if (e > p && at++ == i) {
-                snprintf(buf, size, "%.*s", (int)(e - p), p);
-                return true;
-            }
-            p = e;
-        }
-        g = semi ? semi + 1 : NULL;
-    }
-    return false;
-}
-
 static void capture_launch(struct sim_verify_capture *c, size_t index)
 {
     const struct sim_workload *wl = sim_run_workload(c->run);
@@ -707,10 +678,11 @@ static void capture_launch(struct sim_verify_capture *c, size_t index)
     for (size_t i = 0; i < kl->n_args; i++) {
         const struct sim_kernel_arg *a = &kl->args[i];
         struct sim_launch_arg *la = &l->args[i];
-        char doc_name[64];
-        bool has_doc = k && k->args && doc_arg_name(k->args, i, doc_name, sizeof(doc_name));
+        /* a built-in kernel names its arguments in its table; else a tensor has the label
+         * of its MemoryWrite */
+        const char *table_name = sim_kernel_arg_name(k, i);
         if (a->arg_kind == SIM_ARG_SCALAR) {
-            la->name = has_doc ? sim_xstrdup(doc_name) : sim_xasprintf("arg%zu", i);
+            la->name = table_name ? sim_xstrdup(table_name) : sim_xasprintf("arg%zu", i);
             la->scalar_dtype = scalar_dtype(a->dtype);
             la->i = a->dtype == SIM_SCALAR_BOOL ? a->value.b
                     : a->dtype == SIM_SCALAR_I32 || a->dtype == SIM_SCALAR_I64
@@ -722,9 +694,9 @@ static void capture_launch(struct sim_verify_capture *c, size_t index)
         }
         la->is_tensor = true;
         const char *label = a->n_shards ? label_of(wl, &a->shards[0]) : NULL;
-        la->name = label     ? sim_xstrdup(label)
-                   : has_doc ? sim_xstrdup(doc_name)
-                             : sim_xasprintf("arg%zu", i);
+        la->name = table_name ? sim_xstrdup(table_name)
+                   : label    ? sim_xstrdup(label)
+                              : sim_xasprintf("arg%zu", i);
         la->is_output = read_back(wl, index, a);
         la->deployed = whole_tensor(a);
         read_shards(chip, NULL, a, la->deployed, &la->pending_input);

@@ -102,8 +102,8 @@ const struct sim_verify_op_failure *sim_verify_ops_failure(const struct sim_veri
 /* ---- launches: their inputs as deployed, their outputs as read back ------------------------ */
 
 struct sim_launch_arg {
-    char *name; /* owned: the workload's label of the tensor (its MemoryWrite's debug_label),
-                   else its name in the built-in kernel's argument summary, else "argN" */
+    char *name; /* owned: its name in the built-in kernel's argument table, else (a tensor)
+                   the workload's label of it (its MemoryWrite's debug_label), else "argN" */
     bool is_tensor;
     bool is_output;              /* a MemoryRead after the launch reads (part of) it back */
     struct sim_tensor *deployed; /* owned: the whole tensor when the launch started, read from

@@ -138,7 +138,7 @@ Test(kernels, the_registry_lists_every_kernel_in_name_order)
     for (size_t i = 0; i < sim_kernel_count(); i++) {
         const struct sim_kernel *k = sim_kernel_at(i);
         cr_assert_str_eq(k->name, want[i]);
-        cr_assert(k->summary && k->summary[0] && k->args && k->args[0], "%s is documented",
+        cr_assert(k->summary && k->summary[0] && sim_kernel_nargs(k) > 0, "%s is documented",
                   k->name);
         cr_assert_not_null(k->fn);
         cr_assert_not_null(k->setup);
