@@ -96,6 +96,24 @@ char *sim_kernel_args_text(const struct sim_kernel *k)
     return s;
 }
 
+/* ---- forward error bounds ---------------------------------------------------------------- */
+
+double sim_kref_unit_roundoff(enum sim_dtype dt)
+{
+    switch (dt) {
+    case SIM_F32: return ldexp(1, -24);
+    case SIM_F16: return ldexp(1, -11);
+    case SIM_BF16: return ldexp(1, -8);
+    default: return 0;
+    }
+}
+
+double sim_kref_gamma(uint64_t k, enum sim_dtype acc)
+{
+    double ku = (double)k * sim_kref_unit_roundoff(acc);
+    return ku < 1 ? ku / (1 - ku) : HUGE_VAL;
+}
+
 /* ---- parameters ------------------------------------------------------------------------- */
 
 static int own_params(const struct sim_kernel *k)

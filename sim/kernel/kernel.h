@@ -150,6 +150,15 @@ struct sim_kref_arg {
     enum sim_dtype scalar_dtype; /* scalar: i32, i64, f16, f32 or bool */
     int64_t i;                   /* scalar: integer and bool values */
     double f;                    /* scalar: every value, as a double */
+    /* outputs: */
+    const struct sim_tensor *got; /* what phase 2 computed (as the host reads it back), or
+                                     NULL: for a reference that recomputes each step of a
+                                     feedback loop from the kernel's own earlier outputs */
+    double *bound;       /* the reference may set it (malloc'd, one entry per element of t;
+                            the caller frees it): the forward error bound of the computation
+                            of each element, which widens D11's tolerance of that element */
+    char bound_what[96]; /* with bound: what the bound is, for the report
+                            ("k-term f32 dot products"), set by the reference */
 };
 
 struct sim_kref {
@@ -160,11 +169,27 @@ struct sim_kref {
 
 /*
  * A kernel's reference: the expected outputs computed from the inputs with straightforward
- * C loops, independently of phase 2's executor (numpy semantics: integers wrap, floats
- * round to nearest). Returns 0, or a negative sim_err with d filled when it cannot handle
- * the arguments (a dtype it does not support, a shape that does not fit).
+ * C loops in double, independently of phase 2's executor (numpy semantics: integers wrap,
+ * floats round to nearest), and for each output whose elements come out of a long
+ * reduction, the forward error bound of that reduction per element (bound, bound_what).
+ * Returns 0, or a negative sim_err with d filled when it cannot handle the arguments (a
+ * dtype it does not support, a shape that does not fit).
  */
 typedef int (*sim_kernel_ref_fn)(const struct sim_kref *r, struct diag *d);
+
+/* ---- forward error bounds (sim/README.md: verification tolerances) ---------------------- */
+
+/* The unit roundoff u of a float dtype (half the distance from 1 to the next number):
+ * 2^-24 for f32, 2^-11 for f16, 2^-8 for bf16; 0 for integer types (exact). */
+double sim_kref_unit_roundoff(enum sim_dtype dt);
+
+/*
+ * gamma_k = k u / (1 - k u) for the unit roundoff u of acc (HUGE_VAL when k u >= 1). A sum
+ * of k terms, or a dot product of length k, accumulated in acc in any order differs from
+ * the exact one by at most gamma_k * sum |term_i| (Higham, Accuracy and Stability of
+ * Numerical Algorithms, 2nd ed., section 3.1, (3.4)-(3.5) and Lemma 3.1).
+ */
+double sim_kref_gamma(uint64_t k, enum sim_dtype acc);
 
 /* ---- the registry ------------------------------------------------------------------------- */
 

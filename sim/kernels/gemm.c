@@ -16,7 +16,11 @@
  */
 #include "sim/kernels/kernels.h"
 
+#include "sim/util/xalloc.h"
+
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 enum { A_ARG, B_ARG, C_ARG, M_ARG, N_ARG, K_ARG, TILE_ARG };
 enum { MAX_TILE_ROWS = 64, DEPTH = 2 };
@@ -165,7 +169,13 @@ static int reference(const struct sim_kref *r, struct diag *d)
         c->shape[0] != a->shape[0] || c->shape[1] != b->shape[1])
         return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
                         "gemm reference: a, b and c do not have the shapes of a GEMM");
-    sim_kref_gemm(a, b, c);
+    struct sim_kref_arg *out = &r->args[C_ARG];
+    if (sim_dtype_is_float(a->dtype)) {
+        out->bound = sim_xcalloc(sim_tensor_numel(c), sizeof(double));
+        snprintf(out->bound_what, sizeof(out->bound_what), "%lld-term f32 dot products",
+                 (long long)a->shape[1]);
+    }
+    sim_kref_gemm(a, b, c, out->bound);
     return 0;
 }
 
@@ -227,15 +237,26 @@ const struct sim_kernel sim_kernel_gemm_explicit = {
 
 /* ---- reference ----------------------------------------------------------------------------- */
 
-void sim_kref_gemm(const struct sim_tensor *a, const struct sim_tensor *b, struct sim_tensor *c)
+void sim_kref_gemm(const struct sim_tensor *a, const struct sim_tensor *b, struct sim_tensor *c,
+                   double *bound)
 {
     int64_t m = a->shape[0], k = a->shape[1], n = b->shape[1];
+    /* the kernels accumulate float GEMMs in f32, in whatever order their tiles take */
+    double gamma = sim_kref_gamma((uint64_t)k, SIM_F32);
+    double *bv = sim_xmalloc((size_t)(k > 0 ? k : 1) * sizeof(double));
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
-            double acc = 0;
+            double acc = 0, mag = 0;
             for (int64_t x = 0; x < k; x++)
-                acc +=
-                    sim_tensor_get(a, (size_t)(i * k + x)) * sim_tensor_get(b, (size_t)(x * n + j));
+                bv[x] = sim_tensor_get(b, (size_t)(x * n + j));
+            for (int64_t x = 0; x < k; x++) {
+                double p = sim_tensor_get(a, (size_t)(i * k + x)) * bv[x];
+                acc += p;
+                mag += fabs(p);
+            }
             sim_tensor_set(c, (size_t)(i * n + j), acc);
+            if (bound)
+                bound[i * n + j] = gamma * mag;
         }
+    free(bv);
 }

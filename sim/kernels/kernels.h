@@ -74,8 +74,11 @@ int sim_kutil_ref_args(const struct sim_kref *r, const char *kernel, size_t n_te
 
 /* ---- references (whole tensors, in the launch's argument order; outputs overwritten) ---- */
 
-/* c = a @ b (a: m x k, b: k x n, c: m x n), accumulated in double (exact for integers). */
-void sim_kref_gemm(const struct sim_tensor *a, const struct sim_tensor *b, struct sim_tensor *c);
+/* c = a @ b (a: m x k, b: k x n, c: m x n), accumulated in double (exact for integers);
+ * bound (NULL, or one entry per element of c) receives gamma_k(f32) * sum |a b| per element,
+ * the bound of a k-term dot product accumulated in f32 (sim_kref_gamma). */
+void sim_kref_gemm(const struct sim_tensor *a, const struct sim_tensor *b, struct sim_tensor *c,
+                   double *bound);
 
 /* y = softmax(x) over the last axis, computed in f32 semantics (double, rounded to y). */
 void sim_kref_softmax(const struct sim_tensor *x, struct sim_tensor *y);

@@ -100,8 +100,17 @@ static bool same_shape(const struct sim_tensor *a, const struct sim_tensor *b)
 void sim_verify_compare(const char *name, const struct sim_tensor *got,
                         const struct sim_tensor *expected, struct sim_verify_output *out)
 {
+    sim_verify_compare_bounded(name, got, expected, NULL, NULL, out);
+}
+
+void sim_verify_compare_bounded(const char *name, const struct sim_tensor *got,
+                                const struct sim_tensor *expected, const double *bound,
+                                const char *what, struct sim_verify_output *out)
+{
     memset(out, 0, sizeof(*out));
     out->name = sim_xstrdup(name);
+    if (bound)
+        out->bound_what = sim_xstrdup(what && *what ? what : "a forward error bound");
     out->dtype = expected->dtype;
     out->ndim = expected->ndim;
     memcpy(out->shape, expected->shape, expected->ndim * sizeof(*expected->shape));
@@ -122,7 +131,7 @@ void sim_verify_compare(const char *name, const struct sim_tensor *got,
     size_t n = sim_tensor_numel(expected);
     out->n_elements = n;
     for (size_t i = 0; i < n; i++) {
-        double x, y;
+        double x, y, tol = 0;
         bool ok;
         if (out->tol.exact) {
             int64_t p = get_int(got, i), q = get_int(expected, i);
@@ -130,10 +139,14 @@ void sim_verify_compare(const char *name, const struct sim_tensor *got,
             x = (double)p, y = (double)q;
         } else {
             x = get_float(got, i), y = get_float(expected, i);
+            double bi = bound && isfinite(bound[i]) && bound[i] > 0 ? bound[i] : 0;
+            if (bi > out->max_bound)
+                out->max_bound = bi;
+            tol = out->tol.atol + out->tol.rtol * fabs(y) + bi;
             if (isinf(x) || isinf(y))
                 ok = x == y; /* infinities are close only to themselves */
             else
-                ok = fabs(x - y) <= out->tol.atol + out->tol.rtol * fabs(y); /* NaN: false */
+                ok = fabs(x - y) <= tol; /* NaN: false */
         }
         if (isfinite(x) && isfinite(y)) {
             double e = fabs(x - y);
@@ -150,6 +163,7 @@ void sim_verify_compare(const char *name, const struct sim_tensor *got,
             unravel(i, expected->ndim, expected->shape, out->first_multi);
             out->first_got = x;
             out->first_expected = y;
+            out->first_tol = tol;
         }
     }
     out->pass = out->n_mismatch == 0;
@@ -158,6 +172,7 @@ void sim_verify_compare(const char *name, const struct sim_tensor *got,
 void sim_verify_output_fini(struct sim_verify_output *o)
 {
     free(o->name);
+    free(o->bound_what);
     free(o->problem);
     memset(o, 0, sizeof(*o));
 }
@@ -351,8 +366,9 @@ static bool check_gemm(const struct sim_exec_op_data *op, char *msg, size_t size
     size_t ar = (size_t)A->shape[A->ndim - 2], ac = (size_t)A->shape[A->ndim - 1];
     size_t br = (size_t)B->shape[B->ndim - 2], bc = (size_t)B->shape[B->ndim - 1];
     bool ints = is_int(g->dtype_in_a);
-    /* a k-term sum in f32 is within gamma_k * sum |a||b| of the exact one */
-    double u = 1.0 / 16777216.0, gamma = (double)k * u / (1 - (double)k * u);
+    /* a k-term dot product accumulated in dtype_acc is within gamma_k * sum |a||b| of the
+     * exact one: the bound the output check uses too (sim_kref_gamma) */
+    double gamma = sim_kref_gamma(k, g->dtype_acc);
     for (size_t b = 0; b < (size_t)g->batch; b++) {
         size_t abase = g->a_batched ? b * ar * ac : 0, bbase = g->b_batched ? b * br * bc : 0;
         for (size_t i = 0; i < m; i++)
@@ -818,6 +834,7 @@ static void compare_launch(const struct sim_launch *l, bool prefix, struct sim_v
             .scalar_dtype = a->scalar_dtype,
             .i = a->i,
             .f = a->f,
+            .got = a->is_output ? a->result : NULL,
         };
     }
     struct sim_kref kr = {args, l->n_args, l->npes};
@@ -837,11 +854,14 @@ static void compare_launch(const struct sim_launch *l, bool prefix, struct sim_v
                 snprintf(name, sizeof(name), "%s", a->name);
             rep->outputs =
                 sim_xreallocarray(rep->outputs, rep->n_outputs + 1, sizeof(*rep->outputs));
-            sim_verify_compare(name, a->result, args[i].t, &rep->outputs[rep->n_outputs++]);
+            sim_verify_compare_bounded(name, a->result, args[i].t, args[i].bound,
+                                       args[i].bound_what, &rep->outputs[rep->n_outputs++]);
         }
     }
-    for (size_t i = 0; i < l->n_args; i++)
+    for (size_t i = 0; i < l->n_args; i++) {
         sim_tensor_unref(args[i].t);
+        free(args[i].bound);
+    }
     free(args);
 }
 
@@ -973,10 +993,17 @@ char *sim_verify_report_text(const struct sim_verify_report *r)
             continue;
         }
         sb_printf(&b, "max abs err %.3g, max rel err %.3g", o->max_abs_err, o->max_rel_err);
-        if (o->tol.exact)
+        if (o->tol.exact) {
             sb_printf(&b, " (exact)");
-        else
-            sb_printf(&b, " (rtol %g, atol %g)", o->tol.rtol, o->tol.atol);
+        } else {
+            sb_printf(&b, " (rtol %g, atol %g", o->tol.rtol, o->tol.atol);
+            if (o->bound_what) {
+                sb_printf(&b, ", + bound of ");
+                sb_escaped(&b, o->bound_what);
+                sb_printf(&b, " up to %.3g", o->max_bound);
+            }
+            sb_printf(&b, ")");
+        }
         if (o->pass) {
             sb_printf(&b, ": PASS\n");
             continue;
@@ -985,9 +1012,12 @@ char *sim_verify_report_text(const struct sim_verify_report *r)
         multi_format(o->ndim, o->first_multi, idx, sizeof(idx));
         sb_printf(&b,
                   ": FAIL: %zu of %zu elements differ; the first at %s (flat %zu): got %.9g, "
-                  "expected %.9g\n",
+                  "expected %.9g",
                   o->n_mismatch, o->n_elements, idx, o->first_index, o->first_got,
                   o->first_expected);
+        if (o->bound_what)
+            sb_printf(&b, " (tolerance %.3g)", o->first_tol);
+        sb_printf(&b, "\n");
     }
     for (size_t i = 0; i < r->n_notes; i++) {
         sb_printf(&b, "  note: ");

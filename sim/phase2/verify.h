@@ -5,7 +5,8 @@
  * per-dtype tolerances of D11 (numpy allclose: |got - expected| <= atol + rtol *
  * |expected|, NaN never equal; integer types exact). Debug mode (--verify=ops) checks
  * every op as phase 2 replays it: its result against a straightforward recomputation from
- * the inputs it read, and its inputs against what phase 1 recorded in the op log (the
+ * the inputs it read (with the same bounds: a GEMM's tolerance is widened by the forward
+ * error bound of its k-term dot products, as the output check's is), and its inputs against what phase 1 recorded in the op log (the
  * input snapshots of math ops), and names the first op that diverges.
  *
  * The report is a struct (the TUI shows it) and a text form (the command line prints it).
@@ -54,6 +55,10 @@ struct sim_verify_output {
     size_t first_index; /* flat (row-major) index */
     int64_t first_multi[SIM_MAX_DIMS]; /* the same as a multi-index (ndim entries) */
     double first_got, first_expected;
+    double first_tol;  /* the tolerance of that element (D11's, plus its bound) */
+    char *bound_what;  /* owned: the forward error bound that widened D11's tolerance (what
+                          the reference said it is), or NULL when D11's alone applied */
+    double max_bound;  /* the largest per-element bound */
 };
 
 /*
@@ -62,6 +67,15 @@ struct sim_verify_output {
  */
 void sim_verify_compare(const char *name, const struct sim_tensor *got,
                         const struct sim_tensor *expected, struct sim_verify_output *out);
+
+/*
+ * The same, element i's tolerance widened by bound[i] (the forward error bound of its
+ * computation: |got - expected| <= atol + rtol * |expected| + bound[i]); bound NULL is
+ * sim_verify_compare. what (copied) says what the bound is, for the report.
+ */
+void sim_verify_compare_bounded(const char *name, const struct sim_tensor *got,
+                                const struct sim_tensor *expected, const double *bound,
+                                const char *what, struct sim_verify_output *out);
 
 void sim_verify_output_fini(struct sim_verify_output *o);
 
@@ -87,7 +101,8 @@ void sim_verify_ops_free(struct sim_verify_ops *v);
  * The op hook (a sim_exec_op_fn): checks one op, records the first failure and returns 1
  * then (which stops the replay), else 0. Checks: a copy's result holds its source's bytes;
  * a GEMM's and a math op's result agree with a recomputation in double from the inputs
- * (GEMMs within the D11 tolerance plus the rounding bound of a k-term f32 sum); a math
+ * (GEMMs within the D11 tolerance plus gamma_k sum |a b|, sim_kref_gamma, the bound of a
+ * k-term dot product in the accumulation dtype, as the output check uses); a math
  * op's input agrees byte for byte with its phase-1 snapshot when no op replayed in phase 2
  * produced it (else the last op that wrote it is named). The recomputation is naive: a
  * debug mode, slow on large GEMMs.

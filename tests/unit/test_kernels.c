@@ -1126,7 +1126,7 @@ Test(kernels, gemm_reference)
     struct sim_tensor *a = tensor(SIM_F32, 2, ((int64_t[]){2, 3}), 1, 2, 3, 4, 5, 6);
     struct sim_tensor *b = tensor(SIM_F32, 2, ((int64_t[]){3, 2}), 7, 8, 9, 10, 11, 12);
     struct sim_tensor *c = zeros(SIM_F32, 2, (int64_t[]){2, 2});
-    sim_kref_gemm(a, b, c);
+    sim_kref_gemm(a, b, c, NULL);
     /* [1 2 3; 4 5 6] [7 8; 9 10; 11 12] = [58 64; 139 154] */
     expect_values(c, 0, 58, 64, 139, 154);
     sim_tensor_unref(a);
@@ -1136,7 +1136,7 @@ Test(kernels, gemm_reference)
     a = tensor(SIM_I8, 2, ((int64_t[]){1, 2}), -128, 127);
     b = tensor(SIM_I8, 2, ((int64_t[]){2, 1}), -128, -128);
     c = zeros(SIM_I32, 2, (int64_t[]){1, 1});
-    sim_kref_gemm(a, b, c);
+    sim_kref_gemm(a, b, c, NULL);
     expect_values(c, 0, 16384 - 16256);
     sim_tensor_unref(a);
     sim_tensor_unref(b);
