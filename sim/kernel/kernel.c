@@ -314,7 +314,8 @@ struct sim_kbuild {
     const struct sim_kparams *params;
     const char *name;
     unsigned npes;
-    uint64_t *next_pa; /* per PE: the next free PA in its window */
+    uint64_t *next_pa;   /* per PE: the next free PA in its window */
+    uint64_t *cube_used; /* per cube: HBM bytes placed in it */
     uint64_t rng;
     bool started; /* a tensor was added: the PE count is fixed */
 
@@ -336,8 +337,12 @@ struct gen {
     size_t write;  /* its MemoryWrite, in writes */
     unsigned rank; /* its shard */
     struct sim_ktensor k;
-    int64_t shape[SIM_MAX_DIMS]; /* the shard's */
+    int64_t shape[SIM_MAX_DIMS]; /* the PE's part's */
     uint64_t first;              /* its first element in the whole tensor */
+    uint64_t lead, slab, stride; /* the part is `lead` slabs of `slab` elements, `stride`
+                                    apart in the whole tensor (1 slab: contiguous) */
+    bool tensor_first;           /* the tensor's first generated part */
+    uint64_t tensor_numel;       /* the whole tensor's elements */
 };
 
 const struct sim_config *sim_kbuild_config(const struct sim_kbuild *b)
@@ -360,6 +365,8 @@ int sim_kbuild_pes(struct sim_kbuild *b, unsigned n, struct diag *d)
     b->npes = n;
     free(b->next_pa);
     b->next_pa = sim_xcalloc(n, sizeof(*b->next_pa));
+    free(b->cube_used);
+    b->cube_used = sim_xcalloc((size_t)b->cfg->sips * b->cfg->cubes_per_sip, sizeof(uint64_t));
     return 0;
 }
 
@@ -373,20 +380,37 @@ static void pe_coords(const struct sim_config *cfg, unsigned g, int64_t *sip, in
 
 /*
  * The data of a generated input of k's fill: random values from the seeded generator
- * (pattern-backed: computed where they are read, the generator moved on past them), or the
- * values a kernel chose (first: the element of the whole tensor the shard starts at).
+ * (pattern-backed: computed where they are read; state: the generator where element
+ * `first` is drawn), or the values a kernel chose (first: the element of the whole tensor
+ * the part starts at).
  */
-static struct sim_tensor *fill_values(struct sim_kbuild *b, const struct sim_ktensor *k,
-                                      unsigned ndim, const int64_t *shape, uint64_t first)
+static struct sim_tensor *fill_values(const struct sim_ktensor *k, unsigned ndim,
+                                      const int64_t *shape, uint64_t first, uint64_t state)
 {
-    if (k->fill == SIM_KFILL_RANDOM) {
-        struct sim_tensor *t = sim_tensor_new_random(k->dtype, ndim, shape, b->rng, k->lo, k->hi);
-        b->rng = sim_random_advance(b->rng, sim_tensor_numel(t));
-        return t;
-    }
+    if (k->fill == SIM_KFILL_RANDOM)
+        return sim_tensor_new_random(k->dtype, ndim, shape, state, k->lo, k->hi);
     struct sim_tensor *t = sim_tensor_new(k->dtype, ndim, shape);
     for (size_t i = 0; i < sim_tensor_numel(t); i++)
         sim_tensor_set(t, i, k->fill == SIM_KFILL_VALUE ? k->lo : (double)(first + i));
+    return t;
+}
+
+/* The data of generated part g of a tensor whose values start at generator state base: one
+ * contiguous run of the tensor (pattern-backed when random), or its slabs gathered. */
+static struct sim_tensor *part_values(const struct gen *g, uint64_t base)
+{
+    if (g->lead == 1)
+        return fill_values(&g->k, g->k.ndim, g->shape, g->first,
+                           sim_random_advance(base, g->first));
+    struct sim_tensor *t = sim_tensor_new(g->k.dtype, g->k.ndim, g->shape);
+    size_t bytes = g->slab * sim_dtype_size(g->k.dtype);
+    int64_t n = (int64_t)g->slab;
+    for (uint64_t l = 0; l < g->lead; l++) {
+        uint64_t at = g->first + l * g->stride;
+        struct sim_tensor *s = fill_values(&g->k, 1, &n, at, sim_random_advance(base, at));
+        sim_tensor_read_bytes(s, 0, bytes, (unsigned char *)sim_tensor_data(t) + l * bytes);
+        sim_tensor_unref(s);
+    }
     return t;
 }
 
@@ -407,23 +431,56 @@ static void envelope(struct sim_kbuild *b, struct sim_host_msg *m, enum sim_msg_
     m->target_device = sim_xasprintf("sip:%lld", (long long)sip);
 }
 
+/* PE r's range [*lo, *hi) of the split dimension (of length n) of k. */
+static void split_range(const struct sim_kbuild *b, const struct sim_ktensor *k, unsigned r,
+                        int64_t n, int64_t *lo, int64_t *hi)
+{
+    if (!k->split) {
+        *lo = 0;
+        *hi = r == 0 ? n : 0;
+    } else if (k->split_ranges) {
+        *lo = k->split_ranges[2 * r];
+        *hi = k->split_ranges[2 * r + 1];
+    } else {
+        /* as even as it goes: the first n % P PEs one more */
+        int64_t P = b->npes, q = n / P, extra = n % P;
+        *lo = (int64_t)r * q + ((int64_t)r < extra ? (int64_t)r : extra);
+        *hi = *lo + q + ((int64_t)r < extra ? 1 : 0);
+    }
+}
+
 int sim_kbuild_tensor(struct sim_kbuild *b, const struct sim_ktensor *k, struct diag *d)
 {
     b->started = true;
-    unsigned shards = k->split ? b->npes : 1;
     size_t ds = sim_dtype_size(k->dtype);
+    unsigned axis = k->split ? k->split_axis : 0;
     uint64_t total = ds;
     for (unsigned i = 0; i < k->ndim; i++)
         total *= (uint64_t)k->shape[i];
     if (k->ndim < 1 || k->ndim > SIM_MAX_DIMS || total == 0)
         return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL, "-k %s: tensor '%s' is empty", b->name,
                         k->label);
-    if (k->split && k->shape[0] % shards != 0)
-        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
-                        "-k %s: tensor '%s': its first dimension (%lld) does not split over %u PEs",
-                        b->name, k->label, (long long)k->shape[0], shards);
-    uint64_t bytes = total / shards;
-    int64_t rows = k->shape[0] / (int64_t)shards;
+    assert(axis < k->ndim && "the split dimension is one of the tensor's");
+    /* a PE's part: `lead` slabs (one per index of the dimensions before the split one) of
+     * (hi - lo) * inner bytes */
+    uint64_t lead = 1, inner = ds;
+    for (unsigned i = 0; i < axis; i++)
+        lead *= (uint64_t)k->shape[i];
+    for (unsigned i = axis + 1; i < k->ndim; i++)
+        inner *= (uint64_t)k->shape[i];
+    int64_t len = k->shape[axis];
+    unsigned n_shards = 0;
+    for (unsigned r = 0; r < b->npes; r++) {
+        int64_t lo, hi;
+        split_range(b, k, r, len, &lo, &hi);
+        if (lo < 0 || hi > len || lo > hi)
+            return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                            "-k %s: tensor '%s': PE %u's part [%lld, %lld) is outside its "
+                            "dimension %u (%lld)",
+                            b->name, k->label, r, (long long)lo, (long long)hi, axis,
+                            (long long)len);
+        n_shards += hi > lo ? (unsigned)lead : 0;
+    }
 
     struct sim_kernel_arg *a;
     b->args = sim_xreallocarray(b->args, b->n_args + 1, sizeof(*b->args));
@@ -434,24 +491,42 @@ int sim_kbuild_tensor(struct sim_kbuild *b, const struct sim_ktensor *k, struct 
     a->tensor_dtype = k->dtype;
     a->ndim = k->ndim;
     memcpy(a->shape, k->shape, k->ndim * sizeof(*k->shape));
-    a->shards = sim_xcalloc(shards, sizeof(*a->shards));
-    a->n_shards = shards;
+    a->shards = sim_xcalloc(n_shards ? n_shards : 1, sizeof(*a->shards));
+    a->n_shards = n_shards;
 
-    for (unsigned r = 0; r < shards; r++) {
+    bool first_gen = true; /* the next generated part is the tensor's first */
+    size_t at = 0;
+    for (unsigned r = 0; r < b->npes; r++) {
+        int64_t lo, hi;
+        split_range(b, k, r, len, &lo, &hi);
+        if (hi <= lo)
+            continue;
         int64_t sip, cube, pe;
         pe_coords(b->cfg, r, &sip, &cube, &pe);
+        uint64_t slab = (uint64_t)(hi - lo) * inner, bytes = lead * slab;
+        unsigned c = (unsigned)(sip * b->cfg->cubes_per_sip + cube);
         uint64_t pa = b->next_pa[r];
-        if (pa + bytes > b->cfg->hbm.capacity_bytes)
+        if (b->cube_used[c] + bytes > b->cfg->hbm.capacity_bytes)
             return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
-                            "-k %s: tensor '%s' does not fit in the HBM (%llu bytes)", b->name,
-                            k->label, (unsigned long long)b->cfg->hbm.capacity_bytes);
-        b->next_pa[r] = (pa + bytes + 255) / 256 * 256;
-        a->shards[r] = (struct sim_tensor_shard){sip,         cube,           pe,
-                                                 (int64_t)pa, (int64_t)bytes, (int64_t)(bytes * r)};
+                            "-k %s: tensor '%s' does not fit in the HBM of cube %lld.%lld "
+                            "(%llu bytes)",
+                            b->name, k->label, (long long)sip, (long long)cube,
+                            (unsigned long long)b->cfg->hbm.capacity_bytes);
+        uint64_t placed = (bytes + 255) / 256 * 256;
+        b->next_pa[r] = pa + placed;
+        b->cube_used[c] += placed;
+        for (uint64_t l = 0; l < lead; l++)
+            a->shards[at++] = (struct sim_tensor_shard){
+                sip, cube, pe, (int64_t)(pa + l * slab), (int64_t)slab,
+                (int64_t)((l * (uint64_t)len + (uint64_t)lo) * inner)};
 
         int64_t shape[SIM_MAX_DIMS];
-        memcpy(shape, k->shape, k->ndim * sizeof(*shape));
-        shape[0] = rows;
+        unsigned nd = 0;
+        if (axis > 0)
+            shape[nd++] = (int64_t)lead;
+        shape[nd++] = hi - lo;
+        for (unsigned i = axis + 1; i < k->ndim; i++)
+            shape[nd++] = k->shape[i];
         char id[96];
         snprintf(id, sizeof(id), "w-%s#%u", k->label, r);
         struct sim_host_msg *m = push_msg(&b->writes, &b->n_writes);
@@ -465,7 +540,7 @@ int sim_kbuild_tensor(struct sim_kbuild *b, const struct sim_ktensor *k, struct 
         w->dst_mem_kind = SIM_MEM_HBM;
         w->debug_label = sim_xstrdup(k->label);
         w->dtype = k->dtype;
-        w->ndim = k->ndim;
+        w->ndim = nd;
         memcpy(w->shape, shape, sizeof(w->shape));
         if (k->fill == SIM_KFILL_ZERO) {
             w->src_kind = SIM_SRC_PATTERN;
@@ -474,10 +549,17 @@ int sim_kbuild_tensor(struct sim_kbuild *b, const struct sim_ktensor *k, struct 
             b->gens = sim_xreallocarray(b->gens, b->n_gens + 1, sizeof(*b->gens));
             struct gen *g = &b->gens[b->n_gens++];
             *g = (struct gen){.write = b->n_writes - 1, .rank = r, .k = *k};
-            memcpy(g->shape, shape, k->ndim * sizeof(*shape));
+            memcpy(g->shape, shape, nd * sizeof(*shape));
+            g->k.ndim = nd;
             g->k.shape = NULL; /* set when used: gens may move */
             g->k.label = NULL; /* the write's debug_label names it */
-            g->first = (uint64_t)r * (bytes / ds);
+            g->first = (uint64_t)lo * (inner / ds);
+            g->lead = lead;
+            g->slab = slab / ds;
+            g->stride = (uint64_t)len * (inner / ds);
+            g->tensor_first = first_gen;
+            g->tensor_numel = total / ds;
+            first_gen = false;
             if (k->fill == SIM_KFILL_RANDOM)
                 b->generated_bytes += bytes;
         }
@@ -530,6 +612,7 @@ static void build_free(struct sim_kbuild *b, bool keep_bufs)
     free(b->args);
     free(b->next_pa);
     free(b->gens);
+    free(b->cube_used);
     if (!keep_bufs)
         sim_host_buffers_free(b->bufs);
 }
@@ -591,15 +674,21 @@ static bool write_pattern(enum sim_dtype dt, double v, const struct sim_fill *f,
  * the same whatever else the kernel declares between them). */
 static int generate(struct sim_kbuild *b, const struct sim_kdata_info *info, struct diag *d)
 {
+    uint64_t base = b->rng; /* the generator where the current tensor starts */
     for (size_t i = 0; i < b->n_gens; i++) {
         struct gen *g = &b->gens[i];
         struct sim_memory_write *w = &b->writes[g->write].u.write;
         g->k.shape = g->shape;
+        if (g->tensor_first)
+            base = b->rng;
+        /* the tensor's values are the generator's from its start, wherever a part lies */
+        if (i + 1 == b->n_gens || b->gens[i + 1].tensor_first)
+            b->rng = sim_random_advance(base, g->tensor_numel);
         /* the data parameter applies to random inputs; values a kernel chose stay */
         if (info->data == SIM_KDATA_RANDOM || g->k.fill != SIM_KFILL_RANDOM) {
             w->src_kind = SIM_SRC_HOST_BUFFER_REF;
             w->host_buffer_ref = sim_xasprintf("%s.%s#%u", b->name, w->debug_label, g->rank);
-            struct sim_tensor *t = fill_values(b, &g->k, g->k.ndim, g->shape, g->first);
+            struct sim_tensor *t = part_values(g, base);
             sim_host_buffers_add(b->bufs, w->host_buffer_ref, t);
             sim_tensor_unref(t);
             continue;

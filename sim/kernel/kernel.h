@@ -115,9 +115,21 @@ struct sim_ktensor {
     const int64_t *shape;
     enum sim_kfill fill;
     double lo, hi;
-    bool split;     /* split by rows over the launch's PEs (one shard each); else whole on
-                       the first PE, shared by all */
-    bool read_back; /* read it back after the launch (a MemoryRead per shard) */
+    bool split;     /* split over the launch's PEs (below); else whole on the first PE,
+                       shared by all */
+    bool read_back; /* read it back after the launch (a MemoryRead per PE) */
+    /*
+     * How a split tensor is split. By default (0, NULL) by rows, as evenly as they go: with
+     * R rows over P PEs the first R % P PEs get one row more than the others, and PEs past
+     * the last row get none (they idle, unless another argument gives them work).
+     * split_axis > 0 splits that dimension instead: the dimensions before it stay whole, so
+     * a PE's part is one shard per index of them (e.g. per layer), all in its own HBM, one
+     * after the other. split_ranges (2 * PEs entries) gives PE p the range [lo, hi) of the
+     * split dimension; an empty range gives it nothing, and ranges may overlap (a part
+     * every PE of a group needs, replicated in each one's HBM).
+     */
+    unsigned split_axis;
+    const int64_t *split_ranges;
 };
 
 /* The chip the launch is built for, and the parameters. */
@@ -128,9 +140,9 @@ const struct sim_config *sim_kbuild_config(const struct sim_kbuild *b);
 int sim_kbuild_pes(struct sim_kbuild *b, unsigned n, struct diag *d);
 unsigned sim_kbuild_npes(const struct sim_kbuild *b);
 
-/* Add a tensor argument (its data written by MemoryWrites before the launch). Returns 0,
- * or -SIM_EINVAL (d) for a shape that does not split over the PEs by rows or does not fit
- * in a PE's memory. */
+/* Add a tensor argument (its data written by MemoryWrites before the launch, one per PE that
+ * holds part of it). Returns 0, or -SIM_EINVAL (d) for an empty tensor, split ranges out of
+ * its shape, or a tensor that does not fit in the HBM of a cube. */
 int sim_kbuild_tensor(struct sim_kbuild *b, const struct sim_ktensor *t, struct diag *d);
 
 /* Add a scalar argument. */

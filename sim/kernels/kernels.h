@@ -51,14 +51,26 @@ int sim_kutil_tensor(struct sim_kbuild *b, const char *label, enum sim_dtype dt,
 int64_t sim_kutil_row_elems(struct tl *tl, const struct kargs *a, size_t i);
 
 /* The first row (of the whole tensor) of this PE's shard of tensor argument i, and its
- * row count in *rows. Stops the kernel when this PE holds no shard of it. */
+ * row count in *rows: 0 when this PE holds no shard of it (a PE past the last row of a
+ * split). */
 int64_t sim_kutil_my_rows(struct tl *tl, const struct kargs *a, size_t i, int64_t *rows);
 
 /* Rows [row0, row0 + nrows) of tensor argument i as an HBM tensor of shape (nrows, ...),
- * from the shard that holds them (split or whole). Stops the kernel when no shard holds
- * the whole range. */
+ * from the shard that holds them (split or whole); nrows may be 0. Stops the kernel when
+ * no shard holds the whole range. */
 struct tl_tensor *sim_kutil_rows(struct tl *tl, const struct kargs *a, size_t i, int64_t row0,
                                  int64_t nrows);
+
+/* The elements [offset, offset + numel(shape)) of tensor argument i (row-major in the whole
+ * tensor) as an HBM tensor of that shape, from a shard that holds them all (this PE's
+ * first: a replicated part is read from the PE's own HBM). Stops the kernel when no shard
+ * does. */
+struct tl_tensor *sim_kutil_slab(struct tl *tl, const struct kargs *a, size_t i, uint64_t offset,
+                                 unsigned ndim, const int64_t *shape);
+
+/* Part p of n things split into `parts` as evenly as they go, the first n % parts parts
+ * one more (the builder's default split): [*lo, *hi). */
+void sim_kutil_split(int64_t n, int64_t parts, int64_t p, int64_t *lo, int64_t *hi);
 
 /* Rows per tile: the largest R <= max such that n allocations of R * row_bytes[i] bytes
  * each (every one rounded up to the 64-byte TCM allocation unit) fit in avail bytes; 0 when

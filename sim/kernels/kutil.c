@@ -79,7 +79,7 @@ int sim_kutil_tensor(struct sim_kbuild *b, const char *label, enum sim_dtype dt,
                      const int64_t *shape, enum sim_kfill fill, double lo, double hi, bool split,
                      bool read_back, struct diag *d)
 {
-    struct sim_ktensor t = {label, dt, ndim, shape, fill, lo, hi, split, read_back};
+    struct sim_ktensor t = {label, dt, ndim, shape, fill, lo, hi, split, read_back, 0, NULL};
     return sim_kbuild_tensor(b, &t, d);
 }
 
@@ -112,8 +112,10 @@ static uint64_t row_bytes(struct tl *tl, const struct kargs *a, size_t i)
 int64_t sim_kutil_my_rows(struct tl *tl, const struct kargs *a, size_t i, int64_t *rows)
 {
     const struct karg *k = tensor_arg(tl, a, i);
-    if (k->mine < 0)
-        tl_fail(tl, "argument %zu has no shard on this PE", i);
+    if (k->mine < 0) {
+        *rows = 0; /* a PE past the last row */
+        return 0;
+    }
     const struct kshard *s = &k->shards[k->mine];
     uint64_t rb = row_bytes(tl, a, i);
     if (rb == 0 || s->offset_bytes % rb || s->nbytes % rb)
@@ -129,7 +131,7 @@ struct tl_tensor *sim_kutil_rows(struct tl *tl, const struct kargs *a, size_t i,
     uint64_t rb = row_bytes(tl, a, i);
     uint64_t lo = (uint64_t)row0 * rb, hi = lo + (uint64_t)nrows * rb;
     long long end = row0 + nrows;
-    if (row0 < 0 || nrows < 1 || end > k->shape[0])
+    if (row0 < 0 || nrows < 0 || end > k->shape[0])
         tl_fail(tl, "argument %zu: rows %lld to %lld of %lld", i, (long long)row0, end,
                 (long long)k->shape[0]);
     for (size_t j = 0; j < k->n_shards; j++) {
@@ -145,6 +147,38 @@ struct tl_tensor *sim_kutil_rows(struct tl *tl, const struct kargs *a, size_t i,
         return tl_view(tl, t, (lo - s->offset_bytes) / ds, k->ndim, shape);
     }
     tl_fail(tl, "argument %zu: no shard holds rows %lld to %lld", i, (long long)row0, end);
+}
+
+struct tl_tensor *sim_kutil_slab(struct tl *tl, const struct kargs *a, size_t i, uint64_t offset,
+                                 unsigned ndim, const int64_t *shape)
+{
+    const struct karg *k = tensor_arg(tl, a, i);
+    size_t ds = sim_dtype_size(k->dtype);
+    uint64_t n = 1;
+    for (unsigned d = 0; d < ndim; d++)
+        n *= (uint64_t)shape[d];
+    uint64_t lo = offset * ds, hi = lo + n * ds;
+    /* this PE's shards first: a replicated part is read where it is closest */
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t j = 0; j < k->n_shards; j++) {
+            const struct kshard *s = &k->shards[j];
+            bool here = s->sip == a->sip && s->cube == a->cube && s->pe == a->pe;
+            if (here != (pass == 0) || lo < s->offset_bytes || hi > s->offset_bytes + s->nbytes)
+                continue;
+            struct tl_tensor *t = tl_arg_shard(tl, a, i, j);
+            int64_t flat = (int64_t)(s->nbytes / ds);
+            t = tl_reshape(tl, t, 1, &flat);
+            return tl_view(tl, t, (lo - s->offset_bytes) / ds, ndim, shape);
+        }
+    tl_fail(tl, "argument %zu: no shard holds elements %llu to %llu", i, (unsigned long long)offset,
+            (unsigned long long)(offset + n));
+}
+
+void sim_kutil_split(int64_t n, int64_t parts, int64_t p, int64_t *lo, int64_t *hi)
+{
+    int64_t q = n / parts, extra = n % parts;
+    *lo = p * q + (p < extra ? p : extra);
+    *hi = *lo + q + (p < extra ? 1 : 0);
 }
 
 int64_t sim_kutil_tile_rows(uint64_t avail, const uint64_t *row_bytes, size_t n, int64_t max)

@@ -13,10 +13,14 @@
  */
 #include "sim/kernels/kernels.h"
 
+#include "sim/util/xalloc.h"
+
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { X_ARG, MASK_ARG, OUT_ARG, TILE_ARG, SCALE_ARG };
+enum { MASK_CHUNK = 4096, MAX_PIECE = 16384 };
 
 /* This PE's part of 1-d tensor argument i, from the shard on this PE. */
 static struct tl_tensor *mine(struct tl *tl, const struct kargs *a, size_t i)
@@ -51,25 +55,44 @@ static void sparse_scale(struct tl *tl, const struct kargs *a)
                 (long long)n, (long long)tl_numel(out), (long long)tiles, (long long)tile);
 
     tl_marker(tl, "sparse_scale.begin");
-    struct tl_tensor *m = tl_load(tl, mask); /* real data: the branch below reads it */
     struct tl_tensor *s = tl_const(tl, scale, tl_dtype(x));
+    /* the mask in chunks of at most MASK_CHUNK entries; a tile of x in pieces that fit the
+     * TCM next to their product (a tile is one piece unless it is larger than the TCM) */
     int64_t masked = 0, zero = 0;
+    size_t ds = sim_dtype_size(tl_dtype(x));
     char tile_id[48];
-    for (int64_t t = 0; t < tiles; t++) {
-        if (tl_get(tl, m, (uint64_t)t) == 0) {
-            masked++;
-            continue;
+    for (int64_t m0 = 0; m0 < tiles; m0 += MASK_CHUNK) {
+        int64_t mn = tiles - m0 < MASK_CHUNK ? tiles - m0 : MASK_CHUNK;
+        uint64_t mask_mark = tl_tcm_mark(tl);
+        /* real data: the branch below reads it */
+        struct tl_tensor *m = tl_load(tl, tl_view(tl, mask, (uint64_t)m0, 1, &mn));
+        int64_t piece = (int64_t)(tl_tcm_avail(tl) / 2 / 64 * 64 / ds);
+        if (piece > MAX_PIECE)
+            piece = MAX_PIECE;
+        if (piece < 1)
+            tl_fail(tl, "the TCM has no room for a piece of a tile");
+        for (int64_t t = m0; t < m0 + mn; t++) {
+            if (tl_get(tl, m, (uint64_t)(t - m0)) == 0) {
+                masked++;
+                continue;
+            }
+            snprintf(tile_id, sizeof(tile_id), "sparse_tile_%lld", (long long)t);
+            tl_set_tile(tl, tile_id);
+            bool all = true;
+            for (int64_t at = 0; at < tile; at += piece) {
+                int64_t len = tile - at < piece ? tile - at : piece;
+                uint64_t mark = tl_tcm_mark(tl);
+                uint64_t off = (uint64_t)(t * tile + at);
+                struct tl_tensor *v = tl_load(tl, tl_view(tl, x, off, 1, &len));
+                if (!all_zero(tl, v)) {
+                    all = false;
+                    tl_store(tl, tl_view(tl, out, off, 1, &len), tl_mul(tl, v, s));
+                }
+                tl_tcm_release(tl, mark);
+            }
+            zero += all;
         }
-        snprintf(tile_id, sizeof(tile_id), "sparse_tile_%lld", (long long)t);
-        tl_set_tile(tl, tile_id);
-        uint64_t mark = tl_tcm_mark(tl);
-        struct tl_tensor *v = tl_load(tl, tl_view(tl, x, (uint64_t)(t * tile), 1, &tile));
-        if (all_zero(tl, v)) {
-            zero++;
-        } else {
-            tl_store(tl, tl_view(tl, out, (uint64_t)(t * tile), 1, &tile), tl_mul(tl, v, s));
-        }
-        tl_tcm_release(tl, mark);
+        tl_tcm_release(tl, mask_mark);
     }
     tl_set_tile(tl, NULL);
     char summary[96];
@@ -91,17 +114,30 @@ static int setup(struct sim_kbuild *b, const struct sim_kparams *p, struct diag 
     int pes = sim_kutil_pes(b, p, d);
     if (pes < 1)
         return pes;
-    int64_t n = sim_kparams_int(p, "n"), tiles = n / sim_kparams_int(p, "tile");
+    int64_t n = sim_kparams_int(p, "n"), tile = sim_kparams_int(p, "tile"), tiles = n / tile;
     enum sim_dtype dt = sim_kparams_dtype(p, "dtype");
-    if (tiles % pes != 0)
-        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
-                        "-k %s: key 'n': %lld tiles do not split over %d PEs", p->kernel->name,
-                        (long long)tiles, pes);
+    /* the tiles split over the PEs as evenly as they go; x and out follow the mask */
+    int64_t *ranges = sim_xcalloc(2 * (size_t)pes, sizeof(int64_t));
+    for (int r = 0; r < pes; r++) {
+        sim_kutil_split(tiles, pes, r, &ranges[2 * r], &ranges[2 * r + 1]);
+        ranges[2 * r] *= tile;
+        ranges[2 * r + 1] *= tile;
+    }
     /* the mask: 0 or 1 per tile (integers are drawn in [0, 2) and rounded down) */
-    if ((rc = sim_kutil_tensor(b, "x", dt, 1, &n, SIM_KFILL_RANDOM, -1, 1, true, false, d)) < 0 ||
-        (rc = sim_kutil_tensor(b, "mask", SIM_I32, 1, &tiles, SIM_KFILL_RANDOM, 0, 2, true, false,
-                               d)) < 0 ||
-        (rc = sim_kutil_tensor(b, "out", dt, 1, &n, SIM_KFILL_ZERO, 0, 0, true, true, d)) < 0)
+    struct sim_ktensor x = {.label = "x", .dtype = dt, .ndim = 1, .shape = &n,
+                            .fill = SIM_KFILL_RANDOM, .lo = -1, .hi = 1, .split = true,
+                            .split_ranges = ranges};
+    struct sim_ktensor out = x;
+    out.label = "out";
+    out.fill = SIM_KFILL_ZERO;
+    out.read_back = true;
+    rc = sim_kbuild_tensor(b, &x, d);
+    if (rc == 0)
+        rc = sim_kutil_tensor(b, "mask", SIM_I32, 1, &tiles, SIM_KFILL_RANDOM, 0, 2, true, false, d);
+    if (rc == 0)
+        rc = sim_kbuild_tensor(b, &out, d);
+    free(ranges);
+    if (rc < 0)
         return rc;
     sim_kbuild_int(b, sim_kparams_int(p, "tile"));
     sim_kbuild_float(b, sim_kparams_float(p, "scale"));

@@ -70,9 +70,14 @@ static int setup(struct sim_kbuild *b, const struct sim_kparams *p, struct diag 
     if (rc < 0)
         return rc;
     int64_t shape[1] = {n};
-    struct sim_ktensor x = {"x", dt, 1, shape, SIM_KFILL_RANDOM, -1, 1, true, false};
-    struct sim_ktensor y = {"y", dt, 1, shape, SIM_KFILL_RANDOM, -1, 1, true, false};
-    struct sim_ktensor out = {"out", dt, 1, shape, SIM_KFILL_ZERO, 0, 0, true, true};
+    /* split over the PEs as evenly as they go (the first PEs one element more) */
+    struct sim_ktensor x = {.label = "x", .dtype = dt, .ndim = 1, .shape = shape,
+                            .fill = SIM_KFILL_RANDOM, .lo = -1, .hi = 1, .split = true};
+    struct sim_ktensor y = x, out = x;
+    y.label = "y";
+    out.label = "out";
+    out.fill = SIM_KFILL_ZERO;
+    out.read_back = true;
     if ((rc = sim_kbuild_tensor(b, &x, d)) < 0 || (rc = sim_kbuild_tensor(b, &y, d)) < 0 ||
         (rc = sim_kbuild_tensor(b, &out, d)) < 0)
         return rc;
