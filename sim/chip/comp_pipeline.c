@@ -6,8 +6,9 @@
  * next one's reads). Each stage is logged by the component hooks as "TileToken/STAGE"
  * (ADR-0052 D5); the composite itself as "composite_gemm" / "composite_math".
  *
- * Tiles: GEMM outputs in tile_m x tile_n blocks (default 64 x 64) with the whole k;
- * elementwise math in tile_m elements (default 4096).
+ * Tiles: GEMM outputs in tile_m x tile_n blocks (default 64 x 64), each accumulated over
+ * k in slices of tile_k (default the whole k; a tile is written once, after its last
+ * slice); elementwise math in tile_m elements (default 4096).
  */
 #include "sim/chip/chip.h"
 #include "sim/chip/component.h"
@@ -27,6 +28,7 @@ struct pipe {
     int dma;                 /* the PE's DMA node */
     uint64_t tiles, next;    /* tile count, next tile to start */
     uint64_t tm, tn, gm, gn; /* tile sizes, tiles per row / column (GEMM) */
+    uint64_t tk, gk;         /* k slice, slices per tile (GEMM) */
 };
 
 void sim_component_tile_forward(struct sim_component *c, struct sim_msg *msg)
@@ -68,20 +70,22 @@ static void build_token(const struct pipe *pp, uint64_t t, struct sim_msg *tok)
     uint64_t src_addr, dst_addr;
     if (strcmp(c->op, "gemm") == 0) {
         uint64_t M = dim(&c->a, 1), K = dim(&c->a, 0), N = dim(&c->b, 0);
-        uint64_t i = t / pp->gn, j = t % pp->gn;
+        uint64_t kk = t % pp->gk, ij = t / pp->gk, i = ij / pp->gn, j = ij % pp->gn;
         uint64_t rows = min_u64(pp->tm, M - i * pp->tm), cols = min_u64(pp->tn, N - j * pp->tn);
+        uint64_t ks = min_u64(pp->tk, K - kk * pp->tk);
         size_t da = sim_dtype_size(c->a.dtype), db = sim_dtype_size(c->b.dtype);
         size_t dout = sim_dtype_size(c->out.dtype);
-        rd_bytes = rows * K * da + K * cols * db;
-        flops = 2 * rows * cols * K;
-        wr_bytes = rows * cols * dout;
-        src_addr = c->a.addr + i * pp->tm * K * da;
+        rd_bytes = rows * ks * da + ks * cols * db;
+        flops = 2 * rows * cols * ks;
+        wr_bytes = kk + 1 == pp->gk ? rows * cols * dout : 0; /* after the last slice */
+        src_addr = c->a.addr + (i * pp->tm * K + kk * pp->tk) * da;
         dst_addr = c->out.addr + (i * pp->tm * N + j * pp->tn) * dout;
         sim_value_map_set_int(rd, "src_a_addr", (int64_t)src_addr);
-        sim_value_map_set_int(rd, "src_b_addr", (int64_t)(c->b.addr + j * pp->tn * db));
+        sim_value_map_set_int(rd, "src_b_addr",
+                              (int64_t)(c->b.addr + (kk * pp->tk * N + j * pp->tn) * db));
         sim_value_map_set_int(cp, "m", (int64_t)rows);
         sim_value_map_set_int(cp, "n", (int64_t)cols);
-        sim_value_map_set_int(cp, "k", (int64_t)K);
+        sim_value_map_set_int(cp, "k", (int64_t)ks);
     } else {
         uint64_t n = sim_handle_numel(&c->a);
         uint64_t count = min_u64(pp->tm, n - t * pp->tm);
@@ -108,8 +112,12 @@ static void build_token(const struct pipe *pp, uint64_t t, struct sim_msg *tok)
     tok->u.tile.stages[1].dtype = c->a.dtype;
     snprintf(tok->u.tile.stages[1].op, sizeof(tok->u.tile.stages[1].op), "%s",
              gemm ? "gemm" : c->math_op);
-    sim_tile_add_stage_take(tok, SIM_STAGE_DMA_WRITE, (uint32_t)pp->dma, wr_bytes, 0, wr);
-    tok->u.tile.stages[2].mem = dst_mem;
+    if (wr_bytes) {
+        sim_tile_add_stage_take(tok, SIM_STAGE_DMA_WRITE, (uint32_t)pp->dma, wr_bytes, 0, wr);
+        tok->u.tile.stages[2].mem = dst_mem;
+    } else {
+        sim_value_free(wr); /* a partial tile stays in the engine for the next slice */
+    }
     tok->wire_bytes = SIM_CHIP_CMD_BYTES;
     tok->cmdq_id = pp->cmd->cmdq_id;
     tok->kernel = pp->cmd->kernel;
@@ -155,12 +163,14 @@ void sim_component_run_composite(struct sim_proc *p, struct sim_component *c, st
     struct pipe pp = {.eng = c, .cmd = msg};
     pp.dma = sim_topo_node_at(sim_chip_topo(c->chip), c->sip, c->cube, c->pe, SIM_NODE_PE_DMA);
     if (strcmp(cc->op, "gemm") == 0) {
-        uint64_t M = dim(&cc->a, 1), N = dim(&cc->b, 0);
-        pp.tm = cc->tile_m ? cc->tile_m : min_u64(M, GEMM_TILE);
-        pp.tn = cc->tile_n ? cc->tile_n : min_u64(N, GEMM_TILE);
-        pp.gm = (M + pp.tm - 1) / pp.tm;
-        pp.gn = (N + pp.tn - 1) / pp.tn;
-        pp.tiles = pp.gm * pp.gn;
+        uint64_t M = dim(&cc->a, 1), N = dim(&cc->b, 0), K = dim(&cc->a, 0);
+        pp.tm = cc->tile_m ? min_u64(cc->tile_m, M) : min_u64(M, GEMM_TILE);
+        pp.tn = cc->tile_n ? min_u64(cc->tile_n, N) : min_u64(N, GEMM_TILE);
+        pp.tk = cc->tile_k ? min_u64(cc->tile_k, K) : K;
+        pp.gm = pp.tm ? (M + pp.tm - 1) / pp.tm : 0;
+        pp.gn = pp.tn ? (N + pp.tn - 1) / pp.tn : 0;
+        pp.gk = pp.tk ? (K + pp.tk - 1) / pp.tk : 1;
+        pp.tiles = pp.gm * pp.gn * pp.gk;
     } else {
         uint64_t n = sim_handle_numel(&cc->a);
         pp.tm = cc->tile_m ? cc->tile_m : min_u64(n, MATH_TILE);

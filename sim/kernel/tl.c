@@ -1344,3 +1344,127 @@ void tl_set_tile(struct tl *tl, const char *tile_id)
 {
     tl->tile_id = sim_chip_intern(tl->chip, tile_id);
 }
+
+/* ==== Tiling at any size: values carried across a loop, tiled composites ====================
+ * (see the last section of tl.h) */
+
+uint64_t tl_tcm_stack_bytes(const struct sim_config *cfg)
+{
+    /* as tl_context_new lays the TCM out */
+    uint64_t cap = cfg->tcm.capacity_bytes;
+    uint64_t window = cap < SIM_CHIP_PA_MAX ? cap : SIM_CHIP_PA_MAX;
+    uint64_t const_limit = window - window / 4 / TCM_ALIGN * TCM_ALIGN;
+    return const_limit - window / 16 / TCM_ALIGN * TCM_ALIGN;
+}
+
+struct tl_tensor *tl_math_into(struct tl *tl, struct tl_tensor *dst, const char *op, unsigned n,
+                               const struct tl_tensor *const *inputs, bool has_axis, int axis)
+{
+    char call[SIM_OP_NAME_MAX + 16];
+    snprintf(call, sizeof(call), "tl_math_into(%s)", op);
+    if (n < 1 || n > SIM_MATH_MAX_INPUTS)
+        kfail(tl, "%s: %u inputs, expected 1 to %d", call, n, SIM_MATH_MAX_INPUTS);
+    if (strlen(op) >= SIM_OP_NAME_MAX)
+        kfail(tl, "%s: the op name is too long", call);
+    need_tcm(tl, dst, call, "the destination");
+    for (unsigned i = 0; i < n; i++) {
+        char what[32];
+        snprintf(what, sizeof(what), "input %u", i);
+        need_tcm(tl, inputs[i], call, what);
+    }
+    unsigned nd;
+    int64_t shape[SIM_MAX_DIMS];
+    if (has_axis) {
+        const struct sim_handle *h = &inputs[0]->h;
+        if (n != 1)
+            kfail(tl, "%s: a reduction takes one input, got %u", call, n);
+        int ax = axis < 0 ? axis + (int)h->ndim : axis;
+        if (ax < 0 || ax >= (int)h->ndim)
+            kfail(tl, "%s: axis %d is out of range for %u dimensions", call, axis, h->ndim);
+        axis = ax;
+        nd = h->ndim;
+        memcpy(shape, h->shape, sizeof(shape[0]) * nd);
+        shape[ax] = 1;
+    } else if (!broadcast(n, inputs, &nd, shape)) {
+        char a[96], b[96];
+        kfail(tl, "%s: shapes %s and %s do not broadcast", call,
+              shape_str(&inputs[0]->h, a, sizeof(a)),
+              shape_str(&inputs[n > 1 ? 1 : 0]->h, b, sizeof(b)));
+    }
+    if (numel_of(nd, shape) != sim_handle_numel(&dst->h)) {
+        char a[96], b[96];
+        kfail(tl, "%s: the result %s does not fit the destination %s", call,
+              sim_shape_format(nd, shape, a, sizeof(a)), shape_str(&dst->h, b, sizeof(b)));
+    }
+    for (unsigned i = 0; i < n; i++)
+        await(tl, inputs[i]);
+    await(tl, dst);
+    issue(tl);
+    /* dst itself becomes the pending result: no new handle, so it lives in the scope it
+     * was made in, across the scopes of the loop that updates it */
+    struct tl_tensor *out = dst;
+    out->state = TL_PENDING;
+    sim_tensor_unref(out->data);
+    out->data = NULL;
+    sim_strlcpy(out->op, op, sizeof(out->op));
+    sim_chip_bind_pending(tl->chip, "tcm", out->h.addr, out->h.nbytes, op);
+    struct sim_msg msg;
+    sim_msg_init(&msg, SIM_MK_MATH);
+    annotate(tl, &msg);
+    snprintf(msg.u.math.op, sizeof(msg.u.math.op), "%s", op);
+    msg.u.math.n_inputs = n;
+    for (unsigned i = 0; i < n; i++)
+        msg.u.math.inputs[i] = inputs[i]->h;
+    msg.u.math.out = out->h;
+    msg.u.math.has_axis = has_axis;
+    msg.u.math.axis = axis;
+    send_from_cpu(tl, &msg, tl->n_math);
+    return out;
+}
+
+struct tl_tensor *tl_tcm_tensor(struct tl *tl, enum sim_dtype dtype, unsigned ndim,
+                                const int64_t *shape)
+{
+    check_shape(tl, "tl_tcm_tensor()", ndim, shape);
+    uint64_t n = numel_of(ndim, shape) * sim_dtype_size(dtype);
+    return new_tensor(tl, "tcm", tcm_alloc(tl, n, "tl_tcm_tensor()"), dtype, ndim, shape,
+                      TL_MEMORY);
+}
+
+struct tl_tensor *tl_composite_gemm_tiled(struct tl *tl, const struct tl_tensor *a,
+                                          const struct tl_tensor *b, const struct tl_tensor *out,
+                                          uint32_t tile_m, uint32_t tile_n, uint32_t tile_k)
+{
+    const char *call = "tl_composite_gemm_tiled()";
+    if (strcmp(a->h.space, "hbm") != 0 || strcmp(b->h.space, "hbm") != 0 ||
+        strcmp(out->h.space, "hbm") != 0)
+        kfail(tl, "%s: the operands and the output of a composite are HBM tensors", call);
+    char x[96], y[96], z[96];
+    if (a->h.ndim != 2 || b->h.ndim != 2 || out->h.ndim != 2 || a->h.shape[1] != b->h.shape[0] ||
+        out->h.shape[0] != a->h.shape[0] || out->h.shape[1] != b->h.shape[1])
+        kfail(tl, "%s: gemm of %s by %s into %s: the shapes do not match", call,
+              shape_str(&a->h, x, sizeof(x)), shape_str(&b->h, y, sizeof(y)),
+              shape_str(&out->h, z, sizeof(z)));
+    await(tl, a);
+    await(tl, b);
+    issue(tl);
+    const char *name = "composite_gemm";
+    struct tl_tensor *h = new_tensor(tl, out->h.space, out->h.addr, out->h.dtype, out->h.ndim,
+                                     out->h.shape, TL_PENDING);
+    sim_strlcpy(h->op, name, sizeof(h->op));
+    sim_chip_bind_pending(tl->chip, out->h.space, out->h.addr, out->h.nbytes, name);
+    struct carrier *c = carrier_new(tl, CARRY_PLAIN, h);
+    sim_msg_init(&c->msg, SIM_MK_COMPOSITE);
+    annotate(tl, &c->msg);
+    struct sim_composite_cmd *cc = &c->msg.u.composite;
+    sim_strlcpy(cc->op, "gemm", sizeof(cc->op));
+    cc->a = a->h;
+    cc->b = b->h;
+    cc->out = out->h;
+    cc->tile_m = tile_m;
+    cc->tile_n = tile_n;
+    cc->tile_k = tile_k;
+    sim_chip_route_msg(tl->chip, &c->msg, tl->n_cpu, tl->n_gemm);
+    carry(tl, c, name);
+    return h;
+}

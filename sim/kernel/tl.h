@@ -40,6 +40,7 @@
 #include <stdint.h>
 
 struct tl;        /* a kernel instance's context */
+struct sim_config;
 struct tl_tensor; /* a handle */
 
 /* ---- arguments (ADR-0012 D7: tensor args by PE-tagged shards, scalars by value) ---------- */
@@ -265,5 +266,44 @@ void tl_set_tile(struct tl *tl, const char *tile_id);
 /* Stop the kernel with an error of its own (printf format), e.g. bad arguments. The
  * message gets the kernel and PE prefix. Never returns. */
 void tl_fail(struct tl *tl, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+
+/* ==== Tiling at any size ======================================================================
+ * What the built-in kernels use to run at any size: values carried across the iterations of
+ * a loop that releases its TCM, composites with tiles chosen by the kernel.
+ *
+ * A rule for kernels that phase 2 must replay: phase 2's memory holds tensors (ADR-0020 D7),
+ * so an op should read a TCM tensor as it was written (whole, or reshaped), not part of one
+ * that several ops wrote: a slice of an activation goes through HBM (store it, load the
+ * slice), where views of a tensor are safe. */
+
+/* Bytes of TCM the stack allocator has on a chip of config cfg (what tl_tcm_avail starts
+ * from): for a kernel's setup to refuse sizes whose smallest tile cannot fit. */
+uint64_t tl_tcm_stack_bytes(const struct sim_config *cfg);
+
+/* A TCM tensor of dtype and shape from the stack allocator, with no data yet: the
+ * destination of tl_math_into (reading it before an op wrote it is an error). */
+struct tl_tensor *tl_tcm_tensor(struct tl *tl, enum sim_dtype dtype, unsigned ndim,
+                                const int64_t *shape);
+
+/*
+ * tl_math, the result written into dst (a TCM tensor allocated earlier, with as many
+ * elements as the result and the dtype wanted) instead of a new allocation: for a value
+ * carried across the iterations of a loop that releases the TCM it allocates (a running max
+ * or sum). dst may be one of the inputs of an elementwise op (updated in place). dst itself
+ * becomes the pending result and is returned (its handle lives on in the scope it was made
+ * in, whatever scopes the loop opens and closes). Blocks for the engine.
+ */
+struct tl_tensor *tl_math_into(struct tl *tl, struct tl_tensor *dst, const char *op, unsigned n,
+                               const struct tl_tensor *const *inputs, bool has_axis, int axis);
+
+/*
+ * tl_composite(tl, "gemm", a, b, out, NULL) with the pipeline's tiles chosen by the kernel:
+ * tile_m x tile_n output tiles, each accumulated over k in slices of tile_k (0: the
+ * pipeline's defaults, 64 x 64 and the whole k), so that a tile's operands fit the TCM the
+ * kernel has. Returns at once with a pending handle (out).
+ */
+struct tl_tensor *tl_composite_gemm_tiled(struct tl *tl, const struct tl_tensor *a,
+                                          const struct tl_tensor *b, const struct tl_tensor *out,
+                                          uint32_t tile_m, uint32_t tile_n, uint32_t tile_k);
 
 #endif

@@ -25,6 +25,11 @@
 enum { A_ARG, B_ARG, C_ARG, M_ARG, N_ARG, K_ARG, TILE_ARG };
 enum { MAX_TILE_ROWS = 64, DEPTH = 2 };
 
+static uint64_t align64(uint64_t n)
+{
+    return (n + 63) / 64 * 64;
+}
+
 static void expect_shape(struct tl *tl, const struct kargs *a, size_t i, const char *name,
                          int64_t rows, int64_t cols)
 {
@@ -54,15 +59,116 @@ static int64_t operands(struct tl *tl, const struct kargs *a, struct tl_tensor *
     return rows;
 }
 
+/* The composite's tiles: tm x tn output tiles accumulated over k in slices of tk, as large
+ * as fit the TCM with DEPTH tiles in flight (each with its A and B slices and its f32
+ * accumulator): the whole k when it fits, else slices of it, then smaller tiles. */
+static void composite_tiles(struct tl *tl, int64_t rows, int64_t n, int64_t k, size_t ds,
+                            uint32_t *tm, uint32_t *tn, uint32_t *tk)
+{
+    uint64_t avail = tl_tcm_avail(tl);
+    int64_t m_ = rows < MAX_TILE_ROWS ? rows : MAX_TILE_ROWS;
+    int64_t n_ = n < MAX_TILE_ROWS ? n : MAX_TILE_ROWS, k_ = k;
+    for (;;) {
+        uint64_t need = DEPTH * (align64((uint64_t)(m_ * k_) * ds) +
+                                 align64((uint64_t)(k_ * n_) * ds) + align64((uint64_t)(m_ * n_) * 4));
+        if (need <= avail || (m_ == 1 && n_ == 1 && k_ == 1))
+            break;
+        if (k_ > 64 || (k_ > 1 && m_ == 1 && n_ == 1))
+            k_ = (k_ + 1) / 2;
+        else if (m_ >= n_ && m_ > 1)
+            m_ = (m_ + 1) / 2;
+        else
+            n_ = (n_ + 1) / 2;
+    }
+    *tm = (uint32_t)m_;
+    *tn = (uint32_t)n_;
+    *tk = (uint32_t)k_;
+}
+
 static void gemm(struct tl *tl, const struct kargs *a)
 {
     struct tl_tensor *ta, *tb, *tc;
-    operands(tl, a, &ta, &tb, &tc);
+    int64_t rows = operands(tl, a, &ta, &tb, &tc);
+    if (rows == 0)
+        return; /* a PE past the last row of C */
+    uint32_t tm, tn, tk;
+    composite_tiles(tl, rows, tl_dim(tb, 1), tl_dim(ta, 1), sim_dtype_size(tl_dtype(ta)), &tm,
+                    &tn, &tk);
     tl_set_tile(tl, "gemm");
     tl_marker(tl, "gemm.begin");
-    tl_wait(tl, tl_composite(tl, "gemm", ta, tb, tc, NULL));
+    tl_wait(tl, tl_composite_gemm_tiled(tl, ta, tb, tc, tm, tn, tk));
     tl_marker(tl, "gemm.end");
     tl_set_tile(tl, NULL);
+}
+
+/*
+ * C = A @ B when B does not fit the TCM: B in blocks of kb whole rows (the most that fit),
+ * each loaded once per group of tm rows of C; each row of the group takes its piece of A
+ * (1 x kb, contiguous), its product with the block (tl_dot) is added to the row's f32
+ * accumulator (tl_math_into), and the finished row is cast to C's dtype and stored. Every
+ * load and store is contiguous: a block of A narrower than A would have to be gathered
+ * row by row into one TCM tensor, which phase 2's tensor-granular memory cannot replay.
+ */
+static void gemm_blocked(struct tl *tl, const struct tl_tensor *ta, const struct tl_tensor *tb,
+                         const struct tl_tensor *tc, int64_t rows, int64_t want)
+{
+    int64_t k = tl_dim(ta, 1), n = tl_dim(tb, 1);
+    enum sim_dtype dt = tl_dtype(ta), dc = tl_dtype(tc);
+    enum sim_dtype acc_dt = sim_dtype_is_float(dt) ? SIM_F32 : SIM_I32;
+    size_t ds = sim_dtype_size(dt);
+    uint64_t acc_row = align64((uint64_t)n * 4), out_row = align64((uint64_t)n * sim_dtype_size(dc));
+    /* per block: B (kb x n), a piece of A (1 x kb), a product (1 x n); per row of the group
+     * its accumulator; at the end one cast row */
+    uint64_t avail = tl_tcm_avail(tl);
+    int64_t tm = want && want < MAX_TILE_ROWS ? want : MAX_TILE_ROWS, kb = 0;
+    if (tm > rows)
+        tm = rows;
+    for (; tm > 0; tm = want ? 0 : tm / 2) {
+        uint64_t fixed = (uint64_t)tm * acc_row + acc_row + out_row;
+        for (kb = k; kb > 0; kb = kb > 1 ? (kb + 1) / 2 : 0)
+            if (fixed + align64((uint64_t)(kb * n) * ds) + align64((uint64_t)kb * ds) <= avail)
+                break;
+        if (kb > 0)
+            break;
+    }
+    if (tm <= 0 || kb <= 0)
+        tl_fail(tl,
+                "a row of b (%lld elements) with %lld accumulator row(s) does not fit the %llu "
+                "bytes of TCM",
+                (long long)n, (long long)(want ? want : 1), (unsigned long long)avail);
+    char tile_id[64];
+    int64_t one_n[2] = {1, n};
+    for (int64_t i0 = 0, id = 0; i0 < rows; i0 += tm, id++) {
+        int64_t mi = rows - i0 < tm ? rows - i0 : tm;
+        snprintf(tile_id, sizeof(tile_id), "gemm_tile_%lld", (long long)id);
+        tl_set_tile(tl, tile_id);
+        uint64_t mark = tl_tcm_mark(tl);
+        struct tl_tensor *acc[MAX_TILE_ROWS];
+        for (int64_t r = 0; r < mi; r++)
+            acc[r] = tl_tcm_tensor(tl, acc_dt, 2, one_n);
+        for (int64_t k0 = 0; k0 < k; k0 += kb) {
+            int64_t kl = k - k0 < kb ? k - k0 : kb, sb[2] = {kl, n}, sa[2] = {1, kl};
+            uint64_t kmark = tl_tcm_mark(tl);
+            struct tl_tensor *b = tl_load(tl, tl_view(tl, tb, (uint64_t)(k0 * n), 2, sb));
+            for (int64_t r = 0; r < mi; r++) {
+                uint64_t rmark = tl_tcm_mark(tl);
+                struct tl_tensor *ar =
+                    tl_load(tl, tl_view(tl, ta, (uint64_t)((i0 + r) * k + k0), 2, sa));
+                const struct tl_tensor *in[2] = {acc[r], tl_dot(tl, ar, b)};
+                acc[r] = k0 == 0 ? tl_math_into(tl, acc[r], "copy", 1, &in[1], false, 0)
+                                 : tl_math_into(tl, acc[r], "add", 2, in, false, 0);
+                tl_tcm_release(tl, rmark);
+            }
+            tl_tcm_release(tl, kmark);
+        }
+        for (int64_t r = 0; r < mi; r++) {
+            uint64_t rmark = tl_tcm_mark(tl);
+            tl_store(tl, tl_view(tl, tc, (uint64_t)((i0 + r) * n), 2, one_n),
+                     dc == acc_dt ? acc[r] : tl_cast(tl, acc[r], dc));
+            tl_tcm_release(tl, rmark);
+        }
+        tl_tcm_release(tl, mark);
+    }
 }
 
 static void gemm_explicit(struct tl *tl, const struct kargs *a)
@@ -73,11 +179,11 @@ static void gemm_explicit(struct tl *tl, const struct kargs *a)
     int64_t want = a->n > TILE_ARG ? tl_arg_int(tl, a, TILE_ARG) : 0;
     if (want < 0)
         tl_fail(tl, "tile is %lld: rows per token, 0 for as many as fit", (long long)want);
+    if (rows == 0)
+        return; /* a PE past the last row of C */
 
-    tl_marker(tl, "gemm_explicit.begin");
-    struct tl_tensor *b = tl_load(tl, tb); /* B stays in TCM for every tile */
-
-    /* rows per token: DEPTH tokens in flight, each holding its A tile and product */
+    /* rows per token: DEPTH tokens in flight, each holding its A tile and product, next to
+     * the whole of B */
     uint64_t ra = (uint64_t)k * sim_dtype_size(tl_dtype(ta));
     uint64_t rc = (uint64_t)n * sim_dtype_size(tl_dtype(tc));
     uint64_t per_row[2 * DEPTH];
@@ -85,18 +191,22 @@ static void gemm_explicit(struct tl *tl, const struct kargs *a)
         per_row[2 * i] = ra;
         per_row[2 * i + 1] = rc;
     }
+    uint64_t b_bytes = align64((uint64_t)(k * n) * sim_dtype_size(tl_dtype(tb)));
+    uint64_t avail = tl_tcm_avail(tl);
     int64_t most = want ? want : MAX_TILE_ROWS;
-    int64_t tm =
-        sim_kutil_tile_rows(tl_tcm_avail(tl), per_row, 2 * DEPTH, rows < most ? rows : most);
-    if (want && tm < (rows < want ? rows : want))
-        tl_fail(tl,
-                "tile=%lld: %d tiles of %lld rows do not fit the %llu bytes of TCM left "
-                "next to b",
-                (long long)want, DEPTH, (long long)want, (unsigned long long)tl_tcm_avail(tl));
-    if (tm == 0)
-        tl_fail(tl, "b (%lld x %lld) leaves %llu bytes of TCM: no room for a row tile",
-                (long long)k, (long long)n, (unsigned long long)tl_tcm_avail(tl));
+    most = rows < most ? rows : most;
+    int64_t tm = b_bytes < avail ? sim_kutil_tile_rows(avail - b_bytes, per_row, 2 * DEPTH, most)
+                                 : 0;
 
+    tl_marker(tl, "gemm_explicit.begin");
+    if (tm < (want ? most : 1)) {
+        /* B does not fit next to the tokens: tile K too */
+        gemm_blocked(tl, ta, tb, tc, rows, want);
+        tl_set_tile(tl, NULL);
+        tl_marker(tl, "gemm_explicit.end");
+        return;
+    }
+    struct tl_tensor *b = tl_load(tl, tb); /* B stays in TCM for every tile */
     char tile_id[48];
     for (int64_t r = 0, t = 0; r < rows; t += DEPTH) {
         uint64_t mark = tl_tcm_mark(tl);
@@ -243,14 +353,17 @@ void sim_kref_gemm(const struct sim_tensor *a, const struct sim_tensor *b, struc
     int64_t m = a->shape[0], k = a->shape[1], n = b->shape[1];
     /* the kernels accumulate float GEMMs in f32, in whatever order their tiles take */
     double gamma = sim_kref_gamma((uint64_t)k, SIM_F32);
-    double *bv = sim_xmalloc((size_t)(k > 0 ? k : 1) * sizeof(double));
+    double *da = sim_kutil_doubles(a), *db = sim_kutil_doubles(b);
+    double *bt = sim_xmalloc((size_t)(k * n > 0 ? k * n : 1) * sizeof(double)); /* b^T */
+    for (int64_t x = 0; x < k; x++)
+        for (int64_t j = 0; j < n; j++)
+            bt[j * k + x] = db[x * n + j];
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
+            const double *ar = da + i * k, *br = bt + j * k;
             double acc = 0, mag = 0;
-            for (int64_t x = 0; x < k; x++)
-                bv[x] = sim_tensor_get(b, (size_t)(x * n + j));
             for (int64_t x = 0; x < k; x++) {
-                double p = sim_tensor_get(a, (size_t)(i * k + x)) * bv[x];
+                double p = ar[x] * br[x];
                 acc += p;
                 mag += fabs(p);
             }
@@ -258,5 +371,7 @@ void sim_kref_gemm(const struct sim_tensor *a, const struct sim_tensor *b, struc
             if (bound)
                 bound[i * n + j] = gamma * mag;
         }
-    free(bv);
+    free(da);
+    free(db);
+    free(bt);
 }

@@ -84,6 +84,9 @@ int64_t sim_kutil_tile_rows(uint64_t avail, const uint64_t *row_bytes, size_t n,
 int sim_kutil_ref_args(const struct sim_kref *r, const char *kernel, size_t n_tensors,
                        size_t n_scalars, struct diag *d);
 
+/* The elements of t as doubles (a new array of numel(t) entries, freed by the caller). */
+double *sim_kutil_doubles(const struct sim_tensor *t);
+
 /* ---- references (whole tensors, in the launch's argument order; outputs overwritten) ---- */
 
 /* c = a @ b (a: m x k, b: k x n, c: m x n), accumulated in double (exact for integers);

@@ -7,6 +7,7 @@
 #include "sim/kernels/kernels.h"
 
 #include "sim/chip/config.h"
+#include "sim/util/xalloc.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -194,6 +195,32 @@ int64_t sim_kutil_tile_rows(uint64_t avail, const uint64_t *row_bytes, size_t n,
 }
 
 /* ---- references ---------------------------------------------------------------------------- */
+
+double *sim_kutil_doubles(const struct sim_tensor *t)
+{
+    size_t n = sim_tensor_numel(t);
+    double *v = sim_xmalloc((n ? n : 1) * sizeof(double));
+    const void *p = n ? sim_tensor_cdata(t) : NULL; /* a reference reads every element */
+    switch (t->dtype) {
+    case SIM_F32:
+        for (size_t i = 0; i < n; i++)
+            v[i] = ((const float *)p)[i];
+        break;
+    case SIM_F16:
+        for (size_t i = 0; i < n; i++)
+            v[i] = sim_f16_to_f32(((const uint16_t *)p)[i]);
+        break;
+    case SIM_BF16:
+        for (size_t i = 0; i < n; i++)
+            v[i] = sim_bf16_to_f32(((const uint16_t *)p)[i]);
+        break;
+    default:
+        for (size_t i = 0; i < n; i++)
+            v[i] = sim_tensor_get(t, i);
+        break;
+    }
+    return v;
+}
 
 int sim_kutil_ref_args(const struct sim_kref *r, const char *kernel, size_t n_tensors,
                        size_t n_scalars, struct diag *d)
