@@ -95,16 +95,21 @@ double *sim_kutil_doubles(const struct sim_tensor *t);
 void sim_kref_gemm(const struct sim_tensor *a, const struct sim_tensor *b, struct sim_tensor *c,
                    double *bound);
 
-/* y = softmax(x) over the last axis, computed in f32 semantics (double, rounded to y). */
-void sim_kref_softmax(const struct sim_tensor *x, struct sim_tensor *y);
+/* The references below compute in double and round once, into the output's dtype; bound
+ * (NULL, or one entry per output element) receives each element's forward error bound
+ * (sim_kref_gamma of the reduction it comes out of, carried to the element). */
+
+/* y = softmax(x) over the last axis. */
+void sim_kref_softmax(const struct sim_tensor *x, struct sim_tensor *y, double *bound);
 
 /* out = x / sqrt(mean(x^2, -1) + eps) * w. */
 void sim_kref_rmsnorm(const struct sim_tensor *x, const struct sim_tensor *w, double eps,
-                      struct sim_tensor *out);
+                      struct sim_tensor *out, double *bound);
 
 /* out = (x - mean) / sqrt(var + eps) * gamma + beta, over the last axis. */
 void sim_kref_layernorm(const struct sim_tensor *x, const struct sim_tensor *gamma,
-                        const struct sim_tensor *beta, double eps, struct sim_tensor *out);
+                        const struct sim_tensor *beta, double eps, struct sim_tensor *out,
+                        double *bound);
 
 /* x and out: (P, n): every row of out is the sum of the rows of x, in the ring's order. */
 void sim_kref_allreduce(const struct sim_tensor *x, struct sim_tensor *out);

@@ -8,11 +8,70 @@
  */
 #include "sim/kernels/kernels.h"
 
+#include "sim/util/xalloc.h"
+
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 enum { X_ARG, Y_ARG, AXIS_ARG };
 enum { MAX_TILE_ROWS = 64 };
+
+/*
+ * Rows longer than the TCM holds: one row at a time in chunks of its columns, twice. The
+ * first pass carries the running max m and the running sum s of exp(x - m) across the
+ * chunks (online softmax: when a chunk raises the max to m', s becomes
+ * s * exp(m - m') + sum(exp(chunk - m'))); the second writes exp(x - m) / s chunk by chunk.
+ */
+static void softmax_chunked(struct tl *tl, const struct tl_tensor *x, const struct tl_tensor *y,
+                            int64_t rows, int64_t cols)
+{
+    enum sim_dtype dt = tl_dtype(x);
+    bool cast = dt != SIM_F32;
+    uint64_t in = sim_dtype_size(dt);
+    /* a chunk's allocations, per element: the load, its f32 copy, sub, exp, div, the cast
+     * back; 64-byte units besides (the reductions, the running values) */
+    uint64_t per = 2 * in + 4 * 4, avail = tl_tcm_avail(tl), fixed = 16 * 64;
+    int64_t tc = avail > fixed ? (int64_t)((avail - fixed) / per / 64 * 64) : 0;
+    if (tc < 1)
+        tl_fail(tl, "the TCM has no room for a chunk of a row");
+    int64_t one[2] = {1, 1};
+    char tile_id[48];
+    for (int64_t r = 0; r < rows; r++) {
+        snprintf(tile_id, sizeof(tile_id), "softmax_row_%lld", (long long)r);
+        tl_set_tile(tl, tile_id);
+        uint64_t mark = tl_tcm_mark(tl);
+        struct tl_tensor *m = tl_tcm_tensor(tl, SIM_F32, 2, one);
+        struct tl_tensor *s = tl_tcm_tensor(tl, SIM_F32, 2, one);
+        for (int pass = 0; pass < 2; pass++)
+            for (int64_t c0 = 0; c0 < cols; c0 += tc) {
+                int64_t len = cols - c0 < tc ? cols - c0 : tc, shape[2] = {1, len};
+                uint64_t cmark = tl_tcm_mark(tl);
+                uint64_t at = (uint64_t)(r * cols + c0);
+                struct tl_tensor *t = tl_load(tl, tl_view(tl, x, at, 2, shape));
+                if (cast)
+                    t = tl_cast(tl, t, SIM_F32);
+                if (pass == 1) {
+                    struct tl_tensor *o = tl_div(tl, tl_exp(tl, tl_sub(tl, t, m)), s);
+                    tl_store(tl, tl_view(tl, y, at, 2, shape), cast ? tl_cast(tl, o, dt) : o);
+                } else if (c0 == 0) {
+                    m = tl_math_into(tl, m, "max", 1, (const struct tl_tensor *[]){t}, true, -1);
+                    struct tl_tensor *e = tl_exp(tl, tl_sub(tl, t, m));
+                    s = tl_math_into(tl, s, "sum", 1, (const struct tl_tensor *[]){e}, true, -1);
+                } else {
+                    struct tl_tensor *mn = tl_maximum(tl, m, tl_max(tl, t, -1));
+                    struct tl_tensor *e = tl_exp(tl, tl_sub(tl, t, mn));
+                    struct tl_tensor *rescaled = tl_mul(tl, s, tl_exp(tl, tl_sub(tl, m, mn)));
+                    s = tl_math_into(tl, s, "add", 2,
+                                     (const struct tl_tensor *[]){rescaled, tl_sum(tl, e, -1)},
+                                     false, 0);
+                    m = tl_math_into(tl, m, "copy", 1, (const struct tl_tensor *[]){mn}, false, 0);
+                }
+                tl_tcm_release(tl, cmark);
+            }
+        tl_tcm_release(tl, mark);
+    }
+}
 
 static void softmax(struct tl *tl, const struct kargs *a)
 {
@@ -28,6 +87,8 @@ static void softmax(struct tl *tl, const struct kargs *a)
                 "reduces the last axis (-1)",
                 nd, (long long)axis);
     int64_t rows, row0 = sim_kutil_my_rows(tl, a, Y_ARG, &rows);
+    if (rows == 0)
+        return; /* a PE past the last row */
     struct tl_tensor *x = sim_kutil_rows(tl, a, X_ARG, row0, rows);
     struct tl_tensor *y = sim_kutil_rows(tl, a, Y_ARG, row0, rows);
     enum sim_dtype dt = tl_dtype(x);
@@ -39,10 +100,14 @@ static void softmax(struct tl *tl, const struct kargs *a)
     const uint64_t plain[] = {in, 4, f, f, 4, f}, casting[] = {in, f, 4, f, f, 4, f, in};
     int64_t tile = sim_kutil_tile_rows(tl_tcm_avail(tl), cast ? casting : plain, cast ? 8 : 6,
                                        rows < MAX_TILE_ROWS ? rows : MAX_TILE_ROWS);
-    if (tile < 1)
-        tl_fail(tl, "a row of %lld elements does not fit the TCM", (long long)cols);
 
     tl_marker(tl, "softmax.begin");
+    if (tile < 1) {
+        softmax_chunked(tl, x, y, rows, cols);
+        tl_set_tile(tl, NULL);
+        tl_marker(tl, "softmax.end");
+        return;
+    }
     char tile_id[48];
     for (int64_t r = 0; r < rows; r += tile) {
         int64_t len = rows - r < tile ? rows - r : tile, shape[2] = {len, cols};
@@ -92,7 +157,11 @@ static int reference(const struct sim_kref *r, struct diag *d)
         sim_tensor_numel(r->args[X_ARG].t) != sim_tensor_numel(r->args[Y_ARG].t))
         return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
                         "softmax reference: x and y must be rows x cols alike");
-    sim_kref_softmax(r->args[X_ARG].t, r->args[Y_ARG].t);
+    struct sim_kref_arg *y = &r->args[Y_ARG];
+    y->bound = sim_xcalloc(sim_tensor_numel(y->t), sizeof(double));
+    snprintf(y->bound_what, sizeof(y->bound_what), "%lld-term f32 sums of exponentials",
+             (long long)r->args[X_ARG].t->shape[1]);
+    sim_kref_softmax(r->args[X_ARG].t, y->t, y->bound);
     return 0;
 }
 
@@ -121,17 +190,26 @@ const struct sim_kernel sim_kernel_softmax = {
     .reference = reference,
 };
 
-void sim_kref_softmax(const struct sim_tensor *x, struct sim_tensor *y)
+void sim_kref_softmax(const struct sim_tensor *x, struct sim_tensor *y, double *bound)
 {
     int64_t cols = x->shape[x->ndim - 1], rows = (int64_t)sim_tensor_numel(x) / cols;
+    /* the sum of cols exponentials in f32 (any order), and the rescalings of the chunked
+     * kernel's running sum (at most two roundings per chunk) */
+    double gamma = sim_kref_gamma(3 * (uint64_t)cols, SIM_F32);
+    double *v = sim_kutil_doubles(x);
     for (int64_t r = 0; r < rows; r++) {
-        size_t at = (size_t)(r * cols);
+        const double *row = v + r * cols;
         double mx = -INFINITY, sum = 0;
         for (int64_t c = 0; c < cols; c++)
-            mx = fmax(mx, sim_tensor_get(x, at + (size_t)c));
+            mx = fmax(mx, row[c]);
         for (int64_t c = 0; c < cols; c++)
-            sum += exp(sim_tensor_get(x, at + (size_t)c) - mx);
-        for (int64_t c = 0; c < cols; c++)
-            sim_tensor_set(y, at + (size_t)c, exp(sim_tensor_get(x, at + (size_t)c) - mx) / sum);
+            sum += exp(row[c] - mx);
+        for (int64_t c = 0; c < cols; c++) {
+            double out = exp(row[c] - mx) / sum;
+            sim_tensor_set(y, (size_t)(r * cols + c), out);
+            if (bound)
+                bound[r * cols + c] = gamma * out;
+        }
     }
+    free(v);
 }

@@ -1150,7 +1150,7 @@ Test(kernels, softmax_reference)
     struct sim_tensor *x = tensor(SIM_F32, 2, ((int64_t[]){3, 3}), 0, log(2), log(3), 5, 5, 5, 100,
                                   100 + log(2), 100 + log(3));
     struct sim_tensor *y = zeros(SIM_F32, 2, (int64_t[]){3, 3});
-    sim_kref_softmax(x, y);
+    sim_kref_softmax(x, y, NULL);
     expect_values(y, 1e-6, 1 / 6.0, 2 / 6.0, 3 / 6.0, 1 / 3.0, 1 / 3.0, 1 / 3.0, 1 / 6.0, 2 / 6.0,
                   3 / 6.0);
     sim_tensor_unref(x);
@@ -1163,10 +1163,10 @@ Test(kernels, norm_references)
     struct sim_tensor *x = tensor(SIM_F32, 2, ((int64_t[]){1, 2}), 3, 4);
     struct sim_tensor *w = tensor(SIM_F32, 1, ((int64_t[]){2}), 1, 2);
     struct sim_tensor *o = zeros(SIM_F32, 2, (int64_t[]){1, 2});
-    sim_kref_rmsnorm(x, w, 0, o);
+    sim_kref_rmsnorm(x, w, 0, o, NULL);
     expect_values(o, 1e-6, 0.848528137, 2.262741700);
     /* eps joins the mean square: (3, 4) with eps 3.5: / sqrt(16) */
-    sim_kref_rmsnorm(x, w, 3.5, o);
+    sim_kref_rmsnorm(x, w, 3.5, o, NULL);
     expect_values(o, 1e-6, 0.75, 2);
     sim_tensor_unref(x);
     sim_tensor_unref(w);
@@ -1176,7 +1176,7 @@ Test(kernels, norm_references)
     struct sim_tensor *g = tensor(SIM_F32, 1, ((int64_t[]){4}), 2, 2, 2, 2);
     struct sim_tensor *b = tensor(SIM_F32, 1, ((int64_t[]){4}), 1, 1, 1, 1);
     o = zeros(SIM_F32, 2, (int64_t[]){1, 4});
-    sim_kref_layernorm(x, g, b, 0, o);
+    sim_kref_layernorm(x, g, b, 0, o, NULL);
     expect_values(o, 1e-6, 1 - 2 * 1.341640786, 1 - 2 * 0.447213595, 1 + 2 * 0.447213595,
                   1 + 2 * 1.341640786);
     sim_tensor_unref(x);
