@@ -1348,6 +1348,11 @@ void tl_set_tile(struct tl *tl, const char *tile_id)
 /* ==== Tiling at any size: values carried across a loop, tiled composites ====================
  * (see the last section of tl.h) */
 
+uint64_t tl_ipcq_capacity(const struct tl *tl)
+{
+    return tl->ipcq_size;
+}
+
 uint64_t tl_tcm_stack_bytes(const struct sim_config *cfg)
 {
     /* as tl_context_new lays the TCM out */

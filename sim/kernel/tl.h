@@ -276,6 +276,11 @@ void tl_fail(struct tl *tl, const char *fmt, ...) __attribute__((format(printf, 
  * that several ops wrote: a slice of an activation goes through HBM (store it, load the
  * slice), where views of a tensor are safe. */
 
+/* Bytes of the IPCQ slot ring a PE receives into (its share of its cube's SRAM): a tensor
+ * sent with tl_ipcq_send must fit it, and a sender that runs ahead of its receiver by more
+ * than the ring would overwrite slots not yet read. */
+uint64_t tl_ipcq_capacity(const struct tl *tl);
+
 /* Bytes of TCM the stack allocator has on a chip of config cfg (what tl_tcm_avail starts
  * from): for a kernel's setup to refuse sizes whose smallest tile cannot fit. */
 uint64_t tl_tcm_stack_bytes(const struct sim_config *cfg);

@@ -18,12 +18,13 @@
 
 enum { X_ARG, OUT_ARG, N_ARG };
 
-/* Elements [c * n / P, (c + 1) * n / P) of the 1-d vector v. */
-static struct tl_tensor *chunk(struct tl *tl, const struct tl_tensor *v, int64_t n, int64_t P,
-                               int64_t c)
+enum { MAX_PIECE = 16384 };
+
+/* Chunk c of n elements over P: [c * n / P, (c + 1) * n / P). */
+static void chunk_range(int64_t n, int64_t P, int64_t c, int64_t *lo, int64_t *hi)
 {
-    int64_t lo = c * n / P, len = (c + 1) * n / P - lo;
-    return tl_view(tl, v, (uint64_t)lo, 1, &len);
+    *lo = c * n / P;
+    *hi = (c + 1) * n / P;
 }
 
 static int64_t mod(int64_t a, int64_t m)
@@ -31,62 +32,112 @@ static int64_t mod(int64_t a, int64_t m)
     return ((a % m) + m) % m;
 }
 
+/* Round q's piece of chunk c of the 1-d vector v (pieces of at most `piece` elements), or
+ * NULL when the chunk has no elements left in that round. */
+static struct tl_tensor *piece_of(struct tl *tl, const struct tl_tensor *v, int64_t n, int64_t P,
+                                  int64_t c, int64_t q, int64_t piece)
+{
+    int64_t lo, hi;
+    chunk_range(n, P, c, &lo, &hi);
+    lo += q * piece;
+    if (lo >= hi)
+        return NULL;
+    int64_t len = hi - lo < piece ? hi - lo : piece;
+    return tl_view(tl, v, (uint64_t)lo, 1, &len);
+}
+
+void sim_kutil_allreduce(struct tl *tl, const struct tl_tensor *x, const struct tl_tensor *out,
+                         int64_t n)
+{
+    int64_t P = tl_nranks(tl), r = tl_rank(tl);
+    size_t ds = sim_dtype_size(tl_dtype(x));
+    /* pieces: at most five at once in the TCM (this PE's first piece, a step's part, arrival
+     * and sum, the sum kept for the all-gather and what it receives), and a
+     * quarter of the receiver's IPCQ slot ring, so that a sender running ahead never
+     * overwrites a slot its neighbour has still to read */
+    int64_t piece = (int64_t)(tl_tcm_avail(tl) / 5 / 64 * 64 / ds);
+    int64_t ipcq = (int64_t)(tl_ipcq_capacity(tl) / 4 / 64 * 64 / ds);
+    piece = piece < ipcq ? piece : ipcq;
+    piece = piece < MAX_PIECE ? piece : MAX_PIECE;
+    if (piece < 1)
+        tl_fail(tl, "the all-reduce has no room in the TCM");
+    if (P == 1) {
+        for (int64_t at = 0; at < n; at += piece) {
+            int64_t len = n - at < piece ? n - at : piece;
+            uint64_t mark = tl_tcm_mark(tl);
+            tl_store(tl, tl_view(tl, out, (uint64_t)at, 1, &len),
+                     tl_load(tl, tl_view(tl, x, (uint64_t)at, 1, &len)));
+            tl_tcm_release(tl, mark);
+        }
+        return;
+    }
+    unsigned right = (unsigned)mod(r + 1, P);
+    int64_t longest = (n + P - 1) / P, rounds = (longest + piece - 1) / piece;
+    char tile[48];
+    for (int64_t q = 0; q < rounds; q++) {
+        uint64_t round_mark = tl_tcm_mark(tl);
+        /* reduce-scatter: P - 1 steps, each adding the partial sum arriving from the left to
+         * this PE's part of that chunk and passing it on; the last leaves the full sum of
+         * chunk r + 1 here */
+        struct tl_tensor *own = piece_of(tl, x, n, P, r, q, piece), *cur = NULL, *first = NULL;
+        if (own)
+            first = tl_ipcq_send(tl, right, tl_load(tl, own));
+        for (int64_t s = 0; s < P - 1; s++) {
+            int64_t c = mod(r - s - 1, P);
+            struct tl_tensor *mine = piece_of(tl, x, n, P, c, q, piece);
+            if (!mine)
+                continue;
+            snprintf(tile, sizeof(tile), "reduce_scatter_%lld", (long long)s);
+            tl_set_tile(tl, tile);
+            struct tl_tensor *in = tl_ipcq_recv(tl);
+            uint64_t mark = tl_tcm_mark(tl);
+            struct tl_tensor *sum = tl_add(tl, tl_load(tl, mine), tl_load(tl, in));
+            if (s < P - 2) {
+                tl_wait(tl, tl_ipcq_send(tl, right, sum));
+                tl_tcm_release(tl, mark);
+            } else {
+                cur = sum; /* the full sum of chunk r + 1: kept for the all-gather */
+                tl_store(tl, piece_of(tl, out, n, P, c, q, piece), cur);
+            }
+        }
+        if (first)
+            tl_wait(tl, first);
+
+        /* all-gather: the full chunks travel round the ring */
+        struct tl_tensor *sent = cur ? tl_ipcq_send(tl, right, cur) : NULL;
+        for (int64_t s = 0; s < P - 1; s++) {
+            int64_t c = mod(r - s, P);
+            struct tl_tensor *dst = piece_of(tl, out, n, P, c, q, piece);
+            if (!dst)
+                continue;
+            snprintf(tile, sizeof(tile), "all_gather_%lld", (long long)s);
+            tl_set_tile(tl, tile);
+            struct tl_tensor *in = tl_ipcq_recv(tl);
+            uint64_t mark = tl_tcm_mark(tl);
+            struct tl_tensor *got = tl_load(tl, in);
+            tl_store(tl, dst, got);
+            if (s < P - 2)
+                tl_wait(tl, tl_ipcq_send(tl, right, got));
+            tl_tcm_release(tl, mark);
+        }
+        if (sent)
+            tl_wait(tl, sent);
+        tl_tcm_release(tl, round_mark);
+    }
+}
+
 static void allreduce_ring(struct tl *tl, const struct kargs *a)
 {
-    int64_t n = tl_arg_int(tl, a, N_ARG), P = tl_nranks(tl), r = tl_rank(tl);
+    int64_t n = tl_arg_int(tl, a, N_ARG);
     if (sim_kutil_row_elems(tl, a, X_ARG) != n || sim_kutil_row_elems(tl, a, OUT_ARG) != n)
         tl_fail(tl, "x and out must have rows of n = %lld elements", (long long)n);
-    if (n < P)
-        tl_fail(tl, "n = %lld elements do not make a chunk for each of the %lld PEs", (long long)n,
-                (long long)P);
     int64_t rows, row0 = sim_kutil_my_rows(tl, a, X_ARG, &rows);
     if (rows != 1)
         tl_fail(tl, "x must hold one row per PE, this PE has %lld", (long long)rows);
     struct tl_tensor *x = tl_reshape(tl, sim_kutil_rows(tl, a, X_ARG, row0, 1), 1, &n);
     struct tl_tensor *out = tl_reshape(tl, sim_kutil_rows(tl, a, OUT_ARG, row0, 1), 1, &n);
-    unsigned right = (unsigned)mod(r + 1, P);
-    char tile[48];
-
     tl_marker(tl, "allreduce.reduce_scatter");
-    struct tl_tensor *cur = tl_load(tl, chunk(tl, x, n, P, r));
-    if (P == 1) {
-        tl_store(tl, out, cur);
-        tl_marker(tl, "allreduce.end");
-        return;
-    }
-    struct tl_tensor *first = tl_ipcq_send(tl, right, cur);
-    for (int64_t s = 0; s < P - 1; s++) {
-        int64_t c = mod(r - s - 1, P);
-        snprintf(tile, sizeof(tile), "reduce_scatter_%lld", (long long)s);
-        tl_set_tile(tl, tile);
-        struct tl_tensor *in = tl_ipcq_recv(tl);
-        uint64_t mark = tl_tcm_mark(tl);
-        struct tl_tensor *sum = tl_add(tl, tl_load(tl, chunk(tl, x, n, P, c)), tl_load(tl, in));
-        if (s < P - 2) {
-            tl_wait(tl, tl_ipcq_send(tl, right, sum));
-            tl_tcm_release(tl, mark);
-        } else {
-            cur = sum; /* the full sum of chunk r + 1: kept for the all-gather */
-            tl_store(tl, chunk(tl, out, n, P, c), cur);
-        }
-    }
-    tl_wait(tl, first);
-
-    tl_marker(tl, "allreduce.all_gather");
-    struct tl_tensor *sent = tl_ipcq_send(tl, right, cur);
-    for (int64_t s = 0; s < P - 1; s++) {
-        int64_t c = mod(r - s, P);
-        snprintf(tile, sizeof(tile), "all_gather_%lld", (long long)s);
-        tl_set_tile(tl, tile);
-        struct tl_tensor *in = tl_ipcq_recv(tl);
-        uint64_t mark = tl_tcm_mark(tl);
-        struct tl_tensor *got = tl_load(tl, in);
-        tl_store(tl, chunk(tl, out, n, P, c), got);
-        if (s < P - 2)
-            tl_wait(tl, tl_ipcq_send(tl, right, got));
-        tl_tcm_release(tl, mark);
-    }
-    tl_wait(tl, sent);
+    sim_kutil_allreduce(tl, x, out, n);
     tl_set_tile(tl, NULL);
     tl_marker(tl, "allreduce.end");
 }
@@ -101,10 +152,6 @@ static int setup(struct sim_kbuild *b, const struct sim_kparams *p, struct diag 
         (rc = sim_kutil_pes(b, p, d)) < 0)
         return rc;
     int64_t P = rc, n = sim_kparams_int(p, "n");
-    if (n < P)
-        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
-                        "-k %s: key 'n': %lld elements do not make a chunk for each of %lld PEs",
-                        p->kernel->name, (long long)n, (long long)P);
     enum sim_dtype dt = sim_kparams_dtype(p, "dtype");
     bool fl = sim_dtype_is_float(dt);
     int64_t shape[2] = {P, n};
@@ -162,7 +209,7 @@ void sim_kref_allreduce(const struct sim_tensor *x, struct sim_tensor *out)
     for (int64_t c = 0; c < P; c++)
         for (int64_t i = c * n / P; i < (c + 1) * n / P; i++) {
             double s = sim_tensor_get(x, (size_t)(c * n + i));
-            for (int64_t j = 1; j < P; j++)
+            for (int64_t j = 1; j < P; j++) /* round to nearest, as the add does */
                 s = sim_kutil_round(x->dtype,
                                     s + sim_tensor_get(x, (size_t)(mod(c + j, P) * n + i)));
             for (int64_t r = 0; r < P; r++)

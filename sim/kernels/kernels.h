@@ -77,6 +77,17 @@ void sim_kutil_split(int64_t n, int64_t parts, int64_t p, int64_t *lo, int64_t *
  * not even one row fits. */
 int64_t sim_kutil_tile_rows(uint64_t avail, const uint64_t *row_bytes, size_t n, int64_t max);
 
+/*
+ * Ring all-reduce over every PE of the launch (as allreduce_ring does): x and out are 1-d
+ * HBM tensors of n elements on each PE (x this PE's contribution); afterwards every PE's
+ * out holds the elementwise sum. The vector is cut into P chunks, reduced round the ring
+ * (P - 1 steps) and gathered (P - 1 steps) by IPCQ copies, in rounds of pieces that fit the
+ * TCM and the IPCQ slots. Every PE of the launch must call it with the same n. Sets tile
+ * ids reduce_scatter_S / all_gather_S (cleared by the caller).
+ */
+void sim_kutil_allreduce(struct tl *tl, const struct tl_tensor *x, const struct tl_tensor *out,
+                         int64_t n);
+
 /* ---- reference adapters (sim_kernel.reference: the launch's arguments, kernel.h) -------- */
 
 /* The reference arguments must be n_tensors tensors followed by n_scalars scalars (more
