@@ -1348,6 +1348,11 @@ void tl_set_tile(struct tl *tl, const char *tile_id)
 /* ==== Tiling at any size: values carried across a loop, tiled composites ====================
  * (see the last section of tl.h) */
 
+void *tl_kernel_alloc(struct tl *tl, size_t n)
+{
+    return tl_alloc(tl, n);
+}
+
 uint64_t tl_ipcq_capacity(const struct tl *tl)
 {
     return tl->ipcq_size;

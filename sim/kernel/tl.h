@@ -276,6 +276,10 @@ void tl_fail(struct tl *tl, const char *fmt, ...) __attribute__((format(printf, 
  * that several ops wrote: a slice of an activation goes through HBM (store it, load the
  * slice), where views of a tensor are safe. */
 
+/* n zeroed bytes of host memory owned by the kernel instance (freed with the run, also when
+ * the kernel stops on an error): a kernel's own bookkeeping, e.g. arrays of handles. */
+void *tl_kernel_alloc(struct tl *tl, size_t n);
+
 /* Bytes of the IPCQ slot ring a PE receives into (its share of its cube's SRAM): a tensor
  * sent with tl_ipcq_send must fit it, and a sender that runs ahead of its receiver by more
  * than the ring would overwrite slots not yet read. */

@@ -131,22 +131,26 @@ void sim_kref_sparse_scale(const struct sim_tensor *x, const struct sim_tensor *
 
 /* The shape of an llm_decode run. */
 struct sim_kref_llm {
-    int64_t layers, d, heads, ff, prompt, gen;
+    int64_t layers, d, heads, kv_heads, ff, prompt, gen;
     double eps;
+    unsigned ranks; /* PEs the layers were split over (the all-reduce's terms) */
+};
+
+/* Its tensors (sim/kernels/llm_decode.c gives their shapes). */
+struct sim_kref_llm_io {
+    const struct sim_tensor *prompt, *wq, *wk, *wv, *wo, *w1, *w3, *w2; /* inputs */
+    struct sim_tensor *kcache, *vcache, *out;          /* the expected outputs (written) */
+    const struct sim_tensor *got_k, *got_v, *got_out;  /* the kernel's, or NULL */
+    double *bound_k, *bound_v, *bound_out;             /* per element, or NULL */
 };
 
 /*
- * llm_decode for one sequence: prompt (prompt x d), weights wq, wk, wv, wo (layers*d x d),
- * w1 (layers*d x ff), w2 (layers*ff x d); writes kcache, vcache (layers*T x d, T = prompt +
- * gen) and out (T x d: the hidden state after the last layer at each position). Values are
- * rounded to out's dtype where the kernel casts: the dots' activation operands, the caches
- * and out; the residual stream is not rounded (the kernel keeps it in f32).
+ * llm_decode in double: the expected caches and outputs, and their bounds. Where the
+ * kernel's own results are given, each position is recomputed from them (the keys and
+ * values attention reads, the output a generated token starts from), so that a rounding
+ * difference does not grow through every later token; without them the reference runs on
+ * its own results.
  */
-void sim_kref_llm_decode(const struct sim_kref_llm *s, const struct sim_tensor *prompt,
-                         const struct sim_tensor *wq, const struct sim_tensor *wk,
-                         const struct sim_tensor *wv, const struct sim_tensor *wo,
-                         const struct sim_tensor *w1, const struct sim_tensor *w2,
-                         struct sim_tensor *kcache, struct sim_tensor *vcache,
-                         struct sim_tensor *out);
+void sim_kref_llm_decode(const struct sim_kref_llm *s, const struct sim_kref_llm_io *io);
 
 #endif

@@ -1222,34 +1222,60 @@ Test(kernels, llm_decode_reference)
 {
     /*
      * d = 1, one head, one layer, ff 1, eps 0: rmsnorm of a scalar is its sign. Weights:
-     * wq = wk = wv = wo = 0.5, w1 = 1, w2 = 2. Prompt (2, -2), nothing generated.
+     * wq = wk = wv = wo = 0.5, w1 = w3 = 1, w2 = 2. Prompt (2, -2), nothing generated.
      * t = 0: h = 1; k = v = q = 0.5; one position: o = 0.5; x = 2 + 0.25 = 2.25;
-     *        MLP: h = 1, silu(1) = 0.731058579, x = 2.25 + 1.462117157 = 3.712117157.
+     *        MLP: h = 1, g = silu(1) * 1 = 0.731058579, x = 2.25 + 1.462117157.
      * t = 1: h = -1; k = v = q = -0.5; scores q.k = (-0.25, 0.25); softmax:
      *        p = (1 / (1 + e^0.5), e^0.5 / (1 + e^0.5)) = (0.377540669, 0.622459331);
      *        o = 0.5 p0 - 0.5 p1 = -0.122459331; x = -2 - 0.061229666 = -2.061229666;
-     *        MLP: h = -1, silu(-1) = -0.268941421, x = -2.061229666 - 0.537882843.
+     *        MLP: h = -1, g = silu(-1) * -1 = 0.268941421, x = -2.061229666 + 0.537882843.
      */
-    struct sim_kref_llm s = {.layers = 1, .d = 1, .heads = 1, .ff = 1, .prompt = 2, .gen = 0};
-    int64_t s11[2] = {1, 1}, s21[2] = {2, 1};
+    struct sim_kref_llm s = {.layers = 1, .d = 1, .heads = 1, .kv_heads = 1, .ff = 1,
+                             .prompt = 2, .gen = 0, .ranks = 1};
+    int64_t s21[2] = {2, 1}, s4[4] = {1, 1, 1, 1}, s3[3] = {1, 1, 1};
+    int64_t c2[4] = {1, 1, 2, 1};
     struct sim_tensor *prompt = tensor(SIM_F32, 2, s21, 2, -2);
-    struct sim_tensor *half = tensor(SIM_F32, 2, s11, 0.5);
-    struct sim_tensor *w1 = tensor(SIM_F32, 2, s11, 1);
-    struct sim_tensor *w2 = tensor(SIM_F32, 2, s11, 2);
-    struct sim_tensor *kc = zeros(SIM_F32, 2, s21), *vc = zeros(SIM_F32, 2, s21);
+    struct sim_tensor *half = tensor(SIM_F32, 4, s4, 0.5);
+    struct sim_tensor *w1 = tensor(SIM_F32, 3, s3, 1);
+    struct sim_tensor *w2 = tensor(SIM_F32, 3, s3, 2);
+    struct sim_tensor *kc = zeros(SIM_F32, 4, c2), *vc = zeros(SIM_F32, 4, c2);
     struct sim_tensor *out = zeros(SIM_F32, 2, s21);
-    sim_kref_llm_decode(&s, prompt, half, half, half, half, w1, w2, kc, vc, out);
+    double bk[2] = {0}, bv[2] = {0}, bo[2] = {0};
+    struct sim_kref_llm_io io = {.prompt = prompt, .wq = half, .wk = half, .wv = half,
+                                 .wo = half,       .w1 = w1,   .w3 = w1,   .w2 = w2,
+                                 .kcache = kc,     .vcache = vc, .out = out, .bound_k = bk,
+                                 .bound_v = bv,    .bound_out = bo};
+    sim_kref_llm_decode(&s, &io);
     expect_values(kc, 1e-7, 0.5, -0.5);
     expect_values(vc, 1e-7, 0.5, -0.5);
-    expect_values(out, 1e-6, 3.712117157, -2.061229666 - 0.537882843);
-    /* prompt (2), then one generated token whose input is the hidden state 3.712...: its
-     * sign is 1 too, so the cache holds 0.5 at both positions */
+    expect_values(out, 1e-6, 2.25 + 1.462117157, -2.061229666 + 0.537882843);
+    /* the bounds: one-term dot products (gamma_1 |h w|), ... small and positive */
+    cr_assert(bk[0] > 0 && bk[0] < 1e-6 && bo[1] > 0 && bo[1] < 1e-5, "%g %g", bk[0], bo[1]);
+    /* prompt (2), then one generated token whose input is out[0] = 3.712...: its sign is 1
+     * too, so the cache holds 0.5 at both positions */
     s.prompt = 1;
     s.gen = 1;
-    sim_kref_llm_decode(&s, prompt, half, half, half, half, w1, w2, kc, vc, out);
+    sim_kref_llm_decode(&s, &io);
     /* t = 1: h = 1, equal scores, o = 0.5, x = 3.712117157 + 0.25, + 1.462117157 */
     expect_values(out, 1e-6, 3.712117157, 3.712117157 + 0.25 + 1.462117157);
     expect_values(kc, 1e-7, 0.5, 0.5);
+    /* with the kernel's own results: the generated token starts from the kernel's out[0],
+     * and attention reads the kernel's keys and values */
+    struct sim_tensor *gout = tensor(SIM_F32, 2, s21, -7, 0);
+    struct sim_tensor *gk = tensor(SIM_F32, 4, c2, 0.5, 0.5), *gv = tensor(SIM_F32, 4, c2, 1, 3);
+    io.got_out = gout;
+    io.got_k = gk;
+    io.got_v = gv;
+    sim_kref_llm_decode(&s, &io);
+    /* t = 0: attention reads the kernel's value 1: o = 1, x = 2 + 0.5, + 1.462117157;
+     * t = 1 from x = -7: h = -1, k = v = q = -0.5 (the expected cache row); scores over the
+     * kernel's keys (0.5, 0.5) are equal: o = (1 + 3) / 2 = 2, x = -7 + 1 = -6; MLP: h = -1,
+     * g = 0.268941421, x = -6 + 0.537882843 */
+    expect_values(kc, 1e-7, 0.5, -0.5);
+    expect_values(out, 1e-6, 2.5 + 1.462117157, -6 + 0.537882843);
+    sim_tensor_unref(gout);
+    sim_tensor_unref(gk);
+    sim_tensor_unref(gv);
     sim_tensor_unref(prompt);
     sim_tensor_unref(half);
     sim_tensor_unref(w1);

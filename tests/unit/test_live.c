@@ -653,8 +653,9 @@ Test(live, two_feeds_and_two_runs_in_one_process_agree)
 
 Test(live, llm_decode_tokens_and_markers_round_trip)
 {
-    /* 3 prompt tokens and 2 generated ones on 2 layers: a TOKEN_EVENT per position, a
-     * marker per layer of every token and PREFILL_DONE (sim/kernels/llm_decode.c) */
+    /* 3 prompt tokens (one prefill step) and 2 generated ones on 2 layers: a TOKEN_EVENT
+     * per step, a marker per layer of every step and PREFILL_DONE
+     * (sim/kernels/llm_decode.c) */
     struct sim_run *r = new_run("llm_decode:prompt=3,gen=2,layers=2");
     const char *path = tmp_path("llm.json");
     struct trace_live_opts o = opts(path);
@@ -666,7 +667,7 @@ Test(live, llm_decode_tokens_and_markers_round_trip)
     }
     cr_assert_eq(trace_live_finish(l, true, NULL), 0);
     const struct trace_model *m = trace_live_model(l);
-    cr_assert_eq(trace_model_token_count(m), 5);
+    cr_assert_eq(trace_model_token_count(m), 3);
     size_t prefill = 0, layer_marks = 0, done = 0;
     for (size_t i = 0; i < trace_model_token_count(m); i++)
         prefill += !trace_model_token(m, i)->decode;
@@ -675,8 +676,8 @@ Test(live, llm_decode_tokens_and_markers_round_trip)
         layer_marks += strncmp(name, "layer", 5) == 0;
         done += strcmp(name, "PREFILL_DONE") == 0;
     }
-    cr_assert_eq(prefill, 3);
-    cr_assert_eq(layer_marks, 5 * 2);
+    cr_assert_eq(prefill, 1);
+    cr_assert_eq(layer_marks, 3 * 2);
     cr_assert_eq(done, 1);
     struct trace_model *back = load(path, NULL);
     expect_same_model(m, back);

@@ -453,9 +453,9 @@ Test(workload, embedded_demo_and_smoke)
     char buf[1024];
     cr_assert_eq(sim_workload_load_embedded(SIM_WORKLOAD_DEMO, &w, &d), 0, "%s",
                  diag_format(&d, buf, sizeof(buf)));
-    cr_assert_eq(w->n_msgs, 43);
+    cr_assert_eq(w->n_msgs, 48);
     cr_assert_eq(w->msgs[0].msg_type, SIM_MSG_MEMORY_WRITE);
-    cr_assert_eq(w->msgs[42].msg_type, SIM_MSG_MEMORY_READ);
+    cr_assert_eq(w->msgs[47].msg_type, SIM_MSG_MEMORY_READ);
     const char *kernels[6];
     size_t nk = 0;
     for (size_t i = 0; i < w->n_msgs; i++)
