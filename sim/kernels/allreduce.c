@@ -47,8 +47,9 @@ static struct tl_tensor *piece_of(struct tl *tl, const struct tl_tensor *v, int6
 }
 
 void sim_kutil_allreduce(struct tl *tl, const struct tl_tensor *x, const struct tl_tensor *out,
-                         int64_t n)
+                         int64_t n, const char *tile_prefix)
 {
+    const char *pre = tile_prefix ? tile_prefix : "", *dot = tile_prefix ? "." : "";
     int64_t P = tl_nranks(tl), r = tl_rank(tl);
     size_t ds = sim_dtype_size(tl_dtype(x));
     /* pieces: at most five at once in the TCM (this PE's first piece, a step's part, arrival
@@ -73,7 +74,7 @@ void sim_kutil_allreduce(struct tl *tl, const struct tl_tensor *x, const struct 
     }
     unsigned right = (unsigned)mod(r + 1, P);
     int64_t longest = (n + P - 1) / P, rounds = (longest + piece - 1) / piece;
-    char tile[48];
+    char tile[96];
     for (int64_t q = 0; q < rounds; q++) {
         uint64_t round_mark = tl_tcm_mark(tl);
         /* reduce-scatter: P - 1 steps, each adding the partial sum arriving from the left to
@@ -87,7 +88,7 @@ void sim_kutil_allreduce(struct tl *tl, const struct tl_tensor *x, const struct 
             struct tl_tensor *mine = piece_of(tl, x, n, P, c, q, piece);
             if (!mine)
                 continue;
-            snprintf(tile, sizeof(tile), "reduce_scatter_%lld", (long long)s);
+            snprintf(tile, sizeof(tile), "%s%sreduce_scatter_%lld", pre, dot, (long long)s);
             tl_set_tile(tl, tile);
             struct tl_tensor *in = tl_ipcq_recv(tl);
             uint64_t mark = tl_tcm_mark(tl);
@@ -110,7 +111,7 @@ void sim_kutil_allreduce(struct tl *tl, const struct tl_tensor *x, const struct 
             struct tl_tensor *dst = piece_of(tl, out, n, P, c, q, piece);
             if (!dst)
                 continue;
-            snprintf(tile, sizeof(tile), "all_gather_%lld", (long long)s);
+            snprintf(tile, sizeof(tile), "%s%sall_gather_%lld", pre, dot, (long long)s);
             tl_set_tile(tl, tile);
             struct tl_tensor *in = tl_ipcq_recv(tl);
             uint64_t mark = tl_tcm_mark(tl);
@@ -137,7 +138,7 @@ static void allreduce_ring(struct tl *tl, const struct kargs *a)
     struct tl_tensor *x = tl_reshape(tl, sim_kutil_rows(tl, a, X_ARG, row0, 1), 1, &n);
     struct tl_tensor *out = tl_reshape(tl, sim_kutil_rows(tl, a, OUT_ARG, row0, 1), 1, &n);
     tl_marker(tl, "allreduce.reduce_scatter");
-    sim_kutil_allreduce(tl, x, out, n);
+    sim_kutil_allreduce(tl, x, out, n, NULL);
     tl_set_tile(tl, NULL);
     tl_marker(tl, "allreduce.end");
 }

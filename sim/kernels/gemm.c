@@ -262,7 +262,21 @@ static int setup_common(struct sim_kbuild *b, const struct sim_kparams *p, struc
 static int setup_explicit(struct sim_kbuild *b, const struct sim_kparams *p, struct diag *d)
 {
     int rc = sim_kutil_at_least(p, "tile", 0, d);
-    if (rc < 0 || (rc = setup_common(b, p, d)) < 0)
+    if (rc < 0 || (rc = sim_kutil_at_least(p, "n", 1, d)) < 0)
+        return rc;
+    /* the smallest tiling: one row of B against one row's accumulator, product and cast */
+    int64_t n = sim_kparams_int(p, "n");
+    enum sim_dtype dt = sim_kparams_dtype(p, "dtype");
+    size_t ds = sim_dtype_size(dt), dc = sim_dtype_size(sim_kutil_gemm_out(dt));
+    uint64_t need = 2 * align64((uint64_t)n * 4) + align64((uint64_t)n * dc) +
+                    align64((uint64_t)n * ds) + 64;
+    uint64_t have = tl_tcm_stack_bytes(sim_kbuild_config(b));
+    if (need > have)
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                        "-k gemm_explicit: key 'n': %lld: a row of B with a row of C's "
+                        "accumulator needs %llu bytes of TCM, a PE of this chip has %llu",
+                        (long long)n, (unsigned long long)need, (unsigned long long)have);
+    if ((rc = setup_common(b, p, d)) < 0)
         return rc;
     sim_kbuild_int(b, sim_kparams_int(p, "tile"));
     return 0;

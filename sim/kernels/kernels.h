@@ -83,10 +83,11 @@ int64_t sim_kutil_tile_rows(uint64_t avail, const uint64_t *row_bytes, size_t n,
  * out holds the elementwise sum. The vector is cut into P chunks, reduced round the ring
  * (P - 1 steps) and gathered (P - 1 steps) by IPCQ copies, in rounds of pieces that fit the
  * TCM and the IPCQ slots. Every PE of the launch must call it with the same n. Sets tile
- * ids reduce_scatter_S / all_gather_S (cleared by the caller).
+ * ids reduce_scatter_S / all_gather_S, after "tile_prefix." unless it is NULL (the caller
+ * sets or clears the tile id afterwards).
  */
 void sim_kutil_allreduce(struct tl *tl, const struct tl_tensor *x, const struct tl_tensor *out,
-                         int64_t n);
+                         int64_t n, const char *tile_prefix);
 
 /* ---- reference adapters (sim_kernel.reference: the launch's arguments, kernel.h) -------- */
 

@@ -39,12 +39,11 @@
  * after the prompt; every rank's ops carry layer_id "layerL" and tile_id "tokT.attn" /
  * "tokT.mlp" (T the step's first position).
  *
- * Arguments: prompt (P x d), positions (T, f32: 0 .. T-1), wq (L x H x d x dh),
- * wk, wv (L x KV x d x dh), wo (L x H x d x dh), w1, w3, w2 (L x ff x d), kcache,
- * vcache (L x KV x T x dh), work (R x 5 d M, f32), hwork (R x d M), out (T x d): tensors
- * (weights and caches split over the ranks on axis 1, work and hwork a row per rank; M the
- * most tokens per step the scratch holds); layers, heads, kv_heads, prompt_len, gen: i32;
- * eps: f32. T = P + gen. Weights, caches, hwork and out are of the dtype (f32, f16, bf16):
+ * Arguments: prompt (P x d), wq (L x H x d x dh), wk, wv (L x KV x d x dh),
+ * wo (L x H x d x dh), w1, w3, w2 (L x ff x d), kcache, vcache (L x KV x T x dh),
+ * work (R x (5 d M + T), f32), hwork (R x d M), out (T x d): tensors (weights and caches
+ * split over the ranks on axis 1, work and hwork a row per rank; M the most tokens per step
+ * the scratch holds); layers, heads, kv_heads, prompt_len, gen: i32; eps: f32. T = P + gen. Weights, caches, hwork and out are of the dtype (f32, f16, bf16):
  * GEMMs run on it, accumulating in f32; everything else runs in f32.
  */
 #include "sim/kernels/kernels.h"
@@ -58,7 +57,6 @@
 
 enum {
     PROMPT_ARG,
-    POS_ARG,
     WQ_ARG,
     WK_ARG,
     WV_ARG,
@@ -80,9 +78,11 @@ enum {
     N_ARGS,
 };
 
-/* Tokens per step at most (the prompt's chunks), and regions of a rank's work row. */
+/* Tokens per step at most (the prompt's chunks), and regions of a rank's work row: five of
+ * d x M (the residual x^T, the two partial sums, the all-reduced sum, the step's hidden
+ * states as rows), then the positions 0 .. T-1 (for the causal mask and the identity). */
 enum { MAX_STEP = 64 };
-enum { R_XT, R_PA, R_PM, R_SUM, R_XROWS, N_REGIONS };
+enum { R_XT, R_PA, R_PM, R_SUM, R_XROWS, N_REGIONS, R_POS = N_REGIONS };
 
 /* The shape of a run and this rank's share of it. */
 struct llm_shape {
@@ -222,14 +222,35 @@ static int64_t fit(struct tl *tl, uint64_t fixed, uint64_t per_unit, int64_t mos
     return n < most ? n : most;
 }
 
+/* Positions [p0, p0 + n) (f32) as an HBM tensor of the given shape. */
+static struct tl_tensor *positions(struct llm *m, int64_t p0, unsigned ndim, const int64_t *shape)
+{
+    return work(m, R_POS, (uint64_t)p0, ndim, shape);
+}
+
+/* Write the positions 0 .. T-1 into the work row: 0, then each stretch [n, 2n) is [0, n)
+ * plus n (log2 T steps, not an op per element). */
+static void make_positions(struct llm *m)
+{
+    struct tl *tl = m->tl;
+    int64_t T = m->s.T, one = 1;
+    uint64_t mark = tl_tcm_mark(tl);
+    tl_store(tl, positions(m, 0, 1, &one), tl_const(tl, 0, SIM_F32));
+    for (int64_t n = 1; n < T; n *= 2) {
+        int64_t len = T - n < n ? T - n : n;
+        struct tl_tensor *t = tl_load(tl, positions(m, 0, 1, &len));
+        tl_store(tl, positions(m, n, 1, &len), tl_add(tl, t, tl_const(tl, (double)n, SIM_F32)));
+        tl_tcm_release(tl, mark);
+    }
+}
+
 /* The identity (k x k, f32) from the positions: eq(pos[0..k) as a row, as a column). */
 static struct tl_tensor *identity(struct llm *m, int64_t k)
 {
     struct tl *tl = m->tl;
     int64_t row[2] = {1, k}, col[2] = {k, 1};
-    struct tl_tensor *pos = sim_kutil_rows(tl, m->a, POS_ARG, 0, k);
-    struct tl_tensor *a = tl_load(tl, tl_reshape(tl, pos, 2, row));
-    struct tl_tensor *b = tl_load(tl, tl_reshape(tl, pos, 2, col));
+    struct tl_tensor *a = tl_load(tl, positions(m, 0, 2, row));
+    struct tl_tensor *b = tl_load(tl, positions(m, 0, 2, col));
     const struct tl_tensor *in[2] = {a, b};
     return tl_math(tl, "eq", 2, in, false, 0, SIM_F32);
 }
@@ -287,12 +308,14 @@ static void norm(struct llm *m, int64_t k)
     tl_tcm_release(tl, mark);
 }
 
-/* x^T += the all-reduced partial sums of region reg, in blocks of rows. */
-static void residual(struct llm *m, int reg, int64_t k)
+/* x^T += the all-reduced partial sums of region reg, in blocks of rows (tile: the step's
+ * tile id, which the all-reduce's steps extend and this restores). */
+static void residual(struct llm *m, int reg, int64_t k, const char *tile)
 {
     struct tl *tl = m->tl;
     int64_t D = m->s.D, n = D * k;
-    sim_kutil_allreduce(tl, work(m, reg, 0, 1, &n), work(m, R_SUM, 0, 1, &n), n);
+    sim_kutil_allreduce(tl, work(m, reg, 0, 1, &n), work(m, R_SUM, 0, 1, &n), n, tile);
+    tl_set_tile(tl, tile);
     int64_t rb = fit(tl, 0, 3 * (uint64_t)k * 4 + 192, D);
     if (rb < 1)
         tl_fail(tl, "no room in the TCM for a row of %lld tokens", (long long)k);
@@ -384,10 +407,8 @@ static void attention(struct llm *m, int64_t l, int64_t t0, int64_t k)
                 tl_mul(tl, tl_dot_ex(tl, m->q[i], K, false, true, SIM_F32), m->scale);
             if (j0 + len > t0 + 1) { /* keys after a query's position: masked */
                 int64_t kr[2] = {1, len};
-                struct tl_tensor *kp = tl_load(
-                    tl, tl_reshape(tl, sim_kutil_rows(tl, m->a, POS_ARG, j0, len), 2, kr));
-                struct tl_tensor *qp = tl_load(
-                    tl, tl_reshape(tl, sim_kutil_rows(tl, m->a, POS_ARG, t0, k), 2, col));
+                struct tl_tensor *kp = tl_load(tl, positions(m, j0, 2, kr));
+                struct tl_tensor *qp = tl_load(tl, positions(m, t0, 2, col));
                 const struct tl_tensor *cmp[2] = {kp, qp};
                 sc = tl_where(tl, tl_math(tl, "gt", 2, cmp, false, 0, SIM_F32), m->neg, sc);
             }
@@ -518,13 +539,15 @@ static void step(struct llm *m, int64_t t0, int64_t k)
         attention(m, l, t0, k);
         out_proj(m, l, k);
         tl_tcm_release(tl, mark);
-        residual(m, R_PA, k);
+        residual(m, R_PA, k, name);
         snprintf(name, sizeof(name), "tok%lld.mlp", (long long)t0);
         tl_set_tile(tl, name);
         norm(m, k);
         mlp(m, l, k);
-        residual(m, R_PM, k);
+        residual(m, R_PM, k, name);
     }
+    snprintf(name, sizeof(name), "tok%lld.output", (long long)t0);
+    tl_set_tile(tl, name);
     step_output(m, t0, k);
     tl_set_layer(tl, NULL);
     tl_set_tile(tl, NULL);
@@ -568,7 +591,6 @@ static void llm_decode(struct tl *tl, const struct kargs *a)
     shape_rank(s, tl_rank(tl));
     int64_t L = s->L, D = s->D, dh = s->dh;
     expect_dims(tl, a, PROMPT_ARG, "prompt", 2, (int64_t[]){s->P, D});
-    expect_dims(tl, a, POS_ARG, "positions", 1, (int64_t[]){s->T});
     expect_dims(tl, a, WQ_ARG, "wq", 4, (int64_t[]){L, s->H, D, dh});
     expect_dims(tl, a, WK_ARG, "wk", 4, (int64_t[]){L, s->KV, D, dh});
     expect_dims(tl, a, WV_ARG, "wv", 4, (int64_t[]){L, s->KV, D, dh});
@@ -585,10 +607,10 @@ static void llm_decode(struct tl *tl, const struct kargs *a)
     int64_t hrows, h0 = sim_kutil_my_rows(tl, a, HWORK_ARG, &hrows);
     int64_t wlen = sim_kutil_row_elems(tl, a, WORK_ARG), hlen = sim_kutil_row_elems(tl, a, HWORK_ARG);
     s->mcap = hlen / D;
-    if (wrows != 1 || hrows != 1 || s->mcap < 1 || wlen < N_REGIONS * D * s->mcap ||
+    if (wrows != 1 || hrows != 1 || s->mcap < 1 || wlen < N_REGIONS * D * s->mcap + s->T ||
         a->v[WORK_ARG].dtype != SIM_F32 || a->v[HWORK_ARG].dtype != m.dt)
         tl_fail(tl,
-                "work (f32) and hwork (%s) must give each PE a row, of %d x d x M and d x M "
+                "work (f32) and hwork (%s) must give each PE a row, of %d x d x M + T and d x M "
                 "elements",
                 sim_dtype_name(m.dt), N_REGIONS);
     m.work = tl_reshape(tl, sim_kutil_rows(tl, a, WORK_ARG, w0, 1), 1, &wlen);
@@ -607,11 +629,16 @@ static void llm_decode(struct tl *tl, const struct kargs *a)
     while (chunk > 1 && step_need(s, chunk, maxh, maxg, m.ds) > tl_tcm_avail(tl))
         chunk /= 2;
 
+    tl_set_tile(tl, "positions");
+    make_positions(&m);
+    char tile[48];
     int64_t last = 0; /* tokens of the last step */
     for (int64_t t0 = 0; t0 < s->P; t0 += chunk) {
         int64_t k = s->P - t0 < chunk ? s->P - t0 : chunk;
         if (s->r == 0)
             tl_token_begin(tl, t0, false);
+        snprintf(tile, sizeof(tile), "tok%lld.input", (long long)t0);
+        tl_set_tile(tl, tile);
         step_input(&m, t0, k, NULL);
         step(&m, t0, k);
         if (s->r == 0)
@@ -625,6 +652,8 @@ static void llm_decode(struct tl *tl, const struct kargs *a)
             tl_token_begin(tl, t, true);
         /* the previous position's hidden state, rounded to the dtype as out holds it */
         int64_t row[2] = {1, D};
+        snprintf(tile, sizeof(tile), "tok%lld.input", (long long)t);
+        tl_set_tile(tl, tile);
         step_input(&m, t, 1, work(&m, R_XROWS, (uint64_t)((last - 1) * D), 2, row));
         step(&m, t, 1);
         if (s->r == 0)
@@ -715,11 +744,9 @@ static int setup(struct sim_kbuild *b, const struct sim_kparams *p, struct diag 
     double wd = sqrt(3.0 / (double)D), wf = sqrt(3.0 / (double)F);
     int64_t s_prompt[2] = {s.P, D}, s_q[4] = {L, s.H, D, dh}, s_kv[4] = {L, s.KV, D, dh};
     int64_t s_ff[3] = {L, F, D}, s_cache[4] = {L, s.KV, s.T, dh};
-    int64_t s_work[2] = {s.R, N_REGIONS * D * s.mcap}, s_hwork[2] = {s.R, D * s.mcap};
+    int64_t s_work[2] = {s.R, N_REGIONS * D * s.mcap + s.T}, s_hwork[2] = {s.R, D * s.mcap};
     int64_t s_out[2] = {s.T, D};
     (void)((rc = sim_kutil_tensor(b, "prompt", dt, 2, s_prompt, SIM_KFILL_RANDOM, -1, 1, false,
-                                  false, d)) < 0 ||
-           (rc = sim_kutil_tensor(b, "positions", SIM_F32, 1, &s.T, SIM_KFILL_ARANGE, 0, 0, false,
                                   false, d)) < 0 ||
            (rc = split_tensor(b, "wq", dt, 4, s_q, SIM_KFILL_RANDOM, wd, heads, false, d)) < 0 ||
            (rc = split_tensor(b, "wk", dt, 4, s_kv, SIM_KFILL_RANDOM, wd, kv, false, d)) < 0 ||
@@ -837,7 +864,6 @@ static const struct sim_kparam params[] = {
 
 static const struct sim_karg_desc args[] = {
     {"prompt", SIM_KARG_TENSOR, "dtype", "prompt x dim", NULL},
-    {"positions", SIM_KARG_TENSOR, "f32", "T: 0 .. T-1", NULL},
     {"wq", SIM_KARG_TENSOR, "dtype", "layers x heads x dim x dh", NULL},
     {"wk", SIM_KARG_TENSOR, "dtype", "layers x kv_heads x dim x dh", NULL},
     {"wv", SIM_KARG_TENSOR, "dtype", "layers x kv_heads x dim x dh", NULL},
@@ -847,7 +873,7 @@ static const struct sim_karg_desc args[] = {
     {"w2", SIM_KARG_TENSOR, "dtype", "layers x ff x dim", NULL},
     {"kcache", SIM_KARG_TENSOR, "dtype", "layers x kv_heads x T x dh", NULL},
     {"vcache", SIM_KARG_TENSOR, "dtype", "layers x kv_heads x T x dh", NULL},
-    {"work", SIM_KARG_TENSOR, "f32", "PEs x 5 dim M", NULL},
+    {"work", SIM_KARG_TENSOR, "f32", "PEs x (5 dim M + T)", NULL},
     {"hwork", SIM_KARG_TENSOR, "dtype", "PEs x dim M", NULL},
     {"out", SIM_KARG_TENSOR, "dtype", "T x dim", NULL},
     {"layers", SIM_KARG_SCALAR, "i32", NULL, NULL},

@@ -140,6 +140,15 @@ Test(kernels, the_registry_lists_every_kernel_in_name_order)
         cr_assert_str_eq(k->name, want[i]);
         cr_assert(k->summary && k->summary[0] && sim_kernel_nargs(k) > 0, "%s is documented",
                   k->name);
+        /* every argument has a name, a kind and a type, and the names are distinct */
+        for (size_t j = 0; j < sim_kernel_nargs(k); j++) {
+            const struct sim_karg_desc *a = &k->args[j];
+            cr_assert(a->name[0] && a->dtype && a->dtype[0], "%s argument %zu", k->name, j);
+            cr_assert(a->kind == SIM_KARG_TENSOR || a->kind == SIM_KARG_SCALAR);
+            for (size_t q = 0; q < j; q++)
+                cr_assert_str_neq(k->args[q].name, a->name, "%s: two arguments named %s",
+                                  k->name, a->name);
+        }
         cr_assert_not_null(k->fn);
         cr_assert_not_null(k->setup);
     }
@@ -206,12 +215,27 @@ static void expect_composite(const char *spec, const char *dtype_in, const char 
         cr_assert_str_eq(pstr(rec[i], "dst_space"), "hbm");
     }
     cr_assert_eq(seen, 2, "one composite per PE");
-    /* the engine's pipeline: 64 x 128 in 64 x 64 tiles, three stages each, per PE */
+    /* the engine's pipeline: tiles of C accumulated over slices of k, sized to the TCM
+     * (tiny: 11264 bytes); the GEMM stages cover the product, each tile is written once */
     for (int g = 0; g < 2; g++) {
         cr_assert_eq(count(r, "composite_gemm", g), 1);
-        cr_assert_eq(count(r, "TileToken/DMA_READ", g), 2);
-        cr_assert_eq(count(r, "TileToken/GEMM", g), 2);
-        cr_assert_eq(count(r, "TileToken/DMA_WRITE", g), 2);
+        cr_assert_eq(count(r, "TileToken/DMA_READ", g), count(r, "TileToken/GEMM", g));
+        cr_assert_gt(count(r, "TileToken/GEMM", g), count(r, "TileToken/DMA_WRITE", g));
+        size_t nrec;
+        struct sim_op_record *const *all = records(r, &nrec);
+        int64_t macs = 0, written = 0;
+        for (size_t i = 0; i < nrec; i++) {
+            if (!on_pe(all[i], g, r))
+                continue;
+            if (strcmp(all[i]->op_name, "TileToken/GEMM") == 0)
+                macs += pint(all[i], "m") * pint(all[i], "n") * pint(all[i], "k");
+            if (strcmp(all[i]->op_name, "TileToken/DMA_WRITE") == 0)
+                written += pint(all[i], "nbytes");
+            if (strcmp(all[i]->op_name, "TileToken/DMA_READ") == 0)
+                cr_assert_leq(2 * pint(all[i], "nbytes"), 11264, "two tiles fit the TCM");
+        }
+        cr_assert_eq(macs, 64 * 128 * 128);
+        cr_assert_eq(written, (int64_t)(64 * 128 * out_size));
     }
     sim_run_free(r);
 }
@@ -308,35 +332,40 @@ Test(kernels, gemm_explicit_sizes_its_tiles_to_the_tcm)
     sim_run_free(r);
 }
 
-static const char *first_failure(struct sim_run *r, struct sim_run_summary *s)
+Test(kernels, gemm_explicit_tiles_k_when_b_does_not_fit_the_tcm)
 {
-    sim_run_summarize(r, s);
-    cr_assert_gt(s->n_failures, 0);
-    for (size_t i = 0; i < s->n_failures; i++)
-        if (s->failures[i].kernel)
-            return s->failures[i].message;
-    return s->failures[0].message;
+    /* tiny: B (128 x 64 f32, 32 KiB) does not fit the 11264 bytes of the allocator. Rows of
+     * C are computed against blocks of whole rows of B (loaded once per group of rows), each
+     * row's products added into an f32 accumulator, then stored: every load and store is
+     * contiguous, and phase 2 agrees with the reference */
+    struct sim_run *r = run_clean(TINY, "gemm_explicit:k=128,n=64");
+    cr_assert_eq(count(r, "TileToken/GEMM", -1), 0, "no tokens: B is not resident");
+    size_t n, blocks = 0, pieces = 0, rows = 0;
+    struct sim_op_record *const *rec = records(r, &n);
+    for (size_t i = 0; i < n; i++) {
+        const struct sim_op_record *o = rec[i];
+        if (!on_pe(o, 0, r))
+            continue;
+        if (strcmp(o->op_name, "dma_read") == 0) {
+            int64_t b = pint(o, "nbytes");
+            cr_assert(b % (64 * 4) == 0 || b <= 128 * 4, "a block of B or a piece of a row of A");
+            blocks += b % (64 * 4) == 0 && b > 128 * 4;
+            pieces += b <= 128 * 4;
+        }
+        if (strcmp(o->op_name, "dma_write") == 0) {
+            cr_assert_eq(pint(o, "nbytes"), 64 * 4, "a whole row of C");
+            rows++;
+        }
+    }
+    cr_assert_eq(rows, 64, "the PE's 64 rows of C");
+    cr_assert_gt(blocks, 1, "B in several blocks of K");
+    cr_assert_eq(pieces % 64, 0, "a piece of every row of A per block");
+    sim_run_free(r);
+    /* the tile parameter sets the rows per group here too */
+    r = run_clean(TINY, "gemm_explicit:tile=32,k=128,n=64");
+    sim_run_free(r);
 }
 
-Test(kernels, gemm_explicit_says_when_b_does_not_fit_the_tcm)
-{
-    struct sim_run *r = run_spec(TINY, "gemm_explicit:k=128,n=64");
-    struct sim_run_summary s;
-    const char *msg = first_failure(r, &s);
-    cr_assert(strstr(msg, "kernel 'gemm_explicit' on sip0.cube0.pe"), "%s", msg);
-    cr_assert(strstr(msg, "the TCM is full"), "%s", msg);
-    sim_run_summary_fini(&s);
-    sim_run_free(r);
-    r = run_spec(TINY, "gemm_explicit:tile=32");
-    msg = first_failure(r, &s);
-    cr_assert(strstr(msg, "tile=32: 2 tiles of 32 rows do not fit"), "%s", msg);
-    sim_run_summary_fini(&s);
-    sim_run_free(r);
-}
-
-/* ---- softmax, norms: math records with input snapshots (D3.4, D4) ------------------------ */
-
-/* The op names of PE 0's records, in order, joined by spaces. */
 static void op_sequence(struct sim_run *r, char *buf, size_t size)
 {
     size_t n, len = 0;
@@ -523,91 +552,150 @@ Test(kernels, allreduce_ring_first_copies_carry_the_senders_data)
 
 /* ---- llm_decode: markers, tokens, annotations, a growing KV cache ------------------------- */
 
-Test(kernels, llm_decode_reports_a_marker_per_layer_and_a_token_per_position)
+Test(kernels, llm_decode_reports_a_marker_per_layer_and_a_token_per_step)
 {
-    /* 3 layers, 2 prompt tokens, 3 generated, on 2 PEs (a sequence each) */
+    /* 3 layers, a 2-token prompt (one step) and 3 generated tokens, on 2 PEs: rank 0
+     * reports, rank 1 does not */
     struct sim_run *r = run_clean(TINY, "llm_decode:layers=3,prompt=2,gen=3,pes=2");
     struct sim_chip *chip = sim_run_chip(r);
-    for (int g = 0; g < 2; g++) {
-        char cpu[64];
-        snprintf(cpu, sizeof(cpu), "sip0.cube0.pe%d.pe_cpu", g);
-        /* markers: layer0 layer1 layer2 per token, PREFILL_DONE after the second token */
-        const char *want[5 * 3 + 1];
-        size_t w = 0;
-        for (int t = 0; t < 5; t++) {
-            want[w++] = "layer0";
-            want[w++] = "layer1";
-            want[w++] = "layer2";
-            if (t == 1)
-                want[w++] = "PREFILL_DONE";
-        }
-        size_t got = 0;
-        double last = -1;
-        for (size_t i = 0; i < sim_chip_marker_count(chip); i++) {
-            const struct sim_chip_marker *m = sim_chip_marker(chip, i);
-            if (strcmp(m->component, cpu) != 0)
-                continue;
-            cr_assert_lt(got, w);
-            cr_assert_str_eq(m->name, want[got], "marker %zu of %s", got, cpu);
-            cr_assert_str_eq(m->kernel, "llm_decode");
-            cr_assert_geq(m->t_ns, last);
-            last = m->t_ns;
-            got++;
-        }
-        cr_assert_eq(got, w);
-        /* tokens 0, 1 PREFILL, 2, 3, 4 DECODE, one after the other */
-        size_t tok = 0;
-        double end = 0;
-        for (size_t i = 0; i < sim_chip_token_count(chip); i++) {
-            const struct sim_chip_token *t = sim_chip_token(chip, i);
-            if (strcmp(t->component, cpu) != 0)
-                continue;
-            cr_assert_eq(t->index, (int64_t)tok);
-            cr_assert_eq(t->decode, tok >= 2);
-            cr_assert_not(t->open);
-            cr_assert_geq(t->t_start_ns, end);
-            cr_assert_gt(t->t_end_ns, t->t_start_ns);
-            end = t->t_end_ns;
-            tok++;
-        }
-        cr_assert_eq(tok, 5);
+    const char *want[4 * 3 + 1];
+    size_t w = 0;
+    for (int t = 0; t < 4; t++) {
+        want[w++] = "layer0";
+        want[w++] = "layer1";
+        want[w++] = "layer2";
+        if (t == 0)
+            want[w++] = "PREFILL_DONE";
+    }
+    size_t got = 0;
+    double last = -1;
+    for (size_t i = 0; i < sim_chip_marker_count(chip); i++) {
+        const struct sim_chip_marker *m = sim_chip_marker(chip, i);
+        cr_assert_str_eq(m->component, "sip0.cube0.pe0.pe_cpu", "only rank 0 reports");
+        cr_assert_lt(got, w);
+        cr_assert_str_eq(m->name, want[got], "marker %zu", got);
+        cr_assert_str_eq(m->kernel, "llm_decode");
+        cr_assert_geq(m->t_ns, last);
+        last = m->t_ns;
+        got++;
+    }
+    cr_assert_eq(got, w);
+    /* the prompt as one PREFILL step (token_index 0), then DECODE 2, 3, 4 */
+    static const int64_t index[] = {0, 2, 3, 4};
+    cr_assert_eq(sim_chip_token_count(chip), 4);
+    double end = 0;
+    for (size_t i = 0; i < sim_chip_token_count(chip); i++) {
+        const struct sim_chip_token *t = sim_chip_token(chip, i);
+        cr_assert_str_eq(t->component, "sip0.cube0.pe0.pe_cpu");
+        cr_assert_eq(t->index, index[i]);
+        cr_assert_eq(t->decode, i > 0);
+        cr_assert_not(t->open);
+        cr_assert_geq(t->t_start_ns, end);
+        cr_assert_gt(t->t_end_ns, t->t_start_ns);
+        end = t->t_end_ns;
     }
     sim_run_free(r);
 }
 
-Test(kernels, llm_decode_annotates_layers_and_tiles_and_grows_its_kv_cache)
+Test(kernels, llm_decode_prefills_in_chunks_the_tcm_allows)
 {
-    /* defaults on tiny: 2 layers, d 32, 2 heads, ff 64, 4 + 4 tokens, 1 PE */
+    /* a prompt of 9 tokens on the default chip: one PREFILL step; on tiny (11 KiB of TCM)
+     * a step of d = 32 f32 fits fewer tokens: several steps, the first at position 0 */
+    struct sim_run *r = run_clean(NULL, "llm_decode:prompt=9,gen=1");
+    cr_assert_eq(sim_chip_token_count(sim_run_chip(r)), 2);
+    sim_run_free(r);
+    r = run_clean(TINY, "llm_decode:prompt=9,gen=1,dim=128,heads=4,ff=128");
+    struct sim_chip *chip = sim_run_chip(r);
+    size_t prefill = 0;
+    int64_t next = 0;
+    for (size_t i = 0; i < sim_chip_token_count(chip); i++) {
+        const struct sim_chip_token *t = sim_chip_token(chip, i);
+        if (t->decode)
+            continue;
+        cr_assert_eq(t->index, next == 0 ? 0 : t->index);
+        cr_assert_gt(t->index, next - 1);
+        next = t->index + 1;
+        prefill++;
+    }
+    cr_assert_gt(prefill, 1, "the prompt in chunks");
+    sim_run_free(r);
+}
+
+Test(kernels, llm_decode_annotates_layers_and_steps)
+{
+    /* defaults on tiny: 2 layers, d 32, 2 heads, ff 64, 4 + 4 tokens, over both PEs */
     struct sim_run *r = run_clean(TINY, "llm_decode");
     size_t n;
     struct sim_op_record *const *rec = records(r, &n);
-    /* six GEMMs per token and layer: k, v, q, o, up, down */
-    cr_assert_eq(count(r, "gemm_f32", 0), 8 * 2 * 6);
-    cr_assert_eq(count(r, "silu", 0), 8 * 2);
-    cr_assert_eq(count(r, "exp", 0), 8 * 2);
-    size_t cache_loads[8] = {0};
+    size_t annotated = 0;
     for (size_t i = 0; i < n; i++) {
         const struct sim_op_record *o = rec[i];
+        cr_assert_not_null(o->note.tile_id, "%s has a tile", o->op_name);
+        size_t len = strlen(o->note.tile_id);
+        if (strcmp(o->note.tile_id, "positions") == 0 ||
+            (len > 6 && strcmp(o->note.tile_id + len - 6, ".input") == 0)) {
+            cr_assert_null(o->note.layer_id, "%s", o->note.tile_id); /* before the layers */
+            continue;
+        }
         cr_assert_not_null(o->note.layer_id, "%s has a layer", o->op_name);
         cr_assert(strcmp(o->note.layer_id, "layer0") == 0 ||
                   strcmp(o->note.layer_id, "layer1") == 0);
         cr_assert(strncmp(o->note.tile_id, "tok", 3) == 0, "%s", o->note.tile_id);
         char *end;
         long t = strtol(o->note.tile_id + 3, &end, 10);
-        const char *part = end + 1;
-        cr_assert(t >= 0 && t < 8 && *end == '.', "%s", o->note.tile_id);
-        cr_assert(strcmp(part, "attn") == 0 || strcmp(part, "mlp") == 0);
-        /* the cache rows 0..t are read at token t: (t + 1) rows of 32 f32 */
-        if (strcmp(o->op_name, "dma_read") == 0 && pint(o, "nbytes") == (t + 1) * 32 * 4 &&
-            strcmp(part, "attn") == 0 && t > 0)
-            cache_loads[t]++;
+        cr_assert(*end == '.', "%s", o->note.tile_id);
+        cr_assert(t == 0 || (t >= 4 && t < 8), "a step starts at 0 (the prompt) or 4..7: %s",
+                  o->note.tile_id);
+        cr_assert(strncmp(end + 1, "attn", 4) == 0 || strncmp(end + 1, "mlp", 3) == 0 ||
+                      strcmp(end + 1, "output") == 0,
+                  "%s", o->note.tile_id);
+        annotated++;
     }
-    for (int t = 1; t < 8; t++)
-        cr_assert_eq(cache_loads[t], 2 * 2, "token %d reads K and V of both layers", t);
-    /* the scores: per head, over the positions */
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(rec[i]->op_name, "exp") == 0 && strcmp(rec[i]->note.tile_id, "tok5.attn") == 0)
-            expect_ints(rec[i], "shape_out", (int64_t[]){6, 2, 1}, 3);
+    cr_assert_gt(annotated, 0);
+    /* each PE computes its head's q, k, v and its half of the MLP columns; the partial sums
+     * travel by IPCQ (two all-reduces per layer and step: 2 x 2 x 5 on 2 PEs) */
+    cr_assert_gt(count(r, "gemm_f32", 0), 0);
+    cr_assert_eq(count(r, "gemm_f32", 0), count(r, "gemm_f32", 1));
+    cr_assert_eq(count(r, "silu", 0), count(r, "silu", 1));
+    cr_assert_gt(count(r, "ipcq_copy", -1), 0);
+    sim_run_free(r);
+}
+
+Test(kernels, llm_decode_splits_heads_and_columns_over_the_pes_in_their_cubes_hbm)
+{
+    /* 6 heads in 2 KV groups and ff 100 over the 8 PEs of the default chip: heads 0..5 on
+     * PEs 0..5 (PEs 6, 7 have none), KV head 0 on PEs 0..2 and 1 on PEs 3..5 (replicated),
+     * 100 columns as 13, 13, 13, 13, 12, 12, 12, 12 */
+    struct sim_run *r =
+        run_clean(NULL, "llm_decode:dim=48,heads=6,kv_heads=2,ff=100,layers=2,prompt=3,gen=2");
+    const struct sim_kernel_launch *kl = the_launch(r);
+    /* wq (2 x 6 x 48 x 8), w1 (2 x 100 x 48), wk (2 x 2 x 48 x 8): a shard per layer per PE */
+    size_t wq = 1, wk = 2, w1 = 5;
+    int64_t head_bytes = 48 * 8 * 4, col_bytes = 48 * 4;
+    for (size_t j = 0; j < kl->args[wq].n_shards; j++) {
+        const struct sim_tensor_shard *sh = &kl->args[wq].shards[j];
+        int g = (int)(sh->cube * 4 + sh->pe);
+        cr_assert_lt(g, 6, "PEs 6 and 7 hold no head");
+        cr_assert_eq(sh->nbytes, head_bytes);
+        cr_assert_eq(sh->offset_bytes % (6 * head_bytes), g * head_bytes, "PE %d: head %d", g, g);
+    }
+    cr_assert_eq(kl->args[wq].n_shards, 2 * 6);
+    cr_assert_eq(kl->args[wk].n_shards, 2 * 6, "each head's PE holds its KV head");
+    for (size_t j = 0; j < kl->args[wk].n_shards; j++) {
+        const struct sim_tensor_shard *sh = &kl->args[wk].shards[j];
+        int g = (int)(sh->cube * 4 + sh->pe);
+        cr_assert_eq(sh->offset_bytes % (2 * head_bytes), (g / 3) * head_bytes);
+    }
+    int64_t cols[8] = {0};
+    for (size_t j = 0; j < kl->args[w1].n_shards; j++) {
+        const struct sim_tensor_shard *sh = &kl->args[w1].shards[j];
+        cols[sh->cube * 4 + sh->pe] += sh->nbytes / col_bytes;
+    }
+    for (int g = 0; g < 8; g++)
+        cr_assert_eq(cols[g], 2 * (g < 4 ? 13 : 12), "PE %d", g);
+    /* every PE took part in the all-reduces */
+    for (int g = 0; g < 8; g++)
+        cr_assert_gt(count(r, "ipcq_copy", g), 0, "PE %d", g);
     sim_run_free(r);
 }
 
@@ -670,6 +758,57 @@ static struct sim_proc *sparse_on(const float *x, const int32_t *mask, struct ks
     cr_assert(sim_proc_done(p));
     cr_assert_null(sim_proc_error(p), "%s", sim_proc_error(p));
     return p;
+}
+
+/* Run kernel name on PE 0 of own_chip with its split tensors' shards all on PE 1: PE 0 has
+ * no rows of them; the whole tensors (whole[i]) have their shard on PE 0. */
+static void run_without_rows(const char *name, unsigned n_tensors, const bool *whole,
+                             const struct karg *scalars, unsigned n_scalars)
+{
+    struct kshard sh[4];
+    struct karg args[8];
+    int64_t shape[2] = {4, 4};
+    for (unsigned i = 0; i < n_tensors; i++) {
+        struct sim_tensor *t = sim_tensor_new(SIM_F32, 2, shape);
+        int pe = whole[i] ? 0 : 1;
+        sim_chip_mem_write(own_chip, "hbm", sim_chip_dev_addr(pe, 0x1000 * i), t, "t");
+        sim_tensor_unref(t);
+        sh[i] = (struct kshard){0, 0, pe, 0x1000 * i, 64, 0};
+        args[i] = (struct karg){.is_tensor = true,
+                                .has_dtype = true,
+                                .dtype = SIM_F32,
+                                .ndim = 2,
+                                .shape = {4, 4},
+                                .shards = &sh[i],
+                                .n_shards = 1,
+                                .mine = whole[i] ? 0 : -1};
+    }
+    for (unsigned i = 0; i < n_scalars; i++)
+        args[n_tensors + i] = scalars[i];
+    struct kargs ka = {.n = n_tensors + n_scalars, .v = args, .nranks = 1};
+    const struct sim_kernel *k = sim_kernel_find(name);
+    cr_assert_not_null(k);
+    struct sim_proc *p = sim_runner_run(own_chip, name, k->fn, &ka, 0);
+    sim_engine_run(sim_chip_engine(own_chip), SIM_RUN_END, 0);
+    cr_assert(sim_proc_done(p), "%s", name);
+    cr_assert_null(sim_proc_error(p), "%s: %s", name, sim_proc_error(p));
+    size_t n;
+    sim_oplog_records(sim_chip_oplog(own_chip), &n);
+    cr_assert_eq(n, 0, "%s has nothing to do", name);
+}
+
+Test(kernels, a_pe_without_rows_has_nothing_to_do, .init = own_setup, .fini = own_teardown)
+{
+    struct karg i4 = {.scalar_dtype = SIM_I32, .i = 4, .f = 4};
+    struct karg eps = {.scalar_dtype = SIM_F32, .f = 1e-6};
+    struct karg axis = {.scalar_dtype = SIM_I32, .i = -1, .f = -1};
+    run_without_rows("softmax", 2, (const bool[]){false, false}, &axis, 1);
+    run_without_rows("rmsnorm", 3, (const bool[]){false, true, false}, &eps, 1);
+    run_without_rows("layernorm", 4, (const bool[]){false, true, true, false}, &eps, 1);
+    run_without_rows("gemm", 3, (const bool[]){false, true, false},
+                     (const struct karg[]){i4, i4, i4}, 3);
+    run_without_rows("gemm_explicit", 3, (const bool[]){false, true, false},
+                     (const struct karg[]){i4, i4, i4}, 3);
 }
 
 static void own_sequence(char *buf, size_t size)
@@ -766,10 +905,19 @@ Test(kernels, the_demo_workload_runs_six_kernels)
     sim_run_advance(r, SIM_RUN_END, 0);
     expect_clean(r, "the demo");
     cr_assert_eq(count(r, "composite_gemm", -1), 4, "gemm on cube1's 4 PEs");
-    cr_assert_eq(count(r, "ipcq_copy", -1), 4 * 2 * 3, "the ring of 4 PEs");
-    cr_assert_eq(count(r, "exp", -1), 1 + 2 * 5 * 2, "softmax, and llm_decode's attention");
+    size_t ring = 0, tp = 0, nrec;
+    struct sim_op_record *const *all = records(r, &nrec);
+    for (size_t i = 0; i < nrec; i++)
+        if (strcmp(all[i]->op_name, "ipcq_copy") == 0) {
+            ring += strncmp(all[i]->component_id, "sip0.cube0.", 11) == 0;
+            tp += strncmp(all[i]->component_id, "sip0.cube1.", 11) == 0;
+        }
+    cr_assert_eq(ring, 4 * 2 * 3, "the ring of 4 PEs");
+    cr_assert_gt(tp, 0, "llm_decode's all-reduces");
+    /* softmax, and llm_decode's attention: a head per PE, 2 layers, 1 + 3 steps */
+    cr_assert_eq(count(r, "exp", -1), 1 + 2 * 2 * 4);
     struct sim_chip *chip = sim_run_chip(r);
-    cr_assert_eq(sim_chip_token_count(chip), 2 * 5, "two sequences of 2 + 3 tokens");
+    cr_assert_eq(sim_chip_token_count(chip), 1 + 3, "a prompt of 2 tokens, then 3");
     bool masked = false, zero = false;
     for (size_t i = 0; i < sim_chip_marker_count(chip); i++) {
         const char *name = sim_chip_marker(chip, i)->name;
@@ -909,14 +1057,22 @@ Test(kernels, bad_parameters_are_refused_before_the_run)
     expect_refused(NULL, "softmax:dtype=i8", SIM_EINVAL, "key 'dtype': i8 is not supported");
     expect_refused(TINY, "softmax:pes=3", SIM_EINVAL,
                    "-k softmax: key 'pes': 3, must be 0 (every PE) to 2 (the chip's PEs)");
-    expect_refused(NULL, "gemm:m=100", SIM_EINVAL, "does not split over 8 PEs");
+    expect_refused(NULL, "gemm:k=0", SIM_EINVAL, "-k gemm: key 'k': 0, must be >= 1");
     expect_refused(NULL, "llm_decode:dim=30,heads=4", SIM_EINVAL,
                    "-k llm_decode: key 'dim': 30 does not divide by heads (4)");
     expect_refused(NULL, "llm_decode:gen=-1", SIM_EINVAL, "key 'gen': -1, must be >= 0");
     expect_refused(NULL, "sparse_scale:n=100,tile=7", SIM_EINVAL,
                    "key 'n': 100 does not divide by tile (7)");
-    expect_refused(NULL, "allreduce_ring:n=4", SIM_EINVAL,
-                   "key 'n': 4 elements do not make a chunk for each of 8 PEs");
+    expect_refused(NULL, "allreduce_ring:n=0", SIM_EINVAL, "key 'n': 0, must be >= 1");
+    expect_refused(NULL, "llm_decode:heads=4,kv_heads=3", SIM_EINVAL,
+                   "-k llm_decode: key 'kv_heads': 3 does not divide heads (4)");
+    expect_refused(NULL, "llm_decode:ff=0", SIM_EINVAL, "-k llm_decode: key 'ff': 0, must be >= 1");
+    expect_refused(TINY, "llm_decode:dim=4096,heads=8", SIM_EINVAL,
+                   "-k llm_decode: key 'dim': 4096: a step of one token needs");
+    expect_refused(TINY, "gemm_explicit:m=2,n=3000", SIM_EINVAL,
+                   "-k gemm_explicit: key 'n': 3000: a row of B with a row of C's accumulator "
+                   "needs");
+    expect_refused(NULL, "softmax:cols=0", SIM_EINVAL, "-k softmax: key 'cols': 0, must be >= 1");
     expect_refused(NULL, "rmsnorm:eps=-1", SIM_EINVAL, "key 'eps': -1, must be >= 0");
     expect_refused(NULL, "nosuch", SIM_ENOENT, "unknown kernel 'nosuch'");
 }
@@ -1083,6 +1239,116 @@ Test(kernels, phase_2_agrees_with_each_kernels_reference, .timeout = 120)
     expect_verified(NULL, "allreduce_ring");
     expect_verified(NULL, "gemm_explicit:m=256,n=64,k=64,dtype=bf16");
     expect_verified(NULL, "llm_decode:pes=8,dim=64,ff=128,heads=4");
+}
+
+Test(kernels, phase_2_agrees_at_odd_sizes, .timeout = 120)
+{
+    /* sizes 1, primes, rows that do not divide by the PEs (some PEs idle or one row short),
+     * one past a tile boundary (64 rows per tile, 16384-element pieces), rows and
+     * reductions longer than the TCM (tiny: 11264 bytes) */
+    static const char *const tiny[] = {
+        "vector_add:n=1,pes=2",
+        "vector_add:n=16385,pes=2",
+        "gemm:m=1,n=1,k=1",
+        "gemm:m=3,n=7,k=131,dtype=f16",
+        "gemm_explicit:m=65,n=13,k=97",
+        "gemm_explicit:m=5,n=67,k=257,dtype=bf16",
+        "softmax:rows=1,cols=1",
+        "softmax:rows=3,cols=4099",
+        "rmsnorm:rows=7,d=3001,dtype=f16",
+        "layernorm:rows=65,d=13",
+        "layernorm:rows=2,d=2999,dtype=bf16",
+        "allreduce_ring:n=1",
+        "allreduce_ring:n=16387,dtype=f16",
+        "sparse_scale:n=7,tile=7",
+        "sparse_scale:n=1001,tile=7,dtype=f16",
+        "llm_decode:dim=24,heads=3,ff=37,prompt=5,gen=2,layers=1",
+        "llm_decode:dim=128,heads=4,kv_heads=2,ff=129,prompt=9,gen=2,dtype=f16",
+    };
+    for (size_t i = 0; i < sizeof(tiny) / sizeof(tiny[0]); i++)
+        expect_verified(TINY, tiny[i]);
+    static const char *const eight[] = {
+        "softmax:rows=3,cols=17",
+        "rmsnorm:rows=13,d=31",
+        "gemm:m=13,n=5,k=1031",
+        "gemm_explicit:m=9,n=3,k=2",
+        "allreduce_ring:n=5,dtype=i32",
+        "sparse_scale:n=39,tile=3",
+        "llm_decode:dim=48,heads=6,kv_heads=2,ff=100,prompt=3,gen=2,dtype=bf16",
+    };
+    for (size_t i = 0; i < sizeof(eight) / sizeof(eight[0]); i++)
+        expect_verified(NULL, eight[i]);
+}
+
+/* ---- uneven splits and idle PEs --------------------------------------------------------------- */
+
+/* PEs that hold a shard of tensor argument i of the launch, and the rows of each. */
+static int shard_rows(struct sim_run *r, size_t i, int64_t *rows, int max)
+{
+    const struct sim_kernel_launch *kl = the_launch(r);
+    const struct sim_kernel_arg *a = &kl->args[i];
+    int64_t row = sim_dtype_size(a->tensor_dtype);
+    for (unsigned d = 1; d < a->ndim; d++)
+        row *= a->shape[d];
+    int n = 0;
+    for (size_t j = 0; j < a->n_shards; j++) {
+        const struct sim_tensor_shard *sh = &a->shards[j];
+        int g = sim_chip_pe_index(sim_run_chip(r), (int)sh->sip, (int)sh->cube, (int)sh->pe);
+        cr_assert(g >= 0 && g < max);
+        rows[g] = sh->nbytes / row;
+        cr_assert_eq(sh->offset_bytes % row, 0);
+        n++;
+    }
+    return n;
+}
+
+Test(kernels, rows_split_unevenly_and_spare_pes_idle)
+{
+    int64_t rows[32] = {0};
+    /* 3 rows over 8 PEs: PEs 0..2 get one each, the others none and are not launched */
+    struct sim_run *r = run_clean(NULL, "softmax:rows=3");
+    cr_assert_eq(shard_rows(r, 1, rows, 8), 3);
+    for (int g = 0; g < 3; g++)
+        cr_assert_eq(rows[g], 1);
+    for (int g = 3; g < 8; g++)
+        cr_assert_eq(count(r, "dma_read", g), 0, "PE %d idles", g);
+    sim_run_free(r);
+    /* 300 rows over 32 PEs: the first 12 get 10, the other 20 get 9 */
+    memset(rows, 0, sizeof(rows));
+    r = run_clean("sim/configs/large.yaml", "rmsnorm:rows=300,d=8");
+    cr_assert_eq(shard_rows(r, 2, rows, 32), 32);
+    for (int g = 0; g < 32; g++)
+        cr_assert_eq(rows[g], g < 12 ? 10 : 9, "PE %d", g);
+    sim_run_free(r);
+    /* a prime number of rows: 13 over 8 PEs, 5 PEs of 2 and 3 of 1 */
+    memset(rows, 0, sizeof(rows));
+    r = run_clean(NULL, "gemm:m=13,n=8,k=8");
+    cr_assert_eq(shard_rows(r, 2, rows, 8), 8);
+    for (int g = 0; g < 8; g++)
+        cr_assert_eq(rows[g], g < 5 ? 2 : 1, "PE %d", g);
+    sim_run_free(r);
+}
+
+Test(kernels, the_even_split_of_the_builder)
+{
+    int64_t lo, hi, total = 0;
+    for (int64_t p = 0; p < 7; p++) {
+        sim_kutil_split(23, 7, p, &lo, &hi);
+        cr_assert_eq(lo, total, "parts follow each other");
+        cr_assert_eq(hi - lo, p < 2 ? 4 : 3, "23 over 7: two parts of 4, five of 3");
+        total = hi;
+    }
+    cr_assert_eq(total, 23);
+    sim_kutil_split(1, 4, 0, &lo, &hi);
+    cr_assert(lo == 0 && hi == 1);
+    sim_kutil_split(1, 4, 3, &lo, &hi);
+    cr_assert_eq(hi - lo, 0, "an empty part");
+    sim_kutil_split(11008, 30, 29, &lo, &hi);
+    cr_assert(lo == 11008 - 366 && hi == 11008, "ff 11008 over 30 PEs: the last gets 366");
+    sim_kutil_split(32, 24, 7, &lo, &hi);
+    cr_assert_eq(hi - lo, 2, "32 heads over 24 PEs: the first 8 get 2");
+    sim_kutil_split(32, 24, 8, &lo, &hi);
+    cr_assert_eq(hi - lo, 1);
 }
 
 /* ---- references against hand-computed values ------------------------------------------------- */
