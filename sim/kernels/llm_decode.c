@@ -873,7 +873,7 @@ static const struct sim_karg_desc args[] = {
     {"w2", SIM_KARG_TENSOR, "dtype", "layers x ff x dim", NULL},
     {"kcache", SIM_KARG_TENSOR, "dtype", "layers x kv_heads x T x dh", NULL},
     {"vcache", SIM_KARG_TENSOR, "dtype", "layers x kv_heads x T x dh", NULL},
-    {"work", SIM_KARG_TENSOR, "f32", "PEs x (5 dim M + T)", NULL},
+    {"work", SIM_KARG_TENSOR, "f32", "PEs x 5 dim M + T", NULL},
     {"hwork", SIM_KARG_TENSOR, "dtype", "PEs x dim M", NULL},
     {"out", SIM_KARG_TENSOR, "dtype", "T x dim", NULL},
     {"layers", SIM_KARG_SCALAR, "i32", NULL, NULL},

@@ -15,7 +15,7 @@ done
 expect_out "gemm's arguments" '^    args: +a \(m x k\), b \(k x n\), c \(m x n\): tensor; m, n, k: i32$'
 expect_out "gemm's parameters with their defaults" '^    params: m=128 \(int: rows of A and C'
 expect_out "the dtype parameter" 'dtype=f32 \(dtype: input type: f32, f16, bf16 \(C alike\) or i8 \(C i32\)\)'
-expect_out "llm_decode's arguments" '^    args: +prompt, wq, wk, wv, wo, w1, w2, kcache, vcache, scratch, out: tensor;'
+expect_out "llm_decode's arguments" '^    args: +prompt \(prompt x dim\), wq \(layers x heads x dim x dh\), .*, out \(T x dim\): tensor; layers, heads, kv_heads, prompt_len, gen: i32; eps: f32$'
 expect_out "allreduce_ring's summary" 'ring all-reduce \(reduce-scatter, all-gather\)'
 n=$(grep -c '^    args: ' <<<"$OUT")
 if [ "$n" -eq 9 ]; then ok "every kernel has an args line"; else fail "every kernel has an args line" "got $n"; fi
@@ -47,7 +47,46 @@ for k in $KERNELS; do
 done
 run "$NPUSCOPE" run --headless -k llm_decode:dtype=f16,pes=2 --verify
 expect_status "llm_decode in f16 verifies" 0
-expect_out "its caches and out are compared" '^  kcache: f16 \(32, 32\): .*PASS$'
+expect_out "its caches and out are compared" '^  kcache: f16 \(2, 2, 8, 16\): .*PASS$'
+expect_out "with the bound that applied" '^  out: f16 \(8, 32\): .*\+ bound of .* up to [0-9.e-]+\): PASS$'
+
+# tensor parallel at a size that needs tiling on the default chip: verified
+run "$NPUSCOPE" run --headless -k llm_decode:dim=512,heads=8,ff=1376,layers=2,dtype=f16 --verify
+expect_status "llm_decode d 512 tensor parallel over 8 PEs verifies" 0
+expect_out "its out" '^  out: f16 \(8, 512\): .*PASS$'
+
+# --- every kernel at odd sizes, verified ---------------------------------------------------------
+# sizes 1, primes, rows that do not divide by the PEs, one past a tile, rows longer than the TCM
+ODD_DEFAULT="vector_add:n=16385,pes=3 gemm:m=13,n=7,k=1031 gemm_explicit:m=9,n=131,k=67,dtype=f16
+softmax:rows=3,cols=5 softmax:rows=2,cols=200003 rmsnorm:rows=13,d=31,dtype=bf16
+layernorm:rows=65,d=1 allreduce_ring:n=7 allreduce_ring:n=1,dtype=i32 sparse_scale:n=1001,tile=7
+llm_decode:dim=24,heads=3,kv_heads=1,ff=37,prompt=5,gen=2"
+ODD_TINY="gemm:m=1,n=1,k=1 gemm_explicit:m=5,n=67,k=257 rmsnorm:rows=3,d=3001
+layernorm:rows=2,d=2999,dtype=f16 softmax:rows=1,cols=4099,dtype=bf16 allreduce_ring:n=16387,dtype=f16
+llm_decode:dim=128,heads=4,kv_heads=2,ff=129,prompt=9,gen=2,dtype=bf16"
+for spec in $ODD_DEFAULT; do
+    run "$NPUSCOPE" run --headless -k "$spec" --verify
+    if [ "$STATUS" -eq 0 ] && grep -q '^verify: PASS$' <<<"$OUT"; then ok "$spec verifies"
+    else fail "$spec verifies" "exit $STATUS" "stderr: $ERR" "stdout: $(tail -3 <<<"$OUT")"; fi
+done
+for spec in $ODD_TINY; do
+    run "$NPUSCOPE" run --headless -c "$ROOT/sim/configs/tiny.yaml" -k "$spec" --verify
+    if [ "$STATUS" -eq 0 ] && grep -q '^verify: PASS$' <<<"$OUT"; then ok "$spec verifies on tiny"
+    else fail "$spec verifies on tiny" "exit $STATUS" "stderr: $ERR" "stdout: $(tail -3 <<<"$OUT")"; fi
+done
+
+# --- --dump names every argument as the kernel's argument table does -----------------------------
+# npuscope kernels' args line, reduced to the names: drop the parenthesised shapes and notes,
+# then the type of each group
+for k in $KERNELS; do
+    want=$("$NPUSCOPE" kernels | awk -v k="$k" '$0 == k {f = 1; next} f && /^    args:/ {sub(/^    args: +/, ""); print; exit}' |
+        sed -e 's/([^)]*)//g' -e 's/:[^;]*\(;\|$\)/,/g' | tr -d ' ' | tr ',' ' ' | xargs)
+    rm -rf "$TMP/dump-$k"
+    run "$NPUSCOPE" run --headless -c "$ROOT/sim/configs/tiny.yaml" -k "$k" --verify --dump "$TMP/dump-$k"
+    got=$(grep -o '"name":[^,]*' "$TMP/dump-$k/manifest.json" | sed 's/.*"\([^"]*\)"$/\1/' | xargs)
+    if [ "$STATUS" -eq 0 ] && [ -n "$want" ] && [ "$got" = "$want" ]; then ok "$k: the dump's names are its arguments"
+    else fail "$k: the dump's names are its arguments" "want: $want" "got:  $got"; fi
+done
 
 # the engines the kernels use show in the summary
 run "$NPUSCOPE" run --headless -k gemm_explicit
@@ -78,11 +117,37 @@ run "$NPUSCOPE" run --headless -k llm_decode:dim=30,heads=4
 expect_status "heads not dividing dim: exit 2" 2
 expect_one_line "heads not dividing dim: one line"
 
-# a kernel that cannot run on the chip fails at run time: exit 1, one line per PE
-run "$NPUSCOPE" run --headless -c "$ROOT/sim/configs/tiny.yaml" -k gemm_explicit:k=128,n=64
-expect_status "B too large for the TCM: exit 1" 1
-expect_err "names the kernel, the PE and the problem" "^npuscope: kernel 'gemm_explicit' on sip0\.cube0\.pe0: tl_load\(\): the TCM is full"
-n=$(printf '%s\n' "$ERR" | grep -c "^npuscope: kernel 'gemm_explicit'")
-if [ "$n" -eq 2 ]; then ok "one line per failed PE"; else fail "one line per failed PE" "got $n" "$ERR"; fi
+run "$NPUSCOPE" run --headless -k llm_decode:heads=4,kv_heads=3
+expect_status "kv_heads not dividing heads: exit 2" 2
+expect_err "names the key" "^npuscope: -k llm_decode: key 'kv_heads': 3 does not divide heads \(4\)$"
+expect_one_line "kv_heads not dividing heads: one line"
+
+run "$NPUSCOPE" run --headless -k softmax:rows=0
+expect_status "a dimension of 0: exit 2" 2
+expect_err "names the key and the limit" "^npuscope: -k softmax: key 'rows': 0, must be >= 1$"
+expect_one_line "a dimension of 0: one line"
+
+# a size whose smallest tile cannot fit the TCM is refused before the run
+run "$NPUSCOPE" run --headless -c "$ROOT/sim/configs/tiny.yaml" -k llm_decode:dim=4096,heads=8
+expect_status "a model too wide for the TCM: exit 2" 2
+expect_err "names the key and the limit" "^npuscope: -k llm_decode: key 'dim': 4096: a step of one token needs [0-9]+ bytes of TCM even in tiles of one row, a PE of this chip has 11264$"
+expect_one_line "a model too wide for the TCM: one line"
+run "$NPUSCOPE" run --headless -c "$ROOT/sim/configs/tiny.yaml" -k gemm_explicit:m=2,n=3000
+expect_status "a row of B too wide for the TCM: exit 2" 2
+expect_err "names the key and the limit" "^npuscope: -k gemm_explicit: key 'n': 3000: a row of B with a row of C's accumulator needs [0-9]+ bytes of TCM, a PE of this chip has 11264$"
+expect_one_line "a row of B too wide: one line"
+
+# B larger than the TCM: K is tiled (rows against blocks of B), and phase 2 agrees
+run "$NPUSCOPE" run --headless -c "$ROOT/sim/configs/tiny.yaml" -k gemm_explicit:k=128,n=64 --verify
+expect_status "B larger than the TCM: exit 0" 0
+expect_out "verified" '^verify: PASS$'
+
+# uneven splits: 3 rows over 32 PEs (29 idle), 300 rows over 32 PEs
+run "$NPUSCOPE" run --headless -c "$ROOT/sim/configs/large.yaml" -k softmax:rows=3 --verify
+expect_status "3 rows over 32 PEs: exit 0" 0
+expect_out "verified" '^verify: PASS$'
+run "$NPUSCOPE" run --headless -c "$ROOT/sim/configs/large.yaml" -k softmax:rows=300 --verify
+expect_status "300 rows over 32 PEs: exit 0" 0
+expect_out "verified" '^verify: PASS$'
 
 finish

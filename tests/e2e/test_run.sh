@@ -53,7 +53,7 @@ expect_out "--paused without a terminal: the summary" '^simulated time'
 run "$NPUSCOPE" kernels
 expect_status "kernels: exit 0" 0
 expect_out "lists vector_add" '^vector_add$'
-expect_out "with its arguments" 'args: +x, y, out: tensor; n: i32'
+expect_out "with its arguments" 'args: +x \(n\), y \(n\), out \(n\): tensor; n: i32'
 expect_out "with its parameters and defaults" 'n=4096 \(int: '
 
 # ---- errors ------------------------------------------------------------------------------

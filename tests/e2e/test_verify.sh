@@ -32,6 +32,28 @@ NPUSCOPE_TEST_CORRUPT_OP=2 run "$NPUSCOPE" run --headless -k vector_add:n=5000 -
 expect_status "ops mode: exit 1" 1
 expect_out "names the op" '^ops: [0-9]+ checked; the first to diverge is op #2 add on sip0\.cube0\.pe0\.pe_math at [0-9.]+ ns: result element \[0\] \(flat 0\)'
 
+echo "long reductions"
+# an f32 GEMM over k = 1031, accumulated tile by tile: correct, within the forward error
+# bound of its dot products (the output check and --verify=ops use the same bound)
+run "$NPUSCOPE" run --headless -c "$TESTS_DIR/../sim/configs/large.yaml" -k gemm:m=256,n=129,k=1031 --verify
+expect_status "a long-K GEMM verifies: exit 0" 0
+expect_out "the bound that applied" '^  c: f32 \(256, 129\): .*\(rtol 1e-05, atol 1e-05, \+ bound of 1031-term f32 dot products up to [0-9.e-]+\): PASS$'
+run "$NPUSCOPE" run --headless -c "$TESTS_DIR/../sim/configs/large.yaml" -k gemm_explicit:m=256,n=129,k=1031 --verify=ops
+expect_status "op by op too: exit 0" 0
+expect_out "every op agrees" '^ops: [0-9]+ checked, every one agrees$'
+# a wrong tile: record 70 is a TileToken/GEMM of that run
+NPUSCOPE_TEST_CORRUPT_OP=70 run "$NPUSCOPE" run --headless -c "$TESTS_DIR/../sim/configs/large.yaml" -k gemm_explicit:m=256,n=129,k=1031 --verify
+expect_status "a wrong tile fails: exit 1" 1
+expect_out "the output check sees it" '^  c: f32 \(256, 129\): .*FAIL: 1 of 33024 elements differ.*\(tolerance [0-9.e-]+\)$'
+NPUSCOPE_TEST_CORRUPT_OP=70 run "$NPUSCOPE" run --headless -c "$TESTS_DIR/../sim/configs/large.yaml" -k gemm_explicit:m=256,n=129,k=1031 --verify=ops
+expect_status "op by op: exit 1" 1
+expect_out "names the tile's GEMM" '^ops: [0-9]+ checked; the first to diverge is op #70 TileToken/GEMM'
+# a wrong block of K: B larger than the TCM of tiny, record 4 is the product of a row with
+# the first block of B
+NPUSCOPE_TEST_CORRUPT_OP=4 run "$NPUSCOPE" run --headless -c "$TESTS_DIR/../sim/configs/tiny.yaml" -k gemm_explicit:k=128,n=64 --verify
+expect_status "a wrong K block fails: exit 1" 1
+expect_out "the output check sees it" '^  c: f32 \(128, 64\): .*FAIL: 1 of 8192 elements differ'
+
 echo "dump"
 run "$NPUSCOPE" run --headless -k vector_add:n=300,pes=3 --dump "$TMP/d/sub"
 expect_status "dump: exit 0" 0

@@ -11,7 +11,10 @@
 #include "sim/host/run.h"
 #include "sim/phase2/verify.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static struct sim_tensor *vec_of(enum sim_dtype dt, const double *v, int64_t n)
 {
@@ -47,6 +50,98 @@ Test(verify, tolerance_table_follows_adr_0020_d11)
                                    SIM_U8, SIM_U16, SIM_U32, SIM_BOOL};
     for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
         cr_assert(sim_verify_tolerance(ints[i]).exact, "%s", sim_dtype_name(ints[i]));
+}
+
+Test(verify, the_bound_of_a_k_term_sum_is_gamma_k)
+{
+    /* gamma_k = k u / (1 - k u): u = 2^-24 for f32, 2^-11 for f16, 2^-8 for bf16 */
+    double u = ldexp(1, -24);
+    cr_assert_float_eq(sim_kref_gamma(1031, SIM_F32), 1031 * u / (1 - 1031 * u), 1e-18);
+    cr_assert_eq(sim_kref_unit_roundoff(SIM_F16), ldexp(1, -11));
+    cr_assert_eq(sim_kref_unit_roundoff(SIM_BF16), ldexp(1, -8));
+    cr_assert_eq(sim_kref_gamma(4, SIM_I32), 0, "integers are exact");
+    cr_assert(isinf(sim_kref_gamma(300, SIM_BF16)), "k u >= 1: no bound");
+}
+
+/* a (m x k) @ b (k x n) with values in [-1, 1): what the reference expects (and its bounds),
+ * and an f32 result accumulated in blocks of kb terms (skipping block `drop`, or none) */
+static void blocked_gemm(int64_t m, int64_t k, int64_t n, int64_t kb, int64_t drop,
+                         struct sim_tensor **got, struct sim_tensor **want, double **bound)
+{
+    int64_t sa[2] = {m, k}, sb[2] = {k, n}, sc[2] = {m, n};
+    struct sim_tensor *a = sim_tensor_new(SIM_F32, 2, sa), *b = sim_tensor_new(SIM_F32, 2, sb);
+    uint64_t seed = 12345;
+    for (size_t i = 0; i < sim_tensor_numel(a); i++) {
+        seed = seed * 6364136223846793005u + 1442695040888963407u;
+        sim_tensor_set(a, i, (double)(seed >> 40) / (double)(1 << 23) - 1);
+    }
+    for (size_t i = 0; i < sim_tensor_numel(b); i++) {
+        seed = seed * 6364136223846793005u + 1442695040888963407u;
+        sim_tensor_set(b, i, (double)(seed >> 40) / (double)(1 << 23) - 1);
+    }
+    *want = sim_tensor_new(SIM_F32, 2, sc);
+    *got = sim_tensor_new(SIM_F32, 2, sc);
+    *bound = calloc((size_t)(m * n), sizeof(double));
+    const struct sim_kernel *gk = sim_kernel_find("gemm");
+    struct sim_kref_arg args[6] = {
+        {.name = "a", .is_tensor = true, .t = a},
+        {.name = "b", .is_tensor = true, .t = b},
+        {.name = "c", .is_tensor = true, .is_output = true, .t = *want},
+        {.name = "m", .scalar_dtype = SIM_I32, .i = m},
+        {.name = "n", .scalar_dtype = SIM_I32, .i = n},
+        {.name = "k", .scalar_dtype = SIM_I32, .i = k},
+    };
+    struct sim_kref kr = {args, 6, 1};
+    struct diag d;
+    cr_assert_eq(gk->reference(&kr, &d), 0, "%s", d.msg);
+    cr_assert_not_null(args[2].bound);
+    cr_assert_str_eq(args[2].bound_what, "1031-term f32 dot products");
+    memcpy(*bound, args[2].bound, (size_t)(m * n) * sizeof(double));
+    free(args[2].bound);
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            float acc = 0;
+            for (int64_t k0 = 0; k0 < k; k0 += kb) {
+                if (k0 / kb == drop)
+                    continue;
+                float part = 0;
+                for (int64_t x = k0; x < k && x < k0 + kb; x++)
+                    part += (float)sim_tensor_get(a, (size_t)(i * k + x)) *
+                            (float)sim_tensor_get(b, (size_t)(x * n + j));
+                acc += part;
+            }
+            sim_tensor_set(*got, (size_t)(i * n + j), acc);
+        }
+    sim_tensor_unref(a);
+    sim_tensor_unref(b);
+}
+
+Test(verify, a_long_reduction_passes_within_its_bound_and_a_dropped_k_block_fails)
+{
+    /* k = 1031: a correct f32 result accumulated block by block differs from the double
+     * reference by more than D11's 1e-5 here and there, but within gamma_k sum |a b| */
+    struct sim_tensor *got, *want;
+    double *bound;
+    blocked_gemm(16, 1031, 24, 64, -1, &got, &want, &bound);
+    struct sim_verify_output o;
+    sim_verify_compare_bounded("c", got, want, bound, "1031-term f32 dot products", &o);
+    cr_assert(o.pass, "%zu mismatches, max abs err %g", o.n_mismatch, o.max_abs_err);
+    cr_assert_str_eq(o.bound_what, "1031-term f32 dot products");
+    cr_assert_gt(o.max_bound, 0);
+    sim_verify_output_fini(&o);
+    sim_tensor_unref(got);
+    sim_tensor_unref(want);
+    free(bound);
+    /* the same with the fifth block of 64 terms left out: every element fails */
+    blocked_gemm(16, 1031, 24, 64, 4, &got, &want, &bound);
+    sim_verify_compare_bounded("c", got, want, bound, "1031-term f32 dot products", &o);
+    cr_assert_not(o.pass);
+    cr_assert_gt(o.n_mismatch, 16 * 24 * 9 / 10, "%zu of %d", o.n_mismatch, 16 * 24);
+    cr_assert(o.first_tol > 0);
+    sim_verify_output_fini(&o);
+    sim_tensor_unref(got);
+    sim_tensor_unref(want);
+    free(bound);
 }
 
 Test(verify, allclose_is_atol_plus_rtol_times_the_expected_value)
