@@ -81,7 +81,7 @@ enum {
 /* Tokens per step at most (the prompt's chunks), and regions of a rank's work row: five of
  * d x M (the residual x^T, the two partial sums, the all-reduced sum, the step's hidden
  * states as rows), then the positions 0 .. T-1 (for the causal mask and the identity). */
-enum { MAX_STEP = 64 };
+enum { MAX_STEP = 64, BLOCK = 8 };
 enum { R_XT, R_PA, R_PM, R_SUM, R_XROWS, N_REGIONS, R_POS = N_REGIONS };
 
 /* The shape of a run and this rank's share of it. */
@@ -111,24 +111,28 @@ static uint64_t al(uint64_t n)
 }
 
 /*
- * TCM a step of m tokens needs at its tightest, with the smallest tiles (one row of a
- * weight, one key): the largest of its phases. nh, ng: the most heads and KV heads of any
- * rank.
+ * TCM a step of m tokens needs: the largest of its phases, with the weights in blocks of
+ * `rows` rows (1: the tightest a step can run in; more leaves the blocks room, so that a
+ * long prompt is not cut into chunks so large that the weights go through in slivers). nh,
+ * ng, nf: the most heads, KV heads and MLP columns of any rank.
  */
-static uint64_t step_need(const struct llm_shape *s, int64_t m, int64_t nh, int64_t ng, size_t ds)
+static uint64_t step_need(const struct llm_shape *s, int64_t m, int64_t nh, int64_t ng, int64_t nf,
+                          size_t ds, int64_t rows)
 {
     uint64_t D = (uint64_t)s->D, dh = (uint64_t)s->dh, M = (uint64_t)m;
     uint64_t mdh4 = al(M * dh * 4), mdhs = al(M * dh * ds), m4 = al(M * 4);
-    /* q, k, v: accumulators and the casts kept for the attention */
-    uint64_t qkv = (uint64_t)(nh + 2 * ng) * mdh4 + (uint64_t)(nh + 2 * ng) * mdhs + al(M * ds) +
-                   al(dh * ds) + mdh4;
-    /* attention: the queries, the outputs so far, one head's accumulator and running
-     * values, a one-key block */
+    uint64_t rd = (uint64_t)(rows < s->D ? rows : s->D), rf = (uint64_t)(rows < nf ? rows : nf);
+    rf = rf ? rf : 1;
+    /* q, k, v: accumulators, the casts kept for the attention, a block of h and weights */
+    uint64_t qkv = (uint64_t)(nh + 2 * ng) * (mdh4 + mdhs) + al(rd * M * ds) +
+                   (uint64_t)(nh + 2 * ng) * al(rd * dh * ds) + mdh4;
+    /* attention: the queries, the outputs, one head's accumulator and running values, a
+     * one-key block */
     uint64_t attn = (uint64_t)nh * mdhs * 2 + mdh4 + 4 * m4 + 12 * m4 + 2 * al(dh * ds) + mdh4;
-    /* output projection: the head outputs and a one-row block */
-    uint64_t wo = (uint64_t)nh * mdhs + al(dh * ds) + 3 * m4;
-    /* MLP: h, the accumulator and a product (d x m), a row of each weight, its temporaries */
-    uint64_t mlp = al(D * M * ds) + 2 * al(D * M * 4) + 3 * al(D * ds) + 6 * m4;
+    /* output projection: the head outputs, a block of wo for each head */
+    uint64_t wo = (uint64_t)nh * mdhs + (uint64_t)nh * al(rd * dh * ds) + 3 * al(rd * M * 4);
+    /* MLP: h, the accumulator and a product (d x m), a block of each weight, temporaries */
+    uint64_t mlp = al(D * M * ds) + 2 * al(D * M * 4) + 3 * al(rf * D * ds) + 6 * al(rf * M * 4);
     /* a chunk's columns to rows and back: x^T, x, the identity, the cast */
     uint64_t io = 2 * al(D * M * 4) + al(D * M * ds) + 4 * al(M * M * 4) + 2 * m4;
     uint64_t need = qkv;
@@ -138,21 +142,31 @@ static uint64_t step_need(const struct llm_shape *s, int64_t m, int64_t nh, int6
     return io > need ? io : need;
 }
 
-/* The most heads and KV heads any rank has. */
-static void max_share(const struct llm_shape *s, int64_t *nh, int64_t *ng)
+/* The most heads, KV heads and MLP columns any rank has. */
+static void max_share(const struct llm_shape *s, int64_t *nh, int64_t *ng, int64_t *nf)
 {
     struct llm_shape t = *s;
-    *nh = *ng = 0;
+    *nh = *ng = *nf = 0;
     for (int64_t r = 0; r < s->R; r++) {
         shape_rank(&t, r);
         *nh = t.h1 - t.h0 > *nh ? t.h1 - t.h0 : *nh;
         *ng = t.g1 - t.g0 > *ng ? t.g1 - t.g0 : *ng;
+        *nf = t.f1 - t.f0 > *nf ? t.f1 - t.f0 : *nf;
     }
 }
 
 /* ---- the kernel ------------------------------------------------------------------------ */
 
+/* This PE's shards of a tensor argument, in order of their offsets (elements). */
+struct shard_index {
+    bool made;
+    size_t n;
+    uint64_t *first, *len;
+    struct tl_tensor **t;
+};
+
 struct llm {
+    struct shard_index shards[N_ARGS];
     struct tl *tl;
     const struct kargs *a;
     struct llm_shape s;
@@ -194,13 +208,56 @@ static struct tl_tensor *to_f32(struct llm *m, struct tl_tensor *t)
     return tl_dtype(t) == SIM_F32 ? t : tl_cast(m->tl, t, SIM_F32);
 }
 
+/* This PE's shards of argument i as flat HBM tensors, for mat_rows: made once, before the
+ * kernel opens any TCM scope, so that the handles live as long as the kernel. */
+static struct shard_index *shards_of(struct llm *m, size_t i)
+{
+    struct shard_index *x = &m->shards[i];
+    if (x->made)
+        return x;
+    x->made = true;
+    const struct karg *k = &m->a->v[i];
+    if (k->mine < 0)
+        return x;
+    size_t ds = sim_dtype_size(k->dtype), n = 0;
+    while ((size_t)k->mine + n < k->n_shards && k->shards[k->mine + n].sip == m->a->sip &&
+           k->shards[k->mine + n].cube == m->a->cube && k->shards[k->mine + n].pe == m->a->pe)
+        n++;
+    x->n = n;
+    x->first = (uint64_t *)tl_kernel_alloc(m->tl, n * sizeof(uint64_t));
+    x->len = (uint64_t *)tl_kernel_alloc(m->tl, n * sizeof(uint64_t));
+    x->t = tl_kernel_alloc(m->tl, n * sizeof(*x->t));
+    for (size_t j = 0; j < n; j++) {
+        const struct kshard *sh = &k->shards[(size_t)k->mine + j];
+        int64_t elems = (int64_t)(sh->nbytes / ds);
+        x->first[j] = sh->offset_bytes / ds;
+        x->len[j] = (uint64_t)elems;
+        x->t[j] = tl_reshape(m->tl, tl_arg_shard(m->tl, m->a, i, (size_t)k->mine + j), 1, &elems);
+    }
+    return x;
+}
+
 /* Rows [r0, r0 + n) of the (rows x cols) matrix `mat` of weight or cache argument i (its
- * matrices one after the other), as an HBM tensor. */
+ * matrices one after the other), as an HBM tensor: from this PE's shard that holds them,
+ * else from any shard (sim_kutil_slab). */
 static struct tl_tensor *mat_rows(struct llm *m, size_t i, int64_t mat, int64_t rows, int64_t cols,
                                   int64_t r0, int64_t n)
 {
     int64_t shape[2] = {n, cols};
-    return sim_kutil_slab(m->tl, m->a, i, (uint64_t)((mat * rows + r0) * cols), 2, shape);
+    uint64_t off = (uint64_t)((mat * rows + r0) * cols), len = (uint64_t)(n * cols);
+    const struct shard_index *x = shards_of(m, i);
+    /* the shards are in order of their offsets: the last one starting at or before off */
+    size_t lo = 0, hi = x->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x->first[mid] <= off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo > 0 && off + len <= x->first[lo - 1] + x->len[lo - 1])
+        return tl_view(m->tl, x->t[lo - 1], off - x->first[lo - 1], 2, shape);
+    return sim_kutil_slab(m->tl, m->a, i, off, 2, shape);
 }
 
 /* dst = src (copy) on the first use, dst + src after: a running accumulator in TCM. */
@@ -620,13 +677,16 @@ static void llm_decode(struct tl *tl, const struct kargs *a)
     m.inv_d = tl_const(tl, 1.0 / (double)D, SIM_F32);
     m.neg = tl_const(tl, -1e30, SIM_F32);
     int64_t nh = s->h1 - s->h0 > 0 ? s->h1 - s->h0 : 1;
+    for (size_t i = WQ_ARG; i <= VC_ARG; i++)
+        shards_of(&m, i);
     m.q = tl_kernel_alloc(tl, (size_t)nh * sizeof(*m.q));
     m.o = tl_kernel_alloc(tl, (size_t)nh * sizeof(*m.o));
 
-    /* tokens per prefill step: as many as the TCM allows (every rank the same) */
-    int64_t maxh, maxg, chunk = s->P < s->mcap ? s->P : s->mcap;
-    max_share(s, &maxh, &maxg);
-    while (chunk > 1 && step_need(s, chunk, maxh, maxg, m.ds) > tl_tcm_avail(tl))
+    /* tokens per prefill step: as many as the TCM allows next to weight blocks of BLOCK
+     * rows (every rank the same) */
+    int64_t maxh, maxg, maxf, chunk = s->P < s->mcap ? s->P : s->mcap;
+    max_share(s, &maxh, &maxg, &maxf);
+    while (chunk > 1 && step_need(s, chunk, maxh, maxg, maxf, m.ds, BLOCK) > tl_tcm_avail(tl))
         chunk /= 2;
 
     tl_set_tile(tl, "positions");
@@ -721,9 +781,10 @@ static int setup(struct sim_kbuild *b, const struct sim_kparams *p, struct diag 
     s.mcap = s.P < MAX_STEP ? s.P : MAX_STEP;
     enum sim_dtype dt = sim_kparams_dtype(p, "dtype");
     size_t ds = sim_dtype_size(dt);
-    int64_t maxh, maxg;
-    max_share(&s, &maxh, &maxg);
-    uint64_t need = step_need(&s, 1, maxh, maxg, ds), have = tl_tcm_stack_bytes(sim_kbuild_config(b));
+    int64_t maxh, maxg, maxf;
+    max_share(&s, &maxh, &maxg, &maxf);
+    uint64_t need = step_need(&s, 1, maxh, maxg, maxf, ds, 1);
+    uint64_t have = tl_tcm_stack_bytes(sim_kbuild_config(b));
     if (need > have)
         return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
                         "-k llm_decode: key 'dim': %lld: a step of one token needs %llu bytes of "
