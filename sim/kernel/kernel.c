@@ -516,9 +516,13 @@ int sim_kbuild_tensor(struct sim_kbuild *b, const struct sim_ktensor *k, struct 
         b->next_pa[r] = pa + placed;
         b->cube_used[c] += placed;
         for (uint64_t l = 0; l < lead; l++)
-            a->shards[at++] = (struct sim_tensor_shard){
-                sip, cube, pe, (int64_t)(pa + l * slab), (int64_t)slab,
-                (int64_t)((l * (uint64_t)len + (uint64_t)lo) * inner)};
+            a->shards[at++] =
+                (struct sim_tensor_shard){sip,
+                                          cube,
+                                          pe,
+                                          (int64_t)(pa + l * slab),
+                                          (int64_t)slab,
+                                          (int64_t)((l * (uint64_t)len + (uint64_t)lo) * inner)};
 
         int64_t shape[SIM_MAX_DIMS];
         unsigned nd = 0;

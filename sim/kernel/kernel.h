@@ -20,9 +20,9 @@
  *      the parameters the user may set with -k NAME:key=value.
  *
  *   3. Describe it with a `const struct sim_kernel` (name, summary, its argument table,
- *      params with defaults, fn, setup, reference) and add it to the table in sim/kernels/registry.c.
- *      The reference computes the expected outputs with plain loops; `run --verify`
- *      compares phase 2's results with it.
+ *      params with defaults, fn, setup, reference) and add it to the table in
+ * sim/kernels/registry.c. The reference computes the expected outputs with plain loops; `run
+ * --verify` compares phase 2's results with it.
  *
  *   4. Test it: it runs in `npuscope run -k NAME`, a workload's KernelLaunch finds it by
  *      kernel_ref.name, and `npuscope kernels` lists it; add it to the table of
@@ -166,11 +166,11 @@ struct sim_kref_arg {
     const struct sim_tensor *got; /* what phase 2 computed (as the host reads it back), or
                                      NULL: for a reference that recomputes each step of a
                                      feedback loop from the kernel's own earlier outputs */
-    double *bound;       /* the reference may set it (malloc'd, one entry per element of t;
-                            the caller frees it): the forward error bound of the computation
-                            of each element, which widens D11's tolerance of that element */
-    char bound_what[96]; /* with bound: what the bound is, for the report
-                            ("k-term f32 dot products"), set by the reference */
+    double *bound;                /* the reference may set it (malloc'd, one entry per element of t;
+                                     the caller frees it): the forward error bound of the computation
+                                     of each element, which widens D11's tolerance of that element */
+    char bound_what[96];          /* with bound: what the bound is, for the report
+                                     ("k-term f32 dot products"), set by the reference */
 };
 
 struct sim_kref {
@@ -226,9 +226,9 @@ struct sim_karg_desc {
 };
 
 struct sim_kernel {
-    const char *name;                  /* what kernel_ref.name and -k use */
-    const char *summary;               /* one line */
-    const struct sim_karg_desc *args;  /* the launch arguments in order, ended by a NULL name */
+    const char *name;                 /* what kernel_ref.name and -k use */
+    const char *summary;              /* one line */
+    const struct sim_karg_desc *args; /* the launch arguments in order, ended by a NULL name */
     sim_kernel_fn fn;
     const struct sim_kparam *params; /* ended by a NULL key */
     /* Declare the launch arguments for parameters p (see the builder). Returns 0 or a

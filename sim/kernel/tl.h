@@ -39,7 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct tl;        /* a kernel instance's context */
+struct tl; /* a kernel instance's context */
 struct sim_config;
 struct tl_tensor; /* a handle */
 

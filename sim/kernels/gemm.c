@@ -69,8 +69,9 @@ static void composite_tiles(struct tl *tl, int64_t rows, int64_t n, int64_t k, s
     int64_t m_ = rows < MAX_TILE_ROWS ? rows : MAX_TILE_ROWS;
     int64_t n_ = n < MAX_TILE_ROWS ? n : MAX_TILE_ROWS, k_ = k;
     for (;;) {
-        uint64_t need = DEPTH * (align64((uint64_t)(m_ * k_) * ds) +
-                                 align64((uint64_t)(k_ * n_) * ds) + align64((uint64_t)(m_ * n_) * 4));
+        uint64_t need =
+            DEPTH * (align64((uint64_t)(m_ * k_) * ds) + align64((uint64_t)(k_ * n_) * ds) +
+                     align64((uint64_t)(m_ * n_) * 4));
         if (need <= avail || (m_ == 1 && n_ == 1 && k_ == 1))
             break;
         if (k_ > 64 || (k_ > 1 && m_ == 1 && n_ == 1))
@@ -92,8 +93,8 @@ static void gemm(struct tl *tl, const struct kargs *a)
     if (rows == 0)
         return; /* a PE past the last row of C */
     uint32_t tm, tn, tk;
-    composite_tiles(tl, rows, tl_dim(tb, 1), tl_dim(ta, 1), sim_dtype_size(tl_dtype(ta)), &tm,
-                    &tn, &tk);
+    composite_tiles(tl, rows, tl_dim(tb, 1), tl_dim(ta, 1), sim_dtype_size(tl_dtype(ta)), &tm, &tn,
+                    &tk);
     tl_set_tile(tl, "gemm");
     tl_marker(tl, "gemm.begin");
     tl_wait(tl, tl_composite_gemm_tiled(tl, ta, tb, tc, tm, tn, tk));
@@ -116,7 +117,8 @@ static void gemm_blocked(struct tl *tl, const struct tl_tensor *ta, const struct
     enum sim_dtype dt = tl_dtype(ta), dc = tl_dtype(tc);
     enum sim_dtype acc_dt = sim_dtype_is_float(dt) ? SIM_F32 : SIM_I32;
     size_t ds = sim_dtype_size(dt);
-    uint64_t acc_row = align64((uint64_t)n * 4), out_row = align64((uint64_t)n * sim_dtype_size(dc));
+    uint64_t acc_row = align64((uint64_t)n * 4),
+             out_row = align64((uint64_t)n * sim_dtype_size(dc));
     /* per block: B (kb x n), a piece of A (1 x kb), a product (1 x n); per row of the group
      * its accumulator; at the end one cast row */
     uint64_t avail = tl_tcm_avail(tl);
@@ -195,8 +197,8 @@ static void gemm_explicit(struct tl *tl, const struct kargs *a)
     uint64_t avail = tl_tcm_avail(tl);
     int64_t most = want ? want : MAX_TILE_ROWS;
     most = rows < most ? rows : most;
-    int64_t tm = b_bytes < avail ? sim_kutil_tile_rows(avail - b_bytes, per_row, 2 * DEPTH, most)
-                                 : 0;
+    int64_t tm =
+        b_bytes < avail ? sim_kutil_tile_rows(avail - b_bytes, per_row, 2 * DEPTH, most) : 0;
 
     tl_marker(tl, "gemm_explicit.begin");
     if (tm < (want ? most : 1)) {
@@ -268,8 +270,8 @@ static int setup_explicit(struct sim_kbuild *b, const struct sim_kparams *p, str
     int64_t n = sim_kparams_int(p, "n");
     enum sim_dtype dt = sim_kparams_dtype(p, "dtype");
     size_t ds = sim_dtype_size(dt), dc = sim_dtype_size(sim_kutil_gemm_out(dt));
-    uint64_t need = 2 * align64((uint64_t)n * 4) + align64((uint64_t)n * dc) +
-                    align64((uint64_t)n * ds) + 64;
+    uint64_t need =
+        2 * align64((uint64_t)n * 4) + align64((uint64_t)n * dc) + align64((uint64_t)n * ds) + 64;
     uint64_t have = tl_tcm_stack_bytes(sim_kbuild_config(b));
     if (need > have)
         return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
@@ -322,11 +324,14 @@ static const struct sim_kparam explicit_params[] = {
     {NULL, SIM_KP_INT, NULL, NULL},
 };
 
-#define GEMM_ARGS                                                                              \
-    {"a", SIM_KARG_TENSOR, "dtype", "m x k", NULL},                                            \
-        {"b", SIM_KARG_TENSOR, "dtype", "k x n", NULL},                                        \
+#define GEMM_ARGS                                                                                  \
+    {"a", SIM_KARG_TENSOR, "dtype", "m x k", NULL},                                                \
+        {"b", SIM_KARG_TENSOR, "dtype", "k x n", NULL},                                            \
         {"c", SIM_KARG_TENSOR, "dtype", "m x n", NULL}, {"m", SIM_KARG_SCALAR, "i32", NULL, NULL}, \
-        {"n", SIM_KARG_SCALAR, "i32", NULL, NULL}, {"k", SIM_KARG_SCALAR, "i32", NULL, NULL}
+        {"n", SIM_KARG_SCALAR, "i32", NULL, NULL},                                                 \
+    {                                                                                              \
+        "k", SIM_KARG_SCALAR, "i32", NULL, NULL                                                    \
+    }
 
 static const struct sim_karg_desc gemm_args[] = {
     GEMM_ARGS,

@@ -140,9 +140,9 @@ struct sim_kref_llm {
 /* Its tensors (sim/kernels/llm_decode.c gives their shapes). */
 struct sim_kref_llm_io {
     const struct sim_tensor *prompt, *wq, *wk, *wv, *wo, *w1, *w3, *w2; /* inputs */
-    struct sim_tensor *kcache, *vcache, *out;          /* the expected outputs (written) */
-    const struct sim_tensor *got_k, *got_v, *got_out;  /* the kernel's, or NULL */
-    double *bound_k, *bound_v, *bound_out;             /* per element, or NULL */
+    struct sim_tensor *kcache, *vcache, *out;         /* the expected outputs (written) */
+    const struct sim_tensor *got_k, *got_v, *got_out; /* the kernel's, or NULL */
+    double *bound_k, *bound_v, *bound_out;            /* per element, or NULL */
 };
 
 /*

@@ -43,8 +43,9 @@
  * wo (L x H x d x dh), w1, w3, w2 (L x ff x d), kcache, vcache (L x KV x T x dh),
  * work (R x (5 d M + T), f32), hwork (R x d M), out (T x d): tensors (weights and caches
  * split over the ranks on axis 1, work and hwork a row per rank; M the most tokens per step
- * the scratch holds); layers, heads, kv_heads, prompt_len, gen: i32; eps: f32. T = P + gen. Weights, caches, hwork and out are of the dtype (f32, f16, bf16):
- * GEMMs run on it, accumulating in f32; everything else runs in f32.
+ * the scratch holds); layers, heads, kv_heads, prompt_len, gen: i32; eps: f32. T = P + gen.
+ * Weights, caches, hwork and out are of the dtype (f32, f16, bf16): GEMMs run on it, accumulating
+ * in f32; everything else runs in f32.
  */
 #include "sim/kernels/kernels.h"
 
@@ -340,7 +341,8 @@ static void norm(struct llm *m, int64_t k)
     uint64_t mark = tl_tcm_mark(tl);
     struct tl_tensor *ss = tl_tcm_tensor(tl, SIM_F32, 2, one);
     /* a block's allocations per row: x, its square, the scaled row, its cast */
-    int64_t rb = fit(tl, 8 * al((uint64_t)k * 4), 3 * (uint64_t)k * 4 + (uint64_t)k * m->ds + 256, D);
+    int64_t rb =
+        fit(tl, 8 * al((uint64_t)k * 4), 3 * (uint64_t)k * 4 + (uint64_t)k * m->ds + 256, D);
     if (rb < 1)
         tl_fail(tl, "rmsnorm: no room in the TCM for a row of %lld tokens", (long long)k);
     struct tl_tensor *whole = NULL;
@@ -400,8 +402,9 @@ static void qkv(struct llm *m, int64_t l, int64_t t0, int64_t k)
     /* a block: h's rows and every head's weight rows (loaded at once, the DMA channels in
      * parallel), a product */
     uint64_t per = (uint64_t)k * m->ds + (uint64_t)(nacc * dh) * m->ds + 64 * (uint64_t)(nacc + 1);
-    int64_t kb = fit(tl, 2 * al((uint64_t)(k * dh) * 4) + (uint64_t)nacc * al((uint64_t)(k * dh) * m->ds),
-                     per, D);
+    int64_t kb =
+        fit(tl, 2 * al((uint64_t)(k * dh) * 4) + (uint64_t)nacc * al((uint64_t)(k * dh) * m->ds),
+            per, D);
     if (kb < 1)
         tl_fail(tl, "q, k, v: no room in the TCM for a block of %lld tokens", (long long)k);
     struct tl_tensor **w = tl_kernel_alloc(tl, (size_t)(nacc ? nacc : 1) * sizeof(*w));
@@ -473,16 +476,15 @@ static void attention(struct llm *m, int64_t l, int64_t t0, int64_t k)
                 mx = tl_math_into(tl, mx, "max", 1, (const struct tl_tensor *[]){sc}, true, -1);
                 struct tl_tensor *e = tl_exp(tl, tl_sub(tl, sc, mx));
                 sum = tl_math_into(tl, sum, "sum", 1, (const struct tl_tensor *[]){e}, true, -1);
-                acc = accumulate(tl, acc, tl_dot_ex(tl, V, to_dt(m, e), true, true, SIM_F32),
-                                 true);
+                acc = accumulate(tl, acc, tl_dot_ex(tl, V, to_dt(m, e), true, true, SIM_F32), true);
             } else {
                 struct tl_tensor *mn = tl_maximum(tl, mx, tl_max(tl, sc, -1));
                 struct tl_tensor *alpha = tl_exp(tl, tl_sub(tl, mx, mn));
                 struct tl_tensor *e = tl_exp(tl, tl_sub(tl, sc, mn));
-                sum = tl_math_into(tl, sum, "add", 2,
-                                   (const struct tl_tensor *[]){tl_mul(tl, sum, alpha),
-                                                                tl_sum(tl, e, -1)},
-                                   false, 0);
+                sum = tl_math_into(
+                    tl, sum, "add", 2,
+                    (const struct tl_tensor *[]){tl_mul(tl, sum, alpha), tl_sum(tl, e, -1)}, false,
+                    0);
                 struct tl_tensor *pv = tl_dot_ex(tl, V, to_dt(m, e), true, true, SIM_F32);
                 struct tl_tensor *scaled = tl_mul(tl, acc, tl_reshape(tl, alpha, 2, row));
                 acc = tl_math_into(tl, acc, "add", 2, (const struct tl_tensor *[]){scaled, pv},
@@ -635,8 +637,8 @@ static void llm_decode(struct tl *tl, const struct kargs *a)
     s->T = s->P + s->G;
     s->D = sim_kutil_row_elems(tl, a, OUT_ARG);
     s->F = a->v[W1_ARG].ndim == 3 ? a->v[W1_ARG].shape[1] : 0;
-    if (s->L < 1 || s->H < 1 || s->KV < 1 || s->H % s->KV || s->D % s->H || s->P < 1 ||
-        s->G < 0 || s->F < 1)
+    if (s->L < 1 || s->H < 1 || s->KV < 1 || s->H % s->KV || s->D % s->H || s->P < 1 || s->G < 0 ||
+        s->F < 1)
         tl_fail(tl,
                 "layers %lld, heads %lld, kv_heads %lld (d = %lld), prompt %lld, gen %lld: "
                 "layers, heads, kv_heads and prompt must be >= 1, heads must divide d and "
@@ -662,7 +664,8 @@ static void llm_decode(struct tl *tl, const struct kargs *a)
     m.ds = sim_dtype_size(m.dt);
     int64_t wrows, w0 = sim_kutil_my_rows(tl, a, WORK_ARG, &wrows);
     int64_t hrows, h0 = sim_kutil_my_rows(tl, a, HWORK_ARG, &hrows);
-    int64_t wlen = sim_kutil_row_elems(tl, a, WORK_ARG), hlen = sim_kutil_row_elems(tl, a, HWORK_ARG);
+    int64_t wlen = sim_kutil_row_elems(tl, a, WORK_ARG),
+            hlen = sim_kutil_row_elems(tl, a, HWORK_ARG);
     s->mcap = hlen / D;
     if (wrows != 1 || hrows != 1 || s->mcap < 1 || wlen < N_REGIONS * D * s->mcap + s->T ||
         a->v[WORK_ARG].dtype != SIM_F32 || a->v[HWORK_ARG].dtype != m.dt)
@@ -860,21 +863,25 @@ static int reference(const struct sim_kref *r, struct diag *d)
               D % s.heads == 0 && s.prompt >= 1 && s.gen >= 0 && s.ff >= 1;
     int64_t dh = ok ? D / s.heads : 0;
     const int64_t want[][4] = {
-        [PROMPT_ARG] = {s.prompt, D},     [WQ_ARG] = {L, s.heads, D, dh},
-        [WK_ARG] = {L, s.kv_heads, D, dh}, [WV_ARG] = {L, s.kv_heads, D, dh},
-        [WO_ARG] = {L, s.heads, D, dh},   [W1_ARG] = {L, s.ff, D},
-        [W3_ARG] = {L, s.ff, D},          [W2_ARG] = {L, s.ff, D},
-        [KC_ARG] = {L, s.kv_heads, T, dh}, [VC_ARG] = {L, s.kv_heads, T, dh},
+        [PROMPT_ARG] = {s.prompt, D},
+        [WQ_ARG] = {L, s.heads, D, dh},
+        [WK_ARG] = {L, s.kv_heads, D, dh},
+        [WV_ARG] = {L, s.kv_heads, D, dh},
+        [WO_ARG] = {L, s.heads, D, dh},
+        [W1_ARG] = {L, s.ff, D},
+        [W3_ARG] = {L, s.ff, D},
+        [W2_ARG] = {L, s.ff, D},
+        [KC_ARG] = {L, s.kv_heads, T, dh},
+        [VC_ARG] = {L, s.kv_heads, T, dh},
         [OUT_ARG] = {T, D},
     };
-    static const unsigned nd[] = {[PROMPT_ARG] = 2, [WQ_ARG] = 4, [WK_ARG] = 4, [WV_ARG] = 4,
-                                  [WO_ARG] = 4,     [W1_ARG] = 3, [W3_ARG] = 3, [W2_ARG] = 3,
-                                  [KC_ARG] = 4,     [VC_ARG] = 4, [OUT_ARG] = 2};
+    static const unsigned nd[] = {
+        [PROMPT_ARG] = 2, [WQ_ARG] = 4, [WK_ARG] = 4, [WV_ARG] = 4, [WO_ARG] = 4, [W1_ARG] = 3,
+        [W3_ARG] = 3,     [W2_ARG] = 3, [KC_ARG] = 4, [VC_ARG] = 4, [OUT_ARG] = 2};
     for (size_t i = 0; ok && i <= OUT_ARG; i++) {
         if (nd[i] == 0)
             continue;
-        ok = a[i].t->ndim == nd[i] &&
-             memcmp(a[i].t->shape, want[i], nd[i] * sizeof(int64_t)) == 0;
+        ok = a[i].t->ndim == nd[i] && memcmp(a[i].t->shape, want[i], nd[i] * sizeof(int64_t)) == 0;
     }
     if (!ok)
         return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
@@ -1016,9 +1023,11 @@ void sim_kref_llm_decode(const struct sim_kref_llm *s, const struct sim_kref_llm
     double *kc = sim_xcalloc(cache_n, sizeof(double)), *vc = sim_xcalloc(cache_n, sizeof(double));
     double *outv = sim_xcalloc((size_t)(T * D), sizeof(double));
     double *x = sim_xcalloc((size_t)D, sizeof(double)), *h = sim_xcalloc((size_t)D, sizeof(double));
-    double *q = sim_xcalloc((size_t)dh, sizeof(double)), *o = sim_xcalloc((size_t)D, sizeof(double));
+    double *q = sim_xcalloc((size_t)dh, sizeof(double)),
+           *o = sim_xcalloc((size_t)D, sizeof(double));
     double *g = sim_xcalloc((size_t)F, sizeof(double)), *p = sim_xcalloc((size_t)T, sizeof(double));
-    double *acc = sim_xcalloc((size_t)D, sizeof(double)), *mag = sim_xcalloc((size_t)D, sizeof(double));
+    double *acc = sim_xcalloc((size_t)D, sizeof(double)),
+           *mag = sim_xcalloc((size_t)D, sizeof(double));
     double *bnd = sim_xcalloc((size_t)D, sizeof(double));
     /* the caches attention reads: the kernel's when given */
     const double *ck = gk ? gk : kc, *cv = gv ? gv : vc;
@@ -1130,8 +1139,8 @@ void sim_kref_llm_decode(const struct sim_kref_llm *s, const struct sim_kref_llm
     }
     for (int64_t i = 0; i < T * D; i++)
         sim_tensor_set(io->out, (size_t)i, outv[i]);
-    double *all[] = {prompt, wq, wk, wv, wo, w1, w3, w2, gk, gv, gout, kc, vc, outv,
-                     x,      h,  q,  o,  g,  p,  acc, mag, bnd};
+    double *all[] = {prompt, wq,   wk, wv, wo, w1, w3, w2, gk,  gv,  gout, kc,
+                     vc,     outv, x,  h,  q,  o,  g,  p,  acc, mag, bnd};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         free(all[i]);
 }

@@ -79,8 +79,8 @@ static void norm_chunked(struct tl *tl, const struct kargs *a, bool layer,
                 if (layer && pass > 0)
                     t = tl_sub(tl, t, mean);
                 if (pass == 0 || pass == 1) {
-                    struct tl_tensor *part = pass == 0 ? tl_sum(tl, t, -1)
-                                                       : tl_sum(tl, tl_mul(tl, t, t), -1);
+                    struct tl_tensor *part =
+                        pass == 0 ? tl_sum(tl, t, -1) : tl_sum(tl, tl_mul(tl, t, t), -1);
                     struct tl_tensor *run = pass == 0 ? mean : ss;
                     const struct tl_tensor *in2[2] = {run, part};
                     run = c0 == 0 ? tl_math_into(tl, run, "copy", 1, &in2[1], false, 0)
@@ -254,8 +254,7 @@ static int ref_layer(const struct sim_kref *r, struct diag *d)
     out->bound = sim_xcalloc(sim_tensor_numel(out->t), sizeof(double));
     snprintf(out->bound_what, sizeof(out->bound_what), "%lld-term f32 sums (mean, variance)",
              (long long)r->args[0].t->shape[1]);
-    sim_kref_layernorm(r->args[0].t, r->args[1].t, r->args[2].t, r->args[4].f, out->t,
-                       out->bound);
+    sim_kref_layernorm(r->args[0].t, r->args[1].t, r->args[2].t, r->args[4].f, out->t, out->bound);
     return 0;
 }
 

@@ -124,8 +124,14 @@ static int setup(struct sim_kbuild *b, const struct sim_kparams *p, struct diag 
         ranges[2 * r + 1] *= tile;
     }
     /* the mask: 0 or 1 per tile (integers are drawn in [0, 2) and rounded down) */
-    struct sim_ktensor x = {.label = "x", .dtype = dt, .ndim = 1, .shape = &n,
-                            .fill = SIM_KFILL_RANDOM, .lo = -1, .hi = 1, .split = true,
+    struct sim_ktensor x = {.label = "x",
+                            .dtype = dt,
+                            .ndim = 1,
+                            .shape = &n,
+                            .fill = SIM_KFILL_RANDOM,
+                            .lo = -1,
+                            .hi = 1,
+                            .split = true,
                             .split_ranges = ranges};
     struct sim_ktensor out = x;
     out.label = "out";
@@ -133,7 +139,8 @@ static int setup(struct sim_kbuild *b, const struct sim_kparams *p, struct diag 
     out.read_back = true;
     rc = sim_kbuild_tensor(b, &x, d);
     if (rc == 0)
-        rc = sim_kutil_tensor(b, "mask", SIM_I32, 1, &tiles, SIM_KFILL_RANDOM, 0, 2, true, false, d);
+        rc =
+            sim_kutil_tensor(b, "mask", SIM_I32, 1, &tiles, SIM_KFILL_RANDOM, 0, 2, true, false, d);
     if (rc == 0)
         rc = sim_kbuild_tensor(b, &out, d);
     free(ranges);

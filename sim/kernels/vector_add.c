@@ -73,8 +73,14 @@ static int setup(struct sim_kbuild *b, const struct sim_kparams *p, struct diag 
         return rc;
     int64_t shape[1] = {n};
     /* split over the PEs as evenly as they go (the first PEs one element more) */
-    struct sim_ktensor x = {.label = "x", .dtype = dt, .ndim = 1, .shape = shape,
-                            .fill = SIM_KFILL_RANDOM, .lo = -1, .hi = 1, .split = true};
+    struct sim_ktensor x = {.label = "x",
+                            .dtype = dt,
+                            .ndim = 1,
+                            .shape = shape,
+                            .fill = SIM_KFILL_RANDOM,
+                            .lo = -1,
+                            .hi = 1,
+                            .split = true};
     struct sim_ktensor y = x, out = x;
     y.label = "y";
     out.label = "out";

@@ -6,8 +6,9 @@
  * |expected|, NaN never equal; integer types exact). Debug mode (--verify=ops) checks
  * every op as phase 2 replays it: its result against a straightforward recomputation from
  * the inputs it read (with the same bounds: a GEMM's tolerance is widened by the forward
- * error bound of its k-term dot products, as the output check's is), and its inputs against what phase 1 recorded in the op log (the
- * input snapshots of math ops), and names the first op that diverges.
+ * error bound of its k-term dot products, as the output check's is), and its inputs against what
+ * phase 1 recorded in the op log (the input snapshots of math ops), and names the first op that
+ * diverges.
  *
  * The report is a struct (the TUI shows it) and a text form (the command line prints it).
  * Nothing here prints.
@@ -55,10 +56,10 @@ struct sim_verify_output {
     size_t first_index; /* flat (row-major) index */
     int64_t first_multi[SIM_MAX_DIMS]; /* the same as a multi-index (ndim entries) */
     double first_got, first_expected;
-    double first_tol;  /* the tolerance of that element (D11's, plus its bound) */
-    char *bound_what;  /* owned: the forward error bound that widened D11's tolerance (what
-                          the reference said it is), or NULL when D11's alone applied */
-    double max_bound;  /* the largest per-element bound */
+    double first_tol; /* the tolerance of that element (D11's, plus its bound) */
+    char *bound_what; /* owned: the forward error bound that widened D11's tolerance (what
+                         the reference said it is), or NULL when D11's alone applied */
+    double max_bound; /* the largest per-element bound */
 };
 
 /*

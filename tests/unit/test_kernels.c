@@ -146,8 +146,8 @@ Test(kernels, the_registry_lists_every_kernel_in_name_order)
             cr_assert(a->name[0] && a->dtype && a->dtype[0], "%s argument %zu", k->name, j);
             cr_assert(a->kind == SIM_KARG_TENSOR || a->kind == SIM_KARG_SCALAR);
             for (size_t q = 0; q < j; q++)
-                cr_assert_str_neq(k->args[q].name, a->name, "%s: two arguments named %s",
-                                  k->name, a->name);
+                cr_assert_str_neq(k->args[q].name, a->name, "%s: two arguments named %s", k->name,
+                                  a->name);
         }
         cr_assert_not_null(k->fn);
         cr_assert_not_null(k->setup);
@@ -1280,7 +1280,8 @@ Test(kernels, phase_2_agrees_at_odd_sizes, .timeout = 120)
         expect_verified(NULL, eight[i]);
 }
 
-/* ---- uneven splits and idle PEs --------------------------------------------------------------- */
+/* ---- uneven splits and idle PEs ---------------------------------------------------------------
+ */
 
 /* PEs that hold a shard of tensor argument i of the launch, and the rows of each. */
 static int shard_rows(struct sim_run *r, size_t i, int64_t *rows, int max)
@@ -1496,8 +1497,8 @@ Test(kernels, llm_decode_reference)
      *        o = 0.5 p0 - 0.5 p1 = -0.122459331; x = -2 - 0.061229666 = -2.061229666;
      *        MLP: h = -1, g = silu(-1) * -1 = 0.268941421, x = -2.061229666 + 0.537882843.
      */
-    struct sim_kref_llm s = {.layers = 1, .d = 1, .heads = 1, .kv_heads = 1, .ff = 1,
-                             .prompt = 2, .gen = 0, .ranks = 1};
+    struct sim_kref_llm s = {
+        .layers = 1, .d = 1, .heads = 1, .kv_heads = 1, .ff = 1, .prompt = 2, .gen = 0, .ranks = 1};
     int64_t s21[2] = {2, 1}, s4[4] = {1, 1, 1, 1}, s3[3] = {1, 1, 1};
     int64_t c2[4] = {1, 1, 2, 1};
     struct sim_tensor *prompt = tensor(SIM_F32, 2, s21, 2, -2);
@@ -1507,10 +1508,20 @@ Test(kernels, llm_decode_reference)
     struct sim_tensor *kc = zeros(SIM_F32, 4, c2), *vc = zeros(SIM_F32, 4, c2);
     struct sim_tensor *out = zeros(SIM_F32, 2, s21);
     double bk[2] = {0}, bv[2] = {0}, bo[2] = {0};
-    struct sim_kref_llm_io io = {.prompt = prompt, .wq = half, .wk = half, .wv = half,
-                                 .wo = half,       .w1 = w1,   .w3 = w1,   .w2 = w2,
-                                 .kcache = kc,     .vcache = vc, .out = out, .bound_k = bk,
-                                 .bound_v = bv,    .bound_out = bo};
+    struct sim_kref_llm_io io = {.prompt = prompt,
+                                 .wq = half,
+                                 .wk = half,
+                                 .wv = half,
+                                 .wo = half,
+                                 .w1 = w1,
+                                 .w3 = w1,
+                                 .w2 = w2,
+                                 .kcache = kc,
+                                 .vcache = vc,
+                                 .out = out,
+                                 .bound_k = bk,
+                                 .bound_v = bv,
+                                 .bound_out = bo};
     sim_kref_llm_decode(&s, &io);
     expect_values(kc, 1e-7, 0.5, -0.5);
     expect_values(vc, 1e-7, 0.5, -0.5);
