@@ -21,8 +21,9 @@
  *
  *   3. Describe it with a `const struct sim_kernel` (name, summary, its argument table,
  *      params with defaults, fn, setup, reference) and add it to the table in
- * sim/kernels/registry.c. The reference computes the expected outputs with plain loops; `run
- * --verify` compares phase 2's results with it.
+ *      sim/kernels/registry.c. The reference computes the expected outputs in double with
+ *      plain loops, and the forward error bound of each element that comes out of a long
+ *      reduction; `run --verify` compares phase 2's results with it (sim/README.md).
  *
  *   4. Test it: it runs in `npuscope run -k NAME`, a workload's KernelLaunch finds it by
  *      kernel_ref.name, and `npuscope kernels` lists it; add it to the table of

@@ -171,8 +171,8 @@ struct tl_tensor *sim_kutil_slab(struct tl *tl, const struct kargs *a, size_t i,
             t = tl_reshape(tl, t, 1, &flat);
             return tl_view(tl, t, (lo - s->offset_bytes) / ds, ndim, shape);
         }
-    tl_fail(tl, "argument %zu: no shard holds elements %llu to %llu", i, (unsigned long long)offset,
-            (unsigned long long)(offset + n));
+    unsigned long long first = offset, end = offset + n;
+    tl_fail(tl, "argument %zu: no shard holds elements %llu to %llu", i, first, end);
 }
 
 void sim_kutil_split(int64_t n, int64_t parts, int64_t p, int64_t *lo, int64_t *hi)
