@@ -144,11 +144,15 @@ static struct sim_tensor *find_container(struct sim_exec *x, uint32_t sid, uint6
 }
 
 /* A tensor viewing n bytes of t's data at byte offset off, as dtype and shape (sharing
- * them: a copy of part of a tensor costs nothing, as a copy of a whole one). */
+ * them: a copy of part of a tensor costs nothing, as a copy of a whole one). Where the
+ * bytes would not be aligned for dtype (a 16-bit tensor holding them at an odd element:
+ * an f32 operand read out of a row of f16 cut at an odd column), a copy of them. */
 static struct sim_tensor *offset_view(struct sim_tensor *t, size_t off, enum sim_dtype dtype,
                                       unsigned ndim, const int64_t *shape, size_t nbytes)
 {
     (void)nbytes; /* the shape's */
+    if ((t->offset + off) % sim_dtype_size(dtype) != 0)
+        return sim_tensor_copy_range(t, off, dtype, ndim, shape);
     return sim_tensor_view_at(t, off, dtype, ndim, shape);
 }
 
