@@ -5,6 +5,8 @@
  */
 #include "sim/chip/chip.h"
 
+#include "sim/chip/bindings.h"
+
 #include "sim/chip/models.h"
 #include "sim/data/tensor.h"
 #include "sim/util/xalloc.h"
@@ -20,11 +22,6 @@ struct route_slot {
     struct sim_topo_route route;
 };
 
-struct binding {
-    uint64_t addr, n;
-    char *op; /* owned */
-};
-
 struct span {
     uint64_t addr, n; /* a stored tensor's bytes */
     uint64_t seq;     /* the store's generation after its last write: later is larger */
@@ -36,8 +33,7 @@ struct space_index {
     struct span *v;   /* sorted by addr */
     uint64_t *maxend; /* maxend[i]: the furthest end of v[0..i] (non-decreasing) */
     size_t n, cap;
-    struct binding *b; /* pending bindings, sorted by addr, not overlapping */
-    size_t nb, capb;
+    struct sim_bindings *pending; /* owned: pending bindings (ADR-0020 D3) */
 };
 
 struct deferred {
@@ -281,9 +277,7 @@ void sim_chip_free(struct sim_chip *c)
     for (size_t i = 0; i < c->n_spaces; i++) {
         free(c->spaces[i].v);
         free(c->spaces[i].maxend);
-        for (size_t j = 0; j < c->spaces[i].nb; j++)
-            free(c->spaces[i].b[j].op);
-        free(c->spaces[i].b);
+        sim_bindings_free(c->spaces[i].pending);
     }
     free(c->spaces);
     free(c->comps);
@@ -852,50 +846,12 @@ int sim_chip_mem_read(struct sim_chip *c, const char *space, uint64_t addr, enum
     return rc;
 }
 
-/* Index of the first binding that ends after a (bindings do not overlap, so their ends
- * are sorted too). */
-static size_t first_binding(const struct space_index *x, uint64_t a)
-{
-    size_t lo = 0, hi = x->nb;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (x->b[mid].addr + x->b[mid].n <= a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* Remove [addr, addr + n) from the bindings: new data (or a new binding) replaces it;
  * what a binding holds outside the range stays bound. */
 static void unbind(struct space_index *x, uint64_t addr, uint64_t n)
 {
-    size_t i = first_binding(x, addr), j = i;
-    if (i >= x->nb || x->b[i].addr >= addr + n)
-        return;
-    struct binding left = {0}, right = {0};
-    if (x->b[i].addr < addr)
-        left = (struct binding){x->b[i].addr, addr - x->b[i].addr, sim_xstrdup(x->b[i].op)};
-    while (j < x->nb && x->b[j].addr < addr + n)
-        j++;
-    struct binding *last = &x->b[j - 1];
-    if (last->addr + last->n > addr + n)
-        right =
-            (struct binding){addr + n, last->addr + last->n - (addr + n), sim_xstrdup(last->op)};
-    for (size_t k = i; k < j; k++)
-        free(x->b[k].op);
-    size_t keep = (left.op != NULL) + (right.op != NULL);
-    if (x->nb - (j - i) + keep > x->capb) {
-        x->capb = x->nb + keep;
-        x->b = sim_xreallocarray(x->b, x->capb, sizeof(*x->b));
-    }
-    memmove(&x->b[i + keep], &x->b[j], (x->nb - j) * sizeof(*x->b));
-    x->nb = x->nb - (j - i) + keep;
-    if (left.op)
-        x->b[i++] = left;
-    if (right.op)
-        x->b[i] = right;
+    if (x->pending)
+        sim_bindings_clear(x->pending, addr, n);
 }
 
 /* Copy the bytes of [a, a + n) from src (holding them from address a) into the plain
@@ -1021,22 +977,13 @@ void sim_chip_bind_pending(struct sim_chip *c, const char *space, uint64_t addr,
                            const char *op)
 {
     struct space_index *x = space_index(c, space, true);
-    unbind(x, addr, n);
-    if (x->nb == x->capb) {
-        x->capb = x->capb ? 2 * x->capb : 16;
-        x->b = sim_xreallocarray(x->b, x->capb, sizeof(*x->b));
-    }
-    size_t i = first_binding(x, addr);
-    memmove(&x->b[i + 1], &x->b[i], (x->nb - i) * sizeof(*x->b));
-    x->b[i] = (struct binding){addr, n ? n : 1, sim_xstrdup(op)};
-    x->nb++;
+    if (!x->pending)
+        x->pending = sim_bindings_new();
+    sim_bindings_set(x->pending, addr, n, sim_chip_intern(c, op));
 }
 
 const char *sim_chip_pending(const struct sim_chip *c, const char *space, uint64_t addr, uint64_t n)
 {
     const struct space_index *x = space_index((struct sim_chip *)c, space, false);
-    if (!x)
-        return NULL;
-    size_t i = first_binding(x, addr);
-    return i < x->nb && x->b[i].addr < addr + (n ? n : 1) ? x->b[i].op : NULL;
+    return x && x->pending ? sim_bindings_find(x->pending, addr, n) : NULL;
 }
