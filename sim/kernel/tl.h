@@ -19,11 +19,14 @@
  *   tl_wait(h) synchronises time only.
  *
  * Tensors: a struct tl_tensor is a handle (space, address, dtype, shape) owned by the
- * kernel instance and valid until the run ends. HBM tensors come from the launch
- * arguments (tl_arg) and views of them (tl_view); loads and compute results live in the
- * PE's TCM, allocated by a stack allocator (tl_tcm_mark / tl_tcm_release). Shapes use
- * numpy broadcasting for elementwise ops; reductions keep the reduced axis with size 1
- * (keepdims), so tl_sub(x, tl_max(x, 1)) works row by row.
+ * kernel instance. A handle belongs to the innermost TCM scope open when it was made:
+ * one made after tl_tcm_mark(m) is valid until tl_tcm_release(m) (or, made before any
+ * mark, until the run ends), so a kernel looping a million times keeps a few handles
+ * (tl_math_into updates a handle made outside the loop in place). HBM tensors come from
+ * the launch arguments (tl_arg) and views of them (tl_view); loads and compute results
+ * live in the PE's TCM, allocated by a stack allocator (tl_tcm_mark / tl_tcm_release).
+ * Shapes use numpy broadcasting for elementwise ops; reductions keep the reduced axis
+ * with size 1 (keepdims), so tl_sub(x, tl_max(x, 1)) works row by row.
  *
  * Errors in a kernel's use of the API (a wrong shape, an HBM operand to tl_dot, TCM
  * exhausted) stop the kernel the same way, naming the call and the problem.
