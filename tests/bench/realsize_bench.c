@@ -88,26 +88,39 @@ static int cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Median wall time and RSS of RUNS runs of `npuscope run --headless -k spec [-o trace]`. */
-static int measure(const char *bin, const char *spec, const char *trace, struct result *med)
+/* Median wall time and RSS of runs runs of `npuscope run --headless [-c chip] -k spec
+ * [-o trace]`. */
+static int measure_on(const char *bin, const char *chip, const char *spec, const char *trace,
+                      int runs, struct result *med)
 {
     double wall[RUNS], rss[RUNS];
     struct result r = {0};
-    for (int i = 0; i < RUNS; i++) {
-        char o[] = "-o", cmd[] = "run", headless[] = "--headless", k[] = "-k";
-        char *argv[] = {(char *)bin,      cmd,           headless, k, (char *)spec,
-                        trace ? o : NULL, (char *)trace, NULL};
+    for (int i = 0; i < runs; i++) {
+        char o[] = "-o", cmd[] = "run", headless[] = "--headless", k[] = "-k", c[] = "-c";
+        char *argv[10], **a = argv;
+        *a++ = (char *)bin, *a++ = cmd, *a++ = headless;
+        if (chip)
+            *a++ = c, *a++ = (char *)chip;
+        *a++ = k, *a++ = (char *)spec;
+        if (trace)
+            *a++ = o, *a++ = (char *)trace;
+        *a = NULL;
         if (run(argv, &r) < 0)
             return -1;
         wall[i] = r.wall_s;
         rss[i] = r.rss_mb;
     }
-    qsort(wall, RUNS, sizeof(double), cmp);
-    qsort(rss, RUNS, sizeof(double), cmp);
+    qsort(wall, (size_t)runs, sizeof(double), cmp);
+    qsort(rss, (size_t)runs, sizeof(double), cmp);
     *med = r;
-    med->wall_s = wall[RUNS / 2];
-    med->rss_mb = rss[RUNS / 2];
+    med->wall_s = wall[runs / 2];
+    med->rss_mb = rss[runs / 2];
     return 0;
+}
+
+static int measure(const char *bin, const char *spec, const char *trace, struct result *med)
+{
+    return measure_on(bin, NULL, spec, trace, RUNS, med);
 }
 
 static const char *verdict(int ok)
@@ -170,5 +183,16 @@ int main(int argc, char **argv)
     printf("memory per op record, timing only: %.1f bytes (%s, %.0f vs %.0f records; target "
            "<= 100: %s)\n",
            per, "peak RSS difference", b.records, s.records, verdict(per <= 100));
+
+    /* a Llama-7B-shaped decode step: 13 GB of f16 weights sharded over four cubes */
+    const char *llama = "llm_decode:dim=4096,heads=32,ff=11008,layers=32,prompt=128,gen=8,"
+                        "dtype=f16,pes=0";
+    struct result l;
+    if (measure_on(bin, "sim/configs/large.yaml", llama, NULL, 1, &l) < 0)
+        return 1;
+    printf("Llama-7B shape (-c sim/configs/large.yaml -k %s): %.0f op records, %.1f M events "
+           "in %.1f s (%.2f M events/s), peak RSS %.1f MB (target <= 2048: %s)\n",
+           llama, l.records, l.events / 1e6, l.wall_s, l.events / l.wall_s / 1e6, l.rss_mb,
+           verdict(l.rss_mb <= 2048));
     return 0;
 }
