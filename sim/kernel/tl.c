@@ -228,15 +228,19 @@ static uint64_t tcm_alloc(struct tl *tl, uint64_t nbytes, const char *call)
 
 uint64_t tl_tcm_mark(struct tl *tl)
 {
+    /* marks nest: two taken with nothing made in between share an entry, counted, so that
+     * releasing the inner one leaves the outer scope open */
     struct tl_scope *top = tl->n_scopes ? &tl->scopes[tl->n_scopes - 1] : NULL;
-    if (!top || top->tcm_top != tl->tcm_top || top->n_tensors != tl->n_tensors) {
-        if (tl->n_scopes == tl->cap_scopes) {
-            tl->cap_scopes = tl->cap_scopes ? 2 * tl->cap_scopes : 16;
-            tl->scopes = sim_xreallocarray(tl->scopes, tl->cap_scopes, sizeof(*tl->scopes));
-        }
-        assert(tl->scopes);
-        tl->scopes[tl->n_scopes++] = (struct tl_scope){tl->tcm_top, tl->n_tensors};
+    if (top && top->tcm_top == tl->tcm_top && top->n_tensors == tl->n_tensors) {
+        top->count++;
+        return tl->tcm_top;
     }
+    if (tl->n_scopes == tl->cap_scopes) {
+        tl->cap_scopes = tl->cap_scopes ? 2 * tl->cap_scopes : 16;
+        tl->scopes = sim_xreallocarray(tl->scopes, tl->cap_scopes, sizeof(*tl->scopes));
+    }
+    assert(tl->scopes);
+    tl->scopes[tl->n_scopes++] = (struct tl_scope){tl->tcm_top, tl->n_tensors, 1};
     return tl->tcm_top;
 }
 
@@ -256,7 +260,8 @@ void tl_tcm_release(struct tl *tl, uint64_t mark)
     size_t keep = SIZE_MAX;
     while (tl->n_scopes && tl->scopes[tl->n_scopes - 1].tcm_top > mark)
         keep = tl->scopes[--tl->n_scopes].n_tensors;
-    if (tl->n_scopes && tl->scopes[tl->n_scopes - 1].tcm_top == mark)
+    struct tl_scope *top = tl->n_scopes ? &tl->scopes[tl->n_scopes - 1] : NULL;
+    if (top && top->tcm_top == mark && --top->count == 0)
         keep = tl->scopes[--tl->n_scopes].n_tensors;
     while (keep != SIZE_MAX && tl->n_tensors > keep)
         tensor_unref(tl->tensors[--tl->n_tensors]);

@@ -49,6 +49,7 @@ struct tl_tensor {
 struct tl_scope {
     uint64_t tcm_top; /* the mark */
     size_t n_tensors; /* handles owned by scopes when it was taken */
+    unsigned count;   /* marks taken here with nothing made in between, not yet released */
 };
 
 struct tl_group;

@@ -586,6 +586,8 @@ static void step(struct llm *m, int64_t t0, int64_t k)
     struct tl *tl = m->tl;
     char name[48];
     for (int64_t l = 0; l < m->s.L; l++) {
+        /* the views a layer makes (its work regions, the all-reduce's) go with it */
+        uint64_t layer_mark = tl_tcm_mark(tl);
         snprintf(name, sizeof(name), "layer%lld", (long long)l);
         if (m->s.r == 0)
             tl_marker(tl, name);
@@ -604,6 +606,7 @@ static void step(struct llm *m, int64_t t0, int64_t k)
         norm(m, k);
         mlp(m, l, k);
         residual(m, R_PM, k, name);
+        tl_tcm_release(tl, layer_mark);
     }
     snprintf(name, sizeof(name), "tok%lld.output", (long long)t0);
     tl_set_tile(tl, name);

@@ -546,3 +546,36 @@ Test(tl, a_long_kernel_frees_its_handles_and_async_ops_as_it_goes)
     sim_oplog_records(sim_chip_oplog(chip), &n);
     cr_assert_eq(n, 3000 * 4, "every op was still logged");
 }
+
+/* Nested scopes taken at the same TCM top: releasing the inner one leaves the outer open,
+ * so what the outer scope makes after it is still freed with the outer one. */
+static size_t after_outer, after_inner, after_all;
+
+static void nested_marks(struct tl *tl, const struct kargs *a)
+{
+    (void)a;
+    for (int i = 0; i < 100; i++) {
+        uint64_t outer = tl_tcm_mark(tl);
+        uint64_t inner = tl_tcm_mark(tl); /* nothing made in between: the same top */
+        struct tl_tensor *v = hbm(tl, 0x0, 64);
+        tl_tcm_release(tl, inner);
+        hbm(tl, 0x100, 64); /* the outer scope's */
+        hbm(tl, 0x200, 64);
+        (void)v;
+        after_inner = tl->n_tensors;
+        tl_tcm_release(tl, outer);
+        after_outer = tl->n_tensors;
+    }
+    after_all = tl->n_scopes;
+}
+
+Test(tl, a_scope_released_inside_another_at_the_same_top_leaves_the_outer_open)
+{
+    after_outer = after_inner = after_all = SIZE_MAX;
+    struct sim_proc *p = start("nested", nested_marks, 0);
+    run_all();
+    cr_assert_null(sim_proc_error(p), "%s", sim_proc_error(p));
+    cr_assert_eq(after_outer, 0, "the outer release frees what the outer scope made");
+    cr_assert_leq(after_inner, 3);
+    cr_assert_eq(after_all, 0, "no scope left open");
+}
