@@ -516,6 +516,10 @@ static int run_parallel(const char *dir, const char *const *ids, size_t n,
     argv[a++] = "points.ids";
     argv[a] = NULL;
 
+    /* GNU parallel runs each remote command through $SHELL: a sweep started where it is
+     * unset (cron, a CI job, a systemd unit) would lose every point of an ssh host */
+    if (remote && !getenv("SHELL"))
+        setenv("SHELL", "/bin/sh", 0);
     struct tracker t;
     tracker_init(&t, dir, ids, n, o);
     pid_t pid = spawn((char *const *)argv, dir, -1, -1);

@@ -88,7 +88,8 @@ cd "$HOME" || exit 255
 exec sh -c "$*"
 EOF
         chmod +x "$TMP/bin/fakessh"
-        run env HOME="$TMP/home" PATH="$TMP/bin:$PATH" PARALLEL_SSH="$TMP/bin/fakessh" \
+        # without SHELL, as under cron or a CI job: GNU parallel needs one for remote commands
+        run env -u SHELL HOME="$TMP/home" PATH="$TMP/bin:$PATH" PARALLEL_SSH="$TMP/bin/fakessh" \
             "$NPUSCOPE" sweep "$TMP/sweep.yaml" -o "$TMP/ssh" -S host1,host2 -j 1
         expect_status "sshlogin: exit 0" 0
         expect_trend "sshlogin: the results came back" "$TMP/ssh"
