@@ -25,12 +25,6 @@ static uint64_t event_end(const struct trace_model *m, const struct trace_event 
     return ev->end;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static int cmp_span(const void *a, const void *b)
 {
     const struct span *x = a, *y = b;
@@ -58,30 +52,109 @@ static uint64_t union_length(struct span *v, size_t n)
     return open ? total + (ce - cs) : total;
 }
 
-/* Largest number of spans covering one cycle (ends exclusive). */
-static uint64_t max_overlap(const struct span *v, size_t n)
+/* ---- DMA: a sweep over every DMA track in start order ------------------------------------ */
+
+/* A binary min-heap of uint64 keys with a payload (the track, or nothing). */
+struct heap {
+    uint64_t *key;
+    uint32_t *val;
+    size_t n, cap;
+};
+
+static void heap_push(struct heap *h, uint64_t key, uint32_t val)
 {
-    uint64_t *s = sim_xreallocarray(NULL, n ? n : 1, sizeof(*s));
-    uint64_t *e = sim_xreallocarray(NULL, n ? n : 1, sizeof(*e));
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (v[i].e > v[i].s)
-            s[k] = v[i].s, e[k] = v[i].e, k++;
-    qsort(s, k, sizeof(*s), cmp_u64);
-    qsort(e, k, sizeof(*e), cmp_u64);
-    uint64_t cur = 0, best = 0;
-    for (size_t i = 0, j = 0; i < k;) {
-        if (e[j] <= s[i]) { /* an end at t frees its slot before a start at t */
-            cur--, j++;
-        } else {
-            if (++cur > best)
-                best = cur;
-            i++;
-        }
+    if (h->n == h->cap) {
+        h->cap = h->cap ? 2 * h->cap : 64;
+        h->key = sim_xreallocarray(h->key, h->cap, sizeof(*h->key));
+        h->val = sim_xreallocarray(h->val, h->cap, sizeof(*h->val));
     }
-    free(s);
-    free(e);
-    return best;
+    size_t i = h->n++;
+    while (i && h->key[(i - 1) / 2] > key) {
+        h->key[i] = h->key[(i - 1) / 2];
+        h->val[i] = h->val[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->key[i] = key;
+    h->val[i] = val;
+}
+
+static void heap_pop(struct heap *h)
+{
+    uint64_t key = h->key[--h->n];
+    uint32_t val = h->val[h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && h->key[c + 1] < h->key[c])
+            c++;
+        if (h->key[c] >= key)
+            break;
+        h->key[i] = h->key[c];
+        h->val[i] = h->val[c];
+        i = c;
+    }
+    if (h->n) {
+        h->key[i] = key;
+        h->val[i] = val;
+    }
+}
+
+/*
+ * The union of every DMA event's span and the peak number covering one cycle (an end at t
+ * frees its slot before a start at t), by merging the DMA tracks' indexes, which the model
+ * keeps sorted by start: O(n log tracks) with no copy of the events, so a live run's
+ * summary of millions of events stays cheap.
+ */
+static void dma_sweep(const struct trace_model *m, uint64_t *active, uint64_t *peak)
+{
+    size_t ntr = trace_model_track_count(m);
+    struct heap tracks = {0}, ends = {0};
+    const uint64_t **idx = sim_xcalloc(ntr ? ntr : 1, sizeof(*idx));
+    size_t *len = sim_xcalloc(ntr ? ntr : 1, sizeof(*len)), *pos = sim_xcalloc(ntr ? ntr : 1,
+                                                                                 sizeof(*pos));
+    for (uint32_t t = 0; t < ntr; t++) {
+        if (trace_model_track_get(m, t)->engine != TRACE_ENGINE_DMA)
+            continue;
+        len[t] = trace_model_track_events(m, t, &idx[t]);
+        if (len[t])
+            heap_push(&tracks, trace_model_event(m, idx[t][0])->start, t);
+    }
+    uint64_t total = 0, cs = 0, ce = 0, best = 0;
+    bool open = false;
+    while (tracks.n) {
+        uint32_t t = tracks.val[0];
+        const struct trace_event *ev = trace_model_event(m, idx[t][pos[t]]);
+        heap_pop(&tracks);
+        if (++pos[t] < len[t])
+            heap_push(&tracks, trace_model_event(m, idx[t][pos[t]])->start, t);
+        uint64_t s = ev->start, e = event_end(m, ev);
+        if (e <= s)
+            continue;
+        while (ends.n && ends.key[0] <= s)
+            heap_pop(&ends);
+        heap_push(&ends, e, 0);
+        if (ends.n > best)
+            best = ends.n;
+        if (open && s <= ce) {
+            if (e > ce)
+                ce = e;
+            continue;
+        }
+        if (open)
+            total += ce - cs;
+        cs = s, ce = e, open = true;
+    }
+    *active = open ? total + (ce - cs) : total;
+    *peak = best;
+    free(tracks.key);
+    free(tracks.val);
+    free(ends.key);
+    free(ends.val);
+    free(idx);
+    free(len);
+    free(pos);
 }
 
 static int cmp_use(const void *a, const void *b)
@@ -207,22 +280,8 @@ void trace_metrics_compute(const struct trace_model *m, struct trace_metrics *x)
             x->has_dma |= k > 0;
         }
     if (x->has_dma) {
-        struct span *v = sim_xreallocarray(NULL, ndma ? ndma : 1, sizeof(*v));
-        size_t q = 0;
-        for (uint32_t t = 0; t < ntr; t++) {
-            if (trace_model_track_get(m, t)->engine != TRACE_ENGINE_DMA)
-                continue;
-            const uint64_t *idx;
-            size_t len = trace_model_track_events(m, t, &idx);
-            for (size_t p = 0; p < len; p++) {
-                const struct trace_event *ev = trace_model_event(m, idx[p]);
-                v[q++] = (struct span){ev->start, event_end(m, ev)};
-            }
-        }
-        x->dma_max_concurrent = max_overlap(v, q);
-        x->dma_active = union_length(v, q);
+        dma_sweep(m, &x->dma_active, &x->dma_max_concurrent);
         x->dma_util = x->cycles_total ? (double)x->dma_active / (double)x->cycles_total : 0;
-        free(v);
     }
 
     x->te = engine_use(m, TRACE_ENGINE_TE, x->cycles_total, &x->nte);
