@@ -67,6 +67,7 @@ struct str_entry {
 struct run_state {
     uint64_t maxend;
     uint64_t cover;
+    uint64_t first; /* start of the event at the block's first position (UINT64_MAX: none) */
 };
 
 enum { TRACK_BLOCK = 16 }; /* positions per stored run_state */
@@ -869,7 +870,7 @@ static struct run_state run_at(const struct trace_model *m, const struct track_d
 {
     size_t b = k / TRACK_BLOCK;
     if (!t->nblock)
-        return (struct run_state){0, 0}; /* no events published yet */
+        return (struct run_state){0, 0, UINT64_MAX}; /* no events published yet */
     assert(b < t->nblock);
     struct run_state st = t->block[b];
     for (size_t j = b * TRACK_BLOCK; j < k; j++)
@@ -889,7 +890,7 @@ static void track_recount(struct trace_model *m, struct track_data *t, size_t fr
         t->capblock = c;
     }
     if (!t->nblock) {
-        t->block[0] = (struct run_state){0, 0};
+        t->block[0] = (struct run_state){0, 0, UINT64_MAX};
         t->nblock = 1;
     }
     size_t b = from / TRACK_BLOCK;
@@ -897,9 +898,13 @@ static void track_recount(struct trace_model *m, struct track_data *t, size_t fr
         b = t->nblock - 1;
     struct run_state st = t->block[b];
     for (size_t k = b * TRACK_BLOCK; k < t->n; k++) {
+        if (k % TRACK_BLOCK == 0) /* a block's first start: the search goes by blocks first */
+            t->block[k / TRACK_BLOCK].first = m->ev[t->idx[k]].start;
         run_add(m, t, k, &st);
-        if ((k + 1) % TRACK_BLOCK == 0)
+        if ((k + 1) % TRACK_BLOCK == 0) {
+            st.first = UINT64_MAX;
             t->block[(k + 1) / TRACK_BLOCK] = st;
+        }
     }
     t->nblock = need;
     t->dirty_from = SIZE_MAX;
@@ -1059,34 +1064,46 @@ size_t trace_model_track_seek(const struct trace_model *m, uint32_t track, uint6
 /* Busy cycles of the union of ended events within [0, x). */
 static uint64_t union_upto(const struct trace_model *m, const struct track_data *t, uint64_t x)
 {
-    /* positions with start < x */
-    size_t lo = 0, hi = t->n;
+    if (!t->nblock)
+        return 0;
+    /* the last block whose first start is below x (the blocks' states are one small array:
+     * the search touches the events themselves only inside that block) */
+    size_t lo = 0, hi = t->nblock;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (m->ev[t->idx[mid]].start < x)
+        if (t->block[mid].first < x)
             lo = mid + 1;
         else
             hi = mid;
     }
-    struct run_state st = run_at(m, t, lo);
+    size_t b = lo ? lo - 1 : 0;
+    struct run_state st = t->block[b];
+    for (size_t k = b * TRACK_BLOCK; k < t->n && m->ev[t->idx[k]].start < x; k++)
+        run_add(m, t, k, &st); /* at most a block: the next one starts at or after x */
     return st.cover - (st.maxend > x ? st.maxend - x : 0);
+}
+
+uint64_t trace_model_track_cover(const struct trace_model *m, uint32_t track, uint64_t x)
+{
+    assert(track < m->ntracks);
+    const struct track_data *t = &m->tracks[track];
+    uint64_t u = union_upto(m, t, x);
+    if (t->inflight_from < t->n) {
+        /* every in-flight event ends at now; together they cover [first start, now): what
+         * of [s0, min(x, now)) the ended ones leave uncovered is busy too */
+        uint64_t s0 = m->ev[t->idx[t->inflight_from]].start;
+        uint64_t c = x < s0 ? s0 : x > m->now ? m->now : x;
+        if (c > s0)
+            u += (c - s0) - (union_upto(m, t, c) - union_upto(m, t, s0));
+    }
+    return u;
 }
 
 uint64_t trace_model_track_busy(const struct trace_model *m, uint32_t track, uint64_t a, uint64_t b)
 {
-    assert(track < m->ntracks);
-    const struct track_data *t = &m->tracks[track];
     if (b <= a)
         return 0;
-    uint64_t busy = union_upto(m, t, b) - union_upto(m, t, a);
-    if (t->inflight_from < t->n) {
-        /* every in-flight event ends at now; together they cover [first start, now) */
-        uint64_t s0 = m->ev[t->idx[t->inflight_from]].start;
-        uint64_t lo = a > s0 ? a : s0, hi = b < m->now ? b : m->now;
-        if (hi > lo)
-            busy += (hi - lo) - (union_upto(m, t, hi) - union_upto(m, t, lo));
-    }
-    return busy;
+    return trace_model_track_cover(m, track, b) - trace_model_track_cover(m, track, a);
 }
 
 size_t trace_model_mem_access_count(const struct trace_model *m)

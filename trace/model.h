@@ -217,6 +217,10 @@ size_t trace_model_track_events(const struct trace_model *m, uint32_t track, con
  * overlapping or after t); equals the length when none. */
 size_t trace_model_track_seek(const struct trace_model *m, uint32_t track, uint64_t t);
 
+/* Busy cycles of track before x: trace_model_track_busy(m, track, 0, x), so that the busy
+ * time of consecutive windows costs one call per boundary (the Gantt's columns). */
+uint64_t trace_model_track_cover(const struct trace_model *m, uint32_t track, uint64_t x);
+
 /* Busy cycles of track within [a, b): the measure of the union of its events clipped to
  * the window (overlapping events count once). In-flight events count up to now. */
 uint64_t trace_model_track_busy(const struct trace_model *m, uint32_t track, uint64_t a,

@@ -267,11 +267,16 @@ static void draw_bw_band(struct tui_gantt *g, struct tui_canvas *c, int y,
 static uint64_t busy_at(struct tui_gantt *g, uint32_t track, int i)
 {
     if (!g->busy_done[track]) {
+        /* one cover per column boundary: neighbouring columns share it */
         uint64_t *row = g->busy + (size_t)track * (size_t)g->plot_w;
+        uint64_t prev_b = UINT64_MAX, prev_cover = 0;
         for (int k = 0; k < g->plot_w; k++) {
             uint64_t a, b;
             tui_gantt_cell_range(g, k, &a, &b);
-            row[k] = trace_model_track_busy(g->m, track, a, b);
+            uint64_t ca = a == prev_b ? prev_cover : trace_model_track_cover(g->m, track, a);
+            uint64_t cb = b > a ? trace_model_track_cover(g->m, track, b) : ca;
+            row[k] = cb - ca;
+            prev_b = b, prev_cover = cb;
         }
         g->busy_done[track] = 1;
     }
@@ -359,9 +364,12 @@ static uint32_t cell_glyph(const struct tui_gantt *g, uint32_t track, uint64_t a
         return gl->eighths[8];
     uint64_t e8 = (busy * 8 + w / 2) / w;
     e8 = e8 < 1 ? 1 : e8 > 7 ? 7 : e8;
-    if (trace_model_track_busy(g->m, track, a, a + busy) == busy)
+    /* busy before a, and the cover at b is that plus busy: two more lookups answer
+     * "one run from the left edge" and "one run to the right edge" */
+    uint64_t ca = trace_model_track_cover(g->m, track, a);
+    if (trace_model_track_cover(g->m, track, a + busy) - ca == busy)
         return gl->eighths[e8];
-    if (trace_model_track_busy(g->m, track, b - busy, b) == busy)
+    if (ca + busy - trace_model_track_cover(g->m, track, b - busy) == busy)
         return e8 >= 4 ? gl->right_half : gl->right_8th;
     return busy * 3 <= w ? gl->shade[1] : busy * 3 <= 2 * w ? gl->shade[2] : gl->shade[3];
 }
