@@ -29,6 +29,7 @@ struct tui_summary {
     uint64_t gen;                /* generation the figures are for */
     uint64_t drawn_gen;          /* generation of the figures last drawn */
     uint64_t computed_at;        /* tui_now_ns() of the last computation */
+    uint64_t interval;           /* wait at least this long before the next one */
     bool valid;
     int scroll;       /* first line shown */
     int lines_drawn;  /* lines of the last render, for scrolling */
@@ -89,6 +90,7 @@ static void compute_bandwidth(struct tui_summary *s)
 
 static void compute(struct tui_summary *s)
 {
+    uint64_t t0 = tui_now_ns();
     const struct trace_model *m = s->m;
     trace_metrics_fini(&s->x);
     trace_metrics_compute(m, &s->x);
@@ -106,11 +108,17 @@ static void compute(struct tui_summary *s)
     free(all);
     compute_bandwidth(s);
     s->gen = trace_model_generation(m);
-    s->computed_at = tui_now_ns();
+    /* summing up a growing model costs more as it grows: keep it to a tenth of the time,
+     * so that a run of millions of events is not slowed down by its own summary */
+    uint64_t now = tui_now_ns();
+    uint64_t cost = now - t0;
+    s->interval = 10 * cost > REFRESH_NS ? 10 * cost : REFRESH_NS;
+    s->computed_at = now;
     s->valid = true;
 }
 
-/* Up to date, or due: a growing model is summed up again at most every REFRESH_NS. */
+/* Up to date, or due: a growing model is summed up again at most every s->interval (at
+ * least REFRESH_NS, ten times what the last summing up took). */
 static bool stale(const struct tui_summary *s)
 {
     return !s->valid || s->gen != trace_model_generation(s->m);
@@ -120,7 +128,7 @@ static bool summary_sync(void *self, struct tui_view *v)
 {
     struct tui_summary *s = self;
     (void)v;
-    if (stale(s) && (!s->valid || tui_now_ns() - s->computed_at >= REFRESH_NS))
+    if (stale(s) && (!s->valid || tui_now_ns() - s->computed_at >= s->interval))
         compute(s);
     return s->valid && s->gen != s->drawn_gen;
 }
@@ -132,7 +140,7 @@ static bool summary_work(void *self, struct tui_view *v, uint64_t budget_ns)
     (void)v, (void)budget_ns;
     if (!stale(s))
         return false;
-    if (!s->valid || tui_now_ns() - s->computed_at >= REFRESH_NS)
+    if (!s->valid || tui_now_ns() - s->computed_at >= s->interval)
         compute(s);
     return stale(s);
 }
