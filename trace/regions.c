@@ -325,10 +325,20 @@ struct scratch {
     bool *listed;              /* owned: per track, whether it is in tracks */
     size_t ntracks;
     uint64_t *op_count, *op_cycles; /* owned: per op name (string id) */
+    uint64_t *op_start, *op_end;    /* owned: per op name: first start, last end */
+    uint64_t *op_read, *op_write;   /* owned: per op name: DRAM bytes */
     uint32_t *ops;                  /* owned: the op names touched */
     size_t nops;
     struct span *sp; /* owned: the region's merged track intervals (membership splits) */
     size_t nsp, capsp;
+    struct ospan *osp; /* owned: the region's ops as (op name, engine kind) intervals */
+    size_t nosp, caposp;
+};
+
+/* An op's interval, keyed by its op name and engine kind, for the busy cycles per op name. */
+struct ospan {
+    uint32_t op, eng;
+    uint64_t s, e;
 };
 
 static bool windows(const struct trace_regions *rs)
@@ -467,6 +477,57 @@ static void close_interval(struct scratch *sc, const struct trace_model *m, uint
               (struct span){s, e, (uint32_t)trace_model_track_get(m, t)->engine});
 }
 
+/* The usage of op name op in r (its ops sorted by op name), or NULL. */
+static struct trace_op_usage *find_op(const struct trace_region *r, uint32_t op)
+{
+    size_t lo = 0, hi = r->nops;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->ops[mid].op < op)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < r->nops && r->ops[lo].op == op ? &r->ops[lo] : NULL;
+}
+
+static int cmp_ospan(const void *a, const void *b)
+{
+    const struct ospan *x = a, *y = b;
+    if (x->op != y->op)
+        return x->op < y->op ? -1 : 1;
+    if (x->eng != y->eng)
+        return x->eng < y->eng ? -1 : 1;
+    return x->s < y->s ? -1 : x->s > y->s;
+}
+
+/* Busy cycles per op name and engine kind, and per op name over every engine, from the
+ * region's op intervals (each merged with the others of its op name and engine kind, then
+ * of its op name): into r's op usages (emitted already, sorted by op name). */
+static void credit_ops(struct trace_region *r, struct ospan *v, size_t n)
+{
+    for (int pass = 0; pass < 2 && n; pass++) {
+        if (pass == 1)
+            for (size_t i = 0; i < n; i++)
+                v[i].eng = TRACE_ENGINE_COUNT; /* every engine kind as one */
+        qsort(v, n, sizeof(*v), cmp_ospan);
+        for (size_t i = 0; i < n;) {
+            uint32_t op = v[i].op, eng = v[i].eng;
+            uint64_t s = v[i].s, e = v[i].e;
+            for (i++; i < n && v[i].op == op && v[i].eng == eng && v[i].s <= e; i++)
+                if (v[i].e > e)
+                    e = v[i].e;
+            struct trace_op_usage *u = find_op(r, op);
+            if (!u)
+                continue;
+            if (eng < TRACE_ENGINE_COUNT)
+                u->engine_busy[eng] += e - s;
+            else
+                u->busy += e - s;
+        }
+    }
+}
+
 /* The region's tracks and op names, from the scratch, sorted; the scratch reset. */
 static void emit_region(struct trace_region *r, struct scratch *sc)
 {
@@ -483,10 +544,18 @@ static void emit_region(struct trace_region *r, struct scratch *sc)
     r->ops = sim_xreallocarray(NULL, sc->nops ? sc->nops : 1, sizeof(*r->ops));
     for (size_t i = 0; i < sc->nops; i++) {
         uint32_t op = sc->ops[i];
-        r->ops[r->nops++] = (struct trace_op_usage){op, sc->op_count[op], sc->op_cycles[op]};
-        sc->op_count[op] = sc->op_cycles[op] = 0;
+        r->ops[r->nops++] = (struct trace_op_usage){.op = op,
+                                                    .count = sc->op_count[op],
+                                                    .cycles = sc->op_cycles[op],
+                                                    .start = sc->op_start[op],
+                                                    .end = sc->op_end[op],
+                                                    .read_bytes = sc->op_read[op],
+                                                    .write_bytes = sc->op_write[op]};
+        sc->op_count[op] = sc->op_cycles[op] = sc->op_read[op] = sc->op_write[op] = 0;
     }
     sc->nops = 0;
+    credit_ops(r, sc->osp, sc->nosp);
+    sc->nosp = 0;
 }
 
 /*
@@ -549,6 +618,10 @@ static void account(struct trace_regions *rs)
         .listed = sim_xcalloc(nt ? nt : 1, sizeof(*sc.listed)),
         .op_count = sim_xcalloc((size_t)max_op + 1, sizeof(*sc.op_count)),
         .op_cycles = sim_xcalloc((size_t)max_op + 1, sizeof(*sc.op_cycles)),
+        .op_start = sim_xcalloc((size_t)max_op + 1, sizeof(*sc.op_start)),
+        .op_end = sim_xcalloc((size_t)max_op + 1, sizeof(*sc.op_end)),
+        .op_read = sim_xcalloc((size_t)max_op + 1, sizeof(*sc.op_read)),
+        .op_write = sim_xcalloc((size_t)max_op + 1, sizeof(*sc.op_write)),
         .ops = sim_xreallocarray(NULL, (size_t)max_op + 1, sizeof(*sc.ops)),
     };
     for (size_t r = 0; r < nr; r++) {
@@ -566,10 +639,25 @@ static void account(struct trace_regions *rs)
             usage_add(&sc.track[e->track], &u);
             usage_add(&reg->all, &u);
             usage_add(&reg->engine[trace_model_track_get(m, e->track)->engine], &u);
-            if (!sc.op_count[e->op])
+            if (!sc.op_count[e->op]) {
                 sc.ops[sc.nops++] = e->op;
+                sc.op_start[e->op] = e->start;
+                sc.op_end[e->op] = end;
+            }
             sc.op_count[e->op]++;
             sc.op_cycles[e->op] += end - e->start;
+            sc.op_start[e->op] = e->start < sc.op_start[e->op] ? e->start : sc.op_start[e->op];
+            sc.op_end[e->op] = end > sc.op_end[e->op] ? end : sc.op_end[e->op];
+            sc.op_read[e->op] += u.read_bytes;
+            sc.op_write[e->op] += u.write_bytes;
+            if (end > e->start) {
+                if (sc.nosp == sc.caposp) {
+                    sc.caposp = sc.caposp ? sc.caposp * 2 : 64;
+                    sc.osp = sim_xreallocarray(sc.osp, sc.caposp, sizeof(*sc.osp));
+                }
+                sc.osp[sc.nosp++] = (struct ospan){
+                    e->op, (uint32_t)trace_model_track_get(m, e->track)->engine, e->start, end};
+            }
             if (windows(rs))
                 continue;
             if (e->track == cur && e->start <= ce) {
@@ -599,8 +687,13 @@ static void account(struct trace_regions *rs)
     free(sc.listed);
     free(sc.op_count);
     free(sc.op_cycles);
+    free(sc.op_start);
+    free(sc.op_end);
+    free(sc.op_read);
+    free(sc.op_write);
     free(sc.ops);
     free(sc.sp);
+    free(sc.osp);
     free(wsorted);
     free(woff);
     free(wb);
@@ -697,6 +790,11 @@ const struct trace_track_usage *trace_region_track(const struct trace_region *r,
             hi = mid;
     }
     return lo < r->ntracks && r->tracks[lo].track == track ? &r->tracks[lo] : NULL;
+}
+
+const struct trace_op_usage *trace_region_op(const struct trace_region *r, uint32_t op)
+{
+    return find_op(r, op);
 }
 
 uint64_t trace_region_length(const struct trace_region *r)

@@ -2,8 +2,9 @@
  * Per-region accounting of a trace model. A trace is split into regions (the whole run,
  * its kernel launches, the spans between markers, its layers) and each region is
  * accounted per engine kind, per track (component) and per op name: busy cycles, op
- * count, total op duration, DRAM bytes. Utilization is busy cycles over the region's
- * length. The rules (what belongs to a region, how launches are named) are those of
+ * count, total op duration, DRAM bytes; per op name also the span of its ops and their
+ * busy cycles per engine kind (what the TUI's layer breakdown shows when a layer is
+ * unfolded). Utilization is busy cycles over the region's length. The rules (what belongs to a region, how launches are named) are those of
  * trace/FORMAT.md, "Regions"; npuscope diff compares two traces region by region with
  * them (trace/diff.h). Works on any finished model, loaded or live (in-flight ops count
  * up to "now").
@@ -46,11 +47,16 @@ struct trace_track_usage {
     struct trace_usage u;
 };
 
-/* The ops of one op name. */
+/* The ops of one op name in a region, each counted whole (also in a window split). */
 struct trace_op_usage {
-    uint32_t op;     /* interned op name (the model's string id) */
-    uint64_t count;  /* ops of that name */
-    uint64_t cycles; /* their total duration */
+    uint32_t op;          /* interned op name (the model's string id) */
+    uint64_t count;       /* ops of that name */
+    uint64_t cycles;      /* their total duration */
+    uint64_t start, end;  /* the first start and the last end of those ops */
+    uint64_t busy;        /* cycles with at least one of them running, on any engine */
+    uint64_t engine_busy[TRACE_ENGINE_COUNT]; /* the same per engine kind (the union over
+                                                 the engines of that kind) */
+    uint64_t read_bytes, write_bytes;         /* DRAM bytes of their transfers */
 };
 
 /*
@@ -109,6 +115,9 @@ size_t trace_regions_at(const struct trace_regions *rs, uint64_t t);
 
 /* The usage of track in r, or NULL when the track did nothing there. */
 const struct trace_track_usage *trace_region_track(const struct trace_region *r, uint32_t track);
+
+/* The usage of op name op (an interned string id) in r, or NULL when it has none. */
+const struct trace_op_usage *trace_region_op(const struct trace_region *r, uint32_t op);
 
 /* Length of r in cycles (end - start), and busy / length (0 for an empty region). */
 uint64_t trace_region_length(const struct trace_region *r);

@@ -182,6 +182,56 @@ Test(regions, layers_in_order_of_their_first_op)
     trace_model_free(m);
 }
 
+Test(regions, per_op_name_spans_busy_cycles_per_engine_and_bytes)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t d0 = trace_model_track(m, "DMA 0", TRACE_ENGINE_DMA, 0);
+    uint32_t d1 = trace_model_track(m, "DMA 1", TRACE_ENGINE_DMA, 1);
+    uint32_t v0 = trace_model_track(m, "VE 0", TRACE_ENGINE_VE, 0);
+    /* "load" on two DMA engines: [0,100) and [50,120) overlap (120 busy), [300,350) */
+    uint64_t a = add(m, d0, "load", 0, 100, 1, "L0");
+    add(m, d1, "load", 50, 120, 1, "L0");
+    uint64_t c = add(m, d0, "load", 300, 350, 1, "L0");
+    /* "mix" on a DMA and a VE: the same cycles [200,260) count once over all engines */
+    add(m, d1, "mix", 200, 260, 1, "L0");
+    add(m, v0, "mix", 200, 260, 1, "L0");
+    add(m, v0, "mix", 400, 400, 1, "L0"); /* empty: counted, never busy */
+    add(m, v0, "load", 0, 500, 1, "L1");  /* another layer: not L0's */
+    trace_model_add_transfer(m, &(struct trace_transfer){.bytes = 64, .event = (uint32_t)a});
+    trace_model_add_transfer(
+        m, &(struct trace_transfer){.bytes = 32, .event = (uint32_t)c, .flags = TRACE_XFER_WRITE});
+    trace_model_finish(m);
+    struct trace_regions *rs = trace_regions_new(m, TRACE_REGION_LAYER);
+    cr_assert_eq(trace_regions_count(rs), 2);
+    const struct trace_region *r = trace_regions_get(rs, 0);
+    cr_assert_str_eq(r->name, "L0");
+    const struct trace_op_usage *ld = op_usage(m, r, "load"), *mx = op_usage(m, r, "mix");
+    cr_assert(ld && mx);
+    cr_assert_eq(ld->count, 3);
+    cr_assert_eq(ld->cycles, 100 + 70 + 50);
+    cr_assert_eq(ld->start, 0);
+    cr_assert_eq(ld->end, 350);
+    cr_assert_eq(ld->busy, 120 + 50);
+    cr_assert_eq(ld->engine_busy[TRACE_ENGINE_DMA], 170);
+    cr_assert_eq(ld->engine_busy[TRACE_ENGINE_VE], 0);
+    cr_assert_eq(ld->read_bytes, 64);
+    cr_assert_eq(ld->write_bytes, 32);
+    cr_assert_eq(mx->count, 3);
+    cr_assert_eq(mx->start, 200);
+    cr_assert_eq(mx->end, 400);
+    cr_assert_eq(mx->busy, 60);
+    cr_assert_eq(mx->engine_busy[TRACE_ENGINE_DMA], 60);
+    cr_assert_eq(mx->engine_busy[TRACE_ENGINE_VE], 60);
+    cr_assert_eq(trace_region_op(r, ld->op), ld);
+    cr_assert_null(trace_region_op(r, trace_model_intern(m, "nothing", 7)));
+    /* the other layer has its own "load" */
+    const struct trace_op_usage *l1 = op_usage(m, trace_regions_get(rs, 1), "load");
+    cr_assert_eq(l1->engine_busy[TRACE_ENGINE_VE], 500);
+    cr_assert_eq(l1->busy, 500);
+    trace_regions_free(rs);
+    trace_model_free(m);
+}
+
 Test(regions, splits_that_find_nothing_are_empty)
 {
     struct trace_model *m = trace_model_new();
