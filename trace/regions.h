@@ -4,10 +4,10 @@
  * accounted per engine kind, per track (component) and per op name: busy cycles, op
  * count, total op duration, DRAM bytes; per op name also the span of its ops and their
  * busy cycles per engine kind (what the TUI's layer breakdown shows when a layer is
- * unfolded). Utilization is busy cycles over the region's length. The rules (what belongs to a region, how launches are named) are those of
- * trace/FORMAT.md, "Regions"; npuscope diff compares two traces region by region with
- * them (trace/diff.h). Works on any finished model, loaded or live (in-flight ops count
- * up to "now").
+ * unfolded). Utilization is busy cycles over the region's length. The rules (what belongs to a
+ * region, how launches are named) are those of trace/FORMAT.md, "Regions"; npuscope diff compares
+ * two traces region by region with them (trace/diff.h). Works on any finished model, loaded or live
+ * (in-flight ops count up to "now").
  */
 #ifndef TRACE_REGIONS_H
 #define TRACE_REGIONS_H
@@ -49,11 +49,11 @@ struct trace_track_usage {
 
 /* The ops of one op name in a region, each counted whole (also in a window split). */
 struct trace_op_usage {
-    uint32_t op;          /* interned op name (the model's string id) */
-    uint64_t count;       /* ops of that name */
-    uint64_t cycles;      /* their total duration */
-    uint64_t start, end;  /* the first start and the last end of those ops */
-    uint64_t busy;        /* cycles with at least one of them running, on any engine */
+    uint32_t op;         /* interned op name (the model's string id) */
+    uint64_t count;      /* ops of that name */
+    uint64_t cycles;     /* their total duration */
+    uint64_t start, end; /* the first start and the last end of those ops */
+    uint64_t busy;       /* cycles with at least one of them running, on any engine */
     uint64_t engine_busy[TRACE_ENGINE_COUNT]; /* the same per engine kind (the union over
                                                  the engines of that kind) */
     uint64_t read_bytes, write_bytes;         /* DRAM bytes of their transfers */

@@ -18,14 +18,14 @@
 
 /* One token. */
 struct trace_token_row {
-    size_t token;          /* index of its TOKEN_EVENT in the model */
-    bool decode;           /* DECODE, else PREFILL */
-    int64_t index;         /* token_index */
-    uint64_t start, end;   /* its span [start, end) */
-    uint64_t latency;      /* end - start */
-    uint64_t read_bytes;   /* DRAM -> chip bytes within the span */
-    uint64_t write_bytes;  /* chip -> DRAM bytes within the span */
-    uint64_t kv_read;      /* of those, KV-cache traffic (details.tensor_role "kv") */
+    size_t token;         /* index of its TOKEN_EVENT in the model */
+    bool decode;          /* DECODE, else PREFILL */
+    int64_t index;        /* token_index */
+    uint64_t start, end;  /* its span [start, end) */
+    uint64_t latency;     /* end - start */
+    uint64_t read_bytes;  /* DRAM -> chip bytes within the span */
+    uint64_t write_bytes; /* chip -> DRAM bytes within the span */
+    uint64_t kv_read;     /* of those, KV-cache traffic (details.tensor_role "kv") */
     uint64_t kv_write;
 };
 
@@ -33,7 +33,7 @@ struct trace_token_profile {
     struct trace_token_row *rows; /* owned: every token, PREFILL ones first, each phase in
                                      order of token_index (then start) */
     size_t n;
-    size_t nprefill, ndecode; /* rows [0, nprefill) are PREFILL, the rest DECODE */
+    size_t nprefill, ndecode;      /* rows [0, nprefill) are PREFILL, the rest DECODE */
     enum trace_dram_source source; /* where the bytes come from (as trace/metrics.h) */
     bool has_kv;                   /* some transfer is KV-cache traffic */
     uint64_t prefill_latency;      /* last PREFILL end - first PREFILL start (0: none) */

@@ -13,8 +13,8 @@ static void token(struct trace_model *m, bool decode, int64_t index, uint64_t s,
         m, &(struct trace_token){.start = s, .end = e, .token_index = index, .decode = decode});
 }
 
-static void transfer(struct trace_model *m, uint32_t track, uint64_t s, uint64_t e,
-                     uint64_t bytes, uint32_t flags)
+static void transfer(struct trace_model *m, uint32_t track, uint64_t s, uint64_t e, uint64_t bytes,
+                     uint32_t flags)
 {
     struct trace_event ev = {.start = s, .end = e, .track = track, .cmdq_id = TRACE_NO_CMDQ};
     ev.op = trace_model_intern(m, "dma_read", 8);
@@ -35,7 +35,7 @@ Test(tokens, latencies_order_and_bytes_within_each_span)
     transfer(m, d, 150, 250, 800, TRACE_XFER_WRITE); /* half in prefill, half in decode 0 */
     transfer(m, d, 250, 350, 600, TRACE_XFER_KV);    /* half in decode 0, half in decode 1 */
     transfer(m, d, 390, 390, 64, TRACE_XFER_KV | TRACE_XFER_WRITE); /* length 0, decode 1 */
-    transfer(m, d, 400, 500, 5000, 0);               /* after every token */
+    transfer(m, d, 400, 500, 5000, 0);                              /* after every token */
     trace_model_finish(m);
     struct trace_token_profile p;
     trace_token_profile_compute(m, &p);
@@ -103,8 +103,8 @@ Test(tokens, bytes_from_memory_accesses_or_samples)
     uint32_t dram = trace_model_intern(m, "DRAM", 4);
     trace_model_add_mem_access(
         m, &(struct trace_mem_access){.cycle = 99, .bytes = 32, .mem_type = dram, .track = 0});
-    trace_model_add_mem_access(m, &(struct trace_mem_access){
-                                      .cycle = 100, .bytes = 16, .mem_type = dram, .write = true});
+    trace_model_add_mem_access(
+        m, &(struct trace_mem_access){.cycle = 100, .bytes = 16, .mem_type = dram, .write = true});
     trace_model_finish(m);
     struct trace_token_profile p;
     trace_token_profile_compute(m, &p);

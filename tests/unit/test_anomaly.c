@@ -1,0 +1,210 @@
+/* Anomalies (trace/anomaly.h) on hand-made models: a planted 10x op, a long idle gap inside
+ * a launch, a bandwidth window above the peak, an INVALID_TRACE marker; and what is not an
+ * anomaly. */
+#include "sim/data/value.h"
+#include "trace/anomaly.h"
+#include "trace/model.h"
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+static uint64_t op(struct trace_model *m, uint32_t t, const char *name, uint64_t s, uint64_t e,
+                   int32_t cmdq)
+{
+    struct trace_event ev = {.start = s, .end = e, .track = t, .cmdq_id = cmdq};
+    ev.op = trace_model_intern(m, name, strlen(name));
+    return trace_model_add_event(m, &ev);
+}
+
+static size_t count(const struct trace_anomalies *a, enum trace_anomaly_kind k)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < a->n; i++)
+        n += a->v[i].kind == k;
+    return n;
+}
+
+Test(anomaly, a_planted_10x_op_is_found_and_nothing_else)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t te = trace_model_track(m, "TE 0", TRACE_ENGINE_TE, 0);
+    uint32_t ve = trace_model_track(m, "VE 0", TRACE_ENGINE_VE, 0);
+    /* nine gemms of 100 cycles back to back, and the sixth lasts 1000 */
+    uint64_t t = 0, planted = 0;
+    for (int i = 0; i < 9; i++) {
+        uint64_t d = i == 5 ? 1000 : 100;
+        uint64_t ev = op(m, te, "gemm", t, t + d, 1);
+        if (i == 5)
+            planted = ev;
+        t += d;
+    }
+    /* "gemm" on another engine kind is another distribution: 4x of its own median */
+    for (int i = 0; i < 5; i++)
+        op(m, ve, "gemm", 10 * (uint64_t)i, 10 * (uint64_t)i + (i == 4 ? 8 : 2), 1);
+    trace_model_finish(m);
+    struct trace_anomalies a;
+    trace_anomalies_find(m, NULL, &a);
+    cr_assert_eq(a.n, 1, "%zu anomalies", a.n);
+    cr_assert_eq(a.v[0].kind, TRACE_ANOMALY_SLOW_OP);
+    cr_assert_eq(a.v[0].event, planted);
+    cr_assert_eq(a.v[0].track, te);
+    cr_assert_eq(a.v[0].start, 500);
+    cr_assert_eq(a.v[0].end, 1500);
+    cr_assert_float_eq(a.v[0].value, 1000, 1e-9);
+    cr_assert_float_eq(a.v[0].reference, 100, 1e-9);
+    cr_assert_eq(a.v[0].count, 9);
+    char line[256];
+    cr_assert_str_eq(trace_anomaly_describe(m, &a.v[0], line, sizeof(line)),
+                     "gemm on TE 0: 1000 cycles, 10.0x the median 100 of 9 TE ops");
+    cr_assert_eq(a.found[TRACE_ANOMALY_SLOW_OP], 1);
+    cr_assert_eq(a.bw_peak, 0, "no config: no peak");
+    trace_anomalies_fini(&a);
+
+    /* a stricter factor finds nothing; too few ops find nothing */
+    struct trace_anomaly_opts o;
+    trace_anomaly_opts_default(&o);
+    o.slow_factor = 10;
+    trace_anomalies_find(m, &o, &a);
+    cr_assert_eq(a.n, 0, "exactly 10x is not above 10x");
+    trace_anomalies_fini(&a);
+    trace_anomaly_opts_default(&o);
+    o.slow_min_ops = 10;
+    trace_anomalies_find(m, &o, &a);
+    cr_assert_eq(a.n, 0);
+    trace_anomalies_fini(&a);
+    trace_model_free(m);
+}
+
+Test(anomaly, a_long_gap_inside_a_launch_but_not_between_launches)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t d = trace_model_track(m, "DMA 0", TRACE_ENGINE_DMA, 0);
+    uint32_t h = trace_model_track(m, "HOST 0", TRACE_ENGINE_HOST, 0);
+    /* launch 1: loads of 50 cycles with gaps of 10, one gap of 500 */
+    uint64_t t = 0, after = 0;
+    for (int i = 0; i < 8; i++) {
+        if (i == 6)
+            t += 490;
+        uint64_t ev = op(m, d, "load", t, t + 50, 1);
+        if (i == 6)
+            after = ev;
+        t += 60;
+    }
+    /* launch 2 starts 5000 cycles later: a gap between launches is not one */
+    t += 5000;
+    for (int i = 0; i < 3; i++, t += 60)
+        op(m, d, "load", t, t + 50, 2);
+    /* the host waits for its launches: never an anomaly */
+    op(m, h, "request", 0, 10, 1);
+    op(m, h, "request", 10, 20, 1);
+    op(m, h, "request", 5000, 5010, 1);
+    op(m, h, "request", 5010, 5020, 1);
+    op(m, h, "request", 9000, 9010, 1);
+    trace_model_finish(m);
+    struct trace_anomalies a;
+    trace_anomalies_find(m, NULL, &a);
+    cr_assert_eq(a.n, 1, "%zu anomalies", a.n);
+    cr_assert_eq(a.v[0].kind, TRACE_ANOMALY_IDLE_GAP);
+    cr_assert_eq(a.v[0].event, after);
+    cr_assert_eq(a.v[0].start, 350);
+    cr_assert_eq(a.v[0].end, 850);
+    cr_assert_float_eq(a.v[0].reference, 10, 1e-9);
+    char line[256];
+    cr_assert_str_eq(trace_anomaly_describe(m, &a.v[0], line, sizeof(line)),
+                     "DMA 0 idle 500 cycles between two ops of launch cmdq 1, 50.0x its median "
+                     "gap 10");
+    trace_anomalies_fini(&a);
+    trace_model_free(m);
+}
+
+Test(anomaly, bandwidth_above_the_peak_and_invalid_markers_in_time_order)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t d = trace_model_track(m, "DMA 0", TRACE_ENGINE_DMA, 0);
+    /* 64 bytes per cycle is the peak: 128 KiB in the window [1024, 2048) is 128 B/cycle */
+    uint64_t ok = op(m, d, "dma_read", 0, 1024, TRACE_NO_CMDQ);
+    uint64_t hot = op(m, d, "dma_read", 1024, 2048, TRACE_NO_CMDQ);
+    trace_model_add_transfer(m, &(struct trace_transfer){.bytes = 65536, .event = (uint32_t)ok});
+    trace_model_add_transfer(m, &(struct trace_transfer){.bytes = 131072, .event = (uint32_t)hot});
+    struct sim_value *det = sim_value_map();
+    sim_value_map_set_str(det, "error", "kernel 'k' on sip0.cube0.pe0: \x1b[31mboom");
+    trace_model_add_marker(
+        m, &(struct trace_marker){.cycle = 3000,
+                                  .name = trace_model_intern(m, "INVALID_TRACE", 13),
+                                  .track = UINT32_MAX,
+                                  .details = det});
+    trace_model_add_marker(m, &(struct trace_marker){.cycle = 10,
+                                                     .name = trace_model_intern(m, "other", 5),
+                                                     .track = UINT32_MAX});
+    struct sim_value *cfg = sim_value_map();
+    struct sim_value *mem = sim_value_map_set_take(cfg, "memory", sim_value_map());
+    sim_value_map_set_int(mem, "dram_peak_bw_bytes_per_cycle", 64);
+    trace_model_set_config_take(m, cfg);
+    trace_model_finish(m);
+    size_t first;
+    cr_assert_eq(trace_invalid_markers(m, &first), 1);
+    cr_assert_eq(first, 0);
+    cr_assert_str_eq(trace_invalid_error(m, first), "kernel 'k' on sip0.cube0.pe0: \x1b[31mboom");
+    cr_assert_null(trace_invalid_error(m, 1));
+    struct trace_anomalies a;
+    trace_anomalies_find(m, NULL, &a);
+    cr_assert_float_eq(a.bw_peak, 64, 1e-9);
+    cr_assert_eq(a.n, 2);
+    cr_assert_eq(a.v[0].kind, TRACE_ANOMALY_BANDWIDTH);
+    cr_assert_eq(a.v[0].start, 1024);
+    cr_assert_eq(a.v[0].end, 2048);
+    cr_assert_float_eq(a.v[0].value, 128, 1e-9);
+    cr_assert_eq(a.v[1].kind, TRACE_ANOMALY_INVALID);
+    cr_assert_eq(a.v[1].start, 3000);
+    cr_assert_eq(a.v[1].marker, 0);
+    char line[256];
+    cr_assert_str_eq(trace_anomaly_describe(m, &a.v[0], line, sizeof(line)),
+                     "DRAM 128.0 bytes/cycle over [1024, 2048), 200% of the peak 64.0");
+    cr_assert(strstr(trace_anomaly_describe(m, &a.v[1], line, sizeof(line)),
+                     "INVALID_TRACE: kernel 'k'"));
+    cr_assert_eq(count(&a, TRACE_ANOMALY_SLOW_OP), 0);
+    trace_anomalies_fini(&a);
+    trace_model_free(m);
+}
+
+Test(anomaly, the_peak_from_an_npuscope_config)
+{
+    struct trace_model *m = trace_model_new();
+    struct sim_value *cfg = sim_value_map();
+    sim_value_map_set_float(cfg, "clock_ghz", 2.0);
+    struct sim_value *chip = sim_value_map_set_take(cfg, "chip", sim_value_map());
+    sim_value_map_set_int(chip, "sips", 2);
+    sim_value_map_set_int(chip, "cubes_per_sip", 4);
+    struct sim_value *mem = sim_value_map_set_take(cfg, "memory", sim_value_map());
+    struct sim_value *hbm = sim_value_map_set_take(mem, "hbm", sim_value_map());
+    sim_value_map_set_int(hbm, "gbps", 256);
+    trace_model_set_config_take(m, cfg);
+    trace_model_finish(m);
+    cr_assert_float_eq(trace_dram_peak(m), 256.0 * 8 / 2, 1e-9);
+    trace_model_free(m);
+}
+
+Test(anomaly, many_of_a_kind_keep_the_most_severe)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t te = trace_model_track(m, "TE 0", TRACE_ENGINE_TE, 0);
+    uint64_t t = 0;
+    for (int i = 0; i < 20; i++, t += 10)
+        op(m, te, "gemm", t, t + 10, 1);
+    op(m, te, "gemm", 1000, 1100, 1);
+    op(m, te, "gemm", 2000, 2300, 1);
+    op(m, te, "gemm", 3000, 3200, 1);
+    trace_model_finish(m);
+    struct trace_anomaly_opts o;
+    trace_anomaly_opts_default(&o);
+    o.max_per_kind = 2;
+    o.idle_min_cycles = UINT64_MAX;
+    struct trace_anomalies a;
+    trace_anomalies_find(m, &o, &a);
+    cr_assert_eq(a.found[TRACE_ANOMALY_SLOW_OP], 3);
+    cr_assert_eq(a.n, 2);
+    cr_assert_eq(a.v[0].start, 2000, "the two slowest, in time order");
+    cr_assert_eq(a.v[1].start, 3000);
+    trace_anomalies_fini(&a);
+    trace_model_free(m);
+}
