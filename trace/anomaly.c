@@ -136,6 +136,49 @@ static int cmp_opdur(const void *a, const void *b)
     return x->ev < y->ev ? -1 : x->ev > y->ev;
 }
 
+/* The work an op does, from its details (ADR-0052 D3 params, spec details): m x n x k of a
+ * GEMM, else the bytes it moves, else the elements of its largest input or output; 0 when
+ * the details say nothing of it. */
+static double work_of(const struct sim_value *d)
+{
+    int64_t mm = sim_value_get_int(d, "m", -1), nn = sim_value_get_int(d, "n", -1);
+    int64_t kk = sim_value_get_int(d, "k", -1);
+    if (mm > 0 && nn > 0 && kk > 0)
+        return (double)mm * (double)nn * (double)kk;
+    static const char *const bytes[] = {"nbytes", "bytes", "out_nbytes"};
+    for (size_t i = 0; i < sizeof(bytes) / sizeof(bytes[0]); i++) {
+        int64_t b = sim_value_get_int(d, bytes[i], -1);
+        if (b > 0)
+            return (double)b;
+    }
+    double most = 0;
+    const struct sim_value *shapes[3] = {sim_value_map_get(d, "input_shapes"), NULL, NULL};
+    const struct sim_value *out = sim_value_map_get(d, "shape_out");
+    for (int pass = 0; pass < 2; pass++) {
+        const struct sim_value *l = pass ? out : shapes[0];
+        if (!l || l->type != SIM_V_LIST)
+            continue;
+        /* a list of shapes, or one shape */
+        bool nested = l->u.list.len && l->u.list.items[0]->type == SIM_V_LIST;
+        for (size_t i = 0; i < (nested ? l->u.list.len : 1); i++) {
+            const struct sim_value *sh = nested ? l->u.list.items[i] : l;
+            double el = 1;
+            for (size_t k = 0; k < sh->u.list.len; k++)
+                el *= sh->u.list.items[k]->type == SIM_V_INT ? (double)sh->u.list.items[k]->u.i : 1;
+            most = el > most ? el : most;
+        }
+    }
+    return most;
+}
+
+static double work_of_event(const struct trace_model *m, uint64_t ev)
+{
+    struct sim_value *d = trace_model_event_details(m, ev);
+    double w = d ? work_of(d) : 0;
+    sim_value_free(d);
+    return w;
+}
+
 static void find_slow(const struct trace_model *m, const struct trace_anomaly_opts *o,
                       struct list *l)
 {
@@ -152,11 +195,22 @@ static void find_slow(const struct trace_model *m, const struct trace_anomaly_op
         while (j < n && v[j].key == v[i].key)
             j++;
         uint64_t count = j - i, median = v[i + (count - 1) / 2].dur;
-        /* the group is sorted by duration: the slow ones are at its end */
+        double median_work = -1; /* looked up with the first candidate */
+        /* the group is sorted by duration: the candidates are at its end */
         for (uint64_t k = j; count >= o->slow_min_ops && k-- > i;) {
             uint64_t d = v[k].dur;
             if (d < o->slow_min_cycles || !((double)d > o->slow_factor * (double)median))
                 break;
+            /* an op that did more work than the median one may take longer: compare the
+             * cycles per unit of work when both say how much they did */
+            if (median_work < 0)
+                median_work = work_of_event(m, v[i + (count - 1) / 2].ev);
+            double work = median_work > 0 ? work_of_event(m, v[k].ev) : 0, per_work = 0;
+            if (work > 0) {
+                per_work = median ? ((double)d / work) / ((double)median / median_work) : 0;
+                if (median && !(per_work > o->slow_factor))
+                    continue;
+            }
             const struct trace_event *e = trace_model_event(m, v[k].ev);
             push(l, &(struct trace_anomaly){.kind = TRACE_ANOMALY_SLOW_OP,
                                             .start = e->start,
@@ -166,6 +220,7 @@ static void find_slow(const struct trace_model *m, const struct trace_anomaly_op
                                             .marker = SIZE_MAX,
                                             .value = (double)d,
                                             .reference = (double)median,
+                                            .per_work = per_work,
                                             .count = count});
         }
         i = j;
@@ -173,11 +228,21 @@ static void find_slow(const struct trace_model *m, const struct trace_anomaly_op
     free(v);
 }
 
-/* A gap on a track: its length, and the op after it. */
-struct gap {
-    uint64_t s, e;
-    uint64_t next;
+/* An op of the idle-gap sweep: its launch and span. */
+struct uop {
+    int32_t cmdq;
+    uint64_t s, e, ev;
 };
+
+static int cmp_uop(const void *a, const void *b)
+{
+    const struct uop *x = a, *y = b;
+    if (x->cmdq != y->cmdq)
+        return x->cmdq < y->cmdq ? -1 : 1;
+    if (x->s != y->s)
+        return x->s < y->s ? -1 : 1;
+    return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -185,60 +250,65 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The gaps of one launch, its ops [a, b) of v: those above the threshold. */
+static void idle_group(const struct trace_anomaly_opts *o, const struct uop *v, size_t a, size_t b,
+                       const struct trace_model *m, struct list *l, uint64_t *len)
+{
+    size_t ng = 0;
+    uint64_t busy_end = v[a].e;
+    for (size_t k = a + 1; k < b; k++) {
+        if (v[k].s > busy_end)
+            len[ng++] = v[k].s - busy_end;
+        busy_end = v[k].e > busy_end ? v[k].e : busy_end;
+    }
+    if (!ng)
+        return;
+    qsort(len, ng, sizeof(*len), cmp_u64);
+    uint64_t median = len[(ng - 1) / 2];
+    double limit = ng >= o->idle_min_gaps ? o->idle_factor * (double)median : 0;
+    busy_end = v[a].e;
+    for (size_t k = a + 1; k < b; k++) {
+        if (v[k].s > busy_end) {
+            uint64_t d = v[k].s - busy_end;
+            if (d >= o->idle_min_cycles && (double)d > limit)
+                push(l, &(struct trace_anomaly){.kind = TRACE_ANOMALY_IDLE_GAP,
+                                                .start = busy_end,
+                                                .end = v[k].s,
+                                                .event = v[k].ev,
+                                                .track = trace_model_event(m, v[k].ev)->track,
+                                                .marker = SIZE_MAX,
+                                                .value = (double)d,
+                                                .reference = (double)median,
+                                                .count = ng});
+        }
+        busy_end = v[k].e > busy_end ? v[k].e : busy_end;
+    }
+}
+
+/* Launches of which nothing ran for long between two of their ops; the host, which waits
+ * for its launches by design, is left out. */
 static void find_idle(const struct trace_model *m, const struct trace_anomaly_opts *o,
                       struct list *l)
 {
-    struct gap *g = NULL;
-    uint64_t *len = NULL;
-    size_t cap = 0;
-    for (uint32_t t = 0; t < trace_model_track_count(m); t++) {
-        enum trace_engine eng = trace_model_track_get(m, t)->engine;
-        if (eng != TRACE_ENGINE_DMA && eng != TRACE_ENGINE_TE && eng != TRACE_ENGINE_VE)
-            continue; /* the host and CPUs wait for others by design */
-        const uint64_t *idx;
-        size_t n = trace_model_track_events(m, t, &idx), ng = 0;
-        if (n + 1 > cap) {
-            cap = n + 1;
-            g = sim_xreallocarray(g, cap, sizeof(*g));
-            len = sim_xreallocarray(len, cap, sizeof(*len));
-        }
-        /* gaps between the merged busy intervals, where the op that ended last before the
-         * gap and the op after it belong to the same launch */
-        uint64_t busy_end = 0;
-        int32_t last_cmdq = TRACE_NO_CMDQ;
-        for (size_t k = 0; k < n; k++) {
-            const struct trace_event *e = trace_model_event(m, idx[k]);
-            uint64_t end = ev_end(m, e);
-            if (k > 0 && e->start > busy_end && e->cmdq_id == last_cmdq)
-                g[ng++] = (struct gap){busy_end, e->start, idx[k]};
-            if (k == 0 || end >= busy_end) {
-                busy_end = end;
-                last_cmdq = e->cmdq_id;
-            }
-        }
-        if (ng < o->idle_min_gaps)
-            continue;
-        for (size_t k = 0; k < ng; k++)
-            len[k] = g[k].e - g[k].s;
-        qsort(len, ng, sizeof(*len), cmp_u64);
-        uint64_t median = len[(ng - 1) / 2];
-        for (size_t k = 0; k < ng; k++) {
-            uint64_t d = g[k].e - g[k].s;
-            if (d < o->idle_min_cycles || !((double)d > o->idle_factor * (double)median))
-                continue;
-            push(l, &(struct trace_anomaly){.kind = TRACE_ANOMALY_IDLE_GAP,
-                                            .start = g[k].s,
-                                            .end = g[k].e,
-                                            .event = g[k].next,
-                                            .track = t,
-                                            .marker = SIZE_MAX,
-                                            .value = (double)d,
-                                            .reference = (double)median,
-                                            .count = ng});
-        }
+    uint64_t n = trace_model_event_count(m);
+    struct uop *v = sim_xreallocarray(NULL, n ? n : 1, sizeof(*v));
+    size_t nv = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        const struct trace_event *e = trace_model_event(m, i);
+        if (trace_model_track_get(m, e->track)->engine != TRACE_ENGINE_HOST)
+            v[nv++] = (struct uop){e->cmdq_id, e->start, ev_end(m, e), i};
     }
-    free(g);
+    qsort(v, nv, sizeof(*v), cmp_uop);
+    uint64_t *len = sim_xreallocarray(NULL, nv ? nv : 1, sizeof(*len));
+    for (size_t a = 0; a < nv;) {
+        size_t b = a + 1;
+        while (b < nv && v[b].cmdq == v[a].cmdq)
+            b++;
+        idle_group(o, v, a, b, m, l, len);
+        a = b;
+    }
     free(len);
+    free(v);
 }
 
 static void find_bandwidth(const struct trace_model *m, const struct trace_anomaly_opts *o,
@@ -360,18 +430,22 @@ char *trace_anomaly_describe(const struct trace_model *m, const struct trace_ano
     case TRACE_ANOMALY_SLOW_OP: {
         const struct trace_event *e = trace_model_event(m, a->event);
         const struct trace_track *t = trace_model_track_get(m, e->track);
-        snprintf(buf, size, "%s on %s: %.0f cycles, %.1fx the median %.0f of %llu %s ops",
-                 trace_model_str(m, e->op), trace_model_str(m, t->name), a->value, ratio,
-                 a->reference, (unsigned long long)a->count, trace_engine_name(t->engine));
+        int k = snprintf(buf, size, "%s on %s: %.0f cycles, %.1fx the median %.0f of %llu %s ops",
+                         trace_model_str(m, e->op), trace_model_str(m, t->name), a->value, ratio,
+                         a->reference, (unsigned long long)a->count, trace_engine_name(t->engine));
+        if (a->per_work > 0 && k > 0 && (size_t)k < size)
+            snprintf(buf + k, size - (size_t)k, " (%.1fx per unit of work)", a->per_work);
         break;
     }
     case TRACE_ANOMALY_IDLE_GAP: {
         const struct trace_event *e = trace_model_event(m, a->event);
-        char launch[48] = "";
+        char launch[48] = "ops without a launch";
         if (e->cmdq_id != TRACE_NO_CMDQ)
-            snprintf(launch, sizeof(launch), " of launch cmdq %d", (int)e->cmdq_id);
-        snprintf(buf, size, "%s idle %.0f cycles between two ops%s, %.1fx its median gap %.0f",
-                 track_name(m, a->track), a->value, launch, ratio, a->reference);
+            snprintf(launch, sizeof(launch), "launch cmdq %d", (int)e->cmdq_id);
+        snprintf(buf, size,
+                 "%s: nothing ran for %.0f cycles (%.1fx its median gap %.0f), then %s on %s",
+                 launch, a->value, ratio, a->reference, trace_model_str(m, e->op),
+                 track_name(m, e->track));
         break;
     }
     default:

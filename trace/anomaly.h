@@ -3,9 +3,11 @@
  * person scanning the Gantt would want pointed out. Four kinds:
  *
  *   - a failure the run recorded: an INVALID_TRACE marker (§11);
- *   - a slow op: it lasted far longer than the median of its op name on its engine kind;
- *   - an idle gap: a DMA, TE or VE engine idle between two ops of one kernel launch (the
- *     launch still had work for it) far longer than its usual gap inside a launch;
+ *   - a slow op: it lasted far longer than the median of its op name on its engine kind
+ *     (and, when their details say how much work each did, per unit of work);
+ *   - an idle gap: nothing of a kernel launch ran anywhere (the host aside) between two of
+ *     its ops, so that work was left but none was under way, for long: far longer than the
+ *     launch's usual gap;
  *   - a bandwidth window whose DRAM traffic exceeds the configured peak.
  *
  * The rules and their thresholds are trace/FORMAT.md's ("Anomalies"). The TUI lists them
@@ -27,7 +29,7 @@
 enum trace_anomaly_kind {
     TRACE_ANOMALY_INVALID,   /* an INVALID_TRACE marker */
     TRACE_ANOMALY_SLOW_OP,   /* an op far slower than its op name's median */
-    TRACE_ANOMALY_IDLE_GAP,  /* an engine idle inside a launch far longer than usual */
+    TRACE_ANOMALY_IDLE_GAP,  /* a launch idle far longer than usual */
     TRACE_ANOMALY_BANDWIDTH, /* a bandwidth window above the configured peak */
     TRACE_ANOMALY_KIND_COUNT,
 };
@@ -36,16 +38,20 @@ struct trace_anomaly {
     enum trace_anomaly_kind kind;
     uint64_t start, end; /* where it lies: the op, the gap, the window; a marker's cycle
                             (start == end) */
-    uint64_t event;      /* SLOW_OP: the op; IDLE_GAP: the op after the gap; else UINT64_MAX */
+    uint64_t event;      /* SLOW_OP: the op; IDLE_GAP: the launch's op after the gap; else
+                            UINT64_MAX */
     uint32_t track;      /* SLOW_OP, IDLE_GAP: the op's track; INVALID: the marker's track
                             (UINT32_MAX when none); else UINT32_MAX */
     size_t marker;       /* INVALID: the marker's index in the model; else SIZE_MAX */
     double value;        /* SLOW_OP: the op's cycles; IDLE_GAP: the gap's cycles;
                             BANDWIDTH: the window's bytes per cycle; INVALID: 0 */
     double reference;    /* what value was compared with: the median cycles of the op name,
-                            the median gap of the track, the peak bytes per cycle; INVALID: 0 */
+                            the launch's median gap, the peak bytes per cycle;
+                            INVALID: 0 */
+    double per_work;     /* SLOW_OP: its cycles per unit of work over the median op's, when
+                            both details say how much work they did; else 0 */
     uint64_t count;      /* SLOW_OP: the ops of its name and kind; IDLE_GAP: the gaps of its
-                            track the median is over; else 0 */
+                            launch the median is over; else 0 */
 };
 
 /* The thresholds (trace_anomaly_opts_default gives FORMAT.md's). */
@@ -53,8 +59,9 @@ struct trace_anomaly_opts {
     double slow_factor;       /* an op is slow above slow_factor x its median (5) */
     uint64_t slow_min_ops;    /* ... among at least this many ops of its name and kind (5) */
     uint64_t slow_min_cycles; /* ... and when it lasts at least this many cycles (16) */
-    double idle_factor;       /* a gap is long above idle_factor x the track's median (10) */
-    uint64_t idle_min_gaps;   /* ... among at least this many gaps on the track (4) */
+    double idle_factor;       /* a gap is long above idle_factor x the median gap of its
+                                 launch (10), ... */
+    uint64_t idle_min_gaps;   /* ... when there are at least this many gaps (4), */
     uint64_t idle_min_cycles; /* ... and when it lasts at least this many cycles (100) */
     uint64_t bw_window;       /* bandwidth window (0: TRACE_BW_WINDOW_DEFAULT) */
     double bw_peak;           /* peak DRAM bytes per cycle (0: from config_snapshot) */

@@ -75,6 +75,42 @@ Test(anomaly, a_planted_10x_op_is_found_and_nothing_else)
     trace_model_free(m);
 }
 
+static void nbytes(struct trace_model *m, uint64_t ev, int64_t n)
+{
+    struct sim_value *d = sim_value_map();
+    sim_value_map_set_int(d, "nbytes", n);
+    trace_model_set_details_take(m, ev, d);
+}
+
+Test(anomaly, an_op_that_did_more_work_may_take_longer)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t d = trace_model_track(m, "DMA 0", TRACE_ENGINE_DMA, 0);
+    /* loads of 1 KiB in 100 cycles; one of 10 KiB in 1000 (as fast), one of 1 KiB in 800 */
+    uint64_t t = 0, slow = 0;
+    for (int i = 0; i < 8; i++, t += 2000) {
+        uint64_t ev = op(m, d, "dma_read", t, t + (i == 3 ? 1000 : i == 6 ? 800 : 100), 1);
+        nbytes(m, ev, i == 3 ? 10240 : 1024);
+        if (i == 6)
+            slow = ev;
+    }
+    trace_model_finish(m);
+    struct trace_anomaly_opts o;
+    trace_anomaly_opts_default(&o);
+    o.idle_min_cycles = UINT64_MAX;
+    struct trace_anomalies a;
+    trace_anomalies_find(m, &o, &a);
+    cr_assert_eq(a.n, 1, "%zu anomalies", a.n);
+    cr_assert_eq(a.v[0].event, slow);
+    cr_assert_float_eq(a.v[0].per_work, 8.0, 1e-9);
+    char line[256];
+    cr_assert_str_eq(trace_anomaly_describe(m, &a.v[0], line, sizeof(line)),
+                     "dma_read on DMA 0: 800 cycles, 8.0x the median 100 of 8 DMA ops (8.0x per "
+                     "unit of work)");
+    trace_anomalies_fini(&a);
+    trace_model_free(m);
+}
+
 Test(anomaly, a_long_gap_inside_a_launch_but_not_between_launches)
 {
     struct trace_model *m = trace_model_new();
@@ -106,13 +142,51 @@ Test(anomaly, a_long_gap_inside_a_launch_but_not_between_launches)
     cr_assert_eq(a.n, 1, "%zu anomalies", a.n);
     cr_assert_eq(a.v[0].kind, TRACE_ANOMALY_IDLE_GAP);
     cr_assert_eq(a.v[0].event, after);
+    cr_assert_eq(a.v[0].track, d);
     cr_assert_eq(a.v[0].start, 350);
     cr_assert_eq(a.v[0].end, 850);
     cr_assert_float_eq(a.v[0].reference, 10, 1e-9);
+    cr_assert_eq(a.v[0].count, 7);
     char line[256];
     cr_assert_str_eq(trace_anomaly_describe(m, &a.v[0], line, sizeof(line)),
-                     "DMA 0 idle 500 cycles between two ops of launch cmdq 1, 50.0x its median "
-                     "gap 10");
+                     "launch cmdq 1: nothing ran for 500 cycles (50.0x its median gap 10), then "
+                     "load on DMA 0");
+    trace_anomalies_fini(&a);
+    trace_model_free(m);
+}
+
+Test(anomaly, waiting_for_another_engine_is_no_idle_gap_a_stalled_launch_is)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t d0 = trace_model_track(m, "sip0.cube0.pe0.pe_dma", TRACE_ENGINE_DMA, 0);
+    uint32_t v0 = trace_model_track(m, "sip0.cube0.pe0.pe_math", TRACE_ENGINE_VE, 0);
+    uint32_t d1 = trace_model_track(m, "sip0.cube0.pe1.pe_dma", TRACE_ENGINE_DMA, 1);
+    /* pe0: its VE waits 400 cycles for each load of its DMA, one cycle between them; then
+     * after [4000, 6000) where nothing runs, two more rounds */
+    uint64_t after = 0;
+    for (uint64_t t = 0; t < 7000; t += 501) {
+        if (t >= 3500 && t < 6000)
+            t = 6000;
+        uint64_t ev = op(m, d0, "dma_read", t, t + 400, 3);
+        if (t == 6000)
+            after = ev;
+        op(m, v0, "exp", t + 401, t + 501, 3);
+    }
+    /* pe1 of the same launch idles 2000 cycles while pe0 works: waiting for it */
+    op(m, d1, "dma_read", 0, 100, 3);
+    op(m, d1, "dma_read", 2100, 2200, 3);
+    trace_model_finish(m);
+    struct trace_anomalies a;
+    trace_anomalies_find(m, NULL, &a);
+    cr_assert_eq(a.n, 1, "%zu anomalies", a.n);
+    cr_assert_eq(a.v[0].kind, TRACE_ANOMALY_IDLE_GAP);
+    cr_assert_eq(a.v[0].event, after);
+    cr_assert_eq(a.v[0].start, 3507);
+    cr_assert_eq(a.v[0].end, 6000);
+    char line[256];
+    cr_assert_str_eq(trace_anomaly_describe(m, &a.v[0], line, sizeof(line)),
+                     "launch cmdq 3: nothing ran for 2493 cycles (2493.0x its median gap 1), then "
+                     "dma_read on sip0.cube0.pe0.pe_dma");
     trace_anomalies_fini(&a);
     trace_model_free(m);
 }
