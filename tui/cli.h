@@ -73,6 +73,15 @@ int cli_run_trace_opts(const struct cli_run_opts *o, const struct sim_run *r,
 int cli_view(const char *file, const char *theme, const char *diff);
 int cli_validate(const char *file, unsigned long long max_errors);
 int cli_summary(const char *file, bool json);
+
+/* What summary prints after the metrics (tui/cli_views.c): INVALID_TRACE markers, the
+ * layer breakdown, the tokens and the anomalies of m, as text on stdout; or as members of
+ * the --json object out ("invalid_trace", "layers", "token_profile", "anomalies").
+ * cycles_total is the run's length (a layer's share is its busy cycles over it). */
+struct trace_model;
+struct sim_value;
+void cli_print_views(const struct trace_model *m, uint64_t cycles_total);
+void cli_views_json(const struct trace_model *m, uint64_t cycles_total, struct sim_value *out);
 int cli_export_chrome(const char *in, const char *out);
 int cli_kernels(void);
 

@@ -226,6 +226,7 @@ int cli_summary(const char *file, bool json)
     int rc = CLI_EXIT_OK;
     if (json) {
         struct sim_value *v = trace_metrics_to_value(&x);
+        cli_views_json(m, x.cycles_total, v);
         struct trace_out o;
         fflush(stdout);
         trace_out_open_fd(&o, STDOUT_FILENO);
@@ -239,6 +240,7 @@ int cli_summary(const char *file, bool json)
         sim_value_free(v);
     } else {
         print_text(file, m, &x);
+        cli_print_views(m, x.cycles_total);
         if (fflush(stdout) != 0)
             rc = CLI_EXIT_FAIL;
     }
