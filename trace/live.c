@@ -68,6 +68,7 @@ struct trace_live {
     uint64_t changes; /* op starts + ends */
     bool dirty;       /* the model changed since the last trace_model_finish */
 
+    bool end_checked;    /* check_end has seen the run over */
     size_t markers_done; /* chip markers already in the model */
     size_t tok_first;    /* chip tokens before it are all in the model */
     uint8_t *tok_done;   /* owned: per chip token, 1 once in the model */
@@ -330,6 +331,11 @@ static void sync_markers(struct trace_live *l)
             .track = k->component ? track_of(l, k->component) : UINT32_MAX,
             .details = origin_details(k->kernel, k->cmdq_id),
         };
+        if (k->error) { /* a failure's marker says what failed */
+            if (!mk.details)
+                mk.details = sim_value_map();
+            sim_value_map_set_str(mk.details, "error", k->error);
+        }
         if (l->w) {
             struct trace_writer_marker wm = {
                 .name = trace_model_str(l->m, mk.name),
@@ -382,8 +388,31 @@ static void sync_tokens(struct trace_live *l)
         l->tok_first++;
 }
 
+/* The run is over (nothing left to run) but not finished: ops that never ended, processes
+ * still waiting (a deadlock). Said once, as a failure at the end. */
+static void check_end(struct trace_live *l)
+{
+    struct sim_engine *e = sim_chip_engine(l->chip);
+    struct sim_step_info next;
+    if (l->end_checked || sim_engine_peek(e, &next))
+        return;
+    l->end_checked = true;
+    size_t pending = sim_oplog_pending_count(l->log), waiting = sim_engine_live_procs(e);
+    char what[160];
+    if (pending)
+        snprintf(what, sizeof(what), "the run ended with %zu op record%s started and never ended",
+                 pending, pending == 1 ? "" : "s");
+    else if (waiting)
+        snprintf(what, sizeof(what), "the run ended with %zu process%s still waiting (a deadlock)",
+                 waiting, waiting == 1 ? "" : "es");
+    else
+        return;
+    sim_chip_add_failure(l->chip, what, NULL, NULL, -1);
+}
+
 void trace_live_sync(struct trace_live *l)
 {
+    check_end(l);
     uint64_t now = cycles(l, now_ns(l), true);
     if (now != trace_model_now(l->m) || trace_model_t_max(l->m) < now) {
         trace_model_set_now(l->m, now);

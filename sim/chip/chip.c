@@ -267,6 +267,7 @@ void sim_chip_free(struct sim_chip *c)
         free(c->markers[i].name);
         free(c->markers[i].component);
         free(c->markers[i].kernel);
+        free(c->markers[i].error);
     }
     free(c->markers);
     for (size_t i = 0; i < c->n_tokens; i++) {
@@ -391,6 +392,13 @@ void sim_chip_add_marker(struct sim_chip *c, const char *name, const char *compo
         .kernel = dup_or_null(kernel),
         .cmdq_id = cmdq_id,
     };
+}
+
+void sim_chip_add_failure(struct sim_chip *c, const char *error, const char *component,
+                          const char *kernel, int64_t cmdq_id)
+{
+    sim_chip_add_marker(c, SIM_CHIP_INVALID_MARKER, component, kernel, cmdq_id);
+    c->markers[c->n_markers - 1].error = sim_xstrdup(error ? error : "the run met a failure");
 }
 
 size_t sim_chip_token_begin(struct sim_chip *c, int64_t index, bool decode, const char *component,

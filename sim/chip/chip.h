@@ -68,7 +68,12 @@ struct sim_chip_marker {
     char *component; /* owned: the PE CPU that raised it */
     char *kernel;    /* owned, or NULL */
     int64_t cmdq_id;
+    char *error; /* owned: a failure's marker (SIM_CHIP_INVALID_MARKER): what went wrong;
+                    else NULL */
 };
+
+/* The name of the marker of a failure (trace format §11: "INVALID_TRACE"). */
+#define SIM_CHIP_INVALID_MARKER "INVALID_TRACE"
 
 /* A token of LLM decode (trace TOKEN_EVENT). */
 struct sim_chip_token {
@@ -145,6 +150,11 @@ const char *sim_chip_intern(struct sim_chip *c, const char *s);
 /* Record a marker / open or close a token at now; component and kernel are copied. */
 void sim_chip_add_marker(struct sim_chip *c, const char *name, const char *component,
                          const char *kernel, int64_t cmdq_id);
+/* Record that the run met a failure at now (a kernel instance failed, a request's
+ * completion failed): a SIM_CHIP_INVALID_MARKER marker carrying error (copied); component
+ * (the node where it happened), kernel and cmdq_id as for sim_chip_add_marker. */
+void sim_chip_add_failure(struct sim_chip *c, const char *error, const char *component,
+                          const char *kernel, int64_t cmdq_id);
 /* Returns the token's index for sim_chip_token_end. */
 size_t sim_chip_token_begin(struct sim_chip *c, int64_t index, bool decode, const char *component,
                             const char *kernel, int64_t cmdq_id);

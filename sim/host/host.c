@@ -178,9 +178,27 @@ static void enter(struct sim_proc *p, struct sim_host *h, struct sim_host_result
     service_at(p, h, io_node(h, sip), m);
 }
 
+/* A failed completion leaves its mark in the trace when the IO_CPU (of sip; -1: none)
+ * sends it back; a failed launch's instances have left theirs already (shard_main). */
+static void mark_failure(struct sim_host *h, const struct sim_host_result *r, int sip)
+{
+    const struct sim_completion *c = &r->resp.completion;
+    if (c->ok || (c->error_code && strcmp(c->error_code, "E_KERNEL") == 0))
+        return;
+    char *what = sim_xasprintf("%s/%s: %s: %s", r->msg->correlation_id, r->msg->request_id,
+                               c->error_code ? c->error_code : "?",
+                               c->error_message ? c->error_message : "the request failed");
+    int io = sip >= 0 ? io_node(h, sip) : -1;
+    sim_chip_add_failure(h->chip, what,
+                         io >= 0 ? sim_topo_node(sim_chip_topo(h->chip), io)->id : NULL, NULL,
+                         (int64_t)r->index);
+    free(what);
+}
+
 static void leave(struct sim_proc *p, struct sim_host *h, struct sim_host_result *r, int sip,
                   uint64_t nbytes)
 {
+    mark_failure(h, r, sip);
     sim_chip_host_hop(p, h->chip, sip, false, nbytes, &r->hops);
 }
 
@@ -419,6 +437,8 @@ static void shard_main(struct sim_proc *p, void *arg)
     if (sim_proc_join(p, kp) < 0) {
         const char *why = sim_proc_error(kp);
         sh->error = sim_xstrdup(why ? why : "the kernel failed");
+        sim_chip_add_failure(h->chip, sh->error, sim_topo_node(topo, pcpu)->id, ls->k->name,
+                             (int64_t)ls->res->index);
         ls->failed++;
         collect_errors(ls);
     }
@@ -567,6 +587,7 @@ static void host_main(struct sim_proc *p, void *arg)
         if (sip < 0) {
             respond(r, "E_NO_DEVICE", "target_device '%s' names no sip of the chip",
                     r->msg->target_device);
+            mark_failure(h, r, -1);
         } else {
             switch (r->msg->msg_type) {
             case SIM_MSG_MEMORY_WRITE: do_write(p, h, r, sip); break;

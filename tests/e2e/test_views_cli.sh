@@ -63,4 +63,25 @@ expect_out "summary of a spec trace: no anomaly" '^anomalies +0$'
 if grep -q '^tokens' <<<"$OUT"; then fail "summary of a spec trace: no token lines"; else
     ok "summary of a spec trace: no token lines"; fi
 
+# ---- a run that fails leaves an INVALID_TRACE marker ------------------------------------------
+FAILING=$TESTS_DIR/data/workloads/read_missing_pe.yaml
+run "$NPUSCOPE" run --headless -w "$FAILING" -o "$TMP/failed.json"
+expect_status "failing run: exit 1" 1
+if grep -qE '"type":"MARKER_EVENT","name":"INVALID_TRACE","cycle":[0-9]+,"component_id":"sip0\.io_cpu","details":\{"cmdq_id":1,"error":"c/r: E_NO_PE: MemoryRead from sip0\.cube0\.pe99: the chip has no such PE"\}' "$TMP/failed.json"
+then ok "failing run: the trace has the marker with the error"; else
+    fail "failing run: the trace has the marker with the error" "$(grep MARKER "$TMP/failed.json")"; fi
+run "$NPUSCOPE" validate "$TMP/failed.json"
+expect_status "failing run: the trace is still valid" 0
+run "$NPUSCOPE" summary "$TMP/failed.json"
+expect_out "failing run: summary says so" \
+    '^INVALID_TRACE 1 marker: the run met a failure; first at cycle [0-9]+: c/r: E_NO_PE: MemoryRead from sip0\.cube0\.pe99: the chip has no such PE$'
+expect_out "failing run: listed among the anomalies" '^anomalies +1 \(1 invalid\)$'
+run "$NPUSCOPE" summary --json "$TMP/failed.json"
+json_check "failing run: --json says so" "$TMP/out" \
+    'j["invalid_trace"] is True and j["anomalies"]["list"][0]["kind"] == "invalid" and "E_NO_PE" in j["anomalies"]["list"][0]["error"]'
+run "$NPUSCOPE" run --headless -k vector_add -o "$TMP/fine.json"
+expect_status "a run that does not fail: exit 0" 0
+if grep -q INVALID_TRACE "$TMP/fine.json"; then fail "a run that does not fail: no marker"; else
+    ok "a run that does not fail: no marker"; fi
+
 finish
