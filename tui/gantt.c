@@ -186,6 +186,22 @@ void tui_gantt_select(struct tui_gantt *g, struct tui_view *v, uint64_t i)
     tui_gantt_update_follow(g);
 }
 
+void tui_gantt_show_span(struct tui_gantt *g, struct tui_view *v, uint64_t t0, uint64_t t1,
+                         uint64_t cursor)
+{
+    double span = t1 > t0 ? (double)(t1 - t0) : 1, pad = span / 16;
+    int w = g->plot_w > 0 ? g->plot_w : 1;
+    g->cpc = (span + 2 * pad) / w;
+    g->t0 = (double)t0 - pad;
+    g->fit = false;
+    tui_gantt_view_clamp(g);
+    tui_view_set_cursor(v, cursor);
+    tui_gantt_cursor_clamp(g, v);
+    g->cursor_seen = v->cursor;
+    tui_gantt_update_hover(g, v);
+    tui_gantt_update_follow(g);
+}
+
 bool tui_gantt_following(const struct tui_gantt *g)
 {
     return g->follow;

@@ -35,6 +35,11 @@ uint64_t tui_gantt_search(struct tui_gantt *g, struct tui_view *v, const char *p
  * its start, the view showing it. */
 void tui_gantt_select(struct tui_gantt *g, struct tui_view *v, uint64_t i);
 
+/* Zoom and pan to show [t0, t1) with a little room on each side (as close as the zoom
+ * allows), and put the cursor at cursor (clamped into the view). */
+void tui_gantt_show_span(struct tui_gantt *g, struct tui_view *v, uint64_t t0, uint64_t t1,
+                         uint64_t cursor);
+
 /* Live: true while the view keeps "now" in sight (fitted, or its right edge at now). */
 bool tui_gantt_following(const struct tui_gantt *g);
 

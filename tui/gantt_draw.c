@@ -308,8 +308,26 @@ static const enum tui_style kind_styles[TRACE_KIND_COUNT] = {
     [TRACE_KIND_UNKNOWN] = TUI_STYLE_OP_UNKNOWN,
 };
 
-/* The style of a busy cell: the selected op, an op in flight, or the op kind with the
- * most time in the cell (dimmed when the kind filter hides it). */
+/* Whether an op the view marks (a layer's, tui_view_mark) runs in [a, b) of track. */
+static bool cell_marked(const struct tui_gantt *g, const struct tui_view *v, uint32_t track,
+                        uint64_t a, uint64_t b)
+{
+    const uint64_t *idx;
+    size_t n = trace_model_track_events(g->m, track, &idx);
+    for (size_t k = trace_model_track_seek(g->m, track, a), s = 0; k < n && s < SCAN_EVENTS;
+         k++, s++) {
+        const struct trace_event *e = trace_model_event(g->m, idx[k]);
+        if (e->start >= b)
+            break;
+        if (e->layer == v->mark_layer && (v->mark_op == TRACE_NO_STR || e->op == v->mark_op) &&
+            tui_gantt_ev_end(g, e) > a)
+            return true;
+    }
+    return false;
+}
+
+/* The style of a busy cell: the selected op or a marked one, an op in flight, or the op
+ * kind with the most time in the cell (dimmed when the kind filter hides it). */
 static enum tui_style cell_style(const struct tui_gantt *g, const struct tui_view *v,
                                  uint32_t track, uint64_t a, uint64_t b)
 {
@@ -318,6 +336,8 @@ static enum tui_style cell_style(const struct tui_gantt *g, const struct tui_vie
         if (s->track == track && s->start < b && tui_gantt_ev_end(g, s) > a)
             return TUI_STYLE_OP_SELECTED;
     }
+    if (v->mark_layer != TRACE_NO_STR && cell_marked(g, v, track, a, b))
+        return TUI_STYLE_OP_SELECTED;
     /* a track with ops of one kind only (the usual engine) needs no look at its ops */
     uint8_t kb = g->kinds[track];
     if (!g->any_inflight && kb && !(kb & (kb - 1))) {
@@ -482,6 +502,17 @@ static void draw_title(struct tui_gantt *g, struct tui_canvas *c, const struct t
     if (v->filter_kind >= 0)
         n += snprintf(buf + n, sizeof(buf) - (size_t)n, "  kind=%s",
                       trace_op_kind_name((enum trace_op_kind)v->filter_kind));
+    if (v->mark_layer != TRACE_NO_STR) {
+        char name[48]; /* names cut short: the title stays within buf */
+        const char *l = trace_model_str(g->m, v->mark_layer);
+        sim_escape(l, strlen(l), name, sizeof(name));
+        n += snprintf(buf + n, sizeof(buf) - (size_t)n, "  layer=%s", name);
+        if (v->mark_op != TRACE_NO_STR) {
+            const char *o = trace_model_str(g->m, v->mark_op);
+            sim_escape(o, strlen(o), name, sizeof(name));
+            n += snprintf(buf + n, sizeof(buf) - (size_t)n, " op=%s", name);
+        }
+    }
     if (g->nrows > (size_t)g->rows_h && g->rows_h > 0)
         snprintf(buf + n, sizeof(buf) - (size_t)n, "  rows %zu-%zu/%zu", g->top + 1,
                  g->top + (size_t)g->rows_h < g->nrows ? g->top + (size_t)g->rows_h : g->nrows,

@@ -14,6 +14,8 @@ void tui_view_init(struct tui_view *v, const struct trace_model *m, bool unicode
     v->unicode = unicode;
     v->selected = v->hover = TUI_NO_EVENT;
     v->filter_engine = v->filter_kind = -1;
+    v->mark_layer = v->mark_op = TRACE_NO_STR;
+    v->goto_event = TUI_NO_EVENT;
     v->cursor = trace_model_t_min(m);
 }
 
@@ -42,6 +44,24 @@ void tui_view_filter(struct tui_view *v, int engine, int kind)
         v->filter_kind = kind;
         v->rev++;
     }
+}
+
+void tui_view_mark(struct tui_view *v, uint32_t layer, uint32_t op)
+{
+    if (v->mark_layer != layer || v->mark_op != op) {
+        v->mark_layer = layer;
+        v->mark_op = op;
+        v->rev++;
+    }
+}
+
+void tui_view_goto(struct tui_view *v, uint64_t t0, uint64_t t1, uint64_t cursor, uint64_t event)
+{
+    v->goto_t0 = t0;
+    v->goto_t1 = t1 > t0 ? t1 : t0 + 1;
+    v->goto_cursor = cursor;
+    v->goto_event = event;
+    v->goto_rev++;
 }
 
 uint64_t tui_view_focus_event(const struct tui_view *v)

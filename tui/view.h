@@ -26,8 +26,16 @@ struct tui_view {
     uint64_t hover;              /* the op under the cursor on the selected row, or none */
     int filter_engine;           /* enum trace_engine shown alone, or -1 */
     int filter_kind;             /* enum trace_op_kind shown alone, or -1 */
+    uint32_t mark_layer;         /* the ops of this layer_id (interned) are highlighted on the
+                                    Gantt, or TRACE_NO_STR: none */
+    uint32_t mark_op;            /* ... only those of this op name, or TRACE_NO_STR: all */
     uint64_t rev;                /* bumps on every change above */
-    char message[256];           /* for the status line ("" when none) */
+    /* a request to the Gantt from another pane (tui_view_goto): the app carries it out */
+    uint64_t goto_rev;         /* bumps with each request */
+    uint64_t goto_t0, goto_t1; /* show [t0, t1) */
+    uint64_t goto_cursor;      /* the cursor's new place */
+    uint64_t goto_event;       /* the op to select, or TUI_NO_EVENT */
+    char message[256];         /* for the status line ("" when none) */
     enum tui_style message_style;
     uint64_t message_rev; /* bumps when the message changes */
 };
@@ -41,6 +49,13 @@ void tui_view_set_cursor(struct tui_view *v, uint64_t t);
 void tui_view_select(struct tui_view *v, uint64_t event);
 void tui_view_hover(struct tui_view *v, uint64_t event);
 void tui_view_filter(struct tui_view *v, int engine, int kind);
+/* Highlight the ops of layer (an interned layer_id), only those named op when op is not
+ * TRACE_NO_STR; TRACE_NO_STR for both: none. */
+void tui_view_mark(struct tui_view *v, uint32_t layer, uint32_t op);
+
+/* Ask the Gantt to show [t0, t1) (zoomed to fit it, with a little room around it), put the
+ * cursor at cursor and select event (TUI_NO_EVENT: leave the selection). */
+void tui_view_goto(struct tui_view *v, uint64_t t0, uint64_t t1, uint64_t cursor, uint64_t event);
 
 /* The op the details pane shows: the selected one, else the one under the cursor. */
 uint64_t tui_view_focus_event(const struct tui_view *v);
