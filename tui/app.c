@@ -6,14 +6,18 @@
 
 #include "sim/util/escape.h"
 #include "sim/util/xalloc.h"
+#include "trace/anomaly.h"
+#include "tui/anomalies.h"
 #include "tui/details.h"
 #include "tui/diffview.h"
 #include "tui/gantt.h"
 #include "tui/help.h"
+#include "tui/layers.h"
 #include "tui/meminspect.h"
 #include "tui/memlive.h"
 #include "tui/summary.h"
 #include "tui/term.h"
+#include "tui/tokens.h"
 
 #include <errno.h>
 #include <math.h>
@@ -21,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { P_GANTT, P_SUMMARY, P_MEMORY, P_DETAILS, P_COUNT };
+enum { P_GANTT, P_SUMMARY, P_MEMORY, P_DETAILS, P_LAYERS, P_TOKENS, P_ANOMALIES, P_COUNT };
 
 enum {
     FRAME_NS = 33 * 1000 * 1000, /* at most ~30 redraws a second while running */
@@ -55,8 +59,13 @@ struct tui_app {
     const struct trace_model *m; /* borrowed from the source */
     struct tui_view view;
     struct pane panes[P_COUNT];
-    int focus;      /* P_* */
-    bool memory_on; /* the left bottom slot shows the memory pane, not the summary */
+    int focus;          /* P_* */
+    int left;           /* the pane of the left bottom slot: the summary, memory, layers, tokens or
+                           anomalies */
+    uint64_t goto_seen; /* the view's goto_rev last carried out */
+    uint64_t invalid_gen;   /* the model generation invalid_* are for */
+    size_t invalid_n;       /* INVALID_TRACE markers in the model, and the first one's */
+    char invalid_text[256]; /* header text, escaped */
     bool maximized, bottom_hidden;
     bool help, help_dirty;
     int help_scroll, help_lines, help_visible;
@@ -90,7 +99,7 @@ struct tui_app {
 
 static int left_slot(const struct tui_app *a)
 {
-    return a->memory_on ? P_MEMORY : P_SUMMARY;
+    return a->left;
 }
 
 /* A narrow window has room for one bottom pane: the focused one, else the details of a
@@ -114,7 +123,7 @@ static void layout(struct tui_app *a)
         return;
     struct tui_rect body = {0, 1, W, H - 2};
     int left = left_slot(a);
-    if (a->focus == P_SUMMARY || a->focus == P_MEMORY)
+    if (a->focus != P_GANTT && a->focus != P_DETAILS)
         a->focus = left;
     bool single = a->maximized || body.h < BIG_BODY || (a->bottom_hidden && a->focus != P_GANTT);
     a->single = single;
@@ -167,6 +176,12 @@ struct tui_app *tui_app_new(struct tui_source *src, int w, int h, bool unicode, 
             (struct pane){.ops = &tui_meminspect_ops, .self = tui_meminspect_new(&a->view)};
     a->view.live = src->ops->control != NULL;
     a->panes[P_DETAILS] = (struct pane){.ops = &tui_details_ops, .self = tui_details_new(&a->view)};
+    a->panes[P_LAYERS] = (struct pane){.ops = &tui_layers_ops, .self = tui_layers_new(&a->view)};
+    a->panes[P_TOKENS] = (struct pane){.ops = &tui_tokens_ops, .self = tui_tokens_new(&a->view)};
+    a->panes[P_ANOMALIES] =
+        (struct pane){.ops = &tui_anomalies_ops, .self = tui_anomalies_new(&a->view)};
+    a->left = P_SUMMARY;
+    a->invalid_gen = UINT64_MAX;
     a->canvas = tui_canvas_new(w, h, unicode);
     a->user_dir = user_dir ? sim_xstrdup(user_dir) : NULL;
     tui_theme_list_init(&a->themes, a->user_dir);
@@ -239,6 +254,28 @@ static const char *mode_name(enum tui_mode m)
     }
 }
 
+/* A trace that records a failure (INVALID_TRACE markers, trace format §11) says so in the
+ * header: a badge (when invalid_n), and the first failure's error, cut short (escaped;
+ * "" when there is none). */
+static const char *invalid_warning(struct tui_app *a)
+{
+    uint64_t gen = trace_model_generation(a->m);
+    if (gen == a->invalid_gen)
+        return a->invalid_text;
+    a->invalid_gen = gen;
+    size_t first;
+    a->invalid_n = trace_invalid_markers(a->m, &first);
+    a->invalid_text[0] = '\0';
+    const char *err = a->invalid_n ? trace_invalid_error(a->m, first) : NULL;
+    if (err) {
+        char e[200];
+        sim_escape(err, strlen(err), e, sizeof(e));
+        snprintf(a->invalid_text, sizeof(a->invalid_text), "%.60s%s (A lists)", e,
+                 strlen(e) > 60 ? "..." : "");
+    }
+    return a->invalid_text;
+}
+
 /* The header's parts, in order. When they do not fit, the least needed go first: the
  * program's name, the file's directory, the run and model names, the total of cycles, the
  * speed; what stays is cut short at the right edge. */
@@ -266,6 +303,7 @@ static void draw_header(struct tui_app *a)
     if (st->mode == TUI_MODE_POSTMORTEM && (rid || model))
         snprintf(run, sizeof(run), "%s%s%s", rid ? rid : "", rid && model ? " / " : "",
                  model ? model : "");
+    const char *invalid = invalid_warning(a);
     snprintf(total, sizeof(total), "%llu cyc", (unsigned long long)trace_model_t_max(a->m));
     if (st->mode != TUI_MODE_POSTMORTEM)
         total[0] = '\0'; /* "now" says it */
@@ -287,6 +325,8 @@ static void draw_header(struct tui_app *a)
     } parts[] = {
         {" npuscope", TUI_STYLE_HEADER, 0, 0},
         {mode, TUI_STYLE_HEADER_MODE, 0, 8},
+        {a->invalid_n ? " INVALID TRACE " : "", TUI_STYLE_ERROR, 0, 8},
+        {invalid, TUI_STYLE_ERROR, 0, 3},
         {now, TUI_STYLE_HEADER, 0, 8},
         {events, TUI_STYLE_HEADER, 0, 8},
         {rate, TUI_STYLE_HEADER, 0, 4},
@@ -309,7 +349,7 @@ static void draw_header(struct tui_app *a)
         if (need <= c->w)
             break;
         if (keep == 1 && strrchr(name, '/'))
-            parts[8].text = strrchr(name, '/') + 1;
+            parts[10].text = strrchr(name, '/') + 1; /* the name's part */
         for (int i = 0; i < NPARTS; i++)
             if (parts[i].keep == keep)
                 parts[i].text = "";
@@ -347,9 +387,9 @@ static void draw_footer(struct tui_app *a)
         return;
     }
     static const char *const keys[][2] = {
-        {"q", "quit"},   {"?", "help"}, {"/", "search"}, {"+-", "zoom"},
-        {"hl", "pan"},   {"jk", "row"}, {"Enter", "op"}, {"Tab", "pane"},
-        {"m", "memory"}, {"f", "fit"},  {"t", "theme"},
+        {"q", "quit"},  {"?", "help"},   {"/", "search"}, {"+-", "zoom"},     {"hl", "pan"},
+        {"jk", "row"},  {"Enter", "op"}, {"Tab", "pane"}, {"m", "memory"},    {"f", "fit"},
+        {"t", "theme"}, {"y", "layers"}, {"T", "tokens"}, {"A", "anomalies"},
     };
     static const char *const live_keys[][2] = {{"space", "pause"}, {"s", "step"}};
     static const char *const diff_keys[][2] = {
@@ -834,6 +874,21 @@ static void open_diff(struct tui_app *a, const char *path)
     tui_app_diff_take(a, b, path);
 }
 
+/* y, T, A, m: show pane p in the left bottom slot with the keyboard, or when it has both
+ * already, go back to the summary. */
+static enum tui_result toggle_left(struct tui_app *a, int p)
+{
+    if (a->left == p && a->focus == p) {
+        a->left = P_SUMMARY;
+        a->focus = P_SUMMARY;
+    } else {
+        a->left = p;
+        a->focus = p;
+    }
+    layout(a);
+    return TUI_RES_REDRAW;
+}
+
 static enum tui_result global_action(struct tui_app *a, enum tui_action act)
 {
     switch (act) {
@@ -848,15 +903,13 @@ static enum tui_result global_action(struct tui_app *a, enum tui_action act)
         return TUI_RES_REDRAW;
     case TUI_ACT_NEXT_PANE: cycle_focus(a, 1); return TUI_RES_REDRAW;
     case TUI_ACT_PREV_PANE: cycle_focus(a, -1); return TUI_RES_REDRAW;
-    case TUI_ACT_MEMORY:
-        if (a->memory_on && a->focus == P_MEMORY) {
-            a->memory_on = false;
-            a->focus = P_SUMMARY;
-        } else {
-            a->memory_on = true;
-            a->focus = P_MEMORY;
-        }
-        layout(a);
+    case TUI_ACT_MEMORY: return toggle_left(a, P_MEMORY);
+    case TUI_ACT_LAYERS: return toggle_left(a, P_LAYERS);
+    case TUI_ACT_TOKENS: return toggle_left(a, P_TOKENS);
+    case TUI_ACT_ANOMALIES: return toggle_left(a, P_ANOMALIES);
+    case TUI_ACT_REVERSE:
+        tui_view_message(&a->view, TUI_STYLE_STATUS,
+                         "r reverses the order of the layer breakdown (y shows it)");
         return TUI_RES_REDRAW;
     case TUI_ACT_MAXIMIZE:
         a->maximized = !a->maximized;
@@ -884,6 +937,7 @@ static enum tui_result global_action(struct tui_app *a, enum tui_action act)
     case TUI_ACT_CLEAR:
         tui_view_select(&a->view, TUI_NO_EVENT);
         tui_view_filter(&a->view, -1, -1);
+        tui_view_mark(&a->view, TRACE_NO_STR, TRACE_NO_STR);
         mark(a, P_GANTT);
         return TUI_RES_REDRAW;
     case TUI_ACT_PAUSE: return control(a, TUI_CTL_PAUSE);
@@ -988,6 +1042,21 @@ static enum tui_result dispatch(struct tui_app *a, enum tui_action act)
     return r;
 }
 
+/* A pane asked the Gantt to show something (tui_view_goto): select its op, zoom to it,
+ * move the cursor. */
+static void apply_goto(struct tui_app *a)
+{
+    struct tui_view *v = &a->view;
+    if (v->goto_rev == a->goto_seen)
+        return;
+    a->goto_seen = v->goto_rev;
+    struct tui_gantt *g = a->panes[P_GANTT].self;
+    if (v->goto_event != TUI_NO_EVENT)
+        tui_gantt_select(g, v, v->goto_event);
+    tui_gantt_show_span(g, v, v->goto_t0, v->goto_t1, v->goto_cursor);
+    mark(a, P_GANTT);
+}
+
 static void prompt_key(struct tui_app *a, int key)
 {
     a->footer_dirty = true;
@@ -1077,7 +1146,9 @@ enum tui_result tui_app_key(struct tui_app *a, int key)
     }
     if (a->diff)
         return diff_key(a, act);
-    return dispatch(a, act);
+    enum tui_result r = dispatch(a, act);
+    apply_goto(a);
+    return r;
 }
 
 enum tui_result tui_app_mouse(struct tui_app *a, int x, int y, int button)
@@ -1104,6 +1175,7 @@ enum tui_result tui_app_mouse(struct tui_app *a, int x, int y, int button)
         enum tui_result res = p->ops->mouse(p->self, x, y, button, &a->view);
         if (res == TUI_RES_REDRAW)
             mark(a, i);
+        apply_goto(a);
         return res;
     }
     return TUI_RES_HANDLED;

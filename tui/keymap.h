@@ -76,6 +76,11 @@ enum tui_action {
     /* comparing two traces */
     TUI_ACT_DIFF,
     TUI_ACT_DIFF_ALIGN,
+    /* analysis panes */
+    TUI_ACT_LAYERS,
+    TUI_ACT_TOKENS,
+    TUI_ACT_ANOMALIES,
+    TUI_ACT_REVERSE,
     /* a live simulation */
     TUI_ACT_PAUSE,
     TUI_ACT_STEP,
