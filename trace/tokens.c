@@ -155,7 +155,8 @@ static void bytes_of_rows(struct trace_token_profile *p, struct sweep *sw)
         q[2 * i + 1] = (struct query){p->rows[i].end, i, 1};
     }
     qsort(q, nq, sizeof(*q), cmp_query);
-    qsort(sw->v, sw->n, sizeof(*sw->v), cmp_bp);
+    if (sw->n)
+        qsort(sw->v, sw->n, sizeof(*sw->v), cmp_bp);
     double val[CH_COUNT] = {0}, slope[CH_COUNT] = {0};
     uint64_t at = 0; /* val holds F(at) */
     size_t b = 0;
