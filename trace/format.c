@@ -87,7 +87,16 @@ struct sim_value *trace_details_from_op(const struct sim_value *params,
         return d;
     if (!d)
         d = sim_value_map();
-    sim_value_map_set_take(d, TRACE_DETAILS_REPLAY, strip(replay));
+    struct sim_value *r = strip(replay);
+    const struct sim_value *role = sim_value_map_get(r, TRACE_DETAILS_ROLE);
+    if (role) { /* the trace format's own DMA detail: at the top */
+        sim_value_map_set_take(d, TRACE_DETAILS_ROLE, sim_value_clone(role));
+        sim_value_map_del(r, TRACE_DETAILS_ROLE);
+    }
+    if (r->u.map.len)
+        sim_value_map_set_take(d, TRACE_DETAILS_REPLAY, r);
+    else
+        sim_value_free(r);
     return d;
 }
 

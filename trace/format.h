@@ -53,11 +53,17 @@ struct sim_value *trace_details_from_params(const struct sim_value *params);
 /* The key under which an ENGINE_EVENT's details keep npuscope's replay annotations. */
 #define TRACE_DETAILS_REPLAY "replay"
 
+/* The DMA detail of the trace format naming the role of the tensor moved ("kv": a KV
+ * cache). npuscope's op records carry it among their annotations (sim_oplog_set_roles);
+ * the details have it at their top. */
+#define TRACE_DETAILS_ROLE "tensor_role"
+
 /*
  * ENGINE_EVENT details of an op record: trace_details_from_params(params), so the keys at
  * the top are exactly ADR-0052 D3's, then, when the record has replay annotations
  * (sim_op_note.replay: a dma_read's src_space, dst_space, dst_addr, shape, dtype; a GEMM's
- * transpose flags and dtype_acc), those under the one key "replay" (TRACE_DETAILS_REPLAY).
+ * transpose flags and dtype_acc), those under the one key "replay" (TRACE_DETAILS_REPLAY),
+ * but for a tensor role (TRACE_DETAILS_ROLE), which goes to the top.
  * Either may be NULL; NULL when both are.
  */
 struct sim_value *trace_details_from_op(const struct sim_value *params,

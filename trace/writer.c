@@ -210,10 +210,35 @@ static void packed_details(struct trace_out *o, const uint8_t *p, size_t n)
         sim_unpack_visit(p, n, &pos, &v);
     }
     if (pos < n) {
-        size_t save = pos;
-        if (sim_unpack_map_open(p, n, &save)) {
+        /* the annotations under "replay", but the tensor role, the trace format's own DMA
+         * detail, at the top (trace_details_from_op) */
+        size_t nrep = sim_unpack_map_open(p, n, &pos), first = pos, role = SIZE_MAX;
+        for (size_t i = 0; i < nrep; i++) {
+            size_t len;
+            const char *k = sim_unpack_key(p, n, &pos, &len);
+            if (len == strlen(TRACE_DETAILS_ROLE) && memcmp(k, TRACE_DETAILS_ROLE, len) == 0)
+                role = pos;
+            sim_unpack_skip(p, n, &pos);
+        }
+        if (role != SIZE_MAX) {
+            jv_key(&j, TRACE_DETAILS_ROLE, strlen(TRACE_DETAILS_ROLE));
+            sim_unpack_visit(p, n, &role, &v);
+        }
+        if (nrep > (role != SIZE_MAX)) {
             jv_key(&j, TRACE_DETAILS_REPLAY, strlen(TRACE_DETAILS_REPLAY));
-            sim_unpack_visit(p, n, &pos, &v);
+            jv_map_begin(&j, nrep);
+            pos = first;
+            for (size_t i = 0; i < nrep; i++) {
+                size_t len;
+                const char *k = sim_unpack_key(p, n, &pos, &len);
+                if (len == strlen(TRACE_DETAILS_ROLE) && memcmp(k, TRACE_DETAILS_ROLE, len) == 0) {
+                    sim_unpack_skip(p, n, &pos);
+                    continue;
+                }
+                jv_key(&j, k, len);
+                sim_unpack_visit(p, n, &pos, &v);
+            }
+            jv_map_end(&j);
         }
     }
     jv_map_end(&j);

@@ -8,6 +8,7 @@
 #include "sim/chip/bindings.h"
 
 #include "sim/chip/models.h"
+#include "sim/chip/roles.h"
 #include "sim/data/tensor.h"
 #include "sim/util/xalloc.h"
 
@@ -47,6 +48,7 @@ struct sim_chip {
     struct sim_topo *topo;        /* owned */
     struct sim_memstore *store;   /* owned */
     struct sim_oplog *oplog;      /* owned */
+    struct sim_roles *roles;      /* owned: tensor roles of memory ranges, for the op log */
 
     struct sim_component *comps; /* owned, one per node */
     size_t n_comps;
@@ -119,6 +121,8 @@ struct sim_chip *sim_chip_new(const struct sim_config *cfg, size_t stack_size)
     c->topo = sim_topo_new(cfg);
     c->store = sim_memstore_new();
     c->oplog = sim_oplog_new(c->store);
+    c->roles = sim_roles_new();
+    sim_oplog_set_roles(c->oplog, c->roles);
     c->sips = (int)cfg->sips;
     c->cubes = (int)cfg->cubes_per_sip;
     c->pes = (int)cfg->pes_per_cube;
@@ -250,6 +254,7 @@ void sim_chip_free(struct sim_chip *c)
         c->deferred[i].fn(c->deferred[i].ptr);
     free(c->deferred);
     sim_oplog_free(c->oplog);
+    sim_roles_free(c->roles);
     sim_memstore_free(c->store);
     for (size_t i = 0; i < c->cap_interned; i++)
         free(c->interned[i]);
@@ -309,6 +314,11 @@ struct sim_memstore *sim_chip_store(const struct sim_chip *c)
 struct sim_oplog *sim_chip_oplog(const struct sim_chip *c)
 {
     return c->oplog;
+}
+
+struct sim_roles *sim_chip_roles(const struct sim_chip *c)
+{
+    return c->roles;
 }
 
 void sim_chip_set_logging(struct sim_chip *c, bool on)

@@ -124,6 +124,9 @@ const struct sim_config *sim_chip_config(const struct sim_chip *c);
 const struct sim_topo *sim_chip_topo(const struct sim_chip *c);
 struct sim_memstore *sim_chip_store(const struct sim_chip *c);
 struct sim_oplog *sim_chip_oplog(const struct sim_chip *c);
+/* The roles of memory ranges (sim/chip/roles.h) the op log names in DMA ops' records: a
+ * kernel launch tags its KV caches there. */
+struct sim_roles *sim_chip_roles(const struct sim_chip *c);
 
 /* Components: one per topology node, indexed like the nodes. */
 size_t sim_chip_component_count(const struct sim_chip *c);

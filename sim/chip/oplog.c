@@ -6,6 +6,7 @@
 #include "sim/chip/oplog.h"
 
 #include "sim/chip/oppack.h"
+#include "sim/chip/roles.h"
 #include "sim/data/memstore.h"
 #include "sim/data/tensor.h"
 #include "sim/util/xalloc.h"
@@ -28,7 +29,8 @@ struct observer {
 };
 
 struct sim_oplog {
-    struct sim_memstore *store; /* borrowed, may be NULL */
+    struct sim_memstore *store;    /* borrowed, may be NULL */
+    const struct sim_roles *roles; /* borrowed, may be NULL: tensor roles of memory ranges */
     bool retain;
 
     struct sim_op_record **records; /* owned: the retained records */
@@ -178,6 +180,11 @@ void sim_oplog_set_retain(struct sim_oplog *log, bool retain)
     log->retain = retain;
 }
 
+void sim_oplog_set_roles(struct sim_oplog *log, const struct sim_roles *roles)
+{
+    log->roles = roles;
+}
+
 /* ---- params (D3), packed ------------------------------------------------------------------
  * Each writer emits exactly the map ADR-0052 D3 gives for its op_name, keys in the same
  * order, then the replay annotations as a second map. Snapshots are null here: a retained
@@ -218,26 +225,37 @@ static void kv_null(struct sim_pack *b, enum sim_pack_keyid k)
     sim_pack_null(b);
 }
 
+/* The role of the memory an op moves data from or to (sim/chip/roles.h), an annotation
+ * beside the replay ones: "tensor_role", the trace format's DMA detail. */
+static void kv_role(struct sim_pack *b, const char *role)
+{
+    if (role) {
+        sim_pack_key(b, "tensor_role");
+        sim_pack_str(b, role);
+    }
+}
+
 /* D3.1 exactly. Where the data lands (ADR-0020 D5's src_space, dst_space, dst_addr, and
  * the layout as D3.2 names it) goes to the replay annotations: phase 2 needs it to replay
  * the load, since a kernel reuses its TCM and the state phase 1 ends with holds only the
  * last tile. */
-static void pack_dma_read(struct sim_pack *b, const struct sim_dma_read_cmd *c)
+static void pack_dma_read(struct sim_pack *b, const struct sim_dma_read_cmd *c, const char *role)
 {
     sim_pack_map(b, 3);
     kv_int(b, SIM_PK_SRC_ADDR, (int64_t)c->src.addr);
     kv_int(b, SIM_PK_NBYTES, (int64_t)c->src.nbytes);
     kv_str(b, SIM_PK_HANDLE_ID, c->dst.id[0] ? c->dst.id : c->src.id);
-    sim_pack_map(b, 5);
+    sim_pack_map(b, role ? 6 : 5);
     kv_str(b, SIM_PK_SRC_SPACE, c->src.space[0] ? c->src.space : "hbm");
     kv_str(b, SIM_PK_DST_SPACE, c->dst.space[0] ? c->dst.space : "tcm");
     kv_int(b, SIM_PK_DST_ADDR, (int64_t)c->dst.addr);
     kv_shape(b, SIM_PK_SHAPE, &c->src);
     kv_str(b, SIM_PK_DTYPE, sim_dtype_name(c->src.dtype));
+    kv_role(b, role);
 }
 
 /* D3.2 (the snapshot is filled at record_end; null until then and when not taken) */
-static void pack_dma_write(struct sim_pack *b, const struct sim_dma_write_cmd *c)
+static void pack_dma_write(struct sim_pack *b, const struct sim_dma_write_cmd *c, const char *role)
 {
     sim_pack_map(b, 9);
     kv_str(b, SIM_PK_SRC_SPACE, c->src.space[0] ? c->src.space : "tcm");
@@ -249,7 +267,8 @@ static void pack_dma_write(struct sim_pack *b, const struct sim_dma_write_cmd *c
     kv_int(b, SIM_PK_NBYTES, (int64_t)c->src.nbytes);
     kv_str(b, SIM_PK_HANDLE_ID, c->src.id);
     kv_null(b, SIM_PK_SNAPSHOT);
-    sim_pack_map(b, 0);
+    sim_pack_map(b, role ? 1 : 0);
+    kv_role(b, role);
 }
 
 /* m, k, n of a GEMM from its operand shapes and transpose flags (the last two dims). */
@@ -374,7 +393,7 @@ static void pack_composite(struct sim_pack *b, const struct sim_composite_cmd *c
 
 /* D3.6 */
 static void pack_ipcq(struct sim_pack *b, const struct sim_handle *src,
-                      const struct sim_handle *dst)
+                      const struct sim_handle *dst, const char *role)
 {
     sim_pack_map(b, 8);
     kv_str(b, SIM_PK_SRC_SPACE, src->space);
@@ -385,7 +404,16 @@ static void pack_ipcq(struct sim_pack *b, const struct sim_handle *src,
     kv_str(b, SIM_PK_DTYPE, sim_dtype_name(src->dtype));
     kv_int(b, SIM_PK_NBYTES, (int64_t)src->nbytes);
     kv_null(b, SIM_PK_SNAPSHOT);
-    sim_pack_map(b, 0);
+    sim_pack_map(b, role ? 1 : 0);
+    kv_role(b, role);
+}
+
+/* The role of the memory a copy reads or writes, the source's first. */
+static const char *copy_role(const struct sim_oplog *log, const struct sim_handle *src,
+                             const struct sim_handle *dst)
+{
+    const char *r = sim_roles_find(log->roles, src->space, src->addr, src->nbytes);
+    return r ? r : sim_roles_find(log->roles, dst->space, dst->addr, src->nbytes);
 }
 
 /* D5: a TileToken's params are D3.7's empty map plus stage_type and the stage's params
@@ -408,17 +436,31 @@ static void pack_tile_stage(struct sim_pack *b, const struct sim_tile_stage *st)
     sim_pack_map(b, 0);
 }
 
-/* The packed params of msg (and whether it is a TileToken caught at a stage). */
-static void pack_params(struct sim_pack *b, const struct sim_msg *msg)
+/* The packed params of msg (and whether it is a TileToken caught at a stage); a DMA op on
+ * memory with a role (log->roles) says which. */
+static void pack_params(const struct sim_oplog *log, struct sim_pack *b, const struct sim_msg *msg)
 {
     b->len = 0;
     switch (msg->kind) {
-    case SIM_MK_DMA_READ: pack_dma_read(b, &msg->u.dma_read); return;
-    case SIM_MK_DMA_WRITE: pack_dma_write(b, &msg->u.dma_write); return;
+    case SIM_MK_DMA_READ: {
+        const struct sim_handle *s = &msg->u.dma_read.src;
+        pack_dma_read(
+            b, &msg->u.dma_read,
+            sim_roles_find(log->roles, s->space[0] ? s->space : "hbm", s->addr, s->nbytes));
+        return;
+    }
+    case SIM_MK_DMA_WRITE: {
+        const struct sim_dma_write_cmd *w = &msg->u.dma_write;
+        pack_dma_write(b, w, sim_roles_find(log->roles, "hbm", w->dst.addr, w->src.nbytes));
+        return;
+    }
     case SIM_MK_GEMM: pack_gemm(b, &msg->u.gemm); return;
     case SIM_MK_MATH: pack_math(b, &msg->u.math); return;
     case SIM_MK_COMPOSITE: pack_composite(b, &msg->u.composite); return;
-    case SIM_MK_IPCQ_COPY: pack_ipcq(b, &msg->u.ipcq.src, &msg->u.ipcq.dst); return;
+    case SIM_MK_IPCQ_COPY:
+        pack_ipcq(b, &msg->u.ipcq.src, &msg->u.ipcq.dst,
+                  copy_role(log, &msg->u.ipcq.src, &msg->u.ipcq.dst));
+        return;
     case SIM_MK_TILE_TOKEN:
         if (msg->u.tile.stage_idx < msg->u.tile.n_stages) {
             pack_tile_stage(b, &msg->u.tile.stages[msg->u.tile.stage_idx]);
@@ -655,7 +697,7 @@ void sim_oplog_record_start(struct sim_oplog *log, sim_time_t now, const char *c
     pe->msg = msg;
     if (!pe->pack.p)
         pe->pack = take_buffer(log);
-    pack_params(&pe->pack, msg);
+    pack_params(log, &pe->pack, msg);
     record_init(log, &pe->rec, now, component_id, kind, name, msg);
     pe->rec.packed = pe->pack.p;
     pe->rec.packed_len = pe->pack.len;
@@ -690,7 +732,7 @@ uint64_t sim_oplog_record_copy(struct sim_oplog *log, sim_time_t t_start, sim_ti
     struct sim_op_record r;
     struct sim_pack buf = take_buffer(log);
     buf.len = 0;
-    pack_ipcq(&buf, src, dst);
+    pack_ipcq(&buf, src, dst, copy_role(log, src, dst));
     record_init(log, &r, t_start, component_id, "memory", "ipcq_copy", annot);
     r.packed = buf.p;
     r.packed_len = buf.len;

@@ -110,6 +110,15 @@ void sim_oplog_free(struct sim_oplog *log);
 void sim_oplog_set_store(struct sim_oplog *log, struct sim_memstore *store);
 
 /*
+ * Attach (or with NULL detach) the roles of memory ranges (sim/chip/roles.h; borrowed):
+ * a DMA op (dma_read, dma_write, ipcq_copy) whose memory has a role gets it as the
+ * annotation "tensor_role" beside its replay annotations (the trace writes it as the
+ * DMA detail tensor_role of the trace format).
+ */
+struct sim_roles;
+void sim_oplog_set_roles(struct sim_oplog *log, const struct sim_roles *roles);
+
+/*
  * Keep finished records (the default, what phase 2 and tests need: sim_oplog_records) or
  * not: with retain false a record is released as soon as its observers have heard of its
  * end, and sim_oplog_records has nothing (sim_oplog_count still counts every record).

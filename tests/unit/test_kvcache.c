@@ -1,0 +1,159 @@
+/* KV-cache traffic: memory ranges tagged with a role (sim/chip/roles.h) make the op records
+ * of the DMA ops touching them say so, the trace writes details.tensor_role at the top of
+ * their details, and summary_metrics.kv_cache counts their bytes, live and loaded back. */
+#include "sim/chip/chip.h"
+#include "sim/chip/oplog.h"
+#include "sim/chip/roles.h"
+#include "sim/engine/engine.h"
+#include "sim/host/host.h"
+#include "sim/kernel/kernel.h"
+#include "sim/program/workload.h"
+#include "test_tmpdir.h"
+#include "trace/live.h"
+#include "trace/loader.h"
+#include "trace/metrics.h"
+#include "trace/report.h"
+
+#include <cjson/cJSON.h>
+#include <string.h>
+
+TestSuite(kvcache, .init = mkdir_tmp, .fini = rm_tmp);
+
+Test(kvcache, roles_of_ranges)
+{
+    struct sim_roles *r = sim_roles_new();
+    cr_assert_null(sim_roles_find(r, "hbm", 0, 16));
+    sim_roles_tag(r, "hbm", 1000, 100, "kv", 3);
+    sim_roles_tag(r, "hbm", 5000, 0, "kv", 3); /* empty: nothing */
+    sim_roles_tag(r, "tcm", 0, 64, "scratch", 4);
+    cr_assert_eq(sim_roles_count(r), 2);
+    cr_assert_str_eq(sim_roles_find(r, "hbm", 1099, 1), "kv");
+    cr_assert_str_eq(sim_roles_find(r, "hbm", 900, 101), "kv", "overlapping its first byte");
+    cr_assert_null(sim_roles_find(r, "hbm", 900, 100), "ends where it starts");
+    cr_assert_null(sim_roles_find(r, "hbm", 1100, 10));
+    cr_assert_null(sim_roles_find(r, "tcm", 1000, 10), "another space");
+    cr_assert_str_eq(sim_roles_find(r, "tcm", 10, 0), "scratch", "a range of 0 bytes at 10");
+    sim_roles_drop(r, 3);
+    cr_assert_null(sim_roles_find(r, "hbm", 1000, 10));
+    cr_assert_eq(sim_roles_count(r), 1);
+    sim_roles_free(r);
+    sim_roles_free(NULL);
+}
+
+/* Loads the cache (argument 0) and the weights (argument 1), stores into the cache. */
+static void cache_kernel(struct tl *tl, const struct kargs *a)
+{
+    struct tl_tensor *kv = tl_arg(tl, a, 0), *w = tl_arg(tl, a, 1);
+    struct tl_tensor *x = tl_add(tl, tl_load(tl, kv), tl_load(tl, w));
+    tl_store(tl, kv, x);
+}
+
+static const struct sim_kernel cache_def = {.name = "cache", .fn = cache_kernel};
+
+static const char program[] =
+    "messages:\n"
+    "- {msg_type: MemoryWrite, correlation_id: c, request_id: w0, target_device: \"sip:0\",\n"
+    "   dst_sip: 0, dst_cube: 0, dst_pe: 0, dst_pa: 0, nbytes: 256, dst_mem_kind: HBM,\n"
+    "   src_kind: pattern, pattern: {pattern_kind: zero}, dtype: f32}\n"
+    "- {msg_type: MemoryWrite, correlation_id: c, request_id: w1, target_device: \"sip:0\",\n"
+    "   dst_sip: 0, dst_cube: 0, dst_pe: 0, dst_pa: 4096, nbytes: 256, dst_mem_kind: HBM,\n"
+    "   src_kind: pattern, pattern: {pattern_kind: zero}, dtype: f32}\n"
+    "- msg_type: KernelLaunch\n  correlation_id: c\n  request_id: k\n"
+    "  target_device: \"sip:0\"\n"
+    "  kernel_ref: {name: cache, kind: builtin, deploy_sip: 0, deploy_cube: 0,\n"
+    "               deploy_pe: 0, nbytes_code: 0}\n"
+    "  args:\n"
+    "  - {arg_kind: tensor, dtype: f32, shape: [64], tensor_pa_map: {shards: [\n"
+    "     {sip: 0, cube: 0, pe: 0, pa: 0, nbytes: 256, offset_bytes: 0}]}}\n"
+    "  - {arg_kind: tensor, dtype: f32, shape: [64], tensor_pa_map: {shards: [\n"
+    "     {sip: 0, cube: 0, pe: 0, pa: 4096, nbytes: 256, offset_bytes: 0}]}}\n";
+
+Test(kvcache, tagged_memory_reaches_the_op_records_the_trace_and_its_summary)
+{
+    struct sim_config *cfg;
+    struct sim_workload *wl;
+    struct diag d;
+    cr_assert_eq(sim_config_load_embedded("sim/configs/tiny.yaml", &cfg, &d), 0, "%s", d.msg);
+    cr_assert_eq(sim_workload_load(program, strlen(program), "t.yaml", &wl, &d), 0, "%s", d.msg);
+    struct sim_chip *chip = sim_chip_new(cfg, 0);
+    struct sim_host *host = sim_host_start(chip, wl, NULL);
+    sim_host_add_kernel(host, &cache_def);
+    /* the cache: PE 0's PA [0, 256) */
+    sim_roles_tag(sim_chip_roles(chip), "hbm", sim_chip_dev_addr(0, 0), 256, "kv", 2);
+    char path[128];
+    snprintf(path, sizeof(path), "%s/kv.json", dir);
+    struct trace_live_opts o = {.trace_path = path,
+                                .timestamp = 1764498765,
+                                .model_name = "test",
+                                .cmdq_file = "t.yaml",
+                                .prefill_tokens = -1,
+                                .decode_tokens = -1};
+    struct trace_live *l;
+    cr_assert_eq(trace_live_new(chip, &o, &l, &d), 0, "%s", d.msg);
+    sim_engine_run(sim_chip_engine(chip), SIM_RUN_END, 0);
+    cr_assert(sim_host_result(host, 2)->resp.completion.ok);
+    cr_assert_eq(trace_live_finish(l, true, &d), 0, "%s", d.msg);
+
+    /* the op records: the cache's load and store have the role, the weights' load not */
+    size_t n, tagged = 0;
+    struct sim_op_record *const *recs = sim_oplog_records(sim_chip_oplog(chip), &n);
+    for (size_t i = 0; i < n; i++) {
+        const char *role = sim_value_get_str(recs[i]->note.replay, "tensor_role", NULL);
+        int64_t addr = sim_value_get_int(
+            recs[i]->params, strcmp(recs[i]->op_name, "dma_write") == 0 ? "dst_addr" : "src_addr",
+            -1);
+        if (strcmp(recs[i]->op_kind, "memory") != 0)
+            continue;
+        bool cache = addr >= 0 && (uint64_t)addr < sim_chip_dev_addr(0, 256);
+        cr_assert_eq(role != NULL, cache, "%s at %lld", recs[i]->op_name, (long long)addr);
+        tagged += role != NULL;
+        /* ADR-0052 D3's params stay exactly D3's */
+        cr_assert_null(sim_value_map_get(recs[i]->params, "tensor_role"));
+    }
+    cr_assert_eq(tagged, 2, "the cache's load and its store");
+
+    /* the live model and the file's summary: 256 bytes read and 256 written */
+    struct trace_metrics x;
+    trace_metrics_compute(trace_live_model(l), &x);
+    cr_assert(x.has_kv);
+    cr_assert_eq(x.kv_read, 256);
+    cr_assert_eq(x.kv_write, 256);
+    cr_assert_eq(x.dram_read, 512, "the weights are DRAM traffic too, not KV");
+    trace_metrics_fini(&x);
+    size_t len;
+    char *text = slurp(path, &len);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    const cJSON *kv = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "summary_metrics"), "kv_cache");
+    cr_assert_not_null(kv);
+    cr_assert_eq(cJSON_GetObjectItem(kv, "bytes_read")->valuedouble, 256);
+    cr_assert_eq(cJSON_GetObjectItem(kv, "bytes_written")->valuedouble, 256);
+    /* each DMA event on the cache has tensor_role at the top of its details, not in replay */
+    size_t seen = 0;
+    const cJSON *ev;
+    cJSON_ArrayForEach(ev, cJSON_GetObjectItem(j, "timeline_events"))
+    {
+        const cJSON *det = cJSON_GetObjectItem(ev, "details");
+        const cJSON *role = cJSON_GetObjectItem(det, "tensor_role");
+        cr_assert_null(cJSON_GetObjectItem(cJSON_GetObjectItem(det, "replay"), "tensor_role"));
+        if (role) {
+            cr_assert_str_eq(role->valuestring, "kv");
+            seen++;
+        }
+    }
+    cr_assert_eq(seen, 2);
+    cJSON_Delete(j);
+    /* loaded back: the same */
+    struct trace_model *back;
+    cr_assert_eq(trace_load_file(path, NULL, &back, &d), 0, "%s", d.msg);
+    trace_metrics_compute(back, &x);
+    cr_assert_eq(x.kv_read, 256);
+    cr_assert_eq(x.kv_write, 256);
+    trace_metrics_fini(&x);
+    trace_model_free(back);
+
+    trace_live_free(l);
+    sim_chip_free(chip);
+    sim_workload_free(wl);
+    sim_config_free(cfg);
+}
