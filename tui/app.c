@@ -387,9 +387,10 @@ static void draw_footer(struct tui_app *a)
         return;
     }
     static const char *const keys[][2] = {
-        {"q", "quit"},  {"?", "help"},   {"/", "search"}, {"+-", "zoom"},     {"hl", "pan"},
-        {"jk", "row"},  {"Enter", "op"}, {"Tab", "pane"}, {"m", "memory"},    {"f", "fit"},
-        {"t", "theme"}, {"y", "layers"}, {"T", "tokens"}, {"A", "anomalies"},
+        {"q", "quit"},   {"?", "help"},   {"/", "search"},
+        {"+-", "zoom"},  {"hl", "pan"},   {"jk", "row"},
+        {"Enter", "op"}, {"Tab", "pane"}, {"y T A", "layers tokens anomalies"},
+        {"m", "memory"}, {"f", "fit"},    {"t", "theme"},
     };
     static const char *const live_keys[][2] = {{"space", "pause"}, {"s", "step"}};
     static const char *const diff_keys[][2] = {
