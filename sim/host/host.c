@@ -5,6 +5,7 @@
  */
 #include "sim/host/host.h"
 
+#include "sim/chip/roles.h"
 #include "sim/kernel/kernel.h"
 #include "sim/data/npy.h"
 #include "sim/kernel/runner.h"
@@ -444,6 +445,8 @@ static void shard_main(struct sim_proc *p, void *arg)
     }
     reply(p, h, ls->res, sh->error ? "Failed" : "Done", SIM_CHIP_CMD_BYTES, pcpu, ls->io);
     ls->remaining--;
+    if (!ls->remaining) /* every instance is over: its arguments' roles end with it */
+        sim_roles_drop(sim_chip_roles(h->chip), (int64_t)ls->res->index);
     if ((sh->error && ls->kl->failure_policy == SIM_FAIL_FAST) || ls->remaining == 0)
         answer(ls);
 }

@@ -58,6 +58,15 @@ const char *sim_kernel_arg_name(const struct sim_kernel *k, size_t i)
     return i < sim_kernel_nargs(k) ? k->args[i].name : NULL;
 }
 
+const char *sim_kernel_arg_role(const struct sim_kernel *k, size_t i)
+{
+    const char *name = sim_kernel_arg_name(k, i);
+    for (size_t r = 0; name && k->roles && k->roles[r].arg; r++)
+        if (strcmp(k->roles[r].arg, name) == 0)
+            return k->roles[r].role;
+    return NULL;
+}
+
 /* The type word of argument d in the text: "tensor", or a scalar's dtype. */
 static const char *arg_type(const struct sim_karg_desc *d)
 {

@@ -226,6 +226,12 @@ struct sim_karg_desc {
     const char *note;        /* NULL, or a short note printed after the type ("optional, -1") */
 };
 
+/* The role in the trace of a launch argument (struct sim_kernel's roles). */
+struct sim_karg_role {
+    const char *arg;  /* the argument's name in the kernel's table (NULL ends the list) */
+    const char *role; /* "kv": a KV cache */
+};
+
 struct sim_kernel {
     const char *name;                 /* what kernel_ref.name and -k use */
     const char *summary;              /* one line */
@@ -237,6 +243,11 @@ struct sim_kernel {
     int (*setup)(struct sim_kbuild *b, const struct sim_kparams *p, struct diag *d);
     /* Optional: the reference that `npuscope run --verify` compares the outputs with. */
     sim_kernel_ref_fn reference;
+    /* Optional: the arguments of the table above with a role in the trace, ended by a NULL
+     * name. A launch tags the HBM of such an argument's shards with its role, so that the
+     * DMA ops touching them say so (details.tensor_role); "kv" marks a KV cache, whose
+     * traffic summary_metrics.kv_cache counts. */
+    const struct sim_karg_role *roles;
 };
 
 /* Number of arguments in k's table (0 without one). */
@@ -244,6 +255,9 @@ size_t sim_kernel_nargs(const struct sim_kernel *k);
 
 /* The name of argument i of k from its table, or NULL when the table has no argument i. */
 const char *sim_kernel_arg_name(const struct sim_kernel *k, size_t i);
+
+/* The role of argument i of k (its roles), or NULL (none, or no argument i). */
+const char *sim_kernel_arg_role(const struct sim_kernel *k, size_t i);
 
 /*
  * k's arguments as one line of text, grouped by kind and type, e.g.

@@ -5,6 +5,7 @@
  */
 #include "sim/kernel/runner.h"
 
+#include "sim/chip/roles.h"
 #include "sim/kernel/tl_int.h"
 #include "sim/util/xalloc.h"
 
@@ -87,8 +88,15 @@ struct sim_launch_group *sim_runner_group_new(struct sim_chip *chip, const struc
         if (a->arg_kind != SIM_ARG_TENSOR)
             continue;
         lg->shards[i] = sim_xcalloc(a->n_shards, sizeof(struct kshard));
+        /* an argument with a role in the trace (a KV cache): its HBM is tagged with it
+         * until the launch is over (the host drops the tags) */
+        const char *role = sim_kernel_arg_role(k, i);
         for (size_t j = 0; j < a->n_shards; j++) {
             const struct sim_tensor_shard *s = &a->shards[j];
+            int g = sim_chip_pe_index(chip, s->sip, s->cube, s->pe);
+            if (role && g >= 0)
+                sim_roles_tag(sim_chip_roles(chip), "hbm", sim_chip_dev_addr(g, (uint64_t)s->pa),
+                              (uint64_t)s->nbytes, role, cmdq_id);
             lg->shards[i][j] = (struct kshard){
                 .sip = (int)s->sip,
                 .cube = (int)s->cube,

@@ -956,6 +956,13 @@ static const struct sim_karg_desc args[] = {
     {NULL, SIM_KARG_TENSOR, NULL, NULL, NULL},
 };
 
+/* The KV cache, marked in the trace: its loads and stores are summary_metrics.kv_cache. */
+static const struct sim_karg_role roles[] = {
+    {"kcache", "kv"},
+    {"vcache", "kv"},
+    {NULL, NULL},
+};
+
 const struct sim_kernel sim_kernel_llm_decode = {
     .name = "llm_decode",
     .summary = "a Llama-style transformer, tensor parallel over PEs: prefill a prompt, then "
@@ -965,6 +972,7 @@ const struct sim_kernel sim_kernel_llm_decode = {
     .params = params,
     .setup = setup,
     .reference = reference,
+    .roles = roles,
 };
 
 /* ---- reference ----------------------------------------------------------------------------- */

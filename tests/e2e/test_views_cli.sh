@@ -84,4 +84,18 @@ expect_status "a run that does not fail: exit 0" 0
 if grep -q INVALID_TRACE "$TMP/fine.json"; then fail "a run that does not fail: no marker"; else
     ok "a run that does not fail: no marker"; fi
 
+# ---- llm_decode's KV cache --------------------------------------------------------------------
+run "$NPUSCOPE" run --headless -k llm_decode -o "$TMP/llm.json"
+expect_status "llm_decode: exit 0" 0
+run "$NPUSCOPE" summary --json "$TMP/llm.json"
+json_check "llm_decode: summary_metrics.kv_cache read and written" "$TMP/out" \
+    'j["kv_cache"]["bytes_read"] > 0 and j["kv_cache"]["bytes_written"] > 0 and j["kv_cache"]["bytes_read"] < j["dram_bytes_read"]'
+json_check "llm_decode: the tokens' KV bytes add up to at most the cache's" "$TMP/out" \
+    'sum(t["kv_bytes_read"] for t in j["token_profile"]) <= j["kv_cache"]["bytes_read"] and all("kv_bytes_written" in t for t in j["token_profile"])'
+if grep -q '"op":"dma_read",.*"details":{[^}]*"tensor_role":"kv"' "$TMP/llm.json"; then
+    ok "llm_decode: its cache loads say tensor_role kv"; else
+    fail "llm_decode: its cache loads say tensor_role kv"; fi
+run "$NPUSCOPE" summary "$TMP/llm.json"
+expect_out "llm_decode: summary text" '^KV cache +read [0-9.]+ KiB \([0-9]+ B\), written [0-9.]+ KiB'
+
 finish

@@ -5,6 +5,7 @@
 #include "sim/chip/oplog.h"
 #include "sim/chip/roles.h"
 #include "sim/engine/engine.h"
+#include "sim/host/run.h"
 #include "sim/host/host.h"
 #include "sim/kernel/kernel.h"
 #include "sim/program/workload.h"
@@ -156,4 +157,138 @@ Test(kvcache, tagged_memory_reaches_the_op_records_the_trace_and_its_summary)
     sim_chip_free(chip);
     sim_workload_free(wl);
     sim_config_free(cfg);
+}
+
+/* ---- llm_decode: the kv_cache block against the cache's loads and stores ---------------- */
+
+struct range {
+    uint64_t a, b;
+};
+
+/* The HBM ranges of llm_decode's kcache and vcache in r's host program: the shards of the
+ * launch's arguments of those names (by the kernel's table), as device addresses. */
+static size_t cache_ranges(const struct sim_run *r, struct range *out, size_t max)
+{
+    const struct sim_workload *wl = sim_run_workload(r);
+    size_t n = 0;
+    for (size_t m = 0; m < wl->n_msgs; m++) {
+        if (wl->msgs[m].msg_type != SIM_MSG_KERNEL_LAUNCH)
+            continue;
+        const struct sim_kernel_launch *kl = &wl->msgs[m].u.launch;
+        const struct sim_kernel *k = sim_kernel_find(kl->kernel_ref.name);
+        cr_assert_not_null(k);
+        for (size_t i = 0; i < kl->n_args; i++) {
+            const char *name = sim_kernel_arg_name(k, i);
+            if (!name || (strcmp(name, "kcache") != 0 && strcmp(name, "vcache") != 0))
+                continue;
+            for (size_t j = 0; j < kl->args[i].n_shards; j++) {
+                const struct sim_tensor_shard *s = &kl->args[i].shards[j];
+                int g = sim_chip_pe_index(sim_run_chip(r), s->sip, s->cube, s->pe);
+                cr_assert_lt(n, max);
+                uint64_t a = sim_chip_dev_addr(g, (uint64_t)s->pa);
+                out[n++] = (struct range){a, a + (uint64_t)s->nbytes};
+            }
+        }
+    }
+    return n;
+}
+
+static bool in_cache(const struct range *v, size_t n, int64_t addr, int64_t nbytes)
+{
+    for (size_t i = 0; i < n; i++)
+        if (addr >= 0 && (uint64_t)addr < v[i].b && (uint64_t)(addr + nbytes) > v[i].a)
+            return true;
+    return false;
+}
+
+static void check_llm_decode(const char *spec)
+{
+    struct sim_run_opts ro = {.kernel_spec = spec};
+    struct sim_run *r;
+    struct diag d;
+    cr_assert_eq(sim_run_new(&ro, &r, &d), 0, "%s", d.msg);
+    char path[128];
+    snprintf(path, sizeof(path), "%s/llm.json", dir);
+    struct trace_live_opts o = {.trace_path = path,
+                                .timestamp = 1764498765,
+                                .model_name = "llm_decode",
+                                .cmdq_file = spec,
+                                .prefill_tokens = -1,
+                                .decode_tokens = -1};
+    struct trace_live *l;
+    cr_assert_eq(trace_live_new(sim_run_chip(r), &o, &l, &d), 0, "%s", d.msg);
+    while (!sim_run_over(r)) {
+        sim_run_advance(r, SIM_RUN_EVENTS, 5000);
+        trace_live_sync(l);
+    }
+    cr_assert_eq(trace_live_finish(l, true, &d), 0, "%s", d.msg);
+    for (size_t i = 0; i < sim_run_requests(r); i++)
+        cr_assert(sim_host_result(sim_run_host(r), i)->resp.completion.ok, "%s: request %zu", spec,
+                  i);
+
+    /* counted independently: every DMA op record whose HBM side lies in a cache shard */
+    struct range ranges[256];
+    size_t nr = cache_ranges(r, ranges, 256);
+    cr_assert_gt(nr, 1, "%s: kcache and vcache shards", spec);
+    uint64_t want_read = 0, want_write = 0, dram_read = 0;
+    size_t n;
+    struct sim_op_record *const *recs = sim_oplog_records(sim_chip_oplog(sim_run_chip(r)), &n);
+    for (size_t i = 0; i < n; i++) {
+        const struct sim_op_record *rec = recs[i];
+        int64_t nb = sim_value_get_int(rec->params, "nbytes", 0);
+        if (strcmp(rec->op_name, "dma_read") == 0 &&
+            strcmp(sim_value_get_str(rec->note.replay, "src_space", "hbm"), "hbm") == 0) {
+            dram_read += (uint64_t)nb;
+            if (in_cache(ranges, nr, sim_value_get_int(rec->params, "src_addr", -1), nb))
+                want_read += (uint64_t)nb;
+        } else if (strcmp(rec->op_name, "dma_write") == 0 &&
+                   in_cache(ranges, nr, sim_value_get_int(rec->params, "dst_addr", -1), nb)) {
+            want_write += (uint64_t)nb;
+        } else if (strcmp(rec->op_name, "ipcq_copy") == 0) {
+            const char *ss = sim_value_get_str(rec->params, "src_space", "");
+            const char *ds = sim_value_get_str(rec->params, "dst_space", "");
+            cr_assert(!(strcmp(ss, "hbm") == 0 &&
+                        in_cache(ranges, nr, sim_value_get_int(rec->params, "src_addr", -1), nb)));
+            cr_assert(!(strcmp(ds, "hbm") == 0 &&
+                        in_cache(ranges, nr, sim_value_get_int(rec->params, "dst_addr", -1), nb)));
+        }
+    }
+    cr_assert_gt(want_read, 0, "%s: the cache is read", spec);
+    cr_assert_gt(want_write, 0, "%s: the cache is written", spec);
+    cr_assert_lt(want_read, dram_read, "%s: the weights are read too, and are not KV", spec);
+
+    /* the live model's metrics, the file's summary_metrics and the file loaded back */
+    struct trace_metrics x;
+    trace_metrics_compute(trace_live_model(l), &x);
+    cr_assert(x.has_kv);
+    cr_assert_eq(x.kv_read, want_read, "%s: %llu read, counted %llu", spec,
+                 (unsigned long long)x.kv_read, (unsigned long long)want_read);
+    cr_assert_eq(x.kv_write, want_write, "%s: %llu written, counted %llu", spec,
+                 (unsigned long long)x.kv_write, (unsigned long long)want_write);
+    trace_metrics_fini(&x);
+    char *text = slurp(path, NULL);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    const cJSON *kv = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "summary_metrics"), "kv_cache");
+    cr_assert_not_null(kv, "%s: summary_metrics.kv_cache", spec);
+    cr_assert_eq((uint64_t)cJSON_GetObjectItem(kv, "bytes_read")->valuedouble, want_read);
+    cr_assert_eq((uint64_t)cJSON_GetObjectItem(kv, "bytes_written")->valuedouble, want_write);
+    cJSON_Delete(j);
+    struct trace_model *back;
+    cr_assert_eq(trace_load_file(path, NULL, &back, &d), 0, "%s", d.msg);
+    trace_metrics_compute(back, &x);
+    cr_assert_eq(x.kv_read, want_read);
+    cr_assert_eq(x.kv_write, want_write);
+    trace_metrics_fini(&x);
+    trace_model_free(back);
+    /* the launch is over: its tags are gone */
+    cr_assert_eq(sim_roles_count(sim_chip_roles(sim_run_chip(r))), 0);
+    trace_live_free(l);
+    sim_run_free(r);
+}
+
+Test(kvcache, llm_decode_kv_bytes_are_its_cache_loads_and_stores, .timeout = 120)
+{
+    check_llm_decode("llm_decode");
+    check_llm_decode("llm_decode:pes=2,kv_heads=1,gen=6,dtype=f16");
 }
