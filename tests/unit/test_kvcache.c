@@ -41,6 +41,50 @@ Test(kvcache, roles_of_ranges)
     sim_roles_free(NULL);
 }
 
+/* Many shards, overlapping and nested, some dropped: every look-up agrees with a walk of
+ * all the tags from the newest, as the table's contract says. */
+Test(kvcache, roles_agree_with_a_walk_of_every_tag)
+{
+    enum { N = 600 };
+    static const char *const roles[] = {"kv", "w", "act"};
+    struct {
+        uint64_t start, end;
+        int64_t owner;
+        int role;
+        bool live;
+    } t[N];
+    struct sim_roles *r = sim_roles_new();
+    uint64_t x = 88172645463325252u;
+    for (int i = 0; i < N; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t start = x % 100000, len = 1 + (x >> 20) % (i % 7 == 0 ? 5000 : 300);
+        t[i].start = start, t[i].end = start + len;
+        t[i].owner = (int64_t)(i % 5), t[i].role = (int)((x >> 40) % 3), t[i].live = true;
+        sim_roles_tag(r, "hbm", start, len, roles[t[i].role], t[i].owner);
+    }
+    sim_roles_drop(r, 2);
+    for (int i = 0; i < N; i++)
+        t[i].live = t[i].owner != 2;
+    cr_assert_eq(sim_roles_count(r), (size_t)(N - N / 5));
+    for (uint64_t a = 0; a < 106000; a += 37) {
+        uint64_t nb = a % 3 ? 1 + a % 97 : 0, end = a + (nb ? nb : 1);
+        const char *want = NULL;
+        for (int i = N; i-- > 0;)
+            if (t[i].live && t[i].start < end && a < t[i].end) {
+                want = roles[t[i].role];
+                break;
+            }
+        const char *got = sim_roles_find(r, "hbm", a, nb);
+        if (want)
+            cr_assert(got && strcmp(got, want) == 0, "at %llu+%llu: %s, not %s",
+                      (unsigned long long)a, (unsigned long long)nb, got ? got : "none", want);
+        else
+            cr_assert_null(got, "at %llu: %s", (unsigned long long)a, got);
+        cr_assert_null(sim_roles_find(r, "tcm", a, nb));
+    }
+    sim_roles_free(r);
+}
+
 /* Loads the cache (argument 0) and the weights (argument 1), stores into the cache. */
 static void cache_kernel(struct tl *tl, const struct kargs *a)
 {
