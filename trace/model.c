@@ -1078,6 +1078,11 @@ static uint64_t union_upto(const struct trace_model *m, const struct track_data 
     }
     size_t b = lo ? lo - 1 : 0;
     struct run_state st = t->block[b];
+    /* a track's events lie far apart in the model (every other track's are between them):
+     * ask for the block's cache lines at once rather than miss them one by one */
+    size_t kend = (b + 1) * TRACK_BLOCK < t->n ? (b + 1) * TRACK_BLOCK : t->n;
+    for (size_t k = b * TRACK_BLOCK; k < kend; k++)
+        __builtin_prefetch(&m->ev[t->idx[k]]);
     for (size_t k = b * TRACK_BLOCK; k < t->n && m->ev[t->idx[k]].start < x; k++)
         run_add(m, t, k, &st); /* at most a block: the next one starts at or after x */
     return st.cover - (st.maxend > x ? st.maxend - x : 0);
@@ -1087,16 +1092,15 @@ uint64_t trace_model_track_cover(const struct trace_model *m, uint32_t track, ui
 {
     assert(track < m->ntracks);
     const struct track_data *t = &m->tracks[track];
-    uint64_t u = union_upto(m, t, x);
     if (t->inflight_from < t->n) {
-        /* every in-flight event ends at now; together they cover [first start, now): what
-         * of [s0, min(x, now)) the ended ones leave uncovered is busy too */
+        /* the earliest in-flight event runs from s0 to now: all of [s0, min(x, now)) is
+         * busy, and no ended event reaches past now, so past s0 the cover is that of the
+         * ended events before s0 plus the time since */
         uint64_t s0 = m->ev[t->idx[t->inflight_from]].start;
-        uint64_t c = x < s0 ? s0 : x > m->now ? m->now : x;
-        if (c > s0)
-            u += (c - s0) - (union_upto(m, t, c) - union_upto(m, t, s0));
+        if (x > s0)
+            return union_upto(m, t, s0) + ((x < m->now ? x : m->now) - s0);
     }
-    return u;
+    return union_upto(m, t, x);
 }
 
 uint64_t trace_model_track_busy(const struct trace_model *m, uint32_t track, uint64_t a, uint64_t b)
