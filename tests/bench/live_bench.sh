@@ -6,3 +6,7 @@ bin=${1:-build/bench/live_bench}
 "$bin" "vector_add:pes=8,n=4194304" || exit 1
 echo
 "$bin" "llm_decode:layers=32,gen=64"
+echo
+# the Llama-7B-shaped decode step in the TUI: key presses answered while it runs
+bash "$(dirname "$0")/live_keys.sh" "$(dirname "$(dirname "$bin")")/npuscope" sim/configs/large.yaml \
+    "llm_decode:dim=4096,heads=32,ff=11008,layers=32,prompt=128,gen=8,dtype=f16,pes=0"
