@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -460,8 +461,14 @@ static void single_threaded_blas(char **argv)
 {
     if (getenv("OPENBLAS_NUM_THREADS"))
         return;
+    /* by its own path, so that ps, top and pgrep still call the process npuscope */
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n <= 0 || (size_t)n >= sizeof(self) - 1)
+        return;
+    self[n] = '\0';
     if (setenv("OPENBLAS_NUM_THREADS", "1", 1) == 0)
-        execv("/proc/self/exe", argv);
+        execv(self, argv);
     /* no /proc, or exec refused: carry on with the pool */
 }
 

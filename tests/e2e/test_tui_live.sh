@@ -24,7 +24,9 @@ npuscope_pid() {
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 echo "-- paused before the first event, stepping"
-tmux_start 160 40 "${UTF8[@]}" -- run --paused -k gemm
+# without a BLAS thread count of the user's, as a person starts it: npuscope sets one and
+# runs itself again, and is still called npuscope (ps, top, pgrep; npuscope_pid below)
+tmux_start 160 40 -u OPENBLAS_NUM_THREADS "${UTF8[@]}" -- run --paused -k gemm
 expect_screen "PAUSED before the first event" '^ npuscope +PAUSED +now 0 \(0 ns\) +events: 0 '
 expect_screen "the status line says how to go on" 'paused before the first event: s steps'
 n0=$(events)
