@@ -1187,6 +1187,12 @@ enum tui_result tui_app_mouse(struct tui_app *a, int x, int y, int button)
 int tui_app_run(struct tui_app *a, struct tui_term *t)
 {
     uint64_t theme_seen = UINT64_MAX, last_draw = 0;
+    /* while running, the screen follows the run at most every frame_ns: a frame, or three
+     * times what the last one took to draw when the model has grown so large that drawing
+     * it costs more, so the run keeps most of the time; what a person types is answered
+     * at once, ahead of the next slice of work */
+    uint64_t frame_ns = FRAME_NS;
+    bool answer = false;
     int w, h;
     tui_term_size(t, &w, &h);
     tui_app_resize(a, w, h);
@@ -1199,19 +1205,22 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
         }
         bool busy = tui_app_busy(a);
         uint64_t spent = 0;
-        if (busy) {
+        if (busy && !answer) {
             uint64_t w0 = tui_now_ns();
             tui_app_work(a, WORK_NS);
             spent = tui_now_ns() - w0;
         }
         uint64_t now = tui_now_ns();
-        bool throttled = busy && now - last_draw < FRAME_NS;
+        bool throttled = busy && !answer && now - last_draw < frame_ns;
         if (!throttled && tui_app_needs_render(a)) {
             if (tui_app_take_repaint(a))
                 tui_term_invalidate(t);
             tui_term_draw(t, tui_app_render(a));
+            uint64_t cost = tui_now_ns() - now;
+            frame_ns = 3 * cost > FRAME_NS ? 3 * cost : FRAME_NS;
             last_draw = now;
         }
+        answer = false;
         /* wait for input: not at all while there is work, else until something happens;
          * a slowed-down simulation until its next event is due; panes whose last slice had
          * nothing to do yet (a refresh that is not due) a few ms; a frame held back until
@@ -1225,7 +1234,7 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
         }
         if (timeout != 0 && tui_app_needs_render(a)) {
             uint64_t since = tui_now_ns() - last_draw;
-            int frame_ms = since >= FRAME_NS ? 0 : (int)((FRAME_NS - since) / 1000000) + 1;
+            int frame_ms = since >= frame_ns ? 0 : (int)((frame_ns - since) / 1000000) + 1;
             timeout = timeout < 0 || frame_ms < timeout ? frame_ms : timeout;
         }
         for (int k = 0; k < 64; k++) {
@@ -1235,6 +1244,7 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
                 break;
             if (in.kind == TUI_IN_SIGNAL)
                 return 128 + in.signo;
+            answer = true;
             if (in.kind == TUI_IN_RESIZE) {
                 tui_term_size(t, &w, &h);
                 tui_app_resize(a, w, h);
