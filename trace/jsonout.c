@@ -66,6 +66,15 @@ void trace_out_open_fd(struct trace_out *o, int fd)
     o->buf = sim_xmalloc(o->cap);
 }
 
+void trace_out_rewind(struct trace_out *o)
+{
+    if (o->fd < 0 || o->err)
+        return;
+    if (ftruncate(o->fd, (off_t)o->written) != 0 ||
+        lseek(o->fd, (off_t)o->written, SEEK_SET) < 0)
+        o->err = errno;
+}
+
 void trace_out_flush(struct trace_out *o)
 {
     size_t off = 0;

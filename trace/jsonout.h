@@ -44,6 +44,11 @@ int trace_out_commit(struct trace_out *o, struct diag *d);
  * open and after commit (then a no-op). */
 void trace_out_abort(struct trace_out *o);
 
+/* This process is a copy of the one that opened o, resumed from an earlier state (a
+ * checkpoint): cut the file back to the bytes this copy had written, and write on from
+ * there (the copies share the file and its offset). */
+void trace_out_rewind(struct trace_out *o);
+
 /* Write the buffer to the file (on error, o->err is set and further output is dropped). */
 void trace_out_flush(struct trace_out *o);
 

@@ -530,6 +530,11 @@ int trace_live_new(struct sim_chip *chip, const struct trace_live_opts *o, struc
     return 0;
 }
 
+void trace_live_resumed(struct trace_live *l)
+{
+    trace_writer_rewind(l->w);
+}
+
 void trace_live_free(struct trace_live *l)
 {
     if (!l)

@@ -88,6 +88,14 @@ int trace_live_finish(struct trace_live *l, bool complete, struct diag *d);
  */
 int trace_live_write(struct trace_live *l, const char *path, bool incomplete, struct diag *d);
 
+/*
+ * This process is a copy resumed from a checkpoint (a fork taken earlier in the run, see
+ * tui/ckpt.h): the streamed file is cut back to what this copy had written, so the ops it
+ * runs again are written once. The spill needs nothing: it reads and writes at explicit
+ * offsets, and what a copy writes again is the same bytes at the same offsets.
+ */
+void trace_live_resumed(struct trace_live *l);
+
 /* The trace file given at trace_live_new (borrowed), or NULL. */
 const char *trace_live_path(const struct trace_live *l);
 

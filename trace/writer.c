@@ -389,6 +389,12 @@ void trace_writer_abort(struct trace_writer *w)
     free(w);
 }
 
+void trace_writer_rewind(struct trace_writer *w)
+{
+    if (w)
+        trace_out_rewind(&w->out);
+}
+
 uint64_t trace_writer_bytes(const struct trace_writer *w)
 {
     return w->out.written + w->out.len;

@@ -99,6 +99,10 @@ int trace_writer_close(struct trace_writer *w, const struct trace_bw_sample *sam
 /* Give up: remove the temporary file and free w (NULL is a no-op). */
 void trace_writer_abort(struct trace_writer *w);
 
+/* A copy of the process resumed from an earlier state: the file back to what this copy
+ * wrote (trace_out_rewind). NULL is a no-op. */
+void trace_writer_rewind(struct trace_writer *w);
+
 /* Bytes written so far (for progress and benchmarks). */
 uint64_t trace_writer_bytes(const struct trace_writer *w);
 

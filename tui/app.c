@@ -8,6 +8,7 @@
 #include "sim/util/xalloc.h"
 #include "trace/anomaly.h"
 #include "tui/anomalies.h"
+#include "tui/ckpt.h"
 #include "tui/details.h"
 #include "tui/diffview.h"
 #include "tui/gantt.h"
@@ -42,6 +43,7 @@ enum prompt_kind {
     PROMPT_BREAK,  /* a breakpoint */
     PROMPT_UNTIL,  /* a time to run until */
     PROMPT_DIFF,   /* a second trace to compare with */
+    PROMPT_BACK,   /* a time to go back to */
 };
 
 struct pane {
@@ -93,6 +95,15 @@ struct tui_app {
     size_t theme_idx;
     char *user_dir;            /* owned, may be NULL */
     struct tui_diffview *diff; /* owned: the comparison that takes the body, or NULL */
+    bool resumed;              /* became the live process by going back: check the size */
+};
+
+/* What a copy resumed by going back keeps of the app (the rest is as it was then). */
+struct app_carry {
+    int focus;
+    bool memory_on, maximized, bottom_hidden;
+    size_t theme_idx;
+    int filter_engine, filter_kind;
 };
 
 /* ---- layout ------------------------------------------------------------------------------ */
@@ -285,13 +296,20 @@ static void draw_header(struct tui_app *a)
     struct tui_source_status *st = &a->drawn_status;
     a->src->ops->status(a->src, st);
     tui_canvas_fill(c, (struct tui_rect){0, 0, c->w, 1}, ' ', TUI_STYLE_HEADER);
-    char mode[32], now[96] = "", events[48] = "", rate[48] = "", speed[48] = "", run[256] = "",
+    char ckpt[64] = "", mem[24] = "";
+    if (st->ckpt_bytes)
+        tui_fmt_bytes(mem, sizeof(mem), (double)st->ckpt_bytes);
+    if (st->ckpt_count) /* going back: checkpoints held, and their memory */
+        snprintf(ckpt, sizeof(ckpt), "ckpt %zu/%d%s%s", st->ckpt_count, TUI_CKPT_MAX,
+                 mem[0] ? " " : "", mem);
+    char mode[32], now[96] = "", events[64] = "", rate[48] = "", speed[48] = "", run[256] = "",
                    total[64], cursor[96], a1[64];
     double ghz = trace_model_clock_ghz(a->m);
     snprintf(mode, sizeof(mode), " %s ", mode_name(st->mode));
     if (st->mode != TUI_MODE_POSTMORTEM) {
         snprintf(now, sizeof(now), "now %s", tui_fmt_cycles_ns(a1, sizeof(a1), st->now, ghz));
-        snprintf(events, sizeof(events), "events: %llu", (unsigned long long)st->events_done);
+        snprintf(events, sizeof(events), "events: %llu%s", (unsigned long long)st->events_done,
+                 st->backwards ? " (reached backwards)" : "");
         if (st->events_per_sec > 0 && st->mode == TUI_MODE_LIVE)
             snprintf(rate, sizeof(rate), "%s ev/s", tui_fmt_si(a1, sizeof(a1), st->events_per_sec));
         if (st->speed && strcmp(st->speed, "max") != 0 && st->mode != TUI_MODE_FINISHED)
@@ -337,6 +355,7 @@ static void draw_header(struct tui_app *a)
         {run, TUI_STYLE_HEADER, TUI_TEXT_UNTRUSTED, 2},
         {total, TUI_STYLE_HEADER, 0, 3},
         {cursor, TUI_STYLE_HEADER, 0, 7},
+        {ckpt, TUI_STYLE_HEADER, 0, 1},
     };
     enum { NPARTS = sizeof(parts) / sizeof(parts[0]) };
     for (int keep = 0; keep < 7; keep++) { /* level 1: the file's name without its directory */
@@ -372,9 +391,10 @@ static void draw_footer(struct tui_app *a)
     if (a->prompt) {
         static const char *const label[] = {
             "search: /", "break on (c GLOB, o NAME, m NAME): ", "run until (cycles, 12us, +N): ",
-            "compare with trace: "};
+            "compare with trace: ", "back to (cycles, 12us, -N): "};
         static const char *const hint[] = {"Enter search  Esc cancel", "Enter add  Esc cancel",
-                                           "Enter run  Esc cancel", "Enter compare  Esc cancel"};
+                                           "Enter run  Esc cancel", "Enter compare  Esc cancel",
+                                           "Enter go back  Esc cancel"};
         int x = tui_canvas_text(c, 0, y, c->w, TUI_STYLE_PROMPT, label[a->pkind], 0);
         x += tui_canvas_textn(c, x, y, c->w - x - 1, TUI_STYLE_PROMPT, a->pbuf, a->plen, 0);
         tui_canvas_put(c, x++, y, tui_glyphs(c->unicode)->eighths[8], TUI_STYLE_PROMPT);
@@ -392,14 +412,14 @@ static void draw_footer(struct tui_app *a)
         {"Enter", "op"}, {"Tab", "pane"}, {"y T A", "layers tokens anomalies"},
         {"m", "memory"}, {"f", "fit"},    {"t", "theme"},
     };
-    static const char *const live_keys[][2] = {{"space", "pause"}, {"s", "step"}};
+    static const char *const live_keys[][2] = {{"space", "pause"}, {"s", "step"}, {"p", "back"}};
     static const char *const diff_keys[][2] = {
         {"q", "quit"}, {"?", "help"}, {"D", "close"},  {"a", "align"}, {"+-", "zoom"},
         {"hl", "pan"}, {"jk", "row"}, {"Enter", "op"}, {"[]", "ops"},  {"Tab", "pane"},
     };
     int x = 0;
     for (int pass = 0; pass < 2; pass++) { /* a live simulation's keys first */
-        size_t n = !pass     ? (a->src->ops->control ? 2 : 0)
+        size_t n = !pass     ? (a->src->ops->control ? (a->src->ops->back ? 3 : 2) : 0)
                    : a->diff ? sizeof(diff_keys) / sizeof(diff_keys[0])
                              : sizeof(keys) / sizeof(keys[0]);
         for (size_t i = 0; i < n; i++) {
@@ -548,9 +568,41 @@ const struct tui_canvas *tui_app_render(struct tui_app *a)
 /* ---- work ----------------------------------------------------------------------------------- */
 
 /* What the source wants shown: a new notice in the status line, an op to select. */
-static void source_news(struct tui_app *a)
+static void load_theme(struct tui_app *a, size_t idx);
+
+/* This process became the live one by going back: the app as it was when the checkpoint
+ * was taken, with the layout, theme and filters of the process that went back. */
+static void resumed(struct tui_app *a, const struct app_carry *k)
+{
+    a->memory_on = k->memory_on;
+    a->maximized = k->maximized;
+    a->bottom_hidden = k->bottom_hidden;
+    if (k->focus >= 0 && k->focus < P_COUNT)
+        a->focus = k->focus;
+    if (k->theme_idx != a->theme_idx && k->theme_idx < a->themes.len)
+        load_theme(a, k->theme_idx);
+    tui_view_filter(&a->view, k->filter_engine, k->filter_kind);
+    a->prompt = a->bplist = a->help = false;
+    a->help_dirty = a->header_dirty = a->footer_dirty = true;
+    a->repaint = a->resumed = true;
+    layout(a);
+    for (int i = 0; i < P_COUNT; i++)
+        a->panes[i].dirty = true;
+}
+
+/* What the source has to tell after a call: a notice, an op to show, or that this process
+ * just became the live one by going back (returns true then). */
+static bool source_news(struct tui_app *a)
 {
     struct tui_source_status st;
+    bool back = false;
+    if (a->src->ops->take_resumed) {
+        struct app_carry k;
+        if (a->src->ops->take_resumed(a->src, &k, sizeof(k)) == sizeof(k)) {
+            resumed(a, &k);
+            back = true;
+        }
+    }
     a->src->ops->status(a->src, &st);
     if (st.notice_rev != a->notice_seen) {
         a->notice_seen = st.notice_rev;
@@ -565,6 +617,7 @@ static void source_news(struct tui_app *a)
             a->header_dirty = true;
         }
     }
+    return back;
 }
 
 bool tui_app_busy(struct tui_app *a)
@@ -624,11 +677,9 @@ static void do_search(struct tui_app *a, int dir)
     mark(a, P_GANTT);
 }
 
-static void next_theme(struct tui_app *a)
+static void load_theme(struct tui_app *a, size_t idx)
 {
-    if (!a->themes.len)
-        return;
-    a->theme_idx = (a->theme_idx + 1) % a->themes.len;
+    a->theme_idx = idx;
     const char *name = a->themes.names[a->theme_idx];
     struct diag d;
     if (tui_theme_load(&a->theme, name, a->user_dir, &d) < 0) {
@@ -641,6 +692,12 @@ static void next_theme(struct tui_app *a)
         tui_view_message(&a->view, TUI_STYLE_STATUS, "theme: %s", q);
     }
     a->theme_rev++;
+}
+
+static void next_theme(struct tui_app *a)
+{
+    if (a->themes.len)
+        load_theme(a, (a->theme_idx + 1) % a->themes.len);
 }
 
 static int focus_order(const struct tui_app *a, int i)
@@ -673,6 +730,30 @@ static enum tui_result control(struct tui_app *a, enum tui_control c)
         tui_view_message(&a->view, TUI_STYLE_ERROR, "%s", diag_format(&d, line, sizeof(line)));
     } else {
         source_news(a);
+    }
+    a->header_dirty = true;
+    return TUI_RES_REDRAW;
+}
+
+/* Go back (live sources with checkpoints). Returns only when it could not. */
+static enum tui_result go_back(struct tui_app *a, enum tui_back how, uint64_t arg)
+{
+    if (!a->src->ops->back) {
+        tui_view_message(&a->view, TUI_STYLE_STATUS,
+                         a->src->ops->control
+                             ? "going back needs checkpoints: not in this session"
+                             : "a saved trace: nothing to run (these keys drive a live "
+                               "simulation)");
+        return TUI_RES_REDRAW;
+    }
+    struct app_carry k = {a->focus,         a->memory_on,           a->maximized,
+                          a->bottom_hidden, a->theme_idx,           a->view.filter_engine,
+                          a->view.filter_kind};
+    struct diag d;
+    diag_clear(&d);
+    if (a->src->ops->back(a->src, how, arg, &k, sizeof(k), &d) < 0) {
+        char line[700];
+        tui_view_message(&a->view, TUI_STYLE_ERROR, "%s", diag_format(&d, line, sizeof(line)));
     }
     a->header_dirty = true;
     return TUI_RES_REDRAW;
@@ -781,10 +862,30 @@ static void run_until(struct tui_app *a, const char *text)
         tui_view_message(&a->view, TUI_STYLE_ERROR, "%s", diag_format(&d, line, sizeof(line)));
         return;
     }
+    if (source_news(a))
+        return; /* a copy resumed from the checkpoint taken on the way: it went back */
     char a1[64];
     tui_view_message(&a->view, TUI_STYLE_STATUS, "running until %s",
                      tui_fmt_cycles_ns(a1, sizeof(a1), t, trace_model_clock_ghz(a->m)));
     a->header_dirty = true;
+}
+
+static void back_until(struct tui_app *a, const char *text)
+{
+    struct tui_source_status st;
+    a->src->ops->status(a->src, &st);
+    while (*text == ' ')
+        text++;
+    uint64_t t, by;
+    double ghz = trace_model_clock_ghz(a->m);
+    if (*text == '-' ? parse_time(text + 1, 0, ghz, &by) < 0 : parse_time(text, st.now, ghz, &t) < 0) {
+        tui_view_message(&a->view, TUI_STYLE_ERROR,
+                         "not a time: cycles (12000), a time with ns/us/ms (12.5us), or -N");
+        return;
+    }
+    if (*text == '-')
+        t = by < st.now ? st.now - by : 0;
+    go_back(a, TUI_BACK_UNTIL, t);
 }
 
 /* The breakpoint list: keys while it is open. */
@@ -949,6 +1050,13 @@ static enum tui_result global_action(struct tui_app *a, enum tui_action act)
     case TUI_ACT_SLOWER: return control(a, TUI_CTL_SLOWER);
     case TUI_ACT_WRITE: return control(a, TUI_CTL_WRITE);
     case TUI_ACT_RUN_UNTIL: return open_prompt(a, PROMPT_UNTIL);
+    case TUI_ACT_BACK_STEP: return go_back(a, TUI_BACK_EVENT, 0);
+    case TUI_ACT_BACK_OP: return go_back(a, TUI_BACK_OP, 0);
+    case TUI_ACT_BACK_BREAK: return go_back(a, TUI_BACK_BREAK, 0);
+    case TUI_ACT_BACK_UNTIL:
+        if (!a->src->ops->back)
+            return go_back(a, TUI_BACK_UNTIL, 0); /* says why not */
+        return open_prompt(a, PROMPT_BACK);
     case TUI_ACT_BREAK_ADD: return open_prompt(a, PROMPT_BREAK);
     case TUI_ACT_BREAK_LIST:
         if (!a->src->ops->break_count)
@@ -1078,6 +1186,8 @@ static void prompt_key(struct tui_app *a, int key)
             run_until(a, text);
         } else if (a->pkind == PROMPT_DIFF) {
             open_diff(a, text);
+        } else if (a->pkind == PROMPT_BACK) {
+            back_until(a, text);
         } else {
             memcpy(a->search, text, a->plen + 1);
             tui_view_select(&a->view, TUI_NO_EVENT);
@@ -1209,6 +1319,12 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
             uint64_t w0 = tui_now_ns();
             tui_app_work(a, WORK_NS);
             spent = tui_now_ns() - w0;
+        }
+        if (a->resumed) { /* the terminal may have changed size since the checkpoint */
+            a->resumed = false;
+            tui_term_size(t, &w, &h);
+            tui_app_resize(a, w, h);
+            last_draw = 0;
         }
         uint64_t now = tui_now_ns();
         bool throttled = busy && !answer && now - last_draw < frame_ns;

@@ -39,6 +39,7 @@ struct cli_run_opts {
     enum cli_verify verify;
     bool headless;
     bool paused;
+    bool no_reverse; /* live TUI: no checkpoints, no going back */
     bool mem_events;
 };
 

@@ -18,6 +18,7 @@
 #include "trace/chrome.h"
 #include "trace/live.h"
 #include "tui/app.h"
+#include "tui/ckpt.h"
 #include "tui/source.h"
 #include "tui/term.h"
 #include "tui/theme.h"
@@ -27,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int fail(const struct diag *d)
 {
@@ -164,6 +166,13 @@ int cli_live(const struct cli_run_opts *o)
         .verify = v.cap ? verify_hook : NULL,
         .verify_ctx = &v,
     };
+    /* going back: this process stays as the supervisor of the live process and its
+     * checkpoints (tui/ckpt.h); without a terminal there is nothing to go back in */
+    if (!o->no_reverse && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
+        struct diag cd;
+        diag_clear(&cd);
+        lo.reverse = tui_ckpt_supervise(&cd) == 0;
+    }
     src = tui_source_live_take(run, feed, &lo);
     run = NULL, feed = NULL; /* the source has them */
     if (tui_term_open(&term, &d) < 0) {

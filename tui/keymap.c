@@ -78,6 +78,12 @@ static const struct {
     {'T', TUI_ACT_TOKENS},
     {'A', TUI_ACT_ANOMALIES},
     {'r', TUI_ACT_REVERSE},
+    /* 'a' aligns a comparison and 'A' lists anomalies: going back is p and P ("previous"),
+     * as s and S go forward */
+    {'p', TUI_ACT_BACK_STEP},
+    {'P', TUI_ACT_BACK_OP},
+    {'U', TUI_ACT_BACK_UNTIL},
+    {'R', TUI_ACT_BACK_BREAK},
 };
 
 static const struct tui_action_info actions[] = {
@@ -132,6 +138,11 @@ static const struct tui_action_info actions[] = {
      true},
     {TUI_ACT_BREAK_LIST, "Simulation", "list breakpoints (d removes one)", true},
     {TUI_ACT_WRITE, "Simulation", "write the trace now (-o FILE; incomplete before the end)", true},
+    {TUI_ACT_BACK_STEP, "Going back", "step back one event", true},
+    {TUI_ACT_BACK_OP, "Going back", "back to the previous op record start or end", true},
+    {TUI_ACT_BACK_UNTIL, "Going back", "back to a time (cycles, or ns/us/ms; -N: N before now)",
+     true},
+    {TUI_ACT_BACK_BREAK, "Going back", "back to the previous breakpoint hit", true},
 };
 
 enum tui_action tui_keymap_lookup(int key)

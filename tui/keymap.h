@@ -93,6 +93,11 @@ enum tui_action {
     TUI_ACT_BREAK_ADD,
     TUI_ACT_BREAK_LIST,
     TUI_ACT_WRITE,
+    /* going back in a live simulation */
+    TUI_ACT_BACK_STEP,
+    TUI_ACT_BACK_OP,
+    TUI_ACT_BACK_UNTIL,
+    TUI_ACT_BACK_BREAK,
     TUI_ACT_COUNT,
 };
 

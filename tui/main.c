@@ -54,6 +54,7 @@ static const char usage_run[] =
     "      --headless             no TUI; print the summary\n"
     "  -o, --trace FILE.json      write the trace (atomically)\n"
     "      --paused               open the TUI paused before the first event\n"
+    "      --no-reverse           take no checkpoints: the TUI cannot go back (p A U R)\n"
     "      --verify[=ops]         run phase 2 and verify outputs (=ops: every op);\n"
     "                             exit 1 on a mismatch\n"
     "      --dump DIR             write input and output tensors as .npy and a manifest\n"
@@ -188,6 +189,7 @@ static int parse_count(const char *cmd, const char *opt, const char *s, unsigned
 enum {
     OPT_HEADLESS = 256,
     OPT_PAUSED,
+    OPT_NO_REVERSE,
     OPT_VERIFY,
     OPT_DUMP,
     OPT_THEME,
@@ -210,6 +212,7 @@ static int cmd_run(int argc, char **argv)
         {"headless", no_argument, 0, OPT_HEADLESS},
         {"trace", required_argument, 0, 'o'},
         {"paused", no_argument, 0, OPT_PAUSED},
+        {"no-reverse", no_argument, 0, OPT_NO_REVERSE},
         {"verify", optional_argument, 0, OPT_VERIFY},
         {"dump", required_argument, 0, OPT_DUMP},
         {"theme", required_argument, 0, OPT_THEME},
@@ -229,6 +232,7 @@ static int cmd_run(int argc, char **argv)
         case 'o': o.trace = optarg; break;
         case OPT_HEADLESS: o.headless = true; break;
         case OPT_PAUSED: o.paused = true; break;
+        case OPT_NO_REVERSE: o.no_reverse = true; break;
         case OPT_VERIFY:
             if (optarg && strcmp(optarg, "ops") != 0)
                 return usage_error("run", "--verify takes no value or '=ops', got '%s'", optarg);

@@ -43,6 +43,17 @@ struct tui_source_status {
                                NULL; borrowed */
     const char *speed;      /* live: the speed asked for ("max", "100 ev/s"), or NULL */
     const char *verify;     /* the verification result, or NULL (none asked for, or not yet) */
+    bool backwards;         /* live: this state was reached by going back */
+    size_t ckpt_count;      /* live: checkpoints held for going back */
+    uint64_t ckpt_bytes;    /* live: their private memory, 0 when unknown */
+};
+
+/* Going back (live sources with checkpoints: keys p, A, U, R). */
+enum tui_back {
+    TUI_BACK_EVENT,  /* one event back */
+    TUI_BACK_OP,     /* back to the previous op record start or end */
+    TUI_BACK_UNTIL,  /* back to a time (cycles): every event up to it run, no later one */
+    TUI_BACK_BREAK,  /* back to the previous breakpoint hit */
 };
 
 /* Controls of a live simulation (SPEC §6 keys space, s, S, c; speed; writing the trace). */
@@ -97,7 +108,19 @@ struct tui_source_ops {
     /* The op the user should see (a breakpoint's op, the op S stopped at), once: the
      * model index, or UINT64_MAX. */
     uint64_t (*take_focus)(struct tui_source *s);
+    /* Go back (arg: the cycle for TUI_BACK_UNTIL). ui[0..ui_len) is the app's own state to
+     * keep (at most TUI_SOURCE_UI_MAX bytes). On success this process hands the terminal
+     * to a copy resumed from a checkpoint and does not return (the copy goes on from its
+     * tick or control call, and take_resumed tells the app); returns a negative code with
+     * d filled when it cannot go back. */
+    int (*back)(struct tui_source *s, enum tui_back how, uint64_t arg, const void *ui,
+                size_t ui_len, struct diag *d);
+    /* Once after this process became the live one by going back: copies the app's state
+     * handed over into ui and returns its length (0: nothing happened). */
+    size_t (*take_resumed)(struct tui_source *s, void *ui, size_t size);
 };
+
+enum { TUI_SOURCE_UI_MAX = 512 };
 
 /* Embedded first in each implementation's own struct. */
 struct tui_source {
@@ -119,6 +142,7 @@ struct tui_source *tui_source_model_take(struct trace_model *m, const char *name
 /* How a live source starts (tui/source_live.c). */
 struct tui_live_opts {
     const char *name; /* what the header shows: the workload or kernel (copied) */
+    bool reverse;     /* take checkpoints for going back (tui_ckpt_supervise ran) */
     bool paused;      /* wait before the first event */
     uint64_t speed;   /* events per second to start at (the nearest step of the speed keys);
                          0: as fast as possible */

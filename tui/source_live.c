@@ -14,6 +14,7 @@
 #include "sim/util/xalloc.h"
 #include "trace/format.h"
 #include "trace/live.h"
+#include "tui/ckpt.h"
 #include "tui/view.h"
 
 #include <fnmatch.h>
@@ -23,12 +24,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum {
     TICK_NS = 10 * 1000 * 1000,  /* most a tick runs events for */
     RATE_NS = 500 * 1000 * 1000, /* window of the events-per-second measure */
     CHECK_EVERY = 8,             /* events between two looks at the clock (some take ms) */
     PACE_MAX_WAIT_MS = 250,      /* a slowed run still looks at input this often */
+    CKPT_WORK_NS = 250 * 1000 * 1000, /* running between two checkpoints, at most */
+    CKPT_MIN_EVENTS = 4096,           /* and at least this many events */
+    CKPT_MAX_EVENTS = 1 << 20,        /* a checkpoint at least this often (stepping by hand) */
+    MARKS = 64,                       /* op starts and ends remembered for going back */
+    HITS = 32,                        /* breakpoint hits remembered */
 };
 
 /* Speeds: events per second, 0 for as fast as possible (the last, the default). */
@@ -52,6 +59,20 @@ struct bp {
     enum tui_break_kind kind;
     char *pattern; /* owned */
     uint64_t hits;
+};
+
+/* An event that started or ended an op (the last such op of the event). */
+struct opmark {
+    uint64_t event; /* engine events after it */
+    uint64_t record;
+    bool started;
+};
+
+/* An event that hit a breakpoint. */
+struct hitmark {
+    uint64_t event;
+    uint64_t record; /* op record id, or UINT64_MAX (a marker) */
+    char text[256];
 };
 
 struct source_live {
@@ -97,6 +118,19 @@ struct source_live {
     bool trace_done;
     int trace_rc; /* how finishing the trace file went */
     struct diag trace_diag;
+
+    /* going back */
+    struct tui_ckpt *ckpt;  /* owned; NULL: no checkpoints */
+    struct tui_ckpt_req *req; /* owned: the request a resumed copy reads */
+    uint64_t ckpt_work;     /* ns spent running events since the last checkpoint */
+    bool silent;            /* re-running to a target: no stops, no hit counts */
+    bool backwards;         /* this state was reached by going back */
+    struct opmark marks[MARKS]; /* a ring: nmarks in all */
+    uint64_t nmarks;
+    struct hitmark hitm[HITS];
+    uint64_t nhits;
+    size_t ui_len; /* > 0 once resumed: the app's state handed over */
+    unsigned char ui[TUI_SOURCE_UI_MAX];
 };
 
 static struct source_live *L_of(struct tui_source *s)
@@ -133,26 +167,55 @@ static bool matches(const char *pattern, const char *s)
     return s && fnmatch(pattern, s, 0) == 0;
 }
 
+/* Remember the event running now as one that started or ended an op. */
+static void mark_change(struct source_live *L, uint64_t record, bool started)
+{
+    uint64_t ev = sim_engine_events(L->eng);
+    struct opmark *last = L->nmarks ? &L->marks[(L->nmarks - 1) % MARKS] : NULL;
+    if (!last || last->event != ev)
+        last = &L->marks[L->nmarks++ % MARKS];
+    *last = (struct opmark){ev, record, started};
+}
+
+/* Remember a breakpoint hit by the event running now (hit_text says which). */
+static void mark_hit(struct source_live *L, uint64_t record)
+{
+    uint64_t ev = sim_engine_events(L->eng);
+    struct hitmark *last = L->nhits ? &L->hitm[(L->nhits - 1) % HITS] : NULL;
+    if (last && last->event == ev)
+        return; /* the first hit of an event is the one shown */
+    struct hitmark *h = &L->hitm[L->nhits++ % HITS];
+    h->event = ev;
+    h->record = record;
+    snprintf(h->text, sizeof(h->text), "%s", L->hit_text);
+}
+
 static void on_start(void *ctx, const struct sim_op_record *rec)
 {
     struct source_live *L = ctx;
     L->changed_record = rec->note.id;
     L->changed_started = true;
+    mark_change(L, rec->note.id, true);
     for (size_t i = 0; i < L->nbp && !L->hit; i++) {
         struct bp *b = &L->bps[i];
         bool hit = (b->kind == TUI_BREAK_COMPONENT && matches(b->pattern, rec->component_id)) ||
                    (b->kind == TUI_BREAK_OP && matches(b->pattern, rec->op_name));
         if (!hit)
             continue;
-        b->hits++;
         L->hit = true;
         L->hit_record = rec->note.id;
-        sim_engine_stop(L->eng); /* a batch ends right after this event */
         char comp[96], op[64];
         sim_escape(rec->component_id, strlen(rec->component_id), comp, sizeof(comp));
         sim_escape(rec->op_name, strlen(rec->op_name), op, sizeof(op));
         snprintf(L->hit_text, sizeof(L->hit_text), "breakpoint %zu: %s starts on %s", i + 1, op,
                  comp);
+        mark_hit(L, rec->note.id);
+        if (L->silent) {
+            L->hit = false; /* going back: remembered, not stopped at */
+            continue;
+        }
+        b->hits++;
+        sim_engine_stop(L->eng); /* a batch ends right after this event */
     }
 }
 
@@ -161,6 +224,7 @@ static void on_end(void *ctx, const struct sim_op_record *rec)
     struct source_live *L = ctx;
     L->changed_record = rec->note.id;
     L->changed_started = false;
+    mark_change(L, rec->note.id, false);
 }
 
 /* Markers raised by the last event: a marker breakpoint? */
@@ -173,7 +237,6 @@ static void check_markers(struct source_live *L)
             struct bp *b = &L->bps[i];
             if (b->kind != TUI_BREAK_MARKER || !matches(b->pattern, k->name))
                 continue;
-            b->hits++;
             L->hit = true;
             L->hit_record = UINT64_MAX;
             char name[96], comp[96];
@@ -182,6 +245,12 @@ static void check_markers(struct source_live *L)
                        comp, sizeof(comp));
             snprintf(L->hit_text, sizeof(L->hit_text), "breakpoint %zu: marker %s on %s", i + 1,
                      name, comp);
+            mark_hit(L, UINT64_MAX);
+            if (L->silent) {
+                L->hit = false;
+                continue;
+            }
+            b->hits++;
         }
     }
 }
@@ -422,11 +491,281 @@ static void run_batches(struct source_live *L, uint64_t may, uint64_t t0, uint64
     }
 }
 
+/* ---- going back ------------------------------------------------------------------------ */
+
+enum { REQ_EVENT, REQ_UNTIL };
+
+static void put(struct tui_ckpt_req *r, const void *p, size_t n)
+{
+    if (r->carry_len + n > sizeof(r->carry))
+        return;
+    memcpy(r->carry + r->carry_len, p, n);
+    r->carry_len += (uint32_t)n;
+}
+
+static bool get(const struct tui_ckpt_req *r, size_t *at, void *p, size_t n)
+{
+    if (*at + n > r->carry_len)
+        return false;
+    memcpy(p, r->carry + *at, n);
+    *at += n;
+    return true;
+}
+
+/* What the resumed copy keeps of this process: breakpoints (with their counts), speed,
+ * whether the trace file is already written, how we go back, and the app's state. */
+static void pack_carry(struct source_live *L, uint32_t how, const void *ui, size_t ui_len)
+{
+    struct tui_ckpt_req *r = L->req;
+    r->carry_len = 0;
+    uint32_t speed = (uint32_t)L->speed, nbp = 0;
+    uint8_t done = L->trace_done;
+    put(r, &how, sizeof(how));
+    put(r, &speed, sizeof(speed));
+    put(r, &done, sizeof(done));
+    size_t room = sizeof(r->carry) - TUI_SOURCE_UI_MAX - 64;
+    size_t need = 0;
+    for (; nbp < L->nbp; nbp++) {
+        need += 16 + strlen(L->bps[nbp].pattern);
+        if (need > room)
+            break; /* the rest do not fit: they are left behind */
+    }
+    put(r, &nbp, sizeof(nbp));
+    for (uint32_t i = 0; i < nbp; i++) {
+        uint32_t kind = L->bps[i].kind, len = (uint32_t)strlen(L->bps[i].pattern);
+        put(r, &kind, sizeof(kind));
+        put(r, &L->bps[i].hits, sizeof(L->bps[i].hits));
+        put(r, &len, sizeof(len));
+        put(r, L->bps[i].pattern, len);
+    }
+    uint32_t n = (uint32_t)(ui_len < TUI_SOURCE_UI_MAX ? ui_len : TUI_SOURCE_UI_MAX);
+    put(r, &n, sizeof(n));
+    put(r, ui, n);
+}
+
+static uint32_t unpack_carry(struct source_live *L)
+{
+    const struct tui_ckpt_req *r = L->req;
+    size_t at = 0;
+    uint32_t how = 0, speed = 0, nbp = 0, n = 0;
+    uint8_t done = 0;
+    get(r, &at, &how, sizeof(how));
+    if (get(r, &at, &speed, sizeof(speed)) && speed < NSPEEDS)
+        L->speed = speed;
+    get(r, &at, &done, sizeof(done));
+    if (done) { /* the file is written; this copy leaves it alone */
+        L->trace_done = true;
+        L->trace_rc = 0;
+    }
+    for (size_t i = 0; i < L->nbp; i++)
+        free(L->bps[i].pattern);
+    L->nbp = 0;
+    get(r, &at, &nbp, sizeof(nbp));
+    for (uint32_t i = 0; i < nbp; i++) {
+        uint32_t kind = 0, len = 0;
+        uint64_t hits = 0;
+        if (!get(r, &at, &kind, sizeof(kind)) || !get(r, &at, &hits, sizeof(hits)) ||
+            !get(r, &at, &len, sizeof(len)) || at + len > r->carry_len)
+            break;
+        char *pat = sim_xmalloc(len + 1);
+        get(r, &at, pat, len);
+        pat[len] = '\0';
+        L->bps = sim_xreallocarray(L->bps, L->nbp + 1, sizeof(*L->bps));
+        L->bps[L->nbp++] = (struct bp){(enum tui_break_kind)kind, pat, hits};
+    }
+    if (get(r, &at, &n, sizeof(n)) && n <= sizeof(L->ui) && get(r, &at, L->ui, n))
+        L->ui_len = n ? n : 1;
+    else
+        L->ui_len = 1;
+    if (speeds[L->speed])
+        snprintf(L->speed_text, sizeof(L->speed_text), "%" PRIu64 " ev/s", speeds[L->speed]);
+    else
+        snprintf(L->speed_text, sizeof(L->speed_text), "max");
+    return how;
+}
+
+static const struct opmark *mark_at(const struct source_live *L, uint64_t before)
+{
+    for (uint64_t k = L->nmarks; k > 0 && L->nmarks - k < MARKS; k--)
+        if (L->marks[(k - 1) % MARKS].event < before)
+            return &L->marks[(k - 1) % MARKS];
+    return NULL;
+}
+
+static const struct hitmark *hit_at(const struct source_live *L, uint64_t before)
+{
+    for (uint64_t k = L->nhits; k > 0 && L->nhits - k < HITS; k--)
+        if (L->hitm[(k - 1) % HITS].event < before)
+            return &L->hitm[(k - 1) % HITS];
+    return NULL;
+}
+
+/* "op starts: NAME on COMPONENT", and the op to show, for an op record. */
+static void notice_op(struct source_live *L, uint64_t record, bool started)
+{
+    L->focus = trace_live_event_of_record(L->feed, record);
+    if (L->focus == UINT64_MAX)
+        return;
+    const struct trace_model *m = trace_live_model(L->feed);
+    const struct trace_event *e = trace_model_event(m, L->focus);
+    uint32_t comp = trace_model_track_get(m, e->track)->name;
+    char op[64], c[96];
+    sim_escape(trace_model_str(m, e->op), trace_model_str_len(m, e->op), op, sizeof(op));
+    sim_escape(trace_model_str(m, comp), trace_model_str_len(m, comp), c, sizeof(c));
+    notice(L, "op %s: %s on %s", started ? "starts" : "ends", op, c);
+}
+
+/* In a copy resumed from a checkpoint: run silently to the target, then take over. */
+static void resumed_run(struct source_live *L)
+{
+    const struct tui_ckpt_req *r = L->req;
+    uint64_t from = sim_engine_events(L->eng);
+    uint32_t how = unpack_carry(L);
+    if (!L->trace_done)
+        trace_live_resumed(L->feed); /* the stream file back to this copy's length */
+    L->silent = true;
+    bool ok = true;
+    if (r->kind == REQ_UNTIL) {
+        struct sim_step_info next;
+        while (sim_engine_peek(L->eng, &next) && next.time <= r->arg)
+            if (!step_one(L))
+                break;
+    } else {
+        while (ok && sim_engine_events(L->eng) < r->arg)
+            ok = step_one(L);
+    }
+    L->silent = false;
+    L->hit = false;
+    if (!ok) {
+        tui_ckpt_took_over(L->ckpt, r, 0, false);
+        _exit(1);
+    }
+    trace_live_sync(L->feed);
+    L->state = ST_PAUSED;
+    L->goal = GOAL_END;
+    L->backwards = true;
+    L->focus = UINT64_MAX;
+    L->ckpt_work = 0;
+    if (L->have_last)
+        describe_last(L);
+    uint64_t ev = sim_engine_events(L->eng);
+    const struct opmark *m = mark_at(L, ev + 1);
+    const struct hitmark *h = hit_at(L, ev + 1);
+    if (how == TUI_BACK_OP && m && m->event == ev) {
+        notice_op(L, m->record, m->started);
+    } else if (how == TUI_BACK_BREAK && h && h->event == ev) {
+        L->focus = h->record != UINT64_MAX ? trace_live_event_of_record(L->feed, h->record)
+                                           : UINT64_MAX;
+        notice(L, "back at %s", h->text);
+    } else {
+        notice(L, "back at event %" PRIu64 " (re-run from the checkpoint at event %" PRIu64 ")",
+               ev, from);
+    }
+    tui_ckpt_took_over(L->ckpt, r, ev, true);
+}
+
+/* Take a checkpoint when one is due. True in a copy resumed from it (it has taken over: the
+ * caller returns at once). */
+static bool maybe_checkpoint(struct source_live *L)
+{
+    if (!L->ckpt || L->silent)
+        return false;
+    uint64_t ev = sim_engine_events(L->eng);
+    uint64_t last = tui_ckpt_last_event(L->ckpt);
+    if (last != UINT64_MAX) {
+        if (ev <= last)
+            return false;
+        uint64_t since = ev - last;
+        if (!((since >= CKPT_MIN_EVENTS && L->ckpt_work >= CKPT_WORK_NS) ||
+              since >= CKPT_MAX_EVENTS))
+            return false;
+    }
+    L->ckpt_work = 0;
+    if (tui_ckpt_take(L->ckpt, ev, sim_engine_now(L->eng), L->req) != 1)
+        return false;
+    resumed_run(L);
+    return true;
+}
+
+static int live_back(struct tui_source *s, enum tui_back how, uint64_t arg, const void *ui,
+                     size_t ui_len, struct diag *d)
+{
+    struct source_live *L = L_of(s);
+    if (!L->ckpt || !tui_ckpt_count(L->ckpt))
+        return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL,
+                        "going back needs checkpoints: none were taken in this session");
+    uint64_t n = sim_engine_events(L->eng), target = 0, until = 0;
+    uint32_t kind = REQ_EVENT;
+    switch (how) {
+    case TUI_BACK_EVENT:
+        if (!n)
+            return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL,
+                            "at the start: there is no event before");
+        target = n - 1;
+        break;
+    case TUI_BACK_OP: {
+        const struct opmark *m = mark_at(L, n);
+        if (!m)
+            return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL,
+                            "no op started or ended before this event");
+        target = m->event;
+        break;
+    }
+    case TUI_BACK_BREAK: {
+        const struct hitmark *h = hit_at(L, n);
+        if (!h)
+            return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL,
+                            "no breakpoint hit before this event (B adds one; hits are "
+                            "found running forward)");
+        target = h->event;
+        break;
+    }
+    case TUI_BACK_UNTIL: {
+        until = sim_ns_to_ticks((double)arg / clock_ghz(L));
+        if (until >= sim_engine_now(L->eng))
+            return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                            "cycle %" PRIu64 " is not behind now (%" PRIu64 ")", arg,
+                            now_cycles(L));
+        kind = REQ_UNTIL;
+        break;
+    }
+    }
+    pack_carry(L, (uint32_t)how, ui, ui_len);
+    L->req->kind = kind;
+    L->req->arg = kind == REQ_UNTIL ? until : target;
+    for (;;) {
+        size_t best = SIZE_MAX;
+        for (size_t i = 0; i < tui_ckpt_count(L->ckpt); i++) {
+            const struct tui_ckpt_entry *e = tui_ckpt_entry(L->ckpt, i);
+            if (kind == REQ_UNTIL ? e->time <= until : e->event <= target)
+                best = i;
+        }
+        if (best == SIZE_MAX)
+            return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL,
+                            "no checkpoint before the target is left");
+        if (tui_ckpt_resume(L->ckpt, best, L->req, d) < 0)
+            continue; /* that one is gone: an older one */
+    }
+}
+
+static size_t live_take_resumed(struct tui_source *s, void *ui, size_t size)
+{
+    struct source_live *L = L_of(s);
+    size_t n = L->ui_len;
+    if (!n)
+        return 0;
+    memcpy(ui, L->ui, n < size ? n : size);
+    L->ui_len = 0;
+    return n;
+}
+
 static int live_tick(struct tui_source *s, uint64_t budget_ns, struct diag *d)
 {
     struct source_live *L = L_of(s);
     (void)d;
     if (L->state != ST_RUNNING)
+        return 0;
+    if (maybe_checkpoint(L))
         return 0;
     if (budget_ns > TICK_NS)
         budget_ns = TICK_NS;
@@ -459,7 +798,9 @@ static int live_tick(struct tui_source *s, uint64_t budget_ns, struct diag *d)
     if (L->state == ST_RUNNING && sim_run_over(L->run))
         finished(L);
     trace_live_sync(L->feed);
-    measure(L, tui_now_ns());
+    uint64_t t1 = tui_now_ns();
+    L->ckpt_work += t1 - t0;
+    measure(L, t1);
     return 0;
 }
 
@@ -487,6 +828,13 @@ static bool live_running(struct tui_source *s)
 static int live_control(struct tui_source *s, enum tui_control c, struct diag *d)
 {
     struct source_live *L = L_of(s);
+    bool forward = c == TUI_CTL_STEP || c == TUI_CTL_STEP_OP || c == TUI_CTL_CONTINUE ||
+                   (c == TUI_CTL_PAUSE && L->state == ST_PAUSED);
+    if (forward && L->state != ST_FINISHED) {
+        if (maybe_checkpoint(L))
+            return 0; /* a copy that went back: it stands where it was asked to */
+        L->backwards = false;
+    }
     switch (c) {
     case TUI_CTL_PAUSE:
         if (L->state == ST_FINISHED)
@@ -569,6 +917,9 @@ static int live_run_until(struct tui_source *s, uint64_t cycle, struct diag *d)
         return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
                         "cycle %" PRIu64 " is not ahead of now (%" PRIu64 ")", cycle,
                         now_cycles(L));
+    if (maybe_checkpoint(L))
+        return 0;
+    L->backwards = false;
     L->goal_until = until;
     start_running(L, GOAL_UNTIL);
     return 0;
@@ -605,6 +956,9 @@ static void live_status(struct tui_source *s, struct tui_source_status *out)
         .last_event = L->state == ST_PAUSED && L->have_last ? L->last_text : NULL,
         .speed = L->speed_text,
         .verify = L->verify_text[0] ? L->verify_text : NULL,
+        .backwards = L->backwards && L->state == ST_PAUSED,
+        .ckpt_count = L->ckpt ? tui_ckpt_count(L->ckpt) : 0,
+        .ckpt_bytes = L->ckpt ? tui_ckpt_memory(L->ckpt) : 0,
     };
 }
 
@@ -617,6 +971,8 @@ static void live_free(struct tui_source *s)
 {
     struct source_live *L = L_of(s);
     sim_oplog_unobserve(sim_chip_oplog(L->chip), L->observer);
+    tui_ckpt_free(L->ckpt);
+    free(L->req);
     for (size_t i = 0; i < L->nbp; i++)
         free(L->bps[i].pattern);
     free(L->bps);
@@ -642,6 +998,8 @@ static const struct tui_source_ops live_ops = {
     .break_describe = live_break_describe,
     .break_remove = live_break_remove,
     .take_focus = live_take_focus,
+    .back = live_back,
+    .take_resumed = live_take_resumed,
 };
 
 struct tui_source *tui_source_live_take(struct sim_run *run, struct trace_live *feed,
@@ -669,6 +1027,10 @@ struct tui_source *tui_source_live_take(struct sim_run *run, struct trace_live *
     L->hit_record = L->changed_record = UINT64_MAX;
     L->verify = o ? o->verify : NULL;
     L->verify_ctx = o ? o->verify_ctx : NULL;
+    if (o && o->reverse && tui_ckpt_available()) {
+        L->ckpt = tui_ckpt_new();
+        L->req = sim_xcalloc(1, sizeof(*L->req));
+    }
     struct sim_oplog_observer obs = {.on_start = on_start, .on_end = on_end, .ctx = L};
     L->observer = sim_oplog_observe(sim_chip_oplog(L->chip), &obs);
     diag_clear(&L->trace_diag);
