@@ -84,7 +84,7 @@ expect_exit "exit 0" 0
 tmux_start 160 40 "${UTF8[@]}" -- "${RING[@]}" -o "$TMP/ring_back.json"
 expect_screen "paused" 'events: 0 '
 tmux_keys u; tmux_keys -l 60000; tmux_keys Enter
-expect_screen "u 60000: reached" 'reached'
+expect_screen "u 60000: reached (or finished)" 'reached|finished'
 tmux_keys w
 expect_screen "at 60000: trace written" 'trace written'
 cp "$TMP/ring_back.json" "$TMP/ring_9000.json"
