@@ -100,8 +100,8 @@ struct tui_app {
 
 /* What a copy resumed by going back keeps of the app (the rest is as it was then). */
 struct app_carry {
-    int focus;
-    bool memory_on, maximized, bottom_hidden;
+    int focus, left;
+    bool maximized, bottom_hidden;
     size_t theme_idx;
     int filter_engine, filter_kind;
 };
@@ -574,7 +574,8 @@ static void load_theme(struct tui_app *a, size_t idx);
  * was taken, with the layout, theme and filters of the process that went back. */
 static void resumed(struct tui_app *a, const struct app_carry *k)
 {
-    a->memory_on = k->memory_on;
+    if (k->left >= 0 && k->left < P_COUNT)
+        a->left = k->left;
     a->maximized = k->maximized;
     a->bottom_hidden = k->bottom_hidden;
     if (k->focus >= 0 && k->focus < P_COUNT)
@@ -746,8 +747,8 @@ static enum tui_result go_back(struct tui_app *a, enum tui_back how, uint64_t ar
                                "simulation)");
         return TUI_RES_REDRAW;
     }
-    struct app_carry k = {a->focus,         a->memory_on,           a->maximized,
-                          a->bottom_hidden, a->theme_idx,           a->view.filter_engine,
+    struct app_carry k = {a->focus,         a->left,      a->maximized,
+                          a->bottom_hidden, a->theme_idx, a->view.filter_engine,
                           a->view.filter_kind};
     struct diag d;
     diag_clear(&d);

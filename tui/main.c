@@ -54,7 +54,7 @@ static const char usage_run[] =
     "      --headless             no TUI; print the summary\n"
     "  -o, --trace FILE.json      write the trace (atomically)\n"
     "      --paused               open the TUI paused before the first event\n"
-    "      --no-reverse           take no checkpoints: the TUI cannot go back (p A U R)\n"
+    "      --no-reverse           take no checkpoints: the TUI cannot go back (p P U R)\n"
     "      --verify[=ops]         run phase 2 and verify outputs (=ops: every op);\n"
     "                             exit 1 on a mismatch\n"
     "      --dump DIR             write input and output tensors as .npy and a manifest\n"

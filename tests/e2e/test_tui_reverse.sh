@@ -103,16 +103,16 @@ else fail "the stretch gone back over has IPCQ copies" "$c9 at 60000, $c3 at 300
 grep -o '"op":"ipcq_copy"' "$TMP/ring_direct.json" | wc -l | grep -qx "$c3" &&
     ok "as many IPCQ copies as the direct run" || fail "as many IPCQ copies as the direct run"
 
-echo "-- A: back to the previous op start or end; R: back to the previous breakpoint hit"
+echo "-- P: back to the previous op start or end; R: back to the previous breakpoint hit"
 tmux_keys S
 expect_screen "S: the next op" 'op (starts|ends): '
 tmux_screen; fwd=$(grep -oE 'op (starts|ends): .*' <<<"$SCREEN" | tail -1)
 tmux_keys S
 expect_screen "S again" 'op (starts|ends): '
-tmux_keys A
-expect_screen "A: back at the op S stopped at first" 'reached backwards'
+tmux_keys P
+expect_screen "P: back at the op S stopped at first" 'reached backwards'
 tmux_screen; got=$(grep -oE 'op (starts|ends): .*' <<<"$SCREEN" | tail -1)
-same "A names the same op as the first S" "$fwd" "$got"
+same "P names the same op as the first S" "$fwd" "$got"
 tmux_keys B; tmux_keys -l 'c *pe_dma*'; tmux_keys Enter
 tmux_keys c
 expect_screen "c: stops at the breakpoint" 'breakpoint 1: '
