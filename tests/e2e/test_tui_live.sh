@@ -20,8 +20,16 @@ npuscope_pid() {
     pgrep -P "$shell" -x npuscope | head -1
 }
 
-# utime + stime of a process, in clock ticks (/proc/PID/stat fields 14 and 15).
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# utime + stime of npuscope's processes, in clock ticks (/proc/PID/stat fields 14 and 15):
+# the one the shell started (which watches the run), the live run and its checkpoints
+# (the first one's children).
+cpu_ticks() {
+    local p sum=0 t
+    for p in "$1" $(pgrep -P "$1"); do
+        t=$(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null) && sum=$((sum + t))
+    done
+    echo "$sum"
+}
 
 echo "-- paused before the first event, stepping"
 # without a BLAS thread count of the user's, as a person starts it: npuscope sets one and
