@@ -42,6 +42,20 @@ struct deferred {
     void *ptr;
 };
 
+/* A metered resource (see chip.h). */
+struct res {
+    char *name; /* owned */
+    enum sim_res_kind kind;
+    enum sim_link_class cls;
+    int node, to;
+    double gbps;
+};
+
+struct obs_slot {
+    struct sim_chip_observer o;
+    int id;
+};
+
 struct sim_chip {
     const struct sim_config *cfg; /* borrowed */
     struct sim_engine *engine;    /* owned */
@@ -69,6 +83,14 @@ struct sim_chip {
 
     struct deferred *deferred;
     size_t n_deferred;
+
+    struct res *res; /* owned: the metered resources */
+    size_t n_res;
+    int32_t *link_res;    /* owned: per engine link, its resource or -1 */
+    struct obs_slot *obs; /* owned: observers of spans and traffic */
+    size_t n_obs;
+    int obs_next;
+    bool hooked; /* the components' hooks are set */
 
     struct space_index *spaces; /* the byte ranges of the stored tensors, per space */
     size_t n_spaces;
@@ -111,6 +133,43 @@ static void make_link(struct sim_chip *c, size_t i, const char *name, double lat
     sim_time_t lat = ns_ticks(latency_ns);
     c->links[i] = sim_link_new(c->engine, name, lat ? lat : 1, gbps / SIM_TICKS_PER_NS);
     c->link_names[i] = sim_xstrdup(name);
+}
+
+static void res_add(struct sim_chip *c, char *name, enum sim_res_kind kind, enum sim_link_class cls,
+                    int node, int to, double gbps)
+{
+    c->res = sim_xreallocarray(c->res, c->n_res + 1, sizeof(*c->res));
+    c->res[c->n_res++] = (struct res){name, kind, cls, node, to, gbps};
+}
+
+/* The metered resources: HBMs, then the links not inside a PE, then the host links. */
+static void make_resources(struct sim_chip *c)
+{
+    c->link_res = sim_xreallocarray(NULL, c->n_links, sizeof(*c->link_res));
+    for (size_t i = 0; i < c->n_links; i++)
+        c->link_res[i] = -1;
+    for (size_t i = 0; i < c->n_comps; i++) {
+        c->comps[i].resource = -1;
+        if (c->comps[i].kind != SIM_NODE_HBM)
+            continue;
+        c->comps[i].resource = (int32_t)c->n_res;
+        res_add(c, sim_xstrdup(c->comps[i].id), SIM_RES_HBM, SIM_LINK_CUBE, (int)i, -1,
+                c->cfg->hbm.gbps);
+    }
+    for (size_t i = 0; i < c->n_topo_links; i++) {
+        const struct sim_topo_link *l = sim_topo_link(c->topo, (int)i);
+        if (l->cls == SIM_LINK_PE)
+            continue;
+        c->link_res[2 * i] = c->link_res[2 * i + 1] = (int32_t)c->n_res;
+        res_add(c, sim_xstrdup(l->name), SIM_RES_LINK, l->cls, l->a, l->b, l->gbps);
+    }
+    for (int s = 0; s < c->sips; s++) {
+        size_t base = 2 * c->n_topo_links + 2 * (size_t)s;
+        int io = sim_topo_node_at(c->topo, s, 0, 0, SIM_NODE_IO_CPU);
+        c->link_res[base] = c->link_res[base + 1] = (int32_t)c->n_res;
+        res_add(c, sim_xasprintf("host<->%s", sim_topo_node(c->topo, io)->id), SIM_RES_LINK,
+                SIM_LINK_HOST, -1, io, c->cfg->noc.host.gbps);
+    }
 }
 
 struct sim_chip *sim_chip_new(const struct sim_config *cfg, size_t stack_size)
@@ -191,6 +250,7 @@ struct sim_chip *sim_chip_new(const struct sim_config *cfg, size_t stack_size)
         free(n1);
         free(n2);
     }
+    make_resources(c);
     return c;
 }
 
@@ -268,6 +328,11 @@ void sim_chip_free(struct sim_chip *c)
     free(c->link_names);
     free(c->links);
     free(c->data_bytes);
+    for (size_t i = 0; i < c->n_res; i++)
+        free(c->res[i].name);
+    free(c->res);
+    free(c->link_res);
+    free(c->obs);
     for (size_t i = 0; i < c->n_markers; i++) {
         free(c->markers[i].name);
         free(c->markers[i].component);
@@ -357,6 +422,82 @@ void sim_chip_link_stats(const struct sim_chip *c, size_t i, struct sim_chip_lin
     out->bytes = sim_link_bytes(c->links[i]) + c->data_bytes[i];
     out->busy = sim_link_busy(c->links[i]);
     out->max_concurrent = sim_link_max_concurrent(c->links[i]);
+}
+
+/* ---- spans and traffic ------------------------------------------------------------------- */
+
+size_t sim_chip_resource_count(const struct sim_chip *c)
+{
+    return c->n_res;
+}
+
+void sim_chip_resource(const struct sim_chip *c, size_t i, struct sim_chip_resource *out)
+{
+    assert(i < c->n_res);
+    const struct res *r = &c->res[i];
+    *out = (struct sim_chip_resource){r->name, r->kind, r->cls, r->node, r->to, r->gbps};
+}
+
+static void emit_span(struct sim_chip *c, const struct sim_span *s)
+{
+    for (size_t i = 0; i < c->n_obs; i++)
+        if (c->obs[i].o.on_span)
+            c->obs[i].o.on_span(c->obs[i].o.ctx, s);
+}
+
+static void emit_traffic(struct sim_chip *c, int32_t res, bool write, uint64_t nbytes,
+                         sim_time_t t0, sim_time_t t1)
+{
+    if (res < 0 || !nbytes)
+        return;
+    for (size_t i = 0; i < c->n_obs; i++)
+        if (c->obs[i].o.on_traffic)
+            c->obs[i].o.on_traffic(c->obs[i].o.ctx, (uint32_t)res, write, nbytes, t0, t1);
+}
+
+static void hook_serviced(struct sim_component *k, const struct sim_msg *msg, sim_time_t t_in,
+                          sim_time_t t_out)
+{
+    if (k->kind != SIM_NODE_IO_CPU && k->kind != SIM_NODE_M_CPU)
+        return; /* a memory's service is traffic (hook_accessed), not a span */
+    struct sim_span s = {
+        .kind = SIM_SPAN_SERVICE, .node = k->node, .msg = msg, .t_start = t_in, .t_end = t_out};
+    emit_span(k->chip, &s);
+}
+
+static void hook_accessed(struct sim_component *k, uint64_t nbytes, bool write, sim_time_t t_in,
+                          sim_time_t t_out)
+{
+    emit_traffic(k->chip, k->resource, write, nbytes, t_in, t_out);
+}
+
+static const struct sim_component_hooks chip_hooks = {.serviced = hook_serviced,
+                                                      .accessed = hook_accessed};
+
+int sim_chip_observe(struct sim_chip *c, const struct sim_chip_observer *o)
+{
+    c->obs = sim_xreallocarray(c->obs, c->n_obs + 1, sizeof(*c->obs));
+    c->obs[c->n_obs++] = (struct obs_slot){*o, c->obs_next};
+    if (!c->hooked) { /* the CPUs that handle host messages and the HBMs tell the chip */
+        c->hooked = true;
+        for (size_t i = 0; i < c->n_comps; i++) {
+            enum sim_node_kind k = c->comps[i].kind;
+            if (k == SIM_NODE_IO_CPU || k == SIM_NODE_M_CPU || c->comps[i].resource >= 0)
+                c->comps[i].hooks = &chip_hooks;
+        }
+    }
+    return c->obs_next++;
+}
+
+void sim_chip_unobserve(struct sim_chip *c, int id)
+{
+    for (size_t i = 0; i < c->n_obs; i++) {
+        if (c->obs[i].id != id)
+            continue;
+        memmove(&c->obs[i], &c->obs[i + 1], (c->n_obs - i - 1) * sizeof(*c->obs));
+        c->n_obs--;
+        return;
+    }
 }
 
 /* ---- markers and tokens ------------------------------------------------------------------- */
@@ -560,7 +701,11 @@ void sim_chip_send(struct sim_proc *p, struct sim_chip *c, struct sim_msg *msg)
         sim_time_t t_in = sim_engine_now(c->engine);
         struct sim_hop_rec rec = {.kind = h->kind, .node = h->node, .to = h->to, .link = h->link};
         if (h->kind == SIM_HOP_LINK) {
-            sim_link_transfer(p, c->links[dir_link(c, h)], msg->wire_bytes);
+            size_t l = dir_link(c, h);
+            sim_link_transfer(p, c->links[l], msg->wire_bytes);
+            if (c->n_obs)
+                emit_traffic(c, c->link_res[l], !(l & 1), msg->wire_bytes, t_in,
+                             sim_engine_now(c->engine));
             msg->hop++;
         } else if (msg->hop + 1 < msg->n_hops) {
             /* the sender (hop 0) or a node on the way: crossed, not serviced */
@@ -586,7 +731,8 @@ void sim_chip_send(struct sim_proc *p, struct sim_chip *c, struct sim_msg *msg)
 }
 
 void sim_chip_host_hop(struct sim_proc *p, struct sim_chip *c, int sip, bool to_device,
-                       uint64_t nbytes, struct sim_hop_log *log)
+                       uint64_t nbytes, const struct sim_msg *msg,
+                       const struct sim_host_response *resp, struct sim_hop_log *log)
 {
     assert(sip >= 0 && sip < c->sips);
     size_t i = 2 * c->n_topo_links + 2 * (size_t)sip + (to_device ? 0 : 1);
@@ -600,9 +746,22 @@ void sim_chip_host_hop(struct sim_proc *p, struct sim_chip *c, int sip, bool to_
     rec.t_out = sim_engine_now(c->engine);
     if (log)
         sim_hop_log_push(log, &rec);
+    if (c->n_obs) {
+        emit_traffic(c, c->link_res[i], to_device, nbytes, rec.t_in, rec.t_out);
+        struct sim_span s = {.kind = SIM_SPAN_HOST_LINK,
+                             .node = io,
+                             .to_device = to_device,
+                             .msg = msg,
+                             .resp = resp,
+                             .nbytes = nbytes,
+                             .t_start = rec.t_in,
+                             .t_end = rec.t_out};
+        emit_span(c, &s);
+    }
 }
 
-sim_time_t sim_chip_data_path(struct sim_chip *c, int from, int to, uint64_t nbytes)
+sim_time_t sim_chip_data_path(struct sim_chip *c, int from, int to, uint64_t nbytes,
+                              sim_time_t since)
 {
     const struct sim_topo_route *r = sim_chip_route(c, from, to);
     sim_time_t lat = 0;
@@ -612,6 +771,15 @@ sim_time_t sim_chip_data_path(struct sim_chip *c, int from, int to, uint64_t nby
         size_t l = dir_link(c, &r->hops[i]);
         c->data_bytes[l] += nbytes;
         lat += ns_ticks(sim_topo_link(c->topo, r->hops[i].link)->latency_ns);
+    }
+    if (c->n_obs) {
+        sim_time_t end = sim_engine_now(c->engine) + lat;
+        for (size_t i = 0; i < r->len; i++) {
+            if (r->hops[i].kind != SIM_HOP_LINK)
+                continue;
+            size_t l = dir_link(c, &r->hops[i]);
+            emit_traffic(c, c->link_res[l], !(l & 1), nbytes, since, end);
+        }
     }
     return lat;
 }

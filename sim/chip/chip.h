@@ -95,6 +95,65 @@ struct sim_chip_link_stats {
     unsigned max_concurrent;
 };
 
+/* ---- what the chip reports besides op records ------------------------------------------- */
+
+/*
+ * Metered resources: each cube's HBM and every link but those inside a PE (the NoC, the
+ * links between cubes and sips, the IO_CPU's links to its cubes, and the host link of each
+ * sip). A link's two directions are one resource: "write" is the direction away from the
+ * host (into the chip, towards the memories), "read" the direction towards it, as an HBM
+ * is written and read.
+ */
+enum sim_res_kind {
+    SIM_RES_HBM,  /* an HBM's port: reads and writes share its bandwidth */
+    SIM_RES_LINK, /* a link: each direction has the full bandwidth */
+};
+
+struct sim_chip_resource {
+    const char *name; /* borrowed: "sip0.cube1.hbm", "sip0.cube0.noc<->sip0.cube0.hbm",
+                         "host<->sip0.io_cpu" (the end nearer the host first) */
+    enum sim_res_kind kind;
+    enum sim_link_class cls; /* LINK: its class (SIM_LINK_HOST for a host link) */
+    int node;                /* HBM: its node; LINK: the end nearer the host (-1: the host) */
+    int to;                  /* LINK: the other end; HBM: -1 */
+    double gbps;             /* peak bandwidth (per direction for a link), GB/s */
+};
+
+/*
+ * A span of control work. Host messages (ADR-0012) are control traffic, not data ops, so
+ * the op log does not record them; the chip reports them here instead: a message crossing
+ * the host link (a request going in, its Completion coming back) and each service of a
+ * message by an io_cpu or m_cpu.
+ */
+enum sim_span_kind {
+    SIM_SPAN_HOST_LINK, /* msg crossed the host link of the sip of io_cpu `node` */
+    SIM_SPAN_SERVICE,   /* the io_cpu or m_cpu `node` serviced msg */
+};
+
+struct sim_host_response;
+
+struct sim_span {
+    enum sim_span_kind kind;
+    int node;       /* SERVICE: the CPU; HOST_LINK: the io_cpu at the device end */
+    bool to_device; /* HOST_LINK: the request going in; else its Completion coming back */
+    const struct sim_msg *msg;            /* borrowed for the call: the message (for the
+                                             Completion: the request it answers) */
+    const struct sim_host_response *resp; /* HOST_LINK back: the response (borrowed), or NULL */
+    uint64_t nbytes;                      /* HOST_LINK: bytes that crossed */
+    sim_time_t t_start, t_end;            /* ticks */
+};
+
+/* What an observer hears. Pointers are borrowed for the call; either may be NULL. */
+struct sim_chip_observer {
+    void (*on_span)(void *ctx, const struct sim_span *s);
+    /* nbytes crossed resource res (sim_chip_resource) over [t0, t1) ticks, in the write
+     * direction or the read one. Called for every message hop and memory access: keep it
+     * cheap. */
+    void (*on_traffic)(void *ctx, uint32_t res, bool write, uint64_t nbytes, sim_time_t t0,
+                       sim_time_t t1);
+    void *ctx;
+};
+
 /* ---- the chip ----------------------------------------------------------------------------- */
 
 /*
@@ -136,6 +195,16 @@ struct sim_component *sim_chip_component(const struct sim_chip *c, int node);
  * link per sip into its IO_CPU and one back. */
 size_t sim_chip_link_count(const struct sim_chip *c);
 void sim_chip_link_stats(const struct sim_chip *c, size_t i, struct sim_chip_link_stats *out);
+
+/* Metered resources (see struct sim_chip_resource), in a fixed order: the HBMs by node,
+ * then the links in topology order, then the host links by sip. */
+size_t sim_chip_resource_count(const struct sim_chip *c);
+void sim_chip_resource(const struct sim_chip *c, size_t i, struct sim_chip_resource *out);
+
+/* Subscribe an observer of spans and traffic (copied); returns its id for
+ * sim_chip_unobserve. Nothing is reported for what happened before. */
+int sim_chip_observe(struct sim_chip *c, const struct sim_chip_observer *o);
+void sim_chip_unobserve(struct sim_chip *c, int id);
 
 /* Markers and tokens, in the order they were raised. Borrowed. */
 size_t sim_chip_marker_count(const struct sim_chip *c);
@@ -200,17 +269,21 @@ void sim_chip_route_msg(struct sim_chip *c, struct sim_msg *msg, int from, int t
  */
 void sim_chip_send(struct sim_proc *p, struct sim_chip *c, struct sim_msg *msg);
 
-/* Cross the host link of sip `sip` (to_device: host -> IO_CPU, else back) with nbytes.
- * Records the hop in log (may be NULL). Yields. */
+/* Cross the host link of sip `sip` (to_device: host -> IO_CPU, else back) with nbytes of
+ * msg, the request (back: the request its response answers, resp). Records the hop in
+ * log (may be NULL) and reports the span to observers. Yields. */
 void sim_chip_host_hop(struct sim_proc *p, struct sim_chip *c, int sip, bool to_device,
-                       uint64_t nbytes, struct sim_hop_log *log);
+                       uint64_t nbytes, const struct sim_msg *msg,
+                       const struct sim_host_response *resp, struct sim_hop_log *log);
 
 /*
  * Account DMA data of nbytes moving between nodes `from` and `to` on the links of their
- * route (byte counters only: the DMA model charges the time). Returns the route's link
- * latency in ticks.
+ * route (byte counters only: the DMA model charges the time), the data having started to
+ * move at tick `since`. Returns the route's link latency in ticks; observers hear of the
+ * bytes on each metered link over [since, now + that latency).
  */
-sim_time_t sim_chip_data_path(struct sim_chip *c, int from, int to, uint64_t nbytes);
+sim_time_t sim_chip_data_path(struct sim_chip *c, int from, int to, uint64_t nbytes,
+                              sim_time_t since);
 
 /* ---- phase-1 memory data ---------------------------------------------------------------- */
 

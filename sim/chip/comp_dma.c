@@ -28,8 +28,8 @@ static void transfer(struct sim_proc *p, struct sim_component *c, int far, uint6
     if (spent < rate)
         sim_wait(p, rate - spent);
     if (far >= 0) {
-        sim_time_t lat = to_memory ? sim_chip_data_path(chip, c->node, far, nbytes)
-                                   : sim_chip_data_path(chip, far, c->node, nbytes);
+        sim_time_t lat = to_memory ? sim_chip_data_path(chip, c->node, far, nbytes, t0)
+                                   : sim_chip_data_path(chip, far, c->node, nbytes, t0);
         if (lat)
             sim_wait(p, lat);
     }

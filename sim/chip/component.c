@@ -15,10 +15,13 @@ void sim_component_handle(struct sim_proc *p, struct sim_component *c, struct si
     if (log) /* ADR-0020 D2: _on_process_start */
         sim_oplog_record_start(log, sim_engine_now(e), c->id, msg);
     c->stats.msgs++;
+    sim_time_t t_in = sim_engine_now(e);
     if (c->ops->service)
         c->ops->service(p, c, msg);
     if (log) /* _on_process_end */
         sim_oplog_record_end(log, sim_engine_now(e), c->id, msg);
+    else if (c->hooks && c->hooks->serviced && !msg->data_op)
+        c->hooks->serviced(c, msg, t_in, sim_engine_now(e));
 }
 
 void sim_component_acquire(struct sim_proc *p, struct sim_component *c)
@@ -51,7 +54,10 @@ void sim_component_mem_access(struct sim_proc *p, struct sim_component *mem, uin
                               bool write)
 {
     assert(mem->port);
+    sim_time_t t_in = sim_engine_now(mem->engine);
     sim_link_transfer(p, mem->port, nbytes);
+    if (mem->hooks && mem->hooks->accessed)
+        mem->hooks->accessed(mem, nbytes, write, t_in, sim_engine_now(mem->engine));
     if (write)
         mem->stats.bytes_written += nbytes;
     else

@@ -47,6 +47,21 @@ struct sim_component_ops {
     void (*service)(struct sim_proc *p, struct sim_component *c, struct sim_msg *msg);
 };
 
+/*
+ * What the base tells the chip besides op records, through static functions of the chip:
+ * NULL in a component nobody observes (sim_chip_observe sets them), so a run that nobody
+ * watches pays one pointer test per message.
+ */
+struct sim_component_hooks {
+    /* c (an io_cpu or m_cpu) serviced msg, a message that is no data op, over
+     * [t_in, t_out) */
+    void (*serviced)(struct sim_component *c, const struct sim_msg *msg, sim_time_t t_in,
+                     sim_time_t t_out);
+    /* nbytes went through the port of memory c over [t_in, t_out) */
+    void (*accessed)(struct sim_component *c, uint64_t nbytes, bool write, sim_time_t t_in,
+                     sim_time_t t_out);
+};
+
 /* Counters of a component, for the run summary and the TUI. */
 struct sim_component_stats {
     sim_time_t busy;        /* ticks during which at least one unit was working */
@@ -67,6 +82,9 @@ struct sim_component {
 
     struct sim_resource *units; /* owned by the engine: the engines / channels / CPU, or NULL */
     struct sim_link *port;      /* owned by the engine: a memory's port, or NULL */
+
+    const struct sim_component_hooks *hooks; /* borrowed, static; NULL: nothing to tell */
+    int32_t resource; /* its metered resource (sim_chip_resource: an HBM), or -1 */
 
     struct sim_component_stats stats;
     unsigned active;         /* units working now */

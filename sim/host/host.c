@@ -175,7 +175,7 @@ static void enter(struct sim_proc *p, struct sim_host *h, struct sim_host_result
     m->cmdq_id = (int64_t)r->index;
     m->hop_log = &r->hops;
     m->wire_bytes = nbytes;
-    sim_chip_host_hop(p, h->chip, sip, true, nbytes, &r->hops);
+    sim_chip_host_hop(p, h->chip, sip, true, nbytes, m, NULL, &r->hops);
     service_at(p, h, io_node(h, sip), m);
 }
 
@@ -196,11 +196,12 @@ static void mark_failure(struct sim_host *h, const struct sim_host_result *r, in
     free(what);
 }
 
-static void leave(struct sim_proc *p, struct sim_host *h, struct sim_host_result *r, int sip,
-                  uint64_t nbytes)
+/* The response (its Completion) goes back to the host across the host link. */
+static void leave(struct sim_proc *p, struct sim_host *h, struct sim_host_result *r,
+                  const struct sim_msg *m, int sip, uint64_t nbytes)
 {
     mark_failure(h, r, sip);
-    sim_chip_host_hop(p, h->chip, sip, false, nbytes, &r->hops);
+    sim_chip_host_hop(p, h->chip, sip, false, nbytes, m, &r->resp, &r->hops);
 }
 
 /* ---- MemoryWrite --------------------------------------------------------------------------- */
@@ -330,7 +331,7 @@ static void do_write(struct sim_proc *p, struct sim_host *h, struct sim_host_res
     }
     h->data = NULL;
     sim_tensor_unref(t);
-    leave(p, h, r, sip, SIM_CHIP_CMD_BYTES);
+    leave(p, h, r, &m, sip, SIM_CHIP_CMD_BYTES);
 }
 
 /* ---- MemoryRead ---------------------------------------------------------------------------- */
@@ -374,7 +375,7 @@ static void do_read(struct sim_proc *p, struct sim_host *h, struct sim_host_resu
         if (rd->dst_kind == SIM_DST_HOST_SINK)
             back += n;
     }
-    leave(p, h, r, sip, back);
+    leave(p, h, r, &m, sip, back);
 }
 
 /* ---- KernelLaunch ------------------------------------------------------------------------ */
@@ -574,7 +575,7 @@ static void do_launch(struct sim_proc *p, struct sim_host *h, struct sim_host_re
         }
     }
     free(pes);
-    leave(p, h, r, sip, SIM_CHIP_CMD_BYTES);
+    leave(p, h, r, &m, sip, SIM_CHIP_CMD_BYTES);
 }
 
 /* ---- the host program ---------------------------------------------------------------------- */
