@@ -451,6 +451,7 @@ enum field {
     F_WINDOW,
     F_RDBYTES,
     F_WRBYTES,
+    F_RESOURCE,
     F_COUNT
 };
 static const char *const field_names[F_COUNT] = {"type",
@@ -479,7 +480,8 @@ static const char *const field_names[F_COUNT] = {"type",
                                                  "name",
                                                  "window_cycles",
                                                  "dram_read_bytes",
-                                                 "dram_write_bytes"};
+                                                 "dram_write_bytes",
+                                                 "resource"};
 static uint8_t field_len[F_COUNT];
 
 #define BIT(f) (1u << (f))
@@ -495,7 +497,7 @@ static const uint32_t token_fields =
 static const uint32_t marker_fields =
     BIT(F_TYPE) | BIT(F_NAME) | BIT(F_CYCLE) | BIT(F_DETAILS) | BIT(F_COMPONENT);
 static const uint32_t sample_fields =
-    BIT(F_CYCLE) | BIT(F_WINDOW) | BIT(F_RDBYTES) | BIT(F_WRBYTES);
+    BIT(F_CYCLE) | BIT(F_WINDOW) | BIT(F_RDBYTES) | BIT(F_WRBYTES) | BIT(F_RESOURCE);
 
 /* A record's members by field; unknown members counted, repeated ones reported. */
 struct rec {
@@ -917,7 +919,12 @@ static void load_sample(struct loader *L, const cJSON *j, uint64_t index, size_t
         return;
     if (s.window == 0)
         problem(L, &R, F_WINDOW, TRACE_SEV_WARNING, "is 0");
+    /* npuscope's extension: the sample of one resource (an HBM, a link), not the DRAM's */
+    const char *res = get_str(L, &R, F_RESOURCE, false);
+    s.resource = res && res[0] ? intern_opt(L, res) : TRACE_NO_STR;
     trace_model_add_bw_sample(L->m, &s);
+    if (!trace_bw_sample_is_dram(&s))
+        return;
     L->bw_read += s.read_bytes;
     L->bw_write += s.write_bytes;
 }
@@ -1071,7 +1078,7 @@ static void check_summary(struct loader *L)
     /* the run lasted cycles_total cycles, also when its last op ended earlier (FORMAT.md) */
     if (ok[0] && (double)val[0] <= TRACE_MAX_INT)
         trace_model_set_now(L->m, (uint64_t)val[0]);
-    if (trace_model_bw_sample_count(L->m) == 0)
+    if (trace_model_dram_sample_count(L->m) == 0)
         return;
     uint64_t sums[3] = {0, L->bw_read, L->bw_write};
     for (int k = 1; k < 3; k++)

@@ -235,7 +235,8 @@ enum trace_dram_source trace_metrics_dram_source(const struct trace_model *m)
     for (size_t i = 0; i < nm; i++)
         if (is_dram(m, trace_model_mem_access(m, i)))
             return TRACE_DRAM_MEM_EVENTS;
-    return trace_model_bw_sample_count(m) ? TRACE_DRAM_SAMPLES : TRACE_DRAM_NONE;
+    /* only the samples of the whole DRAM: a resource's (an HBM, a link) are not DRAM traffic */
+    return trace_model_dram_sample_count(m) ? TRACE_DRAM_SAMPLES : TRACE_DRAM_NONE;
 }
 
 void trace_metrics_compute(const struct trace_model *m, struct trace_metrics *x)
@@ -265,8 +266,11 @@ void trace_metrics_compute(const struct trace_model *m, struct trace_metrics *x)
     } else if (x->dram_source == TRACE_DRAM_SAMPLES) {
         size_t ns = trace_model_bw_sample_count(m);
         for (size_t i = 0; i < ns; i++) {
-            x->dram_read += trace_model_bw_sample(m, i)->read_bytes;
-            x->dram_write += trace_model_bw_sample(m, i)->write_bytes;
+            const struct trace_bw_sample *s = trace_model_bw_sample(m, i);
+            if (!trace_bw_sample_is_dram(s))
+                continue;
+            x->dram_read += s->read_bytes;
+            x->dram_write += s->write_bytes;
         }
     }
 
@@ -391,12 +395,13 @@ size_t trace_metrics_bandwidth(const struct trace_model *m, uint64_t window,
     /* the transfers, or else the DRAM accesses (instantaneous), or else the file's samples */
     enum trace_dram_source src = trace_metrics_dram_source(m);
     if (src == TRACE_DRAM_SAMPLES) {
-        size_t ns = trace_model_bw_sample_count(m);
+        size_t ns = trace_model_bw_sample_count(m), k = 0;
         struct trace_bw_sample *s = sim_xreallocarray(NULL, ns, sizeof(*s));
         for (size_t i = 0; i < ns; i++)
-            s[i] = *trace_model_bw_sample(m, i);
+            if (trace_bw_sample_is_dram(trace_model_bw_sample(m, i)))
+                s[k++] = *trace_model_bw_sample(m, i);
         *out = s;
-        return ns;
+        return k;
     }
     size_t nx = trace_model_transfer_count(m), n = 0;
     struct xfer *v;
@@ -469,7 +474,7 @@ size_t trace_metrics_bandwidth(const struct trace_model *m, uint64_t window,
     size_t q = 0;
     for (size_t k = 0; k < nwin; k++)
         if (rd[k] || wr[k])
-            s[q++] = (struct trace_bw_sample){(first + k) * w, w, rd[k], wr[k]};
+            s[q++] = (struct trace_bw_sample){(first + k) * w, w, rd[k], wr[k], TRACE_NO_STR};
     free(rd);
     free(wr);
     *out = s;

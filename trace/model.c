@@ -125,6 +125,7 @@ struct trace_model {
     size_t nmk, capmk;
     struct trace_bw_sample *bw;
     size_t nbw, capbw;
+    size_t nbw_dram; /* samples of the whole DRAM among them */
     struct trace_transfer *xf;
     size_t nxf, capxf;
 
@@ -754,11 +755,36 @@ void trace_model_add_marker(struct trace_model *m, const struct trace_marker *k)
     m->gen++;
 }
 
-void trace_model_add_bw_sample(struct trace_model *m, const struct trace_bw_sample *s)
+size_t trace_model_add_bw_sample(struct trace_model *m, const struct trace_bw_sample *s)
 {
     grow(&m->bw, &m->capbw, m->nbw + 1, sizeof(*m->bw));
-    m->bw[m->nbw++] = *s;
+    m->bw[m->nbw] = *s;
+    m->nbw_dram += trace_bw_sample_is_dram(s);
     m->gen++;
+    return m->nbw++;
+}
+
+void trace_model_bw_sample_add(struct trace_model *m, size_t i, uint64_t read_bytes,
+                               uint64_t write_bytes)
+{
+    assert(i < m->nbw);
+    m->bw[i].read_bytes += read_bytes;
+    m->bw[i].write_bytes += write_bytes;
+    m->gen++;
+}
+
+void trace_model_bw_sample_set(struct trace_model *m, size_t i, const struct trace_bw_sample *s)
+{
+    assert(i < m->nbw);
+    m->nbw_dram -= trace_bw_sample_is_dram(&m->bw[i]);
+    m->bw[i] = *s;
+    m->nbw_dram += trace_bw_sample_is_dram(s);
+    m->gen++;
+}
+
+size_t trace_model_dram_sample_count(const struct trace_model *m)
+{
+    return m->nbw_dram;
 }
 
 void trace_model_add_transfer(struct trace_model *m, const struct trace_transfer *x)

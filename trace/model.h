@@ -111,13 +111,24 @@ struct trace_marker {
     struct sim_value *details; /* owned, may be NULL */
 };
 
-/* bandwidth_samples (§7). */
+/* bandwidth_samples (§7). A sample of one resource (an HBM, a link: the extension field
+ * "resource", trace/FORMAT.md) has its interned name in resource; the samples of §7, the
+ * chip's DRAM as a whole, have TRACE_NO_STR. Whatever counts DRAM traffic takes only
+ * those (trace_bw_sample_is_dram). For a link, read_bytes went towards the host and
+ * write_bytes away from it. */
 struct trace_bw_sample {
     uint64_t cycle;
     uint64_t window;
     uint64_t read_bytes;
     uint64_t write_bytes;
+    uint32_t resource; /* interned resource name, or TRACE_NO_STR: the whole DRAM */
 };
+
+/* True for a sample of the whole DRAM (spec §7), false for one resource's. */
+static inline bool trace_bw_sample_is_dram(const struct trace_bw_sample *s)
+{
+    return s->resource == TRACE_NO_STR;
+}
 
 /* ---- building ------------------------------------------------------------------------- */
 
@@ -175,7 +186,13 @@ void trace_model_add_mem_access(struct trace_model *m, const struct trace_mem_ac
 /* Token and marker details are taken (owned by the model from now on). */
 void trace_model_add_token(struct trace_model *m, const struct trace_token *t);
 void trace_model_add_marker(struct trace_model *m, const struct trace_marker *k);
-void trace_model_add_bw_sample(struct trace_model *m, const struct trace_bw_sample *s);
+/* Returns the sample's index. */
+size_t trace_model_add_bw_sample(struct trace_model *m, const struct trace_bw_sample *s);
+/* Live: add bytes to sample i (a resource's window filling up as the run goes); replace
+ * sample i (its window widened, or emptied: a sample without bytes is not written). */
+void trace_model_bw_sample_add(struct trace_model *m, size_t i, uint64_t read_bytes,
+                               uint64_t write_bytes);
+void trace_model_bw_sample_set(struct trace_model *m, size_t i, const struct trace_bw_sample *s);
 
 /* Top-level blocks, taken: run_metadata, config_snapshot, and summary_metrics as found in
  * a loaded file (recomputed metrics come from trace/metrics.h). */
@@ -236,8 +253,11 @@ size_t trace_model_token_count(const struct trace_model *m);
 const struct trace_token *trace_model_token(const struct trace_model *m, size_t i);
 size_t trace_model_marker_count(const struct trace_model *m);
 const struct trace_marker *trace_model_marker(const struct trace_model *m, size_t i);
+/* Every sample, the DRAM's and each resource's, in the order they were added. */
 size_t trace_model_bw_sample_count(const struct trace_model *m);
 const struct trace_bw_sample *trace_model_bw_sample(const struct trace_model *m, size_t i);
+/* How many of them are the DRAM's (trace_bw_sample_is_dram). */
+size_t trace_model_dram_sample_count(const struct trace_model *m);
 
 const struct sim_value *trace_model_metadata(const struct trace_model *m);
 const struct sim_value *trace_model_config(const struct trace_model *m);

@@ -16,7 +16,8 @@
 
 struct trace_writer {
     struct trace_out out;
-    uint64_t nevents; /* timeline_events written */
+    uint64_t nevents;                /* timeline_events written */
+    const struct trace_model *res_m; /* borrowed: whose resource samples close writes */
 };
 
 static void key(struct trace_out *o, const char *k)
@@ -357,23 +358,66 @@ int trace_writer_marker(struct trace_writer *w, const struct trace_writer_marker
     return status(w);
 }
 
+void trace_writer_resource_samples(struct trace_writer *w, const struct trace_model *m)
+{
+    w->res_m = m;
+}
+
+static void write_sample(struct trace_out *o, const struct trace_bw_sample *s, bool first,
+                         const char *resource)
+{
+    key(o, first ? "\n{\"cycle\":" : ",\n{\"cycle\":");
+    trace_out_u64(o, s->cycle);
+    key(o, ",\"window_cycles\":");
+    trace_out_u64(o, s->window);
+    key(o, ",\"dram_read_bytes\":");
+    trace_out_u64(o, s->read_bytes);
+    key(o, ",\"dram_write_bytes\":");
+    trace_out_u64(o, s->write_bytes);
+    if (resource) {
+        key(o, ",\"resource\":");
+        trace_out_str(o, resource, strlen(resource));
+    }
+    trace_out_char(o, '}');
+}
+
+static const struct trace_model *sort_m;
+
+/* By resource (in the order the model first named them), then by cycle. */
+static int cmp_res_sample(const void *a, const void *b)
+{
+    const struct trace_bw_sample *x = trace_model_bw_sample(sort_m, *(const size_t *)a);
+    const struct trace_bw_sample *y = trace_model_bw_sample(sort_m, *(const size_t *)b);
+    if (x->resource != y->resource)
+        return x->resource < y->resource ? -1 : 1;
+    return x->cycle < y->cycle ? -1 : x->cycle > y->cycle;
+}
+
 int trace_writer_close(struct trace_writer *w, const struct trace_bw_sample *samples, size_t n,
                        const struct sim_value *summary_metrics, struct diag *d)
 {
     struct trace_out *o = &w->out;
     key(o, w->nevents ? "\n],\n\"bandwidth_samples\": [" : "],\n\"bandwidth_samples\": [");
-    for (size_t i = 0; i < n; i++) {
-        key(o, i ? ",\n{\"cycle\":" : "\n{\"cycle\":");
-        trace_out_u64(o, samples[i].cycle);
-        key(o, ",\"window_cycles\":");
-        trace_out_u64(o, samples[i].window);
-        key(o, ",\"dram_read_bytes\":");
-        trace_out_u64(o, samples[i].read_bytes);
-        key(o, ",\"dram_write_bytes\":");
-        trace_out_u64(o, samples[i].write_bytes);
-        trace_out_char(o, '}');
+    size_t written = 0;
+    for (size_t i = 0; i < n; i++)
+        if (trace_bw_sample_is_dram(&samples[i]))
+            write_sample(o, &samples[i], !written++, NULL);
+    const struct trace_model *m = w->res_m;
+    size_t nm = m ? trace_model_bw_sample_count(m) : 0, k = 0;
+    size_t *idx = sim_xreallocarray(NULL, nm ? nm : 1, sizeof(*idx));
+    for (size_t i = 0; i < nm; i++)
+        if (!trace_bw_sample_is_dram(trace_model_bw_sample(m, i)))
+            idx[k++] = i;
+    sort_m = m;
+    qsort(idx, k, sizeof(*idx), cmp_res_sample);
+    sort_m = NULL;
+    for (size_t i = 0; i < k; i++) {
+        const struct trace_bw_sample *s = trace_model_bw_sample(m, idx[i]);
+        if (s->read_bytes || s->write_bytes)
+            write_sample(o, s, !written++, trace_model_str(m, s->resource));
     }
-    key(o, n ? "\n],\n\"summary_metrics\": " : "],\n\"summary_metrics\": ");
+    free(idx);
+    key(o, written ? "\n],\n\"summary_metrics\": " : "],\n\"summary_metrics\": ");
     obj_or_empty(o, summary_metrics);
     key(o, "\n}\n");
     int r = trace_out_commit(o, d);
@@ -491,6 +535,7 @@ int trace_writer_write_model(const struct trace_model *m, const char *path, uint
     struct trace_bw_sample *samples;
     size_t n = trace_metrics_bandwidth(m, bw_window, &samples);
     struct sim_value *summary = trace_metrics_summary(m);
+    trace_writer_resource_samples(w, m);
     int r = trace_writer_close(w, samples, n, summary, d);
     sim_value_free(summary);
     free(samples);

@@ -88,7 +88,15 @@ int trace_writer_token(struct trace_writer *w, const struct trace_writer_token *
 int trace_writer_marker(struct trace_writer *w, const struct trace_writer_marker *k);
 
 /*
- * Finish: bandwidth_samples (n of them) and summary_metrics (NULL: an empty object), then
+ * Have close also write the samples of each resource (an HBM, a link) that m holds, with
+ * their extension field "resource" (trace/FORMAT.md), after the DRAM's: by resource, then
+ * by cycle, windows without traffic left out. m is borrowed until close.
+ */
+void trace_writer_resource_samples(struct trace_writer *w, const struct trace_model *m);
+
+/*
+ * Finish: bandwidth_samples (the n of the whole DRAM among samples; then the resources'
+ * of trace_writer_resource_samples) and summary_metrics (NULL: an empty object), then
  * fsync and rename onto the destination. Frees w in every case. Returns 0, or a negative
  * code with d filled ("FILE: cannot write: No space left on device"); then the
  * destination is untouched and the temporary file removed.

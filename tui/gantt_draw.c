@@ -27,11 +27,16 @@ static void bw_build(struct tui_gantt *g)
     struct bw_index *b = &g->bw;
     free(b->start), free(b->end), free(b->pre);
     uint64_t *tmp = sim_xcalloc(n * 3 + 1, sizeof(uint64_t));
-    for (size_t i = 0; i < n; i++) {
+    size_t all = n;
+    n = 0;
+    for (size_t i = 0; i < all; i++) { /* the DRAM's samples, not a resource's */
         const struct trace_bw_sample *s = trace_model_bw_sample(g->m, i);
-        tmp[i * 3] = s->cycle;
-        tmp[i * 3 + 1] = s->window ? s->window : 1;
-        tmp[i * 3 + 2] = s->read_bytes + s->write_bytes;
+        if (!trace_bw_sample_is_dram(s))
+            continue;
+        tmp[n * 3] = s->cycle;
+        tmp[n * 3 + 1] = s->window ? s->window : 1;
+        tmp[n * 3 + 2] = s->read_bytes + s->write_bytes;
+        n++;
     }
     qsort(tmp, n, 3 * sizeof(uint64_t), cmp_u64pair);
     b->start = sim_xcalloc(n + 1, sizeof(*b->start));
@@ -48,7 +53,7 @@ static void bw_build(struct tui_gantt *g)
     }
     b->n = n;
     free(tmp);
-    g->bw_built = n;
+    g->bw_built = all;
 }
 
 /* Bytes moved within [a, b), each sample's bytes spread evenly over its window. */

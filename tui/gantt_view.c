@@ -212,7 +212,7 @@ void tui_gantt_layout(struct tui_gantt *g, struct tui_rect r, const struct tui_v
     int end = r.y + r.h;
     g->band_markers = trace_model_marker_count(g->m) && end - y > BAND_ROWS ? y++ : -1;
     g->band_tokens = trace_model_token_count(g->m) && end - y > BAND_ROWS ? y++ : -1;
-    g->band_bw = trace_model_bw_sample_count(g->m) && end - y > BAND_ROWS ? y++ : -1;
+    g->band_bw = trace_model_dram_sample_count(g->m) && end - y > BAND_ROWS ? y++ : -1;
     g->rows_y = y;
     g->rows_h = r.y + r.h - y;
     if (g->rows_h < 0)

@@ -277,7 +277,7 @@ Test(bandwidth, without_transfers_dram_accesses_then_file_samples_count)
     trace_model_free(m);
 
     m = trace_model_new();
-    struct trace_bw_sample fs[2] = {{0, 64, 10, 1}, {128, 64, 5, 2}};
+    struct trace_bw_sample fs[2] = {{0, 64, 10, 1, TRACE_NO_STR}, {128, 64, 5, 2, TRACE_NO_STR}};
     trace_model_add_bw_sample(m, &fs[0]);
     trace_model_add_bw_sample(m, &fs[1]);
     trace_model_finish(m);

@@ -99,8 +99,8 @@ static inline struct trace_model *tui_test_model(void)
         m, &(struct trace_token){.start = 400, .end = 700, .token_index = 0, .decode = true});
     trace_model_add_token(
         m, &(struct trace_token){.start = 700, .end = 1000, .token_index = 1, .decode = true});
-    trace_model_add_bw_sample(m, &(struct trace_bw_sample){0, 100, 6400, 0});
-    trace_model_add_bw_sample(m, &(struct trace_bw_sample){500, 100, 0, 3200});
+    trace_model_add_bw_sample(m, &(struct trace_bw_sample){0, 100, 6400, 0, TRACE_NO_STR});
+    trace_model_add_bw_sample(m, &(struct trace_bw_sample){500, 100, 0, 3200, TRACE_NO_STR});
     struct sim_value *cfg = sim_value_map();
     sim_value_map_set_float(cfg, "clock_ghz", 1.0);
     struct sim_value *mem = sim_value_map_set_take(cfg, "memory", sim_value_map());
