@@ -113,6 +113,8 @@ static void collect(const struct trace_model *m, struct trace_token_profile *p, 
     } else if (p->source == TRACE_DRAM_SAMPLES) {
         for (size_t i = 0; i < trace_model_bw_sample_count(m); i++) {
             const struct trace_bw_sample *s = trace_model_bw_sample(m, i);
+            if (!trace_bw_sample_is_dram(s))
+                continue; /* an HBM's or a link's: its bytes are in the DRAM samples too */
             uint64_t e = s->cycle + s->window;
             add_traffic(sw, s->cycle, e, s->read_bytes, CH_READ, -1);
             add_traffic(sw, s->cycle, e, s->write_bytes, CH_WRITE, -1);

@@ -119,6 +119,9 @@ Test(tokens, bytes_from_memory_accesses_or_samples)
     token(m, true, 0, 0, 100);
     token(m, true, 1, 100, 200);
     trace_model_add_bw_sample(m, &(struct trace_bw_sample){50, 100, 1000, 200, TRACE_NO_STR});
+    /* a resource's samples (an HBM's) repeat bytes the DRAM samples count */
+    uint32_t hbm = trace_model_intern(m, "sip0.cube0.hbm", 14);
+    trace_model_add_bw_sample(m, &(struct trace_bw_sample){50, 100, 1000, 200, hbm});
     trace_model_finish(m);
     trace_token_profile_compute(m, &p);
     cr_assert_eq(p.source, TRACE_DRAM_SAMPLES);
