@@ -16,7 +16,7 @@ enum trace_engine trace_engine_for_component(const char *component_id)
         return TRACE_ENGINE_TE;
     if (strcmp(kind, "pe_math") == 0)
         return TRACE_ENGINE_VE;
-    if (strcmp(kind, "io_cpu") == 0 || strcmp(kind, "host") == 0)
+    if (strcmp(kind, "io_cpu") == 0 || strcmp(kind, "m_cpu") == 0 || strcmp(kind, "host") == 0)
         return TRACE_ENGINE_HOST;
     return TRACE_ENGINE_OTHER;
 }

@@ -27,7 +27,8 @@
 /*
  * Engine of a component, from its kind (the last dotted part of a node id such as
  * "sip0.cube0.pe0.pe_dma", or the kind alone): pe_dma -> DMA, pe_gemm -> TE,
- * pe_math -> VE, io_cpu and host -> HOST, anything else OTHER.
+ * pe_math -> VE, host, io_cpu and m_cpu (the host and the CPUs that carry its messages,
+ * trace/hostspan.h) -> HOST, anything else OTHER.
  */
 enum trace_engine trace_engine_for_component(const char *component_id);
 

@@ -10,7 +10,9 @@
 #include "sim/chip/topology.h"
 #include "sim/util/xalloc.h"
 #include "trace/format.h"
+#include "trace/hostspan.h"
 #include "trace/metrics.h"
+#include "trace/resacc.h"
 #include "trace/writer.h"
 
 #include <assert.h>
@@ -69,6 +71,11 @@ struct trace_live {
     bool dirty;       /* the model changed since the last trace_model_finish */
 
     bool end_checked;    /* check_end has seen the run over */
+    int chip_observer;                  /* our subscription to spans and traffic */
+    struct trace_resacc *res;           /* owned: the resources' bandwidth samples */
+    const struct sim_host_msg **req_of; /* owned array of borrowed requests, by cmdq_id */
+    size_t nreq;
+
     size_t markers_done; /* chip markers already in the model */
     size_t tok_first;    /* chip tokens before it are all in the model */
     uint8_t *tok_done;   /* owned: per chip token, 1 once in the model */
@@ -306,6 +313,71 @@ static void on_end(void *ctx, const struct sim_op_record *rec)
     l->dirty = true;
 }
 
+/* ---- host spans and traffic ------------------------------------------------------------- */
+
+/* The request a span belongs to: the one it carries (remembered for its cmdq_id), or the
+ * one seen last for its cmdq_id (a CPU servicing a "Done"). */
+static const struct sim_host_msg *span_request(struct trace_live *l, const struct sim_span *s)
+{
+    const struct sim_host_msg *req = trace_hostspan_request(s);
+    int64_t cmdq = s->msg ? s->msg->cmdq_id : -1;
+    if (cmdq < 0 || cmdq > INT32_MAX)
+        return req;
+    size_t i = (size_t)cmdq;
+    if (req) {
+        if (i >= l->nreq) {
+            size_t n = l->nreq ? l->nreq : 16;
+            while (n <= i)
+                n *= 2;
+            l->req_of = sim_xreallocarray(l->req_of, n, sizeof(*l->req_of));
+            memset(l->req_of + l->nreq, 0, (n - l->nreq) * sizeof(*l->req_of));
+            l->nreq = n;
+        }
+        l->req_of[i] = req;
+        return req;
+    }
+    return i < l->nreq ? l->req_of[i] : NULL;
+}
+
+/* A span of host traffic or CPU work: a finished HOST ENGINE_EVENT with its details. */
+static void on_span(void *ctx, const struct sim_span *s)
+{
+    struct trace_live *l = ctx;
+    const char *component =
+        s->kind == SIM_SPAN_HOST_LINK ? TRACE_HOST_COMPONENT : sim_topo_node(l->topo, s->node)->id;
+    const char *op = trace_hostspan_op(s);
+    double t0 = sim_ticks_to_ns(s->t_start), t1 = sim_ticks_to_ns(s->t_end);
+    int64_t cmdq = s->msg ? s->msg->cmdq_id : -1;
+    uint64_t start = cycles(l, t0, false), end = cycles(l, t1, true);
+    struct trace_event ev = {
+        .start = start,
+        .end = end > start ? end : start,
+        .track = track_lookup(l, component),
+        .op = intern_opt(l->m, op),
+        .cmdq_id = cmdq >= 0 && cmdq <= INT32_MAX ? (int32_t)cmdq : TRACE_NO_CMDQ,
+        .op_kind = TRACE_KIND_UNKNOWN,
+    };
+    uint64_t i = trace_model_add_event(l->m, &ev);
+    struct sim_value *details = trace_hostspan_details(s, span_request(l, s));
+    if (l->w) {
+        struct trace_writer_event we;
+        writer_event(l, i, ev.end, t0, t1, details, &we);
+        trace_writer_engine_event(l->w, &we);
+    }
+    trace_model_set_details_take(l->m, i, details);
+    l->dirty = true;
+}
+
+/* Bytes on an HBM or a link: into the resource's bandwidth samples. */
+static void on_traffic(void *ctx, uint32_t res, bool write, uint64_t nbytes, sim_time_t t0,
+                       sim_time_t t1)
+{
+    struct trace_live *l = ctx;
+    trace_resacc_add(l->res, res, write, nbytes, cycles(l, sim_ticks_to_ns(t0), false),
+                     cycles(l, sim_ticks_to_ns(t1), true));
+    l->dirty = true;
+}
+
 /* ---- markers and tokens ------------------------------------------------------------------ */
 
 static struct sim_value *origin_details(const char *kernel, int64_t cmdq_id)
@@ -484,7 +556,7 @@ int trace_live_new(struct sim_chip *chip, const struct trace_live_opts *o, struc
                    struct diag *d)
 {
     struct trace_live *l = sim_xcalloc(1, sizeof(*l));
-    l->observer = -1;
+    l->observer = l->chip_observer = -1;
     l->chip = chip;
     l->log = sim_chip_oplog(chip);
     l->topo = sim_chip_topo(chip);
@@ -522,8 +594,19 @@ int trace_live_new(struct sim_chip *chip, const struct trace_live_opts *o, struc
         }
         l->path = sim_xstrdup(o->trace_path);
     }
+    size_t nres = sim_chip_resource_count(chip);
+    uint32_t *names = sim_xreallocarray(NULL, nres ? nres : 1, sizeof(*names));
+    for (size_t i = 0; i < nres; i++) {
+        struct sim_chip_resource r;
+        sim_chip_resource(chip, i, &r);
+        names[i] = intern_opt(l->m, r.name);
+    }
+    l->res = trace_resacc_new(l->m, l->bw_window, nres, names);
+    free(names);
     struct sim_oplog_observer obs = {.on_start = on_start, .on_end = on_end, .ctx = l};
     l->observer = sim_oplog_observe(l->log, &obs);
+    struct sim_chip_observer cobs = {.on_span = on_span, .on_traffic = on_traffic, .ctx = l};
+    l->chip_observer = sim_chip_observe(chip, &cobs);
     trace_model_set_now(l->m, cycles(l, now_ns(l), true));
     l->dirty = true;
     *out = l;
@@ -541,6 +624,10 @@ void trace_live_free(struct trace_live *l)
         return;
     if (l->observer >= 0)
         sim_oplog_unobserve(l->log, l->observer);
+    if (l->chip_observer >= 0)
+        sim_chip_unobserve(l->chip, l->chip_observer);
+    trace_resacc_free(l->res);
+    free(l->req_of);
     trace_writer_abort(l->w);
     trace_model_free(l->m);
     sim_value_free(l->meta);
@@ -584,6 +671,7 @@ static int close_writer(struct trace_live *l, struct trace_writer *w, struct dia
     struct trace_bw_sample *samples;
     size_t n = trace_metrics_bandwidth(l->m, l->bw_window, &samples);
     struct sim_value *summary = trace_metrics_summary(l->m);
+    trace_writer_resource_samples(w, l->m);
     int rc = trace_writer_close(w, samples, n, summary, d);
     sim_value_free(summary);
     free(samples);
