@@ -8,6 +8,7 @@
 #include "tui/gantt_int.h"
 
 #include "sim/util/xalloc.h"
+#include "trace/resources.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@ struct tui_gantt *tui_gantt_new(struct tui_view *v)
     g->band_markers = g->band_tokens = g->band_bw = -1;
     g->sel_node = -1;
     g->cursor_seen = v->cursor;
+    tui_gantt_res_sync(g);
     tui_gantt_tree_build(g);
     tui_gantt_rows_build(g, v);
     tui_gantt_update_hover(g, v);
@@ -36,6 +38,7 @@ void tui_gantt_free(struct tui_gantt *g)
     if (!g)
         return;
     tui_gantt_tree_free(g);
+    trace_resources_free(g->res);
     free(g->rows);
     free(g->kinds);
     free(g->bw.start), free(g->bw.end), free(g->bw.pre);
@@ -58,7 +61,10 @@ static bool gantt_sync(void *self, struct tui_view *v)
     struct tui_gantt *g = self;
     bool changed = false;
     uint64_t gen = trace_model_generation(g->m);
-    if (trace_model_track_count(g->m) != g->tracks_built)
+    if (tui_gantt_res_sync(g))
+        changed = true;
+    if (trace_model_track_count(g->m) != g->tracks_built ||
+        trace_resources_count(g->res) != g->res_built)
         tui_gantt_tree_build(g), changed = true;
     if (g->rows_stale || g->rows_engine != v->filter_engine || g->rows_kind != v->filter_kind) {
         tui_gantt_rows_build(g, v);

@@ -151,6 +151,10 @@ static enum tui_result enter(struct tui_gantt *g, struct tui_view *v)
     if (g->sel >= g->nrows)
         return TUI_RES_HANDLED;
     struct gnode *n = &g->nodes[g->rows[g->sel]];
+    if (n->is_res) {
+        tui_gantt_res_describe(g, v, g->rows[g->sel]);
+        return TUI_RES_REDRAW;
+    }
     if (!n->is_track) {
         n->folded = !n->folded;
         tui_gantt_rows_build(g, v);
@@ -168,10 +172,11 @@ static void fold_all(struct tui_gantt *g, struct tui_view *v)
 {
     bool any_open = false;
     for (size_t i = 1; i < g->nnodes; i++)
-        if (!g->nodes[i].is_track && g->nodes[i].nkids && !g->nodes[i].folded && g->nodes[i].key)
+        if (!g->nodes[i].is_track && !g->nodes[i].is_res && g->nodes[i].nkids &&
+            !g->nodes[i].folded && g->nodes[i].key)
             any_open = true;
     for (size_t i = 1; i < g->nnodes; i++)
-        if (!g->nodes[i].is_track)
+        if (!g->nodes[i].is_track && !g->nodes[i].is_res)
             g->nodes[i].folded = any_open;
     tui_gantt_rows_build(g, v);
 }
@@ -265,7 +270,7 @@ enum tui_result tui_gantt_mouse(void *self, int x, int y, int button, struct tui
         if (row >= g->nrows)
             return TUI_RES_HANDLED;
         tui_gantt_set_sel(g, row);
-        if (col < 0 && !g->nodes[g->rows[row]].is_track)
+        if (col < 0 && !g->nodes[g->rows[row]].is_track && !g->nodes[g->rows[row]].is_res)
             return enter(g, v);
     }
     if (col >= 0 && col < g->plot_w) {

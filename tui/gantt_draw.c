@@ -473,13 +473,13 @@ static void draw_label(struct tui_gantt *g, struct tui_canvas *c, int y, size_t 
 {
     const struct gnode *n = &g->nodes[g->rows[row]];
     bool sel = row == g->sel;
-    enum tui_style st = sel && focused ? TUI_STYLE_LABEL_SEL
-                        : sel          ? TUI_STYLE_SELECTION
-                        : n->is_track  ? TUI_STYLE_LABEL
-                                       : TUI_STYLE_GROUP;
+    enum tui_style st = sel && focused             ? TUI_STYLE_LABEL_SEL
+                        : sel                      ? TUI_STYLE_SELECTION
+                        : n->is_track || n->is_res ? TUI_STYLE_LABEL
+                                                   : TUI_STYLE_GROUP;
     tui_canvas_fill(c, (struct tui_rect){g->rect.x, y, g->label_w, 1}, ' ', st);
     int x = g->rect.x + n->depth;
-    if (!n->is_track) {
+    if (!n->is_track && !n->is_res) {
         tui_canvas_put(c, x, y, n->folded ? gl->fold_closed : gl->fold_open, st);
         x += 2;
     } else {
@@ -566,6 +566,8 @@ void tui_gantt_render(void *self, struct tui_canvas *c, struct tui_rect r, struc
         const struct gnode *n = &g->nodes[g->rows[row]];
         if (n->is_track)
             draw_track_row(g, c, v, y, n->track, gl);
+        else if (n->is_res || tui_gantt_res_only(g, g->rows[row]))
+            tui_gantt_draw_res_row(g, c, y, g->rows[row], gl);
         else
             draw_group_row(g, c, v, y, g->rows[row], gl);
     }

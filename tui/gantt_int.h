@@ -2,8 +2,8 @@
  * What the files of the Gantt pane share (private to tui/; the pane's API is gantt.h): the
  * pane's state and the functions one of its files calls in another. gantt.c holds the
  * pane's life, its sync and search; gantt_rows.c the tree of rows and the filters;
- * gantt_view.c the view of time and the layout; gantt_draw.c the drawing; gantt_actions.c
- * keys and the mouse.
+ * gantt_view.c the view of time and the layout; gantt_draw.c the drawing; gantt_res.c the
+ * utilization rows of the HBMs and links; gantt_actions.c keys and the mouse.
  */
 #ifndef TUI_GANTT_INT_H
 #define TUI_GANTT_INT_H
@@ -31,9 +31,12 @@ struct gnode {
     int parent;  /* -1 for the root */
     int depth;   /* 0 for children of the root */
     bool is_track;
+    bool is_res; /* a resource's utilization row (an HBM, a link): neither track nor group */
     bool folded;
     bool engine_group; /* a spec trace's engine kind group */
+    bool res_group;    /* the group of the links, after everything else */
     uint32_t track;    /* when is_track */
+    size_t res;        /* when is_res: index in the Gantt's resources */
     int *kids;         /* owned */
     size_t nkids, capkids;
     uint32_t *tracks; /* owned: the tracks below (groups) */
@@ -48,8 +51,14 @@ struct bw_index {
     double max_rate; /* bytes per cycle of the busiest sample */
 };
 
+struct trace_resources;
+
 struct tui_gantt {
     const struct trace_model *m; /* borrowed */
+    struct trace_resources *res; /* owned: the HBMs and links with samples */
+    size_t res_built;            /* resources the tree was built for */
+    uint64_t res_synced;         /* when they were last brought up to date (ns) */
+    bool links_seen;             /* the group of links existed: it keeps its fold */
     struct gnode *nodes;         /* owned; nodes[0] is the root */
     size_t nnodes, capnodes;
     size_t tracks_built; /* track count the tree was built for */
@@ -101,6 +110,10 @@ struct tui_gantt {
 /* Build the tree of groups over the model's tracks (keeping folds and the selection by
  * key); free it. */
 void tui_gantt_tree_build(struct tui_gantt *g);
+/* A new node under parent (the tree's building block). */
+int tui_gantt_node_new(struct tui_gantt *g, int parent, const char *label, const char *key);
+/* The group child of parent labelled label, created when missing. */
+int tui_gantt_group_child(struct tui_gantt *g, int parent, const char *label, const char *key);
 void tui_gantt_tree_free(struct tui_gantt *g);
 /* Bring the per-track op kinds up to date with the model. */
 void tui_gantt_kinds_update(struct tui_gantt *g);
@@ -114,6 +127,23 @@ void tui_gantt_unfold_to(struct tui_gantt *g, int n);
 int tui_gantt_track_node(const struct tui_gantt *g, uint32_t track);
 /* Scroll the rows so that the selected one shows. */
 void tui_gantt_scroll_to_sel(struct tui_gantt *g);
+
+/* Add a row per resource to the tree being built: an HBM under its cube, the links under a
+ * group of their own, folded when it first appears (gantt_rows.c). */
+void tui_gantt_res_tree(struct tui_gantt *g);
+
+/* ---- gantt_res.c: utilization rows of the HBMs and links -------------------------------- */
+
+/* Bring the resources up to date with the model (a live one at most a few times a
+ * second); true when their set changed, so the tree must be rebuilt. */
+bool tui_gantt_res_sync(struct tui_gantt *g);
+/* Draw a resource's row, or a group of resources as their busiest one. */
+void tui_gantt_draw_res_row(struct tui_gantt *g, struct tui_canvas *c, int y, int node,
+                            const struct tui_glyphs *gl);
+/* A status line on resource row node at the cursor (Enter on it). */
+void tui_gantt_res_describe(struct tui_gantt *g, struct tui_view *v, int node);
+/* Whether node is a group holding resources only. */
+bool tui_gantt_res_only(const struct tui_gantt *g, int node);
 
 /* ---- gantt_view.c: the view of time ---------------------------------------------------- */
 

@@ -6,13 +6,14 @@
 #include "tui/gantt_int.h"
 
 #include "sim/util/xalloc.h"
+#include "trace/resources.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int node_new(struct tui_gantt *g, int parent, const char *label, const char *key)
+int tui_gantt_node_new(struct tui_gantt *g, int parent, const char *label, const char *key)
 {
     if (g->nnodes == g->capnodes) {
         g->capnodes = g->capnodes ? g->capnodes * 2 : 64;
@@ -45,15 +46,14 @@ void tui_gantt_tree_free(struct tui_gantt *g)
     g->nnodes = g->capnodes = 0;
 }
 
-/* The child group of parent labelled label, created when missing. */
-static int group_child(struct tui_gantt *g, int parent, const char *label, const char *key)
+int tui_gantt_group_child(struct tui_gantt *g, int parent, const char *label, const char *key)
 {
     for (size_t k = 0; k < g->nodes[parent].nkids; k++) {
         int c = g->nodes[parent].kids[k];
-        if (!g->nodes[c].is_track && strcmp(g->nodes[c].label, label) == 0)
+        if (!g->nodes[c].is_track && !g->nodes[c].is_res && strcmp(g->nodes[c].label, label) == 0)
             return c;
     }
-    return node_new(g, parent, label, key);
+    return tui_gantt_node_new(g, parent, label, key);
 }
 
 /* Compare labels so that "pe2" sorts before "pe10". */
@@ -85,6 +85,8 @@ static struct tui_gantt *sort_ctx;
 
 static int engine_rank(const struct tui_gantt *g, const struct gnode *n)
 {
+    if (n->res_group)
+        return TRACE_ENGINE_COUNT; /* the links last */
     if (n->is_track)
         return (int)trace_model_track_get(g->m, n->track)->engine;
     if (n->engine_group && n->ntracks)
@@ -97,7 +99,7 @@ static int kid_cmp(const void *pa, const void *pb)
     const struct gnode *a = &sort_ctx->nodes[*(const int *)pa];
     const struct gnode *b = &sort_ctx->nodes[*(const int *)pb];
     int ra = engine_rank(sort_ctx, a), rb = engine_rank(sort_ctx, b);
-    if ((a->engine_group || b->engine_group) && ra != rb)
+    if ((a->engine_group || b->engine_group || a->res_group || b->res_group) && ra != rb)
         return ra < rb ? -1 : 1;
     if (a->is_track && b->is_track && !strchr(a->label, '.') && !strchr(b->label, '.')) {
         const struct trace_track *ta = trace_model_track_get(sort_ctx->m, a->track);
@@ -115,7 +117,9 @@ static void tree_finish(struct tui_gantt *g, int n, int depth)
 {
     struct gnode *node = &g->nodes[n];
     /* a group holding a single group is one row: "sip0.cube0" */
-    while (!node->is_track && n != 0 && node->nkids == 1 && !g->nodes[node->kids[0]].is_track) {
+    while (!node->is_track && !node->is_res && n != 0 && node->nkids == 1 &&
+           !g->nodes[node->kids[0]].is_track && !g->nodes[node->kids[0]].is_res &&
+           !node->res_group) {
         struct gnode *kid = &g->nodes[node->kids[0]];
         char *label = sim_xasprintf("%s.%s", node->label, kid->label);
         free(node->label);
@@ -133,9 +137,10 @@ static void tree_finish(struct tui_gantt *g, int n, int depth)
     for (size_t k = 0; k < g->nodes[n].nkids; k++) {
         int c = g->nodes[n].kids[k];
         tree_finish(g, c, n == 0 ? 0 : depth + 1);
-        /* a group holding a single track is that track's row */
+        /* a group holding a single track (or resource) is that row */
         struct gnode *cn = &g->nodes[c];
-        if (!cn->is_track && cn->nkids == 1 && g->nodes[cn->kids[0]].is_track) {
+        if (!cn->is_track && !cn->is_res && !cn->res_group && cn->nkids == 1 &&
+            (g->nodes[cn->kids[0]].is_track || g->nodes[cn->kids[0]].is_res)) {
             int t = cn->kids[0];
             struct gnode *tn = &g->nodes[t];
             if (!cn->engine_group) {
@@ -150,12 +155,12 @@ static void tree_finish(struct tui_gantt *g, int n, int depth)
         }
     }
     node = &g->nodes[n];
-    if (node->is_track)
+    if (node->is_track || node->is_res)
         return;
     size_t total = 0;
     for (size_t k = 0; k < node->nkids; k++) {
         struct gnode *cn = &g->nodes[node->kids[k]];
-        total += cn->is_track ? 1 : cn->ntracks;
+        total += cn->is_track ? 1 : cn->is_res ? 0 : cn->ntracks;
     }
     free(node->tracks);
     node->tracks = sim_xcalloc(total + 1, sizeof(*node->tracks));
@@ -164,7 +169,7 @@ static void tree_finish(struct tui_gantt *g, int n, int depth)
         struct gnode *cn = &g->nodes[node->kids[k]];
         if (cn->is_track)
             node->tracks[node->ntracks++] = cn->track;
-        for (size_t j = 0; !cn->is_track && j < cn->ntracks; j++)
+        for (size_t j = 0; !cn->is_track && !cn->is_res && j < cn->ntracks; j++)
             node->tracks[node->ntracks++] = cn->tracks[j];
     }
     if (node->nkids > 1) {
@@ -172,6 +177,88 @@ static void tree_finish(struct tui_gantt *g, int n, int depth)
         qsort(node->kids, node->nkids, sizeof(*node->kids), kid_cmp);
         sort_ctx = NULL;
     }
+}
+
+/* ---- rows of the resources (drawn by gantt_res.c) ------------------------------------- */
+
+/* Add the row of an HBM: under its cube, like the components. */
+static void add_dotted(struct tui_gantt *g, const char *name, size_t i)
+{
+    int parent = 0;
+    const char *p = name;
+    for (const char *dot; (dot = strchr(p, '.'));) {
+        char *seg = sim_xstrndup(p, (size_t)(dot - p));
+        char *path = sim_xstrndup(name, (size_t)(dot - name));
+        parent = tui_gantt_group_child(g, parent, seg, path);
+        free(seg);
+        free(path);
+        p = dot + 1;
+    }
+    char key[32];
+    snprintf(key, sizeof(key), "$%zu", i);
+    int n = tui_gantt_node_new(g, parent, p, key);
+    g->nodes[n].is_res = true;
+    g->nodes[n].res = i;
+}
+
+/* Add the row of a link "A<->B" under the links' group: grouped by the dotted parts both
+ * ends share, labelled by the rest ("noc<->hbm" under links.sip0.cube0). */
+static void add_link(struct tui_gantt *g, int links, const char *name, size_t i)
+{
+    const char *sep = strstr(name, "<->");
+    const char *a = name, *b = sep + 3;
+    size_t shared = 0; /* bytes of the common prefix of whole dotted parts */
+    for (size_t k = 0; a + k < sep && b[k] && a[k] == b[k]; k++)
+        if (a[k] == '.')
+            shared = k + 1;
+    int parent = links;
+    const char *p = a;
+    while (p < a + shared) {
+        const char *dot = strchr(p, '.');
+        char *seg = sim_xstrndup(p, (size_t)(dot - p));
+        char *path = sim_xasprintf("@links.%.*s", (int)(dot - a), a);
+        parent = tui_gantt_group_child(g, parent, seg, path);
+        free(seg);
+        free(path);
+        p = dot + 1;
+    }
+    char *label =
+        sim_xasprintf("%.*s<->%s", (int)(sep - a - (ptrdiff_t)shared), a + shared, b + shared);
+    char key[32];
+    snprintf(key, sizeof(key), "$%zu", i);
+    int n = tui_gantt_node_new(g, parent, label, key);
+    free(label);
+    g->nodes[n].is_res = true;
+    g->nodes[n].res = i;
+}
+
+void tui_gantt_res_tree(struct tui_gantt *g)
+{
+    size_t n = g->res ? trace_resources_count(g->res) : 0;
+    int links = -1;
+    for (size_t i = 0; i < n; i++) {
+        const struct trace_resource *r = trace_resources_get(g->res, i);
+        const char *name = trace_model_str(g->m, r->name);
+        if (!strstr(name, "<->")) {
+            add_dotted(g, name, i);
+            continue;
+        }
+        if (links < 0) {
+            links = tui_gantt_group_child(g, 0, "links", "@links");
+            g->nodes[links].res_group = true;
+            if (!g->links_seen)
+                g->nodes[links].folded = true;
+            g->links_seen = true;
+        }
+        add_link(g, links, name, i);
+    }
+    g->res_built = n;
+}
+
+bool tui_gantt_res_only(const struct tui_gantt *g, int node)
+{
+    const struct gnode *n = &g->nodes[node];
+    return !n->is_track && !n->is_res && n->ntracks == 0 && n->nkids > 0;
 }
 
 /* Rebuild the tree from the model's tracks, keeping which groups were folded and which
@@ -189,7 +276,7 @@ void tui_gantt_tree_build(struct tui_gantt *g)
         selkey = sim_xstrdup(g->nodes[g->sel_node].key);
     tui_gantt_tree_free(g);
 
-    node_new(g, -1, "", "");
+    tui_gantt_node_new(g, -1, "", "");
     size_t nt = trace_model_track_count(g->m);
     for (uint32_t t = 0; t < nt; t++) {
         const struct trace_track *tr = trace_model_track_get(g->m, t);
@@ -203,7 +290,7 @@ void tui_gantt_tree_build(struct tui_gantt *g)
             for (const char *dot; (dot = strchr(p, '.'));) {
                 char *seg = sim_xstrndup(p, (size_t)(dot - p));
                 char *path = sim_xstrndup(name, (size_t)(dot - name));
-                parent = group_child(g, parent, seg, path);
+                parent = tui_gantt_group_child(g, parent, seg, path);
                 free(seg);
                 free(path);
                 p = dot + 1;
@@ -213,17 +300,19 @@ void tui_gantt_tree_build(struct tui_gantt *g)
             const char *kind = trace_engine_name(tr->engine);
             char path[32];
             snprintf(path, sizeof(path), "@%s", kind);
-            parent = group_child(g, 0, kind, path);
+            parent = tui_gantt_group_child(g, 0, kind, path);
             g->nodes[parent].engine_group = true;
         }
-        int n = node_new(g, parent, leaf, key);
+        int n = tui_gantt_node_new(g, parent, leaf, key);
         g->nodes[n].is_track = true;
         g->nodes[n].track = t;
     }
+    tui_gantt_res_tree(g);
     tree_finish(g, 0, 0);
     for (size_t i = 0; i < g->nnodes; i++)
         for (size_t k = 0; k < nfolded; k++)
-            if (g->nodes[i].key && !g->nodes[i].is_track && strcmp(g->nodes[i].key, folded[k]) == 0)
+            if (g->nodes[i].key && !g->nodes[i].is_track && !g->nodes[i].is_res &&
+                strcmp(g->nodes[i].key, folded[k]) == 0)
                 g->nodes[i].folded = true;
     for (size_t k = 0; k < nfolded; k++)
         free(folded[k]);
@@ -277,6 +366,8 @@ static bool node_passes(struct tui_gantt *g, const struct tui_view *v, int n)
     const struct gnode *node = &g->nodes[n];
     if (node->is_track)
         return tui_gantt_track_passes(g, v, node->track);
+    if (node->is_res || tui_gantt_res_only(g, n)) /* a resource carries no ops to filter */
+        return v->filter_engine < 0 && v->filter_kind < 0;
     for (size_t k = 0; k < node->ntracks; k++)
         if (tui_gantt_track_passes(g, v, node->tracks[k]))
             return true;
@@ -294,7 +385,7 @@ static void rows_add(struct tui_gantt *g, const struct tui_view *v, int n, size_
             g->rows = sim_xreallocarray(g->rows, *cap, sizeof(*g->rows));
         }
         g->rows[g->nrows++] = c;
-        if (!g->nodes[c].is_track && !g->nodes[c].folded)
+        if (!g->nodes[c].is_track && !g->nodes[c].is_res && !g->nodes[c].folded)
             rows_add(g, v, c, cap);
     }
 }
