@@ -102,6 +102,22 @@ static void launch_name_from(const struct sim_value *details, const int32_t *ids
         names[hit - ids] = kernel;
 }
 
+/* The name of a host message from its HOST event i: a KernelLaunch's kernel (details
+ * "kernel"), else the message type ("MemoryWrite", "MemoryRead"); NULL for another op. */
+static char *host_message_name(const struct trace_model *m, uint64_t i)
+{
+    const char *op = trace_model_str(m, trace_model_event(m, i)->op);
+    if (strcmp(op, "MemoryWrite") == 0 || strcmp(op, "MemoryRead") == 0)
+        return sim_xstrdup(op);
+    if (strcmp(op, "KernelLaunch") != 0)
+        return NULL;
+    struct sim_value *d = trace_model_event_details(m, i);
+    const char *k = sim_value_get_str(d, "kernel", NULL);
+    char *name = sim_xstrdup(k && k[0] ? k : op);
+    sim_value_free(d);
+    return name;
+}
+
 static void extend(struct trace_region *r, uint64_t s, uint64_t e, bool *seen)
 {
     if (!*seen || s < r->start)
@@ -127,12 +143,28 @@ static void split_launch(struct trace_regions *rs)
         launch_name_from(trace_model_marker(m, k)->details, ids, n, names);
     for (size_t k = 0; k < trace_model_token_count(m); k++)
         launch_name_from(trace_model_token(m, k)->details, ids, n, names);
+    /* a launch that says nothing of its kernel, or a host message: from its HOST events */
+    char **owned = sim_xcalloc(n ? n : 1, sizeof(*owned));
+    for (uint64_t i = 0; i < rs->nevents; i++) {
+        const struct trace_event *ev = trace_model_event(m, i);
+        if (ev->cmdq_id == TRACE_NO_CMDQ ||
+            trace_model_track_get(m, ev->track)->engine != TRACE_ENGINE_HOST)
+            continue;
+        const int32_t *hit = bsearch(&ev->cmdq_id, ids, n, sizeof(*ids), cmp_i32);
+        if (!hit || names[hit - ids])
+            continue;
+        char *name = host_message_name(m, i);
+        if (name)
+            names[hit - ids] = owned[hit - ids] = name;
+    }
     bool *seen = sim_xcalloc(n ? n : 1, sizeof(*seen));
     for (size_t k = 0; k < n; k++) {
         char fallback[32];
         snprintf(fallback, sizeof(fallback), "cmdq %d", (int)ids[k]);
         region_add(rs, names[k] ? names[k] : fallback, ids[k], 0, 0);
+        free(owned[k]);
     }
+    free(owned);
     for (uint64_t i = 0; i < rs->nevents; i++) {
         const struct trace_event *ev = trace_model_event(m, i);
         const int32_t *hit = ev->cmdq_id == TRACE_NO_CMDQ
