@@ -1,0 +1,276 @@
+/* The critical path (trace/critpath.h) and the details it reads (trace/opinfo.h), on a small
+ * DAG whose path is worked out by hand: RAW through memory ranges, a tile, an engine kept
+ * busy, launch order, and the composite op left out for its stages. */
+#include "sim/data/value.h"
+#include "trace/critpath.h"
+#include "trace/model.h"
+#include "trace/opinfo.h"
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+static uint64_t add(struct trace_model *m, uint32_t t, const char *op, enum trace_op_kind k,
+                    uint64_t s, uint64_t e, const char *tile)
+{
+    struct trace_event ev = {.start = s,
+                             .end = e,
+                             .track = t,
+                             .op = trace_model_intern(m, op, strlen(op)),
+                             .tile = tile ? trace_model_intern(m, tile, strlen(tile)) : 0,
+                             .cmdq_id = 0,
+                             .op_kind = (uint8_t)k};
+    return trace_model_add_event(m, &ev);
+}
+
+/* A dma_read of n bytes from hbm src to tcm dst (ADR-0052 D3.1 and its replay keys). */
+static void dma_read(struct trace_model *m, uint64_t ev, int64_t src, int64_t dst, int64_t n)
+{
+    struct sim_value *d = sim_value_map();
+    sim_value_map_set_int(d, "src_addr", src);
+    sim_value_map_set_int(d, "nbytes", n);
+    sim_value_map_set_str(d, "handle_id", "h");
+    struct sim_value *r = sim_value_map_set_take(d, "replay", sim_value_map());
+    sim_value_map_set_str(r, "src_space", "hbm");
+    sim_value_map_set_str(r, "dst_space", "tcm");
+    sim_value_map_set_int(r, "dst_addr", dst);
+    trace_model_set_details_take(m, ev, d);
+}
+
+/* A 8x8 @ 8x8 f32 GEMM in TCM: 256 bytes per operand. */
+static void gemm(struct trace_model *m, uint64_t ev, int64_t a, int64_t b, int64_t out)
+{
+    struct sim_value *d = sim_value_map();
+    int64_t sq[2] = {8, 8};
+    sim_value_map_set_int(d, "src_a_addr", a);
+    sim_value_map_set_int(d, "src_b_addr", b);
+    sim_value_map_set_int(d, "dst_addr", out);
+    sim_value_map_set_take(d, "shape_a", sim_value_int_list(sq, 2));
+    sim_value_map_set_take(d, "shape_b", sim_value_int_list(sq, 2));
+    sim_value_map_set_take(d, "shape_out", sim_value_int_list(sq, 2));
+    sim_value_map_set_str(d, "dtype_in", "f32");
+    sim_value_map_set_str(d, "dtype_out", "f32");
+    sim_value_map_set_int(d, "m", 8);
+    sim_value_map_set_int(d, "k", 8);
+    sim_value_map_set_int(d, "n", 8);
+    sim_value_map_set_str(d, "src_a_space", "tcm");
+    sim_value_map_set_str(d, "src_b_space", "tcm");
+    sim_value_map_set_str(d, "dst_space", "tcm");
+    trace_model_set_details_take(m, ev, d);
+}
+
+/* A math op over 64 f32 at tcm in, into tcm out. */
+static void math(struct trace_model *m, uint64_t ev, int64_t in, int64_t out)
+{
+    struct sim_value *d = sim_value_map();
+    int64_t shape[1] = {64};
+    sim_value_map_set_take(d, "input_addrs", sim_value_int_list(&in, 1));
+    struct sim_value *shapes = sim_value_map_set_take(d, "input_shapes", sim_value_list());
+    sim_value_list_push_take(shapes, sim_value_int_list(shape, 1));
+    struct sim_value *spaces = sim_value_map_set_take(d, "input_spaces", sim_value_list());
+    sim_value_list_push_take(spaces, sim_value_str("tcm"));
+    struct sim_value *dtypes = sim_value_map_set_take(d, "input_dtypes", sim_value_list());
+    sim_value_list_push_take(dtypes, sim_value_str("f32"));
+    sim_value_map_set_int(d, "dst_addr", out);
+    sim_value_map_set_str(d, "dst_space", "tcm");
+    sim_value_map_set_take(d, "shape_out", sim_value_int_list(shape, 1));
+    sim_value_map_set_str(d, "dtype", "f32");
+    sim_value_map_set_take(d, "axis", sim_value_null());
+    trace_model_set_details_take(m, ev, d);
+}
+
+/* A dma_write of n bytes from tcm src to hbm dst (D3.2). */
+static void dma_write(struct trace_model *m, uint64_t ev, int64_t src, int64_t dst, int64_t n)
+{
+    struct sim_value *d = sim_value_map();
+    sim_value_map_set_str(d, "src_space", "tcm");
+    sim_value_map_set_int(d, "src_addr", src);
+    sim_value_map_set_str(d, "dst_space", "hbm");
+    sim_value_map_set_int(d, "dst_addr", dst);
+    sim_value_map_set_int(d, "nbytes", n);
+    trace_model_set_details_take(m, ev, d);
+}
+
+static void path_of(const struct trace_model *m, const uint64_t *evs, size_t n,
+                    struct trace_critpath *p)
+{
+    struct trace_critpath_input in = {.m = m, .events = evs, .n = n, .start = 0};
+    trace_critpath_compute(&in, p);
+}
+
+/*
+ * The DAG, cycles [0, 500):
+ *   A  dma0  dma_read  [0, 100)    hbm 0..256 -> tcm 0..256
+ *   B  dma1  dma_read  [0, 150)    hbm 256..512 -> tcm 256..512
+ *   D  ve0   exp       [100, 130)  tcm 0..256 -> tcm 1024..1280       (RAW on A)
+ *   C  te0   gemm      [160, 400)  tcm 0..256, 256..512 -> tcm 512..768 (RAW on A and B)
+ *   E  dma0  dma_write [405, 500)  tcm 512..768 -> hbm 4096            (RAW on C)
+ * The path is B, C, E: 150 + 10 + 240 + 5 + 95 = 500 cycles.
+ */
+Test(critpath, a_hand_computed_dag_follows_its_latest_dependencies)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t dma0 = trace_model_track(m, "sip0.cube0.pe0.pe_dma", TRACE_ENGINE_DMA, 0);
+    uint32_t dma1 = trace_model_track(m, "sip0.cube0.pe1.pe_dma", TRACE_ENGINE_DMA, 1);
+    uint32_t te0 = trace_model_track(m, "sip0.cube0.pe0.pe_gemm", TRACE_ENGINE_TE, 0);
+    uint32_t ve0 = trace_model_track(m, "sip0.cube0.pe0.pe_math", TRACE_ENGINE_VE, 0);
+    uint64_t A = add(m, dma0, "dma_read", TRACE_KIND_MEMORY, 0, 100, NULL);
+    uint64_t B = add(m, dma1, "dma_read", TRACE_KIND_MEMORY, 0, 150, NULL);
+    uint64_t D = add(m, ve0, "exp", TRACE_KIND_MATH, 100, 130, NULL);
+    uint64_t C = add(m, te0, "gemm_f32", TRACE_KIND_GEMM, 160, 400, NULL);
+    uint64_t E = add(m, dma0, "dma_write", TRACE_KIND_MEMORY, 405, 500, NULL);
+    dma_read(m, A, 0, 0, 256);
+    dma_read(m, B, 256, 256, 256);
+    math(m, D, 0, 1024);
+    gemm(m, C, 0, 256, 512);
+    dma_write(m, E, 512, 4096, 256);
+    trace_model_finish(m);
+
+    uint64_t all[] = {A, B, C, D, E};
+    struct trace_critpath p;
+    path_of(m, all, 5, &p);
+    cr_assert(p.with_addresses);
+    cr_assert_eq(p.ops, 5);
+    cr_assert_eq(p.n, 3, "B, C, E");
+    cr_assert_eq(p.steps[0].ev, B);
+    cr_assert_eq(p.steps[0].why, TRACE_DEP_START);
+    cr_assert_eq(p.steps[0].wait, 0);
+    cr_assert_eq(p.steps[1].ev, C);
+    cr_assert_eq(p.steps[1].pred, B, "C read what A and B wrote: B ended last");
+    cr_assert_eq(p.steps[1].why, TRACE_DEP_RAW);
+    cr_assert_eq(p.steps[1].wait, 10);
+    cr_assert_eq(p.steps[1].range.lo, 256);
+    cr_assert_eq(p.steps[1].range.hi, 512);
+    cr_assert_eq(p.steps[2].ev, E);
+    cr_assert_eq(p.steps[2].why, TRACE_DEP_RAW);
+    cr_assert_eq(p.steps[2].wait, 5);
+    uint64_t sum = 0;
+    for (size_t i = 0; i < p.n; i++) {
+        const struct trace_event *e = trace_model_event(m, p.steps[i].ev);
+        sum += p.steps[i].wait + (e->end - e->start);
+    }
+    cr_assert_eq(sum, 500, "the path's waits and durations add up to its end");
+    cr_assert_eq(p.end, 500);
+    char why[128];
+    cr_assert_str_eq(trace_critpath_why(&p, &p.steps[2], why, sizeof(why)),
+                     "reads tcm 0x200..0x300 it wrote");
+    cr_assert_eq(trace_critpath_find(&p, C), 1);
+    cr_assert_eq(trace_critpath_find(&p, D), SIZE_MAX);
+    trace_critpath_fini(&p);
+
+    /* D waits on A through the bytes A wrote */
+    uint64_t ad[] = {D, A};
+    path_of(m, ad, 2, &p);
+    cr_assert_eq(p.n, 2);
+    cr_assert_eq(p.steps[1].ev, D);
+    cr_assert_eq(p.steps[1].pred, A);
+    cr_assert_eq(p.steps[1].why, TRACE_DEP_RAW);
+    trace_critpath_fini(&p);
+    trace_model_free(m);
+}
+
+Test(critpath, tiles_engines_and_launch_order_when_memory_says_nothing)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t dma0 = trace_model_track(m, "DMA 0", TRACE_ENGINE_DMA, 0);
+    uint32_t ve0 = trace_model_track(m, "VE 0", TRACE_ENGINE_VE, 0);
+    uint32_t te0 = trace_model_track(m, "TE 0", TRACE_ENGINE_TE, 0);
+    /* a tile's two stages on two engines; the second waits 10 cycles on the first */
+    uint64_t F = add(m, ve0, "VE_TILE", TRACE_KIND_MATH, 130, 300, "t1");
+    uint64_t G = add(m, dma0, "DMA_STORE", TRACE_KIND_MEMORY, 310, 350, "t1");
+    /* an op queued behind another on its engine */
+    uint64_t X = add(m, dma0, "DMA_LOAD", TRACE_KIND_MEMORY, 350, 400, NULL);
+    /* an op with nothing to wait on but what ended before it */
+    uint64_t Y = add(m, te0, "TE_GEMM", TRACE_KIND_GEMM, 420, 480, NULL);
+    trace_model_finish(m);
+    uint64_t evs[] = {F, G, X, Y};
+    struct trace_critpath p;
+    path_of(m, evs, 4, &p);
+    cr_assert_not(p.with_addresses);
+    cr_assert(p.with_tiles);
+    cr_assert_eq(p.n, 4, "F, G, X, Y");
+    cr_assert_eq(p.steps[0].ev, F);
+    cr_assert_eq(p.steps[0].wait, 130, "from the start of the span");
+    cr_assert_eq(p.steps[1].why, TRACE_DEP_TILE);
+    cr_assert_eq(p.steps[1].wait, 10);
+    cr_assert_eq(p.steps[2].ev, X);
+    cr_assert_eq(p.steps[2].why, TRACE_DEP_ENGINE);
+    cr_assert_eq(p.steps[2].wait, 0);
+    cr_assert_eq(p.steps[3].ev, Y);
+    cr_assert_eq(p.steps[3].why, TRACE_DEP_ORDER);
+    cr_assert_eq(p.steps[3].wait, 20);
+    trace_critpath_fini(&p);
+    trace_model_free(m);
+}
+
+Test(critpath, a_composite_op_gives_way_to_its_stages)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t te0 = trace_model_track(m, "TE 0", TRACE_ENGINE_TE, 0);
+    uint32_t dma0 = trace_model_track(m, "DMA 0", TRACE_ENGINE_DMA, 0);
+    uint64_t big = add(m, te0, "composite_gemm", TRACE_KIND_GEMM, 0, 1000, "g");
+    uint64_t rd = add(m, dma0, "TileToken/DMA_READ", TRACE_KIND_UNKNOWN, 0, 300, "g");
+    uint64_t gm = add(m, te0, "TileToken/GEMM", TRACE_KIND_UNKNOWN, 300, 800, "g");
+    uint64_t wr = add(m, dma0, "TileToken/DMA_WRITE", TRACE_KIND_UNKNOWN, 800, 1000, "g");
+    trace_model_finish(m);
+    uint64_t evs[] = {big, rd, gm, wr};
+    struct trace_critpath p;
+    path_of(m, evs, 4, &p);
+    cr_assert_eq(p.ops, 3);
+    cr_assert_eq(p.n, 3);
+    cr_assert_eq(p.steps[0].ev, rd);
+    cr_assert_eq(p.steps[2].ev, wr);
+    trace_critpath_fini(&p);
+    trace_model_free(m);
+}
+
+Test(opinfo, gemm_math_and_spec_dma_details)
+{
+    struct trace_spaces sp;
+    trace_spaces_init(&sp);
+    struct trace_opinfo o;
+    /* a spec trace's GEMM: m, n, k only */
+    struct sim_value *d = sim_value_map();
+    sim_value_map_set_int(d, "m", 64);
+    sim_value_map_set_int(d, "n", 128);
+    sim_value_map_set_int(d, "k", 256);
+    trace_opinfo_decode("TE_GEMM_TILE", TRACE_KIND_GEMM, d, &sp, &o);
+    cr_assert_eq(o.flops, 2.0 * 64 * 128 * 256);
+    sim_value_free(d);
+    /* a TileToken stage has no arithmetic of its own */
+    d = sim_value_map();
+    sim_value_map_set_int(d, "m", 16);
+    sim_value_map_set_int(d, "n", 16);
+    sim_value_map_set_int(d, "k", 16);
+    trace_opinfo_decode("TileToken/GEMM", TRACE_KIND_UNKNOWN, d, &sp, &o);
+    cr_assert_eq(o.flops, 0);
+    sim_value_free(d);
+    /* a spec trace's DMA read */
+    d = sim_value_map();
+    sim_value_map_set_str(d, "direction", "read");
+    sim_value_map_set_int(d, "bytes", 2048);
+    sim_value_map_set_int(d, "dram_addr", 120000);
+    trace_opinfo_decode("DMA_LOAD_TILE", TRACE_KIND_MEMORY, d, &sp, &o);
+    cr_assert_eq(o.bytes, 2048);
+    cr_assert_eq(o.nreads, 1);
+    cr_assert_eq(o.reads[0].space, 0);
+    cr_assert_eq(o.reads[0].lo, 120000);
+    cr_assert_eq(o.reads[0].hi, 122048);
+    cr_assert_not(o.has_write);
+    sim_value_free(d);
+    /* a reduction counts its input elements */
+    d = sim_value_map();
+    int64_t in = 0, shape[2] = {4, 64}, out[1] = {4};
+    sim_value_map_set_take(d, "input_addrs", sim_value_int_list(&in, 1));
+    struct sim_value *shapes = sim_value_map_set_take(d, "input_shapes", sim_value_list());
+    sim_value_list_push_take(shapes, sim_value_int_list(shape, 2));
+    sim_value_map_set_take(d, "shape_out", sim_value_int_list(out, 1));
+    sim_value_map_set_str(d, "dtype", "f32");
+    sim_value_map_set_int(d, "axis", 1);
+    sim_value_map_set_int(d, "dst_addr", 4096);
+    trace_opinfo_decode("sum", TRACE_KIND_MATH, d, &sp, &o);
+    cr_assert_eq(o.flops, 256);
+    cr_assert_eq(o.reads[0].hi, 1024, "4 x 64 f32 from tcm 0");
+    cr_assert_eq(o.write.lo, 4096);
+    cr_assert_eq(o.write.hi, 4096 + 16);
+    sim_value_free(d);
+}
