@@ -1,0 +1,280 @@
+/*
+ * The bottleneck verdict (trace/verdict.h) on workloads whose bottleneck is known by
+ * construction, run on the default chip with the live feed: GEMMs on data in TCM are
+ * compute-bound, a large vector add is bound by DMA / HBM bandwidth, a chain of tiny
+ * dependent ops by dependency latency, big MemoryWrites from host buffers by the host
+ * link. A trace from another producer gets a verdict from what it has and says what it
+ * lacks.
+ */
+#include "sim/chip/chip.h"
+#include "sim/host/host.h"
+#include "sim/host/run.h"
+#include "sim/kernel/kernel.h"
+#include "sim/kernel/tl.h"
+#include "sim/program/workload.h"
+#include "trace/live.h"
+#include "trace/loader.h"
+#include "trace/verdict.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- running a program -------------------------------------------------------------------- */
+
+struct ran {
+    struct sim_config *cfg;
+    struct sim_workload *wl;
+    struct sim_chip *chip;
+    struct trace_live *live;
+    struct trace_verdict *v;
+};
+
+static void run_program(struct ran *r, const char *program, const struct sim_kernel *k)
+{
+    struct diag d;
+    cr_assert_eq(sim_config_load_embedded(SIM_CONFIG_DEFAULT, &r->cfg, &d), 0, "%s", d.msg);
+    cr_assert_eq(sim_workload_load(program, strlen(program), "w.yaml", &r->wl, &d), 0, "%s: %s",
+                 d.path, d.msg);
+    r->chip = sim_chip_new(r->cfg, 0);
+    struct sim_host *host = sim_host_start(r->chip, r->wl, NULL);
+    if (k)
+        sim_host_add_kernel(host, k);
+    struct trace_live_opts o = {.prefill_tokens = -1, .decode_tokens = -1};
+    cr_assert_eq(trace_live_new(r->chip, &o, &r->live, &d), 0, "%s", d.msg);
+    sim_engine_run(sim_chip_engine(r->chip), SIM_RUN_END, 0);
+    cr_assert(sim_host_done(host));
+    for (size_t i = 0; i < sim_host_result_count(host); i++)
+        cr_assert(sim_host_result(host, i)->resp.completion.ok, "request %zu: %s", i,
+                  sim_host_result(host, i)->resp.completion.error_message);
+    trace_live_sync(r->live);
+    r->v = trace_verdict_new(trace_live_model(r->live), NULL);
+}
+
+static void ran_free(struct ran *r)
+{
+    trace_verdict_free(r->v);
+    trace_live_free(r->live);
+    sim_chip_free(r->chip);
+    sim_workload_free(r->wl);
+    sim_config_free(r->cfg);
+}
+
+/* The launch of kernel name. */
+static const struct trace_verdict_item *launch(const struct trace_verdict *v, const char *name)
+{
+    for (size_t i = 0; i < v->nlaunches; i++)
+        if (strcmp(v->launches[i].region->name, name) == 0)
+            return &v->launches[i];
+    cr_assert_fail("no launch named %s", name);
+    return NULL;
+}
+
+static void show(const struct trace_verdict *v, const struct trace_verdict_item *it)
+{
+    char lines[12][TRACE_VERDICT_LINE];
+    size_t n = trace_verdict_evidence(v, it, lines, 12);
+    for (size_t i = 0; i < n; i++)
+        cr_log_info("%s", lines[i]);
+}
+
+#define LAUNCH(name, args)                                                                         \
+    "- msg_type: KernelLaunch\n  correlation_id: c\n  request_id: k\n"                             \
+    "  target_device: \"sip:0\"\n"                                                                 \
+    "  kernel_ref: {name: " name ", kind: builtin, deploy_sip: 0, deploy_cube: 0,\n"               \
+    "               deploy_pe: 0, nbytes_code: 0}\n"                                               \
+    "  args: [" args "]\n"
+
+#define TENSOR(pa, nbytes, dtype)                                                                  \
+    "{arg_kind: tensor, dtype: " #dtype ", tensor_pa_map: {shards: [{sip: 0, cube: 0, pe: 0, "     \
+    "pa: " #pa ", nbytes: " #nbytes ", offset_bytes: 0}]}}"
+
+/* ---- compute: GEMMs on data in TCM ------------------------------------------------------ */
+
+static void gemm_tcm(struct tl *tl, const struct kargs *a)
+{
+    int64_t sq[2] = {128, 128};
+    struct tl_tensor *x = tl_reshape(tl, tl_arg(tl, a, 0), 2, sq); /* f16 */
+    struct tl_tensor *y = tl_reshape(tl, tl_arg(tl, a, 1), 2, sq);
+    struct tl_tensor *ta = tl_load(tl, x), *tb = tl_load(tl, y);
+    for (int i = 0; i < 40; i++) {
+        uint64_t mark = tl_tcm_mark(tl);
+        tl_dot(tl, ta, tb);
+        tl_tcm_release(tl, mark);
+    }
+}
+
+static const struct sim_kernel gemm_tcm_def = {.name = "gemm_tcm", .fn = gemm_tcm};
+
+Test(verdict, gemms_on_data_in_tcm_are_compute_bound)
+{
+    static const char program[] =
+        "messages:\n"
+        "- {msg_type: MemoryWrite, correlation_id: c, request_id: a, target_device: \"sip:0\",\n"
+        "   dst_sip: 0, dst_cube: 0, dst_pe: 0, dst_pa: 0, nbytes: 32768, dst_mem_kind: HBM,\n"
+        "   src_kind: pattern, pattern: {pattern_kind: fill_fp16, value: 0.5}, dtype: f16}\n"
+        "- {msg_type: MemoryWrite, correlation_id: c, request_id: b, target_device: \"sip:0\",\n"
+        "   dst_sip: 0, dst_cube: 0, dst_pe: 0, dst_pa: 32768, nbytes: 32768, dst_mem_kind: HBM,\n"
+        "   src_kind: pattern, pattern: {pattern_kind: fill_fp16, value: 0.25}, dtype: f16}\n" LAUNCH(
+            "gemm_tcm", TENSOR(0, 32768, f16) ", " TENSOR(32768, 32768, f16));
+    struct ran r = {0};
+    run_program(&r, program, &gemm_tcm_def);
+    const struct trace_verdict_item *it = launch(r.v, "gemm_tcm");
+    show(r.v, it);
+    cr_assert_eq(it->bound, TRACE_BOUND_COMPUTE, "%s", trace_bound_name(it->bound));
+    cr_assert_gt(it->share, 0.5);
+    cr_assert_gt(it->busy[TRACE_ENGINE_TE], 0.8);
+    /* 40 GEMMs of 128^3 at f16 */
+    cr_assert_eq(it->flops, 40 * 2.0 * 128 * 128 * 128);
+    cr_assert_eq(it->peak_flops, 2.0 * 1024, "one TE engine, 1024 f16 MACs per cycle");
+    cr_assert_gt(it->flops / (double)it->length / it->peak_flops, 0.8, "near the roof");
+    cr_assert_eq(r.v->run.bound, TRACE_BOUND_COMPUTE);
+    ran_free(&r);
+}
+
+/* ---- dependency latency: a chain of tiny dependent ops ------------------------------------ */
+
+static void chain(struct tl *tl, const struct kargs *a)
+{
+    struct tl_tensor *x = tl_arg(tl, a, 0);
+    struct tl_tensor *v = tl_load(tl, x);
+    for (int i = 0; i < 200; i++)
+        v = tl_neg(tl, v);
+    tl_store(tl, x, v);
+}
+
+static const struct sim_kernel chain_def = {.name = "chain", .fn = chain};
+
+Test(verdict, a_chain_of_tiny_dependent_ops_is_latency_bound)
+{
+    static const char program[] =
+        "messages:\n"
+        "- {msg_type: MemoryWrite, correlation_id: c, request_id: a, target_device: \"sip:0\",\n"
+        "   dst_sip: 0, dst_cube: 0, dst_pe: 0, dst_pa: 0, nbytes: 64, dst_mem_kind: HBM,\n"
+        "   src_kind: pattern, pattern: {pattern_kind: fill_fp32, value: 1}, dtype: f32}\n" LAUNCH(
+            "chain", TENSOR(0, 64, f32));
+    struct ran r = {0};
+    run_program(&r, program, &chain_def);
+    const struct trace_verdict_item *it = launch(r.v, "chain");
+    show(r.v, it);
+    cr_assert_eq(it->bound, TRACE_BOUND_LATENCY, "%s", trace_bound_name(it->bound));
+    cr_assert_gt(it->path.n, 200, "the chain is the path");
+    /* each neg waited on the one before through the bytes it wrote */
+    size_t raw = 0;
+    for (size_t s = 0; s < it->path.n; s++)
+        raw += it->path.steps[s].why == TRACE_DEP_RAW;
+    cr_assert_geq(raw, 200);
+    ran_free(&r);
+}
+
+/* ---- DMA / HBM bandwidth: a large vector add ------------------------------------------------- */
+
+Test(verdict, a_large_vector_add_is_bound_by_dma_and_hbm)
+{
+    struct sim_run *run;
+    struct diag d;
+    struct sim_run_opts ro = {.kernel_spec = "vector_add:n=262144"};
+    cr_assert_eq(sim_run_new(&ro, &run, &d), 0, "%s", d.msg);
+    sim_run_timing_only(run);
+    struct trace_live *l;
+    struct trace_live_opts o = {.prefill_tokens = -1, .decode_tokens = -1};
+    cr_assert_eq(trace_live_new(sim_run_chip(run), &o, &l, &d), 0, "%s", d.msg);
+    sim_run_advance(run, SIM_RUN_END, 0);
+    trace_live_sync(l);
+    struct trace_verdict *v = trace_verdict_new(trace_live_model(l), NULL);
+    const struct trace_verdict_item *it = launch(v, "vector_add");
+    show(v, it);
+    cr_assert_eq(it->bound, TRACE_BOUND_MEMORY, "%s", trace_bound_name(it->bound));
+    cr_assert_gt(it->busy[TRACE_ENGINE_DMA], 0.8);
+    cr_assert_eq(it->dram_bytes, 262144 * 4 * 3, "x and y read, out written");
+    cr_assert_eq(it->missing, 0, "npuscope's own trace lacks nothing");
+    /* -k writes the inputs from host buffers: the run as a whole waits on the host link */
+    show(v, &v->run);
+    cr_assert_eq(v->run.bound, TRACE_BOUND_HOST, "%s", trace_bound_name(v->run.bound));
+    trace_verdict_free(v);
+    trace_live_free(l);
+    sim_run_free(run);
+}
+
+/* ---- host transfer: big MemoryWrites from host buffers -------------------------------------- */
+
+Test(verdict, big_memory_writes_from_host_buffers_are_host_bound)
+{
+    char dir[] = "/tmp/npuscope-verdict-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof(path), "%s/buf.bin", dir);
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    static unsigned char zeros[1 << 20];
+    cr_assert_eq(fwrite(zeros, 1, sizeof(zeros), f), sizeof(zeros));
+    fclose(f);
+    char program[2048];
+    int n = snprintf(program, sizeof(program), "messages:\n");
+    for (int i = 0; i < 4; i++)
+        n += snprintf(program + n, sizeof(program) - (size_t)n,
+                      "- {msg_type: MemoryWrite, correlation_id: c, request_id: w%d,\n"
+                      "   target_device: \"sip:0\", dst_sip: 0, dst_cube: 0, dst_pe: 0,\n"
+                      "   dst_pa: %d, nbytes: 1048576, dst_mem_kind: HBM,\n"
+                      "   src_kind: host_buffer_ref, host_buffer_ref: %s}\n",
+                      i, i << 20, path);
+    struct ran r = {0};
+    run_program(&r, program, NULL);
+    show(r.v, &r.v->run);
+    cr_assert_eq(r.v->run.bound, TRACE_BOUND_HOST, "%s", trace_bound_name(r.v->run.bound));
+    cr_assert_gt(r.v->run.share, 0.8);
+    cr_assert_eq(r.v->nlaunches, 4, "a region per MemoryWrite");
+    cr_assert_str_eq(r.v->launches[3].region->name, "MemoryWrite");
+    cr_assert_eq(r.v->launches[3].region->occurrence, 3);
+    /* the bytes cross the host link, then the io_cpu's link to the cube, both at the host
+     * class's 32 GB/s: each carries them for 40% of the run */
+    cr_assert_gt(r.v->run.host_util, 0.35, "the host links carried the bytes");
+    ran_free(&r);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* ---- another producer's trace --------------------------------------------------------------- */
+
+Test(verdict, a_spec_trace_gets_a_verdict_and_the_missing_evidence)
+{
+    static const char json[] =
+        "{\"version\": \"1.0\", \"timeline_events\": [\n"
+        "{\"type\": \"ENGINE_EVENT\", \"engine\": \"DMA\", \"engine_id\": 0, \"cmdq_id\": 0,"
+        " \"op\": \"DMA_LOAD\", \"start_cycle\": 0, \"end_cycle\": 800,"
+        " \"details\": {\"direction\": \"read\", \"bytes\": 65536}},\n"
+        "{\"type\": \"ENGINE_EVENT\", \"engine\": \"TE\", \"engine_id\": 0, \"cmdq_id\": 0,"
+        " \"op\": \"TE_GEMM\", \"start_cycle\": 800, \"end_cycle\": 900,"
+        " \"details\": {\"m\": 8, \"n\": 8, \"k\": 8}},\n"
+        "{\"type\": \"ENGINE_EVENT\", \"engine\": \"DMA\", \"engine_id\": 0, \"cmdq_id\": 0,"
+        " \"op\": \"DMA_STORE\", \"start_cycle\": 900, \"end_cycle\": 1000,"
+        " \"details\": {\"direction\": \"write\", \"bytes\": 256}}\n"
+        "]}\n";
+    struct trace_model *m;
+    struct diag d;
+    cr_assert_eq(trace_load_buffer(json, strlen(json), "spec.json", NULL, &m, &d), 0, "%s", d.msg);
+    struct trace_verdict *v = trace_verdict_new(m, NULL);
+    cr_assert_eq(v->nlaunches, 1);
+    const struct trace_verdict_item *it = &v->launches[0];
+    show(v, it);
+    cr_assert_eq(it->bound, TRACE_BOUND_MEMORY, "%s", trace_bound_name(it->bound));
+    cr_assert_eq(it->path.n, 3, "engine order");
+    cr_assert(it->missing & TRACE_MISSING_PEAKS);
+    cr_assert(it->missing & TRACE_MISSING_RESOURCES);
+    cr_assert(it->missing & TRACE_MISSING_DEPS);
+    cr_assert_eq(it->flops, 2.0 * 8 * 8 * 8);
+    char lines[12][TRACE_VERDICT_LINE];
+    size_t n = trace_verdict_evidence(v, it, lines, 12);
+    size_t said = 0;
+    for (size_t i = 0; i < n; i++)
+        said += strncmp(lines[i], "missing", 7) == 0;
+    cr_assert_eq(said, 3, "each missing piece of evidence named");
+    struct sim_value *x = trace_verdict_to_value(v);
+    const struct sim_value *run = sim_value_map_get(x, "run");
+    cr_assert_str_eq(sim_value_get_str(run, "bound", ""), "memory");
+    sim_value_free(x);
+    trace_verdict_free(v);
+    trace_model_free(m);
+}
