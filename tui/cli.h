@@ -83,6 +83,11 @@ struct trace_model;
 struct sim_value;
 void cli_print_views(const struct trace_model *m, uint64_t cycles_total);
 void cli_views_json(const struct trace_model *m, uint64_t cycles_total, struct sim_value *out);
+/* summary's "where the time goes" (tui/cli_verdict.c): the verdict of the run and of each
+ * kernel launch with its evidence, as text on stdout; and as the value of --json's
+ * "bottleneck" (caller frees). */
+void cli_print_verdict(const struct trace_model *m);
+struct sim_value *cli_verdict_value(const struct trace_model *m);
 int cli_export_chrome(const char *in, const char *out);
 int cli_kernels(void);
 

@@ -227,6 +227,7 @@ int cli_summary(const char *file, bool json)
     if (json) {
         struct sim_value *v = trace_metrics_to_value(&x);
         cli_views_json(m, x.cycles_total, v);
+        sim_value_map_set_take(v, "bottleneck", cli_verdict_value(m));
         struct trace_out o;
         fflush(stdout);
         trace_out_open_fd(&o, STDOUT_FILENO);
@@ -241,6 +242,7 @@ int cli_summary(const char *file, bool json)
     } else {
         print_text(file, m, &x);
         cli_print_views(m, x.cycles_total);
+        cli_print_verdict(m);
         if (fflush(stdout) != 0)
             rc = CLI_EXIT_FAIL;
     }
