@@ -4,7 +4,9 @@
  */
 #include "tui/details.h"
 
+#include "sim/util/escape.h"
 #include "sim/util/xalloc.h"
+#include "trace/critpath.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -178,6 +180,22 @@ static void show_event(struct tui_details *d, struct lines *L, const struct tui_
         snprintf(buf, sizeof(buf), "%d", (int)e->cmdq_id);
         field(L, KW, "cmdq", buf, 0);
     }
+    size_t k = v->path ? trace_critpath_find(v->path, d->ev) : SIZE_MAX;
+    if (k != SIZE_MAX) { /* on the critical path: how long it waited, and on what */
+        const struct trace_path_step *st = &v->path->steps[k];
+        char why[160], pred[64] = "the start of the launch";
+        if (st->pred != UINT64_MAX) {
+            const struct trace_event *pe = trace_model_event(m, st->pred);
+            sim_escape(trace_model_str(m, pe->op), trace_model_str_len(m, pe->op), pred,
+                       sizeof(pred));
+        }
+        snprintf(buf, sizeof(buf), "critical, op %zu of %zu", k + 1, v->path->n);
+        field(L, KW, "path", buf, 0);
+        snprintf(buf, sizeof(buf), "%s after %s", tui_fmt_cycles_ns(a, sizeof(a), st->wait, ghz),
+                 pred);
+        field(L, KW, "waited", buf, 0);
+        field(L, KW, "because", trace_critpath_why(v->path, st, why, sizeof(why)), 0);
+    }
     if (d->det && (d->det->type != SIM_V_MAP || d->det->u.map.len)) {
         tui_canvas_text(L->c, L->r.x, line_y(L), L->r.w, TUI_STYLE_DIM, "details", 0);
         L->n++;
@@ -186,7 +204,6 @@ static void show_event(struct tui_details *d, struct lines *L, const struct tui_
         tui_canvas_text(L->c, L->r.x, line_y(L), L->r.w, TUI_STYLE_DIM, "no details", 0);
         L->n++;
     }
-    (void)v;
 }
 
 /* No op: what is at the cursor's time. */

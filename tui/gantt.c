@@ -23,6 +23,7 @@ struct tui_gantt *tui_gantt_new(struct tui_view *v)
     g->cpc = 1;
     g->t0 = (double)trace_model_t_min(v->m);
     g->band_markers = g->band_tokens = g->band_bw = -1;
+    g->util_y = g->heat_y = -1;
     g->sel_node = -1;
     g->cursor_seen = v->cursor;
     tui_gantt_res_sync(g);
@@ -38,6 +39,7 @@ void tui_gantt_free(struct tui_gantt *g)
     if (!g)
         return;
     tui_gantt_tree_free(g);
+    tui_gantt_path_free(g);
     trace_resources_free(g->res);
     free(g->rows);
     free(g->kinds);
@@ -78,6 +80,8 @@ static bool gantt_sync(void *self, struct tui_view *v)
         if (v->live)
             tui_gantt_follow_now(g);
     }
+    if (tui_gantt_path_sync(g, v))
+        changed = true;
     if (v->cursor != g->cursor_seen) { /* moved by another pane: bring it into view */
         tui_gantt_show_time(g, v->cursor);
         g->cursor_seen = v->cursor;
@@ -88,11 +92,40 @@ static bool gantt_sync(void *self, struct tui_view *v)
     return changed;
 }
 
+/* Where the time goes (the critical path, the strips), then the Gantt's other keys. */
+static enum tui_result gantt_action(void *self, enum tui_action a, struct tui_view *v)
+{
+    struct tui_gantt *g = self;
+    switch (a) {
+    case TUI_ACT_PATH: return tui_gantt_path_toggle(g, v);
+    case TUI_ACT_PATH_NEXT: return tui_gantt_path_step(g, v, 1);
+    case TUI_ACT_PATH_PREV: return tui_gantt_path_step(g, v, -1);
+    case TUI_ACT_HEATMAP:
+        g->show_heat = !g->show_heat;
+        g->strip_label_want = tui_gantt_strip_label_width(g, v->unicode);
+        tui_view_message(v, TUI_STYLE_STATUS, "%s",
+                         g->show_heat
+                             ? "bandwidth heatmap: each HBM and link read (rd) and written "
+                               "(wr, a link: away from the host); H hides it"
+                             : "bandwidth heatmap hidden");
+        return TUI_RES_REDRAW;
+    case TUI_ACT_UTILIZATION:
+        g->show_util = !g->show_util;
+        tui_view_message(v, TUI_STYLE_STATUS, "%s",
+                         g->show_util
+                             ? "utilization: the share of each engine kind busy per column; "
+                               "U hides it"
+                             : "utilization strip hidden");
+        return TUI_RES_REDRAW;
+    default: return tui_gantt_action(self, a, v);
+    }
+}
+
 const struct tui_pane_ops tui_gantt_ops = {
     .name = "Gantt",
     .sync = gantt_sync,
     .render = tui_gantt_render,
-    .action = tui_gantt_action,
+    .action = gantt_action,
     .mouse = tui_gantt_mouse,
     .free = gantt_free,
     .uses_view = true,

@@ -343,6 +343,8 @@ static enum tui_style cell_style(const struct tui_gantt *g, const struct tui_vie
     }
     if (v->mark_layer != TRACE_NO_STR && cell_marked(g, v, track, a, b))
         return TUI_STYLE_OP_SELECTED;
+    if (g->path && tui_gantt_on_path(g, track, a, b))
+        return TUI_STYLE_CRITICAL;
     /* a track with ops of one kind only (the usual engine) needs no look at its ops */
     uint8_t kb = g->kinds[track];
     if (!g->any_inflight && kb && !(kb & (kb - 1))) {
@@ -531,6 +533,7 @@ void tui_gantt_render(void *self, struct tui_canvas *c, struct tui_rect r, struc
     struct tui_gantt *g = self;
     const struct tui_glyphs *gl = tui_glyphs(c->unicode);
     tui_gantt_layout(g, r, v);
+    tui_gantt_strip_layout(g);
     tui_gantt_scroll_to_sel(g);
     tui_canvas_clip(c, r);
     tui_canvas_fill(c, r, ' ', TUI_STYLE_NORMAL);
@@ -571,6 +574,7 @@ void tui_gantt_render(void *self, struct tui_canvas *c, struct tui_rect r, struc
         else
             draw_group_row(g, c, v, y, g->rows[row], gl);
     }
+    tui_gantt_draw_strips(g, c, gl);
     /* marker lines through empty cells of the rows */
     size_t nm;
     long *cols = markers_in_view(g, &nm);

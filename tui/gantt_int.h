@@ -98,6 +98,17 @@ struct tui_gantt {
     uint8_t *busy_done; /* owned: per track */
     size_t busy_cap, busy_done_cap;
 
+    /* the critical path shown (gantt_path.c) */
+    struct trace_critpath *path; /* owned, or NULL */
+    char path_name[96];          /* the launch it is of (escaped) */
+    uint64_t *path_spans;        /* owned: (track, start, end) of its ops, by track and start */
+    size_t path_nspans;
+
+    /* the strips under the rows (gantt_strip.c): y of their first row, -1 when absent */
+    bool show_util, show_heat;
+    int util_y, util_h, heat_y, heat_h;
+    int strip_label_want; /* the width the heatmap's labels want (the layout makes room) */
+
     /* search: whether each op name matches, cached by string id */
     char *pattern; /* owned, lower case */
     uint32_t *match_keys;
@@ -144,6 +155,27 @@ void tui_gantt_draw_res_row(struct tui_gantt *g, struct tui_canvas *c, int y, in
 void tui_gantt_res_describe(struct tui_gantt *g, struct tui_view *v, int node);
 /* Whether node is a group holding resources only. */
 bool tui_gantt_res_only(const struct tui_gantt *g, int node);
+
+/* ---- gantt_path.c: the critical path ----------------------------------------------------- */
+
+/* P: show the critical path of the launch at the cursor, or hide the one shown; ( and ):
+ * the cursor to the previous or next op along it. */
+enum tui_result tui_gantt_path_toggle(struct tui_gantt *g, struct tui_view *v);
+enum tui_result tui_gantt_path_step(struct tui_gantt *g, struct tui_view *v, int dir);
+/* Carry out a pane's request for a launch's path (tui_view_request_path); true when it did. */
+bool tui_gantt_path_sync(struct tui_gantt *g, struct tui_view *v);
+/* Whether an op of the path runs on track within [a, b). */
+bool tui_gantt_on_path(const struct tui_gantt *g, uint32_t track, uint64_t a, uint64_t b);
+void tui_gantt_path_free(struct tui_gantt *g);
+
+/* ---- gantt_strip.c: utilization over time and the bandwidth heatmap ------------------------ */
+
+/* Take the rows of the strips that are on from the bottom of the laid-out rows (after
+ * tui_gantt_layout), keeping BAND_ROWS rows of tracks; then draw them. */
+void tui_gantt_strip_layout(struct tui_gantt *g);
+void tui_gantt_draw_strips(struct tui_gantt *g, struct tui_canvas *c, const struct tui_glyphs *gl);
+/* The widest label of the heatmap's rows, for strip_label_want. */
+int tui_gantt_strip_label_width(const struct tui_gantt *g, bool unicode);
 
 /* ---- gantt_view.c: the view of time ---------------------------------------------------- */
 

@@ -84,6 +84,12 @@ static const struct {
     {'P', TUI_ACT_BACK_OP},
     {'U', TUI_ACT_BACK_UNTIL},
     {'R', TUI_ACT_BACK_BREAK},
+    {'v', TUI_ACT_BOTTLENECK},
+    {'C', TUI_ACT_PATH}, /* the critical path (P goes back) */
+    {')', TUI_ACT_PATH_NEXT},
+    {'(', TUI_ACT_PATH_PREV},
+    {'H', TUI_ACT_HEATMAP},
+    {'E', TUI_ACT_UTILIZATION}, /* engines' utilization (U goes back) */
 };
 
 static const struct tui_action_info actions[] = {
@@ -126,6 +132,15 @@ static const struct tui_action_info actions[] = {
     {TUI_ACT_REVERSE, "Analysis", "layers: reverse the order (F unfolds every layer)", false},
     {TUI_ACT_DIFF, "Compare", "compare with a second trace, or close the comparison", false},
     {TUI_ACT_DIFF_ALIGN, "Compare", "comparing: one time axis, or matched launches aligned", false},
+    {TUI_ACT_BOTTLENECK, "Where the time goes", "the bottleneck pane: what bounded each launch",
+     false},
+    {TUI_ACT_PATH, "Where the time goes", "show or hide the critical path of a launch", false},
+    {TUI_ACT_PATH_NEXT, "Where the time goes", "the cursor to the next op of the critical path",
+     false},
+    {TUI_ACT_PATH_PREV, "Where the time goes", "the cursor to the previous op of the path", false},
+    {TUI_ACT_HEATMAP, "Where the time goes", "the bandwidth heatmap of each HBM and link", false},
+    {TUI_ACT_UTILIZATION, "Where the time goes", "utilization over time of each engine kind",
+     false},
     {TUI_ACT_PAUSE, "Simulation", "pause or resume", true},
     {TUI_ACT_STEP, "Simulation", "step one event", true},
     {TUI_ACT_STEP_OP, "Simulation", "step to the next op record", true},
@@ -134,7 +149,7 @@ static const struct tui_action_info actions[] = {
     {TUI_ACT_SLOWER, "Simulation", "slower: fewer events per second", true},
     {TUI_ACT_FASTER, "Simulation", "faster, up to as fast as possible", true},
     {TUI_ACT_FOLLOW, "Simulation", "follow now again after scrolling away", true},
-    {TUI_ACT_BREAK_ADD, "Simulation", "add a breakpoint: c GLOB (component), o NAME, m MARKER",
+    {TUI_ACT_BREAK_ADD, "Simulation", "breakpoint: c GLOB, o NAME, m NAME, or hbm.util > 0.9",
      true},
     {TUI_ACT_BREAK_LIST, "Simulation", "list breakpoints (d removes one)", true},
     {TUI_ACT_WRITE, "Simulation", "write the trace now (-o FILE; incomplete before the end)", true},

@@ -81,6 +81,13 @@ enum tui_action {
     TUI_ACT_TOKENS,
     TUI_ACT_ANOMALIES,
     TUI_ACT_REVERSE,
+    /* where the time goes */
+    TUI_ACT_BOTTLENECK,  /* the bottleneck pane */
+    TUI_ACT_PATH,        /* the critical path on the Gantt */
+    TUI_ACT_PATH_NEXT,   /* the cursor to its next op */
+    TUI_ACT_PATH_PREV,   /* ... its previous op */
+    TUI_ACT_HEATMAP,     /* the bandwidth heatmap under the Gantt */
+    TUI_ACT_UTILIZATION, /* the utilization strip under the Gantt */
     /* a live simulation */
     TUI_ACT_PAUSE,
     TUI_ACT_STEP,

@@ -42,6 +42,11 @@ static const char *const style_names[TUI_STYLE_COUNT] = {
     [TUI_STYLE_MEM_LIVE] = "mem_live",
     [TUI_STYLE_SELECTION] = "selection",
     [TUI_STYLE_MATCH] = "match",
+    [TUI_STYLE_CRITICAL] = "critical",
+    [TUI_STYLE_HEAT_1] = "heat_1",
+    [TUI_STYLE_HEAT_2] = "heat_2",
+    [TUI_STYLE_HEAT_3] = "heat_3",
+    [TUI_STYLE_HEAT_4] = "heat_4",
 };
 
 const char *tui_style_name(enum tui_style s)

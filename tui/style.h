@@ -46,6 +46,11 @@ enum tui_style {
     TUI_STYLE_MEM_LIVE,  /* a memory region live at the cursor's time */
     TUI_STYLE_SELECTION, /* the selected line of a list */
     TUI_STYLE_MATCH,     /* a search match */
+    TUI_STYLE_CRITICAL,  /* an op on the critical path */
+    TUI_STYLE_HEAT_1,    /* heatmap cells: up to a quarter of the peak */
+    TUI_STYLE_HEAT_2,    /* up to half */
+    TUI_STYLE_HEAT_3,    /* up to three quarters */
+    TUI_STYLE_HEAT_4,    /* more */
     TUI_STYLE_COUNT,
 };
 

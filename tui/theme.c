@@ -44,6 +44,9 @@ static const unsigned mono_defaults[TUI_STYLE_COUNT] = {
     [TUI_STYLE_MEM_LIVE] = TUI_ATTR_BOLD,
     [TUI_STYLE_SELECTION] = TUI_ATTR_REVERSE,
     [TUI_STYLE_MATCH] = TUI_ATTR_UNDERLINE,
+    [TUI_STYLE_CRITICAL] = TUI_ATTR_BOLD | TUI_ATTR_UNDERLINE,
+    [TUI_STYLE_HEAT_3] = TUI_ATTR_BOLD,
+    [TUI_STYLE_HEAT_4] = TUI_ATTR_BOLD | TUI_ATTR_REVERSE,
 };
 
 void tui_theme_init_plain(struct tui_theme *th)

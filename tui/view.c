@@ -64,6 +64,20 @@ void tui_view_goto(struct tui_view *v, uint64_t t0, uint64_t t1, uint64_t cursor
     v->goto_rev++;
 }
 
+void tui_view_set_path(struct tui_view *v, const struct trace_critpath *p, size_t step)
+{
+    v->path = p;
+    v->path_step = step;
+    v->rev++;
+}
+
+void tui_view_request_path(struct tui_view *v, int32_t cmdq_id)
+{
+    v->path_request = cmdq_id;
+    v->path_requested = true;
+    v->rev++;
+}
+
 uint64_t tui_view_focus_event(const struct tui_view *v)
 {
     return v->selected != TUI_NO_EVENT ? v->selected : v->hover;

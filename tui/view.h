@@ -38,7 +38,15 @@ struct tui_view {
     char message[256];         /* for the status line ("" when none) */
     enum tui_style message_style;
     uint64_t message_rev; /* bumps when the message changes */
+
+    /* the critical path shown on the Gantt (computed and owned by the Gantt), or NULL */
+    const struct trace_critpath *path;
+    size_t path_step;     /* the step of the path the cursor walked to */
+    int32_t path_request; /* a launch (cmdq_id) whose path another pane asked for */
+    bool path_requested;  /* path_request is pending */
 };
+
+struct trace_critpath;
 
 /* Start with the cursor at the trace's start, nothing selected, no filters. */
 void tui_view_init(struct tui_view *v, const struct trace_model *m, bool unicode);
@@ -56,6 +64,11 @@ void tui_view_mark(struct tui_view *v, uint32_t layer, uint32_t op);
 /* Ask the Gantt to show [t0, t1) (zoomed to fit it, with a little room around it), put the
  * cursor at cursor and select event (TUI_NO_EVENT: leave the selection). */
 void tui_view_goto(struct tui_view *v, uint64_t t0, uint64_t t1, uint64_t cursor, uint64_t event);
+
+/* Show the critical path p (borrowed, NULL to hide it) at step; ask the Gantt for the
+ * path of the launch with cmdq_id (another pane's request). Each bumps rev. */
+void tui_view_set_path(struct tui_view *v, const struct trace_critpath *p, size_t step);
+void tui_view_request_path(struct tui_view *v, int32_t cmdq_id);
 
 /* The op the details pane shows: the selected one, else the one under the cursor. */
 uint64_t tui_view_focus_event(const struct tui_view *v);
