@@ -9,6 +9,7 @@
 #include "trace/anomaly.h"
 #include "tui/anomalies.h"
 #include "tui/ckpt.h"
+#include "tui/bottleneck.h"
 #include "tui/details.h"
 #include "tui/diffview.h"
 #include "tui/gantt.h"
@@ -26,7 +27,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { P_GANTT, P_SUMMARY, P_MEMORY, P_DETAILS, P_LAYERS, P_TOKENS, P_ANOMALIES, P_COUNT };
+enum {
+    P_GANTT,
+    P_SUMMARY,
+    P_MEMORY,
+    P_DETAILS,
+    P_LAYERS,
+    P_TOKENS,
+    P_ANOMALIES,
+    P_BOTTLENECK,
+    P_COUNT
+};
 
 enum {
     FRAME_NS = 33 * 1000 * 1000, /* at most ~30 redraws a second while running */
@@ -62,8 +73,8 @@ struct tui_app {
     struct tui_view view;
     struct pane panes[P_COUNT];
     int focus;          /* P_* */
-    int left;           /* the pane of the left bottom slot: the summary, memory, layers, tokens or
-                           anomalies */
+    int left;           /* the pane of the left bottom slot: the summary, memory, layers, tokens,
+                           anomalies or bottleneck */
     uint64_t goto_seen; /* the view's goto_rev last carried out */
     uint64_t invalid_gen;   /* the model generation invalid_* are for */
     size_t invalid_n;       /* INVALID_TRACE markers in the model, and the first one's */
@@ -191,6 +202,8 @@ struct tui_app *tui_app_new(struct tui_source *src, int w, int h, bool unicode, 
     a->panes[P_TOKENS] = (struct pane){.ops = &tui_tokens_ops, .self = tui_tokens_new(&a->view)};
     a->panes[P_ANOMALIES] =
         (struct pane){.ops = &tui_anomalies_ops, .self = tui_anomalies_new(&a->view)};
+    a->panes[P_BOTTLENECK] =
+        (struct pane){.ops = &tui_bottleneck_ops, .self = tui_bottleneck_new(&a->view)};
     a->left = P_SUMMARY;
     a->invalid_gen = UINT64_MAX;
     a->canvas = tui_canvas_new(w, h, unicode);
@@ -407,10 +420,12 @@ static void draw_footer(struct tui_app *a)
         return;
     }
     static const char *const keys[][2] = {
-        {"q", "quit"},   {"?", "help"},   {"/", "search"},
-        {"+-", "zoom"},  {"hl", "pan"},   {"jk", "row"},
-        {"Enter", "op"}, {"Tab", "pane"}, {"y T A", "layers tokens anomalies"},
-        {"m", "memory"}, {"f", "fit"},    {"t", "theme"},
+        {"q", "quit"},      {"?", "help"},   {"/", "search"},
+        {"+-", "zoom"},     {"hl", "pan"},   {"jk", "row"},
+        {"Enter", "op"},    {"Tab", "pane"}, {"v", "verdict"},
+        {"P", "path"},      {"y T A", "layers tokens anomalies"},
+        {"m", "memory"},    {"H", "heat"},   {"U", "util"},
+        {"f", "fit"},       {"t", "theme"},
     };
     static const char *const live_keys[][2] = {{"space", "pause"}, {"s", "step"}, {"p", "back"}};
     static const char *const diff_keys[][2] = {
@@ -1014,6 +1029,9 @@ static enum tui_result global_action(struct tui_app *a, enum tui_action act)
         tui_view_message(&a->view, TUI_STYLE_STATUS,
                          "r reverses the order of the layer breakdown (y shows it)");
         return TUI_RES_REDRAW;
+    case TUI_ACT_BOTTLENECK:
+        a->bottom_hidden = false; /* v shows the pane even when b hid the bottom */
+        return toggle_left(a, P_BOTTLENECK);
     case TUI_ACT_MAXIMIZE:
         a->maximized = !a->maximized;
         layout(a);
@@ -1129,7 +1147,12 @@ static bool gantt_wide(enum tui_action act)
     case TUI_ACT_FOLD_ALL:
     case TUI_ACT_FILTER_ENGINE:
     case TUI_ACT_FILTER_KIND:
-    case TUI_ACT_FOLLOW: return true;
+    case TUI_ACT_FOLLOW:
+    case TUI_ACT_PATH:
+    case TUI_ACT_PATH_NEXT:
+    case TUI_ACT_PATH_PREV:
+    case TUI_ACT_HEATMAP:
+    case TUI_ACT_UTILIZATION: return true;
     default: return false;
     }
 }

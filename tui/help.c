@@ -84,6 +84,18 @@ int tui_help_render(struct tui_canvas *c, struct tui_rect r, int scroll, bool li
     const enum tui_style ms[] = {TUI_STYLE_CURSOR, TUI_STYLE_CURSOR, TUI_STYLE_NORMAL,
                                  TUI_STYLE_MARKER, TUI_STYLE_MARKER};
     legend(c, box, &n, scroll, kw, marks, ms, 5, "the time cursor; a marker");
+    const enum tui_style crit[] = {TUI_STYLE_CRITICAL, TUI_STYLE_CRITICAL};
+    const uint32_t full2[] = {gl->eighths[8], gl->eighths[8]};
+    legend(c, box, &n, scroll, kw, full2, crit, 2, "an op on the critical path (P)");
+    const uint32_t spark[] = {gl->spark[1], gl->spark[3], gl->spark[6], gl->spark[8]};
+    const enum tui_style bws[] = {TUI_STYLE_BANDWIDTH, TUI_STYLE_BANDWIDTH, TUI_STYLE_BANDWIDTH,
+                                  TUI_STYLE_BANDWIDTH};
+    legend(c, box, &n, scroll, kw, spark, bws, 4,
+           "an HBM, a link, a utilization strip: share of peak");
+    const uint32_t heat[] = {gl->shade[1], gl->shade[2], gl->shade[3], gl->eighths[8]};
+    const enum tui_style hs[] = {TUI_STYLE_HEAT_1, TUI_STYLE_HEAT_2, TUI_STYLE_HEAT_3,
+                                 TUI_STYLE_HEAT_4};
+    legend(c, box, &n, scroll, kw, heat, hs, 4, "heatmap: up to 1/4, 1/2, 3/4 of the peak, more");
     *visible = box.h - 2;
     tui_canvas_unclip(c);
     return n;

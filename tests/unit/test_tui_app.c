@@ -162,7 +162,7 @@ Test(tui_app, help_opens_scrolls_and_closes)
     cr_assert(shows(&f, "npuscope keys"));
     cr_assert(shows(&f, "zoom in around the cursor"));
     cr_assert(!shows(&f, "│ q                 quit"), "quit is further down");
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 2; i++)
         tui_app_key(f.a, TUI_KEY_PAGE_DOWN);
     cr_assert(shows(&f, "│ q                 quit"));
     cr_assert(!shows(&f, "step one event"), "no live keys for a saved trace");
