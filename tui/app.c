@@ -420,12 +420,12 @@ static void draw_footer(struct tui_app *a)
         return;
     }
     static const char *const keys[][2] = {
-        {"q", "quit"},      {"?", "help"},   {"/", "search"},
-        {"+-", "zoom"},     {"hl", "pan"},   {"jk", "row"},
-        {"Enter", "op"},    {"Tab", "pane"}, {"v", "verdict"},
-        {"P", "path"},      {"y T A", "layers tokens anomalies"},
-        {"m", "memory"},    {"H", "heat"},   {"U", "util"},
-        {"f", "fit"},       {"t", "theme"},
+        {"q", "quit"},   {"?", "help"},   {"/", "search"},
+        {"+-", "zoom"},  {"hl", "pan"},   {"jk", "row"},
+        {"Enter", "op"}, {"Tab", "pane"}, {"v", "verdict"},
+        {"y T A", "layers tokens anomalies"},
+        {"P", "path"},   {"m", "memory"}, {"H", "heat"},
+        {"U", "util"},   {"f", "fit"},    {"t", "theme"},
     };
     static const char *const live_keys[][2] = {{"space", "pause"}, {"s", "step"}, {"p", "back"}};
     static const char *const diff_keys[][2] = {
