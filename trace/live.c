@@ -649,6 +649,16 @@ uint64_t trace_live_op_changes(const struct trace_live *l)
     return l->changes;
 }
 
+const struct trace_resacc *trace_live_resources(const struct trace_live *l)
+{
+    return l->res;
+}
+
+struct sim_chip *trace_live_chip(const struct trace_live *l)
+{
+    return l->chip;
+}
+
 const char *trace_live_path(const struct trace_live *l)
 {
     return l->path;

@@ -95,6 +95,12 @@ int trace_live_write(struct trace_live *l, const char *path, bool incomplete, st
  * offsets, and what a copy writes again is the same bytes at the same offsets.
  */
 void trace_live_resumed(struct trace_live *l);
+/* The bandwidth samples of the chip's resources being filled (borrowed; trace/resacc.h). */
+struct trace_resacc;
+const struct trace_resacc *trace_live_resources(const struct trace_live *l);
+
+/* The chip the feed records (borrowed). */
+struct sim_chip *trace_live_chip(const struct trace_live *l);
 
 /* The trace file given at trace_live_new (borrowed), or NULL. */
 const char *trace_live_path(const struct trace_live *l);

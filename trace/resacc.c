@@ -63,6 +63,17 @@ uint64_t trace_resacc_window(const struct trace_resacc *a)
     return a->w;
 }
 
+size_t trace_resacc_count(const struct trace_resacc *a)
+{
+    return a->nres;
+}
+
+uint32_t trace_resacc_name(const struct trace_resacc *a, uint32_t res)
+{
+    assert(res < a->nres);
+    return a->names[res];
+}
+
 /* A model sample for window k of resource res holding the given bytes. */
 static size_t new_sample(struct trace_resacc *a, uint32_t res, uint64_t k, uint64_t rd, uint64_t wr)
 {

@@ -39,6 +39,10 @@ void trace_resacc_add(struct trace_resacc *a, uint32_t res, bool write, uint64_t
 /* The current window in cycles. */
 uint64_t trace_resacc_window(const struct trace_resacc *a);
 
+/* The resources, and the interned name of resource res. */
+size_t trace_resacc_count(const struct trace_resacc *a);
+uint32_t trace_resacc_name(const struct trace_resacc *a, uint32_t res);
+
 /* Bytes read and written on res in window k (cycles [k x window, (k+1) x window)); false
  * when the window has no traffic. */
 bool trace_resacc_get(const struct trace_resacc *a, uint32_t res, uint64_t k, uint64_t *read,

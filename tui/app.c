@@ -363,6 +363,7 @@ static void draw_header(struct tui_app *a)
         {rate, TUI_STYLE_HEADER, 0, 4},
         {speed, TUI_STYLE_HEADER, 0, 4},
         {st->verify ? st->verify : "", TUI_STYLE_VALUE, TUI_TEXT_UNTRUSTED, 7},
+        {st->fired ? st->fired : "", TUI_STYLE_HEADER_MODE, 0, 8},
         {st->last_event ? st->last_event : "", TUI_STYLE_HEADER, 0, 7},
         {name, TUI_STYLE_HEADER, TUI_TEXT_UNTRUSTED, 7},
         {run, TUI_STYLE_HEADER, TUI_TEXT_UNTRUSTED, 2},
@@ -381,7 +382,9 @@ static void draw_header(struct tui_app *a)
         if (need <= c->w)
             break;
         if (keep == 1 && strrchr(name, '/'))
-            parts[10].text = strrchr(name, '/') + 1; /* the name's part */
+            for (int i = 0; i < NPARTS; i++)
+                if (parts[i].text == name) /* the name's part */
+                    parts[i].text = strrchr(name, '/') + 1;
         for (int i = 0; i < NPARTS; i++)
             if (parts[i].keep == keep)
                 parts[i].text = "";
@@ -403,8 +406,9 @@ static void draw_footer(struct tui_app *a)
     tui_canvas_fill(c, (struct tui_rect){0, y, c->w, 1}, ' ', TUI_STYLE_FOOTER);
     if (a->prompt) {
         static const char *const label[] = {
-            "search: /", "break on (c GLOB, o NAME, m NAME): ", "run until (cycles, 12us, +N): ",
-            "compare with trace: ", "back to (cycles, 12us, -N): "};
+            "search: /", "break on (c GLOB, o NAME, m NAME, hbm.util > 0.9): ",
+            "run until (cycles, 12us, +N): ", "compare with trace: ",
+            "back to (cycles, 12us, -N): "};
         static const char *const hint[] = {"Enter search  Esc cancel", "Enter add  Esc cancel",
                                            "Enter run  Esc cancel", "Enter compare  Esc cancel",
                                            "Enter go back  Esc cancel"};
@@ -463,7 +467,8 @@ static void draw_bplist(struct tui_app *a)
     tui_canvas_box(c, box, " Breakpoints (d remove, B add, any other key closes) ");
     if (!n)
         tui_canvas_text(c, box.x + 2, box.y + 1, box.w - 4, TUI_STYLE_DIM,
-                        "none: B adds one (c GLOB, o NAME, m NAME)", TUI_TEXT_ELLIPSIS);
+                        "none: B adds one (c GLOB, o NAME, m NAME, hbm.util > 0.9)",
+                        TUI_TEXT_ELLIPSIS);
     if (a->bp_sel >= n)
         a->bp_sel = n ? n - 1 : 0;
     int rows = box.h - 2;
@@ -790,13 +795,16 @@ static enum tui_result open_prompt(struct tui_app *a, enum prompt_kind k)
     return TUI_RES_REDRAW;
 }
 
-/* A breakpoint from the prompt: "c GLOB" (component), "o NAME" (op), "m NAME" (marker);
- * without a kind, a pattern with a dot is a component, else an op name. */
+/* A breakpoint from the prompt: "c GLOB" (component), "o NAME" (op), "m NAME" (marker), or a
+ * condition on a metric ("hbm.util > 0.9", "idle(te) > 5us", "op.duration > 2us"); without
+ * a kind, a pattern with a dot is a component, else an op name. */
 static void add_breakpoint(struct tui_app *a, const char *text)
 {
     while (*text == ' ')
         text++;
     enum tui_break_kind kind = strchr(text, '.') ? TUI_BREAK_COMPONENT : TUI_BREAK_OP;
+    if (strchr(text, '<') || strchr(text, '>'))
+        kind = TUI_BREAK_METRIC;
     static const struct {
         const char *word;
         enum tui_break_kind kind;
@@ -814,7 +822,8 @@ static void add_breakpoint(struct tui_app *a, const char *text)
     struct diag d;
     diag_clear(&d);
     if (a->src->ops->break_add(a->src, kind, text, &d) < 0) {
-        tui_view_message(&a->view, TUI_STYLE_ERROR, "%s (c GLOB, o NAME or m NAME)", d.msg);
+        tui_view_message(&a->view, TUI_STYLE_ERROR, "%s (c GLOB, o NAME, m NAME or a condition)",
+                         d.msg);
         return;
     }
     char what[200];

@@ -46,6 +46,7 @@ struct tui_source_status {
     bool backwards;         /* live: this state was reached by going back */
     size_t ckpt_count;      /* live: checkpoints held for going back */
     uint64_t ckpt_bytes;    /* live: their private memory, 0 when unknown */
+    const char *fired;      /* live, paused by a breakpoint: which one and why, or NULL */
 };
 
 /* Going back (live sources with checkpoints: keys p, A, U, R). */
@@ -72,6 +73,7 @@ enum tui_break_kind {
     TUI_BREAK_COMPONENT, /* an op starts on a component whose id matches (fnmatch glob) */
     TUI_BREAK_OP,        /* an op whose name matches starts */
     TUI_BREAK_MARKER,    /* a marker whose name matches is raised */
+    TUI_BREAK_METRIC,    /* a condition on a metric comes to hold (trace/watch.h) */
 };
 
 struct tui_source;
@@ -98,7 +100,8 @@ struct tui_source_ops {
     int (*wait_ms)(struct tui_source *s);
     /* Run until simulated time `cycle` (every event up to it), then pause. */
     int (*run_until)(struct tui_source *s, uint64_t cycle, struct diag *d);
-    /* Breakpoints: add one (pattern copied; -SIM_EINVAL with d for an empty one), count,
+    /* Breakpoints: add one (pattern copied; a METRIC's pattern is its condition, such as
+     * "hbm.util > 0.9"; -SIM_EINVAL with d for an empty pattern or a bad condition), count,
      * describe breakpoint i into buf ("op starts on sip0.*.pe_dma, hit 2 times"), remove. */
     int (*break_add)(struct tui_source *s, enum tui_break_kind kind, const char *pattern,
                      struct diag *d);

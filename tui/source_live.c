@@ -15,6 +15,7 @@
 #include "trace/format.h"
 #include "trace/live.h"
 #include "tui/ckpt.h"
+#include "trace/watch.h"
 #include "tui/view.h"
 
 #include <fnmatch.h>
@@ -59,6 +60,7 @@ struct bp {
     enum tui_break_kind kind;
     char *pattern; /* owned */
     uint64_t hits;
+    int id; /* METRIC: its id in the watch */
 };
 
 /* An event that started or ended an op (the last such op of the event). */
@@ -92,6 +94,10 @@ struct source_live {
 
     struct bp *bps; /* owned */
     size_t nbp;
+    struct trace_watch *watch; /* owned: the METRIC breakpoints' conditions, or NULL */
+    int next_watch_id;
+    uint64_t hit_event;   /* a METRIC breakpoint's op (a model event), or UINT64_MAX */
+    char fired_text[320]; /* the breakpoint that paused the run, for the header */
     size_t markers_seen;
     /* during one event: a breakpoint hit, the last op that started or ended */
     bool hit;
@@ -255,6 +261,27 @@ static void check_markers(struct source_live *L)
     }
 }
 
+/* After an event: a METRIC breakpoint's condition that came to hold? */
+static void check_watch(struct source_live *L)
+{
+    int id;
+    uint64_t ev;
+    char text[200];
+    if (!L->watch || L->hit || !trace_watch_check(L->watch, &id, &ev, text, sizeof(text)))
+        return;
+    for (size_t i = 0; i < L->nbp; i++) {
+        struct bp *b = &L->bps[i];
+        if (b->kind != TUI_BREAK_METRIC || b->id != id)
+            continue;
+        b->hits++;
+        L->hit = true;
+        L->hit_record = UINT64_MAX;
+        L->hit_event = ev;
+        snprintf(L->hit_text, sizeof(L->hit_text), "breakpoint %zu: %s", i + 1, text);
+        return;
+    }
+}
+
 static int live_break_add(struct tui_source *s, enum tui_break_kind kind, const char *pattern,
                           struct diag *d)
 {
@@ -263,8 +290,22 @@ static int live_break_add(struct tui_source *s, enum tui_break_kind kind, const 
         pattern++;
     if (!pattern || !*pattern)
         return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL, "a breakpoint needs a pattern");
+    struct bp b = {kind, NULL, 0, -1};
+    if (kind == TUI_BREAK_METRIC) {
+        struct trace_watch_cond c;
+        int rc = trace_watch_parse(pattern, clock_ghz(L), &c, d);
+        if (rc < 0)
+            return rc;
+        if (!L->watch)
+            L->watch = trace_watch_new(L->feed);
+        b.id = L->next_watch_id++;
+        trace_watch_add(L->watch, b.id, &c);
+        b.pattern = sim_xstrdup(c.text);
+    } else {
+        b.pattern = sim_xstrdup(pattern);
+    }
     L->bps = sim_xreallocarray(L->bps, L->nbp + 1, sizeof(*L->bps));
-    L->bps[L->nbp++] = (struct bp){kind, sim_xstrdup(pattern), 0};
+    L->bps[L->nbp++] = b;
     return 0;
 }
 
@@ -281,9 +322,14 @@ static void live_break_describe(struct tui_source *s, size_t i, char *buf, size_
         return;
     }
     const struct bp *b = &L->bps[i];
-    static const char *const what[] = {"an op starts on", "op", "marker"};
+    static const char *const what[] = {"an op starts on", "op", "marker", "when"};
     char pat[128];
     sim_escape(b->pattern, strlen(b->pattern), pat, sizeof(pat));
+    if (b->kind == TUI_BREAK_METRIC) {
+        snprintf(buf, size, "when %s, hit %" PRIu64 " time%s", pat, b->hits,
+                 b->hits == 1 ? "" : "s");
+        return;
+    }
     snprintf(buf, size, "%s %s%s, hit %" PRIu64 " time%s", what[b->kind], pat,
              b->kind == TUI_BREAK_OP       ? " starts"
              : b->kind == TUI_BREAK_MARKER ? " is raised"
@@ -296,6 +342,8 @@ static void live_break_remove(struct tui_source *s, size_t i)
     struct source_live *L = L_of(s);
     if (i >= L->nbp)
         return;
+    if (L->bps[i].kind == TUI_BREAK_METRIC)
+        trace_watch_remove(L->watch, L->bps[i].id);
     free(L->bps[i].pattern);
     memmove(&L->bps[i], &L->bps[i + 1], (L->nbp - i - 1) * sizeof(*L->bps));
     L->nbp--;
@@ -336,12 +384,14 @@ static void describe_last(struct source_live *L)
 static bool step_one(struct source_live *L)
 {
     L->hit = false;
+    L->hit_event = UINT64_MAX;
     struct sim_step_info info;
     if (sim_engine_step(L->eng, &info) != 1)
         return false;
     L->last = info;
     L->have_last = true;
     check_markers(L);
+    check_watch(L);
     return true;
 }
 
@@ -397,6 +447,7 @@ static void start_running(struct source_live *L, enum goal g)
 {
     if (L->state == ST_FINISHED)
         return;
+    L->fired_text[0] = '\0';
     L->state = ST_RUNNING;
     L->goal = g;
     L->pace_t0 = tui_now_ns();
@@ -411,8 +462,9 @@ static bool check_stop(struct source_live *L)
     if (L->hit) {
         uint64_t ev = L->hit_record != UINT64_MAX
                           ? trace_live_event_of_record(L->feed, L->hit_record)
-                          : UINT64_MAX;
+                          : L->hit_event;
         L->focus = ev;
+        snprintf(L->fired_text, sizeof(L->fired_text), "%s", L->hit_text);
         pause_with(L, L->hit_text);
         return true;
     }
@@ -456,10 +508,11 @@ static void measure(struct source_live *L, uint64_t t)
     L->rate_ev0 = ev;
 }
 
+/* Breakpoints that need a look after every event (markers, conditions on metrics). */
 static bool has_marker_breaks(const struct source_live *L)
 {
     for (size_t i = 0; i < L->nbp; i++)
-        if (L->bps[i].kind == TUI_BREAK_MARKER)
+        if (L->bps[i].kind == TUI_BREAK_MARKER || L->bps[i].kind == TUI_BREAK_METRIC)
             return true;
     return false;
 }
@@ -571,7 +624,7 @@ static uint32_t unpack_carry(struct source_live *L)
         get(r, &at, pat, len);
         pat[len] = '\0';
         L->bps = sim_xreallocarray(L->bps, L->nbp + 1, sizeof(*L->bps));
-        L->bps[L->nbp++] = (struct bp){(enum tui_break_kind)kind, pat, hits};
+        L->bps[L->nbp++] = (struct bp){(enum tui_break_kind)kind, pat, hits, -1};
     }
     if (get(r, &at, &n, sizeof(n)) && n <= sizeof(L->ui) && get(r, &at, L->ui, n))
         L->ui_len = n ? n : 1;
@@ -849,6 +902,7 @@ static int live_control(struct tui_source *s, enum tui_control c, struct diag *d
             return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL, "the simulation has finished");
         L->state = ST_PAUSED;
         L->goal = GOAL_END;
+        L->fired_text[0] = '\0';
         if (!step_one(L)) {
             finished(L);
         } else {
@@ -856,7 +910,8 @@ static int live_control(struct tui_source *s, enum tui_control c, struct diag *d
             if (L->hit) {
                 L->focus = L->hit_record != UINT64_MAX
                                ? trace_live_event_of_record(L->feed, L->hit_record)
-                               : UINT64_MAX;
+                               : L->hit_event;
+                snprintf(L->fired_text, sizeof(L->fired_text), "%s", L->hit_text);
                 notice(L, "%s", L->hit_text);
             }
             if (sim_run_over(L->run))
@@ -959,6 +1014,7 @@ static void live_status(struct tui_source *s, struct tui_source_status *out)
         .backwards = L->backwards && L->state == ST_PAUSED,
         .ckpt_count = L->ckpt ? tui_ckpt_count(L->ckpt) : 0,
         .ckpt_bytes = L->ckpt ? tui_ckpt_memory(L->ckpt) : 0,
+        .fired = L->state == ST_PAUSED && L->fired_text[0] ? L->fired_text : NULL,
     };
 }
 
@@ -976,6 +1032,7 @@ static void live_free(struct tui_source *s)
     for (size_t i = 0; i < L->nbp; i++)
         free(L->bps[i].pattern);
     free(L->bps);
+    trace_watch_free(L->watch);
     trace_live_free(L->feed);
     sim_run_free(L->run);
     free(L->name);
@@ -1024,7 +1081,7 @@ struct tui_source *tui_source_live_take(struct sim_run *run, struct trace_live *
     else
         snprintf(L->speed_text, sizeof(L->speed_text), "max");
     L->focus = UINT64_MAX;
-    L->hit_record = L->changed_record = UINT64_MAX;
+    L->hit_record = L->changed_record = L->hit_event = UINT64_MAX;
     L->verify = o ? o->verify : NULL;
     L->verify_ctx = o ? o->verify_ctx : NULL;
     if (o && o->reverse && tui_ckpt_available()) {
