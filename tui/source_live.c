@@ -273,11 +273,17 @@ static void check_watch(struct source_live *L)
         struct bp *b = &L->bps[i];
         if (b->kind != TUI_BREAK_METRIC || b->id != id)
             continue;
-        b->hits++;
         L->hit = true;
         L->hit_record = UINT64_MAX;
         L->hit_event = ev;
         snprintf(L->hit_text, sizeof(L->hit_text), "breakpoint %zu: %s", i + 1, text);
+        mark_hit(L, UINT64_MAX);
+        if (L->silent) { /* going back: remembered, not stopped at */
+            L->hit = false;
+            L->hit_event = UINT64_MAX;
+            return;
+        }
+        b->hits++;
         return;
     }
 }
@@ -596,6 +602,32 @@ static void pack_carry(struct source_live *L, uint32_t how, const void *ui, size
     put(r, ui, n);
 }
 
+/*
+ * The watch id of a METRIC breakpoint carried back into this copy (its condition as text):
+ * the copy's own when it watched the same condition already (its state as of the copy
+ * carries on), else the condition watched anew. old[0..nold) are the copy's breakpoints;
+ * the one reused is marked (id -1). -1 when the text does not parse (it did before).
+ */
+static int carried_watch(struct source_live *L, struct bp *old, size_t nold, const char *text)
+{
+    for (size_t i = 0; i < nold; i++)
+        if (old[i].kind == TUI_BREAK_METRIC && old[i].id >= 0 &&
+            strcmp(old[i].pattern, text) == 0) {
+            int id = old[i].id;
+            old[i].id = -1;
+            return id;
+        }
+    struct trace_watch_cond c;
+    struct diag d;
+    if (trace_watch_parse(text, clock_ghz(L), &c, &d) < 0)
+        return -1;
+    if (!L->watch)
+        L->watch = trace_watch_new(L->feed);
+    int id = L->next_watch_id++;
+    trace_watch_add(L->watch, id, &c);
+    return id;
+}
+
 static uint32_t unpack_carry(struct source_live *L)
 {
     const struct tui_ckpt_req *r = L->req;
@@ -610,8 +642,9 @@ static uint32_t unpack_carry(struct source_live *L)
         L->trace_done = true;
         L->trace_rc = 0;
     }
-    for (size_t i = 0; i < L->nbp; i++)
-        free(L->bps[i].pattern);
+    struct bp *old = L->bps; /* this copy's, from when it was taken */
+    size_t nold = L->nbp;
+    L->bps = NULL;
     L->nbp = 0;
     get(r, &at, &nbp, sizeof(nbp));
     for (uint32_t i = 0; i < nbp; i++) {
@@ -623,9 +656,18 @@ static uint32_t unpack_carry(struct source_live *L)
         char *pat = sim_xmalloc(len + 1);
         get(r, &at, pat, len);
         pat[len] = '\0';
+        struct bp b = {(enum tui_break_kind)kind, pat, hits, -1};
+        if (b.kind == TUI_BREAK_METRIC)
+            b.id = carried_watch(L, old, nold, pat);
         L->bps = sim_xreallocarray(L->bps, L->nbp + 1, sizeof(*L->bps));
-        L->bps[L->nbp++] = (struct bp){(enum tui_break_kind)kind, pat, hits, -1};
+        L->bps[L->nbp++] = b;
     }
+    for (size_t i = 0; i < nold; i++) { /* breakpoints removed since this copy was taken */
+        if (old[i].kind == TUI_BREAK_METRIC && old[i].id >= 0)
+            trace_watch_remove(L->watch, old[i].id);
+        free(old[i].pattern);
+    }
+    free(old);
     if (get(r, &at, &n, sizeof(n)) && n <= sizeof(L->ui) && get(r, &at, L->ui, n))
         L->ui_len = n ? n : 1;
     else
