@@ -306,7 +306,9 @@ static bool check_windows(struct trace_watch *w, uint64_t now, int *id, char *te
         w->window = W;
     }
     const struct trace_model *m = trace_live_model(w->l);
-    for (; w->next_k < now / W; w->next_k++) {
+    /* a window is looked at once the next one has ended too: the bytes of a transfer are
+     * reported when it ends, and one that began in the window may end in the next */
+    for (; w->next_k + 1 < now / W; w->next_k++) {
         uint64_t k = w->next_k;
         for (size_t i = 0; i < w->n; i++) {
             struct watched *x = &w->v[i];

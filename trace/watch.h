@@ -4,8 +4,10 @@
  * the chip's op log and reads the live feed's resource samples; the caller asks it after
  * each engine event whether a condition has come to hold, and pauses the run when one has.
  *
- *   hbm.util, link.util, host.util   the utilization (0 to 1) of any HBM, link or host link
- *                                    over a bandwidth window, checked as each window closes
+ *   hbm.util, link.util, host.util   the utilization (0 to 1, or a percentage) of any HBM,
+ *                                    link or host link over a bandwidth window, checked at
+ *                                    the first event after the window that follows it (a
+ *                                    transfer's bytes are known when it ends)
  *   idle(KIND)                       how long no op of engine kind KIND (dma, te, ve, host,
  *                                    other) has run: since the last one ended, or since the
  *                                    start; checked after every event
