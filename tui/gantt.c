@@ -111,6 +111,7 @@ static enum tui_result gantt_action(void *self, enum tui_action a, struct tui_vi
         return TUI_RES_REDRAW;
     case TUI_ACT_UTILIZATION:
         g->show_util = !g->show_util;
+        g->strip_label_want = tui_gantt_strip_label_width(g, v->unicode);
         tui_view_message(v, TUI_STYLE_STATUS, "%s",
                          g->show_util
                              ? "utilization: the share of each engine kind busy per column; "

@@ -520,6 +520,9 @@ static void draw_title(struct tui_gantt *g, struct tui_canvas *c, const struct t
             n += snprintf(buf + n, sizeof(buf) - (size_t)n, " op=%s", name);
         }
     }
+    if ((g->show_heat && g->heat_y < 0) || (g->show_util && g->util_y < 0))
+        n += snprintf(buf + n, sizeof(buf) - (size_t)n, "  %s: no room (z, b)",
+                      g->show_heat && g->heat_y < 0 ? "heatmap" : "utilization");
     if (g->nrows > (size_t)g->rows_h && g->rows_h > 0)
         snprintf(buf + n, sizeof(buf) - (size_t)n, "  rows %zu-%zu/%zu", g->top + 1,
                  g->top + (size_t)g->rows_h < g->nrows ? g->top + (size_t)g->rows_h : g->nrows,
@@ -594,7 +597,7 @@ void tui_gantt_render(void *self, struct tui_canvas *c, struct tui_rect r, struc
         tui_canvas_put(c, x, r.y + 1, gl->cursor_mark, TUI_STYLE_CURSOR);
         for (int y = r.y + 2; y < r.y + r.h; y++) {
             const struct tui_cell *cell = tui_canvas_cell(c, x, y);
-            if (!cell)
+            if (!cell || y == g->heat_y) /* the heatmap's legend is text */
                 continue;
             if (cell->cp == ' ' || (cell->cp == gl->vline_light && y >= g->rows_y))
                 tui_canvas_put(c, x, y, gl->vline, TUI_STYLE_CURSOR);

@@ -17,7 +17,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The engine kinds with tracks, in order; returns how many. */
+/* Whether track t has ops (a track may hold only markers). */
+static bool has_ops(const struct tui_gantt *g, uint32_t t)
+{
+    const uint64_t *idx;
+    return trace_model_track_events(g->m, t, &idx) > 0;
+}
+
+/* The engine kinds with tracks that have ops, in order; returns how many. */
 static int kinds_present(const struct tui_gantt *g, int *out)
 {
     int n = 0;
@@ -25,7 +32,7 @@ static int kinds_present(const struct tui_gantt *g, int *out)
     for (int e = 0; e < TRACE_ENGINE_COUNT; e++) {
         bool any = false;
         for (uint32_t t = 0; t < nt && !any; t++)
-            any = (int)trace_model_track_get(g->m, t)->engine == e;
+            any = (int)trace_model_track_get(g->m, t)->engine == e && has_ops(g, t);
         if (any)
             out[n++] = e;
     }
@@ -80,7 +87,7 @@ static void draw_util(struct tui_gantt *g, struct tui_canvas *c, const struct tu
         int y = g->util_y + k;
         size_t n = 0;
         for (uint32_t t = 0; t < nt; t++)
-            if ((int)trace_model_track_get(g->m, t)->engine == kinds[k])
+            if ((int)trace_model_track_get(g->m, t)->engine == kinds[k] && has_ops(g, t))
                 tracks[n++] = t;
         char label[32];
         snprintf(label, sizeof(label), "util %s x%zu",
@@ -242,12 +249,12 @@ static void draw_heat(struct tui_gantt *g, struct tui_canvas *c, const struct tu
 
 int tui_gantt_strip_label_width(const struct tui_gantt *g, bool unicode)
 {
-    int w = 0;
-    for (size_t i = 0; g->res && i < trace_resources_count(g->res); i++) {
+    int w = g->show_util ? 16 : 0; /* "util HOST x4096" and a space */
+    for (size_t i = 0; g->show_heat && g->res && i < trace_resources_count(g->res); i++) {
         const char *name = trace_model_str(g->m, trace_resources_get(g->res, i)->name);
         char sn[160];
         short_name(name, !strstr(name, "sip1"), sn, sizeof(sn));
-        int x = tui_text_width(sn, strlen(sn), unicode, TUI_TEXT_UNTRUSTED) + 5; /* " rd" */
+        int x = tui_text_width(sn, strlen(sn), unicode, TUI_TEXT_UNTRUSTED) + 5; /* " rd " */
         w = x > w ? x : w;
     }
     return w;
