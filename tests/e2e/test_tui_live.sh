@@ -96,7 +96,7 @@ expect_screen "help opens" 'npuscope keys'
 tmux_keys NPage NPage NPage # the simulation's keys come last
 expect_screen "help: step" 'step one event'
 expect_screen "help: run until" 'run until a time'
-expect_screen "help: breakpoints" 'add a breakpoint'
+expect_screen "help: breakpoints" 'breakpoint: c GLOB'
 tmux_keys Escape
 tmux_wait_not 'npuscope keys'
 
@@ -142,7 +142,7 @@ echo "-- a breakpoint on a component"
 tmux_start 140 40 "${UTF8[@]}" -- run --paused -k vector_add:pes=2
 expect_screen "paused" ' PAUSED '
 tmux_keys B
-expect_screen "breakpoint prompt" 'break on \(c GLOB, o NAME, m NAME\): '
+expect_screen "breakpoint prompt" 'break on \(c GLOB, o NAME, m NAME, hbm\.util > 0\.9\): '
 tmux_keys 'c sip0.cube0.pe1.*' Enter
 expect_screen "breakpoint added" 'breakpoint 1: an op starts on sip0\.cube0\.pe1\.\*'
 tmux_keys Space

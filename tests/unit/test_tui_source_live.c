@@ -361,7 +361,7 @@ Test(source_live, the_app_steps_breaks_and_runs_until_through_its_keys)
     /* B: a breakpoint from the prompt; space runs into it; its op is selected */
     type(a, "B");
     d = screen(a);
-    cr_assert(strstr(d, "break on (c GLOB, o NAME, m NAME): "), "%s", d);
+    cr_assert(strstr(d, "break on (c GLOB, o NAME, m NAME, hbm.util > 0.9): "), "%s", d);
     free(d);
     type(a, "c sip0.cube0.pe1.*");
     tui_app_key(a, TUI_KEY_ENTER);

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Where the time goes: the host events and resource samples of a written trace (and
+# npuscope validate still exits 0 on it), npuscope summary's verdict in text and JSON, and
+# in a real terminal (tmux, 80x24 and 200x60, with NO_COLOR and TERM=vt100): the host and
+# HBM rows, the bottleneck pane (v), the critical path walked with P ( ), the utilization
+# strip (U) and the bandwidth heatmap (H); live, a breakpoint on a metric.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/tmux.sh"
+
+T=$TMP/demo.json
+K=$TMP/vadd.json
+
+echo "-- HOST events and resource samples in a written trace"
+run "$NPUSCOPE" run --headless -o "$T"
+expect_status "the demo with -o: exit 0" 0
+run grep -c '"engine":"HOST"' "$T"
+if [ "${OUT:-0}" -gt 100 ]; then ok "HOST ENGINE_EVENTs ($OUT)"; else fail "HOST ENGINE_EVENTs" "$OUT"; fi
+run grep -m1 '"op":"MemoryWrite".*"component_id":"host"' "$T"
+expect_out "a MemoryWrite on the host, with its envelope" \
+    '"correlation_id":"demo","request_id":"w-a","target_device":"sip:0","dst_sip":0'
+run grep -m1 '"op":"KernelLaunch".*"component_id":"sip0.io_cpu"' "$T"
+expect_out "a KernelLaunch serviced by the io_cpu, with its kernel" '"kernel":"vector_add"'
+run grep -m1 '"op":"KernelLaunch".*"component_id":"sip0.cube[01].m_cpu"' "$T"
+expect_out "... and by an m_cpu" '"engine":"HOST"'
+run grep -m1 '"op":"Completion".*"component_id":"host"' "$T"
+expect_out "a Completion crossing back, with its status" '"ok":true,"error_code":null'
+run grep -c '"resource":"sip0.cube1.hbm"' "$T"
+if [ "${OUT:-0}" -gt 0 ]; then ok "samples of an HBM"; else fail "samples of an HBM" "$OUT"; fi
+run grep -c '"resource":"host<->sip0.io_cpu"' "$T"
+if [ "${OUT:-0}" -gt 0 ]; then ok "samples of the host link"; else fail "samples of the host link"; fi
+run "$NPUSCOPE" validate "$T"
+expect_status "npuscope validate: exit 0" 0
+expect_out "valid, no warnings" ': valid \([0-9]+ events\)$'
+
+echo "-- npuscope summary: where the time goes"
+run "$NPUSCOPE" run --headless -k vector_add:n=262144 -o "$K"
+expect_status "a large vector add: exit 0" 0
+run "$NPUSCOPE" summary "$K"
+expect_status "summary: exit 0" 0
+expect_out "the heading" '^where the time goes$'
+expect_out "the run, bound by the host link that carried the inputs" '^  run +host transfer \('
+expect_out "the kernel, bound by DMA / HBM" '^  vector_add +DMA / HBM bandwidth \([0-9]+% of the critical path\)$'
+expect_out "its evidence: the split of the path" '^ +path +compute [0-9]+%  vector [0-9]+%  DMA/HBM [0-9]+%'
+expect_out "its evidence: the roofline point" '^ +roofline +.*FLOP/s of .*HBM .* of 256 GB/s'
+expect_out "its evidence: the waits" '^ +waits +.* between ops on the path: '
+expect_out "the host messages on one line" '^  host messages +4 \(MemoryWrite 3, MemoryRead 1, other 0\)'
+run "$NPUSCOPE" summary --json "$K"
+expect_status "summary --json: exit 0" 0
+expect_out "JSON: the run's bound" '"bottleneck":\{"run":\{"bound":"host"'
+expect_out "JSON: the kernel launch" '\{"name":"vector_add","occurrence":0,"cmdq_id":[0-9]+,"bound":"memory"'
+run "$NPUSCOPE" summary "$TESTS_DIR/data/traces/spec_example.json"
+expect_status "another producer's trace: exit 0" 0
+expect_out "it names what it lacks" 'missing +no per-resource bandwidth samples'
+
+echo "-- the viewer at 200x60: rows, the bottleneck pane, the critical path, the strips"
+U=(LANG=C.UTF-8 LC_ALL=C.UTF-8)
+tmux_start 200 60 "${U[@]}" TERM=xterm-256color -- view "$T"
+expect_screen "the footer names v" 'v verdict'
+expect_screen "the host's row" '^ host +│'
+expect_screen "an HBM's row in its cube" '^ +hbm +│'
+tmux_keys NPage NPage NPage
+expect_screen "the links, folded, last" '^▸ links +│'
+tmux_keys Enter NPage
+expect_screen "Enter unfolds them: the host link" '^  host<->sip0\.io_cpu +│'
+tmux_keys Home
+tmux_keys v
+expect_screen "v: the bottleneck pane" '^ Bottleneck  run: dependency latency'
+expect_screen "a line per kernel launch" '^ llm_decode +[0-9.]+ us +dependency latency [0-9]+%'
+expect_screen "the host messages summed" '^ host messages \(37\)'
+expect_screen "the run's evidence" '^  path +compute [0-9]+%'
+tmux_keys j j
+expect_screen "j: the next launch and its evidence" '^ gemm: Enter shows its critical path'
+tmux_keys Enter
+expect_screen "Enter: its critical path on the Gantt" 'critical path of gemm: [0-9]+ ops'
+expect_screen "the details say why the first op waited" 'because +the first op'
+tmux_keys ')'
+expect_screen ") : the next op of the path" 'path 2/[0-9]+: '
+tmux_keys ')'
+expect_screen "... and the next" 'path 3/[0-9]+: '
+tmux_keys '('
+expect_screen "( : back" 'path 2/[0-9]+: '
+tmux_keys P
+expect_screen "P hides it" 'critical path hidden'
+tmux_keys U
+expect_screen "U: utilization of each engine kind" '^ util DMA x8 +│'
+tmux_keys H
+expect_screen "H: the heatmap's legend" '^ bandwidth +.*of peak: HBM 256 GB/s'
+expect_screen "H: an HBM read and written" '^ c1\.hbm rd +│'
+tmux_keys q
+expect_exit "q: exit 0" 0
+
+echo "-- 80x24, NO_COLOR"
+tmux_start 80 24 "${U[@]}" TERM=xterm-256color NO_COLOR=1 -- view "$T"
+tmux_keys v
+expect_screen "80x24: the bottleneck pane" '^ Bottleneck  run: '
+tmux_keys U H
+expect_screen "80x24: no room for the heatmap, said in the title" 'heatmap: no room \(z, b\)'
+tmux_keys b
+expect_screen "80x24: b makes room for it" '^ bandwidth '
+expect_screen "80x24: the utilization strip" '^ util DMA x8 '
+tmux_keys P
+expect_screen "80x24: P" 'critical path of '
+tmux_keys q
+expect_exit "80x24: exit 0" 0
+
+echo "-- TERM=vt100, an ASCII locale"
+tmux_start 80 24 LANG=C LC_ALL=C TERM=vt100 -- view "$T"
+tmux_keys H
+expect_screen "vt100: the heatmap legend in ASCII" '^ bandwidth +\.<=25% :50% \+75% #100%'
+if LC_ALL=C grep -q $'[\x80-\xff]' <<<"$SCREEN"; then fail "vt100: only ASCII on screen" "$SCREEN"
+else ok "vt100: only ASCII on screen"; fi
+tmux_keys v
+expect_screen "vt100: the bottleneck pane" '^ Bottleneck  run: '
+tmux_keys q
+expect_exit "vt100: exit 0" 0
+
+echo "-- live: a breakpoint on a metric"
+tmux_start 200 60 "${U[@]}" TERM=xterm-256color -- run --paused -k vector_add:n=65536
+expect_screen "paused before the first event" ' PAUSED +now 0 '
+tmux_keys B
+tmux_keys -l 'op.duration > 200'
+tmux_keys Enter
+expect_screen "the breakpoint is added" 'breakpoint 1: when op\.duration > 200, hit 0 times'
+tmux_keys Space
+expect_screen "it fires: the header says which and why" \
+    ' PAUSED .*breakpoint 1: op\.duration > 200: dma_read on sip0\.cube0\.pe0\.pe_dma lasted [0-9]+ cycles'
+tmux_keys B
+tmux_keys -l 'idle(xx) > 5'
+tmux_keys Enter
+expect_screen "a bad condition says what is wrong" 'KIND is dma, te, ve, host or other'
+tmux_keys v
+expect_screen "live: the bottleneck pane" '^ Bottleneck  run: '
+tmux_keys q
+expect_exit "live: exit 0" 0
+
+finish
