@@ -169,6 +169,13 @@ static uint32_t *pe_of_tracks(const struct trace_model *m, size_t nt)
     return pe;
 }
 
+/* By the first of two uint64_t. */
+static int cmp_u64pair(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
 struct op {
     uint64_t ev;
     uint64_t start, end;
@@ -260,6 +267,15 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     uint32_t *last_on_track = sim_xreallocarray(NULL, ntracks ? ntracks : 1, sizeof(uint32_t));
     for (size_t t = 0; t < ntracks; t++)
         last_on_track[t] = NONE;
+    /* explicit dependencies: the ops of the set by event, to find each dependency's op */
+    uint64_t(*by_ev)[2] = NULL;
+    if (trace_model_dep_count(m)) {
+        by_ev = sim_xreallocarray(NULL, n, sizeof(*by_ev));
+        for (size_t k = 0; k < n; k++)
+            by_ev[k][0] = ops[k].ev, by_ev[k][1] = k;
+        qsort(by_ev, n, sizeof(*by_ev), cmp_u64pair);
+    }
+    bool *ended = sim_xcalloc(n, sizeof(*ended));
     struct tilemap tiles = {0};
     uint32_t *pe_of = pe_of_tracks(m, ntracks);
     uint32_t *last_on_pe = sim_xreallocarray(NULL, ntracks ? ntracks : 1, sizeof(uint32_t));
@@ -269,6 +285,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     for (size_t p = 0; p < 2 * n; p++) {
         uint32_t k = pts[p].op;
         if (pts[p].kind != 1) { /* an end: publish what it wrote, its tile, its track */
+            ended[k] = true;
             if (info && info[k].has_write) {
                 const struct trace_range *w = &info[k].write;
                 imap_assign(&maps[w->space], w->lo, w->hi, k);
@@ -291,6 +308,16 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         uint32_t best = NONE;
         enum trace_dep bw = TRACE_DEP_ORDER;
         struct trace_range brange = {0};
+        const uint64_t *on;
+        size_t nd = by_ev ? trace_model_event_deps(m, ops[k].ev, &on) : 0;
+        for (size_t q = 0; q < nd; q++) {
+            out->with_explicit = true;
+            uint64_t key[2] = {on[q], 0};
+            const uint64_t(*hit)[2] = bsearch(key, by_ev, n, sizeof(*by_ev), cmp_u64pair);
+            uint32_t c = hit ? (uint32_t)(*hit)[1] : NONE;
+            if (c != NONE && c != k && ended[c] && better(ops, c, TRACE_DEP_EXPLICIT, best, bw))
+                best = c, bw = TRACE_DEP_EXPLICIT;
+        }
         for (unsigned r = 0; info && r < info[k].nreads; r++) {
             const struct trace_range *rd = &info[k].reads[r];
             const struct imap *mp = &maps[rd->space];
@@ -353,6 +380,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     for (size_t s = 0; s < TRACE_OPINFO_MAX_SPACES; s++)
         free(maps[s].v);
     free(tiles.key), free(tiles.val);
+    free(ended);
+    free(by_ev);
     free(last_on_pe);
     free(pe_of);
     free(last_on_track);

@@ -293,6 +293,13 @@ static void on_end(void *ctx, const struct sim_op_record *rec)
         end = ev->start;
     trace_model_end_event(l->m, i, end);
     trace_model_set_details_packed(l->m, i, rec->t_start, rec->t_end, rec->packed, rec->packed_len);
+    for (size_t k = 0; k < rec->n_dependency_ids; k++) { /* ADR-0052 D1, when a kernel sets them */
+        uint64_t on = rec->dependency_ids[k] >= 0
+                          ? trace_live_event_of_record(l, (uint64_t)rec->dependency_ids[k])
+                          : UINT64_MAX;
+        if (on != UINT64_MAX && on != i)
+            trace_model_add_dep(l->m, i, on);
+    }
     if (l->w) {
         struct trace_writer_event we;
         writer_event(l, i, end, rec->t_start, rec->t_end, NULL, &we);
@@ -708,6 +715,7 @@ int trace_live_write(struct trace_live *l, const char *path, bool incomplete, st
         trace_model_event_ns(m, i, &t0, &t1);
         struct trace_writer_event we;
         writer_event(l, i, written_end(l, ev), t0, inflight ? now : t1, det, &we);
+        we.ndeps = trace_model_event_deps(m, i, &we.deps); /* events first, in model order */
         err = trace_writer_engine_event(w, &we);
         sim_value_free(det);
     }

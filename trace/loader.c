@@ -121,6 +121,12 @@ struct loader {
     bool have_end;
     uint64_t max_end; /* largest end_cycle of ENGINE and TOKEN events */
     uint64_t bw_read, bw_write;
+    /* dependency_ids: the model event of each element of timeline_events (UINT64_MAX: not
+     * an ENGINE_EVENT), and the (event, element, path index) triples to resolve at the end */
+    uint64_t *elem_ev;
+    size_t nelem, capelem;
+    uint64_t (*deps)[3];
+    size_t ndeps, capdeps;
 };
 
 /* Line and column (1-based, in bytes) of offset off. */
@@ -452,6 +458,7 @@ enum field {
     F_RDBYTES,
     F_WRBYTES,
     F_RESOURCE,
+    F_DEPS,
     F_COUNT
 };
 static const char *const field_names[F_COUNT] = {"type",
@@ -481,14 +488,15 @@ static const char *const field_names[F_COUNT] = {"type",
                                                  "window_cycles",
                                                  "dram_read_bytes",
                                                  "dram_write_bytes",
-                                                 "resource"};
+                                                 "resource",
+                                                 "dependency_ids"};
 static uint8_t field_len[F_COUNT];
 
 #define BIT(f) (1u << (f))
 static const uint32_t engine_fields = BIT(F_TYPE) | BIT(F_ENGINE) | BIT(F_ENGINE_ID) | BIT(F_CMDQ) |
                                       BIT(F_LAYER) | BIT(F_TILE) | BIT(F_OP) | BIT(F_START) |
                                       BIT(F_END) | BIT(F_DETAILS) | BIT(F_COMPONENT) |
-                                      BIT(F_OPKIND) | BIT(F_TSTART) | BIT(F_TEND);
+                                      BIT(F_OPKIND) | BIT(F_TSTART) | BIT(F_TEND) | BIT(F_DEPS);
 static const uint32_t mem_fields = BIT(F_TYPE) | BIT(F_MEMTYPE) | BIT(F_CYCLE) | BIT(F_DIRECTION) |
                                    BIT(F_BYTES) | BIT(F_ADDR) | BIT(F_SRCENG) | BIT(F_SRCENGID) |
                                    BIT(F_CMDQ) | BIT(F_COMPONENT);
@@ -720,6 +728,78 @@ static int64_t details_uint(const cJSON *d, const char *k)
     return trace_json_uint(cJSON_GetObjectItemCaseSensitive(d, k), &x) ? (int64_t)x : -1;
 }
 
+/* Element index of timeline_events -> its model event (for dependency_ids). */
+static void remember_element(struct loader *L, int64_t index, uint64_t ev)
+{
+    if (index < 0)
+        return;
+    size_t k = (size_t)index;
+    if (k >= L->capelem) {
+        size_t cap = L->capelem ? L->capelem : 1024;
+        while (cap <= k)
+            cap *= 2;
+        L->elem_ev = sim_xreallocarray(L->elem_ev, cap, sizeof(*L->elem_ev));
+        for (size_t j = L->capelem; j < cap; j++)
+            L->elem_ev[j] = UINT64_MAX;
+        L->capelem = cap;
+    }
+    L->elem_ev[k] = ev;
+    L->nelem = k + 1 > L->nelem ? k + 1 : L->nelem;
+}
+
+/* The extension dependency_ids: element indices of the ENGINE_EVENTs event ev depends
+ * on, resolved once every event is read. */
+static void read_deps(struct loader *L, const struct rec *R, uint64_t ev)
+{
+    const cJSON *v = R->f[F_DEPS];
+    char b[64];
+    if (!v || cJSON_IsNull(v))
+        return;
+    if (!cJSON_IsArray(v)) {
+        problem(L, R, F_DEPS, TRACE_SEV_WARNING, "must be an array of integers, got %s",
+                trace_json_describe(v, b, sizeof(b)));
+        return;
+    }
+    size_t k = 0;
+    for (const cJSON *x = v->child; x; x = x->next, k++) {
+        if (!cJSON_IsNumber(x) || x->valuedouble < 0 || x->valuedouble >= 9.0e15 ||
+            x->valuedouble != floor(x->valuedouble)) {
+            char path[48];
+            snprintf(path, sizeof(path), "dependency_ids[%zu]", k);
+            trace_report_at(L->r, TRACE_SEV_WARNING, R->prefix, R->index, path,
+                            "%s is not an index of timeline_events",
+                            trace_json_describe(x, b, sizeof(b)));
+            continue;
+        }
+        if (L->ndeps == L->capdeps) {
+            L->capdeps = L->capdeps ? 2 * L->capdeps : 64;
+            L->deps = sim_xreallocarray(L->deps, L->capdeps, sizeof(*L->deps));
+        }
+        L->deps[L->ndeps][0] = ev;
+        L->deps[L->ndeps][1] = (uint64_t)x->valuedouble;
+        L->deps[L->ndeps][2] = ((uint64_t)R->index << 20) | (k & 0xFFFFF);
+        L->ndeps++;
+    }
+}
+
+/* dependency_ids to model events; an index that names no ENGINE_EVENT is a warning. */
+static void resolve_deps(struct loader *L)
+{
+    for (size_t i = 0; i < L->ndeps; i++) {
+        uint64_t on = L->deps[i][1];
+        uint64_t ev = on < L->nelem ? L->elem_ev[on] : UINT64_MAX;
+        if (ev != UINT64_MAX && ev != L->deps[i][0]) {
+            trace_model_add_dep(L->m, L->deps[i][0], ev);
+            continue;
+        }
+        char path[48];
+        snprintf(path, sizeof(path), "dependency_ids[%llu]",
+                 (unsigned long long)(L->deps[i][2] & 0xFFFFF));
+        trace_report_at(L->r, TRACE_SEV_WARNING, "timeline_events", (int64_t)(L->deps[i][2] >> 20),
+                        path, "%llu names no other ENGINE_EVENT", (unsigned long long)on);
+    }
+}
+
 static void load_engine_event(struct loader *L, const struct rec *R, size_t off)
 {
     int eng = get_enum(L, R, F_ENGINE, engine_names, TRACE_ENGINE_COUNT, TRACE_SEV_ERROR);
@@ -764,6 +844,8 @@ static void load_engine_event(struct loader *L, const struct rec *R, size_t off)
     };
     uint64_t i = trace_model_add_event(L->m, &ev);
     see_end(L, e);
+    remember_element(L, R->index, i);
+    read_deps(L, R, i);
     if (eng == TRACE_ENGINE_DMA) {
         struct trace_dram_fields f = {
             .op = op,
@@ -1188,6 +1270,10 @@ static int load(struct loader *L, struct trace_model **out)
     arena_fini(&L->arena);
     free(L->stack);
     release_upto(L, L->n, true);
+    if (rc == 0)
+        resolve_deps(L);
+    free(L->elem_ev);
+    free(L->deps);
     if (rc < 0) {
         trace_model_free(L->m);
         return rc;

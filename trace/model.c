@@ -128,6 +128,8 @@ struct trace_model {
     size_t nbw_dram; /* samples of the whole DRAM among them */
     struct trace_transfer *xf;
     size_t nxf, capxf;
+    uint64_t *dep_ev, *dep_on; /* owned: explicit dependencies, by dep_ev */
+    size_t ndep, capdep;
 
     struct sim_value *metadata, *config, *file_summary; /* owned */
 
@@ -319,6 +321,8 @@ void trace_model_free(struct trace_model *m)
     free(m->mk);
     free(m->bw);
     free(m->xf);
+    free(m->dep_ev);
+    free(m->dep_on);
     sim_value_free(m->metadata);
     sim_value_free(m->config);
     sim_value_free(m->file_summary);
@@ -794,6 +798,47 @@ void trace_model_add_transfer(struct trace_model *m, const struct trace_transfer
     m->xf[m->nxf++] = *x;
     m->ev[x->event].flags |= TRACE_EV_TRANSFER;
     m->gen++;
+}
+
+void trace_model_add_dep(struct trace_model *m, uint64_t ev, uint64_t on)
+{
+    assert(ev < m->nev && on < m->nev);
+    size_t cap = m->capdep;
+    grow(&m->dep_ev, &cap, m->ndep + 1, sizeof(*m->dep_ev));
+    cap = m->capdep;
+    grow(&m->dep_on, &cap, m->ndep + 1, sizeof(*m->dep_on));
+    m->capdep = cap;
+    size_t i = m->ndep; /* kept sorted by ev; files and runs add them in that order */
+    while (i > 0 && m->dep_ev[i - 1] > ev)
+        i--;
+    memmove(&m->dep_ev[i + 1], &m->dep_ev[i], (m->ndep - i) * sizeof(*m->dep_ev));
+    memmove(&m->dep_on[i + 1], &m->dep_on[i], (m->ndep - i) * sizeof(*m->dep_on));
+    m->dep_ev[i] = ev;
+    m->dep_on[i] = on;
+    m->ndep++;
+    m->gen++;
+}
+
+size_t trace_model_event_deps(const struct trace_model *m, uint64_t ev, const uint64_t **on)
+{
+    size_t lo = 0, hi = m->ndep;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->dep_ev[mid] < ev)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t n = 0;
+    while (lo + n < m->ndep && m->dep_ev[lo + n] == ev)
+        n++;
+    *on = n ? &m->dep_on[lo] : NULL;
+    return n;
+}
+
+size_t trace_model_dep_count(const struct trace_model *m)
+{
+    return m->ndep;
 }
 
 size_t trace_model_transfer_count(const struct trace_model *m)

@@ -305,6 +305,16 @@ struct trace_transfer {
     uint32_t flags; /* TRACE_XFER_* */
 };
 
+/*
+ * Explicit dependencies (the extension field dependency_ids, trace/FORMAT.md): event ev
+ * depends on event on. trace_model_event_deps gives those of ev (a borrowed array, valid
+ * until the next dependency is added) and returns their count.
+ */
+void trace_model_add_dep(struct trace_model *m, uint64_t ev, uint64_t on);
+size_t trace_model_event_deps(const struct trace_model *m, uint64_t ev, const uint64_t **on);
+/* How many dependencies the model holds. */
+size_t trace_model_dep_count(const struct trace_model *m);
+
 /* Record a transfer (the loader does, from each DMA event's details; so does
  * trace_model_set_details_take for a live event on a DMA track, once per event). */
 void trace_model_add_transfer(struct trace_model *m, const struct trace_transfer *x);

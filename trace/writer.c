@@ -282,6 +282,15 @@ int trace_writer_engine_event(struct trace_writer *w, const struct trace_writer_
         key(o, ",\"t_end_ns\":");
         trace_out_double(o, e->t_end_ns);
     }
+    if (e->ndeps) {
+        key(o, ",\"dependency_ids\":[");
+        for (size_t k = 0; k < e->ndeps; k++) {
+            if (k)
+                trace_out_char(o, ',');
+            trace_out_u64(o, e->deps[k]);
+        }
+        trace_out_char(o, ']');
+    }
     if (e->details) {
         key(o, ",\"details\":");
         trace_out_value(o, e->details);
@@ -492,6 +501,8 @@ int trace_writer_write_model(const struct trace_model *m, const char *path, uint
             .t_end_ns = NAN,
             .details = det,
         };
+        /* events go first, in model order: an event's index is its place in the array */
+        e.ndeps = trace_model_event_deps(m, i, &e.deps);
         trace_writer_engine_event(w, &e);
         sim_value_free(det);
     }

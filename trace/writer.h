@@ -38,6 +38,10 @@ struct trace_writer_event {
      * tree; used when details is NULL, left out when NULL too. */
     const uint8_t *packed;
     size_t packed_len;
+    /* extension: indices in timeline_events of the ENGINE_EVENTs it depends on (op
+     * records' dependency_ids); ndeps 0: left out */
+    const uint64_t *deps;
+    size_t ndeps;
 };
 
 /* A MEM_ACCESS_EVENT as written. */

@@ -1,13 +1,18 @@
 /* The critical path (trace/critpath.h) and the details it reads (trace/opinfo.h), on a small
  * DAG whose path is worked out by hand: RAW through memory ranges, a tile, an engine kept
- * busy, launch order, and the composite op left out for its stages. */
+ * busy, launch order, the composite op left out for its stages, and a trace's own
+ * dependency_ids read, followed and written back. */
 #include "sim/data/value.h"
 #include "trace/critpath.h"
+#include "trace/loader.h"
 #include "trace/model.h"
 #include "trace/opinfo.h"
+#include "trace/writer.h"
 
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static uint64_t add(struct trace_model *m, uint32_t t, const char *op, enum trace_op_kind k,
                     uint64_t s, uint64_t e, const char *tile)
@@ -273,4 +278,62 @@ Test(opinfo, gemm_math_and_spec_dma_details)
     cr_assert_eq(o.write.lo, 4096);
     cr_assert_eq(o.write.hi, 4096 + 16);
     sim_value_free(d);
+}
+
+Test(critpath, dependency_ids_of_a_trace_are_followed)
+{
+    /* element 1 is a MARKER_EVENT: dependency_ids count every element of the array */
+    static const char json[] =
+        "{\"version\": \"1.0\", \"timeline_events\": [\n"
+        "{\"type\": \"ENGINE_EVENT\", \"engine\": \"DMA\", \"engine_id\": 0, \"op\": \"LOAD\","
+        " \"start_cycle\": 0, \"end_cycle\": 100},\n"
+        "{\"type\": \"MARKER_EVENT\", \"name\": \"m\", \"cycle\": 5},\n"
+        "{\"type\": \"ENGINE_EVENT\", \"engine\": \"VE\", \"engine_id\": 0, \"op\": \"OTHER\","
+        " \"start_cycle\": 0, \"end_cycle\": 150},\n"
+        "{\"type\": \"ENGINE_EVENT\", \"engine\": \"TE\", \"engine_id\": 0, \"op\": \"GEMM\","
+        " \"start_cycle\": 200, \"end_cycle\": 300, \"dependency_ids\": [0]},\n"
+        "{\"type\": \"ENGINE_EVENT\", \"engine\": \"TE\", \"engine_id\": 1, \"op\": \"BAD\","
+        " \"start_cycle\": 300, \"end_cycle\": 310, \"dependency_ids\": [1, 99, \"x\"]}\n"
+        "]}\n";
+    struct trace_model *m;
+    struct trace_report *r = trace_report_new(16);
+    struct diag d;
+    cr_assert_eq(trace_load_buffer(json, strlen(json), "deps.json", r, &m, &d), 0, "%s", d.msg);
+    cr_assert_eq(trace_model_dep_count(m), 1);
+    size_t warned = 0;
+    for (size_t i = 0; i < trace_report_count(r); i++) {
+        const struct trace_problem *q = trace_report_get(r, i);
+        if (strstr(q->path, "dependency_ids")) {
+            cr_assert_eq(q->sev, TRACE_SEV_WARNING);
+            cr_assert(strstr(q->path, "timeline_events[4].dependency_ids["), "%s", q->path);
+            warned++;
+        }
+    }
+    cr_assert_eq(warned, 3, "a marker, an index beyond, not a number");
+    const uint64_t *on;
+    cr_assert_eq(trace_model_event_deps(m, 2, &on), 1);
+    cr_assert_eq(on[0], 0, "element 0 is model event 0");
+    uint64_t evs[] = {0, 1, 2};
+    struct trace_critpath p;
+    path_of(m, evs, 3, &p);
+    cr_assert(p.with_explicit);
+    cr_assert_eq(p.n, 2, "LOAD, GEMM: not OTHER, which ended later but is no dependency");
+    cr_assert_eq(p.steps[0].ev, 0);
+    cr_assert_eq(p.steps[1].why, TRACE_DEP_EXPLICIT);
+    cr_assert_eq(p.steps[1].wait, 100);
+    trace_critpath_fini(&p);
+    /* written back, the indices are those of the written array */
+    char path[] = "/tmp/npuscope-deps-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    cr_assert_eq(trace_writer_write_model(m, path, 0, &d), 0, "%s", d.msg);
+    struct trace_model *back;
+    cr_assert_eq(trace_load_file(path, NULL, &back, &d), 0, "%s", d.msg);
+    cr_assert_eq(trace_model_event_deps(back, 2, &on), 1);
+    cr_assert_eq(on[0], 0);
+    unlink(path);
+    trace_model_free(back);
+    trace_model_free(m);
+    trace_report_free(r);
 }
