@@ -95,10 +95,13 @@ double trace_resources_peak_for(const struct sim_value *config, const char *name
 /* ---- building -------------------------------------------------------------------------- */
 
 static const struct trace_resources *sort_rs;
+static const struct trace_resource *sort_v;
 
-static int cmp_res(const void *a, const void *b)
+/* HBMs first, then by name. */
+static int cmp_res_index(const void *a, const void *b)
 {
-    const struct trace_resource *x = a, *y = b;
+    const struct trace_resource *x = &sort_v[*(const size_t *)a];
+    const struct trace_resource *y = &sort_v[*(const size_t *)b];
     int ka = x->kind == TRACE_RES_HBM ? 0 : 1, kb = y->kind == TRACE_RES_HBM ? 0 : 1;
     if (ka != kb)
         return ka - kb;
@@ -129,60 +132,91 @@ static void clear(struct trace_resources *rs)
     rs->n = 0;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 static void build(struct trace_resources *rs)
 {
     const struct trace_model *m = rs->m;
     clear(rs);
     size_t ns = trace_model_bw_sample_count(m);
-    /* the distinct names */
+    /* the distinct names, sorted by id to find each sample's resource */
     uint32_t *names = sim_xreallocarray(NULL, ns ? ns : 1, sizeof(*names));
     size_t nn = 0;
     for (size_t i = 0; i < ns; i++) {
         const struct trace_bw_sample *s = trace_model_bw_sample(m, i);
-        if (trace_bw_sample_is_dram(s))
-            continue;
-        bool seen = false;
-        for (size_t k = nn; k-- > 0 && !seen;) /* few resources: a short scan */
-            seen = names[k] == s->resource;
-        if (!seen)
+        if (!trace_bw_sample_is_dram(s) && (!nn || names[nn - 1] != s->resource))
             names[nn++] = s->resource;
     }
-    rs->v = sim_xcalloc(nn ? nn : 1, sizeof(*rs->v));
-    for (size_t k = 0; k < nn; k++) {
-        rs->v[k].name = names[k];
-        rs->v[k].peak = trace_resources_peak_for(trace_model_config(m),
-                                                 trace_model_str(m, names[k]), &rs->v[k].kind);
+    qsort(names, nn, sizeof(*names), cmp_u32);
+    size_t u = 0;
+    for (size_t i = 0; i < nn; i++)
+        if (!u || names[u - 1] != names[i])
+            names[u++] = names[i];
+    nn = u;
+    /* each sample under its resource (by name id), then sorted by cycle */
+    size_t *off = sim_xcalloc(nn + 1, sizeof(*off));
+    for (size_t i = 0; i < ns; i++) {
+        const struct trace_bw_sample *s = trace_model_bw_sample(m, i);
+        if (trace_bw_sample_is_dram(s) || !(s->read_bytes || s->write_bytes))
+            continue;
+        uint32_t *hit = bsearch(&s->resource, names, nn, sizeof(*names), cmp_u32);
+        off[hit - names + 1]++;
     }
-    free(names);
-    sort_rs = rs;
-    qsort(rs->v, nn, sizeof(*rs->v), cmp_res);
-    sort_rs = NULL;
-    rs->n = nn;
-    rs->ix = sim_xcalloc(nn ? nn : 1, sizeof(*rs->ix));
-    /* the samples of each resource, by cycle */
-    struct sref *sr = sim_xreallocarray(NULL, ns ? ns : 1, sizeof(*sr));
+    for (size_t k = 0; k < nn; k++)
+        off[k + 1] += off[k];
+    struct sref *sr = sim_xreallocarray(NULL, off[nn] ? off[nn] : 1, sizeof(*sr));
+    size_t *pos = sim_xcalloc(nn ? nn : 1, sizeof(*pos));
+    memcpy(pos, off, nn * sizeof(*pos));
+    for (size_t i = 0; i < ns; i++) {
+        const struct trace_bw_sample *s = trace_model_bw_sample(m, i);
+        if (trace_bw_sample_is_dram(s) || !(s->read_bytes || s->write_bytes))
+            continue;
+        uint32_t *hit = bsearch(&s->resource, names, nn, sizeof(*names), cmp_u32);
+        sr[pos[hit - names]++] = (struct sref){s->cycle, i};
+    }
+    free(pos);
+    /* the resources in their order (HBMs, then links, by name) */
+    struct trace_resource *v = sim_xcalloc(nn ? nn : 1, sizeof(*v));
     for (size_t k = 0; k < nn; k++) {
-        struct trace_resource *r = &rs->v[k];
-        size_t n = 0;
-        for (size_t i = 0; i < ns; i++) {
-            const struct trace_bw_sample *s = trace_model_bw_sample(m, i);
-            if (s->resource == r->name && (s->read_bytes || s->write_bytes))
-                sr[n++] = (struct sref){s->cycle, i};
-        }
-        qsort(sr, n, sizeof(*sr), cmp_sref);
-        struct rindex *x = &rs->ix[k];
+        v[k].name = names[k];
+        v[k].peak = trace_resources_peak_for(trace_model_config(m), trace_model_str(m, names[k]),
+                                             &v[k].kind);
+    }
+    size_t *order = sim_xreallocarray(NULL, nn ? nn : 1, sizeof(*order));
+    for (size_t k = 0; k < nn; k++)
+        order[k] = k;
+    sort_rs = rs;
+    sort_v = v;
+    qsort(order, nn, sizeof(*order), cmp_res_index);
+    sort_rs = NULL;
+    sort_v = NULL;
+    rs->v = sim_xcalloc(nn ? nn : 1, sizeof(*rs->v));
+    rs->ix = sim_xcalloc(nn ? nn : 1, sizeof(*rs->ix));
+    rs->n = nn;
+    for (size_t j = 0; j < nn; j++) {
+        size_t k = order[j];
+        struct trace_resource *r = &rs->v[j];
+        *r = v[k];
+        size_t n = off[k + 1] - off[k];
+        struct sref *x_sr = sr + off[k];
+        qsort(x_sr, n, sizeof(*x_sr), cmp_sref);
+        struct rindex *x = &rs->ix[j];
         x->start = sim_xreallocarray(NULL, n + 1, sizeof(*x->start));
         x->end = sim_xreallocarray(NULL, n + 1, sizeof(*x->end));
         x->pre_r = sim_xcalloc(n + 1, sizeof(*x->pre_r));
         x->pre_w = sim_xcalloc(n + 1, sizeof(*x->pre_w));
         x->n = n;
-        for (size_t j = 0; j < n; j++) {
-            const struct trace_bw_sample *s = trace_model_bw_sample(m, sr[j].i);
+        for (size_t q = 0; q < n; q++) {
+            const struct trace_bw_sample *s = trace_model_bw_sample(m, x_sr[q].i);
             uint64_t w = s->window ? s->window : 1;
-            x->start[j] = s->cycle;
-            x->end[j] = s->cycle + w;
-            x->pre_r[j + 1] = x->pre_r[j] + (double)s->read_bytes;
-            x->pre_w[j + 1] = x->pre_w[j] + (double)s->write_bytes;
+            x->start[q] = s->cycle;
+            x->end[q] = s->cycle + w;
+            x->pre_r[q + 1] = x->pre_r[q] + (double)s->read_bytes;
+            x->pre_w[q + 1] = x->pre_w[q] + (double)s->write_bytes;
             r->read += s->read_bytes;
             r->write += s->write_bytes;
             double rate =
@@ -196,7 +230,11 @@ static void build(struct trace_resources *rs)
         r->first = n ? x->start[0] : 0;
         r->last = n ? x->end[n - 1] : 0;
     }
+    free(order);
+    free(v);
     free(sr);
+    free(off);
+    free(names);
     rs->gen = trace_model_generation(m);
     rs->nsamples = ns;
 }
