@@ -165,7 +165,7 @@ static void attribute(struct ctx *c, const struct trace_path_step *s, const stru
     double dur = (double)(end - e->start);
     const struct peaks *p = &c->pk;
     attribute_wait(c, s, e->start, path);
-    double fixed = 0, work = dur;
+    double fixed = 0;
     int cat = TRACE_PCAT_LATENCY;
     switch (t->engine) {
     case TRACE_ENGINE_TE:
@@ -221,8 +221,7 @@ static void attribute(struct ctx *c, const struct trace_path_step *s, const stru
     default: break;
     }
     fixed = fixed < dur ? fixed : dur;
-    work = dur - fixed;
-    path[cat] += work;
+    path[cat] += dur - fixed;
     path[TRACE_PCAT_LATENCY] += fixed;
 }
 

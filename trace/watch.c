@@ -333,8 +333,9 @@ static bool check_windows(struct trace_watch *w, uint64_t now, int *id, char *te
                 char q[128];
                 uint32_t name = trace_resacc_name(ra, (uint32_t)r);
                 sim_escape(trace_model_str(m, name), trace_model_str_len(m, name), q, sizeof(q));
+                uint64_t a = k * W, b = a + W;
                 snprintf(text, size, "%s: %s at %.0f%% in cycles [%llu, %llu)", x->c.text, q,
-                         100 * u, (unsigned long long)(k * W), (unsigned long long)((k + 1) * W));
+                         100 * u, (unsigned long long)a, (unsigned long long)b);
                 w->next_k++; /* the rest of this window's checks are not needed */
                 return true;
             }
