@@ -44,6 +44,7 @@ struct trace_live {
     const struct sim_topo *topo; /* borrowed */
     int observer;                /* our subscription */
     double clock_ghz;
+    double cycles_per_tick; /* clock_ghz / SIM_TICKS_PER_NS */
     struct trace_model *m;  /* owned */
     struct sim_value *meta; /* owned: run_metadata as streamed */
     struct trace_writer *w; /* owned: the stream, NULL when none or finished */
@@ -375,13 +376,15 @@ static void on_span(void *ctx, const struct sim_span *s)
     l->dirty = true;
 }
 
-/* Bytes on an HBM or a link: into the resource's bandwidth samples. */
+/* Bytes on an HBM or a link: into the resource's bandwidth samples. Called for every
+ * memory access and link crossing: ticks become cycles by one multiplication (the exact
+ * rounding of event times does not matter to a window). */
 static void on_traffic(void *ctx, uint32_t res, bool write, uint64_t nbytes, sim_time_t t0,
                        sim_time_t t1)
 {
     struct trace_live *l = ctx;
-    trace_resacc_add(l->res, res, write, nbytes, cycles(l, sim_ticks_to_ns(t0), false),
-                     cycles(l, sim_ticks_to_ns(t1), true));
+    double c0 = (double)t0 * l->cycles_per_tick, c1 = ceil((double)t1 * l->cycles_per_tick);
+    trace_resacc_add(l->res, res, write, nbytes, (uint64_t)c0, (uint64_t)c1);
     l->dirty = true;
 }
 
@@ -499,6 +502,7 @@ void trace_live_sync(struct trace_live *l)
     }
     sync_markers(l);
     sync_tokens(l);
+    trace_resacc_flush(l->res);
     if (l->dirty) /* the model's generation moves only when something did */
         trace_model_finish(l->m);
     l->dirty = false;
@@ -568,6 +572,7 @@ int trace_live_new(struct sim_chip *chip, const struct trace_live_opts *o, struc
     l->log = sim_chip_oplog(chip);
     l->topo = sim_chip_topo(chip);
     l->clock_ghz = sim_chip_config(chip)->clock_ghz;
+    l->cycles_per_tick = l->clock_ghz / SIM_TICKS_PER_NS;
     l->bw_window = o->bw_window;
     l->mem_events = o->mem_events;
     l->m = trace_model_new();

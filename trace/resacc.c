@@ -1,7 +1,9 @@
 /*
  * Per-resource bandwidth samples filled live (see resacc.h): per resource, its windows with
- * traffic in window order, each with the index of its sample in the model. Reports come
- * roughly in time order, so the window a report falls in is found from the newest back.
+ * traffic in window order, each with its bytes so far and the index of its sample in the
+ * model. Reports come roughly in time order, so the window a report falls in is found from
+ * the newest back, and the bytes are added here; the model's samples follow at each flush
+ * (trace_live_sync), from the oldest window changed since the last one.
  */
 #include "trace/resacc.h"
 
@@ -12,14 +14,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define NO_SAMPLE SIZE_MAX
+
 struct ent {
-    uint64_t k; /* window index */
-    size_t idx; /* its sample in the model */
+    uint64_t k;      /* window index */
+    uint64_t rd, wr; /* bytes so far */
+    size_t idx;      /* its sample in the model, or NO_SAMPLE before the first flush */
 };
 
 struct series {
     struct ent *v; /* owned, by k */
     size_t n, cap;
+    size_t dirty; /* entries [dirty, n) changed since the last flush */
 };
 
 struct trace_resacc {
@@ -30,6 +36,7 @@ struct trace_resacc {
     struct series *r; /* owned: per resource */
     size_t *spare;    /* owned: samples emptied by a merge, to be used again */
     size_t nspare, capspare;
+    bool dirty; /* some series changed since the last flush */
 };
 
 struct trace_resacc *trace_resacc_new(struct trace_model *m, uint64_t window, size_t nres,
@@ -74,18 +81,6 @@ uint32_t trace_resacc_name(const struct trace_resacc *a, uint32_t res)
     return a->names[res];
 }
 
-/* A model sample for window k of resource res holding the given bytes. */
-static size_t new_sample(struct trace_resacc *a, uint32_t res, uint64_t k, uint64_t rd, uint64_t wr)
-{
-    struct trace_bw_sample s = {k * a->w, a->w, rd, wr, a->names[res]};
-    if (a->nspare) {
-        size_t i = a->spare[--a->nspare];
-        trace_model_bw_sample_set(a->m, i, &s);
-        return i;
-    }
-    return trace_model_add_bw_sample(a->m, &s);
-}
-
 /* Position in s of window k: the entry holding it, or where it goes (*found false). */
 static size_t find(const struct series *s, uint64_t k, bool *found)
 {
@@ -103,48 +98,73 @@ static void credit(struct trace_resacc *a, uint32_t res, uint64_t k, bool write,
     struct series *s = &a->r[res];
     bool found;
     size_t i = find(s, k, &found);
-    if (found) {
-        trace_model_bw_sample_add(a->m, s->v[i].idx, write ? 0 : b, write ? b : 0);
-        return;
+    if (!found) {
+        if (s->n == s->cap) {
+            s->cap = s->cap ? 2 * s->cap : 64;
+            s->v = sim_xreallocarray(s->v, s->cap, sizeof(*s->v));
+        }
+        memmove(&s->v[i + 1], &s->v[i], (s->n - i) * sizeof(*s->v));
+        s->v[i] = (struct ent){k, 0, 0, NO_SAMPLE};
+        s->n++;
     }
-    if (s->n == s->cap) {
-        s->cap = s->cap ? 2 * s->cap : 64;
-        s->v = sim_xreallocarray(s->v, s->cap, sizeof(*s->v));
-    }
-    memmove(&s->v[i + 1], &s->v[i], (s->n - i) * sizeof(*s->v));
-    s->v[i] = (struct ent){k, new_sample(a, res, k, write ? 0 : b, write ? b : 0)};
-    s->n++;
+    *(write ? &s->v[i].wr : &s->v[i].rd) += b;
+    if (i < s->dirty)
+        s->dirty = i;
+    a->dirty = true;
 }
 
-/* Double the window: each pair of windows becomes one sample, the other emptied. */
+void trace_resacc_flush(struct trace_resacc *a)
+{
+    if (!a->dirty)
+        return;
+    for (size_t r = 0; r < a->nres; r++) {
+        struct series *s = &a->r[r];
+        for (size_t i = s->dirty; i < s->n; i++) {
+            struct ent *e = &s->v[i];
+            struct trace_bw_sample x = {e->k * a->w, a->w, e->rd, e->wr, a->names[r]};
+            if (e->idx != NO_SAMPLE)
+                trace_model_bw_sample_set(a->m, e->idx, &x);
+            else if (a->nspare)
+                trace_model_bw_sample_set(a->m, e->idx = a->spare[--a->nspare], &x);
+            else
+                e->idx = trace_model_add_bw_sample(a->m, &x);
+        }
+        s->dirty = s->n;
+    }
+    a->dirty = false;
+}
+
+/* Double the window: each pair of windows becomes one entry; the samples of the entries
+ * merged away are emptied and kept for new windows. */
 static void widen(struct trace_resacc *a)
 {
+    trace_resacc_flush(a);
     a->w *= 2;
     for (size_t r = 0; r < a->nres; r++) {
         struct series *s = &a->r[r];
         size_t n = 0;
         for (size_t i = 0; i < s->n; i++) {
-            uint64_t k = s->v[i].k / 2;
-            const struct trace_bw_sample *old = trace_model_bw_sample(a->m, s->v[i].idx);
-            if (n && s->v[n - 1].k == k) {
-                trace_model_bw_sample_add(a->m, s->v[n - 1].idx, old->read_bytes, old->write_bytes);
+            struct ent e = s->v[i];
+            e.k /= 2;
+            if (n && s->v[n - 1].k == e.k) {
+                s->v[n - 1].rd += e.rd;
+                s->v[n - 1].wr += e.wr;
                 struct trace_bw_sample empty = {0, a->w, 0, 0, a->names[r]};
-                trace_model_bw_sample_set(a->m, s->v[i].idx, &empty);
+                trace_model_bw_sample_set(a->m, e.idx, &empty);
                 if (a->nspare == a->capspare) {
                     a->capspare = a->capspare ? 2 * a->capspare : 64;
                     a->spare = sim_xreallocarray(a->spare, a->capspare, sizeof(*a->spare));
                 }
-                a->spare[a->nspare++] = s->v[i].idx;
+                a->spare[a->nspare++] = e.idx;
                 continue;
             }
-            struct trace_bw_sample merged = *old;
-            merged.cycle = k * a->w;
-            merged.window = a->w;
-            trace_model_bw_sample_set(a->m, s->v[i].idx, &merged);
-            s->v[n++] = (struct ent){k, s->v[i].idx};
+            s->v[n++] = e;
         }
         s->n = n;
+        s->dirty = 0;
     }
+    a->dirty = true;
+    trace_resacc_flush(a);
 }
 
 void trace_resacc_add(struct trace_resacc *a, uint32_t res, bool write, uint64_t bytes, uint64_t c0,
@@ -153,20 +173,22 @@ void trace_resacc_add(struct trace_resacc *a, uint32_t res, bool write, uint64_t
     assert(res < a->nres);
     if (c1 < c0)
         c1 = c0;
-    while (c1 / a->w >= TRACE_RESACC_MAX_WINDOWS)
+    uint64_t last = c1 > c0 ? c1 - 1 : c0; /* the last cycle covered */
+    while (last / a->w >= TRACE_RESACC_MAX_WINDOWS)
         widen(a);
-    uint64_t w = a->w;
-    if (c1 == c0) {
-        credit(a, res, c0 / w, write, bytes);
+    uint64_t w = a->w, k0 = c0 / w, k1 = last / w;
+    if (k0 == k1) { /* the usual case: one window */
+        credit(a, res, k0, write, bytes);
         return;
     }
     /* window k gets floor(B*C_k/L) - floor(B*C_(k-1)/L), C_k the overlap up to the end of
      * window k: the shares add up to exactly B */
     uint64_t len = c1 - c0, given = 0;
-    for (uint64_t k = c0 / w; k <= (c1 - 1) / w; k++) {
+    bool narrow = bytes <= UINT32_MAX && len <= UINT32_MAX;
+    for (uint64_t k = k0; k <= k1; k++) {
         uint64_t wend = k * w + w;
         uint64_t c = (wend < c1 ? wend : c1) - c0;
-        uint64_t upto = (uint64_t)(((unsigned __int128)bytes * c) / len);
+        uint64_t upto = narrow ? bytes * c / len : (uint64_t)(((unsigned __int128)bytes * c) / len);
         credit(a, res, k, write, upto - given);
         given = upto;
     }
@@ -182,8 +204,7 @@ bool trace_resacc_get(const struct trace_resacc *a, uint32_t res, uint64_t k, ui
     size_t i = find(&a->r[res], k, &found);
     if (!found)
         return false;
-    const struct trace_bw_sample *s = trace_model_bw_sample(a->m, a->r[res].v[i].idx);
-    *read = s->read_bytes;
-    *write = s->write_bytes;
+    *read = a->r[res].v[i].rd;
+    *write = a->r[res].v[i].wr;
     return true;
 }
