@@ -155,6 +155,8 @@ int trace_dram_rule(enum trace_engine engine, const struct trace_dram_fields *f,
 int trace_dram_from_value(enum trace_engine engine, const char *op, const struct sim_value *details,
                           struct trace_transfer out[2])
 {
+    if (engine != TRACE_ENGINE_DMA) /* trace_dram_rule's first test, before any lookup */
+        return 0;
     struct trace_dram_fields f = {
         .op = op,
         .direction = sim_value_get_str(details, "direction", NULL),

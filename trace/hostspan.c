@@ -2,6 +2,7 @@
 #include "trace/hostspan.h"
 
 #include "sim/chip/msg.h"
+#include "sim/chip/oppack.h"
 #include "sim/program/workload.h"
 
 #include <stddef.h>
@@ -33,66 +34,106 @@ const struct sim_host_msg *trace_hostspan_request(const struct sim_span *s)
     }
 }
 
-/* The envelope (D3) and the fields of the message type that say where and how much. */
-static void request_fields(struct sim_value *v, const struct sim_host_msg *req)
+/* Where the fields go: counted only (b NULL), or packed into b. */
+struct out {
+    struct sim_pack *b;
+    size_t n;
+};
+
+static void put_key(struct out *o, const char *key)
 {
-    sim_value_map_set_str(v, "msg_type", msg_types[req->msg_type]);
-    sim_value_map_set_str(v, "correlation_id", req->correlation_id);
-    sim_value_map_set_str(v, "request_id", req->request_id);
-    sim_value_map_set_str(v, "target_device", req->target_device);
+    o->n++;
+    if (o->b) /* none of the op params' keys: no look-up in their table */
+        sim_pack_key_other(o->b, key);
+}
+
+static void put_str(struct out *o, const char *key, const char *v)
+{
+    put_key(o, key);
+    if (o->b && v)
+        sim_pack_str(o->b, v);
+    else if (o->b)
+        sim_pack_null(o->b);
+}
+
+static void put_int(struct out *o, const char *key, int64_t v)
+{
+    put_key(o, key);
+    if (o->b)
+        sim_pack_int(o->b, v);
+}
+
+static void put_bool(struct out *o, const char *key, bool v)
+{
+    put_key(o, key);
+    if (o->b)
+        sim_pack_bool(o->b, v);
+}
+
+/* The envelope (D3) and the fields of the message type that say where and how much. */
+static void request_fields(struct out *o, const struct sim_host_msg *req)
+{
+    put_str(o, "msg_type", msg_types[req->msg_type]);
+    put_str(o, "correlation_id", req->correlation_id);
+    put_str(o, "request_id", req->request_id);
+    put_str(o, "target_device", req->target_device);
     switch (req->msg_type) {
     case SIM_MSG_MEMORY_WRITE: {
         const struct sim_memory_write *w = &req->u.write;
-        sim_value_map_set_int(v, "dst_sip", w->dst_sip);
-        sim_value_map_set_int(v, "dst_cube", w->dst_cube);
-        sim_value_map_set_int(v, "dst_pe", w->dst_pe);
-        sim_value_map_set_int(v, "dst_pa", w->dst_pa);
-        sim_value_map_set_int(v, "nbytes", w->nbytes);
-        sim_value_map_set_str(v, "src_kind",
-                              w->src_kind == SIM_SRC_PATTERN ? "pattern" : "host_buffer_ref");
+        put_int(o, "dst_sip", w->dst_sip);
+        put_int(o, "dst_cube", w->dst_cube);
+        put_int(o, "dst_pe", w->dst_pe);
+        put_int(o, "dst_pa", w->dst_pa);
+        put_int(o, "nbytes", w->nbytes);
+        put_str(o, "src_kind", w->src_kind == SIM_SRC_PATTERN ? "pattern" : "host_buffer_ref");
         break;
     }
     case SIM_MSG_MEMORY_READ: {
         const struct sim_memory_read *r = &req->u.read;
-        sim_value_map_set_int(v, "src_sip", r->src_sip);
-        sim_value_map_set_int(v, "src_cube", r->src_cube);
-        sim_value_map_set_int(v, "src_pe", r->src_pe);
-        sim_value_map_set_int(v, "src_pa", r->src_pa);
-        sim_value_map_set_int(v, "nbytes", r->nbytes);
+        put_int(o, "src_sip", r->src_sip);
+        put_int(o, "src_cube", r->src_cube);
+        put_int(o, "src_pe", r->src_pe);
+        put_int(o, "src_pa", r->src_pa);
+        put_int(o, "nbytes", r->nbytes);
         break;
     }
     case SIM_MSG_KERNEL_LAUNCH: {
         const struct sim_kernel_launch *k = &req->u.launch;
-        sim_value_map_set_str(v, "kernel", k->kernel_ref.name);
+        put_str(o, "kernel", k->kernel_ref.name);
         int64_t shards = 0;
         for (size_t i = 0; i < k->n_args; i++)
             if (k->args[i].arg_kind == SIM_ARG_TENSOR)
                 shards += (int64_t)k->args[i].n_shards;
-        sim_value_map_set_int(v, "shards", shards);
+        put_int(o, "shards", shards);
         break;
     }
     }
 }
 
-struct sim_value *trace_hostspan_details(const struct sim_span *s, const struct sim_host_msg *req)
+static void fields(struct out *o, const struct sim_span *s, const struct sim_host_msg *req)
 {
-    struct sim_value *v = sim_value_map();
     if (req)
-        request_fields(v, req);
+        request_fields(o, req);
     const struct sim_msg *m = s->msg;
     if (s->kind == SIM_SPAN_HOST_LINK) {
-        sim_value_map_set_int(v, "bytes", (int64_t)s->nbytes);
+        put_int(o, "bytes", (int64_t)s->nbytes);
         if (!s->to_device && s->resp) {
             const struct sim_completion *c = &s->resp->completion;
-            sim_value_map_set_bool(v, "ok", c->ok);
-            if (c->error_code)
-                sim_value_map_set_str(v, "error_code", c->error_code);
-            else
-                sim_value_map_set_take(v, "error_code", sim_value_null());
+            put_bool(o, "ok", c->ok);
+            put_str(o, "error_code", c->error_code); /* null when it succeeded */
         }
     } else if (m && m->kind == SIM_MK_CONTROL) {
-        sim_value_map_set_str(v, "message", m->u.control.name);
-        sim_value_map_set_int(v, "bytes", (int64_t)m->u.control.nbytes);
+        put_str(o, "message", m->u.control.name);
+        put_int(o, "bytes", (int64_t)m->u.control.nbytes);
     }
-    return v;
+}
+
+void trace_hostspan_pack(const struct sim_span *s, const struct sim_host_msg *req,
+                         struct sim_pack *b)
+{
+    struct out count = {NULL, 0}, out = {b, 0};
+    fields(&count, s, req);
+    sim_pack_map(b, count.n);
+    fields(&out, s, req);
+    sim_pack_map(b, 0); /* no replay annotations */
 }

@@ -10,7 +10,7 @@
 #define TRACE_HOSTSPAN_H
 
 #include "sim/chip/chip.h"
-#include "sim/data/value.h"
+#include "sim/chip/oppack.h"
 
 /* The component of the host end of every host link ("host"). */
 #define TRACE_HOST_COMPONENT "host"
@@ -28,18 +28,20 @@ const char *trace_hostspan_op(const struct sim_span *s);
 /*
  * The request behind span s (the ADR-0012 message it carries or answers), or NULL when the
  * span carries a control message (a CPU servicing a "Done"): the caller then passes the
- * request it saw last for the span's cmdq_id to trace_hostspan_details.
+ * request it saw last for the span's cmdq_id to trace_hostspan_pack.
  */
 const struct sim_host_msg *trace_hostspan_request(const struct sim_span *s);
 
 /*
- * The details of span s (a new map the caller frees): the envelope of req (msg_type,
- * correlation_id, request_id, target_device) when known, the placement tags and sizes of
- * the message type (MemoryWrite: dst_sip, dst_cube, dst_pe, dst_pa, nbytes, src_kind;
- * MemoryRead: src_sip, src_cube, src_pe, src_pa, nbytes; KernelLaunch: kernel, shards),
- * "bytes" that crossed the host link, and for a Completion its ok and error_code. For a
- * control message at a CPU, also "message" and its "bytes".
+ * The details of span s, packed as an op record's are (sim/chip/oppack.h: the map, then an
+ * empty map of replay annotations) and appended to b, so that a span costs no allocation:
+ * the envelope of req (msg_type, correlation_id, request_id, target_device) when known,
+ * the placement tags and sizes of the message type (MemoryWrite: dst_sip, dst_cube,
+ * dst_pe, dst_pa, nbytes, src_kind; MemoryRead: src_sip, src_cube, src_pe, src_pa, nbytes;
+ * KernelLaunch: kernel, shards), "bytes" that crossed the host link, and for a Completion
+ * its ok and error_code. For a control message at a CPU, also "message" and its "bytes".
  */
-struct sim_value *trace_hostspan_details(const struct sim_span *s, const struct sim_host_msg *req);
+void trace_hostspan_pack(const struct sim_span *s, const struct sim_host_msg *req,
+                         struct sim_pack *b);
 
 #endif

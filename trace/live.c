@@ -38,6 +38,12 @@ struct str_cache_ent {
     uint32_t id;
 };
 
+/* The track of an op record's component, keyed by the address of its interned id. */
+struct track_ent {
+    const char *component;
+    uint32_t track;
+};
+
 struct trace_live {
     struct sim_chip *chip;       /* borrowed */
     struct sim_oplog *log;       /* borrowed: the chip's */
@@ -64,16 +70,16 @@ struct trace_live {
     struct id_run *runs; /* owned, by first_id */
     size_t nruns, capruns;
     struct str_cache_ent cache[STR_CACHE];
-    struct {
-        const char *component; /* an op record's interned component id */
-        uint32_t track;
-    } track_cache[STR_CACHE];
-    uint64_t changes; /* op starts + ends */
-    bool dirty;       /* the model changed since the last trace_model_finish */
+    struct track_ent *tracks; /* owned: open addressing by the component's address */
+    size_t ntracks, captracks;
+    uint32_t host_track; /* the host's, UINT32_MAX until its first span */
+    uint64_t changes;    /* op starts + ends */
+    bool dirty;          /* the model changed since the last trace_model_finish */
 
     bool end_checked;    /* check_end has seen the run over */
     int chip_observer;                  /* our subscription to spans and traffic */
     struct trace_resacc *res;           /* owned: the resources' bandwidth samples */
+    struct sim_pack span_pack;          /* owned: a span's details being packed */
     const struct sim_host_msg **req_of; /* owned array of borrowed requests, by cmdq_id */
     size_t nreq;
 
@@ -121,27 +127,57 @@ static const char *str_opt(const struct trace_model *m, uint32_t id)
 
 static uint32_t track_lookup(struct trace_live *l, const char *component);
 
+static size_t track_slot(const struct track_ent *t, size_t cap, const char *component)
+{
+    size_t i = (size_t)(((uint64_t)(uintptr_t)component * 0x9E3779B97F4A7C15u) >> 40);
+    for (i &= cap - 1; t[i].component && t[i].component != component; i = (i + 1) & (cap - 1))
+        ;
+    return i;
+}
+
 /* The track of a component: per topology node, engine ids in topology order. Op records
- * name their component with the op log's interned string, so its address is a key. */
+ * name their component with the op log's interned string, so its address is a key: each
+ * distinct one is looked up by name once. */
 static uint32_t track_of(struct trace_live *l, const char *component)
 {
-    size_t slot = ((uintptr_t)component >> 4) % STR_CACHE;
-    if (l->track_cache[slot].component != component) {
-        l->track_cache[slot].component = component;
-        l->track_cache[slot].track = track_lookup(l, component);
+    size_t i = track_slot(l->tracks, l->captracks, component);
+    if (l->tracks[i].component)
+        return l->tracks[i].track;
+    uint32_t t = track_lookup(l, component);
+    if (2 * (l->ntracks + 1) > l->captracks) {
+        size_t cap = 2 * l->captracks;
+        struct track_ent *n = sim_xcalloc(cap, sizeof(*n));
+        for (size_t j = 0; j < l->captracks; j++)
+            if (l->tracks[j].component)
+                n[track_slot(n, cap, l->tracks[j].component)] = l->tracks[j];
+        free(l->tracks);
+        sim_pack_fini(&l->span_pack);
+        l->tracks = n;
+        l->captracks = cap;
+        i = track_slot(n, cap, component);
     }
-    return l->track_cache[slot].track;
+    l->tracks[i] = (struct track_ent){component, t};
+    l->ntracks++;
+    return t;
+}
+
+/* The track of topology node `node`, made with its first event. */
+static uint32_t node_track(struct trace_live *l, int node)
+{
+    if (l->node_track[node] == UINT32_MAX) {
+        const char *id = sim_topo_node(l->topo, node)->id;
+        l->node_track[node] =
+            trace_model_track(l->m, id, trace_engine_for_component(id), l->node_eid[node]);
+    }
+    return l->node_track[node];
 }
 
 static uint32_t track_lookup(struct trace_live *l, const char *component)
 {
     enum trace_engine eng = trace_engine_for_component(component);
     int node = sim_topo_find(l->topo, component);
-    if (node >= 0) {
-        if (l->node_track[node] == UINT32_MAX)
-            l->node_track[node] = trace_model_track(l->m, component, eng, l->node_eid[node]);
-        return l->node_track[node];
-    }
+    if (node >= 0)
+        return node_track(l, node);
     /* not a node of the chip ("host"): ids after the chip's engines of that kind */
     size_t before = trace_model_track_count(l->m);
     uint32_t t = trace_model_track(l->m, component, eng, l->extra_eid[eng]);
@@ -351,8 +387,8 @@ static const struct sim_host_msg *span_request(struct trace_live *l, const struc
 static void on_span(void *ctx, const struct sim_span *s)
 {
     struct trace_live *l = ctx;
-    const char *component =
-        s->kind == SIM_SPAN_HOST_LINK ? TRACE_HOST_COMPONENT : sim_topo_node(l->topo, s->node)->id;
+    if (s->kind == SIM_SPAN_HOST_LINK && l->host_track == UINT32_MAX)
+        l->host_track = track_lookup(l, TRACE_HOST_COMPONENT);
     const char *op = trace_hostspan_op(s);
     double t0 = sim_ticks_to_ns(s->t_start), t1 = sim_ticks_to_ns(s->t_end);
     int64_t cmdq = s->msg ? s->msg->cmdq_id : -1;
@@ -360,19 +396,22 @@ static void on_span(void *ctx, const struct sim_span *s)
     struct trace_event ev = {
         .start = start,
         .end = end > start ? end : start,
-        .track = track_lookup(l, component),
-        .op = intern_opt(l->m, op),
+        .track = s->kind == SIM_SPAN_HOST_LINK ? l->host_track : node_track(l, s->node),
+        .op = intern_opt(l->m, op), /* a control message names itself in an array */
         .cmdq_id = cmdq >= 0 && cmdq <= INT32_MAX ? (int32_t)cmdq : TRACE_NO_CMDQ,
         .op_kind = TRACE_KIND_UNKNOWN,
     };
     uint64_t i = trace_model_add_event(l->m, &ev);
-    struct sim_value *details = trace_hostspan_details(s, span_request(l, s));
+    l->span_pack.len = 0; /* the buffer is reused: no allocation once it has grown */
+    trace_hostspan_pack(s, span_request(l, s), &l->span_pack);
     if (l->w) {
         struct trace_writer_event we;
-        writer_event(l, i, ev.end, t0, t1, details, &we);
+        writer_event(l, i, ev.end, t0, t1, NULL, &we);
+        we.packed = l->span_pack.p;
+        we.packed_len = l->span_pack.len;
         trace_writer_engine_event(l->w, &we);
     }
-    trace_model_set_details_take(l->m, i, details);
+    trace_model_set_details_packed(l->m, i, t0, t1, l->span_pack.p, l->span_pack.len);
     l->dirty = true;
 }
 
@@ -584,6 +623,9 @@ int trace_live_new(struct sim_chip *chip, const struct trace_live_opts *o, struc
     l->nnodes = sim_topo_node_count(l->topo);
     l->node_track = sim_xreallocarray(NULL, l->nnodes ? l->nnodes : 1, sizeof(*l->node_track));
     l->node_eid = sim_xreallocarray(NULL, l->nnodes ? l->nnodes : 1, sizeof(*l->node_eid));
+    l->captracks = 64;
+    l->tracks = sim_xcalloc(l->captracks, sizeof(*l->tracks));
+    l->host_track = UINT32_MAX;
     int32_t count[TRACE_ENGINE_COUNT] = {0};
     for (size_t i = 0; i < l->nnodes; i++) {
         enum trace_engine e = trace_engine_for_component(sim_topo_node(l->topo, (int)i)->id);
@@ -645,6 +687,8 @@ void trace_live_free(struct trace_live *l)
     sim_value_free(l->meta);
     free(l->path);
     free(l->node_track);
+    free(l->tracks);
+    sim_pack_fini(&l->span_pack);
     free(l->node_eid);
     free(l->runs);
     free(l->tok_done);

@@ -134,6 +134,12 @@ void sim_pack_key(struct sim_pack *b, const char *key)
     put_bytes(b, key, strlen(key));
 }
 
+void sim_pack_key_other(struct sim_pack *b, const char *key)
+{
+    put_byte(b, KEY_OTHER);
+    put_bytes(b, key, strlen(key));
+}
+
 void sim_pack_key_id(struct sim_pack *b, enum sim_pack_keyid key)
 {
     assert((unsigned)key < N_KEYS);

@@ -77,6 +77,9 @@ void sim_pack_map(struct sim_pack *b, size_t n);
 void sim_pack_list(struct sim_pack *b, size_t n);
 void sim_pack_key(struct sim_pack *b, const char *key);
 void sim_pack_key_id(struct sim_pack *b, enum sim_pack_keyid key); /* the fast path */
+/* A key written as its string without looking in the table (for keys outside it; one that
+ * is in it unpacks the same, in a few more bytes). */
+void sim_pack_key_other(struct sim_pack *b, const char *key);
 void sim_pack_null(struct sim_pack *b);
 void sim_pack_bool(struct sim_pack *b, bool v);
 void sim_pack_int(struct sim_pack *b, int64_t v);
