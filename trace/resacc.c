@@ -25,12 +25,14 @@ struct ent {
 struct series {
     struct ent *v; /* owned, by k */
     size_t n, cap;
-    size_t dirty; /* entries [dirty, n) changed since the last flush */
+    size_t dirty;    /* entries [dirty, n) changed since the last flush */
+    uint64_t lo, hi; /* cycles [lo, hi) of the newest entry's window (lo == hi: none) */
 };
 
 struct trace_resacc {
     struct trace_model *m; /* borrowed */
     uint64_t w;            /* window, cycles */
+    uint64_t limit;        /* w x TRACE_RESACC_MAX_WINDOWS (saturated): past it, widen */
     size_t nres;
     uint32_t *names;  /* owned: interned resource names */
     struct series *r; /* owned: per resource */
@@ -39,12 +41,29 @@ struct trace_resacc {
     bool dirty; /* some series changed since the last flush */
 };
 
+static void set_limit(struct trace_resacc *a)
+{
+    a->limit =
+        a->w > UINT64_MAX / TRACE_RESACC_MAX_WINDOWS ? UINT64_MAX : a->w * TRACE_RESACC_MAX_WINDOWS;
+}
+
+/* Remember the window of s's newest entry, for trace_resacc_add's fast path. */
+static void set_newest(struct series *s, uint64_t w)
+{
+    s->lo = s->hi = 0;
+    if (s->n) {
+        s->lo = s->v[s->n - 1].k * w;
+        s->hi = s->lo + w;
+    }
+}
+
 struct trace_resacc *trace_resacc_new(struct trace_model *m, uint64_t window, size_t nres,
                                       const uint32_t *names)
 {
     struct trace_resacc *a = sim_xcalloc(1, sizeof(*a));
     a->m = m;
     a->w = window ? window : TRACE_BW_WINDOW_DEFAULT;
+    set_limit(a);
     a->nres = nres;
     a->names = sim_xreallocarray(NULL, nres ? nres : 1, sizeof(*a->names));
     if (nres)
@@ -103,7 +122,8 @@ static void credit(struct trace_resacc *a, uint32_t res, uint64_t k, bool write,
             s->cap = s->cap ? 2 * s->cap : 64;
             s->v = sim_xreallocarray(s->v, s->cap, sizeof(*s->v));
         }
-        memmove(&s->v[i + 1], &s->v[i], (s->n - i) * sizeof(*s->v));
+        if (i < s->n) /* a report for an earlier window than the newest: rare */
+            memmove(&s->v[i + 1], &s->v[i], (s->n - i) * sizeof(*s->v));
         s->v[i] = (struct ent){k, 0, 0, NO_SAMPLE};
         s->n++;
     }
@@ -111,6 +131,8 @@ static void credit(struct trace_resacc *a, uint32_t res, uint64_t k, bool write,
     if (i < s->dirty)
         s->dirty = i;
     a->dirty = true;
+    if (i + 1 == s->n)
+        set_newest(s, a->w);
 }
 
 void trace_resacc_flush(struct trace_resacc *a)
@@ -140,6 +162,7 @@ static void widen(struct trace_resacc *a)
 {
     trace_resacc_flush(a);
     a->w *= 2;
+    set_limit(a);
     for (size_t r = 0; r < a->nres; r++) {
         struct series *s = &a->r[r];
         size_t n = 0;
@@ -162,6 +185,7 @@ static void widen(struct trace_resacc *a)
         }
         s->n = n;
         s->dirty = 0;
+        set_newest(s, a->w);
     }
     a->dirty = true;
     trace_resacc_flush(a);
@@ -171,10 +195,21 @@ void trace_resacc_add(struct trace_resacc *a, uint32_t res, bool write, uint64_t
                       uint64_t c1)
 {
     assert(res < a->nres);
+    if (!bytes)
+        return;
     if (c1 < c0)
         c1 = c0;
     uint64_t last = c1 > c0 ? c1 - 1 : c0; /* the last cycle covered */
-    while (last / a->w >= TRACE_RESACC_MAX_WINDOWS)
+    struct series *s = &a->r[res];
+    if (c0 >= s->lo && last < s->hi) { /* within the newest window again: no division */
+        struct ent *e = &s->v[s->n - 1];
+        *(write ? &e->wr : &e->rd) += bytes;
+        if (s->dirty == s->n)
+            s->dirty = s->n - 1;
+        a->dirty = true;
+        return;
+    }
+    while (last >= a->limit)
         widen(a);
     uint64_t w = a->w, k0 = c0 / w, k1 = last / w;
     if (k0 == k1) { /* the usual case: one window */
