@@ -12,6 +12,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -572,10 +573,27 @@ static const char *ev_name(const struct trace_verdict *v, uint64_t ev, char *buf
     return buf;
 }
 
+/* printf to the end of buf (size bytes), cut when it does not fit: evidence lines are
+ * bounded on purpose. */
+static void appendf(char *buf, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void appendf(char *buf, size_t size, const char *fmt, ...)
+{
+    size_t k = strlen(buf);
+    if (k + 1 >= size)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + k, size - k, fmt, ap);
+    va_end(ap);
+}
+
 #define LINE(...)                                                                                  \
     do {                                                                                           \
-        if (n < max)                                                                               \
-            snprintf(lines[n++], TRACE_VERDICT_LINE, __VA_ARGS__);                                 \
+        if (n < max) {                                                                             \
+            lines[n][0] = '\0';                                                                    \
+            appendf(lines[n++], TRACE_VERDICT_LINE, __VA_ARGS__);                                  \
+        }                                                                                          \
     } while (0)
 
 size_t trace_verdict_evidence(const struct trace_verdict *v, const struct trace_verdict_item *it,
@@ -630,21 +648,20 @@ size_t trace_verdict_evidence(const struct trace_verdict *v, const struct trace_
              (f[0] || d[0]) && ai[0] ? "; " : "", ai);
     }
     if (it->hbm_util >= 0 || it->link_util >= 0 || it->host_util >= 0) {
-        char h[192] = "", l[200] = "", o[64] = "";
+        char h[TRACE_VERDICT_LINE] = "";
         if (it->hbm_util >= 0) {
             sim_escape(trace_model_str(v->m, it->hbm), trace_model_str_len(v->m, it->hbm), q,
                        sizeof(q));
-            snprintf(h, sizeof(h), "%s %.0f%%", q, 100 * it->hbm_util);
+            appendf(h, sizeof(h), "%s %.0f%%", q, 100 * it->hbm_util);
         }
         if (it->link_util >= 0) {
             sim_escape(trace_model_str(v->m, it->busiest_link),
                        trace_model_str_len(v->m, it->busiest_link), q, sizeof(q));
-            snprintf(l, sizeof(l), "%slink %s %.0f%%", h[0] ? ", " : "", q, 100 * it->link_util);
+            appendf(h, sizeof(h), "%slink %s %.0f%%", h[0] ? ", " : "", q, 100 * it->link_util);
         }
         if (it->host_util >= 0)
-            snprintf(o, sizeof(o), "%shost link %.0f%%", h[0] || l[0] ? ", " : "",
-                     100 * it->host_util);
-        LINE("busiest   %s%s%s", h, l, o);
+            appendf(h, sizeof(h), "%shost link %.0f%%", h[0] ? ", " : "", 100 * it->host_util);
+        LINE("busiest   %s", h);
     }
     if (it->waits) {
         char w[160] = "";
