@@ -167,6 +167,25 @@ static void math(const struct sim_value *d, struct trace_spaces *sp, struct trac
               out * dtype_bytes(dtype));
 }
 
+/* A TileToken stage (ADR-0052 D5): a GEMM or MATH stage's arithmetic and ranges as the op
+ * it stands for; a DMA stage's bytes, with its ranges when it names them (an explicit
+ * TileToken's; a composite op's stages carry sizes only). */
+static void stage(const char *type, const struct sim_value *d, struct trace_spaces *sp,
+                  struct trace_opinfo *o)
+{
+    o->stage = true;
+    if (strcmp(type, "GEMM") == 0) {
+        gemm(d, sp, o, true);
+    } else if (strcmp(type, "MATH") == 0) {
+        math(d, sp, o, true);
+    } else {
+        int64_t nbytes = get_int(d, "nbytes");
+        o->bytes = nbytes > 0 ? (uint64_t)nbytes : 0;
+        add_read(o, sp, trace_details_str(d, "src_space"), get_int(d, "src_addr"), o->bytes);
+        set_write(o, sp, trace_details_str(d, "dst_space"), get_int(d, "dst_addr"), o->bytes);
+    }
+}
+
 void trace_opinfo_decode(const char *op, enum trace_op_kind kind, const struct sim_value *details,
                          struct trace_spaces *sp, struct trace_opinfo *o)
 {
@@ -186,6 +205,10 @@ void trace_opinfo_decode(const char *op, enum trace_op_kind kind, const struct s
         return;
     }
     int64_t nbytes = get_int(details, "nbytes");
+    if (strncmp(op, "TileToken/", 10) == 0) {
+        stage(op + 10, details, sp, o);
+        return;
+    }
     if (strcmp(op, "dma_read") == 0) {
         o->bytes = nbytes > 0 ? (uint64_t)nbytes : 0;
         const char *src = trace_details_str(details, "src_space");
@@ -209,6 +232,6 @@ void trace_opinfo_decode(const char *op, enum trace_op_kind kind, const struct s
     } else if (kind == TRACE_KIND_MATH) {
         math(details, sp, o, arith);
     } else if (nbytes > 0) {
-        o->bytes = (uint64_t)nbytes; /* a TileToken DMA stage: bytes, no ranges */
+        o->bytes = (uint64_t)nbytes;
     }
 }

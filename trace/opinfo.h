@@ -35,6 +35,8 @@ struct trace_opinfo {
                        (per input element for a reduction); 0 for anything else */
     uint64_t bytes; /* bytes a memory op moved (nbytes, or a spec trace's bytes) */
     char dtype[8];  /* a GEMM's input dtype ("f16"), else "" */
+    bool stage;     /* a TileToken stage ("TileToken/GEMM"): its arithmetic is also counted by
+                       the composite op that holds it, when there is one */
     unsigned nreads;
     struct trace_range reads[TRACE_OPINFO_MAX_READS];
     bool has_write;
@@ -50,9 +52,9 @@ void trace_spaces_init(struct trace_spaces *s);
  * replay), dma_write and ipcq_copy (src_/dst_ space and addr, nbytes), GEMMs (src_a, src_b,
  * dst with their shapes and dtypes; composite_* also out_addr and out_nbytes), math ops
  * (input_addrs, input_shapes, input_spaces, input_dtypes; dst_addr, shape_out, dtype); and
- * from a spec trace's dram_addr + bytes + direction. Arithmetic only for op kinds gemm and
- * math (a TileToken stage is part of the composite op that counts it). A space beyond the
- * registry's room gets no range.
+ * from a spec trace's dram_addr + bytes + direction. Arithmetic for op kinds gemm and math,
+ * and for TileToken GEMM and MATH stages (marked stage: the caller skips those a composite
+ * op holds, which counts them already). A space beyond the registry's room gets no range.
  */
 void trace_opinfo_decode(const char *op, enum trace_op_kind kind, const struct sim_value *details,
                          struct trace_spaces *spaces, struct trace_opinfo *out);

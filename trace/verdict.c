@@ -245,6 +245,56 @@ static const struct trace_opinfo *info_of(const uint64_t *evs, const struct trac
 
 static const char *const dtypes[] = {"f32", "f16", "bf16", "i8"};
 
+/* A composite op's span on its engine. */
+struct span {
+    uint32_t track;
+    uint64_t start, end;
+};
+
+static int cmp_span(const void *a, const void *b)
+{
+    const struct span *x = a, *y = b;
+    if (x->track != y->track)
+        return x->track < y->track ? -1 : 1;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Whether event e lies within one of the composite ops spans[0..n) (sorted by cmp_span),
+ * on its own engine: a stage of that op, whose arithmetic the op counts. */
+static bool within_composite(const struct span *spans, size_t n, const struct trace_event *e)
+{
+    size_t lo = 0, hi = n; /* the first span after (track, start) */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct span *x = &spans[mid];
+        if (x->track < e->track || (x->track == e->track && x->start <= e->start))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && spans[lo - 1].track == e->track && spans[lo - 1].end >= e->end;
+}
+
+/* The composite ops among evs (n of them), sorted; *count set. Caller frees. */
+static struct span *composite_spans(const struct trace_model *m, const uint64_t *evs, size_t n,
+                                    size_t *count)
+{
+    size_t k = 0;
+    struct span *spans = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const struct trace_event *e = trace_model_event(m, evs[i]);
+        if (strncmp(trace_model_str(m, e->op), "composite_", 10) != 0)
+            continue;
+        if (!spans)
+            spans = sim_xreallocarray(NULL, n, sizeof(*spans));
+        spans[k++] = (struct span){e->track, e->start, e->end};
+    }
+    if (k)
+        qsort(spans, k, sizeof(*spans), cmp_span);
+    *count = k;
+    return spans;
+}
+
 /* The usage, path, arithmetic and resources of one region over its events evs (n of them,
  * sorted by index). */
 static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, size_t n,
@@ -278,6 +328,8 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
     } else if (n) {
         it->missing |= TRACE_MISSING_DETAILS;
     }
+    size_t ncomp = 0;
+    struct span *comp = info ? composite_spans(m, evs, n, &ncomp) : NULL;
     double te_flops[5] = {0}; /* by dtype; [4] others */
     uint32_t *te_tracks = sim_xreallocarray(NULL, n ? n : 1, sizeof(*te_tracks));
     uint32_t *ve_tracks = sim_xreallocarray(NULL, n ? n : 1, sizeof(*ve_tracks));
@@ -294,6 +346,8 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
             any_arith = true;
         if (!info || !(info[k].flops > 0))
             continue;
+        if (info[k].stage && within_composite(comp, ncomp, e))
+            continue; /* counted by its composite op */
         it->flops += info[k].flops;
         if (eng == TRACE_ENGINE_TE) {
             size_t d = 0;
@@ -302,6 +356,7 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
             te_flops[d] += info[k].flops;
         }
     }
+    free(comp);
     if (any_arith && !(it->flops > 0))
         it->missing |= TRACE_MISSING_FLOPS;
 
@@ -337,6 +392,7 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
     it->hbm_util = it->link_util = it->host_util = -1;
     uint64_t a = r->start, b = r->end > r->start ? r->end : r->start + 1;
     size_t nres = trace_resources_count(c->res), nhbm = 0;
+    double hbm_bytes = 0;
     if (!nres)
         it->missing |= TRACE_MISSING_RESOURCES;
     for (size_t i = 0; i < nres; i++) {
@@ -352,10 +408,15 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
             double rd, wr;
             trace_resources_bytes(c->res, i, a, b, &rd, &wr);
             nhbm += rd + wr > 0;
+            hbm_bytes += rd + wr;
         }
         if (u > *slot)
             *slot = u, *name = x->name;
     }
+    /* ops whose DRAM traffic the trace does not record (a composite op's stages): the
+     * bytes the HBMs' samples saw */
+    if (!it->dram_bytes && hbm_bytes >= 1)
+        it->dram_bytes = (uint64_t)hbm_bytes;
     if (p->hbm_rate > 0)
         it->peak_bw = (double)(nhbm ? nhbm : 1) * p->hbm_rate;
 

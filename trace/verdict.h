@@ -73,7 +73,8 @@ struct trace_verdict_item {
     double time[TRACE_PCAT_COUNT];         /* cycles of the critical path per category */
     double flops;                          /* GEMM and math arithmetic */
     double peak_flops;                     /* per cycle, the engines it used; 0: unknown */
-    uint64_t dram_bytes;                   /* DRAM read + written */
+    uint64_t dram_bytes;                   /* DRAM read + written (the HBM samples' when the
+                                              ops record none) */
     double peak_bw;                        /* bytes per cycle of the HBMs it used; 0: unknown */
     double hbm_util, link_util, host_util; /* busiest over its span, -1: unknown */
     uint32_t hbm, busiest_link, host_link; /* their names (TRACE_NO_STR: none) */

@@ -241,13 +241,34 @@ Test(opinfo, gemm_math_and_spec_dma_details)
     trace_opinfo_decode("TE_GEMM_TILE", TRACE_KIND_GEMM, d, &sp, &o);
     cr_assert_eq(o.flops, 2.0 * 64 * 128 * 256);
     sim_value_free(d);
-    /* a TileToken stage has no arithmetic of its own */
+    /* a TileToken GEMM stage: its arithmetic, marked as a stage's (a composite op holding
+     * it counts it too) */
     d = sim_value_map();
     sim_value_map_set_int(d, "m", 16);
     sim_value_map_set_int(d, "n", 16);
     sim_value_map_set_int(d, "k", 16);
     trace_opinfo_decode("TileToken/GEMM", TRACE_KIND_UNKNOWN, d, &sp, &o);
+    cr_assert_eq(o.flops, 2.0 * 16 * 16 * 16);
+    cr_assert(o.stage);
+    cr_assert_eq(o.nreads, 0, "a composite's stage names no addresses");
+    sim_value_free(d);
+    /* an explicit TileToken's DMA stage names its ranges */
+    d = sim_value_map();
+    sim_value_map_set_str(d, "src_space", "hbm");
+    sim_value_map_set_int(d, "src_addr", 8192);
+    sim_value_map_set_str(d, "dst_space", "tcm");
+    sim_value_map_set_int(d, "dst_addr", 0);
+    sim_value_map_set_int(d, "nbytes", 4096);
+    trace_opinfo_decode("TileToken/DMA_READ", TRACE_KIND_UNKNOWN, d, &sp, &o);
+    cr_assert_eq(o.bytes, 4096);
     cr_assert_eq(o.flops, 0);
+    cr_assert_eq(o.nreads, 1);
+    cr_assert_eq(o.reads[0].space, 0);
+    cr_assert_eq(o.reads[0].lo, 8192);
+    cr_assert_eq(o.reads[0].hi, 8192 + 4096);
+    cr_assert(o.has_write);
+    cr_assert_eq(o.write.space, 1);
+    cr_assert_eq(o.write.hi, 4096);
     sim_value_free(d);
     /* a spec trace's DMA read */
     d = sim_value_map();

@@ -198,6 +198,51 @@ Test(verdict, a_large_vector_add_is_bound_by_dma_and_hbm)
     sim_run_free(run);
 }
 
+/* ---- the arithmetic of TileToken GEMMs, counted once ---------------------------------------- */
+
+/* The verdict of built-in kernel spec, run timing only. */
+static struct trace_verdict *verdict_of(const char *spec, struct sim_run **run,
+                                        struct trace_live **l)
+{
+    struct diag d;
+    struct sim_run_opts ro = {.kernel_spec = spec};
+    cr_assert_eq(sim_run_new(&ro, run, &d), 0, "%s", d.msg);
+    sim_run_timing_only(*run);
+    struct trace_live_opts o = {.prefill_tokens = -1, .decode_tokens = -1};
+    cr_assert_eq(trace_live_new(sim_run_chip(*run), &o, l, &d), 0, "%s", d.msg);
+    sim_run_advance(*run, SIM_RUN_END, 0);
+    trace_live_sync(*l);
+    return trace_verdict_new(trace_live_model(*l), NULL);
+}
+
+Test(verdict, tiletoken_gemms_count_their_arithmetic_once)
+{
+    static const struct {
+        const char *spec, *name;
+        double flops;
+    } cases[] = {
+        /* composite_gemm ops, each holding TileToken stages that repeat its sizes */
+        {"gemm:m=128,n=64,k=32", "gemm", 2.0 * 128 * 64 * 32},
+        /* explicit TileTokens: the GEMM stages are the only arithmetic */
+        {"gemm_explicit:m=128,n=32,k=64", "gemm_explicit", 2.0 * 128 * 32 * 64},
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        struct sim_run *run;
+        struct trace_live *l;
+        struct trace_verdict *v = verdict_of(cases[c].spec, &run, &l);
+        const struct trace_verdict_item *it = launch(v, cases[c].name);
+        show(v, it);
+        cr_assert_eq(it->flops, cases[c].flops, "%s: %g FLOP", cases[c].spec, it->flops);
+        cr_assert_gt(it->peak_flops, 0);
+        cr_assert_gt(it->dram_bytes, 0, "%s: HBM bytes, from the samples if not the ops",
+                     cases[c].spec);
+        cr_assert_eq(it->missing, 0);
+        trace_verdict_free(v);
+        trace_live_free(l);
+        sim_run_free(run);
+    }
+}
+
 /* ---- host transfer: big MemoryWrites from host buffers -------------------------------------- */
 
 Test(verdict, big_memory_writes_from_host_buffers_are_host_bound)
