@@ -8,6 +8,7 @@
 
 #include "sim/util/escape.h"
 #include "sim/util/xalloc.h"
+#include "trace/hostspan.h"
 #include "trace/resources.h"
 
 #include <inttypes.h>
@@ -469,12 +470,26 @@ static void decide(struct trace_verdict_item *it)
 
 /* ---- the verdict ------------------------------------------------------------------------ */
 
-static bool any_inflight(const struct trace_model *m, const uint64_t *evs, size_t n)
+/* Whether the launch of evs (n of them) is still running: an op of it in flight, or, in a
+ * live model, a request the host sent whose Completion has not crossed back yet (between
+ * two of its ops no op is in flight). */
+static bool still_running(const struct trace_model *m, const uint64_t *evs, size_t n)
 {
-    for (size_t k = 0; k < n; k++)
-        if (trace_model_event(m, evs[k])->flags & TRACE_EV_INFLIGHT)
+    bool live = trace_model_now(m) > 0, request = false, completed = false;
+    for (size_t k = 0; k < n; k++) {
+        const struct trace_event *e = trace_model_event(m, evs[k]);
+        if (e->flags & TRACE_EV_INFLIGHT)
             return true;
-    return false;
+        const struct trace_track *t = trace_model_track_get(m, e->track);
+        if (!live || t->engine != TRACE_ENGINE_HOST ||
+            strcmp(trace_model_str(m, t->name), TRACE_HOST_COMPONENT) != 0)
+            continue;
+        if (strcmp(trace_model_str(m, e->op), "Completion") == 0)
+            completed = true;
+        else
+            request = true;
+    }
+    return request && !completed;
 }
 
 struct trace_verdict *trace_verdict_new(const struct trace_model *m,
@@ -518,7 +533,7 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
     for (size_t r = 0; r < nl; r++) {
         struct trace_verdict_item *it = &v->launches[r];
         judge(&c, trace_regions_get(v->rs_launch, r), evs + off[r], off[r + 1] - off[r], it);
-        it->running = any_inflight(m, evs + off[r], off[r + 1] - off[r]);
+        it->running = still_running(m, evs + off[r], off[r + 1] - off[r]);
         decide(it);
     }
     free(pos);
@@ -559,7 +574,7 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
         for (uint64_t i = 0; i < nev; i++)
             all[i] = i;
         judge(&c, rr, all, (size_t)nev, run);
-        run->running = any_inflight(m, all, (size_t)nev);
+        run->running = still_running(m, all, (size_t)nev);
         free(all);
         if (nev)
             run->missing |= TRACE_MISSING_LAUNCHES;

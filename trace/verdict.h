@@ -64,7 +64,8 @@ enum {
 
 struct trace_verdict_item {
     const struct trace_region *region; /* borrowed from the verdict */
-    bool running;                      /* live: an op of it is still running */
+    bool running;                      /* live: an op of it in flight, or its Completion not
+                                          back yet */
     enum trace_bound bound;
     uint32_t link;                         /* LINK: the link's interned name */
     double share;                          /* the bound's share of the path's time, 0 to 1 */

@@ -173,7 +173,7 @@ static void row_line(struct tui_bottleneck *b, const struct row *r, char *line, 
             snprintf(len, sizeof(len), "%llu cyc", (unsigned long long)b->host_length);
         char name[128];
         snprintf(name, sizeof(name), "%s (%zu)", r->name, b->nhost);
-        snprintf(line, size, "%-18.18s %9s  %s %.0f%%", name, len, cat[best],
+        snprintf(line, size, "%-18.18s %9s %7s %s %.0f%%", name, len, "", cat[best],
                  total > 0 ? 100 * b->host_time[best] / total : 0);
         return;
     }
@@ -183,10 +183,11 @@ static void row_line(struct tui_bottleneck *b, const struct row *r, char *line, 
     else
         snprintf(len, sizeof(len), "%llu cyc", (unsigned long long)it->length);
     bound_short(b->v, it, bound, sizeof(bound));
-    snprintf(line, size, "%-18.18s %9s  %-28.28s TE %3.0f%% VE %3.0f%% DMA %3.0f%% HOST %3.0f%%%s",
-             r->name, len, bound, 100 * it->busy[TRACE_ENGINE_TE], 100 * it->busy[TRACE_ENGINE_VE],
-             100 * it->busy[TRACE_ENGINE_DMA], 100 * it->busy[TRACE_ENGINE_HOST],
-             it->running ? "  running" : "");
+    /* "running" right after the time, which is the time so far: within a half-screen pane */
+    snprintf(line, size, "%-18.18s %9s %-7s %-26.26s TE %3.0f%% VE %3.0f%% DMA %3.0f%% HOST %3.0f%%",
+             r->name, len, it->running ? "running" : "", bound, 100 * it->busy[TRACE_ENGINE_TE],
+             100 * it->busy[TRACE_ENGINE_VE], 100 * it->busy[TRACE_ENGINE_DMA],
+             100 * it->busy[TRACE_ENGINE_HOST]);
 }
 
 static void bn_render(void *self, struct tui_canvas *c, struct tui_rect r, struct tui_view *v,
@@ -220,7 +221,7 @@ static void bn_render(void *self, struct tui_canvas *c, struct tui_rect r, struc
     int y = body.y - b->scroll, n = 0;
     double ghz = trace_model_clock_ghz(b->m);
     tui_canvas_text(c, body.x, y + n++, body.w, TUI_STYLE_DIM,
-                    "launch                  time  bound (share of the critical path)     busy",
+                    "launch                  time         bound, share of the path   busy",
                     TUI_TEXT_ELLIPSIS);
     for (size_t i = 0; i < b->nrows; i++) {
         char line[320];

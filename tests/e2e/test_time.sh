@@ -3,7 +3,8 @@
 # npuscope validate still exits 0 on it), npuscope summary's verdict in text and JSON, and
 # in a real terminal (tmux, 80x24 and 200x60, with NO_COLOR and TERM=vt100): the host and
 # HBM rows, the bottleneck pane (v), the critical path walked with P ( ), the utilization
-# strip (U) and the bandwidth heatmap (H); live, a breakpoint on a metric.
+# strip (U) and the bandwidth heatmap (H); live, a breakpoint on a metric, the kernel it
+# paused labelled running in the bottleneck pane, and no longer once the run ends.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tmux.sh"
 
@@ -68,7 +69,7 @@ expect_screen "Enter unfolds them: the host link" '^  host<->sip0\.io_cpu +│'
 tmux_keys Home
 tmux_keys v
 expect_screen "v: the bottleneck pane" '^ Bottleneck  run: dependency latency'
-expect_screen "a line per kernel launch" '^ llm_decode +[0-9.]+ us +dependency latency [0-9]+%'
+expect_screen "a line per kernel launch" '^ llm_decode +[0-9.]+ us {9}dependency latency [0-9]+%'
 expect_screen "the host messages summed, as the summary counts them" "^ host messages \\(${NHOST:-none}\\)"
 expect_screen "the run's evidence" '^  path +compute [0-9]+%'
 tmux_keys j j
@@ -132,7 +133,16 @@ tmux_keys -l 'idle(xx) > 5'
 tmux_keys Enter
 expect_screen "a bad condition says what is wrong" 'KIND is dma, te, ve, host or other'
 tmux_keys v
-expect_screen "live: the bottleneck pane" '^ Bottleneck  run: '
+expect_screen "live: the bottleneck pane" '^ Bottleneck  run: .* \(running\)'
+expect_screen "live: the kernel paused mid-way is labelled running" \
+    '^ vector_add +[0-9.]+ [nu]s running [a-zA-Z/ ]+ [0-9]+% +TE '
+tmux_keys X d
+expect_screen "X d: the breakpoint removed" 'breakpoint 1 removed'
+tmux_keys Escape c
+expect_screen "c: run to the end, the verdict follows: no longer running" \
+    '^ Bottleneck  run: host transfer [0-9]+% *│'
+expect_screen "... the kernel finished, bound by DMA / HBM" \
+    '^ vector_add +[0-9.]+ us {9}DMA / HBM bandwidth [0-9]+% +TE '
 tmux_keys q
 expect_exit "live: exit 0" 0
 

@@ -243,6 +243,52 @@ Test(verdict, tiletoken_gemms_count_their_arithmetic_once)
     }
 }
 
+/* ---- live: a launch still running --------------------------------------------------------- */
+
+Test(verdict, live_a_launch_is_running_until_its_completion_crosses_back)
+{
+    struct sim_run *run;
+    struct diag d;
+    struct sim_run_opts ro = {.kernel_spec = "vector_add:n=65536"};
+    cr_assert_eq(sim_run_new(&ro, &run, &d), 0, "%s", d.msg);
+    sim_run_timing_only(run);
+    struct trace_live *l;
+    struct trace_live_opts o = {.prefill_tokens = -1, .decode_tokens = -1};
+    cr_assert_eq(trace_live_new(sim_run_chip(run), &o, &l, &d), 0, "%s", d.msg);
+    /* step until the kernel's first op has ended and no op of it is in flight: a gap
+     * between two of its ops, where only the missing Completion says it runs */
+    bool seen_gap = false;
+    while (!seen_gap && sim_run_advance(run, SIM_RUN_EVENTS, 1) > 0) {
+        trace_live_sync(l);
+        const struct trace_model *m = trace_live_model(l);
+        bool ended = false, inflight = false;
+        for (uint64_t i = 0; i < trace_model_event_count(m); i++) {
+            const struct trace_event *e = trace_model_event(m, i);
+            if (trace_model_track_get(m, e->track)->engine != TRACE_ENGINE_DMA)
+                continue;
+            inflight |= (e->flags & TRACE_EV_INFLIGHT) != 0;
+            ended |= !(e->flags & TRACE_EV_INFLIGHT);
+        }
+        if (!ended || inflight)
+            continue;
+        seen_gap = true;
+        struct trace_verdict *v = trace_verdict_new(m, NULL);
+        const struct trace_verdict_item *it = launch(v, "vector_add");
+        cr_assert(it->running, "between two ops, the kernel still runs");
+        cr_assert(v->run.running);
+        trace_verdict_free(v);
+    }
+    cr_assert(seen_gap, "a moment with no DMA in flight after the first ended");
+    sim_run_advance(run, SIM_RUN_END, 0);
+    trace_live_sync(l);
+    struct trace_verdict *v = trace_verdict_new(trace_live_model(l), NULL);
+    cr_assert_not(launch(v, "vector_add")->running, "its Completion came back");
+    cr_assert_not(v->run.running);
+    trace_verdict_free(v);
+    trace_live_free(l);
+    sim_run_free(run);
+}
+
 /* ---- host transfer: big MemoryWrites from host buffers -------------------------------------- */
 
 Test(verdict, big_memory_writes_from_host_buffers_are_host_bound)
