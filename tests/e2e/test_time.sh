@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Where the time goes: the host events and resource samples of a written trace (and
-# npuscope validate still exits 0 on it), npuscope summary's verdict in text and JSON, and
+# npuscope validate still exits 0 on it), npuscope summary's verdict in text and JSON (for
+# every built-in kernel a bound with its evidence: the path's split, busy shares, the
+# roofline point with FLOP/s and HBM bytes/s, the busiest resources), and
 # in a real terminal (tmux, 80x24 and 200x60, with NO_COLOR and TERM=vt100): the host and
 # HBM rows, the bottleneck pane (v), the critical path walked with P ( ), the utilization
 # strip (U) and the bandwidth heatmap (H); live, a breakpoint on a metric, the kernel it
@@ -52,6 +54,24 @@ expect_out "JSON: the kernel launch" '\{"name":"vector_add","occurrence":0,"cmdq
 run "$NPUSCOPE" summary "$TESTS_DIR/data/traces/spec_example.json"
 expect_status "another producer's trace: exit 0" 0
 expect_out "it names what it lacks" 'missing +no per-resource bandwidth samples'
+
+echo "-- every built-in kernel: summary names a bound, with its evidence"
+BOUND='(compute \(TE\)|vector \(VE\)|DMA / HBM bandwidth|NoC link [^ ]+|host transfer|dependency latency)'
+for k in $("$NPUSCOPE" kernels | grep -E '^[a-z_0-9]+$'); do
+    run "$NPUSCOPE" run --headless -k "$k" -o "$TMP/k_$k.json"
+    expect_status "$k: exit 0" 0
+    run "$NPUSCOPE" summary "$TMP/k_$k.json"
+    expect_out "$k: its launch's bound" "^  $k +$BOUND \\([0-9]+% of the critical path\\)\$"
+    ev=$(sed -n "/^  $k  /,/^  [a-z]/p" <<<"$OUT")
+    for line in 'time +[0-9.]+ [nu]s, a critical path of [0-9]+ ops?' \
+        'path +compute [0-9]+%  vector [0-9]+%  DMA/HBM [0-9]+%  host [0-9]+%  latency [0-9]+%' \
+        'busy +TE [0-9]+%' 'roofline +.*FLOP/s of .*; HBM .* of .*; intensity' 'busiest +'; do
+        if grep -qE "^ +$line" <<<"$ev"; then ok "$k: evidence /${line%% *}/"
+        else fail "$k: evidence /$line/" "$ev"; fi
+    done
+    if grep -q '^ *missing' <<<"$ev"; then fail "$k: npuscope's own trace lacks nothing" "$ev"
+    else ok "$k: nothing missing"; fi
+done
 
 run "$NPUSCOPE" summary "$T"
 NHOST=$(sed -n 's/^  host messages  *\([0-9][0-9]*\) .*/\1/p' <<<"$OUT")
