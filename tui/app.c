@@ -72,12 +72,12 @@ struct tui_app {
     const struct trace_model *m; /* borrowed from the source */
     struct tui_view view;
     struct pane panes[P_COUNT];
-    int focus;          /* P_* */
-    int left;           /* the pane of the left bottom slot: the summary, memory, layers, tokens,
-                           anomalies or bottleneck */
-    uint64_t goto_seen; /* the view's goto_rev last carried out */
-    uint64_t invalid_gen;   /* the model generation invalid_* are for */
-    size_t invalid_n;       /* INVALID_TRACE markers in the model, and the first one's */
+    int focus;            /* P_* */
+    int left;             /* the pane of the left bottom slot: the summary, memory, layers, tokens,
+                             anomalies or bottleneck */
+    uint64_t goto_seen;   /* the view's goto_rev last carried out */
+    uint64_t invalid_gen; /* the model generation invalid_* are for */
+    size_t invalid_n;     /* INVALID_TRACE markers in the model, and the first one's */
     char invalid_text[256]; /* header text, escaped */
     bool maximized, bottom_hidden;
     bool help, help_dirty;
@@ -424,12 +424,14 @@ static void draw_footer(struct tui_app *a)
         return;
     }
     static const char *const keys[][2] = {
-        {"q", "quit"},   {"?", "help"},   {"/", "search"},
-        {"+-", "zoom"},  {"hl", "pan"},   {"jk", "row"},
-        {"Enter", "op"}, {"Tab", "pane"}, {"v", "verdict"},
-        {"y T A", "layers tokens anomalies"},
-        {"P", "path"},   {"m", "memory"}, {"H", "heat"},
-        {"U", "util"},   {"f", "fit"},    {"t", "theme"},
+        {"q", "quit"},    {"?", "help"},
+        {"/", "search"},  {"+-", "zoom"},
+        {"hl", "pan"},    {"jk", "row"},
+        {"Enter", "op"},  {"Tab", "pane"},
+        {"v", "verdict"}, {"y T A", "layers tokens anomalies"},
+        {"P", "path"},    {"m", "memory"},
+        {"H", "heat"},    {"U", "util"},
+        {"f", "fit"},     {"t", "theme"},
     };
     static const char *const live_keys[][2] = {{"space", "pause"}, {"s", "step"}, {"p", "back"}};
     static const char *const diff_keys[][2] = {

@@ -184,8 +184,9 @@ static void row_line(struct tui_bottleneck *b, const struct row *r, char *line, 
         snprintf(len, sizeof(len), "%llu cyc", (unsigned long long)it->length);
     bound_short(b->v, it, bound, sizeof(bound));
     /* "running" right after the time, which is the time so far: within a half-screen pane */
-    snprintf(line, size, "%-18.18s %9s %-7s %-26.26s TE %3.0f%% VE %3.0f%% DMA %3.0f%% HOST %3.0f%%",
-             r->name, len, it->running ? "running" : "", bound, 100 * it->busy[TRACE_ENGINE_TE],
+    snprintf(line, size,
+             "%-18.18s %9s %-7s %-26.26s TE %3.0f%% VE %3.0f%% DMA %3.0f%% HOST %3.0f%%", r->name,
+             len, it->running ? "running" : "", bound, 100 * it->busy[TRACE_ENGINE_TE],
              100 * it->busy[TRACE_ENGINE_VE], 100 * it->busy[TRACE_ENGINE_DMA],
              100 * it->busy[TRACE_ENGINE_HOST]);
 }
