@@ -429,8 +429,8 @@ static void draw_footer(struct tui_app *a)
         {"hl", "pan"},    {"jk", "row"},
         {"Enter", "op"},  {"Tab", "pane"},
         {"v", "verdict"}, {"y T A", "layers tokens anomalies"},
-        {"P", "path"},    {"m", "memory"},
-        {"H", "heat"},    {"U", "util"},
+        {"C", "path"},    {"m", "memory"},
+        {"H", "heat"},    {"E", "util"},
         {"f", "fit"},     {"t", "theme"},
     };
     static const char *const live_keys[][2] = {{"space", "pause"}, {"s", "step"}, {"p", "back"}};

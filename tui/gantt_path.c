@@ -1,5 +1,5 @@
 /*
- * The critical path on the Gantt (see gantt_int.h): P computes the path of the launch at
+ * The critical path on the Gantt (see gantt_int.h): C computes the path of the launch at
  * the cursor (trace/critpath.h) and highlights its ops; ( and ) walk the cursor along it,
  * op by op, saying in the status line how long each op waited and on what (the details
  * pane says it too). The bottleneck pane asks for a launch's path through the view.
@@ -179,7 +179,7 @@ static void show_path(struct tui_gantt *g, struct tui_view *v, int32_t cmdq)
     tui_fmt_cycles_ns(w, sizeof(w), waits, ghz);
     tui_view_message(
         v, TUI_STYLE_STATUS,
-        "critical path of %s: %zu ops over %s, %s waiting; ) next, ( previous, P hides", name,
+        "critical path of %s: %zu ops over %s, %s waiting; ) next, ( previous, C hides", name,
         g->path->n, l, w);
 }
 
@@ -198,7 +198,7 @@ enum tui_result tui_gantt_path_toggle(struct tui_gantt *g, struct tui_view *v)
 enum tui_result tui_gantt_path_step(struct tui_gantt *g, struct tui_view *v, int dir)
 {
     if (!g->path) {
-        tui_view_message(v, TUI_STYLE_STATUS, "no critical path shown: P shows it");
+        tui_view_message(v, TUI_STYLE_STATUS, "no critical path shown: C shows it");
         return TUI_RES_REDRAW;
     }
     size_t k = v->path == g->path ? v->path_step : 0;

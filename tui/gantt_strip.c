@@ -1,5 +1,5 @@
 /*
- * The strips under the Gantt's rows, on its time axis (see gantt_int.h): U shows the
+ * The strips under the Gantt's rows, on its time axis (see gantt_int.h): E shows the
  * utilization of each engine kind over time (the share of its engines busy in each
  * column, as the height of a block), H the bandwidth heatmap: a row per HBM and per link
  * with traffic, read and written apart (a link's "rd" towards the host, "wr" away from it),

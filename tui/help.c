@@ -86,7 +86,7 @@ int tui_help_render(struct tui_canvas *c, struct tui_rect r, int scroll, bool li
     legend(c, box, &n, scroll, kw, marks, ms, 5, "the time cursor; a marker");
     const enum tui_style crit[] = {TUI_STYLE_CRITICAL, TUI_STYLE_CRITICAL};
     const uint32_t full2[] = {gl->eighths[8], gl->eighths[8]};
-    legend(c, box, &n, scroll, kw, full2, crit, 2, "an op on the critical path (P)");
+    legend(c, box, &n, scroll, kw, full2, crit, 2, "an op on the critical path (C)");
     const uint32_t spark[] = {gl->spark[1], gl->spark[3], gl->spark[6], gl->spark[8]};
     const enum tui_style bws[] = {TUI_STYLE_BANDWIDTH, TUI_STYLE_BANDWIDTH, TUI_STYLE_BANDWIDTH,
                                   TUI_STYLE_BANDWIDTH};

@@ -4,8 +4,8 @@
 # every built-in kernel a bound with its evidence: the path's split, busy shares, the
 # roofline point with FLOP/s and HBM bytes/s, the busiest resources), and
 # in a real terminal (tmux, 80x24 and 200x60, with NO_COLOR and TERM=vt100): the host and
-# HBM rows, the bottleneck pane (v), the critical path walked with P ( ), the utilization
-# strip (U) and the bandwidth heatmap (H); live, a breakpoint on a metric, the kernel it
+# HBM rows, the bottleneck pane (v), the critical path walked with C ( ), the utilization
+# strip (E) and the bandwidth heatmap (H); live, a breakpoint on a metric, the kernel it
 # paused labelled running in the bottleneck pane, and no longer once the run ends.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tmux.sh"
@@ -103,10 +103,10 @@ tmux_keys ')'
 expect_screen "... and the next" 'path 3/[0-9]+: '
 tmux_keys '('
 expect_screen "( : back" 'path 2/[0-9]+: '
-tmux_keys P
-expect_screen "P hides it" 'critical path hidden'
-tmux_keys U
-expect_screen "U: utilization of each engine kind" '^ util DMA x8 +│'
+tmux_keys C
+expect_screen "C hides it" 'critical path hidden'
+tmux_keys E
+expect_screen "E: utilization of each engine kind" '^ util DMA x8 +│'
 tmux_keys H
 expect_screen "H: the heatmap's legend" '^ bandwidth +.*of peak: HBM 256 GB/s'
 expect_screen "H: an HBM read and written" '^ c1\.hbm rd +│'
@@ -117,13 +117,13 @@ echo "-- 80x24, NO_COLOR"
 tmux_start 80 24 "${U[@]}" TERM=xterm-256color NO_COLOR=1 -- view "$T"
 tmux_keys v
 expect_screen "80x24: the bottleneck pane" '^ Bottleneck  run: '
-tmux_keys U H
+tmux_keys E H
 expect_screen "80x24: no room for the heatmap, said in the title" 'heatmap: no room \(z, b\)'
 tmux_keys b
 expect_screen "80x24: b makes room for it" '^ bandwidth '
 expect_screen "80x24: the utilization strip" '^ util DMA x8 '
-tmux_keys P
-expect_screen "80x24: P" 'critical path of '
+tmux_keys C
+expect_screen "80x24: C" 'critical path of '
 tmux_keys q
 expect_exit "80x24: exit 0" 0
 

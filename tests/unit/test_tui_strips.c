@@ -1,7 +1,7 @@
 /*
  * Where the time goes on the Gantt, headless: the utilization rows of an HBM and a link,
- * the utilization strip (U) and the bandwidth heatmap (H) on the small trace of the golden
- * tests with a bandwidth ramp on its HBM, and the critical path (P) walked with ( and ).
+ * the utilization strip (E) and the bandwidth heatmap (H) on the small trace of the golden
+ * tests with a bandwidth ramp on its HBM, and the critical path (C) walked with ( and ).
  */
 #include "test_tui_util.h"
 #include "trace/critpath.h"
@@ -120,7 +120,7 @@ Test(tui_strips, ascii_and_narrow_golden)
     cr_assert_not_null(row(d, "c0.hbm wr"), "%s", d);
     tui_test_golden("gantt_strips_ascii", d);
     free(d);
-    /* H again hides the heatmap, U the strip */
+    /* H again hides the heatmap, E the strip */
     act(&f, TUI_ACT_HEATMAP);
     act(&f, TUI_ACT_UTILIZATION);
     d = tui_canvas_dump(f.c, false);
