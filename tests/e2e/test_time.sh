@@ -5,8 +5,9 @@
 # roofline point with FLOP/s and HBM bytes/s, the busiest resources), and
 # in a real terminal (tmux, 80x24 and 200x60, with NO_COLOR and TERM=vt100): the host and
 # HBM rows, the bottleneck pane (v), the critical path walked with C ( ), the utilization
-# strip (E) and the bandwidth heatmap (H); live, a breakpoint on a metric, the kernel it
-# paused labelled running in the bottleneck pane, and no longer once the run ends.
+# strip (E) and the bandwidth heatmap (H); live, a breakpoint on a metric (R goes back to
+# its previous hit), the kernel it paused labelled running in the bottleneck pane, and no
+# longer once the run ends.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tmux.sh"
 
@@ -148,6 +149,15 @@ expect_screen "the breakpoint is added" 'breakpoint 1: when op\.duration > 200, 
 tmux_keys Space
 expect_screen "it fires: the header says which and why" \
     ' PAUSED .*breakpoint 1: op\.duration > 200: dma_read on sip0\.cube0\.pe0\.pe_dma lasted [0-9]+ cycles'
+tmux_screen; hit=$(grep -m1 -oE 'events: [0-9]+' <<<"$SCREEN" | tr -dc 0-9)
+tmux_keys c
+tmux_wait_not "events: $hit " 10
+expect_screen "c: it fires again at the next long op" ' PAUSED .*breakpoint 1: op\.duration > 200: '
+tmux_keys R
+expect_screen "R: back at its previous hit" 'back at breakpoint 1: op\.duration > 200: '
+tmux_screen; got=$(grep -m1 -oE 'events: [0-9]+' <<<"$SCREEN" | tr -dc 0-9)
+[ -n "$got" ] && [ "$got" = "$hit" ] && ok "R: the event of the first hit ($got)" ||
+    fail "R: the event of the first hit" "$hit, R at $got"
 tmux_keys B
 tmux_keys -l 'idle(xx) > 5'
 tmux_keys Enter
@@ -159,7 +169,7 @@ expect_screen "live: the kernel paused mid-way is labelled running" \
 tmux_keys X d
 expect_screen "X d: the breakpoint removed" 'breakpoint 1 removed'
 tmux_keys Escape c
-expect_screen "c: run to the end, the verdict follows: no longer running" \
+expect_screen "c: run to the end (the copy gone back to no longer watches the condition), the verdict follows: no longer running" \
     '^ Bottleneck  run: host transfer [0-9]+% *│'
 expect_screen "... the kernel finished, bound by DMA / HBM" \
     '^ vector_add +[0-9.]+ us {9}DMA / HBM bandwidth [0-9]+% +TE '
