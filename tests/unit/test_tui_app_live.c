@@ -200,9 +200,17 @@ Test(tui_live, pause_and_step_reach_the_source)
     tui_app_key(a, '?');
     for (int i = 0; i < 10; i++) /* before the help is first drawn, as keys typed ahead */
         tui_app_key(a, TUI_KEY_PAGE_DOWN);
-    d = screen(a);
-    cr_assert(strstr(d, "step one event"), "%s", d);
-    free(d);
+    /* at the end of the help, or a page or two above it */
+    bool listed = false;
+    for (int i = 0; i < 4 && !listed; i++) {
+        if (i)
+            tui_app_key(a, TUI_KEY_PAGE_UP);
+        d = screen(a);
+        listed = strstr(d, "step one event") != NULL;
+        if (!listed && i == 3)
+            cr_assert_fail("%s", d);
+        free(d);
+    }
     tui_app_free(a);
     tui_source_free(&f->base);
 }
