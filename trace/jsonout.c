@@ -70,8 +70,7 @@ void trace_out_rewind(struct trace_out *o)
 {
     if (o->fd < 0 || o->err)
         return;
-    if (ftruncate(o->fd, (off_t)o->written) != 0 ||
-        lseek(o->fd, (off_t)o->written, SEEK_SET) < 0)
+    if (ftruncate(o->fd, (off_t)o->written) != 0 || lseek(o->fd, (off_t)o->written, SEEK_SET) < 0)
         o->err = errno;
 }
 

@@ -112,8 +112,8 @@ static void dma_sweep(const struct trace_model *m, uint64_t *active, uint64_t *p
     size_t ntr = trace_model_track_count(m);
     struct heap tracks = {0}, ends = {0};
     const uint64_t **idx = sim_xcalloc(ntr ? ntr : 1, sizeof(*idx));
-    size_t *len = sim_xcalloc(ntr ? ntr : 1, sizeof(*len)), *pos = sim_xcalloc(ntr ? ntr : 1,
-                                                                                 sizeof(*pos));
+    size_t *len = sim_xcalloc(ntr ? ntr : 1, sizeof(*len)),
+           *pos = sim_xcalloc(ntr ? ntr : 1, sizeof(*pos));
     for (uint32_t t = 0; t < ntr; t++) {
         if (trace_model_track_get(m, t)->engine != TRACE_ENGINE_DMA)
             continue;

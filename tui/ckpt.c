@@ -178,8 +178,7 @@ int tui_ckpt_supervise(struct diag *d)
 {
     int msg[2];
     if (pipe2(msg, O_CLOEXEC) != 0 || pipe2(sup_wake, O_CLOEXEC | O_NONBLOCK) != 0)
-        return diag_set(d, SIM_EIO, NULL, 0, 0, NULL, "checkpoints: no pipe: %s",
-                        strerror(errno));
+        return diag_set(d, SIM_EIO, NULL, 0, 0, NULL, "checkpoints: no pipe: %s", strerror(errno));
     struct termios tios;
     bool have_tios = tcgetattr(STDIN_FILENO, &tios) == 0;
     fflush(NULL);
@@ -249,11 +248,11 @@ enum { NFROZEN = sizeof(frozen_signals) / sizeof(frozen_signals[0]) };
 struct tui_ckpt {
     struct tui_ckpt_entry e[TUI_CKPT_MAX + 1];
     size_t n;
-    uint32_t seq;      /* the last socket id used */
-    int conn;          /* in a resumed copy: the connection to the old live process, or -1 */
-    uint64_t mem;      /* bytes, last measured */
-    uint64_t mem_at;   /* when (monotonic ns), 0: never */
-    bool mem_stale;    /* the table changed since */
+    uint32_t seq;    /* the last socket id used */
+    int conn;        /* in a resumed copy: the connection to the old live process, or -1 */
+    uint64_t mem;    /* bytes, last measured */
+    uint64_t mem_at; /* when (monotonic ns), 0: never */
+    bool mem_stale;  /* the table changed since */
 };
 
 static uint64_t mono_ns(void)
@@ -428,8 +427,7 @@ int tui_ckpt_resume(struct tui_ckpt *c, size_t i, struct tui_ckpt_req *req, stru
     _exit(0);
 }
 
-void tui_ckpt_took_over(struct tui_ckpt *c, const struct tui_ckpt_req *req, uint64_t event,
-                        bool ok)
+void tui_ckpt_took_over(struct tui_ckpt *c, const struct tui_ckpt_req *req, uint64_t event, bool ok)
 {
     if (!ok) {
         char no = 'F';

@@ -19,8 +19,8 @@
 #include <stdint.h>
 
 enum {
-    TUI_CKPT_MAX = 16,      /* checkpoints kept at most */
-    TUI_CKPT_CARRY = 8192,  /* bytes of state the live process hands to the copy */
+    TUI_CKPT_MAX = 16,     /* checkpoints kept at most */
+    TUI_CKPT_CARRY = 8192, /* bytes of state the live process hands to the copy */
 };
 
 /*
@@ -42,9 +42,9 @@ struct tui_ckpt_entry {
 
 /* What a resumed copy is asked to do (filled by the live process, read by the copy). */
 struct tui_ckpt_req {
-    uint32_t kind;   /* the caller's: what the target is */
-    uint64_t arg;    /* the caller's: the target event, or time */
-    uint32_t n;      /* the checkpoints alive when asked */
+    uint32_t kind; /* the caller's: what the target is */
+    uint64_t arg;  /* the caller's: the target event, or time */
+    uint32_t n;    /* the checkpoints alive when asked */
     struct tui_ckpt_entry table[TUI_CKPT_MAX + 1];
     uint32_t carry_len;
     unsigned char carry[TUI_CKPT_CARRY]; /* the caller's state to keep (breakpoints, view) */

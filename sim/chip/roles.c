@@ -20,7 +20,7 @@ struct tag {
  * back from the last tag starting before the range only while some earlier tag can still
  * reach it, so a DMA op pays O(log n) whatever the number of shards tagged. */
 struct sim_roles {
-    struct tag *v; /* owned, sorted by start */
+    struct tag *v;    /* owned, sorted by start */
     uint64_t *maxend; /* owned: maxend[i] = the largest end of v[0..i] */
     size_t n, cap;
     uint64_t seq;
