@@ -615,7 +615,18 @@ static int get_int(struct loader *L, const struct rec *R, enum field f, double l
     return 1;
 }
 
-/* A string field: the string, or NULL when absent, null, or of another type (warned). */
+/*
+ * How a field of the wrong type or value is reported: the spec's fields with a warning,
+ * npuscope's extension fields (component_id, op_kind, t_start_ns, t_end_ns) with a note:
+ * the format does not define them, so another producer may use them otherwise.
+ */
+static enum trace_severity type_sev(enum field f)
+{
+    return f == F_COMPONENT || f == F_OPKIND || f == F_TSTART || f == F_TEND ? TRACE_SEV_NOTE
+                                                                             : TRACE_SEV_WARNING;
+}
+
+/* A string field: the string, or NULL when absent, null, or of another type (reported). */
 static const char *get_str(struct loader *L, const struct rec *R, enum field f, bool warn_absent)
 {
     const cJSON *v = R->f[f];
@@ -626,7 +637,7 @@ static const char *get_str(struct loader *L, const struct rec *R, enum field f, 
         return NULL;
     }
     if (!cJSON_IsString(v)) {
-        problem(L, R, f, TRACE_SEV_WARNING, "must be a string, got %s",
+        problem(L, R, f, type_sev(f), "must be a string, got %s",
                 trace_json_describe(v, b, sizeof(b)));
         return NULL;
     }
@@ -756,7 +767,7 @@ static void read_deps(struct loader *L, const struct rec *R, uint64_t ev)
     if (!v || cJSON_IsNull(v))
         return;
     if (!cJSON_IsArray(v)) {
-        problem(L, R, F_DEPS, TRACE_SEV_WARNING, "must be an array of integers, got %s",
+        problem(L, R, F_DEPS, TRACE_SEV_NOTE, "must be an array of integers, got %s",
                 trace_json_describe(v, b, sizeof(b)));
         return;
     }
@@ -766,7 +777,7 @@ static void read_deps(struct loader *L, const struct rec *R, uint64_t ev)
             x->valuedouble != floor(x->valuedouble)) {
             char path[48];
             snprintf(path, sizeof(path), "dependency_ids[%zu]", k);
-            trace_report_at(L->r, TRACE_SEV_WARNING, R->prefix, R->index, path,
+            trace_report_at(L->r, TRACE_SEV_NOTE, R->prefix, R->index, path,
                             "%s is not an index of timeline_events",
                             trace_json_describe(x, b, sizeof(b)));
             continue;
@@ -782,7 +793,8 @@ static void read_deps(struct loader *L, const struct rec *R, uint64_t ev)
     }
 }
 
-/* dependency_ids to model events; an index that names no ENGINE_EVENT is a warning. */
+/* dependency_ids to model events; an index that names no ENGINE_EVENT is a note (an
+ * extension field). */
 static void resolve_deps(struct loader *L)
 {
     for (size_t i = 0; i < L->ndeps; i++) {
@@ -795,7 +807,7 @@ static void resolve_deps(struct loader *L)
         char path[48];
         snprintf(path, sizeof(path), "dependency_ids[%llu]",
                  (unsigned long long)(L->deps[i][2] & 0xFFFFF));
-        trace_report_at(L->r, TRACE_SEV_WARNING, "timeline_events", (int64_t)(L->deps[i][2] >> 20),
+        trace_report_at(L->r, TRACE_SEV_NOTE, "timeline_events", (int64_t)(L->deps[i][2] >> 20),
                         path, "%llu names no other ENGINE_EVENT", (unsigned long long)on);
     }
 }
@@ -821,14 +833,14 @@ static void load_engine_event(struct loader *L, const struct rec *R, size_t off)
         const cJSON *k = R->f[F_OPKIND];
         char b[64];
         if (!cJSON_IsString(k) || trace_op_kind_parse(k->valuestring, &kind) < 0)
-            problem(L, R, F_OPKIND, TRACE_SEV_WARNING,
+            problem(L, R, F_OPKIND, type_sev(F_OPKIND),
                     "%s is not one of memory, gemm, math, unknown",
                     trace_json_describe(k, b, sizeof(b)));
     }
     for (enum field f = F_TSTART; f <= F_TEND; f++)
         if (R->f[f] && !cJSON_IsNumber(R->f[f])) {
             char b[64];
-            problem(L, R, f, TRACE_SEV_WARNING, "must be a number, got %s",
+            problem(L, R, f, type_sev(f), "must be a number, got %s",
                     trace_json_describe(R->f[f], b, sizeof(b)));
         }
     struct trace_event ev = {
@@ -999,8 +1011,8 @@ static void load_sample(struct loader *L, const cJSON *j, uint64_t index, size_t
     ok = get_uint(L, &R, F_WRBYTES, true, TRACE_SEV_ERROR, &s.write_bytes) < 1 ? 0 : ok;
     if (ok < 1)
         return;
-    if (s.window == 0)
-        problem(L, &R, F_WINDOW, TRACE_SEV_WARNING, "is 0");
+    if (s.window == 0) /* a consistency check: the format allows any integer */
+        problem(L, &R, F_WINDOW, TRACE_SEV_NOTE, "is 0");
     /* npuscope's extension: the sample of one resource (an HBM, a link), not the DRAM's */
     const char *res = get_str(L, &R, F_RESOURCE, false);
     s.resource = res && res[0] ? intern_opt(L, res) : TRACE_NO_STR;
@@ -1131,7 +1143,11 @@ static int load_block(struct loader *L, enum top_key k, size_t i, size_t *end)
     return rc;
 }
 
-/* summary_metrics against the events and the samples (spec §11's consistency check). */
+/*
+ * summary_metrics against the events (spec §11's consistency check of cycles_total: a
+ * warning) and against the samples (npuscope's own: a note, since sampling windows need
+ * not cover every byte of the run).
+ */
 static void check_summary(struct loader *L)
 {
     const struct sim_value *s = trace_model_file_summary(L->m);
@@ -1165,7 +1181,7 @@ static void check_summary(struct loader *L)
     uint64_t sums[3] = {0, L->bw_read, L->bw_write};
     for (int k = 1; k < 3; k++)
         if (ok[k] && (uint64_t)val[k] != sums[k])
-            trace_report_at(L->r, TRACE_SEV_WARNING, "summary_metrics", -1, counts[k],
+            trace_report_at(L->r, TRACE_SEV_NOTE, "summary_metrics", -1, counts[k],
                             "%lld differs from the sum of bandwidth_samples (%llu)",
                             (long long)val[k], (unsigned long long)sums[k]);
 }

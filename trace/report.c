@@ -11,7 +11,8 @@ struct trace_report {
     size_t keep;
     struct trace_problem *p; /* owned */
     size_t n;
-    uint64_t errors, warnings;
+    uint64_t errors, warnings, notes;
+    bool strict; /* notes become warnings */
 };
 
 struct trace_report *trace_report_new(size_t keep)
@@ -38,10 +39,14 @@ void trace_report_at(struct trace_report *r, enum trace_severity sev, const char
 {
     if (!r)
         return;
+    if (sev == TRACE_SEV_NOTE && r->strict)
+        sev = TRACE_SEV_WARNING;
     if (sev == TRACE_SEV_ERROR)
         r->errors++;
-    else
+    else if (sev == TRACE_SEV_WARNING)
         r->warnings++;
+    else
+        r->notes++;
     if (r->n >= r->keep)
         return;
     char idx[32] = "";
@@ -58,6 +63,11 @@ void trace_report_at(struct trace_report *r, enum trace_severity sev, const char
     r->p[r->n++] = (struct trace_problem){sev, path, sim_xstrdup(buf)};
 }
 
+void trace_report_set_strict(struct trace_report *r, bool strict)
+{
+    r->strict = strict;
+}
+
 uint64_t trace_report_errors(const struct trace_report *r)
 {
     return r->errors;
@@ -66,6 +76,11 @@ uint64_t trace_report_errors(const struct trace_report *r)
 uint64_t trace_report_warnings(const struct trace_report *r)
 {
     return r->warnings;
+}
+
+uint64_t trace_report_notes(const struct trace_report *r)
+{
+    return r->notes;
 }
 
 size_t trace_report_count(const struct trace_report *r)

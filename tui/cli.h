@@ -72,7 +72,9 @@ int cli_run_trace_opts(const struct cli_run_opts *o, const struct sim_run *r,
                        struct cli_trace_meta *m);
 /* Open file in the TUI; with diff (not NULL), compared with that second trace. */
 int cli_view(const char *file, const char *theme, const char *diff);
-int cli_validate(const char *file, unsigned long long max_errors);
+/* Check file and list its problems (at most max_errors, 0: all); strict: notes count as
+ * warnings. Returns the exit status: 0 valid, 1 with warnings, 2 invalid. */
+int cli_validate(const char *file, unsigned long long max_errors, bool strict);
 int cli_summary(const char *file, bool json);
 
 /* What summary prints after the metrics (tui/cli_views.c): INVALID_TRACE markers, the

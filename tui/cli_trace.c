@@ -61,10 +61,11 @@ static const char *plural(uint64_t n)
 
 /* ---- validate ------------------------------------------------------------------------- */
 
-int cli_validate(const char *file, unsigned long long max_errors)
+int cli_validate(const char *file, unsigned long long max_errors, bool strict)
 {
     size_t keep = max_errors == 0 || max_errors > SIZE_MAX ? SIZE_MAX : (size_t)max_errors;
     struct trace_report *r = trace_report_new(keep);
+    trace_report_set_strict(r, strict);
     struct trace_model *m = load(file, r);
     if (!m) {
         trace_report_free(r);
@@ -75,11 +76,15 @@ int cli_validate(const char *file, unsigned long long max_errors)
         const struct trace_problem *p = trace_report_get(r, i);
         struct diag d;
         diag_set(&d, SIM_EINVAL, file, 0, 0, p->path, "%s%s",
-                 p->sev == TRACE_SEV_WARNING ? "warning: " : "", p->msg);
+                 p->sev == TRACE_SEV_WARNING ? "warning: "
+                 : p->sev == TRACE_SEV_NOTE  ? "note: "
+                                             : "",
+                 p->msg);
         printf("%s\n", diag_format(&d, line, sizeof(line)));
     }
     uint64_t errors = trace_report_errors(r), warnings = trace_report_warnings(r);
-    uint64_t total = errors + warnings;
+    uint64_t notes = trace_report_notes(r);
+    uint64_t total = errors + warnings + notes;
     char *f = sim_escape_dup(file);
     if (total > trace_report_count(r))
         printf("%s: ... %llu more problem%s not listed (--max-errors)\n", f,
@@ -87,14 +92,17 @@ int cli_validate(const char *file, unsigned long long max_errors)
                plural(total - trace_report_count(r)));
     uint64_t n = trace_model_event_count(m) + trace_model_token_count(m) +
                  trace_model_marker_count(m) + trace_model_mem_access_count(m);
+    char nn[48] = "";
+    if (notes)
+        snprintf(nn, sizeof(nn), ", %llu note%s", (unsigned long long)notes, plural(notes));
     if (errors)
-        printf("%s: invalid: %llu error%s, %llu warning%s\n", f, (unsigned long long)errors,
-               plural(errors), (unsigned long long)warnings, plural(warnings));
+        printf("%s: invalid: %llu error%s, %llu warning%s%s\n", f, (unsigned long long)errors,
+               plural(errors), (unsigned long long)warnings, plural(warnings), nn);
     else if (warnings)
-        printf("%s: valid, with %llu warning%s (%llu events)\n", f, (unsigned long long)warnings,
-               plural(warnings), (unsigned long long)n);
+        printf("%s: valid, with %llu warning%s (%llu events%s)\n", f, (unsigned long long)warnings,
+               plural(warnings), (unsigned long long)n, nn);
     else
-        printf("%s: valid (%llu events)\n", f, (unsigned long long)n);
+        printf("%s: valid (%llu events%s)\n", f, (unsigned long long)n, nn);
     uint64_t ie = trace_model_ignored_events(m), ifl = trace_model_ignored_fields(m);
     if (ie || ifl)
         printf("%s: ignored %llu event%s of unknown types and %llu unknown field%s\n", f,

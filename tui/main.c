@@ -105,11 +105,15 @@ static const char usage_diff[] =
     "(the message npuscope validate gives for it).\n";
 
 static const char usage_validate[] =
-    "usage: npuscope validate [--max-errors N] FILE.json\n"
+    "usage: npuscope validate [--strict] [--max-errors N] FILE.json\n"
     "\n"
     "Check a trace against the trace format v1 and print each problem with its JSON path.\n"
+    "Errors and warnings are the format's rules (spec section 11, JSON, field types);\n"
+    "notes are consistency checks the format does not ask for (e.g. summary totals against\n"
+    "the bandwidth samples): printed and counted, they leave the exit status alone.\n"
     "Exit status: 0 valid, 1 valid with warnings, 2 invalid.\n"
     "\n"
+    "      --strict         notes count as warnings\n"
     "      --max-errors N   stop listing after N problems (default 100, 0: no limit)\n"
     "  -h, --help           show this help\n";
 
@@ -197,6 +201,7 @@ enum {
     OPT_MEM_EVENTS,
     OPT_BW_WINDOW,
     OPT_MAX_ERRORS,
+    OPT_STRICT,
     OPT_JSON,
     OPT_DIFF,
     OPT_FAIL_IF,
@@ -297,10 +302,12 @@ static int cmd_validate(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"max-errors", required_argument, 0, OPT_MAX_ERRORS},
+        {"strict", no_argument, 0, OPT_STRICT},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     unsigned long long max_errors = 100;
+    bool strict = false;
     int c;
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
@@ -308,6 +315,7 @@ static int cmd_validate(int argc, char **argv)
             if (parse_count("validate", "--max-errors", optarg, &max_errors) < 0)
                 return CLI_EXIT_USAGE;
             break;
+        case OPT_STRICT: strict = true; break;
         case 'h': fputs(usage_validate, stdout); return 0;
         default: return getopt_error("validate", c, argv);
         }
@@ -316,7 +324,7 @@ static int cmd_validate(int argc, char **argv)
         return usage_error("validate", "%s", "missing the trace file to check");
     if (optind + 1 < argc)
         return usage_error("validate", "unexpected argument '%s'", argv[optind + 1]);
-    return cli_validate(argv[optind], max_errors);
+    return cli_validate(argv[optind], max_errors, strict);
 }
 
 static int cmd_summary(int argc, char **argv)

@@ -34,6 +34,17 @@ expect_out "validate: the error with its path" \
     "negative_cycle.json: timeline_events\[0\]\.start_cycle: -5 is negative$"
 expect_out "validate: the verdict" "invalid: 1 error, 0 warnings$"
 
+# consistency checks the format does not ask for are notes: listed, counted, exit 0
+run "$NPUSCOPE" validate "$DATA/partial_samples.json"
+expect_status "validate: samples covering part of the run: exit 0" 0
+expect_out "validate: the note with its path" \
+    "partial_samples.json: summary_metrics.dram_bytes_read: note: 4096 differs from the sum of bandwidth_samples \(2048\)$"
+expect_out "validate: notes counted" "partial_samples.json: valid \(3 events, 1 note\)$"
+run "$NPUSCOPE" validate --strict "$DATA/partial_samples.json"
+expect_status "validate --strict: the note is a warning: exit 1" 1
+expect_out "validate --strict: listed as a warning" \
+    "summary_metrics.dram_bytes_read: warning: 4096 differs from the sum of bandwidth_samples \(2048\)$"
+
 run "$NPUSCOPE" validate "$DATA/missing_blocks.json"
 expect_status "validate: missing optional blocks: exit 1" 1
 expect_out "validate: a missing block" "missing_blocks.json: run_metadata: warning: missing$"

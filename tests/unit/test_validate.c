@@ -33,11 +33,12 @@ static struct trace_model *expect(const char *file, const struct want *w, size_t
     }
     cr_assert_eq(got, n, "%s: %zu problems, expected %zu (first: %s: %s)", file, got, n,
                  got ? trace_report_get(r, 0)->path : "", got ? trace_report_get(r, 0)->msg : "");
-    uint64_t errors = 0, warnings = 0;
+    uint64_t count[3] = {0, 0, 0};
     for (size_t i = 0; i < n; i++)
-        *(w[i].sev == TRACE_SEV_ERROR ? &errors : &warnings) += 1;
-    cr_assert_eq(trace_report_errors(r), errors);
-    cr_assert_eq(trace_report_warnings(r), warnings);
+        count[w[i].sev]++;
+    cr_assert_eq(trace_report_errors(r), count[TRACE_SEV_ERROR]);
+    cr_assert_eq(trace_report_warnings(r), count[TRACE_SEV_WARNING]);
+    cr_assert_eq(trace_report_notes(r), count[TRACE_SEV_NOTE]);
     trace_report_free(r);
     return m;
 }
@@ -222,48 +223,82 @@ Test(validate, field_checks_on_each_event_type)
     trace_report_free(r);
 }
 
-Test(validate, warnings_for_details_and_strings_of_the_wrong_type)
+Test(validate, warnings_for_details_and_strings_of_the_wrong_type_notes_for_extensions)
 {
     const char *t = "{\"version\":\"1.0\",\"timeline_events\":["
                     "{\"type\":\"ENGINE_EVENT\",\"engine\":\"TE\",\"engine_id\":0,\"op\":7,"
                     "\"start_cycle\":1,\"end_cycle\":2,\"details\":3,\"layer_id\":5,"
-                    "\"op_kind\":\"vector\",\"t_start_ns\":\"soon\"}]}";
+                    "\"component_id\":9,\"op_kind\":\"vector\",\"t_start_ns\":\"soon\"}]}";
     int rc;
     struct trace_report *r = check_text(t, &rc);
     cr_assert_eq(rc, 0);
-    static const char *const want[][2] = {
-        {"timeline_events[0].layer_id", "must be a string, got 5"},
-        {"timeline_events[0].op", "must be a string, got 7"},
-        {"timeline_events[0].details", "must be an object, got 3"},
-        {"timeline_events[0].op_kind", "\"vector\" is not one of memory, gemm, math, unknown"},
-        {"timeline_events[0].t_start_ns", "must be a number, got \"soon\""},
+    /* the spec's fields: warnings; npuscope's extension fields, which the format does not
+     * define (another producer may use them otherwise): notes */
+    static const struct want want[] = {
+        {TRACE_SEV_WARNING, "timeline_events[0].layer_id", "must be a string, got 5"},
+        {TRACE_SEV_WARNING, "timeline_events[0].op", "must be a string, got 7"},
+        {TRACE_SEV_WARNING, "timeline_events[0].details", "must be an object, got 3"},
+        {TRACE_SEV_NOTE, "timeline_events[0].component_id", "must be a string, got 9"},
+        {TRACE_SEV_NOTE, "timeline_events[0].op_kind",
+         "\"vector\" is not one of memory, gemm, math, unknown"},
+        {TRACE_SEV_NOTE, "timeline_events[0].t_start_ns", "must be a number, got \"soon\""},
     };
     size_t n = sizeof(want) / sizeof(want[0]);
     for (size_t i = 0; i < n && i < trace_report_count(r); i++) {
-        cr_assert_eq(trace_report_get(r, i)->sev, TRACE_SEV_WARNING);
-        cr_assert_str_eq(trace_report_get(r, i)->path, want[i][0], "problem %zu", i);
-        cr_assert_str_eq(trace_report_get(r, i)->msg, want[i][1], "problem %zu", i);
+        cr_assert_eq(trace_report_get(r, i)->sev, want[i].sev, "problem %zu", i);
+        cr_assert_str_eq(trace_report_get(r, i)->path, want[i].path, "problem %zu", i);
+        cr_assert_str_eq(trace_report_get(r, i)->msg, want[i].msg, "problem %zu", i);
     }
     /* plus the four missing blocks */
     cr_assert_eq(trace_report_count(r), n + 4);
     cr_assert_eq(trace_report_errors(r), 0);
+    cr_assert_eq(trace_report_warnings(r), 3 + 4);
+    cr_assert_eq(trace_report_notes(r), 3);
     trace_report_free(r);
 }
 
-Test(validate, summary_totals_are_checked_against_the_samples)
+/* The samples against summary_metrics: a consistency check the format does not ask for
+ * (sampling windows need not cover every byte), so a note, which leaves the trace valid;
+ * strict makes it a warning. */
+static const char samples_text[] =
+    "{\"version\":\"1.0\",\"run_metadata\":{},\"config_snapshot\":{},"
+    "\"timeline_events\":[],\"bandwidth_samples\":["
+    "{\"cycle\":0,\"window_cycles\":64,\"dram_read_bytes\":10,\"dram_write_bytes\":1},"
+    "{\"cycle\":64,\"window_cycles\":64,\"dram_read_bytes\":5,\"dram_write_bytes\":2},"
+    "{\"cycle\":128,\"window_cycles\":0,\"dram_read_bytes\":0,\"dram_write_bytes\":0}],"
+    "\"summary_metrics\":{\"cycles_total\":128,\"dram_bytes_read\":15,"
+    "\"dram_bytes_write\":4}}";
+
+Test(validate, summary_totals_against_the_samples_are_notes)
 {
-    const char *t =
-        "{\"version\":\"1.0\",\"run_metadata\":{},\"config_snapshot\":{},"
-        "\"timeline_events\":[],\"bandwidth_samples\":["
-        "{\"cycle\":0,\"window_cycles\":64,\"dram_read_bytes\":10,\"dram_write_bytes\":1},"
-        "{\"cycle\":64,\"window_cycles\":64,\"dram_read_bytes\":5,\"dram_write_bytes\":2}],"
-        "\"summary_metrics\":{\"cycles_total\":128,\"dram_bytes_read\":15,"
-        "\"dram_bytes_write\":4}}";
     int rc;
-    struct trace_report *r = check_text(t, &rc);
-    cr_assert_eq(trace_report_count(r), 1);
-    cr_assert_str_eq(trace_report_get(r, 0)->path, "summary_metrics.dram_bytes_write");
-    cr_assert_str_eq(trace_report_get(r, 0)->msg,
+    struct trace_report *r = check_text(samples_text, &rc);
+    cr_assert_eq(rc, 0);
+    cr_assert_eq(trace_report_count(r), 2);
+    cr_assert_eq(trace_report_get(r, 0)->sev, TRACE_SEV_NOTE);
+    cr_assert_str_eq(trace_report_get(r, 0)->path, "bandwidth_samples[2].window_cycles");
+    cr_assert_str_eq(trace_report_get(r, 0)->msg, "is 0");
+    cr_assert_eq(trace_report_get(r, 1)->sev, TRACE_SEV_NOTE);
+    cr_assert_str_eq(trace_report_get(r, 1)->path, "summary_metrics.dram_bytes_write");
+    cr_assert_str_eq(trace_report_get(r, 1)->msg,
                      "4 differs from the sum of bandwidth_samples (3)");
+    cr_assert_eq(trace_report_errors(r), 0);
+    cr_assert_eq(trace_report_warnings(r), 0, "the trace follows the format");
+    cr_assert_eq(trace_report_notes(r), 2);
+    trace_report_free(r);
+}
+
+Test(validate, strict_makes_notes_warnings)
+{
+    struct trace_report *r = trace_report_new(50);
+    trace_report_set_strict(r, true);
+    struct trace_model *m = NULL;
+    cr_assert_eq(trace_load_buffer(samples_text, strlen(samples_text), "t.json", r, &m, NULL), 0);
+    cr_assert_eq(trace_report_count(r), 2);
+    cr_assert_eq(trace_report_get(r, 1)->sev, TRACE_SEV_WARNING);
+    cr_assert_str_eq(trace_report_get(r, 1)->path, "summary_metrics.dram_bytes_write");
+    cr_assert_eq(trace_report_warnings(r), 2);
+    cr_assert_eq(trace_report_notes(r), 0);
+    trace_model_free(m);
     trace_report_free(r);
 }
