@@ -2,7 +2,8 @@
  * Export of a trace model to the Chrome Trace Event Format (chrome://tracing, Perfetto,
  * speedscope): {"traceEvents": [...], "displayTimeUnit": "ns"}. Layout (trace/FORMAT.md,
  * "Chrome export"): a process per sip (pid N+1 for sipN; tracks not under a sip share one
- * more process), a thread per track, each ENGINE_EVENT a complete event ("X") with its
+ * more process), a thread per track (and one more per op running alongside another: no
+ * two slices of a thread overlap), each ENGINE_EVENT a complete event ("X") with its
  * op as name, op_kind as category and the ids and details as args; markers as instants
  * ("i"); DRAM bandwidth as a counter ("C"); tokens as slices in a process of their own.
  * Times are microseconds: cycles / (clock_ghz x 1000), 1 cycle = 1 ns when the clock is

@@ -31,7 +31,7 @@ enum trace_op_kind trace_kind_for_engine(enum trace_engine e)
     }
 }
 
-uint64_t trace_cycles_from_ns(double ns, double clock_ghz, bool end)
+uint64_t trace_cycles_from_ns(double ns, double clock_ghz, bool up)
 {
     double c = ns * clock_ghz;
     if (!(c > 0)) /* negative, zero or NaN */
@@ -41,7 +41,7 @@ uint64_t trace_cycles_from_ns(double ns, double clock_ghz, bool end)
     double r = nearbyint(c);
     if (fabs(c - r) <= 1e-9 * (r > 1 ? r : 1))
         return (uint64_t)r;
-    return (uint64_t)(end ? ceil(c) : floor(c));
+    return (uint64_t)(up ? ceil(c) : floor(c));
 }
 
 /* A tensor, or a bulk snapshot key, is left out of details. */

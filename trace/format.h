@@ -37,12 +37,14 @@ enum trace_engine trace_engine_for_component(const char *component_id);
 enum trace_op_kind trace_kind_for_engine(enum trace_engine e);
 
 /*
- * Cycles of a time in ns at clock_ghz (> 0): ns x clock_ghz, rounded down for a start
- * and up for an end (end exclusive: an op covering any part of a cycle occupies it), after
- * snapping values within 1e-9 relative of an integer to it (so 100 ns at 1.5 GHz is 150,
- * not 151). Negative or NaN gives 0; values beyond TRACE_MAX_INT saturate to it.
+ * Cycles of a time in ns at clock_ghz (> 0): ns x clock_ghz after snapping values within
+ * 1e-9 relative of an integer to it (so 100 ns at 1.5 GHz is 150, not 151), rounded down:
+ * the cycle the instant falls in. Every instant (a start, an end, a marker) takes this one
+ * rule, so an op that ends when the next starts ends at the cycle the next starts at (end
+ * exclusive). up rounds up instead, for a length only: the run's cycles_total, the current
+ * cycle of a live run. Negative or NaN gives 0; values beyond TRACE_MAX_INT saturate to it.
  */
-uint64_t trace_cycles_from_ns(double ns, double clock_ghz, bool end);
+uint64_t trace_cycles_from_ns(double ns, double clock_ghz, bool up);
 
 /*
  * ENGINE_EVENT details from op record params (ADR-0052 D3): a deep copy without the bulk

@@ -91,9 +91,11 @@ struct trace_live {
 
 /* ---- helpers --------------------------------------------------------------------------- */
 
-static uint64_t cycles(const struct trace_live *l, double ns, bool end)
+/* The cycle of an instant (an op's or token's start or end, a marker); up: rounded up,
+ * for the run's length only (trace_cycles_from_ns). */
+static uint64_t cycles(const struct trace_live *l, double ns, bool up)
 {
-    return trace_cycles_from_ns(ns, l->clock_ghz, end);
+    return trace_cycles_from_ns(ns, l->clock_ghz, up);
 }
 
 static double now_ns(const struct trace_live *l)
@@ -325,7 +327,7 @@ static void on_end(void *ctx, const struct sim_op_record *rec)
     if (i == UINT64_MAX)
         i = add_op(l, rec); /* started before the feed subscribed */
     const struct trace_event *ev = trace_model_event(l->m, i);
-    uint64_t end = cycles(l, rec->t_end, true);
+    uint64_t end = cycles(l, rec->t_end, false);
     if (end < ev->start)
         end = ev->start;
     trace_model_end_event(l->m, i, end);
@@ -486,7 +488,7 @@ static void sync_tokens(struct trace_live *l)
         const struct sim_chip_token *t = sim_chip_token(l->chip, i);
         if (l->tok_done[i] || t->open)
             continue;
-        uint64_t s = cycles(l, t->t_start_ns, false), e = cycles(l, t->t_end_ns, true);
+        uint64_t s = cycles(l, t->t_start_ns, false), e = cycles(l, t->t_end_ns, false);
         struct trace_token tk = {
             .start = s,
             .end = e > s ? e : s,

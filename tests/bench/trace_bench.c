@@ -120,7 +120,7 @@ static int generate(uint64_t n, const char *path, struct diag *d)
             .cmdq_id = (int32_t)(i / 64),
             .op = ops[step],
             .start_cycle = trace_cycles_from_ns(t0, 1.5, false),
-            .end_cycle = trace_cycles_from_ns(t1, 1.5, true),
+            .end_cycle = trace_cycles_from_ns(t1, 1.5, false),
             .component_id = comp[pe][step],
             .op_kind = step == 0 || step == 3 ? TRACE_KIND_MEMORY
                        : step == 1            ? TRACE_KIND_GEMM

@@ -1,5 +1,9 @@
-/* The Chrome export: the structure of the Trace Event Format file, read back with cJSON. */
+/* The Chrome export: the structure of the Trace Event Format file, read back with cJSON;
+ * no two slices of a thread partially overlap, for every built-in kernel's export. */
+#include "sim/host/run.h"
+#include "sim/kernel/kernel.h"
 #include "trace/chrome.h"
+#include "trace/live.h"
 #include "trace/model.h"
 
 #include <cjson/cJSON.h>
@@ -208,4 +212,233 @@ Test(chrome, an_unwritable_destination_is_reported)
     cr_assert_str_eq(d.file, "/nonexistent-dir/out.json");
     cr_assert(strstr(d.msg, "cannot create"), "%s", d.msg);
     trace_model_free(m);
+}
+
+/* The whole export at path, whatever its size. */
+static cJSON *read_json_any(void)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    cJSON *j = cJSON_Parse(buf);
+    free(buf);
+    cr_assert_not_null(j, "the export is not JSON");
+    return j;
+}
+
+struct slice {
+    double pid, tid, ts, te;
+    const char *name;
+};
+
+static int cmp_slice(const void *a, const void *b)
+{
+    const struct slice *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->te > y->te ? -1 : x->te < y->te; /* the longer first: it may hold the other */
+}
+
+/*
+ * The X events of an export grouped by thread (pid, tid): no two of a thread partially
+ * overlap (one ends inside the other, after the other starts). Perfetto nests or
+ * misdraws them. Times compare within a nanosecond's thousandth of rounding. Returns
+ * the number of X events.
+ */
+static size_t expect_no_partial_overlap(const cJSON *ev, const char *what)
+{
+    size_t n = 0, cap = 64;
+    struct slice *v = malloc(cap * sizeof(*v));
+    const cJSON *x;
+    cJSON_ArrayForEach(x, ev)
+    {
+        if (strcmp(s_of(x, "ph"), "X"))
+            continue;
+        if (n == cap)
+            v = realloc(v, (cap *= 2) * sizeof(*v));
+        double ts = n_of(x, "ts"), dur = n_of(x, "dur");
+        cr_assert(dur >= 0, "%s: %s has a negative dur", what, s_of(x, "name"));
+        v[n++] = (struct slice){n_of(x, "pid"), n_of(x, "tid"), ts, ts + dur, s_of(x, "name")};
+    }
+    qsort(v, n, sizeof(*v), cmp_slice);
+    const double eps = 1e-6;
+    /* per thread, a stack of the slices still open at the current start */
+    struct slice *open = malloc((n ? n : 1) * sizeof(*open));
+    size_t depth = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i && (v[i].pid != v[i - 1].pid || v[i].tid != v[i - 1].tid))
+            depth = 0;
+        while (depth && open[depth - 1].te <= v[i].ts + eps)
+            depth--;
+        if (depth)
+            cr_assert(v[i].te <= open[depth - 1].te + eps,
+                      "%s: on thread %g/%g, %s [%.6f, %.6f) and %s [%.6f, %.6f) partially overlap",
+                      what, v[i].pid, v[i].tid, open[depth - 1].name, open[depth - 1].ts,
+                      open[depth - 1].te, v[i].name, v[i].ts, v[i].te);
+        open[depth++] = v[i];
+    }
+    free(open);
+    free(v);
+    return n;
+}
+
+/* The thread of the first X event named name. */
+static double tid_of(const cJSON *ev, const char *name)
+{
+    const cJSON *x = find(ev, "X", name, NAN);
+    cr_assert_not_null(x, "no slice %s", name);
+    return n_of(x, "tid");
+}
+
+Test(chrome, ops_running_at_once_on_a_track_go_to_threads_of_their_own, .init = setup,
+     .fini = teardown)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t dma = trace_model_track(m, "sip0.cube0.pe0.pe_dma", TRACE_ENGINE_DMA, 0);
+    struct trace_event e = {.track = dma, .cmdq_id = TRACE_NO_CMDQ};
+    static const struct {
+        const char *op;
+        uint64_t s, e;
+    } ops[] = {
+        {"a", 0, 100},
+        {"b", 50, 150},  /* b overlaps a: a thread of its own */
+        {"c", 100, 200}, /* starts as a ends: a's thread again */
+        {"d", 150, 160}, /* b has ended: b's thread */
+    };
+    for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+        e.op = trace_model_intern(m, ops[i].op, 1);
+        e.start = ops[i].s, e.end = ops[i].e;
+        trace_model_add_event(m, &e);
+    }
+    /* two sequences prefilling at once, each token meeting the next */
+    struct trace_token t[] = {{.start = 0, .end = 40, .token_index = 0},
+                              {.start = 40, .end = 90, .token_index = 1},
+                              {.start = 10, .end = 60, .token_index = 0}};
+    for (size_t i = 0; i < 3; i++)
+        trace_model_add_token(m, &t[i]);
+    trace_model_finish(m);
+    cr_assert_eq(trace_chrome_write(m, path, 0, NULL), 0);
+    cJSON *j = read_json_any();
+    const cJSON *ev = cJSON_GetObjectItem(j, "traceEvents");
+    cr_assert_eq(expect_no_partial_overlap(ev, "hand-built"), 7);
+    cr_assert_eq(tid_of(ev, "a"), tid_of(ev, "c"));
+    cr_assert_eq(tid_of(ev, "b"), tid_of(ev, "d"));
+    cr_assert_neq(tid_of(ev, "a"), tid_of(ev, "b"));
+    /* the second thread is named after the track */
+    int named = 0;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, ev)
+    {
+        if (strcmp(s_of(x, "name"), "thread_name") == 0 && n_of(x, "tid") == tid_of(ev, "b"))
+            named += strcmp(s_of(cJSON_GetObjectItem(x, "args"), "name"),
+                            "sip0.cube0.pe0.pe_dma (2)") == 0;
+    }
+    cr_assert_eq(named, 1);
+    /* tokens: the first sequence's two on one thread, the second's beside it */
+    cr_assert_eq(tid_of(ev, "PREFILL token 1"), 1);
+    int prefill0 = 0;
+    cJSON_ArrayForEach(x, ev)
+    {
+        if (strcmp(s_of(x, "name"), "PREFILL token 0") == 0)
+            prefill0 += n_of(x, "tid") == 1 ? 1 : 10;
+    }
+    cr_assert_eq(prefill0, 11, "one PREFILL token 0 on thread 1, the other elsewhere");
+    cJSON_Delete(j);
+    trace_model_free(m);
+}
+
+/* Run kernel spec headless into a model and export it to path. */
+static cJSON *export_kernel(const char *spec)
+{
+    struct sim_run_opts ro = {.kernel_spec = spec};
+    struct sim_run *r;
+    struct diag d;
+    cr_assert_eq(sim_run_new(&ro, &r, &d), 0, "%s: %s", spec, d.msg);
+    struct trace_live_opts o = {.model_name = spec, .prefill_tokens = -1, .decode_tokens = -1};
+    struct trace_live *l;
+    cr_assert_eq(trace_live_new(sim_run_chip(r), &o, &l, &d), 0, "%s", d.msg);
+    while (!sim_run_over(r)) {
+        sim_run_advance(r, SIM_RUN_EVENTS, 4096);
+        trace_live_sync(l);
+    }
+    trace_live_sync(l);
+    cr_assert_eq(trace_chrome_write(trace_live_model(l), path, 0, &d), 0, "%s", d.msg);
+    trace_live_free(l);
+    sim_run_free(r);
+    return read_json_any();
+}
+
+Test(chrome, no_two_slices_of_a_thread_partially_overlap_for_any_built_in_kernel, .init = setup,
+     .fini = teardown)
+{
+    for (size_t k = 0; k < sim_kernel_count(); k++) {
+        const char *name = sim_kernel_at(k)->name;
+        cJSON *j = export_kernel(name);
+        size_t n = expect_no_partial_overlap(cJSON_GetObjectItem(j, "traceEvents"), name);
+        cr_assert_gt(n, 0, "%s: no slices", name);
+        cJSON_Delete(j);
+    }
+}
+
+struct tok {
+    double start, end, tid;
+    const char *phase, *component;
+};
+
+static int cmp_tok(const void *a, const void *b)
+{
+    const struct tok *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+Test(chrome, a_sequences_tokens_meet_on_one_thread, .init = setup, .fini = teardown)
+{
+    /* each token ends at the cycle the next one of its sequence starts (one rounding rule
+     * for every instant), so the two share a thread: no lane of its own for either */
+    for (int pes = 1; pes <= 2; pes++) {
+        char spec[64];
+        snprintf(spec, sizeof(spec), "llm_decode:pes=%d,gen=4", pes);
+        cJSON *j = export_kernel(spec);
+        const cJSON *ev = cJSON_GetObjectItem(j, "traceEvents");
+        expect_no_partial_overlap(ev, spec);
+        struct tok t[256];
+        size_t n = 0;
+        const cJSON *x;
+        cJSON_ArrayForEach(x, ev)
+        {
+            const cJSON *a = cJSON_GetObjectItem(x, "args");
+            if (strcmp(s_of(x, "ph"), "X") || !strstr(s_of(x, "name"), " token ") || n == 256)
+                continue;
+            t[n++] = (struct tok){n_of(a, "start_cycle"), n_of(a, "end_cycle"), n_of(x, "tid"),
+                                  s_of(x, "cat"),
+                                  s_of(cJSON_GetObjectItem(a, "details"), "component_id")};
+        }
+        qsort(t, n, sizeof(*t), cmp_tok);
+        int meets = 0;
+        for (size_t i = 0; i < n; i++)
+            for (size_t k = i + 1; k < n; k++) {
+                if (strcmp(t[k].component, t[i].component))
+                    continue;
+                /* the next token of the same sequence */
+                cr_assert_geq(t[k].start, t[i].end, "%s: tokens of one sequence overlap", spec);
+                if (t[k].start == t[i].end && strcmp(t[k].phase, t[i].phase) == 0) {
+                    meets++;
+                    cr_assert_eq(t[k].tid, t[i].tid, "%s: a token and the next on two threads",
+                                 spec);
+                }
+                break;
+            }
+        cr_assert_geq(meets, 3, "%s: %d tokens meeting the next", spec, meets);
+        cJSON_Delete(j);
+    }
 }

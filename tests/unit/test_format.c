@@ -21,7 +21,7 @@ Test(format, engines_come_from_the_component_kind)
     cr_assert_eq(trace_engine_for_component("sip0.cube0.hbm"), TRACE_ENGINE_OTHER);
 }
 
-Test(format, cycles_round_start_down_and_end_up)
+Test(format, an_instant_rounds_down_a_length_up)
 {
     cr_assert_eq(trace_cycles_from_ns(100.0, 1.5, false), 150);
     cr_assert_eq(trace_cycles_from_ns(100.0, 1.5, true), 150); /* 150.00000000000003 */
