@@ -24,8 +24,11 @@ enum cli_verify {
     CLI_VERIFY_OPS,     /* --verify=ops: compare every op's result too */
 };
 
-/* Options of "npuscope run" (and of npuscope with no arguments: all zero). Borrowed
- * strings point into argv. */
+/* The fastest pace --speed takes, events per second (beyond it, say max). */
+#define CLI_SPEED_MAX 1000000000ull
+
+/* Options of "npuscope run" (and of npuscope with no arguments: the demo's speed, the rest
+ * zero). Borrowed strings point into argv. */
 struct cli_run_opts {
     const char *chip;     /* -c FILE.yaml, or NULL for the embedded default */
     const char *workload; /* -w FILE.yaml, or NULL */
@@ -35,11 +38,12 @@ struct cli_run_opts {
     const char *theme;    /* --theme NAME, or NULL */
     const char *chrome;   /* --chrome FILE.json, or NULL */
     uint64_t bw_window;   /* --bw-window CYCLES, 0 for the default */
-    uint64_t speed;       /* live TUI: events per second to start at, 0 as fast as possible */
+    uint64_t speed;       /* --speed: live TUI events per second, 0 as fast as possible */
     enum cli_verify verify;
     bool headless;
     bool paused;
     bool no_reverse; /* live TUI: no checkpoints, no going back */
+    bool speed_set;  /* --speed was given (not the demo's default) */
     bool mem_events;
 };
 

@@ -240,6 +240,10 @@ int cli_run(const struct cli_run_opts *o)
         fputs("npuscope: --paused is for the TUI (stdout is not a terminal, or --headless): "
               "running to the end\n",
               stderr);
+    if (o->speed_set)
+        fputs("npuscope: --speed is for the TUI (stdout is not a terminal, or --headless): "
+              "running as fast as possible\n",
+              stderr);
 
     struct sim_run_opts ro = {
         .chip_file = o->chip,

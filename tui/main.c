@@ -62,6 +62,8 @@ static const char usage_run[] =
     "      --chrome FILE.json     also write Chrome Trace Event JSON\n"
     "      --mem-events           also record MEM_ACCESS_EVENTs\n"
     "      --bw-window CYCLES     bandwidth sampling window in cycles\n"
+    "      --speed EV/S|max       pace of the run in the TUI: engine events per second\n"
+    "                             (default max; the keys { and } change it)\n"
     "  -h, --help                 show this help\n";
 
 static const char usage_view[] =
@@ -190,6 +192,26 @@ static int parse_count(const char *cmd, const char *opt, const char *s, unsigned
     return -1;
 }
 
+/* --speed: events per second from 1 to CLI_SPEED_MAX, or "max" (0). Returns 0 or -1. */
+static int parse_speed(const char *s, uint64_t *out)
+{
+    if (!s)
+        return -1;
+    if (strcmp(s, "max") == 0) {
+        *out = 0;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    if (*s < '0' || *s > '9')
+        return -1;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v < 1 || v > CLI_SPEED_MAX)
+        return -1;
+    *out = v;
+    return 0;
+}
+
 enum {
     OPT_HEADLESS = 256,
     OPT_PAUSED,
@@ -200,6 +222,7 @@ enum {
     OPT_CHROME,
     OPT_MEM_EVENTS,
     OPT_BW_WINDOW,
+    OPT_SPEED,
     OPT_MAX_ERRORS,
     OPT_STRICT,
     OPT_JSON,
@@ -224,6 +247,7 @@ static int cmd_run(int argc, char **argv)
         {"chrome", required_argument, 0, OPT_CHROME},
         {"mem-events", no_argument, 0, OPT_MEM_EVENTS},
         {"bw-window", required_argument, 0, OPT_BW_WINDOW},
+        {"speed", required_argument, 0, OPT_SPEED},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -256,6 +280,13 @@ static int cmd_run(int argc, char **argv)
             o.bw_window = v;
             break;
         }
+        case OPT_SPEED:
+            if (parse_speed(optarg, &o.speed) < 0)
+                return usage_error("run",
+                                   "--speed takes events per second (1 to %llu) or 'max', got '%s'",
+                                   (unsigned long long)CLI_SPEED_MAX, optarg);
+            o.speed_set = true;
+            break;
         case 'h': fputs(usage_run, stdout); return 0;
         default: return getopt_error("run", c, argv);
         }

@@ -147,7 +147,7 @@ struct tui_live_opts {
     const char *name; /* what the header shows: the workload or kernel (copied) */
     bool reverse;     /* take checkpoints for going back (tui_ckpt_supervise ran) */
     bool paused;      /* wait before the first event */
-    uint64_t speed;   /* events per second to start at (the nearest step of the speed keys);
+    uint64_t speed;   /* events per second to start at (the speed keys step from it);
                          0: as fast as possible */
     /* Phase 2 verification, run once when the simulation finishes (NULL: none asked for):
      * fills line with the result and returns 0 (pass), 1 (mismatch) or a negative code. */

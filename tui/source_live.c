@@ -39,8 +39,9 @@ enum {
     HITS = 32,                        /* breakpoint hits remembered */
 };
 
-/* Speeds: events per second, 0 for as fast as possible (the last, the default). */
-static const uint64_t speeds[] = {1, 10, 100, 1000, 10000, 100000, 0};
+/* The steps of the speed keys, events per second; past the last: as fast as possible. A
+ * run may start at any other speed (run --speed): the keys go to the next step from it. */
+static const uint64_t speeds[] = {1, 10, 100, 1000, 10000, 100000};
 enum { NSPEEDS = sizeof(speeds) / sizeof(speeds[0]) };
 
 enum state {
@@ -89,7 +90,7 @@ struct source_live {
     enum goal goal;
     uint64_t goal_changes;      /* GOAL_STEP_OP: op changes when it began */
     sim_time_t goal_until;      /* GOAL_UNTIL: ticks */
-    size_t speed;               /* index into speeds */
+    uint64_t speed;             /* events per second, 0: as fast as possible */
     uint64_t pace_t0, pace_ev0; /* when the current paced stretch began, events then */
 
     struct bp *bps; /* owned */
@@ -491,10 +492,36 @@ static bool check_stop(struct source_live *L)
     return false;
 }
 
+/* The next step of the speed keys above speed (0, as fast as possible, stays). */
+static uint64_t faster(uint64_t speed)
+{
+    for (size_t i = 0; speed && i < NSPEEDS; i++)
+        if (speeds[i] > speed)
+            return speeds[i];
+    return 0;
+}
+
+/* The next step below speed; the slowest stays. */
+static uint64_t slower(uint64_t speed)
+{
+    for (size_t i = NSPEEDS; i-- > 0;)
+        if (!speed || speeds[i] < speed)
+            return speeds[i];
+    return speed;
+}
+
+static void set_speed_text(struct source_live *L)
+{
+    if (L->speed)
+        snprintf(L->speed_text, sizeof(L->speed_text), "%" PRIu64 " ev/s", L->speed);
+    else
+        snprintf(L->speed_text, sizeof(L->speed_text), "max");
+}
+
 /* Events the chosen speed allows now (UINT64_MAX: no limit). */
 static uint64_t allowed(const struct source_live *L, uint64_t t)
 {
-    uint64_t rate = speeds[L->speed];
+    uint64_t rate = L->speed;
     if (!rate)
         return UINT64_MAX;
     double due = (double)(t - L->pace_t0) * 1e-9 * (double)rate;
@@ -635,7 +662,7 @@ static uint32_t unpack_carry(struct source_live *L)
     uint32_t how = 0, speed = 0, nbp = 0, n = 0;
     uint8_t done = 0;
     get(r, &at, &how, sizeof(how));
-    if (get(r, &at, &speed, sizeof(speed)) && speed < NSPEEDS)
+    if (get(r, &at, &speed, sizeof(speed))) /* events per second (at most 1e9), 0: max */
         L->speed = speed;
     get(r, &at, &done, sizeof(done));
     if (done) { /* the file is written; this copy leaves it alone */
@@ -672,10 +699,7 @@ static uint32_t unpack_carry(struct source_live *L)
         L->ui_len = n ? n : 1;
     else
         L->ui_len = 1;
-    if (speeds[L->speed])
-        snprintf(L->speed_text, sizeof(L->speed_text), "%" PRIu64 " ev/s", speeds[L->speed]);
-    else
-        snprintf(L->speed_text, sizeof(L->speed_text), "max");
+    set_speed_text(L);
     return how;
 }
 
@@ -902,14 +926,14 @@ static int live_tick(struct tui_source *s, uint64_t budget_ns, struct diag *d)
 static int live_wait_ms(struct tui_source *s)
 {
     struct source_live *L = L_of(s);
-    if (L->state != ST_RUNNING || !speeds[L->speed])
+    if (L->state != ST_RUNNING || !L->speed)
         return 0;
     uint64_t t = tui_now_ns();
     if (allowed(L, t))
         return 0;
     /* the next event is due when (done) events fit in the elapsed time */
     uint64_t done = sim_engine_events(L->eng) - L->pace_ev0;
-    double due_ns = (double)done * 1e9 / (double)speeds[L->speed];
+    double due_ns = (double)done * 1e9 / (double)L->speed;
     double wait = due_ns - (double)(t - L->pace_t0);
     int ms = (int)ceil(wait / 1e6);
     return ms < 1 ? 1 : ms > PACE_MAX_WAIT_MS ? PACE_MAX_WAIT_MS : ms;
@@ -974,17 +998,11 @@ static int live_control(struct tui_source *s, enum tui_control c, struct diag *d
         return 0;
     case TUI_CTL_FASTER:
     case TUI_CTL_SLOWER:
-        if (c == TUI_CTL_FASTER && L->speed + 1 < NSPEEDS)
-            L->speed++;
-        else if (c == TUI_CTL_SLOWER && L->speed > 0)
-            L->speed--;
+        L->speed = c == TUI_CTL_FASTER ? faster(L->speed) : slower(L->speed);
         L->pace_t0 = tui_now_ns();
         L->pace_ev0 = sim_engine_events(L->eng);
-        if (speeds[L->speed])
-            snprintf(L->speed_text, sizeof(L->speed_text), "%" PRIu64 " ev/s", speeds[L->speed]);
-        else
-            snprintf(L->speed_text, sizeof(L->speed_text), "max");
-        notice(L, "speed: %s", speeds[L->speed] ? L->speed_text : "as fast as possible");
+        set_speed_text(L);
+        notice(L, "speed: %s", L->speed ? L->speed_text : "as fast as possible");
         return 0;
     case TUI_CTL_WRITE: {
         const char *path = trace_live_path(L->feed);
@@ -1111,17 +1129,8 @@ struct tui_source *tui_source_live_take(struct sim_run *run, struct trace_live *
     L->chip = sim_run_chip(run);
     L->eng = sim_chip_engine(L->chip);
     L->name = sim_xstrdup(o && o->name ? o->name : "");
-    L->speed = NSPEEDS - 1;
-    if (o && o->speed)
-        for (size_t i = 0; i + 1 < NSPEEDS; i++)
-            if (speeds[i] >= o->speed) {
-                L->speed = i;
-                break;
-            }
-    if (speeds[L->speed])
-        snprintf(L->speed_text, sizeof(L->speed_text), "%" PRIu64 " ev/s", speeds[L->speed]);
-    else
-        snprintf(L->speed_text, sizeof(L->speed_text), "max");
+    L->speed = o ? o->speed : 0;
+    set_speed_text(L);
     L->focus = UINT64_MAX;
     L->hit_record = L->changed_record = L->hit_event = UINT64_MAX;
     L->verify = o ? o->verify : NULL;

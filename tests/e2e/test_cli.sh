@@ -34,6 +34,11 @@ check_usage "run unknown long option" "^npuscope run: unknown option '--frob' \(
 check_usage "run unknown short option" "unknown option '-x'" run -x
 check_usage "run missing value" "option '--chip' needs a value" run --chip
 check_usage "run missing short value" "option '-w' needs a value" run -w
+check_usage "run --speed not a number" "^npuscope run: --speed takes events per second \(1 to 1000000000\) or 'max', got 'fast' \(see npuscope run --help\)$" run --speed fast
+check_usage "run --speed 0" "--speed takes events per second .* got '0'" run --speed 0
+check_usage "run --speed negative" "--speed takes events per second .* got '-5'" run --speed -5
+check_usage "run --speed too fast" "--speed takes events per second .* got '1000000001'" run --speed 1000000001
+check_usage "run --speed without a value" "option '--speed' needs a value" run --speed
 check_usage "run flag with a value" "option '--headless' takes no value" run --headless=yes
 check_usage "run bad --verify" "--verify takes no value or '=ops'" run --verify=all
 check_usage "run bad --bw-window" "'--bw-window' needs a non-negative integer, got 'abc'" run --bw-window abc
@@ -62,5 +67,12 @@ for c in run view validate summary export kernels; do
     if grep -q "^\.B $c\|^\.SS.*$c\|^\.TP.*$c\|\\\\fB$c\\\\fR" "$man"; then ok "man page has '$c'"; else
         fail "man page has '$c'"; fi
 done
+# and the options that pace a run and make validate strict, in --help too
+if grep -q '^\.BI \\-\\-speed ' "$man"; then ok "man page has run --speed"; else fail "man page has run --speed"; fi
+if grep -q '^\.B \\-\\-strict' "$man"; then ok "man page has validate --strict"; else fail "man page has validate --strict"; fi
+run "$NPUSCOPE" run --help
+expect_out "run --help shows --speed" "^      --speed EV/S\|max "
+run "$NPUSCOPE" validate --help
+expect_out "validate --help shows --strict" "^      --strict "
 
 finish

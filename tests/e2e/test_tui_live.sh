@@ -202,6 +202,27 @@ expect_exit "q: exit 0" 0
 if [ -s "$TMP/c.json" ] && grep -q '"traceEvents"' "$TMP/c.json"; then ok "--chrome written at exit"
 else fail "--chrome written at exit"; fi
 
+echo "-- run --speed: the pace a run starts at; the keys step from it"
+tmux_start 120 30 "${UTF8[@]}" -- run --speed 250 -k llm_decode
+expect_screen "--speed 250: LIVE at 250 events a second" ' LIVE +now .*speed 250 ev/s'
+sleep 1
+n=$(events)
+if [ -n "$n" ] && [ "$n" -ge 100 ] && [ "$n" -le 600 ]; then ok "--speed 250: about 250 events in a second ($n)"
+else fail "--speed 250: about 250 events in a second" "events: '$n'"; fi
+tmux_keys '}'
+expect_screen "} from 250: the next step, 1000" 'speed: 1000 ev/s'
+tmux_keys '{' '{'
+expect_screen "{ twice from 1000: 10" 'speed: 10 ev/s'
+tmux_keys q
+expect_exit "q: exit 0" 0
+tmux_start 120 30 "${UTF8[@]}" -- run --speed max --paused -k vector_add
+expect_screen "--speed max: paused, no pace in the header" ' PAUSED +now'
+expect_no_screen "--speed max: no speed shown" 'speed [0-9]+ ev/s'
+tmux_keys '{'
+expect_screen "{ from max: the fastest step" 'speed: 100000 ev/s'
+tmux_keys q
+expect_exit "q: exit 0" 0
+
 echo "-- --verify: the verdict in the header, the report after the UI"
 tmux_start 140 30 "${UTF8[@]}" -- run --verify -k vector_add
 expect_screen "PASS in the header" ' FINISHED .*verify: PASS, 1 of 1 output agree'
