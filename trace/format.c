@@ -31,6 +31,27 @@ enum trace_op_kind trace_kind_for_engine(enum trace_engine e)
     }
 }
 
+enum trace_op_kind trace_kind_for_stage(const char *stage_type)
+{
+    if (!stage_type)
+        return TRACE_KIND_UNKNOWN;
+    if (strcmp(stage_type, "DMA_READ") == 0 || strcmp(stage_type, "DMA_WRITE") == 0)
+        return TRACE_KIND_MEMORY;
+    if (strcmp(stage_type, "GEMM") == 0)
+        return TRACE_KIND_GEMM;
+    if (strcmp(stage_type, "MATH") == 0)
+        return TRACE_KIND_MATH;
+    return TRACE_KIND_UNKNOWN;
+}
+
+const char *trace_stage_of_op(const char *op_name)
+{
+    static const char prefix[] = "TileToken/";
+    if (!op_name || strncmp(op_name, prefix, sizeof(prefix) - 1) != 0)
+        return NULL;
+    return op_name + sizeof(prefix) - 1;
+}
+
 uint64_t trace_cycles_from_ns(double ns, double clock_ghz, bool up)
 {
     double c = ns * clock_ghz;

@@ -37,6 +37,17 @@ enum trace_engine trace_engine_for_component(const char *component_id);
 enum trace_op_kind trace_kind_for_engine(enum trace_engine e);
 
 /*
+ * The engine work of a TileToken stage (ADR-0052 D5), from its stage type: DMA_READ and
+ * DMA_WRITE memory, GEMM gemm, MATH math, anything else (NULL included) unknown. A stage's
+ * op record keeps op_kind "unknown" (D3.7); this says what the stage does.
+ */
+enum trace_op_kind trace_kind_for_stage(const char *stage_type);
+
+/* The stage type of a TileToken stage's op name ("TileToken/DMA_READ" -> "DMA_READ"), or
+ * NULL for another op name. Borrowed from op_name. */
+const char *trace_stage_of_op(const char *op_name);
+
+/*
  * Cycles of a time in ns at clock_ghz (> 0): ns x clock_ghz after snapping values within
  * 1e-9 relative of an integer to it (so 100 ns at 1.5 GHz is 150, not 151), rounded down:
  * the cycle the instant falls in. Every instant (a start, an end, a marker) takes this one

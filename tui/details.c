@@ -7,6 +7,7 @@
 #include "sim/util/escape.h"
 #include "sim/util/xalloc.h"
 #include "trace/critpath.h"
+#include "trace/format.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -147,6 +148,31 @@ static void tree(struct lines *L, const char *key, const struct sim_value *v, in
     }
 }
 
+/*
+ * The op's kind: its record's op_kind, as the message gives it. A TileToken stage's is
+ * "unknown" (ADR-0052 D3.7), so its stage type (D5: known from the op's start, in flight
+ * as when finished) says what engine work it is: "unknown (TileToken stage DMA_READ:
+ * memory)". The stage type may come from a trace file: the text is untrusted.
+ */
+static void kind_text(const struct tui_details *d, const struct trace_event *e, char *buf,
+                      size_t size)
+{
+    const char *kind = trace_op_kind_name((enum trace_op_kind)e->op_kind);
+    const char *stage = trace_stage_of_op(trace_model_str(d->m, e->op));
+    if (!stage) {
+        snprintf(buf, size, "%s", kind);
+        return;
+    }
+    const struct sim_value *st = d->det ? sim_value_map_get(d->det, "stage_type") : NULL;
+    if (st && st->type == SIM_V_STR)
+        stage = st->u.str.s;
+    enum trace_op_kind work = trace_kind_for_stage(stage);
+    if (work == TRACE_KIND_UNKNOWN)
+        snprintf(buf, size, "%s (TileToken stage %s)", kind, stage);
+    else
+        snprintf(buf, size, "%s (TileToken stage %s: %s)", kind, stage, trace_op_kind_name(work));
+}
+
 static void show_event(struct tui_details *d, struct lines *L, const struct tui_view *v)
 {
     const struct trace_model *m = d->m;
@@ -159,13 +185,15 @@ static void show_event(struct tui_details *d, struct lines *L, const struct tui_
     enum { KW = 10 };
     field(L, KW, "op", trace_model_str(m, e->op), TUI_TEXT_UNTRUSTED);
     field(L, KW, "on", trace_model_str(m, t->name), TUI_TEXT_UNTRUSTED);
+    kind_text(d, e, buf, sizeof(buf));
+    size_t used = strlen(buf);
     if (t->engine_id >= 0)
-        snprintf(buf, sizeof(buf), "%s, engine %s %d%s", trace_op_kind_name(e->op_kind),
-                 trace_engine_name(t->engine), (int)t->engine_id, inflight ? ", in flight" : "");
+        snprintf(buf + used, sizeof(buf) - used, ", engine %s %d%s", trace_engine_name(t->engine),
+                 (int)t->engine_id, inflight ? ", in flight" : "");
     else
-        snprintf(buf, sizeof(buf), "%s, engine %s%s", trace_op_kind_name(e->op_kind),
-                 trace_engine_name(t->engine), inflight ? ", in flight" : "");
-    field(L, KW, "kind", buf, 0);
+        snprintf(buf + used, sizeof(buf) - used, ", engine %s%s", trace_engine_name(t->engine),
+                 inflight ? ", in flight" : "");
+    field(L, KW, "kind", buf, TUI_TEXT_UNTRUSTED);
     tui_fmt_cycles_ns(a, sizeof(a), e->start, ghz);
     tui_fmt_cycles_ns(b, sizeof(b), end, ghz);
     snprintf(buf, sizeof(buf), "%s .. %s%s", a, b, inflight ? " (now)" : "");

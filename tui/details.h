@@ -1,7 +1,9 @@
 /*
  * The details pane: every field of one op (the selected one, else the one under the time
- * cursor on the selected row): name, component, kind, engine, start, end, duration in
- * cycles and ns, layer, tile, cmdq, and all its details (op record params) as a tree.
+ * cursor on the selected row): name, component, kind (the record's op_kind; for a
+ * TileToken stage also the engine work of its stage type), engine, start, end, duration
+ * in cycles and ns, layer, tile, cmdq, and all its details (op record params) as a tree,
+ * in flight as when finished.
  * With no op, what lies at the cursor's time (tokens, the last marker).
  */
 #ifndef TUI_DETAILS_H

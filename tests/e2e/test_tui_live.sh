@@ -202,6 +202,45 @@ expect_exit "q: exit 0" 0
 if [ -s "$TMP/c.json" ] && grep -q '"traceEvents"' "$TMP/c.json"; then ok "--chrome written at exit"
 else fail "--chrome written at exit"; fi
 
+echo "-- an op in flight: a TileToken stage's details from its start"
+# S until the status line says REGEX (at most 60 times); 0 when it did
+step_ops_until() {
+    local i j prev
+    for ((i = 0; i < 60; i++)); do
+        tmux_screen
+        tmux_keys S
+        tmux_wait_change 5 || true
+        # a step may be drawn in stages (the key answered before the work): let it settle
+        prev= j=0
+        while [ "$SCREEN" != "$prev" ] && [ $((j++)) -lt 25 ]; do
+            prev=$SCREEN
+            sleep 0.2
+            tmux_screen
+        done
+        if grep -qE -- "$1" <<<"$SCREEN"; then return 0; fi
+    done
+    return 1
+}
+tmux_start 170 46 "${UTF8[@]}" -- run --paused -k gemm_explicit
+expect_screen "paused" ' PAUSED +now 0 '
+if step_ops_until 'op starts: TileToken/DMA_READ on '; then ok "S reaches a TileToken/DMA_READ that starts"
+else fail "S reaches a TileToken/DMA_READ that starts" "$SCREEN"; fi
+expect_screen "in flight: the record's kind and the stage's work" \
+    '│ kind +unknown \(TileToken stage DMA_READ: memory\), engine DMA [0-9]+, in flight'
+expect_screen "in flight: the stage type" '│ +stage_type: DMA_READ'
+expect_screen "in flight: the stage's params" '│ +src_space: hbm'
+expect_no_screen "in flight: not 'no details'" 'no details'
+tmux_keys Tab Tab NPage # to the details pane (Gantt, summary, details), a page down
+expect_screen "in flight, scrolled: every param known at the start" '│ +handle_id: sip0\.'
+expect_screen "in flight, scrolled: its size" '│ +nbytes: [0-9]+'
+if step_ops_until 'op ends: TileToken/DMA_READ on '; then ok "S reaches the end of a TileToken/DMA_READ"
+else fail "S reaches the end of a TileToken/DMA_READ" "$SCREEN"; fi
+expect_screen "finished: the same kind line" \
+    '│ kind +unknown \(TileToken stage DMA_READ: memory\), engine DMA [0-9]+ *$'
+expect_screen "finished: the stage type" '│ +stage_type: DMA_READ'
+tmux_keys q
+expect_exit "q: exit 0" 0
+
 echo "-- run --speed: the pace a run starts at; the keys step from it"
 tmux_start 120 30 "${UTF8[@]}" -- run --speed 250 -k llm_decode
 expect_screen "--speed 250: LIVE at 250 events a second" ' LIVE +now .*speed 250 ev/s'

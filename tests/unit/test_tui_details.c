@@ -87,3 +87,85 @@ Test(tui_details, details_of_hostile_strings_are_escaped)
     tui_details_free(dt);
     trace_model_free(m);
 }
+
+/* A TileToken stage (ADR-0052 D5) in flight and finished: the same kind line, the
+ * record's op_kind ("unknown", D3.7) and what engine work the stage is, and every param
+ * known at its start. */
+Test(tui_details, a_tiletoken_stage_in_flight_and_finished)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t t = trace_model_track(m, "sip0.cube1.pe0.pe_dma", TRACE_ENGINE_DMA, 4);
+    struct trace_event ev = {.start = 100,
+                             .end = 100,
+                             .track = t,
+                             .cmdq_id = 17,
+                             .op_kind = TRACE_KIND_UNKNOWN,
+                             .flags = TRACE_EV_INFLIGHT};
+    ev.op = trace_model_intern(m, "TileToken/DMA_READ", 18);
+    uint64_t e = trace_model_add_event(m, &ev);
+    struct sim_value *p = sim_value_map();
+    sim_value_map_set_str(p, "stage_type", "DMA_READ");
+    sim_value_map_set_str(p, "src_space", "hbm");
+    sim_value_map_set_int(p, "src_addr", 0);
+    sim_value_map_set_str(p, "dst_space", "tcm");
+    sim_value_map_set_int(p, "dst_addr", 8192);
+    sim_value_map_set_int(p, "nbytes", 4096);
+    trace_model_set_details_take(m, e, p);
+    trace_model_set_now(m, 150);
+    trace_model_finish(m);
+    struct tui_view v;
+    tui_view_init(&v, m, true);
+    tui_view_select(&v, e);
+    struct tui_details *dt = tui_details_new(&v);
+    struct tui_canvas *c = tui_canvas_new(90, 20, true);
+    render(&tui_details_ops, dt, c, &v, false);
+    char *d = dump(c);
+    cr_assert(strstr(d, "op        TileToken/DMA_READ"), "%s", d);
+    cr_assert(strstr(d, "kind      unknown (TileToken stage DMA_READ: memory), engine DMA 4, "
+                        "in flight"),
+              "%s", d);
+    cr_assert(strstr(d, "cycles    100 .. 150 (now)"), "%s", d);
+    cr_assert(strstr(d, "stage_type: DMA_READ"), "%s", d);
+    cr_assert(strstr(d, "dst_addr: 0x2000 (8192)"), "%s", d);
+    cr_assert(strstr(d, "nbytes: 4096"), "%s", d);
+    cr_assert_null(strstr(d, "no details"), "%s", d);
+    free(d);
+
+    trace_model_end_event(m, e, 244);
+    trace_model_finish(m);
+    render(&tui_details_ops, dt, c, &v, false);
+    d = dump(c);
+    cr_assert(strstr(d, "kind      unknown (TileToken stage DMA_READ: memory), engine DMA 4\n"),
+              "%s", d);
+    cr_assert(strstr(d, "stage_type: DMA_READ"), "%s", d);
+    free(d);
+    tui_canvas_free(c);
+    tui_details_free(dt);
+    trace_model_free(m);
+}
+
+Test(tui_details, a_tiletoken_stage_without_details_takes_its_stage_from_the_name)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t t = trace_model_track(m, "TE 0", TRACE_ENGINE_TE, 0);
+    uint64_t e = tui_test_event(m, t, "TileToken/GEMM", TRACE_KIND_UNKNOWN, 0, 10);
+    uint64_t x = tui_test_event(m, t, "TileToken/PREFETCH", TRACE_KIND_UNKNOWN, 10, 20);
+    trace_model_finish(m);
+    struct tui_view v;
+    tui_view_init(&v, m, true);
+    tui_view_select(&v, e);
+    struct tui_details *dt = tui_details_new(&v);
+    struct tui_canvas *c = tui_canvas_new(80, 12, true);
+    render(&tui_details_ops, dt, c, &v, false);
+    char *d = dump(c);
+    cr_assert(strstr(d, "kind      unknown (TileToken stage GEMM: gemm), engine TE 0"), "%s", d);
+    free(d);
+    tui_view_select(&v, x);
+    render(&tui_details_ops, dt, c, &v, false);
+    d = dump(c);
+    cr_assert(strstr(d, "kind      unknown (TileToken stage PREFETCH), engine TE 0"), "%s", d);
+    free(d);
+    tui_canvas_free(c);
+    tui_details_free(dt);
+    trace_model_free(m);
+}
