@@ -1,13 +1,14 @@
 /*
- * The phase-2 data executor (see exec.h). A run decodes the records of one t_start group at
- * a time into ops with read and write ranges, levels them into waves by their conflicts and
- * dependency_ids, and runs each wave in four steps: prepare on the caller's thread (read
- * the inputs, allocate the outputs), compute on the worker pool (GEMM batches split over
- * the workers, other ops one task each; workers touch raw buffers only, never a reference
- * count or the store), the op hook, then commit on the caller's thread (write the results
- * to the store). Deferring every commit to the end of its wave keeps the inputs of a wave
- * intact while the hook looks at them. This file holds the API and the run; exec_int.h
- * says which file does the rest.
+ * The phase-2 data executor (see exec.h). A run decodes the records of consecutive t_start
+ * groups into a chunk of ops with read and write ranges, cuts the chunk into waves by their
+ * conflicts and dependency_ids (identical GEMMs gathered into one wave), and runs each wave
+ * in four steps: prepare on the caller's thread (read the inputs, allocate the outputs),
+ * compute on the worker pool (a batch of GEMMs sharing B as one call, other ops one task
+ * each; workers touch raw buffers only, never a reference count or the store), the op
+ * hook, then commit on the caller's thread (write the results to the store). Deferring
+ * every commit to the end of its wave keeps the inputs of a wave intact while the hook
+ * looks at them. This file holds the API and the run; exec_int.h says which file does the
+ * rest.
  */
 #include "sim/phase2/exec_int.h"
 
@@ -98,8 +99,19 @@ int sim_exec_run(struct sim_exec *x, struct sim_op_record *const *recs, size_t n
     R.cap_preds = sim_xcalloc(CHUNK_MAX, sizeof(*R.cap_preds));
     R.wave_ops = sim_xcalloc(CHUNK_MAX, sizeof(struct xop *));
     R.tasks = sim_xcalloc(CHUNK_MAX, sizeof(*R.tasks));
-    R.task_ops = sim_xcalloc(CHUNK_MAX, sizeof(struct xop *));
+    R.task_ops = sim_xcalloc(2 * CHUNK_MAX, sizeof(struct xop *)); /* a wave, and its stacked
+                                                                        calls at the end */
     R.taken = sim_xcalloc(CHUNK_MAX, sizeof(*R.taken));
+    R.scratch = sim_xcalloc(3 * CHUNK_MAX, sizeof(*R.scratch));
+    R.cap_ops = CHUNK_MAX;
+    R.ops = sim_xcalloc(R.cap_ops, sizeof(*R.ops));
+    R.succ_at = sim_xcalloc(CHUNK_MAX + 1, sizeof(*R.succ_at));
+    R.pending = sim_xcalloc(CHUNK_MAX, sizeof(*R.pending));
+    R.stack = sim_xcalloc(CHUNK_MAX, sizeof(*R.stack));
+    R.ready = sim_xcalloc(CHUNK_MAX, sizeof(*R.ready));
+    R.key = sim_xcalloc(CHUNK_MAX, sizeof(*R.key));
+    R.key_left = sim_xcalloc(CHUNK_MAX, sizeof(*R.key_left));
+    R.key_ready = sim_xcalloc(CHUNK_MAX, sizeof(*R.key_ready));
 
     int rc = 0;
     size_t group = 0;
@@ -107,9 +119,11 @@ int sim_exec_run(struct sim_exec *x, struct sim_op_record *const *recs, size_t n
         size_t ge = gs + 1;
         while (ge < n && recs[ge]->t_start == recs[gs]->t_start)
             ge++;
-        rc = sim_exec_run_group(&R, gs, ge, group++);
+        rc = sim_exec_add_group(&R, gs, ge, group++);
         gs = ge;
     }
+    if (rc == 0)
+        rc = sim_exec_flush(&R);
     x->stats.groups = group;
 
     for (size_t i = 0; i < CHUNK_MAX; i++)
@@ -122,7 +136,17 @@ int sim_exec_run(struct sim_exec *x, struct sim_op_record *const *recs, size_t n
     free(R.tasks);
     free(R.task_ops);
     free(R.taken);
+    free(R.scratch);
     free(R.ops);
+    free(R.succ);
+    free(R.succ_at);
+    free(R.pending);
+    free(R.stack);
+    sim_exec_finder_free(&R);
+    free(R.ready);
+    free(R.key);
+    free(R.key_left);
+    free(R.key_ready);
     x->stats.seconds = now_s() - t0;
     return rc;
 }

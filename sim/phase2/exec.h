@@ -10,10 +10,18 @@
  * grouped by equal t_start; within a group memory ops come first (ADR-0052 A4), the others
  * keep their order. Read and write sets are address ranges [addr, addr + nbytes) per space;
  * an op depends on every earlier op of its group it conflicts with (RAW, WAR, WAW) and on
- * the records its dependency_ids name (indices into the same record list). Each group is
- * split into waves: the ops of a wave have disjoint write sets and none writes what another
- * reads, so they run concurrently on the worker pool without any locking of data. GEMMs of
- * a wave with identical shapes, dtypes, layouts and transpose flags form one batch.
+ * the records its dependency_ids name (indices into the same record list). Consecutive
+ * groups are scheduled together, so an op depends on every earlier op it conflicts with,
+ * whatever its t_start, and ops that do not conflict may run in any order (ADR-0020 D6:
+ * the order is the dependencies'). They are split into waves: the ops of a wave have
+ * disjoint write sets and none writes what another reads, so they run concurrently on the
+ * worker pool without any locking of data. A GEMM that could run waits while an identical
+ * one (same shapes, dtypes, layouts and transpose flags) is still to come, so the GEMMs of
+ * PEs that do not run in lockstep meet in one wave. There, identical GEMMs that read the
+ * same B (the same bytes) and compute in f32 run as one call when that is faster (few rows
+ * against B's sides: 8 m <= k, n, as measured by phase2_bench), their A rows stacked (in
+ * place when they lie one after the other, else copied) and the rows of the result copied
+ * to each output; that call is a GEMM batch. Other identical GEMMs run one by one.
  *
  * Memory semantics (ADR-0020 D7: the canonical state is byte-addressable). A read of
  * [addr, addr + n) uses the tensor stored at addr when it has n bytes (reinterpreted to the
@@ -81,7 +89,8 @@ enum {
 struct sim_exec_opts {
     unsigned threads;     /* workers, the calling thread included: 0 = the default (2),
                              1 = everything on the caller's thread */
-    bool no_batch;        /* run each GEMM on its own (for measurements) */
+    bool no_batch;        /* run each GEMM on its own, as soon as it can run (for
+                             measurements) */
     bool corrupt;         /* test hook: perturb the result of op corrupt_index (first
                              element + 1, or flipped for bool) after computing it, so tests
                              can check that verification catches it at that op */
@@ -112,7 +121,8 @@ struct sim_exec_op_info {
     size_t group;  /* index of its t_start group, in order */
     size_t wave;   /* index of its wave, counted over the whole run: ops with the same wave
                       ran concurrently */
-    int64_t batch; /* index of its GEMM batch (batches of 2 or more GEMMs), or -1 */
+    int64_t batch; /* index of its GEMM batch (the one call that computed it with one or
+                      more other GEMMs), or -1 */
 };
 
 /* Figures of a run. */
@@ -123,8 +133,9 @@ struct sim_exec_stats {
     size_t groups;        /* t_start groups */
     size_t waves;         /* waves run */
     size_t parallel_ops;  /* ops that ran in a wave of 2 or more */
-    size_t gemm_batches;  /* GEMM batches of 2 or more */
-    size_t gemms_batched; /* GEMMs in those batches */
+    size_t gemms_alike;   /* GEMMs that met an identical independent GEMM in their wave */
+    size_t gemm_batches;  /* GEMM batches: calls that computed 2 or more GEMMs at once */
+    size_t gemms_batched; /* GEMMs computed in those calls */
     double seconds;       /* wall time of sim_exec_run */
 };
 

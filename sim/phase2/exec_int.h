@@ -1,10 +1,11 @@
 /*
  * What the files of the phase-2 executor share (private to sim/phase2/; the API is exec.h):
  * the executor's state, decoded ops and their scheduling scratch, and the functions one
- * file of the executor calls in another. exec.c runs the groups (waves.c), which decode
- * their records (decode.c), level them by their dependencies (deps.c) and run each wave
- * on the worker pool (pool.c) through the GEMM path (matmul.c) and the math table
- * (mathops.c), reading and writing the executor's store (spaces.c).
+ * file of the executor calls in another. exec.c hands the t_start groups to waves.c, which
+ * decodes their records (decode.c), gathers consecutive groups into chunks, finds their
+ * dependencies (deps.c), cuts each chunk into waves and runs each wave on the worker pool
+ * (pool.c) through the GEMM path (matmul.c: one call for a batch of GEMMs sharing B) and
+ * the math table (mathops.c), reading and writing the executor's store (spaces.c).
  */
 #ifndef SIM_EXEC_INT_H
 #define SIM_EXEC_INT_H
@@ -16,9 +17,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Ops of one t_start group are levelled in chunks of at most this many (levelling is
- * quadratic in the chunk; a bigger group is rare and runs chunk after chunk). */
+/* Ops are scheduled in chunks of at most this many, consecutive t_start groups together
+ * (scheduling is quadratic in the chunk; a bigger group is rare and runs chunk after
+ * chunk). */
 enum { CHUNK_MAX = 512 };
+
+/* A batch of GEMMs sharing B runs as one call of at most about this many multiply-adds
+ * when it is bigger (then as several calls, which the workers share); the split depends
+ * on the work alone, never on the number of workers, so results do not either. */
+enum { STACK_CALL_WORK = 1 << 21 };
 
 /* A wave whose work is below this many element operations (a multiply-add of a GEMM, an
  * element of a math op's input) runs on the caller's thread: waking a worker costs more. */
@@ -119,7 +126,6 @@ struct xop {
 
     /* scheduling */
     size_t pos; /* position in its chunk */
-    unsigned level;
     int64_t batch;
 
     /* a wave's data: references owned between prepare and commit */
@@ -136,8 +142,9 @@ struct rinfo {
 /* ---- the worker pool --------------------------------------------------------------------- */
 
 struct task {
-    struct xop **ops; /* run one after the other */
+    struct xop **ops; /* run one after the other, or together (stacked) */
     size_t n;
+    bool stacked; /* GEMMs sharing B: one call on their A rows stacked (matmul.c) */
 };
 
 struct pool {
@@ -181,8 +188,10 @@ struct run {
     struct sim_op_record *const *recs;
     size_t n;
     struct diag *d;
-    struct xop *ops; /* decoded ops of the current group */
+    struct xop *ops; /* decoded ops of the current chunk's groups */
     size_t cap_ops;
+    size_t used;  /* slots of ops the current chunk's ops take */
+    size_t g;     /* ops in order (the current chunk so far) */
     size_t chunk; /* global chunk counter */
     size_t wave;  /* global wave counter */
     int64_t batch;
@@ -192,8 +201,21 @@ struct run {
     size_t *n_preds, *cap_preds;
     struct xop **wave_ops;
     struct task *tasks;
-    struct xop **task_ops;
+    struct xop **task_ops; /* 2 x CHUNK_MAX: a wave's ops from the start, the GEMMs of its
+                              stacked calls from tail down */
+    size_t tail;
+    struct xop **scratch; /* 3 x CHUNK_MAX, for forming the stacked calls */
     bool *taken;
+    /* per chunk position: successors (from the predecessor lists), predecessors not yet
+     * run, its GEMM batch key (or -1); the positions ready to run */
+    size_t *succ, *succ_at;
+    size_t cap_succ;
+    size_t *pending;
+    size_t *stack; /* scratch of the cycle check */
+    size_t *ready, n_ready;
+    void *items; /* owned: the conflict finder's scratch (deps.c) */
+    int32_t *key;
+    size_t *key_left, *key_ready; /* per key: members not yet run, of them ready */
 };
 
 /* wrapping integer arithmetic (no signed overflow) */
@@ -263,6 +285,15 @@ void sim_exec_math_run(struct xop *o);
 
 /* Compute GEMM o from o->tin into o->tout (a worker may run it). */
 void sim_exec_gemm_run(struct xop *o);
+/* Whether o can run stacked with others sharing its B: f32 arithmetic, 2-D, op(A) and C
+ * row-major. */
+bool sim_exec_gemm_stackable(const struct xop *o);
+/* Whether ops[0..n) (stackable, same shapes, one B) have their A rows one after the other
+ * in one f32 buffer, so a call reads them in place. */
+bool sim_exec_gemm_rows_adjacent(struct xop *const *ops, size_t n);
+/* Compute ops[0..n) as one call: their A rows stacked (in place or copied) times the B they
+ * share, the rows of the result copied to each output (a worker may run it). */
+void sim_exec_gemm_run_stacked(struct xop *const *ops, size_t n);
 
 /* ---- decode.c: records into ops ------------------------------------------------------------ */
 
@@ -284,18 +315,26 @@ void sim_exec_pool_stop(struct sim_exec *x);
 
 /* ---- deps.c: dependencies ------------------------------------------------------------------ */
 
-/* Whether two ranges overlap; whether two ops conflict (RAW, WAR or WAW). */
+/* Whether two ranges overlap. */
 bool sim_exec_overlaps(const struct range *a, const struct range *b);
-bool sim_exec_conflict(const struct xop *a, const struct xop *b);
-/* Make chunk position i a predecessor of position j; level R->order[0..g) by longest path
- * over the predecessors (0, or -1 on a cycle). */
+/* Make chunk position i a predecessor of position j. */
 void sim_exec_add_pred(struct run *R, size_t j, size_t i);
-int sim_exec_level_chunk(struct run *R, size_t g);
+/* Add every conflict (RAW, WAR, WAW) between two ops of R->order[0..g) as a predecessor of
+ * the later one. */
+void sim_exec_find_conflicts(struct run *R, size_t g);
+/* Whether the predecessors (and R->succ, built from them) of R->order[0..g) leave no cycle;
+ * uses R->pending as scratch. */
+bool sim_exec_acyclic(struct run *R, size_t g);
+/* Free the conflict finder's scratch (R->items). */
+void sim_exec_finder_free(struct run *R);
 
 /* ---- waves.c: scheduling ------------------------------------------------------------------- */
 
-/* Decode and run the group recs[gs..ge) (equal t_start). Returns 0, 1 (stopped by the op
- * hook) or a negative error. */
-int sim_exec_run_group(struct run *R, size_t gs, size_t ge, size_t group);
+/* Decode the group recs[gs..ge) (equal t_start) into the current chunk, running the chunk
+ * first when the group does not fit. Returns 0, 1 (stopped by the op hook) or a negative
+ * error. */
+int sim_exec_add_group(struct run *R, size_t gs, size_t ge, size_t group);
+/* Run what the current chunk holds. Returns 0, 1 or a negative error. */
+int sim_exec_flush(struct run *R);
 
 #endif

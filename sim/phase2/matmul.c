@@ -171,6 +171,76 @@ static void gemm_int(struct xop *o)
     free(B);
 }
 
+bool sim_exec_gemm_stackable(const struct xop *o)
+{
+    const struct sim_exec_gemm *g = &o->g;
+    /* op(A) is row-major when a stored transpose is read column-major, or neither */
+    return sim_dtype_is_float(g->dtype_in_a) && sim_dtype_is_float(g->dtype_in_b) &&
+           g->dtype_acc == SIM_F32 && g->batch == 1 && !g->out_col_major &&
+           g->transpose_a == g->a_col_major;
+}
+
+bool sim_exec_gemm_rows_adjacent(struct xop *const *ops, size_t n)
+{
+    size_t mk = (size_t)ops[0]->g.m * (size_t)ops[0]->g.k;
+    for (size_t i = 0; i < n; i++) {
+        const struct sim_tensor *a = ops[i]->tin[0];
+        if (a->dtype != SIM_F32 ||
+            (i && (const float *)sim_tensor_cdata(a) !=
+                      (const float *)sim_tensor_cdata(ops[i - 1]->tin[0]) + mk))
+            return false;
+    }
+    return true;
+}
+
+void sim_exec_gemm_run_stacked(struct xop *const *ops, size_t cnt)
+{
+    const struct sim_exec_gemm *g = &ops[0]->g;
+    size_t m = (size_t)g->m, n = (size_t)g->n, k = (size_t)g->k, mn = m * n, mk = m * k;
+    float *ob, *oa = NULL;
+    const float *B = sim_exec_as_f32(ops[0]->tin[1], &ob);
+    const float *A;
+    if (sim_exec_gemm_rows_adjacent(ops, cnt)) {
+        A = sim_tensor_cdata(ops[0]->tin[0]);
+    } else {
+        oa = sim_xmalloc((cnt * mk + 1) * sizeof(float));
+        for (size_t i = 0; i < cnt; i++) {
+            float *own;
+            const float *ai = sim_exec_as_f32(ops[i]->tin[0], &own);
+            memcpy(oa + i * mk, ai, mk * sizeof(float));
+            free(own);
+        }
+        A = oa;
+    }
+    /* C starts at zero or at the accumulated values, stacked like A */
+    float *C = sim_xcalloc(cnt * mn + 1, sizeof(float));
+    if (g->accumulate)
+        for (size_t i = 0; i < cnt; i++) {
+            float *own;
+            const float *c0 = sim_exec_as_f32(ops[i]->tin[2], &own);
+            memcpy(C + i * mn, c0, mn * sizeof(float));
+            free(own);
+        }
+    size_t br, bc;
+    mat_rc(&ops[0]->in[1], &br, &bc);
+    size_t ldb = g->b_col_major ? br : bc;
+    bool tb = g->transpose_b ^ g->b_col_major; /* the call is row-major, as C */
+    if (m && n && k)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)(cnt * m),
+                    (blasint)n, (blasint)k, 1.0f, A, (blasint)k, B, (blasint)(ldb ? ldb : 1),
+                    g->accumulate ? 1.0f : 0.0f, C, (blasint)n);
+    for (size_t i = 0; i < cnt; i++) {
+        struct sim_tensor *out = ops[i]->tout;
+        if (out->dtype == SIM_F32)
+            memcpy(sim_tensor_data(out), C + i * mn, mn * sizeof(float));
+        else
+            sim_exec_from_f32(C + i * mn, out);
+    }
+    free(C);
+    free(oa);
+    free(ob);
+}
+
 void sim_exec_gemm_run(struct xop *o)
 {
     if (sim_dtype_is_float(o->g.dtype_in_a))

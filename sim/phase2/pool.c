@@ -23,6 +23,10 @@ static void op_compute(struct xop *o)
 
 static void task_run(const struct task *t)
 {
+    if (t->stacked) {
+        sim_exec_gemm_run_stacked(t->ops, t->n);
+        return;
+    }
     for (size_t i = 0; i < t->n; i++)
         op_compute(t->ops[i]);
 }

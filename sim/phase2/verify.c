@@ -976,10 +976,20 @@ char *sim_verify_report_text(const struct sim_verify_report *r)
 {
     struct sbuf b = {0};
     const struct sim_exec_stats *x = &r->exec;
+    /* what really ran as one call, and the identical GEMMs that still ran one by one
+     * (their B operands differ, or one call would not be faster) */
+    char batched[128] = "";
+    size_t alone = x->gemms_alike - x->gemms_batched;
+    if (x->gemm_batches)
+        snprintf(batched, sizeof(batched), " (%zu GEMMs, one BLAS call per batch)",
+                 x->gemms_batched);
+    if (alone)
+        snprintf(batched + strlen(batched), sizeof(batched) - strlen(batched),
+                 ", %zu identical GEMMs one by one", alone);
     sb_printf(&b,
               "phase 2: %zu of %zu op records replayed (%zu skipped) in %zu t_start groups, "
-              "%zu waves, %zu GEMM batches, %.3f s\n",
-              x->executed, x->records, x->skipped, x->groups, x->waves, x->gemm_batches,
+              "%zu waves, %zu GEMM batches%s, %.3f s\n",
+              x->executed, x->records, x->skipped, x->groups, x->waves, x->gemm_batches, batched,
               x->seconds);
     for (size_t i = 0; i < r->n_outputs; i++) {
         const struct sim_verify_output *o = &r->outputs[i];

@@ -1,8 +1,10 @@
 /*
- * Scheduling of phase 2 (see exec_int.h): a t_start group decoded, memory ops first, cut
- * into chunks; each chunk levelled into waves by its conflicts and dependency_ids; each
- * wave prepared, computed on the pool (GEMM batches split over the workers), corrupted
- * (test hook), shown to the op hook and committed.
+ * Scheduling of phase 2 (see exec_int.h): t_start groups decoded, memory ops first in each,
+ * and gathered into chunks; each chunk cut into waves by its conflicts and dependency_ids,
+ * holding a ready GEMM back while an identical one is still to come so that identical
+ * GEMMs of PEs that do not run in lockstep meet in one wave; each wave prepared, computed
+ * on the pool (a batch of GEMMs sharing B as one call), corrupted (test hook), shown to the
+ * op hook and committed.
  */
 #include "sim/phase2/exec_int.h"
 
@@ -12,6 +14,7 @@
 #include <assert.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Same batch key: GEMMs whose shapes, dtypes, layouts and flags are all equal. */
@@ -208,6 +211,117 @@ static void commit_op(struct sim_exec *x, const struct xop *o)
                          o->derived);
 }
 
+/* Whether two prepared GEMMs read the same B: the same bytes, as the same layout (one
+ * tensor, or equal copies: each PE loads the weights into its own TCM). */
+static bool same_b(const struct xop *a, const struct xop *b)
+{
+    const struct sim_tensor *x = a->tin[1], *y = b->tin[1];
+    if (x->dtype != y->dtype || x->nbytes != y->nbytes)
+        return false;
+    const void *xd = sim_tensor_cdata(x), *yd = sim_tensor_cdata(y); /* materialised */
+    return xd == yd || memcmp(xd, yd, x->nbytes) == 0;
+}
+
+static int cmp_a_data(const void *p, const void *q)
+{
+    const char *x = sim_tensor_cdata((*(struct xop *const *)p)->tin[0]);
+    const char *y = sim_tensor_cdata((*(struct xop *const *)q)->tin[0]);
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * Whether the A rows of set[0..n) lie one after the other, so that one call reads them in
+ * place: as they are, or once ordered by address when they are all views of one tensor
+ * (whose offsets fix that order, so it is the same on every run); set is left in the order
+ * that makes them adjacent, if any.
+ */
+static bool order_rows(struct xop **set, size_t n, struct xop **keep)
+{
+    if (sim_exec_gemm_rows_adjacent(set, n))
+        return true;
+    const struct sim_tensor *base = set[0]->tin[0]->base;
+    for (size_t i = 0; i < n; i++)
+        if (!base || set[i]->tin[0]->base != base)
+            return false;
+    memcpy(keep, set, n * sizeof(*set));
+    qsort(set, n, sizeof(*set), cmp_a_data);
+    if (sim_exec_gemm_rows_adjacent(set, n))
+        return true;
+    memcpy(set, keep, n * sizeof(*set));
+    return false;
+}
+
+/*
+ * Whether stacking GEMMs like o into one call is faster than a call each. One call packs B
+ * once instead of once per GEMM and runs one kernel over all the rows, but copies each
+ * result out of the stacked one (and each A in, unless the rows lie one after the other).
+ * phase2_bench measures it (8 GEMMs sharing B, one call against a loop): on its machine
+ * one call took 0.3 to 0.6 of the loop's time for m = 1, 0.5 to 0.9 for m = 4 with k, n =
+ * 64 and for m = 16 with k, n = 128, and 0.9 to 1.3 (no gain, within its noise) for m = 16
+ * with k, n = 64, for m = 32 and 64 with k, n <= 256 and for m = 256; so GEMMs are stacked
+ * when their rows are few against B's sides: 8 m <= k and 8 m <= n.
+ */
+static bool stack_pays(const struct xop *o)
+{
+    return 8 * o->g.m <= o->g.k && 8 * o->g.m <= o->g.n;
+}
+
+/*
+ * The identical GEMMs R->task_ops[start..*nto) of a wave (stackable, in wave order), split
+ * by the B they share: each set of two or more for which stacking pays becomes tasks of
+ * one call each (several when its work exceeds STACK_CALL_WORK, the GEMMs shared evenly),
+ * its GEMMs numbered as one batch per call. What is left stays at R->task_ops[start..*nto)
+ * in wave order. Returns the new task count.
+ */
+static size_t stack_batches(struct run *R, size_t start, size_t *nto, size_t nt)
+{
+    struct sim_exec *x = R->x;
+    struct xop **v = &R->task_ops[start];
+    size_t n = *nto - start;
+    /* the stacked calls' GEMMs go to the end of task_ops (which holds twice a wave), from
+     * R->tail down: past every op of the wave */
+    struct xop **rest = R->scratch, **set = R->scratch + CHUNK_MAX;
+    size_t nrest = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!v[i])
+            continue;
+        size_t ns = 0;
+        set[ns++] = v[i];
+        for (size_t j = i + 1; j < n; j++)
+            if (v[j] && same_b(v[i], v[j])) {
+                set[ns++] = v[j];
+                v[j] = NULL;
+            }
+        v[i] = NULL;
+        if (ns < 2 || !stack_pays(set[0])) {
+            memcpy(&rest[nrest], set, ns * sizeof(*set));
+            nrest += ns;
+            continue;
+        }
+        order_rows(set, ns, R->scratch + 2 * CHUNK_MAX); /* read in place when they can be */
+        double work = op_work(set[0]) * (double)ns;
+        size_t calls = (size_t)(work / STACK_CALL_WORK);
+        calls = calls < 1 ? 1 : calls > ns / 2 ? ns / 2 : calls;
+        for (size_t c = 0, at = 0; c < calls; c++) {
+            size_t cn = ns / calls + (c < ns % calls ? 1 : 0);
+            R->tail -= cn;
+            memcpy(&R->task_ops[R->tail], &set[at], cn * sizeof(*set));
+            int64_t id = R->batch++;
+            for (size_t q = 0; q < cn; q++) {
+                set[at + q]->batch = id;
+                x->info[set[at + q]->index].pub.batch = id;
+            }
+            x->stats.gemm_batches++;
+            x->stats.gemms_batched += cn;
+            R->tasks[nt++] = (struct task){&R->task_ops[R->tail], cn, true};
+            at += cn;
+        }
+    }
+    memcpy(v, rest, nrest * sizeof(*rest));
+    *nto = start + nrest;
+    return nt;
+}
+
 /* Run one wave: prepare, compute, corrupt hook, op hook, commit. Returns 0, 1 (stopped by
  * the hook) or a negative error. */
 static int run_wave(struct run *R, struct xop **w, size_t n)
@@ -218,10 +332,12 @@ static int run_wave(struct run *R, struct xop **w, size_t n)
         if ((rc = prepare_op(R, w[i])) < 0)
             goto out_release;
 
-    /* tasks: GEMM batches split over the workers, every other compute op alone */
+    /* tasks: a batch of identical GEMMs sharing B as one call (or several, by work),
+     * every other compute op alone, small ones together */
     size_t nt = 0, nto = 0;
     bool *taken = R->taken;
     memset(taken, 0, n * sizeof(*taken));
+    R->tail = 2 * CHUNK_MAX;
     for (size_t i = 0; i < n; i++) {
         struct xop *o = w[i];
         if (taken[i] || (o->kind == SIM_EXEC_KIND_COPY && !o->move))
@@ -229,28 +345,23 @@ static int run_wave(struct run *R, struct xop **w, size_t n)
         size_t start = nto;
         R->task_ops[nto++] = o;
         taken[i] = true;
-        if (o->kind == SIM_EXEC_KIND_GEMM && !x->opts.no_batch)
+        if (o->kind == SIM_EXEC_KIND_GEMM && !x->opts.no_batch) {
             for (size_t j = i + 1; j < n; j++)
                 if (!taken[j] && w[j]->kind == SIM_EXEC_KIND_GEMM && same_gemm(o, w[j])) {
                     R->task_ops[nto++] = w[j];
                     taken[j] = true;
                 }
-        size_t bn = nto - start;
-        if (bn >= 2) {
-            int64_t id = R->batch++;
-            for (size_t j = start; j < nto; j++) {
-                R->task_ops[j]->batch = id;
-                x->info[R->task_ops[j]->index].pub.batch = id;
-            }
-            x->stats.gemm_batches++;
-            x->stats.gemms_batched += bn;
+            if (nto - start >= 2)
+                x->stats.gemms_alike += nto - start;
+            if (nto - start >= 2 && sim_exec_gemm_stackable(o))
+                nt = stack_batches(R, start, &nto, nt);
         }
-        /* tasks of at least TASK_MIN_WORK each (a big GEMM is a task of its own, small
-         * ones go together), so the workers share the batch and stay balanced */
+        /* what is left of it: tasks of at least TASK_MIN_WORK each (a big GEMM is a task
+         * of its own, small ones go together), so the workers stay balanced */
         double each = op_work(o);
         size_t per = each >= TASK_MIN_WORK ? 1 : (size_t)(TASK_MIN_WORK / (each + 1)) + 1;
         for (size_t s = start; s < nto; s += per)
-            R->tasks[nt++] = (struct task){&R->task_ops[s], nto - s < per ? nto - s : per};
+            R->tasks[nt++] = (struct task){&R->task_ops[s], nto - s < per ? nto - s : per, false};
     }
     double work = 0;
     for (size_t i = 0; i < n; i++)
@@ -291,6 +402,138 @@ out_release:
     return rc;
 }
 
+/*
+ * Waves of a chunk. An op is ready when every op it depends on has run; a wave takes the
+ * ready ops, except a GEMM while an identical one (same_gemm) is still to come: held back,
+ * it meets the others in a later wave, so that the PEs of a kernel that do not run in
+ * lockstep still batch their GEMMs. A wave that would take nothing takes every ready op.
+ * With no_batch every ready op goes (the earliest waves).
+ */
+static bool plan_waves(struct run *R, size_t g)
+{
+    size_t ne = 0;
+    for (size_t j = 0; j < g; j++)
+        ne += R->n_preds[j];
+    if (ne > R->cap_succ) {
+        R->cap_succ = ne;
+        R->succ = sim_xreallocarray(R->succ, ne ? ne : 1, sizeof(*R->succ));
+    }
+    /* successors from the predecessor lists, counted then placed */
+    memset(R->succ_at, 0, (g + 1) * sizeof(*R->succ_at));
+    for (size_t j = 0; j < g; j++)
+        for (size_t q = 0; q < R->n_preds[j]; q++)
+            R->succ_at[R->preds[j][q] + 1]++;
+    for (size_t j = 0; j < g; j++)
+        R->succ_at[j + 1] += R->succ_at[j];
+    size_t *fill = R->pending; /* as a cursor first */
+    memcpy(fill, R->succ_at, g * sizeof(*fill));
+    for (size_t j = 0; j < g; j++)
+        for (size_t q = 0; q < R->n_preds[j]; q++)
+            R->succ[fill[R->preds[j][q]]++] = j;
+    if (!sim_exec_acyclic(R, g))
+        return false;
+    /* a key per kind of GEMM, found against the first GEMM of each key (R->scratch) */
+    struct xop **first = R->scratch;
+    size_t nkeys = 0;
+    R->n_ready = 0;
+    for (size_t j = 0; j < g; j++) {
+        R->pending[j] = R->n_preds[j];
+        if (!R->pending[j])
+            R->ready[R->n_ready++] = j;
+        struct xop *o = R->order[j];
+        R->key[j] = -1;
+        if (o->kind != SIM_EXEC_KIND_GEMM || R->x->opts.no_batch)
+            continue;
+        for (size_t k = 0; k < nkeys && R->key[j] < 0; k++)
+            if (same_gemm(first[k], o))
+                R->key[j] = (int32_t)k;
+        if (R->key[j] < 0) {
+            R->key[j] = (int32_t)nkeys;
+            first[nkeys] = o;
+            R->key_left[nkeys++] = 0;
+        }
+        R->key_left[R->key[j]]++;
+    }
+    return true;
+}
+
+/* Put w[0..n) in chunk order: a merge sort of runs of 16 sorted by insertion, with
+ * R->scratch as its buffer, never through an allocation. */
+static void sort_by_pos(struct run *R, struct xop **w, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        if (i % 16 == 0)
+            continue;
+        struct xop *v = w[i];
+        size_t j = i;
+        for (; j % 16 && w[j - 1]->pos > v->pos; j--)
+            w[j] = w[j - 1];
+        w[j] = v;
+    }
+    struct xop **src = w, **dst = R->scratch;
+    for (size_t width = 16; width < n; width *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * width) {
+            size_t mid = lo + width < n ? lo + width : n;
+            size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+            size_t a = lo, b = mid, k = lo;
+            while (a < mid && b < hi)
+                dst[k++] = src[b]->pos < src[a]->pos ? src[b++] : src[a++];
+            while (a < mid)
+                dst[k++] = src[a++];
+            while (b < hi)
+                dst[k++] = src[b++];
+        }
+        struct xop **t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != w)
+        memcpy(w, src, n * sizeof(*w));
+}
+
+/* The next wave into R->wave_ops, in chunk order, taken from the ready list; returns its
+ * size (at least 1). */
+static size_t next_wave(struct run *R)
+{
+    size_t *ready = R->ready, nr = R->n_ready;
+    for (size_t i = 0; i < nr; i++)
+        if (R->key[ready[i]] >= 0)
+            R->key_ready[R->key[ready[i]]] = 0;
+    for (size_t i = 0; i < nr; i++)
+        if (R->key[ready[i]] >= 0)
+            R->key_ready[R->key[ready[i]]]++;
+    size_t n = 0, kept = 0;
+    for (size_t i = 0; i < nr; i++) {
+        int32_t k = R->key[ready[i]];
+        if (k < 0 || R->key_ready[k] == R->key_left[k])
+            R->wave_ops[n++] = R->order[ready[i]];
+        else
+            ready[kept++] = ready[i]; /* held back for an identical GEMM to come */
+    }
+    if (n == 0) { /* everything ready is held: take it all */
+        for (size_t i = 0; i < nr; i++)
+            R->wave_ops[n++] = R->order[ready[i]];
+        kept = 0;
+    }
+    R->n_ready = kept;
+    assert(n > 0 && "a chunk without a cycle always has a ready op");
+    sort_by_pos(R, R->wave_ops, n);
+    return n;
+}
+
+/* The ops of the wave just run are done: their successors may be ready. */
+static void wave_done(struct run *R, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t j = R->wave_ops[i]->pos;
+        if (R->key[j] >= 0)
+            R->key_left[R->key[j]]--;
+        for (size_t q = R->succ_at[j]; q < R->succ_at[j + 1]; q++)
+            if (--R->pending[R->succ[q]] == 0)
+                R->ready[R->n_ready++] = R->succ[q];
+    }
+}
+
 /* Schedule and run one chunk of ops (R->order[0..g)). */
 static int run_chunk(struct run *R, size_t g)
 {
@@ -301,11 +544,9 @@ static int run_chunk(struct run *R, size_t g)
         R->n_preds[j] = 0;
         x->info[R->order[j]->index].chunk = chunk;
     }
+    sim_exec_find_conflicts(R, g);
     for (size_t j = 0; j < g; j++) {
         struct xop *o = R->order[j];
-        for (size_t i = 0; i < j; i++)
-            if (sim_exec_conflict(R->order[i], o))
-                sim_exec_add_pred(R, j, i);
         const struct sim_op_record *r = o->rec;
         for (size_t q = 0; q < r->n_dependency_ids; q++) {
             int64_t dep = r->dependency_ids[q];
@@ -319,11 +560,11 @@ static int run_chunk(struct run *R, size_t g)
             const struct rinfo *di = &x->info[dep];
             if (di->pub.status == SIM_EXEC_SKIP_UNKNOWN || di->pub.status == SIM_EXEC_SKIP_NO_DATA)
                 continue;
-            if (di->chunk == chunk) {
+            if (di->chunk == chunk && di->pub.group <= x->info[o->index].pub.group) {
                 for (size_t i = 0; i < g; i++)
                     if (R->order[i]->index == (size_t)dep)
                         sim_exec_add_pred(R, j, i);
-            } else if (di->chunk == SIZE_MAX || di->chunk > chunk) {
+            } else if (di->chunk == SIZE_MAX || di->chunk >= chunk) {
                 return OP_FAIL(R->d, o->index, r,
                                "dependency_ids names op #%" PRId64 " (%s at %g ns), which"
                                " runs later",
@@ -331,42 +572,48 @@ static int run_chunk(struct run *R, size_t g)
             }
         }
     }
-    if (sim_exec_level_chunk(R, g) < 0)
+    if (!plan_waves(R, g))
         return OP_FAIL(R->d, R->order[0]->index, R->order[0]->rec,
                        "dependency_ids form a cycle among the ops at this t_start");
-    unsigned max_level = 0;
-    for (size_t j = 0; j < g; j++)
-        if (R->order[j]->level > max_level)
-            max_level = R->order[j]->level;
-    for (unsigned lv = 0; lv <= max_level; lv++) {
-        size_t n = 0;
-        for (size_t j = 0; j < g; j++)
-            if (R->order[j]->level == lv)
-                R->wave_ops[n++] = R->order[j];
-        if (n == 0)
-            continue;
+    for (size_t left = g; left > 0;) {
+        size_t n = next_wave(R);
         for (size_t i = 0; i < n; i++)
             x->info[R->wave_ops[i]->index].pub.wave = R->wave;
         R->wave++;
         int rc = run_wave(R, R->wave_ops, n);
         if (rc != 0)
             return rc;
+        wave_done(R, n);
+        left -= n;
     }
     return 0;
 }
 
-/* Decode and run the group recs[gs..ge) (equal t_start). */
-int sim_exec_run_group(struct run *R, size_t gs, size_t ge, size_t group)
+int sim_exec_flush(struct run *R)
+{
+    int rc = R->g ? run_chunk(R, R->g) : 0;
+    R->g = 0;
+    R->used = 0;
+    return rc;
+}
+
+int sim_exec_add_group(struct run *R, size_t gs, size_t ge, size_t group)
 {
     struct sim_exec *x = R->x;
     size_t n = ge - gs;
-    if (n > R->cap_ops) {
-        R->cap_ops = n;
-        R->ops = sim_xreallocarray(R->ops, n, sizeof(*R->ops));
+    if (R->used + n > R->cap_ops || R->g + n > CHUNK_MAX) {
+        int rc = sim_exec_flush(R); /* a group never waits behind a full chunk */
+        if (rc)
+            return rc;
+        if (n > R->cap_ops) {
+            R->cap_ops = n;
+            R->ops = sim_xreallocarray(R->ops, n, sizeof(*R->ops));
+        }
     }
+    struct xop *ops = &R->ops[R->used];
     size_t active = 0;
     for (size_t i = gs; i < ge; i++) {
-        struct xop *o = &R->ops[active];
+        struct xop *o = &ops[active];
         enum sim_exec_status skip;
         x->info[i].pub.group = group;
         int rc = sim_exec_decode(x, i, R->recs[i], o, &skip, R->d);
@@ -380,18 +627,19 @@ int sim_exec_run_group(struct run *R, size_t gs, size_t ge, size_t group)
         }
         active++;
     }
-    /* memory ops first, the others after, each in record order (ADR-0052 A4) */
-    size_t g = 0;
+    R->used += active;
+    /* memory ops first, the others after, each in record order (ADR-0052 A4); a group
+     * bigger than a chunk runs chunk after chunk */
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < active; i++)
-            if (R->ops[i].memory_class == (pass == 0)) {
-                R->order[g++] = &R->ops[i];
-                if (g == CHUNK_MAX) {
-                    int rc = run_chunk(R, g);
+            if (ops[i].memory_class == (pass == 0)) {
+                R->order[R->g++] = &ops[i];
+                if (R->g == CHUNK_MAX) {
+                    int rc = run_chunk(R, R->g);
+                    R->g = 0;
                     if (rc)
                         return rc;
-                    g = 0;
                 }
             }
-    return g ? run_chunk(R, g) : 0;
+    return 0;
 }

@@ -3,11 +3,14 @@
  * log it (256 x 256 output tiles; for each k step two dma_reads of operand tiles from HBM
  * into the PE's TCM, a tile GEMM, an add into the accumulator; a dma_write of the finished
  * tile), replayed by the executor, against one direct cblas_sgemm of the same size in the
- * same process. Then the replay overhead per op, from an op log of tiny ops, and what one
- * stacked sgemm call gives against a batched loop of calls. Medians of several runs; the
- * last line ends with ratio=R (executor throughput / direct throughput). With the argument
- * "tiny" it measures only the per-op overhead, with "gemm N" it replays the tiled GEMM once
- * on N workers (both for profiling).
+ * same process. Then the replay overhead per op, from an op log of tiny ops; GEMM batching:
+ * op logs of PEs out of step replayed batched and unbatched (no_batch), side by side, and
+ * what one call on stacked operands gives against a loop of calls, with and without
+ * copying the operands into one buffer (the measurements behind the executor's rule for
+ * stacking). Medians of several runs; the last line ends with ratio=R (executor throughput
+ * / direct throughput). With the argument "tiny" it measures only the per-op overhead,
+ * with "batch" only the batching, with "gemm N" it replays the tiled GEMM once on N
+ * workers (for profiling).
  */
 #include "sim/phase2/exec.h"
 #include "sim/data/memstore.h"
@@ -274,36 +277,210 @@ static double tiny_ops(bool lockstep, unsigned threads, double *cpu_ns)
     return median(v, RUNS) / TINY_OPS * 1e9;
 }
 
-/* 8 GEMMs T x T x T sharing B: a loop of 8 calls against one call on the stacked A. */
-static void stacked_vs_loop(void)
+/* CPU time of one fn(ctx): the median of 2 x RUNS runs of reps calls each (CPU time, as
+ * these are single-threaded calls: steadier than wall time on a shared machine). */
+static double time_reps(void (*fn)(void *), void *ctx, int reps)
 {
-    size_t tt = (size_t)T * T;
-    float *a = malloc(PES * tt * sizeof(float)), *b = malloc(tt * sizeof(float));
-    float *c = malloc(PES * tt * sizeof(float));
-    for (size_t i = 0; i < PES * tt; i++)
-        a[i] = rnd();
-    for (size_t i = 0; i < tt; i++)
-        b[i] = rnd();
-    double vl[RUNS * 4], vs[RUNS * 4];
-    for (int r = 0; r < RUNS * 4; r++) {
-        double t0 = now_s();
-        for (int g = 0; g < PES; g++)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, T, T, 1.0f, a + g * tt, T, b,
-                        T, 0.0f, c + g * tt, T);
-        double t1 = now_s();
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, PES * T, T, T, 1.0f, a, T, b, T,
-                    0.0f, c, T);
-        double t2 = now_s();
-        vl[r] = t1 - t0;
-        vs[r] = t2 - t1;
+    double v[2 * RUNS];
+    for (int r = 0; r < 2 * RUNS; r++) {
+        double t0 = cpu_s();
+        for (int q = 0; q < reps; q++)
+            fn(ctx);
+        v[r] = (cpu_s() - t0) / reps;
     }
-    double l = median(vl, RUNS * 4), s = median(vs, RUNS * 4);
-    printf("batch of 8 GEMMs %dx%dx%d sharing B: loop of calls %.2f ms, one stacked call "
-           "%.2f ms (stacked/loop %.2f)\n",
-           T, T, T, l * 1e3, s * 1e3, s / l);
-    free(a);
-    free(b);
-    free(c);
+    return median(v, 2 * RUNS);
+}
+
+/* 8 GEMMs m x k x n, in separate buffers, sharing B (rows) or A (columns). */
+struct stack_case {
+    int m, n, k;
+    float *a[PES], *b[PES], *c[PES], *as, *bs, *cs;
+};
+
+static void loop_shared_b(void *p)
+{
+    struct stack_case *s = p;
+    for (int g = 0; g < PES; g++)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s->m, s->n, s->k, 1.0f, s->a[g],
+                    s->k, s->b[0], s->n, 0.0f, s->c[g], s->n);
+}
+
+/* one call on A rows already one after the other (as in place) */
+static void rows_in_place(void *p)
+{
+    struct stack_case *s = p;
+    size_t mk = (size_t)s->m * s->k, mn = (size_t)s->m * s->n;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, PES * s->m, s->n, s->k, 1.0f, s->as,
+                s->k, s->b[0], s->n, 0.0f, s->cs, s->n);
+    for (int g = 0; g < PES; g++)
+        memcpy(s->c[g], s->cs + g * mn, mn * sizeof(float));
+    (void)mk;
+}
+
+/* the A rows copied into one buffer first */
+static void rows_copied(void *p)
+{
+    struct stack_case *s = p;
+    size_t mk = (size_t)s->m * s->k;
+    for (int g = 0; g < PES; g++)
+        memcpy(s->as + g * mk, s->a[g], mk * sizeof(float));
+    rows_in_place(p);
+}
+
+static void loop_shared_a(void *p)
+{
+    struct stack_case *s = p;
+    for (int g = 0; g < PES; g++)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s->m, s->n, s->k, 1.0f, s->a[0],
+                    s->k, s->b[g], s->n, 0.0f, s->c[g], s->n);
+}
+
+/* shared A: the B operands side by side (a strided copy), one call, C copied back out */
+static void columns_copied(void *p)
+{
+    struct stack_case *s = p;
+    int wn = PES * s->n;
+    for (int g = 0; g < PES; g++)
+        for (int q = 0; q < s->k; q++)
+            memcpy(s->bs + (size_t)q * wn + (size_t)g * s->n, s->b[g] + (size_t)q * s->n,
+                   (size_t)s->n * sizeof(float));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s->m, wn, s->k, 1.0f, s->a[0], s->k,
+                s->bs, wn, 0.0f, s->cs, wn);
+    for (int g = 0; g < PES; g++)
+        for (int r = 0; r < s->m; r++)
+            memcpy(s->c[g] + (size_t)r * s->n, s->cs + (size_t)r * wn + (size_t)g * s->n,
+                   (size_t)s->n * sizeof(float));
+}
+
+/*
+ * 8 GEMMs of one shape: a loop of 8 calls against one call, on stacked A rows (shared B;
+ * in place, or copied into one buffer first) and on B operands side by side (shared A,
+ * a strided copy). The executor stacks rows when 8 m <= k and 8 m <= n
+ * (sim/phase2/waves.c) and never stacks columns; the last column says what it does for
+ * this shape.
+ */
+static void stacking(void)
+{
+    static const int shapes[][3] = {{1, 32, 32},   {1, 256, 256},  {4, 64, 64},
+                                    {8, 256, 256}, {16, 64, 64},   {16, 128, 128},
+                                    {64, 64, 64},  {64, 256, 256}, {T, T, T}};
+    printf("one call for 8 GEMMs against 8 calls (time of one / time of 8; < 1: one is faster):\n"
+           "      m     n     k   rows in place  rows copied  columns copied   executor\n");
+    for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+        struct stack_case s = {.m = shapes[i][0], .n = shapes[i][1], .k = shapes[i][2]};
+        size_t mk = (size_t)s.m * s.k, kn = (size_t)s.k * s.n, mn = (size_t)s.m * s.n;
+        for (int g = 0; g < PES; g++) {
+            s.a[g] = malloc(mk * sizeof(float));
+            s.b[g] = malloc(kn * sizeof(float));
+            s.c[g] = malloc(mn * sizeof(float));
+            for (size_t q = 0; q < mk; q++)
+                s.a[g][q] = rnd();
+            for (size_t q = 0; q < kn; q++)
+                s.b[g][q] = rnd();
+        }
+        s.as = malloc(PES * mk * sizeof(float));
+        s.bs = malloc(PES * kn * sizeof(float));
+        s.cs = malloc(PES * mn * sizeof(float));
+        for (int g = 0; g < PES; g++)
+            memcpy(s.as + g * mk, s.a[g], mk * sizeof(float));
+        double work = 2.0 * PES * (double)mn * s.k;
+        int reps = (int)(4e8 / work) + 2;
+        double lb = time_reps(loop_shared_b, &s, reps), ri = time_reps(rows_in_place, &s, reps);
+        double rc = time_reps(rows_copied, &s, reps);
+        double la = time_reps(loop_shared_a, &s, reps), cc = time_reps(columns_copied, &s, reps);
+        bool stacks = 8 * s.m <= s.k && 8 * s.m <= s.n;
+        printf("  %5d %5d %5d   %13.2f  %11.2f  %14.2f   %s\n", s.m, s.n, s.k, ri / lb, rc / lb,
+               cc / la, stacks ? "one call" : "a call each");
+        for (int g = 0; g < PES; g++) {
+            free(s.a[g]);
+            free(s.b[g]);
+            free(s.c[g]);
+        }
+        free(s.as);
+        free(s.bs);
+        free(s.cs);
+    }
+}
+
+/*
+ * An op log of 8 PEs out of step (PE p starts p x 3 ns after PE 0, so no two ops share a
+ * t_start): STEPS steps of a GEMM of m rows by the weights every PE shares (k x n, loaded
+ * into each PE's TCM), then an add into the PE's running sum.
+ */
+static struct sim_oplog *shared_weights_log(struct sim_memstore *m, int rows, int k, int n,
+                                            int steps)
+{
+    struct sim_oplog *log = sim_oplog_new(NULL);
+    int64_t as[] = {rows, k}, ws[] = {k, n}, cs[] = {rows, n}, cn = (int64_t)rows * n;
+    struct sim_tensor *w = sim_tensor_new(SIM_F32, 2, ws);
+    for (size_t i = 0; i < sim_tensor_numel(w); i++)
+        ((float *)sim_tensor_data(w))[i] = rnd();
+    for (int pe = 0; pe < PES; pe++) {
+        uint64_t tcm = TCM_BASE + (uint64_t)pe * 0x4000000;
+        struct sim_tensor *a = sim_tensor_new(SIM_F32, 2, as);
+        for (size_t i = 0; i < sim_tensor_numel(a); i++)
+            ((float *)sim_tensor_data(a))[i] = rnd();
+        sim_memstore_write(m, "tcm", tcm, a, NULL);
+        sim_memstore_write(m, "tcm", tcm + 0x1000000, w, NULL);
+        struct sim_tensor *acc = sim_tensor_new(SIM_F32, 1, &cn);
+        sim_memstore_write(m, "tcm", tcm + 0x3000000, acc, NULL);
+        sim_tensor_unref(a);
+        sim_tensor_unref(acc);
+    }
+    sim_tensor_unref(w);
+    for (int step = 0; step < steps; step++)
+        for (int pe = 0; pe < PES; pe++) {
+            uint64_t tcm = TCM_BASE + (uint64_t)pe * 0x4000000;
+            double t = 100.0 * step + 3.0 * pe;
+            char gemm[64], math[64];
+            snprintf(gemm, sizeof(gemm), "sip0.cube0.pe%d.pe_gemm", pe);
+            snprintf(math, sizeof(math), "sip0.cube0.pe%d.pe_math", pe);
+            struct sim_msg msg;
+            sim_msg_init(&msg, SIM_MK_GEMM);
+            sim_handle_set(&msg.u.gemm.a, "tcm", tcm, SIM_F32, 2, as, NULL);
+            sim_handle_set(&msg.u.gemm.b, "tcm", tcm + 0x1000000, SIM_F32, 2, ws, NULL);
+            sim_handle_set(&msg.u.gemm.out, "tcm", tcm + 0x2000000, SIM_F32, 2, cs, NULL);
+            log_msg(log, t, gemm, &msg);
+            sim_msg_init(&msg, SIM_MK_MATH);
+            snprintf(msg.u.math.op, sizeof(msg.u.math.op), "add");
+            msg.u.math.n_inputs = 2;
+            sim_handle_set(&msg.u.math.inputs[0], "tcm", tcm + 0x3000000, SIM_F32, 1, &cn, NULL);
+            sim_handle_set(&msg.u.math.inputs[1], "tcm", tcm + 0x2000000, SIM_F32, 1, &cn, NULL);
+            sim_handle_set(&msg.u.math.out, "tcm", tcm + 0x3000000, SIM_F32, 1, &cn, NULL);
+            log_msg(log, t + 1, math, &msg);
+        }
+    free(accumulating);
+    accumulating = NULL;
+    n_logged = 0;
+    return log;
+}
+
+/* Replays of a shared-weights log batched and unbatched, side by side. */
+static void batching_case(const char *what, int rows, int k, int n, int steps)
+{
+    struct sim_memstore *m = sim_memstore_new();
+    struct sim_oplog *log = shared_weights_log(m, rows, k, n, steps);
+    struct sim_exec_stats sb, su;
+    double cb, cu;
+    double tb = median_replay(m, log, &(struct sim_exec_opts){.threads = 2}, NULL, NULL, &sb, &cb);
+    double tu = median_replay(m, log, &(struct sim_exec_opts){.threads = 2, .no_batch = true}, NULL,
+                              NULL, &su, &cu);
+    printf("batching, %s (%d GEMMs %dx%dx%d on %d PEs out of step): batched %.4f s (cpu %.4f, "
+           "%zu GEMMs in %zu calls), unbatched %.4f s (cpu %.4f, %zu calls); unbatched/batched "
+           "%.2f\n",
+           what, steps * PES, rows, k, n, PES, tb, cb, sb.gemms_batched, sb.gemm_batches, tu, cu,
+           (size_t)steps * PES, tu / tb);
+    sim_oplog_free(log);
+    sim_memstore_free(m);
+}
+
+static void batching(void)
+{
+    batching_case("decode step", 1, 256, 256, 256);
+    batching_case("decode step, wide", 1, 1024, 1024, 32);
+    batching_case("small row tiles", 8, 256, 256, 64);
+    batching_case("row tiles", 64, 256, 256, 16);
+    stacking();
 }
 
 int main(int argc, char **argv)
@@ -311,6 +488,10 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "tiny") == 0) { /* for profiling the per-op overhead */
         double cpu_ns, ns = tiny_ops(true, 2, &cpu_ns);
         printf("%.0f ns per tiny op (cpu %.0f ns)\n", ns, cpu_ns);
+        return 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "batch") == 0) {
+        batching();
         return 0;
     }
     size_t nn = (size_t)N * N;
@@ -383,9 +564,10 @@ int main(int argc, char **argv)
     printf("executor, 1 worker: %.3f s (cpu %.3f s), ratio %.2f (%zu ops, %zu waves, max error "
            "%.1e)\n",
            e1, cpu, direct / e1, st.executed, st.waves, err);
+    struct sim_exec_stats snb;
     double enb = median_replay(m, log, &(struct sim_exec_opts){.threads = 2, .no_batch = true},
-                               NULL, NULL, NULL, &cpu);
-    printf("executor, 2 workers, no batching: %.3f s (cpu %.3f s), ratio %.2f\n", enb, cpu,
+                               NULL, NULL, &snb, &cpu);
+    printf("executor, 2 workers, unbatched: %.3f s (cpu %.3f s), ratio %.2f\n", enb, cpu,
            direct / enb);
     double eacc =
         median_replay(m, log_acc, &(struct sim_exec_opts){.threads = 2}, c, &err, &st, &cpu);
@@ -400,9 +582,12 @@ int main(int argc, char **argv)
            "t_start, %.0f ns (cpu %.0f) 8 PEs in lockstep on 2 workers, %.0f ns (cpu %.0f) in "
            "lockstep on 1 worker\n",
            TINY_OPS, ns_seq, c_seq, ns_lock, c_lock, ns_lock1, c_lock1);
-    stacked_vs_loop();
+    batching();
 
     double e2 = median_replay(m, log, &(struct sim_exec_opts){.threads = 2}, c, &err, &st, &cpu);
+    printf("tiled gemm, batched %.3f s against unbatched %.3f s (%zu GEMMs alike: each PE's own "
+           "tiles of A and B, so one by one)\n",
+           e2, enb, st.gemms_alike);
     printf("phase2 tiled gemm %dx%dx%d on %d PEs (%dx%d tiles), 2 workers: %.3f s (cpu %.3f s), "
            "%.1f GFLOP/s, %zu GEMM batches, max error %.1e; direct %.3f s; ratio=%.2f\n",
            N, N, N, PES, T, T, e2, cpu, gflop / e2, st.gemm_batches, err, direct, direct / e2);

@@ -1,7 +1,7 @@
 /*
  * ThreadSanitizer driver for the phase-2 executor (make tsan). Criterion's sandbox cannot
  * start under ThreadSanitizer, so this is a plain program: it replays op logs whose waves
- * run on the 2 workers (batched GEMMs split between them, f16 and f32 math, copies into
+ * run on the 2 workers (GEMM batches as one call each, f16 and f32 math, copies into
  * sub-ranges of a larger tensor, ops reading one shared input) and checks that the result
  * is byte for byte the one of a single-threaded replay. Exit 0 when all agree; any data
  * race makes ThreadSanitizer report and fail the run.
@@ -53,37 +53,43 @@ static void math(struct sim_oplog *log, double t, const char *comp, const char *
     log_msg(log, t, comp, &m);
 }
 
-/* Phase 1 of a kernel on 8 PEs in lockstep, over several steps. */
+/* Phase 1 of a kernel on 8 PEs, over several steps, the odd PEs a little behind. The PEs
+ * of a dtype share the weights B: their GEMMs run as one call per dtype, the two calls on
+ * the two workers. */
 static void build(struct sim_memstore *m, struct sim_oplog *log)
 {
-    int64_t as[] = {24, 40}, bs[] = {40, 24}, cs[] = {24, 24}, n = 24 * 24, big = 8 * n;
+    int64_t as[] = {2, 400}, bs[] = {400, 240}, cs[] = {2, 240}, n = 2 * 240, big = 8 * n;
     put(m, "hbm", 0x80000000, SIM_F32, 1, &big); /* the output, written tile by tile */
     put(m, "tcm", 0x0, SIM_F32, 1, &n);          /* a bias every PE reads */
+    put(m, "tcm", 0x10000000, SIM_F32, 2, bs);   /* the weights, in each dtype */
+    put(m, "tcm", 0x20000000, SIM_F16, 2, bs);
     for (int step = 0; step < 6; step++) {
-        double t = 100.0 * step;
         for (uint64_t pe = 0; pe < 8; pe++) {
-            uint64_t base = 0x100000 * (pe + 1);
+            double t = 100.0 * step + (pe % 2 ? 3 : 0);
+            uint64_t base = 0x1000000 * (pe + 1);
             char comp[64];
             enum sim_dtype dt = pe % 2 ? SIM_F16 : SIM_F32;
             if (step == 0) {
                 put(m, "tcm", base, dt, 2, as);
-                put(m, "tcm", base + 0x10000, dt, 2, bs);
+                struct sim_tensor *w =
+                    sim_memstore_get(m, "tcm", dt == SIM_F16 ? 0x20000000 : 0x10000000);
+                sim_memstore_write(m, "tcm", base + 0x100000, w, NULL);
             }
             struct sim_msg g;
             sim_msg_init(&g, SIM_MK_GEMM);
             sim_handle_set(&g.u.gemm.a, "tcm", base, dt, 2, as, NULL);
-            sim_handle_set(&g.u.gemm.b, "tcm", base + 0x10000, dt, 2, bs, NULL);
-            sim_handle_set(&g.u.gemm.out, "tcm", base + 0x20000, SIM_F32, 2, cs, NULL);
+            sim_handle_set(&g.u.gemm.b, "tcm", base + 0x100000, dt, 2, bs, NULL);
+            sim_handle_set(&g.u.gemm.out, "tcm", base + 0x200000, SIM_F32, 2, cs, NULL);
             snprintf(comp, sizeof(comp), "sip0.cube0.pe%llu.pe_gemm", (unsigned long long)pe);
             log_msg(log, t, comp, &g);
             snprintf(comp, sizeof(comp), "sip0.cube0.pe%llu.pe_math", (unsigned long long)pe);
-            uint64_t in1[] = {base + 0x20000, 0x0};
-            math(log, t + 10, comp, "add", SIM_F32, 2, in1, base + 0x30000, n);
-            uint64_t in2[] = {base + 0x30000};
-            math(log, t + 20, comp, "tanh", SIM_F32, 1, in2, base + 0x40000, n);
+            uint64_t in1[] = {base + 0x200000, 0x0};
+            math(log, t + 10, comp, "add", SIM_F32, 2, in1, base + 0x300000, n);
+            uint64_t in2[] = {base + 0x300000};
+            math(log, t + 20, comp, "tanh", SIM_F32, 1, in2, base + 0x400000, n);
             struct sim_msg w;
             sim_msg_init(&w, SIM_MK_DMA_WRITE);
-            sim_handle_set(&w.u.dma_write.src, "tcm", base + 0x30000, SIM_F32, 1, &n, NULL);
+            sim_handle_set(&w.u.dma_write.src, "tcm", base + 0x300000, SIM_F32, 1, &n, NULL);
             sim_handle_set(&w.u.dma_write.dst, "hbm", 0x80000000 + pe * (uint64_t)n * 4, SIM_F32, 1,
                            &n, NULL);
             snprintf(comp, sizeof(comp), "sip0.cube0.pe%llu.pe_dma", (unsigned long long)pe);

@@ -1,9 +1,9 @@
 /*
  * The phase-2 executor: dependency inference (RAW, WAR, WAW, independence, dependency_ids,
- * memory ops before math at equal t_start), GEMM batching, GEMM in f32 / f16 / bf16 / i8
+ * memory ops before math at equal t_start), GEMM in f32 / f16 / bf16 / i8
  * against naive loops, math ops and reductions along each axis, memory op replay
  * (snapshots, sub-ranges of larger tensors), skipped records, error messages, and that
- * phase 1's store is never touched.
+ * phase 1's store is never touched. GEMM batching: test_exec_batch.c.
  */
 #include "exec_fixture.h"
 
@@ -487,83 +487,6 @@ Test(exec, composite_math_replays_from_its_replay_annotations)
                            expf(((const float *)sim_tensor_cdata(x))[i]), 1e-6f, "element %zu", i);
     sim_tensor_unref(x);
     fx_fini(&f);
-}
-
-/* ---- batching -------------------------------------------------------------------------------- */
-
-static void four_plus_one_gemms(struct fx *f)
-{
-    int64_t as[] = {8, 16}, bs[] = {16, 8}, cs[] = {8, 8};
-    int64_t xs[] = {8, 12}, ys[] = {12, 8};
-    for (uint64_t pe = 0; pe < 4; pe++) {
-        char comp[64];
-        snprintf(comp, sizeof(comp), "sip0.cube0.pe%llu.pe_gemm", (unsigned long long)pe);
-        uint64_t base = 0x100000 * (pe + 1);
-        fx_put(f, "tcm", base, fx_tensor(f, SIM_F32, 2, as));
-        fx_put(f, "tcm", base + 0x1000, fx_tensor(f, SIM_F32, 2, bs));
-        fx_gemm(f, 5, comp, SIM_F32, base, 2, as, base + 0x1000, 2, bs, SIM_F32, base + 0x2000, 2,
-                cs);
-    }
-    fx_put(f, "tcm", 0x900000, fx_tensor(f, SIM_F32, 2, xs));
-    fx_put(f, "tcm", 0x901000, fx_tensor(f, SIM_F32, 2, ys));
-    fx_gemm(f, 5, "sip0.cube0.pe4.pe_gemm", SIM_F32, 0x900000, 2, xs, 0x901000, 2, ys, SIM_F32,
-            0x902000, 2, cs);
-}
-
-Test(exec, identical_gemms_are_batched_different_ones_are_not)
-{
-    struct fx f;
-    fx_init(&f);
-    four_plus_one_gemms(&f);
-    fx_run_ok(&f, NULL);
-    int64_t batch = fx_info(&f, 0)->batch;
-    cr_assert_geq(batch, 0);
-    for (size_t i = 1; i < 4; i++)
-        cr_assert_eq(fx_info(&f, i)->batch, batch, "GEMM %zu is in the batch", i);
-    cr_assert_eq(fx_info(&f, 4)->batch, -1, "another shape is not");
-    cr_assert_eq(sim_exec_stats(f.x)->gemm_batches, 1);
-    cr_assert_eq(sim_exec_stats(f.x)->gemms_batched, 4);
-    for (uint64_t pe = 0; pe < 4; pe++) {
-        uint64_t base = 0x100000 * (pe + 1);
-        check_gemm(fx_out(&f, "tcm", base + 0x2000), sim_memstore_get(f.m, "tcm", base),
-                   sim_memstore_get(f.m, "tcm", base + 0x1000), false, false, false, false, 1e-5,
-                   1e-5);
-    }
-    fx_fini(&f);
-}
-
-Test(exec, gemms_with_another_transpose_flag_are_not_batched)
-{
-    struct fx f;
-    fx_init(&f);
-    four_plus_one_gemms(&f);
-    /* op 3 now reads B as column-major: same shapes, another layout */
-    sim_value_map_set_str(fx_rec(&f, 3)->params, "layout_b", "col_major");
-    fx_run_ok(&f, NULL);
-    cr_assert_eq(fx_info(&f, 0)->batch, fx_info(&f, 2)->batch);
-    cr_assert_eq(fx_info(&f, 3)->batch, -1);
-    cr_assert_eq(sim_exec_stats(f.x)->gemms_batched, 3);
-    fx_fini(&f);
-}
-
-Test(exec, no_batch_gives_the_same_results)
-{
-    struct fx f, g;
-    fx_init(&f);
-    fx_init(&g);
-    four_plus_one_gemms(&f);
-    four_plus_one_gemms(&g);
-    fx_run_ok(&f, NULL);
-    fx_run_ok(&g, &(struct sim_exec_opts){.no_batch = true});
-    cr_assert_eq(sim_exec_stats(g.x)->gemm_batches, 0);
-    cr_assert_eq(fx_info(&g, 0)->batch, -1);
-    for (uint64_t pe = 0; pe < 4; pe++) {
-        uint64_t at = 0x100000 * (pe + 1) + 0x2000;
-        struct sim_tensor *x = fx_out(&f, "tcm", at), *y = fx_out(&g, "tcm", at);
-        cr_assert_eq(memcmp(sim_tensor_cdata(x), sim_tensor_cdata(y), x->nbytes), 0);
-    }
-    fx_fini(&f);
-    fx_fini(&g);
 }
 
 /* ---- math ------------------------------------------------------------------------------------ */
