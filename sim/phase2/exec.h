@@ -17,11 +17,12 @@
  * disjoint write sets and none writes what another reads, so they run concurrently on the
  * worker pool without any locking of data. A GEMM that could run waits while an identical
  * one (same shapes, dtypes, layouts and transpose flags) is still to come, so the GEMMs of
- * PEs that do not run in lockstep meet in one wave. There, identical GEMMs that read the
- * same B (the same bytes) and compute in f32 run as one call when that is faster (few rows
- * against B's sides: 8 m <= k, n, as measured by phase2_bench), their A rows stacked (in
- * place when they lie one after the other, else copied) and the rows of the result copied
- * to each output; that call is a GEMM batch. Other identical GEMMs run one by one.
+ * PEs that do not run in lockstep meet in one wave. There, identical GEMMs that compute in
+ * f32 run as one call when that is faster (sim_exec_stacking_pays): those that read the
+ * same B (the same bytes) on their A rows stacked (in place when they lie one after the
+ * other, else copied), those that read the same A on their B operands side by side (a
+ * strided copy into one buffer), the result's rows or columns copied to each output; that
+ * call is a GEMM batch. Other identical GEMMs run one by one.
  *
  * Memory semantics (ADR-0020 D7: the canonical state is byte-addressable). A read of
  * [addr, addr + n) uses the tensor stored at addr when it has n bytes (reinterpreted to the
@@ -136,6 +137,8 @@ struct sim_exec_stats {
     size_t gemms_alike;   /* GEMMs that met an identical independent GEMM in their wave */
     size_t gemm_batches;  /* GEMM batches: calls that computed 2 or more GEMMs at once */
     size_t gemms_batched; /* GEMMs computed in those calls */
+    size_t col_batches;   /* of the batches, those on B operands side by side (sharing A);
+                             the others stack A rows (sharing B) */
     double seconds;       /* wall time of sim_exec_run */
 };
 
@@ -187,6 +190,24 @@ struct sim_exec_op_data {
  * returns 1 and leaves the remaining records pending).
  */
 typedef int (*sim_exec_op_fn)(void *ctx, const struct sim_exec_op_data *op);
+
+/* How identical GEMMs m x k x n run as one call (ADR-0020 D6's batch). */
+enum sim_exec_stacking {
+    SIM_EXEC_STACK_ROWS_IN_PLACE, /* sharing B, their A rows one after the other in memory */
+    SIM_EXEC_STACK_ROWS_COPIED,   /* sharing B, their A rows copied into one buffer */
+    SIM_EXEC_STACK_COLUMNS,       /* sharing A, their B operands copied side by side */
+};
+
+/*
+ * Whether one call on GEMMs m x k x n stacked as how is faster than a call each: the
+ * executor's rule, fitted to phase2_bench's measurements. One call saves each GEMM but one
+ * a call's fixed cost (about as much as copying 512 floats) and the packing of the shared
+ * operand (about a quarter of copying it); it copies each GEMM's result (m n floats) out
+ * of the stacked one and its own operand in (m k floats for copied rows; k n for columns,
+ * a strided copy, which also costs about 8 floats a row). It pays when the copies are at
+ * most the larger of the two savings.
+ */
+bool sim_exec_stacking_pays(enum sim_exec_stacking how, int64_t m, int64_t n, int64_t k);
 
 /*
  * A new executor working on a shallow snapshot of phase1 (sim_memstore_snapshot; phase1

@@ -141,10 +141,16 @@ struct rinfo {
 
 /* ---- the worker pool --------------------------------------------------------------------- */
 
+enum task_kind {
+    TASK_EACH,    /* the ops one after the other */
+    TASK_ROWS,    /* GEMMs sharing B: one call on their A rows stacked (matmul.c) */
+    TASK_COLUMNS, /* GEMMs sharing A: one call on their B operands side by side */
+};
+
 struct task {
-    struct xop **ops; /* run one after the other, or together (stacked) */
+    struct xop **ops;
     size_t n;
-    bool stacked; /* GEMMs sharing B: one call on their A rows stacked (matmul.c) */
+    enum task_kind kind;
 };
 
 struct pool {
@@ -294,6 +300,13 @@ bool sim_exec_gemm_rows_adjacent(struct xop *const *ops, size_t n);
 /* Compute ops[0..n) as one call: their A rows stacked (in place or copied) times the B they
  * share, the rows of the result copied to each output (a worker may run it). */
 void sim_exec_gemm_run_stacked(struct xop *const *ops, size_t n);
+/* Whether o can run with others sharing its A, their B side by side: f32 arithmetic, 2-D,
+ * op(B) and C row-major. */
+bool sim_exec_gemm_columnable(const struct xop *o);
+/* Compute ops[0..n) (columnable, same shapes, one A) as one call: the A they share times
+ * their B operands side by side in one buffer (a strided copy), the columns of the result
+ * copied to each output (a worker may run it). */
+void sim_exec_gemm_run_columns(struct xop *const *ops, size_t n);
 
 /* ---- decode.c: records into ops ------------------------------------------------------------ */
 

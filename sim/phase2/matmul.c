@@ -1,7 +1,9 @@
 /*
  * GEMMs of phase 2 (see exec.h): f32, f16 and bf16 through OpenBLAS's cblas_sgemm in f32
- * (16-bit accumulators emulated exactly with loops), integers exactly with C loops. The
- * only file of npuscope that includes <cblas.h>.
+ * (16-bit accumulators emulated exactly with loops), integers exactly with C loops; a batch
+ * of identical GEMMs sharing an operand as one call (the other operands stacked as rows or
+ * side by side as columns) and the rule saying when that pays. The only file of npuscope
+ * that includes <cblas.h>.
  */
 #include "sim/phase2/exec_int.h"
 
@@ -239,6 +241,83 @@ void sim_exec_gemm_run_stacked(struct xop *const *ops, size_t cnt)
     free(C);
     free(oa);
     free(ob);
+}
+
+bool sim_exec_gemm_columnable(const struct xop *o)
+{
+    const struct sim_exec_gemm *g = &o->g;
+    /* op(B) is row-major when a stored transpose is read column-major, or neither */
+    return sim_dtype_is_float(g->dtype_in_a) && sim_dtype_is_float(g->dtype_in_b) &&
+           g->dtype_acc == SIM_F32 && g->batch == 1 && !g->out_col_major &&
+           g->transpose_b == g->b_col_major;
+}
+
+void sim_exec_gemm_run_columns(struct xop *const *ops, size_t cnt)
+{
+    const struct sim_exec_gemm *g = &ops[0]->g;
+    size_t m = (size_t)g->m, n = (size_t)g->n, k = (size_t)g->k, wn = cnt * n;
+    size_t ar, ac, br, bc;
+    mat_rc(&ops[0]->in[0], &ar, &ac);
+    mat_rc(&ops[0]->in[1], &br, &bc);
+    size_t lda = g->a_col_major ? ar : ac, ldb = g->b_col_major ? br : bc;
+    bool ta = g->transpose_a ^ g->a_col_major; /* the call is row-major, as C */
+    float *oa;
+    const float *A = sim_exec_as_f32(ops[0]->tin[0], &oa);
+    /* op(B_i) (k x n, row-major with ldb) into columns i n .. i n + n - 1 of W (k x wn) */
+    float *W = sim_xmalloc((k * wn + 1) * sizeof(float));
+    for (size_t i = 0; i < cnt; i++) {
+        float *own;
+        const float *bi = sim_exec_as_f32(ops[i]->tin[1], &own);
+        for (size_t q = 0; q < k; q++)
+            memcpy(W + q * wn + i * n, bi + q * ldb, n * sizeof(float));
+        free(own);
+    }
+    /* C (m x wn) starts at zero or at the accumulated values, side by side like W */
+    float *C = sim_xcalloc(m * wn + 1, sizeof(float));
+    if (g->accumulate)
+        for (size_t i = 0; i < cnt; i++) {
+            float *own;
+            const float *c0 = sim_exec_as_f32(ops[i]->tin[2], &own);
+            for (size_t r = 0; r < m; r++)
+                memcpy(C + r * wn + i * n, c0 + r * n, n * sizeof(float));
+            free(own);
+        }
+    if (m && n && k)
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (blasint)m,
+                    (blasint)wn, (blasint)k, 1.0f, A, (blasint)(lda ? lda : 1), W, (blasint)wn,
+                    g->accumulate ? 1.0f : 0.0f, C, (blasint)wn);
+    float *one = NULL; /* a result gathered for conversion */
+    for (size_t i = 0; i < cnt; i++) {
+        struct sim_tensor *out = ops[i]->tout;
+        float *dst = out->dtype == SIM_F32
+                         ? sim_tensor_data(out)
+                         : (one ? one : (one = sim_xmalloc((m * n + 1) * sizeof(float))));
+        for (size_t r = 0; r < m; r++)
+            memcpy(dst + r * n, C + r * wn + i * n, n * sizeof(float));
+        if (out->dtype != SIM_F32)
+            sim_exec_from_f32(one, out);
+    }
+    free(one);
+    free(C);
+    free(W);
+    free(oa);
+}
+
+bool sim_exec_stacking_pays(enum sim_exec_stacking how, int64_t m, int64_t n, int64_t k)
+{
+    /* in floats copied, as measured (phase2_bench's table): a call's fixed cost, and what
+     * a strided copy costs per row besides its floats */
+    enum { CALL_COST = 512, ROW_COST = 8 };
+    double fm = (double)m, fn = (double)n, fk = (double)k, copies;
+    switch (how) {
+    case SIM_EXEC_STACK_ROWS_IN_PLACE: copies = fm * fn; break;
+    case SIM_EXEC_STACK_ROWS_COPIED: copies = fm * fn + fm * fk; break;
+    default: copies = (fk + fm) * (fn + ROW_COST); break; /* B in, C out, row by row */
+    }
+    /* packing the shared operand once instead of once per GEMM: B (k x n) for rows, A
+     * (m x k) for columns */
+    double pack = (how == SIM_EXEC_STACK_COLUMNS ? fm * fk : fk * fn) / 4;
+    return copies <= (pack > CALL_COST ? pack : CALL_COST);
 }
 
 void sim_exec_gemm_run(struct xop *o)

@@ -23,8 +23,12 @@ static void op_compute(struct xop *o)
 
 static void task_run(const struct task *t)
 {
-    if (t->stacked) {
+    if (t->kind == TASK_ROWS) {
         sim_exec_gemm_run_stacked(t->ops, t->n);
+        return;
+    }
+    if (t->kind == TASK_COLUMNS) {
+        sim_exec_gemm_run_columns(t->ops, t->n);
         return;
     }
     for (size_t i = 0; i < t->n; i++)

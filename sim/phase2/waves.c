@@ -3,8 +3,8 @@
  * and gathered into chunks; each chunk cut into waves by its conflicts and dependency_ids,
  * holding a ready GEMM back while an identical one is still to come so that identical
  * GEMMs of PEs that do not run in lockstep meet in one wave; each wave prepared, computed
- * on the pool (a batch of GEMMs sharing B as one call), corrupted (test hook), shown to the
- * op hook and committed.
+ * on the pool (a batch of GEMMs sharing B or A as one call), corrupted (test hook), shown
+ * to the op hook and committed.
  */
 #include "sim/phase2/exec_int.h"
 
@@ -211,11 +211,12 @@ static void commit_op(struct sim_exec *x, const struct xop *o)
                          o->derived);
 }
 
-/* Whether two prepared GEMMs read the same B: the same bytes, as the same layout (one
- * tensor, or equal copies: each PE loads the weights into its own TCM). */
-static bool same_b(const struct xop *a, const struct xop *b)
+/* Whether two prepared GEMMs read the same operand i (0 A, 1 B): the same bytes, as the
+ * same layout (one tensor, or equal copies: each PE loads the weights, or computes the
+ * activations, into its own TCM). */
+static bool same_operand(const struct xop *a, const struct xop *b, unsigned i)
 {
-    const struct sim_tensor *x = a->tin[1], *y = b->tin[1];
+    const struct sim_tensor *x = a->tin[i], *y = b->tin[i];
     if (x->dtype != y->dtype || x->nbytes != y->nbytes)
         return false;
     const void *xd = sim_tensor_cdata(x), *yd = sim_tensor_cdata(y); /* materialised */
@@ -251,74 +252,79 @@ static bool order_rows(struct xop **set, size_t n, struct xop **keep)
     return false;
 }
 
-/*
- * Whether stacking GEMMs like o into one call is faster than a call each. One call packs B
- * once instead of once per GEMM and runs one kernel over all the rows, but copies each
- * result out of the stacked one (and each A in, unless the rows lie one after the other).
- * phase2_bench measures it (8 GEMMs sharing B, one call against a loop): on its machine
- * one call took 0.3 to 0.6 of the loop's time for m = 1, 0.5 to 0.9 for m = 4 with k, n =
- * 64 and for m = 16 with k, n = 128, and 0.9 to 1.3 (no gain, within its noise) for m = 16
- * with k, n = 64, for m = 32 and 64 with k, n <= 256 and for m = 256; so GEMMs are stacked
- * when their rows are few against B's sides: 8 m <= k and 8 m <= n.
- */
-static bool stack_pays(const struct xop *o)
+/* Make set[0..ns) tasks of one call each (several when its work exceeds STACK_CALL_WORK,
+ * the GEMMs shared evenly), its GEMMs numbered as one batch per call; the calls' GEMMs go
+ * to the end of task_ops (which holds twice a wave), from R->tail down: past every op of
+ * the wave. Returns the new task count. */
+static size_t add_calls(struct run *R, struct xop **set, size_t ns, enum task_kind kind, size_t nt)
 {
-    return 8 * o->g.m <= o->g.k && 8 * o->g.m <= o->g.n;
+    struct sim_exec *x = R->x;
+    double work = op_work(set[0]) * (double)ns;
+    size_t calls = (size_t)(work / STACK_CALL_WORK);
+    calls = calls < 1 ? 1 : calls > ns / 2 ? ns / 2 : calls;
+    for (size_t c = 0, at = 0; c < calls; c++) {
+        size_t cn = ns / calls + (c < ns % calls ? 1 : 0);
+        R->tail -= cn;
+        memcpy(&R->task_ops[R->tail], &set[at], cn * sizeof(*set));
+        int64_t id = R->batch++;
+        for (size_t q = 0; q < cn; q++) {
+            set[at + q]->batch = id;
+            x->info[set[at + q]->index].pub.batch = id;
+        }
+        x->stats.gemm_batches++;
+        x->stats.gemms_batched += cn;
+        x->stats.col_batches += kind == TASK_COLUMNS;
+        R->tasks[nt++] = (struct task){&R->task_ops[R->tail], cn, kind};
+        at += cn;
+    }
+    return nt;
 }
 
 /*
- * The identical GEMMs R->task_ops[start..*nto) of a wave (stackable, in wave order), split
- * by the B they share: each set of two or more for which stacking pays becomes tasks of
- * one call each (several when its work exceeds STACK_CALL_WORK, the GEMMs shared evenly),
- * its GEMMs numbered as one batch per call. What is left stays at R->task_ops[start..*nto)
- * in wave order. Returns the new task count.
+ * The identical GEMMs R->task_ops[start..*nto) of a wave (in wave order) as calls: first
+ * split by the B they share, each set of two or more for which one call pays
+ * (sim_exec_stacking_pays) run on its A rows stacked; then what is left split by the A it
+ * shares, each such set for which one call pays run on its B operands side by side. What
+ * is left after both stays at R->task_ops[start..*nto), in wave order but for the sets
+ * that did not pay (each kept together). Returns the new task count.
  */
 static size_t stack_batches(struct run *R, size_t start, size_t *nto, size_t nt)
 {
-    struct sim_exec *x = R->x;
     struct xop **v = &R->task_ops[start];
     size_t n = *nto - start;
-    /* the stacked calls' GEMMs go to the end of task_ops (which holds twice a wave), from
-     * R->tail down: past every op of the wave */
     struct xop **rest = R->scratch, **set = R->scratch + CHUNK_MAX;
-    size_t nrest = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!v[i])
-            continue;
-        size_t ns = 0;
-        set[ns++] = v[i];
-        for (size_t j = i + 1; j < n; j++)
-            if (v[j] && same_b(v[i], v[j])) {
-                set[ns++] = v[j];
-                v[j] = NULL;
+    const struct sim_exec_gemm *g = &v[0]->g;
+    for (unsigned shared = 1;; shared = 0) { /* B, then A */
+        size_t nrest = 0;
+        bool can = shared == 1 ? sim_exec_gemm_stackable(v[0]) : sim_exec_gemm_columnable(v[0]);
+        for (size_t i = 0; i < n; i++) {
+            if (!v[i])
+                continue;
+            size_t ns = 0;
+            set[ns++] = v[i];
+            for (size_t j = i + 1; can && j < n; j++)
+                if (v[j] && same_operand(v[i], v[j], shared)) {
+                    set[ns++] = v[j];
+                    v[j] = NULL;
+                }
+            v[i] = NULL;
+            enum sim_exec_stacking how = SIM_EXEC_STACK_COLUMNS;
+            if (ns >= 2 && shared == 1) /* A read in place when it can be */
+                how = order_rows(set, ns, R->scratch + 2 * CHUNK_MAX) ? SIM_EXEC_STACK_ROWS_IN_PLACE
+                                                                      : SIM_EXEC_STACK_ROWS_COPIED;
+            if (ns < 2 || !sim_exec_stacking_pays(how, g->m, g->n, g->k)) {
+                memcpy(&rest[nrest], set, ns * sizeof(*set));
+                nrest += ns;
+                continue;
             }
-        v[i] = NULL;
-        if (ns < 2 || !stack_pays(set[0])) {
-            memcpy(&rest[nrest], set, ns * sizeof(*set));
-            nrest += ns;
-            continue;
+            nt = add_calls(R, set, ns, shared == 1 ? TASK_ROWS : TASK_COLUMNS, nt);
         }
-        order_rows(set, ns, R->scratch + 2 * CHUNK_MAX); /* read in place when they can be */
-        double work = op_work(set[0]) * (double)ns;
-        size_t calls = (size_t)(work / STACK_CALL_WORK);
-        calls = calls < 1 ? 1 : calls > ns / 2 ? ns / 2 : calls;
-        for (size_t c = 0, at = 0; c < calls; c++) {
-            size_t cn = ns / calls + (c < ns % calls ? 1 : 0);
-            R->tail -= cn;
-            memcpy(&R->task_ops[R->tail], &set[at], cn * sizeof(*set));
-            int64_t id = R->batch++;
-            for (size_t q = 0; q < cn; q++) {
-                set[at + q]->batch = id;
-                x->info[set[at + q]->index].pub.batch = id;
-            }
-            x->stats.gemm_batches++;
-            x->stats.gemms_batched += cn;
-            R->tasks[nt++] = (struct task){&R->task_ops[R->tail], cn, true};
-            at += cn;
-        }
+        memcpy(v, rest, nrest * sizeof(*rest));
+        n = nrest;
+        if (shared == 0 || n < 2)
+            break;
     }
-    memcpy(v, rest, nrest * sizeof(*rest));
-    *nto = start + nrest;
+    *nto = start + n;
     return nt;
 }
 
@@ -332,7 +338,7 @@ static int run_wave(struct run *R, struct xop **w, size_t n)
         if ((rc = prepare_op(R, w[i])) < 0)
             goto out_release;
 
-    /* tasks: a batch of identical GEMMs sharing B as one call (or several, by work),
+    /* tasks: a batch of identical GEMMs sharing B or A as one call (or several, by work),
      * every other compute op alone, small ones together */
     size_t nt = 0, nto = 0;
     bool *taken = R->taken;
@@ -353,7 +359,7 @@ static int run_wave(struct run *R, struct xop **w, size_t n)
                 }
             if (nto - start >= 2)
                 x->stats.gemms_alike += nto - start;
-            if (nto - start >= 2 && sim_exec_gemm_stackable(o))
+            if (nto - start >= 2)
                 nt = stack_batches(R, start, &nto, nt);
         }
         /* what is left of it: tasks of at least TASK_MIN_WORK each (a big GEMM is a task
@@ -361,7 +367,8 @@ static int run_wave(struct run *R, struct xop **w, size_t n)
         double each = op_work(o);
         size_t per = each >= TASK_MIN_WORK ? 1 : (size_t)(TASK_MIN_WORK / (each + 1)) + 1;
         for (size_t s = start; s < nto; s += per)
-            R->tasks[nt++] = (struct task){&R->task_ops[s], nto - s < per ? nto - s : per, false};
+            R->tasks[nt++] =
+                (struct task){&R->task_ops[s], nto - s < per ? nto - s : per, TASK_EACH};
     }
     double work = 0;
     for (size_t i = 0; i < n; i++)

@@ -55,7 +55,8 @@ static void math(struct sim_oplog *log, double t, const char *comp, const char *
 
 /* Phase 1 of a kernel on 8 PEs, over several steps, the odd PEs a little behind. The PEs
  * of a dtype share the weights B: their GEMMs run as one call per dtype, the two calls on
- * the two workers. */
+ * the two workers. In the same wave each PE multiplies activations every PE holds (one A)
+ * by weights of its own: one call on their B operands side by side, a third task. */
 static void build(struct sim_memstore *m, struct sim_oplog *log)
 {
     int64_t as[] = {2, 400}, bs[] = {400, 240}, cs[] = {2, 240}, n = 2 * 240, big = 8 * n;
@@ -63,6 +64,8 @@ static void build(struct sim_memstore *m, struct sim_oplog *log)
     put(m, "tcm", 0x0, SIM_F32, 1, &n);          /* a bias every PE reads */
     put(m, "tcm", 0x10000000, SIM_F32, 2, bs);   /* the weights, in each dtype */
     put(m, "tcm", 0x20000000, SIM_F16, 2, bs);
+    int64_t hs[] = {32, 16}, ws[] = {16, 1}, os[] = {32, 1};
+    put(m, "tcm", 0x30000000, SIM_F32, 2, hs); /* the activations */
     for (int step = 0; step < 6; step++) {
         for (uint64_t pe = 0; pe < 8; pe++) {
             double t = 100.0 * step + (pe % 2 ? 3 : 0);
@@ -74,6 +77,9 @@ static void build(struct sim_memstore *m, struct sim_oplog *log)
                 struct sim_tensor *w =
                     sim_memstore_get(m, "tcm", dt == SIM_F16 ? 0x20000000 : 0x10000000);
                 sim_memstore_write(m, "tcm", base + 0x100000, w, NULL);
+                sim_memstore_write(m, "tcm", base + 0x500000,
+                                   sim_memstore_get(m, "tcm", 0x30000000), NULL);
+                put(m, "tcm", base + 0x600000, SIM_F32, 2, ws);
             }
             struct sim_msg g;
             sim_msg_init(&g, SIM_MK_GEMM);
@@ -81,6 +87,11 @@ static void build(struct sim_memstore *m, struct sim_oplog *log)
             sim_handle_set(&g.u.gemm.b, "tcm", base + 0x100000, dt, 2, bs, NULL);
             sim_handle_set(&g.u.gemm.out, "tcm", base + 0x200000, SIM_F32, 2, cs, NULL);
             snprintf(comp, sizeof(comp), "sip0.cube0.pe%llu.pe_gemm", (unsigned long long)pe);
+            log_msg(log, t, comp, &g);
+            sim_msg_init(&g, SIM_MK_GEMM);
+            sim_handle_set(&g.u.gemm.a, "tcm", base + 0x500000, SIM_F32, 2, hs, NULL);
+            sim_handle_set(&g.u.gemm.b, "tcm", base + 0x600000, SIM_F32, 2, ws, NULL);
+            sim_handle_set(&g.u.gemm.out, "tcm", base + 0x700000, SIM_F32, 2, os, NULL);
             log_msg(log, t, comp, &g);
             snprintf(comp, sizeof(comp), "sip0.cube0.pe%llu.pe_math", (unsigned long long)pe);
             uint64_t in1[] = {base + 0x200000, 0x0};
@@ -137,7 +148,7 @@ int main(void)
     for (int round = 0; round < 3; round++) {
         struct sim_exec *two = replay(m, log, 2);
         const struct sim_exec_stats *s = sim_exec_stats(two);
-        if (s->parallel_ops == 0 || s->gemm_batches == 0) {
+        if (s->parallel_ops == 0 || s->gemm_batches == 0 || s->col_batches == 0) {
             fprintf(stderr, "exec_tsan: nothing ran in parallel\n");
             fails++;
         }
@@ -146,8 +157,9 @@ int main(void)
             fails++;
         }
         if (round == 0)
-            printf("exec_tsan: %zu ops, %zu waves, %zu ran in parallel, %zu GEMM batches\n",
-                   s->executed, s->waves, s->parallel_ops, s->gemm_batches);
+            printf("exec_tsan: %zu ops, %zu waves, %zu ran in parallel, %zu GEMM batches (%zu "
+                   "on B side by side)\n",
+                   s->executed, s->waves, s->parallel_ops, s->gemm_batches, s->col_batches);
         sim_exec_free(two);
     }
     sim_exec_free(one);

@@ -1,8 +1,8 @@
 /*
  * GEMM batching in the phase-2 executor, on hand-built op logs and on the built-in GEMM
  * kernels: identical independent GEMMs meet in one wave even when their PEs do not run in
- * lockstep (different t_starts), those that share B run as one call (reported as a batch,
- * what really ran as one call), those that do not run one by one; dependencies still
+ * lockstep (different t_starts), those that share B or A run as one call when that pays
+ * (reported as a batch, what really ran as one call), the others one by one; dependencies still
  * order them, results agree with a naive product, with an unbatched replay and across
  * worker counts.
  */
@@ -162,6 +162,94 @@ Test(exec_batch, many_rows_are_not_stacked)
     cr_assert_eq(sim_exec_stats(f.x)->gemm_batches, 0);
     check_pes(&f, 4);
     fx_fini(&f);
+}
+
+/*
+ * PE p: A (m x k, an equal copy on every PE: activations each PE computed) at base, its
+ * own B_p (k x n) at base + OFF_B, C_p = A B_p (+ C_p when accumulating) at base + OFF_C.
+ */
+static void gemms_sharing_a(struct fx *f, unsigned pes, int64_t m, int64_t k, int64_t n,
+                            bool accumulate)
+{
+    int64_t as[] = {m, k}, bs[] = {k, n}, cs[] = {m, n};
+    struct sim_tensor *a = fx_tensor(f, SIM_F32, 2, as);
+    for (unsigned pe = 0; pe < pes; pe++) {
+        uint64_t base = pe_base(pe);
+        fx_put(f, "tcm", base, sim_tensor_copy(a));
+        fx_put(f, "tcm", base + OFF_B, fx_tensor(f, SIM_F32, 2, bs));
+        if (accumulate)
+            fx_put(f, "tcm", base + OFF_C, fx_tensor(f, SIM_F32, 2, cs));
+        fx_gemm(f, 5 + pe, gemm_comp(pe), SIM_F32, base, 2, as, base + OFF_B, 2, bs, SIM_F32,
+                base + OFF_C, 2, cs);
+        if (accumulate)
+            sim_value_map_set_bool(fx_rec(f, pe)->params, "accumulate", true);
+    }
+    sim_tensor_unref(a);
+}
+
+Test(exec_batch, gemms_sharing_a_run_as_one_call_on_their_b_side_by_side)
+{
+    /* 8 x 32 x 1 (a GEMV per PE, as llm_decode's MLP tiles): one call on the B operands
+     * copied side by side is faster than 4 (phase2_bench); accumulating, so the C each
+     * starts from goes in side by side too */
+    struct fx f;
+    fx_init(&f);
+    gemms_sharing_a(&f, 4, 8, 32, 1, true);
+    struct sim_tensor *c0[4];
+    for (unsigned pe = 0; pe < 4; pe++)
+        c0[pe] = sim_tensor_copy(sim_memstore_get(f.m, "tcm", pe_base(pe) + OFF_C));
+    fx_run_ok(&f, NULL);
+    const struct sim_exec_stats *s = sim_exec_stats(f.x);
+    cr_assert_eq(s->gemm_batches, 1, "%zu calls", s->gemm_batches);
+    cr_assert_eq(s->col_batches, 1, "on B side by side");
+    cr_assert_eq(s->gemms_batched, 4);
+    for (size_t i = 1; i < 4; i++)
+        cr_assert_eq(fx_info(&f, i)->batch, fx_info(&f, 0)->batch);
+    for (unsigned pe = 0; pe < 4; pe++) {
+        uint64_t base = pe_base(pe);
+        check_product(fx_out(&f, "tcm", base + OFF_C), sim_memstore_get(f.m, "tcm", base),
+                      sim_memstore_get(f.m, "tcm", base + OFF_B), c0[pe]);
+        sim_tensor_unref(c0[pe]);
+    }
+    fx_fini(&f);
+}
+
+Test(exec_batch, wide_gemms_sharing_a_run_one_by_one)
+{
+    /* 1 x 32 x 16 (llm_decode's projections of one token): copying the B operands side by
+     * side costs more than the calls it saves (phase2_bench), so they run one by one */
+    struct fx f;
+    fx_init(&f);
+    gemms_sharing_a(&f, 4, 1, 32, 16, false);
+    fx_run_ok(&f, NULL);
+    const struct sim_exec_stats *s = sim_exec_stats(f.x);
+    cr_assert_eq(s->gemms_alike, 4);
+    cr_assert_eq(s->gemm_batches, 0);
+    for (unsigned pe = 0; pe < 4; pe++) {
+        uint64_t base = pe_base(pe);
+        check_product(fx_out(&f, "tcm", base + OFF_C), sim_memstore_get(f.m, "tcm", base),
+                      sim_memstore_get(f.m, "tcm", base + OFF_B), NULL);
+    }
+    fx_fini(&f);
+}
+
+Test(exec_batch, one_call_where_phase2_bench_measured_it_faster)
+{
+    /* the rule against phase2_bench's table: one call faster (< 0.9 of the loop's time)
+     * and slower or no gain (>= 1) */
+    cr_assert(sim_exec_stacking_pays(SIM_EXEC_STACK_ROWS_IN_PLACE, 1, 256, 256));
+    cr_assert(sim_exec_stacking_pays(SIM_EXEC_STACK_ROWS_COPIED, 1, 16, 32));
+    cr_assert(sim_exec_stacking_pays(SIM_EXEC_STACK_ROWS_COPIED, 8, 1, 32));
+    cr_assert(sim_exec_stacking_pays(SIM_EXEC_STACK_ROWS_COPIED, 8, 256, 256));
+    cr_assert(sim_exec_stacking_pays(SIM_EXEC_STACK_ROWS_IN_PLACE, 8, 1, 256));
+    cr_assert_not(sim_exec_stacking_pays(SIM_EXEC_STACK_ROWS_COPIED, 8, 1, 256));
+    cr_assert_not(sim_exec_stacking_pays(SIM_EXEC_STACK_ROWS_COPIED, 32, 32, 32));
+    cr_assert_not(sim_exec_stacking_pays(SIM_EXEC_STACK_ROWS_IN_PLACE, 256, 256, 256));
+    cr_assert(sim_exec_stacking_pays(SIM_EXEC_STACK_COLUMNS, 32, 1, 16));
+    cr_assert(sim_exec_stacking_pays(SIM_EXEC_STACK_COLUMNS, 8, 1, 32));
+    cr_assert_not(sim_exec_stacking_pays(SIM_EXEC_STACK_COLUMNS, 1, 16, 32));
+    cr_assert_not(sim_exec_stacking_pays(SIM_EXEC_STACK_COLUMNS, 8, 1, 256));
+    cr_assert_not(sim_exec_stacking_pays(SIM_EXEC_STACK_COLUMNS, 64, 64, 64));
 }
 
 /*
@@ -379,9 +467,11 @@ static void verify_kernel(const char *spec, struct sim_verify_report *rep, bool 
 Test(exec_batch, the_gemm_kernels_batch_across_their_pes)
 {
     /* gemm: each PE multiplies its rows of A (in its own HBM) by B; gemm_explicit
-     * with small tiles: each PE loads B into its TCM and its tiles of A */
+     * with small tiles: each PE loads B into its TCM and its tiles of A; llm_decode on
+     * every PE: the MLP's tiles of W1 and W3 times the activations every PE holds, one
+     * call on their rows stacked */
     static const char *const specs[] = {"gemm:pes=8", "gemm:pes=8,m=64,n=64,k=64",
-                                        "gemm_explicit:pes=8,tile=4"};
+                                        "gemm_explicit:pes=8,tile=4", "llm_decode:pes=0"};
     for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
         struct sim_verify_report rep, plain;
         verify_kernel(specs[i], &rep, false);
