@@ -977,12 +977,14 @@ char *sim_verify_report_text(const struct sim_verify_report *r)
     struct sbuf b = {0};
     const struct sim_exec_stats *x = &r->exec;
     /* what really ran as one call, and the identical GEMMs that still ran one by one
-     * (their B operands differ, or one call would not be faster) */
-    char batched[128] = "";
+     * (they share no operand, or one call would not be faster) */
+    char batched[256] = "";
     size_t alone = x->gemms_alike - x->gemms_batched;
     if (x->gemm_batches)
-        snprintf(batched, sizeof(batched), " (%zu GEMMs, one BLAS call per batch)",
-                 x->gemms_batched);
+        snprintf(batched, sizeof(batched),
+                 " (%zu GEMMs, one BLAS call per batch: %zu on A rows stacked, %zu on B operands "
+                 "side by side)",
+                 x->gemms_batched, x->gemm_batches - x->col_batches, x->col_batches);
     if (alone)
         snprintf(batched + strlen(batched), sizeof(batched) - strlen(batched),
                  ", %zu identical GEMMs one by one", alone);

@@ -54,6 +54,14 @@ NPUSCOPE_TEST_CORRUPT_OP=4 run "$NPUSCOPE" run --headless -c "$TESTS_DIR/../sim/
 expect_status "a wrong K block fails: exit 1" 1
 expect_out "the output check sees it" '^  c: f32 \(128, 64\): .*FAIL: 1 of 8192 elements differ'
 
+echo "GEMM batching"
+# llm_decode on every PE: identical GEMMs of PEs out of step meet in one wave; those that
+# share an operand run as one BLAS call each batch, and the report says so
+run "$NPUSCOPE" run --headless -k llm_decode:pes=0 --verify
+expect_status "llm_decode verifies: exit 0" 0
+expect_out "GEMM batches that ran as one call" '^phase 2: .*, [1-9][0-9]* GEMM batches \([0-9]+ GEMMs, one BLAS call per batch: [0-9]+ on A rows stacked, [0-9]+ on B operands side by side\)'
+expect_out "the verdict" '^verify: PASS$'
+
 echo "dump"
 run "$NPUSCOPE" run --headless -k vector_add:n=300,pes=3 --dump "$TMP/d/sub"
 expect_status "dump: exit 0" 0
