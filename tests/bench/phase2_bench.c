@@ -4,16 +4,18 @@
  * into the PE's TCM, a tile GEMM, an add into the accumulator; a dma_write of the finished
  * tile), replayed by the executor, against one direct cblas_sgemm of the same size in the
  * same process. Then the replay overhead per op, from an op log of tiny ops; GEMM batching:
- * op logs of PEs out of step replayed batched and unbatched (no_batch), side by side, and
- * what one call on stacked operands gives against a loop of calls, with and without
- * copying the operands into one buffer (the measurements behind the executor's rule for
- * stacking). Medians of several runs; the last line ends with ratio=R (executor throughput
- * / direct throughput). With the argument "tiny" it measures only the per-op overhead,
- * with "batch" only the batching, with "gemm N" it replays the tiled GEMM once on N
- * workers (for profiling).
+ * op logs of PEs out of step and a run of llm_decode replayed batched and unbatched
+ * (no_batch), side by side, and what one call on stacked operands gives against a loop of
+ * calls, rows in place, rows copied and columns side by side (the measurements behind the
+ * executor's rule, sim_exec_stacking_pays). Medians of several runs; the last line ends with
+ * ratio=R (executor throughput / direct throughput). With the argument "tiny" it measures only the
+ * per-op overhead, with "batch" only the batching, with "gemm N" it replays the tiled GEMM once on
+ * N workers (for profiling).
  */
 #include "sim/phase2/exec.h"
 #include "sim/data/memstore.h"
+#include "sim/host/run.h"
+#include "sim/phase2/verify.h"
 #include "sim/chip/msg.h"
 #include "sim/chip/oplog.h"
 
@@ -355,17 +357,19 @@ static void columns_copied(void *p)
 /*
  * 8 GEMMs of one shape: a loop of 8 calls against one call, on stacked A rows (shared B;
  * in place, or copied into one buffer first) and on B operands side by side (shared A,
- * a strided copy). The executor stacks rows when 8 m <= k and 8 m <= n
- * (sim/phase2/waves.c) and never stacks columns; the last column says what it does for
- * this shape.
+ * a strided copy). A star marks where the executor makes one call
+ * (sim_exec_stacking_pays, a rule fitted to this table).
  */
 static void stacking(void)
 {
-    static const int shapes[][3] = {{1, 32, 32},   {1, 256, 256},  {4, 64, 64},
-                                    {8, 256, 256}, {16, 64, 64},   {16, 128, 128},
+    static const int shapes[][3] = {{1, 16, 32},   {8, 1, 32},     {32, 1, 16},  {8, 8, 32},
+                                    {16, 16, 16},  {32, 32, 32},   {8, 1, 256},  {1, 32, 32},
+                                    {4, 32, 32},   {1, 256, 256},  {4, 64, 64},  {8, 64, 64},
+                                    {8, 128, 128}, {8, 256, 256},  {16, 64, 64}, {16, 128, 128},
                                     {64, 64, 64},  {64, 256, 256}, {T, T, T}};
-    printf("one call for 8 GEMMs against 8 calls (time of one / time of 8; < 1: one is faster):\n"
-           "      m     n     k   rows in place  rows copied  columns copied   executor\n");
+    printf("one call for 8 GEMMs against 8 calls (time of one / time of 8; < 1: one is faster;\n"
+           "* where the executor makes one call, sim_exec_stacking_pays):\n"
+           "      m     n     k   rows in place  rows copied  columns copied\n");
     for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
         struct stack_case s = {.m = shapes[i][0], .n = shapes[i][1], .k = shapes[i][2]};
         size_t mk = (size_t)s.m * s.k, kn = (size_t)s.k * s.n, mn = (size_t)s.m * s.n;
@@ -388,9 +392,12 @@ static void stacking(void)
         double lb = time_reps(loop_shared_b, &s, reps), ri = time_reps(rows_in_place, &s, reps);
         double rc = time_reps(rows_copied, &s, reps);
         double la = time_reps(loop_shared_a, &s, reps), cc = time_reps(columns_copied, &s, reps);
-        bool stacks = 8 * s.m <= s.k && 8 * s.m <= s.n;
-        printf("  %5d %5d %5d   %13.2f  %11.2f  %14.2f   %s\n", s.m, s.n, s.k, ri / lb, rc / lb,
-               cc / la, stacks ? "one call" : "a call each");
+        char mark[3];
+        for (int w = 0; w < 3; w++)
+            mark[w] = sim_exec_stacking_pays((enum sim_exec_stacking)w, s.m, s.n, s.k) ? '*' : ' ';
+        printf("  %5d %5d %5d   %12.2f%c  %10.2f%c  %13.2f%c\n", s.m, s.n, s.k, ri / lb,
+               mark[SIM_EXEC_STACK_ROWS_IN_PLACE], rc / lb, mark[SIM_EXEC_STACK_ROWS_COPIED],
+               cc / la, mark[SIM_EXEC_STACK_COLUMNS]);
         for (int g = 0; g < PES; g++) {
             free(s.a[g]);
             free(s.b[g]);
@@ -402,32 +409,41 @@ static void stacking(void)
     }
 }
 
+/* A new f32 tensor of random values. */
+static struct sim_tensor *rnd_tensor(unsigned ndim, const int64_t *shape)
+{
+    struct sim_tensor *t = sim_tensor_new(SIM_F32, ndim, shape);
+    for (size_t i = 0; i < sim_tensor_numel(t); i++)
+        ((float *)sim_tensor_data(t))[i] = rnd();
+    return t;
+}
+
 /*
  * An op log of 8 PEs out of step (PE p starts p x 3 ns after PE 0, so no two ops share a
- * t_start): STEPS steps of a GEMM of m rows by the weights every PE shares (k x n, loaded
- * into each PE's TCM), then an add into the PE's running sum.
+ * t_start): STEPS steps of a GEMM of m rows by k x n weights, then an add into the PE's
+ * running sum. The PEs share the weights (B, loaded into each PE's TCM) and have their
+ * own rows, or with share_a share the rows (A: activations every PE holds) and have their
+ * own weights (tensor parallel).
  */
 static struct sim_oplog *shared_weights_log(struct sim_memstore *m, int rows, int k, int n,
-                                            int steps)
+                                            int steps, bool share_a)
 {
     struct sim_oplog *log = sim_oplog_new(NULL);
     int64_t as[] = {rows, k}, ws[] = {k, n}, cs[] = {rows, n}, cn = (int64_t)rows * n;
-    struct sim_tensor *w = sim_tensor_new(SIM_F32, 2, ws);
-    for (size_t i = 0; i < sim_tensor_numel(w); i++)
-        ((float *)sim_tensor_data(w))[i] = rnd();
+    struct sim_tensor *shared = share_a ? rnd_tensor(2, as) : rnd_tensor(2, ws);
     for (int pe = 0; pe < PES; pe++) {
         uint64_t tcm = TCM_BASE + (uint64_t)pe * 0x4000000;
-        struct sim_tensor *a = sim_tensor_new(SIM_F32, 2, as);
-        for (size_t i = 0; i < sim_tensor_numel(a); i++)
-            ((float *)sim_tensor_data(a))[i] = rnd();
+        struct sim_tensor *a = share_a ? sim_tensor_ref(shared) : rnd_tensor(2, as);
+        struct sim_tensor *w = share_a ? rnd_tensor(2, ws) : sim_tensor_ref(shared);
         sim_memstore_write(m, "tcm", tcm, a, NULL);
         sim_memstore_write(m, "tcm", tcm + 0x1000000, w, NULL);
+        sim_tensor_unref(w);
         struct sim_tensor *acc = sim_tensor_new(SIM_F32, 1, &cn);
         sim_memstore_write(m, "tcm", tcm + 0x3000000, acc, NULL);
         sim_tensor_unref(a);
         sim_tensor_unref(acc);
     }
-    sim_tensor_unref(w);
+    sim_tensor_unref(shared);
     for (int step = 0; step < steps; step++)
         for (int pe = 0; pe < PES; pe++) {
             uint64_t tcm = TCM_BASE + (uint64_t)pe * 0x4000000;
@@ -455,31 +471,82 @@ static struct sim_oplog *shared_weights_log(struct sim_memstore *m, int rows, in
     return log;
 }
 
-/* Replays of a shared-weights log batched and unbatched, side by side. */
-static void batching_case(const char *what, int rows, int k, int n, int steps)
+/* Replays of a shared-operand log batched and unbatched, side by side: median wall times
+ * of RUNS replays each, and their ratio. */
+static void batching_case(const char *what, int rows, int k, int n, int steps, bool share_a)
 {
     struct sim_memstore *m = sim_memstore_new();
-    struct sim_oplog *log = shared_weights_log(m, rows, k, n, steps);
+    struct sim_oplog *log = shared_weights_log(m, rows, k, n, steps, share_a);
     struct sim_exec_stats sb, su;
     double cb, cu;
     double tb = median_replay(m, log, &(struct sim_exec_opts){.threads = 2}, NULL, NULL, &sb, &cb);
     double tu = median_replay(m, log, &(struct sim_exec_opts){.threads = 2, .no_batch = true}, NULL,
                               NULL, &su, &cu);
-    printf("batching, %s (%d GEMMs %dx%dx%d on %d PEs out of step): batched %.4f s (cpu %.4f, "
-           "%zu GEMMs in %zu calls), unbatched %.4f s (cpu %.4f, %zu calls); unbatched/batched "
-           "%.2f\n",
-           what, steps * PES, rows, k, n, PES, tb, cb, sb.gemms_batched, sb.gemm_batches, tu, cu,
-           (size_t)steps * PES, tu / tb);
+    printf("batching, %s (%d GEMMs %dx%dx%d on %d PEs out of step, sharing %s): batched %.4f s "
+           "(cpu %.4f, %zu GEMMs in %zu calls), unbatched %.4f s (cpu %.4f, %zu calls); "
+           "unbatched/batched %.2f\n",
+           what, steps * PES, rows, k, n, PES, share_a ? "A" : "B", tb, cb, sb.gemms_batched,
+           sb.gemm_batches, tu, cu, (size_t)steps * PES, tu / tb);
     sim_oplog_free(log);
     sim_memstore_free(m);
 }
 
+/* The executor's time replaying one run of a built-in kernel, batched or not (phase 1 runs
+ * again each time: phase 2 replays a run once). */
+static double kernel_replay(const char *spec, bool no_batch, struct sim_exec_stats *st)
+{
+    struct sim_run_opts ro = {.kernel_spec = spec};
+    struct sim_run *r;
+    struct diag d;
+    if (sim_run_new(&ro, &r, &d) != 0) {
+        fprintf(stderr, "phase2_bench: %s: %s\n", spec, d.msg);
+        exit(1);
+    }
+    struct sim_verify_capture *cap = sim_verify_capture_attach(r);
+    while (!sim_run_over(r))
+        sim_run_advance(r, SIM_RUN_END, 0);
+    struct sim_verify_opts o = {.exec = {.threads = 2, .no_batch = no_batch}};
+    struct sim_verify_report rep;
+    if (sim_verify_phase2(r, cap, &o, &rep, &d) != 0) {
+        fprintf(stderr, "phase2_bench: %s: %s\n", spec, d.msg);
+        exit(1);
+    }
+    *st = rep.exec;
+    sim_verify_report_fini(&rep);
+    sim_verify_capture_free(cap);
+    sim_run_free(r);
+    return st->seconds;
+}
+
+/* A kernel's replay batched and unbatched, side by side (medians of RUNS). */
+static void batching_kernel(const char *spec)
+{
+    double vb[RUNS], vu[RUNS];
+    struct sim_exec_stats sb, su;
+    for (int i = 0; i < RUNS; i++) {
+        vb[i] = kernel_replay(spec, false, &sb);
+        vu[i] = kernel_replay(spec, true, &su);
+    }
+    double tb = median(vb, RUNS), tu = median(vu, RUNS);
+    printf("batching, npuscope run -k %s --verify (%zu ops, %zu GEMMs alike): batched %.4f s "
+           "(%zu waves, %zu GEMM batches of %zu GEMMs, %zu of them on B side by side), unbatched "
+           "%.4f s (%zu waves); "
+           "unbatched/batched %.2f\n",
+           spec, sb.executed, sb.gemms_alike, tb, sb.waves, sb.gemm_batches, sb.gemms_batched,
+           sb.col_batches, tu, su.waves, tu / tb);
+}
+
 static void batching(void)
 {
-    batching_case("decode step", 1, 256, 256, 256);
-    batching_case("decode step, wide", 1, 1024, 1024, 32);
-    batching_case("small row tiles", 8, 256, 256, 64);
-    batching_case("row tiles", 64, 256, 256, 16);
+    batching_case("decode step", 1, 256, 256, 256, false);
+    batching_case("decode step, wide", 1, 1024, 1024, 32, false);
+    batching_case("small row tiles", 8, 256, 256, 64, false);
+    batching_case("row tiles", 64, 256, 256, 16, false);
+    batching_case("MLP tiles of a small model", 8, 32, 1, 256, false);
+    batching_case("heads of a small model", 32, 16, 1, 256, true);
+    batching_case("one token's projections", 1, 32, 16, 256, true);
+    batching_kernel("llm_decode:pes=0");
+    batching_kernel("llm_decode:pes=0,layers=8,gen=32");
     stacking();
 }
 
