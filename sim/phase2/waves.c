@@ -409,12 +409,25 @@ out_release:
     return rc;
 }
 
+/* Whether GEMM o may run in one call with identical ones: it can be stacked one way or
+ * the other, and one call pays for its shape at least when nothing but the results is
+ * copied. Holding any other GEMM back for identical ones gains nothing. */
+static bool may_batch(const struct xop *o)
+{
+    const struct sim_exec_gemm *g = &o->g;
+    return (sim_exec_gemm_stackable(o) &&
+            sim_exec_stacking_pays(SIM_EXEC_STACK_ROWS_IN_PLACE, g->m, g->n, g->k)) ||
+           (sim_exec_gemm_columnable(o) &&
+            sim_exec_stacking_pays(SIM_EXEC_STACK_COLUMNS, g->m, g->n, g->k));
+}
+
 /*
  * Waves of a chunk. An op is ready when every op it depends on has run; a wave takes the
- * ready ops, except a GEMM while an identical one (same_gemm) is still to come: held back,
- * it meets the others in a later wave, so that the PEs of a kernel that do not run in
- * lockstep still batch their GEMMs. A wave that would take nothing takes every ready op.
- * With no_batch every ready op goes (the earliest waves).
+ * ready ops, except a GEMM that may be batched (may_batch) while an identical one
+ * (same_gemm) is still to come: held back, it meets the others in a later wave, so that
+ * the PEs of a kernel that do not run in lockstep still batch their GEMMs. A wave that
+ * would take nothing takes every ready op. With no_batch every ready op goes (the
+ * earliest waves).
  */
 static bool plan_waves(struct run *R, size_t g)
 {
@@ -449,7 +462,7 @@ static bool plan_waves(struct run *R, size_t g)
             R->ready[R->n_ready++] = j;
         struct xop *o = R->order[j];
         R->key[j] = -1;
-        if (o->kind != SIM_EXEC_KIND_GEMM || R->x->opts.no_batch)
+        if (o->kind != SIM_EXEC_KIND_GEMM || R->x->opts.no_batch || !may_batch(o))
             continue;
         for (size_t k = 0; k < nkeys && R->key[j] < 0; k++)
             if (same_gemm(first[k], o))
