@@ -121,7 +121,7 @@ static void find_invalid(const struct trace_model *m, struct list *l)
 
 /* An op by (engine kind, op name) and duration. */
 struct opdur {
-    uint64_t key; /* op name << 8 | engine kind */
+    uint64_t key; /* op name << 32 | a HOST track << 8 | engine kind */
     uint64_t dur;
     uint64_t ev;
 };
@@ -187,7 +187,11 @@ static void find_slow(const struct trace_model *m, const struct trace_anomaly_op
     for (uint64_t i = 0; i < n; i++) {
         const struct trace_event *e = trace_model_event(m, i);
         uint64_t eng = (uint64_t)trace_model_track_get(m, e->track)->engine;
-        v[i] = (struct opdur){(uint64_t)e->op << 8 | eng, ev_end(m, e) - e->start, i};
+        /* a host message is a transfer on the host's link, then a service on an io_cpu:
+         * two distributions of one name, told apart by their track */
+        uint64_t where = eng == TRACE_ENGINE_HOST ? (uint64_t)e->track & 0xffffff : 0;
+        v[i] = (struct opdur){(uint64_t)e->op << 32 | where << 8 | eng, ev_end(m, e) - e->start,
+                              i};
     }
     qsort(v, n, sizeof(*v), cmp_opdur);
     for (uint64_t i = 0; i < n;) {

@@ -75,6 +75,32 @@ Test(anomaly, a_planted_10x_op_is_found_and_nothing_else)
     trace_model_free(m);
 }
 
+/* A host message is a span on the host's link and another on the io_cpu that serves it:
+ * the link's longer spans are their own distribution, not slow io_cpu work. */
+Test(anomaly, host_messages_on_the_link_and_on_the_io_cpu_apart)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t link = trace_model_track(m, "host", TRACE_ENGINE_HOST, 0);
+    uint32_t io = trace_model_track(m, "sip0.io_cpu", TRACE_ENGINE_HOST, 0);
+    uint64_t t = 0, planted = 0;
+    for (int i = 0; i < 8; i++) {
+        op(m, link, "MemoryWrite", t, t + 758, 1);
+        uint64_t d = i == 6 ? 1000 : 100;
+        uint64_t ev = op(m, io, "MemoryWrite", t + 758, t + 758 + d, 1);
+        if (i == 6)
+            planted = ev;
+        t += 758 + d;
+    }
+    trace_model_finish(m);
+    struct trace_anomalies a;
+    trace_anomalies_find(m, NULL, &a);
+    cr_assert_eq(a.n, 1, "%zu anomalies: the link's spans are no slow io_cpu work", a.n);
+    cr_assert_eq(a.v[0].event, planted);
+    cr_assert_eq(a.v[0].count, 8, "compared with the io_cpu's own 8");
+    trace_anomalies_fini(&a);
+    trace_model_free(m);
+}
+
 static void nbytes(struct trace_model *m, uint64_t ev, int64_t n)
 {
     struct sim_value *d = sim_value_map();
