@@ -267,6 +267,11 @@ size_t trace_model_str_len(const struct trace_model *m, uint32_t id)
     return m->strs[id].len;
 }
 
+uint32_t trace_model_str_count(const struct trace_model *m)
+{
+    return m->nstr;
+}
+
 /* ---- life ------------------------------------------------------------------------------ */
 
 struct trace_model *trace_model_new(void)

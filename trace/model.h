@@ -143,6 +143,9 @@ uint32_t trace_model_intern(struct trace_model *m, const char *s, size_t len);
 const char *trace_model_str(const struct trace_model *m, uint32_t id);
 /* Length in bytes of an interned string. */
 size_t trace_model_str_len(const struct trace_model *m, uint32_t id);
+/* Number of string ids: every id below it is valid (id 0 is TRACE_NO_STR); ids are handed
+ * out in order, so a copy of a model interns [its count, this count) to catch up. */
+uint32_t trace_model_str_count(const struct trace_model *m);
 
 /* The track named name, created (with engine and engine_id) when new. */
 uint32_t trace_model_track(struct trace_model *m, const char *name, enum trace_engine engine,
