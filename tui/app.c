@@ -189,10 +189,10 @@ struct tui_app *tui_app_new(struct tui_source *src, int w, int h, bool unicode, 
     tui_view_init(&a->view, a->m, unicode);
     a->panes[P_GANTT] = (struct pane){.ops = &tui_gantt_ops, .self = tui_gantt_new(&a->view)};
     a->panes[P_SUMMARY] = (struct pane){.ops = &tui_summary_ops, .self = tui_summary_new(&a->view)};
-    struct sim_memstore *store = src->ops->memstore ? src->ops->memstore(src) : NULL;
-    if (store) /* a simulation in the process: its memory store itself */
+    struct tui_memview *mem = src->ops->memory ? src->ops->memory(src) : NULL;
+    if (mem) /* a simulation in the process: its memory store itself */
         a->panes[P_MEMORY] =
-            (struct pane){.ops = &tui_memlive_ops, .self = tui_memlive_new(store, &a->view)};
+            (struct pane){.ops = &tui_memlive_ops, .self = tui_memlive_new(mem, &a->view)};
     else
         a->panes[P_MEMORY] =
             (struct pane){.ops = &tui_meminspect_ops, .self = tui_meminspect_new(&a->view)};

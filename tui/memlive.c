@@ -1,15 +1,15 @@
 /*
- * The live memory inspector (see memlive.h). The list and the values are read from the
- * memory store at each redraw; the pane keeps only what the user looks at (space, row,
- * the tensor shown by its address, scroll positions).
+ * The live memory inspector (see memlive.h). The list and the values are read through the
+ * memory view (tui/memview.h) at each redraw; the pane keeps only what the user looks at
+ * (space, row, the tensor shown by its address, scroll positions).
  */
 #include "tui/memlive.h"
 
 #include "sim/chip/chip.h"
 #include "sim/data/dtype.h"
-#include "sim/data/memstore.h"
 #include "sim/data/tensor.h"
 #include "sim/util/xalloc.h"
+#include "tui/memview.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -18,24 +18,24 @@
 #include <string.h>
 
 struct tui_memlive {
-    struct sim_memstore *store; /* borrowed */
-    uint64_t gen_drawn;         /* store generation last drawn */
-    size_t tab;                 /* space shown */
-    size_t sel, top;            /* list: selected row, first row shown */
-    bool values;                /* showing the values of one tensor */
-    bool hex;                   /* values as raw bytes */
-    uint64_t addr;              /* the tensor shown, by address in the tab's space */
-    size_t vtop;                /* first row of the value table */
+    struct tui_memview *mem; /* borrowed */
+    uint64_t gen_drawn;      /* memory generation last drawn */
+    size_t tab;              /* space shown */
+    size_t sel, top;         /* list: selected row, first row shown */
+    bool values;             /* showing the values of one tensor */
+    bool hex;                /* values as raw bytes */
+    uint64_t addr;           /* the tensor shown, by address in the tab's space */
+    size_t vtop;             /* first row of the value table */
     int rows_visible;
     size_t vrows; /* rows of the value table at the last draw */
     bool dirty;
 };
 
-struct tui_memlive *tui_memlive_new(struct sim_memstore *store, struct tui_view *v)
+struct tui_memlive *tui_memlive_new(struct tui_memview *mem, struct tui_view *v)
 {
     (void)v;
     struct tui_memlive *p = sim_xcalloc(1, sizeof(*p));
-    p->store = store;
+    p->mem = mem;
     p->gen_drawn = UINT64_MAX;
     return p;
 }
@@ -120,8 +120,8 @@ static int cell_width(enum sim_dtype t)
 
 static const char *space_name(const struct tui_memlive *p)
 {
-    size_t n = sim_memstore_space_count(p->store);
-    return p->tab < n ? sim_memstore_space_name(p->store, p->tab) : NULL;
+    size_t n = p->mem->ops->space_count(p->mem);
+    return p->tab < n ? p->mem->ops->space_name(p->mem, p->tab) : NULL;
 }
 
 /* "p1:0x000000001000": the PE window and the PA of a device address (sim/chip/chip.h). */
@@ -138,19 +138,9 @@ static void fmt_time(double ns, char *buf, size_t size)
         tui_fmt_ns(buf, size, ns);
 }
 
-static void fmt_shape(const struct sim_tensor *t, char *buf, size_t size)
+static void fmt_shape(const struct tui_mem_entry *t, char *buf, size_t size)
 {
     sim_shape_format(t->ndim, t->shape, buf, size);
-}
-
-/* The pattern of a pattern region ("pattern zero", "fill 0x3c00") into buf, or NULL when
- * the entry is an ordinary tensor (or its pattern has been materialised since). */
-static const char *fmt_pattern(const struct sim_memstore_entry *x, char *buf, size_t size)
-{
-    struct sim_fill f;
-    if (!x->pattern || !sim_tensor_pattern(x->tensor, &f))
-        return NULL;
-    return sim_fill_format(&f, buf, size);
 }
 
 /* ---- drawing ------------------------------------------------------------------------------ */
@@ -160,11 +150,12 @@ static void draw_tabs(struct tui_memlive *p, struct tui_canvas *c, struct tui_re
     enum tui_style ts = focused ? TUI_STYLE_TITLE_FOCUS : TUI_STYLE_TITLE;
     tui_canvas_fill(c, (struct tui_rect){r.x, r.y, r.w, 1}, ' ', ts);
     int x = r.x + tui_canvas_text(c, r.x, r.y, r.w, ts, " Memory (live) ", 0);
-    size_t n = sim_memstore_space_count(p->store);
+    size_t n = p->mem->ops->space_count(p->mem);
     for (size_t i = 0; i < n && x < r.x + r.w; i++) {
-        const char *name = sim_memstore_space_name(p->store, i);
+        const char *name = p->mem->ops->space_name(p->mem, i);
         char label[64];
-        snprintf(label, sizeof(label), " %.40s %zu ", name, sim_memstore_space_len(p->store, name));
+        snprintf(label, sizeof(label), " %.40s %zu ", name ? name : "?",
+                 p->mem->ops->space_len(p->mem, i));
         x += tui_canvas_text(c, x, r.y, r.x + r.w - x,
                              i == p->tab ? TUI_STYLE_TAB_ACTIVE : TUI_STYLE_TAB, label,
                              TUI_TEXT_UNTRUSTED) +
@@ -176,11 +167,10 @@ static void draw_list(struct tui_memlive *p, struct tui_canvas *c, struct tui_re
 {
     const char *space = space_name(p);
     size_t n = 0;
-    struct sim_memstore_entry *e = space ? sim_memstore_entries(p->store, space, &n) : NULL;
+    const struct tui_mem_entry *e = space ? p->mem->ops->entries(p->mem, p->tab, &n) : NULL;
     if (!n) {
         tui_canvas_text(c, r.x + 1, r.y + 1, r.w - 1, TUI_STYLE_DIM,
                         "nothing in the memory store yet", TUI_TEXT_ELLIPSIS);
-        free(e);
         return;
     }
     bool wide = r.w >= 72;
@@ -201,35 +191,37 @@ static void draw_list(struct tui_memlive *p, struct tui_canvas *c, struct tui_re
     p->addr = e[p->sel].addr;
     for (int k = 0; k < p->rows_visible && p->top + (size_t)k < n; k++) {
         size_t row = p->top + (size_t)k;
-        const struct sim_memstore_entry *x = &e[row];
+        const struct tui_mem_entry *x = &e[row];
         int y = r.y + 2 + k;
         enum tui_style st =
             row == p->sel ? (focused ? TUI_STYLE_SELECTION : TUI_STYLE_VALUE) : TUI_STYLE_NORMAL;
         tui_canvas_fill(c, (struct tui_rect){r.x, y, r.w, 1}, ' ', st);
         char addr[40], shape[48], bytes[24], t[24], line[200];
         fmt_addr(x->addr, addr, sizeof(addr));
-        fmt_shape(x->tensor, shape, sizeof(shape));
-        tui_fmt_bytes(bytes, sizeof(bytes), (double)x->tensor->nbytes);
+        fmt_shape(x, shape, sizeof(shape));
+        tui_fmt_bytes(bytes, sizeof(bytes), (double)x->nbytes);
         fmt_time(x->t_ns, t, sizeof(t));
         int used = snprintf(line, sizeof(line), " %-16s %-14.14s %-5s %9s  ", addr, shape,
-                            sim_dtype_name(x->tensor->dtype), bytes);
+                            sim_dtype_name((enum sim_dtype)x->dtype), bytes);
         tui_canvas_text(c, r.x, y, r.w, st, line, 0);
-        char who[96], pat[48];
         /* a pattern region: one row, its pattern as the writer */
-        const char *by = fmt_pattern(x, pat, sizeof(pat));
-        if (!by)
-            by = x->op ? x->op : "-";
+        const char *by = x->pattern ? x->pattern : x->writer ? x->writer : "-";
+        char who[96];
         snprintf(who, sizeof(who), wide ? "%-16.16s  %s" : "%s", by, t);
         tui_canvas_text(c, r.x + used, y, r.w - used, st, who,
                         TUI_TEXT_UNTRUSTED | TUI_TEXT_ELLIPSIS);
     }
-    free(e);
 }
 
 static void draw_values(struct tui_memlive *p, struct tui_canvas *c, struct tui_rect r)
 {
     const char *space = space_name(p);
-    struct sim_tensor *t = space ? sim_memstore_get(p->store, space, p->addr) : NULL;
+    size_t n = 0;
+    const struct tui_mem_entry *e = space ? p->mem->ops->entries(p->mem, p->tab, &n) : NULL;
+    const struct tui_mem_entry *t = NULL;
+    for (size_t i = 0; i < n && !t; i++)
+        if (e[i].addr == p->addr)
+            t = &e[i];
     if (!t) {
         p->values = false;
         tui_canvas_text(c, r.x + 1, r.y + 1, r.w - 1, TUI_STYLE_DIM,
@@ -237,34 +229,26 @@ static void draw_values(struct tui_memlive *p, struct tui_canvas *c, struct tui_
         return;
     }
     /* the line about the tensor: where, what, who wrote it */
+    enum sim_dtype dtype = (enum sim_dtype)t->dtype;
     char addr[40], shape[48], bytes[24], t_at[24], line[320];
     fmt_addr(p->addr, addr, sizeof(addr));
     fmt_shape(t, shape, sizeof(shape));
     tui_fmt_bytes(bytes, sizeof(bytes), (double)t->nbytes);
-    size_t n = 0;
-    struct sim_memstore_entry *e = sim_memstore_entries(p->store, space, &n);
-    const char *op = NULL, *pattern = NULL;
-    char pat[48];
-    double when = NAN;
-    for (size_t i = 0; i < n; i++)
-        if (e[i].addr == p->addr) {
-            op = e[i].op, when = e[i].t_ns;
-            pattern = fmt_pattern(&e[i], pat, sizeof(pat));
-        }
-    fmt_time(when, t_at, sizeof(t_at));
+    fmt_time(t->t_ns, t_at, sizeof(t_at));
     snprintf(line, sizeof(line), " %s %s %s %s %s, written by %s at %s%s%s  (%s; Esc: list)", space,
-             addr, shape, sim_dtype_name(t->dtype), bytes, op ? op : "-", t_at, pattern ? ", " : "",
-             pattern ? pattern : "", p->hex ? "x: values" : "x: hex");
-    free(e);
+             addr, shape, sim_dtype_name(dtype), bytes, t->writer ? t->writer : "-", t_at,
+             t->pattern ? ", " : "", t->pattern ? t->pattern : "", p->hex ? "x: values" : "x: hex");
     if (r.h > 1)
         tui_canvas_text(c, r.x, r.y + 1, r.w, TUI_STYLE_VALUE, line,
                         TUI_TEXT_UNTRUSTED | TUI_TEXT_ELLIPSIS);
     p->rows_visible = r.h - 2;
-    size_t count = p->hex ? t->nbytes : sim_tensor_numel(t);
+    size_t es = p->hex ? 1 : sim_dtype_size(dtype);
+    size_t count = es ? (size_t)t->nbytes / es : 0;
+    uint64_t tensor_addr = t->addr;
     /* row label "[     123] " then as many cells as fit */
     char lab[32];
     int lw = snprintf(lab, sizeof(lab), "%zu", count ? count - 1 : 0) + 3;
-    int cw = p->hex ? 3 : cell_width(t->dtype);
+    int cw = p->hex ? 3 : cell_width(dtype);
     size_t per = (size_t)((r.w - lw - 1) / cw);
     if (p->hex && per >= 16)
         per = per / 16 * 16; /* whole lines of 16 bytes */
@@ -283,15 +267,17 @@ static void draw_values(struct tui_memlive *p, struct tui_canvas *c, struct tui_
         snprintf(idx, sizeof(idx), p->hex ? "%*zx: " : "[%*zu] ", lw - 3, first);
         int x = r.x + tui_canvas_text(c, r.x, y, r.w, TUI_STYLE_DIM, idx, 0);
         for (size_t j = first; j < first + per && j < count; j++) {
-            /* a value at a time: a pattern region's values without materialising it */
+            /* a value at a time: a pattern region's without materialising it, a served
+             * run's fetched a window at a time */
             char v[48];
             unsigned char el[8];
-            size_t es = p->hex ? 1 : sim_dtype_size(t->dtype);
-            sim_tensor_read_bytes(t, j * es, es, el);
-            if (p->hex)
+            int got = p->mem->ops->read(p->mem, p->tab, tensor_addr, j * es, es, el);
+            if (got <= 0)
+                snprintf(v, sizeof(v), "%s", got ? "?" : ".");
+            else if (p->hex)
                 snprintf(v, sizeof(v), "%02x", el[0]);
             else
-                tui_memlive_format(t->dtype, el, 0, v, sizeof(v));
+                tui_memlive_format(dtype, el, 0, v, sizeof(v));
             char cell[64];
             snprintf(cell, sizeof(cell), "%*s", cw - 1, v);
             x += tui_canvas_text(c, x, y, r.x + r.w - x, TUI_STYLE_NORMAL, cell, 0) + 1;
@@ -304,11 +290,11 @@ static void ml_render(void *self, struct tui_canvas *c, struct tui_rect r, struc
 {
     struct tui_memlive *p = self;
     (void)v;
-    p->gen_drawn = sim_memstore_generation(p->store);
+    p->gen_drawn = p->mem->ops->generation(p->mem);
     p->dirty = false;
     tui_canvas_clip(c, r);
     tui_canvas_fill(c, r, ' ', TUI_STYLE_NORMAL);
-    if (p->tab >= sim_memstore_space_count(p->store))
+    if (p->tab >= p->mem->ops->space_count(p->mem))
         p->tab = 0;
     draw_tabs(p, c, r, focused);
     if (p->values)
@@ -322,14 +308,14 @@ static bool ml_sync(void *self, struct tui_view *v)
 {
     struct tui_memlive *p = self;
     (void)v;
-    return p->dirty || sim_memstore_generation(p->store) != p->gen_drawn;
+    return p->dirty || p->mem->ops->generation(p->mem) != p->gen_drawn;
 }
 
 static enum tui_result ml_action(void *self, enum tui_action a, struct tui_view *v)
 {
     struct tui_memlive *p = self;
     (void)v;
-    size_t nspaces = sim_memstore_space_count(p->store);
+    size_t nspaces = p->mem->ops->space_count(p->mem);
     size_t page = p->rows_visible > 1 ? (size_t)p->rows_visible - 1 : 1;
     size_t *pos = p->values ? &p->vtop : &p->sel;
     switch (a) {
@@ -347,7 +333,7 @@ static enum tui_result ml_action(void *self, enum tui_action a, struct tui_view 
     case TUI_ACT_START: *pos = 0; break;
     case TUI_ACT_END: *pos = SIZE_MAX / 2; break;
     case TUI_ACT_SELECT:
-        if (p->values || !space_name(p) || !sim_memstore_space_len(p->store, space_name(p)))
+        if (p->values || !space_name(p) || !p->mem->ops->space_len(p->mem, p->tab))
             return TUI_RES_HANDLED;
         p->values = true;
         p->vtop = 0;

@@ -1,12 +1,13 @@
 /*
- * The live memory inspector: the memory pane of a simulation running in the process. A
- * tab per space of the memory store (hbm, tcm, sram, ...) lists every tensor there:
- * address, shape, dtype, bytes, and the op that last wrote it with its time; a pattern
- * region is one row whatever its size, its pattern ("pattern zero", "fill 0x3c00") as the
- * writer. Enter shows the selected tensor's values as a scrollable table formatted for its
- * dtype (x: the raw bytes in hex), read a value at a time (a pattern region is never
- * materialised); Esc goes back to the list. Everything is read from the store at each
- * redraw, and the store's generation says when to redraw, so the pane is right after
+ * The live memory inspector: the memory pane of a simulation running in the process or
+ * served to this viewer (read through tui/memview.h). A tab per space of the memory store
+ * (hbm, tcm, sram, ...) lists every tensor there: address, shape, dtype, bytes, and the
+ * op that last wrote it with its time; a pattern region is one row whatever its size, its
+ * pattern ("pattern zero", "fill 0x3c00") as the writer. Enter shows the selected tensor's
+ * values as a scrollable table formatted for its dtype (x: the raw bytes in hex), read a
+ * value at a time (a pattern region is never materialised; a value not fetched yet from a
+ * served run shows as '.'); Esc goes back to the list. Everything is read through the view
+ * at each redraw, and its generation says when to redraw, so the pane is right after
  * every step.
  */
 #ifndef TUI_MEMLIVE_H
@@ -14,11 +15,11 @@
 
 #include "tui/pane.h"
 
-struct sim_memstore;
 struct tui_memlive;
+struct tui_memview;
 
-/* A pane over store (borrowed: it must outlive the pane). */
-struct tui_memlive *tui_memlive_new(struct sim_memstore *store, struct tui_view *v);
+/* A pane over a memory view (tui/memview.h; borrowed: it must outlive the pane). */
+struct tui_memlive *tui_memlive_new(struct tui_memview *mem, struct tui_view *v);
 /* Free the pane (NULL is a no-op). */
 void tui_memlive_free(struct tui_memlive *p);
 

@@ -21,6 +21,7 @@
 struct sim_memstore;
 struct sim_run;
 struct trace_live;
+struct tui_memview;
 
 enum tui_mode {
     TUI_MODE_POSTMORTEM, /* a saved trace */
@@ -90,7 +91,7 @@ struct tui_source_ops {
     int (*tick)(struct tui_source *s, uint64_t budget_ns, struct diag *d);
     /* Carry out a control; NULL when the source has none (a saved trace). */
     int (*control)(struct tui_source *s, enum tui_control c, struct diag *d);
-    /* The live memory store, for the memory pane's value view; NULL when there is none. */
+    /* The memory store of a simulation in this process; NULL otherwise (a saved trace). */
     struct sim_memstore *(*memstore)(struct tui_source *s);
     void (*free)(struct tui_source *s);
 
@@ -121,6 +122,8 @@ struct tui_source_ops {
     /* Once after this process became the live one by going back: copies the app's state
      * handed over into ui and returns its length (0: nothing happened). */
     size_t (*take_resumed)(struct tui_source *s, void *ui, size_t size);
+    /* What the live memory pane reads (tui/memview.h, borrowed), or NULL for none. */
+    struct tui_memview *(*memory)(struct tui_source *s);
 };
 
 enum { TUI_SOURCE_UI_MAX = 512 };

@@ -16,6 +16,7 @@
 #include "trace/live.h"
 #include "tui/ckpt.h"
 #include "trace/watch.h"
+#include "tui/memview.h"
 #include "tui/view.h"
 
 #include <fnmatch.h>
@@ -85,6 +86,7 @@ struct source_live {
     struct sim_engine *eng;  /* borrowed from the run */
     struct sim_chip *chip;   /* borrowed from the run */
     char *name;              /* owned */
+    struct tui_memview *mem; /* owned: the store as the memory pane reads it */
     int observer;            /* our op log subscription */
     enum state state;
     enum goal goal;
@@ -1083,6 +1085,11 @@ static struct sim_memstore *live_memstore(struct tui_source *s)
     return sim_chip_store(L_of(s)->chip);
 }
 
+static struct tui_memview *live_memory(struct tui_source *s)
+{
+    return L_of(s)->mem;
+}
+
 static void live_free(struct tui_source *s)
 {
     struct source_live *L = L_of(s);
@@ -1093,6 +1100,7 @@ static void live_free(struct tui_source *s)
         free(L->bps[i].pattern);
     free(L->bps);
     trace_watch_free(L->watch);
+    tui_memview_free(L->mem);
     trace_live_free(L->feed);
     sim_run_free(L->run);
     free(L->name);
@@ -1117,6 +1125,7 @@ static const struct tui_source_ops live_ops = {
     .take_focus = live_take_focus,
     .back = live_back,
     .take_resumed = live_take_resumed,
+    .memory = live_memory,
 };
 
 struct tui_source *tui_source_live_take(struct sim_run *run, struct trace_live *feed,
@@ -1128,6 +1137,7 @@ struct tui_source *tui_source_live_take(struct sim_run *run, struct trace_live *
     L->feed = feed;
     L->chip = sim_run_chip(run);
     L->eng = sim_chip_engine(L->chip);
+    L->mem = tui_memview_store_new(sim_chip_store(L->chip));
     L->name = sim_xstrdup(o && o->name ? o->name : "");
     L->speed = o ? o->speed : 0;
     set_speed_text(L);

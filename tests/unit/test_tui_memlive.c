@@ -11,6 +11,7 @@
 #include "sim/data/tensor.h"
 #include "trace/model.h"
 #include "tui/memlive.h"
+#include "tui/memview.h"
 
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -81,7 +82,8 @@ Test(memlive, lists_a_space_shows_values_and_follows_writes)
     struct trace_model *m = trace_model_new();
     struct tui_view v;
     tui_view_init(&v, m, true);
-    struct tui_memlive *p = tui_memlive_new(store, &v);
+    struct tui_memview *mem = tui_memview_store_new(store);
+    struct tui_memlive *p = tui_memlive_new(mem, &v);
 
     char *d = render(p, &v, 100, 12);
     cr_assert(strstr(d, "nothing in the memory store yet"), "%s", d);
@@ -140,6 +142,7 @@ Test(memlive, lists_a_space_shows_values_and_follows_writes)
                  "Esc in the list is the app's");
 
     tui_memlive_free(p);
+    tui_memview_free(mem);
     trace_model_free(m);
     sim_memstore_free(store);
 }
@@ -150,7 +153,8 @@ Test(memlive, a_pattern_region_is_one_row_and_its_values_cost_nothing)
     struct trace_model *m = trace_model_new();
     struct tui_view v;
     tui_view_init(&v, m, true);
-    struct tui_memlive *p = tui_memlive_new(store, &v);
+    struct tui_memview *mem = tui_memview_store_new(store);
+    struct tui_memlive *p = tui_memlive_new(mem, &v);
 
     int64_t shape[] = {1 << 16, 1 << 16}; /* 8 GiB of f16 1.0 */
     struct sim_fill f;
@@ -186,6 +190,7 @@ Test(memlive, a_pattern_region_is_one_row_and_its_values_cost_nothing)
     sim_tensor_unref(t);
 
     tui_memlive_free(p);
+    tui_memview_free(mem);
     trace_model_free(m);
     sim_memstore_free(store);
 }
