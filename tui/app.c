@@ -190,7 +190,7 @@ struct tui_app *tui_app_new(struct tui_source *src, int w, int h, bool unicode, 
     a->panes[P_GANTT] = (struct pane){.ops = &tui_gantt_ops, .self = tui_gantt_new(&a->view)};
     a->panes[P_SUMMARY] = (struct pane){.ops = &tui_summary_ops, .self = tui_summary_new(&a->view)};
     struct tui_memview *mem = src->ops->memory ? src->ops->memory(src) : NULL;
-    if (mem) /* a simulation in the process: its memory store itself */
+    if (mem) /* a simulation, in the process or served: its memory store itself */
         a->panes[P_MEMORY] =
             (struct pane){.ops = &tui_memlive_ops, .self = tui_memlive_new(mem, &a->view)};
     else
@@ -226,6 +226,11 @@ struct tui_app *tui_app_new(struct tui_source *src, int w, int h, bool unicode, 
     if (st.notice && rc == 0)
         tui_view_message(&a->view, TUI_STYLE_STATUS, "%s", st.notice);
     a->notice_seen = st.notice_rev;
+    if (src->ops->take_focus) { /* a served run's viewer: the op the run stopped at */
+        uint64_t ev = src->ops->take_focus(src);
+        if (ev != UINT64_MAX)
+            tui_gantt_select(a->panes[P_GANTT].self, &a->view, ev);
+    }
     a->work_pending = true;
     layout(a);
     return a;
@@ -316,7 +321,7 @@ static void draw_header(struct tui_app *a)
         snprintf(ckpt, sizeof(ckpt), "ckpt %zu/%d%s%s", st->ckpt_count, TUI_CKPT_MAX,
                  mem[0] ? " " : "", mem);
     char mode[32], now[96] = "", events[64] = "", rate[48] = "", speed[48] = "", run[256] = "",
-                   total[64], cursor[96], a1[64];
+                   total[64], cursor[96], a1[64], viewers[32] = "";
     double ghz = trace_model_clock_ghz(a->m);
     snprintf(mode, sizeof(mode), " %s ", mode_name(st->mode));
     if (st->mode != TUI_MODE_POSTMORTEM) {
@@ -328,6 +333,8 @@ static void draw_header(struct tui_app *a)
         if (st->speed && strcmp(st->speed, "max") != 0 && st->mode != TUI_MODE_FINISHED)
             snprintf(speed, sizeof(speed), "speed %s", st->speed);
     }
+    if (st->viewers) /* a served run: who else is watching */
+        snprintf(viewers, sizeof(viewers), "%u viewer%s", st->viewers, st->viewers == 1 ? "" : "s");
     const struct sim_value *meta = trace_model_metadata(a->m);
     const char *rid = sim_value_get_str(meta, "run_id", NULL);
     const char *model = sim_value_get_str(meta, "model_name", NULL);
@@ -362,6 +369,7 @@ static void draw_header(struct tui_app *a)
         {events, TUI_STYLE_HEADER, 0, 8},
         {rate, TUI_STYLE_HEADER, 0, 4},
         {speed, TUI_STYLE_HEADER, 0, 4},
+        {viewers, TUI_STYLE_HEADER, 0, 6},
         {st->verify ? st->verify : "", TUI_STYLE_VALUE, TUI_TEXT_UNTRUSTED, 7},
         {st->fired ? st->fired : "", TUI_STYLE_HEADER_MODE, 0, 8},
         {st->last_event ? st->last_event : "", TUI_STYLE_HEADER, 0, 7},
@@ -504,7 +512,7 @@ bool tui_app_needs_render(struct tui_app *a)
     struct tui_source_status st;
     a->src->ops->status(a->src, &st);
     return st.mode != a->drawn_status.mode || st.now != a->drawn_status.now ||
-           st.events_done != a->drawn_status.events_done;
+           st.events_done != a->drawn_status.events_done || st.viewers != a->drawn_status.viewers;
 }
 
 static void draw_too_small(struct tui_app *a)
@@ -531,6 +539,9 @@ const struct tui_canvas *tui_app_render(struct tui_app *a)
     if (!a->too_small && !a->single && !a->bottom_hidden && a->border_x < 0 &&
         !a->panes[narrow_slot(a)].shown)
         layout(a); /* an op was selected or cleared: the details take the bottom, or leave it */
+    uint64_t focus = tui_view_focus_event(&a->view);
+    if (a->src->ops->want_details && focus != TUI_NO_EVENT && a->panes[P_DETAILS].shown)
+        a->src->ops->want_details(a->src, focus); /* a served run's come later */
     for (int i = 0; i < P_COUNT; i++) {
         struct pane *p = &a->panes[i];
         if (p->shown && p->ops->sync && p->ops->sync(p->self, &a->view))
@@ -565,7 +576,7 @@ const struct tui_canvas *tui_app_render(struct tui_app *a)
     a->src->ops->status(a->src, &st);
     if (a->full || a->header_dirty || gen != a->drawn_gen || rev != a->drawn_rev ||
         st.mode != a->drawn_status.mode || st.now != a->drawn_status.now ||
-        st.events_done != a->drawn_status.events_done)
+        st.events_done != a->drawn_status.events_done || st.viewers != a->drawn_status.viewers)
         draw_header(a);
     if (a->full || a->footer_dirty || a->view.message_rev != a->drawn_msg)
         draw_footer(a);
@@ -659,6 +670,10 @@ void tui_app_work(struct tui_app *a, uint64_t budget_ns)
             tui_view_message(&a->view, TUI_STYLE_ERROR, "%s", diag_format(&d, line, sizeof(line)));
         }
         source_news(a);
+        /* the memory pane reads more than the model: a served run's answers come later */
+        struct pane *mp = &a->panes[P_MEMORY];
+        if (mp->shown && mp->ops->sync && mp->ops->sync(mp->self, &a->view))
+            mp->dirty = true;
     }
     bool pending = false;
     for (int i = 0; i < P_COUNT; i++) {
@@ -1388,10 +1403,11 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
             int frame_ms = since >= frame_ns ? 0 : (int)((frame_ns - since) / 1000000) + 1;
             timeout = timeout < 0 || frame_ms < timeout ? frame_ms : timeout;
         }
+        int fd = a->src->ops->wait_fd ? a->src->ops->wait_fd(a->src) : -1;
         for (int k = 0; k < 64; k++) {
             struct tui_input in;
-            tui_term_wait(t, k == 0 ? timeout : 0, &in);
-            if (in.kind == TUI_IN_NONE)
+            tui_term_wait_fd(t, k == 0 ? timeout : 0, fd, &in);
+            if (in.kind == TUI_IN_NONE || in.kind == TUI_IN_READY)
                 break;
             if (in.kind == TUI_IN_SIGNAL)
                 return 128 + in.signo;

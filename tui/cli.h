@@ -45,12 +45,22 @@ struct cli_run_opts {
     bool no_reverse; /* live TUI: no checkpoints, no going back */
     bool speed_set;  /* --speed was given (not the demo's default) */
     bool mem_events;
+    bool listen;             /* --listen[=PATH]: serve the run to viewers (no TUI) */
+    const char *listen_path; /* its PATH, or NULL for the default socket */
 };
 
 int cli_run(const struct cli_run_opts *o);
 
-/* The live TUI of a run (cli_run on a terminal without --headless). */
+/* The live TUI of a run (cli_run on a terminal without --headless), or the run served to
+ * viewers (--listen). */
 int cli_live(const struct cli_run_opts *o);
+
+/* npuscope attach [RUN_ID|PATH]: the live TUI on a served run (tui/cli_attach.c). */
+int cli_attach(const char *what, const char *theme);
+/* npuscope ps: the served runs of this user. */
+int cli_ps(void);
+/* npuscope stop RUN_ID|PATH: end a served run (its trace written). */
+int cli_stop(const char *what);
 
 /* Refuse before a run an output file that could not be written at its end: a missing or
  * read-only directory, or a directory under that name. Returns 0 or a negative code with

@@ -1,12 +1,13 @@
 /*
  * npuscope run on a terminal (and npuscope with no arguments): the simulation runs inside
- * the TUI (LIVE, PAUSED, FINISHED; tui/source_live.c). What can go wrong before the
- * screen is taken over (a bad chip or workload, an unknown theme, a trace file that
- * cannot be created) is one line on stderr and exit status 2. After the UI ends, the
- * trace file given with -o is completed (or written up to now and marked incomplete when
- * the simulation did not finish), and --chrome written. With --verify or --dump, phase 2
- * runs when the simulation finishes: the header shows the verdict, and the full report is
- * printed when the UI ends.
+ * the TUI (LIVE, PAUSED, FINISHED; tui/source_live.c). With --listen the same live source
+ * is served to viewers instead (tui/serve.h). What can go wrong before the screen is taken
+ * over (a bad chip or workload, an unknown theme, a trace file that cannot be created, a
+ * socket that cannot be made) is one line on stderr and exit status 2. After the UI (or
+ * the serving) ends, the trace file given with -o is completed (or written up to now and
+ * marked incomplete when the simulation did not finish), and --chrome written. With
+ * --verify or --dump, phase 2 runs when the simulation finishes: the header shows the
+ * verdict, and the full report is printed at the end.
  */
 #include "tui/cli.h"
 
@@ -19,12 +20,16 @@
 #include "trace/live.h"
 #include "tui/app.h"
 #include "tui/ckpt.h"
+#include "tui/serve.h"
 #include "tui/source.h"
 #include "tui/term.h"
 #include "tui/theme.h"
+#include "tui/view.h"
 
+#include <fcntl.h>
 #include <langinfo.h>
 #include <locale.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +115,82 @@ static const char *run_name(const struct cli_run_opts *o)
     return o->workload ? o->workload : o->kernel ? o->kernel : "the demo workload";
 }
 
+/* After a hang-up nothing of the terminal is used again: its descriptors lead nowhere. */
+static void leave_terminal(void)
+{
+    int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    for (int i = 0; i < 3; i++)
+        dup2(fd, i);
+    if (fd > 2)
+        close(fd);
+}
+
+/*
+ * Serve src to viewers until the run ends (tui/serve.h). hung_up: the TUI's terminal has
+ * gone (--keep-on-hangup), the message goes to it while it may still be there, then the
+ * terminal is left. Returns the exit status: 0 (finished and nobody watching, or stopped),
+ * 128 + a signal, or 2 when the socket cannot be made (d says why).
+ */
+static int serve(const struct cli_run_opts *o, struct tui_source *src, const char *run_id,
+                 bool hung_up, struct diag *d)
+{
+    struct tui_serve_opts so = {
+        .path = o->listen_path,
+        .run_id = run_id,
+        .name = run_name(o),
+        .trace_path = o->trace,
+    };
+    struct tui_server *srv;
+    if (tui_server_new(src, &so, &srv, d) < 0) {
+        if (hung_up)
+            leave_terminal();
+        return hung_up ? 128 + SIGHUP : CLI_EXIT_USAGE;
+    }
+    char *id = sim_escape_dup(run_id), *path = sim_escape_dup(tui_server_path(srv));
+    fprintf(stderr,
+            "npuscope: %sserving run %s on %s: npuscope attach %s (npuscope stop %s ends "
+            "it)\n",
+            hung_up ? "the terminal hung up; the run carries on, " : "", id, path, id, id);
+    fflush(stderr);
+    free(id);
+    free(path);
+    if (hung_up)
+        leave_terminal();
+    int signo = 0;
+    enum tui_serve_end end = tui_server_run(srv, &signo);
+    char reason[96];
+    snprintf(reason, sizeof(reason), "%s",
+             end == TUI_SERVE_STOPPED     ? "the run was stopped (npuscope stop)"
+             : end == TUI_SERVE_SIGNALLED ? "the run was ended by a signal"
+                                          : "the run has finished");
+    tui_server_free(srv, reason);
+    return end == TUI_SERVE_SIGNALLED ? 128 + signo : 0;
+}
+
+/* The one line a served run prints at its end (stdout). */
+static void served_summary(const struct cli_run_opts *o, struct tui_source *src, const char *run_id)
+{
+    struct tui_source_status st;
+    src->ops->status(src, &st);
+    char t[32];
+    tui_fmt_ns(
+        t, sizeof(t),
+        sim_ticks_to_ns(sim_engine_now(sim_chip_engine(sim_run_chip(tui_source_live_run(src))))));
+    char *id = sim_escape_dup(run_id);
+    printf("npuscope run: %s %s after %llu events, %s simulated", id,
+           st.mode == TUI_MODE_FINISHED ? "finished" : "stopped",
+           (unsigned long long)st.events_done, t);
+    free(id);
+    if (o->trace) {
+        char *p = sim_escape_dup(o->trace);
+        printf("; trace written to %s%s", p, st.mode == TUI_MODE_FINISHED ? "" : " (incomplete)");
+        free(p);
+    }
+    printf("\n");
+}
+
 int cli_live(const struct cli_run_opts *o)
 {
     setlocale(LC_ALL, "");
@@ -123,7 +204,8 @@ int cli_live(const struct cli_run_opts *o)
     struct tui_source *src = NULL;
     struct tui_term *term = NULL;
     struct verify_ctx v = {.o = o};
-    if (o->theme) {
+    char *served_id = NULL;
+    if (o->theme && !o->listen) {
         struct tui_theme th;
         if (tui_theme_load(&th, o->theme, user_dir, &d) == -SIM_ENOENT) {
             char *safe = sim_escape_dup(o->theme);
@@ -151,6 +233,10 @@ int cli_live(const struct cli_run_opts *o)
         sim_run_timing_only(run);
     struct cli_trace_meta meta;
     cli_run_trace_opts(o, run, &meta);
+    /* a served run's id names its socket: unique even when SOURCE_DATE_EPOCH pins the
+     * trace's */
+    served_id =
+        meta.run_id[0] ? sim_xstrdup(meta.run_id) : sim_xasprintf("npuscope-%ld", (long)getpid());
     if (o->chrome && cli_check_output(o->chrome, &d) < 0) {
         status = fail(&d);
         goto out;
@@ -175,16 +261,24 @@ int cli_live(const struct cli_run_opts *o)
     }
     src = tui_source_live_take(run, feed, &lo);
     run = NULL, feed = NULL; /* the source has them */
-    if (tui_term_open(&term, &d) < 0) {
-        status = fail(&d);
-        goto out;
+    if (o->listen) {
+        status = serve(o, src, served_id, false, &d);
+        if (status == CLI_EXIT_USAGE) {
+            fail(&d);
+            goto out;
+        }
+    } else {
+        if (tui_term_open(&term, &d) < 0) {
+            status = fail(&d);
+            goto out;
+        }
+        int w, h;
+        tui_term_size(term, &w, &h);
+        struct tui_app *app = tui_app_new(src, w, h, unicode, o->theme, user_dir, NULL, &d);
+        status = tui_app_run(app, term);
+        tui_term_close(term);
+        tui_app_free(app);
     }
-    int w, h;
-    tui_term_size(term, &w, &h);
-    struct tui_app *app = tui_app_new(src, w, h, unicode, o->theme, user_dir, NULL, &d);
-    status = tui_app_run(app, term);
-    tui_term_close(term);
-    tui_app_free(app);
 
     /* the trace: complete when the simulation ended, else up to now (q, a signal) */
     diag_clear(&d);
@@ -203,6 +297,8 @@ int cli_live(const struct cli_run_opts *o)
             status = CLI_EXIT_FAIL; /* the run failed, as headless says */
         sim_run_summary_fini(&s);
     }
+    if (o->listen)
+        served_summary(o, src, served_id);
     if (v.report)
         fputs(v.report, stdout);
     else if (v.cap && !v.ran)
@@ -212,6 +308,7 @@ int cli_live(const struct cli_run_opts *o)
 out:
     sim_verify_capture_free(v.cap); /* while the run it watches still exists */
     free(v.report);
+    free(served_id);
     tui_source_free(src);
     trace_live_free(feed);
     sim_set_fatal_where(NULL, NULL);

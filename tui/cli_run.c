@@ -227,6 +227,8 @@ static bool write_traces(const struct cli_run_opts *o, struct trace_live *live, 
 
 int cli_run(const struct cli_run_opts *o)
 {
+    if (o->listen) /* served: the live source without a terminal */
+        return cli_live(o);
     if (!o->headless && isatty(STDOUT_FILENO)) {
         struct diag td;
         diag_clear(&td);

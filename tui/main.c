@@ -35,6 +35,9 @@ static const char usage_main[] =
     "  kernels                     list the built-in kernels and their arguments\n"
     "  sweep SWEEP.yaml -o DIR     run a design-space sweep (npuscope sweep --help)\n"
     "  sweep --collect DIR         print a sweep's results; view DIR browses them\n"
+    "  attach [RUN_ID|PATH]        the live TUI on a served run (run --listen)\n"
+    "  ps                          list your served runs\n"
+    "  stop RUN_ID|PATH            end a served run (its trace written)\n"
     "\n"
     "options:\n"
     "  -h, --help                  show this help (COMMAND --help for a command's)\n"
@@ -64,7 +67,41 @@ static const char usage_run[] =
     "      --bw-window CYCLES     bandwidth sampling window in cycles\n"
     "      --speed EV/S|max       pace of the run in the TUI: engine events per second\n"
     "                             (default max; the keys { and } change it)\n"
-    "  -h, --help                 show this help\n";
+    "      --listen[=PATH]        no TUI: serve the run to viewers on a Unix socket\n"
+    "                             (default $XDG_RUNTIME_DIR/npuscope/RUN_ID.sock);\n"
+    "                             npuscope attach watches and steers it, npuscope stop\n"
+    "                             ends it; with --paused it waits for a viewer\n"
+    "  -h, --help                 show this help\n"
+    "\n"
+    "SIGINT, SIGTERM and SIGHUP end a TUI run early: its trace is written up to then and\n"
+    "marked incomplete.\n";
+
+static const char usage_attach[] =
+    "usage: npuscope attach [--theme NAME] [RUN_ID|PATH]\n"
+    "\n"
+    "Open the live TUI on a run served with npuscope run --listen: the Gantt, summary and\n"
+    "memory panes, and every live control (pause, step, breakpoints, run until, speed,\n"
+    "write the trace).\n"
+    "RUN_ID may be any unique part of a run's id (npuscope ps lists them); with none, the\n"
+    "only run there is. Several viewers may watch one run; q leaves, and the run carries\n"
+    "on. Only the user who started a run may attach to it.\n"
+    "\n"
+    "      --theme NAME    colour theme\n"
+    "  -h, --help          show this help\n";
+
+static const char usage_ps[] = "usage: npuscope ps\n"
+                               "\n"
+                               "List your served runs: run id, process, workload, simulated\n"
+                               "time, events, state and viewers attached.\n"
+                               "\n"
+                               "  -h, --help   show this help\n";
+
+static const char usage_stop[] = "usage: npuscope stop RUN_ID|PATH\n"
+                                 "\n"
+                                 "End a served run cleanly: its trace is written (marked\n"
+                                 "incomplete when it had not finished) before this returns.\n"
+                                 "\n"
+                                 "  -h, --help   show this help\n";
 
 static const char usage_view[] =
     "usage: npuscope view [--theme NAME] [--diff B.json] FILE.json | DIR\n"
@@ -229,6 +266,7 @@ enum {
     OPT_DIFF,
     OPT_FAIL_IF,
     OPT_TOP,
+    OPT_LISTEN,
 };
 
 static int cmd_run(int argc, char **argv)
@@ -248,6 +286,7 @@ static int cmd_run(int argc, char **argv)
         {"mem-events", no_argument, 0, OPT_MEM_EVENTS},
         {"bw-window", required_argument, 0, OPT_BW_WINDOW},
         {"speed", required_argument, 0, OPT_SPEED},
+        {"listen", optional_argument, 0, OPT_LISTEN},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -286,6 +325,12 @@ static int cmd_run(int argc, char **argv)
                                    "--speed takes events per second (1 to %llu) or 'max', got '%s'",
                                    (unsigned long long)CLI_SPEED_MAX, optarg);
             o.speed_set = true;
+            break;
+        case OPT_LISTEN:
+            if (optarg && !*optarg)
+                return usage_error("run", "%s", "--listen= needs a socket path");
+            o.listen = true;
+            o.listen_path = optarg;
             break;
         case 'h': fputs(usage_run, stdout); return 0;
         default: return getopt_error("run", c, argv);
@@ -484,13 +529,64 @@ static int cmd_kernels(int argc, char **argv)
     return cli_kernels();
 }
 
+/* attach, ps, stop: at most one argument, and --theme for attach. */
+static int cmd_served(const char *cmd, const char *usage, bool theme_opt, bool need_arg, int argc,
+                      char **argv)
+{
+    static const struct option longopts[] = {
+        {"theme", required_argument, 0, OPT_THEME},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    const char *theme = NULL;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_THEME:
+            if (!theme_opt)
+                return usage_error(cmd, "%s", "unknown option '--theme'");
+            theme = optarg;
+            break;
+        case 'h': fputs(usage, stdout); return 0;
+        default: return getopt_error(cmd, c, argv);
+        }
+    }
+    int max = strcmp(cmd, "ps") == 0 ? 0 : 1;
+    if (argc - optind > max)
+        return usage_error(cmd, "unexpected argument '%s'", argv[optind + max]);
+    if (need_arg && optind >= argc)
+        return usage_error(cmd, "%s", "missing the run to stop (RUN_ID or PATH; npuscope ps)");
+    const char *what = optind < argc ? argv[optind] : NULL;
+    if (strcmp(cmd, "attach") == 0)
+        return cli_attach(what, theme);
+    if (strcmp(cmd, "stop") == 0)
+        return cli_stop(what);
+    return cli_ps();
+}
+
+static int cmd_attach(int argc, char **argv)
+{
+    return cmd_served("attach", usage_attach, true, false, argc, argv);
+}
+
+static int cmd_ps(int argc, char **argv)
+{
+    return cmd_served("ps", usage_ps, false, false, argc, argv);
+}
+
+static int cmd_stop(int argc, char **argv)
+{
+    return cmd_served("stop", usage_stop, false, true, argc, argv);
+}
+
 static const struct {
     const char *name;
     int (*fn)(int argc, char **argv);
 } commands[] = {
     {"run", cmd_run},         {"view", cmd_view},     {"validate", cmd_validate},
     {"summary", cmd_summary}, {"export", cmd_export}, {"kernels", cmd_kernels},
-    {"diff", cmd_diff},       {"sweep", cli_sweep},
+    {"diff", cmd_diff},       {"sweep", cli_sweep},   {"attach", cmd_attach},
+    {"ps", cmd_ps},           {"stop", cmd_stop},
 };
 
 /*

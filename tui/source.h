@@ -1,9 +1,10 @@
 /*
  * Where the TUI's data comes from. A source owns a trace model and says what mode it is
  * in; the app only ever reads the model and calls the source's operations, so a saved
- * trace (tui/source_file.c: POST-MORTEM) and a simulation running in the process (LIVE,
- * PAUSED, FINISHED) drive the very same panes, as ncdu's scanner and importer feed one
- * browser.
+ * trace (tui/source_file.c: POST-MORTEM), a simulation running in the process (LIVE,
+ * PAUSED, FINISHED) and a served run seen through its socket (tui/source_remote.c, which
+ * a served run feeds from the very same live source: tui/serve.h) drive the very same
+ * panes, as ncdu's scanner and importer feed one browser.
  *
  * A live source is running while it has events to run and is not paused: the main loop
  * then calls tick with a time budget once per frame and redraws what changed (the model's
@@ -48,6 +49,7 @@ struct tui_source_status {
     size_t ckpt_count;      /* live: checkpoints held for going back */
     uint64_t ckpt_bytes;    /* live: their private memory, 0 when unknown */
     const char *fired;      /* live, paused by a breakpoint: which one and why, or NULL */
+    unsigned viewers;       /* a served run: the viewers attached (0: not served) */
 };
 
 /* Going back (live sources with checkpoints: keys p, A, U, R). */
@@ -58,7 +60,10 @@ enum tui_back {
     TUI_BACK_BREAK,  /* back to the previous breakpoint hit */
 };
 
-/* Controls of a live simulation (SPEC §6 keys space, s, S, c; speed; writing the trace). */
+/* Controls of a live simulation (SPEC §6 keys space, s, S, c; speed; writing the trace).
+ * A new control is added here, to the live source, and to the protocol's requests
+ * (tui_serve_req_of in tui/serve.c, trace/PROTOCOL.md): a served run then offers it to
+ * its viewers. */
 enum tui_control {
     TUI_CTL_PAUSE,    /* pause, or resume when paused */
     TUI_CTL_STEP,     /* run exactly one event (pauses first) */
@@ -91,7 +96,8 @@ struct tui_source_ops {
     int (*tick)(struct tui_source *s, uint64_t budget_ns, struct diag *d);
     /* Carry out a control; NULL when the source has none (a saved trace). */
     int (*control)(struct tui_source *s, enum tui_control c, struct diag *d);
-    /* The memory store of a simulation in this process; NULL otherwise (a saved trace). */
+    /* The memory store of a simulation in this process; NULL otherwise (a saved trace, a
+     * served run). */
     struct sim_memstore *(*memstore)(struct tui_source *s);
     void (*free)(struct tui_source *s);
 
@@ -124,6 +130,13 @@ struct tui_source_ops {
     size_t (*take_resumed)(struct tui_source *s, void *ui, size_t size);
     /* What the live memory pane reads (tui/memview.h, borrowed), or NULL for none. */
     struct tui_memview *(*memory)(struct tui_source *s);
+    /* A descriptor that becomes readable when the source has news (a served run's socket),
+     * or -1: the main loop waits on it with the keyboard, and running() is true until the
+     * news is taken in by tick. NULL: none. */
+    int (*wait_fd)(struct tui_source *s);
+    /* The details of event ev are about to be shown: a source that does not hold them
+     * fetches them (they appear in the model, whose generation moves). NULL: all held. */
+    void (*want_details)(struct tui_source *s, uint64_t ev);
 };
 
 enum { TUI_SOURCE_UI_MAX = 512 };
@@ -170,6 +183,16 @@ struct tui_source *tui_source_live_take(struct sim_run *run, struct trace_live *
 /* Finish a live source's trace file (trace_live_finish): complete when the simulation ran
  * to its end, else marked incomplete. Returns 0 or a negative code with d filled. */
 int tui_source_live_finish(struct tui_source *s, struct diag *d);
+
+/*
+ * A served run seen from a viewer (npuscope attach): connects to the socket at path,
+ * says hello and takes the run's model so far, then its updates; controls travel to the
+ * run and wait for its answer. Returns NULL with d filled when the run cannot be reached
+ * or refuses (another user, another protocol version). Leaving (freeing the source) never
+ * stops the run. When the run ends or the connection breaks, the source keeps what it
+ * had, says why in its notice, and its controls answer that the run has gone.
+ */
+struct tui_source *tui_source_remote_open(const char *path, struct diag *d);
 
 /* The run and the feed of a live source (borrowed), for tests and the command line. */
 struct sim_run *tui_source_live_run(struct tui_source *s);

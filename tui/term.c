@@ -390,6 +390,11 @@ static bool read_input(struct tui_input *in)
 
 void tui_term_wait(struct tui_term *t, int timeout_ms, struct tui_input *in)
 {
+    tui_term_wait_fd(t, timeout_ms, -1, in);
+}
+
+void tui_term_wait_fd(struct tui_term *t, int timeout_ms, int fd, struct tui_input *in)
+{
     (void)t;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -417,13 +422,18 @@ void tui_term_wait(struct tui_term *t, int timeout_ms, struct tui_input *in)
         }
         /* sleep until a key, a signal (the pipe), or an interruption (SIGWINCH: curses then
          * has a KEY_RESIZE for us) */
-        struct pollfd fds[2] = {{.fd = STDIN_FILENO, .events = POLLIN},
-                                {.fd = signal_pipe[0], .events = POLLIN}};
-        int rc = poll(fds, signal_pipe[0] >= 0 ? 2 : 1, wait);
+        struct pollfd fds[3] = {{.fd = STDIN_FILENO, .events = POLLIN},
+                                {.fd = signal_pipe[0], .events = POLLIN},
+                                {.fd = fd, .events = POLLIN}};
+        int rc = poll(fds, 3, wait);
         if (rc > 0 && (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) &&
             !(fds[0].revents & POLLIN)) {
             in->kind = TUI_IN_SIGNAL; /* the terminal went away */
             in->signo = SIGHUP;
+            return;
+        }
+        if (rc > 0 && fds[2].revents && !(fds[0].revents & POLLIN) && !got_signal) {
+            in->kind = TUI_IN_READY;
             return;
         }
     }

@@ -25,6 +25,7 @@ enum tui_input_kind {
     TUI_IN_MOUSE,  /* x, y, button: 1 click, 4 wheel up, 5 wheel down */
     TUI_IN_RESIZE, /* the window changed size */
     TUI_IN_SIGNAL, /* signo arrived: SIGINT, SIGTERM or SIGHUP */
+    TUI_IN_READY,  /* the descriptor given to tui_term_wait_fd is readable */
 };
 
 struct tui_input {
@@ -68,5 +69,9 @@ void tui_term_draw(struct tui_term *t, const struct tui_canvas *c);
 
 /* Wait up to timeout_ms (-1: forever, 0: just look) for input. */
 void tui_term_wait(struct tui_term *t, int timeout_ms, struct tui_input *in);
+
+/* The same, also ending with TUI_IN_READY when fd (ignored when negative) is readable: a
+ * served run's socket, watched with the keyboard. Keys already typed come first. */
+void tui_term_wait_fd(struct tui_term *t, int timeout_ms, int fd, struct tui_input *in);
 
 #endif
