@@ -47,12 +47,14 @@ struct cli_run_opts {
     bool mem_events;
     bool listen;             /* --listen[=PATH]: serve the run to viewers (no TUI) */
     const char *listen_path; /* its PATH, or NULL for the default socket */
+    bool keep_on_hangup;     /* --keep-on-hangup: a TUI run goes on served when its terminal
+                                goes away */
 };
 
 int cli_run(const struct cli_run_opts *o);
 
 /* The live TUI of a run (cli_run on a terminal without --headless), or the run served to
- * viewers (--listen). */
+ * viewers (--listen; a TUI run with --keep-on-hangup once its terminal has gone). */
 int cli_live(const struct cli_run_opts *o);
 
 /* npuscope attach [RUN_ID|PATH]: the live TUI on a served run (tui/cli_attach.c). */

@@ -1,7 +1,8 @@
 /*
  * npuscope run on a terminal (and npuscope with no arguments): the simulation runs inside
  * the TUI (LIVE, PAUSED, FINISHED; tui/source_live.c). With --listen the same live source
- * is served to viewers instead (tui/serve.h). What can go wrong before the screen is taken
+ * is served to viewers instead (tui/serve.h), and with --keep-on-hangup a TUI run whose
+ * terminal goes away carries on that way. What can go wrong before the screen is taken
  * over (a bad chip or workload, an unknown theme, a trace file that cannot be created, a
  * socket that cannot be made) is one line on stderr and exit status 2. After the UI (or
  * the serving) ends, the trace file given with -o is completed (or written up to now and
@@ -278,6 +279,9 @@ int cli_live(const struct cli_run_opts *o)
         status = tui_app_run(app, term);
         tui_term_close(term);
         tui_app_free(app);
+        /* the terminal went away: the run carries on, served (--keep-on-hangup) */
+        if (status == 128 + SIGHUP && o->keep_on_hangup)
+            status = serve(o, src, served_id, true, &d);
     }
 
     /* the trace: complete when the simulation ended, else up to now (q, a signal) */

@@ -246,6 +246,10 @@ int cli_run(const struct cli_run_opts *o)
         fputs("npuscope: --speed is for the TUI (stdout is not a terminal, or --headless): "
               "running as fast as possible\n",
               stderr);
+    if (o->keep_on_hangup)
+        fputs("npuscope: --keep-on-hangup is for the TUI (stdout is not a terminal): running "
+              "headless\n",
+              stderr);
 
     struct sim_run_opts ro = {
         .chip_file = o->chip,

@@ -71,17 +71,19 @@ static const char usage_run[] =
     "                             (default $XDG_RUNTIME_DIR/npuscope/RUN_ID.sock);\n"
     "                             npuscope attach watches and steers it, npuscope stop\n"
     "                             ends it; with --paused it waits for a viewer\n"
+    "      --keep-on-hangup       when the TUI's terminal goes away (SIGHUP), carry on\n"
+    "                             served as with --listen instead of stopping\n"
     "  -h, --help                 show this help\n"
     "\n"
-    "SIGINT, SIGTERM and SIGHUP end a TUI run early: its trace is written up to then and\n"
-    "marked incomplete.\n";
+    "SIGINT, SIGTERM and (without --keep-on-hangup) SIGHUP end a run early: its trace is\n"
+    "written up to then and marked incomplete.\n";
 
 static const char usage_attach[] =
     "usage: npuscope attach [--theme NAME] [RUN_ID|PATH]\n"
     "\n"
-    "Open the live TUI on a run served with npuscope run --listen: the Gantt, summary and\n"
-    "memory panes, and every live control (pause, step, breakpoints, run until, speed,\n"
-    "write the trace).\n"
+    "Open the live TUI on a run served with npuscope run --listen (or a TUI run with\n"
+    "--keep-on-hangup whose terminal went away): the Gantt, summary and memory panes, and\n"
+    "every live control (pause, step, breakpoints, run until, speed, write the trace).\n"
     "RUN_ID may be any unique part of a run's id (npuscope ps lists them); with none, the\n"
     "only run there is. Several viewers may watch one run; q leaves, and the run carries\n"
     "on. Only the user who started a run may attach to it.\n"
@@ -267,6 +269,7 @@ enum {
     OPT_FAIL_IF,
     OPT_TOP,
     OPT_LISTEN,
+    OPT_KEEP_ON_HANGUP,
 };
 
 static int cmd_run(int argc, char **argv)
@@ -287,6 +290,7 @@ static int cmd_run(int argc, char **argv)
         {"bw-window", required_argument, 0, OPT_BW_WINDOW},
         {"speed", required_argument, 0, OPT_SPEED},
         {"listen", optional_argument, 0, OPT_LISTEN},
+        {"keep-on-hangup", no_argument, 0, OPT_KEEP_ON_HANGUP},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -332,6 +336,7 @@ static int cmd_run(int argc, char **argv)
             o.listen = true;
             o.listen_path = optarg;
             break;
+        case OPT_KEEP_ON_HANGUP: o.keep_on_hangup = true; break;
         case 'h': fputs(usage_run, stdout); return 0;
         default: return getopt_error("run", c, argv);
         }
@@ -340,6 +345,10 @@ static int cmd_run(int argc, char **argv)
         return usage_error("run", "unexpected argument '%s'", argv[optind]);
     if (o.kernel && o.workload)
         return usage_error("run", "%s", "--kernel and --workload cannot be used together");
+    if (o.keep_on_hangup && o.headless && !o.listen)
+        return usage_error("run", "%s",
+                           "--keep-on-hangup is for the TUI (a headless run serves viewers with "
+                           "--listen)");
     return cli_run(&o);
 }
 
