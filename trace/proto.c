@@ -159,6 +159,7 @@ static void put_entry(struct trace_wire_buf *b, const struct trace_proto_mem_ent
     trace_wire_put_uv(b, e->nbytes);
     trace_wire_put_str(b, e->writer);
     trace_wire_put_f64(b, e->t_ns);
+    trace_wire_put_str(b, e->pattern);
 }
 
 void trace_proto_put_memlist(struct trace_wire_buf *b, const struct trace_proto_memlist *l,
@@ -445,6 +446,7 @@ static void get_entry(struct trace_wire_rd *r, struct trace_proto_mem_entry *e)
     e->nbytes = trace_wire_get_uv(r);
     get_text(r, e->writer, sizeof(e->writer), TRACE_PROTO_MAX_TEXT);
     e->t_ns = trace_wire_get_f64(r);
+    get_text(r, e->pattern, sizeof(e->pattern), TRACE_PROTO_MAX_TEXT);
 }
 
 int trace_proto_get_memlist(const uint8_t *p, size_t n, struct trace_proto_memlist *l,
@@ -466,8 +468,8 @@ int trace_proto_get_memlist(const uint8_t *p, size_t n, struct trace_proto_memli
     l->space = trace_wire_get_uv(&r);
     l->truncated = trace_wire_get_u8(&r) != 0;
     uint64_t k = trace_wire_get_uv(&r);
-    /* an entry takes 13 bytes at least */
-    if (trace_wire_rd_ok(&r) && k > trace_wire_rd_left(&r) / 13)
+    /* an entry takes 14 bytes at least */
+    if (trace_wire_rd_ok(&r) && k > trace_wire_rd_left(&r) / 14)
         trace_wire_rd_fail(&r, "count beyond the message");
     if (!trace_wire_rd_ok(&r))
         return done(&r, "MEMLIST", d);

@@ -142,8 +142,9 @@ struct trace_proto_mem_entry {
     uint8_t ndim;
     int64_t shape[SIM_MAX_DIMS];
     uint64_t nbytes;
-    char writer[64]; /* who last wrote it, "" when unknown */
-    double t_ns;     /* when, NaN when unknown */
+    char writer[64];  /* who last wrote it, "" when unknown */
+    double t_ns;      /* when, NaN when unknown */
+    char pattern[48]; /* a pattern region's pattern ("fill 0x3c00"), "" for a tensor */
 };
 
 struct trace_proto_mem_space {

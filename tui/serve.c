@@ -369,6 +369,7 @@ static void answer_mem_list(struct tui_server *s, struct conn *c, uint64_t id, u
             x->nbytes = e[i].nbytes;
             copy_text(x->writer, sizeof(x->writer), e[i].writer);
             x->t_ns = e[i].t_ns;
+            copy_text(x->pattern, sizeof(x->pattern), e[i].pattern);
         }
         l.n = n;
     }

@@ -254,6 +254,7 @@ static void on_memlist(struct remote *r, struct trace_proto_memlist *l)
         x->nbytes = e->nbytes;
         x->writer = e->writer[0] ? e->writer : NULL;
         x->t_ns = e->t_ns;
+        x->pattern = e->pattern[0] ? e->pattern : NULL;
     }
     r->mem_rev++;
 }

@@ -240,7 +240,8 @@ Test(proto, details_and_memory_round_trip)
          .shape = {4, 8},
          .nbytes = 128,
          .writer = "dma_read",
-         .t_ns = 12.5},
+         .t_ns = 12.5,
+         .pattern = "fill 0x3c00"},
         {.addr = 0x2000, .dtype = SIM_I8, .ndim = 0, .nbytes = 1, .t_ns = NAN},
     };
     l.entries = e;
@@ -254,6 +255,8 @@ Test(proto, details_and_memory_round_trip)
     cr_assert(l2.entries[0].addr == 0x1000 && l2.entries[0].shape[1] == 8 &&
               l2.entries[0].nbytes == 128 && l2.entries[0].t_ns == 12.5);
     cr_assert_str_eq(l2.entries[0].writer, "dma_read");
+    cr_assert_str_eq(l2.entries[0].pattern, "fill 0x3c00");
+    cr_assert_str_eq(l2.entries[1].pattern, "");
     cr_assert(isnan(l2.entries[1].t_ns));
     trace_proto_memlist_fini(&l2);
     /* a budget of one entry: the list says it was cut */
@@ -304,7 +307,7 @@ Test(proto, hostile_memory_lists_are_refused)
     trace_wire_put_uv(&b, 1);
     trace_wire_put_uv(&b, 0);   /* addr */
     trace_wire_put_u8(&b, 200); /* dtype */
-    trace_wire_put_raw(&b, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 14);
+    trace_wire_put_raw(&b, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 15);
     trace_wire_frame_end(&b, st);
     f = frame_of(&b);
     cr_assert_lt(trace_proto_get_memlist(f.body, f.len, &l, &d), 0);
