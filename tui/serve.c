@@ -1,9 +1,10 @@
 /*
  * The served run (see serve.h): the listening socket, the connections, and the loop that
  * runs the live source and feeds its viewers. Each connection has an input buffer of at
- * most one frame and an output buffer the loop adds to only when it has drained (except
- * for answers, which are small and come one per request); a connection that sends
- * garbage, too long a frame or another protocol version gets an ERROR and is closed.
+ * most one frame and one read, and an output buffer the loop adds updates to only when it
+ * has drained; requests are answered one by one while that buffer is below OUT_SOFT, the
+ * rest wait unread. A connection that sends garbage, too long a frame or another protocol
+ * version gets an ERROR and is closed.
  */
 #include "tui/serve.h"
 
@@ -524,6 +525,34 @@ static void accept_all(struct tui_server *s)
     }
 }
 
+/* True when a connection has frames waiting and room for their answers. */
+static bool has_work(const struct conn *c)
+{
+    return !c->closing && c->out.len < OUT_SOFT && trace_wire_in_ready(&c->in);
+}
+
+/* Carry out the frames a connection sent while its output has room. What does not fit
+ * waits in its input buffer, which is not read meanwhile: a flood of requests costs the
+ * run one read of them, OUT_SOFT and one answer, however many were sent. False when the
+ * connection is to be closed now. */
+static bool serve_frames(struct tui_server *s, struct conn *c)
+{
+    struct trace_wire_frame f;
+    const char *why = NULL;
+    while (s->end == TUI_SERVE_RUNNING && has_work(c)) {
+        int rc = trace_wire_in_next(&c->in, &f, &why);
+        if (rc < 0) {
+            conn_error(c, -SIM_EPARSE, why);
+            break;
+        }
+        if (c->state == C_NEW)
+            on_hello(s, c, &f);
+        else
+            on_request(s, c, &f);
+    }
+    return c->out.len <= OUT_HARD && flush(c);
+}
+
 /* Read what a connection sent and carry it out. False when it is to be closed now. */
 static bool serve_input(struct tui_server *s, struct conn *c)
 {
@@ -535,21 +564,7 @@ static bool serve_input(struct tui_server *s, struct conn *c)
     if (n < 0)
         return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
     trace_wire_in_added(&c->in, (size_t)n);
-    struct trace_wire_frame f;
-    const char *why = NULL;
-    int rc;
-    while (!c->closing && s->end == TUI_SERVE_RUNNING &&
-           (rc = trace_wire_in_next(&c->in, &f, &why)) != 0) {
-        if (rc < 0) {
-            conn_error(c, -SIM_EPARSE, why);
-            break;
-        }
-        if (c->state == C_NEW)
-            on_hello(s, c, &f);
-        else
-            on_request(s, c, &f);
-    }
-    return c->out.len <= OUT_HARD && flush(c);
+    return serve_frames(s, c);
 }
 
 static void drop(struct tui_server *s, size_t i)
@@ -603,8 +618,10 @@ int tui_server_step(struct tui_server *s, int timeout_ms)
     for (size_t i = 0; i < s->nconns; i++) {
         struct conn *c = s->conns[i];
         short ev = 0;
-        if (!c->closing && c->out.len < OUT_SOFT)
-            ev |= POLLIN;
+        if (!c->closing && c->out.len < OUT_SOFT && !trace_wire_in_ready(&c->in))
+            ev |= POLLIN; /* read more only once what was read is carried out */
+        if (has_work(c))
+            wait = 0;
         if (c->out.len)
             ev |= POLLOUT;
         fds[nf++] = (struct pollfd){.fd = c->fd, .events = ev};
@@ -642,6 +659,8 @@ int tui_server_step(struct tui_server *s, int timeout_ms)
             keep = false;
         if (keep && (re & POLLOUT))
             keep = flush(c);
+        if (keep && has_work(c)) /* requests that waited for their answers' room */
+            keep = serve_frames(s, c);
         if (keep && c->state == C_NEW && !c->closing && t - c->since_ns >= HELLO_NS)
             conn_error(c, -SIM_EPARSE, "no HELLO in time");
         if (keep && c->closing && !c->out.len)

@@ -8,7 +8,8 @@
  * Hostile clients (garbage, a huge declared length, a future version, a frame cut short,
  * no hello) get an ERROR and a closed connection while the run and its other viewers go
  * on; a hostile run is refused by the viewer the same way. The socket: a stale one is
- * replaced, a live one, a symbolic link or a plain file are refused.
+ * replaced, a live one, a symbolic link or a plain file are refused. A viewer that floods
+ * requests and reads nothing costs the run a bounded amount of memory.
  */
 #include "sim/host/run.h"
 #include "trace/live.h"
@@ -417,6 +418,79 @@ Test(serve, a_viewer_that_does_not_read_never_stalls_the_run)
     trace_model_free(m);
     tui_source_free(ref);
     close(fd);
+}
+
+/* The peak resident memory of a process, KiB (VmHWM). */
+static long peak_kib(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    long kib = -1;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
+            break;
+    fclose(f);
+    cr_assert_gt(kib, 0);
+    return kib;
+}
+
+Test(serve, a_viewer_that_floods_requests_and_never_reads_costs_the_run_bounded_memory)
+{
+    serve_child("vector_add:pes=2,n=65536", NULL, false);
+    /* a tensor of 256 KiB to ask for, found as the memory pane finds it */
+    struct tui_source *v = attach();
+    UNTIL(v, status(v).mode == TUI_MODE_FINISHED);
+    struct tui_memview *mem = v->ops->memory(v);
+    size_t n = 0;
+    const struct tui_mem_entry *e = NULL;
+    UNTIL(v, mem->ops->space_count(mem) > 0 && (e = mem->ops->entries(mem, 0, &n)) && n > 0);
+    size_t big = 0;
+    for (size_t i = 0; i < n; i++)
+        big = e[i].nbytes > e[big].nbytes ? i : big;
+    cr_assert_geq(e[big].nbytes, 64 * 1024);
+    uint64_t addr = e[big].addr;
+    long before = peak_kib(server);
+    /* a viewer that asks for 64 KiB again and again and reads none of it: answered in
+     * full, the requests it sends before it blocks would take hundreds of MiB */
+    int fd;
+    struct diag d;
+    cr_assert_eq(tui_runsock_connect(sock, &fd, &d), 0, "%s", d.msg);
+    int small = 4096;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+    struct trace_wire_buf b = {0};
+    struct trace_proto_hello h = {TRACE_PROTO_MAJOR, TRACE_PROTO_MINOR, TRACE_ROLE_VIEWER};
+    trace_proto_put_hello(&b, &h);
+    size_t nreq = 0;
+    for (uint64_t id = 1; b.len < 256 * 1024; id++, nreq++) {
+        struct trace_proto_request q = {
+            .id = id, .code = TRACE_REQ_MEM_READ, .arg = {0, addr, 0, 64 * 1024}};
+        trace_proto_put_request(&b, &q);
+    }
+    size_t per_request = b.len / nreq, sent = 0, off = 0;
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLOUT};
+        if (poll(&p, 1, 2000) <= 0)
+            break; /* the run has stopped reading: flow control */
+        ssize_t k = send(fd, b.p + off, b.len - off, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (k < 0 && (errno == EAGAIN || errno == EINTR))
+            continue;
+        cr_assert_gt(k, 0, "the run dropped a viewer that only asked: %s", strerror(errno));
+        sent += (size_t)k;
+        off = (off + (size_t)k) % b.len; /* the same requests again (ids repeat: no matter) */
+        cr_assert_lt(sent, 64u * 1024 * 1024, "the run never stopped reading the requests");
+    }
+    trace_wire_buf_fini(&b);
+    cr_assert_gt(sent / per_request, 1000, "only %zu bytes of requests sent", sent);
+    /* the run goes on: it answers others, and its memory grew by a few buffers at most */
+    struct trace_proto_welcome w = query();
+    cr_assert_eq(w.state, TRACE_RUN_FINISHED);
+    long after = peak_kib(server);
+    cr_assert_lt(after - before, 16 * 1024, "the run's peak memory grew from %ld to %ld KiB",
+                 before, after);
+    close(fd);
+    tui_source_free(v);
 }
 
 /* ---- hostile peers ------------------------------------------------------------------------- */
