@@ -773,6 +773,17 @@ Test(serve, the_runs_directory_is_private_and_checked)
     cr_assert_eq(symlink(dir, want), 0);
     cr_assert_lt(tui_runsock_dir(path, sizeof(path), true, &d), 0);
     cr_assert(strstr(d.msg, "is not a directory (a link or a file): not using it"), "%s", d.msg);
+    /* another user's directory in its place is refused (root can make one to try) */
+    cr_assert_eq(unlink(want), 0);
+    if (getuid() == 0) {
+        cr_assert_eq(mkdir(want, 0700), 0);
+        cr_assert_eq(chown(want, 65534, 65534), 0);
+        cr_assert_lt(tui_runsock_default_path("r2", path, sizeof(path), &d), 0);
+        cr_assert(strstr(d.msg, "belongs to") && strstr(d.msg, "uid 65534") &&
+                      strstr(d.msg, "not to you: not using it"),
+                  "%s", d.msg);
+        cr_assert_eq(rmdir(want), 0);
+    }
     /* a runtime directory open to others is not used: /tmp/npuscope-UID instead */
     chmod(rt, 0755);
     tui_runsock_dir(path, sizeof(path), false, &d);
