@@ -84,14 +84,21 @@ static const char *runtime_dir(void)
     return x;
 }
 
-/* The candidate directories, the preferred first; returns how many. */
+/* The candidate directories, the preferred first; returns how many. The fallback is under
+ * TMPDIR when it is an absolute path, as other per-user sockets are (emacs, ssh-agent). */
 static int candidates(char dirs[2][256])
 {
     int n = 0;
     const char *x = runtime_dir();
     if (x && strlen(x) < 200)
         snprintf(dirs[n++], 256, "%s/npuscope", x);
-    snprintf(dirs[n++], 256, "/tmp/npuscope-%u", (unsigned)getuid());
+    const char *t = getenv("TMPDIR");
+    if (!t || t[0] != '/' || strlen(t) >= 200)
+        t = "/tmp";
+    size_t len = strlen(t);
+    while (len > 1 && t[len - 1] == '/')
+        len--;
+    snprintf(dirs[n++], 256, "%.*s/npuscope-%u", (int)len, t, (unsigned)getuid());
     return n;
 }
 

@@ -5,7 +5,8 @@
  * leaves beside its trace, and the list npuscope ps and attach look runs up in.
  *
  * The directory is $XDG_RUNTIME_DIR/npuscope when XDG_RUNTIME_DIR is the user's own
- * private directory, else /tmp/npuscope-UID; either is created 0700 and must be a real
+ * private directory, else $TMPDIR/npuscope-UID (/tmp without TMPDIR); either is created
+ * 0700 and must be a real
  * directory owned by the user with no access for others, or it is not used. A run's
  * socket there is RUN_ID.sock; a run served at a path of its own (--listen=PATH) leaves
  * RUN_ID.link there, a line naming that path, so ps finds it too.

@@ -784,11 +784,25 @@ Test(serve, the_runs_directory_is_private_and_checked)
                   "%s", d.msg);
         cr_assert_eq(rmdir(want), 0);
     }
-    /* a runtime directory open to others is not used: /tmp/npuscope-UID instead */
+    /* a runtime directory open to others is not used: TMPDIR/npuscope-UID instead, or
+     * /tmp without an absolute TMPDIR */
     chmod(rt, 0755);
+    char oldtmp[512] = "";
+    const char *t = getenv("TMPDIR");
+    if (t)
+        snprintf(oldtmp, sizeof(oldtmp), "%s", t);
+    setenv("TMPDIR", dir, 1);
+    tui_runsock_dir(path, sizeof(path), false, &d);
+    snprintf(want, sizeof(want), "%s/npuscope-%u", dir, (unsigned)getuid());
+    cr_assert_str_eq(path, want);
+    setenv("TMPDIR", "relative", 1);
     tui_runsock_dir(path, sizeof(path), false, &d);
     snprintf(want, sizeof(want), "/tmp/npuscope-%u", (unsigned)getuid());
     cr_assert_str_eq(path, want);
+    if (oldtmp[0])
+        setenv("TMPDIR", oldtmp, 1);
+    else
+        unsetenv("TMPDIR");
     if (old[0])
         setenv("XDG_RUNTIME_DIR", old, 1);
     else
