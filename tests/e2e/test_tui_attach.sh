@@ -11,16 +11,17 @@
 . "$(dirname "$0")/tmux.sh"
 
 UTF8=(LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color)
-# the runs of this test, apart from anyone else's
-export XDG_RUNTIME_DIR="$TMP/xdg"
-mkdir -m 700 "$XDG_RUNTIME_DIR"
+# the runs of this test, apart from anyone else's (ps and attach also look in the
+# directory of runs started without XDG_RUNTIME_DIR, under TMPDIR)
+export XDG_RUNTIME_DIR="$TMP/xdg" TMPDIR="$TMP/tmp"
+mkdir -m 700 "$XDG_RUNTIME_DIR" "$TMPDIR"
 LONG=llm_decode:layers=32,gen=256 # millions of events: it never ends by itself here
 
 # Viewers: each in a tmux server of its own, so several can run at once.
 SERVED=()
 cleanup() {
     local n
-    for n in a b c d e f; do tmux -L "$TMUX_BASE-$n" kill-server >/dev/null 2>&1; done
+    for n in a b c d e f g; do tmux -L "$TMUX_BASE-$n" kill-server >/dev/null 2>&1; done
     for n in "${SERVED[@]}"; do kill "$n" 2>/dev/null; done
     [ -n "${PUB:-}" ] && rm -rf "$PUB"
     tmux_stop
@@ -54,7 +55,7 @@ vstop() { tmux -L "$TMUX_BASE-$1" kill-server >/dev/null 2>&1 || true; }
 vpid() { # the npuscope process in a viewer's window
     local sh
     sh=$(tmux -L "$TMUX_BASE-$1" display-message -p -t 0 '#{pane_pid}')
-    pgrep -P "$sh" -x npuscope | head -1
+    pgrep -P "$sh" -f npuscope | head -1
 }
 expect_v() { # NAME CHECK REGEX [SECONDS]
     if vwait "$1" "$3" "${4:-15}"; then ok "$2"; else
@@ -112,7 +113,7 @@ a_events=$(events_of a)
 a_now=$(vscreen a | grep -m1 -oE 'now [0-9]+' | tr -dc 0-9)
 vkeys a q
 expect_v a "q leaves the viewer (exit 0)" '^\[exit 0\]'
-sleep 0.3
+for ((i = 0; i < 100; i++)); do [ "$(ps_field "$RUN" 1)" = 0 ] && break; sleep 0.05; done
 if kill -0 "$SERVED_PID" 2>/dev/null; then ok "leaving does not stop the run"; else
     fail "leaving does not stop the run"; fi
 if [ "$(ps_field "$RUN" 1)" = 0 ] && [ "$(ps_field "$RUN" 3)" = "$a_events" ]; then
@@ -132,6 +133,17 @@ expect_v b "the other viewer counts two as well" "events: $a_events +2 viewers"
 vkeys c s
 expect_v b "a step in one viewer shows in the other" "events: $((a_events + 1)) +2 viewers"
 
+echo "-- a viewer whose terminal closes: the run goes on"
+vstart g "$NPUSCOPE" attach "$RUN"
+expect_v g "a third viewer" "events: $((a_events + 1)) +3 viewers"
+g_pid=$(vpid g)
+vstop g # its terminal goes: SIGHUP
+expect_v b "the others count two again" "events: $((a_events + 1)) +2 viewers"
+for ((i = 0; i < 100; i++)); do kill -0 "$g_pid" 2>/dev/null || break; sleep 0.05; done
+if [ -n "$g_pid" ] && ! kill -0 "$g_pid" 2>/dev/null && kill -0 "$SERVED_PID" 2>/dev/null; then
+    ok "the viewer is gone, the run is not"
+else fail "the viewer is gone, the run is not" "viewer $g_pid, run $SERVED_PID"; fi
+
 echo "-- the memory pane fetches tensor values"
 vkeys b m
 expect_v b "the memory pane lists the run's tensors" ' Memory \(live\) +hbm [0-9]+'
@@ -147,8 +159,11 @@ expect_v c "running" ' LIVE +now'
 kill -KILL "$(vpid c)"
 expect_v b "the other viewer counts one again" '1 viewer'
 e1=$(ps_field "$RUN" 3)
-sleep 1.5
-e2=$(ps_field "$RUN" 3)
+for ((i = 0; i < 100; i++)); do
+    sleep 0.1
+    e2=$(ps_field "$RUN" 3)
+    [ -n "$e1" ] && [ -n "$e2" ] && [ "$e2" -gt "$e1" ] && break
+done
 if [ -n "$e1" ] && [ -n "$e2" ] && [ "$e2" -gt "$e1" ]; then
     ok "after the SIGKILL the run's events still grow ($e1, then $e2)"
 else fail "after the SIGKILL the run's events still grow" "$e1 then $e2"; fi
@@ -219,7 +234,7 @@ tmux_start 160 40 "${UTF8[@]}" -- run --paused -k "$LONG" -o "$TMP/hup.json"
 expect_screen "paused" ' PAUSED '
 tmux_keys S
 expect_screen "an op" 'op (starts|ends)'
-app=$(pgrep -P "$(tmux_format '#{pane_pid}')" -x npuscope | head -1)
+app=$(pgrep -P "$(tmux_format '#{pane_pid}')" -f npuscope | head -1)
 kill -HUP "$app"
 expect_exit "SIGHUP: exit 129, terminal restored" 129
 run "$NPUSCOPE" validate "$TMP/hup.json"
@@ -232,9 +247,15 @@ tmux_start 160 40 "${UTF8[@]}" -- run --keep-on-hangup --paused -k "$LONG" -o "$
 expect_screen "paused" ' PAUSED '
 tmux_keys S S S
 expect_screen "ops have run" 'op (starts|ends)'
-sleep 0.3
-k_events=$(tmux_screen; grep -m1 -oE 'events: [0-9]+' <<<"$SCREEN" | tr -dc 0-9)
-app=$(pgrep -P "$(tmux_format '#{pane_pid}')" -x npuscope | head -1)
+# the events once the three steps are done: the paused screen stops changing
+k_events=
+for ((i = 0; i < 50; i++)); do
+    e=$(tmux_screen; grep -m1 -oE 'events: [0-9]+' <<<"$SCREEN" | tr -dc 0-9)
+    [ -n "$e" ] && [ "$e" = "$k_events" ] && break
+    k_events=$e
+    sleep 0.2
+done
+app=$(pgrep -P "$(tmux_format '#{pane_pid}')" -f npuscope | head -1)
 kill -HUP "$app"
 expect_screen "the terminal is told where the run went" \
     'the terminal hung up; the run carries on, serving run npuscope-'
