@@ -2,8 +2,8 @@
  * What serving costs a run (make bench): the wall time of a long LLM decode headless with a
  * trace file, served with nobody watching (--listen), and served with a viewer that says
  * hello and then never reads (the worst a viewer can do: the run must not wait for it).
- * Medians of RUNS runs; "MISSED" when serving costs more than 10%. Usage: serve_bench
- * NPUSCOPE.
+ * Medians of RUNS rounds of the three; "MISSED" when serving costs more than 10%. Usage:
+ * serve_bench NPUSCOPE.
  */
 #include "trace/proto.h"
 #include "tui/runsock.h"
@@ -98,12 +98,8 @@ static int cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static double median(const char *bin, const char *mode, const char *dir)
+static double median(double *t)
 {
-    double t[RUNS];
-    for (int i = 0; i < RUNS; i++)
-        if ((t[i] = run(bin, mode, dir)) < 0)
-            return -1;
     qsort(t, RUNS, sizeof(t[0]), cmp);
     return t[RUNS / 2];
 }
@@ -117,14 +113,20 @@ int main(int argc, char **argv)
     char dir[] = "/tmp/npuscope-serve-bench.XXXXXX";
     if (!mkdtemp(dir))
         return 1;
-    double h = median(argv[1], "headless", dir);
-    double s = median(argv[1], "served", dir);
-    double k = median(argv[1], "stuck", dir);
-    rmdir(dir);
-    if (h < 0 || s < 0 || k < 0) {
-        fprintf(stderr, "serve_bench: a run failed\n");
-        return 1;
+    /* the three in turn, round after round: a machine whose load drifts weighs on each alike */
+    double th[RUNS], ts[RUNS], tk[RUNS];
+    for (int i = 0; i < RUNS; i++) {
+        th[i] = run(argv[1], "headless", dir);
+        ts[i] = run(argv[1], "served", dir);
+        tk[i] = run(argv[1], "stuck", dir);
+        if (th[i] < 0 || ts[i] < 0 || tk[i] < 0) {
+            rmdir(dir);
+            fprintf(stderr, "serve_bench: a run failed\n");
+            return 1;
+        }
     }
+    rmdir(dir);
+    double h = median(th), s = median(ts), k = median(tk);
     printf("run -k %s -o\n", SPEC);
     printf("headless:                          %.3f s\n", h);
     printf("served, nobody watching:           %.3f s (%+.1f%%)%s\n", s, 100 * (s / h - 1),
