@@ -79,11 +79,16 @@ expect_screen() {
         fail "$1" "screen never matched /$2/" "screen:" "$SCREEN"; fi
 }
 
-# expect_no_screen NAME REGEX: the current screen does not match.
+# expect_no_screen NAME REGEX [SECONDS]: the screen does not match, or comes not to within
+# SECONDS (default 5): the effect of a key just sent may take a frame to show.
 expect_no_screen() {
-    tmux_screen
-    if grep -qE -- "$2" <<<"$SCREEN"; then
-        fail "$1" "screen matches /$2/" "screen:" "$SCREEN"; else ok "$1"; fi
+    local i
+    for ((i = 0; i < ${3:-5} * 20; i++)); do
+        tmux_screen
+        if ! grep -qE -- "$2" <<<"$SCREEN"; then ok "$1"; return; fi
+        sleep 0.05
+    done
+    fail "$1" "screen matches /$2/" "screen:" "$SCREEN"
 }
 
 # expect_exit NAME STATUS: npuscope ended with STATUS and the terminal is back to normal
