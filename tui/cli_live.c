@@ -144,6 +144,9 @@ static int serve(const struct cli_run_opts *o, struct tui_source *src, const cha
         .trace_path = o->trace,
     };
     struct tui_server *srv;
+    /* viewers cannot go back: the checkpoints (a TUI run's, before its hang-up) would only
+     * hold memory, and new ones the served connections */
+    tui_source_live_forget_past(src);
     if (tui_server_new(src, &so, &srv, d) < 0) {
         if (hung_up)
             leave_terminal();
@@ -254,8 +257,9 @@ int cli_live(const struct cli_run_opts *o)
         .verify_ctx = &v,
     };
     /* going back: this process stays as the supervisor of the live process and its
-     * checkpoints (tui/ckpt.h); without a terminal there is nothing to go back in */
-    if (!o->no_reverse && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
+     * checkpoints (tui/ckpt.h); without a terminal there is nothing to go back in, and a
+     * served run's viewers have no way back */
+    if (!o->no_reverse && !o->listen && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
         struct diag cd;
         diag_clear(&cd);
         lo.reverse = tui_ckpt_supervise(&cd) == 0;
@@ -277,11 +281,22 @@ int cli_live(const struct cli_run_opts *o)
         tui_term_size(term, &w, &h);
         struct tui_app *app = tui_app_new(src, w, h, unicode, o->theme, user_dir, NULL, &d);
         status = tui_app_run(app, term);
+        bool keep = status == 128 + SIGHUP && o->keep_on_hangup;
+        /* a hang-up signals the whole process group, the supervisor forwards it as well:
+         * the next SIGHUP, blocked while the terminal's handlers go, is ignored */
+        sigset_t hup, old_mask;
+        sigemptyset(&hup);
+        sigaddset(&hup, SIGHUP);
+        if (keep)
+            sigprocmask(SIG_BLOCK, &hup, &old_mask);
         tui_term_close(term);
         tui_app_free(app);
         /* the terminal went away: the run carries on, served (--keep-on-hangup) */
-        if (status == 128 + SIGHUP && o->keep_on_hangup)
+        if (keep) {
+            signal(SIGHUP, SIG_IGN);
+            sigprocmask(SIG_SETMASK, &old_mask, NULL);
             status = serve(o, src, served_id, true, &d);
+        }
     }
 
     /* the trace: complete when the simulation ended, else up to now (q, a signal) */

@@ -194,6 +194,10 @@ int tui_source_live_finish(struct tui_source *s, struct diag *d);
  */
 struct tui_source *tui_source_remote_open(const char *path, struct diag *d);
 
+/* A live source that will not go back any more (it is served: viewers have no way back):
+ * its checkpoints are ended and no more are taken. */
+void tui_source_live_forget_past(struct tui_source *s);
+
 /* The run and the feed of a live source (borrowed), for tests and the command line. */
 struct sim_run *tui_source_live_run(struct tui_source *s);
 struct trace_live *tui_source_live_feed(struct tui_source *s);

@@ -1164,6 +1164,13 @@ struct tui_source *tui_source_live_take(struct sim_run *run, struct trace_live *
     return &L->base;
 }
 
+void tui_source_live_forget_past(struct tui_source *s)
+{
+    struct source_live *L = L_of(s);
+    tui_ckpt_free(L->ckpt);
+    L->ckpt = NULL;
+}
+
 int tui_source_live_finish(struct tui_source *s, struct diag *d)
 {
     struct source_live *L = L_of(s);
