@@ -111,6 +111,7 @@ void trace_proto_put_status(struct trace_wire_buf *b, const struct trace_proto_s
     trace_wire_put_uv(b, s->focus_rev);
     trace_wire_put_uv(b, s->focus == UINT64_MAX ? 0 : s->focus + 1);
     trace_wire_put_uv(b, s->breaks_rev);
+    trace_wire_put_str(b, s->fired);
     trace_wire_frame_end(b, f);
 }
 
@@ -265,7 +266,7 @@ int trace_proto_get_request(const uint8_t *p, size_t n, struct trace_proto_reque
     case TRACE_REQ_MEM_LIST: q->arg[0] = trace_wire_get_uv(&r); break;
     case TRACE_REQ_BREAK_ADD: {
         q->kind = trace_wire_get_u8(&r);
-        if (trace_wire_rd_ok(&r) && q->kind > 2)
+        if (trace_wire_rd_ok(&r) && q->kind > 3)
             trace_wire_rd_fail(&r, "unknown breakpoint kind");
         size_t len;
         const uint8_t *t = trace_wire_get_bytes(&r, TRACE_PROTO_MAX_PATTERN, &len);
@@ -353,6 +354,8 @@ int trace_proto_get_status(const uint8_t *p, size_t n, struct trace_proto_status
     uint64_t focus = trace_wire_get_uv(&r);
     s->focus = focus ? focus - 1 : UINT64_MAX;
     s->breaks_rev = trace_wire_get_uv(&r);
+    if (trace_wire_rd_ok(&r) && trace_wire_rd_left(&r)) /* 1.1 */
+        get_text(&r, s->fired, sizeof(s->fired), TRACE_PROTO_MAX_TEXT);
     if (trace_wire_rd_ok(&r) && s->state > TRACE_RUN_FINISHED)
         trace_wire_rd_fail(&r, "unknown run state");
     if (trace_wire_rd_ok(&r) && !(s->events_per_sec >= 0 && s->events_per_sec < 1e18))

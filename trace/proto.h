@@ -24,7 +24,7 @@
 
 enum {
     TRACE_PROTO_MAJOR = 1,
-    TRACE_PROTO_MINOR = 0,
+    TRACE_PROTO_MINOR = 1, /* 1.1: metric breakpoints, STATUS says which breakpoint fired */
     TRACE_PROTO_MAX_TO_RUN = 64 * 1024,      /* largest frame a run accepts */
     TRACE_PROTO_MAX_TO_VIEWER = 1024 * 1024, /* largest frame a viewer accepts */
     TRACE_PROTO_MAX_TEXT = 4096,             /* longest text field */
@@ -109,7 +109,7 @@ struct trace_proto_request {
     uint64_t id;   /* echoed in the answer */
     uint64_t code; /* enum trace_req, or a code this version does not know */
     uint64_t arg[4];
-    uint8_t kind;                           /* BREAK_ADD: 0 component, 1 op, 2 marker */
+    uint8_t kind;                           /* BREAK_ADD: 0 component, 1 op, 2 marker, 3 metric */
     char text[TRACE_PROTO_MAX_PATTERN + 1]; /* BREAK_ADD: the pattern */
 };
 
@@ -127,6 +127,7 @@ struct trace_proto_status {
     uint64_t focus_rev;  /* moves when the run wants an op shown */
     uint64_t focus;      /* that op's event index, or UINT64_MAX */
     uint64_t breaks_rev; /* moves when the breakpoint list changes */
+    char fired[400];     /* since 1.1: the breakpoint that paused the run and why, "" none */
 };
 
 struct trace_proto_result {

@@ -201,6 +201,7 @@ static void take_status(struct tui_server *s)
     copy_text(p->last_event, sizeof(p->last_event), st.last_event);
     copy_text(p->speed, sizeof(p->speed), st.speed);
     copy_text(p->verify, sizeof(p->verify), st.verify);
+    copy_text(p->fired, sizeof(p->fired), st.fired);
     p->viewers = tui_server_viewers(s);
     struct tui_memview *mem = src->ops->memory ? src->ops->memory(src) : NULL;
     p->mem_gen = mem ? mem->ops->generation(mem) : 0;
@@ -238,7 +239,7 @@ static bool status_differs(const struct trace_proto_status *a, const struct trac
            strcmp(a->last_event, b->last_event) != 0 || strcmp(a->speed, b->speed) != 0 ||
            strcmp(a->verify, b->verify) != 0 || a->viewers != b->viewers ||
            a->mem_gen != b->mem_gen || a->focus_rev != b->focus_rev ||
-           a->breaks_rev != b->breaks_rev;
+           a->breaks_rev != b->breaks_rev || strcmp(a->fired, b->fired) != 0;
 }
 
 /* Queue what viewer c has not seen: model (when its buffer is small), state, breakpoints. */

@@ -191,6 +191,7 @@ static void on_status(struct remote *r, const struct trace_proto_status *s)
     make_safe(s->notice, st.notice, sizeof(st.notice));
     make_safe(s->last_event, st.last_event, sizeof(st.last_event));
     make_safe(s->speed, st.speed, sizeof(st.speed));
+    make_safe(s->fired, st.fired, sizeof(st.fired));
     if (!r->have_status || st.notice_rev != r->server_notice_rev) {
         r->server_notice_rev = st.notice_rev;
         if (st.notice[0] && r->have_status)
@@ -453,6 +454,7 @@ static void rm_status(struct tui_source *s, struct tui_source_status *out)
         .last_event = mode == TUI_MODE_PAUSED && st->last_event[0] ? st->last_event : NULL,
         .speed = st->speed[0] ? st->speed : NULL,
         .verify = st->verify[0] ? st->verify : NULL,
+        .fired = mode == TUI_MODE_PAUSED && st->fired[0] ? st->fired : NULL,
         .viewers = r->fd >= 0 ? (unsigned)(st->viewers < 1000 ? st->viewers : 999) : 0,
     };
 }
@@ -491,6 +493,10 @@ static int rm_break_add(struct tui_source *s, enum tui_break_kind kind, const ch
                         struct diag *d)
 {
     struct trace_proto_request q = {.code = TRACE_REQ_BREAK_ADD, .kind = (uint8_t)kind};
+    if (kind == TUI_BREAK_METRIC && R_of(s)->w.minor < 1)
+        return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL,
+                        "this run's npuscope has no metric breakpoints (protocol %u.%u)",
+                        (unsigned)R_of(s)->w.major, (unsigned)R_of(s)->w.minor);
     if (strlen(pattern) > TRACE_PROTO_MAX_PATTERN)
         return diag_set(d, SIM_ELIMIT, NULL, 0, 0, NULL, "a pattern of %d bytes at most",
                         TRACE_PROTO_MAX_PATTERN);

@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void check_request(const struct trace_proto_request *q)
 {
     if (q->code == TRACE_REQ_BREAK_ADD &&
-        (q->kind > 2 || strlen(q->text) > TRACE_PROTO_MAX_PATTERN))
+        (q->kind > 3 || strlen(q->text) > TRACE_PROTO_MAX_PATTERN))
         abort();
     if (q->code == TRACE_REQ_MEM_READ && q->arg[3] > TRACE_PROTO_MAX_READ)
         abort();

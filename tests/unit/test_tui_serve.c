@@ -286,6 +286,22 @@ Test(serve, breakpoints_and_run_until_travel_to_the_run)
     tui_source_free(v);
 }
 
+Test(serve, a_metric_breakpoint_set_by_a_viewer_pauses_the_run_and_says_why)
+{
+    serve_child(SPEC, NULL, true);
+    struct tui_source *v = attach();
+    UNTIL(v, status(v).mode == TUI_MODE_PAUSED);
+    struct diag d;
+    cr_assert_eq(v->ops->break_add(v, TUI_BREAK_METRIC, "op.duration > 1", &d), 0, "%s", d.msg);
+    cr_assert_eq(v->ops->break_count(v), 1);
+    cr_assert_lt(v->ops->break_add(v, TUI_BREAK_METRIC, "no.such > 1", &d), 0);
+    cr_assert_eq(v->ops->break_count(v), 1, "refused, the connection goes on");
+    control(v, TUI_CTL_CONTINUE);
+    UNTIL(v, status(v).mode == TUI_MODE_PAUSED && status(v).fired);
+    cr_assert(strstr(status(v).fired, "op.duration"), "%s", status(v).fired);
+    tui_source_free(v);
+}
+
 Test(serve, stop_writes_the_trace_and_ends_the_run)
 {
     char trace[320];
