@@ -24,6 +24,7 @@ enum section {
     SEC_MARKERS,   /* MARKER_EVENTs */
     SEC_BW,        /* bandwidth samples */
     SEC_NOW,       /* the model's "now" */
+    SEC_BW_SET,    /* bandwidth samples that changed after they were sent */
 };
 
 /* A marker or memory access raised on no track (tracks travel as their index + 1). */
@@ -49,8 +50,8 @@ bool trace_mirror_pending(const struct trace_mirror_tx *tx, const struct trace_m
            tx->ntracks < trace_model_track_count(m) || tx->nev < trace_model_event_count(m) ||
            tx->nxf < trace_model_transfer_count(m) || tx->nmem < trace_model_mem_access_count(m) ||
            tx->ntok < trace_model_token_count(m) || tx->nmk < trace_model_marker_count(m) ||
-           tx->nbw < trace_model_bw_sample_count(m) || !tx->now_sent ||
-           tx->now != trace_model_now(m) || ended_pending(tx, m);
+           tx->nbw < trace_model_bw_sample_count(m) || tx->bw_from < trace_model_bw_revs(m) ||
+           !tx->now_sent || tx->now != trace_model_now(m) || ended_pending(tx, m);
 }
 
 /* ---- sending ------------------------------------------------------------------------------ */
@@ -176,6 +177,35 @@ static void send_events(struct trace_mirror_tx *tx, const struct trace_model *m,
     sec_end(e, 0);
 }
 
+/* Samples sent before that changed since (a resource's window filling up, or widened). */
+static void send_bw_changes(struct trace_mirror_tx *tx, const struct trace_model *m, struct enc *e)
+{
+    uint64_t revs = trace_model_bw_revs(m);
+    if (tx->bw_from >= revs || !tx->nbw)
+        return;
+    if (tx->bw_scan == 0)
+        tx->bw_upto = revs; /* a new pass: what changed up to now */
+    sec_begin(e, SEC_BW_SET);
+    for (; tx->bw_scan < tx->nbw && !full(e); tx->bw_scan++) {
+        if (trace_model_bw_sample_rev(m, tx->bw_scan) <= tx->bw_from)
+            continue;
+        const struct trace_bw_sample *s = trace_model_bw_sample(m, tx->bw_scan);
+        if (s->resource >= tx->nstr)
+            break; /* its resource's name goes first */
+        trace_wire_put_uv(e->b, tx->bw_scan);
+        trace_wire_put_uv(e->b, s->cycle);
+        trace_wire_put_uv(e->b, s->window);
+        trace_wire_put_uv(e->b, s->read_bytes);
+        trace_wire_put_uv(e->b, s->write_bytes);
+        trace_wire_put_uv(e->b, s->resource);
+    }
+    sec_end(e, 0);
+    if (tx->bw_scan == tx->nbw) { /* the pass is over */
+        tx->bw_from = tx->bw_upto;
+        tx->bw_scan = 0;
+    }
+}
+
 /* The list sections after the events: each item names only what was sent before it. */
 static void send_lists(struct trace_mirror_tx *tx, const struct trace_model *m, struct enc *e)
 {
@@ -247,10 +277,13 @@ static void send_lists(struct trace_mirror_tx *tx, const struct trace_model *m, 
         trace_wire_put_uv(e->b, tx->nbw);
         while (tx->nbw < n && !full(e)) {
             const struct trace_bw_sample *s = trace_model_bw_sample(m, tx->nbw);
+            if (s->resource >= tx->nstr)
+                break; /* its resource's name goes first */
             trace_wire_put_uv(e->b, s->cycle);
             trace_wire_put_uv(e->b, s->window);
             trace_wire_put_uv(e->b, s->read_bytes);
             trace_wire_put_uv(e->b, s->write_bytes);
+            trace_wire_put_uv(e->b, s->resource);
             tx->nbw++;
         }
         sec_end(e, 0);
@@ -283,6 +316,7 @@ bool trace_mirror_encode(struct trace_mirror_tx *tx, const struct trace_model *m
         send_ends(tx, m, &e);
     if (!full(&e))
         send_events(tx, m, &e);
+    send_bw_changes(tx, m, &e);
     send_lists(tx, m, &e);
     return !trace_mirror_pending(tx, m);
 }
@@ -524,9 +558,34 @@ static void apply_bw(struct trace_model *m, struct trace_wire_rd *r)
         s.window = trace_wire_get_uv(r);
         s.read_bytes = trace_wire_get_uv(r);
         s.write_bytes = trace_wire_get_uv(r);
+        uint64_t res = trace_wire_get_uv(r);
+        if (trace_wire_rd_ok(r) && !str_ok(m, res))
+            trace_wire_rd_fail(r, "a bandwidth sample of an unknown resource");
         if (!trace_wire_rd_ok(r))
             return;
+        s.resource = (uint32_t)res; /* TRACE_NO_STR: the whole DRAM */
         trace_model_add_bw_sample(m, &s);
+    }
+}
+
+static void apply_bw_set(struct trace_model *m, struct trace_wire_rd *r)
+{
+    while (trace_wire_rd_left(r)) {
+        uint64_t i = trace_wire_get_uv(r);
+        struct trace_bw_sample s;
+        s.cycle = trace_wire_get_uv(r);
+        s.window = trace_wire_get_uv(r);
+        s.read_bytes = trace_wire_get_uv(r);
+        s.write_bytes = trace_wire_get_uv(r);
+        uint64_t res = trace_wire_get_uv(r);
+        if (trace_wire_rd_ok(r) && i >= trace_model_bw_sample_count(m))
+            trace_wire_rd_fail(r, "a change to a bandwidth sample not sent");
+        if (trace_wire_rd_ok(r) && !str_ok(m, res))
+            trace_wire_rd_fail(r, "a bandwidth sample of an unknown resource");
+        if (!trace_wire_rd_ok(r))
+            return;
+        s.resource = (uint32_t)res;
+        trace_model_bw_sample_set(m, (size_t)i, &s);
     }
 }
 
@@ -572,6 +631,7 @@ int trace_mirror_apply(struct trace_model *m, const uint8_t *p, size_t len, stru
         case SEC_TOKENS: apply_tokens(m, &s); break;
         case SEC_MARKERS: apply_markers(m, &s); break;
         case SEC_BW: apply_bw(m, &s); break;
+        case SEC_BW_SET: apply_bw_set(m, &s); break;
         case SEC_NOW: {
             uint64_t now = trace_wire_get_uv(&s);
             if (trace_wire_rd_ok(&s) && trace_wire_rd_left(&s))

@@ -33,6 +33,10 @@ struct trace_mirror_tx {
     size_t nxf, nmem, ntok, nmk, nbw; /* transfers, memory accesses, tokens, markers, samples */
     uint64_t now;                     /* "now" sent */
     bool now_sent;
+    /* samples changed after they were sent: those whose change count is above bw_from are
+     * sent again, in passes over [0, nbw) (bw_scan: where this pass is) */
+    uint64_t bw_from, bw_upto; /* changes covered: sent up to bw_from; this pass to bw_upto */
+    size_t bw_scan;
 };
 
 void trace_mirror_tx_fini(struct trace_mirror_tx *tx);

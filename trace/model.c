@@ -125,7 +125,9 @@ struct trace_model {
     size_t nmk, capmk;
     struct trace_bw_sample *bw;
     size_t nbw, capbw;
-    size_t nbw_dram; /* samples of the whole DRAM among them */
+    size_t nbw_dram;  /* samples of the whole DRAM among them */
+    uint64_t *bw_rev; /* owned, per sample: bw_revs when it last changed (0: as added) */
+    uint64_t bw_revs; /* changes of samples after they were added */
     struct trace_transfer *xf;
     size_t nxf, capxf;
     uint64_t *dep_ev, *dep_on; /* owned: explicit dependencies, by dep_ev */
@@ -325,6 +327,7 @@ void trace_model_free(struct trace_model *m)
         sim_value_free(m->mk[i].details);
     free(m->mk);
     free(m->bw);
+    free(m->bw_rev);
     free(m->xf);
     free(m->dep_ev);
     free(m->dep_on);
@@ -766,7 +769,11 @@ void trace_model_add_marker(struct trace_model *m, const struct trace_marker *k)
 
 size_t trace_model_add_bw_sample(struct trace_model *m, const struct trace_bw_sample *s)
 {
+    size_t cap = m->capbw;
     grow(&m->bw, &m->capbw, m->nbw + 1, sizeof(*m->bw));
+    if (m->capbw != cap)
+        m->bw_rev = sim_xreallocarray(m->bw_rev, m->capbw, sizeof(*m->bw_rev));
+    m->bw_rev[m->nbw] = 0;
     m->bw[m->nbw] = *s;
     m->nbw_dram += trace_bw_sample_is_dram(s);
     m->gen++;
@@ -779,6 +786,7 @@ void trace_model_bw_sample_add(struct trace_model *m, size_t i, uint64_t read_by
     assert(i < m->nbw);
     m->bw[i].read_bytes += read_bytes;
     m->bw[i].write_bytes += write_bytes;
+    m->bw_rev[i] = ++m->bw_revs;
     m->gen++;
 }
 
@@ -788,7 +796,19 @@ void trace_model_bw_sample_set(struct trace_model *m, size_t i, const struct tra
     m->nbw_dram -= trace_bw_sample_is_dram(&m->bw[i]);
     m->bw[i] = *s;
     m->nbw_dram += trace_bw_sample_is_dram(s);
+    m->bw_rev[i] = ++m->bw_revs;
     m->gen++;
+}
+
+uint64_t trace_model_bw_revs(const struct trace_model *m)
+{
+    return m->bw_revs;
+}
+
+uint64_t trace_model_bw_sample_rev(const struct trace_model *m, size_t i)
+{
+    assert(i < m->nbw);
+    return m->bw_rev[i];
 }
 
 size_t trace_model_dram_sample_count(const struct trace_model *m)

@@ -196,6 +196,10 @@ size_t trace_model_add_bw_sample(struct trace_model *m, const struct trace_bw_sa
 void trace_model_bw_sample_add(struct trace_model *m, size_t i, uint64_t read_bytes,
                                uint64_t write_bytes);
 void trace_model_bw_sample_set(struct trace_model *m, size_t i, const struct trace_bw_sample *s);
+/* Changes of samples after they were added: their count so far, and the count when sample i
+ * last changed (0: never). A served run's viewers are sent the samples that changed. */
+uint64_t trace_model_bw_revs(const struct trace_model *m);
+uint64_t trace_model_bw_sample_rev(const struct trace_model *m, size_t i);
 
 /* Top-level blocks, taken: run_metadata, config_snapshot, and summary_metrics as found in
  * a loaded file (recomputed metrics come from trace/metrics.h). */

@@ -354,7 +354,7 @@ int trace_proto_get_status(const uint8_t *p, size_t n, struct trace_proto_status
     uint64_t focus = trace_wire_get_uv(&r);
     s->focus = focus ? focus - 1 : UINT64_MAX;
     s->breaks_rev = trace_wire_get_uv(&r);
-    if (trace_wire_rd_ok(&r) && trace_wire_rd_left(&r)) /* 1.1 */
+    if (trace_wire_rd_ok(&r) && trace_wire_rd_left(&r)) /* optional: read when there */
         get_text(&r, s->fired, sizeof(s->fired), TRACE_PROTO_MAX_TEXT);
     if (trace_wire_rd_ok(&r) && s->state > TRACE_RUN_FINISHED)
         trace_wire_rd_fail(&r, "unknown run state");

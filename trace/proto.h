@@ -23,8 +23,8 @@
 #include <stdint.h>
 
 enum {
-    TRACE_PROTO_MAJOR = 1,
-    TRACE_PROTO_MINOR = 1, /* 1.1: metric breakpoints, STATUS says which breakpoint fired */
+    TRACE_PROTO_MAJOR = 2, /* 2.0: a bandwidth sample names its resource */
+    TRACE_PROTO_MINOR = 0,
     TRACE_PROTO_MAX_TO_RUN = 64 * 1024,      /* largest frame a run accepts */
     TRACE_PROTO_MAX_TO_VIEWER = 1024 * 1024, /* largest frame a viewer accepts */
     TRACE_PROTO_MAX_TEXT = 4096,             /* longest text field */
@@ -127,7 +127,7 @@ struct trace_proto_status {
     uint64_t focus_rev;  /* moves when the run wants an op shown */
     uint64_t focus;      /* that op's event index, or UINT64_MAX */
     uint64_t breaks_rev; /* moves when the breakpoint list changes */
-    char fired[400];     /* since 1.1: the breakpoint that paused the run and why, "" none */
+    char fired[400];     /* the breakpoint that paused the run and why, "" none */
 };
 
 struct trace_proto_result {

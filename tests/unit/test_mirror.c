@@ -118,6 +118,15 @@ static void assert_same(const struct trace_model *a, const struct trace_model *b
         cr_assert(x->cycle == y->cycle && x->name == y->name && x->track == y->track);
         cr_assert(sim_value_equal(x->details, y->details));
     }
+    cr_assert_eq(trace_model_bw_sample_count(a), trace_model_bw_sample_count(b));
+    for (size_t i = 0; i < trace_model_bw_sample_count(a); i++) {
+        const struct trace_bw_sample *x = trace_model_bw_sample(a, i);
+        const struct trace_bw_sample *y = trace_model_bw_sample(b, i);
+        cr_assert(x->cycle == y->cycle && x->window == y->window &&
+                      x->read_bytes == y->read_bytes && x->write_bytes == y->write_bytes &&
+                      x->resource == y->resource,
+                  "sample %zu", i);
+    }
     cr_assert_eq(trace_model_now(a), trace_model_now(b));
     cr_assert_eq(trace_model_t_min(a), trace_model_t_min(b));
     cr_assert_eq(trace_model_t_max(a), trace_model_t_max(b));
@@ -248,6 +257,16 @@ Test(mirror, broken_and_hostile_messages_are_refused)
     trace_wire_put_raw(&h, "\xff\xff\xff\x7f", 4);
     m = trace_model_new();
     cr_assert_lt(apply(m, h.p, h.len, why, sizeof(why)), 0);
+    trace_model_free(m);
+
+    /* a change to a bandwidth sample the viewer was never sent */
+    h.len = 0;
+    trace_wire_put_u8(&h, 12); /* bandwidth samples changed */
+    trace_wire_put_raw(&h, "\x06\0\0\0\x05\0\x01\0\0\0", 10);
+    m = trace_model_new();
+    cr_assert_lt(apply(m, h.p, h.len, why, sizeof(why)), 0);
+    cr_assert(strstr(why, "not sent"), "%s", why);
+    cr_assert_eq(trace_model_bw_sample_count(m), 0);
     trace_model_free(m);
 
     /* a section of a kind this version does not know is skipped */

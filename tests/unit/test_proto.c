@@ -78,7 +78,7 @@ Test(proto, a_version_from_the_future_or_a_stranger_is_refused)
     struct trace_wire_frame f = frame_of(&b);
     struct diag d;
     cr_assert_lt(trace_proto_get_hello(f.body, f.len, &h2, &d), 0);
-    cr_assert(strstr(d.msg, "protocol version 2.0 is not this run's (1.1)"), "%s", d.msg);
+    cr_assert(strstr(d.msg, "protocol version 3.0 is not this run's (2.0)"), "%s", d.msg);
     /* a wrong magic */
     ((uint8_t *)f.body)[0] = 'X';
     h.major = TRACE_PROTO_MAJOR;
@@ -96,7 +96,7 @@ Test(proto, a_version_from_the_future_or_a_stranger_is_refused)
     trace_proto_put_welcome(&b, &w);
     f = frame_of(&b);
     cr_assert_lt(trace_proto_get_welcome(f.body, f.len, &w2, &d), 0);
-    cr_assert(strstr(d.msg, "the run speaks protocol version 2.0"), "%s", d.msg);
+    cr_assert(strstr(d.msg, "the run speaks protocol version 3.0"), "%s", d.msg);
     trace_wire_buf_fini(&b);
 }
 
@@ -172,7 +172,7 @@ Test(proto, status_breaks_and_result_round_trip)
     cr_assert_str_eq(s2.notice, "paused");
     cr_assert_str_eq(s2.last_event, "ev 20");
     cr_assert_str_eq(s2.fired, "");
-    /* 1.1 appends which breakpoint fired; a 1.0 STATUS (without it) still reads */
+    /* which breakpoint fired comes last; a STATUS without it still reads */
     snprintf(s.fired, sizeof(s.fired), "op.duration > 1: 3 cycles");
     b.len = 0;
     trace_proto_put_status(&b, &s);

@@ -579,7 +579,7 @@ Test(serve, hostile_clients_get_an_error_and_the_run_goes_on)
     trace_proto_put_hello(&b, &h);
     hostile(b.p, b.len, &type, msg, sizeof(msg));
     cr_assert_eq(type, TRACE_MSG_ERROR);
-    cr_assert(strstr(msg, "protocol version 2.0 is not this run's"), "%s", msg);
+    cr_assert(strstr(msg, "protocol version 3.0 is not this run's"), "%s", msg);
 
     /* a request before HELLO */
     b.len = 0;
@@ -694,7 +694,7 @@ Test(serve, a_viewer_refuses_a_hostile_run)
     trace_proto_put_welcome(&b, &w);
     fake_run(b.p, b.len);
     cr_assert_null(tui_source_remote_open(sock, &d));
-    cr_assert(strstr(d.msg, "the run speaks protocol version 2.0"), "%s", d.msg);
+    cr_assert(strstr(d.msg, "the run speaks protocol version 3.0"), "%s", d.msg);
     waitpid(server, NULL, 0);
     server = -1;
     unlink(sock);
