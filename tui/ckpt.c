@@ -69,10 +69,15 @@ static void tell_supervisor(char kind)
 static volatile sig_atomic_t sup_signal;
 static int sup_wake[2] = {-1, -1};
 
-static void sup_on_signal(int signo)
+/* A signal the terminal sends (Ctrl-C, a hang-up: si_code SI_KERNEL) reaches the whole
+ * foreground process group, the live process too, and is not passed on: a second one would
+ * arrive while the live process is taking its terminal down. One a process sends to the
+ * supervisor alone (kill: si_code <= 0) is. */
+static void sup_on_signal(int signo, siginfo_t *si, void *ctx)
 {
+    (void)ctx;
     int saved = errno;
-    if (signo != SIGCHLD)
+    if (signo != SIGCHLD && (!si || si->si_code <= 0))
         sup_signal = signo;
     char b = 1;
     ssize_t r = write(sup_wake[1], &b, 1);
@@ -205,9 +210,9 @@ int tui_ckpt_supervise(struct diag *d)
     fcntl(msg[0], F_SETFL, fcntl(msg[0], F_GETFL) | O_NONBLOCK);
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = sup_on_signal;
+    sa.sa_sigaction = sup_on_signal;
     sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
+    sa.sa_flags = SA_RESTART | SA_SIGINFO;
     static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD};
     for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
         sigaction(sigs[i], &sa, NULL);

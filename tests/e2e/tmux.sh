@@ -100,7 +100,7 @@ expect_exit() {
     fi
     local got
     got=$(grep -oE '^\[exit [0-9]+\]' <<<"$SCREEN" | tail -1 | tr -dc 0-9)
-    if [ "$got" -ne "$2" ]; then fail "$1" "expected exit $2, got $got"; return; fi
+    if [ "$got" -ne "$2" ]; then fail "$1" "expected exit $2, got $got" "screen:" "$SCREEN"; return; fi
     local modes
     modes=$(tmux_format '#{alternate_on} #{cursor_flag} #{mouse_any_flag} #{keypad_flag}')
     if [ "$modes" = "0 1 0 0" ]; then ok "$1"; else
