@@ -190,8 +190,7 @@ static void find_slow(const struct trace_model *m, const struct trace_anomaly_op
         /* a host message is a transfer on the host's link, then a service on an io_cpu:
          * two distributions of one name, told apart by their track */
         uint64_t where = eng == TRACE_ENGINE_HOST ? (uint64_t)e->track & 0xffffff : 0;
-        v[i] = (struct opdur){(uint64_t)e->op << 32 | where << 8 | eng, ev_end(m, e) - e->start,
-                              i};
+        v[i] = (struct opdur){(uint64_t)e->op << 32 | where << 8 | eng, ev_end(m, e) - e->start, i};
     }
     qsort(v, n, sizeof(*v), cmp_opdur);
     for (uint64_t i = 0; i < n;) {

@@ -76,7 +76,7 @@ struct trace_live {
     uint64_t changes;    /* op starts + ends */
     bool dirty;          /* the model changed since the last trace_model_finish */
 
-    bool end_checked;    /* check_end has seen the run over */
+    bool end_checked;                   /* check_end has seen the run over */
     int chip_observer;                  /* our subscription to spans and traffic */
     struct trace_resacc *res;           /* owned: the resources' bandwidth samples */
     struct sim_pack span_pack;          /* owned: a span's details being packed */

@@ -414,9 +414,9 @@ static void draw_footer(struct tui_app *a)
     tui_canvas_fill(c, (struct tui_rect){0, y, c->w, 1}, ' ', TUI_STYLE_FOOTER);
     if (a->prompt) {
         static const char *const label[] = {
-            "search: /", "break on (c GLOB, o NAME, m NAME, hbm.util > 0.9): ",
-            "run until (cycles, 12us, +N): ", "compare with trace: ",
-            "back to (cycles, 12us, -N): "};
+            "search: /",
+            "break on (c GLOB, o NAME, m NAME, hbm.util > 0.9): ", "run until (cycles, 12us, +N): ",
+            "compare with trace: ", "back to (cycles, 12us, -N): "};
         static const char *const hint[] = {"Enter search  Esc cancel", "Enter add  Esc cancel",
                                            "Enter run  Esc cancel", "Enter compare  Esc cancel",
                                            "Enter go back  Esc cancel"};
@@ -784,8 +784,8 @@ static enum tui_result go_back(struct tui_app *a, enum tui_back how, uint64_t ar
                                "simulation)");
         return TUI_RES_REDRAW;
     }
-    struct app_carry k = {a->focus,         a->left,      a->maximized,
-                          a->bottom_hidden, a->theme_idx, a->view.filter_engine,
+    struct app_carry k = {a->focus,           a->left,      a->maximized,
+                          a->bottom_hidden,   a->theme_idx, a->view.filter_engine,
                           a->view.filter_kind};
     struct diag d;
     diag_clear(&d);
@@ -920,7 +920,8 @@ static void back_until(struct tui_app *a, const char *text)
         text++;
     uint64_t t, by;
     double ghz = trace_model_clock_ghz(a->m);
-    if (*text == '-' ? parse_time(text + 1, 0, ghz, &by) < 0 : parse_time(text, st.now, ghz, &t) < 0) {
+    if (*text == '-' ? parse_time(text + 1, 0, ghz, &by) < 0
+                     : parse_time(text, st.now, ghz, &t) < 0) {
         tui_view_message(&a->view, TUI_STYLE_ERROR,
                          "not a time: cycles (12000), a time with ns/us/ms (12.5us), or -N");
         return;

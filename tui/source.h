@@ -54,10 +54,10 @@ struct tui_source_status {
 
 /* Going back (live sources with checkpoints: keys p, A, U, R). */
 enum tui_back {
-    TUI_BACK_EVENT,  /* one event back */
-    TUI_BACK_OP,     /* back to the previous op record start or end */
-    TUI_BACK_UNTIL,  /* back to a time (cycles): every event up to it run, no later one */
-    TUI_BACK_BREAK,  /* back to the previous breakpoint hit */
+    TUI_BACK_EVENT, /* one event back */
+    TUI_BACK_OP,    /* back to the previous op record start or end */
+    TUI_BACK_UNTIL, /* back to a time (cycles): every event up to it run, no later one */
+    TUI_BACK_BREAK, /* back to the previous breakpoint hit */
 };
 
 /* Controls of a live simulation (SPEC §6 keys space, s, S, c; speed; writing the trace).

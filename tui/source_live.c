@@ -29,10 +29,10 @@
 #include <unistd.h>
 
 enum {
-    TICK_NS = 10 * 1000 * 1000,  /* most a tick runs events for */
-    RATE_NS = 500 * 1000 * 1000, /* window of the events-per-second measure */
-    CHECK_EVERY = 8,             /* events between two looks at the clock (some take ms) */
-    PACE_MAX_WAIT_MS = 250,      /* a slowed run still looks at input this often */
+    TICK_NS = 10 * 1000 * 1000,       /* most a tick runs events for */
+    RATE_NS = 500 * 1000 * 1000,      /* window of the events-per-second measure */
+    CHECK_EVERY = 8,                  /* events between two looks at the clock (some take ms) */
+    PACE_MAX_WAIT_MS = 250,           /* a slowed run still looks at input this often */
     CKPT_WORK_NS = 250 * 1000 * 1000, /* running between two checkpoints, at most */
     CKPT_MIN_EVENTS = 4096,           /* and at least this many events */
     CKPT_MAX_EVENTS = 1 << 20,        /* a checkpoint at least this often (stepping by hand) */
@@ -129,11 +129,11 @@ struct source_live {
     struct diag trace_diag;
 
     /* going back */
-    struct tui_ckpt *ckpt;  /* owned; NULL: no checkpoints */
-    struct tui_ckpt_req *req; /* owned: the request a resumed copy reads */
-    uint64_t ckpt_work;     /* ns spent running events since the last checkpoint */
-    bool silent;            /* re-running to a target: no stops, no hit counts */
-    bool backwards;         /* this state was reached by going back */
+    struct tui_ckpt *ckpt;      /* owned; NULL: no checkpoints */
+    struct tui_ckpt_req *req;   /* owned: the request a resumed copy reads */
+    uint64_t ckpt_work;         /* ns spent running events since the last checkpoint */
+    bool silent;                /* re-running to a target: no stops, no hit counts */
+    bool backwards;             /* this state was reached by going back */
     struct opmark marks[MARKS]; /* a ring: nmarks in all */
     uint64_t nmarks;
     struct hitmark hitm[HITS];
@@ -775,12 +775,12 @@ static void resumed_run(struct source_live *L)
     if (how == TUI_BACK_OP && m && m->event == ev) {
         notice_op(L, m->record, m->started);
     } else if (how == TUI_BACK_BREAK && h && h->event == ev) {
-        L->focus = h->record != UINT64_MAX ? trace_live_event_of_record(L->feed, h->record)
-                                           : UINT64_MAX;
+        L->focus =
+            h->record != UINT64_MAX ? trace_live_event_of_record(L->feed, h->record) : UINT64_MAX;
         notice(L, "back at %s", h->text);
     } else {
-        notice(L, "back at event %" PRIu64 " (re-run from the checkpoint at event %" PRIu64 ")",
-               ev, from);
+        notice(L, "back at event %" PRIu64 " (re-run from the checkpoint at event %" PRIu64 ")", ev,
+               from);
     }
     tui_ckpt_took_over(L->ckpt, r, ev, true);
 }
