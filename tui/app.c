@@ -918,16 +918,16 @@ static void back_until(struct tui_app *a, const char *text)
     a->src->ops->status(a->src, &st);
     while (*text == ' ')
         text++;
-    uint64_t t, by;
-    double ghz = trace_model_clock_ghz(a->m);
-    if (*text == '-' ? parse_time(text + 1, 0, ghz, &by) < 0
-                     : parse_time(text, st.now, ghz, &t) < 0) {
+    bool before_now = *text == '-';
+    uint64_t t = 0;
+    if (parse_time(before_now ? text + 1 : text, before_now ? 0 : st.now,
+                   trace_model_clock_ghz(a->m), &t) < 0) {
         tui_view_message(&a->view, TUI_STYLE_ERROR,
                          "not a time: cycles (12000), a time with ns/us/ms (12.5us), or -N");
         return;
     }
-    if (*text == '-')
-        t = by < st.now ? st.now - by : 0;
+    if (before_now) /* -N: N before now */
+        t = t < st.now ? st.now - t : 0;
     go_back(a, TUI_BACK_UNTIL, t);
 }
 

@@ -96,6 +96,13 @@ same "the screen is the one u 3000 gave" "$direct" "$back"
 tmux_keys w
 expect_screen "back: trace written" 'trace written'
 same "the model is the same" "$(model_of "$TMP/ring_direct.json")" "$(model_of "$TMP/ring_back.json")"
+tmux_screen; now0=$(grep -m1 -oE ' now [0-9]+' <<<"$SCREEN" | tr -dc 0-9)
+tmux_keys U; tmux_keys -l -- -1000; tmux_keys Enter
+tmux_wait " now (1[0-9]{3}|[0-9]{1,3}) " 10
+tmux_screen; now=$(grep -m1 -oE ' now [0-9]+' <<<"$SCREEN" | tr -dc 0-9)
+if [ -n "$now" ] && [ -n "$now0" ] && [ "$now" -le $((now0 - 1000)) ] && [ "$now" -gt $((now0 - 2000)) ]
+then ok "U -1000: back 1000 cycles from $now0 (at the last event before: $now)"
+else fail "U -1000: back 1000 cycles from ${now0:-?}" "$(head -1 <<<"$SCREEN")"; fi
 c9=$(grep -o '"op":"ipcq_copy"' "$TMP/ring_9000.json" | wc -l)
 c3=$(grep -o '"op":"ipcq_copy"' "$TMP/ring_back.json" | wc -l)
 if [ "$c9" -gt "$c3" ]; then ok "the stretch gone back over has IPCQ copies ($c9 at 60000, $c3 at 3000)"
