@@ -470,10 +470,17 @@ static uint64_t private_bytes(pid_t pid)
         return 0;
     uint64_t kb = 0;
     while (fgets(line, sizeof(line), f)) {
-        unsigned long long v;
-        if (sscanf(line, "Private_Clean: %llu kB", &v) == 1 ||
-            sscanf(line, "Private_Dirty: %llu kB", &v) == 1)
-            kb += v;
+        static const char *const keys[] = {"Private_Clean:", "Private_Dirty:"};
+        for (size_t i = 0; i < 2; i++) {
+            size_t n = strlen(keys[i]);
+            if (strncmp(line, keys[i], n) != 0)
+                continue;
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(line + n, &end, 10);
+            if (!errno && end != line + n)
+                kb += v;
+        }
     }
     fclose(f);
     return kb * 1024;
