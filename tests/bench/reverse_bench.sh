@@ -12,6 +12,7 @@ trap 't kill-server 2>/dev/null' EXIT
 events() { t capture-pane -p | grep -m1 -oE 'events: [0-9]+' | tr -dc 0-9; }
 for target in 1000000 10000000; do
     t kill-server 2>/dev/null
+    sock=npuscope-bench-$$-$target # a server of its own: never race the last one's end
     t -f /dev/null new-session -d -x 240 -y 40 \
         "env LANG=C.UTF-8 TERM=xterm-256color ./npuscope run -k llm_decode:layers=32,gen=256; sleep 600"
     for ((i = 0; i < 1200; i++)); do
