@@ -1348,10 +1348,10 @@ enum tui_result tui_app_mouse(struct tui_app *a, int x, int y, int button)
 int tui_app_run(struct tui_app *a, struct tui_term *t)
 {
     uint64_t theme_seen = UINT64_MAX, last_draw = 0;
-    /* while running, the screen follows the run at most every frame_ns: a frame, or three
+    /* while running, the screen follows the run at most every frame_ns: a frame, or eight
      * times what the last one took to draw when the model has grown so large that drawing
-     * it costs more, so the run keeps most of the time; what a person types is answered
-     * at once, ahead of the next slice of work */
+     * it costs more, so that drawing takes at most an eighth of the time; what a person
+     * types is answered at once, ahead of the next slice of work */
     uint64_t frame_ns = FRAME_NS;
     bool answer = false;
     int w, h;
@@ -1384,7 +1384,7 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
                 tui_term_invalidate(t);
             tui_term_draw(t, tui_app_render(a));
             uint64_t cost = tui_now_ns() - now;
-            frame_ns = 3 * cost > FRAME_NS ? 3 * cost : FRAME_NS;
+            frame_ns = 8 * cost > FRAME_NS ? 8 * cost : FRAME_NS;
             last_draw = now;
         }
         answer = false;
