@@ -564,18 +564,15 @@ static void packed_dram_scan(const uint8_t *p, size_t n, size_t pos, struct trac
             num = &f->bytes;
         size_t at = pos;
         sim_unpack_skip(p, n, &pos);
-        if (dst) {
-            struct sim_value *v = sim_unpack_value(p, n, &at);
-            if (v->type == SIM_V_STR && v->u.str.len < 32) {
-                memcpy(bufs[which], v->u.str.s, v->u.str.len + 1);
-                *dst = bufs[which];
-            }
-            sim_value_free(v);
-        } else if (num) {
-            struct sim_value *v = sim_unpack_value(p, n, &at);
-            if (v->type == SIM_V_INT && v->u.i >= 0)
-                *num = v->u.i;
-            sim_value_free(v);
+        const char *str;
+        size_t len;
+        int64_t iv;
+        if (dst && sim_unpack_str_at(p, n, at, &str, &len) && len < 32) {
+            memcpy(bufs[which], str, len);
+            bufs[which][len] = '\0';
+            *dst = bufs[which];
+        } else if (num && sim_unpack_int_at(p, n, at, &iv) && iv >= 0) {
+            *num = iv;
         }
     }
 }

@@ -406,24 +406,35 @@ static size_t find_key(const uint8_t *p, size_t n, size_t pos, const char *key)
     return SIZE_MAX;
 }
 
-bool sim_unpack_map_int(const uint8_t *p, size_t n, size_t pos, const char *key, int64_t *out)
+bool sim_unpack_int_at(const uint8_t *p, size_t n, size_t at, int64_t *out)
 {
-    size_t at = find_key(p, n, pos, key);
-    if (at == SIZE_MAX || p[at] != TAG_INT)
+    if (at >= n || p[at] != TAG_INT)
         return false;
     at++;
     *out = get_int(p, n, &at);
     return true;
 }
 
+bool sim_unpack_str_at(const uint8_t *p, size_t n, size_t at, const char **s, size_t *len)
+{
+    if (at >= n || p[at] != TAG_STR)
+        return false;
+    at++;
+    *len = (size_t)get_uvar(p, n, &at);
+    assert(at + *len <= n);
+    *s = (const char *)p + at;
+    return true;
+}
+
+bool sim_unpack_map_int(const uint8_t *p, size_t n, size_t pos, const char *key, int64_t *out)
+{
+    size_t at = find_key(p, n, pos, key);
+    return at != SIZE_MAX && sim_unpack_int_at(p, n, at, out);
+}
+
 bool sim_unpack_map_str(const uint8_t *p, size_t n, size_t pos, const char *key, const char **s,
                         size_t *len)
 {
     size_t at = find_key(p, n, pos, key);
-    if (at == SIZE_MAX || p[at] != TAG_STR)
-        return false;
-    at++;
-    *len = (size_t)get_uvar(p, n, &at);
-    *s = (const char *)p + at;
-    return true;
+    return at != SIZE_MAX && sim_unpack_str_at(p, n, at, s, len);
 }

@@ -132,6 +132,9 @@ void sim_unpack_visit(const uint8_t *p, size_t n, size_t *pos, const struct sim_
  * op. Returns false when the key is absent or of another type. *s is borrowed from p and
  * not NUL-terminated (*len bytes). */
 bool sim_unpack_map_int(const uint8_t *p, size_t n, size_t pos, const char *key, int64_t *out);
+/* The same for the value at `at` itself (after sim_unpack_key): false when of another type. */
+bool sim_unpack_int_at(const uint8_t *p, size_t n, size_t at, int64_t *out);
+bool sim_unpack_str_at(const uint8_t *p, size_t n, size_t at, const char **s, size_t *len);
 bool sim_unpack_map_str(const uint8_t *p, size_t n, size_t pos, const char *key, const char **s,
                         size_t *len);
 
