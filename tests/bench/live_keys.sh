@@ -46,7 +46,13 @@ for ((k = 0; k < 200; k++)); do
     lat+=($((t1 - t0)) $((t2 - t1)))
 done
 until_match FINISHED
-hwm=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status" 2>/dev/null)
+# the process the shell started watches the run (going back); the run is its child: the
+# largest peak of the lot is the live run's
+hwm=0
+for p in "$pid" $(pgrep -P "$pid"); do
+    v=$(awk '/VmHWM/ {print $2}' "/proc/$p/status" 2>/dev/null)
+    [ -n "$v" ] && [ "$v" -gt "$hwm" ] && hwm=$v
+done
 tmux -L "$sock" send-keys -t 0 q
 
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else print "-"}'; }
