@@ -6,6 +6,7 @@
 
 #include "sim/util/xalloc.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,13 +71,13 @@ static void prefix_from(struct sim_roles *r, size_t i)
     }
 }
 
-/* The number of tags starting before x. */
-static size_t starting_before(const struct sim_roles *r, uint64_t x)
+/* The number of tags starting before x (or at x too, when at is true). */
+static size_t starting_before(const struct sim_roles *r, uint64_t x, bool at)
 {
     size_t lo = 0, hi = r->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (r->v[mid].start < x)
+        if (r->v[mid].start < x || (at && r->v[mid].start == x))
             lo = mid + 1;
         else
             hi = mid;
@@ -95,7 +96,7 @@ void sim_roles_tag(struct sim_roles *r, const char *space, uint64_t addr, uint64
         r->maxend = sim_xreallocarray(r->maxend, r->cap, sizeof(*r->maxend));
     }
     uint64_t end = addr + nbytes < addr ? UINT64_MAX : addr + nbytes;
-    size_t at = starting_before(r, addr + 1); /* after the tags starting at addr too */
+    size_t at = starting_before(r, addr, true); /* after the tags starting at addr too */
     memmove(&r->v[at + 1], &r->v[at], (r->n - at) * sizeof(*r->v));
     r->v[at] = (struct tag){intern(r, space), intern(r, role), addr, end, owner, r->seq++};
     r->n++;
@@ -123,7 +124,7 @@ const char *sim_roles_find(const struct sim_roles *r, const char *space, uint64_
     uint64_t span = nbytes ? nbytes : 1;
     uint64_t end = addr + span < addr ? UINT64_MAX : addr + span;
     const struct tag *best = NULL;
-    for (size_t i = starting_before(r, end); i-- > 0 && r->maxend[i] > addr;) {
+    for (size_t i = starting_before(r, end, false); i-- > 0 && r->maxend[i] > addr;) {
         const struct tag *t = &r->v[i];
         if (t->end > addr && t->space == sp && (!best || t->seq > best->seq))
             best = t;

@@ -34,6 +34,15 @@ Test(kvcache, roles_of_ranges)
     cr_assert_null(sim_roles_find(r, "hbm", 1100, 10));
     cr_assert_null(sim_roles_find(r, "tcm", 1000, 10), "another space");
     cr_assert_str_eq(sim_roles_find(r, "tcm", 10, 0), "scratch", "a range of 0 bytes at 10");
+    /* tags at the top of the address space (ranges end there) keep the others in order */
+    sim_roles_tag(r, "hbm", UINT64_MAX, 1, "top", 5);
+    sim_roles_tag(r, "hbm", UINT64_MAX - 16, 8, "top", 5);
+    sim_roles_tag(r, "hbm", 2000, 10, "kv", 5);
+    cr_assert_str_eq(sim_roles_find(r, "hbm", UINT64_MAX - 10, 1), "top");
+    cr_assert_str_eq(sim_roles_find(r, "hbm", 2005, 1), "kv");
+    cr_assert_str_eq(sim_roles_find(r, "hbm", 1050, 1), "kv");
+    cr_assert_null(sim_roles_find(r, "hbm", 3000, 10));
+    sim_roles_drop(r, 5);
     sim_roles_drop(r, 3);
     cr_assert_null(sim_roles_find(r, "hbm", 1000, 10));
     cr_assert_eq(sim_roles_count(r), 1);
