@@ -870,6 +870,45 @@ static bool broadcast(unsigned n, const struct tl_tensor *const *in, unsigned *n
     return true;
 }
 
+/* Every input of a math op (call, as messages name it) in the TCM; the message is only
+ * formatted for one that is not (this runs per op). */
+static void inputs_in_tcm(struct tl *tl, const char *call, unsigned n,
+                          const struct tl_tensor *const *inputs)
+{
+    for (unsigned i = 0; i < n; i++) {
+        if (in_tcm(inputs[i]))
+            continue;
+        char what[32];
+        snprintf(what, sizeof(what), "input %u", i);
+        need_tcm(tl, inputs[i], call, what);
+    }
+}
+
+/* The shape of a math op's result: its one input's with the reduced axis (*axis, made
+ * non-negative) of size 1, or the inputs' broadcast shape. */
+static void math_shape(struct tl *tl, const char *call, unsigned n,
+                       const struct tl_tensor *const *inputs, bool has_axis, int *axis,
+                       unsigned *nd, int64_t *shape)
+{
+    if (has_axis) {
+        const struct sim_handle *h = &inputs[0]->h;
+        if (n != 1)
+            kfail(tl, "%s: a reduction takes one input, got %u", call, n);
+        int ax = *axis < 0 ? *axis + (int)h->ndim : *axis;
+        if (ax < 0 || ax >= (int)h->ndim)
+            kfail(tl, "%s: axis %d is out of range for %u dimensions", call, *axis, h->ndim);
+        *axis = ax;
+        *nd = h->ndim;
+        memcpy(shape, h->shape, sizeof(shape[0]) * *nd);
+        shape[ax] = 1;
+    } else if (!broadcast(n, inputs, nd, shape)) {
+        char a[96], b[96];
+        kfail(tl, "%s: shapes %s and %s do not broadcast", call,
+              shape_str(&inputs[0]->h, a, sizeof(a)),
+              shape_str(&inputs[n > 1 ? 1 : 0]->h, b, sizeof(b)));
+    }
+}
+
 struct tl_tensor *tl_math(struct tl *tl, const char *op, unsigned n,
                           const struct tl_tensor *const *inputs, bool has_axis, int axis,
                           enum sim_dtype out_dtype)
@@ -883,32 +922,10 @@ struct tl_tensor *tl_math(struct tl *tl, const char *op, unsigned n,
     sim_strlcpy(call + at, "()", sizeof(call) - at);
     if (n < 1 || n > SIM_MATH_MAX_INPUTS)
         kfail(tl, "%s: %u inputs, expected 1 to %d", call, n, SIM_MATH_MAX_INPUTS);
-    for (unsigned i = 0; i < n; i++) {
-        if (in_tcm(inputs[i]))
-            continue;
-        char what[32];
-        snprintf(what, sizeof(what), "input %u", i);
-        need_tcm(tl, inputs[i], call, what);
-    }
+    inputs_in_tcm(tl, call, n, inputs);
     unsigned nd;
     int64_t shape[SIM_MAX_DIMS];
-    if (has_axis) {
-        const struct sim_handle *h = &inputs[0]->h;
-        if (n != 1)
-            kfail(tl, "%s: a reduction takes one input, got %u", call, n);
-        int ax = axis < 0 ? axis + (int)h->ndim : axis;
-        if (ax < 0 || ax >= (int)h->ndim)
-            kfail(tl, "%s: axis %d is out of range for %u dimensions", call, axis, h->ndim);
-        axis = ax;
-        nd = h->ndim;
-        memcpy(shape, h->shape, sizeof(shape[0]) * nd);
-        shape[ax] = 1;
-    } else if (!broadcast(n, inputs, &nd, shape)) {
-        char a[96], b[96];
-        kfail(tl, "%s: shapes %s and %s do not broadcast", call,
-              shape_str(&inputs[0]->h, a, sizeof(a)),
-              shape_str(&inputs[n > 1 ? 1 : 0]->h, b, sizeof(b)));
-    }
+    math_shape(tl, call, n, inputs, has_axis, &axis, &nd, shape);
     for (unsigned i = 0; i < n; i++)
         await(tl, inputs[i]);
     if (out_dtype == SIM_DTYPE_COUNT)
@@ -1382,30 +1399,10 @@ struct tl_tensor *tl_math_into(struct tl *tl, struct tl_tensor *dst, const char 
     if (strlen(op) >= SIM_OP_NAME_MAX)
         kfail(tl, "%s: the op name is too long", call);
     need_tcm(tl, dst, call, "the destination");
-    for (unsigned i = 0; i < n; i++) {
-        char what[32];
-        snprintf(what, sizeof(what), "input %u", i);
-        need_tcm(tl, inputs[i], call, what);
-    }
+    inputs_in_tcm(tl, call, n, inputs);
     unsigned nd;
     int64_t shape[SIM_MAX_DIMS];
-    if (has_axis) {
-        const struct sim_handle *h = &inputs[0]->h;
-        if (n != 1)
-            kfail(tl, "%s: a reduction takes one input, got %u", call, n);
-        int ax = axis < 0 ? axis + (int)h->ndim : axis;
-        if (ax < 0 || ax >= (int)h->ndim)
-            kfail(tl, "%s: axis %d is out of range for %u dimensions", call, axis, h->ndim);
-        axis = ax;
-        nd = h->ndim;
-        memcpy(shape, h->shape, sizeof(shape[0]) * nd);
-        shape[ax] = 1;
-    } else if (!broadcast(n, inputs, &nd, shape)) {
-        char a[96], b[96];
-        kfail(tl, "%s: shapes %s and %s do not broadcast", call,
-              shape_str(&inputs[0]->h, a, sizeof(a)),
-              shape_str(&inputs[n > 1 ? 1 : 0]->h, b, sizeof(b)));
-    }
+    math_shape(tl, call, n, inputs, has_axis, &axis, &nd, shape);
     if (numel_of(nd, shape) != sim_handle_numel(&dst->h)) {
         char a[96], b[96];
         kfail(tl, "%s: the result %s does not fit the destination %s", call,
