@@ -291,9 +291,15 @@ void trace_metrics_compute(const struct trace_model *m, struct trace_metrics *x)
     x->te = engine_use(m, TRACE_ENGINE_TE, x->cycles_total, &x->nte);
     x->ve = engine_use(m, TRACE_ENGINE_VE, x->cycles_total, &x->nve);
 
-    /* tokens */
+    trace_metrics_tokens(m, x);
+}
+
+void trace_metrics_tokens(const struct trace_model *m, struct trace_metrics *x)
+{
     uint64_t pmin = UINT64_MAX, pmax = 0, dsum = 0;
     size_t ntok = trace_model_token_count(m);
+    x->has_prefill = x->has_decode = false;
+    x->ndecode = 0;
     for (size_t i = 0; i < ntok; i++) {
         const struct trace_token *t = trace_model_token(m, i);
         if (t->decode) {
@@ -386,6 +392,18 @@ static uint64_t div_ceil(uint64_t a, uint64_t b)
     return a / b + (a % b != 0);
 }
 
+uint64_t trace_metrics_widen(uint64_t window, uint64_t lo, uint64_t hi, uint64_t sum_len)
+{
+    uint64_t need = ((hi - lo) >> MAX_WINDOWS_LOG2) + 1;
+    uint64_t shares = div_ceil(sum_len, (uint64_t)1 << MAX_SHARES_LOG2);
+    if (shares > need)
+        need = shares;
+    uint64_t w = window ? window : TRACE_BW_WINDOW_DEFAULT;
+    while (w < need)
+        w = w > UINT64_MAX / 2 ? need : 2 * w;
+    return w;
+}
+
 size_t trace_metrics_bandwidth(const struct trace_model *m, uint64_t window,
                                struct trace_bw_sample **out)
 {
@@ -437,12 +455,7 @@ size_t trace_metrics_bandwidth(const struct trace_model *m, uint64_t window,
         uint64_t len = v[i].e - v[i].s;
         sum_len = sum_len + len < sum_len ? UINT64_MAX : sum_len + len;
     }
-    uint64_t need = ((hi - lo) >> MAX_WINDOWS_LOG2) + 1;
-    if (need > w)
-        w = need;
-    need = div_ceil(sum_len, (uint64_t)1 << MAX_SHARES_LOG2);
-    if (need > w)
-        w = need;
+    w = trace_metrics_widen(w, lo, hi, sum_len);
 
     uint64_t first = lo / w, last = hi / w;
     size_t nwin = (size_t)(last - first + 1);

@@ -62,6 +62,9 @@ void trace_metrics_fini(struct trace_metrics *x);
 /* The summary_metrics block for x (blocks that do not apply are left out). Caller frees. */
 struct sim_value *trace_metrics_to_value(const struct trace_metrics *x);
 
+/* The tokens' part of x (has_prefill to avg_decode_latency) from m's tokens. */
+void trace_metrics_tokens(const struct trace_model *m, struct trace_metrics *x);
+
 /* compute + to_value in one call. */
 struct sim_value *trace_metrics_summary(const struct trace_model *m);
 
@@ -74,10 +77,19 @@ struct sim_value *trace_metrics_summary(const struct trace_model *m);
  * (TRACE_DRAM_SAMPLES) those are returned as they are. Either way the samples add up to
  * the dram_read / dram_write of trace_metrics_compute. When the trace is
  * so long or its transfers so many that this would need more than about 2^21 windows or
- * 2^25 shares, the window is widened (every sample's window_cycles says which was used).
+ * 2^25 shares, the window is doubled until it does not (trace_metrics_widen; every
+ * sample's window_cycles says which was used).
  * *out receives an owned array (NULL when empty); returns its length.
  */
 size_t trace_metrics_bandwidth(const struct trace_model *m, uint64_t window,
                                struct trace_bw_sample **out);
+
+/*
+ * The window bandwidth samples use for transfers spanning cycles [lo, hi] whose lengths add
+ * up to sum_len: window (0: TRACE_BW_WINDOW_DEFAULT) doubled until about 2^21 windows and
+ * 2^25 shares suffice. Doubling keeps the windows aligned, so samples taken at a narrower
+ * window merge in pairs into exactly the samples of a wider one (trace/sumacc.h).
+ */
+uint64_t trace_metrics_widen(uint64_t window, uint64_t lo, uint64_t hi, uint64_t sum_len);
 
 #endif

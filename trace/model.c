@@ -536,47 +536,6 @@ static void pend_del(struct trace_model *m, struct pend_det *d)
     }
 }
 
-/* The fields the DRAM rule reads, from a packed map in one pass (strings copied into bufs of
- * 32 bytes each: space names, directions, roles are short; longer ones count as absent). */
-static void packed_dram_scan(const uint8_t *p, size_t n, size_t pos, struct trace_dram_fields *f,
-                             char (*bufs)[32])
-{
-    if (pos >= n)
-        return;
-    size_t count = sim_unpack_map_open(p, n, &pos);
-    for (size_t i = 0; i < count; i++) {
-        size_t klen;
-        const char *k = sim_unpack_key(p, n, &pos, &klen);
-        int which = -1;
-        const char **dst = NULL;
-        int64_t *num = NULL;
-        if (klen == 9 && memcmp(k, "src_space", 9) == 0 && !f->src_space)
-            dst = &f->src_space, which = 0;
-        else if (klen == 9 && memcmp(k, "dst_space", 9) == 0 && !f->dst_space)
-            dst = &f->dst_space, which = 1;
-        else if (klen == 9 && memcmp(k, "direction", 9) == 0 && !f->direction)
-            dst = &f->direction, which = 2;
-        else if (klen == 11 && memcmp(k, "tensor_role", 11) == 0 && !f->tensor_role)
-            dst = &f->tensor_role, which = 3;
-        else if (klen == 6 && memcmp(k, "nbytes", 6) == 0 && f->nbytes < 0)
-            num = &f->nbytes;
-        else if (klen == 5 && memcmp(k, "bytes", 5) == 0 && f->bytes < 0)
-            num = &f->bytes;
-        size_t at = pos;
-        sim_unpack_skip(p, n, &pos);
-        const char *str;
-        size_t len;
-        int64_t iv;
-        if (dst && sim_unpack_str_at(p, n, at, &str, &len) && len < 32) {
-            memcpy(bufs[which], str, len);
-            bufs[which][len] = '\0';
-            *dst = bufs[which];
-        } else if (num && sim_unpack_int_at(p, n, at, &iv) && iv >= 0) {
-            *num = iv;
-        }
-    }
-}
-
 /* The DRAM traffic of an event from its packed params (trace_dram_rule), once: the params
  * first, then the replay annotations (a dma_read's source space is one of those). */
 static void packed_transfers(struct trace_model *m, uint64_t i, const uint8_t *p, size_t n)
@@ -585,14 +544,8 @@ static void packed_transfers(struct trace_model *m, uint64_t i, const uint8_t *p
     enum trace_engine eng = m->tracks[e->track].pub.engine;
     if (eng != TRACE_ENGINE_DMA || (e->flags & TRACE_EV_TRANSFER))
         return;
-    char bufs[4][32];
-    struct trace_dram_fields f = {.op = trace_model_str(m, e->op), .bytes = -1, .nbytes = -1};
-    size_t pos = 0;
-    packed_dram_scan(p, n, 0, &f, bufs);
-    sim_unpack_skip(p, n, &pos);
-    packed_dram_scan(p, n, pos, &f, bufs);
     struct trace_transfer x[2];
-    int k = trace_dram_rule(eng, &f, x);
+    int k = trace_dram_from_packed(eng, trace_model_str(m, e->op), p, n, x);
     for (int j = 0; j < k; j++) {
         x[j].event = (uint32_t)i;
         trace_model_add_transfer(m, &x[j]);
