@@ -13,6 +13,7 @@
 #include "trace/hostspan.h"
 #include "trace/metrics.h"
 #include "trace/resacc.h"
+#include "trace/sumacc.h"
 #include "trace/writer.h"
 
 #include <assert.h>
@@ -58,6 +59,8 @@ struct trace_live {
     uint64_t bw_window;
     bool mem_events;
     bool finished;
+    struct trace_sumacc *acc; /* owned: the metrics of a stream-only feed, else NULL */
+    uint64_t nev;             /* a stream-only feed's events so far (none in the model) */
 
     /* tracks per topology node, created with the node's first record */
     uint32_t *node_track; /* owned: UINT32_MAX until created */
@@ -228,13 +231,14 @@ uint64_t trace_live_event_of_record(const struct trace_live *l, uint64_t id)
 
 /* ---- op records ------------------------------------------------------------------------- */
 
-static uint64_t add_op(struct trace_live *l, const struct sim_op_record *rec)
+/* The ENGINE_EVENT of op record rec, in flight. */
+static void op_event(struct trace_live *l, const struct sim_op_record *rec, struct trace_event *out)
 {
     enum trace_op_kind kind;
     if (!rec->op_kind || trace_op_kind_parse(rec->op_kind, &kind) < 0)
         kind = TRACE_KIND_UNKNOWN;
     int64_t cmdq = rec->note.cmdq_id;
-    struct trace_event ev = {
+    *out = (struct trace_event){
         .start = cycles(l, rec->t_start, false),
         .track = track_of(l, rec->component_id),
         .op = rec->op_name ? intern_cached(l, rec->op_name) : intern_opt(l->m, "unknown"),
@@ -244,6 +248,22 @@ static uint64_t add_op(struct trace_live *l, const struct sim_op_record *rec)
         .op_kind = (uint8_t)kind,
         .flags = TRACE_EV_INFLIGHT,
     };
+}
+
+/* A stream-only feed's op starting: counted, not kept. */
+static void acc_start(struct trace_live *l, const struct sim_op_record *rec)
+{
+    struct trace_event ev;
+    op_event(l, rec, &ev);
+    const struct trace_track *t = trace_model_track_get(l->m, ev.track);
+    trace_sumacc_start(l->acc, ev.track, t->engine, t->engine_id, ev.start);
+    remember_id(l, rec->note.id, l->nev++);
+}
+
+static uint64_t add_op(struct trace_live *l, const struct sim_op_record *rec)
+{
+    struct trace_event ev;
+    op_event(l, rec, &ev);
     uint64_t i = trace_model_add_event(l->m, &ev);
     remember_id(l, rec->note.id, i);
     /* the params are known at the start: an op in flight shows them already */
@@ -254,17 +274,19 @@ static uint64_t add_op(struct trace_live *l, const struct sim_op_record *rec)
 static void on_start(void *ctx, const struct sim_op_record *rec)
 {
     struct trace_live *l = ctx;
-    add_op(l, rec);
+    if (l->acc)
+        acc_start(l, rec);
+    else
+        add_op(l, rec);
     l->changes++;
     l->dirty = true;
 }
 
-/* The ENGINE_EVENT of model event i as the writer takes it. */
-static void writer_event(const struct trace_live *l, uint64_t i, uint64_t end, double start_ns,
-                         double end_ns, const struct sim_value *details,
+/* The ENGINE_EVENT ev as the writer takes it. */
+static void writer_event(const struct trace_live *l, const struct trace_event *ev, uint64_t end,
+                         double start_ns, double end_ns, const struct sim_value *details,
                          struct trace_writer_event *out)
 {
-    const struct trace_event *ev = trace_model_event(l->m, i);
     const struct trace_track *t = trace_model_track_get(l->m, ev->track);
     *out = (struct trace_writer_event){
         .engine = t->engine,
@@ -283,10 +305,11 @@ static void writer_event(const struct trace_live *l, uint64_t i, uint64_t end, d
     };
 }
 
-/* MEM_ACCESS_EVENTs of a finished DMA op: one per DRAM transfer, at its start. */
-static void add_mem_events(struct trace_live *l, uint64_t i, const struct sim_value *details)
+/* MEM_ACCESS_EVENTs of a finished DMA op ev: one per DRAM transfer, at its start (in the
+ * model unless the feed is stream-only). */
+static void add_mem_events(struct trace_live *l, const struct trace_event *ev,
+                           const struct sim_value *details)
 {
-    const struct trace_event *ev = trace_model_event(l->m, i);
     const struct trace_track *t = trace_model_track_get(l->m, ev->track);
     struct trace_transfer x[2];
     int k = trace_dram_from_value(t->engine, trace_model_str(l->m, ev->op), details, x);
@@ -302,7 +325,8 @@ static void add_mem_events(struct trace_live *l, uint64_t i, const struct sim_va
             .cmdq_id = ev->cmdq_id,
             .write = write,
         };
-        trace_model_add_mem_access(l->m, &a);
+        if (!l->acc)
+            trace_model_add_mem_access(l->m, &a);
         if (l->w) {
             struct trace_writer_mem wm = {
                 .mem_type = "DRAM",
@@ -320,9 +344,54 @@ static void add_mem_events(struct trace_live *l, uint64_t i, const struct sim_va
     }
 }
 
+/* MEM_ACCESS_EVENTs of a finished op, when asked for. */
+static void mem_events_of(struct trace_live *l, const struct sim_op_record *rec,
+                          const struct trace_event *ev)
+{
+    struct sim_value *replay = NULL;
+    struct sim_value *params = sim_op_record_params(rec, &replay);
+    struct sim_value *details = trace_details_from_op(params, replay);
+    add_mem_events(l, ev, details);
+    sim_value_free(params);
+    sim_value_free(replay);
+    sim_value_free(details);
+}
+
+/* A stream-only feed's op ending at end (or still in flight then): counted and written. */
+static void acc_end(struct trace_live *l, const struct sim_op_record *rec, uint64_t end,
+                    double end_ns)
+{
+    struct trace_event ev;
+    op_event(l, rec, &ev);
+    if (trace_live_event_of_record(l, rec->note.id) == UINT64_MAX)
+        acc_start(l, rec); /* started before the feed subscribed */
+    if (end < ev.start)
+        end = ev.start;
+    const struct trace_track *t = trace_model_track_get(l->m, ev.track);
+    struct trace_transfer x[2];
+    int nx = trace_dram_from_packed(t->engine, trace_model_str(l->m, ev.op), rec->packed,
+                                    rec->packed_len, x);
+    trace_sumacc_end(l->acc, ev.track, ev.start, end, x, nx);
+    if (l->w) {
+        struct trace_writer_event we;
+        writer_event(l, &ev, end, rec->t_start, end_ns, NULL, &we);
+        we.packed = rec->packed;
+        we.packed_len = rec->packed_len;
+        trace_writer_engine_event(l->w, &we);
+    }
+    if (l->mem_events)
+        mem_events_of(l, rec, &ev);
+}
+
 static void on_end(void *ctx, const struct sim_op_record *rec)
 {
     struct trace_live *l = ctx;
+    if (l->acc) {
+        acc_end(l, rec, cycles(l, rec->t_end, false), rec->t_end);
+        l->changes++;
+        l->dirty = true;
+        return;
+    }
     uint64_t i = trace_live_event_of_record(l, rec->note.id);
     if (i == UINT64_MAX)
         i = add_op(l, rec); /* started before the feed subscribed */
@@ -341,20 +410,13 @@ static void on_end(void *ctx, const struct sim_op_record *rec)
     }
     if (l->w) {
         struct trace_writer_event we;
-        writer_event(l, i, end, rec->t_start, rec->t_end, NULL, &we);
+        writer_event(l, trace_model_event(l->m, i), end, rec->t_start, rec->t_end, NULL, &we);
         we.packed = rec->packed;
         we.packed_len = rec->packed_len;
         trace_writer_engine_event(l->w, &we);
     }
-    if (l->mem_events) {
-        struct sim_value *replay = NULL;
-        struct sim_value *params = sim_op_record_params(rec, &replay);
-        struct sim_value *details = trace_details_from_op(params, replay);
-        add_mem_events(l, i, details);
-        sim_value_free(params);
-        sim_value_free(replay);
-        sim_value_free(details);
-    }
+    if (l->mem_events)
+        mem_events_of(l, rec, trace_model_event(l->m, i));
     l->changes++;
     l->dirty = true;
 }
@@ -403,17 +465,22 @@ static void on_span(void *ctx, const struct sim_span *s)
         .cmdq_id = cmdq >= 0 && cmdq <= INT32_MAX ? (int32_t)cmdq : TRACE_NO_CMDQ,
         .op_kind = TRACE_KIND_UNKNOWN,
     };
-    uint64_t i = trace_model_add_event(l->m, &ev);
     l->span_pack.len = 0; /* the buffer is reused: no allocation once it has grown */
     trace_hostspan_pack(s, span_request(l, s), &l->span_pack);
     if (l->w) {
         struct trace_writer_event we;
-        writer_event(l, i, ev.end, t0, t1, NULL, &we);
+        writer_event(l, &ev, ev.end, t0, t1, NULL, &we);
         we.packed = l->span_pack.p;
         we.packed_len = l->span_pack.len;
         trace_writer_engine_event(l->w, &we);
     }
-    trace_model_set_details_packed(l->m, i, t0, t1, l->span_pack.p, l->span_pack.len);
+    if (l->acc) {
+        trace_sumacc_time(l->acc, ev.end);
+        l->nev++;
+    } else {
+        uint64_t i = trace_model_add_event(l->m, &ev);
+        trace_model_set_details_packed(l->m, i, t0, t1, l->span_pack.p, l->span_pack.len);
+    }
     l->dirty = true;
 }
 
@@ -649,6 +716,8 @@ int trace_live_new(struct sim_chip *chip, const struct trace_live_opts *o, struc
             return -SIM_EIO;
         }
         l->path = sim_xstrdup(o->trace_path);
+        if (o->stream_only)
+            l->acc = trace_sumacc_new(l->bw_window);
     }
     size_t nres = sim_chip_resource_count(chip);
     uint32_t *names = sim_xreallocarray(NULL, nres ? nres : 1, sizeof(*names));
@@ -683,6 +752,7 @@ void trace_live_free(struct trace_live *l)
     if (l->chip_observer >= 0)
         sim_chip_unobserve(l->chip, l->chip_observer);
     trace_resacc_free(l->res);
+    trace_sumacc_free(l->acc);
     free(l->req_of);
     trace_writer_abort(l->w);
     trace_model_free(l->m);
@@ -733,12 +803,23 @@ static uint64_t written_end(const struct trace_live *l, const struct trace_event
     return now > ev->start ? now : ev->start;
 }
 
-/* bandwidth_samples and summary_metrics from the model, then commit. */
+/* bandwidth_samples and summary_metrics (accumulated by a stream-only feed, else from the
+ * model), then commit. */
 static int close_writer(struct trace_live *l, struct trace_writer *w, struct diag *d)
 {
     struct trace_bw_sample *samples;
-    size_t n = trace_metrics_bandwidth(l->m, l->bw_window, &samples);
-    struct sim_value *summary = trace_metrics_summary(l->m);
+    size_t n;
+    struct sim_value *summary;
+    if (l->acc) {
+        n = trace_sumacc_bandwidth(l->acc, &samples);
+        struct trace_metrics x;
+        trace_sumacc_metrics(l->acc, l->m, &x);
+        summary = trace_metrics_to_value(&x);
+        trace_metrics_fini(&x);
+    } else {
+        n = trace_metrics_bandwidth(l->m, l->bw_window, &samples);
+        summary = trace_metrics_summary(l->m);
+    }
     trace_writer_resource_samples(w, l->m);
     int rc = trace_writer_close(w, samples, n, summary, d);
     sim_value_free(summary);
@@ -748,6 +829,9 @@ static int close_writer(struct trace_live *l, struct trace_writer *w, struct dia
 
 int trace_live_write(struct trace_live *l, const char *path, bool incomplete, struct diag *d)
 {
+    if (l->acc)
+        return diag_set(d, SIM_EINVAL, path, 0, 0, NULL,
+                        "cannot write the trace: the run keeps no events (it streams them)");
     trace_live_sync(l);
     struct sim_value *meta = sim_value_clone(l->meta);
     sim_value_map_set_bool(meta, "incomplete", incomplete);
@@ -765,7 +849,7 @@ int trace_live_write(struct trace_live *l, const char *path, bool incomplete, st
         double t0 = NAN, t1 = NAN;
         trace_model_event_ns(m, i, &t0, &t1);
         struct trace_writer_event we;
-        writer_event(l, i, written_end(l, ev), t0, inflight ? now : t1, det, &we);
+        writer_event(l, ev, written_end(l, ev), t0, inflight ? now : t1, det, &we);
         we.ndeps = trace_model_event_deps(m, i, &we.deps); /* events first, in model order */
         err = trace_writer_engine_event(w, &we);
         sim_value_free(det);
@@ -815,12 +899,19 @@ int trace_live_finish(struct trace_live *l, bool complete, struct diag *d)
     trace_live_sync(l);
     struct trace_writer *w = l->w;
     l->w = NULL; /* nothing more goes to the stream */
-    if (!complete) {
+    if (!complete && !l->acc) {
         trace_writer_abort(w);
         return trace_live_write(l, l->path, true, d);
     }
     /* ops still in flight (a program that never finished) end at now */
     double now = now_ns(l);
+    if (l->acc) {
+        l->w = w; /* acc_end writes to the stream */
+        for (size_t k = 0; k < sim_oplog_pending_count(l->log); k++)
+            acc_end(l, sim_oplog_pending(l->log, k), trace_model_now(l->m), now);
+        l->w = NULL;
+        return close_writer(l, w, d);
+    }
     for (size_t k = 0; k < sim_oplog_pending_count(l->log); k++) {
         uint64_t i = trace_live_event_of_record(l, sim_oplog_pending(l->log, k)->note.id);
         if (i == UINT64_MAX)
@@ -830,7 +921,7 @@ int trace_live_finish(struct trace_live *l, bool complete, struct diag *d)
         double t0 = NAN, t1 = NAN;
         trace_model_event_ns(l->m, i, &t0, &t1);
         struct trace_writer_event we;
-        writer_event(l, i, written_end(l, ev), t0, now, det, &we);
+        writer_event(l, ev, written_end(l, ev), t0, now, det, &we);
         trace_writer_engine_event(w, &we);
         sim_value_free(det);
     }

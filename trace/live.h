@@ -34,6 +34,13 @@ struct trace_live_opts {
     const char *notes;         /* NULL: left out */
     int64_t prefill_tokens;    /* run_metadata.tokens, when the program declares them; */
     int64_t decode_tokens;     /* -1 (both): no tokens block */
+    /* With trace_path: the file is the only record of the events. The model keeps no
+     * engine events (markers, tokens and tracks only), and summary_metrics and
+     * bandwidth_samples are accumulated as the run goes (trace/sumacc.h), so memory does
+     * not grow with the run. For a run that goes to its end without a viewer (headless):
+     * trace_live_write refuses, and trace_live_finish closes the stream even when the run
+     * stopped early. */
+    bool stream_only;
 };
 
 /*

@@ -284,6 +284,7 @@ int cli_run(const struct cli_run_opts *o)
     if (o->trace || o->chrome) {
         struct cli_trace_meta meta;
         cli_run_trace_opts(o, r, &meta);
+        meta.lo.stream_only = !o->chrome; /* nothing else reads the events: keep none */
         if (trace_live_new(sim_run_chip(r), &meta.lo, &live, &d) < 0) {
             print_diag(&d, NULL);
             sim_verify_capture_free(cap);

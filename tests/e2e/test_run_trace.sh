@@ -77,6 +77,24 @@ else fail "the same run gives the same trace, byte for byte"; fi
 if grep -q '"timestamp":"2025-11-30T10:32:45Z"' "$TMP/a.json"; then
     ok "SOURCE_DATE_EPOCH sets the timestamp"; else fail "SOURCE_DATE_EPOCH sets the timestamp"; fi
 
+# ---- a streamed trace is the trace a kept model writes -------------------------------------------
+# With -o alone the run keeps no events: summary_metrics and bandwidth_samples are counted as
+# it goes. With --chrome too it keeps them and computes both at the end. The two files must be
+# the same bytes: odd sizes, memory accesses, and a window of 1 cycle (the resources' samples
+# widen; tests/unit/test_sumacc.c widens the DRAM ones).
+for spec in vector_add:n=1 softmax:rows=3 gemm:m=33,n=17,k=65 llm_decode:layers=2,gen=4 \
+    "llm_decode:layers=2,gen=4 --bw-window 1" "vector_add:pes=3 --mem-events"; do
+    # shellcheck disable=SC2086 # the spec carries its options
+    SOURCE_DATE_EPOCH=1700000000 "$NPUSCOPE" run --headless -k $spec -o "$TMP/s.json" >/dev/null 2>&1
+    # shellcheck disable=SC2086
+    SOURCE_DATE_EPOCH=1700000000 "$NPUSCOPE" run --headless -k $spec -o "$TMP/k.json" \
+        --chrome "$TMP/kc.json" >/dev/null 2>&1
+    if [ -s "$TMP/s.json" ] && cmp -s "$TMP/s.json" "$TMP/k.json"; then
+        ok "$spec: the streamed trace equals the one from the kept model"
+    else fail "$spec: the streamed trace equals the one from the kept model" "$(cmp "$TMP/s.json" "$TMP/k.json" 2>&1)"; fi
+done
+rm -f "$TMP/s.json" "$TMP/k.json" "$TMP/kc.json"
+
 # ---- a trace that cannot be written --------------------------------------------------------------
 mkdir "$TMP/w"
 run "$NPUSCOPE" run -k vector_add --headless -o "$TMP/w/no/such/dir/t.json"
