@@ -59,7 +59,8 @@ struct trace_live {
     uint64_t bw_window;
     bool mem_events;
     bool finished;
-    struct trace_sumacc *acc; /* owned: the metrics of a stream-only feed, else NULL */
+    struct trace_sumacc *acc; /* owned: the summary metrics, counted as the run goes */
+    bool stream_only;         /* the model keeps no events (trace_live_opts.stream_only) */
     uint64_t nev;             /* a stream-only feed's events so far (none in the model) */
 
     /* tracks per topology node, created with the node's first record */
@@ -274,10 +275,13 @@ static uint64_t add_op(struct trace_live *l, const struct sim_op_record *rec)
 static void on_start(void *ctx, const struct sim_op_record *rec)
 {
     struct trace_live *l = ctx;
-    if (l->acc)
+    if (l->stream_only) {
         acc_start(l, rec);
-    else
-        add_op(l, rec);
+    } else {
+        const struct trace_event *ev = trace_model_event(l->m, add_op(l, rec));
+        const struct trace_track *t = trace_model_track_get(l->m, ev->track);
+        trace_sumacc_start(l->acc, ev->track, t->engine, t->engine_id, ev->start);
+    }
     l->changes++;
     l->dirty = true;
 }
@@ -325,7 +329,7 @@ static void add_mem_events(struct trace_live *l, const struct trace_event *ev,
             .cmdq_id = ev->cmdq_id,
             .write = write,
         };
-        if (!l->acc)
+        if (!l->stream_only)
             trace_model_add_mem_access(l->m, &a);
         if (l->w) {
             struct trace_writer_mem wm = {
@@ -342,6 +346,28 @@ static void add_mem_events(struct trace_live *l, const struct trace_event *ev,
             trace_writer_mem_access(l->w, &wm);
         }
     }
+}
+
+/* The DRAM transfers of model event i (at most 2). The feed is the model's only writer and
+ * records an op's transfers with its start, so they are in event order: a binary search. */
+static int event_transfers(const struct trace_live *l, uint64_t i, struct trace_transfer x[2])
+{
+    size_t lo = 0, hi = trace_model_transfer_count(l->m);
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (trace_model_transfer(l->m, mid)->event < i)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int n = 0;
+    for (size_t k = lo; k < trace_model_transfer_count(l->m) && n < 2; k++) {
+        const struct trace_transfer *t = trace_model_transfer(l->m, k);
+        if (t->event != i)
+            break;
+        x[n++] = *t;
+    }
+    return n;
 }
 
 /* MEM_ACCESS_EVENTs of a finished op, when asked for. */
@@ -386,7 +412,7 @@ static void acc_end(struct trace_live *l, const struct sim_op_record *rec, uint6
 static void on_end(void *ctx, const struct sim_op_record *rec)
 {
     struct trace_live *l = ctx;
-    if (l->acc) {
+    if (l->stream_only) {
         acc_end(l, rec, cycles(l, rec->t_end, false), rec->t_end);
         l->changes++;
         l->dirty = true;
@@ -401,6 +427,9 @@ static void on_end(void *ctx, const struct sim_op_record *rec)
         end = ev->start;
     trace_model_end_event(l->m, i, end);
     trace_model_set_details_packed(l->m, i, rec->t_start, rec->t_end, rec->packed, rec->packed_len);
+    struct trace_transfer x[2];
+    int nx = event_transfers(l, i, x);
+    trace_sumacc_end(l->acc, ev->track, ev->start, end, x, nx);
     for (size_t k = 0; k < rec->n_dependency_ids; k++) { /* ADR-0052 D1, when a kernel sets them */
         uint64_t on = rec->dependency_ids[k] >= 0
                           ? trace_live_event_of_record(l, (uint64_t)rec->dependency_ids[k])
@@ -474,8 +503,8 @@ static void on_span(void *ctx, const struct sim_span *s)
         we.packed_len = l->span_pack.len;
         trace_writer_engine_event(l->w, &we);
     }
-    if (l->acc) {
-        trace_sumacc_time(l->acc, ev.end);
+    trace_sumacc_time(l->acc, ev.end);
+    if (l->stream_only) {
         l->nev++;
     } else {
         uint64_t i = trace_model_add_event(l->m, &ev);
@@ -716,9 +745,9 @@ int trace_live_new(struct sim_chip *chip, const struct trace_live_opts *o, struc
             return -SIM_EIO;
         }
         l->path = sim_xstrdup(o->trace_path);
-        if (o->stream_only)
-            l->acc = trace_sumacc_new(l->bw_window);
+        l->stream_only = o->stream_only;
     }
+    l->acc = trace_sumacc_new(l->bw_window);
     size_t nres = sim_chip_resource_count(chip);
     uint32_t *names = sim_xreallocarray(NULL, nres ? nres : 1, sizeof(*names));
     for (size_t i = 0; i < nres; i++) {
@@ -782,6 +811,11 @@ const struct trace_resacc *trace_live_resources(const struct trace_live *l)
     return l->res;
 }
 
+const struct trace_sumacc *trace_live_sumacc(const struct trace_live *l)
+{
+    return l->acc;
+}
+
 struct sim_chip *trace_live_chip(const struct trace_live *l)
 {
     return l->chip;
@@ -810,7 +844,7 @@ static int close_writer(struct trace_live *l, struct trace_writer *w, struct dia
     struct trace_bw_sample *samples;
     size_t n;
     struct sim_value *summary;
-    if (l->acc) {
+    if (l->stream_only) {
         n = trace_sumacc_bandwidth(l->acc, &samples);
         struct trace_metrics x;
         trace_sumacc_metrics(l->acc, l->m, &x);
@@ -829,7 +863,7 @@ static int close_writer(struct trace_live *l, struct trace_writer *w, struct dia
 
 int trace_live_write(struct trace_live *l, const char *path, bool incomplete, struct diag *d)
 {
-    if (l->acc)
+    if (l->stream_only)
         return diag_set(d, SIM_EINVAL, path, 0, 0, NULL,
                         "cannot write the trace: the run keeps no events (it streams them)");
     trace_live_sync(l);
@@ -899,13 +933,13 @@ int trace_live_finish(struct trace_live *l, bool complete, struct diag *d)
     trace_live_sync(l);
     struct trace_writer *w = l->w;
     l->w = NULL; /* nothing more goes to the stream */
-    if (!complete && !l->acc) {
+    if (!complete && !l->stream_only) {
         trace_writer_abort(w);
         return trace_live_write(l, l->path, true, d);
     }
     /* ops still in flight (a program that never finished) end at now */
     double now = now_ns(l);
-    if (l->acc) {
+    if (l->stream_only) {
         l->w = w; /* acc_end writes to the stream */
         for (size_t k = 0; k < sim_oplog_pending_count(l->log); k++)
             acc_end(l, sim_oplog_pending(l->log, k), trace_model_now(l->m), now);

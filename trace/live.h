@@ -106,6 +106,11 @@ void trace_live_resumed(struct trace_live *l);
 struct trace_resacc;
 const struct trace_resacc *trace_live_resources(const struct trace_live *l);
 
+/* The summary metrics and bandwidth samples of the run so far, counted as it goes (borrowed;
+ * trace/sumacc.h): what a viewer shows without summing up the model again. */
+struct trace_sumacc;
+const struct trace_sumacc *trace_live_sumacc(const struct trace_live *l);
+
 /* The chip the feed records (borrowed). */
 struct sim_chip *trace_live_chip(const struct trace_live *l);
 

@@ -542,8 +542,9 @@ static void packed_transfers(struct trace_model *m, uint64_t i, const uint8_t *p
 {
     struct trace_event *e = &m->ev[i];
     enum trace_engine eng = m->tracks[e->track].pub.engine;
-    if (eng != TRACE_ENGINE_DMA || (e->flags & TRACE_EV_TRANSFER))
+    if (eng != TRACE_ENGINE_DMA || (e->flags & (TRACE_EV_TRANSFER | TRACE_EV_SCANNED)))
         return;
+    e->flags |= TRACE_EV_SCANNED;
     struct trace_transfer x[2];
     int k = trace_dram_from_packed(eng, trace_model_str(m, e->op), p, n, x);
     for (int j = 0; j < k; j++) {

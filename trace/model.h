@@ -54,6 +54,8 @@ enum {
     TRACE_EV_TRANSFER = 1 << 2,    /* its DRAM traffic is recorded (struct trace_transfer) */
     TRACE_EV_PACKED = 1 << 3,      /* live, ended: details is the offset of its packed details
                                       in the model's spill (trace_model_set_details_packed) */
+    TRACE_EV_SCANNED = 1 << 4,     /* live: its packed params were read for DRAM traffic once
+                                      (an op's params do not change between start and end) */
 };
 
 #define TRACE_NO_STR  0u /* interned id of "no string" (null layer_id, ...) */

@@ -244,15 +244,21 @@ static int cmp_use(const void *x, const void *y)
     return p->id < q->id ? -1 : p->id > q->id;
 }
 
+/* Busy time up to now, a span still open included. */
+static uint64_t busy_upto(const struct busy *b, uint64_t now)
+{
+    return b->active + (b->count && now > b->open ? now - b->open : 0);
+}
+
 static struct trace_engine_use *uses(const struct trace_sumacc *a, enum trace_engine eng,
-                                     uint64_t total, size_t *count)
+                                     uint64_t total, uint64_t now, size_t *count)
 {
     size_t n = 0;
     struct trace_engine_use *u = sim_xreallocarray(NULL, a->ng ? a->ng : 1, sizeof(*u));
     for (size_t k = 0; k < a->ng; k++) {
         if (a->g[k].eng != eng)
             continue;
-        uint64_t active = a->g[k].b.active;
+        uint64_t active = busy_upto(&a->g[k].b, now);
         u[n++] = (struct trace_engine_use){
             .id = a->g[k].id,
             .active = active,
@@ -273,7 +279,7 @@ void trace_sumacc_metrics(const struct trace_sumacc *a, const struct trace_model
                           struct trace_metrics *x)
 {
     memset(x, 0, sizeof(*x));
-    uint64_t t = trace_model_t_max(m);
+    uint64_t now = trace_model_now(m), t = trace_model_t_max(m);
     x->cycles_total = a->have_time && a->tmax > t ? a->tmax : t;
     x->dram_read = a->dram_read;
     x->dram_write = a->dram_write;
@@ -283,12 +289,12 @@ void trace_sumacc_metrics(const struct trace_sumacc *a, const struct trace_model
     x->kv_write = a->kv_write;
     if (a->has_dma) {
         x->has_dma = true;
-        x->dma_active = a->dma.active;
+        x->dma_active = busy_upto(&a->dma, now);
         x->dma_max_concurrent = a->dma.count > a->dma_peak ? a->dma.count : a->dma_peak;
         x->dma_util = x->cycles_total ? (double)x->dma_active / (double)x->cycles_total : 0;
     }
-    x->te = uses(a, TRACE_ENGINE_TE, x->cycles_total, &x->nte);
-    x->ve = uses(a, TRACE_ENGINE_VE, x->cycles_total, &x->nve);
+    x->te = uses(a, TRACE_ENGINE_TE, x->cycles_total, now, &x->nte);
+    x->ve = uses(a, TRACE_ENGINE_VE, x->cycles_total, now, &x->nve);
     trace_metrics_tokens(m, x);
 }
 

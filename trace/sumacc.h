@@ -42,7 +42,8 @@ void trace_sumacc_time(struct trace_sumacc *a, uint64_t t);
 /*
  * The metrics of the run so far into out (free with trace_metrics_fini): cycles_total is
  * the latest of what was reported and m's t_max (markers, tokens, now), the tokens' part
- * comes from m's tokens.
+ * comes from m's tokens. Ops still in flight are busy up to m's now; their DRAM bytes
+ * count once they end. Once every op has ended, these are exactly trace_metrics_compute's.
  */
 void trace_sumacc_metrics(const struct trace_sumacc *a, const struct trace_model *m,
                           struct trace_metrics *out);

@@ -197,6 +197,7 @@ struct tui_app *tui_app_new(struct tui_source *src, int w, int h, bool unicode, 
         a->panes[P_MEMORY] =
             (struct pane){.ops = &tui_meminspect_ops, .self = tui_meminspect_new(&a->view)};
     a->view.live = src->ops->control != NULL;
+    a->view.acc = src->ops->sumacc ? src->ops->sumacc(src) : NULL;
     a->panes[P_DETAILS] = (struct pane){.ops = &tui_details_ops, .self = tui_details_new(&a->view)};
     a->panes[P_LAYERS] = (struct pane){.ops = &tui_layers_ops, .self = tui_layers_new(&a->view)};
     a->panes[P_TOKENS] = (struct pane){.ops = &tui_tokens_ops, .self = tui_tokens_new(&a->view)};

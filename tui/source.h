@@ -22,6 +22,7 @@
 struct sim_memstore;
 struct sim_run;
 struct trace_live;
+struct trace_sumacc;
 struct tui_memview;
 
 enum tui_mode {
@@ -137,6 +138,9 @@ struct tui_source_ops {
     /* The details of event ev are about to be shown: a source that does not hold them
      * fetches them (they appear in the model, whose generation moves). NULL: all held. */
     void (*want_details)(struct tui_source *s, uint64_t ev);
+    /* The summary metrics counted as the run goes (trace/sumacc.h, borrowed), so that the
+     * summary need not sum up a growing model again; NULL: none. */
+    const struct trace_sumacc *(*sumacc)(struct tui_source *s);
 };
 
 enum { TUI_SOURCE_UI_MAX = 512 };

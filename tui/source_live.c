@@ -1107,6 +1107,11 @@ static void live_free(struct tui_source *s)
     free(L);
 }
 
+static const struct trace_sumacc *live_sumacc(struct tui_source *s)
+{
+    return trace_live_sumacc(L_of(s)->feed);
+}
+
 static const struct tui_source_ops live_ops = {
     .kind = "live",
     .model = live_model,
@@ -1126,6 +1131,7 @@ static const struct tui_source_ops live_ops = {
     .back = live_back,
     .take_resumed = live_take_resumed,
     .memory = live_memory,
+    .sumacc = live_sumacc,
 };
 
 struct tui_source *tui_source_live_take(struct sim_run *run, struct trace_live *feed,

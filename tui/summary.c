@@ -7,6 +7,7 @@
 
 #include "sim/util/xalloc.h"
 #include "trace/metrics.h"
+#include "trace/sumacc.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -65,10 +66,10 @@ static int cmp_busy(const void *pa, const void *pb)
     return a->track < b->track ? -1 : a->track > b->track;
 }
 
-static void compute_bandwidth(struct tui_summary *s)
+static void compute_bandwidth(struct tui_summary *s, const struct trace_sumacc *acc)
 {
     struct trace_bw_sample *smp = NULL;
-    size_t n = trace_metrics_bandwidth(s->m, 0, &smp);
+    size_t n = acc ? trace_sumacc_bandwidth(acc, &smp) : trace_metrics_bandwidth(s->m, 0, &smp);
     uint64_t total = s->x.dram_read + s->x.dram_write, span = s->x.cycles_total;
     s->have_bw = n > 0;
     s->bw_min = s->bw_max = 0;
@@ -88,12 +89,16 @@ static void compute_bandwidth(struct tui_summary *s)
     s->bw_peak = sim_value_get_float(mem, "dram_peak_bw_bytes_per_cycle", 0);
 }
 
-static void compute(struct tui_summary *s)
+/* The figures: from the counts a live run keeps (v->acc), else summed up from the model. */
+static void compute(struct tui_summary *s, const struct tui_view *v)
 {
     uint64_t t0 = tui_now_ns();
     const struct trace_model *m = s->m;
     trace_metrics_fini(&s->x);
-    trace_metrics_compute(m, &s->x);
+    if (v->acc)
+        trace_sumacc_metrics(v->acc, m, &s->x);
+    else
+        trace_metrics_compute(m, &s->x);
     size_t nt = trace_model_track_count(m);
     struct busy_track *all = sim_xcalloc(nt + 1, sizeof(*all));
     uint64_t span = s->x.cycles_total;
@@ -106,7 +111,7 @@ static void compute(struct tui_summary *s)
     s->ntop = nt < TOP_BUSY ? (int)nt : TOP_BUSY;
     memcpy(s->top, all, (size_t)s->ntop * sizeof(*all));
     free(all);
-    compute_bandwidth(s);
+    compute_bandwidth(s, v->acc);
     s->gen = trace_model_generation(m);
     /* summing up a growing model costs more as it grows: keep it to a tenth of the time,
      * so that a run of millions of events is not slowed down by its own summary */
@@ -127,9 +132,8 @@ static bool stale(const struct tui_summary *s)
 static bool summary_sync(void *self, struct tui_view *v)
 {
     struct tui_summary *s = self;
-    (void)v;
     if (stale(s) && (!s->valid || tui_now_ns() - s->computed_at >= s->interval))
-        compute(s);
+        compute(s, v);
     return s->valid && s->gen != s->drawn_gen;
 }
 
@@ -137,11 +141,11 @@ static bool summary_sync(void *self, struct tui_view *v)
 static bool summary_work(void *self, struct tui_view *v, uint64_t budget_ns)
 {
     struct tui_summary *s = self;
-    (void)v, (void)budget_ns;
+    (void)budget_ns;
     if (!stale(s))
         return false;
     if (!s->valid || tui_now_ns() - s->computed_at >= s->interval)
-        compute(s);
+        compute(s, v);
     return stale(s);
 }
 
@@ -223,9 +227,8 @@ static void summary_render(void *self, struct tui_canvas *c, struct tui_rect r, 
                            bool focused)
 {
     struct tui_summary *s = self;
-    (void)v;
     if (!s->valid)
-        compute(s);
+        compute(s, v);
     s->drawn_gen = s->gen;
     tui_canvas_clip(c, r);
     tui_canvas_fill(c, r, ' ', TUI_STYLE_NORMAL);

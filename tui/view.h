@@ -17,19 +17,23 @@
 
 #define TUI_NO_EVENT UINT64_MAX
 
+struct trace_sumacc;
+
 struct tui_view {
-    const struct trace_model *m; /* borrowed */
-    bool unicode;                /* the canvas may use Unicode glyphs */
-    bool live;                   /* the model grows (a live simulation): views follow "now" */
-    uint64_t cursor;             /* time cursor, cycles */
-    uint64_t selected;           /* the op chosen (Enter, search, next op), or TUI_NO_EVENT */
-    uint64_t hover;              /* the op under the cursor on the selected row, or none */
-    int filter_engine;           /* enum trace_engine shown alone, or -1 */
-    int filter_kind;             /* enum trace_op_kind shown alone, or -1 */
-    uint32_t mark_layer;         /* the ops of this layer_id (interned) are highlighted on the
-                                    Gantt, or TRACE_NO_STR: none */
-    uint32_t mark_op;            /* ... only those of this op name, or TRACE_NO_STR: all */
-    uint64_t rev;                /* bumps on every change above */
+    const struct trace_model *m;    /* borrowed */
+    bool unicode;                   /* the canvas may use Unicode glyphs */
+    bool live;                      /* the model grows (a live simulation): views follow "now" */
+    const struct trace_sumacc *acc; /* live: the summary metrics counted as the run goes
+                                       (borrowed), or NULL: sum up the model */
+    uint64_t cursor;                /* time cursor, cycles */
+    uint64_t selected;              /* the op chosen (Enter, search, next op), or TUI_NO_EVENT */
+    uint64_t hover;                 /* the op under the cursor on the selected row, or none */
+    int filter_engine;              /* enum trace_engine shown alone, or -1 */
+    int filter_kind;                /* enum trace_op_kind shown alone, or -1 */
+    uint32_t mark_layer;            /* the ops of this layer_id (interned) are highlighted on the
+                                       Gantt, or TRACE_NO_STR: none */
+    uint32_t mark_op;               /* ... only those of this op name, or TRACE_NO_STR: all */
+    uint64_t rev;                   /* bumps on every change above */
     /* a request to the Gantt from another pane (tui_view_goto): the app carries it out */
     uint64_t goto_rev;         /* bumps with each request */
     uint64_t goto_t0, goto_t1; /* show [t0, t1) */

@@ -17,6 +17,7 @@
 #include "trace/live.h"
 #include "trace/loader.h"
 #include "trace/metrics.h"
+#include "trace/sumacc.h"
 #include "trace/validate.h"
 
 #include <cjson/cJSON.h>
@@ -696,6 +697,96 @@ Test(live, llm_decode_tokens_and_markers_round_trip)
     expect_same_summary(m, back);
     expect_valid(path);
     trace_model_free(back);
+    trace_live_free(l);
+    sim_run_free(r);
+}
+
+/* The metrics of m (trace_metrics_compute) and of the feed's counts agree exactly. */
+static void expect_same_metrics(const struct trace_live *l, const char *what)
+{
+    const struct trace_model *m = trace_live_model(l);
+    struct trace_metrics x, y;
+    trace_metrics_compute(m, &x);
+    trace_sumacc_metrics(trace_live_sumacc(l), m, &y);
+    struct sim_value *vx = trace_metrics_to_value(&x), *vy = trace_metrics_to_value(&y);
+    cr_assert(equiv(vx, vy), "%s: the counted summary differs from the model's", what);
+    sim_value_free(vx);
+    sim_value_free(vy);
+    trace_metrics_fini(&x);
+    trace_metrics_fini(&y);
+    struct trace_bw_sample *sx, *sy;
+    size_t nx = trace_metrics_bandwidth(m, 0, &sx),
+           ny = trace_sumacc_bandwidth(trace_live_sumacc(l), &sy);
+    cr_assert_eq(nx, ny, "%s: %zu bandwidth samples counted, %zu in the model", what, ny, nx);
+    for (size_t i = 0; i < nx; i++)
+        cr_assert(sx[i].cycle == sy[i].cycle && sx[i].window == sy[i].window &&
+                      sx[i].read_bytes == sy[i].read_bytes &&
+                      sx[i].write_bytes == sy[i].write_bytes,
+                  "%s: sample %zu", what, i);
+    free(sx);
+    free(sy);
+}
+
+Test(live, the_summary_counted_as_the_run_goes_is_the_models)
+{
+    /* a viewer's summary comes from the counts: at the end they are the model's, figure
+     * for figure, on odd sizes and on a run with KV-cache traffic and tokens */
+    const char *specs[] = {"vector_add:pes=3,n=3001", "softmax:rows=3", "gemm:m=33,n=17,k=65",
+                           "llm_decode:prompt=3,gen=2,layers=2", "allreduce_ring:n=1001"};
+    for (size_t k = 0; k < sizeof(specs) / sizeof(*specs); k++) {
+        struct sim_run *r = new_run(specs[k]);
+        struct trace_live_opts o = opts(NULL);
+        struct trace_live *l = new_live(sim_run_chip(r), &o);
+        uint64_t busy_before = 0;
+        while (!sim_run_over(r)) {
+            sim_run_advance(r, SIM_RUN_EVENTS, 300);
+            trace_live_sync(l);
+            /* mid-run: ops in flight count as busy up to now, so busy time only grows */
+            struct trace_metrics y;
+            trace_sumacc_metrics(trace_live_sumacc(l), trace_live_model(l), &y);
+            cr_assert_geq(y.dma_active, busy_before, "%s", specs[k]);
+            cr_assert_leq(y.dma_active, y.cycles_total, "%s", specs[k]);
+            busy_before = y.dma_active;
+            trace_metrics_fini(&y);
+        }
+        trace_live_sync(l);
+        expect_same_metrics(l, specs[k]);
+        trace_live_free(l);
+        sim_run_free(r);
+    }
+}
+
+Test(live, a_stream_only_feed_keeps_no_events_and_cannot_rewrite)
+{
+    struct sim_run *r = new_run("vector_add:pes=3,n=3000");
+    const char *path = tmp_path("s.json");
+    struct trace_live_opts o = opts(path);
+    o.stream_only = true;
+    struct trace_live *l = new_live(sim_run_chip(r), &o);
+    sim_run_advance(r, SIM_RUN_END, 0);
+    trace_live_sync(l);
+    cr_assert_eq(op_events(trace_live_model(l)), 0, "the model keeps no op");
+    struct diag d;
+    diag_clear(&d);
+    cr_assert_lt(trace_live_write(l, tmp_path("w.json"), true, &d), 0);
+    cr_assert(strstr(d.msg, "keeps no events"), "%s", d.msg);
+    cr_assert_eq(trace_live_finish(l, true, NULL), 0);
+    trace_live_free(l);
+    sim_run_free(r);
+    /* the same run keeping its model: the same ops, the same summary */
+    r = new_run("vector_add:pes=3,n=3000");
+    o.stream_only = false;
+    o.trace_path = tmp_path("k.json");
+    l = new_live(sim_run_chip(r), &o);
+    sim_run_advance(r, SIM_RUN_END, 0);
+    cr_assert_eq(trace_live_finish(l, true, NULL), 0);
+    struct trace_model *back = load(path, NULL), *kept = load(o.trace_path, NULL);
+    cr_assert_gt(op_events(back), 0);
+    expect_same_model(kept, back);
+    expect_same_summary(kept, back);
+    expect_valid(path);
+    trace_model_free(back);
+    trace_model_free(kept);
     trace_live_free(l);
     sim_run_free(r);
 }
