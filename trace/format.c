@@ -202,20 +202,23 @@ static void packed_dram_scan(const uint8_t *p, size_t n, size_t pos, struct trac
     size_t count = sim_unpack_map_open(p, n, &pos);
     for (size_t i = 0; i < count; i++) {
         size_t klen;
-        const char *k = sim_unpack_key(p, n, &pos, &klen);
+        const char *k;
+        int id = sim_unpack_key_id(p, n, &pos, &k, &klen);
         int which = -1;
         const char **dst = NULL;
         int64_t *num = NULL;
-        if (klen == 9 && memcmp(k, "src_space", 9) == 0 && !f->src_space)
-            dst = &f->src_space, which = 0;
-        else if (klen == 9 && memcmp(k, "dst_space", 9) == 0 && !f->dst_space)
-            dst = &f->dst_space, which = 1;
+        if (id == SIM_PK_SRC_SPACE || (id < 0 && klen == 9 && memcmp(k, "src_space", 9) == 0))
+            dst = f->src_space ? NULL : &f->src_space, which = 0;
+        else if (id == SIM_PK_DST_SPACE || (id < 0 && klen == 9 && memcmp(k, "dst_space", 9) == 0))
+            dst = f->dst_space ? NULL : &f->dst_space, which = 1;
+        else if (id == SIM_PK_NBYTES || (id < 0 && klen == 6 && memcmp(k, "nbytes", 6) == 0))
+            num = f->nbytes < 0 ? &f->nbytes : NULL;
+        else if (id >= 0)
+            ; /* another table key: none of the rest is in the table */
         else if (klen == 9 && memcmp(k, "direction", 9) == 0 && !f->direction)
             dst = &f->direction, which = 2;
         else if (klen == 11 && memcmp(k, "tensor_role", 11) == 0 && !f->tensor_role)
             dst = &f->tensor_role, which = 3;
-        else if (klen == 6 && memcmp(k, "nbytes", 6) == 0 && f->nbytes < 0)
-            num = &f->nbytes;
         else if (klen == 5 && memcmp(k, "bytes", 5) == 0 && f->bytes < 0)
             num = &f->bytes;
         size_t at = pos;

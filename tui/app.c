@@ -41,6 +41,7 @@ enum {
 
 enum {
     FRAME_NS = 33 * 1000 * 1000, /* at most ~30 redraws a second while running */
+    FRAME_SHARE = 20,            /* ... and at most every 20 times a frame's cost */
     WORK_NS = 10 * 1000 * 1000,  /* time box of a batch of work per frame */
     IDLE_WORK_NS = 1000 * 1000,  /* a work slice this short found nothing to do yet */
     IDLE_WAIT_MS = 5,            /* then the loop waits this long for input */
@@ -1349,10 +1350,10 @@ enum tui_result tui_app_mouse(struct tui_app *a, int x, int y, int button)
 int tui_app_run(struct tui_app *a, struct tui_term *t)
 {
     uint64_t theme_seen = UINT64_MAX, last_draw = 0;
-    /* while running, the screen follows the run at most every frame_ns: a frame, or eight
-     * times what the last one took to draw when the model has grown so large that drawing
-     * it costs more, so that drawing takes at most an eighth of the time; what a person
-     * types is answered at once, ahead of the next slice of work */
+    /* while running, the screen follows the run at most every frame_ns: a frame, or
+     * FRAME_SHARE times what the last one took to draw when drawing costs more, so that
+     * drawing takes at most a twentieth of the time (a long run's Gantt costs a few ms a
+     * frame); what a person types is answered at once, ahead of the next slice of work */
     uint64_t frame_ns = FRAME_NS;
     bool answer = false;
     int w, h;
@@ -1385,7 +1386,7 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
                 tui_term_invalidate(t);
             tui_term_draw(t, tui_app_render(a));
             uint64_t cost = tui_now_ns() - now;
-            frame_ns = 8 * cost > FRAME_NS ? 8 * cost : FRAME_NS;
+            frame_ns = FRAME_SHARE * cost > FRAME_NS ? FRAME_SHARE * cost : FRAME_NS;
             last_draw = now;
         }
         answer = false;

@@ -253,11 +253,12 @@ enum { NFROZEN = sizeof(frozen_signals) / sizeof(frozen_signals[0]) };
 struct tui_ckpt {
     struct tui_ckpt_entry e[TUI_CKPT_MAX + 1];
     size_t n;
-    uint32_t seq;    /* the last socket id used */
-    int conn;        /* in a resumed copy: the connection to the old live process, or -1 */
-    uint64_t mem;    /* bytes, last measured */
-    uint64_t mem_at; /* when (monotonic ns), 0: never */
-    bool mem_stale;  /* the table changed since */
+    uint32_t seq;      /* the last socket id used */
+    int conn;          /* in a resumed copy: the connection to the old live process, or -1 */
+    uint64_t mem;      /* bytes, last measured */
+    uint64_t mem_at;   /* when (monotonic ns), 0: never */
+    uint64_t mem_cost; /* what measuring took (ns) */
+    bool mem_stale;    /* the table changed since */
 };
 
 static uint64_t mono_ns(void)
@@ -491,12 +492,16 @@ uint64_t tui_ckpt_memory(struct tui_ckpt *c)
     uint64_t t = mono_ns();
     if (c->mem_at && !c->mem_stale && t - c->mem_at < MEM_EVERY_NS)
         return c->mem;
-    if (c->mem_at && t - c->mem_at < MEM_EVERY_NS / 4)
-        return c->mem; /* not more often than this, changed or not */
+    /* not more often than this, changed or not: the kernel walks every page of every copy,
+     * so reading costs more as the run grows; at most a fiftieth of the time */
+    uint64_t every = 50 * c->mem_cost > MEM_EVERY_NS / 4 ? 50 * c->mem_cost : MEM_EVERY_NS / 4;
+    if (c->mem_at && t - c->mem_at < every)
+        return c->mem;
     uint64_t sum = 0;
     for (size_t i = 0; i < c->n; i++)
         sum += private_bytes(c->e[i].pid);
     c->mem = sum;
+    c->mem_cost = mono_ns() - t;
     c->mem_at = t;
     c->mem_stale = false;
     return sum;

@@ -58,6 +58,7 @@ struct tui_gantt {
     struct trace_resources *res; /* owned: the HBMs and links with samples */
     size_t res_built;            /* resources the tree was built for */
     uint64_t res_synced;         /* when they were last brought up to date (ns) */
+    uint64_t res_cost;           /* what that took (ns) */
     bool links_seen;             /* the group of links existed: it keeps its fold */
     struct gnode *nodes;         /* owned; nodes[0] is the root */
     size_t nnodes, capnodes;

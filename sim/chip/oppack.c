@@ -23,45 +23,51 @@ enum tag {
 
 /* Keys of ADR-0052 D3's params, npuscope's replay annotations and TileToken stage params.
  * A key not here is written out (KEY_OTHER). At most 255 entries. */
-static const char *const keys[SIM_PK_COUNT] = {
-    [SIM_PK_SRC_ADDR] = "src_addr",
-    [SIM_PK_NBYTES] = "nbytes",
-    [SIM_PK_HANDLE_ID] = "handle_id",
-    [SIM_PK_SRC_SPACE] = "src_space",
-    [SIM_PK_SHAPE] = "shape",
-    [SIM_PK_DTYPE] = "dtype",
-    [SIM_PK_DST_SPACE] = "dst_space",
-    [SIM_PK_DST_ADDR] = "dst_addr",
-    [SIM_PK_SNAPSHOT] = "snapshot",
-    [SIM_PK_SRC_A_ADDR] = "src_a_addr",
-    [SIM_PK_SRC_B_ADDR] = "src_b_addr",
-    [SIM_PK_SHAPE_A] = "shape_a",
-    [SIM_PK_SHAPE_B] = "shape_b",
-    [SIM_PK_SHAPE_OUT] = "shape_out",
-    [SIM_PK_DTYPE_IN] = "dtype_in",
-    [SIM_PK_DTYPE_OUT] = "dtype_out",
-    [SIM_PK_M] = "m",
-    [SIM_PK_K] = "k",
-    [SIM_PK_N] = "n",
-    [SIM_PK_SRC_A_SPACE] = "src_a_space",
-    [SIM_PK_SRC_B_SPACE] = "src_b_space",
-    [SIM_PK_INPUT_ADDRS] = "input_addrs",
-    [SIM_PK_INPUT_SHAPES] = "input_shapes",
-    [SIM_PK_INPUT_SPACES] = "input_spaces",
-    [SIM_PK_INPUT_DTYPES] = "input_dtypes",
-    [SIM_PK_AXIS] = "axis",
-    [SIM_PK_INPUT_SNAPSHOTS] = "input_snapshots",
-    [SIM_PK_OP] = "op",
-    [SIM_PK_OUT_ADDR] = "out_addr",
-    [SIM_PK_OUT_NBYTES] = "out_nbytes",
-    [SIM_PK_TRANSPOSE_A] = "transpose_a",
-    [SIM_PK_TRANSPOSE_B] = "transpose_b",
-    [SIM_PK_DTYPE_ACC] = "dtype_acc",
-    [SIM_PK_MATH_OP] = "math_op",
-    [SIM_PK_STAGE_TYPE] = "stage_type",
-    [SIM_PK_ELEMENTS] = "elements",
-    [SIM_PK_TILE] = "tile",
+struct key {
+    const char *s;
+    uint8_t len;
 };
+#define K(id, str) [id] = {str, sizeof(str) - 1}
+static const struct key keys[SIM_PK_COUNT] = {
+    K(SIM_PK_SRC_ADDR, "src_addr"),
+    K(SIM_PK_NBYTES, "nbytes"),
+    K(SIM_PK_HANDLE_ID, "handle_id"),
+    K(SIM_PK_SRC_SPACE, "src_space"),
+    K(SIM_PK_SHAPE, "shape"),
+    K(SIM_PK_DTYPE, "dtype"),
+    K(SIM_PK_DST_SPACE, "dst_space"),
+    K(SIM_PK_DST_ADDR, "dst_addr"),
+    K(SIM_PK_SNAPSHOT, "snapshot"),
+    K(SIM_PK_SRC_A_ADDR, "src_a_addr"),
+    K(SIM_PK_SRC_B_ADDR, "src_b_addr"),
+    K(SIM_PK_SHAPE_A, "shape_a"),
+    K(SIM_PK_SHAPE_B, "shape_b"),
+    K(SIM_PK_SHAPE_OUT, "shape_out"),
+    K(SIM_PK_DTYPE_IN, "dtype_in"),
+    K(SIM_PK_DTYPE_OUT, "dtype_out"),
+    K(SIM_PK_M, "m"),
+    K(SIM_PK_K, "k"),
+    K(SIM_PK_N, "n"),
+    K(SIM_PK_SRC_A_SPACE, "src_a_space"),
+    K(SIM_PK_SRC_B_SPACE, "src_b_space"),
+    K(SIM_PK_INPUT_ADDRS, "input_addrs"),
+    K(SIM_PK_INPUT_SHAPES, "input_shapes"),
+    K(SIM_PK_INPUT_SPACES, "input_spaces"),
+    K(SIM_PK_INPUT_DTYPES, "input_dtypes"),
+    K(SIM_PK_AXIS, "axis"),
+    K(SIM_PK_INPUT_SNAPSHOTS, "input_snapshots"),
+    K(SIM_PK_OP, "op"),
+    K(SIM_PK_OUT_ADDR, "out_addr"),
+    K(SIM_PK_OUT_NBYTES, "out_nbytes"),
+    K(SIM_PK_TRANSPOSE_A, "transpose_a"),
+    K(SIM_PK_TRANSPOSE_B, "transpose_b"),
+    K(SIM_PK_DTYPE_ACC, "dtype_acc"),
+    K(SIM_PK_MATH_OP, "math_op"),
+    K(SIM_PK_STAGE_TYPE, "stage_type"),
+    K(SIM_PK_ELEMENTS, "elements"),
+    K(SIM_PK_TILE, "tile"),
+};
+#undef K
 
 #define N_KEYS    (sizeof(keys) / sizeof(keys[0]))
 #define KEY_OTHER 255u
@@ -125,7 +131,7 @@ void sim_pack_list(struct sim_pack *b, size_t n)
 void sim_pack_key(struct sim_pack *b, const char *key)
 {
     for (size_t i = 0; i < N_KEYS; i++) {
-        if (keys[i][0] == key[0] && strcmp(keys[i], key) == 0) {
+        if (keys[i].s[0] == key[0] && strcmp(keys[i].s, key) == 0) {
             put_byte(b, (uint8_t)i);
             return;
         }
@@ -237,8 +243,8 @@ static const char *get_key(const uint8_t *p, size_t n, size_t *pos, size_t *len)
     uint8_t k = p[(*pos)++];
     if (k != KEY_OTHER) {
         assert(k < N_KEYS);
-        *len = strlen(keys[k]);
-        return keys[k];
+        *len = keys[k].len;
+        return keys[k].s;
     }
     *len = (size_t)get_uvar(p, n, pos);
     assert(*pos + *len <= n);
@@ -387,6 +393,14 @@ size_t sim_unpack_map_open(const uint8_t *p, size_t n, size_t *pos)
 const char *sim_unpack_key(const uint8_t *p, size_t n, size_t *pos, size_t *len)
 {
     return get_key(p, n, pos, len);
+}
+
+int sim_unpack_key_id(const uint8_t *p, size_t n, size_t *pos, const char **s, size_t *len)
+{
+    assert(*pos < n);
+    int id = p[*pos] == KEY_OTHER ? -1 : p[*pos];
+    *s = get_key(p, n, pos, len);
+    return id;
 }
 
 /* Position of key's value in the packed map at pos, or SIZE_MAX. */

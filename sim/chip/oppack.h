@@ -123,6 +123,9 @@ struct sim_unpack_visitor {
  * is borrowed from p or a static table, not NUL-terminated (*len bytes). */
 size_t sim_unpack_map_open(const uint8_t *p, size_t n, size_t *pos);
 const char *sim_unpack_key(const uint8_t *p, size_t n, size_t *pos, size_t *len);
+/* The same, with the key's table id (enum sim_pack_keyid), or -1 for a key written out
+ * (*s and *len are then the only way to know it; a table key may be written out too). */
+int sim_unpack_key_id(const uint8_t *p, size_t n, size_t *pos, const char **s, size_t *len);
 
 /* Visit the value at *pos, advancing *pos past it. */
 void sim_unpack_visit(const uint8_t *p, size_t n, size_t *pos, const struct sim_unpack_visitor *v);
