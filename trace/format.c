@@ -1,6 +1,7 @@
 /* The trace format's vocabulary: op record -> ENGINE_EVENT mapping and the DRAM rule. */
 #include "trace/format.h"
 
+#include "sim/chip/oplog.h"
 #include "sim/chip/oppack.h"
 
 #include <math.h>
@@ -247,5 +248,21 @@ int trace_dram_from_packed(enum trace_engine engine, const char *op, const uint8
     packed_dram_scan(p, n, 0, &f, bufs);
     sim_unpack_skip(p, n, &pos);
     packed_dram_scan(p, n, pos, &f, bufs);
+    return trace_dram_rule(engine, &f, out);
+}
+
+int trace_dram_from_mem(enum trace_engine engine, const char *op, const struct sim_op_mem *mem,
+                        struct trace_transfer out[2])
+{
+    if (engine != TRACE_ENGINE_DMA)
+        return 0;
+    struct trace_dram_fields f = {
+        .op = op,
+        .tensor_role = mem->role,
+        .src_space = mem->src_space,
+        .dst_space = mem->dst_space,
+        .bytes = -1,
+        .nbytes = mem->src_space ? mem->nbytes : -1,
+    };
     return trace_dram_rule(engine, &f, out);
 }

@@ -267,6 +267,11 @@ static uint64_t add_op(struct trace_live *l, const struct sim_op_record *rec)
     op_event(l, rec, &ev);
     uint64_t i = trace_model_add_event(l->m, &ev);
     remember_id(l, rec->note.id, i);
+    /* its DRAM traffic, from what the record says it moves (not from its params) */
+    struct trace_transfer x[2];
+    const struct trace_track *t = trace_model_track_get(l->m, ev.track);
+    trace_model_set_transfers(l->m, i, x,
+                              trace_dram_from_mem(t->engine, rec->op_name, &rec->mem, x));
     /* the params are known at the start: an op in flight shows them already */
     trace_model_set_details_packed(l->m, i, rec->t_start, NAN, rec->packed, rec->packed_len);
     return i;
@@ -348,28 +353,6 @@ static void add_mem_events(struct trace_live *l, const struct trace_event *ev,
     }
 }
 
-/* The DRAM transfers of model event i (at most 2). The feed is the model's only writer and
- * records an op's transfers with its start, so they are in event order: a binary search. */
-static int event_transfers(const struct trace_live *l, uint64_t i, struct trace_transfer x[2])
-{
-    size_t lo = 0, hi = trace_model_transfer_count(l->m);
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (trace_model_transfer(l->m, mid)->event < i)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    int n = 0;
-    for (size_t k = lo; k < trace_model_transfer_count(l->m) && n < 2; k++) {
-        const struct trace_transfer *t = trace_model_transfer(l->m, k);
-        if (t->event != i)
-            break;
-        x[n++] = *t;
-    }
-    return n;
-}
-
 /* MEM_ACCESS_EVENTs of a finished op, when asked for. */
 static void mem_events_of(struct trace_live *l, const struct sim_op_record *rec,
                           const struct trace_event *ev)
@@ -395,8 +378,7 @@ static void acc_end(struct trace_live *l, const struct sim_op_record *rec, uint6
         end = ev.start;
     const struct trace_track *t = trace_model_track_get(l->m, ev.track);
     struct trace_transfer x[2];
-    int nx = trace_dram_from_packed(t->engine, trace_model_str(l->m, ev.op), rec->packed,
-                                    rec->packed_len, x);
+    int nx = trace_dram_from_mem(t->engine, rec->op_name, &rec->mem, x);
     trace_sumacc_end(l->acc, ev.track, ev.start, end, x, nx);
     if (l->w) {
         struct trace_writer_event we;
@@ -428,7 +410,8 @@ static void on_end(void *ctx, const struct sim_op_record *rec)
     trace_model_end_event(l->m, i, end);
     trace_model_set_details_packed(l->m, i, rec->t_start, rec->t_end, rec->packed, rec->packed_len);
     struct trace_transfer x[2];
-    int nx = event_transfers(l, i, x);
+    int nx = trace_dram_from_mem(trace_model_track_get(l->m, ev->track)->engine, rec->op_name,
+                                 &rec->mem, x);
     trace_sumacc_end(l->acc, ev->track, ev->start, end, x, nx);
     for (size_t k = 0; k < rec->n_dependency_ids; k++) { /* ADR-0052 D1, when a kernel sets them */
         uint64_t on = rec->dependency_ids[k] >= 0

@@ -553,6 +553,18 @@ static void packed_transfers(struct trace_model *m, uint64_t i, const uint8_t *p
     }
 }
 
+void trace_model_set_transfers(struct trace_model *m, uint64_t i, const struct trace_transfer *x,
+                               int n)
+{
+    assert(i < m->nev);
+    m->ev[i].flags |= TRACE_EV_SCANNED;
+    for (int j = 0; j < n; j++) {
+        struct trace_transfer t = x[j];
+        t.event = (uint32_t)i;
+        trace_model_add_transfer(m, &t);
+    }
+}
+
 void trace_model_set_details_packed(struct trace_model *m, uint64_t i, double t_start_ns,
                                     double t_end_ns, const uint8_t *packed, size_t len)
 {

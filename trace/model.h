@@ -177,6 +177,12 @@ void trace_model_set_details_take(struct trace_model *m, uint64_t i, struct sim_
 void trace_model_set_details_packed(struct trace_model *m, uint64_t i, double t_start_ns,
                                     double t_end_ns, const uint8_t *packed, size_t len);
 
+struct trace_transfer;
+/* The DRAM traffic of event i, known from elsewhere (a live op record's struct sim_op_mem):
+ * n transfers (their event field is set here), and set_details_packed reads none. */
+void trace_model_set_transfers(struct trace_model *m, uint64_t i, const struct trace_transfer *x,
+                               int n);
+
 /* The exact times given with trace_model_set_details_packed; false for other events (or
  * when the spill cannot be read). */
 bool trace_model_event_ns(const struct trace_model *m, uint64_t i, double *t_start_ns,

@@ -408,12 +408,14 @@ static void pack_ipcq(struct sim_pack *b, const struct sim_handle *src,
     kv_role(b, role);
 }
 
-/* The role of the memory a copy reads or writes, the source's first. */
-static const char *copy_role(const struct sim_oplog *log, const struct sim_handle *src,
-                             const struct sim_handle *dst)
+/* What a copy moves; its role is the memory's it reads or writes, the source's first. */
+static struct sim_op_mem copy_mem(const struct sim_oplog *log, const struct sim_handle *src,
+                                  const struct sim_handle *dst)
 {
     const char *r = sim_roles_find(log->roles, src->space, src->addr, src->nbytes);
-    return r ? r : sim_roles_find(log->roles, dst->space, dst->addr, src->nbytes);
+    if (!r)
+        r = sim_roles_find(log->roles, dst->space, dst->addr, src->nbytes);
+    return (struct sim_op_mem){src->space, dst->space, r, (int64_t)src->nbytes};
 }
 
 /* D5: a TileToken's params are D3.7's empty map plus stage_type and the stage's params
@@ -438,28 +440,34 @@ static void pack_tile_stage(struct sim_pack *b, const struct sim_tile_stage *st)
 
 /* The packed params of msg (and whether it is a TileToken caught at a stage); a DMA op on
  * memory with a role (log->roles) says which. */
-static void pack_params(const struct sim_oplog *log, struct sim_pack *b, const struct sim_msg *msg)
+static void pack_params(const struct sim_oplog *log, struct sim_pack *b, const struct sim_msg *msg,
+                        struct sim_op_mem *mem)
 {
     b->len = 0;
     switch (msg->kind) {
     case SIM_MK_DMA_READ: {
-        const struct sim_handle *s = &msg->u.dma_read.src;
-        pack_dma_read(
-            b, &msg->u.dma_read,
-            sim_roles_find(log->roles, s->space[0] ? s->space : "hbm", s->addr, s->nbytes));
+        const struct sim_dma_read_cmd *c = &msg->u.dma_read;
+        const char *src = c->src.space[0] ? c->src.space : "hbm";
+        *mem = (struct sim_op_mem){src, c->dst.space[0] ? c->dst.space : "tcm",
+                                   sim_roles_find(log->roles, src, c->src.addr, c->src.nbytes),
+                                   (int64_t)c->src.nbytes};
+        pack_dma_read(b, c, mem->role);
         return;
     }
     case SIM_MK_DMA_WRITE: {
         const struct sim_dma_write_cmd *w = &msg->u.dma_write;
-        pack_dma_write(b, w, sim_roles_find(log->roles, "hbm", w->dst.addr, w->src.nbytes));
+        *mem = (struct sim_op_mem){w->src.space[0] ? w->src.space : "tcm", "hbm",
+                                   sim_roles_find(log->roles, "hbm", w->dst.addr, w->src.nbytes),
+                                   (int64_t)w->src.nbytes};
+        pack_dma_write(b, w, mem->role);
         return;
     }
     case SIM_MK_GEMM: pack_gemm(b, &msg->u.gemm); return;
     case SIM_MK_MATH: pack_math(b, &msg->u.math); return;
     case SIM_MK_COMPOSITE: pack_composite(b, &msg->u.composite); return;
     case SIM_MK_IPCQ_COPY:
-        pack_ipcq(b, &msg->u.ipcq.src, &msg->u.ipcq.dst,
-                  copy_role(log, &msg->u.ipcq.src, &msg->u.ipcq.dst));
+        *mem = copy_mem(log, &msg->u.ipcq.src, &msg->u.ipcq.dst);
+        pack_ipcq(b, &msg->u.ipcq.src, &msg->u.ipcq.dst, mem->role);
         return;
     case SIM_MK_TILE_TOKEN:
         if (msg->u.tile.stage_idx < msg->u.tile.n_stages) {
@@ -662,6 +670,7 @@ static void finish(struct sim_oplog *log, struct sim_op_record *r, struct sim_pa
     log->append_seq[log->n_records] = log->next_seq++;
     log->n_records++;
     notify_end(log, k);
+    k->mem = (struct sim_op_mem){0}; /* its strings are the message's: kept, it says none */
 }
 
 static struct pending *find_pending(struct sim_oplog *log, const struct sim_msg *msg, size_t *at)
@@ -697,8 +706,10 @@ void sim_oplog_record_start(struct sim_oplog *log, sim_time_t now, const char *c
     pe->msg = msg;
     if (!pe->pack.p)
         pe->pack = take_buffer(log);
-    pack_params(log, &pe->pack, msg);
+    struct sim_op_mem mem = {0};
+    pack_params(log, &pe->pack, msg, &mem);
     record_init(log, &pe->rec, now, component_id, kind, name, msg);
+    pe->rec.mem = mem;
     pe->rec.packed = pe->pack.p;
     pe->rec.packed_len = pe->pack.len;
     notify_start(log, &pe->rec);
@@ -732,8 +743,10 @@ uint64_t sim_oplog_record_copy(struct sim_oplog *log, sim_time_t t_start, sim_ti
     struct sim_op_record r;
     struct sim_pack buf = take_buffer(log);
     buf.len = 0;
-    pack_ipcq(&buf, src, dst, copy_role(log, src, dst));
+    struct sim_op_mem mem = copy_mem(log, src, dst);
+    pack_ipcq(&buf, src, dst, mem.role);
     record_init(log, &r, t_start, component_id, "memory", "ipcq_copy", annot);
+    r.mem = mem;
     r.packed = buf.p;
     r.packed_len = buf.len;
     notify_start(log, &r);

@@ -52,6 +52,17 @@ struct sim_op_note {
 };
 
 /*
+ * What a memory op (dma_read, dma_write, ipcq_copy) moves: its source and destination
+ * spaces and nbytes as its D3 params (and replay annotations) give them, and the role of
+ * the memory it touches (sim/chip/roles.h: its tensor_role), or NULL. All zero for other
+ * ops. The strings live as long as the op's message: valid in the observers' calls.
+ */
+struct sim_op_mem {
+    const char *src_space, *dst_space, *role;
+    int64_t nbytes;
+};
+
+/*
  * One op record. The first seven fields are ADR-0052 D1's OpRecord, with its names.
  * params is a map whose keys and value types follow D3 for op_name exactly: Python tuples
  * are lists of ints, None is null, np.ndarray snapshots are SIM_V_TENSOR values holding
@@ -76,6 +87,10 @@ struct sim_op_record {
      * details (the trace model) copies. */
     const uint8_t *packed;
     size_t packed_len;
+
+    /* What a memory op moves (not part of ADR-0052 either), for observers that account
+     * DRAM traffic without unpacking the params: see struct sim_op_mem. */
+    struct sim_op_mem mem;
 };
 
 /*
