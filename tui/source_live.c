@@ -34,8 +34,11 @@ enum {
     CHECK_EVERY = 8,                  /* events between two looks at the clock (some take ms) */
     PACE_MAX_WAIT_MS = 250,           /* a slowed run still looks at input this often */
     CKPT_WORK_NS = 250 * 1000 * 1000, /* running between two checkpoints, at most */
+    CKPT_SHARE = 200,                 /* ... or this many times what the last fork took (the
+                                         pages it then copies cost about ten times more) */
+    CKPT_SPREAD = 16,                 /* ... or this fraction of the running so far */
     CKPT_MIN_EVENTS = 4096,           /* and at least this many events */
-    CKPT_MAX_EVENTS = 1 << 20,        /* a checkpoint at least this often (stepping by hand) */
+    CKPT_MAX_EVENTS = 1 << 20,        /* events run by hand (steps) between two, at most */
     MARKS = 64,                       /* op starts and ends remembered for going back */
     HITS = 32,                        /* breakpoint hits remembered */
 };
@@ -132,6 +135,9 @@ struct source_live {
     struct tui_ckpt *ckpt;      /* owned; NULL: no checkpoints */
     struct tui_ckpt_req *req;   /* owned: the request a resumed copy reads */
     uint64_t ckpt_work;         /* ns spent running events since the last checkpoint */
+    uint64_t ckpt_cost;         /* ns the last checkpoint took (the fork) */
+    uint64_t run_work;          /* ns spent running events in all */
+    uint64_t ckpt_ticked;       /* events run by ticks (not by hand) since the last one */
     bool silent;                /* re-running to a target: no stops, no hit counts */
     bool backwards;             /* this state was reached by going back */
     struct opmark marks[MARKS]; /* a ring: nmarks in all */
@@ -797,13 +803,28 @@ static bool maybe_checkpoint(struct source_live *L)
         if (ev <= last)
             return false;
         uint64_t since = ev - last;
-        if (!((since >= CKPT_MIN_EVENTS && L->ckpt_work >= CKPT_WORK_NS) ||
-              since >= CKPT_MAX_EVENTS))
+        /* every CKPT_WORK_NS of running, or CKPT_SHARE times what the last fork took (a
+         * large process takes longer to fork, and its pages are copied as it writes them),
+         * or a CKPT_SPREAD-th of the run so far: the table thins old checkpoints to
+         * exponential spacing anyway, so a long run needs new ones less often */
+        uint64_t every =
+            CKPT_SHARE * L->ckpt_cost > CKPT_WORK_NS ? CKPT_SHARE * L->ckpt_cost : CKPT_WORK_NS;
+        if (L->run_work / CKPT_SPREAD > every)
+            every = L->run_work / CKPT_SPREAD;
+        /* events run by hand (steps, which take no running time) count apart: a run at
+         * full speed goes through a million events in a fraction of a second */
+        uint64_t by_hand = since > L->ckpt_ticked ? since - L->ckpt_ticked : 0;
+        if (!((since >= CKPT_MIN_EVENTS && L->ckpt_work >= every) || by_hand >= CKPT_MAX_EVENTS))
             return false;
     }
     L->ckpt_work = 0;
-    if (tui_ckpt_take(L->ckpt, ev, sim_engine_now(L->eng), L->req) != 1)
+    L->ckpt_ticked = 0;
+    uint64_t t0 = tui_now_ns();
+    int taken = tui_ckpt_take(L->ckpt, ev, sim_engine_now(L->eng), L->req);
+    if (taken != 1) {
+        L->ckpt_cost = tui_now_ns() - t0;
         return false;
+    }
     resumed_run(L);
     return true;
 }
@@ -890,7 +911,7 @@ static int live_tick(struct tui_source *s, uint64_t budget_ns, struct diag *d)
         return 0;
     if (budget_ns > TICK_NS)
         budget_ns = TICK_NS;
-    uint64_t t0 = tui_now_ns();
+    uint64_t t0 = tui_now_ns(), ev0 = sim_engine_events(L->eng);
     uint64_t may = allowed(L, t0);
     if (L->goal == GOAL_END && !has_marker_breaks(L)) {
         run_batches(L, may, t0, budget_ns);
@@ -921,6 +942,8 @@ static int live_tick(struct tui_source *s, uint64_t budget_ns, struct diag *d)
     trace_live_sync(L->feed);
     uint64_t t1 = tui_now_ns();
     L->ckpt_work += t1 - t0;
+    L->run_work += t1 - t0;
+    L->ckpt_ticked += sim_engine_events(L->eng) - ev0;
     measure(L, t1);
     return 0;
 }
