@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # The cost of recording a run live (make bench): see live_bench.c. The small vector add of
-# before, then a long LLM decode (many small ops: the per-op cost shows).
+# before, then a long LLM decode (many small ops: the per-op cost shows); then the full TUI
+# on that decode (tui_full.sh).
 set -u
 bin=${1:-build/bench/live_bench}
 "$bin" "vector_add:pes=8,n=4194304" || exit 1
 echo
 "$bin" "llm_decode:layers=32,gen=64"
+echo
+# the whole TUI, drawing and checkpoints for going back included, against headless
+npuscope="$(dirname "$(dirname "$bin")")/npuscope"
+bash "$(dirname "$0")/tui_full.sh" "$npuscope" "llm_decode:layers=32,gen=64"
+bash "$(dirname "$0")/tui_full.sh" "$npuscope" "llm_decode:layers=32,gen=64" --no-reverse
 echo
 # the Llama-7B-shaped decode step in the TUI: key presses answered while it runs
 bash "$(dirname "$0")/live_keys.sh" "$(dirname "$(dirname "$bin")")/npuscope" sim/configs/large.yaml \
