@@ -34,7 +34,7 @@ done
 if [ -z "$pid" ]; then echo "live_keys: the TUI did not start"; exit 1; fi
 until_match ' LIVE | FINISHED ' || { echo "live_keys: no header"; screen; exit 1; }
 
-lat=()
+lat=() esc=()
 for ((k = 0; k < 200; k++)); do
     sleep 1
     screen | grep -q FINISHED && break
@@ -43,7 +43,8 @@ for ((k = 0; k < 200; k++)); do
     t1=$(now_ms); tmux -L "$sock" send-keys -t 0 Escape
     until_gone 'npuscope keys' || { echo "live_keys: help never closed"; exit 1; }
     t2=$(now_ms)
-    lat+=($((t1 - t0)) $((t2 - t1)))
+    lat+=($((t1 - t0)))
+    esc+=($((t2 - t1)))
 done
 until_match FINISHED
 # the process the shell started watches the run (going back); the run is its child: the
@@ -57,8 +58,10 @@ tmux -L "$sock" send-keys -t 0 q
 
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else print "-"}'; }
 max() { printf '%s\n' "$@" | sort -n | tail -1; }
-echo "live TUI on -k $kernel${chip:+ -c $chip}: ${#lat[@]} key presses while it ran"
-echo "  key to answering screen: median $(median "${lat[@]}") ms, worst $(max "${lat[@]}") ms (tmux polling included)"
+echo "live TUI on -k $kernel${chip:+ -c $chip}: $((2 * ${#lat[@]})) key presses while it ran"
+echo "  ? to the help on screen: median $(median "${lat[@]}") ms, worst $(max "${lat[@]}") ms (tmux polling included)"
+echo "  Escape to the help gone: median $(median "${esc[@]}") ms, worst $(max "${esc[@]}") ms (of which 25 ms is" \
+    "the wait that tells a lone Escape from the start of an escape sequence)"
 echo "  TUI peak RSS to the end: $((${hwm:-0} / 1024)) MB"
 /usr/bin/env OPENBLAS_NUM_THREADS=1 "$bin" run --headless "${cargs[@]}" -k "$kernel" >/dev/null 2>"$tmp/err" &
 hp=$!
@@ -69,3 +72,23 @@ while kill -0 "$hp" 2>/dev/null; do
     sleep 0.2
 done
 echo "  headless run to the end: peak RSS $((hh / 1024)) MB"
+
+# the baseline, in the same invocation: the same keys on a TUI with nothing to do (a small
+# run already finished): what tmux and the terminal add by themselves
+tmux -L "$sock" kill-server >/dev/null 2>&1
+tmux -L "$sock" -f /dev/null new-session -d -x 160 -y 48 \
+    "$(printf '%q ' env OPENBLAS_NUM_THREADS=1 "$bin" run -k vector_add); sleep 600"
+until_match FINISHED || { echo "live_keys: the idle TUI did not start"; exit 1; }
+bl=() be=()
+for ((k = 0; k < 10; k++)); do
+    t0=$(now_ms); tmux -L "$sock" send-keys -t 0 '?'
+    until_match 'npuscope keys' || { echo "live_keys: help never opened (idle)"; exit 1; }
+    t1=$(now_ms); tmux -L "$sock" send-keys -t 0 Escape
+    until_gone 'npuscope keys' || { echo "live_keys: help never closed (idle)"; exit 1; }
+    t2=$(now_ms)
+    bl+=($((t1 - t0))) be+=($((t2 - t1)))
+    sleep 0.2
+done
+echo "  baseline, an idle TUI: ? $(median "${bl[@]}") ms, Escape $(median "${be[@]}") ms (medians of 10);" \
+    "while it runs: ? $(median "${lat[@]}") ms, $(awk -v a="$(median "${lat[@]}")" -v b="$(median "${bl[@]}")" \
+    'BEGIN {printf "%+d", a - b}') ms over the baseline"
