@@ -41,6 +41,7 @@ struct trace_sumacc {
     size_t nwin, cap;
     bool have_xfer;
     uint64_t lo, hi, sum_len;
+    uint64_t range_ok, len_ok; /* hi - lo below this and sum_len up to this need no wider w */
 };
 
 struct trace_sumacc *trace_sumacc_new(uint64_t window)
@@ -143,6 +144,8 @@ static void merge_pairs(struct trace_sumacc *a)
 /* Make windows [k0, k1] present (zeroed where new). */
 static void cover(struct trace_sumacc *a, uint64_t k0, uint64_t k1)
 {
+    if (a->nwin && k0 >= a->first && k1 - a->first < a->nwin)
+        return; /* the common case: a transfer within the run so far */
     if (!a->nwin) {
         a->first = k0;
     } else {
@@ -186,9 +189,14 @@ static void sample(struct trace_sumacc *a, uint64_t s, uint64_t e, uint64_t b, b
     }
     uint64_t len = e - s;
     a->sum_len = a->sum_len + len < a->sum_len ? UINT64_MAX : a->sum_len + len;
-    uint64_t want = trace_metrics_widen(a->window, a->lo, a->hi, a->sum_len);
-    while (a->w < want)
-        merge_pairs(a);
+    if (a->hi - a->lo >= a->range_ok || a->sum_len > a->len_ok) {
+        uint64_t want = trace_metrics_widen(a->window, a->lo, a->hi, a->sum_len);
+        while (a->w < want)
+            merge_pairs(a);
+        /* what this window still allows (trace_metrics_widen's bounds): no call until then */
+        a->range_ok = a->w >> (63 - 21) ? UINT64_MAX : a->w << 21;
+        a->len_ok = a->w >> (63 - 25) ? UINT64_MAX : a->w << 25;
+    }
     uint64_t w = a->w;
     cover(a, s / w, (e > s ? e - 1 : s) / w);
     uint64_t *acc = write ? a->wr : a->rd;

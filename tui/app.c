@@ -41,7 +41,7 @@ enum {
 
 enum {
     FRAME_NS = 50 * 1000 * 1000, /* at most 20 redraws a second while running */
-    FRAME_SHARE = 20,            /* ... and at most every 20 times a frame's cost */
+    FRAME_SHARE = 40,            /* ... and at most every 40 times a frame's cost */
     WORK_NS = 10 * 1000 * 1000,  /* time box of a batch of work per frame */
     IDLE_WORK_NS = 1000 * 1000,  /* a work slice this short found nothing to do yet */
     IDLE_WAIT_MS = 5,            /* then the loop waits this long for input */
@@ -1352,7 +1352,7 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
     uint64_t theme_seen = UINT64_MAX, last_draw = 0;
     /* while running, the screen follows the run at most every frame_ns: a frame, or
      * FRAME_SHARE times what the last one took to draw when drawing costs more, so that
-     * drawing takes at most a twentieth of the time (a long run's Gantt costs a few ms a
+     * drawing takes at most a fortieth of the time (a long run's Gantt costs a few ms a
      * frame); what a person types is answered at once, ahead of the next slice of work */
     uint64_t frame_ns = FRAME_NS;
     bool answer = false;

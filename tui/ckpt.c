@@ -493,8 +493,8 @@ uint64_t tui_ckpt_memory(struct tui_ckpt *c)
     if (c->mem_at && !c->mem_stale && t - c->mem_at < MEM_EVERY_NS)
         return c->mem;
     /* not more often than this, changed or not: the kernel walks every page of every copy,
-     * so reading costs more as the run grows; at most a hundredth of the time */
-    uint64_t every = 100 * c->mem_cost > MEM_EVERY_NS / 4 ? 100 * c->mem_cost : MEM_EVERY_NS / 4;
+     * so reading costs more as the run grows; at most a three-hundredth of the time */
+    uint64_t every = 300 * c->mem_cost > MEM_EVERY_NS / 4 ? 300 * c->mem_cost : MEM_EVERY_NS / 4;
     if (c->mem_at && t - c->mem_at < every)
         return c->mem;
     uint64_t sum = 0;

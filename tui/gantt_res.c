@@ -24,10 +24,10 @@ bool tui_gantt_res_sync(struct tui_gantt *g)
         g->res = trace_resources_new(g->m);
         g->res_synced = tui_now_ns();
     } else {
-        /* rebuilt at most every RES_SYNC_NS, or 50 times what the last rebuild took: a long
+        /* rebuilt at most every RES_SYNC_NS, or 100 times what the last rebuild took: a long
          * run's hundreds of thousands of samples take milliseconds */
         uint64_t now = tui_now_ns();
-        uint64_t every = 50 * g->res_cost > RES_SYNC_NS ? 50 * g->res_cost : RES_SYNC_NS;
+        uint64_t every = 100 * g->res_cost > RES_SYNC_NS ? 100 * g->res_cost : RES_SYNC_NS;
         if (now - g->res_synced < every && g->res_built == trace_resources_count(g->res))
             return false;
         if (trace_resources_sync(g->res)) {
