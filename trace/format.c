@@ -2,7 +2,6 @@
 #include "trace/format.h"
 
 #include "sim/chip/oplog.h"
-#include "sim/chip/oppack.h"
 
 #include <math.h>
 #include <string.h>
@@ -190,64 +189,6 @@ int trace_dram_from_value(enum trace_engine engine, const char *op, const struct
         .bytes = sim_value_get_int(details, "bytes", -1),
         .nbytes = sim_value_get_int(details, "nbytes", -1),
     };
-    return trace_dram_rule(engine, &f, out);
-}
-
-/* The fields the DRAM rule reads, from a packed map in one pass (strings copied into bufs of
- * 32 bytes each: space names, directions, roles are short; longer ones count as absent). */
-static void packed_dram_scan(const uint8_t *p, size_t n, size_t pos, struct trace_dram_fields *f,
-                             char (*bufs)[32])
-{
-    if (pos >= n)
-        return;
-    size_t count = sim_unpack_map_open(p, n, &pos);
-    for (size_t i = 0; i < count; i++) {
-        size_t klen;
-        const char *k;
-        int id = sim_unpack_key_id(p, n, &pos, &k, &klen);
-        int which = -1;
-        const char **dst = NULL;
-        int64_t *num = NULL;
-        if (id == SIM_PK_SRC_SPACE || (id < 0 && klen == 9 && memcmp(k, "src_space", 9) == 0))
-            dst = f->src_space ? NULL : &f->src_space, which = 0;
-        else if (id == SIM_PK_DST_SPACE || (id < 0 && klen == 9 && memcmp(k, "dst_space", 9) == 0))
-            dst = f->dst_space ? NULL : &f->dst_space, which = 1;
-        else if (id == SIM_PK_NBYTES || (id < 0 && klen == 6 && memcmp(k, "nbytes", 6) == 0))
-            num = f->nbytes < 0 ? &f->nbytes : NULL;
-        else if (id >= 0)
-            ; /* another table key: none of the rest is in the table */
-        else if (klen == 9 && memcmp(k, "direction", 9) == 0 && !f->direction)
-            dst = &f->direction, which = 2;
-        else if (klen == 11 && memcmp(k, "tensor_role", 11) == 0 && !f->tensor_role)
-            dst = &f->tensor_role, which = 3;
-        else if (klen == 5 && memcmp(k, "bytes", 5) == 0 && f->bytes < 0)
-            num = &f->bytes;
-        size_t at = pos;
-        sim_unpack_skip(p, n, &pos);
-        const char *str;
-        size_t len;
-        int64_t iv;
-        if (dst && sim_unpack_str_at(p, n, at, &str, &len) && len < 32) {
-            memcpy(bufs[which], str, len);
-            bufs[which][len] = '\0';
-            *dst = bufs[which];
-        } else if (num && sim_unpack_int_at(p, n, at, &iv) && iv >= 0) {
-            *num = iv;
-        }
-    }
-}
-
-int trace_dram_from_packed(enum trace_engine engine, const char *op, const uint8_t *p, size_t n,
-                           struct trace_transfer out[2])
-{
-    if (engine != TRACE_ENGINE_DMA)
-        return 0;
-    char bufs[4][32];
-    struct trace_dram_fields f = {.op = op, .bytes = -1, .nbytes = -1};
-    size_t pos = 0;
-    packed_dram_scan(p, n, 0, &f, bufs);
-    sim_unpack_skip(p, n, &pos);
-    packed_dram_scan(p, n, pos, &f, bufs);
     return trace_dram_rule(engine, &f, out);
 }
 

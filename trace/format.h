@@ -123,9 +123,4 @@ struct sim_op_mem;
 int trace_dram_from_mem(enum trace_engine engine, const char *op, const struct sim_op_mem *mem,
                         struct trace_transfer out[2]);
 
-/* trace_dram_rule over an op record's packed params (sim/chip/oppack.h: the params map,
- * then the replay annotations), read in place without a value tree. */
-int trace_dram_from_packed(enum trace_engine engine, const char *op, const uint8_t *p, size_t n,
-                           struct trace_transfer out[2]);
-
 #endif

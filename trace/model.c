@@ -536,28 +536,10 @@ static void pend_del(struct trace_model *m, struct pend_det *d)
     }
 }
 
-/* The DRAM traffic of an event from its packed params (trace_dram_rule), once: the params
- * first, then the replay annotations (a dma_read's source space is one of those). */
-static void packed_transfers(struct trace_model *m, uint64_t i, const uint8_t *p, size_t n)
-{
-    struct trace_event *e = &m->ev[i];
-    enum trace_engine eng = m->tracks[e->track].pub.engine;
-    if (eng != TRACE_ENGINE_DMA || (e->flags & (TRACE_EV_TRANSFER | TRACE_EV_SCANNED)))
-        return;
-    e->flags |= TRACE_EV_SCANNED;
-    struct trace_transfer x[2];
-    int k = trace_dram_from_packed(eng, trace_model_str(m, e->op), p, n, x);
-    for (int j = 0; j < k; j++) {
-        x[j].event = (uint32_t)i;
-        trace_model_add_transfer(m, &x[j]);
-    }
-}
-
 void trace_model_set_transfers(struct trace_model *m, uint64_t i, const struct trace_transfer *x,
                                int n)
 {
     assert(i < m->nev);
-    m->ev[i].flags |= TRACE_EV_SCANNED;
     for (int j = 0; j < n; j++) {
         struct trace_transfer t = x[j];
         t.event = (uint32_t)i;
@@ -587,7 +569,6 @@ void trace_model_set_details_packed(struct trace_model *m, uint64_t i, double t_
         }
         memcpy(d.p, packed, len);
         pend_put(m, &d);
-        packed_transfers(m, i, packed, len);
     } else {
         if (!m->spill)
             m->spill = trace_spill_new();
@@ -595,7 +576,6 @@ void trace_model_set_details_packed(struct trace_model *m, uint64_t i, double t_
         e->details = trace_spill_append(m->spill, &h, sizeof(h));
         trace_spill_append(m->spill, packed, len);
         e->flags = (uint8_t)((e->flags & ~TRACE_EV_OWN_DETAILS) | TRACE_EV_PACKED);
-        packed_transfers(m, i, packed, len);
     }
     m->gen++;
 }

@@ -54,8 +54,6 @@ enum {
     TRACE_EV_TRANSFER = 1 << 2,    /* its DRAM traffic is recorded (struct trace_transfer) */
     TRACE_EV_PACKED = 1 << 3,      /* live, ended: details is the offset of its packed details
                                       in the model's spill (trace_model_set_details_packed) */
-    TRACE_EV_SCANNED = 1 << 4,     /* live: its packed params were read for DRAM traffic once
-                                      (an op's params do not change between start and end) */
 };
 
 #define TRACE_NO_STR  0u /* interned id of "no string" (null layer_id, ...) */
@@ -171,15 +169,15 @@ void trace_model_set_details_take(struct trace_model *m, uint64_t i, struct sim_
  * map, then the replay annotations; copied), with the op's exact times in ns (t_end_ns NaN
  * while it runs). While the event is in flight they stay in memory; once it has ended they
  * move to the model's spill file, so the model's memory stays a few dozen bytes per event
- * (trace/spill.h). trace_model_event_details gives them as trace_details_from_op does. The
- * DRAM traffic of a DMA event is recorded from them, once.
+ * (trace/spill.h). trace_model_event_details gives them as trace_details_from_op does.
+ * Its DRAM traffic is not read from them: the feed says it (trace_model_set_transfers).
  */
 void trace_model_set_details_packed(struct trace_model *m, uint64_t i, double t_start_ns,
                                     double t_end_ns, const uint8_t *packed, size_t len);
 
 struct trace_transfer;
-/* The DRAM traffic of event i, known from elsewhere (a live op record's struct sim_op_mem):
- * n transfers (their event field is set here), and set_details_packed reads none. */
+/* The DRAM traffic of live event i, from what its op record says it moves (struct
+ * sim_op_mem, trace_dram_from_mem): n transfers, their event field set here. */
 void trace_model_set_transfers(struct trace_model *m, uint64_t i, const struct trace_transfer *x,
                                int n);
 

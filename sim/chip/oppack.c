@@ -395,14 +395,6 @@ const char *sim_unpack_key(const uint8_t *p, size_t n, size_t *pos, size_t *len)
     return get_key(p, n, pos, len);
 }
 
-int sim_unpack_key_id(const uint8_t *p, size_t n, size_t *pos, const char **s, size_t *len)
-{
-    assert(*pos < n);
-    int id = p[*pos] == KEY_OTHER ? -1 : p[*pos];
-    *s = get_key(p, n, pos, len);
-    return id;
-}
-
 /* Position of key's value in the packed map at pos, or SIZE_MAX. */
 static size_t find_key(const uint8_t *p, size_t n, size_t pos, const char *key)
 {
@@ -420,7 +412,7 @@ static size_t find_key(const uint8_t *p, size_t n, size_t pos, const char *key)
     return SIZE_MAX;
 }
 
-bool sim_unpack_int_at(const uint8_t *p, size_t n, size_t at, int64_t *out)
+static bool int_at(const uint8_t *p, size_t n, size_t at, int64_t *out)
 {
     if (at >= n || p[at] != TAG_INT)
         return false;
@@ -429,7 +421,7 @@ bool sim_unpack_int_at(const uint8_t *p, size_t n, size_t at, int64_t *out)
     return true;
 }
 
-bool sim_unpack_str_at(const uint8_t *p, size_t n, size_t at, const char **s, size_t *len)
+static bool str_at(const uint8_t *p, size_t n, size_t at, const char **s, size_t *len)
 {
     if (at >= n || p[at] != TAG_STR)
         return false;
@@ -443,12 +435,12 @@ bool sim_unpack_str_at(const uint8_t *p, size_t n, size_t at, const char **s, si
 bool sim_unpack_map_int(const uint8_t *p, size_t n, size_t pos, const char *key, int64_t *out)
 {
     size_t at = find_key(p, n, pos, key);
-    return at != SIZE_MAX && sim_unpack_int_at(p, n, at, out);
+    return at != SIZE_MAX && int_at(p, n, at, out);
 }
 
 bool sim_unpack_map_str(const uint8_t *p, size_t n, size_t pos, const char *key, const char **s,
                         size_t *len)
 {
     size_t at = find_key(p, n, pos, key);
-    return at != SIZE_MAX && sim_unpack_str_at(p, n, at, s, len);
+    return at != SIZE_MAX && str_at(p, n, at, s, len);
 }

@@ -123,21 +123,14 @@ struct sim_unpack_visitor {
  * is borrowed from p or a static table, not NUL-terminated (*len bytes). */
 size_t sim_unpack_map_open(const uint8_t *p, size_t n, size_t *pos);
 const char *sim_unpack_key(const uint8_t *p, size_t n, size_t *pos, size_t *len);
-/* The same, with the key's table id (enum sim_pack_keyid), or -1 for a key written out
- * (*s and *len are then the only way to know it; a table key may be written out too). */
-int sim_unpack_key_id(const uint8_t *p, size_t n, size_t *pos, const char **s, size_t *len);
 
 /* Visit the value at *pos, advancing *pos past it. */
 void sim_unpack_visit(const uint8_t *p, size_t n, size_t *pos, const struct sim_unpack_visitor *v);
 
 /* The value of key in the packed map at pos (a map), as an integer or string, without
- * expanding it: the DRAM rule and the memory events need two or three fields of every DMA
- * op. Returns false when the key is absent or of another type. *s is borrowed from p and
- * not NUL-terminated (*len bytes). */
+ * expanding it. Returns false when the key is absent or of another type. *s is borrowed
+ * from p and not NUL-terminated (*len bytes). */
 bool sim_unpack_map_int(const uint8_t *p, size_t n, size_t pos, const char *key, int64_t *out);
-/* The same for the value at `at` itself (after sim_unpack_key): false when of another type. */
-bool sim_unpack_int_at(const uint8_t *p, size_t n, size_t at, int64_t *out);
-bool sim_unpack_str_at(const uint8_t *p, size_t n, size_t at, const char **s, size_t *len);
 bool sim_unpack_map_str(const uint8_t *p, size_t n, size_t pos, const char *key, const char **s,
                         size_t *len);
 

@@ -791,7 +791,8 @@ Test(live, a_stream_only_feed_keeps_no_events_and_cannot_rewrite)
     sim_run_free(r);
 }
 
-/* An observer comparing what a record says it moves with what its params say. */
+/* An observer comparing what a record says it moves with what a reader of the trace finds
+ * in its details (the DRAM rule over the details the writer writes). */
 static size_t mem_checked, mem_moving;
 static void check_mem(void *ctx, const struct sim_op_record *rec)
 {
@@ -799,7 +800,13 @@ static void check_mem(void *ctx, const struct sim_op_record *rec)
     enum trace_engine e = trace_engine_for_component(rec->component_id);
     struct trace_transfer a[2], b[2];
     int na = trace_dram_from_mem(e, rec->op_name, &rec->mem, a);
-    int nb = trace_dram_from_packed(e, rec->op_name, rec->packed, rec->packed_len, b);
+    struct sim_value *replay = NULL;
+    struct sim_value *params = sim_op_record_params(rec, &replay);
+    struct sim_value *details = trace_details_from_op(params, replay);
+    int nb = trace_dram_from_value(e, rec->op_name, details, b);
+    sim_value_free(params);
+    sim_value_free(replay);
+    sim_value_free(details);
     cr_assert_eq(na, nb, "%s on %s: %d transfers from the record, %d from its params", rec->op_name,
                  rec->component_id, na, nb);
     for (int j = 0; j < na; j++)
@@ -811,7 +818,7 @@ static void check_mem(void *ctx, const struct sim_op_record *rec)
 
 Test(live, what_a_record_says_it_moves_is_what_its_params_say)
 {
-    /* the feed counts DRAM traffic from the record's struct sim_op_mem, the trace's readers
+    /* the feed counts DRAM traffic from the record's struct sim_op_mem, a trace's readers
      * from the details: both must give the same transfers, KV-cache flags included */
     const char *specs[] = {"llm_decode:prompt=3,gen=2,layers=2", "allreduce_ring:n=1001",
                            "gemm_explicit", "vector_add:pes=3,n=3001"};

@@ -454,6 +454,8 @@ Test(model, packed_live_details_move_from_memory_to_the_spill_when_the_op_ends)
         struct trace_event e = {
             .start = 10 * i, .track = dma, .op = op, .flags = TRACE_EV_INFLIGHT};
         uint64_t k = trace_model_add_event(m, &e);
+        struct trace_transfer x = {.bytes = 256}; /* as the live feed says it, at the start */
+        trace_model_set_transfers(m, k, &x, 1);
         trace_model_set_details_packed(m, k, 10.0 * (double)i, NAN, b.p, b.len);
         if (i == 0) { /* in flight: its details and start time already */
             struct sim_value *d = trace_model_event_details(m, k);
@@ -469,6 +471,7 @@ Test(model, packed_live_details_move_from_memory_to_the_spill_when_the_op_ends)
     }
     trace_model_finish(m);
     cr_assert_eq(trace_model_transfer_count(m), N, "one DRAM read per op, counted once");
+    cr_assert_eq(trace_model_transfer(m, N - 1)->event, N - 1);
     for (uint64_t k = 0; k < N; k += 4999) {
         struct sim_value *d = trace_model_event_details(m, k);
         cr_assert(sim_value_equal(d, want), "event %llu", (unsigned long long)k);
