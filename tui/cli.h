@@ -57,6 +57,11 @@ int cli_run(const struct cli_run_opts *o);
  * viewers (--listen; a TUI run with --keep-on-hangup once its terminal has gone). */
 int cli_live(const struct cli_run_opts *o);
 
+/* Refuse a --theme that names no theme (a path that cannot be read, or a name that is not
+ * one): "npuscope CMD: no theme named 'X' (themes: ...)" on stderr, and CLI_EXIT_USAGE.
+ * 0 when theme is NULL or found (a broken theme file is reported in the TUI). */
+int cli_theme_check(const char *cmd, const char *theme, const char *user_dir);
+
 /* npuscope attach [RUN_ID|PATH]: the live TUI on a served run (tui/cli_attach.c). */
 int cli_attach(const char *what, const char *theme);
 /* npuscope ps: the served runs of this user. */

@@ -50,16 +50,8 @@ int cli_attach(const char *what, const char *theme)
     struct tui_source *src = NULL;
     struct tui_term *term = NULL;
     char path[TUI_RUNSOCK_PATH_MAX + 8];
-    if (theme) {
-        struct tui_theme th;
-        if (tui_theme_load(&th, theme, user_dir, &d) == -SIM_ENOENT) {
-            char *safe = sim_escape_dup(theme);
-            fprintf(stderr, "npuscope attach: no theme named '%s' (npuscope view --help)\n", safe);
-            free(safe);
-            goto out;
-        }
-        diag_clear(&d);
-    }
+    if (cli_theme_check("attach", theme, user_dir) != 0)
+        goto out;
     /* the run's answer first (it may refuse), then the terminal */
     if (tui_runsock_resolve(what, path, sizeof(path), &d) < 0) {
         status = fail("attach", &d);

@@ -209,16 +209,8 @@ int cli_live(const struct cli_run_opts *o)
     struct tui_term *term = NULL;
     struct verify_ctx v = {.o = o};
     char *served_id = NULL;
-    if (o->theme && !o->listen) {
-        struct tui_theme th;
-        if (tui_theme_load(&th, o->theme, user_dir, &d) == -SIM_ENOENT) {
-            char *safe = sim_escape_dup(o->theme);
-            fprintf(stderr, "npuscope run: no theme named '%s' (npuscope view --help)\n", safe);
-            free(safe);
-            goto out;
-        }
-        diag_clear(&d); /* a broken theme file is reported in the TUI */
-    }
+    if (!o->listen && cli_theme_check("run", o->theme, user_dir) != 0)
+        goto out;
     struct sim_run_opts ro = {
         .chip_file = o->chip,
         .workload_file = o->workload,

@@ -731,12 +731,10 @@ int cli_sweep_view(const char *dir, const char *theme_name)
     struct tui_theme theme;
     int status = CLI_EXIT_USAGE;
     struct tui_term *term = NULL;
-    if (tui_theme_load(&theme, theme_name ? theme_name : "default", user_dir, &d) == -SIM_ENOENT) {
-        char *safe = sim_escape_dup(theme_name ? theme_name : "default");
-        fprintf(stderr, "npuscope view: no theme named '%s'\n", safe);
-        free(safe);
+    if (cli_theme_check("view", theme_name, user_dir) != 0)
         goto out;
-    }
+    tui_theme_load(&theme, theme_name ? theme_name : "default", user_dir, &d);
+    diag_clear(&d); /* a broken theme file: its defaults, as in the other views */
     if (tui_term_check(&d) < 0 || tui_term_open(&term, &d) < 0) {
         char line[2048];
         fprintf(stderr, "npuscope view: %s\n", diag_format(&d, line, sizeof(line)));

@@ -29,9 +29,20 @@ static int fail(const struct diag *d)
     return CLI_EXIT_USAGE;
 }
 
-/* An unknown --theme is a usage error, named with the themes there are. */
-static int unknown_theme(const char *theme, const char *user_dir)
+int cli_theme_check(const char *cmd, const char *theme, const char *user_dir)
 {
+    if (!theme)
+        return 0;
+    struct tui_theme th;
+    struct diag d;
+    diag_clear(&d);
+    if (tui_theme_load(&th, theme, user_dir, &d) != -SIM_ENOENT)
+        return 0; /* a broken theme file is reported in the TUI */
+    if (strchr(theme, '/')) {
+        char line[SIM_DIAG_FILE_MAX + SIM_DIAG_PATH_MAX + SIM_DIAG_MSG_MAX + 64];
+        fprintf(stderr, "npuscope %s: %s\n", cmd, diag_format(&d, line, sizeof(line)));
+        return CLI_EXIT_USAGE;
+    }
     struct tui_theme_list l;
     tui_theme_list_init(&l, user_dir);
     char names[512] = "";
@@ -42,7 +53,7 @@ static int unknown_theme(const char *theme, const char *user_dir)
     }
     tui_theme_list_fini(&l);
     char *safe = sim_escape_dup(theme);
-    fprintf(stderr, "npuscope view: no theme named '%s' (themes: %s)\n", safe, names);
+    fprintf(stderr, "npuscope %s: no theme named '%s' (themes: %s)\n", cmd, safe, names);
     free(safe);
     return CLI_EXIT_USAGE;
 }
@@ -57,14 +68,8 @@ int cli_view(const char *file, const char *theme, const char *diff)
     int status = CLI_EXIT_USAGE;
     struct tui_source *src = NULL;
     struct tui_term *term = NULL;
-    if (theme) {
-        struct tui_theme th;
-        if (tui_theme_load(&th, theme, user_dir, &d) == -SIM_ENOENT) {
-            status = strchr(theme, '/') ? fail(&d) : unknown_theme(theme, user_dir);
-            goto out;
-        }
-        diag_clear(&d); /* a broken theme file is reported in the TUI */
-    }
+    if (cli_theme_check("view", theme, user_dir) != 0)
+        goto out;
     if (tui_term_check(&d) < 0) {
         status = fail(&d);
         goto out;

@@ -128,6 +128,11 @@ run "$NPUSCOPE" view --theme no-such-theme "$SPEC"
 expect_status "unknown theme: exit 2" 2
 expect_err "unknown theme: names the themes there are" \
     "^npuscope view: no theme named 'no-such-theme' \(themes: default, light, high-contrast, mono\)$"
+run "$NPUSCOPE" attach --theme no-such-theme no-such-run
+expect_status "attach, unknown theme: exit 2" 2
+expect_err "attach, unknown theme: the same message, before looking for the run" \
+    "^npuscope attach: no theme named 'no-such-theme' \(themes: default, light, high-contrast, mono\)$"
+expect_one_line "attach, unknown theme: one line"
 tmux_start 80 24 "${U[@]}" TERM=xterm-256color -- view --theme light "$SPEC"
 expect_screen "--theme light: runs" 'POST-MORTEM'
 tmux_keys t
