@@ -181,8 +181,9 @@ static void tree_finish(struct tui_gantt *g, int n, int depth)
 
 /* ---- rows of the resources (drawn by gantt_res.c) ------------------------------------- */
 
-/* Add the row of an HBM: under its cube, like the components. */
-static void add_dotted(struct tui_gantt *g, const char *name, size_t i)
+/* The group of a dotted name ("sip0.cube0.hbm": sip0 > cube0, made as needed), and in
+ * *leaf its last part. */
+static int dotted_parent(struct tui_gantt *g, const char *name, const char **leaf)
 {
     int parent = 0;
     const char *p = name;
@@ -194,9 +195,18 @@ static void add_dotted(struct tui_gantt *g, const char *name, size_t i)
         free(path);
         p = dot + 1;
     }
+    *leaf = p;
+    return parent;
+}
+
+/* Add the row of an HBM: under its cube, like the components. */
+static void add_dotted(struct tui_gantt *g, const char *name, size_t i)
+{
+    const char *leaf;
+    int parent = dotted_parent(g, name, &leaf);
     char key[32];
     snprintf(key, sizeof(key), "$%zu", i);
-    int n = tui_gantt_node_new(g, parent, p, key);
+    int n = tui_gantt_node_new(g, parent, leaf, key);
     g->nodes[n].is_res = true;
     g->nodes[n].res = i;
 }
@@ -286,16 +296,7 @@ void tui_gantt_tree_build(struct tui_gantt *g)
         int parent = 0;
         const char *leaf = name;
         if (strchr(name, '.')) {
-            const char *p = name;
-            for (const char *dot; (dot = strchr(p, '.'));) {
-                char *seg = sim_xstrndup(p, (size_t)(dot - p));
-                char *path = sim_xstrndup(name, (size_t)(dot - name));
-                parent = tui_gantt_group_child(g, parent, seg, path);
-                free(seg);
-                free(path);
-                p = dot + 1;
-            }
-            leaf = p;
+            parent = dotted_parent(g, name, &leaf);
         } else {
             const char *kind = trace_engine_name(tr->engine);
             char path[32];
