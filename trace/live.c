@@ -76,11 +76,9 @@ struct trace_live {
     struct str_cache_ent cache[STR_CACHE];
     struct track_ent *tracks; /* owned: open addressing by the component's address */
     size_t ntracks, captracks;
-    uint32_t host_track;     /* the host's, UINT32_MAX until its first span */
-    uint64_t changes;        /* op starts + ends */
-    const char *kind_str;    /* the op_kind string parsed last */
-    enum trace_op_kind kind; /* ... and what it is */
-    bool dirty;              /* the model changed since the last trace_model_finish */
+    uint32_t host_track; /* the host's, UINT32_MAX until its first span */
+    uint64_t changes;    /* op starts + ends */
+    bool dirty;          /* the model changed since the last trace_model_finish */
 
     bool end_checked;                   /* check_end has seen the run over */
     int chip_observer;                  /* our subscription to spans and traffic */
@@ -237,13 +235,9 @@ uint64_t trace_live_event_of_record(const struct trace_live *l, uint64_t id)
 /* The ENGINE_EVENT of op record rec, in flight. */
 static void op_event(struct trace_live *l, const struct sim_op_record *rec, struct trace_event *out)
 {
-    /* op_kind is one of a few static strings: parsed once per string */
-    if (rec->op_kind != l->kind_str) {
-        l->kind_str = rec->op_kind;
-        if (!rec->op_kind || trace_op_kind_parse(rec->op_kind, &l->kind) < 0)
-            l->kind = TRACE_KIND_UNKNOWN;
-    }
-    enum trace_op_kind kind = l->kind;
+    enum trace_op_kind kind;
+    if (!rec->op_kind || trace_op_kind_parse(rec->op_kind, &kind) < 0)
+        kind = TRACE_KIND_UNKNOWN;
     int64_t cmdq = rec->note.cmdq_id;
     *out = (struct trace_event){
         .start = cycles(l, rec->t_start, false),
