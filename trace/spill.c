@@ -14,7 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { SPILL_BUF = 1 << 20 };
+/* The write buffer: small, because a checkpoint (fork) of the TUI shares it and every page
+ * written after one is copied; 256 KiB still makes each write a large one. */
+enum { SPILL_BUF = 256 * 1024 };
 
 struct trace_spill {
     int fd;           /* the unlinked file, or -1 (not yet made, or in memory) */
