@@ -156,6 +156,12 @@ void trace_resacc_flush(struct trace_resacc *a)
     a->dirty = false;
 }
 
+static int by_index_desc(const void *x, const void *y)
+{
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    return (a < b) - (a > b);
+}
+
 /* Double the window: each pair of windows becomes one entry; the samples of the entries
  * merged away are emptied and kept for new windows. */
 static void widen(struct trace_resacc *a)
@@ -187,6 +193,9 @@ static void widen(struct trace_resacc *a)
         s->dirty = 0;
         set_newest(s, a->w);
     }
+    /* used again from the lowest, so new windows fill the emptied samples in order (and a
+     * checkpoint's copy of the model is written page by page, not all over) */
+    qsort(a->spare, a->nspare, sizeof(*a->spare), by_index_desc);
     a->dirty = true;
     trace_resacc_flush(a);
 }
