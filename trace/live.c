@@ -74,6 +74,9 @@ struct trace_live {
     struct id_run *runs; /* owned, by first_id */
     size_t nruns, capruns;
     struct str_cache_ent cache[STR_CACHE];
+    const char *kind_s[TRACE_KIND_COUNT]; /* op kinds seen (the op log's static strings) */
+    uint8_t kind_v[TRACE_KIND_COUNT];
+    int nkinds;
     struct track_ent *tracks; /* owned: open addressing by the component's address */
     size_t ntracks, captracks;
     uint32_t host_track; /* the host's, UINT32_MAX until its first span */
@@ -232,12 +235,29 @@ uint64_t trace_live_event_of_record(const struct trace_live *l, uint64_t id)
 
 /* ---- op records ------------------------------------------------------------------------- */
 
+/* The kind of an op record: its op_kind is one of a few static strings, so each is parsed
+ * once and then known by its address. */
+static enum trace_op_kind kind_of(struct trace_live *l, const char *s)
+{
+    enum trace_op_kind kind;
+    if (!s)
+        return TRACE_KIND_UNKNOWN;
+    for (int i = 0; i < l->nkinds; i++)
+        if (l->kind_s[i] == s)
+            return (enum trace_op_kind)l->kind_v[i];
+    if (trace_op_kind_parse(s, &kind) < 0)
+        kind = TRACE_KIND_UNKNOWN;
+    if (l->nkinds < TRACE_KIND_COUNT) {
+        l->kind_s[l->nkinds] = s;
+        l->kind_v[l->nkinds++] = (uint8_t)kind;
+    }
+    return kind;
+}
+
 /* The ENGINE_EVENT of op record rec, in flight. */
 static void op_event(struct trace_live *l, const struct sim_op_record *rec, struct trace_event *out)
 {
-    enum trace_op_kind kind;
-    if (!rec->op_kind || trace_op_kind_parse(rec->op_kind, &kind) < 0)
-        kind = TRACE_KIND_UNKNOWN;
+    enum trace_op_kind kind = kind_of(l, rec->op_kind);
     int64_t cmdq = rec->note.cmdq_id;
     *out = (struct trace_event){
         .start = cycles(l, rec->t_start, false),
