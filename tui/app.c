@@ -41,12 +41,12 @@ enum {
 
 enum {
     FRAME_NS = 100 * 1000 * 1000, /* at most 10 redraws a second while running */
-    FRAME_SHARE = 40,            /* ... and at most every 40 times a frame's cost */
-    WORK_NS = 10 * 1000 * 1000,  /* time box of a batch of work per frame */
-    IDLE_WORK_NS = 1000 * 1000,  /* a work slice this short found nothing to do yet */
-    IDLE_WAIT_MS = 5,            /* then the loop waits this long for input */
-    BIG_BODY = 16,               /* from this body height on, the bottom panes show */
-    WIDE = 90,                   /* from this width on, two bottom panes side by side */
+    FRAME_SHARE = 40,             /* ... and at most every 40 times a frame's cost */
+    WORK_NS = 10 * 1000 * 1000,   /* time box of a batch of work per frame */
+    IDLE_WORK_NS = 1000 * 1000,   /* a work slice this short found nothing to do yet */
+    IDLE_WAIT_MS = 5,             /* then the loop waits this long for input */
+    BIG_BODY = 16,                /* from this body height on, the bottom panes show */
+    WIDE = 90,                    /* from this width on, two bottom panes side by side */
 };
 
 /* What the footer prompt asks for. */
@@ -1347,6 +1347,13 @@ enum tui_result tui_app_mouse(struct tui_app *a, int x, int y, int button)
 
 /* ---- the main loop -------------------------------------------------------------------------- */
 
+bool tui_app_frame_held(bool busy, bool was_running, bool running, bool answer, uint64_t since_ns,
+                        uint64_t frame_ns)
+{
+    bool stopped = was_running && !running;
+    return busy && !stopped && !answer && since_ns < frame_ns;
+}
+
 int tui_app_run(struct tui_app *a, struct tui_term *t)
 {
     uint64_t theme_seen = UINT64_MAX, last_draw = 0;
@@ -1367,6 +1374,7 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
             theme_seen = rev;
         }
         bool busy = tui_app_busy(a);
+        bool was_running = a->src->ops->running(a->src);
         uint64_t spent = 0;
         if (busy && !answer) {
             uint64_t w0 = tui_now_ns();
@@ -1380,7 +1388,8 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
             last_draw = 0;
         }
         uint64_t now = tui_now_ns();
-        bool throttled = busy && !answer && now - last_draw < frame_ns;
+        bool throttled = tui_app_frame_held(busy, was_running, a->src->ops->running(a->src), answer,
+                                            now - last_draw, frame_ns);
         if (!throttled && tui_app_needs_render(a)) {
             if (tui_app_take_repaint(a))
                 tui_term_invalidate(t);

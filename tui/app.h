@@ -61,6 +61,13 @@ enum tui_result tui_app_mouse(struct tui_app *a, int x, int y, int button);
 /* True while the source runs or a pane has background work. */
 bool tui_app_busy(struct tui_app *a);
 
+/* The main loop's frame rule, for a loop iteration: true when a frame that is due to be
+ * drawn waits, since_ns after the last one and frame_ns apart. Frames wait only while
+ * there is work (busy) and nobody typed (answer false); a run that has just stopped
+ * (was_running, no longer running: finished or at a breakpoint) is drawn at once. */
+bool tui_app_frame_held(bool busy, bool was_running, bool running, bool answer, uint64_t since_ns,
+                        uint64_t frame_ns);
+
 /* Run the source and the panes' background work for at most budget_ns. */
 void tui_app_work(struct tui_app *a, uint64_t budget_ns);
 
