@@ -34,9 +34,8 @@ enum {
     CHECK_EVERY = 8,                  /* events between two looks at the clock (some take ms) */
     PACE_MAX_WAIT_MS = 250,           /* a slowed run still looks at input this often */
     CKPT_WORK_NS = 250 * 1000 * 1000, /* running between two checkpoints, at most */
-    CKPT_SHARE = 400,                 /* ... or this many times what the last fork took: the
-                                         pages it then copies cost about ten times more, so
-                                         checkpoints take some 3% of a run at full speed */
+    CKPT_SHARE = 200,                 /* ... or this many times what the last fork took (the
+                                         pages it then copies cost about ten times more) */
     CKPT_SPREAD = 16,                 /* ... or this fraction of the running so far */
     CKPT_MIN_EVENTS = 4096,           /* and at least this many events */
     CKPT_MAX_EVENTS = 1 << 20,        /* events run by hand (steps) between two, at most */
