@@ -40,13 +40,13 @@ enum {
 };
 
 enum {
-    FRAME_NS = 100 * 1000 * 1000, /* at most 10 redraws a second while running */
-    FRAME_SHARE = 40,             /* ... and at most every 40 times a frame's cost */
-    WORK_NS = 10 * 1000 * 1000,   /* time box of a batch of work per frame */
-    IDLE_WORK_NS = 1000 * 1000,   /* a work slice this short found nothing to do yet */
-    IDLE_WAIT_MS = 5,             /* then the loop waits this long for input */
-    BIG_BODY = 16,                /* from this body height on, the bottom panes show */
-    WIDE = 90,                    /* from this width on, two bottom panes side by side */
+    FRAME_NS = 50 * 1000 * 1000, /* at most 20 redraws a second while running */
+    FRAME_SHARE = 40,            /* ... and at most every 40 times a frame's cost */
+    WORK_NS = 10 * 1000 * 1000,  /* time box of a batch of work per frame */
+    IDLE_WORK_NS = 1000 * 1000,  /* a work slice this short found nothing to do yet */
+    IDLE_WAIT_MS = 5,            /* then the loop waits this long for input */
+    BIG_BODY = 16,               /* from this body height on, the bottom panes show */
+    WIDE = 90,                   /* from this width on, two bottom panes side by side */
 };
 
 /* What the footer prompt asks for. */
