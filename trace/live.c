@@ -775,11 +775,6 @@ void trace_live_resumed(struct trace_live *l)
     trace_writer_rewind(l->w);
 }
 
-void trace_live_settle(struct trace_live *l)
-{
-    trace_model_settle(l->m);
-}
-
 void trace_live_free(struct trace_live *l)
 {
     if (!l)

@@ -58,10 +58,6 @@ int trace_live_new(struct sim_chip *chip, const struct trace_live_opts *o, struc
  * removed, an older file under the name left as it was). NULL is a no-op. */
 void trace_live_free(struct trace_live *l);
 
-/* Before a forked copy of the process takes the run over: the model's writes settled
- * (trace_model_settle). */
-void trace_live_settle(struct trace_live *l);
-
 /* The model (borrowed; valid until the feed is freed). Up to date as of the last sync. */
 struct trace_model *trace_live_model(const struct trace_live *l);
 

@@ -293,12 +293,6 @@ static void track_fini(struct track_data *t)
     free(t->block);
 }
 
-void trace_model_settle(struct trace_model *m)
-{
-    if (m->spill)
-        trace_spill_settle(m->spill);
-}
-
 void trace_model_free(struct trace_model *m)
 {
     if (!m)

@@ -136,10 +136,6 @@ static inline bool trace_bw_sample_is_dram(const struct trace_bw_sample *s)
 struct trace_model *trace_model_new(void);
 void trace_model_free(struct trace_model *m);
 
-/* Wait until the details spilled so far are written (trace_spill_settle): before a forked
- * copy of the process goes on with the model. */
-void trace_model_settle(struct trace_model *m);
-
 /* Intern a string (any bytes; len may include NULs). Returns its id (never TRACE_NO_STR,
  * which interns nothing). */
 uint32_t trace_model_intern(struct trace_model *m, const char *s, size_t len);

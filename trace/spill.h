@@ -3,10 +3,8 @@
  * in memory, read back by offset. The live trace model keeps each finished op's details
  * here (its packed params and exact times), as a loaded model keeps them in the trace file,
  * so the memory of a run of millions of ops does not grow with their details. Writes go
- * through a buffer, written to the file by a thread of the spill's own while the next one
- * fills; reads of what is still buffered come from memory. When no temporary file can be
- * made, or a write to it fails, the blobs from there on stay in memory (the run goes on).
- * One thread appends and reads; a forked copy of the process may go on using its copy.
+ * through a buffer; reads of what is still buffered come from memory. When no temporary
+ * file can be made, the blobs stay in memory (the run goes on).
  */
 #ifndef TRACE_SPILL_H
 #define TRACE_SPILL_H
@@ -27,12 +25,7 @@ uint64_t trace_spill_append(struct trace_spill *s, const void *p, size_t n);
 
 /* Copy n bytes from offset off into buf. Returns 0, or -1 when they cannot be read (an
  * I/O error on the temporary file, or a range never written). */
-int trace_spill_read(struct trace_spill *s, uint64_t off, void *buf, size_t n);
-
-/* Wait until what was handed to the file is written. A process that lets a forked copy of
- * itself go on with the spill (a TUI checkpoint resumed) calls this first and then writes
- * no more: the copy appends at the offsets this one used after the fork. */
-void trace_spill_settle(struct trace_spill *s);
+int trace_spill_read(const struct trace_spill *s, uint64_t off, void *buf, size_t n);
 
 /* Bytes appended so far (on disk and buffered). */
 uint64_t trace_spill_size(const struct trace_spill *s);

@@ -873,7 +873,6 @@ static int live_back(struct tui_source *s, enum tui_back how, uint64_t arg, cons
     }
     }
     pack_carry(L, (uint32_t)how, ui, ui_len);
-    trace_live_settle(L->feed); /* the copy writes the spill's file from its fork on */
     L->req->kind = kind;
     L->req->arg = kind == REQ_UNTIL ? until : target;
     for (;;) {
