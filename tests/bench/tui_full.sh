@@ -23,6 +23,7 @@ for ((r = 0; r < RUNS; r++)); do
     hl+=($(($(now_ms) - t0)))
 
     cmd=$(printf '%q ' env OPENBLAS_NUM_THREADS=1 "$bin" run -k "$kernel" "$@")
+    sock=npuscope-full-$$-$r # a server of its own: never race the last one's end
     t0=$(now_ms)
     tmux -L "$sock" -f /dev/null new-session -d -x 160 -y 48 "$cmd; sleep 600"
     done=0
