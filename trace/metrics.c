@@ -461,35 +461,48 @@ size_t trace_metrics_bandwidth(const struct trace_model *m, uint64_t window,
     size_t nwin = (size_t)(last - first + 1);
     uint64_t *rd = sim_xcalloc(nwin, sizeof(*rd));
     uint64_t *wr = sim_xcalloc(nwin, sizeof(*wr));
-    for (size_t i = 0; i < n; i++) {
-        uint64_t *acc = v[i].write ? wr : rd;
-        uint64_t s = v[i].s, e = v[i].e, b = v[i].bytes;
-        if (e <= s) {
-            acc[s / w - first] += b;
-            continue;
-        }
-        /* window k gets floor(B*C_k/L) - floor(B*C_{k-1}/L), C_k the overlap up to the
-         * end of window k: the shares telescope to exactly B */
-        uint64_t len = e - s, given = 0;
-        for (uint64_t k = s / w; k <= (e - 1) / w; k++) {
-            uint64_t wend = k * w > UINT64_MAX - w ? UINT64_MAX : k * w + w;
-            uint64_t c = (wend < e ? wend : e) - s;
-            uint64_t upto = (uint64_t)(((unsigned __int128)b * c) / len);
-            acc[k - first] += upto - given;
-            given = upto;
-        }
-    }
+    for (size_t i = 0; i < n; i++)
+        trace_metrics_spread(v[i].write ? wr : rd, first, w, v[i].s, v[i].e, v[i].bytes);
     free(v);
+    size_t ns = trace_metrics_samples(rd, wr, nwin, first, w, out);
+    free(rd);
+    free(wr);
+    return ns;
+}
+
+void trace_metrics_spread(uint64_t *acc, uint64_t first, uint64_t w, uint64_t s, uint64_t e,
+                          uint64_t b)
+{
+    if (e <= s) {
+        acc[s / w - first] += b;
+        return;
+    }
+    /* window k gets floor(B*C_k/L) - floor(B*C_{k-1}/L), C_k the overlap up to the end of
+     * window k: the shares telescope to exactly B */
+    uint64_t len = e - s, given = 0;
+    for (uint64_t k = s / w; k <= (e - 1) / w; k++) {
+        uint64_t wend = k * w > UINT64_MAX - w ? UINT64_MAX : k * w + w;
+        uint64_t c = (wend < e ? wend : e) - s;
+        uint64_t upto = (uint64_t)(((unsigned __int128)b * c) / len);
+        acc[k - first] += upto - given;
+        given = upto;
+    }
+}
+
+size_t trace_metrics_samples(const uint64_t *rd, const uint64_t *wr, size_t nwin, uint64_t first,
+                             uint64_t w, struct trace_bw_sample **out)
+{
+    *out = NULL;
     size_t ns = 0;
     for (size_t k = 0; k < nwin; k++)
         ns += rd[k] || wr[k];
-    struct trace_bw_sample *s = sim_xreallocarray(NULL, ns ? ns : 1, sizeof(*s));
+    if (!ns)
+        return 0;
+    struct trace_bw_sample *s = sim_xreallocarray(NULL, ns, sizeof(*s));
     size_t q = 0;
     for (size_t k = 0; k < nwin; k++)
         if (rd[k] || wr[k])
             s[q++] = (struct trace_bw_sample){(first + k) * w, w, rd[k], wr[k], TRACE_NO_STR};
-    free(rd);
-    free(wr);
     *out = s;
     return ns;
 }

@@ -92,4 +92,16 @@ size_t trace_metrics_bandwidth(const struct trace_model *m, uint64_t window,
  */
 uint64_t trace_metrics_widen(uint64_t window, uint64_t lo, uint64_t hi, uint64_t sum_len);
 
+/* b bytes over cycles [s, e) (an instant when e <= s) added to acc, whose element 0 is the
+ * window first of w cycles: each window gets its share, and the shares add up to exactly
+ * b (trace/FORMAT.md, "Bandwidth samples"). */
+void trace_metrics_spread(uint64_t *acc, uint64_t first, uint64_t w, uint64_t s, uint64_t e,
+                          uint64_t b);
+
+/* The samples of windows [first, first + nwin) of w cycles, read and written bytes in rd
+ * and wr: one per window with traffic, in window order, into *out (owned, NULL when none);
+ * returns their count. */
+size_t trace_metrics_samples(const uint64_t *rd, const uint64_t *wr, size_t nwin, uint64_t first,
+                             uint64_t w, struct trace_bw_sample **out);
+
 #endif

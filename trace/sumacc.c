@@ -197,21 +197,8 @@ static void sample(struct trace_sumacc *a, uint64_t s, uint64_t e, uint64_t b, b
         a->range_ok = a->w >> (63 - 21) ? UINT64_MAX : a->w << 21;
         a->len_ok = a->w >> (63 - 25) ? UINT64_MAX : a->w << 25;
     }
-    uint64_t w = a->w;
-    cover(a, s / w, (e > s ? e - 1 : s) / w);
-    uint64_t *acc = write ? a->wr : a->rd;
-    if (e <= s) {
-        acc[s / w - a->first] += b;
-        return;
-    }
-    uint64_t given = 0; /* the shares telescope to exactly b (FORMAT.md) */
-    for (uint64_t k = s / w; k <= (e - 1) / w; k++) {
-        uint64_t wend = k * w > UINT64_MAX - w ? UINT64_MAX : k * w + w;
-        uint64_t c = (wend < e ? wend : e) - s;
-        uint64_t upto = (uint64_t)(((unsigned __int128)b * c) / len);
-        acc[k - a->first] += upto - given;
-        given = upto;
-    }
+    cover(a, s / a->w, (e > s ? e - 1 : s) / a->w);
+    trace_metrics_spread(write ? a->wr : a->rd, a->first, a->w, s, e, b);
 }
 
 void trace_sumacc_end(struct trace_sumacc *a, uint32_t track, uint64_t s, uint64_t e,
@@ -308,18 +295,5 @@ void trace_sumacc_metrics(const struct trace_sumacc *a, const struct trace_model
 
 size_t trace_sumacc_bandwidth(const struct trace_sumacc *a, struct trace_bw_sample **out)
 {
-    *out = NULL;
-    size_t ns = 0;
-    for (size_t k = 0; k < a->nwin; k++)
-        ns += a->rd[k] || a->wr[k];
-    if (!ns)
-        return 0;
-    struct trace_bw_sample *s = sim_xreallocarray(NULL, ns, sizeof(*s));
-    size_t q = 0;
-    for (size_t k = 0; k < a->nwin; k++)
-        if (a->rd[k] || a->wr[k])
-            s[q++] = (struct trace_bw_sample){(a->first + k) * a->w, a->w, a->rd[k], a->wr[k],
-                                              TRACE_NO_STR};
-    *out = s;
-    return ns;
+    return trace_metrics_samples(a->rd, a->wr, a->nwin, a->first, a->w, out);
 }
