@@ -386,6 +386,22 @@ static void mem_events_of(struct trace_live *l, const struct sim_op_record *rec,
     sim_value_free(details);
 }
 
+/* A finished op ev (record rec, ending at cycle end, end_ns) to the trace file being
+ * streamed, and its MEM_ACCESS_EVENTs when asked for. */
+static void written_op(struct trace_live *l, const struct sim_op_record *rec,
+                       const struct trace_event *ev, uint64_t end, double end_ns)
+{
+    if (l->w) {
+        struct trace_writer_event we;
+        writer_event(l, ev, end, rec->t_start, end_ns, NULL, &we);
+        we.packed = rec->packed;
+        we.packed_len = rec->packed_len;
+        trace_writer_engine_event(l->w, &we);
+    }
+    if (l->mem_events)
+        mem_events_of(l, rec, ev);
+}
+
 /* A stream-only feed's op ending at end (or still in flight then): counted and written. */
 static void acc_end(struct trace_live *l, const struct sim_op_record *rec, uint64_t end,
                     double end_ns)
@@ -400,15 +416,7 @@ static void acc_end(struct trace_live *l, const struct sim_op_record *rec, uint6
     struct trace_transfer x[2];
     int nx = trace_dram_from_mem(t->engine, rec->op_name, &rec->mem, x);
     trace_sumacc_end(l->acc, ev.track, ev.start, end, x, nx);
-    if (l->w) {
-        struct trace_writer_event we;
-        writer_event(l, &ev, end, rec->t_start, end_ns, NULL, &we);
-        we.packed = rec->packed;
-        we.packed_len = rec->packed_len;
-        trace_writer_engine_event(l->w, &we);
-    }
-    if (l->mem_events)
-        mem_events_of(l, rec, &ev);
+    written_op(l, rec, &ev, end, end_ns);
 }
 
 static void on_end(void *ctx, const struct sim_op_record *rec)
@@ -440,15 +448,7 @@ static void on_end(void *ctx, const struct sim_op_record *rec)
         if (on != UINT64_MAX && on != i)
             trace_model_add_dep(l->m, i, on);
     }
-    if (l->w) {
-        struct trace_writer_event we;
-        writer_event(l, trace_model_event(l->m, i), end, rec->t_start, rec->t_end, NULL, &we);
-        we.packed = rec->packed;
-        we.packed_len = rec->packed_len;
-        trace_writer_engine_event(l->w, &we);
-    }
-    if (l->mem_events)
-        mem_events_of(l, rec, trace_model_event(l->m, i));
+    written_op(l, rec, trace_model_event(l->m, i), end, rec->t_end);
     l->changes++;
     l->dirty = true;
 }
