@@ -74,8 +74,8 @@ LDFLAGS  += $(SAN_FLAGS)
 LDLIBS   += $(PKG_LIBS) -lm -lpthread
 
 # --- sources -----------------------------------------------------------------------------
-LIB_SRC  := $(wildcard sim/*/*.c trace/*.c tui/*.c)
-LIB_SRC  := $(filter-out tui/main.c,$(LIB_SRC))
+LIB_SRC  := $(wildcard sim/*/*.c trace/*/*.c tui/*/*.c)
+LIB_SRC  := $(filter-out tui/cli/main.c,$(LIB_SRC))
 LIB_ASM  := $(wildcard sim/*/*.S)
 EMBED    := $(sort $(wildcard sim/configs/*.yaml themes/*.yaml))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(LIB_ASM:%.S=$(BUILD)/obj/%.o) \
@@ -100,7 +100,7 @@ all: npuscope
 npuscope: $(BIN)
 	@ln -sf $(BIN) npuscope
 
-$(BIN): $(BUILD)/obj/tui/main.o $(LIB)
+$(BIN): $(BUILD)/obj/tui/cli/main.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(LIB): $(LIB_OBJ)
@@ -191,7 +191,7 @@ $(BUILD)/tests/tsan/%: tests/tsan/%.c $(LIB)
 check: format-check $(LIB)
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	    --inline-suppr --suppress=missingIncludeSystem -I. -D_GNU_SOURCE sim trace tui
-	clang-tidy --quiet $(LIB_SRC) tui/main.c -- -std=c11 -I. -I$(BUILD)/gen -D_GNU_SOURCE \
+	clang-tidy --quiet $(LIB_SRC) tui/cli/main.c -- -std=c11 -I. -I$(BUILD)/gen -D_GNU_SOURCE \
 	    -DNPUSCOPE_VERSION='"$(VERSION)"' \
 	    $(PKG_CFLAGS)
 	tests/layout/check.sh $(BUILD)
@@ -231,7 +231,7 @@ uninstall:
 clean:
 	rm -rf build npuscope
 
-FORMAT_SRC = $(wildcard sim/*/*.[ch] trace/*.[ch] tui/*.[ch] tests/*/*.[ch])
+FORMAT_SRC = $(wildcard sim/*/*.[ch] trace/*/*.[ch] tui/*/*.[ch] tests/*/*.[ch])
 format:
 	clang-format -i $(FORMAT_SRC)
 

@@ -9,8 +9,8 @@
  * record (target: at most 64) and whether the TUI's source stays within 1.3x of (a).
  */
 #include "sim/host/run.h"
-#include "trace/live.h"
-#include "tui/source.h"
+#include "trace/live/live.h"
+#include "tui/source/source.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* Going back: the cost of the thinning policy per checkpoint (tui_ckpt_victim). The
  * driver, reverse_bench.sh, times backward steps in the real TUI. */
-#include "tui/ckpt.h"
+#include "tui/source/ckpt.h"
 
 #include <stdio.h>
 #include <time.h>

@@ -6,8 +6,8 @@
  * steadier on a shared machine); "MISSED" when serving costs more than 10% of CPU. Usage:
  * serve_bench NPUSCOPE.
  */
-#include "trace/proto.h"
-#include "tui/runsock.h"
+#include "trace/wire/proto.h"
+#include "tui/source/runsock.h"
 
 #include <stdio.h>
 #include <stdlib.h>

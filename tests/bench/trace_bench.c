@@ -10,11 +10,11 @@
  * Every measured run is a child process, so its peak RSS is its own (wait4's rusage).
  */
 #include "sim/util/xalloc.h"
-#include "trace/format.h"
-#include "trace/jsonout.h"
-#include "trace/loader.h"
-#include "trace/metrics.h"
-#include "trace/writer.h"
+#include "trace/model/format.h"
+#include "trace/file/jsonout.h"
+#include "trace/file/loader.h"
+#include "trace/analysis/metrics.h"
+#include "trace/file/writer.h"
 
 #include <errno.h>
 #include <math.h>

@@ -6,10 +6,10 @@
  * the same frames on a 10 k-event model in the same run: the ratio shows how frame time
  * grows with the trace (the busy-time index makes a cell a few binary searches).
  */
-#include "tui/app.h"
-#include "tui/keymap.h"
-#include "tui/source.h"
-#include "tui/view.h"
+#include "tui/app/app.h"
+#include "tui/term/keymap.h"
+#include "tui/source/source.h"
+#include "tui/term/view.h"
 
 #include <locale.h>
 #include <stdio.h>

@@ -256,7 +256,7 @@ for ((i = 0; i < 50; i++)); do
     sleep 0.2
 done
 app=$(pgrep -P "$(tmux_format '#{pane_pid}')" -f npuscope | head -1)
-kill -HUP "$app" # the process the shell started: the run itself, or its supervisor (tui/ckpt.h)
+kill -HUP "$app" # the process the shell started: the run itself, or its supervisor (tui/source/ckpt.h)
 expect_screen "the terminal is told where the run went" \
     'the terminal hung up; the run carries on, serving run npuscope-'
 # the note beside the trace names the run and the process that serves it

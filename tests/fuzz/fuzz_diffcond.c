@@ -3,7 +3,7 @@
  * either parse into conditions with finite thresholds or are refused with one line; a
  * refused list appends nothing.
  */
-#include "trace/diffcond.h"
+#include "trace/diff/diffcond.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -5,8 +5,8 @@
  * Nothing may crash, leak or read out of bounds.
  */
 #include "sim/util/escape.h"
-#include "trace/loader.h"
-#include "trace/metrics.h"
+#include "trace/file/loader.h"
+#include "trace/analysis/metrics.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  * pattern without NUL within its limit, a read within its limit); the buffer never holds
  * more than a frame and a read; nothing may crash, hang or leak.
  */
-#include "trace/proto.h"
+#include "trace/wire/proto.h"
 
 #include <stdint.h>
 #include <stdlib.h>

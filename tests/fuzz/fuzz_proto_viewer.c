@@ -6,9 +6,9 @@
  * way the panes use a model (busy time, seek, details, metrics), so a message that left
  * the model inconsistent is caught. Nothing may crash, hang or leak.
  */
-#include "trace/metrics.h"
-#include "trace/mirror.h"
-#include "trace/proto.h"
+#include "trace/analysis/metrics.h"
+#include "trace/wire/mirror.h"
+#include "trace/wire/proto.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * rejected with a diagnostic; it never crashes, and every resolved style stays within the
  * palette of the terminal.
  */
-#include "tui/theme.h"
+#include "tui/term/theme.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -5,8 +5,8 @@
  * strings in the file.
  */
 #include "sim/util/diag.h"
-#include "trace/loader.h"
-#include "tui/app.h"
+#include "trace/file/loader.h"
+#include "tui/app/app.h"
 
 #include <locale.h>
 #include <stdint.h>

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The layout of the sources stays as sim/README.md draws it. Fails, one line per problem:
+# The layout of the sources stays as sim/README.md, trace/README.md and tui/README.md draw it. Fails, one line per problem:
 #   (a) a .c file under sim/, trace/ or tui/ longer than 1500 lines;
 #   (b) two objects of the library that use each other's global symbols (from nm);
 #   (c) a cycle of #includes among the project's headers;
-#   (d) an #include against the order of the layers: a sim/ subfolder including a header of
-#       a subfolder above it, sim/ including trace/ or tui/, trace/ including tui/, and
-#       curses anywhere but tui/.
+#   (d) an #include against the order of the layers: a subfolder of sim/, trace/ or tui/
+#       including a header of a subfolder above it in its layer's drawing, sim/ including
+#       trace/ or tui/, trace/ including tui/, and curses anywhere but tui/;
+#   (e) a folder of sim/, trace/ or tui/ with more than 15 .c files.
 # Usage: tests/layout/check.sh [BUILD] (default build/: BUILD/libnpuscope.a must be built).
 set -u
 cd "$(dirname "$0")/../.."
@@ -16,6 +17,13 @@ MAX_LINES=1500
 # The layers of sim/, lowest first: a subfolder may include headers of its own layer and
 # of the layers before it. sim/kernels/ (the built-in kernels) is the kernel layer's.
 SIM_LAYERS="util engine data chip program kernel:kernels host phase2"
+# trace/ (trace/README.md): the model and the format's vocabulary, the measures, the verdict's
+# findings, the files, the live feed, comparisons, the wire protocol of served runs.
+TRACE_LAYERS="model analysis verdict file live diff wire"
+# tui/ (tui/README.md): the terminal, the sweep engines, the data sources, the panes, the
+# Gantt, the app, the commands.
+TUI_LAYERS="term sweep source panes gantt app cli"
+MAX_FILES=15
 
 problems=0
 problem() {
@@ -126,45 +134,55 @@ while IFS= read -r l; do
 done <<<"$cycles"
 
 # ---- (d) the order of the layers ------------------------------------------------------------
+# Each layer's subfolders, lowest first (trace/README.md and tui/README.md draw the last two).
+# A file may include headers of its own subfolder and of the subfolders before it; sim/
+# includes nothing of trace/ or tui/, trace/ nothing of tui/.
 declare -A rank=()
-r=0
-for layer in $SIM_LAYERS; do
-    for name in ${layer//:/ }; do rank[$name]=$r; done
-    r=$((r + 1))
-done
-sim_layer() { # sim/SUB/... -> SUB
-    local rest=${1#sim/}
-    [ "$rest" != "$1" ] && [ "${rest%%/*}" != "$rest" ] && echo "${rest%%/*}"
+rank_layers() { # LAYER "SUB SUB:SUB ..."
+    local r=0 sub name
+    for sub in $2; do
+        for name in ${sub//:/ }; do rank[$1/$name]=$r; done
+        r=$((r + 1))
+    done
+}
+rank_layers sim "$SIM_LAYERS"
+rank_layers trace "$TRACE_LAYERS"
+rank_layers tui "$TUI_LAYERS"
+layer_of() { echo "${1%%/*}"; }
+sub_of() { # LAYER/SUB/... -> LAYER/SUB
+    local rest=${1#*/}
+    [ "${rest%%/*}" != "$rest" ] && echo "${1%%/*}/${rest%%/*}"
 }
 while read -r f; do
-    l=$(sim_layer "$f")
-    [ -n "$l" ] && [ -n "${rank[$l]+x}" ] || problem "$f: not in a folder of SIM_LAYERS ($0)"
-done < <(sources sim)
+    s=$(sub_of "$f")
+    [ -n "$s" ] && [ -n "${rank[$s]+x}" ] || problem "$f: not in a subfolder its layer lists ($0)"
+done < <(sources sim trace tui)
 while read -r f inc; do
-    case "$f" in
-    sim/*)
-        case "$inc" in
-        trace/* | tui/*) problem "$f includes $inc: sim/ depends on nothing of ours"; continue ;;
-        esac
-        from=$(sim_layer "$f") to=$(sim_layer "$inc")
-        if [ -n "$from" ] && [ -n "$to" ] && [ -n "${rank[$from]+x}" ] &&
-            [ -n "${rank[$to]+x}" ] && [ "${rank[$to]}" -gt "${rank[$from]}" ]; then
-            problem "$f includes $inc: sim/$from/ is below sim/$to/ ($SIM_LAYERS)"
-        fi
-        ;;
-    trace/*)
-        case "$inc" in
-        tui/*) problem "$f includes $inc: trace/ does not depend on tui/" ;;
-        esac
-        ;;
+    from=$(layer_of "$f") to=$(layer_of "$inc")
+    case "$from" in sim | trace | tui) ;; *) continue ;; esac
+    case "$from:$to" in
+    sim:trace | sim:tui) problem "$f includes $inc: sim/ depends on nothing of ours"; continue ;;
+    trace:tui) problem "$f includes $inc: trace/ does not depend on tui/"; continue ;;
     esac
+    [ "$from" = "$to" ] || continue
+    a=$(sub_of "$f") b=$(sub_of "$inc")
+    if [ -n "$a" ] && [ -n "$b" ] && [ -n "${rank[$a]+x}" ] && [ -n "${rank[$b]+x}" ] &&
+        [ "${rank[$b]}" -gt "${rank[$a]}" ]; then
+        problem "$f includes $inc: $a/ is below $b/ in its layer's drawing"
+    fi
 done <<<"$graph"
+
+# ---- (e) folder size ------------------------------------------------------------------------
+while read -r d; do
+    n=$(find "$d" -maxdepth 1 -name '*.c' -type f | wc -l)
+    [ "$n" -le "$MAX_FILES" ] || problem "$d: $n .c files, more than $MAX_FILES (split it into subsystems)"
+done < <(find sim trace tui -mindepth 1 -type d | LC_ALL=C sort)
 while IFS=: read -r f line text; do
     problem "$f:$line: ${text#"${text%%[![:space:]]*}"}: only tui/ uses curses"
 done < <(sources sim trace | xargs grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*<(n?cursesw?|ncursesw/[a-z]+)\.h>' /dev/null)
 
 if [ "$problems" -gt 0 ]; then
-    echo "layout: $problems problem(s); sim/README.md draws the layout"
+    echo "layout: $problems problem(s); sim/, trace/ and tui/README.md draw the layout"
     exit 1
 fi
-echo "layout: ok (files at most $MAX_LINES lines, no objects using each other, no include cycles, layers in order)"
+echo "layout: ok (files at most $MAX_LINES lines, no objects using each other, no include cycles, layers in order, folders of at most $MAX_FILES .c files)"

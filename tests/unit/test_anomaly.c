@@ -1,9 +1,9 @@
-/* Anomalies (trace/anomaly.h) on hand-made models: a planted 10x op, a long idle gap inside
+/* Anomalies (trace/verdict/anomaly.h) on hand-made models: a planted 10x op, a long idle gap inside
  * a launch, a bandwidth window above the peak, an INVALID_TRACE marker; and what is not an
  * anomaly. */
 #include "sim/data/value.h"
-#include "trace/anomaly.h"
-#include "trace/model.h"
+#include "trace/verdict/anomaly.h"
+#include "trace/model/model.h"
 
 #include <criterion/criterion.h>
 #include <string.h>

@@ -2,9 +2,9 @@
  * no two slices of a thread partially overlap, for every built-in kernel's export. */
 #include "sim/host/run.h"
 #include "sim/kernel/kernel.h"
-#include "trace/chrome.h"
-#include "trace/live.h"
-#include "trace/model.h"
+#include "trace/file/chrome.h"
+#include "trace/live/live.h"
+#include "trace/model/model.h"
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>

@@ -1,13 +1,13 @@
-/* The critical path (trace/critpath.h) and the details it reads (trace/opinfo.h), on a small
- * DAG whose path is worked out by hand: RAW through memory ranges, a tile, an engine kept
- * busy, launch order, the composite op left out for its stages, and a trace's own
+/* The critical path (trace/verdict/critpath.h) and the details it reads (trace/analysis/opinfo.h),
+ * on a small DAG whose path is worked out by hand: RAW through memory ranges, a tile, an engine
+ * kept busy, launch order, the composite op left out for its stages, and a trace's own
  * dependency_ids read, followed and written back. */
 #include "sim/data/value.h"
-#include "trace/critpath.h"
-#include "trace/loader.h"
-#include "trace/model.h"
-#include "trace/opinfo.h"
-#include "trace/writer.h"
+#include "trace/verdict/critpath.h"
+#include "trace/file/loader.h"
+#include "trace/model/model.h"
+#include "trace/analysis/opinfo.h"
+#include "trace/file/writer.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>

@@ -1,9 +1,9 @@
-/* Comparing two traces (trace/diff.h): matching of launches, regions, tracks and ops, the
+/* Comparing two traces (trace/diff/diff.h): matching of launches, regions, tracks and ops, the
  * main change, config differences, alignment, loading a trace to compare. */
 #include "sim/data/value.h"
-#include "trace/diff.h"
-#include "trace/loader.h"
-#include "trace/model.h"
+#include "trace/diff/diff.h"
+#include "trace/file/loader.h"
+#include "trace/model/model.h"
 
 #include "test_diff_util.h"
 

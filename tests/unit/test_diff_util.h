@@ -6,8 +6,8 @@
 #ifndef TEST_DIFF_UTIL_H
 #define TEST_DIFF_UTIL_H
 
-#include "trace/loader.h"
-#include "trace/model.h"
+#include "trace/file/loader.h"
+#include "trace/model/model.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
-/* The conditions of npuscope diff --fail-if (trace/diffcond.h): every form of value, lists,
+/* The conditions of npuscope diff --fail-if (trace/diff/diffcond.h): every form of value, lists,
  * a parser that takes any bytes and says what is wrong in one line, and evaluation. */
-#include "trace/diff.h"
-#include "trace/diffcond.h"
+#include "trace/diff/diff.h"
+#include "trace/diff/diffcond.h"
 
 #include "test_diff_util.h"
 

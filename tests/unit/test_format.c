@@ -1,9 +1,9 @@
-/* From op records to trace events (trace/format.c): the engine of a component, cycles from
+/* From op records to trace events (trace/model/format.c): the engine of a component, cycles from
  * ns, and the details of an op. */
 #include "sim/data/tensor.h"
 #include "sim/data/value.h"
 #include "sim/util/xalloc.h"
-#include "trace/format.h"
+#include "trace/model/format.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

@@ -8,10 +8,10 @@
 #include "sim/program/workload.h"
 #include "sim/util/xalloc.h"
 #include "test_tmpdir.h"
-#include "trace/anomaly.h"
-#include "trace/live.h"
-#include "trace/loader.h"
-#include "trace/report.h"
+#include "trace/verdict/anomaly.h"
+#include "trace/live/live.h"
+#include "trace/file/loader.h"
+#include "trace/file/report.h"
 
 #include <math.h>
 #include <string.h>

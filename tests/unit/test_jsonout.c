@@ -1,9 +1,9 @@
-/* The trace's JSON output (trace/jsonout.c): numbers written shortest and read back
+/* The trace's JSON output (trace/file/jsonout.c): numbers written shortest and read back
  * exactly, strings with controls and bad UTF-8 made valid JSON, across buffer chunks. */
 #include "sim/util/escape.h"
 #include "sim/util/xalloc.h"
 #include "test_tmpdir.h"
-#include "trace/jsonout.h"
+#include "trace/file/jsonout.h"
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>

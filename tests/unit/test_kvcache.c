@@ -10,10 +10,10 @@
 #include "sim/kernel/kernel.h"
 #include "sim/program/workload.h"
 #include "test_tmpdir.h"
-#include "trace/live.h"
-#include "trace/loader.h"
-#include "trace/metrics.h"
-#include "trace/report.h"
+#include "trace/live/live.h"
+#include "trace/file/loader.h"
+#include "trace/analysis/metrics.h"
+#include "trace/file/report.h"
 
 #include <cjson/cJSON.h>
 #include <string.h>

@@ -13,12 +13,12 @@
 #include "sim/host/run.h"
 #include "sim/kernel/tl.h"
 #include "sim/program/workload.h"
-#include "trace/format.h"
-#include "trace/live.h"
-#include "trace/loader.h"
-#include "trace/metrics.h"
-#include "trace/sumacc.h"
-#include "trace/validate.h"
+#include "trace/model/format.h"
+#include "trace/live/live.h"
+#include "trace/file/loader.h"
+#include "trace/analysis/metrics.h"
+#include "trace/live/sumacc.h"
+#include "trace/file/validate.h"
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>

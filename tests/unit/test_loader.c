@@ -1,8 +1,8 @@
 /* The loader: spec traces from other simulators, optional fields, ordering, details on
  * demand, and every kind of hostile input (never a crash: a diagnostic or a report). */
 #include "sim/util/xalloc.h"
-#include "trace/loader.h"
-#include "trace/metrics.h"
+#include "trace/file/loader.h"
+#include "trace/analysis/metrics.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -1,8 +1,8 @@
 /* Summary metrics and bandwidth samples, on models whose answers are worked out by hand,
  * and the DRAM traffic rule of FORMAT.md. */
-#include "trace/format.h"
-#include "trace/metrics.h"
-#include "trace/model.h"
+#include "trace/model/format.h"
+#include "trace/analysis/metrics.h"
+#include "trace/model/model.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>

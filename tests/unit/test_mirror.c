@@ -7,8 +7,8 @@
  * with a reason, leaving the model consistent.
  */
 #include "sim/host/run.h"
-#include "trace/live.h"
-#include "trace/mirror.h"
+#include "trace/live/live.h"
+#include "trace/wire/mirror.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -1,8 +1,8 @@
 /* The trace model: interning, tracks, sorted per-track indexes, seek, busy time (checked
  * against a cycle-by-cycle brute force, for loaded and live models), details, time range. */
 #include "sim/chip/oppack.h"
-#include "trace/format.h"
-#include "trace/model.h"
+#include "trace/model/format.h"
+#include "trace/model/model.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

@@ -5,7 +5,7 @@
  * limits (a pattern, a read, the breakpoints, a tensor list) hold; and fields a later
  * minor version appends are ignored.
  */
-#include "trace/proto.h"
+#include "trace/wire/proto.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

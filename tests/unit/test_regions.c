@@ -1,8 +1,8 @@
-/* Per-region accounting (trace/regions.h) on models whose answers are worked out by hand:
+/* Per-region accounting (trace/analysis/regions.h) on models whose answers are worked out by hand:
  * each kind of split, busy cycles as unions, windows that share an op, launch names. */
 #include "sim/data/value.h"
-#include "trace/model.h"
-#include "trace/regions.h"
+#include "trace/model/model.h"
+#include "trace/analysis/regions.h"
 
 #include <criterion/criterion.h>
 #include <string.h>

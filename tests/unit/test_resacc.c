@@ -1,11 +1,11 @@
 /*
- * The accumulator of per-resource bandwidth samples (trace/resacc.h): bytes spread over the
+ * The accumulator of per-resource bandwidth samples (trace/live/resacc.h): bytes spread over the
  * windows they overlap with shares that add up exactly, samples reaching the model only at
  * a flush, reports out of order, and the window doubling when a run passes the limit, with
  * the bytes kept.
  */
-#include "trace/model.h"
-#include "trace/resacc.h"
+#include "trace/model/model.h"
+#include "trace/live/resacc.h"
 
 #include <criterion/criterion.h>
 #include <string.h>

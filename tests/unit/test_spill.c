@@ -1,8 +1,8 @@
 /*
- * The spill (trace/spill.h): blobs read back by offset whether they are still buffered or
+ * The spill (trace/model/spill.h): blobs read back by offset whether they are still buffered or
  * already in the temporary file, and kept in memory when no file can be made.
  */
-#include "trace/spill.h"
+#include "trace/model/spill.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

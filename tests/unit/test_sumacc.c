@@ -1,10 +1,10 @@
-/* The metrics a stream-only run accumulates as it goes (trace/sumacc.h) against the
- * metrics of the same events in a finished model (trace/metrics.h): the same numbers, for
+/* The metrics a stream-only run accumulates as it goes (trace/live/sumacc.h) against the
+ * metrics of the same events in a finished model (trace/analysis/metrics.h): the same numbers, for
  * random runs with overlaps, ties, ops of length 0, ops still in flight at the end, engines
  * on two tracks, and windows that must widen. */
-#include "trace/metrics.h"
-#include "trace/model.h"
-#include "trace/sumacc.h"
+#include "trace/analysis/metrics.h"
+#include "trace/model/model.h"
+#include "trace/live/sumacc.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>

@@ -1,12 +1,12 @@
 /*
- * Sweeps (tui/sweep.h, tui/sweep_run.h): the grid and listed points of a sweep file,
+ * Sweeps (tui/sweep/sweep.h, tui/sweep/sweep_run.h): the grid and listed points of a sweep file,
  * dotted keys applied to a chip config tree, every bad key reported at its place in the
  * sweep file, the sweep directory and its results, the sbatch script. The table in the
  * TUI: test_tui_sweepview.c.
  */
 #include "sim/data/yaml.h"
-#include "tui/sweep.h"
-#include "tui/sweep_run.h"
+#include "tui/sweep/sweep.h"
+#include "tui/sweep/sweep_run.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

@@ -1,8 +1,8 @@
-/* Per-token figures (trace/tokens.h) on hand-made models: latencies, bytes within each
+/* Per-token figures (trace/analysis/tokens.h) on hand-made models: latencies, bytes within each
  * token's span from transfers, memory accesses and samples, KV-cache bytes. */
 #include "sim/data/value.h"
-#include "trace/model.h"
-#include "trace/tokens.h"
+#include "trace/model/model.h"
+#include "trace/analysis/tokens.h"
 
 #include <criterion/criterion.h>
 #include <string.h>

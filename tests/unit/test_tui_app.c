@@ -3,7 +3,7 @@
  * pane, the search prompt, help, themes, messages, and redrawing only what changed.
  */
 #include "test_tui_util.h"
-#include "tui/app.h"
+#include "tui/app/app.h"
 
 #include <dirent.h>
 

@@ -5,7 +5,7 @@
  * here is a stand-in that appends one op per tick.
  */
 #include "test_tui_util.h"
-#include "tui/app.h"
+#include "tui/app/app.h"
 
 TestSuite(tui_live, .init = tui_test_locale);
 

@@ -1,5 +1,5 @@
 /* The canvas: what text becomes on screen, and that nothing unsafe can become a cell. */
-#include "tui/canvas.h"
+#include "tui/term/canvas.h"
 
 #include <criterion/criterion.h>
 #include <locale.h>

@@ -1,7 +1,7 @@
-/* The checkpoints' thinning policy (tui/ckpt.h): bounded, the start and the newest kept,
+/* The checkpoints' thinning policy (tui/source/ckpt.h): bounded, the start and the newest kept,
  * the others about exponentially spaced, so a step back costs little near now and the
  * whole run stays reachable. */
-#include "tui/ckpt.h"
+#include "tui/source/ckpt.h"
 
 #include <criterion/criterion.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
-/* The details pane (tui/details.c), headless, on the fixture model. */
+/* The details pane (tui/panes/details.c), headless, on the fixture model. */
 #include "test_tui_pane.h"
-#include "tui/details.h"
+#include "tui/panes/details.h"
 
 TestSuite(tui_details, .init = tui_test_locale);
 

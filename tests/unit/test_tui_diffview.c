@@ -5,9 +5,9 @@
  * that are not the view's, and closing it.
  */
 #include "test_tui_util.h"
-#include "trace/diff.h"
-#include "trace/loader.h"
-#include "tui/app.h"
+#include "trace/diff/diff.h"
+#include "trace/file/loader.h"
+#include "tui/app/app.h"
 
 TestSuite(tui_diffview, .init = tui_test_locale);
 

@@ -4,7 +4,7 @@
  * the cursor, selection, next op, search, filters, and hostile names.
  */
 #include "test_tui_util.h"
-#include "tui/gantt.h"
+#include "tui/gantt/gantt.h"
 
 TestSuite(tui_gantt, .init = tui_test_locale);
 

@@ -1,6 +1,6 @@
-/* The help pane (tui/help.c), headless. */
+/* The help pane (tui/app/help.c), headless. */
 #include "test_tui_pane.h"
-#include "tui/help.h"
+#include "tui/app/help.h"
 
 TestSuite(tui_help, .init = tui_test_locale);
 

@@ -1,5 +1,5 @@
 /* The key map: the keys SPEC §6 names, vi keys, and a help entry for every action. */
-#include "tui/keymap.h"
+#include "tui/term/keymap.h"
 
 #include <criterion/criterion.h>
 #include <string.h>

@@ -1,7 +1,7 @@
-/* The memory pane derived from a trace's events (tui/meminspect.c), headless: regions
+/* The memory pane derived from a trace's events (tui/panes/meminspect.c), headless: regions
  * from op params, math operands, a spec trace's DRAM addresses. */
 #include "test_tui_pane.h"
-#include "tui/meminspect.h"
+#include "tui/panes/meminspect.h"
 
 TestSuite(tui_meminspect, .init = tui_test_locale);
 

@@ -9,9 +9,9 @@
 #include "sim/data/dtype.h"
 #include "sim/data/memstore.h"
 #include "sim/data/tensor.h"
-#include "trace/model.h"
-#include "tui/memlive.h"
-#include "tui/memview.h"
+#include "trace/model/model.h"
+#include "tui/panes/memlive.h"
+#include "tui/source/memview.h"
 
 #include <criterion/criterion.h>
 #include <stdint.h>

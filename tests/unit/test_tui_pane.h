@@ -7,7 +7,7 @@
 #define TEST_TUI_PANE_H
 
 #include "test_tui_util.h"
-#include "tui/pane.h"
+#include "tui/panes/pane.h"
 
 static inline char *dump(const struct tui_canvas *c)
 {

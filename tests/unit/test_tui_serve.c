@@ -1,6 +1,6 @@
 /*
  * A served run and its viewers, without a terminal: the run serves in a child process
- * (tui_server_run), viewers are remote sources (tui/source_remote.c) or raw sockets in the
+ * (tui_server_run), viewers are remote sources (tui/source/source_remote.c) or raw sockets in the
  * test. A viewer that steps sees exactly the steps, and its model is the model an
  * identical run in this process builds (runs are deterministic); a viewer that attaches
  * after the end gets the whole model; two viewers are counted; the memory pane's list
@@ -12,15 +12,15 @@
  * requests and reads nothing costs the run a bounded amount of memory.
  */
 #include "sim/host/run.h"
-#include "trace/live.h"
-#include "trace/loader.h"
-#include "trace/mirror.h"
-#include "trace/proto.h"
-#include "tui/memview.h"
-#include "tui/runsock.h"
-#include "tui/serve.h"
-#include "tui/source.h"
-#include "tui/view.h"
+#include "trace/live/live.h"
+#include "trace/file/loader.h"
+#include "trace/wire/mirror.h"
+#include "trace/wire/proto.h"
+#include "tui/source/memview.h"
+#include "tui/source/runsock.h"
+#include "tui/source/serve.h"
+#include "tui/source/source.h"
+#include "tui/term/view.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>

@@ -8,10 +8,10 @@
  */
 #include "sim/chip/oplog.h"
 #include "sim/host/run.h"
-#include "trace/live.h"
-#include "trace/loader.h"
-#include "tui/app.h"
-#include "tui/source.h"
+#include "trace/live/live.h"
+#include "trace/file/loader.h"
+#include "tui/app/app.h"
+#include "tui/source/source.h"
 
 #include <criterion/criterion.h>
 #include <locale.h>

@@ -4,8 +4,8 @@
  * tests with a bandwidth ramp on its HBM, and the critical path (C) walked with ( and ).
  */
 #include "test_tui_util.h"
-#include "trace/critpath.h"
-#include "tui/gantt.h"
+#include "trace/verdict/critpath.h"
+#include "tui/gantt/gantt.h"
 
 TestSuite(tui_strips, .init = tui_test_locale);
 

@@ -1,7 +1,7 @@
-/* The summary pane (tui/summary.c), headless, on the fixture model whose figures are
+/* The summary pane (tui/panes/summary.c), headless, on the fixture model whose figures are
  * worked out by hand in each test. */
 #include "test_tui_pane.h"
-#include "tui/summary.h"
+#include "tui/panes/summary.h"
 
 TestSuite(tui_summary, .init = tui_test_locale);
 

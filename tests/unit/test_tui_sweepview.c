@@ -1,11 +1,11 @@
 /*
- * The sweep table in the TUI (tui/sweepview.h), rendered headlessly: sorting by the
+ * The sweep table in the TUI (tui/panes/sweepview.h), rendered headlessly: sorting by the
  * cursor's column, the plot following the cursor, marking and comparing, text from the
  * results escaped, a window too small.
  */
-#include "tui/keymap.h"
-#include "tui/sweep.h"
-#include "tui/sweepview.h"
+#include "tui/term/keymap.h"
+#include "tui/sweep/sweep.h"
+#include "tui/panes/sweepview.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

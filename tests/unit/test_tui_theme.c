@@ -1,6 +1,6 @@
 /* Themes: the shipped files, errors in a user's file, and colours on small terminals. */
 #include "sim/util/xalloc.h"
-#include "tui/theme.h"
+#include "tui/term/theme.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

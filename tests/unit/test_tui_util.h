@@ -10,8 +10,8 @@
 #include "sim/util/escape.h"
 #include "sim/data/value.h"
 #include "sim/util/xalloc.h"
-#include "trace/model.h"
-#include "tui/canvas.h"
+#include "trace/model/model.h"
+#include "tui/term/canvas.h"
 
 #include <criterion/criterion.h>
 #include <locale.h>

@@ -1,14 +1,14 @@
-/* The analysis panes (tui/layers.c, tui/tokens.c, tui/anomalies.c), headless, on
+/* The analysis panes (tui/panes/layers.c, tui/panes/tokens.c, tui/panes/anomalies.c), headless, on
  * tests/data/traces/views.json (two layers of known busy cycles, tokens of known
  * latencies, a planted 10x op), and how the app shows them, jumps from them to the Gantt,
  * and warns of a trace that records a failure. */
 #include "test_tui_pane.h"
-#include "trace/loader.h"
-#include "trace/report.h"
-#include "tui/anomalies.h"
-#include "tui/app.h"
-#include "tui/layers.h"
-#include "tui/tokens.h"
+#include "trace/file/loader.h"
+#include "trace/file/report.h"
+#include "tui/panes/anomalies.h"
+#include "tui/app/app.h"
+#include "tui/panes/layers.h"
+#include "tui/panes/tokens.h"
 
 TestSuite(tui_views, .init = tui_test_locale);
 

@@ -1,7 +1,7 @@
 /* Validation: every rule of the trace format's §11 on a file breaking it (tests/data/traces),
  * each problem with its severity, JSON path and message; the spec's own example is clean. */
-#include "trace/loader.h"
-#include "trace/validate.h"
+#include "trace/file/loader.h"
+#include "trace/file/validate.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

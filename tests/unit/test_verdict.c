@@ -1,5 +1,5 @@
 /*
- * The bottleneck verdict (trace/verdict.h) on workloads whose bottleneck is known by
+ * The bottleneck verdict (trace/verdict/verdict.h) on workloads whose bottleneck is known by
  * construction, run on the default chip with the live feed: GEMMs on data in TCM are
  * compute-bound, a large vector add is bound by DMA / HBM bandwidth, a chain of tiny
  * dependent ops by dependency latency, big MemoryWrites from host buffers by the host
@@ -12,9 +12,9 @@
 #include "sim/kernel/kernel.h"
 #include "sim/kernel/tl.h"
 #include "sim/program/workload.h"
-#include "trace/live.h"
-#include "trace/loader.h"
-#include "trace/verdict.h"
+#include "trace/live/live.h"
+#include "trace/file/loader.h"
+#include "trace/verdict/verdict.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

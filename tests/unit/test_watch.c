@@ -1,15 +1,15 @@
 /*
- * Conditions on metrics of a live run (trace/watch.h): parsing, and each kind firing at the
+ * Conditions on metrics of a live run (trace/live/watch.h): parsing, and each kind firing at the
  * event the definition says, checked against the run's own record afterwards: the first
  * HBM window over the threshold (looked at once the window after it has ended), the first
  * op longer than the limit, the first moment the TE engines have been idle that long.
  */
 #include "sim/chip/chip.h"
 #include "sim/host/run.h"
-#include "trace/live.h"
-#include "trace/model.h"
-#include "trace/resources.h"
-#include "trace/watch.h"
+#include "trace/live/live.h"
+#include "trace/model/model.h"
+#include "trace/analysis/resources.h"
+#include "trace/live/watch.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * without a large allocation; frames come out of a stream fed a byte at a time, and a
  * declared length of zero or beyond the limit breaks the stream.
  */
-#include "trace/wire.h"
+#include "trace/wire/wire.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

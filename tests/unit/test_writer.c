@@ -3,12 +3,12 @@
 #include "sim/util/escape.h"
 #include "sim/data/tensor.h"
 #include "sim/util/xalloc.h"
-#include "trace/format.h"
-#include "trace/jsonout.h"
-#include "trace/loader.h"
-#include "trace/metrics.h"
+#include "trace/model/format.h"
+#include "trace/file/jsonout.h"
+#include "trace/file/loader.h"
+#include "trace/analysis/metrics.h"
 #include "test_tmpdir.h"
-#include "trace/writer.h"
+#include "trace/file/writer.h"
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>

@@ -1,0 +1,62 @@
+/*
+ * What an ENGINE_EVENT's details say about the work it did: the arithmetic (a GEMM's
+ * 2*m*n*k, a math op's elements), the bytes it moved, and the memory ranges it read and
+ * wrote, as phase 2 infers them from op records (ADR-0020 D6) but from a trace's details:
+ * ADR-0052 D3's keys (with npuscope's replay annotations) or a spec trace's DMA fields
+ * (direction, bytes, dram_addr). The critical path (trace/verdict/critpath.h) and the roofline of
+ * the verdict (trace/verdict/verdict.h) are built on it.
+ */
+#ifndef TRACE_OPINFO_H
+#define TRACE_OPINFO_H
+
+#include "sim/data/value.h"
+#include "trace/model/model.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum { TRACE_OPINFO_MAX_READS = 4, TRACE_OPINFO_MAX_SPACES = 16 };
+
+/* Memory spaces by a small id: 0 is "hbm" (a spec trace's DRAM), 1 "tcm", 2 "sram" (a spec
+ * trace's SPM); others get the next ids as they are met, up to TRACE_OPINFO_MAX_SPACES. */
+struct trace_spaces {
+    char names[TRACE_OPINFO_MAX_SPACES][16];
+    unsigned n;
+};
+
+/* A byte range [lo, hi) of a space. */
+struct trace_range {
+    uint8_t space;
+    uint64_t lo, hi;
+};
+
+struct trace_opinfo {
+    double flops;   /* arithmetic: 2*m*n*k for a GEMM, one per output element for a math op
+                       (per input element for a reduction); 0 for anything else */
+    uint64_t bytes; /* bytes a memory op moved (nbytes, or a spec trace's bytes) */
+    char dtype[8];  /* a GEMM's input dtype ("f16"), else "" */
+    bool stage;     /* a TileToken stage ("TileToken/GEMM"): its arithmetic is also counted by
+                       the composite op that holds it, when there is one */
+    unsigned nreads;
+    struct trace_range reads[TRACE_OPINFO_MAX_READS];
+    bool has_write;
+    struct trace_range write;
+};
+
+/* Start a space registry with hbm, tcm and sram. */
+void trace_spaces_init(struct trace_spaces *s);
+
+/*
+ * Decode the details of an event of op_kind kind named op (NULL details: nothing). Ranges
+ * are read from ADR-0052 D3's keys: dma_read (src_addr in hbm; its destination from
+ * replay), dma_write and ipcq_copy (src_/dst_ space and addr, nbytes), GEMMs (src_a, src_b,
+ * dst with their shapes and dtypes; composite_* also out_addr and out_nbytes), math ops
+ * (input_addrs, input_shapes, input_spaces, input_dtypes; dst_addr, shape_out, dtype); and
+ * from a spec trace's dram_addr + bytes + direction. Arithmetic for op kinds gemm and math,
+ * and for TileToken GEMM and MATH stages (marked stage: the caller skips those a composite
+ * op holds, which counts them already). A space beyond the registry's room gets no range.
+ */
+void trace_opinfo_decode(const char *op, enum trace_op_kind kind, const struct sim_value *details,
+                         struct trace_spaces *spaces, struct trace_opinfo *out);
+
+#endif

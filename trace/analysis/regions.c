@@ -1,0 +1,847 @@
+/*
+ * Per-region accounting (see regions.h): first the split (which region each op belongs
+ * to, and each region's span), then one pass over the ops for counts, durations and
+ * bytes, and three passes over sorted spans for busy cycles per track, per engine kind
+ * and over every engine. The work is O(n log n) in the events, whatever the number of
+ * regions.
+ */
+#include "trace/analysis/regions.h"
+
+#include "sim/data/value.h"
+#include "sim/util/xalloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NO_REGION UINT32_MAX
+
+struct trace_regions {
+    const struct trace_model *m; /* borrowed */
+    enum trace_region_kind kind;
+    struct trace_region *v; /* owned */
+    size_t n, cap;
+    uint32_t *of; /* owned: the region of each event, or NO_REGION */
+    uint64_t nevents;
+};
+
+/* End of an event: in-flight events run until now. */
+static uint64_t ev_end(const struct trace_model *m, const struct trace_event *ev)
+{
+    if (ev->flags & TRACE_EV_INFLIGHT) {
+        uint64_t now = trace_model_now(m);
+        return now > ev->start ? now : ev->start;
+    }
+    return ev->end;
+}
+
+static struct trace_region *region_add(struct trace_regions *rs, const char *name, int32_t cmdq,
+                                       uint64_t start, uint64_t end)
+{
+    if (rs->n == rs->cap) {
+        rs->cap = rs->cap ? rs->cap * 2 : 16;
+        rs->v = sim_xreallocarray(rs->v, rs->cap, sizeof(*rs->v));
+    }
+    struct trace_region *r = &rs->v[rs->n++];
+    *r = (struct trace_region){.kind = rs->kind,
+                               .name = sim_xstrdup(name),
+                               .cmdq_id = cmdq,
+                               .start = start,
+                               .end = end > start ? end : start};
+    return r;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Sort and remove duplicates; returns the new length. */
+static size_t uniq(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    if (!n)
+        return 0;
+    qsort(base, n, size, cmp);
+    char *p = base;
+    size_t k = 1;
+    for (size_t i = 1; i < n; i++)
+        if (cmp(p + (i - 1) * size, p + i * size) != 0)
+            memmove(p + k++ * size, p + i * size, size);
+    return k;
+}
+
+/* ---- the splits ------------------------------------------------------------------------ */
+
+static void split_run(struct trace_regions *rs)
+{
+    region_add(rs, "run", TRACE_NO_CMDQ, 0, trace_model_t_max(rs->m));
+    for (uint64_t i = 0; i < rs->nevents; i++)
+        rs->of[i] = 0;
+}
+
+/* The launch's kernel name from a marker's or token's details ({"kernel", "cmdq_id"}, as
+ * npuscope writes them), into names[] at the launch's position. */
+static void launch_name_from(const struct sim_value *details, const int32_t *ids, size_t n,
+                             const char **names)
+{
+    const char *kernel = sim_value_get_str(details, "kernel", NULL);
+    const struct sim_value *id = sim_value_map_get(details, "cmdq_id");
+    if (!kernel || !kernel[0] || !id || id->type != SIM_V_INT || id->u.i < INT32_MIN ||
+        id->u.i > INT32_MAX)
+        return;
+    int32_t key = (int32_t)id->u.i;
+    const int32_t *hit = bsearch(&key, ids, n, sizeof(*ids), cmp_i32);
+    if (hit && !names[hit - ids])
+        names[hit - ids] = kernel;
+}
+
+/* The name of a host message from its HOST event i: a KernelLaunch's kernel (details
+ * "kernel"), else the message type ("MemoryWrite", "MemoryRead"); NULL for another op. */
+static char *host_message_name(const struct trace_model *m, uint64_t i)
+{
+    const char *op = trace_model_str(m, trace_model_event(m, i)->op);
+    if (strcmp(op, "MemoryWrite") == 0 || strcmp(op, "MemoryRead") == 0)
+        return sim_xstrdup(op);
+    if (strcmp(op, "KernelLaunch") != 0)
+        return NULL;
+    struct sim_value *d = trace_model_event_details(m, i);
+    const char *k = sim_value_get_str(d, "kernel", NULL);
+    char *name = sim_xstrdup(k && k[0] ? k : op);
+    sim_value_free(d);
+    return name;
+}
+
+static void extend(struct trace_region *r, uint64_t s, uint64_t e, bool *seen)
+{
+    if (!*seen || s < r->start)
+        r->start = s;
+    if (!*seen || e > r->end)
+        r->end = e;
+    *seen = true;
+}
+
+static void split_launch(struct trace_regions *rs)
+{
+    const struct trace_model *m = rs->m;
+    int32_t *ids = sim_xreallocarray(NULL, rs->nevents ? rs->nevents : 1, sizeof(*ids));
+    size_t n = 0;
+    for (uint64_t i = 0; i < rs->nevents; i++) {
+        int32_t c = trace_model_event(m, i)->cmdq_id;
+        if (c != TRACE_NO_CMDQ)
+            ids[n++] = c;
+    }
+    n = uniq(ids, n, sizeof(*ids), cmp_i32);
+    const char **names = sim_xcalloc(n ? n : 1, sizeof(*names));
+    for (size_t k = 0; k < trace_model_marker_count(m); k++)
+        launch_name_from(trace_model_marker(m, k)->details, ids, n, names);
+    for (size_t k = 0; k < trace_model_token_count(m); k++)
+        launch_name_from(trace_model_token(m, k)->details, ids, n, names);
+    /* a launch that says nothing of its kernel, or a host message: from its HOST events */
+    char **owned = sim_xcalloc(n ? n : 1, sizeof(*owned));
+    for (uint64_t i = 0; i < rs->nevents; i++) {
+        const struct trace_event *ev = trace_model_event(m, i);
+        if (ev->cmdq_id == TRACE_NO_CMDQ ||
+            trace_model_track_get(m, ev->track)->engine != TRACE_ENGINE_HOST)
+            continue;
+        const int32_t *hit = bsearch(&ev->cmdq_id, ids, n, sizeof(*ids), cmp_i32);
+        if (!hit || names[hit - ids])
+            continue;
+        char *name = host_message_name(m, i);
+        if (name)
+            names[hit - ids] = owned[hit - ids] = name;
+    }
+    bool *seen = sim_xcalloc(n ? n : 1, sizeof(*seen));
+    for (size_t k = 0; k < n; k++) {
+        char fallback[32];
+        snprintf(fallback, sizeof(fallback), "cmdq %d", (int)ids[k]);
+        region_add(rs, names[k] ? names[k] : fallback, ids[k], 0, 0);
+        free(owned[k]);
+    }
+    free(owned);
+    for (uint64_t i = 0; i < rs->nevents; i++) {
+        const struct trace_event *ev = trace_model_event(m, i);
+        const int32_t *hit = ev->cmdq_id == TRACE_NO_CMDQ
+                                 ? NULL
+                                 : bsearch(&ev->cmdq_id, ids, n, sizeof(*ids), cmp_i32);
+        rs->of[i] = hit ? (uint32_t)(hit - ids) : NO_REGION;
+        if (hit)
+            extend(&rs->v[hit - ids], ev->start, ev_end(m, ev), &seen[hit - ids]);
+    }
+    /* the launch's own markers widen its span (a kernel's begin and end markers) */
+    for (size_t k = 0; k < trace_model_marker_count(m); k++) {
+        const struct trace_marker *mk = trace_model_marker(m, k);
+        const struct sim_value *id = sim_value_map_get(mk->details, "cmdq_id");
+        if (!id || id->type != SIM_V_INT || id->u.i < INT32_MIN || id->u.i > INT32_MAX)
+            continue;
+        int32_t key = (int32_t)id->u.i;
+        const int32_t *hit = bsearch(&key, ids, n, sizeof(*ids), cmp_i32);
+        if (hit && seen[hit - ids])
+            extend(&rs->v[hit - ids], mk->cycle, mk->cycle, &seen[hit - ids]);
+    }
+    free(seen);
+    free(names);
+    free(ids);
+}
+
+struct mref {
+    uint64_t cycle;
+    size_t index;
+};
+
+static int cmp_mref(const void *a, const void *b)
+{
+    const struct mref *x = a, *y = b;
+    if (x->cycle != y->cycle)
+        return x->cycle < y->cycle ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static void split_marker(struct trace_regions *rs)
+{
+    const struct trace_model *m = rs->m;
+    size_t nm = trace_model_marker_count(m);
+    if (!nm) {
+        for (uint64_t i = 0; i < rs->nevents; i++)
+            rs->of[i] = NO_REGION;
+        return;
+    }
+    struct mref *v = sim_xreallocarray(NULL, nm, sizeof(*v));
+    for (size_t k = 0; k < nm; k++)
+        v[k] = (struct mref){trace_model_marker(m, k)->cycle, k};
+    qsort(v, nm, sizeof(*v), cmp_mref);
+    uint64_t tmax = trace_model_t_max(m);
+    if (v[0].cycle > 0)
+        region_add(rs, TRACE_REGION_START_NAME, TRACE_NO_CMDQ, 0, v[0].cycle);
+    uint32_t last = TRACE_NO_STR;
+    for (size_t k = 0; k < nm; k++) {
+        uint32_t name = trace_model_marker(m, v[k].index)->name;
+        if (k > 0 && name == last)
+            continue; /* the same marker raised again (on each PE): one boundary */
+        last = name;
+        if (rs->n)
+            rs->v[rs->n - 1].end = v[k].cycle;
+        region_add(rs, name == TRACE_NO_STR ? "" : trace_model_str(m, name), TRACE_NO_CMDQ,
+                   v[k].cycle, tmax);
+    }
+    free(v);
+    for (uint64_t i = 0; i < rs->nevents; i++)
+        rs->of[i] = (uint32_t)trace_regions_at(rs, trace_model_event(m, i)->start);
+}
+
+struct lref {
+    uint32_t layer;
+    uint64_t first; /* first start of its events */
+};
+
+static int cmp_lref_layer(const void *a, const void *b)
+{
+    const struct lref *x = a, *y = b;
+    return x->layer < y->layer ? -1 : x->layer > y->layer;
+}
+
+static int cmp_lref_first(const void *a, const void *b)
+{
+    const struct lref *x = a, *y = b;
+    if (x->first != y->first)
+        return x->first < y->first ? -1 : 1;
+    return x->layer < y->layer ? -1 : x->layer > y->layer;
+}
+
+static void split_layer(struct trace_regions *rs)
+{
+    const struct trace_model *m = rs->m;
+    uint32_t *ids = sim_xreallocarray(NULL, rs->nevents ? rs->nevents : 1, sizeof(*ids));
+    size_t n = 0;
+    for (uint64_t i = 0; i < rs->nevents; i++) {
+        uint32_t l = trace_model_event(m, i)->layer;
+        if (l != TRACE_NO_STR)
+            ids[n++] = l;
+    }
+    n = uniq(ids, n, sizeof(*ids), cmp_u32);
+    /* order the layers by their first op, then give each its region */
+    struct lref *lr = sim_xreallocarray(NULL, n ? n : 1, sizeof(*lr));
+    for (size_t k = 0; k < n; k++)
+        lr[k] = (struct lref){ids[k], UINT64_MAX};
+    for (uint64_t i = 0; i < rs->nevents; i++) {
+        const struct trace_event *ev = trace_model_event(m, i);
+        if (ev->layer == TRACE_NO_STR)
+            continue;
+        struct lref key = {ev->layer, 0};
+        struct lref *hit = bsearch(&key, lr, n, sizeof(*lr), cmp_lref_layer);
+        if (hit && ev->start < hit->first)
+            hit->first = ev->start;
+    }
+    qsort(lr, n, sizeof(*lr), cmp_lref_first);
+    uint32_t *region_of = sim_xreallocarray(NULL, n ? n : 1, sizeof(*region_of));
+    for (size_t k = 0; k < n; k++) {
+        region_add(rs, trace_model_str(m, lr[k].layer), TRACE_NO_CMDQ, 0, 0);
+        uint32_t *pos = bsearch(&lr[k].layer, ids, n, sizeof(*ids), cmp_u32);
+        if (pos)
+            region_of[pos - ids] = (uint32_t)k;
+    }
+    bool *seen = sim_xcalloc(n ? n : 1, sizeof(*seen));
+    for (uint64_t i = 0; i < rs->nevents; i++) {
+        const struct trace_event *ev = trace_model_event(m, i);
+        rs->of[i] = NO_REGION;
+        if (ev->layer == TRACE_NO_STR)
+            continue;
+        uint32_t *pos = bsearch(&ev->layer, ids, n, sizeof(*ids), cmp_u32);
+        if (!pos)
+            continue;
+        uint32_t r = region_of[pos - ids];
+        rs->of[i] = r;
+        extend(&rs->v[r], ev->start, ev_end(m, ev), &seen[r]);
+    }
+    free(seen);
+    free(region_of);
+    free(lr);
+    free(ids);
+}
+
+/* ---- occurrences ----------------------------------------------------------------------- */
+
+static const struct trace_regions *occ_ctx;
+
+static int cmp_by_name(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    int c = strcmp(occ_ctx->v[x].name, occ_ctx->v[y].name);
+    return c ? c : x < y ? -1 : x > y;
+}
+
+/* occurrence = how many earlier regions have the same name. */
+static void number_occurrences(struct trace_regions *rs)
+{
+    if (!rs->n)
+        return;
+    size_t *idx = sim_xreallocarray(NULL, rs->n, sizeof(*idx));
+    for (size_t i = 0; i < rs->n; i++)
+        idx[i] = i;
+    occ_ctx = rs;
+    qsort(idx, rs->n, sizeof(*idx), cmp_by_name);
+    occ_ctx = NULL;
+    for (size_t i = 0; i < rs->n; i++) {
+        bool same = i > 0 && strcmp(rs->v[idx[i]].name, rs->v[idx[i - 1]].name) == 0;
+        rs->v[idx[i]].occurrence = same ? rs->v[idx[i - 1]].occurrence + 1 : 0;
+    }
+    free(idx);
+}
+
+/* ---- accounting ------------------------------------------------------------------------ */
+
+/* A merged busy interval of one track (or of the intervals of one engine kind), keyed by
+ * the engine kind it counts for. */
+struct span {
+    uint64_t s, e;
+    uint32_t key;
+};
+
+/* A window split's busy cycles of a track in a region. */
+struct wbusy {
+    uint32_t region, track;
+    uint64_t busy;
+};
+
+/* The scratch of one region's pass: usage per track and per op name, with the lists of
+ * those touched, so that a region costs what it holds, not the model's size. */
+struct scratch {
+    struct trace_usage *track; /* owned: per track */
+    uint32_t *tracks;          /* owned: the tracks touched */
+    bool *listed;              /* owned: per track, whether it is in tracks */
+    size_t ntracks;
+    uint64_t *op_count, *op_cycles; /* owned: per op name (string id) */
+    uint64_t *op_start, *op_end;    /* owned: per op name: first start, last end */
+    uint64_t *op_read, *op_write;   /* owned: per op name: DRAM bytes */
+    uint32_t *ops;                  /* owned: the op names touched */
+    size_t nops;
+    struct span *sp; /* owned: the region's merged track intervals (membership splits) */
+    size_t nsp, capsp;
+    struct ospan *osp; /* owned: the region's ops as (op name, engine kind) intervals */
+    size_t nosp, caposp;
+};
+
+/* An op's interval, keyed by its op name and engine kind, for the busy cycles per op name. */
+struct ospan {
+    uint32_t op, eng;
+    uint64_t s, e;
+};
+
+static bool windows(const struct trace_regions *rs)
+{
+    return rs->kind == TRACE_REGION_RUN || rs->kind == TRACE_REGION_MARKER;
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+    const struct span *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->s < y->s ? -1 : x->s > y->s;
+}
+
+static void span_push(struct span **v, size_t *n, size_t *cap, struct span sp)
+{
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 64;
+        *v = sim_xreallocarray(*v, *cap, sizeof(**v));
+    }
+    (*v)[(*n)++] = sp;
+}
+
+/* Sort spans by (key, start) and call credit with each merged interval of a key. */
+static void unite(struct span *v, size_t n,
+                  void (*credit)(struct trace_regions *rs, size_t region, uint32_t key, uint64_t s,
+                                 uint64_t e),
+                  struct trace_regions *rs, size_t region)
+{
+    if (!n)
+        return;
+    qsort(v, n, sizeof(*v), cmp_span);
+    for (size_t i = 0; i < n;) {
+        uint32_t key = v[i].key;
+        uint64_t s = v[i].s, e = v[i].e;
+        for (i++; i < n && v[i].key == key && v[i].s <= e; i++)
+            if (v[i].e > e)
+                e = v[i].e;
+        credit(rs, region, key, s, e);
+    }
+}
+
+/* Busy cycles [s, e) of an engine kind (key) or of every engine (key ALL): to the region
+ * (membership splits) or to each window they overlap. */
+#define KEY_ALL UINT32_MAX
+
+static void credit_engine(struct trace_regions *rs, size_t region, uint32_t key, uint64_t s,
+                          uint64_t e)
+{
+    if (!windows(rs)) {
+        struct trace_region *r = &rs->v[region];
+        *(key == KEY_ALL ? &r->all.busy : &r->engine[key].busy) += e - s;
+        return;
+    }
+    for (size_t k = trace_regions_at(rs, s); k < rs->n && rs->v[k].start < e; k++) {
+        struct trace_region *r = &rs->v[k];
+        uint64_t a = s > r->start ? s : r->start, b = e < r->end ? e : r->end;
+        if (b > a)
+            *(key == KEY_ALL ? &r->all.busy : &r->engine[key].busy) += b - a;
+    }
+}
+
+/*
+ * Window splits: the busy cycles of each track in each window (from the track's events in
+ * start order, merged), into *out in track order; those of each engine kind and of all
+ * engines go straight into the regions.
+ */
+static struct wbusy *window_busy(struct trace_regions *rs, size_t *nout)
+{
+    const struct trace_model *m = rs->m;
+    struct wbusy *wb = NULL;
+    size_t nwb = 0, capwb = 0, nsp = 0, capsp = 0;
+    struct span *sp = NULL;
+    for (uint32_t t = 0; t < trace_model_track_count(m); t++) {
+        const uint64_t *idx;
+        size_t n = trace_model_track_events(m, t, &idx);
+        uint32_t eng = (uint32_t)trace_model_track_get(m, t)->engine;
+        for (size_t k = 0; k < n;) {
+            const struct trace_event *ev = trace_model_event(m, idx[k]);
+            uint64_t s = ev->start, e = ev_end(m, ev);
+            for (k++; k < n && trace_model_event(m, idx[k])->start <= e; k++) {
+                uint64_t ek = ev_end(m, trace_model_event(m, idx[k]));
+                if (ek > e)
+                    e = ek;
+            }
+            if (e <= s)
+                continue;
+            span_push(&sp, &nsp, &capsp, (struct span){s, e, eng});
+            for (size_t w = trace_regions_at(rs, s); w < rs->n && rs->v[w].start < e; w++) {
+                uint64_t a = s > rs->v[w].start ? s : rs->v[w].start;
+                uint64_t b = e < rs->v[w].end ? e : rs->v[w].end;
+                if (b <= a)
+                    continue;
+                if (nwb == capwb) {
+                    capwb = capwb ? capwb * 2 : 256;
+                    wb = sim_xreallocarray(wb, capwb, sizeof(*wb));
+                }
+                wb[nwb++] = (struct wbusy){(uint32_t)w, t, b - a};
+            }
+        }
+    }
+    unite(sp, nsp, credit_engine, rs, 0);
+    for (size_t i = 0; i < nsp; i++)
+        sp[i].key = KEY_ALL;
+    unite(sp, nsp, credit_engine, rs, 0);
+    free(sp);
+    *nout = nwb;
+    return wb;
+}
+
+static void usage_add(struct trace_usage *to, const struct trace_usage *u)
+{
+    to->busy += u->busy;
+    to->ops += u->ops;
+    to->op_cycles += u->op_cycles;
+    to->read_bytes += u->read_bytes;
+    to->write_bytes += u->write_bytes;
+}
+
+static void touch_track(struct scratch *sc, uint32_t t)
+{
+    if (!sc->listed[t]) {
+        sc->listed[t] = true;
+        sc->tracks[sc->ntracks++] = t;
+    }
+}
+
+/* A merged busy interval of track t in region r (membership splits). */
+static void close_interval(struct scratch *sc, const struct trace_model *m, uint32_t t, uint64_t s,
+                           uint64_t e)
+{
+    touch_track(sc, t);
+    sc->track[t].busy += e - s;
+    span_push(&sc->sp, &sc->nsp, &sc->capsp,
+              (struct span){s, e, (uint32_t)trace_model_track_get(m, t)->engine});
+}
+
+/* The usage of op name op in r (its ops sorted by op name), or NULL. */
+static struct trace_op_usage *find_op(const struct trace_region *r, uint32_t op)
+{
+    size_t lo = 0, hi = r->nops;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->ops[mid].op < op)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < r->nops && r->ops[lo].op == op ? &r->ops[lo] : NULL;
+}
+
+static int cmp_ospan(const void *a, const void *b)
+{
+    const struct ospan *x = a, *y = b;
+    if (x->op != y->op)
+        return x->op < y->op ? -1 : 1;
+    if (x->eng != y->eng)
+        return x->eng < y->eng ? -1 : 1;
+    return x->s < y->s ? -1 : x->s > y->s;
+}
+
+/* Busy cycles per op name and engine kind, and per op name over every engine, from the
+ * region's op intervals (each merged with the others of its op name and engine kind, then
+ * of its op name): into r's op usages (emitted already, sorted by op name). */
+static void credit_ops(struct trace_region *r, struct ospan *v, size_t n)
+{
+    for (int pass = 0; pass < 2 && n; pass++) {
+        if (pass == 1)
+            for (size_t i = 0; i < n; i++)
+                v[i].eng = TRACE_ENGINE_COUNT; /* every engine kind as one */
+        qsort(v, n, sizeof(*v), cmp_ospan);
+        for (size_t i = 0; i < n;) {
+            uint32_t op = v[i].op, eng = v[i].eng;
+            uint64_t s = v[i].s, e = v[i].e;
+            for (i++; i < n && v[i].op == op && v[i].eng == eng && v[i].s <= e; i++)
+                if (v[i].e > e)
+                    e = v[i].e;
+            struct trace_op_usage *u = find_op(r, op);
+            if (!u)
+                continue;
+            if (eng < TRACE_ENGINE_COUNT)
+                u->engine_busy[eng] += e - s;
+            else
+                u->busy += e - s;
+        }
+    }
+}
+
+/* The region's tracks and op names, from the scratch, sorted; the scratch reset. */
+static void emit_region(struct trace_region *r, struct scratch *sc)
+{
+    qsort(sc->tracks, sc->ntracks, sizeof(*sc->tracks), cmp_u32);
+    r->tracks = sim_xreallocarray(NULL, sc->ntracks ? sc->ntracks : 1, sizeof(*r->tracks));
+    for (size_t i = 0; i < sc->ntracks; i++) {
+        uint32_t t = sc->tracks[i];
+        r->tracks[r->ntracks++] = (struct trace_track_usage){t, sc->track[t]};
+        sc->track[t] = (struct trace_usage){0};
+        sc->listed[t] = false;
+    }
+    sc->ntracks = 0;
+    qsort(sc->ops, sc->nops, sizeof(*sc->ops), cmp_u32);
+    r->ops = sim_xreallocarray(NULL, sc->nops ? sc->nops : 1, sizeof(*r->ops));
+    for (size_t i = 0; i < sc->nops; i++) {
+        uint32_t op = sc->ops[i];
+        r->ops[r->nops++] = (struct trace_op_usage){.op = op,
+                                                    .count = sc->op_count[op],
+                                                    .cycles = sc->op_cycles[op],
+                                                    .start = sc->op_start[op],
+                                                    .end = sc->op_end[op],
+                                                    .read_bytes = sc->op_read[op],
+                                                    .write_bytes = sc->op_write[op]};
+        sc->op_count[op] = sc->op_cycles[op] = sc->op_read[op] = sc->op_write[op] = 0;
+    }
+    sc->nops = 0;
+    credit_ops(r, sc->osp, sc->nosp);
+    sc->nosp = 0;
+}
+
+/*
+ * Count, sum and unite. The events are bucketed by region, in track order and start order
+ * within a track (the model's per-track order), so each region is one pass over its own
+ * events with no sorting but of its merged intervals.
+ */
+static void account(struct trace_regions *rs)
+{
+    const struct trace_model *m = rs->m;
+    size_t nr = rs->n, nt = trace_model_track_count(m);
+    size_t *off = sim_xcalloc(nr + 1, sizeof(*off));
+    uint32_t max_op = 0;
+    for (uint64_t i = 0; i < rs->nevents; i++) {
+        if (rs->of[i] != NO_REGION)
+            off[rs->of[i] + 1]++;
+        uint32_t op = trace_model_event(m, i)->op;
+        max_op = op > max_op ? op : max_op;
+    }
+    for (size_t r = 0; r < nr; r++)
+        off[r + 1] += off[r];
+    uint64_t *ev = sim_xreallocarray(NULL, off[nr] ? off[nr] : 1, sizeof(*ev));
+    size_t *pos = sim_xreallocarray(NULL, nr, sizeof(*pos));
+    memcpy(pos, off, nr * sizeof(*pos));
+    for (uint32_t t = 0; t < nt; t++) {
+        const uint64_t *idx;
+        size_t n = trace_model_track_events(m, t, &idx);
+        for (size_t k = 0; k < n; k++)
+            if (rs->of[idx[k]] != NO_REGION)
+                ev[pos[rs->of[idx[k]]]++] = idx[k];
+    }
+    /* each event's DRAM bytes */
+    uint64_t *rd = NULL, *wr = NULL;
+    size_t nx = trace_model_transfer_count(m);
+    if (nx) {
+        rd = sim_xcalloc(rs->nevents, sizeof(*rd));
+        wr = sim_xcalloc(rs->nevents, sizeof(*wr));
+        for (size_t k = 0; k < nx; k++) {
+            const struct trace_transfer *x = trace_model_transfer(m, k);
+            if (x->event < rs->nevents)
+                *(x->flags & TRACE_XFER_WRITE ? &wr[x->event] : &rd[x->event]) += x->bytes;
+        }
+    }
+    /* window splits: busy time by window, bucketed by region like the events */
+    size_t nwb = 0;
+    struct wbusy *wb = windows(rs) ? window_busy(rs, &nwb) : NULL;
+    size_t *woff = sim_xcalloc(nr + 1, sizeof(*woff));
+    for (size_t k = 0; k < nwb; k++)
+        woff[wb[k].region + 1]++;
+    for (size_t r = 0; r < nr; r++)
+        woff[r + 1] += woff[r];
+    struct wbusy *wsorted = sim_xreallocarray(NULL, nwb ? nwb : 1, sizeof(*wsorted));
+    memcpy(pos, woff, nr * sizeof(*pos));
+    for (size_t k = 0; k < nwb; k++)
+        wsorted[pos[wb[k].region]++] = wb[k];
+
+    struct scratch sc = {
+        .track = sim_xcalloc(nt ? nt : 1, sizeof(*sc.track)),
+        .tracks = sim_xreallocarray(NULL, nt ? nt : 1, sizeof(*sc.tracks)),
+        .listed = sim_xcalloc(nt ? nt : 1, sizeof(*sc.listed)),
+        .op_count = sim_xcalloc((size_t)max_op + 1, sizeof(*sc.op_count)),
+        .op_cycles = sim_xcalloc((size_t)max_op + 1, sizeof(*sc.op_cycles)),
+        .op_start = sim_xcalloc((size_t)max_op + 1, sizeof(*sc.op_start)),
+        .op_end = sim_xcalloc((size_t)max_op + 1, sizeof(*sc.op_end)),
+        .op_read = sim_xcalloc((size_t)max_op + 1, sizeof(*sc.op_read)),
+        .op_write = sim_xcalloc((size_t)max_op + 1, sizeof(*sc.op_write)),
+        .ops = sim_xreallocarray(NULL, (size_t)max_op + 1, sizeof(*sc.ops)),
+    };
+    for (size_t r = 0; r < nr; r++) {
+        struct trace_region *reg = &rs->v[r];
+        uint32_t cur = UINT32_MAX;
+        uint64_t cs = 0, ce = 0;
+        sc.nsp = 0;
+        for (size_t k = off[r]; k < off[r + 1]; k++) {
+            const struct trace_event *e = trace_model_event(m, ev[k]);
+            uint64_t end = ev_end(m, e);
+            struct trace_usage u = {.ops = 1, .op_cycles = end - e->start};
+            if (nx)
+                u.read_bytes = rd[ev[k]], u.write_bytes = wr[ev[k]];
+            touch_track(&sc, e->track);
+            usage_add(&sc.track[e->track], &u);
+            usage_add(&reg->all, &u);
+            usage_add(&reg->engine[trace_model_track_get(m, e->track)->engine], &u);
+            if (!sc.op_count[e->op]) {
+                sc.ops[sc.nops++] = e->op;
+                sc.op_start[e->op] = e->start;
+                sc.op_end[e->op] = end;
+            }
+            sc.op_count[e->op]++;
+            sc.op_cycles[e->op] += end - e->start;
+            sc.op_start[e->op] = e->start < sc.op_start[e->op] ? e->start : sc.op_start[e->op];
+            sc.op_end[e->op] = end > sc.op_end[e->op] ? end : sc.op_end[e->op];
+            sc.op_read[e->op] += u.read_bytes;
+            sc.op_write[e->op] += u.write_bytes;
+            if (end > e->start) {
+                if (sc.nosp == sc.caposp) {
+                    sc.caposp = sc.caposp ? sc.caposp * 2 : 64;
+                    sc.osp = sim_xreallocarray(sc.osp, sc.caposp, sizeof(*sc.osp));
+                }
+                sc.osp[sc.nosp++] = (struct ospan){
+                    e->op, (uint32_t)trace_model_track_get(m, e->track)->engine, e->start, end};
+            }
+            if (windows(rs))
+                continue;
+            if (e->track == cur && e->start <= ce) {
+                ce = end > ce ? end : ce;
+                continue;
+            }
+            if (cur != UINT32_MAX && ce > cs)
+                close_interval(&sc, m, cur, cs, ce);
+            cur = e->track, cs = e->start, ce = end;
+        }
+        if (cur != UINT32_MAX && ce > cs)
+            close_interval(&sc, m, cur, cs, ce);
+        if (!windows(rs)) {
+            unite(sc.sp, sc.nsp, credit_engine, rs, r);
+            for (size_t i = 0; i < sc.nsp; i++)
+                sc.sp[i].key = KEY_ALL;
+            unite(sc.sp, sc.nsp, credit_engine, rs, r);
+        }
+        for (size_t k = woff[r]; k < woff[r + 1]; k++) {
+            touch_track(&sc, wsorted[k].track);
+            sc.track[wsorted[k].track].busy += wsorted[k].busy;
+        }
+        emit_region(reg, &sc);
+    }
+    free(sc.track);
+    free(sc.tracks);
+    free(sc.listed);
+    free(sc.op_count);
+    free(sc.op_cycles);
+    free(sc.op_start);
+    free(sc.op_end);
+    free(sc.op_read);
+    free(sc.op_write);
+    free(sc.ops);
+    free(sc.sp);
+    free(sc.osp);
+    free(wsorted);
+    free(woff);
+    free(wb);
+    free(rd);
+    free(wr);
+    free(pos);
+    free(ev);
+    free(off);
+}
+
+/* ---- the set ------------------------------------------------------------------------------ */
+
+struct trace_regions *trace_regions_new(const struct trace_model *m, enum trace_region_kind kind)
+{
+    struct trace_regions *rs = sim_xcalloc(1, sizeof(*rs));
+    rs->m = m;
+    rs->kind = kind;
+    rs->nevents = trace_model_event_count(m);
+    rs->of = sim_xreallocarray(NULL, rs->nevents ? rs->nevents : 1, sizeof(*rs->of));
+    switch (kind) {
+    case TRACE_REGION_LAUNCH: split_launch(rs); break;
+    case TRACE_REGION_MARKER: split_marker(rs); break;
+    case TRACE_REGION_LAYER: split_layer(rs); break;
+    default: split_run(rs); break;
+    }
+    number_occurrences(rs);
+    if (rs->n)
+        account(rs);
+    return rs;
+}
+
+void trace_regions_free(struct trace_regions *rs)
+{
+    if (!rs)
+        return;
+    for (size_t i = 0; i < rs->n; i++) {
+        free((char *)rs->v[i].name);
+        free(rs->v[i].tracks);
+        free(rs->v[i].ops);
+    }
+    free(rs->v);
+    free(rs->of);
+    free(rs);
+}
+
+const struct trace_model *trace_regions_model(const struct trace_regions *rs)
+{
+    return rs->m;
+}
+
+enum trace_region_kind trace_regions_kind(const struct trace_regions *rs)
+{
+    return rs->kind;
+}
+
+size_t trace_regions_count(const struct trace_regions *rs)
+{
+    return rs->n;
+}
+
+const struct trace_region *trace_regions_get(const struct trace_regions *rs, size_t i)
+{
+    return i < rs->n ? &rs->v[i] : NULL;
+}
+
+size_t trace_regions_of_event(const struct trace_regions *rs, uint64_t ev)
+{
+    return ev < rs->nevents && rs->of[ev] != NO_REGION ? rs->of[ev] : SIZE_MAX;
+}
+
+size_t trace_regions_at(const struct trace_regions *rs, uint64_t t)
+{
+    if (!windows(rs) || !rs->n || rs->v[0].start > t)
+        return SIZE_MAX;
+    size_t lo = 0, hi = rs->n; /* the last region whose start is <= t */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (rs->v[mid].start <= t)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+const struct trace_track_usage *trace_region_track(const struct trace_region *r, uint32_t track)
+{
+    size_t lo = 0, hi = r->ntracks;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->tracks[mid].track < track)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < r->ntracks && r->tracks[lo].track == track ? &r->tracks[lo] : NULL;
+}
+
+const struct trace_op_usage *trace_region_op(const struct trace_region *r, uint32_t op)
+{
+    return find_op(r, op);
+}
+
+uint64_t trace_region_length(const struct trace_region *r)
+{
+    return r->end - r->start;
+}
+
+double trace_region_util(const struct trace_region *r, uint64_t busy)
+{
+    uint64_t len = trace_region_length(r);
+    return len ? (double)busy / (double)len : 0;
+}
+
+const char *trace_region_kind_name(enum trace_region_kind k)
+{
+    static const char *const names[] = {"run", "launch", "marker", "layer"};
+    return k < TRACE_REGION_KIND_COUNT ? names[k] : "?";
+}

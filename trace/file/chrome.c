@@ -1,0 +1,400 @@
+/* Chrome Trace Event Format export (see chrome.h). */
+#include "trace/file/chrome.h"
+
+#include "sim/util/xalloc.h"
+#include "trace/file/jsonout.h"
+#include "trace/analysis/metrics.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Where each slice goes. A thread holds slices that never overlap (Perfetto nests or
+ * misdraws overlapping slices on one thread), so the ops of a track that run at the same
+ * time (a DMA engine's channels) and tokens of several sequences spread over lanes: lane
+ * 0 is the track's own thread, lane k a thread "NAME (k+1)" beside it.
+ */
+struct layout {
+    uint32_t *pid;       /* owned: per track */
+    uint32_t *tid;       /* owned: per track, the thread of its lane 0; lane k is tid + k */
+    uint32_t *lanes;     /* owned: per track, at least 1 */
+    uint32_t *ev_lane;   /* owned: per event, its lane in its track */
+    uint32_t *tok_lane;  /* owned: per token, its lane in its phase */
+    uint32_t tok_tid[2]; /* thread of lane 0 of PREFILL, DECODE tokens */
+    uint32_t tok_lanes[2];
+    int nsips;     /* sips seen: pids 1..nsips */
+    int other_pid; /* tracks not under a sip, or 0 when there are none */
+    int token_pid;
+    int dram_pid;
+};
+
+/* Lanes, in start order: the lowest lane free at the start (its last slice ended by then),
+ * else a new one. Returns the lane; *lane_end (n lanes, capacity *cap) grows. */
+static uint32_t take_lane(uint64_t start, uint64_t end, uint64_t **lane_end, uint32_t *n,
+                          uint32_t *cap)
+{
+    uint32_t k = 0;
+    while (k < *n && (*lane_end)[k] > start)
+        k++;
+    if (k == *n) {
+        if (*n == *cap) {
+            *cap = *cap ? 2 * *cap : 4;
+            *lane_end = sim_xreallocarray(*lane_end, *cap, sizeof(**lane_end));
+        }
+        (*n)++;
+    }
+    (*lane_end)[k] = end;
+    return k;
+}
+
+/* An event's end as exported: an op in flight runs until now. */
+static uint64_t event_end(const struct trace_model *m, const struct trace_event *e)
+{
+    uint64_t now = trace_model_now(m);
+    return e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
+}
+
+/* A token in start order (ties: in model order). */
+struct token_at {
+    uint64_t start;
+    size_t i;
+};
+
+static int cmp_token(const void *a, const void *b)
+{
+    const struct token_at *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static void plan_lanes(const struct trace_model *m, struct layout *L)
+{
+    size_t nt = trace_model_track_count(m);
+    uint64_t ne = trace_model_event_count(m);
+    L->tid = sim_xcalloc(nt ? nt : 1, sizeof(*L->tid));
+    L->lanes = sim_xcalloc(nt ? nt : 1, sizeof(*L->lanes));
+    L->ev_lane = sim_xcalloc(ne ? ne : 1, sizeof(*L->ev_lane));
+    uint64_t *lane_end = NULL;
+    uint32_t cap = 0, next_tid = 3; /* 1 and 2: the PREFILL and DECODE threads */
+    for (uint32_t t = 0; t < nt; t++) {
+        const uint64_t *idx;
+        size_t n = trace_model_track_events(m, t, &idx);
+        uint32_t lanes = 0;
+        for (size_t k = 0; k < n; k++) {
+            const struct trace_event *e = trace_model_event(m, idx[k]);
+            L->ev_lane[idx[k]] = take_lane(e->start, event_end(m, e), &lane_end, &lanes, &cap);
+        }
+        L->lanes[t] = lanes ? lanes : 1;
+        L->tid[t] = next_tid;
+        next_tid += L->lanes[t];
+    }
+    /* tokens: a lane set per phase, in start order */
+    size_t nk = trace_model_token_count(m);
+    struct token_at *order = sim_xcalloc(nk ? nk : 1, sizeof(*order));
+    for (size_t i = 0; i < nk; i++)
+        order[i] = (struct token_at){trace_model_token(m, i)->start, i};
+    qsort(order, nk, sizeof(*order), cmp_token);
+    L->tok_lane = sim_xcalloc(nk ? nk : 1, sizeof(*L->tok_lane));
+    uint64_t *tok_end[2] = {NULL, NULL};
+    uint32_t tok_cap[2] = {0, 0}, tok_n[2] = {0, 0};
+    for (size_t k = 0; k < nk; k++) {
+        const struct trace_token *tk = trace_model_token(m, order[k].i);
+        int ph = tk->decode ? 1 : 0;
+        L->tok_lane[order[k].i] =
+            take_lane(tk->start, tk->end, &tok_end[ph], &tok_n[ph], &tok_cap[ph]);
+    }
+    /* PREFILL keeps thread 1 and DECODE thread 2; their further lanes come after */
+    L->tok_tid[0] = 1;
+    L->tok_tid[1] = 2;
+    for (int ph = 0; ph < 2; ph++)
+        L->tok_lanes[ph] = tok_n[ph] ? tok_n[ph] : 1;
+    free(order);
+    free(tok_end[0]);
+    free(tok_end[1]);
+    free(lane_end);
+}
+
+/* The thread of lane `lane` of the PREFILL (ph 0) or DECODE (ph 1) tokens: lane 0 is thread
+ * 1 or 2, further lanes follow, PREFILL's first. */
+static uint64_t token_tid(const struct layout *L, int ph, uint32_t lane)
+{
+    if (lane == 0)
+        return L->tok_tid[ph];
+    return 2 + (ph ? L->tok_lanes[0] - 1 : 0) + lane;
+}
+
+/* sipN of a track name "sipN.cube0...", or -1. */
+static int sip_of(const char *name)
+{
+    if (strncmp(name, "sip", 3) != 0)
+        return -1;
+    char *end;
+    long n = strtol(name + 3, &end, 10);
+    if (end == name + 3 || (*end != '.' && *end) || n < 0 || n > 100000)
+        return -1;
+    return (int)n;
+}
+
+static void plan(const struct trace_model *m, struct layout *L)
+{
+    size_t nt = trace_model_track_count(m);
+    L->pid = sim_xcalloc(nt ? nt : 1, sizeof(*L->pid));
+    L->nsips = 0;
+    bool other = false;
+    for (uint32_t t = 0; t < nt; t++) {
+        int s = sip_of(trace_model_str(m, trace_model_track_get(m, t)->name));
+        if (s >= L->nsips)
+            L->nsips = s + 1;
+        other |= s < 0;
+    }
+    L->other_pid = other ? L->nsips + 1 : 0;
+    for (uint32_t t = 0; t < nt; t++) {
+        int s = sip_of(trace_model_str(m, trace_model_track_get(m, t)->name));
+        L->pid[t] = (uint32_t)(s >= 0 ? s + 1 : L->other_pid);
+    }
+    int next = (other ? L->other_pid : L->nsips) + 1;
+    L->token_pid = next++;
+    L->dram_pid = next;
+    plan_lanes(m, L);
+}
+
+struct out {
+    struct trace_out o;
+    bool first;
+    double us_per_cycle;
+};
+
+static void begin(struct out *w)
+{
+    trace_out_lit(&w->o, w->first ? "\n{" : ",\n{");
+    w->first = false;
+}
+
+static void num_field(struct out *w, const char *k, uint64_t v)
+{
+    trace_out_lit(&w->o, k);
+    trace_out_u64(&w->o, v);
+}
+
+static void ts_field(struct out *w, const char *k, uint64_t cycles)
+{
+    trace_out_lit(&w->o, k);
+    trace_out_double(&w->o, (double)cycles * w->us_per_cycle);
+}
+
+/*
+ * ts and dur of a slice over cycles [start, end) (end exclusive, as everywhere in a trace):
+ * dur is the difference of the two instants in microseconds, so a slice ending at cycle c
+ * ends where one starting at c starts.
+ */
+static void span_fields(struct out *w, uint64_t start, uint64_t end)
+{
+    double ts = (double)start * w->us_per_cycle, te = (double)end * w->us_per_cycle;
+    trace_out_lit(&w->o, ",\"ts\":");
+    trace_out_double(&w->o, ts);
+    trace_out_lit(&w->o, ",\"dur\":");
+    trace_out_double(&w->o, te - ts);
+}
+
+static void name_meta(struct out *w, const char *what, uint32_t pid, uint64_t tid, const char *name,
+                      size_t len)
+{
+    begin(w);
+    trace_out_lit(&w->o, "\"ph\":\"M\",\"name\":\"");
+    trace_out_lit(&w->o, what);
+    num_field(w, "\",\"pid\":", pid);
+    num_field(w, ",\"tid\":", tid);
+    trace_out_lit(&w->o, ",\"args\":{\"name\":");
+    trace_out_str(&w->o, name, len);
+    trace_out_lit(&w->o, "}}");
+}
+
+static void sort_meta(struct out *w, uint32_t pid, uint64_t tid, uint64_t index)
+{
+    begin(w);
+    num_field(w, "\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":", pid);
+    num_field(w, ",\"tid\":", tid);
+    num_field(w, ",\"args\":{\"sort_index\":", index);
+    trace_out_lit(&w->o, "}}");
+}
+
+/* A lane's thread: named after its track (lane 0) or "NAME (k+1)", sorted by index. */
+static void lane_meta(struct out *w, uint32_t pid, uint64_t tid, const char *name, size_t len,
+                      uint32_t lane, uint64_t index)
+{
+    if (lane == 0) {
+        name_meta(w, "thread_name", pid, tid, name, len);
+    } else {
+        char *n = sim_xmalloc(len + 16);
+        memcpy(n, name, len);
+        int k = snprintf(n + len, 16, " (%u)", lane + 1);
+        name_meta(w, "thread_name", pid, tid, n, len + (size_t)k);
+        free(n);
+    }
+    sort_meta(w, pid, tid, index);
+}
+
+static void engine_events(struct out *w, const struct trace_model *m, const struct layout *L)
+{
+    for (uint64_t i = 0; i < trace_model_event_count(m); i++) {
+        const struct trace_event *e = trace_model_event(m, i);
+        uint64_t end = event_end(m, e);
+        begin(w);
+        trace_out_lit(&w->o, "\"ph\":\"X\",\"name\":");
+        trace_out_str(&w->o, trace_model_str(m, e->op), trace_model_str_len(m, e->op));
+        trace_out_lit(&w->o, ",\"cat\":\"");
+        trace_out_lit(&w->o, trace_op_kind_name((enum trace_op_kind)e->op_kind));
+        num_field(w, "\",\"pid\":", L->pid[e->track]);
+        num_field(w, ",\"tid\":", (uint64_t)L->tid[e->track] + L->ev_lane[i]);
+        span_fields(w, e->start, end);
+        num_field(w, ",\"args\":{\"start_cycle\":", e->start);
+        num_field(w, ",\"end_cycle\":", end);
+        if (e->cmdq_id != TRACE_NO_CMDQ) {
+            trace_out_lit(&w->o, ",\"cmdq_id\":");
+            trace_out_i64(&w->o, e->cmdq_id);
+        }
+        if (e->layer != TRACE_NO_STR) {
+            trace_out_lit(&w->o, ",\"layer_id\":");
+            trace_out_str(&w->o, trace_model_str(m, e->layer), trace_model_str_len(m, e->layer));
+        }
+        if (e->tile != TRACE_NO_STR) {
+            trace_out_lit(&w->o, ",\"tile_id\":");
+            trace_out_str(&w->o, trace_model_str(m, e->tile), trace_model_str_len(m, e->tile));
+        }
+        struct sim_value *det = trace_model_event_details(m, i);
+        if (det) {
+            trace_out_lit(&w->o, ",\"details\":");
+            trace_out_value(&w->o, det);
+            sim_value_free(det);
+        }
+        trace_out_lit(&w->o, "}}");
+    }
+}
+
+static void markers(struct out *w, const struct trace_model *m, const struct layout *L)
+{
+    size_t nt = trace_model_track_count(m);
+    for (size_t i = 0; i < trace_model_marker_count(m); i++) {
+        const struct trace_marker *k = trace_model_marker(m, i);
+        begin(w);
+        trace_out_lit(&w->o, "\"ph\":\"i\",\"name\":");
+        trace_out_str(&w->o, trace_model_str(m, k->name), trace_model_str_len(m, k->name));
+        trace_out_lit(&w->o, ",\"cat\":\"marker\"");
+        if (k->track < nt) { /* on its track */
+            num_field(w, ",\"s\":\"t\",\"pid\":", L->pid[k->track]);
+            num_field(w, ",\"tid\":", (uint64_t)L->tid[k->track]);
+        } else { /* across the whole trace */
+            num_field(w, ",\"s\":\"g\",\"pid\":", (uint64_t)L->token_pid);
+            trace_out_lit(&w->o, ",\"tid\":0");
+        }
+        ts_field(w, ",\"ts\":", k->cycle);
+        if (k->details) {
+            trace_out_lit(&w->o, ",\"args\":");
+            trace_out_value(&w->o, k->details);
+        }
+        trace_out_char(&w->o, '}');
+    }
+}
+
+static void tokens(struct out *w, const struct trace_model *m, const struct layout *L)
+{
+    for (size_t i = 0; i < trace_model_token_count(m); i++) {
+        const struct trace_token *t = trace_model_token(m, i);
+        char name[64];
+        int n = snprintf(name, sizeof(name), "%s token %lld", t->decode ? "DECODE" : "PREFILL",
+                         (long long)t->token_index);
+        begin(w);
+        trace_out_lit(&w->o, "\"ph\":\"X\",\"name\":");
+        trace_out_str(&w->o, name, (size_t)n);
+        trace_out_lit(&w->o, t->decode ? ",\"cat\":\"DECODE\"" : ",\"cat\":\"PREFILL\"");
+        num_field(w, ",\"pid\":", (uint64_t)L->token_pid);
+        num_field(w, ",\"tid\":", token_tid(L, t->decode ? 1 : 0, L->tok_lane[i]));
+        span_fields(w, t->start, t->end);
+        trace_out_lit(&w->o, ",\"args\":{\"token_index\":");
+        trace_out_i64(&w->o, t->token_index);
+        num_field(w, ",\"start_cycle\":", t->start);
+        num_field(w, ",\"end_cycle\":", t->end);
+        if (t->details) {
+            trace_out_lit(&w->o, ",\"details\":");
+            trace_out_value(&w->o, t->details);
+        }
+        trace_out_lit(&w->o, "}}");
+    }
+}
+
+static void counter(struct out *w, const struct layout *L, uint64_t cycle, double rd, double wr)
+{
+    begin(w);
+    trace_out_lit(&w->o, "\"ph\":\"C\",\"name\":\"DRAM bytes/cycle\"");
+    num_field(w, ",\"pid\":", (uint64_t)L->dram_pid);
+    ts_field(w, ",\"ts\":", cycle);
+    trace_out_lit(&w->o, ",\"args\":{\"read\":");
+    trace_out_double(&w->o, rd);
+    trace_out_lit(&w->o, ",\"write\":");
+    trace_out_double(&w->o, wr);
+    trace_out_lit(&w->o, "}}");
+}
+
+static void bandwidth(struct out *w, const struct trace_model *m, const struct layout *L,
+                      uint64_t window)
+{
+    struct trace_bw_sample *s;
+    size_t n = trace_metrics_bandwidth(m, window, &s);
+    for (size_t i = 0; i < n; i++) {
+        double win = s[i].window ? (double)s[i].window : 1;
+        counter(w, L, s[i].cycle, (double)s[i].read_bytes / win, (double)s[i].write_bytes / win);
+        uint64_t end = s[i].cycle + s[i].window;
+        if (i + 1 == n || s[i + 1].cycle > end) /* back to zero until the next sample */
+            counter(w, L, end, 0, 0);
+    }
+    free(s);
+}
+
+int trace_chrome_write(const struct trace_model *m, const char *path, uint64_t bw_window,
+                       struct diag *d)
+{
+    struct out w = {.first = true};
+    int rc = trace_out_open(&w.o, path, d);
+    if (rc < 0)
+        return rc;
+    double ghz = trace_model_clock_ghz(m);
+    w.us_per_cycle = 1.0 / ((ghz > 0 ? ghz : 1.0) * 1000.0);
+    struct layout L;
+    plan(m, &L);
+
+    trace_out_lit(&w.o, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+    char name[32];
+    for (int s = 0; s < L.nsips; s++) {
+        int n = snprintf(name, sizeof(name), "sip%d", s);
+        name_meta(&w, "process_name", (uint32_t)s + 1, 0, name, (size_t)n);
+    }
+    if (L.other_pid)
+        name_meta(&w, "process_name", (uint32_t)L.other_pid, 0, L.nsips ? "other" : "npu",
+                  strlen(L.nsips ? "other" : "npu"));
+    name_meta(&w, "process_name", (uint32_t)L.token_pid, 0, "tokens and markers", 18);
+    name_meta(&w, "process_name", (uint32_t)L.dram_pid, 0, "DRAM", 4);
+    static const char *const phase[2] = {"PREFILL", "DECODE"};
+    for (int ph = 0; ph < 2; ph++)
+        for (uint32_t k = 0; k < L.tok_lanes[ph]; k++)
+            lane_meta(&w, (uint32_t)L.token_pid, token_tid(&L, ph, k), phase[ph], strlen(phase[ph]),
+                      k, (ph ? L.tok_lanes[0] : 0) + k);
+    for (uint32_t t = 0; t < trace_model_track_count(m); t++) {
+        uint32_t nm = trace_model_track_get(m, t)->name;
+        for (uint32_t k = 0; k < L.lanes[t]; k++)
+            lane_meta(&w, L.pid[t], (uint64_t)L.tid[t] + k, trace_model_str(m, nm),
+                      trace_model_str_len(m, nm), k, L.tid[t] + k);
+    }
+    engine_events(&w, m, &L);
+    markers(&w, m, &L);
+    tokens(&w, m, &L);
+    bandwidth(&w, m, &L, bw_window);
+    trace_out_lit(&w.o, "\n]}\n");
+    free(L.pid);
+    free(L.tid);
+    free(L.lanes);
+    free(L.ev_lane);
+    free(L.tok_lane);
+    return trace_out_commit(&w.o, d);
+}

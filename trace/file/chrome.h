@@ -1,0 +1,25 @@
+/*
+ * Export of a trace model to the Chrome Trace Event Format (chrome://tracing, Perfetto,
+ * speedscope): {"traceEvents": [...], "displayTimeUnit": "ns"}. Layout (trace/FORMAT.md,
+ * "Chrome export"): a process per sip (pid N+1 for sipN; tracks not under a sip share one
+ * more process), a thread per track (and one more per op running alongside another: no
+ * two slices of a thread overlap), each ENGINE_EVENT a complete event ("X") with its
+ * op as name, op_kind as category and the ids and details as args; markers as instants
+ * ("i"); DRAM bandwidth as a counter ("C"); tokens as slices in a process of their own.
+ * Times are microseconds: cycles / (clock_ghz x 1000), 1 cycle = 1 ns when the clock is
+ * unknown. The file is written atomically (trace/file/jsonout.h).
+ */
+#ifndef TRACE_CHROME_H
+#define TRACE_CHROME_H
+
+#include "sim/util/diag.h"
+#include "trace/model/model.h"
+
+#include <stdint.h>
+
+/* Write m (finished) to path. bw_window: cycles per bandwidth sample, 0 for the default.
+ * Returns 0 or a negative code with d filled. */
+int trace_chrome_write(const struct trace_model *m, const char *path, uint64_t bw_window,
+                       struct diag *d);
+
+#endif

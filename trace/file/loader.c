@@ -1,0 +1,1399 @@
+/*
+ * The trace loader and validator in one pass (see loader.h). The file is mapped; the top
+ * level and the arrays are walked here; each element is parsed by cJSON from a per-element
+ * arena (installed through cJSON_InitHooks for the duration of the load) so that parsing
+ * allocates nothing lasting and a runaway element is told apart from bad JSON; pages
+ * already read are given back as the walk proceeds. A value cJSON refuses is re-read by an
+ * iterative scanner that finds the precise syntax error, or proves the value well-formed
+ * but too deep for cJSON (then it is skipped as an error).
+ */
+#include "trace/file/loader.h"
+
+#include "sim/util/xalloc.h"
+#include "trace/model/format.h"
+#include "trace/model/json.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum {
+    ARENA_CHUNK = 256 * 1024,
+    RELEASE_STEP = 32 << 20, /* give back mapped pages every 32 MiB read */
+};
+
+/* ---- the per-element arena behind cJSON ---------------------------------------------- */
+
+struct arena {
+    char **chunks; /* owned */
+    size_t n, cap;
+    char *cur;
+    size_t left;
+    size_t used, limit;
+    bool oom; /* an allocation was refused since the last reset */
+};
+
+/* cJSON's hooks are process-wide: the arena of the load in progress. Loading is therefore
+ * not reentrant across threads (npuscope loads on one thread). */
+static struct arena *active_arena;
+
+static void *arena_malloc(size_t size)
+{
+    struct arena *a = active_arena;
+    size = (size + 15) & ~(size_t)15;
+    if (a->used + size > a->limit) {
+        a->oom = true;
+        return NULL;
+    }
+    if (size > a->left) {
+        size_t csize = size > ARENA_CHUNK ? size : ARENA_CHUNK;
+        if (a->n == a->cap) {
+            a->cap = a->cap ? a->cap * 2 : 8;
+            a->chunks = sim_xreallocarray(a->chunks, a->cap, sizeof(*a->chunks));
+        }
+        char *c = malloc(csize);
+        if (!c) {
+            a->oom = true;
+            return NULL;
+        }
+        a->chunks[a->n++] = c;
+        a->cur = c, a->left = csize;
+    }
+    void *p = a->cur;
+    a->cur += size, a->left -= size, a->used += size;
+    return p;
+}
+
+static void arena_free(void *p)
+{
+    (void)p; /* everything goes at the next reset */
+}
+
+/* Forget everything parsed; keep the first chunk for the next element. */
+static void arena_reset(struct arena *a)
+{
+    for (size_t i = 1; i < a->n; i++)
+        free(a->chunks[i]);
+    if (a->n) {
+        a->n = 1;
+        a->cur = a->chunks[0], a->left = ARENA_CHUNK;
+    }
+    a->used = 0;
+    a->oom = false;
+}
+
+static void arena_fini(struct arena *a)
+{
+    for (size_t i = 0; i < a->n; i++)
+        free(a->chunks[i]);
+    free(a->chunks);
+    memset(a, 0, sizeof(*a));
+}
+
+/* ---- loader state ----------------------------------------------------------------------- */
+
+enum top_key { K_VERSION, K_META, K_CONFIG, K_EVENTS, K_BW, K_SUMMARY, K_COUNT };
+static const char *const top_names[K_COUNT] = {"version",           "run_metadata",
+                                               "config_snapshot",   "timeline_events",
+                                               "bandwidth_samples", "summary_metrics"};
+
+struct loader {
+    const char *name; /* borrowed: the file name for diagnostics */
+    const char *p;    /* borrowed: the bytes */
+    size_t n;
+    bool mapped;
+    size_t released; /* mapped bytes [0, released) were given back */
+    long page;
+    struct trace_model *m;
+    struct trace_report *r;
+    struct diag *d;
+    struct arena arena;
+    unsigned char *stack; /* owned: the scanner's container stack */
+    size_t stack_cap;
+    bool seen[K_COUNT];
+    bool have_end;
+    uint64_t max_end; /* largest end_cycle of ENGINE and TOKEN events */
+    uint64_t bw_read, bw_write;
+    /* dependency_ids: the model event of each element of timeline_events (UINT64_MAX: not
+     * an ENGINE_EVENT), and the (event, element, path index) triples to resolve at the end */
+    uint64_t *elem_ev;
+    size_t nelem, capelem;
+    uint64_t (*deps)[3];
+    size_t ndeps, capdeps;
+};
+
+/* Line and column (1-based, in bytes) of offset off. */
+static void position(const struct loader *L, size_t off, int *line, int *col)
+{
+    size_t ln = 1, start = 0;
+    for (const char *q = L->p, *e = L->p + off; q < e;) {
+        const char *nl = memchr(q, '\n', (size_t)(e - q));
+        if (!nl)
+            break;
+        ln++;
+        start = (size_t)(nl - L->p) + 1;
+        q = nl + 1;
+    }
+    *line = ln > INT32_MAX ? INT32_MAX : (int)ln;
+    size_t c = off - start + 1;
+    *col = c > INT32_MAX ? INT32_MAX : (int)c;
+}
+
+static int fatal(struct loader *L, size_t off, enum sim_err code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int fatal(struct loader *L, size_t off, enum sim_err code, const char *fmt, ...)
+{
+    char msg[SIM_DIAG_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    int line = 0, col = 0;
+    if (off != SIZE_MAX)
+        position(L, off > L->n ? L->n : off, &line, &col);
+    return diag_set(L->d, code, L->name, line, col, NULL, "%s", msg);
+}
+
+/* Describe the byte at off for "found ..." messages. */
+static const char *found(const struct loader *L, size_t off, char *buf, size_t size)
+{
+    if (off >= L->n)
+        snprintf(buf, size, "the end of the file");
+    else if ((unsigned char)L->p[off] >= 0x20 && (unsigned char)L->p[off] < 0x7F)
+        snprintf(buf, size, "'%c'", L->p[off]);
+    else
+        snprintf(buf, size, "byte 0x%02x", (unsigned char)L->p[off]);
+    return buf;
+}
+
+/* Give back the mapped pages before off (they are read again on demand if needed). */
+static void release_upto(struct loader *L, size_t off, bool force)
+{
+    if (!L->mapped || (!force && off < L->released + RELEASE_STEP))
+        return;
+    size_t upto = off / (size_t)L->page * (size_t)L->page;
+    if (upto > L->released) {
+        madvise((void *)(L->p + L->released), upto - L->released, MADV_DONTNEED);
+        L->released = upto;
+    }
+}
+
+/* ---- the iterative scanner ------------------------------------------------------------- */
+
+static size_t skip_ws(const struct loader *L, size_t i)
+{
+    while (i < L->n) {
+        char c = L->p[i];
+        if (c != ' ' && c != '\n' && c != '\r' && c != '\t')
+            break;
+        i++;
+    }
+    return i;
+}
+
+struct scan_err {
+    size_t pos;
+    const char *msg;
+    size_t depth; /* deepest nesting seen */
+};
+
+static int scan_string(const struct loader *L, size_t i, size_t *out, struct scan_err *e)
+{
+    const char *p = L->p;
+    for (i++;;) {
+        const char *q = memchr(p + i, '"', L->n - i);
+        size_t stop = q ? (size_t)(q - p) : L->n;
+        const char *bs = memchr(p + i, '\\', stop - i);
+        if (!bs) {
+            if (!q) {
+                e->pos = L->n, e->msg = "unterminated string";
+                return -1;
+            }
+            *out = stop + 1;
+            return 0;
+        }
+        i = (size_t)(bs - p);
+        if (i + 1 >= L->n) {
+            e->pos = L->n, e->msg = "unterminated string";
+            return -1;
+        }
+        char c = p[i + 1];
+        if (c == 'u') {
+            for (int k = 2; k < 6; k++) {
+                if (i + (size_t)k >= L->n || !strchr("0123456789abcdefABCDEF", p[i + (size_t)k]) ||
+                    !p[i + (size_t)k]) {
+                    e->pos = i, e->msg = "invalid \\u escape in a string";
+                    return -1;
+                }
+            }
+            i += 6;
+        } else if (c && strchr("\"\\/bfnrt", c)) {
+            i += 2;
+        } else {
+            e->pos = i, e->msg = "invalid escape in a string";
+            return -1;
+        }
+    }
+}
+
+static bool is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static int scan_number(const struct loader *L, size_t i, size_t *out, struct scan_err *e)
+{
+    const char *p = L->p;
+    size_t n = L->n, s = i;
+    if (i < n && p[i] == '-')
+        i++;
+    if (i < n && p[i] == '0') {
+        i++;
+    } else if (i < n && is_digit(p[i])) {
+        while (i < n && is_digit(p[i]))
+            i++;
+    } else {
+        goto bad;
+    }
+    if (i < n && p[i] == '.') {
+        if (++i >= n || !is_digit(p[i]))
+            goto bad;
+        while (i < n && is_digit(p[i]))
+            i++;
+    }
+    if (i < n && (p[i] == 'e' || p[i] == 'E')) {
+        i++;
+        if (i < n && (p[i] == '+' || p[i] == '-'))
+            i++;
+        if (i >= n || !is_digit(p[i]))
+            goto bad;
+        while (i < n && is_digit(p[i]))
+            i++;
+    }
+    *out = i;
+    return 0;
+bad:
+    e->pos = s, e->msg = "invalid number";
+    return -1;
+}
+
+static int push(struct loader *L, size_t depth, unsigned char c)
+{
+    if (depth == L->stack_cap) {
+        L->stack_cap = L->stack_cap ? L->stack_cap * 2 : 256;
+        L->stack = sim_xrealloc(L->stack, L->stack_cap);
+    }
+    L->stack[depth] = c;
+    return 0;
+}
+
+/* A member key and its colon, at i (after whitespace). */
+static int scan_key(const struct loader *L, size_t i, size_t *out, struct scan_err *e)
+{
+    i = skip_ws(L, i);
+    if (i >= L->n || L->p[i] != '"') {
+        e->pos = i, e->msg = i >= L->n ? "unexpected end of file" : "expected a member name";
+        return -1;
+    }
+    if (scan_string(L, i, &i, e) < 0)
+        return -1;
+    i = skip_ws(L, i);
+    if (i >= L->n || L->p[i] != ':') {
+        e->pos = i, e->msg = "expected ':' after a member name";
+        return -1;
+    }
+    *out = i + 1;
+    return 0;
+}
+
+/* Check the JSON value at i and find its end, without recursion or allocation per level
+ * beyond one byte of stack. Returns 0 (*out: the end), or -1 with e filled. */
+static int scan_value(struct loader *L, size_t i, size_t *out, struct scan_err *e)
+{
+    const char *p = L->p;
+    size_t depth = 0;
+    e->depth = 0;
+    for (;;) {
+        /* a value */
+        i = skip_ws(L, i);
+        if (i >= L->n) {
+            e->pos = i, e->msg = "unexpected end of file";
+            return -1;
+        }
+        char c = p[i];
+        if (c == '{' || c == '[') {
+            push(L, depth++, (unsigned char)c);
+            if (depth > e->depth)
+                e->depth = depth;
+            i = skip_ws(L, i + 1);
+            if (i < L->n && p[i] == (c == '{' ? '}' : ']')) {
+                depth--, i++;
+            } else {
+                if (c == '{' && scan_key(L, i, &i, e) < 0)
+                    return -1;
+                continue;
+            }
+        } else if (c == '"') {
+            if (scan_string(L, i, &i, e) < 0)
+                return -1;
+        } else if (c == '-' || is_digit(c)) {
+            if (scan_number(L, i, &i, e) < 0)
+                return -1;
+        } else if (L->n - i >= 4 &&
+                   (memcmp(p + i, "true", 4) == 0 || memcmp(p + i, "null", 4) == 0)) {
+            i += 4;
+        } else if (L->n - i >= 5 && memcmp(p + i, "false", 5) == 0) {
+            i += 5;
+        } else {
+            e->pos = i, e->msg = "expected a value";
+            return -1;
+        }
+        /* after a value: close containers or go on to the next member */
+        for (;;) {
+            if (depth == 0) {
+                *out = i;
+                return 0;
+            }
+            i = skip_ws(L, i);
+            char top = (char)L->stack[depth - 1];
+            if (i < L->n && p[i] == ',') {
+                i++;
+                if (top == '{' && scan_key(L, i, &i, e) < 0)
+                    return -1;
+                break;
+            }
+            if (i < L->n && p[i] == (top == '{' ? '}' : ']')) {
+                depth--, i++;
+                continue;
+            }
+            e->pos = i;
+            e->msg = i >= L->n    ? "unexpected end of file"
+                     : top == '{' ? "expected ',' or '}'"
+                                  : "expected ',' or ']'";
+            return -1;
+        }
+    }
+}
+
+/* ---- parsing one value with cJSON ---------------------------------------------------- */
+
+/*
+ * Parse the value at i. Returns the tree (valid until the next arena reset) with *end past
+ * it; or NULL with *rc = 0 when the value is well-formed but cJSON refuses it (nested too
+ * deep: reported as an error at path, *end past it); or NULL with *rc < 0 (fatal: bad JSON,
+ * out of memory, d filled).
+ */
+static cJSON *parse_at(struct loader *L, size_t i, size_t *end, const char *prefix, int64_t index,
+                       int *rc)
+{
+    *rc = 0;
+    const char *e = NULL;
+    cJSON *j = cJSON_ParseWithLengthOpts(L->p + i, L->n - i, &e, 0);
+    if (j) {
+        *end = (size_t)(e - L->p);
+        return j;
+    }
+    char path[96];
+    if (index >= 0)
+        snprintf(path, sizeof(path), "%s[%lld]", prefix, (long long)index);
+    else
+        snprintf(path, sizeof(path), "%s", prefix);
+    if (L->arena.oom) {
+        *rc = fatal(L, i, SIM_ENOMEM, "%s: needs more than %u MiB of memory to parse", path,
+                    TRACE_LOAD_ELEMENT_LIMIT >> 20);
+        return NULL;
+    }
+    struct scan_err se = {0};
+    if (scan_value(L, i, end, &se) < 0) {
+        *rc = fatal(L, se.pos, SIM_EPARSE, "%s: invalid JSON: %s", path, se.msg);
+        return NULL;
+    }
+    if (se.depth > CJSON_NESTING_LIMIT)
+        trace_report_at(L->r, TRACE_SEV_ERROR, prefix, index, NULL,
+                        "nested %zu levels deep (at most %d are read); skipped", se.depth,
+                        CJSON_NESTING_LIMIT);
+    else
+        trace_report_at(L->r, TRACE_SEV_ERROR, prefix, index, NULL,
+                        "unreadable (a \\u escape that is no character?); skipped");
+    return NULL;
+}
+
+/* ---- field access with checks ------------------------------------------------------------ */
+
+/* Fields of the known records, one table for all. */
+enum field {
+    F_TYPE,
+    F_ENGINE,
+    F_ENGINE_ID,
+    F_CMDQ,
+    F_LAYER,
+    F_TILE,
+    F_OP,
+    F_START,
+    F_END,
+    F_DETAILS,
+    F_COMPONENT,
+    F_OPKIND,
+    F_TSTART,
+    F_TEND,
+    F_MEMTYPE,
+    F_CYCLE,
+    F_DIRECTION,
+    F_BYTES,
+    F_ADDR,
+    F_SRCENG,
+    F_SRCENGID,
+    F_PHASE,
+    F_TOKIDX,
+    F_NAME,
+    F_WINDOW,
+    F_RDBYTES,
+    F_WRBYTES,
+    F_RESOURCE,
+    F_DEPS,
+    F_COUNT
+};
+static const char *const field_names[F_COUNT] = {"type",
+                                                 "engine",
+                                                 "engine_id",
+                                                 "cmdq_id",
+                                                 "layer_id",
+                                                 "tile_id",
+                                                 "op",
+                                                 "start_cycle",
+                                                 "end_cycle",
+                                                 "details",
+                                                 "component_id",
+                                                 "op_kind",
+                                                 "t_start_ns",
+                                                 "t_end_ns",
+                                                 "mem_type",
+                                                 "cycle",
+                                                 "direction",
+                                                 "bytes",
+                                                 "addr",
+                                                 "source_engine",
+                                                 "source_engine_id",
+                                                 "phase",
+                                                 "token_index",
+                                                 "name",
+                                                 "window_cycles",
+                                                 "dram_read_bytes",
+                                                 "dram_write_bytes",
+                                                 "resource",
+                                                 "dependency_ids"};
+static uint8_t field_len[F_COUNT];
+
+#define BIT(f) (1u << (f))
+static const uint32_t engine_fields = BIT(F_TYPE) | BIT(F_ENGINE) | BIT(F_ENGINE_ID) | BIT(F_CMDQ) |
+                                      BIT(F_LAYER) | BIT(F_TILE) | BIT(F_OP) | BIT(F_START) |
+                                      BIT(F_END) | BIT(F_DETAILS) | BIT(F_COMPONENT) |
+                                      BIT(F_OPKIND) | BIT(F_TSTART) | BIT(F_TEND) | BIT(F_DEPS);
+static const uint32_t mem_fields = BIT(F_TYPE) | BIT(F_MEMTYPE) | BIT(F_CYCLE) | BIT(F_DIRECTION) |
+                                   BIT(F_BYTES) | BIT(F_ADDR) | BIT(F_SRCENG) | BIT(F_SRCENGID) |
+                                   BIT(F_CMDQ) | BIT(F_COMPONENT);
+static const uint32_t token_fields =
+    BIT(F_TYPE) | BIT(F_PHASE) | BIT(F_TOKIDX) | BIT(F_START) | BIT(F_END) | BIT(F_DETAILS);
+static const uint32_t marker_fields =
+    BIT(F_TYPE) | BIT(F_NAME) | BIT(F_CYCLE) | BIT(F_DETAILS) | BIT(F_COMPONENT);
+static const uint32_t sample_fields =
+    BIT(F_CYCLE) | BIT(F_WINDOW) | BIT(F_RDBYTES) | BIT(F_WRBYTES) | BIT(F_RESOURCE);
+
+/* A record's members by field; unknown members counted, repeated ones reported. */
+struct rec {
+    const cJSON *f[F_COUNT];
+    const char *prefix;
+    int64_t index;
+};
+
+static void collect(struct loader *L, const cJSON *obj, uint32_t allowed, struct rec *R)
+{
+    if (!field_len[0])
+        for (int k = 0; k < F_COUNT; k++)
+            field_len[k] = (uint8_t)strlen(field_names[k]);
+    for (const cJSON *c = obj->child; c; c = c->next) {
+        const char *k = c->string ? c->string : "";
+        size_t len = strlen(k);
+        int id = -1;
+        for (int f = 0; f < F_COUNT; f++)
+            if ((allowed & BIT(f)) && field_len[f] == len && memcmp(field_names[f], k, len) == 0) {
+                id = f;
+                break;
+            }
+        if (id < 0) {
+            trace_model_count_ignored(L->m, false);
+            continue;
+        }
+        if (R->f[id]) {
+            trace_report_at(L->r, TRACE_SEV_WARNING, R->prefix, R->index, k,
+                            "appears twice (the first is used)");
+            continue;
+        }
+        R->f[id] = c;
+    }
+}
+
+static void problem(struct loader *L, const struct rec *R, enum field f, enum trace_severity sev,
+                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void problem(struct loader *L, const struct rec *R, enum field f, enum trace_severity sev,
+                    const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    trace_report_at(L->r, sev, R->prefix, R->index, field_names[f], "%s", msg);
+}
+
+/*
+ * A non-negative integer field (cycles, bytes). Returns 1 with *out set, 0 when absent
+ * (reported with sev when required), -1 when invalid (reported with sev).
+ */
+static int get_uint(struct loader *L, const struct rec *R, enum field f, bool required,
+                    enum trace_severity sev, uint64_t *out)
+{
+    const cJSON *v = R->f[f];
+    char b[64];
+    if (!v) {
+        if (required)
+            problem(L, R, f, sev, "missing");
+        return required ? -1 : 0;
+    }
+    if (!cJSON_IsNumber(v)) {
+        problem(L, R, f, sev, "must be an integer, got %s", trace_json_describe(v, b, sizeof(b)));
+        return -1;
+    }
+    double x = v->valuedouble;
+    if (isnan(x) || x < 0) {
+        problem(L, R, f, sev, "%s is negative", trace_json_describe(v, b, sizeof(b)));
+        return -1;
+    }
+    if (x > TRACE_MAX_INT) {
+        problem(L, R, f, sev, "%s is too large (above 2^53)", trace_json_describe(v, b, sizeof(b)));
+        return -1;
+    }
+    if (x != floor(x)) {
+        problem(L, R, f, sev, "%s is not an integer", trace_json_describe(v, b, sizeof(b)));
+        return -1;
+    }
+    *out = (uint64_t)x;
+    return 1;
+}
+
+/* An integer field in [lo, hi]: 1 ok, 0 absent or null, -1 invalid (all warnings). */
+static int get_int(struct loader *L, const struct rec *R, enum field f, double lo, double hi,
+                   bool warn_absent, int64_t *out)
+{
+    const cJSON *v = R->f[f];
+    char b[64];
+    if (!v || cJSON_IsNull(v)) {
+        if (warn_absent)
+            problem(L, R, f, TRACE_SEV_WARNING, v ? "is null" : "missing");
+        return 0;
+    }
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble)) {
+        problem(L, R, f, TRACE_SEV_WARNING, "must be an integer, got %s",
+                trace_json_describe(v, b, sizeof(b)));
+        return -1;
+    }
+    if (v->valuedouble < lo || v->valuedouble > hi) {
+        problem(L, R, f, TRACE_SEV_WARNING, "%s is out of range (%.0f to %.0f)",
+                trace_json_describe(v, b, sizeof(b)), lo, hi);
+        return -1;
+    }
+    *out = (int64_t)v->valuedouble;
+    return 1;
+}
+
+/*
+ * How a field of the wrong type or value is reported: the spec's fields with a warning,
+ * npuscope's extension fields (component_id, op_kind, t_start_ns, t_end_ns) with a note:
+ * the format does not define them, so another producer may use them otherwise.
+ */
+static enum trace_severity type_sev(enum field f)
+{
+    return f == F_COMPONENT || f == F_OPKIND || f == F_TSTART || f == F_TEND ? TRACE_SEV_NOTE
+                                                                             : TRACE_SEV_WARNING;
+}
+
+/* A string field: the string, or NULL when absent, null, or of another type (reported). */
+static const char *get_str(struct loader *L, const struct rec *R, enum field f, bool warn_absent)
+{
+    const cJSON *v = R->f[f];
+    char b[64];
+    if (!v || cJSON_IsNull(v)) {
+        if (warn_absent)
+            problem(L, R, f, TRACE_SEV_WARNING, v ? "is null" : "missing");
+        return NULL;
+    }
+    if (!cJSON_IsString(v)) {
+        problem(L, R, f, type_sev(f), "must be a string, got %s",
+                trace_json_describe(v, b, sizeof(b)));
+        return NULL;
+    }
+    return v->valuestring;
+}
+
+/* A required enum field: its index in names (n of them), or -1 (error reported). */
+static int get_enum(struct loader *L, const struct rec *R, enum field f, const char *const *names,
+                    int n, enum trace_severity sev)
+{
+    const cJSON *v = R->f[f];
+    char b[64];
+    if (!v) {
+        problem(L, R, f, sev, "missing");
+        return -1;
+    }
+    if (cJSON_IsString(v))
+        for (int k = 0; k < n; k++)
+            if (strcmp(v->valuestring, names[k]) == 0)
+                return k;
+    char allowed[128] = "";
+    for (int k = 0; k < n; k++)
+        snprintf(allowed + strlen(allowed), sizeof(allowed) - strlen(allowed), "%s%s",
+                 k ? ", " : "", names[k]);
+    problem(L, R, f, sev, "%s is not one of %s", trace_json_describe(v, b, sizeof(b)), allowed);
+    return -1;
+}
+
+/* details: an object, null or absent; anything else is warned about and dropped. */
+static const cJSON *get_details(struct loader *L, const struct rec *R)
+{
+    const cJSON *v = R->f[F_DETAILS];
+    char b[64];
+    if (!v || cJSON_IsNull(v))
+        return NULL;
+    if (!cJSON_IsObject(v)) {
+        problem(L, R, F_DETAILS, TRACE_SEV_WARNING, "must be an object, got %s",
+                trace_json_describe(v, b, sizeof(b)));
+        return NULL;
+    }
+    return v;
+}
+
+static const char *const engine_names[TRACE_ENGINE_COUNT] = {"DMA", "TE", "VE", "HOST", "OTHER"};
+static const char *const mem_types[2] = {"DRAM", "SPM"};
+static const char *const directions[2] = {"read", "write"};
+static const char *const phases[2] = {"PREFILL", "DECODE"};
+
+static void see_end(struct loader *L, uint64_t end)
+{
+    if (!L->have_end || end > L->max_end)
+        L->max_end = end, L->have_end = true;
+}
+
+/* The track of a record: its component_id, or "ENGINE id". */
+static uint32_t track_for(struct loader *L, const char *component, enum trace_engine eng,
+                          int64_t id)
+{
+    if (component)
+        return trace_model_track(L->m, component, eng, (int32_t)id);
+    char name[48];
+    snprintf(name, sizeof(name), "%s %lld", trace_engine_name(eng), (long long)id);
+    return trace_model_track(L->m, name, eng, (int32_t)id);
+}
+
+static uint32_t intern_opt(struct loader *L, const char *s)
+{
+    return s ? trace_model_intern(L->m, s, strlen(s)) : TRACE_NO_STR;
+}
+
+/* The start/end pair of ENGINE and TOKEN events; false when the record must be skipped. */
+static bool get_span(struct loader *L, const struct rec *R, uint64_t *s, uint64_t *e)
+{
+    int a = get_uint(L, R, F_START, true, TRACE_SEV_ERROR, s);
+    int b = get_uint(L, R, F_END, true, TRACE_SEV_ERROR, e);
+    if (a < 1 || b < 1)
+        return false;
+    if (*s > *e) {
+        problem(L, R, F_END, TRACE_SEV_ERROR, "%llu is before start_cycle %llu",
+                (unsigned long long)*e, (unsigned long long)*s);
+        return false;
+    }
+    return true;
+}
+
+/* A string field of details, at the top or under "replay" (trace_details_str). */
+static const char *details_str(const cJSON *d, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(d, k);
+    if (!v)
+        v = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(d, TRACE_DETAILS_REPLAY), k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int64_t details_uint(const cJSON *d, const char *k)
+{
+    uint64_t x;
+    return trace_json_uint(cJSON_GetObjectItemCaseSensitive(d, k), &x) ? (int64_t)x : -1;
+}
+
+/* Element index of timeline_events -> its model event (for dependency_ids). */
+static void remember_element(struct loader *L, int64_t index, uint64_t ev)
+{
+    if (index < 0)
+        return;
+    size_t k = (size_t)index;
+    if (k >= L->capelem) {
+        size_t cap = L->capelem ? L->capelem : 1024;
+        while (cap <= k)
+            cap *= 2;
+        L->elem_ev = sim_xreallocarray(L->elem_ev, cap, sizeof(*L->elem_ev));
+        for (size_t j = L->capelem; j < cap; j++)
+            L->elem_ev[j] = UINT64_MAX;
+        L->capelem = cap;
+    }
+    L->elem_ev[k] = ev;
+    L->nelem = k + 1 > L->nelem ? k + 1 : L->nelem;
+}
+
+/* The extension dependency_ids: element indices of the ENGINE_EVENTs event ev depends
+ * on, resolved once every event is read. */
+static void read_deps(struct loader *L, const struct rec *R, uint64_t ev)
+{
+    const cJSON *v = R->f[F_DEPS];
+    char b[64];
+    if (!v || cJSON_IsNull(v))
+        return;
+    if (!cJSON_IsArray(v)) {
+        problem(L, R, F_DEPS, TRACE_SEV_NOTE, "must be an array of integers, got %s",
+                trace_json_describe(v, b, sizeof(b)));
+        return;
+    }
+    size_t k = 0;
+    for (const cJSON *x = v->child; x; x = x->next, k++) {
+        if (!cJSON_IsNumber(x) || x->valuedouble < 0 || x->valuedouble >= 9.0e15 ||
+            x->valuedouble != floor(x->valuedouble)) {
+            char path[48];
+            snprintf(path, sizeof(path), "dependency_ids[%zu]", k);
+            trace_report_at(L->r, TRACE_SEV_NOTE, R->prefix, R->index, path,
+                            "%s is not an index of timeline_events",
+                            trace_json_describe(x, b, sizeof(b)));
+            continue;
+        }
+        if (L->ndeps == L->capdeps) {
+            L->capdeps = L->capdeps ? 2 * L->capdeps : 64;
+            L->deps = sim_xreallocarray(L->deps, L->capdeps, sizeof(*L->deps));
+        }
+        L->deps[L->ndeps][0] = ev;
+        L->deps[L->ndeps][1] = (uint64_t)x->valuedouble;
+        L->deps[L->ndeps][2] = ((uint64_t)R->index << 20) | (k & 0xFFFFF);
+        L->ndeps++;
+    }
+}
+
+/* dependency_ids to model events; an index that names no ENGINE_EVENT is a note (an
+ * extension field). */
+static void resolve_deps(struct loader *L)
+{
+    for (size_t i = 0; i < L->ndeps; i++) {
+        uint64_t on = L->deps[i][1];
+        uint64_t ev = on < L->nelem ? L->elem_ev[on] : UINT64_MAX;
+        if (ev != UINT64_MAX && ev != L->deps[i][0]) {
+            trace_model_add_dep(L->m, L->deps[i][0], ev);
+            continue;
+        }
+        char path[48];
+        snprintf(path, sizeof(path), "dependency_ids[%llu]",
+                 (unsigned long long)(L->deps[i][2] & 0xFFFFF));
+        trace_report_at(L->r, TRACE_SEV_NOTE, "timeline_events", (int64_t)(L->deps[i][2] >> 20),
+                        path, "%llu names no other ENGINE_EVENT", (unsigned long long)on);
+    }
+}
+
+static void load_engine_event(struct loader *L, const struct rec *R, size_t off)
+{
+    int eng = get_enum(L, R, F_ENGINE, engine_names, TRACE_ENGINE_COUNT, TRACE_SEV_ERROR);
+    uint64_t s, e;
+    bool span = get_span(L, R, &s, &e);
+    if (eng < 0 || !span)
+        return;
+    /* checked in the order of the spec's field table, then the extension fields */
+    int64_t id = -1, cmdq = TRACE_NO_CMDQ;
+    get_int(L, R, F_ENGINE_ID, 0, INT32_MAX, true, &id);
+    get_int(L, R, F_CMDQ, 0, INT32_MAX, false, &cmdq);
+    uint32_t layer = intern_opt(L, get_str(L, R, F_LAYER, false));
+    uint32_t tile = intern_opt(L, get_str(L, R, F_TILE, false));
+    const char *op = get_str(L, R, F_OP, true);
+    const cJSON *details = get_details(L, R);
+    const char *component = get_str(L, R, F_COMPONENT, false);
+    enum trace_op_kind kind = trace_kind_for_engine((enum trace_engine)eng);
+    if (R->f[F_OPKIND]) {
+        const cJSON *k = R->f[F_OPKIND];
+        char b[64];
+        if (!cJSON_IsString(k) || trace_op_kind_parse(k->valuestring, &kind) < 0)
+            problem(L, R, F_OPKIND, type_sev(F_OPKIND),
+                    "%s is not one of memory, gemm, math, unknown",
+                    trace_json_describe(k, b, sizeof(b)));
+    }
+    for (enum field f = F_TSTART; f <= F_TEND; f++)
+        if (R->f[f] && !cJSON_IsNumber(R->f[f])) {
+            char b[64];
+            problem(L, R, f, type_sev(f), "must be a number, got %s",
+                    trace_json_describe(R->f[f], b, sizeof(b)));
+        }
+    struct trace_event ev = {
+        .start = s,
+        .end = e,
+        .details = off,
+        .track = track_for(L, component, (enum trace_engine)eng, id),
+        .op = intern_opt(L, op),
+        .layer = layer,
+        .tile = tile,
+        .cmdq_id = (int32_t)cmdq,
+        .op_kind = (uint8_t)kind,
+    };
+    uint64_t i = trace_model_add_event(L->m, &ev);
+    see_end(L, e);
+    remember_element(L, R->index, i);
+    read_deps(L, R, i);
+    if (eng == TRACE_ENGINE_DMA) {
+        struct trace_dram_fields f = {
+            .op = op,
+            .direction = details_str(details, "direction"),
+            .tensor_role = details_str(details, "tensor_role"),
+            .src_space = details_str(details, "src_space"),
+            .dst_space = details_str(details, "dst_space"),
+            .bytes = details_uint(details, "bytes"),
+            .nbytes = details_uint(details, "nbytes"),
+        };
+        struct trace_transfer x[2];
+        int k = trace_dram_rule(TRACE_ENGINE_DMA, &f, x);
+        for (int q = 0; q < k; q++) {
+            x[q].event = (uint32_t)i;
+            trace_model_add_transfer(L->m, &x[q]);
+        }
+    }
+}
+
+static void load_mem_event(struct loader *L, const struct rec *R)
+{
+    uint64_t cycle = 0, bytes = 0, addr = 0;
+    int c = get_uint(L, R, F_CYCLE, true, TRACE_SEV_ERROR, &cycle);
+    int mt = get_enum(L, R, F_MEMTYPE, mem_types, 2, TRACE_SEV_ERROR);
+    int dir = get_enum(L, R, F_DIRECTION, directions, 2, TRACE_SEV_ERROR);
+    int b = get_uint(L, R, F_BYTES, true, TRACE_SEV_ERROR, &bytes);
+    if (c < 1 || mt < 0 || dir < 0 || b < 1)
+        return;
+    get_uint(L, R, F_ADDR, true, TRACE_SEV_WARNING, &addr);
+    int eng = -1;
+    if (R->f[F_SRCENG])
+        eng = get_enum(L, R, F_SRCENG, engine_names, TRACE_ENGINE_COUNT, TRACE_SEV_ERROR);
+    else
+        problem(L, R, F_SRCENG, TRACE_SEV_WARNING, "missing");
+    if (R->f[F_SRCENG] && eng < 0)
+        return;
+    int64_t id = -1, cmdq = TRACE_NO_CMDQ;
+    get_int(L, R, F_SRCENGID, 0, INT32_MAX, true, &id);
+    get_int(L, R, F_CMDQ, 0, INT32_MAX, false, &cmdq);
+    const char *component = get_str(L, R, F_COMPONENT, false);
+    uint32_t track = UINT32_MAX;
+    if (component)
+        track = trace_model_track(
+            L->m, component,
+            eng >= 0 ? (enum trace_engine)eng : trace_engine_for_component(component), (int32_t)id);
+    else if (eng >= 0)
+        track = track_for(L, NULL, (enum trace_engine)eng, id);
+    struct trace_mem_access a = {
+        .cycle = cycle,
+        .addr = addr,
+        .bytes = bytes,
+        .mem_type = trace_model_intern(L->m, mem_types[mt], strlen(mem_types[mt])),
+        .track = track,
+        .cmdq_id = (int32_t)cmdq,
+        .write = dir == 1,
+    };
+    trace_model_add_mem_access(L->m, &a);
+}
+
+static void load_token_event(struct loader *L, const struct rec *R)
+{
+    int ph = get_enum(L, R, F_PHASE, phases, 2, TRACE_SEV_ERROR);
+    uint64_t s, e;
+    bool span = get_span(L, R, &s, &e);
+    if (ph < 0 || !span)
+        return;
+    int64_t idx = -1;
+    get_int(L, R, F_TOKIDX, 0, TRACE_MAX_INT, true, &idx);
+    struct trace_token t = {
+        .start = s,
+        .end = e,
+        .token_index = idx,
+        .decode = ph == 1,
+        .details = trace_json_to_value(get_details(L, R)),
+    };
+    trace_model_add_token(L->m, &t);
+    see_end(L, e);
+}
+
+static void load_marker_event(struct loader *L, const struct rec *R)
+{
+    uint64_t cycle;
+    if (get_uint(L, R, F_CYCLE, true, TRACE_SEV_ERROR, &cycle) < 1)
+        return;
+    const char *name = get_str(L, R, F_NAME, true);
+    const char *component = get_str(L, R, F_COMPONENT, false);
+    struct trace_marker k = {
+        .cycle = cycle,
+        .name = intern_opt(L, name),
+        .track = component
+                     ? trace_model_track(L->m, component, trace_engine_for_component(component), -1)
+                     : UINT32_MAX,
+        .details = trace_json_to_value(get_details(L, R)),
+    };
+    trace_model_add_marker(L->m, &k);
+}
+
+static void load_event(struct loader *L, const cJSON *j, uint64_t index, size_t off)
+{
+    char b[64];
+    if (!cJSON_IsObject(j)) {
+        trace_report_at(L->r, TRACE_SEV_ERROR, "timeline_events", (int64_t)index, NULL,
+                        "must be an object, got %s", trace_json_describe(j, b, sizeof(b)));
+        return;
+    }
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(j, "type");
+    if (!type) {
+        trace_report_at(L->r, TRACE_SEV_ERROR, "timeline_events", (int64_t)index, "type",
+                        "missing");
+        return;
+    }
+    if (!cJSON_IsString(type)) {
+        trace_report_at(L->r, TRACE_SEV_ERROR, "timeline_events", (int64_t)index, "type",
+                        "must be a string, got %s", trace_json_describe(type, b, sizeof(b)));
+        return;
+    }
+    struct rec R = {.prefix = "timeline_events", .index = (int64_t)index};
+    const char *t = type->valuestring;
+    if (strcmp(t, "ENGINE_EVENT") == 0) {
+        collect(L, j, engine_fields, &R);
+        load_engine_event(L, &R, off);
+    } else if (strcmp(t, "MEM_ACCESS_EVENT") == 0) {
+        collect(L, j, mem_fields, &R);
+        load_mem_event(L, &R);
+    } else if (strcmp(t, "TOKEN_EVENT") == 0) {
+        collect(L, j, token_fields, &R);
+        load_token_event(L, &R);
+    } else if (strcmp(t, "MARKER_EVENT") == 0) {
+        collect(L, j, marker_fields, &R);
+        load_marker_event(L, &R);
+    } else {
+        trace_model_count_ignored(L->m, true); /* spec §12: new types are skipped */
+    }
+}
+
+static void load_sample(struct loader *L, const cJSON *j, uint64_t index, size_t off)
+{
+    (void)off;
+    char b[64];
+    if (!cJSON_IsObject(j)) {
+        trace_report_at(L->r, TRACE_SEV_ERROR, "bandwidth_samples", (int64_t)index, NULL,
+                        "must be an object, got %s", trace_json_describe(j, b, sizeof(b)));
+        return;
+    }
+    struct rec R = {.prefix = "bandwidth_samples", .index = (int64_t)index};
+    collect(L, j, sample_fields, &R);
+    struct trace_bw_sample s;
+    int ok = get_uint(L, &R, F_CYCLE, true, TRACE_SEV_ERROR, &s.cycle);
+    ok = get_uint(L, &R, F_WINDOW, true, TRACE_SEV_ERROR, &s.window) < 1 ? 0 : ok;
+    ok = get_uint(L, &R, F_RDBYTES, true, TRACE_SEV_ERROR, &s.read_bytes) < 1 ? 0 : ok;
+    ok = get_uint(L, &R, F_WRBYTES, true, TRACE_SEV_ERROR, &s.write_bytes) < 1 ? 0 : ok;
+    if (ok < 1)
+        return;
+    if (s.window == 0) /* a consistency check: the format allows any integer */
+        problem(L, &R, F_WINDOW, TRACE_SEV_NOTE, "is 0");
+    /* npuscope's extension: the sample of one resource (an HBM, a link), not the DRAM's */
+    const char *res = get_str(L, &R, F_RESOURCE, false);
+    s.resource = res && res[0] ? intern_opt(L, res) : TRACE_NO_STR;
+    trace_model_add_bw_sample(L->m, &s);
+    if (!trace_bw_sample_is_dram(&s))
+        return;
+    L->bw_read += s.read_bytes;
+    L->bw_write += s.write_bytes;
+}
+
+/* Walk the array whose '[' is at *ip, handing each element to fn. */
+static int load_array(struct loader *L, size_t *ip, const char *name,
+                      void (*fn)(struct loader *, const cJSON *, uint64_t, size_t))
+{
+    size_t i = skip_ws(L, *ip + 1);
+    char b[32];
+    if (i < L->n && L->p[i] == ']') {
+        *ip = i + 1;
+        return 0;
+    }
+    for (uint64_t idx = 0;; idx++) {
+        i = skip_ws(L, i);
+        size_t end;
+        int rc;
+        cJSON *j = parse_at(L, i, &end, name, (int64_t)idx, &rc);
+        if (rc < 0)
+            return rc;
+        if (j)
+            fn(L, j, idx, i);
+        arena_reset(&L->arena); /* frees the tree: no cJSON_Delete walk needed */
+        i = skip_ws(L, end);
+        release_upto(L, i, false);
+        if (i < L->n && L->p[i] == ',') {
+            i++;
+            continue;
+        }
+        if (i < L->n && L->p[i] == ']') {
+            *ip = i + 1;
+            return 0;
+        }
+        return fatal(L, i, SIM_EPARSE, "%s: expected ',' or ']' after element %llu, found %s", name,
+                     (unsigned long long)idx, found(L, i, b, sizeof(b)));
+    }
+}
+
+/* ---- top-level blocks --------------------------------------------------------------------- */
+
+static void check_version(struct loader *L, const cJSON *v, size_t off, int *rc)
+{
+    char b[64];
+    if (!cJSON_IsString(v)) {
+        *rc = fatal(L, off, SIM_EINVAL, "version: must be a string like \"1.0\", got %s",
+                    trace_json_describe(v, b, sizeof(b)));
+        return;
+    }
+    const char *s = v->valuestring;
+    char *end;
+    errno = 0;
+    unsigned long major = strtoul(s, &end, 10);
+    if (end == s || !is_digit(*s) || (*end && *end != '.') || errno) {
+        *rc = fatal(L, off, SIM_EINVAL, "version: %s is not a version like \"1.0\"",
+                    trace_json_describe(v, b, sizeof(b)));
+        return;
+    }
+    if (major != TRACE_FORMAT_MAJOR)
+        *rc = fatal(L, off, SIM_EINVAL,
+                    "version: unsupported trace format version %s (npuscope reads 1.x)",
+                    trace_json_describe(v, b, sizeof(b)));
+}
+
+static void check_metadata(struct loader *L, const struct sim_value *md)
+{
+    static const char *const strs[] = {"run_id",        "timestamp", "model_name",
+                                       "workload_type", "cmdq_file", "ir_snapshot_file",
+                                       "notes"};
+    for (size_t k = 0; k < sizeof(strs) / sizeof(strs[0]); k++) {
+        const struct sim_value *v = sim_value_map_get(md, strs[k]);
+        if (v && v->type != SIM_V_STR)
+            trace_report_at(L->r, TRACE_SEV_WARNING, "run_metadata", -1, strs[k],
+                            "must be a string, got %s", sim_vtype_name(v->type));
+    }
+    const struct sim_value *t = sim_value_map_get(md, "tokens");
+    if (t && t->type != SIM_V_MAP)
+        trace_report_at(L->r, TRACE_SEV_WARNING, "run_metadata", -1, "tokens",
+                        "must be an object, got %s", sim_vtype_name(t->type));
+}
+
+/* A top-level value at i: parse, check, store. Returns 0 or a fatal code; *end past it. */
+static int load_block(struct loader *L, enum top_key k, size_t i, size_t *end)
+{
+    char b[64];
+    if (k == K_EVENTS || k == K_BW) {
+        if (i < L->n && L->p[i] == '[') {
+            *end = i;
+            return load_array(L, end, top_names[k], k == K_EVENTS ? load_event : load_sample);
+        }
+        if (k == K_EVENTS)
+            return fatal(L, i, SIM_EINVAL, "timeline_events: must be an array, found %s",
+                         found(L, i, b, sizeof(b)));
+    }
+    int rc;
+    cJSON *j = parse_at(L, i, end, top_names[k], -1, &rc);
+    if (rc < 0)
+        return rc;
+    if (!j) /* well-formed but unreadable (reported); a version must be readable */
+        return k == K_VERSION ? fatal(L, i, SIM_EINVAL, "version: must be a string like \"1.0\"")
+                              : 0;
+    if (k == K_VERSION) {
+        check_version(L, j, i, &rc);
+    } else if (!cJSON_IsObject(j) && k != K_BW) {
+        trace_report_at(L->r, TRACE_SEV_ERROR, top_names[k], -1, NULL, "must be an object, got %s",
+                        trace_json_describe(j, b, sizeof(b)));
+    } else if (k == K_BW) {
+        trace_report_at(L->r, TRACE_SEV_ERROR, top_names[k], -1, NULL, "must be an array, got %s",
+                        trace_json_describe(j, b, sizeof(b)));
+    } else {
+        struct sim_value *v = trace_json_to_value(j);
+        if (k == K_META) {
+            check_metadata(L, v);
+            trace_model_set_metadata_take(L->m, v);
+        } else if (k == K_CONFIG) {
+            trace_model_set_config_take(L->m, v);
+        } else {
+            trace_model_set_file_summary_take(L->m, v);
+        }
+    }
+    arena_reset(&L->arena);
+    return rc;
+}
+
+/*
+ * summary_metrics against the events (spec §11's consistency check of cycles_total: a
+ * warning) and against the samples (npuscope's own: a note, since sampling windows need
+ * not cover every byte of the run).
+ */
+static void check_summary(struct loader *L)
+{
+    const struct sim_value *s = trace_model_file_summary(L->m);
+    static const char *const counts[] = {"cycles_total", "dram_bytes_read", "dram_bytes_write"};
+    int64_t val[3] = {0, 0, 0};
+    bool ok[3];
+    for (int k = 0; k < 3; k++) {
+        const struct sim_value *v = sim_value_map_get(s, counts[k]);
+        ok[k] = false;
+        if (!v)
+            continue;
+        if (v->type != SIM_V_INT) {
+            trace_report_at(L->r, TRACE_SEV_WARNING, "summary_metrics", -1, counts[k],
+                            "must be an integer, got %s", sim_vtype_name(v->type));
+        } else if (v->u.i < 0) {
+            trace_report_at(L->r, TRACE_SEV_ERROR, "summary_metrics", -1, counts[k],
+                            "%lld is negative", (long long)v->u.i);
+        } else {
+            val[k] = v->u.i, ok[k] = true;
+        }
+    }
+    if (ok[0] && L->have_end && (uint64_t)val[0] < L->max_end)
+        trace_report_at(L->r, TRACE_SEV_WARNING, "summary_metrics", -1, "cycles_total",
+                        "%lld is below the largest end_cycle %llu", (long long)val[0],
+                        (unsigned long long)L->max_end);
+    /* the run lasted cycles_total cycles, also when its last op ended earlier (FORMAT.md) */
+    if (ok[0] && (double)val[0] <= TRACE_MAX_INT)
+        trace_model_set_now(L->m, (uint64_t)val[0]);
+    if (trace_model_dram_sample_count(L->m) == 0)
+        return;
+    uint64_t sums[3] = {0, L->bw_read, L->bw_write};
+    for (int k = 1; k < 3; k++)
+        if (ok[k] && (uint64_t)val[k] != sums[k])
+            trace_report_at(L->r, TRACE_SEV_NOTE, "summary_metrics", -1, counts[k],
+                            "%lld differs from the sum of bandwidth_samples (%llu)",
+                            (long long)val[k], (unsigned long long)sums[k]);
+}
+
+static int load_top(struct loader *L)
+{
+    char b[32];
+    size_t i = 0;
+    if (L->n >= 3 && memcmp(L->p, "\xEF\xBB\xBF", 3) == 0)
+        i = 3; /* a UTF-8 byte order mark */
+    i = skip_ws(L, i);
+    if (i >= L->n)
+        return fatal(L, SIZE_MAX, SIM_EPARSE, "not a trace: the file is empty");
+    if (L->p[i] != '{')
+        return fatal(L, i, SIM_EPARSE, "not a trace: expected '{', found %s",
+                     found(L, i, b, sizeof(b)));
+    i = skip_ws(L, i + 1);
+    if (i < L->n && L->p[i] == '}') {
+        i++;
+    } else {
+        for (;;) {
+            i = skip_ws(L, i);
+            if (i >= L->n || L->p[i] != '"')
+                return fatal(L, i, SIM_EPARSE, "expected a member name, found %s",
+                             found(L, i, b, sizeof(b)));
+            size_t kend = i;
+            struct scan_err se = {0};
+            if (scan_string(L, i, &kend, &se) < 0)
+                return fatal(L, se.pos, SIM_EPARSE, "%s", se.msg);
+            int rc;
+            const char *e;
+            cJSON *key = cJSON_ParseWithLengthOpts(L->p + i, kend - i, &e, 0);
+            if (!key)
+                return fatal(L, i, L->arena.oom ? SIM_ENOMEM : SIM_EPARSE,
+                             "unreadable member name");
+            int k = 0;
+            while (k < K_COUNT && strcmp(key->valuestring, top_names[k]) != 0)
+                k++;
+            if (k == K_COUNT)
+                trace_model_count_ignored(L->m, false);
+            else if (L->seen[k])
+                trace_report_at(L->r, TRACE_SEV_ERROR, top_names[k], -1, NULL,
+                                "appears twice (the first is used)");
+            arena_reset(&L->arena);
+            i = skip_ws(L, kend);
+            if (i >= L->n || L->p[i] != ':')
+                return fatal(L, i, SIM_EPARSE, "expected ':' after a member name, found %s",
+                             found(L, i, b, sizeof(b)));
+            i = skip_ws(L, i + 1);
+            size_t end = i;
+            if (k == K_COUNT || L->seen[k]) {
+                if (scan_value(L, i, &end, &se) < 0)
+                    return fatal(L, se.pos, SIM_EPARSE, "invalid JSON: %s", se.msg);
+            } else {
+                L->seen[k] = true;
+                rc = load_block(L, (enum top_key)k, i, &end);
+                if (rc < 0)
+                    return rc;
+            }
+            i = skip_ws(L, end);
+            if (i < L->n && L->p[i] == ',') {
+                i++;
+                continue;
+            }
+            if (i < L->n && L->p[i] == '}') {
+                i++;
+                break;
+            }
+            return fatal(L, i, SIM_EPARSE, "expected ',' or '}' after a top-level member, found %s",
+                         found(L, i, b, sizeof(b)));
+        }
+    }
+    i = skip_ws(L, i);
+    if (i < L->n)
+        return fatal(L, i, SIM_EPARSE, "unexpected %s after the trace", found(L, i, b, sizeof(b)));
+    if (!L->seen[K_VERSION])
+        return fatal(L, SIZE_MAX, SIM_EINVAL, "not a trace: no \"version\" member");
+    if (!L->seen[K_EVENTS])
+        trace_report_at(L->r, TRACE_SEV_ERROR, "timeline_events", -1, NULL, "missing");
+    for (int k = 0; k < K_COUNT; k++)
+        if (!L->seen[k] && k != K_VERSION && k != K_EVENTS)
+            trace_report_at(L->r, TRACE_SEV_WARNING, top_names[k], -1, NULL, "missing");
+    check_summary(L);
+    return 0;
+}
+
+/* ---- entry points ----------------------------------------------------------------------- */
+
+static int load(struct loader *L, struct trace_model **out)
+{
+    *out = NULL;
+    L->m = trace_model_new();
+    L->page = sysconf(_SC_PAGESIZE);
+    L->arena.limit = TRACE_LOAD_ELEMENT_LIMIT;
+    struct arena *saved = active_arena;
+    active_arena = &L->arena;
+    cJSON_Hooks hooks = {arena_malloc, arena_free};
+    cJSON_InitHooks(&hooks);
+    int rc = load_top(L);
+    cJSON_InitHooks(NULL);
+    active_arena = saved;
+    arena_fini(&L->arena);
+    free(L->stack);
+    release_upto(L, L->n, true);
+    if (rc == 0)
+        resolve_deps(L);
+    free(L->elem_ev);
+    free(L->deps);
+    if (rc < 0) {
+        trace_model_free(L->m);
+        return rc;
+    }
+    trace_model_finish(L->m);
+    *out = L->m;
+    return 0;
+}
+
+/* A mapped file, released with the model. */
+struct mapping {
+    void *p;
+    size_t n;
+};
+
+static void release_mapping(void *ctx)
+{
+    struct mapping *map = ctx;
+    munmap(map->p, map->n);
+    free(map);
+}
+
+static void release_heap(void *ctx)
+{
+    free(ctx);
+}
+
+int trace_load_buffer(const char *data, size_t len, const char *name, struct trace_report *r,
+                      struct trace_model **out, struct diag *d)
+{
+    char *copy = sim_xmalloc(len ? len : 1);
+    if (len)
+        memcpy(copy, data, len);
+    struct loader L = {.name = name, .p = copy, .n = len, .r = r, .d = d};
+    int rc = load(&L, out);
+    if (rc < 0)
+        free(copy);
+    else
+        trace_model_attach_source(*out, copy, len, release_heap, copy);
+    return rc;
+}
+
+int trace_load_file(const char *path, struct trace_report *r, struct trace_model **out,
+                    struct diag *d)
+{
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return diag_set(d, errno == ENOENT ? SIM_ENOENT : SIM_EIO, path, 0, 0, NULL,
+                        "cannot open: %s", strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+        int e = S_ISDIR(st.st_mode) ? EISDIR : errno;
+        close(fd);
+        return diag_set(d, SIM_EIO, path, 0, 0, NULL, "cannot read: %s", strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) { /* a pipe or a device: read it all */
+        size_t cap = 1 << 16, len = 0;
+        char *buf = sim_xmalloc(cap);
+        for (;;) {
+            if (len == cap)
+                buf = sim_xrealloc(buf, cap *= 2);
+            ssize_t k = read(fd, buf + len, cap - len);
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k < 0) {
+                int e = errno;
+                free(buf);
+                close(fd);
+                return diag_set(d, SIM_EIO, path, 0, 0, NULL, "cannot read: %s", strerror(e));
+            }
+            if (k == 0)
+                break;
+            len += (size_t)k;
+        }
+        close(fd);
+        struct loader L = {.name = path, .p = buf, .n = len, .r = r, .d = d};
+        int rc = load(&L, out);
+        if (rc < 0)
+            free(buf);
+        else
+            trace_model_attach_source(*out, buf, len, release_heap, buf);
+        return rc;
+    }
+    size_t len = (size_t)st.st_size;
+    if (len == 0) {
+        close(fd);
+        return diag_set(d, SIM_EPARSE, path, 0, 0, NULL, "not a trace: the file is empty");
+    }
+    void *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    int e = errno;
+    close(fd);
+    if (p == MAP_FAILED)
+        return diag_set(d, SIM_EIO, path, 0, 0, NULL, "cannot map: %s", strerror(e));
+    madvise(p, len, MADV_SEQUENTIAL);
+    struct loader L = {.name = path, .p = p, .n = len, .mapped = true, .r = r, .d = d};
+    int rc = load(&L, out);
+    if (rc < 0) {
+        munmap(p, len);
+        return rc;
+    }
+    madvise(p, len, MADV_RANDOM); /* from now on, details are read here and there */
+    struct mapping *map = sim_xmalloc(sizeof(*map));
+    map->p = p, map->n = len;
+    trace_model_attach_source(*out, p, len, release_mapping, map);
+    return 0;
+}

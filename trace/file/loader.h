@@ -1,0 +1,44 @@
+/*
+ * The trace loader: reads any trace file that follows the trace format (v1.x, not only
+ * npuscope's own) into a trace model, checking it on the way (trace/file/report.h).
+ *
+ * The file is mapped, not read into one JSON tree: the top level is scanned here (with an
+ * iterative scanner, so no nesting depth can exhaust the stack) and each element of
+ * timeline_events is parsed on its own with cJSON, converted into the compact model and
+ * dropped; an event keeps only its byte offset for its details. Memory is the model's,
+ * whatever the file's size. Unknown event types and unknown fields are skipped and
+ * counted; optional fields may be missing.
+ */
+#ifndef TRACE_LOADER_H
+#define TRACE_LOADER_H
+
+#include "sim/util/diag.h"
+#include "trace/model/model.h"
+#include "trace/file/report.h"
+
+#include <stddef.h>
+
+/*
+ * Most memory cJSON may use for one element of timeline_events or bandwidth_samples, or
+ * for one of the other top-level blocks; beyond it the load fails with SIM_ENOMEM
+ * ("needs more than 64 MiB to parse"), never with the process killed.
+ */
+#define TRACE_LOAD_ELEMENT_LIMIT (64u << 20)
+
+/*
+ * Load the trace file at path. Problems of the content (a bad event, a missing block) go
+ * into r (may be NULL) and the offending record is skipped; the load still succeeds.
+ * Returns 0 with *out set to a finished model, or a negative code with d filled (one line
+ * naming the file, the position and the problem) when the file cannot be read as a trace
+ * at all: I/O error, empty, not JSON, not an object, truncated, version missing or not
+ * 1.x, timeline_events not an array, out of memory (SIM_ENOMEM).
+ */
+int trace_load_file(const char *path, struct trace_report *r, struct trace_model **out,
+                    struct diag *d);
+
+/* The same for len bytes in memory (copied; need not be NUL-terminated); name is used in
+ * diagnostics. */
+int trace_load_buffer(const char *data, size_t len, const char *name, struct trace_report *r,
+                      struct trace_model **out, struct diag *d);
+
+#endif

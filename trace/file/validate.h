@@ -1,0 +1,23 @@
+/*
+ * Validation of trace files against the trace format (spec §11, and the per-field rules
+ * of trace/FORMAT.md). Checking happens while loading, in the loader's single pass, and
+ * fills a report (trace/file/report.h): every problem with its severity and JSON path, exact
+ * counts of errors and warnings, and the first N problems kept for display.
+ */
+#ifndef TRACE_VALIDATE_H
+#define TRACE_VALIDATE_H
+
+#include "sim/util/diag.h"
+#include "trace/model/model.h"
+#include "trace/file/report.h"
+
+/*
+ * Check a trace file: load it with r collecting every problem. Returns 0 when the file
+ * could be read as a trace (r says whether it is valid), or a negative code with d filled
+ * when it cannot (I/O, not JSON, unsupported version, ...: one line, with the position).
+ * *model_out (may be NULL) receives the loaded model, or NULL on failure.
+ */
+int trace_validate_file(const char *path, struct trace_report *r, struct trace_model **model_out,
+                        struct diag *d);
+
+#endif

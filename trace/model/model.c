@@ -1,0 +1,1270 @@
+/*
+ * The trace model (see model.h): interned strings in an arena with an open-addressing hash
+ * table, a flat array of 48-byte ENGINE_EVENTs, and per track a sorted index with, every
+ * TRACK_BLOCK positions, the running maximum of ends and the running length of the union of
+ * the events so far (busy time of any window and seek in O(log n + TRACK_BLOCK), about one
+ * byte per event). trace_model_finish brings the per-track structures up to date
+ * incrementally: appended events in start order cost O(1) each and an ended in-flight event
+ * re-scans the positions after it, so a live run can call it every frame.
+ */
+#include "trace/model/model.h"
+
+#include "sim/chip/oplog.h"
+#include "sim/chip/oppack.h"
+#include "sim/util/xalloc.h"
+#include "trace/model/format.h"
+#include "trace/model/json.h"
+#include "trace/model/spill.h"
+
+#include <assert.h>
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(sizeof(struct trace_event) == 48, "an ENGINE_EVENT record is 48 bytes");
+_Static_assert(sizeof(struct trace_transfer) == 16, "a transfer is 16 bytes");
+
+/* The packed details of an event in flight (trace_model_set_details_packed). */
+struct pend_det {
+    uint64_t ev; /* UINT64_MAX: an empty slot */
+    double t_start_ns;
+    uint8_t *p; /* owned */
+    size_t len, cap;
+};
+
+/* Buffers of ended in-flight details kept for the next ones (a live run starts and ends an
+ * op every few engine events). */
+enum { SPARE_BUFS = 256 };
+struct spare_buf {
+    uint8_t *p;
+    size_t cap;
+};
+
+/* What precedes packed details in the spill. */
+struct spill_head {
+    uint32_t len;
+    double t_start_ns, t_end_ns;
+};
+
+enum {
+    ARENA_CHUNK = 64 * 1024, /* strings are packed into chunks of this size */
+    ARENA_BIG = 8 * 1024,    /* longer strings get a chunk of their own */
+};
+
+struct str_entry {
+    const char *s; /* in the arena, NUL-terminated */
+    uint32_t len;
+    uint32_t hash;
+};
+
+/*
+ * The state of a track's index after its first positions, ended events only, taken in
+ * start order: the greatest end so far, and the length of the union of their intervals.
+ * With events in start order, the union's part at or after any x below the next start is
+ * exactly [x, max end): so the busy time before x is cover - max(0, maxend - x).
+ */
+struct run_state {
+    uint64_t maxend;
+    uint64_t cover;
+    uint64_t first; /* start of the event at the block's first position (UINT64_MAX: none) */
+};
+
+enum { TRACK_BLOCK = 16 }; /* positions per stored run_state */
+
+/* Per-track indexes. Positions are indices into the sorted array idx. */
+struct track_data {
+    struct trace_track pub;
+    uint64_t *idx;           /* owned: event indices sorted by (start, index) */
+    size_t n, cap;           /* published length (the index as of the last finish) */
+    struct run_state *block; /* owned: block[b] = state after positions [0, b * TRACK_BLOCK) */
+    size_t nblock, capblock; /* n / TRACK_BLOCK + 1 once built */
+    size_t dirty_from;       /* block states from this position on need a recount */
+    size_t inflight_from;    /* first position holding an in-flight event, or n */
+    size_t ninflight;        /* in-flight events of the track (published or not) */
+    bool unsorted;           /* an event arrived out of start order: rebuild at finish */
+    bool touched;            /* in the current finish's list of changed tracks */
+};
+
+struct trace_model {
+    /* strings: id 0 is TRACE_NO_STR (the empty string) */
+    struct str_entry *strs; /* owned */
+    uint32_t nstr, capstr;
+    uint32_t *htab; /* owned: string ids, 0 = empty slot; capacity a power of two */
+    uint32_t hcap;
+    char **chunks; /* owned: arena chunks */
+    size_t nchunks, capchunks;
+    char *arena; /* free space in the current chunk */
+    size_t arena_left;
+
+    struct track_data *tracks; /* owned */
+    uint32_t ntracks, captracks;
+    uint32_t *thtab; /* owned: track index + 1 by name id hash, 0 = empty */
+    uint32_t thcap;
+
+    struct trace_event *ev; /* owned */
+    uint64_t nev, capev;
+    uint64_t nev_done; /* events [0, nev_done) are in their tracks' indexes */
+    uint64_t *ended;   /* owned: events ended since the last finish */
+    size_t nended, capended;
+    uint32_t *touched; /* owned: tracks changed during the current finish */
+
+    struct sim_value **det; /* owned: live details table */
+    size_t ndet, capdet;
+    struct trace_spill *spill; /* owned: packed details of ended live events, or NULL */
+    struct pend_det *pend;     /* owned: packed details of events in flight, open addressing */
+    size_t npend, cappend;     /* cappend a power of two */
+    struct spare_buf spare[SPARE_BUFS]; /* owned */
+    size_t nspare;
+
+    struct trace_mem_access *mem;
+    size_t nmem, capmem;
+    struct trace_token *tok;
+    size_t ntok, captok;
+    struct trace_marker *mk;
+    size_t nmk, capmk;
+    struct trace_bw_sample *bw;
+    size_t nbw, capbw;
+    size_t nbw_dram;  /* samples of the whole DRAM among them */
+    uint64_t *bw_rev; /* owned, per sample: bw_revs when it last changed (0: as added) */
+    uint64_t bw_revs; /* changes of samples after they were added */
+    struct trace_transfer *xf;
+    size_t nxf, capxf;
+    uint64_t *dep_ev, *dep_on; /* owned: explicit dependencies, by dep_ev */
+    size_t ndep, capdep;
+
+    struct sim_value *metadata, *config, *file_summary; /* owned */
+
+    uint64_t now;
+    bool have_time;
+    uint64_t tmin, tmax;
+    uint64_t gen;
+    uint64_t ignored_events, ignored_fields;
+
+    const char *src; /* borrowed, released through src_release */
+    size_t src_len;
+    void (*src_release)(void *ctx);
+    void *src_ctx;
+};
+
+/* ---- small helpers ------------------------------------------------------------------- */
+
+/* Grow *p (elements of size sz) so it holds at least need; cap doubles. */
+static void grow(void *pp, size_t *cap, size_t need, size_t sz)
+{
+    void **p = pp;
+    if (need <= *cap)
+        return;
+    size_t c = *cap ? *cap : 16;
+    while (c < need)
+        c *= 2;
+    *p = sim_xreallocarray(*p, c, sz);
+    *cap = c;
+}
+
+static void grow64(void *pp, uint64_t *cap, uint64_t need, size_t sz)
+{
+    size_t c = (size_t)*cap;
+    grow(pp, &c, (size_t)need, sz);
+    *cap = c;
+}
+
+static void see_time(struct trace_model *m, uint64_t a, uint64_t b)
+{
+    if (!m->have_time) {
+        m->tmin = a, m->tmax = b, m->have_time = true;
+        return;
+    }
+    if (a < m->tmin)
+        m->tmin = a;
+    if (b > m->tmax)
+        m->tmax = b;
+}
+
+static uint32_t hash_bytes(const char *s, size_t n)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 31;
+        s += 8, n -= 8;
+    }
+    uint64_t w = 0;
+    memcpy(&w, s, n);
+    h = (h ^ w) * 0x94D049BB133111EBull;
+    h ^= h >> 29;
+    return (uint32_t)h ^ (uint32_t)(h >> 32);
+}
+
+/* ---- strings --------------------------------------------------------------------------- */
+
+static char *arena_alloc(struct trace_model *m, size_t n)
+{
+    if (n > m->arena_left) {
+        size_t size = n > ARENA_BIG ? n : ARENA_CHUNK;
+        grow(&m->chunks, &m->capchunks, m->nchunks + 1, sizeof(char *));
+        char *c = sim_xmalloc(size);
+        m->chunks[m->nchunks++] = c;
+        if (n > ARENA_BIG)
+            return c; /* a chunk of its own; the current chunk stays current */
+        m->arena = c, m->arena_left = size;
+    }
+    char *p = m->arena;
+    m->arena += n, m->arena_left -= n;
+    return p;
+}
+
+static void str_rehash(struct trace_model *m)
+{
+    uint32_t cap = m->hcap ? m->hcap * 2 : 1024;
+    uint32_t *t = sim_xcalloc(cap, sizeof(*t));
+    for (uint32_t id = 1; id < m->nstr; id++) {
+        uint32_t i = m->strs[id].hash & (cap - 1);
+        while (t[i])
+            i = (i + 1) & (cap - 1);
+        t[i] = id;
+    }
+    free(m->htab);
+    m->htab = t, m->hcap = cap;
+}
+
+uint32_t trace_model_intern(struct trace_model *m, const char *s, size_t len)
+{
+    assert(len < UINT32_MAX);
+    uint32_t h = hash_bytes(s, len);
+    uint32_t i = h & (m->hcap - 1);
+    for (uint32_t id; (id = m->htab[i]); i = (i + 1) & (m->hcap - 1)) {
+        const struct str_entry *e = &m->strs[id];
+        if (e->hash == h && e->len == len && memcmp(e->s, s, len) == 0)
+            return id;
+    }
+    assert(m->nstr < UINT32_MAX - 1);
+    char *p = arena_alloc(m, len + 1);
+    memcpy(p, s, len);
+    p[len] = '\0';
+    size_t cap = m->capstr;
+    grow(&m->strs, &cap, (size_t)m->nstr + 1, sizeof(*m->strs));
+    m->capstr = (uint32_t)cap;
+    uint32_t id = m->nstr++;
+    m->strs[id] = (struct str_entry){p, (uint32_t)len, h};
+    if ((uint64_t)m->nstr * 2 > m->hcap) {
+        str_rehash(m);
+    } else {
+        m->htab[i] = id;
+    }
+    return id;
+}
+
+const char *trace_model_str(const struct trace_model *m, uint32_t id)
+{
+    assert(id < m->nstr);
+    return m->strs[id].s;
+}
+
+size_t trace_model_str_len(const struct trace_model *m, uint32_t id)
+{
+    assert(id < m->nstr);
+    return m->strs[id].len;
+}
+
+uint32_t trace_model_str_count(const struct trace_model *m)
+{
+    return m->nstr;
+}
+
+/* ---- life ------------------------------------------------------------------------------ */
+
+struct trace_model *trace_model_new(void)
+{
+    struct trace_model *m = sim_xcalloc(1, sizeof(*m));
+    m->capstr = 1024;
+    m->strs = sim_xcalloc(m->capstr, sizeof(*m->strs));
+    m->strs[0] = (struct str_entry){"", 0, 0};
+    m->nstr = 1;
+    str_rehash(m);
+    return m;
+}
+
+static void track_fini(struct track_data *t)
+{
+    free(t->idx);
+    free(t->block);
+}
+
+void trace_model_free(struct trace_model *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->nchunks; i++)
+        free(m->chunks[i]);
+    free(m->chunks);
+    free(m->strs);
+    free(m->htab);
+    for (uint32_t i = 0; i < m->ntracks; i++)
+        track_fini(&m->tracks[i]);
+    free(m->tracks);
+    free(m->thtab);
+    free(m->ev);
+    free(m->ended);
+    free(m->touched);
+    for (size_t i = 0; i < m->ndet; i++)
+        sim_value_free(m->det[i]);
+    free(m->det);
+    trace_spill_free(m->spill);
+    for (size_t i = 0; i < m->cappend; i++)
+        if (m->pend[i].ev != UINT64_MAX)
+            free(m->pend[i].p);
+    free(m->pend);
+    for (size_t i = 0; i < m->nspare; i++)
+        free(m->spare[i].p);
+    free(m->mem);
+    for (size_t i = 0; i < m->ntok; i++)
+        sim_value_free(m->tok[i].details);
+    free(m->tok);
+    for (size_t i = 0; i < m->nmk; i++)
+        sim_value_free(m->mk[i].details);
+    free(m->mk);
+    free(m->bw);
+    free(m->bw_rev);
+    free(m->xf);
+    free(m->dep_ev);
+    free(m->dep_on);
+    sim_value_free(m->metadata);
+    sim_value_free(m->config);
+    sim_value_free(m->file_summary);
+    if (m->src_release)
+        m->src_release(m->src_ctx);
+    free(m);
+}
+
+void trace_model_attach_source(struct trace_model *m, const char *data, size_t len,
+                               void (*release)(void *ctx), void *ctx)
+{
+    if (m->src_release)
+        m->src_release(m->src_ctx);
+    m->src = data, m->src_len = len;
+    m->src_release = release, m->src_ctx = ctx;
+}
+
+/* ---- tracks ---------------------------------------------------------------------------- */
+
+static void track_rehash(struct trace_model *m)
+{
+    uint32_t cap = m->thcap ? m->thcap * 2 : 64;
+    uint32_t *t = sim_xcalloc(cap, sizeof(*t));
+    for (uint32_t k = 0; k < m->ntracks; k++) {
+        uint32_t i = m->strs[m->tracks[k].pub.name].hash & (cap - 1);
+        while (t[i])
+            i = (i + 1) & (cap - 1);
+        t[i] = k + 1;
+    }
+    free(m->thtab);
+    m->thtab = t, m->thcap = cap;
+}
+
+uint32_t trace_model_track(struct trace_model *m, const char *name, enum trace_engine engine,
+                           int32_t engine_id)
+{
+    assert((unsigned)engine < TRACE_ENGINE_COUNT);
+    uint32_t id = trace_model_intern(m, name, strlen(name));
+    if (!m->thcap)
+        track_rehash(m);
+    uint32_t i = m->strs[id].hash & (m->thcap - 1);
+    for (uint32_t k; (k = m->thtab[i]); i = (i + 1) & (m->thcap - 1))
+        if (m->tracks[k - 1].pub.name == id)
+            return k - 1;
+    size_t cap = m->captracks;
+    grow(&m->tracks, &cap, (size_t)m->ntracks + 1, sizeof(*m->tracks));
+    m->captracks = (uint32_t)cap;
+    uint32_t k = m->ntracks++;
+    m->tracks[k] = (struct track_data){.pub = {id, engine, engine_id}, .dirty_from = SIZE_MAX};
+    m->touched = sim_xreallocarray(m->touched, m->captracks, sizeof(*m->touched));
+    if ((uint64_t)m->ntracks * 2 > m->thcap)
+        track_rehash(m);
+    else
+        m->thtab[i] = k + 1;
+    m->gen++;
+    return k;
+}
+
+size_t trace_model_track_count(const struct trace_model *m)
+{
+    return m->ntracks;
+}
+
+const struct trace_track *trace_model_track_get(const struct trace_model *m, uint32_t track)
+{
+    assert(track < m->ntracks);
+    return &m->tracks[track].pub;
+}
+
+/* ---- events ---------------------------------------------------------------------------- */
+
+uint64_t trace_model_add_event(struct trace_model *m, const struct trace_event *ev)
+{
+    assert(ev->track < m->ntracks);
+    assert((ev->flags & TRACE_EV_INFLIGHT) || ev->end >= ev->start);
+    grow64(&m->ev, &m->capev, m->nev + 1, sizeof(*m->ev));
+    uint64_t i = m->nev++;
+    m->ev[i] = *ev;
+    m->ev[i].flags &= (uint8_t) ~(TRACE_EV_OWN_DETAILS | TRACE_EV_TRANSFER | TRACE_EV_PACKED);
+    if (ev->flags & TRACE_EV_INFLIGHT) {
+        m->ev[i].end = ev->start;
+        m->tracks[ev->track].ninflight++;
+        see_time(m, ev->start, ev->start);
+    } else {
+        see_time(m, ev->start, ev->end);
+    }
+    m->gen++;
+    return i;
+}
+
+void trace_model_end_event(struct trace_model *m, uint64_t i, uint64_t end)
+{
+    assert(i < m->nev);
+    struct trace_event *e = &m->ev[i];
+    assert(e->flags & TRACE_EV_INFLIGHT);
+    assert(end >= e->start);
+    e->end = end;
+    e->flags &= (uint8_t)~TRACE_EV_INFLIGHT;
+    m->tracks[e->track].ninflight--;
+    grow(&m->ended, &m->capended, m->nended + 1, sizeof(*m->ended));
+    m->ended[m->nended++] = i;
+    see_time(m, e->start, end);
+    m->gen++;
+}
+
+static struct pend_det *pend_find(const struct trace_model *m, uint64_t ev);
+static void pend_del(struct trace_model *m, struct pend_det *d);
+
+void trace_model_set_details_take(struct trace_model *m, uint64_t i, struct sim_value *details)
+{
+    assert(i < m->nev);
+    struct trace_event *e = &m->ev[i];
+    struct pend_det *pd = pend_find(m, i);
+    if (pd)
+        pend_del(m, pd);
+    e->flags &= (uint8_t)~TRACE_EV_PACKED;
+    if (e->flags & TRACE_EV_OWN_DETAILS) {
+        sim_value_free(m->det[e->details]);
+        m->det[e->details] = details;
+    } else {
+        grow(&m->det, &m->capdet, m->ndet + 1, sizeof(struct sim_value *));
+        m->det[m->ndet] = details;
+        e->details = m->ndet++;
+        e->flags |= TRACE_EV_OWN_DETAILS;
+    }
+    if (!(e->flags & TRACE_EV_TRANSFER)) {
+        struct trace_transfer x[2];
+        int k = trace_dram_from_value(m->tracks[e->track].pub.engine, trace_model_str(m, e->op),
+                                      details, x);
+        for (int j = 0; j < k; j++) {
+            x[j].event = (uint32_t)i;
+            trace_model_add_transfer(m, &x[j]); /* sets TRACE_EV_TRANSFER */
+        }
+    }
+    m->gen++;
+}
+
+/* ---- packed details (live) --------------------------------------------------------------- */
+
+static size_t pend_slot(const struct trace_model *m, uint64_t ev)
+{
+    return (size_t)((ev * 0x9E3779B97F4A7C15ull) >> 20) & (m->cappend - 1);
+}
+
+static struct pend_det *pend_find(const struct trace_model *m, uint64_t ev)
+{
+    if (!m->cappend)
+        return NULL;
+    for (size_t i = pend_slot(m, ev);; i = (i + 1) & (m->cappend - 1)) {
+        if (m->pend[i].ev == ev)
+            return &m->pend[i];
+        if (m->pend[i].ev == UINT64_MAX)
+            return NULL;
+    }
+}
+
+static void pend_put(struct trace_model *m, const struct pend_det *d)
+{
+    if (2 * (m->npend + 1) > m->cappend) {
+        size_t cap = m->cappend ? 2 * m->cappend : 64;
+        struct pend_det *old = m->pend;
+        size_t oldcap = m->cappend;
+        m->pend = sim_xmalloc(cap * sizeof(*m->pend));
+        for (size_t i = 0; i < cap; i++)
+            m->pend[i].ev = UINT64_MAX;
+        m->cappend = cap;
+        for (size_t i = 0; i < oldcap; i++) {
+            if (old[i].ev == UINT64_MAX)
+                continue;
+            size_t j = pend_slot(m, old[i].ev);
+            while (m->pend[j].ev != UINT64_MAX)
+                j = (j + 1) & (cap - 1);
+            m->pend[j] = old[i];
+        }
+        free(old);
+    }
+    size_t j = pend_slot(m, d->ev);
+    while (m->pend[j].ev != UINT64_MAX)
+        j = (j + 1) & (m->cappend - 1);
+    m->pend[j] = *d;
+    m->npend++;
+}
+
+/* Remove slot d (linear probing: shift the following entries back). */
+static void pend_del(struct trace_model *m, struct pend_det *d)
+{
+    size_t i = (size_t)(d - m->pend), cap = m->cappend;
+    if (m->nspare < SPARE_BUFS)
+        m->spare[m->nspare++] = (struct spare_buf){d->p, d->cap};
+    else
+        free(d->p);
+    m->pend[i].ev = UINT64_MAX;
+    m->npend--;
+    for (size_t j = (i + 1) & (cap - 1); m->pend[j].ev != UINT64_MAX; j = (j + 1) & (cap - 1)) {
+        size_t home = pend_slot(m, m->pend[j].ev);
+        /* move j back to i when its home does not lie in (i, j] */
+        bool between = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (!between) {
+            m->pend[i] = m->pend[j];
+            m->pend[j].ev = UINT64_MAX;
+            i = j;
+        }
+    }
+}
+
+void trace_model_set_transfers(struct trace_model *m, uint64_t i, const struct trace_transfer *x,
+                               int n)
+{
+    assert(i < m->nev);
+    for (int j = 0; j < n; j++) {
+        struct trace_transfer t = x[j];
+        t.event = (uint32_t)i;
+        trace_model_add_transfer(m, &t);
+    }
+}
+
+void trace_model_set_details_packed(struct trace_model *m, uint64_t i, double t_start_ns,
+                                    double t_end_ns, const uint8_t *packed, size_t len)
+{
+    assert(i < m->nev && len < UINT32_MAX);
+    struct trace_event *e = &m->ev[i];
+    struct pend_det *old = pend_find(m, i);
+    if (old)
+        pend_del(m, old);
+    if (e->flags & TRACE_EV_INFLIGHT) {
+        struct pend_det d = {i, t_start_ns, NULL, len, 0};
+        for (size_t k = m->nspare; k-- > 0 && !d.p;) {
+            if (m->spare[k].cap >= len) {
+                d.p = m->spare[k].p, d.cap = m->spare[k].cap;
+                m->spare[k] = m->spare[--m->nspare];
+            }
+        }
+        if (!d.p) {
+            d.cap = len > 256 ? len : 256;
+            d.p = sim_xmalloc(d.cap);
+        }
+        memcpy(d.p, packed, len);
+        pend_put(m, &d);
+    } else {
+        if (!m->spill)
+            m->spill = trace_spill_new();
+        struct spill_head h = {(uint32_t)len, t_start_ns, t_end_ns};
+        e->details = trace_spill_append(m->spill, &h, sizeof(h));
+        trace_spill_append(m->spill, packed, len);
+        e->flags = (uint8_t)((e->flags & ~TRACE_EV_OWN_DETAILS) | TRACE_EV_PACKED);
+    }
+    m->gen++;
+}
+
+/* The packed details of event i (a new buffer) and its times, or NULL. */
+static uint8_t *packed_of(const struct trace_model *m, uint64_t i, size_t *len, double *t0,
+                          double *t1)
+{
+    const struct trace_event *e = &m->ev[i];
+    if (e->flags & TRACE_EV_INFLIGHT) {
+        const struct pend_det *d = pend_find(m, i);
+        if (!d)
+            return NULL;
+        uint8_t *p = sim_xmalloc(d->len ? d->len : 1);
+        memcpy(p, d->p, d->len);
+        *len = d->len, *t0 = d->t_start_ns, *t1 = NAN;
+        return p;
+    }
+    if (!(e->flags & TRACE_EV_PACKED) || !m->spill)
+        return NULL;
+    struct spill_head h;
+    if (trace_spill_read(m->spill, e->details, &h, sizeof(h)) < 0)
+        return NULL;
+    uint8_t *p = sim_xmalloc(h.len ? h.len : 1);
+    if (trace_spill_read(m->spill, e->details + sizeof(h), p, h.len) < 0) {
+        free(p);
+        return NULL;
+    }
+    *len = h.len, *t0 = h.t_start_ns, *t1 = h.t_end_ns;
+    return p;
+}
+
+bool trace_model_event_ns(const struct trace_model *m, uint64_t i, double *t_start_ns,
+                          double *t_end_ns)
+{
+    assert(i < m->nev);
+    const struct trace_event *e = &m->ev[i];
+    if (e->flags & TRACE_EV_INFLIGHT) {
+        const struct pend_det *d = pend_find(m, i);
+        if (!d)
+            return false;
+        *t_start_ns = d->t_start_ns, *t_end_ns = NAN;
+        return true;
+    }
+    struct spill_head h;
+    if (!(e->flags & TRACE_EV_PACKED) || !m->spill ||
+        trace_spill_read(m->spill, e->details, &h, sizeof(h)) < 0)
+        return false;
+    *t_start_ns = h.t_start_ns, *t_end_ns = h.t_end_ns;
+    return true;
+}
+
+uint64_t trace_model_event_bytes(const struct trace_model *m)
+{
+    /* what is in use: the arrays grow by doubling, and the pages of their spare capacity
+     * are never touched (large blocks are mapped), so this is what they keep resident */
+    uint64_t b = m->nev * sizeof(*m->ev) + m->nxf * sizeof(*m->xf) + m->nended * sizeof(*m->ended) +
+                 m->cappend * sizeof(*m->pend);
+    for (size_t i = 0; i < m->cappend; i++)
+        if (m->pend[i].ev != UINT64_MAX)
+            b += m->pend[i].len;
+    for (uint32_t k = 0; k < m->ntracks; k++)
+        b += m->tracks[k].n * sizeof(uint64_t) + m->tracks[k].nblock * sizeof(struct run_state);
+    return b;
+}
+
+uint64_t trace_model_event_count(const struct trace_model *m)
+{
+    return m->nev;
+}
+
+const struct trace_event *trace_model_event(const struct trace_model *m, uint64_t i)
+{
+    assert(i < m->nev);
+    return &m->ev[i];
+}
+
+struct sim_value *trace_model_event_details(const struct trace_model *m, uint64_t i)
+{
+    assert(i < m->nev);
+    const struct trace_event *e = &m->ev[i];
+    if (e->flags & TRACE_EV_OWN_DETAILS)
+        return sim_value_clone(m->det[e->details]);
+    size_t len;
+    double t0, t1;
+    uint8_t *p = packed_of(m, i, &len, &t0, &t1);
+    if (p) {
+        struct sim_value *replay = NULL;
+        struct sim_value *params = sim_op_params_unpack(p, len, &replay);
+        struct sim_value *d = trace_details_from_op(params, replay);
+        sim_value_free(params);
+        sim_value_free(replay);
+        free(p);
+        return d;
+    }
+    if (e->flags & (TRACE_EV_PACKED | TRACE_EV_INFLIGHT))
+        return NULL;
+    if (!m->src || e->details >= m->src_len)
+        return NULL;
+    const char *end;
+    cJSON *j = cJSON_ParseWithLengthOpts(m->src + e->details, m->src_len - e->details, &end, 0);
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "details");
+    struct sim_value *v = d && !cJSON_IsNull(d) ? trace_json_to_value(d) : NULL;
+    cJSON_Delete(j);
+    return v;
+}
+
+/* ---- other records --------------------------------------------------------------------- */
+
+void trace_model_add_mem_access(struct trace_model *m, const struct trace_mem_access *a)
+{
+    grow(&m->mem, &m->capmem, m->nmem + 1, sizeof(*m->mem));
+    m->mem[m->nmem++] = *a;
+    see_time(m, a->cycle, a->cycle);
+    m->gen++;
+}
+
+void trace_model_add_token(struct trace_model *m, const struct trace_token *t)
+{
+    assert(t->end >= t->start);
+    grow(&m->tok, &m->captok, m->ntok + 1, sizeof(*m->tok));
+    m->tok[m->ntok++] = *t;
+    see_time(m, t->start, t->end);
+    m->gen++;
+}
+
+void trace_model_add_marker(struct trace_model *m, const struct trace_marker *k)
+{
+    grow(&m->mk, &m->capmk, m->nmk + 1, sizeof(*m->mk));
+    m->mk[m->nmk++] = *k;
+    see_time(m, k->cycle, k->cycle);
+    m->gen++;
+}
+
+size_t trace_model_add_bw_sample(struct trace_model *m, const struct trace_bw_sample *s)
+{
+    size_t cap = m->capbw;
+    grow(&m->bw, &m->capbw, m->nbw + 1, sizeof(*m->bw));
+    if (m->capbw != cap)
+        m->bw_rev = sim_xreallocarray(m->bw_rev, m->capbw, sizeof(*m->bw_rev));
+    m->bw_rev[m->nbw] = 0;
+    m->bw[m->nbw] = *s;
+    m->nbw_dram += trace_bw_sample_is_dram(s);
+    m->gen++;
+    return m->nbw++;
+}
+
+void trace_model_bw_sample_add(struct trace_model *m, size_t i, uint64_t read_bytes,
+                               uint64_t write_bytes)
+{
+    assert(i < m->nbw);
+    m->bw[i].read_bytes += read_bytes;
+    m->bw[i].write_bytes += write_bytes;
+    m->bw_rev[i] = ++m->bw_revs;
+    m->gen++;
+}
+
+void trace_model_bw_sample_set(struct trace_model *m, size_t i, const struct trace_bw_sample *s)
+{
+    assert(i < m->nbw);
+    m->nbw_dram -= trace_bw_sample_is_dram(&m->bw[i]);
+    m->bw[i] = *s;
+    m->nbw_dram += trace_bw_sample_is_dram(s);
+    m->bw_rev[i] = ++m->bw_revs;
+    m->gen++;
+}
+
+uint64_t trace_model_bw_revs(const struct trace_model *m)
+{
+    return m->bw_revs;
+}
+
+uint64_t trace_model_bw_sample_rev(const struct trace_model *m, size_t i)
+{
+    assert(i < m->nbw);
+    return m->bw_rev[i];
+}
+
+size_t trace_model_dram_sample_count(const struct trace_model *m)
+{
+    return m->nbw_dram;
+}
+
+void trace_model_add_transfer(struct trace_model *m, const struct trace_transfer *x)
+{
+    assert(x->event < m->nev);
+    grow(&m->xf, &m->capxf, m->nxf + 1, sizeof(*m->xf));
+    m->xf[m->nxf++] = *x;
+    m->ev[x->event].flags |= TRACE_EV_TRANSFER;
+    m->gen++;
+}
+
+void trace_model_add_dep(struct trace_model *m, uint64_t ev, uint64_t on)
+{
+    assert(ev < m->nev && on < m->nev);
+    size_t cap = m->capdep;
+    grow(&m->dep_ev, &cap, m->ndep + 1, sizeof(*m->dep_ev));
+    cap = m->capdep;
+    grow(&m->dep_on, &cap, m->ndep + 1, sizeof(*m->dep_on));
+    m->capdep = cap;
+    size_t i = m->ndep; /* kept sorted by ev; files and runs add them in that order */
+    while (i > 0 && m->dep_ev[i - 1] > ev)
+        i--;
+    memmove(&m->dep_ev[i + 1], &m->dep_ev[i], (m->ndep - i) * sizeof(*m->dep_ev));
+    memmove(&m->dep_on[i + 1], &m->dep_on[i], (m->ndep - i) * sizeof(*m->dep_on));
+    m->dep_ev[i] = ev;
+    m->dep_on[i] = on;
+    m->ndep++;
+    m->gen++;
+}
+
+size_t trace_model_event_deps(const struct trace_model *m, uint64_t ev, const uint64_t **on)
+{
+    size_t lo = 0, hi = m->ndep;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->dep_ev[mid] < ev)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t n = 0;
+    while (lo + n < m->ndep && m->dep_ev[lo + n] == ev)
+        n++;
+    *on = n ? &m->dep_on[lo] : NULL;
+    return n;
+}
+
+size_t trace_model_dep_count(const struct trace_model *m)
+{
+    return m->ndep;
+}
+
+size_t trace_model_transfer_count(const struct trace_model *m)
+{
+    return m->nxf;
+}
+
+const struct trace_transfer *trace_model_transfer(const struct trace_model *m, size_t i)
+{
+    assert(i < m->nxf);
+    return &m->xf[i];
+}
+
+void trace_model_set_metadata_take(struct trace_model *m, struct sim_value *run_metadata)
+{
+    sim_value_free(m->metadata);
+    m->metadata = run_metadata;
+    m->gen++;
+}
+
+void trace_model_set_config_take(struct trace_model *m, struct sim_value *config_snapshot)
+{
+    sim_value_free(m->config);
+    m->config = config_snapshot;
+    m->gen++;
+}
+
+void trace_model_set_file_summary_take(struct trace_model *m, struct sim_value *summary)
+{
+    sim_value_free(m->file_summary);
+    m->file_summary = summary;
+    m->gen++;
+}
+
+void trace_model_set_now(struct trace_model *m, uint64_t now)
+{
+    m->now = now;
+    if (!m->have_time) {
+        m->tmin = 0, m->tmax = now, m->have_time = true;
+    } else if (now > m->tmax) {
+        m->tmax = now;
+    }
+    m->gen++;
+}
+
+uint64_t trace_model_now(const struct trace_model *m)
+{
+    return m->now;
+}
+
+void trace_model_count_ignored(struct trace_model *m, bool event)
+{
+    if (event)
+        m->ignored_events++;
+    else
+        m->ignored_fields++;
+}
+
+/* ---- per-track indexes ----------------------------------------------------------------- */
+
+/* Order of a track's index: start, then event index (insertion order). */
+static bool before(const struct trace_model *m, uint64_t a, uint64_t b)
+{
+    uint64_t sa = m->ev[a].start, sb = m->ev[b].start;
+    return sa < sb || (sa == sb && a < b);
+}
+
+static int cmp_pos(const void *pa, const void *pb, void *ctx)
+{
+    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+    if (a == b)
+        return 0;
+    return before(ctx, a, b) ? -1 : 1;
+}
+
+static void touch(struct trace_model *m, uint32_t t, size_t *ntouched)
+{
+    if (!m->tracks[t].touched) {
+        m->tracks[t].touched = true;
+        m->touched[(*ntouched)++] = t;
+    }
+}
+
+/* Take the event at position k into a running state. */
+static void run_add(const struct trace_model *m, const struct track_data *t, size_t k,
+                    struct run_state *st)
+{
+    const struct trace_event *e = &m->ev[t->idx[k]];
+    if (e->flags & TRACE_EV_INFLIGHT)
+        return;
+    uint64_t from = e->start > st->maxend ? e->start : st->maxend;
+    if (e->end > from)
+        st->cover += e->end - from;
+    if (e->end > st->maxend)
+        st->maxend = e->end;
+}
+
+/* The state after positions [0, k). */
+static struct run_state run_at(const struct trace_model *m, const struct track_data *t, size_t k)
+{
+    size_t b = k / TRACK_BLOCK;
+    if (!t->nblock)
+        return (struct run_state){0, 0, UINT64_MAX}; /* no events published yet */
+    assert(b < t->nblock);
+    struct run_state st = t->block[b];
+    for (size_t j = b * TRACK_BLOCK; j < k; j++)
+        run_add(m, t, j, &st);
+    return st;
+}
+
+/* Recount the block states from position from on (to the track's published length). */
+static void track_recount(struct trace_model *m, struct track_data *t, size_t from)
+{
+    size_t need = t->n / TRACK_BLOCK + 1;
+    if (need > t->capblock) {
+        size_t c = t->capblock ? t->capblock : 4;
+        while (c < need)
+            c *= 2;
+        t->block = sim_xreallocarray(t->block, c, sizeof(*t->block));
+        t->capblock = c;
+    }
+    if (!t->nblock) {
+        t->block[0] = (struct run_state){0, 0, UINT64_MAX};
+        t->nblock = 1;
+    }
+    size_t b = from / TRACK_BLOCK;
+    if (b >= t->nblock)
+        b = t->nblock - 1;
+    struct run_state st = t->block[b];
+    for (size_t k = b * TRACK_BLOCK; k < t->n; k++) {
+        if (k % TRACK_BLOCK == 0) /* a block's first start: the search goes by blocks first */
+            t->block[k / TRACK_BLOCK].first = m->ev[t->idx[k]].start;
+        run_add(m, t, k, &st);
+        if ((k + 1) % TRACK_BLOCK == 0) {
+            st.first = UINT64_MAX;
+            t->block[(k + 1) / TRACK_BLOCK] = st;
+        }
+    }
+    t->nblock = need;
+    t->dirty_from = SIZE_MAX;
+    (void)m;
+}
+
+/* Rebuild everything of a track from its (re-sorted) index. */
+static void track_rebuild(struct trace_model *m, struct track_data *t)
+{
+    qsort_r(t->idx, t->n, sizeof(*t->idx), cmp_pos, m);
+    t->inflight_from = t->n;
+    for (size_t k = 0; k < t->n && t->inflight_from == t->n; k++)
+        if (m->ev[t->idx[k]].flags & TRACE_EV_INFLIGHT)
+            t->inflight_from = k;
+    t->nblock = 0;
+    track_recount(m, t, 0);
+    t->unsorted = false;
+}
+
+/* Position of event i in a track's published index, or SIZE_MAX. */
+static size_t track_find(const struct trace_model *m, const struct track_data *t, uint64_t i)
+{
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (before(m, t->idx[mid], i))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->n && t->idx[lo] == i ? lo : SIZE_MAX;
+}
+
+void trace_model_finish(struct trace_model *m)
+{
+    size_t ntouched = 0;
+    size_t *old_n = NULL;
+
+    /* 1. ended events already in an index: the block states after them change */
+    for (size_t q = 0; q < m->nended; q++) {
+        uint64_t i = m->ended[q];
+        if (i >= m->nev_done)
+            continue; /* appended in this batch: handled with the new positions */
+        const struct trace_event *e = &m->ev[i];
+        struct track_data *t = &m->tracks[e->track];
+        if (t->unsorted)
+            continue;
+        size_t p = track_find(m, t, i);
+        assert(p != SIZE_MAX);
+        if (p < t->dirty_from)
+            t->dirty_from = p;
+        touch(m, e->track, &ntouched);
+    }
+    m->nended = 0;
+
+    /* 2. new events: append to their tracks, noting where each track's new part starts */
+    if (m->nev_done < m->nev) {
+        old_n = sim_xcalloc(m->ntracks ? m->ntracks : 1, sizeof(*old_n));
+        for (uint32_t k = 0; k < m->ntracks; k++)
+            old_n[k] = m->tracks[k].n;
+    }
+    for (uint64_t i = m->nev_done; i < m->nev; i++) {
+        uint32_t tr = m->ev[i].track;
+        struct track_data *t = &m->tracks[tr];
+        if (t->n == t->cap) {
+            size_t c = t->cap ? t->cap * 2 : 64;
+            t->idx = sim_xreallocarray(t->idx, c, sizeof(*t->idx));
+            t->cap = c;
+        }
+        if (t->n && before(m, i, t->idx[t->n - 1]))
+            t->unsorted = true;
+        t->idx[t->n++] = i;
+        touch(m, tr, &ntouched);
+    }
+    m->nev_done = m->nev;
+
+    /* 3. per changed track: new positions, in-flight start, or a full rebuild */
+    for (size_t q = 0; q < ntouched; q++) {
+        uint32_t tr = m->touched[q];
+        struct track_data *t = &m->tracks[tr];
+        t->touched = false;
+        if (t->unsorted) {
+            track_rebuild(m, t);
+            continue;
+        }
+        size_t from = old_n ? old_n[tr] : t->n;
+        track_recount(m, t, from < t->dirty_from ? from : t->dirty_from);
+        if (t->ninflight == 0) {
+            t->inflight_from = t->n;
+        } else {
+            size_t k = t->inflight_from < from ? t->inflight_from : from;
+            while (k < t->n && !(m->ev[t->idx[k]].flags & TRACE_EV_INFLIGHT))
+                k++;
+            t->inflight_from = k;
+        }
+    }
+    free(old_n);
+    m->gen++;
+}
+
+/* ---- reading --------------------------------------------------------------------------- */
+
+uint64_t trace_model_generation(const struct trace_model *m)
+{
+    return m->gen;
+}
+
+size_t trace_model_track_events(const struct trace_model *m, uint32_t track, const uint64_t **idx)
+{
+    assert(track < m->ntracks);
+    *idx = m->tracks[track].idx;
+    return m->tracks[track].n;
+}
+
+/* Effective running maximum of ends over positions [0, k]: in-flight events end at now. */
+static uint64_t eff_maxend(const struct trace_model *m, const struct track_data *t, size_t k)
+{
+    uint64_t v = run_at(m, t, k + 1).maxend;
+    if (k >= t->inflight_from && m->now > v)
+        v = m->now;
+    return v;
+}
+
+size_t trace_model_track_seek(const struct trace_model *m, uint32_t track, uint64_t t_)
+{
+    assert(track < m->ntracks);
+    const struct track_data *t = &m->tracks[track];
+    if (!t->n)
+        return 0;
+    /* whole blocks first (their stored states), then positions inside one */
+    size_t lo = 0, hi = t->n;
+    size_t blo = 1, bhi = t->nblock;
+    while (blo < bhi) { /* first stored state past t_ */
+        size_t mid = blo + (bhi - blo) / 2;
+        size_t last = mid * TRACK_BLOCK - 1;
+        uint64_t v = t->block[mid].maxend;
+        if (last >= t->inflight_from && m->now > v)
+            v = m->now;
+        if (v > t_)
+            bhi = mid;
+        else
+            blo = mid + 1;
+    }
+    lo = (blo - 1) * TRACK_BLOCK;
+    if (blo < t->nblock)
+        hi = blo * TRACK_BLOCK;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (eff_maxend(m, t, mid) > t_)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* Busy cycles of the union of ended events within [0, x). */
+static uint64_t union_upto(const struct trace_model *m, const struct track_data *t, uint64_t x)
+{
+    if (!t->nblock)
+        return 0;
+    /* the last block whose first start is below x (the blocks' states are one small array:
+     * the search touches the events themselves only inside that block) */
+    size_t lo = 0, hi = t->nblock;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->block[mid].first < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t b = lo ? lo - 1 : 0;
+    struct run_state st = t->block[b];
+    /* a track's events lie far apart in the model (every other track's are between them):
+     * ask for the block's cache lines at once rather than miss them one by one */
+    size_t kend = (b + 1) * TRACK_BLOCK < t->n ? (b + 1) * TRACK_BLOCK : t->n;
+    for (size_t k = b * TRACK_BLOCK; k < kend; k++)
+        __builtin_prefetch(&m->ev[t->idx[k]]);
+    for (size_t k = b * TRACK_BLOCK; k < t->n && m->ev[t->idx[k]].start < x; k++)
+        run_add(m, t, k, &st); /* at most a block: the next one starts at or after x */
+    return st.cover - (st.maxend > x ? st.maxend - x : 0);
+}
+
+uint64_t trace_model_track_cover(const struct trace_model *m, uint32_t track, uint64_t x)
+{
+    assert(track < m->ntracks);
+    const struct track_data *t = &m->tracks[track];
+    if (t->inflight_from < t->n) {
+        /* the earliest in-flight event runs from s0 to now: all of [s0, min(x, now)) is
+         * busy, and no ended event reaches past now, so past s0 the cover is that of the
+         * ended events before s0 plus the time since */
+        uint64_t s0 = m->ev[t->idx[t->inflight_from]].start;
+        if (x > s0)
+            return union_upto(m, t, s0) + ((x < m->now ? x : m->now) - s0);
+    }
+    return union_upto(m, t, x);
+}
+
+uint64_t trace_model_track_busy(const struct trace_model *m, uint32_t track, uint64_t a, uint64_t b)
+{
+    if (b <= a)
+        return 0;
+    return trace_model_track_cover(m, track, b) - trace_model_track_cover(m, track, a);
+}
+
+size_t trace_model_mem_access_count(const struct trace_model *m)
+{
+    return m->nmem;
+}
+
+const struct trace_mem_access *trace_model_mem_access(const struct trace_model *m, size_t i)
+{
+    assert(i < m->nmem);
+    return &m->mem[i];
+}
+
+size_t trace_model_token_count(const struct trace_model *m)
+{
+    return m->ntok;
+}
+
+const struct trace_token *trace_model_token(const struct trace_model *m, size_t i)
+{
+    assert(i < m->ntok);
+    return &m->tok[i];
+}
+
+size_t trace_model_marker_count(const struct trace_model *m)
+{
+    return m->nmk;
+}
+
+const struct trace_marker *trace_model_marker(const struct trace_model *m, size_t i)
+{
+    assert(i < m->nmk);
+    return &m->mk[i];
+}
+
+size_t trace_model_bw_sample_count(const struct trace_model *m)
+{
+    return m->nbw;
+}
+
+const struct trace_bw_sample *trace_model_bw_sample(const struct trace_model *m, size_t i)
+{
+    assert(i < m->nbw);
+    return &m->bw[i];
+}
+
+const struct sim_value *trace_model_metadata(const struct trace_model *m)
+{
+    return m->metadata;
+}
+
+const struct sim_value *trace_model_config(const struct trace_model *m)
+{
+    return m->config;
+}
+
+const struct sim_value *trace_model_file_summary(const struct trace_model *m)
+{
+    return m->file_summary;
+}
+
+uint64_t trace_model_t_min(const struct trace_model *m)
+{
+    return m->have_time ? m->tmin : 0;
+}
+
+uint64_t trace_model_t_max(const struct trace_model *m)
+{
+    return m->have_time ? m->tmax : 0;
+}
+
+double trace_model_clock_ghz(const struct trace_model *m)
+{
+    double g = sim_value_get_float(m->config, "clock_ghz", 0);
+    return g > 0 && g < 1e9 ? g : 0;
+}
+
+uint64_t trace_model_ignored_events(const struct trace_model *m)
+{
+    return m->ignored_events;
+}
+
+uint64_t trace_model_ignored_fields(const struct trace_model *m)
+{
+    return m->ignored_fields;
+}
+
+/* ---- enum names ------------------------------------------------------------------------ */
+
+static const char *const engine_names[TRACE_ENGINE_COUNT] = {"DMA", "TE", "VE", "HOST", "OTHER"};
+static const char *const kind_names[TRACE_KIND_COUNT] = {"memory", "gemm", "math", "unknown"};
+
+const char *trace_engine_name(enum trace_engine e)
+{
+    return (unsigned)e < TRACE_ENGINE_COUNT ? engine_names[e] : "?";
+}
+
+int trace_engine_parse(const char *s, enum trace_engine *out)
+{
+    for (int i = 0; i < TRACE_ENGINE_COUNT; i++)
+        if (strcmp(s, engine_names[i]) == 0) {
+            *out = (enum trace_engine)i;
+            return 0;
+        }
+    return -1;
+}
+
+const char *trace_op_kind_name(enum trace_op_kind k)
+{
+    return (unsigned)k < TRACE_KIND_COUNT ? kind_names[k] : "?";
+}
+
+int trace_op_kind_parse(const char *s, enum trace_op_kind *out)
+{
+    for (int i = 0; i < TRACE_KIND_COUNT; i++)
+        if (strcmp(s, kind_names[i]) == 0) {
+            *out = (enum trace_op_kind)i;
+            return 0;
+        }
+    return -1;
+}

@@ -1,0 +1,461 @@
+/*
+ * Anomalies of a trace (see anomaly.h): slow ops by sorting the ops by (engine kind, op
+ * name, duration); idle gaps by walking each engine track's ops in start order; bandwidth
+ * windows from the same samples as the summary's; INVALID_TRACE markers as they are.
+ */
+#include "trace/verdict/anomaly.h"
+
+#include "sim/data/value.h"
+#include "sim/util/xalloc.h"
+#include "trace/analysis/metrics.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void trace_anomaly_opts_default(struct trace_anomaly_opts *o)
+{
+    *o = (struct trace_anomaly_opts){
+        .slow_factor = 5,
+        .slow_min_ops = 5,
+        .slow_min_cycles = 16,
+        .idle_factor = 10,
+        .idle_min_gaps = 4,
+        .idle_min_cycles = 100,
+        .max_per_kind = 1000,
+    };
+}
+
+const char *trace_anomaly_kind_name(enum trace_anomaly_kind k)
+{
+    static const char *const names[] = {"invalid", "slow op", "idle gap", "bandwidth"};
+    return k < TRACE_ANOMALY_KIND_COUNT ? names[k] : "?";
+}
+
+/* ---- INVALID_TRACE markers ------------------------------------------------------------- */
+
+static bool is_invalid(const struct trace_model *m, const struct trace_marker *k)
+{
+    return k->name != TRACE_NO_STR &&
+           strcmp(trace_model_str(m, k->name), TRACE_INVALID_MARKER) == 0;
+}
+
+size_t trace_invalid_markers(const struct trace_model *m, size_t *first)
+{
+    size_t n = 0, best = SIZE_MAX;
+    for (size_t i = 0; i < trace_model_marker_count(m); i++) {
+        const struct trace_marker *k = trace_model_marker(m, i);
+        if (!is_invalid(m, k))
+            continue;
+        n++;
+        if (best == SIZE_MAX || k->cycle < trace_model_marker(m, best)->cycle)
+            best = i;
+    }
+    if (first)
+        *first = best;
+    return n;
+}
+
+const char *trace_invalid_error(const struct trace_model *m, size_t marker)
+{
+    if (marker >= trace_model_marker_count(m))
+        return NULL;
+    return sim_value_get_str(trace_model_marker(m, marker)->details, "error", NULL);
+}
+
+double trace_dram_peak(const struct trace_model *m)
+{
+    const struct sim_value *cfg = trace_model_config(m);
+    const struct sim_value *mem = sim_value_map_get(cfg, "memory");
+    double peak = sim_value_get_float(mem, "dram_peak_bw_bytes_per_cycle", 0);
+    if (peak > 0)
+        return peak;
+    double gbps = sim_value_get_float(sim_value_map_get(mem, "hbm"), "gbps", 0);
+    const struct sim_value *chip = sim_value_map_get(cfg, "chip");
+    int64_t sips = sim_value_get_int(chip, "sips", 0);
+    int64_t cubes = sim_value_get_int(chip, "cubes_per_sip", 0);
+    double ghz = trace_model_clock_ghz(m);
+    if (!(gbps > 0) || sips <= 0 || cubes <= 0 || !(ghz > 0))
+        return 0;
+    return gbps * (double)sips * (double)cubes / ghz;
+}
+
+/* ---- collecting ------------------------------------------------------------------------ */
+
+struct list {
+    struct trace_anomaly *v; /* owned */
+    size_t n, cap;
+};
+
+static void push(struct list *l, const struct trace_anomaly *a)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 64;
+        l->v = sim_xreallocarray(l->v, l->cap, sizeof(*l->v));
+    }
+    l->v[l->n++] = *a;
+}
+
+static uint64_t ev_end(const struct trace_model *m, const struct trace_event *ev)
+{
+    if (ev->flags & TRACE_EV_INFLIGHT) {
+        uint64_t now = trace_model_now(m);
+        return now > ev->start ? now : ev->start;
+    }
+    return ev->end;
+}
+
+static void find_invalid(const struct trace_model *m, struct list *l)
+{
+    for (size_t i = 0; i < trace_model_marker_count(m); i++) {
+        const struct trace_marker *k = trace_model_marker(m, i);
+        if (is_invalid(m, k))
+            push(l, &(struct trace_anomaly){.kind = TRACE_ANOMALY_INVALID,
+                                            .start = k->cycle,
+                                            .end = k->cycle,
+                                            .event = UINT64_MAX,
+                                            .track = k->track,
+                                            .marker = i});
+    }
+}
+
+/* An op by (engine kind, op name) and duration. */
+struct opdur {
+    uint64_t key; /* op name << 32 | a HOST track << 8 | engine kind */
+    uint64_t dur;
+    uint64_t ev;
+};
+
+static int cmp_opdur(const void *a, const void *b)
+{
+    const struct opdur *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    if (x->dur != y->dur)
+        return x->dur < y->dur ? -1 : 1;
+    return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
+
+/* The work an op does, from its details (ADR-0052 D3 params, spec details): m x n x k of a
+ * GEMM, else the bytes it moves, else the elements of its largest input or output; 0 when
+ * the details say nothing of it. */
+static double work_of(const struct sim_value *d)
+{
+    int64_t mm = sim_value_get_int(d, "m", -1), nn = sim_value_get_int(d, "n", -1);
+    int64_t kk = sim_value_get_int(d, "k", -1);
+    if (mm > 0 && nn > 0 && kk > 0)
+        return (double)mm * (double)nn * (double)kk;
+    static const char *const bytes[] = {"nbytes", "bytes", "out_nbytes"};
+    for (size_t i = 0; i < sizeof(bytes) / sizeof(bytes[0]); i++) {
+        int64_t b = sim_value_get_int(d, bytes[i], -1);
+        if (b > 0)
+            return (double)b;
+    }
+    double most = 0;
+    const struct sim_value *shapes[3] = {sim_value_map_get(d, "input_shapes"), NULL, NULL};
+    const struct sim_value *out = sim_value_map_get(d, "shape_out");
+    for (int pass = 0; pass < 2; pass++) {
+        const struct sim_value *l = pass ? out : shapes[0];
+        if (!l || l->type != SIM_V_LIST)
+            continue;
+        /* a list of shapes, or one shape */
+        bool nested = l->u.list.len && l->u.list.items[0]->type == SIM_V_LIST;
+        for (size_t i = 0; i < (nested ? l->u.list.len : 1); i++) {
+            const struct sim_value *sh = nested ? l->u.list.items[i] : l;
+            double el = 1;
+            for (size_t k = 0; k < sh->u.list.len; k++)
+                el *= sh->u.list.items[k]->type == SIM_V_INT ? (double)sh->u.list.items[k]->u.i : 1;
+            most = el > most ? el : most;
+        }
+    }
+    return most;
+}
+
+static double work_of_event(const struct trace_model *m, uint64_t ev)
+{
+    struct sim_value *d = trace_model_event_details(m, ev);
+    double w = d ? work_of(d) : 0;
+    sim_value_free(d);
+    return w;
+}
+
+static void find_slow(const struct trace_model *m, const struct trace_anomaly_opts *o,
+                      struct list *l)
+{
+    uint64_t n = trace_model_event_count(m);
+    struct opdur *v = sim_xreallocarray(NULL, n ? n : 1, sizeof(*v));
+    for (uint64_t i = 0; i < n; i++) {
+        const struct trace_event *e = trace_model_event(m, i);
+        uint64_t eng = (uint64_t)trace_model_track_get(m, e->track)->engine;
+        /* a host message is a transfer on the host's link, then a service on an io_cpu:
+         * two distributions of one name, told apart by their track */
+        uint64_t where = eng == TRACE_ENGINE_HOST ? (uint64_t)e->track & 0xffffff : 0;
+        v[i] = (struct opdur){(uint64_t)e->op << 32 | where << 8 | eng, ev_end(m, e) - e->start, i};
+    }
+    qsort(v, n, sizeof(*v), cmp_opdur);
+    for (uint64_t i = 0; i < n;) {
+        uint64_t j = i;
+        while (j < n && v[j].key == v[i].key)
+            j++;
+        uint64_t count = j - i, median = v[i + (count - 1) / 2].dur;
+        double median_work = -1; /* looked up with the first candidate */
+        /* the group is sorted by duration: the candidates are at its end */
+        for (uint64_t k = j; count >= o->slow_min_ops && k-- > i;) {
+            uint64_t d = v[k].dur;
+            if (d < o->slow_min_cycles || !((double)d > o->slow_factor * (double)median))
+                break;
+            /* an op that did more work than the median one may take longer: compare the
+             * cycles per unit of work when both say how much they did */
+            if (median_work < 0)
+                median_work = work_of_event(m, v[i + (count - 1) / 2].ev);
+            double work = median_work > 0 ? work_of_event(m, v[k].ev) : 0, per_work = 0;
+            if (work > 0) {
+                per_work = median ? ((double)d / work) / ((double)median / median_work) : 0;
+                if (median && !(per_work > o->slow_factor))
+                    continue;
+            }
+            const struct trace_event *e = trace_model_event(m, v[k].ev);
+            push(l, &(struct trace_anomaly){.kind = TRACE_ANOMALY_SLOW_OP,
+                                            .start = e->start,
+                                            .end = e->start + d,
+                                            .event = v[k].ev,
+                                            .track = e->track,
+                                            .marker = SIZE_MAX,
+                                            .value = (double)d,
+                                            .reference = (double)median,
+                                            .per_work = per_work,
+                                            .count = count});
+        }
+        i = j;
+    }
+    free(v);
+}
+
+/* An op of the idle-gap sweep: its launch and span. */
+struct uop {
+    int32_t cmdq;
+    uint64_t s, e, ev;
+};
+
+static int cmp_uop(const void *a, const void *b)
+{
+    const struct uop *x = a, *y = b;
+    if (x->cmdq != y->cmdq)
+        return x->cmdq < y->cmdq ? -1 : 1;
+    if (x->s != y->s)
+        return x->s < y->s ? -1 : 1;
+    return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The gaps of one launch, its ops [a, b) of v: those above the threshold. */
+static void idle_group(const struct trace_anomaly_opts *o, const struct uop *v, size_t a, size_t b,
+                       const struct trace_model *m, struct list *l, uint64_t *len)
+{
+    size_t ng = 0;
+    uint64_t busy_end = v[a].e;
+    for (size_t k = a + 1; k < b; k++) {
+        if (v[k].s > busy_end)
+            len[ng++] = v[k].s - busy_end;
+        busy_end = v[k].e > busy_end ? v[k].e : busy_end;
+    }
+    if (!ng)
+        return;
+    qsort(len, ng, sizeof(*len), cmp_u64);
+    uint64_t median = len[(ng - 1) / 2];
+    double limit = ng >= o->idle_min_gaps ? o->idle_factor * (double)median : 0;
+    busy_end = v[a].e;
+    for (size_t k = a + 1; k < b; k++) {
+        if (v[k].s > busy_end) {
+            uint64_t d = v[k].s - busy_end;
+            if (d >= o->idle_min_cycles && (double)d > limit)
+                push(l, &(struct trace_anomaly){.kind = TRACE_ANOMALY_IDLE_GAP,
+                                                .start = busy_end,
+                                                .end = v[k].s,
+                                                .event = v[k].ev,
+                                                .track = trace_model_event(m, v[k].ev)->track,
+                                                .marker = SIZE_MAX,
+                                                .value = (double)d,
+                                                .reference = (double)median,
+                                                .count = ng});
+        }
+        busy_end = v[k].e > busy_end ? v[k].e : busy_end;
+    }
+}
+
+/* Launches of which nothing ran for long between two of their ops; the host, which waits
+ * for its launches by design, is left out. */
+static void find_idle(const struct trace_model *m, const struct trace_anomaly_opts *o,
+                      struct list *l)
+{
+    uint64_t n = trace_model_event_count(m);
+    struct uop *v = sim_xreallocarray(NULL, n ? n : 1, sizeof(*v));
+    size_t nv = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        const struct trace_event *e = trace_model_event(m, i);
+        if (trace_model_track_get(m, e->track)->engine != TRACE_ENGINE_HOST)
+            v[nv++] = (struct uop){e->cmdq_id, e->start, ev_end(m, e), i};
+    }
+    qsort(v, nv, sizeof(*v), cmp_uop);
+    uint64_t *len = sim_xreallocarray(NULL, nv ? nv : 1, sizeof(*len));
+    for (size_t a = 0; a < nv;) {
+        size_t b = a + 1;
+        while (b < nv && v[b].cmdq == v[a].cmdq)
+            b++;
+        idle_group(o, v, a, b, m, l, len);
+        a = b;
+    }
+    free(len);
+    free(v);
+}
+
+static void find_bandwidth(const struct trace_model *m, const struct trace_anomaly_opts *o,
+                           double peak, struct list *l)
+{
+    if (!(peak > 0))
+        return;
+    struct trace_bw_sample *s = NULL;
+    size_t n = trace_metrics_bandwidth(m, o->bw_window, &s);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t w = s[i].window ? s[i].window : 1;
+        double rate = (double)(s[i].read_bytes + s[i].write_bytes) / (double)w;
+        if (rate > peak * (1 + 1e-9))
+            push(l, &(struct trace_anomaly){.kind = TRACE_ANOMALY_BANDWIDTH,
+                                            .start = s[i].cycle,
+                                            .end = s[i].cycle + w,
+                                            .event = UINT64_MAX,
+                                            .track = UINT32_MAX,
+                                            .marker = SIZE_MAX,
+                                            .value = rate,
+                                            .reference = peak});
+    }
+    free(s);
+}
+
+/* ---- ordering ---------------------------------------------------------------------------- */
+
+static double severity(const struct trace_anomaly *a)
+{
+    return a->reference > 0 ? a->value / a->reference : a->value;
+}
+
+/* Most severe first; ties in time order. */
+static int cmp_severity(const void *pa, const void *pb)
+{
+    const struct trace_anomaly *a = pa, *b = pb;
+    double x = severity(a), y = severity(b);
+    if (x != y)
+        return x > y ? -1 : 1;
+    return a->start < b->start ? -1 : a->start > b->start;
+}
+
+static int cmp_time(const void *pa, const void *pb)
+{
+    const struct trace_anomaly *a = pa, *b = pb;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    if (a->kind != b->kind)
+        return a->kind < b->kind ? -1 : 1;
+    if (a->track != b->track)
+        return a->track < b->track ? -1 : 1;
+    return a->event < b->event ? -1 : a->event > b->event;
+}
+
+/* Keep the most severe max of l's anomalies, appended to out. */
+static void keep(struct list *out, struct list *l, size_t max)
+{
+    if (max && l->n > max)
+        qsort(l->v, l->n, sizeof(*l->v), cmp_severity);
+    for (size_t i = 0; i < l->n && (!max || i < max); i++)
+        push(out, &l->v[i]);
+    free(l->v);
+    *l = (struct list){0};
+}
+
+void trace_anomalies_find(const struct trace_model *m, const struct trace_anomaly_opts *o,
+                          struct trace_anomalies *out)
+{
+    struct trace_anomaly_opts dflt;
+    if (!o) {
+        trace_anomaly_opts_default(&dflt);
+        o = &dflt;
+    }
+    memset(out, 0, sizeof(*out));
+    out->bw_peak = o->bw_peak > 0 ? o->bw_peak : trace_dram_peak(m);
+    struct list all = {0}, one = {0};
+    for (int k = 0; k < TRACE_ANOMALY_KIND_COUNT; k++) {
+        switch (k) {
+        case TRACE_ANOMALY_INVALID: find_invalid(m, &one); break;
+        case TRACE_ANOMALY_SLOW_OP: find_slow(m, o, &one); break;
+        case TRACE_ANOMALY_IDLE_GAP: find_idle(m, o, &one); break;
+        default: find_bandwidth(m, o, out->bw_peak, &one); break;
+        }
+        out->found[k] = one.n;
+        keep(&all, &one, k == TRACE_ANOMALY_INVALID ? 0 : o->max_per_kind);
+    }
+    if (all.n)
+        qsort(all.v, all.n, sizeof(*all.v), cmp_time);
+    out->v = all.v;
+    out->n = all.n;
+}
+
+void trace_anomalies_fini(struct trace_anomalies *a)
+{
+    free(a->v);
+    memset(a, 0, sizeof(*a));
+}
+
+/* ---- words ---------------------------------------------------------------------------- */
+
+static const char *track_name(const struct trace_model *m, uint32_t t)
+{
+    return t < trace_model_track_count(m) ? trace_model_str(m, trace_model_track_get(m, t)->name)
+                                          : "";
+}
+
+char *trace_anomaly_describe(const struct trace_model *m, const struct trace_anomaly *a, char *buf,
+                             size_t size)
+{
+    double ratio = a->reference > 0 ? a->value / a->reference : 0;
+    switch (a->kind) {
+    case TRACE_ANOMALY_INVALID: {
+        const char *err = trace_invalid_error(m, a->marker);
+        const char *where = track_name(m, a->track);
+        snprintf(buf, size, "%s%s%s: %s", TRACE_INVALID_MARKER, where[0] ? " on " : "", where,
+                 err ? err : "the run met a failure (no error given)");
+        break;
+    }
+    case TRACE_ANOMALY_SLOW_OP: {
+        const struct trace_event *e = trace_model_event(m, a->event);
+        const struct trace_track *t = trace_model_track_get(m, e->track);
+        int k = snprintf(buf, size, "%s on %s: %.0f cycles, %.1fx the median %.0f of %llu %s ops",
+                         trace_model_str(m, e->op), trace_model_str(m, t->name), a->value, ratio,
+                         a->reference, (unsigned long long)a->count, trace_engine_name(t->engine));
+        if (a->per_work > 0 && k > 0 && (size_t)k < size)
+            snprintf(buf + k, size - (size_t)k, " (%.1fx per unit of work)", a->per_work);
+        break;
+    }
+    case TRACE_ANOMALY_IDLE_GAP: {
+        const struct trace_event *e = trace_model_event(m, a->event);
+        char launch[48] = "ops without a launch";
+        if (e->cmdq_id != TRACE_NO_CMDQ)
+            snprintf(launch, sizeof(launch), "launch cmdq %d", (int)e->cmdq_id);
+        snprintf(buf, size,
+                 "%s: nothing ran for %.0f cycles (%.1fx its median gap %.0f), then %s on %s",
+                 launch, a->value, ratio, a->reference, trace_model_str(m, e->op),
+                 track_name(m, e->track));
+        break;
+    }
+    default:
+        snprintf(buf, size, "DRAM %.1f bytes/cycle over [%llu, %llu), %.0f%% of the peak %.1f",
+                 a->value, (unsigned long long)a->start, (unsigned long long)a->end, ratio * 100,
+                 a->reference);
+        break;
+    }
+    return buf;
+}

@@ -1,0 +1,435 @@
+/*
+ * The critical path (see critpath.h): one sweep over the ops' starts and ends in time
+ * order. An op's end publishes what it wrote (an interval map per space: each byte range
+ * to the op that wrote it last), its tile's and its track's last op; an op's start picks
+ * its predecessor among what has ended by then. Walking the predecessors back from the op
+ * that ends last gives the path. O(n log n) in the ops, plus the ranges' overlaps.
+ */
+#include "trace/verdict/critpath.h"
+
+#include "sim/util/xalloc.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE UINT32_MAX
+
+/* A byte range of a space and the op that wrote it last. */
+struct ival {
+    uint64_t lo, hi;
+    uint32_t op;
+};
+
+struct imap {
+    struct ival *v; /* owned: disjoint, by lo */
+    size_t n, cap;
+};
+
+/* First interval whose hi > lo. */
+static size_t imap_first(const struct imap *m, uint64_t lo)
+{
+    size_t a = 0, b = m->n;
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        if (m->v[mid].hi <= lo)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    return a;
+}
+
+/* [lo, hi) was written by op: it replaces what the map said of those bytes. */
+static void imap_assign(struct imap *m, uint64_t lo, uint64_t hi, uint32_t op)
+{
+    size_t i = imap_first(m, lo), j = i;
+    struct ival left = {0}, right = {0};
+    bool has_left = false, has_right = false;
+    if (i < m->n && m->v[i].lo < lo) {
+        left = (struct ival){m->v[i].lo, lo, m->v[i].op};
+        has_left = true;
+    }
+    while (j < m->n && m->v[j].lo < hi)
+        j++;
+    if (j > i && m->v[j - 1].hi > hi) {
+        right = (struct ival){hi, m->v[j - 1].hi, m->v[j - 1].op};
+        has_right = true;
+    }
+    size_t put = (size_t)has_left + 1 + (size_t)has_right;
+    size_t n = m->n - (j - i) + put;
+    if (n > m->cap) {
+        m->cap = m->cap ? 2 * m->cap : 64;
+        while (m->cap < n)
+            m->cap *= 2;
+        m->v = sim_xreallocarray(m->v, m->cap, sizeof(*m->v));
+    }
+    memmove(&m->v[i + put], &m->v[j], (m->n - j) * sizeof(*m->v));
+    m->n = n;
+    if (has_left)
+        m->v[i++] = left;
+    m->v[i++] = (struct ival){lo, hi, op};
+    if (has_right)
+        m->v[i] = right;
+}
+
+/* A point of the sweep: an op's start or end. */
+struct point {
+    uint64_t t;
+    uint32_t op;
+    uint8_t kind; /* 0 an end, 1 a start, 2 the end of an op of no length (after its start) */
+};
+
+static int cmp_point(const void *a, const void *b)
+{
+    const struct point *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    return x->op < y->op ? -1 : x->op > y->op;
+}
+
+/* A small open-addressing map from a tile's string id to its last ended op. */
+struct tilemap {
+    uint32_t *key, *val; /* owned; key 0 empty (TRACE_NO_STR never stored) */
+    size_t cap, n;
+};
+
+static uint32_t *tile_slot(struct tilemap *t, uint32_t key)
+{
+    if (2 * (t->n + 1) > t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 64;
+        uint32_t *k = sim_xcalloc(cap, sizeof(*k)), *v = sim_xcalloc(cap, sizeof(*v));
+        for (size_t i = 0; i < t->cap; i++) {
+            if (!t->key[i])
+                continue;
+            size_t h = (t->key[i] * 2654435761u) & (cap - 1);
+            while (k[h])
+                h = (h + 1) & (cap - 1);
+            k[h] = t->key[i], v[h] = t->val[i];
+        }
+        free(t->key), free(t->val);
+        t->key = k, t->val = v, t->cap = cap;
+    }
+    size_t h = (key * 2654435761u) & (t->cap - 1);
+    while (t->key[h] && t->key[h] != key)
+        h = (h + 1) & (t->cap - 1);
+    if (!t->key[h]) {
+        t->key[h] = key;
+        t->val[h] = NONE;
+        t->n++;
+    }
+    return &t->val[h];
+}
+
+/* The length of the PE part of a component id ("sip0.cube0.pe0" of "sip0.cube0.pe0.pe_dma"),
+ * or 0 when it names no PE's engine. */
+static size_t pe_prefix(const char *name)
+{
+    const char *last = strrchr(name, '.');
+    if (!last || strncmp(last + 1, "pe_", 3) != 0)
+        return 0;
+    return (size_t)(last - name);
+}
+
+static const struct trace_model *pe_m;
+
+static int cmp_pe(const void *a, const void *b)
+{
+    const char *x = trace_model_str(pe_m, trace_model_track_get(pe_m, *(const uint32_t *)a)->name);
+    const char *y = trace_model_str(pe_m, trace_model_track_get(pe_m, *(const uint32_t *)b)->name);
+    size_t nx = pe_prefix(x), ny = pe_prefix(y);
+    int c = strncmp(x, y, nx < ny ? nx : ny);
+    return c ? c : nx < ny ? -1 : nx > ny;
+}
+
+/* Per track, the index of its PE (tracks of one PE's engines share it), or NONE. */
+static uint32_t *pe_of_tracks(const struct trace_model *m, size_t nt)
+{
+    uint32_t *pe = sim_xreallocarray(NULL, nt ? nt : 1, sizeof(*pe));
+    uint32_t *order = sim_xreallocarray(NULL, nt ? nt : 1, sizeof(*order));
+    size_t n = 0;
+    for (uint32_t t = 0; t < nt; t++) {
+        pe[t] = NONE;
+        if (pe_prefix(trace_model_str(m, trace_model_track_get(m, t)->name)))
+            order[n++] = t;
+    }
+    pe_m = m;
+    qsort(order, n, sizeof(*order), cmp_pe);
+    uint32_t id = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i && cmp_pe(&order[i - 1], &order[i]) != 0)
+            id++;
+        pe[order[i]] = id;
+    }
+    pe_m = NULL;
+    free(order);
+    return pe;
+}
+
+/* By the first of two uint64_t. */
+static int cmp_u64pair(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+struct op {
+    uint64_t ev;
+    uint64_t start, end;
+    uint32_t track, tile;
+};
+
+static bool better(const struct op *ops, uint32_t cand, enum trace_dep why, uint32_t best,
+                   enum trace_dep best_why)
+{
+    if (best == NONE)
+        return true;
+    if (ops[cand].end != ops[best].end)
+        return ops[cand].end > ops[best].end;
+    return why < best_why; /* explicit, RAW, tile, engine */
+}
+
+void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_critpath *out)
+{
+    memset(out, 0, sizeof(*out));
+    trace_spaces_init(&out->spaces);
+    const struct trace_model *m = in->m;
+    out->start = in->start;
+    out->end = in->start;
+    /* the ops: stages rather than the composite ops that hold them */
+    bool stages = false;
+    for (size_t i = 0; i < in->n && !stages; i++)
+        stages = strncmp(trace_model_str(m, trace_model_event(m, in->events[i])->op), "TileToken/",
+                         10) == 0;
+    struct op *ops = sim_xreallocarray(NULL, in->n ? in->n : 1, sizeof(*ops));
+    size_t *src = sim_xreallocarray(NULL, in->n ? in->n : 1, sizeof(*src)); /* index in in */
+    size_t n = 0;
+    uint64_t now = trace_model_now(m);
+    for (size_t i = 0; i < in->n; i++) {
+        const struct trace_event *e = trace_model_event(m, in->events[i]);
+        if (stages && strncmp(trace_model_str(m, e->op), "composite_", 10) == 0)
+            continue;
+        uint64_t end = e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
+        ops[n] = (struct op){in->events[i], e->start, end, e->track, e->tile};
+        src[n++] = i;
+    }
+    out->ops = n;
+    if (!n) {
+        free(ops), free(src);
+        return;
+    }
+    /* their memory ranges */
+    struct trace_opinfo *info = NULL;
+    if (in->info) {
+        info = sim_xreallocarray(NULL, n, sizeof(*info));
+        for (size_t k = 0; k < n; k++)
+            info[k] = in->info[src[k]];
+        if (in->info_spaces)
+            out->spaces = *in->info_spaces;
+        out->decoded = n;
+    } else if (!in->max_decode || n <= in->max_decode) {
+        info = sim_xreallocarray(NULL, n, sizeof(*info));
+        for (size_t k = 0; k < n; k++) {
+            const struct trace_event *e = trace_model_event(m, ops[k].ev);
+            struct sim_value *d = trace_model_event_details(m, ops[k].ev);
+            trace_opinfo_decode(trace_model_str(m, e->op), (enum trace_op_kind)e->op_kind, d,
+                                &out->spaces, &info[k]);
+            sim_value_free(d);
+        }
+        out->decoded = n;
+    } else {
+        out->truncated = true;
+    }
+
+    /* the sweep */
+    struct point *pts = sim_xreallocarray(NULL, 2 * n, sizeof(*pts));
+    for (size_t k = 0; k < n; k++) {
+        pts[2 * k] = (struct point){ops[k].start, (uint32_t)k, 1};
+        /* an end is seen a cycle early: times are rounded out to whole cycles, so an op
+         * that starts as its predecessor ends may start in the predecessor's last cycle */
+        pts[2 * k + 1] = ops[k].end > ops[k].start ? (struct point){ops[k].end - 1, (uint32_t)k, 0}
+                                                   : (struct point){ops[k].end, (uint32_t)k, 2};
+        if (ops[k].tile != TRACE_NO_STR)
+            out->with_tiles = true;
+        if (info && (info[k].nreads || info[k].has_write))
+            out->with_addresses = true;
+    }
+    qsort(pts, 2 * n, sizeof(*pts), cmp_point);
+    uint32_t *pred = sim_xreallocarray(NULL, n, sizeof(*pred));
+    uint8_t *why = sim_xreallocarray(NULL, n, sizeof(*why));
+    struct trace_range *rng = sim_xcalloc(n, sizeof(*rng));
+    struct imap maps[TRACE_OPINFO_MAX_SPACES];
+    memset(maps, 0, sizeof(maps));
+    size_t ntracks = trace_model_track_count(m);
+    uint32_t *last_on_track = sim_xreallocarray(NULL, ntracks ? ntracks : 1, sizeof(uint32_t));
+    for (size_t t = 0; t < ntracks; t++)
+        last_on_track[t] = NONE;
+    /* explicit dependencies: the ops of the set by event, to find each dependency's op */
+    uint64_t(*by_ev)[2] = NULL;
+    if (trace_model_dep_count(m)) {
+        by_ev = sim_xreallocarray(NULL, n, sizeof(*by_ev));
+        for (size_t k = 0; k < n; k++)
+            by_ev[k][0] = ops[k].ev, by_ev[k][1] = k;
+        qsort(by_ev, n, sizeof(*by_ev), cmp_u64pair);
+    }
+    bool *ended = sim_xcalloc(n, sizeof(*ended));
+    struct tilemap tiles = {0};
+    uint32_t *pe_of = pe_of_tracks(m, ntracks);
+    uint32_t *last_on_pe = sim_xreallocarray(NULL, ntracks ? ntracks : 1, sizeof(uint32_t));
+    for (size_t t = 0; t < ntracks; t++)
+        last_on_pe[t] = NONE;
+    uint32_t last_ended = NONE;
+    for (size_t p = 0; p < 2 * n; p++) {
+        uint32_t k = pts[p].op;
+        if (pts[p].kind != 1) { /* an end: publish what it wrote, its tile, its track */
+            ended[k] = true;
+            if (info && info[k].has_write) {
+                const struct trace_range *w = &info[k].write;
+                imap_assign(&maps[w->space], w->lo, w->hi, k);
+            }
+            if (ops[k].tile != TRACE_NO_STR)
+                *tile_slot(&tiles, ops[k].tile) = k;
+            uint32_t *lt = &last_on_track[ops[k].track];
+            if (*lt == NONE || ops[*lt].end <= ops[k].end)
+                *lt = k;
+            if (pe_of[ops[k].track] != NONE) {
+                uint32_t *lp = &last_on_pe[pe_of[ops[k].track]];
+                if (*lp == NONE || ops[*lp].end <= ops[k].end)
+                    *lp = k;
+            }
+            if (last_ended == NONE || ops[last_ended].end <= ops[k].end)
+                last_ended = k;
+            continue;
+        }
+        /* a start: the predecessor */
+        uint32_t best = NONE;
+        enum trace_dep bw = TRACE_DEP_ORDER;
+        struct trace_range brange = {0};
+        const uint64_t *on;
+        size_t nd = by_ev ? trace_model_event_deps(m, ops[k].ev, &on) : 0;
+        for (size_t q = 0; q < nd; q++) {
+            out->with_explicit = true;
+            uint64_t key[2] = {on[q], 0};
+            const uint64_t(*hit)[2] = bsearch(key, by_ev, n, sizeof(*by_ev), cmp_u64pair);
+            uint32_t c = hit ? (uint32_t)(*hit)[1] : NONE;
+            if (c != NONE && c != k && ended[c] && better(ops, c, TRACE_DEP_EXPLICIT, best, bw))
+                best = c, bw = TRACE_DEP_EXPLICIT;
+        }
+        for (unsigned r = 0; info && r < info[k].nreads; r++) {
+            const struct trace_range *rd = &info[k].reads[r];
+            const struct imap *mp = &maps[rd->space];
+            for (size_t i = imap_first(mp, rd->lo); i < mp->n && mp->v[i].lo < rd->hi; i++) {
+                uint32_t c = mp->v[i].op;
+                if (c != k && better(ops, c, TRACE_DEP_RAW, best, bw)) {
+                    best = c, bw = TRACE_DEP_RAW;
+                    uint64_t lo = mp->v[i].lo > rd->lo ? mp->v[i].lo : rd->lo;
+                    uint64_t hi = mp->v[i].hi < rd->hi ? mp->v[i].hi : rd->hi;
+                    brange = (struct trace_range){rd->space, lo, hi};
+                }
+            }
+        }
+        if (ops[k].tile != TRACE_NO_STR) {
+            uint32_t c = *tile_slot(&tiles, ops[k].tile);
+            if (c != NONE && c != k && better(ops, c, TRACE_DEP_TILE, best, bw))
+                best = c, bw = TRACE_DEP_TILE;
+        }
+        uint32_t c = last_on_track[ops[k].track];
+        if (c != NONE && c != k && ops[c].end <= ops[k].start + 1 &&
+            ops[c].end + 1 >= ops[k].start && better(ops, c, TRACE_DEP_ENGINE, best, bw))
+            best = c, bw = TRACE_DEP_ENGINE;
+        if (pe_of[ops[k].track] != NONE) {
+            c = last_on_pe[pe_of[ops[k].track]];
+            if (c != NONE && c != k && better(ops, c, TRACE_DEP_PE, best, bw))
+                best = c, bw = TRACE_DEP_PE;
+        }
+        if (best == NONE && last_ended != NONE && last_ended != k)
+            best = last_ended, bw = TRACE_DEP_ORDER;
+        pred[k] = best;
+        why[k] = (uint8_t)(best == NONE ? TRACE_DEP_START : bw);
+        rng[k] = bw == TRACE_DEP_RAW ? brange : (struct trace_range){0};
+    }
+
+    /* back from the op that ends last (the latest start on a tie) */
+    uint32_t last = 0;
+    for (uint32_t k = 1; k < n; k++)
+        if (ops[k].end > ops[last].end ||
+            (ops[k].end == ops[last].end && ops[k].start > ops[last].start))
+            last = k;
+    out->end = ops[last].end;
+    size_t len = 0;
+    for (uint32_t k = last; k != NONE && len <= n; k = pred[k])
+        len++;
+    out->steps = sim_xcalloc(len, sizeof(*out->steps));
+    out->n = len;
+    size_t at = len;
+    for (uint32_t k = last; k != NONE && at > 0; k = pred[k]) {
+        struct trace_path_step *s = &out->steps[--at];
+        uint32_t pk = pred[k];
+        uint64_t from = pk == NONE ? in->start : ops[pk].end;
+        *s = (struct trace_path_step){
+            .ev = ops[k].ev,
+            .pred = pk == NONE ? UINT64_MAX : ops[pk].ev,
+            .wait = ops[k].start > from ? ops[k].start - from : 0,
+            .why = (enum trace_dep)why[k],
+            .range = rng[k],
+        };
+    }
+    for (size_t s = 0; s < TRACE_OPINFO_MAX_SPACES; s++)
+        free(maps[s].v);
+    free(tiles.key), free(tiles.val);
+    free(ended);
+    free(by_ev);
+    free(last_on_pe);
+    free(pe_of);
+    free(last_on_track);
+    free(rng);
+    free(why);
+    free(pred);
+    free(pts);
+    free(info);
+    free(src);
+    free(ops);
+}
+
+void trace_critpath_fini(struct trace_critpath *p)
+{
+    free(p->steps);
+    memset(p, 0, sizeof(*p));
+}
+
+size_t trace_critpath_find(const struct trace_critpath *p, uint64_t ev)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (p->steps[i].ev == ev)
+            return i;
+    return SIZE_MAX;
+}
+
+const char *trace_dep_name(enum trace_dep d)
+{
+    static const char *const names[TRACE_DEP_COUNT] = {"start",  "dependency_ids", "RAW",  "tile",
+                                                       "engine", "PE order",       "order"};
+    return d < TRACE_DEP_COUNT ? names[d] : "?";
+}
+
+char *trace_critpath_why(const struct trace_critpath *p, const struct trace_path_step *s, char *buf,
+                         size_t size)
+{
+    switch (s->why) {
+    case TRACE_DEP_START: snprintf(buf, size, "the first op: from the start"); break;
+    case TRACE_DEP_EXPLICIT: snprintf(buf, size, "its dependency_ids name it"); break;
+    case TRACE_DEP_RAW:
+        snprintf(buf, size, "reads %s 0x%" PRIx64 "..0x%" PRIx64 " it wrote",
+                 s->range.space < p->spaces.n ? p->spaces.names[s->range.space] : "?", s->range.lo,
+                 s->range.hi);
+        break;
+    case TRACE_DEP_TILE: snprintf(buf, size, "the previous op of its tile"); break;
+    case TRACE_DEP_ENGINE: snprintf(buf, size, "its engine was busy with it"); break;
+    case TRACE_DEP_PE: snprintf(buf, size, "the last op of its PE before it"); break;
+    default: snprintf(buf, size, "the last op to end before it started"); break;
+    }
+    return buf;
+}

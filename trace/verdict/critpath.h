@@ -1,0 +1,91 @@
+/*
+ * The critical path of a set of ops (a kernel launch, a whole run): the chain of ops, each
+ * waiting on the one before it, whose durations and waits add up to the set's span. An op
+ * waits on its predecessors:
+ *
+ *   explicit   its dependency_ids (trace/FORMAT.md: the dependency_ids extension)
+ *   RAW        it reads bytes an earlier op wrote (ranges from the details,
+ * trace/analysis/opinfo.h, the read-after-write dependencies phase 2 infers, ADR-0020 D6) tile the
+ * op of the same tile_id that ended last before it started engine     the op that kept its
+ * component busy until the moment it started PE order   the op of the same PE (a kernel issues its
+ * ops in order) that ended last before it started
+ *
+ * and of those it waits on the one that ended last (on a tie, in the order above). An op
+ * with none waits on whatever of the set ended last before it started (launch order: the
+ * host messages, the first op a kernel runs on a PE). Walking back from the op that ends
+ * last gives the path; each step says how long the op waited after its predecessor ended
+ * and why. Ops are taken in start order; umbrella ops (composite_*, whose TileToken stages
+ * are in the set too) are left out.
+ */
+#ifndef TRACE_CRITPATH_H
+#define TRACE_CRITPATH_H
+
+#include "trace/model/model.h"
+#include "trace/analysis/opinfo.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Why an op on the path waited on its predecessor. */
+enum trace_dep {
+    TRACE_DEP_START,    /* the first op: from the start of the set's span */
+    TRACE_DEP_EXPLICIT, /* its dependency_ids name the predecessor */
+    TRACE_DEP_RAW,      /* it reads bytes the predecessor wrote */
+    TRACE_DEP_TILE,     /* the predecessor is the previous op of its tile */
+    TRACE_DEP_ENGINE,   /* its component was busy with the predecessor until it started */
+    TRACE_DEP_PE,       /* the op of its PE that ended last before it started */
+    TRACE_DEP_ORDER,    /* nothing else: the op that ended last before it started */
+    TRACE_DEP_COUNT,
+};
+
+struct trace_path_step {
+    uint64_t ev;              /* the model event */
+    uint64_t pred;            /* its predecessor on the path, or UINT64_MAX (the first) */
+    uint64_t wait;            /* cycles from pred's end (the span's start) to its start */
+    enum trace_dep why;       /* why it waited on pred */
+    struct trace_range range; /* RAW: the first bytes it read that pred wrote */
+};
+
+struct trace_critpath {
+    struct trace_path_step *steps; /* owned: from the first op to the last */
+    size_t n;
+    uint64_t start, end;        /* the span: the set's start, the last op's end */
+    uint64_t ops;               /* ops considered */
+    uint64_t decoded;           /* of those, ops whose details were read */
+    bool with_addresses;        /* some op had memory ranges in its details */
+    bool with_tiles;            /* some op had a tile_id */
+    bool with_explicit;         /* some op had dependency_ids */
+    bool truncated;             /* more ops than the decode budget: no ranges were read */
+    struct trace_spaces spaces; /* the names of the ranges' spaces */
+};
+
+/* What trace_critpath_compute works on. */
+struct trace_critpath_input {
+    const struct trace_model *m; /* finished */
+    const uint64_t *events;      /* the set's events (any order); n of them */
+    size_t n;
+    uint64_t start; /* the span's start (the first step waits from it) */
+    /* per events[i], decoded already (NULL: read the details here, at most max_decode
+     * ops; with more, no ranges are read); spaces are then those of info_spaces */
+    const struct trace_opinfo *info;
+    const struct trace_spaces *info_spaces;
+    size_t max_decode; /* 0: no limit */
+};
+
+/* Compute the path of in into out (free with trace_critpath_fini). An empty set gives an
+ * empty path. */
+void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_critpath *out);
+void trace_critpath_fini(struct trace_critpath *p);
+
+/* The step of event ev on the path, or SIZE_MAX. */
+size_t trace_critpath_find(const struct trace_critpath *p, uint64_t ev);
+
+/* "start", "dependency_ids", "RAW", "tile", "engine", "PE order", "order". */
+const char *trace_dep_name(enum trace_dep d);
+
+/* Text of why step s waited ("reads tcm 0x200..0x400 it wrote"), into buf. Returns buf. */
+char *trace_critpath_why(const struct trace_critpath *p, const struct trace_path_step *s, char *buf,
+                         size_t size);
+
+#endif

@@ -1,0 +1,844 @@
+/*
+ * The bottleneck verdict (see verdict.h): per launch, its ops' details decoded once (the
+ * arithmetic and the memory ranges), its critical path, the path's time split by what
+ * bounded each step, the evidence; the run from its launches (or, without launches, from a
+ * path over every op).
+ */
+#include "trace/verdict/verdict.h"
+
+#include "sim/util/escape.h"
+#include "sim/util/xalloc.h"
+#include "trace/analysis/hostspan.h"
+#include "trace/analysis/resources.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_DECODE_DEFAULT = 2000000 };
+
+/* The peaks and fixed costs of config_snapshot, in cycles. */
+struct peaks {
+    double ghz;
+    double dma_setup, dma_rate; /* cycles; bytes per cycle of one channel */
+    double hbm_rate;            /* bytes per cycle of one HBM */
+    double gemm_setup, math_setup;
+    double lanes;
+    double host_rate;             /* bytes per cycle of a host link */
+    const struct sim_value *macs; /* pe.gemm.macs_per_cycle */
+};
+
+struct ctx {
+    const struct trace_model *m;
+    struct trace_resources *res; /* owned */
+    struct peaks pk;
+    size_t *hbm_of_track; /* owned: per track, its cube's HBM resource (SIZE_MAX: none),
+                             SIZE_MAX - 1 until looked up */
+    size_t budget;        /* ops whose details may still be read */
+};
+
+/* ---- names ------------------------------------------------------------------------------ */
+
+const char *trace_bound_name(enum trace_bound b)
+{
+    static const char *const names[TRACE_BOUND_COUNT] = {
+        "nothing ran", "compute (TE)",  "vector (VE)",       "DMA / HBM bandwidth",
+        "NoC link",    "host transfer", "dependency latency"};
+    return b < TRACE_BOUND_COUNT ? names[b] : "?";
+}
+
+const char *trace_bound_key(enum trace_bound b)
+{
+    static const char *const keys[TRACE_BOUND_COUNT] = {"none", "compute", "vector", "memory",
+                                                        "link", "host",    "latency"};
+    return b < TRACE_BOUND_COUNT ? keys[b] : "?";
+}
+
+static const char *const pcat_names[TRACE_PCAT_COUNT] = {"compute", "vector", "memory", "host",
+                                                         "latency"};
+
+char *trace_verdict_bound_text(const struct trace_verdict *v, const struct trace_verdict_item *it,
+                               char *buf, size_t size)
+{
+    if (it->bound == TRACE_BOUND_LINK && it->link != TRACE_NO_STR) {
+        char q[160];
+        sim_escape(trace_model_str(v->m, it->link), trace_model_str_len(v->m, it->link), q,
+                   sizeof(q));
+        snprintf(buf, size, "NoC link %s", q);
+    } else {
+        snprintf(buf, size, "%s", trace_bound_name(it->bound));
+    }
+    return buf;
+}
+
+/* ---- the config ------------------------------------------------------------------------- */
+
+static double cfg2(const struct sim_value *c, const char *a, const char *b, const char *k)
+{
+    return sim_value_get_float(sim_value_map_get(sim_value_map_get(c, a), b), k, 0);
+}
+
+static void read_peaks(const struct trace_model *m, struct peaks *p)
+{
+    const struct sim_value *c = trace_model_config(m);
+    memset(p, 0, sizeof(*p));
+    p->ghz = trace_model_clock_ghz(m);
+    if (!(p->ghz > 0))
+        return;
+    p->dma_setup = cfg2(c, "pe", "dma", "setup_ns") * p->ghz;
+    p->dma_rate = cfg2(c, "pe", "dma", "gbps") / p->ghz;
+    p->hbm_rate = cfg2(c, "memory", "hbm", "gbps") / p->ghz;
+    if (!(p->hbm_rate > 0))
+        p->hbm_rate =
+            sim_value_get_float(sim_value_map_get(c, "memory"), "dram_peak_bw_bytes_per_cycle", 0);
+    p->gemm_setup = cfg2(c, "pe", "gemm", "setup_ns") * p->ghz;
+    p->math_setup = cfg2(c, "pe", "math", "setup_ns") * p->ghz;
+    p->lanes = cfg2(c, "pe", "math", "lanes");
+    p->host_rate = cfg2(c, "noc", "host", "gbps") / p->ghz;
+    p->macs =
+        sim_value_map_get(sim_value_map_get(sim_value_map_get(c, "pe"), "gemm"), "macs_per_cycle");
+}
+
+static bool peaks_known(const struct peaks *p)
+{
+    return p->ghz > 0 && (p->hbm_rate > 0 || p->macs);
+}
+
+/* ---- attributing the path's time -------------------------------------------------------- */
+
+/* The resource of the HBM of track t's cube ("sip0.cube1.pe0.pe_dma" -> "sip0.cube1.hbm"). */
+static size_t hbm_of(struct ctx *c, uint32_t t)
+{
+    if (c->hbm_of_track[t] != SIZE_MAX - 1)
+        return c->hbm_of_track[t];
+    const char *name = trace_model_str(c->m, trace_model_track_get(c->m, t)->name);
+    const char *pe = strstr(name, ".pe");
+    size_t found = SIZE_MAX;
+    if (pe) {
+        size_t n = (size_t)(pe - name);
+        for (size_t i = 0; i < trace_resources_count(c->res) && found == SIZE_MAX; i++) {
+            const char *r = trace_model_str(c->m, trace_resources_get(c->res, i)->name);
+            if (strncmp(r, name, n) == 0 && strcmp(r + n, ".hbm") == 0)
+                found = i;
+        }
+    }
+    return c->hbm_of_track[t] = found;
+}
+
+/*
+ * The wait before step s (op start `start`): time an HBM or a link was busy during it is
+ * that resource's (a host message's data reaching HBM, a read coming back over the host
+ * link: work no op records), the rest latency. The busiest kind of resource counts.
+ */
+static void attribute_wait(struct ctx *c, const struct trace_path_step *s, uint64_t start,
+                           double *path)
+{
+    if (!s->wait)
+        return;
+    uint64_t a = start - s->wait, b = start;
+    double mem = 0, host = 0;
+    for (size_t i = 0; i < trace_resources_count(c->res); i++) {
+        double u = trace_resources_util(c->res, i, a, b);
+        if (trace_resources_get(c->res, i)->kind == TRACE_RES_HOST_LINK)
+            host = u > host ? u : host;
+        else
+            mem = u > mem ? u : mem;
+    }
+    double u = mem > host ? mem : host;
+    u = u > 1 ? 1 : u;
+    double busy = (double)s->wait * u;
+    path[mem > host ? TRACE_PCAT_MEMORY : TRACE_PCAT_HOST] += busy;
+    path[TRACE_PCAT_LATENCY] += (double)s->wait - busy;
+}
+
+/* Split the duration of the op of step s (info oi, NULL when unknown) into the path's
+ * categories; its wait is latency. */
+static void attribute(struct ctx *c, const struct trace_path_step *s, const struct trace_opinfo *oi,
+                      double *path)
+{
+    const struct trace_model *m = c->m;
+    const struct trace_event *e = trace_model_event(m, s->ev);
+    const struct trace_track *t = trace_model_track_get(m, e->track);
+    uint64_t now = trace_model_now(m);
+    uint64_t end = e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
+    double dur = (double)(end - e->start);
+    const struct peaks *p = &c->pk;
+    attribute_wait(c, s, e->start, path);
+    double fixed = 0;
+    int cat = TRACE_PCAT_LATENCY;
+    switch (t->engine) {
+    case TRACE_ENGINE_TE:
+        cat = TRACE_PCAT_COMPUTE;
+        fixed = p->gemm_setup;
+        break;
+    case TRACE_ENGINE_VE:
+        cat = TRACE_PCAT_VECTOR;
+        fixed = p->math_setup;
+        break;
+    case TRACE_ENGINE_DMA: {
+        cat = TRACE_PCAT_MEMORY;
+        fixed = p->dma_setup < dur ? p->dma_setup : dur;
+        double rate = p->dma_rate > 0 && p->hbm_rate > 0
+                          ? (p->dma_rate < p->hbm_rate ? p->dma_rate : p->hbm_rate)
+                      : p->dma_rate > 0 ? p->dma_rate
+                                        : p->hbm_rate;
+        if (rate > 0 && oi && oi->bytes) {
+            double data = (double)oi->bytes / rate;
+            double rest = dur - fixed - data;
+            if (rest > 0) {
+                /* beyond the transfer at full rate: contention when its HBM was busy */
+                size_t h = hbm_of(c, e->track);
+                bool busy = h != SIZE_MAX &&
+                            trace_resources_util(c->res, h, e->start,
+                                                 end > e->start ? end : e->start + 1) >= 0.5;
+                if (!busy) {
+                    path[TRACE_PCAT_MEMORY] += data;
+                    path[TRACE_PCAT_LATENCY] += dur - data;
+                    return;
+                }
+            }
+        }
+        break;
+    }
+    case TRACE_ENGINE_HOST: {
+        const char *name = trace_model_str(m, t->name);
+        if (strcmp(name, "host") != 0)
+            break; /* an io_cpu or m_cpu: control work */
+        cat = TRACE_PCAT_HOST;
+        struct sim_value *d = trace_model_event_details(m, s->ev);
+        int64_t bytes = sim_value_get_int(d, "bytes", -1);
+        sim_value_free(d);
+        if (p->host_rate > 0 && bytes >= 0) {
+            double data = (double)bytes / p->host_rate;
+            data = data < dur ? data : dur;
+            path[TRACE_PCAT_HOST] += data;
+            path[TRACE_PCAT_LATENCY] += dur - data;
+            return;
+        }
+        break;
+    }
+    default: break;
+    }
+    fixed = fixed < dur ? fixed : dur;
+    path[cat] += dur - fixed;
+    path[TRACE_PCAT_LATENCY] += fixed;
+}
+
+/* ---- one region ------------------------------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static const struct trace_opinfo *info_of(const uint64_t *evs, const struct trace_opinfo *info,
+                                          size_t n, uint64_t ev)
+{
+    if (!info)
+        return NULL;
+    const uint64_t *hit = bsearch(&ev, evs, n, sizeof(*evs), cmp_u64);
+    return hit ? &info[hit - evs] : NULL;
+}
+
+static const char *const dtypes[] = {"f32", "f16", "bf16", "i8"};
+
+/* A composite op's span on its engine. */
+struct span {
+    uint32_t track;
+    uint64_t start, end;
+};
+
+static int cmp_span(const void *a, const void *b)
+{
+    const struct span *x = a, *y = b;
+    if (x->track != y->track)
+        return x->track < y->track ? -1 : 1;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Whether event e lies within one of the composite ops spans[0..n) (sorted by cmp_span),
+ * on its own engine: a stage of that op, whose arithmetic the op counts. */
+static bool within_composite(const struct span *spans, size_t n, const struct trace_event *e)
+{
+    size_t lo = 0, hi = n; /* the first span after (track, start) */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct span *x = &spans[mid];
+        if (x->track < e->track || (x->track == e->track && x->start <= e->start))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && spans[lo - 1].track == e->track && spans[lo - 1].end >= e->end;
+}
+
+/* The composite ops among evs (n of them), sorted; *count set. Caller frees. */
+static struct span *composite_spans(const struct trace_model *m, const uint64_t *evs, size_t n,
+                                    size_t *count)
+{
+    size_t k = 0;
+    struct span *spans = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const struct trace_event *e = trace_model_event(m, evs[i]);
+        if (strncmp(trace_model_str(m, e->op), "composite_", 10) != 0)
+            continue;
+        if (!spans)
+            spans = sim_xreallocarray(NULL, n, sizeof(*spans));
+        spans[k++] = (struct span){e->track, e->start, e->end};
+    }
+    if (k)
+        qsort(spans, k, sizeof(*spans), cmp_span);
+    *count = k;
+    return spans;
+}
+
+/* The usage, path, arithmetic and resources of one region over its events evs (n of them,
+ * sorted by index). */
+static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, size_t n,
+                  struct trace_verdict_item *it)
+{
+    const struct trace_model *m = c->m;
+    memset(it, 0, sizeof(*it));
+    it->region = r;
+    it->longest_wait_ev = UINT64_MAX;
+    it->length = trace_region_length(r);
+    for (int e = 0; e < TRACE_ENGINE_COUNT; e++)
+        it->busy[e] = trace_region_util(r, r->engine[e].busy);
+    it->dram_bytes = r->all.read_bytes + r->all.write_bytes;
+    if (!peaks_known(&c->pk))
+        it->missing |= TRACE_MISSING_PEAKS;
+
+    /* the details, once: arithmetic and ranges */
+    struct trace_opinfo *info = NULL;
+    struct trace_spaces spaces;
+    trace_spaces_init(&spaces);
+    if (n <= c->budget) {
+        c->budget -= n;
+        info = sim_xreallocarray(NULL, n ? n : 1, sizeof(*info));
+        for (size_t k = 0; k < n; k++) {
+            const struct trace_event *e = trace_model_event(m, evs[k]);
+            struct sim_value *d = trace_model_event_details(m, evs[k]);
+            trace_opinfo_decode(trace_model_str(m, e->op), (enum trace_op_kind)e->op_kind, d,
+                                &spaces, &info[k]);
+            sim_value_free(d);
+        }
+    } else if (n) {
+        it->missing |= TRACE_MISSING_DETAILS;
+    }
+    size_t ncomp = 0;
+    struct span *comp = info ? composite_spans(m, evs, n, &ncomp) : NULL;
+    double te_flops[5] = {0}; /* by dtype; [4] others */
+    uint32_t *te_tracks = sim_xreallocarray(NULL, n ? n : 1, sizeof(*te_tracks));
+    uint32_t *ve_tracks = sim_xreallocarray(NULL, n ? n : 1, sizeof(*ve_tracks));
+    size_t nte = 0, nve = 0;
+    bool any_arith = false;
+    for (size_t k = 0; k < n; k++) {
+        const struct trace_event *e = trace_model_event(m, evs[k]);
+        enum trace_engine eng = trace_model_track_get(m, e->track)->engine;
+        if (eng == TRACE_ENGINE_TE)
+            te_tracks[nte++] = e->track;
+        if (eng == TRACE_ENGINE_VE)
+            ve_tracks[nve++] = e->track;
+        if (e->op_kind == TRACE_KIND_GEMM || e->op_kind == TRACE_KIND_MATH)
+            any_arith = true;
+        if (!info || !(info[k].flops > 0))
+            continue;
+        if (info[k].stage && within_composite(comp, ncomp, e))
+            continue; /* counted by its composite op */
+        it->flops += info[k].flops;
+        if (eng == TRACE_ENGINE_TE) {
+            size_t d = 0;
+            while (d < 4 && strcmp(info[k].dtype, dtypes[d]) != 0)
+                d++;
+            te_flops[d] += info[k].flops;
+        }
+    }
+    free(comp);
+    if (any_arith && !(it->flops > 0))
+        it->missing |= TRACE_MISSING_FLOPS;
+
+    /* the peaks of the engines and HBMs it used */
+    size_t ute = 0, uve = 0;
+    for (size_t k = 0; k < nte; k++) {
+        bool seen = false;
+        for (size_t j = 0; j < k && !seen; j++)
+            seen = te_tracks[j] == te_tracks[k];
+        ute += !seen;
+    }
+    for (size_t k = 0; k < nve; k++) {
+        bool seen = false;
+        for (size_t j = 0; j < k && !seen; j++)
+            seen = ve_tracks[j] == ve_tracks[k];
+        uve += !seen;
+    }
+    free(te_tracks);
+    free(ve_tracks);
+    const struct peaks *p = &c->pk;
+    if (ute && p->macs) {
+        size_t best = 0;
+        for (size_t d = 1; d < 4; d++)
+            if (te_flops[d] > te_flops[best])
+                best = d;
+        double macs = sim_value_get_float(p->macs, dtypes[best], 0);
+        it->peak_flops = (double)ute * 2 * macs;
+    } else if (uve && p->lanes > 0) {
+        it->peak_flops = (double)uve * p->lanes;
+    }
+
+    /* resources over its span */
+    it->hbm_util = it->link_util = it->host_util = -1;
+    uint64_t a = r->start, b = r->end > r->start ? r->end : r->start + 1;
+    size_t nres = trace_resources_count(c->res), nhbm = 0;
+    double hbm_bytes = 0;
+    if (!nres)
+        it->missing |= TRACE_MISSING_RESOURCES;
+    for (size_t i = 0; i < nres; i++) {
+        const struct trace_resource *x = trace_resources_get(c->res, i);
+        double u = trace_resources_util(c->res, i, a, b);
+        double *slot = x->kind == TRACE_RES_HBM         ? &it->hbm_util
+                       : x->kind == TRACE_RES_HOST_LINK ? &it->host_util
+                                                        : &it->link_util;
+        uint32_t *name = x->kind == TRACE_RES_HBM         ? &it->hbm
+                         : x->kind == TRACE_RES_HOST_LINK ? &it->host_link
+                                                          : &it->busiest_link;
+        if (x->kind == TRACE_RES_HBM) {
+            double rd, wr;
+            trace_resources_bytes(c->res, i, a, b, &rd, &wr);
+            nhbm += rd + wr > 0;
+            hbm_bytes += rd + wr;
+        }
+        if (u > *slot)
+            *slot = u, *name = x->name;
+    }
+    /* ops whose DRAM traffic the trace does not record (a composite op's stages): the
+     * bytes the HBMs' samples saw */
+    if (!it->dram_bytes && hbm_bytes >= 1)
+        it->dram_bytes = (uint64_t)hbm_bytes;
+    if (p->hbm_rate > 0)
+        it->peak_bw = (double)(nhbm ? nhbm : 1) * p->hbm_rate;
+
+    /* the critical path and what its time went to */
+    struct trace_critpath_input in = {
+        .m = m, .events = evs, .n = n, .start = r->start, .info = info, .info_spaces = &spaces};
+    if (!info)
+        in.max_decode = 1; /* no details: order, tiles and engines only */
+    trace_critpath_compute(&in, &it->path);
+    if (!it->path.with_addresses && !it->path.with_tiles && !it->path.with_explicit && n)
+        it->missing |= TRACE_MISSING_DEPS;
+    for (size_t s = 0; s < it->path.n; s++) {
+        const struct trace_path_step *st = &it->path.steps[s];
+        attribute(c, st, info_of(evs, info, n, st->ev), it->time);
+        it->waits += st->wait;
+        it->wait_by[st->why] += st->wait;
+        if (st->wait > it->longest_wait || it->longest_wait_ev == UINT64_MAX)
+            it->longest_wait = st->wait, it->longest_wait_ev = st->ev;
+    }
+    free(info);
+}
+
+/* The bound: the category with the most of the path's time (compute, vector, memory, host,
+ * latency on a tie); memory is a link's when a link was busier than 90% and than every
+ * HBM. */
+static void decide(struct trace_verdict_item *it)
+{
+    double total = 0;
+    int best = -1;
+    for (int k = 0; k < TRACE_PCAT_COUNT; k++) {
+        total += it->time[k];
+        if (it->time[k] > 0 && (best < 0 || it->time[k] > it->time[best]))
+            best = k;
+    }
+    if (best < 0 || !(total > 0)) {
+        it->bound = TRACE_BOUND_NONE;
+        return;
+    }
+    static const enum trace_bound of[TRACE_PCAT_COUNT] = {TRACE_BOUND_COMPUTE, TRACE_BOUND_VECTOR,
+                                                          TRACE_BOUND_MEMORY, TRACE_BOUND_HOST,
+                                                          TRACE_BOUND_LATENCY};
+    it->bound = of[best];
+    it->share = it->time[best] / total;
+    if (it->bound == TRACE_BOUND_MEMORY && it->link_util >= 0.9 && it->link_util > it->hbm_util &&
+        it->busiest_link != TRACE_NO_STR) {
+        it->bound = TRACE_BOUND_LINK;
+        it->link = it->busiest_link;
+    }
+}
+
+/* ---- the verdict ------------------------------------------------------------------------ */
+
+/* Whether the launch of evs (n of them) is still running: an op of it in flight, or, in a
+ * live model, a request the host sent whose Completion has not crossed back yet (between
+ * two of its ops no op is in flight). */
+static bool still_running(const struct trace_model *m, const uint64_t *evs, size_t n)
+{
+    bool live = trace_model_now(m) > 0, request = false, completed = false;
+    for (size_t k = 0; k < n; k++) {
+        const struct trace_event *e = trace_model_event(m, evs[k]);
+        if (e->flags & TRACE_EV_INFLIGHT)
+            return true;
+        const struct trace_track *t = trace_model_track_get(m, e->track);
+        if (!live || t->engine != TRACE_ENGINE_HOST ||
+            strcmp(trace_model_str(m, t->name), TRACE_HOST_COMPONENT) != 0)
+            continue;
+        if (strcmp(trace_model_str(m, e->op), "Completion") == 0)
+            completed = true;
+        else
+            request = true;
+    }
+    return request && !completed;
+}
+
+struct trace_verdict *trace_verdict_new(const struct trace_model *m,
+                                        const struct trace_verdict_opts *o)
+{
+    struct trace_verdict *v = sim_xcalloc(1, sizeof(*v));
+    v->m = m;
+    v->clock_ghz = trace_model_clock_ghz(m);
+    struct ctx c = {.m = m, .res = trace_resources_new(m)};
+    read_peaks(m, &c.pk);
+    c.budget = o && o->max_decode ? o->max_decode : MAX_DECODE_DEFAULT;
+    size_t nt = trace_model_track_count(m);
+    c.hbm_of_track = sim_xreallocarray(NULL, nt ? nt : 1, sizeof(*c.hbm_of_track));
+    for (size_t t = 0; t < nt; t++)
+        c.hbm_of_track[t] = SIZE_MAX - 1;
+
+    v->rs_run = trace_regions_new(m, TRACE_REGION_RUN);
+    v->rs_launch = trace_regions_new(m, TRACE_REGION_LAUNCH);
+    size_t nl = trace_regions_count(v->rs_launch);
+    uint64_t nev = trace_model_event_count(m);
+    /* the events of each launch, by index */
+    size_t *off = sim_xcalloc(nl + 1, sizeof(*off));
+    for (uint64_t i = 0; i < nev; i++) {
+        size_t r = trace_regions_of_event(v->rs_launch, i);
+        if (r != SIZE_MAX)
+            off[r + 1]++;
+    }
+    for (size_t r = 0; r < nl; r++)
+        off[r + 1] += off[r];
+    uint64_t *evs = sim_xreallocarray(NULL, off[nl] ? off[nl] : 1, sizeof(*evs));
+    size_t *pos = sim_xcalloc(nl ? nl : 1, sizeof(*pos));
+    for (size_t r = 0; r < nl; r++)
+        pos[r] = off[r];
+    for (uint64_t i = 0; i < nev; i++) {
+        size_t r = trace_regions_of_event(v->rs_launch, i);
+        if (r != SIZE_MAX)
+            evs[pos[r]++] = i;
+    }
+    v->nlaunches = nl;
+    v->launches = sim_xcalloc(nl ? nl : 1, sizeof(*v->launches));
+    for (size_t r = 0; r < nl; r++) {
+        struct trace_verdict_item *it = &v->launches[r];
+        judge(&c, trace_regions_get(v->rs_launch, r), evs + off[r], off[r + 1] - off[r], it);
+        it->running = still_running(m, evs + off[r], off[r + 1] - off[r]);
+        decide(it);
+    }
+    free(pos);
+    free(evs);
+    free(off);
+
+    /* the run: from its launches, or from all its ops */
+    struct trace_verdict_item *run = &v->run;
+    const struct trace_region *rr = trace_regions_get(v->rs_run, 0);
+    if (rr && nl) {
+        uint64_t *none = NULL;
+        judge(&c, rr, none, 0, run); /* usage and resources; the path comes from the launches */
+        uint64_t covered = 0;
+        for (size_t r = 0; r < nl; r++) {
+            const struct trace_verdict_item *it = &v->launches[r];
+            for (int k = 0; k < TRACE_PCAT_COUNT; k++)
+                run->time[k] += it->time[k];
+            run->flops += it->flops;
+            run->waits += it->waits;
+            for (int d = 0; d < TRACE_DEP_COUNT; d++)
+                run->wait_by[d] += it->wait_by[d];
+            run->running |= it->running;
+            run->missing |= it->missing;
+            covered += it->length;
+            if (it->peak_flops > run->peak_flops)
+                run->peak_flops = it->peak_flops;
+            if (it->longest_wait_ev != UINT64_MAX &&
+                (run->longest_wait_ev == UINT64_MAX || it->longest_wait > run->longest_wait))
+                run->longest_wait = it->longest_wait, run->longest_wait_ev = it->longest_wait_ev;
+        }
+        /* time outside every launch: the host between messages */
+        if (run->length > covered)
+            run->time[TRACE_PCAT_LATENCY] += (double)(run->length - covered);
+        run->missing &= ~(unsigned)TRACE_MISSING_DEPS;
+        decide(run);
+    } else if (rr) {
+        uint64_t *all = sim_xreallocarray(NULL, nev ? nev : 1, sizeof(*all));
+        for (uint64_t i = 0; i < nev; i++)
+            all[i] = i;
+        judge(&c, rr, all, (size_t)nev, run);
+        run->running = still_running(m, all, (size_t)nev);
+        free(all);
+        if (nev)
+            run->missing |= TRACE_MISSING_LAUNCHES;
+        decide(run);
+    }
+    free(c.hbm_of_track);
+    trace_resources_free(c.res);
+    return v;
+}
+
+static void item_fini(struct trace_verdict_item *it)
+{
+    trace_critpath_fini(&it->path);
+}
+
+void trace_verdict_free(struct trace_verdict *v)
+{
+    if (!v)
+        return;
+    item_fini(&v->run);
+    for (size_t i = 0; i < v->nlaunches; i++)
+        item_fini(&v->launches[i]);
+    free(v->launches);
+    trace_regions_free(v->rs_run);
+    trace_regions_free(v->rs_launch);
+    free(v);
+}
+
+/* ---- evidence --------------------------------------------------------------------------- */
+
+/* A time: "12.3 us (12300 cycles)" with a clock, else "12300 cycles". */
+static char *fmt_time(const struct trace_verdict *v, double cycles, char *buf, size_t size)
+{
+    if (!(v->clock_ghz > 0)) {
+        snprintf(buf, size, "%.0f cycles", cycles);
+        return buf;
+    }
+    double ns = cycles / v->clock_ghz;
+    if (ns < 1e3)
+        snprintf(buf, size, "%.0f ns", ns);
+    else if (ns < 1e6)
+        snprintf(buf, size, "%.2f us", ns / 1e3);
+    else if (ns < 1e9)
+        snprintf(buf, size, "%.2f ms", ns / 1e6);
+    else
+        snprintf(buf, size, "%.2f s", ns / 1e9);
+    return buf;
+}
+
+/* A rate per cycle as per second at the clock: "12.3 G" + unit. */
+static char *fmt_rate(const struct trace_verdict *v, double per_cycle, const char *unit, char *buf,
+                      size_t size)
+{
+    double x = per_cycle * (v->clock_ghz > 0 ? v->clock_ghz * 1e9 : 1);
+    const char *pre = "";
+    if (x >= 1e12)
+        x /= 1e12, pre = "T";
+    else if (x >= 1e9)
+        x /= 1e9, pre = "G";
+    else if (x >= 1e6)
+        x /= 1e6, pre = "M";
+    else if (x >= 1e3)
+        x /= 1e3, pre = "k";
+    snprintf(buf, size, "%.3g %s%s%s", x, pre, unit, v->clock_ghz > 0 ? "/s" : "/cycle");
+    return buf;
+}
+
+static const char *ev_name(const struct trace_verdict *v, uint64_t ev, char *buf, size_t size)
+{
+    const struct trace_event *e = trace_model_event(v->m, ev);
+    sim_escape(trace_model_str(v->m, e->op), trace_model_str_len(v->m, e->op), buf, size);
+    return buf;
+}
+
+/* printf to the end of buf (size bytes), cut when it does not fit: evidence lines are
+ * bounded on purpose. */
+static void appendf(char *buf, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void appendf(char *buf, size_t size, const char *fmt, ...)
+{
+    size_t k = strlen(buf);
+    if (k + 1 >= size)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + k, size - k, fmt, ap);
+    va_end(ap);
+}
+
+#define LINE(...)                                                                                  \
+    do {                                                                                           \
+        if (n < max) {                                                                             \
+            lines[n][0] = '\0';                                                                    \
+            appendf(lines[n++], TRACE_VERDICT_LINE, __VA_ARGS__);                                  \
+        }                                                                                          \
+    } while (0)
+
+size_t trace_verdict_evidence(const struct trace_verdict *v, const struct trace_verdict_item *it,
+                              char (*lines)[TRACE_VERDICT_LINE], size_t max)
+{
+    size_t n = 0;
+    char a[48], b[48], c[48], q[160];
+    double total = 0;
+    for (int k = 0; k < TRACE_PCAT_COUNT; k++)
+        total += it->time[k];
+    if (it->path.n)
+        LINE("time      %s, a critical path of %zu op%s",
+             fmt_time(v, (double)it->length, a, sizeof(a)), it->path.n, it->path.n == 1 ? "" : "s");
+    else
+        LINE("time      %s", fmt_time(v, (double)it->length, a, sizeof(a)));
+    if (total > 0)
+        LINE("path      compute %.0f%%  vector %.0f%%  DMA/HBM %.0f%%  host %.0f%%  latency %.0f%%",
+             100 * it->time[TRACE_PCAT_COMPUTE] / total, 100 * it->time[TRACE_PCAT_VECTOR] / total,
+             100 * it->time[TRACE_PCAT_MEMORY] / total, 100 * it->time[TRACE_PCAT_HOST] / total,
+             100 * it->time[TRACE_PCAT_LATENCY] / total);
+    LINE("busy      TE %.0f%%  VE %.0f%%  DMA %.0f%%  HOST %.0f%%  OTHER %.0f%%",
+         100 * it->busy[TRACE_ENGINE_TE], 100 * it->busy[TRACE_ENGINE_VE],
+         100 * it->busy[TRACE_ENGINE_DMA], 100 * it->busy[TRACE_ENGINE_HOST],
+         100 * it->busy[TRACE_ENGINE_OTHER]);
+    double len = it->length ? (double)it->length : 1;
+    if (it->flops > 0 || it->dram_bytes) {
+        char f[96] = "", d[96] = "", ai[64] = "";
+        if (it->flops > 0) {
+            int k =
+                snprintf(f, sizeof(f), "%s", fmt_rate(v, it->flops / len, "FLOP", a, sizeof(a)));
+            if (it->peak_flops > 0)
+                snprintf(f + k, sizeof(f) - (size_t)k, " of %s (%.1f%%)",
+                         fmt_rate(v, it->peak_flops, "FLOP", b, sizeof(b)),
+                         100 * it->flops / len / it->peak_flops);
+        }
+        if (it->dram_bytes) {
+            int k = snprintf(d, sizeof(d), "HBM %s",
+                             fmt_rate(v, (double)it->dram_bytes / len, "B", a, sizeof(a)));
+            if (it->peak_bw > 0)
+                snprintf(d + k, sizeof(d) - (size_t)k, " of %s (%.1f%%)",
+                         fmt_rate(v, it->peak_bw, "B", b, sizeof(b)),
+                         100 * (double)it->dram_bytes / len / it->peak_bw);
+        }
+        if (it->flops > 0 && it->dram_bytes) {
+            int k = snprintf(ai, sizeof(ai), "intensity %.3g FLOP/B",
+                             it->flops / (double)it->dram_bytes);
+            if (it->peak_flops > 0 && it->peak_bw > 0)
+                snprintf(ai + k, sizeof(ai) - (size_t)k, " (ridge %.3g)",
+                         it->peak_flops / it->peak_bw);
+        }
+        LINE("roofline  %s%s%s%s%s", f, f[0] && d[0] ? "; " : "", d,
+             (f[0] || d[0]) && ai[0] ? "; " : "", ai);
+    }
+    if (it->hbm_util >= 0 || it->link_util >= 0 || it->host_util >= 0) {
+        char h[TRACE_VERDICT_LINE] = "";
+        if (it->hbm_util >= 0) {
+            sim_escape(trace_model_str(v->m, it->hbm), trace_model_str_len(v->m, it->hbm), q,
+                       sizeof(q));
+            appendf(h, sizeof(h), "%s %.0f%%", q, 100 * it->hbm_util);
+        }
+        if (it->link_util >= 0) {
+            sim_escape(trace_model_str(v->m, it->busiest_link),
+                       trace_model_str_len(v->m, it->busiest_link), q, sizeof(q));
+            appendf(h, sizeof(h), "%slink %s %.0f%%", h[0] ? ", " : "", q, 100 * it->link_util);
+        }
+        if (it->host_util >= 0)
+            appendf(h, sizeof(h), "%shost link %.0f%%", h[0] ? ", " : "", 100 * it->host_util);
+        LINE("busiest   %s", h);
+    }
+    if (it->waits) {
+        char w[160] = "";
+        size_t k = 0;
+        for (int d = 0; d < TRACE_DEP_COUNT; d++)
+            if (it->wait_by[d] && k < sizeof(w))
+                k += (size_t)snprintf(w + k, sizeof(w) - k, "%s%s %s", k ? ", " : "",
+                                      trace_dep_name((enum trace_dep)d),
+                                      fmt_time(v, (double)it->wait_by[d], a, sizeof(a)));
+        LINE("waits     %s between ops on the path: %s",
+             fmt_time(v, (double)it->waits, b, sizeof(b)), w);
+        if (it->longest_wait_ev != UINT64_MAX && it->longest_wait)
+            LINE("longest   %s before %s", fmt_time(v, (double)it->longest_wait, c, sizeof(c)),
+                 ev_name(v, it->longest_wait_ev, q, sizeof(q)));
+    }
+    static const struct {
+        unsigned bit;
+        const char *text;
+    } missing[] = {
+        {TRACE_MISSING_PEAKS,
+         "no clock or peaks in config_snapshot: no roofline, fixed costs unknown"},
+        {TRACE_MISSING_DEPS,
+         "no dependency_ids, addresses or tile_ids: the path follows engine and launch order"},
+        {TRACE_MISSING_RESOURCES, "no per-resource bandwidth samples: HBM and link use unknown"},
+        {TRACE_MISSING_LAUNCHES, "no cmdq_ids: no launches, the run only"},
+        {TRACE_MISSING_DETAILS, "too many ops to read their details: no arithmetic or addresses"},
+        {TRACE_MISSING_FLOPS, "no sizes in the GEMM and math details: FLOP/s unknown"},
+    };
+    for (size_t k = 0; k < sizeof(missing) / sizeof(missing[0]); k++)
+        if (it->missing & missing[k].bit)
+            LINE("missing   %s", missing[k].text);
+    return n;
+}
+
+/* ---- as a value ------------------------------------------------------------------------- */
+
+static struct sim_value *util_value(const struct trace_model *m, uint32_t name, double util)
+{
+    if (util < 0)
+        return sim_value_null();
+    struct sim_value *x = sim_value_map();
+    sim_value_map_set_str(x, "name", name == TRACE_NO_STR ? "" : trace_model_str(m, name));
+    sim_value_map_set_float(x, "util", util);
+    return x;
+}
+
+static struct sim_value *item_value(const struct trace_verdict *v,
+                                    const struct trace_verdict_item *it)
+{
+    struct sim_value *x = sim_value_map();
+    const struct trace_region *r = it->region;
+    if (r && r->kind == TRACE_REGION_LAUNCH) {
+        sim_value_map_set_str(x, "name", r->name);
+        sim_value_map_set_int(x, "occurrence", r->occurrence);
+        sim_value_map_set_int(x, "cmdq_id", r->cmdq_id);
+    }
+    sim_value_map_set_str(x, "bound", trace_bound_key(it->bound));
+    if (it->bound == TRACE_BOUND_LINK)
+        sim_value_map_set_str(x, "link", trace_model_str(v->m, it->link));
+    sim_value_map_set_float(x, "share", it->share);
+    sim_value_map_set_bool(x, "running", it->running);
+    sim_value_map_set_int(x, "start_cycle", r ? (int64_t)r->start : 0);
+    sim_value_map_set_int(x, "cycles", (int64_t)it->length);
+    struct sim_value *p = sim_value_map_set_take(x, "path", sim_value_map());
+    for (int k = 0; k < TRACE_PCAT_COUNT; k++)
+        sim_value_map_set_float(p, pcat_names[k], it->time[k]);
+    sim_value_map_set_int(x, "path_ops", (int64_t)it->path.n);
+    struct sim_value *bz = sim_value_map_set_take(x, "busy", sim_value_map());
+    for (int e = 0; e < TRACE_ENGINE_COUNT; e++)
+        sim_value_map_set_float(bz, trace_engine_name((enum trace_engine)e), it->busy[e]);
+    sim_value_map_set_float(x, "flops", it->flops);
+    sim_value_map_set_float(x, "peak_flops_per_cycle", it->peak_flops);
+    sim_value_map_set_int(x, "dram_bytes", (int64_t)it->dram_bytes);
+    sim_value_map_set_float(x, "peak_bytes_per_cycle", it->peak_bw);
+    if (it->dram_bytes)
+        sim_value_map_set_float(x, "intensity", it->flops / (double)it->dram_bytes);
+    else
+        sim_value_map_set_take(x, "intensity", sim_value_null());
+    sim_value_map_set_take(x, "hbm", util_value(v->m, it->hbm, it->hbm_util));
+    sim_value_map_set_take(x, "link", util_value(v->m, it->busiest_link, it->link_util));
+    sim_value_map_set_take(x, "host_link", util_value(v->m, it->host_link, it->host_util));
+    struct sim_value *w = sim_value_map_set_take(x, "waits", sim_value_map());
+    sim_value_map_set_int(w, "cycles", (int64_t)it->waits);
+    for (int d = 0; d < TRACE_DEP_COUNT; d++)
+        if (it->wait_by[d])
+            sim_value_map_set_int(w, trace_dep_name((enum trace_dep)d), (int64_t)it->wait_by[d]);
+    struct sim_value *ms = sim_value_map_set_take(x, "missing", sim_value_list());
+    static const char *const keys[] = {"peaks",    "dependencies", "resources",
+                                       "launches", "details",      "flops"};
+    for (unsigned k = 0; k < 6; k++)
+        if (it->missing & (1u << k))
+            sim_value_list_push_take(ms, sim_value_str(keys[k]));
+    return x;
+}
+
+struct sim_value *trace_verdict_to_value(const struct trace_verdict *v)
+{
+    struct sim_value *x = sim_value_map();
+    sim_value_map_set_take(x, "run", item_value(v, &v->run));
+    struct sim_value *l = sim_value_map_set_take(x, "launches", sim_value_list());
+    for (size_t i = 0; i < v->nlaunches; i++)
+        sim_value_list_push_take(l, item_value(v, &v->launches[i]));
+    return x;
+}

@@ -1,0 +1,133 @@
+/*
+ * Where the time goes: a bottleneck verdict per kernel launch and for the whole run, built
+ * on the per-region accounting of trace/analysis/regions.h (busy cycles per engine kind, DRAM
+ * bytes), the critical path of each launch (trace/verdict/critpath.h), the arithmetic of its ops
+ * (trace/analysis/opinfo.h), the bandwidth of each HBM and link (trace/analysis/resources.h) and
+ * the peaks of config_snapshot. The rules are trace/FORMAT.md's ("Bottleneck verdict"):
+ *
+ *   the critical path's time is split into what bounded each op: a TE op's compute time,
+ *   a VE op's vector time, a DMA op's transfer time at the rate its channel and HBM allow
+ *   (the rest contention when its HBM was busy, else latency), the host link's bytes at
+ *   its bandwidth; every fixed cost (an engine's setup, a link's latency), the control
+ *   work of the CPUs and every wait between ops is dependency latency. The category with
+ *   the most time is the bound; memory becomes "NoC link L" when a link was busier than
+ *   90% and than every HBM.
+ *
+ * With the evidence: busy shares, FLOP/s and HBM bytes/s against the peaks (the roofline
+ * point), resource utilizations, the waits on the path by reason, and what the trace
+ * lacked (a trace from another producer).
+ */
+#ifndef TRACE_VERDICT_H
+#define TRACE_VERDICT_H
+
+#include "sim/data/value.h"
+#include "trace/verdict/critpath.h"
+#include "trace/model/model.h"
+#include "trace/analysis/regions.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* What bounded a launch. */
+enum trace_bound {
+    TRACE_BOUND_NONE,    /* nothing ran */
+    TRACE_BOUND_COMPUTE, /* "compute (TE)" */
+    TRACE_BOUND_VECTOR,  /* "vector (VE)" */
+    TRACE_BOUND_MEMORY,  /* "DMA / HBM bandwidth" */
+    TRACE_BOUND_LINK,    /* "NoC link L" */
+    TRACE_BOUND_HOST,    /* "host transfer" */
+    TRACE_BOUND_LATENCY, /* "dependency latency" */
+    TRACE_BOUND_COUNT,
+};
+
+/* Where the critical path's time went. */
+enum trace_pcat {
+    TRACE_PCAT_COMPUTE,
+    TRACE_PCAT_VECTOR,
+    TRACE_PCAT_MEMORY,
+    TRACE_PCAT_HOST,
+    TRACE_PCAT_LATENCY,
+    TRACE_PCAT_COUNT,
+};
+
+/* Evidence the trace did not have. */
+enum {
+    TRACE_MISSING_PEAKS = 1 << 0,     /* config_snapshot without the clock or the peaks */
+    TRACE_MISSING_DEPS = 1 << 1,      /* no dependency_ids, addresses or tiles: the path
+                                         follows engine and launch order only */
+    TRACE_MISSING_RESOURCES = 1 << 2, /* no per-resource bandwidth samples */
+    TRACE_MISSING_LAUNCHES = 1 << 3,  /* no cmdq_ids: the run only */
+    TRACE_MISSING_DETAILS = 1 << 4,   /* too many ops to read every op's details */
+    TRACE_MISSING_FLOPS = 1 << 5,     /* no GEMM or math op with sizes in its details */
+};
+
+struct trace_verdict_item {
+    const struct trace_region *region; /* borrowed from the verdict */
+    bool running;                      /* live: an op of it in flight, or its Completion not
+                                          back yet */
+    enum trace_bound bound;
+    uint32_t link;                         /* LINK: the link's interned name */
+    double share;                          /* the bound's share of the path's time, 0 to 1 */
+    uint64_t length;                       /* cycles */
+    double busy[TRACE_ENGINE_COUNT];       /* busy cycles / length per engine kind */
+    double time[TRACE_PCAT_COUNT];         /* cycles of the critical path per category */
+    double flops;                          /* GEMM and math arithmetic */
+    double peak_flops;                     /* per cycle, the engines it used; 0: unknown */
+    uint64_t dram_bytes;                   /* DRAM read + written (the HBM samples' when the
+                                              ops record none) */
+    double peak_bw;                        /* bytes per cycle of the HBMs it used; 0: unknown */
+    double hbm_util, link_util, host_util; /* busiest over its span, -1: unknown */
+    uint32_t hbm, busiest_link, host_link; /* their names (TRACE_NO_STR: none) */
+    uint64_t waits;                        /* cycles waited on the path */
+    uint64_t wait_by[TRACE_DEP_COUNT];     /* by reason */
+    uint64_t longest_wait_ev;              /* the op after the longest wait, or UINT64_MAX */
+    uint64_t longest_wait;
+    struct trace_critpath path; /* empty for the run of a trace with launches */
+    unsigned missing;           /* TRACE_MISSING_* */
+};
+
+struct trace_verdict {
+    const struct trace_model *m; /* borrowed */
+    struct trace_verdict_item run;
+    struct trace_verdict_item *launches; /* owned, in launch order */
+    size_t nlaunches;
+    struct trace_regions *rs_run, *rs_launch; /* owned */
+    double clock_ghz;                         /* 0 when unknown */
+};
+
+struct trace_verdict_opts {
+    size_t max_decode; /* ops whose details may be read in all (0: 2,000,000) */
+};
+
+/* The verdict of m (finished; borrowed, must outlive it). o may be NULL. */
+struct trace_verdict *trace_verdict_new(const struct trace_model *m,
+                                        const struct trace_verdict_opts *o);
+/* Free a verdict (NULL is a no-op). */
+void trace_verdict_free(struct trace_verdict *v);
+
+/* "compute (TE)", "vector (VE)", "DMA / HBM bandwidth", "NoC link", "host transfer",
+ * "dependency latency", "nothing ran". */
+const char *trace_bound_name(enum trace_bound b);
+/* The short key of a bound for JSON: "compute", "vector", "memory", "link", "host",
+ * "latency", "none". */
+const char *trace_bound_key(enum trace_bound b);
+
+/* The bound as shown: its name, with the link's for LINK (escaped). Returns buf. */
+char *trace_verdict_bound_text(const struct trace_verdict *v, const struct trace_verdict_item *it,
+                               char *buf, size_t size);
+
+/*
+ * The evidence of it as lines of text for a terminal (names from the trace escaped):
+ * time, path split, busy shares, roofline, resources, waits, missing evidence. Fills up to
+ * max lines of lines[][width]; returns how many.
+ */
+enum { TRACE_VERDICT_LINE = 200 };
+size_t trace_verdict_evidence(const struct trace_verdict *v, const struct trace_verdict_item *it,
+                              char (*lines)[TRACE_VERDICT_LINE], size_t max);
+
+/* The verdict as a value (npuscope summary --json's "bottleneck"): the run and each launch
+ * with bound, share and evidence. Caller frees. */
+struct sim_value *trace_verdict_to_value(const struct trace_verdict *v);
+
+#endif

@@ -1,0 +1,264 @@
+/*
+ * The Gantt pane: rows (a tree of groups over the model's tracks), the view of time
+ * (start, cycles per column, the cursor), and the drawing of each cell from the model's
+ * busy-time index. Every cell costs a few binary searches, whatever the zoom, so a frame
+ * of a trace of millions of events is drawn in milliseconds. This file holds the pane's
+ * life, its sync with the model and the search; gantt_int.h says which file does the rest.
+ */
+#include "tui/gantt/gantt_int.h"
+
+#include "sim/util/xalloc.h"
+#include "trace/analysis/resources.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct tui_gantt *tui_gantt_new(struct tui_view *v)
+{
+    struct tui_gantt *g = sim_xcalloc(1, sizeof(*g));
+    g->m = v->m;
+    g->fit = true;
+    g->follow = true;
+    g->cpc = 1;
+    g->t0 = (double)trace_model_t_min(v->m);
+    g->band_markers = g->band_tokens = g->band_bw = -1;
+    g->util_y = g->heat_y = -1;
+    g->sel_node = -1;
+    g->cursor_seen = v->cursor;
+    tui_gantt_res_sync(g);
+    tui_gantt_tree_build(g);
+    tui_gantt_rows_build(g, v);
+    tui_gantt_update_hover(g, v);
+    g->seen_gen = trace_model_generation(v->m);
+    return g;
+}
+
+void tui_gantt_free(struct tui_gantt *g)
+{
+    if (!g)
+        return;
+    tui_gantt_tree_free(g);
+    tui_gantt_path_free(g);
+    trace_resources_free(g->res);
+    free(g->rows);
+    free(g->kinds);
+    free(g->bw.start), free(g->bw.end), free(g->bw.pre);
+    free(g->busy);
+    free(g->busy_done);
+    free(g->pattern);
+    free(g->match_keys);
+    free(g->match_vals);
+    free(g);
+}
+
+static void gantt_free(void *self)
+{
+    tui_gantt_free(self);
+}
+
+/* Bring the rows and the view up to date with the model and the filters. */
+static bool gantt_sync(void *self, struct tui_view *v)
+{
+    struct tui_gantt *g = self;
+    bool changed = false;
+    uint64_t gen = trace_model_generation(g->m);
+    if (tui_gantt_res_sync(g))
+        changed = true;
+    if (trace_model_track_count(g->m) != g->tracks_built ||
+        trace_resources_count(g->res) != g->res_built)
+        tui_gantt_tree_build(g), changed = true;
+    if (g->rows_stale || g->rows_engine != v->filter_engine || g->rows_kind != v->filter_kind) {
+        tui_gantt_rows_build(g, v);
+        changed = true;
+    }
+    if (gen != g->seen_gen) {
+        g->seen_gen = gen;
+        changed = true;
+        if (g->fit && (g->fit_min != tui_gantt_t_min(g) || g->fit_max != tui_gantt_t_max(g)))
+            tui_gantt_view_fit(g);
+        if (v->live)
+            tui_gantt_follow_now(g);
+    }
+    if (tui_gantt_path_sync(g, v))
+        changed = true;
+    if (v->cursor != g->cursor_seen) { /* moved by another pane: bring it into view */
+        tui_gantt_show_time(g, v->cursor);
+        g->cursor_seen = v->cursor;
+        changed = true;
+    }
+    if (changed)
+        tui_gantt_update_hover(g, v);
+    return changed;
+}
+
+/* Where the time goes (the critical path, the strips), then the Gantt's other keys. */
+static enum tui_result gantt_action(void *self, enum tui_action a, struct tui_view *v)
+{
+    struct tui_gantt *g = self;
+    switch (a) {
+    case TUI_ACT_PATH: return tui_gantt_path_toggle(g, v);
+    case TUI_ACT_PATH_NEXT: return tui_gantt_path_step(g, v, 1);
+    case TUI_ACT_PATH_PREV: return tui_gantt_path_step(g, v, -1);
+    case TUI_ACT_HEATMAP:
+        g->show_heat = !g->show_heat;
+        g->strip_label_want = tui_gantt_strip_label_width(g, v->unicode);
+        tui_view_message(v, TUI_STYLE_STATUS, "%s",
+                         g->show_heat
+                             ? "bandwidth heatmap: each HBM and link read (rd) and written "
+                               "(wr, a link: away from the host); H hides it"
+                             : "bandwidth heatmap hidden");
+        return TUI_RES_REDRAW;
+    case TUI_ACT_UTILIZATION:
+        g->show_util = !g->show_util;
+        g->strip_label_want = tui_gantt_strip_label_width(g, v->unicode);
+        tui_view_message(v, TUI_STYLE_STATUS, "%s",
+                         g->show_util
+                             ? "utilization: the share of each engine kind busy per column; "
+                               "U hides it"
+                             : "utilization strip hidden");
+        return TUI_RES_REDRAW;
+    default: return tui_gantt_action(self, a, v);
+    }
+}
+
+const struct tui_pane_ops tui_gantt_ops = {
+    .name = "Gantt",
+    .sync = gantt_sync,
+    .render = tui_gantt_render,
+    .action = gantt_action,
+    .mouse = tui_gantt_mouse,
+    .free = gantt_free,
+    .uses_view = true,
+};
+
+/* Whether the string with id s matches the pattern, cached. */
+static bool str_matches(struct tui_gantt *g, uint32_t s)
+{
+    if (!g->match_vals || g->match_len * 2 >= g->match_cap) {
+        size_t cap = g->match_cap ? g->match_cap * 2 : 1024;
+        uint32_t *keys = sim_xcalloc(cap, sizeof(*keys));
+        uint8_t *vals = sim_xcalloc(cap, 1);
+        for (size_t i = 0; g->match_vals && i < g->match_cap; i++) {
+            if (!g->match_vals[i])
+                continue;
+            size_t h = (g->match_keys[i] * 2654435761u) & (cap - 1);
+            while (vals[h])
+                h = (h + 1) & (cap - 1);
+            keys[h] = g->match_keys[i], vals[h] = g->match_vals[i];
+        }
+        free(g->match_keys), free(g->match_vals);
+        g->match_keys = keys, g->match_vals = vals, g->match_cap = cap;
+    }
+    size_t h = (s * 2654435761u) & (g->match_cap - 1);
+    while (g->match_vals[h]) {
+        if (g->match_keys[h] == s)
+            return g->match_vals[h] == 2;
+        h = (h + 1) & (g->match_cap - 1);
+    }
+    bool m = strcasestr(trace_model_str(g->m, s), g->pattern) != NULL;
+    g->match_keys[h] = s, g->match_vals[h] = m ? 2 : 1;
+    g->match_len++;
+    return m;
+}
+
+uint64_t tui_gantt_search(struct tui_gantt *g, struct tui_view *v, const char *pattern, int dir,
+                          bool *wrapped)
+{
+    *wrapped = false;
+    if (!g->pattern || strcmp(g->pattern, pattern) != 0) {
+        free(g->pattern);
+        g->pattern = sim_xstrdup(pattern);
+        g->match_len = 0;
+        if (g->match_vals)
+            memset(g->match_vals, 0, g->match_cap);
+    }
+    size_t nt = trace_model_track_count(g->m);
+    bool *track_match = sim_xcalloc(nt + 1, sizeof(bool));
+    for (uint32_t t = 0; t < nt; t++)
+        track_match[t] = str_matches(g, trace_model_track_get(g->m, t)->name);
+    /* order: (start, index); from the selected op, else from the cursor (an op starting
+     * at the cursor counts as after it) */
+    bool has_sel = v->selected != TUI_NO_EVENT;
+    uint64_t cs = has_sel ? trace_model_event(g->m, v->selected)->start : v->cursor;
+    uint64_t ci = has_sel ? v->selected : 0;
+    uint64_t n = trace_model_event_count(g->m), count = 0;
+    uint64_t best = TUI_NO_EVENT, bs = 0, wrap = TUI_NO_EVENT, ws = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        const struct trace_event *e = trace_model_event(g->m, i);
+        if (!(track_match[e->track] || str_matches(g, e->op)) || !tui_gantt_event_passes(g, v, e))
+            continue;
+        count++;
+        uint64_t s = e->start;
+        bool after = s > cs || (s == cs && (!has_sel || i > ci));
+        bool before = s < cs || (has_sel && s == cs && i < ci);
+        if (dir > 0) {
+            if (after && (best == TUI_NO_EVENT || s < bs))
+                best = i, bs = s;
+            if (wrap == TUI_NO_EVENT || s < ws)
+                wrap = i, ws = s;
+        } else {
+            if (before && (best == TUI_NO_EVENT || s >= bs))
+                best = i, bs = s;
+            if (wrap == TUI_NO_EVENT || s >= ws)
+                wrap = i, ws = s;
+        }
+    }
+    free(track_match);
+    if (count == 0)
+        return 0;
+    if (best == TUI_NO_EVENT)
+        best = wrap, *wrapped = true;
+    tui_gantt_select_event(g, v, best);
+    tui_gantt_update_follow(g);
+    return count;
+}
+
+void tui_gantt_select(struct tui_gantt *g, struct tui_view *v, uint64_t i)
+{
+    if (i >= trace_model_event_count(g->m))
+        return;
+    if (trace_model_track_count(g->m) != g->tracks_built) {
+        tui_gantt_tree_build(g);
+        tui_gantt_rows_build(g, v);
+    }
+    tui_gantt_select_event(g, v, i);
+    tui_gantt_update_follow(g);
+}
+
+void tui_gantt_show_span(struct tui_gantt *g, struct tui_view *v, uint64_t t0, uint64_t t1,
+                         uint64_t cursor)
+{
+    double span = t1 > t0 ? (double)(t1 - t0) : 1, pad = span / 16;
+    int w = g->plot_w > 0 ? g->plot_w : 1;
+    g->cpc = (span + 2 * pad) / w;
+    g->t0 = (double)t0 - pad;
+    g->fit = false;
+    tui_gantt_view_clamp(g);
+    tui_view_set_cursor(v, cursor);
+    tui_gantt_cursor_clamp(g, v);
+    g->cursor_seen = v->cursor;
+    tui_gantt_update_hover(g, v);
+    tui_gantt_update_follow(g);
+}
+
+bool tui_gantt_following(const struct tui_gantt *g)
+{
+    return g->follow;
+}
+
+void tui_gantt_span(const struct tui_gantt *g, uint64_t *t0, uint64_t *t1, double *cpc)
+{
+    uint64_t a, b;
+    tui_gantt_cell_range(g, 0, &a, &b);
+    *t0 = a;
+    *t1 = tui_gantt_view_end(g);
+    *cpc = g->cpc;
+}
+
+const char *tui_gantt_selected_label(const struct tui_gantt *g)
+{
+    if (g->sel >= g->nrows)
+        return "";
+    return g->nodes[g->rows[g->sel]].label;
+}

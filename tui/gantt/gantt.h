@@ -1,0 +1,52 @@
+/*
+ * The Gantt pane: a row per track, grouped and foldable by the dotted component id
+ * (sip / cube / PE) or, for spec traces, by engine kind; a time ruler; a time cursor;
+ * markers, tokens and bandwidth as bands above the rows. Zoomed out, a cell shows how
+ * busy its track is over the cell's time span (trace_model_track_busy: block eighths for
+ * a bar edge, shades for scattered work), never just the last op drawn; it is coloured by
+ * the op kind that takes most of the span.
+ */
+#ifndef TUI_GANTT_H
+#define TUI_GANTT_H
+
+#include "tui/panes/pane.h"
+
+struct tui_gantt;
+
+/* A Gantt pane over the view's model, fitted to the whole trace. v must outlive it. */
+struct tui_gantt *tui_gantt_new(struct tui_view *v);
+/* Free the pane (NULL is a no-op). */
+void tui_gantt_free(struct tui_gantt *g);
+
+/* Its operations (tui/panes/pane.h); self is the struct tui_gantt. */
+extern const struct tui_pane_ops tui_gantt_ops;
+
+/*
+ * Search: select the next (dir > 0) or previous (dir < 0) op whose op name or component
+ * matches pattern (case-insensitive substring), after or before the selected op (the
+ * cursor when none), wrapping around; its row is unfolded and scrolled to, the cursor
+ * moves to its start. Returns the number of matches in the trace (0: nothing changed);
+ * *wrapped tells whether the search went round.
+ */
+uint64_t tui_gantt_search(struct tui_gantt *g, struct tui_view *v, const char *pattern, int dir,
+                          bool *wrapped);
+
+/* Select model event i as a search would: its row unfolded and selected, the cursor at
+ * its start, the view showing it. */
+void tui_gantt_select(struct tui_gantt *g, struct tui_view *v, uint64_t i);
+
+/* Zoom and pan to show [t0, t1) with a little room on each side (as close as the zoom
+ * allows), and put the cursor at cursor (clamped into the view). */
+void tui_gantt_show_span(struct tui_gantt *g, struct tui_view *v, uint64_t t0, uint64_t t1,
+                         uint64_t cursor);
+
+/* Live: true while the view keeps "now" in sight (fitted, or its right edge at now). */
+bool tui_gantt_following(const struct tui_gantt *g);
+
+/* The visible time span [*t0, *t1) and the cycles per column of the last layout. */
+void tui_gantt_span(const struct tui_gantt *g, uint64_t *t0, uint64_t *t1, double *cpc);
+
+/* The label of the selected row (the track or group name), or "". */
+const char *tui_gantt_selected_label(const struct tui_gantt *g);
+
+#endif

@@ -1,0 +1,225 @@
+/*
+ * The critical path on the Gantt (see gantt_int.h): C computes the path of the launch at
+ * the cursor (trace/verdict/critpath.h) and highlights its ops; ( and ) walk the cursor along it,
+ * op by op, saying in the status line how long each op waited and on what (the details
+ * pane says it too). The bottleneck pane asks for a launch's path through the view.
+ */
+#include "tui/gantt/gantt_int.h"
+
+#include "sim/util/escape.h"
+#include "sim/util/xalloc.h"
+#include "trace/verdict/critpath.h"
+#include "trace/analysis/regions.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { PATH_MAX_DECODE = 200000 }; /* ops whose details the path reads */
+
+void tui_gantt_path_free(struct tui_gantt *g)
+{
+    if (g->path)
+        trace_critpath_fini(g->path);
+    free(g->path);
+    g->path = NULL;
+    free(g->path_spans);
+    g->path_spans = NULL;
+    g->path_nspans = 0;
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    for (int k = 0; k < 2; k++)
+        if (x[k] != y[k])
+            return x[k] < y[k] ? -1 : 1;
+    return 0;
+}
+
+bool tui_gantt_on_path(const struct tui_gantt *g, uint32_t track, uint64_t a, uint64_t b)
+{
+    size_t lo = 0, hi = g->path_nspans;
+    while (lo < hi) { /* the first span of the track */
+        size_t mid = lo + (hi - lo) / 2;
+        if (g->path_spans[mid * 3] < track)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < g->path_nspans && g->path_spans[i * 3] == track; i++)
+        if (g->path_spans[i * 3 + 1] < b && g->path_spans[i * 3 + 2] > a)
+            return true;
+    return false;
+}
+
+/* Move to step k: the op selected, the cursor at its start, the status line saying why it
+ * waited. */
+static void go_to(struct tui_gantt *g, struct tui_view *v, size_t k)
+{
+    const struct trace_critpath *p = g->path;
+    const struct trace_path_step *s = &p->steps[k];
+    tui_gantt_select_event(g, v, s->ev);
+    tui_view_set_path(v, p, k);
+    const struct trace_event *e = trace_model_event(g->m, s->ev);
+    double ghz = trace_model_clock_ghz(g->m);
+    char op[64], w[64], why[160], pred[64] = "the start";
+    sim_escape(trace_model_str(g->m, e->op), trace_model_str_len(g->m, e->op), op, sizeof(op));
+    if (s->pred != UINT64_MAX) {
+        const struct trace_event *pe = trace_model_event(g->m, s->pred);
+        sim_escape(trace_model_str(g->m, pe->op), trace_model_str_len(g->m, pe->op), pred,
+                   sizeof(pred));
+    }
+    tui_fmt_cycles_ns(w, sizeof(w), s->wait, ghz);
+    trace_critpath_why(p, s, why, sizeof(why));
+    tui_view_message(v, TUI_STYLE_STATUS, "path %zu/%zu: %s waited %s after %s (%s)", k + 1, p->n,
+                     op, w, pred, why);
+}
+
+/* The events of the launch with cmdq_id (all events for TRACE_NO_CMDQ), and its span. */
+static uint64_t *launch_events(const struct trace_model *m, int32_t cmdq, size_t *n,
+                               uint64_t *start, char *name, size_t size)
+{
+    uint64_t ne = trace_model_event_count(m);
+    uint64_t *evs = sim_xreallocarray(NULL, ne ? ne : 1, sizeof(*evs));
+    size_t k = 0;
+    uint64_t s = UINT64_MAX;
+    for (uint64_t i = 0; i < ne; i++) {
+        const struct trace_event *e = trace_model_event(m, i);
+        if (cmdq != TRACE_NO_CMDQ && e->cmdq_id != cmdq)
+            continue;
+        evs[k++] = i;
+        s = e->start < s ? e->start : s;
+    }
+    *n = k;
+    *start = k ? s : 0;
+    snprintf(name, size, "the run");
+    if (cmdq == TRACE_NO_CMDQ)
+        return evs;
+    struct trace_regions *rs = trace_regions_new(m, TRACE_REGION_LAUNCH);
+    for (size_t r = 0; r < trace_regions_count(rs); r++) {
+        const struct trace_region *x = trace_regions_get(rs, r);
+        if (x->cmdq_id != cmdq)
+            continue;
+        char q[80];
+        sim_escape(x->name, strlen(x->name), q, sizeof(q));
+        if (x->occurrence)
+            snprintf(name, size, "%s #%u", q, x->occurrence + 1);
+        else
+            snprintf(name, size, "%s", q);
+        *start = x->start;
+    }
+    trace_regions_free(rs);
+    return evs;
+}
+
+/* The launch the user means: that of the selected op, else of the op under the cursor,
+ * else the one whose ops span the cursor; TRACE_NO_CMDQ: the run. */
+static int32_t launch_at(const struct tui_gantt *g, const struct tui_view *v)
+{
+    uint64_t f = tui_view_focus_event(v);
+    if (f != TUI_NO_EVENT && trace_model_event(g->m, f)->cmdq_id != TRACE_NO_CMDQ)
+        return trace_model_event(g->m, f)->cmdq_id;
+    struct trace_regions *rs = trace_regions_new(g->m, TRACE_REGION_LAUNCH);
+    int32_t c = TRACE_NO_CMDQ;
+    for (size_t r = 0; r < trace_regions_count(rs); r++) {
+        const struct trace_region *x = trace_regions_get(rs, r);
+        if (x->start <= v->cursor && v->cursor < x->end)
+            c = x->cmdq_id; /* the last that holds it: launches run one after another */
+    }
+    trace_regions_free(rs);
+    return c;
+}
+
+/* Compute and show the path of launch cmdq. */
+static void show_path(struct tui_gantt *g, struct tui_view *v, int32_t cmdq)
+{
+    tui_gantt_path_free(g);
+    size_t n;
+    uint64_t start;
+    char name[96];
+    uint64_t *evs = launch_events(g->m, cmdq, &n, &start, name, sizeof(name));
+    g->path = sim_xcalloc(1, sizeof(*g->path));
+    struct trace_critpath_input in = {
+        .m = g->m, .events = evs, .n = n, .start = start, .max_decode = PATH_MAX_DECODE};
+    trace_critpath_compute(&in, g->path);
+    free(evs);
+    if (!g->path->n) {
+        tui_gantt_path_free(g);
+        tui_view_set_path(v, NULL, 0);
+        tui_view_message(v, TUI_STYLE_STATUS, "no ops in %s: no critical path", name);
+        return;
+    }
+    g->path_nspans = g->path->n;
+    g->path_spans = sim_xreallocarray(NULL, g->path_nspans, 3 * sizeof(uint64_t));
+    uint64_t waits = 0;
+    for (size_t i = 0; i < g->path->n; i++) {
+        const struct trace_event *e = trace_model_event(g->m, g->path->steps[i].ev);
+        g->path_spans[i * 3] = e->track;
+        g->path_spans[i * 3 + 1] = e->start;
+        g->path_spans[i * 3 + 2] = tui_gantt_ev_end(g, e);
+        waits += g->path->steps[i].wait;
+    }
+    qsort(g->path_spans, g->path_nspans, 3 * sizeof(uint64_t), cmp_span);
+    snprintf(g->path_name, sizeof(g->path_name), "%s", name);
+    /* the launch in view, the cursor on its first op */
+    uint64_t end = g->path->end > start ? g->path->end : start + 1;
+    double span = (double)(end - start);
+    if (span / g->cpc > g->plot_w || span / g->cpc < g->plot_w / 4.0) {
+        g->cpc = span * 1.1 / (g->plot_w > 0 ? g->plot_w : 1);
+        g->cpc = g->cpc < 1 ? 1 : g->cpc;
+    }
+    g->t0 = (double)start - span * 0.05;
+    g->fit = false;
+    tui_gantt_view_clamp(g);
+    go_to(g, v, 0);
+    char w[64], l[64];
+    double ghz = trace_model_clock_ghz(g->m);
+    tui_fmt_cycles_ns(l, sizeof(l), end - start, ghz);
+    tui_fmt_cycles_ns(w, sizeof(w), waits, ghz);
+    tui_view_message(
+        v, TUI_STYLE_STATUS,
+        "critical path of %s: %zu ops over %s, %s waiting; ) next, ( previous, C hides", name,
+        g->path->n, l, w);
+}
+
+enum tui_result tui_gantt_path_toggle(struct tui_gantt *g, struct tui_view *v)
+{
+    if (g->path) {
+        tui_gantt_path_free(g);
+        tui_view_set_path(v, NULL, 0);
+        tui_view_message(v, TUI_STYLE_STATUS, "critical path hidden");
+        return TUI_RES_REDRAW;
+    }
+    show_path(g, v, launch_at(g, v));
+    return TUI_RES_REDRAW;
+}
+
+enum tui_result tui_gantt_path_step(struct tui_gantt *g, struct tui_view *v, int dir)
+{
+    if (!g->path) {
+        tui_view_message(v, TUI_STYLE_STATUS, "no critical path shown: C shows it");
+        return TUI_RES_REDRAW;
+    }
+    size_t k = v->path == g->path ? v->path_step : 0;
+    if (dir > 0 && k + 1 >= g->path->n) {
+        tui_view_message(v, TUI_STYLE_STATUS, "the last op of the path (%zu of %zu)", k + 1,
+                         g->path->n);
+        return TUI_RES_REDRAW;
+    }
+    if (dir < 0 && k == 0) {
+        tui_view_message(v, TUI_STYLE_STATUS, "the first op of the path");
+        return TUI_RES_REDRAW;
+    }
+    go_to(g, v, dir > 0 ? k + 1 : k - 1);
+    return TUI_RES_REDRAW;
+}
+
+bool tui_gantt_path_sync(struct tui_gantt *g, struct tui_view *v)
+{
+    if (!v->path_requested)
+        return false;
+    v->path_requested = false;
+    show_path(g, v, v->path_request);
+    return true;
+}

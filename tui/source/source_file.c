@@ -1,0 +1,97 @@
+/*
+ * The post-mortem source: a trace model loaded from a file (or built by the caller) that
+ * never changes. It is never running, so the main loop sleeps on input.
+ */
+#include "tui/source/source.h"
+
+#include "sim/util/xalloc.h"
+#include "trace/file/loader.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+struct source_file {
+    struct tui_source base;
+    struct trace_model *m; /* owned */
+    char *name;            /* owned */
+    char notice[160];      /* what the loader found wrong, or "" */
+};
+
+static const struct trace_model *file_model(struct tui_source *s)
+{
+    return ((struct source_file *)s)->m;
+}
+
+static void file_status(struct tui_source *s, struct tui_source_status *out)
+{
+    struct source_file *f = (struct source_file *)s;
+    *out = (struct tui_source_status){
+        .mode = TUI_MODE_POSTMORTEM, .name = f->name, .notice = f->notice[0] ? f->notice : NULL};
+}
+
+static bool file_running(struct tui_source *s)
+{
+    (void)s;
+    return false;
+}
+
+static int file_tick(struct tui_source *s, uint64_t budget_ns, struct diag *d)
+{
+    (void)s, (void)budget_ns, (void)d;
+    return 0;
+}
+
+static void file_free(struct tui_source *s)
+{
+    struct source_file *f = (struct source_file *)s;
+    trace_model_free(f->m);
+    free(f->name);
+    free(f);
+}
+
+static const struct tui_source_ops file_ops = {
+    .kind = "file",
+    .model = file_model,
+    .status = file_status,
+    .running = file_running,
+    .tick = file_tick,
+    .control = NULL,
+    .memstore = NULL,
+    .free = file_free,
+};
+
+struct tui_source *tui_source_model_take(struct trace_model *m, const char *name)
+{
+    struct source_file *f = sim_xcalloc(1, sizeof(*f));
+    f->base.ops = &file_ops;
+    f->m = m;
+    f->name = sim_xstrdup(name ? name : "");
+    trace_model_finish(m);
+    return &f->base;
+}
+
+struct tui_source *tui_source_file_open(const char *path, struct diag *d)
+{
+    struct trace_report *r = trace_report_new(0);
+    struct trace_model *m = NULL;
+    if (trace_load_file(path, r, &m, d) < 0) {
+        trace_report_free(r);
+        return NULL;
+    }
+    struct source_file *f = (struct source_file *)tui_source_model_take(m, path);
+    uint64_t errors = trace_report_errors(r), warnings = trace_report_warnings(r);
+    if (errors || warnings)
+        snprintf(f->notice, sizeof(f->notice),
+                 "the trace has %" PRIu64 " error%s and %" PRIu64
+                 " warning%s (records in error are left out; npuscope validate lists them)",
+                 errors, errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
+    trace_report_free(r);
+    return &f->base;
+}
+
+void tui_source_free(struct tui_source *s)
+{
+    if (s)
+        s->ops->free(s);
+}

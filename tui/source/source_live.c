@@ -1,0 +1,1223 @@
+/*
+ * The live source: the simulation runs in the TUI's process, one engine event at a time
+ * (sim_engine_step), so a pause, a breakpoint or the end of a step always falls between
+ * two events. Each tick runs events for at most ~10 ms (or as many as the chosen speed
+ * allows), then brings the trace model up to date (trace_live_sync); the app redraws.
+ * Breakpoints on op starts are checked by an op log observer, marker breakpoints after
+ * each event.
+ */
+#include "tui/source/source.h"
+
+#include "sim/util/escape.h"
+#include "sim/host/host.h"
+#include "sim/host/run.h"
+#include "sim/util/xalloc.h"
+#include "trace/model/format.h"
+#include "trace/live/live.h"
+#include "tui/source/ckpt.h"
+#include "trace/live/watch.h"
+#include "tui/source/memview.h"
+#include "tui/term/view.h"
+
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum {
+    TICK_NS = 10 * 1000 * 1000,       /* most a tick runs events for */
+    RATE_NS = 500 * 1000 * 1000,      /* window of the events-per-second measure */
+    CHECK_EVERY = 8,                  /* events between two looks at the clock (some take ms) */
+    PACE_MAX_WAIT_MS = 250,           /* a slowed run still looks at input this often */
+    CKPT_WORK_NS = 250 * 1000 * 1000, /* running between two checkpoints, at most */
+    CKPT_SHARE = 200,                 /* ... or this many times what the last fork took (the
+                                         pages it then copies cost about ten times more) */
+    CKPT_SPREAD = 16,                 /* ... or this fraction of the running so far */
+    CKPT_MIN_EVENTS = 4096,           /* and at least this many events */
+    CKPT_MAX_EVENTS = 1 << 20,        /* events run by hand (steps) between two, at most */
+    MARKS = 64,                       /* op starts and ends remembered for going back */
+    HITS = 32,                        /* breakpoint hits remembered */
+};
+
+/* The steps of the speed keys, events per second; past the last: as fast as possible. A
+ * run may start at any other speed (run --speed): the keys go to the next step from it. */
+static const uint64_t speeds[] = {1, 10, 100, 1000, 10000, 100000};
+enum { NSPEEDS = sizeof(speeds) / sizeof(speeds[0]) };
+
+enum state {
+    ST_RUNNING,
+    ST_PAUSED,
+    ST_FINISHED,
+};
+
+/* What a run (as opposed to a pause) is for. */
+enum goal {
+    GOAL_END,     /* to the end */
+    GOAL_STEP_OP, /* until an op record starts or ends */
+    GOAL_UNTIL,   /* until a time */
+};
+
+struct bp {
+    enum tui_break_kind kind;
+    char *pattern; /* owned */
+    uint64_t hits;
+    int id; /* METRIC: its id in the watch */
+};
+
+/* An event that started or ended an op (the last such op of the event). */
+struct opmark {
+    uint64_t event; /* engine events after it */
+    uint64_t record;
+    bool started;
+};
+
+/* An event that hit a breakpoint. */
+struct hitmark {
+    uint64_t event;
+    uint64_t record; /* op record id, or UINT64_MAX (a marker) */
+    char text[256];
+};
+
+struct source_live {
+    struct tui_source base;
+    struct sim_run *run;     /* owned */
+    struct trace_live *feed; /* owned */
+    struct sim_engine *eng;  /* borrowed from the run */
+    struct sim_chip *chip;   /* borrowed from the run */
+    char *name;              /* owned */
+    struct tui_memview *mem; /* owned: the store as the memory pane reads it */
+    int observer;            /* our op log subscription */
+    enum state state;
+    enum goal goal;
+    uint64_t goal_changes;      /* GOAL_STEP_OP: op changes when it began */
+    sim_time_t goal_until;      /* GOAL_UNTIL: ticks */
+    uint64_t speed;             /* events per second, 0: as fast as possible */
+    uint64_t pace_t0, pace_ev0; /* when the current paced stretch began, events then */
+
+    struct bp *bps; /* owned */
+    size_t nbp;
+    struct trace_watch *watch; /* owned: the METRIC breakpoints' conditions, or NULL */
+    int next_watch_id;
+    uint64_t hit_event;   /* a METRIC breakpoint's op (a model event), or UINT64_MAX */
+    char fired_text[320]; /* the breakpoint that paused the run, for the header */
+    size_t markers_seen;
+    /* during one event: a breakpoint hit, the last op that started or ended */
+    bool hit;
+    char hit_text[256];
+    uint64_t hit_record; /* op record id, or UINT64_MAX (a marker) */
+    uint64_t changed_record;
+    bool changed_started;
+    uint64_t focus; /* model event to show, or UINT64_MAX */
+
+    struct sim_step_info last; /* the last event run */
+    bool have_last;
+    char last_text[400];
+    char notice[320];
+    uint64_t notice_rev;
+    char speed_text[32];
+
+    uint64_t rate_t0, rate_ev0; /* events-per-second window */
+    double eps;
+
+    int (*verify)(struct sim_run *run, char *line, size_t size, void *ctx);
+    void *verify_ctx;
+    bool verified;
+    char verify_text[256];
+    bool trace_done;
+    int trace_rc; /* how finishing the trace file went */
+    struct diag trace_diag;
+
+    /* going back */
+    struct tui_ckpt *ckpt;      /* owned; NULL: no checkpoints */
+    struct tui_ckpt_req *req;   /* owned: the request a resumed copy reads */
+    uint64_t ckpt_work;         /* ns spent running events since the last checkpoint */
+    uint64_t ckpt_cost;         /* ns the last checkpoint took (the fork) */
+    uint64_t run_work;          /* ns spent running events in all */
+    uint64_t ckpt_ticked;       /* events run by ticks (not by hand) since the last one */
+    bool silent;                /* re-running to a target: no stops, no hit counts */
+    bool backwards;             /* this state was reached by going back */
+    struct opmark marks[MARKS]; /* a ring: nmarks in all */
+    uint64_t nmarks;
+    struct hitmark hitm[HITS];
+    uint64_t nhits;
+    size_t ui_len; /* > 0 once resumed: the app's state handed over */
+    unsigned char ui[TUI_SOURCE_UI_MAX];
+};
+
+static struct source_live *L_of(struct tui_source *s)
+{
+    return (struct source_live *)s;
+}
+
+static void notice(struct source_live *L, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void notice(struct source_live *L, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(L->notice, sizeof(L->notice), fmt, ap);
+    va_end(ap);
+    L->notice_rev++;
+}
+
+static uint64_t now_cycles(const struct source_live *L)
+{
+    return trace_model_now(trace_live_model(L->feed));
+}
+
+static double clock_ghz(const struct source_live *L)
+{
+    return sim_run_config(L->run)->clock_ghz;
+}
+
+/* ---- breakpoints ------------------------------------------------------------------------ */
+
+static bool matches(const char *pattern, const char *s)
+{
+    return s && fnmatch(pattern, s, 0) == 0;
+}
+
+/* Remember the event running now as one that started or ended an op. */
+static void mark_change(struct source_live *L, uint64_t record, bool started)
+{
+    uint64_t ev = sim_engine_events(L->eng);
+    struct opmark *last = L->nmarks ? &L->marks[(L->nmarks - 1) % MARKS] : NULL;
+    if (!last || last->event != ev)
+        last = &L->marks[L->nmarks++ % MARKS];
+    *last = (struct opmark){ev, record, started};
+}
+
+/* Remember a breakpoint hit by the event running now (hit_text says which). */
+static void mark_hit(struct source_live *L, uint64_t record)
+{
+    uint64_t ev = sim_engine_events(L->eng);
+    struct hitmark *last = L->nhits ? &L->hitm[(L->nhits - 1) % HITS] : NULL;
+    if (last && last->event == ev)
+        return; /* the first hit of an event is the one shown */
+    struct hitmark *h = &L->hitm[L->nhits++ % HITS];
+    h->event = ev;
+    h->record = record;
+    snprintf(h->text, sizeof(h->text), "%s", L->hit_text);
+}
+
+static void on_start(void *ctx, const struct sim_op_record *rec)
+{
+    struct source_live *L = ctx;
+    L->changed_record = rec->note.id;
+    L->changed_started = true;
+    mark_change(L, rec->note.id, true);
+    for (size_t i = 0; i < L->nbp && !L->hit; i++) {
+        struct bp *b = &L->bps[i];
+        bool hit = (b->kind == TUI_BREAK_COMPONENT && matches(b->pattern, rec->component_id)) ||
+                   (b->kind == TUI_BREAK_OP && matches(b->pattern, rec->op_name));
+        if (!hit)
+            continue;
+        L->hit = true;
+        L->hit_record = rec->note.id;
+        char comp[96], op[64];
+        sim_escape(rec->component_id, strlen(rec->component_id), comp, sizeof(comp));
+        sim_escape(rec->op_name, strlen(rec->op_name), op, sizeof(op));
+        snprintf(L->hit_text, sizeof(L->hit_text), "breakpoint %zu: %s starts on %s", i + 1, op,
+                 comp);
+        mark_hit(L, rec->note.id);
+        if (L->silent) {
+            L->hit = false; /* going back: remembered, not stopped at */
+            continue;
+        }
+        b->hits++;
+        sim_engine_stop(L->eng); /* a batch ends right after this event */
+    }
+}
+
+static void on_end(void *ctx, const struct sim_op_record *rec)
+{
+    struct source_live *L = ctx;
+    L->changed_record = rec->note.id;
+    L->changed_started = false;
+    mark_change(L, rec->note.id, false);
+}
+
+/* Markers raised by the last event: a marker breakpoint? */
+static void check_markers(struct source_live *L)
+{
+    size_t n = sim_chip_marker_count(L->chip);
+    for (; L->markers_seen < n; L->markers_seen++) {
+        const struct sim_chip_marker *k = sim_chip_marker(L->chip, L->markers_seen);
+        for (size_t i = 0; i < L->nbp && !L->hit; i++) {
+            struct bp *b = &L->bps[i];
+            if (b->kind != TUI_BREAK_MARKER || !matches(b->pattern, k->name))
+                continue;
+            L->hit = true;
+            L->hit_record = UINT64_MAX;
+            char name[96], comp[96];
+            sim_escape(k->name, strlen(k->name), name, sizeof(name));
+            sim_escape(k->component ? k->component : "", k->component ? strlen(k->component) : 0,
+                       comp, sizeof(comp));
+            snprintf(L->hit_text, sizeof(L->hit_text), "breakpoint %zu: marker %s on %s", i + 1,
+                     name, comp);
+            mark_hit(L, UINT64_MAX);
+            if (L->silent) {
+                L->hit = false;
+                continue;
+            }
+            b->hits++;
+        }
+    }
+}
+
+/* After an event: a METRIC breakpoint's condition that came to hold? */
+static void check_watch(struct source_live *L)
+{
+    int id;
+    uint64_t ev;
+    char text[200];
+    if (!L->watch || L->hit || !trace_watch_check(L->watch, &id, &ev, text, sizeof(text)))
+        return;
+    for (size_t i = 0; i < L->nbp; i++) {
+        struct bp *b = &L->bps[i];
+        if (b->kind != TUI_BREAK_METRIC || b->id != id)
+            continue;
+        L->hit = true;
+        L->hit_record = UINT64_MAX;
+        L->hit_event = ev;
+        snprintf(L->hit_text, sizeof(L->hit_text), "breakpoint %zu: %s", i + 1, text);
+        mark_hit(L, UINT64_MAX);
+        if (L->silent) { /* going back: remembered, not stopped at */
+            L->hit = false;
+            L->hit_event = UINT64_MAX;
+            return;
+        }
+        b->hits++;
+        return;
+    }
+}
+
+static int live_break_add(struct tui_source *s, enum tui_break_kind kind, const char *pattern,
+                          struct diag *d)
+{
+    struct source_live *L = L_of(s);
+    while (pattern && (*pattern == ' ' || *pattern == '\t'))
+        pattern++;
+    if (!pattern || !*pattern)
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL, "a breakpoint needs a pattern");
+    struct bp b = {kind, NULL, 0, -1};
+    if (kind == TUI_BREAK_METRIC) {
+        struct trace_watch_cond c;
+        int rc = trace_watch_parse(pattern, clock_ghz(L), &c, d);
+        if (rc < 0)
+            return rc;
+        if (!L->watch)
+            L->watch = trace_watch_new(L->feed);
+        b.id = L->next_watch_id++;
+        trace_watch_add(L->watch, b.id, &c);
+        b.pattern = sim_xstrdup(c.text);
+    } else {
+        b.pattern = sim_xstrdup(pattern);
+    }
+    L->bps = sim_xreallocarray(L->bps, L->nbp + 1, sizeof(*L->bps));
+    L->bps[L->nbp++] = b;
+    return 0;
+}
+
+static size_t live_break_count(struct tui_source *s)
+{
+    return L_of(s)->nbp;
+}
+
+static void live_break_describe(struct tui_source *s, size_t i, char *buf, size_t size)
+{
+    struct source_live *L = L_of(s);
+    if (i >= L->nbp) {
+        snprintf(buf, size, "?");
+        return;
+    }
+    const struct bp *b = &L->bps[i];
+    static const char *const what[] = {"an op starts on", "op", "marker", "when"};
+    char pat[128];
+    sim_escape(b->pattern, strlen(b->pattern), pat, sizeof(pat));
+    if (b->kind == TUI_BREAK_METRIC) {
+        snprintf(buf, size, "when %s, hit %" PRIu64 " time%s", pat, b->hits,
+                 b->hits == 1 ? "" : "s");
+        return;
+    }
+    snprintf(buf, size, "%s %s%s, hit %" PRIu64 " time%s", what[b->kind], pat,
+             b->kind == TUI_BREAK_OP       ? " starts"
+             : b->kind == TUI_BREAK_MARKER ? " is raised"
+                                           : "",
+             b->hits, b->hits == 1 ? "" : "s");
+}
+
+static void live_break_remove(struct tui_source *s, size_t i)
+{
+    struct source_live *L = L_of(s);
+    if (i >= L->nbp)
+        return;
+    if (L->bps[i].kind == TUI_BREAK_METRIC)
+        trace_watch_remove(L->watch, L->bps[i].id);
+    free(L->bps[i].pattern);
+    memmove(&L->bps[i], &L->bps[i + 1], (L->nbp - i - 1) * sizeof(*L->bps));
+    L->nbp--;
+}
+
+/* ---- running ------------------------------------------------------------------------------ */
+
+static const char *kind_text(enum sim_event_kind k)
+{
+    switch (k) {
+    case SIM_EV_START: return "process starts";
+    case SIM_EV_TIMEOUT: return "delay elapsed";
+    case SIM_EV_EVENT: return "event fired";
+    case SIM_EV_REQUEST: return "request granted";
+    case SIM_EV_RELEASE: return "released";
+    case SIM_EV_PUT: return "put";
+    case SIM_EV_GET: return "got";
+    case SIM_EV_TRANSFER: return "transfer done";
+    case SIM_EV_EXIT: return "process ends";
+    }
+    return "?";
+}
+
+/* "ev 12 at 1.234 us: transfer done sip0.io_cpu->host (host)" */
+static void describe_last(struct source_live *L)
+{
+    const struct sim_step_info *i = &L->last;
+    char t[32], what[112], proc[96];
+    tui_fmt_ns(t, sizeof(t), sim_ticks_to_ns(i->time));
+    sim_escape(i->what, strlen(i->what), what, sizeof(what));
+    sim_escape(i->proc, strlen(i->proc), proc, sizeof(proc));
+    snprintf(L->last_text, sizeof(L->last_text), "ev %" PRIu64 " at %s: %s%s%s%s%s%s",
+             sim_engine_events(L->eng), t, kind_text(i->kind), what[0] ? " " : "", what,
+             proc[0] ? " (" : "", proc, proc[0] ? ")" : "");
+}
+
+/* Run one engine event. False when there was none (the simulation is over). */
+static bool step_one(struct source_live *L)
+{
+    L->hit = false;
+    L->hit_event = UINT64_MAX;
+    struct sim_step_info info;
+    if (sim_engine_step(L->eng, &info) != 1)
+        return false;
+    L->last = info;
+    L->have_last = true;
+    check_markers(L);
+    check_watch(L);
+    return true;
+}
+
+/* The simulation ran out of events: finish the trace file, verify. */
+static void finished(struct source_live *L)
+{
+    if (L->state == ST_FINISHED)
+        return;
+    L->state = ST_FINISHED;
+    trace_live_sync(L->feed);
+    struct sim_run_summary sum;
+    sim_run_summarize(L->run, &sum);
+    char done[160];
+    snprintf(done, sizeof(done), "finished: %zu of %zu requests answered, %zu failed%s",
+             sum.completed, sum.requests, sum.failed,
+             sum.host_finished ? "" : " (the program did not finish)");
+    sim_run_summary_fini(&sum);
+    if (L->verify && !L->verified) {
+        L->verified = true;
+        int rc = L->verify(L->run, L->verify_text, sizeof(L->verify_text), L->verify_ctx);
+        if (rc < 0 && !L->verify_text[0])
+            snprintf(L->verify_text, sizeof(L->verify_text), "verify: could not run phase 2");
+    }
+    const char *path = trace_live_path(L->feed);
+    if (path && !L->trace_done) {
+        L->trace_done = true;
+        char p[160];
+        sim_escape(path, strlen(path), p, sizeof(p));
+        L->trace_rc = trace_live_finish(L->feed, true, &L->trace_diag);
+        if (L->trace_rc < 0) {
+            char line[400];
+            notice(L, "%s; the trace could not be written: %s", done,
+                   diag_format(&L->trace_diag, line, sizeof(line)));
+            return;
+        }
+        notice(L, "%s; trace written to %s", done, p);
+        return;
+    }
+    notice(L, "%s", done);
+}
+
+static void pause_with(struct source_live *L, const char *why)
+{
+    L->state = ST_PAUSED;
+    L->goal = GOAL_END;
+    if (L->have_last)
+        describe_last(L);
+    if (why)
+        notice(L, "%s", why);
+}
+
+static void start_running(struct source_live *L, enum goal g)
+{
+    if (L->state == ST_FINISHED)
+        return;
+    L->fired_text[0] = '\0';
+    L->state = ST_RUNNING;
+    L->goal = g;
+    L->pace_t0 = tui_now_ns();
+    L->pace_ev0 = sim_engine_events(L->eng);
+    L->rate_t0 = L->pace_t0;
+    L->rate_ev0 = L->pace_ev0;
+}
+
+/* After an event that hit a breakpoint or ended a step-op: pause and show the op. */
+static bool check_stop(struct source_live *L)
+{
+    if (L->hit) {
+        uint64_t ev = L->hit_record != UINT64_MAX
+                          ? trace_live_event_of_record(L->feed, L->hit_record)
+                          : L->hit_event;
+        L->focus = ev;
+        snprintf(L->fired_text, sizeof(L->fired_text), "%s", L->hit_text);
+        pause_with(L, L->hit_text);
+        return true;
+    }
+    if (L->goal == GOAL_STEP_OP && trace_live_op_changes(L->feed) != L->goal_changes) {
+        L->focus = trace_live_event_of_record(L->feed, L->changed_record);
+        pause_with(L, NULL);
+        const struct trace_model *m = trace_live_model(L->feed);
+        if (L->focus != UINT64_MAX) {
+            const struct trace_event *e = trace_model_event(m, L->focus);
+            uint32_t comp = trace_model_track_get(m, e->track)->name;
+            char op[64], c[96];
+            sim_escape(trace_model_str(m, e->op), trace_model_str_len(m, e->op), op, sizeof(op));
+            sim_escape(trace_model_str(m, comp), trace_model_str_len(m, comp), c, sizeof(c));
+            notice(L, "op %s: %s on %s", L->changed_started ? "starts" : "ends", op, c);
+        }
+        return true;
+    }
+    return false;
+}
+
+/* The next step of the speed keys above speed (0, as fast as possible, stays). */
+static uint64_t faster(uint64_t speed)
+{
+    for (size_t i = 0; speed && i < NSPEEDS; i++)
+        if (speeds[i] > speed)
+            return speeds[i];
+    return 0;
+}
+
+/* The next step below speed; the slowest stays. */
+static uint64_t slower(uint64_t speed)
+{
+    for (size_t i = NSPEEDS; i-- > 0;)
+        if (!speed || speeds[i] < speed)
+            return speeds[i];
+    return speed;
+}
+
+static void set_speed_text(struct source_live *L)
+{
+    if (L->speed)
+        snprintf(L->speed_text, sizeof(L->speed_text), "%" PRIu64 " ev/s", L->speed);
+    else
+        snprintf(L->speed_text, sizeof(L->speed_text), "max");
+}
+
+/* Events the chosen speed allows now (UINT64_MAX: no limit). */
+static uint64_t allowed(const struct source_live *L, uint64_t t)
+{
+    uint64_t rate = L->speed;
+    if (!rate)
+        return UINT64_MAX;
+    double due = (double)(t - L->pace_t0) * 1e-9 * (double)rate;
+    uint64_t done = sim_engine_events(L->eng) - L->pace_ev0;
+    /* at least one event when a stretch starts, so a step of speed 1 shows at once */
+    uint64_t may = (uint64_t)floor(due) + 1;
+    return may > done ? may - done : 0;
+}
+
+static void measure(struct source_live *L, uint64_t t)
+{
+    if (t - L->rate_t0 < RATE_NS)
+        return;
+    uint64_t ev = sim_engine_events(L->eng);
+    L->eps = (double)(ev - L->rate_ev0) / ((double)(t - L->rate_t0) * 1e-9);
+    L->rate_t0 = t;
+    L->rate_ev0 = ev;
+}
+
+/* Breakpoints that need a look after every event (markers, conditions on metrics). */
+static bool has_marker_breaks(const struct source_live *L)
+{
+    for (size_t i = 0; i < L->nbp; i++)
+        if (L->bps[i].kind == TUI_BREAK_MARKER || L->bps[i].kind == TUI_BREAK_METRIC)
+            return true;
+    return false;
+}
+
+/*
+ * Run up to may events in batches of the engine, as a headless run does, looking at the
+ * clock between batches: the per-event checks are not needed when running to the end
+ * with no marker breakpoint (an op breakpoint stops the engine from the op log's observer,
+ * right after the event that started the op).
+ */
+static void run_batches(struct source_live *L, uint64_t may, uint64_t t0, uint64_t budget_ns)
+{
+    enum { BATCH = 256 };
+    uint64_t done = 0;
+    while (done < may) {
+        uint64_t want = may - done < BATCH ? may - done : BATCH;
+        L->hit = false;
+        uint64_t ran = sim_engine_run_last(L->eng, SIM_RUN_EVENTS, want, &L->last);
+        if (ran)
+            L->have_last = true;
+        done += ran;
+        check_markers(L); /* keeps count of the markers seen */
+        if (ran < want && !L->hit) {
+            finished(L);
+            return;
+        }
+        if (check_stop(L) || tui_now_ns() - t0 > budget_ns)
+            return;
+    }
+}
+
+/* ---- going back ------------------------------------------------------------------------ */
+
+enum { REQ_EVENT, REQ_UNTIL };
+
+static void put(struct tui_ckpt_req *r, const void *p, size_t n)
+{
+    if (r->carry_len + n > sizeof(r->carry))
+        return;
+    memcpy(r->carry + r->carry_len, p, n);
+    r->carry_len += (uint32_t)n;
+}
+
+static bool get(const struct tui_ckpt_req *r, size_t *at, void *p, size_t n)
+{
+    if (*at + n > r->carry_len)
+        return false;
+    memcpy(p, r->carry + *at, n);
+    *at += n;
+    return true;
+}
+
+/* What the resumed copy keeps of this process: breakpoints (with their counts), speed,
+ * whether the trace file is already written, how we go back, and the app's state. */
+static void pack_carry(struct source_live *L, uint32_t how, const void *ui, size_t ui_len)
+{
+    struct tui_ckpt_req *r = L->req;
+    r->carry_len = 0;
+    uint32_t speed = (uint32_t)L->speed, nbp = 0;
+    uint8_t done = L->trace_done;
+    put(r, &how, sizeof(how));
+    put(r, &speed, sizeof(speed));
+    put(r, &done, sizeof(done));
+    size_t room = sizeof(r->carry) - TUI_SOURCE_UI_MAX - 64;
+    size_t need = 0;
+    for (; nbp < L->nbp; nbp++) {
+        need += 16 + strlen(L->bps[nbp].pattern);
+        if (need > room)
+            break; /* the rest do not fit: they are left behind */
+    }
+    put(r, &nbp, sizeof(nbp));
+    for (uint32_t i = 0; i < nbp; i++) {
+        uint32_t kind = L->bps[i].kind, len = (uint32_t)strlen(L->bps[i].pattern);
+        put(r, &kind, sizeof(kind));
+        put(r, &L->bps[i].hits, sizeof(L->bps[i].hits));
+        put(r, &len, sizeof(len));
+        put(r, L->bps[i].pattern, len);
+    }
+    uint32_t n = (uint32_t)(ui_len < TUI_SOURCE_UI_MAX ? ui_len : TUI_SOURCE_UI_MAX);
+    put(r, &n, sizeof(n));
+    put(r, ui, n);
+}
+
+/*
+ * The watch id of a METRIC breakpoint carried back into this copy (its condition as text):
+ * the copy's own when it watched the same condition already (its state as of the copy
+ * carries on), else the condition watched anew. old[0..nold) are the copy's breakpoints;
+ * the one reused is marked (id -1). -1 when the text does not parse (it did before).
+ */
+static int carried_watch(struct source_live *L, struct bp *old, size_t nold, const char *text)
+{
+    for (size_t i = 0; i < nold; i++)
+        if (old[i].kind == TUI_BREAK_METRIC && old[i].id >= 0 &&
+            strcmp(old[i].pattern, text) == 0) {
+            int id = old[i].id;
+            old[i].id = -1;
+            return id;
+        }
+    struct trace_watch_cond c;
+    struct diag d;
+    if (trace_watch_parse(text, clock_ghz(L), &c, &d) < 0)
+        return -1;
+    if (!L->watch)
+        L->watch = trace_watch_new(L->feed);
+    int id = L->next_watch_id++;
+    trace_watch_add(L->watch, id, &c);
+    return id;
+}
+
+static uint32_t unpack_carry(struct source_live *L)
+{
+    const struct tui_ckpt_req *r = L->req;
+    size_t at = 0;
+    uint32_t how = 0, speed = 0, nbp = 0, n = 0;
+    uint8_t done = 0;
+    get(r, &at, &how, sizeof(how));
+    if (get(r, &at, &speed, sizeof(speed))) /* events per second (at most 1e9), 0: max */
+        L->speed = speed;
+    get(r, &at, &done, sizeof(done));
+    if (done) { /* the file is written; this copy leaves it alone */
+        L->trace_done = true;
+        L->trace_rc = 0;
+    }
+    struct bp *old = L->bps; /* this copy's, from when it was taken */
+    size_t nold = L->nbp;
+    L->bps = NULL;
+    L->nbp = 0;
+    get(r, &at, &nbp, sizeof(nbp));
+    for (uint32_t i = 0; i < nbp; i++) {
+        uint32_t kind = 0, len = 0;
+        uint64_t hits = 0;
+        if (!get(r, &at, &kind, sizeof(kind)) || !get(r, &at, &hits, sizeof(hits)) ||
+            !get(r, &at, &len, sizeof(len)) || at + len > r->carry_len)
+            break;
+        char *pat = sim_xmalloc(len + 1);
+        get(r, &at, pat, len);
+        pat[len] = '\0';
+        struct bp b = {(enum tui_break_kind)kind, pat, hits, -1};
+        if (b.kind == TUI_BREAK_METRIC)
+            b.id = carried_watch(L, old, nold, pat);
+        L->bps = sim_xreallocarray(L->bps, L->nbp + 1, sizeof(*L->bps));
+        L->bps[L->nbp++] = b;
+    }
+    for (size_t i = 0; i < nold; i++) { /* breakpoints removed since this copy was taken */
+        if (old[i].kind == TUI_BREAK_METRIC && old[i].id >= 0)
+            trace_watch_remove(L->watch, old[i].id);
+        free(old[i].pattern);
+    }
+    free(old);
+    if (get(r, &at, &n, sizeof(n)) && n <= sizeof(L->ui) && get(r, &at, L->ui, n))
+        L->ui_len = n ? n : 1;
+    else
+        L->ui_len = 1;
+    set_speed_text(L);
+    return how;
+}
+
+static const struct opmark *mark_at(const struct source_live *L, uint64_t before)
+{
+    for (uint64_t k = L->nmarks; k > 0 && L->nmarks - k < MARKS; k--)
+        if (L->marks[(k - 1) % MARKS].event < before)
+            return &L->marks[(k - 1) % MARKS];
+    return NULL;
+}
+
+static const struct hitmark *hit_at(const struct source_live *L, uint64_t before)
+{
+    for (uint64_t k = L->nhits; k > 0 && L->nhits - k < HITS; k--)
+        if (L->hitm[(k - 1) % HITS].event < before)
+            return &L->hitm[(k - 1) % HITS];
+    return NULL;
+}
+
+/* "op starts: NAME on COMPONENT", and the op to show, for an op record. */
+static void notice_op(struct source_live *L, uint64_t record, bool started)
+{
+    L->focus = trace_live_event_of_record(L->feed, record);
+    if (L->focus == UINT64_MAX)
+        return;
+    const struct trace_model *m = trace_live_model(L->feed);
+    const struct trace_event *e = trace_model_event(m, L->focus);
+    uint32_t comp = trace_model_track_get(m, e->track)->name;
+    char op[64], c[96];
+    sim_escape(trace_model_str(m, e->op), trace_model_str_len(m, e->op), op, sizeof(op));
+    sim_escape(trace_model_str(m, comp), trace_model_str_len(m, comp), c, sizeof(c));
+    notice(L, "op %s: %s on %s", started ? "starts" : "ends", op, c);
+}
+
+/* In a copy resumed from a checkpoint: run silently to the target, then take over. */
+static void resumed_run(struct source_live *L)
+{
+    const struct tui_ckpt_req *r = L->req;
+    uint64_t from = sim_engine_events(L->eng);
+    uint32_t how = unpack_carry(L);
+    if (!L->trace_done)
+        trace_live_resumed(L->feed); /* the stream file back to this copy's length */
+    L->silent = true;
+    bool ok = true;
+    if (r->kind == REQ_UNTIL) {
+        struct sim_step_info next;
+        while (sim_engine_peek(L->eng, &next) && next.time <= r->arg)
+            if (!step_one(L))
+                break;
+    } else {
+        while (ok && sim_engine_events(L->eng) < r->arg)
+            ok = step_one(L);
+    }
+    L->silent = false;
+    L->hit = false;
+    if (!ok) {
+        tui_ckpt_took_over(L->ckpt, r, 0, false);
+        _exit(1);
+    }
+    trace_live_sync(L->feed);
+    L->state = ST_PAUSED;
+    L->goal = GOAL_END;
+    L->backwards = true;
+    L->focus = UINT64_MAX;
+    L->ckpt_work = 0;
+    if (L->have_last)
+        describe_last(L);
+    uint64_t ev = sim_engine_events(L->eng);
+    const struct opmark *m = mark_at(L, ev + 1);
+    const struct hitmark *h = hit_at(L, ev + 1);
+    if (how == TUI_BACK_OP && m && m->event == ev) {
+        notice_op(L, m->record, m->started);
+    } else if (how == TUI_BACK_BREAK && h && h->event == ev) {
+        L->focus =
+            h->record != UINT64_MAX ? trace_live_event_of_record(L->feed, h->record) : UINT64_MAX;
+        notice(L, "back at %s", h->text);
+    } else {
+        notice(L, "back at event %" PRIu64 " (re-run from the checkpoint at event %" PRIu64 ")", ev,
+               from);
+    }
+    tui_ckpt_took_over(L->ckpt, r, ev, true);
+}
+
+/* Take a checkpoint when one is due. True in a copy resumed from it (it has taken over: the
+ * caller returns at once). */
+static bool maybe_checkpoint(struct source_live *L)
+{
+    if (!L->ckpt || L->silent)
+        return false;
+    uint64_t ev = sim_engine_events(L->eng);
+    uint64_t last = tui_ckpt_last_event(L->ckpt);
+    if (last != UINT64_MAX) {
+        if (ev <= last)
+            return false;
+        uint64_t since = ev - last;
+        /* every CKPT_WORK_NS of running, or CKPT_SHARE times what the last fork took (a
+         * large process takes longer to fork, and its pages are copied as it writes them),
+         * or a CKPT_SPREAD-th of the run so far: the table thins old checkpoints to
+         * exponential spacing anyway, so a long run needs new ones less often */
+        uint64_t every =
+            CKPT_SHARE * L->ckpt_cost > CKPT_WORK_NS ? CKPT_SHARE * L->ckpt_cost : CKPT_WORK_NS;
+        if (L->run_work / CKPT_SPREAD > every)
+            every = L->run_work / CKPT_SPREAD;
+        /* events run by hand (steps, which take no running time) count apart: a run at
+         * full speed goes through a million events in a fraction of a second */
+        uint64_t by_hand = since > L->ckpt_ticked ? since - L->ckpt_ticked : 0;
+        if (!((since >= CKPT_MIN_EVENTS && L->ckpt_work >= every) || by_hand >= CKPT_MAX_EVENTS))
+            return false;
+    }
+    L->ckpt_work = 0;
+    L->ckpt_ticked = 0;
+    uint64_t t0 = tui_now_ns();
+    int taken = tui_ckpt_take(L->ckpt, ev, sim_engine_now(L->eng), L->req);
+    if (taken != 1) {
+        L->ckpt_cost = tui_now_ns() - t0;
+        return false;
+    }
+    resumed_run(L);
+    return true;
+}
+
+static int live_back(struct tui_source *s, enum tui_back how, uint64_t arg, const void *ui,
+                     size_t ui_len, struct diag *d)
+{
+    struct source_live *L = L_of(s);
+    if (!L->ckpt || !tui_ckpt_count(L->ckpt))
+        return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL,
+                        "going back needs checkpoints: none were taken in this session");
+    uint64_t n = sim_engine_events(L->eng), target = 0, until = 0;
+    uint32_t kind = REQ_EVENT;
+    switch (how) {
+    case TUI_BACK_EVENT:
+        if (!n)
+            return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL,
+                            "at the start: there is no event before");
+        target = n - 1;
+        break;
+    case TUI_BACK_OP: {
+        const struct opmark *m = mark_at(L, n);
+        if (!m)
+            return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL,
+                            "no op started or ended before this event");
+        target = m->event;
+        break;
+    }
+    case TUI_BACK_BREAK: {
+        const struct hitmark *h = hit_at(L, n);
+        if (!h)
+            return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL,
+                            "no breakpoint hit before this event (B adds one; hits are "
+                            "found running forward)");
+        target = h->event;
+        break;
+    }
+    case TUI_BACK_UNTIL: {
+        until = sim_ns_to_ticks((double)arg / clock_ghz(L));
+        if (until >= sim_engine_now(L->eng))
+            return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                            "cycle %" PRIu64 " is not behind now (%" PRIu64 ")", arg,
+                            now_cycles(L));
+        kind = REQ_UNTIL;
+        break;
+    }
+    }
+    pack_carry(L, (uint32_t)how, ui, ui_len);
+    L->req->kind = kind;
+    L->req->arg = kind == REQ_UNTIL ? until : target;
+    for (;;) {
+        size_t best = SIZE_MAX;
+        for (size_t i = 0; i < tui_ckpt_count(L->ckpt); i++) {
+            const struct tui_ckpt_entry *e = tui_ckpt_entry(L->ckpt, i);
+            if (kind == REQ_UNTIL ? e->time <= until : e->event <= target)
+                best = i;
+        }
+        if (best == SIZE_MAX)
+            return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL,
+                            "no checkpoint before the target is left");
+        if (tui_ckpt_resume(L->ckpt, best, L->req, d) < 0)
+            continue; /* that one is gone: an older one */
+    }
+}
+
+static size_t live_take_resumed(struct tui_source *s, void *ui, size_t size)
+{
+    struct source_live *L = L_of(s);
+    size_t n = L->ui_len;
+    if (!n)
+        return 0;
+    memcpy(ui, L->ui, n < size ? n : size);
+    L->ui_len = 0;
+    return n;
+}
+
+static int live_tick(struct tui_source *s, uint64_t budget_ns, struct diag *d)
+{
+    struct source_live *L = L_of(s);
+    (void)d;
+    if (L->state != ST_RUNNING)
+        return 0;
+    if (maybe_checkpoint(L))
+        return 0;
+    if (budget_ns > TICK_NS)
+        budget_ns = TICK_NS;
+    uint64_t t0 = tui_now_ns(), ev0 = sim_engine_events(L->eng);
+    uint64_t may = allowed(L, t0);
+    if (L->goal == GOAL_END && !has_marker_breaks(L)) {
+        run_batches(L, may, t0, budget_ns);
+        may = 0;
+    }
+    for (uint64_t n = 0; n < may; n++) {
+        if (L->goal == GOAL_UNTIL) {
+            struct sim_step_info next;
+            if (sim_engine_peek(L->eng, &next) && next.time > L->goal_until) {
+                char t[32];
+                tui_fmt_ns(t, sizeof(t), sim_ticks_to_ns(L->goal_until));
+                pause_with(L, NULL);
+                notice(L, "reached %s", t);
+                break;
+            }
+        }
+        if (!step_one(L)) {
+            finished(L);
+            break;
+        }
+        if (check_stop(L))
+            break;
+        if ((n + 1) % CHECK_EVERY == 0 && tui_now_ns() - t0 > budget_ns)
+            break;
+    }
+    if (L->state == ST_RUNNING && sim_run_over(L->run))
+        finished(L);
+    trace_live_sync(L->feed);
+    uint64_t t1 = tui_now_ns();
+    L->ckpt_work += t1 - t0;
+    L->run_work += t1 - t0;
+    L->ckpt_ticked += sim_engine_events(L->eng) - ev0;
+    measure(L, t1);
+    return 0;
+}
+
+static int live_wait_ms(struct tui_source *s)
+{
+    struct source_live *L = L_of(s);
+    if (L->state != ST_RUNNING || !L->speed)
+        return 0;
+    uint64_t t = tui_now_ns();
+    if (allowed(L, t))
+        return 0;
+    /* the next event is due when (done) events fit in the elapsed time */
+    uint64_t done = sim_engine_events(L->eng) - L->pace_ev0;
+    double due_ns = (double)done * 1e9 / (double)L->speed;
+    double wait = due_ns - (double)(t - L->pace_t0);
+    int ms = (int)ceil(wait / 1e6);
+    return ms < 1 ? 1 : ms > PACE_MAX_WAIT_MS ? PACE_MAX_WAIT_MS : ms;
+}
+
+static bool live_running(struct tui_source *s)
+{
+    return L_of(s)->state == ST_RUNNING;
+}
+
+static int live_control(struct tui_source *s, enum tui_control c, struct diag *d)
+{
+    struct source_live *L = L_of(s);
+    bool forward = c == TUI_CTL_STEP || c == TUI_CTL_STEP_OP || c == TUI_CTL_CONTINUE ||
+                   (c == TUI_CTL_PAUSE && L->state == ST_PAUSED);
+    if (forward && L->state != ST_FINISHED) {
+        if (maybe_checkpoint(L))
+            return 0; /* a copy that went back: it stands where it was asked to */
+        L->backwards = false;
+    }
+    switch (c) {
+    case TUI_CTL_PAUSE:
+        if (L->state == ST_FINISHED)
+            return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL, "the simulation has finished");
+        if (L->state == ST_RUNNING)
+            pause_with(L, NULL);
+        else
+            start_running(L, GOAL_END);
+        return 0;
+    case TUI_CTL_STEP:
+        if (L->state == ST_FINISHED)
+            return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL, "the simulation has finished");
+        L->state = ST_PAUSED;
+        L->goal = GOAL_END;
+        L->fired_text[0] = '\0';
+        if (!step_one(L)) {
+            finished(L);
+        } else {
+            describe_last(L);
+            if (L->hit) {
+                L->focus = L->hit_record != UINT64_MAX
+                               ? trace_live_event_of_record(L->feed, L->hit_record)
+                               : L->hit_event;
+                snprintf(L->fired_text, sizeof(L->fired_text), "%s", L->hit_text);
+                notice(L, "%s", L->hit_text);
+            }
+            if (sim_run_over(L->run))
+                finished(L);
+        }
+        trace_live_sync(L->feed);
+        return 0;
+    case TUI_CTL_STEP_OP:
+        if (L->state == ST_FINISHED)
+            return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL, "the simulation has finished");
+        L->goal_changes = trace_live_op_changes(L->feed);
+        start_running(L, GOAL_STEP_OP);
+        return 0;
+    case TUI_CTL_CONTINUE:
+        if (L->state == ST_FINISHED)
+            return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL, "the simulation has finished");
+        start_running(L, GOAL_END);
+        return 0;
+    case TUI_CTL_FASTER:
+    case TUI_CTL_SLOWER:
+        L->speed = c == TUI_CTL_FASTER ? faster(L->speed) : slower(L->speed);
+        L->pace_t0 = tui_now_ns();
+        L->pace_ev0 = sim_engine_events(L->eng);
+        set_speed_text(L);
+        notice(L, "speed: %s", L->speed ? L->speed_text : "as fast as possible");
+        return 0;
+    case TUI_CTL_WRITE: {
+        const char *path = trace_live_path(L->feed);
+        if (!path)
+            return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL,
+                            "no trace file: start with -o FILE.json to write one");
+        bool over = L->state == ST_FINISHED;
+        if (trace_live_write(L->feed, path, !over, d) < 0)
+            return -SIM_EIO;
+        char p[160];
+        sim_escape(path, strlen(path), p, sizeof(p));
+        notice(L, "trace written to %s%s", p, over ? "" : " (up to now, marked incomplete)");
+        return 0;
+    }
+    }
+    return 0;
+}
+
+static int live_run_until(struct tui_source *s, uint64_t cycle, struct diag *d)
+{
+    struct source_live *L = L_of(s);
+    if (L->state == ST_FINISHED)
+        return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL, "the simulation has finished");
+    double ns = (double)cycle / clock_ghz(L);
+    sim_time_t until = sim_ns_to_ticks(ns);
+    if (until <= sim_engine_now(L->eng) && cycle <= now_cycles(L))
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                        "cycle %" PRIu64 " is not ahead of now (%" PRIu64 ")", cycle,
+                        now_cycles(L));
+    if (maybe_checkpoint(L))
+        return 0;
+    L->backwards = false;
+    L->goal_until = until;
+    start_running(L, GOAL_UNTIL);
+    return 0;
+}
+
+static uint64_t live_take_focus(struct tui_source *s)
+{
+    struct source_live *L = L_of(s);
+    uint64_t f = L->focus;
+    L->focus = UINT64_MAX;
+    return f;
+}
+
+/* ---- status ------------------------------------------------------------------------------ */
+
+static const struct trace_model *live_model(struct tui_source *s)
+{
+    return trace_live_model(L_of(s)->feed);
+}
+
+static void live_status(struct tui_source *s, struct tui_source_status *out)
+{
+    struct source_live *L = L_of(s);
+    *out = (struct tui_source_status){
+        .mode = L->state == ST_FINISHED ? TUI_MODE_FINISHED
+                : L->state == ST_PAUSED ? TUI_MODE_PAUSED
+                                        : TUI_MODE_LIVE,
+        .name = L->name,
+        .now = now_cycles(L),
+        .events_done = sim_engine_events(L->eng),
+        .events_per_sec = L->state == ST_RUNNING ? L->eps : 0,
+        .notice = L->notice[0] ? L->notice : NULL,
+        .notice_rev = L->notice_rev,
+        .last_event = L->state == ST_PAUSED && L->have_last ? L->last_text : NULL,
+        .speed = L->speed_text,
+        .verify = L->verify_text[0] ? L->verify_text : NULL,
+        .backwards = L->backwards && L->state == ST_PAUSED,
+        .ckpt_count = L->ckpt ? tui_ckpt_count(L->ckpt) : 0,
+        .ckpt_bytes = L->ckpt ? tui_ckpt_memory(L->ckpt) : 0,
+        .fired = L->state == ST_PAUSED && L->fired_text[0] ? L->fired_text : NULL,
+    };
+}
+
+static struct sim_memstore *live_memstore(struct tui_source *s)
+{
+    return sim_chip_store(L_of(s)->chip);
+}
+
+static struct tui_memview *live_memory(struct tui_source *s)
+{
+    return L_of(s)->mem;
+}
+
+static void live_free(struct tui_source *s)
+{
+    struct source_live *L = L_of(s);
+    sim_oplog_unobserve(sim_chip_oplog(L->chip), L->observer);
+    tui_ckpt_free(L->ckpt);
+    free(L->req);
+    for (size_t i = 0; i < L->nbp; i++)
+        free(L->bps[i].pattern);
+    free(L->bps);
+    trace_watch_free(L->watch);
+    tui_memview_free(L->mem);
+    trace_live_free(L->feed);
+    sim_run_free(L->run);
+    free(L->name);
+    free(L);
+}
+
+static const struct trace_sumacc *live_sumacc(struct tui_source *s)
+{
+    return trace_live_sumacc(L_of(s)->feed);
+}
+
+static const struct tui_source_ops live_ops = {
+    .kind = "live",
+    .model = live_model,
+    .status = live_status,
+    .running = live_running,
+    .tick = live_tick,
+    .control = live_control,
+    .memstore = live_memstore,
+    .free = live_free,
+    .wait_ms = live_wait_ms,
+    .run_until = live_run_until,
+    .break_add = live_break_add,
+    .break_count = live_break_count,
+    .break_describe = live_break_describe,
+    .break_remove = live_break_remove,
+    .take_focus = live_take_focus,
+    .back = live_back,
+    .take_resumed = live_take_resumed,
+    .memory = live_memory,
+    .sumacc = live_sumacc,
+};
+
+struct tui_source *tui_source_live_take(struct sim_run *run, struct trace_live *feed,
+                                        const struct tui_live_opts *o)
+{
+    struct source_live *L = sim_xcalloc(1, sizeof(*L));
+    L->base.ops = &live_ops;
+    L->run = run;
+    L->feed = feed;
+    L->chip = sim_run_chip(run);
+    L->eng = sim_chip_engine(L->chip);
+    L->mem = tui_memview_store_new(sim_chip_store(L->chip));
+    L->name = sim_xstrdup(o && o->name ? o->name : "");
+    L->speed = o ? o->speed : 0;
+    set_speed_text(L);
+    L->focus = UINT64_MAX;
+    L->hit_record = L->changed_record = L->hit_event = UINT64_MAX;
+    L->verify = o ? o->verify : NULL;
+    L->verify_ctx = o ? o->verify_ctx : NULL;
+    if (o && o->reverse && tui_ckpt_available()) {
+        L->ckpt = tui_ckpt_new();
+        L->req = sim_xcalloc(1, sizeof(*L->req));
+    }
+    struct sim_oplog_observer obs = {.on_start = on_start, .on_end = on_end, .ctx = L};
+    L->observer = sim_oplog_observe(sim_chip_oplog(L->chip), &obs);
+    diag_clear(&L->trace_diag);
+    trace_live_sync(feed);
+    if (sim_run_over(run)) {
+        finished(L);
+    } else if (o && o->paused) {
+        L->state = ST_PAUSED;
+        notice(L, "paused before the first event: s steps, space runs, ? lists the keys");
+    } else {
+        start_running(L, GOAL_END);
+    }
+    return &L->base;
+}
+
+void tui_source_live_forget_past(struct tui_source *s)
+{
+    struct source_live *L = L_of(s);
+    tui_ckpt_free(L->ckpt);
+    L->ckpt = NULL;
+}
+
+int tui_source_live_finish(struct tui_source *s, struct diag *d)
+{
+    struct source_live *L = L_of(s);
+    if (!L->trace_done) {
+        L->trace_done = true;
+        L->trace_rc = trace_live_finish(L->feed, sim_run_over(L->run), &L->trace_diag);
+    }
+    if (L->trace_rc < 0 && d)
+        *d = L->trace_diag;
+    return L->trace_rc;
+}
+
+struct sim_run *tui_source_live_run(struct tui_source *s)
+{
+    return L_of(s)->run;
+}
+
+struct trace_live *tui_source_live_feed(struct tui_source *s)
+{
+    return L_of(s)->feed;
+}
