@@ -36,7 +36,7 @@ endif
 ifndef SKIP_DEPS
 ifneq ($(filter test asan tsan check bench fuzz,$(MAKECMDGOALS)),)
 DEPS_KIND := test
-HAVE_DEPS := $(shell pkg-config --exists $(PKGS) $(TEST_PKGS) 2>/dev/null && command -v tmux >/dev/null && command -v parallel >/dev/null && command -v rsync >/dev/null && command -v pgrep >/dev/null && echo ok)
+HAVE_DEPS := $(shell pkg-config --exists $(PKGS) $(TEST_PKGS) 2>/dev/null && command -v tmux >/dev/null && command -v parallel >/dev/null && command -v rsync >/dev/null && command -v pgrep >/dev/null && command -v groff >/dev/null && command -v man >/dev/null && echo ok)
 else
 DEPS_KIND := build
 HAVE_DEPS := $(shell pkg-config --exists $(PKGS) 2>/dev/null && echo ok)
