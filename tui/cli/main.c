@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char usage_main[] =
@@ -384,6 +385,16 @@ static int cmd_view(int argc, char **argv)
         if (diff)
             return usage_error("view", "%s", "--diff compares two traces, not sweep directories");
         return cli_sweep_view(argv[optind], theme);
+    }
+    struct stat st;
+    if (stat(argv[optind], &st) == 0 && S_ISDIR(st.st_mode)) {
+        char *e = sim_escape_dup(argv[optind]);
+        fprintf(stderr,
+                "npuscope view: %s: a directory, and not a sweep (no points.jsonl; npuscope "
+                "sweep SWEEP.yaml -o DIR makes one)\n",
+                e);
+        free(e);
+        return CLI_EXIT_USAGE;
     }
     return cli_view(argv[optind], theme, diff);
 }
