@@ -5,6 +5,7 @@
  */
 #include "sim/kernel/kernel.h"
 
+#include "sim/data/yaml.h"
 #include "sim/program/host_buffers.h"
 #include "sim/program/workload.h"
 #include "sim/util/xalloc.h"
@@ -261,6 +262,39 @@ static void list_keys(const struct sim_kernel *k, char *buf, size_t size)
     }
 }
 
+const char *sim_kernel_closest(const char *name)
+{
+    size_t n = sim_kernel_count();
+    const char **names = sim_xcalloc(n + 1, sizeof(*names));
+    for (size_t i = 0; i < n; i++)
+        names[i] = sim_kernel_at(i)->name;
+    const char *best = sim_yaml_closest(name, names);
+    free(names);
+    return best;
+}
+
+/* "unknown kernel" with what was probably meant: the kernel before a ',' that should have
+ * been the ':' starting the arguments, or the closest name. */
+static int unknown_kernel(const char *name, struct diag *d)
+{
+    const char *comma = strchr(name, ',');
+    if (comma && strchr(comma, '=')) {
+        char head[64];
+        snprintf(head, sizeof(head), "%.*s", (int)(comma - name), name);
+        if (sim_kernel_find(head))
+            return diag_set(d, SIM_ENOENT, NULL, 0, 0, NULL,
+                            "unknown kernel '%s': the arguments follow a ':' (-k %s:%s)", name,
+                            head, comma + 1);
+    }
+    const char *best = sim_kernel_closest(name);
+    return best ? diag_set(d, SIM_ENOENT, NULL, 0, 0, NULL,
+                           "unknown kernel '%s' (did you mean '%s'? npuscope kernels lists "
+                           "them)",
+                           name, best)
+                : diag_set(d, SIM_ENOENT, NULL, 0, 0, NULL,
+                           "unknown kernel '%s' (npuscope kernels lists them)", name);
+}
+
 int sim_kernel_parse_spec(const char *spec, struct sim_kparams *out, struct diag *d)
 {
     memset(out, 0, sizeof(*out));
@@ -273,8 +307,7 @@ int sim_kernel_parse_spec(const char *spec, struct sim_kparams *out, struct diag
     name[nlen] = '\0';
     const struct sim_kernel *k = sim_kernel_find(name);
     if (!k)
-        return diag_set(d, SIM_ENOENT, NULL, 0, 0, NULL,
-                        "unknown kernel '%s' (npuscope kernels lists them)", name);
+        return unknown_kernel(name, d);
     out->kernel = k;
     /* the defaults first */
     for (int i = 0;; i++) {

@@ -269,6 +269,9 @@ char *sim_kernel_args_text(const struct sim_kernel *k);
 /* The kernel named name, or NULL. */
 const struct sim_kernel *sim_kernel_find(const char *name);
 
+/* The kernel an unknown name was probably meant to be (a close spelling), or NULL. */
+const char *sim_kernel_closest(const char *name);
+
 /* Number of kernels, and kernel i in name order. */
 size_t sim_kernel_count(void);
 const struct sim_kernel *sim_kernel_at(size_t i);

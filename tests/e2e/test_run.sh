@@ -101,6 +101,13 @@ expect_one_line "missing workload file: one line"
 run "$NPUSCOPE" run --headless -k nope
 expect_status "unknown kernel: exit 2" 2
 expect_err "unknown kernel: message" "^npuscope: unknown kernel 'nope' \(npuscope kernels lists them\)$"
+run "$NPUSCOPE" run --headless -k vectr_add
+expect_status "a misspelt kernel: exit 2" 2
+expect_err "a misspelt kernel: what was meant" "^npuscope: unknown kernel 'vectr_add' \(did you mean 'vector_add'\? npuscope kernels lists them\)$"
+expect_one_line "a misspelt kernel: one line"
+run "$NPUSCOPE" run --headless -k gemm,m=4
+expect_status "arguments after a comma: exit 2" 2
+expect_err "arguments after a comma: the ':' that starts them" "^npuscope: unknown kernel 'gemm,m=4': the arguments follow a ':' \(-k gemm:m=4\)$"
 run "$NPUSCOPE" run --headless -k vector_add:size=3
 expect_status "unknown -k key: exit 2" 2
 expect_err "unknown -k key: lists the keys" "unknown key 'size' \(keys: n, pes, dtype, seed, data\)"
