@@ -471,6 +471,7 @@ int cli_kernels(void)
             const char *type = p->type == SIM_KP_INT     ? "int"
                                : p->type == SIM_KP_FLOAT ? "float"
                                : p->type == SIM_KP_DATA  ? "data"
+                               : p->type == SIM_KP_TEXT  ? "text"
                                                          : "dtype";
             printf("%s %s=%s (%s: %s)", j ? "\n           " : "", p->key, p->dflt, type, p->doc);
         }
