@@ -5,6 +5,7 @@
  */
 #include "sim/kernel/kernel.h"
 
+#include "sim/data/yaml.h"
 #include "sim/program/host_buffers.h"
 #include "sim/program/workload.h"
 #include "sim/util/xalloc.h"
@@ -180,6 +181,28 @@ double sim_kparams_float(const struct sim_kparams *p, const char *key)
     return p->f[lookup(p, key, SIM_KP_FLOAT)];
 }
 
+const char *sim_kparams_text(const struct sim_kparams *p, const char *key)
+{
+    return p->text[lookup(p, key, SIM_KP_TEXT)];
+}
+
+void sim_kparams_set_int(struct sim_kparams *p, const char *key, int64_t v)
+{
+    p->i[lookup(p, key, SIM_KP_INT)] = v;
+}
+
+void sim_kparams_set_dtype(struct sim_kparams *p, const char *key, enum sim_dtype dt)
+{
+    p->dt[lookup(p, key, SIM_KP_DTYPE)] = dt;
+}
+
+bool sim_kparams_given(const struct sim_kparams *p, const char *key)
+{
+    int i = param_index(p->kernel, key, strlen(key));
+    assert(i >= 0 && "a param of the kernel");
+    return (p->given >> i) & 1;
+}
+
 enum sim_dtype sim_kparams_dtype(const struct sim_kparams *p, const char *key)
 {
     return p->dt[lookup(p, key, SIM_KP_DTYPE)];
@@ -191,6 +214,7 @@ static const char *type_word(enum sim_kparam_type t)
     case SIM_KP_INT: return "an integer";
     case SIM_KP_FLOAT: return "a number";
     case SIM_KP_DATA: return "random, zero or fill:V";
+    case SIM_KP_TEXT: return "a name or a path";
     default: return "a dtype (f32, f16, bf16, i8, ...)";
     }
 }
@@ -199,7 +223,7 @@ static const char *type_word(enum sim_kparam_type t)
 static int set_value(struct sim_kparams *p, int i, const char *v, size_t len, struct diag *d)
 {
     const struct sim_kparam *kp = param_at(p->kernel, i);
-    char buf[128];
+    char buf[SIM_KPARAM_TEXT_MAX];
     if (len >= sizeof(buf))
         return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL, "-k %s: key '%s': the value is too long",
                         p->kernel->name, kp->key);
@@ -209,6 +233,10 @@ static int set_value(struct sim_kparams *p, int i, const char *v, size_t len, st
     errno = 0;
     bool ok = len > 0;
     switch (kp->type) {
+    case SIM_KP_TEXT:
+        memcpy(p->text[i], buf, len + 1);
+        ok = true;
+        break;
     case SIM_KP_INT:
         p->i[i] = strtoll(buf, &end, 0);
         ok = ok && !errno && *end == '\0';
@@ -261,6 +289,39 @@ static void list_keys(const struct sim_kernel *k, char *buf, size_t size)
     }
 }
 
+const char *sim_kernel_closest(const char *name)
+{
+    size_t n = sim_kernel_count();
+    const char **names = sim_xcalloc(n + 1, sizeof(*names));
+    for (size_t i = 0; i < n; i++)
+        names[i] = sim_kernel_at(i)->name;
+    const char *best = sim_yaml_closest(name, names);
+    free(names);
+    return best;
+}
+
+/* "unknown kernel" with what was probably meant: the kernel before a ',' that should have
+ * been the ':' starting the arguments, or the closest name. */
+static int unknown_kernel(const char *name, struct diag *d)
+{
+    const char *comma = strchr(name, ',');
+    if (comma && strchr(comma, '=')) {
+        char head[64];
+        snprintf(head, sizeof(head), "%.*s", (int)(comma - name), name);
+        if (sim_kernel_find(head))
+            return diag_set(d, SIM_ENOENT, NULL, 0, 0, NULL,
+                            "unknown kernel '%s': the arguments follow a ':' (-k %s:%s)", name,
+                            head, comma + 1);
+    }
+    const char *best = sim_kernel_closest(name);
+    return best ? diag_set(d, SIM_ENOENT, NULL, 0, 0, NULL,
+                           "unknown kernel '%s' (did you mean '%s'? npuscope kernels lists "
+                           "them)",
+                           name, best)
+                : diag_set(d, SIM_ENOENT, NULL, 0, 0, NULL,
+                           "unknown kernel '%s' (npuscope kernels lists them)", name);
+}
+
 int sim_kernel_parse_spec(const char *spec, struct sim_kparams *out, struct diag *d)
 {
     memset(out, 0, sizeof(*out));
@@ -273,8 +334,7 @@ int sim_kernel_parse_spec(const char *spec, struct sim_kparams *out, struct diag
     name[nlen] = '\0';
     const struct sim_kernel *k = sim_kernel_find(name);
     if (!k)
-        return diag_set(d, SIM_ENOENT, NULL, 0, 0, NULL,
-                        "unknown kernel '%s' (npuscope kernels lists them)", name);
+        return unknown_kernel(name, d);
     out->kernel = k;
     /* the defaults first */
     for (int i = 0;; i++) {
@@ -311,6 +371,7 @@ int sim_kernel_parse_spec(const char *spec, struct sim_kparams *out, struct diag
         int rc = set_value(out, i, eq + 1, len - (size_t)(eq + 1 - s), d);
         if (rc < 0)
             return rc;
+        out->given |= (uint32_t)1 << i;
         s += len + (comma ? 1 : 0);
     }
     return 0;

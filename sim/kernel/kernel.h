@@ -53,6 +53,7 @@ enum sim_kparam_type {
     SIM_KP_FLOAT, /* a number */
     SIM_KP_DTYPE, /* a dtype name: f32, f16, bf16, i8, ... */
     SIM_KP_DATA,  /* what the generated inputs hold: auto, random, zero or fill:V */
+    SIM_KP_TEXT,  /* a word or a path (at most SIM_KPARAM_TEXT_MAX - 1 bytes; "" allowed) */
 };
 
 struct sim_kparam {
@@ -62,7 +63,7 @@ struct sim_kparam {
     const char *doc;  /* one line */
 };
 
-enum { SIM_KPARAM_MAX = 16 };
+enum { SIM_KPARAM_MAX = 16, SIM_KPARAM_TEXT_MAX = 256 };
 
 /*
  * What a kernel's generated inputs hold: the `data` parameter every kernel has, besides
@@ -88,14 +89,27 @@ struct sim_kparams {
     int64_t i[SIM_KPARAM_MAX];
     double f[SIM_KPARAM_MAX];
     enum sim_dtype dt[SIM_KPARAM_MAX];
-    enum sim_kdata data; /* the data parameter */
-    double data_value;   /* its V, for SIM_KDATA_FILL */
+    enum sim_kdata data;                            /* the data parameter */
+    double data_value;                              /* its V, for SIM_KDATA_FILL */
+    char text[SIM_KPARAM_MAX][SIM_KPARAM_TEXT_MAX]; /* SIM_KP_TEXT values */
+    uint32_t given; /* bit i: param i was set by the spec, not left at its default */
 };
 
 /* The value of key (which must be one of the kernel's params of that type: assert). */
 int64_t sim_kparams_int(const struct sim_kparams *p, const char *key);
 double sim_kparams_float(const struct sim_kparams *p, const char *key);
 enum sim_dtype sim_kparams_dtype(const struct sim_kparams *p, const char *key);
+const char *sim_kparams_text(const struct sim_kparams *p, const char *key);
+
+/* Whether key was given in the spec (-k NAME:key=value) rather than left at its default
+ * (any type; key must be one of the kernel's params: assert). A kernel whose params can
+ * come from elsewhere (llm_decode's model=) lets the given ones win. */
+bool sim_kparams_given(const struct sim_kparams *p, const char *key);
+
+/* Set key's value (of that type: assert), as a kernel's setup does for values that come
+ * from elsewhere than the spec. */
+void sim_kparams_set_int(struct sim_kparams *p, const char *key, int64_t v);
+void sim_kparams_set_dtype(struct sim_kparams *p, const char *key, enum sim_dtype dt);
 
 /* ---- the launch builder ------------------------------------------------------------------ */
 
@@ -268,6 +282,9 @@ char *sim_kernel_args_text(const struct sim_kernel *k);
 
 /* The kernel named name, or NULL. */
 const struct sim_kernel *sim_kernel_find(const char *name);
+
+/* The kernel an unknown name was probably meant to be (a close spelling), or NULL. */
+const char *sim_kernel_closest(const char *name);
 
 /* Number of kernels, and kernel i in name order. */
 size_t sim_kernel_count(void);

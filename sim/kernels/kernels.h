@@ -45,6 +45,31 @@ int sim_kutil_tensor(struct sim_kbuild *b, const char *label, enum sim_dtype dt,
                      const int64_t *shape, enum sim_kfill fill, double lo, double hi, bool split,
                      bool read_back, struct diag *d);
 
+/* ---- model shapes (llm_models.c) --------------------------------------------------------- */
+
+/* The shape of a decoder-only transformer, as llm_decode's model= names it. */
+struct sim_llm_model {
+    const char *name; /* the preset's, or NULL for a config file */
+    int64_t dim, heads, kv_heads, ff, layers;
+    enum sim_dtype dtype;
+};
+
+/* The preset named name (case-insensitive: "Llama-2-7B"), or NULL. */
+const struct sim_llm_model *sim_llm_preset(const char *name);
+
+/* The presets' names, comma-separated, into buf. Returns buf. */
+char *sim_llm_preset_names(char *buf, size_t size);
+
+/*
+ * The shape spec names: a preset, or the path of a Hugging Face config.json (hidden_size,
+ * num_attention_heads, num_key_value_heads (default: the heads), intermediate_size,
+ * num_hidden_layers, torch_dtype (default float32)). Returns 0, or a negative code with d
+ * filled: the file and the field at fault ("cfg.json: ... the model's config has no
+ * 'hidden_size'"), a shape that cannot be (heads that do not divide the width), an unknown
+ * preset with the list.
+ */
+int sim_llm_model_load(const char *spec, struct sim_llm_model *out, struct diag *d);
+
 /* ---- kernel helpers (they stop the kernel on a mismatch, naming it) ---------------------- */
 
 /* Elements per row of tensor argument i (the product of its dimensions after the first). */

@@ -751,9 +751,34 @@ static int split_tensor(struct sim_kbuild *b, const char *label, enum sim_dtype 
     return sim_kbuild_tensor(b, &t, d);
 }
 
-static int setup(struct sim_kbuild *b, const struct sim_kparams *p, struct diag *d)
+/* The params with model= applied: the model's shape where the spec does not say
+ * otherwise (explicit arguments win). */
+static int apply_model(struct sim_kparams *q, struct diag *d)
+{
+    const char *spec = sim_kparams_text(q, "model");
+    if (!*spec)
+        return 0;
+    struct sim_llm_model m;
+    int rc = sim_llm_model_load(spec, &m, d);
+    if (rc < 0)
+        return rc;
+    static const char *const keys[] = {"dim", "heads", "kv_heads", "ff", "layers"};
+    const int64_t vals[] = {m.dim, m.heads, m.kv_heads, m.ff, m.layers};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (!sim_kparams_given(q, keys[i]))
+            sim_kparams_set_int(q, keys[i], vals[i]);
+    if (!sim_kparams_given(q, "dtype"))
+        sim_kparams_set_dtype(q, "dtype", m.dtype);
+    return 0;
+}
+
+static int setup(struct sim_kbuild *b, const struct sim_kparams *in, struct diag *d)
 {
     int rc;
+    struct sim_kparams q = *in;
+    const struct sim_kparams *p = &q;
+    if ((rc = apply_model(&q, d)) < 0)
+        return rc;
     if ((rc = sim_kutil_at_least(p, "layers", 1, d)) < 0 ||
         (rc = sim_kutil_at_least(p, "dim", 1, d)) < 0 ||
         (rc = sim_kutil_at_least(p, "heads", 1, d)) < 0 ||
@@ -930,6 +955,9 @@ static const struct sim_kparam params[] = {
     {"pes", SIM_KP_INT, "0", "PEs the layers are split over, tensor parallel (0: every PE)"},
     {"dtype", SIM_KP_DTYPE, "f32",
      "weights, KV caches and out (the rest runs in f32): f32, f16, bf16"},
+    {"model", SIM_KP_TEXT, "",
+     "a model's shape: a preset (llama-2-7b, llama-3-8b, mistral-7b, qwen2-7b, ...) or a "
+     "config.json; dim, heads, kv_heads, ff, layers, dtype given here win"},
     {NULL, SIM_KP_INT, NULL, NULL},
 };
 

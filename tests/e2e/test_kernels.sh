@@ -91,7 +91,7 @@ for k in $KERNELS; do
 done
 
 # the engines the kernels use show in the summary
-run "$NPUSCOPE" run --headless -k gemm_explicit
+run "$NPUSCOPE" run --headless -k gemm_explicit --all
 expect_out "gemm_explicit keeps the GEMM engines busy" '^sip0\.cube1\.pe3\.pe_gemm +[0-9.]+ '
 run "$NPUSCOPE" run --headless -k allreduce_ring
 expect_out "allreduce_ring's IPCQ slots are in SRAM" '^sip0\.cube0\.sram +[1-9][0-9]* +[1-9][0-9]* '
@@ -151,5 +151,59 @@ expect_out "verified" '^verify: PASS$'
 run "$NPUSCOPE" run --headless -c "$ROOT/sim/configs/large.yaml" -k softmax:rows=300 --verify
 expect_status "300 rows over 32 PEs: exit 0" 0
 expect_out "verified" '^verify: PASS$'
+
+# ---- llm_decode: model shapes by name or from a Hugging Face config.json -------------------
+# shape NAME: "dtype d0,d1,..." of tensor NAME in the --dump manifest of the last run
+shape() { python3 -c 'import json,sys
+for t in json.load(open(sys.argv[1])):
+    if t["name"] == sys.argv[2]: print(t["dtype"], ",".join(map(str, t["shape"])))' "$TMP/dump/manifest.json" "$1"; }
+expect_shape() { # NAME TENSOR "dtype dims"
+    local got; got=$(shape "$2")
+    if [ "$got" = "$3" ]; then ok "$1"; else fail "$1" "$2: got '$got', expected '$3'"; fi
+}
+cat >"$TMP/config.json" <<'EOF2'
+{"architectures": ["LlamaForCausalLM"], "hidden_size": 64, "num_attention_heads": 4,
+ "num_key_value_heads": 2, "intermediate_size": 96, "num_hidden_layers": 3,
+ "torch_dtype": "bfloat16", "vocab_size": 32000}
+EOF2
+rm -rf "$TMP/dump"
+run "$NPUSCOPE" run --headless -k "llm_decode:model=$TMP/config.json,prompt=2,gen=1" --dump "$TMP/dump"
+expect_status "model=config.json: exit 0" 0
+expect_shape "config.json: layers, heads, width and head size of wq" wq "bf16 3,4,64,16"
+expect_shape "config.json: KV heads of wk" wk "bf16 3,2,64,16"
+expect_shape "config.json: the MLP width of w1" w1 "bf16 3,96,64"
+rm -rf "$TMP/dump"
+run "$NPUSCOPE" run --headless -k "llm_decode:model=$TMP/config.json,layers=1,dtype=f32,prompt=2,gen=1" --dump "$TMP/dump"
+expect_shape "explicit arguments win over the model's" wq "f32 1,4,64,16"
+rm -rf "$TMP/dump"
+run "$NPUSCOPE" run --headless -k "llm_decode:model=Llama-3-8B,layers=1,dim=256,ff=512,prompt=1,gen=1" --dump "$TMP/dump"
+expect_status "a preset by name, any case: exit 0" 0
+expect_shape "the preset's heads and dtype, the given width" wq "bf16 1,32,256,8"
+expect_shape "the preset's grouped KV heads (8 of 32)" wk "bf16 1,8,256,8"
+run "$NPUSCOPE" run --headless -k llm_decode:model=llama-2-7b,layers=1,prompt=1,gen=1
+expect_status "Llama-2-7B's layer at its real shape: exit 0" 0
+expect_out "its weights: 4 x 4096^2 + 3 x 4096 x 11008 f16 elements" '^data +zero \(generated inputs: 40[4-6]\.[0-9] MB'
+
+bad_model() { # NAME CONFIG-TEXT EXPECTED-STDERR-REGEX
+    printf '%s' "$2" >"$TMP/bad.json"
+    run "$NPUSCOPE" run --headless -k "llm_decode:model=$TMP/bad.json"
+    expect_status "$1: exit 2" 2
+    expect_err "$1: names the file and the field" "$3"
+    expect_one_line "$1: one line"
+}
+bad_model "a config without hidden_size" '{"num_attention_heads": 4, "intermediate_size": 8, "num_hidden_layers": 1}' \
+    "^.*/bad\.json: hidden_size: missing"
+bad_model "heads that do not divide the width" '{"hidden_size": 64, "num_attention_heads": 5, "intermediate_size": 8, "num_hidden_layers": 1}' \
+    "^.*/bad\.json: num_attention_heads: 5 does not divide hidden_size 64$"
+bad_model "KV heads that do not divide the heads" '{"hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 3, "intermediate_size": 8, "num_hidden_layers": 1}' \
+    "^.*/bad\.json: num_key_value_heads: 3 does not divide num_attention_heads 4$"
+bad_model "a layer count that is not a number" '{"hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 8, "num_hidden_layers": "two"}' \
+    "^.*/bad\.json: num_hidden_layers: must be a whole number"
+bad_model "a dtype npuscope does not run" '{"hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 8, "num_hidden_layers": 1, "torch_dtype": "float8"}' \
+    "^.*/bad\.json: torch_dtype: must be float32, float16 or bfloat16$"
+bad_model "a truncated config" '{"hidden_size": 64,' "^.*/bad\.json: not JSON \(stops at byte [0-9]+\)$"
+run "$NPUSCOPE" run --headless -k llm_decode:model=lama-2-7b
+expect_status "an unknown preset: exit 2" 2
+expect_err "an unknown preset: the presets listed" "no preset 'lama-2-7b' \(presets: llama-2-7b, .*qwen2-7b"
 
 finish

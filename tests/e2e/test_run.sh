@@ -21,6 +21,31 @@ expect_status "run on tiny with arguments: exit 0" 0
 expect_out "on the tiny chip" 'on npu-tiny \(1 sip x 1 cube x 2 PE, 1 GHz\)'
 expect_out "both PEs worked" '^sip0\.cube0\.pe1\.pe_math '
 
+# the summary ends with the verdict of the run and of each launch
+expect_out "the verdict of the run" '^where the time goes$'
+expect_out "the verdict of the launch" '^  vector_add +[a-zA-Z/() ]+ \([0-9]+% of the critical path\)$'
+
+# a large chip: the busiest ten of each table, the rest counted; --all lists every one
+run "$NPUSCOPE" run --headless -c "$ROOT/sim/configs/large.yaml" -k vector_add:pes=32
+expect_status "run on large.yaml: exit 0" 0
+expect_out "the rest of the components counted" '^\.\.\. +\([0-9]+ more components; --all lists every one\)$'
+expect_out "the rest of the links counted" '^\.\.\. +\([0-9]+ more links; --all lists every one\)$'
+n_comp=$(awk '/^component /{t=1; next} /^$/{t=0} t' <<<"$OUT" | wc -l)
+if [ "$n_comp" -eq 11 ]; then ok "ten component rows and the count"; else fail "ten component rows and the count" "got $n_comp lines"; fi
+busiest=$(awk '/^link /{getline; print $NF}' <<<"$OUT" | tr -d %)
+others=$(awk '/^link /{t=1; getline; next} /^\.\.\./{t=0} /^$/{t=0} t {print $NF}' <<<"$OUT" | tr -d % | sort -g | tail -1)
+if awk -v a="$busiest" -v b="$others" 'BEGIN{exit !(a >= b)}'; then ok "links busiest first"; else fail "links busiest first" "$busiest < $others"; fi
+short=$OUT
+run "$NPUSCOPE" run --headless -c "$ROOT/sim/configs/large.yaml" -k vector_add:pes=32 --all
+n_all=$(awk '/^link /{t=1; next} /^$/{t=0} t' <<<"$OUT" | wc -l)
+n_more=$(sed -n 's/^\.\.\. *(\([0-9]*\) more links.*/\1/p' <<<"$short")
+if [ "$n_all" -eq $((n_more + 10)) ]; then ok "--all lists every link"; else fail "--all lists every link" "$n_all rows, expected $((n_more + 10))"; fi
+if ! grep -q 'more links' <<<"$OUT"; then ok "--all counts nothing as the rest"; else fail "--all counts nothing as the rest"; fi
+
+# a run past the verdict's model budget says where the verdict is instead
+run "$NPUSCOPE" run --headless -k llm_decode:layers=8,gen=64
+expect_out "a long run's verdict is pointed to" '^where the time goes: not kept past [0-9]+ events \(write the trace with -o'
+
 # the same run twice prints the same summary
 run "$NPUSCOPE" run --headless -k vector_add:pes=4
 first=$OUT
@@ -76,6 +101,13 @@ expect_one_line "missing workload file: one line"
 run "$NPUSCOPE" run --headless -k nope
 expect_status "unknown kernel: exit 2" 2
 expect_err "unknown kernel: message" "^npuscope: unknown kernel 'nope' \(npuscope kernels lists them\)$"
+run "$NPUSCOPE" run --headless -k vectr_add
+expect_status "a misspelt kernel: exit 2" 2
+expect_err "a misspelt kernel: what was meant" "^npuscope: unknown kernel 'vectr_add' \(did you mean 'vector_add'\? npuscope kernels lists them\)$"
+expect_one_line "a misspelt kernel: one line"
+run "$NPUSCOPE" run --headless -k gemm,m=4
+expect_status "arguments after a comma: exit 2" 2
+expect_err "arguments after a comma: the ':' that starts them" "^npuscope: unknown kernel 'gemm,m=4': the arguments follow a ':' \(-k gemm:m=4\)$"
 run "$NPUSCOPE" run --headless -k vector_add:size=3
 expect_status "unknown -k key: exit 2" 2
 expect_err "unknown -k key: lists the keys" "unknown key 'size' \(keys: n, pes, dtype, seed, data\)"

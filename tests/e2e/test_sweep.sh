@@ -61,6 +61,7 @@ if $have_parallel; then
     before=$(mtimes "$TMP/par")
     run "$NPUSCOPE" sweep "$TMP/sweep.yaml" -o "$TMP/par" --resume
     expect_status "resume of a finished sweep: exit 0" 0
+    expect_out "resume of a finished sweep: every point was done before, none ran" "4 done before, 0 ran now \(0 failed\); 4 ok, 0 failed in all"
     if [ "$(mtimes "$TMP/par")" = "$before" ]; then ok "resume: the finished points did not run again"
     else fail "resume: the finished points did not run again" "$before" "$(mtimes "$TMP/par")"; fi
     # an interrupted sweep: the last point never finished (not in the joblog, no result)
@@ -70,7 +71,7 @@ if $have_parallel; then
     keep=$(mtimes "$TMP/par")
     run "$NPUSCOPE" sweep "$TMP/sweep.yaml" -o "$TMP/par" --resume
     expect_status "resume: exit 0" 0
-    expect_out "resume: every point done" "4 ok, 0 failed"
+    expect_out "resume: three done before, the unfinished one ran now" "3 done before, 1 ran now \(0 failed\); 4 ok, 0 failed in all"
     after=$(mtimes "$TMP/par")
     if [ "$(grep -v points/0003/ <<<"$after")" = "$keep" ] && grep -q points/0003/ <<<"$after"; then
         ok "resume: only the unfinished point ran"; else fail "resume: only the unfinished point ran" "$keep" "$after"; fi
@@ -113,9 +114,21 @@ expect_out "local: the counts" "4 points in .*/loc: 4 ok, 0 failed"
 expect_trend "local: four rows, more DMA bandwidth fewer cycles" "$TMP/loc"
 run "$NPUSCOPE" sweep --collect "$TMP/loc"
 expect_status "collect: exit 0" 0
-expect_out "collect: the header" "^id +pe\.dma\.gbps +n +status +cycles_total +dma_util +te_util +ve_util +hbm_gbps +error$"
-expect_out "collect: a row" "^0002 +64 +65536 +ok +[0-9]+ +[0-9.]+% +[0-9.]+% +[0-9.]+% +[0-9.]+$"
+expect_out "collect: the header" "^id +pe\.dma\.gbps +n +status +cycles_total +kernel_cycles +dma_util +te_util +ve_util +hbm_gbps +error$"
+expect_out "collect: a row" "^0002 +64 +65536 +ok +[0-9]+ +[0-9]+ +[0-9.]+% +[0-9.]+% +[0-9.]+% +[0-9.]+$"
 if [ "$(grep -cE '^000[0-3] ' <<<"$OUT")" -eq 4 ]; then ok "collect: four rows"; else fail "collect: four rows" "$OUT"; fi
+# the kernels' own cycles show what the DMA bandwidth changes, undiluted by the host's
+# transfers around them: 4x the bandwidth shortens the launches more than the whole run
+csv=$("$NPUSCOPE" sweep --collect "$TMP/loc" --csv 2>&1)
+if awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+    $col["n"] == 262144 { t[$col["pe.dma.gbps"]] = $col["cycles_total"]; k[$col["pe.dma.gbps"]] = $col["kernel_cycles"]
+        b[$col["pe.dma.gbps"]] = $col["kernel_dma_busy"] }
+    END {
+        if (!(k[16] > 0 && k[64] > 0 && k[16] < t[16] && k[64] < t[64])) exit 1
+        if (!(k[16] / k[64] > t[16] / t[64] + 0.05)) exit 1
+        if (!(b[16] > 0 && b[16] <= 1)) exit 1
+    }' <<<"$csv"; then ok "collect: kernel_cycles moves more with the DMA bandwidth than cycles_total"
+else fail "collect: kernel_cycles moves more with the DMA bandwidth than cycles_total" "$csv"; fi
 run "$NPUSCOPE" sweep --collect "$TMP/loc" --json
 expect_status "collect --json: exit 0" 0
 expect_out "collect --json: points with parameters and metrics" \

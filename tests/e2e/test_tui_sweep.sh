@@ -18,12 +18,12 @@ UTF8=(LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color)
 # first_row: the id of the first point in the table (the line after the column header).
 first_row() { tmux_screen; grep -A1 -m1 '^ id ' <<<"$SCREEN" | tail -1 | awk '{print $1}'; }
 
-echo "-- the table at 100x30"
-tmux_start 100 30 "${UTF8[@]}" -- view "$TMP/sw"
+echo "-- the table at 120x30"
+tmux_start 120 30 "${UTF8[@]}" -- view "$TMP/sw"
 expect_screen "header: mode, directory, counts" '^ SWEEP  .*/sw  4 points: 4 ok$'
 expect_screen "column header: id, the axes, the metrics" \
-    '^ id +pe\.dma\.gbps +n +status +cycles_total +dma_util +te_util +ve_util +hbm_gbps +error$'
-expect_screen "a row" '^  0001 +16 +262144 +ok +[0-9]+ +[0-9.]+% '
+    '^ id +pe\.dma\.gbps +n +status +cycles_total +kernel_cycles +dma_util +te_util +ve_util +hbm_gbps +error$'
+expect_screen "a row" '^  0001 +16 +262144 +ok +[0-9]+ +[0-9]+ +[0-9.]+% '
 expect_screen "the plot through the selected point" 'cycles_total vs pe\.dma\.gbps \(n=65536\)'
 expect_screen "the status line names the point" 'point 0000 +pe\.dma\.gbps=16, n=65536 +Enter opens its trace'
 expect_screen "footer keys" 'Enter trace +s sort +p plot'
@@ -38,7 +38,9 @@ expect_screen "s again: descending" 'cycles_total▼'
 [ "$(first_row)" = 0001 ] && ok "s again: most cycles first (16 GB/s, the large n)" || fail "s: descending" "$SCREEN"
 
 echo "-- the plot follows the column cursor"
-tmux_keys Left Left
+tmux_keys Right
+expect_screen "on kernel_cycles: the kernels' own cycles plotted" 'kernel_cycles vs (n|pe\.dma\.gbps) \('
+tmux_keys Left Left Left
 expect_screen "on the n column: cycles against n" 'cycles_total vs n \(pe\.dma\.gbps=16\)'
 tmux_keys p
 tmux_wait_not 'cycles_total vs' && ok "p hides the plot" ||

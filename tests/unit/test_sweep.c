@@ -235,8 +235,8 @@ Test(sweep, a_bad_kernel_argument_is_named_at_its_place_in_the_sweep)
                      "sweep.yaml:2:22: key 'dtype': kernel vector_add: 'f99' is not a dtype "
                      "(f32, f16, bf16, i8, ...)");
     cr_assert_str_eq(parse_err("kernel: vector_ad\n"),
-                     "sweep.yaml:1:9: key 'kernel': unknown kernel 'vector_ad' (npuscope kernels "
-                     "lists them)");
+                     "sweep.yaml:1:9: key 'kernel': unknown kernel 'vector_ad' (did you mean "
+                     "'vector_add'? npuscope kernels lists them)");
     /* with another kernel on an axis, every point is checked against its own kernel */
     e = parse_err("kernel_args: {m: 64}\naxes: {kernel: [gemm, vector_add]}\n");
     cr_assert(strstr(e, "sweep.yaml:1:15: key 'm': kernel vector_add has no argument 'm'"), "%s",

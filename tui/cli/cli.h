@@ -49,7 +49,11 @@ struct cli_run_opts {
     const char *listen_path; /* its PATH, or NULL for the default socket */
     bool keep_on_hangup;     /* --keep-on-hangup: a TUI run goes on served when its terminal
                                 goes away */
+    bool all;                /* --all: every component, memory and link in the summary */
 };
+
+/* Rows of each table of a headless run's summary without --all: the busiest. */
+#define CLI_RUN_TOP 10
 
 int cli_run(const struct cli_run_opts *o);
 

@@ -50,8 +50,33 @@ static void progress(const struct sim_run *r, bool clear)
     fflush(stderr);
 }
 
-/* Run r to its end, keeping the trace feed (may be NULL) up to date. */
-static void run_to_end(struct sim_run *r, struct trace_live *live)
+/*
+ * The model the verdict is computed from, when the run keeps none for its files: kept
+ * while it is small, dropped once it passes CLI_VERDICT_EVENTS events, so that a headless
+ * run of any length stays in bounded memory.
+ */
+struct verdict_feed {
+    struct trace_live *live; /* owned, or NULL (none, or dropped) */
+    bool dropped;            /* the run outgrew it */
+};
+
+#define CLI_VERDICT_EVENTS 500000
+
+static void verdict_sync(struct verdict_feed *vf)
+{
+    if (!vf->live)
+        return;
+    trace_live_sync(vf->live);
+    if (trace_model_event_count(trace_live_model(vf->live)) > CLI_VERDICT_EVENTS) {
+        trace_live_free(vf->live);
+        vf->live = NULL;
+        vf->dropped = true;
+    }
+}
+
+/* Run r to its end, keeping the trace feed (may be NULL) and the verdict's model up to
+ * date. */
+static void run_to_end(struct sim_run *r, struct trace_live *live, struct verdict_feed *vf)
 {
     bool tty = isatty(STDERR_FILENO);
     double start = wall_seconds(), last = 0;
@@ -60,6 +85,7 @@ static void run_to_end(struct sim_run *r, struct trace_live *live)
         sim_run_advance(r, SIM_RUN_EVENTS, 20000);
         if (live)
             trace_live_sync(live);
+        verdict_sync(vf);
         if (!tty)
             continue;
         double t = wall_seconds();
@@ -86,6 +112,60 @@ static const char *source_name(const struct cli_run_opts *o)
     return o->workload ? o->workload : o->kernel ? o->kernel : "the demo workload";
 }
 
+/* The rows of the run's tables: the busiest first (utilization, then bytes or busy time),
+ * ties in the chip's order. */
+static const struct sim_run_summary *sort_summary;
+static bool sort_links;
+
+static bool is_memory(const struct sim_run_component *c)
+{
+    return c->kind == SIM_NODE_HBM || c->kind == SIM_NODE_SRAM || c->kind == SIM_NODE_TCM;
+}
+
+static void row_key(size_t i, double *util, double *amount)
+{
+    if (sort_links) {
+        *util = sort_summary->links[i].utilization;
+        *amount = (double)sort_summary->links[i].bytes;
+    } else {
+        const struct sim_run_component *c = &sort_summary->components[i];
+        *util = c->utilization;
+        *amount = is_memory(c) ? (double)(c->bytes_read + c->bytes_written) : c->busy_ns;
+    }
+}
+
+static int busiest_first(const void *a, const void *b)
+{
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    double ui, ai, uj, aj;
+    row_key(i, &ui, &ai);
+    row_key(j, &uj, &aj);
+    if (ui != uj)
+        return ui > uj ? -1 : 1;
+    if (ai != aj)
+        return ai > aj ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+static void sort_rows(size_t *rows, size_t n, const struct sim_run_summary *s, bool links)
+{
+    sort_summary = s;
+    sort_links = links;
+    qsort(rows, n, sizeof(*rows), busiest_first);
+}
+
+/* How many of a table's n rows are printed: all with --all, else the busiest CLI_RUN_TOP. */
+static size_t shown(const struct cli_run_opts *o, size_t n)
+{
+    return o->all || n <= CLI_RUN_TOP ? n : CLI_RUN_TOP;
+}
+
+static void print_rest(const struct cli_run_opts *o, size_t n, const char *what)
+{
+    if (n > shown(o, n))
+        printf("%-36s (%zu more %s; --all lists every one)\n", "...", n - shown(o, n), what);
+}
+
 static void print_summary(const struct cli_run_opts *o, const struct sim_run *r,
                           const struct sim_run_summary *s)
 {
@@ -107,32 +187,48 @@ static void print_summary(const struct cli_run_opts *o, const struct sim_run *r,
         printf("data             %s\n", sim_kdata_format(kd, data, sizeof(data)));
     }
 
-    printf("\n%-36s %14s %7s %8s\n", "component", "busy ns", "util", "msgs");
+    size_t *rows = sim_xcalloc(s->n_components + s->n_links + 1, sizeof(*rows));
+    size_t n = 0;
     for (size_t i = 0; i < s->n_components; i++) {
         const struct sim_run_component *c = &s->components[i];
-        bool memory =
-            c->kind == SIM_NODE_HBM || c->kind == SIM_NODE_SRAM || c->kind == SIM_NODE_TCM;
-        if (memory || (!c->msgs && c->busy_ns == 0))
-            continue;
+        if (!is_memory(c) && (c->msgs || c->busy_ns > 0))
+            rows[n++] = i;
+    }
+    sort_rows(rows, n, s, false);
+    printf("\n%-36s %14s %7s %8s\n", "component", "busy ns", "util", "msgs");
+    for (size_t j = 0; j < shown(o, n); j++) {
+        const struct sim_run_component *c = &s->components[rows[j]];
         printf("%-36s %14.3f %6.1f%% %8llu\n", c->id, c->busy_ns, 100.0 * c->utilization,
                (unsigned long long)c->msgs);
     }
+    print_rest(o, n, "components");
 
-    printf("\n%-36s %14s %14s %7s\n", "memory", "bytes read", "bytes written", "util");
+    n = 0;
     for (size_t i = 0; i < s->n_components; i++) {
         const struct sim_run_component *c = &s->components[i];
-        bool memory =
-            c->kind == SIM_NODE_HBM || c->kind == SIM_NODE_SRAM || c->kind == SIM_NODE_TCM;
-        if (!memory || (!c->bytes_read && !c->bytes_written))
-            continue;
+        if (is_memory(c) && (c->bytes_read || c->bytes_written))
+            rows[n++] = i;
+    }
+    sort_rows(rows, n, s, false);
+    printf("\n%-36s %14s %14s %7s\n", "memory", "bytes read", "bytes written", "util");
+    for (size_t j = 0; j < shown(o, n); j++) {
+        const struct sim_run_component *c = &s->components[rows[j]];
         printf("%-36s %14llu %14llu %6.1f%%\n", c->id, (unsigned long long)c->bytes_read,
                (unsigned long long)c->bytes_written, 100.0 * c->utilization);
     }
+    print_rest(o, n, "memories");
 
+    for (n = 0; n < s->n_links; n++)
+        rows[n] = n;
+    sort_rows(rows, n, s, true);
     printf("\n%-52s %14s %7s\n", "link", "bytes", "util");
-    for (size_t i = 0; i < s->n_links; i++)
-        printf("%-52s %14llu %6.1f%%\n", s->links[i].name, (unsigned long long)s->links[i].bytes,
-               100.0 * s->links[i].utilization);
+    for (size_t j = 0; j < shown(o, n); j++) {
+        const struct sim_run_link *l = &s->links[rows[j]];
+        printf("%-52s %14llu %6.1f%%\n", l->name, (unsigned long long)l->bytes,
+               100.0 * l->utilization);
+    }
+    print_rest(o, n, "links");
+    free(rows);
 
     if (s->n_failures) {
         printf("\nfailed completions\n");
@@ -293,11 +389,38 @@ int cli_run(const struct cli_run_opts *o)
             return CLI_EXIT_USAGE;
         }
     }
-    run_to_end(r, live);
+    /* the verdict reads a kept model: the Chrome export's, else one of its own */
+    struct verdict_feed vf = {0};
+    if (!o->chrome) {
+        struct cli_trace_meta vmeta;
+        cli_run_trace_opts(o, r, &vmeta);
+        vmeta.lo.trace_path = NULL;
+        vmeta.lo.stream_only = false;
+        if (trace_live_new(sim_run_chip(r), &vmeta.lo, &vf.live, &d) < 0)
+            vf.live = NULL; /* no file is opened: it cannot fail but on memory */
+    }
+    run_to_end(r, live, &vf);
     bool traces_ok = !live || write_traces(o, live, sim_run_over(r));
     struct sim_run_summary s;
     sim_run_summarize(r, &s);
     print_summary(o, r, &s);
+    verdict_sync(&vf);
+    printf("\n");
+    if (o->chrome && live) {
+        cli_print_verdict(trace_live_model(live));
+    } else if (vf.live) {
+        cli_print_verdict(trace_live_model(vf.live));
+    } else {
+        printf("where the time goes: not kept past %d events", CLI_VERDICT_EVENTS);
+        if (o->trace) {
+            printf(" (npuscope summary ");
+            put_safe(stdout, o->trace);
+            printf(" gives it)\n");
+        } else {
+            printf(" (write the trace with -o and run npuscope summary on it)\n");
+        }
+    }
+    trace_live_free(vf.live);
     fflush(stdout);
 
     /* each failure once on stderr: kernel instances with their own diagnostic, other
@@ -348,6 +471,7 @@ int cli_kernels(void)
             const char *type = p->type == SIM_KP_INT     ? "int"
                                : p->type == SIM_KP_FLOAT ? "float"
                                : p->type == SIM_KP_DATA  ? "data"
+                               : p->type == SIM_KP_TEXT  ? "text"
                                                          : "dtype";
             printf("%s %s=%s (%s: %s)", j ? "\n           " : "", p->key, p->dflt, type, p->doc);
         }

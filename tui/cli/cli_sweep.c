@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -159,8 +160,27 @@ struct sweep_args {
     struct tui_sweep_run_opts o;
 };
 
-/* After the engine: the counts on stdout, each failed point on stderr. */
-static int report(const char *dir, double seconds)
+static void free_ids(char **ids, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(ids[i]);
+    free(ids);
+}
+
+/* Whether point id of dir has a result (ran, ok or failed), before the engine starts. */
+static bool point_done(const char *dir, const char *id)
+{
+    char *p = sim_xasprintf("%s/points/%s/result.json", dir, id);
+    struct stat st;
+    bool done = stat(p, &st) == 0;
+    free(p);
+    return done;
+}
+
+/* After the engine: the counts on stdout, each failed point on stderr. before: the ids of
+ * the points that had a result when the engine started (sorted as in the directory), or
+ * NULL when none did. */
+static int report(const char *dir, double seconds, const char *const *before, size_t nbefore)
 {
     struct tui_sweep_table t;
     struct diag d;
@@ -187,9 +207,23 @@ static int report(const char *dir, double seconds)
         fputc('\n', stderr);
         free(params);
     }
+    size_t ran = 0, ran_failed = 0, j = 0;
+    for (size_t i = 0; i < t.nrows; i++) {
+        const struct tui_sweep_row *r = &t.rows[i];
+        while (j < nbefore && strcmp(before[j], r->id) < 0)
+            j++;
+        if ((j < nbefore && strcmp(before[j], r->id) == 0) || r->status == TUI_SWEEP_PENDING)
+            continue;
+        ran++;
+        ran_failed += r->status == TUI_SWEEP_FAILED;
+    }
     printf("npuscope sweep: %zu point%s in ", t.nrows, t.nrows == 1 ? "" : "s");
     put_safe(stdout, dir);
-    printf(": %zu ok, %zu failed", t.n_ok, t.n_failed);
+    if (nbefore)
+        printf(": %zu done before, %zu ran now (%zu failed); %zu ok, %zu failed in all", nbefore,
+               ran, ran_failed, t.n_ok, t.n_failed);
+    else
+        printf(": %zu ok, %zu failed", t.n_ok, t.n_failed);
     if (t.n_pending)
         printf(", %zu not run", t.n_pending);
     printf(" (%.1f s); the table: npuscope sweep --collect ", seconds);
@@ -242,10 +276,14 @@ static int run_sweep(struct sweep_args *a)
         tui_sweep_free(s);
         return CLI_EXIT_USAGE;
     }
-    size_t n = tui_sweep_count(s);
+    size_t n = tui_sweep_count(s), nbefore = 0;
     const char **ids = sim_xcalloc(n ? n : 1, sizeof(*ids));
-    for (size_t i = 0; i < n; i++)
+    char **before = sim_xcalloc(n ? n : 1, sizeof(*before));
+    for (size_t i = 0; i < n; i++) {
         ids[i] = tui_sweep_point(s, i)->id;
+        if (o->resume && point_done(a->dir, ids[i]))
+            before[nbefore++] = sim_xstrdup(ids[i]);
+    }
     struct progress_ctx pc = {.tty = isatty(STDERR_FILENO) != 0};
     o->progress = show_progress;
     o->ctx = &pc;
@@ -261,14 +299,19 @@ static int run_sweep(struct sweep_args *a)
     tui_sweep_free(s);
     if (rc < 0) {
         print_diag(&d);
+        free_ids(before, nbefore);
         return CLI_EXIT_FAIL;
     }
     if (o->engine == TUI_SWEEP_ENGINE_SLURM && out.started == 0) {
         printf("npuscope sweep: every point of ");
         put_safe(stdout, a->dir);
         printf(" is done already\n");
-        return report(a->dir, 0);
+        rc = report(a->dir, 0, (const char *const *)before, nbefore);
+        free_ids(before, nbefore);
+        return rc;
     }
+    if (out.script_only || (o->engine == TUI_SWEEP_ENGINE_SLURM && !o->wait))
+        free_ids(before, nbefore), before = NULL, nbefore = 0;
     if (out.script_only) {
         printf("npuscope sweep: wrote ");
         put_safe(stdout, out.script);
@@ -287,7 +330,9 @@ static int run_sweep(struct sweep_args *a)
         printf(" prints the table\n");
         return CLI_EXIT_OK;
     }
-    return report(a->dir, wall() - t0);
+    rc = report(a->dir, wall() - t0, (const char *const *)before, nbefore);
+    free_ids(before, nbefore);
+    return rc;
 }
 
 /* ---- sweep --collect DIR -------------------------------------------------------------------- */

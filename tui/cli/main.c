@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char usage_main[] =
@@ -54,7 +55,9 @@ static const char usage_run[] =
     "  -w, --workload FILE.yaml   host program (MemoryWrite / KernelLaunch / MemoryRead)\n"
     "  -k, --kernel NAME[:ARGS]   run one built-in kernel with generated data\n"
     "                             (ARGS: key=value,...; see npuscope kernels)\n"
-    "      --headless             no TUI; print the summary\n"
+    "      --headless             no TUI; print the summary (the busiest 10\n"
+    "                             components, memories and links of each table)\n"
+    "      --all                  headless: list every component, memory and link\n"
     "  -o, --trace FILE.json      write the trace (atomically)\n"
     "      --paused               open the TUI paused before the first event\n"
     "      --no-reverse           take no checkpoints: the TUI cannot go back (p P U R)\n"
@@ -270,6 +273,7 @@ enum {
     OPT_TOP,
     OPT_LISTEN,
     OPT_KEEP_ON_HANGUP,
+    OPT_ALL,
 };
 
 static int cmd_run(int argc, char **argv)
@@ -291,6 +295,7 @@ static int cmd_run(int argc, char **argv)
         {"speed", required_argument, 0, OPT_SPEED},
         {"listen", optional_argument, 0, OPT_LISTEN},
         {"keep-on-hangup", no_argument, 0, OPT_KEEP_ON_HANGUP},
+        {"all", no_argument, 0, OPT_ALL},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -337,6 +342,7 @@ static int cmd_run(int argc, char **argv)
             o.listen_path = optarg;
             break;
         case OPT_KEEP_ON_HANGUP: o.keep_on_hangup = true; break;
+        case OPT_ALL: o.all = true; break;
         case 'h': fputs(usage_run, stdout); return 0;
         default: return getopt_error("run", c, argv);
         }
@@ -379,6 +385,16 @@ static int cmd_view(int argc, char **argv)
         if (diff)
             return usage_error("view", "%s", "--diff compares two traces, not sweep directories");
         return cli_sweep_view(argv[optind], theme);
+    }
+    struct stat st;
+    if (stat(argv[optind], &st) == 0 && S_ISDIR(st.st_mode)) {
+        char *e = sim_escape_dup(argv[optind]);
+        fprintf(stderr,
+                "npuscope view: %s: a directory, and not a sweep (no points.jsonl; npuscope "
+                "sweep SWEEP.yaml -o DIR makes one)\n",
+                e);
+        free(e);
+        return CLI_EXIT_USAGE;
     }
     return cli_view(argv[optind], theme, diff);
 }

@@ -115,7 +115,7 @@ static enum tui_result gantt_action(void *self, enum tui_action a, struct tui_vi
         tui_view_message(v, TUI_STYLE_STATUS, "%s",
                          g->show_util
                              ? "utilization: the share of each engine kind busy per column; "
-                               "U hides it"
+                               "E hides it"
                              : "utilization strip hidden");
         return TUI_RES_REDRAW;
     default: return tui_gantt_action(self, a, v);

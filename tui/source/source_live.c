@@ -833,10 +833,13 @@ static int live_back(struct tui_source *s, enum tui_back how, uint64_t arg, cons
                      size_t ui_len, struct diag *d)
 {
     struct source_live *L = L_of(s);
+    uint64_t n = sim_engine_events(L->eng), target = 0, until = 0;
+    if (!n)
+        return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL,
+                        "at the first event already: there is nothing before it");
     if (!L->ckpt || !tui_ckpt_count(L->ckpt))
         return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL,
                         "going back needs checkpoints: none were taken in this session");
-    uint64_t n = sim_engine_events(L->eng), target = 0, until = 0;
     uint32_t kind = REQ_EVENT;
     switch (how) {
     case TUI_BACK_EVENT:

@@ -862,6 +862,11 @@ static int kernel_spec(const struct tui_sweep *s, size_t i, const struct setting
 {
     *out = NULL;
     const struct sim_kernel *k = sim_kernel_find(ks->val->u.str.s);
+    const char *best = k ? NULL : sim_kernel_closest(ks->val->u.str.s);
+    if (!k && best)
+        return err_at(d, s, ks->val->line, ks->val->col, "kernel",
+                      "unknown kernel '%s' (did you mean '%s'? npuscope kernels lists them)",
+                      ks->val->u.str.s, best);
     if (!k)
         return err_at(d, s, ks->val->line, ks->val->col, "kernel",
                       "unknown kernel '%s' (npuscope kernels lists them)", ks->val->u.str.s);

@@ -138,6 +138,11 @@ struct tui_sweep_metrics {
     double dram_write; /* bytes */
     double hbm_gbps;   /* (dram_read + dram_write) / time_ns */
     double seconds;    /* wall time of the run */
+    /* the kernel launches alone (the verdict's launches of kind "kernel"), without the host
+     * transfers around them: the sum of their spans, and each engine kind's busy share over
+     * that sum (0..1) */
+    double kernel_cycles;
+    double kernel_dma, kernel_te, kernel_ve;
 };
 
 struct tui_sweep_row {

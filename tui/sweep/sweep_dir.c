@@ -341,12 +341,24 @@ static bool valid_id(const char *id)
     return n > 0 && n < 16 && strspn(id, "0123456789") == n;
 }
 
+/* The kernel launches' own figures of a summary.json (tui/sweep/sweep_run.c writes them):
+ * the sum of their spans and each engine kind's busy share over it. */
+static void kernel_figures(const struct sim_value *summary, struct tui_sweep_metrics *m)
+{
+    m->kernel_cycles = get_num(summary, "kernel_cycles");
+    const struct sim_value *busy = sim_value_map_get(summary, "kernel_busy");
+    m->kernel_dma = get_num(busy, "DMA");
+    m->kernel_te = get_num(busy, "TE");
+    m->kernel_ve = get_num(busy, "VE");
+}
+
 static void read_row(const char *dir, struct tui_sweep_row *r)
 {
     r->exit_code = -1;
     struct tui_sweep_metrics *m = &r->m;
     m->cycles_total = m->time_ns = m->dma_util = m->te_util = m->ve_util = NAN;
     m->dram_read = m->dram_write = m->hbm_gbps = m->seconds = NAN;
+    m->kernel_cycles = m->kernel_dma = m->kernel_te = m->kernel_ve = NAN;
     char *p = sim_xasprintf("%s/points/%s/result.json", dir, r->id);
     struct sim_value *res = read_json(p, 1 << 20);
     free(p);
@@ -381,6 +393,7 @@ static void read_row(const char *dir, struct tui_sweep_row *r)
         m->dma_util = isnan(du) ? 0 : du;
         m->te_util = mean_util(sum, "te");
         m->ve_util = mean_util(sum, "ve");
+        kernel_figures(sum, m);
         if (clock > 0 && !isnan(m->cycles_total)) {
             m->time_ns = m->cycles_total / clock;
             if (m->time_ns > 0)
@@ -497,10 +510,14 @@ enum {
     COL_STATUS,
     COL_CYCLES,
     COL_TIME,
+    COL_KCYCLES,
     COL_DMA,
     COL_TE,
     COL_VE,
     COL_HBM,
+    COL_KDMA,
+    COL_KTE,
+    COL_KVE,
     COL_DRAM_READ,
     COL_DRAM_WRITE,
     COL_SECONDS,
@@ -514,10 +531,14 @@ static const struct tui_sweep_column columns[COL_COUNT] = {
     [COL_STATUS] = {"status", TUI_SWEEP_COL_TEXT, true},
     [COL_CYCLES] = {"cycles_total", TUI_SWEEP_COL_NUMBER, true},
     [COL_TIME] = {"time_ns", TUI_SWEEP_COL_NUMBER, false},
+    [COL_KCYCLES] = {"kernel_cycles", TUI_SWEEP_COL_NUMBER, true},
     [COL_DMA] = {"dma_util", TUI_SWEEP_COL_PERCENT, true},
     [COL_TE] = {"te_util", TUI_SWEEP_COL_PERCENT, true},
     [COL_VE] = {"ve_util", TUI_SWEEP_COL_PERCENT, true},
     [COL_HBM] = {"hbm_gbps", TUI_SWEEP_COL_NUMBER, true},
+    [COL_KDMA] = {"kernel_dma_busy", TUI_SWEEP_COL_PERCENT, false},
+    [COL_KTE] = {"kernel_te_busy", TUI_SWEEP_COL_PERCENT, false},
+    [COL_KVE] = {"kernel_ve_busy", TUI_SWEEP_COL_PERCENT, false},
     [COL_DRAM_READ] = {"dram_bytes_read", TUI_SWEEP_COL_NUMBER, false},
     [COL_DRAM_WRITE] = {"dram_bytes_write", TUI_SWEEP_COL_NUMBER, false},
     [COL_SECONDS] = {"seconds", TUI_SWEEP_COL_NUMBER, false},
@@ -547,6 +568,10 @@ const char *tui_sweep_cell(const struct tui_sweep_row *r, size_t c, double *num,
     case COL_STATUS: text = status_name(r->status); break;
     case COL_CYCLES: v = r->m.cycles_total; break;
     case COL_TIME: v = r->m.time_ns, decimals = 1; break;
+    case COL_KCYCLES: v = r->m.kernel_cycles; break;
+    case COL_KDMA: v = r->m.kernel_dma; break;
+    case COL_KTE: v = r->m.kernel_te; break;
+    case COL_KVE: v = r->m.kernel_ve; break;
     case COL_DMA: v = r->m.dma_util; break;
     case COL_TE: v = r->m.te_util; break;
     case COL_VE: v = r->m.ve_util; break;

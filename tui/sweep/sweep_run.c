@@ -11,6 +11,7 @@
 #include "trace/file/jsonout.h"
 #include "trace/file/loader.h"
 #include "trace/analysis/metrics.h"
+#include "trace/analysis/regions.h"
 #include "trace/model/model.h"
 
 #include <cjson/cJSON.h>
@@ -757,6 +758,37 @@ static int write_value(const char *path, const struct sim_value *v, struct diag 
     return trace_out_commit(&w, d);
 }
 
+/*
+ * The kernel launches' own figures (the launches that ran ops on an engine, not only host
+ * messages): "kernel_cycles", the sum of their spans, and "kernel_busy", each engine
+ * kind's busy cycles over that sum. A short kernel's run is dominated by the host's
+ * transfers around it; these are what a change of the chip does to the kernel.
+ */
+static void add_kernel_figures(const struct trace_model *m, struct sim_value *v)
+{
+    struct trace_regions *rs = trace_regions_new(m, TRACE_REGION_LAUNCH);
+    uint64_t cycles = 0, busy[TRACE_ENGINE_COUNT] = {0};
+    for (size_t i = 0; i < trace_regions_count(rs); i++) {
+        const struct trace_region *r = trace_regions_get(rs, i);
+        if (r->all.ops <= r->engine[TRACE_ENGINE_HOST].ops)
+            continue;
+        cycles += trace_region_length(r);
+        for (int k = 0; k < TRACE_ENGINE_COUNT; k++)
+            busy[k] += r->engine[k].busy;
+    }
+    trace_regions_free(rs);
+    sim_value_map_set_int(v, "kernel_cycles", (int64_t)cycles);
+    struct sim_value *b = sim_value_map();
+    static const struct {
+        const char *key;
+        enum trace_engine e;
+    } kinds[] = {{"DMA", TRACE_ENGINE_DMA}, {"TE", TRACE_ENGINE_TE}, {"VE", TRACE_ENGINE_VE}};
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+        sim_value_map_set_float(b, kinds[k].key,
+                                cycles ? (double)busy[kinds[k].e] / (double)cycles : 0);
+    sim_value_map_set_take(v, "kernel_busy", b);
+}
+
 /* summary.json from the point's trace (what npuscope summary --json prints); the clock
  * of the trace's config into *clock. */
 static int write_summary(const char *trace, const char *path, double *clock, struct diag *d)
@@ -768,6 +800,7 @@ static int write_summary(const char *trace, const char *path, double *clock, str
     struct trace_metrics x;
     trace_metrics_compute(m, &x);
     struct sim_value *v = trace_metrics_to_value(&x);
+    add_kernel_figures(m, v);
     rc = write_value(path, v, d);
     *clock = trace_model_clock_ghz(m);
     sim_value_free(v);
