@@ -287,13 +287,15 @@ Test(anomaly, the_peak_from_an_npuscope_config)
 Test(anomaly, many_of_a_kind_keep_the_most_severe)
 {
     struct trace_model *m = trace_model_new();
-    uint32_t te = trace_model_track(m, "TE 0", TRACE_ENGINE_TE, 0);
+    uint32_t te[3] = {trace_model_track(m, "TE 0", TRACE_ENGINE_TE, 0),
+                      trace_model_track(m, "TE 1", TRACE_ENGINE_TE, 1),
+                      trace_model_track(m, "TE 2", TRACE_ENGINE_TE, 2)};
     uint64_t t = 0;
     for (int i = 0; i < 20; i++, t += 10)
-        op(m, te, "gemm", t, t + 10, 1);
-    op(m, te, "gemm", 1000, 1100, 1);
-    op(m, te, "gemm", 2000, 2300, 1);
-    op(m, te, "gemm", 3000, 3200, 1);
+        op(m, te[0], "gemm", t, t + 10, 1);
+    op(m, te[0], "gemm", 1000, 1100, 1);
+    op(m, te[1], "gemm", 2000, 2300, 1);
+    op(m, te[2], "gemm", 3000, 3200, 1);
     trace_model_finish(m);
     struct trace_anomaly_opts o;
     trace_anomaly_opts_default(&o);
@@ -305,6 +307,50 @@ Test(anomaly, many_of_a_kind_keep_the_most_severe)
     cr_assert_eq(a.n, 2);
     cr_assert_eq(a.v[0].start, 2000, "the two slowest, in time order");
     cr_assert_eq(a.v[1].start, 3000);
+    trace_anomalies_fini(&a);
+    trace_model_free(m);
+}
+
+/* A slow op that recurs on its component (the same copy of every all-reduce) is one entry
+ * with its count, not one per occurrence; per token when it recurs with the tokens. */
+Test(anomaly, a_repeated_slow_op_is_one_entry_with_its_count)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t dma0 = trace_model_track(m, "pe0.pe_dma", TRACE_ENGINE_DMA, 0);
+    uint32_t dma1 = trace_model_track(m, "pe1.pe_dma", TRACE_ENGINE_DMA, 1);
+    uint64_t t = 0;
+    for (int tok = 0; tok < 4; tok++) {
+        uint64_t t0 = t;
+        for (int i = 0; i < 10; i++, t += 50) {
+            op(m, dma0, "ipcq_copy", t, t + 48, 1);
+            op(m, dma1, "ipcq_copy", t, t + 48, 1);
+        }
+        /* pe0's copy over the cube's edge: 6x the others, every token (one 2x slower) */
+        op(m, dma0, "ipcq_copy", t, t + (tok == 2 ? 600 : 300), 1);
+        t += 700;
+        trace_model_add_token(
+            m, &(struct trace_token){.start = t0, .end = t, .token_index = tok, .decode = true});
+    }
+    op(m, dma1, "ipcq_copy", t, t + 400, 1); /* once on pe1 */
+    trace_model_finish(m);
+    struct trace_anomaly_opts o;
+    trace_anomaly_opts_default(&o);
+    o.idle_min_cycles = UINT64_MAX;
+    struct trace_anomalies a;
+    trace_anomalies_find(m, &o, &a);
+    cr_assert_eq(a.n, 2, "one entry per component, not one per occurrence: %zu", a.n);
+    const struct trace_anomaly *x = a.v[0].track == dma0 ? &a.v[0] : &a.v[1];
+    const struct trace_anomaly *y = a.v[0].track == dma0 ? &a.v[1] : &a.v[0];
+    cr_assert_eq(x->repeats, 4);
+    cr_assert_eq(x->value, 600, "the slowest of them stands for them");
+    cr_assert_lt(x->first, x->last);
+    cr_assert_eq(y->repeats, 1);
+    char buf[512];
+    trace_anomaly_describe(m, x, buf, sizeof(buf));
+    cr_assert(strstr(buf, "; 4 times from cycle "), "%s", buf);
+    cr_assert(strstr(buf, ", once per token"), "%s", buf);
+    trace_anomaly_describe(m, y, buf, sizeof(buf));
+    cr_assert(!strstr(buf, "times from"), "%s", buf);
     trace_anomalies_fini(&a);
     trace_model_free(m);
 }

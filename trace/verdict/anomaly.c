@@ -179,9 +179,42 @@ static double work_of_event(const struct trace_model *m, uint64_t ev)
     return w;
 }
 
+/* Slow ops of one group by track, then by start. */
+static int cmp_track_start(const void *pa, const void *pb)
+{
+    const struct trace_anomaly *a = pa, *b = pb;
+    if (a->track != b->track)
+        return a->track < b->track ? -1 : 1;
+    return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* The slow ops of one op name and kind (g, emptied) into l, one entry per track: the
+ * slowest of them, with how many there were and when the first and last started. */
+static void merge_repeats(struct list *g, struct list *l)
+{
+    if (g->n > 1)
+        qsort(g->v, g->n, sizeof(*g->v), cmp_track_start);
+    for (size_t a = 0; a < g->n;) {
+        size_t b = a, worst = a;
+        while (b < g->n && g->v[b].track == g->v[a].track) {
+            if (g->v[b].value > g->v[worst].value)
+                worst = b;
+            b++;
+        }
+        struct trace_anomaly x = g->v[worst];
+        x.repeats = b - a;
+        x.first = g->v[a].start;
+        x.last = g->v[b - 1].start;
+        push(l, &x);
+        a = b;
+    }
+    g->n = 0;
+}
+
 static void find_slow(const struct trace_model *m, const struct trace_anomaly_opts *o,
                       struct list *l)
 {
+    struct list group = {0};
     uint64_t n = trace_model_event_count(m);
     struct opdur *v = sim_xreallocarray(NULL, n ? n : 1, sizeof(*v));
     for (uint64_t i = 0; i < n; i++) {
@@ -215,19 +248,24 @@ static void find_slow(const struct trace_model *m, const struct trace_anomaly_op
                     continue;
             }
             const struct trace_event *e = trace_model_event(m, v[k].ev);
-            push(l, &(struct trace_anomaly){.kind = TRACE_ANOMALY_SLOW_OP,
-                                            .start = e->start,
-                                            .end = e->start + d,
-                                            .event = v[k].ev,
-                                            .track = e->track,
-                                            .marker = SIZE_MAX,
-                                            .value = (double)d,
-                                            .reference = (double)median,
-                                            .per_work = per_work,
-                                            .count = count});
+            push(&group, &(struct trace_anomaly){.kind = TRACE_ANOMALY_SLOW_OP,
+                                                 .start = e->start,
+                                                 .end = e->start + d,
+                                                 .event = v[k].ev,
+                                                 .track = e->track,
+                                                 .marker = SIZE_MAX,
+                                                 .value = (double)d,
+                                                 .reference = (double)median,
+                                                 .per_work = per_work,
+                                                 .count = count,
+                                                 .repeats = 1,
+                                                 .first = e->start,
+                                                 .last = e->start});
         }
+        merge_repeats(&group, l);
         i = j;
     }
+    free(group.v);
     free(v);
 }
 
@@ -418,6 +456,34 @@ static const char *track_name(const struct trace_model *m, uint32_t t)
                                           : "";
 }
 
+/* "; 2951 times from cycle A to B, once per decode token" for a repeated slow op: per
+ * token when the repeats are a whole multiple of the tokens (or of the decode tokens). */
+static void repeats_text(const struct trace_model *m, const struct trace_anomaly *a, char *buf,
+                         size_t size)
+{
+    size_t ntok = trace_model_token_count(m), ndec = 0;
+    for (size_t i = 0; i < ntok; i++)
+        ndec += trace_model_token(m, i)->decode;
+    const char *per = NULL;
+    uint64_t times = 0;
+    if (ntok && a->repeats % ntok == 0) {
+        per = "token";
+        times = a->repeats / ntok;
+    } else if (ndec && a->repeats % ndec == 0) {
+        per = "decode token";
+        times = a->repeats / ndec;
+    }
+    int k =
+        snprintf(buf, size, "; %llu times from cycle %llu to %llu", (unsigned long long)a->repeats,
+                 (unsigned long long)a->first, (unsigned long long)a->last);
+    if (!per || k < 0 || (size_t)k >= size)
+        return;
+    if (times == 1)
+        snprintf(buf + k, size - (size_t)k, ", once per %s", per);
+    else
+        snprintf(buf + k, size - (size_t)k, ", %llu per %s", (unsigned long long)times, per);
+}
+
 char *trace_anomaly_describe(const struct trace_model *m, const struct trace_anomaly *a, char *buf,
                              size_t size)
 {
@@ -437,7 +503,9 @@ char *trace_anomaly_describe(const struct trace_model *m, const struct trace_ano
                          trace_model_str(m, e->op), trace_model_str(m, t->name), a->value, ratio,
                          a->reference, (unsigned long long)a->count, trace_engine_name(t->engine));
         if (a->per_work > 0 && k > 0 && (size_t)k < size)
-            snprintf(buf + k, size - (size_t)k, " (%.1fx per unit of work)", a->per_work);
+            k += snprintf(buf + k, size - (size_t)k, " (%.1fx per unit of work)", a->per_work);
+        if (a->repeats > 1 && k > 0 && (size_t)k < size)
+            repeats_text(m, a, buf + k, size - (size_t)k);
         break;
     }
     case TRACE_ANOMALY_IDLE_GAP: {

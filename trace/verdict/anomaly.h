@@ -4,7 +4,9 @@
  *
  *   - a failure the run recorded: an INVALID_TRACE marker (§11);
  *   - a slow op: it lasted far longer than the median of its op name on its engine kind
- *     (and, when their details say how much work each did, per unit of work);
+ *     (and, when their details say how much work each did, per unit of work); the slow
+ *     ops of one name on one component are one entry with their count, so a pattern that
+ *     repeats (the same copy of every all-reduce) is listed once, not thousands of times;
  *   - an idle gap: nothing of a kernel launch ran anywhere (the host aside) between two of
  *     its ops, so that work was left but none was under way, for long: far longer than the
  *     launch's usual gap;
@@ -36,22 +38,26 @@ enum trace_anomaly_kind {
 
 struct trace_anomaly {
     enum trace_anomaly_kind kind;
-    uint64_t start, end; /* where it lies: the op, the gap, the window; a marker's cycle
-                            (start == end) */
-    uint64_t event;      /* SLOW_OP: the op; IDLE_GAP: the launch's op after the gap; else
-                            UINT64_MAX */
-    uint32_t track;      /* SLOW_OP, IDLE_GAP: the op's track; INVALID: the marker's track
-                            (UINT32_MAX when none); else UINT32_MAX */
-    size_t marker;       /* INVALID: the marker's index in the model; else SIZE_MAX */
-    double value;        /* SLOW_OP: the op's cycles; IDLE_GAP: the gap's cycles;
-                            BANDWIDTH: the window's bytes per cycle; INVALID: 0 */
-    double reference;    /* what value was compared with: the median cycles of the op name,
-                            the launch's median gap, the peak bytes per cycle;
-                            INVALID: 0 */
-    double per_work;     /* SLOW_OP: its cycles per unit of work over the median op's, when
-                            both details say how much work they did; else 0 */
-    uint64_t count;      /* SLOW_OP: the ops of its name and kind; IDLE_GAP: the gaps of its
-                            launch the median is over; else 0 */
+    uint64_t start, end;  /* where it lies: the op, the gap, the window; a marker's cycle
+                             (start == end) */
+    uint64_t event;       /* SLOW_OP: the op; IDLE_GAP: the launch's op after the gap; else
+                             UINT64_MAX */
+    uint32_t track;       /* SLOW_OP, IDLE_GAP: the op's track; INVALID: the marker's track
+                             (UINT32_MAX when none); else UINT32_MAX */
+    size_t marker;        /* INVALID: the marker's index in the model; else SIZE_MAX */
+    double value;         /* SLOW_OP: the op's cycles; IDLE_GAP: the gap's cycles;
+                             BANDWIDTH: the window's bytes per cycle; INVALID: 0 */
+    double reference;     /* what value was compared with: the median cycles of the op name,
+                             the launch's median gap, the peak bytes per cycle;
+                             INVALID: 0 */
+    double per_work;      /* SLOW_OP: its cycles per unit of work over the median op's, when
+                             both details say how much work they did; else 0 */
+    uint64_t count;       /* SLOW_OP: the ops of its name and kind; IDLE_GAP: the gaps of its
+                             launch the median is over; else 0 */
+    uint64_t repeats;     /* SLOW_OP: how many ops of its name on its track were slow: a
+                             pattern repeated, listed once (this is the slowest of them); 1
+                             for one; else 0 */
+    uint64_t first, last; /* SLOW_OP: the starts of the first and the last of them */
 };
 
 /* The thresholds (trace_anomaly_opts_default gives FORMAT.md's). */

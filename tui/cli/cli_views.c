@@ -266,6 +266,11 @@ static struct sim_value *anomalies_json(const struct trace_model *m)
             sim_value_map_set_float(e, "value", x->value);
             sim_value_map_set_float(e, "reference", x->reference);
         }
+        if (x->kind == TRACE_ANOMALY_SLOW_OP) {
+            sim_value_map_set_int(e, "repeats", (int64_t)x->repeats);
+            sim_value_map_set_int(e, "first_cycle", (int64_t)x->first);
+            sim_value_map_set_int(e, "last_cycle", (int64_t)x->last);
+        }
         sim_value_list_push_take(list, e);
     }
     trace_anomalies_fini(&a);
