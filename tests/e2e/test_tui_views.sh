@@ -58,7 +58,7 @@ for size in "80 24" "200 60"; do
     if [ "$size" = "200 60" ]; then
         tmux_start 200 60 "${U[@]}" TERM=xterm-256color -- view "$V"
         tmux_keys y
-        expect_screen "200x60: every column" '^ layer +▲start +span +DMA +TE +VE +share +DRAM +ops'
+        expect_screen "200x60: every column" '^ layer +▲start +span +slowest +DMA +TE +VE +share +DRAM +ops'
         tmux_keys A
         expect_screen "200x60: the details beside the anomalies" '│ Details'
         tmux_keys q

@@ -18,9 +18,10 @@ json_check() {
 run "$NPUSCOPE" summary "$V"
 expect_status "summary: exit 0" 0
 expect_out "summary: layers" '^layers +2 '
-expect_out "summary: layer attn_0: span, busy per engine, share, bytes" \
-    '^  attn_0 +0 +600 +200 +300 +100 +60\.0% +8\.0 KiB$'
-expect_out "summary: layer ffn_0" '^  ffn_0 +600 +1000 +150 +100 +150 +40\.0% +3\.0 KiB$'
+expect_out "summary: layer attn_0: start, span, slowest instance, busy per engine, share, bytes" \
+    '^  attn_0 +0 +600 +600 +200 +300 +100 +60\.0% +8\.0 KiB$'
+# ffn_0 runs in two tokens: its span is the sum of its two instances, the slowest 200
+expect_out "summary: layer ffn_0" '^  ffn_0 +600 +400 +200 +150 +100 +150 +40\.0% +3\.0 KiB$'
 expect_out "summary: tokens" '^tokens +1 prefill, 2 decode; decode latency min 150, median 150, mean 200\.0, max 250 cycles$'
 expect_out "summary: the prefill token's bytes and KV bytes" \
     '^  PREFILL +0 +0 +600 +8\.0 KiB +0 B +4\.0 KiB +0 B$'
@@ -58,7 +59,7 @@ json_check "summary --json: not an invalid trace" "$TMP/out" 'j["invalid_trace"]
 # a trace without layers, tokens or anomalies says so briefly
 run "$NPUSCOPE" summary "$DATA/diff_base.json"
 expect_status "summary of a spec trace: exit 0" 0
-expect_out "summary of a spec trace: its layers" '^  ffn_1 +1000 +1450 +'
+expect_out "summary of a spec trace: its layers (no tokens: the whole span)" '^  ffn_1 +1000 +450 +450 +'
 expect_out "summary of a spec trace: no anomaly" '^anomalies +0$'
 if grep -q '^tokens' <<<"$OUT"; then fail "summary of a spec trace: no token lines"; else
     ok "summary of a spec trace: no token lines"; fi

@@ -51,10 +51,12 @@ Test(tui_views, layers_table_sorts_unfolds_and_zooms)
      * ffn_0: DMA [600,700) and [950,1000), TE [700,800), VE [800,950): busy 400; 2 KiB read,
      * 1 KiB written. In order of their first op. */
     cr_assert(strstr(d, " Layers  2 layers, by start up"), "%s", d);
-    cr_assert(strstr(d, "attn_0                            0      600      200      300      100  "
+    /* span: the sum of the layer's instances (its ops within each token); slowest: the
+     * longest instance */
+    cr_assert(strstr(d, "attn_0                   0      600      600      200      300      100  "
                         "60.0%  8.00 KiB      4"),
               "%s", d);
-    cr_assert(strstr(d, "ffn_0                           600      400      150      100      150  "
+    cr_assert(strstr(d, "ffn_0                  600      400      200      150      100      150  "
                         "40.0%  3.00 KiB      9"),
               "%s", d);
     cr_assert_lt(strstr(d, "attn_0"), strstr(d, "ffn_0"));
@@ -65,14 +67,16 @@ Test(tui_views, layers_table_sorts_unfolds_and_zooms)
     cr_assert_eq(tui_layers_ops.action(l, TUI_ACT_FOLD_ALL, &v), TUI_RES_REDRAW);
     render(&tui_layers_ops, l, c, &v, true);
     d = dump(c);
-    cr_assert(strstr(d, "   add                             800      150        0        0      "
+    cr_assert(strstr(d, "   add                    800      150                 0        0      "
                         "150  15.0%       0 B      6"),
               "%s", d);
+    /* ... and its instances, one per token (the slowest of several marked *) */
+    cr_assert(strstr(d, "   tok 0 prefill            0      600\n"), "%s", d);
     tui_test_golden("layers_open", d);
     free(d);
 
     /* right to the TE column: sorted by TE busy, most first; r reverses */
-    for (int i = 0; i < 3; i++) /* start, span, DMA, TE */
+    for (int i = 0; i < 4; i++) /* start, span, slowest, DMA, TE */
         tui_layers_ops.action(l, TUI_ACT_PAN_RIGHT, &v);
     tui_layers_ops.action(l, TUI_ACT_FOLD_ALL, &v);
     render(&tui_layers_ops, l, c, &v, true);

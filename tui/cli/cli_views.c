@@ -10,6 +10,7 @@
 #include "sim/util/escape.h"
 #include "sim/util/xalloc.h"
 #include "trace/verdict/anomaly.h"
+#include "trace/analysis/instances.h"
 #include "trace/analysis/regions.h"
 #include "trace/analysis/tokens.h"
 
@@ -65,17 +66,24 @@ static void print_invalid(const struct trace_model *m)
 static void print_layers(const struct trace_model *m, uint64_t total)
 {
     struct trace_regions *rs = trace_regions_new(m, TRACE_REGION_LAYER);
+    struct trace_instances in;
+    trace_instances_compute(rs, &in);
     size_t n = trace_regions_count(rs);
     if (n) {
-        printf("layers        %zu (busy cycles per engine kind; share: busy / cycles_total)\n", n);
-        printf("  %-16s %12s %12s %10s %10s %10s %7s %10s\n", "layer", "start", "end", "DMA", "TE",
-               "VE", "share", "DRAM");
+        printf(
+            "layers        %zu (span: the sum of the spans of its %s; busy cycles per engine kind; "
+            "share: busy / cycles_total)\n",
+            n, in.per_token ? "instances, one per token" : "ops");
+        printf("  %-16s %12s %12s %10s %10s %10s %10s %7s %10s\n", "layer", "start", "span",
+               "slowest", "DMA", "TE", "VE", "share", "DRAM");
     }
     for (size_t i = 0; i < n && i < TEXT_LAYERS; i++) {
         const struct trace_region *r = trace_regions_get(rs, i);
+        const struct trace_layer_insts *li = &in.layers[i];
         char name[256], by[32];
-        printf("  %-16s %12llu %12llu", esc(r->name, name, sizeof(name)),
-               (unsigned long long)r->start, (unsigned long long)r->end);
+        printf("  %-16s %12llu %12llu %10llu", esc(r->name, name, sizeof(name)),
+               (unsigned long long)r->start, (unsigned long long)li->sum,
+               (unsigned long long)(li->n ? li->v[li->slowest].end - li->v[li->slowest].start : 0));
         for (size_t k = 0; k < sizeof(shown_engines) / sizeof(shown_engines[0]); k++)
             printf(" %10llu", (unsigned long long)r->engine[shown_engines[k]].busy);
         printf(" %6.1f%% %10s\n", total ? 100.0 * (double)r->all.busy / (double)total : 0.0,
@@ -83,6 +91,7 @@ static void print_layers(const struct trace_model *m, uint64_t total)
     }
     if (n > TEXT_LAYERS)
         printf("  ... %zu more (--json lists all)\n", n - TEXT_LAYERS);
+    trace_instances_fini(&in);
     trace_regions_free(rs);
 }
 
@@ -165,13 +174,28 @@ static struct sim_value *engine_busy(const uint64_t *busy)
 static struct sim_value *layers_json(const struct trace_model *m, uint64_t total)
 {
     struct trace_regions *rs = trace_regions_new(m, TRACE_REGION_LAYER);
+    struct trace_instances in;
+    trace_instances_compute(rs, &in);
     struct sim_value *list = sim_value_list();
     for (size_t i = 0; i < trace_regions_count(rs); i++) {
         const struct trace_region *r = trace_regions_get(rs, i);
+        const struct trace_layer_insts *li = &in.layers[i];
         struct sim_value *o = sim_value_map();
         sim_value_map_set_str(o, "layer_id", r->name);
         sim_value_map_set_int(o, "start_cycle", (int64_t)r->start);
         sim_value_map_set_int(o, "end_cycle", (int64_t)r->end);
+        /* per token: the sum of its instances' spans and the slowest instance */
+        sim_value_map_set_int(o, "instances", (int64_t)li->n);
+        sim_value_map_set_int(o, "span_cycles", (int64_t)li->sum);
+        if (li->n) {
+            const struct trace_layer_inst *x = &li->v[li->slowest];
+            struct sim_value *sl = sim_value_map_set_take(o, "slowest_instance", sim_value_map());
+            if (in.per_token)
+                sim_value_map_set_int(sl, "token_index",
+                                      trace_model_token(m, x->token)->token_index);
+            sim_value_map_set_int(sl, "start_cycle", (int64_t)x->start);
+            sim_value_map_set_int(sl, "cycles", (int64_t)(x->end - x->start));
+        }
         sim_value_map_set_int(o, "busy_cycles", (int64_t)r->all.busy);
         uint64_t busy[TRACE_ENGINE_COUNT];
         for (int k = 0; k < TRACE_ENGINE_COUNT; k++)
@@ -198,6 +222,7 @@ static struct sim_value *layers_json(const struct trace_model *m, uint64_t total
         }
         sim_value_list_push_take(list, o);
     }
+    trace_instances_fini(&in);
     trace_regions_free(rs);
     return list;
 }

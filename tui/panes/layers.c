@@ -7,8 +7,10 @@
 
 #include "sim/util/escape.h"
 #include "sim/util/xalloc.h"
+#include "trace/analysis/instances.h"
 #include "trace/analysis/regions.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,7 @@ enum col {
     C_NAME,
     C_START,
     C_SPAN,
+    C_SLOW,
     C_DMA,
     C_TE,
     C_VE,
@@ -40,21 +43,24 @@ static const struct {
     int w;
     int drop; /* 0: never dropped */
 } cols[C_COUNT] = {
-    [C_NAME] = {"layer", 0, 0}, [C_START] = {"start", 9, 5}, [C_SPAN] = {"span", 8, 3},
-    [C_DMA] = {"DMA", 8, 0},    [C_TE] = {"TE", 8, 0},       [C_VE] = {"VE", 8, 0},
-    [C_HOST] = {"HOST", 8, 4},  [C_OTHER] = {"OTHER", 8, 4}, [C_SHARE] = {"share", 6, 1},
-    [C_BYTES] = {"DRAM", 9, 2}, [C_OPS] = {"ops", 6, 6},
+    [C_NAME] = {"layer", 0, 0},   [C_START] = {"start", 9, 5}, [C_SPAN] = {"span", 8, 2},
+    [C_SLOW] = {"slowest", 8, 3}, [C_DMA] = {"DMA", 8, 0},     [C_TE] = {"TE", 8, 0},
+    [C_VE] = {"VE", 8, 0},        [C_HOST] = {"HOST", 8, 4},   [C_OTHER] = {"OTHER", 8, 4},
+    [C_SHARE] = {"share", 6, 1},  [C_BYTES] = {"DRAM", 9, 2},  [C_OPS] = {"ops", 6, 6},
 };
 
-/* A row of the table: a layer (op == SIZE_MAX) or one of its op names. */
+/* A row of the table: a layer (op and inst SIZE_MAX), one of its op names, or one of its
+ * instances (its ops within one token). */
 struct row {
     size_t region;
     size_t op;
+    size_t inst;
 };
 
 struct tui_layers {
     const struct trace_model *m; /* borrowed */
     struct trace_regions *rs;    /* owned: the layer split, or NULL before the first compute */
+    struct trace_instances inst; /* owned: each layer's instances (per token) */
     uint32_t *layer_id;          /* owned: per region, its interned layer_id */
     bool *open;                  /* owned: per region, unfolded */
     uint64_t total;              /* cycles_total the shares are of */
@@ -84,6 +90,7 @@ void tui_layers_free(struct tui_layers *l)
     if (!l)
         return;
     trace_regions_free(l->rs);
+    trace_instances_fini(&l->inst);
     free(l->layer_id);
     free(l->open);
     free(l->rows);
@@ -97,14 +104,26 @@ static const enum trace_engine col_engine[C_COUNT] = {
     [C_HOST] = TRACE_ENGINE_HOST, [C_OTHER] = TRACE_ENGINE_OTHER,
 };
 
-/* The value of a row in a numeric column. */
+static uint64_t inst_span(const struct trace_layer_inst *x)
+{
+    return x->end - x->start;
+}
+
+/* The value of a row in a numeric column (NAN: none). A layer's span is the sum of its
+ * instances' spans: a layer every token passes would otherwise span the whole run. */
 static double value(const struct tui_layers *l, const struct row *rw, enum col c)
 {
     const struct trace_region *r = trace_regions_get(l->rs, rw->region);
+    const struct trace_layer_insts *li = &l->inst.layers[rw->region];
+    if (rw->inst != SIZE_MAX) {
+        const struct trace_layer_inst *x = &li->v[rw->inst];
+        return c == C_START ? (double)x->start : c == C_SPAN ? (double)inst_span(x) : NAN;
+    }
     const struct trace_op_usage *u = rw->op == SIZE_MAX ? NULL : &r->ops[rw->op];
     switch (c) {
     case C_START: return (double)(u ? u->start : r->start);
-    case C_SPAN: return (double)(u ? u->end - u->start : r->end - r->start);
+    case C_SPAN: return (double)(u ? u->end - u->start : li->sum);
+    case C_SLOW: return u || !li->n ? NAN : (double)inst_span(&li->v[li->slowest]);
     case C_DMA:
     case C_TE:
     case C_VE:
@@ -120,10 +139,26 @@ static double value(const struct tui_layers *l, const struct row *rw, enum col c
     }
 }
 
-static const char *row_name(const struct tui_layers *l, const struct row *rw)
+/* A row's name; an instance's ("tok 12 decode", " *" on the slowest of several) in buf. */
+static const char *row_name_buf(const struct tui_layers *l, const struct row *rw, char *buf,
+                                size_t size)
 {
     const struct trace_region *r = trace_regions_get(l->rs, rw->region);
+    if (rw->inst != SIZE_MAX) {
+        const struct trace_layer_insts *li = &l->inst.layers[rw->region];
+        const struct trace_token *t = trace_model_token(l->m, li->v[rw->inst].token);
+        snprintf(buf, size, "tok %lld %s%s", (long long)t->token_index,
+                 t->decode ? "decode" : "prefill",
+                 rw->inst == li->slowest && li->n > 1 ? " *" : "");
+        return buf;
+    }
     return rw->op == SIZE_MAX ? r->name : trace_model_str(l->m, r->ops[rw->op].op);
+}
+
+static const char *row_name(const struct tui_layers *l, const struct row *rw)
+{
+    static char buf[64];
+    return row_name_buf(l, rw, buf, sizeof(buf));
 }
 
 static const struct tui_layers *sort_ctx;
@@ -135,10 +170,11 @@ static int cmp_rows(const void *pa, const void *pb)
     const struct row *a = pa, *b = pb;
     int c = 0;
     if (l->sort == C_NAME) {
-        c = strcmp(row_name(l, a), row_name(l, b));
+        char x[64], y[64];
+        c = strcmp(row_name_buf(l, a, x, sizeof(x)), row_name_buf(l, b, y, sizeof(y)));
     } else {
         double x = value(l, a, l->sort), y = value(l, b, l->sort);
-        c = x < y ? -1 : x > y;
+        c = isnan(x) || isnan(y) ? 0 : x < y ? -1 : x > y;
     }
     if (!l->ascending)
         c = -c;
@@ -149,17 +185,24 @@ static int cmp_rows(const void *pa, const void *pb)
     return a->op < b->op ? -1 : a->op > b->op;
 }
 
-/* The rows in order: the layers sorted, each followed by its sorted op names when open. */
+/* The instance rows of an unfolded layer: one per token when the trace has tokens. */
+static size_t instances_shown(const struct tui_layers *l, size_t region)
+{
+    return l->inst.per_token ? l->inst.layers[region].n : 0;
+}
+
+/* The rows in order: the layers sorted, each followed by its sorted op names and its
+ * instances when open. */
 static void build_rows(struct tui_layers *l)
 {
     size_t nl = l->rs ? trace_regions_count(l->rs) : 0, n = nl;
     for (size_t i = 0; i < nl; i++)
-        n += l->open[i] ? trace_regions_get(l->rs, i)->nops : 0;
+        n += l->open[i] ? trace_regions_get(l->rs, i)->nops + instances_shown(l, i) : 0;
     free(l->rows);
     l->rows = sim_xcalloc(n ? n : 1, sizeof(*l->rows));
     struct row *layers = sim_xcalloc(nl ? nl : 1, sizeof(*layers));
     for (size_t i = 0; i < nl; i++)
-        layers[i] = (struct row){i, SIZE_MAX};
+        layers[i] = (struct row){i, SIZE_MAX, SIZE_MAX};
     sort_ctx = l;
     qsort(layers, nl, sizeof(*layers), cmp_rows);
     l->nrows = 0;
@@ -170,8 +213,11 @@ static void build_rows(struct tui_layers *l)
         const struct trace_region *r = trace_regions_get(l->rs, layers[i].region);
         struct row *first = &l->rows[l->nrows];
         for (size_t k = 0; k < r->nops; k++)
-            l->rows[l->nrows++] = (struct row){layers[i].region, k};
+            l->rows[l->nrows++] = (struct row){layers[i].region, k, SIZE_MAX};
         qsort(first, r->nops, sizeof(*first), cmp_rows);
+        /* then its instances, in token order */
+        for (size_t k = 0; k < instances_shown(l, layers[i].region); k++)
+            l->rows[l->nrows++] = (struct row){layers[i].region, SIZE_MAX, k};
     }
     sort_ctx = NULL;
     free(layers);
@@ -185,7 +231,7 @@ static void compute(struct tui_layers *l)
     char *keep_layer = NULL, *keep_op = NULL;
     if (l->rs && l->sel < l->nrows) {
         keep_layer = sim_xstrdup(trace_regions_get(l->rs, l->rows[l->sel].region)->name);
-        if (l->rows[l->sel].op != SIZE_MAX)
+        if (l->rows[l->sel].op != SIZE_MAX || l->rows[l->sel].inst != SIZE_MAX)
             keep_op = sim_xstrdup(row_name(l, &l->rows[l->sel]));
     }
     struct trace_regions *rs = trace_regions_new(l->m, TRACE_REGION_LAYER);
@@ -203,6 +249,8 @@ static void compute(struct tui_layers *l)
             ids[r] = trace_model_event(l->m, e)->layer;
     }
     trace_regions_free(l->rs);
+    trace_instances_fini(&l->inst);
+    trace_instances_compute(rs, &l->inst);
     free(l->open);
     free(l->layer_id);
     l->rs = rs;
@@ -213,8 +261,9 @@ static void compute(struct tui_layers *l)
     for (size_t i = 0; keep_layer && i < l->nrows; i++) {
         const struct row *rw = &l->rows[i];
         if (strcmp(trace_regions_get(l->rs, rw->region)->name, keep_layer) == 0 &&
-            (keep_op ? rw->op != SIZE_MAX && strcmp(row_name(l, rw), keep_op) == 0
-                     : rw->op == SIZE_MAX)) {
+            (keep_op ? (rw->op != SIZE_MAX || rw->inst != SIZE_MAX) &&
+                           strcmp(row_name(l, rw), keep_op) == 0
+                     : rw->op == SIZE_MAX && rw->inst == SIZE_MAX)) {
             l->sel = i;
             break;
         }
@@ -306,8 +355,9 @@ static void layers_render(void *self, struct tui_canvas *c, struct tui_rect r, s
     tui_canvas_fill(c, (struct tui_rect){r.x, r.y, r.w, 1}, ' ', ts);
     size_t nl = trace_regions_count(l->rs);
     char title[160];
-    snprintf(title, sizeof(title), " Layers  %zu layer%s, by %s %s  Enter zoom  F fold  r reverse",
-             nl, nl == 1 ? "" : "s", sort_name(l->sort), l->ascending ? "up" : "down");
+    snprintf(title, sizeof(title),
+             " Layers  %zu layer%s, by %s %s  Enter zoom  F fold  r reverse  * slowest", nl,
+             nl == 1 ? "" : "s", sort_name(l->sort), l->ascending ? "up" : "down");
     tui_canvas_text(c, r.x, r.y, r.w, ts, title, TUI_TEXT_ELLIPSIS);
     l->rows_visible = r.h - 2;
     l->list_y = r.y + 2;
@@ -348,8 +398,9 @@ static void layers_render(void *self, struct tui_canvas *c, struct tui_rect r, s
         const struct row *rw = &l->rows[i];
         const struct trace_region *reg = trace_regions_get(l->rs, rw->region);
         int y = r.y + 2 + k;
-        bool layer = rw->op == SIZE_MAX;
+        bool layer = rw->op == SIZE_MAX && rw->inst == SIZE_MAX;
         bool marked = v->mark_layer != TRACE_NO_STR && v->mark_layer == l->layer_id[rw->region] &&
+                      rw->inst == SIZE_MAX &&
                       (layer ? v->mark_op == TRACE_NO_STR : v->mark_op == reg->ops[rw->op].op);
         enum tui_style st = i == l->sel && focused ? TUI_STYLE_SELECTION
                             : i == l->sel          ? TUI_STYLE_LABEL_SEL
@@ -368,7 +419,9 @@ static void layers_render(void *self, struct tui_canvas *c, struct tui_rect r, s
                 continue;
             char buf[32];
             double val = value(l, rw, (enum col)col);
-            if (col == C_SHARE)
+            if (isnan(val))
+                buf[0] = '\0';
+            else if (col == C_SHARE)
                 snprintf(buf, sizeof(buf), "%.1f%%", val * 100);
             else if (col == C_BYTES)
                 tui_fmt_bytes(buf, sizeof(buf), val);
@@ -392,7 +445,11 @@ static void zoom_to(struct tui_layers *l, struct tui_view *v)
     const struct trace_region *r = trace_regions_get(l->rs, rw.region);
     uint32_t layer = l->layer_id[rw.region];
     uint64_t s = r->start, e = r->end;
-    if (rw.op == SIZE_MAX) {
+    if (rw.inst != SIZE_MAX) {
+        const struct trace_layer_inst *x = &l->inst.layers[rw.region].v[rw.inst];
+        s = x->start, e = x->end > x->start ? x->end : x->start + 1;
+        tui_view_mark(v, layer, TRACE_NO_STR);
+    } else if (rw.op == SIZE_MAX) {
         tui_view_mark(v, layer, TRACE_NO_STR);
         if (!l->open[rw.region]) {
             l->open[rw.region] = true;
@@ -407,7 +464,10 @@ static void zoom_to(struct tui_layers *l, struct tui_view *v)
     const char *n = row_name(l, &rw);
     sim_escape(n, strlen(n), name, sizeof(name));
     tui_view_message(v, TUI_STYLE_STATUS, "%s %s: its ops highlighted on the Gantt (Esc clears)",
-                     rw.op == SIZE_MAX ? "layer" : "op", name);
+                     rw.inst != SIZE_MAX ? "instance"
+                     : rw.op == SIZE_MAX ? "layer"
+                                         : "op",
+                     name);
 }
 
 static enum tui_result layers_action(void *self, enum tui_action a, struct tui_view *v)
@@ -451,7 +511,8 @@ static enum tui_result layers_action(void *self, enum tui_action a, struct tui_v
             l->open[i] = !any;
         build_rows(l);
         for (size_t i = 0; i < l->nrows; i++) /* stay on the layer */
-            if (l->rows[i].region == region && l->rows[i].op == SIZE_MAX)
+            if (l->rows[i].region == region && l->rows[i].op == SIZE_MAX &&
+                l->rows[i].inst == SIZE_MAX)
                 l->sel = i;
         return TUI_RES_REDRAW;
     }
