@@ -2,11 +2,13 @@
 #
 #   make            build ./npuscope
 #   make run        build and start the main job (TUI, embedded chip and demo workload)
-#   make test       build and run every test (unit, layout, end-to-end, fuzz corpora)
+#   make test       build and run every test (unit, layout, end-to-end, fuzz corpora), and
+#                   check the sources with clang's warnings too
 #   make test-slurm a sweep through a one-node Slurm started here (opt-in; root)
 #   make asan       the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make tsan       the phase-2 executor's tests under ThreadSanitizer
-#   make check      format check, cppcheck, clang-tidy, the layout check, then make asan
+#   make check      format check, cppcheck, clang-tidy, the layout check, make clang, make asan
+#   make clang      compile the tree with clang too (its warnings are not gcc's) in build/clang/
 #   make bench      build and run the benchmarks in tests/bench/
 #   make golden     rewrite the TUI's golden files (tests/data/tui/) from the code; read the diff
 #   make fuzz       build the libFuzzer harnesses (clang) into build/fuzz/
@@ -34,9 +36,9 @@ SKIP_DEPS := 1
 endif
 endif
 ifndef SKIP_DEPS
-ifneq ($(filter test asan tsan check bench fuzz,$(MAKECMDGOALS)),)
+ifneq ($(filter test asan tsan check clang bench fuzz,$(MAKECMDGOALS)),)
 DEPS_KIND := test
-HAVE_DEPS := $(shell pkg-config --exists $(PKGS) $(TEST_PKGS) 2>/dev/null && command -v tmux >/dev/null && command -v parallel >/dev/null && command -v rsync >/dev/null && command -v pgrep >/dev/null && command -v groff >/dev/null && command -v man >/dev/null && echo ok)
+HAVE_DEPS := $(shell pkg-config --exists $(PKGS) $(TEST_PKGS) 2>/dev/null && command -v tmux >/dev/null && command -v parallel >/dev/null && command -v rsync >/dev/null && command -v pgrep >/dev/null && command -v clang >/dev/null && command -v groff >/dev/null && command -v man >/dev/null && echo ok)
 else
 DEPS_KIND := build
 HAVE_DEPS := $(shell pkg-config --exists $(PKGS) 2>/dev/null && echo ok)
@@ -91,8 +93,8 @@ FUZZ_REPLAY := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz-replay/%)
 BENCH_SRC := $(wildcard tests/bench/*.c)
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all run test test-unit test-e2e test-fuzz asan tsan check bench fuzz install uninstall \
-        clean format format-check help golden test-slurm
+.PHONY: all run test test-unit test-e2e test-fuzz asan tsan check clang bench fuzz install \
+        uninstall clean format format-check help golden test-slurm
 .DEFAULT_GOAL := all
 
 all: npuscope
@@ -156,7 +158,20 @@ $(BUILD)/fuzz-replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(LIB)
 
 export OPENBLAS_NUM_THREADS := 1
 
-test: $(if $(SAN),,npuscope) $(BIN) $(UNIT_BIN) $(FUZZ_REPLAY)
+# clang's warnings are not gcc's: make test runs clang's front end over every source of the
+# library, the binary and the unit tests as well (-fsyntax-only, the same warnings, -Werror;
+# all of clang's warnings come from it), a fifth of what compiling them costs; make clang
+# (in make check) compiles the whole tree.
+CLANG_SRC := $(LIB_SRC) tui/cli/main.c $(UNIT_SRC)
+CLANG_OK  := $(CLANG_SRC:%.c=$(BUILD)/obj/clang-syntax/%.ok)
+$(BUILD)/obj/clang-syntax/%.ok: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CLANG $<"
+	@clang $(CPPFLAGS) -MF $(@:.ok=.d) -MT $@ -std=c11 $(WARN) $(PKG_CFLAGS) $(CRIT_CFLAGS) \
+	    -fsyntax-only $<
+	@touch $@
+
+test: $(if $(SAN),,npuscope $(CLANG_OK)) $(BIN) $(UNIT_BIN) $(FUZZ_REPLAY)
 	@tests/run-all $(BUILD)
 
 asan:
@@ -195,7 +210,15 @@ check: format-check $(LIB)
 	    -DNPUSCOPE_VERSION='"$(VERSION)"' \
 	    $(PKG_CFLAGS)
 	tests/layout/check.sh $(BUILD)
+	@$(MAKE) --no-print-directory clang
 	@$(MAKE) --no-print-directory asan
+
+# The whole tree compiled by clang as well, -Werror: library, binary and unit tests (clang
+# warns of what gcc does not, e.g. -Wunused-but-set-variable, and make fuzz needs clang).
+CLANG_BUILD := build/clang
+clang:
+	@$(MAKE) --no-print-directory CC=clang BUILD=$(CLANG_BUILD) SAN= TSAN= \
+	    $(CLANG_BUILD)/npuscope $(CLANG_BUILD)/tests/unit_tests
 
 # --- benchmarks ----------------------------------------------------------------------------
 $(BUILD)/bench/%: tests/bench/%.c $(LIB)
@@ -239,6 +262,6 @@ format-check:
 	clang-format --dry-run -Werror $(FORMAT_SRC)
 
 help:
-	@sed -n '2,14p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,16p' Makefile | sed 's/^# \{0,1\}//'
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,11 +1,20 @@
 /* The checkpoints' thinning policy (tui/source/ckpt.h): bounded, the start and the newest kept,
  * the others about exponentially spaced, so a step back costs little near now and the
- * whole run stays reachable. */
+ * whole run stays reachable. The supervisor passes a hang-up of its terminal on to the
+ * live process, however it learns of it. */
 #include "tui/source/ckpt.h"
 
 #include <criterion/criterion.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* Take a checkpoint every `every` events up to `end`, thinning to `max` as the live
  * process does. Returns how many are kept, in ev. */
@@ -68,4 +77,103 @@ Test(tui_ckpt, three_is_the_least)
 {
     uint64_t ev[] = {0, 50, 100};
     cr_assert_eq(tui_ckpt_victim(ev, 3, 100, 10), 1);
+}
+
+/* ---- the supervisor and a terminal that goes away ------------------------------------------ */
+
+static void live_told(int signo)
+{
+    (void)signo;
+    _exit(77);
+}
+
+/* Does pid catch SIGHUP yet (SigCgt in /proc/PID/status, bit 0)? */
+static bool catches_sighup(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false;
+    bool yes = false;
+    while (fgets(line, sizeof(line), f))
+        if (strncmp(line, "SigCgt:", 7) == 0)
+            yes = strtoull(line + 7, NULL, 16) & 1;
+    fclose(f);
+    return yes;
+}
+
+/*
+ * A supervisor started on a pseudo-terminal it leads (setsid, then the terminal opened: its
+ * controlling terminal), as `ssh -t host npuscope run` starts it; the live process only
+ * waits for SIGHUP (which ends it with status 77) and never reads the terminal. The
+ * terminal's other side closes. on_stdin: the terminal is also the supervisor's standard
+ * input (else /dev/null is); hup_blocked: the supervisor's SIGHUP is blocked, so the only
+ * news is the terminal's end. Returns the supervisor's exit status (3: the live process
+ * was never told and gave up after 5 s), or -1 when it died of a signal.
+ */
+static int close_the_terminal(bool on_stdin, bool hup_blocked)
+{
+    int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    cr_assert(m >= 0 && grantpt(m) == 0 && unlockpt(m) == 0, "a pseudo-terminal");
+    char name[128];
+    cr_assert_eq(ptsname_r(m, name, sizeof(name)), 0);
+    int ready[2];
+    cr_assert_eq(pipe(ready), 0);
+    pid_t sup = fork();
+    cr_assert(sup >= 0);
+    if (sup == 0) {
+        close(m);
+        close(ready[0]);
+        if (setsid() < 0)
+            _exit(5);
+        int s = open(name, O_RDWR); /* the session's controlling terminal */
+        int in = on_stdin ? s : open("/dev/null", O_RDWR);
+        if (s < 0 || in < 0)
+            _exit(5);
+        dup2(in, STDIN_FILENO);
+        dup2(in, STDOUT_FILENO);
+        sigset_t hup, old;
+        sigemptyset(&hup);
+        sigaddset(&hup, SIGHUP);
+        sigprocmask(hup_blocked ? SIG_BLOCK : SIG_UNBLOCK, &hup, &old);
+        struct diag d;
+        diag_clear(&d);
+        if (tui_ckpt_supervise(&d) != 0)
+            _exit(4);
+        /* the live process */
+        signal(SIGHUP, live_told);
+        sigprocmask(SIG_UNBLOCK, &hup, NULL);
+        char r = 'r';
+        if (write(ready[1], &r, 1) != 1)
+            _exit(5);
+        for (int i = 0; i < 50; i++)
+            usleep(100 * 1000);
+        _exit(3);
+    }
+    close(ready[1]);
+    struct pollfd p = {ready[0], POLLIN, 0};
+    cr_assert_eq(poll(&p, 1, 10000), 1, "the live process starts");
+    close(ready[0]);
+    /* the supervisor's handlers are in place (or, blocked, not needed) */
+    for (int i = 0; i < 500 && !hup_blocked && !catches_sighup(sup); i++)
+        usleep(10 * 1000);
+    close(m); /* the terminal goes: the kernel hangs it up */
+    int st;
+    cr_assert_eq(waitpid(sup, &st, 0), sup);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Test(tui_ckpt, hangup_signal_passed_on)
+{
+    /* the kernel's SIGHUP (si_code SI_KERNEL) goes to the session leader alone */
+    int st = close_the_terminal(false, false);
+    cr_assert_eq(st, 77, "the live process is told of the hang-up (supervisor exit %d)", st);
+}
+
+Test(tui_ckpt, hangup_seen_on_the_terminal)
+{
+    /* no signal comes through: the supervisor sees its terminal end */
+    int st = close_the_terminal(true, true);
+    cr_assert_eq(st, 77, "the live process is told of the hang-up (supervisor exit %d)", st);
 }

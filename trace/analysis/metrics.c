@@ -275,13 +275,11 @@ void trace_metrics_compute(const struct trace_model *m, struct trace_metrics *x)
     }
 
     /* DMA: union over every DMA track, and the peak of concurrent transfers */
-    size_t ntr = trace_model_track_count(m), ndma = 0;
+    size_t ntr = trace_model_track_count(m);
     for (uint32_t t = 0; t < ntr; t++)
         if (trace_model_track_get(m, t)->engine == TRACE_ENGINE_DMA) {
             const uint64_t *idx;
-            size_t k = trace_model_track_events(m, t, &idx);
-            ndma += k;
-            x->has_dma |= k > 0;
+            x->has_dma |= trace_model_track_events(m, t, &idx) > 0;
         }
     if (x->has_dma) {
         dma_sweep(m, &x->dma_active, &x->dma_max_concurrent);

@@ -273,22 +273,27 @@ int cli_live(const struct cli_run_opts *o)
         tui_term_size(term, &w, &h);
         struct tui_app *app = tui_app_new(src, w, h, unicode, o->theme, user_dir, NULL, &d);
         status = tui_app_run(app, term);
-        bool keep = status == 128 + SIGHUP && o->keep_on_hangup;
-        /* a hang-up signals the whole process group, the supervisor forwards it as well:
-         * the next SIGHUP, blocked while the terminal's handlers go, is ignored */
+        bool hung_up = status == 128 + SIGHUP;
+        /* a hang-up may come more than once (to the process group and passed on by the
+         * supervisor, or noticed on the terminal and then signalled): the next SIGHUP,
+         * blocked while the terminal's handlers go, is ignored, so that the trace is
+         * written */
         sigset_t hup, old_mask;
         sigemptyset(&hup);
         sigaddset(&hup, SIGHUP);
-        if (keep)
+        if (hung_up)
             sigprocmask(SIG_BLOCK, &hup, &old_mask);
         tui_term_close(term);
         tui_app_free(app);
-        /* the terminal went away: the run carries on, served (--keep-on-hangup) */
-        if (keep) {
+        if (hung_up) {
             signal(SIGHUP, SIG_IGN);
             sigprocmask(SIG_SETMASK, &old_mask, NULL);
-            status = serve(o, src, served_id, true, &d);
+            /* nobody is left to go back: the checkpoints end now, not after the trace */
+            tui_source_live_forget_past(src);
         }
+        /* the terminal went away: the run carries on, served (--keep-on-hangup) */
+        if (hung_up && o->keep_on_hangup)
+            status = serve(o, src, served_id, true, &d);
     }
 
     /* the trace: complete when the simulation ended, else up to now (q, a signal) */

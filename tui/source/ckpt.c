@@ -66,18 +66,23 @@ static void tell_supervisor(char kind)
     while (w < 0 && errno == EINTR);
 }
 
-static volatile sig_atomic_t sup_signal;
+static volatile sig_atomic_t sup_signal, sup_hangup;
 static int sup_wake[2] = {-1, -1};
 
-/* A signal the terminal sends (Ctrl-C, a hang-up: si_code SI_KERNEL) reaches the whole
- * foreground process group, the live process too, and is not passed on: a second one would
- * arrive while the live process is taking its terminal down. One a process sends to the
- * supervisor alone (kill: si_code <= 0) is. */
+/* A signal the terminal sends (Ctrl-C: si_code SI_KERNEL) reaches the whole foreground
+ * process group, the live process too, and is not passed on: a second one would arrive
+ * while the live process is taking its terminal down. One a process sends to the
+ * supervisor alone (kill: si_code <= 0) is. A hang-up is passed on whoever sent it: when
+ * the terminal goes, the kernel tells its session leader alone, which the supervisor is
+ * when the run was started straight on a terminal (ssh -t host npuscope run, a tmux
+ * pane's command); the live process takes a second one in its stride. */
 static void sup_on_signal(int signo, siginfo_t *si, void *ctx)
 {
     (void)ctx;
     int saved = errno;
-    if (signo != SIGCHLD && (!si || si->si_code <= 0))
+    if (signo == SIGHUP)
+        sup_hangup = 1;
+    else if (signo != SIGCHLD && (!si || si->si_code <= 0))
         sup_signal = signo;
     char b = 1;
     ssize_t r = write(sup_wake[1], &b, 1);
@@ -131,27 +136,72 @@ static bool sup_drain(int fd, struct known *k, pid_t *live)
     }
 }
 
+/* End every process of the session but the supervisor: the known ones, and any whose
+ * message is still on its way (a checkpoint cloned just before the live process ended);
+ * every process of the session is a child of the supervisor, so it is done when none is
+ * left. */
+static void end_session(int fd, struct known *k, bool open)
+{
+    pid_t live = -1;
+    for (;;) {
+        if (open)
+            open = sup_drain(fd, k, &live);
+        for (size_t i = 0; i < k->n; i++)
+            kill(k->pids[i], SIGKILL);
+        pid_t w = waitpid(-1, NULL, WNOHANG);
+        if (w > 0) {
+            known_remove(k, w);
+            continue;
+        }
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return; /* no child left */
+        /* no process of the session can speak any more: wait for the rest */
+        if (!open) {
+            while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+                ;
+            return;
+        }
+        struct pollfd p = {fd, POLLIN, 0};
+        poll(&p, 1, 50);
+    }
+}
+
 /* The supervisor's life: forward signals to the live process, and when it ends, end every
- * other process of the session and exit with its status. */
+ * other process of the session and exit with its status. The terminal's end is watched
+ * for as well (a hang-up that no signal told of): the live process is told of it once. */
 static void supervise(int fd, pid_t first, const struct termios *tios, bool have_tios)
 {
     struct known k = {0};
     pid_t live = first;
     known_add(&k, first);
     bool open = true;
+    bool watch_tty = have_tios; /* until it has gone */
+    pid_t hup_told = -1;        /* the live process told of the hang-up */
     int status = 1;
     for (;;) {
-        struct pollfd p[2] = {{sup_wake[0], POLLIN, 0}, {open ? fd : -1, POLLIN, 0}};
-        poll(p, 2, 1000);
+        struct pollfd p[3] = {{sup_wake[0], POLLIN, 0},
+                              {open ? fd : -1, POLLIN, 0},
+                              {watch_tty ? STDIN_FILENO : -1, 0, 0}};
+        poll(p, 3, 1000);
         char buf[64];
         while (read(sup_wake[0], buf, sizeof(buf)) > 0)
             ;
         if (open)
             open = sup_drain(fd, &k, &live);
+        if (watch_tty && (p[2].revents & (POLLHUP | POLLERR | POLLNVAL))) {
+            watch_tty = false;
+            sup_hangup = 1;
+        }
         int sig = sup_signal;
         if (sig) {
             sup_signal = 0;
             kill(live, sig);
+        }
+        if (sup_hangup && hup_told != live) { /* also a copy that took over since */
+            hup_told = live;
+            kill(live, SIGHUP);
         }
         int st;
         pid_t w;
@@ -172,10 +222,7 @@ static void supervise(int fd, pid_t first, const struct termios *tios, bool have
         if (over || (w < 0 && errno == ECHILD))
             break;
     }
-    for (size_t i = 0; i < k.n; i++)
-        kill(k.pids[i], SIGKILL);
-    while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
-        ;
+    end_session(fd, &k, open);
     _exit(status);
 }
 

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <term.h>
 #include <termios.h>
 #include <time.h>
@@ -393,6 +394,22 @@ void tui_term_wait(struct tui_term *t, int timeout_ms, struct tui_input *in)
     tui_term_wait_fd(t, timeout_ms, -1, in);
 }
 
+/* After poll found revents on the terminal: has it gone (hung up, its other side closed,
+ * its reads at an end or failing)? A hung-up terminal polls readable as well, and every
+ * read of it ends at once (EOF); its ioctls fail (EIO). Readable with nothing to read
+ * is an end as well. */
+static bool terminal_gone(short revents)
+{
+    if (revents & (POLLHUP | POLLERR | POLLNVAL))
+        return true;
+    if (!(revents & POLLIN))
+        return false;
+    int n = 0;
+    if (ioctl(STDIN_FILENO, FIONREAD, &n) != 0)
+        return errno == EIO;
+    return n == 0;
+}
+
 void tui_term_wait_fd(struct tui_term *t, int timeout_ms, int fd, struct tui_input *in)
 {
     (void)t;
@@ -413,21 +430,24 @@ void tui_term_wait_fd(struct tui_term *t, int timeout_ms, int fd, struct tui_inp
             return;
         memset(in, 0, sizeof(*in));
         int wait = -1;
+        bool last = false; /* the time is up: one look (a poll that does not wait) */
         if (timeout_ms >= 0) {
             clock_gettime(CLOCK_MONOTONIC, &ts);
             long long left = deadline - ((long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-            if (left <= 0)
-                return; /* TUI_IN_NONE */
-            wait = (int)left;
+            last = left <= 0;
+            wait = last ? 0 : (int)left;
         }
         /* sleep until a key, a signal (the pipe), or an interruption (SIGWINCH: curses then
-         * has a KEY_RESIZE for us) */
+         * has a KEY_RESIZE for us); the terminal's end is looked for even when not waiting,
+         * since no signal need tell of it (a session leader that is not us gets it) */
         struct pollfd fds[3] = {{.fd = STDIN_FILENO, .events = POLLIN},
                                 {.fd = signal_pipe[0], .events = POLLIN},
                                 {.fd = fd, .events = POLLIN}};
         int rc = poll(fds, 3, wait);
-        if (rc > 0 && (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) &&
-            !(fds[0].revents & POLLIN)) {
+        if (rc > 0 && fds[0].revents && terminal_gone(fds[0].revents)) {
+            if (read_input(in)) /* what was typed before it went */
+                return;
+            memset(in, 0, sizeof(*in));
             in->kind = TUI_IN_SIGNAL; /* the terminal went away */
             in->signo = SIGHUP;
             return;
@@ -436,5 +456,7 @@ void tui_term_wait_fd(struct tui_term *t, int timeout_ms, int fd, struct tui_inp
             in->kind = TUI_IN_READY;
             return;
         }
+        if (last && !got_signal)
+            return; /* TUI_IN_NONE; a key just come is read by the next call */
     }
 }

@@ -24,7 +24,7 @@ enum tui_input_kind {
     TUI_IN_KEY,    /* key: a code point or TUI_KEY_* */
     TUI_IN_MOUSE,  /* x, y, button: 1 click, 4 wheel up, 5 wheel down */
     TUI_IN_RESIZE, /* the window changed size */
-    TUI_IN_SIGNAL, /* signo arrived: SIGINT, SIGTERM or SIGHUP */
+    TUI_IN_SIGNAL, /* signo arrived: SIGINT, SIGTERM or SIGHUP (also: the terminal went away) */
     TUI_IN_READY,  /* the descriptor given to tui_term_wait_fd is readable */
 };
 
