@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Keys and messages that say what they do, as a new user meets them (tmux): the hint of a
 # toggle names the key that toggles it, going back at the first event says it is there,
-# and `view` of a directory that holds no sweep says so.
+# `view` of a directory that holds no sweep says so, and a trace written before its run
+# ended says so in validate, summary and the viewer's header.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tmux.sh"
 
@@ -26,6 +27,33 @@ mkdir -p "$TMP/notasweep"
 tmux_start 100 30 "${UTF8[@]}" -- view "$TMP/notasweep"
 expect_screen "one line: a directory, not a sweep" 'npuscope view: .*/notasweep: a directory, and not a sweep \(no points\.jsonl'
 expect_screen "exit 2" '^\[exit 2\]'
+tmux_stop
+
+echo "-- a trace written before its run ended says so: validate, summary, the viewer"
+"$NPUSCOPE" run --headless -k vector_add -o "$TMP/full.json" >/dev/null
+python3 -c 'import json,sys
+t = json.load(open(sys.argv[1])); t["run_metadata"]["incomplete"] = True
+json.dump(t, open(sys.argv[2], "w"))' "$TMP/full.json" "$TMP/part.json"
+run "$NPUSCOPE" validate "$TMP/part.json"
+expect_status "validate: an incomplete trace is still valid: exit 0" 0
+expect_out "validate: a note says it is incomplete" 'part\.json: note: incomplete: written before the run ended'
+run "$NPUSCOPE" validate --strict "$TMP/part.json"
+expect_status "validate --strict: an incomplete trace fails: exit 1" 1
+run "$NPUSCOPE" validate "$TMP/full.json"
+if ! grep -q incomplete <<<"$OUT"; then ok "validate: a complete trace has no such note"; else fail "validate: a complete trace has no such note" "$OUT"; fi
+run "$NPUSCOPE" summary "$TMP/part.json"
+expect_out "summary: the figures cover only part of the run" '^INCOMPLETE +written before the run ended'
+run "$NPUSCOPE" summary --json "$TMP/part.json"
+if python3 -c 'import json,sys; assert json.loads(sys.stdin.read())["incomplete"] is True' <<<"$OUT"; then
+    ok "summary --json: incomplete"; else fail "summary --json: incomplete" "$OUT"; fi
+tmux_start 140 30 "${UTF8[@]}" -- view "$TMP/part.json"
+expect_screen "the viewer's header says it is incomplete" 'INCOMPLETE: written before the run ended'
+tmux_keys q
+tmux_stop
+tmux_start 140 30 "${UTF8[@]}" -- view "$TMP/full.json"
+expect_screen "a complete trace opens" 'POST-MORTEM'
+expect_no_screen "... without that badge" 'INCOMPLETE'
+tmux_keys q
 tmux_stop
 
 finish

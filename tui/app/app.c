@@ -366,6 +366,10 @@ static void draw_header(struct tui_app *a)
         {" npuscope", TUI_STYLE_HEADER, 0, 0},
         {mode, TUI_STYLE_HEADER_MODE, 0, 8},
         {a->invalid_n ? " INVALID TRACE " : "", TUI_STYLE_ERROR, 0, 8},
+        {st->mode == TUI_MODE_POSTMORTEM && sim_value_get_bool(meta, "incomplete", false)
+             ? " INCOMPLETE: written before the run ended "
+             : "",
+         TUI_STYLE_ERROR, 0, 8},
         {invalid, TUI_STYLE_ERROR, 0, 3},
         {now, TUI_STYLE_HEADER, 0, 8},
         {events, TUI_STYLE_HEADER, 0, 8},
