@@ -29,6 +29,18 @@ expect_screen "one line: a directory, not a sweep" 'npuscope view: .*/notasweep:
 expect_screen "exit 2" '^\[exit 2\]'
 tmux_stop
 
+echo "-- TERM=vt100 under a UTF-8 locale: ASCII only; NO_COLOR: a character per op kind"
+tmux_start 120 30 LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=vt100 NO_COLOR=1 -- run --paused -k gemm
+expect_screen "the run opens paused" 'PAUSED'
+tmux_keys c
+expect_screen "c runs it to the end" 'FINISHED'
+if LC_ALL=C grep -q $'[\x80-\xff]' <<<"$SCREEN"; then fail "vt100: nothing but ASCII on screen" "$SCREEN"
+else ok "vt100: nothing but ASCII on screen"; fi
+expect_screen "NO_COLOR: GEMM ops drawn with #" '^ +pe_gemm +\|\|? *[ #]*#'
+expect_screen "NO_COLOR: host messages drawn with %" '^ host +\|[^|]*%'
+tmux_keys q
+tmux_stop
+
 echo "-- a trace written before its run ended says so: validate, summary, the viewer"
 "$NPUSCOPE" run --headless -k vector_add -o "$TMP/full.json" >/dev/null
 python3 -c 'import json,sys

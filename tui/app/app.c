@@ -1370,6 +1370,7 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
     int w, h;
     tui_term_size(t, &w, &h);
     tui_app_resize(a, w, h);
+    a->canvas->mono = tui_term_colours(t) == 0;
     for (;;) {
         uint64_t rev;
         const struct tui_theme *th = tui_app_theme(a, &rev);

@@ -24,7 +24,6 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <langinfo.h>
 #include <limits.h>
 #include <locale.h>
 #include <math.h>
@@ -762,7 +761,7 @@ static int open_trace(struct tui_sweepview *v, struct tui_term *term, const char
 int cli_sweep_view(const char *dir, const char *theme_name)
 {
     setlocale(LC_ALL, "");
-    bool unicode = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+    bool unicode = tui_term_unicode();
     struct diag d;
     diag_clear(&d);
     struct tui_sweep_table t;

@@ -410,8 +410,9 @@ static void draw_track_row(struct tui_gantt *g, struct tui_canvas *c, const stru
             continue;
         uint64_t a, b;
         tui_gantt_cell_range(g, i, &a, &b);
-        tui_canvas_put(c, g->plot_x + i, y, cell_glyph(g, track, a, b, busy, gl),
-                       cell_style(g, v, track, a, b));
+        enum tui_style st = cell_style(g, v, track, a, b);
+        uint32_t mono = c->mono ? tui_mono_fill(st) : 0; /* no colours: the kind's character */
+        tui_canvas_put(c, g->plot_x + i, y, mono ? mono : cell_glyph(g, track, a, b, busy, gl), st);
     }
     /* names on the ops wide enough to hold them */
     const uint64_t *idx;
