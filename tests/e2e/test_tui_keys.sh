@@ -29,6 +29,34 @@ expect_screen "one line: a directory, not a sweep" 'npuscope view: .*/notasweep:
 expect_screen "exit 2" '^\[exit 2\]'
 tmux_stop
 
+echo "-- breakpoints that cannot match are refused; numbers stay after a removal"
+tmux_start 140 40 "${UTF8[@]}" -- run --paused -k vector_add:pes=2
+expect_screen "paused" ' PAUSED '
+tmux_keys B 'foo bar' Enter
+expect_screen "an op name with a space: refused, with the reason" "'foo bar' cannot match: op names have no spaces"
+tmux_keys B 'c sip9.*' Enter
+expect_screen "a component this chip lacks: refused" "no component of this chip matches 'sip9\.\*'"
+tmux_keys B 'o dma_read' Enter
+expect_screen "a first breakpoint" 'breakpoint 1: op dma_read starts'
+tmux_keys B 'o add' Enter
+expect_screen "a second" 'breakpoint 2: op add starts'
+tmux_keys B 'c sip0.cube0.pe1.*' Enter
+expect_screen "a third" 'breakpoint 3: an op starts on sip0\.cube0\.pe1'
+tmux_keys X Down d
+expect_screen "d on the second removes breakpoint 2" 'breakpoint 2 removed'
+expect_screen "the third keeps its number" '3: an op starts on sip0\.cube0\.pe1\.\*'
+expect_no_screen "nothing is renumbered 2" '2: an op starts on'
+tmux_keys Escape
+tmux_keys B 'o mul' Enter
+expect_screen "the next one is 4, not a reused number" 'breakpoint 4: op mul starts'
+tmux_keys X; for i in 1 2 3 4; do tmux_keys d; sleep 0.2; done; tmux_keys Escape c
+expect_screen "run to the end" ' FINISHED '
+tmux_keys B 'o dma_reed' Enter
+expect_screen "after the run, an op name no op had: refused, with what was meant" \
+    "the run is over and no op was named 'dma_reed' \(did you mean 'dma_read'\?\)"
+tmux_keys q
+tmux_stop
+
 echo "-- TERM=vt100 under a UTF-8 locale: ASCII only; NO_COLOR: a character per op kind"
 tmux_start 120 30 LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=vt100 NO_COLOR=1 -- run --paused -k gemm
 expect_screen "the run opens paused" 'PAUSED'

@@ -214,7 +214,7 @@ Test(source_live, a_component_breakpoint_pauses_as_the_op_starts)
                         "sip0.cube0.pe1.", 15) != 0);
     char text[128];
     s->ops->break_describe(s, 0, text, sizeof(text));
-    cr_assert_str_eq(text, "an op starts on sip0.cube0.pe1.*, hit 1 time");
+    cr_assert_str_eq(text, "1: an op starts on sip0.cube0.pe1.*, hit 1 time");
     s->ops->break_remove(s, 0);
     cr_assert_eq(s->ops->break_count(s), 0);
     control(s, TUI_CTL_CONTINUE);

@@ -493,7 +493,7 @@ static void draw_bplist(struct tui_app *a)
         size_t i = top + (size_t)k;
         char what[200], line[240];
         a->src->ops->break_describe(a->src, i, what, sizeof(what));
-        snprintf(line, sizeof(line), "%2zu  %s", i + 1, what);
+        snprintf(line, sizeof(line), " %s", what);
         enum tui_style st = i == a->bp_sel ? TUI_STYLE_SELECTION : TUI_STYLE_NORMAL;
         tui_canvas_fill(c, (struct tui_rect){box.x + 1, box.y + 1 + k, box.w - 2, 1}, ' ', st);
         tui_canvas_text(c, box.x + 2, box.y + 1 + k, box.w - 4, st, line, TUI_TEXT_ELLIPSIS);
@@ -852,7 +852,7 @@ static void add_breakpoint(struct tui_app *a, const char *text)
     char what[200];
     size_t n = a->src->ops->break_count(a->src);
     a->src->ops->break_describe(a->src, n - 1, what, sizeof(what));
-    tui_view_message(&a->view, TUI_STYLE_STATUS, "breakpoint %zu: %s (X lists them)", n, what);
+    tui_view_message(&a->view, TUI_STYLE_STATUS, "breakpoint %s (X lists them)", what);
 }
 
 /*
@@ -944,8 +944,11 @@ static enum tui_result bplist_key(struct tui_app *a, int key)
     enum tui_action act = tui_keymap_lookup(key);
     a->help_dirty = true;
     if ((key == 'd' || key == TUI_KEY_DELETE || key == TUI_KEY_BACKSPACE) && n) {
+        char what[200];
+        a->src->ops->break_describe(a->src, a->bp_sel, what, sizeof(what));
         a->src->ops->break_remove(a->src, a->bp_sel);
-        tui_view_message(&a->view, TUI_STYLE_STATUS, "breakpoint %zu removed", a->bp_sel + 1);
+        tui_view_message(&a->view, TUI_STYLE_STATUS, "breakpoint %.*s removed",
+                         (int)strcspn(what, ":"), what);
         if (a->bp_sel + 1 >= n && a->bp_sel > 0)
             a->bp_sel--;
         return TUI_RES_REDRAW;
