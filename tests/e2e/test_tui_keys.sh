@@ -29,6 +29,16 @@ expect_screen "one line: a directory, not a sweep" 'npuscope view: .*/notasweep:
 expect_screen "exit 2" '^\[exit 2\]'
 tmux_stop
 
+echo "-- c in the demo (1,000 events a second): to the end at full speed, and says so"
+tmux_start 140 40 "${UTF8[@]}" --
+expect_screen "the demo runs at its pace" 'speed 1000'
+tmux_keys c
+expect_screen "c says it runs at full speed" 'running to the end at full speed'
+# 17,000 events at 1,000 a second would take 17 s
+expect_screen "and reaches the end within seconds" ' FINISHED ' 8
+tmux_keys q
+tmux_stop
+
 echo "-- breakpoints that cannot match are refused; numbers stay after a removal"
 tmux_start 140 40 "${UTF8[@]}" -- run --paused -k vector_add:pes=2
 expect_screen "paused" ' PAUSED '

@@ -1095,7 +1095,12 @@ static int live_control(struct tui_source *s, enum tui_control c, struct diag *d
     case TUI_CTL_CONTINUE:
         if (L->state == ST_FINISHED)
             return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL, "the simulation has finished");
+        /* to the end means now: at full speed, whatever pace space had */
+        L->speed = 0;
+        set_speed_text(L);
         start_running(L, GOAL_END);
+        notice(L, "%s",
+               "running to the end at full speed (breakpoints still stop it; { sets a pace)");
         return 0;
     case TUI_CTL_FASTER:
     case TUI_CTL_SLOWER:
