@@ -570,6 +570,11 @@ const struct tui_canvas *tui_app_render(struct tui_app *a)
             p->gen = gen;
             p->rev = rev;
             a->work_pending = true;
+            /* the pane with the keys says so in its title's first cell, with or without
+             * colours (the title's style alone is lost on a monochrome terminal) */
+            if (a->focus == i && p->rect.w > 0 && p->rect.h > 0)
+                tui_canvas_put(a->canvas, p->rect.x, p->rect.y,
+                               a->canvas->unicode ? 0x25B6 /* ▶ */ : '>', TUI_STYLE_TITLE_FOCUS);
         }
     }
     if (a->full && a->border_x >= 0 && !a->diff) {

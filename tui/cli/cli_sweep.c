@@ -733,7 +733,13 @@ static int open_trace(struct tui_sweepview *v, struct tui_term *term, const char
     }
     struct diag d;
     diag_clear(&d);
-    struct tui_source *src = tui_source_file_open(r->trace, &d);
+    /* compared, the two are named by their points ("0003 vs 0002") */
+    struct tui_source *src = NULL;
+    struct trace_model *first = NULL;
+    if (!b)
+        src = tui_source_file_open(r->trace, &d);
+    else if (trace_diff_load(r->trace, &first, NULL, &d) == 0)
+        src = tui_source_model_take(first, r->id);
     if (!src) {
         char line[1024];
         tui_sweepview_status(v, true, "%s", diag_format(&d, line, sizeof(line)));

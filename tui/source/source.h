@@ -69,7 +69,7 @@ enum tui_control {
     TUI_CTL_PAUSE,    /* pause, or resume when paused */
     TUI_CTL_STEP,     /* run exactly one event (pauses first) */
     TUI_CTL_STEP_OP,  /* run until the next op record starts or ends */
-    TUI_CTL_CONTINUE, /* resume and run to the end */
+    TUI_CTL_CONTINUE, /* resume and run to the end, at full speed */
     TUI_CTL_FASTER,   /* more events per second, up to as fast as possible */
     TUI_CTL_SLOWER,   /* fewer events per second */
     TUI_CTL_WRITE,    /* write the trace as it stands (-o FILE) */
