@@ -184,7 +184,7 @@ tmux_keys /
 expect_screen "search is not for the comparison" 'not while comparing \(D closes\)'
 tmux_keys D
 expect_screen "D closes the comparison" 'comparison closed'
-expect_screen "the usual Gantt again" '^ Gantt '
+expect_screen "the usual Gantt again" '^(▶|>| )Gantt '
 tmux_keys D
 expect_screen "D opens a prompt" 'compare with trace: '
 tmux_keys "$DATA/negative_cycle.json" Enter
@@ -201,7 +201,7 @@ tmux_start 80 24 "${UTF8[@]}" -- view "$DATA/diff_base.json" --diff "$DATA/diff_
 expect_screen "80x24: the comparison" '^ Compare '
 expect_screen "a component only in B" '^ VE 1 +\(only in B\)'
 tmux_keys Tab
-expect_screen "Tab: the summary" '^ Summary  A -> B'
+expect_screen "Tab: the summary" '^(▶|>| )Summary  A -> B'
 tmux_keys q
 expect_exit "q exits 0" 0
 tmux_start 200 24 "${UTF8[@]}" -- view "$A" --diff "$DATA/negative_cycle.json"

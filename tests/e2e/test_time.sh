@@ -89,7 +89,7 @@ tmux_keys Enter NPage
 expect_screen "Enter unfolds them: the host link" '^  host<->sip0\.io_cpu +│'
 tmux_keys Home
 tmux_keys v
-expect_screen "v: the bottleneck pane" '^ Bottleneck  run: dependency latency'
+expect_screen "v: the bottleneck pane" '^(▶|>| )Bottleneck  run: dependency latency'
 expect_screen "a line per kernel launch" '^ llm_decode +[0-9.]+ us {9}dependency latency [0-9]+%'
 expect_screen "the host messages summed, as the summary counts them" "^ host messages \\(${NHOST:-none}\\)"
 expect_screen "the run's evidence" '^  path +compute [0-9]+%'
@@ -117,7 +117,7 @@ expect_exit "q: exit 0" 0
 echo "-- 80x24, NO_COLOR"
 tmux_start 80 24 "${U[@]}" TERM=xterm-256color NO_COLOR=1 -- view "$T"
 tmux_keys v
-expect_screen "80x24: the bottleneck pane" '^ Bottleneck  run: '
+expect_screen "80x24: the bottleneck pane" '^(▶|>| )Bottleneck  run: '
 tmux_keys E H
 expect_screen "80x24: no room for the heatmap, said in the title" 'heatmap: no room \(z, b\)'
 tmux_keys b
@@ -135,7 +135,7 @@ expect_screen "vt100: the heatmap legend in ASCII" '^ bandwidth +\.<=25% :50% \+
 if LC_ALL=C grep -q $'[\x80-\xff]' <<<"$SCREEN"; then fail "vt100: only ASCII on screen" "$SCREEN"
 else ok "vt100: only ASCII on screen"; fi
 tmux_keys v
-expect_screen "vt100: the bottleneck pane" '^ Bottleneck  run: '
+expect_screen "vt100: the bottleneck pane" '^(▶|>| )Bottleneck  run: '
 tmux_keys q
 expect_exit "vt100: exit 0" 0
 
@@ -163,14 +163,14 @@ tmux_keys -l 'idle(xx) > 5'
 tmux_keys Enter
 expect_screen "a bad condition says what is wrong" 'KIND is dma, te, ve, host or other'
 tmux_keys v
-expect_screen "live: the bottleneck pane" '^ Bottleneck  run: .* \(running\)'
+expect_screen "live: the bottleneck pane" '^(▶|>| )Bottleneck  run: .* \(running\)'
 expect_screen "live: the kernel paused mid-way is labelled running" \
     '^ vector_add +[0-9.]+ [nu]s running [a-zA-Z/ ]+ [0-9]+% +TE '
 tmux_keys X d
 expect_screen "X d: the breakpoint removed" 'breakpoint 1 removed'
 tmux_keys Escape c
 expect_screen "c: run to the end (the copy gone back to no longer watches the condition), the verdict follows: no longer running" \
-    '^ Bottleneck  run: host transfer [0-9]+% *│'
+    '^(▶|>| )Bottleneck  run: host transfer [0-9]+% *│'
 expect_screen "... the kernel finished, bound by DMA / HBM" \
     '^ vector_add +[0-9.]+ us {9}DMA / HBM bandwidth [0-9]+% +TE '
 tmux_keys q

@@ -146,7 +146,7 @@ else fail "the viewer is gone, the run is not" "viewer $g_pid, run $SERVED_PID";
 
 echo "-- the memory pane fetches tensor values"
 vkeys b m
-expect_v b "the memory pane lists the run's tensors" ' Memory \(live\) +hbm [0-9]+'
+expect_v b "the memory pane lists the run's tensors" '(▶|>| )Memory \(live\) +hbm [0-9]+'
 vkeys b Enter
 expect_v b "Enter: a tensor's values arrive" '^\[ +0\] +-?[0-9]'
 vkeys b Escape m

@@ -49,7 +49,7 @@ tmux_wait_not 'cycles_total vs' && ok "p hides the plot" ||
 echo "-- Enter opens the selected point's trace, q comes back"
 tmux_keys g Enter
 expect_screen "the trace viewer" '^ POST-MORTEM +trace\.json'
-expect_screen "its Gantt" '^ Gantt'
+expect_screen "its Gantt" '^(▶|>| )Gantt'
 tmux_keys q
 expect_screen "q: back to the table" '^ SWEEP '
 expect_screen "the table is still sorted" 'cycles_total▼'
@@ -64,7 +64,8 @@ tmux_keys d
 expect_screen "d without a mark says what to do" 'mark a point with Space first'
 tmux_keys Space Down d
 expect_screen "Space and d compare two points in the diff view" '^ Compare  one time axis '
-expect_screen "both points' traces" '^ A  .*trace\.json .* cyc'
+expect_screen "both points named by their ids in the header" ' [0-9]{4} vs [0-9]{4} '
+expect_screen "both points' traces" '^ A  .*[0-9]{4} .* cyc'
 tmux_keys q
 expect_screen "q: back to the table" '^ SWEEP '
 tmux_keys q

@@ -21,7 +21,9 @@ echo "-- terminal types"
 for term in xterm xterm-256color screen tmux-256color vt100; do
     tmux_start 80 24 "${U[@]}" TERM=$term -- view "$SPEC"
     expect_screen "$term: header" 'POST-MORTEM +spec_example\.json'
-    expect_screen "$term: rows" '^ TE 0 +│'
+    # vt100 shows ASCII only, whatever the locale: its rows are drawn with '|'
+    if [ "$term" = vt100 ]; then expect_screen "$term: rows, in ASCII" '^ TE 0 +\|'
+    else expect_screen "$term: rows" '^ TE 0 +│'; fi
     case $term in
     vt100) if has_colour; then fail "vt100: monochrome" "colour codes on screen"; else
         ok "vt100: monochrome"; fi ;;

@@ -22,7 +22,7 @@ expect_screen "row label DMA 0" '^ DMA 0 +│'
 expect_screen "row label TE 0" '^ TE 0 +│'
 expect_screen "ruler in cycles" '^cycles +│▼900 +│1000 +│1100'
 expect_screen "op name on its bar" 'TE_GEMM'
-expect_screen "summary pane" '^ Summary'
+expect_screen "summary pane" '^(▶|>| )Summary'
 expect_screen "footer keys" 'q quit +\? help +/ search'
 tmux_keys q
 expect_exit "q exits 0 and restores the terminal" 0
@@ -76,7 +76,7 @@ expect_screen "help scrolls: search" '│ / +search op names and components'
 tmux_keys PgDn
 expect_screen "help lists quit" '│ q +quit +│'
 tmux_keys x
-expect_screen "any key closes the help" '^ Gantt'
+expect_screen "any key closes the help" '^(▶|>| )Gantt'
 expect_no_screen "help gone" 'npuscope keys'
 
 tmux_resize 30 8
@@ -92,13 +92,13 @@ echo "-- the generated trace at 200x60"
 tmux_start 200 60 "${UTF8[@]}" -- view "$GEN"
 expect_screen "wide: header with everything" \
     "^ npuscope +POST-MORTEM +$GEN +gen_001 / GenNet +5020 cyc +cursor 0 \\(0 ns\\)"
-expect_screen "wide: memory or summary beside details" '^ Summary +.*│ Details'
+expect_screen "wide: memory or summary beside details" '^(▶|>| )Summary +.*│ Details'
 expect_screen "wide: all four PEs" '▾ pe3'
 tmux_keys m
 expect_screen "memory pane with a tab per space" 'Memory +hbm +tcm'
 expect_screen "memory regions listed" '0x0000000(0|1)[0-9a-f]{4} +2\.00 KiB'
 tmux_keys Tab
-expect_screen "Tab moves the focus to the details" ' Details'
+expect_screen "Tab moves the focus to the details, marked ▶" '▶Details'
 tmux_keys q
 expect_exit "q exits 0 (200x60)" 0
 
@@ -108,7 +108,7 @@ expect_screen "40x10: header: mode, file, cursor" '^ POST-MORTEM +gen\.json +cur
 expect_screen "40x10: rows" 'sip0\.cube0'
 expect_no_screen "40x10: not too small" 'window too small'
 tmux_keys Tab
-expect_screen "40x10: Tab shows a bottom pane" ' Summary'
+expect_screen "40x10: Tab shows a bottom pane, marked as the focus" '^(▶|>)Summary'
 tmux_keys q
 expect_exit "q exits 0 (40x10)" 0
 

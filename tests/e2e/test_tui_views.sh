@@ -26,7 +26,7 @@ drive() {
     tmux_start "$w" "$h" "${U[@]}" "$@" -- view "$V"
     expect_screen "$what: running" 'POST-MORTEM'
     tmux_keys y
-    expect_screen "$what: y shows the layers" '^ Layers +2 layers, by start up'
+    expect_screen "$what: y shows the layers" '^(▶|>| )Layers +2 layers, by start up'
     expect_screen "$what: attn_0's busy cycles" '^ [▸>+] attn_0 .* 200 +300 +100 +60\.0%'
     expect_screen "$what: ffn_0's busy cycles" '^ [▸>+] ffn_0 .* 150 +100 +150 +40\.0%'
     tmux_keys j Enter
@@ -36,17 +36,18 @@ drive() {
     tmux_keys Escape
     expect_gone "$what: Esc clears the layer" 'layer=ffn_0'
     tmux_keys T
-    expect_screen "$what: T shows the tokens" '^ Tokens +1 prefill, 2 decode'
+    expect_screen "$what: T shows the tokens" '^(▶|>| )Tokens +1 prefill, 2 decode'
     expect_screen "$what: a decode token's latency and bytes" '^ DECODE +1 +750 +250 +0 B +1\.00 KiB'
-    expect_screen "$what: the decode latency chart" '^ +250 +[▁▂▃▄▅▆▇]*█+( +│.*)?$'
+    # (TERM=vt100 shows ASCII only: the chart is drawn with _ . - = + * #)
+    expect_screen "$what: the decode latency chart" '^ +250 +([▁▂▃▄▅▆▇]*█+|[_.=+*-]*#+)( +(│|\|).*)?$'
     tmux_keys A
-    expect_screen "$what: A shows the anomalies" '^ Anomalies +1 \(1 slow op\)'
+    expect_screen "$what: A shows the anomalies" '^(▶|>| )Anomalies +1 \(1 slow op\)'
     expect_screen "$what: the planted op" '840 slow op +add on sip0\.cube0\.pe0\.pe_math'
     tmux_keys n
     expect_screen "$what: n jumps to it" 'cursor 840'
     expect_screen "$what: and says what it is" '^1/1 add on sip0\.cube0\.pe0\.pe_math: 100 cycles, 10\.0x'
     tmux_keys A
-    expect_screen "$what: A again gives the summary back" '^ Summary'
+    expect_screen "$what: A again gives the summary back" '^(▶|>| )Summary'
     tmux_keys q
     expect_exit "$what: q exits 0, terminal restored" 0
 }
@@ -68,7 +69,7 @@ for size in "80 24" "200 60"; do
     drive $size TERM=xterm-256color NO_COLOR=1
     tmux_start $size "${U[@]}" TERM=xterm-256color NO_COLOR=1 -- view "$V"
     tmux_keys y
-    expect_screen "NO_COLOR $size: layers" '^ Layers'
+    expect_screen "NO_COLOR $size: layers" '^(▶|>| )Layers'
     if has_colour; then fail "NO_COLOR $size: no colours"; else ok "NO_COLOR $size: no colours"; fi
     tmux_keys q
     expect_exit "NO_COLOR $size: exit 0" 0
@@ -76,7 +77,7 @@ for size in "80 24" "200 60"; do
     drive $size TERM=vt100
     tmux_start $size "${U[@]}" TERM=vt100 -- view "$V"
     tmux_keys T
-    expect_screen "vt100 $size: tokens" '^ Tokens'
+    expect_screen "vt100 $size: tokens" '^(▶|>| )Tokens'
     if has_colour; then fail "vt100 $size: monochrome"; else ok "vt100 $size: monochrome"; fi
     tmux_keys q
     expect_exit "vt100 $size: exit 0" 0
@@ -85,7 +86,7 @@ done
 echo "-- an ASCII terminal"
 tmux_start 100 30 LANG=C LC_ALL=C TERM=xterm -- view "$V"
 tmux_keys y
-expect_screen "ASCII: layers" '^ Layers +2 layers'
+expect_screen "ASCII: layers" '^(▶|>| )Layers +2 layers'
 tmux_keys T
 expect_screen "ASCII: the chart in ASCII" '^ +250 +[_.=+*-]*#+( +\|.*)?$'
 if LC_ALL=C grep -q $'[\x80-\xff]' <<<"$SCREEN"; then fail "ASCII: only ASCII on screen" "$SCREEN"
@@ -99,7 +100,7 @@ for size in "80 24" "200 60"; do
     title=$(tmux_format '#{pane_title}')
     expect_screen "invalid $size: the header says so" '^ ?(npuscope +)?POST-MORTEM +INVALID TRACE '
     tmux_keys A
-    expect_screen "invalid $size: listed" '^ Anomalies +1 \(1 invalid\)'
+    expect_screen "invalid $size: listed" '^(▶|>| )Anomalies +1 \(1 invalid\)'
     expect_screen "invalid $size: on the PE CPU" 'INVALID_TRACE on sip0\.cube0\.pe0\.pe_cpu: kernel'
     if [ "$size" = "200 60" ]; then
         tmux_keys n
@@ -125,7 +126,7 @@ for size in "80 24" "200 60"; do
     tmux_keys T
     expect_screen "live $size: tokens" '^ PREFILL +0 '
     tmux_keys A
-    expect_screen "live $size: anomalies" '^ Anomalies '
+    expect_screen "live $size: anomalies" '^(▶|>| )Anomalies '
     tmux_keys q
     expect_exit "live $size: exit 0" 0
 done

@@ -68,8 +68,8 @@ Test(tui_app, layout_80x24)
     /* header; the Gantt; one bottom pane (the summary) at 80 columns; the footer */
     cr_assert_str_eq(line(&f, 0), " POST-MORTEM   traces/run.json  run_001 / TinyLLM  1000 cyc  "
                                   "cursor 0 (0 ns)");
-    cr_assert(strstr(d, " Gantt "), "%s", d);
-    cr_assert(strstr(d, "\n Summary\n"), "%s", d);
+    cr_assert(strstr(d, "Gantt "), "%s", d);
+    cr_assert(strstr(d, "Summary\n"), "%s", d);
     cr_assert_null(strstr(d, " Details"), "%s", d);
     cr_assert(strncmp(line(&f, 23), " q quit  ? help  / search", 25) == 0, "%s", line(&f, 23));
     tui_test_golden("app_80x24", d);
@@ -82,7 +82,7 @@ Test(tui_app, layout_120x40_shows_summary_and_details_side_by_side)
     struct fixture f;
     setup(&f, 120, 40);
     char *d = frame(&f);
-    cr_assert(strstr(d, " Summary") && strstr(d, "│ Details"), "%s", d);
+    cr_assert(strstr(d, "Summary") && strstr(d, "│ Details"), "%s", d);
     tui_test_golden("app_120x40", d);
     free(d);
     teardown(&f);
@@ -168,7 +168,7 @@ Test(tui_app, help_opens_scrolls_and_closes)
     cr_assert(!shows(&f, "step one event"), "no live keys for a saved trace");
     keys(&f, "x");
     cr_assert(!shows(&f, "npuscope keys"));
-    cr_assert(shows(&f, " Summary"), "the panes are back");
+    cr_assert(shows(&f, "Summary"), "the panes are back");
     teardown(&f);
 }
 
@@ -187,9 +187,13 @@ Test(tui_app, tab_moves_the_focus_and_keys_follow_it)
     cr_assert_eq(tui_canvas_cell(c, 1, 1)->style, TUI_STYLE_TITLE);
     int y = 0;
     for (y = 0; y < c->h; y++)
-        if (strstr(line(&f, y), " Summary"))
+        if (strstr(line(&f, y), "Summary"))
             break;
+    cr_assert_lt(y, c->h);
     cr_assert_eq(tui_canvas_cell(c, 1, y)->style, TUI_STYLE_TITLE_FOCUS);
+    /* the focus is marked in the title's first cell, beside its colour */
+    cr_assert_eq(tui_canvas_cell(c, 0, y)->cp, 0x25B6);
+    cr_assert_neq(tui_canvas_cell(c, 0, 1)->cp, 0x25B6, "the Gantt lost it");
     /* zoom still reaches the Gantt from the summary */
     keys(&f, "+");
     cr_assert_null(strstr(line(&f, 1), "(fit)"), "%s", line(&f, 1));
@@ -213,19 +217,19 @@ Test(tui_app, memory_maximize_and_hide)
     setup(&f, 80, 24);
     free(frame(&f));
     keys(&f, "m");
-    cr_assert(shows(&f, " Memory  hbm   tcm"));
+    cr_assert(shows(&f, "Memory  hbm   tcm"));
     keys(&f, "m");
-    cr_assert(shows(&f, " Summary"));
+    cr_assert(shows(&f, "Summary"));
     keys(&f, "z"); /* the summary has the focus: it takes the whole body */
-    cr_assert(!shows(&f, " Gantt "));
-    cr_assert(shows(&f, " Summary"));
+    cr_assert(!shows(&f, "Gantt "));
+    cr_assert(shows(&f, "Summary"));
     keys(&f, "z");
-    cr_assert(shows(&f, " Gantt "));
+    cr_assert(shows(&f, "Gantt "));
     keys(&f, "b");
     cr_assert(!shows(&f, " Summary"));
-    cr_assert(shows(&f, " Gantt "));
+    cr_assert(shows(&f, "Gantt "));
     keys(&f, "b");
-    cr_assert(shows(&f, " Summary"));
+    cr_assert(shows(&f, "Summary"));
     teardown(&f);
 }
 

@@ -162,7 +162,7 @@ Test(tui_diffview, D_closes_and_opens_with_the_prompt)
     free(frame(&f));
     keys(&f, "D");
     char *d = frame(&f);
-    cr_assert(strstr(d, " Gantt "), "the usual view again: %s", d);
+    cr_assert(strstr(d, "Gantt "), "the usual view again: %s", d);
     cr_assert(strstr(d, "comparison closed"), "%s", d);
     free(d);
     keys(&f, "D");
@@ -173,7 +173,7 @@ Test(tui_diffview, D_closes_and_opens_with_the_prompt)
     d = frame(&f);
     cr_assert(strstr(d, "negative_cycle.json: timeline_events[0].start_cycle: -5 is negative"),
               "validate's message: %s", d);
-    cr_assert(strstr(d, " Gantt "), "%s", d);
+    cr_assert(strstr(d, "Gantt "), "%s", d);
     free(d);
     keys(&f, "D" DATA "diff_ops.json\r");
     d = frame(&f);
@@ -196,7 +196,7 @@ Test(tui_diffview, small_windows_and_ascii)
     free(d);
     tui_app_key(a, '\t');
     d = tui_canvas_dump(tui_app_render(a), false);
-    cr_assert(strstr(d, " Summary  A -> B"), "Tab: the summary alone: %s", d);
+    cr_assert(strstr(d, "Summary  A -> B"), "Tab: the summary alone: %s", d);
     free(d);
     tui_app_resize(a, 30, 8);
     d = tui_canvas_dump(tui_app_render(a), false);

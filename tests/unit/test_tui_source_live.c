@@ -214,7 +214,7 @@ Test(source_live, a_component_breakpoint_pauses_as_the_op_starts)
                         "sip0.cube0.pe1.", 15) != 0);
     char text[128];
     s->ops->break_describe(s, 0, text, sizeof(text));
-    cr_assert_str_eq(text, "an op starts on sip0.cube0.pe1.*, hit 1 time");
+    cr_assert_str_eq(text, "1: an op starts on sip0.cube0.pe1.*, hit 1 time");
     s->ops->break_remove(s, 0);
     cr_assert_eq(s->ops->break_count(s), 0);
     control(s, TUI_CTL_CONTINUE);
@@ -272,7 +272,7 @@ Test(source_live, a_slow_speed_paces_the_events_and_sleeps_between)
     cr_assert_str_eq(status(s).speed, "1 ev/s");
     control(s, TUI_CTL_FASTER);
     cr_assert_str_eq(status(s).speed, "10 ev/s");
-    control(s, TUI_CTL_CONTINUE);
+    control(s, TUI_CTL_PAUSE); /* resume, at the pace (c would run to the end at full speed) */
     s->ops->tick(s, 1000000, NULL);
     cr_assert_eq(status(s).events_done, 1, "one event at the start of a paced stretch");
     s->ops->tick(s, 1000000, NULL);

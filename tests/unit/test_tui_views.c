@@ -50,7 +50,7 @@ Test(tui_views, layers_table_sorts_unfolds_and_zooms)
     /* attn_0: DMA [0,200), TE [200,500), VE [500,600): busy 600 of 1000; 8 KiB read.
      * ffn_0: DMA [600,700) and [950,1000), TE [700,800), VE [800,950): busy 400; 2 KiB read,
      * 1 KiB written. In order of their first op. */
-    cr_assert(strstr(d, " Layers  2 layers, by start up"), "%s", d);
+    cr_assert(strstr(d, "Layers  2 layers, by start up"), "%s", d);
     /* span: the sum of the layer's instances (its ops within each token); slowest: the
      * longest instance */
     cr_assert(strstr(d, "attn_0                   0      600      600      200      300      100  "
@@ -178,7 +178,7 @@ Test(tui_views, anomalies_list_the_planted_op_and_jump_to_it)
     struct tui_canvas *c = tui_canvas_new(110, 5, true);
     render(&tui_anomalies_ops, p, c, &v, true);
     char *d = dump(c);
-    cr_assert(strstr(d, " Anomalies  1 (1 slow op)"), "%s", d);
+    cr_assert(strstr(d, "Anomalies  1 (1 slow op)"), "%s", d);
     cr_assert(strstr(d, "        840 slow op  add on sip0.cube0.pe0.pe_math: 100 cycles, 10.0x the "
                         "median 10 of 6 VE ops"),
               "%s", d);
@@ -232,11 +232,11 @@ Test(tui_views, keys_show_each_pane_and_enter_zooms_the_gantt)
     struct fixture f;
     setup(&f, "views.json", 120, 40);
     char *d = frame(&f);
-    cr_assert(strstr(d, " Summary"), "%s", d);
+    cr_assert(strstr(d, "Summary"), "%s", d);
     free(d);
     tui_app_key(f.a, 'y');
     d = frame(&f);
-    cr_assert(strstr(d, " Layers  2 layers"), "%s", d);
+    cr_assert(strstr(d, "Layers  2 layers"), "%s", d);
     cr_assert_null(strstr(d, " Summary"), "%s", d);
     free(d);
     /* Enter on ffn_0: the Gantt zooms to it and names the layer in its title */
@@ -256,11 +256,11 @@ Test(tui_views, keys_show_each_pane_and_enter_zooms_the_gantt)
     /* T and A take the slot; A again gives it back to the summary */
     tui_app_key(f.a, 'T');
     d = frame(&f);
-    cr_assert(strstr(d, " Tokens  1 prefill, 2 decode"), "%s", d);
+    cr_assert(strstr(d, "Tokens  1 prefill, 2 decode"), "%s", d);
     free(d);
     tui_app_key(f.a, 'A');
     d = frame(&f);
-    cr_assert(strstr(d, " Anomalies  1 (1 slow op)"), "%s", d);
+    cr_assert(strstr(d, "Anomalies  1 (1 slow op)"), "%s", d);
     free(d);
     /* n with the anomalies focused jumps to the planted op: the details show it */
     tui_app_key(f.a, 'n');
@@ -271,7 +271,7 @@ Test(tui_views, keys_show_each_pane_and_enter_zooms_the_gantt)
     free(d);
     tui_app_key(f.a, 'A');
     d = frame(&f);
-    cr_assert(strstr(d, " Summary"), "%s", d);
+    cr_assert(strstr(d, "Summary"), "%s", d);
     free(d);
     teardown(&f);
 }
@@ -295,7 +295,7 @@ Test(tui_views, a_trace_that_records_a_failure_says_so_in_the_header)
     tui_app_key(f.a, 'A');
     tui_app_key(f.a, 'n');
     d = frame(&f);
-    cr_assert(strstr(d, " Anomalies  1 (1 invalid)"), "%s", d);
+    cr_assert(strstr(d, "Anomalies  1 (1 invalid)"), "%s", d);
     cr_assert(strstr(d, "cursor 149 (149 ns)"), "%s", d);
     free(d);
     teardown(&f);

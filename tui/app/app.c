@@ -366,6 +366,10 @@ static void draw_header(struct tui_app *a)
         {" npuscope", TUI_STYLE_HEADER, 0, 0},
         {mode, TUI_STYLE_HEADER_MODE, 0, 8},
         {a->invalid_n ? " INVALID TRACE " : "", TUI_STYLE_ERROR, 0, 8},
+        {st->mode == TUI_MODE_POSTMORTEM && sim_value_get_bool(meta, "incomplete", false)
+             ? " INCOMPLETE: written before the run ended "
+             : "",
+         TUI_STYLE_ERROR, 0, 8},
         {invalid, TUI_STYLE_ERROR, 0, 3},
         {now, TUI_STYLE_HEADER, 0, 8},
         {events, TUI_STYLE_HEADER, 0, 8},
@@ -489,7 +493,7 @@ static void draw_bplist(struct tui_app *a)
         size_t i = top + (size_t)k;
         char what[200], line[240];
         a->src->ops->break_describe(a->src, i, what, sizeof(what));
-        snprintf(line, sizeof(line), "%2zu  %s", i + 1, what);
+        snprintf(line, sizeof(line), " %s", what);
         enum tui_style st = i == a->bp_sel ? TUI_STYLE_SELECTION : TUI_STYLE_NORMAL;
         tui_canvas_fill(c, (struct tui_rect){box.x + 1, box.y + 1 + k, box.w - 2, 1}, ' ', st);
         tui_canvas_text(c, box.x + 2, box.y + 1 + k, box.w - 4, st, line, TUI_TEXT_ELLIPSIS);
@@ -566,6 +570,11 @@ const struct tui_canvas *tui_app_render(struct tui_app *a)
             p->gen = gen;
             p->rev = rev;
             a->work_pending = true;
+            /* the pane with the keys says so in its title's first cell, with or without
+             * colours (the title's style alone is lost on a monochrome terminal) */
+            if (a->focus == i && p->rect.w > 0 && p->rect.h > 0)
+                tui_canvas_put(a->canvas, p->rect.x, p->rect.y,
+                               a->canvas->unicode ? 0x25B6 /* ▶ */ : '>', TUI_STYLE_TITLE_FOCUS);
         }
     }
     if (a->full && a->border_x >= 0 && !a->diff) {
@@ -848,7 +857,7 @@ static void add_breakpoint(struct tui_app *a, const char *text)
     char what[200];
     size_t n = a->src->ops->break_count(a->src);
     a->src->ops->break_describe(a->src, n - 1, what, sizeof(what));
-    tui_view_message(&a->view, TUI_STYLE_STATUS, "breakpoint %zu: %s (X lists them)", n, what);
+    tui_view_message(&a->view, TUI_STYLE_STATUS, "breakpoint %s (X lists them)", what);
 }
 
 /*
@@ -940,8 +949,11 @@ static enum tui_result bplist_key(struct tui_app *a, int key)
     enum tui_action act = tui_keymap_lookup(key);
     a->help_dirty = true;
     if ((key == 'd' || key == TUI_KEY_DELETE || key == TUI_KEY_BACKSPACE) && n) {
+        char what[200];
+        a->src->ops->break_describe(a->src, a->bp_sel, what, sizeof(what));
         a->src->ops->break_remove(a->src, a->bp_sel);
-        tui_view_message(&a->view, TUI_STYLE_STATUS, "breakpoint %zu removed", a->bp_sel + 1);
+        tui_view_message(&a->view, TUI_STYLE_STATUS, "breakpoint %.*s removed",
+                         (int)strcspn(what, ":"), what);
         if (a->bp_sel + 1 >= n && a->bp_sel > 0)
             a->bp_sel--;
         return TUI_RES_REDRAW;
@@ -1366,6 +1378,7 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
     int w, h;
     tui_term_size(t, &w, &h);
     tui_app_resize(a, w, h);
+    a->canvas->mono = tui_term_colours(t) == 0;
     for (;;) {
         uint64_t rev;
         const struct tui_theme *th = tui_app_theme(a, &rev);

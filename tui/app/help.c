@@ -67,8 +67,9 @@ int tui_help_render(struct tui_canvas *c, struct tui_rect r, int scroll, bool li
     const enum tui_style kinds[] = {TUI_STYLE_OP_MEMORY,   TUI_STYLE_OP_GEMM,
                                     TUI_STYLE_OP_MATH,     TUI_STYLE_OP_UNKNOWN,
                                     TUI_STYLE_OP_INFLIGHT, TUI_STYLE_OP_SELECTED};
-    const uint32_t full[] = {gl->eighths[8], gl->eighths[8], gl->eighths[8],
-                             gl->eighths[8], gl->eighths[8], gl->eighths[8]};
+    uint32_t full[6];
+    for (size_t k = 0; k < 6; k++) /* without colours each kind has its character */
+        full[k] = c->mono ? tui_mono_fill(kinds[k]) : gl->eighths[8];
     legend(c, box, &n, scroll, kw, full, kinds, 6,
            "memory, gemm, math, unknown ops; in flight; selected");
     const enum tui_style bar[] = {TUI_STYLE_OP_GEMM, TUI_STYLE_OP_GEMM, TUI_STYLE_OP_GEMM,
@@ -85,7 +86,8 @@ int tui_help_render(struct tui_canvas *c, struct tui_rect r, int scroll, bool li
                                  TUI_STYLE_MARKER, TUI_STYLE_MARKER};
     legend(c, box, &n, scroll, kw, marks, ms, 5, "the time cursor; a marker");
     const enum tui_style crit[] = {TUI_STYLE_CRITICAL, TUI_STYLE_CRITICAL};
-    const uint32_t full2[] = {gl->eighths[8], gl->eighths[8]};
+    const uint32_t crit_fill = c->mono ? tui_mono_fill(TUI_STYLE_CRITICAL) : gl->eighths[8];
+    const uint32_t full2[] = {crit_fill, crit_fill};
     legend(c, box, &n, scroll, kw, full2, crit, 2, "an op on the critical path (C)");
     const uint32_t spark[] = {gl->spark[1], gl->spark[3], gl->spark[6], gl->spark[8]};
     const enum tui_style bws[] = {TUI_STYLE_BANDWIDTH, TUI_STYLE_BANDWIDTH, TUI_STYLE_BANDWIDTH,

@@ -17,7 +17,6 @@
 #include "tui/term/view.h"
 
 #include <errno.h>
-#include <langinfo.h>
 #include <locale.h>
 #include <poll.h>
 #include <stdio.h>
@@ -42,7 +41,7 @@ static int fail(const char *cmd, const struct diag *d)
 int cli_attach(const char *what, const char *theme)
 {
     setlocale(LC_ALL, "");
-    bool unicode = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+    bool unicode = tui_term_unicode();
     struct diag d;
     diag_clear(&d);
     char *user_dir = tui_theme_user_dir();

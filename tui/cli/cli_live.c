@@ -28,7 +28,6 @@
 #include "tui/term/view.h"
 
 #include <fcntl.h>
-#include <langinfo.h>
 #include <locale.h>
 #include <signal.h>
 #include <stdio.h>
@@ -198,7 +197,7 @@ static void served_summary(const struct cli_run_opts *o, struct tui_source *src,
 int cli_live(const struct cli_run_opts *o)
 {
     setlocale(LC_ALL, "");
-    bool unicode = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+    bool unicode = tui_term_unicode();
     struct diag d;
     diag_clear(&d);
     char *user_dir = tui_theme_user_dir();

@@ -24,7 +24,6 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <langinfo.h>
 #include <limits.h>
 #include <locale.h>
 #include <math.h>
@@ -734,7 +733,13 @@ static int open_trace(struct tui_sweepview *v, struct tui_term *term, const char
     }
     struct diag d;
     diag_clear(&d);
-    struct tui_source *src = tui_source_file_open(r->trace, &d);
+    /* compared, the two are named by their points ("0003 vs 0002") */
+    struct tui_source *src = NULL;
+    struct trace_model *first = NULL;
+    if (!b)
+        src = tui_source_file_open(r->trace, &d);
+    else if (trace_diff_load(r->trace, &first, NULL, &d) == 0)
+        src = tui_source_model_take(first, r->id);
     if (!src) {
         char line[1024];
         tui_sweepview_status(v, true, "%s", diag_format(&d, line, sizeof(line)));
@@ -762,7 +767,7 @@ static int open_trace(struct tui_sweepview *v, struct tui_term *term, const char
 int cli_sweep_view(const char *dir, const char *theme_name)
 {
     setlocale(LC_ALL, "");
-    bool unicode = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+    bool unicode = tui_term_unicode();
     struct diag d;
     diag_clear(&d);
     struct tui_sweep_table t;

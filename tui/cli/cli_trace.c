@@ -59,6 +59,12 @@ static const char *plural(uint64_t n)
     return n == 1 ? "" : "s";
 }
 
+/* Whether m's run_metadata says the trace was written before its run ended. */
+static bool trace_incomplete(const struct trace_model *m)
+{
+    return sim_value_get_bool(trace_model_metadata(m), "incomplete", false);
+}
+
 /* ---- validate ------------------------------------------------------------------------- */
 
 int cli_validate(const char *file, unsigned long long max_errors, bool strict)
@@ -107,10 +113,17 @@ int cli_validate(const char *file, unsigned long long max_errors, bool strict)
     if (ie || ifl)
         printf("%s: ignored %llu event%s of unknown types and %llu unknown field%s\n", f,
                (unsigned long long)ie, plural(ie), (unsigned long long)ifl, plural(ifl));
+    /* a trace written before its run ended (q or w in the TUI, a stopped served run) */
+    bool incomplete = trace_incomplete(m);
+    if (incomplete)
+        printf("%s: note: incomplete: written before the run ended (run_metadata.incomplete)%s\n",
+               f, strict ? "; --strict fails it" : "");
     free(f);
     trace_model_free(m);
     trace_report_free(r);
-    return errors ? CLI_EXIT_USAGE : warnings ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+    return errors                               ? CLI_EXIT_USAGE
+           : warnings || (strict && incomplete) ? CLI_EXIT_FAIL
+                                                : CLI_EXIT_OK;
 }
 
 /* ---- summary -------------------------------------------------------------------------- */
@@ -174,6 +187,10 @@ static void print_text(const char *file, const struct trace_model *m, const stru
            (unsigned long long)ne, (unsigned long long)nt, plural(nt), (unsigned long long)nk,
            plural(nk), (unsigned long long)nm, plural(nm), (unsigned long long)na,
            na == 1 ? "" : "es");
+    if (trace_incomplete(m))
+        printf("INCOMPLETE    written before the run ended: the figures below cover its "
+               "first %llu cycles only\n",
+               (unsigned long long)x->cycles_total);
     double ghz = trace_model_clock_ghz(m);
     if (ghz > 0)
         printf("cycles_total  %llu (%.3f us at %g GHz)\n", (unsigned long long)x->cycles_total,

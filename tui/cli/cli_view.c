@@ -14,7 +14,6 @@
 #include "tui/term/term.h"
 #include "tui/term/theme.h"
 
-#include <langinfo.h>
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +60,7 @@ int cli_theme_check(const char *cmd, const char *theme, const char *user_dir)
 int cli_view(const char *file, const char *theme, const char *diff)
 {
     setlocale(LC_ALL, "");
-    bool unicode = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+    bool unicode = tui_term_unicode();
     struct diag d;
     diag_clear(&d);
     char *user_dir = tui_theme_user_dir();

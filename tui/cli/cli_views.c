@@ -305,6 +305,8 @@ static struct sim_value *anomalies_json(const struct trace_model *m)
 void cli_views_json(const struct trace_model *m, uint64_t cycles_total, struct sim_value *out)
 {
     sim_value_map_set_bool(out, "invalid_trace", trace_invalid_markers(m, NULL) > 0);
+    sim_value_map_set_bool(out, "incomplete",
+                           sim_value_get_bool(trace_model_metadata(m), "incomplete", false));
     sim_value_map_set_take(out, "layers", layers_json(m, cycles_total));
     sim_value_map_set_take(out, "token_profile", tokens_json(m));
     sim_value_map_set_take(out, "anomalies", anomalies_json(m));

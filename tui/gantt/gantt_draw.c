@@ -113,24 +113,11 @@ static double nice_step(double min)
     }
 }
 
-/* A tick label in cycles: exact, shortened with k / M / G when the step allows. */
-static void cycle_label(char *buf, size_t n, uint64_t t, uint64_t step)
-{
-    if (step % 1000000000 == 0)
-        snprintf(buf, n, "%lluG", (unsigned long long)(t / 1000000000));
-    else if (step % 1000000 == 0)
-        snprintf(buf, n, "%lluM", (unsigned long long)(t / 1000000));
-    else if (step % 1000 == 0)
-        snprintf(buf, n, "%lluk", (unsigned long long)(t / 1000));
-    else
-        snprintf(buf, n, "%llu", (unsigned long long)t);
-}
-
 static void draw_ruler(struct tui_gantt *g, struct tui_canvas *c, int y,
                        const struct tui_glyphs *gl)
 {
     char probe[32];
-    cycle_label(probe, sizeof(probe), tui_gantt_t_max(g), 1);
+    tui_fmt_cycle_tick(probe, sizeof(probe), tui_gantt_t_max(g), 1);
     double step = nice_step(g->cpc * ((double)strlen(probe) + 2));
     uint64_t s = (uint64_t)step;
     tui_canvas_fill(c, (struct tui_rect){g->plot_x, y, g->plot_w, 1}, ' ', TUI_STYLE_RULER);
@@ -141,7 +128,7 @@ static void draw_ruler(struct tui_gantt *g, struct tui_canvas *c, int y,
         if (col < 0 || col >= g->plot_w)
             continue;
         char label[32];
-        cycle_label(label, sizeof(label), t, s);
+        tui_fmt_cycle_tick(label, sizeof(label), t, s);
         tui_canvas_put(c, g->plot_x + (int)col, y, gl->tick, TUI_STYLE_RULER);
         tui_canvas_text(c, g->plot_x + (int)col + 1, y, g->plot_w - (int)col - 1, TUI_STYLE_RULER,
                         label, 0);
@@ -410,8 +397,9 @@ static void draw_track_row(struct tui_gantt *g, struct tui_canvas *c, const stru
             continue;
         uint64_t a, b;
         tui_gantt_cell_range(g, i, &a, &b);
-        tui_canvas_put(c, g->plot_x + i, y, cell_glyph(g, track, a, b, busy, gl),
-                       cell_style(g, v, track, a, b));
+        enum tui_style st = cell_style(g, v, track, a, b);
+        uint32_t mono = c->mono ? tui_mono_fill(st) : 0; /* no colours: the kind's character */
+        tui_canvas_put(c, g->plot_x + i, y, mono ? mono : cell_glyph(g, track, a, b, busy, gl), st);
     }
     /* names on the ops wide enough to hold them */
     const uint64_t *idx;

@@ -431,7 +431,7 @@ static void draw_ruler(struct tui_diffview *dv, struct tui_canvas *c, int y,
         if (col < 0 || col >= dv->plot_w)
             continue;
         char label[32];
-        snprintf(label, sizeof(label), "%llu", (unsigned long long)t);
+        tui_fmt_cycle_tick(label, sizeof(label), t, s);
         tui_canvas_put(c, dv->plot_x + (int)col, y, gl->tick, TUI_STYLE_RULER);
         tui_canvas_text(c, dv->plot_x + (int)col + 1, y, dv->plot_w - (int)col - 1, TUI_STYLE_RULER,
                         label, 0);

@@ -69,7 +69,7 @@ enum tui_control {
     TUI_CTL_PAUSE,    /* pause, or resume when paused */
     TUI_CTL_STEP,     /* run exactly one event (pauses first) */
     TUI_CTL_STEP_OP,  /* run until the next op record starts or ends */
-    TUI_CTL_CONTINUE, /* resume and run to the end */
+    TUI_CTL_CONTINUE, /* resume and run to the end, at full speed */
     TUI_CTL_FASTER,   /* more events per second, up to as fast as possible */
     TUI_CTL_SLOWER,   /* fewer events per second */
     TUI_CTL_WRITE,    /* write the trace as it stands (-o FILE) */
@@ -109,8 +109,10 @@ struct tui_source_ops {
     /* Run until simulated time `cycle` (every event up to it), then pause. */
     int (*run_until)(struct tui_source *s, uint64_t cycle, struct diag *d);
     /* Breakpoints: add one (pattern copied; a METRIC's pattern is its condition, such as
-     * "hbm.util > 0.9"; -SIM_EINVAL with d for an empty pattern or a bad condition), count,
-     * describe breakpoint i into buf ("op starts on sip0.*.pe_dma, hit 2 times"), remove. */
+     * "hbm.util > 0.9"; -SIM_EINVAL with d for an empty pattern, a bad condition or a
+     * pattern that cannot match), count, describe breakpoint i into buf with the number the
+     * user knows it by, which stays when another is removed ("3: an op starts on
+     * sip0.*.pe_dma, hit 2 times"), remove. */
     int (*break_add)(struct tui_source *s, enum tui_break_kind kind, const char *pattern,
                      struct diag *d);
     size_t (*break_count)(struct tui_source *s);

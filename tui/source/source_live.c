@@ -8,6 +8,7 @@
  */
 #include "tui/source/source.h"
 
+#include "sim/data/yaml.h"
 #include "sim/util/escape.h"
 #include "sim/host/host.h"
 #include "sim/host/run.h"
@@ -65,7 +66,9 @@ struct bp {
     enum tui_break_kind kind;
     char *pattern; /* owned */
     uint64_t hits;
-    int id; /* METRIC: its id in the watch */
+    int id;          /* METRIC: its id in the watch */
+    unsigned number; /* what the user calls it: 1, 2, ... in the order set, kept when an
+                        earlier one is removed */
 };
 
 /* An event that started or ended an op (the last such op of the event). */
@@ -102,8 +105,9 @@ struct source_live {
     size_t nbp;
     struct trace_watch *watch; /* owned: the METRIC breakpoints' conditions, or NULL */
     int next_watch_id;
-    uint64_t hit_event;   /* a METRIC breakpoint's op (a model event), or UINT64_MAX */
-    char fired_text[320]; /* the breakpoint that paused the run, for the header */
+    unsigned next_bp_number; /* the number the next breakpoint gets, less one */
+    uint64_t hit_event;      /* a METRIC breakpoint's op (a model event), or UINT64_MAX */
+    char fired_text[320];    /* the breakpoint that paused the run, for the header */
     size_t markers_seen;
     /* during one event: a breakpoint hit, the last op that started or ended */
     bool hit;
@@ -222,7 +226,7 @@ static void on_start(void *ctx, const struct sim_op_record *rec)
         char comp[96], op[64];
         sim_escape(rec->component_id, strlen(rec->component_id), comp, sizeof(comp));
         sim_escape(rec->op_name, strlen(rec->op_name), op, sizeof(op));
-        snprintf(L->hit_text, sizeof(L->hit_text), "breakpoint %zu: %s starts on %s", i + 1, op,
+        snprintf(L->hit_text, sizeof(L->hit_text), "breakpoint %u: %s starts on %s", b->number, op,
                  comp);
         mark_hit(L, rec->note.id);
         if (L->silent) {
@@ -258,7 +262,7 @@ static void check_markers(struct source_live *L)
             sim_escape(k->name, strlen(k->name), name, sizeof(name));
             sim_escape(k->component ? k->component : "", k->component ? strlen(k->component) : 0,
                        comp, sizeof(comp));
-            snprintf(L->hit_text, sizeof(L->hit_text), "breakpoint %zu: marker %s on %s", i + 1,
+            snprintf(L->hit_text, sizeof(L->hit_text), "breakpoint %u: marker %s on %s", b->number,
                      name, comp);
             mark_hit(L, UINT64_MAX);
             if (L->silent) {
@@ -285,7 +289,7 @@ static void check_watch(struct source_live *L)
         L->hit = true;
         L->hit_record = UINT64_MAX;
         L->hit_event = ev;
-        snprintf(L->hit_text, sizeof(L->hit_text), "breakpoint %zu: %s", i + 1, text);
+        snprintf(L->hit_text, sizeof(L->hit_text), "breakpoint %u: %s", b->number, text);
         mark_hit(L, UINT64_MAX);
         if (L->silent) { /* going back: remembered, not stopped at */
             L->hit = false;
@@ -297,6 +301,65 @@ static void check_watch(struct source_live *L)
     }
 }
 
+/* Whether any op the model has seen so far has a name pattern matches; the closest
+ * name seen into best (may stay "") when none does. */
+static bool op_seen(const struct source_live *L, const char *pattern, char *best, size_t size)
+{
+    const struct trace_model *m = trace_live_model(L->feed);
+    uint32_t n = trace_model_str_count(m);
+    const char **names = sim_xcalloc((size_t)n + 1, sizeof(*names));
+    size_t k = 0;
+    bool seen = false;
+    for (uint64_t e = 0, ne = trace_model_event_count(m); e < ne && !seen; e++) {
+        const char *op = trace_model_str(m, trace_model_event(m, e)->op);
+        seen = matches(pattern, op);
+        bool have = false;
+        for (size_t j = 0; j < k && !have; j++)
+            have = names[j] == op;
+        if (!have && k < n)
+            names[k++] = op;
+    }
+    const char *c = seen ? NULL : sim_yaml_closest(pattern, names);
+    snprintf(best, size, "%s", c ? c : "");
+    free(names);
+    return seen;
+}
+
+/*
+ * Refuse a breakpoint that cannot match, with the reason: a component pattern that no
+ * component of this chip matches, an op name with a space (no op has one), or, once the
+ * run is over, an op name no op had. While the run goes, an op name not seen yet may still
+ * come: it is kept.
+ */
+static int check_pattern(const struct source_live *L, enum tui_break_kind kind, const char *pattern,
+                         struct diag *d)
+{
+    char pat[128];
+    sim_escape(pattern, strlen(pattern), pat, sizeof(pat));
+    if (kind == TUI_BREAK_COMPONENT) {
+        for (size_t i = 0, n = sim_chip_component_count(L->chip); i < n; i++)
+            if (matches(pattern, sim_chip_component(L->chip, (int)i)->id))
+                return 0;
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                        "no component of this chip matches '%s' (components are named like "
+                        "sip0.cube0.pe0.pe_dma; * and ? match any)",
+                        pat);
+    }
+    if (kind != TUI_BREAK_OP)
+        return 0;
+    if (strpbrk(pattern, " \t"))
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                        "'%s' cannot match: op names have no spaces (o NAME, c GLOB, m NAME or a "
+                        "condition such as hbm.util > 0.9)",
+                        pat);
+    char best[64];
+    if (sim_run_over(L->run) && !op_seen(L, pattern, best, sizeof(best)))
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                        "the run is over and no op was named '%s'%s%s%s", pat,
+                        best[0] ? " (did you mean '" : "", best, best[0] ? "'?)" : "");
+    return 0;
+}
+
 static int live_break_add(struct tui_source *s, enum tui_break_kind kind, const char *pattern,
                           struct diag *d)
 {
@@ -305,10 +368,13 @@ static int live_break_add(struct tui_source *s, enum tui_break_kind kind, const 
         pattern++;
     if (!pattern || !*pattern)
         return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL, "a breakpoint needs a pattern");
-    struct bp b = {kind, NULL, 0, -1};
+    struct bp b = {kind, NULL, 0, -1, 0};
+    int rc = check_pattern(L, kind, pattern, d);
+    if (rc < 0)
+        return rc;
     if (kind == TUI_BREAK_METRIC) {
         struct trace_watch_cond c;
-        int rc = trace_watch_parse(pattern, clock_ghz(L), &c, d);
+        rc = trace_watch_parse(pattern, clock_ghz(L), &c, d);
         if (rc < 0)
             return rc;
         if (!L->watch)
@@ -319,6 +385,7 @@ static int live_break_add(struct tui_source *s, enum tui_break_kind kind, const 
     } else {
         b.pattern = sim_xstrdup(pattern);
     }
+    b.number = ++L->next_bp_number;
     L->bps = sim_xreallocarray(L->bps, L->nbp + 1, sizeof(*L->bps));
     L->bps[L->nbp++] = b;
     return 0;
@@ -341,11 +408,11 @@ static void live_break_describe(struct tui_source *s, size_t i, char *buf, size_
     char pat[128];
     sim_escape(b->pattern, strlen(b->pattern), pat, sizeof(pat));
     if (b->kind == TUI_BREAK_METRIC) {
-        snprintf(buf, size, "when %s, hit %" PRIu64 " time%s", pat, b->hits,
+        snprintf(buf, size, "%u: when %s, hit %" PRIu64 " time%s", b->number, pat, b->hits,
                  b->hits == 1 ? "" : "s");
         return;
     }
-    snprintf(buf, size, "%s %s%s, hit %" PRIu64 " time%s", what[b->kind], pat,
+    snprintf(buf, size, "%u: %s %s%s, hit %" PRIu64 " time%s", b->number, what[b->kind], pat,
              b->kind == TUI_BREAK_OP       ? " starts"
              : b->kind == TUI_BREAK_MARKER ? " is raised"
                                            : "",
@@ -624,9 +691,13 @@ static void pack_carry(struct source_live *L, uint32_t how, const void *ui, size
         if (need > room)
             break; /* the rest do not fit: they are left behind */
     }
-    put(r, &nbp, sizeof(nbp));
+    /* the count, and above it the number the next breakpoint gets; each one's kind, and
+     * above it its number */
+    uint32_t counts = nbp | L->next_bp_number << 16;
+    put(r, &counts, sizeof(counts));
     for (uint32_t i = 0; i < nbp; i++) {
-        uint32_t kind = L->bps[i].kind, len = (uint32_t)strlen(L->bps[i].pattern);
+        uint32_t kind = L->bps[i].kind | L->bps[i].number << 8,
+                 len = (uint32_t)strlen(L->bps[i].pattern);
         put(r, &kind, sizeof(kind));
         put(r, &L->bps[i].hits, sizeof(L->bps[i].hits));
         put(r, &len, sizeof(len));
@@ -682,6 +753,8 @@ static uint32_t unpack_carry(struct source_live *L)
     L->bps = NULL;
     L->nbp = 0;
     get(r, &at, &nbp, sizeof(nbp));
+    L->next_bp_number = nbp >> 16;
+    nbp &= 0xffff;
     for (uint32_t i = 0; i < nbp; i++) {
         uint32_t kind = 0, len = 0;
         uint64_t hits = 0;
@@ -691,7 +764,7 @@ static uint32_t unpack_carry(struct source_live *L)
         char *pat = sim_xmalloc(len + 1);
         get(r, &at, pat, len);
         pat[len] = '\0';
-        struct bp b = {(enum tui_break_kind)kind, pat, hits, -1};
+        struct bp b = {(enum tui_break_kind)(kind & 0xff), pat, hits, -1, kind >> 8};
         if (b.kind == TUI_BREAK_METRIC)
             b.id = carried_watch(L, old, nold, pat);
         L->bps = sim_xreallocarray(L->bps, L->nbp + 1, sizeof(*L->bps));
@@ -1022,7 +1095,12 @@ static int live_control(struct tui_source *s, enum tui_control c, struct diag *d
     case TUI_CTL_CONTINUE:
         if (L->state == ST_FINISHED)
             return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL, "the simulation has finished");
+        /* to the end means now: at full speed, whatever pace space had */
+        L->speed = 0;
+        set_speed_text(L);
         start_running(L, GOAL_END);
+        notice(L, "%s",
+               "running to the end at full speed (breakpoints still stop it; { sets a pace)");
         return 0;
     case TUI_CTL_FASTER:
     case TUI_CTL_SLOWER:

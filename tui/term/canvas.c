@@ -333,6 +333,20 @@ static const struct tui_glyphs glyphs_ascii = {
     .live = '*',
 };
 
+uint32_t tui_mono_fill(enum tui_style st)
+{
+    switch (st) {
+    case TUI_STYLE_OP_MEMORY: return '=';
+    case TUI_STYLE_OP_GEMM: return '#';
+    case TUI_STYLE_OP_MATH: return '+';
+    case TUI_STYLE_OP_UNKNOWN: return '%';
+    case TUI_STYLE_OP_INFLIGHT: return '~';
+    case TUI_STYLE_OP_SELECTED: return '@';
+    case TUI_STYLE_CRITICAL: return '!';
+    default: return 0;
+    }
+}
+
 const struct tui_glyphs *tui_glyphs(bool unicode)
 {
     return unicode ? &glyphs_unicode : &glyphs_ascii;

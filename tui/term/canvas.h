@@ -31,6 +31,8 @@ struct tui_rect {
 struct tui_canvas {
     int w, h;
     bool unicode;           /* may hold non-ASCII characters (a UTF-8 locale) */
+    bool mono;              /* shown without colours (a monochrome terminal, NO_COLOR): a
+                               Gantt cell's character says its op kind (tui_mono_fill) */
     struct tui_rect clip;   /* writes outside are dropped */
     struct tui_cell *cells; /* owned, w * h, row-major */
 };
@@ -119,5 +121,10 @@ struct tui_glyphs {
 };
 
 const struct tui_glyphs *tui_glyphs(bool unicode);
+
+/* The character a busy Gantt cell of style st is filled with when there are no colours to
+ * tell op kinds apart: '=' memory, '#' gemm, '+' math, '%' unknown, '~' in flight, '@'
+ * selected, '!' on the critical path; 0 for other styles (draw the usual glyph). */
+uint32_t tui_mono_fill(enum tui_style st);
 
 #endif

@@ -144,7 +144,7 @@ static const struct tui_action_info actions[] = {
     {TUI_ACT_PAUSE, "Simulation", "pause or resume", true},
     {TUI_ACT_STEP, "Simulation", "step one event", true},
     {TUI_ACT_STEP_OP, "Simulation", "step to the next op record", true},
-    {TUI_ACT_CONTINUE, "Simulation", "continue to the end", true},
+    {TUI_ACT_CONTINUE, "Simulation", "continue to the end at full speed", true},
     {TUI_ACT_RUN_UNTIL, "Simulation", "run until a time (cycles, or ns/us/ms), then pause", true},
     {TUI_ACT_SLOWER, "Simulation", "slower: fewer events per second", true},
     {TUI_ACT_FASTER, "Simulation", "faster, up to as fast as possible", true},

@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <langinfo.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -245,6 +246,22 @@ void tui_term_size(struct tui_term *t, int *w, int *h)
 {
     (void)t;
     getmaxyx(stdscr, *h, *w);
+}
+
+bool tui_term_unicode(void)
+{
+    if (strcmp(nl_langinfo(CODESET), "UTF-8") != 0)
+        return false;
+    const char *term = getenv("TERM");
+    if (!term)
+        return true;
+    static const char *const ascii_only[] = {"vt52", "vt100", "vt102", "vt220", "ansi", "dumb"};
+    for (size_t i = 0; i < sizeof(ascii_only) / sizeof(ascii_only[0]); i++) {
+        size_t n = strlen(ascii_only[i]);
+        if (strncmp(term, ascii_only[i], n) == 0 && (term[n] == '\0' || term[n] == '-'))
+            return false;
+    }
+    return true;
 }
 
 int tui_term_colours(const struct tui_term *t)

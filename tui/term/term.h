@@ -55,6 +55,14 @@ void tui_term_close(struct tui_term *t);
 
 void tui_term_size(struct tui_term *t, int *w, int *h);
 
+/*
+ * Whether the UI may draw Unicode (block and box characters): the locale's character set
+ * is UTF-8 (call setlocale first) and the terminal is not one that shows only ASCII and
+ * its line-drawing set (TERM vt52, vt100, vt102, vt220 and their variants, ansi, dumb),
+ * whatever the locale says. The ASCII set is used otherwise.
+ */
+bool tui_term_unicode(void);
+
 /* Colours in use: 256, 16, 8, or 0 (none, or NO_COLOR set). */
 int tui_term_colours(const struct tui_term *t);
 

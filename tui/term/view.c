@@ -160,3 +160,16 @@ uint64_t tui_now_ns(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+char *tui_fmt_cycle_tick(char *buf, size_t n, uint64_t t, uint64_t step)
+{
+    if (step && step % 1000000000 == 0)
+        snprintf(buf, n, "%lluG", (unsigned long long)(t / 1000000000));
+    else if (step && step % 1000000 == 0)
+        snprintf(buf, n, "%lluM", (unsigned long long)(t / 1000000));
+    else if (step && step % 1000 == 0)
+        snprintf(buf, n, "%lluk", (unsigned long long)(t / 1000));
+    else
+        snprintf(buf, n, "%llu", (unsigned long long)t);
+    return buf;
+}

@@ -90,5 +90,8 @@ char *tui_fmt_si(char *buf, size_t n, double v);        /* 950, 12.3k, 4.56M, 1.
 char *tui_fmt_ns(char *buf, size_t n, double ns);       /* 850 ns, 1.20 us, 3.4 ms */
 char *tui_fmt_bytes(char *buf, size_t n, double bytes); /* 512 B, 4.0 KiB, 1.5 MiB */
 char *tui_fmt_cycles_ns(char *buf, size_t n, uint64_t cycles, double ghz); /* "1200 (1.20 us)" */
+/* A ruler's tick label in cycles: exact, shortened with k / M / G when the step between
+ * ticks allows (20k for 20000 on a ruler of 10k steps), so every ruler reads alike. */
+char *tui_fmt_cycle_tick(char *buf, size_t n, uint64_t t, uint64_t step);
 
 #endif
