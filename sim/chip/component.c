@@ -56,8 +56,14 @@ void sim_component_mem_access(struct sim_proc *p, struct sim_component *mem, uin
     assert(mem->port);
     sim_time_t t_in = sim_engine_now(mem->engine);
     sim_link_transfer(p, mem->port, nbytes);
+    sim_component_mem_accounted(mem, nbytes, write, t_in, sim_engine_now(mem->engine));
+}
+
+void sim_component_mem_accounted(struct sim_component *mem, uint64_t nbytes, bool write,
+                                 sim_time_t t_in, sim_time_t t_out)
+{
     if (mem->hooks && mem->hooks->accessed)
-        mem->hooks->accessed(mem, nbytes, write, t_in, sim_engine_now(mem->engine));
+        mem->hooks->accessed(mem, nbytes, write, t_in, t_out);
     if (write)
         mem->stats.bytes_written += nbytes;
     else

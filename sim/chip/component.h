@@ -114,6 +114,11 @@ sim_time_t sim_component_busy(const struct sim_component *c);
 void sim_component_mem_access(struct sim_proc *p, struct sim_component *mem, uint64_t nbytes,
                               bool write);
 
+/* Account an access of nbytes at memory mem made over [t_in, t_out) through its port as
+ * part of a path (sim_chip_dma_data, sim_chip_host_stream): its counters and hooks. */
+void sim_component_mem_accounted(struct sim_component *mem, uint64_t nbytes, bool write,
+                                 sim_time_t t_in, sim_time_t t_out);
+
 /* Service times in ns of the compute models (see the file comment), for a GEMM of m x k
  * by k x n with input dtype, and a math op over elements. */
 double sim_component_gemm_ns(const struct sim_config *cfg, uint64_t m, uint64_t n, uint64_t k,

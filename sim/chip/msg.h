@@ -153,6 +153,8 @@ struct sim_host_req {
     const struct sim_host_msg *req; /* borrowed */
     size_t index;                   /* position in the host program (the trace's cmdq_id) */
     uint64_t nbytes;                /* bytes the request writes or reads at a memory */
+    bool stream;                    /* its data crosses the NoC to or from the IO_CPU */
+    bool stream_host;               /* ... and the host link (sim_chip_host_stream) */
 };
 
 struct sim_control {
