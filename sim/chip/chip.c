@@ -348,6 +348,8 @@ void sim_chip_free(struct sim_chip *c)
         sim_bindings_free(c->spaces[i].pending);
     }
     free(c->spaces);
+    for (size_t i = 0; i < c->n_comps; i++)
+        free(c->comps[i].waits);
     free(c->comps);
     sim_topo_free(c->topo);
     free(c);
@@ -698,11 +700,18 @@ struct path {
     struct sim_link **l;
     int32_t *res;
     bool *write;
+    uint64_t *bytes; /* what each link carries */
     size_t n, cap;
-    sim_time_t lat;
+    uint64_t cur;   /* the bytes of the stream being added */
+    sim_time_t lat; /* the latency of the stream being added (path_stream: the longest) */
+    struct sim_component *mem[2]; /* the memories whose ports it crosses */
+    bool mem_write[2];
+    uint64_t mem_bytes[2];
+    size_t n_mem;
     struct sim_link *inline_l[PATH_INLINE];
     int32_t inline_res[PATH_INLINE];
     bool inline_write[PATH_INLINE];
+    uint64_t inline_bytes[PATH_INLINE];
 };
 
 static void path_init(struct path *pa)
@@ -710,7 +719,10 @@ static void path_init(struct path *pa)
     pa->l = pa->inline_l;
     pa->res = pa->inline_res;
     pa->write = pa->inline_write;
+    pa->bytes = pa->inline_bytes;
     pa->n = 0;
+    pa->cur = 0;
+    pa->n_mem = 0;
     pa->cap = PATH_INLINE;
     pa->lat = 0;
 }
@@ -721,28 +733,39 @@ static void path_fini(struct path *pa)
         free(pa->l);
         free(pa->res);
         free(pa->write);
+        free(pa->bytes);
     }
 }
 
 static void path_add(struct path *pa, struct sim_link *l, int32_t res, bool write, sim_time_t lat)
 {
+    for (size_t i = 0; i < pa->n; i++)
+        if (pa->l[i] == l) { /* a link two streams share carries both */
+            pa->bytes[i] += pa->cur;
+            pa->lat += lat;
+            return;
+        }
     if (pa->n == pa->cap) {
         size_t cap = 2 * pa->cap;
         struct sim_link **nl = sim_xreallocarray(NULL, cap, sizeof(*nl));
         int32_t *nr = sim_xreallocarray(NULL, cap, sizeof(*nr));
         bool *nw = sim_xreallocarray(NULL, cap, sizeof(*nw));
+        uint64_t *nb = sim_xreallocarray(NULL, cap, sizeof(*nb));
         memcpy(nl, pa->l, pa->n * sizeof(*nl));
         memcpy(nr, pa->res, pa->n * sizeof(*nr));
         memcpy(nw, pa->write, pa->n * sizeof(*nw));
+        memcpy(nb, pa->bytes, pa->n * sizeof(*nb));
         path_fini(pa);
         pa->l = nl;
         pa->res = nr;
         pa->write = nw;
+        pa->bytes = nb;
         pa->cap = cap;
     }
     pa->l[pa->n] = l;
     pa->res[pa->n] = res;
     pa->write[pa->n] = write;
+    pa->bytes[pa->n] = pa->cur;
     pa->n++;
     pa->lat += lat;
 }
@@ -776,25 +799,31 @@ static size_t host_link(const struct sim_chip *c, int sip, bool to_device)
     return 2 * c->n_topo_links + 2 * (size_t)sip + (to_device ? 0 : 1);
 }
 
-/*
- * Move nbytes over the path, and through the port of memory mem (NULL: none), pipelined:
- * the data phase at the rate of the most contended of them (at least min_ticks), then the
- * path's latency and the memory's once. Observers hear of the bytes on each metered link
- * and at the memory over the whole transfer.
- */
-static void path_run(struct sim_proc *p, struct sim_chip *c, struct path *pa, uint64_t nbytes,
-                     sim_time_t min_ticks, struct sim_component *mem, bool mem_write)
+/* Add the port of memory mem (its latency too) for the stream being added. */
+static void path_mem(struct path *pa, struct sim_component *mem, bool write)
 {
-    if (mem)
-        path_add(pa, mem->port, -1, mem_write, sim_link_latency(mem->port));
+    assert(pa->n_mem < 2);
+    path_add(pa, mem->port, -1, write, sim_link_latency(mem->port));
+    pa->mem[pa->n_mem] = mem;
+    pa->mem_write[pa->n_mem] = write;
+    pa->mem_bytes[pa->n_mem++] = pa->cur;
+}
+
+/*
+ * Move the path's streams over it, pipelined: the data phase at the rate of the most
+ * contended link or port (at least min_ticks), then the path's latency once. Observers
+ * hear of the bytes on each metered link and at each memory over the whole transfer.
+ */
+static void path_run(struct sim_proc *p, struct sim_chip *c, struct path *pa, sim_time_t min_ticks)
+{
     sim_time_t t_in = sim_engine_now(c->engine);
-    sim_link_transfer_path(p, pa->l, pa->n, nbytes, min_ticks, pa->lat);
+    sim_link_transfer_paths(p, pa->l, pa->bytes, pa->n, 0, min_ticks, pa->lat);
     sim_time_t t_out = sim_engine_now(c->engine);
     if (c->n_obs)
         for (size_t i = 0; i < pa->n; i++)
-            emit_traffic(c, pa->res[i], pa->write[i], nbytes, t_in, t_out);
-    if (mem)
-        sim_component_mem_accounted(mem, nbytes, mem_write, t_in, t_out);
+            emit_traffic(c, pa->res[i], pa->write[i], pa->bytes[i], t_in, t_out);
+    for (size_t i = 0; i < pa->n_mem; i++)
+        sim_component_mem_accounted(pa->mem[i], pa->mem_bytes[i], pa->mem_write[i], t_in, t_out);
 }
 
 void sim_chip_send(struct sim_proc *p, struct sim_chip *c, struct sim_msg *msg)
@@ -808,6 +837,7 @@ void sim_chip_send(struct sim_proc *p, struct sim_chip *c, struct sim_msg *msg)
              * the way forward the first bytes while the rest follow */
             struct path pa;
             path_init(&pa);
+            pa.cur = msg->wire_bytes;
             size_t first = msg->hop, last = first;
             for (size_t k = first; k < msg->n_hops; k++) {
                 if (msg->hops[k].kind == SIM_HOP_LINK)
@@ -816,7 +846,7 @@ void sim_chip_send(struct sim_proc *p, struct sim_chip *c, struct sim_msg *msg)
                     break;
                 last = k;
             }
-            path_run(p, c, &pa, msg->wire_bytes, 0, NULL, false);
+            path_run(p, c, &pa, 0);
             path_fini(&pa);
             sim_time_t t_out = sim_engine_now(c->engine);
             for (size_t k = first; k <= last; k++) {
@@ -889,13 +919,38 @@ void sim_chip_host_hop(struct sim_proc *p, struct sim_chip *c, int sip, bool to_
 void sim_chip_dma_data(struct sim_proc *p, struct sim_chip *c, int dma, int mem, bool to_memory,
                        uint64_t nbytes, sim_time_t min_ticks)
 {
+    sim_chip_dma_read2(p, c, dma, mem, to_memory, nbytes, -1, 0, min_ticks);
+}
+
+void sim_chip_dma_read2(struct sim_proc *p, struct sim_chip *c, int dma, int mem, bool to_memory,
+                        uint64_t nbytes, int mem_b, uint64_t nbytes_b, sim_time_t min_ticks)
+{
     struct path pa;
     path_init(&pa);
+    pa.cur = nbytes;
     if (to_memory)
         path_route(c, &pa, dma, mem);
     else
         path_route(c, &pa, mem, dma);
-    path_run(p, c, &pa, nbytes, min_ticks, &c->comps[mem], to_memory);
+    path_mem(&pa, &c->comps[mem], to_memory);
+    if (mem_b >= 0 && nbytes_b) { /* a second stream into the DMA, ending with the first */
+        sim_time_t lat_a = pa.lat;
+        pa.lat = 0;
+        pa.cur = nbytes_b;
+        if (mem_b == mem) {
+            pa.mem_bytes[0] += nbytes_b;
+            for (size_t i = 0; i < pa.n; i++)
+                pa.bytes[i] += nbytes_b;
+            pa.lat = lat_a;
+        } else {
+            path_route(c, &pa, mem_b, dma);
+            path_mem(&pa, &c->comps[mem_b], false);
+            /* the links both cross were counted in both sums */
+            if (pa.lat < lat_a)
+                pa.lat = lat_a;
+        }
+    }
+    path_run(p, c, &pa, min_ticks);
     path_fini(&pa);
 }
 
@@ -906,6 +961,7 @@ void sim_chip_host_stream(struct sim_proc *p, struct sim_chip *c, int mem, bool 
     int io = sim_topo_node_at(c->topo, m->sip, 0, 0, SIM_NODE_IO_CPU);
     struct path pa;
     path_init(&pa);
+    pa.cur = nbytes;
     if (write) {
         if (host)
             path_link(c, &pa, host_link(c, m->sip, true));
@@ -917,7 +973,8 @@ void sim_chip_host_stream(struct sim_proc *p, struct sim_chip *c, int mem, bool 
     }
     /* the request's header paid the links' first-byte latencies: the memory's alone here */
     pa.lat = 0;
-    path_run(p, c, &pa, nbytes, 0, m, write);
+    path_mem(&pa, m, write);
+    path_run(p, c, &pa, 0);
     path_fini(&pa);
 }
 

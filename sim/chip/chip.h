@@ -288,6 +288,16 @@ void sim_chip_dma_data(struct sim_proc *p, struct sim_chip *c, int dma, int mem,
                        uint64_t nbytes, sim_time_t min_ticks);
 
 /*
+ * As sim_chip_dma_data, and when mem_b >= 0 a second stream of nbytes_b read from memory
+ * mem_b into the same DMA at the same time (the two operands of a GEMM tile): each stream
+ * over its own route and port, the links both cross carrying both, the data phase ending
+ * when the most contended of all has served its bytes, then the longer of the two
+ * streams' latencies. Yields.
+ */
+void sim_chip_dma_read2(struct sim_proc *p, struct sim_chip *c, int dma, int mem, bool to_memory,
+                        uint64_t nbytes, int mem_b, uint64_t nbytes_b, sim_time_t min_ticks);
+
+/*
  * A host request's payload of nbytes streaming between the host and memory node mem
  * (write: into the memory), cut-through over the route between the sip's IO_CPU and the
  * memory, the sip's host link when host is true, and the memory's port: the data phase at

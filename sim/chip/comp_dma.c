@@ -11,20 +11,23 @@
  *
  * Far memories: dma_read -> the source's memory, dma_write -> the destination's, an IPCQ
  * copy arriving here -> the memory of its slot (the cube's SRAM), a TileToken DMA stage ->
- * the stage's memory.
+ * the stage's memory; a GEMM tile's read stage reads A's part from A's memory and B's from
+ * B's, at once, each over its own route (sim_chip_dma_read2).
  */
 #include "sim/chip/chip.h"
 #include "sim/chip/component.h"
 
-static void transfer(struct sim_proc *p, struct sim_component *c, int far, uint64_t nbytes,
-                     bool to_memory)
+static void transfer2(struct sim_proc *p, struct sim_component *c, int far, uint64_t nbytes,
+                      bool to_memory, int far_b, uint64_t nbytes_b)
 {
     struct sim_chip *chip = c->chip;
     const struct sim_config *cfg = sim_chip_config(chip);
     sim_component_acquire(p, c);
     sim_wait(p, sim_ns_to_ticks(cfg->pe_dma.setup_ns));
     sim_time_t rate = sim_ns_to_ticks((double)nbytes / cfg->pe_dma.gbps);
-    if (far >= 0)
+    if (far >= 0 && far_b >= 0 && nbytes_b <= nbytes)
+        sim_chip_dma_read2(p, chip, c->node, far, false, nbytes - nbytes_b, far_b, nbytes_b, rate);
+    else if (far >= 0)
         sim_chip_dma_data(p, chip, c->node, far, to_memory, nbytes, rate);
     else if (rate)
         sim_wait(p, rate);
@@ -33,6 +36,12 @@ static void transfer(struct sim_proc *p, struct sim_component *c, int far, uint6
     else
         c->stats.bytes_read += nbytes;
     sim_component_release(p, c);
+}
+
+static void transfer(struct sim_proc *p, struct sim_component *c, int far, uint64_t nbytes,
+                     bool to_memory)
+{
+    transfer2(p, c, far, nbytes, to_memory, -1, 0);
 }
 static void dma_service(struct sim_proc *p, struct sim_component *c, struct sim_msg *msg)
 {
@@ -57,7 +66,8 @@ static void dma_service(struct sim_proc *p, struct sim_component *c, struct sim_
     }
     case SIM_MK_TILE_TOKEN: {
         const struct sim_tile_stage *st = &msg->u.tile.stages[msg->u.tile.stage_idx];
-        transfer(p, c, st->mem, st->nbytes, st->type == SIM_STAGE_DMA_WRITE);
+        transfer2(p, c, st->mem, st->nbytes, st->type == SIM_STAGE_DMA_WRITE, st->mem_b,
+                  st->nbytes_b);
         sim_component_tile_forward(c, msg);
         break;
     }

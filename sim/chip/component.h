@@ -89,6 +89,17 @@ struct sim_component {
     struct sim_component_stats stats;
     unsigned active;         /* units working now */
     sim_time_t active_since; /* when active went from 0 to 1 */
+    /* owned: data ops arrived and not yet given a unit, whose op records start when they
+     * get one (sim_component_acquire): ADR-0052 D1's t_start is when service begins */
+    struct sim_component_wait *waits;
+    size_t n_waits, cap_waits;
+};
+
+/* A data op waiting at a component for a unit. */
+struct sim_component_wait {
+    const struct sim_proc *p; /* the process servicing it */
+    const struct sim_msg *msg;
+    sim_time_t t_in; /* when it arrived */
 };
 
 /*

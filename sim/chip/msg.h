@@ -128,6 +128,9 @@ struct sim_tile_stage {
     uint32_t node;            /* topology node of the component that runs the stage */
     int32_t mem;              /* DMA stages: the memory node on the far side, else -1 */
     uint64_t nbytes;          /* bytes moved (DMA stages) */
+    int32_t mem_b;            /* a read of two operands: the second's memory, else -1 */
+    uint64_t nbytes_b;        /* ... and its part of nbytes (the rest is mem's) */
+    uint64_t dram_bytes;      /* DMA stages: the part of nbytes read from or written to HBM */
     uint64_t flops;           /* operations (compute stages): 2mnk for GEMM, elements for MATH */
     enum sim_dtype dtype;     /* compute stages: the input dtype */
     char op[SIM_OP_NAME_MAX]; /* MATH stages: the math op */

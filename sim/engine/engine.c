@@ -1240,6 +1240,13 @@ void sim_link_transfer(struct sim_proc *p, struct sim_link *l, uint64_t nbytes)
 void sim_link_transfer_path(struct sim_proc *p, struct sim_link *const *links, size_t n,
                             uint64_t nbytes, sim_time_t min_ticks, sim_time_t latency)
 {
+    sim_link_transfer_paths(p, links, NULL, n, nbytes, min_ticks, latency);
+}
+
+void sim_link_transfer_paths(struct sim_proc *p, struct sim_link *const *links,
+                             const uint64_t *bytes, size_t n, uint64_t nbytes, sim_time_t min_ticks,
+                             sim_time_t latency)
+{
     assert_running(p);
     struct sim_engine *e = p->e;
     struct flow f = {.p = p, .left = (unsigned)n, .latency = latency};
@@ -1249,7 +1256,7 @@ void sim_link_transfer_path(struct sim_proc *p, struct sim_link *const *links, s
     for (size_t i = 0; i < n; i++) {
         assert(links[i]->e == e);
         xs[i].flow = &f;
-        link_join(links[i], &xs[i], nbytes);
+        link_join(links[i], &xs[i], bytes ? bytes[i] : nbytes);
     }
     if (n == 0) {
         struct sim_event *ev = event_alloc(e, SIM_EV_TRANSFER, ACT_NONE, p, NULL, "transfer");

@@ -246,6 +246,13 @@ void sim_link_transfer(struct sim_proc *p, struct sim_link *l, uint64_t nbytes);
 void sim_link_transfer_path(struct sim_proc *p, struct sim_link *const *links, size_t n,
                             uint64_t nbytes, sim_time_t min_ticks, sim_time_t latency);
 
+/* As sim_link_transfer_path, with bytes[i] bytes on links[i] (bytes NULL: nbytes on
+ * each): several streams that end together, such as two operands read from two memories
+ * into one buffer. Yields. */
+void sim_link_transfer_paths(struct sim_proc *p, struct sim_link *const *links,
+                             const uint64_t *bytes, size_t n, uint64_t nbytes, sim_time_t min_ticks,
+                             sim_time_t latency);
+
 /* The link's latency in ticks. */
 sim_time_t sim_link_latency(const struct sim_link *l);
 
