@@ -69,8 +69,7 @@ struct sim_chip {
 
     /* engine links: 2 per topology link, then 2 per sip (host -> io_cpu, io_cpu -> host) */
     struct sim_link **links;
-    char **link_names;    /* owned */
-    uint64_t *data_bytes; /* DMA data accounted on each link (sim_chip_data_path) */
+    char **link_names; /* owned */
     size_t n_links, n_topo_links;
 
     struct route_slot *routes; /* open addressing */
@@ -229,7 +228,6 @@ struct sim_chip *sim_chip_new(const struct sim_config *cfg, size_t stack_size)
     c->n_links = 2 * c->n_topo_links + 2 * (size_t)c->sips;
     c->links = sim_xcalloc(c->n_links, sizeof(struct sim_link *));
     c->link_names = sim_xcalloc(c->n_links, sizeof(*c->link_names));
-    c->data_bytes = sim_xcalloc(c->n_links, sizeof(*c->data_bytes));
     for (size_t i = 0; i < c->n_topo_links; i++) {
         const struct sim_topo_link *l = sim_topo_link(c->topo, (int)i);
         const char *a = sim_topo_node(c->topo, l->a)->id, *b = sim_topo_node(c->topo, l->b)->id;
@@ -327,7 +325,6 @@ void sim_chip_free(struct sim_chip *c)
         free(c->link_names[i]);
     free(c->link_names);
     free(c->links);
-    free(c->data_bytes);
     for (size_t i = 0; i < c->n_res; i++)
         free(c->res[i].name);
     free(c->res);
@@ -351,6 +348,8 @@ void sim_chip_free(struct sim_chip *c)
         sim_bindings_free(c->spaces[i].pending);
     }
     free(c->spaces);
+    for (size_t i = 0; i < c->n_comps; i++)
+        free(c->comps[i].waits);
     free(c->comps);
     sim_topo_free(c->topo);
     free(c);
@@ -419,7 +418,9 @@ void sim_chip_link_stats(const struct sim_chip *c, size_t i, struct sim_chip_lin
     assert(i < c->n_links);
     out->name = c->link_names[i];
     out->cls = i < 2 * c->n_topo_links ? sim_topo_link(c->topo, (int)(i / 2))->cls : SIM_LINK_HOST;
-    out->bytes = sim_link_bytes(c->links[i]) + c->data_bytes[i];
+    out->bytes = sim_link_bytes(c->links[i]);
+    out->gbps = i < 2 * c->n_topo_links ? sim_topo_link(c->topo, (int)(i / 2))->gbps
+                                        : c->cfg->noc.host.gbps;
     out->busy = sim_link_busy(c->links[i]);
     out->max_concurrent = sim_link_max_concurrent(c->links[i]);
 }
@@ -687,11 +688,142 @@ void sim_chip_route_msg(struct sim_chip *c, struct sim_msg *msg, int from, int t
     msg->hop = 0;
 }
 
+/* ---- paths ------------------------------------------------------------------------------ */
+
+/*
+ * A path: the engine links some bytes cross at once (sim_link_transfer_path), with the
+ * metered resource of each and its direction, and the sum of their first-byte latencies.
+ */
+enum { PATH_INLINE = 16 };
+
+struct path {
+    struct sim_link **l;
+    int32_t *res;
+    bool *write;
+    uint64_t *bytes; /* what each link carries */
+    size_t n, cap;
+    uint64_t cur;   /* the bytes of the stream being added */
+    sim_time_t lat; /* the latency of the stream being added (path_stream: the longest) */
+    struct sim_component *mem[2]; /* the memories whose ports it crosses */
+    bool mem_write[2];
+    uint64_t mem_bytes[2];
+    size_t n_mem;
+    struct sim_link *inline_l[PATH_INLINE];
+    int32_t inline_res[PATH_INLINE];
+    bool inline_write[PATH_INLINE];
+    uint64_t inline_bytes[PATH_INLINE];
+};
+
+static void path_init(struct path *pa)
+{
+    pa->l = pa->inline_l;
+    pa->res = pa->inline_res;
+    pa->write = pa->inline_write;
+    pa->bytes = pa->inline_bytes;
+    pa->n = 0;
+    pa->cur = 0;
+    pa->n_mem = 0;
+    pa->cap = PATH_INLINE;
+    pa->lat = 0;
+}
+
+static void path_fini(struct path *pa)
+{
+    if (pa->l != pa->inline_l) {
+        free(pa->l);
+        free(pa->res);
+        free(pa->write);
+        free(pa->bytes);
+    }
+}
+
+static void path_add(struct path *pa, struct sim_link *l, int32_t res, bool write, sim_time_t lat)
+{
+    for (size_t i = 0; i < pa->n; i++)
+        if (pa->l[i] == l) { /* a link two streams share carries both */
+            pa->bytes[i] += pa->cur;
+            pa->lat += lat;
+            return;
+        }
+    if (pa->n == pa->cap) {
+        size_t cap = 2 * pa->cap;
+        struct sim_link **nl = sim_xreallocarray(NULL, cap, sizeof(*nl));
+        int32_t *nr = sim_xreallocarray(NULL, cap, sizeof(*nr));
+        bool *nw = sim_xreallocarray(NULL, cap, sizeof(*nw));
+        uint64_t *nb = sim_xreallocarray(NULL, cap, sizeof(*nb));
+        memcpy(nl, pa->l, pa->n * sizeof(*nl));
+        memcpy(nr, pa->res, pa->n * sizeof(*nr));
+        memcpy(nw, pa->write, pa->n * sizeof(*nw));
+        memcpy(nb, pa->bytes, pa->n * sizeof(*nb));
+        path_fini(pa);
+        pa->l = nl;
+        pa->res = nr;
+        pa->write = nw;
+        pa->bytes = nb;
+        pa->cap = cap;
+    }
+    pa->l[pa->n] = l;
+    pa->res[pa->n] = res;
+    pa->write[pa->n] = write;
+    pa->bytes[pa->n] = pa->cur;
+    pa->n++;
+    pa->lat += lat;
+}
+
 /* The engine link carrying a LINK hop in its direction. */
 static size_t dir_link(const struct sim_chip *c, const struct sim_topo_hop *h)
 {
     const struct sim_topo_link *l = sim_topo_link(c->topo, h->link);
     return 2 * (size_t)h->link + (h->node == l->a ? 0 : 1);
+}
+
+/* Add engine link i (a topology link's direction or a host link's). */
+static void path_link(struct sim_chip *c, struct path *pa, size_t i)
+{
+    /* even: a topology link from a to b, or a host link into the chip: "write" */
+    path_add(pa, c->links[i], c->link_res[i], !(i & 1), sim_link_latency(c->links[i]));
+}
+
+/* Add the links of the route from -> to. */
+static void path_route(struct sim_chip *c, struct path *pa, int from, int to)
+{
+    const struct sim_topo_route *r = sim_chip_route(c, from, to);
+    for (size_t i = 0; i < r->len; i++)
+        if (r->hops[i].kind == SIM_HOP_LINK)
+            path_link(c, pa, dir_link(c, &r->hops[i]));
+}
+
+/* The engine link of sip's host link, into the chip or out of it. */
+static size_t host_link(const struct sim_chip *c, int sip, bool to_device)
+{
+    return 2 * c->n_topo_links + 2 * (size_t)sip + (to_device ? 0 : 1);
+}
+
+/* Add the port of memory mem (its latency too) for the stream being added. */
+static void path_mem(struct path *pa, struct sim_component *mem, bool write)
+{
+    assert(pa->n_mem < 2);
+    path_add(pa, mem->port, -1, write, sim_link_latency(mem->port));
+    pa->mem[pa->n_mem] = mem;
+    pa->mem_write[pa->n_mem] = write;
+    pa->mem_bytes[pa->n_mem++] = pa->cur;
+}
+
+/*
+ * Move the path's streams over it, pipelined: the data phase at the rate of the most
+ * contended link or port (at least min_ticks), then the path's latency once. Observers
+ * hear of the bytes on each metered link and at each memory over the whole transfer.
+ */
+static void path_run(struct sim_proc *p, struct sim_chip *c, struct path *pa, sim_time_t min_ticks)
+{
+    sim_time_t t_in = sim_engine_now(c->engine);
+    sim_link_transfer_paths(p, pa->l, pa->bytes, pa->n, 0, min_ticks, pa->lat);
+    sim_time_t t_out = sim_engine_now(c->engine);
+    if (c->n_obs)
+        for (size_t i = 0; i < pa->n; i++)
+            emit_traffic(c, pa->res[i], pa->write[i], pa->bytes[i], t_in, t_out);
+    for (size_t i = 0; i < pa->n_mem; i++)
+        sim_component_mem_accounted(pa->mem[i], pa->mem_bytes[i], pa->mem_write[i], t_in, t_out);
 }
 
 void sim_chip_send(struct sim_proc *p, struct sim_chip *c, struct sim_msg *msg)
@@ -701,12 +833,36 @@ void sim_chip_send(struct sim_proc *p, struct sim_chip *c, struct sim_msg *msg)
         sim_time_t t_in = sim_engine_now(c->engine);
         struct sim_hop_rec rec = {.kind = h->kind, .node = h->node, .to = h->to, .link = h->link};
         if (h->kind == SIM_HOP_LINK) {
-            size_t l = dir_link(c, h);
-            sim_link_transfer(p, c->links[l], msg->wire_bytes);
-            if (c->n_obs)
-                emit_traffic(c, c->link_res[l], !(l & 1), msg->wire_bytes, t_in,
-                             sim_engine_now(c->engine));
-            msg->hop++;
+            /* every link up to the next serviced node at once, cut-through: routers on
+             * the way forward the first bytes while the rest follow */
+            struct path pa;
+            path_init(&pa);
+            pa.cur = msg->wire_bytes;
+            size_t first = msg->hop, last = first;
+            for (size_t k = first; k < msg->n_hops; k++) {
+                if (msg->hops[k].kind == SIM_HOP_LINK)
+                    path_link(c, &pa, dir_link(c, &msg->hops[k]));
+                else if (k + 1 == msg->n_hops)
+                    break;
+                last = k;
+            }
+            path_run(p, c, &pa, 0);
+            path_fini(&pa);
+            sim_time_t t_out = sim_engine_now(c->engine);
+            for (size_t k = first; k <= last; k++) {
+                const struct sim_topo_hop *x = &msg->hops[k];
+                struct sim_hop_rec r = {.kind = x->kind,
+                                        .node = x->node,
+                                        .to = x->to,
+                                        .link = x->link,
+                                        .transit = x->kind != SIM_HOP_LINK,
+                                        .t_in = x->kind == SIM_HOP_LINK ? t_in : t_out,
+                                        .t_out = t_out};
+                if (msg->hop_log)
+                    sim_hop_log_push(msg->hop_log, &r);
+            }
+            msg->hop = last + 1;
+            continue;
         } else if (msg->hop + 1 < msg->n_hops) {
             /* the sender (hop 0) or a node on the way: crossed, not serviced */
             rec.transit = true;
@@ -735,7 +891,7 @@ void sim_chip_host_hop(struct sim_proc *p, struct sim_chip *c, int sip, bool to_
                        const struct sim_host_response *resp, struct sim_hop_log *log)
 {
     assert(sip >= 0 && sip < c->sips);
-    size_t i = 2 * c->n_topo_links + 2 * (size_t)sip + (to_device ? 0 : 1);
+    size_t i = host_link(c, sip, to_device);
     int io = sim_topo_node_at(c->topo, sip, 0, 0, SIM_NODE_IO_CPU);
     struct sim_hop_rec rec = {.kind = SIM_HOP_LINK,
                               .node = to_device ? -1 : io,
@@ -760,28 +916,66 @@ void sim_chip_host_hop(struct sim_proc *p, struct sim_chip *c, int sip, bool to_
     }
 }
 
-sim_time_t sim_chip_data_path(struct sim_chip *c, int from, int to, uint64_t nbytes,
-                              sim_time_t since)
+void sim_chip_dma_data(struct sim_proc *p, struct sim_chip *c, int dma, int mem, bool to_memory,
+                       uint64_t nbytes, sim_time_t min_ticks)
 {
-    const struct sim_topo_route *r = sim_chip_route(c, from, to);
-    sim_time_t lat = 0;
-    for (size_t i = 0; i < r->len; i++) {
-        if (r->hops[i].kind != SIM_HOP_LINK)
-            continue;
-        size_t l = dir_link(c, &r->hops[i]);
-        c->data_bytes[l] += nbytes;
-        lat += ns_ticks(sim_topo_link(c->topo, r->hops[i].link)->latency_ns);
-    }
-    if (c->n_obs) {
-        sim_time_t end = sim_engine_now(c->engine) + lat;
-        for (size_t i = 0; i < r->len; i++) {
-            if (r->hops[i].kind != SIM_HOP_LINK)
-                continue;
-            size_t l = dir_link(c, &r->hops[i]);
-            emit_traffic(c, c->link_res[l], !(l & 1), nbytes, since, end);
+    sim_chip_dma_read2(p, c, dma, mem, to_memory, nbytes, -1, 0, min_ticks);
+}
+
+void sim_chip_dma_read2(struct sim_proc *p, struct sim_chip *c, int dma, int mem, bool to_memory,
+                        uint64_t nbytes, int mem_b, uint64_t nbytes_b, sim_time_t min_ticks)
+{
+    struct path pa;
+    path_init(&pa);
+    pa.cur = nbytes;
+    if (to_memory)
+        path_route(c, &pa, dma, mem);
+    else
+        path_route(c, &pa, mem, dma);
+    path_mem(&pa, &c->comps[mem], to_memory);
+    if (mem_b >= 0 && nbytes_b) { /* a second stream into the DMA, ending with the first */
+        sim_time_t lat_a = pa.lat;
+        pa.lat = 0;
+        pa.cur = nbytes_b;
+        if (mem_b == mem) {
+            pa.mem_bytes[0] += nbytes_b;
+            for (size_t i = 0; i < pa.n; i++)
+                pa.bytes[i] += nbytes_b;
+            pa.lat = lat_a;
+        } else {
+            path_route(c, &pa, mem_b, dma);
+            path_mem(&pa, &c->comps[mem_b], false);
+            /* the links both cross were counted in both sums */
+            if (pa.lat < lat_a)
+                pa.lat = lat_a;
         }
     }
-    return lat;
+    path_run(p, c, &pa, min_ticks);
+    path_fini(&pa);
+}
+
+void sim_chip_host_stream(struct sim_proc *p, struct sim_chip *c, int mem, bool write,
+                          uint64_t nbytes, bool host)
+{
+    struct sim_component *m = &c->comps[mem];
+    int io = sim_topo_node_at(c->topo, m->sip, 0, 0, SIM_NODE_IO_CPU);
+    struct path pa;
+    path_init(&pa);
+    pa.cur = nbytes;
+    if (write) {
+        if (host)
+            path_link(c, &pa, host_link(c, m->sip, true));
+        path_route(c, &pa, io, mem);
+    } else {
+        path_route(c, &pa, mem, io);
+        if (host)
+            path_link(c, &pa, host_link(c, m->sip, false));
+    }
+    /* the request's header paid the links' first-byte latencies: the memory's alone here */
+    pa.lat = 0;
+    path_mem(&pa, m, write);
+    path_run(p, c, &pa, 0);
+    path_fini(&pa);
 }
 
 /* ---- phase-1 memory data ---------------------------------------------------------------- */

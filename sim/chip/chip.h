@@ -90,7 +90,8 @@ struct sim_chip_token {
 struct sim_chip_link_stats {
     const char *name;        /* borrowed: "sip0.cube0.noc->sip0.cube0.hbm", "host->sip0.io_cpu" */
     enum sim_link_class cls; /* SIM_LINK_HOST for host links */
-    uint64_t bytes;          /* bytes that crossed it (messages and DMA data) */
+    uint64_t bytes;          /* bytes that crossed it (messages, DMA data, host payloads) */
+    double gbps;             /* its bandwidth: utilization is bytes / (gbps x span ns) */
     sim_time_t busy;         /* ticks with at least one transfer on it */
     unsigned max_concurrent;
 };
@@ -277,13 +278,34 @@ void sim_chip_host_hop(struct sim_proc *p, struct sim_chip *c, int sip, bool to_
                        const struct sim_host_response *resp, struct sim_hop_log *log);
 
 /*
- * Account DMA data of nbytes moving between nodes `from` and `to` on the links of their
- * route (byte counters only: the DMA model charges the time), the data having started to
- * move at tick `since`. Returns the route's link latency in ticks; observers hear of the
- * bytes on each metered link over [since, now + that latency).
+ * DMA data: nbytes between the DMA node dma and memory node mem (to_memory: a write),
+ * pipelined over the links of their route and the memory's port (sim_link_transfer_path):
+ * a data phase at the rate of the most contended of them, lasting at least min_ticks (the
+ * DMA channel's own rate), then the route's link latencies and the memory's latency once.
+ * Counts the bytes at the memory and on every link; observers hear of them. Yields.
  */
-sim_time_t sim_chip_data_path(struct sim_chip *c, int from, int to, uint64_t nbytes,
-                              sim_time_t since);
+void sim_chip_dma_data(struct sim_proc *p, struct sim_chip *c, int dma, int mem, bool to_memory,
+                       uint64_t nbytes, sim_time_t min_ticks);
+
+/*
+ * As sim_chip_dma_data, and when mem_b >= 0 a second stream of nbytes_b read from memory
+ * mem_b into the same DMA at the same time (the two operands of a GEMM tile): each stream
+ * over its own route and port, the links both cross carrying both, the data phase ending
+ * when the most contended of all has served its bytes, then the longer of the two
+ * streams' latencies. Yields.
+ */
+void sim_chip_dma_read2(struct sim_proc *p, struct sim_chip *c, int dma, int mem, bool to_memory,
+                        uint64_t nbytes, int mem_b, uint64_t nbytes_b, sim_time_t min_ticks);
+
+/*
+ * A host request's payload of nbytes streaming between the host and memory node mem
+ * (write: into the memory), cut-through over the route between the sip's IO_CPU and the
+ * memory, the sip's host link when host is true, and the memory's port: the data phase at
+ * the rate of the most contended of them, then the memory's latency (the request's header
+ * has paid the links' latencies). Yields.
+ */
+void sim_chip_host_stream(struct sim_proc *p, struct sim_chip *c, int mem, bool write,
+                          uint64_t nbytes, bool host);
 
 /* ---- phase-1 memory data ---------------------------------------------------------------- */
 

@@ -1,38 +1,36 @@
 /*
  * PE_DMA: moves data between the PE and a memory. A transfer holds one of the engine's
- * channels: setup_ns, then the access at the far memory's port (shared with every other
- * access to that memory: contention on the cube's HBM) and the channel's own rate
- * (nbytes / gbps) together, the slower of the two; then the latency of the NoC links
- * between the DMA and the memory, whose byte counters take the data.
+ * channels: setup_ns, then the bytes cross, pipelined, the far memory's port and every
+ * NoC link between the DMA and that memory (sim_chip_dma_data), each shared with the
+ * other transfers on it (processor sharing), at the rate of the most contended of them
+ * and never faster than the channel's own rate (nbytes / gbps); then the links' and the
+ * memory's first-byte latencies, once:
+ *
+ *   setup_ns + max(nbytes / gbps, data phase on the port and links) + memory latency
+ *            + sum of the route's link latencies
  *
  * Far memories: dma_read -> the source's memory, dma_write -> the destination's, an IPCQ
  * copy arriving here -> the memory of its slot (the cube's SRAM), a TileToken DMA stage ->
- * the stage's memory.
+ * the stage's memory; a GEMM tile's read stage reads A's part from A's memory and B's from
+ * B's, at once, each over its own route (sim_chip_dma_read2).
  */
 #include "sim/chip/chip.h"
 #include "sim/chip/component.h"
 
-static void transfer(struct sim_proc *p, struct sim_component *c, int far, uint64_t nbytes,
-                     bool to_memory)
+static void transfer2(struct sim_proc *p, struct sim_component *c, int far, uint64_t nbytes,
+                      bool to_memory, int far_b, uint64_t nbytes_b)
 {
     struct sim_chip *chip = c->chip;
-    struct sim_engine *e = sim_chip_engine(chip);
     const struct sim_config *cfg = sim_chip_config(chip);
     sim_component_acquire(p, c);
     sim_wait(p, sim_ns_to_ticks(cfg->pe_dma.setup_ns));
-    sim_time_t t0 = sim_engine_now(e);
-    if (far >= 0)
-        sim_component_mem_access(p, sim_chip_component(chip, far), nbytes, to_memory);
     sim_time_t rate = sim_ns_to_ticks((double)nbytes / cfg->pe_dma.gbps);
-    sim_time_t spent = sim_engine_now(e) - t0;
-    if (spent < rate)
-        sim_wait(p, rate - spent);
-    if (far >= 0) {
-        sim_time_t lat = to_memory ? sim_chip_data_path(chip, c->node, far, nbytes, t0)
-                                   : sim_chip_data_path(chip, far, c->node, nbytes, t0);
-        if (lat)
-            sim_wait(p, lat);
-    }
+    if (far >= 0 && far_b >= 0 && nbytes_b <= nbytes)
+        sim_chip_dma_read2(p, chip, c->node, far, false, nbytes - nbytes_b, far_b, nbytes_b, rate);
+    else if (far >= 0)
+        sim_chip_dma_data(p, chip, c->node, far, to_memory, nbytes, rate);
+    else if (rate)
+        sim_wait(p, rate);
     if (to_memory)
         c->stats.bytes_written += nbytes;
     else
@@ -40,6 +38,11 @@ static void transfer(struct sim_proc *p, struct sim_component *c, int far, uint6
     sim_component_release(p, c);
 }
 
+static void transfer(struct sim_proc *p, struct sim_component *c, int far, uint64_t nbytes,
+                     bool to_memory)
+{
+    transfer2(p, c, far, nbytes, to_memory, -1, 0);
+}
 static void dma_service(struct sim_proc *p, struct sim_component *c, struct sim_msg *msg)
 {
     struct sim_chip *chip = c->chip;
@@ -63,7 +66,8 @@ static void dma_service(struct sim_proc *p, struct sim_component *c, struct sim_
     }
     case SIM_MK_TILE_TOKEN: {
         const struct sim_tile_stage *st = &msg->u.tile.stages[msg->u.tile.stage_idx];
-        transfer(p, c, st->mem, st->nbytes, st->type == SIM_STAGE_DMA_WRITE);
+        transfer2(p, c, st->mem, st->nbytes, st->type == SIM_STAGE_DMA_WRITE, st->mem_b,
+                  st->nbytes_b);
         sim_component_tile_forward(c, msg);
         break;
     }

@@ -58,6 +58,11 @@ static struct sim_value *stage_params(uint64_t tile)
     return p;
 }
 
+static bool is_hbm(const struct sim_handle *h)
+{
+    return strcmp(h->space, "hbm") == 0;
+}
+
 /* Fill tok with the stages of tile t. */
 static void build_token(const struct pipe *pp, uint64_t t, struct sim_msg *tok)
 {
@@ -66,7 +71,8 @@ static void build_token(const struct pipe *pp, uint64_t t, struct sim_msg *tok)
     int src_mem = sim_chip_mem_node(chip, c->a.space, c->a.addr);
     int dst_mem = sim_chip_mem_node(chip, c->out.space, c->out.addr);
     struct sim_value *rd = stage_params(t), *cp = stage_params(t), *wr = stage_params(t);
-    uint64_t rd_bytes, wr_bytes, flops;
+    uint64_t rd_bytes, wr_bytes, flops, b_bytes = 0, rd_dram, wr_dram;
+    int b_mem = -1;
     uint64_t src_addr, dst_addr;
     if (strcmp(c->op, "gemm") == 0) {
         uint64_t M = dim(&c->a, 1), K = dim(&c->a, 0), N = dim(&c->b, 0);
@@ -76,6 +82,9 @@ static void build_token(const struct pipe *pp, uint64_t t, struct sim_msg *tok)
         size_t da = sim_dtype_size(c->a.dtype), db = sim_dtype_size(c->b.dtype);
         size_t dout = sim_dtype_size(c->out.dtype);
         rd_bytes = rows * ks * da + ks * cols * db;
+        b_bytes = ks * cols * db; /* B's part comes from where B is */
+        b_mem = sim_chip_mem_node(chip, c->b.space, c->b.addr);
+        rd_dram = (is_hbm(&c->a) ? rows * ks * da : 0) + (is_hbm(&c->b) ? b_bytes : 0);
         flops = 2 * rows * cols * ks;
         wr_bytes = kk + 1 == pp->gk ? rows * cols * dout : 0; /* after the last slice */
         src_addr = c->a.addr + (i * pp->tm * K + kk * pp->tk) * da;
@@ -91,6 +100,7 @@ static void build_token(const struct pipe *pp, uint64_t t, struct sim_msg *tok)
         uint64_t count = min_u64(pp->tm, n - t * pp->tm);
         size_t din = sim_dtype_size(c->a.dtype), dout = sim_dtype_size(c->out.dtype);
         rd_bytes = count * din;
+        rd_dram = is_hbm(&c->a) ? rd_bytes : 0;
         flops = count;
         wr_bytes = count * dout;
         src_addr = c->a.addr + t * pp->tm * din;
@@ -99,6 +109,7 @@ static void build_token(const struct pipe *pp, uint64_t t, struct sim_msg *tok)
         sim_value_map_set_str(cp, "op", c->math_op);
         sim_value_map_set_int(cp, "elements", (int64_t)count);
     }
+    wr_dram = is_hbm(&c->out) ? wr_bytes : 0;
     sim_value_map_set_int(rd, "nbytes", (int64_t)rd_bytes);
     sim_value_map_set_int(wr, "dst_addr", (int64_t)dst_addr);
     sim_value_map_set_int(wr, "nbytes", (int64_t)wr_bytes);
@@ -107,6 +118,9 @@ static void build_token(const struct pipe *pp, uint64_t t, struct sim_msg *tok)
     sim_msg_init(tok, SIM_MK_TILE_TOKEN);
     sim_tile_add_stage_take(tok, SIM_STAGE_DMA_READ, (uint32_t)pp->dma, rd_bytes, 0, rd);
     tok->u.tile.stages[0].mem = src_mem;
+    tok->u.tile.stages[0].mem_b = b_mem;
+    tok->u.tile.stages[0].nbytes_b = b_mem >= 0 ? b_bytes : 0;
+    tok->u.tile.stages[0].dram_bytes = rd_dram;
     sim_tile_add_stage_take(tok, gemm ? SIM_STAGE_GEMM : SIM_STAGE_MATH, (uint32_t)pp->eng->node, 0,
                             flops, cp);
     tok->u.tile.stages[1].dtype = c->a.dtype;
@@ -115,6 +129,7 @@ static void build_token(const struct pipe *pp, uint64_t t, struct sim_msg *tok)
     if (wr_bytes) {
         sim_tile_add_stage_take(tok, SIM_STAGE_DMA_WRITE, (uint32_t)pp->dma, wr_bytes, 0, wr);
         tok->u.tile.stages[2].mem = dst_mem;
+        tok->u.tile.stages[2].dram_bytes = wr_dram;
     } else {
         sim_value_free(wr); /* a partial tile stays in the engine for the next slice */
     }

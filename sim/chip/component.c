@@ -5,19 +5,45 @@
 #include "sim/chip/component.h"
 
 #include "sim/chip/oplog.h"
+#include "sim/util/xalloc.h"
 
 #include <assert.h>
+
+/* Start the op record of the data op p waits with at c, if any, at `now`. */
+static void start_waiting(struct sim_component *c, const struct sim_proc *p, sim_time_t now)
+{
+    for (size_t i = c->n_waits; i-- > 0;) {
+        struct sim_component_wait w = c->waits[i];
+        if (w.p != p)
+            continue;
+        c->waits[i] = c->waits[--c->n_waits];
+        if (c->oplog)
+            sim_oplog_record_start_queued(c->oplog, now, c->id, w.msg, now - w.t_in);
+        return;
+    }
+}
 
 void sim_component_handle(struct sim_proc *p, struct sim_component *c, struct sim_msg *msg)
 {
     struct sim_engine *e = sim_proc_engine(p);
     struct sim_oplog *log = msg->data_op ? c->oplog : NULL;
-    if (log) /* ADR-0020 D2: _on_process_start */
-        sim_oplog_record_start(log, sim_engine_now(e), c->id, msg);
-    c->stats.msgs++;
     sim_time_t t_in = sim_engine_now(e);
+    /* a composite runs its tiles elsewhere: it starts on arrival */
+    bool deferred = log && c->units && msg->kind != SIM_MK_COMPOSITE;
+    if (deferred) { /* _on_process_start once it has a unit (sim_component_acquire) */
+        if (c->n_waits == c->cap_waits) {
+            c->cap_waits = c->cap_waits ? 2 * c->cap_waits : 8;
+            c->waits = sim_xreallocarray(c->waits, c->cap_waits, sizeof(*c->waits));
+        }
+        c->waits[c->n_waits++] = (struct sim_component_wait){p, msg, t_in};
+    } else if (log) { /* ADR-0020 D2: _on_process_start */
+        sim_oplog_record_start(log, t_in, c->id, msg);
+    }
+    c->stats.msgs++;
     if (c->ops->service)
         c->ops->service(p, c, msg);
+    if (deferred) /* a service that never took a unit started on arrival */
+        start_waiting(c, p, t_in);
     if (log) /* _on_process_end */
         sim_oplog_record_end(log, sim_engine_now(e), c->id, msg);
     else if (c->hooks && c->hooks->serviced && !msg->data_op)
@@ -28,8 +54,11 @@ void sim_component_acquire(struct sim_proc *p, struct sim_component *c)
 {
     assert(c->units);
     sim_resource_request(p, c->units);
+    sim_time_t now = sim_engine_now(sim_proc_engine(p));
     if (c->active++ == 0)
-        c->active_since = sim_engine_now(sim_proc_engine(p));
+        c->active_since = now;
+    if (c->n_waits)
+        start_waiting(c, p, now);
 }
 
 void sim_component_release(struct sim_proc *p, struct sim_component *c)
@@ -56,8 +85,14 @@ void sim_component_mem_access(struct sim_proc *p, struct sim_component *mem, uin
     assert(mem->port);
     sim_time_t t_in = sim_engine_now(mem->engine);
     sim_link_transfer(p, mem->port, nbytes);
+    sim_component_mem_accounted(mem, nbytes, write, t_in, sim_engine_now(mem->engine));
+}
+
+void sim_component_mem_accounted(struct sim_component *mem, uint64_t nbytes, bool write,
+                                 sim_time_t t_in, sim_time_t t_out)
+{
     if (mem->hooks && mem->hooks->accessed)
-        mem->hooks->accessed(mem, nbytes, write, t_in, sim_engine_now(mem->engine));
+        mem->hooks->accessed(mem, nbytes, write, t_in, t_out);
     if (write)
         mem->stats.bytes_written += nbytes;
     else

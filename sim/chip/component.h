@@ -89,6 +89,17 @@ struct sim_component {
     struct sim_component_stats stats;
     unsigned active;         /* units working now */
     sim_time_t active_since; /* when active went from 0 to 1 */
+    /* owned: data ops arrived and not yet given a unit, whose op records start when they
+     * get one (sim_component_acquire): ADR-0052 D1's t_start is when service begins */
+    struct sim_component_wait *waits;
+    size_t n_waits, cap_waits;
+};
+
+/* A data op waiting at a component for a unit. */
+struct sim_component_wait {
+    const struct sim_proc *p; /* the process servicing it */
+    const struct sim_msg *msg;
+    sim_time_t t_in; /* when it arrived */
 };
 
 /*
@@ -113,6 +124,11 @@ sim_time_t sim_component_busy(const struct sim_component *c);
  */
 void sim_component_mem_access(struct sim_proc *p, struct sim_component *mem, uint64_t nbytes,
                               bool write);
+
+/* Account an access of nbytes at memory mem made over [t_in, t_out) through its port as
+ * part of a path (sim_chip_dma_data, sim_chip_host_stream): its counters and hooks. */
+void sim_component_mem_accounted(struct sim_component *mem, uint64_t nbytes, bool write,
+                                 sim_time_t t_in, sim_time_t t_out);
 
 /* Service times in ns of the compute models (see the file comment), for a GEMM of m x k
  * by k x n with input dtype, and a math op over elements. */

@@ -174,7 +174,7 @@ static const struct field noc_pe_fields[] = {
 
 static const struct field noc_cube_fields[] = {
     POS("latency_ns", noc.cube.latency_ns, 4, MIN_LAT, MAX_NS),
-    POS("gbps", noc.cube.gbps, 128, MIN_GBPS, MAX_GBPS),
+    POS("gbps", noc.cube.gbps, 256, MIN_GBPS, MAX_GBPS),
     END,
 };
 

@@ -130,6 +130,7 @@ void sim_tile_add_stage_take(struct sim_msg *m, enum sim_stage_type type, uint32
     s->type = type;
     s->node = node;
     s->mem = -1;
+    s->mem_b = -1;
     s->nbytes = nbytes;
     s->flops = flops;
     s->params = params ? params : sim_value_map();

@@ -128,6 +128,9 @@ struct sim_tile_stage {
     uint32_t node;            /* topology node of the component that runs the stage */
     int32_t mem;              /* DMA stages: the memory node on the far side, else -1 */
     uint64_t nbytes;          /* bytes moved (DMA stages) */
+    int32_t mem_b;            /* a read of two operands: the second's memory, else -1 */
+    uint64_t nbytes_b;        /* ... and its part of nbytes (the rest is mem's) */
+    uint64_t dram_bytes;      /* DMA stages: the part of nbytes read from or written to HBM */
     uint64_t flops;           /* operations (compute stages): 2mnk for GEMM, elements for MATH */
     enum sim_dtype dtype;     /* compute stages: the input dtype */
     char op[SIM_OP_NAME_MAX]; /* MATH stages: the math op */
@@ -153,6 +156,8 @@ struct sim_host_req {
     const struct sim_host_msg *req; /* borrowed */
     size_t index;                   /* position in the host program (the trace's cmdq_id) */
     uint64_t nbytes;                /* bytes the request writes or reads at a memory */
+    bool stream;                    /* its data crosses the NoC to or from the IO_CPU */
+    bool stream_host;               /* ... and the host link (sim_chip_host_stream) */
 };
 
 struct sim_control {

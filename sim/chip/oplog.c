@@ -12,6 +12,7 @@
 #include "sim/util/xalloc.h"
 
 #include <assert.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -435,7 +436,14 @@ static void pack_tile_stage(struct sim_pack *b, const struct sim_tile_stage *st)
         sim_pack_key(b, sp->u.map.keys[i]);
         sim_pack_value(b, sp->u.map.vals[i]);
     }
-    sim_pack_map(b, 0);
+    /* the annotation "dram_bytes" of a DMA stage: the part of its bytes at an HBM, so that
+     * the trace's DRAM traffic counts a composite's reads and writes */
+    bool dma = st->type == SIM_STAGE_DMA_READ || st->type == SIM_STAGE_DMA_WRITE;
+    sim_pack_map(b, dma ? 1 : 0);
+    if (dma) {
+        sim_pack_key_other(b, "dram_bytes");
+        sim_pack_int(b, (int64_t)st->dram_bytes);
+    }
 }
 
 /* The packed params of msg (and whether it is a TileToken caught at a stage); a DMA op on
@@ -471,7 +479,12 @@ static void pack_params(const struct sim_oplog *log, struct sim_pack *b, const s
         return;
     case SIM_MK_TILE_TOKEN:
         if (msg->u.tile.stage_idx < msg->u.tile.n_stages) {
-            pack_tile_stage(b, &msg->u.tile.stages[msg->u.tile.stage_idx]);
+            const struct sim_tile_stage *st = &msg->u.tile.stages[msg->u.tile.stage_idx];
+            bool rd = st->type == SIM_STAGE_DMA_READ;
+            if ((rd || st->type == SIM_STAGE_DMA_WRITE) && st->dram_bytes)
+                *mem = (struct sim_op_mem){rd ? "hbm" : "tcm", rd ? "tcm" : "hbm", NULL,
+                                           (int64_t)st->dram_bytes};
+            pack_tile_stage(b, st);
             return;
         }
         break;
@@ -689,6 +702,12 @@ static struct pending *find_pending(struct sim_oplog *log, const struct sim_msg 
 void sim_oplog_record_start(struct sim_oplog *log, sim_time_t now, const char *component_id,
                             const struct sim_msg *msg)
 {
+    sim_oplog_record_start_queued(log, now, component_id, msg, 0);
+}
+
+void sim_oplog_record_start_queued(struct sim_oplog *log, sim_time_t now, const char *component_id,
+                                   const struct sim_msg *msg, sim_time_t queued)
+{
     assert(!find_pending(log, msg, NULL) && "record_start twice for one message");
     char name[SIM_OP_NAME_MAX + 16];
     const char *kind = sim_oplog_classify(msg, name, sizeof(name));
@@ -708,6 +727,12 @@ void sim_oplog_record_start(struct sim_oplog *log, sim_time_t now, const char *c
         pe->pack = take_buffer(log);
     struct sim_op_mem mem = {0};
     pack_params(log, &pe->pack, msg, &mem);
+    if (queued > 0) { /* the annotation queued_ns: waited for a unit before its start */
+        size_t at = 0;
+        sim_unpack_skip(pe->pack.p, pe->pack.len, &at);
+        sim_pack_map_append_int(&pe->pack, at, "queued_ns",
+                                (int64_t)llround(sim_ticks_to_ns(queued)));
+    }
     record_init(log, &pe->rec, now, component_id, kind, name, msg);
     pe->rec.mem = mem;
     pe->rec.packed = pe->pack.p;

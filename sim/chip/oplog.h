@@ -152,6 +152,11 @@ void sim_oplog_set_retain(struct sim_oplog *log, bool retain);
 void sim_oplog_record_start(struct sim_oplog *log, sim_time_t now, const char *component_id,
                             const struct sim_msg *msg);
 
+/* As sim_oplog_record_start for an op that waited `queued` ticks for a unit of its
+ * component before starting now: its replay annotations get "queued_ns" (when > 0). */
+void sim_oplog_record_start_queued(struct sim_oplog *log, sim_time_t now, const char *component_id,
+                                   const struct sim_msg *msg, sim_time_t queued);
+
 /*
  * The service of msg is complete at now. Completes the pending record: t_end, snapshots
  * (D4: math inputs read from the memory store, as copies, failure -> null; dma_write only

@@ -122,6 +122,17 @@ void sim_pack_map(struct sim_pack *b, size_t n)
     put_uvar(b, n);
 }
 
+bool sim_pack_map_append_int(struct sim_pack *b, size_t at, const char *key, int64_t v)
+{
+    assert(at + 1 < b->len && b->p[at] == TAG_MAP);
+    if (b->p[at + 1] >= 0x7f) /* a count of one varint byte, and room for one more */
+        return false;
+    b->p[at + 1]++;
+    sim_pack_key_other(b, key);
+    sim_pack_int(b, v);
+    return true;
+}
+
 void sim_pack_list(struct sim_pack *b, size_t n)
 {
     put_byte(b, TAG_LIST);

@@ -75,6 +75,9 @@ void sim_pack_fini(struct sim_pack *b);
  * a map: a key, then a value). */
 void sim_pack_map(struct sim_pack *b, size_t n);
 void sim_pack_list(struct sim_pack *b, size_t n);
+/* Add key: v to the map starting at offset `at`, which must be the last value of the
+ * buffer (its items end the buffer). False, adding nothing, when the map holds 127 items. */
+bool sim_pack_map_append_int(struct sim_pack *b, size_t at, const char *key, int64_t v);
 void sim_pack_key(struct sim_pack *b, const char *key);
 void sim_pack_key_id(struct sim_pack *b, enum sim_pack_keyid key); /* the fast path */
 /* A key written as its string without looking in the table (for keys outside it; one that

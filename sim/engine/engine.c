@@ -90,14 +90,12 @@ struct sim_proc {
     bool wake_ok;                 /* and whether that event succeeded */
     bool done;                    /* returned or failed */
     struct sim_coro coro;
-    sim_proc_fn fn;             /* body and its argument */
-    void *arg;                  /* borrowed */
-    char *name;                 /* owned */
-    char *error;                /* owned: the diagnostic of a failed process */
-    struct sim_event exit_ev;   /* succeeds or fails when the process ends */
-    double xfer_vfinish;        /* link virtual time at which its transfer is served */
-    struct sim_proc *xfer_next; /* the link's transfers, by xfer_vfinish */
-    struct sim_proc *all_next;  /* the engine's list of processes (or of zombies) */
+    sim_proc_fn fn;            /* body and its argument */
+    void *arg;                 /* borrowed */
+    char *name;                /* owned */
+    char *error;               /* owned: the diagnostic of a failed process */
+    struct sim_event exit_ev;  /* succeeds or fails when the process ends */
+    struct sim_proc *all_next; /* the engine's list of processes (or of zombies) */
     struct sim_proc *all_prev;
     bool detached; /* freed once its exit has been processed */
 };
@@ -123,6 +121,22 @@ struct sim_store {
     struct sim_store *next;
 };
 
+/* A transfer across one or more links at once (sim_link_transfer_path): it lives on the
+ * blocked caller's stack until its last link has served it. */
+struct flow {
+    struct sim_proc *p;
+    unsigned left;         /* links still serving it */
+    sim_time_t not_before; /* its data phase lasts at least until then */
+    sim_time_t latency;    /* added once after the data phase */
+};
+
+/* A transfer's place on one link. */
+struct xfer {
+    double vfinish;    /* link virtual time at which its bytes are served */
+    struct xfer *next; /* the link's transfers, by vfinish */
+    struct flow *flow;
+};
+
 struct sim_link {
     struct sim_engine *e; /* borrowed */
     char *name;           /* owned */
@@ -132,7 +146,7 @@ struct sim_link {
     sim_time_t last; /* when vtime was last brought up to date */
     unsigned active; /* transfers in their data phase */
     unsigned max_active;
-    struct sim_proc *xfers; /* borrowed: active transfers by finish virtual time */
+    struct xfer *xfers;     /* borrowed: active transfers by finish virtual time */
     struct sim_event *done; /* borrowed: the queued next data-phase completion, or NULL */
     uint64_t bytes;
     sim_time_t busy;
@@ -1169,7 +1183,7 @@ static void link_reschedule(struct sim_link *l)
     }
     if (!l->xfers)
         return;
-    double left = (l->xfers->xfer_vfinish - l->vtime) * l->active / l->bw;
+    double left = (l->xfers->vfinish - l->vtime) * l->active / l->bw;
     sim_time_t ticks = 0;
     if (left > LINK_EPS) {
         double t = ceil(left - LINK_EPS);
@@ -1186,35 +1200,72 @@ static void link_complete(struct sim_link *l)
     link_advance(l, e->now);
     /* Every transfer served by now was served at the sharing that held until now. */
     unsigned sharing = l->active;
-    while (l->xfers && (l->xfers->xfer_vfinish - l->vtime) * sharing / l->bw <= LINK_EPS) {
-        struct sim_proc *p = l->xfers;
-        l->xfers = p->xfer_next;
+    while (l->xfers && (l->xfers->vfinish - l->vtime) * sharing / l->bw <= LINK_EPS) {
+        struct xfer *x = l->xfers;
+        l->xfers = x->next;
         l->active--;
-        struct sim_event *ev = event_alloc(e, SIM_EV_TRANSFER, ACT_NONE, p, l, l->name);
-        add_waiter(ev, p);
-        schedule(e, ev, l->latency, PRIO_NORMAL);
+        struct flow *f = x->flow;
+        if (--f->left > 0)
+            continue; /* another link of its path still serves it */
+        sim_time_t at = f->not_before > e->now ? f->not_before - e->now : 0;
+        struct sim_event *ev = event_alloc(e, SIM_EV_TRANSFER, ACT_NONE, f->p, l, l->name);
+        add_waiter(ev, f->p);
+        schedule(e, ev, at + f->latency, PRIO_NORMAL);
     }
     link_reschedule(l);
 }
 
-void sim_link_transfer(struct sim_proc *p, struct sim_link *l, uint64_t nbytes)
+/* Put x (nbytes) on l's transfers. */
+static void link_join(struct sim_link *l, struct xfer *x, uint64_t nbytes)
 {
-    assert_running(p);
-    assert(l->e == p->e);
-    struct sim_engine *e = p->e;
-    link_advance(l, e->now);
-    p->xfer_vfinish = l->vtime + (double)nbytes;
-    struct sim_proc **pp = &l->xfers;
-    while (*pp && (*pp)->xfer_vfinish <= p->xfer_vfinish)
-        pp = &(*pp)->xfer_next;
-    p->xfer_next = *pp;
-    *pp = p;
+    link_advance(l, l->e->now);
+    x->vfinish = l->vtime + (double)nbytes;
+    struct xfer **pp = &l->xfers;
+    while (*pp && (*pp)->vfinish <= x->vfinish)
+        pp = &(*pp)->next;
+    x->next = *pp;
+    *pp = x;
     l->active++;
     if (l->active > l->max_active)
         l->max_active = l->active;
     l->bytes += nbytes;
     link_reschedule(l);
+}
+
+void sim_link_transfer(struct sim_proc *p, struct sim_link *l, uint64_t nbytes)
+{
+    sim_link_transfer_path(p, &l, 1, nbytes, 0, l->latency);
+}
+
+void sim_link_transfer_path(struct sim_proc *p, struct sim_link *const *links, size_t n,
+                            uint64_t nbytes, sim_time_t min_ticks, sim_time_t latency)
+{
+    sim_link_transfer_paths(p, links, NULL, n, nbytes, min_ticks, latency);
+}
+
+void sim_link_transfer_paths(struct sim_proc *p, struct sim_link *const *links,
+                             const uint64_t *bytes, size_t n, uint64_t nbytes, sim_time_t min_ticks,
+                             sim_time_t latency)
+{
+    assert_running(p);
+    struct sim_engine *e = p->e;
+    struct flow f = {.p = p, .left = (unsigned)n, .latency = latency};
+    f.not_before = min_ticks > SIM_TIME_MAX - e->now ? SIM_TIME_MAX : e->now + min_ticks;
+    struct xfer inline_x[8];
+    struct xfer *xs = n <= 8 ? inline_x : sim_xreallocarray(NULL, n, sizeof(*xs));
+    for (size_t i = 0; i < n; i++) {
+        assert(links[i]->e == e);
+        xs[i].flow = &f;
+        link_join(links[i], &xs[i], bytes ? bytes[i] : nbytes);
+    }
+    if (n == 0) {
+        struct sim_event *ev = event_alloc(e, SIM_EV_TRANSFER, ACT_NONE, p, NULL, "transfer");
+        add_waiter(ev, p);
+        schedule(e, ev, min_ticks + latency, PRIO_NORMAL);
+    }
     proc_block(p);
+    if (xs != inline_x)
+        free(xs);
 }
 
 uint64_t sim_link_bytes(const struct sim_link *l)
@@ -1225,6 +1276,11 @@ uint64_t sim_link_bytes(const struct sim_link *l)
 sim_time_t sim_link_busy(const struct sim_link *l)
 {
     return l->busy + (l->active > 0 ? l->e->now - l->last : 0);
+}
+
+sim_time_t sim_link_latency(const struct sim_link *l)
+{
+    return l->latency;
 }
 
 unsigned sim_link_max_concurrent(const struct sim_link *l)

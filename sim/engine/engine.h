@@ -230,8 +230,31 @@ size_t sim_store_len(const struct sim_store *s);
 struct sim_link *sim_link_new(struct sim_engine *e, const char *name, sim_time_t latency,
                               double bytes_per_tick);
 
-/* Transfer nbytes over l; returns when the last byte has arrived. Yields. */
+/* Transfer nbytes over l; returns when the last byte has arrived (the data phase, then the
+ * link's latency). Yields. */
 void sim_link_transfer(struct sim_proc *p, struct sim_link *l, uint64_t nbytes);
+
+/*
+ * Transfer nbytes over the n links of a path at once, pipelined (cut-through): every link
+ * serves the bytes under its own processor sharing from now on, so the data phase ends
+ * when the last of them has served them, at the rate of the most contended link; it lasts
+ * at least min_ticks (a private rate of the sender, such as a DMA channel's); then
+ * `latency` ticks pass once (the caller's sum of the hops' first-byte latencies, the
+ * links' own latencies are not added). Returns then. n may be 0 (min_ticks + latency).
+ * Yields.
+ */
+void sim_link_transfer_path(struct sim_proc *p, struct sim_link *const *links, size_t n,
+                            uint64_t nbytes, sim_time_t min_ticks, sim_time_t latency);
+
+/* As sim_link_transfer_path, with bytes[i] bytes on links[i] (bytes NULL: nbytes on
+ * each): several streams that end together, such as two operands read from two memories
+ * into one buffer. Yields. */
+void sim_link_transfer_paths(struct sim_proc *p, struct sim_link *const *links,
+                             const uint64_t *bytes, size_t n, uint64_t nbytes, sim_time_t min_ticks,
+                             sim_time_t latency);
+
+/* The link's latency in ticks. */
+sim_time_t sim_link_latency(const struct sim_link *l);
 
 /* Totals for metrics: bytes moved and ticks during which at least one transfer was
  * active, and the largest number of concurrent transfers seen. */

@@ -314,9 +314,10 @@ static void do_write(struct sim_proc *p, struct sim_host *h, struct sim_host_res
     m.u.host.req = r->msg;
     m.u.host.index = r->index;
     m.u.host.nbytes = (uint64_t)w->nbytes;
-    /* a pattern is expanded at the memory; a host buffer's bytes travel with the request */
-    uint64_t wire = SIM_CHIP_CMD_BYTES + (w->src_kind == SIM_SRC_PATTERN ? 0 : (uint64_t)w->nbytes);
-    enter(p, h, r, &m, sip, wire);
+    /* a pattern is expanded at the memory; a host buffer's bytes stream from the host to
+     * the memory behind the request's header, cut-through (sim_chip_host_stream) */
+    m.u.host.stream = m.u.host.stream_host = w->src_kind != SIM_SRC_PATTERN;
+    enter(p, h, r, &m, sip, SIM_CHIP_CMD_BYTES);
     int io = io_node(h, sip);
     int g = target_pe(h, r, "MemoryWrite", "to", w->dst_sip, w->dst_cube, w->dst_pe, w->dst_pa,
                       w->nbytes);
@@ -344,6 +345,10 @@ static void do_read(struct sim_proc *p, struct sim_host *h, struct sim_host_resu
     m.u.host.req = r->msg;
     m.u.host.index = r->index;
     m.u.host.nbytes = (uint64_t)rd->nbytes;
+    /* the data streams from the memory to the IO_CPU (and on to the host for a host_sink)
+     * cut-through; the ReadData reply and the response are headers behind it */
+    m.u.host.stream = true;
+    m.u.host.stream_host = rd->dst_kind == SIM_DST_HOST_SINK;
     enter(p, h, r, &m, sip, SIM_CHIP_CMD_BYTES);
     int io = io_node(h, sip);
     int g = target_pe(h, r, "MemoryRead", "from", rd->src_sip, rd->src_cube, rd->src_pe, rd->src_pa,
@@ -367,13 +372,11 @@ static void do_read(struct sim_proc *p, struct sim_host *h, struct sim_host_resu
             sum = sim_workload_checksum_more(sum, buf, k);
         }
         free(buf);
-        reply(p, h, r, "ReadData", SIM_CHIP_CMD_BYTES + n, mem, io);
+        reply(p, h, r, "ReadData", SIM_CHIP_CMD_BYTES, mem, io);
         respond(r, NULL, NULL);
         r->resp.has_read_stats = true;
         r->resp.read_bytes = n;
         r->resp.read_checksum = sum;
-        if (rd->dst_kind == SIM_DST_HOST_SINK)
-            back += n;
     }
     leave(p, h, r, &m, sip, back);
 }

@@ -194,7 +194,8 @@ void sim_run_summarize(const struct sim_run *r, struct sim_run_summary *s)
             .cls = ls.cls,
             .bytes = ls.bytes,
             .busy_ns = sim_ticks_to_ns(ls.busy),
-            .utilization = now ? (double)ls.busy / (double)now : 0,
+            /* one definition everywhere: bytes over what the bandwidth carries in the span */
+            .utilization = now ? (double)ls.bytes / (ls.gbps * sim_ticks_to_ns(now)) : 0,
         };
     }
 

@@ -91,8 +91,8 @@ struct sim_run_link {
     const char *name; /* borrowed */
     enum sim_link_class cls;
     uint64_t bytes;
-    double busy_ns;
-    double utilization;
+    double busy_ns;     /* time with at least one transfer on it */
+    double utilization; /* bytes / (bandwidth x the run's time): at most 1 */
 };
 
 /* A request whose completion failed (ok false), or a kernel instance that failed. */

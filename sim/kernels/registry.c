@@ -8,12 +8,13 @@
 
 extern const struct sim_kernel sim_kernel_allreduce_ring, sim_kernel_gemm, sim_kernel_gemm_explicit,
     sim_kernel_layernorm, sim_kernel_llm_decode, sim_kernel_rmsnorm, sim_kernel_softmax,
-    sim_kernel_sparse_scale, sim_kernel_vector_add;
+    sim_kernel_sparse_scale, sim_kernel_stream, sim_kernel_vector_add;
 
 const struct sim_kernel *const sim_kernel_table[] = {
     &sim_kernel_allreduce_ring, &sim_kernel_gemm,         &sim_kernel_gemm_explicit,
     &sim_kernel_layernorm,      &sim_kernel_llm_decode,   &sim_kernel_rmsnorm,
-    &sim_kernel_softmax,        &sim_kernel_sparse_scale, &sim_kernel_vector_add,
+    &sim_kernel_softmax,        &sim_kernel_sparse_scale, &sim_kernel_stream,
+    &sim_kernel_vector_add,
 };
 
 const size_t sim_kernel_table_len = sizeof(sim_kernel_table) / sizeof(sim_kernel_table[0]);

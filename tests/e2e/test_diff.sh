@@ -26,25 +26,26 @@ expect_out "its values" '^  pe\.dma\.gbps +64 -> 32$'
 expect_out "DMA busy time is the main change, up" '^main change: DMA busy cycles \+[0-9]+ \('
 # Only the transfer part of each DMA op doubles (its setup does not): DMA busy time grows by
 # the bytes moved (512 KiB read + 256 KiB written) at 64 bytes per ns, 12288 cycles at 1 GHz.
+# Each 16 KiB op takes setup 20 + 16384 / gbps + HBM latency 100 + links 8: 384 -> 640.
 expect_out "by the bytes moved at the old bandwidth: +12288 cycles" \
     '^main change: DMA busy cycles \+12288 \(\+[0-9.]+%\)'
-expect_out "the DMA engine row" '^  DMA +13632 +25920 +\+12288 \(\+90\.1%\)'
+expect_out "the DMA engine row" '^  DMA +18432 +30720 +\+12288 \(\+66\.7%\)'
 expect_out "the VE did not change" '^  VE +([0-9]+) +\1 +='
 comp=$(grep -A1 '^components' <<<"$OUT" | tail -1)
-if grep -qE '^  sip0\.cube0\.pe0\.pe_dma +13632 +25920 ' <<<"$comp"; then
+if grep -qE '^  sip0\.cube0\.pe0\.pe_dma +18432 +30720 ' <<<"$comp"; then
     ok "the DMA component leads the components"; else
     fail "the DMA component leads the components" "$comp"; fi
 ops=$(grep -A1 '^op names' <<<"$OUT" | tail -1)
 if grep -qE '^  dma_read ' <<<"$ops"; then ok "dma_read leads the op names"; else
     fail "dma_read leads the op names" "$ops"; fi
-expect_out "cycles, with the ratio" '^cycles +85826 +98114 +\+12288 \(\+14\.3%\) +1\.143x$'
-expect_out "the launch matched by kernel name" '^  vector_add +17166 +29454 +\+12288'
+expect_out "cycles, with the ratio" '^cycles +56829 +69117 +\+12288 \(\+21\.6%\) +1\.216x$'
+expect_out "the launch matched by kernel name" '^  vector_add +21965 +34253 +\+12288'
 expect_out "DRAM bytes unchanged" '^  read bytes +524288 +524288 +=$'
 expect_out "the peak bandwidth went down" '^  peak bytes/cycle +[0-9.]+ +[0-9.]+ +-[0-9.]+ \(-'
 
 run "$NPUSCOPE" diff --json "$A" "$B"
 expect_status "--json exits 0" 0
-expect_out "JSON: the main change" '"main_change":\{"engine":"DMA","metric":"busy","busy":\{"a":13632,"b":25920,"change":12288\}\}'
+expect_out "JSON: the main change" '"main_change":\{"engine":"DMA","metric":"busy","busy":\{"a":18432,"b":30720,"change":12288\}\}'
 expect_out "JSON: the config difference" '"config_differences":\[\{"key":"pe\.dma\.gbps","a":64,"b":32\}\]'
 expect_out "JSON: one line" '^\{.*\}$'
 
@@ -62,13 +63,13 @@ expect_status "no condition holds on identical traces" 0
 echo "-- --fail-if"
 run "$NPUSCOPE" diff --fail-if 'cycles>+5%' "$A" "$B"
 expect_status "cycles>+5% holds: exit 1" 1
-expect_err "it says which and why" "^npuscope diff: --fail-if 'cycles>\+5%' holds: cycles 85826 -> 98114 \(\+14\.3%\)$"
+expect_err "it says which and why" "^npuscope diff: --fail-if 'cycles>\+5%' holds: cycles 56829 -> 69117 \(\+21\.6%\)$"
 expect_one_line "one line per condition that holds"
 expect_out "the conditions section" "^  cycles>\+5% +holds "
 run "$NPUSCOPE" diff --fail-if 'cycles>+50%' "$A" "$B"
 expect_status "cycles>+50% does not hold: exit 0" 0
-run "$NPUSCOPE" diff --fail-if 'cycles>1.2x' "$A" "$B"
-expect_status "cycles>1.2x does not hold" 0
+run "$NPUSCOPE" diff --fail-if 'cycles>1.3x' "$A" "$B"
+expect_status "cycles>1.3x does not hold" 0
 run "$NPUSCOPE" diff --fail-if 'cycles>1.1x' "$A" "$B"
 expect_status "cycles>1.1x holds" 1
 run "$NPUSCOPE" diff --fail-if 'dma.busy>+12287' "$A" "$B"
@@ -86,7 +87,7 @@ expect_status "a comma-separated list: the second holds" 1
 expect_err "only the one that holds is named" "'cycles > \+10%' holds"
 run "$NPUSCOPE" diff --json --fail-if 'cycles>+5%' "$A" "$B"
 expect_status "--json with a condition that holds: exit 1" 1
-expect_out "JSON: the condition and its value" '"conditions":\[\{"condition":"cycles>\+5%","a":85826\.0,"b":98114\.0,"value":14\.3[0-9]*,"held":true\}\]'
+expect_out "JSON: the condition and its value" '"conditions":\[\{"condition":"cycles>\+5%","a":56829\.0,"b":69117\.0,"value":21\.6[0-9]*,"held":true\}\]'
 
 echo "-- bad conditions: one line, exit 2"
 for cond in 'cyc>5' 'cycles=>5' 'cycles>' '' 'cycles>5%%' 'dma.busy>-1.5x' 'cycles>1e9' \
@@ -162,18 +163,18 @@ UTF8=(LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color)
 tmux_start 120 40 "${UTF8[@]}" -- view "$A" --diff "$B"
 expect_screen "header: both files" ' POST-MORTEM +a\.json vs b\.json '
 expect_screen "one time axis" '^ Compare  one time axis '
-expect_screen "A's Gantt, then B's" '^ A  .*a\.json  85826 cyc'
-expect_screen "B's with its change" '^ B  .*b\.json  98114 cyc \(\+14\.3%\) .*Δbusy$'
-expect_screen "rows matched by component, the DMA up 90% in B" \
-    '^ sip0\.cube0\.pe0\.pe_dma .* \+90%$'
+expect_screen "A's Gantt, then B's" '^ A  .*a\.json  56829 cyc'
+expect_screen "B's with its change" '^ B  .*b\.json  69117 cyc \(\+21\.6%\) .*Δbusy$'
+expect_screen "rows matched by component, the DMA up 67% in B" \
+    '^ sip0\.cube0\.pe0\.pe_dma .* \+67%$'
 expect_screen "the math engine unchanged" '^ sip0\.cube0\.pe0\.pe_math .* =$'
 expect_screen "the summary with its delta column" \
-    '^ DMA busy +13632 +25920 +\+12288 \(\+90\.1%\)'
+    '^ DMA busy +18432 +30720 +\+12288 \(\+66\.7%\)'
 expect_screen "the details pane" 'Details  A \| B'
 tmux_keys j j # the host's row and the m_cpu's come first
 tmux_keys ']'
 expect_screen "] selects the next op of the row: both sides" 'op +dma_read +dma_read'
-expect_screen "its change" 'change +cycles \+256 \(\+90\.1%\)'
+expect_screen "its change" 'change +cycles \+256 \(\+66\.7%\)'
 expect_screen "the op's params on both sides" 'nbytes +16384 +16384'
 tmux_keys a
 expect_screen "a aligns the matched launches" '^ Compare  aligned at each matched launch '

@@ -4,7 +4,7 @@
 # the tiny chip; bad parameters and kernel errors give one line and their exit status.
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$TESTS_DIR/.." && pwd)
-KERNELS="allreduce_ring gemm gemm_explicit layernorm llm_decode rmsnorm softmax sparse_scale vector_add"
+KERNELS="allreduce_ring gemm gemm_explicit layernorm llm_decode rmsnorm softmax sparse_scale stream vector_add"
 
 # ---- the listing ---------------------------------------------------------------------------
 run "$NPUSCOPE" kernels
@@ -18,7 +18,7 @@ expect_out "the dtype parameter" 'dtype=f32 \(dtype: input type: f32, f16, bf16 
 expect_out "llm_decode's arguments" '^    args: +prompt \(prompt x dim\), wq \(layers x heads x dim x dh\), .*, out \(T x dim\): tensor; layers, heads, kv_heads, prompt_len, gen: i32; eps: f32$'
 expect_out "allreduce_ring's summary" 'ring all-reduce \(reduce-scatter, all-gather\)'
 n=$(grep -c '^    args: ' <<<"$OUT")
-if [ "$n" -eq 9 ]; then ok "every kernel has an args line"; else fail "every kernel has an args line" "got $n"; fi
+if [ "$n" -eq 10 ]; then ok "every kernel has an args line"; else fail "every kernel has an args line" "got $n"; fi
 
 # ---- every kernel runs, on both chips ---------------------------------------------------------
 for chip in default tiny; do

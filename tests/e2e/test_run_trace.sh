@@ -36,6 +36,15 @@ if grep -q '"type":"MEM_ACCESS_EVENT"' "$TMP/t.json"; then
 if grep -q '"incomplete":false' "$TMP/t.json"; then ok "a finished run is not marked incomplete"
 else fail "a finished run is not marked incomplete"; fi
 
+# A composite GEMM's tiles move their operands and results through the DMA: its DRAM traffic
+# counts. gemm's default: 128 x 128 x 128 f32 over 8 PEs, 16 tiles of 16 rows x 64 columns,
+# each reading 16 x 128 of A and 128 x 64 of B (40960 bytes); C (65536 bytes) written once.
+run "$NPUSCOPE" run -k gemm --headless -o "$TMP/g.json"
+expect_status "run -k gemm -o: exit 0" 0
+run "$NPUSCOPE" summary --json "$TMP/g.json"
+expect_out "gemm: DRAM bytes read, A and B per tile" '"dram_bytes_read":655360'
+expect_out "gemm: DRAM bytes written, C" '"dram_bytes_write":65536'
+
 # ---- --mem-events, --bw-window, --chrome -------------------------------------------------------
 run "$NPUSCOPE" run -k vector_add:pes=2 --headless -o "$TMP/m.json" --mem-events --bw-window 256 \
     --chrome "$TMP/c.json"

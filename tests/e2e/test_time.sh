@@ -66,7 +66,8 @@ for k in $("$NPUSCOPE" kernels | grep -E '^[a-z_0-9]+$'); do
     ev=$(sed -n "/^  $k  /,/^  [a-z]/p" <<<"$OUT")
     for line in 'time +[0-9.]+ [nu]s, a critical path of [0-9]+ ops?' \
         'path +compute [0-9]+%  vector [0-9]+%  DMA/HBM [0-9]+%  host [0-9]+%  latency [0-9]+%' \
-        'busy +TE [0-9]+%' 'roofline +.*FLOP/s of .*; HBM .* of .*; intensity' 'busiest +'; do
+        'busy +TE [0-9]+%' 'roofline +(.*FLOP/s of .*; HBM .* of .*; intensity|HBM .* of )' \
+        'busiest +'; do
         if grep -qE "^ +$line" <<<"$ev"; then ok "$k: evidence /${line%% *}/"
         else fail "$k: evidence /$line/" "$ev"; fi
     done

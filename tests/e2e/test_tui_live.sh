@@ -111,7 +111,7 @@ expect_exit "q exits 0 and restores the terminal" 0
 
 echo "-- vector_add from the start to FINISHED, and the live memory inspector"
 tmux_start 120 40 "${UTF8[@]}" -- run -k vector_add -o "$TMP/va.json"
-expect_screen "vector_add runs to FINISHED" ' FINISHED +now 16196 '
+expect_screen "vector_add runs to FINISHED" ' FINISHED +now 14379 '
 expect_screen "the trace is written at the end" "trace written to .*va\.json"
 tmux_keys m z
 expect_screen "memory: a tab per space" 'Memory \(live\) +hbm 3 +tcm 2'

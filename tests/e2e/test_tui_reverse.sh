@@ -39,11 +39,11 @@ same() {
         fail "$1" "differs:" "$(diff <(echo "$2") <(echo "$3") | head -20 | cut -c1-200)"; fi
 }
 
-echo "-- one event back over a host message: the same screen as 7 steps forward"
+echo "-- one event back over a host message: the same screen as 8 steps forward"
 tmux_start 160 40 "${UTF8[@]}" -- run --paused -k gemm -o "$TMP/direct.json"
 expect_screen "paused before the first event" 'events: 0 '
-for i in 1 2 3 4 5 6 7; do tmux_keys s; tmux_wait "events: $i " 5; done
-expect_screen "7 steps" 'events: 7  ev 7'
+for i in 1 2 3 4 5 6 7 8; do tmux_keys s; tmux_wait "events: $i " 5; done
+expect_screen "8 steps" 'events: 8  ev 8'
 direct=$(body)
 tmux_keys w
 expect_screen "direct: trace written" 'trace written'
@@ -52,19 +52,19 @@ expect_exit "q: exit 0" 0
 
 tmux_start 160 40 "${UTF8[@]}" -- run --paused -k gemm -o "$TMP/back.json"
 expect_screen "paused before the first event" 'events: 0 '
-for i in 1 2 3 4 5 6 7 8; do tmux_keys s; tmux_wait "events: $i " 5; done
-expect_screen "event 8 is a host message" 'events: 8  ev 8 at .*\(host\)'
+for i in 1 2 3 4 5 6 7 8 9; do tmux_keys s; tmux_wait "events: $i " 5; done
+expect_screen "event 9 is a host message" 'events: 9  ev 9 at .*\(host\)'
 tmux_keys p
-expect_screen "p: back at event 7, reached backwards" 'events: 7 \(reached backwards\)'
-expect_screen "the footer says where from" 'back at event 7 \(re-run from the checkpoint at event 0\)'
+expect_screen "p: back at event 8, reached backwards" 'events: 8 \(reached backwards\)'
+expect_screen "the footer says where from" 'back at event 8 \(re-run from the checkpoint at event 0\)'
 tmux_keys Escape
 back=$(body)
-same "the screen is the one 7 steps forward gave" "$direct" "$back"
+same "the screen is the one 8 steps forward gave" "$direct" "$back"
 tmux_keys w
 expect_screen "back: trace written" 'trace written'
 same "the model is the same" "$(model_of "$TMP/direct.json")" "$(model_of "$TMP/back.json")"
 tmux_keys s
-expect_screen "s again: forward to 8, no longer backwards" 'events: 8  ev 8'
+expect_screen "s again: forward to 9, no longer backwards" 'events: 9  ev 9'
 expect_no_screen "not marked backwards" 'reached backwards'
 tmux_keys q
 expect_exit "q after going back: exit 0" 0

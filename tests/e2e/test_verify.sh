@@ -41,13 +41,13 @@ expect_out "the bound that applied" '^  c: f32 \(256, 129\): .*\(rtol 1e-05, ato
 run "$NPUSCOPE" run --headless -c "$TESTS_DIR/../sim/configs/large.yaml" -k gemm_explicit:m=256,n=129,k=1031 --verify=ops
 expect_status "op by op too: exit 0" 0
 expect_out "every op agrees" '^ops: [0-9]+ checked, every one agrees$'
-# a wrong tile: record 70 is a TileToken/GEMM of that run
-NPUSCOPE_TEST_CORRUPT_OP=70 run "$NPUSCOPE" run --headless -c "$TESTS_DIR/../sim/configs/large.yaml" -k gemm_explicit:m=256,n=129,k=1031 --verify
+# a wrong tile: record 60 is a TileToken/GEMM of that run
+NPUSCOPE_TEST_CORRUPT_OP=60 run "$NPUSCOPE" run --headless -c "$TESTS_DIR/../sim/configs/large.yaml" -k gemm_explicit:m=256,n=129,k=1031 --verify
 expect_status "a wrong tile fails: exit 1" 1
 expect_out "the output check sees it" '^  c: f32 \(256, 129\): .*FAIL: 1 of 33024 elements differ.*\(tolerance [0-9.e-]+\)$'
-NPUSCOPE_TEST_CORRUPT_OP=70 run "$NPUSCOPE" run --headless -c "$TESTS_DIR/../sim/configs/large.yaml" -k gemm_explicit:m=256,n=129,k=1031 --verify=ops
+NPUSCOPE_TEST_CORRUPT_OP=60 run "$NPUSCOPE" run --headless -c "$TESTS_DIR/../sim/configs/large.yaml" -k gemm_explicit:m=256,n=129,k=1031 --verify=ops
 expect_status "op by op: exit 1" 1
-expect_out "names the tile's GEMM" '^ops: [0-9]+ checked; the first to diverge is op #70 TileToken/GEMM'
+expect_out "names the tile's GEMM" '^ops: [0-9]+ checked; the first to diverge is op #60 TileToken/GEMM'
 # a wrong block of K: B larger than the TCM of tiny, record 4 is the product of a row with
 # the first block of B
 NPUSCOPE_TEST_CORRUPT_OP=4 run "$NPUSCOPE" run --headless -c "$TESTS_DIR/../sim/configs/tiny.yaml" -k gemm_explicit:k=128,n=64 --verify

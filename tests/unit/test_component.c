@@ -10,7 +10,8 @@
  *   links: pe 1 ns + 32 B/ns; cube 2 ns + 16 B/ns; host 100 ns + 4 B/ns
  *
  * A link transfer of n bytes takes n / bandwidth, then its latency; a memory access
- * n / gbps, then latency_ns.
+ * n / gbps, then latency_ns. Bytes crossing several links (and a memory's port) at once
+ * go at the rate of the most contended of them, then pay every latency once.
  */
 #include "sim/chip/chip.h"
 #include "sim/chip/component.h"
@@ -90,8 +91,9 @@ TestSuite(component, .init = setup_tiny, .fini = teardown_tiny);
 
 Test(component, a_control_message_crosses_links_and_is_serviced_at_the_end)
 {
-    /* io_cpu -> noc -> m_cpu: host link 64 B / 4 B/ns = 16 + 100 = 116 ns; the router
-     * forwards; cube link 64 / 16 = 4 + 2 = 6 ns; m_cpu services it in 10 ns: 132 ns */
+    /* io_cpu -> noc -> m_cpu, cut-through over the router: the host-class link's 64 B /
+     * 4 B/ns = 16 (the cube link's 64 / 16 = 4 at the same time), then the latencies 100 +
+     * 2 = 118 ns; m_cpu services it in 10 ns: 128 ns */
     struct sim_msg m;
     struct sim_hop_log log = {0};
     sim_msg_init_control(&m, "Ping", 64);
@@ -99,7 +101,7 @@ Test(component, a_control_message_crosses_links_and_is_serviced_at_the_end)
     struct trip t = {&m, node("sip0.io_cpu"), node("sip0.cube0.m_cpu"), 0, 0};
     sim_proc_spawn(sim_chip_engine(chip), "trip", trip_main, &t);
     run_all();
-    cr_assert_eq(t.done, NS(132));
+    cr_assert_eq(t.done, NS(128));
 
     /* the hops: io (sender, crossed), link, noc (crossed), link, m_cpu (serviced) */
     cr_assert_eq(log.n, 5);
@@ -107,11 +109,12 @@ Test(component, a_control_message_crosses_links_and_is_serviced_at_the_end)
     cr_assert(log.v[0].transit);
     cr_assert_eq(log.v[1].kind, SIM_HOP_LINK);
     cr_assert_eq(log.v[1].t_in, 0);
-    cr_assert_eq(log.v[1].t_out, NS(116));
+    cr_assert_eq(log.v[1].t_out, NS(118));
     cr_assert_eq(log.v[2].node, node("sip0.cube0.noc"));
     cr_assert(log.v[2].transit);
     cr_assert_eq(log.v[2].t_in, log.v[2].t_out);
-    cr_assert_eq(log.v[3].t_out - log.v[3].t_in, NS(6));
+    cr_assert_eq(log.v[3].t_in, 0, "both links carry it at once");
+    cr_assert_eq(log.v[3].t_out, NS(118));
     cr_assert_eq(log.v[4].node, node("sip0.cube0.m_cpu"));
     cr_assert_not(log.v[4].transit);
     cr_assert_eq(log.v[4].t_out - log.v[4].t_in, NS(10));
@@ -123,8 +126,9 @@ Test(component, a_control_message_crosses_links_and_is_serviced_at_the_end)
 Test(component, the_hooks_log_a_data_op_at_the_servicing_component)
 {
     /* pe_cpu -> pe_dma: pe link 64 / 32 = 2 + 1 = 3 ns. The DMA of 1024 bytes from HBM:
-     * setup 10; HBM 1024 / 8 = 128 + 50 = 178 against the channel's 1024 / 4 = 256: 256;
-     * the links hbm -> noc -> pe_dma, 2 + 2 = 4: 10 + 256 + 4 = 270 ns */
+     * setup 10; the bytes cross the HBM port (1024 / 8 = 128), the links hbm -> noc ->
+     * pe_dma (1024 / 16 = 64 each) and the channel (1024 / 4 = 256) at once: 256; then
+     * the latencies once, HBM 50 + links 2 + 2: 10 + 256 + 54 = 320 ns */
     struct sim_msg m;
     dma_read(&m, 0, 0x100, 1024);
     struct trip t = {&m, node("sip0.cube0.pe0.pe_cpu"), node("sip0.cube0.pe0.pe_dma"), 0, 0};
@@ -135,11 +139,11 @@ Test(component, the_hooks_log_a_data_op_at_the_servicing_component)
     cr_assert_str_eq(r->component_id, "sip0.cube0.pe0.pe_dma");
     cr_assert_str_eq(r->op_name, "dma_read");
     cr_assert_float_eq(r->t_start, 3.0, 1e-9);
-    cr_assert_float_eq(r->t_end, 273.0, 1e-9);
+    cr_assert_float_eq(r->t_end, 323.0, 1e-9);
 
     const struct sim_component *dma = sim_chip_component(chip, node("sip0.cube0.pe0.pe_dma"));
     const struct sim_component *hbm = sim_chip_component(chip, node("sip0.cube0.hbm"));
-    cr_assert_eq(sim_component_busy(dma), NS(270));
+    cr_assert_eq(sim_component_busy(dma), NS(320));
     cr_assert_eq(dma->stats.bytes_read, 1024);
     cr_assert_eq(hbm->stats.bytes_read, 1024);
     cr_assert_eq(sim_component_busy(hbm), NS(128), "the port's data phase");
@@ -154,14 +158,14 @@ Test(component, logging_off_records_nothing_but_keeps_the_timing)
     sim_proc_spawn(sim_chip_engine(chip), "trip", trip_main, &t);
     run_all();
     cr_assert_eq(sim_oplog_count(sim_chip_oplog(chip)), 0);
-    cr_assert_eq(t.done, NS(273));
+    cr_assert_eq(t.done, NS(323));
 }
 
 Test(component, dmas_of_two_pes_contend_for_their_cubes_hbm)
 {
-    /* alone, 4096 bytes: 10 + max(4096 / 8 + 50 = 562, 4096 / 4 = 1024) + 4 = 1038 ns.
-     * Two PEs at once share the HBM's 8 B/ns: 4096 / 4 = 1024 + 50 = 1074 > 1024, so
-     * 10 + 1074 + 4 = 1088 ns each */
+    /* alone, 4096 bytes: 10 + max(HBM 4096 / 8, links 4096 / 16, channel 4096 / 4 = 1024)
+     * + 50 + 4 = 1088 ns. Two PEs at once share the HBM's 8 B/ns (4096 / 4 = 1024) and
+     * the hbm -> noc link's 16 (4096 / 8 = 512): still 1024, so 1088 ns each */
     struct sim_msg a, b;
     dma_read(&a, 0, 0x0, 4096);
     dma_read(&b, 1, 0x0, 4096);
@@ -184,14 +188,15 @@ Test(component, a_lone_dma_is_bound_by_its_channel_rate)
     struct trip ta = {&a, node("sip0.cube0.pe0.pe_cpu"), node("sip0.cube0.pe0.pe_dma"), 0, 0};
     sim_proc_spawn(sim_chip_engine(chip), "a", trip_main, &ta);
     run_all();
-    cr_assert_float_eq(record(0)->t_end - record(0)->t_start, 1038.0, 1e-9);
+    /* 10 + max(channel 4096 / 4 = 1024, HBM 512, links 256) + HBM 50 + links 4 */
+    cr_assert_float_eq(record(0)->t_end - record(0)->t_start, 1088.0, 1e-9);
 }
 
 Test(component, one_channel_serves_one_transfer_at_a_time)
 {
     /* two 1024-byte reads on pe0's single channel. Both commands share the pe link at
-     * first: 128 bytes / 32 B/ns = 4 + 1 = 5 ns. The first holds the channel 270 ns (to
-     * 275), the second after it (to 545) */
+     * first: 128 bytes / 32 B/ns = 4 + 1 = 5 ns. The first holds the channel 320 ns (to
+     * 325), the second after it (to 645) */
     struct sim_msg a, b;
     dma_read(&a, 0, 0x0, 1024);
     dma_read(&b, 0, 0x1000, 1024);
@@ -200,10 +205,10 @@ Test(component, one_channel_serves_one_transfer_at_a_time)
     sim_proc_spawn(sim_chip_engine(chip), "a", trip_main, &ta);
     sim_proc_spawn(sim_chip_engine(chip), "b", trip_main, &tb);
     run_all();
-    cr_assert_eq(ta.done, NS(275));
-    cr_assert_eq(tb.done, NS(545));
+    cr_assert_eq(ta.done, NS(325));
+    cr_assert_eq(tb.done, NS(645));
     const struct sim_component *dma = sim_chip_component(chip, node("sip0.cube0.pe0.pe_dma"));
-    cr_assert_eq(sim_component_busy(dma), NS(540));
+    cr_assert_eq(sim_component_busy(dma), NS(640));
     cr_assert_eq(dma->stats.msgs, 2);
 }
 

@@ -132,7 +132,7 @@ Test(config, defaults_fill_everything_optional)
     cr_assert_eq(c->noc.pe.latency_ns, 1);
     cr_assert_eq(c->noc.pe.gbps, 256);
     cr_assert_eq(c->noc.cube.latency_ns, 4);
-    cr_assert_eq(c->noc.cube.gbps, 128);
+    cr_assert_eq(c->noc.cube.gbps, 256);
     cr_assert_eq(c->noc.cube_cube.latency_ns, 20);
     cr_assert_eq(c->noc.host.latency_ns, 500);
     cr_assert_eq(c->noc.host.gbps, 32);

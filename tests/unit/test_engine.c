@@ -577,6 +577,91 @@ Test(engine, link_three_transfers_share_the_bandwidth)
     sim_engine_free(e);
 }
 
+/* ---- paths: several links at once, pipelined ------------------------------------------------ */
+
+struct path_arg {
+    struct sim_link *l[3];
+    size_t n;
+    struct log *log;
+    uint64_t bytes;
+    sim_time_t min_ticks, latency;
+};
+
+static void path_xfer(struct sim_proc *p, void *arg)
+{
+    struct path_arg *a = arg;
+    sim_link_transfer_path(p, a->l, a->n, a->bytes, a->min_ticks, a->latency);
+    logf_(a->log, p, "arrived");
+}
+
+Test(engine, a_path_goes_at_its_slowest_link_and_pays_the_latency_once)
+{
+    /* links A 10 B/tick, B 5, C 20; 100 B over A, B, C: the data phase is the slowest
+     * link's, 100 / 5 = 20 ticks; then the latency given, 10: arrives at 30. With a floor
+     * of 25 ticks (a sender's own rate): 25 + 10 = 35. Each link served 100 B; A was busy
+     * 10 ticks, B 20, C 5. */
+    struct sim_engine *e = sim_engine_new(NULL);
+    struct log log = {0};
+    struct sim_link *A = sim_link_new(e, "A", 5, 10.0), *B = sim_link_new(e, "B", 3, 5.0),
+                    *C = sim_link_new(e, "C", 2, 20.0);
+    struct path_arg x = {{A, B, C}, 3, &log, 100, 0, 10};
+    sim_proc_spawn(e, "x", path_xfer, &x);
+    sim_engine_run(e, SIM_RUN_END, 0);
+    ASSERT_LOG(&log, "x:arrived@30");
+    cr_assert_eq(sim_link_bytes(A), 100);
+    cr_assert_eq(sim_link_bytes(C), 100);
+    cr_assert_eq(sim_link_busy(A), 10);
+    cr_assert_eq(sim_link_busy(B), 20);
+    cr_assert_eq(sim_link_busy(C), 5);
+
+    struct log log2 = {0};
+    struct path_arg y = {{A, B, C}, 3, &log2, 100, 25, 10};
+    sim_proc_spawn(e, "y", path_xfer, &y);
+    sim_engine_run(e, SIM_RUN_END, 0);
+    ASSERT_LOG(&log2, "y:arrived@65");
+    sim_engine_free(e);
+}
+
+Test(engine, two_paths_sharing_a_link_split_its_bandwidth)
+{
+    /* x: 100 B over A (10 B/tick), B (5); y: 100 B over B, C (20), both at 0. B is shared:
+     * 2.5 B/tick each, both served there at 40 (A and C serve theirs earlier, alone). x
+     * then pays its latency 8 (48), y its 5 (45). B carried 200 B in 40 ticks: full. */
+    struct sim_engine *e = sim_engine_new(NULL);
+    struct log log = {0};
+    struct sim_link *A = sim_link_new(e, "A", 5, 10.0), *B = sim_link_new(e, "B", 3, 5.0),
+                    *C = sim_link_new(e, "C", 2, 20.0);
+    struct path_arg x = {{A, B}, 2, &log, 100, 0, 8}, y = {{B, C}, 2, &log, 100, 0, 5};
+    sim_proc_spawn(e, "x", path_xfer, &x);
+    sim_proc_spawn(e, "y", path_xfer, &y);
+    sim_engine_run(e, SIM_RUN_END, 0);
+    ASSERT_LOG(&log, "y:arrived@45", "x:arrived@48");
+    cr_assert_eq(sim_link_bytes(B), 200);
+    cr_assert_eq(sim_link_busy(B), 40);
+    cr_assert_eq(sim_link_max_concurrent(B), 2);
+    sim_engine_free(e);
+}
+
+Test(engine, two_paths_bound_by_different_links)
+{
+    /* x: 100 B over A (10 B/tick), B (5); y: 200 B over A, C (20), both at 0. On A both
+     * get 5 B/tick: x's 100 B are served there at 20, when B has served them too (100 /
+     * 5): x's data phase ends at 20, + latency 8 = 28. y has 100 B on A still, alone from
+     * 20 at 10 B/tick: served at 30 (C, 200 / 20, long done): + latency 7 = 37. */
+    struct sim_engine *e = sim_engine_new(NULL);
+    struct log log = {0};
+    struct sim_link *A = sim_link_new(e, "A", 5, 10.0), *B = sim_link_new(e, "B", 3, 5.0),
+                    *C = sim_link_new(e, "C", 2, 20.0);
+    struct path_arg x = {{A, B}, 2, &log, 100, 0, 8}, y = {{A, C}, 2, &log, 200, 0, 7};
+    sim_proc_spawn(e, "x", path_xfer, &x);
+    sim_proc_spawn(e, "y", path_xfer, &y);
+    sim_engine_run(e, SIM_RUN_END, 0);
+    ASSERT_LOG(&log, "x:arrived@28", "y:arrived@37");
+    cr_assert_eq(sim_link_bytes(A), 300);
+    cr_assert_eq(sim_link_busy(A), 30);
+    sim_engine_free(e);
+}
+
 Test(engine, link_idle_time_is_not_busy)
 {
     /* 100 B at 10 B/tick at t=0 and t=20: busy 0..10 and 20..30. */

@@ -96,12 +96,12 @@ Test(host, a_memory_write_takes_explicit_hops_with_exact_times)
     cr_assert(w->resp.completion.ok);
     cr_assert_null(w->resp.completion.error_code);
     cr_assert_null(w->resp.completion.error_message);
-    /* host link 64 B: 16 + 100 = 116; io_cpu 20 (136); host-class link io -> noc 116
-     * (252); cube link noc -> hbm 64 / 16 + 2 = 6 (258); HBM write 4096 / 8 + 50 = 562
-     * (820); the completion back: 6 (826), 116 (942), io_cpu 20 (962); host link 116:
-     * 1078 ns */
+    /* host link 64 B: 16 + 100 = 116; io_cpu 20 (136); io -> noc -> hbm cut-through:
+     * max(64 / 4, 64 / 16) = 16 + latencies 100 + 2 = 118 (254); HBM write (a pattern:
+     * no payload on the links) 4096 / 8 + 50 = 562 (816); the completion back: 118
+     * (934), io_cpu 20 (954); host link 116: 1070 ns */
     cr_assert_float_eq(w->t_issue_ns, 0, 1e-9);
-    cr_assert_float_eq(w->t_done_ns, 1078, 1e-9);
+    cr_assert_float_eq(w->t_done_ns, 1070, 1e-9);
 
     /* every hop, in order: links (L) and services (S; * crossed, not serviced) */
     static const struct {
@@ -112,16 +112,16 @@ Test(host, a_memory_write_takes_explicit_hops_with_exact_times)
         {SIM_HOP_LINK, false, 0, 116},      /* host -> io_cpu */
         {SIM_HOP_SERVICE, false, 116, 136}, /* io_cpu */
         {SIM_HOP_SERVICE, true, 136, 136},  /* io_cpu sends */
-        {SIM_HOP_LINK, false, 136, 252},    /* io_cpu -> noc */
-        {SIM_HOP_SERVICE, true, 252, 252},  /* noc forwards */
-        {SIM_HOP_LINK, false, 252, 258},    /* noc -> hbm */
-        {SIM_HOP_SERVICE, false, 258, 820}, /* hbm writes */
-        {SIM_HOP_SERVICE, true, 820, 820},  /* hbm sends the completion */
-        {SIM_HOP_LINK, false, 820, 826},    /* hbm -> noc */
-        {SIM_HOP_SERVICE, true, 826, 826},  /* noc */
-        {SIM_HOP_LINK, false, 826, 942},    /* noc -> io_cpu */
-        {SIM_HOP_SERVICE, false, 942, 962}, /* io_cpu */
-        {SIM_HOP_LINK, false, 962, 1078},   /* io_cpu -> host */
+        {SIM_HOP_LINK, false, 136, 254},    /* io_cpu -> noc, */
+        {SIM_HOP_SERVICE, true, 254, 254},  /* noc forwards, */
+        {SIM_HOP_LINK, false, 136, 254},    /* noc -> hbm: at once */
+        {SIM_HOP_SERVICE, false, 254, 816}, /* hbm writes */
+        {SIM_HOP_SERVICE, true, 816, 816},  /* hbm sends the completion */
+        {SIM_HOP_LINK, false, 816, 934},    /* hbm -> noc */
+        {SIM_HOP_SERVICE, true, 934, 934},  /* noc */
+        {SIM_HOP_LINK, false, 816, 934},    /* noc -> io_cpu */
+        {SIM_HOP_SERVICE, false, 934, 954}, /* io_cpu */
+        {SIM_HOP_LINK, false, 954, 1070},   /* io_cpu -> host */
     };
     size_t n = sizeof(want) / sizeof(want[0]);
     cr_assert_eq(w->hops.n, n);
@@ -156,11 +156,12 @@ Test(host, a_memory_read_returns_the_byte_count_and_checksum)
     for (int i = 0; i < 1024; i++)
         v[i] = 1.5f;
     cr_assert_eq(r->resp.read_checksum, fnv1a((const unsigned char *)v, sizeof(v)));
-    /* from 1078: in 116 + 20, to the HBM 116 + 6, read 562 (1898); the data back, 4160
-     * bytes: cube link 260 + 2 (2160), host-class link 1040 + 100 (3300), io_cpu 20
-     * (3320); to the host (host_sink) 1140: 4460 */
-    cr_assert_float_eq(r->t_issue_ns, 1078, 1e-9);
-    cr_assert_float_eq(r->t_done_ns, 4460, 1e-9);
+    /* from 1070: in 116 + 20, to the HBM 118 (1324); the data streams cut-through over
+     * the HBM port (8 B/ns), hbm -> noc (16), noc -> io_cpu (4) and the host link (4,
+     * host_sink): 4096 / 4 = 1024, then the HBM's 50 (2398); the ReadData header back to
+     * the io_cpu 118 (2516), io_cpu 20 (2536), the response over the host link 116: 2652 */
+    cr_assert_float_eq(r->t_issue_ns, 1070, 1e-9);
+    cr_assert_float_eq(r->t_done_ns, 2652, 1e-9);
 }
 
 Test(host, patterns_fill_typed_tensors_and_tcm_writes_land_in_the_pes_tcm)

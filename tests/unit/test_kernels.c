@@ -131,9 +131,9 @@ static const struct sim_kernel_launch *the_launch(struct sim_run *r)
 
 Test(kernels, the_registry_lists_every_kernel_in_name_order)
 {
-    static const char *const want[] = {"allreduce_ring", "gemm",         "gemm_explicit",
-                                       "layernorm",      "llm_decode",   "rmsnorm",
-                                       "softmax",        "sparse_scale", "vector_add"};
+    static const char *const want[] = {
+        "allreduce_ring", "gemm",    "gemm_explicit", "layernorm", "llm_decode",
+        "rmsnorm",        "softmax", "sparse_scale",  "stream",    "vector_add"};
     cr_assert_eq(sim_kernel_count(), sizeof(want) / sizeof(want[0]));
     for (size_t i = 0; i < sim_kernel_count(); i++) {
         const struct sim_kernel *k = sim_kernel_at(i);

@@ -98,14 +98,15 @@ Test(tl, each_call_is_issued_by_the_pe_cpu_and_timed_by_its_engine)
     run_all();
     cr_assert(sim_proc_done(p));
     cr_assert_null(sim_proc_error(p));
-    /* load x: issue 1; pe link 64 / 32 + 1 = 3 (starts at 4); DMA 10 + max(1024 / 8 + 50,
-     * 1024 / 4) + 4 = 270: [4, 274]. load y: [278, 548]. add of 256 elements on the MATH
-     * engine: issue to 549, link to 552, 2 + 256 / 16 = 18: [552, 570]. store: issue to
-     * 571, link to 574, DMA 270: [574, 844] */
+    /* load x: issue 1; pe link 64 / 32 + 1 = 3 (starts at 4); DMA 10 + max(channel
+     * 1024 / 4, HBM 1024 / 8, links 1024 / 16) + HBM 50 + links 2 + 2 = 320: [4, 324].
+     * load y: [328, 648]. add of 256 elements on the MATH engine: issue to 649, link to
+     * 652, 2 + 256 / 16 = 18: [652, 670]. store: issue to 671, link to 674, DMA 320:
+     * [674, 994] */
     struct sim_op_record *const *r;
     cr_assert_eq(records(&r), 4);
     const char *names[4] = {"dma_read", "dma_read", "add", "dma_write"};
-    const double t0[4] = {4, 278, 552, 574}, t1[4] = {274, 548, 570, 844};
+    const double t0[4] = {4, 328, 652, 674}, t1[4] = {324, 648, 670, 994};
     for (int i = 0; i < 4; i++) {
         cr_assert_str_eq(r[i]->op_name, names[i]);
         cr_assert_float_eq(r[i]->t_start, t0[i], 1e-9, "%s", names[i]);

@@ -152,6 +152,14 @@ int trace_dram_rule(enum trace_engine engine, const struct trace_dram_fields *f,
     if (f->nbytes < 0 || !f->op)
         return 0;
     uint64_t n = (uint64_t)f->nbytes;
+    if (eq(f->op, "TileToken/DMA_READ") || eq(f->op, "TileToken/DMA_WRITE")) {
+        /* a composite's stage: its HBM part (the dram_bytes annotation) */
+        bool w = eq(f->op, "TileToken/DMA_WRITE");
+        if (!eq(w ? f->dst_space : f->src_space, "hbm") || n == 0)
+            return 0;
+        out[0] = (struct trace_transfer){.bytes = n, .flags = w ? TRACE_XFER_WRITE : 0};
+        return 1;
+    }
     if (eq(f->op, "dma_read")) {
         if (f->src_space && !eq(f->src_space, "hbm"))
             return 0;
@@ -180,6 +188,17 @@ int trace_dram_from_value(enum trace_engine engine, const char *op, const struct
 {
     if (engine != TRACE_ENGINE_DMA) /* trace_dram_rule's first test, before any lookup */
         return 0;
+    if (op && strncmp(op, "TileToken/DMA_", 14) == 0) { /* see trace_dram_rule */
+        const struct sim_value *r = sim_value_map_get(details, TRACE_DETAILS_REPLAY);
+        int64_t n = sim_value_get_int(r, "dram_bytes", -1);
+        bool w = strcmp(op + 14, "WRITE") == 0;
+        struct trace_dram_fields t = {.op = op,
+                                      .src_space = w ? "tcm" : "hbm",
+                                      .dst_space = w ? "hbm" : "tcm",
+                                      .bytes = -1,
+                                      .nbytes = n};
+        return trace_dram_rule(engine, &t, out);
+    }
     struct trace_dram_fields f = {
         .op = op,
         .direction = sim_value_get_str(details, "direction", NULL),

@@ -19,6 +19,7 @@
 #include "trace/live/live.h"
 #include "tui/term/term.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,7 +177,9 @@ static void print_summary(const struct cli_run_opts *o, const struct sim_run *r,
     put_safe(stdout, cfg->name);
     printf(" (%u sip x %u cube x %u PE, %g GHz)\n", cfg->sips, cfg->cubes_per_sip,
            cfg->pes_per_cube, cfg->clock_ghz);
-    printf("simulated time   %.3f ns (%.0f cycles)\n", s->sim_ns, s->sim_ns * cfg->clock_ghz);
+    /* a cycle begun is a cycle of the run, as the trace's cycles_total counts it */
+    printf("simulated time   %.3f ns (%.0f cycles)\n", s->sim_ns,
+           ceil(s->sim_ns * cfg->clock_ghz - 1e-9));
     printf("events           %llu\n", (unsigned long long)s->events);
     printf("op records       %zu\n", s->op_records);
     printf("host requests    %zu of %zu answered, %zu failed\n", s->completed, s->requests,
