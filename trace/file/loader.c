@@ -10,6 +10,7 @@
 #include "trace/file/loader.h"
 
 #include "sim/util/xalloc.h"
+#include "trace/analysis/opinfo.h"
 #include "trace/model/format.h"
 #include "trace/model/json.h"
 
@@ -127,6 +128,7 @@ struct loader {
     size_t nelem, capelem;
     uint64_t (*deps)[3];
     size_t ndeps, capdeps;
+    struct trace_spaces spaces; /* the memory spaces of the op columns */
 };
 
 /* Line and column (1-based, in bytes) of offset off. */
@@ -858,6 +860,11 @@ static void load_engine_event(struct loader *L, const struct rec *R, size_t off)
     see_end(L, e);
     remember_element(L, R->index, i);
     read_deps(L, R, i);
+    /* the op columns: what the analyses read of its details, once (a details that is not
+     * an object is dropped, as get_details says, and read as none) */
+    struct trace_opinfo oi;
+    trace_opinfo_decode_json(op, kind, details, &L->spaces, &oi);
+    trace_opinfo_store(L->m, i, &oi, &L->spaces);
     if (eng == TRACE_ENGINE_DMA) {
         struct trace_dram_fields f = {
             .op = op,
@@ -1274,6 +1281,7 @@ static int load(struct loader *L, struct trace_model **out)
 {
     *out = NULL;
     L->m = trace_model_new();
+    trace_spaces_init(&L->spaces);
     L->page = sysconf(_SC_PAGESIZE);
     L->arena.limit = TRACE_LOAD_ELEMENT_LIMIT;
     struct arena *saved = active_arena;
