@@ -135,7 +135,7 @@ static void split_launch(struct trace_regions *rs)
     size_t n = 0;
     for (uint64_t i = 0; i < rs->nevents; i++) {
         int32_t c = trace_model_event(m, i)->cmdq_id;
-        if (c != TRACE_NO_CMDQ)
+        if (c != TRACE_NO_CMDQ && (!n || ids[n - 1] != c)) /* a launch's ops come in runs */
             ids[n++] = c;
     }
     n = uniq(ids, n, sizeof(*ids), cmp_i32);
@@ -262,7 +262,7 @@ static void split_layer(struct trace_regions *rs)
     size_t n = 0;
     for (uint64_t i = 0; i < rs->nevents; i++) {
         uint32_t l = trace_model_event(m, i)->layer;
-        if (l != TRACE_NO_STR)
+        if (l != TRACE_NO_STR && (!n || ids[n - 1] != l)) /* a layer's ops come in runs */
             ids[n++] = l;
     }
     n = uniq(ids, n, sizeof(*ids), cmp_u32);
