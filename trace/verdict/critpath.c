@@ -254,15 +254,6 @@ static bool better(const struct op *ops, uint32_t cand, enum trace_dep why, uint
     return why < best_why; /* explicit, RAW, tile, engine */
 }
 
-/* Whether at most max of the n ops have no op columns (their details must be read). */
-static bool uncached_within(const struct trace_model *m, const struct op *ops, size_t n, size_t max)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n && k <= max; i++)
-        k += !trace_opinfo_cached(m, ops[i].ev);
-    return k <= max;
-}
-
 void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_critpath *out)
 {
     memset(out, 0, sizeof(*out));
@@ -301,7 +292,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         if (in->info_spaces)
             out->spaces = *in->info_spaces;
         out->decoded = n;
-    } else if (!in->max_decode || uncached_within(m, ops, n, in->max_decode)) {
+    } else if (!in->max_decode || n <= in->max_decode) {
         info = sim_xreallocarray(NULL, n, sizeof(*info));
         for (size_t k = 0; k < n; k++)
             trace_opinfo_of_event(m, ops[k].ev, &out->spaces, &info[k]);

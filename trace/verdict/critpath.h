@@ -56,8 +56,7 @@ struct trace_critpath {
     bool with_addresses;        /* some op had memory ranges in its details */
     bool with_tiles;            /* some op had a tile_id */
     bool with_explicit;         /* some op had dependency_ids */
-    bool truncated;             /* more ops without op columns than the decode budget: no
-                                   ranges were read */
+    bool truncated;             /* more ops than the decode budget: no ranges were read */
     struct trace_spaces spaces; /* the names of the ranges' spaces */
 };
 
@@ -67,9 +66,9 @@ struct trace_critpath_input {
     const uint64_t *events;      /* the set's events (any order); n of them */
     size_t n;
     uint64_t start; /* the span's start (the first step waits from it) */
-    /* per events[i], decoded already (NULL: read here, from the op columns, or from the
-     * details of at most max_decode ops without them; with more, no ranges are read);
-     * spaces are then those of info_spaces */
+    /* per events[i], decoded already (NULL: read here, from the op columns or the details,
+     * for at most max_decode ops: with more, no ranges are read, which bounds the memory of
+     * a path over millions); spaces are then those of info_spaces */
     const struct trace_opinfo *info;
     const struct trace_spaces *info_spaces;
     size_t max_decode; /* 0: no limit */
