@@ -5,6 +5,8 @@
 #include "trace/analysis/regions.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static uint64_t add(struct trace_model *m, uint32_t t, const char *op, uint64_t s, uint64_t e,
@@ -268,6 +270,98 @@ Test(regions, an_inflight_op_counts_until_now)
     struct trace_regions *rs = trace_regions_new(m, TRACE_REGION_LAUNCH);
     cr_assert_eq(trace_regions_get(rs, 0)->all.busy, 80);
     cr_assert_eq(trace_regions_get(rs, 0)->end, 180);
+    trace_regions_free(rs);
+    trace_model_free(m);
+}
+
+/* ---- many ops: the sorts for large regions ------------------------------------------------ */
+
+/* The length of the union of n intervals (s, e) (sorted here). */
+static int cmp_iv(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+static uint64_t union_len(uint64_t (*iv)[2], size_t n)
+{
+    qsort(iv, n, sizeof(*iv), cmp_iv);
+    uint64_t total = 0;
+    for (size_t i = 0; i < n;) {
+        uint64_t s = iv[i][0], e = iv[i][1];
+        for (i++; i < n && iv[i][0] <= e; i++)
+            e = iv[i][1] > e ? iv[i][1] : e;
+        total += e - s;
+    }
+    return total;
+}
+
+Test(regions, a_region_of_many_overlapping_ops_unions_them_as_a_small_one)
+{
+    /* 30000 ops on six tracks of three kinds, four op names, lengths and gaps at random
+     * (starts far apart too, so that the sort by start needs several digits): busy per
+     * engine kind, per op name and per op name and kind are unions worked out here */
+    struct trace_model *m = trace_model_new();
+    static const enum trace_engine kinds[6] = {TRACE_ENGINE_DMA, TRACE_ENGINE_DMA, TRACE_ENGINE_TE,
+                                               TRACE_ENGINE_TE,  TRACE_ENGINE_VE,  TRACE_ENGINE_VE};
+    static const char *const names[4] = {"load", "gemm", "exp", "store"};
+    uint32_t tr[6];
+    for (int t = 0; t < 6; t++) {
+        char name[16];
+        snprintf(name, sizeof(name), "track %d", t);
+        tr[t] = trace_model_track(m, name, kinds[t], t);
+    }
+    enum { N = 30000 };
+    static uint64_t ev[N][4]; /* track, op, start, end */
+    uint64_t seed = 12345, at[6] = {0};
+    for (size_t i = 0; i < N; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        int t = (int)((seed >> 33) % 6), op = (int)((seed >> 40) % 4);
+        uint64_t len = 1 + (seed >> 45) % 200, gap = (seed >> 20) % 150;
+        if ((seed >> 10) % 1000 == 0)
+            gap = (uint64_t)1 << 36; /* a long pause */
+        at[t] += gap;
+        uint64_t s = at[t] > 100 ? at[t] - (seed >> 5) % 100 : at[t]; /* overlaps */
+        ev[i][0] = (uint64_t)t, ev[i][1] = (uint64_t)op, ev[i][2] = s, ev[i][3] = s + len;
+        add(m, tr[t], names[op], s, s + len, TRACE_NO_CMDQ, NULL);
+    }
+    trace_model_finish(m);
+    struct trace_regions *rs = trace_regions_new(m, TRACE_REGION_RUN);
+    const struct trace_region *r = trace_regions_get(rs, 0);
+    uint64_t(*iv)[2] = malloc(N * sizeof(*iv));
+    for (int k = 0; k < 3; k++) { /* each engine kind */
+        enum trace_engine e =
+            (enum trace_engine[]){TRACE_ENGINE_DMA, TRACE_ENGINE_TE, TRACE_ENGINE_VE}[k];
+        size_t n = 0;
+        for (size_t i = 0; i < N; i++)
+            if (kinds[ev[i][0]] == e)
+                iv[n][0] = ev[i][2], iv[n++][1] = ev[i][3];
+        cr_assert_eq(r->engine[e].busy, union_len(iv, n), "engine kind %d", (int)e);
+    }
+    for (int op = 0; op < 4; op++) {
+        const struct trace_op_usage *u = op_usage(m, r, names[op]);
+        cr_assert_not_null(u);
+        size_t n = 0;
+        for (size_t i = 0; i < N; i++)
+            if (ev[i][1] == (uint64_t)op)
+                iv[n][0] = ev[i][2], iv[n++][1] = ev[i][3];
+        cr_assert_eq(u->count, n);
+        cr_assert_eq(u->busy, union_len(iv, n), "%s", names[op]);
+        for (int k = 0; k < 3; k++) {
+            enum trace_engine e =
+                (enum trace_engine[]){TRACE_ENGINE_DMA, TRACE_ENGINE_TE, TRACE_ENGINE_VE}[k];
+            n = 0;
+            for (size_t i = 0; i < N; i++)
+                if (ev[i][1] == (uint64_t)op && kinds[ev[i][0]] == e)
+                    iv[n][0] = ev[i][2], iv[n++][1] = ev[i][3];
+            cr_assert_eq(u->engine_busy[e], union_len(iv, n), "%s on kind %d", names[op], (int)e);
+        }
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < N; i++)
+        iv[n][0] = ev[i][2], iv[n++][1] = ev[i][3];
+    cr_assert_eq(r->all.busy, union_len(iv, n), "every engine");
+    free(iv);
     trace_regions_free(rs);
     trace_model_free(m);
 }

@@ -4,8 +4,43 @@
 #include "sim/data/dtype.h"
 #include "trace/model/format.h"
 
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+
+/* In strcmp order (opinfo.h). */
+const char *const trace_opinfo_keys[] = {"axis",
+                                         "bytes",
+                                         "direction",
+                                         "dram_addr",
+                                         "dst_addr",
+                                         "dst_space",
+                                         "dtype",
+                                         "dtype_in",
+                                         "dtype_out",
+                                         "input_addrs",
+                                         "input_dtypes",
+                                         "input_shapes",
+                                         "input_spaces",
+                                         "k",
+                                         "length",
+                                         "m",
+                                         "n",
+                                         "nbytes",
+                                         "out_addr",
+                                         "out_nbytes",
+                                         "shape_a",
+                                         "shape_b",
+                                         "shape_out",
+                                         "src_a_addr",
+                                         "src_a_space",
+                                         "src_addr",
+                                         "src_b_addr",
+                                         "src_b_space",
+                                         "src_space",
+                                         NULL};
 
 void trace_spaces_init(struct trace_spaces *s)
 {
@@ -34,47 +69,175 @@ static int space_id(struct trace_spaces *s, const char *name)
     return (int)s->n++;
 }
 
-/* An integer of details, at the top or under "replay"; -1 when absent. */
-static int64_t get_int(const struct sim_value *d, const char *key)
+/*
+ * The details are read through a node that is either a value tree (sim_value) or a parsed
+ * JSON object (cJSON, as the loader has it), with the same meaning: a JSON number is an int
+ * when it is whole and fits, else a float (trace_json_to_value). Keys are looked up by their
+ * position in trace_opinfo_keys.
+ */
+enum key {
+    K_AXIS,
+    K_BYTES,
+    K_DIRECTION,
+    K_DRAM_ADDR,
+    K_DST_ADDR,
+    K_DST_SPACE,
+    K_DTYPE,
+    K_DTYPE_IN,
+    K_DTYPE_OUT,
+    K_INPUT_ADDRS,
+    K_INPUT_DTYPES,
+    K_INPUT_SHAPES,
+    K_INPUT_SPACES,
+    K_K,
+    K_LENGTH,
+    K_M,
+    K_N,
+    K_NBYTES,
+    K_OUT_ADDR,
+    K_OUT_NBYTES,
+    K_SHAPE_A,
+    K_SHAPE_B,
+    K_SHAPE_OUT,
+    K_SRC_A_ADDR,
+    K_SRC_A_SPACE,
+    K_SRC_ADDR,
+    K_SRC_B_ADDR,
+    K_SRC_B_SPACE,
+    K_SRC_SPACE,
+};
+
+struct node {
+    const struct sim_value *v;
+    const cJSON *j;
+};
+
+/* The details: their top level and their "replay" map. */
+struct src {
+    const struct sim_value *d, *replay;
+    const cJSON *top[TRACE_OPINFO_NKEYS], *rep[TRACE_OPINFO_NKEYS]; /* JSON: by key */
+    bool json;
+};
+
+static bool n_none(struct node x)
 {
-    const struct sim_value *v = sim_value_map_get(d, key);
-    if (!v)
-        v = sim_value_map_get(sim_value_map_get(d, TRACE_DETAILS_REPLAY), key);
-    if (v && v->type == SIM_V_INT && v->u.i >= 0)
-        return v->u.i;
-    if (v && v->type == SIM_V_FLOAT && v->u.f >= 0 && v->u.f < 9.2e18)
-        return (int64_t)v->u.f;
+    return !x.v && !x.j;
+}
+
+static struct node n_top(const struct src *s, enum key k)
+{
+    if (s->json)
+        return (struct node){NULL, s->top[k]};
+    return (struct node){sim_value_map_get(s->d, trace_opinfo_keys[k]), NULL};
+}
+
+static struct node n_rep(const struct src *s, enum key k)
+{
+    if (s->json)
+        return (struct node){NULL, s->rep[k]};
+    return (struct node){sim_value_map_get(s->replay, trace_opinfo_keys[k]), NULL};
+}
+
+/* A JSON number as trace_json_to_value reads it: whole and in range, an int. */
+static bool j_whole(const cJSON *j)
+{
+    double d = j->valuedouble;
+    return d == floor(d) && d >= -9223372036854775808.0 && d < 9223372036854775808.0;
+}
+
+static bool n_is_int(struct node x)
+{
+    return x.v ? x.v->type == SIM_V_INT : x.j && cJSON_IsNumber(x.j) && j_whole(x.j);
+}
+
+static int64_t n_int(struct node x)
+{
+    return x.v ? x.v->u.i : (int64_t)x.j->valuedouble;
+}
+
+static bool n_is_float(struct node x)
+{
+    return x.v ? x.v->type == SIM_V_FLOAT : x.j && cJSON_IsNumber(x.j) && !j_whole(x.j);
+}
+
+static double n_float(struct node x)
+{
+    return x.v ? x.v->u.f : x.j->valuedouble;
+}
+
+static const char *n_str(struct node x)
+{
+    if (x.v)
+        return x.v->type == SIM_V_STR ? x.v->u.str.s : NULL;
+    return x.j && cJSON_IsString(x.j) ? x.j->valuestring : NULL;
+}
+
+/* The length of a list, or -1 when x is not one. */
+static ptrdiff_t n_len(struct node x)
+{
+    if (x.v)
+        return x.v->type == SIM_V_LIST ? (ptrdiff_t)x.v->u.list.len : -1;
+    return x.j && cJSON_IsArray(x.j) ? cJSON_GetArraySize(x.j) : -1;
+}
+
+/* Item i of a list (i < n_len). */
+static struct node n_item(struct node x, size_t i)
+{
+    if (x.v)
+        return (struct node){x.v->u.list.items[i], NULL};
+    return (struct node){NULL, cJSON_GetArrayItem(x.j, (int)i)};
+}
+
+/* An integer of details, at the top or under "replay"; -1 when absent. */
+static int64_t get_int(const struct src *d, enum key k)
+{
+    struct node v = n_top(d, k);
+    if (n_none(v))
+        v = n_rep(d, k);
+    if (n_is_int(v) && n_int(v) >= 0)
+        return n_int(v);
+    if (n_is_float(v) && n_float(v) >= 0 && n_float(v) < 9.2e18)
+        return (int64_t)n_float(v);
     return -1;
 }
 
-static const struct sim_value *get_any(const struct sim_value *d, const char *key)
+static struct node get_any(const struct src *d, enum key k)
 {
-    const struct sim_value *v = sim_value_map_get(d, key);
-    return v ? v : sim_value_map_get(sim_value_map_get(d, TRACE_DETAILS_REPLAY), key);
+    struct node v = n_top(d, k);
+    return n_none(v) ? n_rep(d, k) : v;
+}
+
+/* A string of details, at the top or else under "replay" (trace_details_str). */
+static const char *get_str(const struct src *d, enum key k)
+{
+    const char *s = n_str(n_top(d, k));
+    return s ? s : n_str(n_rep(d, k));
 }
 
 /* Elements of a shape (a list of non-negative ints); 0 when it is not one. */
-static uint64_t numel(const struct sim_value *shape)
+static uint64_t numel(struct node shape)
 {
-    if (!shape || shape->type != SIM_V_LIST)
+    ptrdiff_t len = n_len(shape);
+    if (len < 0)
         return 0;
     uint64_t n = 1;
-    for (size_t i = 0; i < shape->u.list.len; i++) {
-        const struct sim_value *x = shape->u.list.items[i];
-        if (!x || x->type != SIM_V_INT || x->u.i < 0)
+    for (size_t i = 0; i < (size_t)len; i++) {
+        struct node x = n_item(shape, i);
+        if (!n_is_int(x) || n_int(x) < 0)
             return 0;
-        n *= (uint64_t)x->u.i;
+        n *= (uint64_t)n_int(x);
     }
     return n;
 }
 
 /* Dimension i of a shape counted from the end (1: the last), or -1. */
-static int64_t dim_from_end(const struct sim_value *shape, size_t i)
+static int64_t dim_from_end(struct node shape, size_t i)
 {
-    if (!shape || shape->type != SIM_V_LIST || shape->u.list.len < i)
+    ptrdiff_t len = n_len(shape);
+    if (len < 0 || (size_t)len < i)
         return -1;
-    const struct sim_value *x = shape->u.list.items[shape->u.list.len - i];
-    return x && x->type == SIM_V_INT ? x->u.i : -1;
+    struct node x = n_item(shape, (size_t)len - i);
+    return n_is_int(x) ? n_int(x) : -1;
 }
 
 static size_t dtype_bytes(const char *name)
@@ -102,13 +265,12 @@ static void set_write(struct trace_opinfo *o, struct trace_spaces *sp, const cha
     o->write = (struct trace_range){(uint8_t)id, (uint64_t)addr, (uint64_t)addr + n};
 }
 
-static void gemm(const struct sim_value *d, struct trace_spaces *sp, struct trace_opinfo *o,
-                 bool arith)
+static void gemm(const struct src *d, struct trace_spaces *sp, struct trace_opinfo *o, bool arith)
 {
-    const struct sim_value *sa = get_any(d, "shape_a"), *sb = get_any(d, "shape_b");
-    const struct sim_value *so = get_any(d, "shape_out");
-    const char *din = trace_details_str(d, "dtype_in"), *dout = trace_details_str(d, "dtype_out");
-    int64_t m = get_int(d, "m"), n = get_int(d, "n"), k = get_int(d, "k");
+    struct node sa = get_any(d, K_SHAPE_A), sb = get_any(d, K_SHAPE_B);
+    struct node so = get_any(d, K_SHAPE_OUT);
+    const char *din = get_str(d, K_DTYPE_IN), *dout = get_str(d, K_DTYPE_OUT);
+    int64_t m = get_int(d, K_M), n = get_int(d, K_N), k = get_int(d, K_K);
     if (m < 0 || n < 0 || k < 0) { /* a composite GEMM: from its shapes */
         m = dim_from_end(sa, 2), k = dim_from_end(sa, 1), n = dim_from_end(sb, 1);
     }
@@ -117,60 +279,52 @@ static void gemm(const struct sim_value *d, struct trace_spaces *sp, struct trac
     if (din)
         snprintf(o->dtype, sizeof(o->dtype), "%s", din);
     size_t ein = dtype_bytes(din), eout = dtype_bytes(dout ? dout : din);
-    add_read(o, sp, trace_details_str(d, "src_a_space"), get_int(d, "src_a_addr"), numel(sa) * ein);
-    add_read(o, sp, trace_details_str(d, "src_b_space"), get_int(d, "src_b_addr"), numel(sb) * ein);
-    int64_t dst = get_int(d, "dst_addr");
-    uint64_t out = so ? numel(so) * eout : 0;
-    if (!out && get_int(d, "out_nbytes") > 0)
-        out = (uint64_t)get_int(d, "out_nbytes");
+    add_read(o, sp, get_str(d, K_SRC_A_SPACE), get_int(d, K_SRC_A_ADDR), numel(sa) * ein);
+    add_read(o, sp, get_str(d, K_SRC_B_SPACE), get_int(d, K_SRC_B_ADDR), numel(sb) * ein);
+    int64_t dst = get_int(d, K_DST_ADDR);
+    uint64_t out = !n_none(so) ? numel(so) * eout : 0;
+    if (!out && get_int(d, K_OUT_NBYTES) > 0)
+        out = (uint64_t)get_int(d, K_OUT_NBYTES);
     if (dst < 0)
-        dst = get_int(d, "out_addr");
-    set_write(o, sp, trace_details_str(d, "dst_space"), dst, out);
+        dst = get_int(d, K_OUT_ADDR);
+    set_write(o, sp, get_str(d, K_DST_SPACE), dst, out);
 }
 
-static void math(const struct sim_value *d, struct trace_spaces *sp, struct trace_opinfo *o,
-                 bool arith)
+static void math(const struct src *d, struct trace_spaces *sp, struct trace_opinfo *o, bool arith)
 {
-    const struct sim_value *addrs = get_any(d, "input_addrs"), *shapes = get_any(d, "input_shapes");
-    const struct sim_value *spaces = get_any(d, "input_spaces"),
-                           *dtypes = get_any(d, "input_dtypes");
-    const char *dtype = trace_details_str(d, "dtype");
+    struct node addrs = get_any(d, K_INPUT_ADDRS), shapes = get_any(d, K_INPUT_SHAPES);
+    struct node spaces = get_any(d, K_INPUT_SPACES), dtypes = get_any(d, K_INPUT_DTYPES);
+    const char *dtype = get_str(d, K_DTYPE);
+    ptrdiff_t na = n_len(addrs), ns = n_len(shapes), nsp = n_len(spaces), nt = n_len(dtypes);
     uint64_t in_elems = 0;
-    for (size_t i = 0; addrs && addrs->type == SIM_V_LIST && i < addrs->u.list.len; i++) {
-        const struct sim_value *a = addrs->u.list.items[i];
-        const struct sim_value *sh = shapes && shapes->type == SIM_V_LIST && i < shapes->u.list.len
-                                         ? shapes->u.list.items[i]
-                                         : NULL;
-        const struct sim_value *s = spaces && spaces->type == SIM_V_LIST && i < spaces->u.list.len
-                                        ? spaces->u.list.items[i]
-                                        : NULL;
-        const struct sim_value *t = dtypes && dtypes->type == SIM_V_LIST && i < dtypes->u.list.len
-                                        ? dtypes->u.list.items[i]
-                                        : NULL;
+    for (ptrdiff_t i = 0; i < na; i++) {
+        struct node a = n_item(addrs, (size_t)i);
+        struct node sh = i < ns ? n_item(shapes, (size_t)i) : (struct node){0};
+        struct node s = i < nsp ? n_item(spaces, (size_t)i) : (struct node){0};
+        struct node t = i < nt ? n_item(dtypes, (size_t)i) : (struct node){0};
         uint64_t ne = numel(sh);
         in_elems = ne > in_elems ? ne : in_elems;
-        if (!a || a->type != SIM_V_INT)
+        if (!n_is_int(a))
             continue;
-        size_t eb = dtype_bytes(t && t->type == SIM_V_STR ? t->u.str.s : dtype);
-        add_read(o, sp, s && s->type == SIM_V_STR ? s->u.str.s : "tcm", a->u.i, ne * eb);
+        size_t eb = dtype_bytes(n_str(t) ? n_str(t) : dtype);
+        add_read(o, sp, n_str(s) ? n_str(s) : "tcm", n_int(a), ne * eb);
     }
-    const struct sim_value *so = get_any(d, "shape_out");
+    struct node so = get_any(d, K_SHAPE_OUT);
     uint64_t out = numel(so);
-    const struct sim_value *axis = get_any(d, "axis");
-    bool reduction = axis && axis->type == SIM_V_INT;
+    bool reduction = n_is_int(get_any(d, K_AXIS));
     if (arith)
         o->flops = (double)(reduction && in_elems > out ? in_elems : out);
-    if (arith && !o->flops && get_int(d, "length") > 0) /* a spec trace's VE op */
-        o->flops = (double)get_int(d, "length");
-    const char *dst_space = trace_details_str(d, "dst_space");
-    set_write(o, sp, dst_space ? dst_space : "tcm", get_int(d, "dst_addr"),
+    if (arith && !o->flops && get_int(d, K_LENGTH) > 0) /* a spec trace's VE op */
+        o->flops = (double)get_int(d, K_LENGTH);
+    const char *dst_space = get_str(d, K_DST_SPACE);
+    set_write(o, sp, dst_space ? dst_space : "tcm", get_int(d, K_DST_ADDR),
               out * dtype_bytes(dtype));
 }
 
 /* A TileToken stage (ADR-0052 D5): a GEMM or MATH stage's arithmetic and ranges as the op
  * it stands for; a DMA stage's bytes, with its ranges when it names them (an explicit
  * TileToken's; a composite op's stages carry sizes only). */
-static void stage(const char *type, const struct sim_value *d, struct trace_spaces *sp,
+static void stage(const char *type, const struct src *d, struct trace_spaces *sp,
                   struct trace_opinfo *o)
 {
     o->stage = true;
@@ -179,10 +333,55 @@ static void stage(const char *type, const struct sim_value *d, struct trace_spac
     } else if (strcmp(type, "MATH") == 0) {
         math(d, sp, o, true);
     } else {
-        int64_t nbytes = get_int(d, "nbytes");
+        int64_t nbytes = get_int(d, K_NBYTES);
         o->bytes = nbytes > 0 ? (uint64_t)nbytes : 0;
-        add_read(o, sp, trace_details_str(d, "src_space"), get_int(d, "src_addr"), o->bytes);
-        set_write(o, sp, trace_details_str(d, "dst_space"), get_int(d, "dst_addr"), o->bytes);
+        add_read(o, sp, get_str(d, K_SRC_SPACE), get_int(d, K_SRC_ADDR), o->bytes);
+        set_write(o, sp, get_str(d, K_DST_SPACE), get_int(d, K_DST_ADDR), o->bytes);
+    }
+}
+
+static void decode(const char *op, enum trace_op_kind kind, const struct src *details,
+                   struct trace_spaces *sp, struct trace_opinfo *o)
+{
+    bool arith = kind == TRACE_KIND_GEMM || kind == TRACE_KIND_MATH;
+    /* a spec trace's DMA: direction, bytes and the DRAM address */
+    const char *dir = get_str(details, K_DIRECTION);
+    int64_t bytes = get_int(details, K_BYTES);
+    if (dir && bytes >= 0 && get_int(details, K_NBYTES) < 0) {
+        o->bytes = (uint64_t)bytes;
+        if (strcmp(dir, "read") == 0)
+            add_read(o, sp, "hbm", get_int(details, K_DRAM_ADDR), o->bytes);
+        else if (strcmp(dir, "write") == 0)
+            set_write(o, sp, "hbm", get_int(details, K_DRAM_ADDR), o->bytes);
+        return;
+    }
+    int64_t nbytes = get_int(details, K_NBYTES);
+    if (strncmp(op, "TileToken/", 10) == 0) {
+        stage(op + 10, details, sp, o);
+        return;
+    }
+    if (strcmp(op, "dma_read") == 0) {
+        o->bytes = nbytes > 0 ? (uint64_t)nbytes : 0;
+        const char *src = get_str(details, K_SRC_SPACE);
+        add_read(o, sp, src ? src : "hbm", get_int(details, K_SRC_ADDR), o->bytes);
+        set_write(o, sp, get_str(details, K_DST_SPACE), get_int(details, K_DST_ADDR), o->bytes);
+    } else if (strcmp(op, "dma_write") == 0 || strcmp(op, "ipcq_copy") == 0) {
+        o->bytes = nbytes > 0 ? (uint64_t)nbytes : 0;
+        const char *dst = get_str(details, K_DST_SPACE);
+        add_read(o, sp, get_str(details, K_SRC_SPACE), get_int(details, K_SRC_ADDR), o->bytes);
+        set_write(o, sp, dst ? dst : "hbm", get_int(details, K_DST_ADDR), o->bytes);
+    } else if (kind == TRACE_KIND_GEMM || strncmp(op, "gemm", 4) == 0 ||
+               strcmp(op, "composite_gemm") == 0) {
+        gemm(details, sp, o, arith);
+    } else if (kind == TRACE_KIND_MATH && strncmp(op, "composite_", 10) == 0) {
+        /* a composite math op: its output in HBM (its input is a replay annotation) */
+        set_write(o, sp, "hbm", get_int(details, K_OUT_ADDR),
+                  get_int(details, K_OUT_NBYTES) > 0 ? (uint64_t)get_int(details, K_OUT_NBYTES)
+                                                     : 0);
+    } else if (kind == TRACE_KIND_MATH) {
+        math(details, sp, o, arith);
+    } else if (nbytes > 0) {
+        o->bytes = (uint64_t)nbytes;
     }
 }
 
@@ -192,46 +391,226 @@ void trace_opinfo_decode(const char *op, enum trace_op_kind kind, const struct s
     memset(o, 0, sizeof(*o));
     if (!details || details->type != SIM_V_MAP || !op)
         return;
-    bool arith = kind == TRACE_KIND_GEMM || kind == TRACE_KIND_MATH;
-    /* a spec trace's DMA: direction, bytes and the DRAM address */
-    const char *dir = trace_details_str(details, "direction");
-    int64_t bytes = get_int(details, "bytes");
-    if (dir && bytes >= 0 && get_int(details, "nbytes") < 0) {
-        o->bytes = (uint64_t)bytes;
-        if (strcmp(dir, "read") == 0)
-            add_read(o, sp, "hbm", get_int(details, "dram_addr"), o->bytes);
-        else if (strcmp(dir, "write") == 0)
-            set_write(o, sp, "hbm", get_int(details, "dram_addr"), o->bytes);
+    struct src s = {.d = details, .replay = sim_value_map_get(details, TRACE_DETAILS_REPLAY)};
+    decode(op, kind, &s, sp, o);
+}
+
+/* The position of key in trace_opinfo_keys, or -1. */
+static int key_of(const char *key)
+{
+    size_t lo = 0, hi = TRACE_OPINFO_NKEYS;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(trace_opinfo_keys[mid], key);
+        if (!c)
+            return (int)mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+/* The keys of object j into slots (the first of a duplicated key, as trace_json_to_value);
+ * the first "replay" into *replay when asked. */
+static void slot_keys(const cJSON *j, const cJSON **slots, const cJSON **replay)
+{
+    for (const cJSON *c = j->child; c; c = c->next) {
+        const char *k = c->string ? c->string : "";
+        if (replay && strcmp(k, TRACE_DETAILS_REPLAY) == 0) {
+            if (!*replay)
+                *replay = c;
+            continue;
+        }
+        int at = key_of(k);
+        if (at >= 0 && !slots[at])
+            slots[at] = c;
+    }
+}
+
+void trace_opinfo_decode_json(const char *op, enum trace_op_kind kind, const cJSON *details,
+                              struct trace_spaces *sp, struct trace_opinfo *o)
+{
+    memset(o, 0, sizeof(*o));
+    if (!cJSON_IsObject(details) || !op)
         return;
+    struct src s = {.json = true};
+    const cJSON *replay = NULL;
+    slot_keys(details, s.top, &replay);
+    if (cJSON_IsObject(replay))
+        slot_keys(replay, s.rep, NULL);
+    decode(op, kind, &s, sp, o);
+}
+
+/* ---- op columns -------------------------------------------------------------------------- */
+
+enum {
+    PK_STAGE = 1 << 0,
+    PK_WRITE = 1 << 1,
+    PK_FLOPS = 1 << 2,     /* flops as a whole number */
+    PK_FLOPS_RAW = 1 << 3, /* flops as the bytes of a double */
+    PK_BYTES = 1 << 4,
+    PK_DTYPE = 1 << 5,
+    PK_READS_SHIFT = 6, /* nreads in the next byte */
+};
+
+static uint8_t *put_var(uint8_t *p, uint64_t x)
+{
+    while (x >= 0x80) {
+        *p++ = (uint8_t)(x | 0x80);
+        x >>= 7;
     }
-    int64_t nbytes = get_int(details, "nbytes");
-    if (strncmp(op, "TileToken/", 10) == 0) {
-        stage(op + 10, details, sp, o);
+    *p++ = (uint8_t)x;
+    return p;
+}
+
+static bool get_var(const uint8_t **p, const uint8_t *end, uint64_t *x)
+{
+    uint64_t v = 0;
+    for (unsigned sh = 0; *p < end && sh < 64; sh += 7) {
+        uint8_t b = *(*p)++;
+        v |= (uint64_t)(b & 0x7f) << sh;
+        if (!(b & 0x80)) {
+            *x = v;
+            return true;
+        }
+    }
+    return false;
+}
+
+static uint8_t *put_range(uint8_t *p, struct trace_model *m, const struct trace_spaces *sp,
+                          const struct trace_range *r)
+{
+    const char *name = r->space < sp->n ? sp->names[r->space] : "";
+    p = put_var(p, trace_model_intern(m, name, strlen(name)));
+    p = put_var(p, r->lo);
+    return put_var(p, r->hi - r->lo);
+}
+
+size_t trace_opinfo_pack(struct trace_model *m, const struct trace_opinfo *o,
+                         const struct trace_spaces *sp, uint8_t *buf)
+{
+    uint8_t *p = buf + 2;
+    uint8_t f = 0;
+    f |= o->stage ? PK_STAGE : 0;
+    f |= o->has_write ? PK_WRITE : 0;
+    if (o->flops != 0) {
+        if (o->flops > 0 && o->flops < 9.2e18 && o->flops == floor(o->flops)) {
+            f |= PK_FLOPS;
+            p = put_var(p, (uint64_t)o->flops);
+        } else {
+            f |= PK_FLOPS_RAW;
+            memcpy(p, &o->flops, sizeof(o->flops));
+            p += sizeof(o->flops);
+        }
+    }
+    if (o->bytes) {
+        f |= PK_BYTES;
+        p = put_var(p, o->bytes);
+    }
+    size_t dl = strnlen(o->dtype, sizeof(o->dtype) - 1);
+    if (dl) {
+        f |= PK_DTYPE;
+        *p++ = (uint8_t)dl;
+        memcpy(p, o->dtype, dl);
+        p += dl;
+    }
+    for (unsigned r = 0; r < o->nreads; r++)
+        p = put_range(p, m, sp, &o->reads[r]);
+    if (o->has_write)
+        p = put_range(p, m, sp, &o->write);
+    buf[0] = f;
+    buf[1] = (uint8_t)o->nreads;
+    return (size_t)(p - buf);
+}
+
+static bool get_range(const struct trace_model *m, const uint8_t **p, const uint8_t *end,
+                      struct trace_spaces *sp, struct trace_range *r, bool *ok)
+{
+    uint64_t name, lo, len;
+    if (!get_var(p, end, &name) || !get_var(p, end, &lo) || !get_var(p, end, &len) ||
+        name >= trace_model_str_count(m))
+        return false;
+    int id = space_id(sp, trace_model_str(m, (uint32_t)name));
+    *ok = id >= 0;
+    *r = (struct trace_range){(uint8_t)(id < 0 ? 0 : id), lo, lo + len};
+    return true;
+}
+
+bool trace_opinfo_unpack(const struct trace_model *m, const uint8_t *p, size_t n,
+                         struct trace_spaces *sp, struct trace_opinfo *o)
+{
+    memset(o, 0, sizeof(*o));
+    const uint8_t *end = p + n;
+    if (n < 2 || p[1] > TRACE_OPINFO_MAX_READS)
+        return false;
+    uint8_t f = p[0];
+    unsigned nreads = p[1];
+    p += 2;
+    uint64_t x;
+    o->stage = f & PK_STAGE;
+    if (f & PK_FLOPS) {
+        if (!get_var(&p, end, &x))
+            return false;
+        o->flops = (double)x;
+    } else if (f & PK_FLOPS_RAW) {
+        if (end - p < (ptrdiff_t)sizeof(o->flops))
+            return false;
+        memcpy(&o->flops, p, sizeof(o->flops));
+        p += sizeof(o->flops);
+    }
+    if (f & PK_BYTES) {
+        if (!get_var(&p, end, &x))
+            return false;
+        o->bytes = x;
+    }
+    if (f & PK_DTYPE) {
+        if (p == end || *p >= sizeof(o->dtype) || end - p - 1 < *p)
+            return false;
+        memcpy(o->dtype, p + 1, *p);
+        p += 1 + *p;
+    }
+    for (unsigned r = 0; r < nreads; r++) {
+        bool ok;
+        if (!get_range(m, &p, end, sp, &o->reads[o->nreads], &ok))
+            return false;
+        o->nreads += ok;
+    }
+    if (f & PK_WRITE) {
+        bool ok;
+        if (!get_range(m, &p, end, sp, &o->write, &ok))
+            return false;
+        o->has_write = ok;
+    }
+    return p == end;
+}
+
+void trace_opinfo_store(struct trace_model *m, uint64_t ev, const struct trace_opinfo *o,
+                        const struct trace_spaces *sp)
+{
+    if (sp->n == TRACE_OPINFO_MAX_SPACES)
+        return; /* a space may have found no room: its details are read when asked */
+    uint8_t buf[TRACE_OPCOL_MAX];
+    size_t n = trace_opinfo_pack(m, o, sp, buf);
+    trace_model_set_opcol(m, ev, buf, n);
+}
+
+bool trace_opinfo_cached(const struct trace_model *m, uint64_t ev)
+{
+    size_t n;
+    return trace_model_opcol(m, ev, &n) != NULL;
+}
+
+void trace_opinfo_of_event(const struct trace_model *m, uint64_t ev, struct trace_spaces *sp,
+                           struct trace_opinfo *o)
+{
+    size_t n;
+    const uint8_t *p = trace_model_opcol(m, ev, &n);
+    if (p && trace_opinfo_unpack(m, p, n, sp, o))
         return;
-    }
-    if (strcmp(op, "dma_read") == 0) {
-        o->bytes = nbytes > 0 ? (uint64_t)nbytes : 0;
-        const char *src = trace_details_str(details, "src_space");
-        add_read(o, sp, src ? src : "hbm", get_int(details, "src_addr"), o->bytes);
-        set_write(o, sp, trace_details_str(details, "dst_space"), get_int(details, "dst_addr"),
-                  o->bytes);
-    } else if (strcmp(op, "dma_write") == 0 || strcmp(op, "ipcq_copy") == 0) {
-        o->bytes = nbytes > 0 ? (uint64_t)nbytes : 0;
-        const char *dst = trace_details_str(details, "dst_space");
-        add_read(o, sp, trace_details_str(details, "src_space"), get_int(details, "src_addr"),
-                 o->bytes);
-        set_write(o, sp, dst ? dst : "hbm", get_int(details, "dst_addr"), o->bytes);
-    } else if (kind == TRACE_KIND_GEMM || strncmp(op, "gemm", 4) == 0 ||
-               strcmp(op, "composite_gemm") == 0) {
-        gemm(details, sp, o, arith);
-    } else if (kind == TRACE_KIND_MATH && strncmp(op, "composite_", 10) == 0) {
-        /* a composite math op: its output in HBM (its input is a replay annotation) */
-        set_write(o, sp, "hbm", get_int(details, "out_addr"),
-                  get_int(details, "out_nbytes") > 0 ? (uint64_t)get_int(details, "out_nbytes")
-                                                     : 0);
-    } else if (kind == TRACE_KIND_MATH) {
-        math(details, sp, o, arith);
-    } else if (nbytes > 0) {
-        o->bytes = (uint64_t)nbytes;
-    }
+    const struct trace_event *e = trace_model_event(m, ev);
+    struct sim_value *d = trace_model_event_details(m, ev);
+    trace_opinfo_decode(trace_model_str(m, e->op), (enum trace_op_kind)e->op_kind, d, sp, o);
+    sim_value_free(d);
 }

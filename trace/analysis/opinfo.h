@@ -12,6 +12,7 @@
 #include "sim/data/value.h"
 #include "trace/model/model.h"
 
+#include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -58,5 +59,43 @@ void trace_spaces_init(struct trace_spaces *s);
  */
 void trace_opinfo_decode(const char *op, enum trace_op_kind kind, const struct sim_value *details,
                          struct trace_spaces *spaces, struct trace_opinfo *out);
+
+/* trace_opinfo_decode of details as parsed JSON (an object; anything else: nothing), as
+ * the loader has them: the same result as on trace_json_to_value(details), without
+ * building it. */
+void trace_opinfo_decode_json(const char *op, enum trace_op_kind kind, const cJSON *details,
+                              struct trace_spaces *spaces, struct trace_opinfo *out);
+
+/* The keys of details (at the top or under "replay") that trace_opinfo_decode reads, in
+ * strcmp order, NULL at the end (TRACE_OPINFO_NKEYS before it): a loader may hand it only
+ * those. */
+enum { TRACE_OPINFO_NKEYS = 29 }; /* fewer than 63 */
+extern const char *const trace_opinfo_keys[];
+
+/*
+ * The op columns (trace_model_set_opcol): o packed into buf (TRACE_OPCOL_MAX bytes), its
+ * spaces named by interned strings of m (sp names them). Returns the length.
+ */
+size_t trace_opinfo_pack(struct trace_model *m, const struct trace_opinfo *o,
+                         const struct trace_spaces *sp, uint8_t *buf);
+
+/* Unpack n bytes of p (from trace_opinfo_pack) into o, registering its spaces in sp as
+ * trace_opinfo_decode would. False when they are not a packed opinfo. */
+bool trace_opinfo_unpack(const struct trace_model *m, const uint8_t *p, size_t n,
+                         struct trace_spaces *sp, struct trace_opinfo *o);
+
+/* Store o, decoded from event ev's details with the spaces sp (one registry per model), as
+ * ev's op columns. When sp is full nothing is stored (a space may have found no room): the
+ * event's details are read when asked. */
+void trace_opinfo_store(struct trace_model *m, uint64_t ev, const struct trace_opinfo *o,
+                        const struct trace_spaces *sp);
+
+/* Whether event ev has op columns: trace_opinfo_of_event reads no details for it. */
+bool trace_opinfo_cached(const struct trace_model *m, uint64_t ev);
+
+/* The opinfo of event ev: from its op columns when it has them, else decoded from its
+ * details (read from the file or the spill); the same either way. */
+void trace_opinfo_of_event(const struct trace_model *m, uint64_t ev, struct trace_spaces *sp,
+                           struct trace_opinfo *o);
 
 #endif

@@ -10,6 +10,7 @@
 #include "sim/data/value.h"
 #include "sim/util/xalloc.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,7 +135,7 @@ static void split_launch(struct trace_regions *rs)
     size_t n = 0;
     for (uint64_t i = 0; i < rs->nevents; i++) {
         int32_t c = trace_model_event(m, i)->cmdq_id;
-        if (c != TRACE_NO_CMDQ)
+        if (c != TRACE_NO_CMDQ && (!n || ids[n - 1] != c)) /* a launch's ops come in runs */
             ids[n++] = c;
     }
     n = uniq(ids, n, sizeof(*ids), cmp_i32);
@@ -261,7 +262,7 @@ static void split_layer(struct trace_regions *rs)
     size_t n = 0;
     for (uint64_t i = 0; i < rs->nevents; i++) {
         uint32_t l = trace_model_event(m, i)->layer;
-        if (l != TRACE_NO_STR)
+        if (l != TRACE_NO_STR && (!n || ids[n - 1] != l)) /* a layer's ops come in runs */
             ids[n++] = l;
     }
     n = uniq(ids, n, sizeof(*ids), cmp_u32);
@@ -378,12 +379,83 @@ static bool windows(const struct trace_regions *rs)
     return rs->kind == TRACE_REGION_RUN || rs->kind == TRACE_REGION_MARKER;
 }
 
+/* ---- sorting many intervals --------------------------------------------------------------- */
+
+/* Below this many, qsort; above, the sorts below (linear in the count). */
+enum { RADIX_MIN = 8192 };
+
+/*
+ * Sort n elements of size bytes (their start a uint64_t at offset soff) by group, then by
+ * start: group(ctx, element) is below ngroups. A stable sort by start (16 bits at a time,
+ * only as many digits as the starts' range needs), then a stable counting sort by group.
+ * Elements of one group and start may come in any order: what is done with them (uniting
+ * intervals) does not depend on it.
+ */
+static void sort_grouped(void *base, size_t n, size_t size, size_t soff, size_t ngroups,
+                         size_t (*group)(const void *ctx, const void *elem), const void *ctx)
+{
+    char *v = base, *tmp = sim_xmalloc(n * size), *src = v, *dst = tmp;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x;
+        memcpy(&x, v + i * size + soff, sizeof(x));
+        lo = x < lo ? x : lo;
+        hi = x > hi ? x : hi;
+    }
+    size_t *count = sim_xmalloc(((size_t)1 << 16 > ngroups + 1 ? (size_t)1 << 16 : ngroups + 1) *
+                                sizeof(*count));
+    for (unsigned shift = 0; shift < 64 && ((hi - lo) >> shift) != 0; shift += 16) {
+        memset(count, 0, ((size_t)1 << 16) * sizeof(*count));
+        for (size_t i = 0; i < n; i++) {
+            uint64_t x;
+            memcpy(&x, src + i * size + soff, sizeof(x));
+            count[((x - lo) >> shift) & 0xffff]++;
+        }
+        size_t at = 0;
+        for (size_t d = 0; d < ((size_t)1 << 16); d++) {
+            size_t c = count[d];
+            count[d] = at;
+            at += c;
+        }
+        for (size_t i = 0; i < n; i++) {
+            uint64_t x;
+            memcpy(&x, src + i * size + soff, sizeof(x));
+            memcpy(dst + count[((x - lo) >> shift) & 0xffff]++ * size, src + i * size, size);
+        }
+        char *t = src;
+        src = dst, dst = t;
+    }
+    memset(count, 0, (ngroups + 1) * sizeof(*count));
+    for (size_t i = 0; i < n; i++)
+        count[group(ctx, src + i * size)]++;
+    size_t at = 0;
+    for (size_t g = 0; g < ngroups; g++) {
+        size_t c = count[g];
+        count[g] = at;
+        at += c;
+    }
+    for (size_t i = 0; i < n; i++)
+        memcpy(dst + count[group(ctx, src + i * size)]++ * size, src + i * size, size);
+    if (dst != v)
+        memcpy(v, dst, n * size);
+    free(count);
+    free(tmp);
+}
+
 static int cmp_span(const void *a, const void *b)
 {
     const struct span *x = a, *y = b;
     if (x->key != y->key)
         return x->key < y->key ? -1 : 1;
     return x->s < y->s ? -1 : x->s > y->s;
+}
+
+/* The group of a span for sort_grouped: its engine kind, KEY_ALL last. */
+static size_t span_group(const void *ctx, const void *elem)
+{
+    (void)ctx;
+    uint32_t key = ((const struct span *)elem)->key;
+    return key < TRACE_ENGINE_COUNT ? key : TRACE_ENGINE_COUNT;
 }
 
 static void span_push(struct span **v, size_t *n, size_t *cap, struct span sp)
@@ -403,7 +475,11 @@ static void unite(struct span *v, size_t n,
 {
     if (!n)
         return;
-    qsort(v, n, sizeof(*v), cmp_span);
+    if (n < RADIX_MIN)
+        qsort(v, n, sizeof(*v), cmp_span);
+    else
+        sort_grouped(v, n, sizeof(*v), offsetof(struct span, s), TRACE_ENGINE_COUNT + 1, span_group,
+                     NULL);
     for (size_t i = 0; i < n;) {
         uint32_t key = v[i].key;
         uint64_t s = v[i].s, e = v[i].e;
@@ -533,6 +609,18 @@ static int cmp_ospan(const void *a, const void *b)
     return x->s < y->s ? -1 : x->s > y->s;
 }
 
+/* The group of an op interval for sort_grouped: by op name (its position in the region's
+ * op usages, sorted by name; those without one last), then engine kind. */
+static size_t ospan_group(const void *ctx, const void *elem)
+{
+    const struct trace_region *r = ctx;
+    const struct ospan *x = elem;
+    const struct trace_op_usage *u = find_op(r, x->op);
+    size_t op = u ? (size_t)(u - r->ops) : r->nops;
+    return op * (TRACE_ENGINE_COUNT + 1) +
+           (x->eng < TRACE_ENGINE_COUNT ? x->eng : TRACE_ENGINE_COUNT);
+}
+
 /* Busy cycles per op name and engine kind, and per op name over every engine, from the
  * region's op intervals (each merged with the others of its op name and engine kind, then
  * of its op name): into r's op usages (emitted already, sorted by op name). */
@@ -542,7 +630,11 @@ static void credit_ops(struct trace_region *r, struct ospan *v, size_t n)
         if (pass == 1)
             for (size_t i = 0; i < n; i++)
                 v[i].eng = TRACE_ENGINE_COUNT; /* every engine kind as one */
-        qsort(v, n, sizeof(*v), cmp_ospan);
+        if (n < RADIX_MIN)
+            qsort(v, n, sizeof(*v), cmp_ospan);
+        else
+            sort_grouped(v, n, sizeof(*v), offsetof(struct ospan, s),
+                         (r->nops + 1) * (TRACE_ENGINE_COUNT + 1), ospan_group, r);
         for (size_t i = 0; i < n;) {
             uint32_t op = v[i].op, eng = v[i].eng;
             uint64_t s = v[i].s, e = v[i].e;

@@ -10,6 +10,7 @@
 #include "trace/file/loader.h"
 
 #include "sim/util/xalloc.h"
+#include "trace/analysis/opinfo.h"
 #include "trace/model/format.h"
 #include "trace/model/json.h"
 
@@ -127,6 +128,9 @@ struct loader {
     size_t nelem, capelem;
     uint64_t (*deps)[3];
     size_t ndeps, capdeps;
+    struct trace_spaces spaces;                 /* the memory spaces of the op columns */
+    const struct trace_load_progress *progress; /* or NULL */
+    uint64_t until_progress;                    /* records until its next call */
 };
 
 /* Line and column (1-based, in bytes) of offset off. */
@@ -858,6 +862,11 @@ static void load_engine_event(struct loader *L, const struct rec *R, size_t off)
     see_end(L, e);
     remember_element(L, R->index, i);
     read_deps(L, R, i);
+    /* the op columns: what the analyses read of its details, once (a details that is not
+     * an object is dropped, as get_details says, and read as none) */
+    struct trace_opinfo oi;
+    trace_opinfo_decode_json(op, kind, details, &L->spaces, &oi);
+    trace_opinfo_store(L->m, i, &oi, &L->spaces);
     if (eng == TRACE_ENGINE_DMA) {
         struct trace_dram_fields f = {
             .op = op,
@@ -1043,6 +1052,11 @@ static int load_array(struct loader *L, size_t *ip, const char *name,
         if (j)
             fn(L, j, idx, i);
         arena_reset(&L->arena); /* frees the tree: no cJSON_Delete walk needed */
+        if (L->progress && --L->until_progress == 0) {
+            L->until_progress = L->progress->every ? L->progress->every : 65536;
+            if (L->progress->fn(L->progress->ctx, end, L->n, trace_model_event_count(L->m)))
+                return fatal(L, SIZE_MAX, SIM_ESTATE, "the load was stopped");
+        }
         i = skip_ws(L, end);
         release_upto(L, i, false);
         if (i < L->n && L->p[i] == ',') {
@@ -1274,6 +1288,8 @@ static int load(struct loader *L, struct trace_model **out)
 {
     *out = NULL;
     L->m = trace_model_new();
+    trace_spaces_init(&L->spaces);
+    L->until_progress = L->progress && L->progress->every ? L->progress->every : 65536;
     L->page = sysconf(_SC_PAGESIZE);
     L->arena.limit = TRACE_LOAD_ELEMENT_LIMIT;
     struct arena *saved = active_arena;
@@ -1335,6 +1351,12 @@ int trace_load_buffer(const char *data, size_t len, const char *name, struct tra
 int trace_load_file(const char *path, struct trace_report *r, struct trace_model **out,
                     struct diag *d)
 {
+    return trace_load_file_progress(path, r, out, d, NULL);
+}
+
+int trace_load_file_progress(const char *path, struct trace_report *r, struct trace_model **out,
+                             struct diag *d, const struct trace_load_progress *p)
+{
     *out = NULL;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -1366,7 +1388,7 @@ int trace_load_file(const char *path, struct trace_report *r, struct trace_model
             len += (size_t)k;
         }
         close(fd);
-        struct loader L = {.name = path, .p = buf, .n = len, .r = r, .d = d};
+        struct loader L = {.name = path, .p = buf, .n = len, .r = r, .d = d, .progress = p};
         int rc = load(&L, out);
         if (rc < 0)
             free(buf);
@@ -1379,21 +1401,22 @@ int trace_load_file(const char *path, struct trace_report *r, struct trace_model
         close(fd);
         return diag_set(d, SIM_EPARSE, path, 0, 0, NULL, "not a trace: the file is empty");
     }
-    void *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    void *pm = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
     int e = errno;
     close(fd);
-    if (p == MAP_FAILED)
+    if (pm == MAP_FAILED)
         return diag_set(d, SIM_EIO, path, 0, 0, NULL, "cannot map: %s", strerror(e));
-    madvise(p, len, MADV_SEQUENTIAL);
-    struct loader L = {.name = path, .p = p, .n = len, .mapped = true, .r = r, .d = d};
+    madvise(pm, len, MADV_SEQUENTIAL);
+    struct loader L = {
+        .name = path, .p = pm, .n = len, .mapped = true, .r = r, .d = d, .progress = p};
     int rc = load(&L, out);
     if (rc < 0) {
-        munmap(p, len);
+        munmap(pm, len);
         return rc;
     }
-    madvise(p, len, MADV_RANDOM); /* from now on, details are read here and there */
+    madvise(pm, len, MADV_RANDOM); /* from now on, details are read here and there */
     struct mapping *map = sim_xmalloc(sizeof(*map));
-    map->p = p, map->n = len;
-    trace_model_attach_source(*out, p, len, release_mapping, map);
+    map->p = pm, map->n = len;
+    trace_model_attach_source(*out, pm, len, release_mapping, map);
     return 0;
 }

@@ -17,6 +17,7 @@
 #include "trace/file/report.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 /*
  * Most memory cJSON may use for one element of timeline_events or bandwidth_samples, or
@@ -35,6 +36,22 @@
  */
 int trace_load_file(const char *path, struct trace_report *r, struct trace_model **out,
                     struct diag *d);
+
+/*
+ * Progress of a load: fn is called every `every` records of timeline_events and
+ * bandwidth_samples (0: 65536) with the bytes read so far, the file's size and the
+ * ENGINE_EVENTs loaded; returning non-zero stops the load, which then fails with SIM_ESTATE
+ * ("the load was stopped") and frees what it read.
+ */
+struct trace_load_progress {
+    int (*fn)(void *ctx, uint64_t done, uint64_t total, uint64_t events);
+    void *ctx;
+    uint64_t every;
+};
+
+/* trace_load_file with progress p (NULL: none). */
+int trace_load_file_progress(const char *path, struct trace_report *r, struct trace_model **out,
+                             struct diag *d, const struct trace_load_progress *p);
 
 /* The same for len bytes in memory (copied; need not be NUL-terminated); name is used in
  * diagnostics. */

@@ -141,6 +141,11 @@ struct trace_model {
     uint64_t gen;
     uint64_t ignored_events, ignored_fields;
 
+    uint64_t *col_off; /* owned: per event, its op column's offset in col, or NO_COL */
+    uint64_t capcol_off;
+    uint8_t *col; /* owned: op columns, each its length byte then its bytes */
+    uint64_t ncol, capcol;
+
     const char *src; /* borrowed, released through src_release */
     size_t src_len;
     void (*src_release)(void *ctx);
@@ -307,6 +312,8 @@ void trace_model_free(struct trace_model *m)
     free(m->tracks);
     free(m->thtab);
     free(m->ev);
+    free(m->col_off);
+    free(m->col);
     free(m->ended);
     free(m->touched);
     for (size_t i = 0; i < m->ndet; i++)
@@ -633,7 +640,8 @@ uint64_t trace_model_event_bytes(const struct trace_model *m)
     /* what is in use: the arrays grow by doubling, and the pages of their spare capacity
      * are never touched (large blocks are mapped), so this is what they keep resident */
     uint64_t b = m->nev * sizeof(*m->ev) + m->nxf * sizeof(*m->xf) + m->nended * sizeof(*m->ended) +
-                 m->cappend * sizeof(*m->pend);
+                 m->cappend * sizeof(*m->pend) + (m->col_off ? m->nev * sizeof(*m->col_off) : 0) +
+                 m->ncol;
     for (size_t i = 0; i < m->cappend; i++)
         if (m->pend[i].ev != UINT64_MAX)
             b += m->pend[i].len;
@@ -681,6 +689,43 @@ struct sim_value *trace_model_event_details(const struct trace_model *m, uint64_
     struct sim_value *v = d && !cJSON_IsNull(d) ? trace_json_to_value(d) : NULL;
     cJSON_Delete(j);
     return v;
+}
+
+/* ---- op columns ------------------------------------------------------------------------ */
+
+#define NO_COL UINT64_MAX
+
+void trace_model_set_opcol(struct trace_model *m, uint64_t i, const uint8_t *p, size_t n)
+{
+    assert(i < m->nev && n <= TRACE_OPCOL_MAX);
+    if (i >= m->capcol_off) {
+        uint64_t cap = m->capcol_off ? m->capcol_off : 1024;
+        while (cap <= i)
+            cap *= 2;
+        m->col_off = sim_xreallocarray(m->col_off, cap, sizeof(*m->col_off));
+        for (uint64_t k = m->capcol_off; k < cap; k++)
+            m->col_off[k] = NO_COL;
+        m->capcol_off = cap;
+    }
+    if (m->ncol + n + 1 > m->capcol) {
+        uint64_t cap = m->capcol ? m->capcol : 1 << 16;
+        while (cap < m->ncol + n + 1)
+            cap *= 2;
+        m->col = sim_xrealloc(m->col, cap);
+        m->capcol = cap;
+    }
+    m->col_off[i] = m->ncol;
+    m->col[m->ncol] = (uint8_t)n;
+    memcpy(m->col + m->ncol + 1, p, n);
+    m->ncol += n + 1;
+}
+
+const uint8_t *trace_model_opcol(const struct trace_model *m, uint64_t i, size_t *n)
+{
+    if (i >= m->capcol_off || i >= m->nev || m->col_off[i] == NO_COL)
+        return NULL;
+    *n = m->col[m->col_off[i]];
+    return m->col + m->col_off[i] + 1;
 }
 
 /* ---- other records --------------------------------------------------------------------- */

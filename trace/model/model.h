@@ -260,6 +260,17 @@ uint64_t trace_model_track_busy(const struct trace_model *m, uint32_t track, uin
  * stored params (live). The caller frees the result. NULL when there are none. */
 struct sim_value *trace_model_event_details(const struct trace_model *m, uint64_t i);
 
+/*
+ * Op columns: a few bytes per event that the analyses read instead of its details (what
+ * trace/analysis/opinfo.h decodes from them, packed by trace_opinfo_pack), filled once when
+ * the event is loaded. The model keeps them as given; an event without them has its details
+ * read as before. trace_model_opcol returns the bytes of event i (*n set; borrowed, valid
+ * until the next set), or NULL when it has none.
+ */
+enum { TRACE_OPCOL_MAX = 255 };
+void trace_model_set_opcol(struct trace_model *m, uint64_t i, const uint8_t *p, size_t n);
+const uint8_t *trace_model_opcol(const struct trace_model *m, uint64_t i, size_t *n);
+
 size_t trace_model_mem_access_count(const struct trace_model *m);
 const struct trace_mem_access *trace_model_mem_access(const struct trace_model *m, size_t i);
 size_t trace_model_token_count(const struct trace_model *m);

@@ -22,56 +22,118 @@ struct ival {
     uint32_t op;
 };
 
-struct imap {
-    struct ival *v; /* owned: disjoint, by lo */
-    size_t n, cap;
+/* An interval map: disjoint intervals by lo, in blocks of at most 2 * IBLOCK (never empty),
+ * so that a write in the middle of a map of millions of ranges moves a block's worth of
+ * them, not the map's. */
+enum { IBLOCK = 256 };
+
+struct iblock {
+    struct ival *v; /* owned, room for 2 * IBLOCK + 3 */
+    size_t n;
 };
 
-/* First interval whose hi > lo. */
-static size_t imap_first(const struct imap *m, uint64_t lo)
+struct imap {
+    struct iblock *b; /* owned, in order */
+    size_t nb, capb;
+};
+
+/* The first interval whose hi > lo: block *bi, position *i (*bi == nb: none). */
+static void imap_first(const struct imap *m, uint64_t lo, size_t *bi, size_t *i)
 {
-    size_t a = 0, b = m->n;
-    while (a < b) {
-        size_t mid = a + (b - a) / 2;
-        if (m->v[mid].hi <= lo)
+    size_t a = 0, z = m->nb;
+    while (a < z) {
+        size_t mid = a + (z - a) / 2;
+        if (m->b[mid].v[m->b[mid].n - 1].hi <= lo)
             a = mid + 1;
         else
-            b = mid;
+            z = mid;
     }
-    return a;
+    *bi = a;
+    *i = 0;
+    if (a == m->nb)
+        return;
+    const struct iblock *k = &m->b[a];
+    size_t x = 0, y = k->n;
+    while (x < y) {
+        size_t mid = x + (y - x) / 2;
+        if (k->v[mid].hi <= lo)
+            x = mid + 1;
+        else
+            y = mid;
+    }
+    *i = x;
+}
+
+static void imap_block_insert(struct imap *m, size_t at)
+{
+    if (m->nb == m->capb) {
+        m->capb = m->capb ? 2 * m->capb : 16;
+        m->b = sim_xreallocarray(m->b, m->capb, sizeof(*m->b));
+    }
+    memmove(&m->b[at + 1], &m->b[at], (m->nb - at) * sizeof(*m->b));
+    m->b[at] = (struct iblock){sim_xreallocarray(NULL, 2 * IBLOCK + 3, sizeof(struct ival)), 0};
+    m->nb++;
 }
 
 /* [lo, hi) was written by op: it replaces what the map said of those bytes. */
 static void imap_assign(struct imap *m, uint64_t lo, uint64_t hi, uint32_t op)
 {
-    size_t i = imap_first(m, lo), j = i;
-    struct ival left = {0}, right = {0};
-    bool has_left = false, has_right = false;
-    if (i < m->n && m->v[i].lo < lo) {
-        left = (struct ival){m->v[i].lo, lo, m->v[i].op};
-        has_left = true;
+    size_t bi, i;
+    imap_first(m, lo, &bi, &i);
+    struct ival put[3];
+    size_t np = 0;
+    bool first = true, has_right = false;
+    struct ival right = {0};
+    while (bi < m->nb) { /* remove what [lo, hi) covers, keeping the parts outside it */
+        struct iblock *k = &m->b[bi];
+        if (i >= k->n) {
+            bi++, i = 0;
+            continue;
+        }
+        struct ival x = k->v[i];
+        if (x.lo >= hi)
+            break;
+        if (first && x.lo < lo)
+            put[np++] = (struct ival){x.lo, lo, x.op};
+        first = false;
+        if (x.hi > hi)
+            right = (struct ival){hi, x.hi, x.op}, has_right = true;
+        memmove(&k->v[i], &k->v[i + 1], (k->n - i - 1) * sizeof(*k->v));
+        if (--k->n == 0) {
+            free(k->v);
+            memmove(&m->b[bi], &m->b[bi + 1], (m->nb - bi - 1) * sizeof(*m->b));
+            m->nb--;
+            i = 0;
+        }
     }
-    while (j < m->n && m->v[j].lo < hi)
-        j++;
-    if (j > i && m->v[j - 1].hi > hi) {
-        right = (struct ival){hi, m->v[j - 1].hi, m->v[j - 1].op};
-        has_right = true;
-    }
-    size_t put = (size_t)has_left + 1 + (size_t)has_right;
-    size_t n = m->n - (j - i) + put;
-    if (n > m->cap) {
-        m->cap = m->cap ? 2 * m->cap : 64;
-        while (m->cap < n)
-            m->cap *= 2;
-        m->v = sim_xreallocarray(m->v, m->cap, sizeof(*m->v));
-    }
-    memmove(&m->v[i + put], &m->v[j], (m->n - j) * sizeof(*m->v));
-    m->n = n;
-    if (has_left)
-        m->v[i++] = left;
-    m->v[i++] = (struct ival){lo, hi, op};
+    put[np++] = (struct ival){lo, hi, op};
     if (has_right)
-        m->v[i] = right;
+        put[np++] = right;
+    if (bi == m->nb) {
+        if (!m->nb)
+            imap_block_insert(m, 0);
+        bi = m->nb - 1;
+        i = m->b[bi].n;
+    }
+    struct iblock *k = &m->b[bi];
+    memmove(&k->v[i + np], &k->v[i], (k->n - i) * sizeof(*k->v));
+    memcpy(&k->v[i], put, np * sizeof(*put));
+    k->n += np;
+    if (k->n > 2 * IBLOCK) { /* split it in two */
+        imap_block_insert(m, bi + 1);
+        struct iblock *a = &m->b[bi], *b = &m->b[bi + 1];
+        size_t half = a->n / 2;
+        memcpy(b->v, &a->v[half], (a->n - half) * sizeof(*a->v));
+        b->n = a->n - half;
+        a->n = half;
+    }
+}
+
+static void imap_free(struct imap *m)
+{
+    for (size_t k = 0; k < m->nb; k++)
+        free(m->b[k].v);
+    free(m->b);
 }
 
 /* A point of the sweep: an op's start or end. */
@@ -232,13 +294,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         out->decoded = n;
     } else if (!in->max_decode || n <= in->max_decode) {
         info = sim_xreallocarray(NULL, n, sizeof(*info));
-        for (size_t k = 0; k < n; k++) {
-            const struct trace_event *e = trace_model_event(m, ops[k].ev);
-            struct sim_value *d = trace_model_event_details(m, ops[k].ev);
-            trace_opinfo_decode(trace_model_str(m, e->op), (enum trace_op_kind)e->op_kind, d,
-                                &out->spaces, &info[k]);
-            sim_value_free(d);
-        }
+        for (size_t k = 0; k < n; k++)
+            trace_opinfo_of_event(m, ops[k].ev, &out->spaces, &info[k]);
         out->decoded = n;
     } else {
         out->truncated = true;
@@ -321,12 +378,22 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         for (unsigned r = 0; info && r < info[k].nreads; r++) {
             const struct trace_range *rd = &info[k].reads[r];
             const struct imap *mp = &maps[rd->space];
-            for (size_t i = imap_first(mp, rd->lo); i < mp->n && mp->v[i].lo < rd->hi; i++) {
-                uint32_t c = mp->v[i].op;
+            size_t bi, i;
+            imap_first(mp, rd->lo, &bi, &i);
+            for (; bi < mp->nb; i++) {
+                if (i == mp->b[bi].n) {
+                    if (++bi == mp->nb)
+                        break;
+                    i = 0;
+                }
+                const struct ival *x = &mp->b[bi].v[i];
+                if (x->lo >= rd->hi)
+                    break;
+                uint32_t c = x->op;
                 if (c != k && better(ops, c, TRACE_DEP_RAW, best, bw)) {
                     best = c, bw = TRACE_DEP_RAW;
-                    uint64_t lo = mp->v[i].lo > rd->lo ? mp->v[i].lo : rd->lo;
-                    uint64_t hi = mp->v[i].hi < rd->hi ? mp->v[i].hi : rd->hi;
+                    uint64_t lo = x->lo > rd->lo ? x->lo : rd->lo;
+                    uint64_t hi = x->hi < rd->hi ? x->hi : rd->hi;
                     brange = (struct trace_range){rd->space, lo, hi};
                 }
             }
@@ -378,7 +445,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         };
     }
     for (size_t s = 0; s < TRACE_OPINFO_MAX_SPACES; s++)
-        free(maps[s].v);
+        imap_free(&maps[s]);
     free(tiles.key), free(tiles.val);
     free(ended);
     free(by_ev);

@@ -66,8 +66,9 @@ struct trace_critpath_input {
     const uint64_t *events;      /* the set's events (any order); n of them */
     size_t n;
     uint64_t start; /* the span's start (the first step waits from it) */
-    /* per events[i], decoded already (NULL: read the details here, at most max_decode
-     * ops; with more, no ranges are read); spaces are then those of info_spaces */
+    /* per events[i], decoded already (NULL: read here, from the op columns or the details,
+     * for at most max_decode ops: with more, no ranges are read, which bounds the memory of
+     * a path over millions); spaces are then those of info_spaces */
     const struct trace_opinfo *info;
     const struct trace_spaces *info_spaces;
     size_t max_decode; /* 0: no limit */

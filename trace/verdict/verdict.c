@@ -316,16 +316,14 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
     struct trace_opinfo *info = NULL;
     struct trace_spaces spaces;
     trace_spaces_init(&spaces);
-    if (n <= c->budget) {
-        c->budget -= n;
+    size_t uncached = 0; /* ops whose details must be read: those without op columns */
+    for (size_t k = 0; k < n && uncached <= c->budget; k++)
+        uncached += !trace_opinfo_cached(m, evs[k]);
+    if (uncached <= c->budget) {
+        c->budget -= uncached;
         info = sim_xreallocarray(NULL, n ? n : 1, sizeof(*info));
-        for (size_t k = 0; k < n; k++) {
-            const struct trace_event *e = trace_model_event(m, evs[k]);
-            struct sim_value *d = trace_model_event_details(m, evs[k]);
-            trace_opinfo_decode(trace_model_str(m, e->op), (enum trace_op_kind)e->op_kind, d,
-                                &spaces, &info[k]);
-            sim_value_free(d);
-        }
+        for (size_t k = 0; k < n; k++)
+            trace_opinfo_of_event(m, evs[k], &spaces, &info[k]);
     } else if (n) {
         it->missing |= TRACE_MISSING_DETAILS;
     }

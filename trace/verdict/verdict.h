@@ -58,7 +58,8 @@ enum {
                                          follows engine and launch order only */
     TRACE_MISSING_RESOURCES = 1 << 2, /* no per-resource bandwidth samples */
     TRACE_MISSING_LAUNCHES = 1 << 3,  /* no cmdq_ids: the run only */
-    TRACE_MISSING_DETAILS = 1 << 4,   /* too many ops to read every op's details */
+    TRACE_MISSING_DETAILS = 1 << 4,   /* too many ops without op columns to read every
+                                         op's details */
     TRACE_MISSING_FLOPS = 1 << 5,     /* no GEMM or math op with sizes in its details */
 };
 
@@ -97,7 +98,8 @@ struct trace_verdict {
 };
 
 struct trace_verdict_opts {
-    size_t max_decode; /* ops whose details may be read in all (0: 2,000,000) */
+    size_t max_decode; /* ops without op columns (trace/model/model.h) whose details may be
+                          read in all (0: 2,000,000) */
 };
 
 /* The verdict of m (finished; borrowed, must outlive it). o may be NULL. */

@@ -4,6 +4,11 @@
  * Everything that can go wrong before the screen is taken over (an unknown theme, a file
  * that is not a trace, a terminal that cannot run a full-screen UI) is one line on stderr
  * and exit status 2; after it, the terminal is restored on every way out.
+ *
+ * While the trace loads, a line on the terminal says how far it is (the share of the file
+ * read, the events so far, the time left), a few times a second; q ends the load and the
+ * program (exit 0), and so do Ctrl-C and the other signals (exit 128 + the signal), the
+ * terminal as it was.
  */
 #include "tui/cli/cli.h"
 
@@ -14,11 +19,16 @@
 #include "tui/term/term.h"
 #include "tui/term/theme.h"
 
+#include "trace/file/loader.h"
+
 #include <locale.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 static int fail(const struct diag *d)
@@ -57,6 +67,110 @@ int cli_theme_check(const char *cmd, const char *theme, const char *user_dir)
     return CLI_EXIT_USAGE;
 }
 
+/* ---- loading ------------------------------------------------------------------------------ */
+
+/* The terminal as it was before the load read keys one at a time (signal handlers restore
+ * it: file scope). */
+static struct termios load_saved;
+static volatile sig_atomic_t load_raw;
+static const int load_signals[3] = {SIGINT, SIGTERM, SIGHUP};
+
+static void load_restore(void)
+{
+    if (load_raw) {
+        tcsetattr(STDIN_FILENO, TCSANOW, &load_saved);
+        load_raw = 0;
+    }
+}
+
+static void load_on_signal(int signo)
+{
+    load_restore();
+    static const char erase[] = "\r\033[K";
+    ssize_t k = write(STDERR_FILENO, erase, sizeof(erase) - 1);
+    (void)k;
+    _exit(128 + signo);
+}
+
+struct loading {
+    char name[128]; /* escaped */
+    double t0, shown;
+    bool line, quit;
+    unsigned delay_ms; /* NPUSCOPE_TEST_LOAD_DELAY_MS: tests make a small load last */
+};
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int load_progress(void *ctx, uint64_t done, uint64_t total, uint64_t events)
+{
+    struct loading *L = ctx;
+    if (L->delay_ms)
+        usleep(L->delay_ms * 1000u);
+    struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
+    while (load_raw && poll(&p, 1, 0) > 0 && (p.revents & POLLIN)) {
+        char c;
+        if (read(STDIN_FILENO, &c, 1) != 1)
+            break;
+        if (c == 'q' || c == 'Q') {
+            L->quit = true;
+            return 1;
+        }
+    }
+    double now = mono_s();
+    if (now - L->shown < 0.2 || !total)
+        return 0;
+    L->shown = now;
+    double frac = (double)done / (double)total, took = now - L->t0;
+    char left[32] = "";
+    if (frac > 0.01 && took > 0.5)
+        snprintf(left, sizeof(left), ", %.0f s left", took * (1 - frac) / frac);
+    fprintf(stderr, "\rnpuscope: loading %s: %.0f%% (%llu events%s; q quits)\033[K", L->name,
+            100 * frac, (unsigned long long)events, left);
+    fflush(stderr);
+    L->line = true;
+    return 0;
+}
+
+/* Load file with the progress line and q (when stderr is a terminal). NULL with d set
+ * when it fails; *quit set when the user ended it. */
+static struct tui_source *load(const char *file, struct diag *d, bool *quit)
+{
+    *quit = false;
+    if (!isatty(STDERR_FILENO))
+        return tui_source_file_open(file, d);
+    struct loading L = {.t0 = mono_s()};
+    L.shown = L.t0;
+    sim_escape(file, strlen(file), L.name, sizeof(L.name));
+    const char *delay = getenv("NPUSCOPE_TEST_LOAD_DELAY_MS");
+    L.delay_ms = delay ? (unsigned)atoi(delay) : 0;
+    struct sigaction sa = {.sa_handler = load_on_signal}, old[3];
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 3; i++)
+        sigaction(load_signals[i], &sa, &old[i]);
+    if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &load_saved) == 0) {
+        struct termios raw = load_saved;
+        raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+        raw.c_cc[VMIN] = 1;
+        raw.c_cc[VTIME] = 0;
+        if (tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0)
+            load_raw = 1;
+    }
+    struct trace_load_progress p = {load_progress, &L, L.delay_ms ? 64 : 4096};
+    struct tui_source *src = tui_source_file_open_progress(file, d, &p);
+    load_restore();
+    if (L.line)
+        fprintf(stderr, "\r\033[K");
+    for (int i = 0; i < 3; i++)
+        sigaction(load_signals[i], &old[i], NULL);
+    *quit = L.quit;
+    return src;
+}
+
 int cli_view(const char *file, const char *theme, const char *diff)
 {
     setlocale(LC_ALL, "");
@@ -73,16 +187,10 @@ int cli_view(const char *file, const char *theme, const char *diff)
         status = fail(&d);
         goto out;
     }
-    struct stat st;
-    if (isatty(STDERR_FILENO) && stat(file, &st) == 0 && st.st_size > (16 << 20)) {
-        char *safe = sim_escape_dup(file);
-        fprintf(stderr, "npuscope: loading %s (%lld MiB)...\n", safe,
-                (long long)(st.st_size >> 20));
-        free(safe);
-    }
-    src = tui_source_file_open(file, &d);
+    bool quit;
+    src = load(file, &d, &quit);
     if (!src) {
-        status = fail(&d);
+        status = quit ? CLI_EXIT_OK : fail(&d);
         goto out;
     }
     struct trace_model *second = NULL;

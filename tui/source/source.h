@@ -162,6 +162,11 @@ void tui_source_free(struct tui_source *s);
  * what the header shows (copied).
  */
 struct tui_source *tui_source_file_open(const char *path, struct diag *d);
+/* The same, with the load's progress reported through p (trace/file/loader.h; NULL: none):
+ * a load p stops fails (NULL, d set). */
+struct trace_load_progress;
+struct tui_source *tui_source_file_open_progress(const char *path, struct diag *d,
+                                                 const struct trace_load_progress *p);
 struct tui_source *tui_source_model_take(struct trace_model *m, const char *name);
 
 /* How a live source starts (tui/source/source_live.c). */

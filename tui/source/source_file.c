@@ -73,9 +73,15 @@ struct tui_source *tui_source_model_take(struct trace_model *m, const char *name
 
 struct tui_source *tui_source_file_open(const char *path, struct diag *d)
 {
+    return tui_source_file_open_progress(path, d, NULL);
+}
+
+struct tui_source *tui_source_file_open_progress(const char *path, struct diag *d,
+                                                 const struct trace_load_progress *p)
+{
     struct trace_report *r = trace_report_new(0);
     struct trace_model *m = NULL;
-    if (trace_load_file(path, r, &m, d) < 0) {
+    if (trace_load_file_progress(path, r, &m, d, p) < 0) {
         trace_report_free(r);
         return NULL;
     }

@@ -1,0 +1,226 @@
+/*
+ * The op columns (trace/model/model.h, trace/analysis/opinfo.h): what the analyses read of
+ * an op's details, decoded once when a trace is loaded. On runs of built-in kernels written
+ * and loaded back, every op's columns say what its details say, the verdict and the
+ * critical path are those of the run's live model (whose details are read), and the
+ * verdict reads every op's arithmetic however small its budget for reading details. The
+ * JSON decoder reads details as the value-tree one does, quirks included.
+ */
+#include "sim/host/run.h"
+#include "trace/analysis/opinfo.h"
+#include "trace/file/loader.h"
+#include "trace/file/writer.h"
+#include "trace/live/live.h"
+#include "trace/model/json.h"
+#include "trace/verdict/critpath.h"
+#include "trace/verdict/verdict.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct pair {
+    struct sim_run *run;
+    struct trace_live *live;
+    struct trace_model *loaded;
+};
+
+/* Run built-in kernel spec (timing only), write its trace and load it back. */
+static void run_and_load(const char *spec, struct pair *p)
+{
+    struct diag d;
+    struct sim_run_opts ro = {.kernel_spec = spec};
+    cr_assert_eq(sim_run_new(&ro, &p->run, &d), 0, "%s", d.msg);
+    sim_run_timing_only(p->run);
+    struct trace_live_opts o = {.prefill_tokens = -1, .decode_tokens = -1};
+    cr_assert_eq(trace_live_new(sim_run_chip(p->run), &o, &p->live, &d), 0, "%s", d.msg);
+    sim_run_advance(p->run, SIM_RUN_END, 0);
+    trace_live_sync(p->live);
+    char path[] = "/tmp/npuscope-opcols-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    cr_assert_eq(trace_writer_write_model(trace_live_model(p->live), path, 0, &d), 0, "%s", d.msg);
+    cr_assert_eq(trace_load_file(path, NULL, &p->loaded, &d), 0, "%s", d.msg);
+    unlink(path);
+}
+
+static void pair_free(struct pair *p)
+{
+    trace_model_free(p->loaded);
+    trace_live_free(p->live);
+    sim_run_free(p->run);
+}
+
+/* a and b, decoded with the registries sa and sb, say the same (spaces by name). */
+static void same_info(const struct trace_opinfo *a, const struct trace_spaces *sa,
+                      const struct trace_opinfo *b, const struct trace_spaces *sb, uint64_t ev)
+{
+    cr_assert_eq(a->flops, b->flops, "event %llu: %g against %g FLOP", (unsigned long long)ev,
+                 a->flops, b->flops);
+    cr_assert_eq(a->bytes, b->bytes, "event %llu", (unsigned long long)ev);
+    cr_assert_str_eq(a->dtype, b->dtype, "event %llu", (unsigned long long)ev);
+    cr_assert_eq(a->stage, b->stage, "event %llu", (unsigned long long)ev);
+    cr_assert_eq(a->nreads, b->nreads, "event %llu", (unsigned long long)ev);
+    cr_assert_eq(a->has_write, b->has_write, "event %llu", (unsigned long long)ev);
+    for (unsigned r = 0; r <= a->nreads; r++) {
+        const struct trace_range *x = r < a->nreads ? &a->reads[r] : &a->write;
+        const struct trace_range *y = r < a->nreads ? &b->reads[r] : &b->write;
+        if (r == a->nreads && !a->has_write)
+            break;
+        cr_assert_str_eq(sa->names[x->space], sb->names[y->space], "event %llu range %u",
+                         (unsigned long long)ev, r);
+        cr_assert_eq(x->lo, y->lo, "event %llu range %u", (unsigned long long)ev, r);
+        cr_assert_eq(x->hi, y->hi, "event %llu range %u", (unsigned long long)ev, r);
+    }
+}
+
+static const char *const specs[] = {"gemm:m=128,n=64,k=32", "gemm_explicit:m=128,n=32,k=64",
+                                    "llm_decode:layers=2,gen=2"};
+
+Test(opcols, every_loaded_op_has_columns_saying_what_its_details_say)
+{
+    for (size_t c = 0; c < sizeof(specs) / sizeof(specs[0]); c++) {
+        struct pair p;
+        run_and_load(specs[c], &p);
+        const struct trace_model *m = p.loaded;
+        cr_assert_gt(trace_model_event_count(m), 0);
+        struct trace_spaces sa, sb;
+        trace_spaces_init(&sa);
+        trace_spaces_init(&sb);
+        size_t with_ranges = 0, with_flops = 0;
+        for (uint64_t i = 0; i < trace_model_event_count(m); i++) {
+            cr_assert(trace_opinfo_cached(m, i), "%s: event %llu has no columns", specs[c],
+                      (unsigned long long)i);
+            struct trace_opinfo a, b;
+            trace_opinfo_of_event(m, i, &sa, &a);
+            const struct trace_event *e = trace_model_event(m, i);
+            struct sim_value *d = trace_model_event_details(m, i);
+            trace_opinfo_decode(trace_model_str(m, e->op), (enum trace_op_kind)e->op_kind, d, &sb,
+                                &b);
+            sim_value_free(d);
+            same_info(&a, &sa, &b, &sb, i);
+            with_ranges += a.nreads || a.has_write;
+            with_flops += a.flops > 0;
+        }
+        cr_assert_gt(with_ranges, 0, "%s: the comparison saw ranges", specs[c]);
+        cr_assert_gt(with_flops, 0, "%s: the comparison saw arithmetic", specs[c]);
+        pair_free(&p);
+    }
+}
+
+static void same_item(const struct trace_verdict_item *a, const struct trace_verdict_item *b)
+{
+    cr_assert_eq(a->bound, b->bound);
+    cr_assert_eq(a->flops, b->flops, "%g against %g FLOP", a->flops, b->flops);
+    cr_assert_eq(a->peak_flops, b->peak_flops);
+    cr_assert_eq(a->path.n, b->path.n);
+    for (int k = 0; k < TRACE_PCAT_COUNT; k++)
+        cr_assert(fabs(a->time[k] - b->time[k]) < 1e-6, "category %d: %g against %g", k, a->time[k],
+                  b->time[k]);
+    cr_assert_eq(a->path.with_addresses, b->path.with_addresses);
+}
+
+Test(opcols, the_verdict_from_columns_is_the_one_from_details_whatever_the_budget)
+{
+    for (size_t c = 0; c < sizeof(specs) / sizeof(specs[0]); c++) {
+        struct pair p;
+        run_and_load(specs[c], &p);
+        /* the live model has no columns: its ops' details are read */
+        struct trace_verdict *live = trace_verdict_new(trace_live_model(p.live), NULL);
+        /* a budget of one op's details: the columns need none */
+        struct trace_verdict_opts o = {.max_decode = 1};
+        struct trace_verdict *loaded = trace_verdict_new(p.loaded, &o);
+        cr_assert_eq(loaded->run.missing & TRACE_MISSING_DETAILS, 0, "%s", specs[c]);
+        cr_assert_gt(loaded->run.flops, 0, "%s: the roofline has its arithmetic", specs[c]);
+        same_item(&live->run, &loaded->run);
+        cr_assert_eq(live->nlaunches, loaded->nlaunches);
+        for (size_t i = 0; i < live->nlaunches; i++)
+            same_item(&live->launches[i], &loaded->launches[i]);
+        trace_verdict_free(live);
+        trace_verdict_free(loaded);
+        /* the critical path of the run, as the Gantt asks for it */
+        struct trace_critpath a, b;
+        const struct trace_model *ms[2] = {trace_live_model(p.live), p.loaded};
+        struct trace_critpath *ps[2] = {&a, &b};
+        for (int k = 0; k < 2; k++) {
+            uint64_t n = trace_model_event_count(ms[k]);
+            uint64_t *evs = malloc(n * sizeof(*evs));
+            for (uint64_t i = 0; i < n; i++)
+                evs[i] = i;
+            struct trace_critpath_input in = {.m = ms[k], .events = evs, .n = n};
+            trace_critpath_compute(&in, ps[k]);
+            free(evs);
+        }
+        cr_assert(!b.truncated);
+        cr_assert_eq(a.n, b.n, "%s", specs[c]);
+        for (size_t s = 0; s < a.n; s++) {
+            cr_assert_eq(a.steps[s].ev, b.steps[s].ev);
+            cr_assert_eq(a.steps[s].why, b.steps[s].why);
+        }
+        trace_critpath_fini(&a);
+        trace_critpath_fini(&b);
+        pair_free(&p);
+    }
+}
+
+Test(opcols, the_json_decoder_reads_details_as_the_value_decoder)
+{
+    static const struct {
+        const char *op;
+        enum trace_op_kind kind;
+        const char *details;
+    } cases[] = {
+        {"gemm", TRACE_KIND_GEMM,
+         "{\"m\":4,\"n\":8,\"k\":16,\"dtype_in\":\"f16\",\"src_a_space\":\"tcm\",\"src_a_addr\":64,"
+         "\"shape_a\":[4,16],\"shape_b\":[16,8],\"src_b_space\":\"sram\",\"src_b_addr\":0,"
+         "\"dst_space\":\"tcm\",\"dst_addr\":512,\"shape_out\":[4,8]}"},
+        /* a key twice (the first counts), keys only under replay, a whole float */
+        {"dma_read", TRACE_KIND_MEMORY,
+         "{\"nbytes\":256,\"nbytes\":9,\"src_addr\":4096.0,"
+         "\"replay\":{\"dst_space\":\"tcm\",\"dst_addr\":128}}"},
+        /* a top-level string of another type: the one under replay is read */
+        {"dma_write", TRACE_KIND_MEMORY,
+         "{\"nbytes\":64,\"src_space\":7,\"src_addr\":0,\"dst_addr\":1e3,"
+         "\"replay\":{\"src_space\":\"tcm\"}}"},
+        {"add", TRACE_KIND_MATH,
+         "{\"input_addrs\":[0,256,\"x\"],\"input_shapes\":[[4,16],[4,16],[2]],\"dtype\":\"f32\","
+         "\"input_spaces\":[\"tcm\",\"hbm\"],\"shape_out\":[4,16],\"dst_addr\":1024}"},
+        {"reduce", TRACE_KIND_MATH,
+         "{\"input_addrs\":[0],\"input_shapes\":[[4,16]],\"axis\":1,\"shape_out\":[4,1],"
+         "\"dtype\":\"bf16\",\"dst_addr\":2.5}"},
+        {"TileToken/DMA", TRACE_KIND_MEMORY,
+         "{\"nbytes\":32,\"src_space\":\"hbm\",\"src_addr\":8,\"dst_space\":\"tcm\",\"dst_addr\":16}"},
+        {"DMA", TRACE_KIND_MEMORY, "{\"direction\":\"read\",\"bytes\":100,\"dram_addr\":4096}"},
+        {"VE", TRACE_KIND_MATH, "{\"length\":77}"},
+        {"composite_softmax", TRACE_KIND_MATH, "{\"out_addr\":64,\"out_nbytes\":128}"},
+        {"gemm", TRACE_KIND_GEMM, "{\"replay\":[1,2],\"m\":-1}"},
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        cJSON *j = cJSON_Parse(cases[c].details);
+        cr_assert_not_null(j, "case %zu", c);
+        struct sim_value *v = trace_json_to_value(j);
+        struct trace_spaces sa, sb;
+        trace_spaces_init(&sa);
+        trace_spaces_init(&sb);
+        struct trace_opinfo a, b;
+        trace_opinfo_decode_json(cases[c].op, cases[c].kind, j, &sa, &a);
+        trace_opinfo_decode(cases[c].op, cases[c].kind, v, &sb, &b);
+        same_info(&a, &sa, &b, &sb, c);
+        /* packed and unpacked, the same again */
+        struct trace_model *m = trace_model_new();
+        uint8_t buf[TRACE_OPCOL_MAX];
+        size_t n = trace_opinfo_pack(m, &a, &sa, buf);
+        struct trace_spaces sc;
+        trace_spaces_init(&sc);
+        struct trace_opinfo u;
+        cr_assert(trace_opinfo_unpack(m, buf, n, &sc, &u), "case %zu", c);
+        same_info(&a, &sa, &u, &sc, c);
+        trace_model_free(m);
+        sim_value_free(v);
+        cJSON_Delete(j);
+    }
+}
