@@ -72,15 +72,22 @@ static void on_signal(int signo)
     errno = saved;
 }
 
-/* A crash: put the terminal back with async-signal-safe calls, then die as before. */
-static void on_crash(int signo)
+void tui_term_crash_restore(void)
 {
+    if (!the_term)
+        return;
     if (crash_reset_len) {
         ssize_t r = write(STDOUT_FILENO, crash_reset, crash_reset_len);
         (void)r;
     }
     if (have_saved_tios)
         tcsetattr(STDIN_FILENO, TCSANOW, &saved_tios);
+}
+
+/* A crash: put the terminal back with async-signal-safe calls, then die as before. */
+static void on_crash(int signo)
+{
+    tui_term_crash_restore();
     signal(signo, SIG_DFL);
     raise(signo);
 }

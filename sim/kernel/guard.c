@@ -1,0 +1,235 @@
+/*
+ * The guard of a run with plug-in kernels (see guard.h): fatal-signal handlers on an
+ * alternate stack, and a watchdog thread that interrupts the engine's thread (SIGXCPU) when
+ * the running process makes no progress. Process-wide, as signal dispositions are.
+ */
+#include "sim/kernel/guard.h"
+
+#include "sim/chip/topology.h"
+#include "sim/engine/engine.h"
+#include "sim/kernel/runner.h"
+#include "sim/kernel/tl_int.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { ALT_STACK = 1 << 20 }; /* the report writes the trace from the alternate stack */
+
+static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+enum { NFATAL = sizeof(fatal_signals) / sizeof(fatal_signals[0]) };
+#define WATCHDOG_SIGNAL SIGXCPU
+
+static struct {
+    bool armed;
+    struct sim_chip *chip;
+    double watchdog_s;
+    void (*restore)(void);
+    void (*finish)(void *ctx);
+    void *ctx;
+    pthread_t engine_thread;
+    pthread_t watcher;
+    bool have_watcher;
+    volatile sig_atomic_t stop;  /* the watcher ends */
+    volatile sig_atomic_t fired; /* the watchdog fired: its report, not a crash's */
+    volatile sig_atomic_t in_report;
+    void *alt;
+} g;
+
+static double wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void put(const char *s)
+{
+    size_t n = strlen(s);
+    while (n) {
+        ssize_t w = write(STDERR_FILENO, s, n);
+        if (w <= 0)
+            return;
+        s += w;
+        n -= (size_t)w;
+    }
+}
+
+static const char *what(int signo)
+{
+    switch (signo) {
+    case SIGSEGV: return "SIGSEGV (invalid memory access)";
+    case SIGBUS: return "SIGBUS (bus error)";
+    case SIGFPE: return "SIGFPE (arithmetic exception)";
+    case SIGILL: return "SIGILL (illegal instruction)";
+    case SIGABRT: return "SIGABRT (abort)";
+    default: return "a fatal signal";
+    }
+}
+
+/* The report: terminal, line, marker, trace, exit. Never returns. */
+static void report(int signo)
+{
+    if (g.in_report) /* a second fault while reporting */
+        _exit(1);
+    g.in_report = 1;
+    g.stop = 1;
+    if (g.restore)
+        g.restore();
+    char err[640], cause[200];
+    struct sim_engine *e = sim_chip_engine(g.chip);
+    struct tl *tl = sim_runner_current(g.chip);
+    double ns = sim_ticks_to_ns(sim_engine_now(e));
+    if (signo == WATCHDOG_SIGNAL && g.fired)
+        snprintf(cause, sizeof(cause),
+                 "no engine event and no tl call for %g s of wall time: it loops without "
+                 "calling the tl API (--watchdog SECONDS sets the limit, 0 disables it)",
+                 g.watchdog_s);
+    else
+        snprintf(cause, sizeof(cause), "crashed with %s", what(signo));
+    if (tl) {
+        char last[96];
+        snprintf(last, sizeof(last), "its last tl call was %s()", tl->last_call);
+        snprintf(err, sizeof(err), "kernel '%s' on %s %s at %.3f ns simulated; %s", tl->kernel,
+                 tl->pe_id, cause, ns, tl->last_call ? last : "it had made no tl call");
+    } else {
+        struct sim_proc *p = sim_engine_current(e);
+        snprintf(err, sizeof(err), "%s%s%s %s at %.3f ns simulated", p ? "process '" : "npuscope",
+                 p ? sim_proc_name(p) : "", p ? "'" : "", cause, ns);
+    }
+    put("npuscope: ");
+    put(err);
+    put("\n");
+    const char *component = NULL;
+    if (tl)
+        component = sim_topo_node(sim_chip_topo(g.chip), tl->n_cpu)->id;
+    sim_chip_add_failure(g.chip, err, component, tl ? tl->kernel : NULL, tl ? tl->cmdq_id : -1);
+    if (g.finish)
+        g.finish(g.ctx);
+    _exit(1);
+}
+
+static void on_signal(int signo, siginfo_t *si, void *uc)
+{
+    (void)si;
+    (void)uc;
+    if (signo == WATCHDOG_SIGNAL && !g.fired)
+        return; /* not ours */
+    report(signo);
+}
+
+/* The watcher: progress is an engine event or a tl call of the running kernel. */
+static void *watch(void *arg)
+{
+    (void)arg;
+    struct sim_engine *e = sim_chip_engine(g.chip);
+    uint64_t last = (uint64_t)-1;
+    double since = wall();
+    while (!g.stop) {
+        struct timespec nap = {0, 50 * 1000 * 1000};
+        nanosleep(&nap, NULL);
+        struct sim_proc *p = sim_engine_current(e);
+        struct tl *tl = sim_runner_current(g.chip);
+        uint64_t now = sim_engine_events(e) + (tl ? tl->ncalls : 0);
+        if (!p || now != last) {
+            last = now;
+            since = wall();
+            continue;
+        }
+        if (wall() - since >= g.watchdog_s) {
+            g.fired = 1;
+            pthread_kill(g.engine_thread, WATCHDOG_SIGNAL);
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
+static int start_watcher(struct diag *d)
+{
+    if (g.watchdog_s <= 0)
+        return 0;
+    g.stop = 0;
+    g.fired = 0;
+    /* the watcher takes no signal meant for the process */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&g.watcher, NULL, watch, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        return diag_set(d, SIM_EIO, NULL, 0, 0, NULL, "cannot start the watchdog: %s",
+                        strerror(rc));
+    g.have_watcher = true;
+    return 0;
+}
+
+int sim_guard_arm(const struct sim_guard_opts *o, struct diag *d)
+{
+    if (g.armed)
+        sim_guard_disarm();
+    g.chip = o->chip;
+    g.watchdog_s = o->watchdog_s;
+    g.restore = o->restore;
+    g.finish = o->finish;
+    g.ctx = o->ctx;
+    g.engine_thread = pthread_self();
+    g.in_report = 0;
+    if (!g.alt) {
+        g.alt = malloc(ALT_STACK);
+        if (!g.alt)
+            return diag_set(d, SIM_EIO, NULL, 0, 0, NULL, "no memory for the signal stack");
+    }
+    stack_t ss = {.ss_sp = g.alt, .ss_size = ALT_STACK, .ss_flags = 0};
+    if (sigaltstack(&ss, NULL) != 0)
+        return diag_set(d, SIM_EIO, NULL, 0, 0, NULL, "sigaltstack: %s", strerror(errno));
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < NFATAL; i++)
+        sigaddset(&sa.sa_mask, fatal_signals[i]);
+    sigaddset(&sa.sa_mask, WATCHDOG_SIGNAL);
+    for (int i = 0; i < NFATAL; i++)
+        sigaction(fatal_signals[i], &sa, NULL);
+    sigaction(WATCHDOG_SIGNAL, &sa, NULL);
+    g.armed = true;
+    return start_watcher(d);
+}
+
+void sim_guard_set_hooks(void (*restore)(void), void (*finish)(void *ctx), void *ctx)
+{
+    g.restore = restore;
+    g.finish = finish;
+    g.ctx = ctx;
+}
+
+void sim_guard_after_fork(void)
+{
+    if (!g.armed)
+        return;
+    g.have_watcher = false;
+    g.engine_thread = pthread_self();
+    start_watcher(NULL);
+}
+
+void sim_guard_disarm(void)
+{
+    if (!g.armed)
+        return;
+    g.stop = 1;
+    if (g.have_watcher)
+        pthread_join(g.watcher, NULL);
+    g.have_watcher = false;
+    for (int i = 0; i < NFATAL; i++)
+        signal(fatal_signals[i], SIG_DFL);
+    signal(WATCHDOG_SIGNAL, SIG_DFL);
+    g.armed = false;
+}
