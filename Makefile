@@ -273,10 +273,17 @@ fuzz:
 	        build/fuzzlib/libnpuscope.a $(LDLIBS) || exit 1; done
 
 # --- install -------------------------------------------------------------------------------
-install: npuscope headers
+# The binary, its man page and themes, the public headers, pkg-config's npuscope.pc (made
+# for this PREFIX) and the directory installed plug-ins go to.
+install: $(BIN) headers
+	@rm -f $(BUILD)/npuscope.pc
+	@$(MAKE) --no-print-directory $(BUILD)/npuscope.pc
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
-	    $(DESTDIR)$(PREFIX)/share/npuscope/themes
+	    $(DESTDIR)$(PREFIX)/share/npuscope/themes $(DESTDIR)$(PREFIX)/include/npuscope \
+	    $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/lib/npuscope/plugins
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/npuscope
+	install -m 644 $(PUB_OUT) $(DESTDIR)$(PREFIX)/include/npuscope/
+	install -m 644 $(BUILD)/npuscope.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/npuscope.pc
 	install -m 644 tui/npuscope.1 $(DESTDIR)$(PREFIX)/share/man/man1/npuscope.1
 	$(if $(wildcard themes/*.yaml),install -m 644 themes/*.yaml $(DESTDIR)$(PREFIX)/share/npuscope/themes/)
 

@@ -82,27 +82,28 @@ static void report(int signo)
     g.stop = 1;
     if (g.restore)
         g.restore();
-    char err[640], cause[200];
+    char err[640], last[96] = "it had made no tl call";
     struct sim_engine *e = sim_chip_engine(g.chip);
     struct tl *tl = sim_runner_current(g.chip);
+    struct sim_proc *p = sim_engine_current(e);
     double ns = sim_ticks_to_ns(sim_engine_now(e));
-    if (signo == WATCHDOG_SIGNAL && g.fired)
-        snprintf(cause, sizeof(cause),
-                 "no engine event and no tl call for %g s of wall time: it loops without "
-                 "calling the tl API (--watchdog SECONDS sets the limit, 0 disables it)",
-                 g.watchdog_s);
-    else
-        snprintf(cause, sizeof(cause), "crashed with %s", what(signo));
-    if (tl) {
-        char last[96];
+    if (tl && tl->last_call)
         snprintf(last, sizeof(last), "its last tl call was %s()", tl->last_call);
-        snprintf(err, sizeof(err), "kernel '%s' on %s %s at %.3f ns simulated; %s", tl->kernel,
-                 tl->pe_id, cause, ns, tl->last_call ? last : "it had made no tl call");
-    } else {
-        struct sim_proc *p = sim_engine_current(e);
-        snprintf(err, sizeof(err), "%s%s%s %s at %.3f ns simulated", p ? "process '" : "npuscope",
-                 p ? sim_proc_name(p) : "", p ? "'" : "", cause, ns);
-    }
+    char who[160];
+    if (tl)
+        snprintf(who, sizeof(who), "kernel '%s' on %s", tl->kernel, tl->pe_id);
+    else
+        snprintf(who, sizeof(who), "%s%s%s", p ? "process '" : "npuscope",
+                 p ? sim_proc_name(p) : "", p ? "'" : "");
+    if (signo == WATCHDOG_SIGNAL && g.fired)
+        snprintf(err, sizeof(err),
+                 "%s stopped by the watchdog at %.3f ns simulated: no engine event and no tl "
+                 "call for %g s of wall time (%s; --watchdog SECONDS sets the limit, 0 disables "
+                 "it)",
+                 who, ns, g.watchdog_s, tl ? last : "no kernel was running");
+    else
+        snprintf(err, sizeof(err), "%s crashed with %s at %.3f ns simulated%s%s", who, what(signo),
+                 ns, tl ? "; " : "", tl ? last : "");
     put("npuscope: ");
     put(err);
     put("\n");

@@ -68,12 +68,19 @@ static int check(const char *path, const struct npuscope_plugin *p, struct diag 
 
 int sim_plugin_load(const char *path, struct diag *d)
 {
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    /* a bare file name is a file here, not a library for dlopen to search the paths for */
+    char *local = strchr(path, '/') ? NULL : sim_xasprintf("./%s", path);
+    void *h = dlopen(local ? local : path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         const char *why = dlerror();
+        size_t n = strlen(local ? local : path);
+        if (why && strncmp(why, local ? local : path, n) == 0 && strncmp(why + n, ": ", 2) == 0)
+            why += n + 2; /* dlerror names the file again */
+        free(local);
         return diag_set(d, SIM_EIO, path, 0, 0, NULL, "cannot load the plug-in: %s",
                         why ? why : "dlopen failed");
     }
+    free(local);
     for (size_t i = 0; i < n_loaded; i++) {
         if (loaded[i].handle == h) { /* the same object: dlopen counted one more reference */
             dlclose(h);
@@ -178,7 +185,8 @@ int sim_plugin_load_search_path(struct diag *d)
         if (slash) {
             *slash = '\0';
             char *dir = sim_xasprintf("%s/%s", self, SIM_PLUGIN_INSTALL_DIR);
-            rc = load_dir(dir, d);
+            char real[PATH_MAX];
+            rc = load_dir(realpath(dir, real) ? real : dir, d);
             free(dir);
         }
     }

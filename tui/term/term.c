@@ -104,16 +104,20 @@ static bool have_cap(const char *s)
     return s && (intptr_t)s != -1;
 }
 
-static void add_cap(const char *name)
+static void add_seq(const char *s)
 {
-    const char *s = tigetstr(name);
-    if (!have_cap(s))
-        return;
     size_t n = strlen(s);
     if (crash_reset_len + n + 1 < sizeof(crash_reset)) {
         memcpy(crash_reset + crash_reset_len, s, n + 1);
         crash_reset_len += n;
     }
+}
+
+static void add_cap(const char *name)
+{
+    const char *s = tigetstr(name);
+    if (have_cap(s))
+        add_seq(s);
 }
 
 /* Can this terminal run a full-screen UI? Checked before curses takes it over. */
@@ -145,6 +149,8 @@ int tui_term_check(struct diag *d)
         add_cap("sgr0");
         add_cap("cnorm");
         add_cap("rmkx");
+        if (have_cap(tigetstr("kmous"))) /* xterm mouse reporting, which the UI turns on */
+            add_seq("\033[?1006l\033[?1002l\033[?1000l");
     }
     del_curterm(cur_term);
     if (!ok)
