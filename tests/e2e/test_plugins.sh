@@ -223,6 +223,27 @@ if plugin "$TMP/spin.so" "$P/spin.c"; then
     expect_screen "TUI: the line" "kernel 'spin' on sip0\.cube0\.pe0 stopped by the watchdog"
 fi
 
+echo "== a sweep over a plug-in's kernel"
+mkdir -p "$TMP/sw"
+cp "$TMP/branch.so" "$TMP/sw/"
+cat >"$TMP/sw/sweep.yaml" <<'EOF'
+plugins: [branch.so]        # from the sweep file's directory
+kernel: branch
+axes:
+  n: [64, 1000]
+EOF
+run "$NPUSCOPE" sweep "$TMP/sw/sweep.yaml" -o "$TMP/sw/out" --engine local
+expect_status "the sweep runs" 0
+run "$NPUSCOPE" sweep --collect "$TMP/sw/out" --csv
+if [ "$(grep -cE '^[0-9]+,(64|1000),ok,' <<<"$OUT")" -eq 2 ]; then
+    ok "both points ran"; else fail "both points ran" "$OUT"; fi
+grep -q -- "--plugin $TMP/sw/branch.so" "$TMP/sw/out/points.jsonl" &&
+    ok "a point's command names the plug-in" || fail "a point's command names the plug-in"
+printf 'plugins: [nothere.so]\nkernel: branch\n' >"$TMP/sw/bad.yaml"
+run "$NPUSCOPE" sweep "$TMP/sw/bad.yaml" -o "$TMP/sw/out2" --engine local
+expect_status "a sweep naming a missing plug-in: exit 2" 2
+expect_err "names the sweep file's line" "bad\.yaml:1:.*nothere\.so: cannot load the plug-in"
+
 echo "== plug-ins npuscope refuses"
 refuse() { # NAME REGEX CFLAGS...
     local name=$1 re=$2; shift 2
