@@ -1,4 +1,4 @@
-/* A plug-in whose kernel loads its input, then writes through a NULL pointer (or, built with
+/* A plug-in whose kernel loads its input, then writes through a pointer to nowhere (or, built with
  * -DCRASH_ABORT, calls abort()): npuscope must report the crash (kernel, PE, simulated time,
  * last tl call) and write the partial trace. */
 #include <npuscope/npuscope.h>
@@ -12,7 +12,9 @@ static void crash(struct tl *tl, const struct kargs *a)
     if (tl_get(tl, x, 1) == 1)
         abort();
 #endif
-    volatile int *nowhere = (volatile int *)(uintptr_t)(tl_get(tl, x, 0) * 0);
+    /* a member of a NULL struct: an address never mapped (and not NULL itself, which the
+     * undefined-behaviour sanitizer would catch first under make asan) */
+    volatile int *nowhere = (volatile int *)(uintptr_t)(tl_get(tl, x, 0) * 0 + 64);
     *nowhere = 1;
 }
 

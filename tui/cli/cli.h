@@ -52,6 +52,9 @@ struct cli_run_opts {
     double watchdog_s;       /* --watchdog SECONDS (plug-ins loaded): 0 disables */
 };
 
+/* The most --plugin options one command takes. */
+#define CLI_MAX_PLUGINS 64
+
 /*
  * Load the plug-ins a command names (--plugin, files[0..n), in order), then those of the
  * search path (NPUSCOPE_PLUGIN_PATH, $XDG_DATA_HOME/npuscope/plugins, the install's

@@ -7,7 +7,6 @@
 
 #include "sim/kernel/guard.h"
 #include "sim/util/escape.h"
-#include "sim/util/xalloc.h"
 #include "trace/diff/diffcond.h"
 
 #include <errno.h>
@@ -323,7 +322,7 @@ static int cmd_run(int argc, char **argv)
         {0, 0, 0, 0},
     };
     struct cli_run_opts o = {.watchdog_s = SIM_GUARD_WATCHDOG_DEFAULT};
-    const char **plugins = sim_xcalloc((size_t)argc + 1, sizeof(*plugins));
+    const char *plugins[CLI_MAX_PLUGINS];
     size_t n_plugins = 0;
     int c, rc = -1;
     while ((c = getopt_long(argc, argv, ":c:w:k:o:h", longopts, NULL)) != -1) {
@@ -367,7 +366,11 @@ static int cmd_run(int argc, char **argv)
             o.listen_path = optarg;
             break;
         case OPT_KEEP_ON_HANGUP: o.keep_on_hangup = true; break;
-        case OPT_PLUGIN: plugins[n_plugins++] = optarg; break;
+        case OPT_PLUGIN:
+            if (n_plugins == CLI_MAX_PLUGINS)
+                return usage_error("run", "at most %d --plugin", CLI_MAX_PLUGINS);
+            plugins[n_plugins++] = optarg;
+            break;
         case OPT_WATCHDOG: {
             char *end;
             errno = 0;
@@ -391,7 +394,6 @@ static int cmd_run(int argc, char **argv)
                            "--keep-on-hangup is for the TUI (a headless run serves viewers with "
                            "--listen)");
     rc = cli_load_plugins(plugins, n_plugins);
-    free(plugins);
     return rc ? rc : cli_run(&o);
 }
 
@@ -570,12 +572,17 @@ static int cmd_kernels(int argc, char **argv)
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
-    const char **plugins = sim_xcalloc((size_t)argc + 1, sizeof(*plugins));
+    const char *plugins[CLI_MAX_PLUGINS];
     size_t n_plugins = 0;
     int c, rc = -1;
     while (rc < 0 && (c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
-        case OPT_PLUGIN: plugins[n_plugins++] = optarg; break;
+        case OPT_PLUGIN:
+            if (n_plugins == CLI_MAX_PLUGINS)
+                rc = usage_error("kernels", "at most %d --plugin", CLI_MAX_PLUGINS);
+            else
+                plugins[n_plugins++] = optarg;
+            break;
         case 'h':
             fputs(usage_kernels, stdout);
             rc = 0;
@@ -587,7 +594,6 @@ static int cmd_kernels(int argc, char **argv)
         rc = usage_error("kernels", "unexpected argument '%s'", argv[optind]);
     if (rc < 0)
         rc = cli_load_plugins(plugins, n_plugins);
-    free(plugins);
     return rc ? rc : cli_kernels();
 }
 
