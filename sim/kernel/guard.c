@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,7 +34,9 @@ static struct {
     void (*restore)(void);
     void (*finish)(void *ctx);
     void *ctx;
-    pthread_t engine_thread;
+    pid_t engine_tid; /* the kernel's thread id (gettid: right also in a process made by a
+                         raw clone, as the TUI's checkpoint copies are, where pthread_self's
+                         record still holds the parent's) */
     pthread_t watcher;
     bool have_watcher;
     volatile sig_atomic_t stop;  /* the watcher ends */
@@ -145,7 +148,7 @@ static void *watch(void *arg)
         }
         if (wall() - since >= g.watchdog_s) {
             g.fired = 1;
-            pthread_kill(g.engine_thread, WATCHDOG_SIGNAL);
+            syscall(SYS_tgkill, getpid(), g.engine_tid, WATCHDOG_SIGNAL);
             return NULL;
         }
     }
@@ -180,7 +183,7 @@ int sim_guard_arm(const struct sim_guard_opts *o, struct diag *d)
     g.restore = o->restore;
     g.finish = o->finish;
     g.ctx = o->ctx;
-    g.engine_thread = pthread_self();
+    g.engine_tid = (pid_t)syscall(SYS_gettid);
     g.in_report = 0;
     if (!g.alt) {
         g.alt = malloc(ALT_STACK);
@@ -217,7 +220,7 @@ void sim_guard_after_fork(void)
     if (!g.armed)
         return;
     g.have_watcher = false;
-    g.engine_thread = pthread_self();
+    g.engine_tid = (pid_t)syscall(SYS_gettid);
     start_watcher(NULL);
 }
 

@@ -196,6 +196,12 @@ if plugin "$TMP/crash.so" "$P/crash.c"; then
     expect_status "abort(): exit 1" 1
     expect_err "abort(): the line" "crashed with SIGABRT \(abort\)"
 
+    plugin "$TMP/misuse.so" "$P/crash.c" -DMISUSE &&
+        run "$NPUSCOPE" run --headless --plugin "$TMP/misuse.so" -k crash
+    expect_status "API misuse: the run fails (exit 1)" 1
+    expect_err "API misuse: today's line, naming the plug-in's kernel" \
+        "^npuscope: kernel 'crash' on sip0\.cube0\.pe0: tl_dot\(\)"
+
     tmux_start 100 30 "XDG_DATA_HOME=$XDG_DATA_HOME" -- run --plugin "$TMP/crash.so" -k crash \
         -o "$TMP/tui-crash.json"
     expect_exit "TUI: a crash exits 1 with the terminal restored" 1
@@ -203,6 +209,23 @@ if plugin "$TMP/crash.so" "$P/crash.c"; then
     grep -q INVALID_TRACE "$TMP/tui-crash.json" && ok "TUI: the trace has the marker" ||
         fail "TUI: the trace has the marker"
 fi
+
+echo "== going back in the TUI: the checkpoint's copy has the plug-ins and the guard"
+UTF8=(LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color "XDG_DATA_HOME=$XDG_DATA_HOME")
+for k in crash spin; do
+    [ -f "$TMP/$k.so" ] || plugin "$TMP/$k.so" "$P/$k.c" || continue
+    tmux_start 160 40 "${UTF8[@]}" -- run --paused --plugin "$TMP/$k.so" -k "$k" --watchdog 1 \
+        -o "$TMP/back-$k.json"
+    expect_screen "$k: paused before the first event" 'events: 0 '
+    for i in 1 2 3 4; do tmux_keys s; tmux_wait "events: $i " 5; done
+    tmux_keys p
+    expect_screen "$k: p goes back (a copy of a checkpoint)" 'events: 3 \(reached backwards\)'
+    tmux_keys c
+    expect_exit "$k: the copy stops on the kernel, exit 1, terminal restored" 1
+    expect_screen "$k: the line" "kernel '$k' on sip0\.cube0\.pe0 (crashed|stopped by the watchdog)"
+    grep -q '"name":"INVALID_TRACE"' "$TMP/back-$k.json" && ok "$k: the trace has the marker" ||
+        fail "$k: the trace has the marker"
+done
 
 echo "== a kernel that loops"
 if plugin "$TMP/spin.so" "$P/spin.c"; then

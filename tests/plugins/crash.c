@@ -1,6 +1,6 @@
 /* A plug-in whose kernel loads its input, then writes through a pointer to nowhere (or, built with
- * -DCRASH_ABORT, calls abort()): npuscope must report the crash (kernel, PE, simulated time,
- * last tl call) and write the partial trace. */
+ * -DCRASH_ABORT, calls abort(); with -DMISUSE, misuses the API first): npuscope must report the
+ * crash (kernel, PE, simulated time, last tl call) and write the partial trace. */
 #include <npuscope/npuscope.h>
 
 #include <stdlib.h>
@@ -8,6 +8,9 @@
 static void crash(struct tl *tl, const struct kargs *a)
 {
     struct tl_tensor *x = tl_load(tl, tl_arg(tl, a, 0));
+#ifdef MISUSE
+    tl_dot(tl, tl_arg(tl, a, 0), tl_arg(tl, a, 0)); /* HBM operands: an API error */
+#endif
 #ifdef CRASH_ABORT
     if (tl_get(tl, x, 1) == 1)
         abort();
