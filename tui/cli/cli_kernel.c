@@ -261,7 +261,6 @@ static const char template_mk[] =
 
 static const char template_readme[] =
     "# @NAME@: an npuscope kernel plug-in\n"
-    "\n"
     "Build: `make` (headers from `pkg-config --cflags npuscope`, or `make "
     "NPUSCOPE_INCLUDE=DIR`).\n"
     "Run and check: `npuscope run --plugin ./@NAME@.so -k @NAME@ --verify`.\n"
