@@ -7,6 +7,7 @@
 
 #include "sim/chip/topology.h"
 #include "sim/engine/engine.h"
+#include "sim/kernel/loader.h"
 #include "sim/kernel/runner.h"
 #include "sim/kernel/tl_int.h"
 
@@ -77,6 +78,22 @@ static const char *what(int signo)
 }
 
 /* The report: terminal, line, marker, trace, exit. Never returns. */
+/* Outside the run: no kernel instance to name, the plug-ins loaded instead. */
+static void report_outside(int signo)
+{
+    put("npuscope: crashed with ");
+    put(what(signo));
+    put(" outside any kernel instance (in a plug-in's setup or reference, or in npuscope; "
+        "plug-ins loaded:");
+    for (size_t i = 0; i < sim_plugin_count(); i++) {
+        put(" ");
+        put(sim_plugin_file(i));
+    }
+    put(")\n");
+    _exit(1);
+}
+
+/* The report: terminal, line, marker, trace, exit. Never returns. */
 static void report(int signo)
 {
     if (g.in_report) /* a second fault while reporting */
@@ -85,10 +102,12 @@ static void report(int signo)
     g.stop = 1;
     if (g.restore)
         g.restore();
+    struct sim_engine *e = g.chip ? sim_chip_engine(g.chip) : NULL;
+    struct sim_proc *p = e ? sim_engine_current(e) : NULL;
+    if (!p)
+        report_outside(signo);
     char err[640], last[96] = "it had made no tl call";
-    struct sim_engine *e = sim_chip_engine(g.chip);
     struct tl *tl = sim_runner_current(g.chip);
-    struct sim_proc *p = sim_engine_current(e);
     double ns = sim_ticks_to_ns(sim_engine_now(e));
     if (tl && tl->last_call)
         snprintf(last, sizeof(last), "its last tl call was %s()", tl->last_call);
@@ -96,8 +115,7 @@ static void report(int signo)
     if (tl)
         snprintf(who, sizeof(who), "kernel '%s' on %s", tl->kernel, tl->pe_id);
     else
-        snprintf(who, sizeof(who), "%s%s%s", p ? "process '" : "npuscope",
-                 p ? sim_proc_name(p) : "", p ? "'" : "");
+        snprintf(who, sizeof(who), "process '%s'", sim_proc_name(p));
     if (signo == WATCHDOG_SIGNAL && g.fired)
         snprintf(err, sizeof(err),
                  "%s stopped by the watchdog at %.3f ns simulated: no engine event and no tl "
@@ -157,7 +175,7 @@ static void *watch(void *arg)
 
 static int start_watcher(struct diag *d)
 {
-    if (g.watchdog_s <= 0)
+    if (g.watchdog_s <= 0 || !g.chip)
         return 0;
     g.stop = 0;
     g.fired = 0;

@@ -25,7 +25,9 @@
 #define SIM_GUARD_WATCHDOG_DEFAULT 10.0
 
 struct sim_guard_opts {
-    struct sim_chip *chip; /* borrowed: the chip whose kernels are watched */
+    struct sim_chip *chip; /* borrowed: the chip whose kernels are watched; NULL before and
+                              after a run (a crash in a plug-in's setup or reference: one
+                              line naming the plug-ins loaded, exit status 1) */
     double watchdog_s;     /* seconds without progress before the watchdog fires; 0: none */
     /* Called first, from the signal handler: put the terminal back (async-signal-safe). May
      * be NULL. */

@@ -196,6 +196,12 @@ if plugin "$TMP/crash.so" "$P/crash.c"; then
     expect_status "abort(): exit 1" 1
     expect_err "abort(): the line" "crashed with SIGABRT \(abort\)"
 
+    plugin "$TMP/setup.so" "$P/crash.c" -DCRASH_SETUP &&
+        run "$NPUSCOPE" run --headless --plugin "$TMP/setup.so" -k crash
+    expect_status "a crash in a plug-in's setup: exit 1" 1
+    expect_one_line "a crash in a plug-in's setup: one line"
+    expect_err "naming the plug-ins loaded" \
+        "^npuscope: crashed with SIGSEGV \(invalid memory access\) outside any kernel instance \(in a plug-in's setup or reference, or in npuscope; plug-ins loaded: $TMP/setup\.so\)$"
     plugin "$TMP/misuse.so" "$P/crash.c" -DMISUSE &&
         run "$NPUSCOPE" run --headless --plugin "$TMP/misuse.so" -k crash
     expect_status "API misuse: the run fails (exit 1)" 1

@@ -1,5 +1,6 @@
 /* A plug-in whose kernel loads its input, then writes through a pointer to nowhere (or, built with
- * -DCRASH_ABORT, calls abort(); with -DMISUSE, misuses the API first): npuscope must report the
+ * -DCRASH_ABORT, calls abort(); with -DMISUSE, misuses the API first; with -DCRASH_SETUP,
+ * its setup crashes before the run): npuscope must report the
  * crash (kernel, PE, simulated time, last tl call) and write the partial trace. */
 #include <npuscope/npuscope.h>
 
@@ -26,6 +27,9 @@ static const struct sim_kparam params[] = {{NULL, SIM_KP_INT, NULL, NULL}};
 static int setup(struct sim_kbuild *b, const struct sim_kparams *p, struct diag *d)
 {
     (void)p;
+#ifdef CRASH_SETUP
+    *(volatile int *)(uintptr_t)(64 + (uintptr_t)b * 0) = 1;
+#endif
     int64_t shape[1] = {64};
     struct sim_ktensor x = {.label = "x",
                             .dtype = SIM_F32,

@@ -39,6 +39,12 @@ int cli_load_plugins(const char *const *files, size_t n)
             return usage_fail(&d);
     if (sim_plugin_load_search_path(&d) < 0)
         return usage_fail(&d);
+    /* from now on plug-in code may run (setups, references): a crash in it is reported */
+    if (sim_plugin_count()) {
+        struct sim_guard_opts go = {0};
+        if (sim_guard_arm(&go, &d) < 0)
+            return usage_fail(&d);
+    }
     return 0;
 }
 
@@ -64,6 +70,10 @@ int cli_guard(struct sim_chip *chip, double watchdog_s, void (*restore)(void),
 void cli_unguard(void)
 {
     sim_guard_disarm();
+    if (sim_plugin_count()) { /* plug-in code may still run: without the chip, reported alike */
+        struct sim_guard_opts go = {0};
+        sim_guard_arm(&go, NULL);
+    }
 }
 
 /* ---- npuscope kernel new ---------------------------------------------------------------- */
