@@ -1,7 +1,7 @@
 /*
  * The guard of a run with plug-in kernels (see guard.h): fatal-signal handlers on an
- * alternate stack, and a watchdog thread that interrupts the engine's thread (SIGXCPU) when
- * the running process makes no progress. Process-wide, as signal dispositions are.
+ * alternate stack, and a watchdog that ticks on the process's CPU time and stops the run
+ * when the running process makes no progress. Process-wide, as signal dispositions are.
  */
 #include "sim/kernel/guard.h"
 
@@ -13,20 +13,34 @@
 
 #include <errno.h>
 #include <stdbool.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
-enum { ALT_STACK = 1 << 20 }; /* the report writes the trace from the alternate stack */
+enum { ALT_STACK = 1 << 20 };
+
+/* The report never returns to the faulting code: under AddressSanitizer, the call it makes
+ * to clean the stacks before a function that does not return needs the thread's stack
+ * bounds, which a process made by a raw clone (the TUI's checkpoint copies) cannot give. */
+#if defined(__SANITIZE_ADDRESS__)
+#define NO_ASAN __attribute__((no_sanitize_address))
+#else
+#define NO_ASAN
+#endif /* the report writes the trace from the alternate stack */
 
 static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 enum { NFATAL = sizeof(fatal_signals) / sizeof(fatal_signals[0]) };
-#define WATCHDOG_SIGNAL SIGXCPU
+/* The watchdog ticks every TICK_US of the process's user CPU time (ITIMER_VIRTUAL): a
+ * looping kernel burns CPU and gets ticks; a paused TUI or a blocked read gets none, so the
+ * tick never interrupts a system call, and no thread is needed (the TUI's checkpoint copies
+ * are made by a raw clone, where starting threads is unsafe). */
+#define WATCHDOG_SIGNAL SIGVTALRM
+enum { TICK_US = 100 * 1000 };
 
 static struct {
     bool armed;
@@ -35,12 +49,12 @@ static struct {
     void (*restore)(void);
     void (*finish)(void *ctx);
     void *ctx;
-    pid_t engine_tid; /* the kernel's thread id (gettid: right also in a process made by a
-                         raw clone, as the TUI's checkpoint copies are, where pthread_self's
-                         record still holds the parent's) */
-    pthread_t watcher;
-    bool have_watcher;
-    volatile sig_atomic_t stop;  /* the watcher ends */
+    pid_t engine_tid;  /* the kernel's thread id (gettid: right also in a process made by a
+                          raw clone, as the TUI's checkpoint copies are, where pthread_self's
+                          record still holds the parent's) */
+    uint64_t progress; /* engine events + the running kernel's tl calls, last tick */
+    double since;      /* wall time of the last progress seen */
+    double last_tick;  /* wall time of the last tick */
     volatile sig_atomic_t fired; /* the watchdog fired: its report, not a crash's */
     volatile sig_atomic_t in_report;
     void *alt;
@@ -79,7 +93,7 @@ static const char *what(int signo)
 
 /* The report: terminal, line, marker, trace, exit. Never returns. */
 /* Outside the run: no kernel instance to name, the plug-ins loaded instead. */
-static void report_outside(int signo)
+NO_ASAN static void report_outside(int signo)
 {
     put("npuscope: crashed with ");
     put(what(signo));
@@ -94,12 +108,11 @@ static void report_outside(int signo)
 }
 
 /* The report: terminal, line, marker, trace, exit. Never returns. */
-static void report(int signo)
+NO_ASAN static void report(int signo)
 {
     if (g.in_report) /* a second fault while reporting */
         _exit(1);
     g.in_report = 1;
-    g.stop = 1;
     if (g.restore)
         g.restore();
     struct sim_engine *e = g.chip ? sim_chip_engine(g.chip) : NULL;
@@ -137,58 +150,56 @@ static void report(int signo)
     _exit(1);
 }
 
-static void on_signal(int signo, siginfo_t *si, void *uc)
+/* A watchdog tick: progress is an engine event or a tl call of the running kernel. */
+NO_ASAN static void tick(int signo)
+{
+    if (!g.chip || g.watchdog_s <= 0)
+        return;
+    pid_t self = (pid_t)syscall(SYS_gettid);
+    if (self != g.engine_tid) { /* another thread's CPU time: the engine's thread decides */
+        syscall(SYS_tgkill, getpid(), g.engine_tid, signo);
+        return;
+    }
+    struct sim_engine *e = sim_chip_engine(g.chip);
+    struct tl *tl = sim_runner_current(g.chip);
+    uint64_t now = sim_engine_events(e) + (tl ? tl->ncalls : 0);
+    double t = wall();
+    /* a long gap between ticks: the process was idle (paused), not looping */
+    if (!sim_engine_current(e) || now != g.progress || t - g.last_tick > 1.0) {
+        g.progress = now;
+        g.since = t;
+    } else if (t - g.since >= g.watchdog_s) {
+        g.fired = 1;
+        report(signo);
+    }
+    g.last_tick = t;
+}
+
+NO_ASAN static void on_signal(int signo, siginfo_t *si, void *uc)
 {
     (void)si;
     (void)uc;
-    if (signo == WATCHDOG_SIGNAL && !g.fired)
-        return; /* not ours */
-    report(signo);
+    if (signo == WATCHDOG_SIGNAL)
+        tick(signo);
+    else
+        report(signo);
 }
 
-/* The watcher: progress is an engine event or a tl call of the running kernel. */
-static void *watch(void *arg)
+/* Start (or stop, with interval 0) the watchdog's ticks. */
+static void set_ticks(long interval_us)
 {
-    (void)arg;
-    struct sim_engine *e = sim_chip_engine(g.chip);
-    uint64_t last = (uint64_t)-1;
-    double since = wall();
-    while (!g.stop) {
-        struct timespec nap = {0, 50 * 1000 * 1000};
-        nanosleep(&nap, NULL);
-        struct sim_proc *p = sim_engine_current(e);
-        struct tl *tl = sim_runner_current(g.chip);
-        uint64_t now = sim_engine_events(e) + (tl ? tl->ncalls : 0);
-        if (!p || now != last) {
-            last = now;
-            since = wall();
-            continue;
-        }
-        if (wall() - since >= g.watchdog_s) {
-            g.fired = 1;
-            syscall(SYS_tgkill, getpid(), g.engine_tid, WATCHDOG_SIGNAL);
-            return NULL;
-        }
-    }
-    return NULL;
+    struct itimerval it = {{0, interval_us}, {0, interval_us}};
+    setitimer(ITIMER_VIRTUAL, &it, NULL);
 }
 
-static int start_watcher(struct diag *d)
+static int start_ticks(struct diag *d)
 {
-    if (g.watchdog_s <= 0 || !g.chip)
-        return 0;
-    g.stop = 0;
+    (void)d;
     g.fired = 0;
-    /* the watcher takes no signal meant for the process */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&g.watcher, NULL, watch, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0)
-        return diag_set(d, SIM_EIO, NULL, 0, 0, NULL, "cannot start the watchdog: %s",
-                        strerror(rc));
-    g.have_watcher = true;
+    g.progress = (uint64_t)-1;
+    g.since = g.last_tick = wall();
+    if (g.watchdog_s > 0 && g.chip)
+        set_ticks(TICK_US);
     return 0;
 }
 
@@ -223,7 +234,7 @@ int sim_guard_arm(const struct sim_guard_opts *o, struct diag *d)
         sigaction(fatal_signals[i], &sa, NULL);
     sigaction(WATCHDOG_SIGNAL, &sa, NULL);
     g.armed = true;
-    return start_watcher(d);
+    return start_ticks(d);
 }
 
 void sim_guard_set_hooks(void (*restore)(void), void (*finish)(void *ctx), void *ctx)
@@ -237,19 +248,15 @@ void sim_guard_after_fork(void)
 {
     if (!g.armed)
         return;
-    g.have_watcher = false;
     g.engine_tid = (pid_t)syscall(SYS_gettid);
-    start_watcher(NULL);
+    start_ticks(NULL); /* fork does not keep the timer */
 }
 
 void sim_guard_disarm(void)
 {
     if (!g.armed)
         return;
-    g.stop = 1;
-    if (g.have_watcher)
-        pthread_join(g.watcher, NULL);
-    g.have_watcher = false;
+    set_ticks(0);
     for (int i = 0; i < NFATAL; i++)
         signal(fatal_signals[i], SIG_DFL);
     signal(WATCHDOG_SIGNAL, SIG_DFL);

@@ -1,8 +1,8 @@
 /*
  * The guard of a run that loads kernels npuscope did not write (plug-ins): a kernel that
  * crashes (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) or loops without calling the tl API (a
- * watchdog thread: no engine event and no tl call for a number of seconds of wall time while
- * a process runs) ends the run with one report instead of taking npuscope down silently:
+ * watchdog: no engine event and no tl call for a number of seconds of wall time while a
+ * process runs) ends the run with one report instead of taking npuscope down silently:
  * the terminal put back, an INVALID_TRACE marker naming the kernel instance, the PE, the
  * simulated time and its last tl call recorded on the chip, the caller's finish (the partial
  * trace written), one line on stderr, exit status 1.
@@ -39,8 +39,8 @@ struct sim_guard_opts {
 
 /*
  * Watch o->chip's run from now on: the handlers (on an alternate stack) and, with a
- * watchdog, its thread. Call from the thread that runs the engine, once per process.
- * Returns 0, or -SIM_EIO with d when the alternate stack or the thread cannot be made.
+ * watchdog, its ticks. Call from the thread that runs the engine. Arming again replaces
+ * what was armed. Returns 0, or -SIM_EIO with d when the alternate stack cannot be made.
  */
 int sim_guard_arm(const struct sim_guard_opts *o, struct diag *d);
 
@@ -49,10 +49,10 @@ int sim_guard_arm(const struct sim_guard_opts *o, struct diag *d);
 void sim_guard_set_hooks(void (*restore)(void), void (*finish)(void *ctx), void *ctx);
 
 /* In a process forked from an armed one (the TUI's checkpoint copies): start the
- * watchdog's thread again, as fork keeps only the calling thread. No-op when not armed. */
+ * watchdog's ticks again, as fork does not keep interval timers. No-op when not armed. */
 void sim_guard_after_fork(void);
 
-/* Stop watching: the handlers back to the default, the watchdog's thread ended. */
+/* Stop watching: the handlers back to the default, the watchdog's ticks stopped. */
 void sim_guard_disarm(void);
 
 #endif
