@@ -88,26 +88,25 @@ int sim_plugin_load(const char *path, struct diag *d)
         }
     }
     const struct npuscope_plugin *p = dlsym(h, NPUSCOPE_PLUGIN_SYMBOL);
-    int rc = 0;
-    if (!p)
-        rc = diag_set(d, SIM_EINVAL, path, 0, 0, NULL,
-                      "not an npuscope plug-in: it exports no '%s' (see <npuscope/plugin.h>)",
-                      NPUSCOPE_PLUGIN_SYMBOL);
-    if (rc == 0)
-        rc = check(path, p, d);
-    /* registered all or none: check each kernel against the registry first */
+    if (!p) {
+        dlclose(h);
+        return diag_set(d, SIM_EINVAL, path, 0, 0, NULL,
+                        "not an npuscope plug-in: it exports no '%s' (see <npuscope/plugin.h>)",
+                        NPUSCOPE_PLUGIN_SYMBOL);
+    }
+    int rc = check(path, p, d);
+    /* all of its kernels or none: a refused one takes back those registered before it */
     size_t before = sim_kernel_count();
     for (size_t i = 0; rc == 0 && p->kernels[i]; i++) {
         rc = sim_kernel_register(p->kernels[i], path, d);
-        if (rc < 0) {
+        if (rc < 0 && d) {
             char msg[SIM_DIAG_MSG_MAX];
-            snprintf(msg, sizeof(msg), "%s", d ? d->msg : "");
+            snprintf(msg, sizeof(msg), "%s", d->msg);
             diag_set(d, SIM_EINVAL, path, 0, 0, NULL, "plug-in '%.64s': %s", p->name, msg);
         }
     }
     if (rc < 0) {
-        if (sim_kernel_count() > before)
-            sim_kernel_unregister_from(before);
+        sim_kernel_unregister_from(before);
         dlclose(h);
         return rc;
     }
