@@ -764,6 +764,16 @@ uint64_t sim_engine_events(const struct sim_engine *e)
     return e->events;
 }
 
+struct sim_proc *sim_engine_current(const struct sim_engine *e)
+{
+    return e->current;
+}
+
+void *sim_proc_arg_of(const struct sim_proc *p, sim_proc_fn fn)
+{
+    return p && p->fn == fn ? p->arg : NULL;
+}
+
 int sim_engine_step(struct sim_engine *e, struct sim_step_info *out)
 {
     return run_batch(e, SIM_RUN_EVENTS, 1, out) > 0;

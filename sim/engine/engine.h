@@ -129,6 +129,13 @@ typedef void (*sim_proc_fn)(struct sim_proc *p, void *arg);
  */
 struct sim_proc *sim_proc_spawn(struct sim_engine *e, const char *name, sim_proc_fn fn, void *arg);
 
+/* The process whose coroutine runs now, or NULL when the engine is between processes (or
+ * not running). Reads one field: a crash handler or a watchdog may call it. */
+struct sim_proc *sim_engine_current(const struct sim_engine *e);
+
+/* The argument p was spawned with, when its body is fn; else NULL. */
+void *sim_proc_arg_of(const struct sim_proc *p, sim_proc_fn fn);
+
 /* The engine and the name of a process. */
 struct sim_engine *sim_proc_engine(const struct sim_proc *p);
 const char *sim_proc_name(const struct sim_proc *p);

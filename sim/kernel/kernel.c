@@ -6,6 +6,7 @@
 #include "sim/kernel/kernel.h"
 
 #include "sim/data/yaml.h"
+#include "sim/kernel/registry.h"
 #include "sim/program/host_buffers.h"
 #include "sim/program/workload.h"
 #include "sim/util/xalloc.h"
@@ -27,23 +28,108 @@ static const struct sim_kparam data_param = {
     "data", SIM_KP_DATA, "auto",
     "random, zero or fill:V; auto: random up to 64 MiB or with --verify/--dump, else zero"};
 
+/* Kernels registered from plug-ins (sim_kernel_register), after the built-in table: like
+ * the table, process-wide, as the shared objects they live in are. */
+static struct plugin_kernel {
+    const struct sim_kernel *k; /* borrowed from its shared object */
+    char *origin;               /* owned: the file it came from */
+} * plugin_kernels;
+static size_t n_plugin_kernels, cap_plugin_kernels;
+
 const struct sim_kernel *sim_kernel_find(const char *name)
 {
     for (size_t i = 0; i < sim_kernel_table_len; i++)
         if (strcmp(sim_kernel_table[i]->name, name) == 0)
             return sim_kernel_table[i];
+    for (size_t i = 0; i < n_plugin_kernels; i++)
+        if (strcmp(plugin_kernels[i].k->name, name) == 0)
+            return plugin_kernels[i].k;
     return NULL;
 }
 
 size_t sim_kernel_count(void)
 {
-    return sim_kernel_table_len;
+    return sim_kernel_table_len + n_plugin_kernels;
 }
 
 const struct sim_kernel *sim_kernel_at(size_t i)
 {
-    assert(i < sim_kernel_table_len);
-    return sim_kernel_table[i];
+    assert(i < sim_kernel_count());
+    return i < sim_kernel_table_len ? sim_kernel_table[i]
+                                    : plugin_kernels[i - sim_kernel_table_len].k;
+}
+
+const char *sim_kernel_origin(const struct sim_kernel *k)
+{
+    for (size_t i = 0; i < n_plugin_kernels; i++)
+        if (plugin_kernels[i].k == k)
+            return plugin_kernels[i].origin;
+    return NULL;
+}
+
+void sim_kernel_unregister_from(size_t n)
+{
+    assert(n >= sim_kernel_table_len && n <= sim_kernel_count());
+    while (sim_kernel_count() > n)
+        free(plugin_kernels[--n_plugin_kernels].origin);
+}
+
+static int own_params(const struct sim_kernel *k);
+static int check_default(const struct sim_kernel *k, int i, struct diag *d);
+
+/* A kernel name -k can take: a C identifier (so neither ':' nor ',' nor '='). */
+static bool is_identifier(const char *s)
+{
+    if (!s || !*s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              *s == '_'))
+            return false;
+    return true;
+}
+
+int sim_kernel_register(const struct sim_kernel *k, const char *origin, struct diag *d)
+{
+    if (!k)
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL, "a kernel entry is NULL");
+    if (!is_identifier(k->name))
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                        "a kernel's name is %s: it must be a C identifier",
+                        k->name ? "not a C identifier" : "NULL");
+    if (strlen(k->name) >= 64)
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL, "kernel '%.64s...': name too long",
+                        k->name);
+    if (!k->fn)
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL, "kernel '%s' has no fn", k->name);
+    for (size_t i = 0; k->args && k->args[i].name; i++)
+        if (!k->args[i].dtype)
+            return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                            "kernel '%s': argument '%s' has no dtype", k->name, k->args[i].name);
+    int n = own_params(k);
+    if (n > SIM_KPARAM_MAX - 2)
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                        "kernel '%s' has %d parameters, at most %d are allowed", k->name, n,
+                        SIM_KPARAM_MAX - 2);
+    for (int i = 0; i < n; i++) {
+        int rc = check_default(k, i, d);
+        if (rc < 0)
+            return rc;
+    }
+    const struct sim_kernel *other = sim_kernel_find(k->name);
+    if (other) {
+        const char *from = sim_kernel_origin(other);
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL, "kernel '%s' is already defined %s%s",
+                        k->name, from ? "by " : "(built in)", from ? from : "");
+    }
+    if (n_plugin_kernels == cap_plugin_kernels) {
+        cap_plugin_kernels = cap_plugin_kernels ? 2 * cap_plugin_kernels : 8;
+        plugin_kernels =
+            sim_xreallocarray(plugin_kernels, cap_plugin_kernels, sizeof(*plugin_kernels));
+    }
+    plugin_kernels[n_plugin_kernels++] =
+        (struct plugin_kernel){.k = k, .origin = sim_xstrdup(origin ? origin : "?")};
+    return 0;
 }
 
 size_t sim_kernel_nargs(const struct sim_kernel *k)
@@ -273,6 +359,28 @@ static int set_value(struct sim_kparams *p, int i, const char *v, size_t len, st
     if (!ok)
         return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL, "-k %s: key '%s': '%s' is not %s",
                         p->kernel->name, kp->key, buf, type_word(kp->type));
+    return 0;
+}
+
+/* Param i of k (a plug-in's) is well formed: a key that is not seed or data, a doc, a
+ * default that parses as its type. */
+static int check_default(const struct sim_kernel *k, int i, struct diag *d)
+{
+    const struct sim_kparam *kp = &k->params[i];
+    if (!kp->dflt || !kp->doc || kp->type > SIM_KP_DTYPE)
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                        "kernel '%s': parameter '%s' needs a type (int, float or dtype), a "
+                        "default and a doc",
+                        k->name, kp->key);
+    if (strcmp(kp->key, "seed") == 0 || strcmp(kp->key, "data") == 0)
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                        "kernel '%s': parameter '%s' is one every kernel has already", k->name,
+                        kp->key);
+    struct sim_kparams p = {.kernel = k};
+    if (set_value(&p, i, kp->dflt, strlen(kp->dflt), d) < 0)
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                        "kernel '%s': parameter '%s': the default '%s' is not %s", k->name, kp->key,
+                        kp->dflt, type_word(kp->type));
     return 0;
 }
 
@@ -812,6 +920,10 @@ int sim_kernel_workload(const char *spec, const struct sim_config *cfg,
         return rc;
     const struct sim_kernel *k = p.kernel;
     assert(k && "a parsed spec names its kernel");
+    if (!k->setup)
+        return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL,
+                        "-k %s: the kernel has no setup: it runs from a workload's KernelLaunch",
+                        k->name);
     struct sim_kbuild b = {.cfg = cfg, .params = &p, .name = k->name};
     b.rng = (uint64_t)sim_kparams_int(&p, "seed");
     b.bufs = sim_host_buffers_new();

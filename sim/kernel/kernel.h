@@ -1,9 +1,11 @@
 /*
- * The built-in kernels: a registry of name -> kernel function, with documented arguments
- * and parameters, and a setup that turns `npuscope run -k NAME[:key=value,...]` into a
- * host program (ADR-0012 messages) with seeded input data.
+ * The kernels: a registry of name -> kernel function, with documented arguments and
+ * parameters, and a setup that turns `npuscope run -k NAME[:key=value,...]` into a host
+ * program (ADR-0012 messages) with seeded input data. Built-in kernels are listed in
+ * sim/kernels/registry.c; a plug-in brings its own in a shared object (plugin.h, and
+ * `npuscope kernel new NAME` writes a project to start from). Both use exactly this header.
  *
- * How to add a kernel (sim/kernels/vector_add.c is the reference):
+ * How to add a built-in kernel (sim/kernels/vector_add.c is the reference):
  *
  *   1. Write the kernel in sim/kernels/NAME.c against sim/kernel/tl.h:
  *
@@ -280,13 +282,14 @@ const char *sim_kernel_arg_role(const struct sim_kernel *k, size_t i);
  */
 char *sim_kernel_args_text(const struct sim_kernel *k);
 
-/* The kernel named name, or NULL. */
+/* The kernel named name (built in or from a plug-in), or NULL. */
 const struct sim_kernel *sim_kernel_find(const char *name);
 
 /* The kernel an unknown name was probably meant to be (a close spelling), or NULL. */
 const char *sim_kernel_closest(const char *name);
 
-/* Number of kernels, and kernel i in name order. */
+/* Number of kernels, and kernel i: the built-in ones in name order, then those of plug-ins
+ * in the order they were registered. */
 size_t sim_kernel_count(void);
 const struct sim_kernel *sim_kernel_at(size_t i);
 

@@ -171,6 +171,12 @@ struct sim_proc *sim_runner_start(struct sim_launch_group *g, unsigned rank)
     return sim_proc_spawn(sim_chip_engine(g->chip), name, kernel_main, tl);
 }
 
+struct tl *sim_runner_current(const struct sim_chip *chip)
+{
+    struct sim_engine *e = sim_chip_engine(chip);
+    return sim_proc_arg_of(sim_engine_current(e), kernel_main);
+}
+
 struct tl *sim_runner_tl(struct sim_launch_group *g, unsigned rank)
 {
     return rank < g->g.n ? g->g.tl[rank] : NULL;

@@ -40,4 +40,8 @@ struct tl *sim_runner_tl(struct sim_launch_group *g, unsigned rank);
 struct sim_proc *sim_runner_run(struct sim_chip *chip, const char *name, sim_kernel_fn fn,
                                 const struct kargs *args, int pe);
 
+/* The kernel instance whose coroutine runs now on chip's engine, or NULL (between
+ * processes, or another process runs). Reads only: a crash handler may call it. */
+struct tl *sim_runner_current(const struct sim_chip *chip);
+
 #endif

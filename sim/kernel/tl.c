@@ -116,6 +116,7 @@ static __attribute__((format(printf, 2, 3), noreturn)) void kfail(struct tl *tl,
 
 void tl_fail(struct tl *tl, const char *fmt, ...)
 {
+    TL_CALL(tl);
     char msg[512];
     va_list ap;
     va_start(ap, fmt);
@@ -228,6 +229,7 @@ static uint64_t tcm_alloc(struct tl *tl, uint64_t nbytes, const char *call)
 
 uint64_t tl_tcm_mark(struct tl *tl)
 {
+    TL_CALL(tl);
     /* marks nest: two taken with nothing made in between share an entry, counted, so that
      * releasing the inner one leaves the outer scope open */
     struct tl_scope *top = tl->n_scopes ? &tl->scopes[tl->n_scopes - 1] : NULL;
@@ -251,6 +253,7 @@ uint64_t tl_tcm_avail(const struct tl *tl)
 
 void tl_tcm_release(struct tl *tl, uint64_t mark)
 {
+    TL_CALL(tl);
     if (mark > tl->tcm_top)
         kfail(tl, "tl_tcm_release(): mark %llu is above the allocator's top %llu",
               (unsigned long long)mark, (unsigned long long)tl->tcm_top);
@@ -414,12 +417,14 @@ static const struct karg *arg_at(struct tl *tl, const struct kargs *a, size_t i,
 
 int64_t tl_arg_int(struct tl *tl, const struct kargs *a, size_t i)
 {
+    TL_CALL(tl);
     const struct karg *k = arg_at(tl, a, i, false);
     return sim_dtype_is_float(k->scalar_dtype) ? (int64_t)k->f : k->i;
 }
 
 double tl_arg_float(struct tl *tl, const struct kargs *a, size_t i)
 {
+    TL_CALL(tl);
     return arg_at(tl, a, i, false)->f;
 }
 
@@ -454,6 +459,7 @@ static struct tl_tensor *shard_tensor(struct tl *tl, const struct karg *k, size_
 
 struct tl_tensor *tl_arg(struct tl *tl, const struct kargs *a, size_t i)
 {
+    TL_CALL(tl);
     const struct karg *k = arg_at(tl, a, i, true);
     if (k->mine >= 0)
         return shard_tensor(tl, k, i, (size_t)k->mine);
@@ -465,6 +471,7 @@ struct tl_tensor *tl_arg(struct tl *tl, const struct kargs *a, size_t i)
 
 struct tl_tensor *tl_arg_shard(struct tl *tl, const struct kargs *a, size_t i, size_t j)
 {
+    TL_CALL(tl);
     const struct karg *k = arg_at(tl, a, i, true);
     if (j >= k->n_shards)
         kfail(tl, "argument %zu has %zu shards, no shard %zu", i, k->n_shards, j);
@@ -504,6 +511,7 @@ static struct tl_tensor *derive(struct tl *tl, const struct tl_tensor *t, uint64
 struct tl_tensor *tl_view(struct tl *tl, const struct tl_tensor *t, uint64_t offset_elems,
                           unsigned ndim, const int64_t *shape)
 {
+    TL_CALL(tl);
     check_shape(tl, "tl_view()", ndim, shape);
     uint64_t n = numel_of(ndim, shape), total = sim_handle_numel(&t->h);
     if (offset_elems > total || n > total - offset_elems)
@@ -515,6 +523,7 @@ struct tl_tensor *tl_view(struct tl *tl, const struct tl_tensor *t, uint64_t off
 struct tl_tensor *tl_reshape(struct tl *tl, const struct tl_tensor *t, unsigned ndim,
                              const int64_t *shape)
 {
+    TL_CALL(tl);
     check_shape(tl, "tl_reshape()", ndim, shape);
     char a[96], b[96];
     if (numel_of(ndim, shape) != sim_handle_numel(&t->h))
@@ -656,11 +665,13 @@ static struct tl_tensor *load(struct tl *tl, const struct tl_tensor *src, bool a
 
 struct tl_tensor *tl_load(struct tl *tl, const struct tl_tensor *src)
 {
+    TL_CALL(tl);
     return load(tl, src, false);
 }
 
 struct tl_tensor *tl_load_async(struct tl *tl, const struct tl_tensor *src)
 {
+    TL_CALL(tl);
     return load(tl, src, true);
 }
 
@@ -729,17 +740,20 @@ static struct tl_tensor *store(struct tl *tl, const struct tl_tensor *dst,
 
 void tl_store(struct tl *tl, const struct tl_tensor *dst, const struct tl_tensor *src)
 {
+    TL_CALL(tl);
     store(tl, dst, src, false);
 }
 
 struct tl_tensor *tl_store_async(struct tl *tl, const struct tl_tensor *dst,
                                  const struct tl_tensor *src)
 {
+    TL_CALL(tl);
     return store(tl, dst, src, true);
 }
 
 void tl_wait(struct tl *tl, const struct tl_tensor *t)
 {
+    TL_CALL(tl);
     await(tl, t);
 }
 
@@ -766,11 +780,13 @@ static const struct sim_tensor *data_of(struct tl *tl, const struct tl_tensor *t
 
 const struct sim_tensor *tl_data(struct tl *tl, const struct tl_tensor *t)
 {
+    TL_CALL(tl);
     return data_of(tl, t, "tl_data()");
 }
 
 double tl_get(struct tl *tl, const struct tl_tensor *t, uint64_t i)
 {
+    TL_CALL(tl);
     const struct sim_tensor *d = data_of(tl, t, "tl_get()");
     if (i >= sim_tensor_numel(d))
         kfail(tl, "tl_get(): element %llu of a tensor of %zu", (unsigned long long)i,
@@ -800,6 +816,7 @@ static void need_tcm(struct tl *tl, const struct tl_tensor *t, const char *call,
 struct tl_tensor *tl_dot_ex(struct tl *tl, const struct tl_tensor *a, const struct tl_tensor *b,
                             bool transpose_a, bool transpose_b, enum sim_dtype out_dtype)
 {
+    TL_CALL(tl);
     const char *call = "tl_dot()";
     need_tcm(tl, a, call, "operand a");
     need_tcm(tl, b, call, "operand b");
@@ -842,6 +859,7 @@ struct tl_tensor *tl_dot_ex(struct tl *tl, const struct tl_tensor *a, const stru
 
 struct tl_tensor *tl_dot(struct tl *tl, const struct tl_tensor *a, const struct tl_tensor *b)
 {
+    TL_CALL(tl);
     return tl_dot_ex(tl, a, b, false, false, sim_dtype_is_float(a->h.dtype) ? SIM_F32 : SIM_I32);
 }
 
@@ -913,6 +931,7 @@ struct tl_tensor *tl_math(struct tl *tl, const char *op, unsigned n,
                           const struct tl_tensor *const *inputs, bool has_axis, int axis,
                           enum sim_dtype out_dtype)
 {
+    TL_CALL(tl);
     /* "tl_exp()": the call as error messages name it (concatenated: this runs per op) */
     char call[SIM_OP_NAME_MAX + 8] = "tl_";
     size_t oplen = strlen(op);
@@ -946,147 +965,9 @@ struct tl_tensor *tl_math(struct tl *tl, const char *op, unsigned n,
     return out;
 }
 
-static struct tl_tensor *unary(struct tl *tl, const char *op, const struct tl_tensor *x)
-{
-    return tl_math(tl, op, 1, &x, false, 0, SIM_DTYPE_COUNT);
-}
-
-static struct tl_tensor *binary(struct tl *tl, const char *op, const struct tl_tensor *a,
-                                const struct tl_tensor *b)
-{
-    const struct tl_tensor *in[2] = {a, b};
-    return tl_math(tl, op, 2, in, false, 0, SIM_DTYPE_COUNT);
-}
-
-static struct tl_tensor *reduce(struct tl *tl, const char *op, const struct tl_tensor *x, int axis)
-{
-    return tl_math(tl, op, 1, &x, true, axis, SIM_DTYPE_COUNT);
-}
-
-struct tl_tensor *tl_exp(struct tl *tl, const struct tl_tensor *x)
-{
-    return unary(tl, "exp", x);
-}
-
-struct tl_tensor *tl_log(struct tl *tl, const struct tl_tensor *x)
-{
-    return unary(tl, "log", x);
-}
-
-struct tl_tensor *tl_sqrt(struct tl *tl, const struct tl_tensor *x)
-{
-    return unary(tl, "sqrt", x);
-}
-
-struct tl_tensor *tl_rsqrt(struct tl *tl, const struct tl_tensor *x)
-{
-    return unary(tl, "rsqrt", x);
-}
-
-struct tl_tensor *tl_neg(struct tl *tl, const struct tl_tensor *x)
-{
-    return unary(tl, "neg", x);
-}
-
-struct tl_tensor *tl_abs(struct tl *tl, const struct tl_tensor *x)
-{
-    return unary(tl, "abs", x);
-}
-
-struct tl_tensor *tl_relu(struct tl *tl, const struct tl_tensor *x)
-{
-    return unary(tl, "relu", x);
-}
-
-struct tl_tensor *tl_gelu(struct tl *tl, const struct tl_tensor *x)
-{
-    return unary(tl, "gelu", x);
-}
-
-struct tl_tensor *tl_silu(struct tl *tl, const struct tl_tensor *x)
-{
-    return unary(tl, "silu", x);
-}
-
-struct tl_tensor *tl_sigmoid(struct tl *tl, const struct tl_tensor *x)
-{
-    return unary(tl, "sigmoid", x);
-}
-
-struct tl_tensor *tl_tanh(struct tl *tl, const struct tl_tensor *x)
-{
-    return unary(tl, "tanh", x);
-}
-
-struct tl_tensor *tl_recip(struct tl *tl, const struct tl_tensor *x)
-{
-    return unary(tl, "recip", x);
-}
-
-struct tl_tensor *tl_cast(struct tl *tl, const struct tl_tensor *x, enum sim_dtype dtype)
-{
-    return tl_math(tl, "cast", 1, &x, false, 0, dtype);
-}
-
-struct tl_tensor *tl_add(struct tl *tl, const struct tl_tensor *a, const struct tl_tensor *b)
-{
-    return binary(tl, "add", a, b);
-}
-
-struct tl_tensor *tl_sub(struct tl *tl, const struct tl_tensor *a, const struct tl_tensor *b)
-{
-    return binary(tl, "sub", a, b);
-}
-
-struct tl_tensor *tl_mul(struct tl *tl, const struct tl_tensor *a, const struct tl_tensor *b)
-{
-    return binary(tl, "mul", a, b);
-}
-
-struct tl_tensor *tl_div(struct tl *tl, const struct tl_tensor *a, const struct tl_tensor *b)
-{
-    return binary(tl, "div", a, b);
-}
-
-struct tl_tensor *tl_maximum(struct tl *tl, const struct tl_tensor *a, const struct tl_tensor *b)
-{
-    return binary(tl, "maximum", a, b);
-}
-
-struct tl_tensor *tl_minimum(struct tl *tl, const struct tl_tensor *a, const struct tl_tensor *b)
-{
-    return binary(tl, "minimum", a, b);
-}
-
-struct tl_tensor *tl_where(struct tl *tl, const struct tl_tensor *cond, const struct tl_tensor *a,
-                           const struct tl_tensor *b)
-{
-    const struct tl_tensor *in[3] = {cond, a, b};
-    return tl_math(tl, "where", 3, in, false, 0, SIM_DTYPE_COUNT);
-}
-
-struct tl_tensor *tl_sum(struct tl *tl, const struct tl_tensor *x, int axis)
-{
-    return reduce(tl, "sum", x, axis);
-}
-
-struct tl_tensor *tl_mean(struct tl *tl, const struct tl_tensor *x, int axis)
-{
-    return reduce(tl, "mean", x, axis);
-}
-
-struct tl_tensor *tl_max(struct tl *tl, const struct tl_tensor *x, int axis)
-{
-    return reduce(tl, "max", x, axis);
-}
-
-struct tl_tensor *tl_min(struct tl *tl, const struct tl_tensor *x, int axis)
-{
-    return reduce(tl, "min", x, axis);
-}
-
 struct tl_tensor *tl_const(struct tl *tl, double value, enum sim_dtype dtype)
 {
+    TL_CALL(tl);
     uint64_t n = align_up(sim_dtype_size(dtype));
     if (tl->const_next + n > tl->const_limit)
         kfail(tl, "tl_const(): the constants region of the TCM is full (%llu bytes)",
@@ -1106,6 +987,7 @@ struct tl_tensor *tl_composite(struct tl *tl, const char *op, const struct tl_te
                                const struct tl_tensor *b, const struct tl_tensor *out,
                                const char *math_op)
 {
+    TL_CALL(tl);
     const char *call = "tl_composite()";
     bool gemm = op && strcmp(op, "gemm") == 0;
     if (!gemm && !(op && strcmp(op, "math") == 0))
@@ -1201,6 +1083,7 @@ static struct sim_value *gemm_params(const struct sim_handle *a, const struct si
 struct tl_tensor *tl_tile_gemm(struct tl *tl, const struct tl_tensor *a, const struct tl_tensor *b,
                                const struct tl_tensor *out)
 {
+    TL_CALL(tl);
     const char *call = "tl_tile_gemm()";
     if (in_tcm(a))
         kfail(tl, "%s: the tile a is in tcm: the token loads it from hbm or sram", call);
@@ -1279,6 +1162,7 @@ static void deliver_ipcq(struct sim_proc *p, struct carrier *c)
 
 struct tl_tensor *tl_ipcq_send(struct tl *tl, unsigned dst_rank, const struct tl_tensor *src)
 {
+    TL_CALL(tl);
     const char *call = "tl_ipcq_send()";
     if (!tl->group || dst_rank >= tl->nranks)
         kfail(tl, "%s: rank %u: the launch has %u PEs", call, dst_rank, tl->nranks);
@@ -1316,6 +1200,7 @@ struct tl_tensor *tl_ipcq_send(struct tl *tl, unsigned dst_rank, const struct tl
 
 struct tl_tensor *tl_ipcq_recv(struct tl *tl)
 {
+    TL_CALL(tl);
     struct tl_tensor *t = sim_store_get(tl->proc, tl->inbox);
     for (size_t i = 0; i < tl->n_inbox_held; i++) {
         if (tl->inbox_held[i] == t) {
@@ -1338,11 +1223,13 @@ static const char *cpu_id(const struct tl *tl)
 
 void tl_marker(struct tl *tl, const char *name)
 {
+    TL_CALL(tl);
     sim_chip_add_marker(tl->chip, name, cpu_id(tl), tl->kernel, tl->cmdq_id);
 }
 
 void tl_token_begin(struct tl *tl, int64_t index, bool decode)
 {
+    TL_CALL(tl);
     if (tl->token_open)
         sim_chip_token_end(tl->chip, tl->token);
     tl->token = sim_chip_token_begin(tl->chip, index, decode, cpu_id(tl), tl->kernel, tl->cmdq_id);
@@ -1351,6 +1238,7 @@ void tl_token_begin(struct tl *tl, int64_t index, bool decode)
 
 void tl_token_end(struct tl *tl)
 {
+    TL_CALL(tl);
     if (!tl->token_open)
         kfail(tl, "tl_token_end(): no token is open");
     sim_chip_token_end(tl->chip, tl->token);
@@ -1359,11 +1247,13 @@ void tl_token_end(struct tl *tl)
 
 void tl_set_layer(struct tl *tl, const char *layer_id)
 {
+    TL_CALL(tl);
     tl->layer_id = sim_chip_intern(tl->chip, layer_id);
 }
 
 void tl_set_tile(struct tl *tl, const char *tile_id)
 {
+    TL_CALL(tl);
     tl->tile_id = sim_chip_intern(tl->chip, tile_id);
 }
 
@@ -1372,6 +1262,7 @@ void tl_set_tile(struct tl *tl, const char *tile_id)
 
 void *tl_kernel_alloc(struct tl *tl, size_t n)
 {
+    TL_CALL(tl);
     return tl_alloc(tl, n);
 }
 
@@ -1392,6 +1283,7 @@ uint64_t tl_tcm_stack_bytes(const struct sim_config *cfg)
 struct tl_tensor *tl_math_into(struct tl *tl, struct tl_tensor *dst, const char *op, unsigned n,
                                const struct tl_tensor *const *inputs, bool has_axis, int axis)
 {
+    TL_CALL(tl);
     char call[SIM_OP_NAME_MAX + 16];
     snprintf(call, sizeof(call), "tl_math_into(%s)", op);
     if (n < 1 || n > SIM_MATH_MAX_INPUTS)
@@ -1437,6 +1329,7 @@ struct tl_tensor *tl_math_into(struct tl *tl, struct tl_tensor *dst, const char 
 struct tl_tensor *tl_tcm_tensor(struct tl *tl, enum sim_dtype dtype, unsigned ndim,
                                 const int64_t *shape)
 {
+    TL_CALL(tl);
     check_shape(tl, "tl_tcm_tensor()", ndim, shape);
     uint64_t n = numel_of(ndim, shape) * sim_dtype_size(dtype);
     return new_tensor(tl, "tcm", tcm_alloc(tl, n, "tl_tcm_tensor()"), dtype, ndim, shape,
@@ -1447,6 +1340,7 @@ struct tl_tensor *tl_composite_gemm_tiled(struct tl *tl, const struct tl_tensor 
                                           const struct tl_tensor *b, const struct tl_tensor *out,
                                           uint32_t tile_m, uint32_t tile_n, uint32_t tile_k)
 {
+    TL_CALL(tl);
     const char *call = "tl_composite_gemm_tiled()";
     if (strcmp(a->h.space, "hbm") != 0 || strcmp(b->h.space, "hbm") != 0 ||
         strcmp(out->h.space, "hbm") != 0)

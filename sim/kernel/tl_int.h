@@ -1,6 +1,6 @@
 /*
- * Private to the kernel runner and the tl API (sim/kernel/runner.c, sim/kernel/tl.c): the kernel
- * instance context and the handle behind struct tl_tensor.
+ * Private to the kernel runner, the tl API and the guard (sim/kernel/runner.c, tl.c, tl_ops.c,
+ * guard.c): the kernel instance context and the handle behind struct tl_tensor.
  */
 #ifndef SIM_TL_INT_H
 #define SIM_TL_INT_H
@@ -92,6 +92,10 @@ struct tl {
     bool closing; /* being freed, after the engine: its events are gone already */
     unsigned next_handle;
 
+    const char *last_call; /* the tl function the kernel called last (__func__), for the
+                              crash and watchdog reports (sim/kernel/guard.h) */
+    uint64_t ncalls;       /* tl calls made: progress, for the watchdog */
+
     bool token_open;
     size_t token;
     const char *layer_id, *tile_id; /* annotations of the next ops (interned by the chip) */
@@ -103,6 +107,9 @@ struct tl_group {
     struct karg **argv;     /* owned per rank */
     struct kshard **shards; /* owned per rank (one array per argument, flattened) */
 };
+
+/* Every public tl function taking a mutable context notes itself first (tl->last_call). */
+#define TL_CALL(tl) ((tl)->last_call = __func__, (tl)->ncalls++)
 
 /* Allocate n zeroed bytes owned by tl (freed with the chip). */
 void *tl_alloc(struct tl *tl, size_t n);

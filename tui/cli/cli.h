@@ -50,10 +50,37 @@ struct cli_run_opts {
     bool keep_on_hangup;     /* --keep-on-hangup: a TUI run goes on served when its terminal
                                 goes away */
     bool all;                /* --all: every component, memory and link in the summary */
+    double watchdog_s;       /* --watchdog SECONDS (plug-ins loaded): 0 disables */
 };
 
 /* Rows of each table of a headless run's summary without --all: the busiest. */
 #define CLI_RUN_TOP 10
+
+/* The most --plugin options one command takes. */
+#define CLI_MAX_PLUGINS 64
+
+/*
+ * Load the plug-ins a command names (--plugin, files[0..n), in order), then those of the
+ * search path (NPUSCOPE_PLUGIN_PATH, $XDG_DATA_HOME/npuscope/plugins, the install's
+ * plugindir; sim/kernel/loader.h). Returns 0, or CLI_EXIT_USAGE after one line on stderr
+ * naming the file and the problem.
+ */
+int cli_load_plugins(const char *const *files, size_t n);
+
+/*
+ * Watch a run that has plug-ins loaded (sim/kernel/guard.h): a kernel that crashes or
+ * loops ends it with the terminal restored (restore, may be NULL), finish(ctx) called to
+ * write the partial trace, one line, exit status 1. No-op without plug-ins. Returns 0, or
+ * CLI_EXIT_USAGE after one line on stderr.
+ */
+struct sim_chip;
+int cli_guard(struct sim_chip *chip, double watchdog_s, void (*restore)(void),
+              void (*finish)(void *ctx), void *ctx);
+/* End cli_guard's watch (before the chip is freed). */
+void cli_unguard(void);
+
+/* npuscope kernel new NAME [DIR] (tui/cli/cli_kernel.c): write a plug-in project. */
+int cli_kernel_new(const char *name, const char *dir);
 
 int cli_run(const struct cli_run_opts *o);
 
@@ -116,6 +143,7 @@ void cli_views_json(const struct trace_model *m, uint64_t cycles_total, struct s
 void cli_print_verdict(const struct trace_model *m);
 struct sim_value *cli_verdict_value(const struct trace_model *m);
 int cli_export_chrome(const char *in, const char *out);
+/* npuscope kernels: every kernel, built in or from a plug-in (with its file). */
 int cli_kernels(void);
 
 struct trace_diffcond;

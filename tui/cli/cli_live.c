@@ -109,6 +109,20 @@ static int verify_hook(struct sim_run *run, char *line, size_t size, void *ctx)
     return pass ? 0 : 1;
 }
 
+/* The guard's finish (a plug-in kernel crashed or looped): the trace up to now, with its
+ * INVALID_TRACE marker. */
+static void crash_finish(void *ctx)
+{
+    struct tui_source *src = ctx;
+    struct diag d;
+    diag_clear(&d);
+    trace_live_sync(tui_source_live_feed(src));
+    if (tui_source_live_finish(src, &d) < 0) {
+        char line[1024];
+        fprintf(stderr, "npuscope: %s\n", diag_format(&d, line, sizeof(line)));
+    }
+}
+
 /* The kernel, the workload file, or the demo: what the header names. */
 static const char *run_name(const struct cli_run_opts *o)
 {
@@ -255,8 +269,11 @@ int cli_live(const struct cli_run_opts *o)
         diag_clear(&cd);
         lo.reverse = tui_ckpt_supervise(&cd) == 0;
     }
+    struct sim_chip *chip = sim_run_chip(run);
     src = tui_source_live_take(run, feed, &lo);
     run = NULL, feed = NULL; /* the source has them */
+    if (o->listen && cli_guard(chip, o->watchdog_s, NULL, crash_finish, src) != 0)
+        goto out;
     if (o->listen) {
         status = serve(o, src, served_id, false, &d);
         if (status == CLI_EXIT_USAGE) {
@@ -266,6 +283,11 @@ int cli_live(const struct cli_run_opts *o)
     } else {
         if (tui_term_open(&term, &d) < 0) {
             status = fail(&d);
+            goto out;
+        }
+        /* after the terminal's own crash handlers: the guard's report restores it */
+        if (cli_guard(chip, o->watchdog_s, tui_term_crash_restore, crash_finish, src) != 0) {
+            tui_term_close(term);
             goto out;
         }
         int w, h;
@@ -321,6 +343,7 @@ int cli_live(const struct cli_run_opts *o)
     if (status < 128 && v.status > status) /* a signal's status stays */
         status = v.status;
 out:
+    cli_unguard();
     sim_verify_capture_free(v.cap); /* while the run it watches still exists */
     free(v.report);
     free(served_id);

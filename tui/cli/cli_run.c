@@ -12,6 +12,7 @@
 #include "sim/phase2/dump.h"
 #include "sim/util/escape.h"
 #include "sim/kernel/kernel.h"
+#include "sim/kernel/registry.h"
 #include "sim/host/run.h"
 #include "sim/phase2/verify.h"
 #include "sim/util/xalloc.h"
@@ -308,6 +309,22 @@ static int phase2(const struct cli_run_opts *o, struct sim_run *r, struct sim_ve
     return status;
 }
 
+/* The guard's finish (a plug-in kernel crashed or looped): the trace up to now, with its
+ * INVALID_TRACE marker, marked incomplete. */
+static void crash_finish(void *ctx)
+{
+    struct trace_live *live = ctx;
+    if (!live)
+        return;
+    struct diag d;
+    diag_clear(&d);
+    trace_live_sync(live);
+    if (trace_live_finish(live, false, &d) < 0) {
+        char line[1024];
+        fprintf(stderr, "npuscope: %s\n", diag_format(&d, line, sizeof(line)));
+    }
+}
+
 /* Write the trace files of a run that is over (complete) or stopped; false on failure. */
 static bool write_traces(const struct cli_run_opts *o, struct trace_live *live, bool complete)
 {
@@ -392,6 +409,13 @@ int cli_run(const struct cli_run_opts *o)
             return CLI_EXIT_USAGE;
         }
     }
+    if (cli_guard(sim_run_chip(r), o->watchdog_s, NULL, crash_finish, live) != 0) {
+        sim_verify_capture_free(cap);
+        trace_live_free(live);
+        sim_set_fatal_where(NULL, NULL);
+        sim_run_free(r);
+        return CLI_EXIT_USAGE;
+    }
     /* the verdict reads a kept model: the Chrome export's, else one of its own */
     struct verdict_feed vf = {0};
     if (!o->chrome) {
@@ -454,6 +478,7 @@ int cli_run(const struct cli_run_opts *o)
             status = p2;
         sim_verify_capture_free(cap);
     }
+    cli_unguard();
     sim_run_summary_fini(&s);
     trace_live_free(live);
     sim_set_fatal_where(NULL, NULL);
@@ -466,7 +491,14 @@ int cli_kernels(void)
     for (size_t i = 0; i < sim_kernel_count(); i++) {
         const struct sim_kernel *k = sim_kernel_at(i);
         char *args = sim_kernel_args_text(k);
-        printf("%s\n    %s\n    args:   %s\n    params:", k->name, k->summary, args);
+        printf("%s\n    %s\n", k->name, k->summary ? k->summary : "");
+        const char *from = sim_kernel_origin(k);
+        if (from) {
+            printf("    from:   ");
+            put_safe(stdout, from);
+            printf("\n");
+        }
+        printf("    args:   %s\n    params:", args);
         free(args);
         /* the kernel's own, then the seed and data every kernel has */
         for (size_t j = 0; j < sim_kernel_param_count(k); j++) {

@@ -702,7 +702,9 @@ int cli_sweep(int argc, char **argv)
         return usage_error("--wait goes with --submit");
     if (a.o.retries > 1 && a.o.engine == TUI_SWEEP_ENGINE_SLURM)
         return usage_error("--retries goes with --engine parallel or local");
-    return run_sweep(&a);
+    /* the kernels of the user's plug-in directories are checked like the built-in ones */
+    int rc = cli_load_plugins(NULL, 0);
+    return rc ? rc : run_sweep(&a);
 }
 
 /* ---- npuscope view DIR ------------------------------------------------------------------------

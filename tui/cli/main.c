@@ -5,6 +5,7 @@
  */
 #include "tui/cli/cli.h"
 
+#include "sim/kernel/guard.h"
 #include "sim/util/escape.h"
 #include "trace/diff/diffcond.h"
 
@@ -33,7 +34,8 @@ static const char usage_main[] =
     "  summary FILE.json [--json]  print summary metrics of a trace\n"
     "  export --chrome IN -o OUT   convert a trace to Chrome Trace Event JSON\n"
     "  diff A.json B.json          compare two traces (--json, --fail-if COND)\n"
-    "  kernels                     list the built-in kernels and their arguments\n"
+    "  kernels [--plugin PATH.so]  list the kernels (built in and from plug-ins)\n"
+    "  kernel new NAME [DIR]       write a kernel plug-in project to start from\n"
     "  sweep SWEEP.yaml -o DIR     run a design-space sweep (npuscope sweep --help)\n"
     "  sweep --collect DIR         print a sweep's results; view DIR browses them\n"
     "  attach [RUN_ID|PATH]        the live TUI on a served run (run --listen)\n"
@@ -53,11 +55,16 @@ static const char usage_run[] =
     "\n"
     "  -c, --chip FILE.yaml       chip config (default: the embedded one)\n"
     "  -w, --workload FILE.yaml   host program (MemoryWrite / KernelLaunch / MemoryRead)\n"
-    "  -k, --kernel NAME[:ARGS]   run one built-in kernel with generated data\n"
+    "  -k, --kernel NAME[:ARGS]   run one kernel with generated data\n"
     "                             (ARGS: key=value,...; see npuscope kernels)\n"
     "      --headless             no TUI; print the summary (the busiest 10\n"
     "                             components, memories and links of each table)\n"
     "      --all                  headless: list every component, memory and link\n"
+    "      --plugin PATH.so       load a kernel plug-in (repeatable; also loaded: the\n"
+    "                             dirs or files of NPUSCOPE_PLUGIN_PATH, then\n"
+    "                             $XDG_DATA_HOME/npuscope/plugins, the install's plugindir)\n"
+    "      --watchdog SECONDS     with plug-ins: stop a kernel that runs this long without\n"
+    "                             an engine event or a tl call (default 10, 0: never)\n"
     "  -o, --trace FILE.json      write the trace (atomically)\n"
     "      --paused               open the TUI paused before the first event\n"
     "      --no-reverse           take no checkpoints: the TUI cannot go back (p P U R)\n"
@@ -177,11 +184,27 @@ static const char usage_export[] =
     "  -o, --output OUT.json   where to write the result (atomically)\n"
     "  -h, --help              show this help\n";
 
-static const char usage_kernels[] = "usage: npuscope kernels\n"
-                                    "\n"
-                                    "List the built-in kernels, their arguments and defaults.\n"
-                                    "\n"
-                                    "  -h, --help   show this help\n";
+static const char usage_kernels[] =
+    "usage: npuscope kernels [--plugin PATH.so]...\n"
+    "\n"
+    "List the kernels, their arguments and defaults: the built-in ones, then those of the\n"
+    "plug-ins loaded (--plugin, NPUSCOPE_PLUGIN_PATH, $XDG_DATA_HOME/npuscope/plugins, the\n"
+    "install's plugindir) with the file each came from.\n"
+    "\n"
+    "      --plugin PATH.so   load a kernel plug-in (repeatable)\n"
+    "  -h, --help             show this help\n";
+
+static const char usage_kernel[] =
+    "usage: npuscope kernel new NAME [DIR]\n"
+    "\n"
+    "Write a kernel plug-in project to start from in DIR (default ./NAME, which must not\n"
+    "exist or be empty): NAME.c (a kernel tiled through the TCM, its argument table,\n"
+    "setup and reference), a Makefile (headers from pkg-config --cflags npuscope, or\n"
+    "NPUSCOPE_INCLUDE=DIR) and a README. Then:\n"
+    "\n"
+    "    cd DIR && make && npuscope run --plugin ./NAME.so -k NAME --verify\n"
+    "\n"
+    "  -h, --help   show this help\n";
 
 /*
  * Print a usage error as one line with a hint and return the usage exit status. The
@@ -274,6 +297,8 @@ enum {
     OPT_LISTEN,
     OPT_KEEP_ON_HANGUP,
     OPT_ALL,
+    OPT_PLUGIN,
+    OPT_WATCHDOG,
 };
 
 static int cmd_run(int argc, char **argv)
@@ -296,11 +321,15 @@ static int cmd_run(int argc, char **argv)
         {"listen", optional_argument, 0, OPT_LISTEN},
         {"keep-on-hangup", no_argument, 0, OPT_KEEP_ON_HANGUP},
         {"all", no_argument, 0, OPT_ALL},
+        {"plugin", required_argument, 0, OPT_PLUGIN},
+        {"watchdog", required_argument, 0, OPT_WATCHDOG},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
-    struct cli_run_opts o = {0};
-    int c;
+    struct cli_run_opts o = {.watchdog_s = SIM_GUARD_WATCHDOG_DEFAULT};
+    const char *plugins[CLI_MAX_PLUGINS];
+    size_t n_plugins = 0;
+    int c, rc = -1;
     while ((c = getopt_long(argc, argv, ":c:w:k:o:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'c': o.chip = optarg; break;
@@ -343,6 +372,21 @@ static int cmd_run(int argc, char **argv)
             break;
         case OPT_KEEP_ON_HANGUP: o.keep_on_hangup = true; break;
         case OPT_ALL: o.all = true; break;
+        case OPT_PLUGIN:
+            if (n_plugins == CLI_MAX_PLUGINS)
+                return usage_error("run", "at most %d --plugin", CLI_MAX_PLUGINS);
+            plugins[n_plugins++] = optarg;
+            break;
+        case OPT_WATCHDOG: {
+            char *end;
+            errno = 0;
+            double v = strtod(optarg, &end);
+            if (!*optarg || *end || errno || !(v >= 0) || v > 1e6)
+                return usage_error("run", "--watchdog takes seconds (0 to 1000000), got '%s'",
+                                   optarg);
+            o.watchdog_s = v;
+            break;
+        }
         case 'h': fputs(usage_run, stdout); return 0;
         default: return getopt_error("run", c, argv);
         }
@@ -355,7 +399,8 @@ static int cmd_run(int argc, char **argv)
         return usage_error("run", "%s",
                            "--keep-on-hangup is for the TUI (a headless run serves viewers with "
                            "--listen)");
-    return cli_run(&o);
+    rc = cli_load_plugins(plugins, n_plugins);
+    return rc ? rc : cli_run(&o);
 }
 
 /* The commands that take exactly one trace file and a few flags share this parser. */
@@ -539,19 +584,59 @@ static int cmd_diff(int argc, char **argv)
 static int cmd_kernels(int argc, char **argv)
 {
     static const struct option longopts[] = {
+        {"plugin", required_argument, 0, OPT_PLUGIN},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    const char *plugins[CLI_MAX_PLUGINS];
+    size_t n_plugins = 0;
+    int c, rc = -1;
+    while (rc < 0 && (c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_PLUGIN:
+            if (n_plugins == CLI_MAX_PLUGINS)
+                rc = usage_error("kernels", "at most %d --plugin", CLI_MAX_PLUGINS);
+            else
+                plugins[n_plugins++] = optarg;
+            break;
+        case 'h':
+            fputs(usage_kernels, stdout);
+            rc = 0;
+            break;
+        default: rc = getopt_error("kernels", c, argv); break;
+        }
+    }
+    if (rc < 0 && optind < argc)
+        rc = usage_error("kernels", "unexpected argument '%s'", argv[optind]);
+    if (rc < 0)
+        rc = cli_load_plugins(plugins, n_plugins);
+    return rc ? rc : cli_kernels();
+}
+
+/* npuscope kernel new NAME [DIR] */
+static int cmd_kernel(int argc, char **argv)
+{
+    static const struct option longopts[] = {
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     int c;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
         switch (c) {
-        case 'h': fputs(usage_kernels, stdout); return 0;
-        default: return getopt_error("kernels", c, argv);
+        case 'h': fputs(usage_kernel, stdout); return 0;
+        default: return getopt_error("kernel", c, argv);
         }
     }
-    if (optind < argc)
-        return usage_error("kernels", "unexpected argument '%s'", argv[optind]);
-    return cli_kernels();
+    if (optind >= argc)
+        return usage_error("kernel", "%s", "missing the action: new NAME [DIR]");
+    if (strcmp(argv[optind], "new") != 0)
+        return usage_error("kernel", "unknown action '%s' (the one action is: new NAME [DIR])",
+                           argv[optind]);
+    if (optind + 1 >= argc)
+        return usage_error("kernel", "%s", "new: missing the kernel's NAME");
+    if (optind + 3 < argc)
+        return usage_error("kernel", "unexpected argument '%s'", argv[optind + 3]);
+    return cli_kernel_new(argv[optind + 1], optind + 2 < argc ? argv[optind + 2] : NULL);
 }
 
 /* attach, ps, stop: at most one argument, and --theme for attach. */
@@ -610,8 +695,8 @@ static const struct {
 } commands[] = {
     {"run", cmd_run},         {"view", cmd_view},     {"validate", cmd_validate},
     {"summary", cmd_summary}, {"export", cmd_export}, {"kernels", cmd_kernels},
-    {"diff", cmd_diff},       {"sweep", cli_sweep},   {"attach", cmd_attach},
-    {"ps", cmd_ps},           {"stop", cmd_stop},
+    {"kernel", cmd_kernel},   {"diff", cmd_diff},     {"sweep", cli_sweep},
+    {"attach", cmd_attach},   {"ps", cmd_ps},         {"stop", cmd_stop},
 };
 
 /*

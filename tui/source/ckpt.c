@@ -6,6 +6,8 @@
  */
 #include "tui/source/ckpt.h"
 
+#include "sim/kernel/guard.h"
+
 #include "sim/util/xalloc.h"
 
 #include <errno.h>
@@ -444,6 +446,7 @@ int tui_ckpt_take(struct tui_ckpt *c, uint64_t event, uint64_t time, struct tui_
         if (!sibling_init())
             _exit(1);
         serve(ls, c, req);
+        sim_guard_after_fork(); /* the copy runs kernels: their watchdog again */
         return 1;
     }
     close(ls);

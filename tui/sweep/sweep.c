@@ -9,6 +9,7 @@
 #include "sim/chip/config.h"
 #include "sim/data/yaml.h"
 #include "sim/kernel/kernel.h"
+#include "sim/kernel/loader.h"
 #include "sim/program/workload.h"
 #include "sim/util/embedded.h"
 #include "sim/util/xalloc.h"
@@ -16,6 +17,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -558,6 +560,35 @@ static char *resolve(const struct tui_sweep *s, const char *path)
     return sim_xasprintf("%s/%s", s->basedir, path);
 }
 
+/* plugins: a list of kernel plug-ins (paths from the sweep file's directory), loaded now so
+ * that the points' kernels are checked against them; each point's run loads them again. */
+static int parse_plugins(struct tui_sweep *s, const struct sim_value *root, struct diag *d)
+{
+    const struct sim_value *pl = sim_value_map_get(root, "plugins");
+    if (!pl)
+        return 0;
+    if (pl->type != SIM_V_LIST)
+        return err_at(d, s, pl->line, pl->col, "plugins", "must be a list of plug-in files");
+    s->plugins = sim_xcalloc(pl->u.list.len + 1, sizeof(char *));
+    for (size_t i = 0; i < pl->u.list.len; i++) {
+        const struct sim_value *e = pl->u.list.items[i];
+        if (e->type != SIM_V_STR)
+            return err_at(d, s, e->line, e->col, "plugins", "must be a list of plug-in files");
+        char *path = resolve(s, e->u.str.s);
+        char real[PATH_MAX];
+        s->plugins[s->nplugins++] = sim_xstrdup(realpath(path, real) ? real : path);
+        free(path);
+        struct diag pd;
+        diag_clear(&pd);
+        if (sim_plugin_load(s->plugins[s->nplugins - 1], &pd) < 0) {
+            char line[SIM_DIAG_MSG_MAX + SIM_DIAG_FILE_MAX + 8];
+            return err_at(d, s, e->line, e->col, "plugins", "%s",
+                          diag_format(&pd, line, sizeof(line)));
+        }
+    }
+    return 0;
+}
+
 /* ---- validating a point -------------------------------------------------------------------- */
 
 /* The embedded chip config called name ("default" -> sim/configs/default.yaml), or NULL. */
@@ -1037,8 +1068,9 @@ static int check_point(struct tui_sweep *s, size_t i, struct diag *d)
 
 static int check_top_keys(const struct tui_sweep *s, const struct sim_value *root, struct diag *d)
 {
-    static const char *const known[] = {"name",      "description", "chip", "kernel", "workload",
-                                        "chip_args", "kernel_args", "axes", "points", NULL};
+    static const char *const known[] = {"name",     "description", "chip",        "kernel",
+                                        "workload", "chip_args",   "kernel_args", "axes",
+                                        "points",   "plugins",     NULL};
     for (size_t i = 0; i < root->u.map.len; i++) {
         const char *k = root->u.map.keys[i];
         bool ok = false;
@@ -1056,7 +1088,7 @@ static int check_top_keys(const struct tui_sweep *s, const struct sim_value *roo
                           "unknown key (a chip config key goes under chip_args or axes)");
         return err_at(d, s, line, col, k,
                       "unknown key (known keys: chip, kernel, workload, chip_args, "
-                      "kernel_args, axes, points, name, description)");
+                      "kernel_args, axes, points, plugins, name, description)");
     }
     const struct sim_value *name = sim_value_map_get(root, "name");
     if (name && name->type != SIM_V_STR)
@@ -1082,7 +1114,8 @@ int tui_sweep_parse(const char *buf, size_t len, const char *file, struct tui_sw
                     "a sweep file is a map: chip, kernel (or workload), kernel_args, axes");
         goto out_free;
     }
-    if ((rc = check_top_keys(s, root, d)) < 0 || (rc = parse_fixed(s, root, d)) < 0)
+    if ((rc = check_top_keys(s, root, d)) < 0 || (rc = parse_plugins(s, root, d)) < 0 ||
+        (rc = parse_fixed(s, root, d)) < 0)
         goto out_free;
     const struct sim_value *axes = sim_value_map_get(root, "axes");
     const struct sim_value *pts = sim_value_map_get(root, "points");
@@ -1157,6 +1190,9 @@ void tui_sweep_free(struct tui_sweep *s)
     }
     free(s->points);
     free(s->psets);
+    for (size_t i = 0; i < s->nplugins; i++)
+        free(s->plugins[i]);
+    free(s->plugins);
     for (size_t i = 0; i < s->naxes; i++)
         free(s->axes[i].key);
     free(s->axes);

@@ -1,9 +1,10 @@
 /*
  * Design-space sweeps: a sweep file (YAML) names a base chip config, a kernel or a
- * workload, fixed settings and axes. This module expands it into points (a grid, or a
- * listed set), applies each point's dotted chip config keys to the base config's value
- * tree, validates every point with the chip config's own loader and the kernel's
- * parameter table before anything runs, writes the sweep directory (each point's chip
+ * workload, fixed settings and axes, and the kernel plug-ins it needs (plugins: a list of
+ * files, loaded to check the points and passed to each point's run with --plugin). This module
+ * expands it into points (a grid, or a listed set), applies each point's dotted chip config keys to
+ * the base config's value tree, validates every point with the chip config's own loader and the
+ * kernel's parameter table before anything runs, writes the sweep directory (each point's chip
  * config, DIR/points.jsonl) and reads the results back into one table. It does no
  * terminal I/O: callers show the diagnostics and the table (tui/cli/cli_sweep.c,
  * tui/panes/sweepview.c). Running the points is tui/sweep/sweep_run.h's. sweep.c reads the sweep

@@ -146,6 +146,14 @@ static void point_json(const struct tui_sweep *s, size_t i, struct sbuf *b)
         tui_sweep_sb_json_str(b, pt->workload, strlen(pt->workload));
     else
         tui_sweep_sb_puts(b, "null");
+    if (s->nplugins) {
+        tui_sweep_sb_puts(b, ",\"plugins\":[");
+        for (size_t k = 0; k < s->nplugins; k++) {
+            tui_sweep_sb_puts(b, k ? "," : "");
+            tui_sweep_sb_json_str(b, s->plugins[k], strlen(s->plugins[k]));
+        }
+        tui_sweep_sb_puts(b, "]");
+    }
     tui_sweep_sb_printf(
         b,
         ",\"dir\":\"%s\",\"chip_config\":\"%s/chip.yaml\",\"trace\":\"%s/trace.json\","
@@ -153,6 +161,11 @@ static void point_json(const struct tui_sweep *s, size_t i, struct sbuf *b)
         dir, dir, dir, dir, dir);
     struct sbuf cmd = {0};
     tui_sweep_sb_printf(&cmd, "npuscope run --headless -c %s/chip.yaml ", dir);
+    for (size_t k = 0; k < s->nplugins; k++) {
+        tui_sweep_sb_puts(&cmd, "--plugin ");
+        sb_shell_word(&cmd, s->plugins[k]);
+        tui_sweep_sb_puts(&cmd, " ");
+    }
     tui_sweep_sb_puts(&cmd, pt->kernel_spec ? "-k " : "-w ");
     sb_shell_word(&cmd, pt->kernel_spec ? pt->kernel_spec : pt->workload ? pt->workload : "");
     tui_sweep_sb_printf(&cmd, " -o %s/trace.json", dir);

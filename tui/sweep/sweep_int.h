@@ -71,6 +71,9 @@ struct tui_sweep {
     size_t text_len;
     struct sim_yaml_doc *doc; /* owned: settings borrow its values */
     struct settings fixed;    /* chip, kernel, workload, chip_args, kernel_args */
+    char **plugins; /* owned, each owned: the kernel plug-ins the file names, as paths from
+                       here (loaded while the file is checked; each point's run loads them) */
+    size_t nplugins;
     struct tui_sweep_axis *axes;
     size_t naxes;
     struct tui_sweep_point *points;

@@ -854,9 +854,25 @@ int tui_sweep_run_point(const char *self, const char *pdir, struct diag *d)
     int status = -1, sig = 0;
     double secs = 0;
     if (rc == 0) {
-        const char *argv[] = {
-            self, "run", "--headless", "-c", chip, kernel ? "-k" : "-w", kernel ? kernel : workload,
-            "-o", trace, NULL};
+        /* the plug-ins the sweep file names, then the run */
+        const struct sim_value *pl = sim_value_map_get(point, "plugins");
+        size_t np = pl && pl->type == SIM_V_LIST ? pl->u.list.len : 0, a = 0;
+        const char **argv = sim_xcalloc(2 * np + 10, sizeof(*argv));
+        argv[a++] = self;
+        argv[a++] = "run";
+        argv[a++] = "--headless";
+        for (size_t k = 0; k < np; k++) {
+            if (pl->u.list.items[k]->type != SIM_V_STR)
+                continue;
+            argv[a++] = "--plugin";
+            argv[a++] = pl->u.list.items[k]->u.str.s;
+        }
+        argv[a++] = "-c";
+        argv[a++] = chip;
+        argv[a++] = kernel ? "-k" : "-w";
+        argv[a++] = kernel ? kernel : workload;
+        argv[a++] = "-o";
+        argv[a++] = trace;
         double t0 = now_s();
         pid_t pid = spawn((char *const *)argv, NULL, out, err);
         int st = 0;
@@ -865,6 +881,7 @@ int tui_sweep_run_point(const char *self, const char *pdir, struct diag *d)
                 diag_set(d, SIM_EIO, NULL, 0, 0, NULL, "cannot start the run: %s", strerror(errno));
         else
             wait_for(pid, &st, 0);
+        free(argv);
         secs = now_s() - t0;
         if (WIFEXITED(st))
             status = WEXITSTATUS(st);

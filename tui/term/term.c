@@ -74,15 +74,22 @@ static void on_signal(int signo)
     errno = saved;
 }
 
-/* A crash: put the terminal back with async-signal-safe calls, then die as before. */
-static void on_crash(int signo)
+void tui_term_crash_restore(void)
 {
+    if (!the_term)
+        return;
     if (crash_reset_len) {
         ssize_t r = write(STDOUT_FILENO, crash_reset, crash_reset_len);
         (void)r;
     }
     if (have_saved_tios)
         tcsetattr(STDIN_FILENO, TCSANOW, &saved_tios);
+}
+
+/* A crash: put the terminal back with async-signal-safe calls, then die as before. */
+static void on_crash(int signo)
+{
+    tui_term_crash_restore();
     signal(signo, SIG_DFL);
     raise(signo);
 }
@@ -99,16 +106,20 @@ static bool have_cap(const char *s)
     return s && (intptr_t)s != -1;
 }
 
-static void add_cap(const char *name)
+static void add_seq(const char *s)
 {
-    const char *s = tigetstr(name);
-    if (!have_cap(s))
-        return;
     size_t n = strlen(s);
     if (crash_reset_len + n + 1 < sizeof(crash_reset)) {
         memcpy(crash_reset + crash_reset_len, s, n + 1);
         crash_reset_len += n;
     }
+}
+
+static void add_cap(const char *name)
+{
+    const char *s = tigetstr(name);
+    if (have_cap(s))
+        add_seq(s);
 }
 
 /* Can this terminal run a full-screen UI? Checked before curses takes it over. */
@@ -140,6 +151,8 @@ int tui_term_check(struct diag *d)
         add_cap("sgr0");
         add_cap("cnorm");
         add_cap("rmkx");
+        if (have_cap(tigetstr("kmous"))) /* xterm mouse reporting, which the UI turns on */
+            add_seq("\033[?1006l\033[?1002l\033[?1000l");
     }
     del_curterm(cur_term);
     if (!ok)

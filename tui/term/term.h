@@ -42,6 +42,10 @@ struct tui_input {
  */
 int tui_term_check(struct diag *d);
 
+/* Put the terminal back as it was before tui_term_open, with async-signal-safe calls only
+ * (for a fatal-signal handler that reports and exits). No-op when no terminal is open. */
+void tui_term_crash_restore(void);
+
 /*
  * Take over the terminal on standard input and output. Fails, leaving the terminal
  * untouched, when they are not a terminal, TERM is unset or unknown, or the terminal

@@ -1,0 +1,332 @@
+#!/usr/bin/env bash
+# Kernel plug-ins end to end: the installed public API (headers, npuscope.pc, the binary's
+# exported symbols), `npuscope kernel new` built against an install and verified at odd
+# sizes, a built-in kernel copied out as a plug-in giving the same trace, a kernel that
+# branches on its data, plug-ins that crash or loop (the report, the partial trace, the
+# terminal in tmux), plug-ins that npuscope refuses before the run, and the listings and
+# search path. The plug-ins (tests/plugins/*.c) are built with the binary's sanitizer flags
+# (NPUSCOPE_PLUGIN_CFLAGS, exported by the Makefile).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/tmux.sh"
+
+ROOT=$(cd "$TESTS_DIR/.." && pwd)
+BUILD=${NPUSCOPE_BUILD:-$ROOT/build}
+INC=$BUILD/include
+PCFLAGS=${NPUSCOPE_PLUGIN_CFLAGS:-}
+export XDG_DATA_HOME=$TMP/xdg # no plug-in of the user's
+unset NPUSCOPE_PLUGIN_PATH
+export SOURCE_DATE_EPOCH=1764498765
+P=$TESTS_DIR/plugins
+
+# plugin OUT.so SRC.c [CFLAGS...]: build a plug-in against the build tree's headers.
+plugin() {
+    local out=$1 src=$2; shift 2
+    if ! cc -shared -fPIC -O1 -g -Wall -Wextra -Werror $PCFLAGS -I"$INC" "$@" "$src" -o "$out" \
+        2>"$TMP/cc.err"; then
+        fail "build $(basename "$out")" "$(cat "$TMP/cc.err")"
+        return 1
+    fi
+}
+
+echo "== the public API"
+hdrs_ok=1
+for h in "$INC"/npuscope/*.h; do
+    printf '#include <npuscope/%s>\n' "$(basename "$h")" >"$TMP/one.c"
+    if ! cc -std=c11 -Wall -Wextra -Werror -fsyntax-only -I"$INC" "$TMP/one.c" 2>"$TMP/cc.err"; then
+        hdrs_ok=0
+        fail "header $(basename "$h") alone" "$(cat "$TMP/cc.err")"
+    fi
+done
+[ $hdrs_ok = 1 ] && ok "every public header compiles alone"
+if grep -q '#include "' "$INC"/npuscope/*.h; then fail "public headers include only <npuscope/...>"; else
+    ok "public headers include only <npuscope/...>"; fi
+syms=$(nm -D --defined-only "$NPUSCOPE" | awk '$2 == "T" {print $3}')
+if grep -qx tl_load <<<"$syms" && grep -qx sim_kbuild_tensor <<<"$syms" &&
+    grep -qx sim_tensor_get <<<"$syms"; then ok "the binary exports the kernel API"; else
+    fail "the binary exports the kernel API" "$(head -5 <<<"$syms")"; fi
+others=$(grep -vE '^(tl|sim|diag)_' <<<"$syms" | grep -vE '^(_init|_fini|main|_start|__.*)$')
+if [ -z "$others" ] && ! grep -qxE 'sim_engine_run|sim_chip_new|sim_proc_fail|tl_context_new' <<<"$syms"
+then ok "and nothing else (no internals)"; else fail "and nothing else" "$others"; fi
+
+echo "== make install, pkg-config, npuscope kernel new"
+INST=$TMP/inst
+if make -s -C "$ROOT" BUILD="$BUILD" ${PCFLAGS:+SAN=1} install DESTDIR="$INST" PREFIX=/usr \
+    >"$TMP/install.log" 2>&1; then ok "make install DESTDIR PREFIX=/usr"; else
+    fail "make install" "$(tail -5 "$TMP/install.log")"; fi
+export PKG_CONFIG_PATH=$INST/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$INST
+run pkg-config --cflags npuscope
+expect_out "pkg-config --cflags" "^-I$INST/usr/include *$"
+run pkg-config --variable=abi_version npuscope
+expect_out "npuscope.pc: abi_version" "^[0-9]+$"
+abi=$(sed -n 's/^#define NPUSCOPE_PLUGIN_ABI_VERSION \([0-9]*\).*/\1/p' "$INST/usr/include/npuscope/plugin.h")
+[ "$OUT" = "$abi" ] && ok "abi_version is NPUSCOPE_PLUGIN_ABI_VERSION ($abi)" ||
+    fail "abi_version" "pc $OUT, header $abi"
+run pkg-config --variable=plugindir npuscope
+expect_out "npuscope.pc: plugindir" "^$INST/usr/lib/npuscope/plugins$"
+[ -f "$INST/usr/include/npuscope/npuscope.h" ] && ok "the umbrella header is installed" ||
+    fail "the umbrella header is installed"
+
+NEWBIN=$INST/usr/bin/npuscope
+run "$NEWBIN" kernel new mykern "$TMP/proj"
+expect_status "kernel new" 0
+for f in mykern.c Makefile README.md; do
+    [ -s "$TMP/proj/$f" ] && ok "kernel new wrote $f" || fail "kernel new wrote $f"; done
+if (cd "$TMP/proj" && make CFLAGS="-O1 -g -Wall -Wextra -Werror $PCFLAGS" >"$TMP/make.log" 2>&1)
+then ok "the project builds with its Makefile (pkg-config)"; else
+    fail "the project builds" "$(tail -5 "$TMP/make.log")"; fi
+grep -q -- "-I$INST/usr/include" "$TMP/make.log" && ok "against the installed headers" ||
+    fail "against the installed headers" "$(cat "$TMP/make.log")"
+cd "$TMP/proj" || exit 1
+for n in 1 4099 4097 40000; do
+    run "$NEWBIN" run --headless --plugin ./mykern.so -k "mykern:n=$n" --verify
+    if [ "$STATUS" -eq 0 ] && grep -q '^verify: PASS' <<<"$OUT"; then ok "mykern n=$n verifies"; else
+        fail "mykern n=$n verifies" "exit $STATUS" "$ERR" "$(tail -3 <<<"$OUT")"; fi
+done
+run "$NEWBIN" run --headless -c "$ROOT/sim/configs/tiny.yaml" --plugin ./mykern.so \
+    -k "mykern:n=3001,pes=2,dtype=i32" --verify
+if [ "$STATUS" -eq 0 ] && grep -q '^verify: PASS' <<<"$OUT"; then
+    ok "mykern tiles through a 16 KiB TCM on 2 PEs (i32)"; else
+    fail "mykern on tiny" "exit $STATUS" "$ERR" "$(tail -3 <<<"$OUT")"; fi
+"$NEWBIN" run --headless -c "$ROOT/sim/configs/tiny.yaml" --plugin ./mykern.so \
+    -k mykern:n=3001 -o "$TMP/tiles.json" >/dev/null 2>&1
+tiles=$(grep -c '"op":"dma_read"' "$TMP/tiles.json")
+[ "$tiles" -gt 2 ] && ok "it loads in tiles ($tiles loads)" || fail "tiles" "$tiles loads"
+# installed in the install's plugindir: found without --plugin
+cp mykern.so "$INST/usr/lib/npuscope/plugins/"
+run "$NEWBIN" run --headless -k mykern:n=33 --verify
+expect_status "a plug-in in the install's plugindir is loaded" 0
+run "$NEWBIN" kernels
+expect_out "npuscope kernels lists it with its file" "from: +$INST/usr/lib/npuscope/plugins/mykern\.so"
+rm "$INST/usr/lib/npuscope/plugins/mykern.so"
+make -s NPUSCOPE_INCLUDE="$INC" clean mykern.so >/dev/null 2>&1 && ok "NPUSCOPE_INCLUDE builds it" ||
+    fail "NPUSCOPE_INCLUDE builds it"
+cd "$TMP" || exit 1
+unset PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR
+
+run "$NPUSCOPE" kernel new 9lives "$TMP/x"
+expect_status "kernel new: a name that is not a C identifier" 2
+expect_one_line "kernel new: one line"
+expect_err "kernel new: says why" "not a name for a kernel"
+run "$NPUSCOPE" kernel new okname "$TMP/proj"
+expect_status "kernel new: a non-empty target" 2
+expect_err "kernel new: names it" "proj: exists and is not an empty directory"
+run "$NPUSCOPE" kernel new vector_add "$TMP/y"
+expect_status "kernel new: a built-in's name" 2
+
+echo "== a built-in kernel copied out as a plug-in"
+sed -e 's|#include "sim/kernel/kernel.h"|#include <npuscope/npuscope.h>|' \
+    -e '/#include "sim\/kernel\/tl.h"/d' \
+    -e 's/^const struct sim_kernel sim_kernel_vector_add = {/static const struct sim_kernel k = {/' \
+    -e 's/\.name = "vector_add"/.name = "vadd_copy"/' "$ROOT/sim/kernels/vector_add.c" >"$TMP/vadd.c"
+cat >>"$TMP/vadd.c" <<'EOF'
+
+static const struct sim_kernel *const kernels[] = {&k, NULL};
+NPUSCOPE_PLUGIN_EXPORT const struct npuscope_plugin npuscope_plugin = {
+    .abi_version = NPUSCOPE_PLUGIN_ABI_VERSION, .name = "vadd", .version = "1", .kernels = kernels};
+EOF
+if plugin "$TMP/vadd.so" "$TMP/vadd.c"; then
+    "$NPUSCOPE" run --headless -k vector_add:n=10007,pes=3 -o "$TMP/builtin.json" >/dev/null 2>&1
+    run "$NPUSCOPE" run --headless --plugin "$TMP/vadd.so" -k vadd_copy:n=10007,pes=3 \
+        -o "$TMP/copy.json"
+    expect_status "the copy runs" 0
+    grep -v '^"run_metadata"' "$TMP/builtin.json" >"$TMP/a"
+    grep -v '^"run_metadata"' "$TMP/copy.json" | sed 's/vadd_copy/vector_add/g' >"$TMP/b"
+    n=$(grep -c '"type":"ENGINE_EVENT"' "$TMP/a")
+    if [ "$n" -gt 10 ] && cmp -s "$TMP/a" "$TMP/b"; then
+        ok "its trace is the built-in's, event for event ($n engine events)"; else
+        fail "same trace" "$(diff "$TMP/a" "$TMP/b" | head -5)"; fi
+    run "$NPUSCOPE" run --headless --plugin "$TMP/vadd.so" -k vadd_copy:n=4097,dtype=i8 --verify
+    expect_out "the copy verifies against its reference" "^verify: PASS"
+fi
+
+echo "== a kernel that branches on loaded data"
+if plugin "$TMP/branch.so" "$P/branch.c" -lm; then
+    for v in 1 -1; do
+        run "$NPUSCOPE" run --headless --plugin "$TMP/branch.so" -k "branch:data=fill:$v" --verify \
+            -o "$TMP/branch.json"
+        expect_out "branch data=fill:$v verifies" "^verify: PASS"
+        want=$([ "$v" = 1 ] && echo exp || echo neg)
+        grep -q "\"name\":\"branch.$want\"" "$TMP/branch.json" && ok "and took the $want path" ||
+            fail "branch path $want"
+    done
+    run "$NPUSCOPE" run --headless --plugin "$TMP/branch.so" -k branch:n=1001 --verify --dump "$TMP/dump"
+    expect_out "random data verifies" "^verify: PASS"
+    grep -q '"y"' "$TMP/dump/manifest.json" && ok "--dump names the plug-in's arguments" ||
+        fail "--dump names the arguments"
+    # a workload's KernelLaunch finds it by kernel_ref.name
+    cat >"$TMP/wl.yaml" <<'EOF'
+messages:
+- {msg_type: MemoryWrite, correlation_id: c1, request_id: w, target_device: "sip:0",
+   dst_sip: 0, dst_cube: 0, dst_pe: 0, dst_pa: 0, nbytes: 256, dst_mem_kind: HBM,
+   src_kind: pattern, pattern: {pattern_kind: fill_fp32, value: 2.0}, dtype: f32}
+- msg_type: KernelLaunch
+  correlation_id: c1
+  request_id: k
+  target_device: "sip:0"
+  kernel_ref: {name: branch, kind: builtin, deploy_sip: 0, deploy_cube: 0, deploy_pe: 0,
+               nbytes_code: 0}
+  args:
+  - {arg_kind: tensor, dtype: f32, shape: [64], tensor_pa_map: {shards: [
+     {sip: 0, cube: 0, pe: 0, pa: 0, nbytes: 256, offset_bytes: 0}]}}
+  - {arg_kind: tensor, dtype: f32, shape: [64], tensor_pa_map: {shards: [
+     {sip: 0, cube: 0, pe: 0, pa: 4096, nbytes: 256, offset_bytes: 0}]}}
+- {msg_type: MemoryRead, correlation_id: c1, request_id: r, target_device: "sip:0",
+   src_sip: 0, src_cube: 0, src_pe: 0, src_pa: 4096, nbytes: 256, dst_kind: host_sink}
+EOF
+    run "$NPUSCOPE" run --headless --plugin "$TMP/branch.so" -w "$TMP/wl.yaml" --verify \
+        -o "$TMP/wl.json"
+    expect_out "a workload's KernelLaunch runs it by name, verified" "^verify: PASS"
+    grep -q '"name":"branch.exp"' "$TMP/wl.json" && ok "on the workload's data" ||
+        fail "on the workload's data" "$ERR"
+fi
+
+echo "== a kernel that crashes"
+if plugin "$TMP/crash.so" "$P/crash.c"; then
+    run "$NPUSCOPE" run --headless --plugin "$TMP/crash.so" -k crash -o "$TMP/crash.json"
+    expect_status "exit 1" 1
+    expect_err "one line naming kernel, PE, time, last call" \
+        "^npuscope: kernel 'crash' on sip0\.cube0\.pe0 crashed with SIGSEGV \(invalid memory access\) at [0-9.]+ ns simulated; its last tl call was tl_get\(\)$"
+    if grep -qE '"name":"INVALID_TRACE","cycle":[0-9]+,"component_id":"sip0\.cube0\.pe0\.pe_cpu","details":\{"kernel":"crash","cmdq_id":[0-9]+,"error":"kernel .crash. on sip0\.cube0\.pe0 crashed with SIGSEGV' "$TMP/crash.json"
+    then ok "the partial trace has the INVALID_TRACE marker"; else
+        fail "INVALID_TRACE marker" "$(grep -o 'INVALID_TRACE.*' "$TMP/crash.json" | head -2)"; fi
+    run "$NPUSCOPE" validate "$TMP/crash.json"
+    expect_status "the partial trace is valid" 0
+    plugin "$TMP/abort.so" "$P/crash.c" -DCRASH_ABORT &&
+        run "$NPUSCOPE" run --headless --plugin "$TMP/abort.so" -k crash
+    expect_status "abort(): exit 1" 1
+    expect_err "abort(): the line" "crashed with SIGABRT \(abort\)"
+
+    plugin "$TMP/setup.so" "$P/crash.c" -DCRASH_SETUP &&
+        run "$NPUSCOPE" run --headless --plugin "$TMP/setup.so" -k crash
+    expect_status "a crash in a plug-in's setup: exit 1" 1
+    expect_one_line "a crash in a plug-in's setup: one line"
+    expect_err "naming the plug-ins loaded" \
+        "^npuscope: crashed with SIGSEGV \(invalid memory access\) outside any kernel instance \(in a plug-in's setup or reference, or in npuscope; plug-ins loaded: $TMP/setup\.so\)$"
+    plugin "$TMP/misuse.so" "$P/crash.c" -DMISUSE &&
+        run "$NPUSCOPE" run --headless --plugin "$TMP/misuse.so" -k crash
+    expect_status "API misuse: the run fails (exit 1)" 1
+    expect_err "API misuse: today's line, naming the plug-in's kernel" \
+        "^npuscope: kernel 'crash' on sip0\.cube0\.pe0: tl_dot\(\)"
+
+    tmux_start 100 30 "XDG_DATA_HOME=$XDG_DATA_HOME" -- run --plugin "$TMP/crash.so" -k crash \
+        -o "$TMP/tui-crash.json"
+    expect_exit "TUI: a crash exits 1 with the terminal restored" 1
+    expect_screen "TUI: the line on the screen" "kernel 'crash' on sip0\.cube0\.pe0 crashed with SIGSEGV"
+    grep -q INVALID_TRACE "$TMP/tui-crash.json" && ok "TUI: the trace has the marker" ||
+        fail "TUI: the trace has the marker"
+fi
+
+echo "== going back in the TUI: the checkpoint's copy has the plug-ins and the guard"
+UTF8=(LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color "XDG_DATA_HOME=$XDG_DATA_HOME")
+for k in crash spin; do
+    [ -f "$TMP/$k.so" ] || plugin "$TMP/$k.so" "$P/$k.c" || continue
+    tmux_start 160 40 "${UTF8[@]}" -- run --paused --plugin "$TMP/$k.so" -k "$k" --watchdog 1 \
+        -o "$TMP/back-$k.json"
+    expect_screen "$k: paused before the first event" 'events: 0 '
+    for i in 1 2 3 4; do tmux_keys s; tmux_wait "events: $i " 5; done
+    tmux_keys p
+    expect_screen "$k: p goes back (a copy of a checkpoint)" 'events: 3 \(reached backwards\)'
+    tmux_keys c
+    expect_exit "$k: the copy stops on the kernel, exit 1, terminal restored" 1
+    expect_screen "$k: the line" "kernel '$k' on sip0\.cube0\.pe0 (crashed|stopped by the watchdog)"
+    grep -q '"name":"INVALID_TRACE"' "$TMP/back-$k.json" && ok "$k: the trace has the marker" ||
+        fail "$k: the trace has the marker"
+done
+
+echo "== a kernel that loops"
+if plugin "$TMP/spin.so" "$P/spin.c"; then
+    start=$(date +%s)
+    run timeout 60 "$NPUSCOPE" run --headless --plugin "$TMP/spin.so" -k spin --watchdog 1 \
+        -o "$TMP/spin.json"
+    expect_status "the watchdog stops it: exit 1" 1
+    [ $(($(date +%s) - start)) -lt 30 ] && ok "within seconds" || fail "within seconds"
+    expect_err "one line naming kernel and PE" \
+        "^npuscope: kernel 'spin' on sip0\.cube0\.pe0 stopped by the watchdog at [0-9.]+ ns simulated: no engine event and no tl call for 1 s of wall time"
+    grep -q '"error":"kernel .spin. on sip0\.cube0\.pe0 stopped by the watchdog' "$TMP/spin.json" &&
+        ok "the trace has the marker" || fail "the trace has the marker"
+    run "$NPUSCOPE" run --headless --plugin "$TMP/spin.so" -k spin --watchdog soon
+    expect_status "--watchdog soon: usage" 2
+    tmux_start 100 30 "XDG_DATA_HOME=$XDG_DATA_HOME" -- run --plugin "$TMP/spin.so" -k spin \
+        --watchdog 1
+    expect_exit "TUI: the watchdog exits 1 with the terminal restored" 1
+    expect_screen "TUI: the line" "kernel 'spin' on sip0\.cube0\.pe0 stopped by the watchdog"
+fi
+
+echo "== a sweep over a plug-in's kernel"
+mkdir -p "$TMP/sw"
+cp "$TMP/branch.so" "$TMP/sw/"
+cat >"$TMP/sw/sweep.yaml" <<'EOF'
+plugins: [branch.so]        # from the sweep file's directory
+kernel: branch
+axes:
+  n: [64, 1000]
+EOF
+run "$NPUSCOPE" sweep "$TMP/sw/sweep.yaml" -o "$TMP/sw/out" --engine local
+expect_status "the sweep runs" 0
+run "$NPUSCOPE" sweep --collect "$TMP/sw/out" --csv
+if [ "$(grep -cE '^[0-9]+,(64|1000),ok,' <<<"$OUT")" -eq 2 ]; then
+    ok "both points ran"; else fail "both points ran" "$OUT"; fi
+grep -q -- "--plugin $TMP/sw/branch.so" "$TMP/sw/out/points.jsonl" &&
+    ok "a point's command names the plug-in" || fail "a point's command names the plug-in"
+printf 'plugins: [nothere.so]\nkernel: branch\n' >"$TMP/sw/bad.yaml"
+run "$NPUSCOPE" sweep "$TMP/sw/bad.yaml" -o "$TMP/sw/out2" --engine local
+expect_status "a sweep naming a missing plug-in: exit 2" 2
+expect_err "names the sweep file's line" "bad\.yaml:1:.*nothere\.so: cannot load the plug-in"
+
+echo "== plug-ins npuscope refuses"
+refuse() { # NAME REGEX CFLAGS...
+    local name=$1 re=$2; shift 2
+    plugin "$TMP/bad.so" "$P/bad.c" "$@" || return
+    run "$NPUSCOPE" run --headless --plugin "$TMP/bad.so" -k vector_add -o "$TMP/never.json"
+    expect_status "$name: exit 2" 2
+    expect_one_line "$name: one line"
+    expect_err "$name: names the file and the problem" "^$TMP/bad\.so: $re"
+    [ ! -e "$TMP/never.json" ] && ok "$name: before the run" || fail "$name: before the run"
+    rm -f "$TMP/never.json"
+}
+refuse "wrong ABI version" "plug-in ABI version 99, this npuscope loads [0-9]+ to [0-9]+" -DBAD_ABI
+refuse "no descriptor" "not an npuscope plug-in: it exports no 'npuscope_plugin'" -DNO_DESCRIPTOR
+refuse "no kernels" "plug-in 'bad': it lists no kernels$" -DNO_KERNELS
+refuse "NULL kernels" "plug-in 'bad': it lists no kernels \(kernels is NULL\)" -DNULL_KERNELS
+refuse "a kernel without a fn" "plug-in 'bad': kernel 'bad_kernel' has no fn" -DNO_FN
+refuse "a kernel without a name" "plug-in 'bad': kernel 0 has no name" -DNO_NAME
+refuse "a bad default" "plug-in 'bad': kernel 'bad_kernel': parameter 'n': the default 'many' is not an integer" \
+    -DBAD_DEFAULT
+refuse "a built-in's name" "plug-in 'bad': kernel 'vector_add' is already defined \(built in\)" \
+    -DKERNEL_NAME=vector_add
+plugin "$TMP/one.so" "$P/bad.c" -DKERNEL_NAME=twin && plugin "$TMP/two.so" "$P/bad.c" -DKERNEL_NAME=twin
+run "$NPUSCOPE" kernels --plugin "$TMP/one.so" --plugin "$TMP/two.so"
+expect_status "two plug-ins, one kernel name: exit 2" 2
+expect_err "names both files" "^$TMP/two\.so: plug-in 'bad': kernel 'twin' is already defined by $TMP/one\.so$"
+plugin "$TMP/internal.so" "$P/internal.c"
+run "$NPUSCOPE" run --headless --plugin "$TMP/internal.so" -k vector_add
+expect_status "a plug-in calling npuscope's internals: exit 2" 2
+expect_err "dlopen names the symbol" "internal\.so: cannot load the plug-in: .*undefined symbol: sim_engine_events"
+run "$NPUSCOPE" run --headless --plugin "$P/bad.c" -k vector_add
+expect_status "not a shared object: exit 2" 2
+expect_one_line "not a shared object: one line"
+run "$NPUSCOPE" run --headless --plugin "$TMP/missing.so" -k vector_add
+expect_err "a missing file" "missing\.so: cannot load the plug-in: .*No such file"
+
+echo "== listing and the search path"
+run "$NPUSCOPE" kernels --plugin "$TMP/branch.so" --plugin "$TMP/crash.so"
+expect_status "kernels --plugin" 0
+expect_out "lists the plug-in's kernel" "^branch$"
+expect_out "with the file it came from" "^    from: +$TMP/branch\.so$"
+expect_out "and the built-in ones" "^vector_add$"
+mkdir -p "$TMP/pdir" "$XDG_DATA_HOME/npuscope/plugins"
+cp "$TMP/crash.so" "$TMP/pdir/"
+cp "$TMP/branch.so" "$XDG_DATA_HOME/npuscope/plugins/"
+NPUSCOPE_PLUGIN_PATH=$TMP/pdir:$TMP/spin.so run "$NPUSCOPE" kernels
+expect_out "NPUSCOPE_PLUGIN_PATH: a directory" "from: +$TMP/pdir/crash\.so"
+expect_out "NPUSCOPE_PLUGIN_PATH: a file" "from: +$TMP/spin\.so"
+expect_out "XDG_DATA_HOME/npuscope/plugins" "from: +$XDG_DATA_HOME/npuscope/plugins/branch\.so"
+run "$NPUSCOPE" run --headless -k branch --verify
+expect_out "a kernel of the user's directory runs by name" "^verify: PASS"
+rm "$XDG_DATA_HOME/npuscope/plugins/branch.so"
+cp "$TMP/bad.so" "$XDG_DATA_HOME/npuscope/plugins/"
+run "$NPUSCOPE" run --headless -k vector_add
+expect_status "a broken plug-in in the user's directory: exit 2" 2
+expect_err "naming it" "^$XDG_DATA_HOME/npuscope/plugins/bad\.so: "
+
+finish

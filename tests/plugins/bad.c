@@ -1,0 +1,57 @@
+/* Plug-ins that npuscope must refuse, one line naming the file and the problem, exit 2,
+ * before the run: built with one of -DBAD_ABI, -DNO_KERNELS, -DNULL_KERNELS, -DNO_FN,
+ * -DNO_NAME, -DNO_DESCRIPTOR, -DBAD_DEFAULT, -DKERNEL_NAME=name (a name clash). */
+#include <npuscope/npuscope.h>
+
+#ifndef KERNEL_NAME
+#define KERNEL_NAME bad_kernel
+#endif
+#define STR2(x) #x
+#define STR(x)  STR2(x)
+
+__attribute__((unused)) static void run(struct tl *tl, const struct kargs *a)
+{
+    (void)a;
+    tl_marker(tl, "bad.ran");
+}
+
+static const struct sim_kparam params[] = {
+#ifdef BAD_DEFAULT
+    {"n", SIM_KP_INT, "many", "a default that is not an integer"},
+#endif
+    {NULL, SIM_KP_INT, NULL, NULL},
+};
+
+__attribute__((unused)) static const struct sim_kernel kernel = {
+#ifndef NO_NAME
+    .name = STR(KERNEL_NAME),
+#endif
+    .summary = "a kernel of a plug-in npuscope refuses",
+#ifndef NO_FN
+    .fn = run,
+#endif
+    .params = params,
+};
+
+#ifndef NO_DESCRIPTOR
+__attribute__((unused)) static const struct sim_kernel *const kernels[] = {
+#ifndef NO_KERNELS
+    &kernel,
+#endif
+    NULL};
+NPUSCOPE_PLUGIN_EXPORT const struct npuscope_plugin npuscope_plugin = {
+#ifdef BAD_ABI
+    .abi_version = 99,
+#else
+    .abi_version = NPUSCOPE_PLUGIN_ABI_VERSION,
+#endif
+    .name = "bad",
+    .version = "1",
+#ifndef NULL_KERNELS
+    .kernels = kernels,
+#endif
+};
+#else
+/* something else exported instead */
+NPUSCOPE_PLUGIN_EXPORT const struct sim_kernel *not_a_descriptor = &kernel;
+#endif
