@@ -35,6 +35,33 @@ if [ "${OUT:-0}" -gt 0 ]; then ok "samples of the host link"; else fail "samples
 run "$NPUSCOPE" validate "$T"
 expect_status "npuscope validate: exit 0" 0
 expect_out "valid, no warnings" ': valid \([0-9]+ events\)$'
+# bandwidth_samples are the spec's DRAM samples alone: a reader that knows no extension
+# adds them up to summary_metrics' DRAM bytes; the HBMs' and links' are in resource_samples
+if python3 -c 'import json,sys
+t = json.load(open(sys.argv[1])); b = t["bandwidth_samples"]; m = t["summary_metrics"]
+assert not any("resource" in x for x in b)
+assert sum(x["dram_read_bytes"] for x in b) == m["dram_bytes_read"]
+assert sum(x["dram_write_bytes"] for x in b) == m["dram_bytes_write"]
+r = t["resource_samples"]
+assert r and all(x["resource"] and "read_bytes" in x and "write_bytes" in x for x in r)' "$T"; then
+    ok "bandwidth_samples: the DRAM's alone, adding up to summary_metrics; the resources apart"
+else fail "bandwidth_samples: the DRAM's alone" "$(head -c 300 "$T")"; fi
+# a trace written the old way (the resources' samples in bandwidth_samples, tagged
+# "resource") still loads with its resources
+python3 -c 'import json,sys
+t = json.load(open(sys.argv[1]))
+for x in t.pop("resource_samples"):
+    x["dram_read_bytes"] = x.pop("read_bytes"); x["dram_write_bytes"] = x.pop("write_bytes")
+    t["bandwidth_samples"].append(x)
+json.dump(t, open(sys.argv[2], "w"))' "$T" "$TMP/old.json"
+run "$NPUSCOPE" summary "$T"
+new_busiest=$(grep -E '^ +busiest' <<<"$OUT" | head -1)
+run "$NPUSCOPE" summary "$TMP/old.json"
+expect_status "a trace written the old way: exit 0" 0
+old_busiest=$(grep -E '^ +busiest' <<<"$OUT" | head -1)
+if [ -n "$new_busiest" ] && [ "$new_busiest" = "$old_busiest" ]; then
+    ok "the old way: the same busiest HBM and links ($new_busiest)"
+else fail "the old way: the same busiest resources" "new: $new_busiest" "old: $old_busiest"; fi
 
 echo "-- npuscope summary: where the time goes"
 run "$NPUSCOPE" run --headless -k vector_add:n=262144 -o "$K"

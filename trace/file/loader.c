@@ -100,10 +100,11 @@ static void arena_fini(struct arena *a)
 
 /* ---- loader state ----------------------------------------------------------------------- */
 
-enum top_key { K_VERSION, K_META, K_CONFIG, K_EVENTS, K_BW, K_SUMMARY, K_COUNT };
-static const char *const top_names[K_COUNT] = {"version",           "run_metadata",
-                                               "config_snapshot",   "timeline_events",
-                                               "bandwidth_samples", "summary_metrics"};
+/* K_RES (resource_samples) is npuscope's extension: the HBMs' and links' samples. */
+enum top_key { K_VERSION, K_META, K_CONFIG, K_EVENTS, K_BW, K_SUMMARY, K_RES, K_COUNT };
+static const char *const top_names[K_COUNT] = {
+    "version",           "run_metadata",    "config_snapshot", "timeline_events",
+    "bandwidth_samples", "summary_metrics", "resource_samples"};
 
 struct loader {
     const char *name; /* borrowed: the file name for diagnostics */
@@ -463,6 +464,8 @@ enum field {
     F_WRBYTES,
     F_RESOURCE,
     F_DEPS,
+    F_READ,
+    F_WRITE,
     F_COUNT
 };
 static const char *const field_names[F_COUNT] = {"type",
@@ -493,7 +496,9 @@ static const char *const field_names[F_COUNT] = {"type",
                                                  "dram_read_bytes",
                                                  "dram_write_bytes",
                                                  "resource",
-                                                 "dependency_ids"};
+                                                 "dependency_ids",
+                                                 "read_bytes",
+                                                 "write_bytes"};
 static uint8_t field_len[F_COUNT];
 
 #define BIT(f) (1u << (f))
@@ -510,6 +515,8 @@ static const uint32_t marker_fields =
     BIT(F_TYPE) | BIT(F_NAME) | BIT(F_CYCLE) | BIT(F_DETAILS) | BIT(F_COMPONENT);
 static const uint32_t sample_fields =
     BIT(F_CYCLE) | BIT(F_WINDOW) | BIT(F_RDBYTES) | BIT(F_WRBYTES) | BIT(F_RESOURCE);
+static const uint32_t res_sample_fields =
+    BIT(F_CYCLE) | BIT(F_WINDOW) | BIT(F_READ) | BIT(F_WRITE) | BIT(F_RESOURCE);
 
 /* A record's members by field; unknown members counted, repeated ones reported. */
 struct rec {
@@ -1032,6 +1039,35 @@ static void load_sample(struct loader *L, const cJSON *j, uint64_t index, size_t
     L->bw_write += s.write_bytes;
 }
 
+/* An element of resource_samples: one HBM's or link's bytes over a window (read_bytes,
+ * write_bytes; a link's write is away from the host). */
+static void load_res_sample(struct loader *L, const cJSON *j, uint64_t index, size_t off)
+{
+    (void)off;
+    char b[64];
+    if (!cJSON_IsObject(j)) {
+        trace_report_at(L->r, TRACE_SEV_ERROR, "resource_samples", (int64_t)index, NULL,
+                        "must be an object, got %s", trace_json_describe(j, b, sizeof(b)));
+        return;
+    }
+    struct rec R = {.prefix = "resource_samples", .index = (int64_t)index};
+    collect(L, j, res_sample_fields, &R);
+    struct trace_bw_sample s;
+    int ok = get_uint(L, &R, F_CYCLE, true, TRACE_SEV_ERROR, &s.cycle);
+    ok = get_uint(L, &R, F_WINDOW, true, TRACE_SEV_ERROR, &s.window) < 1 ? 0 : ok;
+    ok = get_uint(L, &R, F_READ, true, TRACE_SEV_ERROR, &s.read_bytes) < 1 ? 0 : ok;
+    ok = get_uint(L, &R, F_WRITE, true, TRACE_SEV_ERROR, &s.write_bytes) < 1 ? 0 : ok;
+    const char *res = get_str(L, &R, F_RESOURCE, true);
+    if (ok < 1 || !res)
+        return;
+    if (!res[0]) {
+        problem(L, &R, F_RESOURCE, TRACE_SEV_ERROR, "is empty");
+        return;
+    }
+    s.resource = intern_opt(L, res);
+    trace_model_add_bw_sample(L->m, &s);
+}
+
 /* Walk the array whose '[' is at *ip, handing each element to fn. */
 static int load_array(struct loader *L, size_t *ip, const char *name,
                       void (*fn)(struct loader *, const cJSON *, uint64_t, size_t))
@@ -1118,10 +1154,13 @@ static void check_metadata(struct loader *L, const struct sim_value *md)
 static int load_block(struct loader *L, enum top_key k, size_t i, size_t *end)
 {
     char b[64];
-    if (k == K_EVENTS || k == K_BW) {
+    if (k == K_EVENTS || k == K_BW || k == K_RES) {
         if (i < L->n && L->p[i] == '[') {
             *end = i;
-            return load_array(L, end, top_names[k], k == K_EVENTS ? load_event : load_sample);
+            return load_array(L, end, top_names[k],
+                              k == K_EVENTS ? load_event
+                              : k == K_BW   ? load_sample
+                                            : load_res_sample);
         }
         if (k == K_EVENTS)
             return fatal(L, i, SIM_EINVAL, "timeline_events: must be an array, found %s",
@@ -1136,10 +1175,10 @@ static int load_block(struct loader *L, enum top_key k, size_t i, size_t *end)
                               : 0;
     if (k == K_VERSION) {
         check_version(L, j, i, &rc);
-    } else if (!cJSON_IsObject(j) && k != K_BW) {
+    } else if (!cJSON_IsObject(j) && k != K_BW && k != K_RES) {
         trace_report_at(L->r, TRACE_SEV_ERROR, top_names[k], -1, NULL, "must be an object, got %s",
                         trace_json_describe(j, b, sizeof(b)));
-    } else if (k == K_BW) {
+    } else if (k == K_BW || k == K_RES) {
         trace_report_at(L->r, TRACE_SEV_ERROR, top_names[k], -1, NULL, "must be an array, got %s",
                         trace_json_describe(j, b, sizeof(b)));
     } else {
@@ -1276,7 +1315,7 @@ static int load_top(struct loader *L)
     if (!L->seen[K_EVENTS])
         trace_report_at(L->r, TRACE_SEV_ERROR, "timeline_events", -1, NULL, "missing");
     for (int k = 0; k < K_COUNT; k++)
-        if (!L->seen[k] && k != K_VERSION && k != K_EVENTS)
+        if (!L->seen[k] && k != K_VERSION && k != K_EVENTS && k != K_RES)
             trace_report_at(L->r, TRACE_SEV_WARNING, top_names[k], -1, NULL, "missing");
     check_summary(L);
     return 0;

@@ -372,6 +372,8 @@ void trace_writer_resource_samples(struct trace_writer *w, const struct trace_mo
     w->res_m = m;
 }
 
+/* A DRAM sample of bandwidth_samples (resource NULL), or a resource's of resource_samples
+ * (its name, its bytes as read_bytes and write_bytes: not DRAM traffic). */
 static void write_sample(struct trace_out *o, const struct trace_bw_sample *s, bool first,
                          const char *resource)
 {
@@ -379,9 +381,9 @@ static void write_sample(struct trace_out *o, const struct trace_bw_sample *s, b
     trace_out_u64(o, s->cycle);
     key(o, ",\"window_cycles\":");
     trace_out_u64(o, s->window);
-    key(o, ",\"dram_read_bytes\":");
+    key(o, resource ? ",\"read_bytes\":" : ",\"dram_read_bytes\":");
     trace_out_u64(o, s->read_bytes);
-    key(o, ",\"dram_write_bytes\":");
+    key(o, resource ? ",\"write_bytes\":" : ",\"dram_write_bytes\":");
     trace_out_u64(o, s->write_bytes);
     if (resource) {
         key(o, ",\"resource\":");
@@ -411,6 +413,10 @@ int trace_writer_close(struct trace_writer *w, const struct trace_bw_sample *sam
     for (size_t i = 0; i < n; i++)
         if (trace_bw_sample_is_dram(&samples[i]))
             write_sample(o, &samples[i], !written++, NULL);
+    /* the spec's bandwidth_samples are the DRAM's alone; each HBM's and link's samples go
+     * to an array of their own (trace/FORMAT.md, "Resource samples") */
+    key(o, written ? "\n],\n\"resource_samples\": [" : "],\n\"resource_samples\": [");
+    written = 0;
     const struct trace_model *m = w->res_m;
     size_t nm = m ? trace_model_bw_sample_count(m) : 0, k = 0;
     size_t *idx = sim_xreallocarray(NULL, nm ? nm : 1, sizeof(*idx));
