@@ -67,8 +67,23 @@ static void name_launches(struct prof_priv *p, const struct trace_model *m)
     p->launch = sim_xreallocarray(NULL, 16, sizeof(*p->launch));
     size_t cap = 16;
     int32_t last = TRACE_NO_CMDQ;
+    /* the HOST events of KernelLaunch messages, found on the same pass (one pass over
+     * the events: they are what a large trace's time goes to) */
+    uint64_t *kl = NULL;
+    size_t nkl = 0, capkl = 0;
+    size_t ntr = trace_model_track_count(m);
+    bool *host = sim_xcalloc(ntr ? ntr : 1, sizeof(*host));
+    for (size_t t = 0; t < ntr; t++)
+        host[t] = trace_model_track_get(m, (uint32_t)t)->engine == TRACE_ENGINE_HOST;
     for (uint64_t i = 0; i < n; i++) {
-        int32_t c = trace_model_event(m, i)->cmdq_id;
+        const struct trace_event *ev = trace_model_event(m, i);
+        int32_t c = ev->cmdq_id;
+        if (c != TRACE_NO_CMDQ && host[ev->track] &&
+            strcmp(trace_model_str(m, ev->op), "KernelLaunch") == 0) {
+            if (nkl == capkl)
+                kl = sim_xreallocarray(kl, capkl = capkl ? 2 * capkl : 16, sizeof(*kl));
+            kl[nkl++] = i;
+        }
         if (c == TRACE_NO_CMDQ || c == last)
             continue;
         last = c;
@@ -84,12 +99,9 @@ static void name_launches(struct prof_priv *p, const struct trace_model *m)
         name_from(p, trace_model_marker(m, k)->details, names);
     for (size_t k = 0; k < trace_model_token_count(m); k++)
         name_from(p, trace_model_token(m, k)->details, names);
-    for (uint64_t i = 0; i < n; i++) {
+    for (size_t q = 0; q < nkl; q++) {
+        uint64_t i = kl[q];
         const struct trace_event *ev = trace_model_event(m, i);
-        if (ev->cmdq_id == TRACE_NO_CMDQ ||
-            trace_model_track_get(m, ev->track)->engine != TRACE_ENGINE_HOST ||
-            strcmp(trace_model_str(m, ev->op), "KernelLaunch") != 0)
-            continue;
         struct launch *l = find_launch(p, ev->cmdq_id);
         if (!l || names[l - p->launch])
             continue;
@@ -106,6 +118,8 @@ static void name_launches(struct prof_priv *p, const struct trace_model *m)
         free(names[k]);
     }
     free(names);
+    free(kl);
+    free(host);
     p->no_launch = NO_KERNEL;
 }
 
@@ -162,12 +176,22 @@ struct trace_srcprof *trace_srcprof_new(const struct trace_model *m)
     uint32_t **slot = NULL;
     size_t nslot = 0;
     uint64_t n = trace_model_event_count(m), now = trace_model_now(m);
+    /* each track's engine, and the last launch's kernel: what every event asks */
+    size_t ntr = trace_model_track_count(m);
+    uint8_t *engine = sim_xcalloc(ntr ? ntr : 1, 1);
+    for (size_t t = 0; t < ntr; t++)
+        engine[t] = (uint8_t)trace_model_track_get(m, (uint32_t)t)->engine;
+    int32_t last_cmdq = TRACE_NO_CMDQ;
+    uint32_t last_k = NO_KERNEL;
+    const struct trace_event *evs = n ? trace_model_event(m, 0) : NULL;
     for (uint64_t i = 0; i < n; i++) {
-        const struct trace_event *ev = trace_model_event(m, i);
-        const struct trace_track *t = trace_model_track_get(m, ev->track);
-        if (t->engine == TRACE_ENGINE_HOST)
+        const struct trace_event *ev = &evs[i];
+        uint8_t eng = engine[ev->track];
+        if (eng == TRACE_ENGINE_HOST)
             continue;
-        uint32_t k = kernel_of_ev(p, ev);
+        uint32_t k = ev->cmdq_id == last_cmdq && last_k != NO_KERNEL ? last_k : kernel_of_ev(p, ev);
+        last_cmdq = ev->cmdq_id;
+        last_k = k;
         if (k == NO_KERNEL)
             continue;
         if (k >= nslot) {
@@ -188,13 +212,14 @@ struct trace_srcprof *trace_srcprof_new(const struct trace_model *m)
         uint64_t d = end - ev->start;
         L->ops++;
         L->cycles += d;
-        L->engine[t->engine] += d;
+        L->engine[eng] += d;
         K->ops++;
         K->cycles += d;
-        K->engine[t->engine] += d;
+        K->engine[eng] += d;
         if (site != TRACE_NO_SITE)
             p->pub.with_site++;
     }
+    free(engine);
     sort_model = m;
     for (size_t k = 0; k < p->pub.nk; k++) {
         struct trace_srckernel *K = &p->pub.k[k];
