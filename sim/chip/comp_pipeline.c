@@ -137,6 +137,7 @@ static void build_token(const struct pipe *pp, uint64_t t, struct sim_msg *tok)
     tok->cmdq_id = pp->cmd->cmdq_id;
     tok->kernel = pp->cmd->kernel;
     tok->layer_id = pp->cmd->layer_id;
+    tok->site = pp->cmd->site; /* the tl_composite call that asked for the pipeline */
 }
 
 /* A worker's token: on the heap and finished with the chip, so that a chip freed while

@@ -187,6 +187,7 @@ struct sim_msg {
     const char *kernel;   /* name of the kernel that issued it, or NULL (borrowed) */
     const char *layer_id; /* borrowed, or NULL */
     const char *tile_id;  /* borrowed, or NULL */
+    uint32_t site; /* call site of the kernel line that issued it (sim/util/srcsite.h), or 0 */
 
     union {
         struct sim_dma_read_cmd dma_read;

@@ -642,6 +642,7 @@ static void record_init(struct sim_oplog *log, struct sim_op_record *r, sim_time
     r->note.kernel = intern(log, annot ? annot->kernel : NULL);
     r->note.layer_id = intern(log, annot ? annot->layer_id : NULL);
     r->note.tile_id = intern(log, annot ? annot->tile_id : NULL);
+    r->note.site = annot ? annot->site : 0;
     r->note.in_flight = true;
 }
 

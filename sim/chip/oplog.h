@@ -43,6 +43,8 @@ struct sim_op_note {
     const char *kernel;   /* interned by the log: the kernel that issued it, or NULL */
     const char *layer_id; /* interned, or NULL */
     const char *tile_id;  /* interned, or NULL */
+    uint32_t site;        /* the call site (kernel file and line) that issued it
+                             (sim/util/srcsite.h), or 0: no kernel line did */
     bool in_flight;       /* true for a pending record (started, not ended) */
     /* owned map on a retained finished record, else NULL (see sim_op_record_params): what
      * phase 2 needs to replay the op beyond ADR-0052 D3's params, as ADR-0020 D5 and D8

@@ -6,10 +6,12 @@
  * return a handle with a completion event. Phase-1 data moves here, through the chip's
  * memory functions: loads read after the DMA time, stores write at issue (ADR-0020 D3).
  */
+#define TL_NO_SITES /* the API calls itself: its callers' call sites stand */
 #include "sim/kernel/tl.h"
 
 #include "sim/chip/chip.h"
 #include "sim/kernel/tl_int.h"
+#include "sim/util/srcsite.h"
 #include "sim/util/xalloc.h"
 
 #include <assert.h>
@@ -285,6 +287,15 @@ static bool in_tcm(const struct tl_tensor *t)
     return s[0] == 't' && s[1] == 'c' && s[2] == 'm' && !s[3];
 }
 
+/* ---- call sites ---------------------------------------------------------------------------- */
+
+void tl_at(struct tl *tl, struct tl_site *site)
+{
+    if (!site->id)
+        site->id = sim_srcsite_intern(site->file, site->func, site->line);
+    tl->site = site->id;
+}
+
 /* ---- messages ----------------------------------------------------------------------------- */
 
 static void annotate(struct tl *tl, struct sim_msg *m)
@@ -293,6 +304,7 @@ static void annotate(struct tl *tl, struct sim_msg *m)
     m->cmdq_id = tl->cmdq_id;
     m->layer_id = tl->layer_id;
     m->tile_id = tl->tile_id;
+    m->site = tl->site;
     m->wire_bytes = SIM_CHIP_CMD_BYTES;
 }
 

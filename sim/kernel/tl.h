@@ -318,4 +318,494 @@ struct tl_tensor *tl_composite_gemm_tiled(struct tl *tl, const struct tl_tensor 
                                           const struct tl_tensor *b, const struct tl_tensor *out,
                                           uint32_t tile_m, uint32_t tile_n, uint32_t tile_k);
 
+/* ==== Call sites ================================================================================
+ * Every call above records where the kernel made it (file, line, function: its call site), so
+ * that each op a call causes names the line of the kernel that issued it (the trace's
+ * details.src, `npuscope annotate`, the TUI's source pane). The functions keep their names and
+ * signatures; the macros below, defined after the prototypes, wrap each call in an inline
+ * function that first hands the call site to tl_at. A call site is a static object (one per
+ * line of a kernel that calls the API), interned once on its first call: a call costs a store.
+ *
+ * Define TL_NO_SITES before including this header to call the functions themselves (what
+ * the API's own implementation does), or take a function's address as usual: `(tl_load)`.
+ * A compiler without GNU C statement expressions gets no call sites. */
+
+/* A call site: file, function and line of a call in a kernel's source (static strings); id
+ * is 0 until the site is first used, then its number among the process's call sites. */
+struct tl_site {
+    const char *file;
+    const char *func;
+    int line;
+    uint32_t id;
+};
+
+/* The call of tl about to be made is made from site (interned on its first use). What the
+ * macros below call; a kernel never needs to. */
+void tl_at(struct tl *tl, struct tl_site *site);
+
+#if !defined(TL_NO_SITES) && defined(__GNUC__)
+/* The call site of the code it appears in, as a static struct tl_site. */
+#define TL_SITE                                                                                    \
+    __extension__({                                                                                \
+        static struct tl_site tl_site_ = {__FILE__, __func__, __LINE__, 0};                        \
+        &tl_site_;                                                                                 \
+    })
+
+static inline int64_t tl_arg_int_at_(struct tl_site *site_, struct tl *tl, const struct kargs *a,
+                                     size_t i)
+{
+    tl_at(tl, site_);
+    return tl_arg_int(tl, a, i);
+}
+#define tl_arg_int(...) tl_arg_int_at_(TL_SITE, __VA_ARGS__)
+
+static inline double tl_arg_float_at_(struct tl_site *site_, struct tl *tl, const struct kargs *a,
+                                      size_t i)
+{
+    tl_at(tl, site_);
+    return tl_arg_float(tl, a, i);
+}
+#define tl_arg_float(...) tl_arg_float_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_arg_at_(struct tl_site *site_, struct tl *tl,
+                                           const struct kargs *a, size_t i)
+{
+    tl_at(tl, site_);
+    return tl_arg(tl, a, i);
+}
+#define tl_arg(...) tl_arg_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_arg_shard_at_(struct tl_site *site_, struct tl *tl,
+                                                 const struct kargs *a, size_t i, size_t j)
+{
+    tl_at(tl, site_);
+    return tl_arg_shard(tl, a, i, j);
+}
+#define tl_arg_shard(...) tl_arg_shard_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_view_at_(struct tl_site *site_, struct tl *tl,
+                                            const struct tl_tensor *t, uint64_t offset_elems,
+                                            unsigned ndim, const int64_t *shape)
+{
+    tl_at(tl, site_);
+    return tl_view(tl, t, offset_elems, ndim, shape);
+}
+#define tl_view(...) tl_view_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_reshape_at_(struct tl_site *site_, struct tl *tl,
+                                               const struct tl_tensor *t, unsigned ndim,
+                                               const int64_t *shape)
+{
+    tl_at(tl, site_);
+    return tl_reshape(tl, t, ndim, shape);
+}
+#define tl_reshape(...) tl_reshape_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_load_at_(struct tl_site *site_, struct tl *tl,
+                                            const struct tl_tensor *src)
+{
+    tl_at(tl, site_);
+    return tl_load(tl, src);
+}
+#define tl_load(...) tl_load_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_load_async_at_(struct tl_site *site_, struct tl *tl,
+                                                  const struct tl_tensor *src)
+{
+    tl_at(tl, site_);
+    return tl_load_async(tl, src);
+}
+#define tl_load_async(...) tl_load_async_at_(TL_SITE, __VA_ARGS__)
+
+static inline void tl_store_at_(struct tl_site *site_, struct tl *tl, const struct tl_tensor *dst,
+                                const struct tl_tensor *src)
+{
+    tl_at(tl, site_);
+    tl_store(tl, dst, src);
+}
+#define tl_store(...) tl_store_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_store_async_at_(struct tl_site *site_, struct tl *tl,
+                                                   const struct tl_tensor *dst,
+                                                   const struct tl_tensor *src)
+{
+    tl_at(tl, site_);
+    return tl_store_async(tl, dst, src);
+}
+#define tl_store_async(...) tl_store_async_at_(TL_SITE, __VA_ARGS__)
+
+static inline void tl_wait_at_(struct tl_site *site_, struct tl *tl, const struct tl_tensor *t)
+{
+    tl_at(tl, site_);
+    tl_wait(tl, t);
+}
+#define tl_wait(...) tl_wait_at_(TL_SITE, __VA_ARGS__)
+
+static inline uint64_t tl_tcm_mark_at_(struct tl_site *site_, struct tl *tl)
+{
+    tl_at(tl, site_);
+    return tl_tcm_mark(tl);
+}
+#define tl_tcm_mark(...) tl_tcm_mark_at_(TL_SITE, __VA_ARGS__)
+
+static inline void tl_tcm_release_at_(struct tl_site *site_, struct tl *tl, uint64_t mark)
+{
+    tl_at(tl, site_);
+    tl_tcm_release(tl, mark);
+}
+#define tl_tcm_release(...) tl_tcm_release_at_(TL_SITE, __VA_ARGS__)
+
+static inline const struct sim_tensor *tl_data_at_(struct tl_site *site_, struct tl *tl,
+                                                   const struct tl_tensor *t)
+{
+    tl_at(tl, site_);
+    return tl_data(tl, t);
+}
+#define tl_data(...) tl_data_at_(TL_SITE, __VA_ARGS__)
+
+static inline double tl_get_at_(struct tl_site *site_, struct tl *tl, const struct tl_tensor *t,
+                                uint64_t i)
+{
+    tl_at(tl, site_);
+    return tl_get(tl, t, i);
+}
+#define tl_get(...) tl_get_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_dot_at_(struct tl_site *site_, struct tl *tl,
+                                           const struct tl_tensor *a, const struct tl_tensor *b)
+{
+    tl_at(tl, site_);
+    return tl_dot(tl, a, b);
+}
+#define tl_dot(...) tl_dot_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_dot_ex_at_(struct tl_site *site_, struct tl *tl,
+                                              const struct tl_tensor *a, const struct tl_tensor *b,
+                                              bool transpose_a, bool transpose_b,
+                                              enum sim_dtype out_dtype)
+{
+    tl_at(tl, site_);
+    return tl_dot_ex(tl, a, b, transpose_a, transpose_b, out_dtype);
+}
+#define tl_dot_ex(...) tl_dot_ex_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_composite_at_(struct tl_site *site_, struct tl *tl,
+                                                 const char *op, const struct tl_tensor *a,
+                                                 const struct tl_tensor *b,
+                                                 const struct tl_tensor *out, const char *math_op)
+{
+    tl_at(tl, site_);
+    return tl_composite(tl, op, a, b, out, math_op);
+}
+#define tl_composite(...) tl_composite_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_tile_gemm_at_(struct tl_site *site_, struct tl *tl,
+                                                 const struct tl_tensor *a,
+                                                 const struct tl_tensor *b,
+                                                 const struct tl_tensor *out)
+{
+    tl_at(tl, site_);
+    return tl_tile_gemm(tl, a, b, out);
+}
+#define tl_tile_gemm(...) tl_tile_gemm_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_exp_at_(struct tl_site *site_, struct tl *tl,
+                                           const struct tl_tensor *x)
+{
+    tl_at(tl, site_);
+    return tl_exp(tl, x);
+}
+#define tl_exp(...) tl_exp_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_log_at_(struct tl_site *site_, struct tl *tl,
+                                           const struct tl_tensor *x)
+{
+    tl_at(tl, site_);
+    return tl_log(tl, x);
+}
+#define tl_log(...) tl_log_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_sqrt_at_(struct tl_site *site_, struct tl *tl,
+                                            const struct tl_tensor *x)
+{
+    tl_at(tl, site_);
+    return tl_sqrt(tl, x);
+}
+#define tl_sqrt(...) tl_sqrt_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_rsqrt_at_(struct tl_site *site_, struct tl *tl,
+                                             const struct tl_tensor *x)
+{
+    tl_at(tl, site_);
+    return tl_rsqrt(tl, x);
+}
+#define tl_rsqrt(...) tl_rsqrt_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_neg_at_(struct tl_site *site_, struct tl *tl,
+                                           const struct tl_tensor *x)
+{
+    tl_at(tl, site_);
+    return tl_neg(tl, x);
+}
+#define tl_neg(...) tl_neg_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_abs_at_(struct tl_site *site_, struct tl *tl,
+                                           const struct tl_tensor *x)
+{
+    tl_at(tl, site_);
+    return tl_abs(tl, x);
+}
+#define tl_abs(...) tl_abs_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_relu_at_(struct tl_site *site_, struct tl *tl,
+                                            const struct tl_tensor *x)
+{
+    tl_at(tl, site_);
+    return tl_relu(tl, x);
+}
+#define tl_relu(...) tl_relu_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_gelu_at_(struct tl_site *site_, struct tl *tl,
+                                            const struct tl_tensor *x)
+{
+    tl_at(tl, site_);
+    return tl_gelu(tl, x);
+}
+#define tl_gelu(...) tl_gelu_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_silu_at_(struct tl_site *site_, struct tl *tl,
+                                            const struct tl_tensor *x)
+{
+    tl_at(tl, site_);
+    return tl_silu(tl, x);
+}
+#define tl_silu(...) tl_silu_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_sigmoid_at_(struct tl_site *site_, struct tl *tl,
+                                               const struct tl_tensor *x)
+{
+    tl_at(tl, site_);
+    return tl_sigmoid(tl, x);
+}
+#define tl_sigmoid(...) tl_sigmoid_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_tanh_at_(struct tl_site *site_, struct tl *tl,
+                                            const struct tl_tensor *x)
+{
+    tl_at(tl, site_);
+    return tl_tanh(tl, x);
+}
+#define tl_tanh(...) tl_tanh_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_recip_at_(struct tl_site *site_, struct tl *tl,
+                                             const struct tl_tensor *x)
+{
+    tl_at(tl, site_);
+    return tl_recip(tl, x);
+}
+#define tl_recip(...) tl_recip_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_cast_at_(struct tl_site *site_, struct tl *tl,
+                                            const struct tl_tensor *x, enum sim_dtype dtype)
+{
+    tl_at(tl, site_);
+    return tl_cast(tl, x, dtype);
+}
+#define tl_cast(...) tl_cast_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_add_at_(struct tl_site *site_, struct tl *tl,
+                                           const struct tl_tensor *a, const struct tl_tensor *b)
+{
+    tl_at(tl, site_);
+    return tl_add(tl, a, b);
+}
+#define tl_add(...) tl_add_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_sub_at_(struct tl_site *site_, struct tl *tl,
+                                           const struct tl_tensor *a, const struct tl_tensor *b)
+{
+    tl_at(tl, site_);
+    return tl_sub(tl, a, b);
+}
+#define tl_sub(...) tl_sub_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_mul_at_(struct tl_site *site_, struct tl *tl,
+                                           const struct tl_tensor *a, const struct tl_tensor *b)
+{
+    tl_at(tl, site_);
+    return tl_mul(tl, a, b);
+}
+#define tl_mul(...) tl_mul_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_div_at_(struct tl_site *site_, struct tl *tl,
+                                           const struct tl_tensor *a, const struct tl_tensor *b)
+{
+    tl_at(tl, site_);
+    return tl_div(tl, a, b);
+}
+#define tl_div(...) tl_div_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_maximum_at_(struct tl_site *site_, struct tl *tl,
+                                               const struct tl_tensor *a, const struct tl_tensor *b)
+{
+    tl_at(tl, site_);
+    return tl_maximum(tl, a, b);
+}
+#define tl_maximum(...) tl_maximum_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_minimum_at_(struct tl_site *site_, struct tl *tl,
+                                               const struct tl_tensor *a, const struct tl_tensor *b)
+{
+    tl_at(tl, site_);
+    return tl_minimum(tl, a, b);
+}
+#define tl_minimum(...) tl_minimum_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_where_at_(struct tl_site *site_, struct tl *tl,
+                                             const struct tl_tensor *cond,
+                                             const struct tl_tensor *a, const struct tl_tensor *b)
+{
+    tl_at(tl, site_);
+    return tl_where(tl, cond, a, b);
+}
+#define tl_where(...) tl_where_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_sum_at_(struct tl_site *site_, struct tl *tl,
+                                           const struct tl_tensor *x, int axis)
+{
+    tl_at(tl, site_);
+    return tl_sum(tl, x, axis);
+}
+#define tl_sum(...) tl_sum_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_mean_at_(struct tl_site *site_, struct tl *tl,
+                                            const struct tl_tensor *x, int axis)
+{
+    tl_at(tl, site_);
+    return tl_mean(tl, x, axis);
+}
+#define tl_mean(...) tl_mean_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_max_at_(struct tl_site *site_, struct tl *tl,
+                                           const struct tl_tensor *x, int axis)
+{
+    tl_at(tl, site_);
+    return tl_max(tl, x, axis);
+}
+#define tl_max(...) tl_max_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_min_at_(struct tl_site *site_, struct tl *tl,
+                                           const struct tl_tensor *x, int axis)
+{
+    tl_at(tl, site_);
+    return tl_min(tl, x, axis);
+}
+#define tl_min(...) tl_min_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_const_at_(struct tl_site *site_, struct tl *tl, double value,
+                                             enum sim_dtype dtype)
+{
+    tl_at(tl, site_);
+    return tl_const(tl, value, dtype);
+}
+#define tl_const(...) tl_const_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_math_at_(struct tl_site *site_, struct tl *tl, const char *op,
+                                            unsigned n, const struct tl_tensor *const *inputs,
+                                            bool has_axis, int axis, enum sim_dtype out_dtype)
+{
+    tl_at(tl, site_);
+    return tl_math(tl, op, n, inputs, has_axis, axis, out_dtype);
+}
+#define tl_math(...) tl_math_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_ipcq_send_at_(struct tl_site *site_, struct tl *tl,
+                                                 unsigned dst_rank, const struct tl_tensor *src)
+{
+    tl_at(tl, site_);
+    return tl_ipcq_send(tl, dst_rank, src);
+}
+#define tl_ipcq_send(...) tl_ipcq_send_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_ipcq_recv_at_(struct tl_site *site_, struct tl *tl)
+{
+    tl_at(tl, site_);
+    return tl_ipcq_recv(tl);
+}
+#define tl_ipcq_recv(...) tl_ipcq_recv_at_(TL_SITE, __VA_ARGS__)
+
+static inline void tl_marker_at_(struct tl_site *site_, struct tl *tl, const char *name)
+{
+    tl_at(tl, site_);
+    tl_marker(tl, name);
+}
+#define tl_marker(...) tl_marker_at_(TL_SITE, __VA_ARGS__)
+
+static inline void tl_token_begin_at_(struct tl_site *site_, struct tl *tl, int64_t index,
+                                      bool decode)
+{
+    tl_at(tl, site_);
+    tl_token_begin(tl, index, decode);
+}
+#define tl_token_begin(...) tl_token_begin_at_(TL_SITE, __VA_ARGS__)
+
+static inline void tl_token_end_at_(struct tl_site *site_, struct tl *tl)
+{
+    tl_at(tl, site_);
+    tl_token_end(tl);
+}
+#define tl_token_end(...) tl_token_end_at_(TL_SITE, __VA_ARGS__)
+
+static inline void tl_set_layer_at_(struct tl_site *site_, struct tl *tl, const char *layer_id)
+{
+    tl_at(tl, site_);
+    tl_set_layer(tl, layer_id);
+}
+#define tl_set_layer(...) tl_set_layer_at_(TL_SITE, __VA_ARGS__)
+
+static inline void tl_set_tile_at_(struct tl_site *site_, struct tl *tl, const char *tile_id)
+{
+    tl_at(tl, site_);
+    tl_set_tile(tl, tile_id);
+}
+#define tl_set_tile(...) tl_set_tile_at_(TL_SITE, __VA_ARGS__)
+
+static inline void *tl_kernel_alloc_at_(struct tl_site *site_, struct tl *tl, size_t n)
+{
+    tl_at(tl, site_);
+    return tl_kernel_alloc(tl, n);
+}
+#define tl_kernel_alloc(...) tl_kernel_alloc_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_tcm_tensor_at_(struct tl_site *site_, struct tl *tl,
+                                                  enum sim_dtype dtype, unsigned ndim,
+                                                  const int64_t *shape)
+{
+    tl_at(tl, site_);
+    return tl_tcm_tensor(tl, dtype, ndim, shape);
+}
+#define tl_tcm_tensor(...) tl_tcm_tensor_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *tl_math_into_at_(struct tl_site *site_, struct tl *tl,
+                                                 struct tl_tensor *dst, const char *op, unsigned n,
+                                                 const struct tl_tensor *const *inputs,
+                                                 bool has_axis, int axis)
+{
+    tl_at(tl, site_);
+    return tl_math_into(tl, dst, op, n, inputs, has_axis, axis);
+}
+#define tl_math_into(...) tl_math_into_at_(TL_SITE, __VA_ARGS__)
+
+static inline struct tl_tensor *
+tl_composite_gemm_tiled_at_(struct tl_site *site_, struct tl *tl, const struct tl_tensor *a,
+                            const struct tl_tensor *b, const struct tl_tensor *out, uint32_t tile_m,
+                            uint32_t tile_n, uint32_t tile_k)
+{
+    tl_at(tl, site_);
+    return tl_composite_gemm_tiled(tl, a, b, out, tile_m, tile_n, tile_k);
+}
+#define tl_composite_gemm_tiled(...) tl_composite_gemm_tiled_at_(TL_SITE, __VA_ARGS__)
+
+#endif /* call sites */
+
 #endif

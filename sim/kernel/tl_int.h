@@ -9,6 +9,9 @@
 #include "sim/engine/engine.h"
 #include "sim/chip/msg.h"
 #include "sim/kernel/kernel.h"
+#ifndef TL_NO_SITES
+#define TL_NO_SITES /* the runner calls the API itself: no call sites of its own */
+#endif
 #include "sim/kernel/tl.h"
 
 #include <stdbool.h>
@@ -99,6 +102,7 @@ struct tl {
     bool token_open;
     size_t token;
     const char *layer_id, *tile_id; /* annotations of the next ops (interned by the chip) */
+    uint32_t site; /* call site of the current (or last) API call (sim/util/srcsite.h), or 0 */
 };
 
 struct tl_group {

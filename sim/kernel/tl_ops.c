@@ -2,6 +2,7 @@
  * The named elementwise and reduction ops of the kernel API (see tl.h): each is a call of
  * tl_math by the op's name, on the MATH engine.
  */
+#define TL_NO_SITES /* the API calls itself: its callers' call sites stand */
 #include "sim/kernel/tl.h"
 
 #include "sim/kernel/tl_int.h"

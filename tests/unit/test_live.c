@@ -353,13 +353,16 @@ Test(live, a_run_streams_a_trace_that_loads_back_into_the_same_model)
         cr_assert_eq(ev->cmdq_id, rec[k]->note.cmdq_id);
         if (strcmp(rec[k]->op_name, "dma_read") == 0) {
             /* exactly ADR-0052 D3.1's keys, then the load's destination under "replay"
-             * (FORMAT.md) */
+             * and the call site of its tl_load (FORMAT.md) */
             struct sim_value *det = trace_model_event_details(m, i);
-            cr_assert_eq(det->u.map.len, 4);
+            cr_assert_eq(det->u.map.len, 6);
             cr_assert_str_eq(det->u.map.keys[0], "src_addr");
             cr_assert_str_eq(det->u.map.keys[1], "nbytes");
             cr_assert_str_eq(det->u.map.keys[2], "handle_id");
             cr_assert_str_eq(det->u.map.keys[3], "replay");
+            cr_assert_str_eq(det->u.map.keys[4], "src");
+            cr_assert_str_eq(det->u.map.keys[5], "src_func");
+            cr_assert(strncmp(sim_value_get_str(det, "src", ""), "vector_add.c:", 13) == 0);
             const struct sim_value *rp = sim_value_map_get(det, "replay");
             cr_assert_str_eq(sim_value_get_str(rp, "dst_space", ""), "tcm");
             cr_assert_eq(sim_value_get_int(rp, "dst_addr", -1),

@@ -734,6 +734,23 @@ static bool get_span(struct loader *L, const struct rec *R, uint64_t *s, uint64_
     return true;
 }
 
+/* The call site details.src names (with details.src_func), TRACE_NO_SITE when it names
+ * none; a value that is not a "file:line" string gives a malformed site (shown as such). */
+static uint16_t site_of(struct loader *L, const cJSON *d)
+{
+    const cJSON *src = d ? cJSON_GetObjectItemCaseSensitive(d, TRACE_DETAILS_SRC) : NULL;
+    if (!src || cJSON_IsNull(src))
+        return TRACE_NO_SITE;
+    if (!cJSON_IsString(src)) {
+        char b[64];
+        trace_json_describe(src, b, sizeof(b));
+        return trace_model_site_parse(L->m, b, strlen(b), NULL);
+    }
+    const cJSON *fn = cJSON_GetObjectItemCaseSensitive(d, TRACE_DETAILS_SRC_FUNC);
+    return trace_model_site_parse(L->m, src->valuestring, strlen(src->valuestring),
+                                  cJSON_IsString(fn) ? fn->valuestring : NULL);
+}
+
 /* A string field of details, at the top or under "replay" (trace_details_str). */
 static const char *details_str(const cJSON *d, const char *k)
 {
@@ -864,6 +881,7 @@ static void load_engine_event(struct loader *L, const struct rec *R, size_t off)
         .tile = tile,
         .cmdq_id = (int32_t)cmdq,
         .op_kind = (uint8_t)kind,
+        .site = site_of(L, details),
     };
     uint64_t i = trace_model_add_event(L->m, &ev);
     see_end(L, e);

@@ -181,7 +181,8 @@ static bool is_snapshot_key(const char *k, size_t len)
 }
 
 /* {params without bulk snapshots, "replay": {annotations}} as trace_details_from_op. */
-static void packed_details(struct trace_out *o, const uint8_t *p, size_t n)
+static void packed_details(struct trace_out *o, const uint8_t *p, size_t n, const char *src,
+                           const char *src_func)
 {
     struct jv j = {.o = o};
     struct sim_unpack_visitor v = {
@@ -242,6 +243,14 @@ static void packed_details(struct trace_out *o, const uint8_t *p, size_t n)
             jv_map_end(&j);
         }
     }
+    if (src) {
+        jv_key(&j, TRACE_DETAILS_SRC, strlen(TRACE_DETAILS_SRC));
+        jv_str(&j, src, strlen(src));
+        if (src_func) {
+            jv_key(&j, TRACE_DETAILS_SRC_FUNC, strlen(TRACE_DETAILS_SRC_FUNC));
+            jv_str(&j, src_func, strlen(src_func));
+        }
+    }
     jv_map_end(&j);
 }
 
@@ -296,7 +305,7 @@ int trace_writer_engine_event(struct trace_writer *w, const struct trace_writer_
         trace_out_value(o, e->details);
     } else if (e->packed) {
         key(o, ",\"details\":");
-        packed_details(o, e->packed, e->packed_len);
+        packed_details(o, e->packed, e->packed_len, e->src, e->src_func);
     }
     trace_out_char(o, '}');
     return status(w);

@@ -42,6 +42,11 @@ struct trace_writer_event {
      * records' dependency_ids); ndeps 0: left out */
     const uint64_t *deps;
     size_t ndeps;
+    /* extension: the call site that issued it (details.src "vector_add.c:42", src_func),
+     * added to packed details (value details carry their own); NULL: none */
+    const char *src;
+    const char *src_func;
+    char src_buf[160]; /* room for src, for the caller's use */
 };
 
 /* A MEM_ACCESS_EVENT as written. */

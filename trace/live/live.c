@@ -8,6 +8,7 @@
 #include "sim/chip/msg.h"
 #include "sim/chip/oplog.h"
 #include "sim/chip/topology.h"
+#include "sim/util/srcsite.h"
 #include "sim/util/xalloc.h"
 #include "trace/model/format.h"
 #include "trace/analysis/hostspan.h"
@@ -53,6 +54,9 @@ struct trace_live {
     double clock_ghz;
     double cycles_per_tick; /* clock_ghz / SIM_TICKS_PER_NS */
     struct trace_model *m;  /* owned */
+    uint16_t *site_of;      /* owned: model site of each call site id (sim/util/srcsite.h), 0:
+                               not looked up yet */
+    uint32_t nsite_of;
     struct sim_value *meta; /* owned: run_metadata as streamed */
     struct trace_writer *w; /* owned: the stream, NULL when none or finished */
     char *path;             /* owned: the trace file, or NULL */
@@ -254,6 +258,26 @@ static enum trace_op_kind kind_of(struct trace_live *l, const char *s)
     return kind;
 }
 
+/* The model's site of call site id (sim/util/srcsite.h), added on first sight. */
+static uint16_t site_of(struct trace_live *l, uint32_t id)
+{
+    if (id < l->nsite_of && l->site_of[id])
+        return l->site_of[id];
+    const struct sim_srcsite *s = sim_srcsite_get(id);
+    if (!s)
+        return TRACE_NO_SITE;
+    if (id >= l->nsite_of) {
+        uint32_t n = id + 64;
+        l->site_of = sim_xreallocarray(l->site_of, n, sizeof(*l->site_of));
+        memset(l->site_of + l->nsite_of, 0, (n - l->nsite_of) * sizeof(*l->site_of));
+        l->nsite_of = n;
+    }
+    const char *base = sim_srcsite_basename(s->file);
+    uint32_t file = trace_model_intern(l->m, base, strlen(base));
+    uint32_t func = *s->func ? trace_model_intern(l->m, s->func, strlen(s->func)) : TRACE_NO_STR;
+    return l->site_of[id] = trace_model_site(l->m, file, func, (uint32_t)s->line);
+}
+
 /* The ENGINE_EVENT of op record rec, in flight. */
 static void op_event(struct trace_live *l, const struct sim_op_record *rec, struct trace_event *out)
 {
@@ -268,6 +292,7 @@ static void op_event(struct trace_live *l, const struct sim_op_record *rec, stru
         .cmdq_id = cmdq >= 0 && cmdq <= INT32_MAX ? (int32_t)cmdq : TRACE_NO_CMDQ,
         .op_kind = (uint8_t)kind,
         .flags = TRACE_EV_INFLIGHT,
+        .site = rec->note.site ? site_of(l, rec->note.site) : TRACE_NO_SITE,
     };
 }
 
@@ -332,6 +357,12 @@ static void writer_event(const struct trace_live *l, const struct trace_event *e
         .t_end_ns = end_ns,
         .details = details,
     };
+    const struct trace_site *s = trace_model_site_get(l->m, ev->site);
+    if (s) {
+        trace_model_site_text(l->m, ev->site, out->src_buf, sizeof(out->src_buf));
+        out->src = out->src_buf;
+        out->src_func = s->func != TRACE_NO_STR ? trace_model_str(l->m, s->func) : NULL;
+    }
 }
 
 /* MEM_ACCESS_EVENTs of a finished DMA op ev: one per DRAM transfer, at its start (in the
@@ -796,6 +827,7 @@ void trace_live_free(struct trace_live *l)
     free(l->node_eid);
     free(l->runs);
     free(l->tok_done);
+    free(l->site_of);
     free(l);
 }
 

@@ -71,6 +71,10 @@ struct sim_value *trace_details_from_params(const struct sim_value *params);
  * cache). npuscope's op records carry it among their annotations (sim_oplog_set_roles);
  * the details have it at their top. */
 #define TRACE_DETAILS_ROLE "tensor_role"
+/* The extension details of an op a kernel line issued: "vector_add.c:42" (the source
+ * file's basename and the line) and the kernel function. */
+#define TRACE_DETAILS_SRC      "src"
+#define TRACE_DETAILS_SRC_FUNC "src_func"
 
 /*
  * ENGINE_EVENT details of an op record: trace_details_from_params(params), so the keys at

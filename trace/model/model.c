@@ -19,6 +19,7 @@
 #include <assert.h>
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,6 +146,10 @@ struct trace_model {
     uint64_t capcol_off;
     uint8_t *col; /* owned: op columns, each its length byte then its bytes */
     uint64_t ncol, capcol;
+    struct trace_site *sites; /* owned: [0] unused (TRACE_NO_SITE) */
+    uint32_t nsites;
+    size_t capsites;
+    uint16_t *sitehash; /* owned: site ids, 0 empty, SITE_HASH long once the first is added */
 
     const char *src; /* borrowed, released through src_release */
     size_t src_len;
@@ -302,6 +307,8 @@ void trace_model_free(struct trace_model *m)
 {
     if (!m)
         return;
+    free(m->sites);
+    free(m->sitehash);
     for (size_t i = 0; i < m->nchunks; i++)
         free(m->chunks[i]);
     free(m->chunks);
@@ -655,6 +662,101 @@ uint64_t trace_model_event_count(const struct trace_model *m)
     return m->nev;
 }
 
+/* ---- call sites ---------------------------------------------------------------------------- */
+
+enum { SITE_MAX = 65535, SITE_HASH = 1 << 17 };
+
+static size_t site_slot(uint32_t file, uint32_t func, uint32_t line)
+{
+    uint64_t h = ((uint64_t)file * 0x9E3779B97F4A7C15ull) ^
+                 ((uint64_t)func * 0xC2B2AE3D27D4EB4Full) ^
+                 ((uint64_t)line * 0x165667B19E3779F9ull);
+    return (size_t)(h >> 40) & (SITE_HASH - 1);
+}
+
+uint16_t trace_model_site(struct trace_model *m, uint32_t file, uint32_t func, uint32_t line)
+{
+    if (!m->sitehash) {
+        m->sitehash = sim_xcalloc(SITE_HASH, sizeof(*m->sitehash));
+        m->nsites = 1;
+    }
+    size_t k = site_slot(file, func, line);
+    for (; m->sitehash[k]; k = (k + 1) & (SITE_HASH - 1)) {
+        const struct trace_site *s = &m->sites[m->sitehash[k]];
+        if (s->file == file && s->func == func && s->line == line)
+            return m->sitehash[k];
+    }
+    if (m->nsites > SITE_MAX)
+        return TRACE_NO_SITE;
+    grow(&m->sites, &m->capsites, m->nsites + 1, sizeof(*m->sites));
+    uint16_t id = (uint16_t)m->nsites++;
+    m->sites[id] = (struct trace_site){file, func, line};
+    m->sitehash[k] = id;
+    m->gen++;
+    return id;
+}
+
+uint16_t trace_model_site_parse(struct trace_model *m, const char *src, size_t len,
+                                const char *func)
+{
+    size_t colon = len;
+    while (colon > 0 && src[colon - 1] != ':')
+        colon--;
+    uint32_t line = 0;
+    bool ok = colon > 1 && colon < len && len - colon <= 9;
+    for (size_t i = colon; ok && i < len; i++) {
+        if (src[i] < '0' || src[i] > '9')
+            ok = false;
+        else
+            line = line * 10 + (uint32_t)(src[i] - '0');
+    }
+    if (!ok || line == 0)
+        return trace_model_site(m, trace_model_intern(m, src, len), TRACE_NO_STR, 0);
+    uint32_t fn = func && *func ? trace_model_intern(m, func, strlen(func)) : TRACE_NO_STR;
+    return trace_model_site(m, trace_model_intern(m, src, colon - 1), fn, line);
+}
+
+const struct trace_site *trace_model_site_get(const struct trace_model *m, uint16_t id)
+{
+    return id != TRACE_NO_SITE && id < m->nsites ? &m->sites[id] : NULL;
+}
+
+uint32_t trace_model_site_count(const struct trace_model *m)
+{
+    return m->nsites ? m->nsites : 1;
+}
+
+const char *trace_model_site_text(const struct trace_model *m, uint16_t id, char *buf, size_t size)
+{
+    const struct trace_site *s = trace_model_site_get(m, id);
+    if (!s)
+        snprintf(buf, size, "%s", "");
+    else if (!s->line)
+        snprintf(buf, size, "%s", trace_model_str(m, s->file));
+    else
+        snprintf(buf, size, "%s:%u", trace_model_str(m, s->file), (unsigned)s->line);
+    return buf;
+}
+
+/* details with the call site of event e added (as the file has them), when it has one and
+ * they do not say it already. */
+static struct sim_value *with_site(const struct trace_model *m, const struct trace_event *e,
+                                   struct sim_value *d)
+{
+    const struct trace_site *s = trace_model_site_get(m, e->site);
+    if (!s || (d && sim_value_map_get(d, TRACE_DETAILS_SRC)))
+        return d;
+    if (!d)
+        d = sim_value_map();
+    char buf[512];
+    sim_value_map_set_take(d, TRACE_DETAILS_SRC,
+                           sim_value_str(trace_model_site_text(m, e->site, buf, sizeof(buf))));
+    if (s->func != TRACE_NO_STR)
+        sim_value_map_set_take(d, TRACE_DETAILS_SRC_FUNC,
+                               sim_value_str(trace_model_str(m, s->func)));
+    return d;
+}
+
 const struct trace_event *trace_model_event(const struct trace_model *m, uint64_t i)
 {
     assert(i < m->nev);
@@ -666,7 +768,7 @@ struct sim_value *trace_model_event_details(const struct trace_model *m, uint64_
     assert(i < m->nev);
     const struct trace_event *e = &m->ev[i];
     if (e->flags & TRACE_EV_OWN_DETAILS)
-        return sim_value_clone(m->det[e->details]);
+        return with_site(m, e, sim_value_clone(m->det[e->details]));
     size_t len;
     double t0, t1;
     uint8_t *p = packed_of(m, i, &len, &t0, &t1);
@@ -677,7 +779,7 @@ struct sim_value *trace_model_event_details(const struct trace_model *m, uint64_
         sim_value_free(params);
         sim_value_free(replay);
         free(p);
-        return d;
+        return with_site(m, e, d);
     }
     if (e->flags & (TRACE_EV_PACKED | TRACE_EV_INFLIGHT))
         return NULL;

@@ -73,7 +73,7 @@ struct trace_event {
     int32_t cmdq_id;  /* or TRACE_NO_CMDQ */
     uint8_t op_kind;  /* enum trace_op_kind */
     uint8_t flags;    /* TRACE_EV_* */
-    uint16_t spare;
+    uint16_t site;    /* the kernel line that issued it (trace_model_site_get), or TRACE_NO_SITE */
 };
 
 /* A track: one Gantt row. */
@@ -146,6 +146,33 @@ size_t trace_model_str_len(const struct trace_model *m, uint32_t id);
 /* Number of string ids: every id below it is valid (id 0 is TRACE_NO_STR); ids are handed
  * out in order, so a copy of a model interns [its count, this count) to catch up. */
 uint32_t trace_model_str_count(const struct trace_model *m);
+
+/*
+ * Call sites: the kernel source lines ops were issued from (the extension details.src and
+ * details.src_func of trace/FORMAT.md). A site is a file's basename, a line and a
+ * function, interned; an event names its site by a 16-bit id (struct trace_event.site).
+ * A site with line 0 stands for a details.src that could not be read as "file:line": its
+ * file is the text as given.
+ */
+#define TRACE_NO_SITE 0u
+struct trace_site {
+    uint32_t file; /* interned basename ("vector_add.c"), or the malformed text (line 0) */
+    uint32_t func; /* interned function name, or TRACE_NO_STR */
+    uint32_t line; /* >= 1; 0: malformed */
+};
+/* The id of site (file, func, line), added when new; TRACE_NO_SITE when the table is full
+ * (65535 sites). */
+uint16_t trace_model_site(struct trace_model *m, uint32_t file, uint32_t func, uint32_t line);
+/* The id of the site "file:line" (text as details.src has it, len bytes) with function
+ * func (NULL: none): a text that is not "name:line" gives a malformed site. */
+uint16_t trace_model_site_parse(struct trace_model *m, const char *src, size_t len,
+                                const char *func);
+/* Site id, or NULL for TRACE_NO_SITE and unknown ids. */
+const struct trace_site *trace_model_site_get(const struct trace_model *m, uint16_t id);
+/* Number of site ids: ids [1, count) are valid; a copy of a model adds [its count, count). */
+uint32_t trace_model_site_count(const struct trace_model *m);
+/* "file:line" of site id into buf (size bytes); "" for none. Returns buf. */
+const char *trace_model_site_text(const struct trace_model *m, uint16_t id, char *buf, size_t size);
 
 /* The track named name, created (with engine and engine_id) when new. */
 uint32_t trace_model_track(struct trace_model *m, const char *name, enum trace_engine engine,

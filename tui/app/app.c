@@ -15,6 +15,7 @@
 #include "tui/gantt/gantt.h"
 #include "tui/app/help.h"
 #include "tui/panes/layers.h"
+#include "tui/panes/srcpane.h"
 #include "tui/panes/meminspect.h"
 #include "tui/panes/memlive.h"
 #include "tui/panes/summary.h"
@@ -36,6 +37,7 @@ enum {
     P_TOKENS,
     P_ANOMALIES,
     P_BOTTLENECK,
+    P_SOURCE,
     P_COUNT
 };
 
@@ -206,6 +208,7 @@ struct tui_app *tui_app_new(struct tui_source *src, int w, int h, bool unicode, 
         (struct pane){.ops = &tui_anomalies_ops, .self = tui_anomalies_new(&a->view)};
     a->panes[P_BOTTLENECK] =
         (struct pane){.ops = &tui_bottleneck_ops, .self = tui_bottleneck_new(&a->view)};
+    a->panes[P_SOURCE] = (struct pane){.ops = &tui_srcpane_ops, .self = tui_srcpane_new(&a->view)};
     a->left = P_SUMMARY;
     a->invalid_gen = UINT64_MAX;
     a->canvas = tui_canvas_new(w, h, unicode);
@@ -1066,6 +1069,7 @@ static enum tui_result global_action(struct tui_app *a, enum tui_action act)
     case TUI_ACT_LAYERS: return toggle_left(a, P_LAYERS);
     case TUI_ACT_TOKENS: return toggle_left(a, P_TOKENS);
     case TUI_ACT_ANOMALIES: return toggle_left(a, P_ANOMALIES);
+    case TUI_ACT_SOURCE: return toggle_left(a, P_SOURCE);
     case TUI_ACT_REVERSE:
         tui_view_message(&a->view, TUI_STYLE_STATUS,
                          "r reverses the order of the layer breakdown (y shows it)");

@@ -128,6 +128,10 @@ int cli_view(const char *file, const char *theme, const char *diff);
  * warnings. Returns the exit status: 0 valid, 1 with warnings, 2 invalid. */
 int cli_validate(const char *file, unsigned long long max_errors, bool strict);
 int cli_summary(const char *file, bool json);
+/* npuscope annotate FILE [--kernel NAME] [--json] [--sort]: the line profile of each kernel
+ * (tui/cli/cli_annotate.c). Exit 1 when the trace has no call sites, 2 when it cannot be
+ * read or has no kernel NAME. */
+int cli_annotate(const char *file, const char *kernel, bool json, bool sort);
 
 /* What summary prints after the metrics (tui/cli/cli_views.c): INVALID_TRACE markers, the
  * layer breakdown, the tokens and the anomalies of m, as text on stdout; or as members of

@@ -32,6 +32,7 @@ static const char usage_main[] =
     "  view FILE.json              open a saved trace in the TUI (--diff B.json: compared)\n"
     "  validate FILE.json          check a trace against the format\n"
     "  summary FILE.json [--json]  print summary metrics of a trace\n"
+    "  annotate FILE.json          per source line of each kernel: ops, cycles, share\n"
     "  export --chrome IN -o OUT   convert a trace to Chrome Trace Event JSON\n"
     "  diff A.json B.json          compare two traces (--json, --fail-if COND)\n"
     "  kernels [--plugin PATH.so]  list the kernels (built in and from plug-ins)\n"
@@ -174,6 +175,21 @@ static const char usage_summary[] = "usage: npuscope summary [--json] FILE.json\
                                     "\n"
                                     "      --json   print them as JSON\n"
                                     "  -h, --help   show this help\n";
+
+static const char usage_annotate[] =
+    "usage: npuscope annotate [--kernel NAME] [--json] [--sort] FILE.json\n"
+    "\n"
+    "The line profile of each kernel of a trace, like perf annotate: per line of the\n"
+    "kernel's source that called the kernel API (the ops' details.src), the ops it\n"
+    "issued, their cycles per engine kind and their share of the kernel's cycles, with\n"
+    "the line's text when the source is found (next to the trace, in the current\n"
+    "directory, or built in for the built-in kernels). Exit status 1 when the trace has\n"
+    "no call sites.\n"
+    "\n"
+    "      --kernel NAME   only the kernel NAME\n"
+    "      --json          one object per source line, grouped per kernel\n"
+    "      --sort          hottest lines first (else in source order)\n"
+    "  -h, --help          show this help\n";
 
 static const char usage_export[] =
     "usage: npuscope export --chrome IN.json -o OUT.json\n"
@@ -674,6 +690,35 @@ static int cmd_served(const char *cmd, const char *usage, bool theme_opt, bool n
     return cli_ps();
 }
 
+static int cmd_annotate(int argc, char **argv)
+{
+    enum { OPT_KERNEL = 1000, OPT_SORT };
+    static const struct option longopts[] = {
+        {"kernel", required_argument, 0, OPT_KERNEL},
+        {"json", no_argument, 0, OPT_JSON},
+        {"sort", no_argument, 0, OPT_SORT},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    bool json = false, sort = false;
+    const char *kernel = NULL;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_KERNEL: kernel = optarg; break;
+        case OPT_JSON: json = true; break;
+        case OPT_SORT: sort = true; break;
+        case 'h': fputs(usage_annotate, stdout); return 0;
+        default: return getopt_error("annotate", c, argv);
+        }
+    }
+    if (optind >= argc)
+        return usage_error("annotate", "%s", "missing the trace file to annotate");
+    if (optind + 1 < argc)
+        return usage_error("annotate", "unexpected argument '%s'", argv[optind + 1]);
+    return cli_annotate(argv[optind], kernel, json, sort);
+}
+
 static int cmd_attach(int argc, char **argv)
 {
     return cmd_served("attach", usage_attach, true, false, argc, argv);
@@ -693,10 +738,11 @@ static const struct {
     const char *name;
     int (*fn)(int argc, char **argv);
 } commands[] = {
-    {"run", cmd_run},         {"view", cmd_view},     {"validate", cmd_validate},
-    {"summary", cmd_summary}, {"export", cmd_export}, {"kernels", cmd_kernels},
-    {"kernel", cmd_kernel},   {"diff", cmd_diff},     {"sweep", cli_sweep},
-    {"attach", cmd_attach},   {"ps", cmd_ps},         {"stop", cmd_stop},
+    {"run", cmd_run},           {"view", cmd_view},     {"validate", cmd_validate},
+    {"summary", cmd_summary},   {"export", cmd_export}, {"kernels", cmd_kernels},
+    {"kernel", cmd_kernel},     {"diff", cmd_diff},     {"sweep", cli_sweep},
+    {"attach", cmd_attach},     {"ps", cmd_ps},         {"stop", cmd_stop},
+    {"annotate", cmd_annotate},
 };
 
 /*

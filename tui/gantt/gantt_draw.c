@@ -311,8 +311,11 @@ static bool cell_marked(const struct tui_gantt *g, const struct tui_view *v, uin
         const struct trace_event *e = trace_model_event(g->m, idx[k]);
         if (e->start >= b)
             break;
-        if (e->layer == v->mark_layer && (v->mark_op == TRACE_NO_STR || e->op == v->mark_op) &&
-            tui_gantt_ev_end(g, e) > a)
+        bool hit =
+            v->mark_site != TRACE_NO_SITE
+                ? e->site == v->mark_site
+                : e->layer == v->mark_layer && (v->mark_op == TRACE_NO_STR || e->op == v->mark_op);
+        if (hit && tui_gantt_ev_end(g, e) > a)
             return true;
     }
     return false;
@@ -328,7 +331,8 @@ static enum tui_style cell_style(const struct tui_gantt *g, const struct tui_vie
         if (s->track == track && s->start < b && tui_gantt_ev_end(g, s) > a)
             return TUI_STYLE_OP_SELECTED;
     }
-    if (v->mark_layer != TRACE_NO_STR && cell_marked(g, v, track, a, b))
+    if ((v->mark_layer != TRACE_NO_STR || v->mark_site != TRACE_NO_SITE) &&
+        cell_marked(g, v, track, a, b))
         return TUI_STYLE_OP_SELECTED;
     if (g->path && tui_gantt_on_path(g, track, a, b))
         return TUI_STYLE_CRITICAL;
@@ -497,6 +501,12 @@ static void draw_title(struct tui_gantt *g, struct tui_canvas *c, const struct t
     if (v->filter_kind >= 0)
         n += snprintf(buf + n, sizeof(buf) - (size_t)n, "  kind=%s",
                       trace_op_kind_name((enum trace_op_kind)v->filter_kind));
+    if (v->mark_site != TRACE_NO_SITE) {
+        char site[160], name[48];
+        trace_model_site_text(g->m, v->mark_site, site, sizeof(site));
+        sim_escape(site, strlen(site), name, sizeof(name));
+        n += snprintf(buf + n, sizeof(buf) - (size_t)n, "  line=%s", name);
+    }
     if (v->mark_layer != TRACE_NO_STR) {
         char name[48]; /* names cut short: the title stays within buf */
         const char *l = trace_model_str(g->m, v->mark_layer);

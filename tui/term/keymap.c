@@ -77,6 +77,7 @@ static const struct {
     {'y', TUI_ACT_LAYERS},
     {'T', TUI_ACT_TOKENS},
     {'A', TUI_ACT_ANOMALIES},
+    {'K', TUI_ACT_SOURCE},
     {'r', TUI_ACT_REVERSE},
     /* 'a' aligns a comparison and 'A' lists anomalies: going back is p and P ("previous"),
      * as s and S go forward */
@@ -129,6 +130,7 @@ static const struct tui_action_info actions[] = {
     {TUI_ACT_LAYERS, "Analysis", "layers: busy per engine, share, bytes (Enter zooms)", false},
     {TUI_ACT_TOKENS, "Analysis", "tokens: latency, bytes, decode latency chart", false},
     {TUI_ACT_ANOMALIES, "Analysis", "anomalies (Enter, n, N show each on the Gantt)", false},
+    {TUI_ACT_SOURCE, "Analysis", "kernel source: ops, cycles per line (Enter, n, N)", false},
     {TUI_ACT_REVERSE, "Analysis", "layers: reverse the order (F unfolds every layer)", false},
     {TUI_ACT_DIFF, "Compare", "compare with a second trace, or close the comparison", false},
     {TUI_ACT_DIFF_ALIGN, "Compare", "comparing: one time axis, or matched launches aligned", false},

@@ -80,6 +80,7 @@ enum tui_action {
     TUI_ACT_LAYERS,
     TUI_ACT_TOKENS,
     TUI_ACT_ANOMALIES,
+    TUI_ACT_SOURCE, /* the source pane: per line of the selected op's kernel */
     TUI_ACT_REVERSE,
     /* where the time goes */
     TUI_ACT_BOTTLENECK,  /* the bottleneck pane */

@@ -55,6 +55,14 @@ void tui_view_mark(struct tui_view *v, uint32_t layer, uint32_t op)
     }
 }
 
+void tui_view_mark_site(struct tui_view *v, uint16_t site)
+{
+    if (v->mark_site != site) {
+        v->mark_site = site;
+        v->rev++;
+    }
+}
+
 void tui_view_goto(struct tui_view *v, uint64_t t0, uint64_t t1, uint64_t cursor, uint64_t event)
 {
     v->goto_t0 = t0;

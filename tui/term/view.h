@@ -33,6 +33,8 @@ struct tui_view {
     uint32_t mark_layer;            /* the ops of this layer_id (interned) are highlighted on the
                                        Gantt, or TRACE_NO_STR: none */
     uint32_t mark_op;               /* ... only those of this op name, or TRACE_NO_STR: all */
+    uint16_t mark_site;             /* the ops of this call site (a kernel line) are highlighted, or
+                                       TRACE_NO_SITE: none */
     uint64_t rev;                   /* bumps on every change above */
     /* a request to the Gantt from another pane (tui_view_goto): the app carries it out */
     uint64_t goto_rev;         /* bumps with each request */
@@ -64,6 +66,8 @@ void tui_view_filter(struct tui_view *v, int engine, int kind);
 /* Highlight the ops of layer (an interned layer_id), only those named op when op is not
  * TRACE_NO_STR; TRACE_NO_STR for both: none. */
 void tui_view_mark(struct tui_view *v, uint32_t layer, uint32_t op);
+/* Highlight the ops of call site site (a kernel line; TRACE_NO_SITE: none). */
+void tui_view_mark_site(struct tui_view *v, uint16_t site);
 
 /* Ask the Gantt to show [t0, t1) (zoomed to fit it, with a little room around it), put the
  * cursor at cursor and select event (TUI_NO_EVENT: leave the selection). */

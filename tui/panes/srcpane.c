@@ -1,0 +1,390 @@
+/*
+ * The source pane (see srcpane.h): the profile, the rows (source lines, then the kernel's
+ * other lines), the live per-PE markers, and the walk over a line's ops.
+ */
+#include "tui/panes/srcpane.h"
+
+#include "sim/util/escape.h"
+#include "sim/util/xalloc.h"
+#include "trace/analysis/srcprof.h"
+#include "trace/file/srctext.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { REFRESH_NS = 1000 * 1000 * 1000 };
+
+/* A row: line n of the source (1-based, with its profile line or none), or a profile line
+ * of another file (n 0). */
+struct row {
+    uint32_t n;
+    int32_t line; /* index into the kernel's lines, or -1 */
+};
+
+struct tui_srcpane {
+    const struct trace_model *m; /* borrowed */
+    struct trace_srcprof *prof;  /* owned */
+    uint64_t gen, drawn_gen, computed_at, drawn_rev;
+    bool valid;
+    size_t kernel;              /* index into prof->k */
+    uint64_t for_ev;            /* the focus event the kernel was chosen for */
+    struct trace_srctext *text; /* owned: the kernel's file, or NULL */
+    uint32_t text_file;         /* interned name text is for */
+    struct row *rows;           /* owned */
+    size_t nrows, sel, top;
+    uint32_t *pes_at; /* owned, per row: PEs whose last op came from its line (live) */
+    int rows_visible, list_y;
+};
+
+struct tui_srcpane *tui_srcpane_new(struct tui_view *v)
+{
+    struct tui_srcpane *p = sim_xcalloc(1, sizeof(*p));
+    p->m = v->m;
+    p->for_ev = TUI_NO_EVENT;
+    return p;
+}
+
+void tui_srcpane_free(struct tui_srcpane *p)
+{
+    if (!p)
+        return;
+    trace_srcprof_free(p->prof);
+    trace_srctext_free(p->text);
+    free(p->rows);
+    free(p->pes_at);
+    free(p);
+}
+
+static const struct trace_srckernel *kernel(const struct tui_srcpane *p)
+{
+    return p->prof && p->kernel < p->prof->nk ? &p->prof->k[p->kernel] : NULL;
+}
+
+static bool row_line_of(const struct trace_srckernel *k, struct row r)
+{
+    return k && r.line >= 0;
+}
+
+/* The rows of the current kernel, and the live markers. */
+static void build_rows(struct tui_srcpane *p, const struct tui_view *v)
+{
+    free(p->rows);
+    free(p->pes_at);
+    p->rows = NULL;
+    p->pes_at = NULL;
+    p->nrows = 0;
+    const struct trace_srckernel *k = kernel(p);
+    if (!k)
+        return;
+    if (k->file != p->text_file || !p->text) {
+        trace_srctext_free(p->text);
+        p->text = k->file != TRACE_NO_STR ? trace_srctext_find(trace_model_str(p->m, k->file), NULL)
+                                          : NULL;
+        p->text_file = k->file;
+    }
+    size_t nsrc = p->text ? p->text->nlines : 0;
+    p->rows = sim_xcalloc(nsrc + k->nlines + 1, sizeof(*p->rows));
+    for (size_t i = 0; i < nsrc; i++)
+        p->rows[p->nrows++] = (struct row){(uint32_t)i + 1, -1};
+    for (size_t i = 0; i < k->nlines; i++) {
+        const struct trace_site *s = trace_model_site_get(p->m, k->lines[i].site);
+        if (p->text && s && s->file == k->file && s->line >= 1 && s->line <= nsrc)
+            p->rows[s->line - 1].line = (int32_t)i;
+        else
+            p->rows[p->nrows++] = (struct row){0, (int32_t)i};
+    }
+    p->pes_at = sim_xcalloc(p->nrows + 1, sizeof(*p->pes_at));
+    if (p->sel == 0) /* start on the first line that issued ops */
+        for (size_t r = 0; r < p->nrows && !row_line_of(k, p->rows[r]); r++)
+            p->sel = r + 1 < p->nrows ? r + 1 : 0;
+    if (!v->live)
+        return;
+    /* per PE (a track's name up to its last '.'), the site of its latest op */
+    size_t ntr = trace_model_track_count(p->m);
+    uint16_t *last = sim_xcalloc(ntr + 1, sizeof(*last));
+    uint64_t *at = sim_xcalloc(ntr + 1, sizeof(*at));
+    for (uint64_t i = 0; i < trace_model_event_count(p->m); i++) {
+        const struct trace_event *e = trace_model_event(p->m, i);
+        if (e->site != TRACE_NO_SITE && e->start >= at[e->track]) {
+            last[e->track] = e->site;
+            at[e->track] = e->start;
+        }
+    }
+    for (size_t t = 0; t < ntr; t++) {
+        if (!last[t])
+            continue;
+        const char *name = trace_model_str(p->m, trace_model_track_get(p->m, (uint32_t)t)->name);
+        const char *dot = strrchr(name, '.');
+        size_t len = dot ? (size_t)(dot - name) : strlen(name);
+        bool later = false; /* another engine of the same PE issued later */
+        for (size_t u = 0; u < ntr && !later; u++) {
+            const char *o = trace_model_str(p->m, trace_model_track_get(p->m, (uint32_t)u)->name);
+            later = u != t && last[u] && strncmp(o, name, len) == 0 && o[len] == '.' &&
+                    (at[u] > at[t] || (at[u] == at[t] && u < t));
+        }
+        if (later)
+            continue;
+        for (size_t r = 0; r < p->nrows; r++)
+            if (p->rows[r].line >= 0 && k->lines[p->rows[r].line].site == last[t])
+                p->pes_at[r]++;
+    }
+    free(last);
+    free(at);
+}
+
+static void compute(struct tui_srcpane *p, const struct tui_view *v)
+{
+    trace_srcprof_free(p->prof);
+    p->prof = trace_srcprof_new(p->m);
+    size_t k = trace_srcprof_kernel_of(p->prof, p->m, tui_view_focus_event(v));
+    p->for_ev = tui_view_focus_event(v);
+    p->kernel = k != SIZE_MAX ? k : (p->kernel < p->prof->nk ? p->kernel : 0);
+    p->gen = trace_model_generation(p->m);
+    p->computed_at = tui_now_ns();
+    p->valid = true;
+    build_rows(p, v);
+    if (p->sel >= p->nrows)
+        p->sel = p->nrows ? p->nrows - 1 : 0;
+}
+
+static bool stale(const struct tui_srcpane *p)
+{
+    return !p->valid || p->gen != trace_model_generation(p->m);
+}
+
+static bool src_sync(void *self, struct tui_view *v)
+{
+    struct tui_srcpane *p = self;
+    if (stale(p) && (!p->valid || tui_now_ns() - p->computed_at >= REFRESH_NS))
+        compute(p, v);
+    uint64_t f = tui_view_focus_event(v);
+    if (p->valid && f != p->for_ev) {
+        p->for_ev = f;
+        size_t k = trace_srcprof_kernel_of(p->prof, p->m, f);
+        if (k != SIZE_MAX && k != p->kernel) {
+            p->kernel = k;
+            p->sel = p->top = 0;
+            build_rows(p, v);
+            return true;
+        }
+    }
+    bool redraw = p->valid && (p->gen != p->drawn_gen || v->rev != p->drawn_rev);
+    return redraw;
+}
+
+static bool src_work(void *self, struct tui_view *v, uint64_t budget_ns)
+{
+    struct tui_srcpane *p = self;
+    (void)budget_ns;
+    if (!stale(p))
+        return false;
+    if (tui_now_ns() - p->computed_at >= REFRESH_NS)
+        compute(p, v);
+    return stale(p);
+}
+
+/* The profile line of row r, or NULL. */
+static const struct trace_srcline *row_line(const struct tui_srcpane *p, size_t r)
+{
+    const struct trace_srckernel *k = kernel(p);
+    return k && r < p->nrows && p->rows[r].line >= 0 ? &k->lines[p->rows[r].line] : NULL;
+}
+
+static void src_render(void *self, struct tui_canvas *c, struct tui_rect r, struct tui_view *v,
+                       bool focused)
+{
+    struct tui_srcpane *p = self;
+    if (!p->valid)
+        compute(p, v);
+    p->drawn_gen = p->gen;
+    p->drawn_rev = v->rev;
+    tui_canvas_clip(c, r);
+    tui_canvas_fill(c, r, ' ', TUI_STYLE_NORMAL);
+    enum tui_style ts = focused ? TUI_STYLE_TITLE_FOCUS : TUI_STYLE_TITLE;
+    tui_canvas_fill(c, (struct tui_rect){r.x, r.y, r.w, 1}, ' ', ts);
+    const struct trace_srckernel *k = kernel(p);
+    char title[400];
+    if (!k || !p->prof->with_site) {
+        snprintf(title, sizeof(title), " Source");
+        tui_canvas_text(c, r.x, r.y, r.w, ts, title, TUI_TEXT_ELLIPSIS);
+        if (r.h > 1)
+            tui_canvas_text(c, r.x + 1, r.y + 1, r.w - 1, TUI_STYLE_DIM,
+                            "no call sites in this trace (details.src): no line to show",
+                            TUI_TEXT_ELLIPSIS);
+        tui_canvas_unclip(c);
+        return;
+    }
+    char name[64], file[64];
+    sim_escape(k->name, strlen(k->name), name, sizeof(name));
+    const char *f = k->file != TRACE_NO_STR ? trace_model_str(p->m, k->file) : "";
+    sim_escape(f, strlen(f), file, sizeof(file));
+    snprintf(title, sizeof(title), " Source  %s  %s  %llu ops %llu cyc%s  Enter ops  n/N next/prev",
+             name, file, (unsigned long long)k->ops, (unsigned long long)k->cycles,
+             p->text ? "" : "  (source not found: per-line table)");
+    tui_canvas_text(c, r.x, r.y, r.w, ts, title, TUI_TEXT_ELLIPSIS);
+    if (r.h < 3) {
+        tui_canvas_unclip(c);
+        return;
+    }
+    char head[200];
+    snprintf(head, sizeof(head), "%2s %6s %6s %7s %9s %9s %9s  %s", "", "line", "share", "ops",
+             "DMA", "TE", "VE", "source");
+    tui_canvas_text(c, r.x, r.y + 1, r.w, TUI_STYLE_DIM, head, TUI_TEXT_ELLIPSIS);
+    p->list_y = r.y + 2;
+    p->rows_visible = r.h - 2;
+    if (p->sel < p->top)
+        p->top = p->sel;
+    if (p->rows_visible > 0 && p->sel >= p->top + (size_t)p->rows_visible)
+        p->top = p->sel - (size_t)p->rows_visible + 1;
+    for (int y = 0; y < p->rows_visible && p->top + (size_t)y < p->nrows; y++) {
+        size_t i = p->top + (size_t)y;
+        const struct trace_srcline *L = row_line(p, i);
+        bool sel = i == p->sel;
+        bool marked = L && v->mark_site != TRACE_NO_SITE && L->site == v->mark_site;
+        enum tui_style st = sel && focused ? TUI_STYLE_SELECTION
+                            : sel          ? TUI_STYLE_LABEL_SEL
+                            : marked       ? TUI_STYLE_MATCH
+                            : L            ? TUI_STYLE_NORMAL
+                                           : TUI_STYLE_DIM;
+        int yy = p->list_y + y;
+        tui_canvas_fill(c, (struct tui_rect){r.x, yy, r.w, 1}, ' ', st);
+        char pes[8] = "", ln[48], stats[120], textbuf[512];
+        if (p->pes_at && p->pes_at[i])
+            snprintf(pes, sizeof(pes), p->pes_at[i] > 9 ? ">+" : ">%u", p->pes_at[i]);
+        const char *text = "";
+        if (p->rows[i].n) {
+            snprintf(ln, sizeof(ln), "%u", p->rows[i].n);
+            text = trace_srctext_line(p->text, p->rows[i].n, textbuf, sizeof(textbuf));
+        } else {
+            const struct trace_site *s = trace_model_site_get(p->m, L->site);
+            if (!s)
+                snprintf(textbuf, sizeof(textbuf), "(no call site)");
+            else if (!s->line)
+                snprintf(textbuf, sizeof(textbuf), "malformed src \"%s\"",
+                         trace_model_str(p->m, s->file));
+            else
+                trace_model_site_text(p->m, L->site, textbuf, sizeof(textbuf));
+            text = textbuf;
+            snprintf(ln, sizeof(ln), "-");
+        }
+        if (L)
+            snprintf(stats, sizeof(stats), "%5.1f%% %7llu %9llu %9llu %9llu", 100.0 * L->share,
+                     (unsigned long long)L->ops, (unsigned long long)L->engine[TRACE_ENGINE_DMA],
+                     (unsigned long long)L->engine[TRACE_ENGINE_TE],
+                     (unsigned long long)L->engine[TRACE_ENGINE_VE]);
+        else
+            snprintf(stats, sizeof(stats), "%6s %7s %9s %9s %9s", "", "", "", "", "");
+        char lead[200];
+        snprintf(lead, sizeof(lead), "%-2s %6s %s  ", pes, ln, stats);
+        int x = r.x + tui_canvas_text(c, r.x, yy, r.w, st, lead, 0);
+        tui_canvas_text(c, x, yy, r.x + r.w - x, st, text ? text : "",
+                        TUI_TEXT_UNTRUSTED | TUI_TEXT_ELLIPSIS);
+    }
+    tui_canvas_unclip(c);
+}
+
+/* Select the next (dir 1) or previous (-1) op of site after (before) the view's selected
+ * op, around; or the first one (dir 0). */
+static void walk(struct tui_srcpane *p, struct tui_view *v, uint16_t site, int dir)
+{
+    uint64_t n = trace_model_event_count(p->m), from = v->selected;
+    if (!n)
+        return;
+    uint64_t i = dir == 0 || from == TUI_NO_EVENT || from >= n ? (dir < 0 ? n - 1 : 0)
+                 : dir > 0                                     ? (from + 1) % n
+                                                               : (from + n - 1) % n;
+    for (uint64_t k = 0; k < n; k++, i = dir < 0 ? (i + n - 1) % n : (i + 1) % n) {
+        const struct trace_event *e = trace_model_event(p->m, i);
+        if (e->site != site)
+            continue;
+        uint64_t len = e->end > e->start ? e->end - e->start : 1;
+        tui_view_goto(v, e->start > 4 * len ? e->start - 4 * len : 0, e->end + 4 * len, e->start,
+                      i);
+        char s[160], esc[200];
+        trace_model_site_text(p->m, site, s, sizeof(s));
+        sim_escape(s, strlen(s), esc, sizeof(esc));
+        tui_view_message(v, TUI_STYLE_STATUS, "%s: op %llu of the trace", esc,
+                         (unsigned long long)i);
+        p->for_ev = i; /* stay on this kernel */
+        return;
+    }
+}
+
+static enum tui_result src_action(void *self, enum tui_action a, struct tui_view *v)
+{
+    struct tui_srcpane *p = self;
+    if (!p->valid)
+        compute(p, v);
+    size_t n = p->nrows, sel = p->sel;
+    size_t page = p->rows_visible > 1 ? (size_t)p->rows_visible - 1 : 1;
+    switch (a) {
+    case TUI_ACT_UP: p->sel = p->sel ? p->sel - 1 : 0; break;
+    case TUI_ACT_DOWN: p->sel = p->sel + 1 < n ? p->sel + 1 : p->sel; break;
+    case TUI_ACT_PAGE_UP: p->sel = p->sel > page ? p->sel - page : 0; break;
+    case TUI_ACT_PAGE_DOWN: p->sel = p->sel + page < n ? p->sel + page : (n ? n - 1 : 0); break;
+    case TUI_ACT_START: p->sel = 0; break;
+    case TUI_ACT_END: p->sel = n ? n - 1 : 0; break;
+    case TUI_ACT_NEXT_OP:
+    case TUI_ACT_PREV_OP: /* the next line that issued ops */
+        for (size_t i = p->sel, k = 0; k < n; k++) {
+            i = a == TUI_ACT_NEXT_OP ? (i + 1) % n : (i + n - 1) % n;
+            if (row_line(p, i)) {
+                p->sel = i;
+                break;
+            }
+        }
+        break;
+    case TUI_ACT_SELECT:
+    case TUI_ACT_SEARCH_NEXT:
+    case TUI_ACT_SEARCH_PREV: {
+        const struct trace_srcline *L = row_line(p, p->sel);
+        uint16_t site = a == TUI_ACT_SELECT || v->mark_site == TRACE_NO_SITE
+                            ? (L ? L->site : TRACE_NO_SITE)
+                            : v->mark_site;
+        if (!L && a == TUI_ACT_SELECT) {
+            tui_view_message(v, TUI_STYLE_STATUS, "no op came from this line");
+            return TUI_RES_REDRAW;
+        }
+        if (site == TRACE_NO_SITE && !L)
+            return TUI_RES_HANDLED;
+        tui_view_mark_site(v, site);
+        walk(p, v, site, a == TUI_ACT_SELECT ? 0 : a == TUI_ACT_SEARCH_NEXT ? 1 : -1);
+        return TUI_RES_REDRAW;
+    }
+    case TUI_ACT_CLEAR:
+        if (v->mark_site == TRACE_NO_SITE)
+            return TUI_RES_IGNORED;
+        tui_view_mark_site(v, TRACE_NO_SITE);
+        return TUI_RES_REDRAW;
+    default: return TUI_RES_IGNORED;
+    }
+    return p->sel != sel ? TUI_RES_REDRAW : TUI_RES_HANDLED;
+}
+
+static enum tui_result src_mouse(void *self, int x, int y, int button, struct tui_view *v)
+{
+    struct tui_srcpane *p = self;
+    (void)x;
+    if (button == 4 || button == 5)
+        return src_action(p, button == 4 ? TUI_ACT_UP : TUI_ACT_DOWN, v);
+    if (button == 1 && y >= p->list_y && p->top + (size_t)(y - p->list_y) < p->nrows)
+        p->sel = p->top + (size_t)(y - p->list_y);
+    return TUI_RES_REDRAW;
+}
+
+static void src_free(void *self)
+{
+    tui_srcpane_free(self);
+}
+
+const struct tui_pane_ops tui_srcpane_ops = {
+    .name = "Source",
+    .sync = src_sync,
+    .render = src_render,
+    .action = src_action,
+    .mouse = src_mouse,
+    .work = src_work,
+    .free = src_free,
+    .uses_view = true,
+};
