@@ -96,29 +96,12 @@ static double bw_bytes(const struct bw_index *b, uint64_t a, uint64_t e)
     return bytes;
 }
 
-/* The smallest step of 1, 2 or 5 times a power of ten that is at least min. */
-static double nice_step(double min)
-{
-    double p = 1;
-    while (p * 10 <= min)
-        p *= 10;
-    for (;;) {
-        if (p >= min)
-            return p;
-        if (2 * p >= min)
-            return 2 * p;
-        if (5 * p >= min)
-            return 5 * p;
-        p *= 10;
-    }
-}
-
 static void draw_ruler(struct tui_gantt *g, struct tui_canvas *c, int y,
                        const struct tui_glyphs *gl)
 {
     char probe[32];
     tui_fmt_cycle_tick(probe, sizeof(probe), tui_gantt_t_max(g), 1);
-    double step = nice_step(g->cpc * ((double)strlen(probe) + 2));
+    double step = tui_ruler_step(g->cpc * ((double)strlen(probe) + 2));
     uint64_t s = (uint64_t)step;
     tui_canvas_fill(c, (struct tui_rect){g->plot_x, y, g->plot_w, 1}, ' ', TUI_STYLE_RULER);
     tui_canvas_text(c, g->rect.x, y, g->label_w, TUI_STYLE_RULER, "cycles", 0);
@@ -141,7 +124,7 @@ static void draw_ns_ruler(struct tui_gantt *g, struct tui_canvas *c, int y,
     double ghz = trace_model_clock_ghz(g->m);
     char probe[32];
     tui_fmt_ns(probe, sizeof(probe), (double)tui_gantt_t_max(g) / ghz);
-    double step = nice_step(g->cpc / ghz * ((double)strlen(probe) + 2));
+    double step = tui_ruler_step(g->cpc / ghz * ((double)strlen(probe) + 2));
     tui_canvas_fill(c, (struct tui_rect){g->plot_x, y, g->plot_w, 1}, ' ', TUI_STYLE_RULER);
     tui_canvas_text(c, g->rect.x, y, g->label_w, TUI_STYLE_RULER, "ns", 0);
     double first = ceil(g->t0 / ghz / step) * step;

@@ -399,29 +399,12 @@ static void draw_row(struct tui_diffview *dv, struct tui_canvas *c, int y, size_
     }
 }
 
-/* The smallest step of 1, 2 or 5 times a power of ten that is at least min. */
-static double nice_step(double min)
-{
-    double p = 1;
-    while (p * 10 <= min)
-        p *= 10;
-    for (;;) {
-        if (p >= min)
-            return p;
-        if (2 * p >= min)
-            return 2 * p;
-        if (5 * p >= min)
-            return 5 * p;
-        p *= 10;
-    }
-}
-
 static void draw_ruler(struct tui_diffview *dv, struct tui_canvas *c, int y,
                        const struct tui_glyphs *gl)
 {
     char probe[32];
     snprintf(probe, sizeof(probe), "%llu", (unsigned long long)t_end(dv));
-    double step = nice_step(dv->cpc * ((double)strlen(probe) + 2));
+    double step = tui_ruler_step(dv->cpc * ((double)strlen(probe) + 2));
     uint64_t s = (uint64_t)step;
     tui_canvas_fill(c, (struct tui_rect){dv->gantt.x, y, dv->gantt.w, 1}, ' ', TUI_STYLE_RULER);
     tui_canvas_text(c, dv->gantt.x, y, dv->label_w, TUI_STYLE_RULER, "cycles", 0);

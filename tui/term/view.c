@@ -181,3 +181,19 @@ char *tui_fmt_cycle_tick(char *buf, size_t n, uint64_t t, uint64_t step)
         snprintf(buf, n, "%llu", (unsigned long long)t);
     return buf;
 }
+
+double tui_ruler_step(double min)
+{
+    double p = 1;
+    while (p * 10 <= min)
+        p *= 10;
+    for (;;) {
+        if (p >= min)
+            return p;
+        if (2 * p >= min)
+            return 2 * p;
+        if (5 * p >= min)
+            return 5 * p;
+        p *= 10;
+    }
+}

@@ -97,5 +97,7 @@ char *tui_fmt_cycles_ns(char *buf, size_t n, uint64_t cycles, double ghz); /* "1
 /* A ruler's tick label in cycles: exact, shortened with k / M / G when the step between
  * ticks allows (20k for 20000 on a ruler of 10k steps), so every ruler reads alike. */
 char *tui_fmt_cycle_tick(char *buf, size_t n, uint64_t t, uint64_t step);
+/* A ruler's step: the smallest 1, 2 or 5 times a power of ten that is at least min. */
+double tui_ruler_step(double min);
 
 #endif
