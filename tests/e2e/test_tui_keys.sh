@@ -40,6 +40,18 @@ expect_screen "and reaches the end within seconds" ' FINISHED ' 8
 tmux_keys q
 tmux_stop
 
+echo "-- q after a live run with -o says where the trace went"
+tmux_start 120 30 "${UTF8[@]}" -- run --paused -k vector_add -o "$TMP/q.json"
+expect_screen "paused" ' PAUSED '
+tmux_keys q
+expect_screen "q: the trace's path, marked incomplete" "npuscope: trace written to .*/q\.json \(incomplete: the run was stopped\)"
+tmux_stop
+tmux_start 120 30 "${UTF8[@]}" -- run -k vector_add -o "$TMP/q2.json"
+expect_screen "the run finishes" ' FINISHED '
+tmux_keys q
+expect_screen "q after the end: the trace's path" "npuscope: trace written to .*/q2\.json$"
+tmux_stop
+
 echo "-- breakpoints that cannot match are refused; numbers stay after a removal"
 tmux_start 140 40 "${UTF8[@]}" -- run --paused -k vector_add:pes=2
 expect_screen "paused" ' PAUSED '

@@ -334,8 +334,16 @@ int cli_live(const struct cli_run_opts *o)
             status = CLI_EXIT_FAIL; /* the run failed, as headless says */
         sim_run_summary_fini(&s);
     }
-    if (o->listen)
+    if (o->listen) {
         served_summary(o, src, served_id);
+    } else if (o->trace && status != 128 + SIGHUP) { /* the TUI is gone: where its trace went */
+        struct tui_source_status st;
+        src->ops->status(src, &st);
+        char *p = sim_escape_dup(o->trace);
+        fprintf(stderr, "npuscope: trace written to %s%s\n", p,
+                st.mode == TUI_MODE_FINISHED ? "" : " (incomplete: the run was stopped)");
+        free(p);
+    }
     if (v.report)
         fputs(v.report, stdout);
     else if (v.cap && !v.ran)
