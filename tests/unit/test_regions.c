@@ -307,7 +307,7 @@ Test(regions, a_region_of_many_overlapping_ops_unions_them_as_a_small_one)
     static const char *const names[4] = {"load", "gemm", "exp", "store"};
     uint32_t tr[6];
     for (int t = 0; t < 6; t++) {
-        char name[16];
+        char name[24];
         snprintf(name, sizeof(name), "track %d", t);
         tr[t] = trace_model_track(m, name, kinds[t], t);
     }
