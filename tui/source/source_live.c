@@ -915,10 +915,7 @@ static int live_back(struct tui_source *s, enum tui_back how, uint64_t arg, cons
                         "going back needs checkpoints: none were taken in this session");
     uint32_t kind = REQ_EVENT;
     switch (how) {
-    case TUI_BACK_EVENT:
-        if (!n)
-            return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL,
-                            "at the start: there is no event before");
+    case TUI_BACK_EVENT: /* n > 0: at the first event, going back is refused above */
         target = n - 1;
         break;
     case TUI_BACK_OP: {
