@@ -35,7 +35,7 @@ static int cmp_launch(const void *a, const void *b)
 static struct launch *find_launch(struct prof_priv *p, int32_t cmdq)
 {
     struct launch key = {.cmdq = cmdq};
-    return bsearch(&key, p->launch, p->nlaunch, sizeof(key), cmp_launch);
+    return p->nlaunch ? bsearch(&key, p->launch, p->nlaunch, sizeof(key), cmp_launch) : NULL;
 }
 
 static uint32_t kernel_named(struct prof_priv *p, const char *name)
@@ -246,7 +246,8 @@ struct trace_srcprof *trace_srcprof_new(const struct trace_model *m)
                 K->file = s->file;
             }
         }
-        qsort(K->lines, K->nlines, sizeof(*K->lines), cmp_line_q);
+        if (K->nlines > 1) /* qsort of no lines would get a null array */
+            qsort(K->lines, K->nlines, sizeof(*K->lines), cmp_line_q);
     }
     for (size_t k = 0; k < nslot; k++)
         free(slot[k]);
@@ -295,7 +296,8 @@ const struct trace_srckernel *trace_srcprof_find(const struct trace_srcprof *p, 
 void trace_srcprof_sort_hot(const struct trace_model *m, struct trace_srckernel *k)
 {
     sort_model = m;
-    qsort(k->lines, k->nlines, sizeof(*k->lines), cmp_hot_q);
+    if (k->nlines > 1)
+        qsort(k->lines, k->nlines, sizeof(*k->lines), cmp_hot_q);
 }
 
 size_t trace_srcprof_kernel_of(const struct trace_srcprof *pub, const struct trace_model *m,

@@ -195,7 +195,8 @@ static void widen(struct trace_resacc *a)
     }
     /* used again from the lowest, so new windows fill the emptied samples in order (and a
      * checkpoint's copy of the model is written page by page, not all over) */
-    qsort(a->spare, a->nspare, sizeof(*a->spare), by_index_desc);
+    if (a->nspare > 1) /* none: no array to sort */
+        qsort(a->spare, a->nspare, sizeof(*a->spare), by_index_desc);
     a->dirty = true;
     trace_resacc_flush(a);
 }
