@@ -227,6 +227,17 @@ $(BUILD)/obj/clang-syntax/%.ok: %.c
 # Plug-ins the tests build use the same sanitizer flags as the binary they are loaded into.
 export NPUSCOPE_PLUGIN_CFLAGS := $(SAN_FLAGS)
 
+# The plug-ins the tests build include the installed API (<npuscope/...>): checked against the
+# generated headers, as a user's plug-in is built.
+PLUGIN_SRC := $(wildcard tests/plugins/*.c)
+PLUGIN_OK  := $(PLUGIN_SRC:%.c=$(BUILD)/obj/clang-syntax/%.plugin.ok)
+CLANG_OK   += $(PLUGIN_OK)
+$(BUILD)/obj/clang-syntax/%.plugin.ok: %.c $(PUB_OUT)
+	@mkdir -p $(dir $@)
+	@echo "  CLANG $<"
+	@clang -I$(BUILD)/include -MD -MF $(@:.ok=.d) -MT $@ -std=c11 $(WARN) -fsyntax-only $<
+	@touch $@
+
 test: $(if $(SAN),,npuscope $(CLANG_OK)) $(BIN) $(UNIT_BIN) $(FUZZ_REPLAY) headers
 	@tests/run-all $(BUILD)
 
@@ -274,7 +285,8 @@ check: format-check $(LIB)
 CLANG_BUILD := build/clang
 clang:
 	@$(MAKE) --no-print-directory CC=clang BUILD=$(CLANG_BUILD) SAN= TSAN= \
-	    $(CLANG_BUILD)/npuscope $(CLANG_BUILD)/tests/unit_tests
+	    $(CLANG_BUILD)/npuscope $(CLANG_BUILD)/tests/unit_tests \
+	    $(PLUGIN_SRC:%.c=$(CLANG_BUILD)/obj/clang-syntax/%.plugin.ok)
 
 # --- benchmarks ----------------------------------------------------------------------------
 $(BUILD)/bench/%: tests/bench/%.c $(LIB)
