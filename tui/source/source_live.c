@@ -305,23 +305,27 @@ static void check_watch(struct source_live *L)
  * name seen into best (may stay "") when none does. */
 static bool op_seen(const struct source_live *L, const char *pattern, char *best, size_t size)
 {
+    /* the distinct op names first (by their interned ids), then the pattern against each */
     const struct trace_model *m = trace_live_model(L->feed);
     uint32_t n = trace_model_str_count(m);
+    bool *used = sim_xcalloc((size_t)n + 1, sizeof(*used));
+    for (uint64_t e = 0, ne = trace_model_event_count(m); e < ne; e++) {
+        uint32_t op = trace_model_event(m, e)->op;
+        if (op < n)
+            used[op] = true;
+    }
     const char **names = sim_xcalloc((size_t)n + 1, sizeof(*names));
     size_t k = 0;
     bool seen = false;
-    for (uint64_t e = 0, ne = trace_model_event_count(m); e < ne && !seen; e++) {
-        const char *op = trace_model_str(m, trace_model_event(m, e)->op);
-        seen = matches(pattern, op);
-        bool have = false;
-        for (size_t j = 0; j < k && !have; j++)
-            have = names[j] == op;
-        if (!have && k < n)
-            names[k++] = op;
-    }
+    for (uint32_t id = 0; id < n && !seen; id++)
+        if (used[id]) {
+            names[k++] = trace_model_str(m, id);
+            seen = matches(pattern, names[k - 1]);
+        }
     const char *c = seen ? NULL : sim_yaml_closest(pattern, names);
     snprintf(best, size, "%s", c ? c : "");
     free(names);
+    free(used);
     return seen;
 }
 
