@@ -190,8 +190,10 @@ struct sim_chip *sim_chip_new(const struct sim_config *cfg, size_t stack_size)
     for (size_t i = 0; i < c->n_comps; i++) {
         const struct sim_topo_node *n = sim_topo_node(c->topo, (int)i);
         struct sim_component *k = &c->comps[i];
-        k->ops = sim_models_for(n->kind);
+        k->ops = sim_models_find(n->kind, cfg->model[n->kind], NULL);
+        assert(k->ops); /* the config was checked against the models loaded */
         k->chip = c;
+        k->cfg = cfg;
         k->engine = c->engine;
         k->oplog = c->oplog;
         k->node = (int)i;

@@ -17,14 +17,80 @@
 #include "sim/chip/chip.h"
 #include "sim/chip/component.h"
 
-static void transfer2(struct sim_proc *p, struct sim_component *c, int far, uint64_t nbytes,
-                      bool to_memory, int far_b, uint64_t nbytes_b)
+/* The far memory's node and the bytes of msg at DMA engine c (see sim_component_msg_bytes);
+ * a TileToken's GEMM read stage reads a second part, *nbytes_b bytes at node *far_b. */
+static int far_node(const struct sim_component *c, const struct sim_msg *msg, uint64_t *nbytes,
+                    bool *to_memory, int *far_b, uint64_t *nbytes_b)
 {
     struct sim_chip *chip = c->chip;
-    const struct sim_config *cfg = sim_chip_config(chip);
-    sim_component_acquire(p, c);
-    sim_wait(p, sim_ns_to_ticks(cfg->pe_dma.setup_ns));
-    sim_time_t rate = sim_ns_to_ticks((double)nbytes / cfg->pe_dma.gbps);
+    *far_b = -1;
+    *nbytes_b = 0;
+    *nbytes = sim_component_msg_bytes(msg, to_memory);
+    switch (msg->kind) {
+    case SIM_MK_DMA_READ: {
+        const struct sim_handle *src = &msg->u.dma_read.src;
+        return sim_chip_mem_node(chip, src->space, src->addr);
+    }
+    case SIM_MK_DMA_WRITE: {
+        const struct sim_handle *dst = &msg->u.dma_write.dst;
+        return sim_chip_mem_node(chip, dst->space, dst->addr);
+    }
+    case SIM_MK_IPCQ_COPY: {
+        const struct sim_handle *dst = &msg->u.ipcq.dst;
+        return sim_chip_mem_node(chip, dst->space, dst->addr);
+    }
+    case SIM_MK_TILE_TOKEN: {
+        const struct sim_tile_stage *st = &msg->u.tile.stages[msg->u.tile.stage_idx];
+        *far_b = st->mem_b;
+        *nbytes_b = st->nbytes_b;
+        return st->mem;
+    }
+    default: return -1;
+    }
+}
+
+uint64_t sim_component_msg_bytes(const struct sim_msg *msg, bool *to_memory)
+{
+    bool to = false;
+    uint64_t n = 0;
+    switch (msg->kind) {
+    case SIM_MK_DMA_READ: n = msg->u.dma_read.src.nbytes; break;
+    case SIM_MK_DMA_WRITE:
+        n = msg->u.dma_write.src.nbytes;
+        to = true;
+        break;
+    case SIM_MK_IPCQ_COPY:
+        n = msg->u.ipcq.src.nbytes;
+        to = true;
+        break;
+    case SIM_MK_TILE_TOKEN: {
+        const struct sim_tile_stage *st = &msg->u.tile.stages[msg->u.tile.stage_idx];
+        n = st->nbytes;
+        to = st->type == SIM_STAGE_DMA_WRITE;
+        break;
+    }
+    default: break;
+    }
+    if (to_memory)
+        *to_memory = to;
+    return n;
+}
+
+struct sim_component *sim_component_far_memory(struct sim_component *c, const struct sim_msg *msg)
+{
+    uint64_t n, nb;
+    bool to;
+    int fb, far = far_node(c, msg, &n, &to, &fb, &nb);
+    return far >= 0 ? sim_chip_component(c->chip, far) : NULL;
+}
+
+void sim_component_dma_move(struct sim_proc *p, struct sim_component *c, struct sim_msg *msg)
+{
+    struct sim_chip *chip = c->chip;
+    uint64_t nbytes, nbytes_b;
+    bool to_memory;
+    int far_b, far = far_node(c, msg, &nbytes, &to_memory, &far_b, &nbytes_b);
+    sim_time_t rate = sim_ns_to_ticks((double)nbytes / c->cfg->pe_dma.gbps);
     if (far >= 0 && far_b >= 0 && nbytes_b <= nbytes)
         sim_chip_dma_read2(p, chip, c->node, far, false, nbytes - nbytes_b, far_b, nbytes_b, rate);
     else if (far >= 0)
@@ -35,47 +101,17 @@ static void transfer2(struct sim_proc *p, struct sim_component *c, int far, uint
         c->stats.bytes_written += nbytes;
     else
         c->stats.bytes_read += nbytes;
-    sim_component_release(p, c);
+    if (msg->kind == SIM_MK_TILE_TOKEN)
+        sim_component_tile_forward(c, msg);
 }
 
-static void transfer(struct sim_proc *p, struct sim_component *c, int far, uint64_t nbytes,
-                     bool to_memory)
-{
-    transfer2(p, c, far, nbytes, to_memory, -1, 0);
-}
+/* Anything else than a transfer (a control message) costs the setup of a descriptor. */
 static void dma_service(struct sim_proc *p, struct sim_component *c, struct sim_msg *msg)
 {
-    struct sim_chip *chip = c->chip;
-    switch (msg->kind) {
-    case SIM_MK_DMA_READ: {
-        const struct sim_handle *src = &msg->u.dma_read.src;
-        transfer(p, c, sim_chip_mem_node(chip, src->space, src->addr), src->nbytes, false);
-        break;
-    }
-    case SIM_MK_DMA_WRITE: {
-        const struct sim_handle *dst = &msg->u.dma_write.dst;
-        transfer(p, c, sim_chip_mem_node(chip, dst->space, dst->addr), msg->u.dma_write.src.nbytes,
-                 true);
-        break;
-    }
-    case SIM_MK_IPCQ_COPY: {
-        const struct sim_handle *dst = &msg->u.ipcq.dst;
-        transfer(p, c, sim_chip_mem_node(chip, dst->space, dst->addr), msg->u.ipcq.src.nbytes,
-                 true);
-        break;
-    }
-    case SIM_MK_TILE_TOKEN: {
-        const struct sim_tile_stage *st = &msg->u.tile.stages[msg->u.tile.stage_idx];
-        transfer2(p, c, st->mem, st->nbytes, st->type == SIM_STAGE_DMA_WRITE, st->mem_b,
-                  st->nbytes_b);
-        sim_component_tile_forward(c, msg);
-        break;
-    }
-    default:
-        /* anything else (a control message) costs the setup of a descriptor */
-        transfer(p, c, -1, 0, false);
-        break;
-    }
+    sim_component_acquire(p, c);
+    sim_wait(p, sim_ns_to_ticks(c->cfg->pe_dma.setup_ns));
+    sim_component_dma_move(p, c, msg);
+    sim_component_release(p, c);
 }
 
 const struct sim_component_ops sim_comp_pe_dma = {.name = "pe_dma", .service = dma_service};

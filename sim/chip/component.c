@@ -98,3 +98,28 @@ void sim_component_mem_accounted(struct sim_component *mem, uint64_t nbytes, boo
     else
         mem->stats.bytes_read += nbytes;
 }
+
+void sim_component_wait_ns(struct sim_proc *p, double ns)
+{
+    sim_wait(p, sim_ns_to_ticks(ns));
+}
+
+double sim_component_busy_ns(const struct sim_component *c)
+{
+    return (double)sim_component_busy(c) / SIM_TICKS_PER_NS;
+}
+
+double sim_component_now_ns(const struct sim_component *c)
+{
+    return (double)sim_engine_now(c->engine) / SIM_TICKS_PER_NS;
+}
+
+const struct sim_config *sim_component_config(const struct sim_component *c)
+{
+    return c->cfg;
+}
+
+const char *sim_component_id(const struct sim_component *c)
+{
+    return c->id;
+}

@@ -1,7 +1,8 @@
 /*
  * Components: the modelled hardware that services messages (ADR-0020 D2, D9). One
  * component per node of the topology; its behaviour is a const struct of ops per node kind
- * (sim/chip/comp_*.c, found by sim/chip/models.h). The base (sim_component_handle) runs every
+ * (sim/chip/timing.h: the built-in ones in sim/chip/comp_*.c or a plug-in's, picked by
+ * sim/chip/models.h). The base (sim_component_handle) runs every
  * message the same way:
  *
  *     start hook   op log record_start, when the message is a data op and a log is attached
@@ -29,6 +30,7 @@
 
 #include "sim/engine/engine.h"
 #include "sim/chip/msg.h"
+#include "sim/chip/timing.h"
 #include "sim/chip/topology.h"
 
 #include <stdbool.h>
@@ -37,15 +39,6 @@
 struct sim_chip;
 struct sim_component;
 struct sim_oplog;
-
-/* What a kind of component does. */
-struct sim_component_ops {
-    const char *name; /* the model's name, e.g. "pe_dma" */
-    /* Service msg at c in process p: the timing model. May block. Must not log. A service
-     * may give the message a new route (sim_chip_route_msg) to send it on after the end
-     * hook: a self-routing TileToken does. NULL: the service takes no time. */
-    void (*service)(struct sim_proc *p, struct sim_component *c, struct sim_msg *msg);
-};
 
 /*
  * What the base tells the chip besides op records, through static functions of the chip:
@@ -71,8 +64,9 @@ struct sim_component_stats {
 };
 
 struct sim_component {
-    const struct sim_component_ops *ops; /* borrowed, static */
+    const struct sim_component_ops *ops; /* borrowed, static or a plug-in's */
     struct sim_chip *chip;               /* borrowed: the chip it belongs to */
+    const struct sim_config *cfg;        /* borrowed: the chip's config */
     struct sim_engine *engine;           /* borrowed: the chip's engine */
     struct sim_oplog *oplog;             /* borrowed: the chip's op log, NULL when not logging */
     int node;                            /* topology node index */
@@ -109,21 +103,8 @@ struct sim_component_wait {
  */
 void sim_component_handle(struct sim_proc *p, struct sim_component *c, struct sim_msg *msg);
 
-/* Take one of c's units (queueing FIFO behind other requesters) and count c busy from
- * now; give it back. Yields. */
-void sim_component_acquire(struct sim_proc *p, struct sim_component *c);
-void sim_component_release(struct sim_proc *p, struct sim_component *c);
-
 /* Busy ticks of c up to now (a unit working now counts up to now). */
 sim_time_t sim_component_busy(const struct sim_component *c);
-
-/*
- * Access nbytes of memory component mem (hbm, sram, tcm) from process p: latency_ns +
- * nbytes / gbps over its port, shared with concurrent accesses. Counts the bytes read or
- * written. Yields.
- */
-void sim_component_mem_access(struct sim_proc *p, struct sim_component *mem, uint64_t nbytes,
-                              bool write);
 
 /* Account an access of nbytes at memory mem made over [t_in, t_out) through its port as
  * part of a path (sim_chip_dma_data, sim_chip_host_stream): its counters and hooks. */

@@ -6,6 +6,7 @@
  */
 #include "sim/chip/config.h"
 
+#include "sim/chip/models.h"
 #include "sim/util/embedded.h"
 #include "sim/util/xalloc.h"
 #include "sim/data/yaml.h"
@@ -23,6 +24,7 @@ enum ftype {
     F_U64,     /* uint64_t: an int */
     F_STR,     /* char * (owned): a string */
     F_SECTION, /* a map with its own table */
+    F_MODEL,   /* char * (owned) in sim_config.model: a timing model's name */
 };
 
 struct field {
@@ -52,6 +54,11 @@ struct field {
     {                                                                                              \
         k, F_SECTION, 0, false, false, 0, 0, 0, t, NULL                                            \
     }
+/* the `model` of a node kind's section: absent means the built-in one (and no snapshot key) */
+#define MODEL(kind)                                                                                \
+    {                                                                                              \
+        "model", F_MODEL, CFG_OFF(model[kind]), false, false, 0, 0, 0, NULL, NULL                  \
+    }
 #define END                                                                                        \
     {                                                                                              \
         NULL, F_NUM, 0, false, false, 0, 0, 0, NULL, NULL                                          \
@@ -76,6 +83,7 @@ static const struct field chip_fields[] = {
 static const struct field pe_cpu_fields[] = {
     NUM("launch_ns", pe_cpu.launch_ns, 10, 0, MAX_NS),
     NUM("issue_ns", pe_cpu.issue_ns, 1, 0, MAX_NS),
+    MODEL(SIM_NODE_PE_CPU),
     END,
 };
 
@@ -83,6 +91,7 @@ static const struct field pe_dma_fields[] = {
     NUM("setup_ns", pe_dma.setup_ns, 20, 0, MAX_NS),
     POS("gbps", pe_dma.gbps, 64, MIN_GBPS, MAX_GBPS),
     {"channels", F_UINT, CFG_OFF(pe_dma.channels), false, true, 2, 1, 64, NULL, NULL},
+    MODEL(SIM_NODE_PE_DMA),
     END,
 };
 
@@ -97,6 +106,7 @@ static const struct field macs_fields[] = {
 static const struct field pe_gemm_fields[] = {
     NUM("setup_ns", pe_gemm.setup_ns, 10, 0, MAX_NS),
     SECTION("macs_per_cycle", macs_fields),
+    MODEL(SIM_NODE_PE_GEMM),
     END,
 };
 
@@ -112,6 +122,7 @@ static const struct field pe_math_fields[] = {
     NUM("setup_ns", pe_math.setup_ns, 5, 0, MAX_NS),
     {"lanes", F_UINT, CFG_OFF(pe_math.lanes), false, true, 64, 1, 65536, NULL, NULL},
     SECTION("cycles", math_cycles_fields),
+    MODEL(SIM_NODE_PE_MATH),
     END,
 };
 
@@ -132,6 +143,7 @@ static const struct field hbm_fields[] = {
     CAPACITY(hbm.capacity_bytes),
     POS("gbps", hbm.gbps, 256, MIN_GBPS, MAX_GBPS),
     NUM("latency_ns", hbm.latency_ns, 100, 0, MAX_NS),
+    MODEL(SIM_NODE_HBM),
     END,
 };
 
@@ -139,6 +151,7 @@ static const struct field sram_fields[] = {
     CAPACITY(sram.capacity_bytes),
     POS("gbps", sram.gbps, 512, MIN_GBPS, MAX_GBPS),
     NUM("latency_ns", sram.latency_ns, 20, 0, MAX_NS),
+    MODEL(SIM_NODE_SRAM),
     END,
 };
 
@@ -146,6 +159,7 @@ static const struct field tcm_fields[] = {
     CAPACITY(tcm.capacity_bytes),
     POS("gbps", tcm.gbps, 1024, MIN_GBPS, MAX_GBPS),
     NUM("latency_ns", tcm.latency_ns, 2, 0, MAX_NS),
+    MODEL(SIM_NODE_TCM),
     END,
 };
 
@@ -158,11 +172,13 @@ static const struct field memory_fields[] = {
 
 static const struct field io_cpu_fields[] = {
     NUM("overhead_ns", io_cpu.overhead_ns, 100, 0, MAX_NS),
+    MODEL(SIM_NODE_IO_CPU),
     END,
 };
 
 static const struct field m_cpu_fields[] = {
     NUM("overhead_ns", m_cpu.overhead_ns, 50, 0, MAX_NS),
+    MODEL(SIM_NODE_M_CPU),
     END,
 };
 
@@ -292,6 +308,31 @@ static int check_range(struct ctx *c, const struct field *f, double x, const str
 static int load_map(struct ctx *c, const struct field *t, const struct sim_value *m,
                     const char *path, int line, int col, struct sim_value *snap);
 
+/* A `model` names a model loaded for its section's node kind (sim/chip/models.h). */
+static int check_model(struct ctx *c, const struct field *f, const struct sim_value *v,
+                       const char *path)
+{
+    enum sim_node_kind kind =
+        (enum sim_node_kind)((f->off - CFG_OFF(model)) / sizeof(c->cfg->model[0]));
+    const char *name = v->u.str.s;
+    int other;
+    if (sim_models_find(kind, name, &other))
+        return 0;
+    const char *kname = sim_models_kind_name(kind);
+    if (other >= 0)
+        return diag_set(c->d, SIM_EINVAL, c->file, v->line, v->col, path,
+                        "model '%.64s' models %s, not %s", name,
+                        sim_models_kind_name((enum sim_node_kind)other), kname);
+    const char *best = sim_models_closest(kind, name);
+    if (best)
+        return diag_set(c->d, SIM_EINVAL, c->file, v->line, v->col, path,
+                        "no %s model '%.64s' is loaded (did you mean '%s'?)", kname, name, best);
+    return diag_set(c->d, SIM_EINVAL, c->file, v->line, v->col, path,
+                    "no %s model '%.64s' is loaded: '%s' or a model of a plug-in (--plugin "
+                    "FILE.so; npuscope kernels lists the models loaded)",
+                    kname, name, SIM_MODELS_BUILTIN);
+}
+
 /* Where a field of the table lives in the config. */
 static void *field_ptr(struct sim_config *cfg, const struct field *f)
 {
@@ -311,6 +352,15 @@ static int load_field(struct ctx *c, const struct field *f, const struct sim_val
         struct sim_value *sub = sim_value_map_set_take(snap, f->key, sim_value_map());
         return load_map(c, f->sub, v, path, line, col, sub);
     }
+    case F_MODEL:
+        if (v->type != SIM_V_STR)
+            return diag_set(c->d, SIM_EINVAL, c->file, v->line, v->col, path,
+                            "expected a model's name, got %s", describe(v, got, sizeof(got)));
+        if (check_model(c, f, v, path))
+            return -SIM_EINVAL;
+        free(*(char **)field_ptr(c->cfg, f));
+        *(char **)field_ptr(c->cfg, f) = sim_xstrdup(v->u.str.s);
+        break;
     case F_STR:
         if (v->type != SIM_V_STR)
             return diag_set(c->d, SIM_EINVAL, c->file, v->line, v->col, path,
@@ -358,6 +408,7 @@ static int load_default(struct ctx *c, const struct field *f, const char *path, 
         struct sim_value *sub = sim_value_map_set_take(snap, f->key, sim_value_map());
         return load_map(c, f->sub, NULL, path, line, col, sub);
     }
+    case F_MODEL: break; /* the built-in one */
     case F_STR:
         *(char **)field_ptr(c->cfg, f) = sim_xstrdup(f->dflt_str);
         sim_value_map_set_str(snap, f->key, f->dflt_str);
@@ -494,6 +545,8 @@ void sim_config_free(struct sim_config *c)
         return;
     free(c->file);
     free(c->name);
+    for (size_t i = 0; i < SIM_CONFIG_MODEL_KINDS; i++)
+        free(c->model[i]);
     sim_value_free(c->snapshot);
     free(c);
 }

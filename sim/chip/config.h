@@ -28,6 +28,10 @@ enum {
     SIM_CONFIG_MAX_PES = 4096,
 };
 
+/* Node kinds a config may name a timing model for are indexed below 10 (the node kinds of
+ * sim/chip/topology.h). */
+#define SIM_CONFIG_MODEL_KINDS 10
+
 /* A link class of the NoC (every link of the class has these). */
 struct sim_config_link {
     double latency_ns; /* > 0: time for the first byte to cross */
@@ -120,6 +124,11 @@ struct sim_config {
     /* owned: the config as a value tree, every default filled in (the user's keys in the
      * user's order, then the defaults), for the trace's config_snapshot */
     struct sim_value *snapshot;
+
+    /* owned: the timing model each node kind's section names (`model: NAME`), indexed by
+     * the node kind (sim/chip/topology.h); NULL: the built-in one. Checked against the
+     * models loaded (sim/chip/models.h) when the config is built. */
+    char *model[SIM_CONFIG_MODEL_KINDS];
 };
 
 /*
@@ -131,7 +140,8 @@ struct sim_config {
  * as "FILE:LINE:COL: key 'pe.dma.gbps': problem" (d->path holds the dotted key): unknown
  * keys (with the closest known key when one is near), wrong types, values out of range
  * (bandwidths, capacities and the clock must be > 0), missing required keys, a chip
- * larger than the caps above.
+ * larger than the caps above, a `model` no loaded plug-in provides for its kind (with the
+ * closest known name when one is near).
  */
 int sim_config_from_value(const struct sim_value *root, const char *file, struct sim_config **out,
                           struct diag *d);

@@ -1,10 +1,12 @@
 /*
  * The plug-in loader (see loader.h): dlopen with RTLD_NOW (a plug-in that calls something
  * the binary does not export fails here, not in the middle of a run), the descriptor read
- * in two steps (its ABI version, then the rest), every kernel checked and registered.
+ * in two steps (its ABI version, then the rest), every kernel and component model checked
+ * and registered.
  */
 #include "sim/kernel/loader.h"
 
+#include "sim/chip/models.h"
 #include "sim/kernel/kernel.h"
 #include "sim/kernel/plugin.h"
 #include "sim/kernel/registry.h"
@@ -42,15 +44,17 @@ static int check(const char *path, const struct npuscope_plugin *p, struct diag 
     if (!p->version)
         return diag_set(d, SIM_EINVAL, path, 0, 0, NULL, "plug-in '%.64s': its version is NULL",
                         name);
-    if (p->components)
+    if (p->components && p->abi_version < 2)
         return diag_set(d, SIM_EINVAL, path, 0, 0, NULL,
-                        "plug-in '%.64s': component models from plug-ins are not supported "
-                        "yet (components must be NULL)",
-                        name);
-    if (!p->kernels || !p->kernels[0])
-        return diag_set(d, SIM_EINVAL, path, 0, 0, NULL, "plug-in '%.64s': it lists no kernels%s",
-                        name, p->kernels ? "" : " (kernels is NULL)");
-    for (size_t i = 0; p->kernels[i]; i++) {
+                        "plug-in '%.64s': ABI version %u has no component models (components "
+                        "must be NULL; models need ABI 2)",
+                        name, p->abi_version);
+    bool models = p->components && p->components[0];
+    if (!models && (!p->kernels || !p->kernels[0]))
+        return diag_set(d, SIM_EINVAL, path, 0, 0, NULL,
+                        "plug-in '%.64s': it lists no kernels%s and no component models", name,
+                        p->kernels ? "" : " (kernels is NULL)");
+    for (size_t i = 0; p->kernels && p->kernels[i]; i++) {
         const struct sim_kernel *k = p->kernels[i];
         if (!k->name)
             return diag_set(d, SIM_EINVAL, path, 0, 0, NULL,
@@ -95,17 +99,21 @@ int sim_plugin_load(const char *path, struct diag *d)
                         NPUSCOPE_PLUGIN_SYMBOL);
     }
     int rc = check(path, p, d);
-    /* all of its kernels or none: a refused one takes back those registered before it */
-    size_t before = sim_kernel_count();
-    for (size_t i = 0; rc == 0 && p->kernels[i]; i++) {
+    /* all of its kernels and models or none: a refused one takes back those registered
+     * before it */
+    size_t before = sim_kernel_count(), models_before = sim_models_count();
+    bool checked = rc == 0;
+    for (size_t i = 0; rc == 0 && p->kernels && p->kernels[i]; i++)
         rc = sim_kernel_register(p->kernels[i], path, d);
-        if (rc < 0 && d) {
-            char msg[SIM_DIAG_MSG_MAX];
-            snprintf(msg, sizeof(msg), "%s", d->msg);
-            diag_set(d, SIM_EINVAL, path, 0, 0, NULL, "plug-in '%.64s': %s", p->name, msg);
-        }
+    for (size_t i = 0; rc == 0 && p->components && p->components[i]; i++)
+        rc = sim_models_register(p->components[i], path, d);
+    if (rc < 0 && checked && d) {
+        char msg[SIM_DIAG_MSG_MAX];
+        snprintf(msg, sizeof(msg), "%s", d->msg);
+        diag_set(d, SIM_EINVAL, path, 0, 0, NULL, "plug-in '%.64s': %s", p->name, msg);
     }
     if (rc < 0) {
+        sim_models_unregister_from(models_before);
         sim_kernel_unregister_from(before);
         dlclose(h);
         return rc;

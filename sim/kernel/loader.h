@@ -17,12 +17,14 @@
 #define SIM_PLUGIN_INSTALL_DIR "../lib/npuscope/plugins"
 
 /*
- * Load the plug-in at path and register its kernels. The same file loaded again (by
+ * Load the plug-in at path and register its kernels and component models (sim/chip/models.h).
+ * The same file loaded again (by
  * another path as well) is a no-op. Returns 0, or a negative sim_err with d naming the file
  * and the one problem: it cannot be opened (dlerror's reason: a missing file, a symbol of
  * npuscope's internals it calls), no descriptor, an ABI version out of range, a malformed
- * descriptor (NULL fields, no kernels, a kernel without a name or a fn), a kernel whose
- * name another kernel has. Nothing of a plug-in that fails is registered.
+ * descriptor (NULL fields, no kernels and no models, a kernel without a name or a fn, a
+ * malformed model), a kernel or model whose name another one has. Nothing of a plug-in that fails
+ * is registered.
  */
 int sim_plugin_load(const char *path, struct diag *d);
 

@@ -279,6 +279,65 @@ run "$NPUSCOPE" sweep "$TMP/sw/bad.yaml" -o "$TMP/sw/out2" --engine local
 expect_status "a sweep naming a missing plug-in: exit 2" 2
 expect_err "names the sweep file's line" "bad\.yaml:1:.*nothere\.so: cannot load the plug-in"
 
+echo "== a component timing model from a plug-in"
+# The example DMA model (tests/plugins/sizedma.c): setup_ns + K * ceil(nbytes / 1024), then
+# the built-in data phase. Against the built-in model on the same run, every DMA op lasts
+# exactly K * ceil(nbytes / 1024) ns longer (one channel: no overlap shifts the contention).
+K=12
+cat >"$TMP/dma.yaml" <<'EOF'
+chip: {name: t, clock_ghz: 1, sips: 1, cubes_per_sip: 1, pes_per_cube: 1}
+pe: {dma: {model: sizedma, channels: 1}}
+memory:
+  hbm: {capacity_bytes: 1073741824}
+  sram: {capacity_bytes: 16777216}
+  tcm: {capacity_bytes: 16384}
+EOF
+sed 's/model: sizedma, //' "$TMP/dma.yaml" >"$TMP/base.yaml"
+if plugin "$TMP/sizedma.so" "$P/sizedma.c" -DSIZEDMA_NS_PER_KIB=$K; then
+    "$NPUSCOPE" run --headless -c "$TMP/base.yaml" -k vector_add:n=3001 -o "$TMP/m0.json" \
+        >/dev/null 2>&1
+    run "$NPUSCOPE" run --headless --plugin "$TMP/sizedma.so" -c "$TMP/dma.yaml" \
+        -k vector_add:n=3001 --verify -o "$TMP/m1.json"
+    expect_status "a run with the plug-in's DMA model" 0
+    expect_out "the summary names the model and its file" \
+        "^model +pe\.dma: sizedma \(from $TMP/sizedma\.so\)$"
+    expect_out "and it still verifies" "^verify: PASS"
+    grep -q '"dma":{"model":"sizedma"' "$TMP/m1.json" && ok "config_snapshot names it" ||
+        fail "config_snapshot names it" "$(grep -o '"dma":{[^}]*}' "$TMP/m1.json")"
+    # per DMA op: (nbytes, start, end) on each side, then the difference against the formula
+    ops() { grep '"op":"dma_' "$1" | sed -E 's/.*"t_start_ns":([0-9.]+),"t_end_ns":([0-9.]+).*"nbytes":([0-9]+).*/\3 \1 \2/'; }
+    got=$(paste -d' ' <(ops "$TMP/m0.json") <(ops "$TMP/m1.json") | awk -v k=$K '
+        { n++; want = k * int(($1 + 1023) / 1024); d = ($6 - $5) - ($3 - $2)
+          if ($1 != $4 || d - want > 1e-6 || want - d > 1e-6) { bad++; print "op " n ": " $1 " bytes, +" d " ns, want +" want }
+          sizes[$1] = 1 }
+        END { m = 0; for (s in sizes) m++; print "ops " n " sizes " m " bad " bad + 0 }')
+    if grep -qE '^ops ([5-9]|[1-9][0-9]+) sizes ([2-9]|[1-9][0-9]+) bad 0$' <<<"$got"; then
+        ok "every DMA op lasts K * ceil(nbytes / 1024) ns longer than built in ($(tail -1 <<<"$got"))"
+    else fail "DMA ops follow the model's formula" "$got"; fi
+    t0=$(grep -o '"cycles_total":[0-9]*' "$TMP/m0.json"); t1=$(grep -o '"cycles_total":[0-9]*' "$TMP/m1.json")
+    [ "${t1#*:}" -gt "${t0#*:}" ] && ok "the run takes longer (${t0#*:} -> ${t1#*:} cycles)" ||
+        fail "the run takes longer" "$t0 $t1"
+    run "$NPUSCOPE" diff "$TMP/m0.json" "$TMP/m1.json"
+    expect_out "npuscope diff names the model" 'pe\.dma\.model +\(missing\) -> "sizedma"'
+    run "$NPUSCOPE" kernels --plugin "$TMP/sizedma.so"
+    expect_out "npuscope kernels lists the model" "^model sizedma \(pe_dma\)$"
+    expect_out "with its formula" "setup_ns \+ $K ns per KiB started"
+    # a config naming a model no loaded plug-in provides
+    run "$NPUSCOPE" run --headless -c "$TMP/dma.yaml" -k vector_add -o "$TMP/never.json"
+    expect_status "a model no plug-in provides: exit 2" 2
+    expect_one_line "a model no plug-in provides: one line"
+    expect_err "names the file, the line and the key" \
+        "^$TMP/dma\.yaml:2:19: key 'pe\.dma\.model': no pe_dma model 'sizedma' is loaded: 'builtin' or a model of a plug-in"
+    [ ! -e "$TMP/never.json" ] && ok "before the run" || fail "before the run"
+    sed 's/sizedma/sizdma/' "$TMP/dma.yaml" >"$TMP/typo.yaml"
+    run "$NPUSCOPE" run --headless --plugin "$TMP/sizedma.so" -c "$TMP/typo.yaml" -k vector_add
+    expect_status "a misspelt model: exit 2" 2
+    expect_err "did you mean" "^$TMP/typo\.yaml:2:19: key 'pe\.dma\.model': no pe_dma model 'sizdma' is loaded \(did you mean 'sizedma'\?\)$"
+    sed 's/dma: {model: sizedma, channels: 1}/gemm: {model: sizedma}/' "$TMP/dma.yaml" >"$TMP/kind.yaml"
+    run "$NPUSCOPE" run --headless --plugin "$TMP/sizedma.so" -c "$TMP/kind.yaml" -k vector_add
+    expect_err "a model of another kind" "key 'pe\.gemm\.model': model 'sizedma' models pe_dma, not pe_gemm$"
+fi
+
 echo "== plug-ins npuscope refuses"
 refuse() { # NAME REGEX CFLAGS...
     local name=$1 re=$2; shift 2
@@ -292,8 +351,16 @@ refuse() { # NAME REGEX CFLAGS...
 }
 refuse "wrong ABI version" "plug-in ABI version 99, this npuscope loads [0-9]+ to [0-9]+" -DBAD_ABI
 refuse "no descriptor" "not an npuscope plug-in: it exports no 'npuscope_plugin'" -DNO_DESCRIPTOR
-refuse "no kernels" "plug-in 'bad': it lists no kernels$" -DNO_KERNELS
-refuse "NULL kernels" "plug-in 'bad': it lists no kernels \(kernels is NULL\)" -DNULL_KERNELS
+refuse "no kernels" "plug-in 'bad': it lists no kernels and no component models$" -DNO_KERNELS
+refuse "NULL kernels" "plug-in 'bad': it lists no kernels \(kernels is NULL\) and no component models$" \
+    -DNULL_KERNELS
+refuse "a model for the NoC" "plug-in 'bad': model 'badmodel': kind 'noc' is not one a config can choose a model for" \
+    -DMODEL_KIND=noc
+refuse "a model in an ABI 1 plug-in" "plug-in 'bad': ABI version 1 has no component models" -DMODEL_ABI1
+plugin "$TMP/v1.so" "$P/bad.c" -DABI1 -DKERNEL_NAME=old_kernel &&
+    run "$NPUSCOPE" kernels --plugin "$TMP/v1.so"
+expect_status "a plug-in of ABI version 1 still loads" 0
+expect_out "its kernel is listed" "^old_kernel$"
 refuse "a kernel without a fn" "plug-in 'bad': kernel 'bad_kernel' has no fn" -DNO_FN
 refuse "a kernel without a name" "plug-in 'bad': kernel 0 has no name" -DNO_NAME
 refuse "a bad default" "plug-in 'bad': kernel 'bad_kernel': parameter 'n': the default 'many' is not an integer" \

@@ -1,6 +1,9 @@
 /* Plug-ins that npuscope must refuse, one line naming the file and the problem, exit 2,
  * before the run: built with one of -DBAD_ABI, -DNO_KERNELS, -DNULL_KERNELS, -DNO_FN,
- * -DNO_NAME, -DNO_DESCRIPTOR, -DBAD_DEFAULT, -DKERNEL_NAME=name (a name clash). */
+ * -DNO_NAME, -DNO_DESCRIPTOR, -DBAD_DEFAULT, -DKERNEL_NAME=name (a name clash),
+ * -DMODEL_KIND=kind (a component model for a kind no config picks a model for),
+ * -DMODEL_ABI1 (a model in a plug-in of ABI 1). -DABI1 alone: a plug-in of ABI version 1,
+ * which loads. */
 #include <npuscope/npuscope.h>
 
 #ifndef KERNEL_NAME
@@ -33,6 +36,19 @@ __attribute__((unused)) static const struct sim_kernel kernel = {
     .params = params,
 };
 
+#if defined(MODEL_KIND) || defined(MODEL_ABI1)
+#ifndef MODEL_KIND
+#define MODEL_KIND pe_dma
+#endif
+static void model_service(struct sim_proc *p, struct sim_component *c, struct sim_msg *msg)
+{
+    sim_component_builtin(p, c, msg);
+}
+static const struct sim_component_ops model = {
+    .name = "badmodel", .kind = STR(MODEL_KIND), .service = model_service};
+static const struct sim_component_ops *const models[] = {&model, NULL};
+#endif
+
 #ifndef NO_DESCRIPTOR
 __attribute__((unused)) static const struct sim_kernel *const kernels[] = {
 #ifndef NO_KERNELS
@@ -42,6 +58,8 @@ __attribute__((unused)) static const struct sim_kernel *const kernels[] = {
 NPUSCOPE_PLUGIN_EXPORT const struct npuscope_plugin npuscope_plugin = {
 #ifdef BAD_ABI
     .abi_version = 99,
+#elif defined(ABI1) || defined(MODEL_ABI1)
+    .abi_version = 1,
 #else
     .abi_version = NPUSCOPE_PLUGIN_ABI_VERSION,
 #endif
@@ -49,6 +67,9 @@ NPUSCOPE_PLUGIN_EXPORT const struct npuscope_plugin npuscope_plugin = {
     .version = "1",
 #ifndef NULL_KERNELS
     .kernels = kernels,
+#endif
+#if defined(MODEL_KIND) || defined(MODEL_ABI1)
+    .components = models,
 #endif
 };
 #else

@@ -9,6 +9,7 @@
  */
 #include "tui/cli/cli.h"
 
+#include "sim/chip/models.h"
 #include "sim/phase2/dump.h"
 #include "sim/util/escape.h"
 #include "sim/kernel/kernel.h"
@@ -189,6 +190,19 @@ static void print_summary(const struct cli_run_opts *o, const struct sim_run *r,
     if (kd) {
         char data[128];
         printf("data             %s\n", sim_kdata_format(kd, data, sizeof(data)));
+    }
+    for (int k = 0; k < SIM_NODE_KIND_COUNT; k++) { /* the timing models a plug-in brought */
+        const char *name = cfg->model[k];
+        const struct sim_component_ops *ops =
+            name ? sim_models_find((enum sim_node_kind)k, name, NULL) : NULL;
+        const char *from = ops ? sim_models_origin_of(ops) : NULL;
+        if (!from)
+            continue;
+        printf("model            %s: ", sim_models_section((enum sim_node_kind)k));
+        put_safe(stdout, name);
+        printf(" (from ");
+        put_safe(stdout, from);
+        printf(")\n");
     }
 
     size_t *rows = sim_xcalloc(s->n_components + s->n_links + 1, sizeof(*rows));
@@ -513,6 +527,14 @@ int cli_kernels(void)
         printf("\n");
         if (i + 1 < sim_kernel_count())
             printf("\n");
+    }
+    for (size_t i = 0; i < sim_models_count(); i++) { /* the timing models of plug-ins */
+        const struct sim_component_ops *m = sim_models_at(i);
+        printf("\nmodel %s (%s)\n    ", m->name, m->kind);
+        put_safe(stdout, m->doc ? m->doc : "");
+        printf("\n    from:   ");
+        put_safe(stdout, sim_models_origin(i));
+        printf("\n");
     }
     printf("\nrun one: npuscope run -k NAME[:key=value,...]\n");
     return CLI_EXIT_OK;
