@@ -239,6 +239,52 @@ for k in crash spin; do
         fail "$k: the trace has the marker"
 done
 
+echo "== Ctrl-R: the plug-ins reloaded from disk, the run started again"
+mkdir -p "$TMP/rl"
+if plugin "$TMP/rl/reps.so" "$P/reps.c" -DREPS=2; then
+    tmux_start 160 40 "${UTF8[@]}" -- run --paused --speed 1000 --plugin "$TMP/rl/reps.so" -k reps \
+        -o "$TMP/rl/t.json"
+    expect_screen "paused before the first event" ' PAUSED +now 0 '
+    tmux_keys '{'
+    expect_screen "{: slower, 100 events a second" 'speed: 100 ev/s'
+    tmux_keys B 'o dma_read' Enter
+    expect_screen "a breakpoint on the loads" 'breakpoint 1: op dma_read starts'
+    tmux_keys Space
+    expect_screen "it fires" ' PAUSED .*breakpoint 1'
+    tmux_screen; hit=$(grep -m1 -oE 'events: [0-9]+' <<<"$SCREEN" | tr -dc 0-9)
+    tmux_keys + +
+    tmux_wait '[0-9.]+ cyc/col *$|[0-9.]+ cyc/col  ' 5
+    tmux_screen; zoom=$(grep -m1 -oE '[0-9.]+ cyc/col( \(fit\))?' <<<"$SCREEN")
+    case $zoom in *fit* | "") fail "+ +: zoomed in" "$zoom" ;; *) ok "+ +: zoomed in ($zoom)" ;; esac
+    plugin "$TMP/rl/reps.so" "$P/reps.c" -DREPS=5 # rebuilt, changed
+    tmux_keys C-r
+    expect_screen "Ctrl-R: a new run from event 0 (paused, as the command line says)" \
+        ' PAUSED +now 0 .*events: 0 '
+    expect_screen "the speed is kept" ' speed 100 ev/s '
+    tmux_keys X
+    expect_screen "the breakpoint is kept (its count starts again)" '1: op dma_read starts, hit 0 times'
+    tmux_keys Escape Space
+    expect_screen "it fires in the new run" ' PAUSED .*breakpoint 1'
+    tmux_screen; hit2=$(grep -m1 -oE 'events: [0-9]+' <<<"$SCREEN" | tr -dc 0-9)
+    [ -n "$hit" ] && [ "$hit" = "$hit2" ] && ok "at the same event as before ($hit)" ||
+        fail "at the same event" "before $hit, now $hit2"
+    tmux_keys X d Escape c c c c c
+    expect_screen "the new run finishes" ' FINISHED '
+    expect_screen "with the zoom kept" "${zoom//./\\.}"
+    rm -f "$TMP/rl/reps.so" # broken: a new file, not the one the run has mapped
+    printf 'not a shared object\n' >"$TMP/rl/reps.so"
+    tmux_screen; before=$(grep -m1 -oE 'events: [0-9]+' <<<"$SCREEN")
+    tmux_keys C-r
+    expect_screen "a plug-in that no longer loads: the error in the status line" \
+        "reload failed, this run stays: $TMP/rl/reps\.so: cannot load the plug-in"
+    expect_screen "and the old run stays on screen" " FINISHED .*$before "
+    tmux_keys q
+    expect_exit "q: exit 0, the terminal restored" 0
+    n=$(grep -c '"op":"dma_read"' "$TMP/rl/t.json")
+    [ "$n" = 5 ] && ok "the trace is the new run's: 5 loads, the rebuilt plug-in's" ||
+        fail "the trace is the new run's" "$n loads"
+fi
+
 echo "== a kernel that loops"
 if plugin "$TMP/spin.so" "$P/spin.c"; then
     start=$(date +%s)

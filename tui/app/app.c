@@ -110,6 +110,10 @@ struct tui_app {
     char *user_dir;            /* owned, may be NULL */
     struct tui_diffview *diff; /* owned: the comparison that takes the body, or NULL */
     bool resumed;              /* became the live process by going back: check the size */
+    /* Ctrl-R: reloads the plug-ins and starts the run again (tui_app_set_reload) */
+    int (*reload_check)(void *ctx, struct diag *d);
+    void *reload_ctx;
+    bool reload; /* asked for and checked: the app quits for the run to start again */
 };
 
 /* What a copy resumed by going back keeps of the app (the rest is as it was then). */
@@ -118,6 +122,8 @@ struct app_carry {
     bool maximized, bottom_hidden;
     size_t theme_idx;
     int filter_engine, filter_kind;
+    bool reload;                /* a run started again (Ctrl-R): its zoom as well */
+    struct tui_gantt_zoom zoom; /* the Gantt's */
 };
 
 /* ---- layout ------------------------------------------------------------------------------ */
@@ -630,6 +636,8 @@ static void resumed(struct tui_app *a, const struct app_carry *k)
     if (k->theme_idx != a->theme_idx && k->theme_idx < a->themes.len)
         load_theme(a, k->theme_idx);
     tui_view_filter(&a->view, k->filter_engine, k->filter_kind);
+    if (k->reload)
+        tui_gantt_want_zoom(a->panes[P_GANTT].self, &k->zoom);
     a->prompt = a->bplist = a->help = false;
     a->help_dirty = a->header_dirty = a->footer_dirty = true;
     a->repaint = a->resumed = true;
@@ -652,6 +660,8 @@ static bool source_news(struct tui_app *a)
         }
     }
     a->src->ops->status(a->src, &st);
+    if (st.mode == TUI_MODE_FINISHED) /* a zoom kept for a run started again: now or never */
+        tui_gantt_settle_zoom(a->panes[P_GANTT].self);
     if (st.notice_rev != a->notice_seen) {
         a->notice_seen = st.notice_rev;
         if (st.notice)
@@ -787,6 +797,19 @@ static enum tui_result control(struct tui_app *a, enum tui_control c)
     return TUI_RES_REDRAW;
 }
 
+/* The app's state a copy or a run started again keeps. */
+static struct app_carry carry_of(const struct tui_app *a)
+{
+    struct app_carry k = {.focus = a->focus,
+                          .left = a->left,
+                          .maximized = a->maximized,
+                          .bottom_hidden = a->bottom_hidden,
+                          .theme_idx = a->theme_idx,
+                          .filter_engine = a->view.filter_engine,
+                          .filter_kind = a->view.filter_kind};
+    return k;
+}
+
 /* Go back (live sources with checkpoints). Returns only when it could not. */
 static enum tui_result go_back(struct tui_app *a, enum tui_back how, uint64_t arg)
 {
@@ -798,9 +821,7 @@ static enum tui_result go_back(struct tui_app *a, enum tui_back how, uint64_t ar
                                "simulation)");
         return TUI_RES_REDRAW;
     }
-    struct app_carry k = {a->focus,           a->left,      a->maximized,
-                          a->bottom_hidden,   a->theme_idx, a->view.filter_engine,
-                          a->view.filter_kind};
+    struct app_carry k = carry_of(a);
     struct diag d;
     diag_clear(&d);
     if (a->src->ops->back(a->src, how, arg, &k, sizeof(k), &d) < 0) {
@@ -809,6 +830,49 @@ static enum tui_result go_back(struct tui_app *a, enum tui_back how, uint64_t ar
     }
     a->header_dirty = true;
     return TUI_RES_REDRAW;
+}
+
+/* Ctrl-R: reload the plug-ins from disk and run again from event 0. Checked first (the
+ * plug-ins load, the config and the kernel are fine): when they are not, the run on
+ * screen stays and the status line says why; else the app quits and the caller starts the
+ * run again with tui_app_reload_state. */
+static enum tui_result reload(struct tui_app *a)
+{
+    if (!a->reload_check) {
+        tui_view_message(&a->view, TUI_STYLE_STATUS,
+                         "Ctrl-R reloads the plug-ins of a run started here (npuscope run)");
+        return TUI_RES_REDRAW;
+    }
+    struct diag d;
+    diag_clear(&d);
+    if (a->reload_check(a->reload_ctx, &d) < 0) {
+        char line[700];
+        tui_view_message(&a->view, TUI_STYLE_ERROR, "reload failed, this run stays: %s",
+                         diag_format(&d, line, sizeof(line)));
+        a->header_dirty = true;
+        return TUI_RES_REDRAW;
+    }
+    a->reload = true;
+    return TUI_RES_QUIT;
+}
+
+void tui_app_set_reload(struct tui_app *a, int (*check)(void *ctx, struct diag *d), void *ctx)
+{
+    a->reload_check = check;
+    a->reload_ctx = ctx;
+}
+
+size_t tui_app_reload_state(const struct tui_app *a, void *ui, size_t size)
+{
+    if (!a->reload)
+        return 0;
+    struct app_carry k = carry_of(a);
+    k.reload = true;
+    tui_gantt_get_zoom(a->panes[P_GANTT].self, &k.zoom);
+    if (size < sizeof(k))
+        return 0;
+    memcpy(ui, &k, sizeof(k));
+    return sizeof(k);
 }
 
 /* Open the footer prompt for a breakpoint or a time (live sources only). */
@@ -1117,6 +1181,7 @@ static enum tui_result global_action(struct tui_app *a, enum tui_action act)
     case TUI_ACT_BACK_STEP: return go_back(a, TUI_BACK_EVENT, 0);
     case TUI_ACT_BACK_OP: return go_back(a, TUI_BACK_OP, 0);
     case TUI_ACT_BACK_BREAK: return go_back(a, TUI_BACK_BREAK, 0);
+    case TUI_ACT_RELOAD: return reload(a);
     case TUI_ACT_BACK_UNTIL:
         if (!a->src->ops->back)
             return go_back(a, TUI_BACK_UNTIL, 0); /* says why not */
@@ -1383,6 +1448,7 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
     tui_term_size(t, &w, &h);
     tui_app_resize(a, w, h);
     a->canvas->mono = tui_term_colours(t) == 0;
+    source_news(a); /* a run started again: what the last one handed on */
     for (;;) {
         uint64_t rev;
         const struct tui_theme *th = tui_app_theme(a, &rev);

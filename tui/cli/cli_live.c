@@ -12,6 +12,7 @@
  */
 #include "tui/cli/cli.h"
 
+#include "sim/kernel/guard.h"
 #include "sim/phase2/dump.h"
 #include "sim/util/escape.h"
 #include "sim/host/run.h"
@@ -27,12 +28,16 @@
 #include "tui/term/theme.h"
 #include "tui/term/view.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <locale.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static int fail(const struct diag *d)
@@ -121,6 +126,185 @@ static void crash_finish(void *ctx)
         char line[1024];
         fprintf(stderr, "npuscope: %s\n", diag_format(&d, line, sizeof(line)));
     }
+}
+
+/* ---- Ctrl-R: the plug-ins reloaded, the run started again ------------------------------- *
+ * A process cannot load a new build of a shared object it has loaded (dlopen finds the old
+ * one by its name), so the run starts again in a fresh image of this program, with the same
+ * arguments: first a copy checks that it would start (NPUSCOPE_RELOAD_CHECK: the plug-ins
+ * load, the chip config, the workload or kernel are fine; it stops there, before any output
+ * file is touched), and its one line of error keeps the old run on screen; then this
+ * process ends its checkpoints, gives the terminal back and executes itself again, handing
+ * on what the next run keeps through a file named by NPUSCOPE_RELOAD_STATE. */
+
+#define RELOAD_CHECK_ENV "NPUSCOPE_RELOAD_CHECK"
+#define RELOAD_STATE_ENV "NPUSCOPE_RELOAD_STATE"
+enum { RELOAD_CHECK_S = 60 }; /* a check that takes longer is given up */
+
+/* This process's arguments (from /proc/self/cmdline), NULL-terminated; NULL when unknown. */
+static char **self_argv(void)
+{
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    size_t len = 0, cap = 4096;
+    char *buf = sim_xmalloc(cap);
+    for (;;) {
+        if (len + 1 >= cap)
+            buf = sim_xrealloc(buf, cap *= 2);
+        ssize_t r = read(fd, buf + len, cap - len - 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        len += (size_t)r;
+    }
+    close(fd);
+    buf[len] = '\0';
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++)
+        n += buf[i] == '\0';
+    char **argv = sim_xcalloc(n + 2, sizeof(*argv));
+    size_t k = 0;
+    for (size_t i = 0; i < len && k <= n; i += strlen(buf + i) + 1)
+        argv[k++] = buf + i; /* buf stays allocated for the exec */
+    if (!k) {
+        free(buf);
+        free(argv);
+        return NULL;
+    }
+    return argv;
+}
+
+/* The app's reload check: a copy of this program started with the same arguments stops
+ * where the run would begin; its first line on stderr says what is wrong. */
+static int reload_check(void *ctx, struct diag *d)
+{
+    (void)ctx;
+    char **argv = self_argv();
+    if (!argv)
+        return diag_set(d, SIM_EIO, NULL, 0, 0, NULL,
+                        "cannot read this process's arguments (/proc/self/cmdline)");
+    int err[2];
+    if (pipe2(err, O_CLOEXEC) < 0) {
+        free(argv[0]);
+        free(argv);
+        return diag_set(d, SIM_EIO, NULL, 0, 0, NULL, "pipe: %s", strerror(errno));
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        if (null >= 0) {
+            dup2(null, STDIN_FILENO);
+            dup2(null, STDOUT_FILENO);
+        }
+        dup2(err[1], STDERR_FILENO);
+        setenv(RELOAD_CHECK_ENV, "1", 1);
+        unsetenv(RELOAD_STATE_ENV);
+        execv("/proc/self/exe", argv);
+        _exit(127);
+    }
+    close(err[1]);
+    free(argv[0]);
+    free(argv);
+    if (pid < 0) {
+        close(err[0]);
+        return diag_set(d, SIM_EIO, NULL, 0, 0, NULL, "fork: %s", strerror(errno));
+    }
+    char msg[1024];
+    size_t len = 0;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    bool timed_out = false;
+    for (;;) {
+        struct pollfd p = {err[0], POLLIN, 0};
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - t0.tv_sec > RELOAD_CHECK_S) {
+            timed_out = true;
+            kill(pid, SIGKILL);
+            break;
+        }
+        if (poll(&p, 1, 1000) <= 0)
+            continue;
+        char tmp[512];
+        ssize_t r = read(err[0], tmp, sizeof(tmp));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        size_t take = (size_t)r < sizeof(msg) - 1 - len ? (size_t)r : sizeof(msg) - 1 - len;
+        memcpy(msg + len, tmp, take);
+        len += take;
+    }
+    close(err[0]);
+    msg[len] = '\0';
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (timed_out)
+        return diag_set(d, SIM_EIO, NULL, 0, 0, NULL,
+                        "the run did not start within %d s (a plug-in's setup that hangs?)",
+                        RELOAD_CHECK_S);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return 0;
+    char *nl = strchr(msg, '\n');
+    if (nl)
+        *nl = '\0';
+    if (!msg[0])
+        snprintf(msg, sizeof(msg), "the run would not start (%s %d)",
+                 WIFSIGNALED(status) ? "signal" : "exit status",
+                 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    const char *m = strncmp(msg, "npuscope: ", 10) == 0 ? msg + 10 : msg;
+    return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL, "%s", m);
+}
+
+/* What the last run handed on (NPUSCOPE_RELOAD_STATE), read and forgotten; 0: nothing. */
+static size_t reload_state_take(void *buf, size_t size)
+{
+    const char *path = getenv(RELOAD_STATE_ENV);
+    if (!path || !*path)
+        return 0;
+    size_t len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t r;
+        while (len < size &&
+               ((r = read(fd, (char *)buf + len, size - len)) > 0 || (r < 0 && errno == EINTR)))
+            len += r > 0 ? (size_t)r : 0;
+        close(fd);
+    }
+    unlink(path);
+    unsetenv(RELOAD_STATE_ENV);
+    return len;
+}
+
+/* Start the run again in a fresh image of this program with carry[0..len) handed on.
+ * Returns only when it could not (with d filled). */
+static void reload_exec(const void *carry, size_t len, struct diag *d)
+{
+    char **argv = self_argv();
+    if (!argv) {
+        diag_set(d, SIM_EIO, NULL, 0, 0, NULL, "reload: cannot read this process's arguments");
+        return;
+    }
+    const char *dir = getenv("TMPDIR");
+    char *path = sim_xasprintf("%s/npuscope-reload.XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(path);
+    bool ok = fd >= 0 && write(fd, carry, len) == (ssize_t)len;
+    if (fd >= 0)
+        close(fd);
+    if (ok) {
+        setenv(RELOAD_STATE_ENV, path, 1);
+        execv("/proc/self/exe", argv);
+    }
+    diag_set(d, SIM_EIO, NULL, 0, 0, NULL, "reload: cannot start npuscope again: %s",
+             strerror(errno));
+    if (fd >= 0)
+        unlink(path);
+    free(path);
+    free(argv[0]);
+    free(argv);
 }
 
 /* The kernel, the workload file, or the demo: what the header names. */
@@ -234,6 +418,12 @@ int cli_live(const struct cli_run_opts *o)
         status = fail(&d);
         goto out;
     }
+    if (getenv(RELOAD_CHECK_ENV)) { /* Ctrl-R's check: the run would start */
+        status = 0;
+        goto out;
+    }
+    static unsigned char carry[TUI_SOURCE_CARRY_MAX];
+    size_t carry_len = reload_state_take(carry, sizeof(carry));
     /* phase 2 costs nothing when off: no input snapshots in the op log, no capture */
     sim_set_fatal_where(sim_run_progress, run); /* out of memory: say how far it got */
     if (o->verify != CLI_VERIFY_NONE || o->dump_dir)
@@ -260,6 +450,8 @@ int cli_live(const struct cli_run_opts *o)
         .speed = o->speed,
         .verify = v.cap ? verify_hook : NULL,
         .verify_ctx = &v,
+        .carry = carry_len ? carry : NULL,
+        .carry_len = carry_len,
     };
     /* going back: this process stays as the supervisor of the live process and its
      * checkpoints (tui/source/ckpt.h); without a terminal there is nothing to go back in, and a
@@ -293,7 +485,25 @@ int cli_live(const struct cli_run_opts *o)
         int w, h;
         tui_term_size(term, &w, &h);
         struct tui_app *app = tui_app_new(src, w, h, unicode, o->theme, user_dir, NULL, &d);
+        tui_app_set_reload(app, reload_check, NULL);
         status = tui_app_run(app, term);
+        unsigned char ui[TUI_SOURCE_UI_MAX];
+        size_t ui_len = status == 0 ? tui_app_reload_state(app, ui, sizeof(ui)) : 0;
+        if (ui_len) { /* Ctrl-R: this run ends here, the next starts in a fresh image */
+            size_t n = tui_source_live_carry(src, ui, ui_len, carry, sizeof(carry));
+            tui_term_close(term);
+            tui_app_free(app);
+            cli_unguard();
+            sim_guard_disarm();
+            tui_source_free(src); /* its checkpoints end */
+            src = NULL;
+            sim_verify_capture_free(v.cap);
+            v.cap = NULL;
+            diag_clear(&d);
+            reload_exec(carry, n, &d);
+            status = fail(&d);
+            goto out;
+        }
         bool hung_up = status == 128 + SIGHUP;
         /* a hang-up may come more than once (to the process group and passed on by the
          * supervisor, or noticed on the terminal and then signalled): the next SIGHUP,

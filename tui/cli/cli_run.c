@@ -357,7 +357,7 @@ static bool write_traces(const struct cli_run_opts *o, struct trace_live *live, 
 
 int cli_run(const struct cli_run_opts *o)
 {
-    if (o->listen) /* served: the live source without a terminal */
+    if (o->listen || getenv("NPUSCOPE_RELOAD_CHECK")) /* served, or Ctrl-R's check */
         return cli_live(o);
     if (!o->headless && isatty(STDOUT_FILENO)) {
         struct diag td;

@@ -75,6 +75,8 @@ static bool gantt_sync(void *self, struct tui_view *v)
     if (gen != g->seen_gen) {
         g->seen_gen = gen;
         changed = true;
+        if (g->zoom_wanted && (double)tui_gantt_t_max(g) >= g->want_t0 + g->plot_w * g->want_cpc)
+            tui_gantt_settle_zoom(g);
         if (g->fit && (g->fit_min != tui_gantt_t_min(g) || g->fit_max != tui_gantt_t_max(g)))
             tui_gantt_view_fit(g);
         if (v->live)
@@ -261,4 +263,30 @@ const char *tui_gantt_selected_label(const struct tui_gantt *g)
     if (g->sel >= g->nrows)
         return "";
     return g->nodes[g->rows[g->sel]].label;
+}
+
+void tui_gantt_get_zoom(const struct tui_gantt *g, struct tui_gantt_zoom *z)
+{
+    z->t0 = g->t0;
+    z->cpc = g->cpc;
+    z->fit = g->fit;
+}
+
+void tui_gantt_want_zoom(struct tui_gantt *g, const struct tui_gantt_zoom *z)
+{
+    g->zoom_wanted = !z->fit && z->cpc >= 1;
+    g->want_t0 = z->t0;
+    g->want_cpc = z->cpc;
+}
+
+void tui_gantt_settle_zoom(struct tui_gantt *g)
+{
+    if (!g->zoom_wanted)
+        return;
+    g->zoom_wanted = false;
+    g->cpc = g->want_cpc;
+    g->t0 = g->want_t0;
+    g->fit = false;
+    tui_gantt_view_clamp(g);
+    tui_gantt_update_follow(g);
 }

@@ -46,6 +46,19 @@ bool tui_gantt_following(const struct tui_gantt *g);
 /* The visible time span [*t0, *t1) and the cycles per column of the last layout. */
 void tui_gantt_span(const struct tui_gantt *g, uint64_t *t0, uint64_t *t1, double *cpc);
 
+/* The zoom of the view: its first cycle and cycles per column, or fitted to the trace. */
+struct tui_gantt_zoom {
+    double t0, cpc;
+    bool fit;
+};
+void tui_gantt_get_zoom(const struct tui_gantt *g, struct tui_gantt_zoom *z);
+
+/* Show z (a run started again from event 0 keeps the last one's zoom): at once when it is
+ * fitted, else once the trace reaches the end of z's span, or when tui_gantt_settle_zoom
+ * says the trace will grow no more. */
+void tui_gantt_want_zoom(struct tui_gantt *g, const struct tui_gantt_zoom *z);
+void tui_gantt_settle_zoom(struct tui_gantt *g);
+
 /* The label of the selected row (the track or group name), or "". */
 const char *tui_gantt_selected_label(const struct tui_gantt *g);
 

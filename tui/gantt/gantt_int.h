@@ -77,8 +77,10 @@ struct tui_gantt {
     size_t bw_built;
 
     /* the view of time */
-    double t0, cpc; /* first visible cycle, cycles per column (>= 1) */
-    bool fit;       /* follow the whole trace until the user zooms or pans */
+    double t0, cpc;   /* first visible cycle, cycles per column (>= 1) */
+    bool fit;         /* follow the whole trace until the user zooms or pans */
+    bool zoom_wanted; /* a zoom to show once the trace reaches its end (tui_gantt_want_zoom) */
+    double want_t0, want_cpc;
     uint64_t fit_min, fit_max;
     bool follow;        /* live: keep the right edge at "now" (the end of the trace) */
     uint64_t follow_at; /* the end of the trace when the view last followed it */

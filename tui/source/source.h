@@ -180,6 +180,10 @@ struct tui_live_opts {
      * fills line with the result and returns 0 (pass), 1 (mismatch) or a negative code. */
     int (*verify)(struct sim_run *run, char *line, size_t size, void *ctx);
     void *verify_ctx;
+    /* What a live source of an earlier run handed on (tui_source_live_carry: breakpoints,
+     * speed, the app's state, which take_resumed then gives the app), or NULL; borrowed */
+    const void *carry;
+    size_t carry_len;
 };
 
 /*
@@ -204,6 +208,16 @@ int tui_source_live_finish(struct tui_source *s, struct diag *d);
  * had, says why in its notice, and its controls answer that the run has gone.
  */
 struct tui_source *tui_source_remote_open(const char *path, struct diag *d);
+
+/*
+ * What a run started again from event 0 keeps of live source s (Ctrl-R: the plug-ins
+ * reloaded): its breakpoints, its speed and ui[0..ui_len), the app's state (at most
+ * TUI_SOURCE_UI_MAX bytes), packed into out (size bytes; TUI_SOURCE_CARRY_MAX is enough).
+ * Returns the length, for tui_live_opts.carry; 0 when it does not fit.
+ */
+enum { TUI_SOURCE_CARRY_MAX = 8192 };
+size_t tui_source_live_carry(struct tui_source *s, const void *ui, size_t ui_len, void *out,
+                             size_t size);
 
 /* A live source that will not go back any more (it is served: viewers have no way back):
  * its checkpoints are ended and no more are taken. */

@@ -1260,6 +1260,18 @@ struct tui_source *tui_source_live_take(struct sim_run *run, struct trace_live *
         L->ckpt = tui_ckpt_new();
         L->req = sim_xcalloc(1, sizeof(*L->req));
     }
+    if (o && o->carry_len) { /* a run started again (reloaded): what the last one had */
+        struct tui_ckpt_req *saved = L->req, *r = sim_xcalloc(1, sizeof(*r));
+        r->carry_len =
+            (uint32_t)(o->carry_len < sizeof(r->carry) ? o->carry_len : sizeof(r->carry));
+        memcpy(r->carry, o->carry, r->carry_len);
+        L->req = r;
+        unpack_carry(L);
+        L->req = saved;
+        free(r);
+        for (size_t i = 0; i < L->nbp; i++) /* a new run: nothing hit yet */
+            L->bps[i].hits = 0;
+    }
     struct sim_oplog_observer obs = {.on_start = on_start, .on_end = on_end, .ctx = L};
     L->observer = sim_oplog_observe(sim_chip_oplog(L->chip), &obs);
     diag_clear(&L->trace_diag);
@@ -1273,6 +1285,23 @@ struct tui_source *tui_source_live_take(struct sim_run *run, struct trace_live *
         start_running(L, GOAL_END);
     }
     return &L->base;
+}
+
+size_t tui_source_live_carry(struct tui_source *s, const void *ui, size_t ui_len, void *out,
+                             size_t size)
+{
+    struct source_live *L = L_of(s);
+    struct tui_ckpt_req *saved = L->req, *r = sim_xcalloc(1, sizeof(*r));
+    bool done = L->trace_done;
+    L->req = r;
+    L->trace_done = false; /* the next run writes its own trace */
+    pack_carry(L, 0, ui, ui_len);
+    L->req = saved;
+    L->trace_done = done;
+    size_t n = r->carry_len <= size ? r->carry_len : 0;
+    memcpy(out, r->carry, n);
+    free(r);
+    return n;
 }
 
 void tui_source_live_forget_past(struct tui_source *s)

@@ -85,6 +85,7 @@ static const struct {
     {'P', TUI_ACT_BACK_OP},
     {'U', TUI_ACT_BACK_UNTIL},
     {'R', TUI_ACT_BACK_BREAK},
+    {TUI_KEY_CTRL('r'), TUI_ACT_RELOAD},
     {'v', TUI_ACT_BOTTLENECK},
     {'C', TUI_ACT_PATH}, /* the critical path (P goes back) */
     {')', TUI_ACT_PATH_NEXT},
@@ -155,6 +156,8 @@ static const struct tui_action_info actions[] = {
      true},
     {TUI_ACT_BREAK_LIST, "Simulation", "list breakpoints (d removes one)", true},
     {TUI_ACT_WRITE, "Simulation", "write the trace now (-o FILE; incomplete before the end)", true},
+    {TUI_ACT_RELOAD, "Simulation",
+     "reload the plug-ins from disk, run again from event 0 (breakpoints, zoom, speed kept)", true},
     {TUI_ACT_BACK_STEP, "Going back", "step back one event", true},
     {TUI_ACT_BACK_OP, "Going back", "back to the previous op record start or end", true},
     {TUI_ACT_BACK_UNTIL, "Going back", "back to a time (cycles, or ns/us/ms; -N: N before now)",

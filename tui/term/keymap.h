@@ -106,6 +106,7 @@ enum tui_action {
     TUI_ACT_BACK_OP,
     TUI_ACT_BACK_UNTIL,
     TUI_ACT_BACK_BREAK,
+    TUI_ACT_RELOAD, /* reload the plug-ins and run again from event 0 */
     TUI_ACT_COUNT,
 };
 
