@@ -295,6 +295,12 @@ $(BUILD)/bench/%: tests/bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -O3 $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
+# plugin_bench loads plug-ins: the whole library, its symbols exported to them
+$(BUILD)/bench/plugin_bench: tests/bench/plugin_bench.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -O3 $(LDFLAGS) -rdynamic -o $@ $< -Wl,--whole-archive $(LIB) \
+	    -Wl,--no-whole-archive $(LDLIBS)
+
 bench: npuscope $(BENCH_BIN)
 	@tests/bench/run $(BUILD)
 
