@@ -365,6 +365,8 @@ if plugin "$TMP/sizedma.so" "$P/sizedma.c" -DSIZEDMA_NS_PER_KIB=$K; then
         fail "the run takes longer" "$t0 $t1"
     run "$NPUSCOPE" diff "$TMP/m0.json" "$TMP/m1.json"
     expect_out "npuscope diff names the model" 'pe\.dma\.model +\(missing\) -> "sizedma"'
+    run "$NPUSCOPE" summary "$TMP/m1.json"
+    expect_out "npuscope summary names it" '^  model +pe\.dma: sizedma$'
     run "$NPUSCOPE" kernels --plugin "$TMP/sizedma.so"
     expect_out "npuscope kernels lists the model" "^model sizedma \(pe_dma\)$"
     expect_out "with its formula" "setup_ns \+ $K ns per KiB started"

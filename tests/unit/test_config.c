@@ -1,5 +1,6 @@
 /* Chip config loading: the shipped configs, defaults, the snapshot, and every bad case. */
 #include "sim/chip/config.h"
+#include "sim/chip/models.h"
 #include "sim/data/yaml.h"
 
 #include <criterion/criterion.h>
@@ -260,6 +261,27 @@ Test(config, inline_bad_cases)
                      "f32, f16, bf16, i8)");
     cr_assert_str_eq(load_err("chip: {clock_ghz: 1, sips: 1, cubes_per_sip: 0, pes_per_cube: 1}\n"),
                      "chip.yaml:1:46: key 'chip.cubes_per_sip': must be > 0, got 0");
+}
+
+Test(config, model_names_a_loaded_model)
+{
+    /* the built-in one by name, in the snapshot; absent: NULL and no snapshot key */
+    struct sim_config *c = load_text(MINIMAL "pe: {dma: {model: builtin}}\n");
+    cr_assert_str_eq(c->model[SIM_NODE_PE_DMA], "builtin");
+    cr_assert_null(c->model[SIM_NODE_PE_GEMM]);
+    const struct sim_value *dma = sim_value_map_get(sim_value_map_get(c->snapshot, "pe"), "dma");
+    cr_assert_str_eq(sim_value_map_get(dma, "model")->u.str.s, "builtin");
+    cr_assert_null(sim_value_map_get(
+        sim_value_map_get(sim_value_map_get(c->snapshot, "pe"), "gemm"), "model"));
+    cr_assert_eq(sim_models_find(SIM_NODE_PE_DMA, c->model[SIM_NODE_PE_DMA], NULL),
+                 sim_models_builtin(SIM_NODE_PE_DMA));
+    sim_config_free(c);
+    /* a name no loaded plug-in provides: its position, and the closest name */
+    cr_assert_str_eq(load_err(MINIMAL "m_cpu: {model: biultin}\n"),
+                     "chip.yaml:6:16: key 'm_cpu.model': no m_cpu model 'biultin' is loaded "
+                     "(did you mean 'builtin'?)");
+    cr_assert_str_eq(load_err(MINIMAL "io_cpu: {model: 3}\n"),
+                     "chip.yaml:6:17: key 'io_cpu.model': expected a model's name, got int 3");
 }
 
 Test(config, missing_embedded_and_missing_file)

@@ -179,6 +179,20 @@ static void print_text(const char *file, const struct trace_model *m, const stru
         if (v)
             printf("  %-13s %s\n", keys[k], esc(v));
     }
+    /* the timing models the run's config picked from plug-ins (sim/configs/README.md) */
+    static const char *const sections[][2] = {
+        {"pe", "cpu"},      {"pe", "dma"},     {"pe", "gemm"},   {"pe", "math"},  {"memory", "hbm"},
+        {"memory", "sram"}, {"memory", "tcm"}, {"io_cpu", NULL}, {"m_cpu", NULL},
+    };
+    for (size_t k = 0; k < sizeof(sections) / sizeof(sections[0]); k++) {
+        const struct sim_value *sec = sim_value_map_get(trace_model_config(m), sections[k][0]);
+        if (sections[k][1])
+            sec = sim_value_map_get(sec, sections[k][1]);
+        const char *model = sim_value_get_str(sec, "model", NULL);
+        if (model && strcmp(model, "builtin") != 0)
+            printf("  model         %s%s%s: %s\n", sections[k][0], sections[k][1] ? "." : "",
+                   sections[k][1] ? sections[k][1] : "", esc(model));
+    }
     uint64_t ne = trace_model_event_count(m), nt = trace_model_track_count(m);
     uint64_t nk = trace_model_token_count(m), nm = trace_model_marker_count(m);
     uint64_t na = trace_model_mem_access_count(m);
