@@ -495,10 +495,10 @@ int cli_live(const struct cli_run_opts *o)
             tui_app_free(app);
             cli_unguard();
             sim_guard_disarm();
+            sim_verify_capture_free(v.cap); /* while the run it watches still exists */
+            v.cap = NULL;
             tui_source_free(src); /* its checkpoints end */
             src = NULL;
-            sim_verify_capture_free(v.cap);
-            v.cap = NULL;
             diag_clear(&d);
             reload_exec(carry, n, &d);
             status = fail(&d);
