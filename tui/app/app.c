@@ -110,10 +110,6 @@ struct tui_app {
     char *user_dir;            /* owned, may be NULL */
     struct tui_diffview *diff; /* owned: the comparison that takes the body, or NULL */
     bool resumed;              /* became the live process by going back: check the size */
-    /* Ctrl-R: reloads the plug-ins and starts the run again (tui_app_set_reload) */
-    int (*reload_check)(void *ctx, struct diag *d);
-    void *reload_ctx;
-    bool reload; /* asked for and checked: the app quits for the run to start again */
 };
 
 /* What a copy resumed by going back keeps of the app (the rest is as it was then). */
@@ -797,19 +793,6 @@ static enum tui_result control(struct tui_app *a, enum tui_control c)
     return TUI_RES_REDRAW;
 }
 
-/* The app's state a copy or a run started again keeps. */
-static struct app_carry carry_of(const struct tui_app *a)
-{
-    struct app_carry k = {.focus = a->focus,
-                          .left = a->left,
-                          .maximized = a->maximized,
-                          .bottom_hidden = a->bottom_hidden,
-                          .theme_idx = a->theme_idx,
-                          .filter_engine = a->view.filter_engine,
-                          .filter_kind = a->view.filter_kind};
-    return k;
-}
-
 /* Go back (live sources with checkpoints). Returns only when it could not. */
 static enum tui_result go_back(struct tui_app *a, enum tui_back how, uint64_t arg)
 {
@@ -821,7 +804,13 @@ static enum tui_result go_back(struct tui_app *a, enum tui_back how, uint64_t ar
                                "simulation)");
         return TUI_RES_REDRAW;
     }
-    struct app_carry k = carry_of(a);
+    struct app_carry k = {.focus = a->focus,
+                          .left = a->left,
+                          .maximized = a->maximized,
+                          .bottom_hidden = a->bottom_hidden,
+                          .theme_idx = a->theme_idx,
+                          .filter_engine = a->view.filter_engine,
+                          .filter_kind = a->view.filter_kind};
     struct diag d;
     diag_clear(&d);
     if (a->src->ops->back(a->src, how, arg, &k, sizeof(k), &d) < 0) {
@@ -832,47 +821,32 @@ static enum tui_result go_back(struct tui_app *a, enum tui_back how, uint64_t ar
     return TUI_RES_REDRAW;
 }
 
-/* Ctrl-R: reload the plug-ins from disk and run again from event 0. Checked first (the
- * plug-ins load, the config and the kernel are fine): when they are not, the run on
- * screen stays and the status line says why; else the app quits and the caller starts the
- * run again with tui_app_reload_state. */
+/* Ctrl-R: the plug-ins reloaded and the run started again (the source's reload), the app's
+ * layout, filters and zoom kept; when it cannot, this run stays and the status line says why. */
 static enum tui_result reload(struct tui_app *a)
 {
-    if (!a->reload_check) {
+    if (!a->src->ops->reload) {
         tui_view_message(&a->view, TUI_STYLE_STATUS,
                          "Ctrl-R reloads the plug-ins of a run started here (npuscope run)");
         return TUI_RES_REDRAW;
     }
+    struct app_carry k = {.focus = a->focus,
+                          .left = a->left,
+                          .maximized = a->maximized,
+                          .bottom_hidden = a->bottom_hidden,
+                          .theme_idx = a->theme_idx,
+                          .filter_engine = a->view.filter_engine,
+                          .filter_kind = a->view.filter_kind,
+                          .reload = true};
+    tui_gantt_get_zoom(a->panes[P_GANTT].self, &k.zoom);
     struct diag d;
     diag_clear(&d);
-    if (a->reload_check(a->reload_ctx, &d) < 0) {
-        char line[700];
-        tui_view_message(&a->view, TUI_STYLE_ERROR, "reload failed, this run stays: %s",
-                         diag_format(&d, line, sizeof(line)));
-        a->header_dirty = true;
-        return TUI_RES_REDRAW;
-    }
-    a->reload = true;
-    return TUI_RES_QUIT;
-}
-
-void tui_app_set_reload(struct tui_app *a, int (*check)(void *ctx, struct diag *d), void *ctx)
-{
-    a->reload_check = check;
-    a->reload_ctx = ctx;
-}
-
-size_t tui_app_reload_state(const struct tui_app *a, void *ui, size_t size)
-{
-    if (!a->reload)
-        return 0;
-    struct app_carry k = carry_of(a);
-    k.reload = true;
-    tui_gantt_get_zoom(a->panes[P_GANTT].self, &k.zoom);
-    if (size < sizeof(k))
-        return 0;
-    memcpy(ui, &k, sizeof(k));
-    return sizeof(k);
+    if (a->src->ops->reload(a->src, &k, sizeof(k), &d) == 0)
+        return TUI_RES_QUIT;
+    char line[700];
+    tui_view_message(&a->view, TUI_STYLE_ERROR, "reload failed, this run stays: %s",
+                     diag_format(&d, line, sizeof(line)));
+    return TUI_RES_REDRAW;
 }
 
 /* Open the footer prompt for a breakpoint or a time (live sources only). */

@@ -42,19 +42,6 @@ struct tui_app *tui_app_new(struct tui_source *src, int w, int h, bool unicode, 
 void tui_app_free(struct tui_app *a);
 
 /*
- * Ctrl-R (reload): check(ctx, d) is asked whether the run can start again with the
- * plug-ins as they are on disk now; a negative return keeps the run on screen with d in
- * the status line, else tui_app_run returns (0) and tui_app_reload_state gives the app's
- * state for the next run (its layout, filters and zoom; the source's carry adds breakpoints
- * and speed: tui_source_live_carry). Without it, Ctrl-R says it is not available.
- */
-void tui_app_set_reload(struct tui_app *a, int (*check)(void *ctx, struct diag *d), void *ctx);
-
-/* After tui_app_run: when the user asked for a reload (and it was checked), the app's state
- * for the next run into ui (size >= TUI_SOURCE_UI_MAX) and its length; else 0. */
-size_t tui_app_reload_state(const struct tui_app *a, void *ui, size_t size);
-
-/*
  * Compare the source's trace with b (taken; a saved trace's model) named name: the
  * comparison view (tui/panes/diffview.h) takes the body until D closes it. A comparison already
  * open is replaced.

@@ -452,6 +452,7 @@ int cli_live(const struct cli_run_opts *o)
         .verify_ctx = &v,
         .carry = carry_len ? carry : NULL,
         .carry_len = carry_len,
+        .reload_check = o->listen ? NULL : reload_check,
     };
     /* going back: this process stays as the supervisor of the live process and its
      * checkpoints (tui/source/ckpt.h); without a terminal there is nothing to go back in, and a
@@ -485,12 +486,9 @@ int cli_live(const struct cli_run_opts *o)
         int w, h;
         tui_term_size(term, &w, &h);
         struct tui_app *app = tui_app_new(src, w, h, unicode, o->theme, user_dir, NULL, &d);
-        tui_app_set_reload(app, reload_check, NULL);
         status = tui_app_run(app, term);
-        unsigned char ui[TUI_SOURCE_UI_MAX];
-        size_t ui_len = status == 0 ? tui_app_reload_state(app, ui, sizeof(ui)) : 0;
-        if (ui_len) { /* Ctrl-R: this run ends here, the next starts in a fresh image */
-            size_t n = tui_source_live_carry(src, ui, ui_len, carry, sizeof(carry));
+        size_t n = status == 0 ? tui_source_live_reload_carry(src, carry, sizeof(carry)) : 0;
+        if (n) { /* Ctrl-R: this run ends here, the next starts in a fresh image */
             tui_term_close(term);
             tui_app_free(app);
             cli_unguard();

@@ -143,6 +143,12 @@ struct tui_source_ops {
     /* The summary metrics counted as the run goes (trace/live/sumacc.h, borrowed), so that the
      * summary need not sum up a growing model again; NULL: none. */
     const struct trace_sumacc *(*sumacc)(struct tui_source *s);
+    /* Ctrl-R: check that the run can start again from event 0 with the plug-ins as they are
+     * on disk now (tui_live_opts.reload_check); ui[0..ui_len) is the app's state to keep
+     * (at most TUI_SOURCE_UI_MAX bytes). 0: the app quits, and the caller starts the run
+     * again with tui_source_live_reload_carry; a negative code with d filled: this run
+     * goes on. NULL: the source cannot (a saved trace, a served run). */
+    int (*reload)(struct tui_source *s, const void *ui, size_t ui_len, struct diag *d);
 };
 
 enum { TUI_SOURCE_UI_MAX = 512 };
@@ -180,10 +186,15 @@ struct tui_live_opts {
      * fills line with the result and returns 0 (pass), 1 (mismatch) or a negative code. */
     int (*verify)(struct sim_run *run, char *line, size_t size, void *ctx);
     void *verify_ctx;
-    /* What a live source of an earlier run handed on (tui_source_live_carry: breakpoints,
-     * speed, the app's state, which take_resumed then gives the app), or NULL; borrowed */
+    /* What a live source of an earlier run handed on (tui_source_live_reload_carry:
+     * breakpoints, speed, the app's state, which take_resumed then gives the app), or
+     * NULL; borrowed */
     const void *carry;
     size_t carry_len;
+    /* Ctrl-R's check (the reload op): returns 0 when the run would start again, else a
+     * negative code with d saying why; NULL: no reloading */
+    int (*reload_check)(void *ctx, struct diag *d);
+    void *reload_ctx;
 };
 
 /*
@@ -210,14 +221,13 @@ int tui_source_live_finish(struct tui_source *s, struct diag *d);
 struct tui_source *tui_source_remote_open(const char *path, struct diag *d);
 
 /*
- * What a run started again from event 0 keeps of live source s (Ctrl-R: the plug-ins
- * reloaded): its breakpoints, its speed and ui[0..ui_len), the app's state (at most
- * TUI_SOURCE_UI_MAX bytes), packed into out (size bytes; TUI_SOURCE_CARRY_MAX is enough).
- * Returns the length, for tui_live_opts.carry; 0 when it does not fit.
+ * After a reload the user asked for (the reload op succeeded): what the run started again
+ * keeps of live source s, its breakpoints, its speed and the app's state, packed into out
+ * (size bytes; TUI_SOURCE_CARRY_MAX is enough) for tui_live_opts.carry. Returns the length;
+ * 0 when no reload was asked for.
  */
 enum { TUI_SOURCE_CARRY_MAX = 8192 };
-size_t tui_source_live_carry(struct tui_source *s, const void *ui, size_t ui_len, void *out,
-                             size_t size);
+size_t tui_source_live_reload_carry(struct tui_source *s, void *out, size_t size);
 
 /* A live source that will not go back any more (it is served: viewers have no way back):
  * its checkpoints are ended and no more are taken. */

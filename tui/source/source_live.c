@@ -127,6 +127,10 @@ struct source_live {
     uint64_t rate_t0, rate_ev0; /* events-per-second window */
     double eps;
 
+    int (*reload_check)(void *ctx, struct diag *d); /* Ctrl-R's (tui_live_opts) */
+    void *reload_ctx;
+    unsigned char reload_ui[TUI_SOURCE_UI_MAX]; /* the app's state, once a reload is asked */
+    size_t reload_len;
     int (*verify)(struct sim_run *run, char *line, size_t size, void *ctx);
     void *verify_ctx;
     bool verified;
@@ -967,6 +971,19 @@ static int live_back(struct tui_source *s, enum tui_back how, uint64_t arg, cons
     }
 }
 
+static int live_reload(struct tui_source *s, const void *ui, size_t ui_len, struct diag *d)
+{
+    struct source_live *L = L_of(s);
+    if (!L->reload_check)
+        return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL, "this run cannot be reloaded");
+    int rc = L->reload_check(L->reload_ctx, d);
+    if (rc < 0)
+        return rc;
+    L->reload_len = ui_len < sizeof(L->reload_ui) ? ui_len : sizeof(L->reload_ui);
+    memcpy(L->reload_ui, ui, L->reload_len);
+    return 0;
+}
+
 static size_t live_take_resumed(struct tui_source *s, void *ui, size_t size)
 {
     struct source_live *L = L_of(s);
@@ -1235,6 +1252,7 @@ static const struct tui_source_ops live_ops = {
     .take_focus = live_take_focus,
     .back = live_back,
     .take_resumed = live_take_resumed,
+    .reload = live_reload,
     .memory = live_memory,
     .sumacc = live_sumacc,
 };
@@ -1256,6 +1274,8 @@ struct tui_source *tui_source_live_take(struct sim_run *run, struct trace_live *
     L->hit_record = L->changed_record = L->hit_event = UINT64_MAX;
     L->verify = o ? o->verify : NULL;
     L->verify_ctx = o ? o->verify_ctx : NULL;
+    L->reload_check = o ? o->reload_check : NULL;
+    L->reload_ctx = o ? o->reload_ctx : NULL;
     if (o && o->reverse && tui_ckpt_available()) {
         L->ckpt = tui_ckpt_new();
         L->req = sim_xcalloc(1, sizeof(*L->req));
@@ -1287,15 +1307,16 @@ struct tui_source *tui_source_live_take(struct sim_run *run, struct trace_live *
     return &L->base;
 }
 
-size_t tui_source_live_carry(struct tui_source *s, const void *ui, size_t ui_len, void *out,
-                             size_t size)
+size_t tui_source_live_reload_carry(struct tui_source *s, void *out, size_t size)
 {
     struct source_live *L = L_of(s);
+    if (!L->reload_len)
+        return 0;
     struct tui_ckpt_req *saved = L->req, *r = sim_xcalloc(1, sizeof(*r));
     bool done = L->trace_done;
     L->req = r;
     L->trace_done = false; /* the next run writes its own trace */
-    pack_carry(L, 0, ui, ui_len);
+    pack_carry(L, 0, L->reload_ui, L->reload_len);
     L->req = saved;
     L->trace_done = done;
     size_t n = r->carry_len <= size ? r->carry_len : 0;
