@@ -367,6 +367,19 @@ if plugin "$TMP/sizedma.so" "$P/sizedma.c" -DSIZEDMA_NS_PER_KIB=$K; then
     expect_out "npuscope diff names the model" 'pe\.dma\.model +\(missing\) -> "sizedma"'
     run "$NPUSCOPE" summary "$TMP/m1.json"
     expect_out "npuscope summary names it" '^  model +pe\.dma: sizedma$'
+    # a sweep whose axis is the model
+    mkdir -p "$TMP/msw"
+    cp "$TMP/sizedma.so" "$TMP/base.yaml" "$TMP/msw/"
+    printf 'plugins: [sizedma.so]\nchip: base.yaml\nkernel: vector_add\naxes:\n  n: [3001]\n  pe.dma.model: [builtin, sizedma]\n' \
+        >"$TMP/msw/sweep.yaml"
+    run "$NPUSCOPE" sweep "$TMP/msw/sweep.yaml" -o "$TMP/msw/out" --engine local
+    expect_status "a sweep over pe.dma.model runs" 0
+    run "$NPUSCOPE" sweep --collect "$TMP/msw/out" --csv
+    c0=$(grep -E '^[0-9]+,3001,builtin,ok,' <<<"$OUT" | cut -d, -f5)
+    c1=$(grep -E '^[0-9]+,3001,sizedma,ok,' <<<"$OUT" | cut -d, -f5)
+    [ -n "$c0" ] && [ "$c0" = "${t0#*:}" ] && [ "$c1" = "${t1#*:}" ] &&
+        ok "its points are the two runs above ($c0 and $c1 cycles)" ||
+        fail "the sweep's points" "$OUT"
     run "$NPUSCOPE" kernels --plugin "$TMP/sizedma.so"
     expect_out "npuscope kernels lists the model" "^model sizedma \(pe_dma\)$"
     expect_out "with its formula" "setup_ns \+ $K ns per KiB started"
