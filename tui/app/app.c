@@ -6,6 +6,7 @@
 
 #include "sim/util/escape.h"
 #include "sim/util/xalloc.h"
+#include "trace/analysis/srcstep.h"
 #include "trace/verdict/anomaly.h"
 #include "tui/panes/anomalies.h"
 #include "tui/source/ckpt.h"
@@ -787,6 +788,30 @@ static enum tui_result control(struct tui_app *a, enum tui_control c)
     return TUI_RES_REDRAW;
 }
 
+/* J: the selected op's PE (any PE when none is selected) to its next tl call on another line:
+ * run by a live source, walked over the events of a saved trace or a finished run. */
+static enum tui_result step_line(struct tui_app *a)
+{
+    struct tui_source_status st;
+    a->src->ops->status(a->src, &st);
+    if (!a->src->ops->step_line || st.mode == TUI_MODE_FINISHED || st.mode == TUI_MODE_POSTMORTEM) {
+        tui_srcpane_step_line(&a->view);
+        return TUI_RES_REDRAW;
+    }
+    char pe[128];
+    trace_srcstep_pe_of(a->m, tui_view_focus_event(&a->view), pe, sizeof(pe));
+    struct diag d;
+    diag_clear(&d);
+    if (a->src->ops->step_line(a->src, pe, &d) < 0) {
+        char line[700];
+        tui_view_message(&a->view, TUI_STYLE_ERROR, "%s", diag_format(&d, line, sizeof(line)));
+    } else {
+        source_news(a);
+    }
+    a->header_dirty = true;
+    return TUI_RES_REDRAW;
+}
+
 /* Go back (live sources with checkpoints). Returns only when it could not. */
 static enum tui_result go_back(struct tui_app *a, enum tui_back how, uint64_t arg)
 {
@@ -1109,6 +1134,7 @@ static enum tui_result global_action(struct tui_app *a, enum tui_action act)
     case TUI_ACT_PAUSE: return control(a, TUI_CTL_PAUSE);
     case TUI_ACT_STEP: return control(a, TUI_CTL_STEP);
     case TUI_ACT_STEP_OP: return control(a, TUI_CTL_STEP_OP);
+    case TUI_ACT_STEP_LINE: return step_line(a);
     case TUI_ACT_CONTINUE: return control(a, TUI_CTL_CONTINUE);
     case TUI_ACT_FASTER: return control(a, TUI_CTL_FASTER);
     case TUI_ACT_SLOWER: return control(a, TUI_CTL_SLOWER);

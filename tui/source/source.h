@@ -143,6 +143,11 @@ struct tui_source_ops {
     /* The summary metrics counted as the run goes (trace/live/sumacc.h, borrowed), so that the
      * summary need not sum up a growing model again; NULL: none. */
     const struct trace_sumacc *(*sumacc)(struct tui_source *s);
+    /* Step by line: run until the kernel of PE pe (a component prefix, "sip0.cube0.pe3";
+     * "" any PE) issues an op from a call site other than that of its latest op (its next
+     * tl call on another line, trace/analysis/srcstep.h), then pause and show that op.
+     * Returns 0 or a negative code with d filled (a finished run). NULL: none. */
+    int (*step_line)(struct tui_source *s, const char *pe, struct diag *d);
 };
 
 enum { TUI_SOURCE_UI_MAX = 512 };

@@ -12,7 +12,9 @@
 #include "sim/util/escape.h"
 #include "sim/host/host.h"
 #include "sim/host/run.h"
+#include "sim/util/srcsite.h"
 #include "sim/util/xalloc.h"
+#include "trace/analysis/srcstep.h"
 #include "trace/model/format.h"
 #include "trace/live/live.h"
 #include "tui/source/ckpt.h"
@@ -57,9 +59,10 @@ enum state {
 
 /* What a run (as opposed to a pause) is for. */
 enum goal {
-    GOAL_END,     /* to the end */
-    GOAL_STEP_OP, /* until an op record starts or ends */
-    GOAL_UNTIL,   /* until a time */
+    GOAL_END,       /* to the end */
+    GOAL_STEP_OP,   /* until an op record starts or ends */
+    GOAL_UNTIL,     /* until a time */
+    GOAL_STEP_LINE, /* until a PE issues an op from another line */
 };
 
 struct bp {
@@ -96,8 +99,13 @@ struct source_live {
     int observer;            /* our op log subscription */
     enum state state;
     enum goal goal;
-    uint64_t goal_changes;      /* GOAL_STEP_OP: op changes when it began */
-    sim_time_t goal_until;      /* GOAL_UNTIL: ticks */
+    uint64_t goal_changes; /* GOAL_STEP_OP: op changes when it began */
+    sim_time_t goal_until; /* GOAL_UNTIL: ticks */
+    char line_pe[128];     /* GOAL_STEP_LINE: the PE ("" any), */
+    char line_file[128];   /* the basename and line it was at ("" 0: none), */
+    uint32_t line_no;
+    bool line_hit;              /* an op from another line started in the last event: */
+    uint64_t line_record;       /* its record */
     uint64_t speed;             /* events per second, 0: as fast as possible */
     uint64_t pace_t0, pace_ev0; /* when the current paced stretch began, events then */
 
@@ -209,12 +217,31 @@ static void mark_hit(struct source_live *L, uint64_t record)
     snprintf(h->text, sizeof(h->text), "%s", L->hit_text);
 }
 
+/* Whether rec is an op of the PE a step by line follows, from another line than it was at. */
+static bool other_line(const struct source_live *L, const struct sim_op_record *rec)
+{
+    const struct sim_srcsite *site = sim_srcsite_get(rec->note.site);
+    if (!site)
+        return false;
+    size_t n = strlen(L->line_pe);
+    const char *c = rec->component_id;
+    if (n ? strncmp(c, L->line_pe, n) != 0 || c[n] != '.' : !strchr(c, '.'))
+        return false;
+    return (uint32_t)site->line != L->line_no ||
+           strcmp(sim_srcsite_basename(site->file), L->line_file) != 0;
+}
+
 static void on_start(void *ctx, const struct sim_op_record *rec)
 {
     struct source_live *L = ctx;
     L->changed_record = rec->note.id;
     L->changed_started = true;
     mark_change(L, rec->note.id, true);
+    if (L->goal == GOAL_STEP_LINE && !L->line_hit && !L->silent && other_line(L, rec)) {
+        L->line_hit = true;
+        L->line_record = rec->note.id;
+        sim_engine_stop(L->eng);
+    }
     for (size_t i = 0; i < L->nbp && !L->hit; i++) {
         struct bp *b = &L->bps[i];
         bool hit = (b->kind == TUI_BREAK_COMPONENT && matches(b->pattern, rec->component_id)) ||
@@ -542,6 +569,8 @@ static void start_running(struct source_live *L, enum goal g)
     L->rate_ev0 = L->pace_ev0;
 }
 
+static void notice_line(struct source_live *L, uint64_t record);
+
 /* After an event that hit a breakpoint or ended a step-op: pause and show the op. */
 static bool check_stop(struct source_live *L)
 {
@@ -552,6 +581,12 @@ static bool check_stop(struct source_live *L)
         L->focus = ev;
         snprintf(L->fired_text, sizeof(L->fired_text), "%s", L->hit_text);
         pause_with(L, L->hit_text);
+        return true;
+    }
+    if (L->goal == GOAL_STEP_LINE && L->line_hit) {
+        L->line_hit = false;
+        pause_with(L, NULL);
+        notice_line(L, L->line_record);
         return true;
     }
     if (L->goal == GOAL_STEP_OP && trace_live_op_changes(L->feed) != L->goal_changes) {
@@ -1147,6 +1182,49 @@ static int live_run_until(struct tui_source *s, uint64_t cycle, struct diag *d)
     return 0;
 }
 
+/* "sip0.cube0.pe0 at vector_add.c:46: dma_read on sip0.cube0.pe0.pe_dma", and the op to
+ * show, for the op record a step by line stopped at. */
+static void notice_line(struct source_live *L, uint64_t record)
+{
+    L->focus = trace_live_event_of_record(L->feed, record);
+    if (L->focus == UINT64_MAX)
+        return;
+    const struct trace_model *m = trace_live_model(L->feed);
+    const struct trace_event *e = trace_model_event(m, L->focus);
+    char pe[128], src[160], text[400];
+    trace_srcstep_pe_of(m, L->focus, pe, sizeof(pe));
+    trace_model_site_text(m, e->site, src, sizeof(src));
+    snprintf(text, sizeof(text), "%s at %s: %s on %s", pe, src, trace_model_str(m, e->op),
+             trace_model_str(m, trace_model_track_get(m, e->track)->name));
+    char esc[400];
+    sim_escape(text, strlen(text), esc, sizeof(esc));
+    notice(L, "%s", esc);
+}
+
+static int live_step_line(struct tui_source *s, const char *pe, struct diag *d)
+{
+    struct source_live *L = L_of(s);
+    if (L->state == ST_FINISHED)
+        return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL, "the simulation has finished");
+    if (maybe_checkpoint(L))
+        return 0;
+    L->backwards = false;
+    const struct trace_model *m = trace_live_model(L->feed);
+    snprintf(L->line_pe, sizeof(L->line_pe), "%s", pe ? pe : "");
+    L->line_file[0] = '\0';
+    L->line_no = 0;
+    uint64_t last = L->line_pe[0] ? trace_srcstep_last(m, L->line_pe, UINT64_MAX) : UINT64_MAX;
+    const struct trace_site *site =
+        last != UINT64_MAX ? trace_model_site_get(m, trace_model_event(m, last)->site) : NULL;
+    if (site) {
+        snprintf(L->line_file, sizeof(L->line_file), "%s", trace_model_str(m, site->file));
+        L->line_no = site->line;
+    }
+    L->line_hit = false;
+    start_running(L, GOAL_STEP_LINE);
+    return 0;
+}
+
 static uint64_t live_take_focus(struct tui_source *s)
 {
     struct source_live *L = L_of(s);
@@ -1237,6 +1315,7 @@ static const struct tui_source_ops live_ops = {
     .take_resumed = live_take_resumed,
     .memory = live_memory,
     .sumacc = live_sumacc,
+    .step_line = live_step_line,
 };
 
 struct tui_source *tui_source_live_take(struct sim_run *run, struct trace_live *feed,

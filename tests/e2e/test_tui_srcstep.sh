@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Stepping through a kernel's source in a real terminal (tmux): J runs the selected PE's
+# kernel to its next tl call on another line, live and on a saved trace, and the source
+# pane's marker of that PE ('*') moves to the line; line breakpoints (B vector_add.c:47,
+# with pe=N) stop at the call the line issues (the details pane names it), R goes back to
+# the previous hit, and a file:line that cannot match is refused with the reason.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/tmux.sh"
+cd "$TMP" || exit 1
+U=(LANG=C.UTF-8 LC_ALL=C.UTF-8)
+# vector_add.c: line 45 loads x, 46 loads y, 47 adds, 48 stores, in a loop over tiles
+L45='struct tl_tensor \*tx = tl_load'
+L46='struct tl_tensor \*ty = tl_load'
+L47='struct tl_tensor \*sum = tl_add'
+L48='tl_store\(tl, tl_view\(tl, out'
+
+echo "-- live: J steps line by line, the PE's marker follows"
+tmux_start 160 45 "${U[@]}" -- run --paused -k vector_add:n=16384,pes=2
+expect_screen "paused before the first event" 'events: 0 '
+tmux_keys K z
+tmux_keys J
+expect_screen "J with nothing selected: the first call of any PE" \
+    'sip0\.cube0\.pe[01] at vector_add\.c:45: dma_read on sip0\.cube0\.pe[01]\.pe_dma'
+expect_screen "its PE's marker on line 45" "^\*1 +45 .*$L45"
+pe=$(grep -oE 'sip0\.cube0\.pe[01] at' <<<"$SCREEN" | head -1 | cut -d' ' -f1)
+tmux_keys J
+expect_screen "J: the same PE at line 46" "$pe at vector_add\.c:46: dma_read"
+expect_screen "the marker moved to line 46" "^\*1 +46 .*$L46"
+expect_no_screen "and left line 45" "^\*1 +45 "
+tmux_keys J
+expect_screen "J: line 47 on the MATH engine" "$pe at vector_add\.c:47: add on $pe\.pe_math"
+expect_screen "the marker on line 47" "^\*1 +47 .*$L47"
+tmux_keys J
+expect_screen "J: line 48 stores" "$pe at vector_add\.c:48: dma_write"
+tmux_keys J
+expect_screen "J: the next tile loads x again" "$pe at vector_add\.c:45: dma_read"
+expect_screen "the marker back on line 45" "^\*1 +45 .*$L45"
+tmux_keys c
+expect_screen "c runs to the end" 'FINISHED'
+tmux_keys q
+expect_exit "q: exit 0, terminal restored" 0
+
+echo "-- a saved trace: J walks the selected PE's ops line by line"
+run "$NPUSCOPE" run --headless -k vector_add:n=8192 -o va.json
+expect_status "headless run writes the trace" 0
+tmux_start 160 45 "${U[@]}" -- view va.json
+expect_screen "view: running" 'POST-MORTEM'
+tmux_keys K z J
+expect_screen "J: the first call of the kernel" \
+    'sip0\.cube0\.pe0 at vector_add\.c:45: dma_read on sip0\.cube0\.pe0\.pe_dma \(op [0-9]+ of the trace\)'
+expect_screen "the PE's marker at the cursor's line" "^\*1 +45 .*$L45"
+tmux_keys J
+expect_screen "J: line 46" 'sip0\.cube0\.pe0 at vector_add\.c:46: dma_read'
+expect_screen "the marker on line 46" "^\*1 +46 .*$L46"
+tmux_keys J J
+expect_screen "J J: line 48" 'sip0\.cube0\.pe0 at vector_add\.c:48: dma_write'
+expect_screen "the marker on line 48" "^\*1 +48 .*$L48"
+tmux_keys q
+expect_exit "view q: exit 0" 0
+tmux_stop
+finish
