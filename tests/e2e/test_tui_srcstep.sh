@@ -57,5 +57,44 @@ expect_screen "J J: line 48" 'sip0\.cube0\.pe0 at vector_add\.c:48: dma_write'
 expect_screen "the marker on line 48" "^\*1 +48 .*$L48"
 tmux_keys q
 expect_exit "view q: exit 0" 0
+echo "-- line breakpoints: refused when they cannot match, stop at the line's call, R goes back"
+tmux_start 160 60 "${U[@]}" -- run --paused -k vector_add:n=16384,pes=2
+expect_screen "paused before the first event" 'events: 0 '
+tmux_keys B; tmux_keys -l 'vector_ad.c:47'; tmux_keys Enter
+expect_screen "a file of no kernel: refused, with the reason" \
+    'vector_ad\.c is not a kernel source of this run'
+tmux_keys B; tmux_keys -l 'vector_add.c:200'; tmux_keys Enter
+expect_screen "a line past the end: refused" 'vector_add\.c has [0-9]+ lines: there is no line 200'
+tmux_keys B; tmux_keys -l 'vector_add.c:44'; tmux_keys Enter
+expect_screen "a line with no call issuing ops: refused, the lines that do named" \
+    'line 44 of vector_add\.c makes no tl call that issues ops \(lines that do: 45, 46, 47, 48\)'
+tmux_keys B; tmux_keys -l 'vector_add.c:47 pe=1'; tmux_keys Enter
+expect_screen "B FILE:LINE pe=N is set" 'breakpoint 1: line vector_add\.c:47 pe=1 issues an op'
+tmux_keys c
+expect_screen "it stops at the line's call on that PE" \
+    'PAUSED .*breakpoint 1: vector_add\.c:47 issues add on sip0\.cube0\.pe1\.pe_math'
+first=$(grep -oE 'events: [0-9]+' <<<"$SCREEN" | head -1)
+tmux_keys Tab Tab z
+expect_screen "the details pane names the op's call site" 'src: +vector_add\.c:47'
+expect_screen "and its function" 'src_func: +vector_add'
+tmux_keys z
+tmux_keys c
+tmux_wait_not "$first " 10
+expect_screen "c: stopped again at the next tile's add on pe1" 'PAUSED .*breakpoint 1: vector_add\.c:47 issues add on sip0\.cube0\.pe1'
+tmux_keys R
+expect_screen "R: back at the previous hit" "$first \(reached backwards\)"
+expect_screen "the status line says which" 'back at breakpoint 1: vector_add\.c:47 issues add on sip0\.cube0\.pe1\.pe_math'
+tmux_keys q
+expect_exit "q: exit 0" 0
+
+echo "-- B FILE:LINE without pe= stops at any PE's call"
+tmux_start 160 45 "${U[@]}" -- run --paused -k vector_add:n=16384,pes=2
+expect_screen "paused before the first event" 'events: 0 '
+tmux_keys B; tmux_keys -l 'vector_add.c:48'; tmux_keys Enter
+tmux_keys c
+expect_screen "any PE's store stops it" \
+    'breakpoint 1: vector_add\.c:48 issues dma_write on sip0\.cube0\.pe[01]\.pe_dma'
+tmux_keys q
+expect_exit "q: exit 0" 0
 tmux_stop
 finish

@@ -266,7 +266,7 @@ int trace_proto_get_request(const uint8_t *p, size_t n, struct trace_proto_reque
     case TRACE_REQ_MEM_LIST: q->arg[0] = trace_wire_get_uv(&r); break;
     case TRACE_REQ_BREAK_ADD: {
         q->kind = trace_wire_get_u8(&r);
-        if (trace_wire_rd_ok(&r) && q->kind > 3)
+        if (trace_wire_rd_ok(&r) && q->kind > 4)
             trace_wire_rd_fail(&r, "unknown breakpoint kind");
         size_t len;
         const uint8_t *t = trace_wire_get_bytes(&r, TRACE_PROTO_MAX_PATTERN, &len);

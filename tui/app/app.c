@@ -10,6 +10,7 @@
 #include "trace/verdict/anomaly.h"
 #include "tui/panes/anomalies.h"
 #include "tui/source/ckpt.h"
+#include "tui/source/linebp.h"
 #include "tui/panes/bottleneck.h"
 #include "tui/panes/details.h"
 #include "tui/panes/diffview.h"
@@ -851,9 +852,10 @@ static enum tui_result open_prompt(struct tui_app *a, enum prompt_kind k)
     return TUI_RES_REDRAW;
 }
 
-/* A breakpoint from the prompt: "c GLOB" (component), "o NAME" (op), "m NAME" (marker), or a
- * condition on a metric ("hbm.util > 0.9", "idle(te) > 5us", "op.duration > 2us"); without
- * a kind, a pattern with a dot is a component, else an op name. */
+/* A breakpoint from the prompt: "c GLOB" (component), "o NAME" (op), "m NAME" (marker),
+ * "FILE:LINE [pe=N]" (a kernel line), or a condition on a metric ("hbm.util > 0.9", "idle(te) >
+ * 5us", "op.duration > 2us"); without a kind, a pattern with a dot is a component, else an op name.
+ */
 static void add_breakpoint(struct tui_app *a, const char *text)
 {
     while (*text == ' ')
@@ -861,6 +863,8 @@ static void add_breakpoint(struct tui_app *a, const char *text)
     enum tui_break_kind kind = strchr(text, '.') ? TUI_BREAK_COMPONENT : TUI_BREAK_OP;
     if (strchr(text, '<') || strchr(text, '>'))
         kind = TUI_BREAK_METRIC;
+    if (tui_linebp_looks(text))
+        kind = TUI_BREAK_LINE; /* vector_add.c:47 [pe=3] */
     static const struct {
         const char *word;
         enum tui_break_kind kind;
@@ -878,8 +882,8 @@ static void add_breakpoint(struct tui_app *a, const char *text)
     struct diag d;
     diag_clear(&d);
     if (a->src->ops->break_add(a->src, kind, text, &d) < 0) {
-        tui_view_message(&a->view, TUI_STYLE_ERROR, "%s (c GLOB, o NAME, m NAME or a condition)",
-                         d.msg);
+        tui_view_message(&a->view, TUI_STYLE_ERROR,
+                         "%s (c GLOB, o NAME, m NAME, FILE:LINE or a condition)", d.msg);
         return;
     }
     char what[200];

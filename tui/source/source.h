@@ -81,6 +81,8 @@ enum tui_break_kind {
     TUI_BREAK_OP,        /* an op whose name matches starts */
     TUI_BREAK_MARKER,    /* a marker whose name matches is raised */
     TUI_BREAK_METRIC,    /* a condition on a metric comes to hold (trace/live/watch.h) */
+    TUI_BREAK_LINE,      /* a PE issues an op from a kernel line: "vector_add.c:47 pe=3"
+                            (tui/source/linebp.h) */
 };
 
 struct tui_source;

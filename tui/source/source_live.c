@@ -18,6 +18,7 @@
 #include "trace/model/format.h"
 #include "trace/live/live.h"
 #include "tui/source/ckpt.h"
+#include "tui/source/linebp.h"
 #include "trace/live/watch.h"
 #include "tui/source/memview.h"
 #include "tui/term/view.h"
@@ -69,9 +70,10 @@ struct bp {
     enum tui_break_kind kind;
     char *pattern; /* owned */
     uint64_t hits;
-    int id;          /* METRIC: its id in the watch */
-    unsigned number; /* what the user calls it: 1, 2, ... in the order set, kept when an
-                        earlier one is removed */
+    int id;                  /* METRIC: its id in the watch */
+    struct tui_linebp *line; /* owned: LINE: the file, line and PE, else NULL */
+    unsigned number;         /* what the user calls it: 1, 2, ... in the order set, kept when an
+                                earlier one is removed */
 };
 
 /* An event that started or ended an op (the last such op of the event). */
@@ -245,7 +247,9 @@ static void on_start(void *ctx, const struct sim_op_record *rec)
     for (size_t i = 0; i < L->nbp && !L->hit; i++) {
         struct bp *b = &L->bps[i];
         bool hit = (b->kind == TUI_BREAK_COMPONENT && matches(b->pattern, rec->component_id)) ||
-                   (b->kind == TUI_BREAK_OP && matches(b->pattern, rec->op_name));
+                   (b->kind == TUI_BREAK_OP && matches(b->pattern, rec->op_name)) ||
+                   (b->kind == TUI_BREAK_LINE && b->line &&
+                    tui_linebp_hits(b->line, rec->note.site, rec->component_id));
         if (!hit)
             continue;
         L->hit = true;
@@ -253,8 +257,16 @@ static void on_start(void *ctx, const struct sim_op_record *rec)
         char comp[96], op[64];
         sim_escape(rec->component_id, strlen(rec->component_id), comp, sizeof(comp));
         sim_escape(rec->op_name, strlen(rec->op_name), op, sizeof(op));
-        snprintf(L->hit_text, sizeof(L->hit_text), "breakpoint %u: %s starts on %s", b->number, op,
-                 comp);
+        if (b->kind == TUI_BREAK_LINE) {
+            char src[64];
+            sim_escape(b->line->file, strlen(b->line->file), src, sizeof(src));
+            snprintf(L->hit_text, sizeof(L->hit_text),
+                     "breakpoint %u: %.63s:%u issues %.40s on %.80s", b->number, src,
+                     (unsigned)b->line->line, op, comp);
+        } else {
+            snprintf(L->hit_text, sizeof(L->hit_text), "breakpoint %u: %s starts on %s", b->number,
+                     op, comp);
+        }
         mark_hit(L, rec->note.id);
         if (L->silent) {
             L->hit = false; /* going back: remembered, not stopped at */
@@ -376,6 +388,11 @@ static int check_pattern(const struct source_live *L, enum tui_break_kind kind, 
                         "sip0.cube0.pe0.pe_dma; * and ? match any)",
                         pat);
     }
+    if (kind == TUI_BREAK_LINE) {
+        struct tui_linebp bp;
+        int rc = tui_linebp_parse(pattern, &bp, d);
+        return rc < 0 ? rc : tui_linebp_check(&bp, sim_run_over(L->run), d);
+    }
     if (kind != TUI_BREAK_OP)
         return 0;
     if (strpbrk(pattern, " \t"))
@@ -391,6 +408,20 @@ static int check_pattern(const struct source_live *L, enum tui_break_kind kind, 
     return 0;
 }
 
+/* A LINE breakpoint's parsed pattern (owned), NULL for the other kinds. */
+static struct tui_linebp *line_of(enum tui_break_kind kind, const char *pattern)
+{
+    if (kind != TUI_BREAK_LINE)
+        return NULL;
+    struct tui_linebp *bp = sim_xmalloc(sizeof(*bp));
+    struct diag d;
+    if (tui_linebp_parse(pattern, bp, &d) < 0) {
+        free(bp);
+        return NULL;
+    }
+    return bp;
+}
+
 static int live_break_add(struct tui_source *s, enum tui_break_kind kind, const char *pattern,
                           struct diag *d)
 {
@@ -399,7 +430,7 @@ static int live_break_add(struct tui_source *s, enum tui_break_kind kind, const 
         pattern++;
     if (!pattern || !*pattern)
         return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL, "a breakpoint needs a pattern");
-    struct bp b = {kind, NULL, 0, -1, 0};
+    struct bp b = {kind, NULL, 0, -1, NULL, 0};
     int rc = check_pattern(L, kind, pattern, d);
     if (rc < 0)
         return rc;
@@ -415,6 +446,7 @@ static int live_break_add(struct tui_source *s, enum tui_break_kind kind, const 
         b.pattern = sim_xstrdup(c.text);
     } else {
         b.pattern = sim_xstrdup(pattern);
+        b.line = line_of(kind, pattern);
     }
     b.number = ++L->next_bp_number;
     L->bps = sim_xreallocarray(L->bps, L->nbp + 1, sizeof(*L->bps));
@@ -435,7 +467,7 @@ static void live_break_describe(struct tui_source *s, size_t i, char *buf, size_
         return;
     }
     const struct bp *b = &L->bps[i];
-    static const char *const what[] = {"an op starts on", "op", "marker", "when"};
+    static const char *const what[] = {"an op starts on", "op", "marker", "when", "line"};
     char pat[128];
     sim_escape(b->pattern, strlen(b->pattern), pat, sizeof(pat));
     if (b->kind == TUI_BREAK_METRIC) {
@@ -446,6 +478,7 @@ static void live_break_describe(struct tui_source *s, size_t i, char *buf, size_
     snprintf(buf, size, "%u: %s %s%s, hit %" PRIu64 " time%s", b->number, what[b->kind], pat,
              b->kind == TUI_BREAK_OP       ? " starts"
              : b->kind == TUI_BREAK_MARKER ? " is raised"
+             : b->kind == TUI_BREAK_LINE   ? " issues an op"
                                            : "",
              b->hits, b->hits == 1 ? "" : "s");
 }
@@ -458,6 +491,7 @@ static void live_break_remove(struct tui_source *s, size_t i)
     if (L->bps[i].kind == TUI_BREAK_METRIC)
         trace_watch_remove(L->watch, L->bps[i].id);
     free(L->bps[i].pattern);
+    free(L->bps[i].line);
     memmove(&L->bps[i], &L->bps[i + 1], (L->nbp - i - 1) * sizeof(*L->bps));
     L->nbp--;
 }
@@ -803,7 +837,8 @@ static uint32_t unpack_carry(struct source_live *L)
         char *pat = sim_xmalloc(len + 1);
         get(r, &at, pat, len);
         pat[len] = '\0';
-        struct bp b = {(enum tui_break_kind)(kind & 0xff), pat, hits, -1, kind >> 8};
+        struct bp b = {(enum tui_break_kind)(kind & 0xff), pat, hits, -1, NULL, kind >> 8};
+        b.line = line_of(b.kind, pat);
         if (b.kind == TUI_BREAK_METRIC)
             b.id = carried_watch(L, old, nold, pat);
         L->bps = sim_xreallocarray(L->bps, L->nbp + 1, sizeof(*L->bps));
@@ -813,6 +848,7 @@ static uint32_t unpack_carry(struct source_live *L)
         if (old[i].kind == TUI_BREAK_METRIC && old[i].id >= 0)
             trace_watch_remove(L->watch, old[i].id);
         free(old[i].pattern);
+        free(old[i].line);
     }
     free(old);
     if (get(r, &at, &n, sizeof(n)) && n <= sizeof(L->ui) && get(r, &at, L->ui, n))
@@ -1279,8 +1315,10 @@ static void live_free(struct tui_source *s)
     sim_oplog_unobserve(sim_chip_oplog(L->chip), L->observer);
     tui_ckpt_free(L->ckpt);
     free(L->req);
-    for (size_t i = 0; i < L->nbp; i++)
+    for (size_t i = 0; i < L->nbp; i++) {
         free(L->bps[i].pattern);
+        free(L->bps[i].line);
+    }
     free(L->bps);
     trace_watch_free(L->watch);
     tui_memview_free(L->mem);

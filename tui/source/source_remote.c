@@ -493,6 +493,10 @@ static int rm_break_add(struct tui_source *s, enum tui_break_kind kind, const ch
                         struct diag *d)
 {
     struct trace_proto_request q = {.code = TRACE_REQ_BREAK_ADD, .kind = (uint8_t)kind};
+    if (kind == TUI_BREAK_LINE && R_of(s)->w.minor < 1)
+        return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL,
+                        "this run's npuscope (protocol 2.%u) has no line breakpoints",
+                        (unsigned)R_of(s)->w.minor);
     if (strlen(pattern) > TRACE_PROTO_MAX_PATTERN)
         return diag_set(d, SIM_ELIMIT, NULL, 0, 0, NULL, "a pattern of %d bytes at most",
                         TRACE_PROTO_MAX_PATTERN);
