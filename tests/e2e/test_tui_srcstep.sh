@@ -3,7 +3,8 @@
 # kernel to its next tl call on another line, live and on a saved trace, and the source
 # pane's marker of that PE ('*') moves to the line; line breakpoints (B vector_add.c:47,
 # with pe=N) stop at the call the line issues (the details pane names it), R goes back to
-# the previous hit, and a file:line that cannot match is refused with the reason.
+# the previous hit, and a file:line that cannot match is refused with the reason. Attached
+# to a served run: the source pane has the call sites, J and line breakpoints work.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tmux.sh"
 cd "$TMP" || exit 1
@@ -96,5 +97,37 @@ expect_screen "any PE's store stops it" \
     'breakpoint 1: vector_add\.c:48 issues dma_write on sip0\.cube0\.pe[01]\.pe_dma'
 tmux_keys q
 expect_exit "q: exit 0" 0
+echo "-- attached to a served run: the source pane, J and a line breakpoint"
+export XDG_RUNTIME_DIR="$TMP/xdg" TMPDIR="$TMP/tmp"
+mkdir -m 700 "$XDG_RUNTIME_DIR" "$TMPDIR"
+"$NPUSCOPE" run --headless --listen --paused -k vector_add:n=16384,pes=2 >"$TMP/s.out" 2>"$TMP/s.err" &
+served=$!
+for ((i = 0; i < 200; i++)); do grep -q 'serving run' "$TMP/s.err" 2>/dev/null && break; sleep 0.05; done
+runid=$(grep -oE 'serving run [^ ]+' "$TMP/s.err" | awk '{print $3}')
+tmux_start 160 60 "${U[@]}" -- attach "${runid##*-}"
+expect_screen "attached, paused" 'PAUSED +now 0 '
+tmux_keys K z J
+expect_screen "J over the socket: the first call of a PE" \
+    'sip0\.cube0\.pe[01] at vector_add\.c:45: dma_read on sip0\.cube0\.pe[01]\.pe_dma'
+expect_screen "the source pane has the call sites: the line's ops and the PE's marker" \
+    "^\*1 +45 +[0-9.]+% +1 +[0-9]+ +0 +0 .*$L45"
+pe=$(grep -oE 'sip0\.cube0\.pe[01] at' <<<"$SCREEN" | head -1 | cut -d' ' -f1)
+tmux_keys J
+expect_screen "J again: line 46" "$pe at vector_add\.c:46: dma_read"
+expect_screen "the marker moved over the socket" "^\*1 +46 .*$L46"
+tmux_keys z
+tmux_keys B; tmux_keys -l 'vector_add.c:44'; tmux_keys Enter
+expect_screen "a line that cannot match, refused by the run" 'line 44 of vector_add\.c makes no tl call'
+tmux_keys B; tmux_keys -l 'vector_add.c:47 pe=1'; tmux_keys Enter
+expect_screen "a line breakpoint set over the socket" 'breakpoint 1: line vector_add\.c:47 pe=1'
+tmux_keys c
+expect_screen "it stops the served run at the line's call" \
+    'PAUSED .*breakpoint 1: vector_add\.c:47 issues add on sip0\.cube0\.pe1\.pe_math'
+tmux_keys Tab z # from the source pane, Tab focuses the details
+expect_screen "the details pane names the call site" 'src: +vector_add\.c:47'
+tmux_keys q
+expect_exit "q detaches: exit 0" 0
+kill "$served" 2>/dev/null
+wait "$served" 2>/dev/null
 tmux_stop
 finish

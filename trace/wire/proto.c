@@ -40,6 +40,7 @@ void trace_proto_put_request(struct trace_wire_buf *b, const struct trace_proto_
         trace_wire_put_u8(b, q->kind);
         trace_wire_put_str(b, q->text);
         break;
+    case TRACE_REQ_STEP_LINE: trace_wire_put_str(b, q->text); break;
     case TRACE_REQ_MEM_READ:
         for (int i = 0; i < 4; i++)
             trace_wire_put_uv(b, q->arg[i]);
@@ -272,6 +273,15 @@ int trace_proto_get_request(const uint8_t *p, size_t n, struct trace_proto_reque
         const uint8_t *t = trace_wire_get_bytes(&r, TRACE_PROTO_MAX_PATTERN, &len);
         if (t && memchr(t, 0, len))
             trace_wire_rd_fail(&r, "a pattern holding a NUL byte");
+        else if (t)
+            memcpy(q->text, t, len);
+        break;
+    }
+    case TRACE_REQ_STEP_LINE: {
+        size_t len;
+        const uint8_t *t = trace_wire_get_bytes(&r, TRACE_PROTO_MAX_PATTERN, &len);
+        if (t && memchr(t, 0, len))
+            trace_wire_rd_fail(&r, "a PE holding a NUL byte");
         else if (t)
             memcpy(q->text, t, len);
         break;

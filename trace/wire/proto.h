@@ -77,6 +77,7 @@ enum trace_req {
     TRACE_REQ_DETAILS,      /* arg[0]: an event index */
     TRACE_REQ_MEM_LIST,     /* arg[0]: a space index */
     TRACE_REQ_MEM_READ,     /* arg: space, address, byte offset, length */
+    TRACE_REQ_STEP_LINE,    /* text: a PE ("" any): to its next kernel line (2.1) */
     TRACE_REQ_KNOWN,        /* the first code this version does not know */
 };
 
@@ -110,7 +111,7 @@ struct trace_proto_request {
     uint64_t code; /* enum trace_req, or a code this version does not know */
     uint64_t arg[4];
     uint8_t kind; /* BREAK_ADD: 0 component, 1 op, 2 marker, 3 metric, 4 line (2.1) */
-    char text[TRACE_PROTO_MAX_PATTERN + 1]; /* BREAK_ADD: the pattern */
+    char text[TRACE_PROTO_MAX_PATTERN + 1]; /* BREAK_ADD: the pattern; STEP_LINE: the PE */
 };
 
 struct trace_proto_status {

@@ -8,6 +8,7 @@
 #include "sim/util/srcsite.h"
 #include "sim/util/xalloc.h"
 #include "trace/file/srctext.h"
+#include "trace/model/model.h"
 
 #include <ctype.h>
 #include <fnmatch.h>
@@ -183,7 +184,8 @@ static void list_lines(const bool *calls, size_t n, char *buf, size_t size)
     }
 }
 
-int tui_linebp_check(const struct tui_linebp *bp, bool run_over, struct diag *d)
+int tui_linebp_check(const struct tui_linebp *bp, const struct trace_model *m, bool run_over,
+                     struct diag *d)
 {
     char file[160], seen_files[200] = "";
     sim_escape(bp->file, strlen(bp->file), file, sizeof(file));
@@ -193,13 +195,16 @@ int tui_linebp_check(const struct tui_linebp *bp, bool run_over, struct diag *d)
         const char *base = sim_srcsite_basename(s->file);
         if (strcmp(base, bp->file) == 0) {
             file_seen = true;
-            line_seen = line_seen || (uint32_t)s->line == bp->line;
         } else if (!strstr(seen_files, base) && strlen(seen_files) + strlen(base) + 3 < 160) {
             snprintf(seen_files + strlen(seen_files), sizeof(seen_files) - strlen(seen_files),
                      "%s%s", seen_files[0] ? ", " : "", base);
         }
     }
-    if (line_seen)
+    for (uint32_t id = 1; id < trace_model_site_count(m) && !line_seen; id++) {
+        const struct trace_site *ms = trace_model_site_get(m, (uint16_t)id);
+        line_seen = ms->line == bp->line && strcmp(trace_model_str(m, ms->file), bp->file) == 0;
+    }
+    if (line_seen) /* an op came from it */
         return 0;
     struct trace_srctext *t = trace_srctext_find(bp->file, NULL);
     int rc = 0;

@@ -31,13 +31,16 @@ bool tui_linebp_looks(const char *text);
 int tui_linebp_parse(const char *text, struct tui_linebp *bp, struct diag *d);
 
 /*
- * Whether bp can match in this run, with the reason when not (-SIM_EINVAL, d): a file that
+ * Whether bp can match in the run whose model is m, with the reason when not (-SIM_EINVAL,
+ * d). A line some op of m came from can; else it cannot when it is in a file that
  * no kernel of the run called from and that is no kernel source found (the current
  * directory, the built-in kernels); a line past the file's end; a line of the source that
  * makes no tl call issuing ops (the lines that do are named); once the run is over
  * (run_over), a line no call came from. 0 when it can match.
  */
-int tui_linebp_check(const struct tui_linebp *bp, bool run_over, struct diag *d);
+struct trace_model;
+int tui_linebp_check(const struct tui_linebp *bp, const struct trace_model *m, bool run_over,
+                     struct diag *d);
 
 /* Whether an op record from call site site (a sim_srcsite id) on component (its id,
  * "sip0.cube0.pe3.pe_dma") hits bp. */

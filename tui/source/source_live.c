@@ -391,7 +391,8 @@ static int check_pattern(const struct source_live *L, enum tui_break_kind kind, 
     if (kind == TUI_BREAK_LINE) {
         struct tui_linebp bp;
         int rc = tui_linebp_parse(pattern, &bp, d);
-        return rc < 0 ? rc : tui_linebp_check(&bp, sim_run_over(L->run), d);
+        return rc < 0 ? rc
+                      : tui_linebp_check(&bp, trace_live_model(L->feed), sim_run_over(L->run), d);
     }
     if (kind != TUI_BREAK_OP)
         return 0;
