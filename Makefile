@@ -94,7 +94,7 @@ BENCH_SRC := $(wildcard tests/bench/*.c)
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: headers all run test test-unit test-e2e test-fuzz asan tsan check clang bench fuzz \
-        install uninstall clean format format-check help golden test-slurm
+        install uninstall clean format format-check help golden test-slurm nosites
 .DEFAULT_GOAL := all
 
 all: npuscope headers
@@ -301,8 +301,14 @@ $(BUILD)/bench/plugin_bench: tests/bench/plugin_bench.c $(LIB)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -O3 $(LDFLAGS) -rdynamic -o $@ $< -Wl,--whole-archive $(LIB) \
 	    -Wl,--no-whole-archive $(LDLIBS)
 
-bench: npuscope $(BENCH_BIN)
+bench: npuscope nosites $(BENCH_BIN)
 	@tests/bench/run $(BUILD)
+
+# The binary with the kernels' call sites compiled out (tl.h's TL_NO_SITES), in
+# $(BUILD)/nosites/: srcsite_bench compares what recording them costs.
+nosites:
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/nosites OPT="$(OPT) -DTL_NO_SITES=" \
+	    $(BUILD)/nosites/npuscope
 
 # --- fuzzing (clang, libFuzzer) ------------------------------------------------------------
 fuzz:

@@ -148,6 +148,39 @@ expect_status "ops.added>0 holds" 1
 run "$NPUSCOPE" diff --fail-if 'ops.removed>=2' "$DATA/diff_base.json" "$DATA/diff_ops.json"
 expect_status "ops.removed>=2 does not" 0
 
+echo "-- per kernel line: which lines got slower (both traces have call sites)"
+cp "$DATA/srcdiff_a.json" "$DATA/srcdiff_b.json" "$TMP/"
+(cd "$TMP" && "$NPUSCOPE" diff srcdiff_a.json srcdiff_b.json >"$TMP/lines.txt" 2>&1)
+if diff -u "$DATA/srcdiff.diff.txt" "$TMP/lines.txt" >"$TMP/lines.diff"; then
+    ok "diff of two traces with call sites: the golden text, its per-line section last"
+else fail "diff of two traces with call sites: the golden text" "$(head -20 "$TMP/lines.diff")"; fi
+expect_line() { if grep -qE -- "$2" "$TMP/lines.txt"; then ok "$1"; else fail "$1" "no /$2/"; fi; }
+expect_line "the slower GEMM line first" '^  mykern mykern\.c:4 +200 +300 +\+100 \(\+50\.0%\) +ops 1 -> 1$'
+expect_line "a line that lost its ops" '^  mykern mykern\.c:5 +50 +0 +-50 \(-100\.0%\) +ops 1 -> 0  removed$'
+run "$NPUSCOPE" diff --json "$DATA/srcdiff_a.json" "$DATA/srcdiff_b.json"
+expect_status "--json: exit 0" 0
+if python3 - "$OUT" <<'PY'
+import json, sys
+lines = json.loads(sys.argv[1])["lines"]
+assert [(l["file"], l["line"]) for l in lines[:2]] == [("mykern.c", 4), ("mykern.c", 3)], lines
+l4 = lines[0]
+assert l4["kernel"] == "mykern" and l4["cycles"] == {"a": 200, "b": 300, "change": 100}, l4
+assert l4["ops"] == {"a": 1, "b": 1, "change": 0} and l4["status"] == "matched", l4
+assert [l["status"] for l in lines if l["line"] == 6] == ["added"], lines
+assert [l for l in lines if l["line"] is None and l["file"] == ""], lines
+PY
+then ok "--json: one object per line with kernel, file, line, ops and cycles before/after"
+else fail "--json: the lines" "$OUT"; fi
+run "$NPUSCOPE" diff "$A" "$B"
+expect_out "two real runs: the x loads' line got slower with the slower DMA" \
+    '^  vector_add vector_add\.c:4[56] +[0-9]+ +[0-9]+ +\+[0-9]+ \(\+[0-9.]+%\)'
+run "$NPUSCOPE" diff "$DATA/diff_base.json" "$DATA/diff_ops.json"
+if grep -q '^source lines' <<<"$OUT"; then fail "traces without call sites: no per-line section"
+else ok "traces without call sites: no per-line section"; fi
+run "$NPUSCOPE" diff --json "$DATA/diff_base.json" "$DATA/diff_ops.json"
+if grep -q '"lines"' <<<"$OUT"; then fail "--json without call sites: no lines"
+else ok "--json without call sites: no lines"; fi
+
 echo "-- nothing in common, and hostile text"
 run "$NPUSCOPE" diff "$DATA/spec_example.json" "$A"
 expect_status "another producer's trace against ours: exit 0" 0

@@ -2,7 +2,7 @@
  * The model mirror: a live run's model sent in messages (as small as 64 bytes, so every
  * list is cut mid-way) and applied to an empty model gives the same model, at every
  * point of the run and after it (events in flight, their ends, tracks, strings,
- * transfers, memory accesses, tokens, markers, now, busy time); a viewer that heard
+ * transfers, memory accesses, tokens, markers, now, busy time, call sites); a viewer that heard
  * nothing for a while catches up in one go; and a broken or hostile message is refused
  * with a reason, leaving the model consistent.
  */
@@ -93,6 +93,13 @@ static void assert_same(const struct trace_model *a, const struct trace_model *b
         cr_assert_eq(x->cmdq_id, y->cmdq_id);
         cr_assert_eq(x->op_kind, y->op_kind);
         cr_assert_eq(x->flags & TRACE_EV_INFLIGHT, y->flags & TRACE_EV_INFLIGHT);
+        cr_assert_eq(x->site, y->site, "the call site of event %llu", (unsigned long long)i);
+    }
+    cr_assert_eq(trace_model_site_count(a), trace_model_site_count(b));
+    for (uint32_t i = 1; i < trace_model_site_count(a); i++) {
+        const struct trace_site *x = trace_model_site_get(a, (uint16_t)i);
+        const struct trace_site *y = trace_model_site_get(b, (uint16_t)i);
+        cr_assert(x->file == y->file && x->func == y->func && x->line == y->line, "site %u", i);
     }
     cr_assert_eq(trace_model_transfer_count(a), trace_model_transfer_count(b));
     for (size_t i = 0; i < trace_model_transfer_count(a); i++)
@@ -152,6 +159,7 @@ Test(mirror, a_model_followed_in_small_messages_is_the_same_model)
             saw_inflight |= trace_model_event(copy, i)->flags & TRACE_EV_INFLIGHT;
     }
     cr_assert(saw_inflight, "ops were seen in flight, then ended");
+    cr_assert_gt(trace_model_site_count(copy), 5, "the kernel's call sites came over");
     cr_assert_gt(trace_model_token_count(copy), 0);
     cr_assert_gt(trace_model_marker_count(copy), 0);
     cr_assert_gt(trace_model_transfer_count(copy), 0);

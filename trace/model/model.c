@@ -716,6 +716,14 @@ uint16_t trace_model_site_parse(struct trace_model *m, const char *src, size_t l
     return trace_model_site(m, trace_model_intern(m, src, colon - 1), fn, line);
 }
 
+void trace_model_set_event_site(struct trace_model *m, uint64_t i, uint16_t site)
+{
+    assert(i < m->nev);
+    assert(site == TRACE_NO_SITE || site < m->nsites);
+    m->ev[i].site = site;
+    m->gen++;
+}
+
 const struct trace_site *trace_model_site_get(const struct trace_model *m, uint16_t id)
 {
     return id != TRACE_NO_SITE && id < m->nsites ? &m->sites[id] : NULL;

@@ -167,6 +167,9 @@ uint16_t trace_model_site(struct trace_model *m, uint32_t file, uint32_t func, u
  * func (NULL: none): a text that is not "name:line" gives a malformed site. */
 uint16_t trace_model_site_parse(struct trace_model *m, const char *src, size_t len,
                                 const char *func);
+/* Set the call site of event i (a site id of m, or TRACE_NO_SITE): a model mirrored from a
+ * served run learns its events' sites apart from the events (trace/wire/mirror.h). */
+void trace_model_set_event_site(struct trace_model *m, uint64_t i, uint16_t site);
 /* Site id, or NULL for TRACE_NO_SITE and unknown ids. */
 const struct trace_site *trace_model_site_get(const struct trace_model *m, uint16_t id);
 /* Number of site ids: ids [1, count) are valid; a copy of a model adds [its count, count). */

@@ -25,6 +25,8 @@ enum section {
     SEC_BW,        /* bandwidth samples */
     SEC_NOW,       /* the model's "now" */
     SEC_BW_SET,    /* bandwidth samples that changed after they were sent */
+    SEC_SITES,     /* call sites (2.1) */
+    SEC_EV_SITES,  /* the call sites of events just sent (2.1) */
 };
 
 /* A marker or memory access raised on no track (tracks travel as their index + 1). */
@@ -47,6 +49,7 @@ static bool ended_pending(const struct trace_mirror_tx *tx, const struct trace_m
 bool trace_mirror_pending(const struct trace_mirror_tx *tx, const struct trace_model *m)
 {
     return !tx->head_sent || tx->nstr < trace_model_str_count(m) ||
+           (tx->nsites ? tx->nsites : 1) < trace_model_site_count(m) ||
            tx->ntracks < trace_model_track_count(m) || tx->nev < trace_model_event_count(m) ||
            tx->nxf < trace_model_transfer_count(m) || tx->nmem < trace_model_mem_access_count(m) ||
            tx->ntok < trace_model_token_count(m) || tx->nmk < trace_model_marker_count(m) ||
@@ -114,6 +117,23 @@ static bool send_names(struct trace_mirror_tx *tx, const struct trace_model *m, 
         if (tx->nstr < nstr)
             return false;
     }
+    if (tx->nsites == 0)
+        tx->nsites = 1; /* TRACE_NO_SITE exists on both sides */
+    uint32_t nsites = trace_model_site_count(m);
+    if (tx->nsites < nsites) {
+        sec_begin(e, SEC_SITES);
+        trace_wire_put_uv(e->b, tx->nsites);
+        while (tx->nsites < nsites && !full(e)) {
+            const struct trace_site *st = trace_model_site_get(m, (uint16_t)tx->nsites);
+            trace_wire_put_uv(e->b, st->file);
+            trace_wire_put_uv(e->b, st->func);
+            trace_wire_put_uv(e->b, st->line);
+            tx->nsites++;
+        }
+        sec_end(e, 0);
+        if (tx->nsites < nsites)
+            return false;
+    }
     uint32_t ntracks = (uint32_t)trace_model_track_count(m);
     if (tx->ntracks < ntracks) {
         sec_begin(e, SEC_TRACKS);
@@ -155,7 +175,7 @@ static void send_events(struct trace_mirror_tx *tx, const struct trace_model *m,
         return;
     sec_begin(e, SEC_EVENTS);
     trace_wire_put_uv(e->b, tx->nev);
-    uint64_t prev = 0;
+    uint64_t prev = 0, first = tx->nev;
     while (tx->nev < n && !full(e)) {
         const struct trace_event *ev = trace_model_event(m, tx->nev);
         bool inflight = ev->flags & TRACE_EV_INFLIGHT;
@@ -174,6 +194,17 @@ static void send_events(struct trace_mirror_tx *tx, const struct trace_model *m,
         prev = ev->start;
         tx->nev++;
     }
+    sec_end(e, 0);
+    /* their call sites, when any has one (a viewer of 2.0 skips the section) */
+    bool any = false;
+    for (uint64_t i = first; i < tx->nev && !any; i++)
+        any = trace_model_event(m, i)->site != TRACE_NO_SITE;
+    if (!any)
+        return;
+    sec_begin(e, SEC_EV_SITES);
+    trace_wire_put_uv(e->b, first);
+    for (uint64_t i = first; i < tx->nev; i++)
+        trace_wire_put_uv(e->b, trace_model_event(m, i)->site);
     sec_end(e, 0);
 }
 
@@ -388,6 +419,43 @@ static void apply_tracks(struct trace_model *m, struct trace_wire_rd *r)
             trace_wire_rd_fail(r, "a track sent twice");
             return;
         }
+    }
+}
+
+static void apply_sites(struct trace_model *m, struct trace_wire_rd *r)
+{
+    if (!first_ok(r, trace_model_site_count(m)))
+        return;
+    while (trace_wire_rd_left(r)) {
+        uint64_t file = trace_wire_get_uv(r), func = trace_wire_get_uv(r);
+        uint64_t line = trace_wire_get_uv(r);
+        if (!trace_wire_rd_ok(r))
+            return;
+        if (!str_ok(m, file) || file == TRACE_NO_STR || !str_ok(m, func) || line > UINT32_MAX) {
+            trace_wire_rd_fail(r, "a call site with an unknown file or function");
+            return;
+        }
+        uint32_t want = trace_model_site_count(m);
+        if (trace_model_site(m, (uint32_t)file, (uint32_t)func, (uint32_t)line) != want) {
+            trace_wire_rd_fail(r, "a call site sent twice, or too many");
+            return;
+        }
+    }
+}
+
+/* The sites of events [first, first + n): events and sites the model holds. */
+static void apply_ev_sites(struct trace_model *m, struct trace_wire_rd *r)
+{
+    uint64_t i = trace_wire_get_uv(r);
+    while (trace_wire_rd_ok(r) && trace_wire_rd_left(r)) {
+        uint64_t site = trace_wire_get_uv(r);
+        if (!trace_wire_rd_ok(r))
+            return;
+        if (i >= trace_model_event_count(m) || site >= trace_model_site_count(m)) {
+            trace_wire_rd_fail(r, "the call site of an unknown event, or an unknown site");
+            return;
+        }
+        trace_model_set_event_site(m, i++, (uint16_t)site);
     }
 }
 
@@ -632,6 +700,8 @@ int trace_mirror_apply(struct trace_model *m, const uint8_t *p, size_t len, stru
         case SEC_MARKERS: apply_markers(m, &s); break;
         case SEC_BW: apply_bw(m, &s); break;
         case SEC_BW_SET: apply_bw_set(m, &s); break;
+        case SEC_SITES: apply_sites(m, &s); break;
+        case SEC_EV_SITES: apply_ev_sites(m, &s); break;
         case SEC_NOW: {
             uint64_t now = trace_wire_get_uv(&s);
             if (trace_wire_rd_ok(&s) && trace_wire_rd_left(&s))

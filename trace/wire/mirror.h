@@ -1,10 +1,10 @@
 /*
  * A trace model mirrored over the wire (trace/wire/PROTOCOL.md, "The model"): a served run
  * sends each viewer what its model gained since the viewer last heard (strings, tracks,
- * events, the ends of events in flight, transfers, memory accesses, tokens, markers,
- * bandwidth samples, "now"), and the viewer applies it to a model of its own, which then
- * looks to the panes exactly like the run's. Everything in a trace model only grows while
- * a run goes forward, so a sender keeps nothing but how far each list was sent (and which
+ * call sites, events and their sites, the ends of events in flight, transfers, memory accesses,
+ * tokens, markers, bandwidth samples, "now"), and the viewer applies it to a model of its own,
+ * which then looks to the panes exactly like the run's. Everything in a trace model only grows
+ * while a run goes forward, so a sender keeps nothing but how far each list was sent (and which
  * events it sent in flight): a viewer that fell behind gets everything since in its next
  * message, coarser but complete, and the sender's memory does not grow with the backlog.
  *
@@ -27,6 +27,7 @@ struct trace_mirror_tx {
     bool head_sent;     /* run_metadata and config_snapshot */
     uint32_t nstr;      /* string ids [0, nstr) sent (id 0 needs no sending) */
     uint32_t ntracks;   /* tracks sent */
+    uint32_t nsites;    /* call site ids [0, nsites) sent (0 and 1: none yet) */
     uint64_t nev;       /* events sent */
     uint64_t *inflight; /* owned: events sent while in flight, not yet sent ended */
     size_t ninflight, capinflight;

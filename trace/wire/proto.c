@@ -40,6 +40,7 @@ void trace_proto_put_request(struct trace_wire_buf *b, const struct trace_proto_
         trace_wire_put_u8(b, q->kind);
         trace_wire_put_str(b, q->text);
         break;
+    case TRACE_REQ_STEP_LINE: trace_wire_put_str(b, q->text); break;
     case TRACE_REQ_MEM_READ:
         for (int i = 0; i < 4; i++)
             trace_wire_put_uv(b, q->arg[i]);
@@ -266,12 +267,21 @@ int trace_proto_get_request(const uint8_t *p, size_t n, struct trace_proto_reque
     case TRACE_REQ_MEM_LIST: q->arg[0] = trace_wire_get_uv(&r); break;
     case TRACE_REQ_BREAK_ADD: {
         q->kind = trace_wire_get_u8(&r);
-        if (trace_wire_rd_ok(&r) && q->kind > 3)
+        if (trace_wire_rd_ok(&r) && q->kind > 4)
             trace_wire_rd_fail(&r, "unknown breakpoint kind");
         size_t len;
         const uint8_t *t = trace_wire_get_bytes(&r, TRACE_PROTO_MAX_PATTERN, &len);
         if (t && memchr(t, 0, len))
             trace_wire_rd_fail(&r, "a pattern holding a NUL byte");
+        else if (t)
+            memcpy(q->text, t, len);
+        break;
+    }
+    case TRACE_REQ_STEP_LINE: {
+        size_t len;
+        const uint8_t *t = trace_wire_get_bytes(&r, TRACE_PROTO_MAX_PATTERN, &len);
+        if (t && memchr(t, 0, len))
+            trace_wire_rd_fail(&r, "a PE holding a NUL byte");
         else if (t)
             memcpy(q->text, t, len);
         break;

@@ -24,7 +24,7 @@
 
 enum {
     TRACE_PROTO_MAJOR = 2, /* 2.0: a bandwidth sample names its resource */
-    TRACE_PROTO_MINOR = 0,
+    TRACE_PROTO_MINOR = 1, /* 2.1: line breakpoints, call sites in the model, STEP_LINE */
     TRACE_PROTO_MAX_TO_RUN = 64 * 1024,      /* largest frame a run accepts */
     TRACE_PROTO_MAX_TO_VIEWER = 1024 * 1024, /* largest frame a viewer accepts */
     TRACE_PROTO_MAX_TEXT = 4096,             /* longest text field */
@@ -77,6 +77,7 @@ enum trace_req {
     TRACE_REQ_DETAILS,      /* arg[0]: an event index */
     TRACE_REQ_MEM_LIST,     /* arg[0]: a space index */
     TRACE_REQ_MEM_READ,     /* arg: space, address, byte offset, length */
+    TRACE_REQ_STEP_LINE,    /* text: a PE ("" any): to its next kernel line (2.1) */
     TRACE_REQ_KNOWN,        /* the first code this version does not know */
 };
 
@@ -109,8 +110,8 @@ struct trace_proto_request {
     uint64_t id;   /* echoed in the answer */
     uint64_t code; /* enum trace_req, or a code this version does not know */
     uint64_t arg[4];
-    uint8_t kind;                           /* BREAK_ADD: 0 component, 1 op, 2 marker, 3 metric */
-    char text[TRACE_PROTO_MAX_PATTERN + 1]; /* BREAK_ADD: the pattern */
+    uint8_t kind; /* BREAK_ADD: 0 component, 1 op, 2 marker, 3 metric, 4 line (2.1) */
+    char text[TRACE_PROTO_MAX_PATTERN + 1]; /* BREAK_ADD: the pattern; STEP_LINE: the PE */
 };
 
 struct trace_proto_status {

@@ -6,9 +6,11 @@
 
 #include "sim/util/escape.h"
 #include "sim/util/xalloc.h"
+#include "trace/analysis/srcstep.h"
 #include "trace/verdict/anomaly.h"
 #include "tui/panes/anomalies.h"
 #include "tui/source/ckpt.h"
+#include "tui/source/linebp.h"
 #include "tui/panes/bottleneck.h"
 #include "tui/panes/details.h"
 #include "tui/panes/diffview.h"
@@ -793,6 +795,30 @@ static enum tui_result control(struct tui_app *a, enum tui_control c)
     return TUI_RES_REDRAW;
 }
 
+/* J: the selected op's PE (any PE when none is selected) to its next tl call on another line:
+ * run by a live source, walked over the events of a saved trace or a finished run. */
+static enum tui_result step_line(struct tui_app *a)
+{
+    struct tui_source_status st;
+    a->src->ops->status(a->src, &st);
+    if (!a->src->ops->step_line || st.mode == TUI_MODE_FINISHED || st.mode == TUI_MODE_POSTMORTEM) {
+        tui_srcpane_step_line(&a->view);
+        return TUI_RES_REDRAW;
+    }
+    char pe[128];
+    trace_srcstep_pe_of(a->m, tui_view_focus_event(&a->view), pe, sizeof(pe));
+    struct diag d;
+    diag_clear(&d);
+    if (a->src->ops->step_line(a->src, pe, &d) < 0) {
+        char line[700];
+        tui_view_message(&a->view, TUI_STYLE_ERROR, "%s", diag_format(&d, line, sizeof(line)));
+    } else {
+        source_news(a);
+    }
+    a->header_dirty = true;
+    return TUI_RES_REDRAW;
+}
+
 /* Go back (live sources with checkpoints). Returns only when it could not. */
 static enum tui_result go_back(struct tui_app *a, enum tui_back how, uint64_t arg)
 {
@@ -864,9 +890,10 @@ static enum tui_result open_prompt(struct tui_app *a, enum prompt_kind k)
     return TUI_RES_REDRAW;
 }
 
-/* A breakpoint from the prompt: "c GLOB" (component), "o NAME" (op), "m NAME" (marker), or a
- * condition on a metric ("hbm.util > 0.9", "idle(te) > 5us", "op.duration > 2us"); without
- * a kind, a pattern with a dot is a component, else an op name. */
+/* A breakpoint from the prompt: "c GLOB" (component), "o NAME" (op), "m NAME" (marker),
+ * "FILE:LINE [pe=N]" (a kernel line), or a condition on a metric ("hbm.util > 0.9", "idle(te) >
+ * 5us", "op.duration > 2us"); without a kind, a pattern with a dot is a component, else an op name.
+ */
 static void add_breakpoint(struct tui_app *a, const char *text)
 {
     while (*text == ' ')
@@ -874,6 +901,8 @@ static void add_breakpoint(struct tui_app *a, const char *text)
     enum tui_break_kind kind = strchr(text, '.') ? TUI_BREAK_COMPONENT : TUI_BREAK_OP;
     if (strchr(text, '<') || strchr(text, '>'))
         kind = TUI_BREAK_METRIC;
+    if (tui_linebp_looks(text))
+        kind = TUI_BREAK_LINE; /* vector_add.c:47 [pe=3] */
     static const struct {
         const char *word;
         enum tui_break_kind kind;
@@ -891,8 +920,8 @@ static void add_breakpoint(struct tui_app *a, const char *text)
     struct diag d;
     diag_clear(&d);
     if (a->src->ops->break_add(a->src, kind, text, &d) < 0) {
-        tui_view_message(&a->view, TUI_STYLE_ERROR, "%s (c GLOB, o NAME, m NAME or a condition)",
-                         d.msg);
+        tui_view_message(&a->view, TUI_STYLE_ERROR,
+                         "%s (c GLOB, o NAME, m NAME, FILE:LINE or a condition)", d.msg);
         return;
     }
     char what[200];
@@ -1147,6 +1176,7 @@ static enum tui_result global_action(struct tui_app *a, enum tui_action act)
     case TUI_ACT_PAUSE: return control(a, TUI_CTL_PAUSE);
     case TUI_ACT_STEP: return control(a, TUI_CTL_STEP);
     case TUI_ACT_STEP_OP: return control(a, TUI_CTL_STEP_OP);
+    case TUI_ACT_STEP_LINE: return step_line(a);
     case TUI_ACT_CONTINUE: return control(a, TUI_CTL_CONTINUE);
     case TUI_ACT_FASTER: return control(a, TUI_CTL_FASTER);
     case TUI_ACT_SLOWER: return control(a, TUI_CTL_SLOWER);

@@ -11,6 +11,7 @@
 #include "sim/util/xalloc.h"
 #include "trace/diff/diff.h"
 #include "trace/diff/diffcond.h"
+#include "trace/diff/srcdiff.h"
 #include "trace/file/jsonout.h"
 
 #include <inttypes.h>
@@ -273,7 +274,40 @@ static void print_regions(const char *title, const char *how, const struct trace
     free(order);
 }
 
-static void print_text(const struct cli_diff_opts *o, const struct trace_diff *d)
+/* "mykern mykern.c:4", "mykern (no call site)", "mykern nocolon (malformed)". */
+static void line_name(const struct trace_srcdiff_line *l, char *buf, size_t size)
+{
+    if (l->line)
+        snprintf(buf, size, "%s %s:%u", l->kernel, l->file, (unsigned)l->line);
+    else if (!l->file[0])
+        snprintf(buf, size, "%s (no call site)", l->kernel);
+    else
+        snprintf(buf, size, "%s %s (malformed)", l->kernel, l->file);
+}
+
+/* The kernel lines whose ops' cycles changed most (both traces have call sites). */
+static void print_lines(const struct trace_srcdiff *sd, size_t top)
+{
+    printf("\nsource lines: cycles of the ops each kernel line issued, by absolute change\n");
+    size_t shown = 0;
+    for (size_t i = 0; i < sd->n && (!top || shown < top); i++, shown++) {
+        const struct trace_srcdiff_line *l = &sd->v[i];
+        char name[400], a[32], b[32], ch[96], x[128];
+        line_name(l, name, sizeof(name));
+        snprintf(a, sizeof(a), "%" PRIu64, l->cycles_a);
+        snprintf(b, sizeof(b), "%" PRIu64, l->cycles_b);
+        snprintf(x, sizeof(x), "ops %" PRIu64 " -> %" PRIu64 "%s", l->ops_a, l->ops_b,
+                 !l->ops_a   ? "  added"
+                 : !l->ops_b ? "  removed"
+                             : "");
+        row(2, name, a, b, change_text(l->cycles_a, l->cycles_b, ch, sizeof(ch)), x);
+    }
+    if (top && sd->n > top)
+        printf("  ... %zu more (--top 0 lists all)\n", sd->n - top);
+}
+
+static void print_text(const struct cli_diff_opts *o, const struct trace_diff *d,
+                       const struct trace_srcdiff *sd)
 {
     char ch[96], ea[64], eb[64];
     size_t top = (size_t)o->top;
@@ -356,6 +390,8 @@ static void print_text(const struct cli_diff_opts *o, const struct trace_diff *d
                   top);
     print_regions("marker regions", "matched by marker name and order", d->markers, d->nmarkers,
                   top);
+    if (sd)
+        print_lines(sd, top);
 }
 
 /* ---- JSON ------------------------------------------------------------------------------------ */
@@ -448,7 +484,24 @@ static struct sim_value *bw_json(const struct trace_diff *d)
     return v;
 }
 
+static struct sim_value *lines_json(const struct trace_srcdiff *sd)
+{
+    struct sim_value *v = sim_value_list();
+    for (size_t i = 0; i < sd->n; i++) {
+        const struct trace_srcdiff_line *l = &sd->v[i];
+        struct sim_value *x = sim_value_list_push_take(v, sim_value_map());
+        sim_value_map_set_str(x, "kernel", l->kernel);
+        sim_value_map_set_str(x, "file", l->file);
+        sim_value_map_set_take(x, "line", l->line ? sim_value_int(l->line) : sim_value_null());
+        sim_value_map_set_take(x, "ops", ab(l->ops_a, l->ops_b));
+        sim_value_map_set_take(x, "cycles", ab(l->cycles_a, l->cycles_b));
+        sim_value_map_set_str(x, "status", !l->ops_a ? "added" : !l->ops_b ? "removed" : "matched");
+    }
+    return v;
+}
+
 static struct sim_value *to_json(const struct cli_diff_opts *o, const struct trace_diff *d,
+                                 const struct trace_srcdiff *sd,
                                  const struct trace_diffcond_result *res)
 {
     struct sim_value *v = sim_value_map();
@@ -494,6 +547,8 @@ static struct sim_value *to_json(const struct cli_diff_opts *o, const struct tra
     struct sim_value *mk = sim_value_map_set_take(v, "markers", sim_value_list());
     for (size_t i = 0; i < d->nmarkers; i++)
         sim_value_list_push_take(mk, region_json(&d->markers[i]));
+    if (sd) /* both traces have call sites */
+        sim_value_map_set_take(v, "lines", lines_json(sd));
     struct sim_value *cs = sim_value_map_set_take(v, "conditions", sim_value_list());
     for (size_t i = 0; i < o->nconds; i++) {
         struct sim_value *c = sim_value_list_push_take(cs, sim_value_map());
@@ -536,6 +591,7 @@ int cli_diff(const struct cli_diff_opts *o)
     }
     struct trace_diff_opts dopts = {.bw_window = o->bw_window};
     struct trace_diff *d = trace_diff_new(a, b, &dopts);
+    struct trace_srcdiff *sd = trace_srcdiff_new(a, b);
     struct trace_diffcond_result *res = sim_xcalloc(o->nconds ? o->nconds : 1, sizeof(*res));
     bool held = false;
     for (size_t i = 0; i < o->nconds; i++)
@@ -543,7 +599,7 @@ int cli_diff(const struct cli_diff_opts *o)
 
     int rc = CLI_EXIT_OK;
     if (o->json) {
-        struct sim_value *v = to_json(o, d, res);
+        struct sim_value *v = to_json(o, d, sd, res);
         struct trace_out out;
         fflush(stdout);
         trace_out_open_fd(&out, STDOUT_FILENO);
@@ -556,7 +612,7 @@ int cli_diff(const struct cli_diff_opts *o)
         }
         sim_value_free(v);
     } else {
-        print_text(o, d);
+        print_text(o, d, sd);
         if (o->nconds)
             printf("\nconditions (--fail-if)\n");
         for (size_t i = 0; i < o->nconds; i++) {
@@ -579,6 +635,7 @@ int cli_diff(const struct cli_diff_opts *o)
     if (held && rc == CLI_EXIT_OK)
         rc = CLI_EXIT_FAIL;
     free(res);
+    trace_srcdiff_free(sd);
     trace_diff_free(d);
     trace_model_free(b);
     trace_model_free(a);

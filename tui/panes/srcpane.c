@@ -7,6 +7,7 @@
 #include "sim/util/escape.h"
 #include "sim/util/xalloc.h"
 #include "trace/analysis/srcprof.h"
+#include "trace/analysis/srcstep.h"
 #include "trace/file/srctext.h"
 
 #include <stdio.h>
@@ -33,7 +34,9 @@ struct tui_srcpane {
     uint32_t text_file;         /* interned name text is for */
     struct row *rows;           /* owned */
     size_t nrows, sel, top;
-    uint32_t *pes_at; /* owned, per row: PEs whose last op came from its line (live) */
+    uint32_t *pes_at;                 /* owned, per row: PEs whose last op came from its line */
+    uint64_t marked_at, marked_focus; /* the time and focused op pes_at is for */
+    size_t sel_pe_row;                /* the row of the focused op's PE, or SIZE_MAX */
     int rows_visible, list_y;
 };
 
@@ -42,6 +45,7 @@ struct tui_srcpane *tui_srcpane_new(struct tui_view *v)
     struct tui_srcpane *p = sim_xcalloc(1, sizeof(*p));
     p->m = v->m;
     p->for_ev = TUI_NO_EVENT;
+    p->sel_pe_row = SIZE_MAX;
     return p;
 }
 
@@ -67,7 +71,7 @@ static bool row_line_of(const struct trace_srckernel *k, struct row r)
 }
 
 /* The rows of the current kernel, and the live markers. */
-static void build_rows(struct tui_srcpane *p, const struct tui_view *v)
+static void build_rows(struct tui_srcpane *p)
 {
     free(p->rows);
     free(p->pes_at);
@@ -98,39 +102,59 @@ static void build_rows(struct tui_srcpane *p, const struct tui_view *v)
     if (p->sel == 0) /* start on the first line that issued ops */
         for (size_t r = 0; r < p->nrows && !row_line_of(k, p->rows[r]); r++)
             p->sel = r + 1 < p->nrows ? r + 1 : 0;
-    if (!v->live)
+    p->marked_at = UINT64_MAX - 1; /* markers() recomputes them */
+}
+
+/* The per-PE markers: each PE (a track's name up to its last '.') at the line of its latest
+ * op with a call site, as of now (live) or of the time cursor (a saved trace); the PE of the
+ * focused op is the selected one. */
+static void markers(struct tui_srcpane *p, const struct tui_view *v)
+{
+    const struct trace_srckernel *k = kernel(p);
+    uint64_t time = v->live ? UINT64_MAX : v->cursor;
+    uint64_t focus = tui_view_focus_event(v);
+    if (!k || !p->pes_at || (time == p->marked_at && focus == p->marked_focus))
         return;
-    /* per PE (a track's name up to its last '.'), the site of its latest op */
+    p->marked_at = time;
+    p->marked_focus = focus;
+    memset(p->pes_at, 0, p->nrows * sizeof(*p->pes_at));
+    size_t was = p->sel_pe_row;
+    p->sel_pe_row = SIZE_MAX;
+    char sel_pe[128];
+    trace_srcstep_pe_of(p->m, focus, sel_pe, sizeof(sel_pe));
     size_t ntr = trace_model_track_count(p->m);
-    uint16_t *last = sim_xcalloc(ntr + 1, sizeof(*last));
-    uint64_t *at = sim_xcalloc(ntr + 1, sizeof(*at));
-    for (uint64_t i = 0; i < trace_model_event_count(p->m); i++) {
-        const struct trace_event *e = trace_model_event(p->m, i);
-        if (e->site != TRACE_NO_SITE && e->start >= at[e->track]) {
-            last[e->track] = e->site;
-            at[e->track] = e->start;
-        }
-    }
+    uint64_t *last = sim_xcalloc(ntr + 1, sizeof(*last));
+    for (size_t t = 0; t < ntr; t++)
+        last[t] = trace_srcstep_track_last(p->m, (uint32_t)t, time);
     for (size_t t = 0; t < ntr; t++) {
-        if (!last[t])
+        if (last[t] == UINT64_MAX)
             continue;
+        const struct trace_event *e = trace_model_event(p->m, last[t]);
         const char *name = trace_model_str(p->m, trace_model_track_get(p->m, (uint32_t)t)->name);
         const char *dot = strrchr(name, '.');
         size_t len = dot ? (size_t)(dot - name) : strlen(name);
         bool later = false; /* another engine of the same PE issued later */
         for (size_t u = 0; u < ntr && !later; u++) {
+            if (u == t || last[u] == UINT64_MAX)
+                continue;
             const char *o = trace_model_str(p->m, trace_model_track_get(p->m, (uint32_t)u)->name);
-            later = u != t && last[u] && strncmp(o, name, len) == 0 && o[len] == '.' &&
-                    (at[u] > at[t] || (at[u] == at[t] && u < t));
+            uint64_t su = trace_model_event(p->m, last[u])->start;
+            later = strncmp(o, name, len) == 0 && o[len] == '.' &&
+                    (su > e->start || (su == e->start && u < t));
         }
         if (later)
             continue;
+        bool selected = sel_pe[0] && strlen(sel_pe) == len && strncmp(sel_pe, name, len) == 0;
         for (size_t r = 0; r < p->nrows; r++)
-            if (p->rows[r].line >= 0 && k->lines[p->rows[r].line].site == last[t])
+            if (p->rows[r].line >= 0 && k->lines[p->rows[r].line].site == e->site) {
                 p->pes_at[r]++;
+                if (selected)
+                    p->sel_pe_row = r;
+            }
     }
     free(last);
-    free(at);
+    if (p->sel_pe_row != SIZE_MAX && p->sel_pe_row != was)
+        p->sel = p->sel_pe_row; /* the selected PE moved to another line: follow it */
 }
 
 static void compute(struct tui_srcpane *p, const struct tui_view *v)
@@ -143,7 +167,7 @@ static void compute(struct tui_srcpane *p, const struct tui_view *v)
     p->gen = trace_model_generation(p->m);
     p->computed_at = tui_now_ns();
     p->valid = true;
-    build_rows(p, v);
+    build_rows(p);
     if (p->sel >= p->nrows)
         p->sel = p->nrows ? p->nrows - 1 : 0;
 }
@@ -165,7 +189,7 @@ static bool src_sync(void *self, struct tui_view *v)
         if (k != SIZE_MAX && k != p->kernel) {
             p->kernel = k;
             p->sel = p->top = 0;
-            build_rows(p, v);
+            build_rows(p);
             return true;
         }
     }
@@ -233,6 +257,7 @@ static void src_render(void *self, struct tui_canvas *c, struct tui_rect r, stru
     tui_canvas_text(c, r.x, r.y + 1, r.w, TUI_STYLE_DIM, head, TUI_TEXT_ELLIPSIS);
     p->list_y = r.y + 2;
     p->rows_visible = r.h - 2;
+    markers(p, v);
     if (p->sel < p->top)
         p->top = p->sel;
     if (p->rows_visible > 0 && p->sel >= p->top + (size_t)p->rows_visible)
@@ -250,8 +275,9 @@ static void src_render(void *self, struct tui_canvas *c, struct tui_rect r, stru
         int yy = p->list_y + y;
         tui_canvas_fill(c, (struct tui_rect){r.x, yy, r.w, 1}, ' ', st);
         char pes[8] = "", ln[48], stats[120], textbuf[512];
-        if (p->pes_at && p->pes_at[i])
-            snprintf(pes, sizeof(pes), p->pes_at[i] > 9 ? ">+" : ">%u", p->pes_at[i]);
+        if (p->pes_at && p->pes_at[i]) /* '*': the selected op's PE is among them */
+            snprintf(pes, sizeof(pes), p->pes_at[i] > 9 ? "%c+" : "%c%u",
+                     i == p->sel_pe_row ? '*' : '>', p->pes_at[i]);
         const char *text = "";
         if (p->rows[i].n) {
             snprintf(ln, sizeof(ln), "%u", p->rows[i].n);
@@ -309,6 +335,36 @@ static void walk(struct tui_srcpane *p, struct tui_view *v, uint16_t site, int d
         p->for_ev = i; /* stay on this kernel */
         return;
     }
+}
+
+void tui_srcpane_step_line(struct tui_view *v)
+{
+    const struct trace_model *m = v->m;
+    uint64_t from = tui_view_focus_event(v);
+    char pe[128];
+    if (from >= trace_model_event_count(m))
+        from = UINT64_MAX;
+    trace_srcstep_pe_of(m, from, pe, sizeof(pe));
+    uint16_t site = from != UINT64_MAX ? trace_model_event(m, from)->site : TRACE_NO_SITE;
+    uint64_t next = trace_srcstep_next(m, pe, from, site);
+    char pe_esc[160];
+    sim_escape(pe, strlen(pe), pe_esc, sizeof(pe_esc));
+    if (next == UINT64_MAX) {
+        tui_view_message(v, TUI_STYLE_STATUS, "%s%sno later tl call on another line", pe_esc,
+                         pe[0] ? ": " : "");
+        return;
+    }
+    const struct trace_event *e = trace_model_event(m, next);
+    uint64_t len = e->end > e->start ? e->end - e->start : 1;
+    tui_view_goto(v, e->start > 8 * len ? e->start - 8 * len : 0, e->end + 8 * len, e->start, next);
+    char src[160], text[400], esc[400];
+    trace_srcstep_pe_of(m, next, pe, sizeof(pe));
+    trace_model_site_text(m, e->site, src, sizeof(src));
+    snprintf(text, sizeof(text), "%s at %s: %s on %s", pe, src, trace_model_str(m, e->op),
+             trace_model_str(m, trace_model_track_get(m, e->track)->name));
+    sim_escape(text, strlen(text), esc, sizeof(esc));
+    tui_view_message(v, TUI_STYLE_STATUS, "%s (op %llu of the trace)", esc,
+                     (unsigned long long)next);
 }
 
 static enum tui_result src_action(void *self, enum tui_action a, struct tui_view *v)

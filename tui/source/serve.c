@@ -467,6 +467,10 @@ static void on_request(struct tui_server *s, struct conn *c, const struct trace_
             src->ops->break_remove(src, (size_t)q.arg[0]);
         break;
     case TRACE_REQ_STOP: rc = stop_run(s, msg, sizeof(msg)); break;
+    case TRACE_REQ_STEP_LINE:
+        rc = src->ops->step_line ? src->ops->step_line(src, q.text, &d)
+                                 : diag_set(&d, SIM_ESTATE, NULL, 0, 0, NULL, "no stepping here");
+        break;
     default:
         if (tui_serve_control_of(q.code, &ctl))
             rc = src->ops->control(src, ctl, &d);

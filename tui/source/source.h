@@ -81,6 +81,8 @@ enum tui_break_kind {
     TUI_BREAK_OP,        /* an op whose name matches starts */
     TUI_BREAK_MARKER,    /* a marker whose name matches is raised */
     TUI_BREAK_METRIC,    /* a condition on a metric comes to hold (trace/live/watch.h) */
+    TUI_BREAK_LINE,      /* a PE issues an op from a kernel line: "vector_add.c:47 pe=3"
+                            (tui/source/linebp.h) */
 };
 
 struct tui_source;
@@ -149,6 +151,11 @@ struct tui_source_ops {
      * again with tui_source_live_reload_carry; a negative code with d filled: this run
      * goes on. NULL: the source cannot (a saved trace, a served run). */
     int (*reload)(struct tui_source *s, const void *ui, size_t ui_len, struct diag *d);
+    /* Step by line: run until the kernel of PE pe (a component prefix, "sip0.cube0.pe3";
+     * "" any PE) issues an op from a call site other than that of its latest op (its next
+     * tl call on another line, trace/analysis/srcstep.h), then pause and show that op.
+     * Returns 0 or a negative code with d filled (a finished run). NULL: none. */
+    int (*step_line)(struct tui_source *s, const char *pe, struct diag *d);
 };
 
 enum { TUI_SOURCE_UI_MAX = 512 };

@@ -12,10 +12,13 @@
 #include "sim/util/escape.h"
 #include "sim/host/host.h"
 #include "sim/host/run.h"
+#include "sim/util/srcsite.h"
 #include "sim/util/xalloc.h"
+#include "trace/analysis/srcstep.h"
 #include "trace/model/format.h"
 #include "trace/live/live.h"
 #include "tui/source/ckpt.h"
+#include "tui/source/linebp.h"
 #include "trace/live/watch.h"
 #include "tui/source/memview.h"
 #include "tui/term/view.h"
@@ -57,18 +60,20 @@ enum state {
 
 /* What a run (as opposed to a pause) is for. */
 enum goal {
-    GOAL_END,     /* to the end */
-    GOAL_STEP_OP, /* until an op record starts or ends */
-    GOAL_UNTIL,   /* until a time */
+    GOAL_END,       /* to the end */
+    GOAL_STEP_OP,   /* until an op record starts or ends */
+    GOAL_UNTIL,     /* until a time */
+    GOAL_STEP_LINE, /* until a PE issues an op from another line */
 };
 
 struct bp {
     enum tui_break_kind kind;
     char *pattern; /* owned */
     uint64_t hits;
-    int id;          /* METRIC: its id in the watch */
-    unsigned number; /* what the user calls it: 1, 2, ... in the order set, kept when an
-                        earlier one is removed */
+    int id;                  /* METRIC: its id in the watch */
+    struct tui_linebp *line; /* owned: LINE: the file, line and PE, else NULL */
+    unsigned number;         /* what the user calls it: 1, 2, ... in the order set, kept when an
+                                earlier one is removed */
 };
 
 /* An event that started or ended an op (the last such op of the event). */
@@ -96,8 +101,13 @@ struct source_live {
     int observer;            /* our op log subscription */
     enum state state;
     enum goal goal;
-    uint64_t goal_changes;      /* GOAL_STEP_OP: op changes when it began */
-    sim_time_t goal_until;      /* GOAL_UNTIL: ticks */
+    uint64_t goal_changes; /* GOAL_STEP_OP: op changes when it began */
+    sim_time_t goal_until; /* GOAL_UNTIL: ticks */
+    char line_pe[128];     /* GOAL_STEP_LINE: the PE ("" any), */
+    char line_file[128];   /* the basename and line it was at ("" 0: none), */
+    uint32_t line_no;
+    bool line_hit;              /* an op from another line started in the last event: */
+    uint64_t line_record;       /* its record */
     uint64_t speed;             /* events per second, 0: as fast as possible */
     uint64_t pace_t0, pace_ev0; /* when the current paced stretch began, events then */
 
@@ -213,16 +223,37 @@ static void mark_hit(struct source_live *L, uint64_t record)
     snprintf(h->text, sizeof(h->text), "%s", L->hit_text);
 }
 
+/* Whether rec is an op of the PE a step by line follows, from another line than it was at. */
+static bool other_line(const struct source_live *L, const struct sim_op_record *rec)
+{
+    const struct sim_srcsite *site = sim_srcsite_get(rec->note.site);
+    if (!site)
+        return false;
+    size_t n = strlen(L->line_pe);
+    const char *c = rec->component_id;
+    if (n ? strncmp(c, L->line_pe, n) != 0 || c[n] != '.' : !strchr(c, '.'))
+        return false;
+    return (uint32_t)site->line != L->line_no ||
+           strcmp(sim_srcsite_basename(site->file), L->line_file) != 0;
+}
+
 static void on_start(void *ctx, const struct sim_op_record *rec)
 {
     struct source_live *L = ctx;
     L->changed_record = rec->note.id;
     L->changed_started = true;
     mark_change(L, rec->note.id, true);
+    if (L->goal == GOAL_STEP_LINE && !L->line_hit && !L->silent && other_line(L, rec)) {
+        L->line_hit = true;
+        L->line_record = rec->note.id;
+        sim_engine_stop(L->eng);
+    }
     for (size_t i = 0; i < L->nbp && !L->hit; i++) {
         struct bp *b = &L->bps[i];
         bool hit = (b->kind == TUI_BREAK_COMPONENT && matches(b->pattern, rec->component_id)) ||
-                   (b->kind == TUI_BREAK_OP && matches(b->pattern, rec->op_name));
+                   (b->kind == TUI_BREAK_OP && matches(b->pattern, rec->op_name)) ||
+                   (b->kind == TUI_BREAK_LINE && b->line &&
+                    tui_linebp_hits(b->line, rec->note.site, rec->component_id));
         if (!hit)
             continue;
         L->hit = true;
@@ -230,8 +261,16 @@ static void on_start(void *ctx, const struct sim_op_record *rec)
         char comp[96], op[64];
         sim_escape(rec->component_id, strlen(rec->component_id), comp, sizeof(comp));
         sim_escape(rec->op_name, strlen(rec->op_name), op, sizeof(op));
-        snprintf(L->hit_text, sizeof(L->hit_text), "breakpoint %u: %s starts on %s", b->number, op,
-                 comp);
+        if (b->kind == TUI_BREAK_LINE) {
+            char src[64];
+            sim_escape(b->line->file, strlen(b->line->file), src, sizeof(src));
+            snprintf(L->hit_text, sizeof(L->hit_text),
+                     "breakpoint %u: %.63s:%u issues %.40s on %.80s", b->number, src,
+                     (unsigned)b->line->line, op, comp);
+        } else {
+            snprintf(L->hit_text, sizeof(L->hit_text), "breakpoint %u: %s starts on %s", b->number,
+                     op, comp);
+        }
         mark_hit(L, rec->note.id);
         if (L->silent) {
             L->hit = false; /* going back: remembered, not stopped at */
@@ -353,6 +392,12 @@ static int check_pattern(const struct source_live *L, enum tui_break_kind kind, 
                         "sip0.cube0.pe0.pe_dma; * and ? match any)",
                         pat);
     }
+    if (kind == TUI_BREAK_LINE) {
+        struct tui_linebp bp;
+        int rc = tui_linebp_parse(pattern, &bp, d);
+        return rc < 0 ? rc
+                      : tui_linebp_check(&bp, trace_live_model(L->feed), sim_run_over(L->run), d);
+    }
     if (kind != TUI_BREAK_OP)
         return 0;
     if (strpbrk(pattern, " \t"))
@@ -368,6 +413,20 @@ static int check_pattern(const struct source_live *L, enum tui_break_kind kind, 
     return 0;
 }
 
+/* A LINE breakpoint's parsed pattern (owned), NULL for the other kinds. */
+static struct tui_linebp *line_of(enum tui_break_kind kind, const char *pattern)
+{
+    if (kind != TUI_BREAK_LINE)
+        return NULL;
+    struct tui_linebp *bp = sim_xmalloc(sizeof(*bp));
+    struct diag d;
+    if (tui_linebp_parse(pattern, bp, &d) < 0) {
+        free(bp);
+        return NULL;
+    }
+    return bp;
+}
+
 static int live_break_add(struct tui_source *s, enum tui_break_kind kind, const char *pattern,
                           struct diag *d)
 {
@@ -376,7 +435,7 @@ static int live_break_add(struct tui_source *s, enum tui_break_kind kind, const 
         pattern++;
     if (!pattern || !*pattern)
         return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL, "a breakpoint needs a pattern");
-    struct bp b = {kind, NULL, 0, -1, 0};
+    struct bp b = {kind, NULL, 0, -1, NULL, 0};
     int rc = check_pattern(L, kind, pattern, d);
     if (rc < 0)
         return rc;
@@ -392,6 +451,7 @@ static int live_break_add(struct tui_source *s, enum tui_break_kind kind, const 
         b.pattern = sim_xstrdup(c.text);
     } else {
         b.pattern = sim_xstrdup(pattern);
+        b.line = line_of(kind, pattern);
     }
     b.number = ++L->next_bp_number;
     L->bps = sim_xreallocarray(L->bps, L->nbp + 1, sizeof(*L->bps));
@@ -412,7 +472,7 @@ static void live_break_describe(struct tui_source *s, size_t i, char *buf, size_
         return;
     }
     const struct bp *b = &L->bps[i];
-    static const char *const what[] = {"an op starts on", "op", "marker", "when"};
+    static const char *const what[] = {"an op starts on", "op", "marker", "when", "line"};
     char pat[128];
     sim_escape(b->pattern, strlen(b->pattern), pat, sizeof(pat));
     if (b->kind == TUI_BREAK_METRIC) {
@@ -423,6 +483,7 @@ static void live_break_describe(struct tui_source *s, size_t i, char *buf, size_
     snprintf(buf, size, "%u: %s %s%s, hit %" PRIu64 " time%s", b->number, what[b->kind], pat,
              b->kind == TUI_BREAK_OP       ? " starts"
              : b->kind == TUI_BREAK_MARKER ? " is raised"
+             : b->kind == TUI_BREAK_LINE   ? " issues an op"
                                            : "",
              b->hits, b->hits == 1 ? "" : "s");
 }
@@ -435,6 +496,7 @@ static void live_break_remove(struct tui_source *s, size_t i)
     if (L->bps[i].kind == TUI_BREAK_METRIC)
         trace_watch_remove(L->watch, L->bps[i].id);
     free(L->bps[i].pattern);
+    free(L->bps[i].line);
     memmove(&L->bps[i], &L->bps[i + 1], (L->nbp - i - 1) * sizeof(*L->bps));
     L->nbp--;
 }
@@ -546,6 +608,8 @@ static void start_running(struct source_live *L, enum goal g)
     L->rate_ev0 = L->pace_ev0;
 }
 
+static void notice_line(struct source_live *L, uint64_t record);
+
 /* After an event that hit a breakpoint or ended a step-op: pause and show the op. */
 static bool check_stop(struct source_live *L)
 {
@@ -556,6 +620,12 @@ static bool check_stop(struct source_live *L)
         L->focus = ev;
         snprintf(L->fired_text, sizeof(L->fired_text), "%s", L->hit_text);
         pause_with(L, L->hit_text);
+        return true;
+    }
+    if (L->goal == GOAL_STEP_LINE && L->line_hit) {
+        L->line_hit = false;
+        pause_with(L, NULL);
+        notice_line(L, L->line_record);
         return true;
     }
     if (L->goal == GOAL_STEP_OP && trace_live_op_changes(L->feed) != L->goal_changes) {
@@ -772,7 +842,8 @@ static uint32_t unpack_carry(struct source_live *L)
         char *pat = sim_xmalloc(len + 1);
         get(r, &at, pat, len);
         pat[len] = '\0';
-        struct bp b = {(enum tui_break_kind)(kind & 0xff), pat, hits, -1, kind >> 8};
+        struct bp b = {(enum tui_break_kind)(kind & 0xff), pat, hits, -1, NULL, kind >> 8};
+        b.line = line_of(b.kind, pat);
         if (b.kind == TUI_BREAK_METRIC)
             b.id = carried_watch(L, old, nold, pat);
         L->bps = sim_xreallocarray(L->bps, L->nbp + 1, sizeof(*L->bps));
@@ -782,6 +853,7 @@ static uint32_t unpack_carry(struct source_live *L)
         if (old[i].kind == TUI_BREAK_METRIC && old[i].id >= 0)
             trace_watch_remove(L->watch, old[i].id);
         free(old[i].pattern);
+        free(old[i].line);
     }
     free(old);
     if (get(r, &at, &n, sizeof(n)) && n <= sizeof(L->ui) && get(r, &at, L->ui, n))
@@ -1164,6 +1236,49 @@ static int live_run_until(struct tui_source *s, uint64_t cycle, struct diag *d)
     return 0;
 }
 
+/* "sip0.cube0.pe0 at vector_add.c:46: dma_read on sip0.cube0.pe0.pe_dma", and the op to
+ * show, for the op record a step by line stopped at. */
+static void notice_line(struct source_live *L, uint64_t record)
+{
+    L->focus = trace_live_event_of_record(L->feed, record);
+    if (L->focus == UINT64_MAX)
+        return;
+    const struct trace_model *m = trace_live_model(L->feed);
+    const struct trace_event *e = trace_model_event(m, L->focus);
+    char pe[128], src[160], text[400];
+    trace_srcstep_pe_of(m, L->focus, pe, sizeof(pe));
+    trace_model_site_text(m, e->site, src, sizeof(src));
+    snprintf(text, sizeof(text), "%s at %s: %s on %s", pe, src, trace_model_str(m, e->op),
+             trace_model_str(m, trace_model_track_get(m, e->track)->name));
+    char esc[400];
+    sim_escape(text, strlen(text), esc, sizeof(esc));
+    notice(L, "%s", esc);
+}
+
+static int live_step_line(struct tui_source *s, const char *pe, struct diag *d)
+{
+    struct source_live *L = L_of(s);
+    if (L->state == ST_FINISHED)
+        return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL, "the simulation has finished");
+    if (maybe_checkpoint(L))
+        return 0;
+    L->backwards = false;
+    const struct trace_model *m = trace_live_model(L->feed);
+    snprintf(L->line_pe, sizeof(L->line_pe), "%s", pe ? pe : "");
+    L->line_file[0] = '\0';
+    L->line_no = 0;
+    uint64_t last = L->line_pe[0] ? trace_srcstep_last(m, L->line_pe, UINT64_MAX) : UINT64_MAX;
+    const struct trace_site *site =
+        last != UINT64_MAX ? trace_model_site_get(m, trace_model_event(m, last)->site) : NULL;
+    if (site) {
+        snprintf(L->line_file, sizeof(L->line_file), "%s", trace_model_str(m, site->file));
+        L->line_no = site->line;
+    }
+    L->line_hit = false;
+    start_running(L, GOAL_STEP_LINE);
+    return 0;
+}
+
 static uint64_t live_take_focus(struct tui_source *s)
 {
     struct source_live *L = L_of(s);
@@ -1218,8 +1333,10 @@ static void live_free(struct tui_source *s)
     sim_oplog_unobserve(sim_chip_oplog(L->chip), L->observer);
     tui_ckpt_free(L->ckpt);
     free(L->req);
-    for (size_t i = 0; i < L->nbp; i++)
+    for (size_t i = 0; i < L->nbp; i++) {
         free(L->bps[i].pattern);
+        free(L->bps[i].line);
+    }
     free(L->bps);
     trace_watch_free(L->watch);
     tui_memview_free(L->mem);
@@ -1255,6 +1372,7 @@ static const struct tui_source_ops live_ops = {
     .reload = live_reload,
     .memory = live_memory,
     .sumacc = live_sumacc,
+    .step_line = live_step_line,
 };
 
 struct tui_source *tui_source_live_take(struct sim_run *run, struct trace_live *feed,

@@ -493,10 +493,25 @@ static int rm_break_add(struct tui_source *s, enum tui_break_kind kind, const ch
                         struct diag *d)
 {
     struct trace_proto_request q = {.code = TRACE_REQ_BREAK_ADD, .kind = (uint8_t)kind};
+    if (kind == TUI_BREAK_LINE && R_of(s)->w.minor < 1)
+        return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL,
+                        "this run's npuscope (protocol 2.%u) has no line breakpoints",
+                        (unsigned)R_of(s)->w.minor);
     if (strlen(pattern) > TRACE_PROTO_MAX_PATTERN)
         return diag_set(d, SIM_ELIMIT, NULL, 0, 0, NULL, "a pattern of %d bytes at most",
                         TRACE_PROTO_MAX_PATTERN);
     snprintf(q.text, sizeof(q.text), "%s", pattern);
+    return call(R_of(s), &q, ANSWER_MS, d);
+}
+
+static int rm_step_line(struct tui_source *s, const char *pe, struct diag *d)
+{
+    struct trace_proto_request q = {.code = TRACE_REQ_STEP_LINE};
+    if (R_of(s)->w.minor < 1)
+        return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL,
+                        "this run's npuscope (protocol 2.%u) cannot step by line",
+                        (unsigned)R_of(s)->w.minor);
+    snprintf(q.text, sizeof(q.text), "%s", pe);
     return call(R_of(s), &q, ANSWER_MS, d);
 }
 
@@ -582,6 +597,7 @@ static const struct tui_source_ops remote_ops = {
     .wait_ms = NULL,
     .run_until = rm_run_until,
     .break_add = rm_break_add,
+    .step_line = rm_step_line,
     .break_count = rm_break_count,
     .break_describe = rm_break_describe,
     .break_remove = rm_break_remove,

@@ -64,6 +64,7 @@ static const struct {
     {' ', TUI_ACT_PAUSE},
     {'s', TUI_ACT_STEP},
     {'S', TUI_ACT_STEP_OP},
+    {'J', TUI_ACT_STEP_LINE}, /* jump to the next line (s, S and n are taken) */
     {'c', TUI_ACT_CONTINUE},
     {'u', TUI_ACT_RUN_UNTIL},
     {'{', TUI_ACT_SLOWER},
@@ -132,6 +133,7 @@ static const struct tui_action_info actions[] = {
     {TUI_ACT_TOKENS, "Analysis", "tokens: latency, bytes, decode latency chart", false},
     {TUI_ACT_ANOMALIES, "Analysis", "anomalies (Enter, n, N show each on the Gantt)", false},
     {TUI_ACT_SOURCE, "Analysis", "kernel source: ops, cycles per line (Enter, n, N)", false},
+    {TUI_ACT_STEP_LINE, "Analysis", "step the selected op's PE to its next source line", false},
     {TUI_ACT_REVERSE, "Analysis", "layers: reverse the order (F unfolds every layer)", false},
     {TUI_ACT_DIFF, "Compare", "compare with a second trace, or close the comparison", false},
     {TUI_ACT_DIFF_ALIGN, "Compare", "comparing: one time axis, or matched launches aligned", false},

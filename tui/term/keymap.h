@@ -80,7 +80,8 @@ enum tui_action {
     TUI_ACT_LAYERS,
     TUI_ACT_TOKENS,
     TUI_ACT_ANOMALIES,
-    TUI_ACT_SOURCE, /* the source pane: per line of the selected op's kernel */
+    TUI_ACT_SOURCE,    /* the source pane: per line of the selected op's kernel */
+    TUI_ACT_STEP_LINE, /* the selected PE's kernel to its next tl call on another line */
     TUI_ACT_REVERSE,
     /* where the time goes */
     TUI_ACT_BOTTLENECK,  /* the bottleneck pane */
