@@ -84,7 +84,7 @@ expect_status "another producer's trace: exit 0" 0
 expect_out "it names what it lacks" 'missing +no per-resource bandwidth samples'
 
 echo "-- every built-in kernel: summary names a bound, with its evidence"
-BOUND='(compute \(TE\)|vector \(VE\)|DMA / HBM bandwidth|NoC link [^ ]+|host transfer|dependency latency)'
+BOUND='(compute \(TE\)|vector \(VE\)|DMA / HBM bandwidth|NoC link [^ ]+|host transfer|dependency latency|DMA per-transfer cost)'
 for k in $("$NPUSCOPE" kernels | grep -E '^[a-z_0-9]+$'); do
     run "$NPUSCOPE" run --headless -k "$k" -o "$TMP/k_$k.json"
     expect_status "$k: exit 0" 0
@@ -118,7 +118,7 @@ expect_screen "Enter unfolds them: the host link" '^  host<->sip0\.io_cpu +│'
 tmux_keys Home
 tmux_keys v
 expect_screen "v: the bottleneck pane" '^(▶|>| )Bottleneck  run: dependency latency'
-expect_screen "a line per kernel launch" '^ llm_decode +[0-9.]+ us {9}dependency latency [0-9]+%'
+expect_screen "a line per kernel launch: many small transfers" '^ llm_decode +[0-9.]+ us {9}DMA per-transfer cost [0-9]+%'
 expect_screen "the host messages summed, as the summary counts them" "^ host messages \\(${NHOST:-none}\\)"
 expect_screen "the run's evidence" '^  path +compute [0-9]+%'
 tmux_keys j j

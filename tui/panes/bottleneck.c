@@ -165,9 +165,9 @@ static void row_line(struct tui_bottleneck *b, const struct row *r, char *line, 
             if (b->host_time[k] > b->host_time[best])
                 best = k;
         }
-        static const char *const cat[TRACE_PCAT_COUNT] = {"compute (TE)", "vector (VE)",
-                                                          "DMA / HBM bandwidth", "host transfer",
-                                                          "dependency latency"};
+        static const char *const cat[TRACE_PCAT_COUNT] = {
+            "compute (TE)",  "vector (VE)",        "DMA / HBM bandwidth",
+            "host transfer", "dependency latency", "DMA per-transfer cost"};
         tui_fmt_ns(len, sizeof(len), ghz > 0 ? (double)b->host_length / ghz : 0);
         if (!(ghz > 0))
             snprintf(len, sizeof(len), "%llu cyc", (unsigned long long)b->host_length);
