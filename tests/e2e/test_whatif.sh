@@ -5,6 +5,7 @@
 # default shape, the DMA's per-transfer cost); --json; another producer's trace, bad
 # factors and resources are refused in one line.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/tmux.sh"
 DATA=$TESTS_DIR/data/whatif
 LARGE=$TESTS_DIR/../sim/configs/large.yaml
 HBM=llm_decode:dim=1024,heads=8,ff=2752,layers=1,prompt=1,gen=1,dtype=f16,pes=8
@@ -68,6 +69,31 @@ PY
     then ok "whatif --json: runs, launches, changes, the checked verdict"
     else fail "whatif --json" "$(head -c 600 "$TMP/out")"; fi
 else ok "whatif --json (no python3: skipped)"; fi
+
+echo "-- the bottleneck pane: the experiment in the background"
+U=(LANG=C.UTF-8 LC_ALL=C.UTF-8)
+tmux_start 200 60 "${U[@]}" TERM=xterm-256color -- view hbm.json
+expect_screen "the viewer is up" 'v verdict'
+tmux_keys v
+expect_screen "v: the heuristic verdict at once" '^(▶|>| )Bottleneck  run: '
+expect_screen "the experiment's result, computed in the background" \
+    'experiment: 22 runs on 2 workers in [0-9.]+ s, the time of the run' 60
+expect_screen "the run's verdict, checked" 'verdict +checked by experiment: host link x2 shortens it'
+tmux_keys j
+expect_screen "the launch: its changes, the most shortening first" \
+    '^  HBM bandwidth \+ cube links +x2 +-39\.1%'
+expect_screen "its verdict names the HBM and its link" '^ llm_decode .*HBM bandwidth \+ cube links'
+tmux_keys q
+expect_exit "q: exit 0" 0
+
+tmux_start 200 60 "${U[@]}" TERM=xterm-256color -- view "$TESTS_DIR/data/traces/spec_example.json"
+expect_screen "the viewer is up" 'v verdict'
+tmux_keys v
+expect_screen "another producer's trace: no experiment, and why" \
+    'experiment: none: not a trace of npuscope'
+expect_screen "its verdict stays a heuristic, marked" 'verdict +heuristic: another producer'
+tmux_keys q
+expect_exit "another producer's trace: q: exit 0" 0
 
 echo "-- refused"
 run "$NPUSCOPE" whatif "$TESTS_DIR/data/traces/spec_example.json"

@@ -9,10 +9,14 @@
 #include "sim/host/run.h"
 #include "sim/util/xalloc.h"
 #include "trace/analysis/regions.h"
+#include "trace/file/jsonout.h"
 #include "trace/live/live.h"
+#include "trace/model/json.h"
 #include "tui/sweep/sweep.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -801,4 +805,142 @@ int tui_whatif_from_value(const struct sim_value *v, struct tui_whatif_result *r
         pt->factor = sim_value_get_float(p, "factor", 1);
     }
     return 0;
+}
+
+/* ---- in the background ------------------------------------------------------------------ */
+
+struct tui_whatif_bg {
+    pid_t pid; /* the experiment, leader of its process group; 0 once reaped */
+    int fd;    /* what it writes: "progress D T" lines, then "result" and the JSON */
+    char *buf; /* owned */
+    size_t len;
+    size_t done, total;
+};
+
+static void bg_progress(void *ctx, size_t done, size_t total)
+{
+    char line[64];
+    snprintf(line, sizeof(line), "progress %zu %zu\n", done, total);
+    put_all(*(int *)ctx, line);
+}
+
+int tui_whatif_bg_start(const struct tui_whatif_workload *w, const struct tui_whatif_opts *o,
+                        struct tui_whatif_bg **out, struct diag *d)
+{
+    int p[2];
+    if (pipe(p) < 0)
+        return diag_set(d, SIM_EIO, NULL, 0, 0, NULL, "cannot start the experiment: %s",
+                        strerror(errno));
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(p[0]);
+        close(p[1]);
+        return diag_set(d, SIM_EIO, NULL, 0, 0, NULL, "cannot start the experiment: %s",
+                        strerror(errno));
+    }
+    if (pid == 0) {
+        setpgid(0, 0); /* its workers with it: stopped together */
+        close(p[0]);
+        int devnull = open("/dev/null", O_RDWR);
+        if (devnull >= 0) { /* nothing of it reaches the viewer's terminal */
+            dup2(devnull, STDIN_FILENO);
+            dup2(devnull, STDOUT_FILENO);
+            dup2(devnull, STDERR_FILENO);
+            close(devnull);
+        }
+        struct tui_whatif_opts oo = *o;
+        oo.progress = bg_progress;
+        oo.ctx = &p[1];
+        struct tui_whatif_result r;
+        struct diag dd = {0};
+        if (tui_whatif_run(w, &oo, &r, &dd) < 0) {
+            char line[SIM_DIAG_MSG_MAX + 16];
+            snprintf(line, sizeof(line), "error %s\n", dd.msg);
+            put_all(p[1], line);
+            _exit(1);
+        }
+        put_all(p[1], "result\n");
+        struct sim_value *v = tui_whatif_to_value(&r);
+        struct trace_out to;
+        trace_out_open_fd(&to, p[1]);
+        trace_out_value(&to, v);
+        trace_out_commit(&to, &dd);
+        _exit(0);
+    }
+    setpgid(pid, pid);
+    close(p[1]);
+    fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK);
+    struct tui_whatif_bg *b = sim_xcalloc(1, sizeof(*b));
+    b->pid = pid;
+    b->fd = p[0];
+    *out = b;
+    return 0;
+}
+
+int tui_whatif_bg_poll(struct tui_whatif_bg *b, size_t *done, size_t *total,
+                       struct tui_whatif_result *r, struct diag *d)
+{
+    bool eof = false;
+    for (;;) {
+        char chunk[8192];
+        ssize_t k = read(b->fd, chunk, sizeof(chunk));
+        if (k > 0) {
+            b->buf = sim_xrealloc(b->buf, b->len + (size_t)k + 1);
+            memcpy(b->buf + b->len, chunk, (size_t)k);
+            b->len += (size_t)k;
+            b->buf[b->len] = '\0';
+            continue;
+        }
+        if (k < 0 && errno == EINTR)
+            continue;
+        eof = k == 0;
+        break;
+    }
+    /* the last progress line */
+    char *at = b->buf ? strstr(b->buf, "result\n") : NULL;
+    for (char *ln = b->buf; ln && (!at || ln < at);) {
+        size_t dn, tt;
+        if (sscanf(ln, "progress %zu %zu", &dn, &tt) == 2)
+            b->done = dn, b->total = tt;
+        char *nl = strchr(ln, '\n');
+        ln = nl ? nl + 1 : NULL;
+    }
+    *done = b->done;
+    *total = b->total;
+    if (!eof)
+        return 1;
+    int status = 0;
+    if (b->pid > 0)
+        waitpid(b->pid, &status, 0);
+    b->pid = 0;
+    if (!at) {
+        char *err = b->buf ? strstr(b->buf, "error ") : NULL;
+        if (err) {
+            err[strcspn(err, "\n")] = '\0';
+            return diag_set(d, SIM_EINVAL, NULL, 0, 0, NULL, "%s", err + 6), -1;
+        }
+        return diag_set(d, SIM_EIO, NULL, 0, 0, NULL, "the experiment ended without a result"), -1;
+    }
+    cJSON *j = cJSON_Parse(at + 7);
+    struct sim_value *v = j ? trace_json_to_value(j) : NULL;
+    cJSON_Delete(j);
+    int rc = v ? tui_whatif_from_value(v, r) : -1;
+    sim_value_free(v);
+    if (rc < 0)
+        return diag_set(d, SIM_EIO, NULL, 0, 0, NULL, "the experiment's result is unreadable"), -1;
+    return 0;
+}
+
+void tui_whatif_bg_free(struct tui_whatif_bg *b)
+{
+    if (!b)
+        return;
+    if (b->pid > 0) {
+        kill(-b->pid, SIGTERM);
+        waitpid(b->pid, NULL, 0);
+    }
+    close(b->fd);
+    free(b->buf);
+    free(b);
 }

@@ -149,4 +149,24 @@ size_t tui_whatif_checks(const struct tui_whatif_result *r, struct trace_verdict
 struct sim_value *tui_whatif_to_value(const struct tui_whatif_result *r);
 int tui_whatif_from_value(const struct sim_value *v, struct tui_whatif_result *r);
 
+/* ---- in the background ---------------------------------------------------------------- */
+
+/* An experiment run by a forked process of its own (a process group with its workers),
+ * read without blocking: what a viewer runs while its user goes on. */
+struct tui_whatif_bg;
+
+/* Start the experiment on w (copied; o's callbacks are ignored) in the background.
+ * Returns 0 and *out, or a negative sim_err with d filled when no process can be started. */
+int tui_whatif_bg_start(const struct tui_whatif_workload *w, const struct tui_whatif_opts *o,
+                        struct tui_whatif_bg **out, struct diag *d);
+/*
+ * Read what the experiment has written so far, without blocking. Returns 1 while it runs
+ * (*done of *total runs ended), 0 once it has ended and r is filled (free with
+ * tui_whatif_result_fini; call no more), or -1 with d filled when it failed.
+ */
+int tui_whatif_bg_poll(struct tui_whatif_bg *b, size_t *done, size_t *total,
+                       struct tui_whatif_result *r, struct diag *d);
+/* Stop the experiment if it still runs (its workers too) and free b (NULL is a no-op). */
+void tui_whatif_bg_free(struct tui_whatif_bg *b);
+
 #endif
