@@ -24,8 +24,18 @@ struct sim_run {
 int sim_run_new(const struct sim_run_opts *o, struct sim_run **out, struct diag *d)
 {
     struct sim_run *r = sim_xcalloc(1, sizeof(*r));
-    int rc = o->chip_file ? sim_config_load_file(o->chip_file, &r->cfg, d)
+    int rc;
+    if (o->chip_tree) {
+        /* a config_snapshot repeats chip.clock_ghz at its top for readers: not a key */
+        struct sim_value *tree = sim_value_clone(o->chip_tree);
+        sim_value_map_del(tree, "clock_ghz");
+        rc = sim_config_from_value(tree, o->chip_file ? o->chip_file : "config_snapshot", &r->cfg,
+                                   d);
+        sim_value_free(tree);
+    } else {
+        rc = o->chip_file ? sim_config_load_file(o->chip_file, &r->cfg, d)
                           : sim_config_load_embedded(SIM_CONFIG_DEFAULT, &r->cfg, d);
+    }
     if (rc < 0)
         goto fail;
     /* the data is decided, and refused when it cannot be held, before any is made */

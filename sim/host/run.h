@@ -21,15 +21,19 @@
 #include <stdint.h>
 
 struct sim_run_opts {
-    const char *chip_file;     /* chip config YAML, or NULL for the embedded default */
-    const char *workload_file; /* workload YAML, or NULL */
-    const char *kernel_spec;   /* "NAME[:key=value,...]", or NULL; with no workload either,
-                                  the embedded demo workload runs */
-    size_t stack_size;         /* coroutine stacks (0: the engine's default) */
-    bool real_data;            /* phase 2 will run (--verify, --dump): a kernel's data=auto
-                                  is random, and the data must fit in memory_limit */
-    uint64_t memory_limit;     /* bytes the run's data may hold in memory; 0: half of the
-                                  physical memory (sim_workload_memory_limit) */
+    const char *chip_file;             /* chip config YAML, or NULL for the embedded default */
+    const struct sim_value *chip_tree; /* a chip config as a value tree (a trace's
+                                          config_snapshot: its clock_ghz at the top is
+                                          ignored), used instead of chip_file, which then
+                                          only names it in diagnostics; NULL: none */
+    const char *workload_file;         /* workload YAML, or NULL */
+    const char *kernel_spec;           /* "NAME[:key=value,...]", or NULL; with no workload either,
+                                          the embedded demo workload runs */
+    size_t stack_size;                 /* coroutine stacks (0: the engine's default) */
+    bool real_data;                    /* phase 2 will run (--verify, --dump): a kernel's data=auto
+                                          is random, and the data must fit in memory_limit */
+    uint64_t memory_limit;             /* bytes the run's data may hold in memory; 0: half of the
+                                          physical memory (sim_workload_memory_limit) */
 };
 
 struct sim_run;

@@ -84,7 +84,7 @@ expect_status "another producer's trace: exit 0" 0
 expect_out "it names what it lacks" 'missing +no per-resource bandwidth samples'
 
 echo "-- every built-in kernel: summary names a bound, with its evidence"
-BOUND='(compute \(TE\)|vector \(VE\)|DMA / HBM bandwidth|NoC link [^ ]+|host transfer|dependency latency)'
+BOUND='(compute \(TE\)|vector \(VE\)|DMA / HBM bandwidth|NoC link [^ ]+|host transfer|dependency latency|DMA per-transfer cost)'
 for k in $("$NPUSCOPE" kernels | grep -E '^[a-z_0-9]+$'); do
     run "$NPUSCOPE" run --headless -k "$k" -o "$TMP/k_$k.json"
     expect_status "$k: exit 0" 0
@@ -118,7 +118,7 @@ expect_screen "Enter unfolds them: the host link" '^  host<->sip0\.io_cpu +│'
 tmux_keys Home
 tmux_keys v
 expect_screen "v: the bottleneck pane" '^(▶|>| )Bottleneck  run: dependency latency'
-expect_screen "a line per kernel launch" '^ llm_decode +[0-9.]+ us {9}dependency latency [0-9]+%'
+expect_screen "a line per kernel launch: many small transfers" '^ llm_decode +[0-9.]+ us {9}DMA per-transfer cost [0-9]+%'
 expect_screen "the host messages summed, as the summary counts them" "^ host messages \\(${NHOST:-none}\\)"
 expect_screen "the run's evidence" '^  path +compute [0-9]+%'
 tmux_keys j j
@@ -199,8 +199,8 @@ expect_screen "X d: the breakpoint removed" 'breakpoint 1 removed'
 tmux_keys Escape c
 expect_screen "c: run to the end (the copy gone back to no longer watches the condition), the verdict follows: no longer running" \
     '^(▶|>| )Bottleneck  run: host transfer [0-9]+% *│'
-expect_screen "... the kernel finished, bound by DMA / HBM" \
-    '^ vector_add +[0-9.]+ us {9}DMA / HBM bandwidth [0-9]+% +TE '
+expect_screen "... the kernel finished, bound by DMA / HBM (once the experiment is back: DMA bandwidth)" \
+    '^ vector_add +[0-9.]+ us {9}(DMA / HBM|DMA) bandwidth [0-9]+% +TE '
 tmux_keys q
 expect_exit "live: exit 0" 0
 

@@ -149,6 +149,47 @@ static inline double fid_gemm_remote(const struct sim_config *c)
     return bytes / c->noc.cube_cube.gbps;
 }
 
+/* An all-reduce over IPCQ on the ring of P PEs (allreduce_ring, one round: a chunk of
+ * n / P f32 elements fits a piece), in the order the kernel's ops run on the ring's
+ * critical chain: each step waits for the chunk from its left neighbour. A DMA between a
+ * PE's TCM and a memory of its cube: setup, the bytes at the slowest of channel, memory
+ * and cube links, the memory's and the two links' latencies. An IPCQ send: the payload
+ * over the route to the right neighbour (cut-through at its slowest link, the latencies
+ * once), then the receiver's DMA copying it into its SRAM slot. An add: setup + a group of
+ * lanes per cycle. Every op also costs its issue and the PE link both ways; the PEs start
+ * one m_cpu overhead apart. */
+static inline double fid_allreduce(const struct sim_config *c, double P, double n, bool cross)
+{
+    double b = n * 4 / P, elems = n / P;
+    double dma = c->pe_dma.setup_ns + 2 * c->noc.cube.latency_ns;
+    double hbm =
+        dma + b / fmin(c->pe_dma.gbps, fmin(c->hbm.gbps, c->noc.cube.gbps)) + c->hbm.latency_ns;
+    double sram =
+        dma + b / fmin(c->pe_dma.gbps, fmin(c->sram.gbps, c->noc.cube.gbps)) + c->sram.latency_ns;
+    double link_bw = cross ? fmin(c->noc.cube.gbps, c->noc.cube_cube.gbps) : c->noc.cube.gbps;
+    double link_lat = 2 * c->noc.cube.latency_ns + (cross ? c->noc.cube_cube.latency_ns : 0);
+    double send = b / link_bw + link_lat + sram;
+    double add =
+        c->pe_math.setup_ns + ceil(elems / c->pe_math.lanes) * c->pe_math.cycles.add / c->clock_ghz;
+    double ops = 2 + 4 * (P - 1) + 1 + 3 * (P - 1) - 1;
+    return hbm + send                            /* this PE's own piece, out */
+           + (P - 2) * (sram + hbm + add + send) /* reduce-scatter: partial sums passed on */
+           + (sram + hbm + add + hbm)            /* its last step: the chunk's sum stored */
+           + send                                /* all-gather: the full chunk out */
+           + (P - 2) * (sram + hbm + send)       /* full chunks stored and passed on */
+           + (sram + hbm)                        /* the last one stored */
+           + ops * (c->pe_cpu.issue_ns + 2 * c->noc.pe.latency_ns) + (P - 1) * c->m_cpu.overhead_ns;
+}
+
+static inline double fid_allreduce4(const struct sim_config *c)
+{
+    return fid_allreduce(c, 4, 65536, false);
+}
+static inline double fid_allreduce8(const struct sim_config *c)
+{
+    return fid_allreduce(c, 8, 131072, true);
+}
+
 static const struct fid_case fid_cases[] = {
     {"stream 1 PE", NULL, "stream:n=16777216,chunk=65536,pes=1,data=zero", FID_MARKERS, "stream",
      fid_stream1, 0.03, "DMA: 2 channels of 64 KiB transfers back to back"},
@@ -182,6 +223,12 @@ static const struct fid_case fid_cases[] = {
      FID_MARKERS, "gemm", fid_gemm_remote, 0.05,
      "cube0 -> cube1 link carrying B; + 3.5%: the last tiles' GEMM and write after it, and "
      "workers computing leave it idle at times"},
+    {"all-reduce, ring of 4 PEs", NULL, "allreduce_ring:n=65536,pes=4,data=zero", FID_MARKERS,
+     "allreduce", fid_allreduce4, 0.03, "IPCQ steps on the ring, one cube"},
+    {"all-reduce, ring of 8 PEs", NULL, "allreduce_ring:n=131072,pes=8,data=zero", FID_MARKERS,
+     "allreduce", fid_allreduce8, 0.06,
+     "IPCQ steps on the ring over two cubes; -5%: the value charges every step the "
+     "cube_cube link, which 2 of the ring's 8 edges cross (an upper bound)"},
 };
 
 enum { FID_N_CASES = sizeof(fid_cases) / sizeof(fid_cases[0]) };
@@ -204,7 +251,9 @@ static inline double fid_run(const struct fid_case *k, double *expected, char *e
     char begin[64], end[64];
     switch (k->measure) {
     case FID_MARKERS:
-        snprintf(begin, sizeof(begin), "%s.begin", k->what);
+        /* allreduce_ring marks its start "allreduce.reduce_scatter" */
+        snprintf(begin, sizeof(begin), "%s.%s", k->what,
+                 strcmp(k->what, "allreduce") == 0 ? "reduce_scatter" : "begin");
         snprintf(end, sizeof(end), "%s.end", k->what);
         for (size_t i = 0; i < sim_chip_marker_count(chip); i++) {
             const struct sim_chip_marker *m = sim_chip_marker(chip, i);

@@ -2,7 +2,8 @@
  * Timing fidelity: microbenchmarks whose answers follow from the chip config by hand
  * (tests/unit/fidelity_cases.h: streaming from HBM on 1 to 8 PEs and across cubes, single
  * DMA transfers by size, host writes by size, a GEMM tile at the TE's rate, a GEMM at TE
- * peak and one whose operand lives in another cube), each within its tolerance of the
+ * peak and one whose operand lives in another cube, an all-reduce over IPCQ on the ring of
+ * one cube and of two), each within its tolerance of the
  * analytic value; and the placement of a GEMM's operands: B's bytes come from B's HBM,
  * over the links between cubes.
  */

@@ -45,25 +45,29 @@ struct ctx {
 const char *trace_bound_name(enum trace_bound b)
 {
     static const char *const names[TRACE_BOUND_COUNT] = {
-        "nothing ran", "compute (TE)",  "vector (VE)",       "DMA / HBM bandwidth",
-        "NoC link",    "host transfer", "dependency latency"};
+        "nothing ran", "compute (TE)",  "vector (VE)",        "DMA / HBM bandwidth",
+        "NoC link",    "host transfer", "dependency latency", "DMA per-transfer cost"};
     return b < TRACE_BOUND_COUNT ? names[b] : "?";
 }
 
 const char *trace_bound_key(enum trace_bound b)
 {
-    static const char *const keys[TRACE_BOUND_COUNT] = {"none", "compute", "vector", "memory",
-                                                        "link", "host",    "latency"};
+    static const char *const keys[TRACE_BOUND_COUNT] = {"none", "compute", "vector",  "memory",
+                                                        "link", "host",    "latency", "dma_fixed"};
     return b < TRACE_BOUND_COUNT ? keys[b] : "?";
 }
 
-static const char *const pcat_names[TRACE_PCAT_COUNT] = {"compute", "vector", "memory", "host",
-                                                         "latency"};
+static const char *const pcat_names[TRACE_PCAT_COUNT] = {"compute", "vector",  "memory",
+                                                         "host",    "latency", "dma_fixed"};
 
 char *trace_verdict_bound_text(const struct trace_verdict *v, const struct trace_verdict_item *it,
                                char *buf, size_t size)
 {
-    if (it->bound == TRACE_BOUND_LINK && it->link != TRACE_NO_STR) {
+    if (it->checked && it->resource &&
+        (it->bound == TRACE_BOUND_MEMORY || it->bound == TRACE_BOUND_LINK)) {
+        snprintf(buf, size, "%s%s", it->bound == TRACE_BOUND_LINK ? "NoC link: " : "",
+                 it->resource);
+    } else if (it->bound == TRACE_BOUND_LINK && it->link != TRACE_NO_STR) {
         char q[160];
         sim_escape(trace_model_str(v->m, it->link), trace_model_str_len(v->m, it->link), q,
                    sizeof(q));
@@ -195,8 +199,9 @@ static void attribute(struct ctx *c, const struct trace_path_step *s, const stru
                             trace_resources_util(c->res, h, e->start,
                                                  end > e->start ? end : e->start + 1) >= 0.5;
                 if (!busy) {
+                    /* the rest is what every transfer pays whatever its size */
                     path[TRACE_PCAT_MEMORY] += data;
-                    path[TRACE_PCAT_LATENCY] += dur - data;
+                    path[TRACE_PCAT_DMA_FIXED] += dur - data;
                     return;
                 }
             }
@@ -224,7 +229,7 @@ static void attribute(struct ctx *c, const struct trace_path_step *s, const stru
     }
     fixed = fixed < dur ? fixed : dur;
     path[cat] += dur - fixed;
-    path[TRACE_PCAT_LATENCY] += fixed;
+    path[t->engine == TRACE_ENGINE_DMA ? TRACE_PCAT_DMA_FIXED : TRACE_PCAT_LATENCY] += fixed;
 }
 
 /* ---- one region ------------------------------------------------------------------------- */
@@ -337,6 +342,10 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
     for (size_t k = 0; k < n; k++) {
         const struct trace_event *e = trace_model_event(m, evs[k]);
         enum trace_engine eng = trace_model_track_get(m, e->track)->engine;
+        if (eng == TRACE_ENGINE_DMA && info && info[k].bytes) {
+            it->dma_ops++;
+            it->dma_bytes += info[k].bytes;
+        }
         if (eng == TRACE_ENGINE_TE)
             te_tracks[nte++] = e->track;
         if (eng == TRACE_ENGINE_VE)
@@ -451,12 +460,12 @@ static void decide(struct trace_verdict_item *it)
             best = k;
     }
     if (best < 0 || !(total > 0)) {
-        it->bound = TRACE_BOUND_NONE;
+        it->bound = it->heuristic = TRACE_BOUND_NONE;
         return;
     }
-    static const enum trace_bound of[TRACE_PCAT_COUNT] = {TRACE_BOUND_COMPUTE, TRACE_BOUND_VECTOR,
-                                                          TRACE_BOUND_MEMORY, TRACE_BOUND_HOST,
-                                                          TRACE_BOUND_LATENCY};
+    static const enum trace_bound of[TRACE_PCAT_COUNT] = {
+        TRACE_BOUND_COMPUTE, TRACE_BOUND_VECTOR,  TRACE_BOUND_MEMORY,
+        TRACE_BOUND_HOST,    TRACE_BOUND_LATENCY, TRACE_BOUND_DMA_FIXED};
     it->bound = of[best];
     it->share = it->time[best] / total;
     if (it->bound == TRACE_BOUND_MEMORY && it->link_util >= 0.9 && it->link_util > it->hbm_util &&
@@ -464,6 +473,7 @@ static void decide(struct trace_verdict_item *it)
         it->bound = TRACE_BOUND_LINK;
         it->link = it->busiest_link;
     }
+    it->heuristic = it->bound;
 }
 
 /* ---- the verdict ------------------------------------------------------------------------ */
@@ -496,6 +506,7 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
     struct trace_verdict *v = sim_xcalloc(1, sizeof(*v));
     v->m = m;
     v->clock_ghz = trace_model_clock_ghz(m);
+    v->own = strncmp(sim_value_get_str(trace_model_metadata(m), "notes", ""), "npuscope ", 9) == 0;
     struct ctx c = {.m = m, .res = trace_resources_new(m)};
     read_peaks(m, &c.pk);
     c.budget = o && o->max_decode ? o->max_decode : MAX_DECODE_DEFAULT;
@@ -550,6 +561,8 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
             for (int k = 0; k < TRACE_PCAT_COUNT; k++)
                 run->time[k] += it->time[k];
             run->flops += it->flops;
+            run->dma_ops += it->dma_ops;
+            run->dma_bytes += it->dma_bytes;
             run->waits += it->waits;
             for (int d = 0; d < TRACE_DEP_COUNT; d++)
                 run->wait_by[d] += it->wait_by[d];
@@ -599,6 +612,67 @@ void trace_verdict_free(struct trace_verdict *v)
     trace_regions_free(v->rs_run);
     trace_regions_free(v->rs_launch);
     free(v);
+}
+
+/* ---- the experiment --------------------------------------------------------------------- */
+
+static void check_item(struct trace_verdict_item *it, const struct trace_verdict_check *c)
+{
+    it->checked = true;
+    it->resource = c->resource;
+    it->factor = c->factor;
+    it->change = c->change;
+    if (!c->resource || c->bound == TRACE_BOUND_NONE)
+        return;
+    it->bound = c->bound;
+    /* the share of the path that category had (a link's bytes are memory time) */
+    static const int cat[TRACE_BOUND_COUNT] = {
+        [TRACE_BOUND_COMPUTE] = TRACE_PCAT_COMPUTE,    [TRACE_BOUND_VECTOR] = TRACE_PCAT_VECTOR,
+        [TRACE_BOUND_MEMORY] = TRACE_PCAT_MEMORY,      [TRACE_BOUND_LINK] = TRACE_PCAT_MEMORY,
+        [TRACE_BOUND_HOST] = TRACE_PCAT_HOST,          [TRACE_BOUND_LATENCY] = TRACE_PCAT_LATENCY,
+        [TRACE_BOUND_DMA_FIXED] = TRACE_PCAT_DMA_FIXED};
+    double total = 0;
+    for (int k = 0; k < TRACE_PCAT_COUNT; k++)
+        total += it->time[k];
+    it->share = total > 0 ? it->time[cat[c->bound]] / total : 0;
+    if (c->bound == TRACE_BOUND_LINK && it->heuristic != TRACE_BOUND_LINK)
+        it->link = TRACE_NO_STR;
+}
+
+void trace_verdict_check(struct trace_verdict *v, const struct trace_verdict_check *c, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        if (c[k].cmdq_id == TRACE_NO_CMDQ) {
+            check_item(&v->run, &c[k]);
+            continue;
+        }
+        for (size_t i = 0; i < v->nlaunches; i++)
+            if (v->launches[i].region && v->launches[i].region->cmdq_id == c[k].cmdq_id)
+                check_item(&v->launches[i], &c[k]);
+    }
+}
+
+char *trace_verdict_basis_text(const struct trace_verdict *v, const struct trace_verdict_item *it,
+                               char *buf, size_t size)
+{
+    if (!it->checked) {
+        snprintf(buf, size, "%s",
+                 v->own ? "heuristic (npuscope whatif checks it by experiment)"
+                        : "heuristic: another producer's trace, its workload cannot be run again");
+        return buf;
+    }
+    if (!it->resource) {
+        snprintf(buf, size, "checked by experiment: no resource x2 changes the time by 1%%");
+        return buf;
+    }
+    char f[16];
+    snprintf(f, sizeof(f), "x%g", it->factor);
+    int k = snprintf(buf, size, "checked by experiment: %s %s %s it %.1f%%", it->resource, f,
+                     it->change < 0 ? "shortens" : "lengthens", 100 * fabs(it->change));
+    if (it->heuristic != it->bound && k > 0 && (size_t)k < size)
+        snprintf(buf + k, size - (size_t)k, " (the heuristic said %s)",
+                 trace_bound_name(it->heuristic));
+    return buf;
 }
 
 /* ---- evidence --------------------------------------------------------------------------- */
@@ -684,10 +758,15 @@ size_t trace_verdict_evidence(const struct trace_verdict *v, const struct trace_
     else
         LINE("time      %s", fmt_time(v, (double)it->length, a, sizeof(a)));
     if (total > 0)
-        LINE("path      compute %.0f%%  vector %.0f%%  DMA/HBM %.0f%%  host %.0f%%  latency %.0f%%",
-             100 * it->time[TRACE_PCAT_COMPUTE] / total, 100 * it->time[TRACE_PCAT_VECTOR] / total,
-             100 * it->time[TRACE_PCAT_MEMORY] / total, 100 * it->time[TRACE_PCAT_HOST] / total,
-             100 * it->time[TRACE_PCAT_LATENCY] / total);
+        LINE(
+            "path      compute %.0f%%  vector %.0f%%  DMA/HBM %.0f%%  host %.0f%%  latency %.0f%%  "
+            "DMA per-transfer %.0f%%",
+            100 * it->time[TRACE_PCAT_COMPUTE] / total, 100 * it->time[TRACE_PCAT_VECTOR] / total,
+            100 * it->time[TRACE_PCAT_MEMORY] / total, 100 * it->time[TRACE_PCAT_HOST] / total,
+            100 * it->time[TRACE_PCAT_LATENCY] / total,
+            100 * it->time[TRACE_PCAT_DMA_FIXED] / total);
+    char basis[TRACE_VERDICT_LINE - 16];
+    LINE("verdict   %s", trace_verdict_basis_text(v, it, basis, sizeof(basis)));
     LINE("busy      TE %.0f%%  VE %.0f%%  DMA %.0f%%  HOST %.0f%%  OTHER %.0f%%",
          100 * it->busy[TRACE_ENGINE_TE], 100 * it->busy[TRACE_ENGINE_VE],
          100 * it->busy[TRACE_ENGINE_DMA], 100 * it->busy[TRACE_ENGINE_HOST],
@@ -720,6 +799,11 @@ size_t trace_verdict_evidence(const struct trace_verdict *v, const struct trace_
         }
         LINE("roofline  %s%s%s%s%s", f, f[0] && d[0] ? "; " : "", d,
              (f[0] || d[0]) && ai[0] ? "; " : "", ai);
+    }
+    if (it->dma_ops) {
+        double mean = (double)it->dma_bytes / (double)it->dma_ops;
+        LINE("transfers %" PRIu64 " DMA transfer%s, mean %.*f B", it->dma_ops,
+             it->dma_ops == 1 ? "" : "s", mean < 100 ? 1 : 0, mean);
     }
     if (it->hbm_util >= 0 || it->link_util >= 0 || it->host_util >= 0) {
         char h[TRACE_VERDICT_LINE] = "";
@@ -793,6 +877,16 @@ static struct sim_value *item_value(const struct trace_verdict *v,
         sim_value_map_set_int(x, "cmdq_id", r->cmdq_id);
     }
     sim_value_map_set_str(x, "bound", trace_bound_key(it->bound));
+    sim_value_map_set_str(x, "basis", it->checked ? "experiment" : "heuristic");
+    sim_value_map_set_str(x, "heuristic_bound", trace_bound_key(it->heuristic));
+    if (it->checked && it->resource) {
+        struct sim_value *ex = sim_value_map_set_take(x, "experiment", sim_value_map());
+        sim_value_map_set_str(ex, "resource", it->resource);
+        sim_value_map_set_float(ex, "factor", it->factor);
+        sim_value_map_set_float(ex, "change", it->change);
+    }
+    sim_value_map_set_int(x, "dma_transfers", (int64_t)it->dma_ops);
+    sim_value_map_set_int(x, "dma_transfer_bytes", (int64_t)it->dma_bytes);
     if (it->bound == TRACE_BOUND_LINK)
         sim_value_map_set_str(x, "link", trace_model_str(v->m, it->link));
     sim_value_map_set_float(x, "share", it->share);

@@ -7,11 +7,15 @@
  *
  *   the critical path's time is split into what bounded each op: a TE op's compute time,
  *   a VE op's vector time, a DMA op's transfer time at the rate its channel and HBM allow
- *   (the rest contention when its HBM was busy, else latency), the host link's bytes at
- *   its bandwidth; every fixed cost (an engine's setup, a link's latency), the control
- *   work of the CPUs and every wait between ops is dependency latency. The category with
- *   the most time is the bound; memory becomes "NoC link L" when a link was busier than
- *   90% and than every HBM.
+ *   (the rest contention when its HBM was busy, else the DMA's per-transfer cost, with its
+ *   setup), the host link's bytes at its bandwidth; every other fixed cost (an engine's
+ *   setup, a link's latency), the control work of the CPUs and every wait between ops is
+ *   dependency latency. The category with the most time is the bound; memory becomes
+ *   "NoC link L" when a link was busier than 90% and than every HBM.
+ *
+ * That is a heuristic. npuscope can re-run a trace's workload with one resource changed
+ * at a time (npuscope whatif, tui/sweep/whatif.h): trace_verdict_check then puts the
+ * experiment's answer in its place, and the evidence says which of the two a verdict is.
  *
  * With the evidence: busy shares, FLOP/s and HBM bytes/s against the peaks (the roofline
  * point), resource utilizations, the waits on the path by reason, and what the trace
@@ -31,13 +35,15 @@
 
 /* What bounded a launch. */
 enum trace_bound {
-    TRACE_BOUND_NONE,    /* nothing ran */
-    TRACE_BOUND_COMPUTE, /* "compute (TE)" */
-    TRACE_BOUND_VECTOR,  /* "vector (VE)" */
-    TRACE_BOUND_MEMORY,  /* "DMA / HBM bandwidth" */
-    TRACE_BOUND_LINK,    /* "NoC link L" */
-    TRACE_BOUND_HOST,    /* "host transfer" */
-    TRACE_BOUND_LATENCY, /* "dependency latency" */
+    TRACE_BOUND_NONE,      /* nothing ran */
+    TRACE_BOUND_COMPUTE,   /* "compute (TE)" */
+    TRACE_BOUND_VECTOR,    /* "vector (VE)" */
+    TRACE_BOUND_MEMORY,    /* "DMA / HBM bandwidth" */
+    TRACE_BOUND_LINK,      /* "NoC link L" */
+    TRACE_BOUND_HOST,      /* "host transfer" */
+    TRACE_BOUND_LATENCY,   /* "dependency latency" */
+    TRACE_BOUND_DMA_FIXED, /* "DMA per-transfer cost": many small transfers, each paying
+                              the DMA's setup and its memory's and links' latency */
     TRACE_BOUND_COUNT,
 };
 
@@ -48,6 +54,7 @@ enum trace_pcat {
     TRACE_PCAT_MEMORY,
     TRACE_PCAT_HOST,
     TRACE_PCAT_LATENCY,
+    TRACE_PCAT_DMA_FIXED, /* a DMA op's time beyond its bytes at full rate, its HBM idle */
     TRACE_PCAT_COUNT,
 };
 
@@ -86,6 +93,15 @@ struct trace_verdict_item {
     uint64_t longest_wait;
     struct trace_critpath path; /* empty for the run of a trace with launches */
     unsigned missing;           /* TRACE_MISSING_* */
+    uint64_t dma_ops;           /* DMA transfers (ops on DMA engines with their bytes known) */
+    uint64_t dma_bytes;         /* and their bytes */
+    /* the experiment (trace_verdict_check) */
+    enum trace_bound heuristic; /* the bound the path's split gave */
+    bool checked;               /* an experiment re-ran it; bound is then the experiment's */
+    const char *resource;       /* checked: the resource whose speed-up shortened it most
+                                   ("HBM bandwidth", borrowed from the check), NULL when none
+                                   did by 1% */
+    double factor, change;      /* that speed-up ("x2") and the change of the time (-0.41) */
 };
 
 struct trace_verdict {
@@ -95,7 +111,33 @@ struct trace_verdict {
     size_t nlaunches;
     struct trace_regions *rs_run, *rs_launch; /* owned */
     double clock_ghz;                         /* 0 when unknown */
+    bool own;                                 /* written by npuscope (run_metadata.notes):
+                                                 what ran can be run again */
 };
+
+/* What an experiment found for one launch: the resource whose speed-up shortened it most. */
+struct trace_verdict_check {
+    int32_t cmdq_id;        /* the launch; TRACE_NO_CMDQ: the run */
+    enum trace_bound bound; /* the bound that resource is part of */
+    const char *resource;   /* borrowed (must outlive the verdict): "HBM bandwidth"; NULL: no
+                               resource's speed-up changed the time by 1% or more */
+    double factor;          /* its speed-up: 2 doubles a bandwidth, halves a latency */
+    double change;          /* relative change of the launch's time (-0.41: 41% shorter) */
+};
+
+/*
+ * Check the verdict v against an experiment's findings c[0..n): each launch (and the run)
+ * with a finding is marked checked; when its resource belongs to another bound than the
+ * heuristic's, the experiment's bound replaces it (heuristic keeps the old one). A finding
+ * without a resource leaves the bound as it is, checked.
+ */
+void trace_verdict_check(struct trace_verdict *v, const struct trace_verdict_check *c, size_t n);
+
+/* What a verdict rests on, for a line of evidence: "checked by experiment: HBM bandwidth x2
+ * shortens it 41%", "heuristic (npuscope whatif checks it by experiment)", "heuristic: the
+ * trace's producer is not npuscope, it cannot be run again"... Returns buf. */
+char *trace_verdict_basis_text(const struct trace_verdict *v, const struct trace_verdict_item *it,
+                               char *buf, size_t size);
 
 struct trace_verdict_opts {
     size_t max_decode; /* ops without op columns (trace/model/model.h) whose details may be
@@ -109,13 +151,14 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
 void trace_verdict_free(struct trace_verdict *v);
 
 /* "compute (TE)", "vector (VE)", "DMA / HBM bandwidth", "NoC link", "host transfer",
- * "dependency latency", "nothing ran". */
+ * "dependency latency", "DMA per-transfer cost", "nothing ran". */
 const char *trace_bound_name(enum trace_bound b);
 /* The short key of a bound for JSON: "compute", "vector", "memory", "link", "host",
- * "latency", "none". */
+ * "latency", "dma_fixed", "none". */
 const char *trace_bound_key(enum trace_bound b);
 
-/* The bound as shown: its name, with the link's for LINK (escaped). Returns buf. */
+/* The bound as shown: its name, with the link's for LINK (escaped); checked by an
+ * experiment, a memory or link bound names the resource ("HBM bandwidth"). Returns buf. */
 char *trace_verdict_bound_text(const struct trace_verdict *v, const struct trace_verdict_item *it,
                                char *buf, size_t size);
 

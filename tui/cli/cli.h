@@ -171,6 +171,10 @@ int cli_diff(const struct cli_diff_opts *o);
 struct trace_model;
 struct trace_model *cli_diff_load(const char *cmd, const char *path);
 
+/* npuscope whatif (tui/cli/cli_whatif.c): argv[0] is "whatif"; parses its own options.
+ * Exit 1 when a run of the experiment failed. */
+int cli_whatif(int argc, char **argv);
+
 /* npuscope sweep (tui/cli/cli_sweep.c): argv[0] is "sweep"; parses its own options. */
 int cli_sweep(int argc, char **argv);
 /* True when path is a sweep directory; npuscope view then shows its table. */

@@ -71,9 +71,9 @@ void cli_print_verdict(const struct trace_model *m)
             if (host.time[k] > host.time[best])
                 best = k;
         }
-        static const char *const cat[TRACE_PCAT_COUNT] = {"compute (TE)", "vector (VE)",
-                                                          "DMA / HBM bandwidth", "host transfer",
-                                                          "dependency latency"};
+        static const char *const cat[TRACE_PCAT_COUNT] = {
+            "compute (TE)",  "vector (VE)",        "DMA / HBM bandwidth",
+            "host transfer", "dependency latency", "DMA per-transfer cost"};
         double ghz = v->clock_ghz;
         char t[48];
         if (ghz > 0)

@@ -33,6 +33,7 @@ static const char usage_main[] =
     "  validate FILE.json          check a trace against the format\n"
     "  summary FILE.json [--json]  print summary metrics of a trace\n"
     "  annotate FILE.json          per source line of each kernel: ops, cycles, share\n"
+    "  whatif FILE.json            re-run it with one resource changed at a time\n"
     "  export --chrome IN -o OUT   convert a trace to Chrome Trace Event JSON\n"
     "  diff A.json B.json          compare two traces (--json, --fail-if COND)\n"
     "  kernels [--plugin PATH.so]  list the kernels (built in and from plug-ins)\n"
@@ -742,7 +743,7 @@ static const struct {
     {"summary", cmd_summary},   {"export", cmd_export}, {"kernels", cmd_kernels},
     {"kernel", cmd_kernel},     {"diff", cmd_diff},     {"sweep", cli_sweep},
     {"attach", cmd_attach},     {"ps", cmd_ps},         {"stop", cmd_stop},
-    {"annotate", cmd_annotate},
+    {"annotate", cmd_annotate}, {"whatif", cli_whatif},
 };
 
 /*

@@ -1,12 +1,16 @@
 /*
  * The bottleneck pane (see bottleneck.h): the verdict of trace/verdict/verdict.h as a table of
- * launches and the evidence of the selected one.
+ * launches and the evidence of the selected one; below, the experiment of tui/sweep/whatif.h
+ * run in the background, which the verdict is then checked against.
  */
 #include "tui/panes/bottleneck.h"
 
 #include "sim/util/escape.h"
 #include "sim/util/xalloc.h"
 #include "trace/verdict/verdict.h"
+#include "tui/sweep/whatif.h"
+
+#include <math.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +40,13 @@ struct tui_bottleneck {
     uint64_t host_length;
     int scroll, lines_drawn, rows_visible;
     bool dirty;
+    /* the experiment */
+    struct tui_whatif_bg *bg;            /* owned: running, or NULL */
+    bool exp_started, exp_done;          /* started (or found impossible); its result in exp */
+    struct tui_whatif_result exp;        /* owned once exp_done */
+    size_t exp_runs, exp_total;          /* progress */
+    char exp_msg[SIM_DIAG_MSG_MAX + 32]; /* why there is none, or what failed */
+    uint64_t exp_t0;
 };
 
 struct tui_bottleneck *tui_bottleneck_new(struct tui_view *v)
@@ -51,7 +62,62 @@ void tui_bottleneck_free(struct tui_bottleneck *b)
         return;
     trace_verdict_free(b->v);
     free(b->rows);
+    tui_whatif_bg_free(b->bg);
+    if (b->exp_done)
+        tui_whatif_result_fini(&b->exp);
     free(b);
+}
+
+/* The experiment's findings put into the verdict. */
+static void apply_checks(struct tui_bottleneck *b)
+{
+    if (!b->exp_done || !b->v)
+        return;
+    struct trace_verdict_check c[256];
+    size_t n = tui_whatif_checks(&b->exp, c, sizeof(c) / sizeof(c[0]));
+    trace_verdict_check(b->v, c, n);
+}
+
+/* Start the experiment on what the model ran (once); say why when it cannot be. */
+static void exp_start(struct tui_bottleneck *b)
+{
+    b->exp_started = true;
+    b->dirty = true;
+    struct tui_whatif_workload w;
+    struct diag d = {0};
+    if (tui_whatif_workload_from_model(b->m, NULL, &w, &d) < 0) {
+        snprintf(b->exp_msg, sizeof(b->exp_msg), "none: %s", d.msg);
+        return;
+    }
+    struct tui_whatif_opts o = {0};
+    if (tui_whatif_bg_start(&w, &o, &b->bg, &d) < 0)
+        snprintf(b->exp_msg, sizeof(b->exp_msg), "not started: %s", d.msg);
+    b->exp_t0 = tui_now_ns();
+    tui_whatif_workload_fini(&w);
+}
+
+/* Read the experiment's progress; true when something changed. */
+static bool exp_poll(struct tui_bottleneck *b)
+{
+    if (!b->bg)
+        return false;
+    size_t done = b->exp_runs, total = b->exp_total;
+    struct diag d = {0};
+    int rc = tui_whatif_bg_poll(b->bg, &done, &total, &b->exp, &d);
+    bool changed = done != b->exp_runs || total != b->exp_total;
+    b->exp_runs = done;
+    b->exp_total = total;
+    if (rc == 1)
+        return changed;
+    tui_whatif_bg_free(b->bg);
+    b->bg = NULL;
+    if (rc == 0) {
+        b->exp_done = true;
+        apply_checks(b);
+    } else {
+        snprintf(b->exp_msg, sizeof(b->exp_msg), "failed: %s", d.msg);
+    }
+    return true;
 }
 
 static bool kernel_launch(const struct trace_verdict_item *it)
@@ -105,6 +171,7 @@ static void compute(struct tui_bottleneck *b)
         snprintf(b->rows[b->nrows++].name, sizeof(b->rows[0].name), "host messages");
     }
     b->sel = sel < b->nrows ? sel : 0;
+    apply_checks(b);
     b->at = tui_now_ns();
     b->cost = b->at - t0;
     b->dirty = true;
@@ -139,8 +206,67 @@ static bool bn_work(void *self, struct tui_view *v, uint64_t budget_ns)
     (void)budget_ns;
     if (due(b, v))
         compute(b);
-    /* live, a newer model keeps the pane asking for slices until the verdict follows */
-    return b->v && trace_model_generation(b->m) != b->gen;
+    bool news = !b->exp_started;
+    if (news)
+        exp_start(b);
+    if (exp_poll(b))
+        news = b->dirty = true;
+    /* live, a newer model keeps the pane asking for slices until the verdict follows; a
+     * running experiment, until it ends; news of it, for one more frame */
+    return (b->v && trace_model_generation(b->m) != b->gen) || b->bg || news;
+}
+
+/* The experiment's lines for the selected row (launch: its index in the experiment, or
+ * SIZE_MAX for the run). Returns the lines drawn. */
+static int exp_render(struct tui_bottleneck *b, struct tui_canvas *c, int x, int y, int w,
+                      const struct trace_verdict_item *it)
+{
+    int n = 0;
+    if (!b->exp_done) {
+        if (b->bg)
+            tui_canvas_printf(c, x, y + n++, w, TUI_STYLE_DIM,
+                              "experiment: running the workload again with one resource changed "
+                              "at a time, %zu of %zu runs (%.0f s; the pane can be left)",
+                              b->exp_runs, b->exp_total, (double)(tui_now_ns() - b->exp_t0) / 1e9);
+        else if (b->exp_msg[0])
+            tui_canvas_printf(c, x, y + n++, w, TUI_STYLE_DIM, "experiment: %s", b->exp_msg);
+        return n;
+    }
+    const struct tui_whatif_result *r = &b->exp;
+    size_t launch = SIZE_MAX;
+    if (it && it->region && it->region->kind == TRACE_REGION_LAUNCH) {
+        launch = r->nlaunches;
+        for (size_t i = 0; i < r->nlaunches; i++)
+            if (r->launches[i].cmdq_id == it->region->cmdq_id)
+                launch = i;
+    }
+    tui_canvas_printf(c, x, y + n++, w, TUI_STYLE_GROUP,
+                      "experiment: %zu runs on %u workers in %.1f s, the time of %s with one "
+                      "resource changed",
+                      r->npoints + 1, r->workers, r->seconds,
+                      launch == SIZE_MAX ? "the run" : "this launch");
+    if (launch == r->nlaunches)
+        return n;
+    /* the changes, the most shortening first */
+    size_t order[128], k = 0;
+    for (size_t i = 0; i < r->npoints && k < 128; i++)
+        if (!isnan(tui_whatif_change(r, &r->points[i], launch)))
+            order[k++] = i;
+    for (size_t i = 1; i < k; i++)
+        for (size_t j = i; j > 0 && tui_whatif_change(r, &r->points[order[j]], launch) <
+                                        tui_whatif_change(r, &r->points[order[j - 1]], launch);
+             j--) {
+            size_t t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    for (size_t i = 0; i < k && i < 4; i++) {
+        const struct tui_whatif_point *p = &r->points[order[i]];
+        tui_canvas_printf(c, x + 1, y + n++, w - 1, TUI_STYLE_NORMAL, "%-30.30s x%-5g %+6.1f%%",
+                          tui_whatif_point_name(p), p->factor,
+                          100 * tui_whatif_change(r, p, launch));
+    }
+    return n;
 }
 
 static const char *bound_short(const struct trace_verdict *v, const struct trace_verdict_item *it,
@@ -165,9 +291,9 @@ static void row_line(struct tui_bottleneck *b, const struct row *r, char *line, 
             if (b->host_time[k] > b->host_time[best])
                 best = k;
         }
-        static const char *const cat[TRACE_PCAT_COUNT] = {"compute (TE)", "vector (VE)",
-                                                          "DMA / HBM bandwidth", "host transfer",
-                                                          "dependency latency"};
+        static const char *const cat[TRACE_PCAT_COUNT] = {
+            "compute (TE)",  "vector (VE)",        "DMA / HBM bandwidth",
+            "host transfer", "dependency latency", "DMA per-transfer cost"};
         tui_fmt_ns(len, sizeof(len), ghz > 0 ? (double)b->host_length / ghz : 0);
         if (!(ghz > 0))
             snprintf(len, sizeof(len), "%llu cyc", (unsigned long long)b->host_length);
@@ -234,6 +360,7 @@ static void bn_render(void *self, struct tui_canvas *c, struct tui_rect r, struc
         tui_canvas_text(c, body.x, y + n++, body.w, st, line, TUI_TEXT_ELLIPSIS);
     }
     const struct trace_verdict_item *it = b->sel < b->nrows ? b->rows[b->sel].it : NULL;
+    n += exp_render(b, c, body.x, y + n, body.w, it);
     if (it) {
         char lines[EVIDENCE][TRACE_VERDICT_LINE];
         size_t k = trace_verdict_evidence(b->v, it, lines, EVIDENCE);
