@@ -8,6 +8,7 @@
 #include "sim/util/xalloc.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -468,6 +469,23 @@ int trace_energy_top_action(const struct trace_energy *e, double *share)
     return best;
 }
 
+const char *trace_energy_where(const struct trace_energy *e, char *buf, size_t size)
+{
+    double share, st = e->total_j > 0 ? e->static_j / e->total_j : 0;
+    int top = trace_energy_top_action(e, &share);
+    if (!e->known || e->total_j <= 0)
+        snprintf(buf, size, "no energy");
+    else if (top >= 0 && share >= st)
+        snprintf(buf, size, "%s: %.0f%% of the energy", actions[top].label, 100 * share);
+    else if (top >= 0)
+        snprintf(buf, size,
+                 "static power (leakage): %.0f%% of the energy; of the dynamic, %s %.0f%%",
+                 100 * st, actions[top].label, 100 * e->action_j[top] / e->dynamic_j);
+    else
+        snprintf(buf, size, "static power (leakage): 100%% of the energy");
+    return buf;
+}
+
 /* ---- a whole model -------------------------------------------------------------------------- */
 
 struct cspan {
@@ -586,4 +604,29 @@ double trace_energy_between(const struct trace_model *m, uint64_t a, uint64_t b)
         j += sum * (double)(hi - lo) / (double)s->window;
     }
     return j;
+}
+
+const char *trace_energy_fmt(double v, const char *unit, char *buf, size_t size)
+{
+    static const char *const pre[] = {"p", "n", "u", "m", "", "k", "M", "G"};
+    if (!isfinite(v)) {
+        snprintf(buf, size, "? %s", unit);
+        return buf;
+    }
+    if (v == 0) {
+        snprintf(buf, size, "0 %s", unit);
+        return buf;
+    }
+    int p = 4; /* no prefix */
+    double a = fabs(v);
+    while (a >= 1000 && p < 7)
+        a /= 1000, v /= 1000, p++;
+    while (a < 1 && p > 0)
+        a *= 1000, v *= 1000, p--;
+    snprintf(buf, size,
+             a >= 100  ? "%.0f %s%s"
+             : a >= 10 ? "%.1f %s%s"
+                       : "%.2f %s%s",
+             v, pre[p], unit);
+    return buf;
 }

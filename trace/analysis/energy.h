@@ -170,4 +170,12 @@ bool trace_energy_take_file(struct trace_model *m, struct trace_power_sample **s
 /* The action with the most energy (its share of the total in *share), or -1 when none. */
 int trace_energy_top_action(const struct trace_energy *e, double *share);
 
+/* Where the energy goes, in a phrase, into buf: "HBM reads: 71% of the energy" (the
+ * action that dominates), or "static power (leakage): 95% of the energy; of the dynamic,
+ * HBM reads 80%" when leakage outweighs every action. Returns buf. */
+const char *trace_energy_where(const struct trace_energy *e, char *buf, size_t size);
+
+/* v with an SI prefix and unit into buf ("271 uJ", "3.76 W", "0 J"); returns buf. */
+const char *trace_energy_fmt(double v, const char *unit, char *buf, size_t size);
+
 #endif
