@@ -588,20 +588,36 @@ bool trace_energy_of_model(const struct trace_model *m, struct trace_energy *out
 
 double trace_energy_between(const struct trace_model *m, uint64_t a, uint64_t b)
 {
+    return trace_energy_kind_between(m, a, b, -1);
+}
+
+double trace_energy_kind_between(const struct trace_model *m, uint64_t a, uint64_t b, int kind)
+{
     size_t n = trace_model_power_count(m);
     if (!n)
         return NAN;
+    size_t lo = 0, hi = n; /* the first sample ending after a */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct trace_power_sample *s = trace_model_power(m, mid);
+        if (s->cycle + s->window <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     double j = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = lo; i < n; i++) {
         const struct trace_power_sample *s = trace_model_power(m, i);
-        uint64_t lo = s->cycle > a ? s->cycle : a;
-        uint64_t hi = s->cycle + s->window < b ? s->cycle + s->window : b;
-        if (hi <= lo || !s->window)
+        if (s->cycle >= b)
+            break;
+        uint64_t x0 = s->cycle > a ? s->cycle : a;
+        uint64_t x1 = s->cycle + s->window < b ? s->cycle + s->window : b;
+        if (x1 <= x0 || !s->window)
             continue;
         double sum = 0;
         for (int k = 0; k < TRACE_POWER_KINDS; k++)
-            sum += s->joules[k];
-        j += sum * (double)(hi - lo) / (double)s->window;
+            sum += kind < 0 || k == kind ? s->joules[k] : 0;
+        j += sum * (double)(x1 - x0) / (double)s->window;
     }
     return j;
 }

@@ -167,6 +167,10 @@ bool trace_energy_sample_push(const cJSON *j, struct trace_power_sample **arr, s
  * them when there is no block (the energy is unknown); false when the block is malformed. */
 bool trace_energy_take_file(struct trace_model *m, struct trace_power_sample **samples, size_t n);
 
+/* The same for one component kind (enum trace_energy_kind; kind < 0: all of them); the
+ * samples must be in cycle order. */
+double trace_energy_kind_between(const struct trace_model *m, uint64_t a, uint64_t b, int kind);
+
 /* The action with the most energy (its share of the total in *share), or -1 when none. */
 int trace_energy_top_action(const struct trace_energy *e, double *share);
 

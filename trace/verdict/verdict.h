@@ -22,6 +22,7 @@
 
 #include "sim/data/value.h"
 #include "trace/verdict/critpath.h"
+#include "trace/analysis/energy.h"
 #include "trace/model/model.h"
 #include "trace/analysis/regions.h"
 
@@ -95,6 +96,7 @@ struct trace_verdict {
     size_t nlaunches;
     struct trace_regions *rs_run, *rs_launch; /* owned */
     double clock_ghz;                         /* 0 when unknown */
+    struct trace_energy energy; /* the run's (trace/analysis/energy.h); known false: unknown */
 };
 
 struct trace_verdict_opts {
