@@ -2,8 +2,11 @@
 # Energy and power from the command line: npuscope summary (text and --json) of a run on a
 # chip with an energy table and of one without ("energy: unknown"), a bad energy key,
 # npuscope diff's energy rows and --fail-if 'energy>+5%', and a sweep over the GEMM array
-# size (GNU parallel) whose collected table moves the way the energy model says.
+# size (GNU parallel) whose collected table moves the way the energy model says; in the
+# viewer (tmux), the power strip (W), the energy per token (T) and per layer (y), and the
+# summary pane of a trace without energy.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/tmux.sh"
 ROOT=$(cd "$TESTS_DIR/.." && pwd)
 
 echo "-- summary"
@@ -55,6 +58,35 @@ run "$NPUSCOPE" diff "$TMP/u.json" "$TMP/a.json" --fail-if 'energy>+5%'
 expect_status "--fail-if on energy with a trace without it: exit 2" 2
 expect_err "says whose energy is unknown" "the energy of A is unknown"
 expect_one_line "one line"
+
+echo "-- the viewer"
+run "$NPUSCOPE" run -k llm_decode:layers=2,gen=3 --headless -o "$TMP/llm.json"
+expect_status "an llm_decode trace: exit 0" 0
+U=(LANG=C.UTF-8 LC_ALL=C.UTF-8)
+tmux_start 160 48 "${U[@]}" -- view "$TMP/llm.json"
+expect_screen "the trace is open" 'POST-MORTEM'
+tmux_keys W
+expect_screen "W: the power strip, scaled to its busiest column" '^ power <=[0-9.]+ m?W +│'
+tmux_keys W
+expect_screen "W again: a row per component kind" '^   static +│'
+expect_screen "among them the HBM's" '^   hbm +│'
+tmux_keys W
+expect_no_screen "a third W hides it" '^ power <='
+tmux_keys T
+expect_screen "T: the energy of each token" ' phase +index +start +latency +read +written +energy'
+expect_screen "a decode token's joules" 'DECODE +[0-9]+ +.* [0-9.]+ [mun]?J'
+tmux_keys y z
+expect_screen "y, z: the energy of each layer" 'layer .* energy'
+expect_screen "layer0's joules" 'layer0 .* [0-9.]+ [mun]?J'
+tmux_keys q
+expect_exit "q: out" 0
+tmux_start 120 40 "${U[@]}" -- view "$TMP/u.json"
+expect_screen "a trace without energy is open" 'POST-MORTEM'
+tmux_keys W
+expect_screen "W: the energy is unknown" 'energy unknown: the chip config has no energy table'
+tmux_keys q
+expect_exit "q: out" 0
+tmux_stop
 
 echo "-- sweep over the GEMM array size"
 if parallel --version 2>/dev/null | grep -q 'GNU parallel'; then
