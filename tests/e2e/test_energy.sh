@@ -120,6 +120,14 @@ ppw = [float(r["perf_per_watt"]) for r in rows]
 assert max(ppw) == ppw[2], ppw
 PY
     else fail "time falls with the array; energy follows the model" "$OUT"; fi
+    tmux_start 120 36 LANG=C.UTF-8 LC_ALL=C.UTF-8 -- view "$TMP/sw"
+    expect_screen "the sweep table" '^ SWEEP  .*/sw  4 points: 4 ok$'
+    tmux_keys e
+    expect_screen "e: time against energy, the fastest and the most frugal on the front" \
+        'energy_j vs time_ns: Pareto front 0002 0003'
+    tmux_keys q
+    expect_exit "q: out of the sweep table" 0
+    tmux_stop
 else
     ok "GNU parallel is not installed: the sweep is skipped"
 fi
