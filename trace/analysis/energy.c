@@ -579,6 +579,11 @@ bool trace_energy_compute(const struct trace_model *m, uint64_t window, struct t
     return true;
 }
 
+bool trace_energy_held(const struct trace_model *m, struct trace_energy *out)
+{
+    return trace_energy_from_value(trace_model_energy(m), out);
+}
+
 bool trace_energy_of_model(const struct trace_model *m, struct trace_energy *out)
 {
     if (trace_energy_from_value(trace_model_energy(m), out))

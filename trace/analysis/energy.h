@@ -150,6 +150,10 @@ bool trace_energy_compute(const struct trace_model *m, uint64_t window, struct t
  * computed from its config_snapshot when it has an energy table; false when unknown. */
 bool trace_energy_of_model(const struct trace_model *m, struct trace_energy *out);
 
+/* The block the model holds alone (nothing computed: cheap enough for a view refreshed
+ * while a run grows); false when it holds none. */
+bool trace_energy_held(const struct trace_model *m, struct trace_energy *out);
+
 /* The energy in m's power samples over cycles [a, b) (each window's share in proportion to
  * its overlap), all kinds; NaN when m has no samples. */
 double trace_energy_between(const struct trace_model *m, uint64_t a, uint64_t b);

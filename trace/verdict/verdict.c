@@ -496,7 +496,7 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
     struct trace_verdict *v = sim_xcalloc(1, sizeof(*v));
     v->m = m;
     v->clock_ghz = trace_model_clock_ghz(m);
-    trace_energy_of_model(m, &v->energy);
+    trace_energy_held(m, &v->energy);
     struct ctx c = {.m = m, .res = trace_resources_new(m)};
     read_peaks(m, &c.pk);
     c.budget = o && o->max_decode ? o->max_decode : MAX_DECODE_DEFAULT;

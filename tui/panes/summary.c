@@ -114,7 +114,7 @@ static void compute(struct tui_summary *s, const struct tui_view *v)
     memcpy(s->top, all, (size_t)s->ntop * sizeof(*all));
     free(all);
     compute_bandwidth(s, v->acc);
-    trace_energy_of_model(m, &s->energy);
+    trace_energy_held(m, &s->energy); /* a loaded file's or a live run's block */
     s->gen = trace_model_generation(m);
     /* summing up a growing model costs more as it grows: keep it to a tenth of the time,
      * so that a run of millions of events is not slowed down by its own summary */
