@@ -686,9 +686,8 @@ void trace_live_sync(struct trace_live *l)
     sync_markers(l);
     sync_tokens(l);
     trace_resacc_flush(l->res);
-    if (l->dirty && l->power) /* at once when the run is over */
-        trace_livepower_publish(l->power, l->m, trace_model_t_max(l->m),
-                                l->end_checked || l->finished);
+    if (l->power && l->dirty) /* the energy, with the model: the same at every step */
+        trace_livepower_publish(l->power, l->m, trace_model_t_max(l->m));
     if (l->dirty) /* the model's generation moves only when something did */
         trace_model_finish(l->m);
     l->dirty = false;

@@ -9,11 +9,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-/* A growing run's energy is published to its model at most this often (a few hundred
- * microseconds of work each time: a viewer's refresh rate, not every step). */
-#define PUBLISH_S 0.25
 
 struct trace_livepower {
     struct trace_energy_acc *acc; /* owned */
@@ -22,7 +17,6 @@ struct trace_livepower {
     size_t nres;
     uint32_t *open_comp; /* owned: composite ops in flight per model track */
     size_t ntrack;
-    double published_at; /* monotonic seconds of the last publish (0: never) */
 };
 
 static const int8_t class_action[SIM_LINK_CLASS_COUNT] = {
@@ -164,23 +158,11 @@ struct sim_value *trace_livepower_result(const struct trace_livepower *p, uint64
     return trace_energy_to_value(&e);
 }
 
-/* Monotonic seconds. */
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-void trace_livepower_publish(struct trace_livepower *p, struct trace_model *m,
-                             uint64_t cycles_total, bool now)
+void trace_livepower_publish(const struct trace_livepower *p, struct trace_model *m,
+                             uint64_t cycles_total)
 {
     if (!p)
         return;
-    double t = mono_s();
-    if (!now && p->published_at > 0 && t - p->published_at < PUBLISH_S)
-        return;
-    p->published_at = t;
     struct trace_power_sample *s;
     size_t n;
     struct sim_value *v = trace_livepower_result(p, cycles_total, &s, &n);

@@ -41,9 +41,9 @@ void trace_livepower_traffic(struct trace_livepower *p, uint32_t res, bool write
 struct sim_value *trace_livepower_result(const struct trace_livepower *p, uint64_t cycles_total,
                                          struct trace_power_sample **samples, size_t *n);
 
-/* Publish the energy so far into m: at once when now, else at most every quarter of a
- * second (a viewer's refresh, not every step of a run). */
-void trace_livepower_publish(struct trace_livepower *p, struct trace_model *m,
-                             uint64_t cycles_total, bool now);
+/* Publish the energy so far into m (its summary block and power samples: up to a few
+ * hundred microseconds of work; trace/live/live.h says when a feed does). */
+void trace_livepower_publish(const struct trace_livepower *p, struct trace_model *m,
+                             uint64_t cycles_total);
 
 #endif
