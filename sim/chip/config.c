@@ -19,12 +19,14 @@
 #include <string.h>
 
 enum ftype {
-    F_NUM,     /* double: an int or a float */
-    F_UINT,    /* unsigned: an int */
-    F_U64,     /* uint64_t: an int */
-    F_STR,     /* char * (owned): a string */
-    F_SECTION, /* a map with its own table */
-    F_MODEL,   /* char * (owned) in sim_config.model: a timing model's name */
+    F_NUM,      /* double: an int or a float */
+    F_UINT,     /* unsigned: an int */
+    F_U64,      /* uint64_t: an int */
+    F_STR,      /* char * (owned): a string */
+    F_SECTION,  /* a map with its own table */
+    F_MODEL,    /* char * (owned) in sim_config.model: a timing model's name */
+    F_OPTIONAL, /* a map with its own table that may be absent: then nothing is filled in
+                   (no defaults, nothing in the snapshot) */
 };
 
 struct field {
@@ -221,6 +223,82 @@ static const struct field noc_fields[] = {
     END,
 };
 
+/* ---- the energy model (sim/configs/README.md, "energy") ---------------------------------- */
+
+#define MAX_PJ      1e9 /* a millijoule per action: anything more is a typo */
+#define MAX_W       1e6
+#define PJ(k, m, d) NUM(k, energy.m, d, 0, MAX_PJ)
+#define WATTS(m, d) NUM("static_w", energy.m, d, 0, MAX_W)
+
+static const struct field e_mac_fields[] = {
+    PJ("f32", gemm_mac_pj.f32, 0.92),
+    PJ("f16", gemm_mac_pj.f16, 0.30),
+    PJ("bf16", gemm_mac_pj.bf16, 0.30),
+    PJ("i8", gemm_mac_pj.i8, 0.046),
+    END,
+};
+
+static const struct field e_gemm_fields[] = {
+    SECTION("mac_pj", e_mac_fields),
+    WATTS(gemm_static_w, 0.05),
+    END,
+};
+
+static const struct field e_math_fields[] = {
+    PJ("op_pj", math_op_pj, 0.2),
+    WATTS(math_static_w, 0.01),
+    END,
+};
+
+static const struct field e_dma_fields[] = {
+    WATTS(dma_static_w, 0.005),
+    END,
+};
+
+#define E_CPU(name, m, pj, w)                                                                      \
+    static const struct field name[] = {PJ("message_pj", m.message_pj, pj), WATTS(m.static_w, w),  \
+                                        END}
+E_CPU(e_pe_cpu_fields, pe_cpu, 50, 0.01);
+E_CPU(e_io_cpu_fields, io_cpu, 1000, 0.5);
+E_CPU(e_m_cpu_fields, m_cpu, 500, 0.05);
+
+#define E_MEM(name, m, rd, wr, w)                                                                  \
+    static const struct field name[] = {PJ("read_pj_per_byte", m.read_pj_per_byte, rd),            \
+                                        PJ("write_pj_per_byte", m.write_pj_per_byte, wr),          \
+                                        WATTS(m.static_w, w), END}
+E_MEM(e_hbm_fields, hbm, 31.2, 31.2, 0.5);
+E_MEM(e_sram_fields, sram, 2.5, 2.8, 0.3);
+E_MEM(e_tcm_fields, tcm, 0.5, 0.6, 0.02);
+
+static const struct field e_hop_fields[] = {
+    PJ("pe", noc_pj_per_byte.pe, 0.1),
+    PJ("cube", noc_pj_per_byte.cube, 0.5),
+    PJ("cube_cube", noc_pj_per_byte.cube_cube, 2),
+    PJ("host", noc_pj_per_byte.host, 40),
+    PJ("sip_sip", noc_pj_per_byte.sip_sip, 10),
+    END,
+};
+
+static const struct field e_noc_fields[] = {
+    SECTION("pj_per_byte", e_hop_fields),
+    WATTS(noc_static_w, 0.05),
+    END,
+};
+
+static const struct field energy_fields[] = {
+    SECTION("gemm", e_gemm_fields),
+    SECTION("math", e_math_fields),
+    SECTION("dma", e_dma_fields),
+    SECTION("pe_cpu", e_pe_cpu_fields),
+    SECTION("hbm", e_hbm_fields),
+    SECTION("sram", e_sram_fields),
+    SECTION("tcm", e_tcm_fields),
+    SECTION("noc", e_noc_fields),
+    SECTION("io_cpu", e_io_cpu_fields),
+    SECTION("m_cpu", e_m_cpu_fields),
+    END,
+};
+
 static const struct field root_fields[] = {
     SECTION("chip", chip_fields),
     SECTION("pe", pe_fields),
@@ -228,6 +306,7 @@ static const struct field root_fields[] = {
     SECTION("io_cpu", io_cpu_fields),
     SECTION("m_cpu", m_cpu_fields),
     SECTION("noc", noc_fields),
+    {"energy", F_OPTIONAL, 0, false, false, 0, 0, 0, energy_fields, NULL},
     END,
 };
 
@@ -345,7 +424,8 @@ static int load_field(struct ctx *c, const struct field *f, const struct sim_val
 {
     char got[96];
     switch (f->type) {
-    case F_SECTION: {
+    case F_SECTION:
+    case F_OPTIONAL: {
         if (v->type != SIM_V_MAP)
             return diag_set(c->d, SIM_EINVAL, c->file, v->line, v->col, path,
                             "expected a map, got %s", describe(v, got, sizeof(got)));
@@ -409,6 +489,7 @@ static int load_default(struct ctx *c, const struct field *f, const char *path, 
         return load_map(c, f->sub, NULL, path, line, col, sub);
     }
     case F_MODEL: break; /* the built-in one */
+    case F_OPTIONAL: break;
     case F_STR:
         *(char **)field_ptr(c->cfg, f) = sim_xstrdup(f->dflt_str);
         sim_value_map_set_str(snap, f->key, f->dflt_str);
@@ -490,6 +571,7 @@ static int build(const struct sim_value *root, const struct sim_yaml_doc *doc, c
     cfg->snapshot = sim_value_map();
     struct ctx c = {.doc = doc, .file = file, .d = d, .cfg = cfg};
     int rc = load_map(&c, root_fields, root, "", root->line, root->col, cfg->snapshot);
+    cfg->energy.known = !rc && sim_value_map_get(root, "energy");
     if (!rc) {
         uint64_t total = (uint64_t)cfg->sips * cfg->cubes_per_sip * cfg->pes_per_cube;
         if (total > SIM_CONFIG_MAX_PES) {
@@ -573,6 +655,28 @@ double sim_config_gemm_macs(const struct sim_config *c, const char *dtype)
 {
     const struct field *f = find_field(macs_fields, dtype);
     return f ? number_at(c, f) : -1;
+}
+
+int sim_config_energy_from_value(const struct sim_value *energy, const char *file,
+                                 struct sim_config_energy *out, struct diag *d)
+{
+    memset(out, 0, sizeof(*out));
+    char got[96];
+    if (!energy || energy->type != SIM_V_MAP)
+        return diag_set(d, SIM_EINVAL, file, energy ? energy->line : 0, energy ? energy->col : 0,
+                        "energy", "expected a map, got %s",
+                        energy ? describe(energy, got, sizeof(got)) : "nothing");
+    struct sim_config *cfg = sim_xcalloc(1, sizeof(*cfg));
+    struct sim_value *snap = sim_value_map();
+    struct ctx c = {.doc = NULL, .file = file, .d = d, .cfg = cfg};
+    int rc = load_map(&c, energy_fields, energy, "energy", energy->line, energy->col, snap);
+    if (!rc) {
+        *out = cfg->energy;
+        out->known = true;
+    }
+    sim_value_free(snap);
+    free(cfg);
+    return rc;
 }
 
 double sim_config_cycles_to_ns(const struct sim_config *c, double cycles)

@@ -14,6 +14,7 @@
 #include "sim/util/diag.h"
 #include "sim/data/value.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Name of the embedded default chip config (sim/util/embedded.h). */
@@ -98,6 +99,43 @@ struct sim_config_noc {
     struct sim_config_link sip_sip;   /* cube0 of neighbouring sips (a ring) */
 };
 
+/* The energy of one memory kind (HBM and SRAM per cube, TCM per PE). */
+struct sim_config_energy_mem {
+    double read_pj_per_byte;  /* >= 0: dynamic energy per byte read */
+    double write_pj_per_byte; /* >= 0: dynamic energy per byte written */
+    double static_w;          /* >= 0: leakage of one such memory */
+};
+
+/* A CPU's energy (PE_CPU per command issued, IO_CPU and M_CPU per message handled). */
+struct sim_config_energy_cpu {
+    double message_pj; /* >= 0: per message (command) */
+    double static_w;   /* >= 0: leakage of one such CPU */
+};
+
+/*
+ * The energy model (the optional `energy:` table, in the style of Accelergy's action
+ * tables: energy per action of each component kind, and static power per component;
+ * sim/configs/README.md gives the formulas and where the embedded figures come from).
+ * known is false when the config has no table: the run's energy is then unknown.
+ */
+struct sim_config_energy {
+    bool known;
+    struct {
+        double f32, f16, bf16, i8; /* >= 0: pJ per multiply-accumulate by input dtype */
+    } gemm_mac_pj;
+    double gemm_static_w; /* leakage of a GEMM engine of 1024 f16 MACs per cycle; an engine
+                             leaks in proportion to its macs_per_cycle.f16 */
+    double math_op_pj;    /* >= 0: pJ per element op of the MATH engine */
+    double math_static_w;
+    double dma_static_w;
+    struct sim_config_energy_cpu pe_cpu, io_cpu, m_cpu;
+    struct sim_config_energy_mem hbm, sram, tcm;
+    struct {
+        double pe, cube, cube_cube, host, sip_sip; /* >= 0: pJ per byte per hop of a class */
+    } noc_pj_per_byte;
+    double noc_static_w; /* leakage of one cube's NoC router */
+};
+
 struct sim_config {
     char *file; /* owned: where it was loaded from ("" when built from a bare tree) */
     char *name; /* owned: chip.name */
@@ -129,6 +167,10 @@ struct sim_config {
      * the node kind (sim/chip/topology.h); NULL: the built-in one. Checked against the
      * models loaded (sim/chip/models.h) when the config is built. */
     char *model[SIM_CONFIG_MODEL_KINDS];
+
+    /* the energy model (known: the config has one); last, so that the fields above keep
+     * their places for plug-ins of ABI version 1 */
+    struct sim_config_energy energy;
 };
 
 /*
@@ -170,6 +212,14 @@ double sim_config_math_cycles(const struct sim_config *c, const char *op);
 /* Multiply-accumulates per cycle of the GEMM engine for an input dtype name ("f32",
  * "f16", "bf16", "i8"), or -1 when the engine has no rate for it. */
 double sim_config_gemm_macs(const struct sim_config *c, const char *dtype);
+
+/*
+ * The energy model of an `energy:` map alone (as a trace's config_snapshot holds it): out
+ * filled with its keys and the defaults of the keys it lacks, out->known set. Returns 0, or
+ * a negative sim_err with d filled as sim_config_from_value does (file names the source).
+ */
+int sim_config_energy_from_value(const struct sim_value *energy, const char *file,
+                                 struct sim_config_energy *out, struct diag *d);
 
 /* Nanoseconds for a number of cycles at the chip's clock. */
 double sim_config_cycles_to_ns(const struct sim_config *c, double cycles);

@@ -114,8 +114,8 @@ expect_out "local: the counts" "4 points in .*/loc: 4 ok, 0 failed"
 expect_trend "local: four rows, more DMA bandwidth fewer cycles" "$TMP/loc"
 run "$NPUSCOPE" sweep --collect "$TMP/loc"
 expect_status "collect: exit 0" 0
-expect_out "collect: the header" "^id +pe\.dma\.gbps +n +status +cycles_total +kernel_cycles +dma_util +te_util +ve_util +hbm_gbps +error$"
-expect_out "collect: a row" "^0002 +64 +65536 +ok +[0-9]+ +[0-9]+ +[0-9.]+% +[0-9.]+% +[0-9.]+% +[0-9.]+$"
+expect_out "collect: the header" "^id +pe\.dma\.gbps +n +status +cycles_total +kernel_cycles +dma_util +te_util +ve_util +hbm_gbps +energy_j +perf_per_watt +error$"
+expect_out "collect: a row" "^0002 +64 +65536 +ok +[0-9]+ +[0-9]+ +[0-9.]+% +[0-9.]+% +[0-9.]+% +[0-9.]+ +[0-9.e+-]+ +[0-9.]+$"
 if [ "$(grep -cE '^000[0-3] ' <<<"$OUT")" -eq 4 ]; then ok "collect: four rows"; else fail "collect: four rows" "$OUT"; fi
 # the kernels' own cycles show what the DMA bandwidth changes, undiluted by the host's
 # transfers around them: 4x the bandwidth shortens the launches more than the whole run

@@ -22,7 +22,7 @@ echo "-- the table at 120x30"
 tmux_start 120 30 "${UTF8[@]}" -- view "$TMP/sw"
 expect_screen "header: mode, directory, counts" '^ SWEEP  .*/sw  4 points: 4 ok$'
 expect_screen "column header: id, the axes, the metrics" \
-    '^ id +pe\.dma\.gbps +n +status +cycles_total +kernel_cycles +dma_util +te_util +ve_util +hbm_gbps +error$'
+    '^ id +pe\.dma\.gbps +n +status +cycles_total +kernel_cycles +dma_util +te_util +ve_util +hbm_gbps +energy_j +perf'
 expect_screen "a row" '^  0001 +16 +262144 +ok +[0-9]+ +[0-9]+ +[0-9.]+% '
 expect_screen "the plot through the selected point" 'cycles_total vs pe\.dma\.gbps \(n=65536\)'
 expect_screen "the status line names the point" 'point 0000 +pe\.dma\.gbps=16, n=65536 +Enter opens its trace'

@@ -329,3 +329,60 @@ Test(config, bad_config_files)
     closedir(dp);
     cr_assert_geq(files, 20);
 }
+
+Test(config, energy_absent_is_unknown_and_not_in_the_snapshot)
+{
+    struct sim_config *c = load_text(MINIMAL);
+    cr_assert(!c->energy.known);
+    cr_assert_null(sim_value_map_get(c->snapshot, "energy"));
+    sim_config_free(c);
+}
+
+Test(config, energy_empty_table_takes_the_defaults)
+{
+    struct sim_config *c = load_text(MINIMAL "energy: {hbm: {read_pj_per_byte: 7}}\n");
+    cr_assert(c->energy.known);
+    cr_assert_eq(c->energy.hbm.read_pj_per_byte, 7);
+    cr_assert_eq(c->energy.hbm.write_pj_per_byte, 31.2);
+    cr_assert_eq(c->energy.gemm_mac_pj.f16, 0.30);
+    cr_assert_eq(c->energy.noc_pj_per_byte.cube_cube, 2);
+    cr_assert_eq(c->energy.io_cpu.message_pj, 1000);
+    const struct sim_value *e = sim_value_map_get(c->snapshot, "energy");
+    cr_assert_not_null(e);
+    /* the snapshot has every default, so a trace's energy can be recomputed from it */
+    struct sim_config_energy again;
+    struct diag d;
+    cr_assert_eq(sim_config_energy_from_value(e, "snap", &again, &d), 0);
+    cr_assert(again.known);
+    cr_assert_eq(again.hbm.read_pj_per_byte, 7);
+    cr_assert_eq(again.tcm.write_pj_per_byte, 0.6);
+    sim_config_free(c);
+}
+
+Test(config, energy_embedded_configs_carry_a_table)
+{
+    static const char *const names[] = {"sim/configs/default.yaml", "sim/configs/large.yaml",
+                                        "sim/configs/tiny.yaml"};
+    for (size_t i = 0; i < 3; i++) {
+        struct sim_config *c;
+        struct diag d;
+        cr_assert_eq(sim_config_load_embedded(names[i], &c, &d), 0, "%s", d.msg);
+        cr_assert(c->energy.known, "%s", names[i]);
+        cr_assert_gt(c->energy.hbm.read_pj_per_byte, 0);
+        sim_config_free(c);
+    }
+}
+
+Test(config, energy_bad_keys_are_one_line)
+{
+    cr_assert_str_eq(load_err(MINIMAL "energy: {hbm: {read_pj: 1}}\n"),
+                     "chip.yaml:6:16: key 'energy.hbm.read_pj': unknown key (did you mean "
+                     "'read_pj_per_byte'?)");
+    cr_assert_str_eq(load_err(MINIMAL "energy: {gemm: {mac_pj: {f16: -1}}}\n"),
+                     "chip.yaml:6:31: key 'energy.gemm.mac_pj.f16': must be >= 0, got -1");
+    cr_assert_str_eq(load_err(MINIMAL "energy: {noc: {static_w: fast}}\n"),
+                     "chip.yaml:6:26: key 'energy.noc.static_w': expected a number, got str "
+                     "'fast'");
+    cr_assert_str_eq(load_err(MINIMAL "energy: 3\n"),
+                     "chip.yaml:6:9: key 'energy': expected a map, got int 3");
+}

@@ -287,8 +287,11 @@ static void expect_same_summary(const struct trace_model *live, const struct tra
 {
     struct sim_value *a = trace_metrics_summary(live), *b = trace_metrics_summary(loaded);
     cr_assert(sim_value_equal(a, b), "summary metrics differ live vs loaded");
-    /* and what the file says is what both compute */
-    cr_assert(equiv(a, trace_model_file_summary(loaded)));
+    /* and what the file says is what both compute (its energy: test_energy.c) */
+    struct sim_value *f = sim_value_clone(trace_model_file_summary(loaded));
+    sim_value_map_del(f, "energy");
+    cr_assert(equiv(a, f));
+    sim_value_free(f);
     sim_value_free(a);
     sim_value_free(b);
 }

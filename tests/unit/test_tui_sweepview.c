@@ -8,6 +8,7 @@
 #include "tui/panes/sweepview.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +35,8 @@ static void make_table(struct tui_sweep_table *t)
         sim_value_map_set_int(r->params, "pe.dma.gbps", gbps[i]);
         sim_value_map_set_int(r->params, "n", n[i]);
         r->status = TUI_SWEEP_OK;
-        r->m = (struct tui_sweep_metrics){cycles[i], cycles[i], 0.4,        0,   0.01, 1,   1,
-                                          6.5,       0.1,       kcycles[i], 0.5, 0,    0.02};
+        r->m = (struct tui_sweep_metrics){cycles[i], cycles[i],  0.4, 0, 0.01, 1,   1,   6.5,
+                                          0.1,       kcycles[i], 0.5, 0, 0.02, NAN, NAN, NAN};
         r->trace = strdup("points/x/trace.json");
     }
     t->rows[3].status = TUI_SWEEP_FAILED;
@@ -63,7 +64,7 @@ Test(tui_sweepview, sorts_plots_marks_and_escapes)
     struct tui_sweep_table t;
     make_table(&t);
     struct tui_sweepview *v = tui_sweepview_new(&t);
-    struct tui_canvas *c = tui_canvas_new(120, 30, false);
+    struct tui_canvas *c = tui_canvas_new(150, 30, false); /* wide enough for the error */
     tui_sweepview_render(v, c);
     char *dump = tui_canvas_dump(c, false);
     cr_assert(strstr(dump, " SWEEP  out  4 points: 3 ok, 1 failed"), "%s", dump);

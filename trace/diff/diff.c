@@ -719,6 +719,8 @@ struct trace_diff *trace_diff_new(const struct trace_model *a, const struct trac
     d->a = a;
     d->b = b;
     d->cycles_a = trace_model_t_max(a);
+    trace_energy_of_model(a, &d->energy_a);
+    trace_energy_of_model(b, &d->energy_b);
     d->cycles_b = trace_model_t_max(b);
     static const enum trace_region_kind kinds[] = {TRACE_REGION_RUN, TRACE_REGION_LAUNCH,
                                                    TRACE_REGION_MARKER};

@@ -13,6 +13,7 @@
 #include "sim/data/value.h"
 #include "sim/util/diag.h"
 #include "trace/model/model.h"
+#include "trace/analysis/energy.h"
 #include "trace/analysis/regions.h"
 
 #include <stdbool.h>
@@ -85,6 +86,7 @@ struct trace_diff {
     const char *note;             /* static text when the runs were compared whole for want
                                      of regions in common, else NULL */
     struct trace_diff_bw bw_a, bw_b;
+    struct trace_energy energy_a, energy_b; /* each run's energy (known: false when unknown) */
     int main_engine;  /* enum trace_engine whose busy cycles changed most, or -1 (none did) */
     uint64_t changes; /* how many compared quantities differ: config keys, the cycles, the
                          usage of each engine kind, component and op name of the run, ops and

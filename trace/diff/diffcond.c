@@ -16,6 +16,7 @@ enum { DIGITS_MAX = 15 }; /* digits of a number: more is not a threshold anyone 
 
 const char trace_diffcond_metrics[] =
     "cycles, ops, ops.added, ops.removed, dram.read, dram.write, dram.bytes, bw.mean, bw.peak, "
+    "energy, power, "
     "ENGINE.busy, ENGINE.util, ENGINE.ops with ENGINE dma, te, ve, host or other";
 
 static const struct {
@@ -26,7 +27,8 @@ static const struct {
     {"ops.added", TRACE_DIFFCOND_OPS_ADDED},   {"ops.removed", TRACE_DIFFCOND_OPS_REMOVED},
     {"dram.read", TRACE_DIFFCOND_DRAM_READ},   {"dram.write", TRACE_DIFFCOND_DRAM_WRITE},
     {"dram.bytes", TRACE_DIFFCOND_DRAM_BYTES}, {"bw.mean", TRACE_DIFFCOND_BW_MEAN},
-    {"bw.peak", TRACE_DIFFCOND_BW_PEAK},
+    {"bw.peak", TRACE_DIFFCOND_BW_PEAK},       {"energy", TRACE_DIFFCOND_ENERGY},
+    {"power", TRACE_DIFFCOND_POWER},
 };
 
 static const struct {
@@ -228,6 +230,13 @@ static double metric_value(const struct trace_diffcond *c, const struct trace_di
     case TRACE_DIFFCOND_BUSY: return (double)eng->busy;
     case TRACE_DIFFCOND_UTIL: return cycles ? (double)eng->busy / (double)cycles : 0;
     case TRACE_DIFFCOND_ENGINE_OPS: return (double)eng->ops;
+    case TRACE_DIFFCOND_ENERGY:
+    case TRACE_DIFFCOND_POWER: {
+        const struct trace_energy *e = side ? &d->energy_b : &d->energy_a;
+        if (!e->known)
+            return NAN;
+        return c->metric == TRACE_DIFFCOND_ENERGY ? e->total_j : e->avg_power_w;
+    }
     }
     return NAN;
 }

@@ -13,7 +13,8 @@
  *           | N          B's value itself
  *   N      := digits, with an optional decimal point (no exponent)
  *   METRIC := cycles | ops | ops.added | ops.removed | dram.read | dram.write |
- *             dram.bytes | bw.mean | bw.peak | ENGINE.busy | ENGINE.util | ENGINE.ops
+ *             dram.bytes | bw.mean | bw.peak | energy | power | ENGINE.busy | ENGINE.util |
+ *             ENGINE.ops
  *   ENGINE := dma | te | ve | host | other
  */
 #ifndef TRACE_DIFFCOND_H
@@ -41,6 +42,8 @@ enum trace_diffcond_metric {
     TRACE_DIFFCOND_BUSY,        /* an engine kind's busy cycles */
     TRACE_DIFFCOND_UTIL,        /* an engine kind's busy cycles / the run's cycles (0..1) */
     TRACE_DIFFCOND_ENGINE_OPS,  /* an engine kind's ops */
+    TRACE_DIFFCOND_ENERGY,      /* the run's energy, joules (NaN when unknown) */
+    TRACE_DIFFCOND_POWER,       /* its average power, watts (NaN when unknown) */
 };
 
 enum trace_diffcond_cmp {

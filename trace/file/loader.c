@@ -10,6 +10,7 @@
 #include "trace/file/loader.h"
 
 #include "sim/util/xalloc.h"
+#include "trace/analysis/energy.h"
 #include "trace/analysis/opinfo.h"
 #include "trace/model/format.h"
 #include "trace/model/json.h"
@@ -100,11 +101,12 @@ static void arena_fini(struct arena *a)
 
 /* ---- loader state ----------------------------------------------------------------------- */
 
-/* K_RES (resource_samples) is npuscope's extension: the HBMs' and links' samples. */
-enum top_key { K_VERSION, K_META, K_CONFIG, K_EVENTS, K_BW, K_SUMMARY, K_RES, K_COUNT };
+/* K_RES (resource_samples) and K_POWER (power_samples) are npuscope's extensions: the HBMs'
+ * and links' samples, the energy's. */
+enum top_key { K_VERSION, K_META, K_CONFIG, K_EVENTS, K_BW, K_SUMMARY, K_RES, K_POWER, K_COUNT };
 static const char *const top_names[K_COUNT] = {
-    "version",           "run_metadata",    "config_snapshot", "timeline_events",
-    "bandwidth_samples", "summary_metrics", "resource_samples"};
+    "version",           "run_metadata",    "config_snapshot",  "timeline_events",
+    "bandwidth_samples", "summary_metrics", "resource_samples", "power_samples"};
 
 struct loader {
     const char *name; /* borrowed: the file name for diagnostics */
@@ -123,6 +125,8 @@ struct loader {
     bool have_end;
     uint64_t max_end; /* largest end_cycle of ENGINE and TOKEN events */
     uint64_t bw_read, bw_write;
+    struct trace_power_sample *power; /* owned: power_samples, until the model takes them */
+    size_t npower, cappower;
     /* dependency_ids: the model event of each element of timeline_events (UINT64_MAX: not
      * an ENGINE_EVENT), and the (event, element, path index) triples to resolve at the end */
     uint64_t *elem_ev;
@@ -1086,6 +1090,16 @@ static void load_res_sample(struct loader *L, const cJSON *j, uint64_t index, si
     trace_model_add_bw_sample(L->m, &s);
 }
 
+/* An element of power_samples (trace/FORMAT.md, "Energy"); one that cannot be read is
+ * reported and left out. */
+static void load_power_sample(struct loader *L, const cJSON *j, uint64_t index, size_t off)
+{
+    (void)off;
+    if (!trace_energy_sample_push(j, &L->power, &L->npower, &L->cappower))
+        trace_report_at(L->r, TRACE_SEV_WARNING, "power_samples", (int64_t)index, NULL,
+                        "must be an object with cycle, window_cycles and joules");
+}
+
 /* Walk the array whose '[' is at *ip, handing each element to fn. */
 static int load_array(struct loader *L, size_t *ip, const char *name,
                       void (*fn)(struct loader *, const cJSON *, uint64_t, size_t))
@@ -1172,13 +1186,14 @@ static void check_metadata(struct loader *L, const struct sim_value *md)
 static int load_block(struct loader *L, enum top_key k, size_t i, size_t *end)
 {
     char b[64];
-    if (k == K_EVENTS || k == K_BW || k == K_RES) {
+    if (k == K_EVENTS || k == K_BW || k == K_RES || k == K_POWER) {
         if (i < L->n && L->p[i] == '[') {
             *end = i;
             return load_array(L, end, top_names[k],
                               k == K_EVENTS ? load_event
                               : k == K_BW   ? load_sample
-                                            : load_res_sample);
+                              : k == K_RES  ? load_res_sample
+                                            : load_power_sample);
         }
         if (k == K_EVENTS)
             return fatal(L, i, SIM_EINVAL, "timeline_events: must be an array, found %s",
@@ -1193,10 +1208,10 @@ static int load_block(struct loader *L, enum top_key k, size_t i, size_t *end)
                               : 0;
     if (k == K_VERSION) {
         check_version(L, j, i, &rc);
-    } else if (!cJSON_IsObject(j) && k != K_BW && k != K_RES) {
+    } else if (!cJSON_IsObject(j) && k != K_BW && k != K_RES && k != K_POWER) {
         trace_report_at(L->r, TRACE_SEV_ERROR, top_names[k], -1, NULL, "must be an object, got %s",
                         trace_json_describe(j, b, sizeof(b)));
-    } else if (k == K_BW || k == K_RES) {
+    } else if (k == K_BW || k == K_RES || k == K_POWER) {
         trace_report_at(L->r, TRACE_SEV_ERROR, top_names[k], -1, NULL, "must be an array, got %s",
                         trace_json_describe(j, b, sizeof(b)));
     } else {
@@ -1333,9 +1348,12 @@ static int load_top(struct loader *L)
     if (!L->seen[K_EVENTS])
         trace_report_at(L->r, TRACE_SEV_ERROR, "timeline_events", -1, NULL, "missing");
     for (int k = 0; k < K_COUNT; k++)
-        if (!L->seen[k] && k != K_VERSION && k != K_EVENTS && k != K_RES)
+        if (!L->seen[k] && k != K_VERSION && k != K_EVENTS && k != K_RES && k != K_POWER)
             trace_report_at(L->r, TRACE_SEV_WARNING, top_names[k], -1, NULL, "missing");
     check_summary(L);
+    if (!trace_energy_take_file(L->m, &L->power, L->npower)) /* old traces: unknown */
+        trace_report_at(L->r, TRACE_SEV_WARNING, "summary_metrics", -1, "energy",
+                        "must be an object with total_j");
     return 0;
 }
 
@@ -1363,6 +1381,7 @@ static int load(struct loader *L, struct trace_model **out)
         resolve_deps(L);
     free(L->elem_ev);
     free(L->deps);
+    free(L->power);
     if (rc < 0) {
         trace_model_free(L->m);
         return rc;

@@ -6,6 +6,7 @@
 #include "sim/util/xalloc.h"
 #include "trace/model/format.h"
 #include "trace/file/jsonout.h"
+#include "trace/analysis/energy.h"
 #include "trace/analysis/metrics.h"
 
 #include <assert.h>
@@ -16,8 +17,10 @@
 
 struct trace_writer {
     struct trace_out out;
-    uint64_t nevents;                /* timeline_events written */
-    const struct trace_model *res_m; /* borrowed: whose resource samples close writes */
+    uint64_t nevents;                       /* timeline_events written */
+    const struct trace_model *res_m;        /* borrowed: whose resource samples close writes */
+    const struct trace_power_sample *power; /* borrowed: power_samples close writes */
+    size_t npower;
 };
 
 static void key(struct trace_out *o, const char *k)
@@ -401,6 +404,36 @@ static void write_sample(struct trace_out *o, const struct trace_bw_sample *s, b
     trace_out_char(o, '}');
 }
 
+void trace_writer_power_samples(struct trace_writer *w, const struct trace_power_sample *s,
+                                size_t n)
+{
+    w->power = s;
+    w->npower = s ? n : 0;
+}
+
+/* power_samples (trace/FORMAT.md, "Energy"): each window's joules by component kind. */
+static void write_power(struct trace_out *o, const struct trace_power_sample *s, size_t n)
+{
+    key(o, "\n\"power_samples\": [");
+    for (size_t i = 0; i < n; i++) {
+        key(o, i ? ",\n{\"cycle\":" : "\n{\"cycle\":");
+        trace_out_u64(o, s[i].cycle);
+        key(o, ",\"window_cycles\":");
+        trace_out_u64(o, s[i].window);
+        key(o, ",\"joules\":{");
+        for (int k = 0; k < TRACE_POWER_KINDS; k++) {
+            const char *name = trace_energy_kind_name((enum trace_energy_kind)k);
+            if (k)
+                trace_out_char(o, ',');
+            trace_out_str(o, name, strlen(name));
+            trace_out_char(o, ':');
+            trace_out_double(o, s[i].joules[k]);
+        }
+        key(o, "}}");
+    }
+    key(o, n ? "\n]," : "],");
+}
+
 static const struct trace_model *sort_m;
 
 /* By resource (in the order the model first named them), then by cycle. */
@@ -441,7 +474,10 @@ int trace_writer_close(struct trace_writer *w, const struct trace_bw_sample *sam
             write_sample(o, s, !written++, trace_model_str(m, s->resource));
     }
     free(idx);
-    key(o, written ? "\n],\n\"summary_metrics\": " : "],\n\"summary_metrics\": ");
+    key(o, written ? "\n]," : "],");
+    if (w->npower)
+        write_power(o, w->power, w->npower);
+    key(o, "\n\"summary_metrics\": ");
     obj_or_empty(o, summary_metrics);
     key(o, "\n}\n");
     int r = trace_out_commit(o, d);
@@ -562,8 +598,23 @@ int trace_writer_write_model(const struct trace_model *m, const char *path, uint
     size_t n = trace_metrics_bandwidth(m, bw_window, &samples);
     struct sim_value *summary = trace_metrics_summary(m);
     trace_writer_resource_samples(w, m);
+    /* the energy the model holds (a live run's, a loaded file's), else computed from it */
+    struct trace_power_sample *power = NULL;
+    size_t npower = 0;
+    struct trace_energy e;
+    if (trace_model_energy(m)) {
+        sim_value_map_set_take(summary, "energy", sim_value_clone(trace_model_energy(m)));
+        npower = trace_model_power_count(m);
+        power = npower ? sim_xreallocarray(NULL, npower, sizeof(*power)) : NULL;
+        for (size_t i = 0; i < npower; i++)
+            power[i] = *trace_model_power(m, i);
+    } else if (trace_energy_compute(m, 0, &e, &power, &npower)) {
+        sim_value_map_set_take(summary, "energy", trace_energy_to_value(&e));
+    }
+    trace_writer_power_samples(w, power, npower);
     int r = trace_writer_close(w, samples, n, summary, d);
     sim_value_free(summary);
     free(samples);
+    free(power);
     return r;
 }

@@ -103,6 +103,11 @@ int trace_writer_marker(struct trace_writer *w, const struct trace_writer_marker
  */
 void trace_writer_resource_samples(struct trace_writer *w, const struct trace_model *m);
 
+/* Have close also write power_samples (trace/FORMAT.md, "Energy"): n samples, borrowed
+ * until close. */
+void trace_writer_power_samples(struct trace_writer *w, const struct trace_power_sample *s,
+                                size_t n);
+
 /*
  * Finish: bandwidth_samples (the n of the whole DRAM among samples; then the resources'
  * of trace_writer_resource_samples) and summary_metrics (NULL: an empty object), then

@@ -13,6 +13,7 @@
 #include "trace/model/format.h"
 #include "trace/analysis/hostspan.h"
 #include "trace/analysis/metrics.h"
+#include "trace/live/livepower.h"
 #include "trace/live/resacc.h"
 #include "trace/live/sumacc.h"
 #include "trace/file/writer.h"
@@ -90,6 +91,7 @@ struct trace_live {
     bool end_checked;                   /* check_end has seen the run over */
     int chip_observer;                  /* our subscription to spans and traffic */
     struct trace_resacc *res;           /* owned: the resources' bandwidth samples */
+    struct trace_livepower *power;      /* owned: the energy, NULL when unknown */
     struct sim_pack span_pack;          /* owned: a span's details being packed */
     const struct sim_host_msg **req_of; /* owned array of borrowed requests, by cmdq_id */
     size_t nreq;
@@ -303,6 +305,7 @@ static void acc_start(struct trace_live *l, const struct sim_op_record *rec)
     op_event(l, rec, &ev);
     const struct trace_track *t = trace_model_track_get(l->m, ev.track);
     trace_sumacc_start(l->acc, ev.track, t->engine, t->engine_id, ev.start);
+    trace_livepower_op_start(l->power, ev.track, rec);
     remember_id(l, rec->note.id, l->nev++);
 }
 
@@ -331,6 +334,7 @@ static void on_start(void *ctx, const struct sim_op_record *rec)
         const struct trace_event *ev = trace_model_event(l->m, add_op(l, rec));
         const struct trace_track *t = trace_model_track_get(l->m, ev->track);
         trace_sumacc_start(l->acc, ev->track, t->engine, t->engine_id, ev->start);
+        trace_livepower_op_start(l->power, ev->track, rec);
     }
     l->changes++;
     l->dirty = true;
@@ -447,6 +451,7 @@ static void acc_end(struct trace_live *l, const struct sim_op_record *rec, uint6
     struct trace_transfer x[2];
     int nx = trace_dram_from_mem(t->engine, rec->op_name, &rec->mem, x);
     trace_sumacc_end(l->acc, ev.track, ev.start, end, x, nx);
+    trace_livepower_op_end(l->power, ev.track, trace_model_str(l->m, t->name), rec, ev.start, end);
     written_op(l, rec, &ev, end, end_ns);
 }
 
@@ -472,6 +477,9 @@ static void on_end(void *ctx, const struct sim_op_record *rec)
     int nx = trace_dram_from_mem(trace_model_track_get(l->m, ev->track)->engine, rec->op_name,
                                  &rec->mem, x);
     trace_sumacc_end(l->acc, ev->track, ev->start, end, x, nx);
+    trace_livepower_op_end(l->power, ev->track,
+                           trace_model_str(l->m, trace_model_track_get(l->m, ev->track)->name), rec,
+                           ev->start, end);
     for (size_t k = 0; k < rec->n_dependency_ids; k++) { /* ADR-0052 D1, when a kernel sets them */
         uint64_t on = rec->dependency_ids[k] >= 0
                           ? trace_live_event_of_record(l, (uint64_t)rec->dependency_ids[k])
@@ -538,6 +546,9 @@ static void on_span(void *ctx, const struct sim_span *s)
         trace_writer_engine_event(l->w, &we);
     }
     trace_sumacc_time(l->acc, ev.end);
+    trace_livepower_span(l->power,
+                         trace_model_str(l->m, trace_model_track_get(l->m, ev.track)->name),
+                         ev.start, ev.end);
     if (l->stream_only) {
         l->nev++;
     } else {
@@ -556,6 +567,7 @@ static void on_traffic(void *ctx, uint32_t res, bool write, uint64_t nbytes, sim
     struct trace_live *l = ctx;
     double c0 = (double)t0 * l->cycles_per_tick, c1 = ceil((double)t1 * l->cycles_per_tick);
     trace_resacc_add(l->res, res, write, nbytes, (uint64_t)c0, (uint64_t)c1);
+    trace_livepower_traffic(l->power, res, write, nbytes, (uint64_t)c0, (uint64_t)c1);
     l->dirty = true;
 }
 
@@ -674,6 +686,8 @@ void trace_live_sync(struct trace_live *l)
     sync_markers(l);
     sync_tokens(l);
     trace_resacc_flush(l->res);
+    if (l->power && l->dirty) /* the energy, with the model: the same at every step */
+        trace_livepower_publish(l->power, l->m, trace_model_t_max(l->m));
     if (l->dirty) /* the model's generation moves only when something did */
         trace_model_finish(l->m);
     l->dirty = false;
@@ -791,6 +805,7 @@ int trace_live_new(struct sim_chip *chip, const struct trace_live_opts *o, struc
     }
     l->res = trace_resacc_new(l->m, l->bw_window, nres, names);
     free(names);
+    l->power = trace_livepower_new(chip, l->bw_window);
     struct sim_oplog_observer obs = {.on_start = on_start, .on_end = on_end, .ctx = l};
     l->observer = sim_oplog_observe(l->log, &obs);
     struct sim_chip_observer cobs = {.on_span = on_span, .on_traffic = on_traffic, .ctx = l};
@@ -815,6 +830,7 @@ void trace_live_free(struct trace_live *l)
     if (l->chip_observer >= 0)
         sim_chip_unobserve(l->chip, l->chip_observer);
     trace_resacc_free(l->res);
+    trace_livepower_free(l->power);
     trace_sumacc_free(l->acc);
     free(l->req_of);
     trace_writer_abort(l->w);
@@ -879,20 +895,29 @@ static int close_writer(struct trace_live *l, struct trace_writer *w, struct dia
     struct trace_bw_sample *samples;
     size_t n;
     struct sim_value *summary;
+    struct trace_metrics x;
     if (l->stream_only) {
         n = trace_sumacc_bandwidth(l->acc, &samples);
-        struct trace_metrics x;
         trace_sumacc_metrics(l->acc, l->m, &x);
-        summary = trace_metrics_to_value(&x);
-        trace_metrics_fini(&x);
     } else {
         n = trace_metrics_bandwidth(l->m, l->bw_window, &samples);
-        summary = trace_metrics_summary(l->m);
+        trace_metrics_compute(l->m, &x);
     }
+    summary = trace_metrics_to_value(&x);
+    uint64_t cycles_total = x.cycles_total;
+    trace_metrics_fini(&x);
     trace_writer_resource_samples(w, l->m);
+    struct trace_power_sample *power = NULL;
+    size_t npower = 0;
+    if (l->power) { /* summary_metrics.energy and power_samples (trace/FORMAT.md) */
+        struct sim_value *e = trace_livepower_result(l->power, cycles_total, &power, &npower);
+        sim_value_map_set_take(summary, "energy", e);
+        trace_writer_power_samples(w, power, npower);
+    }
     int rc = trace_writer_close(w, samples, n, summary, d);
     sim_value_free(summary);
     free(samples);
+    free(power);
     return rc;
 }
 

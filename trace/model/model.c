@@ -135,6 +135,9 @@ struct trace_model {
     size_t ndep, capdep;
 
     struct sim_value *metadata, *config, *file_summary; /* owned */
+    struct sim_value *energy;                           /* owned: summary_metrics.energy */
+    struct trace_power_sample *power;                   /* owned: power_samples */
+    size_t npower;
 
     uint64_t now;
     bool have_time;
@@ -348,6 +351,8 @@ void trace_model_free(struct trace_model *m)
     sim_value_free(m->metadata);
     sim_value_free(m->config);
     sim_value_free(m->file_summary);
+    sim_value_free(m->energy);
+    free(m->power);
     if (m->src_release)
         m->src_release(m->src_ctx);
     free(m);
@@ -994,6 +999,32 @@ void trace_model_set_file_summary_take(struct trace_model *m, struct sim_value *
     sim_value_free(m->file_summary);
     m->file_summary = summary;
     m->gen++;
+}
+
+void trace_model_set_energy_take(struct trace_model *m, struct sim_value *energy,
+                                 struct trace_power_sample *samples, size_t n)
+{
+    sim_value_free(m->energy);
+    free(m->power);
+    m->energy = energy;
+    m->power = samples;
+    m->npower = samples ? n : 0;
+    m->gen++;
+}
+
+const struct sim_value *trace_model_energy(const struct trace_model *m)
+{
+    return m->energy;
+}
+
+size_t trace_model_power_count(const struct trace_model *m)
+{
+    return m->npower;
+}
+
+const struct trace_power_sample *trace_model_power(const struct trace_model *m, size_t i)
+{
+    return i < m->npower ? &m->power[i] : NULL;
 }
 
 void trace_model_set_now(struct trace_model *m, uint64_t now)

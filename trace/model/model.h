@@ -243,6 +243,26 @@ void trace_model_set_metadata_take(struct trace_model *m, struct sim_value *run_
 void trace_model_set_config_take(struct trace_model *m, struct sim_value *config_snapshot);
 void trace_model_set_file_summary_take(struct trace_model *m, struct sim_value *summary);
 
+/*
+ * Energy (trace/analysis/energy.h, trace/FORMAT.md "Energy"): the summary_metrics.energy
+ * block and the power samples, as a loaded file has them or a live run last published
+ * them. A power sample is the energy of one window of cycles, by component kind (the
+ * kinds of trace/analysis/energy.h, in its order; the last is static).
+ */
+enum { TRACE_POWER_KINDS = 8 };
+struct trace_power_sample {
+    uint64_t cycle;  /* the window's first cycle */
+    uint64_t window; /* its length in cycles */
+    double joules[TRACE_POWER_KINDS];
+};
+/* Replace both (taken; NULL energy: unknown). Samples in cycle order. */
+void trace_model_set_energy_take(struct trace_model *m, struct sim_value *energy,
+                                 struct trace_power_sample *samples, size_t n);
+/* The energy block, or NULL when the energy is unknown. */
+const struct sim_value *trace_model_energy(const struct trace_model *m);
+size_t trace_model_power_count(const struct trace_model *m);
+const struct trace_power_sample *trace_model_power(const struct trace_model *m, size_t i);
+
 /* Set "now" for a live model: in-flight events extend to it, the time range covers it. */
 void trace_model_set_now(struct trace_model *m, uint64_t now);
 

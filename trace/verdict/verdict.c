@@ -507,6 +507,7 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
     v->m = m;
     v->clock_ghz = trace_model_clock_ghz(m);
     v->own = strncmp(sim_value_get_str(trace_model_metadata(m), "notes", ""), "npuscope ", 9) == 0;
+    trace_energy_held(m, &v->energy);
     struct ctx c = {.m = m, .res = trace_resources_new(m)};
     read_peaks(m, &c.pk);
     c.budget = o && o->max_decode ? o->max_decode : MAX_DECODE_DEFAULT;
@@ -851,6 +852,10 @@ size_t trace_verdict_evidence(const struct trace_verdict *v, const struct trace_
     for (size_t k = 0; k < sizeof(missing) / sizeof(missing[0]); k++)
         if (it->missing & missing[k].bit)
             LINE("missing   %s", missing[k].text);
+    if (it == &v->run && v->energy.known) /* where the energy goes */
+        LINE("energy    %s, avg %s: %s", trace_energy_fmt(v->energy.total_j, "J", a, sizeof(a)),
+             trace_energy_fmt(v->energy.avg_power_w, "W", b, sizeof(b)),
+             trace_energy_where(&v->energy, q, sizeof(q)));
     return n;
 }
 
@@ -929,6 +934,20 @@ struct sim_value *trace_verdict_to_value(const struct trace_verdict *v)
 {
     struct sim_value *x = sim_value_map();
     sim_value_map_set_take(x, "run", item_value(v, &v->run));
+    if (v->energy.known) { /* where the energy goes: the dominant action, and static power */
+        char w[160];
+        double share;
+        int top = trace_energy_top_action(&v->energy, &share);
+        struct sim_value *e = sim_value_map_set_take(x, "energy", sim_value_map());
+        sim_value_map_set_str(e, "where", trace_energy_where(&v->energy, w, sizeof(w)));
+        if (top >= 0) {
+            sim_value_map_set_str(e, "top_action",
+                                  trace_energy_action_key((enum trace_energy_action)top));
+            sim_value_map_set_float(e, "top_share", share);
+        }
+        sim_value_map_set_float(e, "static_share",
+                                v->energy.total_j > 0 ? v->energy.static_j / v->energy.total_j : 0);
+    }
     struct sim_value *l = sim_value_map_set_take(x, "launches", sim_value_list());
     for (size_t i = 0; i < v->nlaunches; i++)
         sim_value_list_push_take(l, item_value(v, &v->launches[i]));

@@ -26,6 +26,7 @@
 
 #include "sim/data/value.h"
 #include "trace/verdict/critpath.h"
+#include "trace/analysis/energy.h"
 #include "trace/model/model.h"
 #include "trace/analysis/regions.h"
 
@@ -113,6 +114,7 @@ struct trace_verdict {
     double clock_ghz;                         /* 0 when unknown */
     bool own;                                 /* written by npuscope (run_metadata.notes):
                                                  what ran can be run again */
+    struct trace_energy energy; /* the run's (trace/analysis/energy.h); known false: unknown */
 };
 
 /* What an experiment found for one launch: the resource whose speed-up shortened it most. */

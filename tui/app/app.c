@@ -1266,7 +1266,8 @@ static bool gantt_wide(enum tui_action act)
     case TUI_ACT_PATH_NEXT:
     case TUI_ACT_PATH_PREV:
     case TUI_ACT_HEATMAP:
-    case TUI_ACT_UTILIZATION: return true;
+    case TUI_ACT_UTILIZATION:
+    case TUI_ACT_POWER: return true;
     default: return false;
     }
 }

@@ -146,6 +146,12 @@ void cli_views_json(const struct trace_model *m, uint64_t cycles_total, struct s
  * "bottleneck" (caller frees). */
 void cli_print_verdict(const struct trace_model *m);
 struct sim_value *cli_verdict_value(const struct trace_model *m);
+/* summary's energy (tui/cli/cli_energy.c): total, dynamic and static, average power, the
+ * share by component kind, the dominant action and the energy per decode token, or
+ * "energy: unknown", as text on stdout; and as the value of --json's "energy" (null when
+ * unknown; caller frees). */
+void cli_print_energy(const struct trace_model *m);
+struct sim_value *cli_energy_value(const struct trace_model *m);
 int cli_export_chrome(const char *in, const char *out);
 /* npuscope kernels: every kernel, built in or from a plug-in (with its file). */
 int cli_kernels(void);

@@ -306,6 +306,39 @@ static void print_lines(const struct trace_srcdiff *sd, size_t top)
         printf("  ... %zu more (--top 0 lists all)\n", sd->n - top);
 }
 
+/* One energy row: joules or watts of A and B (unknown: "?"), the change in percent. */
+static void energy_row(const char *name, bool ka, double a, bool kb, double b, const char *unit)
+{
+    char ea[32] = "?", eb[32] = "?", ch[32] = "", rel[32];
+    if (ka)
+        trace_energy_fmt(a, unit, ea, sizeof(ea));
+    if (kb)
+        trace_energy_fmt(b, unit, eb, sizeof(eb));
+    if (ka && kb)
+        snprintf(ch, sizeof(ch), "%s", a == b ? "=" : rel_text(a, b, rel, sizeof(rel)));
+    row(2, name, ea, eb, ch, "");
+}
+
+/* The energy of both runs (trace/analysis/energy.h): total, its parts, the average power, and
+ * each component kind's joules; "energy: unknown" for a run without it. */
+static void print_energy(const struct trace_diff *d)
+{
+    const struct trace_energy *a = &d->energy_a, *b = &d->energy_b;
+    if (!a->known && !b->known) {
+        printf("\nenergy: unknown in both runs\n");
+        return;
+    }
+    printf("\nenergy%s\n", !a->known ? " (unknown in A)" : !b->known ? " (unknown in B)" : "");
+    energy_row("total", a->known, a->total_j, b->known, b->total_j, "J");
+    energy_row("dynamic", a->known, a->dynamic_j, b->known, b->dynamic_j, "J");
+    energy_row("static", a->known, a->static_j, b->known, b->static_j, "J");
+    energy_row("average power", a->known, a->avg_power_w, b->known, b->avg_power_w, "W");
+    for (int k = 0; k < TRACE_POWER_KINDS - 1; k++)
+        if (a->kind_j[k] > 0 || b->kind_j[k] > 0)
+            energy_row(trace_energy_kind_name((enum trace_energy_kind)k), a->known, a->kind_j[k],
+                       b->known, b->kind_j[k], "J");
+}
+
 static void print_text(const struct cli_diff_opts *o, const struct trace_diff *d,
                        const struct trace_srcdiff *sd)
 {
@@ -386,6 +419,7 @@ static void print_text(const struct cli_diff_opts *o, const struct trace_diff *d
     row(2, "peak bytes/cycle", ea, eb, fchange_text(d->bw_a.peak, d->bw_b.peak, ch, sizeof(ch)),
         "");
 
+    print_energy(d);
     print_regions("kernel launches", "matched by kernel name and order", d->launches, d->nlaunches,
                   top);
     print_regions("marker regions", "matched by marker name and order", d->markers, d->nmarkers,
@@ -541,6 +575,16 @@ static struct sim_value *to_json(const struct cli_diff_opts *o, const struct tra
         sim_value_map_set_str(v, "note", d->note);
     sim_value_map_set_take(v, "run", region_json(&d->run));
     sim_value_map_set_take(v, "bandwidth", bw_json(d));
+    if (d->energy_a.known && d->energy_b.known) { /* null when either run's is unknown */
+        struct sim_value *e = sim_value_map_set_take(v, "energy", sim_value_map());
+        sim_value_map_set_take(e, "total_j", abf(d->energy_a.total_j, d->energy_b.total_j));
+        sim_value_map_set_take(e, "dynamic_j", abf(d->energy_a.dynamic_j, d->energy_b.dynamic_j));
+        sim_value_map_set_take(e, "static_j", abf(d->energy_a.static_j, d->energy_b.static_j));
+        sim_value_map_set_take(e, "avg_power_w",
+                               abf(d->energy_a.avg_power_w, d->energy_b.avg_power_w));
+    } else {
+        sim_value_map_set_take(v, "energy", sim_value_null());
+    }
     struct sim_value *l = sim_value_map_set_take(v, "launches", sim_value_list());
     for (size_t i = 0; i < d->nlaunches; i++)
         sim_value_list_push_take(l, region_json(&d->launches[i]));
@@ -596,6 +640,21 @@ int cli_diff(const struct cli_diff_opts *o)
     bool held = false;
     for (size_t i = 0; i < o->nconds; i++)
         held |= trace_diffcond_eval(&o->conds[i], d, &res[i]);
+    for (size_t i = 0; i < o->nconds; i++) {
+        if (isnan(res[i].a) || isnan(res[i].b)) { /* energy or power of a run without it */
+            char text[TRACE_DIFFCOND_MAX * 4 + 8];
+            fprintf(stderr,
+                    "npuscope diff: --fail-if '%s': the energy of %s is unknown (its chip "
+                    "config has no energy table)\n",
+                    esc(o->conds[i].text, text, sizeof(text)),
+                    isnan(res[i].a) ? (isnan(res[i].b) ? "both traces" : "A") : "B");
+            free(res);
+            trace_diff_free(d);
+            trace_model_free(b);
+            trace_model_free(a);
+            return CLI_EXIT_USAGE;
+        }
+    }
 
     int rc = CLI_EXIT_OK;
     if (o->json) {

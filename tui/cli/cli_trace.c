@@ -267,6 +267,7 @@ int cli_summary(const char *file, bool json)
         struct sim_value *v = trace_metrics_to_value(&x);
         cli_views_json(m, x.cycles_total, v);
         sim_value_map_set_take(v, "bottleneck", cli_verdict_value(m));
+        sim_value_map_set_take(v, "energy", cli_energy_value(m));
         struct trace_out o;
         fflush(stdout);
         trace_out_open_fd(&o, STDOUT_FILENO);
@@ -280,6 +281,7 @@ int cli_summary(const char *file, bool json)
         sim_value_free(v);
     } else {
         print_text(file, m, &x);
+        cli_print_energy(m);
         cli_print_views(m, x.cycles_total);
         cli_print_verdict(m);
         if (fflush(stdout) != 0)

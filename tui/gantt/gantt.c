@@ -23,7 +23,7 @@ struct tui_gantt *tui_gantt_new(struct tui_view *v)
     g->cpc = 1;
     g->t0 = (double)trace_model_t_min(v->m);
     g->band_markers = g->band_tokens = g->band_bw = -1;
-    g->util_y = g->heat_y = -1;
+    g->util_y = g->heat_y = g->power_y = -1;
     g->sel_node = -1;
     g->cursor_seen = v->cursor;
     tui_gantt_res_sync(g);
@@ -119,6 +119,15 @@ static enum tui_result gantt_action(void *self, enum tui_action a, struct tui_vi
                              ? "utilization: the share of each engine kind busy per column; "
                                "E hides it"
                              : "utilization strip hidden");
+        return TUI_RES_REDRAW;
+    case TUI_ACT_POWER:
+        g->show_power = (g->show_power + 1) % 3;
+        g->strip_label_want = tui_gantt_strip_label_width(g, v->unicode);
+        tui_view_message(v, TUI_STYLE_STATUS, "%s",
+                         g->show_power == 1   ? "power: the chip's watts per column; W again: "
+                                                "by component kind"
+                         : g->show_power == 2 ? "power by component kind; W hides it"
+                                              : "power strip hidden");
         return TUI_RES_REDRAW;
     default: return tui_gantt_action(self, a, v);
     }

@@ -111,6 +111,8 @@ struct tui_gantt {
     bool show_util, show_heat;
     int util_y, util_h, heat_y, heat_h;
     int strip_label_want; /* the width the heatmap's labels want (the layout makes room) */
+    int show_power;       /* the power strip (gantt_power.c): 0 hidden, 1 total, 2 by kind */
+    int power_y, power_h;
 
     /* search: whether each op name matches, cached by string id */
     char *pattern; /* owned, lower case */
@@ -176,6 +178,10 @@ void tui_gantt_path_free(struct tui_gantt *g);
 /* Take the rows of the strips that are on from the bottom of the laid-out rows (after
  * tui_gantt_layout), keeping BAND_ROWS rows of tracks; then draw them. */
 void tui_gantt_strip_layout(struct tui_gantt *g);
+/* The power strip (gantt_power.c): the rows it wants (0 when hidden), and drawing it at
+ * g->power_y. */
+int tui_gantt_power_rows(const struct tui_gantt *g);
+void tui_gantt_draw_power(struct tui_gantt *g, struct tui_canvas *c, const struct tui_glyphs *gl);
 void tui_gantt_draw_strips(struct tui_gantt *g, struct tui_canvas *c, const struct tui_glyphs *gl);
 /* The widest label of the heatmap's rows, for strip_label_want. */
 int tui_gantt_strip_label_width(const struct tui_gantt *g, bool unicode);

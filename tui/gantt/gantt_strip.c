@@ -52,9 +52,14 @@ static size_t heat_resources(const struct tui_gantt *g)
 
 void tui_gantt_strip_layout(struct tui_gantt *g)
 {
-    g->util_y = g->heat_y = -1;
-    g->util_h = g->heat_h = 0;
+    g->util_y = g->heat_y = g->power_y = -1;
+    g->util_h = g->heat_h = g->power_h = 0;
     int room = g->rows_h - BAND_ROWS;
+    int want_power = tui_gantt_power_rows(g);
+    if (want_power && room > 0) {
+        g->power_h = want_power < room ? want_power : room;
+        room -= g->power_h;
+    }
     if (g->show_util && room > 0) {
         int kinds[TRACE_ENGINE_COUNT];
         int n = kinds_present(g, kinds);
@@ -73,6 +78,10 @@ void tui_gantt_strip_layout(struct tui_gantt *g)
     if (g->util_h) {
         bottom -= g->util_h;
         g->util_y = bottom;
+    }
+    if (g->power_h) {
+        bottom -= g->power_h;
+        g->power_y = bottom;
     }
     g->rows_h = bottom - g->rows_y;
 }
@@ -249,7 +258,7 @@ static void draw_heat(struct tui_gantt *g, struct tui_canvas *c, const struct tu
 
 int tui_gantt_strip_label_width(const struct tui_gantt *g, bool unicode)
 {
-    int w = g->show_util ? 16 : 0; /* "util HOST x4096" and a space */
+    int w = g->show_util || g->show_power ? 16 : 0; /* "util HOST x4096" and a space */
     for (size_t i = 0; g->show_heat && g->res && i < trace_resources_count(g->res); i++) {
         const char *name = trace_model_str(g->m, trace_resources_get(g->res, i)->name);
         char sn[160];
@@ -266,4 +275,5 @@ void tui_gantt_draw_strips(struct tui_gantt *g, struct tui_canvas *c, const stru
         draw_util(g, c, gl);
     if (g->heat_y >= 0)
         draw_heat(g, c, gl);
+    tui_gantt_draw_power(g, c, gl);
 }

@@ -194,7 +194,7 @@ void tui_gantt_layout(struct tui_gantt *g, struct tui_rect r, const struct tui_v
     bool ns_ruler = trace_model_clock_ghz(g->m) > 0 && r.h >= 12;
     (void)v;
     int want = g->label_want;
-    if ((g->show_heat || g->show_util) && g->strip_label_want > want)
+    if ((g->show_heat || g->show_util || g->show_power) && g->strip_label_want > want)
         want = g->strip_label_want;
     if (want > LABEL_MAX)
         want = LABEL_MAX;

@@ -7,6 +7,7 @@
 
 #include "sim/util/escape.h"
 #include "sim/util/xalloc.h"
+#include "trace/analysis/energy.h"
 #include "trace/analysis/instances.h"
 #include "trace/analysis/regions.h"
 
@@ -33,6 +34,7 @@ enum col {
     C_OTHER,
     C_SHARE,
     C_BYTES,
+    C_ENERGY,
     C_OPS,
     C_COUNT
 };
@@ -43,10 +45,11 @@ static const struct {
     int w;
     int drop; /* 0: never dropped */
 } cols[C_COUNT] = {
-    [C_NAME] = {"layer", 0, 0},   [C_START] = {"start", 9, 5}, [C_SPAN] = {"span", 8, 2},
-    [C_SLOW] = {"slowest", 8, 3}, [C_DMA] = {"DMA", 8, 0},     [C_TE] = {"TE", 8, 0},
-    [C_VE] = {"VE", 8, 0},        [C_HOST] = {"HOST", 8, 4},   [C_OTHER] = {"OTHER", 8, 4},
-    [C_SHARE] = {"share", 6, 1},  [C_BYTES] = {"DRAM", 9, 2},  [C_OPS] = {"ops", 6, 6},
+    [C_NAME] = {"layer", 0, 0},    [C_START] = {"start", 9, 5}, [C_SPAN] = {"span", 8, 2},
+    [C_SLOW] = {"slowest", 8, 3},  [C_DMA] = {"DMA", 8, 0},     [C_TE] = {"TE", 8, 0},
+    [C_VE] = {"VE", 8, 0},         [C_HOST] = {"HOST", 8, 4},   [C_OTHER] = {"OTHER", 8, 4},
+    [C_SHARE] = {"share", 6, 1},   [C_BYTES] = {"DRAM", 9, 2},  [C_OPS] = {"ops", 6, 6},
+    [C_ENERGY] = {"energy", 9, 6},
 };
 
 /* A row of the table: a layer (op and inst SIZE_MAX), one of its op names, or one of its
@@ -109,6 +112,16 @@ static uint64_t inst_span(const struct trace_layer_inst *x)
     return x->end - x->start;
 }
 
+/* The energy of a layer: the chip's over each of its instances' spans, from the power samples
+ * (trace/analysis/energy.h); NAN when the energy is unknown. */
+static double layer_energy(const struct tui_layers *l, const struct trace_layer_insts *li)
+{
+    double j = 0;
+    for (size_t k = 0; k < li->n; k++)
+        j += trace_energy_between(l->m, li->v[k].start, li->v[k].end);
+    return li->n ? j : NAN;
+}
+
 /* The value of a row in a numeric column (NAN: none). A layer's span is the sum of its
  * instances' spans: a layer every token passes would otherwise span the whole run. */
 static double value(const struct tui_layers *l, const struct row *rw, enum col c)
@@ -117,7 +130,10 @@ static double value(const struct tui_layers *l, const struct row *rw, enum col c
     const struct trace_layer_insts *li = &l->inst.layers[rw->region];
     if (rw->inst != SIZE_MAX) {
         const struct trace_layer_inst *x = &li->v[rw->inst];
-        return c == C_START ? (double)x->start : c == C_SPAN ? (double)inst_span(x) : NAN;
+        return c == C_START    ? (double)x->start
+               : c == C_SPAN   ? (double)inst_span(x)
+               : c == C_ENERGY ? trace_energy_between(l->m, x->start, x->end)
+                               : NAN;
     }
     const struct trace_op_usage *u = rw->op == SIZE_MAX ? NULL : &r->ops[rw->op];
     switch (c) {
@@ -135,6 +151,7 @@ static double value(const struct tui_layers *l, const struct row *rw, enum col c
         return (double)(u ? u->read_bytes + u->write_bytes
                           : r->all.read_bytes + r->all.write_bytes);
     case C_OPS: return (double)(u ? u->count : r->all.ops);
+    case C_ENERGY: return u ? NAN : layer_energy(l, li);
     default: return 0;
     }
 }
@@ -322,6 +339,7 @@ static int choose_columns(struct tui_layers *l, int w)
         l->shown[c] = true;
     l->shown[C_HOST] = any[TRACE_ENGINE_HOST];
     l->shown[C_OTHER] = any[TRACE_ENGINE_OTHER];
+    l->shown[C_ENERGY] = trace_model_power_count(l->m) > 0;
     for (int drop = 6;; drop--) {
         int need = NAME_MIN + 2;
         for (int c = 1; c < C_COUNT; c++)
@@ -425,6 +443,8 @@ static void layers_render(void *self, struct tui_canvas *c, struct tui_rect r, s
                 snprintf(buf, sizeof(buf), "%.1f%%", val * 100);
             else if (col == C_BYTES)
                 tui_fmt_bytes(buf, sizeof(buf), val);
+            else if (col == C_ENERGY)
+                trace_energy_fmt(val, "J", buf, sizeof(buf));
             else
                 num(buf, sizeof(buf), val, cols[col].w);
             tui_canvas_text(c, x, y, cols[col].w, st, buf, TUI_TEXT_RIGHT);

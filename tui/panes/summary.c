@@ -6,6 +6,7 @@
 #include "tui/panes/summary.h"
 
 #include "sim/util/xalloc.h"
+#include "trace/analysis/energy.h"
 #include "trace/analysis/metrics.h"
 #include "trace/live/sumacc.h"
 
@@ -40,6 +41,7 @@ struct tui_summary {
     int ntop;
     double bw_min, bw_mean, bw_max, bw_peak; /* bytes per cycle */
     bool have_bw;
+    struct trace_energy energy; /* known: false when unknown */
 };
 
 struct tui_summary *tui_summary_new(struct tui_view *v)
@@ -112,6 +114,7 @@ static void compute(struct tui_summary *s, const struct tui_view *v)
     memcpy(s->top, all, (size_t)s->ntop * sizeof(*all));
     free(all);
     compute_bandwidth(s, v->acc);
+    trace_energy_held(m, &s->energy); /* a loaded file's or a live run's block */
     s->gen = trace_model_generation(m);
     /* summing up a growing model costs more as it grows: keep it to a tenth of the time,
      * so that a run of millions of events is not slowed down by its own summary */
@@ -223,6 +226,26 @@ static char *fmt_bw(char *buf, size_t n, double bpc, double ghz)
     return buf;
 }
 
+/* The energy (trace/analysis/energy.h): total and average power, its parts, where it goes;
+ * "energy unknown" without an energy table. */
+static void energy_lines(struct tui_canvas *c, struct tui_rect r, int y, int *n,
+                         const struct trace_energy *e)
+{
+    char a[32], b[32], line[192];
+    if (!e->known) {
+        tui_canvas_text(c, r.x, y + (*n)++, r.w, TUI_STYLE_DIM, "energy unknown", 0);
+        return;
+    }
+    tui_canvas_printf(c, r.x, y + (*n)++, r.w, TUI_STYLE_NORMAL, "energy %s, avg %s",
+                      trace_energy_fmt(e->total_j, "J", a, sizeof(a)),
+                      trace_energy_fmt(e->avg_power_w, "W", b, sizeof(b)));
+    tui_canvas_printf(c, r.x + 2, y + (*n)++, r.w - 2, TUI_STYLE_DIM, "dynamic %s  static %s",
+                      trace_energy_fmt(e->dynamic_j, "J", a, sizeof(a)),
+                      trace_energy_fmt(e->static_j, "J", b, sizeof(b)));
+    tui_canvas_text(c, r.x + 2, y + (*n)++, r.w - 2, TUI_STYLE_DIM,
+                    trace_energy_where(e, line, sizeof(line)), TUI_TEXT_ELLIPSIS);
+}
+
 static void summary_render(void *self, struct tui_canvas *c, struct tui_rect r, struct tui_view *v,
                            bool focused)
 {
@@ -295,6 +318,7 @@ static void summary_render(void *self, struct tui_canvas *c, struct tui_rect r, 
         tui_canvas_printf(c, body.x, y + n++, body.w, TUI_STYLE_NORMAL,
                           "decode %llu tokens, avg %s", (unsigned long long)x->ndecode,
                           fmt_cyc(a, sizeof(a), x->avg_decode_latency, ghz));
+    energy_lines(c, body, y, &n, &s->energy);
     if (trace_model_event_count(s->m) == 0)
         tui_canvas_text(c, body.x, y + n++, body.w, TUI_STYLE_DIM, "no ENGINE_EVENTs", 0);
     s->lines_drawn = n;

@@ -4,6 +4,7 @@
  * what the plot shows (a metric column: the metric; an axis column: the axis).
  */
 #include "tui/panes/sweepview.h"
+#include "tui/panes/sweepscatter.h"
 
 #include "sim/util/xalloc.h"
 #include "tui/term/keymap.h"
@@ -39,6 +40,7 @@ struct tui_sweepview {
     ptrdiff_t sort_col; /* -1: point order */
     bool desc;
     bool plot;
+    bool scatter;       /* the plot is time against energy (sweepscatter.h) */
     size_t plot_axis;   /* axis index */
     size_t plot_metric; /* tui_sweep_columns index */
     char mark[16];      /* id of the marked point, "" when none */
@@ -315,6 +317,10 @@ enum tui_sweepview_event tui_sweepview_key(struct tui_sweepview *v, int key)
     case '\r':
     case '\n': return v->t->nrows ? TUI_SWEEPVIEW_OPEN : TUI_SWEEPVIEW_NONE;
     case 'p': v->plot = !v->plot; break;
+    case 'e': /* time against energy, the Pareto front marked; again: the metric plot */
+        v->scatter = !v->scatter;
+        v->plot = true;
+        break;
     case 'a':
         if (v->t->naxes)
             v->plot_axis = (v->plot_axis + 1) % v->t->naxes;
@@ -674,6 +680,7 @@ static const struct {
     {"Enter", "open the point's trace (q there comes back)"},
     {"p", "show or hide the plot"},
     {"a", "plot against the next axis"},
+    {"e", "plot time against energy, the Pareto front marked (again: back)"},
     {"", "the plot follows the cursor: an axis column, a metric column"},
     {"Space", "mark the point to compare"},
     {"d", "compare the marked point with the selected one"},
@@ -751,7 +758,10 @@ void tui_sweepview_render(struct tui_sweepview *v, struct tui_canvas *c)
     }
     struct tui_rect table = {0, 1, c->w, detail - 1 - plot_h};
     render_table(v, c, table);
-    if (plot_h)
+    if (plot_h && v->scatter)
+        tui_sweep_scatter_render(t, tui_sweepview_selected(v), c,
+                                 (struct tui_rect){0, detail - plot_h, c->w, plot_h});
+    else if (plot_h)
         render_plot(v, c, (struct tui_rect){0, detail - plot_h, c->w, plot_h});
 
     /* the status line: a message, else what the selected point is */

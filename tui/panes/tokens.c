@@ -7,6 +7,7 @@
 #include "tui/panes/tokens.h"
 
 #include "sim/util/xalloc.h"
+#include "trace/analysis/energy.h"
 #include "trace/analysis/tokens.h"
 
 #include <math.h>
@@ -205,6 +206,9 @@ static void tokens_render(void *self, struct tui_canvas *c, struct tui_rect r, s
     char head[160];
     int hn = snprintf(head, sizeof(head), "%-7s %6s %10s %9s %10s %10s", "phase", "index", "start",
                       "latency", "read", "written");
+    bool energy = trace_model_power_count(t->m) > 0; /* each token's share of the power */
+    if (energy)
+        hn += snprintf(head + hn, sizeof(head) - (size_t)hn, " %9s", "energy");
     if (p->has_kv)
         snprintf(head + hn, sizeof(head) - (size_t)hn, " %10s %10s", "KV read", "KV written");
     tui_canvas_text(c, r.x + 1, hy, r.w - 1, TUI_STYLE_DIM, head, TUI_TEXT_ELLIPSIS);
@@ -229,6 +233,10 @@ static void tokens_render(void *self, struct tui_canvas *c, struct tui_rect r, s
                           num(lat, sizeof(lat), (double)row->latency, 9),
                           tui_fmt_bytes(a, sizeof(a), (double)row->read_bytes),
                           tui_fmt_bytes(b, sizeof(b), (double)row->write_bytes));
+        if (energy)
+            ln += snprintf(line + ln, sizeof(line) - (size_t)ln, " %9s",
+                           trace_energy_fmt(trace_energy_between(t->m, row->start, row->end), "J",
+                                            a, sizeof(a)));
         if (p->has_kv)
             snprintf(line + ln, sizeof(line) - (size_t)ln, " %10s %10s",
                      tui_fmt_bytes(a, sizeof(a), (double)row->kv_read),

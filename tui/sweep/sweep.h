@@ -144,6 +144,9 @@ struct tui_sweep_metrics {
      * that sum (0..1) */
     double kernel_cycles;
     double kernel_dma, kernel_te, kernel_ve;
+    /* the energy (NAN when unknown: trace/analysis/energy.h): joules, average watts, and
+     * GFLOP/s per watt (2 x MACs + MATH element ops per joule, / 1e9) */
+    double energy_j, avg_power_w, perf_per_watt;
 };
 
 struct tui_sweep_row {

@@ -365,6 +365,25 @@ static void kernel_figures(const struct sim_value *summary, struct tui_sweep_met
     m->kernel_ve = get_num(busy, "VE");
 }
 
+/* The energy of a summary.json: joules, average power, and GFLOP/s per watt. */
+static void energy_figures(const struct sim_value *summary, struct tui_sweep_metrics *m)
+{
+    const struct sim_value *e = sim_value_map_get(summary, "energy");
+    if (!e || e->type != SIM_V_MAP)
+        return;
+    m->energy_j = get_num(e, "total_j");
+    m->avg_power_w = get_num(e, "avg_power_w");
+    const struct sim_value *c = sim_value_map_get(e, "counts");
+    double flops = 0;
+    static const char *const macs[] = {"gemm_mac_f32", "gemm_mac_f16", "gemm_mac_bf16",
+                                       "gemm_mac_i8"};
+    for (size_t i = 0; i < 4; i++)
+        flops += 2 * sim_value_get_float(c, macs[i], 0);
+    flops += sim_value_get_float(c, "math_op", 0);
+    if (m->energy_j > 0)
+        m->perf_per_watt = flops / m->energy_j / 1e9;
+}
+
 static void read_row(const char *dir, struct tui_sweep_row *r)
 {
     r->exit_code = -1;
@@ -372,6 +391,7 @@ static void read_row(const char *dir, struct tui_sweep_row *r)
     m->cycles_total = m->time_ns = m->dma_util = m->te_util = m->ve_util = NAN;
     m->dram_read = m->dram_write = m->hbm_gbps = m->seconds = NAN;
     m->kernel_cycles = m->kernel_dma = m->kernel_te = m->kernel_ve = NAN;
+    m->energy_j = m->avg_power_w = m->perf_per_watt = NAN;
     char *p = sim_xasprintf("%s/points/%s/result.json", dir, r->id);
     struct sim_value *res = read_json(p, 1 << 20);
     free(p);
@@ -407,6 +427,7 @@ static void read_row(const char *dir, struct tui_sweep_row *r)
         m->te_util = mean_util(sum, "te");
         m->ve_util = mean_util(sum, "ve");
         kernel_figures(sum, m);
+        energy_figures(sum, m);
         if (clock > 0 && !isnan(m->cycles_total)) {
             m->time_ns = m->cycles_total / clock;
             if (m->time_ns > 0)
@@ -533,6 +554,9 @@ enum {
     COL_KVE,
     COL_DRAM_READ,
     COL_DRAM_WRITE,
+    COL_ENERGY,
+    COL_POWER,
+    COL_PPW,
     COL_SECONDS,
     COL_HOST,
     COL_VERSION,
@@ -554,6 +578,9 @@ static const struct tui_sweep_column columns[COL_COUNT] = {
     [COL_KVE] = {"kernel_ve_busy", TUI_SWEEP_COL_PERCENT, false},
     [COL_DRAM_READ] = {"dram_bytes_read", TUI_SWEEP_COL_NUMBER, false},
     [COL_DRAM_WRITE] = {"dram_bytes_write", TUI_SWEEP_COL_NUMBER, false},
+    [COL_ENERGY] = {"energy_j", TUI_SWEEP_COL_NUMBER, true},
+    [COL_POWER] = {"avg_power_w", TUI_SWEEP_COL_NUMBER, false},
+    [COL_PPW] = {"perf_per_watt", TUI_SWEEP_COL_NUMBER, true},
     [COL_SECONDS] = {"seconds", TUI_SWEEP_COL_NUMBER, false},
     [COL_HOST] = {"host", TUI_SWEEP_COL_TEXT, false},
     [COL_VERSION] = {"npuscope_version", TUI_SWEEP_COL_TEXT, false},
@@ -591,6 +618,9 @@ const char *tui_sweep_cell(const struct tui_sweep_row *r, size_t c, double *num,
     case COL_HBM: v = r->m.hbm_gbps, decimals = 2; break;
     case COL_DRAM_READ: v = r->m.dram_read; break;
     case COL_DRAM_WRITE: v = r->m.dram_write; break;
+    case COL_ENERGY: v = r->m.energy_j, decimals = -1; break;
+    case COL_POWER: v = r->m.avg_power_w, decimals = 3; break;
+    case COL_PPW: v = r->m.perf_per_watt, decimals = 2; break;
     case COL_SECONDS: v = r->m.seconds, decimals = 2; break;
     case COL_HOST: text = r->host; break;
     case COL_VERSION: text = r->version; break;
@@ -605,6 +635,8 @@ const char *tui_sweep_cell(const struct tui_sweep_row *r, size_t c, double *num,
         snprintf(buf, size, "%s", "");
     else if (c < COL_COUNT && columns[c].kind == TUI_SWEEP_COL_PERCENT)
         snprintf(buf, size, "%.1f%%", 100.0 * v);
+    else if (decimals < 0) /* joules: significant digits */
+        snprintf(buf, size, "%.4g", v);
     else
         snprintf(buf, size, "%.*f", decimals, v);
     return buf;

@@ -10,6 +10,7 @@
 #include "trace/model/json.h"
 #include "trace/file/jsonout.h"
 #include "trace/file/loader.h"
+#include "trace/analysis/energy.h"
 #include "trace/analysis/metrics.h"
 #include "trace/analysis/regions.h"
 #include "trace/model/model.h"
@@ -801,6 +802,9 @@ static int write_summary(const char *trace, const char *path, double *clock, str
     trace_metrics_compute(m, &x);
     struct sim_value *v = trace_metrics_to_value(&x);
     add_kernel_figures(m, v);
+    struct trace_energy e; /* its energy (trace/analysis/energy.h), when known */
+    if (trace_energy_of_model(m, &e))
+        sim_value_map_set_take(v, "energy", trace_energy_to_value(&e));
     rc = write_value(path, v, d);
     *clock = trace_model_clock_ghz(m);
     sim_value_free(v);

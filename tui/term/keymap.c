@@ -93,6 +93,7 @@ static const struct {
     {'(', TUI_ACT_PATH_PREV},
     {'H', TUI_ACT_HEATMAP},
     {'E', TUI_ACT_UTILIZATION}, /* engines' utilization (U goes back) */
+    {'W', TUI_ACT_POWER},       /* watts */
 };
 
 static const struct tui_action_info actions[] = {
@@ -146,6 +147,7 @@ static const struct tui_action_info actions[] = {
     {TUI_ACT_HEATMAP, "Where the time goes", "the bandwidth heatmap of each HBM and link", false},
     {TUI_ACT_UTILIZATION, "Where the time goes", "utilization over time of each engine kind",
      false},
+    {TUI_ACT_POWER, "Where the time goes", "power over time; again: by component kind", false},
     {TUI_ACT_PAUSE, "Simulation", "pause or resume", true},
     {TUI_ACT_STEP, "Simulation", "step one event", true},
     {TUI_ACT_STEP_OP, "Simulation", "step to the next op record", true},

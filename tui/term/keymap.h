@@ -90,6 +90,7 @@ enum tui_action {
     TUI_ACT_PATH_PREV,   /* ... its previous op */
     TUI_ACT_HEATMAP,     /* the bandwidth heatmap under the Gantt */
     TUI_ACT_UTILIZATION, /* the utilization strip under the Gantt */
+    TUI_ACT_POWER,       /* the power strip under the Gantt (total, by kind, hidden) */
     /* a live simulation */
     TUI_ACT_PAUSE,
     TUI_ACT_STEP,

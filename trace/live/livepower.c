@@ -1,0 +1,170 @@
+/*
+ * A live run's energy (see livepower.h): the feed's ops, spans and traffic turned into
+ * the actions of trace/analysis/energy.h.
+ */
+#include "trace/live/livepower.h"
+
+#include "sim/util/xalloc.h"
+#include "trace/model/format.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct trace_livepower {
+    struct trace_energy_acc *acc; /* owned */
+    struct trace_spaces sp;
+    int8_t (*res_action)[2]; /* owned: per resource, the action of a read and of a write */
+    size_t nres;
+    uint32_t *open_comp; /* owned: composite ops in flight per model track */
+    size_t ntrack;
+};
+
+static const int8_t class_action[SIM_LINK_CLASS_COUNT] = {
+    [SIM_LINK_PE] = TRACE_EA_NOC_PE,
+    [SIM_LINK_CUBE] = TRACE_EA_NOC_CUBE,
+    [SIM_LINK_CUBE_CUBE] = TRACE_EA_NOC_CUBE_CUBE,
+    [SIM_LINK_HOST] = TRACE_EA_NOC_HOST,
+    [SIM_LINK_SIP_SIP] = TRACE_EA_NOC_SIP_SIP,
+};
+
+struct trace_livepower *trace_livepower_new(struct sim_chip *chip, uint64_t window)
+{
+    struct trace_energy_model em;
+    if (!trace_energy_model_of_config(sim_chip_config(chip), &em))
+        return NULL;
+    struct trace_livepower *p = sim_xcalloc(1, sizeof(*p));
+    p->acc = trace_energy_acc_new(&em, window);
+    trace_spaces_init(&p->sp);
+    p->nres = sim_chip_resource_count(chip);
+    p->res_action = sim_xcalloc(p->nres ? p->nres : 1, sizeof(*p->res_action));
+    for (size_t i = 0; i < p->nres; i++) {
+        struct sim_chip_resource r;
+        sim_chip_resource(chip, i, &r);
+        if (r.kind == SIM_RES_HBM) {
+            p->res_action[i][0] = TRACE_EA_HBM_READ;
+            p->res_action[i][1] = TRACE_EA_HBM_WRITE;
+        } else {
+            int a = (unsigned)r.cls < SIM_LINK_CLASS_COUNT ? class_action[r.cls] : -1;
+            p->res_action[i][0] = p->res_action[i][1] = (int8_t)a;
+        }
+    }
+    return p;
+}
+
+void trace_livepower_free(struct trace_livepower *p)
+{
+    if (!p)
+        return;
+    trace_energy_acc_free(p->acc);
+    free(p->res_action);
+    free(p->open_comp);
+    free(p);
+}
+
+static bool composite(const struct sim_op_record *rec)
+{
+    return rec->op_name && strncmp(rec->op_name, "composite_", 10) == 0;
+}
+
+static uint32_t *open_of(struct trace_livepower *p, uint32_t track)
+{
+    if (track >= p->ntrack) {
+        size_t n = p->ntrack ? p->ntrack : 64;
+        while (n <= track)
+            n *= 2;
+        p->open_comp = sim_xreallocarray(p->open_comp, n, sizeof(*p->open_comp));
+        memset(p->open_comp + p->ntrack, 0, (n - p->ntrack) * sizeof(*p->open_comp));
+        p->ntrack = n;
+    }
+    return &p->open_comp[track];
+}
+
+void trace_livepower_op_start(struct trace_livepower *p, uint32_t track,
+                              const struct sim_op_record *rec)
+{
+    if (p && composite(rec))
+        ++*open_of(p, track);
+}
+
+/* The work of rec: what its record says it moves (a DMA op), else decoded from its
+ * params as a loaded trace's details are. */
+static void work_of(struct trace_livepower *p, const struct sim_op_record *rec,
+                    enum trace_op_kind kind, struct trace_opinfo *o)
+{
+    memset(o, 0, sizeof(*o));
+    if (rec->mem.nbytes > 0 && rec->mem.src_space && rec->mem.dst_space) {
+        static const char *const spaces[] = {"hbm", "tcm", "sram"};
+        uint64_t n = (uint64_t)rec->mem.nbytes;
+        o->bytes = n;
+        for (uint8_t i = 0; i < 3; i++) {
+            if (strcmp(rec->mem.src_space, spaces[i]) == 0)
+                o->reads[o->nreads++] = (struct trace_range){i, 0, n};
+            if (strcmp(rec->mem.dst_space, spaces[i]) == 0) {
+                o->has_write = true;
+                o->write = (struct trace_range){i, 0, n};
+            }
+        }
+        return;
+    }
+    struct sim_value *replay = NULL; /* the params with their replay annotations under
+                                        "replay": what opinfo reads of a trace's details */
+    struct sim_value *params = sim_op_record_params(rec, &replay);
+    if (params && params->type == SIM_V_MAP && replay)
+        sim_value_map_set_take(params, TRACE_DETAILS_REPLAY, replay);
+    else
+        sim_value_free(replay);
+    trace_opinfo_decode(rec->op_name ? rec->op_name : "", kind, params, &p->sp, o);
+    sim_value_free(params);
+}
+
+void trace_livepower_op_end(struct trace_livepower *p, uint32_t track, const char *name,
+                            const struct sim_op_record *rec, uint64_t s, uint64_t e)
+{
+    if (!p)
+        return;
+    enum trace_op_kind kind;
+    if (trace_op_kind_parse(rec->op_kind, &kind) < 0)
+        kind = TRACE_KIND_UNKNOWN;
+    uint32_t *open = open_of(p, track);
+    struct trace_opinfo o;
+    work_of(p, rec, kind, &o);
+    trace_energy_acc_event(p->acc, name, rec->op_name ? rec->op_name : "", kind, &o, &p->sp,
+                           *open > 0, s, e);
+    if (composite(rec) && *open)
+        --*open;
+}
+
+void trace_livepower_span(struct trace_livepower *p, const char *name, uint64_t s, uint64_t e)
+{
+    if (p)
+        trace_energy_acc_event(p->acc, name, "", TRACE_KIND_UNKNOWN, NULL, NULL, false, s, e);
+}
+
+void trace_livepower_traffic(struct trace_livepower *p, uint32_t res, bool write, uint64_t nbytes,
+                             uint64_t s, uint64_t e)
+{
+    if (!p || res >= p->nres)
+        return;
+    int a = p->res_action[res][write];
+    if (a >= 0)
+        trace_energy_acc_add(p->acc, (enum trace_energy_action)a, nbytes, s, e);
+}
+
+struct sim_value *trace_livepower_result(const struct trace_livepower *p, uint64_t cycles_total,
+                                         struct trace_power_sample **samples, size_t *n)
+{
+    struct trace_energy e;
+    *n = trace_energy_acc_result(p->acc, cycles_total, &e, samples);
+    return trace_energy_to_value(&e);
+}
+
+void trace_livepower_publish(const struct trace_livepower *p, struct trace_model *m,
+                             uint64_t cycles_total)
+{
+    if (!p)
+        return;
+    struct trace_power_sample *s;
+    size_t n;
+    struct sim_value *v = trace_livepower_result(p, cycles_total, &s, &n);
+    trace_model_set_energy_take(m, v, s, n);
+}
