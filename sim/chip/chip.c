@@ -194,6 +194,7 @@ struct sim_chip *sim_chip_new(const struct sim_config *cfg, size_t stack_size)
         k->chip = c;
         k->engine = c->engine;
         k->oplog = c->oplog;
+        k->clock_ghz = cfg->clock_ghz;
         k->node = (int)i;
         k->id = n->id;
         k->kind = n->kind;
@@ -459,7 +460,7 @@ static void emit_traffic(struct sim_chip *c, int32_t res, bool write, uint64_t n
 static void hook_serviced(struct sim_component *k, const struct sim_msg *msg, sim_time_t t_in,
                           sim_time_t t_out)
 {
-    if (k->kind != SIM_NODE_IO_CPU && k->kind != SIM_NODE_M_CPU)
+    if (!sim_component_spans(k))
         return; /* a memory's service is traffic (hook_accessed), not a span */
     struct sim_span s = {
         .kind = SIM_SPAN_SERVICE, .node = k->node, .msg = msg, .t_start = t_in, .t_end = t_out};

@@ -162,8 +162,12 @@ static int cmp_busy(const void *a, const void *b)
     return x->track < y->track ? -1 : x->track > y->track;
 }
 
-static void print_engines(const char *label, const struct trace_engine_use *u, size_t n)
+static void print_engines(const char *label, const struct trace_engine_use *u, size_t n,
+                          uint64_t active, double util)
 {
+    if (n > 1) /* the kind as a whole, as DMA's line and the verdict count it */
+        printf("%-4s any     %5.1f%% busy (%llu cycles with one of its %zu engines busy)\n", label,
+               util * 100, (unsigned long long)active, n);
     for (size_t i = 0; i < n; i++)
         printf("%-4s %-3d     %5.1f%% busy (%llu active cycles)\n", label, (int)u[i].id,
                u[i].util * 100, (unsigned long long)u[i].active);
@@ -207,8 +211,8 @@ static void print_text(const char *file, const struct trace_model *m, const stru
         printf("DMA           %5.1f%% busy (%llu cycles), at most %llu concurrent transfer%s\n",
                x->dma_util * 100, (unsigned long long)x->dma_active,
                (unsigned long long)x->dma_max_concurrent, plural(x->dma_max_concurrent));
-    print_engines("TE", x->te, x->nte);
-    print_engines("VE", x->ve, x->nve);
+    print_engines("TE", x->te, x->nte, x->te_active, x->te_util);
+    print_engines("VE", x->ve, x->nve, x->ve_active, x->ve_util);
     if (x->has_kv) {
         bytes_h(x->kv_read, rd, sizeof(rd));
         bytes_h(x->kv_write, wr, sizeof(wr));

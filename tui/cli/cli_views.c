@@ -72,7 +72,7 @@ static void print_layers(const struct trace_model *m, uint64_t total)
     if (n) {
         printf(
             "layers        %zu (span: the sum of the spans of its %s; busy cycles per engine kind; "
-            "share: busy / cycles_total)\n",
+            "share: the engine kinds' busy cycles added / cycles_total)\n",
             n, in.per_token ? "instances, one per token" : "ops");
         printf("  %-16s %12s %12s %10s %10s %10s %10s %7s %10s\n", "layer", "start", "span",
                "slowest", "DMA", "TE", "VE", "share", "DRAM");
@@ -86,7 +86,8 @@ static void print_layers(const struct trace_model *m, uint64_t total)
                (unsigned long long)(li->n ? li->v[li->slowest].end - li->v[li->slowest].start : 0));
         for (size_t k = 0; k < sizeof(shown_engines) / sizeof(shown_engines[0]); k++)
             printf(" %10llu", (unsigned long long)r->engine[shown_engines[k]].busy);
-        printf(" %6.1f%% %10s\n", total ? 100.0 * (double)r->all.busy / (double)total : 0.0,
+        printf(" %6.1f%% %10s\n",
+               total ? 100.0 * (double)trace_region_kinds_busy(r) / (double)total : 0.0,
                fmt_bytes(by, sizeof(by), r->all.read_bytes + r->all.write_bytes));
     }
     if (n > TEXT_LAYERS)
@@ -201,7 +202,8 @@ static struct sim_value *layers_json(const struct trace_model *m, uint64_t total
         for (int k = 0; k < TRACE_ENGINE_COUNT; k++)
             busy[k] = r->engine[k].busy;
         sim_value_map_set_take(o, "busy_cycles_per_engine", engine_busy(busy));
-        sim_value_map_set_float(o, "share", total ? (double)r->all.busy / (double)total : 0);
+        sim_value_map_set_float(o, "share",
+                                total ? (double)trace_region_kinds_busy(r) / (double)total : 0);
         sim_value_map_set_int(o, "ops", (int64_t)r->all.ops);
         sim_value_map_set_int(o, "dram_bytes_read", (int64_t)r->all.read_bytes);
         sim_value_map_set_int(o, "dram_bytes_write", (int64_t)r->all.write_bytes);
