@@ -38,6 +38,9 @@ drive() {
     tmux_keys T
     expect_screen "$what: T shows the tokens" '^(▶|>| )Tokens +1 prefill, 2 decode'
     expect_screen "$what: a decode token's latency and bytes" '^ DECODE +1 +750 +250 +0 B +1\.00 KiB'
+    # numbered as a user counts them: the first decode token is 0 (its token_index is 1)
+    expect_screen "$what: tokens numbered from 0 in their phase" '^ phase +# +start'
+    expect_screen "$what: the first decode token is #0" '^ DECODE +0 +600 +150 '
     # (TERM=vt100 shows ASCII only: the chart is drawn with _ . - = + * #)
     expect_screen "$what: the decode latency chart" '^ +250 +([▁▂▃▄▅▆▇]*█+|[_.=+*-]*#+)( +(│|\|).*)?$'
     tmux_keys A

@@ -106,6 +106,9 @@ run "$NPUSCOPE" summary --json "$TMP/demo.json"
 json_check "demo: a layer's share is its engine kinds' busy cycles added over cycles_total" \
     "$TMP/out" 'all(abs(l["share"] - sum(l["busy_cycles_per_engine"].values()) / j["cycles_total"]) < 1e-9 and sum(l["busy_cycles_per_engine"].values()) > l["busy_cycles"] for l in j["layers"])'
 run "$NPUSCOPE" summary "$TMP/demo.json"
+expect_out "demo: TE 4 says which engine it is" \
+    '^TE +4 +[0-9.]+% busy \([0-9]+ active cycles\), sip0\.cube1\.pe0\.pe_gemm$'
+expect_out "demo: the first decode token is #0" '^  DECODE +0 +[0-9]+ '
 expect_out "demo: the TE kind as a whole, as the verdict counts it" \
     '^TE   any +[0-9.]+% busy \([0-9]+ cycles with one of its 4 engines busy\)$'
 

@@ -106,14 +106,17 @@ static void print_tokens(const struct trace_model *m)
             printf("; decode latency min %llu, median %llu, mean %.1f, max %llu cycles",
                    (unsigned long long)p.decode_min, (unsigned long long)p.decode_median,
                    p.decode_mean, (unsigned long long)p.decode_max);
-        printf("\n  %-7s %6s %12s %10s %10s %10s%s\n", "phase", "index", "start", "latency", "read",
+        /* #: the token's place in its phase, from 0 (--json gives the trace's token_index) */
+        printf("\n  %-7s %6s %12s %10s %10s %10s%s\n", "phase", "#", "start", "latency", "read",
                "written", p.has_kv ? "    KV read  KV written" : "");
     }
-    for (size_t i = 0; i < p.n && i < TEXT_TOKENS; i++) {
+    for (size_t i = 0, first = 0; i < p.n && i < TEXT_TOKENS; i++) {
         const struct trace_token_row *r = &p.rows[i];
         char rd[32], wr[32], kr[32], kw[32];
-        printf("  %-7s %6lld %12llu %10llu %10s %10s", r->decode ? "DECODE" : "PREFILL",
-               (long long)r->index, (unsigned long long)r->start, (unsigned long long)r->latency,
+        if (i && r->decode != p.rows[i - 1].decode)
+            first = i;
+        printf("  %-7s %6zu %12llu %10llu %10s %10s", r->decode ? "DECODE" : "PREFILL", i - first,
+               (unsigned long long)r->start, (unsigned long long)r->latency,
                fmt_bytes(rd, sizeof(rd), r->read_bytes), fmt_bytes(wr, sizeof(wr), r->write_bytes));
         if (p.has_kv)
             printf(" %10s %11s", fmt_bytes(kr, sizeof(kr), r->kv_read),

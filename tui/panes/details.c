@@ -251,8 +251,14 @@ static void show_cursor(struct tui_details *d, struct lines *L, const struct tui
     for (size_t i = 0; i < nt; i++) {
         const struct trace_token *t = trace_model_token(m, i);
         if (t->start <= v->cursor && v->cursor < t->end) {
-            snprintf(buf, sizeof(buf), "%s #%lld, cycles %llu .. %llu",
-                     t->decode ? "DECODE" : "PREFILL", (long long)t->token_index,
+            /* its place among the tokens of its phase, as the tokens pane numbers it */
+            size_t nth = 0;
+            for (size_t j = 0; j < nt; j++) {
+                const struct trace_token *o = trace_model_token(m, j);
+                nth += o->decode == t->decode && o->token_index < t->token_index;
+            }
+            snprintf(buf, sizeof(buf), "%s #%zu (token_index %lld), cycles %llu .. %llu",
+                     t->decode ? "DECODE" : "PREFILL", nth, (long long)t->token_index,
                      (unsigned long long)t->start, (unsigned long long)t->end);
             field(L, 10, "token", buf, 0);
         }

@@ -255,6 +255,9 @@ static void summary_render(void *self, struct tui_canvas *c, struct tui_rect r, 
     }
     engine_lines(c, body, y, &n, "TE", x->te, x->nte, x->te_util);
     engine_lines(c, body, y, &n, "VE", x->ve, x->nve, x->ve_util);
+    if ((x->nte && x->nte <= ENGINE_LINES) || (x->nve && x->nve <= ENGINE_LINES))
+        tui_canvas_text(c, body.x + 8, y + n++, body.w - 8, TUI_STYLE_DIM,
+                        "n: its place on the chip (engine_id)", TUI_TEXT_ELLIPSIS);
     if (x->dram_source != TRACE_DRAM_NONE) {
         tui_fmt_bytes(a, sizeof(a), (double)x->dram_read);
         tui_fmt_bytes(b, sizeof(b), (double)x->dram_write);
