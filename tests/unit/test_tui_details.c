@@ -44,7 +44,7 @@ Test(tui_details, details_without_an_op_show_the_cursor_time)
     char *d = dump(c);
     cr_assert(strstr(d, "no op at the cursor"), "%s", d);
     cr_assert(strstr(d, "cursor    750 (750 ns)"), "%s", d);
-    cr_assert(strstr(d, "token     DECODE #1, cycles 700 .. 1000"), "%s", d);
+    cr_assert(strstr(d, "token     DECODE #1 (token_index 1), cycles 700 .. 1000"), "%s", d);
     cr_assert(strstr(d, "marker    PREFILL_DONE at 700"), "%s", d);
     free(d);
     /* the op under the cursor, when there is one */

@@ -163,7 +163,7 @@ Test(tui_views, tokens_latencies_bytes_and_chart)
     tui_tokens_ops.action(t, TUI_ACT_SELECT, &v);
     cr_assert_eq(v.goto_t0, 750);
     cr_assert_eq(v.goto_t1, 1000);
-    cr_assert_str_eq(v.message, "DECODE token 1: 250 cycles from 750");
+    cr_assert_str_eq(v.message, "DECODE token #1 (token_index 1): 250 cycles from 750");
     tui_canvas_free(c);
     tui_tokens_free(t);
     trace_model_free(m);
