@@ -192,7 +192,7 @@ Test(tui_views, anomalies_list_the_planted_op_and_jump_to_it)
     cr_assert_eq(trace_model_event(m, planted)->end, 940);
     cr_assert_eq(v.goto_t0, 790);
     cr_assert_eq(v.goto_t1, 990);
-    cr_assert(strstr(v.message, "1/1 add on sip0.cube0.pe0.pe_math"), "%s", v.message);
+    cr_assert(strstr(v.message, "anomaly 1/1: add on sip0.cube0.pe0.pe_math"), "%s", v.message);
     /* N and n go round the list of one */
     tui_anomalies_ops.action(p, TUI_ACT_SEARCH_PREV, &v);
     cr_assert_eq(v.goto_event, planted);

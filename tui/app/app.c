@@ -70,6 +70,14 @@ struct pane {
     uint64_t gen, rev; /* model generation and view revision it last drew */
 };
 
+/* What n and N step through: the last of these the user asked to walk. */
+enum walk {
+    WALK_PANE,      /* nothing yet: the focused pane's (anomalies, source lines), else search */
+    WALK_SEARCH,    /* the matches of the last / search */
+    WALK_ANOMALIES, /* the anomalies (A, Enter or n there) */
+    WALK_SOURCE,    /* the ops of a source line (K, Enter or n there) */
+};
+
 struct tui_app {
     struct tui_source *src;      /* borrowed */
     const struct trace_model *m; /* borrowed from the source */
@@ -93,6 +101,7 @@ struct tui_app {
     size_t bp_sel;
     uint64_t notice_seen; /* the source's notice_rev last shown */
     char search[128];     /* the last search, "" when none */
+    int walk;             /* what n and N walk: enum walk, the last thing the user walked */
     struct tui_canvas *canvas;
     bool too_small;
     bool single; /* one pane takes the whole body */
@@ -723,8 +732,8 @@ static void do_search(struct tui_app *a, int dir)
         tui_view_message(&a->view, TUI_STYLE_ERROR, "no match for '%s'", pat);
         return;
     }
-    tui_view_message(&a->view, TUI_STYLE_STATUS, "'%s': %llu match%s%s (n next, N previous)", pat,
-                     (unsigned long long)n, n == 1 ? "" : "es",
+    tui_view_message(&a->view, TUI_STYLE_STATUS, "search '%s': %llu match%s%s (n next, N previous)",
+                     pat, (unsigned long long)n, n == 1 ? "" : "es",
                      wrapped ? dir > 0 ? ", wrapped to the start" : ", wrapped to the end" : "");
     mark(a, P_GANTT);
 }
@@ -1202,8 +1211,30 @@ static bool gantt_wide(enum tui_action act)
     }
 }
 
+/* n and N: the next or previous of what the user walked last (search matches, anomalies,
+ * a source line's ops), whichever pane has the focus; the status line says which. */
+static enum tui_result walk_next(struct tui_app *a, enum tui_action act)
+{
+    int p = a->walk == WALK_ANOMALIES ? P_ANOMALIES : a->walk == WALK_SOURCE ? P_SOURCE : -1;
+    if (p < 0) {
+        if (!a->search[0])
+            tui_view_message(&a->view, TUI_STYLE_STATUS, "no search yet: / starts one");
+        else
+            do_search(a, act == TUI_ACT_SEARCH_NEXT ? 1 : -1);
+        return TUI_RES_REDRAW;
+    }
+    enum tui_result r = a->panes[p].ops->action(a->panes[p].self, act, &a->view);
+    mark(a, p);
+    return r == TUI_RES_IGNORED ? TUI_RES_HANDLED : r;
+}
+
 static enum tui_result dispatch(struct tui_app *a, enum tui_action act)
 {
+    bool walking = act == TUI_ACT_SEARCH_NEXT || act == TUI_ACT_SEARCH_PREV;
+    if (walking && a->walk != WALK_PANE)
+        return walk_next(a, act);
+    if ((walking || act == TUI_ACT_SELECT) && (a->focus == P_ANOMALIES || a->focus == P_SOURCE))
+        a->walk = a->focus == P_ANOMALIES ? WALK_ANOMALIES : WALK_SOURCE; /* walked from here */
     struct pane *f = &a->panes[a->focus];
     enum tui_result r = TUI_RES_IGNORED;
     int handler = a->focus;
@@ -1259,6 +1290,7 @@ static void prompt_key(struct tui_app *a, int key)
             back_until(a, text);
         } else {
             memcpy(a->search, text, a->plen + 1);
+            a->walk = WALK_SEARCH;
             tui_view_select(&a->view, TUI_NO_EVENT);
             do_search(a, 1);
         }
