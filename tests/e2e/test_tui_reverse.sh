@@ -116,10 +116,22 @@ expect_screen "S: the next op" 'op (starts|ends): '
 tmux_screen; fwd=$(grep -oE 'op (starts|ends): .*' <<<"$SCREEN" | tail -1)
 tmux_keys S
 expect_screen "S again" 'op (starts|ends): '
+tmux_keys f + +
+tmux_wait 'Gantt +[0-9.k]+ cyc/col  ' 5
+tmux_screen; zoom=$(grep -m1 -oE 'Gantt +[0-9.k]+ cyc/col' <<<"$SCREEN")
 tmux_keys P
 expect_screen "P: back at the op S stopped at first" 'reached backwards'
 tmux_screen; got=$(grep -oE 'op (starts|ends): .*' <<<"$SCREEN" | tail -1)
 same "P names the same op as the first S" "$fwd" "$got"
+same "P keeps the user's zoom (the op is on screen)" "$zoom" "$(grep -m1 -oE 'Gantt +[0-9.k]+ cyc/col' <<<"$SCREEN")"
+# zoomed in to a cycle a column: the ns ruler's labels take the decimals they need
+for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14; do tmux_keys +; done
+tmux_wait 'Gantt +1 cyc/col' 5
+tmux_screen
+ns_labels=$(grep -m1 '^ns ' <<<"$SCREEN" | grep -oE '[0-9.]+ [num]?s' | head -n -1)
+if [ "$(wc -l <<<"$ns_labels")" -ge 3 ] && [ -z "$(sort <<<"$ns_labels" | uniq -d)" ]; then
+    ok "at 1 cyc/col no ns label repeats ($(head -2 <<<"$ns_labels" | tr '\n' ' '))"
+else fail "at 1 cyc/col no ns label repeats" "$(grep -m1 '^ns ' <<<"$SCREEN")"; fi
 tmux_keys B; tmux_keys -l 'c *pe_dma*'; tmux_keys Enter
 tmux_keys c
 expect_screen "c: stops at the breakpoint" 'breakpoint 1: '

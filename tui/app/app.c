@@ -102,6 +102,7 @@ struct tui_app {
     uint64_t notice_seen; /* the source's notice_rev last shown */
     char search[128];     /* the last search, "" when none */
     int walk;             /* what n and N walk: enum walk, the last thing the user walked */
+    struct tui_gantt_zoom diff_zoom; /* the Gantt's zoom when a comparison opened */
     struct tui_canvas *canvas;
     bool too_small;
     bool single; /* one pane takes the whole body */
@@ -127,6 +128,7 @@ struct app_carry {
     bool maximized, bottom_hidden;
     size_t theme_idx;
     int filter_engine, filter_kind;
+    struct tui_gantt_zoom zoom; /* the user's, not the checkpoint's */
 };
 
 /* ---- layout ------------------------------------------------------------------------------ */
@@ -639,6 +641,7 @@ static void resumed(struct tui_app *a, const struct app_carry *k)
     if (k->theme_idx != a->theme_idx && k->theme_idx < a->themes.len)
         load_theme(a, k->theme_idx);
     tui_view_filter(&a->view, k->filter_engine, k->filter_kind);
+    tui_gantt_zoom_set(a->panes[P_GANTT].self, &k->zoom);
     a->prompt = a->bplist = a->help = false;
     a->help_dirty = a->header_dirty = a->footer_dirty = true;
     a->repaint = a->resumed = true;
@@ -807,9 +810,14 @@ static enum tui_result go_back(struct tui_app *a, enum tui_back how, uint64_t ar
                                "simulation)");
         return TUI_RES_REDRAW;
     }
-    struct app_carry k = {a->focus,           a->left,      a->maximized,
-                          a->bottom_hidden,   a->theme_idx, a->view.filter_engine,
-                          a->view.filter_kind};
+    struct app_carry k = {.focus = a->focus,
+                          .left = a->left,
+                          .maximized = a->maximized,
+                          .bottom_hidden = a->bottom_hidden,
+                          .theme_idx = a->theme_idx,
+                          .filter_engine = a->view.filter_engine,
+                          .filter_kind = a->view.filter_kind};
+    tui_gantt_zoom_get(a->panes[P_GANTT].self, &k.zoom);
     struct diag d;
     diag_clear(&d);
     if (a->src->ops->back(a->src, how, arg, &k, sizeof(k), &d) < 0) {
@@ -991,6 +999,8 @@ void tui_app_diff_take(struct tui_app *a, struct trace_model *b, const char *nam
 {
     struct tui_source_status st;
     a->src->ops->status(a->src, &st);
+    if (!a->diff) /* the Gantt's zoom, put back when the comparison closes */
+        tui_gantt_zoom_get(a->panes[P_GANTT].self, &a->diff_zoom);
     tui_diffview_free(a->diff);
     a->diff = tui_diffview_new_take(a->m, st.name, b, name, a->view.cursor);
     const struct trace_diff *d = tui_diffview_diff(a->diff);
@@ -1008,6 +1018,8 @@ static enum tui_result diff_toggle(struct tui_app *a)
     if (a->diff) {
         tui_diffview_free(a->diff);
         a->diff = NULL;
+        tui_gantt_zoom_set(a->panes[P_GANTT].self, &a->diff_zoom);
+        mark(a, P_GANTT);
         a->full = a->header_dirty = true;
         tui_view_message(&a->view, TUI_STYLE_STATUS, "comparison closed");
         return TUI_RES_REDRAW;

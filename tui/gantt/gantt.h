@@ -40,6 +40,16 @@ void tui_gantt_select(struct tui_gantt *g, struct tui_view *v, uint64_t i);
 void tui_gantt_show_span(struct tui_gantt *g, struct tui_view *v, uint64_t t0, uint64_t t1,
                          uint64_t cursor);
 
+/* The user's zoom and place on the time axis, to put back after something else moved them
+ * (going back resumes a checkpoint's view; a comparison shows its own). */
+struct tui_gantt_zoom {
+    double cpc, t0;   /* cycles per column, the first column's cycle */
+    bool fit, follow; /* the whole trace fitted; live: the right edge at now */
+};
+void tui_gantt_zoom_get(const struct tui_gantt *g, struct tui_gantt_zoom *z);
+/* Put z back: the zoom as it was; the place too, panned to now when it followed now. */
+void tui_gantt_zoom_set(struct tui_gantt *g, const struct tui_gantt_zoom *z);
+
 /* Live: true while the view keeps "now" in sight (fitted, or its right edge at now). */
 bool tui_gantt_following(const struct tui_gantt *g);
 

@@ -135,6 +135,23 @@ char *tui_fmt_ns(char *buf, size_t n, double ns)
     return buf;
 }
 
+char *tui_fmt_ns_tick(char *buf, size_t n, double ns, double step)
+{
+    static const char *const unit[] = {"ns", "us", "ms", "s"};
+    int k = 0;
+    double scale = 1;
+    while (fabs(ns) / scale >= 999.5 && k < 3)
+        scale *= 1000, k++;
+    double v = ns / scale, a = fabs(v), su = step / scale;
+    int dec = k == 0 && a == floor(a) ? 0 : a < 9.995 ? 2 : a < 99.95 ? 1 : 0;
+    /* the step in this unit: 0.01 needs 2 decimals, 0.005 needs 3 */
+    int need = su > 0 && su < 1 ? (int)ceil(-log10(su) - 1e-9) : 0;
+    if (need > dec)
+        dec = need > 6 ? 6 : need;
+    snprintf(buf, n, "%.*f %s", dec, v, unit[k]);
+    return buf;
+}
+
 char *tui_fmt_bytes(char *buf, size_t n, double bytes)
 {
     static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
