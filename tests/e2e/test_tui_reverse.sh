@@ -69,6 +69,32 @@ expect_no_screen "not marked backwards" 'reached backwards'
 tmux_keys q
 expect_exit "q after going back: exit 0" 0
 
+echo "-- 15 events back: the whole screen of 25 forward, the resource rows included"
+# the whole screen but the footer (its message says how the state was reached), the header
+# up to the event count (the rest says "reached backwards" and is cut where it fits)
+whole() {
+    body >/dev/null
+    sed '$d' <<<"$SCREEN" | sed -E '1s/^(.*events: [0-9]+).*$/\1/'
+}
+tmux_start 120 40 "${UTF8[@]}" -- run --paused -k gemm_explicit
+expect_screen "paused before the first event" 'events: 0 '
+for i in $(seq 1 25); do tmux_keys s; tmux_wait "events: $i " 5; done
+direct=$(whole)
+tmux_keys q
+expect_exit "q: exit 0" 0
+tmux_start 120 40 "${UTF8[@]}" -- run --paused -k gemm_explicit
+expect_screen "paused before the first event" 'events: 0 '
+for i in $(seq 1 40); do tmux_keys s; tmux_wait "events: $i " 5; done
+for i in $(seq 39 -1 25); do tmux_keys p; tmux_wait "events: $i \(reached" 10; done
+expect_screen "15 back: at event 25" 'events: 25 \(reached backwards\)'
+tmux_keys Escape
+back=$(whole)
+if grep -q '^. *links ' <<<"$back"; then ok "the screen has the links' row"; else
+    fail "the screen has the links' row" "$back"; fi
+same "the whole screen is the one 25 steps forward gave" "$direct" "$back"
+tmux_keys q
+expect_exit "q: exit 0" 0
+
 echo "-- back to a time over kernel launches and IPCQ copies (allreduce_ring)"
 RING=(run --paused -k allreduce_ring:pes=4,n=4096)
 tmux_start 160 40 "${UTF8[@]}" -- "${RING[@]}" -o "$TMP/ring_direct.json"
