@@ -427,6 +427,35 @@ static void draw_header(struct tui_app *a)
     }
 }
 
+/* msg in w columns: when it is longer, the longest path in it loses its first directories
+ * ("…/runs/g.json") rather than the message its end. Returns msg itself or buf. */
+static const char *fit_path(const char *msg, int w, bool unicode, char *buf, size_t size)
+{
+    const char *ell = unicode ? "\u2026" : "...";
+    size_t len = strlen(msg), cols = 0;
+    for (size_t i = 0; i < len; i++)
+        cols += ((unsigned char)msg[i] & 0xC0) != 0x80;
+    if ((int)cols <= w)
+        return msg;
+    size_t best = 0, best_len = 0; /* the longest word with a '/' */
+    for (size_t i = 0; i < len;) {
+        size_t j = i;
+        while (j < len && msg[j] != ' ')
+            j++;
+        if (memchr(msg + i, '/', j - i) && j - i > best_len)
+            best = i, best_len = j - i;
+        i = j + 1;
+    }
+    size_t over = cols - (size_t)w + (unicode ? 1 : 3); /* room for the ellipsis */
+    if (!best_len || over >= best_len)
+        return msg;
+    const char *cut = memchr(msg + best + over, '/', best_len - over); /* at a directory */
+    if (!cut)
+        cut = msg + best + over;
+    snprintf(buf, size, "%.*s%s%s", (int)best, msg, ell, cut);
+    return buf;
+}
+
 static void draw_footer(struct tui_app *a)
 {
     struct tui_canvas *c = a->canvas;
@@ -448,8 +477,18 @@ static void draw_footer(struct tui_app *a)
         return;
     }
     if (a->view.message[0]) {
-        tui_canvas_text(c, 0, y, c->w, a->view.message_style, a->view.message, TUI_TEXT_ELLIPSIS);
+        char fit[sizeof(a->view.message) + 8];
+        tui_canvas_text(c, 0, y, c->w, a->view.message_style,
+                        fit_path(a->view.message, c->w, c->unicode, fit, sizeof(fit)),
+                        TUI_TEXT_ELLIPSIS);
         return;
+    }
+    int x = 0;
+    if (a->single && !a->maximized) { /* too low for more than one pane: say the others exist */
+        x += 1 + tui_canvas_text(c, 1, y, c->w - 1, TUI_STYLE_FOOTER_KEY, "Tab", 0);
+        x += 1 + tui_canvas_text(c, x + 1, y, c->w - x - 1, TUI_STYLE_FOOTER,
+                                 "other panes (one at a time here)", TUI_TEXT_ELLIPSIS);
+        x++;
     }
     static const char *const keys[][2] = {
         {"q", "quit"},    {"?", "help"},
@@ -466,7 +505,6 @@ static void draw_footer(struct tui_app *a)
         {"q", "quit"}, {"?", "help"}, {"D", "close"},  {"a", "align"}, {"+-", "zoom"},
         {"hl", "pan"}, {"jk", "row"}, {"Enter", "op"}, {"[]", "ops"},  {"Tab", "pane"},
     };
-    int x = 0;
     for (int pass = 0; pass < 2; pass++) { /* a live simulation's keys first */
         size_t n = !pass     ? (a->src->ops->control ? (a->src->ops->back ? 3 : 2) : 0)
                    : a->diff ? sizeof(diff_keys) / sizeof(diff_keys[0])
@@ -539,12 +577,19 @@ static void draw_too_small(struct tui_app *a)
 {
     struct tui_canvas *c = a->canvas;
     tui_canvas_fill(c, (struct tui_rect){0, 0, c->w, c->h}, ' ', TUI_STYLE_NORMAL);
-    const char *msg = "window too small";
+    const char *msg = c->w >= 16 ? "window too small" : "too small";
     int w = (int)strlen(msg);
     int y = c->h / 2 > 0 ? c->h / 2 - 1 : 0;
     tui_canvas_text(c, c->w > w ? (c->w - w) / 2 : 0, y, c->w, TUI_STYLE_ERROR, msg, 0);
-    char need[64];
-    snprintf(need, sizeof(need), "need %dx%d, have %dx%d", TUI_MIN_W, TUI_MIN_H, c->w, c->h);
+    /* what it needs and has, never cut: on two lines when one is too narrow */
+    char need[64], have[32];
+    snprintf(have, sizeof(have), "have %dx%d", c->w, c->h);
+    snprintf(need, sizeof(need), "need %dx%d, %s", TUI_MIN_W, TUI_MIN_H, have);
+    if ((int)strlen(need) > c->w) {
+        snprintf(need, sizeof(need), "need %dx%d", TUI_MIN_W, TUI_MIN_H);
+        w = (int)strlen(have);
+        tui_canvas_text(c, c->w > w ? (c->w - w) / 2 : 0, y + 2, c->w, TUI_STYLE_DIM, have, 0);
+    }
     w = (int)strlen(need);
     tui_canvas_text(c, c->w > w ? (c->w - w) / 2 : 0, y + 1, c->w, TUI_STYLE_DIM, need, 0);
 }

@@ -222,6 +222,26 @@ int tui_canvas_textn(struct tui_canvas *c, int x, int y, int maxw, enum tui_styl
     return used;
 }
 
+size_t tui_text_wrap(const char *s, size_t len, int w, size_t *next)
+{
+    size_t i = 0, space = SIZE_MAX;
+    for (int col = 0; i < len && col < (w > 0 ? w : 1); col++) {
+        if (s[i] == ' ')
+            space = i;
+        i++;
+        while (i < len && ((unsigned char)s[i] & 0xC0) == 0x80)
+            i++;
+    }
+    size_t cut = i;
+    if (i < len && s[i] != ' ' && space != SIZE_MAX && space > 0)
+        cut = space; /* the word at the edge goes to the next line */
+    size_t nx = cut;
+    while (nx < len && s[nx] == ' ')
+        nx++;
+    *next = nx;
+    return cut;
+}
+
 int tui_canvas_text(struct tui_canvas *c, int x, int y, int maxw, enum tui_style st, const char *s,
                     unsigned flags)
 {

@@ -87,6 +87,14 @@ enum {
 int tui_canvas_text(struct tui_canvas *c, int x, int y, int maxw, enum tui_style st, const char *s,
                     unsigned flags);
 
+/*
+ * Where to break text for lines of w columns: the bytes of s[0, len) that go on the first
+ * line (up to the last space that fits; a word longer than the line is cut), and in *next
+ * where the next line starts (the spaces at the break skipped). A UTF-8 character is one
+ * column. Escape untrusted text before (sim_escape), as its escapes take columns.
+ */
+size_t tui_text_wrap(const char *s, size_t len, int w, size_t *next);
+
 /* The same for n bytes of s (which may contain NULs). */
 int tui_canvas_textn(struct tui_canvas *c, int x, int y, int maxw, enum tui_style st, const char *s,
                      size_t n, unsigned flags);
