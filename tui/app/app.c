@@ -427,35 +427,6 @@ static void draw_header(struct tui_app *a)
     }
 }
 
-/* msg in w columns: when it is longer, the longest path in it loses its first directories
- * ("…/runs/g.json") rather than the message its end. Returns msg itself or buf. */
-static const char *fit_path(const char *msg, int w, bool unicode, char *buf, size_t size)
-{
-    const char *ell = unicode ? "\u2026" : "...";
-    size_t len = strlen(msg), cols = 0;
-    for (size_t i = 0; i < len; i++)
-        cols += ((unsigned char)msg[i] & 0xC0) != 0x80;
-    if ((int)cols <= w)
-        return msg;
-    size_t best = 0, best_len = 0; /* the longest word with a '/' */
-    for (size_t i = 0; i < len;) {
-        size_t j = i;
-        while (j < len && msg[j] != ' ')
-            j++;
-        if (memchr(msg + i, '/', j - i) && j - i > best_len)
-            best = i, best_len = j - i;
-        i = j + 1;
-    }
-    size_t over = cols - (size_t)w + (unicode ? 1 : 3); /* room for the ellipsis */
-    if (!best_len || over >= best_len)
-        return msg;
-    const char *cut = memchr(msg + best + over, '/', best_len - over); /* at a directory */
-    if (!cut)
-        cut = msg + best + over;
-    snprintf(buf, size, "%.*s%s%s", (int)best, msg, ell, cut);
-    return buf;
-}
-
 static void draw_footer(struct tui_app *a)
 {
     struct tui_canvas *c = a->canvas;
@@ -479,7 +450,7 @@ static void draw_footer(struct tui_app *a)
     if (a->view.message[0]) {
         char fit[sizeof(a->view.message) + 8];
         tui_canvas_text(c, 0, y, c->w, a->view.message_style,
-                        fit_path(a->view.message, c->w, c->unicode, fit, sizeof(fit)),
+                        tui_fit_path(a->view.message, c->w, c->unicode, fit, sizeof(fit)),
                         TUI_TEXT_ELLIPSIS);
         return;
     }
@@ -573,31 +544,10 @@ bool tui_app_needs_render(struct tui_app *a)
            st.events_done != a->drawn_status.events_done || st.viewers != a->drawn_status.viewers;
 }
 
-static void draw_too_small(struct tui_app *a)
-{
-    struct tui_canvas *c = a->canvas;
-    tui_canvas_fill(c, (struct tui_rect){0, 0, c->w, c->h}, ' ', TUI_STYLE_NORMAL);
-    const char *msg = c->w >= 16 ? "window too small" : "too small";
-    int w = (int)strlen(msg);
-    int y = c->h / 2 > 0 ? c->h / 2 - 1 : 0;
-    tui_canvas_text(c, c->w > w ? (c->w - w) / 2 : 0, y, c->w, TUI_STYLE_ERROR, msg, 0);
-    /* what it needs and has, never cut: on two lines when one is too narrow */
-    char need[64], have[32];
-    snprintf(have, sizeof(have), "have %dx%d", c->w, c->h);
-    snprintf(need, sizeof(need), "need %dx%d, %s", TUI_MIN_W, TUI_MIN_H, have);
-    if ((int)strlen(need) > c->w) {
-        snprintf(need, sizeof(need), "need %dx%d", TUI_MIN_W, TUI_MIN_H);
-        w = (int)strlen(have);
-        tui_canvas_text(c, c->w > w ? (c->w - w) / 2 : 0, y + 2, c->w, TUI_STYLE_DIM, have, 0);
-    }
-    w = (int)strlen(need);
-    tui_canvas_text(c, c->w > w ? (c->w - w) / 2 : 0, y + 1, c->w, TUI_STYLE_DIM, need, 0);
-}
-
 const struct tui_canvas *tui_app_render(struct tui_app *a)
 {
     if (a->too_small) {
-        draw_too_small(a);
+        tui_canvas_too_small(a->canvas, TUI_MIN_W, TUI_MIN_H);
         a->full = false;
         return a->canvas;
     }

@@ -152,6 +152,33 @@ char *tui_fmt_ns_tick(char *buf, size_t n, double ns, double step)
     return buf;
 }
 
+const char *tui_fit_path(const char *msg, int w, bool unicode, char *buf, size_t size)
+{
+    const char *ell = unicode ? "\u2026" : "...";
+    size_t len = strlen(msg), cols = 0;
+    for (size_t i = 0; i < len; i++)
+        cols += ((unsigned char)msg[i] & 0xC0) != 0x80;
+    if ((int)cols <= w)
+        return msg;
+    size_t best = 0, best_len = 0; /* the longest word with a '/' */
+    for (size_t i = 0; i < len;) {
+        size_t j = i;
+        while (j < len && msg[j] != ' ')
+            j++;
+        if (memchr(msg + i, '/', j - i) && j - i > best_len)
+            best = i, best_len = j - i;
+        i = j + 1;
+    }
+    size_t over = cols - (size_t)w + (unicode ? 1 : 3); /* room for the ellipsis */
+    if (!best_len || over >= best_len)
+        return msg;
+    const char *cut = memchr(msg + best + over, '/', best_len - over); /* at a directory */
+    if (!cut)
+        cut = msg + best + over;
+    snprintf(buf, size, "%.*s%s%s", (int)best, msg, ell, cut);
+    return buf;
+}
+
 char *tui_fmt_bytes(char *buf, size_t n, double bytes)
 {
     static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
