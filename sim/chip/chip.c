@@ -63,6 +63,7 @@ struct sim_chip {
     struct sim_memstore *store;   /* owned */
     struct sim_oplog *oplog;      /* owned */
     struct sim_roles *roles;      /* owned: tensor roles of memory ranges, for the op log */
+    struct sim_roles *names;      /* owned: kernel arguments' names of memory ranges */
 
     struct sim_component *comps; /* owned, one per node */
     size_t n_comps;
@@ -180,6 +181,7 @@ struct sim_chip *sim_chip_new(const struct sim_config *cfg, size_t stack_size)
     c->store = sim_memstore_new();
     c->oplog = sim_oplog_new(c->store);
     c->roles = sim_roles_new();
+    c->names = sim_roles_new();
     sim_oplog_set_roles(c->oplog, c->roles);
     c->sips = (int)cfg->sips;
     c->cubes = (int)cfg->cubes_per_sip;
@@ -196,6 +198,7 @@ struct sim_chip *sim_chip_new(const struct sim_config *cfg, size_t stack_size)
         k->cfg = cfg;
         k->engine = c->engine;
         k->oplog = c->oplog;
+        k->clock_ghz = cfg->clock_ghz;
         k->node = (int)i;
         k->id = n->id;
         k->kind = n->kind;
@@ -315,6 +318,7 @@ void sim_chip_free(struct sim_chip *c)
     free(c->deferred);
     sim_oplog_free(c->oplog);
     sim_roles_free(c->roles);
+    sim_roles_free(c->names);
     sim_memstore_free(c->store);
     for (size_t i = 0; i < c->cap_interned; i++)
         free(c->interned[i]);
@@ -385,6 +389,11 @@ struct sim_oplog *sim_chip_oplog(const struct sim_chip *c)
 struct sim_roles *sim_chip_roles(const struct sim_chip *c)
 {
     return c->roles;
+}
+
+struct sim_roles *sim_chip_names(const struct sim_chip *c)
+{
+    return c->names;
 }
 
 void sim_chip_set_logging(struct sim_chip *c, bool on)
@@ -461,7 +470,7 @@ static void emit_traffic(struct sim_chip *c, int32_t res, bool write, uint64_t n
 static void hook_serviced(struct sim_component *k, const struct sim_msg *msg, sim_time_t t_in,
                           sim_time_t t_out)
 {
-    if (k->kind != SIM_NODE_IO_CPU && k->kind != SIM_NODE_M_CPU)
+    if (!sim_component_spans(k))
         return; /* a memory's service is traffic (hook_accessed), not a span */
     struct sim_span s = {
         .kind = SIM_SPAN_SERVICE, .node = k->node, .msg = msg, .t_start = t_in, .t_end = t_out};
@@ -1308,6 +1317,18 @@ static void flatten(struct sim_chip *c, struct space_index *x, size_t i,
     span_set(x, p.addr, p.n, sim_memstore_generation(c->store), false);
 }
 
+/* A write landed on [addr, addr + n) without replacing the tensors there (skip: the one
+ * written at that address, or UINT64_MAX): each other tensor overlapping it that it did not
+ * copy its bytes into (a pattern region, or any when all is set) gets w as its last
+ * writer, for the memory inspector. */
+static void touch_over(struct sim_chip *c, struct space_index *x, uint64_t addr, uint64_t n,
+                       uint64_t skip, bool all, const struct sim_memstore_writer *w)
+{
+    for (size_t j = first_overlap(x, addr); j < x->n && x->v[j].addr < addr + (n ? n : 1); j++)
+        if (x->v[j].addr != skip && (all || x->v[j].pattern) && span_end(&x->v[j]) > addr)
+            sim_memstore_touch(c->store, x->name, x->v[j].addr, w);
+}
+
 void sim_chip_mem_write(struct sim_chip *c, const char *space, uint64_t addr, struct sim_tensor *t,
                         const char *op)
 {
@@ -1337,6 +1358,8 @@ void sim_chip_mem_write(struct sim_chip *c, const char *space, uint64_t addr, st
             continue;
         copy_overlap(c, space, &x->v[j], addr, n, t, &w);
     }
+    /* a pattern region it was laid over: written over, by this write last */
+    touch_over(c, x, addr, n, inside ? UINT64_MAX : addr, false, &w);
     unbind(x, addr, n);
 }
 
@@ -1358,10 +1381,18 @@ uint64_t sim_chip_mem_read_bytes(struct sim_chip *c, const char *space, uint64_t
 void sim_chip_bind_pending(struct sim_chip *c, const char *space, uint64_t addr, uint64_t n,
                            const char *op)
 {
+    sim_chip_bind_pending_by(c, space, addr, n, op, op);
+}
+
+void sim_chip_bind_pending_by(struct sim_chip *c, const char *space, uint64_t addr, uint64_t n,
+                              const char *op, const char *writer)
+{
     struct space_index *x = space_index(c, space, true);
     if (!x->pending)
         x->pending = sim_bindings_new();
     sim_bindings_set(x->pending, addr, n, sim_chip_intern(c, op));
+    struct sim_memstore_writer w = {writer, sim_ticks_to_ns(sim_engine_now(c->engine))};
+    touch_over(c, x, addr, n, UINT64_MAX, true, &w);
 }
 
 const char *sim_chip_pending(const struct sim_chip *c, const char *space, uint64_t addr, uint64_t n)

@@ -187,6 +187,10 @@ struct sim_oplog *sim_chip_oplog(const struct sim_chip *c);
 /* The roles of memory ranges (sim/chip/roles.h) the op log names in DMA ops' records: a
  * kernel launch tags its KV caches there. */
 struct sim_roles *sim_chip_roles(const struct sim_chip *c);
+/* The names of memory ranges for the memory inspector: a kernel launch tags its tensor
+ * arguments' shards with their names in the kernel's argument table ("kcache", "wq"), kept
+ * (owner -1) until another launch names the same range. */
+struct sim_roles *sim_chip_names(const struct sim_chip *c);
 
 /* Components: one per topology node, indexed like the nodes. */
 size_t sim_chip_component_count(const struct sim_chip *c);
@@ -358,5 +362,10 @@ void sim_chip_bind_pending(struct sim_chip *c, const char *space, uint64_t addr,
                            const char *op);
 const char *sim_chip_pending(const struct sim_chip *c, const char *space, uint64_t addr,
                              uint64_t n);
+
+/* bind, by a write named writer ("dma_write"): the tensors the range overlaps show writer
+ * as their last writer in the memory inspector (sim_memstore_touch), their values pending. */
+void sim_chip_bind_pending_by(struct sim_chip *c, const char *space, uint64_t addr, uint64_t n,
+                              const char *op, const char *writer);
 
 #endif

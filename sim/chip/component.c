@@ -9,6 +9,29 @@
 
 #include <assert.h>
 
+/* An interval c serves (an op record's or a span's) begins at t: a busy period opens when
+ * none was in flight. A span's end, rounded up, may reach past the next start: the busy
+ * period then counts from that end, so the overlap counts once. */
+static void serve_begin(struct sim_component *c, sim_time_t t)
+{
+    if (c->serving++ == 0) {
+        uint64_t s = sim_cycles_from_ns(sim_ticks_to_ns(t), c->clock_ghz, false);
+        c->serving_from = s > c->serving_to ? s : c->serving_to;
+        c->serving_to = c->serving_from;
+    }
+}
+
+/* That interval ends at t (up: rounded up, as a span's end is in the trace). */
+static void serve_end(struct sim_component *c, sim_time_t t, bool up)
+{
+    assert(c->serving > 0);
+    uint64_t e = sim_cycles_from_ns(sim_ticks_to_ns(t), c->clock_ghz, up);
+    if (e > c->serving_to)
+        c->serving_to = e;
+    if (--c->serving == 0)
+        c->stats.busy_cycles += c->serving_to - c->serving_from;
+}
+
 /* Start the op record of the data op p waits with at c, if any, at `now`. */
 static void start_waiting(struct sim_component *c, const struct sim_proc *p, sim_time_t now)
 {
@@ -17,6 +40,7 @@ static void start_waiting(struct sim_component *c, const struct sim_proc *p, sim
         if (w.p != p)
             continue;
         c->waits[i] = c->waits[--c->n_waits];
+        serve_begin(c, now);
         if (c->oplog)
             sim_oplog_record_start_queued(c->oplog, now, c->id, w.msg, now - w.t_in);
         return;
@@ -29,21 +53,28 @@ void sim_component_handle(struct sim_proc *p, struct sim_component *c, struct si
     struct sim_oplog *log = msg->data_op ? c->oplog : NULL;
     sim_time_t t_in = sim_engine_now(e);
     /* a composite runs its tiles elsewhere: it starts on arrival */
-    bool deferred = log && c->units && msg->kind != SIM_MK_COMPOSITE;
+    bool deferred = msg->data_op && c->units && msg->kind != SIM_MK_COMPOSITE;
+    bool counted = msg->data_op || sim_component_spans(c); /* what its trace track holds */
     if (deferred) { /* _on_process_start once it has a unit (sim_component_acquire) */
         if (c->n_waits == c->cap_waits) {
             c->cap_waits = c->cap_waits ? 2 * c->cap_waits : 8;
             c->waits = sim_xreallocarray(c->waits, c->cap_waits, sizeof(*c->waits));
         }
         c->waits[c->n_waits++] = (struct sim_component_wait){p, msg, t_in};
-    } else if (log) { /* ADR-0020 D2: _on_process_start */
-        sim_oplog_record_start(log, t_in, c->id, msg);
+    } else {
+        if (counted)
+            serve_begin(c, t_in);
+        if (log) /* ADR-0020 D2: _on_process_start */
+            sim_oplog_record_start(log, t_in, c->id, msg);
     }
     c->stats.msgs++;
     if (c->ops->service)
         c->ops->service(p, c, msg);
     if (deferred) /* a service that never took a unit started on arrival */
         start_waiting(c, p, t_in);
+    /* a data op's record ends in its cycle; a span (a control message) is rounded out */
+    if (counted)
+        serve_end(c, sim_engine_now(e), !msg->data_op);
     if (log) /* _on_process_end */
         sim_oplog_record_end(log, sim_engine_now(e), c->id, msg);
     else if (c->hooks && c->hooks->serviced && !msg->data_op)
@@ -76,6 +107,22 @@ sim_time_t sim_component_busy(const struct sim_component *c)
     sim_time_t b = c->stats.busy;
     if (c->active)
         b += sim_engine_now(c->engine) - c->active_since;
+    return b;
+}
+
+bool sim_component_spans(const struct sim_component *c)
+{
+    return c->kind == SIM_NODE_IO_CPU || c->kind == SIM_NODE_M_CPU;
+}
+
+uint64_t sim_component_busy_cycles(const struct sim_component *c)
+{
+    uint64_t b = c->stats.busy_cycles;
+    if (c->serving) { /* in flight: busy up to now, as the trace counts it */
+        sim_time_t now = sim_engine_now(c->engine);
+        uint64_t e = sim_cycles_from_ns(sim_ticks_to_ns(now), c->clock_ghz, true);
+        b += (e > c->serving_to ? e : c->serving_to) - c->serving_from;
+    }
     return b;
 }
 

@@ -61,6 +61,9 @@ struct sim_component_stats {
     uint64_t msgs;          /* messages serviced */
     uint64_t bytes_read;    /* memories: bytes read from them; DMA: bytes it moved in */
     uint64_t bytes_written; /* memories: bytes written to them; DMA: bytes it moved out */
+    /* cycles inside the union of its ops' and spans' intervals, each instant rounded to its
+     * cycle as the trace rounds it: the busy cycles of its track (sim_component_busy_cycles) */
+    uint64_t busy_cycles;
 };
 
 struct sim_component {
@@ -83,6 +86,10 @@ struct sim_component {
     struct sim_component_stats stats;
     unsigned active;         /* units working now */
     sim_time_t active_since; /* when active went from 0 to 1 */
+    double clock_ghz;        /* the chip's clock, for busy_cycles */
+    unsigned serving;        /* op records and spans in flight */
+    uint64_t serving_from;   /* cycle the current busy period counts from */
+    uint64_t serving_to;     /* latest end cycle of the current (or last) busy period */
     /* owned: data ops arrived and not yet given a unit, whose op records start when they
      * get one (sim_component_acquire): ADR-0052 D1's t_start is when service begins */
     struct sim_component_wait *waits;
@@ -105,6 +112,18 @@ void sim_component_handle(struct sim_proc *p, struct sim_component *c, struct si
 
 /* Busy ticks of c up to now (a unit working now counts up to now). */
 sim_time_t sim_component_busy(const struct sim_component *c);
+
+/* Whether c's service of a control message (not a data op) is a span of the trace: the
+ * CPUs that handle host messages (io_cpu, m_cpu). */
+bool sim_component_spans(const struct sim_component *c);
+
+/*
+ * Busy cycles of c up to now: the measure of the union of the intervals its op records and
+ * host spans cover (ADR-0052 D1's t_start to t_end; what its trace track holds), each
+ * instant in the cycle the trace puts it in, so that this is the busy figure of its track
+ * in the trace (trace_model_track_busy) to the cycle. What is in flight counts up to now.
+ */
+uint64_t sim_component_busy_cycles(const struct sim_component *c);
 
 /* Account an access of nbytes at memory mem made over [t_in, t_out) through its port as
  * part of a path (sim_chip_dma_data, sim_chip_host_stream): its counters and hooks. */

@@ -9,6 +9,20 @@
 #include <stdio.h>
 #include <string.h>
 
+uint64_t sim_cycles_from_ns(double ns, double clock_ghz, bool up)
+{
+    const double max = 9007199254740992.0; /* 2^53: the largest exact integer of a double */
+    double c = ns * clock_ghz;
+    if (!(c > 0)) /* negative, zero or NaN */
+        return 0;
+    if (c >= max)
+        return (uint64_t)max;
+    double r = nearbyint(c);
+    if (fabs(c - r) <= 1e-9 * (r > 1 ? r : 1))
+        return (uint64_t)r;
+    return (uint64_t)(up ? ceil(c) : floor(c));
+}
+
 double sim_ticks_to_ns(sim_time_t t)
 {
     /* split so large tick counts keep their picosecond digits exact */

@@ -30,6 +30,14 @@
 double sim_ticks_to_ns(sim_time_t t);
 sim_time_t sim_ns_to_ticks(double ns);
 
+/*
+ * The clock cycle of an instant ns at clock_ghz, as the trace counts it: within 1e-9
+ * relative of an integer it is that integer, else rounded down (the cycle the instant falls
+ * in), or up when up is set (a length: the run's cycles). Negative or NaN gives 0; values
+ * beyond 2^53 saturate to it. One rule for the trace's events and the run's busy cycles.
+ */
+uint64_t sim_cycles_from_ns(double ns, double clock_ghz, bool up);
+
 enum {
     SIM_SPACE_MAX = 16,     /* "hbm", "tcm", "sram", ... with the NUL */
     SIM_HANDLE_ID_MAX = 64, /* handle ids like "sip0.cube0.pe1/h12" */

@@ -90,6 +90,14 @@ void sim_roles_tag(struct sim_roles *r, const char *space, uint64_t addr, uint64
 {
     if (!nbytes || !role || !space)
         return;
+    uint64_t e0 = addr + nbytes < addr ? UINT64_MAX : addr + nbytes;
+    if (owner < 0) /* kept until replaced: the same range of the same space is retagged */
+        for (size_t i = starting_before(r, addr, false); i < r->n && r->v[i].start == addr; i++)
+            if (r->v[i].end == e0 && r->v[i].owner < 0 && strcmp(r->v[i].space, space) == 0) {
+                r->v[i].role = intern(r, role);
+                r->v[i].seq = r->seq++;
+                return;
+            }
     if (r->n == r->cap) {
         r->cap = r->cap ? 2 * r->cap : 16;
         r->v = sim_xreallocarray(r->v, r->cap, sizeof(*r->v));

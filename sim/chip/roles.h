@@ -20,7 +20,7 @@ void sim_roles_free(struct sim_roles *r);
 /*
  * Tag [addr, addr + nbytes) of space ("hbm", "tcm", ...) with role, on behalf of owner (a
  * launch's cmdq_id). space and role are copied (a few distinct ones: interned). An empty
- * range tags nothing.
+ * range tags nothing. A tag of owner -1 is kept until one of the same range replaces it.
  */
 void sim_roles_tag(struct sim_roles *r, const char *space, uint64_t addr, uint64_t nbytes,
                    const char *role, int64_t owner);

@@ -25,6 +25,7 @@ struct slot {
     double t_ns;
     uint64_t order; /* the generation right after the write << 1 | 1 when t was
                        pattern-backed then (one word, written at once) */
+    bool over;      /* written over since (sim_memstore_touch) */
 };
 
 #define SEQ(s)     ((s)->order >> 1)
@@ -296,6 +297,24 @@ void sim_memstore_write(struct sim_memstore *m, const char *space, uint64_t addr
     }
     s->t_ns = w ? w->t_ns : NAN;
     s->order = ++m->generation << 1 | sim_tensor_is_lazy(t);
+    s->over = false;
+}
+
+void sim_memstore_touch(struct sim_memstore *m, const char *space, uint64_t addr,
+                        const struct sim_memstore_writer *w)
+{
+    struct space *sp = find_space(m, space);
+    struct slot *s = sp ? space_probe(sp, addr) : NULL;
+    if (!s || !s->t || !w)
+        return;
+    if (w->op) {
+        if (!m->last_label || strcmp(m->last_label, w->op) != 0)
+            m->last_label = labels_intern(m->labels, w->op);
+        s->op = m->last_label;
+    }
+    s->t_ns = w->t_ns;
+    s->over = true;
+    m->generation++;
 }
 
 void sim_memstore_split(struct sim_memstore *m, const char *space, uint64_t from, uint64_t to,
@@ -309,6 +328,7 @@ void sim_memstore_split(struct sim_memstore *m, const char *space, uint64_t from
     s->op = old.op;
     s->t_ns = old.t_ns;
     s->order = old.order;
+    s->over = old.over;
 }
 
 static const struct slot *find_slot(const struct sim_memstore *m, const char *space, uint64_t addr)
@@ -558,8 +578,8 @@ struct sim_memstore_entry *sim_memstore_entries(const struct sim_memstore *m, co
     for (size_t i = 0; i < sp->cap; i++) {
         const struct slot *s = &sp->slots[i];
         if (s->t)
-            e[(*n)++] =
-                (struct sim_memstore_entry){s->addr, s->t, s->op, s->t_ns, SEQ(s), PATTERN(s)};
+            e[(*n)++] = (struct sim_memstore_entry){s->addr, s->t,       s->op,  s->t_ns,
+                                                    SEQ(s),  PATTERN(s), s->over};
     }
     assert(*n == sp->len);
     qsort(e, *n, sizeof(*e), entry_cmp);

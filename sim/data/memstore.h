@@ -50,6 +50,8 @@ struct sim_memstore_entry {
                                         writes have larger numbers */
     bool pattern;                    /* the tensor was pattern-backed when written (a pattern
                                         region: later writes over it are laid on top) */
+    bool over;                       /* written over since (sim_memstore_touch): op and t_ns
+                                        are the latest write over part of it */
 };
 
 /* A new, empty store (no spaces). */
@@ -76,6 +78,15 @@ void sim_memstore_write(struct sim_memstore *m, const char *space, uint64_t addr
  */
 void sim_memstore_split(struct sim_memstore *m, const char *space, uint64_t from, uint64_t to,
                         struct sim_tensor *t);
+
+/*
+ * A write landed over part of the entry at (space, addr) without replacing it (laid on top
+ * of a pattern region, or bound to a result phase 2 computes): the entry's last writer
+ * becomes w and it is marked written over; its tensor, write order and pattern flag stay.
+ * Nothing when no entry is there. Bumps the generation.
+ */
+void sim_memstore_touch(struct sim_memstore *m, const char *space, uint64_t addr,
+                        const struct sim_memstore_writer *w);
 
 /*
  * Read the tensor at (space, addr) into *out as a new reference (the caller unrefs it).

@@ -171,6 +171,7 @@ void sim_run_summarize(const struct sim_run *r, struct sim_run_summary *s)
     struct sim_engine *e = sim_chip_engine(chip);
     sim_time_t now = sim_engine_now(e);
     s->sim_ns = sim_ticks_to_ns(now);
+    s->cycles = sim_cycles_from_ns(s->sim_ns, sim_chip_config(chip)->clock_ghz, true);
     s->events = sim_engine_events(e);
     s->op_records = sim_oplog_count(sim_chip_oplog(chip));
     s->requests = sim_host_result_count(r->host);
@@ -182,11 +183,17 @@ void sim_run_summarize(const struct sim_run *r, struct sim_run_summary *s)
     for (size_t i = 0; i < s->n_components; i++) {
         const struct sim_component *c = sim_chip_component(chip, (int)i);
         struct sim_run_component *o = &s->components[i];
-        sim_time_t busy = sim_component_busy(c);
         o->id = c->id;
         o->kind = c->kind;
-        o->busy_ns = sim_ticks_to_ns(busy);
-        o->utilization = now ? (double)busy / (double)now : 0;
+        if (c->port) { /* a memory: its port's data phase */
+            sim_time_t busy = sim_component_busy(c);
+            o->busy_ns = sim_ticks_to_ns(busy);
+            o->utilization = now ? (double)busy / (double)now : 0;
+        } else { /* one definition with the trace: the union of its ops' intervals */
+            o->busy_cycles = sim_component_busy_cycles(c);
+            o->busy_ns = (double)o->busy_cycles / sim_chip_config(chip)->clock_ghz;
+            o->utilization = s->cycles ? (double)o->busy_cycles / (double)s->cycles : 0;
+        }
         o->msgs = c->stats.msgs;
         o->bytes_read = c->stats.bytes_read;
         o->bytes_written = c->stats.bytes_written;

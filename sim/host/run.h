@@ -85,8 +85,9 @@ size_t sim_run_requests(const struct sim_run *r);
 struct sim_run_component {
     const char *id; /* borrowed */
     enum sim_node_kind kind;
-    double busy_ns;
-    double utilization; /* busy / simulated time, 0..1 */
+    double busy_ns;       /* a memory: its port's data phase; else busy_cycles in ns */
+    uint64_t busy_cycles; /* the union of its ops' and spans' intervals (its trace track's) */
+    double utilization;   /* a memory: busy_ns / sim_ns; else busy_cycles / cycles, 0..1 */
     uint64_t msgs;
     uint64_t bytes_read, bytes_written;
 };
@@ -110,6 +111,7 @@ struct sim_run_failure {
 
 struct sim_run_summary {
     double sim_ns;      /* simulated time at the end */
+    uint64_t cycles;    /* sim_ns in cycles, rounded up: the trace's cycles_total */
     uint64_t events;    /* engine events processed */
     size_t op_records;  /* op log records */
     size_t requests;    /* host requests in the program */

@@ -94,6 +94,10 @@ struct sim_launch_group *sim_runner_group_new(struct sim_chip *chip, const struc
         for (size_t j = 0; j < a->n_shards; j++) {
             const struct sim_tensor_shard *s = &a->shards[j];
             int g = sim_chip_pe_index(chip, s->sip, s->cube, s->pe);
+            const char *name = sim_kernel_arg_name(k, i); /* for the memory inspector */
+            if (name && g >= 0)
+                sim_roles_tag(sim_chip_names(chip), "hbm", sim_chip_dev_addr(g, (uint64_t)s->pa),
+                              (uint64_t)s->nbytes, name, -1);
             if (role && g >= 0)
                 sim_roles_tag(sim_chip_roles(chip), "hbm", sim_chip_dev_addr(g, (uint64_t)s->pa),
                               (uint64_t)s->nbytes, role, cmdq_id);

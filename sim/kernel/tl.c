@@ -692,7 +692,8 @@ static void store_visible(struct tl *tl, const struct tl_tensor *dst, const stru
                           const char *call)
 {
     if (src->state == TL_PENDING) {
-        sim_chip_bind_pending(tl->chip, dst->h.space, dst->h.addr, dst->h.nbytes, src->op);
+        sim_chip_bind_pending_by(tl->chip, dst->h.space, dst->h.addr, dst->h.nbytes, src->op,
+                                 "dma_write");
         return;
     }
     struct sim_tensor *data = NULL;
@@ -1157,7 +1158,7 @@ static void deliver_ipcq(struct sim_proc *p, struct carrier *c)
                                      c->src->state == TL_PENDING ? TL_PENDING : TL_LOADED);
     if (t->state == TL_PENDING) {
         sim_strlcpy(t->op, c->src->op, sizeof(t->op));
-        sim_chip_bind_pending(dst->chip, h->space, h->addr, h->nbytes, c->src->op);
+        sim_chip_bind_pending_by(dst->chip, h->space, h->addr, h->nbytes, c->src->op, "ipcq_copy");
     } else {
         sim_strlcpy(t->op, "ipcq_copy", sizeof(t->op));
         t->data = sim_tensor_copy(c->msg.u.ipcq.snapshot);

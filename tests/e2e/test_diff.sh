@@ -224,9 +224,18 @@ expect_screen "D opens a prompt" 'compare with trace: '
 tmux_keys "$DATA/negative_cycle.json" Enter
 expect_screen "an invalid trace: validate's message" \
     'negative_cycle\.json: timeline_events\[0\]\.start_cycle: -5 is negative'
+tmux_keys Escape + +
+tmux_wait 'Gantt +[0-9.k]+ cyc/col  ' 5
+tmux_screen; zoom=$(grep -m1 -oE 'Gantt +[0-9.k]+ cyc/col' <<<"$SCREEN")
 tmux_keys D
 tmux_keys "$B" Enter
 expect_screen "a valid one: compared" '^ Compare  one time axis '
+tmux_keys Enter a D
+expect_screen "D closes it again" 'comparison closed'
+tmux_screen
+if [ -n "$zoom" ] && [ "$zoom" = "$(grep -m1 -oE 'Gantt +[0-9.k]+ cyc/col' <<<"$SCREEN")" ]; then
+    ok "the Gantt's zoom as it was before the comparison ($zoom)"
+else fail "the Gantt's zoom as it was before the comparison" "before: $zoom" "$(sed -n 2p <<<"$SCREEN")"; fi
 tmux_keys q
 expect_exit "q exits 0 and restores the terminal" 0
 

@@ -133,6 +133,32 @@ tmux_keys x
 expect_screen "x: the same bytes in hex" '^ +0: [0-9a-f]{2} [0-9a-f]{2} [0-9a-f]{2} [0-9a-f]{2} '
 tmux_keys q
 expect_exit "q after the end: exit 0" 0
+
+echo "-- llm_decode to FINISHED: the KV cache's writes and the tensors' names in the memory pane"
+tmux_start 200 60 "${UTF8[@]}" -- run -k llm_decode
+expect_screen "llm_decode runs" ' (RUNNING|PAUSED|FINISHED) '
+tmux_keys c
+expect_screen "llm_decode runs to FINISHED" ' FINISHED ' 60
+tmux_keys m
+expect_screen "the weights named from the kernel's argument table" \
+    'p0:0x0000000200 +\(2, 1, 32, 16\) +f32 +4\.00 KiB +MemoryWrite +[0-9.]+ us +wq'
+# the cache's zero pattern was written before the run; the stores of each token's K and V
+# rows landed on it since: its last writer is the last of them
+expect_screen "kcache: last written by a dma_write, not its zero pattern" \
+    'p0:0x0000005a00 +\(2, 1, 8, 16\) +f32 +1\.00 KiB +dma_write +[0-9.]+ us +kcache'
+expect_screen "vcache likewise" 'p0:0x0000005e00 +\(2, 1, 8, 16\) +f32 +1\.00 KiB +dma_write +.* vcache'
+expect_no_screen "no cache left as its zero pattern" '(kcache|vcache).*pattern zero|pattern zero.*(kcache|vcache)'
+# down the list to kcache: its values, row by row (a busy machine may lag behind the keys)
+for _ in $(seq 1 14); do
+    tmux_keys Enter
+    tmux_wait '^ kcache hbm ' 2 && break
+    tmux_keys Escape j
+done
+expect_screen "kcache's values: the stored rows are pending results of a timing run" \
+    '^ kcache hbm p0:0x0000005a00 \(2, 1, 8, 16\) f32 1\.00 KiB, written by dma_write at [0-9.]+ us; pend: '
+expect_screen "its cells say pend" '^\[ +0\] +pend +pend'
+tmux_keys q
+expect_exit "q: exit 0" 0
 run "$NPUSCOPE" validate "$TMP/va.json"
 expect_status "the trace of the TUI run validates" 0
 if grep -q '"incomplete":false' "$TMP/va.json"; then ok "a finished run's trace is complete"

@@ -69,6 +69,32 @@ expect_no_screen "not marked backwards" 'reached backwards'
 tmux_keys q
 expect_exit "q after going back: exit 0" 0
 
+echo "-- 15 events back: the whole screen of 25 forward, the resource rows included"
+# the whole screen but the footer (its message says how the state was reached), the header
+# up to the event count (the rest says "reached backwards" and is cut where it fits)
+whole() {
+    body >/dev/null
+    sed '$d' <<<"$SCREEN" | sed -E '1s/^(.*events: [0-9]+).*$/\1/'
+}
+tmux_start 120 40 "${UTF8[@]}" -- run --paused -k gemm_explicit
+expect_screen "paused before the first event" 'events: 0 '
+for i in $(seq 1 25); do tmux_keys s; tmux_wait "events: $i " 5; done
+direct=$(whole)
+tmux_keys q
+expect_exit "q: exit 0" 0
+tmux_start 120 40 "${UTF8[@]}" -- run --paused -k gemm_explicit
+expect_screen "paused before the first event" 'events: 0 '
+for i in $(seq 1 40); do tmux_keys s; tmux_wait "events: $i " 5; done
+for i in $(seq 39 -1 25); do tmux_keys p; tmux_wait "events: $i \(reached" 10; done
+expect_screen "15 back: at event 25" 'events: 25 \(reached backwards\)'
+tmux_keys Escape
+back=$(whole)
+if grep -q '^. *links ' <<<"$back"; then ok "the screen has the links' row"; else
+    fail "the screen has the links' row" "$back"; fi
+same "the whole screen is the one 25 steps forward gave" "$direct" "$back"
+tmux_keys q
+expect_exit "q: exit 0" 0
+
 echo "-- back to a time over kernel launches and IPCQ copies (allreduce_ring)"
 RING=(run --paused -k allreduce_ring:pes=4,n=4096)
 tmux_start 160 40 "${UTF8[@]}" -- "${RING[@]}" -o "$TMP/ring_direct.json"
@@ -116,10 +142,22 @@ expect_screen "S: the next op" 'op (starts|ends): '
 tmux_screen; fwd=$(grep -oE 'op (starts|ends): .*' <<<"$SCREEN" | tail -1)
 tmux_keys S
 expect_screen "S again" 'op (starts|ends): '
+tmux_keys f + +
+tmux_wait 'Gantt +[0-9.k]+ cyc/col  ' 5
+tmux_screen; zoom=$(grep -m1 -oE 'Gantt +[0-9.k]+ cyc/col' <<<"$SCREEN")
 tmux_keys P
 expect_screen "P: back at the op S stopped at first" 'reached backwards'
 tmux_screen; got=$(grep -oE 'op (starts|ends): .*' <<<"$SCREEN" | tail -1)
 same "P names the same op as the first S" "$fwd" "$got"
+same "P keeps the user's zoom (the op is on screen)" "$zoom" "$(grep -m1 -oE 'Gantt +[0-9.k]+ cyc/col' <<<"$SCREEN")"
+# zoomed in to a cycle a column: the ns ruler's labels take the decimals they need
+for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14; do tmux_keys +; done
+tmux_wait 'Gantt +1 cyc/col' 5
+tmux_screen
+ns_labels=$(grep -m1 '^ns ' <<<"$SCREEN" | grep -oE '[0-9.]+ [num]?s' | head -n -1)
+if [ "$(wc -l <<<"$ns_labels")" -ge 3 ] && [ -z "$(sort <<<"$ns_labels" | uniq -d)" ]; then
+    ok "at 1 cyc/col no ns label repeats ($(head -2 <<<"$ns_labels" | tr '\n' ' '))"
+else fail "at 1 cyc/col no ns label repeats" "$(grep -m1 '^ns ' <<<"$SCREEN")"; fi
 tmux_keys B; tmux_keys -l 'c *pe_dma*'; tmux_keys Enter
 tmux_keys c
 expect_screen "c: stops at the breakpoint" 'breakpoint 1: '

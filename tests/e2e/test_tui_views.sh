@@ -38,6 +38,9 @@ drive() {
     tmux_keys T
     expect_screen "$what: T shows the tokens" '^(▶|>| )Tokens +1 prefill, 2 decode'
     expect_screen "$what: a decode token's latency and bytes" '^ DECODE +1 +750 +250 +0 B +1\.00 KiB'
+    # numbered as a user counts them: the first decode token is 0 (its token_index is 1)
+    expect_screen "$what: tokens numbered from 0 in their phase" '^ phase +# +start'
+    expect_screen "$what: the first decode token is #0" '^ DECODE +0 +600 +150 '
     # (TERM=vt100 shows ASCII only: the chart is drawn with _ . - = + * #)
     expect_screen "$what: the decode latency chart" '^ +250 +([▁▂▃▄▅▆▇]*█+|[_.=+*-]*#+)( +(│|\|).*)?$'
     tmux_keys A
@@ -45,7 +48,19 @@ drive() {
     expect_screen "$what: the planted op" '840 slow op +add on sip0\.cube0\.pe0\.pe_math'
     tmux_keys n
     expect_screen "$what: n jumps to it" 'cursor 840'
-    expect_screen "$what: and says what it is" '^1/1 add on sip0\.cube0\.pe0\.pe_math: 100 cycles, 10\.0x'
+    expect_screen "$what: and says what it is" '^anomaly 1/1: add on sip0\.cube0\.pe0\.pe_math: 100 cycles, 10\.0x'
+    # n and N follow the last thing walked: a search made with the anomalies open
+    tmux_keys / a d d Enter
+    expect_screen "$what: a search with the anomalies open" "^search 'add': [0-9]+ matches"
+    tmux_keys n
+    expect_screen "$what: n then walks the search's matches" "^search 'add': [0-9]+ matches"
+    expect_no_screen "$what: not the anomalies" '^(anomaly 1/1|no anomalies)'
+    tmux_keys N
+    expect_screen "$what: N too" "^search 'add': [0-9]+ matches"
+    tmux_keys Enter
+    expect_screen "$what: Enter on the anomaly walks the anomalies again" '^anomaly 1/1: add on'
+    tmux_keys n
+    expect_screen "$what: and n follows it" '^anomaly 1/1: add on'
     tmux_keys A
     expect_screen "$what: A again gives the summary back" '^(▶|>| )Summary'
     tmux_keys q
@@ -105,7 +120,7 @@ for size in "80 24" "200 60"; do
     if [ "$size" = "200 60" ]; then
         tmux_keys n
         expect_screen "invalid $size: n shows it, its error escaped" \
-            '^1/1 INVALID_TRACE on sip0\.cube0\.pe0\.pe_cpu: kernel .broken. on sip0\.cube0\.pe0: \\e\]0;pwned\\x07tile 7 is out of range$'
+            '^anomaly 1/1: INVALID_TRACE on sip0\.cube0\.pe0\.pe_cpu: kernel .broken. on sip0\.cube0\.pe0: \\e\]0;pwned\\x07tile 7 is out of range$'
     fi
     if [ "$(tmux_format '#{pane_title}')" = "$title" ]; then ok "invalid $size: pane title unchanged"
     else fail "invalid $size: pane title unchanged" "now '$(tmux_format '#{pane_title}')'"; fi

@@ -99,4 +99,17 @@ if grep -q '"op":"dma_read",.*"details":{[^}]*"tensor_role":"kv"' "$TMP/llm.json
 run "$NPUSCOPE" summary "$TMP/llm.json"
 expect_out "llm_decode: summary text" '^KV cache +read [0-9.]+ KiB \([0-9]+ B\), written [0-9.]+ KiB'
 
+# ---- a layer's share: the busy cycles of all its engine kinds, over cycles_total -------------
+# (the demo's layers run DMA and vector ops at once: the kinds added exceed any-engine busy)
+run "$NPUSCOPE" run --headless -o "$TMP/demo.json"
+run "$NPUSCOPE" summary --json "$TMP/demo.json"
+json_check "demo: a layer's share is its engine kinds' busy cycles added over cycles_total" \
+    "$TMP/out" 'all(abs(l["share"] - sum(l["busy_cycles_per_engine"].values()) / j["cycles_total"]) < 1e-9 and sum(l["busy_cycles_per_engine"].values()) > l["busy_cycles"] for l in j["layers"])'
+run "$NPUSCOPE" summary "$TMP/demo.json"
+expect_out "demo: TE 4 says which engine it is" \
+    '^TE +4 +[0-9.]+% busy \([0-9]+ active cycles\), sip0\.cube1\.pe0\.pe_gemm$'
+expect_out "demo: the first decode token is #0" '^  DECODE +0 +[0-9]+ '
+expect_out "demo: the TE kind as a whole, as the verdict counts it" \
+    '^TE   any +[0-9.]+% busy \([0-9]+ cycles with one of its 4 engines busy\)$'
+
 finish

@@ -44,7 +44,7 @@ Test(tui_details, details_without_an_op_show_the_cursor_time)
     char *d = dump(c);
     cr_assert(strstr(d, "no op at the cursor"), "%s", d);
     cr_assert(strstr(d, "cursor    750 (750 ns)"), "%s", d);
-    cr_assert(strstr(d, "token     DECODE #1, cycles 700 .. 1000"), "%s", d);
+    cr_assert(strstr(d, "token     DECODE #1 (token_index 1), cycles 700 .. 1000"), "%s", d);
     cr_assert(strstr(d, "marker    PREFILL_DONE at 700"), "%s", d);
     free(d);
     /* the op under the cursor, when there is one */
@@ -164,6 +164,27 @@ Test(tui_details, a_tiletoken_stage_without_details_takes_its_stage_from_the_nam
     render(&tui_details_ops, dt, c, &v, false);
     d = dump(c);
     cr_assert(strstr(d, "kind      unknown (TileToken stage PREFETCH), engine TE 0"), "%s", d);
+    free(d);
+    tui_canvas_free(c);
+    tui_details_free(dt);
+    trace_model_free(m);
+}
+
+Test(tui_details, a_long_value_wraps_in_a_narrow_pane)
+{
+    struct trace_model *m = tui_test_model();
+    struct tui_view v;
+    tui_view_init(&v, m, true);
+    tui_view_select(&v, event_named(m, "gemm_f16"));
+    struct tui_details *dt = tui_details_new(&v);
+    struct tui_canvas *c = tui_canvas_new(30, 40, true);
+    render(&tui_details_ops, dt, c, &v, false);
+    char *d = dump(c);
+    /* "cycles    200 (200 ns) .. 500 (500 ns)" is 38 columns: its end on the next line, under
+     * the value, nothing cut */
+    cr_assert(strstr(d, "cycles    200 (200 ns) .. 500\n"), "%s", d);
+    cr_assert(strstr(d, "\n           (500 ns)"), "%s", d);
+    cr_assert_null(strstr(d, "\xe2\x80\xa6"), "no ellipsis: %s", d);
     free(d);
     tui_canvas_free(c);
     tui_details_free(dt);

@@ -163,7 +163,7 @@ Test(tui_views, tokens_latencies_bytes_and_chart)
     tui_tokens_ops.action(t, TUI_ACT_SELECT, &v);
     cr_assert_eq(v.goto_t0, 750);
     cr_assert_eq(v.goto_t1, 1000);
-    cr_assert_str_eq(v.message, "DECODE token 1: 250 cycles from 750");
+    cr_assert_str_eq(v.message, "DECODE token #1 (token_index 1): 250 cycles from 750");
     tui_canvas_free(c);
     tui_tokens_free(t);
     trace_model_free(m);
@@ -192,7 +192,7 @@ Test(tui_views, anomalies_list_the_planted_op_and_jump_to_it)
     cr_assert_eq(trace_model_event(m, planted)->end, 940);
     cr_assert_eq(v.goto_t0, 790);
     cr_assert_eq(v.goto_t1, 990);
-    cr_assert(strstr(v.message, "1/1 add on sip0.cube0.pe0.pe_math"), "%s", v.message);
+    cr_assert(strstr(v.message, "anomaly 1/1: add on sip0.cube0.pe0.pe_math"), "%s", v.message);
     /* N and n go round the list of one */
     tui_anomalies_ops.action(p, TUI_ACT_SEARCH_PREV, &v);
     cr_assert_eq(v.goto_event, planted);

@@ -102,12 +102,14 @@ static void heap_pop(struct heap *h)
 }
 
 /*
- * The union of every DMA event's span and the peak number covering one cycle (an end at t
- * frees its slot before a start at t), by merging the DMA tracks' indexes, which the model
- * keeps sorted by start: O(n log tracks) with no copy of the events, so a live run's
- * summary of millions of events stays cheap.
+ * Busy cycles of an engine kind: the union of every span of its events (one busy
+ * definition: the measure of the union, overlaps once) and the peak number covering one
+ * cycle (an end at t frees its slot before a start at t), by merging the kind's tracks'
+ * indexes, which the model keeps sorted by start: O(n log tracks) with no copy of the
+ * events, so a live run's summary of millions of events stays cheap.
  */
-static void dma_sweep(const struct trace_model *m, uint64_t *active, uint64_t *peak)
+static void kind_sweep(const struct trace_model *m, enum trace_engine eng, uint64_t *active,
+                       uint64_t *peak)
 {
     size_t ntr = trace_model_track_count(m);
     struct heap tracks = {0}, ends = {0};
@@ -115,7 +117,7 @@ static void dma_sweep(const struct trace_model *m, uint64_t *active, uint64_t *p
     size_t *len = sim_xcalloc(ntr ? ntr : 1, sizeof(*len)),
            *pos = sim_xcalloc(ntr ? ntr : 1, sizeof(*pos));
     for (uint32_t t = 0; t < ntr; t++) {
-        if (trace_model_track_get(m, t)->engine != TRACE_ENGINE_DMA)
+        if (trace_model_track_get(m, t)->engine != eng)
             continue;
         len[t] = trace_model_track_events(m, t, &idx[t]);
         if (len[t])
@@ -282,12 +284,19 @@ void trace_metrics_compute(const struct trace_model *m, struct trace_metrics *x)
             x->has_dma |= trace_model_track_events(m, t, &idx) > 0;
         }
     if (x->has_dma) {
-        dma_sweep(m, &x->dma_active, &x->dma_max_concurrent);
+        kind_sweep(m, TRACE_ENGINE_DMA, &x->dma_active, &x->dma_max_concurrent);
         x->dma_util = x->cycles_total ? (double)x->dma_active / (double)x->cycles_total : 0;
     }
 
     x->te = engine_use(m, TRACE_ENGINE_TE, x->cycles_total, &x->nte);
     x->ve = engine_use(m, TRACE_ENGINE_VE, x->cycles_total, &x->nve);
+    uint64_t peak;
+    if (x->nte)
+        kind_sweep(m, TRACE_ENGINE_TE, &x->te_active, &peak);
+    if (x->nve)
+        kind_sweep(m, TRACE_ENGINE_VE, &x->ve_active, &peak);
+    x->te_util = x->cycles_total ? (double)x->te_active / (double)x->cycles_total : 0;
+    x->ve_util = x->cycles_total ? (double)x->ve_active / (double)x->cycles_total : 0;
 
     trace_metrics_tokens(m, x);
 }
@@ -326,9 +335,12 @@ void trace_metrics_fini(struct trace_metrics *x)
     x->nte = x->nve = 0;
 }
 
-static struct sim_value *per_engine(const struct trace_engine_use *u, size_t n)
+static struct sim_value *per_engine(const struct trace_engine_use *u, size_t n, uint64_t active,
+                                    double util)
 {
     struct sim_value *blk = sim_value_map();
+    sim_value_map_set_float(blk, "utilization", util); /* the kind: any of its engines busy */
+    sim_value_map_set_int(blk, "active_cycles", (int64_t)active);
     struct sim_value *l = sim_value_map_set_take(blk, "per_engine", sim_value_list());
     for (size_t i = 0; i < n; i++) {
         struct sim_value *e = sim_value_list_push_take(l, sim_value_map());
@@ -351,9 +363,9 @@ struct sim_value *trace_metrics_to_value(const struct trace_metrics *x)
         sim_value_map_set_int(d, "max_concurrent_transfers", (int64_t)x->dma_max_concurrent);
     }
     if (x->nte)
-        sim_value_map_set_take(v, "te", per_engine(x->te, x->nte));
+        sim_value_map_set_take(v, "te", per_engine(x->te, x->nte, x->te_active, x->te_util));
     if (x->nve)
-        sim_value_map_set_take(v, "ve", per_engine(x->ve, x->nve));
+        sim_value_map_set_take(v, "ve", per_engine(x->ve, x->nve, x->ve_active, x->ve_util));
     if (x->has_kv) {
         struct sim_value *k = sim_value_map_set_take(v, "kv_cache", sim_value_map());
         sim_value_map_set_int(k, "bytes_read", (int64_t)x->kv_read);

@@ -46,6 +46,10 @@ struct trace_metrics {
     uint64_t dma_max_concurrent;
     struct trace_engine_use *te, *ve; /* owned, by id */
     size_t nte, nve;
+    /* the kind as a whole, as dma_active: cycles with at least one of its events running
+     * (the verdict's busy share of the kind), over cycles_total */
+    uint64_t te_active, ve_active;
+    double te_util, ve_util;
     bool has_kv; /* some transfer is KV-cache traffic */
     uint64_t kv_read, kv_write;
     bool has_prefill;         /* PREFILL tokens exist */

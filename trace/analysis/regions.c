@@ -932,6 +932,22 @@ double trace_region_util(const struct trace_region *r, uint64_t busy)
     return len ? (double)busy / (double)len : 0;
 }
 
+uint64_t trace_region_kinds_busy(const struct trace_region *r)
+{
+    uint64_t b = 0;
+    for (int k = 0; k < TRACE_ENGINE_COUNT; k++)
+        b += r->engine[k].busy;
+    return b;
+}
+
+uint64_t trace_op_kinds_busy(const struct trace_op_usage *u)
+{
+    uint64_t b = 0;
+    for (int k = 0; k < TRACE_ENGINE_COUNT; k++)
+        b += u->engine_busy[k];
+    return b;
+}
+
 const char *trace_region_kind_name(enum trace_region_kind k)
 {
     static const char *const names[] = {"run", "launch", "marker", "layer"};

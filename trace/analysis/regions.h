@@ -123,6 +123,12 @@ const struct trace_op_usage *trace_region_op(const struct trace_region *r, uint3
 uint64_t trace_region_length(const struct trace_region *r);
 double trace_region_util(const struct trace_region *r, uint64_t busy);
 
+/* Busy cycles of every engine kind of r (or of op name u in it) added: what a layer's
+ * share of the run is (this over cycles_total), where busy (any engine) counts overlaps of
+ * two kinds once. */
+uint64_t trace_region_kinds_busy(const struct trace_region *r);
+uint64_t trace_op_kinds_busy(const struct trace_op_usage *u);
+
 /* "run", "launch", "marker", "layer". */
 const char *trace_region_kind_name(enum trace_region_kind k);
 

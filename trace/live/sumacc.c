@@ -28,6 +28,7 @@ struct trace_sumacc {
 
     bool has_dma;
     struct busy dma;            /* every DMA track together */
+    struct busy te, ve;         /* every TE track together, every VE track */
     uint64_t dma_cur, dma_peak; /* the cycle being reported, the peak before it */
     bool have_time;
     uint64_t tmax;
@@ -114,6 +115,8 @@ void trace_sumacc_start(struct trace_sumacc *a, uint32_t track, enum trace_engin
     }
     see(a, t);
     busy_up(&a->g[a->group_of[track] - 1].b, t);
+    if (eng == TRACE_ENGINE_TE || eng == TRACE_ENGINE_VE)
+        busy_up(eng == TRACE_ENGINE_TE ? &a->te : &a->ve, t);
     if (eng == TRACE_ENGINE_DMA) {
         a->has_dma = true;
         dma_at(a, t);
@@ -210,6 +213,8 @@ void trace_sumacc_end(struct trace_sumacc *a, uint32_t track, uint64_t s, uint64
     if (track < a->ntracks && a->group_of[track]) {
         struct group *g = &a->g[a->group_of[track] - 1];
         busy_down(&g->b, e);
+        if (g->eng == TRACE_ENGINE_TE || g->eng == TRACE_ENGINE_VE)
+            busy_down(g->eng == TRACE_ENGINE_TE ? &a->te : &a->ve, e);
         if (g->eng == TRACE_ENGINE_DMA) {
             dma_at(a, e);
             busy_down(&a->dma, e);
@@ -290,6 +295,10 @@ void trace_sumacc_metrics(const struct trace_sumacc *a, const struct trace_model
     }
     x->te = uses(a, TRACE_ENGINE_TE, x->cycles_total, now, &x->nte);
     x->ve = uses(a, TRACE_ENGINE_VE, x->cycles_total, now, &x->nve);
+    x->te_active = x->nte ? busy_upto(&a->te, now) : 0;
+    x->ve_active = x->nve ? busy_upto(&a->ve, now) : 0;
+    x->te_util = x->cycles_total ? (double)x->te_active / (double)x->cycles_total : 0;
+    x->ve_util = x->cycles_total ? (double)x->ve_active / (double)x->cycles_total : 0;
     trace_metrics_tokens(m, x);
 }
 

@@ -56,15 +56,7 @@ const char *trace_stage_of_op(const char *op_name)
 
 uint64_t trace_cycles_from_ns(double ns, double clock_ghz, bool up)
 {
-    double c = ns * clock_ghz;
-    if (!(c > 0)) /* negative, zero or NaN */
-        return 0;
-    if (c >= TRACE_MAX_INT)
-        return (uint64_t)TRACE_MAX_INT;
-    double r = nearbyint(c);
-    if (fabs(c - r) <= 1e-9 * (r > 1 ? r : 1))
-        return (uint64_t)r;
-    return (uint64_t)(up ? ceil(c) : floor(c));
+    return sim_cycles_from_ns(ns, clock_ghz, up); /* the simulator's rule: one for both */
 }
 
 /* A tensor, or a bulk snapshot key, is left out of details. */

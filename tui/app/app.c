@@ -2,7 +2,7 @@
  * The TUI application: layout, header and footer, key dispatch, search prompt, themes,
  * dirty tracking, and the main loop (the only part that needs a terminal).
  */
-#include "tui/app/app.h"
+#include "tui/app/app_int.h"
 
 #include "sim/util/escape.h"
 #include "sim/util/xalloc.h"
@@ -29,100 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum {
-    P_GANTT,
-    P_SUMMARY,
-    P_MEMORY,
-    P_DETAILS,
-    P_LAYERS,
-    P_TOKENS,
-    P_ANOMALIES,
-    P_BOTTLENECK,
-    P_SOURCE,
-    P_COUNT
-};
-
-enum {
-    FRAME_NS = 50 * 1000 * 1000, /* at most 20 redraws a second while running */
-    FRAME_SHARE = 40,            /* ... and at most every 40 times a frame's cost */
-    WORK_NS = 10 * 1000 * 1000,  /* time box of a batch of work per frame */
-    IDLE_WORK_NS = 1000 * 1000,  /* a work slice this short found nothing to do yet */
-    IDLE_WAIT_MS = 5,            /* then the loop waits this long for input */
-    BIG_BODY = 16,               /* from this body height on, the bottom panes show */
-    WIDE = 90,                   /* from this width on, two bottom panes side by side */
-};
-
-/* What the footer prompt asks for. */
-enum prompt_kind {
-    PROMPT_SEARCH, /* / */
-    PROMPT_BREAK,  /* a breakpoint */
-    PROMPT_UNTIL,  /* a time to run until */
-    PROMPT_DIFF,   /* a second trace to compare with */
-    PROMPT_BACK,   /* a time to go back to */
-};
-
-struct pane {
-    const struct tui_pane_ops *ops;
-    void *self;
-    struct tui_rect rect;
-    bool shown;
-    bool dirty;
-    bool working;      /* its background work was not finished at the last slice */
-    uint64_t gen, rev; /* model generation and view revision it last drew */
-};
-
-struct tui_app {
-    struct tui_source *src;      /* borrowed */
-    const struct trace_model *m; /* borrowed from the source */
-    struct tui_view view;
-    struct pane panes[P_COUNT];
-    int focus;            /* P_* */
-    int left;             /* the pane of the left bottom slot: the summary, memory, layers, tokens,
-                             anomalies or bottleneck */
-    uint64_t goto_seen;   /* the view's goto_rev last carried out */
-    uint64_t invalid_gen; /* the model generation invalid_* are for */
-    size_t invalid_n;     /* INVALID_TRACE markers in the model, and the first one's */
-    char invalid_text[256]; /* header text, escaped */
-    bool maximized, bottom_hidden;
-    bool help, help_dirty;
-    int help_scroll, help_lines, help_visible;
-    bool prompt;
-    enum prompt_kind pkind; /* what the prompt asks for */
-    char pbuf[128];
-    size_t plen;
-    bool bplist; /* the breakpoint list is open */
-    size_t bp_sel;
-    uint64_t notice_seen; /* the source's notice_rev last shown */
-    char search[128];     /* the last search, "" when none */
-    struct tui_canvas *canvas;
-    bool too_small;
-    bool single; /* one pane takes the whole body */
-    bool full;   /* everything must be drawn again */
-    bool header_dirty, footer_dirty;
-    int border_x; /* column between the two bottom panes, or -1 */
-    uint64_t drawn_gen, drawn_rev, drawn_msg;
-    struct tui_source_status drawn_status;
-    bool work_pending;
-    bool repaint;
-    struct tui_theme theme;
-    uint64_t theme_rev;
-    struct tui_theme_list themes;
-    size_t theme_idx;
-    char *user_dir;            /* owned, may be NULL */
-    struct tui_diffview *diff; /* owned: the comparison that takes the body, or NULL */
-    bool resumed;              /* became the live process by going back: check the size */
-};
-
-/* What a copy resumed by going back keeps of the app (the rest is as it was then). */
-struct app_carry {
-    int focus, left;
-    bool maximized, bottom_hidden;
-    size_t theme_idx;
-    int filter_engine, filter_kind;
-    bool reload;                /* a run started again (Ctrl-R): its zoom as well */
-    struct tui_gantt_zoom zoom; /* the Gantt's */
-};
 
 /* ---- layout ------------------------------------------------------------------------------ */
 
@@ -441,8 +347,18 @@ static void draw_footer(struct tui_app *a)
         return;
     }
     if (a->view.message[0]) {
-        tui_canvas_text(c, 0, y, c->w, a->view.message_style, a->view.message, TUI_TEXT_ELLIPSIS);
+        char fit[sizeof(a->view.message) + 8];
+        tui_canvas_text(c, 0, y, c->w, a->view.message_style,
+                        tui_fit_path(a->view.message, c->w, c->unicode, fit, sizeof(fit)),
+                        TUI_TEXT_ELLIPSIS);
         return;
+    }
+    int x = 0;
+    if (a->single && !a->maximized) { /* too low for more than one pane: say the others exist */
+        x += 1 + tui_canvas_text(c, 1, y, c->w - 1, TUI_STYLE_FOOTER_KEY, "Tab", 0);
+        x += 1 + tui_canvas_text(c, x + 1, y, c->w - x - 1, TUI_STYLE_FOOTER,
+                                 "other panes (one at a time here)", TUI_TEXT_ELLIPSIS);
+        x++;
     }
     static const char *const keys[][2] = {
         {"q", "quit"},    {"?", "help"},
@@ -459,7 +375,6 @@ static void draw_footer(struct tui_app *a)
         {"q", "quit"}, {"?", "help"}, {"D", "close"},  {"a", "align"}, {"+-", "zoom"},
         {"hl", "pan"}, {"jk", "row"}, {"Enter", "op"}, {"[]", "ops"},  {"Tab", "pane"},
     };
-    int x = 0;
     for (int pass = 0; pass < 2; pass++) { /* a live simulation's keys first */
         size_t n = !pass     ? (a->src->ops->control ? (a->src->ops->back ? 3 : 2) : 0)
                    : a->diff ? sizeof(diff_keys) / sizeof(diff_keys[0])
@@ -475,37 +390,6 @@ static void draw_footer(struct tui_app *a)
             x++;
         }
     }
-}
-
-/* The breakpoint list, over the body. */
-static void draw_bplist(struct tui_app *a)
-{
-    struct tui_canvas *c = a->canvas;
-    size_t n = a->src->ops->break_count(a->src);
-    int w = c->w - 4 < 76 ? c->w - 4 : 76;
-    int h = (int)n + 4 < c->h - 2 ? (int)n + 4 : c->h - 2;
-    if (h < 5)
-        h = 5 < c->h - 2 ? 5 : c->h - 2;
-    struct tui_rect box = {(c->w - w) / 2, 1 + (c->h - 2 - h) / 2, w, h};
-    tui_canvas_box(c, box, " Breakpoints (d remove, B add, any other key closes) ");
-    if (!n)
-        tui_canvas_text(c, box.x + 2, box.y + 1, box.w - 4, TUI_STYLE_DIM,
-                        "none: B adds one (c GLOB, o NAME, m NAME, hbm.util > 0.9)",
-                        TUI_TEXT_ELLIPSIS);
-    if (a->bp_sel >= n)
-        a->bp_sel = n ? n - 1 : 0;
-    int rows = box.h - 2;
-    size_t top = a->bp_sel >= (size_t)rows ? a->bp_sel - (size_t)rows + 1 : 0;
-    for (int k = 0; k < rows && top + (size_t)k < n; k++) {
-        size_t i = top + (size_t)k;
-        char what[200], line[240];
-        a->src->ops->break_describe(a->src, i, what, sizeof(what));
-        snprintf(line, sizeof(line), " %s", what);
-        enum tui_style st = i == a->bp_sel ? TUI_STYLE_SELECTION : TUI_STYLE_NORMAL;
-        tui_canvas_fill(c, (struct tui_rect){box.x + 1, box.y + 1 + k, box.w - 2, 1}, ' ', st);
-        tui_canvas_text(c, box.x + 2, box.y + 1 + k, box.w - 4, st, line, TUI_TEXT_ELLIPSIS);
-    }
-    tui_canvas_unclip(c);
 }
 
 /* ---- rendering --------------------------------------------------------------------------- */
@@ -528,24 +412,10 @@ bool tui_app_needs_render(struct tui_app *a)
            st.events_done != a->drawn_status.events_done || st.viewers != a->drawn_status.viewers;
 }
 
-static void draw_too_small(struct tui_app *a)
-{
-    struct tui_canvas *c = a->canvas;
-    tui_canvas_fill(c, (struct tui_rect){0, 0, c->w, c->h}, ' ', TUI_STYLE_NORMAL);
-    const char *msg = "window too small";
-    int w = (int)strlen(msg);
-    int y = c->h / 2 > 0 ? c->h / 2 - 1 : 0;
-    tui_canvas_text(c, c->w > w ? (c->w - w) / 2 : 0, y, c->w, TUI_STYLE_ERROR, msg, 0);
-    char need[64];
-    snprintf(need, sizeof(need), "need %dx%d, have %dx%d", TUI_MIN_W, TUI_MIN_H, c->w, c->h);
-    w = (int)strlen(need);
-    tui_canvas_text(c, c->w > w ? (c->w - w) / 2 : 0, y + 1, c->w, TUI_STYLE_DIM, need, 0);
-}
-
 const struct tui_canvas *tui_app_render(struct tui_app *a)
 {
     if (a->too_small) {
-        draw_too_small(a);
+        tui_canvas_too_small(a->canvas, TUI_MIN_W, TUI_MIN_H);
         a->full = false;
         return a->canvas;
     }
@@ -608,7 +478,7 @@ const struct tui_canvas *tui_app_render(struct tui_app *a)
         a->help_scroll = max; /* keys came before the help was first drawn */
     }
     if (a->bplist && !a->help)
-        draw_bplist(a);
+        tui_app_draw_bplist(a);
     a->full = a->header_dirty = a->footer_dirty = a->help_dirty = false;
     a->drawn_gen = gen;
     a->drawn_rev = rev;
@@ -636,6 +506,8 @@ static void resumed(struct tui_app *a, const struct app_carry *k)
     tui_view_filter(&a->view, k->filter_engine, k->filter_kind);
     if (k->reload)
         tui_gantt_want_zoom(a->panes[P_GANTT].self, &k->zoom);
+    else
+        tui_gantt_zoom_set(a->panes[P_GANTT].self, &k->zoom);
     a->prompt = a->bplist = a->help = false;
     a->help_dirty = a->header_dirty = a->footer_dirty = true;
     a->repaint = a->resumed = true;
@@ -731,8 +603,8 @@ static void do_search(struct tui_app *a, int dir)
         tui_view_message(&a->view, TUI_STYLE_ERROR, "no match for '%s'", pat);
         return;
     }
-    tui_view_message(&a->view, TUI_STYLE_STATUS, "'%s': %llu match%s%s (n next, N previous)", pat,
-                     (unsigned long long)n, n == 1 ? "" : "es",
+    tui_view_message(&a->view, TUI_STYLE_STATUS, "search '%s': %llu match%s%s (n next, N previous)",
+                     pat, (unsigned long long)n, n == 1 ? "" : "es",
                      wrapped ? dir > 0 ? ", wrapped to the start" : ", wrapped to the end" : "");
     mark(a, P_GANTT);
 }
@@ -837,6 +709,7 @@ static enum tui_result go_back(struct tui_app *a, enum tui_back how, uint64_t ar
                           .theme_idx = a->theme_idx,
                           .filter_engine = a->view.filter_engine,
                           .filter_kind = a->view.filter_kind};
+    tui_gantt_zoom_get(a->panes[P_GANTT].self, &k.zoom);
     struct diag d;
     diag_clear(&d);
     if (a->src->ops->back(a->src, how, arg, &k, sizeof(k), &d) < 0) {
@@ -864,7 +737,7 @@ static enum tui_result reload(struct tui_app *a)
                           .filter_engine = a->view.filter_engine,
                           .filter_kind = a->view.filter_kind,
                           .reload = true};
-    tui_gantt_get_zoom(a->panes[P_GANTT].self, &k.zoom);
+    tui_gantt_zoom_get(a->panes[P_GANTT].self, &k.zoom);
     struct diag d;
     diag_clear(&d);
     if (a->src->ops->reload(a->src, &k, sizeof(k), &d) == 0)
@@ -875,105 +748,12 @@ static enum tui_result reload(struct tui_app *a)
     return TUI_RES_REDRAW;
 }
 
-/* Open the footer prompt for a breakpoint or a time (live sources only). */
-static enum tui_result open_prompt(struct tui_app *a, enum prompt_kind k)
-{
-    if (!a->src->ops->control) {
-        tui_view_message(&a->view, TUI_STYLE_STATUS,
-                         "a saved trace: nothing to run (these keys drive a live simulation)");
-        return TUI_RES_REDRAW;
-    }
-    a->prompt = true;
-    a->pkind = k;
-    a->plen = 0;
-    a->footer_dirty = true;
-    return TUI_RES_REDRAW;
-}
-
-/* A breakpoint from the prompt: "c GLOB" (component), "o NAME" (op), "m NAME" (marker),
- * "FILE:LINE [pe=N]" (a kernel line), or a condition on a metric ("hbm.util > 0.9", "idle(te) >
- * 5us", "op.duration > 2us"); without a kind, a pattern with a dot is a component, else an op name.
- */
-static void add_breakpoint(struct tui_app *a, const char *text)
-{
-    while (*text == ' ')
-        text++;
-    enum tui_break_kind kind = strchr(text, '.') ? TUI_BREAK_COMPONENT : TUI_BREAK_OP;
-    if (strchr(text, '<') || strchr(text, '>'))
-        kind = TUI_BREAK_METRIC;
-    if (tui_linebp_looks(text))
-        kind = TUI_BREAK_LINE; /* vector_add.c:47 [pe=3] */
-    static const struct {
-        const char *word;
-        enum tui_break_kind kind;
-    } words[] = {{"c", TUI_BREAK_COMPONENT}, {"component", TUI_BREAK_COMPONENT},
-                 {"o", TUI_BREAK_OP},        {"op", TUI_BREAK_OP},
-                 {"m", TUI_BREAK_MARKER},    {"marker", TUI_BREAK_MARKER}};
-    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
-        size_t n = strlen(words[i].word);
-        if (strncmp(text, words[i].word, n) == 0 && text[n] == ' ') {
-            kind = words[i].kind;
-            text += n;
-            break;
-        }
-    }
-    struct diag d;
-    diag_clear(&d);
-    if (a->src->ops->break_add(a->src, kind, text, &d) < 0) {
-        tui_view_message(&a->view, TUI_STYLE_ERROR,
-                         "%s (c GLOB, o NAME, m NAME, FILE:LINE or a condition)", d.msg);
-        return;
-    }
-    char what[200];
-    size_t n = a->src->ops->break_count(a->src);
-    a->src->ops->break_describe(a->src, n - 1, what, sizeof(what));
-    tui_view_message(&a->view, TUI_STYLE_STATUS, "breakpoint %s (X lists them)", what);
-}
-
-/*
- * A time from the prompt: cycles ("12000"), or a time with a unit ("12.5us", "800 ns",
- * "3ms"); "+" makes it relative to now. Returns 0 with *out in cycles, or -1.
- */
-static int parse_time(const char *text, uint64_t now, double ghz, uint64_t *out)
-{
-    while (*text == ' ')
-        text++;
-    bool rel = *text == '+';
-    if (rel)
-        text++;
-    char *end;
-    errno = 0;
-    double v = strtod(text, &end);
-    if (end == text || errno || !(v >= 0) || !isfinite(v))
-        return -1;
-    while (*end == ' ')
-        end++;
-    double cycles = v;
-    static const struct {
-        const char *unit;
-        double ns;
-    } units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
-    if (*end) {
-        size_t k = 0;
-        while (k < sizeof(units) / sizeof(units[0]) && strcmp(end, units[k].unit) != 0)
-            k++;
-        if (k == sizeof(units) / sizeof(units[0]) || !(ghz > 0))
-            return -1;
-        cycles = v * units[k].ns * ghz;
-    }
-    cycles = rel ? (double)now + cycles : cycles;
-    if (cycles > 9e15)
-        return -1;
-    *out = (uint64_t)llround(cycles);
-    return 0;
-}
-
 static void run_until(struct tui_app *a, const char *text)
 {
     struct tui_source_status st;
     a->src->ops->status(a->src, &st);
     uint64_t t;
-    if (parse_time(text, st.now, trace_model_clock_ghz(a->m), &t) < 0) {
+    if (tui_app_parse_time(text, st.now, trace_model_clock_ghz(a->m), &t) < 0) {
         tui_view_message(&a->view, TUI_STYLE_ERROR,
                          "not a time: cycles (12000), a time with ns/us/ms (12.5us), or +N");
         return;
@@ -1001,8 +781,8 @@ static void back_until(struct tui_app *a, const char *text)
         text++;
     bool before_now = *text == '-';
     uint64_t t = 0;
-    if (parse_time(before_now ? text + 1 : text, before_now ? 0 : st.now,
-                   trace_model_clock_ghz(a->m), &t) < 0) {
+    if (tui_app_parse_time(before_now ? text + 1 : text, before_now ? 0 : st.now,
+                           trace_model_clock_ghz(a->m), &t) < 0) {
         tui_view_message(&a->view, TUI_STYLE_ERROR,
                          "not a time: cycles (12000), a time with ns/us/ms (12.5us), or -N");
         return;
@@ -1012,43 +792,14 @@ static void back_until(struct tui_app *a, const char *text)
     go_back(a, TUI_BACK_UNTIL, t);
 }
 
-/* The breakpoint list: keys while it is open. */
-static enum tui_result bplist_key(struct tui_app *a, int key)
-{
-    size_t n = a->src->ops->break_count ? a->src->ops->break_count(a->src) : 0;
-    enum tui_action act = tui_keymap_lookup(key);
-    a->help_dirty = true;
-    if ((key == 'd' || key == TUI_KEY_DELETE || key == TUI_KEY_BACKSPACE) && n) {
-        char what[200];
-        a->src->ops->break_describe(a->src, a->bp_sel, what, sizeof(what));
-        a->src->ops->break_remove(a->src, a->bp_sel);
-        tui_view_message(&a->view, TUI_STYLE_STATUS, "breakpoint %.*s removed",
-                         (int)strcspn(what, ":"), what);
-        if (a->bp_sel + 1 >= n && a->bp_sel > 0)
-            a->bp_sel--;
-        return TUI_RES_REDRAW;
-    }
-    if (act == TUI_ACT_UP) {
-        a->bp_sel = a->bp_sel ? a->bp_sel - 1 : 0;
-        return TUI_RES_REDRAW;
-    }
-    if (act == TUI_ACT_DOWN) {
-        a->bp_sel = a->bp_sel + 1 < n ? a->bp_sel + 1 : a->bp_sel;
-        return TUI_RES_REDRAW;
-    }
-    a->bplist = false;
-    a->full = true;
-    if (act == TUI_ACT_BREAK_ADD)
-        return open_prompt(a, PROMPT_BREAK);
-    return TUI_RES_REDRAW;
-}
-
 /* ---- comparing two traces -------------------------------------------------------------- */
 
 void tui_app_diff_take(struct tui_app *a, struct trace_model *b, const char *name)
 {
     struct tui_source_status st;
     a->src->ops->status(a->src, &st);
+    if (!a->diff) /* the Gantt's zoom, put back when the comparison closes */
+        tui_gantt_zoom_get(a->panes[P_GANTT].self, &a->diff_zoom);
     tui_diffview_free(a->diff);
     a->diff = tui_diffview_new_take(a->m, st.name, b, name, a->view.cursor);
     const struct trace_diff *d = tui_diffview_diff(a->diff);
@@ -1066,6 +817,8 @@ static enum tui_result diff_toggle(struct tui_app *a)
     if (a->diff) {
         tui_diffview_free(a->diff);
         a->diff = NULL;
+        tui_gantt_zoom_set(a->panes[P_GANTT].self, &a->diff_zoom);
+        mark(a, P_GANTT);
         a->full = a->header_dirty = true;
         tui_view_message(&a->view, TUI_STYLE_STATUS, "comparison closed");
         return TUI_RES_REDRAW;
@@ -1181,7 +934,7 @@ static enum tui_result global_action(struct tui_app *a, enum tui_action act)
     case TUI_ACT_FASTER: return control(a, TUI_CTL_FASTER);
     case TUI_ACT_SLOWER: return control(a, TUI_CTL_SLOWER);
     case TUI_ACT_WRITE: return control(a, TUI_CTL_WRITE);
-    case TUI_ACT_RUN_UNTIL: return open_prompt(a, PROMPT_UNTIL);
+    case TUI_ACT_RUN_UNTIL: return tui_app_open_prompt(a, PROMPT_UNTIL);
     case TUI_ACT_BACK_STEP: return go_back(a, TUI_BACK_EVENT, 0);
     case TUI_ACT_BACK_OP: return go_back(a, TUI_BACK_OP, 0);
     case TUI_ACT_BACK_BREAK: return go_back(a, TUI_BACK_BREAK, 0);
@@ -1189,11 +942,11 @@ static enum tui_result global_action(struct tui_app *a, enum tui_action act)
     case TUI_ACT_BACK_UNTIL:
         if (!a->src->ops->back)
             return go_back(a, TUI_BACK_UNTIL, 0); /* says why not */
-        return open_prompt(a, PROMPT_BACK);
-    case TUI_ACT_BREAK_ADD: return open_prompt(a, PROMPT_BREAK);
+        return tui_app_open_prompt(a, PROMPT_BACK);
+    case TUI_ACT_BREAK_ADD: return tui_app_open_prompt(a, PROMPT_BREAK);
     case TUI_ACT_BREAK_LIST:
         if (!a->src->ops->break_count)
-            return open_prompt(a, PROMPT_BREAK); /* says there is nothing to run */
+            return tui_app_open_prompt(a, PROMPT_BREAK); /* says there is nothing to run */
         a->bplist = a->help_dirty = true;
         return TUI_RES_REDRAW;
     case TUI_ACT_FOLLOW:
@@ -1272,8 +1025,30 @@ static bool gantt_wide(enum tui_action act)
     }
 }
 
+/* n and N: the next or previous of what the user walked last (search matches, anomalies,
+ * a source line's ops), whichever pane has the focus; the status line says which. */
+static enum tui_result walk_next(struct tui_app *a, enum tui_action act)
+{
+    int p = a->walk == WALK_ANOMALIES ? P_ANOMALIES : a->walk == WALK_SOURCE ? P_SOURCE : -1;
+    if (p < 0) {
+        if (!a->search[0])
+            tui_view_message(&a->view, TUI_STYLE_STATUS, "no search yet: / starts one");
+        else
+            do_search(a, act == TUI_ACT_SEARCH_NEXT ? 1 : -1);
+        return TUI_RES_REDRAW;
+    }
+    enum tui_result r = a->panes[p].ops->action(a->panes[p].self, act, &a->view);
+    mark(a, p);
+    return r == TUI_RES_IGNORED ? TUI_RES_HANDLED : r;
+}
+
 static enum tui_result dispatch(struct tui_app *a, enum tui_action act)
 {
+    bool walking = act == TUI_ACT_SEARCH_NEXT || act == TUI_ACT_SEARCH_PREV;
+    if (walking && a->walk != WALK_PANE)
+        return walk_next(a, act);
+    if ((walking || act == TUI_ACT_SELECT) && (a->focus == P_ANOMALIES || a->focus == P_SOURCE))
+        a->walk = a->focus == P_ANOMALIES ? WALK_ANOMALIES : WALK_SOURCE; /* walked from here */
     struct pane *f = &a->panes[a->focus];
     enum tui_result r = TUI_RES_IGNORED;
     int handler = a->focus;
@@ -1320,7 +1095,7 @@ static void prompt_key(struct tui_app *a, int key)
         memcpy(text, a->pbuf, a->plen);
         text[a->plen] = '\0';
         if (a->pkind == PROMPT_BREAK) {
-            add_breakpoint(a, text);
+            tui_app_add_breakpoint(a, text);
         } else if (a->pkind == PROMPT_UNTIL) {
             run_until(a, text);
         } else if (a->pkind == PROMPT_DIFF) {
@@ -1329,6 +1104,7 @@ static void prompt_key(struct tui_app *a, int key)
             back_until(a, text);
         } else {
             memcpy(a->search, text, a->plen + 1);
+            a->walk = WALK_SEARCH;
             tui_view_select(&a->view, TUI_NO_EVENT);
             do_search(a, 1);
         }
@@ -1380,7 +1156,7 @@ enum tui_result tui_app_key(struct tui_app *a, int key)
         return TUI_RES_REDRAW;
     }
     if (a->bplist)
-        return bplist_key(a, key);
+        return tui_app_bplist_key(a, key);
     if (a->prompt) {
         prompt_key(a, key);
         return TUI_RES_REDRAW;

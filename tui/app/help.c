@@ -6,20 +6,28 @@
 #include <stdio.h>
 #include <string.h>
 
-/* One line of the help: a heading, a key binding, or legend text. */
+/* One entry of the help: a heading, a key binding, or legend text; text too long for the box
+ * goes on as many lines as it needs, under itself. */
 static void emit(struct tui_canvas *c, struct tui_rect box, int *n, int scroll, int kw,
                  const char *keys, const char *text, enum tui_style text_style)
 {
-    int y = box.y + 1 + *n - scroll;
-    (*n)++;
-    if (y <= box.y || y >= box.y + box.h - 1)
-        return;
     int x = box.x + 2, w = box.w - 4;
-    if (keys) {
-        tui_canvas_text(c, x, y, kw, TUI_STYLE_KEY, keys, TUI_TEXT_ELLIPSIS);
+    if (keys)
         x += kw, w -= kw;
-    }
-    tui_canvas_text(c, x, y, w, text_style, text, TUI_TEXT_ELLIPSIS);
+    size_t len = strlen(text), at = 0, next;
+    do {
+        int y = box.y + 1 + *n - scroll;
+        (*n)++;
+        size_t k = tui_text_wrap(text + at, len - at, w, &next);
+        if (y <= box.y || y >= box.y + box.h - 1) {
+            at += next;
+            continue;
+        }
+        if (keys && at == 0)
+            tui_canvas_text(c, box.x + 2, y, kw, TUI_STYLE_KEY, keys, TUI_TEXT_ELLIPSIS);
+        tui_canvas_textn(c, x, y, w, text_style, text + at, k, 0);
+        at += next;
+    } while (at < len);
 }
 
 /* A legend line: a glyph in a style, then what it means. */

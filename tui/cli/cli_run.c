@@ -133,7 +133,8 @@ static void row_key(size_t i, double *util, double *amount)
     } else {
         const struct sim_run_component *c = &sort_summary->components[i];
         *util = c->utilization;
-        *amount = is_memory(c) ? (double)(c->bytes_read + c->bytes_written) : c->busy_ns;
+        *amount =
+            is_memory(c) ? (double)(c->bytes_read + c->bytes_written) : (double)c->busy_cycles;
     }
 }
 
@@ -180,8 +181,7 @@ static void print_summary(const struct cli_run_opts *o, const struct sim_run *r,
     printf(" (%u sip x %u cube x %u PE, %g GHz)\n", cfg->sips, cfg->cubes_per_sip,
            cfg->pes_per_cube, cfg->clock_ghz);
     /* a cycle begun is a cycle of the run, as the trace's cycles_total counts it */
-    printf("simulated time   %.3f ns (%.0f cycles)\n", s->sim_ns,
-           ceil(s->sim_ns * cfg->clock_ghz - 1e-9));
+    printf("simulated time   %.3f ns (%llu cycles)\n", s->sim_ns, (unsigned long long)s->cycles);
     printf("events           %llu\n", (unsigned long long)s->events);
     printf("op records       %zu\n", s->op_records);
     printf("host requests    %zu of %zu answered, %zu failed\n", s->completed, s->requests,
@@ -209,15 +209,19 @@ static void print_summary(const struct cli_run_opts *o, const struct sim_run *r,
     size_t n = 0;
     for (size_t i = 0; i < s->n_components; i++) {
         const struct sim_run_component *c = &s->components[i];
-        if (!is_memory(c) && (c->msgs || c->busy_ns > 0))
+        if (!is_memory(c) && (c->msgs || c->busy_cycles > 0))
             rows[n++] = i;
     }
     sort_rows(rows, n, s, false);
-    printf("\n%-36s %14s %7s %8s\n", "component", "busy ns", "util", "msgs");
+    /* busy: the union of the component's ops (its trace track's busy cycles), over the run */
+    printf("\nbusy: cycles with one of a component's ops running; util: busy / the run's %llu "
+           "cycles\n",
+           (unsigned long long)s->cycles);
+    printf("%-36s %14s %7s %8s\n", "component", "busy cycles", "util", "msgs");
     for (size_t j = 0; j < shown(o, n); j++) {
         const struct sim_run_component *c = &s->components[rows[j]];
-        printf("%-36s %14.3f %6.1f%% %8llu\n", c->id, c->busy_ns, 100.0 * c->utilization,
-               (unsigned long long)c->msgs);
+        printf("%-36s %14llu %6.1f%% %8llu\n", c->id, (unsigned long long)c->busy_cycles,
+               100.0 * c->utilization, (unsigned long long)c->msgs);
     }
     print_rest(o, n, "components");
 

@@ -162,11 +162,35 @@ static int cmp_busy(const void *a, const void *b)
     return x->track < y->track ? -1 : x->track > y->track;
 }
 
-static void print_engines(const char *label, const struct trace_engine_use *u, size_t n)
+/* The component of engine (eng, id), when the trace names one ("TE 4" is sip0.cube1.pe0's
+ * GEMM engine: engine_id counts the chip's engines of a kind in sip, cube, PE order), else
+ * NULL. */
+static const char *engine_component(const struct trace_model *m, enum trace_engine eng, int32_t id)
 {
-    for (size_t i = 0; i < n; i++)
-        printf("%-4s %-3d     %5.1f%% busy (%llu active cycles)\n", label, (int)u[i].id,
+    char generic[32];
+    snprintf(generic, sizeof(generic), "%s %d", trace_engine_name(eng), (int)id);
+    for (uint32_t t = 0; t < trace_model_track_count(m); t++) {
+        const struct trace_track *tr = trace_model_track_get(m, t);
+        if (tr->engine == eng && tr->engine_id == id) {
+            const char *name = trace_model_str(m, tr->name);
+            return strcmp(name, generic) ? name : NULL;
+        }
+    }
+    return NULL;
+}
+
+static void print_engines(const struct trace_model *m, enum trace_engine eng, const char *label,
+                          const struct trace_engine_use *u, size_t n, uint64_t active, double util)
+{
+    if (n > 1) /* the kind as a whole, as DMA's line and the verdict count it */
+        printf("%-4s any     %5.1f%% busy (%llu cycles with one of its %zu engines busy)\n", label,
+               util * 100, (unsigned long long)active, n);
+    for (size_t i = 0; i < n; i++) {
+        printf("%-4s %-3d     %5.1f%% busy (%llu active cycles)", label, (int)u[i].id,
                u[i].util * 100, (unsigned long long)u[i].active);
+        const char *comp = engine_component(m, eng, u[i].id);
+        printf(comp ? ", %s\n" : "\n", comp ? esc(comp) : "");
+    }
 }
 
 static void print_text(const char *file, const struct trace_model *m, const struct trace_metrics *x)
@@ -221,8 +245,8 @@ static void print_text(const char *file, const struct trace_model *m, const stru
         printf("DMA           %5.1f%% busy (%llu cycles), at most %llu concurrent transfer%s\n",
                x->dma_util * 100, (unsigned long long)x->dma_active,
                (unsigned long long)x->dma_max_concurrent, plural(x->dma_max_concurrent));
-    print_engines("TE", x->te, x->nte);
-    print_engines("VE", x->ve, x->nve);
+    print_engines(m, TRACE_ENGINE_TE, "TE", x->te, x->nte, x->te_active, x->te_util);
+    print_engines(m, TRACE_ENGINE_VE, "VE", x->ve, x->nve, x->ve_active, x->ve_util);
     if (x->has_kv) {
         bytes_h(x->kv_read, rd, sizeof(rd));
         bytes_h(x->kv_write, wr, sizeof(wr));

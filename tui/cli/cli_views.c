@@ -72,7 +72,7 @@ static void print_layers(const struct trace_model *m, uint64_t total)
     if (n) {
         printf(
             "layers        %zu (span: the sum of the spans of its %s; busy cycles per engine kind; "
-            "share: busy / cycles_total)\n",
+            "share: the engine kinds' busy cycles added / cycles_total)\n",
             n, in.per_token ? "instances, one per token" : "ops");
         printf("  %-16s %12s %12s %10s %10s %10s %10s %7s %10s\n", "layer", "start", "span",
                "slowest", "DMA", "TE", "VE", "share", "DRAM");
@@ -86,7 +86,8 @@ static void print_layers(const struct trace_model *m, uint64_t total)
                (unsigned long long)(li->n ? li->v[li->slowest].end - li->v[li->slowest].start : 0));
         for (size_t k = 0; k < sizeof(shown_engines) / sizeof(shown_engines[0]); k++)
             printf(" %10llu", (unsigned long long)r->engine[shown_engines[k]].busy);
-        printf(" %6.1f%% %10s\n", total ? 100.0 * (double)r->all.busy / (double)total : 0.0,
+        printf(" %6.1f%% %10s\n",
+               total ? 100.0 * (double)trace_region_kinds_busy(r) / (double)total : 0.0,
                fmt_bytes(by, sizeof(by), r->all.read_bytes + r->all.write_bytes));
     }
     if (n > TEXT_LAYERS)
@@ -105,14 +106,17 @@ static void print_tokens(const struct trace_model *m)
             printf("; decode latency min %llu, median %llu, mean %.1f, max %llu cycles",
                    (unsigned long long)p.decode_min, (unsigned long long)p.decode_median,
                    p.decode_mean, (unsigned long long)p.decode_max);
-        printf("\n  %-7s %6s %12s %10s %10s %10s%s\n", "phase", "index", "start", "latency", "read",
+        /* #: the token's place in its phase, from 0 (--json gives the trace's token_index) */
+        printf("\n  %-7s %6s %12s %10s %10s %10s%s\n", "phase", "#", "start", "latency", "read",
                "written", p.has_kv ? "    KV read  KV written" : "");
     }
-    for (size_t i = 0; i < p.n && i < TEXT_TOKENS; i++) {
+    for (size_t i = 0, first = 0; i < p.n && i < TEXT_TOKENS; i++) {
         const struct trace_token_row *r = &p.rows[i];
         char rd[32], wr[32], kr[32], kw[32];
-        printf("  %-7s %6lld %12llu %10llu %10s %10s", r->decode ? "DECODE" : "PREFILL",
-               (long long)r->index, (unsigned long long)r->start, (unsigned long long)r->latency,
+        if (i && r->decode != p.rows[i - 1].decode)
+            first = i;
+        printf("  %-7s %6zu %12llu %10llu %10s %10s", r->decode ? "DECODE" : "PREFILL", i - first,
+               (unsigned long long)r->start, (unsigned long long)r->latency,
                fmt_bytes(rd, sizeof(rd), r->read_bytes), fmt_bytes(wr, sizeof(wr), r->write_bytes));
         if (p.has_kv)
             printf(" %10s %11s", fmt_bytes(kr, sizeof(kr), r->kv_read),
@@ -201,7 +205,8 @@ static struct sim_value *layers_json(const struct trace_model *m, uint64_t total
         for (int k = 0; k < TRACE_ENGINE_COUNT; k++)
             busy[k] = r->engine[k].busy;
         sim_value_map_set_take(o, "busy_cycles_per_engine", engine_busy(busy));
-        sim_value_map_set_float(o, "share", total ? (double)r->all.busy / (double)total : 0);
+        sim_value_map_set_float(o, "share",
+                                total ? (double)trace_region_kinds_busy(r) / (double)total : 0);
         sim_value_map_set_int(o, "ops", (int64_t)r->all.ops);
         sim_value_map_set_int(o, "dram_bytes_read", (int64_t)r->all.read_bytes);
         sim_value_map_set_int(o, "dram_bytes_write", (int64_t)r->all.write_bytes);

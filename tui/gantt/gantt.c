@@ -253,6 +253,24 @@ void tui_gantt_show_span(struct tui_gantt *g, struct tui_view *v, uint64_t t0, u
     tui_gantt_update_follow(g);
 }
 
+void tui_gantt_zoom_get(const struct tui_gantt *g, struct tui_gantt_zoom *z)
+{
+    *z = (struct tui_gantt_zoom){g->cpc, g->t0, g->fit, g->follow};
+}
+
+void tui_gantt_zoom_set(struct tui_gantt *g, const struct tui_gantt_zoom *z)
+{
+    if (!(z->cpc > 0))
+        return;
+    g->cpc = z->cpc;
+    g->t0 = z->t0;
+    g->fit = z->fit;
+    g->follow = z->follow;
+    g->follow_at = UINT64_MAX; /* a view following now pans to the now it finds */
+    tui_gantt_view_clamp(g);
+    tui_gantt_follow_now(g);
+}
+
 bool tui_gantt_following(const struct tui_gantt *g)
 {
     return g->follow;
@@ -272,13 +290,6 @@ const char *tui_gantt_selected_label(const struct tui_gantt *g)
     if (g->sel >= g->nrows)
         return "";
     return g->nodes[g->rows[g->sel]].label;
-}
-
-void tui_gantt_get_zoom(const struct tui_gantt *g, struct tui_gantt_zoom *z)
-{
-    z->t0 = g->t0;
-    z->cpc = g->cpc;
-    z->fit = g->fit;
 }
 
 void tui_gantt_want_zoom(struct tui_gantt *g, const struct tui_gantt_zoom *z)

@@ -40,18 +40,21 @@ void tui_gantt_select(struct tui_gantt *g, struct tui_view *v, uint64_t i);
 void tui_gantt_show_span(struct tui_gantt *g, struct tui_view *v, uint64_t t0, uint64_t t1,
                          uint64_t cursor);
 
+/* The user's zoom and place on the time axis, to put back after something else moved them
+ * (going back resumes a checkpoint's view; a comparison shows its own). */
+struct tui_gantt_zoom {
+    double cpc, t0;   /* cycles per column, the first column's cycle */
+    bool fit, follow; /* the whole trace fitted; live: the right edge at now */
+};
+void tui_gantt_zoom_get(const struct tui_gantt *g, struct tui_gantt_zoom *z);
+/* Put z back: the zoom as it was; the place too, panned to now when it followed now. */
+void tui_gantt_zoom_set(struct tui_gantt *g, const struct tui_gantt_zoom *z);
+
 /* Live: true while the view keeps "now" in sight (fitted, or its right edge at now). */
 bool tui_gantt_following(const struct tui_gantt *g);
 
 /* The visible time span [*t0, *t1) and the cycles per column of the last layout. */
 void tui_gantt_span(const struct tui_gantt *g, uint64_t *t0, uint64_t *t1, double *cpc);
-
-/* The zoom of the view: its first cycle and cycles per column, or fitted to the trace. */
-struct tui_gantt_zoom {
-    double t0, cpc;
-    bool fit;
-};
-void tui_gantt_get_zoom(const struct tui_gantt *g, struct tui_gantt_zoom *z);
 
 /* Show z (a run started again from event 0 keeps the last one's zoom): at once when it is
  * fitted, else once the trace reaches the end of z's span, or when tui_gantt_settle_zoom

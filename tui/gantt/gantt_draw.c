@@ -125,6 +125,11 @@ static void draw_ns_ruler(struct tui_gantt *g, struct tui_canvas *c, int y,
     char probe[32];
     tui_fmt_ns(probe, sizeof(probe), (double)tui_gantt_t_max(g) / ghz);
     double step = tui_ruler_step(g->cpc / ghz * ((double)strlen(probe) + 2));
+    /* zoomed in far, a label needs the decimals of the step: room for the longer ones */
+    size_t w0 = strlen(probe);
+    tui_fmt_ns_tick(probe, sizeof(probe), (double)tui_gantt_t_max(g) / ghz, step);
+    if (strlen(probe) > w0)
+        step = tui_ruler_step(g->cpc / ghz * ((double)strlen(probe) + 2));
     tui_canvas_fill(c, (struct tui_rect){g->plot_x, y, g->plot_w, 1}, ' ', TUI_STYLE_RULER);
     tui_canvas_text(c, g->rect.x, y, g->label_w, TUI_STYLE_RULER, "ns", 0);
     double first = ceil(g->t0 / ghz / step) * step;
@@ -133,7 +138,7 @@ static void draw_ns_ruler(struct tui_gantt *g, struct tui_canvas *c, int y,
         if (col < 0 || col >= g->plot_w)
             continue;
         char label[32];
-        tui_fmt_ns(label, sizeof(label), ns);
+        tui_fmt_ns_tick(label, sizeof(label), ns, step);
         tui_canvas_put(c, g->plot_x + (int)col, y, gl->tick, TUI_STYLE_RULER);
         tui_canvas_text(c, g->plot_x + (int)col + 1, y, g->plot_w - (int)col - 1, TUI_STYLE_RULER,
                         label, 0);

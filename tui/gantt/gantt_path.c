@@ -53,6 +53,24 @@ bool tui_gantt_on_path(const struct tui_gantt *g, uint32_t track, uint64_t a, ui
     return false;
 }
 
+/* The first of n messages that fits the status line (w columns), else the last: what a
+ * narrow window cannot show is left out by priority, not cut at its end. */
+static void say_fitting(struct tui_view *v, int w, char (*msgs)[640], int n)
+{
+    int i = 0;
+    while (i + 1 < n && (int)strlen(msgs[i]) > w)
+        i++;
+    tui_view_message(v, TUI_STYLE_STATUS, "%s", msgs[i]);
+}
+
+/* A length as cycles and time ("103954 (104 us)"), or the time alone (short). */
+static char *fmt_len(char *buf, size_t n, uint64_t cycles, double ghz, bool short_form)
+{
+    if (short_form && ghz > 0)
+        return tui_fmt_ns(buf, n, (double)cycles / ghz);
+    return tui_fmt_cycles_ns(buf, n, cycles, ghz);
+}
+
 /* Move to step k: the op selected, the cursor at its start, the status line saying why it
  * waited. */
 static void go_to(struct tui_gantt *g, struct tui_view *v, size_t k)
@@ -70,10 +88,18 @@ static void go_to(struct tui_gantt *g, struct tui_view *v, size_t k)
         sim_escape(trace_model_str(g->m, pe->op), trace_model_str_len(g->m, pe->op), pred,
                    sizeof(pred));
     }
-    tui_fmt_cycles_ns(w, sizeof(w), s->wait, ghz);
+    char ws[64], m[4][640];
+    fmt_len(w, sizeof(w), s->wait, ghz, false);
+    fmt_len(ws, sizeof(ws), s->wait, ghz, true);
     trace_critpath_why(p, s, why, sizeof(why));
-    tui_view_message(v, TUI_STYLE_STATUS, "path %zu/%zu: %s waited %s after %s (%s)", k + 1, p->n,
-                     op, w, pred, why);
+    /* by priority: the cycles, then the op waited on, then the reason go */
+    snprintf(m[0], sizeof(m[0]), "path %zu/%zu: %s waited %s after %s (%s)", k + 1, p->n, op, w,
+             pred, why);
+    snprintf(m[1], sizeof(m[1]), "path %zu/%zu: %s waited %s after %s (%s)", k + 1, p->n, op, ws,
+             pred, why);
+    snprintf(m[2], sizeof(m[2]), "path %zu/%zu: %s waited %s (%s)", k + 1, p->n, op, ws, why);
+    snprintf(m[3], sizeof(m[3]), "path %zu/%zu: %s waited %s", k + 1, p->n, op, ws);
+    say_fitting(v, g->rect.w, m, 4);
 }
 
 /* The events of the launch with cmdq_id (all events for TRACE_NO_CMDQ), and its span. */
@@ -173,14 +199,22 @@ static void show_path(struct tui_gantt *g, struct tui_view *v, int32_t cmdq)
     g->fit = false;
     tui_gantt_view_clamp(g);
     go_to(g, v, 0);
-    char w[64], l[64];
+    char w[64], l[64], ws[64], ls[64], m[4][640];
     double ghz = trace_model_clock_ghz(g->m);
-    tui_fmt_cycles_ns(l, sizeof(l), end - start, ghz);
-    tui_fmt_cycles_ns(w, sizeof(w), waits, ghz);
-    tui_view_message(
-        v, TUI_STYLE_STATUS,
-        "critical path of %s: %zu ops over %s, %s waiting; ) next, ( previous, C hides", name,
-        g->path->n, l, w);
+    fmt_len(l, sizeof(l), end - start, ghz, false);
+    fmt_len(w, sizeof(w), waits, ghz, false);
+    fmt_len(ls, sizeof(ls), end - start, ghz, true);
+    fmt_len(ws, sizeof(ws), waits, ghz, true);
+    snprintf(m[0], sizeof(m[0]),
+             "critical path of %s: %zu ops over %s, %s waiting; ) next, ( previous, C hides", name,
+             g->path->n, l, w);
+    snprintf(m[1], sizeof(m[1]),
+             "critical path of %s: %zu ops over %s, %s waiting; ) next, ( previous, C hides", name,
+             g->path->n, ls, ws);
+    snprintf(m[2], sizeof(m[2]), "critical path of %s: %zu ops over %s, %s waiting; ) ( walk it",
+             name, g->path->n, ls, ws);
+    snprintf(m[3], sizeof(m[3]), "path of %s: %zu ops, %s, %s waiting", name, g->path->n, ls, ws);
+    say_fitting(v, g->rect.w, m, 4);
 }
 
 enum tui_result tui_gantt_path_toggle(struct tui_gantt *g, struct tui_view *v)

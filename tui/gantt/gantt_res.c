@@ -16,23 +16,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { RES_SYNC_NS = 250 * 1000 * 1000 }; /* a live model's resources, 4 times a second */
-
 bool tui_gantt_res_sync(struct tui_gantt *g)
 {
     if (!g->res) {
         g->res = trace_resources_new(g->m);
         g->res_synced = tui_now_ns();
     } else {
-        /* rebuilt at most every RES_SYNC_NS, or 100 times what the last rebuild took: a long
-         * run's hundreds of thousands of samples take milliseconds */
+        /* rebuilt at most every 100 times what the last rebuild took (1% of the time): a
+         * long run's hundreds of thousands of samples take milliseconds, a few steps' none,
+         * so what a step added shows at once (as going back to it shows it) */
         uint64_t now = tui_now_ns();
-        uint64_t every = 100 * g->res_cost > RES_SYNC_NS ? 100 * g->res_cost : RES_SYNC_NS;
-        if (now - g->res_synced < every && g->res_built == trace_resources_count(g->res))
+        if (now - g->res_synced < 100 * g->res_cost &&
+            g->res_built == trace_resources_count(g->res))
             return false;
         if (trace_resources_sync(g->res)) {
             g->res_synced = tui_now_ns();
             g->res_cost = g->res_synced - now;
+            return true; /* new samples: the rows redraw */
         }
     }
     return trace_resources_count(g->res) != g->res_built;
@@ -58,9 +58,16 @@ void tui_gantt_draw_res_row(struct tui_gantt *g, struct tui_canvas *c, int y, in
     size_t cap = trace_resources_count(g->res) + 1;
     size_t *rs = sim_xcalloc(cap, sizeof(*rs));
     size_t n = res_below(g, node, rs, cap, 0);
+    /* live: nothing past now, whatever a transfer under way reported of its end (a run gone
+     * back to a time draws what the run going forward drew there) */
+    uint64_t now = trace_model_now(g->m);
     for (int i = 0; n && i < g->plot_w; i++) {
         uint64_t a, b;
         tui_gantt_cell_range(g, i, &a, &b);
+        if (now && a >= now)
+            break;
+        if (now && b > now)
+            b = now;
         double u = 0;
         for (size_t k = 0; k < n; k++) {
             double x = trace_resources_util(g->res, rs[k], a, b);

@@ -184,7 +184,7 @@ static void show(struct tui_anomalies *p, struct tui_view *v, size_t i)
     char esc[300];
     sim_escape(line, strlen(line), esc, sizeof(esc));
     tui_view_message(v, an->kind == TRACE_ANOMALY_INVALID ? TUI_STYLE_ERROR : TUI_STYLE_STATUS,
-                     "%zu/%zu %s", i + 1, p->a.n, esc);
+                     "anomaly %zu/%zu: %s", i + 1, p->a.n, esc);
 }
 
 static enum tui_result anomalies_action(void *self, enum tui_action a, struct tui_view *v)

@@ -279,8 +279,49 @@ static const char *bound_short(const struct trace_verdict *v, const struct trace
     return buf;
 }
 
+/* The columns of the launch table for a pane w wide: the bound column as wide as its widest
+ * text (at most 26), "running" only when a launch runs, and of the busy shares as many as
+ * fit, by priority (TE, VE, DMA, HOST): a column that does not fit is left out whole. */
+struct cols {
+    int bound_w;
+    bool running;
+    int nbusy;
+};
+
+static const struct {
+    const char *name;
+    enum trace_engine e;
+} busy_cols[] = {{"TE", TRACE_ENGINE_TE},
+                 {"VE", TRACE_ENGINE_VE},
+                 {"DMA", TRACE_ENGINE_DMA},
+                 {"HOST", TRACE_ENGINE_HOST}};
+
+static struct cols table_cols(struct tui_bottleneck *b, int w)
+{
+    struct cols k = {5, false, 0};
+    for (size_t i = 0; i < b->nrows; i++) {
+        char bound[200];
+        const struct trace_verdict_item *it = b->rows[i].it;
+        if (!it)
+            continue;
+        int n = (int)strlen(bound_short(b->v, it, bound, sizeof(bound)));
+        k.bound_w = n > k.bound_w ? n : k.bound_w;
+        k.running |= it->running;
+    }
+    k.bound_w = k.bound_w > 26 ? 26 : k.bound_w;
+    int used = 18 + 1 + 9 + 1 + (k.running ? 8 : 0) + k.bound_w;
+    for (size_t i = 0; i < sizeof(busy_cols) / sizeof(busy_cols[0]); i++) {
+        int cw = (int)strlen(busy_cols[i].name) + 6; /* " TE 100%" */
+        if (used + cw > w)
+            break;
+        used += cw;
+        k.nbusy++;
+    }
+    return k;
+}
+
 static void row_line(struct tui_bottleneck *b, const struct row *r, char *line, size_t size,
-                     double ghz)
+                     double ghz, const struct cols *tc)
 {
     char len[32], bound[160];
     if (!r->it) {
@@ -299,8 +340,8 @@ static void row_line(struct tui_bottleneck *b, const struct row *r, char *line, 
             snprintf(len, sizeof(len), "%llu cyc", (unsigned long long)b->host_length);
         char name[128];
         snprintf(name, sizeof(name), "%s (%zu)", r->name, b->nhost);
-        snprintf(line, size, "%-18.18s %9s %7s %s %.0f%%", name, len, "", cat[best],
-                 total > 0 ? 100 * b->host_time[best] / total : 0);
+        snprintf(line, size, "%-18.18s %9s%s %s %.0f%%", name, len, tc->running ? "        " : "",
+                 cat[best], total > 0 ? 100 * b->host_time[best] / total : 0);
         return;
     }
     const struct trace_verdict_item *it = r->it;
@@ -310,11 +351,12 @@ static void row_line(struct tui_bottleneck *b, const struct row *r, char *line, 
         snprintf(len, sizeof(len), "%llu cyc", (unsigned long long)it->length);
     bound_short(b->v, it, bound, sizeof(bound));
     /* "running" right after the time, which is the time so far: within a half-screen pane */
-    snprintf(line, size,
-             "%-18.18s %9s %-7s %-26.26s TE %3.0f%% VE %3.0f%% DMA %3.0f%% HOST %3.0f%%", r->name,
-             len, it->running ? "running" : "", bound, 100 * it->busy[TRACE_ENGINE_TE],
-             100 * it->busy[TRACE_ENGINE_VE], 100 * it->busy[TRACE_ENGINE_DMA],
-             100 * it->busy[TRACE_ENGINE_HOST]);
+    int n = snprintf(line, size, "%-18.18s %9s%s%s %-*.*s", r->name, len, tc->running ? " " : "",
+                     tc->running ? (it->running ? "running" : "       ") : "", tc->bound_w,
+                     tc->bound_w, bound);
+    for (int i = 0; i < tc->nbusy && n > 0 && (size_t)n < size; i++)
+        n += snprintf(line + n, size - (size_t)n, " %s %3.0f%%", busy_cols[i].name,
+                      100 * it->busy[busy_cols[i].e]);
 }
 
 static void bn_render(void *self, struct tui_canvas *c, struct tui_rect r, struct tui_view *v,
@@ -347,12 +389,16 @@ static void bn_render(void *self, struct tui_canvas *c, struct tui_rect r, struc
     tui_canvas_clip(c, body);
     int y = body.y - b->scroll, n = 0;
     double ghz = trace_model_clock_ghz(b->m);
-    tui_canvas_text(c, body.x, y + n++, body.w, TUI_STYLE_DIM,
-                    "launch                  time         bound, share of the path   busy",
-                    TUI_TEXT_ELLIPSIS);
+    struct cols tc = table_cols(b, body.w);
+    char head[160];
+    snprintf(head, sizeof(head), "%-18s %9s%s %-*s%s", "launch", "time",
+             tc.running ? "        " : "", tc.bound_w,
+             tc.bound_w >= 24 ? "bound, share of the path" : "bound, share",
+             tc.nbusy ? " busy" : "");
+    tui_canvas_text(c, body.x, y + n++, body.w, TUI_STYLE_DIM, head, TUI_TEXT_ELLIPSIS);
     for (size_t i = 0; i < b->nrows; i++) {
         char line[320];
-        row_line(b, &b->rows[i], line, sizeof(line), ghz);
+        row_line(b, &b->rows[i], line, sizeof(line), ghz, &tc);
         enum tui_style st =
             i == b->sel ? (focused ? TUI_STYLE_LABEL_SEL : TUI_STYLE_SELECTION) : TUI_STYLE_NORMAL;
         if (i == b->sel)

@@ -51,14 +51,29 @@ static int line_y(const struct lines *L)
     return L->r.y + L->n - L->scroll;
 }
 
-/* "key  value" with the key in a column of kw. */
+/* Text from column x to the right edge, wrapped onto the lines below (at x) when it is
+ * longer; untrusted text escaped first. The current line is where it starts. */
+static void wrapped(struct lines *L, int x, enum tui_style st, const char *text, unsigned flags)
+{
+    char esc[2048];
+    size_t len = strlen(text);
+    if (flags & TUI_TEXT_UNTRUSTED)
+        len = sim_escape(text, len, esc, sizeof(esc)), text = esc;
+    int w = L->r.x + L->r.w - x;
+    size_t at = 0, next;
+    do {
+        size_t k = tui_text_wrap(text + at, len - at, w, &next);
+        tui_canvas_textn(L->c, x, line_y(L), w, st, text + at, k, 0);
+        L->n++;
+        at += next;
+    } while (at < len);
+}
+
+/* "key  value" with the key in a column of kw, the value wrapped in its column. */
 static void field(struct lines *L, int kw, const char *key, const char *val, unsigned flags)
 {
-    int y = line_y(L);
-    tui_canvas_text(L->c, L->r.x, y, kw, TUI_STYLE_DIM, key, 0);
-    tui_canvas_text(L->c, L->r.x + kw, y, L->r.w - kw, TUI_STYLE_NORMAL, val,
-                    flags | TUI_TEXT_ELLIPSIS);
-    L->n++;
+    tui_canvas_text(L->c, L->r.x, line_y(L), kw, TUI_STYLE_DIM, key, 0);
+    wrapped(L, L->r.x + kw, TUI_STYLE_NORMAL, val, flags);
 }
 
 static bool is_scalar(const struct sim_value *v)
@@ -130,9 +145,7 @@ static void tree(struct lines *L, const char *key, const struct sim_value *v, in
     if (is_scalar(v) || (v->type == SIM_V_LIST && all_scalars(v))) {
         unsigned flags = v->type == SIM_V_LIST ? list_text(v, key, buf, sizeof(buf))
                                                : scalar_text(v, key, buf, sizeof(buf));
-        tui_canvas_text(L->c, x + kw, y, L->r.x + L->r.w - x - kw, TUI_STYLE_VALUE, buf,
-                        flags | TUI_TEXT_ELLIPSIS);
-        L->n++;
+        wrapped(L, x + kw, TUI_STYLE_VALUE, buf, flags);
         return;
     }
     if (key)
@@ -251,8 +264,14 @@ static void show_cursor(struct tui_details *d, struct lines *L, const struct tui
     for (size_t i = 0; i < nt; i++) {
         const struct trace_token *t = trace_model_token(m, i);
         if (t->start <= v->cursor && v->cursor < t->end) {
-            snprintf(buf, sizeof(buf), "%s #%lld, cycles %llu .. %llu",
-                     t->decode ? "DECODE" : "PREFILL", (long long)t->token_index,
+            /* its place among the tokens of its phase, as the tokens pane numbers it */
+            size_t nth = 0;
+            for (size_t j = 0; j < nt; j++) {
+                const struct trace_token *o = trace_model_token(m, j);
+                nth += o->decode == t->decode && o->token_index < t->token_index;
+            }
+            snprintf(buf, sizeof(buf), "%s #%zu (token_index %lld), cycles %llu .. %llu",
+                     t->decode ? "DECODE" : "PREFILL", nth, (long long)t->token_index,
                      (unsigned long long)t->start, (unsigned long long)t->end);
             field(L, 10, "token", buf, 0);
         }

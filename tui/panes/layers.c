@@ -146,7 +146,10 @@ static double value(const struct tui_layers *l, const struct row *rw, enum col c
     case C_HOST:
     case C_OTHER:
         return (double)(u ? u->engine_busy[col_engine[c]] : r->engine[col_engine[c]].busy);
-    case C_SHARE: return l->total ? (double)(u ? u->busy : r->all.busy) / (double)l->total : 0;
+    case C_SHARE: /* every engine kind's busy cycles, over cycles_total */
+        return l->total ? (double)(u ? trace_op_kinds_busy(u) : trace_region_kinds_busy(r)) /
+                              (double)l->total
+                        : 0;
     case C_BYTES:
         return (double)(u ? u->read_bytes + u->write_bytes
                           : r->all.read_bytes + r->all.write_bytes);

@@ -176,7 +176,7 @@ static void draw_list(struct tui_memlive *p, struct tui_canvas *c, struct tui_re
     bool wide = r.w >= 72;
     char head[160];
     snprintf(head, sizeof(head), " %-16s %-14s %-5s %9s  %s", "address", "shape", "dtype", "bytes",
-             wide ? "last writer       at" : "writer");
+             wide ? "last writer       at          tensor" : "writer");
     if (r.h > 1)
         tui_canvas_text(c, r.x, r.y + 1, r.w, TUI_STYLE_DIM, head, TUI_TEXT_ELLIPSIS);
     p->rows_visible = r.h - 2;
@@ -206,8 +206,10 @@ static void draw_list(struct tui_memlive *p, struct tui_canvas *c, struct tui_re
         tui_canvas_text(c, r.x, y, r.w, st, line, 0);
         /* a pattern region: one row, its pattern as the writer */
         const char *by = x->pattern ? x->pattern : x->writer ? x->writer : "-";
-        char who[96];
-        snprintf(who, sizeof(who), wide ? "%-16.16s  %s" : "%s", by, t);
+        char who[160];
+        /* the kernel argument it belongs to, where the launch's argument table names it */
+        snprintf(who, sizeof(who), wide ? "%-16.16s  %-10s  %s" : "%s", by, t,
+                 x->name ? x->name : "");
         tui_canvas_text(c, r.x + used, y, r.w - used, st, who,
                         TUI_TEXT_UNTRUSTED | TUI_TEXT_ELLIPSIS);
     }
@@ -235,9 +237,16 @@ static void draw_values(struct tui_memlive *p, struct tui_canvas *c, struct tui_
     fmt_shape(t, shape, sizeof(shape));
     tui_fmt_bytes(bytes, sizeof(bytes), (double)t->nbytes);
     fmt_time(t->t_ns, t_at, sizeof(t_at));
-    snprintf(line, sizeof(line), " %s %s %s %s %s, written by %s at %s%s%s  (%s; Esc: list)", space,
-             addr, shape, sim_dtype_name(dtype), bytes, t->writer ? t->writer : "-", t_at,
-             t->pattern ? ", " : "", t->pattern ? t->pattern : "", p->hex ? "x: values" : "x: hex");
+    const char *pend = p->mem->ops->pending
+                           ? p->mem->ops->pending(p->mem, p->tab, t->addr, 0, (size_t)t->nbytes)
+                           : NULL;
+    char pnote[96] = "";
+    if (pend) /* a result stored before it was computed: phase 2 (--verify) has its values */
+        snprintf(pnote, sizeof(pnote), "; pend: %.40s's result, computed with --verify", pend);
+    snprintf(line, sizeof(line), " %s%s%s %s %s %s %s, written by %s at %s%s%s%s  (%s; Esc: list)",
+             t->name ? t->name : "", t->name ? " " : "", space, addr, shape, sim_dtype_name(dtype),
+             bytes, t->writer ? t->writer : "-", t_at, t->pattern ? ", " : "",
+             t->pattern ? t->pattern : "", pnote, p->hex ? "x: values" : "x: hex");
     if (r.h > 1)
         tui_canvas_text(c, r.x, r.y + 1, r.w, TUI_STYLE_VALUE, line,
                         TUI_TEXT_UNTRUSTED | TUI_TEXT_ELLIPSIS);
@@ -272,7 +281,9 @@ static void draw_values(struct tui_memlive *p, struct tui_canvas *c, struct tui_
             char v[48];
             unsigned char el[8];
             int got = p->mem->ops->read(p->mem, p->tab, tensor_addr, j * es, es, el);
-            if (got <= 0)
+            if (pend && p->mem->ops->pending(p->mem, p->tab, tensor_addr, j * es, es))
+                snprintf(v, sizeof(v), "pend"); /* not computed in a timing run */
+            else if (got <= 0)
                 snprintf(v, sizeof(v), "%s", got ? "?" : ".");
             else if (p->hex)
                 snprintf(v, sizeof(v), "%02x", el[0]);

@@ -330,7 +330,7 @@ static void walk(struct tui_srcpane *p, struct tui_view *v, uint16_t site, int d
         char s[160], esc[200];
         trace_model_site_text(p->m, site, s, sizeof(s));
         sim_escape(s, strlen(s), esc, sizeof(esc));
-        tui_view_message(v, TUI_STYLE_STATUS, "%s: op %llu of the trace", esc,
+        tui_view_message(v, TUI_STYLE_STATUS, "line %s: op %llu of the trace", esc,
                          (unsigned long long)i);
         p->for_ev = i; /* stay on this kernel */
         return;

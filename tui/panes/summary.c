@@ -181,7 +181,7 @@ static void meter_line(struct tui_canvas *c, struct tui_rect r, int y, const cha
 }
 
 static void engine_lines(struct tui_canvas *c, struct tui_rect r, int y, int *n, const char *kind,
-                         const struct trace_engine_use *u, size_t count)
+                         const struct trace_engine_use *u, size_t count, double kind_util)
 {
     char label[32];
     if (count <= ENGINE_LINES) {
@@ -191,16 +191,16 @@ static void engine_lines(struct tui_canvas *c, struct tui_rect r, int y, int *n,
         }
         return;
     }
-    double sum = 0, lo = 1, hi = 0;
+    double lo = 1, hi = 0;
     for (size_t i = 0; i < count; i++) {
-        sum += u[i].util;
         lo = u[i].util < lo ? u[i].util : lo;
         hi = u[i].util > hi ? u[i].util : hi;
     }
+    /* the kind as the verdict counts it: cycles with any of its engines busy */
     snprintf(label, sizeof(label), "%s x%zu", kind, count);
-    meter_line(c, r, y + (*n)++, label, sum / (double)count);
+    meter_line(c, r, y + (*n)++, label, kind_util);
     tui_canvas_printf(c, r.x + 8, y + (*n)++, r.w - 8, TUI_STYLE_DIM,
-                      "mean; least busy %.1f%%, busiest %.1f%%", lo * 100, hi * 100);
+                      "any %s busy; each %.1f%% to %.1f%%", kind, lo * 100, hi * 100);
 }
 
 /* "400 cyc (400 ns)", or "400 cyc" without a clock. */
@@ -276,8 +276,11 @@ static void summary_render(void *self, struct tui_canvas *c, struct tui_rect r, 
                           "any DMA busy; at most %llu at once",
                           (unsigned long long)x->dma_max_concurrent);
     }
-    engine_lines(c, body, y, &n, "TE", x->te, x->nte);
-    engine_lines(c, body, y, &n, "VE", x->ve, x->nve);
+    engine_lines(c, body, y, &n, "TE", x->te, x->nte, x->te_util);
+    engine_lines(c, body, y, &n, "VE", x->ve, x->nve, x->ve_util);
+    if ((x->nte && x->nte <= ENGINE_LINES) || (x->nve && x->nve <= ENGINE_LINES))
+        tui_canvas_text(c, body.x + 8, y + n++, body.w - 8, TUI_STYLE_DIM,
+                        "n: its place on the chip (engine_id)", TUI_TEXT_ELLIPSIS);
     if (x->dram_source != TRACE_DRAM_NONE) {
         tui_fmt_bytes(a, sizeof(a), (double)x->dram_read);
         tui_fmt_bytes(b, sizeof(b), (double)x->dram_write);

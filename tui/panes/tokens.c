@@ -94,6 +94,17 @@ static char *num(char *buf, size_t size, double v, int w)
     return buf;
 }
 
+/* The token's number as a user counts it: its place among the tokens of its phase (rows
+ * list PREFILL first, each phase by token_index), from 0. token_index itself is what the
+ * producer wrote (llm_decode: the token's position in the sequence). */
+static size_t ordinal(const struct trace_token_profile *p, size_t i)
+{
+    size_t k = i;
+    while (k > 0 && p->rows[k - 1].decode == p->rows[i].decode)
+        k--;
+    return i - k;
+}
+
 /*
  * Decode latency over the token index in r: a column per token (or per group of tokens,
  * the slowest of the group), bars in eighths of a cell scaled to the slowest token.
@@ -141,8 +152,9 @@ static void draw_chart(struct tui_tokens *t, struct tui_canvas *c, struct tui_re
     int y = r.y + h;
     tui_canvas_text(c, r.x, y, AXIS_W - 1, TUI_STYLE_DIM, "token", 0);
     int used = (int)ncols * cw;
-    tui_canvas_printf(c, r.x + AXIS_W, y, w, TUI_STYLE_DIM, "%lld", (long long)d[0].index);
-    snprintf(buf, sizeof(buf), "%lld", (long long)d[p->ndecode - 1].index);
+    (void)d; /* numbered as the table numbers them: from 0 in their phase */
+    tui_canvas_printf(c, r.x + AXIS_W, y, w, TUI_STYLE_DIM, "%d", 0);
+    snprintf(buf, sizeof(buf), "%zu", p->ndecode - 1);
     int lx = r.x + AXIS_W + used - (int)strlen(buf);
     if (ncols > 1 && lx > r.x + AXIS_W + (int)strlen(buf))
         tui_canvas_text(c, lx, y, (int)strlen(buf), TUI_STYLE_DIM, buf, 0);
@@ -204,7 +216,7 @@ static void tokens_render(void *self, struct tui_canvas *c, struct tui_rect r, s
         draw_chart(t, c, (struct tui_rect){r.x + 1, r.y + 1, r.w - 1, ch});
     int hy = r.y + 1 + ch;
     char head[160];
-    int hn = snprintf(head, sizeof(head), "%-7s %6s %10s %9s %10s %10s", "phase", "index", "start",
+    int hn = snprintf(head, sizeof(head), "%-7s %6s %10s %9s %10s %10s", "phase", "#", "start",
                       "latency", "read", "written");
     bool energy = trace_model_power_count(t->m) > 0; /* each token's share of the power */
     if (energy)
@@ -227,8 +239,8 @@ static void tokens_render(void *self, struct tui_canvas *c, struct tui_rect r, s
                                                    : TUI_STYLE_NORMAL;
         tui_canvas_fill(c, (struct tui_rect){r.x, y, r.w, 1}, ' ', st);
         char a[32], b[32], line[200], s[32], lat[32];
-        int ln = snprintf(line, sizeof(line), "%-7s %6lld %10s %9s %10s %10s",
-                          row->decode ? "DECODE" : "PREFILL", (long long)row->index,
+        int ln = snprintf(line, sizeof(line), "%-7s %6zu %10s %9s %10s %10s",
+                          row->decode ? "DECODE" : "PREFILL", ordinal(p, i),
                           num(s, sizeof(s), (double)row->start, 10),
                           num(lat, sizeof(lat), (double)row->latency, 9),
                           tui_fmt_bytes(a, sizeof(a), (double)row->read_bytes),
@@ -266,9 +278,10 @@ static enum tui_result tokens_action(void *self, enum tui_action a, struct tui_v
         if (t->sel < n) {
             const struct trace_token_row *row = &t->p.rows[t->sel];
             tui_view_goto(v, row->start, row->end, row->start, TUI_NO_EVENT);
-            tui_view_message(v, TUI_STYLE_STATUS, "%s token %lld: %llu cycles from %llu",
-                             row->decode ? "DECODE" : "PREFILL", (long long)row->index,
-                             (unsigned long long)row->latency, (unsigned long long)row->start);
+            tui_view_message(
+                v, TUI_STYLE_STATUS, "%s token #%zu (token_index %lld): %llu cycles from %llu",
+                row->decode ? "DECODE" : "PREFILL", ordinal(&t->p, t->sel), (long long)row->index,
+                (unsigned long long)row->latency, (unsigned long long)row->start);
         }
         return TUI_RES_REDRAW;
     default: return TUI_RES_IGNORED;

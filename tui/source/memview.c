@@ -5,6 +5,8 @@
  */
 #include "tui/source/memview.h"
 
+#include "sim/chip/chip.h"
+#include "sim/chip/roles.h"
 #include "sim/data/memstore.h"
 #include "sim/util/xalloc.h"
 
@@ -14,6 +16,7 @@
 struct store_view {
     struct tui_memview base;
     struct sim_memstore *store; /* borrowed */
+    struct sim_chip *chip;      /* borrowed, or NULL: a store alone */
     struct tui_mem_entry *list; /* owned: the last listing */
     char (*pattern)[48];        /* owned: its entries' patterns */
     size_t cap;
@@ -68,11 +71,13 @@ static const struct tui_mem_entry *sv_entries(struct tui_memview *v, size_t i, s
         x->nbytes = t->nbytes;
         x->writer = e[j].op;
         x->t_ns = e[j].t_ns;
-        /* a pattern region (unless it has been materialised since) */
+        /* a pattern region (unless it has been materialised or written over since) */
         struct sim_fill f;
-        x->pattern = e[j].pattern && sim_tensor_pattern(t, &f)
+        x->pattern = e[j].pattern && !e[j].over && sim_tensor_pattern(t, &f)
                          ? sim_fill_format(&f, s->pattern[j], sizeof(s->pattern[j]))
                          : NULL;
+        x->name =
+            s->chip ? sim_roles_find(sim_chip_names(s->chip), name, e[j].addr, t->nbytes) : NULL;
     }
     free(e);
     *n = k;
@@ -86,8 +91,18 @@ static int sv_read(struct tui_memview *v, size_t space, uint64_t addr, uint64_t 
     const struct sim_tensor *t = name ? sim_memstore_get(S_of(v)->store, name, addr) : NULL;
     if (!t || off > t->nbytes || n > t->nbytes - off)
         return -1;
-    sim_tensor_read_bytes(t, (size_t)off, n, buf); /* a pattern is not materialised */
+    if (S_of(v)->chip) /* as the chip reads them: later writes over a region painted on it */
+        sim_chip_mem_read_bytes(S_of(v)->chip, name, addr + off, n, buf);
+    else
+        sim_tensor_read_bytes(t, (size_t)off, n, buf); /* a pattern is not materialised */
     return 1;
+}
+
+static const char *sv_pending(struct tui_memview *v, size_t space, uint64_t addr, uint64_t off,
+                              size_t n)
+{
+    const char *name = sv_space_name(v, space);
+    return name && S_of(v)->chip ? sim_chip_pending(S_of(v)->chip, name, addr + off, n) : NULL;
 }
 
 static void sv_free(struct tui_memview *v)
@@ -105,6 +120,7 @@ static const struct tui_memview_ops store_ops = {
     .space_len = sv_space_len,
     .entries = sv_entries,
     .read = sv_read,
+    .pending = sv_pending,
     .free = sv_free,
 };
 
@@ -114,6 +130,13 @@ struct tui_memview *tui_memview_store_new(struct sim_memstore *store)
     s->base.ops = &store_ops;
     s->store = store;
     return &s->base;
+}
+
+struct tui_memview *tui_memview_chip_new(struct sim_chip *chip)
+{
+    struct tui_memview *v = tui_memview_store_new(sim_chip_store(chip));
+    S_of(v)->chip = chip;
+    return v;
 }
 
 void tui_memview_free(struct tui_memview *v)

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 struct sim_memstore;
+struct sim_chip;
 
 /* A tensor of a space, as the pane lists it. */
 struct tui_mem_entry {
@@ -26,7 +27,9 @@ struct tui_mem_entry {
     const char *writer;  /* the op that last wrote it, or NULL; borrowed, untrusted text */
     double t_ns;         /* when, NaN when unknown */
     const char *pattern; /* a pattern region's pattern ("pattern zero", "fill 0x3c00"), or
-                            NULL for an ordinary tensor; borrowed */
+                            NULL for an ordinary tensor or a region written over since (its
+                            values are then the region's with the writes on top); borrowed */
+    const char *name;    /* the kernel argument it is part of ("kcache"), or NULL; borrowed */
 };
 
 struct tui_memview;
@@ -46,6 +49,10 @@ struct tui_memview_ops {
      * yet (asked for: the generation moves when they come), -1 no such tensor or range. */
     int (*read)(struct tui_memview *v, size_t space, uint64_t addr, uint64_t off, size_t n,
                 void *buf);
+    /* Optional: the op whose result phase 2 computes into bytes [off, off + n) of the tensor
+     * at addr (a store of a result not computed yet), or NULL when they are known. */
+    const char *(*pending)(struct tui_memview *v, size_t space, uint64_t addr, uint64_t off,
+                           size_t n);
     void (*free)(struct tui_memview *v);
 };
 
@@ -57,6 +64,11 @@ struct tui_memview {
 /* The memory of a simulation in this process: store is borrowed and must outlive the
  * view. */
 struct tui_memview *tui_memview_store_new(struct sim_memstore *store);
+
+/* The memory of a chip in this process (borrowed, must outlive the view): its store, with
+ * each tensor's bytes as the chip reads them (the writes laid over a pattern region painted
+ * on it), the names of the kernel arguments they belong to, and pending results. */
+struct tui_memview *tui_memview_chip_new(struct sim_chip *chip);
 
 /* Free a view (NULL is a no-op). */
 void tui_memview_free(struct tui_memview *v);

@@ -1384,7 +1384,7 @@ struct tui_source *tui_source_live_take(struct sim_run *run, struct trace_live *
     L->feed = feed;
     L->chip = sim_run_chip(run);
     L->eng = sim_chip_engine(L->chip);
-    L->mem = tui_memview_store_new(sim_chip_store(L->chip));
+    L->mem = tui_memview_chip_new(L->chip);
     L->name = sim_xstrdup(o && o->name ? o->name : "");
     L->speed = o ? o->speed : 0;
     set_speed_text(L);

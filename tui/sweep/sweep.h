@@ -133,8 +133,8 @@ struct tui_sweep_metrics {
     double cycles_total;
     double time_ns;    /* cycles_total / clock_ghz */
     double dma_util;   /* 0..1: cycles with a DMA transfer running */
-    double te_util;    /* 0..1: mean over the GEMM engines */
-    double ve_util;    /* 0..1: mean over the vector engines */
+    double te_util;    /* 0..1: cycles with a GEMM engine running */
+    double ve_util;    /* 0..1: cycles with a vector engine running */
     double dram_read;  /* bytes */
     double dram_write; /* bytes */
     double hbm_gbps;   /* (dram_read + dram_write) / time_ns */

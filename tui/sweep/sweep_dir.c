@@ -323,9 +323,13 @@ static double get_num(const struct sim_value *map, const char *key)
     return NAN;
 }
 
-/* The mean utilization of the engines of a summary's "te" or "ve" block (0 without). */
-static double mean_util(const struct sim_value *summary, const char *kind)
+/* The utilization of a summary's "te" or "ve" block: the kind's (any of its engines busy),
+ * or in a summary written without it the mean of its engines' (0 without). */
+static double kind_util(const struct sim_value *summary, const char *kind)
 {
+    double k = get_num(sim_value_map_get(summary, kind), "utilization");
+    if (!isnan(k))
+        return k;
     const struct sim_value *l = sim_value_map_get(sim_value_map_get(summary, kind), "per_engine");
     if (!l || l->type != SIM_V_LIST || !l->u.list.len)
         return 0;
@@ -424,8 +428,8 @@ static void read_row(const char *dir, struct tui_sweep_row *r)
         m->dram_write = get_num(sum, "dram_bytes_write");
         double du = get_num(sim_value_map_get(sum, "dma"), "utilization");
         m->dma_util = isnan(du) ? 0 : du;
-        m->te_util = mean_util(sum, "te");
-        m->ve_util = mean_util(sum, "ve");
+        m->te_util = kind_util(sum, "te");
+        m->ve_util = kind_util(sum, "ve");
         kernel_figures(sum, m);
         energy_figures(sum, m);
         if (clock > 0 && !isnan(m->cycles_total)) {

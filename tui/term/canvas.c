@@ -222,6 +222,46 @@ int tui_canvas_textn(struct tui_canvas *c, int x, int y, int maxw, enum tui_styl
     return used;
 }
 
+void tui_canvas_too_small(struct tui_canvas *c, int need_w, int need_h)
+{
+    tui_canvas_fill(c, (struct tui_rect){0, 0, c->w, c->h}, ' ', TUI_STYLE_NORMAL);
+    const char *msg = c->w >= 16 ? "window too small" : "too small";
+    int w = (int)strlen(msg);
+    int y = c->h / 2 > 0 ? c->h / 2 - 1 : 0;
+    tui_canvas_text(c, c->w > w ? (c->w - w) / 2 : 0, y, c->w, TUI_STYLE_ERROR, msg, 0);
+    /* what it needs and has, never cut: on two lines when one is too narrow */
+    char need[64], have[32];
+    snprintf(have, sizeof(have), "have %dx%d", c->w, c->h);
+    snprintf(need, sizeof(need), "need %dx%d, %s", need_w, need_h, have);
+    if ((int)strlen(need) > c->w) {
+        snprintf(need, sizeof(need), "need %dx%d", need_w, need_h);
+        w = (int)strlen(have);
+        tui_canvas_text(c, c->w > w ? (c->w - w) / 2 : 0, y + 2, c->w, TUI_STYLE_DIM, have, 0);
+    }
+    w = (int)strlen(need);
+    tui_canvas_text(c, c->w > w ? (c->w - w) / 2 : 0, y + 1, c->w, TUI_STYLE_DIM, need, 0);
+}
+
+size_t tui_text_wrap(const char *s, size_t len, int w, size_t *next)
+{
+    size_t i = 0, space = SIZE_MAX;
+    for (int col = 0; i < len && col < (w > 0 ? w : 1); col++) {
+        if (s[i] == ' ')
+            space = i;
+        i++;
+        while (i < len && ((unsigned char)s[i] & 0xC0) == 0x80)
+            i++;
+    }
+    size_t cut = i;
+    if (i < len && s[i] != ' ' && space != SIZE_MAX && space > 0)
+        cut = space; /* the word at the edge goes to the next line */
+    size_t nx = cut;
+    while (nx < len && s[nx] == ' ')
+        nx++;
+    *next = nx;
+    return cut;
+}
+
 int tui_canvas_text(struct tui_canvas *c, int x, int y, int maxw, enum tui_style st, const char *s,
                     unsigned flags)
 {

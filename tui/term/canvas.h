@@ -87,6 +87,18 @@ enum {
 int tui_canvas_text(struct tui_canvas *c, int x, int y, int maxw, enum tui_style st, const char *s,
                     unsigned flags);
 
+/* The whole canvas says the window is too small: "window too small", then what it needs
+ * and has ("need 40x10, have 20x5"), on two lines when one is too narrow, never cut. */
+void tui_canvas_too_small(struct tui_canvas *c, int need_w, int need_h);
+
+/*
+ * Where to break text for lines of w columns: the bytes of s[0, len) that go on the first
+ * line (up to the last space that fits; a word longer than the line is cut), and in *next
+ * where the next line starts (the spaces at the break skipped). A UTF-8 character is one
+ * column. Escape untrusted text before (sim_escape), as its escapes take columns.
+ */
+size_t tui_text_wrap(const char *s, size_t len, int w, size_t *next);
+
 /* The same for n bytes of s (which may contain NULs). */
 int tui_canvas_textn(struct tui_canvas *c, int x, int y, int maxw, enum tui_style st, const char *s,
                      size_t n, unsigned flags);

@@ -135,6 +135,50 @@ char *tui_fmt_ns(char *buf, size_t n, double ns)
     return buf;
 }
 
+char *tui_fmt_ns_tick(char *buf, size_t n, double ns, double step)
+{
+    static const char *const unit[] = {"ns", "us", "ms", "s"};
+    int k = 0;
+    double scale = 1;
+    while (fabs(ns) / scale >= 999.5 && k < 3)
+        scale *= 1000, k++;
+    double v = ns / scale, a = fabs(v), su = step / scale;
+    int dec = k == 0 && a == floor(a) ? 0 : a < 9.995 ? 2 : a < 99.95 ? 1 : 0;
+    /* the step in this unit: 0.01 needs 2 decimals, 0.005 needs 3 */
+    int need = su > 0 && su < 1 ? (int)ceil(-log10(su) - 1e-9) : 0;
+    if (need > dec)
+        dec = need > 6 ? 6 : need;
+    snprintf(buf, n, "%.*f %s", dec, v, unit[k]);
+    return buf;
+}
+
+const char *tui_fit_path(const char *msg, int w, bool unicode, char *buf, size_t size)
+{
+    const char *ell = unicode ? "\u2026" : "...";
+    size_t len = strlen(msg), cols = 0;
+    for (size_t i = 0; i < len; i++)
+        cols += ((unsigned char)msg[i] & 0xC0) != 0x80;
+    if ((int)cols <= w)
+        return msg;
+    size_t best = 0, best_len = 0; /* the longest word with a '/' */
+    for (size_t i = 0; i < len;) {
+        size_t j = i;
+        while (j < len && msg[j] != ' ')
+            j++;
+        if (memchr(msg + i, '/', j - i) && j - i > best_len)
+            best = i, best_len = j - i;
+        i = j + 1;
+    }
+    size_t over = cols - (size_t)w + (unicode ? 1 : 3); /* room for the ellipsis */
+    if (!best_len || over >= best_len)
+        return msg;
+    const char *cut = memchr(msg + best + over, '/', best_len - over); /* at a directory */
+    if (!cut)
+        cut = msg + best + over;
+    snprintf(buf, size, "%.*s%s%s", (int)best, msg, ell, cut);
+    return buf;
+}
+
 char *tui_fmt_bytes(char *buf, size_t n, double bytes)
 {
     static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};

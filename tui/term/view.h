@@ -90,8 +90,15 @@ void tui_view_message(struct tui_view *v, enum tui_style st, const char *fmt, ..
 uint64_t tui_now_ns(void);
 
 /* Formats, into buf (returned). */
-char *tui_fmt_si(char *buf, size_t n, double v);        /* 950, 12.3k, 4.56M, 1.2G */
-char *tui_fmt_ns(char *buf, size_t n, double ns);       /* 850 ns, 1.20 us, 3.4 ms */
+char *tui_fmt_si(char *buf, size_t n, double v);  /* 950, 12.3k, 4.56M, 1.2G */
+char *tui_fmt_ns(char *buf, size_t n, double ns); /* 850 ns, 1.20 us, 3.4 ms */
+/* A ruler's label at ns for ticks step ns apart: tui_fmt_ns's unit, with as many decimals as
+ * the step needs for two ticks to read differently (41.87 us, 41.88 us). */
+char *tui_fmt_ns_tick(char *buf, size_t n, double ns, double step);
+/* msg in w columns: when it is longer, the longest path in it loses its first directories
+ * ("…/runs/g.json", "..." without unicode) rather than the message its end. Returns msg
+ * itself or buf (size bytes). */
+const char *tui_fit_path(const char *msg, int w, bool unicode, char *buf, size_t size);
 char *tui_fmt_bytes(char *buf, size_t n, double bytes); /* 512 B, 4.0 KiB, 1.5 MiB */
 char *tui_fmt_cycles_ns(char *buf, size_t n, uint64_t cycles, double ghz); /* "1200 (1.20 us)" */
 /* A ruler's tick label in cycles: exact, shortened with k / M / G when the step between
