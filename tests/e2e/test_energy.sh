@@ -73,7 +73,7 @@ expect_screen "among them the HBM's" '^   hbm +│'
 tmux_keys W
 expect_no_screen "a third W hides it" '^ power <='
 tmux_keys T
-expect_screen "T: the energy of each token" ' phase +index +start +latency +read +written +energy'
+expect_screen "T: the energy of each token" ' phase +# +start +latency +read +written +energy'
 expect_screen "a decode token's joules" 'DECODE +[0-9]+ +.* [0-9.]+ [mun]?J'
 tmux_keys y z
 expect_screen "y, z: the energy of each layer" 'layer .* energy'

@@ -40,9 +40,9 @@ echo "-- the demo's verdict and critical path at 80x24"
 "$NPUSCOPE" run --headless -o "$TMP/demo.json" >/dev/null 2>&1
 tmux_start 80 24 "${UTF8[@]}" -- view "$TMP/demo.json"
 tmux_keys v
-expect_screen "the bottleneck table" '^ run +163 us +dependency latency 96%'
+expect_screen "the bottleneck table" '^ run +163 us +DMA per-transfer cost [0-9]+%'
 expect_screen "its busy columns whole (those that fit)" \
-    '^ run +163 us +dependency latency 96% TE +[0-9]+% VE +[0-9]+%( DMA +[0-9]+%)?$'
+    '^ run +163 us +DMA per-transfer cost [0-9]+% TE +[0-9]+% VE +[0-9]+%( DMA +[0-9]+%)?$'
 expect_no_screen "none cut" '^ run .*…$'
 tmux_keys Enter
 expect_screen "the run's critical path, its line whole" \
