@@ -11,18 +11,17 @@
 
 #include "sim/util/xalloc.h"
 #include "trace/analysis/opinfo.h"
+#include "trace/file/compress.h"
 #include "trace/model/format.h"
 #include "trace/model/json.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 enum {
@@ -1372,37 +1371,55 @@ static int load(struct loader *L, struct trace_model **out)
     return 0;
 }
 
-/* A mapped file, released with the model. */
-struct mapping {
-    void *p;
-    size_t n;
-};
-
-static void release_mapping(void *ctx)
+/* The file's text, released with the model. */
+static void release_zfile(void *ctx)
 {
-    struct mapping *map = ctx;
-    munmap(map->p, map->n);
-    free(map);
+    struct trace_zfile *f = ctx;
+    trace_z_close(f);
+    free(f);
 }
 
-static void release_heap(void *ctx)
+/* Load the plain text in f (taken: closed on failure, kept by the model else). */
+static int load_zfile(struct trace_zfile *f, const char *name, struct trace_report *r,
+                      struct trace_model **out, struct diag *d, const struct trace_load_progress *p)
 {
-    free(ctx);
+    struct loader L = {
+        .name = name, .p = f->p, .n = f->n, .mapped = f->mapped, .r = r, .d = d, .progress = p};
+    int rc = load(&L, out);
+    if (rc < 0) {
+        trace_z_close(f);
+        return rc;
+    }
+    if (f->mapped) /* from now on, details are read here and there */
+        madvise((void *)(uintptr_t)f->p, f->n, MADV_RANDOM);
+    struct trace_zfile *keep = sim_xmalloc(sizeof(*keep));
+    *keep = *f;
+    trace_model_attach_source(*out, keep->p, keep->n, release_zfile, keep);
+    return 0;
 }
+
+/* Most a compressed buffer in memory (not a file) may expand to. */
+#define BUFFER_INFLATE_LIMIT ((size_t)256 << 20)
 
 int trace_load_buffer(const char *data, size_t len, const char *name, struct trace_report *r,
                       struct trace_model **out, struct diag *d)
 {
-    char *copy = sim_xmalloc(len ? len : 1);
-    if (len)
-        memcpy(copy, data, len);
-    struct loader L = {.name = name, .p = copy, .n = len, .r = r, .d = d};
-    int rc = load(&L, out);
-    if (rc < 0)
-        free(copy);
-    else
-        trace_model_attach_source(*out, copy, len, release_heap, copy);
-    return rc;
+    *out = NULL;
+    struct trace_zfile f = {.kind = trace_z_kind_of_bytes(data, len)};
+    if (f.kind == TRACE_Z_NONE) {
+        char *copy = sim_xmalloc(len ? len : 1);
+        if (len)
+            memcpy(copy, data, len);
+        f.p = copy, f.n = len;
+    } else {
+        char *plain;
+        int rc = trace_z_inflate_buffer(data, len, f.kind, name, false, BUFFER_INFLATE_LIMIT,
+                                        &plain, &f.n, &f.st, d);
+        if (rc < 0)
+            return rc;
+        f.p = plain;
+    }
+    return load_zfile(&f, name, r, out, d, NULL);
 }
 
 int trace_load_file(const char *path, struct trace_report *r, struct trace_model **out,
@@ -1411,69 +1428,20 @@ int trace_load_file(const char *path, struct trace_report *r, struct trace_model
     return trace_load_file_progress(path, r, out, d, NULL);
 }
 
+/* Decompression's progress as the load's (no events yet). */
+static int zprogress(void *ctx, uint64_t done, uint64_t total)
+{
+    const struct trace_load_progress *p = ctx;
+    return p->fn(p->ctx, done, total, 0);
+}
+
 int trace_load_file_progress(const char *path, struct trace_report *r, struct trace_model **out,
                              struct diag *d, const struct trace_load_progress *p)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return diag_set(d, errno == ENOENT ? SIM_ENOENT : SIM_EIO, path, 0, 0, NULL,
-                        "cannot open: %s", strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
-        int e = S_ISDIR(st.st_mode) ? EISDIR : errno;
-        close(fd);
-        return diag_set(d, SIM_EIO, path, 0, 0, NULL, "cannot read: %s", strerror(e));
-    }
-    if (!S_ISREG(st.st_mode)) { /* a pipe or a device: read it all */
-        size_t cap = 1 << 16, len = 0;
-        char *buf = sim_xmalloc(cap);
-        for (;;) {
-            if (len == cap)
-                buf = sim_xrealloc(buf, cap *= 2);
-            ssize_t k = read(fd, buf + len, cap - len);
-            if (k < 0 && errno == EINTR)
-                continue;
-            if (k < 0) {
-                int e = errno;
-                free(buf);
-                close(fd);
-                return diag_set(d, SIM_EIO, path, 0, 0, NULL, "cannot read: %s", strerror(e));
-            }
-            if (k == 0)
-                break;
-            len += (size_t)k;
-        }
-        close(fd);
-        struct loader L = {.name = path, .p = buf, .n = len, .r = r, .d = d, .progress = p};
-        int rc = load(&L, out);
-        if (rc < 0)
-            free(buf);
-        else
-            trace_model_attach_source(*out, buf, len, release_heap, buf);
+    struct trace_zfile f;
+    int rc = trace_z_open(path, false, p ? zprogress : NULL, (void *)(uintptr_t)p, &f, d);
+    if (rc < 0)
         return rc;
-    }
-    size_t len = (size_t)st.st_size;
-    if (len == 0) {
-        close(fd);
-        return diag_set(d, SIM_EPARSE, path, 0, 0, NULL, "not a trace: the file is empty");
-    }
-    void *pm = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-    int e = errno;
-    close(fd);
-    if (pm == MAP_FAILED)
-        return diag_set(d, SIM_EIO, path, 0, 0, NULL, "cannot map: %s", strerror(e));
-    madvise(pm, len, MADV_SEQUENTIAL);
-    struct loader L = {
-        .name = path, .p = pm, .n = len, .mapped = true, .r = r, .d = d, .progress = p};
-    int rc = load(&L, out);
-    if (rc < 0) {
-        munmap(pm, len);
-        return rc;
-    }
-    madvise(pm, len, MADV_RANDOM); /* from now on, details are read here and there */
-    struct mapping *map = sim_xmalloc(sizeof(*map));
-    map->p = pm, map->n = len;
-    trace_model_attach_source(*out, pm, len, release_mapping, map);
-    return 0;
+    return load_zfile(&f, path, r, out, d, p);
 }
