@@ -122,8 +122,9 @@ struct sim_run;
  * when set, else the clock). Returns 0. */
 int cli_run_trace_opts(const struct cli_run_opts *o, const struct sim_run *r,
                        struct cli_trace_meta *m);
-/* Open file in the TUI; with diff (not NULL), compared with that second trace. */
-int cli_view(const char *file, const char *theme, const char *diff);
+/* Open file in the TUI; with diff (not NULL), compared with that second trace; through the
+ * trace's index (trace/file/index.h) unless no_cache. */
+int cli_view(const char *file, const char *theme, const char *diff, bool no_cache);
 /* Check file and list its problems (at most max_errors, 0: all); strict: notes count as
  * warnings. Returns the exit status: 0 valid, 1 with warnings, 2 invalid. */
 int cli_validate(const char *file, unsigned long long max_errors, bool strict);

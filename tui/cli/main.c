@@ -117,7 +117,7 @@ static const char usage_stop[] = "usage: npuscope stop RUN_ID|PATH\n"
                                  "  -h, --help   show this help\n";
 
 static const char usage_view[] =
-    "usage: npuscope view [--theme NAME] [--diff B.json] FILE.json | DIR\n"
+    "usage: npuscope view [--theme NAME] [--diff B.json] [--no-cache] FILE.json | DIR\n"
     "\n"
     "Open a saved trace in the TUI (post-mortem), or the table of a sweep directory\n"
     "(npuscope sweep).\n"
@@ -125,6 +125,8 @@ static const char usage_view[] =
     "      --theme NAME    colour theme\n"
     "      --diff B.json   compare with a second trace: the two Gantts one above the other,\n"
     "                      the summary with the changes (D in the viewer picks one too)\n"
+    "      --no-cache      neither read nor write the trace's index in\n"
+    "                      $XDG_CACHE_HOME/npuscope/ (it makes the next open fast)\n"
     "  -h, --help          show this help\n";
 
 static const char usage_diff[] =
@@ -422,18 +424,22 @@ static int cmd_run(int argc, char **argv)
 /* The commands that take exactly one trace file and a few flags share this parser. */
 static int cmd_view(int argc, char **argv)
 {
+    enum { OPT_NO_CACHE = 1100 };
     static const struct option longopts[] = {
         {"theme", required_argument, 0, OPT_THEME},
         {"diff", required_argument, 0, OPT_DIFF},
+        {"no-cache", no_argument, 0, OPT_NO_CACHE},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     const char *theme = NULL, *diff = NULL;
+    bool no_cache = false;
     int c;
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_THEME: theme = optarg; break;
         case OPT_DIFF: diff = optarg; break;
+        case OPT_NO_CACHE: no_cache = true; break;
         case 'h': fputs(usage_view, stdout); return 0;
         default: return getopt_error("view", c, argv);
         }
@@ -457,7 +463,7 @@ static int cmd_view(int argc, char **argv)
         free(e);
         return CLI_EXIT_USAGE;
     }
-    return cli_view(argv[optind], theme, diff);
+    return cli_view(argv[optind], theme, diff, no_cache);
 }
 
 static int cmd_validate(int argc, char **argv)
