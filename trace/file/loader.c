@@ -131,7 +131,17 @@ struct loader {
     struct trace_spaces spaces;                 /* the memory spaces of the op columns */
     const struct trace_load_progress *progress; /* or NULL */
     uint64_t until_progress;                    /* records until its next call */
+    bool recover;                               /* a cut trace: keep what came before the cut */
+    size_t cut;                                 /* recover: where the trace was cut, or SIZE_MAX */
 };
+
+/* Under recover, failure rc at offset at is the cut of a truncated trace (not a stop) */
+static bool cut_here(struct loader *L, int rc, size_t at)
+{
+    bool cut = L->recover && rc != -SIM_ESTATE && rc != -SIM_ENOMEM && L->seen[K_VERSION];
+    L->cut = cut ? at : L->cut;
+    return cut;
+}
 
 /* Line and column (1-based, in bytes) of offset off. */
 static void position(const struct loader *L, size_t off, int *line, int *col)
@@ -1100,6 +1110,10 @@ static int load_array(struct loader *L, size_t *ip, const char *name,
         size_t end;
         int rc;
         cJSON *j = parse_at(L, i, &end, name, (int64_t)idx, &rc);
+        if (rc < 0 && cut_here(L, rc, i)) {
+            *ip = L->n;
+            return 0;
+        }
         if (rc < 0)
             return rc;
         if (j)
@@ -1118,6 +1132,10 @@ static int load_array(struct loader *L, size_t *ip, const char *name,
         }
         if (i < L->n && L->p[i] == ']') {
             *ip = i + 1;
+            return 0;
+        }
+        if (cut_here(L, -SIM_EPARSE, i)) {
+            *ip = L->n;
             return 0;
         }
         return fatal(L, i, SIM_EPARSE, "%s: expected ',' or ']' after element %llu, found %s", name,
@@ -1274,12 +1292,18 @@ static int load_top(struct loader *L)
     } else {
         for (;;) {
             i = skip_ws(L, i);
+            size_t member = i;
+            if ((i >= L->n || L->p[i] != '"') && cut_here(L, -SIM_EPARSE, member))
+                break;
             if (i >= L->n || L->p[i] != '"')
                 return fatal(L, i, SIM_EPARSE, "expected a member name, found %s",
                              found(L, i, b, sizeof(b)));
             size_t kend = i;
             struct scan_err se = {0};
-            if (scan_string(L, i, &kend, &se) < 0)
+            int src = scan_string(L, i, &kend, &se);
+            if (src < 0 && cut_here(L, -SIM_EPARSE, member))
+                break;
+            if (src < 0)
                 return fatal(L, se.pos, SIM_EPARSE, "%s", se.msg);
             int rc;
             const char *e;
@@ -1297,19 +1321,28 @@ static int load_top(struct loader *L)
                                 "appears twice (the first is used)");
             arena_reset(&L->arena);
             i = skip_ws(L, kend);
+            if ((i >= L->n || L->p[i] != ':') && cut_here(L, -SIM_EPARSE, member))
+                break;
             if (i >= L->n || L->p[i] != ':')
                 return fatal(L, i, SIM_EPARSE, "expected ':' after a member name, found %s",
                              found(L, i, b, sizeof(b)));
             i = skip_ws(L, i + 1);
             size_t end = i;
             if (k == K_COUNT || L->seen[k]) {
-                if (scan_value(L, i, &end, &se) < 0)
+                int vrc = scan_value(L, i, &end, &se);
+                if (vrc < 0 && cut_here(L, -SIM_EPARSE, member))
+                    break;
+                if (vrc < 0)
                     return fatal(L, se.pos, SIM_EPARSE, "invalid JSON: %s", se.msg);
             } else {
                 L->seen[k] = true;
                 rc = load_block(L, (enum top_key)k, i, &end);
+                if (rc < 0 && cut_here(L, rc, member))
+                    break;
                 if (rc < 0)
                     return rc;
+                if (L->cut != SIZE_MAX)
+                    break;
             }
             i = skip_ws(L, end);
             if (i < L->n && L->p[i] == ',') {
@@ -1320,11 +1353,13 @@ static int load_top(struct loader *L)
                 i++;
                 break;
             }
+            if (cut_here(L, -SIM_EPARSE, i))
+                break;
             return fatal(L, i, SIM_EPARSE, "expected ',' or '}' after a top-level member, found %s",
                          found(L, i, b, sizeof(b)));
         }
     }
-    i = skip_ws(L, i);
+    i = L->cut != SIZE_MAX ? L->n : skip_ws(L, i);
     if (i < L->n)
         return fatal(L, i, SIM_EPARSE, "unexpected %s after the trace", found(L, i, b, sizeof(b)));
     if (!L->seen[K_VERSION])
@@ -1346,6 +1381,7 @@ static int load(struct loader *L, struct trace_model **out)
     L->m = trace_model_new();
     trace_spaces_init(&L->spaces);
     L->until_progress = L->progress && L->progress->every ? L->progress->every : 65536;
+    L->cut = SIZE_MAX;
     L->page = sysconf(_SC_PAGESIZE);
     L->arena.limit = TRACE_LOAD_ELEMENT_LIMIT;
     struct arena *saved = active_arena;
@@ -1381,11 +1417,13 @@ static void release_zfile(void *ctx)
 
 /* Load the plain text in f (taken: closed on failure, kept by the model else). */
 static int load_zfile(struct trace_zfile *f, const char *name, struct trace_report *r,
-                      struct trace_model **out, struct diag *d, const struct trace_load_progress *p)
+                      struct trace_model **out, struct diag *d, const struct trace_load_progress *p,
+                      bool recover, size_t *cut)
 {
-    struct loader L = {
-        .name = name, .p = f->p, .n = f->n, .mapped = f->mapped, .r = r, .d = d, .progress = p};
+    struct loader L = {.name = name, .p = f->p, .n = f->n, .mapped = f->mapped, .r = r, .d = d};
+    L.progress = p, L.recover = recover;
     int rc = load(&L, out);
+    *cut = L.cut;
     if (rc < 0) {
         trace_z_close(f);
         return rc;
@@ -1412,20 +1450,19 @@ int trace_load_buffer(const char *data, size_t len, const char *name, struct tra
             memcpy(copy, data, len);
         f.p = copy, f.n = len;
     } else {
-        char *plain;
         int rc = trace_z_inflate_buffer(data, len, f.kind, name, false, BUFFER_INFLATE_LIMIT,
-                                        &plain, &f.n, &f.st, d);
+                                        (char **)&f.p, &f.n, &f.st, d);
         if (rc < 0)
             return rc;
-        f.p = plain;
     }
-    return load_zfile(&f, name, r, out, d, NULL);
+    size_t cut;
+    return load_zfile(&f, name, r, out, d, NULL, false, &cut);
 }
 
 int trace_load_file(const char *path, struct trace_report *r, struct trace_model **out,
                     struct diag *d)
 {
-    return trace_load_file_progress(path, r, out, d, NULL);
+    return trace_load_file_opts(path, NULL, r, out, NULL, d);
 }
 
 /* Decompression's progress as the load's (no events yet). */
@@ -1438,10 +1475,26 @@ static int zprogress(void *ctx, uint64_t done, uint64_t total)
 int trace_load_file_progress(const char *path, struct trace_report *r, struct trace_model **out,
                              struct diag *d, const struct trace_load_progress *p)
 {
+    struct trace_load_opts o = {.progress = p};
+    return trace_load_file_opts(path, &o, r, out, NULL, d);
+}
+
+int trace_load_file_opts(const char *path, const struct trace_load_opts *o, struct trace_report *r,
+                         struct trace_model **out, struct trace_load_cut *cut, struct diag *d)
+{
     *out = NULL;
+    if (cut)
+        *cut = (struct trace_load_cut){false, 0, false};
+    const struct trace_load_progress *p = o ? o->progress : NULL;
+    bool recover = o && o->recover;
     struct trace_zfile f;
-    int rc = trace_z_open(path, false, p ? zprogress : NULL, (void *)(uintptr_t)p, &f, d);
+    int rc = trace_z_open(path, recover, p ? zprogress : NULL, (void *)(uintptr_t)p, &f, d);
     if (rc < 0)
         return rc;
-    return load_zfile(&f, path, r, out, d, p);
+    size_t at = SIZE_MAX, n = f.n;
+    bool zcut = f.st.cut;
+    rc = load_zfile(&f, path, r, out, d, p, recover, &at);
+    if (rc == 0 && cut && (at != SIZE_MAX || zcut))
+        *cut = (struct trace_load_cut){true, at != SIZE_MAX ? at : n, zcut};
+    return rc;
 }

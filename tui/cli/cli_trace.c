@@ -28,17 +28,25 @@ static void print_diag(const struct diag *d)
     fprintf(stderr, "npuscope: %s\n", diag_format(d, line, sizeof(line)));
 }
 
-/* Load path with r collecting problems; on failure say why and return NULL. */
-static struct trace_model *load(const char *path, struct trace_report *r)
+/* Load path with r collecting problems (recover: a cut trace up to its cut, said in *cut);
+ * on failure say why and return NULL. */
+static struct trace_model *load_opts(const char *path, struct trace_report *r, bool recover,
+                                     struct trace_load_cut *cut)
 {
     struct trace_model *m = NULL;
     struct diag d;
     diag_clear(&d);
-    if (trace_load_file(path, r, &m, &d) < 0) {
+    struct trace_load_opts o = {.recover = recover};
+    if (trace_load_file_opts(path, &o, r, &m, cut, &d) < 0) {
         print_diag(&d);
         return NULL;
     }
     return m;
+}
+
+static struct trace_model *load(const char *path, struct trace_report *r)
+{
+    return load_opts(path, r, false, NULL);
 }
 
 /* After summary or export of a trace with errors: one line pointing to validate. */
@@ -238,10 +246,11 @@ static void print_text(const char *file, const struct trace_model *m, const stru
                (unsigned long long)ie, plural(ie), (unsigned long long)ifl, plural(ifl));
 }
 
-int cli_summary(const char *file, bool json)
+int cli_summary(const char *file, bool json, bool recover)
 {
     struct trace_report *r = trace_report_new(0);
-    struct trace_model *m = load(file, r);
+    struct trace_load_cut cut;
+    struct trace_model *m = load_opts(file, r, recover, &cut);
     if (!m) {
         trace_report_free(r);
         return CLI_EXIT_USAGE;
@@ -249,8 +258,20 @@ int cli_summary(const char *file, bool json)
     struct trace_metrics x;
     trace_metrics_compute(m, &x);
     int rc = CLI_EXIT_OK;
+    if (cut.cut && !json)
+        printf("recovered: the trace is cut at byte %llu%s; the %llu complete events before the "
+               "cut are summarized\n",
+               (unsigned long long)cut.at, cut.compressed ? " (of its decompressed text)" : "",
+               (unsigned long long)trace_model_event_count(m));
     if (json) {
         struct sim_value *v = trace_metrics_to_value(&x);
+        if (cut.cut) {
+            struct sim_value *rv = sim_value_map();
+            sim_value_map_set_int(rv, "cut_at", (int64_t)cut.at);
+            sim_value_map_set_bool(rv, "compressed_stream_cut", cut.compressed);
+            sim_value_map_set_int(rv, "events", (int64_t)trace_model_event_count(m));
+            sim_value_map_set_take(v, "recovered", rv);
+        }
         cli_views_json(m, x.cycles_total, v);
         sim_value_map_set_take(v, "bottleneck", cli_verdict_value(m));
         struct trace_out o;

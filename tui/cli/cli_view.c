@@ -138,11 +138,12 @@ static int load_progress(void *ctx, uint64_t done, uint64_t total, uint64_t even
 
 /* Load file with the progress line and q (when stderr is a terminal). NULL with d set
  * when it fails; *quit set when the user ended it. */
-static struct tui_source *load(const char *file, bool cache, struct diag *d, bool *quit)
+static struct tui_source *load(const char *file, bool cache, bool recover, struct diag *d,
+                               bool *quit)
 {
     *quit = false;
     if (!isatty(STDERR_FILENO))
-        return tui_source_file_open_progress(file, cache, d, NULL);
+        return tui_source_file_open_progress(file, cache, recover, d, NULL);
     struct loading L = {.t0 = mono_s()};
     L.shown = L.t0;
     sim_escape(file, strlen(file), L.name, sizeof(L.name));
@@ -161,7 +162,7 @@ static struct tui_source *load(const char *file, bool cache, struct diag *d, boo
             load_raw = 1;
     }
     struct trace_load_progress p = {load_progress, &L, L.delay_ms ? 64 : 4096};
-    struct tui_source *src = tui_source_file_open_progress(file, cache, d, &p);
+    struct tui_source *src = tui_source_file_open_progress(file, cache, recover, d, &p);
     load_restore();
     if (L.line)
         fprintf(stderr, "\r\033[K");
@@ -171,7 +172,7 @@ static struct tui_source *load(const char *file, bool cache, struct diag *d, boo
     return src;
 }
 
-int cli_view(const char *file, const char *theme, const char *diff, bool no_cache)
+int cli_view(const char *file, const char *theme, const char *diff, bool no_cache, bool recover)
 {
     setlocale(LC_ALL, "");
     bool unicode = tui_term_unicode();
@@ -188,7 +189,7 @@ int cli_view(const char *file, const char *theme, const char *diff, bool no_cach
         goto out;
     }
     bool quit;
-    src = load(file, !no_cache, &d, &quit);
+    src = load(file, !no_cache, recover, &d, &quit);
     if (!src) {
         status = quit ? CLI_EXIT_OK : fail(&d);
         goto out;

@@ -73,17 +73,41 @@ struct tui_source *tui_source_model_take(struct trace_model *m, const char *name
 
 struct tui_source *tui_source_file_open(const char *path, struct diag *d)
 {
-    return tui_source_file_open_progress(path, false, d, NULL);
+    return tui_source_file_open_progress(path, false, false, d, NULL);
 }
 
-struct tui_source *tui_source_file_open_progress(const char *path, bool cache, struct diag *d,
+/* Load a trace that may be cut, up to its cut; *cut says where. */
+static int load_recover(const char *path, struct trace_model **m, struct trace_index_counts *c,
+                        struct trace_load_cut *cut, struct diag *d,
+                        const struct trace_load_progress *p)
+{
+    struct trace_report *r = trace_report_new(0);
+    struct trace_load_opts o = {.progress = p, .recover = true};
+    int rc = trace_load_file_opts(path, &o, r, m, cut, d);
+    *c = (struct trace_index_counts){trace_report_errors(r), trace_report_warnings(r)};
+    trace_report_free(r);
+    return rc;
+}
+
+struct tui_source *tui_source_file_open_progress(const char *path, bool cache, bool recover,
+                                                 struct diag *d,
                                                  const struct trace_load_progress *p)
 {
     struct trace_model *m = NULL;
     struct trace_index_counts c;
-    if (trace_index_load(path, !cache, &m, &c, NULL, d, p) < 0)
+    struct trace_load_cut cut = {false, 0, false};
+    int rc = recover ? load_recover(path, &m, &c, &cut, d, p)
+                     : trace_index_load(path, !cache, &m, &c, NULL, d, p);
+    if (rc < 0)
         return NULL;
     struct source_file *f = (struct source_file *)tui_source_model_take(m, path);
+    if (cut.cut) {
+        snprintf(f->notice, sizeof(f->notice),
+                 "recovered: the trace is cut at byte %" PRIu64 "%s; the %" PRIu64
+                 " complete events before the cut are shown",
+                 cut.at, cut.compressed ? " (decompressed)" : "", trace_model_event_count(m));
+        return &f->base;
+    }
     uint64_t errors = c.errors, warnings = c.warnings;
     if (errors || warnings)
         snprintf(f->notice, sizeof(f->notice),
