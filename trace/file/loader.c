@@ -1469,7 +1469,7 @@ int trace_load_file(const char *path, struct trace_report *r, struct trace_model
 static int zprogress(void *ctx, uint64_t done, uint64_t total)
 {
     const struct trace_load_progress *p = ctx;
-    return p->fn(p->ctx, done, total, 0);
+    return p->fn(p->ctx, done, total, TRACE_LOAD_DECOMPRESSING);
 }
 
 int trace_load_file_progress(const char *path, struct trace_report *r, struct trace_model **out,

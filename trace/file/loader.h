@@ -42,8 +42,11 @@ int trace_load_file(const char *path, struct trace_report *r, struct trace_model
  * Progress of a load: fn is called every `every` records of timeline_events and
  * bandwidth_samples (0: 65536) with the bytes read so far, the file's size and the
  * ENGINE_EVENTs loaded; returning non-zero stops the load, which then fails with SIM_ESTATE
- * ("the load was stopped") and frees what it read.
+ * ("the load was stopped") and frees what it read. While a compressed file is decompressed
+ * first, fn is called for each MiB with the compressed bytes read, the file's size and
+ * events TRACE_LOAD_DECOMPRESSING.
  */
+#define TRACE_LOAD_DECOMPRESSING UINT64_MAX
 struct trace_load_progress {
     int (*fn)(void *ctx, uint64_t done, uint64_t total, uint64_t events);
     void *ctx;

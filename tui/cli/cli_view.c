@@ -5,8 +5,9 @@
  * that is not a trace, a terminal that cannot run a full-screen UI) is one line on stderr
  * and exit status 2; after it, the terminal is restored on every way out.
  *
- * While the trace loads, a line on the terminal says how far it is (the share of the file
- * read, the events so far, the time left), a few times a second; q ends the load and the
+ * While the trace loads, a line on the terminal says how far it is (a bar and the share of
+ * the file read, the events so far, the time left; for a compressed trace, first how far
+ * its decompression is), a few times a second; q ends the load and the
  * program (exit 0), and so do Ctrl-C and the other signals (exit 128 + the signal), the
  * terminal as it was.
  */
@@ -92,10 +93,13 @@ static void load_on_signal(int signo)
     _exit(128 + signo);
 }
 
+enum { LOAD_BAR = 20 }; /* cells of the progress bar */
+
 struct loading {
     char name[128]; /* escaped */
     double t0, shown;
     bool line, quit;
+    bool inflating;    /* the phase the estimate counts from t0: decompressing, or parsing */
     unsigned delay_ms; /* NPUSCOPE_TEST_LOAD_DELAY_MS: tests make a small load last */
 };
 
@@ -122,15 +126,28 @@ static int load_progress(void *ctx, uint64_t done, uint64_t total, uint64_t even
         }
     }
     double now = mono_s();
+    bool inflating = events == TRACE_LOAD_DECOMPRESSING;
+    if (inflating != L->inflating) { /* a new phase: its own estimate */
+        L->inflating = inflating;
+        L->t0 = now;
+    }
     if (now - L->shown < 0.2 || !total)
         return 0;
     L->shown = now;
     double frac = (double)done / (double)total, took = now - L->t0;
-    char left[32] = "";
+    frac = frac > 1 ? 1 : frac;
+    char left[32] = "", bar[LOAD_BAR + 1], what[40] = "";
     if (frac > 0.01 && took > 0.5)
-        snprintf(left, sizeof(left), ", %.0f s left", took * (1 - frac) / frac);
-    fprintf(stderr, "\rnpuscope: loading %s: %.0f%% (%llu events%s; q quits)\033[K", L->name,
-            100 * frac, (unsigned long long)events, left);
+        snprintf(left, sizeof(left), "%s%.0f s left", inflating ? "" : ", ",
+                 took * (1 - frac) / frac);
+    int full = (int)(frac * LOAD_BAR);
+    for (int k = 0; k < LOAD_BAR; k++)
+        bar[k] = k < full ? '#' : '-';
+    bar[LOAD_BAR] = '\0';
+    if (!inflating)
+        snprintf(what, sizeof(what), "%llu events", (unsigned long long)events);
+    fprintf(stderr, "\rnpuscope: %s %s: [%s] %.0f%% (%s%s; q quits)\033[K",
+            inflating ? "decompressing" : "loading", L->name, bar, 100 * frac, what, left);
     fflush(stderr);
     L->line = true;
     return 0;
