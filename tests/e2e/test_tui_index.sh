@@ -2,7 +2,8 @@
 # npuscope view through the trace's index, in a real terminal (tmux): the first open writes
 # an index in $XDG_CACHE_HOME/npuscope/, the next open shows the very same screen from it,
 # a damaged index is not used (the trace opens as before and the index is written anew),
-# a changed trace is read again, and --no-cache neither reads nor writes one.
+# a changed trace is read again, and --no-cache neither reads nor writes one; summary
+# goes through the index too.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tmux.sh"
 
@@ -60,5 +61,17 @@ if [ "$SCREEN" != "$plain" ]; then ok "a changed trace is read again, not taken 
     fail "a changed trace is read again, not taken from the index"; fi
 tmux_keys q
 expect_exit "quits" 0
+
+# summary goes through the index too: the same output from the JSON and from the index
+rm -rf "$XDG_CACHE_HOME"
+run "$NPUSCOPE" summary --no-cache "$GEN"
+plain=$OUT
+if [ -z "$(index_files)" ]; then ok "summary --no-cache writes no index"; else fail "summary --no-cache writes no index"; fi
+run "$NPUSCOPE" summary "$GEN"
+if [ -n "$(index_files)" ] && [ "$OUT" = "$plain" ]; then ok "summary writes the index"; else
+    fail "summary writes the index" "index: $(index_files)" "$(diff <(echo "$plain") <(echo "$OUT"))"; fi
+run "$NPUSCOPE" summary "$GEN"
+if [ "$OUT" = "$plain" ]; then ok "summary from the index: the same output"; else
+    fail "summary from the index: the same output" "$(diff <(echo "$plain") <(echo "$OUT"))"; fi
 
 finish

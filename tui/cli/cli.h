@@ -128,7 +128,7 @@ int cli_view(const char *file, const char *theme, const char *diff, bool no_cach
 /* Check file and list its problems (at most max_errors, 0: all); strict: notes count as
  * warnings. Returns the exit status: 0 valid, 1 with warnings, 2 invalid. */
 int cli_validate(const char *file, unsigned long long max_errors, bool strict);
-int cli_summary(const char *file, bool json, bool recover);
+int cli_summary(const char *file, bool json, bool recover, bool no_cache);
 /* npuscope annotate FILE [--kernel NAME] [--json] [--sort]: the line profile of each kernel
  * (tui/cli/cli_annotate.c). Exit 1 when the trace has no call sites, 2 when it cannot be
  * read or has no kernel NAME. */

@@ -11,6 +11,7 @@
 #include "sim/util/xalloc.h"
 #include "trace/file/chrome.h"
 #include "trace/file/jsonout.h"
+#include "trace/file/index.h"
 #include "trace/file/loader.h"
 #include "trace/analysis/metrics.h"
 #include "trace/file/validate.h"
@@ -49,10 +50,10 @@ static struct trace_model *load(const char *path, struct trace_report *r)
     return load_opts(path, r, false, NULL);
 }
 
-/* After summary or export of a trace with errors: one line pointing to validate. */
-static void note_problems(const char *path, const struct trace_report *r)
+/* After summary or export of a trace with e records in error: one line pointing to
+ * validate. */
+static void note_errors(const char *path, uint64_t e)
 {
-    uint64_t e = trace_report_errors(r);
     if (!e)
         return;
     char *p = sim_escape_dup(path);
@@ -246,15 +247,38 @@ static void print_text(const char *file, const struct trace_model *m, const stru
                (unsigned long long)ie, plural(ie), (unsigned long long)ifl, plural(ifl));
 }
 
-int cli_summary(const char *file, bool json, bool recover)
+/* Load path for summary: through its index (trace/file/index.h) unless no_cache or
+ * recover; *errors the records in error. */
+static struct trace_model *load_summary(const char *path, bool no_cache, bool recover,
+                                        struct trace_load_cut *cut, uint64_t *errors)
 {
-    struct trace_report *r = trace_report_new(0);
-    struct trace_load_cut cut;
-    struct trace_model *m = load_opts(file, r, recover, &cut);
-    if (!m) {
+    if (recover) {
+        struct trace_report *r = trace_report_new(0);
+        struct trace_model *m = load_opts(path, r, true, cut);
+        *errors = trace_report_errors(r);
         trace_report_free(r);
-        return CLI_EXIT_USAGE;
+        return m;
     }
+    *cut = (struct trace_load_cut){false, 0, false};
+    struct trace_model *m = NULL;
+    struct trace_index_counts c = {0, 0};
+    struct diag d;
+    diag_clear(&d);
+    if (trace_index_load(path, no_cache, &m, &c, NULL, &d, NULL) < 0) {
+        print_diag(&d);
+        return NULL;
+    }
+    *errors = c.errors;
+    return m;
+}
+
+int cli_summary(const char *file, bool json, bool recover, bool no_cache)
+{
+    struct trace_load_cut cut;
+    uint64_t errors = 0;
+    struct trace_model *m = load_summary(file, no_cache, recover, &cut, &errors);
+    if (!m)
+        return CLI_EXIT_USAGE;
     struct trace_metrics x;
     trace_metrics_compute(m, &x);
     int rc = CLI_EXIT_OK;
@@ -292,10 +316,9 @@ int cli_summary(const char *file, bool json, bool recover)
         if (fflush(stdout) != 0)
             rc = CLI_EXIT_FAIL;
     }
-    note_problems(file, r);
+    note_errors(file, errors);
     trace_metrics_fini(&x);
     trace_model_free(m);
-    trace_report_free(r);
     return rc;
 }
 
@@ -316,7 +339,7 @@ int cli_export_chrome(const char *in, const char *out)
         print_diag(&d);
         rc = CLI_EXIT_FAIL;
     } else {
-        note_problems(in, r);
+        note_errors(in, trace_report_errors(r));
     }
     trace_model_free(m);
     trace_report_free(r);

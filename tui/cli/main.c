@@ -174,13 +174,15 @@ static const char usage_validate[] =
     "  -h, --help           show this help\n";
 
 static const char usage_summary[] =
-    "usage: npuscope summary [--json] [--recover] FILE.json\n"
+    "usage: npuscope summary [--json] [--recover] [--no-cache] FILE.json\n"
     "\n"
     "Print the summary metrics of a trace.\n"
     "\n"
     "      --json      print them as JSON\n"
     "      --recover   a cut trace (a run killed, a full disk): summarize every complete\n"
     "                  event before the cut, and say where it is\n"
+    "      --no-cache  neither read nor write the trace's index in\n"
+    "                  $XDG_CACHE_HOME/npuscope/ (as view does)\n"
     "  -h, --help      show this help\n";
 
 static const char usage_annotate[] =
@@ -504,19 +506,21 @@ static int cmd_validate(int argc, char **argv)
 
 static int cmd_summary(int argc, char **argv)
 {
-    enum { OPT_RECOVER = 1101 };
+    enum { OPT_RECOVER = 1101, OPT_NO_CACHE };
     static const struct option longopts[] = {
         {"json", no_argument, 0, OPT_JSON},
         {"recover", no_argument, 0, OPT_RECOVER},
+        {"no-cache", no_argument, 0, OPT_NO_CACHE},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
-    bool json = false, recover = false;
+    bool json = false, recover = false, no_cache = false;
     int c;
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_JSON: json = true; break;
         case OPT_RECOVER: recover = true; break;
+        case OPT_NO_CACHE: no_cache = true; break;
         case 'h': fputs(usage_summary, stdout); return 0;
         default: return getopt_error("summary", c, argv);
         }
@@ -525,7 +529,7 @@ static int cmd_summary(int argc, char **argv)
         return usage_error("summary", "%s", "missing the trace file to summarize");
     if (optind + 1 < argc)
         return usage_error("summary", "unexpected argument '%s'", argv[optind + 1]);
-    return cli_summary(argv[optind], json, recover);
+    return cli_summary(argv[optind], json, recover, no_cache);
 }
 
 static int cmd_export(int argc, char **argv)
