@@ -1,12 +1,12 @@
 /*
  * Opening a saved trace: the first open (the JSON parsed, the index written), the reopen
  * (the model rebuilt from the index in $XDG_CACHE_HOME/npuscope/), the open without the
- * cache, each with its peak RSS, and `npuscope summary` of the same trace (wall time and
- * peak RSS of the binary). The trace is an llm_decode run the bench writes with the
- * binary (usage: open_bench NPUSCOPE [SPEC]; default llm_decode:layers=8,gen=64, about
- * 0.6 M events and 330 MB). Every measured open is a child process, so its peak RSS is its
- * own; medians of RUNS. Prints one line per figure, with the per-event cost and what it
- * comes to at 10 M events.
+ * cache, each with its peak RSS, and `npuscope summary` of the same trace from its JSON
+ * (--no-cache) and from its index (wall time and peak RSS of the binary). The trace is an
+ * llm_decode run the bench writes with the binary (usage: open_bench NPUSCOPE [SPEC]; default
+ * llm_decode:layers=8,gen=64, about 0.6 M events and 330 MB). Every measured open is a child
+ * process, so its peak RSS is its own; medians of RUNS. Prints one line per figure, with the
+ * per-event cost and what it comes to at 10 M events.
  */
 #include "trace/file/index.h"
 
@@ -153,12 +153,17 @@ int main(int argc, char **argv)
         if (child(open_plain, path, NULL, &w[i], &r[i]) < 0)
             goto out_idx;
     report("open without the cache", w, r, events);
-    char summary[] = "summary";
+    char summary[] = "summary", no_cache[] = "--no-cache";
+    char *sum_plain[] = {(char *)bin, summary, no_cache, path, NULL};
+    for (int i = 0; i < RUNS; i++)
+        if (child(NULL, NULL, sum_plain, &w[i], &r[i]) < 0)
+            goto out_idx;
+    report("summary --no-cache", w, r, events);
     char *sum[] = {(char *)bin, summary, path, NULL};
     for (int i = 0; i < RUNS; i++)
         if (child(NULL, NULL, sum, &w[i], &r[i]) < 0)
             goto out_idx;
-    report("npuscope summary", w, r, events);
+    report("summary (from the index)", w, r, events);
     status = 0;
 out_idx:
     free(idx);
