@@ -247,8 +247,8 @@ static void print_text(const char *file, const struct trace_model *m, const stru
                (unsigned long long)ie, plural(ie), (unsigned long long)ifl, plural(ifl));
 }
 
-/* Load path for summary: through its index (trace/file/index.h) unless no_cache or
- * recover; *errors the records in error. */
+/* Load path for summary and export: through its index (trace/file/index.h) unless
+ * no_cache or recover; *errors the records in error. */
 static struct trace_model *load_summary(const char *path, bool no_cache, bool recover,
                                         struct trace_load_cut *cut, uint64_t *errors)
 {
@@ -326,12 +326,11 @@ int cli_summary(const char *file, bool json, bool recover, bool no_cache)
 
 int cli_export_chrome(const char *in, const char *out)
 {
-    struct trace_report *r = trace_report_new(0);
-    struct trace_model *m = load(in, r);
-    if (!m) {
-        trace_report_free(r);
+    struct trace_load_cut cut;
+    uint64_t errors = 0;
+    struct trace_model *m = load_summary(in, false, false, &cut, &errors);
+    if (!m)
         return CLI_EXIT_USAGE;
-    }
     struct diag d;
     diag_clear(&d);
     int rc = CLI_EXIT_OK;
@@ -339,9 +338,8 @@ int cli_export_chrome(const char *in, const char *out)
         print_diag(&d);
         rc = CLI_EXIT_FAIL;
     } else {
-        note_errors(in, trace_report_errors(r));
+        note_errors(in, errors);
     }
     trace_model_free(m);
-    trace_report_free(r);
     return rc;
 }
