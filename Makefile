@@ -16,7 +16,7 @@
 #
 # Missing Debian packages are installed by .ci/install-deps (apt-get, sudo when not root).
 
-PKGS      := ncursesw libcjson yaml-0.1 openblas
+PKGS      := ncursesw libcjson yaml-0.1 openblas libzstd zlib
 TEST_PKGS := criterion
 VERSION   := 0.1.0
 PREFIX    ?= /usr/local

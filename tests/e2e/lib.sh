@@ -6,6 +6,7 @@ NPUSCOPE=${NPUSCOPE_BIN:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/npu
 TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/npuscope-e2e.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
+export XDG_CACHE_HOME=$TMP/cache # the indexes view writes stay in the test's directory
 _pass=0 _fail=0
 
 ok()   { _pass=$((_pass + 1)); echo "  ok   $1"; }

@@ -53,7 +53,7 @@ for key in q C-c; do
     echo "-- $key during the load"
     tmux_start 120 30 "${UTF8[@]}" "$SLOW" -- view "$GEN"
     expect_screen "$key: the progress line: percent, events, time left, q" \
-        '^npuscope: loading .*gen\.json: [0-9]+% \([0-9]+ events, [0-9]+ s left; q quits\)$'
+        '^npuscope: loading .*gen\.json: \[#*-*\] [0-9]+% \([0-9]+ events, [0-9]+ s left; q quits\)$'
     tmux_screen
     first=$(grep -oE '[0-9]+ events' <<<"$SCREEN")
     if tmux_wait_not "\($first" 5; then ok "$key: the line moves on"; else

@@ -442,3 +442,169 @@ Test(chrome, a_sequences_tokens_meet_on_one_thread, .init = setup, .fini = teard
         cJSON_Delete(j);
     }
 }
+
+/* ---- counters per resource, flows for dependencies and critical paths ---------------------- */
+
+/* The process named name. */
+static double pid_named(const cJSON *ev, const char *name)
+{
+    const cJSON *x;
+    cJSON_ArrayForEach(x, ev)
+    {
+        if (strcmp(s_of(x, "ph"), "M") == 0 && strcmp(s_of(x, "name"), "process_name") == 0 &&
+            strcmp(s_of(cJSON_GetObjectItem(x, "args"), "name"), name) == 0)
+            return n_of(x, "pid");
+    }
+    cr_assert_fail("no process named %s", name);
+    return NAN;
+}
+
+/* Every flow event of category cat is valid Trace Event Format ("s" then "f" with "bp":
+ * "e", one of each per id, each on the thread and at the start of a slice); the arrows as
+ * pairs of slice names, from -> to, into pairs (room for cap). Returns the count. */
+static size_t flows(const cJSON *ev, const char *cat, const char *(*pairs)[2], size_t cap)
+{
+    size_t n = 0;
+    const cJSON *s;
+    cJSON_ArrayForEach(s, ev)
+    {
+        if (strcmp(s_of(s, "cat"), cat) || strcmp(s_of(s, "ph"), "s"))
+            continue;
+        cr_assert(cJSON_IsString(cJSON_GetObjectItem(s, "name")));
+        double id = n_of(s, "id");
+        cr_assert(!isnan(id) && !isnan(n_of(s, "pid")) && !isnan(n_of(s, "tid")) &&
+                  !isnan(n_of(s, "ts")));
+        const cJSON *f = NULL, *x;
+        int fs = 0, ss = 0;
+        cJSON_ArrayForEach(x, ev)
+        {
+            if (strcmp(s_of(x, "cat"), cat) || n_of(x, "id") != id)
+                continue;
+            if (strcmp(s_of(x, "ph"), "f") == 0)
+                f = x, fs++;
+            else
+                ss += strcmp(s_of(x, "ph"), "s") == 0;
+        }
+        cr_assert_eq(ss, 1, "flow %g starts once", id);
+        cr_assert_eq(fs, 1, "flow %g ends once", id);
+        cr_assert_str_eq(s_of(f, "bp"), "e", "the end binds to the enclosing slice");
+        cr_assert_str_eq(s_of(f, "name"), s_of(s, "name"));
+        const char *names[2] = {NULL, NULL};
+        const cJSON *ends[2] = {s, f};
+        for (int k = 0; k < 2; k++) {
+            cJSON_ArrayForEach(x, ev)
+            {
+                if (strcmp(s_of(x, "ph"), "X") == 0 && n_of(x, "pid") == n_of(ends[k], "pid") &&
+                    n_of(x, "tid") == n_of(ends[k], "tid") && n_of(x, "ts") == n_of(ends[k], "ts"))
+                    names[k] = s_of(x, "name");
+            }
+            cr_assert_not_null(names[k], "flow %g: no slice where its %s lies", id,
+                               k ? "end" : "start");
+        }
+        cr_assert_lt(n, cap);
+        pairs[n][0] = names[0], pairs[n][1] = names[1];
+        n++;
+    }
+    return n;
+}
+
+Test(chrome, resource_counters_and_flows_for_dependencies_and_critical_paths, .init = setup,
+     .fini = teardown)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t dma = trace_model_track(m, "sip0.cube0.pe0.pe_dma", TRACE_ENGINE_DMA, 0);
+    uint32_t gemm = trace_model_track(m, "sip0.cube0.pe0.pe_gemm", TRACE_ENGINE_TE, 0);
+    const struct {
+        const char *op;
+        uint32_t *track;
+        uint64_t s, e;
+    } ops[] = {
+        {"load_a", &dma, 0, 100},
+        {"load_b", &dma, 100, 300},
+        {"matmul", &gemm, 300, 700},
+        {"store", &dma, 700, 800},
+    };
+    for (size_t i = 0; i < 4; i++) {
+        struct trace_event e = {.start = ops[i].s,
+                                .end = ops[i].e,
+                                .track = *ops[i].track,
+                                .cmdq_id = 3,
+                                .op = trace_model_intern(m, ops[i].op, strlen(ops[i].op))};
+        trace_model_add_event(m, &e);
+    }
+    trace_model_add_dep(m, 2, 0); /* matmul on load_a and load_b */
+    trace_model_add_dep(m, 2, 1);
+    uint32_t hbm = trace_model_intern(m, "sip0.cube0.hbm", 14);
+    uint32_t link = trace_model_intern(m, "sip0.cube0<->sip0.cube1", 23);
+    struct trace_bw_sample bw[] = {
+        {.cycle = 0, .window = 100, .read_bytes = 800, .write_bytes = 0, .resource = hbm},
+        {.cycle = 100, .window = 100, .read_bytes = 1600, .write_bytes = 0, .resource = hbm},
+        {.cycle = 700, .window = 100, .read_bytes = 0, .write_bytes = 400, .resource = hbm},
+        {.cycle = 0, .window = 100, .read_bytes = 200, .write_bytes = 100, .resource = link},
+        {.cycle = 0,
+         .window = 1000,
+         .read_bytes = 2400,
+         .write_bytes = 400,
+         .resource = TRACE_NO_STR},
+    };
+    for (size_t i = 0; i < sizeof(bw) / sizeof(bw[0]); i++)
+        trace_model_add_bw_sample(m, &bw[i]);
+    trace_model_finish(m);
+    cr_assert_eq(trace_chrome_write(m, path, 0, NULL), 0);
+    cJSON *j = read_json_any();
+    const cJSON *ev = cJSON_GetObjectItem(j, "traceEvents");
+
+    /* a counter track per resource, in their own process, back to zero after a gap */
+    double rp = pid_named(ev, "HBMs and links");
+    int hbm_n = 0, link_n = 0;
+    double last_hbm_ts = -1, last_hbm_read = -1;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, ev)
+    {
+        if (strcmp(s_of(x, "ph"), "C") || strcmp(s_of(x, "cat"), "bandwidth"))
+            continue;
+        cr_assert_eq(n_of(x, "pid"), rp);
+        const cJSON *args = cJSON_GetObjectItem(x, "args");
+        cr_assert(cJSON_IsNumber(cJSON_GetObjectItem(args, "read")));
+        cr_assert(cJSON_IsNumber(cJSON_GetObjectItem(args, "write")));
+        cr_assert(n_of(x, "ts") >= 0);
+        if (strcmp(s_of(x, "name"), "sip0.cube0.hbm bytes/cycle") == 0) {
+            cr_assert_gt(n_of(x, "ts"), last_hbm_ts, "a resource's counter goes forward");
+            if (hbm_n == 1)
+                last_hbm_read = n_of(args, "read");
+            last_hbm_ts = n_of(x, "ts");
+            hbm_n++;
+        } else {
+            cr_assert_str_eq(s_of(x, "name"), "sip0.cube0<->sip0.cube1 bytes/cycle");
+            link_n++;
+        }
+    }
+    /* hbm: 0, 100 (its second window), 200 (zero: a gap), 700, 800 (zero) */
+    cr_assert_eq(hbm_n, 5);
+    cr_assert_eq(last_hbm_read, 16.0, "1600 bytes over 100 cycles");
+    cr_assert_eq(link_n, 2);
+    cr_assert_not_null(find(ev, "C", "DRAM bytes/cycle", NAN), "the DRAM's counter stays");
+
+    /* an arrow per dependency_id, from the op depended on to the op */
+    const char *pairs[16][2];
+    cr_assert_eq(flows(ev, "dependency", pairs, 16), 2);
+    cr_assert_str_eq(pairs[0][0], "load_a");
+    cr_assert_str_eq(pairs[0][1], "matmul");
+    cr_assert_str_eq(pairs[1][0], "load_b");
+    cr_assert_str_eq(pairs[1][1], "matmul");
+
+    /* the launch's critical path: load_b (ended last of matmul's), matmul, store */
+    size_t np = flows(ev, "critical_path", pairs, 16);
+    cr_assert_eq(np, 3, "load_a -> load_b -> matmul -> store");
+    cr_assert_str_eq(pairs[0][0], "load_a");
+    cr_assert_str_eq(pairs[1][0], "load_b");
+    cr_assert_str_eq(pairs[1][1], "matmul");
+    cr_assert_str_eq(pairs[2][1], "store");
+    cJSON_ArrayForEach(x, ev)
+    {
+        if (strcmp(s_of(x, "cat"), "critical_path") == 0)
+            cr_assert_str_eq(s_of(x, "name"), "critical path: cmdq 3");
+    }
+    cJSON_Delete(j);
+    trace_model_free(m);
+}

@@ -395,3 +395,50 @@ Test(loader, metrics_of_a_spec_trace)
     trace_metrics_fini(&x);
     trace_model_free(m);
 }
+
+Test(loader, recover_keeps_every_complete_event_before_the_cut)
+{
+    struct trace_model *whole;
+    struct diag d;
+    cr_assert_eq(trace_load_file(DATA "views.json", NULL, &whole, &d), 0, "%s", d.msg);
+    FILE *f = fopen(DATA "views.json", "rb");
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof(text), f);
+    fclose(f);
+    char path[] = "/tmp/npuscope-recover.XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    uint64_t last = 0;
+    for (size_t cut = n / 10; cut < n; cut += n / 10) {
+        cr_assert_eq(ftruncate(fd, 0), 0);
+        cr_assert_eq(pwrite(fd, text, cut, 0), (ssize_t)cut);
+        struct trace_model *m = NULL;
+        cr_assert_lt(trace_load_file(path, NULL, &m, &d), 0, "cut at %zu: refused", cut);
+        struct trace_load_opts o = {.recover = true};
+        struct trace_load_cut c;
+        cr_assert_eq(trace_load_file_opts(path, &o, NULL, &m, &c, &d), 0, "cut at %zu: %s", cut,
+                     d.msg);
+        cr_assert(c.cut && c.at <= cut && !c.compressed, "cut at %zu: flagged", cut);
+        uint64_t ne = trace_model_event_count(m);
+        cr_assert_geq(ne, last, "a later cut keeps at least as many events");
+        /* the events kept are the whole trace's first ones (in file order) */
+        for (uint64_t i = 0; i < ne; i++) {
+            const struct trace_event *a = trace_model_event(m, i), *b = trace_model_event(whole, i);
+            cr_assert(a->start == b->start && a->end == b->end);
+            cr_assert_str_eq(trace_model_str(m, a->op), trace_model_str(whole, b->op));
+        }
+        last = ne;
+        trace_model_free(m);
+    }
+    cr_assert_gt(last, 0);
+    close(fd);
+    unlink(path);
+    struct trace_model *m;
+    struct trace_load_opts o = {.recover = true};
+    struct trace_load_cut c;
+    cr_assert_eq(trace_load_file_opts(DATA "views.json", &o, NULL, &m, &c, &d), 0);
+    cr_assert(!c.cut, "a whole trace is not flagged");
+    cr_assert_eq(trace_model_event_count(m), trace_model_event_count(whole));
+    trace_model_free(m);
+    trace_model_free(whole);
+}

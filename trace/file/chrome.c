@@ -4,6 +4,8 @@
 #include "sim/util/xalloc.h"
 #include "trace/file/jsonout.h"
 #include "trace/analysis/metrics.h"
+#include "trace/analysis/regions.h"
+#include "trace/verdict/critpath.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +29,7 @@ struct layout {
     int other_pid; /* tracks not under a sip, or 0 when there are none */
     int token_pid;
     int dram_pid;
+    int res_pid; /* the HBMs' and links' counters */
 };
 
 /* Lanes, in start order: the lowest lane free at the start (its last slice ended by then),
@@ -156,7 +159,8 @@ static void plan(const struct trace_model *m, struct layout *L)
     }
     int next = (other ? L->other_pid : L->nsips) + 1;
     L->token_pid = next++;
-    L->dram_pid = next;
+    L->dram_pid = next++;
+    L->res_pid = next;
     plan_lanes(m, L);
 }
 
@@ -352,6 +356,163 @@ static void bandwidth(struct out *w, const struct trace_model *m, const struct l
     free(s);
 }
 
+/* ---- each HBM's and link's bandwidth ------------------------------------------------------ */
+
+/* A resource sample in (resource, cycle) order. */
+struct res_at {
+    uint32_t resource;
+    uint64_t cycle;
+    size_t i;
+};
+
+static int cmp_res(const void *a, const void *b)
+{
+    const struct res_at *x = a, *y = b;
+    if (x->resource != y->resource)
+        return x->resource < y->resource ? -1 : 1;
+    if (x->cycle != y->cycle)
+        return x->cycle < y->cycle ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static void res_counter(struct out *w, const struct trace_model *m, const struct layout *L,
+                        uint32_t res, uint64_t cycle, double rd, double wr)
+{
+    begin(w);
+    trace_out_lit(&w->o, "\"ph\":\"C\",\"name\":");
+    char name[256];
+    int n = snprintf(name, sizeof(name), "%.*s bytes/cycle", (int)trace_model_str_len(m, res),
+                     trace_model_str(m, res));
+    trace_out_str(&w->o, name, n < (int)sizeof(name) ? (size_t)n : sizeof(name) - 1);
+    trace_out_lit(&w->o, ",\"cat\":\"bandwidth\"");
+    num_field(w, ",\"pid\":", (uint64_t)L->res_pid);
+    ts_field(w, ",\"ts\":", cycle);
+    trace_out_lit(&w->o, ",\"args\":{\"read\":");
+    trace_out_double(&w->o, rd);
+    trace_out_lit(&w->o, ",\"write\":");
+    trace_out_double(&w->o, wr);
+    trace_out_lit(&w->o, "}}");
+}
+
+/* A counter per resource (an HBM, a link) from its samples, back to zero after a gap.
+ * Returns how many resources there were. */
+static size_t resource_bandwidth(struct out *w, const struct trace_model *m, const struct layout *L)
+{
+    size_t ns = trace_model_bw_sample_count(m), k = 0;
+    struct res_at *v = sim_xcalloc(ns ? ns : 1, sizeof(*v));
+    for (size_t i = 0; i < ns; i++) {
+        const struct trace_bw_sample *s = trace_model_bw_sample(m, i);
+        if (!trace_bw_sample_is_dram(s))
+            v[k++] = (struct res_at){s->resource, s->cycle, i};
+    }
+    if (k)
+        qsort(v, k, sizeof(*v), cmp_res);
+    size_t nres = 0;
+    for (size_t j = 0; j < k; j++) {
+        const struct trace_bw_sample *s = trace_model_bw_sample(m, v[j].i);
+        nres += j == 0 || v[j - 1].resource != s->resource;
+        double win = s->window ? (double)s->window : 1;
+        res_counter(w, m, L, s->resource, s->cycle, (double)s->read_bytes / win,
+                    (double)s->write_bytes / win);
+        uint64_t end = s->cycle + s->window;
+        if (j + 1 == k || v[j + 1].resource != s->resource || v[j + 1].cycle > end)
+            res_counter(w, m, L, s->resource, end, 0, 0);
+    }
+    free(v);
+    return nres;
+}
+
+/* ---- flows: dependency_ids and each launch's critical path -------------------------------- */
+
+/*
+ * One arrow from the slice of event from to that of event to (v1 flow events: "s" inside
+ * the first slice, "f" with "bp": "e" inside the second, bound to the slices enclosing
+ * their times; each pair has an id of its own within its category).
+ */
+static void flow(struct out *w, const struct trace_model *m, const struct layout *L,
+                 const char *cat, const char *name, uint64_t id, uint64_t from, uint64_t to)
+{
+    static const char *const ph[2] = {"s", "f"};
+    uint64_t ev[2] = {from, to};
+    for (int k = 0; k < 2; k++) {
+        const struct trace_event *e = trace_model_event(m, ev[k]);
+        begin(w);
+        trace_out_lit(&w->o, "\"ph\":\"");
+        trace_out_lit(&w->o, ph[k]);
+        trace_out_lit(&w->o, k ? "\",\"bp\":\"e\",\"name\":" : "\",\"name\":");
+        trace_out_str(&w->o, name, strlen(name));
+        trace_out_lit(&w->o, ",\"cat\":\"");
+        trace_out_lit(&w->o, cat);
+        num_field(w, "\",\"id\":", id);
+        num_field(w, ",\"pid\":", L->pid[e->track]);
+        num_field(w, ",\"tid\":", (uint64_t)L->tid[e->track] + L->ev_lane[ev[k]]);
+        ts_field(w, ",\"ts\":", e->start);
+        trace_out_char(&w->o, '}');
+    }
+}
+
+/* An arrow from each event to every event it depends on (dependency_ids). */
+static void dependency_flows(struct out *w, const struct trace_model *m, const struct layout *L)
+{
+    uint64_t id = 0;
+    for (uint64_t i = 0; i < trace_model_event_count(m); i++) {
+        const uint64_t *on;
+        size_t n = trace_model_event_deps(m, i, &on);
+        for (size_t k = 0; k < n; k++)
+            if (on[k] < trace_model_event_count(m))
+                flow(w, m, L, "dependency", "dependency", ++id, on[k], i);
+    }
+}
+
+enum { CHROME_PATH_MAX_DECODE = 200000 }; /* ops whose details a launch's path reads */
+
+/* The critical path of each kernel launch as a chain of arrows, one step to the next. */
+static void critical_paths(struct out *w, const struct trace_model *m, const struct layout *L)
+{
+    struct trace_regions *rs = trace_regions_new(m, TRACE_REGION_LAUNCH);
+    size_t nr = trace_regions_count(rs);
+    uint64_t ne = trace_model_event_count(m);
+    /* the events of each launch, grouped by a counting sort */
+    size_t *first = sim_xcalloc(nr + 1, sizeof(*first));
+    for (uint64_t i = 0; i < ne; i++) {
+        size_t r = trace_regions_of_event(rs, i);
+        if (r < nr)
+            first[r + 1]++;
+    }
+    for (size_t r = 0; r < nr; r++)
+        first[r + 1] += first[r];
+    uint64_t *evs = sim_xcalloc(first[nr] ? first[nr] : 1, sizeof(*evs));
+    size_t *fill = sim_xcalloc(nr ? nr : 1, sizeof(*fill));
+    for (uint64_t i = 0; i < ne; i++) {
+        size_t r = trace_regions_of_event(rs, i);
+        if (r < nr)
+            evs[first[r] + fill[r]++] = i;
+    }
+    uint64_t id = 0;
+    for (size_t r = 0; r < nr; r++) {
+        const struct trace_region *x = trace_regions_get(rs, r);
+        struct trace_critpath p;
+        struct trace_critpath_input in = {.m = m,
+                                          .events = evs + first[r],
+                                          .n = first[r + 1] - first[r],
+                                          .start = x->start,
+                                          .max_decode = CHROME_PATH_MAX_DECODE};
+        trace_critpath_compute(&in, &p);
+        char name[160];
+        if (x->occurrence)
+            snprintf(name, sizeof(name), "critical path: %s #%u", x->name, x->occurrence + 1);
+        else
+            snprintf(name, sizeof(name), "critical path: %s", x->name);
+        for (size_t k = 1; k < p.n; k++)
+            flow(w, m, L, "critical_path", name, ++id, p.steps[k - 1].ev, p.steps[k].ev);
+        trace_critpath_fini(&p);
+    }
+    free(fill);
+    free(evs);
+    free(first);
+    trace_regions_free(rs);
+}
+
 int trace_chrome_write(const struct trace_model *m, const char *path, uint64_t bw_window,
                        struct diag *d)
 {
@@ -375,6 +536,7 @@ int trace_chrome_write(const struct trace_model *m, const char *path, uint64_t b
                   strlen(L.nsips ? "other" : "npu"));
     name_meta(&w, "process_name", (uint32_t)L.token_pid, 0, "tokens and markers", 18);
     name_meta(&w, "process_name", (uint32_t)L.dram_pid, 0, "DRAM", 4);
+    name_meta(&w, "process_name", (uint32_t)L.res_pid, 0, "HBMs and links", 14);
     static const char *const phase[2] = {"PREFILL", "DECODE"};
     for (int ph = 0; ph < 2; ph++)
         for (uint32_t k = 0; k < L.tok_lanes[ph]; k++)
@@ -390,6 +552,9 @@ int trace_chrome_write(const struct trace_model *m, const char *path, uint64_t b
     markers(&w, m, &L);
     tokens(&w, m, &L);
     bandwidth(&w, m, &L, bw_window);
+    resource_bandwidth(&w, m, &L);
+    dependency_flows(&w, m, &L);
+    critical_paths(&w, m, &L);
     trace_out_lit(&w.o, "\n]}\n");
     free(L.pid);
     free(L.tid);

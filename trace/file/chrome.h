@@ -5,7 +5,9 @@
  * more process), a thread per track (and one more per op running alongside another: no
  * two slices of a thread overlap), each ENGINE_EVENT a complete event ("X") with its
  * op as name, op_kind as category and the ids and details as args; markers as instants
- * ("i"); DRAM bandwidth as a counter ("C"); tokens as slices in a process of their own.
+ * ("i"); DRAM bandwidth as a counter ("C"), and each HBM's and link's in a process of
+ * their own; dependency_ids and each launch's critical path as arrows (flow events "s" and
+ * "f"); tokens as slices in a process of their own.
  * Times are microseconds: cycles / (clock_ghz x 1000), 1 cycle = 1 ns when the clock is
  * unknown. The file is written atomically (trace/file/jsonout.h).
  */

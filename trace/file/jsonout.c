@@ -53,6 +53,9 @@ int trace_out_open(struct trace_out *o, const char *path, struct diag *d)
         return diag_set(d, SIM_EIO, path, 0, 0, NULL, "cannot set the mode: %s", strerror(e));
     }
     o->path = sim_xstrdup(path);
+    enum trace_zkind z = trace_z_kind_of_path(path);
+    if (z != TRACE_Z_NONE)
+        o->z = trace_zout_new(z);
     o->cap = OUT_BUF;
     o->buf = sim_xmalloc(o->cap);
     return 0;
@@ -74,28 +77,47 @@ void trace_out_rewind(struct trace_out *o)
         o->err = errno;
 }
 
-void trace_out_flush(struct trace_out *o)
+/* Write n bytes to the file: 0 or errno (a trace_zout sink). */
+static int out_write(void *ctx, const void *p, size_t n)
 {
+    struct trace_out *o = ctx;
     size_t off = 0;
-    while (off < o->len && !o->err) {
-        ssize_t k = write(o->fd, o->buf + off, o->len - off);
+    while (off < n) {
+        ssize_t k = write(o->fd, (const char *)p + off, n - off);
         if (k < 0) {
             if (errno != EINTR)
-                o->err = errno;
+                return errno;
             continue;
         }
-        if (k == 0) {
-            o->err = EIO;
-            break;
-        }
+        if (k == 0)
+            return EIO;
         off += (size_t)k;
         o->written += (uint64_t)k;
+    }
+    return 0;
+}
+
+/* Write the buffer (end: and close a compressed stream). */
+static void out_flush(struct trace_out *o, bool end)
+{
+    if (!o->err) {
+        if (o->z)
+            o->err = trace_zout_write(o->z, o->buf, o->len, end, out_write, o);
+        else
+            o->err = out_write(o, o->buf, o->len);
     }
     o->len = 0;
 }
 
+void trace_out_flush(struct trace_out *o)
+{
+    out_flush(o, false);
+}
+
 static void out_free(struct trace_out *o)
 {
+    trace_zout_free(o->z);
+    o->z = NULL;
     free(o->buf);
     free(o->path);
     free(o->tmp);
@@ -131,7 +153,7 @@ int trace_out_commit(struct trace_out *o, struct diag *d)
 {
     if (o->fd < 0)
         return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL, "output is not open");
-    trace_out_flush(o);
+    out_flush(o, true);
     if (!o->path) { /* a descriptor */
         int e = o->err;
         out_free(o);

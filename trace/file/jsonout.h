@@ -4,12 +4,14 @@
  * buffer goes to a temporary file in the destination's directory, and commit does fsync
  * then rename. Until then the destination keeps its old contents; on any failure the
  * temporary file is removed. The trace writer and the Chrome export write through this.
+ * A destination named *.zst or *.gz is written compressed (trace/file/compress.h).
  */
 #ifndef TRACE_JSONOUT_H
 #define TRACE_JSONOUT_H
 
 #include "sim/util/diag.h"
 #include "sim/data/value.h"
+#include "trace/file/compress.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -18,11 +20,12 @@
 struct trace_out {
     char *buf; /* owned */
     size_t len, cap;
-    int fd;           /* the temporary file, or -1 */
-    char *path;       /* owned: the destination */
-    char *tmp;        /* owned: the temporary file's path */
-    int err;          /* first errno of a failed write, 0 while all is well */
-    uint64_t written; /* bytes handed to the file so far */
+    int fd;               /* the temporary file, or -1 */
+    char *path;           /* owned: the destination */
+    char *tmp;            /* owned: the temporary file's path */
+    int err;              /* first errno of a failed write, 0 while all is well */
+    uint64_t written;     /* bytes handed to the file so far (compressed bytes, if so) */
+    struct trace_zout *z; /* owned: the compressor of a .zst or .gz destination, or NULL */
 };
 
 /*

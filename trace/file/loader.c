@@ -12,18 +12,17 @@
 #include "sim/util/xalloc.h"
 #include "trace/analysis/energy.h"
 #include "trace/analysis/opinfo.h"
+#include "trace/file/compress.h"
 #include "trace/model/format.h"
 #include "trace/model/json.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 enum {
@@ -136,7 +135,17 @@ struct loader {
     struct trace_spaces spaces;                 /* the memory spaces of the op columns */
     const struct trace_load_progress *progress; /* or NULL */
     uint64_t until_progress;                    /* records until its next call */
+    bool recover;                               /* a cut trace: keep what came before the cut */
+    size_t cut;                                 /* recover: where the trace was cut, or SIZE_MAX */
 };
+
+/* Under recover, failure rc at offset at is the cut of a truncated trace (not a stop) */
+static bool cut_here(struct loader *L, int rc, size_t at)
+{
+    bool cut = L->recover && rc != -SIM_ESTATE && rc != -SIM_ENOMEM && L->seen[K_VERSION];
+    L->cut = cut ? at : L->cut;
+    return cut;
+}
 
 /* Line and column (1-based, in bytes) of offset off. */
 static void position(const struct loader *L, size_t off, int *line, int *col)
@@ -1115,6 +1124,10 @@ static int load_array(struct loader *L, size_t *ip, const char *name,
         size_t end;
         int rc;
         cJSON *j = parse_at(L, i, &end, name, (int64_t)idx, &rc);
+        if (rc < 0 && cut_here(L, rc, i)) {
+            *ip = L->n;
+            return 0;
+        }
         if (rc < 0)
             return rc;
         if (j)
@@ -1133,6 +1146,10 @@ static int load_array(struct loader *L, size_t *ip, const char *name,
         }
         if (i < L->n && L->p[i] == ']') {
             *ip = i + 1;
+            return 0;
+        }
+        if (cut_here(L, -SIM_EPARSE, i)) {
+            *ip = L->n;
             return 0;
         }
         return fatal(L, i, SIM_EPARSE, "%s: expected ',' or ']' after element %llu, found %s", name,
@@ -1290,12 +1307,18 @@ static int load_top(struct loader *L)
     } else {
         for (;;) {
             i = skip_ws(L, i);
+            size_t member = i;
+            if ((i >= L->n || L->p[i] != '"') && cut_here(L, -SIM_EPARSE, member))
+                break;
             if (i >= L->n || L->p[i] != '"')
                 return fatal(L, i, SIM_EPARSE, "expected a member name, found %s",
                              found(L, i, b, sizeof(b)));
             size_t kend = i;
             struct scan_err se = {0};
-            if (scan_string(L, i, &kend, &se) < 0)
+            int src = scan_string(L, i, &kend, &se);
+            if (src < 0 && cut_here(L, -SIM_EPARSE, member))
+                break;
+            if (src < 0)
                 return fatal(L, se.pos, SIM_EPARSE, "%s", se.msg);
             int rc;
             const char *e;
@@ -1313,19 +1336,28 @@ static int load_top(struct loader *L)
                                 "appears twice (the first is used)");
             arena_reset(&L->arena);
             i = skip_ws(L, kend);
+            if ((i >= L->n || L->p[i] != ':') && cut_here(L, -SIM_EPARSE, member))
+                break;
             if (i >= L->n || L->p[i] != ':')
                 return fatal(L, i, SIM_EPARSE, "expected ':' after a member name, found %s",
                              found(L, i, b, sizeof(b)));
             i = skip_ws(L, i + 1);
             size_t end = i;
             if (k == K_COUNT || L->seen[k]) {
-                if (scan_value(L, i, &end, &se) < 0)
+                int vrc = scan_value(L, i, &end, &se);
+                if (vrc < 0 && cut_here(L, -SIM_EPARSE, member))
+                    break;
+                if (vrc < 0)
                     return fatal(L, se.pos, SIM_EPARSE, "invalid JSON: %s", se.msg);
             } else {
                 L->seen[k] = true;
                 rc = load_block(L, (enum top_key)k, i, &end);
+                if (rc < 0 && cut_here(L, rc, member))
+                    break;
                 if (rc < 0)
                     return rc;
+                if (L->cut != SIZE_MAX)
+                    break;
             }
             i = skip_ws(L, end);
             if (i < L->n && L->p[i] == ',') {
@@ -1336,11 +1368,13 @@ static int load_top(struct loader *L)
                 i++;
                 break;
             }
+            if (cut_here(L, -SIM_EPARSE, i))
+                break;
             return fatal(L, i, SIM_EPARSE, "expected ',' or '}' after a top-level member, found %s",
                          found(L, i, b, sizeof(b)));
         }
     }
-    i = skip_ws(L, i);
+    i = L->cut != SIZE_MAX ? L->n : skip_ws(L, i);
     if (i < L->n)
         return fatal(L, i, SIM_EPARSE, "unexpected %s after the trace", found(L, i, b, sizeof(b)));
     if (!L->seen[K_VERSION])
@@ -1365,6 +1399,7 @@ static int load(struct loader *L, struct trace_model **out)
     L->m = trace_model_new();
     trace_spaces_init(&L->spaces);
     L->until_progress = L->progress && L->progress->every ? L->progress->every : 65536;
+    L->cut = SIZE_MAX;
     L->page = sysconf(_SC_PAGESIZE);
     L->arena.limit = TRACE_LOAD_ELEMENT_LIMIT;
     struct arena *saved = active_arena;
@@ -1391,108 +1426,94 @@ static int load(struct loader *L, struct trace_model **out)
     return 0;
 }
 
-/* A mapped file, released with the model. */
-struct mapping {
-    void *p;
-    size_t n;
-};
-
-static void release_mapping(void *ctx)
+/* The file's text, released with the model. */
+static void release_zfile(void *ctx)
 {
-    struct mapping *map = ctx;
-    munmap(map->p, map->n);
-    free(map);
+    struct trace_zfile *f = ctx;
+    trace_z_close(f);
+    free(f);
 }
 
-static void release_heap(void *ctx)
+/* Load the plain text in f (taken: closed on failure, kept by the model else). */
+static int load_zfile(struct trace_zfile *f, const char *name, struct trace_report *r,
+                      struct trace_model **out, struct diag *d, const struct trace_load_progress *p,
+                      bool recover, size_t *cut)
 {
-    free(ctx);
+    struct loader L = {.name = name, .p = f->p, .n = f->n, .mapped = f->mapped, .r = r, .d = d};
+    L.progress = p, L.recover = recover;
+    int rc = load(&L, out);
+    *cut = L.cut;
+    if (rc < 0) {
+        trace_z_close(f);
+        return rc;
+    }
+    if (f->mapped) /* from now on, details are read here and there */
+        madvise((void *)(uintptr_t)f->p, f->n, MADV_RANDOM);
+    struct trace_zfile *keep = sim_xmalloc(sizeof(*keep));
+    *keep = *f;
+    trace_model_attach_source(*out, keep->p, keep->n, release_zfile, keep);
+    return 0;
 }
+
+/* Most a compressed buffer in memory (not a file) may expand to. */
+#define BUFFER_INFLATE_LIMIT ((size_t)256 << 20)
 
 int trace_load_buffer(const char *data, size_t len, const char *name, struct trace_report *r,
                       struct trace_model **out, struct diag *d)
 {
-    char *copy = sim_xmalloc(len ? len : 1);
-    if (len)
-        memcpy(copy, data, len);
-    struct loader L = {.name = name, .p = copy, .n = len, .r = r, .d = d};
-    int rc = load(&L, out);
-    if (rc < 0)
-        free(copy);
-    else
-        trace_model_attach_source(*out, copy, len, release_heap, copy);
-    return rc;
+    *out = NULL;
+    struct trace_zfile f = {.kind = trace_z_kind_of_bytes(data, len)};
+    if (f.kind == TRACE_Z_NONE) {
+        char *copy = sim_xmalloc(len ? len : 1);
+        if (len)
+            memcpy(copy, data, len);
+        f.p = copy, f.n = len;
+    } else {
+        int rc = trace_z_inflate_buffer(data, len, f.kind, name, false, BUFFER_INFLATE_LIMIT,
+                                        (char **)&f.p, &f.n, &f.st, d);
+        if (rc < 0)
+            return rc;
+    }
+    size_t cut;
+    return load_zfile(&f, name, r, out, d, NULL, false, &cut);
 }
 
 int trace_load_file(const char *path, struct trace_report *r, struct trace_model **out,
                     struct diag *d)
 {
-    return trace_load_file_progress(path, r, out, d, NULL);
+    return trace_load_file_opts(path, NULL, r, out, NULL, d);
+}
+
+/* Decompression's progress as the load's (no events yet). */
+static int zprogress(void *ctx, uint64_t done, uint64_t total)
+{
+    const struct trace_load_progress *p = ctx;
+    return p->fn(p->ctx, done, total, TRACE_LOAD_DECOMPRESSING);
 }
 
 int trace_load_file_progress(const char *path, struct trace_report *r, struct trace_model **out,
                              struct diag *d, const struct trace_load_progress *p)
 {
+    struct trace_load_opts o = {.progress = p};
+    return trace_load_file_opts(path, &o, r, out, NULL, d);
+}
+
+int trace_load_file_opts(const char *path, const struct trace_load_opts *o, struct trace_report *r,
+                         struct trace_model **out, struct trace_load_cut *cut, struct diag *d)
+{
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return diag_set(d, errno == ENOENT ? SIM_ENOENT : SIM_EIO, path, 0, 0, NULL,
-                        "cannot open: %s", strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
-        int e = S_ISDIR(st.st_mode) ? EISDIR : errno;
-        close(fd);
-        return diag_set(d, SIM_EIO, path, 0, 0, NULL, "cannot read: %s", strerror(e));
-    }
-    if (!S_ISREG(st.st_mode)) { /* a pipe or a device: read it all */
-        size_t cap = 1 << 16, len = 0;
-        char *buf = sim_xmalloc(cap);
-        for (;;) {
-            if (len == cap)
-                buf = sim_xrealloc(buf, cap *= 2);
-            ssize_t k = read(fd, buf + len, cap - len);
-            if (k < 0 && errno == EINTR)
-                continue;
-            if (k < 0) {
-                int e = errno;
-                free(buf);
-                close(fd);
-                return diag_set(d, SIM_EIO, path, 0, 0, NULL, "cannot read: %s", strerror(e));
-            }
-            if (k == 0)
-                break;
-            len += (size_t)k;
-        }
-        close(fd);
-        struct loader L = {.name = path, .p = buf, .n = len, .r = r, .d = d, .progress = p};
-        int rc = load(&L, out);
-        if (rc < 0)
-            free(buf);
-        else
-            trace_model_attach_source(*out, buf, len, release_heap, buf);
+    if (cut)
+        *cut = (struct trace_load_cut){false, 0, false};
+    const struct trace_load_progress *p = o ? o->progress : NULL;
+    bool recover = o && o->recover;
+    struct trace_zfile f;
+    int rc = trace_z_open(path, recover, p ? zprogress : NULL, (void *)(uintptr_t)p, &f, d);
+    if (rc < 0)
         return rc;
-    }
-    size_t len = (size_t)st.st_size;
-    if (len == 0) {
-        close(fd);
-        return diag_set(d, SIM_EPARSE, path, 0, 0, NULL, "not a trace: the file is empty");
-    }
-    void *pm = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-    int e = errno;
-    close(fd);
-    if (pm == MAP_FAILED)
-        return diag_set(d, SIM_EIO, path, 0, 0, NULL, "cannot map: %s", strerror(e));
-    madvise(pm, len, MADV_SEQUENTIAL);
-    struct loader L = {
-        .name = path, .p = pm, .n = len, .mapped = true, .r = r, .d = d, .progress = p};
-    int rc = load(&L, out);
-    if (rc < 0) {
-        munmap(pm, len);
-        return rc;
-    }
-    madvise(pm, len, MADV_RANDOM); /* from now on, details are read here and there */
-    struct mapping *map = sim_xmalloc(sizeof(*map));
-    map->p = pm, map->n = len;
-    trace_model_attach_source(*out, pm, len, release_mapping, map);
-    return 0;
+    size_t at = SIZE_MAX, n = f.n;
+    bool zcut = f.st.cut;
+    rc = load_zfile(&f, path, r, out, d, p, recover, &at);
+    if (rc == 0 && cut && (at != SIZE_MAX || zcut))
+        *cut = (struct trace_load_cut){true, at != SIZE_MAX ? at : n, zcut};
+    return rc;
 }

@@ -16,6 +16,7 @@
 #include "trace/model/model.h"
 #include "trace/file/report.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,8 +42,11 @@ int trace_load_file(const char *path, struct trace_report *r, struct trace_model
  * Progress of a load: fn is called every `every` records of timeline_events and
  * bandwidth_samples (0: 65536) with the bytes read so far, the file's size and the
  * ENGINE_EVENTs loaded; returning non-zero stops the load, which then fails with SIM_ESTATE
- * ("the load was stopped") and frees what it read.
+ * ("the load was stopped") and frees what it read. While a compressed file is decompressed
+ * first, fn is called for each MiB with the compressed bytes read, the file's size and
+ * events TRACE_LOAD_DECOMPRESSING.
  */
+#define TRACE_LOAD_DECOMPRESSING UINT64_MAX
 struct trace_load_progress {
     int (*fn)(void *ctx, uint64_t done, uint64_t total, uint64_t events);
     void *ctx;
@@ -52,6 +56,28 @@ struct trace_load_progress {
 /* trace_load_file with progress p (NULL: none). */
 int trace_load_file_progress(const char *path, struct trace_report *r, struct trace_model **out,
                              struct diag *d, const struct trace_load_progress *p);
+
+/* How to load: progress (NULL: none); recover: a cut trace (a run killed, a full disk, a
+ * truncated .zst) is read up to its cut instead of refused: every complete event before it
+ * is kept, the blocks after it are missing (warnings). */
+struct trace_load_opts {
+    const struct trace_load_progress *progress;
+    bool recover;
+};
+
+/* Where a recovered trace was cut: at the byte offset (of the decompressed text) of the
+ * first thing that could not be read; compressed when the compressed stream itself ended
+ * early. cut is false for a whole trace. */
+struct trace_load_cut {
+    bool cut;
+    uint64_t at;
+    bool compressed;
+};
+
+/* trace_load_file with options o (NULL: none); cut (may be NULL) says whether and where a
+ * recovered trace was cut. */
+int trace_load_file_opts(const char *path, const struct trace_load_opts *o, struct trace_report *r,
+                         struct trace_model **out, struct trace_load_cut *cut, struct diag *d);
 
 /* The same for len bytes in memory (copied; need not be NUL-terminated); name is used in
  * diagnostics. */

@@ -122,12 +122,13 @@ struct sim_run;
  * when set, else the clock). Returns 0. */
 int cli_run_trace_opts(const struct cli_run_opts *o, const struct sim_run *r,
                        struct cli_trace_meta *m);
-/* Open file in the TUI; with diff (not NULL), compared with that second trace. */
-int cli_view(const char *file, const char *theme, const char *diff);
+/* Open file in the TUI; with diff (not NULL), compared with that second trace; through the
+ * trace's index (trace/file/index.h) unless no_cache; recover: a cut trace up to its cut. */
+int cli_view(const char *file, const char *theme, const char *diff, bool no_cache, bool recover);
 /* Check file and list its problems (at most max_errors, 0: all); strict: notes count as
  * warnings. Returns the exit status: 0 valid, 1 with warnings, 2 invalid. */
 int cli_validate(const char *file, unsigned long long max_errors, bool strict);
-int cli_summary(const char *file, bool json);
+int cli_summary(const char *file, bool json, bool recover, bool no_cache);
 /* npuscope annotate FILE [--kernel NAME] [--json] [--sort]: the line profile of each kernel
  * (tui/cli/cli_annotate.c). Exit 1 when the trace has no call sites, 2 when it cannot be
  * read or has no kernel NAME. */

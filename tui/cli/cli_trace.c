@@ -11,6 +11,7 @@
 #include "sim/util/xalloc.h"
 #include "trace/file/chrome.h"
 #include "trace/file/jsonout.h"
+#include "trace/file/index.h"
 #include "trace/file/loader.h"
 #include "trace/analysis/metrics.h"
 #include "trace/file/validate.h"
@@ -28,23 +29,31 @@ static void print_diag(const struct diag *d)
     fprintf(stderr, "npuscope: %s\n", diag_format(d, line, sizeof(line)));
 }
 
-/* Load path with r collecting problems; on failure say why and return NULL. */
-static struct trace_model *load(const char *path, struct trace_report *r)
+/* Load path with r collecting problems (recover: a cut trace up to its cut, said in *cut);
+ * on failure say why and return NULL. */
+static struct trace_model *load_opts(const char *path, struct trace_report *r, bool recover,
+                                     struct trace_load_cut *cut)
 {
     struct trace_model *m = NULL;
     struct diag d;
     diag_clear(&d);
-    if (trace_load_file(path, r, &m, &d) < 0) {
+    struct trace_load_opts o = {.recover = recover};
+    if (trace_load_file_opts(path, &o, r, &m, cut, &d) < 0) {
         print_diag(&d);
         return NULL;
     }
     return m;
 }
 
-/* After summary or export of a trace with errors: one line pointing to validate. */
-static void note_problems(const char *path, const struct trace_report *r)
+static struct trace_model *load(const char *path, struct trace_report *r)
 {
-    uint64_t e = trace_report_errors(r);
+    return load_opts(path, r, false, NULL);
+}
+
+/* After summary or export of a trace with e records in error: one line pointing to
+ * validate. */
+static void note_errors(const char *path, uint64_t e)
+{
     if (!e)
         return;
     char *p = sim_escape_dup(path);
@@ -276,19 +285,55 @@ static void print_text(const char *file, const struct trace_model *m, const stru
                (unsigned long long)ie, plural(ie), (unsigned long long)ifl, plural(ifl));
 }
 
-int cli_summary(const char *file, bool json)
+/* Load path for summary and export: through its index (trace/file/index.h) unless
+ * no_cache or recover; *errors the records in error. */
+static struct trace_model *load_summary(const char *path, bool no_cache, bool recover,
+                                        struct trace_load_cut *cut, uint64_t *errors)
 {
-    struct trace_report *r = trace_report_new(0);
-    struct trace_model *m = load(file, r);
-    if (!m) {
+    if (recover) {
+        struct trace_report *r = trace_report_new(0);
+        struct trace_model *m = load_opts(path, r, true, cut);
+        *errors = trace_report_errors(r);
         trace_report_free(r);
-        return CLI_EXIT_USAGE;
+        return m;
     }
+    *cut = (struct trace_load_cut){false, 0, false};
+    struct trace_model *m = NULL;
+    struct trace_index_counts c = {0, 0};
+    struct diag d;
+    diag_clear(&d);
+    if (trace_index_load(path, no_cache, &m, &c, NULL, &d, NULL) < 0) {
+        print_diag(&d);
+        return NULL;
+    }
+    *errors = c.errors;
+    return m;
+}
+
+int cli_summary(const char *file, bool json, bool recover, bool no_cache)
+{
+    struct trace_load_cut cut;
+    uint64_t errors = 0;
+    struct trace_model *m = load_summary(file, no_cache, recover, &cut, &errors);
+    if (!m)
+        return CLI_EXIT_USAGE;
     struct trace_metrics x;
     trace_metrics_compute(m, &x);
     int rc = CLI_EXIT_OK;
+    if (cut.cut && !json)
+        printf("recovered: the trace is cut at byte %llu%s; the %llu complete events before the "
+               "cut are summarized\n",
+               (unsigned long long)cut.at, cut.compressed ? " (of its decompressed text)" : "",
+               (unsigned long long)trace_model_event_count(m));
     if (json) {
         struct sim_value *v = trace_metrics_to_value(&x);
+        if (cut.cut) {
+            struct sim_value *rv = sim_value_map();
+            sim_value_map_set_int(rv, "cut_at", (int64_t)cut.at);
+            sim_value_map_set_bool(rv, "compressed_stream_cut", cut.compressed);
+            sim_value_map_set_int(rv, "events", (int64_t)trace_model_event_count(m));
+            sim_value_map_set_take(v, "recovered", rv);
+        }
         cli_views_json(m, x.cycles_total, v);
         sim_value_map_set_take(v, "bottleneck", cli_verdict_value(m));
         sim_value_map_set_take(v, "energy", cli_energy_value(m));
@@ -311,10 +356,9 @@ int cli_summary(const char *file, bool json)
         if (fflush(stdout) != 0)
             rc = CLI_EXIT_FAIL;
     }
-    note_problems(file, r);
+    note_errors(file, errors);
     trace_metrics_fini(&x);
     trace_model_free(m);
-    trace_report_free(r);
     return rc;
 }
 
@@ -322,12 +366,11 @@ int cli_summary(const char *file, bool json)
 
 int cli_export_chrome(const char *in, const char *out)
 {
-    struct trace_report *r = trace_report_new(0);
-    struct trace_model *m = load(in, r);
-    if (!m) {
-        trace_report_free(r);
+    struct trace_load_cut cut;
+    uint64_t errors = 0;
+    struct trace_model *m = load_summary(in, false, false, &cut, &errors);
+    if (!m)
         return CLI_EXIT_USAGE;
-    }
     struct diag d;
     diag_clear(&d);
     int rc = CLI_EXIT_OK;
@@ -335,9 +378,8 @@ int cli_export_chrome(const char *in, const char *out)
         print_diag(&d);
         rc = CLI_EXIT_FAIL;
     } else {
-        note_problems(in, r);
+        note_errors(in, errors);
     }
     trace_model_free(m);
-    trace_report_free(r);
     return rc;
 }

@@ -5,8 +5,9 @@
  * that is not a trace, a terminal that cannot run a full-screen UI) is one line on stderr
  * and exit status 2; after it, the terminal is restored on every way out.
  *
- * While the trace loads, a line on the terminal says how far it is (the share of the file
- * read, the events so far, the time left), a few times a second; q ends the load and the
+ * While the trace loads, a line on the terminal says how far it is (a bar and the share of
+ * the file read, the events so far, the time left; for a compressed trace, first how far
+ * its decompression is), a few times a second; q ends the load and the
  * program (exit 0), and so do Ctrl-C and the other signals (exit 128 + the signal), the
  * terminal as it was.
  */
@@ -92,10 +93,13 @@ static void load_on_signal(int signo)
     _exit(128 + signo);
 }
 
+enum { LOAD_BAR = 20 }; /* cells of the progress bar */
+
 struct loading {
     char name[128]; /* escaped */
     double t0, shown;
     bool line, quit;
+    bool inflating;    /* the phase the estimate counts from t0: decompressing, or parsing */
     unsigned delay_ms; /* NPUSCOPE_TEST_LOAD_DELAY_MS: tests make a small load last */
 };
 
@@ -122,15 +126,28 @@ static int load_progress(void *ctx, uint64_t done, uint64_t total, uint64_t even
         }
     }
     double now = mono_s();
+    bool inflating = events == TRACE_LOAD_DECOMPRESSING;
+    if (inflating != L->inflating) { /* a new phase: its own estimate */
+        L->inflating = inflating;
+        L->t0 = now;
+    }
     if (now - L->shown < 0.2 || !total)
         return 0;
     L->shown = now;
     double frac = (double)done / (double)total, took = now - L->t0;
-    char left[32] = "";
+    frac = frac > 1 ? 1 : frac;
+    char left[32] = "", bar[LOAD_BAR + 1], what[40] = "";
     if (frac > 0.01 && took > 0.5)
-        snprintf(left, sizeof(left), ", %.0f s left", took * (1 - frac) / frac);
-    fprintf(stderr, "\rnpuscope: loading %s: %.0f%% (%llu events%s; q quits)\033[K", L->name,
-            100 * frac, (unsigned long long)events, left);
+        snprintf(left, sizeof(left), "%s%.0f s left", inflating ? "" : ", ",
+                 took * (1 - frac) / frac);
+    int full = (int)(frac * LOAD_BAR);
+    for (int k = 0; k < LOAD_BAR; k++)
+        bar[k] = k < full ? '#' : '-';
+    bar[LOAD_BAR] = '\0';
+    if (!inflating)
+        snprintf(what, sizeof(what), "%llu events", (unsigned long long)events);
+    fprintf(stderr, "\rnpuscope: %s %s: [%s] %.0f%% (%s%s; q quits)\033[K",
+            inflating ? "decompressing" : "loading", L->name, bar, 100 * frac, what, left);
     fflush(stderr);
     L->line = true;
     return 0;
@@ -138,11 +155,12 @@ static int load_progress(void *ctx, uint64_t done, uint64_t total, uint64_t even
 
 /* Load file with the progress line and q (when stderr is a terminal). NULL with d set
  * when it fails; *quit set when the user ended it. */
-static struct tui_source *load(const char *file, struct diag *d, bool *quit)
+static struct tui_source *load(const char *file, bool cache, bool recover, struct diag *d,
+                               bool *quit)
 {
     *quit = false;
     if (!isatty(STDERR_FILENO))
-        return tui_source_file_open(file, d);
+        return tui_source_file_open_progress(file, cache, recover, d, NULL);
     struct loading L = {.t0 = mono_s()};
     L.shown = L.t0;
     sim_escape(file, strlen(file), L.name, sizeof(L.name));
@@ -161,7 +179,7 @@ static struct tui_source *load(const char *file, struct diag *d, bool *quit)
             load_raw = 1;
     }
     struct trace_load_progress p = {load_progress, &L, L.delay_ms ? 64 : 4096};
-    struct tui_source *src = tui_source_file_open_progress(file, d, &p);
+    struct tui_source *src = tui_source_file_open_progress(file, cache, recover, d, &p);
     load_restore();
     if (L.line)
         fprintf(stderr, "\r\033[K");
@@ -171,7 +189,7 @@ static struct tui_source *load(const char *file, struct diag *d, bool *quit)
     return src;
 }
 
-int cli_view(const char *file, const char *theme, const char *diff)
+int cli_view(const char *file, const char *theme, const char *diff, bool no_cache, bool recover)
 {
     setlocale(LC_ALL, "");
     bool unicode = tui_term_unicode();
@@ -188,7 +206,7 @@ int cli_view(const char *file, const char *theme, const char *diff)
         goto out;
     }
     bool quit;
-    src = load(file, &d, &quit);
+    src = load(file, !no_cache, recover, &d, &quit);
     if (!src) {
         status = quit ? CLI_EXIT_OK : fail(&d);
         goto out;

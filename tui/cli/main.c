@@ -118,7 +118,7 @@ static const char usage_stop[] = "usage: npuscope stop RUN_ID|PATH\n"
                                  "  -h, --help   show this help\n";
 
 static const char usage_view[] =
-    "usage: npuscope view [--theme NAME] [--diff B.json] FILE.json | DIR\n"
+    "usage: npuscope view [--theme NAME] [--diff B.json] [--no-cache] [--recover] FILE.json | DIR\n"
     "\n"
     "Open a saved trace in the TUI (post-mortem), or the table of a sweep directory\n"
     "(npuscope sweep).\n"
@@ -126,6 +126,10 @@ static const char usage_view[] =
     "      --theme NAME    colour theme\n"
     "      --diff B.json   compare with a second trace: the two Gantts one above the other,\n"
     "                      the summary with the changes (D in the viewer picks one too)\n"
+    "      --no-cache      neither read nor write the trace's index in\n"
+    "                      $XDG_CACHE_HOME/npuscope/ (it makes the next open fast)\n"
+    "      --recover       a cut trace (a run killed, a full disk): open every complete\n"
+    "                      event before the cut (the header says it was recovered)\n"
     "  -h, --help          show this help\n";
 
 static const char usage_diff[] =
@@ -171,12 +175,17 @@ static const char usage_validate[] =
     "      --max-errors N   stop listing after N problems (default 100, 0: no limit)\n"
     "  -h, --help           show this help\n";
 
-static const char usage_summary[] = "usage: npuscope summary [--json] FILE.json\n"
-                                    "\n"
-                                    "Print the summary metrics of a trace.\n"
-                                    "\n"
-                                    "      --json   print them as JSON\n"
-                                    "  -h, --help   show this help\n";
+static const char usage_summary[] =
+    "usage: npuscope summary [--json] [--recover] [--no-cache] FILE.json\n"
+    "\n"
+    "Print the summary metrics of a trace.\n"
+    "\n"
+    "      --json      print them as JSON\n"
+    "      --recover   a cut trace (a run killed, a full disk): summarize every complete\n"
+    "                  event before the cut, and say where it is\n"
+    "      --no-cache  neither read nor write the trace's index in\n"
+    "                  $XDG_CACHE_HOME/npuscope/ (as view does)\n"
+    "  -h, --help      show this help\n";
 
 static const char usage_annotate[] =
     "usage: npuscope annotate [--kernel NAME] [--json] [--sort] FILE.json\n"
@@ -424,18 +433,24 @@ static int cmd_run(int argc, char **argv)
 /* The commands that take exactly one trace file and a few flags share this parser. */
 static int cmd_view(int argc, char **argv)
 {
+    enum { OPT_NO_CACHE = 1100, OPT_RECOVER };
     static const struct option longopts[] = {
         {"theme", required_argument, 0, OPT_THEME},
         {"diff", required_argument, 0, OPT_DIFF},
+        {"no-cache", no_argument, 0, OPT_NO_CACHE},
+        {"recover", no_argument, 0, OPT_RECOVER},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     const char *theme = NULL, *diff = NULL;
+    bool no_cache = false, recover = false;
     int c;
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_THEME: theme = optarg; break;
         case OPT_DIFF: diff = optarg; break;
+        case OPT_NO_CACHE: no_cache = true; break;
+        case OPT_RECOVER: recover = true; break;
         case 'h': fputs(usage_view, stdout); return 0;
         default: return getopt_error("view", c, argv);
         }
@@ -459,7 +474,7 @@ static int cmd_view(int argc, char **argv)
         free(e);
         return CLI_EXIT_USAGE;
     }
-    return cli_view(argv[optind], theme, diff);
+    return cli_view(argv[optind], theme, diff, no_cache, recover);
 }
 
 static int cmd_validate(int argc, char **argv)
@@ -493,16 +508,21 @@ static int cmd_validate(int argc, char **argv)
 
 static int cmd_summary(int argc, char **argv)
 {
+    enum { OPT_RECOVER = 1101, OPT_NO_CACHE };
     static const struct option longopts[] = {
         {"json", no_argument, 0, OPT_JSON},
+        {"recover", no_argument, 0, OPT_RECOVER},
+        {"no-cache", no_argument, 0, OPT_NO_CACHE},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
-    bool json = false;
+    bool json = false, recover = false, no_cache = false;
     int c;
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_JSON: json = true; break;
+        case OPT_RECOVER: recover = true; break;
+        case OPT_NO_CACHE: no_cache = true; break;
         case 'h': fputs(usage_summary, stdout); return 0;
         default: return getopt_error("summary", c, argv);
         }
@@ -511,7 +531,7 @@ static int cmd_summary(int argc, char **argv)
         return usage_error("summary", "%s", "missing the trace file to summarize");
     if (optind + 1 < argc)
         return usage_error("summary", "unexpected argument '%s'", argv[optind + 1]);
-    return cli_summary(argv[optind], json);
+    return cli_summary(argv[optind], json, recover, no_cache);
 }
 
 static int cmd_export(int argc, char **argv)

@@ -5,7 +5,7 @@
 #include "tui/source/source.h"
 
 #include "sim/util/xalloc.h"
-#include "trace/file/loader.h"
+#include "trace/file/index.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -73,26 +73,47 @@ struct tui_source *tui_source_model_take(struct trace_model *m, const char *name
 
 struct tui_source *tui_source_file_open(const char *path, struct diag *d)
 {
-    return tui_source_file_open_progress(path, d, NULL);
+    return tui_source_file_open_progress(path, false, false, d, NULL);
 }
 
-struct tui_source *tui_source_file_open_progress(const char *path, struct diag *d,
-                                                 const struct trace_load_progress *p)
+/* Load a trace that may be cut, up to its cut; *cut says where. */
+static int load_recover(const char *path, struct trace_model **m, struct trace_index_counts *c,
+                        struct trace_load_cut *cut, struct diag *d,
+                        const struct trace_load_progress *p)
 {
     struct trace_report *r = trace_report_new(0);
+    struct trace_load_opts o = {.progress = p, .recover = true};
+    int rc = trace_load_file_opts(path, &o, r, m, cut, d);
+    *c = (struct trace_index_counts){trace_report_errors(r), trace_report_warnings(r)};
+    trace_report_free(r);
+    return rc;
+}
+
+struct tui_source *tui_source_file_open_progress(const char *path, bool cache, bool recover,
+                                                 struct diag *d,
+                                                 const struct trace_load_progress *p)
+{
     struct trace_model *m = NULL;
-    if (trace_load_file_progress(path, r, &m, d, p) < 0) {
-        trace_report_free(r);
+    struct trace_index_counts c;
+    struct trace_load_cut cut = {false, 0, false};
+    int rc = recover ? load_recover(path, &m, &c, &cut, d, p)
+                     : trace_index_load(path, !cache, &m, &c, NULL, d, p);
+    if (rc < 0)
         return NULL;
-    }
     struct source_file *f = (struct source_file *)tui_source_model_take(m, path);
-    uint64_t errors = trace_report_errors(r), warnings = trace_report_warnings(r);
+    if (cut.cut) {
+        snprintf(f->notice, sizeof(f->notice),
+                 "recovered: the trace is cut at byte %" PRIu64 "%s; the %" PRIu64
+                 " complete events before the cut are shown",
+                 cut.at, cut.compressed ? " (decompressed)" : "", trace_model_event_count(m));
+        return &f->base;
+    }
+    uint64_t errors = c.errors, warnings = c.warnings;
     if (errors || warnings)
         snprintf(f->notice, sizeof(f->notice),
                  "the trace has %" PRIu64 " error%s and %" PRIu64
                  " warning%s (records in error are left out; npuscope validate lists them)",
                  errors, errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
-    trace_report_free(r);
     return &f->base;
 }
 

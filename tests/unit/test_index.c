@@ -1,0 +1,307 @@
+/* The binary index of a trace (trace/file/index.c): a model rebuilt from the index is the
+ * model loaded from the JSON; an index of a trace that changed, or an index cut or
+ * bit-flipped anywhere, is refused, never used; trace_index_load writes, uses and rebuilds
+ * it. */
+#include "sim/host/run.h"
+#include "test_tmpdir.h"
+#include "trace/file/index.h"
+#include "trace/file/loader.h"
+#include "trace/file/writer.h"
+#include "trace/live/live.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <utime.h>
+
+/* A trace written from a short llm_decode run (tokens, markers, resource samples, op
+ * columns, transfers, call sites) at dir/t.json. */
+static void write_run_trace(char *path, size_t size)
+{
+    struct sim_run_opts ro = {.kernel_spec = "llm_decode:layers=1,gen=2"};
+    struct sim_run *r;
+    struct diag d;
+    cr_assert_eq(sim_run_new(&ro, &r, &d), 0, "%s", d.msg);
+    struct trace_live_opts o = {.model_name = "t", .prefill_tokens = -1, .decode_tokens = -1};
+    struct trace_live *l;
+    cr_assert_eq(trace_live_new(sim_run_chip(r), &o, &l, &d), 0, "%s", d.msg);
+    while (!sim_run_over(r)) {
+        sim_run_advance(r, SIM_RUN_EVENTS, 4096);
+        trace_live_sync(l);
+    }
+    trace_live_sync(l);
+    snprintf(path, size, "%s/t.json", dir);
+    cr_assert_eq(trace_writer_write_model(trace_live_model(l), path, 0, &d), 0, "%s", d.msg);
+    trace_live_free(l);
+    sim_run_free(r);
+}
+
+static struct trace_model *load(const char *path)
+{
+    struct trace_model *m;
+    struct diag d;
+    cr_assert_eq(trace_load_file(path, NULL, &m, &d), 0, "%s", d.msg);
+    return m;
+}
+
+static bool same_value(const struct sim_value *a, const struct sim_value *b)
+{
+    return a == b || (a && b && sim_value_equal(a, b));
+}
+
+/* b, rebuilt from the index, holds what a, loaded from the JSON, holds. */
+static void assert_same(const struct trace_model *a, const struct trace_model *b)
+{
+    cr_assert_eq(trace_model_str_count(a), trace_model_str_count(b));
+    for (uint32_t i = 0; i < trace_model_str_count(a); i++)
+        cr_assert_str_eq(trace_model_str(a, i), trace_model_str(b, i));
+    cr_assert_eq(trace_model_site_count(a), trace_model_site_count(b));
+    cr_assert_eq(trace_model_track_count(a), trace_model_track_count(b));
+    for (uint32_t t = 0; t < trace_model_track_count(a); t++)
+        cr_assert_eq(memcmp(trace_model_track_get(a, t), trace_model_track_get(b, t),
+                            sizeof(struct trace_track)),
+                     0);
+    uint64_t ne = trace_model_event_count(a);
+    cr_assert_eq(ne, trace_model_event_count(b));
+    cr_assert_gt(ne, 0);
+    size_t cols = 0;
+    for (uint64_t i = 0; i < ne; i++) {
+        cr_assert_eq(
+            memcmp(trace_model_event(a, i), trace_model_event(b, i), sizeof(struct trace_event)), 0,
+            "event %llu", (unsigned long long)i);
+        size_t na, nb;
+        const uint8_t *ca = trace_model_opcol(a, i, &na), *cb = trace_model_opcol(b, i, &nb);
+        cr_assert_eq(ca == NULL, cb == NULL);
+        if (ca) {
+            cols++;
+            cr_assert_eq(na, nb);
+            cr_assert_eq(memcmp(ca, cb, na), 0);
+        }
+        const uint64_t *da, *db;
+        size_t nda = trace_model_event_deps(a, i, &da), ndb = trace_model_event_deps(b, i, &db);
+        cr_assert_eq(nda, ndb);
+        for (size_t k = 0; k < nda; k++)
+            cr_assert_eq(da[k], db[k]);
+        if (i % 97 == 0) { /* details are still read from the trace */
+            struct sim_value *x = trace_model_event_details(a, i),
+                             *y = trace_model_event_details(b, i);
+            cr_assert(same_value(x, y), "details of event %llu", (unsigned long long)i);
+            sim_value_free(x);
+            sim_value_free(y);
+        }
+    }
+    cr_assert_eq(trace_model_transfer_count(a), trace_model_transfer_count(b));
+    for (size_t i = 0; i < trace_model_transfer_count(a); i++)
+        cr_assert_eq(memcmp(trace_model_transfer(a, i), trace_model_transfer(b, i),
+                            sizeof(struct trace_transfer)),
+                     0);
+    cr_assert_eq(trace_model_mem_access_count(a), trace_model_mem_access_count(b));
+    cr_assert_eq(trace_model_token_count(a), trace_model_token_count(b));
+    for (size_t i = 0; i < trace_model_token_count(a); i++) {
+        const struct trace_token *x = trace_model_token(a, i), *y = trace_model_token(b, i);
+        cr_assert(x->start == y->start && x->end == y->end && x->token_index == y->token_index &&
+                  x->decode == y->decode && same_value(x->details, y->details));
+    }
+    cr_assert_eq(trace_model_marker_count(a), trace_model_marker_count(b));
+    for (size_t i = 0; i < trace_model_marker_count(a); i++) {
+        const struct trace_marker *x = trace_model_marker(a, i), *y = trace_model_marker(b, i);
+        cr_assert(x->cycle == y->cycle && x->name == y->name && x->track == y->track &&
+                  same_value(x->details, y->details));
+    }
+    cr_assert_eq(trace_model_bw_sample_count(a), trace_model_bw_sample_count(b));
+    cr_assert_eq(trace_model_dram_sample_count(a), trace_model_dram_sample_count(b));
+    for (size_t i = 0; i < trace_model_bw_sample_count(a); i++) {
+        const struct trace_bw_sample *x = trace_model_bw_sample(a, i),
+                                     *y = trace_model_bw_sample(b, i);
+        cr_assert(x->cycle == y->cycle && x->window == y->window &&
+                  x->read_bytes == y->read_bytes && x->write_bytes == y->write_bytes &&
+                  x->resource == y->resource);
+    }
+    cr_assert(same_value(trace_model_metadata(a), trace_model_metadata(b)));
+    cr_assert(same_value(trace_model_config(a), trace_model_config(b)));
+    cr_assert(same_value(trace_model_file_summary(a), trace_model_file_summary(b)));
+    cr_assert_eq(trace_model_t_min(a), trace_model_t_min(b));
+    cr_assert_eq(trace_model_t_max(a), trace_model_t_max(b));
+    cr_assert_eq(trace_model_now(a), trace_model_now(b));
+    cr_assert_eq(trace_model_ignored_fields(a), trace_model_ignored_fields(b));
+    (void)cols;
+}
+
+static void index_of(char *idx, size_t size)
+{
+    snprintf(idx, size, "%s/cache/t.idx", dir);
+}
+
+Test(index, a_model_read_back_from_its_index_is_the_loaded_one, .init = mkdir_tmp, .fini = rm_tmp)
+{
+    char path[128], idx[128];
+    write_run_trace(path, sizeof(path));
+    index_of(idx, sizeof(idx));
+    struct trace_model *a = load(path), *b;
+    struct trace_index_counts c = {3, 5}, back;
+    struct diag d;
+    cr_assert_eq(trace_index_write(a, path, &c, idx, &d), 0, "%s", d.msg);
+    cr_assert_eq(trace_index_read(path, idx, &b, &back, &d), 0, "%s", d.msg);
+    cr_assert_gt(trace_model_token_count(a), 0, "the fixture has tokens");
+    cr_assert_gt(trace_model_marker_count(a), 0, "and markers");
+    cr_assert_gt(trace_model_bw_sample_count(a), trace_model_dram_sample_count(a),
+                 "and resource samples");
+    cr_assert_gt(trace_model_transfer_count(a), 0, "and transfers");
+    assert_same(a, b);
+    cr_assert_eq(back.errors, 3);
+    cr_assert_eq(back.warnings, 5);
+    trace_model_free(a);
+    trace_model_free(b);
+}
+
+Test(index, dependencies_and_hand_written_traces_round_trip, .init = mkdir_tmp, .fini = rm_tmp)
+{
+    const char text[] =
+        "{\"version\": \"1.0\", \"timeline_events\": ["
+        "{\"type\": \"ENGINE_EVENT\", \"engine\": \"DMA\", \"engine_id\": 0, \"op\": \"a\","
+        " \"start_cycle\": 5, \"end_cycle\": 10, \"x_unknown\": 1},"
+        "{\"type\": \"ENGINE_EVENT\", \"engine\": \"TE\", \"engine_id\": 0, \"op\": \"b\","
+        " \"start_cycle\": 10, \"end_cycle\": 30, \"dependency_ids\": [0]},"
+        "{\"type\": \"SOMETHING_NEW\"}],"
+        " \"summary_metrics\": {\"cycles_total\": 40}}";
+    char path[128], idx[128];
+    snprintf(path, sizeof(path), "%s/h.json", dir);
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+    index_of(idx, sizeof(idx));
+    struct trace_model *a = load(path), *b;
+    struct diag d;
+    cr_assert_eq(trace_model_dep_count(a), 1);
+    cr_assert_eq(trace_index_write(a, path, NULL, idx, &d), 0, "%s", d.msg);
+    cr_assert_eq(trace_index_read(path, idx, &b, NULL, &d), 0, "%s", d.msg);
+    assert_same(a, b);
+    cr_assert_eq(trace_model_ignored_events(b), 1);
+    trace_model_free(a);
+    trace_model_free(b);
+}
+
+/* The index at idx must be refused with a message containing msg. */
+static void expect_refused(const char *path, const char *idx, const char *msg)
+{
+    struct trace_model *m = NULL;
+    struct diag d;
+    int rc = trace_index_read(path, idx, &m, NULL, &d);
+    cr_assert_lt(rc, 0, "a bad index was used (%s)", msg);
+    cr_assert_null(m);
+    cr_assert(strstr(d.msg, msg), "'%s' lacks '%s'", d.msg, msg);
+}
+
+Test(index, an_index_of_a_changed_trace_is_stale, .init = mkdir_tmp, .fini = rm_tmp)
+{
+    char path[128], idx[128];
+    write_run_trace(path, sizeof(path));
+    index_of(idx, sizeof(idx));
+    struct trace_model *a = load(path);
+    struct diag d;
+    cr_assert_eq(trace_index_write(a, path, NULL, idx, &d), 0, "%s", d.msg);
+    trace_model_free(a);
+    /* the same size and content, another mtime */
+    struct utimbuf t = {.actime = 1000000000, .modtime = 1000000000};
+    cr_assert_eq(utime(path, &t), 0);
+    expect_refused(path, idx, "stale");
+    /* the same mtime, a byte changed at the end */
+    a = load(path);
+    cr_assert_eq(trace_index_write(a, path, NULL, idx, &d), 0, "%s", d.msg);
+    trace_model_free(a);
+    struct stat st;
+    stat(path, &st);
+    FILE *f = fopen(path, "r+");
+    fseek(f, -2, SEEK_END);
+    fputc(' ', f);
+    fclose(f);
+    struct utimbuf same = {.actime = st.st_atime, .modtime = st.st_mtime};
+    utime(path, &same);
+    expect_refused(path, idx, "stale");
+}
+
+Test(index, a_cut_or_bit_flipped_index_is_never_used, .init = mkdir_tmp, .fini = rm_tmp)
+{
+    char path[128], idx[128], bad[160];
+    write_run_trace(path, sizeof(path));
+    index_of(idx, sizeof(idx));
+    snprintf(bad, sizeof(bad), "%s.bad", idx);
+    struct trace_model *a = load(path);
+    struct diag d;
+    cr_assert_eq(trace_index_write(a, path, NULL, idx, &d), 0, "%s", d.msg);
+    trace_model_free(a);
+    size_t n;
+    char *bytes = slurp(idx, &n);
+    cr_assert_gt(n, 4096);
+    /* bit flips: in the header, the start of the payload, the middle, the last byte */
+    size_t at[] = {0, 20, 100, 200, n / 3, n / 2, n - 1};
+    for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+        for (int bit = 0; bit < 8; bit += 3) {
+            bytes[at[i]] ^= (char)(1 << bit);
+            FILE *f = fopen(bad, "wb");
+            fwrite(bytes, 1, n, f);
+            fclose(f);
+            bytes[at[i]] ^= (char)(1 << bit);
+            expect_refused(path, bad, at[i] < 160 ? "" : "corrupt");
+        }
+    }
+    /* cuts: inside the header, just after it, in the middle, one byte short */
+    size_t cut[] = {0, 50, 200, n / 2, n - 1};
+    for (size_t i = 0; i < sizeof(cut) / sizeof(cut[0]); i++) {
+        FILE *f = fopen(bad, "wb");
+        fwrite(bytes, 1, cut[i], f);
+        fclose(f);
+        expect_refused(path, bad, "corrupt");
+    }
+    /* one byte more */
+    FILE *f = fopen(bad, "wb");
+    fwrite(bytes, 1, n, f);
+    fputc(0, f);
+    fclose(f);
+    expect_refused(path, bad, "corrupt");
+    free(bytes);
+}
+
+Test(index, load_writes_uses_and_rebuilds_the_index, .init = mkdir_tmp, .fini = rm_tmp)
+{
+    char path[128], cache[128];
+    write_run_trace(path, sizeof(path));
+    snprintf(cache, sizeof(cache), "%s/xdg", dir);
+    setenv("XDG_CACHE_HOME", cache, 1);
+    char *idx = trace_index_path(path);
+    cr_assert_not_null(idx);
+    cr_assert(strncmp(idx, cache, strlen(cache)) == 0, "%s is in %s", idx, cache);
+    cr_assert(strstr(idx, "/npuscope/t.json-"), "%s", idx);
+    struct trace_model *m;
+    struct diag d;
+    enum trace_index_use u;
+    struct stat st;
+    cr_assert_eq(trace_index_load(path, true, &m, NULL, &u, &d, NULL), 0, "%s", d.msg);
+    cr_assert_eq(u, TRACE_INDEX_UNUSED);
+    cr_assert_neq(stat(idx, &st), 0, "--no-cache writes no index");
+    trace_model_free(m);
+    cr_assert_eq(trace_index_load(path, false, &m, NULL, &u, &d, NULL), 0, "%s", d.msg);
+    cr_assert_eq(u, TRACE_INDEX_WRITTEN);
+    struct trace_model *first = m;
+    cr_assert_eq(trace_index_load(path, false, &m, NULL, &u, &d, NULL), 0, "%s", d.msg);
+    cr_assert_eq(u, TRACE_INDEX_HIT);
+    assert_same(first, m);
+    trace_model_free(m);
+    /* damaged: loaded from the JSON, the index written again, then used */
+    FILE *f = fopen(idx, "r+");
+    fseek(f, 300, SEEK_SET);
+    fputc('!', f);
+    fclose(f);
+    cr_assert_eq(trace_index_load(path, false, &m, NULL, &u, &d, NULL), 0, "%s", d.msg);
+    cr_assert_eq(u, TRACE_INDEX_REBUILT);
+    assert_same(first, m);
+    trace_model_free(m);
+    cr_assert_eq(trace_index_load(path, false, &m, NULL, &u, &d, NULL), 0, "%s", d.msg);
+    cr_assert_eq(u, TRACE_INDEX_HIT);
+    trace_model_free(m);
+    trace_model_free(first);
+    free(idx);
+    unsetenv("XDG_CACHE_HOME");
+}

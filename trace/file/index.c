@@ -1,0 +1,806 @@
+/* The binary index of a loaded trace (see index.h). */
+#include "trace/file/index.h"
+
+#include "sim/util/xalloc.h"
+#include "trace/file/compress.h"
+#include "trace/file/report.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum {
+    BLK = 1 << 20,         /* the checksum's block: payload bytes per block */
+    RELEASE = 32 << 20,    /* mapped index pages read are given back every RELEASE bytes */
+    HEADTAIL = 64 << 10,   /* bytes of the trace's head and of its tail in its key */
+    VALUE_DEPTH = 4096,    /* deepest value tree read back */
+    SITE_COUNT_MAX = 65536 /* site ids are 16 bits */
+};
+
+static const char MAGIC[8] = {'N', 'P', 'S', 'I', 'D', 'X', '1', '\n'};
+
+/* The layout of what the index holds raw: a change of a struct makes older indexes stale. */
+#define INDEX_VERSION                                                                              \
+    (1u | (uint64_t)sizeof(struct trace_event) << 8 | (uint64_t)sizeof(struct trace_transfer) << 16)
+
+/* The fixed header at the start of an index (native byte order: the cache is this
+ * machine's). */
+struct ihdr {
+    char magic[8];
+    uint64_t version;
+    uint64_t trace_size;
+    int64_t mtime_s, mtime_ns;
+    uint64_t headtail; /* hash of the trace's first and last HEADTAIL bytes */
+    uint64_t payload_len, payload_hash;
+    uint64_t errors, warnings;
+    uint64_t ignored_events, ignored_fields;
+    uint64_t now, has_now, tmin, tmax; /* the model's clock, checked after the rebuild */
+    uint64_t header_hash;              /* of the bytes above */
+};
+
+/* A checksum block: fast, not cryptographic (it finds damage, not malice). */
+static uint64_t hash_block(const unsigned char *p, size_t n, uint64_t h)
+{
+    h ^= (uint64_t)n * 0x9E3779B97F4A7C15ull;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 29;
+    }
+    for (; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    return h;
+}
+
+/* Give back the pages of the mapping at map that lie wholly before byte upto (they are
+ * read again from the page cache if needed): the index costs no resident memory beyond
+ * the model built from it. */
+static void release(const void *map, size_t upto)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    upto = upto / page * page;
+    if (upto)
+        madvise((void *)(uintptr_t)map, upto, MADV_DONTNEED);
+}
+
+/* The payload's checksum: its BLK-byte blocks chained (the payload starts at byte skip of
+ * the mapping map). */
+static uint64_t hash_payload(const void *map, size_t skip, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)map + skip;
+    uint64_t h = 0x6e707573636f7065ull;
+    for (size_t off = 0; off < n; off += BLK) {
+        h = hash_block(p + off, n - off < BLK ? n - off : BLK, h);
+        if (off % RELEASE == 0)
+            release(map, skip + off);
+    }
+    release(map, skip + n);
+    return h;
+}
+
+/* The trace's key: size, mtime, and the hash of its head and tail. */
+static int trace_key(const char *path, struct ihdr *h, struct diag *d)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return diag_set(d, SIM_EIO, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return diag_set(d, SIM_EINVAL, path, 0, 0, NULL, "not a regular file");
+    }
+    h->trace_size = (uint64_t)st.st_size;
+    h->mtime_s = (int64_t)st.st_mtim.tv_sec;
+    h->mtime_ns = (int64_t)st.st_mtim.tv_nsec;
+    unsigned char *buf = sim_xmalloc(2 * HEADTAIL);
+    size_t n = 0;
+    ssize_t k = pread(fd, buf, HEADTAIL, 0);
+    n += k > 0 ? (size_t)k : 0;
+    off_t tail = st.st_size > HEADTAIL ? st.st_size - HEADTAIL : 0;
+    k = pread(fd, buf + n, HEADTAIL, tail);
+    n += k > 0 ? (size_t)k : 0;
+    close(fd);
+    h->headtail = hash_block(buf, n, 0x68656164u);
+    free(buf);
+    return 0;
+}
+
+/* ---- writing ---------------------------------------------------------------------------- */
+
+struct iw {
+    int fd;
+    unsigned char *buf; /* owned: BLK bytes */
+    size_t len;
+    uint64_t total, hash;
+    int err;
+};
+
+static void iw_block(struct iw *w)
+{
+    if (!w->len)
+        return;
+    w->hash = hash_block(w->buf, w->len, w->hash);
+    for (size_t off = 0; off < w->len && !w->err;) {
+        ssize_t k = write(w->fd, w->buf + off, w->len - off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            w->err = k < 0 ? errno : EIO;
+        else
+            off += (size_t)k;
+    }
+    w->total += w->len;
+    w->len = 0;
+}
+
+static void put(struct iw *w, const void *p, size_t n)
+{
+    const unsigned char *q = p;
+    while (n) {
+        size_t k = BLK - w->len < n ? BLK - w->len : n;
+        memcpy(w->buf + w->len, q, k);
+        w->len += k, q += k, n -= k;
+        if (w->len == BLK)
+            iw_block(w);
+    }
+}
+
+static void put_u64(struct iw *w, uint64_t v)
+{
+    put(w, &v, 8);
+}
+
+static void put_u32(struct iw *w, uint32_t v)
+{
+    put(w, &v, 4);
+}
+
+static void put_u8(struct iw *w, uint8_t v)
+{
+    put(w, &v, 1);
+}
+
+enum { V_ABSENT, V_NULL, V_FALSE, V_TRUE, V_INT, V_FLOAT, V_STR, V_LIST, V_MAP };
+
+static void put_value(struct iw *w, const struct sim_value *v)
+{
+    if (!v) {
+        put_u8(w, V_ABSENT);
+        return;
+    }
+    switch (v->type) {
+    case SIM_V_BOOL: put_u8(w, v->u.b ? V_TRUE : V_FALSE); break;
+    case SIM_V_INT:
+        put_u8(w, V_INT);
+        put_u64(w, (uint64_t)v->u.i);
+        break;
+    case SIM_V_FLOAT:
+        put_u8(w, V_FLOAT);
+        put(w, &v->u.f, 8);
+        break;
+    case SIM_V_STR:
+        put_u8(w, V_STR);
+        put_u64(w, v->u.str.len);
+        put(w, v->u.str.s, v->u.str.len);
+        break;
+    case SIM_V_LIST:
+        put_u8(w, V_LIST);
+        put_u64(w, v->u.list.len);
+        for (size_t i = 0; i < v->u.list.len; i++)
+            put_value(w, v->u.list.items[i]);
+        break;
+    case SIM_V_MAP:
+        put_u8(w, V_MAP);
+        put_u64(w, v->u.map.len);
+        for (size_t i = 0; i < v->u.map.len; i++) {
+            size_t k = strlen(v->u.map.keys[i]);
+            put_u64(w, k);
+            put(w, v->u.map.keys[i], k);
+            put_value(w, v->u.map.vals[i]);
+        }
+        break;
+    default: put_u8(w, V_NULL); break; /* null, and a tensor (a loaded trace has none) */
+    }
+}
+
+static void put_model(struct iw *w, const struct trace_model *m, const char *real)
+{
+    put_u64(w, strlen(real));
+    put(w, real, strlen(real));
+    uint32_t ns = trace_model_str_count(m);
+    put_u32(w, ns);
+    for (uint32_t i = 1; i < ns; i++) {
+        size_t n = trace_model_str_len(m, i);
+        put_u32(w, (uint32_t)n);
+        put(w, trace_model_str(m, i), n);
+    }
+    uint32_t nsite = trace_model_site_count(m);
+    put_u32(w, nsite);
+    for (uint32_t i = 1; i < nsite; i++) {
+        const struct trace_site *s = trace_model_site_get(m, (uint16_t)i);
+        put_u32(w, s->file), put_u32(w, s->func), put_u32(w, s->line);
+    }
+    size_t nt = trace_model_track_count(m);
+    put_u32(w, (uint32_t)nt);
+    for (uint32_t t = 0; t < nt; t++) {
+        const struct trace_track *k = trace_model_track_get(m, t);
+        put_u32(w, k->name), put_u32(w, (uint32_t)k->engine), put_u32(w, (uint32_t)k->engine_id);
+    }
+    uint64_t ne = trace_model_event_count(m);
+    put_u64(w, ne);
+    for (uint64_t i = 0; i < ne; i++)
+        put(w, trace_model_event(m, i), sizeof(struct trace_event));
+    uint64_t ncol = 0;
+    for (uint64_t i = 0; i < ne; i++) {
+        size_t n;
+        ncol += trace_model_opcol(m, i, &n) != NULL;
+    }
+    put_u64(w, ncol);
+    for (uint64_t i = 0; i < ne; i++) {
+        size_t n;
+        const uint8_t *p = trace_model_opcol(m, i, &n);
+        if (p) {
+            put_u64(w, i), put_u8(w, (uint8_t)n);
+            put(w, p, n);
+        }
+    }
+    size_t nx = trace_model_transfer_count(m);
+    put_u64(w, nx);
+    for (size_t i = 0; i < nx; i++)
+        put(w, trace_model_transfer(m, i), sizeof(struct trace_transfer));
+    put_u64(w, trace_model_dep_count(m));
+    for (uint64_t i = 0; i < ne; i++) {
+        const uint64_t *on;
+        size_t n = trace_model_event_deps(m, i, &on);
+        for (size_t k = 0; k < n; k++)
+            put_u64(w, i), put_u64(w, on[k]);
+    }
+    size_t nm = trace_model_mem_access_count(m);
+    put_u64(w, nm);
+    for (size_t i = 0; i < nm; i++) {
+        const struct trace_mem_access *a = trace_model_mem_access(m, i);
+        put_u64(w, a->cycle), put_u64(w, a->addr), put_u64(w, a->bytes);
+        put_u32(w, a->mem_type), put_u32(w, a->track), put_u32(w, (uint32_t)a->cmdq_id);
+        put_u8(w, a->write);
+    }
+    size_t nk = trace_model_token_count(m);
+    put_u64(w, nk);
+    for (size_t i = 0; i < nk; i++) {
+        const struct trace_token *t = trace_model_token(m, i);
+        put_u64(w, t->start), put_u64(w, t->end), put_u64(w, (uint64_t)t->token_index);
+        put_u8(w, t->decode);
+        put_value(w, t->details);
+    }
+    size_t nmk = trace_model_marker_count(m);
+    put_u64(w, nmk);
+    for (size_t i = 0; i < nmk; i++) {
+        const struct trace_marker *k = trace_model_marker(m, i);
+        put_u64(w, k->cycle), put_u32(w, k->name), put_u32(w, k->track);
+        put_value(w, k->details);
+    }
+    size_t nb = trace_model_bw_sample_count(m);
+    put_u64(w, nb);
+    for (size_t i = 0; i < nb; i++) {
+        const struct trace_bw_sample *s = trace_model_bw_sample(m, i);
+        put_u64(w, s->cycle), put_u64(w, s->window), put_u64(w, s->read_bytes);
+        put_u64(w, s->write_bytes), put_u32(w, s->resource);
+    }
+    put_value(w, trace_model_metadata(m));
+    put_value(w, trace_model_config(m));
+    put_value(w, trace_model_file_summary(m));
+}
+
+/* mkdir -p of the directory holding file. */
+static void make_dirs(const char *file)
+{
+    char *p = sim_xstrdup(file);
+    for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
+        *s = '\0';
+        mkdir(p, 0700);
+        *s = '/';
+    }
+    free(p);
+}
+
+int trace_index_write(const struct trace_model *m, const char *path,
+                      const struct trace_index_counts *c, const char *index, struct diag *d)
+{
+    struct ihdr h;
+    memset(&h, 0, sizeof(h));
+    int rc = trace_key(path, &h, d);
+    if (rc < 0)
+        return rc;
+    char *real = realpath(path, NULL);
+    if (!real)
+        return diag_set(d, SIM_EIO, path, 0, 0, NULL, "cannot resolve: %s", strerror(errno));
+    make_dirs(index);
+    char *tmp = sim_xasprintf("%s.tmp.XXXXXX", index);
+    struct iw w = {.fd = mkostemp(tmp, O_CLOEXEC), .hash = 0x6e707573636f7065ull};
+    if (w.fd < 0) {
+        rc = diag_set(d, SIM_EIO, index, 0, 0, NULL, "cannot create: %s", strerror(errno));
+        goto out_free;
+    }
+    w.buf = sim_xmalloc(BLK);
+    if (lseek(w.fd, (off_t)sizeof(h), SEEK_SET) < 0)
+        w.err = errno;
+    put_model(&w, m, real);
+    iw_block(&w);
+    memcpy(h.magic, MAGIC, sizeof(MAGIC));
+    h.version = INDEX_VERSION;
+    h.payload_len = w.total;
+    h.payload_hash = w.hash;
+    h.errors = c ? c->errors : 0;
+    h.warnings = c ? c->warnings : 0;
+    h.ignored_events = trace_model_ignored_events(m);
+    h.ignored_fields = trace_model_ignored_fields(m);
+    h.now = trace_model_now(m);
+    h.has_now = 1;
+    h.tmin = trace_model_t_min(m);
+    h.tmax = trace_model_t_max(m);
+    h.header_hash = hash_block((const unsigned char *)&h, offsetof(struct ihdr, header_hash), 0);
+    if (!w.err && pwrite(w.fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
+        w.err = errno ? errno : EIO;
+    if (close(w.fd) != 0 && !w.err)
+        w.err = errno;
+    if (!w.err && rename(tmp, index) != 0)
+        w.err = errno;
+    if (w.err) {
+        unlink(tmp);
+        rc = diag_set(d, SIM_EIO, index, 0, 0, NULL, "cannot write: %s", strerror(w.err));
+    }
+    free(w.buf);
+out_free:
+    free(tmp);
+    free(real);
+    return rc;
+}
+
+/* ---- reading ---------------------------------------------------------------------------- */
+
+struct ir {
+    const unsigned char *p;
+    size_t n, off;
+    bool bad;
+    const void *map; /* the mapping the payload p lies in, at byte skip */
+    size_t skip, released;
+};
+
+static const void *get(struct ir *r, size_t n)
+{
+    if (r->bad || n > r->n - r->off) {
+        r->bad = true;
+        return NULL;
+    }
+    const void *q = r->p + r->off;
+    r->off += n;
+    if (r->off - r->released >= RELEASE) {
+        release(r->map, r->skip + r->released);
+        r->released = r->off;
+    }
+    return q;
+}
+
+static uint64_t get_u64(struct ir *r)
+{
+    const void *q = get(r, 8);
+    uint64_t v = 0;
+    if (q)
+        memcpy(&v, q, 8);
+    return v;
+}
+
+static uint32_t get_u32(struct ir *r)
+{
+    const void *q = get(r, 4);
+    uint32_t v = 0;
+    if (q)
+        memcpy(&v, q, 4);
+    return v;
+}
+
+static uint8_t get_u8(struct ir *r)
+{
+    const uint8_t *q = get(r, 1);
+    return q ? *q : 0;
+}
+
+/* A count of items of at least size bytes each that the rest of the index can hold. */
+static uint64_t get_count(struct ir *r, size_t size)
+{
+    uint64_t n = get_u64(r);
+    if (n > (r->n - r->off) / (size ? size : 1))
+        r->bad = true;
+    return r->bad ? 0 : n;
+}
+
+static struct sim_value *get_value(struct ir *r, int depth, bool *absent)
+{
+    *absent = false;
+    if (depth > VALUE_DEPTH) {
+        r->bad = true;
+        return NULL;
+    }
+    uint8_t tag = get_u8(r);
+    if (r->bad)
+        return NULL;
+    switch (tag) {
+    case V_ABSENT: *absent = true; return NULL;
+    case V_NULL: return sim_value_null();
+    case V_FALSE: return sim_value_bool(false);
+    case V_TRUE: return sim_value_bool(true);
+    case V_INT: return sim_value_int((int64_t)get_u64(r));
+    case V_FLOAT: {
+        uint64_t b = get_u64(r);
+        double f;
+        memcpy(&f, &b, 8);
+        return sim_value_float(f);
+    }
+    case V_STR: {
+        uint64_t n = get_count(r, 1);
+        const char *s = get(r, n);
+        return s ? sim_value_strn(s, n) : NULL;
+    }
+    case V_LIST: {
+        uint64_t n = get_count(r, 1);
+        struct sim_value *l = sim_value_list();
+        for (uint64_t i = 0; i < n && !r->bad; i++) {
+            bool a;
+            struct sim_value *x = get_value(r, depth + 1, &a);
+            if (x)
+                sim_value_list_push_take(l, x);
+            else
+                r->bad = true;
+        }
+        return l;
+    }
+    case V_MAP: {
+        uint64_t n = get_count(r, 9);
+        struct sim_value *mp = sim_value_map();
+        for (uint64_t i = 0; i < n && !r->bad; i++) {
+            uint64_t k = get_count(r, 1);
+            const char *key = get(r, k);
+            if (!key || memchr(key, '\0', k)) {
+                r->bad = true;
+                break;
+            }
+            char *ks = sim_xstrndup(key, k);
+            bool a;
+            struct sim_value *x = get_value(r, depth + 1, &a);
+            if (x)
+                sim_value_map_set_take(mp, ks, x);
+            else
+                r->bad = true;
+            free(ks);
+        }
+        return mp;
+    }
+    default: r->bad = true; return NULL;
+    }
+}
+
+/* A value tree that may be absent (NULL) but not bad. */
+static struct sim_value *get_opt_value(struct ir *r)
+{
+    bool absent;
+    struct sim_value *v = get_value(r, 0, &absent);
+    if (!v && !absent)
+        r->bad = true;
+    if (r->bad) {
+        sim_value_free(v);
+        return NULL;
+    }
+    return v;
+}
+
+/* Rebuild the model from the payload; false when anything is out of place. */
+static bool get_model(struct ir *r, struct trace_model *m, const char *real, uint64_t trace_size)
+{
+    uint64_t plen = get_count(r, 1);
+    const char *p = get(r, plen);
+    if (!p || plen != strlen(real) || memcmp(p, real, plen) != 0)
+        return false;
+    uint32_t ns = get_u32(r);
+    for (uint32_t i = 1; i < ns && !r->bad; i++) {
+        uint32_t n = get_u32(r);
+        const char *s = get(r, n);
+        if (!s || trace_model_intern(m, s, n) != i)
+            return false;
+    }
+    uint32_t nsite = get_u32(r);
+    if (nsite == 0 || nsite > SITE_COUNT_MAX)
+        return false;
+    for (uint32_t i = 1; i < nsite && !r->bad; i++) {
+        uint32_t file = get_u32(r), func = get_u32(r), line = get_u32(r);
+        if (file >= ns || func >= ns || trace_model_site(m, file, func, line) != i)
+            return false;
+    }
+    uint32_t nt = get_u32(r);
+    for (uint32_t t = 0; t < nt && !r->bad; t++) {
+        uint32_t name = get_u32(r), engine = get_u32(r), id = get_u32(r);
+        if (name == TRACE_NO_STR || name >= ns || engine >= TRACE_ENGINE_COUNT ||
+            trace_model_track(m, trace_model_str(m, name), (enum trace_engine)engine,
+                              (int32_t)id) != t)
+            return false;
+    }
+    uint64_t ne = get_count(r, sizeof(struct trace_event));
+    for (uint64_t i = 0; i < ne && !r->bad; i++) {
+        struct trace_event e;
+        const void *q = get(r, sizeof(e));
+        if (!q)
+            return false;
+        memcpy(&e, q, sizeof(e));
+        if (e.track >= nt || e.op >= ns || e.layer >= ns || e.tile >= ns ||
+            e.op_kind >= TRACE_KIND_COUNT || e.end < e.start || e.details >= trace_size ||
+            (e.flags & ~TRACE_EV_TRANSFER) || (e.site != TRACE_NO_SITE && e.site >= nsite))
+            return false;
+        trace_model_add_event(m, &e);
+    }
+    uint64_t ncol = get_count(r, 9), last = 0;
+    for (uint64_t k = 0; k < ncol && !r->bad; k++) {
+        uint64_t i = get_u64(r);
+        uint8_t n = get_u8(r);
+        const uint8_t *q = get(r, n);
+        if (!q || i >= ne || (k && i <= last))
+            return false;
+        trace_model_set_opcol(m, i, q, n);
+        last = i;
+    }
+    uint64_t nx = get_count(r, sizeof(struct trace_transfer));
+    for (uint64_t k = 0; k < nx && !r->bad; k++) {
+        struct trace_transfer x;
+        const void *q = get(r, sizeof(x));
+        if (!q)
+            return false;
+        memcpy(&x, q, sizeof(x));
+        if (x.event >= ne)
+            return false;
+        trace_model_add_transfer(m, &x);
+    }
+    uint64_t nd = get_count(r, 16);
+    for (uint64_t k = 0; k < nd && !r->bad; k++) {
+        uint64_t ev = get_u64(r), on = get_u64(r);
+        if (ev >= ne || on >= ne)
+            return false;
+        trace_model_add_dep(m, ev, on);
+    }
+    uint64_t nm = get_count(r, 37);
+    for (uint64_t k = 0; k < nm && !r->bad; k++) {
+        struct trace_mem_access a = {.cycle = get_u64(r), .addr = get_u64(r), .bytes = get_u64(r)};
+        a.mem_type = get_u32(r), a.track = get_u32(r), a.cmdq_id = (int32_t)get_u32(r);
+        a.write = get_u8(r) != 0;
+        if (a.mem_type >= ns || (a.track >= nt && a.track != UINT32_MAX))
+            return false;
+        trace_model_add_mem_access(m, &a);
+    }
+    uint64_t nk = get_count(r, 26);
+    for (uint64_t k = 0; k < nk && !r->bad; k++) {
+        struct trace_token t = {.start = get_u64(r), .end = get_u64(r)};
+        t.token_index = (int64_t)get_u64(r);
+        t.decode = get_u8(r) != 0;
+        t.details = get_opt_value(r);
+        if (r->bad || t.end < t.start) {
+            sim_value_free(t.details);
+            return false;
+        }
+        trace_model_add_token(m, &t);
+    }
+    uint64_t nmk = get_count(r, 17);
+    for (uint64_t k = 0; k < nmk && !r->bad; k++) {
+        struct trace_marker mk = {.cycle = get_u64(r)};
+        mk.name = get_u32(r), mk.track = get_u32(r);
+        mk.details = get_opt_value(r);
+        if (r->bad || mk.name >= ns || (mk.track >= nt && mk.track != UINT32_MAX)) {
+            sim_value_free(mk.details);
+            return false;
+        }
+        trace_model_add_marker(m, &mk);
+    }
+    uint64_t nb = get_count(r, 36);
+    for (uint64_t k = 0; k < nb && !r->bad; k++) {
+        struct trace_bw_sample s = {.cycle = get_u64(r), .window = get_u64(r)};
+        s.read_bytes = get_u64(r), s.write_bytes = get_u64(r), s.resource = get_u32(r);
+        if (s.resource >= ns)
+            return false;
+        trace_model_add_bw_sample(m, &s);
+    }
+    struct sim_value *v = get_opt_value(r);
+    if (v)
+        trace_model_set_metadata_take(m, v);
+    if ((v = get_opt_value(r)))
+        trace_model_set_config_take(m, v);
+    if ((v = get_opt_value(r)))
+        trace_model_set_file_summary_take(m, v);
+    return !r->bad && r->off == r->n;
+}
+
+/* The trace's text, released with the model. */
+static void release_zfile(void *ctx)
+{
+    struct trace_zfile *f = ctx;
+    trace_z_close(f);
+    free(f);
+}
+
+static int stale(const char *index, struct diag *d, const char *why)
+{
+    return diag_set(d, SIM_EINVAL, index, 0, 0, NULL, "%s", why);
+}
+
+int trace_index_read(const char *path, const char *index, struct trace_model **out,
+                     struct trace_index_counts *c, struct diag *d)
+{
+    *out = NULL;
+    struct ihdr key;
+    memset(&key, 0, sizeof(key));
+    int rc = trace_key(path, &key, d);
+    if (rc < 0)
+        return rc;
+    int fd = open(index, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return diag_set(d, errno == ENOENT ? SIM_ENOENT : SIM_EIO, index, 0, 0, NULL,
+                        "cannot open: %s", strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(struct ihdr)) {
+        close(fd);
+        return stale(index, d, "corrupt: shorter than its header");
+    }
+    size_t len = (size_t)st.st_size;
+    void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED)
+        return diag_set(d, SIM_EIO, index, 0, 0, NULL, "cannot map: %s", strerror(errno));
+    struct ihdr h;
+    memcpy(&h, map, sizeof(h));
+    const unsigned char *payload = (const unsigned char *)map + sizeof(h);
+    char *real = NULL;
+    struct trace_model *m = NULL;
+    if (memcmp(h.magic, MAGIC, sizeof(MAGIC)) != 0 || h.version != INDEX_VERSION ||
+        h.header_hash !=
+            hash_block((const unsigned char *)&h, offsetof(struct ihdr, header_hash), 0)) {
+        rc = stale(index, d, "corrupt or of another version: its header does not check");
+        goto out;
+    }
+    if (h.trace_size != key.trace_size || h.mtime_s != key.mtime_s || h.mtime_ns != key.mtime_ns ||
+        h.headtail != key.headtail) {
+        rc = stale(index, d, "stale: the trace changed since it was written");
+        goto out;
+    }
+    if (h.payload_len != len - sizeof(h) ||
+        hash_payload(map, sizeof(h), h.payload_len) != h.payload_hash) {
+        rc = stale(index, d, "corrupt: its checksum does not match");
+        goto out;
+    }
+    if (!(real = realpath(path, NULL))) {
+        rc = diag_set(d, SIM_EIO, path, 0, 0, NULL, "cannot resolve: %s", strerror(errno));
+        goto out;
+    }
+    madvise(map, len, MADV_SEQUENTIAL);
+    m = trace_model_new();
+    struct ir r = {.p = payload, .n = h.payload_len, .map = map, .skip = sizeof(h)};
+    if (!get_model(&r, m, real, h.trace_size)) {
+        rc = stale(index, d, "corrupt: its content does not hold together");
+        goto out;
+    }
+    for (uint64_t i = 0; i < h.ignored_events; i++)
+        trace_model_count_ignored(m, true);
+    for (uint64_t i = 0; i < h.ignored_fields; i++)
+        trace_model_count_ignored(m, false);
+    if (h.has_now && h.now)
+        trace_model_set_now(m, h.now);
+    trace_model_finish(m);
+    if (trace_model_t_min(m) != h.tmin || trace_model_t_max(m) != h.tmax ||
+        trace_model_now(m) != h.now) {
+        rc = stale(index, d, "corrupt: the rebuilt model's times differ");
+        goto out;
+    }
+    struct trace_zfile f;
+    rc = trace_z_open(path, false, NULL, NULL, &f, d);
+    if (rc < 0)
+        goto out;
+    if (f.kind != TRACE_Z_NONE || f.n != h.trace_size) {
+        trace_z_close(&f);
+        rc = stale(index, d, "stale: the trace changed since it was written");
+        goto out;
+    }
+    madvise((void *)(uintptr_t)f.p, f.n, MADV_RANDOM);
+    struct trace_zfile *keep = sim_xmalloc(sizeof(*keep));
+    *keep = f;
+    trace_model_attach_source(m, keep->p, keep->n, release_zfile, keep);
+    if (c)
+        *c = (struct trace_index_counts){h.errors, h.warnings};
+    *out = m;
+    m = NULL;
+    rc = 0;
+out:
+    trace_model_free(m);
+    free(real);
+    munmap(map, len);
+    return rc;
+}
+
+/* ---- the cache -------------------------------------------------------------------------- */
+
+char *trace_index_path(const char *path)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    char *dir;
+    if (xdg && xdg[0] == '/')
+        dir = sim_xasprintf("%s/npuscope", xdg);
+    else if (home && home[0] == '/')
+        dir = sim_xasprintf("%s/.cache/npuscope", home);
+    else
+        return NULL;
+    char *real = realpath(path, NULL);
+    if (!real) {
+        free(dir);
+        return NULL;
+    }
+    uint64_t h = hash_block((const unsigned char *)real, strlen(real), 0x70617468u);
+    const char *base = strrchr(real, '/');
+    char *idx =
+        sim_xasprintf("%s/%.40s-%016llx.idx", dir, base ? base + 1 : real, (unsigned long long)h);
+    free(real);
+    free(dir);
+    return idx;
+}
+
+/* A plain regular file, the only kind an index serves. */
+static bool cacheable(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
+        return false;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    unsigned char head[4];
+    ssize_t n = pread(fd, head, sizeof(head), 0);
+    close(fd);
+    return n > 0 && trace_z_kind_of_bytes(head, (size_t)n) == TRACE_Z_NONE;
+}
+
+int trace_index_load(const char *path, bool no_cache, struct trace_model **out,
+                     struct trace_index_counts *c, enum trace_index_use *use, struct diag *d,
+                     const struct trace_load_progress *p)
+{
+    enum trace_index_use u = TRACE_INDEX_UNUSED;
+    char *index = no_cache || !cacheable(path) ? NULL : trace_index_path(path);
+    struct trace_index_counts counts = {0, 0};
+    int rc;
+    if (index) {
+        struct diag why;
+        rc = trace_index_read(path, index, out, &counts, &why);
+        if (rc == 0) {
+            u = TRACE_INDEX_HIT;
+            goto out;
+        }
+        u = rc == -SIM_ENOENT ? TRACE_INDEX_WRITTEN : TRACE_INDEX_REBUILT;
+    }
+    struct trace_report *r = trace_report_new(0);
+    rc = trace_load_file_progress(path, r, out, d, p);
+    counts = (struct trace_index_counts){trace_report_errors(r), trace_report_warnings(r)};
+    trace_report_free(r);
+    if (rc == 0 && index) {
+        struct diag wd;
+        if (trace_index_write(*out, path, &counts, index, &wd) < 0)
+            u = TRACE_INDEX_FAILED;
+    }
+out:
+    free(index);
+    if (c)
+        *c = counts;
+    if (use)
+        *use = u;
+    return rc;
+}

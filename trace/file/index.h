@@ -1,0 +1,73 @@
+/*
+ * The binary index of a loaded trace: the first open of a trace file writes its model
+ * (strings, tracks, events, op columns, transfers, dependencies, tokens, markers, samples,
+ * metadata and config, the loader's counts) to a file in $XDG_CACHE_HOME/npuscope/
+ * (~/.cache/npuscope/ without it), and the next open maps that file and rebuilds the model
+ * from it instead of parsing the JSON again; the details of each event are still read
+ * from the trace on demand, at the offsets the index keeps.
+ *
+ * An index is named by a hash of the trace's real path and keyed by that path, the
+ * trace's size and mtime and a hash of its first and last 64 KiB. It is never trusted: a
+ * key that differs (the trace changed) or an index that is cut, bit-flipped or otherwise
+ * inconsistent (a checksum over all of it, then every index checked against what it
+ * points into) is refused, and the trace is loaded from its JSON and the index rebuilt.
+ * Plain regular files only: a compressed trace or a pipe is always loaded from its text.
+ */
+#ifndef TRACE_INDEX_H
+#define TRACE_INDEX_H
+
+#include "sim/util/diag.h"
+#include "trace/file/loader.h"
+#include "trace/model/model.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The loader's counts an index keeps beside the model (trace/file/report.h). */
+struct trace_index_counts {
+    uint64_t errors, warnings;
+};
+
+/*
+ * The index file of the trace at path in the cache directory (a new string), or NULL when
+ * there is no cache directory (neither XDG_CACHE_HOME nor HOME) or path cannot be resolved.
+ */
+char *trace_index_path(const char *path);
+
+/*
+ * Write m, loaded from the trace at path, with counts c, to the index file at index
+ * (atomically: through a temporary file renamed onto it; directories created). Returns 0
+ * or a negative code with d filled.
+ */
+int trace_index_write(const struct trace_model *m, const char *path,
+                      const struct trace_index_counts *c, const char *index, struct diag *d);
+
+/*
+ * Rebuild the model of the trace at path from the index file at index. Returns 0 with *out
+ * a finished model whose details are read from path, and *c the counts; or a negative
+ * code with d saying why the index was not used (missing: SIM_ENOENT; stale or corrupt:
+ * SIM_EINVAL), *out NULL.
+ */
+int trace_index_read(const char *path, const char *index, struct trace_model **out,
+                     struct trace_index_counts *c, struct diag *d);
+
+/* How trace_index_load went. */
+enum trace_index_use {
+    TRACE_INDEX_UNUSED,  /* no cache (asked so, no cache directory, not a plain file) */
+    TRACE_INDEX_HIT,     /* the model came from the index */
+    TRACE_INDEX_WRITTEN, /* loaded from the JSON, index written */
+    TRACE_INDEX_REBUILT, /* an index was there but stale or corrupt: loaded, rewritten */
+    TRACE_INDEX_FAILED,  /* loaded from the JSON; the index could not be written */
+};
+
+/*
+ * Load path as trace_load_file_progress does (p may be NULL), through its index unless
+ * no_cache: from the index when a valid one exists, else from the JSON, then writing the
+ * index. c receives the loader's counts; *use (may be NULL) how the index served. A
+ * failure to write the index is not an error of the load.
+ */
+int trace_index_load(const char *path, bool no_cache, struct trace_model **out,
+                     struct trace_index_counts *c, enum trace_index_use *use, struct diag *d,
+                     const struct trace_load_progress *p);
+
+#endif
