@@ -12,6 +12,7 @@
 #include "sim/util/xalloc.h"
 #include "trace/analysis/energy.h"
 #include "trace/analysis/opinfo.h"
+#include "trace/file/arena.h"
 #include "trace/file/compress.h"
 #include "trace/model/format.h"
 #include "trace/model/json.h"
@@ -26,77 +27,8 @@
 #include <unistd.h>
 
 enum {
-    ARENA_CHUNK = 256 * 1024,
     RELEASE_STEP = 32 << 20, /* give back mapped pages every 32 MiB read */
 };
-
-/* ---- the per-element arena behind cJSON ---------------------------------------------- */
-
-struct arena {
-    char **chunks; /* owned */
-    size_t n, cap;
-    char *cur;
-    size_t left;
-    size_t used, limit;
-    bool oom; /* an allocation was refused since the last reset */
-};
-
-/* cJSON's hooks are process-wide: the arena of the load in progress. Loading is therefore
- * not reentrant across threads (npuscope loads on one thread). */
-static struct arena *active_arena;
-
-static void *arena_malloc(size_t size)
-{
-    struct arena *a = active_arena;
-    size = (size + 15) & ~(size_t)15;
-    if (a->used + size > a->limit) {
-        a->oom = true;
-        return NULL;
-    }
-    if (size > a->left) {
-        size_t csize = size > ARENA_CHUNK ? size : ARENA_CHUNK;
-        if (a->n == a->cap) {
-            a->cap = a->cap ? a->cap * 2 : 8;
-            a->chunks = sim_xreallocarray(a->chunks, a->cap, sizeof(*a->chunks));
-        }
-        char *c = malloc(csize);
-        if (!c) {
-            a->oom = true;
-            return NULL;
-        }
-        a->chunks[a->n++] = c;
-        a->cur = c, a->left = csize;
-    }
-    void *p = a->cur;
-    a->cur += size, a->left -= size, a->used += size;
-    return p;
-}
-
-static void arena_free(void *p)
-{
-    (void)p; /* everything goes at the next reset */
-}
-
-/* Forget everything parsed; keep the first chunk for the next element. */
-static void arena_reset(struct arena *a)
-{
-    for (size_t i = 1; i < a->n; i++)
-        free(a->chunks[i]);
-    if (a->n) {
-        a->n = 1;
-        a->cur = a->chunks[0], a->left = ARENA_CHUNK;
-    }
-    a->used = 0;
-    a->oom = false;
-}
-
-static void arena_fini(struct arena *a)
-{
-    for (size_t i = 0; i < a->n; i++)
-        free(a->chunks[i]);
-    free(a->chunks);
-    memset(a, 0, sizeof(*a));
-}
 
 /* ---- loader state ----------------------------------------------------------------------- */
 
@@ -117,7 +49,7 @@ struct loader {
     struct trace_model *m;
     struct trace_report *r;
     struct diag *d;
-    struct arena arena;
+    struct trace_arena arena;
     unsigned char *stack; /* owned: the scanner's container stack */
     size_t stack_cap;
     bool seen[K_COUNT];
@@ -1132,7 +1064,7 @@ static int load_array(struct loader *L, size_t *ip, const char *name,
             return rc;
         if (j)
             fn(L, j, idx, i);
-        arena_reset(&L->arena); /* frees the tree: no cJSON_Delete walk needed */
+        trace_arena_reset(&L->arena); /* frees the tree: no cJSON_Delete walk needed */
         if (L->progress && --L->until_progress == 0) {
             L->until_progress = L->progress->every ? L->progress->every : 65536;
             if (L->progress->fn(L->progress->ctx, end, L->n, trace_model_event_count(L->m)))
@@ -1242,7 +1174,7 @@ static int load_block(struct loader *L, enum top_key k, size_t i, size_t *end)
             trace_model_set_file_summary_take(L->m, v);
         }
     }
-    arena_reset(&L->arena);
+    trace_arena_reset(&L->arena);
     return rc;
 }
 
@@ -1334,7 +1266,7 @@ static int load_top(struct loader *L)
             else if (L->seen[k])
                 trace_report_at(L->r, TRACE_SEV_ERROR, top_names[k], -1, NULL,
                                 "appears twice (the first is used)");
-            arena_reset(&L->arena);
+            trace_arena_reset(&L->arena);
             i = skip_ws(L, kend);
             if ((i >= L->n || L->p[i] != ':') && cut_here(L, -SIM_EPARSE, member))
                 break;
@@ -1402,14 +1334,10 @@ static int load(struct loader *L, struct trace_model **out)
     L->cut = SIZE_MAX;
     L->page = sysconf(_SC_PAGESIZE);
     L->arena.limit = TRACE_LOAD_ELEMENT_LIMIT;
-    struct arena *saved = active_arena;
-    active_arena = &L->arena;
-    cJSON_Hooks hooks = {arena_malloc, arena_free};
-    cJSON_InitHooks(&hooks);
+    struct trace_arena *saved = trace_arena_install(&L->arena);
     int rc = load_top(L);
-    cJSON_InitHooks(NULL);
-    active_arena = saved;
-    arena_fini(&L->arena);
+    trace_arena_install(saved);
+    trace_arena_fini(&L->arena);
     free(L->stack);
     release_upto(L, L->n, true);
     if (rc == 0)
