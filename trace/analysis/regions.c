@@ -24,6 +24,7 @@ struct trace_regions {
     size_t n, cap;
     uint32_t *of; /* owned: the region of each event, or NO_REGION */
     uint64_t nevents;
+    struct trace_progress *progress; /* borrowed, may be NULL */
 };
 
 /* End of an event: in-flight events run until now. */
@@ -725,6 +726,7 @@ static void account(struct trace_regions *rs)
     }
     /* window splits: busy time by window, bucketed by region like the events */
     size_t nwb = 0;
+    trace_progress_step(rs->progress, "regions: busy time", 0);
     struct wbusy *wb = windows(rs) ? window_busy(rs, &nwb) : NULL;
     size_t *woff = sim_xcalloc(nr + 1, sizeof(*woff));
     for (size_t k = 0; k < nwb; k++)
@@ -748,12 +750,16 @@ static void account(struct trace_regions *rs)
         .op_write = sim_xcalloc((size_t)max_op + 1, sizeof(*sc.op_write)),
         .ops = sim_xreallocarray(NULL, (size_t)max_op + 1, sizeof(*sc.ops)),
     };
-    for (size_t r = 0; r < nr; r++) {
+    trace_progress_step(rs->progress, "regions: ops", off[nr]);
+    bool stop = trace_progress_cancelled(rs->progress);
+    for (size_t r = 0; r < nr && !stop; r++) {
         struct trace_region *reg = &rs->v[r];
         uint32_t cur = UINT32_MAX;
         uint64_t cs = 0, ce = 0;
         sc.nsp = 0;
         for (size_t k = off[r]; k < off[r + 1]; k++) {
+            if (k % TRACE_PROGRESS_EVERY == 0 && (stop = trace_progress_at(rs->progress, k)))
+                break;
             const struct trace_event *e = trace_model_event(m, ev[k]);
             uint64_t end = ev_end(m, e);
             struct trace_usage u = {.ops = 1, .op_cycles = end - e->start};
@@ -792,6 +798,8 @@ static void account(struct trace_regions *rs)
                 close_interval(&sc, m, cur, cs, ce);
             cur = e->track, cs = e->start, ce = end;
         }
+        if (stop)
+            break; /* an incomplete set: its caller frees it */
         if (cur != UINT32_MAX && ce > cs)
             close_interval(&sc, m, cur, cs, ce);
         if (!windows(rs)) {
@@ -830,13 +838,17 @@ static void account(struct trace_regions *rs)
 
 /* ---- the set ------------------------------------------------------------------------------ */
 
-struct trace_regions *trace_regions_new(const struct trace_model *m, enum trace_region_kind kind)
+/* The split of m as kind says, accounted when account is set. */
+static struct trace_regions *regions_new(const struct trace_model *m, enum trace_region_kind kind,
+                                         bool account_usage, struct trace_progress *p)
 {
     struct trace_regions *rs = sim_xcalloc(1, sizeof(*rs));
     rs->m = m;
     rs->kind = kind;
+    rs->progress = p;
     rs->nevents = trace_model_event_count(m);
     rs->of = sim_xreallocarray(NULL, rs->nevents ? rs->nevents : 1, sizeof(*rs->of));
+    trace_progress_step(p, "regions: splitting", 0);
     switch (kind) {
     case TRACE_REGION_LAUNCH: split_launch(rs); break;
     case TRACE_REGION_MARKER: split_marker(rs); break;
@@ -844,9 +856,28 @@ struct trace_regions *trace_regions_new(const struct trace_model *m, enum trace_
     default: split_run(rs); break;
     }
     number_occurrences(rs);
-    if (rs->n)
+    if (rs->n && account_usage && !trace_progress_cancelled(p))
         account(rs);
+    rs->progress = NULL;
     return rs;
+}
+
+struct trace_regions *trace_regions_new(const struct trace_model *m, enum trace_region_kind kind)
+{
+    return regions_new(m, kind, true, NULL);
+}
+
+struct trace_regions *trace_regions_new_progress(const struct trace_model *m,
+                                                 enum trace_region_kind kind,
+                                                 struct trace_progress *p)
+{
+    return regions_new(m, kind, true, p);
+}
+
+struct trace_regions *trace_regions_new_split(const struct trace_model *m,
+                                              enum trace_region_kind kind)
+{
+    return regions_new(m, kind, false, NULL);
 }
 
 void trace_regions_free(struct trace_regions *rs)

@@ -294,8 +294,14 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         out->decoded = n;
     } else if (!in->max_decode || n <= in->max_decode) {
         info = sim_xreallocarray(NULL, n, sizeof(*info));
-        for (size_t k = 0; k < n; k++)
+        trace_progress_step(in->progress, "critical path: op details", n);
+        for (size_t k = 0; k < n; k++) {
+            if (k % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(in->progress, k)) {
+                free(info), free(ops), free(src);
+                return; /* cancelled: an empty path */
+            }
             trace_opinfo_of_event(m, ops[k].ev, &out->spaces, &info[k]);
+        }
         out->decoded = n;
     } else {
         out->truncated = true;
@@ -339,7 +345,11 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     for (size_t t = 0; t < ntracks; t++)
         last_on_pe[t] = NONE;
     uint32_t last_ended = NONE;
+    bool stop = false;
+    trace_progress_step(in->progress, "critical path: dependencies", 2 * n);
     for (size_t p = 0; p < 2 * n; p++) {
+        if (p % TRACE_PROGRESS_EVERY == 0 && (stop = trace_progress_at(in->progress, p)))
+            break; /* cancelled: an empty path */
         uint32_t k = pts[p].op;
         if (pts[p].kind != 1) { /* an end: publish what it wrote, its tile, its track */
             ended[k] = true;
@@ -421,15 +431,15 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
 
     /* back from the op that ends last (the latest start on a tie) */
     uint32_t last = 0;
-    for (uint32_t k = 1; k < n; k++)
+    for (uint32_t k = 1; k < n && !stop; k++)
         if (ops[k].end > ops[last].end ||
             (ops[k].end == ops[last].end && ops[k].start > ops[last].start))
             last = k;
     out->end = ops[last].end;
     size_t len = 0;
-    for (uint32_t k = last; k != NONE && len <= n; k = pred[k])
+    for (uint32_t k = last; k != NONE && len <= n && !stop; k = pred[k])
         len++;
-    out->steps = sim_xcalloc(len, sizeof(*out->steps));
+    out->steps = sim_xcalloc(len ? len : 1, sizeof(*out->steps));
     out->n = len;
     size_t at = len;
     for (uint32_t k = last; k != NONE && at > 0; k = pred[k]) {

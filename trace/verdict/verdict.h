@@ -100,6 +100,8 @@ struct trace_verdict {
 struct trace_verdict_opts {
     size_t max_decode; /* ops without op columns (trace/model/model.h) whose details may be
                           read in all (0: 2,000,000) */
+    struct trace_progress *progress; /* may be NULL; when cancelled the verdict returned is
+                                        incomplete: free it */
 };
 
 /* The verdict of m (finished; borrowed, must outlive it). o may be NULL. */
