@@ -35,6 +35,12 @@ static inline void trace_progress_step(struct trace_progress *p, const char *wha
     atomic_store_explicit(&p->done, 0, memory_order_relaxed);
 }
 
+/* Whether the analysis was asked to stop (p may be NULL). */
+static inline bool trace_progress_cancelled(struct trace_progress *p)
+{
+    return p && atomic_load_explicit(&p->cancel, memory_order_relaxed);
+}
+
 /* done items of the step so far. Returns true when the analysis must stop. p may be NULL
  * (never stops). */
 static inline bool trace_progress_at(struct trace_progress *p, uint64_t done)
@@ -42,17 +48,11 @@ static inline bool trace_progress_at(struct trace_progress *p, uint64_t done)
     if (!p)
         return false;
     atomic_store_explicit(&p->done, done, memory_order_relaxed);
-    if (p->delay_us) {
-        struct timespec ts = {0, (long)p->delay_us * 1000L};
+    for (unsigned slept = 0; slept < p->delay_us && !trace_progress_cancelled(p); slept += 1000) {
+        struct timespec ts = {0, 1000 * 1000L}; /* a millisecond at a time: a cancel is seen */
         nanosleep(&ts, NULL);
     }
-    return atomic_load_explicit(&p->cancel, memory_order_relaxed);
-}
-
-/* Whether the analysis was asked to stop (p may be NULL). */
-static inline bool trace_progress_cancelled(struct trace_progress *p)
-{
-    return p && atomic_load_explicit(&p->cancel, memory_order_relaxed);
+    return trace_progress_cancelled(p);
 }
 
 #endif
