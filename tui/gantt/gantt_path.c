@@ -96,7 +96,7 @@ static uint64_t *launch_events(const struct trace_model *m, int32_t cmdq, size_t
     snprintf(name, size, "the run");
     if (cmdq == TRACE_NO_CMDQ)
         return evs;
-    struct trace_regions *rs = trace_regions_new(m, TRACE_REGION_LAUNCH);
+    struct trace_regions *rs = trace_regions_new_split(m, TRACE_REGION_LAUNCH);
     for (size_t r = 0; r < trace_regions_count(rs); r++) {
         const struct trace_region *x = trace_regions_get(rs, r);
         if (x->cmdq_id != cmdq)
@@ -120,7 +120,7 @@ static int32_t launch_at(const struct tui_gantt *g, const struct tui_view *v)
     uint64_t f = tui_view_focus_event(v);
     if (f != TUI_NO_EVENT && trace_model_event(g->m, f)->cmdq_id != TRACE_NO_CMDQ)
         return trace_model_event(g->m, f)->cmdq_id;
-    struct trace_regions *rs = trace_regions_new(g->m, TRACE_REGION_LAUNCH);
+    struct trace_regions *rs = trace_regions_new_split(g->m, TRACE_REGION_LAUNCH);
     int32_t c = TRACE_NO_CMDQ;
     for (size_t r = 0; r < trace_regions_count(rs); r++) {
         const struct trace_region *x = trace_regions_get(rs, r);
