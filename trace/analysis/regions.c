@@ -25,6 +25,7 @@ struct trace_regions {
     uint32_t *of; /* owned: the region of each event, or NO_REGION */
     uint64_t nevents;
     struct trace_progress *progress; /* borrowed, may be NULL */
+    bool no_op_busy; /* leave each op name's busy cycles out (trace_regions_new_light) */
 };
 
 /* End of an event: in-flight events run until now. */
@@ -309,7 +310,7 @@ static void split_layer(struct trace_regions *rs)
 
 /* ---- occurrences ----------------------------------------------------------------------- */
 
-static const struct trace_regions *occ_ctx;
+static _Thread_local const struct trace_regions *occ_ctx; /* for qsort (one per thread) */
 
 static int cmp_by_name(const void *a, const void *b)
 {
@@ -780,7 +781,7 @@ static void account(struct trace_regions *rs)
             sc.op_end[e->op] = end > sc.op_end[e->op] ? end : sc.op_end[e->op];
             sc.op_read[e->op] += u.read_bytes;
             sc.op_write[e->op] += u.write_bytes;
-            if (end > e->start) {
+            if (end > e->start && !rs->no_op_busy) {
                 if (sc.nosp == sc.caposp) {
                     sc.caposp = sc.caposp ? sc.caposp * 2 : 64;
                     sc.osp = sim_xreallocarray(sc.osp, sc.caposp, sizeof(*sc.osp));
@@ -838,12 +839,14 @@ static void account(struct trace_regions *rs)
 
 /* ---- the set ------------------------------------------------------------------------------ */
 
-/* The split of m as kind says, accounted when account is set. */
+/* The split of m as kind says, accounted when account_usage is set, with each op name's
+ * busy cycles when op_busy is. */
 static struct trace_regions *regions_new(const struct trace_model *m, enum trace_region_kind kind,
-                                         bool account_usage, struct trace_progress *p)
+                                         bool account_usage, bool op_busy, struct trace_progress *p)
 {
     struct trace_regions *rs = sim_xcalloc(1, sizeof(*rs));
     rs->m = m;
+    rs->no_op_busy = !op_busy;
     rs->kind = kind;
     rs->progress = p;
     rs->nevents = trace_model_event_count(m);
@@ -864,20 +867,26 @@ static struct trace_regions *regions_new(const struct trace_model *m, enum trace
 
 struct trace_regions *trace_regions_new(const struct trace_model *m, enum trace_region_kind kind)
 {
-    return regions_new(m, kind, true, NULL);
+    return regions_new(m, kind, true, true, NULL);
 }
 
 struct trace_regions *trace_regions_new_progress(const struct trace_model *m,
                                                  enum trace_region_kind kind,
                                                  struct trace_progress *p)
 {
-    return regions_new(m, kind, true, p);
+    return regions_new(m, kind, true, true, p);
+}
+
+struct trace_regions *trace_regions_new_light(const struct trace_model *m,
+                                              enum trace_region_kind kind, struct trace_progress *p)
+{
+    return regions_new(m, kind, true, false, p);
 }
 
 struct trace_regions *trace_regions_new_split(const struct trace_model *m,
                                               enum trace_region_kind kind)
 {
-    return regions_new(m, kind, false, NULL);
+    return regions_new(m, kind, false, false, NULL);
 }
 
 void trace_regions_free(struct trace_regions *rs)

@@ -99,6 +99,12 @@ struct trace_regions *trace_regions_new(const struct trace_model *m, enum trace_
 struct trace_regions *trace_regions_new_progress(const struct trace_model *m,
                                                  enum trace_region_kind kind,
                                                  struct trace_progress *p);
+/* trace_regions_new_progress without each op name's busy cycles (busy and engine_busy of
+ * every struct trace_op_usage 0; the rest as accounted): what needs only the usage per
+ * region, engine kind and track (the verdict) is spared uniting every op name's intervals. */
+struct trace_regions *trace_regions_new_light(const struct trace_model *m,
+                                              enum trace_region_kind kind,
+                                              struct trace_progress *p);
 /* The split alone, not accounted (every usage 0, no tracks or op names): the regions'
  * names, spans and occurrences and which region each event belongs to, in one pass over
  * the events; what finding a launch by its cmdq_id or by a cycle needs. */

@@ -39,6 +39,9 @@ struct ctx {
                                         SIZE_MAX - 1 until looked up */
     size_t budget;                   /* ops whose details may still be read */
     struct trace_progress *progress; /* the path of a run without launches reports to it */
+    struct trace_opinfo *info;       /* owned: the ops' opinfo, reused launch after launch (a
+                                        fresh array of each launch's size costs its pages) */
+    size_t info_cap;
 };
 
 /* ---- names ------------------------------------------------------------------------------ */
@@ -322,7 +325,12 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
         uncached += !trace_opinfo_cached(m, evs[k]);
     if (uncached <= c->budget) {
         c->budget -= uncached;
-        info = sim_xreallocarray(NULL, n ? n : 1, sizeof(*info));
+        if (n > c->info_cap) {
+            free(c->info);
+            c->info_cap = n;
+            c->info = sim_xreallocarray(NULL, n, sizeof(*c->info));
+        }
+        info = c->info;
         for (size_t k = 0; k < n; k++)
             trace_opinfo_of_event(m, evs[k], &spaces, &info[k]);
     } else if (n) {
@@ -441,7 +449,6 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
         if (st->wait > it->longest_wait || it->longest_wait_ev == UINT64_MAX)
             it->longest_wait = st->wait, it->longest_wait_ev = st->ev;
     }
-    free(info);
 }
 
 /* The bound: the category with the most of the path's time (compute, vector, memory, host,
@@ -511,8 +518,8 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
         c.hbm_of_track[t] = SIZE_MAX - 1;
 
     struct trace_progress *pg = o ? o->progress : NULL;
-    v->rs_run = trace_regions_new_progress(m, TRACE_REGION_RUN, pg);
-    v->rs_launch = trace_regions_new_progress(m, TRACE_REGION_LAUNCH, pg);
+    v->rs_run = trace_regions_new_light(m, TRACE_REGION_RUN, pg);
+    v->rs_launch = trace_regions_new_light(m, TRACE_REGION_LAUNCH, pg);
     size_t nl = trace_regions_count(v->rs_launch);
     uint64_t nev = trace_model_event_count(m);
     /* the events of each launch, by index */
@@ -592,6 +599,7 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
         decide(run);
     }
     free(c.hbm_of_track);
+    free(c.info);
     trace_resources_free(c.res);
     return v;
 }
