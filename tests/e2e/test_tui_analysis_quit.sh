@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The analysis panes of a loaded trace in a real terminal (tmux) while they compute: v (the
 # verdict), y (layers), A (anomalies) and T (tokens) show a progress bar (what they are
-# doing, a percent) instead of freezing the screen; other keys are answered meanwhile (?
+# doing, a percent) instead of freezing the screen, C (the critical path) its progress in
+# the status line; other keys are answered meanwhile (?
 # opens the help); q, Ctrl-C and a hang-up (the terminal closed) end the process within
 # 0.5 s, whatever is computing. The analyses are made slow by
 # NPUSCOPE_TEST_ANALYSIS_DELAY_US (tests only: a pause at every progress check of an
@@ -60,6 +61,20 @@ for k in "v verdict" "y layers" "A anomalies" "T tokens"; do
     expect_exit "$name: q: exit 0" 0
 done
 
+echo "-- C: the critical path's progress in the status line, q in the middle"
+tmux_start 160 45 "${UTF8[@]}" "$SLOW" -- view "$GEN"
+expect_screen "C: the trace opens" 'POST-MORTEM' 30
+tmux_keys C
+expect_screen "C: the status line says how far the path is" \
+    'computing the critical path of the run(\.\.\.|: critical path: .*[0-9]+%)' 10
+PID=$(app_pid)
+tmux_keys '?'
+expect_screen "C: ? opens the help while it computes" 'npuscope keys' 5
+tmux_keys Escape
+tmux_keys q
+gone_within "C: q: the process is gone within 0.5 s" "$PID" 500
+expect_exit "C: q: exit 0" 0
+
 echo "-- Ctrl-C in the middle of the verdict"
 open v verdict
 tmux_keys C-c
@@ -82,6 +97,8 @@ tmux_start 160 45 "${UTF8[@]}" NPUSCOPE_TEST_ANALYSIS_DELAY_US=1000 -- view "$GE
 expect_screen "the trace opens" 'POST-MORTEM' 30
 tmux_keys v
 expect_screen "the verdict is shown" 'a critical path of [0-9]+ ops' 20
+tmux_keys C
+expect_screen "the critical path is shown" 'critical path of the run: [0-9]+ ops over' 20
 tmux_keys q
 expect_exit "q exits 0" 0
 

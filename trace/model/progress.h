@@ -30,9 +30,9 @@ static inline void trace_progress_step(struct trace_progress *p, const char *wha
 {
     if (!p)
         return;
-    atomic_store_explicit(&p->what, what, memory_order_relaxed);
-    atomic_store_explicit(&p->total, total, memory_order_relaxed);
     atomic_store_explicit(&p->done, 0, memory_order_relaxed);
+    atomic_store_explicit(&p->total, total, memory_order_relaxed);
+    atomic_store_explicit(&p->what, what, memory_order_release);
 }
 
 /* Whether the analysis was asked to stop (p may be NULL). */

@@ -120,6 +120,19 @@ void tui_task_draw(const struct tui_task *t, struct tui_canvas *c, struct tui_re
                         0);
 }
 
+char *tui_task_status(const struct tui_task *t, char *buf, size_t size)
+{
+    uint64_t total = atomic_load_explicit(&t->p.total, memory_order_relaxed);
+    uint64_t done = atomic_load_explicit(&t->p.done, memory_order_relaxed);
+    const char *what = atomic_load_explicit(&t->p.what, memory_order_relaxed);
+    if (total)
+        snprintf(buf, size, "%s, %d%%", what ? what : "",
+                 (int)(100.0 * (double)(done < total ? done : total) / (double)total) / 5 * 5);
+    else
+        snprintf(buf, size, "%s", what ? what : "");
+    return buf;
+}
+
 void tui_task_free(struct tui_task *t)
 {
     if (!t)

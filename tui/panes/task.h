@@ -12,6 +12,7 @@
 #include "tui/term/canvas.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct tui_task;
@@ -41,6 +42,11 @@ bool tui_task_take_done(struct tui_task *t);
  * how long it has run, and that the pane may be left meanwhile. */
 void tui_task_draw(const struct tui_task *t, struct tui_canvas *c, struct tui_rect r,
                    const char *title);
+
+/* The progress of the running task as one line ("critical path: dependencies, 42%"; the
+ * percent in steps of 5, so that the line changes a few times a run) into buf. Returns
+ * buf. */
+char *tui_task_status(const struct tui_task *t, char *buf, size_t size);
 
 /* Cancel a run and wait for the worker; NULL is a no-op. A worker that has not stopped
  * within TUI_TASK_STOP_MS (a step that cannot be interrupted) is left to the process's
