@@ -224,7 +224,7 @@ bool tui_gantt_path_work(struct tui_gantt *g, struct tui_view *v)
         return false;
     if (tui_task_take_done(g->path_task)) {
         path_show(g, v);
-        return false;
+        return true; /* drawn once more with the path */
     }
     if (!tui_task_running(g->path_task))
         return false;

@@ -103,7 +103,8 @@ static bool anomalies_work(void *self, struct tui_view *v, uint64_t budget_ns)
 {
     struct tui_anomalies *p = self;
     (void)v, (void)budget_ns;
-    take(p);
+    if (take(p))
+        return true; /* drawn once more with the result */
     if (tui_task_running(p->task))
         return true;
     if (!stale(p))

@@ -172,7 +172,8 @@ static bool bn_work(void *self, struct tui_view *v, uint64_t budget_ns)
 {
     struct tui_bottleneck *b = self;
     (void)budget_ns;
-    take(b);
+    if (take(b))
+        return true; /* drawn once more with the result */
     if (tui_task_running(b->task))
         return true;
     if (due(b, v))

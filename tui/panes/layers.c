@@ -341,7 +341,8 @@ static bool layers_work(void *self, struct tui_view *v, uint64_t budget_ns)
 {
     struct tui_layers *l = self;
     (void)v, (void)budget_ns;
-    take(l);
+    if (take(l))
+        return true; /* drawn once more with the result */
     if (tui_task_running(l->task))
         return true;
     if (!stale(l))

@@ -105,7 +105,8 @@ static bool tokens_work(void *self, struct tui_view *v, uint64_t budget_ns)
 {
     struct tui_tokens *t = self;
     (void)v, (void)budget_ns;
-    take(t);
+    if (take(t))
+        return true; /* drawn once more with the result */
     if (tui_task_running(t->task))
         return true;
     if (!stale(t))
