@@ -524,6 +524,8 @@ static struct wbusy *window_busy(struct trace_regions *rs, size_t *nout)
     size_t nwb = 0, capwb = 0, nsp = 0, capsp = 0;
     struct span *sp = NULL;
     for (uint32_t t = 0; t < trace_model_track_count(m); t++) {
+        if (trace_progress_cancelled(rs->progress))
+            break; /* an incomplete set: its caller frees it */
         const uint64_t *idx;
         size_t n = trace_model_track_events(m, t, &idx);
         uint32_t eng = (uint32_t)trace_model_track_get(m, t)->engine;

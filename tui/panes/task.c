@@ -24,6 +24,14 @@ struct tui_task {
     uint64_t started; /* tui_now_ns */
 };
 
+/* The status _exit gives when a worker cannot be stopped in time (tui_task_free). */
+static volatile int exit_status;
+
+void tui_task_exit_status(int status)
+{
+    exit_status = status;
+}
+
 struct tui_task *tui_task_new(void)
 {
     struct tui_task *t = sim_xcalloc(1, sizeof(*t));
@@ -142,7 +150,7 @@ void tui_task_free(struct tui_task *t)
         uint64_t t0 = tui_now_ns();
         while (!atomic_load_explicit(&t->finished, memory_order_acquire)) {
             if (tui_now_ns() - t0 > (uint64_t)TUI_TASK_STOP_MS * 1000000u)
-                _exit(0); /* see task.h: the model must not be freed under the worker */
+                _exit(exit_status); /* task.h: the model must not be freed under it */
             struct timespec ts = {0, 2 * 1000 * 1000};
             nanosleep(&ts, NULL);
         }

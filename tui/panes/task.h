@@ -55,4 +55,8 @@ char *tui_task_status(const struct tui_task *t, char *buf, size_t size);
 enum { TUI_TASK_STOP_MS = 300 };
 void tui_task_free(struct tui_task *t);
 
+/* The exit status of such an end (0 until set): the program's, set as it leaves its main
+ * loop (128 + the signal's number when a signal ended it). */
+void tui_task_exit_status(int status);
+
 #endif
