@@ -238,8 +238,12 @@ static enum tui_result anomalies_action(void *self, enum tui_action a, struct tu
     take(p);
     if (!p->valid)
         compute(p);
-    if (!p->valid)
-        return TUI_RES_IGNORED; /* still computing */
+    if (!p->valid) { /* still computing: n and N are not the Gantt's search meanwhile */
+        if (a != TUI_ACT_SEARCH_NEXT && a != TUI_ACT_SEARCH_PREV)
+            return TUI_RES_IGNORED;
+        tui_view_message(v, TUI_STYLE_STATUS, "the anomalies are still being found");
+        return TUI_RES_REDRAW;
+    }
     size_t n = p->a.n, sel = p->sel;
     size_t page = p->rows_visible > 1 ? (size_t)p->rows_visible - 1 : 1;
     switch (a) {
