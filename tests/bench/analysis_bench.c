@@ -1,19 +1,25 @@
 /*
  * The analyses of a big trace, as the viewer runs them: the time to load the file (what the
  * viewer waits for before its first frame) and the time of each analysis a key opens the
- * first time (v the verdict, C the critical path of the whole run, y the layers, A the
- * anomalies, T the tokens), with the peak RSS. Medians of RUNS runs of each analysis on one
- * load. Usage: analysis_bench FILE [RUNS [KEYS]] (KEYS: the analyses to time, by key, e.g.
- * "vC"; all by default); prints one line per figure, and "MISSED" where an analysis takes
- * more than a second.
+ * first time (v the verdict, C the critical path of the launch at the cursor as the Gantt
+ * finds it, R the critical path of the whole run, y the layers, A the anomalies, T the
+ * tokens, / a search over every op, K the line profile of the source pane), with the peak
+ * RSS. Medians of RUNS runs of each analysis on one load. Usage: analysis_bench FILE [RUNS
+ * [KEYS]] (KEYS: the analyses to time, by key, e.g. "vC"; all by default); prints one line
+ * per figure, and "MISSED" where an analysis takes more than a second of CPU. C also times
+ * the way the Gantt found the launch before (the launch split accounted, twice) and prints
+ * the ratio.
  */
 #include "sim/util/xalloc.h"
 #include "trace/analysis/regions.h"
+#include "trace/analysis/srcprof.h"
 #include "trace/analysis/tokens.h"
 #include "trace/file/loader.h"
 #include "trace/verdict/anomaly.h"
 #include "trace/verdict/critpath.h"
 #include "trace/verdict/verdict.h"
+#include "tui/gantt/gantt.h"
+#include "tui/term/view.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +85,73 @@ static void critpath(const struct trace_model *m)
     free(evs);
 }
 
+/* The path of the launch at the middle of the run as C finds it: the launch split to find
+ * the launch at the cursor and its name, its events, their path. accounted: the split
+ * accounted, as C did before. */
+static void launch_path(const struct trace_model *m, bool accounted)
+{
+    uint64_t mid = trace_model_t_max(m) / 2;
+    struct trace_regions *rs = accounted ? trace_regions_new(m, TRACE_REGION_LAUNCH)
+                                         : trace_regions_new_split(m, TRACE_REGION_LAUNCH);
+    int32_t cmdq = TRACE_NO_CMDQ;
+    for (size_t r = 0; r < trace_regions_count(rs); r++) {
+        const struct trace_region *x = trace_regions_get(rs, r);
+        if (x->start <= mid && mid < x->end)
+            cmdq = x->cmdq_id;
+    }
+    trace_regions_free(rs);
+    uint64_t n = trace_model_event_count(m), k = 0, start = UINT64_MAX;
+    uint64_t *evs = sim_xreallocarray(NULL, n ? n : 1, sizeof(*evs));
+    for (uint64_t i = 0; i < n; i++) {
+        const struct trace_event *e = trace_model_event(m, i);
+        if (cmdq != TRACE_NO_CMDQ && e->cmdq_id != cmdq)
+            continue;
+        evs[k++] = i;
+        start = e->start < start ? e->start : start;
+    }
+    rs = accounted ? trace_regions_new(m, TRACE_REGION_LAUNCH)
+                   : trace_regions_new_split(m, TRACE_REGION_LAUNCH);
+    for (size_t r = 0; r < trace_regions_count(rs); r++)
+        if (trace_regions_get(rs, r)->cmdq_id == cmdq)
+            start = trace_regions_get(rs, r)->start;
+    trace_regions_free(rs);
+    struct trace_critpath p;
+    struct trace_critpath_input in = {.m = m,
+                                      .events = evs,
+                                      .n = (size_t)k,
+                                      .start = k ? start : 0,
+                                      .max_decode = PATH_MAX_DECODE};
+    trace_critpath_compute(&in, &p);
+    trace_critpath_fini(&p);
+    free(evs);
+}
+
+static void launch_path_now(const struct trace_model *m)
+{
+    launch_path(m, false);
+}
+
+static void launch_path_before(const struct trace_model *m)
+{
+    launch_path(m, true);
+}
+
+/* A search for an op name that matches nothing, from the cursor: every op looked at. */
+static void search(const struct trace_model *m)
+{
+    struct tui_view v;
+    tui_view_init(&v, m, false);
+    struct tui_gantt *g = tui_gantt_new(&v);
+    bool wrapped;
+    tui_gantt_search(g, &v, "no-such-op-name", 1, &wrapped);
+    tui_gantt_free(g);
+}
+
+static void lineprof(const struct trace_model *m)
+{
+    trace_srcprof_free(trace_srcprof_new(m));
+}
+
 static void layers(const struct trace_model *m)
 {
     trace_regions_free(trace_regions_new(m, TRACE_REGION_LAYER));
@@ -96,6 +169,23 @@ static void tokens(const struct trace_model *m)
     struct trace_token_profile p;
     trace_token_profile_compute(m, &p);
     trace_token_profile_fini(&p);
+}
+
+/* Median wall and CPU seconds of runs runs of fn. */
+static void time_fn(void (*fn)(const struct trace_model *), const struct trace_model *m, int runs,
+                    double *med, double *cmed)
+{
+    double t[MAX_RUNS], c[MAX_RUNS];
+    for (int r = 0; r < runs; r++) {
+        double s = now_s(), cs = cpu_s();
+        fn(m);
+        t[r] = now_s() - s;
+        c[r] = cpu_s() - cs;
+    }
+    qsort(t, (size_t)runs, sizeof(t[0]), cmp_d);
+    qsort(c, (size_t)runs, sizeof(c[0]), cmp_d);
+    *med = t[(runs - 1) / 2];
+    *cmed = c[(runs - 1) / 2];
 }
 
 int main(int argc, char **argv)
@@ -122,27 +212,28 @@ int main(int argc, char **argv)
         char key;
         const char *name;
         void (*fn)(const struct trace_model *);
-    } an[] = {{'v', "verdict (v)", verdict},
-              {'C', "critical path (C)", critpath},
-              {'y', "layers (y)", layers},
-              {'A', "anomalies (A)", anomalies},
-              {'T', "tokens (T)", tokens}};
-    const char *keys = argc > 3 ? argv[3] : "vCyAT";
+        void (*before)(const struct trace_model *); /* the way it was done before, or NULL */
+    } an[] = {{'v', "verdict (v)", verdict, NULL},
+              {'C', "path, launch (C)", launch_path_now, launch_path_before},
+              {'R', "path, run", critpath, NULL},
+              {'y', "layers (y)", layers, NULL},
+              {'A', "anomalies (A)", anomalies, NULL},
+              {'T', "tokens (T)", tokens, NULL},
+              {'/', "search (/)", search, NULL},
+              {'K', "line profile (K)", lineprof, NULL}};
+    const char *keys = argc > 3 ? argv[3] : "vCRyAT/K";
     for (size_t k = 0; k < sizeof(an) / sizeof(an[0]); k++) {
         if (!strchr(keys, an[k].key))
             continue;
-        double t[MAX_RUNS], c[MAX_RUNS];
-        for (int r = 0; r < runs; r++) {
-            double s = now_s(), cs = cpu_s();
-            an[k].fn(m);
-            t[r] = now_s() - s;
-            c[r] = cpu_s() - cs;
-        }
-        qsort(t, (size_t)runs, sizeof(t[0]), cmp_d);
-        qsort(c, (size_t)runs, sizeof(c[0]), cmp_d);
-        double med = t[(runs - 1) / 2], cmed = c[(runs - 1) / 2];
+        double med, cmed, bmed, bcmed;
+        time_fn(an[k].fn, m, runs, &med, &cmed);
         printf("%-18s %.3f s, %.3f s CPU (medians of %d)%s\n", an[k].name, med, cmed, runs,
                cmed > 1.0 ? "  MISSED: over 1 s" : "");
+        if (an[k].before) {
+            time_fn(an[k].before, m, runs, &bmed, &bcmed);
+            printf("%-18s %.3f s, %.3f s CPU before (launch split accounted): %.1fx\n", "", bmed,
+                   bcmed, cmed > 0 ? bcmed / cmed : 0);
+        }
     }
     printf("peak rss         %.0f MB\n", peak_rss_mb());
     trace_model_free(m);

@@ -9,14 +9,25 @@
 #include "test_tui_util.h"
 #include "tui/panes/pane.h"
 
+#include <time.h>
+
 static inline char *dump(const struct tui_canvas *c)
 {
     return tui_canvas_dump(c, false);
 }
 
+/* Render, and when that started an analysis (on a worker over a loaded model), wait for
+ * it and render again with its result, as the main loop would. */
 static inline void render(const struct tui_pane_ops *ops, void *self, struct tui_canvas *c,
                           struct tui_view *v, bool focused)
 {
+    if (ops->sync)
+        ops->sync(self, v);
+    ops->render(self, c, (struct tui_rect){0, 0, c->w, c->h}, v, focused);
+    if (!ops->work || !ops->work(self, v, 1000000000))
+        return;
+    while (ops->work(self, v, 1000000000))
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
     if (ops->sync)
         ops->sync(self, v);
     ops->render(self, c, (struct tui_rect){0, 0, c->w, c->h}, v, focused);

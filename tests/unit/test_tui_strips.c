@@ -61,9 +61,12 @@ static void draw(struct fixture *f)
     tui_gantt_ops.render(f->g, f->c, (struct tui_rect){0, 0, f->c->w, f->c->h}, &f->v, true);
 }
 
+/* An action, then the work it started (a path computed on a worker) to its end. */
 static void act(struct fixture *f, enum tui_action a)
 {
     tui_gantt_ops.action(f->g, a, &f->v);
+    while (tui_gantt_ops.work(f->g, &f->v, 1000000000))
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
     draw(f);
 }
 

@@ -291,8 +291,10 @@ Test(tui_views, a_trace_that_records_a_failure_says_so_in_the_header)
     for (const char *s = d; *s; s++)
         cr_assert(*s == '\n' || (unsigned char)*s >= 0x20, "a control character on screen");
     free(d);
-    /* A lists it; n goes to the marker (at the trace's end: the cursor on its last cycle) */
+    /* A lists it (once found: on a worker); n goes to the marker (at the trace's end: the
+     * cursor on its last cycle) */
     tui_app_key(f.a, 'A');
+    free(frame(&f));
     tui_app_key(f.a, 'n');
     d = frame(&f);
     cr_assert(strstr(d, "Anomalies  1 (1 invalid)"), "%s", d);

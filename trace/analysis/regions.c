@@ -24,6 +24,8 @@ struct trace_regions {
     size_t n, cap;
     uint32_t *of; /* owned: the region of each event, or NO_REGION */
     uint64_t nevents;
+    struct trace_progress *progress; /* borrowed, may be NULL */
+    bool no_op_busy; /* leave each op name's busy cycles out (trace_regions_new_light) */
 };
 
 /* End of an event: in-flight events run until now. */
@@ -308,7 +310,7 @@ static void split_layer(struct trace_regions *rs)
 
 /* ---- occurrences ----------------------------------------------------------------------- */
 
-static const struct trace_regions *occ_ctx;
+static _Thread_local const struct trace_regions *occ_ctx; /* for qsort (one per thread) */
 
 static int cmp_by_name(const void *a, const void *b)
 {
@@ -522,6 +524,8 @@ static struct wbusy *window_busy(struct trace_regions *rs, size_t *nout)
     size_t nwb = 0, capwb = 0, nsp = 0, capsp = 0;
     struct span *sp = NULL;
     for (uint32_t t = 0; t < trace_model_track_count(m); t++) {
+        if (trace_progress_cancelled(rs->progress))
+            break; /* an incomplete set: its caller frees it */
         const uint64_t *idx;
         size_t n = trace_model_track_events(m, t, &idx);
         uint32_t eng = (uint32_t)trace_model_track_get(m, t)->engine;
@@ -725,6 +729,7 @@ static void account(struct trace_regions *rs)
     }
     /* window splits: busy time by window, bucketed by region like the events */
     size_t nwb = 0;
+    trace_progress_step(rs->progress, "regions: busy time", 0);
     struct wbusy *wb = windows(rs) ? window_busy(rs, &nwb) : NULL;
     size_t *woff = sim_xcalloc(nr + 1, sizeof(*woff));
     for (size_t k = 0; k < nwb; k++)
@@ -748,12 +753,16 @@ static void account(struct trace_regions *rs)
         .op_write = sim_xcalloc((size_t)max_op + 1, sizeof(*sc.op_write)),
         .ops = sim_xreallocarray(NULL, (size_t)max_op + 1, sizeof(*sc.ops)),
     };
-    for (size_t r = 0; r < nr; r++) {
+    trace_progress_step(rs->progress, "regions: ops", off[nr]);
+    bool stop = trace_progress_cancelled(rs->progress);
+    for (size_t r = 0; r < nr && !stop; r++) {
         struct trace_region *reg = &rs->v[r];
         uint32_t cur = UINT32_MAX;
         uint64_t cs = 0, ce = 0;
         sc.nsp = 0;
         for (size_t k = off[r]; k < off[r + 1]; k++) {
+            if (k % TRACE_PROGRESS_EVERY == 0 && (stop = trace_progress_at(rs->progress, k)))
+                break;
             const struct trace_event *e = trace_model_event(m, ev[k]);
             uint64_t end = ev_end(m, e);
             struct trace_usage u = {.ops = 1, .op_cycles = end - e->start};
@@ -774,7 +783,7 @@ static void account(struct trace_regions *rs)
             sc.op_end[e->op] = end > sc.op_end[e->op] ? end : sc.op_end[e->op];
             sc.op_read[e->op] += u.read_bytes;
             sc.op_write[e->op] += u.write_bytes;
-            if (end > e->start) {
+            if (end > e->start && !rs->no_op_busy) {
                 if (sc.nosp == sc.caposp) {
                     sc.caposp = sc.caposp ? sc.caposp * 2 : 64;
                     sc.osp = sim_xreallocarray(sc.osp, sc.caposp, sizeof(*sc.osp));
@@ -792,6 +801,8 @@ static void account(struct trace_regions *rs)
                 close_interval(&sc, m, cur, cs, ce);
             cur = e->track, cs = e->start, ce = end;
         }
+        if (stop)
+            break; /* an incomplete set: its caller frees it */
         if (cur != UINT32_MAX && ce > cs)
             close_interval(&sc, m, cur, cs, ce);
         if (!windows(rs)) {
@@ -830,13 +841,19 @@ static void account(struct trace_regions *rs)
 
 /* ---- the set ------------------------------------------------------------------------------ */
 
-struct trace_regions *trace_regions_new(const struct trace_model *m, enum trace_region_kind kind)
+/* The split of m as kind says, accounted when account_usage is set, with each op name's
+ * busy cycles when op_busy is. */
+static struct trace_regions *regions_new(const struct trace_model *m, enum trace_region_kind kind,
+                                         bool account_usage, bool op_busy, struct trace_progress *p)
 {
     struct trace_regions *rs = sim_xcalloc(1, sizeof(*rs));
     rs->m = m;
+    rs->no_op_busy = !op_busy;
     rs->kind = kind;
+    rs->progress = p;
     rs->nevents = trace_model_event_count(m);
     rs->of = sim_xreallocarray(NULL, rs->nevents ? rs->nevents : 1, sizeof(*rs->of));
+    trace_progress_step(p, "regions: splitting", 0);
     switch (kind) {
     case TRACE_REGION_LAUNCH: split_launch(rs); break;
     case TRACE_REGION_MARKER: split_marker(rs); break;
@@ -844,9 +861,34 @@ struct trace_regions *trace_regions_new(const struct trace_model *m, enum trace_
     default: split_run(rs); break;
     }
     number_occurrences(rs);
-    if (rs->n)
+    if (rs->n && account_usage && !trace_progress_cancelled(p))
         account(rs);
+    rs->progress = NULL;
     return rs;
+}
+
+struct trace_regions *trace_regions_new(const struct trace_model *m, enum trace_region_kind kind)
+{
+    return regions_new(m, kind, true, true, NULL);
+}
+
+struct trace_regions *trace_regions_new_progress(const struct trace_model *m,
+                                                 enum trace_region_kind kind,
+                                                 struct trace_progress *p)
+{
+    return regions_new(m, kind, true, true, p);
+}
+
+struct trace_regions *trace_regions_new_light(const struct trace_model *m,
+                                              enum trace_region_kind kind, struct trace_progress *p)
+{
+    return regions_new(m, kind, true, false, p);
+}
+
+struct trace_regions *trace_regions_new_split(const struct trace_model *m,
+                                              enum trace_region_kind kind)
+{
+    return regions_new(m, kind, false, false, NULL);
 }
 
 void trace_regions_free(struct trace_regions *rs)

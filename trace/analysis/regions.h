@@ -13,6 +13,7 @@
 #define TRACE_REGIONS_H
 
 #include "trace/model/model.h"
+#include "trace/model/progress.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -93,6 +94,22 @@ struct trace_regions;
  * trace_regions_free.
  */
 struct trace_regions *trace_regions_new(const struct trace_model *m, enum trace_region_kind kind);
+/* trace_regions_new reporting its progress through p (may be NULL); when p is cancelled it
+ * returns early with an incomplete set, to be freed. */
+struct trace_regions *trace_regions_new_progress(const struct trace_model *m,
+                                                 enum trace_region_kind kind,
+                                                 struct trace_progress *p);
+/* trace_regions_new_progress without each op name's busy cycles (busy and engine_busy of
+ * every struct trace_op_usage 0; the rest as accounted): what needs only the usage per
+ * region, engine kind and track (the verdict) is spared uniting every op name's intervals. */
+struct trace_regions *trace_regions_new_light(const struct trace_model *m,
+                                              enum trace_region_kind kind,
+                                              struct trace_progress *p);
+/* The split alone, not accounted (every usage 0, no tracks or op names): the regions'
+ * names, spans and occurrences and which region each event belongs to, in one pass over
+ * the events; what finding a launch by its cmdq_id or by a cycle needs. */
+struct trace_regions *trace_regions_new_split(const struct trace_model *m,
+                                              enum trace_region_kind kind);
 /* Free a region set (NULL is a no-op). */
 void trace_regions_free(struct trace_regions *rs);
 

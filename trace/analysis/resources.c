@@ -94,8 +94,8 @@ double trace_resources_peak_for(const struct sim_value *config, const char *name
 
 /* ---- building -------------------------------------------------------------------------- */
 
-static const struct trace_resources *sort_rs;
-static const struct trace_resource *sort_v;
+static _Thread_local const struct trace_resources *sort_rs;
+static _Thread_local const struct trace_resource *sort_v;
 
 /* HBMs first, then by name. */
 static int cmp_res_index(const void *a, const void *b)

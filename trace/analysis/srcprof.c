@@ -150,7 +150,7 @@ static int cmp_line(const struct trace_model *m, const struct trace_srcline *a,
     return (a->site > b->site) - (a->site < b->site);
 }
 
-static const struct trace_model *sort_model; /* for qsort, single-threaded like the TUI */
+static _Thread_local const struct trace_model *sort_model; /* for qsort (one per thread) */
 
 static int cmp_line_q(const void *a, const void *b)
 {

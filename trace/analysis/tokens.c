@@ -9,18 +9,19 @@
 #include "sim/util/xalloc.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* The four quantities a token sums. */
 enum { CH_READ, CH_WRITE, CH_KV_READ, CH_KV_WRITE, CH_COUNT };
 
-/* A breakpoint of F: at cycle t the slope of some channels changes by slope (a transfer
- * starts or ends), or they step up by step (a transfer of length 0). */
+/* A breakpoint of F: at cycle t the slope of channels chans (a bit each) changes by v (a
+ * transfer starts or ends), or they step up by v (step: a transfer of length 0). */
 struct bp {
     uint64_t t;
-    double slope[CH_COUNT];
-    double step[CH_COUNT];
+    double v;
+    uint8_t chans, step;
 };
 
 struct sweep {
@@ -28,16 +29,13 @@ struct sweep {
     size_t n, cap;
 };
 
-static struct bp *bp_push(struct sweep *s, uint64_t t)
+static void bp_push(struct sweep *s, uint64_t t, double v, int ch, int ch2, bool step)
 {
     if (s->n == s->cap) {
         s->cap = s->cap ? s->cap * 2 : 256;
         s->v = sim_xreallocarray(s->v, s->cap, sizeof(*s->v));
     }
-    struct bp *b = &s->v[s->n++];
-    memset(b, 0, sizeof(*b));
-    b->t = t;
-    return b;
+    s->v[s->n++] = (struct bp){t, v, (uint8_t)(1u << ch | (ch2 >= 0 ? 1u << ch2 : 0u)), step};
 }
 
 /* bytes of channels ch (and ch2 when >= 0) spread over [s, e). */
@@ -46,27 +44,42 @@ static void add_traffic(struct sweep *sw, uint64_t s, uint64_t e, uint64_t bytes
     if (!bytes)
         return;
     if (e <= s) {
-        struct bp *b = bp_push(sw, s);
-        b->step[ch] = (double)bytes;
-        if (ch2 >= 0)
-            b->step[ch2] = (double)bytes;
+        bp_push(sw, s, (double)bytes, ch, ch2, true);
         return;
     }
     double r = (double)bytes / (double)(e - s);
-    struct bp *b = bp_push(sw, s);
-    b->slope[ch] = r;
-    if (ch2 >= 0)
-        b->slope[ch2] = r;
-    b = bp_push(sw, e);
-    b->slope[ch] = -r;
-    if (ch2 >= 0)
-        b->slope[ch2] = -r;
+    bp_push(sw, s, r, ch, ch2, false);
+    bp_push(sw, e, -r, ch, ch2, false);
 }
 
-static int cmp_bp(const void *a, const void *b)
+/* Sort the breakpoints by cycle: a stable radix sort, 16 bits at a time, as many digits as
+ * their range needs (millions of them: linear, where a comparison sort was not). */
+static void sort_bps(struct sweep *sw)
 {
-    const struct bp *x = a, *y = b;
-    return x->t < y->t ? -1 : x->t > y->t;
+    if (sw->n < 2)
+        return;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t k = 0; k < sw->n; k++) {
+        lo = sw->v[k].t < lo ? sw->v[k].t : lo;
+        hi = sw->v[k].t > hi ? sw->v[k].t : hi;
+    }
+    struct bp *a = sw->v, *b = sim_xreallocarray(NULL, sw->n, sizeof(*b));
+    size_t *cnt = sim_xreallocarray(NULL, 65537, sizeof(*cnt));
+    for (int shift = 0; shift < 64 && ((hi - lo) >> shift) > 0; shift += 16) {
+        memset(cnt, 0, 65537 * sizeof(*cnt));
+        for (size_t k = 0; k < sw->n; k++)
+            cnt[((a[k].t - lo) >> shift & 0xffff) + 1]++;
+        for (size_t d = 0; d < 65536; d++)
+            cnt[d + 1] += cnt[d];
+        for (size_t k = 0; k < sw->n; k++)
+            b[cnt[(a[k].t - lo) >> shift & 0xffff]++] = a[k];
+        struct bp *t = a;
+        a = b, b = t;
+    }
+    free(cnt);
+    free(b);
+    sw->v = a;
+    sw->cap = sw->n;
 }
 
 /* A query: F at cycle t, for the start (which 0) or the end (1) of row. */
@@ -157,18 +170,22 @@ static void bytes_of_rows(struct trace_token_profile *p, struct sweep *sw)
         q[2 * i + 1] = (struct query){p->rows[i].end, i, 1};
     }
     qsort(q, nq, sizeof(*q), cmp_query);
-    if (sw->n)
-        qsort(sw->v, sw->n, sizeof(*sw->v), cmp_bp);
+    sort_bps(sw);
     double val[CH_COUNT] = {0}, slope[CH_COUNT] = {0};
     uint64_t at = 0; /* val holds F(at) */
     size_t b = 0;
     for (size_t k = 0; k < nq; k++) {
         /* breakpoints strictly before the query: F(t) counts a step at c only when c < t */
         while (b < sw->n && sw->v[b].t < q[k].t) {
+            const struct bp *x = &sw->v[b];
             for (int c = 0; c < CH_COUNT; c++) {
-                val[c] += slope[c] * (double)(sw->v[b].t - at);
-                val[c] += sw->v[b].step[c];
-                slope[c] += sw->v[b].slope[c];
+                val[c] += slope[c] * (double)(x->t - at);
+                if (!(x->chans >> c & 1))
+                    continue;
+                if (x->step)
+                    val[c] += x->v;
+                else
+                    slope[c] += x->v;
             }
             at = sw->v[b].t;
             b++;
@@ -189,6 +206,12 @@ static void bytes_of_rows(struct trace_token_profile *p, struct sweep *sw)
 
 void trace_token_profile_compute(const struct trace_model *m, struct trace_token_profile *p)
 {
+    trace_token_profile_compute_progress(m, NULL, p);
+}
+
+void trace_token_profile_compute_progress(const struct trace_model *m, struct trace_progress *pg,
+                                          struct trace_token_profile *p)
+{
     memset(p, 0, sizeof(*p));
     size_t n = trace_model_token_count(m);
     p->rows = sim_xcalloc(n ? n : 1, sizeof(*p->rows));
@@ -206,8 +229,11 @@ void trace_token_profile_compute(const struct trace_model *m, struct trace_token
     }
     qsort(p->rows, p->n, sizeof(*p->rows), cmp_row);
     struct sweep sw = {0};
+    trace_progress_step(pg, "tokens: DRAM traffic", 0);
     collect(m, p, &sw);
-    bytes_of_rows(p, &sw);
+    trace_progress_step(pg, "tokens: bytes of each token", sw.n);
+    if (!trace_progress_at(pg, 0))
+        bytes_of_rows(p, &sw);
     free(sw.v);
 
     uint64_t first = UINT64_MAX, last = 0;

@@ -11,6 +11,7 @@
 
 #include "trace/analysis/metrics.h"
 #include "trace/model/model.h"
+#include "trace/model/progress.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -53,6 +54,10 @@ struct trace_token_profile {
  * window). Free with trace_token_profile_fini.
  */
 void trace_token_profile_compute(const struct trace_model *m, struct trace_token_profile *out);
+/* The same, reporting its progress through pg (may be NULL); when pg is cancelled the
+ * profile is incomplete (free it). */
+void trace_token_profile_compute_progress(const struct trace_model *m, struct trace_progress *pg,
+                                          struct trace_token_profile *p);
 void trace_token_profile_fini(struct trace_token_profile *p);
 
 #endif

@@ -211,47 +211,185 @@ static void merge_repeats(struct list *g, struct list *l)
     g->n = 0;
 }
 
+/* The k-th smallest of v[0..n) (v reordered). */
+static uint64_t select_kth(uint64_t *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        uint64_t pivot = v[lo + (hi - lo) / 2];
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot)
+                i++;
+            while (v[j] > pivot)
+                j--;
+            if (i <= j) {
+                uint64_t t = v[i];
+                v[i] = v[j], v[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            break;
+    }
+    return v[k];
+}
+
+/* The group of key in a small open-addressed table of the distinct keys (cap a power of
+ * two, twice the keys at least), added when new. */
+struct keytab {
+    uint64_t *key; /* owned; UINT64_MAX: empty */
+    uint32_t *id;  /* owned */
+    size_t cap, n;
+};
+
+static uint32_t keytab_id(struct keytab *t, uint64_t key)
+{
+    if (2 * (t->n + 1) > t->cap) {
+        struct keytab g = {.cap = t->cap ? t->cap * 2 : 256};
+        g.key = sim_xreallocarray(NULL, g.cap, sizeof(*g.key));
+        g.id = sim_xreallocarray(NULL, g.cap, sizeof(*g.id));
+        for (size_t i = 0; i < g.cap; i++)
+            g.key[i] = UINT64_MAX;
+        for (size_t i = 0; i < t->cap; i++)
+            if (t->key[i] != UINT64_MAX) {
+                size_t h = (size_t)((t->key[i] * 0x9E3779B97F4A7C15ull) >> 20) & (g.cap - 1);
+                while (g.key[h] != UINT64_MAX)
+                    h = (h + 1) & (g.cap - 1);
+                g.key[h] = t->key[i], g.id[h] = t->id[i];
+            }
+        free(t->key), free(t->id);
+        g.n = t->n;
+        *t = g;
+    }
+    size_t h = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & (t->cap - 1);
+    while (t->key[h] != UINT64_MAX && t->key[h] != key)
+        h = (h + 1) & (t->cap - 1);
+    if (t->key[h] == UINT64_MAX)
+        t->key[h] = key, t->id[h] = (uint32_t)t->n++;
+    return t->id[h];
+}
+
+static int cmp_opdur_desc(const void *a, const void *b)
+{
+    return cmp_opdur(b, a);
+}
+
+/*
+ * Slow ops. The ops are grouped by (op name, HOST track, engine kind) with a counting sort
+ * (a few hundred groups), each group's median found by selection, and only the ops above
+ * the threshold sorted: linear in the ops, as the sort of every op by duration it replaces
+ * was not. The result is the same: groups in key order, candidates slowest first (the
+ * later event first on a tie), the median op the one a sort by (duration, event) puts in
+ * the middle.
+ */
 static void find_slow(const struct trace_model *m, const struct trace_anomaly_opts *o,
-                      struct list *l)
+                      struct list *l, struct trace_progress *pg)
 {
     struct list group = {0};
     uint64_t n = trace_model_event_count(m);
-    struct opdur *v = sim_xreallocarray(NULL, n ? n : 1, sizeof(*v));
+    uint32_t *gid = sim_xreallocarray(NULL, n ? n : 1, sizeof(*gid));
+    struct keytab kt = {0};
+    trace_progress_step(pg, "anomalies: ops by name", n);
     for (uint64_t i = 0; i < n; i++) {
+        if (i % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(pg, i))
+            goto out_gid;
         const struct trace_event *e = trace_model_event(m, i);
         uint64_t eng = (uint64_t)trace_model_track_get(m, e->track)->engine;
         /* a host message is a transfer on the host's link, then a service on an io_cpu:
          * two distributions of one name, told apart by their track */
         uint64_t where = eng == TRACE_ENGINE_HOST ? (uint64_t)e->track & 0xffffff : 0;
-        v[i] = (struct opdur){(uint64_t)e->op << 32 | where << 8 | eng, ev_end(m, e) - e->start, i};
+        gid[i] = keytab_id(&kt, (uint64_t)e->op << 32 | where << 8 | eng);
     }
-    qsort(v, n, sizeof(*v), cmp_opdur);
-    for (uint64_t i = 0; i < n;) {
-        uint64_t j = i;
-        while (j < n && v[j].key == v[i].key)
-            j++;
-        uint64_t count = j - i, median = v[i + (count - 1) / 2].dur;
-        double median_work = -1; /* looked up with the first candidate */
-        /* the group is sorted by duration: the candidates are at its end */
-        for (uint64_t k = j; count >= o->slow_min_ops && k-- > i;) {
-            uint64_t d = v[k].dur;
+    size_t ng = kt.n;
+    /* the groups in key order */
+    uint64_t *keys = sim_xreallocarray(NULL, ng ? ng : 1, sizeof(*keys));
+    uint32_t *rank = sim_xreallocarray(NULL, ng ? ng : 1, sizeof(*rank));
+    for (size_t i = 0; i < kt.cap; i++)
+        if (kt.key[i] != UINT64_MAX)
+            keys[kt.id[i]] = kt.key[i];
+    struct opdur *ok = sim_xreallocarray(NULL, ng ? ng : 1, sizeof(*ok));
+    for (size_t g = 0; g < ng; g++)
+        ok[g] = (struct opdur){keys[g], 0, g};
+    qsort(ok, ng, sizeof(*ok), cmp_opdur);
+    for (size_t g = 0; g < ng; g++)
+        rank[ok[g].ev] = (uint32_t)g;
+    free(ok);
+    size_t *off = sim_xcalloc(ng + 1, sizeof(*off));
+    for (uint64_t i = 0; i < n; i++)
+        off[rank[gid[i]] + 1]++;
+    for (size_t g = 0; g < ng; g++)
+        off[g + 1] += off[g];
+    size_t *pos = sim_xreallocarray(NULL, ng ? ng : 1, sizeof(*pos));
+    memcpy(pos, off, ng * sizeof(*pos));
+    uint64_t *evs = sim_xreallocarray(NULL, n ? n : 1, sizeof(*evs)); /* by group, in order */
+    uint64_t *dur = sim_xreallocarray(NULL, n ? n : 1, sizeof(*dur));
+    for (uint64_t i = 0; i < n; i++) {
+        size_t at = pos[rank[gid[i]]]++;
+        const struct trace_event *e = trace_model_event(m, i);
+        evs[at] = i;
+        dur[at] = ev_end(m, e) - e->start;
+    }
+    uint64_t *tmp = sim_xreallocarray(NULL, n ? n : 1, sizeof(*tmp));
+    struct opdur *cand = NULL;
+    size_t ccap = 0;
+    trace_progress_step(pg, "anomalies: slow ops", n);
+    for (size_t g = 0; g < ng; g++) {
+        size_t a = off[g], count = off[g + 1] - a;
+        if (trace_progress_at(pg, a))
+            break;
+        if (count < o->slow_min_ops || !count)
+            continue;
+        memcpy(tmp, dur + a, count * sizeof(*tmp));
+        size_t mid = (count - 1) / 2;
+        uint64_t median = select_kth(tmp, count, mid);
+        /* the median op: among those of the median's duration, in event order, the one at
+         * the median's rank */
+        size_t less = 0;
+        for (size_t k = 0; k < count; k++)
+            less += dur[a + k] < median;
+        size_t want = mid - less, seen = 0;
+        uint64_t median_ev = UINT64_MAX;
+        size_t nc = 0;
+        for (size_t k = 0; k < count; k++) {
+            uint64_t d = dur[a + k];
+            if (d == median && seen++ == want)
+                median_ev = evs[a + k];
             if (d < o->slow_min_cycles || !((double)d > o->slow_factor * (double)median))
-                break;
+                continue;
+            if (nc == ccap) {
+                ccap = ccap ? 2 * ccap : 64;
+                cand = sim_xreallocarray(cand, ccap, sizeof(*cand));
+            }
+            cand[nc++] = (struct opdur){0, d, evs[a + k]};
+        }
+        if (nc > 1)
+            qsort(cand, nc, sizeof(*cand), cmp_opdur_desc);
+        double median_work = -1; /* looked up with the first candidate */
+        for (size_t c = 0; c < nc; c++) {
+            uint64_t d = cand[c].dur;
             /* an op that did more work than the median one may take longer: compare the
              * cycles per unit of work when both say how much they did */
             if (median_work < 0)
-                median_work = work_of_event(m, v[i + (count - 1) / 2].ev);
-            double work = median_work > 0 ? work_of_event(m, v[k].ev) : 0, per_work = 0;
+                median_work = work_of_event(m, median_ev);
+            double work = median_work > 0 ? work_of_event(m, cand[c].ev) : 0, per_work = 0;
             if (work > 0) {
                 per_work = median ? ((double)d / work) / ((double)median / median_work) : 0;
                 if (median && !(per_work > o->slow_factor))
                     continue;
             }
-            const struct trace_event *e = trace_model_event(m, v[k].ev);
+            const struct trace_event *e = trace_model_event(m, cand[c].ev);
             push(&group, &(struct trace_anomaly){.kind = TRACE_ANOMALY_SLOW_OP,
                                                  .start = e->start,
                                                  .end = e->start + d,
-                                                 .event = v[k].ev,
+                                                 .event = cand[c].ev,
                                                  .track = e->track,
                                                  .marker = SIZE_MAX,
                                                  .value = (double)d,
@@ -263,10 +401,20 @@ static void find_slow(const struct trace_model *m, const struct trace_anomaly_op
                                                  .last = e->start});
         }
         merge_repeats(&group, l);
-        i = j;
     }
+    free(cand);
+    free(tmp);
+    free(dur);
+    free(evs);
+    free(pos);
+    free(off);
+    free(rank);
+    free(keys);
+out_gid:
+    free(kt.key);
+    free(kt.id);
     free(group.v);
-    free(v);
+    free(gid);
 }
 
 /* An op of the idle-gap sweep: its launch and span. */
@@ -329,17 +477,65 @@ static void idle_group(const struct trace_anomaly_opts *o, const struct uop *v, 
 /* Launches of which nothing ran for long between two of their ops; the host, which waits
  * for its launches by design, is left out. */
 static void find_idle(const struct trace_model *m, const struct trace_anomaly_opts *o,
-                      struct list *l)
+                      struct list *l, struct trace_progress *pg)
 {
     uint64_t n = trace_model_event_count(m);
     struct uop *v = sim_xreallocarray(NULL, n ? n : 1, sizeof(*v));
     size_t nv = 0;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    trace_progress_step(pg, "anomalies: idle gaps", n);
     for (uint64_t i = 0; i < n; i++) {
+        if (i % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(pg, i)) {
+            free(v);
+            return;
+        }
         const struct trace_event *e = trace_model_event(m, i);
-        if (trace_model_track_get(m, e->track)->engine != TRACE_ENGINE_HOST)
+        if (trace_model_track_get(m, e->track)->engine != TRACE_ENGINE_HOST) {
             v[nv++] = (struct uop){e->cmdq_id, e->start, ev_end(m, e), i};
+            lo = e->start < lo ? e->start : lo;
+            hi = e->start > hi ? e->start : hi;
+        }
     }
-    qsort(v, nv, sizeof(*v), cmp_uop);
+    /* by (cmdq_id, start, event): the ops come in event order; a stable radix sort by
+     * start (16 bits at a time, as many digits as the range needs), then a stable counting
+     * sort by launch: linear, where a comparison sort of millions was not */
+    struct uop *w = sim_xreallocarray(NULL, nv ? nv : 1, sizeof(*w));
+    size_t *cnt = sim_xreallocarray(NULL, 65537, sizeof(*cnt));
+    for (int shift = 0; nv && shift < 64 && ((hi - lo) >> shift) > 0; shift += 16) {
+        memset(cnt, 0, 65537 * sizeof(*cnt));
+        for (size_t k = 0; k < nv; k++)
+            cnt[((v[k].s - lo) >> shift & 0xffff) + 1]++;
+        for (size_t d = 0; d < 65536; d++)
+            cnt[d + 1] += cnt[d];
+        for (size_t k = 0; k < nv; k++)
+            w[cnt[(v[k].s - lo) >> shift & 0xffff]++] = v[k];
+        struct uop *t = v;
+        v = w, w = t;
+    }
+    free(cnt);
+    struct keytab kt = {0};
+    uint32_t *cid = sim_xreallocarray(NULL, nv ? nv : 1, sizeof(*cid));
+    for (size_t k = 0; k < nv; k++)
+        cid[k] = keytab_id(&kt, (uint64_t)(uint32_t)v[k].cmdq);
+    size_t nc = kt.n;
+    struct uop *ids = sim_xreallocarray(NULL, nc ? nc : 1, sizeof(*ids));
+    for (size_t i = 0; i < kt.cap; i++)
+        if (kt.key[i] != UINT64_MAX)
+            ids[kt.id[i]] = (struct uop){(int32_t)(uint32_t)kt.key[i], 0, 0, kt.id[i]};
+    qsort(ids, nc, sizeof(*ids), cmp_uop);
+    size_t *off = sim_xcalloc(nc + 1, sizeof(*off));
+    uint32_t *rank = sim_xreallocarray(NULL, nc ? nc : 1, sizeof(*rank));
+    for (size_t c = 0; c < nc; c++)
+        rank[ids[c].ev] = (uint32_t)c;
+    for (size_t k = 0; k < nv; k++)
+        off[rank[cid[k]] + 1]++;
+    for (size_t c = 0; c < nc; c++)
+        off[c + 1] += off[c];
+    for (size_t k = 0; k < nv; k++)
+        w[off[rank[cid[k]]]++] = v[k];
+    free(v);
+    v = w;
+    free(off), free(rank), free(ids), free(cid), free(kt.key), free(kt.id);
     uint64_t *len = sim_xreallocarray(NULL, nv ? nv : 1, sizeof(*len));
     for (size_t a = 0; a < nv;) {
         size_t b = a + 1;
@@ -429,15 +625,15 @@ void trace_anomalies_find(const struct trace_model *m, const struct trace_anomal
     for (int k = 0; k < TRACE_ANOMALY_KIND_COUNT; k++) {
         switch (k) {
         case TRACE_ANOMALY_INVALID: find_invalid(m, &one); break;
-        case TRACE_ANOMALY_SLOW_OP: find_slow(m, o, &one); break;
-        case TRACE_ANOMALY_IDLE_GAP: find_idle(m, o, &one); break;
+        case TRACE_ANOMALY_SLOW_OP: find_slow(m, o, &one, o->progress); break;
+        case TRACE_ANOMALY_IDLE_GAP: find_idle(m, o, &one, o->progress); break;
         default: find_bandwidth(m, o, out->bw_peak, &one); break;
         }
         out->found[k] = one.n;
         keep(&all, &one, k == TRACE_ANOMALY_INVALID ? 0 : o->max_per_kind);
     }
     if (all.n)
-        qsort(all.v, all.n, sizeof(*all.v), cmp_time);
+        qsort(all.v, all.n, sizeof(*all.v), cmp_time); /* cancelled: incomplete, but valid */
     out->v = all.v;
     out->n = all.n;
 }

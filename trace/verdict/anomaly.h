@@ -20,6 +20,7 @@
 #define TRACE_ANOMALY_H
 
 #include "trace/model/model.h"
+#include "trace/model/progress.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -62,16 +63,17 @@ struct trace_anomaly {
 
 /* The thresholds (trace_anomaly_opts_default gives FORMAT.md's). */
 struct trace_anomaly_opts {
-    double slow_factor;       /* an op is slow above slow_factor x its median (5) */
-    uint64_t slow_min_ops;    /* ... among at least this many ops of its name and kind (5) */
-    uint64_t slow_min_cycles; /* ... and when it lasts at least this many cycles (16) */
-    double idle_factor;       /* a gap is long above idle_factor x the median gap of its
-                                 launch (10), ... */
-    uint64_t idle_min_gaps;   /* ... when there are at least this many gaps (4), */
-    uint64_t idle_min_cycles; /* ... and when it lasts at least this many cycles (100) */
-    uint64_t bw_window;       /* bandwidth window (0: TRACE_BW_WINDOW_DEFAULT) */
-    double bw_peak;           /* peak DRAM bytes per cycle (0: from config_snapshot) */
-    size_t max_per_kind;      /* keep the most severe this many of each kind (0: all) */
+    double slow_factor;              /* an op is slow above slow_factor x its median (5) */
+    uint64_t slow_min_ops;           /* ... among at least this many ops of its name and kind (5) */
+    uint64_t slow_min_cycles;        /* ... and when it lasts at least this many cycles (16) */
+    double idle_factor;              /* a gap is long above idle_factor x the median gap of its
+                                        launch (10), ... */
+    uint64_t idle_min_gaps;          /* ... when there are at least this many gaps (4), */
+    uint64_t idle_min_cycles;        /* ... and when it lasts at least this many cycles (100) */
+    uint64_t bw_window;              /* bandwidth window (0: TRACE_BW_WINDOW_DEFAULT) */
+    double bw_peak;                  /* peak DRAM bytes per cycle (0: from config_snapshot) */
+    size_t max_per_kind;             /* keep the most severe this many of each kind (0: all) */
+    struct trace_progress *progress; /* may be NULL; when cancelled the result is incomplete */
 };
 
 struct trace_anomalies {

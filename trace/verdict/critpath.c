@@ -196,7 +196,7 @@ static size_t pe_prefix(const char *name)
     return (size_t)(last - name);
 }
 
-static const struct trace_model *pe_m;
+static _Thread_local const struct trace_model *pe_m; /* for qsort; analyses may run on a worker */
 
 static int cmp_pe(const void *a, const void *b)
 {
@@ -284,18 +284,28 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         return;
     }
     /* their memory ranges */
-    struct trace_opinfo *info = NULL;
+    /* op k's is info[map[k]]: the caller's, not copied (a launch of a million ops would
+     * copy 150 MB), or decoded here (map NULL: info[k]) */
+    struct trace_opinfo *own = NULL;
+    const struct trace_opinfo *info = NULL;
+    const size_t *map = NULL;
     if (in->info) {
-        info = sim_xreallocarray(NULL, n, sizeof(*info));
-        for (size_t k = 0; k < n; k++)
-            info[k] = in->info[src[k]];
+        info = in->info;
+        map = src;
         if (in->info_spaces)
             out->spaces = *in->info_spaces;
         out->decoded = n;
     } else if (!in->max_decode || n <= in->max_decode) {
-        info = sim_xreallocarray(NULL, n, sizeof(*info));
-        for (size_t k = 0; k < n; k++)
-            trace_opinfo_of_event(m, ops[k].ev, &out->spaces, &info[k]);
+        own = sim_xreallocarray(NULL, n, sizeof(*own));
+        trace_progress_step(in->progress, "critical path: op details", n);
+        for (size_t k = 0; k < n; k++) {
+            if (k % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(in->progress, k)) {
+                free(own), free(ops), free(src);
+                return; /* cancelled: an empty path */
+            }
+            trace_opinfo_of_event(m, ops[k].ev, &out->spaces, &own[k]);
+        }
+        info = own;
         out->decoded = n;
     } else {
         out->truncated = true;
@@ -311,7 +321,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
                                                    : (struct point){ops[k].end, (uint32_t)k, 2};
         if (ops[k].tile != TRACE_NO_STR)
             out->with_tiles = true;
-        if (info && (info[k].nreads || info[k].has_write))
+        if (info && (info[map ? map[k] : k].nreads || info[map ? map[k] : k].has_write))
             out->with_addresses = true;
     }
     qsort(pts, 2 * n, sizeof(*pts), cmp_point);
@@ -339,12 +349,17 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     for (size_t t = 0; t < ntracks; t++)
         last_on_pe[t] = NONE;
     uint32_t last_ended = NONE;
+    bool stop = false;
+    trace_progress_step(in->progress, "critical path: dependencies", 2 * n);
     for (size_t p = 0; p < 2 * n; p++) {
+        if (p % TRACE_PROGRESS_EVERY == 0 && (stop = trace_progress_at(in->progress, p)))
+            break; /* cancelled: an empty path */
         uint32_t k = pts[p].op;
         if (pts[p].kind != 1) { /* an end: publish what it wrote, its tile, its track */
             ended[k] = true;
-            if (info && info[k].has_write) {
-                const struct trace_range *w = &info[k].write;
+            const struct trace_opinfo *ik = info ? &info[map ? map[k] : k] : NULL;
+            if (ik && ik->has_write) {
+                const struct trace_range *w = &ik->write;
                 imap_assign(&maps[w->space], w->lo, w->hi, k);
             }
             if (ops[k].tile != TRACE_NO_STR)
@@ -375,8 +390,9 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
             if (c != NONE && c != k && ended[c] && better(ops, c, TRACE_DEP_EXPLICIT, best, bw))
                 best = c, bw = TRACE_DEP_EXPLICIT;
         }
-        for (unsigned r = 0; info && r < info[k].nreads; r++) {
-            const struct trace_range *rd = &info[k].reads[r];
+        const struct trace_opinfo *ik = info ? &info[map ? map[k] : k] : NULL;
+        for (unsigned r = 0; ik && r < ik->nreads; r++) {
+            const struct trace_range *rd = &ik->reads[r];
             const struct imap *mp = &maps[rd->space];
             size_t bi, i;
             imap_first(mp, rd->lo, &bi, &i);
@@ -421,15 +437,15 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
 
     /* back from the op that ends last (the latest start on a tie) */
     uint32_t last = 0;
-    for (uint32_t k = 1; k < n; k++)
+    for (uint32_t k = 1; k < n && !stop; k++)
         if (ops[k].end > ops[last].end ||
             (ops[k].end == ops[last].end && ops[k].start > ops[last].start))
             last = k;
     out->end = ops[last].end;
     size_t len = 0;
-    for (uint32_t k = last; k != NONE && len <= n; k = pred[k])
+    for (uint32_t k = last; k != NONE && len <= n && !stop; k = pred[k])
         len++;
-    out->steps = sim_xcalloc(len, sizeof(*out->steps));
+    out->steps = sim_xcalloc(len ? len : 1, sizeof(*out->steps));
     out->n = len;
     size_t at = len;
     for (uint32_t k = last; k != NONE && at > 0; k = pred[k]) {
@@ -456,7 +472,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     free(why);
     free(pred);
     free(pts);
-    free(info);
+    free(own);
     free(src);
     free(ops);
 }

@@ -21,6 +21,7 @@
 #define TRACE_CRITPATH_H
 
 #include "trace/model/model.h"
+#include "trace/model/progress.h"
 #include "trace/analysis/opinfo.h"
 
 #include <stdbool.h>
@@ -71,7 +72,8 @@ struct trace_critpath_input {
      * a path over millions); spaces are then those of info_spaces */
     const struct trace_opinfo *info;
     const struct trace_spaces *info_spaces;
-    size_t max_decode; /* 0: no limit */
+    size_t max_decode;               /* 0: no limit */
+    struct trace_progress *progress; /* may be NULL; cancelled: an empty path */
 };
 
 /* Compute the path of in into out (free with trace_critpath_fini). An empty set gives an

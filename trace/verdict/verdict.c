@@ -35,9 +35,13 @@ struct ctx {
     const struct trace_model *m;
     struct trace_resources *res; /* owned */
     struct peaks pk;
-    size_t *hbm_of_track; /* owned: per track, its cube's HBM resource (SIZE_MAX: none),
-                             SIZE_MAX - 1 until looked up */
-    size_t budget;        /* ops whose details may still be read */
+    size_t *hbm_of_track;            /* owned: per track, its cube's HBM resource (SIZE_MAX: none),
+                                        SIZE_MAX - 1 until looked up */
+    size_t budget;                   /* ops whose details may still be read */
+    struct trace_progress *progress; /* the path of a run without launches reports to it */
+    struct trace_opinfo *info;       /* owned: the ops' opinfo, reused launch after launch (a
+                                        fresh array of each launch's size costs its pages) */
+    size_t info_cap;
 };
 
 /* ---- names ------------------------------------------------------------------------------ */
@@ -326,7 +330,12 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
         uncached += !trace_opinfo_cached(m, evs[k]);
     if (uncached <= c->budget) {
         c->budget -= uncached;
-        info = sim_xreallocarray(NULL, n ? n : 1, sizeof(*info));
+        if (n > c->info_cap) {
+            free(c->info);
+            c->info_cap = n;
+            c->info = sim_xreallocarray(NULL, n, sizeof(*c->info));
+        }
+        info = c->info;
         for (size_t k = 0; k < n; k++)
             trace_opinfo_of_event(m, evs[k], &spaces, &info[k]);
     } else if (n) {
@@ -429,8 +438,13 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
         it->peak_bw = (double)(nhbm ? nhbm : 1) * p->hbm_rate;
 
     /* the critical path and what its time went to */
-    struct trace_critpath_input in = {
-        .m = m, .events = evs, .n = n, .start = r->start, .info = info, .info_spaces = &spaces};
+    struct trace_critpath_input in = {.m = m,
+                                      .events = evs,
+                                      .n = n,
+                                      .start = r->start,
+                                      .info = info,
+                                      .info_spaces = &spaces,
+                                      .progress = c->progress};
     if (!info)
         in.max_decode = 1; /* no details: order, tiles and engines only */
     trace_critpath_compute(&in, &it->path);
@@ -444,7 +458,6 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
         if (st->wait > it->longest_wait || it->longest_wait_ev == UINT64_MAX)
             it->longest_wait = st->wait, it->longest_wait_ev = st->ev;
     }
-    free(info);
 }
 
 /* The bound: the category with the most of the path's time (compute, vector, memory, host,
@@ -516,8 +529,9 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
     for (size_t t = 0; t < nt; t++)
         c.hbm_of_track[t] = SIZE_MAX - 1;
 
-    v->rs_run = trace_regions_new(m, TRACE_REGION_RUN);
-    v->rs_launch = trace_regions_new(m, TRACE_REGION_LAUNCH);
+    struct trace_progress *pg = o ? o->progress : NULL;
+    v->rs_run = trace_regions_new_light(m, TRACE_REGION_RUN, pg);
+    v->rs_launch = trace_regions_new_light(m, TRACE_REGION_LAUNCH, pg);
     size_t nl = trace_regions_count(v->rs_launch);
     uint64_t nev = trace_model_event_count(m);
     /* the events of each launch, by index */
@@ -540,7 +554,12 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
     }
     v->nlaunches = nl;
     v->launches = sim_xcalloc(nl ? nl : 1, sizeof(*v->launches));
+    trace_progress_step(pg, "verdict: each launch's critical path", off[nl]);
     for (size_t r = 0; r < nl; r++) {
+        if (trace_progress_at(pg, off[r])) {
+            v->nlaunches = r; /* cancelled: those judged so far */
+            break;
+        }
         struct trace_verdict_item *it = &v->launches[r];
         judge(&c, trace_regions_get(v->rs_launch, r), evs + off[r], off[r + 1] - off[r], it);
         it->running = still_running(m, evs + off[r], off[r + 1] - off[r]);
@@ -585,6 +604,7 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
         uint64_t *all = sim_xreallocarray(NULL, nev ? nev : 1, sizeof(*all));
         for (uint64_t i = 0; i < nev; i++)
             all[i] = i;
+        c.progress = pg;
         judge(&c, rr, all, (size_t)nev, run);
         run->running = still_running(m, all, (size_t)nev);
         free(all);
@@ -593,6 +613,7 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
         decide(run);
     }
     free(c.hbm_of_track);
+    free(c.info);
     trace_resources_free(c.res);
     return v;
 }

@@ -144,6 +144,8 @@ char *trace_verdict_basis_text(const struct trace_verdict *v, const struct trace
 struct trace_verdict_opts {
     size_t max_decode; /* ops without op columns (trace/model/model.h) whose details may be
                           read in all (0: 2,000,000) */
+    struct trace_progress *progress; /* may be NULL; when cancelled the verdict returned is
+                                        incomplete: free it */
 };
 
 /* The verdict of m (finished; borrowed, must outlive it). o may be NULL. */

@@ -8,6 +8,7 @@
 #include "sim/util/xalloc.h"
 #include "trace/analysis/srcstep.h"
 #include "trace/verdict/anomaly.h"
+#include "tui/panes/task.h"
 #include "tui/panes/anomalies.h"
 #include "tui/source/ckpt.h"
 #include "tui/source/linebp.h"
@@ -1285,8 +1286,10 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
             tui_term_wait_fd(t, k == 0 ? timeout : 0, fd, &in);
             if (in.kind == TUI_IN_NONE || in.kind == TUI_IN_READY)
                 break;
-            if (in.kind == TUI_IN_SIGNAL)
+            if (in.kind == TUI_IN_SIGNAL) {
+                tui_task_exit_status(128 + in.signo);
                 return 128 + in.signo;
+            }
             answer = true;
             if (in.kind == TUI_IN_RESIZE) {
                 tui_term_size(t, &w, &h);

@@ -38,6 +38,7 @@ void tui_gantt_free(struct tui_gantt *g)
 {
     if (!g)
         return;
+    tui_gantt_path_stop(g);
     tui_gantt_tree_free(g);
     tui_gantt_path_free(g);
     trace_resources_free(g->res);
@@ -94,6 +95,13 @@ static bool gantt_sync(void *self, struct tui_view *v)
     return changed;
 }
 
+/* The critical path being computed (gantt_path.c). */
+static bool gantt_work(void *self, struct tui_view *v, uint64_t budget_ns)
+{
+    (void)budget_ns;
+    return tui_gantt_path_work(self, v);
+}
+
 /* Where the time goes (the critical path, the strips), then the Gantt's other keys. */
 static enum tui_result gantt_action(void *self, enum tui_action a, struct tui_view *v)
 {
@@ -139,6 +147,7 @@ const struct tui_pane_ops tui_gantt_ops = {
     .render = tui_gantt_render,
     .action = gantt_action,
     .mouse = tui_gantt_mouse,
+    .work = gantt_work,
     .free = gantt_free,
     .uses_view = true,
 };

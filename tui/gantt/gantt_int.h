@@ -8,7 +8,9 @@
 #ifndef TUI_GANTT_INT_H
 #define TUI_GANTT_INT_H
 
+#include "trace/verdict/critpath.h"
 #include "tui/gantt/gantt.h"
+#include "tui/panes/task.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -106,6 +108,14 @@ struct tui_gantt {
     char path_name[96];          /* the launch it is of (escaped) */
     uint64_t *path_spans;        /* owned: (track, start, end) of its ops, by track and start */
     size_t path_nspans;
+    /* the path being computed: on a worker for a loaded trace (tui/panes/task.h) */
+    struct tui_task *path_task;          /* owned */
+    struct trace_critpath *path_next;    /* owned: the task's while it runs */
+    struct trace_critpath_input path_in; /* its input; events owned */
+    char path_next_name[96];
+    char path_status[96]; /* its progress last said in the status line */
+    uint64_t path_next_start;
+    bool path_threaded;
 
     /* the strips under the rows (gantt_strip.c): y of their first row, -1 when absent */
     bool show_util, show_heat;
@@ -169,6 +179,11 @@ enum tui_result tui_gantt_path_toggle(struct tui_gantt *g, struct tui_view *v);
 enum tui_result tui_gantt_path_step(struct tui_gantt *g, struct tui_view *v, int dir);
 /* Carry out a pane's request for a launch's path (tui_view_request_path); true when it did. */
 bool tui_gantt_path_sync(struct tui_gantt *g, struct tui_view *v);
+/* The path being computed: its progress in the status line, shown once ready. Returns
+ * true while it is computed (the pane's work). */
+bool tui_gantt_path_work(struct tui_gantt *g, struct tui_view *v);
+/* Stop a path being computed (the pane is freed). */
+void tui_gantt_path_stop(struct tui_gantt *g);
 /* Whether an op of the path runs on track within [a, b). */
 bool tui_gantt_on_path(const struct tui_gantt *g, uint32_t track, uint64_t a, uint64_t b);
 void tui_gantt_path_free(struct tui_gantt *g);

@@ -122,7 +122,7 @@ static uint64_t *launch_events(const struct trace_model *m, int32_t cmdq, size_t
     snprintf(name, size, "the run");
     if (cmdq == TRACE_NO_CMDQ)
         return evs;
-    struct trace_regions *rs = trace_regions_new(m, TRACE_REGION_LAUNCH);
+    struct trace_regions *rs = trace_regions_new_split(m, TRACE_REGION_LAUNCH);
     for (size_t r = 0; r < trace_regions_count(rs); r++) {
         const struct trace_region *x = trace_regions_get(rs, r);
         if (x->cmdq_id != cmdq)
@@ -146,7 +146,7 @@ static int32_t launch_at(const struct tui_gantt *g, const struct tui_view *v)
     uint64_t f = tui_view_focus_event(v);
     if (f != TUI_NO_EVENT && trace_model_event(g->m, f)->cmdq_id != TRACE_NO_CMDQ)
         return trace_model_event(g->m, f)->cmdq_id;
-    struct trace_regions *rs = trace_regions_new(g->m, TRACE_REGION_LAUNCH);
+    struct trace_regions *rs = trace_regions_new_split(g->m, TRACE_REGION_LAUNCH);
     int32_t c = TRACE_NO_CMDQ;
     for (size_t r = 0; r < trace_regions_count(rs); r++) {
         const struct trace_region *x = trace_regions_get(rs, r);
@@ -157,19 +157,23 @@ static int32_t launch_at(const struct tui_gantt *g, const struct tui_view *v)
     return c;
 }
 
-/* Compute and show the path of launch cmdq. */
-static void show_path(struct tui_gantt *g, struct tui_view *v, int32_t cmdq)
+static void path_run(void *arg, struct trace_progress *pg)
 {
-    tui_gantt_path_free(g);
-    size_t n;
-    uint64_t start;
-    char name[96];
-    uint64_t *evs = launch_events(g->m, cmdq, &n, &start, name, sizeof(name));
-    g->path = sim_xcalloc(1, sizeof(*g->path));
-    struct trace_critpath_input in = {
-        .m = g->m, .events = evs, .n = n, .start = start, .max_decode = PATH_MAX_DECODE};
-    trace_critpath_compute(&in, g->path);
-    free(evs);
+    struct tui_gantt *g = arg;
+    g->path_in.progress = pg;
+    trace_critpath_compute(&g->path_in, g->path_next);
+    g->path_in.progress = NULL;
+}
+
+/* Show the path just computed. */
+static void path_show(struct tui_gantt *g, struct tui_view *v)
+{
+    g->path = g->path_next;
+    g->path_next = NULL;
+    free((uint64_t *)g->path_in.events);
+    g->path_in.events = NULL;
+    uint64_t start = g->path_next_start;
+    const char *name = g->path_next_name;
     if (!g->path->n) {
         tui_gantt_path_free(g);
         tui_view_set_path(v, NULL, 0);
@@ -215,6 +219,69 @@ static void show_path(struct tui_gantt *g, struct tui_view *v, int32_t cmdq)
              name, g->path->n, ls, ws);
     snprintf(m[3], sizeof(m[3]), "path of %s: %zu ops, %s, %s waiting", name, g->path->n, ls, ws);
     say_fitting(v, g->rect.w, m, 4);
+}
+
+/* Compute and show the path of launch cmdq: at once for a live model, else on a worker
+ * (tui_gantt_path_work shows it when it is ready). */
+static void show_path(struct tui_gantt *g, struct tui_view *v, int32_t cmdq)
+{
+    if (!g->path_task) {
+        g->path_task = tui_task_new();
+        g->path_threaded = !v->live;
+    }
+    if (tui_task_running(g->path_task)) {
+        tui_view_message(v, TUI_STYLE_STATUS, "the critical path of %s is still being computed",
+                         g->path_next_name);
+        return;
+    }
+    tui_gantt_path_free(g);
+    size_t n;
+    uint64_t *evs = launch_events(g->m, cmdq, &n, &g->path_next_start, g->path_next_name,
+                                  sizeof(g->path_next_name));
+    g->path_next = sim_xcalloc(1, sizeof(*g->path_next));
+    g->path_in = (struct trace_critpath_input){.m = g->m,
+                                               .events = evs,
+                                               .n = n,
+                                               .start = g->path_next_start,
+                                               .max_decode = PATH_MAX_DECODE};
+    tui_task_start(g->path_task, path_run, g, g->path_threaded);
+    if (tui_task_take_done(g->path_task))
+        path_show(g, v);
+    else
+        tui_view_message(v, TUI_STYLE_STATUS, "computing the critical path of %s...",
+                         g->path_next_name);
+}
+
+bool tui_gantt_path_work(struct tui_gantt *g, struct tui_view *v)
+{
+    if (!g->path_task)
+        return false;
+    if (tui_task_take_done(g->path_task)) {
+        path_show(g, v);
+        return true; /* drawn once more with the path */
+    }
+    if (!tui_task_running(g->path_task))
+        return false;
+    char st[96];
+    tui_task_status(g->path_task, st, sizeof(st));
+    if (strcmp(st, g->path_status) != 0) { /* the status line follows, once a step */
+        snprintf(g->path_status, sizeof(g->path_status), "%s", st);
+        tui_view_message(v, TUI_STYLE_STATUS, "computing the critical path of %s: %s",
+                         g->path_next_name, st);
+    }
+    return true;
+}
+
+void tui_gantt_path_stop(struct tui_gantt *g)
+{
+    tui_task_free(g->path_task);
+    g->path_task = NULL;
+    if (g->path_next)
+        trace_critpath_fini(g->path_next);
+    free(g->path_next);
+    g->path_next = NULL;
+    free((uint64_t *)g->path_in.events);
+    g->path_in.events = NULL;
 }
 
 enum tui_result tui_gantt_path_toggle(struct tui_gantt *g, struct tui_view *v)

@@ -6,6 +6,7 @@
 #include "sim/util/escape.h"
 #include "sim/util/xalloc.h"
 #include "trace/verdict/anomaly.h"
+#include "tui/panes/task.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,9 @@ enum {
 struct tui_anomalies {
     const struct trace_model *m; /* borrowed */
     struct trace_anomalies a;
+    struct tui_task *task;       /* owned: computes next */
+    struct trace_anomalies next; /* the list being computed (the task's while it runs) */
+    bool threaded;               /* a loaded trace: computed on a worker thread */
     uint64_t gen, drawn_gen, computed_at;
     bool valid;
     size_t sel, top;
@@ -30,6 +34,8 @@ struct tui_anomalies *tui_anomalies_new(struct tui_view *v)
 {
     struct tui_anomalies *p = sim_xcalloc(1, sizeof(*p));
     p->m = v->m;
+    p->task = tui_task_new();
+    p->threaded = !v->live;
     return p;
 }
 
@@ -37,19 +43,45 @@ void tui_anomalies_free(struct tui_anomalies *p)
 {
     if (!p)
         return;
+    tui_task_free(p->task);
+    trace_anomalies_fini(&p->next);
     trace_anomalies_fini(&p->a);
     free(p);
 }
 
-static void compute(struct tui_anomalies *p)
+static void run(void *arg, struct trace_progress *pg)
 {
+    struct tui_anomalies *p = arg;
+    struct trace_anomaly_opts o;
+    trace_anomaly_opts_default(&o);
+    o.progress = pg;
+    trace_anomalies_find(p->m, &o, &p->next);
+}
+
+/* Take a finished list. Returns true when one was taken. */
+static bool take(struct tui_anomalies *p)
+{
+    if (!tui_task_take_done(p->task))
+        return false;
     trace_anomalies_fini(&p->a);
-    trace_anomalies_find(p->m, NULL, &p->a);
+    p->a = p->next;
+    memset(&p->next, 0, sizeof(p->next));
     if (p->sel >= p->a.n)
         p->sel = p->a.n ? p->a.n - 1 : 0;
-    p->gen = trace_model_generation(p->m);
     p->computed_at = tui_now_ns();
     p->valid = true;
+    return true;
+}
+
+/* Find the anomalies: at once for a live model, else started on the worker (take picks
+ * them up). */
+static void compute(struct tui_anomalies *p)
+{
+    if (tui_task_running(p->task))
+        return;
+    p->gen = trace_model_generation(p->m);
+    tui_task_start(p->task, run, p, p->threaded);
+    take(p);
 }
 
 static bool stale(const struct tui_anomalies *p)
@@ -61,20 +93,25 @@ static bool anomalies_sync(void *self, struct tui_view *v)
 {
     struct tui_anomalies *p = self;
     (void)v;
+    bool took = take(p);
     if (stale(p) && (!p->valid || tui_now_ns() - p->computed_at >= REFRESH_NS))
         compute(p);
-    return p->valid && p->gen != p->drawn_gen;
+    return took || tui_task_running(p->task) || (p->valid && p->gen != p->drawn_gen);
 }
 
 static bool anomalies_work(void *self, struct tui_view *v, uint64_t budget_ns)
 {
     struct tui_anomalies *p = self;
     (void)v, (void)budget_ns;
+    if (take(p))
+        return true; /* drawn once more with the result */
+    if (tui_task_running(p->task))
+        return true;
     if (!stale(p))
         return false;
     if (tui_now_ns() - p->computed_at >= REFRESH_NS)
         compute(p);
-    return stale(p);
+    return stale(p) || tui_task_running(p->task);
 }
 
 static const enum tui_style kind_style[TRACE_ANOMALY_KIND_COUNT] = {
@@ -89,6 +126,7 @@ static void anomalies_render(void *self, struct tui_canvas *c, struct tui_rect r
 {
     struct tui_anomalies *p = self;
     (void)v;
+    take(p);
     if (!p->valid)
         compute(p);
     p->drawn_gen = p->gen;
@@ -96,6 +134,13 @@ static void anomalies_render(void *self, struct tui_canvas *c, struct tui_rect r
     tui_canvas_fill(c, r, ' ', TUI_STYLE_NORMAL);
     enum tui_style ts = focused ? TUI_STYLE_TITLE_FOCUS : TUI_STYLE_TITLE;
     tui_canvas_fill(c, (struct tui_rect){r.x, r.y, r.w, 1}, ' ', ts);
+    if (!p->valid) {
+        tui_canvas_text(c, r.x, r.y, r.w, ts, " Anomalies", TUI_TEXT_ELLIPSIS);
+        tui_task_draw(p->task, c, (struct tui_rect){r.x + 1, r.y + 1, r.w - 1, r.h - 1},
+                      "anomalies");
+        tui_canvas_unclip(c);
+        return;
+    }
     size_t total = 0;
     for (int k = 0; k < TRACE_ANOMALY_KIND_COUNT; k++)
         total += p->a.found[k];
@@ -190,8 +235,15 @@ static void show(struct tui_anomalies *p, struct tui_view *v, size_t i)
 static enum tui_result anomalies_action(void *self, enum tui_action a, struct tui_view *v)
 {
     struct tui_anomalies *p = self;
+    take(p);
     if (!p->valid)
         compute(p);
+    if (!p->valid) { /* still computing: n and N are not the Gantt's search meanwhile */
+        if (a != TUI_ACT_SEARCH_NEXT && a != TUI_ACT_SEARCH_PREV)
+            return TUI_RES_IGNORED;
+        tui_view_message(v, TUI_STYLE_STATUS, "the anomalies are still being found");
+        return TUI_RES_REDRAW;
+    }
     size_t n = p->a.n, sel = p->sel;
     size_t page = p->rows_visible > 1 ? (size_t)p->rows_visible - 1 : 1;
     switch (a) {

@@ -11,6 +11,7 @@
 #include "tui/sweep/whatif.h"
 
 #include <math.h>
+#include "tui/panes/task.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,10 @@ struct row {
 struct tui_bottleneck {
     const struct trace_model *m; /* borrowed */
     struct trace_verdict *v;     /* owned, or NULL until computed */
+    struct tui_task *task;       /* owned: computes next */
+    struct trace_verdict *next;  /* the verdict being computed (the task's while it runs) */
+    bool threaded;               /* a loaded trace: computed on a worker thread */
+    uint64_t started;            /* when the task started (tui_now_ns) */
     uint64_t gen;                /* the model generation it was computed for */
     uint64_t at, cost;           /* when (tui_now_ns) and how long it took */
     struct row *rows;            /* owned */
@@ -53,6 +58,8 @@ struct tui_bottleneck *tui_bottleneck_new(struct tui_view *v)
 {
     struct tui_bottleneck *b = sim_xcalloc(1, sizeof(*b));
     b->m = v->m;
+    b->task = tui_task_new();
+    b->threaded = !v->live;
     return b;
 }
 
@@ -60,6 +67,8 @@ void tui_bottleneck_free(struct tui_bottleneck *b)
 {
     if (!b)
         return;
+    tui_task_free(b->task);
+    trace_verdict_free(b->next);
     trace_verdict_free(b->v);
     free(b->rows);
     tui_whatif_bg_free(b->bg);
@@ -126,16 +135,26 @@ static bool kernel_launch(const struct trace_verdict_item *it)
     return r && r->all.ops > r->engine[TRACE_ENGINE_HOST].ops;
 }
 
-static void compute(struct tui_bottleneck *b)
+static void run(void *arg, struct trace_progress *pg)
 {
-    uint64_t t0 = tui_now_ns();
+    struct tui_bottleneck *b = arg;
+    struct trace_verdict_opts o = {.progress = pg};
+    b->next = trace_verdict_new(b->m, &o);
+}
+
+/* Take a finished verdict. Returns true when one was taken. */
+static bool take(struct tui_bottleneck *b)
+{
+    if (!tui_task_take_done(b->task))
+        return false;
+    uint64_t t0 = b->started;
     /* keep the selection on the same launch */
     int32_t sel_cmdq = TRACE_NO_CMDQ;
     if (b->sel < b->nrows && b->rows[b->sel].it && b->rows[b->sel].it->region)
         sel_cmdq = b->rows[b->sel].it->region->cmdq_id;
     trace_verdict_free(b->v);
-    b->v = trace_verdict_new(b->m, NULL);
-    b->gen = trace_model_generation(b->m);
+    b->v = b->next;
+    b->next = NULL;
     free(b->rows);
     b->rows = sim_xcalloc(b->v->nlaunches + 2, sizeof(*b->rows));
     b->nrows = 0;
@@ -175,11 +194,26 @@ static void compute(struct tui_bottleneck *b)
     b->at = tui_now_ns();
     b->cost = b->at - t0;
     b->dirty = true;
+    return true;
+}
+
+/* Judge the run: at once for a live model, else started on the worker (take picks it
+ * up). */
+static void compute(struct tui_bottleneck *b)
+{
+    if (tui_task_running(b->task))
+        return;
+    b->started = tui_now_ns();
+    b->gen = trace_model_generation(b->m);
+    tui_task_start(b->task, run, b, b->threaded);
+    take(b);
 }
 
 /* Whether the verdict is behind the model and may be computed again now. */
 static bool due(const struct tui_bottleneck *b, const struct tui_view *v)
 {
+    if (tui_task_running(b->task))
+        return false;
     if (!b->v)
         return true;
     if (trace_model_generation(b->m) == b->gen)
@@ -194,7 +228,8 @@ static bool due(const struct tui_bottleneck *b, const struct tui_view *v)
 static bool bn_sync(void *self, struct tui_view *v)
 {
     struct tui_bottleneck *b = self;
-    bool d = b->dirty;
+    take(b);
+    bool d = b->dirty || tui_task_running(b->task);
     b->dirty = false;
     (void)v;
     return d;
@@ -204,6 +239,10 @@ static bool bn_work(void *self, struct tui_view *v, uint64_t budget_ns)
 {
     struct tui_bottleneck *b = self;
     (void)budget_ns;
+    if (take(b))
+        return true; /* drawn once more with the result */
+    if (tui_task_running(b->task))
+        return true;
     if (due(b, v))
         compute(b);
     bool news = !b->exp_started;
@@ -363,12 +402,19 @@ static void bn_render(void *self, struct tui_canvas *c, struct tui_rect r, struc
                       bool focused)
 {
     struct tui_bottleneck *b = self;
+    take(b);
     if (!b->v)
         compute(b);
     tui_canvas_clip(c, r);
     tui_canvas_fill(c, r, ' ', TUI_STYLE_NORMAL);
     enum tui_style ts = focused ? TUI_STYLE_TITLE_FOCUS : TUI_STYLE_TITLE;
     tui_canvas_fill(c, (struct tui_rect){r.x, r.y, r.w, 1}, ' ', ts);
+    if (!b->v) {
+        tui_canvas_text(c, r.x, r.y, r.w, ts, " Bottleneck", TUI_TEXT_ELLIPSIS);
+        tui_task_draw(b->task, c, (struct tui_rect){r.x + 1, r.y + 1, r.w - 1, r.h - 1}, "verdict");
+        tui_canvas_unclip(c);
+        return;
+    }
     char title[256], bound[200];
     const struct trace_verdict_item *run = &b->v->run;
     snprintf(title, sizeof(title), " Bottleneck  run: %s%s",
@@ -426,6 +472,8 @@ static void bn_render(void *self, struct tui_canvas *c, struct tui_rect r, struc
 static enum tui_result bn_action(void *self, enum tui_action a, struct tui_view *v)
 {
     struct tui_bottleneck *b = self;
+    if (!b->v)
+        return TUI_RES_IGNORED; /* still computing */
     size_t before = b->sel;
     int scroll = b->scroll;
     switch (a) {

@@ -10,6 +10,7 @@
 #include "trace/analysis/energy.h"
 #include "trace/analysis/instances.h"
 #include "trace/analysis/regions.h"
+#include "tui/panes/task.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -61,12 +62,17 @@ struct row {
 };
 
 struct tui_layers {
-    const struct trace_model *m; /* borrowed */
-    struct trace_regions *rs;    /* owned: the layer split, or NULL before the first compute */
-    struct trace_instances inst; /* owned: each layer's instances (per token) */
-    uint32_t *layer_id;          /* owned: per region, its interned layer_id */
-    bool *open;                  /* owned: per region, unfolded */
-    uint64_t total;              /* cycles_total the shares are of */
+    const struct trace_model *m;   /* borrowed */
+    struct trace_regions *rs;      /* owned: the layer split, or NULL before the first compute */
+    struct trace_instances inst;   /* owned: each layer's instances (per token) */
+    uint32_t *layer_id;            /* owned: per region, its interned layer_id */
+    bool *open;                    /* owned: per region, unfolded */
+    uint64_t total;                /* cycles_total the shares are of */
+    struct tui_task *task;         /* owned: computes the next_ fields */
+    struct trace_regions *next_rs; /* the task's while it runs, then taken */
+    struct trace_instances next_inst;
+    uint32_t *next_ids;
+    bool threaded; /* a loaded trace: computed on a worker thread */
     uint64_t gen, drawn_gen, computed_at;
     bool valid;
     struct row *rows; /* owned: the visible rows in order */
@@ -85,6 +91,8 @@ struct tui_layers *tui_layers_new(struct tui_view *v)
     l->m = v->m;
     l->sort = C_START;
     l->ascending = true;
+    l->task = tui_task_new();
+    l->threaded = !v->live;
     return l;
 }
 
@@ -92,6 +100,10 @@ void tui_layers_free(struct tui_layers *l)
 {
     if (!l)
         return;
+    tui_task_free(l->task);
+    trace_regions_free(l->next_rs);
+    trace_instances_fini(&l->next_inst);
+    free(l->next_ids);
     trace_regions_free(l->rs);
     trace_instances_fini(&l->inst);
     free(l->layer_id);
@@ -245,16 +257,43 @@ static void build_rows(struct tui_layers *l)
         l->sel = l->nrows ? l->nrows - 1 : 0;
 }
 
-/* Account the layers again, keeping the unfolded ones and the selected row by name. */
-static void compute(struct tui_layers *l)
+/* The layers accounted (on the worker for a loaded trace): the split, each region's
+ * layer_id, the instances. */
+static void run(void *arg, struct trace_progress *pg)
 {
+    struct tui_layers *l = arg;
+    struct trace_regions *rs = trace_regions_new_progress(l->m, TRACE_REGION_LAYER, pg);
+    size_t n = trace_regions_count(rs);
+    uint32_t *ids = sim_xcalloc(n ? n : 1, sizeof(*ids));
+    uint64_t ne = trace_model_event_count(l->m);
+    trace_progress_step(pg, "layers: their ids", ne);
+    for (uint64_t e = 0; e < ne; e++) {
+        if (e % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(pg, e))
+            break;
+        size_t r = trace_regions_of_event(rs, e);
+        if (r != SIZE_MAX && !ids[r])
+            ids[r] = trace_model_event(l->m, e)->layer;
+    }
+    trace_progress_step(pg, "layers: instances per token", 0);
+    if (!trace_progress_cancelled(pg))
+        trace_instances_compute(rs, &l->next_inst);
+    l->next_rs = rs;
+    l->next_ids = ids;
+}
+
+/* Take finished layers, keeping the unfolded ones and the selected row by name. Returns
+ * true when they were taken. */
+static bool take(struct tui_layers *l)
+{
+    if (!tui_task_take_done(l->task))
+        return false;
     char *keep_layer = NULL, *keep_op = NULL;
     if (l->rs && l->sel < l->nrows) {
         keep_layer = sim_xstrdup(trace_regions_get(l->rs, l->rows[l->sel].region)->name);
         if (l->rows[l->sel].op != SIZE_MAX || l->rows[l->sel].inst != SIZE_MAX)
             keep_op = sim_xstrdup(row_name(l, &l->rows[l->sel]));
     }
-    struct trace_regions *rs = trace_regions_new(l->m, TRACE_REGION_LAYER);
+    struct trace_regions *rs = l->next_rs;
     size_t n = trace_regions_count(rs);
     bool *open = sim_xcalloc(n ? n : 1, sizeof(*open));
     for (size_t i = 0; l->rs && i < n; i++)
@@ -262,20 +301,17 @@ static void compute(struct tui_layers *l)
             if (l->open[j] &&
                 strcmp(trace_regions_get(l->rs, j)->name, trace_regions_get(rs, i)->name) == 0)
                 open[i] = true;
-    uint32_t *ids = sim_xcalloc(n ? n : 1, sizeof(*ids));
-    for (uint64_t e = 0; e < trace_model_event_count(l->m); e++) {
-        size_t r = trace_regions_of_event(rs, e);
-        if (r != SIZE_MAX && !ids[r])
-            ids[r] = trace_model_event(l->m, e)->layer;
-    }
     trace_regions_free(l->rs);
     trace_instances_fini(&l->inst);
-    trace_instances_compute(rs, &l->inst);
+    l->inst = l->next_inst;
+    memset(&l->next_inst, 0, sizeof(l->next_inst));
     free(l->open);
     free(l->layer_id);
     l->rs = rs;
     l->open = open;
-    l->layer_id = ids;
+    l->layer_id = l->next_ids;
+    l->next_rs = NULL;
+    l->next_ids = NULL;
     l->total = trace_model_t_max(l->m);
     build_rows(l);
     for (size_t i = 0; keep_layer && i < l->nrows; i++) {
@@ -290,9 +326,20 @@ static void compute(struct tui_layers *l)
     }
     free(keep_layer);
     free(keep_op);
-    l->gen = trace_model_generation(l->m);
     l->computed_at = tui_now_ns();
     l->valid = true;
+    return true;
+}
+
+/* Account the layers again: at once for a live model, else started on the worker (take
+ * picks them up). */
+static void compute(struct tui_layers *l)
+{
+    if (tui_task_running(l->task))
+        return;
+    l->gen = trace_model_generation(l->m);
+    tui_task_start(l->task, run, l, l->threaded);
+    take(l);
 }
 
 static bool stale(const struct tui_layers *l)
@@ -304,20 +351,25 @@ static bool layers_sync(void *self, struct tui_view *v)
 {
     struct tui_layers *l = self;
     (void)v;
+    bool took = take(l);
     if (stale(l) && (!l->valid || tui_now_ns() - l->computed_at >= REFRESH_NS))
         compute(l);
-    return l->valid && l->gen != l->drawn_gen;
+    return took || tui_task_running(l->task) || (l->valid && l->gen != l->drawn_gen);
 }
 
 static bool layers_work(void *self, struct tui_view *v, uint64_t budget_ns)
 {
     struct tui_layers *l = self;
     (void)v, (void)budget_ns;
+    if (take(l))
+        return true; /* drawn once more with the result */
+    if (tui_task_running(l->task))
+        return true;
     if (!stale(l))
         return false;
     if (tui_now_ns() - l->computed_at >= REFRESH_NS)
         compute(l);
-    return stale(l);
+    return stale(l) || tui_task_running(l->task);
 }
 
 /* ---- drawing ----------------------------------------------------------------------------- */
@@ -366,6 +418,7 @@ static void layers_render(void *self, struct tui_canvas *c, struct tui_rect r, s
                           bool focused)
 {
     struct tui_layers *l = self;
+    take(l);
     if (!l->valid)
         compute(l);
     l->drawn_gen = l->gen;
@@ -374,6 +427,12 @@ static void layers_render(void *self, struct tui_canvas *c, struct tui_rect r, s
     tui_canvas_fill(c, r, ' ', TUI_STYLE_NORMAL);
     enum tui_style ts = focused ? TUI_STYLE_TITLE_FOCUS : TUI_STYLE_TITLE;
     tui_canvas_fill(c, (struct tui_rect){r.x, r.y, r.w, 1}, ' ', ts);
+    if (!l->valid) {
+        tui_canvas_text(c, r.x, r.y, r.w, ts, " Layers", TUI_TEXT_ELLIPSIS);
+        tui_task_draw(l->task, c, (struct tui_rect){r.x + 1, r.y + 1, r.w - 1, r.h - 1}, "layers");
+        tui_canvas_unclip(c);
+        return;
+    }
     size_t nl = trace_regions_count(l->rs);
     char title[160];
     snprintf(title, sizeof(title),
@@ -496,8 +555,11 @@ static void zoom_to(struct tui_layers *l, struct tui_view *v)
 static enum tui_result layers_action(void *self, enum tui_action a, struct tui_view *v)
 {
     struct tui_layers *l = self;
+    take(l);
     if (!l->valid)
         compute(l);
+    if (!l->valid)
+        return TUI_RES_IGNORED; /* still computing */
     size_t page = l->rows_visible > 1 ? (size_t)l->rows_visible - 1 : 1;
     size_t sel = l->sel;
     switch (a) {

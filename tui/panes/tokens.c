@@ -9,6 +9,7 @@
 #include "sim/util/xalloc.h"
 #include "trace/analysis/energy.h"
 #include "trace/analysis/tokens.h"
+#include "tui/panes/task.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -24,6 +25,9 @@ enum {
 struct tui_tokens {
     const struct trace_model *m; /* borrowed */
     struct trace_token_profile p;
+    struct tui_task *task;           /* owned: computes next */
+    struct trace_token_profile next; /* the profile being computed (the task's while it runs) */
+    bool threaded;                   /* a loaded trace: computed on a worker thread */
     uint64_t gen, drawn_gen, computed_at;
     bool valid;
     size_t sel, top;
@@ -36,6 +40,8 @@ struct tui_tokens *tui_tokens_new(struct tui_view *v)
 {
     struct tui_tokens *t = sim_xcalloc(1, sizeof(*t));
     t->m = v->m;
+    t->task = tui_task_new();
+    t->threaded = !v->live;
     return t;
 }
 
@@ -43,19 +49,42 @@ void tui_tokens_free(struct tui_tokens *t)
 {
     if (!t)
         return;
+    tui_task_free(t->task);
+    trace_token_profile_fini(&t->next);
     trace_token_profile_fini(&t->p);
     free(t);
 }
 
-static void compute(struct tui_tokens *t)
+static void run(void *arg, struct trace_progress *pg)
 {
+    struct tui_tokens *t = arg;
+    trace_token_profile_compute_progress(t->m, pg, &t->next);
+}
+
+/* Take a finished profile. Returns true when one was taken. */
+static bool take(struct tui_tokens *t)
+{
+    if (!tui_task_take_done(t->task))
+        return false;
     trace_token_profile_fini(&t->p);
-    trace_token_profile_compute(t->m, &t->p);
+    t->p = t->next;
+    memset(&t->next, 0, sizeof(t->next));
     if (t->sel >= t->p.n)
         t->sel = t->p.n ? t->p.n - 1 : 0;
-    t->gen = trace_model_generation(t->m);
     t->computed_at = tui_now_ns();
     t->valid = true;
+    return true;
+}
+
+/* Compute the profile: at once for a live model, else started on the worker (take picks
+ * it up). */
+static void compute(struct tui_tokens *t)
+{
+    if (tui_task_running(t->task))
+        return;
+    t->gen = trace_model_generation(t->m);
+    tui_task_start(t->task, run, t, t->threaded);
+    take(t);
 }
 
 static bool stale(const struct tui_tokens *t)
@@ -67,20 +96,25 @@ static bool tokens_sync(void *self, struct tui_view *v)
 {
     struct tui_tokens *t = self;
     (void)v;
+    bool took = take(t);
     if (stale(t) && (!t->valid || tui_now_ns() - t->computed_at >= REFRESH_NS))
         compute(t);
-    return t->valid && t->gen != t->drawn_gen;
+    return took || tui_task_running(t->task) || (t->valid && t->gen != t->drawn_gen);
 }
 
 static bool tokens_work(void *self, struct tui_view *v, uint64_t budget_ns)
 {
     struct tui_tokens *t = self;
     (void)v, (void)budget_ns;
+    if (take(t))
+        return true; /* drawn once more with the result */
+    if (tui_task_running(t->task))
+        return true;
     if (!stale(t))
         return false;
     if (tui_now_ns() - t->computed_at >= REFRESH_NS)
         compute(t);
-    return stale(t);
+    return stale(t) || tui_task_running(t->task);
 }
 
 /* ---- drawing ----------------------------------------------------------------------------- */
@@ -171,6 +205,7 @@ static void tokens_render(void *self, struct tui_canvas *c, struct tui_rect r, s
 {
     struct tui_tokens *t = self;
     (void)v;
+    take(t);
     if (!t->valid)
         compute(t);
     t->drawn_gen = t->gen;
@@ -180,6 +215,12 @@ static void tokens_render(void *self, struct tui_canvas *c, struct tui_rect r, s
     tui_canvas_fill(c, r, ' ', TUI_STYLE_NORMAL);
     enum tui_style ts = focused ? TUI_STYLE_TITLE_FOCUS : TUI_STYLE_TITLE;
     tui_canvas_fill(c, (struct tui_rect){r.x, r.y, r.w, 1}, ' ', ts);
+    if (!t->valid) {
+        tui_canvas_text(c, r.x, r.y, r.w, ts, " Tokens", TUI_TEXT_ELLIPSIS);
+        tui_task_draw(t->task, c, (struct tui_rect){r.x + 1, r.y + 1, r.w - 1, r.h - 1}, "tokens");
+        tui_canvas_unclip(c);
+        return;
+    }
     char title[200];
     int n =
         snprintf(title, sizeof(title), " Tokens  %zu prefill, %zu decode", p->nprefill, p->ndecode);
@@ -263,8 +304,11 @@ static void tokens_render(void *self, struct tui_canvas *c, struct tui_rect r, s
 static enum tui_result tokens_action(void *self, enum tui_action a, struct tui_view *v)
 {
     struct tui_tokens *t = self;
+    take(t);
     if (!t->valid)
         compute(t);
+    if (!t->valid)
+        return TUI_RES_IGNORED; /* still computing */
     size_t n = t->p.n, sel = t->sel;
     size_t page = t->rows_visible > 1 ? (size_t)t->rows_visible - 1 : 1;
     switch (a) {

@@ -1,0 +1,58 @@
+/*
+ * The progress of a long analysis (the verdict, the regions, the anomalies, the tokens, a
+ * critical path, the line profile of 10 M events), shared with the thread that shows it:
+ * the analysis says what it is doing and how far it got, and stops early when asked to.
+ * Every field is atomic, so a viewer may read it while a worker thread writes it. An
+ * analysis given NULL does none of this.
+ */
+#ifndef TRACE_PROGRESS_H
+#define TRACE_PROGRESS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+struct trace_progress {
+    _Atomic uint64_t done, total; /* of the current step, in its own units */
+    _Atomic(const char *) what;   /* the current step ("layers: busy time"), a static string */
+    atomic_bool cancel;           /* set by the viewer: the analysis stops at its next check,
+                                     its result incomplete (free it, do not show it) */
+    unsigned delay_us;            /* tests only: a pause at every check, so that a small trace
+                                     takes long enough to be interrupted (0: none) */
+};
+
+/* How often the loops of an analysis check (every this many items). */
+enum { TRACE_PROGRESS_EVERY = 1 << 14 };
+
+/* Start a step: what it does, how many items it has. p may be NULL. */
+static inline void trace_progress_step(struct trace_progress *p, const char *what, uint64_t total)
+{
+    if (!p)
+        return;
+    atomic_store_explicit(&p->done, 0, memory_order_relaxed);
+    atomic_store_explicit(&p->total, total, memory_order_relaxed);
+    atomic_store_explicit(&p->what, what, memory_order_release);
+}
+
+/* Whether the analysis was asked to stop (p may be NULL). */
+static inline bool trace_progress_cancelled(struct trace_progress *p)
+{
+    return p && atomic_load_explicit(&p->cancel, memory_order_relaxed);
+}
+
+/* done items of the step so far. Returns true when the analysis must stop. p may be NULL
+ * (never stops). */
+static inline bool trace_progress_at(struct trace_progress *p, uint64_t done)
+{
+    if (!p)
+        return false;
+    atomic_store_explicit(&p->done, done, memory_order_relaxed);
+    for (unsigned slept = 0; slept < p->delay_us && !trace_progress_cancelled(p); slept += 1000) {
+        struct timespec ts = {0, 1000 * 1000L}; /* a millisecond at a time: a cancel is seen */
+        nanosleep(&ts, NULL);
+    }
+    return trace_progress_cancelled(p);
+}
+
+#endif

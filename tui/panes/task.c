@@ -1,0 +1,160 @@
+/*
+ * A pane's analysis off the main loop (see task.h): one worker thread per run, a
+ * progress block shared with it (atomics), a flag the worker sets when it is done.
+ */
+#include "tui/panes/task.h"
+
+#include "sim/util/xalloc.h"
+#include "tui/term/view.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+struct tui_task {
+    struct trace_progress p;
+    pthread_t thread;
+    bool joinable;        /* a thread was started and not joined */
+    atomic_bool finished; /* the worker is done (set last, by the worker) */
+    bool done;            /* a run finished that tui_task_take_done has not told of */
+    tui_task_fn fn;
+    void *arg;
+    uint64_t started; /* tui_now_ns */
+};
+
+/* The status _exit gives when a worker cannot be stopped in time (tui_task_free). */
+static volatile int exit_status;
+
+void tui_task_exit_status(int status)
+{
+    exit_status = status;
+}
+
+struct tui_task *tui_task_new(void)
+{
+    struct tui_task *t = sim_xcalloc(1, sizeof(*t));
+    const char *d = getenv("NPUSCOPE_TEST_ANALYSIS_DELAY_US");
+    t->p.delay_us = d ? (unsigned)atoi(d) : 0;
+    atomic_store(&t->finished, true);
+    return t;
+}
+
+static void *run(void *arg)
+{
+    struct tui_task *t = arg;
+    t->fn(t->arg, &t->p);
+    atomic_store_explicit(&t->finished, true, memory_order_release);
+    return NULL;
+}
+
+static void join(struct tui_task *t)
+{
+    if (t->joinable) {
+        pthread_join(t->thread, NULL);
+        t->joinable = false;
+    }
+}
+
+void tui_task_start(struct tui_task *t, tui_task_fn fn, void *arg, bool threaded)
+{
+    join(t);
+    t->fn = fn;
+    t->arg = arg;
+    t->started = tui_now_ns();
+    atomic_store(&t->p.cancel, false);
+    trace_progress_step(&t->p, "starting", 0);
+    if (threaded) {
+        atomic_store(&t->finished, false);
+        if (pthread_create(&t->thread, NULL, run, t) == 0) {
+            t->joinable = true;
+            return;
+        }
+        /* no thread to be had: here, then */
+    }
+    fn(arg, &t->p);
+    atomic_store(&t->finished, true);
+    t->done = true;
+}
+
+bool tui_task_running(const struct tui_task *t)
+{
+    return !atomic_load_explicit(&t->finished, memory_order_acquire);
+}
+
+bool tui_task_take_done(struct tui_task *t)
+{
+    if (t->joinable && atomic_load_explicit(&t->finished, memory_order_acquire)) {
+        join(t);
+        t->done = true;
+    }
+    bool d = t->done;
+    t->done = false;
+    return d;
+}
+
+void tui_task_draw(const struct tui_task *t, struct tui_canvas *c, struct tui_rect r,
+                   const char *title)
+{
+    if (r.w < 4 || r.h < 1)
+        return;
+    uint64_t total = atomic_load_explicit(&t->p.total, memory_order_relaxed);
+    uint64_t done = atomic_load_explicit(&t->p.done, memory_order_relaxed);
+    const char *what = atomic_load_explicit(&t->p.what, memory_order_relaxed);
+    double frac = total ? (double)(done < total ? done : total) / (double)total : 0;
+    double took = (double)(tui_now_ns() - t->started) * 1e-9;
+    int y = r.y;
+    tui_canvas_printf(c, r.x, y++, r.w, TUI_STYLE_NORMAL, "%s: computing (%.1f s)", title, took);
+    if (y >= r.y + r.h)
+        return;
+    int bw = r.w - 8 < 40 ? r.w - 8 : 40;
+    if (bw > 0) {
+        int fill = (int)(frac * bw + 0.5);
+        tui_canvas_fill(c, (struct tui_rect){r.x, y, fill, 1}, ' ', TUI_STYLE_BAR);
+        tui_canvas_fill(c, (struct tui_rect){r.x + fill, y, bw - fill, 1}, ' ',
+                        TUI_STYLE_BAR_EMPTY);
+        if (total)
+            tui_canvas_printf(c, r.x + bw + 1, y, r.w - bw - 1, TUI_STYLE_VALUE, "%3.0f%%",
+                              100 * frac);
+        else
+            tui_canvas_text(c, r.x + bw + 1, y, r.w - bw - 1, TUI_STYLE_DIM, "...", 0);
+    }
+    y++;
+    if (y < r.y + r.h)
+        tui_canvas_printf(c, r.x, y++, r.w, TUI_STYLE_DIM, "%s", what ? what : "");
+    if (y < r.y + r.h)
+        tui_canvas_text(c, r.x, y, r.w, TUI_STYLE_DIM, "other keys work meanwhile; q quits at once",
+                        0);
+}
+
+char *tui_task_status(const struct tui_task *t, char *buf, size_t size)
+{
+    uint64_t total = atomic_load_explicit(&t->p.total, memory_order_relaxed);
+    uint64_t done = atomic_load_explicit(&t->p.done, memory_order_relaxed);
+    const char *what = atomic_load_explicit(&t->p.what, memory_order_relaxed);
+    if (total)
+        snprintf(buf, size, "%s, %d%%", what ? what : "",
+                 (int)(100.0 * (double)(done < total ? done : total) / (double)total) / 5 * 5);
+    else
+        snprintf(buf, size, "%s", what ? what : "");
+    return buf;
+}
+
+void tui_task_free(struct tui_task *t)
+{
+    if (!t)
+        return;
+    atomic_store(&t->p.cancel, true);
+    if (t->joinable) {
+        uint64_t t0 = tui_now_ns();
+        while (!atomic_load_explicit(&t->finished, memory_order_acquire)) {
+            if (tui_now_ns() - t0 > (uint64_t)TUI_TASK_STOP_MS * 1000000u)
+                _exit(exit_status); /* task.h: the model must not be freed under it */
+            struct timespec ts = {0, 2 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+        join(t);
+    }
+    free(t);
+}
