@@ -286,6 +286,22 @@ Test(mirror, broken_and_hostile_messages_are_refused)
     cr_assert_eq(trace_model_bw_sample_count(m), 0);
     trace_model_free(m);
 
+    /* power samples the viewer does not hold and the section does not carry */
+    struct trace_wire_buf body = {0};
+    trace_wire_put_value(&body, NULL); /* the energy: unknown */
+    trace_wire_put_uv(&body, 1000000); /* a million samples, none sent */
+    h.len = 0;
+    trace_wire_put_u8(&h, 15); /* energy */
+    uint8_t l4[4] = {(uint8_t)body.len, 0, 0, 0};
+    trace_wire_put_raw(&h, l4, 4);
+    trace_wire_put_raw(&h, body.p, body.len);
+    trace_wire_buf_fini(&body);
+    m = trace_model_new();
+    cr_assert_lt(apply(m, h.p, h.len, why, sizeof(why)), 0);
+    cr_assert(strstr(why, "power samples"), "%s", why);
+    cr_assert_eq(trace_model_power_count(m), 0);
+    trace_model_free(m);
+
     /* a section of a kind this version does not know is skipped */
     h.len = 0;
     trace_wire_put_u8(&h, 200);
