@@ -285,6 +285,47 @@ if plugin "$TMP/rl/reps.so" "$P/reps.c" -DREPS=2; then
         fail "the trace is the new run's" "$n loads"
 fi
 
+echo "== Ctrl-R replaces the run's process: no process more per reload"
+# the processes of the window's session that run npuscope (the reloaded image's name is the
+# one /proc/self/exe gives, its arguments npuscope's), but the shell the window started
+session_procs() {
+    local sh
+    sh=$(tmux_format '#{pane_pid}')
+    pgrep -s "$sh" -f -- "$NPUSCOPE run" | grep -vx "$sh" | wc -l
+}
+# the count once it stops changing (checkpoints are taken and ended as a run starts)
+settled_procs() {
+    local a b i
+    a=$(session_procs)
+    for ((i = 0; i < 20; i++)); do
+        sleep 0.3
+        b=$(session_procs)
+        [ "$a" = "$b" ] && break
+        a=$b
+    done
+    echo "$a"
+}
+if plugin "$TMP/rl/reps.so" "$P/reps.c"; then
+    tmux_start 160 40 "${UTF8[@]}" -- run --paused --plugin "$TMP/rl/reps.so" -k reps
+    expect_screen "paused before the first event" ' PAUSED +now 0 '
+    n0=$(settled_procs)
+    tmux_keys Space
+    expect_screen "the run finishes" ' FINISHED '
+    tmux_keys C-r
+    expect_screen "Ctrl-R: a new run, paused at 0" ' PAUSED +now 0 .*events: 0 '
+    tmux_keys Space
+    expect_screen "it finishes" ' FINISHED '
+    tmux_keys C-r
+    expect_screen "Ctrl-R again: paused at 0" ' PAUSED +now 0 .*events: 0 '
+    n2=$(settled_procs)
+    [ "$n0" -ge 1 ] && [ "$n2" = "$n0" ] &&
+        ok "after two reloads, as many processes as after the start ($n0)" ||
+        fail "as many processes after two reloads" "at the start $n0, after two Ctrl-R $n2" \
+            "$(ps -o pid,ppid,stat,args -s "$(tmux_format '#{pane_pid}')")"
+    tmux_keys q
+    expect_exit "q: exit 0" 0
+fi
+
 echo "== a kernel that loops"
 if plugin "$TMP/spin.so" "$P/spin.c"; then
     start=$(date +%s)

@@ -6,7 +6,8 @@
 # (its events still grow); another user is refused with a message on both sides; stop
 # ends the run with its trace written. In-process TUI runs: SIGHUP writes a valid trace
 # marked incomplete; with --keep-on-hangup the run survives the SIGHUP, shows in ps, and
-# is attached with its history.
+# is attached with its history. A viewer shows the energy the run's own TUI shows (the
+# summary's lines, the power row W) at the same point of the run.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tmux.sh"
 
@@ -21,7 +22,7 @@ LONG=llm_decode:layers=32,gen=256 # millions of events: it never ends by itself 
 SERVED=()
 cleanup() {
     local n
-    for n in a b c d e f g; do tmux -L "$TMUX_BASE-$n" kill-server >/dev/null 2>&1; done
+    for n in a b c d e f g h; do tmux -L "$TMUX_BASE-$n" kill-server >/dev/null 2>&1; done
     for n in "${SERVED[@]}"; do kill "$n" 2>/dev/null; done
     [ -n "${PUB:-}" ] && rm -rf "$PUB"
     tmux_stop
@@ -228,6 +229,35 @@ expect_err "... says so in one line" "^npuscope stop: no served run named '$RUN'
 vstop b
 vstop a
 vstop c
+
+echo "-- the energy, as the run's own TUI shows it"
+energy_lines() { grep -oE '(energy [0-9.]+ [munp]?J, avg [0-9.]+ [munp]?W|dynamic [0-9.]+ [munp]?J +static [0-9.]+ [munp]?J|power <=[0-9.]+ [munp]?W)'; }
+tmux_start 240 50 "${UTF8[@]}" -- run --paused -k "$LONG"
+expect_screen "a TUI run, paused" ' PAUSED '
+for i in 1 2 3 4 5 6 7 8; do tmux_keys s; done
+expect_screen "eight steps" 'events: 8 '
+tmux_keys W
+expect_screen "its power row" '^ power <=[0-9.]+ [munp]?W'
+tmux_screen
+local_energy=$(energy_lines <<<"$SCREEN")
+tmux_keys q
+expect_exit "q: exit 0" 0
+[ "$(wc -l <<<"$local_energy")" = 3 ] && ok "the TUI run: energy, its parts, the power row" ||
+    fail "the TUI run's energy lines" "$local_energy"
+serve en --listen --paused -k "$LONG"
+vstart h "$NPUSCOPE" attach "$RUN"
+expect_v h "attached" 'PAUSED .*events: 0 +1 viewer'
+for i in 1 2 3 4 5 6 7 8; do vkeys h s; done
+expect_v h "eight steps" 'events: 8 +1 viewer'
+vkeys h W
+expect_v h "the viewer's power row, the energy known" '^ power <=[0-9.]+ [munp]?W'
+expect_v h "the viewer's summary: the energy" '^ energy [0-9.]+ [munp]?J, avg'
+remote_energy=$(vscreen h | energy_lines)
+if [ "$remote_energy" = "$local_energy" ]; then ok "the same energy lines as the run's own TUI"; else
+    fail "the same energy lines" "local:" "$local_energy" "attached:" "$remote_energy"; fi
+run "$NPUSCOPE" stop "$RUN"
+expect_status "stop: exit 0" 0
+vstop h
 
 echo "-- SIGHUP to a TUI run: a valid trace, marked incomplete"
 tmux_start 160 40 "${UTF8[@]}" -- run --paused -k "$LONG" -o "$TMP/hup.json"

@@ -2,8 +2,9 @@
 # The analysis panes in a real terminal (tmux), as a person drives them: y the layer
 # breakdown, T the tokens, A the anomalies, each at 80x24 and 200x60, in colour, with
 # NO_COLOR and on a vt100; Enter zooms the Gantt to a layer, n jumps to the planted slow
-# op; a trace that records a failure is flagged in the header; a live run shows the panes
-# as it grows. Every way out leaves the terminal as it was.
+# op, and once the anomalies are closed walks the last search again (or says there is
+# nothing to walk); a trace that records a failure is flagged in the header; a live run
+# shows the panes as it grows. Every way out leaves the terminal as it was.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tmux.sh"
 
@@ -63,6 +64,10 @@ drive() {
     expect_screen "$what: and n follows it" '^anomaly 1/1: add on'
     tmux_keys A
     expect_screen "$what: A again gives the summary back" '^(▶|>| )Summary'
+    tmux_keys n
+    expect_screen "$what: the anomalies closed, n walks the last search again" \
+        "^search 'add': [0-9]+ matches"
+    expect_no_screen "$what: not the closed anomalies" '^anomaly 1/1'
     tmux_keys q
     expect_exit "$what: q exits 0, terminal restored" 0
 }
@@ -77,6 +82,13 @@ for size in "80 24" "200 60"; do
         expect_screen "200x60: every column" '^ layer +▲start +span +slowest +DMA +TE +VE +share +DRAM +ops'
         tmux_keys A
         expect_screen "200x60: the details beside the anomalies" '│ Details'
+        tmux_keys n
+        expect_screen "200x60: n walks the anomalies" '^anomaly 1/1: add on'
+        tmux_keys A
+        expect_screen "200x60: A closes them" '^(▶|>| )Summary'
+        tmux_keys n
+        expect_screen "200x60: then n, with no search, says there is nothing to walk" \
+            '^nothing to walk: the anomalies pane is closed and there is no search \(/ starts one\)'
         tmux_keys q
         expect_exit "200x60: exit 0" 0
     fi

@@ -3,7 +3,8 @@
 # text (the wall time aside), the same from the trace of that run as from -c/-k; the verdict
 # names what the experiment found (an HBM and the link as wide as it, together; at the tiny
 # default shape, the DMA's per-transfer cost); --json; another producer's trace, bad
-# factors and resources are refused in one line.
+# factors and resources are refused in one line. A plug-in kernel's trace: whatif (and the
+# bottleneck pane's experiment) load the plug-ins the trace's run loaded, or --plugin.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tmux.sh"
 DATA=$TESTS_DIR/data/whatif
@@ -94,6 +95,43 @@ expect_screen "another producer's trace: no experiment, and why" \
 expect_screen "its verdict stays a heuristic, marked" 'verdict +heuristic: another producer'
 tmux_keys q
 expect_exit "another producer's trace: q: exit 0" 0
+
+echo "-- a plug-in's kernel"
+export XDG_DATA_HOME=$TMP/xdg # no plug-in of the user's
+unset NPUSCOPE_PLUGIN_PATH
+mkdir -p "$TMP/pl"
+if cc -shared -fPIC -O1 -g -Wall -Wextra -Werror ${NPUSCOPE_PLUGIN_CFLAGS:-} \
+    -I"${NPUSCOPE_BUILD:-$TESTS_DIR/../build}/include" "$TESTS_DIR/plugins/reps.c" \
+    -o "$TMP/pl/reps.so" 2>"$TMP/cc.err"; then ok "the plug-in builds"; else
+    fail "the plug-in builds" "$(cat "$TMP/cc.err")"; fi
+(cd "$TMP/pl" && "$NPUSCOPE" run --headless --plugin ./reps.so -k reps -o "$TMP/reps.json") \
+    >/dev/null 2>&1
+if grep -q "^\"run_metadata\".*\"plugins\":\[\"$TMP/pl/reps.so\"\]" "$TMP/reps.json"; then
+    ok "run_metadata.plugins: the plug-in's file, absolute"; else
+    fail "run_metadata.plugins" "$(grep -m1 '^"run_metadata"' "$TMP/reps.json")"; fi
+run "$NPUSCOPE" whatif --resources dma_bw,hbm_lat --factors 2 "$TMP/reps.json"
+expect_status "whatif on its trace: exit 0 (the trace's plug-in loaded)" 0
+expect_out "its launch measured" '^ +reps +DMA'
+expect_out "every run ran" '^3 runs \(the base and 2 changes\)'
+if grep -q 'failed' <<<"$OUT"; then fail "no run failed" "$OUT"; else ok "no run failed"; fi
+run "$NPUSCOPE" whatif --resources dma_bw --factors 2 -k reps --plugin "$TMP/pl/reps.so"
+expect_status "whatif -k --plugin: exit 0" 0
+expect_out "its table" '^dma_bw|^DMA bandwidth +x2 '
+mv "$TMP/pl/reps.so" "$TMP/pl/moved.so"
+run "$NPUSCOPE" whatif --resources dma_bw --factors 2 "$TMP/reps.json"
+expect_status "the trace's plug-in gone: exit 2" 2
+expect_one_line "the trace's plug-in gone: one line"
+expect_err "names the file" "reps\.so: cannot load the plug-in"
+run "$NPUSCOPE" whatif --resources dma_bw --factors 2 --plugin "$TMP/pl/moved.so" "$TMP/reps.json"
+expect_status "--plugin replaces the trace's: exit 0" 0
+mv "$TMP/pl/moved.so" "$TMP/pl/reps.so"
+tmux_start 200 60 "${U[@]}" TERM=xterm-256color -- view "$TMP/reps.json"
+expect_screen "the viewer is up" 'v verdict'
+tmux_keys v
+expect_screen "the pane's experiment runs the plug-in's kernel" \
+    'experiment: [0-9]+ runs on 2 workers in [0-9.]+ s' 60
+tmux_keys q
+expect_exit "q: exit 0" 0
 
 echo "-- refused"
 run "$NPUSCOPE" whatif "$TESTS_DIR/data/traces/spec_example.json"

@@ -140,6 +140,13 @@ static void assert_same(const struct trace_model *a, const struct trace_model *b
     cr_assert(sim_value_equal(trace_model_metadata(a), trace_model_metadata(b)));
     cr_assert(sim_value_equal(trace_model_config(a), trace_model_config(b)));
     cr_assert_eq(trace_model_clock_ghz(a), trace_model_clock_ghz(b));
+    /* the energy and the power samples, as the summary and the power row read them */
+    cr_assert(sim_value_equal(trace_model_energy(a), trace_model_energy(b)), "the energy");
+    cr_assert_eq(trace_model_power_count(a), trace_model_power_count(b));
+    for (size_t i = 0; i < trace_model_power_count(a); i++)
+        cr_assert_eq(memcmp(trace_model_power(a, i), trace_model_power(b, i),
+                            sizeof(struct trace_power_sample)),
+                     0, "power sample %zu", i);
 }
 
 Test(mirror, a_model_followed_in_small_messages_is_the_same_model)
@@ -164,6 +171,8 @@ Test(mirror, a_model_followed_in_small_messages_is_the_same_model)
     cr_assert_gt(trace_model_marker_count(copy), 0);
     cr_assert_gt(trace_model_transfer_count(copy), 0);
     cr_assert_gt(trace_model_mem_access_count(copy), 0);
+    cr_assert_not_null(trace_model_energy(copy), "the energy came over");
+    cr_assert_gt(trace_model_power_count(copy), 0);
     cr_assert_not(trace_mirror_pending(&tx, trace_live_model(x.l)));
     trace_mirror_tx_fini(&tx);
     trace_model_free(copy);
@@ -275,6 +284,22 @@ Test(mirror, broken_and_hostile_messages_are_refused)
     cr_assert_lt(apply(m, h.p, h.len, why, sizeof(why)), 0);
     cr_assert(strstr(why, "not sent"), "%s", why);
     cr_assert_eq(trace_model_bw_sample_count(m), 0);
+    trace_model_free(m);
+
+    /* power samples the viewer does not hold and the section does not carry */
+    struct trace_wire_buf body = {0};
+    trace_wire_put_value(&body, NULL); /* the energy: unknown */
+    trace_wire_put_uv(&body, 1000000); /* a million samples, none sent */
+    h.len = 0;
+    trace_wire_put_u8(&h, 15); /* energy */
+    uint8_t l4[4] = {(uint8_t)body.len, 0, 0, 0};
+    trace_wire_put_raw(&h, l4, 4);
+    trace_wire_put_raw(&h, body.p, body.len);
+    trace_wire_buf_fini(&body);
+    m = trace_model_new();
+    cr_assert_lt(apply(m, h.p, h.len, why, sizeof(why)), 0);
+    cr_assert(strstr(why, "power samples"), "%s", why);
+    cr_assert_eq(trace_model_power_count(m), 0);
     trace_model_free(m);
 
     /* a section of a kind this version does not know is skipped */

@@ -78,7 +78,7 @@ Test(proto, a_version_from_the_future_or_a_stranger_is_refused)
     struct trace_wire_frame f = frame_of(&b);
     struct diag d;
     cr_assert_lt(trace_proto_get_hello(f.body, f.len, &h2, &d), 0);
-    cr_assert(strstr(d.msg, "protocol version 3.0 is not this run's (2.1)"), "%s", d.msg);
+    cr_assert(strstr(d.msg, "protocol version 3.0 is not this run's (2.2)"), "%s", d.msg);
     /* a wrong magic */
     ((uint8_t *)f.body)[0] = 'X';
     h.major = TRACE_PROTO_MAJOR;

@@ -731,6 +731,12 @@ static struct sim_value *metadata(const struct trace_live_opts *o)
     sim_value_map_set_str(v, "cmdq_file", o->cmdq_file ? o->cmdq_file : "");
     if (o->notes)
         sim_value_map_set_str(v, "notes", o->notes);
+    if (o->nplugins) {
+        struct sim_value *pl = sim_value_list();
+        for (size_t i = 0; i < o->nplugins; i++)
+            sim_value_list_push_take(pl, sim_value_str(o->plugins[i]));
+        sim_value_map_set_take(v, "plugins", pl);
+    }
     sim_value_map_set_bool(v, "incomplete", false);
     return v;
 }

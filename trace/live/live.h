@@ -23,17 +23,19 @@ struct trace_live;
 
 /* What run_metadata says about the run and how the trace is recorded. Strings are copied. */
 struct trace_live_opts {
-    const char *trace_path;    /* -o: stream the trace to this file; NULL: model only */
-    uint64_t bw_window;        /* cycles per bandwidth sample, 0: TRACE_BW_WINDOW_DEFAULT */
-    bool mem_events;           /* also record MEM_ACCESS_EVENTs (one per DRAM transfer) */
-    const char *run_id;        /* NULL: "npuscope-" and the timestamp */
-    int64_t timestamp;         /* when the run started, seconds since the Unix epoch (UTC) */
-    const char *model_name;    /* run_metadata.model_name: the kernel or workload */
-    const char *workload_type; /* "CUSTOM", "LLM_DECODE", ...; NULL: "CUSTOM" */
-    const char *cmdq_file;     /* the host program the run executes (its file) */
-    const char *notes;         /* NULL: left out */
-    int64_t prefill_tokens;    /* run_metadata.tokens, when the program declares them; */
-    int64_t decode_tokens;     /* -1 (both): no tokens block */
+    const char *trace_path;     /* -o: stream the trace to this file; NULL: model only */
+    uint64_t bw_window;         /* cycles per bandwidth sample, 0: TRACE_BW_WINDOW_DEFAULT */
+    bool mem_events;            /* also record MEM_ACCESS_EVENTs (one per DRAM transfer) */
+    const char *run_id;         /* NULL: "npuscope-" and the timestamp */
+    int64_t timestamp;          /* when the run started, seconds since the Unix epoch (UTC) */
+    const char *model_name;     /* run_metadata.model_name: the kernel or workload */
+    const char *workload_type;  /* "CUSTOM", "LLM_DECODE", ...; NULL: "CUSTOM" */
+    const char *cmdq_file;      /* the host program the run executes (its file) */
+    const char *notes;          /* NULL: left out */
+    int64_t prefill_tokens;     /* run_metadata.tokens, when the program declares them; */
+    int64_t decode_tokens;      /* -1 (both): no tokens block */
+    const char *const *plugins; /* run_metadata.plugins: the plug-in files the run loaded */
+    size_t nplugins;            /* (0: left out) */
     /* With trace_path: the file is the only record of the events. The model keeps no
      * engine events (markers, tokens and tracks only), and summary_metrics and
      * bandwidth_samples are accumulated as the run goes (trace/live/sumacc.h), so memory does

@@ -138,6 +138,7 @@ struct trace_model {
     struct sim_value *energy;                           /* owned: summary_metrics.energy */
     struct trace_power_sample *power;                   /* owned: power_samples */
     size_t npower;
+    uint64_t energy_gen; /* trace_model_set_energy_take calls */
 
     uint64_t now;
     bool have_time;
@@ -1009,7 +1010,13 @@ void trace_model_set_energy_take(struct trace_model *m, struct sim_value *energy
     m->energy = energy;
     m->power = samples;
     m->npower = samples ? n : 0;
+    m->energy_gen++;
     m->gen++;
+}
+
+uint64_t trace_model_energy_gen(const struct trace_model *m)
+{
+    return m->energy_gen;
 }
 
 const struct sim_value *trace_model_energy(const struct trace_model *m)

@@ -262,6 +262,8 @@ void trace_model_set_energy_take(struct trace_model *m, struct sim_value *energy
 const struct sim_value *trace_model_energy(const struct trace_model *m);
 size_t trace_model_power_count(const struct trace_model *m);
 const struct trace_power_sample *trace_model_power(const struct trace_model *m, size_t i);
+/* How many times the energy was set (0: never): it moves with each trace_model_set_energy_take. */
+uint64_t trace_model_energy_gen(const struct trace_model *m);
 
 /* Set "now" for a live model: in-flight events extend to it, the time range covers it. */
 void trace_model_set_now(struct trace_model *m, uint64_t now);

@@ -27,6 +27,7 @@ enum section {
     SEC_BW_SET,    /* bandwidth samples that changed after they were sent */
     SEC_SITES,     /* call sites (2.1) */
     SEC_EV_SITES,  /* the call sites of events just sent (2.1) */
+    SEC_ENERGY,    /* the energy block and the power samples, whole (2.2) */
 };
 
 /* A marker or memory access raised on no track (tracks travel as their index + 1). */
@@ -35,6 +36,7 @@ enum { NO_TRACK = 0 };
 void trace_mirror_tx_fini(struct trace_mirror_tx *tx)
 {
     free(tx->inflight);
+    free(tx->power_hash);
     *tx = (struct trace_mirror_tx){0};
 }
 
@@ -46,7 +48,8 @@ static bool ended_pending(const struct trace_mirror_tx *tx, const struct trace_m
     return false;
 }
 
-bool trace_mirror_pending(const struct trace_mirror_tx *tx, const struct trace_model *m)
+/* Pending but for the energy. */
+static bool lists_pending(const struct trace_mirror_tx *tx, const struct trace_model *m)
 {
     return !tx->head_sent || tx->nstr < trace_model_str_count(m) ||
            (tx->nsites ? tx->nsites : 1) < trace_model_site_count(m) ||
@@ -55,6 +58,11 @@ bool trace_mirror_pending(const struct trace_mirror_tx *tx, const struct trace_m
            tx->ntok < trace_model_token_count(m) || tx->nmk < trace_model_marker_count(m) ||
            tx->nbw < trace_model_bw_sample_count(m) || tx->bw_from < trace_model_bw_revs(m) ||
            !tx->now_sent || tx->now != trace_model_now(m) || ended_pending(tx, m);
+}
+
+bool trace_mirror_pending(const struct trace_mirror_tx *tx, const struct trace_model *m)
+{
+    return lists_pending(tx, m) || tx->energy_gen != trace_model_energy_gen(m);
 }
 
 /* ---- sending ------------------------------------------------------------------------------ */
@@ -321,6 +329,62 @@ static void send_lists(struct trace_mirror_tx *tx, const struct trace_model *m, 
     }
 }
 
+/* FNV-1a of a power sample's bytes. */
+static uint64_t sample_hash(const struct trace_power_sample *p)
+{
+    uint64_t h = 14695981039346656037u;
+    const unsigned char *b = (const unsigned char *)p;
+    for (size_t i = 0; i < sizeof(*p); i++)
+        h = (h ^ b[i]) * 1099511628211u;
+    return h;
+}
+
+static void put_sample(struct trace_wire_buf *out, const struct trace_power_sample *p)
+{
+    trace_wire_put_uv(out, p->cycle);
+    trace_wire_put_uv(out, p->window);
+    for (int k = 0; k < TRACE_POWER_KINDS; k++)
+        trace_wire_put_f64(out, p->joules[k]);
+}
+
+/* The energy block and the power samples that changed since they were sent (a live run
+ * recomputes them as it goes: the windows of ops that ended, the new ones, all of them when
+ * the windows widen), as runs of consecutive samples. */
+static void send_energy(struct trace_mirror_tx *tx, const struct trace_model *m, struct enc *e)
+{
+    struct trace_wire_buf *out = e->b;
+    size_t n = trace_model_power_count(m);
+    sec_begin(e, SEC_ENERGY);
+    trace_wire_put_value(out, trace_model_energy(m));
+    trace_wire_put_uv(out, n);
+    if (n > tx->cappower_hash) {
+        tx->power_hash = sim_xreallocarray(tx->power_hash, n, sizeof(*tx->power_hash));
+        tx->cappower_hash = n;
+    }
+    for (size_t i = 0; i < n;) {
+        uint64_t h = sample_hash(trace_model_power(m, i));
+        if (i < tx->npower_hash && tx->power_hash[i] == h) {
+            i++;
+            continue;
+        }
+        size_t j = i;
+        while (j < n) {
+            uint64_t hj = j == i ? h : sample_hash(trace_model_power(m, j));
+            if (j < tx->npower_hash && tx->power_hash[j] == hj)
+                break;
+            tx->power_hash[j++] = hj;
+        }
+        trace_wire_put_uv(out, i);
+        trace_wire_put_uv(out, j - i);
+        for (size_t k = i; k < j; k++)
+            put_sample(out, trace_model_power(m, k));
+        i = j;
+    }
+    tx->npower_hash = n;
+    sec_end(e, 0);
+    tx->energy_gen = trace_model_energy_gen(m);
+}
+
 bool trace_mirror_encode(struct trace_mirror_tx *tx, const struct trace_model *m,
                          struct trace_wire_buf *out, size_t budget)
 {
@@ -349,6 +413,9 @@ bool trace_mirror_encode(struct trace_mirror_tx *tx, const struct trace_model *m
         send_events(tx, m, &e);
     send_bw_changes(tx, m, &e);
     send_lists(tx, m, &e);
+    /* the energy once the rest is sent (it sums them up) */
+    if (!lists_pending(tx, m) && tx->energy_gen != trace_model_energy_gen(m))
+        send_energy(tx, m, &e);
     return !trace_mirror_pending(tx, m);
 }
 
@@ -673,6 +740,61 @@ static void apply_head(struct trace_model *m, struct trace_wire_rd *r)
     trace_model_set_config_take(m, config);
 }
 
+/* The energy (null: unknown) and the power samples: the count the run now has, then runs
+ * of those that changed (every one the viewer does not hold yet among them). */
+static void apply_energy(struct trace_model *m, struct trace_wire_rd *r)
+{
+    struct sim_value *energy = trace_wire_get_value(r);
+    if (trace_wire_rd_ok(r) && energy && energy->type != SIM_V_MAP)
+        trace_wire_rd_fail(r, "the energy is not a map");
+    uint64_t n = trace_wire_get_uv(r);
+    size_t held = trace_model_power_count(m);
+    /* a sample takes at least 2 + 8 * 8 bytes: more new ones than the section holds is a lie */
+    if (trace_wire_rd_ok(r) && n > held &&
+        n - held > trace_wire_rd_left(r) / (2 + 8 * TRACE_POWER_KINDS))
+        trace_wire_rd_fail(r, "more power samples than the section holds");
+    struct trace_power_sample *s = NULL;
+    if (trace_wire_rd_ok(r) && n) {
+        s = sim_xcalloc((size_t)n, sizeof(*s));
+        for (size_t i = 0; i < held && i < n; i++)
+            s[i] = *trace_model_power(m, i);
+    }
+    uint64_t covered = held, next = 0; /* [held, covered): sent; runs ascend from next */
+    while (trace_wire_rd_ok(r) && trace_wire_rd_left(r)) {
+        uint64_t first = trace_wire_get_uv(r), k = trace_wire_get_uv(r);
+        if (!trace_wire_rd_ok(r))
+            break;
+        if (first < next || k == 0 || first > n || k > n - first) {
+            trace_wire_rd_fail(r, "a run of power samples out of order or range");
+            break;
+        }
+        if (first > covered && covered < n) {
+            trace_wire_rd_fail(r, "a power sample the viewer does not hold is missing");
+            break;
+        }
+        for (uint64_t i = first; i < first + k && trace_wire_rd_ok(r); i++) {
+            s[i].cycle = trace_wire_get_uv(r);
+            s[i].window = trace_wire_get_uv(r);
+            for (int j = 0; j < TRACE_POWER_KINDS; j++)
+                s[i].joules[j] = trace_wire_get_f64(r);
+        }
+        next = first + k;
+        if (next > covered)
+            covered = next;
+    }
+    if (trace_wire_rd_ok(r) && covered < n)
+        trace_wire_rd_fail(r, "a power sample the viewer does not hold is missing");
+    for (size_t i = 1; i < n && trace_wire_rd_ok(r); i++)
+        if (s[i].cycle < s[i - 1].cycle)
+            trace_wire_rd_fail(r, "power samples out of cycle order");
+    if (!trace_wire_rd_ok(r)) {
+        sim_value_free(energy);
+        free(s);
+        return;
+    }
+    trace_model_set_energy_take(m, energy, s, (size_t)n);
+}
+
 int trace_mirror_apply(struct trace_model *m, const uint8_t *p, size_t len, struct diag *d)
 {
     struct trace_wire_rd r;
@@ -702,6 +824,7 @@ int trace_mirror_apply(struct trace_model *m, const uint8_t *p, size_t len, stru
         case SEC_BW_SET: apply_bw_set(m, &s); break;
         case SEC_SITES: apply_sites(m, &s); break;
         case SEC_EV_SITES: apply_ev_sites(m, &s); break;
+        case SEC_ENERGY: apply_energy(m, &s); break;
         case SEC_NOW: {
             uint64_t now = trace_wire_get_uv(&s);
             if (trace_wire_rd_ok(&s) && trace_wire_rd_left(&s))

@@ -2,11 +2,12 @@
  * A trace model mirrored over the wire (trace/wire/PROTOCOL.md, "The model"): a served run
  * sends each viewer what its model gained since the viewer last heard (strings, tracks,
  * call sites, events and their sites, the ends of events in flight, transfers, memory accesses,
- * tokens, markers, bandwidth samples, "now"), and the viewer applies it to a model of its own,
- * which then looks to the panes exactly like the run's. Everything in a trace model only grows
- * while a run goes forward, so a sender keeps nothing but how far each list was sent (and which
- * events it sent in flight): a viewer that fell behind gets everything since in its next
- * message, coarser but complete, and the sender's memory does not grow with the backlog.
+ * tokens, markers, bandwidth samples, "now", the energy and its power samples), and the viewer
+ * applies it to a model of its own, which then looks to the panes exactly like the run's.
+ * Everything in a trace model only grows while a run goes forward, so a sender keeps nothing but
+ * how far each list was sent (and which events it sent in flight): a viewer that fell behind gets
+ * everything since in its next message, coarser but complete, and the sender's memory does not grow
+ * with the backlog.
  *
  * The receiving side checks every index against what it holds before touching the model,
  * so a broken or hostile peer gets an error, never a failed assertion.
@@ -38,6 +39,9 @@ struct trace_mirror_tx {
      * sent again, in passes over [0, nbw) (bw_scan: where this pass is) */
     uint64_t bw_from, bw_upto; /* changes covered: sent up to bw_from; this pass to bw_upto */
     size_t bw_scan;
+    uint64_t energy_gen;  /* the model's energy generation last sent (0: none yet) */
+    uint64_t *power_hash; /* owned: a hash of each power sample as last sent, so that only */
+    size_t npower_hash, cappower_hash; /* those that changed are sent again */
 };
 
 void trace_mirror_tx_fini(struct trace_mirror_tx *tx);

@@ -24,7 +24,8 @@
 
 enum {
     TRACE_PROTO_MAJOR = 2, /* 2.0: a bandwidth sample names its resource */
-    TRACE_PROTO_MINOR = 1, /* 2.1: line breakpoints, call sites in the model, STEP_LINE */
+    TRACE_PROTO_MINOR =
+        2, /* 2.1: line breakpoints, call sites in the model, STEP_LINE; 2.2: energy */
     TRACE_PROTO_MAX_TO_RUN = 64 * 1024,      /* largest frame a run accepts */
     TRACE_PROTO_MAX_TO_VIEWER = 1024 * 1024, /* largest frame a viewer accepts */
     TRACE_PROTO_MAX_TEXT = 4096,             /* longest text field */

@@ -1027,10 +1027,22 @@ static bool gantt_wide(enum tui_action act)
 }
 
 /* n and N: the next or previous of what the user walked last (search matches, anomalies,
- * a source line's ops), whichever pane has the focus; the status line says which. */
+ * a source line's ops), whichever pane has the focus; the status line says which. Once the
+ * pane of a walked list is closed, the last search again (or nothing). */
 static enum tui_result walk_next(struct tui_app *a, enum tui_action act)
 {
     int p = a->walk == WALK_ANOMALIES ? P_ANOMALIES : a->walk == WALK_SOURCE ? P_SOURCE : -1;
+    if (p >= 0 && a->left != p) { /* its pane was closed: back to the last search */
+        a->walk = a->search[0] ? WALK_SEARCH : WALK_PANE;
+        if (!a->search[0]) {
+            tui_view_message(&a->view, TUI_STYLE_STATUS,
+                             "nothing to walk: the %s pane is closed and there is no search "
+                             "(/ starts one)",
+                             p == P_ANOMALIES ? "anomalies" : "source");
+            return TUI_RES_REDRAW;
+        }
+        p = -1;
+    }
     if (p < 0) {
         if (!a->search[0])
             tui_view_message(&a->view, TUI_STYLE_STATUS, "no search yet: / starts one");

@@ -106,6 +106,9 @@ int cli_stop(const char *what);
 struct diag;
 int cli_check_output(const char *path, struct diag *d);
 
+/* The most plug-in files a trace's run_metadata names (the first ones loaded). */
+#define CLI_MAX_TRACE_PLUGINS 32
+
 /* What a run's trace says about it (run_metadata), with the storage its strings use. */
 struct cli_trace_meta {
     struct trace_live_opts lo; /* strings point into the buffers below */
@@ -113,13 +116,15 @@ struct cli_trace_meta {
     char cmdq[1024];
     char notes[1024];
     char run_id[96];
+    const char *plugins[CLI_MAX_TRACE_PLUGINS]; /* into plugin_files */
+    char plugin_files[8192];                    /* the loaded plug-ins' files, absolute */
 };
 
 struct sim_run;
 
 /* The trace feed options of run r started with o: -o, --mem-events, --bw-window, and
  * run_metadata (model_name and cmdq_file from -k / -w, the time from SOURCE_DATE_EPOCH
- * when set, else the clock). Returns 0. */
+ * when set, else the clock, the files of the plug-ins loaded). Returns 0. */
 int cli_run_trace_opts(const struct cli_run_opts *o, const struct sim_run *r,
                        struct cli_trace_meta *m);
 /* Open file in the TUI; with diff (not NULL), compared with that second trace; through the

@@ -296,6 +296,7 @@ static void reload_exec(const void *carry, size_t len, struct diag *d)
         close(fd);
     if (ok) {
         setenv(RELOAD_STATE_ENV, path, 1);
+        tui_ckpt_hand_on(); /* the next image goes on under this one's supervisor */
         execv("/proc/self/exe", argv);
     }
     diag_set(d, SIM_EIO, NULL, 0, 0, NULL, "reload: cannot start npuscope again: %s",

@@ -6,9 +6,11 @@
 #include "tui/cli/cli.h"
 
 #include "sim/kernel/kernel.h"
+#include "sim/kernel/loader.h"
 #include "sim/host/run.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +89,19 @@ int cli_run_trace_opts(const struct cli_run_opts *o, const struct sim_run *r,
         .decode_tokens = -1,
     };
     llm_tokens(o->kernel, &m->lo);
+    /* the plug-ins the run could use, by absolute path: what whatif loads to run it again */
+    size_t used = 0;
+    for (size_t i = 0; i < sim_plugin_count() && m->lo.nplugins < CLI_MAX_TRACE_PLUGINS; i++) {
+        char real[PATH_MAX];
+        const char *f = realpath(sim_plugin_file(i), real) ? real : sim_plugin_file(i);
+        size_t len = strlen(f) + 1;
+        if (used + len > sizeof(m->plugin_files))
+            break;
+        memcpy(m->plugin_files + used, f, len);
+        m->plugins[m->lo.nplugins++] = m->plugin_files + used;
+        used += len;
+    }
+    m->lo.plugins = m->plugins;
     if (!pinned) {
         struct tm tm;
         time_t tt = (time_t)m->lo.timestamp;

@@ -42,6 +42,9 @@ static const char usage[] =
     "  -c, --chip FILE      with -k or -w: the chip config (default: the embedded one)\n"
     "  -k, --kernel SPEC    run a built-in kernel, as npuscope run -k\n"
     "  -w, --workload FILE  run a workload file, as npuscope run -w\n"
+    "  --plugin PATH.so     load a kernel plug-in (repeatable), as npuscope run --plugin;\n"
+    "                       given, it replaces the plug-ins a trace's run loaded\n"
+    "                       (run_metadata.plugins), which are loaded otherwise\n"
     "  --json               the result as JSON on stdout\n"
     "  -h, --help           show this help\n";
 
@@ -258,18 +261,16 @@ static void progress(void *ctx, size_t done, size_t total)
 int cli_whatif(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"factors", required_argument, NULL, 'F'},
-        {"resources", required_argument, NULL, 'R'},
-        {"jobs", required_argument, NULL, 'j'},
-        {"chip", required_argument, NULL, 'c'},
-        {"kernel", required_argument, NULL, 'k'},
-        {"workload", required_argument, NULL, 'w'},
-        {"json", no_argument, NULL, 'J'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"factors", required_argument, NULL, 'F'}, {"resources", required_argument, NULL, 'R'},
+        {"jobs", required_argument, NULL, 'j'},    {"chip", required_argument, NULL, 'c'},
+        {"kernel", required_argument, NULL, 'k'},  {"workload", required_argument, NULL, 'w'},
+        {"json", no_argument, NULL, 'J'},          {"plugin", required_argument, NULL, 'P'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     struct tui_whatif_opts o = {0};
     const char *chip = NULL, *kernel = NULL, *workload = NULL;
+    const char *plugins[CLI_MAX_PLUGINS];
+    size_t n_plugins = 0;
     bool json = false;
     int c, rc;
     opterr = 0;
@@ -296,6 +297,11 @@ int cli_whatif(int argc, char **argv)
         case 'k': kernel = optarg; break;
         case 'w': workload = optarg; break;
         case 'J': json = true; break;
+        case 'P':
+            if (n_plugins == CLI_MAX_PLUGINS)
+                return usage_error("at most %d --plugin", CLI_MAX_PLUGINS);
+            plugins[n_plugins++] = optarg;
+            break;
         case 'h': fputs(usage, stdout); return CLI_EXIT_OK;
         case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
         default: return usage_error("unknown option '%s'", argv[optind - 1]);
@@ -322,6 +328,8 @@ int cli_whatif(int argc, char **argv)
         }
         m = loaded;
     } else {
+        if ((rc = cli_load_plugins(plugins, n_plugins)) != 0)
+            return rc;
         m = run_model(chip, kernel, workload, &run, &live);
         if (!m) {
             trace_live_free(live);
@@ -344,6 +352,13 @@ int cli_whatif(int argc, char **argv)
         trace_live_free(live);
         sim_run_free(run);
         return CLI_EXIT_USAGE;
+    }
+    if (n_plugins) /* these, not those the trace's run loaded */
+        tui_whatif_workload_set_plugins(&w, plugins, n_plugins);
+    if (file && (rc = cli_load_plugins((const char *const *)w.plugins, w.nplugins)) != 0) {
+        tui_whatif_workload_fini(&w);
+        trace_model_free(loaded);
+        return rc;
     }
     if (!json && isatty(STDERR_FILENO))
         o.progress = progress;

@@ -94,6 +94,7 @@ static void exp_start(struct tui_bottleneck *b)
     b->dirty = true;
     struct tui_whatif_workload w;
     struct diag d = {0};
+    /* with the plug-ins its run loaded (run_metadata.plugins): the experiment loads them */
     if (tui_whatif_workload_from_model(b->m, NULL, &w, &d) < 0) {
         snprintf(b->exp_msg, sizeof(b->exp_msg), "none: %s", d.msg);
         return;

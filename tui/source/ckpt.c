@@ -228,8 +228,46 @@ static void supervise(int fd, pid_t first, const struct termios *tios, bool have
     _exit(status);
 }
 
+/* Where a process that executes itself again finds the supervisor it keeps: "PID:FD". */
+#define SUP_ENV "NPUSCOPE_CKPT_SUPERVISOR"
+
+void tui_ckpt_hand_on(void)
+{
+    if (sup_pid <= 0 || sup_fd < 0)
+        return;
+    char v[48];
+    snprintf(v, sizeof(v), "%d:%d", (int)sup_pid, sup_fd);
+    fcntl(sup_fd, F_SETFD, 0); /* open across the exec */
+    setenv(SUP_ENV, v, 1);
+}
+
+/* The supervisor handed on by tui_ckpt_hand_on before this image was executed: true when
+ * it is still our parent, and then this process goes on as its live process. */
+static bool sup_taken_over(void)
+{
+    const char *v = getenv(SUP_ENV);
+    if (!v)
+        return false;
+    int pid = 0, fd = -1;
+    bool ok = sscanf(v, "%d:%d", &pid, &fd) == 2 && fd > STDERR_FILENO;
+    unsetenv(SUP_ENV);
+    if (!ok || fcntl(fd, F_GETFD) < 0)
+        return false;
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+    if (pid <= 0 || getppid() != (pid_t)pid) {
+        close(fd);
+        return false;
+    }
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    sup_pid = (pid_t)pid;
+    sup_fd = fd;
+    return true;
+}
+
 int tui_ckpt_supervise(struct diag *d)
 {
+    if (sup_taken_over())
+        return 0;
     int msg[2];
     if (pipe2(msg, O_CLOEXEC) != 0 || pipe2(sup_wake, O_CLOEXEC | O_NONBLOCK) != 0)
         return diag_set(d, SIM_EIO, NULL, 0, 0, NULL, "checkpoints: no pipe: %s", strerror(errno));

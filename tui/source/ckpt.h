@@ -51,13 +51,21 @@ struct tui_ckpt_req {
 };
 
 /*
- * Start the supervisor: fork; the parent waits for the session to end and never returns
- * (it exits with the status of the last live process, after ending every checkpoint); the
+ * Start the supervisor (or, in an image executed after tui_ckpt_hand_on, take over the
+ * one handed on and return 0 at once): fork; the parent waits for the session to end and never
+ * returns (it exits with the status of the last live process, after ending every checkpoint); the
  * child returns 0 and goes on as the live process. Returns a negative code with d filled
  * when it cannot (then there are no checkpoints, and the caller goes on alone).
  * Only for a single-threaded process, before the terminal is opened.
  */
 int tui_ckpt_supervise(struct diag *d);
+/*
+ * Before the live process executes itself again (Ctrl-R's reload): hand the supervisor on
+ * to the new image (an environment variable and its pipe kept open), so that the new
+ * image's tui_ckpt_supervise goes on under the same supervisor instead of starting one
+ * more process. A no-op without a supervisor.
+ */
+void tui_ckpt_hand_on(void);
 
 /* True when tui_ckpt_supervise succeeded: checkpoints can be taken. */
 bool tui_ckpt_available(void);

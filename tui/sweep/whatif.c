@@ -7,6 +7,7 @@
 #include "tui/sweep/whatif.h"
 
 #include "sim/host/run.h"
+#include "sim/kernel/loader.h"
 #include "sim/util/xalloc.h"
 #include "trace/analysis/regions.h"
 #include "trace/file/jsonout.h"
@@ -163,7 +164,22 @@ void tui_whatif_workload_fini(struct tui_whatif_workload *w)
     free(w->kernel_spec);
     free(w->workload);
     free(w->what);
+    for (size_t i = 0; i < w->nplugins; i++)
+        free(w->plugins[i]);
+    free(w->plugins);
     memset(w, 0, sizeof(*w));
+}
+
+void tui_whatif_workload_set_plugins(struct tui_whatif_workload *w, const char *const *files,
+                                     size_t n)
+{
+    for (size_t i = 0; i < w->nplugins; i++)
+        free(w->plugins[i]);
+    free(w->plugins);
+    w->plugins = n ? sim_xcalloc(n, sizeof(*w->plugins)) : NULL;
+    for (size_t i = 0; i < n; i++)
+        w->plugins[i] = sim_xstrdup(files[i]);
+    w->nplugins = n;
 }
 
 int tui_whatif_workload_from_model(const struct trace_model *m, const char *trace_dir,
@@ -198,6 +214,13 @@ int tui_whatif_workload_from_model(const struct trace_model *m, const char *trac
     } else {
         return diag_set(d, SIM_EINVAL, NULL, 0, 0, "run_metadata.cmdq_file",
                         "the trace does not say what ran");
+    }
+    const struct sim_value *pl = sim_value_map_get(md, "plugins");
+    if (pl && pl->type == SIM_V_LIST && pl->u.list.len) {
+        w->plugins = sim_xcalloc(pl->u.list.len, sizeof(*w->plugins));
+        for (size_t i = 0; i < pl->u.list.len; i++)
+            if (pl->u.list.items[i]->type == SIM_V_STR)
+                w->plugins[w->nplugins++] = sim_xstrdup(pl->u.list.items[i]->u.str.s);
     }
     w->chip = sim_value_clone(cfg);
     const char *chip = sim_value_get_str(sim_value_map_get(cfg, "chip"), "name", "a chip");
@@ -543,6 +566,11 @@ int tui_whatif_run(const struct tui_whatif_workload *w, const struct tui_whatif_
                    struct tui_whatif_result *r, struct diag *d)
 {
     memset(r, 0, sizeof(*r));
+    for (size_t i = 0; i < w->nplugins; i++) {
+        int rc = sim_plugin_load(w->plugins[i], d);
+        if (rc < 0)
+            return rc;
+    }
     double t0 = wall();
     r->what = sim_xstrdup(w->what ? w->what : "");
     r->clock_ghz = number(at_key(w->chip, "chip.clock_ghz"));

@@ -55,11 +55,14 @@ struct tui_whatif_workload {
     char *kernel_spec;      /* owned: "NAME[:ARGS]" for -k, or NULL */
     char *workload;         /* owned: a workload file, or NULL (both NULL: the demo) */
     char *what;             /* owned: for messages ("kernel:llm_decode on npu-large") */
+    char **plugins;         /* owned: plug-in files loaded before the runs (the kernels */
+    size_t nplugins;        /* they register run as the built-in ones) */
 };
 
 /*
  * What m's trace ran, from its run_metadata and config_snapshot (trace_dir: the directory
- * of its file, where a relative workload path is also looked for; may be NULL). Returns 0,
+ * of its file, where a relative workload path is also looked for; may be NULL), with the
+ * plug-in files its run_metadata.plugins names. Returns 0,
  * or a negative sim_err with d filled when the trace does not say what ran in a way that
  * can be run again (another producer's trace, a workload file that is gone, a config
  * snapshot that is not a chip config).
@@ -68,6 +71,9 @@ int tui_whatif_workload_from_model(const struct trace_model *m, const char *trac
                                    struct tui_whatif_workload *w, struct diag *d);
 /* Free what w owns (w itself is the caller's). */
 void tui_whatif_workload_fini(struct tui_whatif_workload *w);
+/* Replace w's plug-in files with files[0 .. n) (copied). */
+void tui_whatif_workload_set_plugins(struct tui_whatif_workload *w, const char *const *files,
+                                     size_t n);
 
 /* Most factors and kernel launches one experiment measures. */
 enum { TUI_WHATIF_MAX_FACTORS = 8 };
@@ -115,14 +121,15 @@ struct tui_whatif_result {
 };
 
 /*
- * Run the experiment on w: the base, then each resource of o (those the chip has: no
+ * Run the experiment on w (its plug-ins loaded first, into this process: the same file
+ * loaded before is a no-op): the base, then each resource of o (those the chip has: no
  * cube-to-cube link on a chip of one cube, nothing to scale in a time of 0) at each factor.
  * Resources that share a limit (each costing the run or a launch 10% or more when slowed,
  * as an HBM and the link as wide as it do: speeding up either alone gains nothing) are
  * then sped up together, by the largest factor, in one more run per such set.
  * Returns 0 and fills r (free with tui_whatif_result_fini; a run that failed has its
- * error), or a negative sim_err with d filled when the base cannot be run or a worker
- * cannot be started.
+ * error), or a negative sim_err with d filled when a plug-in does not load, the base
+ * cannot be run or a worker cannot be started.
  */
 int tui_whatif_run(const struct tui_whatif_workload *w, const struct tui_whatif_opts *o,
                    struct tui_whatif_result *r, struct diag *d);
