@@ -1,4 +1,5 @@
-/* The trace format's vocabulary: op record -> ENGINE_EVENT mapping and the DRAM rule. */
+/* The trace format's vocabulary: op record -> ENGINE_EVENT mapping, the DRAM rule, and the
+ * names of the model's engines and op kinds. */
 #include "trace/model/format.h"
 
 #include "sim/chip/oplog.h"
@@ -217,4 +218,39 @@ int trace_dram_from_mem(enum trace_engine engine, const char *op, const struct s
         .nbytes = mem->src_space ? mem->nbytes : -1,
     };
     return trace_dram_rule(engine, &f, out);
+}
+
+/* ---- the names of the model's enums (trace/model/model.h) ------------------------------ */
+
+static const char *const engine_names[TRACE_ENGINE_COUNT] = {"DMA", "TE", "VE", "HOST", "OTHER"};
+static const char *const kind_names[TRACE_KIND_COUNT] = {"memory", "gemm", "math", "unknown"};
+
+const char *trace_engine_name(enum trace_engine e)
+{
+    return (unsigned)e < TRACE_ENGINE_COUNT ? engine_names[e] : "?";
+}
+
+int trace_engine_parse(const char *s, enum trace_engine *out)
+{
+    for (int i = 0; i < TRACE_ENGINE_COUNT; i++)
+        if (strcmp(s, engine_names[i]) == 0) {
+            *out = (enum trace_engine)i;
+            return 0;
+        }
+    return -1;
+}
+
+const char *trace_op_kind_name(enum trace_op_kind k)
+{
+    return (unsigned)k < TRACE_KIND_COUNT ? kind_names[k] : "?";
+}
+
+int trace_op_kind_parse(const char *s, enum trace_op_kind *out)
+{
+    for (int i = 0; i < TRACE_KIND_COUNT; i++)
+        if (strcmp(s, kind_names[i]) == 0) {
+            *out = (enum trace_op_kind)i;
+            return 0;
+        }
+    return -1;
 }

@@ -1470,38 +1470,3 @@ uint64_t trace_model_ignored_fields(const struct trace_model *m)
 {
     return m->ignored_fields;
 }
-
-/* ---- enum names ------------------------------------------------------------------------ */
-
-static const char *const engine_names[TRACE_ENGINE_COUNT] = {"DMA", "TE", "VE", "HOST", "OTHER"};
-static const char *const kind_names[TRACE_KIND_COUNT] = {"memory", "gemm", "math", "unknown"};
-
-const char *trace_engine_name(enum trace_engine e)
-{
-    return (unsigned)e < TRACE_ENGINE_COUNT ? engine_names[e] : "?";
-}
-
-int trace_engine_parse(const char *s, enum trace_engine *out)
-{
-    for (int i = 0; i < TRACE_ENGINE_COUNT; i++)
-        if (strcmp(s, engine_names[i]) == 0) {
-            *out = (enum trace_engine)i;
-            return 0;
-        }
-    return -1;
-}
-
-const char *trace_op_kind_name(enum trace_op_kind k)
-{
-    return (unsigned)k < TRACE_KIND_COUNT ? kind_names[k] : "?";
-}
-
-int trace_op_kind_parse(const char *s, enum trace_op_kind *out)
-{
-    for (int i = 0; i < TRACE_KIND_COUNT; i++)
-        if (strcmp(s, kind_names[i]) == 0) {
-            *out = (enum trace_op_kind)i;
-            return 0;
-        }
-    return -1;
-}
