@@ -137,4 +137,14 @@ bool sim_unpack_map_int(const uint8_t *p, size_t n, size_t pos, const char *key,
 bool sim_unpack_map_str(const uint8_t *p, size_t n, size_t pos, const char *key, const char **s,
                         size_t *len);
 
+/* Reading one packed value in place (no tree): its type (SIM_V_NULL, _BOOL, _INT,
+ * _FLOAT, _STR, _LIST or _MAP) at pos; an int, float or string at pos (false when it is
+ * of another type; *s borrowed from p, not NUL-terminated, *len bytes); the item count of
+ * the list at *pos (which must be one), advancing *pos to its first item. */
+enum sim_vtype sim_unpack_type(const uint8_t *p, size_t n, size_t pos);
+bool sim_unpack_int_at(const uint8_t *p, size_t n, size_t pos, int64_t *out);
+bool sim_unpack_float_at(const uint8_t *p, size_t n, size_t pos, double *out);
+bool sim_unpack_str_at(const uint8_t *p, size_t n, size_t pos, const char **s, size_t *len);
+size_t sim_unpack_list_open(const uint8_t *p, size_t n, size_t *pos);
+
 #endif

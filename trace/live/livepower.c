@@ -87,7 +87,8 @@ void trace_livepower_op_start(struct trace_livepower *p, uint32_t track,
 }
 
 /* The work of rec: what its record says it moves (a DMA op), else decoded from its
- * params as a loaded trace's details are. */
+ * params as a loaded trace's details are (from the packed bytes, without a tree, unless
+ * the record is a retained one holding its tree). */
 static void work_of(struct trace_livepower *p, const struct sim_op_record *rec,
                     enum trace_op_kind kind, struct trace_opinfo *o)
 {
@@ -106,6 +107,11 @@ static void work_of(struct trace_livepower *p, const struct sim_op_record *rec,
         }
         return;
     }
+    const char *op = rec->op_name ? rec->op_name : "";
+    if (!rec->params) { /* read in place from the packed params */
+        trace_opinfo_decode_packed(op, kind, rec->packed, rec->packed_len, &p->sp, o);
+        return;
+    }
     struct sim_value *replay = NULL; /* the params with their replay annotations under
                                         "replay": what opinfo reads of a trace's details */
     struct sim_value *params = sim_op_record_params(rec, &replay);
@@ -113,7 +119,7 @@ static void work_of(struct trace_livepower *p, const struct sim_op_record *rec,
         sim_value_map_set_take(params, TRACE_DETAILS_REPLAY, replay);
     else
         sim_value_free(replay);
-    trace_opinfo_decode(rec->op_name ? rec->op_name : "", kind, params, &p->sp, o);
+    trace_opinfo_decode(op, kind, params, &p->sp, o);
     sim_value_free(params);
 }
 
