@@ -247,22 +247,40 @@ static void mem_bytes(struct trace_energy_acc *a, const char *space, bool write,
     } /* hbm: counted at its port (trace_energy_acc_traffic) */
 }
 
+enum trace_energy_track trace_energy_track_of(const char *track)
+{
+    if (ends_with(track, ".io_cpu"))
+        return TRACE_ET_IO_CPU;
+    if (ends_with(track, ".m_cpu"))
+        return TRACE_ET_M_CPU;
+    if (ends_with(track, ".pe_dma") || ends_with(track, ".pe_gemm") || ends_with(track, ".pe_math"))
+        return TRACE_ET_ENGINE;
+    return TRACE_ET_NONE;
+}
+
 void trace_energy_acc_event(struct trace_energy_acc *a, const char *track, const char *op,
                             enum trace_op_kind kind, const struct trace_opinfo *o,
                             const struct trace_spaces *sp, bool in_composite, uint64_t s,
                             uint64_t e)
 {
-    if (ends_with(track, ".io_cpu")) {
+    trace_energy_acc_track_event(a, trace_energy_track_of(track), op, kind, o, sp, in_composite, s,
+                                 e);
+}
+
+void trace_energy_acc_track_event(struct trace_energy_acc *a, enum trace_energy_track cls,
+                                  const char *op, enum trace_op_kind kind,
+                                  const struct trace_opinfo *o, const struct trace_spaces *sp,
+                                  bool in_composite, uint64_t s, uint64_t e)
+{
+    if (cls == TRACE_ET_IO_CPU) {
         trace_energy_acc_add(a, TRACE_EA_IO_CPU_MSG, 1, s, e);
         return;
     }
-    if (ends_with(track, ".m_cpu")) {
+    if (cls == TRACE_ET_M_CPU) {
         trace_energy_acc_add(a, TRACE_EA_M_CPU_MSG, 1, s, e);
         return;
     }
-    bool engine =
-        ends_with(track, ".pe_dma") || ends_with(track, ".pe_gemm") || ends_with(track, ".pe_math");
-    if (!engine || !o)
+    if (cls != TRACE_ET_ENGINE || !o)
         return;
     const char *stage = strncmp(op, "TileToken/", 10) == 0 ? op + 10 : NULL;
     if (!stage)

@@ -16,6 +16,7 @@ struct trace_livepower {
     int8_t (*res_action)[2]; /* owned: per resource, the action of a read and of a write */
     size_t nres;
     uint32_t *open_comp; /* owned: composite ops in flight per model track */
+    int8_t *track_cls;   /* owned: per model track, its trace_energy_track + 1 (0: not yet) */
     size_t ntrack;
 };
 
@@ -58,6 +59,7 @@ void trace_livepower_free(struct trace_livepower *p)
     trace_energy_acc_free(p->acc);
     free(p->res_action);
     free(p->open_comp);
+    free(p->track_cls);
     free(p);
 }
 
@@ -74,6 +76,8 @@ static uint32_t *open_of(struct trace_livepower *p, uint32_t track)
             n *= 2;
         p->open_comp = sim_xreallocarray(p->open_comp, n, sizeof(*p->open_comp));
         memset(p->open_comp + p->ntrack, 0, (n - p->ntrack) * sizeof(*p->open_comp));
+        p->track_cls = sim_xreallocarray(p->track_cls, n, sizeof(*p->track_cls));
+        memset(p->track_cls + p->ntrack, 0, (n - p->ntrack) * sizeof(*p->track_cls));
         p->ntrack = n;
     }
     return &p->open_comp[track];
@@ -132,10 +136,15 @@ void trace_livepower_op_end(struct trace_livepower *p, uint32_t track, const cha
     if (trace_op_kind_parse(rec->op_kind, &kind) < 0)
         kind = TRACE_KIND_UNKNOWN;
     uint32_t *open = open_of(p, track);
+    int8_t *cls = &p->track_cls[track];
+    if (!*cls)
+        *cls = (int8_t)(trace_energy_track_of(name) + 1);
+    enum trace_energy_track tc = (enum trace_energy_track)(*cls - 1);
     struct trace_opinfo o;
-    work_of(p, rec, kind, &o);
-    trace_energy_acc_event(p->acc, name, rec->op_name ? rec->op_name : "", kind, &o, &p->sp,
-                           *open > 0, s, e);
+    if (tc == TRACE_ET_ENGINE) /* only an engine's ops count their work */
+        work_of(p, rec, kind, &o);
+    trace_energy_acc_track_event(p->acc, tc, rec->op_name ? rec->op_name : "", kind, &o, &p->sp,
+                                 *open > 0, s, e);
     if (composite(rec) && *open)
         --*open;
 }
