@@ -406,6 +406,14 @@ const char *sim_unpack_key(const uint8_t *p, size_t n, size_t *pos, size_t *len)
     return get_key(p, n, pos, len);
 }
 
+int sim_unpack_key_id(const uint8_t *p, size_t n, size_t *pos, const char **key, size_t *len)
+{
+    assert(*pos < n);
+    uint8_t k = p[*pos];
+    *key = get_key(p, n, pos, len);
+    return k == KEY_OTHER ? -1 : (int)k;
+}
+
 /* Position of key's value in the packed map at pos, or SIZE_MAX. */
 static size_t find_key(const uint8_t *p, size_t n, size_t pos, const char *key)
 {

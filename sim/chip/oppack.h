@@ -127,6 +127,10 @@ struct sim_unpack_visitor {
 size_t sim_unpack_map_open(const uint8_t *p, size_t n, size_t *pos);
 const char *sim_unpack_key(const uint8_t *p, size_t n, size_t *pos, size_t *len);
 
+/* sim_unpack_key, also saying which key of the table it is: its enum sim_pack_keyid, or
+ * -1 for a key written out. */
+int sim_unpack_key_id(const uint8_t *p, size_t n, size_t *pos, const char **key, size_t *len);
+
 /* Visit the value at *pos, advancing *pos past it. */
 void sim_unpack_visit(const uint8_t *p, size_t n, size_t *pos, const struct sim_unpack_visitor *v);
 

@@ -532,13 +532,43 @@ void trace_opinfo_decode_json(const char *op, enum trace_op_kind kind, const cJS
 /* The keys of the packed map at *pos into slots by their position in trace_opinfo_keys
  * (the last of a repeated key, as unpacking it into a tree keeps), advancing past it. A
  * key is read up to a NUL, as the tree's key would be. */
+/* The keys of the packed table this decoder reads, by their id (position + 1; 0: not read). */
+static const uint8_t pack_key[SIM_PK_COUNT] = {
+    [SIM_PK_SRC_ADDR] = K_SRC_ADDR + 1,
+    [SIM_PK_NBYTES] = K_NBYTES + 1,
+    [SIM_PK_SRC_SPACE] = K_SRC_SPACE + 1,
+    [SIM_PK_DTYPE] = K_DTYPE + 1,
+    [SIM_PK_DST_SPACE] = K_DST_SPACE + 1,
+    [SIM_PK_DST_ADDR] = K_DST_ADDR + 1,
+    [SIM_PK_SRC_A_ADDR] = K_SRC_A_ADDR + 1,
+    [SIM_PK_SRC_B_ADDR] = K_SRC_B_ADDR + 1,
+    [SIM_PK_SHAPE_A] = K_SHAPE_A + 1,
+    [SIM_PK_SHAPE_B] = K_SHAPE_B + 1,
+    [SIM_PK_SHAPE_OUT] = K_SHAPE_OUT + 1,
+    [SIM_PK_DTYPE_IN] = K_DTYPE_IN + 1,
+    [SIM_PK_DTYPE_OUT] = K_DTYPE_OUT + 1,
+    [SIM_PK_M] = K_M + 1,
+    [SIM_PK_K] = K_K + 1,
+    [SIM_PK_N] = K_N + 1,
+    [SIM_PK_SRC_A_SPACE] = K_SRC_A_SPACE + 1,
+    [SIM_PK_SRC_B_SPACE] = K_SRC_B_SPACE + 1,
+    [SIM_PK_INPUT_ADDRS] = K_INPUT_ADDRS + 1,
+    [SIM_PK_INPUT_SHAPES] = K_INPUT_SHAPES + 1,
+    [SIM_PK_INPUT_SPACES] = K_INPUT_SPACES + 1,
+    [SIM_PK_INPUT_DTYPES] = K_INPUT_DTYPES + 1,
+    [SIM_PK_AXIS] = K_AXIS + 1,
+    [SIM_PK_OUT_ADDR] = K_OUT_ADDR + 1,
+    [SIM_PK_OUT_NBYTES] = K_OUT_NBYTES + 1,
+};
+
 static void slot_packed(const uint8_t *p, size_t n, size_t *pos, size_t *slots)
 {
     size_t items = sim_unpack_map_open(p, n, pos);
     for (size_t i = 0; i < items; i++) {
         size_t klen;
-        const char *k = sim_unpack_key(p, n, pos, &klen);
-        int at = key_of_n(k, strnlen(k, klen));
+        const char *k;
+        int id = sim_unpack_key_id(p, n, pos, &k, &klen);
+        int at = id >= 0 ? pack_key[id] - 1 : key_of_n(k, strnlen(k, klen));
         if (at >= 0)
             slots[at] = *pos;
         sim_unpack_skip(p, n, pos);
