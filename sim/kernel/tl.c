@@ -79,7 +79,7 @@ struct tl *tl_context_new(struct sim_chip *chip, int g)
 }
 
 static void carriers_free_all(struct tl *tl);
-static void tensor_unref(struct tl_tensor *t);
+static void tensor_unref(struct tl *tl, struct tl_tensor *t);
 
 void tl_context_free(struct tl *tl)
 {
@@ -90,10 +90,14 @@ void tl_context_free(struct tl *tl)
     tl->closing = true;
     carriers_free_all(tl);
     for (size_t i = 0; i < tl->n_inbox_held; i++)
-        tensor_unref(tl->inbox_held[i]);
+        tensor_unref(tl, tl->inbox_held[i]);
     free(tl->inbox_held);
     for (size_t i = 0; i < tl->n_tensors; i++)
-        tensor_unref(tl->tensors[i]);
+        tensor_unref(tl, tl->tensors[i]);
+    for (struct tl_tensor *t = tl->spare, *next; t; t = next) {
+        next = t->next_spare;
+        free(t);
+    }
     free(tl->tensors);
     free(tl->scopes);
     for (size_t i = 0; i < tl->n_allocs; i++)
@@ -151,14 +155,25 @@ static struct tl_tensor *tensor_ref(struct tl_tensor *t)
     return t;
 }
 
-static void tensor_unref(struct tl_tensor *t)
+/* At most this many freed handles wait in a context for reuse. */
+enum { TL_SPARE_MAX = 256 };
+
+/* Drop a reference to t; the last one frees it, into the spares of tl (the context
+ * dropping it, which may be another than the one that made it: an IPCQ arrival). */
+static void tensor_unref(struct tl *tl, struct tl_tensor *t)
 {
     if (!t || --t->refs)
         return;
     done_unref(t->done);
     sim_tensor_unref(t->data);
     free(t->error);
-    free(t);
+    if (tl->closing || tl->n_spare == TL_SPARE_MAX) {
+        free(t);
+        return;
+    }
+    t->next_spare = tl->spare;
+    tl->spare = t;
+    tl->n_spare++;
 }
 
 /* Hand a counted reference to t to the innermost open scope. */
@@ -177,7 +192,13 @@ static struct tl_tensor *new_handle(struct tl *tl, const char *space, uint64_t a
                                     enum sim_dtype dtype, unsigned ndim, const int64_t *shape,
                                     enum tl_state state)
 {
-    struct tl_tensor *t = sim_xmalloc(sizeof(*t));
+    struct tl_tensor *t = tl->spare;
+    if (t) {
+        tl->spare = t->next_spare;
+        tl->n_spare--;
+    } else {
+        t = sim_xmalloc(sizeof(*t));
+    }
     t->state = state;
     t->refs = 1;
     t->op[0] = '\0';
@@ -269,7 +290,7 @@ void tl_tcm_release(struct tl *tl, uint64_t mark)
     if (top && top->tcm_top == mark && --top->count == 0)
         keep = tl->scopes[--tl->n_scopes].n_tensors;
     while (keep != SIZE_MAX && tl->n_tensors > keep)
-        tensor_unref(tl->tensors[--tl->n_tensors]);
+        tensor_unref(tl, tl->tensors[--tl->n_tensors]);
 }
 
 /* Wait for the async op producing t, and fail the kernel if it failed. */
@@ -355,8 +376,8 @@ static void carrier_free(struct carrier *c)
     if (c->next)
         c->next->prev = c->prev;
     sim_msg_fini(&c->msg);
-    tensor_unref(c->result);
-    tensor_unref(c->src);
+    tensor_unref(tl, c->result);
+    tensor_unref(tl, c->src);
     done_unref(c->done);
     free(c->pending_op);
     free(c);
