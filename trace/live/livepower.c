@@ -10,6 +10,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The work of ops decoded lately, by their packed params: ops repeat with the same params
+ * (a decode step's math on the same TCM tiles), and the decoding is a function of the op's
+ * name, kind and packed bytes alone (a space keeps its id once the registry gives it one). */
+enum { MEMO_SLOTS = 1024, MEMO_BYTES = 120 };
+struct memo {
+    const char *op; /* interned by the op log; NULL: an empty slot */
+    uint8_t kind;
+    uint8_t len;
+    uint8_t bytes[MEMO_BYTES];
+    struct trace_opinfo o;
+};
+
 struct trace_livepower {
     struct trace_energy_acc *acc; /* owned */
     struct trace_spaces sp;
@@ -18,6 +30,7 @@ struct trace_livepower {
     uint32_t *open_comp; /* owned: composite ops in flight per model track */
     int8_t *track_cls;   /* owned: per model track, its trace_energy_track + 1 (0: not yet) */
     size_t ntrack;
+    struct memo *memo; /* owned: MEMO_SLOTS */
 };
 
 static const int8_t class_action[SIM_LINK_CLASS_COUNT] = {
@@ -60,6 +73,7 @@ void trace_livepower_free(struct trace_livepower *p)
     free(p->res_action);
     free(p->open_comp);
     free(p->track_cls);
+    free(p->memo);
     free(p);
 }
 
@@ -101,10 +115,11 @@ static void work_of(struct trace_livepower *p, const struct sim_op_record *rec,
         static const char *const spaces[] = {"hbm", "tcm", "sram"};
         uint64_t n = (uint64_t)rec->mem.nbytes;
         o->bytes = n;
-        for (uint8_t i = 0; i < 3; i++) {
-            if (strcmp(rec->mem.src_space, spaces[i]) == 0)
+        for (uint8_t i = 0; i < 3; i++) { /* the first letters tell them apart */
+            if (rec->mem.src_space[0] == spaces[i][0] && strcmp(rec->mem.src_space, spaces[i]) == 0)
                 o->reads[o->nreads++] = (struct trace_range){i, 0, n};
-            if (strcmp(rec->mem.dst_space, spaces[i]) == 0) {
+            if (rec->mem.dst_space[0] == spaces[i][0] &&
+                strcmp(rec->mem.dst_space, spaces[i]) == 0) {
                 o->has_write = true;
                 o->write = (struct trace_range){i, 0, n};
             }
@@ -112,8 +127,33 @@ static void work_of(struct trace_livepower *p, const struct sim_op_record *rec,
         return;
     }
     const char *op = rec->op_name ? rec->op_name : "";
-    if (!rec->params) { /* read in place from the packed params */
-        trace_opinfo_decode_packed(op, kind, rec->packed, rec->packed_len, &p->sp, o);
+    if (!rec->params) { /* read in place from the packed params, or remembered */
+        size_t n = rec->packed_len;
+        if (!rec->op_name || !rec->packed || n > MEMO_BYTES) {
+            trace_opinfo_decode_packed(op, kind, rec->packed, n, &p->sp, o);
+            return;
+        }
+        uint64_t h = (uintptr_t)rec->op_name ^ ((uint64_t)kind << 56) ^ n;
+        for (size_t i = 0; i < n; i += 8) {
+            uint64_t w = 0;
+            memcpy(&w, rec->packed + i, n - i < 8 ? n - i : 8);
+            h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+            h ^= h >> 32;
+        }
+        if (!p->memo)
+            p->memo = sim_xcalloc(MEMO_SLOTS, sizeof(*p->memo));
+        struct memo *m = &p->memo[(h ^ (h >> 29)) % MEMO_SLOTS];
+        if (m->op == rec->op_name && m->kind == kind && m->len == n &&
+            memcmp(m->bytes, rec->packed, n) == 0) {
+            *o = m->o;
+            return;
+        }
+        trace_opinfo_decode_packed(op, kind, rec->packed, n, &p->sp, o);
+        m->op = rec->op_name;
+        m->kind = (uint8_t)kind;
+        m->len = (uint8_t)n;
+        memcpy(m->bytes, rec->packed, n);
+        m->o = *o;
         return;
     }
     struct sim_value *replay = NULL; /* the params with their replay annotations under
