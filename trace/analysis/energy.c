@@ -143,6 +143,10 @@ struct trace_energy_acc {
     uint64_t window;                  /* cycles per power window */
     double (*win)[TRACE_POWER_KINDS]; /* owned: dynamic joules per window and kind */
     size_t nwin, capwin;
+    /* the window added to last, [last_lo, last_hi) in cycles (an empty range: none): most
+     * events fall in it, and then it is found without dividing */
+    uint64_t last_lo, last_hi;
+    size_t last;
 };
 
 struct trace_energy_acc *trace_energy_acc_new(const struct trace_energy_model *em, uint64_t window)
@@ -176,6 +180,7 @@ static void reach(struct trace_energy_acc *a, uint64_t cycle)
         }
         a->nwin = n;
         a->window *= 2;
+        a->last_lo = a->last_hi = 0;
     }
     size_t need = (size_t)(cycle / a->window) + 1;
     if (need <= a->nwin)
@@ -201,6 +206,10 @@ void trace_energy_acc_add(struct trace_energy_acc *a, enum trace_energy_action a
     if (j == 0)
         return;
     int k = actions[act].kind;
+    if (s >= a->last_lo && s < a->last_hi && e <= a->last_hi) { /* within the last window */
+        a->win[a->last][k] += e <= s ? j : j * (double)(e - s) / (double)(e - s);
+        return;
+    }
     if (e <= s) {
         reach(a, s);
         a->win[s / a->window][k] += j;
@@ -208,6 +217,9 @@ void trace_energy_acc_add(struct trace_energy_acc *a, enum trace_energy_action a
     }
     reach(a, e - 1);
     uint64_t w = a->window, len = e - s;
+    a->last = (size_t)(s / w);
+    a->last_lo = a->last * w;
+    a->last_hi = a->last_lo + w;
     for (uint64_t x = s; x < e;) {
         uint64_t end = (x / w + 1) * w;
         if (end > e)
