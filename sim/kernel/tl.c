@@ -155,8 +155,8 @@ static struct tl_tensor *tensor_ref(struct tl_tensor *t)
     return t;
 }
 
-/* At most this many freed handles wait in a context for reuse. */
-enum { TL_SPARE_MAX = 256 };
+/* At most this many freed handles (and carriers) wait in a context for reuse. */
+enum { TL_SPARE_MAX = 256, TL_SPARE_CARRIERS_MAX = 64 };
 
 /* Drop a reference to t; the last one frees it, into the spares of tl (the context
  * dropping it, which may be another than the one that made it: an IPCQ arrival). */
@@ -380,7 +380,13 @@ static void carrier_free(struct carrier *c)
     tensor_unref(tl, c->src);
     done_unref(c->done);
     free(c->pending_op);
-    free(c);
+    if (tl->closing || tl->n_spare_carriers == TL_SPARE_CARRIERS_MAX) {
+        free(c);
+        return;
+    }
+    c->next = tl->spare_carriers; /* kept for the next async op */
+    tl->spare_carriers = c;
+    tl->n_spare_carriers++;
 }
 
 /* Every carrier of tl (the context is being freed). */
@@ -390,6 +396,12 @@ static void carriers_free_all(struct tl *tl)
         next = c->next;
         carrier_free(c);
     }
+    for (struct carrier *c = tl->spare_carriers, *next; c; c = next) {
+        next = c->next;
+        free(c);
+    }
+    tl->spare_carriers = NULL;
+    tl->n_spare_carriers = 0;
 }
 
 static void carrier_main(struct sim_proc *p, void *arg)
@@ -411,7 +423,14 @@ static void carrier_main(struct sim_proc *p, void *arg)
 /* A new carrier of kind for result (which it references until it has delivered). */
 static struct carrier *carrier_new(struct tl *tl, enum carrier_kind kind, struct tl_tensor *result)
 {
-    struct carrier *c = sim_xcalloc(1, sizeof(*c));
+    struct carrier *c = tl->spare_carriers;
+    if (c) {
+        tl->spare_carriers = c->next;
+        tl->n_spare_carriers--;
+        memset(c, 0, sizeof(*c));
+    } else {
+        c = sim_xcalloc(1, sizeof(*c));
+    }
     c->tl = tl;
     c->kind = kind;
     c->result = tensor_ref(result);
@@ -432,7 +451,13 @@ static void carry(struct tl *tl, struct carrier *c, const char *what)
     c->done->owner = tl;
     done_unref(c->result->done);
     c->result->done = done_ref(c->done);
-    snprintf(name, sizeof(name), "%s@%s/%s", tl->kernel, tl->pe_id, what);
+    /* "kernel@pe/what", without printf: this runs for every async op */
+    const char *part[] = {tl->kernel, "@", tl->pe_id, "/", what};
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++)
+        for (const char *q = part[i]; *q && n + 1 < sizeof(name); q++)
+            name[n++] = *q;
+    name[n] = '\0';
     sim_proc_detach(sim_proc_spawn(sim_chip_engine(tl->chip), name, carrier_main, c));
 }
 

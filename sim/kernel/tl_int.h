@@ -98,6 +98,8 @@ struct tl {
     struct tl_tensor *spare; /* owned: freed handles kept for the next ones (a handle is made
                                 per op and a scope frees many at once) */
     size_t n_spare;
+    struct carrier *spare_carriers; /* owned: freed carriers kept for the next async ops */
+    size_t n_spare_carriers;
 
     const char *last_call; /* the tl function the kernel called last (__func__), for the
                               crash and watchdog reports (sim/kernel/guard.h) */
