@@ -79,6 +79,7 @@ struct tl *tl_context_new(struct sim_chip *chip, int g)
 }
 
 static void carriers_free_all(struct tl *tl);
+static void spares_free(struct tl *tl);
 static void tensor_unref(struct tl *tl, struct tl_tensor *t);
 
 void tl_context_free(struct tl *tl)
@@ -94,10 +95,7 @@ void tl_context_free(struct tl *tl)
     free(tl->inbox_held);
     for (size_t i = 0; i < tl->n_tensors; i++)
         tensor_unref(tl, tl->tensors[i]);
-    for (struct tl_tensor *t = tl->spare, *next; t; t = next) {
-        next = t->next_spare;
-        free(t);
-    }
+    spares_free(tl);
     free(tl->tensors);
     free(tl->scopes);
     for (size_t i = 0; i < tl->n_allocs; i++)
@@ -167,7 +165,7 @@ static void tensor_unref(struct tl *tl, struct tl_tensor *t)
     done_unref(t->done);
     sim_tensor_unref(t->data);
     free(t->error);
-    if (tl->closing || tl->n_spare == TL_SPARE_MAX) {
+    if (tl->closing || tl->ended || tl->n_spare == TL_SPARE_MAX) {
         free(t);
         return;
     }
@@ -380,13 +378,36 @@ static void carrier_free(struct carrier *c)
     tensor_unref(tl, c->src);
     done_unref(c->done);
     free(c->pending_op);
-    if (tl->closing || tl->n_spare_carriers == TL_SPARE_CARRIERS_MAX) {
+    if (tl->closing || tl->ended || tl->n_spare_carriers == TL_SPARE_CARRIERS_MAX) {
         free(c);
         return;
     }
     c->next = tl->spare_carriers; /* kept for the next async op */
     tl->spare_carriers = c;
     tl->n_spare_carriers++;
+}
+
+/* The handles and carriers tl keeps for reuse. */
+static void spares_free(struct tl *tl)
+{
+    for (struct carrier *c = tl->spare_carriers, *next; c; c = next) {
+        next = c->next;
+        free(c);
+    }
+    tl->spare_carriers = NULL;
+    tl->n_spare_carriers = 0;
+    for (struct tl_tensor *t = tl->spare, *next; t; t = next) {
+        next = t->next_spare;
+        free(t);
+    }
+    tl->spare = NULL;
+    tl->n_spare = 0;
+}
+
+void tl_context_ended(struct tl *tl)
+{
+    tl->ended = true;
+    spares_free(tl);
 }
 
 /* Every carrier of tl (the context is being freed). */
@@ -396,12 +417,6 @@ static void carriers_free_all(struct tl *tl)
         next = c->next;
         carrier_free(c);
     }
-    for (struct carrier *c = tl->spare_carriers, *next; c; c = next) {
-        next = c->next;
-        free(c);
-    }
-    tl->spare_carriers = NULL;
-    tl->n_spare_carriers = 0;
 }
 
 static void carrier_main(struct sim_proc *p, void *arg)

@@ -100,6 +100,7 @@ struct tl {
     size_t n_spare;
     struct carrier *spare_carriers; /* owned: freed carriers kept for the next async ops */
     size_t n_spare_carriers;
+    bool ended; /* the kernel's function returned: nothing more is kept for reuse */
 
     const char *last_call; /* the tl function the kernel called last (__func__), for the
                               crash and watchdog reports (sim/kernel/guard.h) */
@@ -129,5 +130,9 @@ struct tl *tl_context_new(struct sim_chip *chip, int g);
 
 /* Free a context and everything it allocated. */
 void tl_context_free(struct tl *tl);
+
+/* The kernel's function has returned: free the handles and carriers kept for reuse, and
+ * keep none from now on (a context lives until the chip is freed). */
+void tl_context_ended(struct tl *tl);
 
 #endif
