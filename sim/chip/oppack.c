@@ -406,6 +406,14 @@ const char *sim_unpack_key(const uint8_t *p, size_t n, size_t *pos, size_t *len)
     return get_key(p, n, pos, len);
 }
 
+int sim_unpack_key_id(const uint8_t *p, size_t n, size_t *pos, const char **key, size_t *len)
+{
+    assert(*pos < n);
+    uint8_t k = p[*pos];
+    *key = get_key(p, n, pos, len);
+    return k == KEY_OTHER ? -1 : (int)k;
+}
+
 /* Position of key's value in the packed map at pos, or SIZE_MAX. */
 static size_t find_key(const uint8_t *p, size_t n, size_t pos, const char *key)
 {
@@ -454,4 +462,45 @@ bool sim_unpack_map_str(const uint8_t *p, size_t n, size_t pos, const char *key,
 {
     size_t at = find_key(p, n, pos, key);
     return at != SIZE_MAX && str_at(p, n, at, s, len);
+}
+
+enum sim_vtype sim_unpack_type(const uint8_t *p, size_t n, size_t pos)
+{
+    assert(pos < n && "a truncated value");
+    switch ((enum tag)p[pos]) {
+    case TAG_FALSE:
+    case TAG_TRUE: return SIM_V_BOOL;
+    case TAG_INT: return SIM_V_INT;
+    case TAG_FLOAT: return SIM_V_FLOAT;
+    case TAG_STR: return SIM_V_STR;
+    case TAG_LIST: return SIM_V_LIST;
+    case TAG_MAP: return SIM_V_MAP;
+    default: return SIM_V_NULL;
+    }
+}
+
+bool sim_unpack_int_at(const uint8_t *p, size_t n, size_t pos, int64_t *out)
+{
+    return int_at(p, n, pos, out);
+}
+
+bool sim_unpack_float_at(const uint8_t *p, size_t n, size_t pos, double *out)
+{
+    if (pos >= n || p[pos] != TAG_FLOAT)
+        return false;
+    assert(pos + 1 + sizeof(*out) <= n);
+    memcpy(out, p + pos + 1, sizeof(*out));
+    return true;
+}
+
+bool sim_unpack_str_at(const uint8_t *p, size_t n, size_t pos, const char **s, size_t *len)
+{
+    return str_at(p, n, pos, s, len);
+}
+
+size_t sim_unpack_list_open(const uint8_t *p, size_t n, size_t *pos)
+{
+    assert(*pos < n && p[*pos] == TAG_LIST && "a packed list expected");
+    (*pos)++;
+    return (size_t)get_uvar(p, n, pos);
 }

@@ -127,6 +127,10 @@ struct sim_unpack_visitor {
 size_t sim_unpack_map_open(const uint8_t *p, size_t n, size_t *pos);
 const char *sim_unpack_key(const uint8_t *p, size_t n, size_t *pos, size_t *len);
 
+/* sim_unpack_key, also saying which key of the table it is: its enum sim_pack_keyid, or
+ * -1 for a key written out. */
+int sim_unpack_key_id(const uint8_t *p, size_t n, size_t *pos, const char **key, size_t *len);
+
 /* Visit the value at *pos, advancing *pos past it. */
 void sim_unpack_visit(const uint8_t *p, size_t n, size_t *pos, const struct sim_unpack_visitor *v);
 
@@ -136,5 +140,15 @@ void sim_unpack_visit(const uint8_t *p, size_t n, size_t *pos, const struct sim_
 bool sim_unpack_map_int(const uint8_t *p, size_t n, size_t pos, const char *key, int64_t *out);
 bool sim_unpack_map_str(const uint8_t *p, size_t n, size_t pos, const char *key, const char **s,
                         size_t *len);
+
+/* Reading one packed value in place (no tree): its type (SIM_V_NULL, _BOOL, _INT,
+ * _FLOAT, _STR, _LIST or _MAP) at pos; an int, float or string at pos (false when it is
+ * of another type; *s borrowed from p, not NUL-terminated, *len bytes); the item count of
+ * the list at *pos (which must be one), advancing *pos to its first item. */
+enum sim_vtype sim_unpack_type(const uint8_t *p, size_t n, size_t pos);
+bool sim_unpack_int_at(const uint8_t *p, size_t n, size_t pos, int64_t *out);
+bool sim_unpack_float_at(const uint8_t *p, size_t n, size_t pos, double *out);
+bool sim_unpack_str_at(const uint8_t *p, size_t n, size_t pos, const char **s, size_t *len);
+size_t sim_unpack_list_open(const uint8_t *p, size_t n, size_t *pos);
 
 #endif

@@ -165,6 +165,7 @@ static void kernel_main(struct sim_proc *p, void *arg)
     tl->fn(tl, &tl->args);
     if (tl->token_open) /* a token left open ends with its kernel */
         tl_token_end(tl);
+    tl_context_ended(tl);
 }
 
 struct sim_proc *sim_runner_start(struct sim_launch_group *g, unsigned rank)

@@ -79,7 +79,8 @@ struct tl *tl_context_new(struct sim_chip *chip, int g)
 }
 
 static void carriers_free_all(struct tl *tl);
-static void tensor_unref(struct tl_tensor *t);
+static void spares_free(struct tl *tl);
+static void tensor_unref(struct tl *tl, struct tl_tensor *t);
 
 void tl_context_free(struct tl *tl)
 {
@@ -90,10 +91,11 @@ void tl_context_free(struct tl *tl)
     tl->closing = true;
     carriers_free_all(tl);
     for (size_t i = 0; i < tl->n_inbox_held; i++)
-        tensor_unref(tl->inbox_held[i]);
+        tensor_unref(tl, tl->inbox_held[i]);
     free(tl->inbox_held);
     for (size_t i = 0; i < tl->n_tensors; i++)
-        tensor_unref(tl->tensors[i]);
+        tensor_unref(tl, tl->tensors[i]);
+    spares_free(tl);
     free(tl->tensors);
     free(tl->scopes);
     for (size_t i = 0; i < tl->n_allocs; i++)
@@ -151,14 +153,25 @@ static struct tl_tensor *tensor_ref(struct tl_tensor *t)
     return t;
 }
 
-static void tensor_unref(struct tl_tensor *t)
+/* At most this many freed handles (and carriers) wait in a context for reuse. */
+enum { TL_SPARE_MAX = 256, TL_SPARE_CARRIERS_MAX = 64 };
+
+/* Drop a reference to t; the last one frees it, into the spares of tl (the context
+ * dropping it, which may be another than the one that made it: an IPCQ arrival). */
+static void tensor_unref(struct tl *tl, struct tl_tensor *t)
 {
     if (!t || --t->refs)
         return;
     done_unref(t->done);
     sim_tensor_unref(t->data);
     free(t->error);
-    free(t);
+    if (tl->closing || tl->ended || tl->n_spare == TL_SPARE_MAX) {
+        free(t);
+        return;
+    }
+    t->next_spare = tl->spare;
+    tl->spare = t;
+    tl->n_spare++;
 }
 
 /* Hand a counted reference to t to the innermost open scope. */
@@ -177,7 +190,13 @@ static struct tl_tensor *new_handle(struct tl *tl, const char *space, uint64_t a
                                     enum sim_dtype dtype, unsigned ndim, const int64_t *shape,
                                     enum tl_state state)
 {
-    struct tl_tensor *t = sim_xmalloc(sizeof(*t));
+    struct tl_tensor *t = tl->spare;
+    if (t) {
+        tl->spare = t->next_spare;
+        tl->n_spare--;
+    } else {
+        t = sim_xmalloc(sizeof(*t));
+    }
     t->state = state;
     t->refs = 1;
     t->op[0] = '\0';
@@ -269,7 +288,7 @@ void tl_tcm_release(struct tl *tl, uint64_t mark)
     if (top && top->tcm_top == mark && --top->count == 0)
         keep = tl->scopes[--tl->n_scopes].n_tensors;
     while (keep != SIZE_MAX && tl->n_tensors > keep)
-        tensor_unref(tl->tensors[--tl->n_tensors]);
+        tensor_unref(tl, tl->tensors[--tl->n_tensors]);
 }
 
 /* Wait for the async op producing t, and fail the kernel if it failed. */
@@ -355,11 +374,40 @@ static void carrier_free(struct carrier *c)
     if (c->next)
         c->next->prev = c->prev;
     sim_msg_fini(&c->msg);
-    tensor_unref(c->result);
-    tensor_unref(c->src);
+    tensor_unref(tl, c->result);
+    tensor_unref(tl, c->src);
     done_unref(c->done);
     free(c->pending_op);
-    free(c);
+    if (tl->closing || tl->ended || tl->n_spare_carriers == TL_SPARE_CARRIERS_MAX) {
+        free(c);
+        return;
+    }
+    c->next = tl->spare_carriers; /* kept for the next async op */
+    tl->spare_carriers = c;
+    tl->n_spare_carriers++;
+}
+
+/* The handles and carriers tl keeps for reuse. */
+static void spares_free(struct tl *tl)
+{
+    for (struct carrier *c = tl->spare_carriers, *next; c; c = next) {
+        next = c->next;
+        free(c);
+    }
+    tl->spare_carriers = NULL;
+    tl->n_spare_carriers = 0;
+    for (struct tl_tensor *t = tl->spare, *next; t; t = next) {
+        next = t->next_spare;
+        free(t);
+    }
+    tl->spare = NULL;
+    tl->n_spare = 0;
+}
+
+void tl_context_ended(struct tl *tl)
+{
+    tl->ended = true;
+    spares_free(tl);
 }
 
 /* Every carrier of tl (the context is being freed). */
@@ -390,7 +438,14 @@ static void carrier_main(struct sim_proc *p, void *arg)
 /* A new carrier of kind for result (which it references until it has delivered). */
 static struct carrier *carrier_new(struct tl *tl, enum carrier_kind kind, struct tl_tensor *result)
 {
-    struct carrier *c = sim_xcalloc(1, sizeof(*c));
+    struct carrier *c = tl->spare_carriers;
+    if (c) {
+        tl->spare_carriers = c->next;
+        tl->n_spare_carriers--;
+        memset(c, 0, sizeof(*c));
+    } else {
+        c = sim_xcalloc(1, sizeof(*c));
+    }
     c->tl = tl;
     c->kind = kind;
     c->result = tensor_ref(result);
@@ -411,7 +466,13 @@ static void carry(struct tl *tl, struct carrier *c, const char *what)
     c->done->owner = tl;
     done_unref(c->result->done);
     c->result->done = done_ref(c->done);
-    snprintf(name, sizeof(name), "%s@%s/%s", tl->kernel, tl->pe_id, what);
+    /* "kernel@pe/what", without printf: this runs for every async op */
+    const char *part[] = {tl->kernel, "@", tl->pe_id, "/", what};
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++)
+        for (const char *q = part[i]; *q && n + 1 < sizeof(name); q++)
+            name[n++] = *q;
+    name[n] = '\0';
     sim_proc_detach(sim_proc_spawn(sim_chip_engine(tl->chip), name, carrier_main, c));
 }
 

@@ -46,6 +46,7 @@ struct tl_tensor {
     struct sim_tensor *data;       /* owned reference: the data of a TL_LOADED tensor, set
                                       once its load has finished */
     char *error;                   /* owned: why the async op producing it failed, or NULL */
+    struct tl_tensor *next_spare;  /* in its context's spares, once freed there */
 };
 
 /* A TCM scope: what tl_tcm_mark saw, so tl_tcm_release frees the handles made since. */
@@ -94,6 +95,12 @@ struct tl {
     size_t n_inbox_held, cap_inbox_held;
     bool closing; /* being freed, after the engine: its events are gone already */
     unsigned next_handle;
+    struct tl_tensor *spare; /* owned: freed handles kept for the next ones (a handle is made
+                                per op and a scope frees many at once) */
+    size_t n_spare;
+    struct carrier *spare_carriers; /* owned: freed carriers kept for the next async ops */
+    size_t n_spare_carriers;
+    bool ended; /* the kernel's function returned: nothing more is kept for reuse */
 
     const char *last_call; /* the tl function the kernel called last (__func__), for the
                               crash and watchdog reports (sim/kernel/guard.h) */
@@ -123,5 +130,9 @@ struct tl *tl_context_new(struct sim_chip *chip, int g);
 
 /* Free a context and everything it allocated. */
 void tl_context_free(struct tl *tl);
+
+/* The kernel's function has returned: free the handles and carriers kept for reuse, and
+ * keep none from now on (a context lives until the chip is freed). */
+void tl_context_ended(struct tl *tl);
 
 #endif

@@ -1,6 +1,7 @@
 /*
  * Real-size runs of the npuscope binary, as a user runs them: wall time, engine events per
- * second and peak RSS (the child's getrusage) of a long LLM decode headless without and
+ * second (of wall time, and of CPU time: user + system, what a loaded machine changes
+ * least) and peak RSS (the child's getrusage) of a long LLM decode headless without and
  * with a trace file, the memory each op record costs (the RSS difference between two sizes
  * over the difference in records), and the bare engine's events per second measured in the
  * same invocation as the baseline. Medians of RUNS runs. Usage: realsize_bench NPUSCOPE
@@ -19,6 +20,7 @@ enum { RUNS = 3 };
 
 struct result {
     double wall_s;
+    double cpu_s; /* the child's user + system time */
     double rss_mb;
     double events, records;
 };
@@ -77,6 +79,8 @@ static int run(char *const argv[], struct result *r)
     }
     r->wall_s = now_s() - t0;
     r->rss_mb = (double)ru.ru_maxrss / 1024.0;
+    r->cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+               (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
     r->events = field(out, "events           ");
     r->records = field(out, "op records       ");
     return 0;
@@ -93,7 +97,7 @@ static int cmp(const void *a, const void *b)
 static int measure_on(const char *bin, const char *chip, const char *spec, const char *trace,
                       int runs, struct result *med)
 {
-    double wall[RUNS], rss[RUNS];
+    double wall[RUNS], rss[RUNS], cpu[RUNS];
     struct result r = {0};
     for (int i = 0; i < runs; i++) {
         char o[] = "-o", cmd[] = "run", headless[] = "--headless", k[] = "-k", c[] = "-c";
@@ -109,10 +113,13 @@ static int measure_on(const char *bin, const char *chip, const char *spec, const
             return -1;
         wall[i] = r.wall_s;
         rss[i] = r.rss_mb;
+        cpu[i] = r.cpu_s;
     }
     qsort(wall, (size_t)runs, sizeof(double), cmp);
     qsort(rss, (size_t)runs, sizeof(double), cmp);
+    qsort(cpu, (size_t)runs, sizeof(double), cmp);
     *med = r;
+    med->cpu_s = cpu[runs / 2];
     med->wall_s = wall[runs / 2];
     med->rss_mb = rss[runs / 2];
     return 0;
@@ -174,6 +181,10 @@ int main(int argc, char **argv)
     if (engine_evs > 0)
         printf(", %.1fx slower than the bare engine", engine_evs / evs);
     printf("\n");
+    double cpu_evs = b.events / b.cpu_s, cpu_evs_o = bo.events / bo.cpu_s;
+    printf("%s headless: %.2f M events per CPU second (%.2f s user + system; target >= 5: %s); "
+           "with -o: %.2f (%.2f s)\n",
+           big, cpu_evs / 1e6, b.cpu_s, verdict(cpu_evs >= 5e6), cpu_evs_o / 1e6, bo.cpu_s);
     printf("%s headless: peak RSS %.1f MB (target <= 150: %s)\n", big, b.rss_mb,
            verdict(b.rss_mb <= 150));
     printf("%s headless -o: peak RSS %.1f MB (target <= 200: %s), %.2f s, %.2fx the run "

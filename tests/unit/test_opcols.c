@@ -4,13 +4,18 @@
  * and loaded back, every op's columns say what its details say, the verdict and the
  * critical path are those of the run's live model (whose details are read), and the
  * verdict reads every op's arithmetic however small its budget for reading details. The
- * JSON decoder reads details as the value-tree one does, quirks included.
+ * JSON decoder reads details as the value-tree one does, quirks included, and so does the
+ * decoder of an op record's packed params (what a live run's energy reads).
  */
+#include "sim/chip/chip.h"
+#include "sim/chip/oplog.h"
+#include "sim/chip/oppack.h"
 #include "sim/host/run.h"
 #include "trace/analysis/opinfo.h"
 #include "trace/file/loader.h"
 #include "trace/file/writer.h"
 #include "trace/live/live.h"
+#include "trace/model/format.h"
 #include "trace/model/json.h"
 #include "trace/verdict/critpath.h"
 #include "trace/verdict/verdict.h"
@@ -222,5 +227,112 @@ Test(opcols, the_json_decoder_reads_details_as_the_value_decoder)
         trace_model_free(m);
         sim_value_free(v);
         cJSON_Delete(j);
+    }
+}
+
+/* An op record's packed params, read in place, say what their expanded tree says. */
+static void packed_as_tree(const char *op, enum trace_op_kind kind, const uint8_t *packed,
+                           size_t len, const struct sim_value *tree, size_t c)
+{
+    struct trace_spaces sa, sb;
+    trace_spaces_init(&sa);
+    trace_spaces_init(&sb);
+    struct trace_opinfo a, b;
+    trace_opinfo_decode_packed(op, kind, packed, len, &sa, &a);
+    trace_opinfo_decode(op, kind, tree, &sb, &b);
+    same_info(&a, &sa, &b, &sb, c);
+}
+
+Test(opcols, the_packed_decoder_reads_params_as_the_value_decoder)
+{
+    static const struct {
+        const char *op;
+        enum trace_op_kind kind;
+        const char *params, *replay;
+    } cases[] = {
+        {"gemm_f16", TRACE_KIND_GEMM,
+         "{\"m\":4,\"n\":8,\"k\":16,\"dtype_in\":\"f16\",\"src_a_space\":\"tcm\",\"src_a_addr\":64,"
+         "\"shape_a\":[4,16],\"shape_b\":[16,8],\"src_b_space\":\"sram\",\"src_b_addr\":0,"
+         "\"dst_space\":\"tcm\",\"dst_addr\":512,\"shape_out\":[4,8]}",
+         "{}"},
+        {"composite_gemm", TRACE_KIND_GEMM,
+         "{\"shape_a\":[32,64],\"shape_b\":[64,16],\"dtype_in\":\"bf16\",\"dtype_out\":\"f32\"}",
+         "{\"src_a_space\":\"hbm\",\"src_a_addr\":4096,\"out_addr\":128,\"out_nbytes\":2048}"},
+        {"dma_read", TRACE_KIND_MEMORY, "{\"nbytes\":256,\"src_addr\":4096.0}",
+         "{\"dst_space\":\"tcm\",\"dst_addr\":128}"},
+        {"add", TRACE_KIND_MATH,
+         "{\"input_addrs\":[0,256,\"x\"],\"input_shapes\":[[4,16],[4,16],[2]],\"dtype\":\"f32\","
+         "\"input_spaces\":[\"tcm\",\"a_space_name_longer_than_sixteen\"],"
+         "\"shape_out\":[4,16],\"dst_addr\":1024}",
+         "{\"dst_space\":\"sram\"}"},
+        {"sum", TRACE_KIND_MATH,
+         "{\"input_addrs\":[0],\"input_shapes\":[[4,16]],\"axis\":1,\"shape_out\":[4,1],"
+         "\"dtype\":\"bf16\",\"dst_addr\":2.5}",
+         "{}"},
+        {"TileToken/GEMM", TRACE_KIND_UNKNOWN,
+         "{\"m\":8,\"n\":8,\"k\":8,\"dtype_in\":\"i8\",\"dtype_out\":\"i32\"}", "{\"m\":9}"},
+        {"TileToken/DMA_READ", TRACE_KIND_UNKNOWN, "{\"nbytes\":32}", "{}"},
+        {"composite_softmax", TRACE_KIND_MATH, "{}", "{\"out_addr\":64,\"out_nbytes\":128}"},
+        {"VE", TRACE_KIND_MATH, "{\"length\":77,\"length\":5}", "{}"},
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        cJSON *jp = cJSON_Parse(cases[c].params), *jr = cJSON_Parse(cases[c].replay);
+        cr_assert(jp && jr, "case %zu", c);
+        struct sim_value *params = trace_json_to_value(jp), *replay = trace_json_to_value(jr);
+        struct sim_pack b = {0};
+        sim_pack_value(&b, params);
+        sim_pack_value(&b, replay);
+        /* the tree a record's params expand to, its replay map under "replay" */
+        struct sim_value *r = NULL, *tree = sim_op_params_unpack(b.p, b.len, &r);
+        sim_value_map_set_take(tree, TRACE_DETAILS_REPLAY, r);
+        packed_as_tree(cases[c].op, cases[c].kind, b.p, b.len, tree, c);
+        sim_value_free(tree);
+        sim_pack_fini(&b);
+        sim_value_free(params);
+        sim_value_free(replay);
+        cJSON_Delete(jp);
+        cJSON_Delete(jr);
+    }
+}
+
+struct every_record {
+    size_t seen, with_flops;
+};
+
+static void compare_record(void *ctx, const struct sim_op_record *rec)
+{
+    struct every_record *e = ctx;
+    enum trace_op_kind kind;
+    if (trace_op_kind_parse(rec->op_kind, &kind) < 0)
+        kind = TRACE_KIND_UNKNOWN;
+    struct sim_value *r = NULL, *tree = sim_op_record_params(rec, &r);
+    sim_value_map_set_take(tree, TRACE_DETAILS_REPLAY, r);
+    packed_as_tree(rec->op_name, kind, rec->packed, rec->packed_len, tree, e->seen);
+    struct trace_spaces sp;
+    trace_spaces_init(&sp);
+    struct trace_opinfo o;
+    trace_opinfo_decode_packed(rec->op_name, kind, rec->packed, rec->packed_len, &sp, &o);
+    e->with_flops += o.flops > 0;
+    e->seen++;
+    sim_value_free(tree);
+}
+
+Test(opcols, every_record_of_a_run_reads_the_same_packed_and_expanded)
+{
+    static const char *const runs[] = {"llm_decode:layers=2,gen=2", "gemm_explicit:m=128,n=32,k=64",
+                                       "gemm:m=128,n=64,k=32"};
+    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+        struct diag d;
+        struct sim_run *run;
+        struct sim_run_opts ro = {.kernel_spec = runs[i]};
+        cr_assert_eq(sim_run_new(&ro, &run, &d), 0, "%s", d.msg);
+        sim_run_timing_only(run);
+        struct every_record e = {0};
+        struct sim_oplog_observer obs = {.on_end = compare_record, .ctx = &e};
+        sim_oplog_observe(sim_chip_oplog(sim_run_chip(run)), &obs);
+        sim_run_advance(run, SIM_RUN_END, 0);
+        cr_assert_gt(e.seen, 20, "%s: %zu records", runs[i], e.seen);
+        cr_assert_gt(e.with_flops, 0, "%s", runs[i]);
+        sim_run_free(run);
     }
 }

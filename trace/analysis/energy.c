@@ -143,6 +143,10 @@ struct trace_energy_acc {
     uint64_t window;                  /* cycles per power window */
     double (*win)[TRACE_POWER_KINDS]; /* owned: dynamic joules per window and kind */
     size_t nwin, capwin;
+    /* the window added to last, [last_lo, last_hi) in cycles (an empty range: none): most
+     * events fall in it, and then it is found without dividing */
+    uint64_t last_lo, last_hi;
+    size_t last;
 };
 
 struct trace_energy_acc *trace_energy_acc_new(const struct trace_energy_model *em, uint64_t window)
@@ -176,6 +180,7 @@ static void reach(struct trace_energy_acc *a, uint64_t cycle)
         }
         a->nwin = n;
         a->window *= 2;
+        a->last_lo = a->last_hi = 0;
     }
     size_t need = (size_t)(cycle / a->window) + 1;
     if (need <= a->nwin)
@@ -201,6 +206,10 @@ void trace_energy_acc_add(struct trace_energy_acc *a, enum trace_energy_action a
     if (j == 0)
         return;
     int k = actions[act].kind;
+    if (s >= a->last_lo && s < a->last_hi && e <= a->last_hi) { /* within the last window */
+        a->win[a->last][k] += e <= s ? j : j * (double)(e - s) / (double)(e - s);
+        return;
+    }
     if (e <= s) {
         reach(a, s);
         a->win[s / a->window][k] += j;
@@ -208,6 +217,9 @@ void trace_energy_acc_add(struct trace_energy_acc *a, enum trace_energy_action a
     }
     reach(a, e - 1);
     uint64_t w = a->window, len = e - s;
+    a->last = (size_t)(s / w);
+    a->last_lo = a->last * w;
+    a->last_hi = a->last_lo + w;
     for (uint64_t x = s; x < e;) {
         uint64_t end = (x / w + 1) * w;
         if (end > e)
@@ -247,22 +259,40 @@ static void mem_bytes(struct trace_energy_acc *a, const char *space, bool write,
     } /* hbm: counted at its port (trace_energy_acc_traffic) */
 }
 
+enum trace_energy_track trace_energy_track_of(const char *track)
+{
+    if (ends_with(track, ".io_cpu"))
+        return TRACE_ET_IO_CPU;
+    if (ends_with(track, ".m_cpu"))
+        return TRACE_ET_M_CPU;
+    if (ends_with(track, ".pe_dma") || ends_with(track, ".pe_gemm") || ends_with(track, ".pe_math"))
+        return TRACE_ET_ENGINE;
+    return TRACE_ET_NONE;
+}
+
 void trace_energy_acc_event(struct trace_energy_acc *a, const char *track, const char *op,
                             enum trace_op_kind kind, const struct trace_opinfo *o,
                             const struct trace_spaces *sp, bool in_composite, uint64_t s,
                             uint64_t e)
 {
-    if (ends_with(track, ".io_cpu")) {
+    trace_energy_acc_track_event(a, trace_energy_track_of(track), op, kind, o, sp, in_composite, s,
+                                 e);
+}
+
+void trace_energy_acc_track_event(struct trace_energy_acc *a, enum trace_energy_track cls,
+                                  const char *op, enum trace_op_kind kind,
+                                  const struct trace_opinfo *o, const struct trace_spaces *sp,
+                                  bool in_composite, uint64_t s, uint64_t e)
+{
+    if (cls == TRACE_ET_IO_CPU) {
         trace_energy_acc_add(a, TRACE_EA_IO_CPU_MSG, 1, s, e);
         return;
     }
-    if (ends_with(track, ".m_cpu")) {
+    if (cls == TRACE_ET_M_CPU) {
         trace_energy_acc_add(a, TRACE_EA_M_CPU_MSG, 1, s, e);
         return;
     }
-    bool engine =
-        ends_with(track, ".pe_dma") || ends_with(track, ".pe_gemm") || ends_with(track, ".pe_math");
-    if (!engine || !o)
+    if (cls != TRACE_ET_ENGINE || !o)
         return;
     const char *stage = strncmp(op, "TileToken/", 10) == 0 ? op + 10 : NULL;
     if (!stage)

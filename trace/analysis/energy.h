@@ -119,6 +119,23 @@ void trace_energy_acc_event(struct trace_energy_acc *a, const char *track, const
                             const struct trace_spaces *sp, bool in_composite, uint64_t s,
                             uint64_t e);
 
+/* What a track's name makes of its events in trace_energy_acc_event: messages of an io_cpu
+ * or an m_cpu, the ops of a PE engine (pe_dma, pe_gemm, pe_math), or nothing. */
+enum trace_energy_track {
+    TRACE_ET_NONE,
+    TRACE_ET_IO_CPU,
+    TRACE_ET_M_CPU,
+    TRACE_ET_ENGINE,
+};
+enum trace_energy_track trace_energy_track_of(const char *track);
+
+/* trace_energy_acc_event on a track of class cls (trace_energy_track_of): a caller that
+ * sees many events of one track classifies it once. */
+void trace_energy_acc_track_event(struct trace_energy_acc *a, enum trace_energy_track cls,
+                                  const char *op, enum trace_op_kind kind,
+                                  const struct trace_opinfo *o, const struct trace_spaces *sp,
+                                  bool in_composite, uint64_t s, uint64_t e);
+
 /* The action of bytes on a metered resource named name ("sip0.cube0.hbm", a link
  * "a<->b"), written or read; -1 when the name says neither. */
 int trace_energy_resource_action(const char *name, bool write);

@@ -1,13 +1,17 @@
 /* What an ENGINE_EVENT's details say about its work (see opinfo.h). */
 #include "trace/analysis/opinfo.h"
 
+#include "sim/chip/oppack.h"
 #include "sim/data/dtype.h"
+#include "sim/util/xalloc.h"
 #include "trace/model/format.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* In strcmp order (opinfo.h). */
@@ -107,35 +111,63 @@ enum key {
     K_SRC_SPACE,
 };
 
+/* Packed params (sim/chip/oppack.h) being read: the bytes, and room for the NUL-terminated
+ * copies of the strings read from them (valid until the decode returns). */
+struct pk {
+    const uint8_t *p;
+    size_t n;
+    char buf[1024];
+    size_t used;
+    char **heap; /* owned: copies that did not fit buf */
+    size_t nheap;
+};
+
 struct node {
     const struct sim_value *v;
     const cJSON *j;
+    struct pk *pk; /* packed: the value at `at` of pk's bytes */
+    size_t at;
 };
+
+enum src_kind { SRC_VALUE, SRC_JSON, SRC_PACKED };
 
 /* The details: their top level and their "replay" map. */
 struct src {
+    enum src_kind kind;
     const struct sim_value *d, *replay;
     const cJSON *top[TRACE_OPINFO_NKEYS], *rep[TRACE_OPINFO_NKEYS]; /* JSON: by key */
-    bool json;
+    struct pk *pk;
+    size_t ptop[TRACE_OPINFO_NKEYS], prep[TRACE_OPINFO_NKEYS]; /* packed: positions by key */
 };
 
 static bool n_none(struct node x)
 {
-    return !x.v && !x.j;
+    return !x.v && !x.j && !x.pk;
+}
+
+static struct node n_slot(const struct src *s, const size_t *slots, enum key k)
+{
+    if (slots[k] == SIZE_MAX)
+        return (struct node){0};
+    return (struct node){.pk = s->pk, .at = slots[k]};
 }
 
 static struct node n_top(const struct src *s, enum key k)
 {
-    if (s->json)
-        return (struct node){NULL, s->top[k]};
-    return (struct node){sim_value_map_get(s->d, trace_opinfo_keys[k]), NULL};
+    if (s->kind == SRC_JSON)
+        return (struct node){.j = s->top[k]};
+    if (s->kind == SRC_PACKED)
+        return n_slot(s, s->ptop, k);
+    return (struct node){.v = sim_value_map_get(s->d, trace_opinfo_keys[k])};
 }
 
 static struct node n_rep(const struct src *s, enum key k)
 {
-    if (s->json)
-        return (struct node){NULL, s->rep[k]};
-    return (struct node){sim_value_map_get(s->replay, trace_opinfo_keys[k]), NULL};
+    if (s->kind == SRC_JSON)
+        return (struct node){.j = s->rep[k]};
+    if (s->kind == SRC_PACKED)
+        return n_slot(s, s->prep, k);
+    return (struct node){.v = sim_value_map_get(s->replay, trace_opinfo_keys[k])};
 }
 
 /* A JSON number as trace_json_to_value reads it: whole and in range, an int. */
@@ -147,26 +179,63 @@ static bool j_whole(const cJSON *j)
 
 static bool n_is_int(struct node x)
 {
+    if (x.pk)
+        return sim_unpack_type(x.pk->p, x.pk->n, x.at) == SIM_V_INT;
     return x.v ? x.v->type == SIM_V_INT : x.j && cJSON_IsNumber(x.j) && j_whole(x.j);
 }
 
 static int64_t n_int(struct node x)
 {
+    if (x.pk) {
+        int64_t i = 0;
+        sim_unpack_int_at(x.pk->p, x.pk->n, x.at, &i);
+        return i;
+    }
     return x.v ? x.v->u.i : (int64_t)x.j->valuedouble;
 }
 
 static bool n_is_float(struct node x)
 {
+    if (x.pk)
+        return sim_unpack_type(x.pk->p, x.pk->n, x.at) == SIM_V_FLOAT;
     return x.v ? x.v->type == SIM_V_FLOAT : x.j && cJSON_IsNumber(x.j) && !j_whole(x.j);
 }
 
 static double n_float(struct node x)
 {
+    if (x.pk) {
+        double d = 0;
+        sim_unpack_float_at(x.pk->p, x.pk->n, x.at, &d);
+        return d;
+    }
     return x.v ? x.v->u.f : x.j->valuedouble;
+}
+
+/* A packed string, NUL-terminated in pk's room. */
+static const char *pk_str(struct pk *pk, size_t at)
+{
+    const char *s;
+    size_t len;
+    if (!sim_unpack_str_at(pk->p, pk->n, at, &s, &len))
+        return NULL;
+    char *c;
+    if (len < sizeof(pk->buf) - pk->used) {
+        c = pk->buf + pk->used;
+        pk->used += len + 1;
+    } else {
+        c = sim_xmalloc(len + 1);
+        pk->heap = sim_xreallocarray(pk->heap, pk->nheap + 1, sizeof(*pk->heap));
+        pk->heap[pk->nheap++] = c;
+    }
+    memcpy(c, s, len);
+    c[len] = '\0';
+    return c;
 }
 
 static const char *n_str(struct node x)
 {
+    if (x.pk)
+        return pk_str(x.pk, x.at);
     if (x.v)
         return x.v->type == SIM_V_STR ? x.v->u.str.s : NULL;
     return x.j && cJSON_IsString(x.j) ? x.j->valuestring : NULL;
@@ -175,6 +244,12 @@ static const char *n_str(struct node x)
 /* The length of a list, or -1 when x is not one. */
 static ptrdiff_t n_len(struct node x)
 {
+    if (x.pk) {
+        if (sim_unpack_type(x.pk->p, x.pk->n, x.at) != SIM_V_LIST)
+            return -1;
+        size_t at = x.at;
+        return (ptrdiff_t)sim_unpack_list_open(x.pk->p, x.pk->n, &at);
+    }
     if (x.v)
         return x.v->type == SIM_V_LIST ? (ptrdiff_t)x.v->u.list.len : -1;
     return x.j && cJSON_IsArray(x.j) ? cJSON_GetArraySize(x.j) : -1;
@@ -183,9 +258,16 @@ static ptrdiff_t n_len(struct node x)
 /* Item i of a list (i < n_len). */
 static struct node n_item(struct node x, size_t i)
 {
+    if (x.pk) {
+        size_t at = x.at;
+        sim_unpack_list_open(x.pk->p, x.pk->n, &at);
+        while (i--)
+            sim_unpack_skip(x.pk->p, x.pk->n, &at);
+        return (struct node){.pk = x.pk, .at = at};
+    }
     if (x.v)
-        return (struct node){x.v->u.list.items[i], NULL};
-    return (struct node){NULL, cJSON_GetArrayItem(x.j, (int)i)};
+        return (struct node){.v = x.v->u.list.items[i]};
+    return (struct node){.j = cJSON_GetArrayItem(x.j, (int)i)};
 }
 
 /* An integer of details, at the top or under "replay"; -1 when absent. */
@@ -391,17 +473,21 @@ void trace_opinfo_decode(const char *op, enum trace_op_kind kind, const struct s
     memset(o, 0, sizeof(*o));
     if (!details || details->type != SIM_V_MAP || !op)
         return;
-    struct src s = {.d = details, .replay = sim_value_map_get(details, TRACE_DETAILS_REPLAY)};
+    struct src s = {.kind = SRC_VALUE,
+                    .d = details,
+                    .replay = sim_value_map_get(details, TRACE_DETAILS_REPLAY)};
     decode(op, kind, &s, sp, o);
 }
 
-/* The position of key in trace_opinfo_keys, or -1. */
-static int key_of(const char *key)
+/* The position of the len bytes of key (no NUL among them) in trace_opinfo_keys, or -1. */
+static int key_of_n(const char *key, size_t len)
 {
     size_t lo = 0, hi = TRACE_OPINFO_NKEYS;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(trace_opinfo_keys[mid], key);
+        int c = strncmp(trace_opinfo_keys[mid], key, len);
+        if (!c && trace_opinfo_keys[mid][len])
+            c = 1;
         if (!c)
             return (int)mid;
         if (c < 0)
@@ -423,7 +509,7 @@ static void slot_keys(const cJSON *j, const cJSON **slots, const cJSON **replay)
                 *replay = c;
             continue;
         }
-        int at = key_of(k);
+        int at = key_of_n(k, strlen(k));
         if (at >= 0 && !slots[at])
             slots[at] = c;
     }
@@ -435,12 +521,78 @@ void trace_opinfo_decode_json(const char *op, enum trace_op_kind kind, const cJS
     memset(o, 0, sizeof(*o));
     if (!cJSON_IsObject(details) || !op)
         return;
-    struct src s = {.json = true};
+    struct src s = {.kind = SRC_JSON};
     const cJSON *replay = NULL;
     slot_keys(details, s.top, &replay);
     if (cJSON_IsObject(replay))
         slot_keys(replay, s.rep, NULL);
     decode(op, kind, &s, sp, o);
+}
+
+/* The keys of the packed map at *pos into slots by their position in trace_opinfo_keys
+ * (the last of a repeated key, as unpacking it into a tree keeps), advancing past it. A
+ * key is read up to a NUL, as the tree's key would be. */
+/* The keys of the packed table this decoder reads, by their id (position + 1; 0: not read). */
+static const uint8_t pack_key[SIM_PK_COUNT] = {
+    [SIM_PK_SRC_ADDR] = K_SRC_ADDR + 1,
+    [SIM_PK_NBYTES] = K_NBYTES + 1,
+    [SIM_PK_SRC_SPACE] = K_SRC_SPACE + 1,
+    [SIM_PK_DTYPE] = K_DTYPE + 1,
+    [SIM_PK_DST_SPACE] = K_DST_SPACE + 1,
+    [SIM_PK_DST_ADDR] = K_DST_ADDR + 1,
+    [SIM_PK_SRC_A_ADDR] = K_SRC_A_ADDR + 1,
+    [SIM_PK_SRC_B_ADDR] = K_SRC_B_ADDR + 1,
+    [SIM_PK_SHAPE_A] = K_SHAPE_A + 1,
+    [SIM_PK_SHAPE_B] = K_SHAPE_B + 1,
+    [SIM_PK_SHAPE_OUT] = K_SHAPE_OUT + 1,
+    [SIM_PK_DTYPE_IN] = K_DTYPE_IN + 1,
+    [SIM_PK_DTYPE_OUT] = K_DTYPE_OUT + 1,
+    [SIM_PK_M] = K_M + 1,
+    [SIM_PK_K] = K_K + 1,
+    [SIM_PK_N] = K_N + 1,
+    [SIM_PK_SRC_A_SPACE] = K_SRC_A_SPACE + 1,
+    [SIM_PK_SRC_B_SPACE] = K_SRC_B_SPACE + 1,
+    [SIM_PK_INPUT_ADDRS] = K_INPUT_ADDRS + 1,
+    [SIM_PK_INPUT_SHAPES] = K_INPUT_SHAPES + 1,
+    [SIM_PK_INPUT_SPACES] = K_INPUT_SPACES + 1,
+    [SIM_PK_INPUT_DTYPES] = K_INPUT_DTYPES + 1,
+    [SIM_PK_AXIS] = K_AXIS + 1,
+    [SIM_PK_OUT_ADDR] = K_OUT_ADDR + 1,
+    [SIM_PK_OUT_NBYTES] = K_OUT_NBYTES + 1,
+};
+
+static void slot_packed(const uint8_t *p, size_t n, size_t *pos, size_t *slots)
+{
+    size_t items = sim_unpack_map_open(p, n, pos);
+    for (size_t i = 0; i < items; i++) {
+        size_t klen;
+        const char *k;
+        int id = sim_unpack_key_id(p, n, pos, &k, &klen);
+        int at = id >= 0 ? pack_key[id] - 1 : key_of_n(k, strnlen(k, klen));
+        if (at >= 0)
+            slots[at] = *pos;
+        sim_unpack_skip(p, n, pos);
+    }
+}
+
+void trace_opinfo_decode_packed(const char *op, enum trace_op_kind kind, const uint8_t *packed,
+                                size_t len, struct trace_spaces *sp, struct trace_opinfo *o)
+{
+    memset(o, 0, sizeof(*o));
+    if (!op || !packed || !len || sim_unpack_type(packed, len, 0) != SIM_V_MAP)
+        return;
+    struct pk pk = {.p = packed, .n = len};
+    struct src s = {.kind = SRC_PACKED, .pk = &pk};
+    for (size_t i = 0; i < TRACE_OPINFO_NKEYS; i++)
+        s.ptop[i] = s.prep[i] = SIZE_MAX;
+    size_t pos = 0;
+    slot_packed(packed, len, &pos, s.ptop);
+    if (pos < len && sim_unpack_type(packed, len, pos) == SIM_V_MAP)
+        slot_packed(packed, len, &pos, s.prep);
+    decode(op, kind, &s, sp, o);
+    for (size_t i = 0; i < pk.nheap; i++)
+        free(pk.heap[i]);
+    free(pk.heap);
 }
 
 /* ---- op columns -------------------------------------------------------------------------- */

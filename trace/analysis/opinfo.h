@@ -66,6 +66,12 @@ void trace_opinfo_decode(const char *op, enum trace_op_kind kind, const struct s
 void trace_opinfo_decode_json(const char *op, enum trace_op_kind kind, const cJSON *details,
                               struct trace_spaces *spaces, struct trace_opinfo *out);
 
+/* trace_opinfo_decode of an op record's packed params and replay annotations
+ * (sim_op_record.packed, len bytes: sim/chip/oppack.h), with the same result as on the map
+ * sim_op_params_unpack gives with its replay map under "replay", without building it. */
+void trace_opinfo_decode_packed(const char *op, enum trace_op_kind kind, const uint8_t *packed,
+                                size_t len, struct trace_spaces *spaces, struct trace_opinfo *out);
+
 /* The keys of details (at the top or under "replay") that trace_opinfo_decode reads, in
  * strcmp order, NULL at the end (TRACE_OPINFO_NKEYS before it): a loader may hand it only
  * those. */

@@ -686,7 +686,9 @@ void trace_live_sync(struct trace_live *l)
     sync_markers(l);
     sync_tokens(l);
     trace_resacc_flush(l->res);
-    if (l->power && l->dirty) /* the energy, with the model: the same at every step */
+    /* the energy, with the model: the same at every step (a stream-only feed's model is
+     * never shown: its energy goes to the file when it closes) */
+    if (l->power && l->dirty && !l->stream_only)
         trace_livepower_publish(l->power, l->m, trace_model_t_max(l->m));
     if (l->dirty) /* the model's generation moves only when something did */
         trace_model_finish(l->m);

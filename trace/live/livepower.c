@@ -10,13 +10,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The work of ops decoded lately, by their packed params: ops repeat with the same params
+ * (a decode step's math on the same TCM tiles), and the decoding is a function of the op's
+ * name, kind and packed bytes alone (a space keeps its id once the registry gives it one). */
+enum { MEMO_SLOTS = 1024, MEMO_BYTES = 120 };
+struct memo {
+    const char *op; /* interned by the op log; NULL: an empty slot */
+    uint8_t kind;
+    uint8_t len;
+    uint8_t bytes[MEMO_BYTES];
+    struct trace_opinfo o;
+};
+
 struct trace_livepower {
     struct trace_energy_acc *acc; /* owned */
     struct trace_spaces sp;
     int8_t (*res_action)[2]; /* owned: per resource, the action of a read and of a write */
     size_t nres;
     uint32_t *open_comp; /* owned: composite ops in flight per model track */
+    int8_t *track_cls;   /* owned: per model track, its trace_energy_track + 1 (0: not yet) */
     size_t ntrack;
+    struct memo *memo; /* owned: MEMO_SLOTS */
 };
 
 static const int8_t class_action[SIM_LINK_CLASS_COUNT] = {
@@ -58,6 +72,8 @@ void trace_livepower_free(struct trace_livepower *p)
     trace_energy_acc_free(p->acc);
     free(p->res_action);
     free(p->open_comp);
+    free(p->track_cls);
+    free(p->memo);
     free(p);
 }
 
@@ -74,6 +90,8 @@ static uint32_t *open_of(struct trace_livepower *p, uint32_t track)
             n *= 2;
         p->open_comp = sim_xreallocarray(p->open_comp, n, sizeof(*p->open_comp));
         memset(p->open_comp + p->ntrack, 0, (n - p->ntrack) * sizeof(*p->open_comp));
+        p->track_cls = sim_xreallocarray(p->track_cls, n, sizeof(*p->track_cls));
+        memset(p->track_cls + p->ntrack, 0, (n - p->ntrack) * sizeof(*p->track_cls));
         p->ntrack = n;
     }
     return &p->open_comp[track];
@@ -87,7 +105,8 @@ void trace_livepower_op_start(struct trace_livepower *p, uint32_t track,
 }
 
 /* The work of rec: what its record says it moves (a DMA op), else decoded from its
- * params as a loaded trace's details are. */
+ * params as a loaded trace's details are (from the packed bytes, without a tree, unless
+ * the record is a retained one holding its tree). */
 static void work_of(struct trace_livepower *p, const struct sim_op_record *rec,
                     enum trace_op_kind kind, struct trace_opinfo *o)
 {
@@ -96,14 +115,45 @@ static void work_of(struct trace_livepower *p, const struct sim_op_record *rec,
         static const char *const spaces[] = {"hbm", "tcm", "sram"};
         uint64_t n = (uint64_t)rec->mem.nbytes;
         o->bytes = n;
-        for (uint8_t i = 0; i < 3; i++) {
-            if (strcmp(rec->mem.src_space, spaces[i]) == 0)
+        for (uint8_t i = 0; i < 3; i++) { /* the first letters tell them apart */
+            if (rec->mem.src_space[0] == spaces[i][0] && strcmp(rec->mem.src_space, spaces[i]) == 0)
                 o->reads[o->nreads++] = (struct trace_range){i, 0, n};
-            if (strcmp(rec->mem.dst_space, spaces[i]) == 0) {
+            if (rec->mem.dst_space[0] == spaces[i][0] &&
+                strcmp(rec->mem.dst_space, spaces[i]) == 0) {
                 o->has_write = true;
                 o->write = (struct trace_range){i, 0, n};
             }
         }
+        return;
+    }
+    const char *op = rec->op_name ? rec->op_name : "";
+    if (!rec->params) { /* read in place from the packed params, or remembered */
+        size_t n = rec->packed_len;
+        if (!rec->op_name || !rec->packed || n > MEMO_BYTES) {
+            trace_opinfo_decode_packed(op, kind, rec->packed, n, &p->sp, o);
+            return;
+        }
+        uint64_t h = (uintptr_t)rec->op_name ^ ((uint64_t)kind << 56) ^ n;
+        for (size_t i = 0; i < n; i += 8) {
+            uint64_t w = 0;
+            memcpy(&w, rec->packed + i, n - i < 8 ? n - i : 8);
+            h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+            h ^= h >> 32;
+        }
+        if (!p->memo)
+            p->memo = sim_xcalloc(MEMO_SLOTS, sizeof(*p->memo));
+        struct memo *m = &p->memo[(h ^ (h >> 29)) % MEMO_SLOTS];
+        if (m->op == rec->op_name && m->kind == kind && m->len == n &&
+            memcmp(m->bytes, rec->packed, n) == 0) {
+            *o = m->o;
+            return;
+        }
+        trace_opinfo_decode_packed(op, kind, rec->packed, n, &p->sp, o);
+        m->op = rec->op_name;
+        m->kind = (uint8_t)kind;
+        m->len = (uint8_t)n;
+        memcpy(m->bytes, rec->packed, n);
+        m->o = *o;
         return;
     }
     struct sim_value *replay = NULL; /* the params with their replay annotations under
@@ -113,7 +163,7 @@ static void work_of(struct trace_livepower *p, const struct sim_op_record *rec,
         sim_value_map_set_take(params, TRACE_DETAILS_REPLAY, replay);
     else
         sim_value_free(replay);
-    trace_opinfo_decode(rec->op_name ? rec->op_name : "", kind, params, &p->sp, o);
+    trace_opinfo_decode(op, kind, params, &p->sp, o);
     sim_value_free(params);
 }
 
@@ -126,10 +176,15 @@ void trace_livepower_op_end(struct trace_livepower *p, uint32_t track, const cha
     if (trace_op_kind_parse(rec->op_kind, &kind) < 0)
         kind = TRACE_KIND_UNKNOWN;
     uint32_t *open = open_of(p, track);
+    int8_t *cls = &p->track_cls[track];
+    if (!*cls)
+        *cls = (int8_t)(trace_energy_track_of(name) + 1);
+    enum trace_energy_track tc = (enum trace_energy_track)(*cls - 1);
     struct trace_opinfo o;
-    work_of(p, rec, kind, &o);
-    trace_energy_acc_event(p->acc, name, rec->op_name ? rec->op_name : "", kind, &o, &p->sp,
-                           *open > 0, s, e);
+    if (tc == TRACE_ET_ENGINE) /* only an engine's ops count their work */
+        work_of(p, rec, kind, &o);
+    trace_energy_acc_track_event(p->acc, tc, rec->op_name ? rec->op_name : "", kind, &o, &p->sp,
+                                 *open > 0, s, e);
     if (composite(rec) && *open)
         --*open;
 }
