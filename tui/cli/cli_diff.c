@@ -649,6 +649,7 @@ int cli_diff(const struct cli_diff_opts *o)
                     esc(o->conds[i].text, text, sizeof(text)),
                     isnan(res[i].a) ? (isnan(res[i].b) ? "both traces" : "A") : "B");
             free(res);
+            trace_srcdiff_free(sd);
             trace_diff_free(d);
             trace_model_free(b);
             trace_model_free(a);
