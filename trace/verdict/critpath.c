@@ -281,6 +281,76 @@ static void sort_ops_by(uint32_t *idx, uint32_t *tmp, size_t n, const struct op 
     free(count);
 }
 
+/* The memory ranges of the ops: the caller's opinfo (info, op k's at info[map[k]]), or
+ * decoded here and kept as ranges alone (op k's reads at pool[first[k]..], then its write
+ * when write[k]; first[n] the end), a sixth of an opinfo each. */
+struct ranges {
+    const struct trace_opinfo *info;
+    const size_t *map;
+    size_t *first;            /* owned: n + 1 of them */
+    bool *write;              /* owned */
+    struct trace_range *pool; /* owned */
+    size_t npool, cap;
+};
+
+/* Decode the ranges of ops[0..n) into r; false when p was cancelled. */
+static bool ranges_decode(struct ranges *r, const struct trace_model *m, const struct op *ops,
+                          size_t n, struct trace_spaces *spaces, struct trace_progress *p)
+{
+    r->first = sim_xreallocarray(NULL, n + 1, sizeof(*r->first));
+    r->write = sim_xcalloc(n ? n : 1, sizeof(*r->write));
+    for (size_t k = 0; k < n; k++) {
+        if (k % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(p, k))
+            return false;
+        struct trace_opinfo oi;
+        trace_opinfo_of_event(m, ops[k].ev, spaces, &oi);
+        r->first[k] = r->npool;
+        size_t need = r->npool + oi.nreads + (oi.has_write ? 1 : 0);
+        if (need > r->cap) {
+            r->cap = need > 2 * r->cap ? need : 2 * r->cap;
+            r->cap = r->cap < 1024 ? 1024 : r->cap;
+            r->pool = sim_xreallocarray(r->pool, r->cap, sizeof(*r->pool));
+        }
+        for (unsigned i = 0; i < oi.nreads; i++)
+            r->pool[r->npool++] = oi.reads[i];
+        if (oi.has_write) {
+            r->pool[r->npool++] = oi.write;
+            r->write[k] = true;
+        }
+    }
+    r->first[n] = r->npool;
+    return true;
+}
+
+static void ranges_fini(struct ranges *r)
+{
+    free(r->first);
+    free(r->write);
+    free(r->pool);
+}
+
+/* The ranges op k reads, into *v; their count. */
+static size_t op_reads(const struct ranges *r, uint32_t k, const struct trace_range **v)
+{
+    if (r->info) {
+        const struct trace_opinfo *oi = &r->info[r->map[k]];
+        *v = oi->reads;
+        return oi->nreads;
+    }
+    *v = &r->pool[r->first[k]];
+    return r->first[k + 1] - r->first[k] - (r->write[k] ? 1 : 0);
+}
+
+/* The range op k writes, or NULL. */
+static const struct trace_range *op_write(const struct ranges *r, uint32_t k)
+{
+    if (r->info) {
+        const struct trace_opinfo *oi = &r->info[r->map[k]];
+        return oi->has_write ? &oi->write : NULL;
+    }
+    return r->write[k] ? &r->pool[r->first[k + 1] - 1] : NULL;
+}
+
 static bool better(const struct op *ops, uint32_t cand, enum trace_dep why, uint32_t best,
                    enum trace_dep best_why)
 {
@@ -332,33 +402,27 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         free(ops), free(src);
         return;
     }
-    /* their memory ranges */
-    /* op k's is info[map[k]]: the caller's, not copied (a launch of a million ops would
-     * copy 150 MB), or decoded here (map NULL: info[k]) */
-    struct trace_opinfo *own = NULL;
-    const struct trace_opinfo *info = NULL;
-    const size_t *map = NULL;
+    /* their memory ranges: the caller's opinfo (op k's is info[src[k]]), not copied (a
+     * launch of a million ops would copy 150 MB), or decoded here and kept as ranges alone */
+    struct ranges rg = {0};
     if (in->info) {
-        info = in->info;
-        map = src;
+        rg.info = in->info;
+        rg.map = src;
         if (in->info_spaces)
             out->spaces = *in->info_spaces;
         out->decoded = n;
     } else if (!in->max_decode || n <= in->max_decode) {
-        own = sim_xreallocarray(NULL, n, sizeof(*own));
         trace_progress_step(in->progress, "critical path: op details", n);
-        for (size_t k = 0; k < n; k++) {
-            if (k % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(in->progress, k)) {
-                free(own), free(ops), free(src);
-                return; /* cancelled: an empty path */
-            }
-            trace_opinfo_of_event(m, ops[k].ev, &out->spaces, &own[k]);
+        if (!ranges_decode(&rg, m, ops, n, &out->spaces, in->progress)) {
+            ranges_fini(&rg);
+            free(ops), free(src);
+            return; /* cancelled: an empty path */
         }
-        info = own;
         out->decoded = n;
     } else {
         out->truncated = true;
     }
+    bool with_info = rg.info || rg.first;
 
     /* the sweep */
     uint32_t *starts = sim_xreallocarray(NULL, n, sizeof(*starts));
@@ -366,7 +430,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     for (size_t k = 0; k < n; k++) {
         if (ops[k].tile != TRACE_NO_STR)
             out->with_tiles = true;
-        if (info && (info[map ? map[k] : k].nreads || info[map ? map[k] : k].has_write))
+        const struct trace_range *rv;
+        if (with_info && (op_reads(&rg, (uint32_t)k, &rv) || op_write(&rg, (uint32_t)k)))
             out->with_addresses = true;
     }
     {
@@ -423,11 +488,9 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         uint32_t k = is_end ? ends[ei++] : starts[si++];
         if (is_end) { /* an end: publish what it wrote, its tile, its track */
             ended[k] = true;
-            const struct trace_opinfo *ik = info ? &info[map ? map[k] : k] : NULL;
-            if (ik && ik->has_write) {
-                const struct trace_range *w = &ik->write;
+            const struct trace_range *w = with_info ? op_write(&rg, k) : NULL;
+            if (w)
                 imap_assign(&maps[w->space], w->lo, w->hi, k);
-            }
             if (ops[k].tile != TRACE_NO_STR)
                 *tile_slot(&tiles, ops[k].tile) = k;
             uint32_t *lt = &last_on_track[ops[k].track];
@@ -456,9 +519,10 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
             if (c != NONE && c != k && ended[c] && better(ops, c, TRACE_DEP_EXPLICIT, best, bw))
                 best = c, bw = TRACE_DEP_EXPLICIT;
         }
-        const struct trace_opinfo *ik = info ? &info[map ? map[k] : k] : NULL;
-        for (unsigned r = 0; ik && r < ik->nreads; r++) {
-            const struct trace_range *rd = &ik->reads[r];
+        const struct trace_range *reads = NULL;
+        size_t nreads = with_info ? op_reads(&rg, k, &reads) : 0;
+        for (size_t r = 0; r < nreads; r++) {
+            const struct trace_range *rd = &reads[r];
             const struct imap *mp = &maps[rd->space];
             size_t bi, i;
             imap_first(mp, rd->lo, &bi, &i);
@@ -539,7 +603,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     free(pred);
     free(starts);
     free(ends);
-    free(own);
+    ranges_fini(&rg);
     free(src);
     free(ops);
 }
