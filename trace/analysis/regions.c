@@ -444,22 +444,6 @@ static void sort_grouped(void *base, size_t n, size_t size, size_t soff, size_t 
     free(tmp);
 }
 
-static int cmp_span(const void *a, const void *b)
-{
-    const struct span *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return x->s < y->s ? -1 : x->s > y->s;
-}
-
-/* The group of a span for sort_grouped: its engine kind, KEY_ALL last. */
-static size_t span_group(const void *ctx, const void *elem)
-{
-    (void)ctx;
-    uint32_t key = ((const struct span *)elem)->key;
-    return key < TRACE_ENGINE_COUNT ? key : TRACE_ENGINE_COUNT;
-}
-
 static void span_push(struct span **v, size_t *n, size_t *cap, struct span sp)
 {
     if (*n == *cap) {
@@ -469,27 +453,83 @@ static void span_push(struct span **v, size_t *n, size_t *cap, struct span sp)
     (*v)[(*n)++] = sp;
 }
 
-/* Sort spans by (key, start) and call credit with each merged interval of a key. */
-static void unite(struct span *v, size_t n,
+/* Whether run x's next span comes before run y's: by (key, start). */
+static bool run_before(const struct span *v, const size_t *pos, size_t x, size_t y)
+{
+    const struct span *a = &v[pos[x]], *b = &v[pos[y]];
+    return a->key != b->key ? a->key < b->key : a->s < b->s;
+}
+
+static void heap_down(size_t *heap, size_t n, size_t i, const struct span *v, const size_t *pos)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, min = i;
+        if (l < n && run_before(v, pos, heap[l], heap[min]))
+            min = l;
+        if (r < n && run_before(v, pos, heap[r], heap[min]))
+            min = r;
+        if (min == i)
+            return;
+        size_t t = heap[i];
+        heap[i] = heap[min], heap[min] = t;
+        i = min;
+    }
+}
+
+/*
+ * Call credit with each merged interval of a key of spans v[0..n), in (key, start) order.
+ * The spans come in runs already in start order (a track's merged intervals, track after
+ * track): the runs are merged through a heap, in O(n log runs) and no copy, rather than
+ * the spans sorted.
+ */
+static void unite(const struct span *v, size_t n,
                   void (*credit)(struct trace_regions *rs, size_t region, uint32_t key, uint64_t s,
                                  uint64_t e),
                   struct trace_regions *rs, size_t region)
 {
     if (!n)
         return;
-    if (n < RADIX_MIN)
-        qsort(v, n, sizeof(*v), cmp_span);
-    else
-        sort_grouped(v, n, sizeof(*v), offsetof(struct span, s), TRACE_ENGINE_COUNT + 1, span_group,
-                     NULL);
-    for (size_t i = 0; i < n;) {
-        uint32_t key = v[i].key;
-        uint64_t s = v[i].s, e = v[i].e;
-        for (i++; i < n && v[i].key == key && v[i].s <= e; i++)
-            if (v[i].e > e)
-                e = v[i].e;
-        credit(rs, region, key, s, e);
+    size_t nruns = 1;
+    for (size_t i = 1; i < n; i++)
+        nruns += v[i].key != v[i - 1].key || v[i].s < v[i - 1].s;
+    size_t *pos = sim_xreallocarray(NULL, nruns, sizeof(*pos)); /* each run's next span */
+    size_t *end = sim_xreallocarray(NULL, nruns, sizeof(*end)); /* and its end */
+    size_t *heap = sim_xreallocarray(NULL, nruns, sizeof(*heap));
+    size_t r = 0;
+    pos[0] = 0;
+    for (size_t i = 1; i < n; i++)
+        if (v[i].key != v[i - 1].key || v[i].s < v[i - 1].s) {
+            end[r] = i;
+            pos[++r] = i;
+        }
+    end[r] = n;
+    for (size_t k = 0; k < nruns; k++)
+        heap[k] = k;
+    for (size_t k = nruns / 2; k-- > 0;)
+        heap_down(heap, nruns, k, v, pos);
+    size_t nh = nruns;
+    bool open = false;
+    uint32_t key = 0;
+    uint64_t s = 0, e = 0;
+    while (nh) {
+        size_t top = heap[0];
+        const struct span *x = &v[pos[top]];
+        if (open && x->key == key && x->s <= e) {
+            e = x->e > e ? x->e : e;
+        } else {
+            if (open)
+                credit(rs, region, key, s, e);
+            open = true, key = x->key, s = x->s, e = x->e;
+        }
+        if (++pos[top] == end[top])
+            heap[0] = heap[--nh];
+        heap_down(heap, nh, 0, v, pos);
     }
+    if (open)
+        credit(rs, region, key, s, e);
+    free(heap);
+    free(end);
+    free(pos);
 }
 
 /* Busy cycles [s, e) of an engine kind (key) or of every engine (key ALL): to the region
