@@ -422,6 +422,10 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     } else {
         out->truncated = true;
     }
+    if (!rg.map) { /* the ops' indices in in serve the caller's opinfo alone */
+        free(src);
+        src = NULL;
+    }
     bool with_info = rg.info || rg.first;
 
     /* the sweep */

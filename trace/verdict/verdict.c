@@ -333,10 +333,9 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
     }
     size_t ncomp = 0;
     struct span *comp = details ? composite_spans(c, evs, n, &ncomp) : NULL;
-    double te_flops[5] = {0}; /* by dtype; [4] others */
-    uint32_t *te_tracks = sim_xreallocarray(NULL, n ? n : 1, sizeof(*te_tracks));
-    uint32_t *ve_tracks = sim_xreallocarray(NULL, n ? n : 1, sizeof(*ve_tracks));
-    size_t nte = 0, nve = 0;
+    double te_flops[5] = {0};                                 /* by dtype; [4] others */
+    size_t nt = trace_model_track_count(m), ute = 0, uve = 0; /* TE and VE engines used */
+    bool *used = sim_xcalloc(nt ? nt : 1, sizeof(*used));
     bool any_arith = false;
     for (size_t k = 0; k < n; k++) {
         const struct trace_event *e = trace_model_event(m, evs[k]);
@@ -348,10 +347,10 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
             it->dma_ops++;
             it->dma_bytes += oi.bytes;
         }
-        if (eng == TRACE_ENGINE_TE)
-            te_tracks[nte++] = e->track;
-        if (eng == TRACE_ENGINE_VE)
-            ve_tracks[nve++] = e->track;
+        if ((eng == TRACE_ENGINE_TE || eng == TRACE_ENGINE_VE) && !used[e->track]) {
+            used[e->track] = true;
+            *(eng == TRACE_ENGINE_TE ? &ute : &uve) += 1;
+        }
         if (e->op_kind == TRACE_KIND_GEMM || e->op_kind == TRACE_KIND_MATH)
             any_arith = true;
         if (!details || !(oi.flops > 0))
@@ -371,21 +370,7 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
         it->missing |= TRACE_MISSING_FLOPS;
 
     /* the peaks of the engines and HBMs it used */
-    size_t ute = 0, uve = 0;
-    for (size_t k = 0; k < nte; k++) {
-        bool seen = false;
-        for (size_t j = 0; j < k && !seen; j++)
-            seen = te_tracks[j] == te_tracks[k];
-        ute += !seen;
-    }
-    for (size_t k = 0; k < nve; k++) {
-        bool seen = false;
-        for (size_t j = 0; j < k && !seen; j++)
-            seen = ve_tracks[j] == ve_tracks[k];
-        uve += !seen;
-    }
-    free(te_tracks);
-    free(ve_tracks);
+    free(used);
     const struct peaks *p = &c->pk;
     if (ute && p->macs) {
         size_t best = 0;
