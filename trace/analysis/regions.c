@@ -453,27 +453,33 @@ static void span_push(struct span **v, size_t *n, size_t *cap, struct span sp)
     (*v)[(*n)++] = sp;
 }
 
-/* Whether run x's next span comes before run y's: by (key, start). */
-static bool run_before(const struct span *v, const size_t *pos, size_t x, size_t y)
+/* A run of spans in the heap that merges them: its next span's key and start, and the run. */
+struct head {
+    uint64_t s;
+    uint32_t key;
+    size_t run;
+};
+
+static bool head_before(const struct head *a, const struct head *b)
 {
-    const struct span *a = &v[pos[x]], *b = &v[pos[y]];
     return a->key != b->key ? a->key < b->key : a->s < b->s;
 }
 
-static void heap_down(size_t *heap, size_t n, size_t i, const struct span *v, const size_t *pos)
+static void heap_down(struct head *heap, size_t n, size_t i)
 {
+    struct head x = heap[i];
     for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, min = i;
-        if (l < n && run_before(v, pos, heap[l], heap[min]))
-            min = l;
-        if (r < n && run_before(v, pos, heap[r], heap[min]))
+        size_t l = 2 * i + 1, r = l + 1, min = l;
+        if (l >= n)
+            break;
+        if (r < n && head_before(&heap[r], &heap[l]))
             min = r;
-        if (min == i)
-            return;
-        size_t t = heap[i];
-        heap[i] = heap[min], heap[min] = t;
+        if (!head_before(&heap[min], &x))
+            break;
+        heap[i] = heap[min];
         i = min;
     }
+    heap[i] = x;
 }
 
 /*
@@ -494,7 +500,7 @@ static void unite(const struct span *v, size_t n,
         nruns += v[i].key != v[i - 1].key || v[i].s < v[i - 1].s;
     size_t *pos = sim_xreallocarray(NULL, nruns, sizeof(*pos)); /* each run's next span */
     size_t *end = sim_xreallocarray(NULL, nruns, sizeof(*end)); /* and its end */
-    size_t *heap = sim_xreallocarray(NULL, nruns, sizeof(*heap));
+    struct head *heap = sim_xreallocarray(NULL, nruns, sizeof(*heap));
     size_t r = 0;
     pos[0] = 0;
     for (size_t i = 1; i < n; i++)
@@ -504,26 +510,37 @@ static void unite(const struct span *v, size_t n,
         }
     end[r] = n;
     for (size_t k = 0; k < nruns; k++)
-        heap[k] = k;
+        heap[k] = (struct head){v[pos[k]].s, v[pos[k]].key, k};
     for (size_t k = nruns / 2; k-- > 0;)
-        heap_down(heap, nruns, k, v, pos);
+        heap_down(heap, nruns, k);
     size_t nh = nruns;
     bool open = false;
     uint32_t key = 0;
     uint64_t s = 0, e = 0;
     while (nh) {
-        size_t top = heap[0];
-        const struct span *x = &v[pos[top]];
-        if (open && x->key == key && x->s <= e) {
-            e = x->e > e ? x->e : e;
-        } else {
-            if (open)
-                credit(rs, region, key, s, e);
-            open = true, key = x->key, s = x->s, e = x->e;
-        }
-        if (++pos[top] == end[top])
+        size_t top = heap[0].run;
+        /* the run's spans while they come before every other run's (a track's, mostly, many
+         * at a time) */
+        size_t second = nh < 2 ? SIZE_MAX : nh == 2 || head_before(&heap[1], &heap[2]) ? 1 : 2;
+        struct head next;
+        do {
+            const struct span *x = &v[pos[top]];
+            if (open && x->key == key && x->s <= e) {
+                e = x->e > e ? x->e : e;
+            } else {
+                if (open)
+                    credit(rs, region, key, s, e);
+                open = true, key = x->key, s = x->s, e = x->e;
+            }
+            if (++pos[top] == end[top])
+                break;
+            next = (struct head){v[pos[top]].s, v[pos[top]].key, top};
+        } while (second == SIZE_MAX || !head_before(&heap[second], &next));
+        if (pos[top] == end[top])
             heap[0] = heap[--nh];
-        heap_down(heap, nh, 0, v, pos);
+        else
+            heap[0] = next;
+        heap_down(heap, nh, 0);
     }
     if (open)
         credit(rs, region, key, s, e);
