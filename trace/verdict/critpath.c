@@ -282,16 +282,29 @@ static void sort_ops_by(uint32_t *idx, uint32_t *tmp, size_t n, const struct op 
 }
 
 /* The memory ranges of the ops: the caller's opinfo (info, op k's at info[map[k]]), or
- * decoded here and kept as ranges alone (op k's reads at pool[first[k]..], then its write
- * when write[k]; first[n] the end), a sixth of an opinfo each. */
+ * decoded here and kept as ranges alone (op k's reads at [first[k], ..), then its write
+ * when write[k]; first[n] the end; a range's bytes in lohi, its space in space: 17 bytes),
+ * a tenth of an opinfo for an op of a read and a write. */
 struct ranges {
     const struct trace_opinfo *info;
     const size_t *map;
-    size_t *first;            /* owned: n + 1 of them */
-    bool *write;              /* owned */
-    struct trace_range *pool; /* owned */
+    size_t *first;       /* owned: n + 1 of them */
+    bool *write;         /* owned */
+    uint64_t (*lohi)[2]; /* owned */
+    uint8_t *space;      /* owned */
     size_t npool, cap;
 };
+
+static void ranges_put(struct ranges *r, const struct trace_range *x)
+{
+    r->lohi[r->npool][0] = x->lo, r->lohi[r->npool][1] = x->hi;
+    r->space[r->npool++] = x->space;
+}
+
+static struct trace_range ranges_at(const struct ranges *r, size_t i)
+{
+    return (struct trace_range){r->space[i], r->lohi[i][0], r->lohi[i][1]};
+}
 
 /* Decode the ranges of ops[0..n) into r; false when p was cancelled. */
 static bool ranges_decode(struct ranges *r, const struct trace_model *m, const struct op *ops,
@@ -309,16 +322,22 @@ static bool ranges_decode(struct ranges *r, const struct trace_model *m, const s
         if (need > r->cap) {
             r->cap = need > 2 * r->cap ? need : 2 * r->cap;
             r->cap = r->cap < 1024 ? 1024 : r->cap;
-            r->pool = sim_xreallocarray(r->pool, r->cap, sizeof(*r->pool));
+            r->lohi = sim_xreallocarray(r->lohi, r->cap, sizeof(*r->lohi));
+            r->space = sim_xreallocarray(r->space, r->cap, sizeof(*r->space));
         }
         for (unsigned i = 0; i < oi.nreads; i++)
-            r->pool[r->npool++] = oi.reads[i];
+            ranges_put(r, &oi.reads[i]);
         if (oi.has_write) {
-            r->pool[r->npool++] = oi.write;
+            ranges_put(r, &oi.write);
             r->write[k] = true;
         }
     }
     r->first[n] = r->npool;
+    if (r->npool && r->npool < r->cap) { /* the room doubling left over, back */
+        r->lohi = sim_xreallocarray(r->lohi, r->npool, sizeof(*r->lohi));
+        r->space = sim_xreallocarray(r->space, r->npool, sizeof(*r->space));
+        r->cap = r->npool;
+    }
     return true;
 }
 
@@ -326,29 +345,36 @@ static void ranges_fini(struct ranges *r)
 {
     free(r->first);
     free(r->write);
-    free(r->pool);
+    free(r->lohi);
+    free(r->space);
 }
 
-/* The ranges op k reads, into *v; their count. */
-static size_t op_reads(const struct ranges *r, uint32_t k, const struct trace_range **v)
+/* The ranges op k reads, into v; their count. */
+static size_t op_reads(const struct ranges *r, uint32_t k,
+                       struct trace_range v[TRACE_OPINFO_MAX_READS])
 {
     if (r->info) {
         const struct trace_opinfo *oi = &r->info[r->map[k]];
-        *v = oi->reads;
+        memcpy(v, oi->reads, oi->nreads * sizeof(*v));
         return oi->nreads;
     }
-    *v = &r->pool[r->first[k]];
-    return r->first[k + 1] - r->first[k] - (r->write[k] ? 1 : 0);
+    size_t nr = r->first[k + 1] - r->first[k] - (r->write[k] ? 1 : 0);
+    for (size_t i = 0; i < nr; i++)
+        v[i] = ranges_at(r, r->first[k] + i);
+    return nr;
 }
 
-/* The range op k writes, or NULL. */
-static const struct trace_range *op_write(const struct ranges *r, uint32_t k)
+/* Whether op k writes a range, into *w. */
+static bool op_write(const struct ranges *r, uint32_t k, struct trace_range *w)
 {
     if (r->info) {
         const struct trace_opinfo *oi = &r->info[r->map[k]];
-        return oi->has_write ? &oi->write : NULL;
+        *w = oi->write;
+        return oi->has_write;
     }
-    return r->write[k] ? &r->pool[r->first[k + 1] - 1] : NULL;
+    if (r->write[k])
+        *w = ranges_at(r, r->first[k + 1] - 1);
+    return r->write[k];
 }
 
 static bool better(const struct op *ops, uint32_t cand, enum trace_dep why, uint32_t best,
@@ -434,8 +460,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     for (size_t k = 0; k < n; k++) {
         if (ops[k].tile != TRACE_NO_STR)
             out->with_tiles = true;
-        const struct trace_range *rv;
-        if (with_info && (op_reads(&rg, (uint32_t)k, &rv) || op_write(&rg, (uint32_t)k)))
+        struct trace_range rv[TRACE_OPINFO_MAX_READS], wv;
+        if (with_info && (op_reads(&rg, (uint32_t)k, rv) || op_write(&rg, (uint32_t)k, &wv)))
             out->with_addresses = true;
     }
     {
@@ -492,9 +518,9 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         uint32_t k = is_end ? ends[ei++] : starts[si++];
         if (is_end) { /* an end: publish what it wrote, its tile, its track */
             ended[k] = true;
-            const struct trace_range *w = with_info ? op_write(&rg, k) : NULL;
-            if (w)
-                imap_assign(&maps[w->space], w->lo, w->hi, k);
+            struct trace_range w;
+            if (with_info && op_write(&rg, k, &w))
+                imap_assign(&maps[w.space], w.lo, w.hi, k);
             if (ops[k].tile != TRACE_NO_STR)
                 *tile_slot(&tiles, ops[k].tile) = k;
             uint32_t *lt = &last_on_track[ops[k].track];
@@ -523,8 +549,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
             if (c != NONE && c != k && ended[c] && better(ops, c, TRACE_DEP_EXPLICIT, best, bw))
                 best = c, bw = TRACE_DEP_EXPLICIT;
         }
-        const struct trace_range *reads = NULL;
-        size_t nreads = with_info ? op_reads(&rg, k, &reads) : 0;
+        struct trace_range reads[TRACE_OPINFO_MAX_READS];
+        size_t nreads = with_info ? op_reads(&rg, k, reads) : 0;
         for (size_t r = 0; r < nreads; r++) {
             const struct trace_range *rd = &reads[r];
             const struct imap *mp = &maps[rd->space];
