@@ -677,6 +677,22 @@ size_t trace_opinfo_pack(struct trace_model *m, const struct trace_opinfo *o,
     return (size_t)(p - buf);
 }
 
+/* space_id of the model's string name, through sp's cache of the last few. */
+static int space_of_str(struct trace_spaces *sp, const struct trace_model *m, uint32_t name)
+{
+    if (sp->cache_m != m)
+        sp->cache_m = m, sp->ncache = 0;
+    for (unsigned i = 0; i < sp->ncache; i++)
+        if (sp->cache_str[i] == name)
+            return sp->cache_id[i];
+    int id = space_id(sp, trace_model_str(m, name));
+    if (sp->ncache < sizeof(sp->cache_str) / sizeof(sp->cache_str[0])) {
+        sp->cache_str[sp->ncache] = name;
+        sp->cache_id[sp->ncache++] = id;
+    }
+    return id;
+}
+
 static bool get_range(const struct trace_model *m, const uint8_t **p, const uint8_t *end,
                       struct trace_spaces *sp, struct trace_range *r, bool *ok)
 {
@@ -684,7 +700,7 @@ static bool get_range(const struct trace_model *m, const uint8_t **p, const uint
     if (!get_var(p, end, &name) || !get_var(p, end, &lo) || !get_var(p, end, &len) ||
         name >= trace_model_str_count(m))
         return false;
-    int id = space_id(sp, trace_model_str(m, (uint32_t)name));
+    int id = space_of_str(sp, m, (uint32_t)name);
     *ok = id >= 0;
     *r = (struct trace_range){(uint8_t)(id < 0 ? 0 : id), lo, lo + len};
     return true;

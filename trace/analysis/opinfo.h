@@ -23,6 +23,12 @@ enum { TRACE_OPINFO_MAX_READS = 4, TRACE_OPINFO_MAX_SPACES = 16 };
 struct trace_spaces {
     char names[TRACE_OPINFO_MAX_SPACES][16];
     unsigned n;
+    /* the ids of the space names of a model's op columns last looked up (by string id: a
+     * few names for millions of ops); none while ncache is 0 */
+    const void *cache_m;
+    unsigned ncache;
+    uint32_t cache_str[8];
+    int cache_id[8];
 };
 
 /* A byte range [lo, hi) of a space. */

@@ -444,22 +444,6 @@ static void sort_grouped(void *base, size_t n, size_t size, size_t soff, size_t 
     free(tmp);
 }
 
-static int cmp_span(const void *a, const void *b)
-{
-    const struct span *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return x->s < y->s ? -1 : x->s > y->s;
-}
-
-/* The group of a span for sort_grouped: its engine kind, KEY_ALL last. */
-static size_t span_group(const void *ctx, const void *elem)
-{
-    (void)ctx;
-    uint32_t key = ((const struct span *)elem)->key;
-    return key < TRACE_ENGINE_COUNT ? key : TRACE_ENGINE_COUNT;
-}
-
 static void span_push(struct span **v, size_t *n, size_t *cap, struct span sp)
 {
     if (*n == *cap) {
@@ -469,27 +453,100 @@ static void span_push(struct span **v, size_t *n, size_t *cap, struct span sp)
     (*v)[(*n)++] = sp;
 }
 
-/* Sort spans by (key, start) and call credit with each merged interval of a key. */
-static void unite(struct span *v, size_t n,
+/* A run of spans in the heap that merges them: its next span's key and start, and the run. */
+struct head {
+    uint64_t s;
+    uint32_t key;
+    size_t run;
+};
+
+static bool head_before(const struct head *a, const struct head *b)
+{
+    return a->key != b->key ? a->key < b->key : a->s < b->s;
+}
+
+static void heap_down(struct head *heap, size_t n, size_t i)
+{
+    struct head x = heap[i];
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, min = l;
+        if (l >= n)
+            break;
+        if (r < n && head_before(&heap[r], &heap[l]))
+            min = r;
+        if (!head_before(&heap[min], &x))
+            break;
+        heap[i] = heap[min];
+        i = min;
+    }
+    heap[i] = x;
+}
+
+/*
+ * Call credit with each merged interval of a key of spans v[0..n), in (key, start) order.
+ * The spans come in runs already in start order (a track's merged intervals, track after
+ * track): the runs are merged through a heap, in O(n log runs) and no copy, rather than
+ * the spans sorted.
+ */
+static void unite(const struct span *v, size_t n,
                   void (*credit)(struct trace_regions *rs, size_t region, uint32_t key, uint64_t s,
                                  uint64_t e),
                   struct trace_regions *rs, size_t region)
 {
     if (!n)
         return;
-    if (n < RADIX_MIN)
-        qsort(v, n, sizeof(*v), cmp_span);
-    else
-        sort_grouped(v, n, sizeof(*v), offsetof(struct span, s), TRACE_ENGINE_COUNT + 1, span_group,
-                     NULL);
-    for (size_t i = 0; i < n;) {
-        uint32_t key = v[i].key;
-        uint64_t s = v[i].s, e = v[i].e;
-        for (i++; i < n && v[i].key == key && v[i].s <= e; i++)
-            if (v[i].e > e)
-                e = v[i].e;
-        credit(rs, region, key, s, e);
+    size_t nruns = 1;
+    for (size_t i = 1; i < n; i++)
+        nruns += v[i].key != v[i - 1].key || v[i].s < v[i - 1].s;
+    size_t *pos = sim_xreallocarray(NULL, nruns, sizeof(*pos)); /* each run's next span */
+    size_t *end = sim_xreallocarray(NULL, nruns, sizeof(*end)); /* and its end */
+    struct head *heap = sim_xreallocarray(NULL, nruns, sizeof(*heap));
+    size_t r = 0;
+    pos[0] = 0;
+    for (size_t i = 1; i < n; i++)
+        if (v[i].key != v[i - 1].key || v[i].s < v[i - 1].s) {
+            end[r] = i;
+            pos[++r] = i;
+        }
+    end[r] = n;
+    for (size_t k = 0; k < nruns; k++)
+        heap[k] = (struct head){v[pos[k]].s, v[pos[k]].key, k};
+    for (size_t k = nruns / 2; k-- > 0;)
+        heap_down(heap, nruns, k);
+    size_t nh = nruns;
+    bool open = false;
+    uint32_t key = 0;
+    uint64_t s = 0, e = 0;
+    while (nh) {
+        size_t top = heap[0].run;
+        /* the run's spans while they come before every other run's (a track's, mostly, many
+         * at a time) */
+        size_t second = nh < 2 ? SIZE_MAX : nh == 2 || head_before(&heap[1], &heap[2]) ? 1 : 2;
+        struct head next;
+        do {
+            const struct span *x = &v[pos[top]];
+            if (open && x->key == key && x->s <= e) {
+                e = x->e > e ? x->e : e;
+            } else {
+                if (open)
+                    credit(rs, region, key, s, e);
+                open = true, key = x->key, s = x->s, e = x->e;
+            }
+            if (++pos[top] == end[top])
+                break;
+            next = (struct head){v[pos[top]].s, v[pos[top]].key, top};
+        } while (second == SIZE_MAX || !head_before(&heap[second], &next));
+        if (pos[top] == end[top])
+            heap[0] = heap[--nh];
+        else
+            heap[0] = next;
+        heap_down(heap, nh, 0);
     }
+    if (open)
+        credit(rs, region, key, s, e);
+    free(heap);
+    free(end);
+    free(pos);
 }
 
 /* Busy cycles [s, e) of an engine kind (key) or of every engine (key ALL): to the region
@@ -512,6 +569,20 @@ static void credit_engine(struct trace_regions *rs, size_t region, uint32_t key,
     }
 }
 
+/* How many events ahead the accounting asks for an event's memory. */
+enum { PREFETCH = 16 };
+
+/* Ask for event i of m (and its DRAM bytes in rd and wr, when not NULL) ahead of its use. */
+static void prefetch_event(const struct trace_model *m, uint64_t i, const uint64_t *rd,
+                           const uint64_t *wr)
+{
+    __builtin_prefetch(trace_model_event(m, i));
+    if (rd) {
+        __builtin_prefetch(&rd[i]);
+        __builtin_prefetch(&wr[i]);
+    }
+}
+
 /*
  * Window splits: the busy cycles of each track in each window (from the track's events in
  * start order, merged), into *out in track order; those of each engine kind and of all
@@ -530,9 +601,13 @@ static struct wbusy *window_busy(struct trace_regions *rs, size_t *nout)
         size_t n = trace_model_track_events(m, t, &idx);
         uint32_t eng = (uint32_t)trace_model_track_get(m, t)->engine;
         for (size_t k = 0; k < n;) {
+            if (k + PREFETCH < n)
+                prefetch_event(m, idx[k + PREFETCH], NULL, NULL);
             const struct trace_event *ev = trace_model_event(m, idx[k]);
             uint64_t s = ev->start, e = ev_end(m, ev);
             for (k++; k < n && trace_model_event(m, idx[k])->start <= e; k++) {
+                if (k + PREFETCH < n)
+                    prefetch_event(m, idx[k + PREFETCH], NULL, NULL);
                 uint64_t ek = ev_end(m, trace_model_event(m, idx[k]));
                 if (ek > e)
                     e = ek;
@@ -763,6 +838,8 @@ static void account(struct trace_regions *rs)
         for (size_t k = off[r]; k < off[r + 1]; k++) {
             if (k % TRACE_PROGRESS_EVERY == 0 && (stop = trace_progress_at(rs->progress, k)))
                 break;
+            if (k + PREFETCH < off[r + 1]) /* the events come in track order: far apart */
+                prefetch_event(m, ev[k + PREFETCH], rd, wr);
             const struct trace_event *e = trace_model_event(m, ev[k]);
             uint64_t end = ev_end(m, e);
             struct trace_usage u = {.ops = 1, .op_cycles = end - e->start};

@@ -136,23 +136,6 @@ static void imap_free(struct imap *m)
     free(m->b);
 }
 
-/* A point of the sweep: an op's start or end. */
-struct point {
-    uint64_t t;
-    uint32_t op;
-    uint8_t kind; /* 0 an end, 1 a start, 2 the end of an op of no length (after its start) */
-};
-
-static int cmp_point(const void *a, const void *b)
-{
-    const struct point *x = a, *y = b;
-    if (x->t != y->t)
-        return x->t < y->t ? -1 : 1;
-    if (x->kind != y->kind)
-        return x->kind < y->kind ? -1 : 1;
-    return x->op < y->op ? -1 : x->op > y->op;
-}
-
 /* A small open-addressing map from a tile's string id to its last ended op. */
 struct tilemap {
     uint32_t *key, *val; /* owned; key 0 empty (TRACE_NO_STR never stored) */
@@ -244,6 +227,156 @@ struct op {
     uint32_t track, tile;
 };
 
+static uint64_t end_point(const struct op *o)
+{
+    return o->end > o->start ? o->end - 1 : o->end;
+}
+
+static unsigned end_kind(const struct op *o)
+{
+    return o->end > o->start ? 0 : 2;
+}
+
+/* The sweep's points: each op's start, and its end seen a cycle early (times are rounded out
+ * to whole cycles, so an op that starts as its predecessor ends may start in the
+ * predecessor's last cycle); an op of no length ends at its start, after it. In time order,
+ * ends (kind 0) before starts (kind 1) before the ends of ops of no length (kind 2), then by
+ * op: two arrays of op indices (the starts, the ends) each sorted so, merged as the sweep
+ * goes, in 8 bytes an op rather than two sorted 16-byte points (and qsort's copy of them). */
+/* Sort idx[0..n) (op indices, in increasing order) stably by key(ops[idx]) (below 2^64):
+ * 16 bits at a time, as many digits as the keys' range needs; tmp has room for n. */
+static void sort_ops_by(uint32_t *idx, uint32_t *tmp, size_t n, const struct op *ops, bool ends)
+{
+    if (n < 2)
+        return;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = ends ? end_point(&ops[idx[i]]) : ops[idx[i]].start;
+        lo = x < lo ? x : lo;
+        hi = x > hi ? x : hi;
+    }
+    size_t *count = sim_xmalloc(((size_t)1 << 16) * sizeof(*count));
+    uint32_t *src = idx, *dst = tmp;
+    for (unsigned shift = 0; shift < 64 && ((hi - lo) >> shift) != 0; shift += 16) {
+        memset(count, 0, ((size_t)1 << 16) * sizeof(*count));
+        for (size_t i = 0; i < n; i++) {
+            uint64_t x = ends ? end_point(&ops[src[i]]) : ops[src[i]].start;
+            count[((x - lo) >> shift) & 0xffff]++;
+        }
+        size_t at = 0;
+        for (size_t d = 0; d < ((size_t)1 << 16); d++) {
+            size_t c = count[d];
+            count[d] = at;
+            at += c;
+        }
+        for (size_t i = 0; i < n; i++) {
+            uint64_t x = ends ? end_point(&ops[src[i]]) : ops[src[i]].start;
+            dst[count[((x - lo) >> shift) & 0xffff]++] = src[i];
+        }
+        uint32_t *t = src;
+        src = dst, dst = t;
+    }
+    if (src != idx)
+        memcpy(idx, src, n * sizeof(*idx));
+    free(count);
+}
+
+/* The memory ranges of the ops: the caller's opinfo (info, op k's at info[map[k]]), or
+ * decoded here and kept as ranges alone (op k's reads at [first[k], ..), then its write
+ * when write[k]; first[n] the end; a range's bytes in lohi, its space in space: 17 bytes),
+ * a tenth of an opinfo for an op of a read and a write. */
+struct ranges {
+    const struct trace_opinfo *info;
+    const size_t *map;
+    size_t *first;       /* owned: n + 1 of them */
+    bool *write;         /* owned */
+    uint64_t (*lohi)[2]; /* owned */
+    uint8_t *space;      /* owned */
+    size_t npool, cap;
+};
+
+static void ranges_put(struct ranges *r, const struct trace_range *x)
+{
+    r->lohi[r->npool][0] = x->lo, r->lohi[r->npool][1] = x->hi;
+    r->space[r->npool++] = x->space;
+}
+
+static struct trace_range ranges_at(const struct ranges *r, size_t i)
+{
+    return (struct trace_range){r->space[i], r->lohi[i][0], r->lohi[i][1]};
+}
+
+/* Decode the ranges of ops[0..n) into r; false when p was cancelled. */
+static bool ranges_decode(struct ranges *r, const struct trace_model *m, const struct op *ops,
+                          size_t n, struct trace_spaces *spaces, struct trace_progress *p)
+{
+    r->first = sim_xreallocarray(NULL, n + 1, sizeof(*r->first));
+    r->write = sim_xcalloc(n ? n : 1, sizeof(*r->write));
+    for (size_t k = 0; k < n; k++) {
+        if (k % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(p, k))
+            return false;
+        struct trace_opinfo oi;
+        trace_opinfo_of_event(m, ops[k].ev, spaces, &oi);
+        r->first[k] = r->npool;
+        size_t need = r->npool + oi.nreads + (oi.has_write ? 1 : 0);
+        if (need > r->cap) {
+            r->cap = need > 2 * r->cap ? need : 2 * r->cap;
+            r->cap = r->cap < 1024 ? 1024 : r->cap;
+            r->lohi = sim_xreallocarray(r->lohi, r->cap, sizeof(*r->lohi));
+            r->space = sim_xreallocarray(r->space, r->cap, sizeof(*r->space));
+        }
+        for (unsigned i = 0; i < oi.nreads; i++)
+            ranges_put(r, &oi.reads[i]);
+        if (oi.has_write) {
+            ranges_put(r, &oi.write);
+            r->write[k] = true;
+        }
+    }
+    r->first[n] = r->npool;
+    if (r->npool && r->npool < r->cap) { /* the room doubling left over, back */
+        r->lohi = sim_xreallocarray(r->lohi, r->npool, sizeof(*r->lohi));
+        r->space = sim_xreallocarray(r->space, r->npool, sizeof(*r->space));
+        r->cap = r->npool;
+    }
+    return true;
+}
+
+static void ranges_fini(struct ranges *r)
+{
+    free(r->first);
+    free(r->write);
+    free(r->lohi);
+    free(r->space);
+}
+
+/* The ranges op k reads, into v; their count. */
+static size_t op_reads(const struct ranges *r, uint32_t k,
+                       struct trace_range v[TRACE_OPINFO_MAX_READS])
+{
+    if (r->info) {
+        const struct trace_opinfo *oi = &r->info[r->map[k]];
+        memcpy(v, oi->reads, oi->nreads * sizeof(*v));
+        return oi->nreads;
+    }
+    size_t nr = r->first[k + 1] - r->first[k] - (r->write[k] ? 1 : 0);
+    for (size_t i = 0; i < nr; i++)
+        v[i] = ranges_at(r, r->first[k] + i);
+    return nr;
+}
+
+/* Whether op k writes a range, into *w. */
+static bool op_write(const struct ranges *r, uint32_t k, struct trace_range *w)
+{
+    if (r->info) {
+        const struct trace_opinfo *oi = &r->info[r->map[k]];
+        *w = oi->write;
+        return oi->has_write;
+    }
+    if (r->write[k])
+        *w = ranges_at(r, r->first[k + 1] - 1);
+    return r->write[k];
+}
+
 static bool better(const struct op *ops, uint32_t cand, enum trace_dep why, uint32_t best,
                    enum trace_dep best_why)
 {
@@ -262,69 +395,90 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     out->start = in->start;
     out->end = in->start;
     /* the ops: stages rather than the composite ops that hold them */
+    /* per op name (string id): 0 not looked at, else 1 + whether it is a stage (or a
+     * composite op): a few names for millions of ops */
+    size_t nstr = trace_model_str_count(m);
+    uint8_t *stage_of = sim_xcalloc(nstr ? nstr : 1, 1), *comp_of = sim_xcalloc(nstr ? nstr : 1, 1);
     bool stages = false;
-    for (size_t i = 0; i < in->n && !stages; i++)
-        stages = strncmp(trace_model_str(m, trace_model_event(m, in->events[i])->op), "TileToken/",
-                         10) == 0;
+    for (size_t i = 0; i < in->n && !stages; i++) {
+        uint32_t op = trace_model_event(m, in->events[i])->op;
+        if (op < nstr && !stage_of[op])
+            stage_of[op] = 1 + (strncmp(trace_model_str(m, op), "TileToken/", 10) == 0);
+        stages =
+            op < nstr ? stage_of[op] == 2 : strncmp(trace_model_str(m, op), "TileToken/", 10) == 0;
+    }
     struct op *ops = sim_xreallocarray(NULL, in->n ? in->n : 1, sizeof(*ops));
     size_t *src = sim_xreallocarray(NULL, in->n ? in->n : 1, sizeof(*src)); /* index in in */
     size_t n = 0;
     uint64_t now = trace_model_now(m);
     for (size_t i = 0; i < in->n; i++) {
         const struct trace_event *e = trace_model_event(m, in->events[i]);
-        if (stages && strncmp(trace_model_str(m, e->op), "composite_", 10) == 0)
+        if (stages && e->op < nstr && !comp_of[e->op])
+            comp_of[e->op] = 1 + (strncmp(trace_model_str(m, e->op), "composite_", 10) == 0);
+        if (stages && (e->op < nstr ? comp_of[e->op] == 2
+                                    : strncmp(trace_model_str(m, e->op), "composite_", 10) == 0))
             continue;
         uint64_t end = e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
         ops[n] = (struct op){in->events[i], e->start, end, e->track, e->tile};
         src[n++] = i;
     }
+    free(stage_of), free(comp_of);
     out->ops = n;
     if (!n) {
         free(ops), free(src);
         return;
     }
-    /* their memory ranges */
-    /* op k's is info[map[k]]: the caller's, not copied (a launch of a million ops would
-     * copy 150 MB), or decoded here (map NULL: info[k]) */
-    struct trace_opinfo *own = NULL;
-    const struct trace_opinfo *info = NULL;
-    const size_t *map = NULL;
+    /* their memory ranges: the caller's opinfo (op k's is info[src[k]]), not copied (a
+     * launch of a million ops would copy 150 MB), or decoded here and kept as ranges alone */
+    struct ranges rg = {0};
     if (in->info) {
-        info = in->info;
-        map = src;
+        rg.info = in->info;
+        rg.map = src;
         if (in->info_spaces)
             out->spaces = *in->info_spaces;
         out->decoded = n;
     } else if (!in->max_decode || n <= in->max_decode) {
-        own = sim_xreallocarray(NULL, n, sizeof(*own));
         trace_progress_step(in->progress, "critical path: op details", n);
-        for (size_t k = 0; k < n; k++) {
-            if (k % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(in->progress, k)) {
-                free(own), free(ops), free(src);
-                return; /* cancelled: an empty path */
-            }
-            trace_opinfo_of_event(m, ops[k].ev, &out->spaces, &own[k]);
+        if (!ranges_decode(&rg, m, ops, n, &out->spaces, in->progress)) {
+            ranges_fini(&rg);
+            free(ops), free(src);
+            return; /* cancelled: an empty path */
         }
-        info = own;
         out->decoded = n;
     } else {
         out->truncated = true;
     }
+    if (!rg.map) { /* the ops' indices in in serve the caller's opinfo alone */
+        free(src);
+        src = NULL;
+    }
+    bool with_info = rg.info || rg.first;
 
     /* the sweep */
-    struct point *pts = sim_xreallocarray(NULL, 2 * n, sizeof(*pts));
+    uint32_t *starts = sim_xreallocarray(NULL, n, sizeof(*starts));
+    uint32_t *ends = sim_xreallocarray(NULL, n, sizeof(*ends));
     for (size_t k = 0; k < n; k++) {
-        pts[2 * k] = (struct point){ops[k].start, (uint32_t)k, 1};
-        /* an end is seen a cycle early: times are rounded out to whole cycles, so an op
-         * that starts as its predecessor ends may start in the predecessor's last cycle */
-        pts[2 * k + 1] = ops[k].end > ops[k].start ? (struct point){ops[k].end - 1, (uint32_t)k, 0}
-                                                   : (struct point){ops[k].end, (uint32_t)k, 2};
         if (ops[k].tile != TRACE_NO_STR)
             out->with_tiles = true;
-        if (info && (info[map ? map[k] : k].nreads || info[map ? map[k] : k].has_write))
+        struct trace_range rv[TRACE_OPINFO_MAX_READS], wv;
+        if (with_info && (op_reads(&rg, (uint32_t)k, rv) || op_write(&rg, (uint32_t)k, &wv)))
             out->with_addresses = true;
     }
-    qsort(pts, 2 * n, sizeof(*pts), cmp_point);
+    {
+        /* ends: those of kind 0 first, then of kind 2, each in op order, so that the
+         * stable sort by time leaves a tie in (kind, op) order */
+        size_t ne = 0;
+        for (int kind = 0; kind <= 2; kind += 2)
+            for (size_t k = 0; k < n; k++)
+                if (end_kind(&ops[k]) == (unsigned)kind)
+                    ends[ne++] = (uint32_t)k;
+        for (size_t k = 0; k < n; k++)
+            starts[k] = (uint32_t)k;
+        uint32_t *tmp = sim_xreallocarray(NULL, n, sizeof(*tmp));
+        sort_ops_by(starts, tmp, n, ops, false);
+        sort_ops_by(ends, tmp, n, ops, true);
+        free(tmp);
+    }
     uint32_t *pred = sim_xreallocarray(NULL, n, sizeof(*pred));
     uint8_t *why = sim_xreallocarray(NULL, n, sizeof(*why));
     struct trace_range *rng = sim_xcalloc(n, sizeof(*rng));
@@ -351,17 +505,22 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     uint32_t last_ended = NONE;
     bool stop = false;
     trace_progress_step(in->progress, "critical path: dependencies", 2 * n);
-    for (size_t p = 0; p < 2 * n; p++) {
+    for (size_t p = 0, si = 0, ei = 0; p < 2 * n; p++) {
         if (p % TRACE_PROGRESS_EVERY == 0 && (stop = trace_progress_at(in->progress, p)))
             break; /* cancelled: an empty path */
-        uint32_t k = pts[p].op;
-        if (pts[p].kind != 1) { /* an end: publish what it wrote, its tile, its track */
+        /* the next point: the next end unless the next start comes before it */
+        bool is_end = si == n;
+        if (!is_end && ei < n) {
+            const struct op *oe = &ops[ends[ei]];
+            uint64_t te = end_point(oe), ts = ops[starts[si]].start;
+            is_end = te < ts || (te == ts && end_kind(oe) == 0);
+        }
+        uint32_t k = is_end ? ends[ei++] : starts[si++];
+        if (is_end) { /* an end: publish what it wrote, its tile, its track */
             ended[k] = true;
-            const struct trace_opinfo *ik = info ? &info[map ? map[k] : k] : NULL;
-            if (ik && ik->has_write) {
-                const struct trace_range *w = &ik->write;
-                imap_assign(&maps[w->space], w->lo, w->hi, k);
-            }
+            struct trace_range w;
+            if (with_info && op_write(&rg, k, &w))
+                imap_assign(&maps[w.space], w.lo, w.hi, k);
             if (ops[k].tile != TRACE_NO_STR)
                 *tile_slot(&tiles, ops[k].tile) = k;
             uint32_t *lt = &last_on_track[ops[k].track];
@@ -390,9 +549,10 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
             if (c != NONE && c != k && ended[c] && better(ops, c, TRACE_DEP_EXPLICIT, best, bw))
                 best = c, bw = TRACE_DEP_EXPLICIT;
         }
-        const struct trace_opinfo *ik = info ? &info[map ? map[k] : k] : NULL;
-        for (unsigned r = 0; ik && r < ik->nreads; r++) {
-            const struct trace_range *rd = &ik->reads[r];
+        struct trace_range reads[TRACE_OPINFO_MAX_READS];
+        size_t nreads = with_info ? op_reads(&rg, k, reads) : 0;
+        for (size_t r = 0; r < nreads; r++) {
+            const struct trace_range *rd = &reads[r];
             const struct imap *mp = &maps[rd->space];
             size_t bi, i;
             imap_first(mp, rd->lo, &bi, &i);
@@ -471,8 +631,9 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     free(rng);
     free(why);
     free(pred);
-    free(pts);
-    free(own);
+    free(starts);
+    free(ends);
+    ranges_fini(&rg);
     free(src);
     free(ops);
 }

@@ -39,9 +39,9 @@ struct ctx {
                                         SIZE_MAX - 1 until looked up */
     size_t budget;                   /* ops whose details may still be read */
     struct trace_progress *progress; /* the path of a run without launches reports to it */
-    struct trace_opinfo *info;       /* owned: the ops' opinfo, reused launch after launch (a
-                                        fresh array of each launch's size costs its pages) */
-    size_t info_cap;
+    uint8_t *composite; /* owned: per op name (string id), 0 not looked at, else 1 + whether
+                           it names a composite op */
+    size_t nnames;
 };
 
 /* ---- names ------------------------------------------------------------------------------ */
@@ -238,22 +238,17 @@ static void attribute(struct ctx *c, const struct trace_path_step *s, const stru
 
 /* ---- one region ------------------------------------------------------------------------- */
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static const struct trace_opinfo *info_of(const uint64_t *evs, const struct trace_opinfo *info,
-                                          size_t n, uint64_t ev)
-{
-    if (!info)
-        return NULL;
-    const uint64_t *hit = bsearch(&ev, evs, n, sizeof(*evs), cmp_u64);
-    return hit ? &info[hit - evs] : NULL;
-}
-
 static const char *const dtypes[] = {"f32", "f16", "bf16", "i8"};
+
+/* Whether op name op (a string id) is a composite op's, looked at once per name. */
+static bool is_composite(struct ctx *c, uint32_t op)
+{
+    if (op >= c->nnames)
+        return strncmp(trace_model_str(c->m, op), "composite_", 10) == 0;
+    if (!c->composite[op])
+        c->composite[op] = 1 + (strncmp(trace_model_str(c->m, op), "composite_", 10) == 0);
+    return c->composite[op] == 2;
+}
 
 /* A composite op's span on its engine. */
 struct span {
@@ -286,14 +281,14 @@ static bool within_composite(const struct span *spans, size_t n, const struct tr
 }
 
 /* The composite ops among evs (n of them), sorted; *count set. Caller frees. */
-static struct span *composite_spans(const struct trace_model *m, const uint64_t *evs, size_t n,
-                                    size_t *count)
+static struct span *composite_spans(struct ctx *c, const uint64_t *evs, size_t n, size_t *count)
 {
+    const struct trace_model *m = c->m;
     size_t k = 0;
     struct span *spans = NULL;
     for (size_t i = 0; i < n; i++) {
         const struct trace_event *e = trace_model_event(m, evs[i]);
-        if (strncmp(trace_model_str(m, e->op), "composite_", 10) != 0)
+        if (!is_composite(c, e->op))
             continue;
         if (!spans)
             spans = sim_xreallocarray(NULL, n, sizeof(*spans));
@@ -321,8 +316,10 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
     if (!peaks_known(&c->pk))
         it->missing |= TRACE_MISSING_PEAKS;
 
-    /* the details, once: arithmetic and ranges */
-    struct trace_opinfo *info = NULL;
+    /* the details: the arithmetic here, op by op; the ranges are the critical path's (it
+     * reads them again, keeping the ranges alone: an opinfo of every op of a launch of
+     * millions would hold gigabytes) */
+    bool details = false;
     struct trace_spaces spaces;
     trace_spaces_init(&spaces);
     size_t uncached = 0; /* ops whose details must be read: those without op columns */
@@ -330,47 +327,42 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
         uncached += !trace_opinfo_cached(m, evs[k]);
     if (uncached <= c->budget) {
         c->budget -= uncached;
-        if (n > c->info_cap) {
-            free(c->info);
-            c->info_cap = n;
-            c->info = sim_xreallocarray(NULL, n, sizeof(*c->info));
-        }
-        info = c->info;
-        for (size_t k = 0; k < n; k++)
-            trace_opinfo_of_event(m, evs[k], &spaces, &info[k]);
+        details = true;
     } else if (n) {
         it->missing |= TRACE_MISSING_DETAILS;
     }
     size_t ncomp = 0;
-    struct span *comp = info ? composite_spans(m, evs, n, &ncomp) : NULL;
-    double te_flops[5] = {0}; /* by dtype; [4] others */
-    uint32_t *te_tracks = sim_xreallocarray(NULL, n ? n : 1, sizeof(*te_tracks));
-    uint32_t *ve_tracks = sim_xreallocarray(NULL, n ? n : 1, sizeof(*ve_tracks));
-    size_t nte = 0, nve = 0;
+    struct span *comp = details ? composite_spans(c, evs, n, &ncomp) : NULL;
+    double te_flops[5] = {0};                                 /* by dtype; [4] others */
+    size_t nt = trace_model_track_count(m), ute = 0, uve = 0; /* TE and VE engines used */
+    bool *used = sim_xcalloc(nt ? nt : 1, sizeof(*used));
     bool any_arith = false;
     for (size_t k = 0; k < n; k++) {
         const struct trace_event *e = trace_model_event(m, evs[k]);
         enum trace_engine eng = trace_model_track_get(m, e->track)->engine;
-        if (eng == TRACE_ENGINE_DMA && info && info[k].bytes) {
+        struct trace_opinfo oi;
+        if (details)
+            trace_opinfo_of_event(m, evs[k], &spaces, &oi);
+        if (eng == TRACE_ENGINE_DMA && details && oi.bytes) {
             it->dma_ops++;
-            it->dma_bytes += info[k].bytes;
+            it->dma_bytes += oi.bytes;
         }
-        if (eng == TRACE_ENGINE_TE)
-            te_tracks[nte++] = e->track;
-        if (eng == TRACE_ENGINE_VE)
-            ve_tracks[nve++] = e->track;
+        if ((eng == TRACE_ENGINE_TE || eng == TRACE_ENGINE_VE) && !used[e->track]) {
+            used[e->track] = true;
+            *(eng == TRACE_ENGINE_TE ? &ute : &uve) += 1;
+        }
         if (e->op_kind == TRACE_KIND_GEMM || e->op_kind == TRACE_KIND_MATH)
             any_arith = true;
-        if (!info || !(info[k].flops > 0))
+        if (!details || !(oi.flops > 0))
             continue;
-        if (info[k].stage && within_composite(comp, ncomp, e))
+        if (oi.stage && within_composite(comp, ncomp, e))
             continue; /* counted by its composite op */
-        it->flops += info[k].flops;
+        it->flops += oi.flops;
         if (eng == TRACE_ENGINE_TE) {
             size_t d = 0;
-            while (d < 4 && strcmp(info[k].dtype, dtypes[d]) != 0)
+            while (d < 4 && strcmp(oi.dtype, dtypes[d]) != 0)
                 d++;
-            te_flops[d] += info[k].flops;
+            te_flops[d] += oi.flops;
         }
     }
     free(comp);
@@ -378,21 +370,7 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
         it->missing |= TRACE_MISSING_FLOPS;
 
     /* the peaks of the engines and HBMs it used */
-    size_t ute = 0, uve = 0;
-    for (size_t k = 0; k < nte; k++) {
-        bool seen = false;
-        for (size_t j = 0; j < k && !seen; j++)
-            seen = te_tracks[j] == te_tracks[k];
-        ute += !seen;
-    }
-    for (size_t k = 0; k < nve; k++) {
-        bool seen = false;
-        for (size_t j = 0; j < k && !seen; j++)
-            seen = ve_tracks[j] == ve_tracks[k];
-        uve += !seen;
-    }
-    free(te_tracks);
-    free(ve_tracks);
+    free(used);
     const struct peaks *p = &c->pk;
     if (ute && p->macs) {
         size_t best = 0;
@@ -442,17 +420,18 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
                                       .events = evs,
                                       .n = n,
                                       .start = r->start,
-                                      .info = info,
-                                      .info_spaces = &spaces,
+                                      .max_decode = details ? 0 : 1, /* 1: no details: order,
+                                                                        tiles and engines only */
                                       .progress = c->progress};
-    if (!info)
-        in.max_decode = 1; /* no details: order, tiles and engines only */
     trace_critpath_compute(&in, &it->path);
     if (!it->path.with_addresses && !it->path.with_tiles && !it->path.with_explicit && n)
         it->missing |= TRACE_MISSING_DEPS;
     for (size_t s = 0; s < it->path.n; s++) {
         const struct trace_path_step *st = &it->path.steps[s];
-        attribute(c, st, info_of(evs, info, n, st->ev), it->time);
+        struct trace_opinfo oi;
+        if (details)
+            trace_opinfo_of_event(m, st->ev, &spaces, &oi);
+        attribute(c, st, details ? &oi : NULL, it->time);
         it->waits += st->wait;
         it->wait_by[st->why] += st->wait;
         if (st->wait > it->longest_wait || it->longest_wait_ev == UINT64_MAX)
@@ -523,6 +502,8 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
     trace_energy_held(m, &v->energy);
     struct ctx c = {.m = m, .res = trace_resources_new(m)};
     read_peaks(m, &c.pk);
+    c.nnames = trace_model_str_count(m);
+    c.composite = sim_xcalloc(c.nnames ? c.nnames : 1, sizeof(*c.composite));
     c.budget = o && o->max_decode ? o->max_decode : MAX_DECODE_DEFAULT;
     size_t nt = trace_model_track_count(m);
     c.hbm_of_track = sim_xreallocarray(NULL, nt ? nt : 1, sizeof(*c.hbm_of_track));
@@ -613,7 +594,7 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
         decide(run);
     }
     free(c.hbm_of_track);
-    free(c.info);
+    free(c.composite);
     trace_resources_free(c.res);
     return v;
 }
