@@ -1,7 +1,8 @@
 /*
  * The load's second thread (pparse.h): a worker parses batches of array elements into a
  * ring of NBUF batch arenas; the loading thread takes the elements in order and hands a
- * batch back when it has taken all of it.
+ * batch back when it has taken all of it. A side that has to wait sleeps until half the
+ * ring is ready for it, not one batch: on a busy machine each wake-up costs a time slice.
  */
 #include "trace/file/pparse.h"
 
@@ -13,7 +14,7 @@
 #include <string.h>
 
 enum {
-    NBUF = 4,                 /* batches in flight */
+    NBUF = 8,                 /* batches in flight */
     BATCH_ELEMS = 128,        /* elements in a batch at most */
     BATCH_BYTES = 256u << 10, /* parsed memory after which a batch is full */
 };
@@ -33,8 +34,11 @@ struct trace_pparse {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     struct batch b[NBUF];
+    pthread_cond_t cv_taker;
     size_t made, given; /* batches the worker finished; batches the taker gave back (mu) */
     bool stop;          /* the taker wants the worker gone (mu) */
+    bool done;          /* the worker made its last batch (mu) */
+    bool worker_waits, taker_waits; /* (mu) */
     /* the taker's own */
     struct batch *cur; /* the batch being taken, or NULL */
     size_t pos;
@@ -90,8 +94,12 @@ static void *worker(void *arg)
     size_t i = pp->at;
     for (;;) {
         pthread_mutex_lock(&pp->mu);
-        while (pp->made - pp->given == NBUF && !pp->stop)
-            pthread_cond_wait(&pp->cv, &pp->mu);
+        if (pp->made - pp->given == NBUF) {
+            pp->worker_waits = true;
+            while (pp->made - pp->given > NBUF / 2 && !pp->stop)
+                pthread_cond_wait(&pp->cv, &pp->mu);
+            pp->worker_waits = false;
+        }
         bool stop = pp->stop;
         struct batch *b = &pp->b[pp->made % NBUF];
         pthread_mutex_unlock(&pp->mu);
@@ -100,7 +108,9 @@ static void *worker(void *arg)
         bool more = fill(pp, b, &i);
         pthread_mutex_lock(&pp->mu);
         pp->made++;
-        pthread_cond_broadcast(&pp->cv);
+        pp->done = !more;
+        if (pp->taker_waits && (pp->made - pp->given >= NBUF / 2 || pp->done))
+            pthread_cond_signal(&pp->cv_taker);
         pthread_mutex_unlock(&pp->mu);
         if (!more)
             break;
@@ -116,9 +126,11 @@ struct trace_pparse *trace_pparse_start(const char *p, size_t n, size_t at, size
         pp->b[k].arena.limit = limit;
     pthread_mutex_init(&pp->mu, NULL);
     pthread_cond_init(&pp->cv, NULL);
+    pthread_cond_init(&pp->cv_taker, NULL);
     if (pthread_create(&pp->th, NULL, worker, pp) != 0) {
         pthread_mutex_destroy(&pp->mu);
         pthread_cond_destroy(&pp->cv);
+        pthread_cond_destroy(&pp->cv_taker);
         free(pp);
         return NULL;
     }
@@ -134,7 +146,8 @@ static void give_back(struct trace_pparse *pp)
     pp->cur = NULL;
     pthread_mutex_lock(&pp->mu);
     pp->given++;
-    pthread_cond_broadcast(&pp->cv);
+    if (pp->worker_waits && pp->made - pp->given <= NBUF / 2)
+        pthread_cond_signal(&pp->cv);
     pthread_mutex_unlock(&pp->mu);
 }
 
@@ -145,8 +158,12 @@ bool trace_pparse_take(struct trace_pparse *pp, size_t at, cJSON **j, size_t *en
         if (pp->ended)
             return false;
         pthread_mutex_lock(&pp->mu);
-        while (pp->made == pp->given)
-            pthread_cond_wait(&pp->cv, &pp->mu);
+        if (pp->made == pp->given) {
+            pp->taker_waits = true;
+            while (pp->made - pp->given < NBUF / 2 && !pp->done)
+                pthread_cond_wait(&pp->cv_taker, &pp->mu);
+            pp->taker_waits = false;
+        }
         pp->cur = &pp->b[pp->given % NBUF];
         pthread_mutex_unlock(&pp->mu);
         pp->pos = 0;
@@ -175,5 +192,6 @@ void trace_pparse_free(struct trace_pparse *pp)
         trace_arena_fini(&pp->b[k].arena);
     pthread_mutex_destroy(&pp->mu);
     pthread_cond_destroy(&pp->cv);
+    pthread_cond_destroy(&pp->cv_taker);
     free(pp);
 }
