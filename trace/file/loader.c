@@ -1053,11 +1053,10 @@ static bool two_threads(const struct loader *L, size_t i)
     const char *env = getenv("NPUSCOPE_LOAD_THREADS");
     if (env && *env)
         return atoi(env) > 1;
-    /* it pays when a core is free: it costs some 15% more CPU in all */
+    /* it pays unless the machine is busy: it costs some 10-15% more CPU in all */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     double load = 0;
-    return L->n - i >= PPARSE_MIN && cores > 1 && getloadavg(&load, 1) == 1 &&
-           load < (double)cores - 0.5;
+    return L->n - i >= PPARSE_MIN && cores > 1 && getloadavg(&load, 1) == 1 && load < (double)cores;
 }
 
 /* Walk the array whose '[' is at *ip, handing each element to fn; with pp, the elements are

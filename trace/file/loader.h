@@ -61,9 +61,9 @@ int trace_load_file_progress(const char *path, struct trace_report *r, struct tr
  * truncated .zst) is read up to its cut instead of refused: every complete event before it
  * is kept, the blocks after it are missing (warnings). threads: 1 parses timeline_events on
  * the loading thread alone, 2 with a second thread parsing ahead (the same model and report
- * either way), 0 chooses: two when the machine has two cores or more, one of them free (a
- * load average below the cores less a half), and timeline_events holds 8 MiB or more,
- * unless the environment's NPUSCOPE_LOAD_THREADS says 1 or 2. */
+ * either way), 0 chooses: two when the machine has two cores or more, not all busy (a
+ * load average below the number of cores), and timeline_events holds 8 MiB or more, unless
+ * the environment's NPUSCOPE_LOAD_THREADS says 1 or 2. */
 struct trace_load_opts {
     const struct trace_load_progress *progress;
     bool recover;
