@@ -257,8 +257,8 @@ golden: $(UNIT_BIN)
 	@git --no-pager diff --stat -- tests/data/tui; git status --short -- tests/data/tui
 
 # The executor's worker pool runs the ops of a wave on 2 threads: ThreadSanitizer checks
-# that they share no data. Criterion cannot start under TSan, so tests/tsan/ holds plain
-# programs.
+# that they share no data; so does the loader's second thread (tests/tsan/load_tsan.c).
+# Criterion cannot start under TSan, so tests/tsan/ holds plain programs.
 TSAN_SRC := $(wildcard tests/tsan/*.c)
 tsan:
 	@$(MAKE) --no-print-directory BUILD=build/tsan TSAN=1 \

@@ -14,6 +14,7 @@
 #include "trace/analysis/opinfo.h"
 #include "trace/file/arena.h"
 #include "trace/file/compress.h"
+#include "trace/file/pparse.h"
 #include "trace/model/format.h"
 #include "trace/model/json.h"
 
@@ -28,6 +29,8 @@
 
 enum {
     RELEASE_STEP = 32 << 20, /* give back mapped pages every 32 MiB read */
+    PPARSE_MIN = 8 << 20,    /* timeline_events of fewer bytes are parsed on one thread */
+    PPARSE_RESTARTS = 64,    /* times the second thread starts again after a skipped element */
 };
 
 /* ---- loader state ----------------------------------------------------------------------- */
@@ -68,6 +71,7 @@ struct loader {
     const struct trace_load_progress *progress; /* or NULL */
     uint64_t until_progress;                    /* records until its next call */
     bool recover;                               /* a cut trace: keep what came before the cut */
+    int threads;                                /* trace_load_opts.threads */
     size_t cut;                                 /* recover: where the trace was cut, or SIZE_MAX */
 };
 
@@ -1041,9 +1045,25 @@ static void load_power_sample(struct loader *L, const cJSON *j, uint64_t index, 
                         "must be an object with cycle, window_cycles and joules");
 }
 
-/* Walk the array whose '[' is at *ip, handing each element to fn. */
-static int load_array(struct loader *L, size_t *ip, const char *name,
-                      void (*fn)(struct loader *, const cJSON *, uint64_t, size_t))
+/* Whether timeline_events from offset i is parsed on a second thread (trace_load_opts). */
+static bool two_threads(const struct loader *L, size_t i)
+{
+    if (L->threads)
+        return L->threads > 1;
+    const char *env = getenv("NPUSCOPE_LOAD_THREADS");
+    if (env && *env)
+        return atoi(env) > 1;
+    /* it pays unless the machine is busy: it costs some 10-15% more CPU in all */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    double load = 0;
+    return L->n - i >= PPARSE_MIN && cores > 1 && getloadavg(&load, 1) == 1 && load < (double)cores;
+}
+
+/* Walk the array whose '[' is at *ip, handing each element to fn; with pp, the elements are
+ * parsed ahead by the second thread (the same trees, so the same model and report). */
+static int walk_array(struct loader *L, size_t *ip, const char *name,
+                      void (*fn)(struct loader *, const cJSON *, uint64_t, size_t), bool two,
+                      struct trace_pparse **pp)
 {
     size_t i = skip_ws(L, *ip + 1);
     char b[32];
@@ -1051,11 +1071,17 @@ static int load_array(struct loader *L, size_t *ip, const char *name,
         *ip = i + 1;
         return 0;
     }
+    int restarts = PPARSE_RESTARTS;
+    if (two)
+        *pp = trace_pparse_start(L->p, L->n, i, TRACE_LOAD_ELEMENT_LIMIT);
     for (uint64_t idx = 0;; idx++) {
         i = skip_ws(L, i);
         size_t end;
-        int rc;
-        cJSON *j = parse_at(L, i, &end, name, (int64_t)idx, &rc);
+        int rc = 0;
+        cJSON *j = NULL;
+        bool alone = !*pp || !trace_pparse_take(*pp, i, &j, &end);
+        if (alone)
+            j = parse_at(L, i, &end, name, (int64_t)idx, &rc);
         if (rc < 0 && cut_here(L, rc, i)) {
             *ip = L->n;
             return 0;
@@ -1074,6 +1100,10 @@ static int load_array(struct loader *L, size_t *ip, const char *name,
         release_upto(L, i, false);
         if (i < L->n && L->p[i] == ',') {
             i++;
+            if (alone && *pp && restarts-- > 0) { /* the worker stopped at a skipped element */
+                trace_pparse_free(*pp);
+                *pp = trace_pparse_start(L->p, L->n, skip_ws(L, i), TRACE_LOAD_ELEMENT_LIMIT);
+            }
             continue;
         }
         if (i < L->n && L->p[i] == ']') {
@@ -1087,6 +1117,16 @@ static int load_array(struct loader *L, size_t *ip, const char *name,
         return fatal(L, i, SIM_EPARSE, "%s: expected ',' or ']' after element %llu, found %s", name,
                      (unsigned long long)idx, found(L, i, b, sizeof(b)));
     }
+}
+
+/* walk_array, on two threads when it pays for timeline_events; the worker is gone after. */
+static int load_array(struct loader *L, size_t *ip, const char *name,
+                      void (*fn)(struct loader *, const cJSON *, uint64_t, size_t))
+{
+    struct trace_pparse *pp = NULL;
+    int rc = walk_array(L, ip, name, fn, fn == load_event && two_threads(L, *ip), &pp);
+    trace_pparse_free(pp);
+    return rc;
 }
 
 /* ---- top-level blocks --------------------------------------------------------------------- */
@@ -1365,10 +1405,10 @@ static void release_zfile(void *ctx)
 /* Load the plain text in f (taken: closed on failure, kept by the model else). */
 static int load_zfile(struct trace_zfile *f, const char *name, struct trace_report *r,
                       struct trace_model **out, struct diag *d, const struct trace_load_progress *p,
-                      bool recover, size_t *cut)
+                      bool recover, int threads, size_t *cut)
 {
     struct loader L = {.name = name, .p = f->p, .n = f->n, .mapped = f->mapped, .r = r, .d = d};
-    L.progress = p, L.recover = recover;
+    L.progress = p, L.recover = recover, L.threads = threads;
     int rc = load(&L, out);
     *cut = L.cut;
     if (rc < 0) {
@@ -1403,7 +1443,7 @@ int trace_load_buffer(const char *data, size_t len, const char *name, struct tra
             return rc;
     }
     size_t cut;
-    return load_zfile(&f, name, r, out, d, NULL, false, &cut);
+    return load_zfile(&f, name, r, out, d, NULL, false, 0, &cut);
 }
 
 int trace_load_file(const char *path, struct trace_report *r, struct trace_model **out,
@@ -1440,7 +1480,7 @@ int trace_load_file_opts(const char *path, const struct trace_load_opts *o, stru
         return rc;
     size_t at = SIZE_MAX, n = f.n;
     bool zcut = f.st.cut;
-    rc = load_zfile(&f, path, r, out, d, p, recover, &at);
+    rc = load_zfile(&f, path, r, out, d, p, recover, o ? o->threads : 0, &at);
     if (rc == 0 && cut && (at != SIZE_MAX || zcut))
         *cut = (struct trace_load_cut){true, at != SIZE_MAX ? at : n, zcut};
     return rc;

@@ -59,10 +59,15 @@ int trace_load_file_progress(const char *path, struct trace_report *r, struct tr
 
 /* How to load: progress (NULL: none); recover: a cut trace (a run killed, a full disk, a
  * truncated .zst) is read up to its cut instead of refused: every complete event before it
- * is kept, the blocks after it are missing (warnings). */
+ * is kept, the blocks after it are missing (warnings). threads: 1 parses timeline_events on
+ * the loading thread alone, 2 with a second thread parsing ahead (the same model and report
+ * either way), 0 chooses: two when the machine has two cores or more, not all busy (a
+ * load average below the number of cores), and timeline_events holds 8 MiB or more, unless
+ * the environment's NPUSCOPE_LOAD_THREADS says 1 or 2. */
 struct trace_load_opts {
     const struct trace_load_progress *progress;
     bool recover;
+    int threads;
 };
 
 /* Where a recovered trace was cut: at the byte offset (of the decompressed text) of the

@@ -1,0 +1,215 @@
+/* The loader's second thread (trace/file/pparse.h): a trace parsed with it gives the same
+ * model, the same report (messages and paths, in order), the same fatal diagnostic (line and
+ * column), the same progress calls and the same recovered cut as on one thread. */
+#include "trace/file/loader.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { NEV = 6000 };
+
+/* A trace of NEV events (many batches of the worker's) with problems here and there: a
+ * non-object, a missing type, a bad engine, an element nested too deep, a negative cycle, an
+ * end before the start, an unknown type, a bad phase, a bad escape; bad, if bad_at >= 0, is
+ * written as element bad_at. */
+static char *trace_text(size_t *len, int bad_at, const char *bad)
+{
+    char *text;
+    FILE *f = open_memstream(&text, len);
+    fprintf(f, "{\"version\": \"1.0\",\n \"run_metadata\": {},\n \"config_snapshot\": {},\n"
+               " \"timeline_events\": [\n");
+    static const char *const engines[3] = {"DMA", "TE", "VE"};
+    for (int i = 0; i < NEV; i++) {
+        if (i)
+            fprintf(f, ",\n");
+        if (i == bad_at)
+            fprintf(f, "%s", bad);
+        else if (i == 5)
+            fprintf(f, "42");
+        else if (i == 1500)
+            fprintf(f, "{\"start_cycle\": 1}");
+        else if (i == 2500) {
+            fprintf(f, "{\"type\": \"ENGINE_EVENT\", \"details\": ");
+            for (int k = 0; k < 1100; k++)
+                fputc('[', f);
+            for (int k = 0; k < 1100; k++)
+                fputc(']', f);
+            fputc('}', f);
+        } else if (i == 4500)
+            fprintf(f, "{\"type\": \"FOO_EVENT\", \"x\": 1}");
+        else if (i == 5000)
+            fprintf(f, "{\"type\": \"TOKEN_EVENT\", \"phase\": \"BOGUS\", \"token_index\": 1, "
+                       "\"start_cycle\": 1, \"end_cycle\": 2}");
+        else if (i == 5500)
+            fprintf(f, "{\"type\": \"ENGINE_EVENT\", \"op\": \"\\uDD00\"}");
+        else if (i % 97 == 3)
+            fprintf(f,
+                    "{\"type\": \"MEM_ACCESS_EVENT\", \"mem_type\": \"DRAM\", \"cycle\": %d, "
+                    "\"direction\": \"read\", \"bytes\": 64, \"address\": %d}",
+                    i, i * 64);
+        else
+            fprintf(f,
+                    "{\"type\": \"ENGINE_EVENT\", \"engine\": \"%s\", \"engine_id\": %d, "
+                    "\"cmdq_id\": %d, \"layer_id\": \"l%d\", \"op\": \"OP%d\", "
+                    "\"start_cycle\": %d, \"end_cycle\": %d, \"details\": {\"bytes\": %d}}",
+                    i == 2100 ? "XPU" : engines[i % 3], i % 4, i % 2, i / 500, i % 7,
+                    i == 3000 ? -5 : i * 10, i == 4000 ? i * 10 - 3 : i * 10 + 7, i);
+    }
+    fprintf(f, "\n ],\n \"bandwidth_samples\": [{\"cycle\": 1}],\n \"summary_metrics\": {}\n}\n");
+    fclose(f);
+    return text;
+}
+
+static char *write_tmp(const char *text, size_t len)
+{
+    char *path = strdup("/tmp/npuscope-threads.XXXXXX");
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, text, len), (ssize_t)len);
+    close(fd);
+    return path;
+}
+
+struct calls {
+    uint64_t v[2 * NEV];
+    size_t n, stop_at;
+};
+
+static int record(void *ctx, uint64_t done, uint64_t total, uint64_t events)
+{
+    struct calls *c = ctx;
+    (void)total;
+    c->v[c->n++] = done, c->v[c->n++] = events;
+    return c->stop_at && c->n / 2 >= c->stop_at;
+}
+
+struct result {
+    int rc;
+    struct diag d;
+    struct trace_model *m;
+    struct trace_report *r;
+    struct trace_load_cut cut;
+    struct calls calls;
+};
+
+static void load(const char *path, int threads, bool recover, size_t stop_at, struct result *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->r = trace_report_new(100);
+    o->calls.stop_at = stop_at;
+    struct trace_load_progress p = {record, &o->calls, 100};
+    struct trace_load_opts opts = {.progress = &p, .recover = recover, .threads = threads};
+    o->rc = trace_load_file_opts(path, &opts, o->r, &o->m, &o->cut, &o->d);
+}
+
+static void expect_same(const struct result *a, const struct result *b)
+{
+    cr_assert_eq(a->rc, b->rc);
+    if (a->rc < 0) {
+        cr_assert_str_eq(a->d.msg, b->d.msg);
+        cr_assert_eq(a->d.line, b->d.line);
+        cr_assert_eq(a->d.col, b->d.col);
+    }
+    cr_assert_eq(a->cut.cut, b->cut.cut);
+    cr_assert_eq(a->cut.at, b->cut.at);
+    cr_assert_eq(a->calls.n, b->calls.n, "the same progress calls");
+    cr_assert_arr_eq(a->calls.v, b->calls.v, a->calls.n * sizeof(uint64_t));
+    cr_assert_eq(trace_report_errors(a->r), trace_report_errors(b->r));
+    cr_assert_eq(trace_report_warnings(a->r), trace_report_warnings(b->r));
+    cr_assert_eq(trace_report_notes(a->r), trace_report_notes(b->r));
+    cr_assert_eq(trace_report_count(a->r), trace_report_count(b->r));
+    for (size_t i = 0; i < trace_report_count(a->r); i++) {
+        const struct trace_problem *x = trace_report_get(a->r, i), *y = trace_report_get(b->r, i);
+        cr_assert_eq(x->sev, y->sev);
+        cr_assert_str_eq(x->path, y->path);
+        cr_assert_str_eq(x->msg, y->msg);
+    }
+    if (a->rc < 0)
+        return;
+    const struct trace_model *m = a->m, *n = b->m;
+    cr_assert_eq(trace_model_event_count(m), trace_model_event_count(n));
+    cr_assert_eq(trace_model_track_count(m), trace_model_track_count(n));
+    cr_assert_eq(trace_model_mem_access_count(m), trace_model_mem_access_count(n));
+    cr_assert_eq(trace_model_token_count(m), trace_model_token_count(n));
+    cr_assert_eq(trace_model_bw_sample_count(m), trace_model_bw_sample_count(n));
+    for (uint64_t i = 0; i < trace_model_event_count(m); i++) {
+        const struct trace_event *x = trace_model_event(m, i), *y = trace_model_event(n, i);
+        cr_assert(x->start == y->start && x->end == y->end && x->details == y->details &&
+                      x->track == y->track && x->cmdq_id == y->cmdq_id && x->flags == y->flags,
+                  "event %llu", (unsigned long long)i);
+        cr_assert_str_eq(trace_model_str(m, x->op), trace_model_str(n, y->op));
+        cr_assert_str_eq(trace_model_str(m, x->layer), trace_model_str(n, y->layer));
+    }
+}
+
+static void drop(struct result *o)
+{
+    trace_model_free(o->m);
+    trace_report_free(o->r);
+}
+
+/* Load text on one thread and on two, and compare. */
+static void compare(const char *text, size_t len, bool recover, size_t stop_at, int *rc)
+{
+    char *path = write_tmp(text, len);
+    struct result one, two;
+    load(path, 1, recover, stop_at, &one);
+    load(path, 2, recover, stop_at, &two);
+    expect_same(&one, &two);
+    *rc = one.rc;
+    if (one.rc == 0)
+        cr_assert_gt(trace_report_count(one.r), 8, "the problems were found");
+    drop(&one);
+    drop(&two);
+    unlink(path);
+    free(path);
+}
+
+Test(loader_threads, the_same_model_and_report_as_one_thread)
+{
+    size_t len;
+    char *text = trace_text(&len, -1, NULL);
+    int rc;
+    compare(text, len, false, 0, &rc);
+    cr_assert_eq(rc, 0);
+    free(text);
+}
+
+Test(loader_threads, the_same_fatal_error_at_the_same_position)
+{
+    size_t len;
+    char *text = trace_text(&len, 4200, "{\"type\": tru}");
+    int rc;
+    compare(text, len, false, 0, &rc);
+    cr_assert_lt(rc, 0);
+    free(text);
+    text = trace_text(&len, 3333, "{\"type\": \"ENGINE_EVENT\"} {");
+    compare(text, len, false, 0, &rc);
+    cr_assert_lt(rc, 0);
+    free(text);
+}
+
+Test(loader_threads, the_same_recovered_events_and_cut)
+{
+    size_t len;
+    char *text = trace_text(&len, -1, NULL);
+    int rc;
+    for (size_t cut = len / 7; cut < len; cut += len / 7) {
+        compare(text, cut, true, 0, &rc);
+        cr_assert_eq(rc, 0, "cut at %zu", cut);
+    }
+    free(text);
+}
+
+Test(loader_threads, a_stop_from_the_progress_is_the_same)
+{
+    size_t len;
+    char *text = trace_text(&len, -1, NULL);
+    int rc;
+    compare(text, len, false, 7, &rc);
+    cr_assert_eq(rc, -SIM_ESTATE);
+    free(text);
+}

@@ -1,0 +1,197 @@
+/*
+ * The load's second thread (pparse.h): a worker parses batches of array elements into a
+ * ring of NBUF batch arenas; the loading thread takes the elements in order and hands a
+ * batch back when it has taken all of it. A side that has to wait sleeps until half the
+ * ring is ready for it, not one batch: on a busy machine each wake-up costs a time slice.
+ */
+#include "trace/file/pparse.h"
+
+#include "sim/util/xalloc.h"
+#include "trace/file/arena.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    NBUF = 8,                 /* batches in flight */
+    BATCH_ELEMS = 128,        /* elements in a batch at most */
+    BATCH_BYTES = 256u << 10, /* parsed memory after which a batch is full */
+};
+
+struct batch {
+    struct trace_arena arena;
+    cJSON *j[BATCH_ELEMS];
+    size_t off[BATCH_ELEMS], end[BATCH_ELEMS];
+    size_t n;
+    bool last; /* the worker stopped after this batch */
+};
+
+struct trace_pparse {
+    const char *p;
+    size_t n, at;
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct batch b[NBUF];
+    pthread_cond_t cv_taker;
+    size_t made, given; /* batches the worker finished; batches the taker gave back (mu) */
+    bool stop;          /* the taker wants the worker gone (mu) */
+    bool done;          /* the worker made its last batch (mu) */
+    bool worker_waits, taker_waits; /* (mu) */
+    /* the taker's own */
+    struct batch *cur; /* the batch being taken, or NULL */
+    size_t pos;
+    bool ended; /* no more elements from the worker */
+};
+
+static size_t skip_ws(const struct trace_pparse *pp, size_t i)
+{
+    while (i < pp->n) {
+        char c = pp->p[i];
+        if (c != ' ' && c != '\n' && c != '\r' && c != '\t')
+            break;
+        i++;
+    }
+    return i;
+}
+
+/* Fill batch b from offset *ip; false when the worker must stop after it. */
+static bool fill(struct trace_pparse *pp, struct batch *b, size_t *ip)
+{
+    size_t i = *ip;
+    trace_arena_reset(&b->arena);
+    trace_arena_use(&b->arena);
+    b->n = 0;
+    bool more = true;
+    while (b->n < BATCH_ELEMS && b->arena.used < BATCH_BYTES) {
+        trace_arena_mark(&b->arena);
+        const char *e = NULL;
+        cJSON *j = cJSON_ParseWithLengthOpts(pp->p + i, pp->n - i, &e, 0);
+        if (!j) {
+            more = false;
+            break;
+        }
+        size_t end = (size_t)(e - pp->p);
+        b->j[b->n] = j, b->off[b->n] = i, b->end[b->n] = end;
+        b->n++;
+        i = skip_ws(pp, end);
+        if (i >= pp->n || pp->p[i] != ',') {
+            more = false;
+            break;
+        }
+        i = skip_ws(pp, i + 1);
+    }
+    trace_arena_use(NULL);
+    b->last = !more;
+    *ip = i;
+    return more;
+}
+
+static void *worker(void *arg)
+{
+    struct trace_pparse *pp = arg;
+    size_t i = pp->at;
+    for (;;) {
+        pthread_mutex_lock(&pp->mu);
+        if (pp->made - pp->given == NBUF) {
+            pp->worker_waits = true;
+            while (pp->made - pp->given > NBUF / 2 && !pp->stop)
+                pthread_cond_wait(&pp->cv, &pp->mu);
+            pp->worker_waits = false;
+        }
+        bool stop = pp->stop;
+        struct batch *b = &pp->b[pp->made % NBUF];
+        pthread_mutex_unlock(&pp->mu);
+        if (stop)
+            break;
+        bool more = fill(pp, b, &i);
+        pthread_mutex_lock(&pp->mu);
+        pp->made++;
+        pp->done = !more;
+        if (pp->taker_waits && (pp->made - pp->given >= NBUF / 2 || pp->done))
+            pthread_cond_signal(&pp->cv_taker);
+        pthread_mutex_unlock(&pp->mu);
+        if (!more)
+            break;
+    }
+    return NULL;
+}
+
+struct trace_pparse *trace_pparse_start(const char *p, size_t n, size_t at, size_t limit)
+{
+    struct trace_pparse *pp = sim_xcalloc(1, sizeof(*pp));
+    pp->p = p, pp->n = n, pp->at = at;
+    for (int k = 0; k < NBUF; k++)
+        pp->b[k].arena.limit = limit;
+    pthread_mutex_init(&pp->mu, NULL);
+    pthread_cond_init(&pp->cv, NULL);
+    pthread_cond_init(&pp->cv_taker, NULL);
+    if (pthread_create(&pp->th, NULL, worker, pp) != 0) {
+        pthread_mutex_destroy(&pp->mu);
+        pthread_cond_destroy(&pp->cv);
+        pthread_cond_destroy(&pp->cv_taker);
+        free(pp);
+        return NULL;
+    }
+    return pp;
+}
+
+/* Give the batch being taken back to the worker. */
+static void give_back(struct trace_pparse *pp)
+{
+    if (!pp->cur)
+        return;
+    pp->ended = pp->cur->last;
+    pp->cur = NULL;
+    pthread_mutex_lock(&pp->mu);
+    pp->given++;
+    if (pp->worker_waits && pp->made - pp->given <= NBUF / 2)
+        pthread_cond_signal(&pp->cv);
+    pthread_mutex_unlock(&pp->mu);
+}
+
+bool trace_pparse_take(struct trace_pparse *pp, size_t at, cJSON **j, size_t *end)
+{
+    while (!pp->cur || pp->pos == pp->cur->n) {
+        give_back(pp);
+        if (pp->ended)
+            return false;
+        pthread_mutex_lock(&pp->mu);
+        if (pp->made == pp->given) {
+            pp->taker_waits = true;
+            while (pp->made - pp->given < NBUF / 2 && !pp->done)
+                pthread_cond_wait(&pp->cv_taker, &pp->mu);
+            pp->taker_waits = false;
+        }
+        pp->cur = &pp->b[pp->given % NBUF];
+        pthread_mutex_unlock(&pp->mu);
+        pp->pos = 0;
+    }
+    if (pp->cur->off[pp->pos] != at) { /* not the element asked for: read on alone */
+        give_back(pp);
+        pp->ended = true;
+        return false;
+    }
+    *j = pp->cur->j[pp->pos];
+    *end = pp->cur->end[pp->pos];
+    pp->pos++;
+    return true;
+}
+
+void trace_pparse_free(struct trace_pparse *pp)
+{
+    if (!pp)
+        return;
+    pthread_mutex_lock(&pp->mu);
+    pp->stop = true;
+    pthread_cond_broadcast(&pp->cv);
+    pthread_mutex_unlock(&pp->mu);
+    pthread_join(pp->th, NULL);
+    for (int k = 0; k < NBUF; k++)
+        trace_arena_fini(&pp->b[k].arena);
+    pthread_mutex_destroy(&pp->mu);
+    pthread_cond_destroy(&pp->cv);
+    pthread_cond_destroy(&pp->cv_taker);
+    free(pp);
+}

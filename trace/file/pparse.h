@@ -1,0 +1,36 @@
+/*
+ * The second thread of a trace's load (trace/file/loader.c): while the loading thread turns
+ * the elements of timeline_events into the model, in order, a worker parses the elements
+ * ahead of it with cJSON, in batches, each batch into its own arena (trace/file/arena.h).
+ * The worker stops at the first element cJSON refuses or the first separator that is not
+ * ',' (the end of the array, or an error): the loading thread reads from there on itself,
+ * exactly as without the worker, so every message and position stays the same.
+ */
+#ifndef TRACE_PPARSE_H
+#define TRACE_PPARSE_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct trace_pparse;
+
+/*
+ * Start a worker parsing the array elements of text p[0, n) from offset at (where an
+ * element starts, after whitespace), each within limit bytes of cJSON's memory. The calling
+ * thread must hold the arena hooks (trace_arena_install) until trace_pparse_free. Returns
+ * NULL when no thread could be started (then read on one thread).
+ */
+struct trace_pparse *trace_pparse_start(const char *p, size_t n, size_t at, size_t limit);
+
+/*
+ * The next element of the worker's, if it starts at offset at: true with *j (valid until
+ * the next call or trace_pparse_free) and *end (the offset past it). False when the worker
+ * stopped before it (the caller parses that element, and any after it, itself).
+ */
+bool trace_pparse_take(struct trace_pparse *pp, size_t at, cJSON **j, size_t *end);
+
+/* Stop the worker (it ends within one batch) and free everything; pp may be NULL. */
+void trace_pparse_free(struct trace_pparse *pp);
+
+#endif
