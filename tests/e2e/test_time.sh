@@ -117,7 +117,8 @@ tmux_keys Enter NPage
 expect_screen "Enter unfolds them: the host link" '^  host<->sip0\.io_cpu +│'
 tmux_keys Home
 tmux_keys v
-expect_screen "v: the bottleneck pane" '^(▶|>| )Bottleneck  run: dependency latency'
+expect_screen "v: the bottleneck pane (the heuristic, or once the experiment is back, its check)" \
+    '^(▶|>| )Bottleneck  run: (dependency latency|DMA per-transfer cost)'
 expect_screen "a line per kernel launch: many small transfers" '^ llm_decode +[0-9.]+ us +DMA per-transfer cost [0-9]+%'
 expect_screen "the host messages summed, as the summary counts them" "^ host messages \\(${NHOST:-none}\\)"
 expect_screen "the run's evidence" '^  path +compute [0-9]+%'

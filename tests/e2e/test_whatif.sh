@@ -76,6 +76,7 @@ U=(LANG=C.UTF-8 LC_ALL=C.UTF-8)
 tmux_start 200 60 "${U[@]}" TERM=xterm-256color -- view hbm.json
 expect_screen "the viewer is up" 'v verdict'
 tmux_keys v
+tmux_keys z # the pane maximized: the evidence, then the experiment below it
 expect_screen "v: the heuristic verdict at once" '^(▶|>| )Bottleneck  run: '
 expect_screen "the experiment's result, computed in the background" \
     'experiment: 22 runs on 2 workers in [0-9.]+ s, the time of the run' 60
@@ -90,6 +91,7 @@ expect_exit "q: exit 0" 0
 tmux_start 200 60 "${U[@]}" TERM=xterm-256color -- view "$TESTS_DIR/data/traces/spec_example.json"
 expect_screen "the viewer is up" 'v verdict'
 tmux_keys v
+tmux_keys z # the pane maximized: the evidence, then the experiment below it
 expect_screen "another producer's trace: no experiment, and why" \
     'experiment: none: not a trace of npuscope'
 expect_screen "its verdict stays a heuristic, marked" 'verdict +heuristic: another producer'
@@ -128,6 +130,7 @@ mv "$TMP/pl/moved.so" "$TMP/pl/reps.so"
 tmux_start 200 60 "${U[@]}" TERM=xterm-256color -- view "$TMP/reps.json"
 expect_screen "the viewer is up" 'v verdict'
 tmux_keys v
+tmux_keys z # the pane maximized: the evidence, then the experiment below it
 expect_screen "the pane's experiment runs the plug-in's kernel" \
     'experiment: [0-9]+ runs on 2 workers in [0-9.]+ s' 60
 tmux_keys q

@@ -453,7 +453,6 @@ static void bn_render(void *self, struct tui_canvas *c, struct tui_rect r, struc
         tui_canvas_text(c, body.x, y + n++, body.w, st, line, TUI_TEXT_ELLIPSIS);
     }
     const struct trace_verdict_item *it = b->sel < b->nrows ? b->rows[b->sel].it : NULL;
-    n += exp_render(b, c, body.x, y + n, body.w, it);
     if (it) {
         char lines[EVIDENCE][TRACE_VERDICT_LINE];
         size_t k = trace_verdict_evidence(b->v, it, lines, EVIDENCE);
@@ -466,6 +465,7 @@ static void bn_render(void *self, struct tui_canvas *c, struct tui_rect r, struc
                             strncmp(lines[i], "missing", 7) == 0 ? TUI_STYLE_DIM : TUI_STYLE_NORMAL,
                             lines[i], TUI_TEXT_ELLIPSIS);
     }
+    n += exp_render(b, c, body.x, y + n, body.w, it); /* below the evidence it checks */
     b->lines_drawn = n;
     tui_canvas_unclip(c);
 }
