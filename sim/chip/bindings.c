@@ -2,7 +2,9 @@
  * Pending bindings (see bindings.h): disjoint ranges sorted by address, kept in blocks of
  * at most BLOCK ranges; an array of block pointers in the same order. The ranges do not
  * overlap, so their ends are sorted too, and "the first range ending after a" is a binary
- * search over the blocks' last ends, then one inside a block.
+ * search over the blocks' last ends, then one inside a block. The last ends are kept in an
+ * array of their own beside the block pointers: a long run binds tens of thousands of
+ * blocks, and a search that read each probe's block would miss the cache at every step.
  */
 #include "sim/chip/bindings.h"
 
@@ -26,6 +28,7 @@ struct block {
 
 struct sim_bindings {
     struct block **blk; /* owned, nblk of them, none empty */
+    uint64_t *last;     /* owned: last[i] is the end of blk[i]'s last range */
     size_t nblk, cap;
     size_t total;
 };
@@ -47,6 +50,7 @@ void sim_bindings_free(struct sim_bindings *b)
     for (size_t i = 0; i < b->nblk; i++)
         free(b->blk[i]);
     free(b->blk);
+    free(b->last);
     free(b);
 }
 
@@ -61,8 +65,7 @@ static size_t block_for(const struct sim_bindings *b, uint64_t a)
     size_t lo = 0, hi = b->nblk;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        const struct block *k = b->blk[mid];
-        if (end_of(&k->r[k->n - 1]) <= a)
+        if (b->last[mid] <= a)
             lo = mid + 1;
         else
             hi = mid;
@@ -84,15 +87,25 @@ static unsigned pos_in(const struct block *k, uint64_t a)
     return lo;
 }
 
+/* Bring last[i] up to date with block i's last range. */
+static void update_last(struct sim_bindings *b, size_t i)
+{
+    const struct block *k = b->blk[i];
+    b->last[i] = end_of(&k->r[k->n - 1]);
+}
+
 static void blocks_insert(struct sim_bindings *b, size_t at, struct block *k)
 {
     if (b->nblk == b->cap) {
         b->cap = b->cap ? 2 * b->cap : 16;
         b->blk = sim_xreallocarray(b->blk, b->cap, sizeof(*b->blk));
+        b->last = sim_xreallocarray(b->last, b->cap, sizeof(*b->last));
     }
     memmove(&b->blk[at + 1], &b->blk[at], (b->nblk - at) * sizeof(*b->blk));
+    memmove(&b->last[at + 1], &b->last[at], (b->nblk - at) * sizeof(*b->last));
     b->blk[at] = k;
     b->nblk++;
+    update_last(b, at);
 }
 
 /* Remove range p of block i (and the block when it empties). */
@@ -105,7 +118,10 @@ static void remove_at(struct sim_bindings *b, size_t i, unsigned p)
     if (!k->n) {
         free(k);
         memmove(&b->blk[i], &b->blk[i + 1], (b->nblk - i - 1) * sizeof(*b->blk));
+        memmove(&b->last[i], &b->last[i + 1], (b->nblk - i - 1) * sizeof(*b->last));
         b->nblk--;
+    } else if (p == k->n) { /* it was the last range */
+        update_last(b, i);
     }
 }
 
@@ -129,14 +145,17 @@ static void insert(struct sim_bindings *b, struct range r)
         hi->n = BLOCK / 2;
         memcpy(hi->r, &k->r[BLOCK / 2], (BLOCK / 2) * sizeof(k->r[0]));
         k->n = BLOCK / 2;
+        update_last(b, i);
         blocks_insert(b, i + 1, hi);
         if (r.addr >= hi->r[0].addr)
-            k = hi;
+            k = b->blk[++i];
     }
     unsigned p = pos_in(k, r.addr);
     memmove(&k->r[p + 1], &k->r[p], (k->n - p) * sizeof(k->r[0]));
     k->r[p] = r;
     k->n++;
+    if (p == k->n - 1)
+        update_last(b, i);
 }
 
 void sim_bindings_clear(struct sim_bindings *b, uint64_t addr, uint64_t n)
