@@ -3,7 +3,8 @@
  * by (time, priority, seq), a dispatcher that hands control from one process's coroutine
  * (sim/engine/coro.h) straight to the next, and SimPy's Resource, Store and event semantics, step
  * for step, so that a model written for both gives the same run. Events and queue buckets
- * are recycled through free lists: the steady state does not allocate.
+ * are recycled through free lists, and so are (up to a bound) the processes and user
+ * events a model makes for every async op: the steady state does not allocate.
  */
 #include "sim/engine/engine.h"
 
@@ -24,7 +25,8 @@ enum {
     PRIO_NORMAL = 1,
     EVENT_CHUNK = 256,
     BUCKET_CHUNK = 64,
-    WHEEL = 512, /* a power of two */
+    SPARE_MAX = 256, /* ended processes and freed user events kept for reuse, each */
+    WHEEL = 512,     /* a power of two */
 };
 
 /* What processing an event does before it resumes its waiters. */
@@ -93,6 +95,7 @@ struct sim_proc {
     sim_proc_fn fn;            /* body and its argument */
     void *arg;                 /* borrowed */
     char *name;                /* owned */
+    size_t name_cap;           /* bytes allocated for name (a recycled process reuses it) */
     char *error;               /* owned: the diagnostic of a failed process */
     struct sim_event exit_ev;  /* succeeds or fails when the process ends */
     struct sim_proc *all_next; /* the engine's list of processes (or of zombies) */
@@ -184,10 +187,16 @@ struct sim_engine {
     bool stop;
     sim_proc_exit_fn on_exit;
     void *on_exit_ctx;
-    struct sim_proc *procs;         /* owned */
-    struct sim_proc *zombies;       /* owned: detached processes whose exit was processed,
-                                       freed at the start of the next batch */
-    struct sim_event *user_events;  /* owned */
+    struct sim_proc *procs;        /* owned */
+    struct sim_proc *zombies;      /* owned: detached processes whose exit was processed,
+                                      freed at the start of the next batch */
+    struct sim_event *user_events; /* owned */
+    struct sim_proc *spare_procs;  /* owned: freed processes for sim_proc_spawn, through
+                                      all_next, with their name buffers */
+    size_t n_spare_procs;
+    struct sim_event *spare_events; /* owned: freed user events for sim_event_new, through
+                                       user_next */
+    size_t n_spare_events;
     struct sim_resource *resources; /* owned */
     struct sim_store *stores;       /* owned */
     struct sim_link *links;         /* owned */
@@ -447,7 +456,13 @@ static void user_event_free(struct sim_engine *e, struct sim_event *ev)
     if (ev->user_next)
         ev->user_next->user_prev = ev->user_prev;
     free(ev->name);
-    free(ev);
+    if (e->n_spare_events == SPARE_MAX) {
+        free(ev);
+        return;
+    }
+    ev->user_next = e->spare_events; /* kept for the next sim_event_new */
+    e->spare_events = ev;
+    e->n_spare_events++;
 }
 
 /* A detached process whose exit has been processed: off the list of processes, onto the
@@ -471,9 +486,15 @@ static void free_zombies(struct sim_engine *e)
     for (struct sim_proc *p = e->zombies, *next; p; p = next) {
         next = p->all_next;
         assert(e->dead != p);
-        free(p->name);
         free(p->error);
-        free(p);
+        if (e->n_spare_procs == SPARE_MAX) {
+            free(p->name);
+            free(p);
+            continue;
+        }
+        p->all_next = e->spare_procs; /* kept, with its name buffer, for sim_proc_spawn */
+        e->spare_procs = p;
+        e->n_spare_procs++;
     }
     e->zombies = NULL;
 }
@@ -719,9 +740,18 @@ void sim_engine_free(struct sim_engine *e)
         free(p);
     }
     free_zombies(e);
+    for (struct sim_proc *p = e->spare_procs, *next; p; p = next) {
+        next = p->all_next;
+        free(p->name);
+        free(p);
+    }
     for (struct sim_event *ev = e->user_events, *next; ev; ev = next) {
         next = ev->user_next;
         free(ev->name);
+        free(ev);
+    }
+    for (struct sim_event *ev = e->spare_events, *next; ev; ev = next) {
+        next = ev->user_next;
         free(ev);
     }
     for (struct sim_resource *r = e->resources, *next; r; r = next) {
@@ -829,14 +859,34 @@ void sim_engine_on_exit(struct sim_engine *e, sim_proc_exit_fn fn, void *ctx)
 struct sim_proc *sim_proc_spawn(struct sim_engine *e, const char *name, sim_proc_fn fn, void *arg)
 {
     assert(fn);
-    struct sim_proc *p = aligned_alloc(64, (sizeof(*p) + 63) / 64 * 64);
-    if (!p)
-        sim_die("out of memory (allocating a process)");
+    if (!name)
+        name = "";
+    size_t len = strlen(name);
+    char *buf = NULL;
+    size_t cap = 0;
+    struct sim_proc *p = e->spare_procs;
+    if (p) { /* a recycled one: its name buffer is reused when the name fits */
+        e->spare_procs = p->all_next;
+        e->n_spare_procs--;
+        buf = p->name;
+        cap = p->name_cap;
+    } else {
+        p = aligned_alloc(64, (sizeof(*p) + 63) / 64 * 64);
+        if (!p)
+            sim_die("out of memory (allocating a process)");
+    }
+    if (len + 1 > cap) {
+        free(buf);
+        cap = len + 1 > 32 ? len + 1 : 32;
+        buf = sim_xmalloc(cap);
+    }
+    memcpy(buf, name, len + 1);
     memset(p, 0, sizeof(*p));
     p->e = e;
     p->fn = fn;
     p->arg = arg;
-    p->name = sim_xstrdup(name ? name : "");
+    p->name = buf;
+    p->name_cap = cap;
     event_init(&p->exit_ev, e, SIM_EV_EXIT, ACT_EXIT, p, NULL, NULL);
     p->exit_ev.persistent = 1;
     p->all_next = e->procs;
@@ -919,7 +969,14 @@ void sim_wait(struct sim_proc *p, sim_time_t delay)
 
 struct sim_event *sim_event_new(struct sim_engine *e, const char *name)
 {
-    struct sim_event *ev = sim_xcalloc(1, sizeof(*ev));
+    struct sim_event *ev = e->spare_events;
+    if (ev) {
+        e->spare_events = ev->user_next;
+        e->n_spare_events--;
+        memset(ev, 0, sizeof(*ev));
+    } else {
+        ev = sim_xcalloc(1, sizeof(*ev));
+    }
     ev->name = name ? sim_xstrdup(name) : NULL;
     event_init(ev, e, SIM_EV_EVENT, ACT_NONE, NULL, NULL, ev->name);
     ev->persistent = 1;

@@ -138,12 +138,24 @@ static struct tl_done *done_ref(struct tl_done *d)
     return d;
 }
 
+/* At most this many freed handles (and carriers, and completions) wait in a context for
+ * reuse. */
+enum { TL_SPARE_MAX = 256, TL_SPARE_CARRIERS_MAX = 64 };
+
+/* Drop a reference to d; the last one frees it, into its owner's spares. */
 static void done_unref(struct tl_done *d)
 {
     if (d && --d->refs == 0) {
-        if (!d->owner->closing)
+        struct tl *owner = d->owner;
+        if (!owner->closing)
             sim_event_free(d->ev);
-        free(d);
+        if (owner->closing || owner->ended || owner->n_spare_done == TL_SPARE_CARRIERS_MAX) {
+            free(d);
+            return;
+        }
+        d->next_spare = owner->spare_done;
+        owner->spare_done = d;
+        owner->n_spare_done++;
     }
 }
 
@@ -152,9 +164,6 @@ static struct tl_tensor *tensor_ref(struct tl_tensor *t)
     t->refs++;
     return t;
 }
-
-/* At most this many freed handles (and carriers) wait in a context for reuse. */
-enum { TL_SPARE_MAX = 256, TL_SPARE_CARRIERS_MAX = 64 };
 
 /* Drop a reference to t; the last one frees it, into the spares of tl (the context
  * dropping it, which may be another than the one that made it: an IPCQ arrival). */
@@ -396,6 +405,12 @@ static void spares_free(struct tl *tl)
     }
     tl->spare_carriers = NULL;
     tl->n_spare_carriers = 0;
+    for (struct tl_done *d = tl->spare_done, *next; d; d = next) {
+        next = d->next_spare;
+        free(d);
+    }
+    tl->spare_done = NULL;
+    tl->n_spare_done = 0;
     for (struct tl_tensor *t = tl->spare, *next; t; t = next) {
         next = t->next_spare;
         free(t);
@@ -460,7 +475,13 @@ static struct carrier *carrier_new(struct tl *tl, enum carrier_kind kind, struct
 static void carry(struct tl *tl, struct carrier *c, const char *what)
 {
     char name[160];
-    c->done = sim_xmalloc(sizeof(*c->done));
+    c->done = tl->spare_done;
+    if (c->done) {
+        tl->spare_done = c->done->next_spare;
+        tl->n_spare_done--;
+    } else {
+        c->done = sim_xmalloc(sizeof(*c->done));
+    }
     c->done->ev = sim_event_new(sim_chip_engine(tl->chip), NULL);
     c->done->refs = 1;
     c->done->owner = tl;

@@ -26,9 +26,10 @@ enum tl_state {
 
 /* The completion of an async op, shared by the handles that wait for it. */
 struct tl_done {
-    struct sim_event *ev; /* owned: succeeds when the op has been serviced */
-    unsigned refs;        /* the op's carrier and every handle pointing here */
-    struct tl *owner;     /* the context that issued the op */
+    struct sim_event *ev;       /* owned: succeeds when the op has been serviced */
+    unsigned refs;              /* the op's carrier and every handle pointing here */
+    struct tl *owner;           /* the context that issued the op */
+    struct tl_done *next_spare; /* in its owner's spares, once freed there */
 };
 
 /*
@@ -100,6 +101,8 @@ struct tl {
     size_t n_spare;
     struct carrier *spare_carriers; /* owned: freed carriers kept for the next async ops */
     size_t n_spare_carriers;
+    struct tl_done *spare_done; /* owned: freed completions kept for the next async ops */
+    size_t n_spare_done;
     bool ended; /* the kernel's function returned: nothing more is kept for reuse */
 
     const char *last_call; /* the tl function the kernel called last (__func__), for the
