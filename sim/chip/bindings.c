@@ -125,20 +125,11 @@ static void remove_at(struct sim_bindings *b, size_t i, unsigned p)
     }
 }
 
-/* Add r, which overlaps no range of the set, in its place. */
-static void insert(struct sim_bindings *b, struct range r)
+/* Add r, which overlaps no range of the set, as range p of block i (its place in the
+ * order: between range p - 1 and range p of that block). */
+static void insert_at(struct sim_bindings *b, size_t i, unsigned p, struct range r)
 {
     b->total++;
-    if (!b->nblk) {
-        struct block *k = sim_xmalloc(sizeof(*k));
-        k->n = 1;
-        k->r[0] = r;
-        blocks_insert(b, 0, k);
-        return;
-    }
-    size_t i = block_for(b, r.addr);
-    if (i == b->nblk)
-        i--; /* after every range: the last block */
     struct block *k = b->blk[i];
     if (k->n == BLOCK) { /* split in halves first */
         struct block *hi = sim_xmalloc(sizeof(*hi));
@@ -147,15 +138,35 @@ static void insert(struct sim_bindings *b, struct range r)
         k->n = BLOCK / 2;
         update_last(b, i);
         blocks_insert(b, i + 1, hi);
-        if (r.addr >= hi->r[0].addr)
-            k = b->blk[++i];
+        if (p > BLOCK / 2) {
+            k = hi;
+            i++;
+            p -= BLOCK / 2;
+        }
     }
-    unsigned p = pos_in(k, r.addr);
     memmove(&k->r[p + 1], &k->r[p], (k->n - p) * sizeof(k->r[0]));
     k->r[p] = r;
     k->n++;
     if (p == k->n - 1)
         update_last(b, i);
+}
+
+/* Add r, which overlaps no range of the set, in its place. */
+static void insert(struct sim_bindings *b, struct range r)
+{
+    if (!b->nblk) {
+        struct block *k = sim_xmalloc(sizeof(*k));
+        k->n = 1;
+        k->r[0] = r;
+        b->total++;
+        blocks_insert(b, 0, k);
+        return;
+    }
+    size_t i = block_for(b, r.addr);
+    if (i == b->nblk) /* after every range: the end of the last block */
+        insert_at(b, i - 1, b->blk[i - 1]->n, r);
+    else
+        insert_at(b, i, pos_in(b->blk[i], r.addr), r);
 }
 
 void sim_bindings_clear(struct sim_bindings *b, uint64_t addr, uint64_t n)
@@ -184,8 +195,28 @@ void sim_bindings_set(struct sim_bindings *b, uint64_t addr, uint64_t n, const c
 {
     if (!n)
         n = 1;
+    struct range r = {addr, n, op};
+    /* The common cases with one search: nothing bound overlaps the range, or it is bound
+     * as a whole already. */
+    size_t i = b->nblk ? block_for(b, addr) : 0;
+    if (i == b->nblk && i > 0) { /* after every range */
+        insert_at(b, i - 1, b->blk[i - 1]->n, r);
+        return;
+    }
+    if (i < b->nblk) {
+        struct block *k = b->blk[i];
+        unsigned p = pos_in(k, addr);
+        if (k->r[p].addr >= addr + n) {
+            insert_at(b, i, p, r);
+            return;
+        }
+        if (k->r[p].addr == addr && k->r[p].n == n) {
+            k->r[p].op = op;
+            return;
+        }
+    }
     sim_bindings_clear(b, addr, n);
-    insert(b, (struct range){addr, n, op});
+    insert(b, r);
 }
 
 const char *sim_bindings_find(const struct sim_bindings *b, uint64_t addr, uint64_t n)
