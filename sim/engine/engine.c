@@ -3,7 +3,7 @@
  * by (time, priority, seq), a dispatcher that hands control from one process's coroutine
  * (sim/engine/coro.h) straight to the next, and SimPy's Resource, Store and event semantics, step
  * for step, so that a model written for both gives the same run. Events and queue buckets
- * are recycled through free lists, and so are (up to a bound) the processes and user
+ * are recycled through free lists, and so are the processes and (up to a bound) the user
  * events a model makes for every async op: the steady state does not allocate.
  */
 #include "sim/engine/engine.h"
@@ -25,7 +25,9 @@ enum {
     PRIO_NORMAL = 1,
     EVENT_CHUNK = 256,
     BUCKET_CHUNK = 64,
-    SPARE_MAX = 256, /* ended processes and freed user events kept for reuse, each */
+    PROC_CHUNK = 64,
+    PROC_NAME = 48,  /* a process name this long or shorter is kept in the process */
+    SPARE_MAX = 256, /* freed user events kept for reuse */
     WHEEL = 512,     /* a power of two */
 };
 
@@ -83,9 +85,9 @@ struct ev_chunk {
     struct sim_event ev[EVENT_CHUNK];
 };
 
-struct sim_proc {
+struct __attribute__((aligned(64))) sim_proc {
     /* What every resume touches comes first, so that with the start of coro it shares one
-     * cache line (the struct is allocated on a cache line boundary). */
+     * cache line (the struct is aligned on a cache line boundary). */
     struct sim_engine *e;         /* borrowed */
     struct sim_proc *next_waiter; /* in the waiter list of the event it waits for */
     void *wake_val;               /* the value of the event that resumed it */
@@ -94,13 +96,22 @@ struct sim_proc {
     struct sim_coro coro;
     sim_proc_fn fn;            /* body and its argument */
     void *arg;                 /* borrowed */
-    char *name;                /* owned */
-    size_t name_cap;           /* bytes allocated for name (a recycled process reuses it) */
+    char *name;                /* name_buf, or owned when longer */
     char *error;               /* owned: the diagnostic of a failed process */
     struct sim_event exit_ev;  /* succeeds or fails when the process ends */
     struct sim_proc *all_next; /* the engine's list of processes (or of zombies) */
     struct sim_proc *all_prev;
     bool detached; /* freed once its exit has been processed */
+    char name_buf[PROC_NAME];
+};
+
+/* Processes are allocated PROC_CHUNK at a time and recycled through a free list, never
+ * given back to malloc before the engine goes: a model spawns one per async op, and
+ * process-sized blocks freed and allocated all along would fragment the heap that the
+ * model's long-lived data grows in. */
+struct proc_chunk {
+    struct proc_chunk *next;
+    struct sim_proc p[PROC_CHUNK];
 };
 
 struct sim_resource {
@@ -187,13 +198,12 @@ struct sim_engine {
     bool stop;
     sim_proc_exit_fn on_exit;
     void *on_exit_ctx;
-    struct sim_proc *procs;        /* owned */
-    struct sim_proc *zombies;      /* owned: detached processes whose exit was processed,
-                                      freed at the start of the next batch */
-    struct sim_event *user_events; /* owned */
-    struct sim_proc *spare_procs;  /* owned: freed processes for sim_proc_spawn, through
-                                      all_next, with their name buffers */
-    size_t n_spare_procs;
+    struct sim_proc *procs;         /* owned */
+    struct sim_proc *zombies;       /* owned: detached processes whose exit was processed,
+                                       freed at the start of the next batch */
+    struct sim_event *user_events;  /* owned */
+    struct proc_chunk *proc_chunks; /* owned: storage of every process */
+    struct sim_proc *free_procs;    /* borrowed: processes to reuse, through all_next */
     struct sim_event *spare_events; /* owned: freed user events for sim_event_new, through
                                        user_next */
     size_t n_spare_events;
@@ -348,13 +358,16 @@ static struct sim_event *queue_take(struct sim_engine *e)
     struct bucket *b = e->heap[0].b;
     ev = b->head;
     b->head = ev->next;
-    if (!b->head) {
-        heap_pop(e);
-        if (e->wheel[b->time & (WHEEL - 1)] == b)
-            e->wheel[b->time & (WHEEL - 1)] = NULL;
-        b->next_free = e->free_buckets;
-        e->free_buckets = b;
+    if (b->head) {
+        /* the next event, likely cold by now: fetched while this one is processed */
+        __builtin_prefetch(b->head);
+        return ev;
     }
+    heap_pop(e);
+    if (e->wheel[b->time & (WHEEL - 1)] == b)
+        e->wheel[b->time & (WHEEL - 1)] = NULL;
+    b->next_free = e->free_buckets;
+    e->free_buckets = b;
     return ev;
 }
 
@@ -481,20 +494,22 @@ static void proc_bury(struct sim_engine *e, struct sim_proc *p)
     e->zombies = p;
 }
 
+/* Free what p owns and put it on the free list. */
+static void proc_free(struct sim_engine *e, struct sim_proc *p)
+{
+    if (p->name != p->name_buf)
+        free(p->name);
+    free(p->error);
+    p->all_next = e->free_procs;
+    e->free_procs = p;
+}
+
 static void free_zombies(struct sim_engine *e)
 {
     for (struct sim_proc *p = e->zombies, *next; p; p = next) {
         next = p->all_next;
         assert(e->dead != p);
-        free(p->error);
-        if (e->n_spare_procs == SPARE_MAX) {
-            free(p->name);
-            free(p);
-            continue;
-        }
-        p->all_next = e->spare_procs; /* kept, with its name buffer, for sim_proc_spawn */
-        e->spare_procs = p;
-        e->n_spare_procs++;
+        proc_free(e, p);
     }
     e->zombies = NULL;
 }
@@ -735,15 +750,12 @@ void sim_engine_free(struct sim_engine *e)
     assert(!e->in_batch && "sim_engine_free called from inside a process or a callback");
     for (struct sim_proc *p = e->procs, *next; p; p = next) {
         next = p->all_next;
-        free(p->name);
-        free(p->error);
-        free(p);
+        proc_free(e, p);
     }
     free_zombies(e);
-    for (struct sim_proc *p = e->spare_procs, *next; p; p = next) {
-        next = p->all_next;
-        free(p->name);
-        free(p);
+    for (struct proc_chunk *c = e->proc_chunks, *next; c; c = next) {
+        next = c->next;
+        free(c);
     }
     for (struct sim_event *ev = e->user_events, *next; ev; ev = next) {
         next = ev->user_next;
@@ -859,34 +871,28 @@ void sim_engine_on_exit(struct sim_engine *e, sim_proc_exit_fn fn, void *ctx)
 struct sim_proc *sim_proc_spawn(struct sim_engine *e, const char *name, sim_proc_fn fn, void *arg)
 {
     assert(fn);
+    if (!e->free_procs) {
+        struct proc_chunk *c = aligned_alloc(64, sizeof(*c));
+        if (!c)
+            sim_die("out of memory (allocating processes)");
+        c->next = e->proc_chunks;
+        e->proc_chunks = c;
+        for (size_t i = PROC_CHUNK; i-- > 0;) {
+            c->p[i].all_next = e->free_procs;
+            e->free_procs = &c->p[i];
+        }
+    }
+    struct sim_proc *p = e->free_procs;
+    e->free_procs = p->all_next;
+    memset(p, 0, offsetof(struct sim_proc, name_buf));
     if (!name)
         name = "";
     size_t len = strlen(name);
-    char *buf = NULL;
-    size_t cap = 0;
-    struct sim_proc *p = e->spare_procs;
-    if (p) { /* a recycled one: its name buffer is reused when the name fits */
-        e->spare_procs = p->all_next;
-        e->n_spare_procs--;
-        buf = p->name;
-        cap = p->name_cap;
-    } else {
-        p = aligned_alloc(64, (sizeof(*p) + 63) / 64 * 64);
-        if (!p)
-            sim_die("out of memory (allocating a process)");
-    }
-    if (len + 1 > cap) {
-        free(buf);
-        cap = len + 1 > 32 ? len + 1 : 32;
-        buf = sim_xmalloc(cap);
-    }
-    memcpy(buf, name, len + 1);
-    memset(p, 0, sizeof(*p));
+    p->name = len < PROC_NAME ? p->name_buf : sim_xmalloc(len + 1);
+    memcpy(p->name, name, len + 1);
     p->e = e;
     p->fn = fn;
     p->arg = arg;
-    p->name = buf;
-    p->name_cap = cap;
     event_init(&p->exit_ev, e, SIM_EV_EXIT, ACT_EXIT, p, NULL, NULL);
     p->exit_ev.persistent = 1;
     p->all_next = e->procs;
