@@ -138,9 +138,8 @@ static struct tl_done *done_ref(struct tl_done *d)
     return d;
 }
 
-/* At most this many freed handles (and carriers, and completions) wait in a context for
- * reuse. */
-enum { TL_SPARE_MAX = 256, TL_SPARE_CARRIERS_MAX = 64 };
+/* At most this many freed carriers (and completions) wait in a context for reuse. */
+enum { TL_SPARE_CARRIERS_MAX = 64 };
 
 /* Drop a reference to d; the last one frees it, into its owner's spares. */
 static void done_unref(struct tl_done *d)
@@ -178,9 +177,7 @@ static void tensor_unref(struct tl *tl, struct tl_tensor *t)
         free(t);
         return;
     }
-    t->next_spare = tl->spare;
-    tl->spare = t;
-    tl->n_spare++;
+    tl->spare[tl->n_spare++] = t;
 }
 
 /* Hand a counted reference to t to the innermost open scope. */
@@ -199,10 +196,9 @@ static struct tl_tensor *new_handle(struct tl *tl, const char *space, uint64_t a
                                     enum sim_dtype dtype, unsigned ndim, const int64_t *shape,
                                     enum tl_state state)
 {
-    struct tl_tensor *t = tl->spare;
-    if (t) {
-        tl->spare = t->next_spare;
-        tl->n_spare--;
+    struct tl_tensor *t;
+    if (tl->n_spare) {
+        t = tl->spare[--tl->n_spare];
     } else {
         t = sim_xmalloc(sizeof(*t));
     }
@@ -411,12 +407,8 @@ static void spares_free(struct tl *tl)
     }
     tl->spare_done = NULL;
     tl->n_spare_done = 0;
-    for (struct tl_tensor *t = tl->spare, *next; t; t = next) {
-        next = t->next_spare;
-        free(t);
-    }
-    tl->spare = NULL;
-    tl->n_spare = 0;
+    while (tl->n_spare)
+        free(tl->spare[--tl->n_spare]);
 }
 
 void tl_context_ended(struct tl *tl)

@@ -25,6 +25,10 @@ enum tl_state {
 };
 
 /* The completion of an async op, shared by the handles that wait for it. */
+/* At most this many freed handles wait in a context for reuse (a handle is made per op
+ * and a scope frees many at once). */
+enum { TL_SPARE_MAX = 256 };
+
 struct tl_done {
     struct sim_event *ev;       /* owned: succeeds when the op has been serviced */
     unsigned refs;              /* the op's carrier and every handle pointing here */
@@ -47,7 +51,6 @@ struct tl_tensor {
     struct sim_tensor *data;       /* owned reference: the data of a TL_LOADED tensor, set
                                       once its load has finished */
     char *error;                   /* owned: why the async op producing it failed, or NULL */
-    struct tl_tensor *next_spare;  /* in its context's spares, once freed there */
 };
 
 /* A TCM scope: what tl_tcm_mark saw, so tl_tcm_release frees the handles made since. */
@@ -96,8 +99,9 @@ struct tl {
     size_t n_inbox_held, cap_inbox_held;
     bool closing; /* being freed, after the engine: its events are gone already */
     unsigned next_handle;
-    struct tl_tensor *spare; /* owned: freed handles kept for the next ones (a handle is made
-                                per op and a scope frees many at once) */
+    /* owned: freed handles kept for the next ones; a stack of pointers, so that taking one
+     * reads no cold handle to find the next */
+    struct tl_tensor *spare[TL_SPARE_MAX];
     size_t n_spare;
     struct carrier *spare_carriers; /* owned: freed carriers kept for the next async ops */
     size_t n_spare_carriers;
