@@ -1008,8 +1008,8 @@ void sim_chip_host_stream(struct sim_proc *p, struct sim_chip *c, int mem, bool 
 
 static struct space_index *space_index(struct sim_chip *c, const char *space, bool create)
 {
-    for (size_t i = 0; i < c->n_spaces; i++)
-        if (strcmp(c->spaces[i].name, space) == 0)
+    for (size_t i = 0; i < c->n_spaces; i++) /* the first letters tell most spaces apart */
+        if (c->spaces[i].name[0] == space[0] && strcmp(c->spaces[i].name, space) == 0)
             return &c->spaces[i];
     if (!create)
         return NULL;
