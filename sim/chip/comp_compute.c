@@ -31,8 +31,8 @@ static const struct {
 
 const char *sim_component_math_cost_name(const char *op)
 {
-    for (size_t i = 0; i < sizeof(cost_alias) / sizeof(cost_alias[0]); i++)
-        if (strcmp(op, cost_alias[i].op) == 0)
+    for (size_t i = 0; i < sizeof(cost_alias) / sizeof(cost_alias[0]); i++) /* per math op */
+        if (op[0] == cost_alias[i].op[0] && strcmp(op, cost_alias[i].op) == 0)
             return cost_alias[i].cost;
     return op;
 }

@@ -199,6 +199,8 @@ static struct tl_tensor *new_handle(struct tl *tl, const char *space, uint64_t a
     struct tl_tensor *t;
     if (tl->n_spare) {
         t = tl->spare[--tl->n_spare];
+        if (tl->n_spare) /* the next one, long unused: warmed up for the next op */
+            __builtin_prefetch(tl->spare[tl->n_spare - 1], 1);
     } else {
         t = sim_xmalloc(sizeof(*t));
     }
