@@ -14,7 +14,7 @@
  */
 #include "sim/kernels/kernels.h"
 
-#include <stdio.h>
+static void tile_name(char *b, size_t size, const char *const part[3], int64_t s);
 
 enum { X_ARG, OUT_ARG, N_ARG };
 
@@ -88,7 +88,7 @@ void sim_kutil_allreduce(struct tl *tl, const struct tl_tensor *x, const struct 
             struct tl_tensor *mine = piece_of(tl, x, n, P, c, q, piece);
             if (!mine)
                 continue;
-            snprintf(tile, sizeof(tile), "%s%sreduce_scatter_%lld", pre, dot, (long long)s);
+            tile_name(tile, sizeof(tile), (const char *const[]){pre, dot, "reduce_scatter"}, s);
             tl_set_tile(tl, tile);
             struct tl_tensor *in = tl_ipcq_recv(tl);
             uint64_t mark = tl_tcm_mark(tl);
@@ -111,7 +111,7 @@ void sim_kutil_allreduce(struct tl *tl, const struct tl_tensor *x, const struct 
             struct tl_tensor *dst = piece_of(tl, out, n, P, c, q, piece);
             if (!dst)
                 continue;
-            snprintf(tile, sizeof(tile), "%s%sall_gather_%lld", pre, dot, (long long)s);
+            tile_name(tile, sizeof(tile), (const char *const[]){pre, dot, "all_gather"}, s);
             tl_set_tile(tl, tile);
             struct tl_tensor *in = tl_ipcq_recv(tl);
             uint64_t mark = tl_tcm_mark(tl);
@@ -216,4 +216,21 @@ void sim_kref_allreduce(const struct sim_tensor *x, struct sim_tensor *out)
             for (int64_t r = 0; r < P; r++)
                 sim_tensor_set(out, (size_t)(r * n + i), s);
         }
+}
+
+/* b = the three parts, "_" and s (>= 0), cut to size like snprintf: the tile name of a
+ * step, made at every step of every all-reduce, so concatenated rather than printed. */
+static void tile_name(char *b, size_t size, const char *const part[3], int64_t s)
+{
+    char digits[24];
+    size_t k = 0, n = 0;
+    do
+        digits[k++] = (char)('0' + s % 10);
+    while ((s /= 10) > 0 && k < sizeof(digits));
+    for (size_t i = 0; i < 4; i++)
+        for (const char *q = i < 3 ? part[i] : "_"; *q && n + 1 < size; q++)
+            b[n++] = *q;
+    while (k > 0 && n + 1 < size)
+        b[n++] = digits[--k];
+    b[n] = '\0';
 }
