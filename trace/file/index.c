@@ -970,11 +970,21 @@ int trace_index_load(const char *path, bool no_cache, struct trace_model **out,
         struct trace_model *mapped;
         if (trace_index_write(*out, path, &counts, index, &wd) < 0) {
             u = TRACE_INDEX_FAILED;
-        } else if (trace_index_read(path, index, &mapped, NULL, &wd) == 0) {
+        } else {
             /* the same model, its arrays in the page cache rather than the process's heap:
-             * what the next open gets, and the memory of a big trace given back now */
+             * what the next open gets, and the memory of a big trace given back now (first,
+             * so that the two never add up; should the index just written not read back,
+             * the trace is loaded again) */
             trace_model_free(*out);
-            *out = mapped;
+            *out = NULL;
+            if (trace_index_read(path, index, &mapped, NULL, &wd) == 0) {
+                *out = mapped;
+            } else {
+                u = TRACE_INDEX_FAILED;
+                r = trace_report_new(0);
+                rc = trace_load_file_progress(path, r, out, d, p);
+                trace_report_free(r);
+            }
         }
     }
 out:
