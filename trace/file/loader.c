@@ -14,6 +14,7 @@
 #include "trace/analysis/opinfo.h"
 #include "trace/file/arena.h"
 #include "trace/file/compress.h"
+#include "trace/file/fastjson.h"
 #include "trace/file/pparse.h"
 #include "trace/model/format.h"
 #include "trace/model/json.h"
@@ -350,7 +351,13 @@ static cJSON *parse_at(struct loader *L, size_t i, size_t *end, const char *pref
 {
     *rc = 0;
     const char *e = NULL;
-    cJSON *j = cJSON_ParseWithLengthOpts(L->p + i, L->n - i, &e, 0);
+    cJSON *j = trace_fastjson_parse(L->p + i, L->n - i, &e);
+    if (j) {
+        *end = (size_t)(e - L->p);
+        return j;
+    }
+    trace_arena_mark(&L->arena); /* cJSON's attempt has the whole limit */
+    j = cJSON_ParseWithLengthOpts(L->p + i, L->n - i, &e, 0);
     if (j) {
         *end = (size_t)(e - L->p);
         return j;
