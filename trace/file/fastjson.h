@@ -13,6 +13,8 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 
+struct trace_arena;
+
 /*
  * The value at p[0, n) (after whitespace), as cJSON_ParseWithLengthOpts(p, n, end, 0) would
  * parse it, with *end past it; NULL when the fast parser gives up (what it allocated is
@@ -20,5 +22,16 @@
  * arena's reset, and the caller marks the arena before cJSON parses the value again).
  */
 cJSON *trace_fastjson_parse(const char *p, size_t n, const char **end);
+
+/* The value at p[0, n) parsed fast, or else by cJSON (the arena a, the calling thread's, or
+ * NULL: none, marked first so that cJSON's attempt has the whole limit); NULL when cJSON
+ * refuses it too (cJSON_ParseWithLengthOpts's answer). */
+cJSON *trace_fastjson_parse_any(const char *p, size_t n, const char **end, struct trace_arena *a);
+
+/* The first member of object o named keys[k], for k in [0, n), into out[k] (left as it is
+ * when there is none; out[k] already set is kept): what cJSON_GetObjectItemCaseSensitive
+ * finds for each name (none past a member without a name: an array's elements), in one
+ * pass over o. o may be NULL. */
+void trace_fastjson_members(const cJSON *o, const char *const *keys, int n, const cJSON **out);
 
 #endif

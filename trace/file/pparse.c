@@ -68,11 +68,7 @@ static bool fill(struct trace_pparse *pp, struct batch *b, size_t *ip)
     while (b->n < BATCH_ELEMS && b->arena.used < BATCH_BYTES) {
         trace_arena_mark(&b->arena);
         const char *e = NULL;
-        cJSON *j = trace_fastjson_parse(pp->p + i, pp->n - i, &e);
-        if (!j) {
-            trace_arena_mark(&b->arena); /* cJSON's attempt has the whole limit */
-            j = cJSON_ParseWithLengthOpts(pp->p + i, pp->n - i, &e, 0);
-        }
+        cJSON *j = trace_fastjson_parse_any(pp->p + i, pp->n - i, &e, &b->arena);
         if (!j) {
             more = false;
             break;
