@@ -7,10 +7,15 @@
  * llm_decode:layers=8,gen=64, about 0.6 M events and 330 MB). Every measured open is a child
  * process, so its peak RSS is its own; medians of RUNS. Prints one line per figure, with the
  * per-event cost and what it comes to at 10 M events.
+ *
+ * `open_bench --open TRACE [--no-cache]` opens one given trace once, in this process, and
+ * prints the open's wall and CPU time, how the index served, the resident memory after the
+ * open and the model's bytes per event: a big trace measured without a run.
  */
 #include "trace/file/index.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,8 +111,55 @@ static void report(const char *what, double *wall, double *rss, uint64_t events)
            w / (double)events * 1e7);
 }
 
+static double cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* Resident memory now (MB), from /proc/self/statm. */
+static double rss_now_mb(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long size = 0, res = 0;
+    if (f) {
+        if (fscanf(f, "%lu %lu", &size, &res) != 2)
+            res = 0;
+        fclose(f);
+    }
+    return (double)res * (double)sysconf(_SC_PAGESIZE) / 1048576.0;
+}
+
+/* --open TRACE [--no-cache]: one open of a given trace, measured in this process. */
+static int open_one(const char *path, bool no_cache)
+{
+    static const char *uses[] = {"unused", "hit", "written", "rebuilt", "failed"};
+    struct trace_model *m;
+    struct diag d;
+    enum trace_index_use u;
+    double w0 = now_s(), c0 = cpu_s();
+    if (trace_index_load(path, no_cache, &m, NULL, &u, &d, NULL) < 0) {
+        fprintf(stderr, "open_bench: %s\n", d.msg);
+        return 1;
+    }
+    double w = now_s() - w0, c = cpu_s() - c0, rss = rss_now_mb();
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    uint64_t n = trace_model_event_count(m);
+    printf("open_bench: %s: %llu events, index %s: %.3f s wall, %.3f s CPU, RSS %.1f MB "
+           "(%.1f B/event), peak %.1f MB, model %.1f B/event\n",
+           path, (unsigned long long)n, uses[u], w, c, rss, n ? rss * 1048576.0 / (double)n : 0.0,
+           (double)ru.ru_maxrss / 1024.0, n ? (double)trace_model_event_bytes(m) / (double)n : 0.0);
+    trace_model_free(m);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 3 && strcmp(argv[1], "--open") == 0)
+        return open_one(argv[2], argc > 3 && strcmp(argv[3], "--no-cache") == 0);
     if (argc < 2) {
         fprintf(stderr, "usage: open_bench NPUSCOPE [SPEC]\n");
         return 2;

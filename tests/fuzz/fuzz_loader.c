@@ -2,20 +2,53 @@
  * Fuzz harness for the trace loader and validator: any bytes are loaded as a trace file
  * (from memory, not NUL-terminated); what loads is then used the way the viewer and the
  * summary use it (metrics, bandwidth samples, details on demand, seek and busy time).
- * Nothing may crash, leak or read out of bounds.
+ * Nothing may crash, leak or read out of bounds. The bytes are also parsed by the loader's
+ * fast parser and by cJSON: whatever the fast parser takes must be cJSON's tree and end.
  */
 #include "sim/util/escape.h"
+#include "trace/file/fastjson.h"
 #include "trace/file/loader.h"
 #include "trace/analysis/metrics.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* The same values, linked as cJSON links them. */
+static bool same_tree(const cJSON *a, const cJSON *b)
+{
+    if (a->type != b->type || a->valueint != b->valueint ||
+        memcmp(&a->valuedouble, &b->valuedouble, sizeof(double)) != 0 ||
+        (a->string == NULL) != (b->string == NULL) || (a->string && strcmp(a->string, b->string)) ||
+        (a->valuestring == NULL) != (b->valuestring == NULL) ||
+        (a->valuestring && strcmp(a->valuestring, b->valuestring)))
+        return false;
+    const cJSON *x = a->child, *y = b->child, *lx = NULL, *ly = NULL;
+    for (; x && y; lx = x, ly = y, x = x->next, y = y->next)
+        if ((lx && (x->prev != lx || y->prev != ly)) || !same_tree(x, y))
+            return false;
+    return !x && !y && (!a->child || (a->child->prev == lx && b->child->prev == ly));
+}
+
+static void fast_is_cjson(const char *p, size_t n)
+{
+    const char *fe = NULL, *ce = NULL;
+    cJSON *f = trace_fastjson_parse(p, n, &fe);
+    if (!f)
+        return;
+    cJSON *c = cJSON_ParseWithLengthOpts(p, n, &ce, 0);
+    if (!c || fe != ce || !same_tree(f, c))
+        abort();
+    cJSON_Delete(f);
+    cJSON_Delete(c);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    fast_is_cjson((const char *)data, size);
     struct trace_report *r = trace_report_new(8);
     struct trace_model *m = NULL;
     struct diag d;

@@ -8,6 +8,7 @@
 #include "trace/file/loader.h"
 #include "trace/file/writer.h"
 #include "trace/live/live.h"
+#include "trace/model/mapped.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -122,6 +123,12 @@ static void assert_same(const struct trace_model *a, const struct trace_model *b
     cr_assert(same_value(trace_model_metadata(a), trace_model_metadata(b)));
     cr_assert(same_value(trace_model_config(a), trace_model_config(b)));
     cr_assert(same_value(trace_model_file_summary(a), trace_model_file_summary(b)));
+    cr_assert(same_value(trace_model_energy(a), trace_model_energy(b)));
+    cr_assert_eq(trace_model_power_count(a), trace_model_power_count(b));
+    for (size_t i = 0; i < trace_model_power_count(a); i++)
+        cr_assert_eq(memcmp(trace_model_power(a, i), trace_model_power(b, i),
+                            sizeof(struct trace_power_sample)),
+                     0);
     cr_assert_eq(trace_model_t_min(a), trace_model_t_min(b));
     cr_assert_eq(trace_model_t_max(a), trace_model_t_max(b));
     cr_assert_eq(trace_model_now(a), trace_model_now(b));
@@ -149,9 +156,52 @@ Test(index, a_model_read_back_from_its_index_is_the_loaded_one, .init = mkdir_tm
     cr_assert_gt(trace_model_bw_sample_count(a), trace_model_dram_sample_count(a),
                  "and resource samples");
     cr_assert_gt(trace_model_transfer_count(a), 0, "and transfers");
+    cr_assert_not_null(trace_model_energy(a), "and energy");
+    cr_assert_gt(trace_model_power_count(a), 0, "and power samples");
     assert_same(a, b);
     cr_assert_eq(back.errors, 3);
     cr_assert_eq(back.warnings, 5);
+    trace_model_free(a);
+    trace_model_free(b);
+}
+
+/* Reopened, the model reads its events, columns and track indexes from the mapped index in
+ * place; the first change copies them, and the model then changes like any other. */
+Test(index, a_reopened_model_reads_the_index_in_place_and_copies_it_to_change, .init = mkdir_tmp,
+     .fini = rm_tmp)
+{
+    char path[128], idx[128];
+    write_run_trace(path, sizeof(path));
+    index_of(idx, sizeof(idx));
+    struct trace_model *a = load(path), *b;
+    struct diag d;
+    cr_assert_eq(trace_index_write(a, path, NULL, idx, &d), 0, "%s", d.msg);
+    cr_assert_eq(trace_index_read(path, idx, &b, NULL, &d), 0, "%s", d.msg);
+    cr_assert(trace_model_is_lent(b), "the events are the index's, not a copy");
+    cr_assert_not(trace_model_is_lent(a));
+    uint64_t ne = trace_model_event_count(b);
+    struct trace_event e = *trace_model_event(b, ne - 1);
+    e.start = e.end = trace_model_t_max(b) + 10;
+    e.flags = 0;
+    uint64_t i = trace_model_add_event(b, &e);
+    cr_assert_not(trace_model_is_lent(b), "changed: the model holds its own copy");
+    cr_assert_eq(i, ne);
+    const uint8_t col[] = {7, 7, 7};
+    trace_model_set_opcol(b, i, col, sizeof(col));
+    trace_model_add_dep(b, i, 0);
+    trace_model_finish(b);
+    trace_model_add_event(a, &e);
+    trace_model_set_opcol(a, i, col, sizeof(col));
+    trace_model_add_dep(a, i, 0);
+    trace_model_finish(a);
+    assert_same(a, b);
+    uint32_t tr = e.track;
+    const uint64_t *ia, *ib;
+    size_t na = trace_model_track_events(a, tr, &ia), nb = trace_model_track_events(b, tr, &ib);
+    cr_assert_eq(na, nb);
+    cr_assert_eq(memcmp(ia, ib, na * sizeof(*ia)), 0);
+    cr_assert_eq(trace_model_track_busy(a, tr, 0, e.end + 1),
+                 trace_model_track_busy(b, tr, 0, e.end + 1));
     trace_model_free(a);
     trace_model_free(b);
 }

@@ -4,6 +4,7 @@
 #include "sim/util/xalloc.h"
 #include "trace/file/compress.h"
 #include "trace/file/report.h"
+#include "trace/model/mapped.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,18 +17,21 @@
 #include <unistd.h>
 
 enum {
-    BLK = 1 << 20,         /* the checksum's block: payload bytes per block */
-    RELEASE = 32 << 20,    /* mapped index pages read are given back every RELEASE bytes */
-    HEADTAIL = 64 << 10,   /* bytes of the trace's head and of its tail in its key */
-    VALUE_DEPTH = 4096,    /* deepest value tree read back */
-    SITE_COUNT_MAX = 65536 /* site ids are 16 bits */
+    BLK = 1 << 20,          /* the checksum's block: payload bytes per block */
+    RELEASE = 32 << 20,     /* mapped index pages read are given back every RELEASE bytes */
+    HEADTAIL = 64 << 10,    /* bytes of the trace's head and of its tail in its key */
+    VALUE_DEPTH = 4096,     /* deepest value tree read back */
+    SITE_COUNT_MAX = 65536, /* site ids are 16 bits */
+    ALIGN = 64              /* the mapped arrays start at multiples of it in the file */
 };
 
 static const char MAGIC[8] = {'N', 'P', 'S', 'I', 'D', 'X', '1', '\n'};
 
 /* The layout of what the index holds raw: a change of a struct makes older indexes stale. */
 #define INDEX_VERSION                                                                              \
-    (1u | (uint64_t)sizeof(struct trace_event) << 8 | (uint64_t)sizeof(struct trace_transfer) << 16)
+    (2u | (uint64_t)sizeof(struct trace_event) << 8 |                                              \
+     (uint64_t)sizeof(struct trace_transfer) << 16 | (uint64_t)trace_model_block_size() << 24 |    \
+     (uint64_t)sizeof(struct trace_power_sample) << 32)
 
 /* The fixed header at the start of an index (native byte order: the cache is this
  * machine's). */
@@ -63,6 +67,26 @@ static uint64_t hash_block(const unsigned char *p, size_t n, uint64_t h)
     return h;
 }
 
+/* A payload block's checksum: four lanes of hash_block's step over 32 bytes at a time (the
+ * lanes do not wait on each other, so it runs at several bytes a cycle: it reads the whole
+ * index on every open), folded with the tail. */
+static uint64_t hash_wide(const unsigned char *p, size_t n, uint64_t h)
+{
+    uint64_t l[4] = {h ^ 0x243F6A8885A308D3ull, h ^ 0x13198A2E03707344ull,
+                     h ^ 0xA4093822299F31D0ull, h ^ 0x082EFA98EC4E6C89ull};
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32)
+        for (int k = 0; k < 4; k++) {
+            uint64_t w;
+            memcpy(&w, p + i + 8 * k, 8);
+            l[k] = (l[k] ^ w) * 0xff51afd7ed558ccdull;
+            l[k] ^= l[k] >> 29;
+        }
+    for (int k = 0; k < 4; k++)
+        h = hash_block((const unsigned char *)&l[k], 8, h);
+    return hash_block(p + i, n - i, h);
+}
+
 /* Give back the pages of the mapping at map that lie wholly before byte upto (they are
  * read again from the page cache if needed): the index costs no resident memory beyond
  * the model built from it. */
@@ -74,6 +98,16 @@ static void release(const void *map, size_t upto)
         madvise((void *)(uintptr_t)map, upto, MADV_DONTNEED);
 }
 
+/* Give back the whole pages inside [p, p + n) of a mapping (read again from the page cache
+ * when used). */
+static void drop(const void *p, size_t n)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = ((uintptr_t)p + page - 1) / page * page, b = ((uintptr_t)p + n) / page * page;
+    if (b > a)
+        madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
 /* The payload's checksum: its BLK-byte blocks chained (the payload starts at byte skip of
  * the mapping map). */
 static uint64_t hash_payload(const void *map, size_t skip, size_t n)
@@ -81,7 +115,7 @@ static uint64_t hash_payload(const void *map, size_t skip, size_t n)
     const unsigned char *p = (const unsigned char *)map + skip;
     uint64_t h = 0x6e707573636f7065ull;
     for (size_t off = 0; off < n; off += BLK) {
-        h = hash_block(p + off, n - off < BLK ? n - off : BLK, h);
+        h = hash_wide(p + off, n - off < BLK ? n - off : BLK, h);
         if (off % RELEASE == 0)
             release(map, skip + off);
     }
@@ -130,7 +164,7 @@ static void iw_block(struct iw *w)
 {
     if (!w->len)
         return;
-    w->hash = hash_block(w->buf, w->len, w->hash);
+    w->hash = hash_wide(w->buf, w->len, w->hash);
     for (size_t off = 0; off < w->len && !w->err;) {
         ssize_t k = write(w->fd, w->buf + off, w->len - off);
         if (k < 0 && errno == EINTR)
@@ -159,6 +193,15 @@ static void put(struct iw *w, const void *p, size_t n)
 static void put_u64(struct iw *w, uint64_t v)
 {
     put(w, &v, 8);
+}
+
+/* Zeros up to the next ALIGN boundary of the file, then n items of size bytes. */
+static void put_array(struct iw *w, const void *p, uint64_t n, size_t size)
+{
+    static const unsigned char zeros[ALIGN];
+    put(w, zeros, (ALIGN - (sizeof(struct ihdr) + w->total + w->len) % ALIGN) % ALIGN);
+    if (n)
+        put(w, p, n * size);
 }
 
 static void put_u32(struct iw *w, uint32_t v)
@@ -237,34 +280,34 @@ static void put_model(struct iw *w, const struct trace_model *m, const char *rea
         const struct trace_track *k = trace_model_track_get(m, t);
         put_u32(w, k->name), put_u32(w, (uint32_t)k->engine), put_u32(w, (uint32_t)k->engine_id);
     }
+    /* the per-event arrays, each at an ALIGN boundary of the file in the model's own
+     * layout: the next open maps them in place (trace/model/mapped.h) */
     uint64_t ne = trace_model_event_count(m);
     put_u64(w, ne);
-    for (uint64_t i = 0; i < ne; i++)
-        put(w, trace_model_event(m, i), sizeof(struct trace_event));
-    uint64_t ncol = 0;
-    for (uint64_t i = 0; i < ne; i++) {
-        size_t n;
-        ncol += trace_model_opcol(m, i, &n) != NULL;
-    }
-    put_u64(w, ncol);
-    for (uint64_t i = 0; i < ne; i++) {
-        size_t n;
-        const uint8_t *p = trace_model_opcol(m, i, &n);
-        if (p) {
-            put_u64(w, i), put_u8(w, (uint8_t)n);
-            put(w, p, n);
-        }
+    put_array(w, ne ? trace_model_event(m, 0) : NULL, ne, sizeof(struct trace_event));
+    const uint8_t *col;
+    uint64_t ncol;
+    const uint64_t *col_off = trace_model_opcol_table(m, &col, &ncol);
+    put_u64(w, col_off ? ncol : UINT64_MAX);
+    if (col_off) {
+        put_array(w, col_off, ne, sizeof(uint64_t));
+        put_array(w, col, ncol, 1);
     }
     size_t nx = trace_model_transfer_count(m);
     put_u64(w, nx);
-    for (size_t i = 0; i < nx; i++)
-        put(w, trace_model_transfer(m, i), sizeof(struct trace_transfer));
-    put_u64(w, trace_model_dep_count(m));
-    for (uint64_t i = 0; i < ne; i++) {
-        const uint64_t *on;
-        size_t n = trace_model_event_deps(m, i, &on);
-        for (size_t k = 0; k < n; k++)
-            put_u64(w, i), put_u64(w, on[k]);
+    put_array(w, nx ? trace_model_transfer(m, 0) : NULL, nx, sizeof(struct trace_transfer));
+    const uint64_t *dep_on, *dep_ev = trace_model_dep_table(m, &dep_on);
+    size_t nd = trace_model_dep_count(m);
+    put_u64(w, nd);
+    put_array(w, dep_ev, nd, sizeof(uint64_t));
+    put_array(w, dep_on, nd, sizeof(uint64_t));
+    for (uint32_t t = 0; t < nt; t++) {
+        const uint64_t *idx;
+        size_t n = trace_model_track_events(m, t, &idx), nblock;
+        const void *block = trace_model_track_blocks(m, t, &nblock);
+        put_u64(w, n), put_u64(w, nblock);
+        put_array(w, idx, n, sizeof(uint64_t));
+        put_array(w, block, nblock, trace_model_block_size());
     }
     size_t nm = trace_model_mem_access_count(m);
     put_u64(w, nm);
@@ -299,6 +342,11 @@ static void put_model(struct iw *w, const struct trace_model *m, const char *rea
     put_value(w, trace_model_metadata(m));
     put_value(w, trace_model_config(m));
     put_value(w, trace_model_file_summary(m));
+    put_value(w, trace_model_energy(m));
+    size_t np = trace_model_power_count(m);
+    put_u64(w, np);
+    for (size_t i = 0; i < np; i++)
+        put(w, trace_model_power(m, i), sizeof(struct trace_power_sample));
 }
 
 /* mkdir -p of the directory holding file. */
@@ -374,6 +422,8 @@ struct ir {
     bool bad;
     const void *map; /* the mapping the payload p lies in, at byte skip */
     size_t skip, released;
+    struct mapping *mapping; /* map and its length, lent to the model (then lent is set) */
+    bool lent;
 };
 
 static const void *get(struct ir *r, size_t n)
@@ -422,6 +472,20 @@ static uint64_t get_count(struct ir *r, size_t size)
     if (n > (r->n - r->off) / (size ? size : 1))
         r->bad = true;
     return r->bad ? 0 : n;
+}
+
+/* n items of size bytes at the next ALIGN boundary of the file (n was checked by get_count
+ * or is checked here), in place; NULL when n is 0 or they do not fit. */
+static const void *get_array(struct ir *r, uint64_t n, size_t size)
+{
+    size_t pad = (ALIGN - (r->skip + r->off) % ALIGN) % ALIGN;
+    if (r->bad || !get(r, pad))
+        return NULL;
+    if (n > (r->n - r->off) / size) {
+        r->bad = true;
+        return NULL;
+    }
+    return n ? get(r, n * size) : NULL;
 }
 
 static struct sim_value *get_value(struct ir *r, int depth, bool *absent)
@@ -503,6 +567,86 @@ static struct sim_value *get_opt_value(struct ir *r)
     return v;
 }
 
+/* The per-track arrays handed to trace_model_lend while they are read. */
+struct lent_tracks {
+    const uint64_t **idx;
+    size_t *nidx;
+    const void **block;
+    size_t *nblock;
+};
+
+/* The mapping an index's arrays are lent from: unmapped when the model lets them go. */
+struct mapping {
+    void *p;
+    size_t len;
+};
+
+static void release_map(void *ctx)
+{
+    struct mapping *mp = ctx;
+    munmap(mp->p, mp->len);
+    free(mp);
+}
+
+enum { CHECK_CHUNK = 1 << 16 }; /* items checked between two page releases */
+
+/* The events as stored: every field that indexes something in range for the model's
+ * strings, tracks and sites and the trace's bytes; their first start and last end, and
+ * per track how many (count, nt entries). */
+static bool check_events(const struct trace_event *ev, uint64_t ne, uint32_t nt, uint32_t ns,
+                         uint32_t nsite, uint64_t trace_size, uint64_t *tmin, uint64_t *tmax,
+                         uint64_t *count)
+{
+    uint64_t lo = UINT64_MAX, hi = 0;
+    bool bad = false;
+    for (uint64_t c = 0; c < ne && !bad; c += CHECK_CHUNK) {
+        uint64_t to = ne - c < CHECK_CHUNK ? ne : c + CHECK_CHUNK;
+        for (uint64_t i = c; i < to; i++) {
+            const struct trace_event *e = &ev[i];
+            bool b = e->track >= nt || e->op >= ns || e->layer >= ns || e->tile >= ns ||
+                     e->op_kind >= TRACE_KIND_COUNT || e->end < e->start ||
+                     e->details >= trace_size || (e->flags & ~TRACE_EV_TRANSFER) ||
+                     (e->site != TRACE_NO_SITE && e->site >= nsite);
+            bad |= b;
+            count[b ? 0 : e->track]++;
+            lo = e->start < lo ? e->start : lo;
+            hi = e->end > hi ? e->end : hi;
+        }
+        drop(ev + c, (to - c) * sizeof(*ev));
+    }
+    *tmin = lo, *tmax = hi;
+    return !bad;
+}
+
+/* The other lent arrays: every column inside the columns' bytes, every event index below
+ * the count, the dependencies sorted, each track's index as long as its events are many. */
+static bool check_lent(const struct trace_model_lent *a, uint32_t nt, const uint64_t *count)
+{
+    bool bad = false;
+    for (uint64_t c = 0; a->col_off && c < a->nev && !bad; c += CHECK_CHUNK) {
+        uint64_t to = a->nev - c < CHECK_CHUNK ? a->nev : c + CHECK_CHUNK;
+        for (uint64_t i = c; i < to; i++) {
+            uint64_t o = a->col_off[i];
+            bad |= o != UINT64_MAX && (o >= a->ncol || a->col[o] >= a->ncol - o);
+        }
+        drop(a->col_off + c, (to - c) * sizeof(uint64_t));
+    }
+    if (a->col)
+        drop(a->col, a->ncol);
+    for (size_t k = 0; k < a->nxf; k++)
+        bad |= a->xf[k].event >= a->nev;
+    for (size_t k = 0; k < a->ndep; k++)
+        bad |= a->dep_ev[k] >= a->nev || a->dep_on[k] >= a->nev ||
+               (k && a->dep_ev[k] < a->dep_ev[k - 1]);
+    for (uint32_t t = 0; t < nt && !bad; t++) {
+        bad |= a->nidx[t] != count[t];
+        for (size_t k = 0; k < a->nidx[t]; k++)
+            bad |= a->idx[t][k] >= a->nev;
+        drop(a->idx[t], a->nidx[t] * sizeof(uint64_t));
+    }
+    return !bad;
+}
+
 /* Rebuild the model from the payload; false when anything is out of place. */
 static bool get_model(struct ir *r, struct trace_model *m, const char *real, uint64_t trace_size)
 {
@@ -534,46 +678,57 @@ static bool get_model(struct ir *r, struct trace_model *m, const char *real, uin
             return false;
     }
     uint64_t ne = get_count(r, sizeof(struct trace_event));
-    for (uint64_t i = 0; i < ne && !r->bad; i++) {
-        struct trace_event e;
-        const void *q = get(r, sizeof(e));
-        if (!q)
-            return false;
-        memcpy(&e, q, sizeof(e));
-        if (e.track >= nt || e.op >= ns || e.layer >= ns || e.tile >= ns ||
-            e.op_kind >= TRACE_KIND_COUNT || e.end < e.start || e.details >= trace_size ||
-            (e.flags & ~TRACE_EV_TRANSFER) || (e.site != TRACE_NO_SITE && e.site >= nsite))
-            return false;
-        trace_model_add_event(m, &e);
-    }
-    uint64_t ncol = get_count(r, 9), last = 0;
-    for (uint64_t k = 0; k < ncol && !r->bad; k++) {
-        uint64_t i = get_u64(r);
-        uint8_t n = get_u8(r);
-        const uint8_t *q = get(r, n);
-        if (!q || i >= ne || (k && i <= last))
-            return false;
-        trace_model_set_opcol(m, i, q, n);
-        last = i;
+    const struct trace_event *ev = get_array(r, ne, sizeof(struct trace_event));
+    uint64_t ncol = get_u64(r);
+    const uint64_t *col_off = NULL;
+    const uint8_t *col = NULL;
+    if (ncol != UINT64_MAX) {
+        col_off = get_array(r, ne, sizeof(uint64_t));
+        col = get_array(r, ncol, 1);
     }
     uint64_t nx = get_count(r, sizeof(struct trace_transfer));
-    for (uint64_t k = 0; k < nx && !r->bad; k++) {
-        struct trace_transfer x;
-        const void *q = get(r, sizeof(x));
-        if (!q)
-            return false;
-        memcpy(&x, q, sizeof(x));
-        if (x.event >= ne)
-            return false;
-        trace_model_add_transfer(m, &x);
-    }
+    const struct trace_transfer *xf = get_array(r, nx, sizeof(struct trace_transfer));
     uint64_t nd = get_count(r, 16);
-    for (uint64_t k = 0; k < nd && !r->bad; k++) {
-        uint64_t ev = get_u64(r), on = get_u64(r);
-        if (ev >= ne || on >= ne)
-            return false;
-        trace_model_add_dep(m, ev, on);
+    const uint64_t *dep_ev = get_array(r, nd, sizeof(uint64_t));
+    const uint64_t *dep_on = get_array(r, nd, sizeof(uint64_t));
+    if (r->bad)
+        return false;
+    struct lent_tracks lt = {
+        .idx = sim_xcalloc(nt ? nt : 1, sizeof(*lt.idx)),
+        .nidx = sim_xcalloc(nt ? nt : 1, sizeof(*lt.nidx)),
+        .block = sim_xcalloc(nt ? nt : 1, sizeof(*lt.block)),
+        .nblock = sim_xcalloc(nt ? nt : 1, sizeof(*lt.nblock)),
+    };
+    uint64_t total = 0;
+    for (uint32_t t = 0; t < nt && !r->bad; t++) {
+        uint64_t n = get_count(r, sizeof(uint64_t)), nblock = get_u64(r);
+        lt.idx[t] = get_array(r, n, sizeof(uint64_t));
+        lt.nidx[t] = n;
+        lt.block[t] = get_array(r, nblock, trace_model_block_size());
+        lt.nblock[t] = nblock;
+        total += n;
+        if (nblock != (n ? n / TRACE_MODEL_TRACK_BLOCK + 1 : 0))
+            r->bad = true;
     }
+    struct trace_model_lent lend = {ev,     ne, col_off, col,     ncol,     xf,        nx, dep_ev,
+                                    dep_on, nd, lt.idx,  lt.nidx, lt.block, lt.nblock, 0,  0};
+    uint64_t *count = sim_xcalloc(nt ? nt : 1, sizeof(*count));
+    bool ok = !r->bad && total == ne &&
+              check_events(ev, ne, nt, ns, nsite, trace_size, &lend.tmin, &lend.tmax, count) &&
+              check_lent(&lend, nt, count);
+    free(count);
+    if (ok) {
+        /* what was read is in the page cache: the model reads it again where it needs it */
+        release(r->map, r->skip + r->off);
+        trace_model_lend(m, &lend, release_map, r->mapping);
+        r->lent = true;
+    }
+    free(lt.idx);
+    free(lt.nidx);
+    free(lt.block);
+    free(lt.nblock);
+    if (!ok)
+        return false;
     uint64_t nm = get_count(r, 37);
     for (uint64_t k = 0; k < nm && !r->bad; k++) {
         struct trace_mem_access a = {.cycle = get_u64(r), .addr = get_u64(r), .bytes = get_u64(r)};
@@ -621,6 +776,20 @@ static bool get_model(struct ir *r, struct trace_model *m, const char *real, uin
         trace_model_set_config_take(m, v);
     if ((v = get_opt_value(r)))
         trace_model_set_file_summary_take(m, v);
+    struct sim_value *energy = get_opt_value(r);
+    uint64_t np = get_count(r, sizeof(struct trace_power_sample));
+    struct trace_power_sample *power = np ? sim_xmalloc(np * sizeof(*power)) : NULL;
+    for (uint64_t k = 0; k < np && !r->bad; k++) {
+        const void *q = get(r, sizeof(*power));
+        if (q)
+            memcpy(&power[k], q, sizeof(*power));
+    }
+    if (energy && !r->bad) {
+        trace_model_set_energy_take(m, energy, power, np);
+    } else {
+        sim_value_free(energy);
+        free(power);
+    }
     return !r->bad && r->off == r->n;
 }
 
@@ -665,6 +834,9 @@ int trace_index_read(const char *path, const char *index, struct trace_model **o
     const unsigned char *payload = (const unsigned char *)map + sizeof(h);
     char *real = NULL;
     struct trace_model *m = NULL;
+    struct mapping *mp = sim_xmalloc(sizeof(*mp));
+    *mp = (struct mapping){map, len};
+    struct ir r = {.p = payload, .map = map, .skip = sizeof(h), .mapping = mp};
     if (memcmp(h.magic, MAGIC, sizeof(MAGIC)) != 0 || h.version != INDEX_VERSION ||
         h.header_hash !=
             hash_block((const unsigned char *)&h, offsetof(struct ihdr, header_hash), 0)) {
@@ -685,9 +857,8 @@ int trace_index_read(const char *path, const char *index, struct trace_model **o
         rc = diag_set(d, SIM_EIO, path, 0, 0, NULL, "cannot resolve: %s", strerror(errno));
         goto out;
     }
-    madvise(map, len, MADV_SEQUENTIAL);
     m = trace_model_new();
-    struct ir r = {.p = payload, .n = h.payload_len, .map = map, .skip = sizeof(h)};
+    r.n = h.payload_len;
     if (!get_model(&r, m, real, h.trace_size)) {
         rc = stale(index, d, "corrupt: its content does not hold together");
         goto out;
@@ -723,9 +894,12 @@ int trace_index_read(const char *path, const char *index, struct trace_model **o
     m = NULL;
     rc = 0;
 out:
-    trace_model_free(m);
+    trace_model_free(m); /* unmaps the index when its arrays were lent to m */
     free(real);
-    munmap(map, len);
+    if (!r.lent) {
+        munmap(map, len);
+        free(mp);
+    }
     return rc;
 }
 
@@ -793,8 +967,25 @@ int trace_index_load(const char *path, bool no_cache, struct trace_model **out,
     trace_report_free(r);
     if (rc == 0 && index) {
         struct diag wd;
-        if (trace_index_write(*out, path, &counts, index, &wd) < 0)
+        struct trace_model *mapped;
+        if (trace_index_write(*out, path, &counts, index, &wd) < 0) {
             u = TRACE_INDEX_FAILED;
+        } else {
+            /* the same model, its arrays in the page cache rather than the process's heap:
+             * what the next open gets, and the memory of a big trace given back now (first,
+             * so that the two never add up; should the index just written not read back,
+             * the trace is loaded again) */
+            trace_model_free(*out);
+            *out = NULL;
+            if (trace_index_read(path, index, &mapped, NULL, &wd) == 0) {
+                *out = mapped;
+            } else {
+                u = TRACE_INDEX_FAILED;
+                r = trace_report_new(0);
+                rc = trace_load_file_progress(path, r, out, d, p);
+                trace_report_free(r);
+            }
+        }
     }
 out:
     free(index);

@@ -1,17 +1,21 @@
 /*
  * The binary index of a loaded trace: the first open of a trace file writes its model
- * (strings, tracks, events, op columns, transfers, dependencies, tokens, markers, samples,
- * metadata and config, the loader's counts) to a file in $XDG_CACHE_HOME/npuscope/
- * (~/.cache/npuscope/ without it), and the next open maps that file and rebuilds the model
- * from it instead of parsing the JSON again; the details of each event are still read
- * from the trace on demand, at the offsets the index keeps.
+ * (strings, tracks, events, op columns, transfers, dependencies, each track's sorted index,
+ * tokens, markers, samples, metadata and config, the loader's counts) to a file in
+ * $XDG_CACHE_HOME/npuscope/ (~/.cache/npuscope/ without it), and the next open maps that
+ * file: the big per-event arrays (events, op columns, transfers, dependencies, the tracks'
+ * indexes) are stored in the model's own layout, aligned, and lent to the model in place
+ * (trace/model/mapped.h) instead of being copied, and only the small rest (strings, tracks,
+ * samples, metadata) is rebuilt; the details of each event are still read from the trace on
+ * demand, at the offsets the index keeps.
  *
  * An index is named by a hash of the trace's real path and keyed by that path, the
  * trace's size and mtime and a hash of its first and last 64 KiB. It is never trusted: a
  * key that differs (the trace changed) or an index that is cut, bit-flipped or otherwise
- * inconsistent (a checksum over all of it, then every index checked against what it
- * points into) is refused, and the trace is loaded from its JSON and the index rebuilt.
- * Plain regular files only: a compressed trace or a pipe is always loaded from its text.
+ * inconsistent (a checksum over all of it, then every stored index checked against what it
+ * points into, before the model sees any of it) is refused, and the trace is loaded from its
+ * JSON and the index rebuilt. Plain regular files only: a compressed trace or a pipe is
+ * always loaded from its text.
  */
 #ifndef TRACE_INDEX_H
 #define TRACE_INDEX_H
@@ -43,8 +47,9 @@ int trace_index_write(const struct trace_model *m, const char *path,
                       const struct trace_index_counts *c, const char *index, struct diag *d);
 
 /*
- * Rebuild the model of the trace at path from the index file at index. Returns 0 with *out
- * a finished model whose details are read from path, and *c the counts; or a negative
+ * The model of the trace at path from the index file at index: its per-event arrays are the
+ * mapped index's (unmapped when the model is freed). Returns 0 with *out a finished model
+ * whose details are read from path, and *c the counts; or a negative
  * code with d saying why the index was not used (missing: SIM_ENOENT; stale or corrupt:
  * SIM_EINVAL), *out NULL.
  */
@@ -63,8 +68,9 @@ enum trace_index_use {
 /*
  * Load path as trace_load_file_progress does (p may be NULL), through its index unless
  * no_cache: from the index when a valid one exists, else from the JSON, then writing the
- * index. c receives the loader's counts; *use (may be NULL) how the index served. A
- * failure to write the index is not an error of the load.
+ * index and taking the model from it (its arrays mapped rather than in the process's own
+ * memory, as on the next open). c receives the loader's counts; *use (may be NULL) how the index
+ * served. A failure to write the index is not an error of the load.
  */
 int trace_index_load(const char *path, bool no_cache, struct trace_model **out,
                      struct trace_index_counts *c, enum trace_index_use *use, struct diag *d,

@@ -14,6 +14,7 @@
 #include "trace/analysis/opinfo.h"
 #include "trace/file/arena.h"
 #include "trace/file/compress.h"
+#include "trace/file/fastjson.h"
 #include "trace/file/pparse.h"
 #include "trace/model/format.h"
 #include "trace/model/json.h"
@@ -350,7 +351,7 @@ static cJSON *parse_at(struct loader *L, size_t i, size_t *end, const char *pref
 {
     *rc = 0;
     const char *e = NULL;
-    cJSON *j = cJSON_ParseWithLengthOpts(L->p + i, L->n - i, &e, 0);
+    cJSON *j = trace_fastjson_parse_any(L->p + i, L->n - i, &e, &L->arena);
     if (j) {
         *end = (size_t)(e - L->p);
         return j;
@@ -479,15 +480,19 @@ static void collect(struct loader *L, const cJSON *obj, uint32_t allowed, struct
     if (!field_len[0])
         for (int k = 0; k < F_COUNT; k++)
             field_len[k] = (uint8_t)strlen(field_names[k]);
+    int next = 0; /* the field after the last one found: a writer's fields come in order */
     for (const cJSON *c = obj->child; c; c = c->next) {
         const char *k = c->string ? c->string : "";
-        size_t len = strlen(k);
         int id = -1;
-        for (int f = 0; f < F_COUNT; f++)
+        if (next < F_COUNT && (allowed & BIT(next)) && strcmp(field_names[next], k) == 0)
+            id = next;
+        size_t len = id < 0 ? strlen(k) : 0;
+        for (int f = 0; f < F_COUNT && id < 0; f++)
             if ((allowed & BIT(f)) && field_len[f] == len && memcmp(field_names[f], k, len) == 0) {
                 id = f;
                 break;
             }
+        next = id + 1;
         if (id < 0) {
             trace_model_count_ignored(L->m, false);
             continue;
@@ -700,20 +705,23 @@ static uint16_t site_of(struct loader *L, const cJSON *d)
                                   cJSON_IsString(fn) ? fn->valuestring : NULL);
 }
 
-/* A string field of details, at the top or under "replay" (trace_details_str). */
-static const char *details_str(const cJSON *d, const char *k)
+/* The members of details a DMA event's DRAM traffic is read from (trace_fastjson_members). */
+enum { DK_DIRECTION, DK_ROLE, DK_SRC_SPACE, DK_DST_SPACE, DK_BYTES, DK_NBYTES, DK_REPLAY, DK_N };
+static const char *const dram_keys[DK_N] = {
+    "direction", "tensor_role", "src_space", "dst_space", "bytes", "nbytes", TRACE_DETAILS_REPLAY};
+
+/* A string field of details, at the top or under "replay" (trace_details_str): k one of
+ * the four string keys, top and replay as trace_fastjson_members found them. */
+static const char *details_str(const cJSON *const *top, const cJSON *const *replay, int k)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(d, k);
-    if (!v)
-        v = cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(d, TRACE_DETAILS_REPLAY), k);
+    const cJSON *v = top[k] ? top[k] : replay[k];
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-static int64_t details_uint(const cJSON *d, const char *k)
+static int64_t details_uint(const cJSON *v)
 {
     uint64_t x;
-    return trace_json_uint(cJSON_GetObjectItemCaseSensitive(d, k), &x) ? (int64_t)x : -1;
+    return trace_json_uint(v, &x) ? (int64_t)x : -1;
 }
 
 /* Element index of timeline_events -> its model event (for dependency_ids). */
@@ -842,14 +850,18 @@ static void load_engine_event(struct loader *L, const struct rec *R, size_t off)
     trace_opinfo_decode_json(op, kind, details, &L->spaces, &oi);
     trace_opinfo_store(L->m, i, &oi, &L->spaces);
     if (eng == TRACE_ENGINE_DMA) {
+        const cJSON *top[DK_N] = {NULL}, *rep[DK_N] = {NULL};
+        trace_fastjson_members(details, dram_keys, DK_N, top);
+        if (!top[DK_DIRECTION] || !top[DK_ROLE] || !top[DK_SRC_SPACE] || !top[DK_DST_SPACE])
+            trace_fastjson_members(top[DK_REPLAY], dram_keys, DK_BYTES, rep);
         struct trace_dram_fields f = {
             .op = op,
-            .direction = details_str(details, "direction"),
-            .tensor_role = details_str(details, "tensor_role"),
-            .src_space = details_str(details, "src_space"),
-            .dst_space = details_str(details, "dst_space"),
-            .bytes = details_uint(details, "bytes"),
-            .nbytes = details_uint(details, "nbytes"),
+            .direction = details_str(top, rep, DK_DIRECTION),
+            .tensor_role = details_str(top, rep, DK_ROLE),
+            .src_space = details_str(top, rep, DK_SRC_SPACE),
+            .dst_space = details_str(top, rep, DK_DST_SPACE),
+            .bytes = details_uint(top[DK_BYTES]),
+            .nbytes = details_uint(top[DK_NBYTES]),
         };
         struct trace_transfer x[2];
         int k = trace_dram_rule(TRACE_ENGINE_DMA, &f, x);

@@ -8,6 +8,7 @@
 
 #include "sim/util/xalloc.h"
 #include "trace/file/arena.h"
+#include "trace/file/fastjson.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -67,7 +68,7 @@ static bool fill(struct trace_pparse *pp, struct batch *b, size_t *ip)
     while (b->n < BATCH_ELEMS && b->arena.used < BATCH_BYTES) {
         trace_arena_mark(&b->arena);
         const char *e = NULL;
-        cJSON *j = cJSON_ParseWithLengthOpts(pp->p + i, pp->n - i, &e, 0);
+        cJSON *j = trace_fastjson_parse_any(pp->p + i, pp->n - i, &e, &b->arena);
         if (!j) {
             more = false;
             break;

@@ -14,6 +14,7 @@
 #include "sim/util/xalloc.h"
 #include "trace/model/format.h"
 #include "trace/model/json.h"
+#include "trace/model/model_impl.h"
 #include "trace/model/spill.h"
 
 #include <assert.h>
@@ -25,23 +26,6 @@
 
 _Static_assert(sizeof(struct trace_event) == 48, "an ENGINE_EVENT record is 48 bytes");
 _Static_assert(sizeof(struct trace_transfer) == 16, "a transfer is 16 bytes");
-
-/* The packed details of an event in flight (trace_model_set_details_packed). */
-struct pend_det {
-    uint64_t ev; /* UINT64_MAX: an empty slot */
-    double t_start_ns;
-    uint8_t *p; /* owned */
-    size_t len, cap;
-};
-
-/* Buffers of ended in-flight details kept for the next ones (a live run starts and ends an
- * op every few engine events). */
-enum { SPARE_BUFS = 256 };
-struct spare_buf {
-    uint8_t *p;
-    size_t cap;
-};
-
 /* What precedes packed details in the spill. */
 struct spill_head {
     uint32_t len;
@@ -51,114 +35,6 @@ struct spill_head {
 enum {
     ARENA_CHUNK = 64 * 1024, /* strings are packed into chunks of this size */
     ARENA_BIG = 8 * 1024,    /* longer strings get a chunk of their own */
-};
-
-struct str_entry {
-    const char *s; /* in the arena, NUL-terminated */
-    uint32_t len;
-    uint32_t hash;
-};
-
-/*
- * The state of a track's index after its first positions, ended events only, taken in
- * start order: the greatest end so far, and the length of the union of their intervals.
- * With events in start order, the union's part at or after any x below the next start is
- * exactly [x, max end): so the busy time before x is cover - max(0, maxend - x).
- */
-struct run_state {
-    uint64_t maxend;
-    uint64_t cover;
-    uint64_t first; /* start of the event at the block's first position (UINT64_MAX: none) */
-};
-
-enum { TRACK_BLOCK = 16 }; /* positions per stored run_state */
-
-/* Per-track indexes. Positions are indices into the sorted array idx. */
-struct track_data {
-    struct trace_track pub;
-    uint64_t *idx;           /* owned: event indices sorted by (start, index) */
-    size_t n, cap;           /* published length (the index as of the last finish) */
-    struct run_state *block; /* owned: block[b] = state after positions [0, b * TRACK_BLOCK) */
-    size_t nblock, capblock; /* n / TRACK_BLOCK + 1 once built */
-    size_t dirty_from;       /* block states from this position on need a recount */
-    size_t inflight_from;    /* first position holding an in-flight event, or n */
-    size_t ninflight;        /* in-flight events of the track (published or not) */
-    bool unsorted;           /* an event arrived out of start order: rebuild at finish */
-    bool touched;            /* in the current finish's list of changed tracks */
-};
-
-struct trace_model {
-    /* strings: id 0 is TRACE_NO_STR (the empty string) */
-    struct str_entry *strs; /* owned */
-    uint32_t nstr, capstr;
-    uint32_t *htab; /* owned: string ids, 0 = empty slot; capacity a power of two */
-    uint32_t hcap;
-    char **chunks; /* owned: arena chunks */
-    size_t nchunks, capchunks;
-    char *arena; /* free space in the current chunk */
-    size_t arena_left;
-
-    struct track_data *tracks; /* owned */
-    uint32_t ntracks, captracks;
-    uint32_t *thtab; /* owned: track index + 1 by name id hash, 0 = empty */
-    uint32_t thcap;
-
-    struct trace_event *ev; /* owned */
-    uint64_t nev, capev;
-    uint64_t nev_done; /* events [0, nev_done) are in their tracks' indexes */
-    uint64_t *ended;   /* owned: events ended since the last finish */
-    size_t nended, capended;
-    uint32_t *touched; /* owned: tracks changed during the current finish */
-
-    struct sim_value **det; /* owned: live details table */
-    size_t ndet, capdet;
-    struct trace_spill *spill; /* owned: packed details of ended live events, or NULL */
-    struct pend_det *pend;     /* owned: packed details of events in flight, open addressing */
-    size_t npend, cappend;     /* cappend a power of two */
-    struct spare_buf spare[SPARE_BUFS]; /* owned */
-    size_t nspare;
-
-    struct trace_mem_access *mem;
-    size_t nmem, capmem;
-    struct trace_token *tok;
-    size_t ntok, captok;
-    struct trace_marker *mk;
-    size_t nmk, capmk;
-    struct trace_bw_sample *bw;
-    size_t nbw, capbw;
-    size_t nbw_dram;  /* samples of the whole DRAM among them */
-    uint64_t *bw_rev; /* owned, per sample: bw_revs when it last changed (0: as added) */
-    uint64_t bw_revs; /* changes of samples after they were added */
-    struct trace_transfer *xf;
-    size_t nxf, capxf;
-    uint64_t *dep_ev, *dep_on; /* owned: explicit dependencies, by dep_ev */
-    size_t ndep, capdep;
-
-    struct sim_value *metadata, *config, *file_summary; /* owned */
-    struct sim_value *energy;                           /* owned: summary_metrics.energy */
-    struct trace_power_sample *power;                   /* owned: power_samples */
-    size_t npower;
-    uint64_t energy_gen; /* trace_model_set_energy_take calls */
-
-    uint64_t now;
-    bool have_time;
-    uint64_t tmin, tmax;
-    uint64_t gen;
-    uint64_t ignored_events, ignored_fields;
-
-    uint64_t *col_off; /* owned: per event, its op column's offset in col, or NO_COL */
-    uint64_t capcol_off;
-    uint8_t *col; /* owned: op columns, each its length byte then its bytes */
-    uint64_t ncol, capcol;
-    struct trace_site *sites; /* owned: [0] unused (TRACE_NO_SITE) */
-    uint32_t nsites;
-    size_t capsites;
-    uint16_t *sitehash; /* owned: site ids, 0 empty, SITE_HASH long once the first is added */
-
-    const char *src; /* borrowed, released through src_release */
-    size_t src_len;
-    void (*src_release)(void *ctx);
-    void *src_ctx;
 };
 
 /* ---- small helpers ------------------------------------------------------------------- */
@@ -311,6 +187,7 @@ void trace_model_free(struct trace_model *m)
 {
     if (!m)
         return;
+    trace_model_ext_drop(m);
     free(m->sites);
     free(m->sitehash);
     for (size_t i = 0; i < m->nchunks; i++)
@@ -424,6 +301,8 @@ const struct trace_track *trace_model_track_get(const struct trace_model *m, uin
 
 uint64_t trace_model_add_event(struct trace_model *m, const struct trace_event *ev)
 {
+    if (m->ext)
+        trace_model_ext_unshare(m);
     assert(ev->track < m->ntracks);
     assert((ev->flags & TRACE_EV_INFLIGHT) || ev->end >= ev->start);
     grow64(&m->ev, &m->capev, m->nev + 1, sizeof(*m->ev));
@@ -443,6 +322,8 @@ uint64_t trace_model_add_event(struct trace_model *m, const struct trace_event *
 
 void trace_model_end_event(struct trace_model *m, uint64_t i, uint64_t end)
 {
+    if (m->ext)
+        trace_model_ext_unshare(m);
     assert(i < m->nev);
     struct trace_event *e = &m->ev[i];
     assert(e->flags & TRACE_EV_INFLIGHT);
@@ -461,6 +342,8 @@ static void pend_del(struct trace_model *m, struct pend_det *d);
 
 void trace_model_set_details_take(struct trace_model *m, uint64_t i, struct sim_value *details)
 {
+    if (m->ext)
+        trace_model_ext_unshare(m);
     assert(i < m->nev);
     struct trace_event *e = &m->ev[i];
     struct pend_det *pd = pend_find(m, i);
@@ -570,6 +453,8 @@ void trace_model_set_transfers(struct trace_model *m, uint64_t i, const struct t
 void trace_model_set_details_packed(struct trace_model *m, uint64_t i, double t_start_ns,
                                     double t_end_ns, const uint8_t *packed, size_t len)
 {
+    if (m->ext)
+        trace_model_ext_unshare(m);
     assert(i < m->nev && len < UINT32_MAX);
     struct trace_event *e = &m->ev[i];
     struct pend_det *old = pend_find(m, i);
@@ -724,6 +609,8 @@ uint16_t trace_model_site_parse(struct trace_model *m, const char *src, size_t l
 
 void trace_model_set_event_site(struct trace_model *m, uint64_t i, uint16_t site)
 {
+    if (m->ext)
+        trace_model_ext_unshare(m);
     assert(i < m->nev);
     assert(site == TRACE_NO_SITE || site < m->nsites);
     m->ev[i].site = site;
@@ -809,10 +696,10 @@ struct sim_value *trace_model_event_details(const struct trace_model *m, uint64_
 
 /* ---- op columns ------------------------------------------------------------------------ */
 
-#define NO_COL UINT64_MAX
-
 void trace_model_set_opcol(struct trace_model *m, uint64_t i, const uint8_t *p, size_t n)
 {
+    if (m->ext)
+        trace_model_ext_unshare(m);
     assert(i < m->nev && n <= TRACE_OPCOL_MAX);
     if (i >= m->capcol_off) {
         uint64_t cap = m->capcol_off ? m->capcol_off : 1024;
@@ -922,6 +809,8 @@ size_t trace_model_dram_sample_count(const struct trace_model *m)
 
 void trace_model_add_transfer(struct trace_model *m, const struct trace_transfer *x)
 {
+    if (m->ext)
+        trace_model_ext_unshare(m);
     assert(x->event < m->nev);
     grow(&m->xf, &m->capxf, m->nxf + 1, sizeof(*m->xf));
     m->xf[m->nxf++] = *x;
@@ -931,6 +820,8 @@ void trace_model_add_transfer(struct trace_model *m, const struct trace_transfer
 
 void trace_model_add_dep(struct trace_model *m, uint64_t ev, uint64_t on)
 {
+    if (m->ext)
+        trace_model_ext_unshare(m);
     assert(ev < m->nev && on < m->nev);
     size_t cap = m->capdep;
     grow(&m->dep_ev, &cap, m->ndep + 1, sizeof(*m->dep_ev));

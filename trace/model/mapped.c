@@ -1,0 +1,144 @@
+/*
+ * A model's per-event arrays lent from outside (see mapped.h): handing them over, reading
+ * them raw for the index, and copying them into the model's memory before it changes
+ * them.
+ */
+#include "trace/model/mapped.h"
+
+#include "sim/util/xalloc.h"
+#include "trace/model/model_impl.h"
+
+#include <assert.h>
+#include <string.h>
+
+_Static_assert((int)TRACE_MODEL_TRACK_BLOCK == (int)TRACK_BLOCK, "one block size");
+
+size_t trace_model_block_size(void)
+{
+    return sizeof(struct run_state);
+}
+
+const void *trace_model_track_blocks(const struct trace_model *m, uint32_t track, size_t *nblock)
+{
+    assert(track < m->ntracks);
+    *nblock = m->tracks[track].nblock;
+    return m->tracks[track].block;
+}
+
+const uint64_t *trace_model_opcol_table(const struct trace_model *m, const uint8_t **col,
+                                        uint64_t *ncol)
+{
+    *col = m->col, *ncol = m->ncol;
+    if (!m->col_off || !m->nev)
+        return NULL;
+    if (m->capcol_off < m->nev) { /* events added after the last column: they have none */
+        struct trace_model *w = (struct trace_model *)(uintptr_t)m;
+        w->col_off = sim_xreallocarray(w->col_off, m->nev, sizeof(*w->col_off));
+        for (uint64_t k = m->capcol_off; k < m->nev; k++)
+            w->col_off[k] = NO_COL;
+        w->capcol_off = m->nev;
+    }
+    return m->col_off;
+}
+
+const uint64_t *trace_model_dep_table(const struct trace_model *m, const uint64_t **on)
+{
+    *on = m->dep_on;
+    return m->dep_ev;
+}
+
+bool trace_model_is_lent(const struct trace_model *m)
+{
+    return m->ext;
+}
+
+void trace_model_lend(struct trace_model *m, const struct trace_model_lent *a,
+                      void (*release)(void *ctx), void *ctx)
+{
+    assert(m->nev == 0 && !m->ext);
+    m->ev = (struct trace_event *)(uintptr_t)a->ev;
+    m->nev = m->capev = m->nev_done = a->nev;
+    m->col_off = (uint64_t *)(uintptr_t)a->col_off;
+    m->capcol_off = a->col_off ? a->nev : 0;
+    m->col = (uint8_t *)(uintptr_t)a->col;
+    m->ncol = m->capcol = a->col_off ? a->ncol : 0;
+    m->xf = (struct trace_transfer *)(uintptr_t)a->xf;
+    m->nxf = m->capxf = a->nxf;
+    m->dep_ev = (uint64_t *)(uintptr_t)a->dep_ev;
+    m->dep_on = (uint64_t *)(uintptr_t)a->dep_on;
+    m->ndep = m->capdep = a->ndep;
+    for (uint32_t k = 0; k < m->ntracks; k++) {
+        struct track_data *t = &m->tracks[k];
+        t->idx = (uint64_t *)(uintptr_t)a->idx[k];
+        t->n = t->cap = a->nidx[k];
+        t->block = (struct run_state *)(uintptr_t)a->block[k];
+        t->nblock = t->capblock = a->nblock[k];
+        t->dirty_from = SIZE_MAX;
+        t->inflight_from = t->n;
+        t->ninflight = 0;
+        t->unsorted = t->touched = false;
+    }
+    if (a->nev) {
+        if (!m->have_time) {
+            m->tmin = a->tmin, m->tmax = a->tmax, m->have_time = true;
+        } else {
+            m->tmin = a->tmin < m->tmin ? a->tmin : m->tmin;
+            m->tmax = a->tmax > m->tmax ? a->tmax : m->tmax;
+        }
+    }
+    m->ext = true;
+    m->ext_release = release, m->ext_ctx = ctx;
+    m->gen++;
+}
+
+/* A copy of n elements of size bytes at p in the model's memory (NULL for none). */
+static void *own(const void *p, size_t n, size_t size)
+{
+    if (!p || !n)
+        return NULL;
+    void *q = sim_xreallocarray(NULL, n, size);
+    memcpy(q, p, n * size);
+    return q;
+}
+
+void trace_model_ext_unshare(struct trace_model *m)
+{
+    if (!m->ext)
+        return;
+    m->ev = own(m->ev, m->nev, sizeof(*m->ev));
+    m->capev = m->ev ? m->nev : 0;
+    m->col_off = own(m->col_off, m->capcol_off, sizeof(*m->col_off));
+    m->capcol_off = m->col_off ? m->capcol_off : 0;
+    m->col = own(m->col, m->ncol, 1);
+    m->capcol = m->col ? m->ncol : 0;
+    m->xf = own(m->xf, m->nxf, sizeof(*m->xf));
+    m->capxf = m->xf ? m->nxf : 0;
+    m->dep_ev = own(m->dep_ev, m->ndep, sizeof(*m->dep_ev));
+    m->dep_on = own(m->dep_on, m->ndep, sizeof(*m->dep_on));
+    m->capdep = m->dep_ev ? m->ndep : 0;
+    for (uint32_t k = 0; k < m->ntracks; k++) {
+        struct track_data *t = &m->tracks[k];
+        t->idx = own(t->idx, t->n, sizeof(*t->idx));
+        t->cap = t->idx ? t->n : 0;
+        t->block = own(t->block, t->nblock, sizeof(*t->block));
+        t->capblock = t->block ? t->nblock : 0;
+    }
+    m->ext = false;
+    if (m->ext_release)
+        m->ext_release(m->ext_ctx);
+    m->ext_release = NULL, m->ext_ctx = NULL;
+}
+
+void trace_model_ext_drop(struct trace_model *m)
+{
+    if (!m->ext)
+        return;
+    m->ev = NULL, m->col_off = NULL, m->col = NULL, m->xf = NULL;
+    m->dep_ev = m->dep_on = NULL;
+    for (uint32_t k = 0; k < m->ntracks; k++)
+        m->tracks[k].idx = NULL, m->tracks[k].block = NULL;
+    m->ext = false;
+    if (m->ext_release)
+        m->ext_release(m->ext_ctx);
+    m->ext_release = NULL, m->ext_ctx = NULL;
+}

@@ -1,0 +1,76 @@
+/*
+ * A model's big per-event arrays lent from outside: the binary index of a trace
+ * (trace/file/index.h) keeps the events, op columns, transfers, dependencies and each
+ * track's sorted index and block states in the model's own layout, and the next open maps
+ * that file and hands the model those arrays in place instead of copying them. The model
+ * reads them as its own; the first change to any of them (an event added, an op column
+ * set...) copies them into the model's memory first, and the lender's release runs when
+ * the model is freed or has copied them.
+ *
+ * The arrays are trusted as given: the lender checks them first (every stored index in
+ * range, trace_model_lend's conditions below).
+ */
+#ifndef TRACE_MODEL_MAPPED_H
+#define TRACE_MODEL_MAPPED_H
+
+#include "trace/model/model.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bytes of one block state of a track's index (the per-track array after the sorted event
+ * indices): a track of n events keeps n / TRACE_MODEL_TRACK_BLOCK + 1 of them (none when it
+ * has no events). */
+size_t trace_model_block_size(void);
+enum { TRACE_MODEL_TRACK_BLOCK = 16 };
+
+/* A track's sorted index as kept (see trace_model_track_events) and its block states
+ * (*nblock of them, trace_model_block_size bytes each; borrowed). */
+const void *trace_model_track_blocks(const struct trace_model *m, uint32_t track, size_t *nblock);
+
+/* The op columns as kept: per event the offset of its column in *col (UINT64_MAX: none),
+ * *ncol bytes of columns, each its length byte then its bytes. NULL (no op columns at all)
+ * or a borrowed array of trace_model_event_count entries. */
+const uint64_t *trace_model_opcol_table(const struct trace_model *m, const uint8_t **col,
+                                        uint64_t *ncol);
+
+/* The dependencies as kept: *on the events they depend on, the return value the dependent
+ * events (sorted), trace_model_dep_count of each (borrowed). */
+const uint64_t *trace_model_dep_table(const struct trace_model *m, const uint64_t **on);
+
+/* What trace_model_lend hands over. Per track (trace_model_track_count entries in the
+ * per-track arrays): its sorted event indices and its block states. */
+struct trace_model_lent {
+    const struct trace_event *ev; /* nev events, 8-byte aligned like every array here */
+    uint64_t nev;
+    const uint64_t *col_off; /* NULL, or nev offsets into col (UINT64_MAX: none) */
+    const uint8_t *col;
+    uint64_t ncol;
+    const struct trace_transfer *xf;
+    size_t nxf;
+    const uint64_t *dep_ev, *dep_on; /* ndep each, dep_ev sorted */
+    size_t ndep;
+    const uint64_t *const *idx; /* per track */
+    const size_t *nidx;
+    const void *const *block;
+    const size_t *nblock;
+    uint64_t tmin, tmax; /* the events' first start and last end (nev > 0) */
+};
+
+/*
+ * Give m, which has its tracks and no events, the arrays of a (not copied: they must stay
+ * valid until release(ctx) runs, when m is freed or first changes them). The caller has
+ * checked them: every event's track, strings, site and op kind valid for m, ends >= starts,
+ * no flag but TRACE_EV_TRANSFER; every column offset NO_COL or a whole column inside col;
+ * every transfer's, dependency's and track index's event below nev; each track's indices
+ * its own events sorted by (start, index) and its block states as trace_model_finish
+ * leaves them. m is finished as if the events had been added and trace_model_finish run.
+ */
+void trace_model_lend(struct trace_model *m, const struct trace_model_lent *a,
+                      void (*release)(void *ctx), void *ctx);
+
+/* True while m reads arrays lent by trace_model_lend. */
+bool trace_model_is_lent(const struct trace_model *m);
+
+#endif
