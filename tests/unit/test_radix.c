@@ -89,7 +89,7 @@ Test(radix, all_equal_keys_are_left_alone)
 
 Test(radix, keys_over_the_whole_range_need_every_digit)
 {
-    /* random 64-bit keys with 0 and the maximum among them: 4 passes of 16 bits (and 8 of 8
+    /* random 64-bit keys with 0 and the maximum among them: 6 passes of 11 bits (and 8 of 8
      * bits for fewer records) */
     size_t sizes[] = {1000, 150000};
     for (size_t s = 0; s < 2; s++) {
@@ -162,4 +162,24 @@ Test(radix, sorted_and_reversed_input)
     for (size_t i = 0; i < n; i++)
         cr_assert(k[i] == i + 1);
     free(k);
+}
+
+Test(radix, nearly_sorted_input_with_a_reversed_stretch)
+{
+    /* in order but for a few swapped neighbours (as a trace's ops in the order they were
+     * written), equal keys among them, and one stretch reversed (more moves than the
+     * nearly-sorted path allows for its bucket) */
+    size_t n = 200000;
+    struct rec24 *v = records(n, key_few);
+    for (size_t i = 0; i < n; i++)
+        v[i].key = (uint64_t)i / 3 * 1000;
+    for (size_t i = 0; i + 1 < n; i += 97) {
+        uint64_t t = v[i].key;
+        v[i].key = v[i + 1].key, v[i + 1].key = t;
+    }
+    for (size_t i = 0; i < 2000; i++)
+        v[100000 + i].key = 33333000 - i;
+    trace_radix_sort(v, n, sizeof(*v), offsetof(struct rec24, key));
+    assert_stable(v, n);
+    free(v);
 }

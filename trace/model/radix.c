@@ -12,8 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Below this many records, an insertion sort; below WIDE_MIN, 8-bit digits. */
-enum { SMALL = 32, WIDE_MIN = 1 << 16 };
+/* Below this many records, an insertion sort; below WIDE_MIN, digits of 8 bits at most,
+ * else of MAX_BITS: 2048 counters of a digit stay in the first-level cache, and the
+ * scatter writes to as many places at once, where 65536 missed both. */
+enum { SMALL = 32, WIDE_MIN = 1 << 16, MAX_BITS = 11 };
+
+/* Nearly in order: at most one descent in NEAR_DESCENTS records; then buckets of about
+ * NEAR_BUCKET records, each sorted by insertion unless it takes NEAR_MOVES moves a record. */
+enum { NEAR_DESCENTS = 4, NEAR_BUCKET = 256, NEAR_MOVES = 16 };
 
 static inline uint64_t key_at(const char *rec, size_t key_offset)
 {
@@ -74,34 +80,28 @@ static void scatter_any(char *dst, const char *src, size_t n, size_t size, size_
     }
 }
 
-void trace_radix_sort(void *base, size_t n, size_t size, size_t key_offset)
+/* Bits of x: the position of its highest set bit, plus one (0 for 0). */
+static unsigned bit_length(uint64_t x)
 {
-    char *v = base;
-    if (n < 2)
-        return;
-    if (n < SMALL) {
-        insertion(v, n, size, key_offset);
-        return;
-    }
-    uint64_t lo = UINT64_MAX, hi = 0, prev = 0;
-    bool sorted = true;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t k = key_at(v + i * size, key_offset);
-        lo = k < lo ? k : lo;
-        hi = k > hi ? k : hi;
-        sorted &= k >= prev;
-        prev = k;
-    }
-    if (sorted)
-        return;
-    unsigned bits = n < WIDE_MIN ? 8 : 16, ndig = 0;
-    for (uint64_t r = hi - lo; r; r >>= bits)
-        ndig++;
+    unsigned b = 0;
+    for (; x; x >>= 1)
+        b++;
+    return b;
+}
+
+/* The LSD sort of v (keys in [lo, lo + 2^range_bits)). */
+static void lsd(char *v, size_t n, size_t size, size_t koff, uint64_t lo, unsigned range_bits)
+{
+    /* the fewest digits of at most MAX_BITS (8 for fewer records) that cover the range,
+     * as wide as each other */
+    unsigned most = n < WIDE_MIN ? 8 : MAX_BITS;
+    unsigned ndig = (range_bits + most - 1) / most;
+    unsigned bits = (range_bits + ndig - 1) / ndig;
     size_t radix = (size_t)1 << bits;
     uint64_t mask = radix - 1;
     size_t *count = sim_xcalloc(ndig * radix, sizeof(*count));
     for (size_t i = 0; i < n; i++) {
-        uint64_t k = key_at(v + i * size, key_offset) - lo;
+        uint64_t k = key_at(v + i * size, koff) - lo;
         for (unsigned d = 0; d < ndig; d++)
             count[d * radix + (size_t)((k >> (d * bits)) & mask)]++;
     }
@@ -117,7 +117,7 @@ void trace_radix_sort(void *base, size_t n, size_t size, size_t key_offset)
         }
         if (shared)
             continue; /* every key has this digit: the pass would change nothing */
-        scatter_any(dst, src, n, size, key_offset, lo, d * bits, mask, c);
+        scatter_any(dst, src, n, size, koff, lo, d * bits, mask, c);
         char *t = src;
         src = dst, dst = t;
     }
@@ -125,6 +125,91 @@ void trace_radix_sort(void *base, size_t n, size_t size, size_t key_offset)
         memcpy(v, src, n * size);
     free(tmp);
     free(count);
+}
+
+/* Insertion sort of v, giving up (false) past budget moves: v then holds the same records,
+ * equal keys still in their first order. */
+static bool insertion_within(char *v, size_t n, size_t size, size_t koff, size_t budget)
+{
+    char held[256];
+    if (size > sizeof(held))
+        return false;
+    for (size_t i = 1; i < n; i++) {
+        uint64_t k = key_at(v + i * size, koff);
+        if (key_at(v + (i - 1) * size, koff) <= k)
+            continue;
+        size_t j = i;
+        memcpy(held, v + i * size, size);
+        while (j > 0 && key_at(v + (j - 1) * size, koff) > k) {
+            memcpy(v + j * size, v + (j - 1) * size, size);
+            j--;
+        }
+        memcpy(v + j * size, held, size);
+        if ((budget -= budget < i - j ? budget : i - j) == 0)
+            return false;
+    }
+    return true;
+}
+
+/*
+ * Nearly in order (few descents, as the ops of a trace in the order they were written):
+ * one stable counting pass on the keys' top bits into buckets of some hundred records,
+ * then each bucket, back in v and in the cache, by insertion; a bucket that takes too many
+ * moves by the LSD sort instead.
+ */
+static void nearly(char *v, size_t n, size_t size, size_t koff, uint64_t lo, unsigned range_bits)
+{
+    unsigned bits = bit_length(n / NEAR_BUCKET);
+    bits = bits > range_bits ? range_bits : bits;
+    unsigned shift = range_bits - bits;
+    size_t nb = (size_t)1 << bits;
+    size_t *pos = sim_xcalloc(nb + 1, sizeof(*pos));
+    for (size_t i = 0; i < n; i++)
+        pos[(size_t)((key_at(v + i * size, koff) - lo) >> shift) + 1]++;
+    for (size_t b = 0; b < nb; b++)
+        pos[b + 1] += pos[b];
+    size_t *at = sim_xreallocarray(NULL, nb, sizeof(*at));
+    memcpy(at, pos, nb * sizeof(*at));
+    char *tmp = sim_xmalloc(n * size);
+    scatter_any(tmp, v, n, size, koff, lo, shift, UINT64_MAX, at);
+    for (size_t b = 0; b < nb; b++) {
+        size_t a = pos[b], c = pos[b + 1] - a;
+        memcpy(v + a * size, tmp + a * size, c * size);
+        if (c > 1 && !insertion_within(v + a * size, c, size, koff, NEAR_MOVES * c))
+            lsd(v + a * size, c, size, koff, lo, shift ? shift : 1);
+    }
+    free(tmp);
+    free(at);
+    free(pos);
+}
+
+void trace_radix_sort(void *base, size_t n, size_t size, size_t key_offset)
+{
+    char *v = base;
+    if (n < 2)
+        return;
+    if (n < SMALL) {
+        insertion(v, n, size, key_offset);
+        return;
+    }
+    uint64_t lo = UINT64_MAX, hi = 0, prev = 0;
+    size_t descents = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = key_at(v + i * size, key_offset);
+        lo = k < lo ? k : lo;
+        hi = k > hi ? k : hi;
+        descents += k < prev;
+        prev = k;
+    }
+    if (!descents)
+        return;
+    unsigned range_bits = bit_length(hi - lo);
+    if (n >= WIDE_MIN && descents <= n / NEAR_DESCENTS) {
+        /* most records a few places from theirs: in place, when that is so */
+        if (!insertion_within(v, n, size, key_offset, NEAR_MOVES * n))
+            nearly(v, n, size, key_offset, lo, range_bits);
+    } else
+        lsd(v, n, size, key_offset, lo, range_bits);
 }
 
 void trace_radix_sort_u64(uint64_t *v, size_t n)
