@@ -129,26 +129,36 @@ static void lsd(char *v, size_t n, size_t size, size_t koff, uint64_t lo, unsign
 
 /* Insertion sort of v, giving up (false) past budget moves: v then holds the same records,
  * equal keys still in their first order. */
-static bool insertion_within(char *v, size_t n, size_t size, size_t koff, size_t budget)
+static inline __attribute__((always_inline)) bool insert_within(char *v, size_t n, size_t size,
+                                                                size_t koff, size_t budget)
 {
     char held[256];
-    if (size > sizeof(held))
-        return false;
     for (size_t i = 1; i < n; i++) {
         uint64_t k = key_at(v + i * size, koff);
         if (key_at(v + (i - 1) * size, koff) <= k)
             continue;
         size_t j = i;
-        memcpy(held, v + i * size, size);
+        copy_rec(held, v + i * size, size);
         while (j > 0 && key_at(v + (j - 1) * size, koff) > k) {
-            memcpy(v + j * size, v + (j - 1) * size, size);
+            copy_rec(v + j * size, v + (j - 1) * size, size);
             j--;
         }
-        memcpy(v + j * size, held, size);
+        copy_rec(v + j * size, held, size);
         if ((budget -= budget < i - j ? budget : i - j) == 0)
             return false;
     }
     return true;
+}
+
+static bool insertion_within(char *v, size_t n, size_t size, size_t koff, size_t budget)
+{
+    switch (size) {
+    case 8: return insert_within(v, n, 8, koff, budget);
+    case 16: return insert_within(v, n, 16, koff, budget);
+    case 24: return insert_within(v, n, 24, koff, budget);
+    case 32: return insert_within(v, n, 32, koff, budget);
+    default: return size <= 256 && insert_within(v, n, size, koff, budget);
+    }
 }
 
 /*

@@ -305,10 +305,12 @@ static void find_slow(const struct trace_model *m, const struct trace_anomaly_op
         sim_xreallocarray(NULL, nstr ? nstr * TRACE_ENGINE_COUNT : 1, sizeof(*by_name));
     for (size_t k = 0; k < nstr * TRACE_ENGINE_COUNT; k++)
         by_name[k] = UINT32_MAX;
+    uint64_t *dur_ev = sim_xreallocarray(NULL, n ? n : 1, sizeof(*dur_ev)); /* by event */
     trace_progress_step(pg, "anomalies: ops by name", n);
     for (uint64_t i = 0; i < n; i++) {
         if (i % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(pg, i)) {
             free(by_name);
+            free(dur_ev);
             goto out_gid;
         }
         const struct trace_event *e = trace_model_event(m, i);
@@ -316,6 +318,7 @@ static void find_slow(const struct trace_model *m, const struct trace_anomaly_op
         uint32_t *slot = eng != TRACE_ENGINE_HOST && eng < TRACE_ENGINE_COUNT && e->op < nstr
                              ? &by_name[(size_t)e->op * TRACE_ENGINE_COUNT + eng]
                              : NULL;
+        dur_ev[i] = ev_end(m, e) - e->start;
         if (slot && *slot != UINT32_MAX) {
             gid[i] = *slot;
             continue;
@@ -353,10 +356,10 @@ static void find_slow(const struct trace_model *m, const struct trace_anomaly_op
     uint64_t *dur = sim_xreallocarray(NULL, n ? n : 1, sizeof(*dur));
     for (uint64_t i = 0; i < n; i++) {
         size_t at = pos[rank[gid[i]]]++;
-        const struct trace_event *e = trace_model_event(m, i);
         evs[at] = i;
-        dur[at] = ev_end(m, e) - e->start;
+        dur[at] = dur_ev[i];
     }
+    free(dur_ev);
     size_t most = 1; /* the most ops of a group */
     for (size_t g = 0; g < ng; g++)
         most = off[g + 1] - off[g] > most ? off[g + 1] - off[g] : most;
