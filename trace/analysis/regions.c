@@ -253,49 +253,49 @@ static int cmp_lref_first(const void *a, const void *b)
     return x->layer < y->layer ? -1 : x->layer > y->layer;
 }
 
-/* The layers by their first op, each a region; events found by their layer's string id in
- * a table of the model's strings (two passes over the events, no search). */
+/* The layers by their first op, each a region: one pass over the events finds each layer's
+ * span by its string id (in tables of the model's strings) and notes that id as the
+ * event's region, one pass over those notes turns them into the regions. */
 static void split_layer(struct trace_regions *rs)
 {
     const struct trace_model *m = rs->m;
     size_t nstr = trace_model_str_count(m);
     uint64_t *first = sim_xreallocarray(NULL, nstr ? nstr : 1, sizeof(*first));
+    uint64_t *last = sim_xcalloc(nstr ? nstr : 1, sizeof(*last)); /* the latest end */
     for (size_t k = 0; k < nstr; k++)
         first[k] = UINT64_MAX;
-    uint32_t *region_of = sim_xreallocarray(NULL, nstr ? nstr : 1, sizeof(*region_of));
-    size_t n = 0;
     for (uint64_t i = 0; i < rs->nevents; i++) {
         const struct trace_event *ev = trace_model_event(m, i);
         uint32_t l = ev->layer;
+        rs->of[i] = NO_REGION;
         if (l == TRACE_NO_STR || l >= nstr)
             continue;
-        n += first[l] == UINT64_MAX;
+        rs->of[i] = l;
+        uint64_t end = ev_end(m, ev);
         first[l] = ev->start < first[l] ? ev->start : first[l];
+        last[l] = end > last[l] ? end : last[l];
     }
-    /* order the layers by their first op, then give each its region */
+    size_t n = 0;
+    for (size_t k = 0; k < nstr; k++)
+        n += first[k] != UINT64_MAX;
     struct lref *lr = sim_xreallocarray(NULL, n ? n : 1, sizeof(*lr));
     n = 0;
     for (size_t k = 0; k < nstr; k++)
         if (first[k] != UINT64_MAX)
             lr[n++] = (struct lref){(uint32_t)k, first[k]};
     qsort(lr, n, sizeof(*lr), cmp_lref_first);
+    uint32_t *region_of = sim_xreallocarray(NULL, nstr ? nstr : 1, sizeof(*region_of));
     for (size_t k = 0; k < n; k++) {
-        region_add(rs, trace_model_str(m, lr[k].layer), TRACE_NO_CMDQ, 0, 0);
-        region_of[lr[k].layer] = (uint32_t)k;
+        uint32_t l = lr[k].layer;
+        region_add(rs, trace_model_str(m, l), TRACE_NO_CMDQ, first[l], last[l]);
+        region_of[l] = (uint32_t)k;
     }
-    bool *seen = sim_xcalloc(n ? n : 1, sizeof(*seen));
-    for (uint64_t i = 0; i < rs->nevents; i++) {
-        const struct trace_event *ev = trace_model_event(m, i);
-        rs->of[i] = NO_REGION;
-        if (ev->layer == TRACE_NO_STR || ev->layer >= nstr)
-            continue;
-        uint32_t r = region_of[ev->layer];
-        rs->of[i] = r;
-        extend(&rs->v[r], ev->start, ev_end(m, ev), &seen[r]);
-    }
-    free(seen);
+    for (uint64_t i = 0; i < rs->nevents; i++)
+        if (rs->of[i] != NO_REGION)
+            rs->of[i] = region_of[rs->of[i]];
     free(region_of);
     free(lr);
+    free(last);
     free(first);
 }
 
@@ -692,13 +692,9 @@ static void account(struct trace_regions *rs)
     const struct trace_model *m = rs->m;
     size_t nr = rs->n, nt = trace_model_track_count(m);
     size_t *off = sim_xcalloc(nr + 1, sizeof(*off));
-    uint32_t max_op = 0;
-    for (uint64_t i = 0; i < rs->nevents; i++) {
+    for (uint64_t i = 0; i < rs->nevents; i++)
         if (rs->of[i] != NO_REGION)
             off[rs->of[i] + 1]++;
-        uint32_t op = trace_model_event(m, i)->op;
-        max_op = op > max_op ? op : max_op;
-    }
     for (size_t r = 0; r < nr; r++)
         off[r + 1] += off[r];
     uint64_t *ev = sim_xreallocarray(NULL, off[nr] ? off[nr] : 1, sizeof(*ev));
@@ -738,7 +734,7 @@ static void account(struct trace_regions *rs)
     for (size_t k = 0; k < nwb; k++)
         wsorted[pos[wb[k].region]++] = wb[k];
 
-    size_t nop = (size_t)max_op + 1;
+    size_t nop = trace_model_str_count(m) + 1; /* an op name is a string id */
     struct scratch sc = {
         .track = sim_xcalloc(nt ? nt : 1, sizeof(*sc.track)),
         .tracks = sim_xreallocarray(NULL, nt ? nt : 1, sizeof(*sc.tracks)),
