@@ -284,6 +284,10 @@ static int cmp_opdur_desc(const void *a, const void *b)
     return cmp_opdur(b, a);
 }
 
+/* Bytes an op of the scratch that the slow ops (three uint64_t and a uint32_t an op) and
+ * then the idle gaps (a struct uop and a uint32_t) use. */
+#define SCRATCH_PER_OP (3 * sizeof(uint64_t) + sizeof(uint32_t))
+
 /*
  * Slow ops. The ops are grouped by (op name, HOST track, engine kind) with a counting sort
  * (a few hundred groups), each group's median found by selection, and only the ops above
@@ -293,11 +297,13 @@ static int cmp_opdur_desc(const void *a, const void *b)
  * the middle.
  */
 static void find_slow(const struct trace_model *m, const struct trace_anomaly_opts *o,
-                      struct list *l, struct trace_progress *pg)
+                      struct list *l, struct trace_progress *pg, uint64_t n, void *scratch)
 {
     struct list group = {0};
-    uint64_t n = trace_model_event_count(m);
-    uint32_t *gid = sim_xreallocarray(NULL, n ? n : 1, sizeof(*gid));
+    uint64_t *dur_ev = scratch;        /* each op's duration, by event */
+    uint64_t *evs = dur_ev + n;        /* the ops by group, in order */
+    uint64_t *dur = evs + n;           /* and their durations */
+    uint32_t *gid = (void *)(dur + n); /* each op's group */
     struct keytab kt = {0};
     /* the group of an op name on an engine kind but the host's, straight from a table */
     size_t nstr = trace_model_str_count(m);
@@ -305,12 +311,10 @@ static void find_slow(const struct trace_model *m, const struct trace_anomaly_op
         sim_xreallocarray(NULL, nstr ? nstr * TRACE_ENGINE_COUNT : 1, sizeof(*by_name));
     for (size_t k = 0; k < nstr * TRACE_ENGINE_COUNT; k++)
         by_name[k] = UINT32_MAX;
-    uint64_t *dur_ev = sim_xreallocarray(NULL, n ? n : 1, sizeof(*dur_ev)); /* by event */
     trace_progress_step(pg, "anomalies: ops by name", n);
     for (uint64_t i = 0; i < n; i++) {
         if (i % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(pg, i)) {
             free(by_name);
-            free(dur_ev);
             goto out_gid;
         }
         const struct trace_event *e = trace_model_event(m, i);
@@ -352,14 +356,11 @@ static void find_slow(const struct trace_model *m, const struct trace_anomaly_op
         off[g + 1] += off[g];
     size_t *pos = sim_xreallocarray(NULL, ng ? ng : 1, sizeof(*pos));
     memcpy(pos, off, ng * sizeof(*pos));
-    uint64_t *evs = sim_xreallocarray(NULL, n ? n : 1, sizeof(*evs)); /* by group, in order */
-    uint64_t *dur = sim_xreallocarray(NULL, n ? n : 1, sizeof(*dur));
     for (uint64_t i = 0; i < n; i++) {
         size_t at = pos[rank[gid[i]]]++;
         evs[at] = i;
         dur[at] = dur_ev[i];
     }
-    free(dur_ev);
     size_t most = 1; /* the most ops of a group */
     for (size_t g = 0; g < ng; g++)
         most = off[g + 1] - off[g] > most ? off[g + 1] - off[g] : most;
@@ -430,8 +431,6 @@ static void find_slow(const struct trace_model *m, const struct trace_anomaly_op
     }
     free(cand);
     free(tmp);
-    free(dur);
-    free(evs);
     free(pos);
     free(off);
     free(rank);
@@ -440,7 +439,6 @@ out_gid:
     free(kt.key);
     free(kt.id);
     free(group.v);
-    free(gid);
 }
 
 /* An op of the idle-gap sweep: its span. */
@@ -504,11 +502,10 @@ static void idle_group(const struct trace_anomaly_opts *o, const struct uop *v, 
 /* Launches of which nothing ran for long between two of their ops; the host, which waits
  * for its launches by design, is left out. */
 static void find_idle(const struct trace_model *m, const struct trace_anomaly_opts *o,
-                      struct list *l, struct trace_progress *pg)
+                      struct list *l, struct trace_progress *pg, uint64_t n, void *scratch)
 {
-    uint64_t n = trace_model_event_count(m);
-    struct uop *v = sim_xreallocarray(NULL, n ? n : 1, sizeof(*v));
-    uint32_t *cid = sim_xreallocarray(NULL, n ? n : 1, sizeof(*cid)); /* each op's launch */
+    struct uop *v = scratch, *owned = NULL;
+    uint32_t *cid = (void *)(v + n); /* each op's launch */
     size_t nv = 0;
     struct keytab kt = {0};
     int32_t last = 0;
@@ -516,7 +513,7 @@ static void find_idle(const struct trace_model *m, const struct trace_anomaly_op
     trace_progress_step(pg, "anomalies: idle gaps", n);
     for (uint64_t i = 0; i < n; i++) {
         if (i % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(pg, i)) {
-            free(v), free(cid), free(kt.key), free(kt.id);
+            free(kt.key), free(kt.id);
             return;
         }
         const struct trace_event *e = trace_model_event(m, i);
@@ -558,10 +555,9 @@ static void find_idle(const struct trace_model *m, const struct trace_anomaly_op
         for (size_t k = 0; k < nv; k++)
             w[pos[cid[k]]++] = v[k];
         free(pos);
-        free(v);
-        v = w;
+        v = owned = w;
     }
-    free(cid), free(kt.key), free(kt.id);
+    free(kt.key), free(kt.id);
     for (size_t c = 0; c < nc; c++)
         trace_radix_sort(v + first[c], count[c], sizeof(*v), offsetof(struct uop, s));
     size_t most = 1; /* the most ops of a launch */
@@ -576,7 +572,7 @@ static void find_idle(const struct trace_model *m, const struct trace_anomaly_op
     free(ids);
     free(first);
     free(count);
-    free(v);
+    free(owned);
 }
 
 static void find_bandwidth(const struct trace_model *m, const struct trace_anomaly_opts *o,
@@ -653,16 +649,20 @@ void trace_anomalies_find(const struct trace_model *m, const struct trace_anomal
     memset(out, 0, sizeof(*out));
     out->bw_peak = o->bw_peak > 0 ? o->bw_peak : trace_dram_peak(m);
     struct list all = {0}, one = {0};
+    /* the slow ops' arrays of an op, then the idle gaps' in the same pages, mapped once */
+    uint64_t n = trace_model_event_count(m);
+    void *scratch = sim_xreallocarray(NULL, n ? n : 1, SCRATCH_PER_OP);
     for (int k = 0; k < TRACE_ANOMALY_KIND_COUNT; k++) {
         switch (k) {
         case TRACE_ANOMALY_INVALID: find_invalid(m, &one); break;
-        case TRACE_ANOMALY_SLOW_OP: find_slow(m, o, &one, o->progress); break;
-        case TRACE_ANOMALY_IDLE_GAP: find_idle(m, o, &one, o->progress); break;
+        case TRACE_ANOMALY_SLOW_OP: find_slow(m, o, &one, o->progress, n, scratch); break;
+        case TRACE_ANOMALY_IDLE_GAP: find_idle(m, o, &one, o->progress, n, scratch); break;
         default: find_bandwidth(m, o, out->bw_peak, &one); break;
         }
         out->found[k] = one.n;
         keep(&all, &one, k == TRACE_ANOMALY_INVALID ? 0 : o->max_per_kind);
     }
+    free(scratch);
     if (all.n)
         qsort(all.v, all.n, sizeof(*all.v), cmp_time); /* cancelled: incomplete, but valid */
     out->v = all.v;
