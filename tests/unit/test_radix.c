@@ -89,7 +89,7 @@ Test(radix, all_equal_keys_are_left_alone)
 
 Test(radix, keys_over_the_whole_range_need_every_digit)
 {
-    /* random 64-bit keys with 0 and the maximum among them: 6 passes of 11 bits (and 8 of 8
+    /* random 64-bit keys with 0 and the maximum among them: 4 passes of 16 bits (and 8 of 8
      * bits for fewer records) */
     size_t sizes[] = {1000, 150000};
     for (size_t s = 0; s < 2; s++) {

@@ -1,11 +1,12 @@
 /*
  * Stable sorts of many records by a 64-bit key, in linear time: what the analyses of a
  * trace of millions of events use where a comparison sort (qsort chasing its comparison
- * function, and each key through memory) took seconds. An LSD radix sort, up to 11 bits a
+ * function, and each key through memory) took seconds. An LSD radix sort, up to 16 bits a
  * digit (8 below 65536 records), on the keys' distance to their minimum: only as many
  * passes as the keys' range needs, a digit that every key shares skipped, an array already
- * in order left as it is; a few records by insertion. Records of 8, 16, 24 and 32 bytes are moved
- * word by word; others by memcpy.
+ * in order left as it is; records nearly in order (a trace's ops as they were written) by
+ * insertion, in place; a few records by insertion. Records of 8, 16, 24 and 32 bytes are
+ * moved word by word; others by memcpy.
  */
 #ifndef TRACE_RADIX_H
 #define TRACE_RADIX_H
