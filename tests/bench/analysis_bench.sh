@@ -5,22 +5,24 @@
 # trace (about 4.5 GB) is written to a scratch directory under $TMPDIR and removed
 # afterwards. $1 is the analysis_bench binary. ANALYSIS_BENCH_BASELINE may name the
 # analysis_bench of an earlier npuscope: it is run on the same trace and each analysis's CPU
-# time is printed against it (before, now, the ratio).
+# time is printed against it (before, now, the ratio). ANALYSIS_BENCH_KEYS may name the
+# analyses to time by their keys (e.g. "yAT": layers, anomalies, tokens; all by default).
 set -eu
 bin=$1
 build=$(dirname "$(dirname "$bin")")
 kernel=${ANALYSIS_BENCH_KERNEL:-llm_decode:layers=32,gen=256}
 runs=${ANALYSIS_BENCH_RUNS:-3}
+keys=${ANALYSIS_BENCH_KEYS:-vCRyAT/K}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/npuscope-bench.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 start=$(date +%s)
 "$build/npuscope" run --headless -k "$kernel" -o "$dir/trace.json" >/dev/null
 echo "trace            $kernel, $(($(stat -c %s "$dir/trace.json") >> 20)) MiB, written in $(($(date +%s) - start)) s"
-"$bin" "$dir/trace.json" "$runs" | tee "$dir/now.txt"
+"$bin" "$dir/trace.json" "$runs" "$keys" | tee "$dir/now.txt"
 base=${ANALYSIS_BENCH_BASELINE:-}
 if [ -n "$base" ]; then
     echo "-- against $base"
-    "$base" "$dir/trace.json" "$runs" >"$dir/before.txt"
+    "$base" "$dir/trace.json" "$runs" "$keys" >"$dir/before.txt"
     # the CPU seconds of each analysis by name ("critical path (C)" of earlier ones was the
     # run's path)
     cpu() { sed -nE 's/^([a-zA-Z][^0-9]*[^ ]) +[0-9.]+ s, ([0-9.]+) s CPU.*/\1\t\2/p' "$1" |

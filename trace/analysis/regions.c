@@ -1,14 +1,16 @@
 /*
  * Per-region accounting (see regions.h): first the split (which region each op belongs
- * to, and each region's span), then one pass over the ops for counts, durations and
- * bytes, and three passes over sorted spans for busy cycles per track, per engine kind
- * and over every engine. The work is O(n log n) in the events, whatever the number of
- * regions.
+ * to, and each region's span), then one pass over each region's ops (taken in the model's
+ * order) for counts, durations and bytes, and one sweep over them sorted by start for the
+ * busy cycles per track, per engine kind, over every engine and per op name. Window splits
+ * (run, marker) take their busy cycles from each track's merged intervals instead, cut at
+ * the windows. The work is O(n) in the events, whatever the number of regions.
  */
 #include "trace/analysis/regions.h"
 
 #include "sim/data/value.h"
 #include "sim/util/xalloc.h"
+#include "trace/model/radix.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -243,12 +245,6 @@ struct lref {
     uint64_t first; /* first start of its events */
 };
 
-static int cmp_lref_layer(const void *a, const void *b)
-{
-    const struct lref *x = a, *y = b;
-    return x->layer < y->layer ? -1 : x->layer > y->layer;
-}
-
 static int cmp_lref_first(const void *a, const void *b)
 {
     const struct lref *x = a, *y = b;
@@ -257,55 +253,50 @@ static int cmp_lref_first(const void *a, const void *b)
     return x->layer < y->layer ? -1 : x->layer > y->layer;
 }
 
+/* The layers by their first op, each a region: one pass over the events finds each layer's
+ * span by its string id (in tables of the model's strings) and notes that id as the
+ * event's region, one pass over those notes turns them into the regions. */
 static void split_layer(struct trace_regions *rs)
 {
     const struct trace_model *m = rs->m;
-    uint32_t *ids = sim_xreallocarray(NULL, rs->nevents ? rs->nevents : 1, sizeof(*ids));
-    size_t n = 0;
-    for (uint64_t i = 0; i < rs->nevents; i++) {
-        uint32_t l = trace_model_event(m, i)->layer;
-        if (l != TRACE_NO_STR && (!n || ids[n - 1] != l)) /* a layer's ops come in runs */
-            ids[n++] = l;
-    }
-    n = uniq(ids, n, sizeof(*ids), cmp_u32);
-    /* order the layers by their first op, then give each its region */
-    struct lref *lr = sim_xreallocarray(NULL, n ? n : 1, sizeof(*lr));
-    for (size_t k = 0; k < n; k++)
-        lr[k] = (struct lref){ids[k], UINT64_MAX};
+    size_t nstr = trace_model_str_count(m);
+    uint64_t *first = sim_xreallocarray(NULL, nstr ? nstr : 1, sizeof(*first));
+    uint64_t *last = sim_xcalloc(nstr ? nstr : 1, sizeof(*last)); /* the latest end */
+    for (size_t k = 0; k < nstr; k++)
+        first[k] = UINT64_MAX;
     for (uint64_t i = 0; i < rs->nevents; i++) {
         const struct trace_event *ev = trace_model_event(m, i);
-        if (ev->layer == TRACE_NO_STR)
-            continue;
-        struct lref key = {ev->layer, 0};
-        struct lref *hit = bsearch(&key, lr, n, sizeof(*lr), cmp_lref_layer);
-        if (hit && ev->start < hit->first)
-            hit->first = ev->start;
-    }
-    qsort(lr, n, sizeof(*lr), cmp_lref_first);
-    uint32_t *region_of = sim_xreallocarray(NULL, n ? n : 1, sizeof(*region_of));
-    for (size_t k = 0; k < n; k++) {
-        region_add(rs, trace_model_str(m, lr[k].layer), TRACE_NO_CMDQ, 0, 0);
-        uint32_t *pos = bsearch(&lr[k].layer, ids, n, sizeof(*ids), cmp_u32);
-        if (pos)
-            region_of[pos - ids] = (uint32_t)k;
-    }
-    bool *seen = sim_xcalloc(n ? n : 1, sizeof(*seen));
-    for (uint64_t i = 0; i < rs->nevents; i++) {
-        const struct trace_event *ev = trace_model_event(m, i);
+        uint32_t l = ev->layer;
         rs->of[i] = NO_REGION;
-        if (ev->layer == TRACE_NO_STR)
+        if (l == TRACE_NO_STR || l >= nstr)
             continue;
-        uint32_t *pos = bsearch(&ev->layer, ids, n, sizeof(*ids), cmp_u32);
-        if (!pos)
-            continue;
-        uint32_t r = region_of[pos - ids];
-        rs->of[i] = r;
-        extend(&rs->v[r], ev->start, ev_end(m, ev), &seen[r]);
+        rs->of[i] = l;
+        uint64_t end = ev_end(m, ev);
+        first[l] = ev->start < first[l] ? ev->start : first[l];
+        last[l] = end > last[l] ? end : last[l];
     }
-    free(seen);
+    size_t n = 0;
+    for (size_t k = 0; k < nstr; k++)
+        n += first[k] != UINT64_MAX;
+    struct lref *lr = sim_xreallocarray(NULL, n ? n : 1, sizeof(*lr));
+    n = 0;
+    for (size_t k = 0; k < nstr; k++)
+        if (first[k] != UINT64_MAX)
+            lr[n++] = (struct lref){(uint32_t)k, first[k]};
+    qsort(lr, n, sizeof(*lr), cmp_lref_first);
+    uint32_t *region_of = sim_xreallocarray(NULL, nstr ? nstr : 1, sizeof(*region_of));
+    for (size_t k = 0; k < n; k++) {
+        uint32_t l = lr[k].layer;
+        region_add(rs, trace_model_str(m, l), TRACE_NO_CMDQ, first[l], last[l]);
+        region_of[l] = (uint32_t)k;
+    }
+    for (uint64_t i = 0; i < rs->nevents; i++)
+        if (rs->of[i] != NO_REGION)
+            rs->of[i] = region_of[rs->of[i]];
     free(region_of);
     free(lr);
-    free(ids);
+    free(last);
+    free(first);
 }
 
 /* ---- occurrences ----------------------------------------------------------------------- */
@@ -352,8 +343,15 @@ struct wbusy {
     uint64_t busy;
 };
 
+/* An op of a region, for the sweep in start order: its span, track and op name. */
+struct rop {
+    uint64_t s, e;
+    uint32_t track, op;
+};
+
 /* The scratch of one region's pass: usage per track and per op name, with the lists of
- * those touched, so that a region costs what it holds, not the model's size. */
+ * those touched, so that a region costs what it holds, not the model's size; and the
+ * sweep's reach (the latest end so far) of each track, engine kind and op name. */
 struct scratch {
     struct trace_usage *track; /* owned: per track */
     uint32_t *tracks;          /* owned: the tracks touched */
@@ -362,86 +360,19 @@ struct scratch {
     uint64_t *op_count, *op_cycles; /* owned: per op name (string id) */
     uint64_t *op_start, *op_end;    /* owned: per op name: first start, last end */
     uint64_t *op_read, *op_write;   /* owned: per op name: DRAM bytes */
+    uint64_t *op_busy;              /* owned: per op name, on any engine (the sweep's) */
+    uint64_t *op_ebusy;             /* owned: per op name and engine kind (the sweep's) */
+    uint64_t *op_reach;             /* owned: per op name, engine kind and any (KINDS + 1) */
+    uint64_t *track_reach;          /* owned: per track */
     uint32_t *ops;                  /* owned: the op names touched */
     size_t nops;
-    struct span *sp; /* owned: the region's merged track intervals (membership splits) */
-    size_t nsp, capsp;
-    struct ospan *osp; /* owned: the region's ops as (op name, engine kind) intervals */
-    size_t nosp, caposp;
-};
-
-/* An op's interval, keyed by its op name and engine kind, for the busy cycles per op name. */
-struct ospan {
-    uint32_t op, eng;
-    uint64_t s, e;
+    struct rop *rop; /* owned: the region's ops of some length, for the sweep */
+    size_t nrop, caprop;
 };
 
 static bool windows(const struct trace_regions *rs)
 {
     return rs->kind == TRACE_REGION_RUN || rs->kind == TRACE_REGION_MARKER;
-}
-
-/* ---- sorting many intervals --------------------------------------------------------------- */
-
-/* Below this many, qsort; above, the sorts below (linear in the count). */
-enum { RADIX_MIN = 8192 };
-
-/*
- * Sort n elements of size bytes (their start a uint64_t at offset soff) by group, then by
- * start: group(ctx, element) is below ngroups. A stable sort by start (16 bits at a time,
- * only as many digits as the starts' range needs), then a stable counting sort by group.
- * Elements of one group and start may come in any order: what is done with them (uniting
- * intervals) does not depend on it.
- */
-static void sort_grouped(void *base, size_t n, size_t size, size_t soff, size_t ngroups,
-                         size_t (*group)(const void *ctx, const void *elem), const void *ctx)
-{
-    char *v = base, *tmp = sim_xmalloc(n * size), *src = v, *dst = tmp;
-    uint64_t lo = UINT64_MAX, hi = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t x;
-        memcpy(&x, v + i * size + soff, sizeof(x));
-        lo = x < lo ? x : lo;
-        hi = x > hi ? x : hi;
-    }
-    size_t *count = sim_xmalloc(((size_t)1 << 16 > ngroups + 1 ? (size_t)1 << 16 : ngroups + 1) *
-                                sizeof(*count));
-    for (unsigned shift = 0; shift < 64 && ((hi - lo) >> shift) != 0; shift += 16) {
-        memset(count, 0, ((size_t)1 << 16) * sizeof(*count));
-        for (size_t i = 0; i < n; i++) {
-            uint64_t x;
-            memcpy(&x, src + i * size + soff, sizeof(x));
-            count[((x - lo) >> shift) & 0xffff]++;
-        }
-        size_t at = 0;
-        for (size_t d = 0; d < ((size_t)1 << 16); d++) {
-            size_t c = count[d];
-            count[d] = at;
-            at += c;
-        }
-        for (size_t i = 0; i < n; i++) {
-            uint64_t x;
-            memcpy(&x, src + i * size + soff, sizeof(x));
-            memcpy(dst + count[((x - lo) >> shift) & 0xffff]++ * size, src + i * size, size);
-        }
-        char *t = src;
-        src = dst, dst = t;
-    }
-    memset(count, 0, (ngroups + 1) * sizeof(*count));
-    for (size_t i = 0; i < n; i++)
-        count[group(ctx, src + i * size)]++;
-    size_t at = 0;
-    for (size_t g = 0; g < ngroups; g++) {
-        size_t c = count[g];
-        count[g] = at;
-        at += c;
-    }
-    for (size_t i = 0; i < n; i++)
-        memcpy(dst + count[group(ctx, src + i * size)]++ * size, src + i * size, size);
-    if (dst != v)
-        memcpy(v, dst, n * size);
-    free(count);
-    free(tmp);
 }
 
 static void span_push(struct span **v, size_t *n, size_t *cap, struct span sp)
@@ -654,16 +585,6 @@ static void touch_track(struct scratch *sc, uint32_t t)
     }
 }
 
-/* A merged busy interval of track t in region r (membership splits). */
-static void close_interval(struct scratch *sc, const struct trace_model *m, uint32_t t, uint64_t s,
-                           uint64_t e)
-{
-    touch_track(sc, t);
-    sc->track[t].busy += e - s;
-    span_push(&sc->sp, &sc->nsp, &sc->capsp,
-              (struct span){s, e, (uint32_t)trace_model_track_get(m, t)->engine});
-}
-
 /* The usage of op name op in r (its ops sorted by op name), or NULL. */
 static struct trace_op_usage *find_op(const struct trace_region *r, uint32_t op)
 {
@@ -678,57 +599,48 @@ static struct trace_op_usage *find_op(const struct trace_region *r, uint32_t op)
     return lo < r->nops && r->ops[lo].op == op ? &r->ops[lo] : NULL;
 }
 
-static int cmp_ospan(const void *a, const void *b)
+/* The part of [s, e) past *reach, the latest end of a set of intervals met in start order
+ * (s never below an earlier one's): what [s, e) adds to their union. */
+static inline uint64_t gain(uint64_t s, uint64_t e, uint64_t *reach)
 {
-    const struct ospan *x = a, *y = b;
-    if (x->op != y->op)
-        return x->op < y->op ? -1 : 1;
-    if (x->eng != y->eng)
-        return x->eng < y->eng ? -1 : 1;
-    return x->s < y->s ? -1 : x->s > y->s;
+    uint64_t r = *reach;
+    if (e <= r)
+        return 0;
+    *reach = e;
+    return e - (s > r ? s : r);
 }
 
-/* The group of an op interval for sort_grouped: by op name (its position in the region's
- * op usages, sorted by name; those without one last), then engine kind. */
-static size_t ospan_group(const void *ctx, const void *elem)
-{
-    const struct trace_region *r = ctx;
-    const struct ospan *x = elem;
-    const struct trace_op_usage *u = find_op(r, x->op);
-    size_t op = u ? (size_t)(u - r->ops) : r->nops;
-    return op * (TRACE_ENGINE_COUNT + 1) +
-           (x->eng < TRACE_ENGINE_COUNT ? x->eng : TRACE_ENGINE_COUNT);
-}
+enum { KINDS = TRACE_ENGINE_COUNT };
 
-/* Busy cycles per op name and engine kind, and per op name over every engine, from the
- * region's op intervals (each merged with the others of its op name and engine kind, then
- * of its op name): into r's op usages (emitted already, sorted by op name). */
-static void credit_ops(struct trace_region *r, struct ospan *v, size_t n)
+/*
+ * The busy cycles of a region: its ops sorted by start (the shared radix sort), then one
+ * sweep that adds each op's part past the reach of its track, of its engine kind and of
+ * every engine (membership splits only: the windows have theirs from window_busy), and of
+ * its op name on its engine kind and on any (when op_busy). The union of a set of
+ * intervals is the sum of these parts whatever the order of equal starts.
+ */
+static void sweep_region(struct trace_region *reg, struct scratch *sc, const uint8_t *engine_of,
+                         bool member, bool op_busy)
 {
-    for (int pass = 0; pass < 2 && n; pass++) {
-        if (pass == 1)
-            for (size_t i = 0; i < n; i++)
-                v[i].eng = TRACE_ENGINE_COUNT; /* every engine kind as one */
-        if (n < RADIX_MIN)
-            qsort(v, n, sizeof(*v), cmp_ospan);
-        else
-            sort_grouped(v, n, sizeof(*v), offsetof(struct ospan, s),
-                         (r->nops + 1) * (TRACE_ENGINE_COUNT + 1), ospan_group, r);
-        for (size_t i = 0; i < n;) {
-            uint32_t op = v[i].op, eng = v[i].eng;
-            uint64_t s = v[i].s, e = v[i].e;
-            for (i++; i < n && v[i].op == op && v[i].eng == eng && v[i].s <= e; i++)
-                if (v[i].e > e)
-                    e = v[i].e;
-            struct trace_op_usage *u = find_op(r, op);
-            if (!u)
-                continue;
-            if (eng < TRACE_ENGINE_COUNT)
-                u->engine_busy[eng] += e - s;
-            else
-                u->busy += e - s;
+    struct rop *v = sc->rop;
+    size_t n = sc->nrop;
+    trace_radix_sort(v, n, sizeof(*v), offsetof(struct rop, s));
+    uint64_t kind_reach[KINDS] = {0}, all_reach = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t s = v[i].s, e = v[i].e;
+        uint32_t t = v[i].track, k = engine_of[t];
+        if (member) {
+            sc->track[t].busy += gain(s, e, &sc->track_reach[t]);
+            reg->engine[k].busy += gain(s, e, &kind_reach[k]);
+            reg->all.busy += gain(s, e, &all_reach);
+        }
+        if (op_busy) {
+            uint64_t *r = &sc->op_reach[(size_t)v[i].op * (KINDS + 1)];
+            sc->op_ebusy[(size_t)v[i].op * KINDS + k] += gain(s, e, &r[k]);
+            sc->op_busy[v[i].op] += gain(s, e, &r[KINDS]);
         }
     }
+    sc->nrop = 0;
 }
 
 /* The region's tracks and op names, from the scratch, sorted; the scratch reset. */
@@ -740,6 +652,7 @@ static void emit_region(struct trace_region *r, struct scratch *sc)
         uint32_t t = sc->tracks[i];
         r->tracks[r->ntracks++] = (struct trace_track_usage){t, sc->track[t]};
         sc->track[t] = (struct trace_usage){0};
+        sc->track_reach[t] = 0;
         sc->listed[t] = false;
     }
     sc->ntracks = 0;
@@ -747,48 +660,53 @@ static void emit_region(struct trace_region *r, struct scratch *sc)
     r->ops = sim_xreallocarray(NULL, sc->nops ? sc->nops : 1, sizeof(*r->ops));
     for (size_t i = 0; i < sc->nops; i++) {
         uint32_t op = sc->ops[i];
-        r->ops[r->nops++] = (struct trace_op_usage){.op = op,
-                                                    .count = sc->op_count[op],
-                                                    .cycles = sc->op_cycles[op],
-                                                    .start = sc->op_start[op],
-                                                    .end = sc->op_end[op],
-                                                    .read_bytes = sc->op_read[op],
-                                                    .write_bytes = sc->op_write[op]};
+        struct trace_op_usage *u = &r->ops[r->nops++];
+        *u = (struct trace_op_usage){.op = op,
+                                     .count = sc->op_count[op],
+                                     .cycles = sc->op_cycles[op],
+                                     .start = sc->op_start[op],
+                                     .end = sc->op_end[op],
+                                     .busy = sc->op_busy[op],
+                                     .read_bytes = sc->op_read[op],
+                                     .write_bytes = sc->op_write[op]};
+        for (int k = 0; k < KINDS; k++) {
+            u->engine_busy[k] = sc->op_ebusy[(size_t)op * KINDS + (size_t)k];
+            sc->op_ebusy[(size_t)op * KINDS + (size_t)k] = 0;
+        }
+        for (int k = 0; k <= KINDS; k++)
+            sc->op_reach[(size_t)op * (KINDS + 1) + (size_t)k] = 0;
         sc->op_count[op] = sc->op_cycles[op] = sc->op_read[op] = sc->op_write[op] = 0;
+        sc->op_busy[op] = 0;
     }
     sc->nops = 0;
-    credit_ops(r, sc->osp, sc->nosp);
-    sc->nosp = 0;
 }
 
 /*
- * Count, sum and unite. The events are bucketed by region, in track order and start order
- * within a track (the model's per-track order), so each region is one pass over its own
- * events with no sorting but of its merged intervals.
+ * Count, sum and unite. The events are bucketed by region in event order (one pass over
+ * the model's events in memory order, rather than track by track through the tracks'
+ * indexes), so each region is one pass over its own events, then one sort of their spans
+ * by start and one sweep (sweep_region).
  */
 static void account(struct trace_regions *rs)
 {
     const struct trace_model *m = rs->m;
     size_t nr = rs->n, nt = trace_model_track_count(m);
     size_t *off = sim_xcalloc(nr + 1, sizeof(*off));
-    uint32_t max_op = 0;
-    for (uint64_t i = 0; i < rs->nevents; i++) {
+    for (uint64_t i = 0; i < rs->nevents; i++)
         if (rs->of[i] != NO_REGION)
             off[rs->of[i] + 1]++;
-        uint32_t op = trace_model_event(m, i)->op;
-        max_op = op > max_op ? op : max_op;
-    }
     for (size_t r = 0; r < nr; r++)
         off[r + 1] += off[r];
     uint64_t *ev = sim_xreallocarray(NULL, off[nr] ? off[nr] : 1, sizeof(*ev));
     size_t *pos = sim_xreallocarray(NULL, nr, sizeof(*pos));
     memcpy(pos, off, nr * sizeof(*pos));
+    for (uint64_t i = 0; i < rs->nevents; i++)
+        if (rs->of[i] != NO_REGION)
+            ev[pos[rs->of[i]]++] = i;
+    uint8_t *engine_of = sim_xreallocarray(NULL, nt ? nt : 1, sizeof(*engine_of));
     for (uint32_t t = 0; t < nt; t++) {
-        const uint64_t *idx;
-        size_t n = trace_model_track_events(m, t, &idx);
-        for (size_t k = 0; k < n; k++)
-            if (rs->of[idx[k]] != NO_REGION)
-                ev[pos[rs->of[idx[k]]]++] = idx[k];
+        enum trace_engine k = trace_model_track_get(m, t)->engine;
+        engine_of[t] = (uint8_t)(k < TRACE_ENGINE_COUNT ? k : TRACE_ENGINE_OTHER);
     }
     /* each event's DRAM bytes */
     uint64_t *rd = NULL, *wr = NULL;
@@ -816,29 +734,32 @@ static void account(struct trace_regions *rs)
     for (size_t k = 0; k < nwb; k++)
         wsorted[pos[wb[k].region]++] = wb[k];
 
+    size_t nop = trace_model_str_count(m) + 1; /* an op name is a string id */
     struct scratch sc = {
         .track = sim_xcalloc(nt ? nt : 1, sizeof(*sc.track)),
         .tracks = sim_xreallocarray(NULL, nt ? nt : 1, sizeof(*sc.tracks)),
         .listed = sim_xcalloc(nt ? nt : 1, sizeof(*sc.listed)),
-        .op_count = sim_xcalloc((size_t)max_op + 1, sizeof(*sc.op_count)),
-        .op_cycles = sim_xcalloc((size_t)max_op + 1, sizeof(*sc.op_cycles)),
-        .op_start = sim_xcalloc((size_t)max_op + 1, sizeof(*sc.op_start)),
-        .op_end = sim_xcalloc((size_t)max_op + 1, sizeof(*sc.op_end)),
-        .op_read = sim_xcalloc((size_t)max_op + 1, sizeof(*sc.op_read)),
-        .op_write = sim_xcalloc((size_t)max_op + 1, sizeof(*sc.op_write)),
-        .ops = sim_xreallocarray(NULL, (size_t)max_op + 1, sizeof(*sc.ops)),
+        .op_count = sim_xcalloc(nop, sizeof(*sc.op_count)),
+        .op_cycles = sim_xcalloc(nop, sizeof(*sc.op_cycles)),
+        .op_start = sim_xcalloc(nop, sizeof(*sc.op_start)),
+        .op_end = sim_xcalloc(nop, sizeof(*sc.op_end)),
+        .op_read = sim_xcalloc(nop, sizeof(*sc.op_read)),
+        .op_write = sim_xcalloc(nop, sizeof(*sc.op_write)),
+        .op_busy = sim_xcalloc(nop, sizeof(*sc.op_busy)),
+        .op_ebusy = sim_xcalloc(nop * KINDS, sizeof(*sc.op_ebusy)),
+        .op_reach = sim_xcalloc(nop * (KINDS + 1), sizeof(*sc.op_reach)),
+        .track_reach = sim_xcalloc(nt ? nt : 1, sizeof(*sc.track_reach)),
+        .ops = sim_xreallocarray(NULL, nop, sizeof(*sc.ops)),
     };
+    bool member = !windows(rs), op_busy = !rs->no_op_busy;
     trace_progress_step(rs->progress, "regions: ops", off[nr]);
     bool stop = trace_progress_cancelled(rs->progress);
     for (size_t r = 0; r < nr && !stop; r++) {
         struct trace_region *reg = &rs->v[r];
-        uint32_t cur = UINT32_MAX;
-        uint64_t cs = 0, ce = 0;
-        sc.nsp = 0;
         for (size_t k = off[r]; k < off[r + 1]; k++) {
             if (k % TRACE_PROGRESS_EVERY == 0 && (stop = trace_progress_at(rs->progress, k)))
                 break;
-            if (k + PREFETCH < off[r + 1]) /* the events come in track order: far apart */
+            if (k + PREFETCH < off[r + 1]) /* a region's events are spread over the model */
                 prefetch_event(m, ev[k + PREFETCH], rd, wr);
             const struct trace_event *e = trace_model_event(m, ev[k]);
             uint64_t end = ev_end(m, e);
@@ -848,7 +769,7 @@ static void account(struct trace_regions *rs)
             touch_track(&sc, e->track);
             usage_add(&sc.track[e->track], &u);
             usage_add(&reg->all, &u);
-            usage_add(&reg->engine[trace_model_track_get(m, e->track)->engine], &u);
+            usage_add(&reg->engine[engine_of[e->track]], &u);
             if (!sc.op_count[e->op]) {
                 sc.ops[sc.nops++] = e->op;
                 sc.op_start[e->op] = e->start;
@@ -860,34 +781,17 @@ static void account(struct trace_regions *rs)
             sc.op_end[e->op] = end > sc.op_end[e->op] ? end : sc.op_end[e->op];
             sc.op_read[e->op] += u.read_bytes;
             sc.op_write[e->op] += u.write_bytes;
-            if (end > e->start && !rs->no_op_busy) {
-                if (sc.nosp == sc.caposp) {
-                    sc.caposp = sc.caposp ? sc.caposp * 2 : 64;
-                    sc.osp = sim_xreallocarray(sc.osp, sc.caposp, sizeof(*sc.osp));
+            if (end > e->start && (member || op_busy)) {
+                if (sc.nrop == sc.caprop) {
+                    sc.caprop = sc.caprop ? sc.caprop * 2 : 64;
+                    sc.rop = sim_xreallocarray(sc.rop, sc.caprop, sizeof(*sc.rop));
                 }
-                sc.osp[sc.nosp++] = (struct ospan){
-                    e->op, (uint32_t)trace_model_track_get(m, e->track)->engine, e->start, end};
+                sc.rop[sc.nrop++] = (struct rop){e->start, end, e->track, e->op};
             }
-            if (windows(rs))
-                continue;
-            if (e->track == cur && e->start <= ce) {
-                ce = end > ce ? end : ce;
-                continue;
-            }
-            if (cur != UINT32_MAX && ce > cs)
-                close_interval(&sc, m, cur, cs, ce);
-            cur = e->track, cs = e->start, ce = end;
         }
         if (stop)
             break; /* an incomplete set: its caller frees it */
-        if (cur != UINT32_MAX && ce > cs)
-            close_interval(&sc, m, cur, cs, ce);
-        if (!windows(rs)) {
-            unite(sc.sp, sc.nsp, credit_engine, rs, r);
-            for (size_t i = 0; i < sc.nsp; i++)
-                sc.sp[i].key = KEY_ALL;
-            unite(sc.sp, sc.nsp, credit_engine, rs, r);
-        }
+        sweep_region(reg, &sc, engine_of, member, op_busy);
         for (size_t k = woff[r]; k < woff[r + 1]; k++) {
             touch_track(&sc, wsorted[k].track);
             sc.track[wsorted[k].track].busy += wsorted[k].busy;
@@ -903,9 +807,13 @@ static void account(struct trace_regions *rs)
     free(sc.op_end);
     free(sc.op_read);
     free(sc.op_write);
+    free(sc.op_busy);
+    free(sc.op_ebusy);
+    free(sc.op_reach);
+    free(sc.track_reach);
     free(sc.ops);
-    free(sc.sp);
-    free(sc.osp);
+    free(sc.rop);
+    free(engine_of);
     free(wsorted);
     free(woff);
     free(wb);

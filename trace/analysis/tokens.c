@@ -7,9 +7,11 @@
 #include "trace/analysis/tokens.h"
 
 #include "sim/util/xalloc.h"
+#include "trace/model/radix.h"
 
 #include <math.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,36 +52,6 @@ static void add_traffic(struct sweep *sw, uint64_t s, uint64_t e, uint64_t bytes
     double r = (double)bytes / (double)(e - s);
     bp_push(sw, s, r, ch, ch2, false);
     bp_push(sw, e, -r, ch, ch2, false);
-}
-
-/* Sort the breakpoints by cycle: a stable radix sort, 16 bits at a time, as many digits as
- * their range needs (millions of them: linear, where a comparison sort was not). */
-static void sort_bps(struct sweep *sw)
-{
-    if (sw->n < 2)
-        return;
-    uint64_t lo = UINT64_MAX, hi = 0;
-    for (size_t k = 0; k < sw->n; k++) {
-        lo = sw->v[k].t < lo ? sw->v[k].t : lo;
-        hi = sw->v[k].t > hi ? sw->v[k].t : hi;
-    }
-    struct bp *a = sw->v, *b = sim_xreallocarray(NULL, sw->n, sizeof(*b));
-    size_t *cnt = sim_xreallocarray(NULL, 65537, sizeof(*cnt));
-    for (int shift = 0; shift < 64 && ((hi - lo) >> shift) > 0; shift += 16) {
-        memset(cnt, 0, 65537 * sizeof(*cnt));
-        for (size_t k = 0; k < sw->n; k++)
-            cnt[((a[k].t - lo) >> shift & 0xffff) + 1]++;
-        for (size_t d = 0; d < 65536; d++)
-            cnt[d + 1] += cnt[d];
-        for (size_t k = 0; k < sw->n; k++)
-            b[cnt[(a[k].t - lo) >> shift & 0xffff]++] = a[k];
-        struct bp *t = a;
-        a = b, b = t;
-    }
-    free(cnt);
-    free(b);
-    sw->v = a;
-    sw->cap = sw->n;
 }
 
 /* A query: F at cycle t, for the start (which 0) or the end (1) of row. */
@@ -170,7 +142,8 @@ static void bytes_of_rows(struct trace_token_profile *p, struct sweep *sw)
         q[2 * i + 1] = (struct query){p->rows[i].end, i, 1};
     }
     qsort(q, nq, sizeof(*q), cmp_query);
-    sort_bps(sw);
+    /* by cycle, stably (millions of them: linear, where a comparison sort was not) */
+    trace_radix_sort(sw->v, sw->n, sizeof(*sw->v), offsetof(struct bp, t));
     double val[CH_COUNT] = {0}, slope[CH_COUNT] = {0};
     uint64_t at = 0; /* val holds F(at) */
     size_t b = 0;

@@ -8,7 +8,9 @@
 #include "sim/data/value.h"
 #include "sim/util/xalloc.h"
 #include "trace/analysis/metrics.h"
+#include "trace/model/radix.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -282,6 +284,10 @@ static int cmp_opdur_desc(const void *a, const void *b)
     return cmp_opdur(b, a);
 }
 
+/* Bytes an op of the scratch that the slow ops (three uint64_t and a uint32_t an op) and
+ * then the idle gaps (a struct uop and a uint32_t) use. */
+#define SCRATCH_PER_OP (3 * sizeof(uint64_t) + sizeof(uint32_t))
+
 /*
  * Slow ops. The ops are grouped by (op name, HOST track, engine kind) with a counting sort
  * (a few hundred groups), each group's median found by selection, and only the ops above
@@ -291,23 +297,44 @@ static int cmp_opdur_desc(const void *a, const void *b)
  * the middle.
  */
 static void find_slow(const struct trace_model *m, const struct trace_anomaly_opts *o,
-                      struct list *l, struct trace_progress *pg)
+                      struct list *l, struct trace_progress *pg, uint64_t n, void *scratch)
 {
     struct list group = {0};
-    uint64_t n = trace_model_event_count(m);
-    uint32_t *gid = sim_xreallocarray(NULL, n ? n : 1, sizeof(*gid));
+    uint64_t *dur_ev = scratch;        /* each op's duration, by event */
+    uint64_t *evs = dur_ev + n;        /* the ops by group, in order */
+    uint64_t *dur = evs + n;           /* and their durations */
+    uint32_t *gid = (void *)(dur + n); /* each op's group */
     struct keytab kt = {0};
+    /* the group of an op name on an engine kind but the host's, straight from a table */
+    size_t nstr = trace_model_str_count(m);
+    uint32_t *by_name =
+        sim_xreallocarray(NULL, nstr ? nstr * TRACE_ENGINE_COUNT : 1, sizeof(*by_name));
+    for (size_t k = 0; k < nstr * TRACE_ENGINE_COUNT; k++)
+        by_name[k] = UINT32_MAX;
     trace_progress_step(pg, "anomalies: ops by name", n);
     for (uint64_t i = 0; i < n; i++) {
-        if (i % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(pg, i))
+        if (i % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(pg, i)) {
+            free(by_name);
             goto out_gid;
+        }
         const struct trace_event *e = trace_model_event(m, i);
         uint64_t eng = (uint64_t)trace_model_track_get(m, e->track)->engine;
+        uint32_t *slot = eng != TRACE_ENGINE_HOST && eng < TRACE_ENGINE_COUNT && e->op < nstr
+                             ? &by_name[(size_t)e->op * TRACE_ENGINE_COUNT + eng]
+                             : NULL;
+        dur_ev[i] = ev_end(m, e) - e->start;
+        if (slot && *slot != UINT32_MAX) {
+            gid[i] = *slot;
+            continue;
+        }
         /* a host message is a transfer on the host's link, then a service on an io_cpu:
          * two distributions of one name, told apart by their track */
         uint64_t where = eng == TRACE_ENGINE_HOST ? (uint64_t)e->track & 0xffffff : 0;
         gid[i] = keytab_id(&kt, (uint64_t)e->op << 32 | where << 8 | eng);
+        if (slot)
+            *slot = gid[i];
     }
+    free(by_name);
     size_t ng = kt.n;
     /* the groups in key order */
     uint64_t *keys = sim_xreallocarray(NULL, ng ? ng : 1, sizeof(*keys));
@@ -329,15 +356,15 @@ static void find_slow(const struct trace_model *m, const struct trace_anomaly_op
         off[g + 1] += off[g];
     size_t *pos = sim_xreallocarray(NULL, ng ? ng : 1, sizeof(*pos));
     memcpy(pos, off, ng * sizeof(*pos));
-    uint64_t *evs = sim_xreallocarray(NULL, n ? n : 1, sizeof(*evs)); /* by group, in order */
-    uint64_t *dur = sim_xreallocarray(NULL, n ? n : 1, sizeof(*dur));
     for (uint64_t i = 0; i < n; i++) {
         size_t at = pos[rank[gid[i]]]++;
-        const struct trace_event *e = trace_model_event(m, i);
         evs[at] = i;
-        dur[at] = ev_end(m, e) - e->start;
+        dur[at] = dur_ev[i];
     }
-    uint64_t *tmp = sim_xreallocarray(NULL, n ? n : 1, sizeof(*tmp));
+    size_t most = 1; /* the most ops of a group */
+    for (size_t g = 0; g < ng; g++)
+        most = off[g + 1] - off[g] > most ? off[g + 1] - off[g] : most;
+    uint64_t *tmp = sim_xreallocarray(NULL, most, sizeof(*tmp));
     struct opdur *cand = NULL;
     size_t ccap = 0;
     trace_progress_step(pg, "anomalies: slow ops", n);
@@ -404,8 +431,6 @@ static void find_slow(const struct trace_model *m, const struct trace_anomaly_op
     }
     free(cand);
     free(tmp);
-    free(dur);
-    free(evs);
     free(pos);
     free(off);
     free(rank);
@@ -414,23 +439,23 @@ out_gid:
     free(kt.key);
     free(kt.id);
     free(group.v);
-    free(gid);
 }
 
-/* An op of the idle-gap sweep: its launch and span. */
+/* An op of the idle-gap sweep: its span. */
 struct uop {
-    int32_t cmdq;
     uint64_t s, e, ev;
 };
 
-static int cmp_uop(const void *a, const void *b)
+/* A launch of the idle-gap sweep: its cmdq_id and its group in the key table. */
+struct launch {
+    int32_t cmdq;
+    uint32_t id;
+};
+
+static int cmp_launch(const void *a, const void *b)
 {
-    const struct uop *x = a, *y = b;
-    if (x->cmdq != y->cmdq)
-        return x->cmdq < y->cmdq ? -1 : 1;
-    if (x->s != y->s)
-        return x->s < y->s ? -1 : 1;
-    return x->ev < y->ev ? -1 : x->ev > y->ev;
+    const struct launch *x = a, *y = b;
+    return x->cmdq < y->cmdq ? -1 : x->cmdq > y->cmdq;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -477,75 +502,77 @@ static void idle_group(const struct trace_anomaly_opts *o, const struct uop *v, 
 /* Launches of which nothing ran for long between two of their ops; the host, which waits
  * for its launches by design, is left out. */
 static void find_idle(const struct trace_model *m, const struct trace_anomaly_opts *o,
-                      struct list *l, struct trace_progress *pg)
+                      struct list *l, struct trace_progress *pg, uint64_t n, void *scratch)
 {
-    uint64_t n = trace_model_event_count(m);
-    struct uop *v = sim_xreallocarray(NULL, n ? n : 1, sizeof(*v));
+    struct uop *v = scratch, *owned = NULL;
+    uint32_t *cid = (void *)(v + n); /* each op's launch */
     size_t nv = 0;
-    uint64_t lo = UINT64_MAX, hi = 0;
+    struct keytab kt = {0};
+    int32_t last = 0;
+    uint32_t last_id = UINT32_MAX; /* a launch's ops come in runs: its group, remembered */
     trace_progress_step(pg, "anomalies: idle gaps", n);
     for (uint64_t i = 0; i < n; i++) {
         if (i % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(pg, i)) {
-            free(v);
+            free(kt.key), free(kt.id);
             return;
         }
         const struct trace_event *e = trace_model_event(m, i);
-        if (trace_model_track_get(m, e->track)->engine != TRACE_ENGINE_HOST) {
-            v[nv++] = (struct uop){e->cmdq_id, e->start, ev_end(m, e), i};
-            lo = e->start < lo ? e->start : lo;
-            hi = e->start > hi ? e->start : hi;
+        if (trace_model_track_get(m, e->track)->engine == TRACE_ENGINE_HOST)
+            continue;
+        if (last_id == UINT32_MAX || e->cmdq_id != last) {
+            last = e->cmdq_id;
+            last_id = keytab_id(&kt, (uint64_t)(uint32_t)e->cmdq_id);
         }
+        cid[nv] = last_id;
+        v[nv++] = (struct uop){e->start, ev_end(m, e), i};
     }
-    /* by (cmdq_id, start, event): the ops come in event order; a stable radix sort by
-     * start (16 bits at a time, as many digits as the range needs), then a stable counting
-     * sort by launch: linear, where a comparison sort of millions was not */
-    struct uop *w = sim_xreallocarray(NULL, nv ? nv : 1, sizeof(*w));
-    size_t *cnt = sim_xreallocarray(NULL, 65537, sizeof(*cnt));
-    for (int shift = 0; nv && shift < 64 && ((hi - lo) >> shift) > 0; shift += 16) {
-        memset(cnt, 0, 65537 * sizeof(*cnt));
-        for (size_t k = 0; k < nv; k++)
-            cnt[((v[k].s - lo) >> shift & 0xffff) + 1]++;
-        for (size_t d = 0; d < 65536; d++)
-            cnt[d + 1] += cnt[d];
-        for (size_t k = 0; k < nv; k++)
-            w[cnt[(v[k].s - lo) >> shift & 0xffff]++] = v[k];
-        struct uop *t = v;
-        v = w, w = t;
-    }
-    free(cnt);
-    struct keytab kt = {0};
-    uint32_t *cid = sim_xreallocarray(NULL, nv ? nv : 1, sizeof(*cid));
-    for (size_t k = 0; k < nv; k++)
-        cid[k] = keytab_id(&kt, (uint64_t)(uint32_t)v[k].cmdq);
+    /* by (cmdq_id, start, event): the ops come in event order; grouped by launch, then
+     * each launch's ops sorted by start with the stable radix sort (a launch's ops fit in
+     * the cache, where a sort of all of them by start scattered them over memory) */
     size_t nc = kt.n;
-    struct uop *ids = sim_xreallocarray(NULL, nc ? nc : 1, sizeof(*ids));
+    struct launch *ids = sim_xreallocarray(NULL, nc ? nc : 1, sizeof(*ids));
     for (size_t i = 0; i < kt.cap; i++)
         if (kt.key[i] != UINT64_MAX)
-            ids[kt.id[i]] = (struct uop){(int32_t)(uint32_t)kt.key[i], 0, 0, kt.id[i]};
-    qsort(ids, nc, sizeof(*ids), cmp_uop);
-    size_t *off = sim_xcalloc(nc + 1, sizeof(*off));
-    uint32_t *rank = sim_xreallocarray(NULL, nc ? nc : 1, sizeof(*rank));
+            ids[kt.id[i]] = (struct launch){(int32_t)(uint32_t)kt.key[i], kt.id[i]};
+    qsort(ids, nc, sizeof(*ids), cmp_launch);
+    /* each launch's ops at [first, first + count) of v, in the order of their cmdq_ids;
+     * when each launch's ops come in one run (as a run writes them), v is that already */
+    size_t *first = sim_xreallocarray(NULL, nc ? nc : 1, sizeof(*first));
+    size_t *count = sim_xcalloc(nc ? nc : 1, sizeof(*count));
+    size_t runs = 0;
+    for (size_t k = 0; k < nv; k++) {
+        if (k == 0 || cid[k] != cid[k - 1])
+            runs++, first[cid[k]] = k;
+        count[cid[k]]++;
+    }
+    if (runs > nc) { /* launches interleaved: a stable counting sort by launch */
+        size_t at = 0;
+        for (size_t c = 0; c < nc; c++)
+            first[ids[c].id] = at, at += count[ids[c].id];
+        struct uop *w = sim_xreallocarray(NULL, nv ? nv : 1, sizeof(*w));
+        size_t *pos = sim_xreallocarray(NULL, nc ? nc : 1, sizeof(*pos));
+        memcpy(pos, first, nc * sizeof(*pos));
+        for (size_t k = 0; k < nv; k++)
+            w[pos[cid[k]]++] = v[k];
+        free(pos);
+        v = owned = w;
+    }
+    free(kt.key), free(kt.id);
     for (size_t c = 0; c < nc; c++)
-        rank[ids[c].ev] = (uint32_t)c;
-    for (size_t k = 0; k < nv; k++)
-        off[rank[cid[k]] + 1]++;
+        trace_radix_sort(v + first[c], count[c], sizeof(*v), offsetof(struct uop, s));
+    size_t most = 1; /* the most ops of a launch */
     for (size_t c = 0; c < nc; c++)
-        off[c + 1] += off[c];
-    for (size_t k = 0; k < nv; k++)
-        w[off[rank[cid[k]]]++] = v[k];
-    free(v);
-    v = w;
-    free(off), free(rank), free(ids), free(cid), free(kt.key), free(kt.id);
-    uint64_t *len = sim_xreallocarray(NULL, nv ? nv : 1, sizeof(*len));
-    for (size_t a = 0; a < nv;) {
-        size_t b = a + 1;
-        while (b < nv && v[b].cmdq == v[a].cmdq)
-            b++;
-        idle_group(o, v, a, b, m, l, len);
-        a = b;
+        most = count[c] > most ? count[c] : most;
+    uint64_t *len = sim_xreallocarray(NULL, most, sizeof(*len));
+    for (size_t c = 0; c < nc; c++) {
+        size_t a = first[ids[c].id];
+        idle_group(o, v, a, a + count[ids[c].id], m, l, len);
     }
     free(len);
-    free(v);
+    free(ids);
+    free(first);
+    free(count);
+    free(owned);
 }
 
 static void find_bandwidth(const struct trace_model *m, const struct trace_anomaly_opts *o,
@@ -622,16 +649,20 @@ void trace_anomalies_find(const struct trace_model *m, const struct trace_anomal
     memset(out, 0, sizeof(*out));
     out->bw_peak = o->bw_peak > 0 ? o->bw_peak : trace_dram_peak(m);
     struct list all = {0}, one = {0};
+    /* the slow ops' arrays of an op, then the idle gaps' in the same pages, mapped once */
+    uint64_t n = trace_model_event_count(m);
+    void *scratch = sim_xreallocarray(NULL, n ? n : 1, SCRATCH_PER_OP);
     for (int k = 0; k < TRACE_ANOMALY_KIND_COUNT; k++) {
         switch (k) {
         case TRACE_ANOMALY_INVALID: find_invalid(m, &one); break;
-        case TRACE_ANOMALY_SLOW_OP: find_slow(m, o, &one, o->progress); break;
-        case TRACE_ANOMALY_IDLE_GAP: find_idle(m, o, &one, o->progress); break;
+        case TRACE_ANOMALY_SLOW_OP: find_slow(m, o, &one, o->progress, n, scratch); break;
+        case TRACE_ANOMALY_IDLE_GAP: find_idle(m, o, &one, o->progress, n, scratch); break;
         default: find_bandwidth(m, o, out->bw_peak, &one); break;
         }
         out->found[k] = one.n;
         keep(&all, &one, k == TRACE_ANOMALY_INVALID ? 0 : o->max_per_kind);
     }
+    free(scratch);
     if (all.n)
         qsort(all.v, all.n, sizeof(*all.v), cmp_time); /* cancelled: incomplete, but valid */
     out->v = all.v;
