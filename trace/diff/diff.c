@@ -7,6 +7,7 @@
 #include "trace/diff/diff.h"
 
 #include "sim/util/xalloc.h"
+#include "trace/file/index.h"
 #include "trace/file/jsonout.h"
 #include "trace/file/loader.h"
 #include "trace/analysis/metrics.h"
@@ -416,8 +417,8 @@ static struct trace_diff_region *match_regions(const struct ctx *c, enum trace_r
 /* An op, keyed for matching: (region pair, track name, op name) and its start. */
 struct okey {
     uint32_t pair, track, op;
+    uint32_t ev; /* event indices fit 32 bits (as trace_transfer.event): 24 bytes a key */
     uint64_t start;
-    uint64_t ev;
 };
 
 static int cmp_okey_group(const struct okey *x, const struct okey *y)
@@ -479,11 +480,13 @@ static void match_ops(const struct ctx *c, enum trace_region_kind kind,
                 tn = ot != NONE32 ? ot : (uint32_t)(ntn + tn);
                 on = oo != NONE32 ? oo : (uint32_t)(non + on);
             }
-            v[s][i] = (struct okey){r == SIZE_MAX ? (uint32_t)n : pair_of[r], tn, on, ev->start, i};
+            v[s][i] = (struct okey){r == SIZE_MAX ? (uint32_t)n : pair_of[r], tn, on, (uint32_t)i,
+                                    ev->start};
         }
         free(pair_of);
         qsort(v[s], nv[s], sizeof(**v), cmp_okey);
     }
+    keep = keep && !d->no_pairs;
     if (keep)
         for (int s = 0; s < 2; s++) {
             d->pair[s] = sim_xreallocarray(NULL, nv[s] ? nv[s] : 1, sizeof(uint64_t));
@@ -666,30 +669,47 @@ static void bandwidth(const struct trace_model *m, uint64_t window, uint64_t cyc
 
 /* ---- loading --------------------------------------------------------------------------------- */
 
-int trace_diff_load(const char *path, struct trace_model **out, uint64_t *errors, struct diag *d)
+/* The first error of the trace at path as validate words it, into d (*errors its count):
+ * the trace is read again from its JSON with a report, which only an invalid trace costs. */
+static int first_error(const char *path, uint64_t *errors, struct diag *d)
 {
-    *out = NULL;
-    if (errors)
-        *errors = 0;
     struct trace_report *r = trace_report_new(8);
     struct trace_model *m = NULL;
     int rc = trace_load_file(path, r, &m, d);
     uint64_t ne = trace_report_errors(r);
-    if (rc == 0 && ne) {
+    trace_model_free(m);
+    if (rc == 0) {
         const struct trace_problem *p = NULL;
         for (size_t i = 0; i < trace_report_count(r) && !p; i++)
             if (trace_report_get(r, i)->sev == TRACE_SEV_ERROR)
                 p = trace_report_get(r, i);
         rc = diag_set(d, SIM_EINVAL, path, 0, 0, p ? p->path : NULL, "%s",
                       p ? p->msg : "invalid trace");
-        trace_model_free(m);
-        m = NULL;
         if (errors)
             *errors = ne;
     }
     trace_report_free(r);
-    *out = m;
     return rc;
+}
+
+int trace_diff_load(const char *path, struct trace_model **out, uint64_t *errors, struct diag *d)
+{
+    *out = NULL;
+    if (errors)
+        *errors = 0;
+    /* through the trace's index (trace/file/index.h): a trace compared before, or opened in
+     * the viewer, summarized or exported, is not parsed again */
+    struct trace_model *m = NULL;
+    struct trace_index_counts c = {0, 0};
+    int rc = trace_index_load(path, false, &m, &c, NULL, d, NULL);
+    if (rc < 0)
+        return rc;
+    if (c.errors) {
+        trace_model_free(m);
+        return first_error(path, errors, d);
+    }
+    *out = m;
+    return 0;
 }
 
 /* ---- the comparison ----------------------------------------------------------------------------
@@ -718,6 +738,7 @@ struct trace_diff *trace_diff_new(const struct trace_model *a, const struct trac
     struct trace_diff *d = sim_xcalloc(1, sizeof(*d));
     d->a = a;
     d->b = b;
+    d->no_pairs = o && o->no_pairs;
     d->cycles_a = trace_model_t_max(a);
     trace_energy_of_model(a, &d->energy_a);
     trace_energy_of_model(b, &d->energy_b);
@@ -810,7 +831,7 @@ void trace_diff_free(struct trace_diff *d)
 uint64_t trace_diff_match_event(const struct trace_diff *d, int side, uint64_t ev)
 {
     const struct trace_model *m = side ? d->b : d->a;
-    if (side < 0 || side > 1 || ev >= trace_model_event_count(m))
+    if (side < 0 || side > 1 || ev >= trace_model_event_count(m) || !d->pair[side])
         return TRACE_DIFF_NONE;
     return d->pair[side][ev];
 }

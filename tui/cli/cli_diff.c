@@ -633,7 +633,7 @@ int cli_diff(const struct cli_diff_opts *o)
         trace_model_free(a);
         return CLI_EXIT_USAGE;
     }
-    struct trace_diff_opts dopts = {.bw_window = o->bw_window};
+    struct trace_diff_opts dopts = {.bw_window = o->bw_window, .no_pairs = true};
     struct trace_diff *d = trace_diff_new(a, b, &dopts);
     struct trace_srcdiff *sd = trace_srcdiff_new(a, b);
     struct trace_diffcond_result *res = sim_xcalloc(o->nconds ? o->nconds : 1, sizeof(*res));
