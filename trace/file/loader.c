@@ -718,8 +718,8 @@ static int64_t details_uint(const cJSON *d, const char *k)
     return trace_json_uint(cJSON_GetObjectItemCaseSensitive(d, k), &x) ? (int64_t)x : -1;
 }
 
-/* Element index of timeline_events -> its model event (for dependency_ids); check_only:
- * a bit per element, set for an ENGINE_EVENT (its id is then its element index). */
+/* Element index of timeline_events -> its model event (for dependency_ids; check_only: a
+ * bit per element, set for an ENGINE_EVENT, whose id is then its element index). */
 static void remember_element(struct loader *L, int64_t index, uint64_t ev)
 {
     if (index < 0)
@@ -734,10 +734,7 @@ static void remember_element(struct loader *L, int64_t index, uint64_t ev)
             L->elem_ev[j] = L->check_only ? 0 : UINT64_MAX;
         L->capelem = cap;
     }
-    if (L->check_only)
-        L->elem_ev[slot] |= 1ull << (k % 64);
-    else
-        L->elem_ev[k] = ev;
+    L->elem_ev[slot] = L->check_only ? L->elem_ev[slot] | 1ull << (k % 64) : ev;
     L->nelem = k + 1 > L->nelem ? k + 1 : L->nelem;
 }
 
@@ -782,10 +779,9 @@ static void resolve_deps(struct loader *L)
 {
     for (size_t i = 0; i < L->ndeps; i++) {
         uint64_t on = L->deps[i][1];
-        uint64_t ev = on >= L->nelem                          ? UINT64_MAX
-                      : !L->check_only                        ? L->elem_ev[on]
-                      : L->elem_ev[on / 64] >> (on % 64) & 1u ? on
-                                                              : UINT64_MAX;
+        uint64_t ev = on >= L->nelem ? UINT64_MAX : !L->check_only ? L->elem_ev[on] : on;
+        if (L->check_only && ev != UINT64_MAX && !(L->elem_ev[on / 64] >> (on % 64) & 1u))
+            ev = UINT64_MAX; /* no ENGINE_EVENT there */
         if (ev != UINT64_MAX && ev != L->deps[i][0]) {
             if (!L->check_only)
                 trace_model_add_dep(L->m, L->deps[i][0], ev);
@@ -909,9 +905,8 @@ static void load_mem_event(struct loader *L, const struct rec *R)
         .cmdq_id = (int32_t)cmdq,
         .write = dir == 1,
     };
-    if (L->check_only)
-        L->checked++;
-    else
+    L->checked += L->check_only; /* counted, not kept */
+    if (!L->check_only)
         trace_model_add_mem_access(L->m, &a);
 }
 
@@ -1423,8 +1418,7 @@ static int load_zfile(struct trace_zfile *f, const char *name, struct trace_repo
                       bool recover, int threads, size_t *cut, const struct trace_load_opts *o)
 {
     struct loader L = {.name = name, .p = f->p, .n = f->n, .mapped = f->mapped, .r = r, .d = d};
-    L.progress = p, L.recover = recover, L.threads = threads;
-    L.check_only = o && o->check_only;
+    L.progress = p, L.recover = recover, L.threads = threads, L.check_only = o && o->check_only;
     int rc = load(&L, out);
     *cut = L.cut;
     if (o && o->checked)

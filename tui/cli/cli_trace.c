@@ -372,7 +372,7 @@ int cli_export_chrome(const char *in, const char *out)
     struct diag d;
     diag_clear(&d);
     int rc = CLI_EXIT_OK;
-    if (trace_chrome_write(m, out, 0, &d) < 0) {
+    if (trace_chrome_export(m, in, out, 0, &d) < 0) {
         print_diag(&d);
         rc = CLI_EXIT_FAIL;
     } else {
