@@ -252,6 +252,21 @@ Test(diff, counts_without_the_op_pairs_are_the_same)
             cr_assert_eq(e->markers[i].ops_added, d->markers[i].ops_added);
             cr_assert_eq(e->markers[i].ops_removed, d->markers[i].ops_removed);
         }
+        /* and the same usage of every op name, component and engine kind of the run */
+        cr_assert_eq(e->run.nops, d->run.nops);
+        for (size_t i = 0; i < d->run.nops; i++) {
+            cr_assert_str_eq(e->run.ops[i].name, d->run.ops[i].name);
+            cr_assert_eq(e->run.ops[i].a.ops, d->run.ops[i].a.ops);
+            cr_assert_eq(e->run.ops[i].b.op_cycles, d->run.ops[i].b.op_cycles);
+        }
+        cr_assert_eq(e->run.ntracks, d->run.ntracks);
+        for (size_t i = 0; i < d->run.ntracks; i++) {
+            cr_assert_str_eq(e->run.tracks[i].name, d->run.tracks[i].name);
+            cr_assert_eq(e->run.tracks[i].a.busy, d->run.tracks[i].a.busy);
+            cr_assert_eq(e->run.tracks[i].b.busy, d->run.tracks[i].b.busy);
+        }
+        for (int i = 0; i < TRACE_ENGINE_COUNT; i++)
+            cr_assert_eq(e->run.engines[i].b.busy, d->run.engines[i].b.busy);
         if (trace_model_event_count(a))
             cr_assert_eq(trace_diff_match_event(e, 0, 0), TRACE_DIFF_NONE, "no pairs kept");
         if (k == 0) /* the fixture has ops added and removed */

@@ -67,8 +67,10 @@ struct trace_diff_bw {
 /* What trace_diff_new is asked for. */
 struct trace_diff_opts {
     uint64_t bw_window; /* bandwidth window in cycles (0: TRACE_BW_WINDOW_DEFAULT) */
-    bool no_pairs;      /* do not keep who matched whom (trace_diff_match_event then answers
-                           TRACE_DIFF_NONE): 8 bytes per op less, for a report */
+    bool no_pairs;      /* for a report: do not keep who matched whom (trace_diff_match_event
+                           then answers TRACE_DIFF_NONE), count each group's ops instead of
+                           sorting them, account regions without each op name's busy cycles
+                           (trace_regions_new_light: the comparison reads none) */
 };
 
 struct trace_diff {
