@@ -519,7 +519,8 @@ enum { CHROME_PATH_MAX_DECODE = 200000 }; /* ops whose details a launch's path r
 /* The critical path of each kernel launch as a chain of arrows, one step to the next. */
 static void critical_paths(struct out *w, const struct trace_model *m, const struct layout *L)
 {
-    struct trace_regions *rs = trace_regions_new(m, TRACE_REGION_LAUNCH);
+    /* names, starts and which launch each event is in: the split alone, not accounted */
+    struct trace_regions *rs = trace_regions_new_split(m, TRACE_REGION_LAUNCH);
     size_t nr = trace_regions_count(rs);
     uint64_t ne = trace_model_event_count(m);
     /* the events of each launch, grouped by a counting sort */
