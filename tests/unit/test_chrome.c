@@ -3,6 +3,7 @@
 #include "sim/host/run.h"
 #include "sim/kernel/kernel.h"
 #include "trace/file/chrome.h"
+#include "trace/file/loader.h"
 #include "trace/live/live.h"
 #include "trace/model/model.h"
 
@@ -607,4 +608,56 @@ Test(chrome, resource_counters_and_flows_for_dependencies_and_critical_paths, .i
     }
     cJSON_Delete(j);
     trace_model_free(m);
+}
+
+/* The bytes of the file at p (a new string; *n its length). */
+static char *slurp_file(const char *p, size_t *n)
+{
+    FILE *f = fopen(p, "rb");
+    cr_assert_not_null(f, "%s", p);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)len + 1);
+    cr_assert_eq(fread(buf, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    buf[len] = '\0';
+    *n = (size_t)len;
+    return buf;
+}
+
+/* Exported with the details read again from the trace file (copied as they stand where
+ * they can be: plain strings and integers; parsed where not: escapes, non-ASCII, fractions,
+ * repeated keys, whitespace, deep nesting, a details that is null, missing, not an object),
+ * the file is byte for byte the export through the model. */
+Test(chrome, details_read_from_the_file_give_the_same_bytes, .init = setup, .fini = teardown)
+{
+    static const char *const traces[] = {
+        "tests/data/traces/details_forms.json", "tests/data/traces/spec_example.json",
+        "tests/data/traces/srcsites.json",      "tests/data/traces/unknown_things.json",
+        "tests/data/traces/views.json",
+    };
+    for (size_t k = 0; k < sizeof(traces) / sizeof(traces[0]); k++) {
+        struct trace_model *m = NULL;
+        struct diag d;
+        cr_assert_eq(trace_load_file(traces[k], NULL, &m, &d), 0, "%s: %s", traces[k], d.msg);
+        char other[80];
+        snprintf(other, sizeof(other), "%s.model", path);
+        cr_assert_eq(trace_chrome_write(m, other, 0, &d), 0, "%s", d.msg);
+        cr_assert_eq(trace_chrome_export(m, traces[k], path, 0, &d), 0, "%s", d.msg);
+        size_t na, nb;
+        char *a = slurp_file(other, &na), *b = slurp_file(path, &nb);
+        cr_assert_eq(na, nb, "%s: %zu bytes against %zu", traces[k], nb, na);
+        cr_assert(memcmp(a, b, na) == 0, "%s: the exports differ", traces[k]);
+        if (k == 0) { /* the forms are there */
+            cr_assert(strstr(b, "\"details\":{\"x\":1.5,\"y\":1000,\"z\":0,\"w\":7"));
+            cr_assert(strstr(b, "\"details\":{\"x\":1,\"y\":[1,2],\"s\":\"a b\"}"));
+            cr_assert(strstr(b, "\"details\":{\"x\":1,\"y\":3}"));
+            cr_assert(strstr(b, "\"details\":[1,\"2\",[]]"));
+        }
+        free(a);
+        free(b);
+        unlink(other);
+        trace_model_free(m);
+    }
 }

@@ -224,3 +224,56 @@ Test(diff, an_empty_config_snapshot_has_no_keys)
     trace_model_free(a);
     trace_model_free(b);
 }
+
+/* Without the op pairs (npuscope diff's report), every count is the same: ops added and
+ * removed in the run, in each launch and in each marker region, and the changes. */
+Test(diff, counts_without_the_op_pairs_are_the_same)
+{
+    static const char *const pairs[][2] = {{DATA "diff_base.json", DATA "diff_ops.json"},
+                                           {DATA "diff_ops.json", DATA "diff_base.json"},
+                                           {DATA "srcdiff_a.json", DATA "srcdiff_b.json"},
+                                           {DATA "views.json", DATA "spec_example.json"}};
+    for (size_t k = 0; k < sizeof(pairs) / sizeof(pairs[0]); k++) {
+        struct trace_model *a = load_file(pairs[k][0]);
+        struct trace_model *b = load_file(pairs[k][1]);
+        struct trace_diff_opts o = {.no_pairs = true};
+        struct trace_diff *d = trace_diff_new(a, b, NULL), *e = trace_diff_new(a, b, &o);
+        cr_assert_eq(e->changes, d->changes, "%s", pairs[k][0]);
+        cr_assert_eq(e->match, d->match);
+        cr_assert_eq(e->run.ops_added, d->run.ops_added, "%s", pairs[k][0]);
+        cr_assert_eq(e->run.ops_removed, d->run.ops_removed, "%s", pairs[k][0]);
+        cr_assert_eq(e->nlaunches, d->nlaunches);
+        for (size_t i = 0; i < d->nlaunches; i++) {
+            cr_assert_eq(e->launches[i].ops_added, d->launches[i].ops_added);
+            cr_assert_eq(e->launches[i].ops_removed, d->launches[i].ops_removed);
+        }
+        cr_assert_eq(e->nmarkers, d->nmarkers);
+        for (size_t i = 0; i < d->nmarkers; i++) {
+            cr_assert_eq(e->markers[i].ops_added, d->markers[i].ops_added);
+            cr_assert_eq(e->markers[i].ops_removed, d->markers[i].ops_removed);
+        }
+        /* and the same usage of every op name, component and engine kind of the run */
+        cr_assert_eq(e->run.nops, d->run.nops);
+        for (size_t i = 0; i < d->run.nops; i++) {
+            cr_assert_str_eq(e->run.ops[i].name, d->run.ops[i].name);
+            cr_assert_eq(e->run.ops[i].a.ops, d->run.ops[i].a.ops);
+            cr_assert_eq(e->run.ops[i].b.op_cycles, d->run.ops[i].b.op_cycles);
+        }
+        cr_assert_eq(e->run.ntracks, d->run.ntracks);
+        for (size_t i = 0; i < d->run.ntracks; i++) {
+            cr_assert_str_eq(e->run.tracks[i].name, d->run.tracks[i].name);
+            cr_assert_eq(e->run.tracks[i].a.busy, d->run.tracks[i].a.busy);
+            cr_assert_eq(e->run.tracks[i].b.busy, d->run.tracks[i].b.busy);
+        }
+        for (int i = 0; i < TRACE_ENGINE_COUNT; i++)
+            cr_assert_eq(e->run.engines[i].b.busy, d->run.engines[i].b.busy);
+        if (trace_model_event_count(a))
+            cr_assert_eq(trace_diff_match_event(e, 0, 0), TRACE_DIFF_NONE, "no pairs kept");
+        if (k == 0) /* the fixture has ops added and removed */
+            cr_assert_eq(e->run.ops_added + e->run.ops_removed, 2);
+        trace_diff_free(e);
+        trace_diff_free(d);
+        trace_model_free(a);
+        trace_model_free(b);
+    }
+}

@@ -5,7 +5,9 @@
 
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define DATA "tests/data/traces/"
 
@@ -15,7 +17,40 @@ struct want {
     const char *msg;
 };
 
-/* Load file; expect exactly the problems of w (n of them), in order. */
+/* Check file in bounded memory (trace_validate_stream): the same problems as r holds, in
+ * the same order, the same counts, and a model without events that counts them all. */
+static void expect_stream_same(const char *file, const struct trace_report *r,
+                               const struct trace_model *full, size_t keep)
+{
+    struct trace_report *rs = trace_report_new(keep);
+    struct trace_model *light = NULL;
+    uint64_t records = 0;
+    struct diag d;
+    cr_assert_eq(trace_validate_stream(file, rs, &light, &records, &d), 0, "%s: %s", file, d.msg);
+    cr_assert_eq(trace_report_count(rs), trace_report_count(r), "%s: problems", file);
+    for (size_t i = 0; i < trace_report_count(r); i++) {
+        const struct trace_problem *a = trace_report_get(r, i), *b = trace_report_get(rs, i);
+        cr_assert_eq(a->sev, b->sev, "%s: problem %zu", file, i);
+        cr_assert_str_eq(a->path, b->path, "%s: problem %zu", file, i);
+        cr_assert_str_eq(a->msg, b->msg, "%s: problem %zu", file, i);
+    }
+    cr_assert_eq(trace_report_errors(rs), trace_report_errors(r));
+    cr_assert_eq(trace_report_warnings(rs), trace_report_warnings(r));
+    cr_assert_eq(trace_report_notes(rs), trace_report_notes(r));
+    cr_assert_eq(trace_model_event_count(light), 0, "%s: events kept", file);
+    cr_assert_eq(trace_model_mem_access_count(light), 0, "%s: memory accesses kept", file);
+    cr_assert_eq(records,
+                 trace_model_event_count(full) + trace_model_token_count(full) +
+                     trace_model_marker_count(full) + trace_model_mem_access_count(full),
+                 "%s: records", file);
+    cr_assert_eq(trace_model_ignored_events(light), trace_model_ignored_events(full));
+    cr_assert_eq(trace_model_ignored_fields(light), trace_model_ignored_fields(full));
+    trace_model_free(light);
+    trace_report_free(rs);
+}
+
+/* Load file; expect exactly the problems of w (n of them), in order, the same when it is
+ * checked in bounded memory. */
 static struct trace_model *expect(const char *file, const struct want *w, size_t n)
 {
     struct trace_report *r = trace_report_new(100);
@@ -39,6 +74,7 @@ static struct trace_model *expect(const char *file, const struct want *w, size_t
     cr_assert_eq(trace_report_errors(r), count[TRACE_SEV_ERROR]);
     cr_assert_eq(trace_report_warnings(r), count[TRACE_SEV_WARNING]);
     cr_assert_eq(trace_report_notes(r), count[TRACE_SEV_NOTE]);
+    expect_stream_same(file, r, m, 100);
     trace_report_free(r);
     return m;
 }
@@ -54,6 +90,15 @@ static void expect_fatal(const char *file, const char *msg, int line)
     cr_assert_str_eq(d.file, file);
     cr_assert(strstr(d.msg, msg), "%s: message '%s' lacks '%s'", file, d.msg, msg);
     cr_assert_eq(d.line, line, "%s: line %d", file, d.line);
+    /* the same failure when checked in bounded memory */
+    struct diag ds;
+    uint64_t records;
+    m = (struct trace_model *)1;
+    cr_assert_lt(trace_validate_stream(file, r, &m, &records, &ds), 0, "%s checked", file);
+    cr_assert_null(m);
+    cr_assert_str_eq(ds.msg, d.msg);
+    cr_assert_eq(ds.line, d.line);
+    cr_assert_eq(ds.col, d.col);
     trace_report_free(r);
 }
 
@@ -301,4 +346,42 @@ Test(validate, strict_makes_notes_warnings)
     cr_assert_eq(trace_report_notes(r), 0);
     trace_model_free(m);
     trace_report_free(r);
+}
+
+/* dependency_ids naming the element itself, a later element, one that is no ENGINE_EVENT,
+ * one past the array: the same notes, in the same order, when the events are not kept. */
+Test(validate, dependency_ids_are_checked_alike_in_bounded_memory)
+{
+    char path[] = "/tmp/npuscope_validate_deps_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("{\"version\":\"1.0\",\"run_metadata\":{},\"config_snapshot\":{},"
+          "\"bandwidth_samples\":[],\"summary_metrics\":{\"cycles_total\":100},"
+          "\"timeline_events\":[",
+          f);
+    for (int k = 0; k < 300; k++) {
+        if (k % 7 == 3) {
+            fprintf(f, "%s{\"type\":\"MARKER_EVENT\",\"cycle\":%d,\"name\":\"m\"}", k ? "," : "",
+                    k);
+            continue;
+        }
+        fprintf(f,
+                "%s{\"type\":\"ENGINE_EVENT\",\"engine\":\"TE\",\"engine_id\":0,"
+                "\"op\":\"mm\",\"start_cycle\":%d,\"end_cycle\":%d,"
+                "\"dependency_ids\":[%d,%d,%d,%d,\"x\"]}",
+                k ? "," : "", k % 90, k % 90 + 1, k, (k * 37) % 300, k + 1, 400 + k);
+    }
+    fputs("]}", f);
+    fclose(f);
+    struct trace_report *r = trace_report_new(1000);
+    struct trace_model *m = NULL;
+    struct diag d;
+    cr_assert_eq(trace_validate_file(path, r, &m, &d), 0, "%s", d.msg);
+    cr_assert_gt(trace_report_notes(r), 300, "the fixture names no event");
+    cr_assert_gt(trace_model_dep_count(m), 100, "the fixture names events");
+    expect_stream_same(path, r, m, 1000);
+    trace_model_free(m);
+    trace_report_free(r);
+    unlink(path);
 }

@@ -7,6 +7,7 @@
 #include "trace/diff/diff.h"
 
 #include "sim/util/xalloc.h"
+#include "trace/file/index.h"
 #include "trace/file/jsonout.h"
 #include "trace/file/loader.h"
 #include "trace/analysis/metrics.h"
@@ -416,8 +417,8 @@ static struct trace_diff_region *match_regions(const struct ctx *c, enum trace_r
 /* An op, keyed for matching: (region pair, track name, op name) and its start. */
 struct okey {
     uint32_t pair, track, op;
+    uint32_t ev; /* event indices fit 32 bits (as trace_transfer.event): 24 bytes a key */
     uint64_t start;
-    uint64_t ev;
 };
 
 static int cmp_okey_group(const struct okey *x, const struct okey *y)
@@ -440,6 +441,53 @@ static int cmp_okey(const void *pa, const void *pb)
     return x->ev < y->ev ? -1 : x->ev > y->ev;
 }
 
+/* The ops of a group (region pair, track name, op name) on each side, in a hash table. */
+struct gcount {
+    uint32_t pair, track, op;
+    uint64_t n[2];
+};
+
+struct gtable {
+    struct gcount *v; /* owned: cap slots, pair NONE32 when empty */
+    size_t cap, used;
+};
+
+static size_t ghash(uint32_t pair, uint32_t track, uint32_t op, size_t cap)
+{
+    uint64_t h = ((uint64_t)pair * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)track << 32 | op);
+    h *= 0xff51afd7ed558ccdull;
+    return (size_t)(h ^ h >> 29) & (cap - 1);
+}
+
+static void gtable_add(struct gtable *t, uint32_t pair, uint32_t track, uint32_t op, int side)
+{
+    if (2 * (t->used + 1) > t->cap) {
+        struct gtable g = {sim_xreallocarray(NULL, t->cap ? 2 * t->cap : 1024, sizeof(*g.v)),
+                           t->cap ? 2 * t->cap : 1024, t->used};
+        for (size_t i = 0; i < g.cap; i++)
+            g.v[i].pair = NONE32;
+        for (size_t i = 0; i < t->cap; i++) {
+            if (t->v[i].pair == NONE32)
+                continue;
+            size_t k = ghash(t->v[i].pair, t->v[i].track, t->v[i].op, g.cap);
+            while (g.v[k].pair != NONE32)
+                k = (k + 1) & (g.cap - 1);
+            g.v[k] = t->v[i];
+        }
+        free(t->v);
+        *t = g;
+    }
+    size_t k = ghash(pair, track, op, t->cap);
+    while (t->v[k].pair != NONE32 &&
+           (t->v[k].pair != pair || t->v[k].track != track || t->v[k].op != op))
+        k = (k + 1) & (t->cap - 1);
+    if (t->v[k].pair == NONE32) {
+        t->v[k] = (struct gcount){pair, track, op, {0, 0}};
+        t->used++;
+    }
+    t->v[k].n[side]++;
+}
+
 /*
  * Match the ops of both sides within the region pairs dr[0..n) of kind: the k-th op of a
  * track and op name in a pair matches the k-th of the other side (ops outside every
@@ -453,8 +501,10 @@ static void match_ops(const struct ctx *c, enum trace_region_kind kind,
     struct trace_diff *d = c->d;
     if (!keep && !n)
         return; /* no regions of this kind on either side: nothing to count */
-    struct okey *v[2];
-    size_t nv[2];
+    keep = keep && !d->no_pairs;
+    struct okey *v[2] = {NULL, NULL};
+    size_t nv[2] = {0, 0};
+    struct gtable g = {NULL, 0, 0}; /* without keep: the ops of each group, counted */
     for (int s = 0; s < 2; s++) {
         const struct trace_regions *rs = d->regions[s][kind];
         size_t nr = trace_regions_count(rs);
@@ -468,8 +518,10 @@ static void match_ops(const struct ctx *c, enum trace_region_kind kind,
         const struct trace_model *m = c->m[s];
         uint64_t ne = trace_model_event_count(m);
         size_t ntn = c->tracks.n[0], non = c->ops.n[0];
-        v[s] = sim_xreallocarray(NULL, ne ? ne : 1, sizeof(**v));
-        nv[s] = ne;
+        if (keep) {
+            v[s] = sim_xreallocarray(NULL, ne ? ne : 1, sizeof(**v));
+            nv[s] = ne;
+        }
         for (uint64_t i = 0; i < ne; i++) {
             const struct trace_event *ev = trace_model_event(m, i);
             size_t r = trace_regions_of_event(rs, i);
@@ -479,11 +531,30 @@ static void match_ops(const struct ctx *c, enum trace_region_kind kind,
                 tn = ot != NONE32 ? ot : (uint32_t)(ntn + tn);
                 on = oo != NONE32 ? oo : (uint32_t)(non + on);
             }
-            v[s][i] = (struct okey){r == SIZE_MAX ? (uint32_t)n : pair_of[r], tn, on, ev->start, i};
+            uint32_t pr = r == SIZE_MAX ? (uint32_t)n : pair_of[r];
+            if (keep)
+                v[s][i] = (struct okey){pr, tn, on, (uint32_t)i, ev->start};
+            else
+                gtable_add(&g, pr, tn, on, s);
         }
         free(pair_of);
-        qsort(v[s], nv[s], sizeof(**v), cmp_okey);
+        if (keep)
+            qsort(v[s], nv[s], sizeof(**v), cmp_okey);
     }
+    /* the k-th op of a group matches the k-th of the other side: the ops of one side past
+     * the other's count are unmatched */
+    for (size_t k = 0; k < g.cap; k++) {
+        const struct gcount *x = &g.v[k];
+        if (x->pair == NONE32)
+            continue;
+        uint64_t removed = x->n[0] > x->n[1] ? x->n[0] - x->n[1] : 0;
+        uint64_t added = x->n[1] > x->n[0] ? x->n[1] - x->n[0] : 0;
+        if (x->pair < n)
+            dr[x->pair].ops_removed += removed, dr[x->pair].ops_added += added;
+        if (run)
+            run->ops_removed += removed, run->ops_added += added;
+    }
+    free(g.v);
     if (keep)
         for (int s = 0; s < 2; s++) {
             d->pair[s] = sim_xreallocarray(NULL, nv[s] ? nv[s] : 1, sizeof(uint64_t));
@@ -666,30 +737,47 @@ static void bandwidth(const struct trace_model *m, uint64_t window, uint64_t cyc
 
 /* ---- loading --------------------------------------------------------------------------------- */
 
-int trace_diff_load(const char *path, struct trace_model **out, uint64_t *errors, struct diag *d)
+/* The first error of the trace at path as validate words it, into d (*errors its count):
+ * the trace is read again from its JSON with a report, which only an invalid trace costs. */
+static int first_error(const char *path, uint64_t *errors, struct diag *d)
 {
-    *out = NULL;
-    if (errors)
-        *errors = 0;
     struct trace_report *r = trace_report_new(8);
     struct trace_model *m = NULL;
     int rc = trace_load_file(path, r, &m, d);
     uint64_t ne = trace_report_errors(r);
-    if (rc == 0 && ne) {
+    trace_model_free(m);
+    if (rc == 0) {
         const struct trace_problem *p = NULL;
         for (size_t i = 0; i < trace_report_count(r) && !p; i++)
             if (trace_report_get(r, i)->sev == TRACE_SEV_ERROR)
                 p = trace_report_get(r, i);
         rc = diag_set(d, SIM_EINVAL, path, 0, 0, p ? p->path : NULL, "%s",
                       p ? p->msg : "invalid trace");
-        trace_model_free(m);
-        m = NULL;
         if (errors)
             *errors = ne;
     }
     trace_report_free(r);
-    *out = m;
     return rc;
+}
+
+int trace_diff_load(const char *path, struct trace_model **out, uint64_t *errors, struct diag *d)
+{
+    *out = NULL;
+    if (errors)
+        *errors = 0;
+    /* through the trace's index (trace/file/index.h): a trace compared before, or opened in
+     * the viewer, summarized or exported, is not parsed again */
+    struct trace_model *m = NULL;
+    struct trace_index_counts c = {0, 0};
+    int rc = trace_index_load(path, false, &m, &c, NULL, d, NULL);
+    if (rc < 0)
+        return rc;
+    if (c.errors) {
+        trace_model_free(m);
+        return first_error(path, errors, d);
+    }
+    *out = m;
+    return 0;
 }
 
 /* ---- the comparison ----------------------------------------------------------------------------
@@ -718,16 +806,20 @@ struct trace_diff *trace_diff_new(const struct trace_model *a, const struct trac
     struct trace_diff *d = sim_xcalloc(1, sizeof(*d));
     d->a = a;
     d->b = b;
+    d->no_pairs = o && o->no_pairs;
     d->cycles_a = trace_model_t_max(a);
     trace_energy_of_model(a, &d->energy_a);
     trace_energy_of_model(b, &d->energy_b);
     d->cycles_b = trace_model_t_max(b);
     static const enum trace_region_kind kinds[] = {TRACE_REGION_RUN, TRACE_REGION_LAUNCH,
                                                    TRACE_REGION_MARKER};
-    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
-        d->regions[0][kinds[k]] = trace_regions_new(a, kinds[k]);
-        d->regions[1][kinds[k]] = trace_regions_new(b, kinds[k]);
-    }
+    /* the comparison reads no op name's busy cycles: a report spares uniting their
+     * intervals (the view keeps the whole accounting) */
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+        for (int s = 0; s < 2; s++)
+            d->regions[s][kinds[k]] = d->no_pairs
+                                          ? trace_regions_new_light(s ? b : a, kinds[k], NULL)
+                                          : trace_regions_new(s ? b : a, kinds[k]);
     struct ctx c;
     ctx_init(&c, d);
     d->run = (struct trace_diff_region){
@@ -810,7 +902,7 @@ void trace_diff_free(struct trace_diff *d)
 uint64_t trace_diff_match_event(const struct trace_diff *d, int side, uint64_t ev)
 {
     const struct trace_model *m = side ? d->b : d->a;
-    if (side < 0 || side > 1 || ev >= trace_model_event_count(m))
+    if (side < 0 || side > 1 || ev >= trace_model_event_count(m) || !d->pair[side])
         return TRACE_DIFF_NONE;
     return d->pair[side][ev];
 }

@@ -67,6 +67,10 @@ struct trace_diff_bw {
 /* What trace_diff_new is asked for. */
 struct trace_diff_opts {
     uint64_t bw_window; /* bandwidth window in cycles (0: TRACE_BW_WINDOW_DEFAULT) */
+    bool no_pairs;      /* for a report: do not keep who matched whom (trace_diff_match_event
+                           then answers TRACE_DIFF_NONE), count each group's ops instead of
+                           sorting them, account regions without each op name's busy cycles
+                           (trace_regions_new_light: the comparison reads none) */
 };
 
 struct trace_diff {
@@ -95,7 +99,9 @@ struct trace_diff {
 
     /* owned, for the functions below */
     struct trace_regions *regions[2][TRACE_REGION_KIND_COUNT]; /* [side][kind], or NULL */
-    uint64_t *pair[2];    /* the matched op of each event of A in B ([0]) and of B in A */
+    uint64_t *pair[2]; /* the matched op of each event of A in B ([0]) and of B in A
+                          (NULL: no_pairs) */
+    bool no_pairs;
     uint64_t (*align)[2]; /* starts (A, B) of the matched regions, by A's start */
     size_t nalign;
 };
@@ -104,7 +110,8 @@ struct trace_diff {
 #define TRACE_DIFF_NONE UINT64_MAX
 
 /*
- * Load a trace to compare (trace_load_file). A file that is not a trace fails as there; a
+ * Load a trace to compare (trace_index_load: from its index when it has a valid one, else
+ * from its JSON, writing the index). A file that is not a trace fails as there; a
  * trace with errors fails too: d holds its first error as npuscope validate words it (the
  * file, the JSON path, the problem) and *errors (may be NULL) how many it has. Warnings
  * do not matter. Returns 0 with *out set to a finished model, or a negative code.

@@ -2,11 +2,13 @@
 #include "trace/file/chrome.h"
 
 #include "sim/util/xalloc.h"
+#include "trace/file/detsrc.h"
 #include "trace/file/jsonout.h"
 #include "trace/analysis/metrics.h"
 #include "trace/analysis/regions.h"
 #include "trace/verdict/critpath.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,10 +166,21 @@ static void plan(const struct trace_model *m, struct layout *L)
     plan_lanes(m, L);
 }
 
+enum { TIME_CACHE_BITS = 12 };
+
+/* A time printed (out_time): the bits of its double and its text. */
+struct time_text {
+    uint64_t bits;
+    uint8_t n; /* 0: empty */
+    char s[31];
+};
+
 struct out {
     struct trace_out o;
     bool first;
     double us_per_cycle;
+    struct trace_detsrc *src;                      /* the events' details, or NULL: the model's */
+    struct time_text times[1u << TIME_CACHE_BITS]; /* by a hash of the bits */
 };
 
 static void begin(struct out *w)
@@ -182,10 +195,52 @@ static void num_field(struct out *w, const char *k, uint64_t v)
     trace_out_u64(&w->o, v);
 }
 
+/*
+ * trace_out_double(o, v) for a time in microseconds, in fewer steps for the times that
+ * need 16 or 17 significant digits (cycles times a clock's period mostly do):
+ * trace_fmt_double prints the fewest digits that read back; when 15 do not, none fewer do
+ * (more digits never read back worse), nor do the 3 decimals of its fast path.
+ */
+static size_t fmt_time(char *p, double v)
+{
+    char tmp[48];
+    if (!isfinite(v) || fabs(v) >= 1e12)
+        return trace_fmt_double(p, v);
+    snprintf(tmp, sizeof(tmp), "%.15g", v);
+    if (strtod(tmp, NULL) == v)
+        return trace_fmt_double(p, v);
+    int n = snprintf(tmp, sizeof(tmp), "%.16g", v);
+    if (strtod(tmp, NULL) != v)
+        n = snprintf(tmp, sizeof(tmp), "%.17g", v);
+    if (!strpbrk(tmp, ".e"))
+        tmp[n++] = '.', tmp[n++] = '0';
+    memcpy(p, tmp, (size_t)n);
+    return (size_t)n;
+}
+
+/* A time as text, through the cache of the times printed last (durations repeat). */
+static void out_time(struct out *w, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof(bits));
+    struct time_text *c = &w->times[(bits * 0x9E3779B97F4A7C15ull) >> (64 - TIME_CACHE_BITS)];
+    if (!c->n || c->bits != bits) {
+        char tmp[64];
+        size_t n = fmt_time(tmp, v);
+        if (n > sizeof(c->s)) {
+            trace_out_raw(&w->o, tmp, n);
+            return;
+        }
+        memcpy(c->s, tmp, n);
+        c->n = (uint8_t)n, c->bits = bits;
+    }
+    trace_out_raw(&w->o, c->s, c->n);
+}
+
 static void ts_field(struct out *w, const char *k, uint64_t cycles)
 {
     trace_out_lit(&w->o, k);
-    trace_out_double(&w->o, (double)cycles * w->us_per_cycle);
+    out_time(w, (double)cycles * w->us_per_cycle);
 }
 
 /*
@@ -197,9 +252,9 @@ static void span_fields(struct out *w, uint64_t start, uint64_t end)
 {
     double ts = (double)start * w->us_per_cycle, te = (double)end * w->us_per_cycle;
     trace_out_lit(&w->o, ",\"ts\":");
-    trace_out_double(&w->o, ts);
+    out_time(w, ts);
     trace_out_lit(&w->o, ",\"dur\":");
-    trace_out_double(&w->o, te - ts);
+    out_time(w, te - ts);
 }
 
 static void name_meta(struct out *w, const char *what, uint32_t pid, uint64_t tid, const char *name,
@@ -267,12 +322,7 @@ static void engine_events(struct out *w, const struct trace_model *m, const stru
             trace_out_lit(&w->o, ",\"tile_id\":");
             trace_out_str(&w->o, trace_model_str(m, e->tile), trace_model_str_len(m, e->tile));
         }
-        struct sim_value *det = trace_model_event_details(m, i);
-        if (det) {
-            trace_out_lit(&w->o, ",\"details\":");
-            trace_out_value(&w->o, det);
-            sim_value_free(det);
-        }
+        trace_detsrc_write(w->src, m, i, ",\"details\":", &w->o);
         trace_out_lit(&w->o, "}}");
     }
 }
@@ -469,7 +519,8 @@ enum { CHROME_PATH_MAX_DECODE = 200000 }; /* ops whose details a launch's path r
 /* The critical path of each kernel launch as a chain of arrows, one step to the next. */
 static void critical_paths(struct out *w, const struct trace_model *m, const struct layout *L)
 {
-    struct trace_regions *rs = trace_regions_new(m, TRACE_REGION_LAUNCH);
+    /* names, starts and which launch each event is in: the split alone, not accounted */
+    struct trace_regions *rs = trace_regions_new_split(m, TRACE_REGION_LAUNCH);
     size_t nr = trace_regions_count(rs);
     uint64_t ne = trace_model_event_count(m);
     /* the events of each launch, grouped by a counting sort */
@@ -516,50 +567,63 @@ static void critical_paths(struct out *w, const struct trace_model *m, const str
 int trace_chrome_write(const struct trace_model *m, const char *path, uint64_t bw_window,
                        struct diag *d)
 {
-    struct out w = {.first = true};
-    int rc = trace_out_open(&w.o, path, d);
-    if (rc < 0)
+    return trace_chrome_export(m, NULL, path, bw_window, d);
+}
+
+int trace_chrome_export(const struct trace_model *m, const char *trace_path, const char *path,
+                        uint64_t bw_window, struct diag *d)
+{
+    struct out *w = sim_xcalloc(1, sizeof(*w)); /* the cache of times is large */
+    w->first = true;
+    int rc = trace_out_open(&w->o, path, d);
+    if (rc < 0) {
+        free(w);
         return rc;
+    }
+    w->src = trace_path ? trace_detsrc_open(trace_path) : NULL;
     double ghz = trace_model_clock_ghz(m);
-    w.us_per_cycle = 1.0 / ((ghz > 0 ? ghz : 1.0) * 1000.0);
+    w->us_per_cycle = 1.0 / ((ghz > 0 ? ghz : 1.0) * 1000.0);
     struct layout L;
     plan(m, &L);
 
-    trace_out_lit(&w.o, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+    trace_out_lit(&w->o, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
     char name[32];
     for (int s = 0; s < L.nsips; s++) {
         int n = snprintf(name, sizeof(name), "sip%d", s);
-        name_meta(&w, "process_name", (uint32_t)s + 1, 0, name, (size_t)n);
+        name_meta(w, "process_name", (uint32_t)s + 1, 0, name, (size_t)n);
     }
     if (L.other_pid)
-        name_meta(&w, "process_name", (uint32_t)L.other_pid, 0, L.nsips ? "other" : "npu",
+        name_meta(w, "process_name", (uint32_t)L.other_pid, 0, L.nsips ? "other" : "npu",
                   strlen(L.nsips ? "other" : "npu"));
-    name_meta(&w, "process_name", (uint32_t)L.token_pid, 0, "tokens and markers", 18);
-    name_meta(&w, "process_name", (uint32_t)L.dram_pid, 0, "DRAM", 4);
-    name_meta(&w, "process_name", (uint32_t)L.res_pid, 0, "HBMs and links", 14);
+    name_meta(w, "process_name", (uint32_t)L.token_pid, 0, "tokens and markers", 18);
+    name_meta(w, "process_name", (uint32_t)L.dram_pid, 0, "DRAM", 4);
+    name_meta(w, "process_name", (uint32_t)L.res_pid, 0, "HBMs and links", 14);
     static const char *const phase[2] = {"PREFILL", "DECODE"};
     for (int ph = 0; ph < 2; ph++)
         for (uint32_t k = 0; k < L.tok_lanes[ph]; k++)
-            lane_meta(&w, (uint32_t)L.token_pid, token_tid(&L, ph, k), phase[ph], strlen(phase[ph]),
+            lane_meta(w, (uint32_t)L.token_pid, token_tid(&L, ph, k), phase[ph], strlen(phase[ph]),
                       k, (ph ? L.tok_lanes[0] : 0) + k);
     for (uint32_t t = 0; t < trace_model_track_count(m); t++) {
         uint32_t nm = trace_model_track_get(m, t)->name;
         for (uint32_t k = 0; k < L.lanes[t]; k++)
-            lane_meta(&w, L.pid[t], (uint64_t)L.tid[t] + k, trace_model_str(m, nm),
+            lane_meta(w, L.pid[t], (uint64_t)L.tid[t] + k, trace_model_str(m, nm),
                       trace_model_str_len(m, nm), k, L.tid[t] + k);
     }
-    engine_events(&w, m, &L);
-    markers(&w, m, &L);
-    tokens(&w, m, &L);
-    bandwidth(&w, m, &L, bw_window);
-    resource_bandwidth(&w, m, &L);
-    dependency_flows(&w, m, &L);
-    critical_paths(&w, m, &L);
-    trace_out_lit(&w.o, "\n]}\n");
+    engine_events(w, m, &L);
+    markers(w, m, &L);
+    tokens(w, m, &L);
+    bandwidth(w, m, &L, bw_window);
+    resource_bandwidth(w, m, &L);
+    dependency_flows(w, m, &L);
+    critical_paths(w, m, &L);
+    trace_out_lit(&w->o, "\n]}\n");
     free(L.pid);
     free(L.tid);
     free(L.lanes);
     free(L.ev_lane);
     free(L.tok_lane);
-    return trace_out_commit(&w.o, d);
+    trace_detsrc_close(w->src);
+    rc = trace_out_commit(&w->o, d);
+    free(w);
+    return rc;
 }

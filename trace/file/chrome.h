@@ -24,4 +24,10 @@
 int trace_chrome_write(const struct trace_model *m, const char *path, uint64_t bw_window,
                        struct diag *d);
 
+/* trace_chrome_write for a model loaded from the trace file at trace_path (NULL: none):
+ * the events' details are read again from that file in order, in bounded memory
+ * (trace/file/detsrc.h); the output is the same. */
+int trace_chrome_export(const struct trace_model *m, const char *trace_path, const char *path,
+                        uint64_t bw_window, struct diag *d);
+
 #endif

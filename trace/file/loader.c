@@ -74,6 +74,8 @@ struct loader {
     bool recover;                               /* a cut trace: keep what came before the cut */
     int threads;                                /* trace_load_opts.threads */
     size_t cut;                                 /* recover: where the trace was cut, or SIZE_MAX */
+    bool check_only;                            /* trace_load_opts.check_only */
+    uint64_t checked; /* check_only: the events checked and not kept (as their model ids) */
 };
 
 /* Under recover, failure rc at offset at is the cut of a truncated trace (not a stop) */
@@ -724,22 +726,23 @@ static int64_t details_uint(const cJSON *v)
     return trace_json_uint(v, &x) ? (int64_t)x : -1;
 }
 
-/* Element index of timeline_events -> its model event (for dependency_ids). */
+/* Element index of timeline_events -> its model event (for dependency_ids; check_only: a
+ * bit per element, set for an ENGINE_EVENT, whose id is then its element index). */
 static void remember_element(struct loader *L, int64_t index, uint64_t ev)
 {
     if (index < 0)
         return;
-    size_t k = (size_t)index;
-    if (k >= L->capelem) {
+    size_t k = (size_t)index, slot = L->check_only ? k / 64 : k;
+    if (slot >= L->capelem) {
         size_t cap = L->capelem ? L->capelem : 1024;
-        while (cap <= k)
+        while (cap <= slot)
             cap *= 2;
         L->elem_ev = sim_xreallocarray(L->elem_ev, cap, sizeof(*L->elem_ev));
         for (size_t j = L->capelem; j < cap; j++)
-            L->elem_ev[j] = UINT64_MAX;
+            L->elem_ev[j] = L->check_only ? 0 : UINT64_MAX;
         L->capelem = cap;
     }
-    L->elem_ev[k] = ev;
+    L->elem_ev[slot] = L->check_only ? L->elem_ev[slot] | 1ull << (k % 64) : ev;
     L->nelem = k + 1 > L->nelem ? k + 1 : L->nelem;
 }
 
@@ -784,9 +787,12 @@ static void resolve_deps(struct loader *L)
 {
     for (size_t i = 0; i < L->ndeps; i++) {
         uint64_t on = L->deps[i][1];
-        uint64_t ev = on < L->nelem ? L->elem_ev[on] : UINT64_MAX;
+        uint64_t ev = on >= L->nelem ? UINT64_MAX : !L->check_only ? L->elem_ev[on] : on;
+        if (L->check_only && ev != UINT64_MAX && !(L->elem_ev[on / 64] >> (on % 64) & 1u))
+            ev = UINT64_MAX; /* no ENGINE_EVENT there */
         if (ev != UINT64_MAX && ev != L->deps[i][0]) {
-            trace_model_add_dep(L->m, L->deps[i][0], ev);
+            if (!L->check_only)
+                trace_model_add_dep(L->m, L->deps[i][0], ev);
             continue;
         }
         char path[48];
@@ -840,10 +846,12 @@ static void load_engine_event(struct loader *L, const struct rec *R, size_t off)
         .op_kind = (uint8_t)kind,
         .site = site_of(L, details),
     };
-    uint64_t i = trace_model_add_event(L->m, &ev);
+    uint64_t i = L->check_only ? L->checked++ : trace_model_add_event(L->m, &ev);
     see_end(L, e);
     remember_element(L, R->index, i);
-    read_deps(L, R, i);
+    read_deps(L, R, L->check_only ? (uint64_t)R->index : i);
+    if (L->check_only)
+        return;
     /* the op columns: what the analyses read of its details, once (a details that is not
      * an object is dropped, as get_details says, and read as none) */
     struct trace_opinfo oi;
@@ -909,7 +917,9 @@ static void load_mem_event(struct loader *L, const struct rec *R)
         .cmdq_id = (int32_t)cmdq,
         .write = dir == 1,
     };
-    trace_model_add_mem_access(L->m, &a);
+    L->checked += L->check_only; /* counted, not kept */
+    if (!L->check_only)
+        trace_model_add_mem_access(L->m, &a);
 }
 
 static void load_token_event(struct loader *L, const struct rec *R)
@@ -1417,12 +1427,14 @@ static void release_zfile(void *ctx)
 /* Load the plain text in f (taken: closed on failure, kept by the model else). */
 static int load_zfile(struct trace_zfile *f, const char *name, struct trace_report *r,
                       struct trace_model **out, struct diag *d, const struct trace_load_progress *p,
-                      bool recover, int threads, size_t *cut)
+                      bool recover, int threads, size_t *cut, const struct trace_load_opts *o)
 {
     struct loader L = {.name = name, .p = f->p, .n = f->n, .mapped = f->mapped, .r = r, .d = d};
-    L.progress = p, L.recover = recover, L.threads = threads;
+    L.progress = p, L.recover = recover, L.threads = threads, L.check_only = o && o->check_only;
     int rc = load(&L, out);
     *cut = L.cut;
+    if (o && o->checked)
+        *o->checked = L.checked;
     if (rc < 0) {
         trace_z_close(f);
         return rc;
@@ -1455,7 +1467,7 @@ int trace_load_buffer(const char *data, size_t len, const char *name, struct tra
             return rc;
     }
     size_t cut;
-    return load_zfile(&f, name, r, out, d, NULL, false, 0, &cut);
+    return load_zfile(&f, name, r, out, d, NULL, false, 0, &cut, NULL);
 }
 
 int trace_load_file(const char *path, struct trace_report *r, struct trace_model **out,
@@ -1492,7 +1504,7 @@ int trace_load_file_opts(const char *path, const struct trace_load_opts *o, stru
         return rc;
     size_t at = SIZE_MAX, n = f.n;
     bool zcut = f.st.cut;
-    rc = load_zfile(&f, path, r, out, d, p, recover, o ? o->threads : 0, &at);
+    rc = load_zfile(&f, path, r, out, d, p, recover, o ? o->threads : 0, &at, o);
     if (rc == 0 && cut && (at != SIZE_MAX || zcut))
         *cut = (struct trace_load_cut){true, at != SIZE_MAX ? at : n, zcut};
     return rc;

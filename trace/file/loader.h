@@ -68,6 +68,12 @@ struct trace_load_opts {
     const struct trace_load_progress *progress;
     bool recover;
     int threads;
+    /* check_only (validate): every record is checked and reported as in a load, but the
+     * model keeps no ENGINE_EVENTs and no MEM_ACCESS_EVENTs (nor their op columns,
+     * transfers and dependencies), only their count in *checked (may be NULL): memory is
+     * the strings, tracks, tokens, markers and samples, whatever the number of events. */
+    bool check_only;
+    uint64_t *checked;
 };
 
 /* Where a recovered trace was cut: at the byte offset (of the decompressed text) of the

@@ -14,3 +14,16 @@ int trace_validate_file(const char *path, struct trace_report *r, struct trace_m
         trace_model_free(m);
     return rc;
 }
+
+int trace_validate_stream(const char *path, struct trace_report *r, struct trace_model **light,
+                          uint64_t *records, struct diag *d)
+{
+    uint64_t checked = 0;
+    struct trace_load_opts o = {.check_only = true, .checked = &checked};
+    *records = 0;
+    int rc = trace_load_file_opts(path, &o, r, light, NULL, d);
+    if (rc == 0)
+        *records = checked + trace_model_event_count(*light) + trace_model_token_count(*light) +
+                   trace_model_marker_count(*light) + trace_model_mem_access_count(*light);
+    return rc;
+}

@@ -20,4 +20,15 @@
 int trace_validate_file(const char *path, struct trace_report *r, struct trace_model **model_out,
                         struct diag *d);
 
+/*
+ * Check a trace file as trace_validate_file does (the same problems in r, the same
+ * failures), in bounded memory: the file is read element by element and the events are
+ * checked and counted, not kept (trace_load_opts.check_only). *light receives a model
+ * without ENGINE_EVENTs and MEM_ACCESS_EVENTs (its metadata, config, tracks, tokens, markers,
+ * samples and ignored counts), or NULL on failure; *records the records read: events,
+ * memory accesses, tokens and markers.
+ */
+int trace_validate_stream(const char *path, struct trace_report *r, struct trace_model **light,
+                          uint64_t *records, struct diag *d);
+
 #endif

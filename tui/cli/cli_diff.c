@@ -585,12 +585,9 @@ static struct sim_value *to_json(const struct cli_diff_opts *o, const struct tra
     } else {
         sim_value_map_set_take(v, "energy", sim_value_null());
     }
-    struct sim_value *l = sim_value_map_set_take(v, "launches", sim_value_list());
-    for (size_t i = 0; i < d->nlaunches; i++)
-        sim_value_list_push_take(l, region_json(&d->launches[i]));
-    struct sim_value *mk = sim_value_map_set_take(v, "markers", sim_value_list());
-    for (size_t i = 0; i < d->nmarkers; i++)
-        sim_value_list_push_take(mk, region_json(&d->markers[i]));
+    /* filled as they are written (write_json) */
+    sim_value_map_set_take(v, "launches", sim_value_list());
+    sim_value_map_set_take(v, "markers", sim_value_list());
     if (sd) /* both traces have call sites */
         sim_value_map_set_take(v, "lines", lines_json(sd));
     struct sim_value *cs = sim_value_map_set_take(v, "conditions", sim_value_list());
@@ -603,6 +600,40 @@ static struct sim_value *to_json(const struct cli_diff_opts *o, const struct tra
         sim_value_map_set_bool(c, "held", res[i].held);
     }
     return v;
+}
+
+/*
+ * Write v (to_json's) to out as trace_out_value does, with the regions of its "launches"
+ * and "markers" lists made and written one at a time: a long run has thousands of launches,
+ * whose tree would take gigabytes.
+ */
+static void write_json(struct trace_out *out, const struct sim_value *v, const struct trace_diff *d)
+{
+    trace_out_char(out, '{');
+    for (size_t i = 0; i < v->u.map.len; i++) {
+        const char *k = v->u.map.keys[i];
+        if (i)
+            trace_out_char(out, ',');
+        trace_out_str(out, k, strlen(k));
+        trace_out_char(out, ':');
+        bool launches = strcmp(k, "launches") == 0;
+        if (!launches && strcmp(k, "markers") != 0) {
+            trace_out_value(out, v->u.map.vals[i]);
+            continue;
+        }
+        const struct trace_diff_region *r = launches ? d->launches : d->markers;
+        size_t n = launches ? d->nlaunches : d->nmarkers;
+        trace_out_char(out, '[');
+        for (size_t j = 0; j < n; j++) {
+            struct sim_value *x = region_json(&r[j]);
+            if (j)
+                trace_out_char(out, ',');
+            trace_out_value(out, x);
+            sim_value_free(x);
+        }
+        trace_out_char(out, ']');
+    }
+    trace_out_char(out, '}');
 }
 
 /* ---- conditions -------------------------------------------------------------------------------
@@ -633,7 +664,7 @@ int cli_diff(const struct cli_diff_opts *o)
         trace_model_free(a);
         return CLI_EXIT_USAGE;
     }
-    struct trace_diff_opts dopts = {.bw_window = o->bw_window};
+    struct trace_diff_opts dopts = {.bw_window = o->bw_window, .no_pairs = true};
     struct trace_diff *d = trace_diff_new(a, b, &dopts);
     struct trace_srcdiff *sd = trace_srcdiff_new(a, b);
     struct trace_diffcond_result *res = sim_xcalloc(o->nconds ? o->nconds : 1, sizeof(*res));
@@ -663,7 +694,7 @@ int cli_diff(const struct cli_diff_opts *o)
         struct trace_out out;
         fflush(stdout);
         trace_out_open_fd(&out, STDOUT_FILENO);
-        trace_out_value(&out, v);
+        write_json(&out, v, d);
         trace_out_char(&out, '\n');
         struct diag dg;
         if (trace_out_commit(&out, &dg) < 0) {

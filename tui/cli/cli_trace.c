@@ -45,11 +45,6 @@ static struct trace_model *load_opts(const char *path, struct trace_report *r, b
     return m;
 }
 
-static struct trace_model *load(const char *path, struct trace_report *r)
-{
-    return load_opts(path, r, false, NULL);
-}
-
 /* After summary or export of a trace with e records in error: one line pointing to
  * validate. */
 static void note_errors(const char *path, uint64_t e)
@@ -81,8 +76,13 @@ int cli_validate(const char *file, unsigned long long max_errors, bool strict)
     size_t keep = max_errors == 0 || max_errors > SIZE_MAX ? SIZE_MAX : (size_t)max_errors;
     struct trace_report *r = trace_report_new(keep);
     trace_report_set_strict(r, strict);
-    struct trace_model *m = load(file, r);
-    if (!m) {
+    /* checked as it is read: the events are counted, not kept */
+    struct trace_model *m = NULL;
+    uint64_t n = 0;
+    struct diag dg;
+    diag_clear(&dg);
+    if (trace_validate_stream(file, r, &m, &n, &dg) < 0) {
+        print_diag(&dg);
         trace_report_free(r);
         return CLI_EXIT_USAGE;
     }
@@ -105,8 +105,6 @@ int cli_validate(const char *file, unsigned long long max_errors, bool strict)
         printf("%s: ... %llu more problem%s not listed (--max-errors)\n", f,
                (unsigned long long)(total - trace_report_count(r)),
                plural(total - trace_report_count(r)));
-    uint64_t n = trace_model_event_count(m) + trace_model_token_count(m) +
-                 trace_model_marker_count(m) + trace_model_mem_access_count(m);
     char nn[48] = "";
     if (notes)
         snprintf(nn, sizeof(nn), ", %llu note%s", (unsigned long long)notes, plural(notes));
@@ -374,7 +372,7 @@ int cli_export_chrome(const char *in, const char *out)
     struct diag d;
     diag_clear(&d);
     int rc = CLI_EXIT_OK;
-    if (trace_chrome_write(m, out, 0, &d) < 0) {
+    if (trace_chrome_export(m, in, out, 0, &d) < 0) {
         print_diag(&d);
         rc = CLI_EXIT_FAIL;
     } else {
