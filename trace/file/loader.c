@@ -15,6 +15,7 @@
 #include "trace/file/arena.h"
 #include "trace/file/compress.h"
 #include "trace/file/fastjson.h"
+#include "trace/file/jscan.h"
 #include "trace/file/pparse.h"
 #include "trace/model/format.h"
 #include "trace/model/json.h"
@@ -54,8 +55,7 @@ struct loader {
     struct trace_report *r;
     struct diag *d;
     struct trace_arena arena;
-    unsigned char *stack; /* owned: the scanner's container stack */
-    size_t stack_cap;
+    struct trace_jscan scan; /* the scanner over the bytes (its stack owned) */
     bool seen[K_COUNT];
     bool have_end;
     uint64_t max_end; /* largest end_cycle of ENGINE and TOKEN events */
@@ -143,203 +143,6 @@ static void release_upto(struct loader *L, size_t off, bool force)
     }
 }
 
-/* ---- the iterative scanner ------------------------------------------------------------- */
-
-static size_t skip_ws(const struct loader *L, size_t i)
-{
-    while (i < L->n) {
-        char c = L->p[i];
-        if (c != ' ' && c != '\n' && c != '\r' && c != '\t')
-            break;
-        i++;
-    }
-    return i;
-}
-
-struct scan_err {
-    size_t pos;
-    const char *msg;
-    size_t depth; /* deepest nesting seen */
-};
-
-static int scan_string(const struct loader *L, size_t i, size_t *out, struct scan_err *e)
-{
-    const char *p = L->p;
-    for (i++;;) {
-        const char *q = memchr(p + i, '"', L->n - i);
-        size_t stop = q ? (size_t)(q - p) : L->n;
-        const char *bs = memchr(p + i, '\\', stop - i);
-        if (!bs) {
-            if (!q) {
-                e->pos = L->n, e->msg = "unterminated string";
-                return -1;
-            }
-            *out = stop + 1;
-            return 0;
-        }
-        i = (size_t)(bs - p);
-        if (i + 1 >= L->n) {
-            e->pos = L->n, e->msg = "unterminated string";
-            return -1;
-        }
-        char c = p[i + 1];
-        if (c == 'u') {
-            for (int k = 2; k < 6; k++) {
-                if (i + (size_t)k >= L->n || !strchr("0123456789abcdefABCDEF", p[i + (size_t)k]) ||
-                    !p[i + (size_t)k]) {
-                    e->pos = i, e->msg = "invalid \\u escape in a string";
-                    return -1;
-                }
-            }
-            i += 6;
-        } else if (c && strchr("\"\\/bfnrt", c)) {
-            i += 2;
-        } else {
-            e->pos = i, e->msg = "invalid escape in a string";
-            return -1;
-        }
-    }
-}
-
-static bool is_digit(char c)
-{
-    return c >= '0' && c <= '9';
-}
-
-static int scan_number(const struct loader *L, size_t i, size_t *out, struct scan_err *e)
-{
-    const char *p = L->p;
-    size_t n = L->n, s = i;
-    if (i < n && p[i] == '-')
-        i++;
-    if (i < n && p[i] == '0') {
-        i++;
-    } else if (i < n && is_digit(p[i])) {
-        while (i < n && is_digit(p[i]))
-            i++;
-    } else {
-        goto bad;
-    }
-    if (i < n && p[i] == '.') {
-        if (++i >= n || !is_digit(p[i]))
-            goto bad;
-        while (i < n && is_digit(p[i]))
-            i++;
-    }
-    if (i < n && (p[i] == 'e' || p[i] == 'E')) {
-        i++;
-        if (i < n && (p[i] == '+' || p[i] == '-'))
-            i++;
-        if (i >= n || !is_digit(p[i]))
-            goto bad;
-        while (i < n && is_digit(p[i]))
-            i++;
-    }
-    *out = i;
-    return 0;
-bad:
-    e->pos = s, e->msg = "invalid number";
-    return -1;
-}
-
-static int push(struct loader *L, size_t depth, unsigned char c)
-{
-    if (depth == L->stack_cap) {
-        L->stack_cap = L->stack_cap ? L->stack_cap * 2 : 256;
-        L->stack = sim_xrealloc(L->stack, L->stack_cap);
-    }
-    L->stack[depth] = c;
-    return 0;
-}
-
-/* A member key and its colon, at i (after whitespace). */
-static int scan_key(const struct loader *L, size_t i, size_t *out, struct scan_err *e)
-{
-    i = skip_ws(L, i);
-    if (i >= L->n || L->p[i] != '"') {
-        e->pos = i, e->msg = i >= L->n ? "unexpected end of file" : "expected a member name";
-        return -1;
-    }
-    if (scan_string(L, i, &i, e) < 0)
-        return -1;
-    i = skip_ws(L, i);
-    if (i >= L->n || L->p[i] != ':') {
-        e->pos = i, e->msg = "expected ':' after a member name";
-        return -1;
-    }
-    *out = i + 1;
-    return 0;
-}
-
-/* Check the JSON value at i and find its end, without recursion or allocation per level
- * beyond one byte of stack. Returns 0 (*out: the end), or -1 with e filled. */
-static int scan_value(struct loader *L, size_t i, size_t *out, struct scan_err *e)
-{
-    const char *p = L->p;
-    size_t depth = 0;
-    e->depth = 0;
-    for (;;) {
-        /* a value */
-        i = skip_ws(L, i);
-        if (i >= L->n) {
-            e->pos = i, e->msg = "unexpected end of file";
-            return -1;
-        }
-        char c = p[i];
-        if (c == '{' || c == '[') {
-            push(L, depth++, (unsigned char)c);
-            if (depth > e->depth)
-                e->depth = depth;
-            i = skip_ws(L, i + 1);
-            if (i < L->n && p[i] == (c == '{' ? '}' : ']')) {
-                depth--, i++;
-            } else {
-                if (c == '{' && scan_key(L, i, &i, e) < 0)
-                    return -1;
-                continue;
-            }
-        } else if (c == '"') {
-            if (scan_string(L, i, &i, e) < 0)
-                return -1;
-        } else if (c == '-' || is_digit(c)) {
-            if (scan_number(L, i, &i, e) < 0)
-                return -1;
-        } else if (L->n - i >= 4 &&
-                   (memcmp(p + i, "true", 4) == 0 || memcmp(p + i, "null", 4) == 0)) {
-            i += 4;
-        } else if (L->n - i >= 5 && memcmp(p + i, "false", 5) == 0) {
-            i += 5;
-        } else {
-            e->pos = i, e->msg = "expected a value";
-            return -1;
-        }
-        /* after a value: close containers or go on to the next member */
-        for (;;) {
-            if (depth == 0) {
-                *out = i;
-                return 0;
-            }
-            i = skip_ws(L, i);
-            char top = (char)L->stack[depth - 1];
-            if (i < L->n && p[i] == ',') {
-                i++;
-                if (top == '{' && scan_key(L, i, &i, e) < 0)
-                    return -1;
-                break;
-            }
-            if (i < L->n && p[i] == (top == '{' ? '}' : ']')) {
-                depth--, i++;
-                continue;
-            }
-            e->pos = i;
-            e->msg = i >= L->n    ? "unexpected end of file"
-                     : top == '{' ? "expected ',' or '}'"
-                                  : "expected ',' or ']'";
-            return -1;
-        }
-    }
-}
-
 /* ---- parsing one value with cJSON ---------------------------------------------------- */
 
 /*
@@ -368,8 +171,8 @@ static cJSON *parse_at(struct loader *L, size_t i, size_t *end, const char *pref
                     TRACE_LOAD_ELEMENT_LIMIT >> 20);
         return NULL;
     }
-    struct scan_err se = {0};
-    if (scan_value(L, i, end, &se) < 0) {
+    struct trace_jscan_err se = {0};
+    if (trace_jscan_value(&L->scan, i, end, &se) < 0) {
         *rc = fatal(L, se.pos, SIM_EPARSE, "%s: invalid JSON: %s", path, se.msg);
         return NULL;
     }
@@ -1087,7 +890,7 @@ static int walk_array(struct loader *L, size_t *ip, const char *name,
                       void (*fn)(struct loader *, const cJSON *, uint64_t, size_t), bool two,
                       struct trace_pparse **pp)
 {
-    size_t i = skip_ws(L, *ip + 1);
+    size_t i = trace_jscan_ws(L->p, L->n, *ip + 1);
     char b[32];
     if (i < L->n && L->p[i] == ']') {
         *ip = i + 1;
@@ -1097,7 +900,7 @@ static int walk_array(struct loader *L, size_t *ip, const char *name,
     if (two)
         *pp = trace_pparse_start(L->p, L->n, i, TRACE_LOAD_ELEMENT_LIMIT);
     for (uint64_t idx = 0;; idx++) {
-        i = skip_ws(L, i);
+        i = trace_jscan_ws(L->p, L->n, i);
         size_t end;
         int rc = 0;
         cJSON *j = NULL;
@@ -1118,13 +921,14 @@ static int walk_array(struct loader *L, size_t *ip, const char *name,
             if (L->progress->fn(L->progress->ctx, end, L->n, trace_model_event_count(L->m)))
                 return fatal(L, SIZE_MAX, SIM_ESTATE, "the load was stopped");
         }
-        i = skip_ws(L, end);
+        i = trace_jscan_ws(L->p, L->n, end);
         release_upto(L, i, false);
         if (i < L->n && L->p[i] == ',') {
             i++;
             if (alone && *pp && restarts-- > 0) { /* the worker stopped at a skipped element */
                 trace_pparse_free(*pp);
-                *pp = trace_pparse_start(L->p, L->n, skip_ws(L, i), TRACE_LOAD_ELEMENT_LIMIT);
+                *pp = trace_pparse_start(L->p, L->n, trace_jscan_ws(L->p, L->n, i),
+                                         TRACE_LOAD_ELEMENT_LIMIT);
             }
             continue;
         }
@@ -1165,7 +969,7 @@ static void check_version(struct loader *L, const cJSON *v, size_t off, int *rc)
     char *end;
     errno = 0;
     unsigned long major = strtoul(s, &end, 10);
-    if (end == s || !is_digit(*s) || (*end && *end != '.') || errno) {
+    if (end == s || !(*s >= '0' && *s <= '9') || (*end && *end != '.') || errno) {
         *rc = fatal(L, off, SIM_EINVAL, "version: %s is not a version like \"1.0\"",
                     trace_json_describe(v, b, sizeof(b)));
         return;
@@ -1289,18 +1093,18 @@ static int load_top(struct loader *L)
     size_t i = 0;
     if (L->n >= 3 && memcmp(L->p, "\xEF\xBB\xBF", 3) == 0)
         i = 3; /* a UTF-8 byte order mark */
-    i = skip_ws(L, i);
+    i = trace_jscan_ws(L->p, L->n, i);
     if (i >= L->n)
         return fatal(L, SIZE_MAX, SIM_EPARSE, "not a trace: the file is empty");
     if (L->p[i] != '{')
         return fatal(L, i, SIM_EPARSE, "not a trace: expected '{', found %s",
                      found(L, i, b, sizeof(b)));
-    i = skip_ws(L, i + 1);
+    i = trace_jscan_ws(L->p, L->n, i + 1);
     if (i < L->n && L->p[i] == '}') {
         i++;
     } else {
         for (;;) {
-            i = skip_ws(L, i);
+            i = trace_jscan_ws(L->p, L->n, i);
             size_t member = i;
             if ((i >= L->n || L->p[i] != '"') && cut_here(L, -SIM_EPARSE, member))
                 break;
@@ -1308,8 +1112,8 @@ static int load_top(struct loader *L)
                 return fatal(L, i, SIM_EPARSE, "expected a member name, found %s",
                              found(L, i, b, sizeof(b)));
             size_t kend = i;
-            struct scan_err se = {0};
-            int src = scan_string(L, i, &kend, &se);
+            struct trace_jscan_err se = {0};
+            int src = trace_jscan_string(&L->scan, i, &kend, &se);
             if (src < 0 && cut_here(L, -SIM_EPARSE, member))
                 break;
             if (src < 0)
@@ -1329,16 +1133,16 @@ static int load_top(struct loader *L)
                 trace_report_at(L->r, TRACE_SEV_ERROR, top_names[k], -1, NULL,
                                 "appears twice (the first is used)");
             trace_arena_reset(&L->arena);
-            i = skip_ws(L, kend);
+            i = trace_jscan_ws(L->p, L->n, kend);
             if ((i >= L->n || L->p[i] != ':') && cut_here(L, -SIM_EPARSE, member))
                 break;
             if (i >= L->n || L->p[i] != ':')
                 return fatal(L, i, SIM_EPARSE, "expected ':' after a member name, found %s",
                              found(L, i, b, sizeof(b)));
-            i = skip_ws(L, i + 1);
+            i = trace_jscan_ws(L->p, L->n, i + 1);
             size_t end = i;
             if (k == K_COUNT || L->seen[k]) {
-                int vrc = scan_value(L, i, &end, &se);
+                int vrc = trace_jscan_value(&L->scan, i, &end, &se);
                 if (vrc < 0 && cut_here(L, -SIM_EPARSE, member))
                     break;
                 if (vrc < 0)
@@ -1353,7 +1157,7 @@ static int load_top(struct loader *L)
                 if (L->cut != SIZE_MAX)
                     break;
             }
-            i = skip_ws(L, end);
+            i = trace_jscan_ws(L->p, L->n, end);
             if (i < L->n && L->p[i] == ',') {
                 i++;
                 continue;
@@ -1368,7 +1172,7 @@ static int load_top(struct loader *L)
                          found(L, i, b, sizeof(b)));
         }
     }
-    i = L->cut != SIZE_MAX ? L->n : skip_ws(L, i);
+    i = L->cut != SIZE_MAX ? L->n : trace_jscan_ws(L->p, L->n, i);
     if (i < L->n)
         return fatal(L, i, SIM_EPARSE, "unexpected %s after the trace", found(L, i, b, sizeof(b)));
     if (!L->seen[K_VERSION])
@@ -1400,7 +1204,7 @@ static int load(struct loader *L, struct trace_model **out)
     int rc = load_top(L);
     trace_arena_install(saved);
     trace_arena_fini(&L->arena);
-    free(L->stack);
+    trace_jscan_free(&L->scan);
     release_upto(L, L->n, true);
     if (rc == 0)
         resolve_deps(L);
@@ -1430,6 +1234,7 @@ static int load_zfile(struct trace_zfile *f, const char *name, struct trace_repo
                       bool recover, int threads, size_t *cut, const struct trace_load_opts *o)
 {
     struct loader L = {.name = name, .p = f->p, .n = f->n, .mapped = f->mapped, .r = r, .d = d};
+    L.scan = (struct trace_jscan){.p = f->p, .n = f->n};
     L.progress = p, L.recover = recover, L.threads = threads, L.check_only = o && o->check_only;
     int rc = load(&L, out);
     *cut = L.cut;
