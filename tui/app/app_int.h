@@ -38,6 +38,8 @@ enum {
     WORK_NS = 10 * 1000 * 1000,  /* time box of a batch of work per frame */
     IDLE_WORK_NS = 1000 * 1000,  /* a work slice this short found nothing to do yet */
     IDLE_WAIT_MS = 5,            /* then the loop waits this long for input */
+    HOLD_WAIT_MS = 20,           /* a run held by an analysis (tui/panes/task.h): input, or a
+                                    frame of its progress, this often */
     BIG_BODY = 16,               /* from this body height on, the bottom panes show */
     WIDE = 90,                   /* from this width on, two bottom panes side by side */
 };

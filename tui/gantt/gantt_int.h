@@ -115,7 +115,6 @@ struct tui_gantt {
     char path_next_name[96];
     char path_status[96]; /* its progress last said in the status line */
     uint64_t path_next_start;
-    bool path_threaded;
 
     /* the strips under the rows (gantt_strip.c): y of their first row, -1 when absent */
     bool show_util, show_heat;
