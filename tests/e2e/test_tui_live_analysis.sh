@@ -140,8 +140,15 @@ else fail "the run goes on" "events $e0, then $e1"; fi
 tmux_screen
 if grep -q FINISHED <<<"$SCREEN"; then ok "as of: the run finished first (nothing to say)"
 else expect_screen "the result says as of when" 'Bottleneck  run: .* as of [0-9.]+ [num]?s' 10; fi
+tmux_keys z # the pane maximized: the evidence, then the experiment below it
+tmux_screen
+if grep -q FINISHED <<<"$SCREEN"; then ok "the experiment: the run finished first"
+else expect_screen "the experiment waits while the run goes (it would take its cores)" \
+    'experiment: starts once the run is paused or finished' 10; fi
+tmux_keys Space
+expect_screen "paused: the experiment starts" 'experiment: running the workload again' 15
 tmux_keys q
 expect_exit "q exits 0" 0
-none_left "q: nothing left"
+none_left "q: nothing left (the experiment ended with it)"
 
 finish

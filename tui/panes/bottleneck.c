@@ -21,6 +21,8 @@ enum {
     MIN_REFRESH_NS = 500 * 1000 * 1000, /* a live verdict, at most twice a second */
     COST_FACTOR = 10,                   /* ... and at most a tenth of the time */
     EVIDENCE = 12,                      /* evidence lines of the selected row */
+    STILL_NS = 1000 * 1000 * 1000,      /* live: the run stood still this long (paused or
+                                           finished): the experiment may start */
 };
 
 /* A line of the table: the run, a kernel launch, or the host messages together. */
@@ -52,6 +54,7 @@ struct tui_bottleneck {
     size_t exp_runs, exp_total;          /* progress */
     char exp_msg[SIM_DIAG_MSG_MAX + 32]; /* why there is none, or what failed */
     uint64_t exp_t0;
+    uint64_t seen_gen, seen_at; /* live: the model's generation, and since when (tui_now_ns) */
 };
 
 /* A live verdict cancelled before it was done (tui_task_release): dropped, due again. */
@@ -102,6 +105,7 @@ static void exp_start(struct tui_bottleneck *b)
 {
     b->exp_started = true;
     b->dirty = true;
+    b->exp_msg[0] = 0;
     struct tui_whatif_workload w;
     struct diag d = {0};
     /* with the plug-ins its run loaded (run_metadata.plugins): the experiment loads them */
@@ -138,6 +142,22 @@ static bool exp_poll(struct tui_bottleneck *b)
         snprintf(b->exp_msg, sizeof(b->exp_msg), "failed: %s", d.msg);
     }
     return true;
+}
+
+/* Whether the experiment may start: at once for a loaded trace; live, once the run has stood
+ * still for STILL_NS, since the experiment runs the workload again beside it, taking the cores
+ * the run uses (with the run going, it would slow it down by half on two cores). */
+static bool run_still(struct tui_bottleneck *b, const struct tui_view *v)
+{
+    if (!v->live)
+        return true;
+    uint64_t g = trace_model_generation(b->m), now = tui_now_ns();
+    if (g != b->seen_gen || !b->seen_at) {
+        b->seen_gen = g;
+        b->seen_at = now;
+        return false;
+    }
+    return now - b->seen_at >= STILL_NS;
 }
 
 static bool kernel_launch(const struct trace_verdict_item *it)
@@ -259,13 +279,17 @@ static bool bn_work(void *self, struct tui_view *v, uint64_t budget_ns)
     if (due(b, v))
         compute(b);
     bool news = !b->exp_started;
-    if (news)
+    if (news && run_still(b, v))
         exp_start(b);
+    else if (news)
+        snprintf(b->exp_msg, sizeof(b->exp_msg),
+                 "starts once the run is paused or finished (it runs the workload again, on the "
+                 "cores the run uses)");
     if (exp_poll(b))
         news = b->dirty = true;
     /* live, a newer model keeps the pane asking for slices until the verdict follows; a
      * running experiment, until it ends; news of it, for one more frame */
-    return (b->v && trace_model_generation(b->m) != b->gen) || b->bg || news;
+    return (b->v && trace_model_generation(b->m) != b->gen) || b->bg || news || !b->exp_started;
 }
 
 /* The experiment's lines for the selected row (launch: its index in the experiment, or
