@@ -60,6 +60,7 @@ open() {
     tmux_keys "$1"
     expect_screen "$2: the pane shows its progress" "$2: computing \\([0-9.]+ s\\)" 10
     expect_screen "$2: it says the run waits for it" 'the run waits for it' 5
+    expect_screen "$2: the header says the run is held" '^ npuscope +LIVE .*held by an analysis' 5
     PID=$(app_pid)
 }
 

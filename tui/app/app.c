@@ -246,6 +246,8 @@ static void draw_header(struct tui_app *a)
                  st->backwards ? " (reached backwards)" : "");
         if (st->events_per_sec > 0 && st->mode == TUI_MODE_LIVE)
             snprintf(rate, sizeof(rate), "%s ev/s", tui_fmt_si(a1, sizeof(a1), st->events_per_sec));
+        if (st->mode == TUI_MODE_LIVE && tui_task_holding()) /* tui/panes/task.h */
+            snprintf(rate, sizeof(rate), "held by an analysis");
         if (st->speed && strcmp(st->speed, "max") != 0 && st->mode != TUI_MODE_FINISHED)
             snprintf(speed, sizeof(speed), "speed %s", st->speed);
     }
@@ -558,7 +560,11 @@ void tui_app_work(struct tui_app *a, uint64_t budget_ns)
 {
     uint64_t t0 = tui_now_ns();
     /* an analysis reading the live model on a worker holds the run (tui/panes/task.h) */
-    if (a->src->ops->running(a->src) && !tui_task_holding()) {
+    bool held = tui_task_holding();
+    if (held != a->held)
+        a->header_dirty = true; /* it says so */
+    a->held = held;
+    if (a->src->ops->running(a->src) && !held) {
         struct diag d;
         diag_clear(&d);
         if (a->src->ops->tick(a->src, budget_ns, &d) < 0) {

@@ -101,6 +101,7 @@ struct tui_app {
     bool single; /* one pane takes the whole body */
     bool full;   /* everything must be drawn again */
     bool header_dirty, footer_dirty;
+    bool held;    /* an analysis held the run at the last work (tui/panes/task.h) */
     int border_x; /* column between the two bottom panes, or -1 */
     uint64_t drawn_gen, drawn_rev, drawn_msg;
     struct tui_source_status drawn_status;

@@ -108,7 +108,7 @@ struct tui_gantt {
     char path_name[96];          /* the launch it is of (escaped) */
     uint64_t *path_spans;        /* owned: (track, start, end) of its ops, by track and start */
     size_t path_nspans;
-    /* the path being computed: on a worker for a loaded trace (tui/panes/task.h) */
+    /* the path being computed on a worker (tui/panes/task.h) */
     struct tui_task *path_task;          /* owned */
     struct trace_critpath *path_next;    /* owned: the task's while it runs */
     struct trace_critpath_input path_in; /* its input; events owned */
