@@ -16,3 +16,8 @@ echo
 # the Llama-7B-shaped decode step in the TUI: key presses answered while it runs
 bash "$(dirname "$0")/live_keys.sh" "$(dirname "$(dirname "$bin")")/npuscope" sim/configs/large.yaml \
     "llm_decode:dim=4096,heads=32,ff=11008,layers=32,prompt=128,gen=8,dtype=f16,pes=0"
+echo
+# the verdict of a live run at 50 M events: v answered, keys meanwhile, the run's speed with
+# the pane open and closed
+bash "$(dirname "$0")/live_verdict.sh" "$(dirname "$(dirname "$bin")")/npuscope" \
+    "llm_decode:layers=32,gen=512" 50000000 30

@@ -246,6 +246,8 @@ static void draw_header(struct tui_app *a)
                  st->backwards ? " (reached backwards)" : "");
         if (st->events_per_sec > 0 && st->mode == TUI_MODE_LIVE)
             snprintf(rate, sizeof(rate), "%s ev/s", tui_fmt_si(a1, sizeof(a1), st->events_per_sec));
+        if (st->mode == TUI_MODE_LIVE && tui_task_holding()) /* tui/panes/task.h */
+            snprintf(rate, sizeof(rate), "held by an analysis");
         if (st->speed && strcmp(st->speed, "max") != 0 && st->mode != TUI_MODE_FINISHED)
             snprintf(speed, sizeof(speed), "speed %s", st->speed);
     }
@@ -557,7 +559,12 @@ bool tui_app_busy(struct tui_app *a)
 void tui_app_work(struct tui_app *a, uint64_t budget_ns)
 {
     uint64_t t0 = tui_now_ns();
-    if (a->src->ops->running(a->src)) {
+    /* an analysis reading the live model on a worker holds the run (tui/panes/task.h) */
+    bool held = tui_task_holding();
+    if (held != a->held)
+        a->header_dirty = true; /* it says so */
+    a->held = held;
+    if (a->src->ops->running(a->src) && !held) {
         struct diag d;
         diag_clear(&d);
         if (a->src->ops->tick(a->src, budget_ns, &d) < 0) {
@@ -656,6 +663,7 @@ static enum tui_result control(struct tui_app *a, enum tui_control c)
                          "a saved trace: nothing to run (space, s, S, c drive a live simulation)");
         return TUI_RES_REDRAW;
     }
+    tui_task_release(); /* the model is about to change: live analyses are cancelled */
     struct diag d;
     diag_clear(&d);
     if (a->src->ops->control(a->src, c, &d) < 0) {
@@ -680,6 +688,7 @@ static enum tui_result step_line(struct tui_app *a)
     }
     char pe[128];
     trace_srcstep_pe_of(a->m, tui_view_focus_event(&a->view), pe, sizeof(pe));
+    tui_task_release();
     struct diag d;
     diag_clear(&d);
     if (a->src->ops->step_line(a->src, pe, &d) < 0) {
@@ -711,6 +720,7 @@ static enum tui_result go_back(struct tui_app *a, enum tui_back how, uint64_t ar
                           .filter_engine = a->view.filter_engine,
                           .filter_kind = a->view.filter_kind};
     tui_gantt_zoom_get(a->panes[P_GANTT].self, &k.zoom);
+    tui_task_release();
     struct diag d;
     diag_clear(&d);
     if (a->src->ops->back(a->src, how, arg, &k, sizeof(k), &d) < 0) {
@@ -739,6 +749,7 @@ static enum tui_result reload(struct tui_app *a)
                           .filter_kind = a->view.filter_kind,
                           .reload = true};
     tui_gantt_zoom_get(a->panes[P_GANTT].self, &k.zoom);
+    tui_task_release();
     struct diag d;
     diag_clear(&d);
     if (a->src->ops->reload(a->src, &k, sizeof(k), &d) == 0)
@@ -759,6 +770,7 @@ static void run_until(struct tui_app *a, const char *text)
                          "not a time: cycles (12000), a time with ns/us/ms (12.5us), or +N");
         return;
     }
+    tui_task_release();
     struct diag d;
     diag_clear(&d);
     if (a->src->ops->run_until(a->src, t, &d) < 0) {
@@ -1282,7 +1294,9 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
          * it may be drawn. Then take every input already queued before drawing again. */
         int timeout = -1;
         if (a->src->ops->running(a->src))
-            timeout = a->src->ops->wait_ms ? a->src->ops->wait_ms(a->src) : 0;
+            timeout = tui_task_holding()     ? HOLD_WAIT_MS
+                      : a->src->ops->wait_ms ? a->src->ops->wait_ms(a->src)
+                                             : 0;
         if (a->work_pending) {
             int wk = spent < IDLE_WORK_NS ? IDLE_WAIT_MS : 0;
             timeout = timeout < 0 || wk < timeout ? wk : timeout;

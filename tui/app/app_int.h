@@ -38,6 +38,8 @@ enum {
     WORK_NS = 10 * 1000 * 1000,  /* time box of a batch of work per frame */
     IDLE_WORK_NS = 1000 * 1000,  /* a work slice this short found nothing to do yet */
     IDLE_WAIT_MS = 5,            /* then the loop waits this long for input */
+    HOLD_WAIT_MS = 20,           /* a run held by an analysis (tui/panes/task.h): input, or a
+                                    frame of its progress, this often */
     BIG_BODY = 16,               /* from this body height on, the bottom panes show */
     WIDE = 90,                   /* from this width on, two bottom panes side by side */
 };
@@ -99,6 +101,7 @@ struct tui_app {
     bool single; /* one pane takes the whole body */
     bool full;   /* everything must be drawn again */
     bool header_dirty, footer_dirty;
+    bool held;    /* an analysis held the run at the last work (tui/panes/task.h) */
     int border_x; /* column between the two bottom panes, or -1 */
     uint64_t drawn_gen, drawn_rev, drawn_msg;
     struct tui_source_status drawn_status;

@@ -108,14 +108,13 @@ struct tui_gantt {
     char path_name[96];          /* the launch it is of (escaped) */
     uint64_t *path_spans;        /* owned: (track, start, end) of its ops, by track and start */
     size_t path_nspans;
-    /* the path being computed: on a worker for a loaded trace (tui/panes/task.h) */
+    /* the path being computed on a worker (tui/panes/task.h) */
     struct tui_task *path_task;          /* owned */
     struct trace_critpath *path_next;    /* owned: the task's while it runs */
     struct trace_critpath_input path_in; /* its input; events owned */
     char path_next_name[96];
     char path_status[96]; /* its progress last said in the status line */
     uint64_t path_next_start;
-    bool path_threaded;
 
     /* the strips under the rows (gantt_strip.c): y of their first row, -1 when absent */
     bool show_util, show_heat;

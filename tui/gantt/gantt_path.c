@@ -221,13 +221,26 @@ static void path_show(struct tui_gantt *g, struct tui_view *v)
     say_fitting(v, g->rect.w, m, 4);
 }
 
-/* Compute and show the path of launch cmdq: at once for a live model, else on a worker
- * (tui_gantt_path_work shows it when it is ready). */
+/* A live path cancelled before it was done (tui_task_release): dropped. */
+static void path_discard(void *arg)
+{
+    struct tui_gantt *g = arg;
+    if (g->path_next)
+        trace_critpath_fini(g->path_next);
+    free(g->path_next);
+    g->path_next = NULL;
+    free((uint64_t *)g->path_in.events);
+    g->path_in.events = NULL;
+}
+
+/* Compute and show the path of launch cmdq on a worker (tui_gantt_path_work shows it when it
+ * is ready); live, over the model held still meanwhile (tui/panes/task.h). */
 static void show_path(struct tui_gantt *g, struct tui_view *v, int32_t cmdq)
 {
     if (!g->path_task) {
         g->path_task = tui_task_new();
-        g->path_threaded = !v->live;
+        if (v->live)
+            tui_task_set_live(g->path_task, path_discard);
     }
     if (tui_task_running(g->path_task)) {
         tui_view_message(v, TUI_STYLE_STATUS, "the critical path of %s is still being computed",
@@ -244,7 +257,7 @@ static void show_path(struct tui_gantt *g, struct tui_view *v, int32_t cmdq)
                                                .n = n,
                                                .start = g->path_next_start,
                                                .max_decode = PATH_MAX_DECODE};
-    tui_task_start(g->path_task, path_run, g, g->path_threaded);
+    tui_task_start(g->path_task, path_run, g, true);
     if (tui_task_take_done(g->path_task))
         path_show(g, v);
     else

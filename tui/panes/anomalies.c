@@ -21,7 +21,6 @@ struct tui_anomalies {
     struct trace_anomalies a;
     struct tui_task *task;       /* owned: computes next */
     struct trace_anomalies next; /* the list being computed (the task's while it runs) */
-    bool threaded;               /* a loaded trace: computed on a worker thread */
     uint64_t gen, drawn_gen, computed_at;
     bool valid;
     size_t sel, top;
@@ -30,12 +29,22 @@ struct tui_anomalies {
     int list_y; /* y of the first row in the last render */
 };
 
+/* A live list cancelled before it was done (tui_task_release): dropped, stale again. */
+static void discard(void *arg)
+{
+    struct tui_anomalies *p = arg;
+    trace_anomalies_fini(&p->next);
+    memset(&p->next, 0, sizeof(p->next));
+    p->gen = UINT64_MAX;
+}
+
 struct tui_anomalies *tui_anomalies_new(struct tui_view *v)
 {
     struct tui_anomalies *p = sim_xcalloc(1, sizeof(*p));
     p->m = v->m;
     p->task = tui_task_new();
-    p->threaded = !v->live;
+    if (v->live)
+        tui_task_set_live(p->task, discard);
     return p;
 }
 
@@ -73,14 +82,14 @@ static bool take(struct tui_anomalies *p)
     return true;
 }
 
-/* Find the anomalies: at once for a live model, else started on the worker (take picks
- * them up). */
+/* Find the anomalies: started on the worker (take picks them up); live, over the model held
+ * still meanwhile (tui/panes/task.h). */
 static void compute(struct tui_anomalies *p)
 {
     if (tui_task_running(p->task))
         return;
     p->gen = trace_model_generation(p->m);
-    tui_task_start(p->task, run, p, p->threaded);
+    tui_task_start(p->task, run, p, true);
     take(p);
 }
 
@@ -94,7 +103,8 @@ static bool anomalies_sync(void *self, struct tui_view *v)
     struct tui_anomalies *p = self;
     (void)v;
     bool took = take(p);
-    if (stale(p) && (!p->valid || tui_now_ns() - p->computed_at >= REFRESH_NS))
+    if (stale(p) &&
+        (!p->valid || (tui_now_ns() - p->computed_at >= REFRESH_NS && tui_task_due(p->task))))
         compute(p);
     return took || tui_task_running(p->task) || (p->valid && p->gen != p->drawn_gen);
 }
@@ -109,7 +119,7 @@ static bool anomalies_work(void *self, struct tui_view *v, uint64_t budget_ns)
         return true;
     if (!stale(p))
         return false;
-    if (tui_now_ns() - p->computed_at >= REFRESH_NS)
+    if (tui_now_ns() - p->computed_at >= REFRESH_NS && tui_task_due(p->task))
         compute(p);
     return stale(p) || tui_task_running(p->task);
 }

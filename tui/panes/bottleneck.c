@@ -21,6 +21,8 @@ enum {
     MIN_REFRESH_NS = 500 * 1000 * 1000, /* a live verdict, at most twice a second */
     COST_FACTOR = 10,                   /* ... and at most a tenth of the time */
     EVIDENCE = 12,                      /* evidence lines of the selected row */
+    STILL_NS = 1000 * 1000 * 1000,      /* live: the run stood still this long (paused or
+                                           finished): the experiment may start */
 };
 
 /* A line of the table: the run, a kernel launch, or the host messages together. */
@@ -34,9 +36,9 @@ struct tui_bottleneck {
     struct trace_verdict *v;     /* owned, or NULL until computed */
     struct tui_task *task;       /* owned: computes next */
     struct trace_verdict *next;  /* the verdict being computed (the task's while it runs) */
-    bool threaded;               /* a loaded trace: computed on a worker thread */
     uint64_t started;            /* when the task started (tui_now_ns) */
     uint64_t gen;                /* the model generation it was computed for */
+    uint64_t as_of, as_of_next;  /* the model's end (cycles) it was computed at; of next */
     uint64_t at, cost;           /* when (tui_now_ns) and how long it took */
     struct row *rows;            /* owned */
     size_t nrows, sel;
@@ -52,14 +54,25 @@ struct tui_bottleneck {
     size_t exp_runs, exp_total;          /* progress */
     char exp_msg[SIM_DIAG_MSG_MAX + 32]; /* why there is none, or what failed */
     uint64_t exp_t0;
+    uint64_t seen_gen, seen_at; /* live: the model's generation, and since when (tui_now_ns) */
 };
+
+/* A live verdict cancelled before it was done (tui_task_release): dropped, due again. */
+static void discard(void *arg)
+{
+    struct tui_bottleneck *b = arg;
+    trace_verdict_free(b->next);
+    b->next = NULL;
+    b->gen = UINT64_MAX;
+}
 
 struct tui_bottleneck *tui_bottleneck_new(struct tui_view *v)
 {
     struct tui_bottleneck *b = sim_xcalloc(1, sizeof(*b));
     b->m = v->m;
     b->task = tui_task_new();
-    b->threaded = !v->live;
+    if (v->live)
+        tui_task_set_live(b->task, discard);
     return b;
 }
 
@@ -92,6 +105,7 @@ static void exp_start(struct tui_bottleneck *b)
 {
     b->exp_started = true;
     b->dirty = true;
+    b->exp_msg[0] = 0;
     struct tui_whatif_workload w;
     struct diag d = {0};
     /* with the plug-ins its run loaded (run_metadata.plugins): the experiment loads them */
@@ -130,6 +144,22 @@ static bool exp_poll(struct tui_bottleneck *b)
     return true;
 }
 
+/* Whether the experiment may start: at once for a loaded trace; live, once the run has stood
+ * still for STILL_NS, since the experiment runs the workload again beside it, taking the cores
+ * the run uses (with the run going, it would slow it down by half on two cores). */
+static bool run_still(struct tui_bottleneck *b, const struct tui_view *v)
+{
+    if (!v->live)
+        return true;
+    uint64_t g = trace_model_generation(b->m), now = tui_now_ns();
+    if (g != b->seen_gen || !b->seen_at) {
+        b->seen_gen = g;
+        b->seen_at = now;
+        return false;
+    }
+    return now - b->seen_at >= STILL_NS;
+}
+
 static bool kernel_launch(const struct trace_verdict_item *it)
 {
     const struct trace_region *r = it->region;
@@ -156,6 +186,7 @@ static bool take(struct tui_bottleneck *b)
     trace_verdict_free(b->v);
     b->v = b->next;
     b->next = NULL;
+    b->as_of = b->as_of_next;
     free(b->rows);
     b->rows = sim_xcalloc(b->v->nlaunches + 2, sizeof(*b->rows));
     b->nrows = 0;
@@ -198,15 +229,16 @@ static bool take(struct tui_bottleneck *b)
     return true;
 }
 
-/* Judge the run: at once for a live model, else started on the worker (take picks it
- * up). */
+/* Judge the run: started on the worker (take picks it up); live, over the model held still
+ * meanwhile (tui/panes/task.h). */
 static void compute(struct tui_bottleneck *b)
 {
     if (tui_task_running(b->task))
         return;
     b->started = tui_now_ns();
     b->gen = trace_model_generation(b->m);
-    tui_task_start(b->task, run, b, b->threaded);
+    b->as_of_next = trace_model_t_max(b->m);
+    tui_task_start(b->task, run, b, true);
     take(b);
 }
 
@@ -223,7 +255,7 @@ static bool due(const struct tui_bottleneck *b, const struct tui_view *v)
         return true;
     uint64_t wait = b->cost * COST_FACTOR;
     wait = wait > MIN_REFRESH_NS ? wait : MIN_REFRESH_NS;
-    return tui_now_ns() - b->at >= wait;
+    return tui_now_ns() - b->at >= wait && tui_task_due(b->task);
 }
 
 static bool bn_sync(void *self, struct tui_view *v)
@@ -247,13 +279,17 @@ static bool bn_work(void *self, struct tui_view *v, uint64_t budget_ns)
     if (due(b, v))
         compute(b);
     bool news = !b->exp_started;
-    if (news)
+    if (news && run_still(b, v))
         exp_start(b);
+    else if (news)
+        snprintf(b->exp_msg, sizeof(b->exp_msg),
+                 "starts once the run is paused or finished (it runs the workload again, on the "
+                 "cores the run uses)");
     if (exp_poll(b))
         news = b->dirty = true;
     /* live, a newer model keeps the pane asking for slices until the verdict follows; a
      * running experiment, until it ends; news of it, for one more frame */
-    return (b->v && trace_model_generation(b->m) != b->gen) || b->bg || news;
+    return (b->v && trace_model_generation(b->m) != b->gen) || b->bg || news || !b->exp_started;
 }
 
 /* The experiment's lines for the selected row (launch: its index in the experiment, or
@@ -420,13 +456,17 @@ static void bn_render(void *self, struct tui_canvas *c, struct tui_rect r, struc
     const struct trace_verdict_item *run = &b->v->run;
     snprintf(title, sizeof(title), " Bottleneck  run: %s%s",
              bound_short(b->v, run, bound, sizeof(bound)), run->running ? " (running)" : "");
-    if (v->live && trace_model_generation(b->m) != b->gen) {
-        char t[48];
+    if (v->live && (trace_model_generation(b->m) != b->gen || tui_task_running(b->task))) {
+        char t[48], st[96];
         double ghz = trace_model_clock_ghz(b->m);
         size_t n = strlen(title);
         snprintf(title + n, sizeof(title) - n, "  as of %s",
-                 ghz > 0 ? tui_fmt_ns(t, sizeof(t), (double)trace_model_t_max(b->m) / ghz)
-                         : tui_fmt_si(t, sizeof(t), (double)trace_model_t_max(b->m)));
+                 ghz > 0 ? tui_fmt_ns(t, sizeof(t), (double)b->as_of / ghz)
+                         : tui_fmt_si(t, sizeof(t), (double)b->as_of));
+        n = strlen(title);
+        if (tui_task_running(b->task)) /* the run waits for it (tui/panes/task.h) */
+            snprintf(title + n, sizeof(title) - n, ", refreshing: %s",
+                     tui_task_status(b->task, st, sizeof(st)));
     }
     tui_canvas_text(c, r.x, r.y, r.w, ts, title, TUI_TEXT_ELLIPSIS);
     b->rows_visible = r.h - 1;

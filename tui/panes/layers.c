@@ -72,7 +72,6 @@ struct tui_layers {
     struct trace_regions *next_rs; /* the task's while it runs, then taken */
     struct trace_instances next_inst;
     uint32_t *next_ids;
-    bool threaded; /* a loaded trace: computed on a worker thread */
     uint64_t gen, drawn_gen, computed_at;
     bool valid;
     struct row *rows; /* owned: the visible rows in order */
@@ -85,6 +84,19 @@ struct tui_layers {
     bool shown[C_COUNT]; /* columns of the last render */
 };
 
+/* Live layers cancelled before they were done (tui_task_release): dropped, stale again. */
+static void discard(void *arg)
+{
+    struct tui_layers *l = arg;
+    trace_regions_free(l->next_rs);
+    l->next_rs = NULL;
+    trace_instances_fini(&l->next_inst);
+    memset(&l->next_inst, 0, sizeof(l->next_inst));
+    free(l->next_ids);
+    l->next_ids = NULL;
+    l->gen = UINT64_MAX;
+}
+
 struct tui_layers *tui_layers_new(struct tui_view *v)
 {
     struct tui_layers *l = sim_xcalloc(1, sizeof(*l));
@@ -92,7 +104,8 @@ struct tui_layers *tui_layers_new(struct tui_view *v)
     l->sort = C_START;
     l->ascending = true;
     l->task = tui_task_new();
-    l->threaded = !v->live;
+    if (v->live)
+        tui_task_set_live(l->task, discard);
     return l;
 }
 
@@ -331,14 +344,14 @@ static bool take(struct tui_layers *l)
     return true;
 }
 
-/* Account the layers again: at once for a live model, else started on the worker (take
- * picks them up). */
+/* Account the layers again: started on the worker (take picks them up); live, over the model
+ * held still meanwhile (tui/panes/task.h). */
 static void compute(struct tui_layers *l)
 {
     if (tui_task_running(l->task))
         return;
     l->gen = trace_model_generation(l->m);
-    tui_task_start(l->task, run, l, l->threaded);
+    tui_task_start(l->task, run, l, true);
     take(l);
 }
 
@@ -352,7 +365,8 @@ static bool layers_sync(void *self, struct tui_view *v)
     struct tui_layers *l = self;
     (void)v;
     bool took = take(l);
-    if (stale(l) && (!l->valid || tui_now_ns() - l->computed_at >= REFRESH_NS))
+    if (stale(l) &&
+        (!l->valid || (tui_now_ns() - l->computed_at >= REFRESH_NS && tui_task_due(l->task))))
         compute(l);
     return took || tui_task_running(l->task) || (l->valid && l->gen != l->drawn_gen);
 }
@@ -367,7 +381,7 @@ static bool layers_work(void *self, struct tui_view *v, uint64_t budget_ns)
         return true;
     if (!stale(l))
         return false;
-    if (tui_now_ns() - l->computed_at >= REFRESH_NS)
+    if (tui_now_ns() - l->computed_at >= REFRESH_NS && tui_task_due(l->task))
         compute(l);
     return stale(l) || tui_task_running(l->task);
 }

@@ -1,6 +1,8 @@
 /*
  * A pane's analysis off the main loop (see task.h): one worker thread per run, a
- * progress block shared with it (atomics), a flag the worker sets when it is done.
+ * progress block shared with it (atomics), a flag the worker sets when it is done. The live
+ * tasks are kept in a list (only the main loop's thread touches it), so that the main loop
+ * can ask whether one holds the model and cancel them all before it changes.
  */
 #include "tui/panes/task.h"
 
@@ -22,7 +24,15 @@ struct tui_task {
     tui_task_fn fn;
     void *arg;
     uint64_t started; /* tui_now_ns */
+    /* live tasks (tui_task_set_live) */
+    bool live;
+    tui_task_discard_fn discard;
+    struct tui_task *next_live; /* the list of live tasks */
+    uint64_t ran_ns;            /* how long the last run took (written by the worker) */
+    uint64_t ended;             /* when the last run was seen to end (tui_now_ns); 0: none yet */
 };
+
+static struct tui_task *live_tasks; /* the main loop's thread only */
 
 /* The status _exit gives when a worker cannot be stopped in time (tui_task_free). */
 static volatile int exit_status;
@@ -45,6 +55,7 @@ static void *run(void *arg)
 {
     struct tui_task *t = arg;
     t->fn(t->arg, &t->p);
+    t->ran_ns = tui_now_ns() - t->started; /* published by the store below */
     atomic_store_explicit(&t->finished, true, memory_order_release);
     return NULL;
 }
@@ -54,7 +65,46 @@ static void join(struct tui_task *t)
     if (t->joinable) {
         pthread_join(t->thread, NULL);
         t->joinable = false;
+        t->ended = tui_now_ns();
     }
+}
+
+void tui_task_set_live(struct tui_task *t, tui_task_discard_fn discard)
+{
+    if (!t->live) {
+        t->next_live = live_tasks;
+        live_tasks = t;
+    }
+    t->live = true;
+    t->discard = discard;
+}
+
+bool tui_task_holding(void)
+{
+    for (const struct tui_task *t = live_tasks; t; t = t->next_live)
+        if (tui_task_running(t))
+            return true;
+    return false;
+}
+
+void tui_task_release(void)
+{
+    for (struct tui_task *t = live_tasks; t; t = t->next_live) {
+        if (!tui_task_running(t))
+            continue;
+        atomic_store(&t->p.cancel, true);
+        join(t); /* the worker stops at its next progress check */
+        t->done = false;
+        if (t->discard)
+            t->discard(t->arg);
+    }
+}
+
+bool tui_task_due(const struct tui_task *t)
+{
+    if (!t->live || !t->ended)
+        return true;
+    return tui_now_ns() - t->ended >= (uint64_t)TUI_TASK_HOLD_FACTOR * t->ran_ns;
 }
 
 void tui_task_start(struct tui_task *t, tui_task_fn fn, void *arg, bool threaded)
@@ -74,6 +124,8 @@ void tui_task_start(struct tui_task *t, tui_task_fn fn, void *arg, bool threaded
         /* no thread to be had: here, then */
     }
     fn(arg, &t->p);
+    t->ran_ns = tui_now_ns() - t->started;
+    t->ended = tui_now_ns();
     atomic_store(&t->finished, true);
     t->done = true;
 }
@@ -124,7 +176,9 @@ void tui_task_draw(const struct tui_task *t, struct tui_canvas *c, struct tui_re
     if (y < r.y + r.h)
         tui_canvas_printf(c, r.x, y++, r.w, TUI_STYLE_DIM, "%s", what ? what : "");
     if (y < r.y + r.h)
-        tui_canvas_text(c, r.x, y, r.w, TUI_STYLE_DIM, "other keys work meanwhile; q quits at once",
+        tui_canvas_text(c, r.x, y, r.w, TUI_STYLE_DIM,
+                        t->live ? "the run waits for it; other keys work meanwhile; q quits at once"
+                                : "other keys work meanwhile; q quits at once",
                         0);
 }
 
@@ -145,6 +199,11 @@ void tui_task_free(struct tui_task *t)
 {
     if (!t)
         return;
+    for (struct tui_task **q = &live_tasks; *q; q = &(*q)->next_live)
+        if (*q == t) {
+            *q = t->next_live;
+            break;
+        }
     atomic_store(&t->p.cancel, true);
     if (t->joinable) {
         uint64_t t0 = tui_now_ns();

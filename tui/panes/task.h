@@ -1,9 +1,16 @@
 /*
- * An analysis of a pane run without blocking the screen: over a loaded trace (whose model
- * no longer changes) on a worker thread, while the main loop goes on answering keys and
- * drawing its progress; over a live model (which changes between frames) in the pane's own
- * slice of work, at once. Leaving the program cancels it: the worker stops at its next
- * check (trace/model/progress.h).
+ * An analysis of a pane run without blocking the screen: on a worker thread, while the main
+ * loop goes on answering keys and drawing its progress. Leaving the program cancels it: the
+ * worker stops at its next check (trace/model/progress.h).
+ *
+ * A loaded trace's model no longer changes. A live model does (the simulation runs on the
+ * main loop's thread and appends to arrays that move as they grow), so an analysis of a live
+ * model reads a model that is held still: while it runs (tui_task_holding) the main loop does
+ * not advance the run, and whatever would change the model (stepping, going back) first
+ * cancels it (tui_task_release). The run's own speed then drops by the share of time the
+ * analyses hold it: a live task runs again only after TUI_TASK_HOLD_FACTOR times its last run
+ * has passed since (tui_task_due), so the run keeps at least 10/11 of its speed while a pane
+ * stays open, the pane shows the last result meanwhile, and keys are answered throughout.
  */
 #ifndef TUI_TASK_H
 #define TUI_TASK_H
@@ -31,11 +38,32 @@ struct tui_task *tui_task_new(void);
  * now. Returns at once when threaded. */
 void tui_task_start(struct tui_task *t, tui_task_fn fn, void *arg, bool threaded);
 
+/*
+ * Mark t's runs as reading a live model (see above). discard(arg), when not NULL, frees what a
+ * cancelled run left in arg (tui_task_release); it runs on the main loop's thread.
+ */
+typedef void (*tui_task_discard_fn)(void *arg);
+void tui_task_set_live(struct tui_task *t, tui_task_discard_fn discard);
+
+/* Whether a live task is running: the model must not change until it ends. */
+bool tui_task_holding(void);
+
+/* Cancel every running live task and wait for it (a few ms: the next progress check), its
+ * result discarded: the model may change afterwards. */
+void tui_task_release(void);
+
+/* A live task runs again once this many times its last run has passed since it ended. */
+enum { TUI_TASK_HOLD_FACTOR = 10 };
+
+/* Whether t may start now: always for a task that is not live, and for a live task that never
+ * ran; else not before TUI_TASK_HOLD_FACTOR times its last run has passed since it ended. */
+bool tui_task_due(const struct tui_task *t);
+
 /* Whether a threaded run has not finished yet. */
 bool tui_task_running(const struct tui_task *t);
 
 /* True once after a run finished (its result is the caller's to take); false while it
- * runs or when nothing ran since the last call. */
+ * runs, when nothing ran since the last call, or when the run was cancelled. */
 bool tui_task_take_done(struct tui_task *t);
 
 /* Draw the progress of the running task in r: what it is doing, a bar with the percent,

@@ -27,7 +27,6 @@ struct tui_tokens {
     struct trace_token_profile p;
     struct tui_task *task;           /* owned: computes next */
     struct trace_token_profile next; /* the profile being computed (the task's while it runs) */
-    bool threaded;                   /* a loaded trace: computed on a worker thread */
     uint64_t gen, drawn_gen, computed_at;
     bool valid;
     size_t sel, top;
@@ -36,12 +35,22 @@ struct tui_tokens {
     int table_y; /* y of the table's first row in the last render */
 };
 
+/* A live profile cancelled before it was done (tui_task_release): dropped, stale again. */
+static void discard(void *arg)
+{
+    struct tui_tokens *t = arg;
+    trace_token_profile_fini(&t->next);
+    memset(&t->next, 0, sizeof(t->next));
+    t->gen = UINT64_MAX;
+}
+
 struct tui_tokens *tui_tokens_new(struct tui_view *v)
 {
     struct tui_tokens *t = sim_xcalloc(1, sizeof(*t));
     t->m = v->m;
     t->task = tui_task_new();
-    t->threaded = !v->live;
+    if (v->live)
+        tui_task_set_live(t->task, discard);
     return t;
 }
 
@@ -76,14 +85,14 @@ static bool take(struct tui_tokens *t)
     return true;
 }
 
-/* Compute the profile: at once for a live model, else started on the worker (take picks
- * it up). */
+/* Compute the profile: started on the worker (take picks it up); live, over the model held
+ * still meanwhile (tui/panes/task.h). */
 static void compute(struct tui_tokens *t)
 {
     if (tui_task_running(t->task))
         return;
     t->gen = trace_model_generation(t->m);
-    tui_task_start(t->task, run, t, t->threaded);
+    tui_task_start(t->task, run, t, true);
     take(t);
 }
 
@@ -97,7 +106,8 @@ static bool tokens_sync(void *self, struct tui_view *v)
     struct tui_tokens *t = self;
     (void)v;
     bool took = take(t);
-    if (stale(t) && (!t->valid || tui_now_ns() - t->computed_at >= REFRESH_NS))
+    if (stale(t) &&
+        (!t->valid || (tui_now_ns() - t->computed_at >= REFRESH_NS && tui_task_due(t->task))))
         compute(t);
     return took || tui_task_running(t->task) || (t->valid && t->gen != t->drawn_gen);
 }
@@ -112,7 +122,7 @@ static bool tokens_work(void *self, struct tui_view *v, uint64_t budget_ns)
         return true;
     if (!stale(t))
         return false;
-    if (tui_now_ns() - t->computed_at >= REFRESH_NS)
+    if (tui_now_ns() - t->computed_at >= REFRESH_NS && tui_task_due(t->task))
         compute(t);
     return stale(t) || tui_task_running(t->task);
 }

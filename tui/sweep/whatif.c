@@ -869,6 +869,11 @@ int tui_whatif_bg_start(const struct tui_whatif_workload *w, const struct tui_wh
     }
     if (pid == 0) {
         setpgid(0, 0); /* its workers with it: stopped together */
+        /* the viewer's signal handlers are not its own: the SIGTERM of tui_whatif_bg_free
+         * (the viewer quitting) must end it, not be passed on to the viewer's pipe */
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGHUP, SIG_DFL);
         close(p[0]);
         int devnull = open("/dev/null", O_RDWR);
         if (devnull >= 0) { /* nothing of it reaches the viewer's terminal */

@@ -1,0 +1,321 @@
+/*
+ * The analyses of a live run on the worker thread (tui/panes/task.h): the run is held while
+ * one reads the model, so that its result, at every step of a growing model, equals the same
+ * analysis computed from scratch on a model built anew up to that step; a key that moves the
+ * run cancels it at once; a live analysis runs again only after ten times its last run; and
+ * the app's main loop does not tick the run while one holds it. The growing model is a
+ * stand-in for a live simulation: GEMM and DMA ops of several launches, one in flight.
+ */
+#include "test_tui_util.h"
+#include "trace/verdict/anomaly.h"
+#include "trace/verdict/verdict.h"
+#include "tui/app/app.h"
+#include "tui/source/source.h"
+#include "tui/panes/task.h"
+#include "tui/term/view.h"
+
+#include <time.h>
+
+TestSuite(tui_live_task, .init = tui_test_locale);
+
+struct grow {
+    struct trace_model *m;
+    uint32_t te, dma;
+    uint64_t now, open, steps;
+};
+
+/* One step of the run: the op in flight ends, the next starts (a DMA every third step, a
+ * launch every 40 steps, a layer every 10), now moves on. */
+static void grow_step(struct grow *g)
+{
+    trace_model_end_event(g->m, g->open, g->now);
+    g->steps++;
+    char layer[32];
+    snprintf(layer, sizeof(layer), "layer_%llu", (unsigned long long)(g->steps / 10 % 4));
+    bool dma = g->steps % 3 == 0;
+    const char *op = dma ? "dma_copy" : "gemm_f16";
+    struct trace_event ev = {.start = g->now + 10,
+                             .end = g->now + 10,
+                             .track = dma ? g->dma : g->te,
+                             .cmdq_id = (int32_t)(g->steps / 40),
+                             .op_kind = dma ? TRACE_KIND_MEMORY : TRACE_KIND_GEMM,
+                             .flags = TRACE_EV_INFLIGHT};
+    ev.op = trace_model_intern(g->m, op, strlen(op));
+    ev.layer = trace_model_intern(g->m, layer, strlen(layer));
+    g->open = trace_model_add_event(g->m, &ev);
+    g->now += 50 + g->steps % 7 * 20 + (g->steps % 97 == 0 ? 4000 : 0); /* a slow op now and then */
+    trace_model_set_now(g->m, g->now);
+    trace_model_finish(g->m);
+}
+
+static void grow_init(struct grow *g, uint64_t steps)
+{
+    memset(g, 0, sizeof(*g));
+    g->m = trace_model_new();
+    g->te = trace_model_track(g->m, "sip0.cube0.pe0.pe_gemm", TRACE_ENGINE_TE, 0);
+    g->dma = trace_model_track(g->m, "sip0.cube0.pe0.pe_dma", TRACE_ENGINE_DMA, 0);
+    struct trace_event ev = {
+        .track = g->te, .cmdq_id = 0, .op_kind = TRACE_KIND_GEMM, .flags = TRACE_EV_INFLIGHT};
+    ev.op = trace_model_intern(g->m, "gemm_f16", 8);
+    g->open = trace_model_add_event(g->m, &ev);
+    trace_model_finish(g->m);
+    while (g->steps < steps)
+        grow_step(g);
+}
+
+/* What the worker computes: the verdict and the anomalies of the model. */
+struct result {
+    const struct trace_model *m;
+    struct trace_verdict *v;
+    struct trace_anomalies a;
+    int discarded;
+};
+
+static void analyse(void *arg, struct trace_progress *p)
+{
+    struct result *r = arg;
+    struct trace_verdict_opts o = {.progress = p};
+    r->v = trace_verdict_new(r->m, &o);
+    struct trace_anomaly_opts ao;
+    trace_anomaly_opts_default(&ao);
+    ao.progress = p;
+    trace_anomalies_find(r->m, &ao, &r->a);
+}
+
+static void discard(void *arg)
+{
+    struct result *r = arg;
+    trace_verdict_free(r->v);
+    r->v = NULL;
+    trace_anomalies_fini(&r->a);
+    memset(&r->a, 0, sizeof(r->a));
+    r->discarded++;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static double ms_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) * 1e-6;
+}
+
+Test(tui_live_task, the_result_over_the_held_run_equals_one_from_scratch_at_each_step)
+{
+    struct grow g;
+    grow_init(&g, 0);
+    struct result r = {.m = g.m};
+    struct tui_task *t = tui_task_new();
+    tui_task_set_live(t, discard);
+    const uint64_t steps[] = {1, 7, 40, 41, 120, 333, 900, 2000};
+    for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
+        while (g.steps < steps[k]) /* the run goes on while no analysis holds it */
+            grow_step(&g);
+        uint64_t gen = trace_model_generation(g.m);
+        tui_task_start(t, analyse, &r, true);
+        /* the main loop: the run waits while the worker reads the model */
+        while (!tui_task_take_done(t)) {
+            if (!tui_task_holding())
+                cr_assert(!tui_task_running(t), "running, yet not holding the run");
+            sleep_ms(1);
+        }
+        cr_assert(!tui_task_holding());
+        cr_assert_eq(trace_model_generation(g.m), gen);
+        /* from scratch: a model built anew up to the same step, analysed here */
+        struct grow fresh;
+        grow_init(&fresh, g.steps);
+        struct trace_verdict *v = trace_verdict_new(fresh.m, NULL);
+        struct trace_anomalies a;
+        struct trace_anomaly_opts ao;
+        trace_anomaly_opts_default(&ao);
+        trace_anomalies_find(fresh.m, &ao, &a);
+        struct sim_value *want = trace_verdict_to_value(v), *got = trace_verdict_to_value(r.v);
+        cr_assert(sim_value_equal(got, want), "step %llu: the verdicts differ",
+                  (unsigned long long)g.steps);
+        cr_assert_eq(r.a.n, a.n, "step %llu: %zu anomalies, from scratch %zu",
+                     (unsigned long long)g.steps, r.a.n, a.n);
+        for (size_t i = 0; i < a.n; i++)
+            cr_assert(r.a.v[i].kind == a.v[i].kind && r.a.v[i].start == a.v[i].start &&
+                      r.a.v[i].end == a.v[i].end);
+        sim_value_free(want);
+        sim_value_free(got);
+        trace_verdict_free(v);
+        trace_anomalies_fini(&a);
+        trace_model_free(fresh.m);
+        trace_verdict_free(r.v);
+        r.v = NULL;
+        trace_anomalies_fini(&r.a);
+        memset(&r.a, 0, sizeof(r.a));
+    }
+    cr_assert_eq(r.discarded, 0);
+    cr_assert_gt(g.steps, 1000);
+    tui_task_free(t);
+    trace_model_free(g.m);
+}
+
+Test(tui_live_task, release_cancels_a_live_analysis_at_once_and_discards_its_result)
+{
+    struct grow g;
+    grow_init(&g, 500);
+    struct result r = {.m = g.m};
+    setenv("NPUSCOPE_TEST_ANALYSIS_DELAY_US", "2000000", 1); /* 2 s a progress check */
+    struct tui_task *t = tui_task_new();
+    unsetenv("NPUSCOPE_TEST_ANALYSIS_DELAY_US");
+    struct tui_task *loaded = tui_task_new(); /* a loaded trace's: not live */
+    tui_task_set_live(t, discard);
+    tui_task_start(t, analyse, &r, true);
+    cr_assert(tui_task_holding(), "a live analysis holds the run");
+    sleep_ms(20);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    tui_task_release();
+    double took = ms_since(&t0);
+    cr_assert_lt(took, 100, "released in %.0f ms", took);
+    cr_assert(!tui_task_holding());
+    cr_assert(!tui_task_running(t));
+    cr_assert_eq(r.discarded, 1, "its incomplete result was discarded");
+    cr_assert_null(r.v);
+    cr_assert(!tui_task_take_done(t), "a cancelled run is not done");
+    /* the run moves; the next analysis is whole again */
+    grow_step(&g);
+    tui_task_free(t);
+    t = tui_task_new();
+    tui_task_set_live(t, discard);
+    tui_task_start(t, analyse, &r, true);
+    while (!tui_task_take_done(t))
+        sleep_ms(1);
+    cr_assert_not_null(r.v);
+    discard(&r);
+    cr_assert(tui_task_due(loaded), "a task that is not live is always due");
+    tui_task_free(loaded);
+    tui_task_free(t);
+    trace_model_free(g.m);
+}
+
+static void slow(void *arg, struct trace_progress *p)
+{
+    (void)arg, (void)p;
+    sleep_ms(30);
+}
+
+Test(tui_live_task, a_live_analysis_runs_again_after_ten_times_its_last_run)
+{
+    struct tui_task *t = tui_task_new();
+    tui_task_set_live(t, NULL);
+    cr_assert(tui_task_due(t), "never ran: due");
+    tui_task_start(t, slow, NULL, true);
+    while (!tui_task_take_done(t))
+        sleep_ms(1);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    cr_assert(!tui_task_due(t), "not due right after a run of 30 ms");
+    while (!tui_task_due(t))
+        sleep_ms(5);
+    double waited = ms_since(&t0);
+    cr_assert_geq(waited, 250, "due again after %.0f ms", waited); /* 10 x 30 ms, less a tick */
+    cr_assert_lt(waited, 1000, "due again after %.0f ms", waited);
+    tui_task_free(t);
+}
+
+/* ---- the app's main loop ------------------------------------------------------------------ */
+
+struct fake {
+    struct tui_source base;
+    struct grow g;
+    bool paused;
+};
+
+static const struct trace_model *fake_model(struct tui_source *s)
+{
+    return ((struct fake *)s)->g.m;
+}
+
+static void fake_status(struct tui_source *s, struct tui_source_status *out)
+{
+    struct fake *f = (struct fake *)s;
+    *out = (struct tui_source_status){.mode = f->paused ? TUI_MODE_PAUSED : TUI_MODE_LIVE,
+                                      .name = "demo workload",
+                                      .now = f->g.now,
+                                      .events_done = f->g.steps};
+}
+
+static bool fake_running(struct tui_source *s)
+{
+    return !((struct fake *)s)->paused;
+}
+
+static int fake_tick(struct tui_source *s, uint64_t budget_ns, struct diag *d)
+{
+    (void)budget_ns, (void)d;
+    grow_step(&((struct fake *)s)->g);
+    return 0;
+}
+
+static int fake_control(struct tui_source *s, enum tui_control c, struct diag *d)
+{
+    struct fake *f = (struct fake *)s;
+    (void)d;
+    cr_assert(!tui_task_holding(), "the run moves while an analysis reads the model");
+    if (c == TUI_CTL_PAUSE)
+        f->paused = !f->paused;
+    else if (c == TUI_CTL_STEP)
+        f->paused = true, grow_step(&f->g);
+    return 0;
+}
+
+static void fake_free(struct tui_source *s)
+{
+    struct fake *f = (struct fake *)s;
+    trace_model_free(f->g.m);
+    free(f);
+}
+
+static const struct tui_source_ops fake_ops = {
+    .kind = "live",
+    .model = fake_model,
+    .status = fake_status,
+    .running = fake_running,
+    .tick = fake_tick,
+    .control = fake_control,
+    .free = fake_free,
+};
+
+Test(tui_live_task, the_loop_holds_the_run_while_v_computes_and_s_cancels_it)
+{
+    struct fake *f = sim_xcalloc(1, sizeof(*f));
+    f->base.ops = &fake_ops;
+    grow_init(&f->g, 200);
+    setenv("NPUSCOPE_TEST_ANALYSIS_DELAY_US", "2000000", 1);
+    struct tui_app *a = tui_app_new(&f->base, 120, 40, true, NULL, NULL, NULL, NULL);
+    unsetenv("NPUSCOPE_TEST_ANALYSIS_DELAY_US");
+    tui_app_work(a, 1000000);
+    cr_assert_eq(f->g.steps, 201, "the loop ticks the run");
+    tui_app_key(a, 'v');
+    free(tui_canvas_dump(tui_app_render(a), false));
+    cr_assert(tui_task_holding(), "the verdict computes on the worker");
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    uint64_t steps = f->g.steps;
+    for (int i = 0; i < 20; i++)
+        tui_app_work(a, 1000000);
+    cr_assert_lt(ms_since(&t0), 100, "the loop is not blocked by the verdict");
+    cr_assert_eq(f->g.steps, steps, "the run is held while the verdict reads the model");
+    char *d = tui_canvas_dump(tui_app_render(a), false);
+    cr_assert(strstr(d, "verdict: computing"), "%s", d);
+    cr_assert(strstr(d, "the run waits for it"), "%s", d);
+    free(d);
+    /* s: the verdict is cancelled before the run steps (fake_control checks) */
+    tui_app_key(a, ' ');
+    cr_assert(!tui_task_holding());
+    tui_app_key(a, 's');
+    cr_assert_eq(f->g.steps, steps + 1);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    tui_app_free(a); /* a verdict started again meanwhile is cancelled too */
+    cr_assert_lt(ms_since(&t0), 500);
+    tui_source_free(&f->base);
+}
