@@ -34,6 +34,8 @@ struct iblock {
 
 struct imap {
     struct iblock *b; /* owned, in order */
+    uint64_t *top;    /* owned: the hi of each block's last interval, side by side for the
+                         search of the block */
     size_t nb, capb;
 };
 
@@ -43,7 +45,7 @@ static void imap_first(const struct imap *m, uint64_t lo, size_t *bi, size_t *i)
     size_t a = 0, z = m->nb;
     while (a < z) {
         size_t mid = a + (z - a) / 2;
-        if (m->b[mid].v[m->b[mid].n - 1].hi <= lo)
+        if (m->top[mid] <= lo)
             a = mid + 1;
         else
             z = mid;
@@ -69,8 +71,10 @@ static void imap_block_insert(struct imap *m, size_t at)
     if (m->nb == m->capb) {
         m->capb = m->capb ? 2 * m->capb : 16;
         m->b = sim_xreallocarray(m->b, m->capb, sizeof(*m->b));
+        m->top = sim_xreallocarray(m->top, m->capb, sizeof(*m->top));
     }
     memmove(&m->b[at + 1], &m->b[at], (m->nb - at) * sizeof(*m->b));
+    memmove(&m->top[at + 1], &m->top[at], (m->nb - at) * sizeof(*m->top));
     m->b[at] = (struct iblock){sim_xreallocarray(NULL, 2 * IBLOCK + 3, sizeof(struct ival)), 0};
     m->nb++;
 }
@@ -80,6 +84,7 @@ static void imap_assign(struct imap *m, uint64_t lo, uint64_t hi, uint32_t op)
 {
     size_t bi, i;
     imap_first(m, lo, &bi, &i);
+    size_t from = bi; /* the first block changed */
     struct ival put[3];
     size_t np = 0;
     bool first = true, has_right = false;
@@ -102,6 +107,7 @@ static void imap_assign(struct imap *m, uint64_t lo, uint64_t hi, uint32_t op)
         if (--k->n == 0) {
             free(k->v);
             memmove(&m->b[bi], &m->b[bi + 1], (m->nb - bi - 1) * sizeof(*m->b));
+            memmove(&m->top[bi], &m->top[bi + 1], (m->nb - bi - 1) * sizeof(*m->top));
             m->nb--;
             i = 0;
         }
@@ -127,6 +133,9 @@ static void imap_assign(struct imap *m, uint64_t lo, uint64_t hi, uint32_t op)
         b->n = a->n - half;
         a->n = half;
     }
+    from = from < bi ? from : bi;
+    for (size_t j = from; j < m->nb && j <= bi + 1; j++)
+        m->top[j] = m->b[j].v[m->b[j].n - 1].hi;
 }
 
 static void imap_free(struct imap *m)
@@ -134,6 +143,7 @@ static void imap_free(struct imap *m)
     for (size_t k = 0; k < m->nb; k++)
         free(m->b[k].v);
     free(m->b);
+    free(m->top);
 }
 
 /* A small open-addressing map from a tile's string id to its last ended op. */
@@ -243,42 +253,125 @@ static unsigned end_kind(const struct op *o)
  * ends (kind 0) before starts (kind 1) before the ends of ops of no length (kind 2), then by
  * op: two arrays of op indices (the starts, the ends) each sorted so, merged as the sweep
  * goes, in 8 bytes an op rather than two sorted 16-byte points (and qsort's copy of them). */
-/* Sort idx[0..n) (op indices, in increasing order) stably by key(ops[idx]) (below 2^64):
- * 16 bits at a time, as many digits as the keys' range needs; tmp has room for n. */
-static void sort_ops_by(uint32_t *idx, uint32_t *tmp, size_t n, const struct op *ops, bool ends)
+/* The key of op k: its start, or its end point. */
+static uint64_t op_key(const struct op *ops, uint32_t k, bool ends)
+{
+    return ends ? end_point(&ops[k]) : ops[k].start;
+}
+
+/* Merge the sorted runs [0, mid) and [mid, n) of key/idx stably (the first run's on a
+ * tie) through tk/ti (room for n), back into key/idx. */
+static void merge_runs(uint64_t *key, uint32_t *idx, size_t mid, size_t n, uint64_t *tk,
+                       uint32_t *ti)
+{
+    size_t a = 0, b = mid, o = 0;
+    while (a < mid && b < n) {
+        bool second = key[b] < key[a];
+        size_t from = second ? b++ : a++;
+        tk[o] = key[from], ti[o++] = idx[from];
+    }
+    for (; a < mid; a++)
+        tk[o] = key[a], ti[o++] = idx[a];
+    for (; b < n; b++)
+        tk[o] = key[b], ti[o++] = idx[b];
+    memcpy(key, tk, n * sizeof(*key));
+    memcpy(idx, ti, n * sizeof(*idx));
+}
+
+/* Insertion sort of key/idx (stable), giving up once it has moved more than budget
+ * elements: then [0, i) is sorted and [i, n) as it was, i returned (n when done). */
+static size_t insertion_sort(uint64_t *key, uint32_t *idx, size_t n, size_t budget)
+{
+    size_t moved = 0;
+    for (size_t i = 1; i < n; i++) {
+        uint64_t x = key[i];
+        if (key[i - 1] <= x)
+            continue;
+        uint32_t xi = idx[i];
+        size_t j = i;
+        while (j > 0 && key[j - 1] > x) {
+            key[j] = key[j - 1], idx[j] = idx[j - 1];
+            j--;
+        }
+        key[j] = x, idx[j] = xi;
+        moved += i - j;
+        if (moved > budget)
+            return i + 1;
+    }
+    return n;
+}
+
+/*
+ * Sort idx[0..n) (op indices) stably by their keys (op_key): a tie keeps the order idx
+ * had. A model's events come in the order they ended, so the ends are one or two sorted
+ * runs (merged), the starts nearly sorted (an insertion sort while it moves few, else a
+ * radix sort of the keys, in as few digits as their range needs).
+ */
+static void sort_ops_by(uint32_t *idx, size_t n, const struct op *ops, bool ends)
 {
     if (n < 2)
         return;
+    uint64_t *key = sim_xreallocarray(NULL, n, sizeof(*key));
     uint64_t lo = UINT64_MAX, hi = 0;
+    size_t descents = 0, at = 0;
     for (size_t i = 0; i < n; i++) {
-        uint64_t x = ends ? end_point(&ops[idx[i]]) : ops[idx[i]].start;
+        uint64_t x = op_key(ops, idx[i], ends);
+        key[i] = x;
         lo = x < lo ? x : lo;
         hi = x > hi ? x : hi;
+        if (i && x < key[i - 1])
+            descents++, at = i;
     }
-    size_t *count = sim_xmalloc(((size_t)1 << 16) * sizeof(*count));
-    uint32_t *src = idx, *dst = tmp;
-    for (unsigned shift = 0; shift < 64 && ((hi - lo) >> shift) != 0; shift += 16) {
-        memset(count, 0, ((size_t)1 << 16) * sizeof(*count));
-        for (size_t i = 0; i < n; i++) {
-            uint64_t x = ends ? end_point(&ops[src[i]]) : ops[src[i]].start;
-            count[((x - lo) >> shift) & 0xffff]++;
-        }
-        size_t at = 0;
-        for (size_t d = 0; d < ((size_t)1 << 16); d++) {
+    if (!descents) {
+        free(key);
+        return;
+    }
+    uint64_t *tk = sim_xreallocarray(NULL, n, sizeof(*tk));
+    uint32_t *ti = sim_xreallocarray(NULL, n, sizeof(*ti));
+    if (descents == 1) {
+        merge_runs(key, idx, at, n, tk, ti);
+        goto done;
+    }
+    size_t from = insertion_sort(key, idx, n, 4 * n);
+    if (from == n)
+        goto done;
+    /* [0, from) sorted, [from, n) as it was: every element of the first came before every
+     * element of the second, so a stable sort of the whole keeps ties in idx's order */
+    unsigned bits = 0;
+    while (bits < 64 && ((hi - lo) >> bits) != 0)
+        bits++;
+    unsigned passes = (bits + 15) / 16, width = (bits + passes - 1) / passes;
+    size_t nb = (size_t)1 << width, mask = nb - 1;
+    size_t *count = sim_xmalloc(nb * sizeof(*count));
+    uint64_t *sk = key, *dk = tk;
+    uint32_t *si = idx, *di = ti;
+    for (unsigned p = 0; p < passes; p++) {
+        unsigned shift = p * width;
+        memset(count, 0, nb * sizeof(*count));
+        for (size_t i = 0; i < n; i++)
+            count[((sk[i] - lo) >> shift) & mask]++;
+        size_t sum = 0;
+        for (size_t d = 0; d < nb; d++) {
             size_t c = count[d];
-            count[d] = at;
-            at += c;
+            count[d] = sum;
+            sum += c;
         }
         for (size_t i = 0; i < n; i++) {
-            uint64_t x = ends ? end_point(&ops[src[i]]) : ops[src[i]].start;
-            dst[count[((x - lo) >> shift) & 0xffff]++] = src[i];
+            size_t o = count[((sk[i] - lo) >> shift) & mask]++;
+            dk[o] = sk[i], di[o] = si[i];
         }
-        uint32_t *t = src;
-        src = dst, dst = t;
+        uint64_t *t = sk;
+        sk = dk, dk = t;
+        uint32_t *u = si;
+        si = di, di = u;
     }
-    if (src != idx)
-        memcpy(idx, src, n * sizeof(*idx));
+    if (si != idx)
+        memcpy(idx, si, n * sizeof(*idx));
     free(count);
+done:
+    free(tk);
+    free(ti);
+    free(key);
 }
 
 /* The memory ranges of the ops: the caller's opinfo (info, op k's at info[map[k]]), or
@@ -474,10 +567,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
                     ends[ne++] = (uint32_t)k;
         for (size_t k = 0; k < n; k++)
             starts[k] = (uint32_t)k;
-        uint32_t *tmp = sim_xreallocarray(NULL, n, sizeof(*tmp));
-        sort_ops_by(starts, tmp, n, ops, false);
-        sort_ops_by(ends, tmp, n, ops, true);
-        free(tmp);
+        sort_ops_by(starts, n, ops, false);
+        sort_ops_by(ends, n, ops, true);
     }
     uint32_t *pred = sim_xreallocarray(NULL, n, sizeof(*pred));
     uint8_t *why = sim_xreallocarray(NULL, n, sizeof(*why));
