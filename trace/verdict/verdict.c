@@ -42,6 +42,9 @@ struct ctx {
     uint8_t *composite; /* owned: per op name (string id), 0 not looked at, else 1 + whether
                            it names a composite op */
     size_t nnames;
+    /* owned, per resource: where the last search of its samples ended, for the waits and
+       for the DMA ops of the path (each asked in time order) */
+    size_t *hint_wait, *hint_dma;
 };
 
 /* ---- names ------------------------------------------------------------------------------ */
@@ -149,7 +152,7 @@ static void attribute_wait(struct ctx *c, const struct trace_path_step *s, uint6
     uint64_t a = start - s->wait, b = start;
     double mem = 0, host = 0;
     for (size_t i = 0; i < trace_resources_count(c->res); i++) {
-        double u = trace_resources_util(c->res, i, a, b);
+        double u = trace_resources_util_from(c->res, i, a, b, &c->hint_wait[i]);
         if (trace_resources_get(c->res, i)->kind == TRACE_RES_HOST_LINK)
             host = u > host ? u : host;
         else
@@ -200,8 +203,9 @@ static void attribute(struct ctx *c, const struct trace_path_step *s, const stru
                 /* beyond the transfer at full rate: contention when its HBM was busy */
                 size_t h = hbm_of(c, e->track);
                 bool busy = h != SIZE_MAX &&
-                            trace_resources_util(c->res, h, e->start,
-                                                 end > e->start ? end : e->start + 1) >= 0.5;
+                            trace_resources_util_from(c->res, h, e->start,
+                                                      end > e->start ? end : e->start + 1,
+                                                      &c->hint_dma[h]) >= 0.5;
                 if (!busy) {
                     /* the rest is what every transfer pays whatever its size */
                     path[TRACE_PCAT_MEMORY] += data;
@@ -501,6 +505,9 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
     v->own = strncmp(sim_value_get_str(trace_model_metadata(m), "notes", ""), "npuscope ", 9) == 0;
     trace_energy_held(m, &v->energy);
     struct ctx c = {.m = m, .res = trace_resources_new(m)};
+    size_t nres = trace_resources_count(c.res);
+    c.hint_wait = sim_xcalloc(nres ? nres : 1, sizeof(*c.hint_wait));
+    c.hint_dma = sim_xcalloc(nres ? nres : 1, sizeof(*c.hint_dma));
     read_peaks(m, &c.pk);
     c.nnames = trace_model_str_count(m);
     c.composite = sim_xcalloc(c.nnames ? c.nnames : 1, sizeof(*c.composite));
@@ -595,6 +602,8 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
     }
     free(c.hbm_of_track);
     free(c.composite);
+    free(c.hint_wait);
+    free(c.hint_dma);
     trace_resources_free(c.res);
     return v;
 }
