@@ -399,10 +399,13 @@ static struct trace_range ranges_at(const struct ranges *r, size_t i)
     return (struct trace_range){r->space[i], r->lohi[i][0], r->lohi[i][1]};
 }
 
-/* Decode the ranges of ops[0..n) into r; false when p was cancelled. */
+/* Decode the ranges of ops[0..n) (op k is in->events[src[k]]) into r, handing each op's info
+ * to in->each_info; false when in->progress was cancelled. */
 static bool ranges_decode(struct ranges *r, const struct trace_model *m, const struct op *ops,
-                          size_t n, struct trace_spaces *spaces, struct trace_progress *p)
+                          size_t n, struct trace_spaces *spaces,
+                          const struct trace_critpath_input *in, const size_t *src)
 {
+    struct trace_progress *p = in->progress;
     r->first = sim_xreallocarray(NULL, n + 1, sizeof(*r->first));
     r->write = sim_xcalloc(n ? n : 1, sizeof(*r->write));
     for (size_t k = 0; k < n; k++) {
@@ -410,6 +413,8 @@ static bool ranges_decode(struct ranges *r, const struct trace_model *m, const s
             return false;
         struct trace_opinfo oi;
         trace_opinfo_of_event(m, ops[k].ev, spaces, &oi);
+        if (in->each_info)
+            in->each_info(in->each_ctx, src[k], &oi);
         r->first[k] = r->npool;
         size_t need = r->npool + oi.nreads + (oi.has_write ? 1 : 0);
         if (need > r->cap) {
@@ -532,7 +537,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         out->decoded = n;
     } else if (!in->max_decode || n <= in->max_decode) {
         trace_progress_step(in->progress, "critical path: op details", n);
-        if (!ranges_decode(&rg, m, ops, n, &out->spaces, in->progress)) {
+        if (!ranges_decode(&rg, m, ops, n, &out->spaces, in, src)) {
             ranges_fini(&rg);
             free(ops), free(src);
             return; /* cancelled: an empty path */
