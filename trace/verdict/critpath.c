@@ -24,20 +24,40 @@ struct ival {
 
 /* An interval map: disjoint intervals by lo, in blocks of at most 2 * IBLOCK (never empty),
  * so that a write in the middle of a map of millions of ranges moves a block's worth of
- * them, not the map's. */
-enum { IBLOCK = 256 };
+ * them, not the map's. A block keeps its intervals' ends side by side (as the map its
+ * blocks' last ends), so that a search reads few cache lines. */
+enum { IBLOCK = 256, IROOM = 2 * IBLOCK + 3 };
 
 struct iblock {
-    struct ival *v; /* owned, room for 2 * IBLOCK + 3 */
+    uint64_t *lo, *hi; /* owned, room for IROOM each */
+    uint32_t *op;      /* owned */
     size_t n;
 };
 
 struct imap {
     struct iblock *b; /* owned, in order */
-    uint64_t *top;    /* owned: the hi of each block's last interval, side by side for the
-                         search of the block */
+    uint64_t *top;    /* owned: the hi of each block's last interval */
     size_t nb, capb;
 };
+
+static struct ival blk_get(const struct iblock *k, size_t i)
+{
+    return (struct ival){k->lo[i], k->hi[i], k->op[i]};
+}
+
+/* Move the intervals [from, k->n) of k to position to (room permitting). */
+static void blk_shift(struct iblock *k, size_t from, size_t to)
+{
+    size_t c = k->n - from;
+    memmove(&k->lo[to], &k->lo[from], c * sizeof(*k->lo));
+    memmove(&k->hi[to], &k->hi[from], c * sizeof(*k->hi));
+    memmove(&k->op[to], &k->op[from], c * sizeof(*k->op));
+}
+
+static void blk_set(struct iblock *k, size_t i, const struct ival *x)
+{
+    k->lo[i] = x->lo, k->hi[i] = x->hi, k->op[i] = x->op;
+}
 
 /* The first interval whose hi > lo: block *bi, position *i (*bi == nb: none). */
 static void imap_first(const struct imap *m, uint64_t lo, size_t *bi, size_t *i)
@@ -54,11 +74,11 @@ static void imap_first(const struct imap *m, uint64_t lo, size_t *bi, size_t *i)
     *i = 0;
     if (a == m->nb)
         return;
-    const struct iblock *k = &m->b[a];
-    size_t x = 0, y = k->n;
+    const uint64_t *hi = m->b[a].hi;
+    size_t x = 0, y = m->b[a].n;
     while (x < y) {
         size_t mid = x + (y - x) / 2;
-        if (k->v[mid].hi <= lo)
+        if (hi[mid] <= lo)
             x = mid + 1;
         else
             y = mid;
@@ -75,8 +95,15 @@ static void imap_block_insert(struct imap *m, size_t at)
     }
     memmove(&m->b[at + 1], &m->b[at], (m->nb - at) * sizeof(*m->b));
     memmove(&m->top[at + 1], &m->top[at], (m->nb - at) * sizeof(*m->top));
-    m->b[at] = (struct iblock){sim_xreallocarray(NULL, 2 * IBLOCK + 3, sizeof(struct ival)), 0};
+    m->b[at] = (struct iblock){sim_xreallocarray(NULL, IROOM, sizeof(uint64_t)),
+                               sim_xreallocarray(NULL, IROOM, sizeof(uint64_t)),
+                               sim_xreallocarray(NULL, IROOM, sizeof(uint32_t)), 0};
     m->nb++;
+}
+
+static void blk_free(struct iblock *k)
+{
+    free(k->lo), free(k->hi), free(k->op);
 }
 
 /* [lo, hi) was written by op: it replaces what the map said of those bytes. */
@@ -95,7 +122,7 @@ static void imap_assign(struct imap *m, uint64_t lo, uint64_t hi, uint32_t op)
             bi++, i = 0;
             continue;
         }
-        struct ival x = k->v[i];
+        struct ival x = blk_get(k, i);
         if (x.lo >= hi)
             break;
         if (first && x.lo < lo)
@@ -103,9 +130,9 @@ static void imap_assign(struct imap *m, uint64_t lo, uint64_t hi, uint32_t op)
         first = false;
         if (x.hi > hi)
             right = (struct ival){hi, x.hi, x.op}, has_right = true;
-        memmove(&k->v[i], &k->v[i + 1], (k->n - i - 1) * sizeof(*k->v));
+        blk_shift(k, i + 1, i);
         if (--k->n == 0) {
-            free(k->v);
+            blk_free(k);
             memmove(&m->b[bi], &m->b[bi + 1], (m->nb - bi - 1) * sizeof(*m->b));
             memmove(&m->top[bi], &m->top[bi + 1], (m->nb - bi - 1) * sizeof(*m->top));
             m->nb--;
@@ -122,26 +149,29 @@ static void imap_assign(struct imap *m, uint64_t lo, uint64_t hi, uint32_t op)
         i = m->b[bi].n;
     }
     struct iblock *k = &m->b[bi];
-    memmove(&k->v[i + np], &k->v[i], (k->n - i) * sizeof(*k->v));
-    memcpy(&k->v[i], put, np * sizeof(*put));
+    blk_shift(k, i, i + np);
+    for (size_t q = 0; q < np; q++)
+        blk_set(k, i + q, &put[q]);
     k->n += np;
     if (k->n > 2 * IBLOCK) { /* split it in two */
         imap_block_insert(m, bi + 1);
         struct iblock *a = &m->b[bi], *b = &m->b[bi + 1];
-        size_t half = a->n / 2;
-        memcpy(b->v, &a->v[half], (a->n - half) * sizeof(*a->v));
-        b->n = a->n - half;
+        size_t half = a->n / 2, c = a->n - half;
+        memcpy(b->lo, &a->lo[half], c * sizeof(*a->lo));
+        memcpy(b->hi, &a->hi[half], c * sizeof(*a->hi));
+        memcpy(b->op, &a->op[half], c * sizeof(*a->op));
+        b->n = c;
         a->n = half;
     }
     from = from < bi ? from : bi;
     for (size_t j = from; j < m->nb && j <= bi + 1; j++)
-        m->top[j] = m->b[j].v[m->b[j].n - 1].hi;
+        m->top[j] = m->b[j].hi[m->b[j].n - 1];
 }
 
 static void imap_free(struct imap *m)
 {
     for (size_t k = 0; k < m->nb; k++)
-        free(m->b[k].v);
+        blk_free(&m->b[k]);
     free(m->b);
     free(m->top);
 }
@@ -658,7 +688,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
                         break;
                     i = 0;
                 }
-                const struct ival *x = &mp->b[bi].v[i];
+                const struct ival xv = blk_get(&mp->b[bi], i), *x = &xv;
                 if (x->lo >= rd->hi)
                     break;
                 uint32_t c = x->op;
