@@ -262,7 +262,7 @@ static int cmp_u64pair(const void *a, const void *b)
 }
 
 struct op {
-    uint64_t ev;
+    uint64_t src; /* its index in the input's events */
     uint64_t start, end;
     uint32_t track, tile;
 };
@@ -335,13 +335,15 @@ static size_t insertion_sort(uint64_t *key, uint32_t *idx, size_t n, size_t budg
  * Sort idx[0..n) (op indices) stably by their keys (op_key): a tie keeps the order idx
  * had. A model's events come in the order they ended, so the ends are one or two sorted
  * runs (merged), the starts nearly sorted (an insertion sort while it moves few, else a
- * radix sort of the keys, in as few digits as their range needs).
+ * radix sort of the keys, in as few digits as their range needs). key, tk and ti have room
+ * for n: the same for both sorts (a launch of millions of ops would map hundreds of
+ * megabytes afresh for each).
  */
-static void sort_ops_by(uint32_t *idx, size_t n, const struct op *ops, bool ends)
+static void sort_ops_by(uint32_t *idx, size_t n, const struct op *ops, bool ends, uint64_t *key,
+                        uint64_t *tk, uint32_t *ti)
 {
     if (n < 2)
         return;
-    uint64_t *key = sim_xreallocarray(NULL, n, sizeof(*key));
     uint64_t lo = UINT64_MAX, hi = 0;
     size_t descents = 0, at = 0;
     for (size_t i = 0; i < n; i++) {
@@ -352,19 +354,15 @@ static void sort_ops_by(uint32_t *idx, size_t n, const struct op *ops, bool ends
         if (i && x < key[i - 1])
             descents++, at = i;
     }
-    if (!descents) {
-        free(key);
+    if (!descents)
         return;
-    }
-    uint64_t *tk = sim_xreallocarray(NULL, n, sizeof(*tk));
-    uint32_t *ti = sim_xreallocarray(NULL, n, sizeof(*ti));
     if (descents == 1) {
         merge_runs(key, idx, at, n, tk, ti);
-        goto done;
+        return;
     }
     size_t from = insertion_sort(key, idx, n, 4 * n);
     if (from == n)
-        goto done;
+        return;
     /* [0, from) sorted, [from, n) as it was: every element of the first came before every
      * element of the second, so a stable sort of the whole keeps ties in idx's order */
     unsigned bits = 0;
@@ -398,19 +396,15 @@ static void sort_ops_by(uint32_t *idx, size_t n, const struct op *ops, bool ends
     if (si != idx)
         memcpy(idx, si, n * sizeof(*idx));
     free(count);
-done:
-    free(tk);
-    free(ti);
-    free(key);
 }
 
-/* The memory ranges of the ops: the caller's opinfo (info, op k's at info[map[k]]), or
+/* The memory ranges of the ops: the caller's opinfo (info, op k's at info[ops[k].src]), or
  * decoded here and kept as ranges alone (op k's reads at [first[k], ..), then its write
  * when write[k]; first[n] the end; a range's bytes in lohi, its space in space: 17 bytes),
  * a tenth of an opinfo for an op of a read and a write. */
 struct ranges {
     const struct trace_opinfo *info;
-    const size_t *map;
+    const struct op *ops;
     size_t *first;       /* owned: n + 1 of them */
     bool *write;         /* owned */
     uint64_t (*lohi)[2]; /* owned */
@@ -429,11 +423,11 @@ static struct trace_range ranges_at(const struct ranges *r, size_t i)
     return (struct trace_range){r->space[i], r->lohi[i][0], r->lohi[i][1]};
 }
 
-/* Decode the ranges of ops[0..n) (op k is in->events[src[k]]) into r, handing each op's info
- * to in->each_info; false when in->progress was cancelled. */
+/* Decode the ranges of ops[0..n) into r, handing each op's info to in->each_info; false
+ * when in->progress was cancelled. */
 static bool ranges_decode(struct ranges *r, const struct trace_model *m, const struct op *ops,
                           size_t n, struct trace_spaces *spaces,
-                          const struct trace_critpath_input *in, const size_t *src)
+                          const struct trace_critpath_input *in)
 {
     struct trace_progress *p = in->progress;
     r->first = sim_xreallocarray(NULL, n + 1, sizeof(*r->first));
@@ -442,9 +436,9 @@ static bool ranges_decode(struct ranges *r, const struct trace_model *m, const s
         if (k % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(p, k))
             return false;
         struct trace_opinfo oi;
-        trace_opinfo_of_event(m, ops[k].ev, spaces, &oi);
+        trace_opinfo_of_event(m, in->events[ops[k].src], spaces, &oi);
         if (in->each_info)
-            in->each_info(in->each_ctx, src[k], &oi);
+            in->each_info(in->each_ctx, ops[k].src, &oi);
         r->first[k] = r->npool;
         size_t need = r->npool + oi.nreads + (oi.has_write ? 1 : 0);
         if (need > r->cap) {
@@ -482,7 +476,7 @@ static size_t op_reads(const struct ranges *r, uint32_t k,
                        struct trace_range v[TRACE_OPINFO_MAX_READS])
 {
     if (r->info) {
-        const struct trace_opinfo *oi = &r->info[r->map[k]];
+        const struct trace_opinfo *oi = &r->info[r->ops[k].src];
         memcpy(v, oi->reads, oi->nreads * sizeof(*v));
         return oi->nreads;
     }
@@ -496,7 +490,7 @@ static size_t op_reads(const struct ranges *r, uint32_t k,
 static bool op_write(const struct ranges *r, uint32_t k, struct trace_range *w)
 {
     if (r->info) {
-        const struct trace_opinfo *oi = &r->info[r->map[k]];
+        const struct trace_opinfo *oi = &r->info[r->ops[k].src];
         *w = oi->write;
         return oi->has_write;
     }
@@ -536,7 +530,6 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
             op < nstr ? stage_of[op] == 2 : strncmp(trace_model_str(m, op), "TileToken/", 10) == 0;
     }
     struct op *ops = sim_xreallocarray(NULL, in->n ? in->n : 1, sizeof(*ops));
-    size_t *src = sim_xreallocarray(NULL, in->n ? in->n : 1, sizeof(*src)); /* index in in */
     size_t n = 0;
     uint64_t now = trace_model_now(m);
     for (size_t i = 0; i < in->n; i++) {
@@ -547,38 +540,33 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
                                     : strncmp(trace_model_str(m, e->op), "composite_", 10) == 0))
             continue;
         uint64_t end = e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
-        ops[n] = (struct op){in->events[i], e->start, end, e->track, e->tile};
-        src[n++] = i;
+        ops[n++] = (struct op){i, e->start, end, e->track, e->tile};
     }
     free(stage_of), free(comp_of);
     out->ops = n;
     if (!n) {
-        free(ops), free(src);
+        free(ops);
         return;
     }
-    /* their memory ranges: the caller's opinfo (op k's is info[src[k]]), not copied (a
+    /* their memory ranges: the caller's opinfo (op k's is info[ops[k].src]), not copied (a
      * launch of a million ops would copy 150 MB), or decoded here and kept as ranges alone */
     struct ranges rg = {0};
     if (in->info) {
         rg.info = in->info;
-        rg.map = src;
+        rg.ops = ops;
         if (in->info_spaces)
             out->spaces = *in->info_spaces;
         out->decoded = n;
     } else if (!in->max_decode || n <= in->max_decode) {
         trace_progress_step(in->progress, "critical path: op details", n);
-        if (!ranges_decode(&rg, m, ops, n, &out->spaces, in, src)) {
+        if (!ranges_decode(&rg, m, ops, n, &out->spaces, in)) {
             ranges_fini(&rg);
-            free(ops), free(src);
+            free(ops);
             return; /* cancelled: an empty path */
         }
         out->decoded = n;
     } else {
         out->truncated = true;
-    }
-    if (!rg.map) { /* the ops' indices in in serve the caller's opinfo alone */
-        free(src);
-        src = NULL;
     }
     bool with_info = rg.info || rg.first;
 
@@ -602,8 +590,12 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
                     ends[ne++] = (uint32_t)k;
         for (size_t k = 0; k < n; k++)
             starts[k] = (uint32_t)k;
-        sort_ops_by(starts, n, ops, false);
-        sort_ops_by(ends, n, ops, true);
+        uint64_t *key = sim_xreallocarray(NULL, n, sizeof(*key));
+        uint64_t *tk = sim_xreallocarray(NULL, n, sizeof(*tk));
+        uint32_t *ti = sim_xreallocarray(NULL, n, sizeof(*ti));
+        sort_ops_by(starts, n, ops, false, key, tk, ti);
+        sort_ops_by(ends, n, ops, true, key, tk, ti);
+        free(key), free(tk), free(ti);
     }
     uint32_t *pred = sim_xreallocarray(NULL, n, sizeof(*pred));
     uint8_t *why = sim_xreallocarray(NULL, n, sizeof(*why));
@@ -619,7 +611,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     if (trace_model_dep_count(m)) {
         by_ev = sim_xreallocarray(NULL, n, sizeof(*by_ev));
         for (size_t k = 0; k < n; k++)
-            by_ev[k][0] = ops[k].ev, by_ev[k][1] = k;
+            by_ev[k][0] = in->events[ops[k].src], by_ev[k][1] = k;
         qsort(by_ev, n, sizeof(*by_ev), cmp_u64pair);
     }
     bool *ended = sim_xcalloc(n, sizeof(*ended));
@@ -666,7 +658,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         enum trace_dep bw = TRACE_DEP_ORDER;
         struct trace_range brange = {0};
         const uint64_t *on;
-        size_t nd = by_ev ? trace_model_event_deps(m, ops[k].ev, &on) : 0;
+        size_t nd = by_ev ? trace_model_event_deps(m, in->events[ops[k].src], &on) : 0;
         for (size_t q = 0; q < nd; q++) {
             out->with_explicit = true;
             uint64_t key[2] = {on[q], 0};
@@ -718,7 +710,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
             best = last_ended, bw = TRACE_DEP_ORDER;
         pred[k] = best;
         why[k] = (uint8_t)(best == NONE ? TRACE_DEP_START : bw);
-        rng[k] = bw == TRACE_DEP_RAW ? brange : (struct trace_range){0};
+        if (bw == TRACE_DEP_RAW) /* the others stay zero (and their pages untouched) */
+            rng[k] = brange;
     }
 
     /* back from the op that ends last (the latest start on a tie) */
@@ -739,8 +732,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         uint32_t pk = pred[k];
         uint64_t from = pk == NONE ? in->start : ops[pk].end;
         *s = (struct trace_path_step){
-            .ev = ops[k].ev,
-            .pred = pk == NONE ? UINT64_MAX : ops[pk].ev,
+            .ev = in->events[ops[k].src],
+            .pred = pk == NONE ? UINT64_MAX : in->events[ops[pk].src],
             .wait = ops[k].start > from ? ops[k].start - from : 0,
             .why = (enum trace_dep)why[k],
             .range = rng[k],
@@ -760,7 +753,6 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     free(starts);
     free(ends);
     ranges_fini(&rg);
-    free(src);
     free(ops);
 }
 
