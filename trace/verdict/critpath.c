@@ -522,26 +522,39 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     size_t nstr = trace_model_str_count(m);
     uint8_t *stage_of = sim_xcalloc(nstr ? nstr : 1, 1), *comp_of = sim_xcalloc(nstr ? nstr : 1, 1);
     bool stages = false;
-    for (size_t i = 0; i < in->n && !stages; i++) {
-        uint32_t op = trace_model_event(m, in->events[i])->op;
-        if (op < nstr && !stage_of[op])
-            stage_of[op] = 1 + (strncmp(trace_model_str(m, op), "TileToken/", 10) == 0);
-        stages =
-            op < nstr ? stage_of[op] == 2 : strncmp(trace_model_str(m, op), "TileToken/", 10) == 0;
-    }
     struct op *ops = sim_xreallocarray(NULL, in->n ? in->n : 1, sizeof(*ops));
+    uint8_t *composite = NULL; /* per op, whether it is a composite op; NULL: none */
     size_t n = 0;
     uint64_t now = trace_model_now(m);
     for (size_t i = 0; i < in->n; i++) {
         const struct trace_event *e = trace_model_event(m, in->events[i]);
-        if (stages && e->op < nstr && !comp_of[e->op])
-            comp_of[e->op] = 1 + (strncmp(trace_model_str(m, e->op), "composite_", 10) == 0);
-        if (stages && (e->op < nstr ? comp_of[e->op] == 2
-                                    : strncmp(trace_model_str(m, e->op), "composite_", 10) == 0))
-            continue;
+        uint32_t op = e->op;
+        if (op < nstr && !stage_of[op]) {
+            const char *name = trace_model_str(m, op);
+            stage_of[op] = 1 + (strncmp(name, "TileToken/", 10) == 0);
+            comp_of[op] = 1 + (strncmp(name, "composite_", 10) == 0);
+        }
+        bool stage = op < nstr ? stage_of[op] == 2
+                               : strncmp(trace_model_str(m, op), "TileToken/", 10) == 0;
+        bool comp = op < nstr ? comp_of[op] == 2
+                              : strncmp(trace_model_str(m, op), "composite_", 10) == 0;
+        stages |= stage;
+        if (comp) {
+            if (!composite)
+                composite = sim_xcalloc(in->n, 1);
+            composite[n] = 1;
+        }
         uint64_t end = e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
         ops[n++] = (struct op){i, e->start, end, e->track, e->tile};
     }
+    if (stages && composite) { /* the stages are in the set: leave their composite ops out */
+        size_t kept = 0;
+        for (size_t k = 0; k < n; k++)
+            if (!composite[k])
+                ops[kept++] = ops[k];
+        n = kept;
+    }
+    free(composite);
     free(stage_of), free(comp_of);
     out->ops = n;
     if (!n) {
@@ -569,27 +582,38 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         out->truncated = true;
     }
     bool with_info = rg.info || rg.first;
+    out->with_addresses = rg.first && rg.npool; /* an op read or wrote a range */
+    for (size_t k = 0; rg.info && k < n && !out->with_addresses; k++) {
+        struct trace_range rv[TRACE_OPINFO_MAX_READS], wv;
+        if (op_reads(&rg, (uint32_t)k, rv) || op_write(&rg, (uint32_t)k, &wv))
+            out->with_addresses = true;
+    }
 
     /* the sweep */
     uint32_t *starts = sim_xreallocarray(NULL, n, sizeof(*starts));
     uint32_t *ends = sim_xreallocarray(NULL, n, sizeof(*ends));
-    for (size_t k = 0; k < n; k++) {
-        if (ops[k].tile != TRACE_NO_STR)
-            out->with_tiles = true;
-        struct trace_range rv[TRACE_OPINFO_MAX_READS], wv;
-        if (with_info && (op_reads(&rg, (uint32_t)k, rv) || op_write(&rg, (uint32_t)k, &wv)))
-            out->with_addresses = true;
-    }
+    uint32_t last = 0; /* the op that ends last (the latest start on a tie) */
     {
-        /* ends: those of kind 0 first, then of kind 2, each in op order, so that the
-         * stable sort by time leaves a tie in (kind, op) order */
-        size_t ne = 0;
-        for (int kind = 0; kind <= 2; kind += 2)
-            for (size_t k = 0; k < n; k++)
-                if (end_kind(&ops[k]) == (unsigned)kind)
-                    ends[ne++] = (uint32_t)k;
-        for (size_t k = 0; k < n; k++)
+        /* in one pass over the ops: the starts in op order; the ends of kind 0 first, then
+         * those of kind 2, each in op order (those of kind 2 are put from the back, then
+         * turned round), so that the stable sort by time leaves a tie in (kind, op) order */
+        size_t n0 = 0, n2 = 0;
+        for (size_t k = 0; k < n; k++) {
+            const struct op *o = &ops[k];
+            if (o->tile != TRACE_NO_STR)
+                out->with_tiles = true;
             starts[k] = (uint32_t)k;
+            if (end_kind(o) == 0)
+                ends[n0++] = (uint32_t)k;
+            else
+                ends[n - 1 - n2++] = (uint32_t)k;
+            if (o->end > ops[last].end || (o->end == ops[last].end && o->start > ops[last].start))
+                last = (uint32_t)k;
+        }
+        for (size_t a = n0, z = n - 1; n2 && a < z; a++, z--) {
+            uint32_t t = ends[a];
+            ends[a] = ends[z], ends[z] = t;
+        }
         uint64_t *key = sim_xreallocarray(NULL, n, sizeof(*key));
         uint64_t *tk = sim_xreallocarray(NULL, n, sizeof(*tk));
         uint32_t *ti = sim_xreallocarray(NULL, n, sizeof(*ti));
@@ -714,12 +738,9 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
             rng[k] = brange;
     }
 
-    /* back from the op that ends last (the latest start on a tie) */
-    uint32_t last = 0;
-    for (uint32_t k = 1; k < n && !stop; k++)
-        if (ops[k].end > ops[last].end ||
-            (ops[k].end == ops[last].end && ops[k].start > ops[last].start))
-            last = k;
+    /* back from the op that ends last */
+    if (stop)
+        last = 0;
     out->end = ops[last].end;
     size_t len = 0;
     for (uint32_t k = last; k != NONE && len <= n && !stop; k = pred[k])
