@@ -389,8 +389,8 @@ void trace_resources_util2(const struct trace_resources *rs, size_t i, uint64_t 
     util2_from(rs, i, a, b, read, write, NULL);
 }
 
-double trace_resources_util_from(const struct trace_resources *rs, size_t i, uint64_t a,
-                                 uint64_t b, size_t *hint)
+double trace_resources_util_from(const struct trace_resources *rs, size_t i, uint64_t a, uint64_t b,
+                                 size_t *hint)
 {
     double rd, wr;
     util2_from(rs, i, a, b, &rd, &wr, hint);

@@ -534,10 +534,10 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
             stage_of[op] = 1 + (strncmp(name, "TileToken/", 10) == 0);
             comp_of[op] = 1 + (strncmp(name, "composite_", 10) == 0);
         }
-        bool stage = op < nstr ? stage_of[op] == 2
-                               : strncmp(trace_model_str(m, op), "TileToken/", 10) == 0;
-        bool comp = op < nstr ? comp_of[op] == 2
-                              : strncmp(trace_model_str(m, op), "composite_", 10) == 0;
+        bool stage =
+            op < nstr ? stage_of[op] == 2 : strncmp(trace_model_str(m, op), "TileToken/", 10) == 0;
+        bool comp =
+            op < nstr ? comp_of[op] == 2 : strncmp(trace_model_str(m, op), "composite_", 10) == 0;
         stages |= stage;
         if (comp) {
             if (!composite)

@@ -202,10 +202,10 @@ static void attribute(struct ctx *c, const struct trace_path_step *s, const stru
             if (rest > 0) {
                 /* beyond the transfer at full rate: contention when its HBM was busy */
                 size_t h = hbm_of(c, e->track);
-                bool busy = h != SIZE_MAX &&
-                            trace_resources_util_from(c->res, h, e->start,
-                                                      end > e->start ? end : e->start + 1,
-                                                      &c->hint_dma[h]) >= 0.5;
+                bool busy =
+                    h != SIZE_MAX && trace_resources_util_from(c->res, h, e->start,
+                                                               end > e->start ? end : e->start + 1,
+                                                               &c->hint_dma[h]) >= 0.5;
                 if (!busy) {
                     /* the rest is what every transfer pays whatever its size */
                     path[TRACE_PCAT_MEMORY] += data;
