@@ -16,10 +16,12 @@
 
 #define NONE UINT32_MAX
 
-/* A byte range of a space and the op that wrote it last. */
+/* A byte range of a space and the op that wrote it last, with that op's end (so that a
+ * reader compares the ops that wrote what it reads without fetching them). */
 struct ival {
     uint64_t lo, hi;
     uint32_t op;
+    uint64_t end;
 };
 
 /* An interval map: disjoint intervals by lo, in blocks of at most 2 * IBLOCK (never empty),
@@ -29,8 +31,8 @@ struct ival {
 enum { IBLOCK = 256, IROOM = 2 * IBLOCK + 3 };
 
 struct iblock {
-    uint64_t *lo, *hi; /* owned, room for IROOM each */
-    uint32_t *op;      /* owned */
+    uint64_t *lo, *hi, *end; /* owned, room for IROOM each */
+    uint32_t *op;            /* owned */
     size_t n;
 };
 
@@ -42,7 +44,7 @@ struct imap {
 
 static struct ival blk_get(const struct iblock *k, size_t i)
 {
-    return (struct ival){k->lo[i], k->hi[i], k->op[i]};
+    return (struct ival){k->lo[i], k->hi[i], k->op[i], k->end[i]};
 }
 
 /* Move the intervals [from, k->n) of k to position to (room permitting). */
@@ -51,12 +53,13 @@ static void blk_shift(struct iblock *k, size_t from, size_t to)
     size_t c = k->n - from;
     memmove(&k->lo[to], &k->lo[from], c * sizeof(*k->lo));
     memmove(&k->hi[to], &k->hi[from], c * sizeof(*k->hi));
+    memmove(&k->end[to], &k->end[from], c * sizeof(*k->end));
     memmove(&k->op[to], &k->op[from], c * sizeof(*k->op));
 }
 
 static void blk_set(struct iblock *k, size_t i, const struct ival *x)
 {
-    k->lo[i] = x->lo, k->hi[i] = x->hi, k->op[i] = x->op;
+    k->lo[i] = x->lo, k->hi[i] = x->hi, k->op[i] = x->op, k->end[i] = x->end;
 }
 
 /* The first interval whose hi > lo: block *bi, position *i (*bi == nb: none). */
@@ -97,17 +100,19 @@ static void imap_block_insert(struct imap *m, size_t at)
     memmove(&m->top[at + 1], &m->top[at], (m->nb - at) * sizeof(*m->top));
     m->b[at] = (struct iblock){sim_xreallocarray(NULL, IROOM, sizeof(uint64_t)),
                                sim_xreallocarray(NULL, IROOM, sizeof(uint64_t)),
+                               sim_xreallocarray(NULL, IROOM, sizeof(uint64_t)),
                                sim_xreallocarray(NULL, IROOM, sizeof(uint32_t)), 0};
     m->nb++;
 }
 
 static void blk_free(struct iblock *k)
 {
-    free(k->lo), free(k->hi), free(k->op);
+    free(k->lo), free(k->hi), free(k->end), free(k->op);
 }
 
-/* [lo, hi) was written by op: it replaces what the map said of those bytes. */
-static void imap_assign(struct imap *m, uint64_t lo, uint64_t hi, uint32_t op)
+/* [lo, hi) was written by op (ending at end): it replaces what the map said of those
+ * bytes. */
+static void imap_assign(struct imap *m, uint64_t lo, uint64_t hi, uint32_t op, uint64_t end)
 {
     size_t bi, i;
     imap_first(m, lo, &bi, &i);
@@ -126,10 +131,10 @@ static void imap_assign(struct imap *m, uint64_t lo, uint64_t hi, uint32_t op)
         if (x.lo >= hi)
             break;
         if (first && x.lo < lo)
-            put[np++] = (struct ival){x.lo, lo, x.op};
+            put[np++] = (struct ival){x.lo, lo, x.op, x.end};
         first = false;
         if (x.hi > hi)
-            right = (struct ival){hi, x.hi, x.op}, has_right = true;
+            right = (struct ival){hi, x.hi, x.op, x.end}, has_right = true;
         blk_shift(k, i + 1, i);
         if (--k->n == 0) {
             blk_free(k);
@@ -139,7 +144,7 @@ static void imap_assign(struct imap *m, uint64_t lo, uint64_t hi, uint32_t op)
             i = 0;
         }
     }
-    put[np++] = (struct ival){lo, hi, op};
+    put[np++] = (struct ival){lo, hi, op, end};
     if (has_right)
         put[np++] = right;
     if (bi == m->nb) {
@@ -159,6 +164,7 @@ static void imap_assign(struct imap *m, uint64_t lo, uint64_t hi, uint32_t op)
         size_t half = a->n / 2, c = a->n - half;
         memcpy(b->lo, &a->lo[half], c * sizeof(*a->lo));
         memcpy(b->hi, &a->hi[half], c * sizeof(*a->hi));
+        memcpy(b->end, &a->end[half], c * sizeof(*a->end));
         memcpy(b->op, &a->op[half], c * sizeof(*a->op));
         b->n = c;
         a->n = half;
@@ -499,13 +505,15 @@ static bool op_write(const struct ranges *r, uint32_t k, struct trace_range *w)
     return r->write[k];
 }
 
-static bool better(const struct op *ops, uint32_t cand, enum trace_dep why, uint32_t best,
+/* Whether a candidate ending at cand_end, for reason why, is a better predecessor than
+ * best (ending at best_end, for best_why): the one that ended last. */
+static bool better(uint64_t cand_end, enum trace_dep why, uint32_t best, uint64_t best_end,
                    enum trace_dep best_why)
 {
     if (best == NONE)
         return true;
-    if (ops[cand].end != ops[best].end)
-        return ops[cand].end > ops[best].end;
+    if (cand_end != best_end)
+        return cand_end > best_end;
     return why < best_why; /* explicit, RAW, tile, engine */
 }
 
@@ -662,7 +670,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
             ended[k] = true;
             struct trace_range w;
             if (with_info && op_write(&rg, k, &w))
-                imap_assign(&maps[w.space], w.lo, w.hi, k);
+                imap_assign(&maps[w.space], w.lo, w.hi, k, ops[k].end);
             if (ops[k].tile != TRACE_NO_STR)
                 *tile_slot(&tiles, ops[k].tile) = k;
             uint32_t *lt = &last_on_track[ops[k].track];
@@ -679,6 +687,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         }
         /* a start: the predecessor */
         uint32_t best = NONE;
+        uint64_t best_end = 0;
         enum trace_dep bw = TRACE_DEP_ORDER;
         struct trace_range brange = {0};
         const uint64_t *on;
@@ -688,8 +697,9 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
             uint64_t key[2] = {on[q], 0};
             const uint64_t(*hit)[2] = bsearch(key, by_ev, n, sizeof(*by_ev), cmp_u64pair);
             uint32_t c = hit ? (uint32_t)(*hit)[1] : NONE;
-            if (c != NONE && c != k && ended[c] && better(ops, c, TRACE_DEP_EXPLICIT, best, bw))
-                best = c, bw = TRACE_DEP_EXPLICIT;
+            if (c != NONE && c != k && ended[c] &&
+                better(ops[c].end, TRACE_DEP_EXPLICIT, best, best_end, bw))
+                best = c, best_end = ops[c].end, bw = TRACE_DEP_EXPLICIT;
         }
         struct trace_range reads[TRACE_OPINFO_MAX_READS];
         size_t nreads = with_info ? op_reads(&rg, k, reads) : 0;
@@ -708,8 +718,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
                 if (x->lo >= rd->hi)
                     break;
                 uint32_t c = x->op;
-                if (c != k && better(ops, c, TRACE_DEP_RAW, best, bw)) {
-                    best = c, bw = TRACE_DEP_RAW;
+                if (c != k && better(x->end, TRACE_DEP_RAW, best, best_end, bw)) {
+                    best = c, best_end = x->end, bw = TRACE_DEP_RAW;
                     uint64_t lo = x->lo > rd->lo ? x->lo : rd->lo;
                     uint64_t hi = x->hi < rd->hi ? x->hi : rd->hi;
                     brange = (struct trace_range){rd->space, lo, hi};
@@ -718,17 +728,18 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         }
         if (ops[k].tile != TRACE_NO_STR) {
             uint32_t c = *tile_slot(&tiles, ops[k].tile);
-            if (c != NONE && c != k && better(ops, c, TRACE_DEP_TILE, best, bw))
-                best = c, bw = TRACE_DEP_TILE;
+            if (c != NONE && c != k && better(ops[c].end, TRACE_DEP_TILE, best, best_end, bw))
+                best = c, best_end = ops[c].end, bw = TRACE_DEP_TILE;
         }
         uint32_t c = last_on_track[ops[k].track];
         if (c != NONE && c != k && ops[c].end <= ops[k].start + 1 &&
-            ops[c].end + 1 >= ops[k].start && better(ops, c, TRACE_DEP_ENGINE, best, bw))
-            best = c, bw = TRACE_DEP_ENGINE;
+            ops[c].end + 1 >= ops[k].start &&
+            better(ops[c].end, TRACE_DEP_ENGINE, best, best_end, bw))
+            best = c, best_end = ops[c].end, bw = TRACE_DEP_ENGINE;
         if (pe_of[ops[k].track] != NONE) {
             c = last_on_pe[pe_of[ops[k].track]];
-            if (c != NONE && c != k && better(ops, c, TRACE_DEP_PE, best, bw))
-                best = c, bw = TRACE_DEP_PE;
+            if (c != NONE && c != k && better(ops[c].end, TRACE_DEP_PE, best, best_end, bw))
+                best = c, best_end = ops[c].end, bw = TRACE_DEP_PE;
         }
         if (best == NONE && last_ended != NONE && last_ended != k)
             best = last_ended, bw = TRACE_DEP_ORDER;
