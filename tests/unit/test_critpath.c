@@ -359,3 +359,114 @@ Test(critpath, dependency_ids_of_a_trace_are_followed)
     trace_model_free(m);
     trace_report_free(r);
 }
+
+/*
+ * A chain of n ops back to back on one engine (op i at [i * 70001, i * 70001 + 70000): each
+ * waits a cycle on the one before, over a span that needs more than 16 bits), given to the
+ * path in the order they were added: forward, backward or shuffled, with a second engine
+ * running ops that start and end at the same cycles as the chain's (equal keys) but end
+ * earlier overall, and ops of no length between them (ends of two kinds). Then two DMA
+ * reads ending together write the same bytes, and a math op reads them: it waits on the
+ * one that comes later in the set (ops ending together end in the set's order), though
+ * the math op comes between them in the set. Whatever
+ * the order (a set already sorted, one an insertion sort handles, one it gives up on), the
+ * path is the whole chain, then that read, then the math op.
+ */
+static void chain_in_order(size_t n, int order)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t a = trace_model_track(m, "DMA 0", TRACE_ENGINE_DMA, 0);
+    uint32_t b = trace_model_track(m, "DMA 1", TRACE_ENGINE_DMA, 1);
+    uint32_t c = trace_model_track(m, "VE 0", TRACE_ENGINE_VE, 0);
+    uint32_t w1t = trace_model_track(m, "DMA 2", TRACE_ENGINE_DMA, 2);
+    uint32_t w2t = trace_model_track(m, "DMA 3", TRACE_ENGINE_DMA, 3);
+    uint32_t rt = trace_model_track(m, "VE 1", TRACE_ENGINE_VE, 1);
+    size_t *perm = malloc(n * sizeof(*perm));
+    for (size_t i = 0; i < n; i++)
+        perm[i] = order == 1 ? n - 1 - i : i;
+    uint64_t x = 12345;
+    for (size_t i = n; order == 2 && i > 1; i--) { /* Fisher-Yates with an LCG */
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        size_t j = (size_t)(x >> 33) % i, t = perm[i - 1];
+        perm[i - 1] = perm[j], perm[j] = t;
+    }
+    uint64_t *chain = malloc(n * sizeof(*chain));
+    uint64_t *evs = malloc((3 * n + 3) * sizeof(*evs));
+    size_t k = 0;
+    for (size_t q = 0; q < n; q++) {
+        size_t i = perm[q];
+        uint64_t s = i * 70001;
+        chain[i] = add(m, a, "dma_read", TRACE_KIND_MEMORY, s, s + 70000, NULL);
+        evs[k++] = chain[i];
+        if (i + 1 < n) { /* the last ends earlier than the chain's */
+            evs[k++] = add(m, b, "dma_read", TRACE_KIND_MEMORY, s, s + 70000, NULL);
+            evs[k++] = add(m, c, "exp", TRACE_KIND_MATH, s + 5, s + 5, NULL);
+        }
+    }
+    uint64_t t = n * 70001 + 100;
+    uint64_t w1 = add(m, w1t, "dma_read", TRACE_KIND_MEMORY, t, t + 50, NULL);
+    uint64_t w2 = add(m, w2t, "dma_read", TRACE_KIND_MEMORY, t + 10, t + 50, NULL);
+    uint64_t r = add(m, rt, "exp", TRACE_KIND_MATH, t + 60, t + 70, NULL);
+    dma_read(m, w1, 0, 0, 256);
+    dma_read(m, w2, 256, 0, 256);
+    math(m, r, 0, 1024);
+    trace_model_finish(m);
+    for (int swap = 0; swap < 2; swap++) {
+        evs[k] = swap ? w2 : w1;
+        evs[k + 1] = r; /* ends after both: the second is sorted past it, not past the first */
+        evs[k + 2] = swap ? w1 : w2;
+        struct trace_critpath p;
+        path_of(m, evs, k + 3, &p);
+        cr_assert_eq(p.ops, k + 3);
+        cr_assert_eq(p.n, n + 2, "n %zu order %d: the whole chain, a read, the math op", n, order);
+        for (size_t i = 0; i < n; i++) {
+            cr_assert_eq(p.steps[i].ev, chain[i], "n %zu order %d: step %zu", n, order, i);
+            cr_assert_eq(p.steps[i].why, i ? TRACE_DEP_ENGINE : TRACE_DEP_START);
+            cr_assert_eq(p.steps[i].wait, i ? 1 : 0);
+        }
+        cr_assert_eq(p.steps[n + 1].ev, r);
+        cr_assert_eq(p.steps[n + 1].why, TRACE_DEP_RAW);
+        cr_assert_eq(p.steps[n + 1].pred, swap ? w1 : w2,
+                     "n %zu order %d: the read later in the set wrote last", n, order);
+        cr_assert_eq(p.end, t + 70);
+        trace_critpath_fini(&p);
+    }
+    free(evs);
+    free(chain);
+    free(perm);
+    trace_model_free(m);
+}
+
+Test(critpath, ops_in_any_order_give_the_same_chain)
+{
+    static const size_t sizes[] = {1, 2, 3, 7, 1001, 4099};
+    for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+        for (int order = 0; order < 3; order++)
+            chain_in_order(sizes[s], order);
+}
+
+/* An op of no length ends after the ops that end in the same cycle (the last cycle of an
+ * op with a length): it wrote the bytes last. The ends are two sorted runs, merged. */
+Test(critpath, an_op_of_no_length_ends_after_those_ending_with_it)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t d0 = trace_model_track(m, "DMA 0", TRACE_ENGINE_DMA, 0);
+    uint32_t d1 = trace_model_track(m, "DMA 1", TRACE_ENGINE_DMA, 1);
+    uint32_t ve = trace_model_track(m, "VE 0", TRACE_ENGINE_VE, 0);
+    uint64_t w = add(m, d0, "dma_read", TRACE_KIND_MEMORY, 0, 50, NULL);
+    uint64_t z = add(m, d1, "dma_read", TRACE_KIND_MEMORY, 49, 49, NULL);
+    uint64_t r = add(m, ve, "exp", TRACE_KIND_MATH, 60, 70, NULL);
+    dma_read(m, w, 0, 0, 256);
+    dma_read(m, z, 256, 0, 256);
+    math(m, r, 0, 1024);
+    trace_model_finish(m);
+    uint64_t evs[] = {w, z, r};
+    struct trace_critpath p;
+    path_of(m, evs, 3, &p);
+    cr_assert_eq(p.n, 3, "w, z, r");
+    cr_assert_eq(p.steps[2].ev, r);
+    cr_assert_eq(p.steps[2].pred, z);
+    cr_assert_eq(p.steps[2].why, TRACE_DEP_RAW);
+    trace_critpath_fini(&p);
+    trace_model_free(m);
+}

@@ -14,6 +14,7 @@
 #include "sim/program/workload.h"
 #include "trace/live/live.h"
 #include "trace/file/loader.h"
+#include "trace/analysis/resources.h"
 #include "trace/verdict/verdict.h"
 
 #include <criterion/criterion.h>
@@ -423,4 +424,41 @@ Test(verdict, many_tiny_transfers_are_bound_by_the_dma_per_transfer_cost)
                      "checked by experiment: HBM bandwidth x2 shortens it 30.0% (the heuristic "
                      "said DMA per-transfer cost)");
     ran_free(&r);
+}
+
+/* The verdict weighs the resources over each step of a path in time order, its searches
+ * started where the last one ended: whatever the hint (the start, the last search's, one
+ * past the end, one after the window), the same utilization as a search from scratch. */
+Test(resources, a_search_from_a_hint_finds_what_a_search_from_scratch_does)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t hbm = trace_model_intern(m, "sip0.cube0.hbm", 14);
+    for (uint64_t i = 0; i < 300; i++) /* windows of 100 cycles, some empty, some wider */
+        if (i % 7 != 3)
+            trace_model_add_bw_sample(m, &(struct trace_bw_sample){i * 100, i % 11 ? 100 : 60,
+                                                                   64 * (i % 5 + 1), 32 * (i % 3),
+                                                                   hbm});
+    trace_model_finish(m);
+    struct trace_resources *rs = trace_resources_new(m);
+    cr_assert_eq(trace_resources_count(rs), 1);
+    size_t last = 0;
+    uint64_t x = 7;
+    for (int q = 0; q < 2000; q++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t a = (x >> 33) % 31000, b = a + 1 + (x >> 13) % 900;
+        if (q < 500) /* in time order first, as a path asks, then anywhere */
+            a = (uint64_t)q * 60, b = a + 1 + (x >> 13) % 300;
+        double want = trace_resources_util(rs, 0, a, b);
+        size_t hints[4] = {0, last, 1000, (size_t)(b / 100 + 3)};
+        for (int h = 0; h < 4; h++) {
+            size_t hint = hints[h];
+            cr_assert_eq(trace_resources_util_from(rs, 0, a, b, &hint), want,
+                         "window [%llu, %llu) from hint %d", (unsigned long long)a,
+                         (unsigned long long)b, h);
+            if (h == 1)
+                last = hint;
+        }
+    }
+    trace_resources_free(rs);
+    trace_model_free(m);
 }

@@ -307,14 +307,44 @@ static double frac(const struct rindex *x, size_t k, uint64_t a, uint64_t e)
     return f > s ? (double)(f - s) / (double)(x->end[k] - x->start[k]) : 0;
 }
 
-void trace_resources_bytes(const struct trace_resources *rs, size_t i, uint64_t a, uint64_t b,
-                           double *read, double *write)
+/* first_at, searched from position from on (galloping) when the answer lies there, else
+ * before it. */
+static size_t first_from(const struct rindex *x, uint64_t t, size_t from)
+{
+    if (from > x->n || (from > 0 && x->start[from - 1] >= t))
+        return first_at(x, t);
+    size_t lo = from, step = 1; /* every sample before lo starts before t */
+    while (lo < x->n) {
+        size_t probe = lo + step - 1 < x->n ? lo + step - 1 : x->n - 1;
+        if (x->start[probe] >= t) {
+            size_t hi = probe;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (x->start[mid] < t)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            return lo;
+        }
+        lo = probe + 1;
+        step *= 2;
+    }
+    return x->n;
+}
+
+/* trace_resources_bytes with its first search from *hint (updated), or from 0. */
+static void bytes_from(const struct trace_resources *rs, size_t i, uint64_t a, uint64_t b,
+                       double *read, double *write, size_t *hint)
 {
     *read = *write = 0;
     if (i >= rs->n || b <= a)
         return;
     const struct rindex *x = &rs->ix[i];
-    size_t lo = first_at(x, a), hi = first_at(x, b);
+    size_t lo = hint ? first_from(x, a, *hint) : first_at(x, a);
+    size_t hi = hint ? first_from(x, b, lo) : first_at(x, b);
+    if (hint)
+        *hint = lo;
     /* a sample starting before a may reach into the window (windows do not overlap) */
     if (lo > 0) {
         double f = frac(x, lo - 1, a, b);
@@ -331,8 +361,14 @@ void trace_resources_bytes(const struct trace_resources *rs, size_t i, uint64_t 
     }
 }
 
-void trace_resources_util2(const struct trace_resources *rs, size_t i, uint64_t a, uint64_t b,
+void trace_resources_bytes(const struct trace_resources *rs, size_t i, uint64_t a, uint64_t b,
                            double *read, double *write)
+{
+    bytes_from(rs, i, a, b, read, write, NULL);
+}
+
+static void util2_from(const struct trace_resources *rs, size_t i, uint64_t a, uint64_t b,
+                       double *read, double *write, size_t *hint)
 {
     *read = *write = 0;
     if (i >= rs->n || b <= a)
@@ -342,16 +378,28 @@ void trace_resources_util2(const struct trace_resources *rs, size_t i, uint64_t 
     if (!(peak > 0))
         return;
     double rd, wr;
-    trace_resources_bytes(rs, i, a, b, &rd, &wr);
+    bytes_from(rs, i, a, b, &rd, &wr, hint);
     *read = rd / (peak * (double)(b - a));
     *write = wr / (peak * (double)(b - a));
 }
 
-double trace_resources_util(const struct trace_resources *rs, size_t i, uint64_t a, uint64_t b)
+void trace_resources_util2(const struct trace_resources *rs, size_t i, uint64_t a, uint64_t b,
+                           double *read, double *write)
+{
+    util2_from(rs, i, a, b, read, write, NULL);
+}
+
+double trace_resources_util_from(const struct trace_resources *rs, size_t i, uint64_t a, uint64_t b,
+                                 size_t *hint)
 {
     double rd, wr;
-    trace_resources_util2(rs, i, a, b, &rd, &wr);
+    util2_from(rs, i, a, b, &rd, &wr, hint);
     if (i < rs->n && rs->v[i].kind == TRACE_RES_HBM)
         return rd + wr;
     return rd > wr ? rd : wr;
+}
+
+double trace_resources_util(const struct trace_resources *rs, size_t i, uint64_t a, uint64_t b)
+{
+    return trace_resources_util_from(rs, i, a, b, NULL);
 }

@@ -62,6 +62,12 @@ void trace_resources_bytes(const struct trace_resources *rs, size_t i, uint64_t 
  */
 double trace_resources_util(const struct trace_resources *rs, size_t i, uint64_t a, uint64_t b);
 
+/* trace_resources_util, its search started at *hint (a position in resource i's samples,
+ * 0 at first; updated): windows asked in increasing order cost amortized O(1) rather
+ * than two binary searches. The same result whatever the hint. */
+double trace_resources_util_from(const struct trace_resources *rs, size_t i, uint64_t a, uint64_t b,
+                                 size_t *hint);
+
 /* Utilization of each direction apart (for an HBM, reads and writes each against the
  * whole peak). */
 void trace_resources_util2(const struct trace_resources *rs, size_t i, uint64_t a, uint64_t b,

@@ -16,26 +16,51 @@
 
 #define NONE UINT32_MAX
 
-/* A byte range of a space and the op that wrote it last. */
+/* A byte range of a space and the op that wrote it last, with that op's end (so that a
+ * reader compares the ops that wrote what it reads without fetching them). */
 struct ival {
     uint64_t lo, hi;
     uint32_t op;
+    uint64_t end;
 };
 
 /* An interval map: disjoint intervals by lo, in blocks of at most 2 * IBLOCK (never empty),
  * so that a write in the middle of a map of millions of ranges moves a block's worth of
- * them, not the map's. */
-enum { IBLOCK = 256 };
+ * them, not the map's. A block keeps its intervals' ends side by side (as the map its
+ * blocks' last ends), so that a search reads few cache lines. */
+enum { IBLOCK = 256, IROOM = 2 * IBLOCK + 3 };
 
 struct iblock {
-    struct ival *v; /* owned, room for 2 * IBLOCK + 3 */
+    uint64_t *lo, *hi, *end; /* owned, room for IROOM each */
+    uint32_t *op;            /* owned */
     size_t n;
 };
 
 struct imap {
     struct iblock *b; /* owned, in order */
+    uint64_t *top;    /* owned: the hi of each block's last interval */
     size_t nb, capb;
 };
+
+static struct ival blk_get(const struct iblock *k, size_t i)
+{
+    return (struct ival){k->lo[i], k->hi[i], k->op[i], k->end[i]};
+}
+
+/* Move the intervals [from, k->n) of k to position to (room permitting). */
+static void blk_shift(struct iblock *k, size_t from, size_t to)
+{
+    size_t c = k->n - from;
+    memmove(&k->lo[to], &k->lo[from], c * sizeof(*k->lo));
+    memmove(&k->hi[to], &k->hi[from], c * sizeof(*k->hi));
+    memmove(&k->end[to], &k->end[from], c * sizeof(*k->end));
+    memmove(&k->op[to], &k->op[from], c * sizeof(*k->op));
+}
+
+static void blk_set(struct iblock *k, size_t i, const struct ival *x)
+{
+    k->lo[i] = x->lo, k->hi[i] = x->hi, k->op[i] = x->op, k->end[i] = x->end;
+}
 
 /* The first interval whose hi > lo: block *bi, position *i (*bi == nb: none). */
 static void imap_first(const struct imap *m, uint64_t lo, size_t *bi, size_t *i)
@@ -43,7 +68,7 @@ static void imap_first(const struct imap *m, uint64_t lo, size_t *bi, size_t *i)
     size_t a = 0, z = m->nb;
     while (a < z) {
         size_t mid = a + (z - a) / 2;
-        if (m->b[mid].v[m->b[mid].n - 1].hi <= lo)
+        if (m->top[mid] <= lo)
             a = mid + 1;
         else
             z = mid;
@@ -52,11 +77,11 @@ static void imap_first(const struct imap *m, uint64_t lo, size_t *bi, size_t *i)
     *i = 0;
     if (a == m->nb)
         return;
-    const struct iblock *k = &m->b[a];
-    size_t x = 0, y = k->n;
+    const uint64_t *hi = m->b[a].hi;
+    size_t x = 0, y = m->b[a].n;
     while (x < y) {
         size_t mid = x + (y - x) / 2;
-        if (k->v[mid].hi <= lo)
+        if (hi[mid] <= lo)
             x = mid + 1;
         else
             y = mid;
@@ -69,17 +94,29 @@ static void imap_block_insert(struct imap *m, size_t at)
     if (m->nb == m->capb) {
         m->capb = m->capb ? 2 * m->capb : 16;
         m->b = sim_xreallocarray(m->b, m->capb, sizeof(*m->b));
+        m->top = sim_xreallocarray(m->top, m->capb, sizeof(*m->top));
     }
     memmove(&m->b[at + 1], &m->b[at], (m->nb - at) * sizeof(*m->b));
-    m->b[at] = (struct iblock){sim_xreallocarray(NULL, 2 * IBLOCK + 3, sizeof(struct ival)), 0};
+    memmove(&m->top[at + 1], &m->top[at], (m->nb - at) * sizeof(*m->top));
+    m->b[at] = (struct iblock){sim_xreallocarray(NULL, IROOM, sizeof(uint64_t)),
+                               sim_xreallocarray(NULL, IROOM, sizeof(uint64_t)),
+                               sim_xreallocarray(NULL, IROOM, sizeof(uint64_t)),
+                               sim_xreallocarray(NULL, IROOM, sizeof(uint32_t)), 0};
     m->nb++;
 }
 
-/* [lo, hi) was written by op: it replaces what the map said of those bytes. */
-static void imap_assign(struct imap *m, uint64_t lo, uint64_t hi, uint32_t op)
+static void blk_free(struct iblock *k)
+{
+    free(k->lo), free(k->hi), free(k->end), free(k->op);
+}
+
+/* [lo, hi) was written by op (ending at end): it replaces what the map said of those
+ * bytes. */
+static void imap_assign(struct imap *m, uint64_t lo, uint64_t hi, uint32_t op, uint64_t end)
 {
     size_t bi, i;
     imap_first(m, lo, &bi, &i);
+    size_t from = bi; /* the first block changed */
     struct ival put[3];
     size_t np = 0;
     bool first = true, has_right = false;
@@ -90,23 +127,24 @@ static void imap_assign(struct imap *m, uint64_t lo, uint64_t hi, uint32_t op)
             bi++, i = 0;
             continue;
         }
-        struct ival x = k->v[i];
+        struct ival x = blk_get(k, i);
         if (x.lo >= hi)
             break;
         if (first && x.lo < lo)
-            put[np++] = (struct ival){x.lo, lo, x.op};
+            put[np++] = (struct ival){x.lo, lo, x.op, x.end};
         first = false;
         if (x.hi > hi)
-            right = (struct ival){hi, x.hi, x.op}, has_right = true;
-        memmove(&k->v[i], &k->v[i + 1], (k->n - i - 1) * sizeof(*k->v));
+            right = (struct ival){hi, x.hi, x.op, x.end}, has_right = true;
+        blk_shift(k, i + 1, i);
         if (--k->n == 0) {
-            free(k->v);
+            blk_free(k);
             memmove(&m->b[bi], &m->b[bi + 1], (m->nb - bi - 1) * sizeof(*m->b));
+            memmove(&m->top[bi], &m->top[bi + 1], (m->nb - bi - 1) * sizeof(*m->top));
             m->nb--;
             i = 0;
         }
     }
-    put[np++] = (struct ival){lo, hi, op};
+    put[np++] = (struct ival){lo, hi, op, end};
     if (has_right)
         put[np++] = right;
     if (bi == m->nb) {
@@ -116,24 +154,32 @@ static void imap_assign(struct imap *m, uint64_t lo, uint64_t hi, uint32_t op)
         i = m->b[bi].n;
     }
     struct iblock *k = &m->b[bi];
-    memmove(&k->v[i + np], &k->v[i], (k->n - i) * sizeof(*k->v));
-    memcpy(&k->v[i], put, np * sizeof(*put));
+    blk_shift(k, i, i + np);
+    for (size_t q = 0; q < np; q++)
+        blk_set(k, i + q, &put[q]);
     k->n += np;
     if (k->n > 2 * IBLOCK) { /* split it in two */
         imap_block_insert(m, bi + 1);
         struct iblock *a = &m->b[bi], *b = &m->b[bi + 1];
-        size_t half = a->n / 2;
-        memcpy(b->v, &a->v[half], (a->n - half) * sizeof(*a->v));
-        b->n = a->n - half;
+        size_t half = a->n / 2, c = a->n - half;
+        memcpy(b->lo, &a->lo[half], c * sizeof(*a->lo));
+        memcpy(b->hi, &a->hi[half], c * sizeof(*a->hi));
+        memcpy(b->end, &a->end[half], c * sizeof(*a->end));
+        memcpy(b->op, &a->op[half], c * sizeof(*a->op));
+        b->n = c;
         a->n = half;
     }
+    from = from < bi ? from : bi;
+    for (size_t j = from; j < m->nb && j <= bi + 1; j++)
+        m->top[j] = m->b[j].hi[m->b[j].n - 1];
 }
 
 static void imap_free(struct imap *m)
 {
     for (size_t k = 0; k < m->nb; k++)
-        free(m->b[k].v);
+        blk_free(&m->b[k]);
     free(m->b);
+    free(m->top);
 }
 
 /* A small open-addressing map from a tile's string id to its last ended op. */
@@ -222,7 +268,7 @@ static int cmp_u64pair(const void *a, const void *b)
 }
 
 struct op {
-    uint64_t ev;
+    uint64_t src; /* its index in the input's events */
     uint64_t start, end;
     uint32_t track, tile;
 };
@@ -243,51 +289,128 @@ static unsigned end_kind(const struct op *o)
  * ends (kind 0) before starts (kind 1) before the ends of ops of no length (kind 2), then by
  * op: two arrays of op indices (the starts, the ends) each sorted so, merged as the sweep
  * goes, in 8 bytes an op rather than two sorted 16-byte points (and qsort's copy of them). */
-/* Sort idx[0..n) (op indices, in increasing order) stably by key(ops[idx]) (below 2^64):
- * 16 bits at a time, as many digits as the keys' range needs; tmp has room for n. */
-static void sort_ops_by(uint32_t *idx, uint32_t *tmp, size_t n, const struct op *ops, bool ends)
+/* The key of op k: its start, or its end point. */
+static uint64_t op_key(const struct op *ops, uint32_t k, bool ends)
+{
+    return ends ? end_point(&ops[k]) : ops[k].start;
+}
+
+/* Merge the sorted runs [0, mid) and [mid, n) of key/idx stably (the first run's on a
+ * tie) through tk/ti (room for n), back into key/idx. */
+static void merge_runs(uint64_t *key, uint32_t *idx, size_t mid, size_t n, uint64_t *tk,
+                       uint32_t *ti)
+{
+    size_t a = 0, b = mid, o = 0;
+    while (a < mid && b < n) {
+        bool second = key[b] < key[a];
+        size_t from = second ? b++ : a++;
+        tk[o] = key[from], ti[o++] = idx[from];
+    }
+    for (; a < mid; a++)
+        tk[o] = key[a], ti[o++] = idx[a];
+    for (; b < n; b++)
+        tk[o] = key[b], ti[o++] = idx[b];
+    memcpy(key, tk, n * sizeof(*key));
+    memcpy(idx, ti, n * sizeof(*idx));
+}
+
+/* Insertion sort of key/idx (stable), giving up once it has moved more than budget
+ * elements: then [0, i) is sorted and [i, n) as it was, i returned (n when done). */
+static size_t insertion_sort(uint64_t *key, uint32_t *idx, size_t n, size_t budget)
+{
+    size_t moved = 0;
+    for (size_t i = 1; i < n; i++) {
+        uint64_t x = key[i];
+        if (key[i - 1] <= x)
+            continue;
+        uint32_t xi = idx[i];
+        size_t j = i;
+        while (j > 0 && key[j - 1] > x) {
+            key[j] = key[j - 1], idx[j] = idx[j - 1];
+            j--;
+        }
+        key[j] = x, idx[j] = xi;
+        moved += i - j;
+        if (moved > budget)
+            return i + 1;
+    }
+    return n;
+}
+
+/*
+ * Sort idx[0..n) (op indices) stably by their keys (op_key): a tie keeps the order idx
+ * had. A model's events come in the order they ended, so the ends are one or two sorted
+ * runs (merged), the starts nearly sorted (an insertion sort while it moves few, else a
+ * radix sort of the keys, in as few digits as their range needs). key, tk and ti have room
+ * for n: the same for both sorts (a launch of millions of ops would map hundreds of
+ * megabytes afresh for each).
+ */
+static void sort_ops_by(uint32_t *idx, size_t n, const struct op *ops, bool ends, uint64_t *key,
+                        uint64_t *tk, uint32_t *ti)
 {
     if (n < 2)
         return;
     uint64_t lo = UINT64_MAX, hi = 0;
+    size_t descents = 0, at = 0;
     for (size_t i = 0; i < n; i++) {
-        uint64_t x = ends ? end_point(&ops[idx[i]]) : ops[idx[i]].start;
+        uint64_t x = op_key(ops, idx[i], ends);
+        key[i] = x;
         lo = x < lo ? x : lo;
         hi = x > hi ? x : hi;
+        if (i && x < key[i - 1])
+            descents++, at = i;
     }
-    size_t *count = sim_xmalloc(((size_t)1 << 16) * sizeof(*count));
-    uint32_t *src = idx, *dst = tmp;
-    for (unsigned shift = 0; shift < 64 && ((hi - lo) >> shift) != 0; shift += 16) {
-        memset(count, 0, ((size_t)1 << 16) * sizeof(*count));
-        for (size_t i = 0; i < n; i++) {
-            uint64_t x = ends ? end_point(&ops[src[i]]) : ops[src[i]].start;
-            count[((x - lo) >> shift) & 0xffff]++;
-        }
-        size_t at = 0;
-        for (size_t d = 0; d < ((size_t)1 << 16); d++) {
+    if (!descents)
+        return;
+    if (descents == 1) {
+        merge_runs(key, idx, at, n, tk, ti);
+        return;
+    }
+    size_t from = insertion_sort(key, idx, n, 4 * n);
+    if (from == n)
+        return;
+    /* [0, from) sorted, [from, n) as it was: every element of the first came before every
+     * element of the second, so a stable sort of the whole keeps ties in idx's order */
+    unsigned bits = 0;
+    while (bits < 64 && ((hi - lo) >> bits) != 0)
+        bits++;
+    unsigned passes = (bits + 15) / 16, width = (bits + passes - 1) / passes;
+    size_t nb = (size_t)1 << width, mask = nb - 1;
+    size_t *count = sim_xmalloc(nb * sizeof(*count));
+    uint64_t *sk = key, *dk = tk;
+    uint32_t *si = idx, *di = ti;
+    for (unsigned p = 0; p < passes; p++) {
+        unsigned shift = p * width;
+        memset(count, 0, nb * sizeof(*count));
+        for (size_t i = 0; i < n; i++)
+            count[((sk[i] - lo) >> shift) & mask]++;
+        size_t sum = 0;
+        for (size_t d = 0; d < nb; d++) {
             size_t c = count[d];
-            count[d] = at;
-            at += c;
+            count[d] = sum;
+            sum += c;
         }
         for (size_t i = 0; i < n; i++) {
-            uint64_t x = ends ? end_point(&ops[src[i]]) : ops[src[i]].start;
-            dst[count[((x - lo) >> shift) & 0xffff]++] = src[i];
+            size_t o = count[((sk[i] - lo) >> shift) & mask]++;
+            dk[o] = sk[i], di[o] = si[i];
         }
-        uint32_t *t = src;
-        src = dst, dst = t;
+        uint64_t *t = sk;
+        sk = dk, dk = t;
+        uint32_t *u = si;
+        si = di, di = u;
     }
-    if (src != idx)
-        memcpy(idx, src, n * sizeof(*idx));
+    if (si != idx)
+        memcpy(idx, si, n * sizeof(*idx));
     free(count);
 }
 
-/* The memory ranges of the ops: the caller's opinfo (info, op k's at info[map[k]]), or
+/* The memory ranges of the ops: the caller's opinfo (info, op k's at info[ops[k].src]), or
  * decoded here and kept as ranges alone (op k's reads at [first[k], ..), then its write
  * when write[k]; first[n] the end; a range's bytes in lohi, its space in space: 17 bytes),
  * a tenth of an opinfo for an op of a read and a write. */
 struct ranges {
     const struct trace_opinfo *info;
-    const size_t *map;
+    const struct op *ops;
     size_t *first;       /* owned: n + 1 of them */
     bool *write;         /* owned */
     uint64_t (*lohi)[2]; /* owned */
@@ -306,17 +429,22 @@ static struct trace_range ranges_at(const struct ranges *r, size_t i)
     return (struct trace_range){r->space[i], r->lohi[i][0], r->lohi[i][1]};
 }
 
-/* Decode the ranges of ops[0..n) into r; false when p was cancelled. */
+/* Decode the ranges of ops[0..n) into r, handing each op's info to in->each_info; false
+ * when in->progress was cancelled. */
 static bool ranges_decode(struct ranges *r, const struct trace_model *m, const struct op *ops,
-                          size_t n, struct trace_spaces *spaces, struct trace_progress *p)
+                          size_t n, struct trace_spaces *spaces,
+                          const struct trace_critpath_input *in)
 {
+    struct trace_progress *p = in->progress;
     r->first = sim_xreallocarray(NULL, n + 1, sizeof(*r->first));
     r->write = sim_xcalloc(n ? n : 1, sizeof(*r->write));
     for (size_t k = 0; k < n; k++) {
         if (k % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(p, k))
             return false;
         struct trace_opinfo oi;
-        trace_opinfo_of_event(m, ops[k].ev, spaces, &oi);
+        trace_opinfo_of_event(m, in->events[ops[k].src], spaces, &oi);
+        if (in->each_info)
+            in->each_info(in->each_ctx, ops[k].src, &oi);
         r->first[k] = r->npool;
         size_t need = r->npool + oi.nreads + (oi.has_write ? 1 : 0);
         if (need > r->cap) {
@@ -354,7 +482,7 @@ static size_t op_reads(const struct ranges *r, uint32_t k,
                        struct trace_range v[TRACE_OPINFO_MAX_READS])
 {
     if (r->info) {
-        const struct trace_opinfo *oi = &r->info[r->map[k]];
+        const struct trace_opinfo *oi = &r->info[r->ops[k].src];
         memcpy(v, oi->reads, oi->nreads * sizeof(*v));
         return oi->nreads;
     }
@@ -368,7 +496,7 @@ static size_t op_reads(const struct ranges *r, uint32_t k,
 static bool op_write(const struct ranges *r, uint32_t k, struct trace_range *w)
 {
     if (r->info) {
-        const struct trace_opinfo *oi = &r->info[r->map[k]];
+        const struct trace_opinfo *oi = &r->info[r->ops[k].src];
         *w = oi->write;
         return oi->has_write;
     }
@@ -377,13 +505,15 @@ static bool op_write(const struct ranges *r, uint32_t k, struct trace_range *w)
     return r->write[k];
 }
 
-static bool better(const struct op *ops, uint32_t cand, enum trace_dep why, uint32_t best,
+/* Whether a candidate ending at cand_end, for reason why, is a better predecessor than
+ * best (ending at best_end, for best_why): the one that ended last. */
+static bool better(uint64_t cand_end, enum trace_dep why, uint32_t best, uint64_t best_end,
                    enum trace_dep best_why)
 {
     if (best == NONE)
         return true;
-    if (ops[cand].end != ops[best].end)
-        return ops[cand].end > ops[best].end;
+    if (cand_end != best_end)
+        return cand_end > best_end;
     return why < best_why; /* explicit, RAW, tile, engine */
 }
 
@@ -400,84 +530,104 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     size_t nstr = trace_model_str_count(m);
     uint8_t *stage_of = sim_xcalloc(nstr ? nstr : 1, 1), *comp_of = sim_xcalloc(nstr ? nstr : 1, 1);
     bool stages = false;
-    for (size_t i = 0; i < in->n && !stages; i++) {
-        uint32_t op = trace_model_event(m, in->events[i])->op;
-        if (op < nstr && !stage_of[op])
-            stage_of[op] = 1 + (strncmp(trace_model_str(m, op), "TileToken/", 10) == 0);
-        stages =
-            op < nstr ? stage_of[op] == 2 : strncmp(trace_model_str(m, op), "TileToken/", 10) == 0;
-    }
     struct op *ops = sim_xreallocarray(NULL, in->n ? in->n : 1, sizeof(*ops));
-    size_t *src = sim_xreallocarray(NULL, in->n ? in->n : 1, sizeof(*src)); /* index in in */
+    uint8_t *composite = NULL; /* per op, whether it is a composite op; NULL: none */
     size_t n = 0;
     uint64_t now = trace_model_now(m);
     for (size_t i = 0; i < in->n; i++) {
         const struct trace_event *e = trace_model_event(m, in->events[i]);
-        if (stages && e->op < nstr && !comp_of[e->op])
-            comp_of[e->op] = 1 + (strncmp(trace_model_str(m, e->op), "composite_", 10) == 0);
-        if (stages && (e->op < nstr ? comp_of[e->op] == 2
-                                    : strncmp(trace_model_str(m, e->op), "composite_", 10) == 0))
-            continue;
+        uint32_t op = e->op;
+        if (op < nstr && !stage_of[op]) {
+            const char *name = trace_model_str(m, op);
+            stage_of[op] = 1 + (strncmp(name, "TileToken/", 10) == 0);
+            comp_of[op] = 1 + (strncmp(name, "composite_", 10) == 0);
+        }
+        bool stage =
+            op < nstr ? stage_of[op] == 2 : strncmp(trace_model_str(m, op), "TileToken/", 10) == 0;
+        bool comp =
+            op < nstr ? comp_of[op] == 2 : strncmp(trace_model_str(m, op), "composite_", 10) == 0;
+        stages |= stage;
+        if (comp) {
+            if (!composite)
+                composite = sim_xcalloc(in->n, 1);
+            composite[n] = 1;
+        }
         uint64_t end = e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
-        ops[n] = (struct op){in->events[i], e->start, end, e->track, e->tile};
-        src[n++] = i;
+        ops[n++] = (struct op){i, e->start, end, e->track, e->tile};
     }
+    if (stages && composite) { /* the stages are in the set: leave their composite ops out */
+        size_t kept = 0;
+        for (size_t k = 0; k < n; k++)
+            if (!composite[k])
+                ops[kept++] = ops[k];
+        n = kept;
+    }
+    free(composite);
     free(stage_of), free(comp_of);
     out->ops = n;
     if (!n) {
-        free(ops), free(src);
+        free(ops);
         return;
     }
-    /* their memory ranges: the caller's opinfo (op k's is info[src[k]]), not copied (a
+    /* their memory ranges: the caller's opinfo (op k's is info[ops[k].src]), not copied (a
      * launch of a million ops would copy 150 MB), or decoded here and kept as ranges alone */
     struct ranges rg = {0};
     if (in->info) {
         rg.info = in->info;
-        rg.map = src;
+        rg.ops = ops;
         if (in->info_spaces)
             out->spaces = *in->info_spaces;
         out->decoded = n;
     } else if (!in->max_decode || n <= in->max_decode) {
         trace_progress_step(in->progress, "critical path: op details", n);
-        if (!ranges_decode(&rg, m, ops, n, &out->spaces, in->progress)) {
+        if (!ranges_decode(&rg, m, ops, n, &out->spaces, in)) {
             ranges_fini(&rg);
-            free(ops), free(src);
+            free(ops);
             return; /* cancelled: an empty path */
         }
         out->decoded = n;
     } else {
         out->truncated = true;
     }
-    if (!rg.map) { /* the ops' indices in in serve the caller's opinfo alone */
-        free(src);
-        src = NULL;
-    }
     bool with_info = rg.info || rg.first;
+    out->with_addresses = rg.first && rg.npool; /* an op read or wrote a range */
+    for (size_t k = 0; rg.info && k < n && !out->with_addresses; k++) {
+        struct trace_range rv[TRACE_OPINFO_MAX_READS], wv;
+        if (op_reads(&rg, (uint32_t)k, rv) || op_write(&rg, (uint32_t)k, &wv))
+            out->with_addresses = true;
+    }
 
     /* the sweep */
     uint32_t *starts = sim_xreallocarray(NULL, n, sizeof(*starts));
     uint32_t *ends = sim_xreallocarray(NULL, n, sizeof(*ends));
-    for (size_t k = 0; k < n; k++) {
-        if (ops[k].tile != TRACE_NO_STR)
-            out->with_tiles = true;
-        struct trace_range rv[TRACE_OPINFO_MAX_READS], wv;
-        if (with_info && (op_reads(&rg, (uint32_t)k, rv) || op_write(&rg, (uint32_t)k, &wv)))
-            out->with_addresses = true;
-    }
+    uint32_t last = 0; /* the op that ends last (the latest start on a tie) */
     {
-        /* ends: those of kind 0 first, then of kind 2, each in op order, so that the
-         * stable sort by time leaves a tie in (kind, op) order */
-        size_t ne = 0;
-        for (int kind = 0; kind <= 2; kind += 2)
-            for (size_t k = 0; k < n; k++)
-                if (end_kind(&ops[k]) == (unsigned)kind)
-                    ends[ne++] = (uint32_t)k;
-        for (size_t k = 0; k < n; k++)
+        /* in one pass over the ops: the starts in op order; the ends of kind 0 first, then
+         * those of kind 2, each in op order (those of kind 2 are put from the back, then
+         * turned round), so that the stable sort by time leaves a tie in (kind, op) order */
+        size_t n0 = 0, n2 = 0;
+        for (size_t k = 0; k < n; k++) {
+            const struct op *o = &ops[k];
+            if (o->tile != TRACE_NO_STR)
+                out->with_tiles = true;
             starts[k] = (uint32_t)k;
-        uint32_t *tmp = sim_xreallocarray(NULL, n, sizeof(*tmp));
-        sort_ops_by(starts, tmp, n, ops, false);
-        sort_ops_by(ends, tmp, n, ops, true);
-        free(tmp);
+            if (end_kind(o) == 0)
+                ends[n0++] = (uint32_t)k;
+            else
+                ends[n - 1 - n2++] = (uint32_t)k;
+            if (o->end > ops[last].end || (o->end == ops[last].end && o->start > ops[last].start))
+                last = (uint32_t)k;
+        }
+        for (size_t a = n0, z = n - 1; n2 && a < z; a++, z--) {
+            uint32_t t = ends[a];
+            ends[a] = ends[z], ends[z] = t;
+        }
+        uint64_t *key = sim_xreallocarray(NULL, n, sizeof(*key));
+        uint64_t *tk = sim_xreallocarray(NULL, n, sizeof(*tk));
+        uint32_t *ti = sim_xreallocarray(NULL, n, sizeof(*ti));
+        sort_ops_by(starts, n, ops, false, key, tk, ti);
+        sort_ops_by(ends, n, ops, true, key, tk, ti);
+        free(key), free(tk), free(ti);
     }
     uint32_t *pred = sim_xreallocarray(NULL, n, sizeof(*pred));
     uint8_t *why = sim_xreallocarray(NULL, n, sizeof(*why));
@@ -493,7 +643,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     if (trace_model_dep_count(m)) {
         by_ev = sim_xreallocarray(NULL, n, sizeof(*by_ev));
         for (size_t k = 0; k < n; k++)
-            by_ev[k][0] = ops[k].ev, by_ev[k][1] = k;
+            by_ev[k][0] = in->events[ops[k].src], by_ev[k][1] = k;
         qsort(by_ev, n, sizeof(*by_ev), cmp_u64pair);
     }
     bool *ended = sim_xcalloc(n, sizeof(*ended));
@@ -520,7 +670,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
             ended[k] = true;
             struct trace_range w;
             if (with_info && op_write(&rg, k, &w))
-                imap_assign(&maps[w.space], w.lo, w.hi, k);
+                imap_assign(&maps[w.space], w.lo, w.hi, k, ops[k].end);
             if (ops[k].tile != TRACE_NO_STR)
                 *tile_slot(&tiles, ops[k].tile) = k;
             uint32_t *lt = &last_on_track[ops[k].track];
@@ -537,17 +687,19 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         }
         /* a start: the predecessor */
         uint32_t best = NONE;
+        uint64_t best_end = 0;
         enum trace_dep bw = TRACE_DEP_ORDER;
         struct trace_range brange = {0};
         const uint64_t *on;
-        size_t nd = by_ev ? trace_model_event_deps(m, ops[k].ev, &on) : 0;
+        size_t nd = by_ev ? trace_model_event_deps(m, in->events[ops[k].src], &on) : 0;
         for (size_t q = 0; q < nd; q++) {
             out->with_explicit = true;
             uint64_t key[2] = {on[q], 0};
             const uint64_t(*hit)[2] = bsearch(key, by_ev, n, sizeof(*by_ev), cmp_u64pair);
             uint32_t c = hit ? (uint32_t)(*hit)[1] : NONE;
-            if (c != NONE && c != k && ended[c] && better(ops, c, TRACE_DEP_EXPLICIT, best, bw))
-                best = c, bw = TRACE_DEP_EXPLICIT;
+            if (c != NONE && c != k && ended[c] &&
+                better(ops[c].end, TRACE_DEP_EXPLICIT, best, best_end, bw))
+                best = c, best_end = ops[c].end, bw = TRACE_DEP_EXPLICIT;
         }
         struct trace_range reads[TRACE_OPINFO_MAX_READS];
         size_t nreads = with_info ? op_reads(&rg, k, reads) : 0;
@@ -562,12 +714,12 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
                         break;
                     i = 0;
                 }
-                const struct ival *x = &mp->b[bi].v[i];
+                const struct ival xv = blk_get(&mp->b[bi], i), *x = &xv;
                 if (x->lo >= rd->hi)
                     break;
                 uint32_t c = x->op;
-                if (c != k && better(ops, c, TRACE_DEP_RAW, best, bw)) {
-                    best = c, bw = TRACE_DEP_RAW;
+                if (c != k && better(x->end, TRACE_DEP_RAW, best, best_end, bw)) {
+                    best = c, best_end = x->end, bw = TRACE_DEP_RAW;
                     uint64_t lo = x->lo > rd->lo ? x->lo : rd->lo;
                     uint64_t hi = x->hi < rd->hi ? x->hi : rd->hi;
                     brange = (struct trace_range){rd->space, lo, hi};
@@ -576,31 +728,30 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         }
         if (ops[k].tile != TRACE_NO_STR) {
             uint32_t c = *tile_slot(&tiles, ops[k].tile);
-            if (c != NONE && c != k && better(ops, c, TRACE_DEP_TILE, best, bw))
-                best = c, bw = TRACE_DEP_TILE;
+            if (c != NONE && c != k && better(ops[c].end, TRACE_DEP_TILE, best, best_end, bw))
+                best = c, best_end = ops[c].end, bw = TRACE_DEP_TILE;
         }
         uint32_t c = last_on_track[ops[k].track];
         if (c != NONE && c != k && ops[c].end <= ops[k].start + 1 &&
-            ops[c].end + 1 >= ops[k].start && better(ops, c, TRACE_DEP_ENGINE, best, bw))
-            best = c, bw = TRACE_DEP_ENGINE;
+            ops[c].end + 1 >= ops[k].start &&
+            better(ops[c].end, TRACE_DEP_ENGINE, best, best_end, bw))
+            best = c, best_end = ops[c].end, bw = TRACE_DEP_ENGINE;
         if (pe_of[ops[k].track] != NONE) {
             c = last_on_pe[pe_of[ops[k].track]];
-            if (c != NONE && c != k && better(ops, c, TRACE_DEP_PE, best, bw))
-                best = c, bw = TRACE_DEP_PE;
+            if (c != NONE && c != k && better(ops[c].end, TRACE_DEP_PE, best, best_end, bw))
+                best = c, best_end = ops[c].end, bw = TRACE_DEP_PE;
         }
         if (best == NONE && last_ended != NONE && last_ended != k)
             best = last_ended, bw = TRACE_DEP_ORDER;
         pred[k] = best;
         why[k] = (uint8_t)(best == NONE ? TRACE_DEP_START : bw);
-        rng[k] = bw == TRACE_DEP_RAW ? brange : (struct trace_range){0};
+        if (bw == TRACE_DEP_RAW) /* the others stay zero (and their pages untouched) */
+            rng[k] = brange;
     }
 
-    /* back from the op that ends last (the latest start on a tie) */
-    uint32_t last = 0;
-    for (uint32_t k = 1; k < n && !stop; k++)
-        if (ops[k].end > ops[last].end ||
-            (ops[k].end == ops[last].end && ops[k].start > ops[last].start))
-            last = k;
+    /* back from the op that ends last */
+    if (stop)
+        last = 0;
     out->end = ops[last].end;
     size_t len = 0;
     for (uint32_t k = last; k != NONE && len <= n && !stop; k = pred[k])
@@ -613,8 +764,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         uint32_t pk = pred[k];
         uint64_t from = pk == NONE ? in->start : ops[pk].end;
         *s = (struct trace_path_step){
-            .ev = ops[k].ev,
-            .pred = pk == NONE ? UINT64_MAX : ops[pk].ev,
+            .ev = in->events[ops[k].src],
+            .pred = pk == NONE ? UINT64_MAX : in->events[ops[pk].src],
             .wait = ops[k].start > from ? ops[k].start - from : 0,
             .why = (enum trace_dep)why[k],
             .range = rng[k],
@@ -634,7 +785,6 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     free(starts);
     free(ends);
     ranges_fini(&rg);
-    free(src);
     free(ops);
 }
 

@@ -74,6 +74,11 @@ struct trace_critpath_input {
     const struct trace_spaces *info_spaces;
     size_t max_decode;               /* 0: no limit */
     struct trace_progress *progress; /* may be NULL; cancelled: an empty path */
+    /* may be NULL: called with each op whose details it reads here (its index in events,
+     * its info), in the order of events, so that a caller needing them too reads them once
+     * (the umbrella ops it leaves out are not read) */
+    void (*each_info)(void *ctx, size_t i, const struct trace_opinfo *oi);
+    void *each_ctx;
 };
 
 /* Compute the path of in into out (free with trace_critpath_fini). An empty set gives an

@@ -42,6 +42,9 @@ struct ctx {
     uint8_t *composite; /* owned: per op name (string id), 0 not looked at, else 1 + whether
                            it names a composite op */
     size_t nnames;
+    /* owned, per resource: where the last search of its samples ended, for the waits and
+       for the DMA ops of the path (each asked in time order) */
+    size_t *hint_wait, *hint_dma;
 };
 
 /* ---- names ------------------------------------------------------------------------------ */
@@ -149,7 +152,7 @@ static void attribute_wait(struct ctx *c, const struct trace_path_step *s, uint6
     uint64_t a = start - s->wait, b = start;
     double mem = 0, host = 0;
     for (size_t i = 0; i < trace_resources_count(c->res); i++) {
-        double u = trace_resources_util(c->res, i, a, b);
+        double u = trace_resources_util_from(c->res, i, a, b, &c->hint_wait[i]);
         if (trace_resources_get(c->res, i)->kind == TRACE_RES_HOST_LINK)
             host = u > host ? u : host;
         else
@@ -162,8 +165,8 @@ static void attribute_wait(struct ctx *c, const struct trace_path_step *s, uint6
     path[TRACE_PCAT_LATENCY] += (double)s->wait - busy;
 }
 
-/* Split the duration of the op of step s (info oi, NULL when unknown) into the path's
- * categories; its wait is latency. */
+/* Split the duration of the op of step s (info oi: a DMA op's, NULL when unknown or another
+ * engine's) into the path's categories; its wait is latency. */
 static void attribute(struct ctx *c, const struct trace_path_step *s, const struct trace_opinfo *oi,
                       double *path)
 {
@@ -199,9 +202,10 @@ static void attribute(struct ctx *c, const struct trace_path_step *s, const stru
             if (rest > 0) {
                 /* beyond the transfer at full rate: contention when its HBM was busy */
                 size_t h = hbm_of(c, e->track);
-                bool busy = h != SIZE_MAX &&
-                            trace_resources_util(c->res, h, e->start,
-                                                 end > e->start ? end : e->start + 1) >= 0.5;
+                bool busy =
+                    h != SIZE_MAX && trace_resources_util_from(c->res, h, e->start,
+                                                               end > e->start ? end : e->start + 1,
+                                                               &c->hint_dma[h]) >= 0.5;
                 if (!busy) {
                     /* the rest is what every transfer pays whatever its size */
                     path[TRACE_PCAT_MEMORY] += data;
@@ -300,6 +304,61 @@ static struct span *composite_spans(struct ctx *c, const uint64_t *evs, size_t n
     return spans;
 }
 
+/* The arithmetic and the DMA transfers of a region's ops, counted op by op in their order
+ * from their info (read once: the critical path reads it and hands it on). */
+struct arith {
+    struct ctx *c;
+    const uint64_t *evs;
+    struct trace_verdict_item *it;
+    struct trace_spaces *spaces; /* for the ops the path does not read */
+    struct span *comp;           /* owned: the composite ops, sorted */
+    size_t ncomp;
+    double te_flops[5]; /* by dtype; [4] others */
+    size_t next;        /* the ops before it are counted */
+};
+
+/* Count op k (evs[k], its info oi). */
+static void arith_count(struct arith *a, size_t k, const struct trace_opinfo *oi)
+{
+    const struct trace_model *m = a->c->m;
+    const struct trace_event *e = trace_model_event(m, a->evs[k]);
+    enum trace_engine eng = trace_model_track_get(m, e->track)->engine;
+    if (eng == TRACE_ENGINE_DMA && oi->bytes) {
+        a->it->dma_ops++;
+        a->it->dma_bytes += oi->bytes;
+    }
+    if (!(oi->flops > 0))
+        return;
+    if (oi->stage && within_composite(a->comp, a->ncomp, e))
+        return; /* counted by its composite op */
+    a->it->flops += oi->flops;
+    if (eng == TRACE_ENGINE_TE) {
+        size_t d = 0;
+        while (d < 4 && strcmp(oi->dtype, dtypes[d]) != 0)
+            d++;
+        a->te_flops[d] += oi->flops;
+    }
+}
+
+/* Count the ops before k the path did not read, reading them here. */
+static void arith_upto(struct arith *a, size_t k)
+{
+    for (; a->next < k; a->next++) {
+        struct trace_opinfo oi;
+        trace_opinfo_of_event(a->c->m, a->evs[a->next], a->spaces, &oi);
+        arith_count(a, a->next, &oi);
+    }
+}
+
+/* trace_critpath_input.each_info: op i read by the path. */
+static void arith_each(void *ctx, size_t i, const struct trace_opinfo *oi)
+{
+    struct arith *a = ctx;
+    arith_upto(a, i);
+    arith_count(a, i, oi);
+    a->next = i + 1;
+}
+
 /* The usage, path, arithmetic and resources of one region over its events evs (n of them,
  * sorted by index). */
 static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, size_t n,
@@ -316,9 +375,9 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
     if (!peaks_known(&c->pk))
         it->missing |= TRACE_MISSING_PEAKS;
 
-    /* the details: the arithmetic here, op by op; the ranges are the critical path's (it
-     * reads them again, keeping the ranges alone: an opinfo of every op of a launch of
-     * millions would hold gigabytes) */
+    /* the details: the arithmetic op by op, from the info the critical path reads (keeping
+     * the ranges alone: an opinfo of every op of a launch of millions would hold
+     * gigabytes) */
     bool details = false;
     struct trace_spaces spaces;
     trace_spaces_init(&spaces);
@@ -331,46 +390,43 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
     } else if (n) {
         it->missing |= TRACE_MISSING_DETAILS;
     }
-    size_t ncomp = 0;
-    struct span *comp = details ? composite_spans(c, evs, n, &ncomp) : NULL;
-    double te_flops[5] = {0};                                 /* by dtype; [4] others */
+    struct arith ar = {.c = c, .evs = evs, .it = it, .spaces = &spaces};
+    ar.comp = details ? composite_spans(c, evs, n, &ar.ncomp) : NULL;
     size_t nt = trace_model_track_count(m), ute = 0, uve = 0; /* TE and VE engines used */
     bool *used = sim_xcalloc(nt ? nt : 1, sizeof(*used));
     bool any_arith = false;
     for (size_t k = 0; k < n; k++) {
         const struct trace_event *e = trace_model_event(m, evs[k]);
-        enum trace_engine eng = trace_model_track_get(m, e->track)->engine;
-        struct trace_opinfo oi;
-        if (details)
-            trace_opinfo_of_event(m, evs[k], &spaces, &oi);
-        if (eng == TRACE_ENGINE_DMA && details && oi.bytes) {
-            it->dma_ops++;
-            it->dma_bytes += oi.bytes;
-        }
-        if ((eng == TRACE_ENGINE_TE || eng == TRACE_ENGINE_VE) && !used[e->track]) {
+        if (!used[e->track]) {
+            enum trace_engine eng = trace_model_track_get(m, e->track)->engine;
             used[e->track] = true;
-            *(eng == TRACE_ENGINE_TE ? &ute : &uve) += 1;
+            if (eng == TRACE_ENGINE_TE || eng == TRACE_ENGINE_VE)
+                *(eng == TRACE_ENGINE_TE ? &ute : &uve) += 1;
         }
         if (e->op_kind == TRACE_KIND_GEMM || e->op_kind == TRACE_KIND_MATH)
             any_arith = true;
-        if (!details || !(oi.flops > 0))
-            continue;
-        if (oi.stage && within_composite(comp, ncomp, e))
-            continue; /* counted by its composite op */
-        it->flops += oi.flops;
-        if (eng == TRACE_ENGINE_TE) {
-            size_t d = 0;
-            while (d < 4 && strcmp(oi.dtype, dtypes[d]) != 0)
-                d++;
-            te_flops[d] += oi.flops;
-        }
     }
-    free(comp);
+    free(used);
+
+    /* the critical path, reading the details (and counting the arithmetic) as it goes */
+    struct trace_critpath_input in = {.m = m,
+                                      .events = evs,
+                                      .n = n,
+                                      .start = r->start,
+                                      .max_decode = details ? 0 : 1, /* 1: no details: order,
+                                                                        tiles and engines only */
+                                      .progress = c->progress,
+                                      .each_info = details ? arith_each : NULL,
+                                      .each_ctx = &ar};
+    trace_critpath_compute(&in, &it->path);
+    if (details)
+        arith_upto(&ar, n);
+    free(ar.comp);
+    double *te_flops = ar.te_flops;
     if (any_arith && !(it->flops > 0))
         it->missing |= TRACE_MISSING_FLOPS;
 
     /* the peaks of the engines and HBMs it used */
-    free(used);
     const struct peaks *p = &c->pk;
     if (ute && p->macs) {
         size_t best = 0;
@@ -415,23 +471,18 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
     if (p->hbm_rate > 0)
         it->peak_bw = (double)(nhbm ? nhbm : 1) * p->hbm_rate;
 
-    /* the critical path and what its time went to */
-    struct trace_critpath_input in = {.m = m,
-                                      .events = evs,
-                                      .n = n,
-                                      .start = r->start,
-                                      .max_decode = details ? 0 : 1, /* 1: no details: order,
-                                                                        tiles and engines only */
-                                      .progress = c->progress};
-    trace_critpath_compute(&in, &it->path);
+    /* what the path's time went to */
     if (!it->path.with_addresses && !it->path.with_tiles && !it->path.with_explicit && n)
         it->missing |= TRACE_MISSING_DEPS;
     for (size_t s = 0; s < it->path.n; s++) {
         const struct trace_path_step *st = &it->path.steps[s];
+        /* a DMA op's bytes alone are of use */
         struct trace_opinfo oi;
-        if (details)
+        const struct trace_event *e = trace_model_event(m, st->ev);
+        bool dma = details && trace_model_track_get(m, e->track)->engine == TRACE_ENGINE_DMA;
+        if (dma)
             trace_opinfo_of_event(m, st->ev, &spaces, &oi);
-        attribute(c, st, details ? &oi : NULL, it->time);
+        attribute(c, st, dma ? &oi : NULL, it->time);
         it->waits += st->wait;
         it->wait_by[st->why] += st->wait;
         if (st->wait > it->longest_wait || it->longest_wait_ev == UINT64_MAX)
@@ -501,6 +552,9 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
     v->own = strncmp(sim_value_get_str(trace_model_metadata(m), "notes", ""), "npuscope ", 9) == 0;
     trace_energy_held(m, &v->energy);
     struct ctx c = {.m = m, .res = trace_resources_new(m)};
+    size_t nres = trace_resources_count(c.res);
+    c.hint_wait = sim_xcalloc(nres ? nres : 1, sizeof(*c.hint_wait));
+    c.hint_dma = sim_xcalloc(nres ? nres : 1, sizeof(*c.hint_dma));
     read_peaks(m, &c.pk);
     c.nnames = trace_model_str_count(m);
     c.composite = sim_xcalloc(c.nnames ? c.nnames : 1, sizeof(*c.composite));
@@ -595,6 +649,8 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
     }
     free(c.hbm_of_track);
     free(c.composite);
+    free(c.hint_wait);
+    free(c.hint_dma);
     trace_resources_free(c.res);
     return v;
 }
