@@ -238,8 +238,17 @@ for i in 1 2 3 4 5 6 7 8; do tmux_keys s; done
 expect_screen "eight steps" 'events: 8 '
 tmux_keys W
 expect_screen "its power row" '^ power <=[0-9.]+ [munp]?W'
+# the summary and the power row catch up with the last step within their refresh: read
+# them once two captures half a second apart agree
 tmux_screen
 local_energy=$(energy_lines <<<"$SCREEN")
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+    sleep 0.5
+    tmux_screen
+    again=$(energy_lines <<<"$SCREEN")
+    [ "$again" = "$local_energy" ] && break
+    local_energy=$again
+done
 tmux_keys q
 expect_exit "q: exit 0" 0
 [ "$(wc -l <<<"$local_energy")" = 3 ] && ok "the TUI run: energy, its parts, the power row" ||
@@ -253,6 +262,11 @@ vkeys h W
 expect_v h "the viewer's power row, the energy known" '^ power <=[0-9.]+ [munp]?W'
 expect_v h "the viewer's summary: the energy" '^ energy [0-9.]+ [munp]?J, avg'
 remote_energy=$(vscreen h | energy_lines)
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+    [ "$remote_energy" = "$local_energy" ] && break
+    sleep 0.5
+    remote_energy=$(vscreen h | energy_lines)
+done
 if [ "$remote_energy" = "$local_energy" ]; then ok "the same energy lines as the run's own TUI"; else
     fail "the same energy lines" "local:" "$local_energy" "attached:" "$remote_energy"; fi
 run "$NPUSCOPE" stop "$RUN"
