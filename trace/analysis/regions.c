@@ -254,8 +254,13 @@ static void split_marker(struct trace_regions *rs)
                    v[k].cycle, tmax);
     }
     free(v);
-    for (uint64_t i = 0; i < rs->nevents; i++)
-        rs->of[i] = (uint32_t)trace_regions_at(rs, rs->ev[i].start);
+    size_t w = SIZE_MAX; /* the window of the event before: most often this one's */
+    for (uint64_t i = 0; i < rs->nevents; i++) {
+        uint64_t s = rs->ev[i].start;
+        if (w >= rs->n || rs->v[w].start > s || (w + 1 < rs->n && rs->v[w + 1].start <= s))
+            w = trace_regions_at(rs, s);
+        rs->of[i] = (uint32_t)w;
+    }
 }
 
 struct lref {
@@ -578,17 +583,26 @@ static void account(struct trace_regions *rs)
     const struct trace_model *m = rs->m;
     size_t nr = rs->n, nt = trace_model_track_count(m);
     size_t *off = sim_xcalloc(nr + 1, sizeof(*off));
-    for (uint64_t i = 0; i < rs->nevents; i++)
-        if (rs->of[i] != NO_REGION)
-            off[rs->of[i] + 1]++;
+    bool in_order = true; /* every event in a region, the regions in event order (a run) */
+    for (uint64_t i = 0; i < rs->nevents; i++) {
+        uint32_t r = rs->of[i];
+        in_order &= r != NO_REGION && (i == 0 || r >= rs->of[i - 1]);
+        if (r != NO_REGION)
+            off[r + 1]++;
+    }
     for (size_t r = 0; r < nr; r++)
         off[r + 1] += off[r];
-    uint64_t *ev = sim_xreallocarray(NULL, off[nr] ? off[nr] : 1, sizeof(*ev));
-    size_t *pos = sim_xreallocarray(NULL, nr, sizeof(*pos));
-    memcpy(pos, off, nr * sizeof(*pos));
-    for (uint64_t i = 0; i < rs->nevents; i++)
-        if (rs->of[i] != NO_REGION)
-            ev[pos[rs->of[i]]++] = i;
+    uint64_t *ev = NULL; /* the events of each region, one region after the other; NULL: in
+                            their own order */
+    if (!in_order) {
+        ev = sim_xreallocarray(NULL, off[nr] ? off[nr] : 1, sizeof(*ev));
+        size_t *pos = sim_xreallocarray(NULL, nr, sizeof(*pos));
+        memcpy(pos, off, nr * sizeof(*pos));
+        for (uint64_t i = 0; i < rs->nevents; i++)
+            if (rs->of[i] != NO_REGION)
+                ev[pos[rs->of[i]]++] = i;
+        free(pos);
+    }
     uint8_t *engine_of = sim_xreallocarray(NULL, nt ? nt : 1, sizeof(*engine_of));
     for (uint32_t t = 0; t < nt; t++) {
         enum trace_engine k = trace_model_track_get(m, t)->engine;
@@ -634,12 +648,13 @@ static void account(struct trace_regions *rs)
             if (k % TRACE_PROGRESS_EVERY == 0 && (stop = trace_progress_at(rs->progress, k)))
                 break;
             if (k + PREFETCH < off[r + 1]) /* a region's events are spread over the model */
-                prefetch_event(rs->ev, ev[k + PREFETCH], rd, wr);
-            const struct trace_event *e = &rs->ev[ev[k]];
+                prefetch_event(rs->ev, ev ? ev[k + PREFETCH] : k + PREFETCH, rd, wr);
+            uint64_t i = ev ? ev[k] : k;
+            const struct trace_event *e = &rs->ev[i];
             uint64_t end = ev_end(m, e);
             struct trace_usage u = {.ops = 1, .op_cycles = end - e->start};
             if (nx)
-                u.read_bytes = rd[ev[k]], u.write_bytes = wr[ev[k]];
+                u.read_bytes = rd[i], u.write_bytes = wr[i];
             touch_track(&sc, e->track);
             usage_add(&sc.track[e->track], &u);
             usage_add(&reg->all, &u);
@@ -687,7 +702,6 @@ static void account(struct trace_regions *rs)
     free(sc.carry);
     free(rd);
     free(wr);
-    free(pos);
     free(ev);
     free(off);
 }
