@@ -502,6 +502,11 @@ static void sweep_region(struct trace_region *reg, struct scratch *sc, const uin
             sc->track[t].busy += gain_before(s, e, &sc->track_reach[t], we);
             reg->engine[k].busy += gain_before(s, e, &sc->kind_reach[k], we);
             reg->all.busy += gain_before(s, e, &sc->all_reach, we);
+            if (op_busy) {
+                uint64_t *r = &sc->op_reach[(size_t)v[i].op * (KINDS + 1)];
+                sc->op_ebusy[(size_t)v[i].op * KINDS + k] += gain(s, e, &r[k]);
+                sc->op_busy[v[i].op] += gain(s, e, &r[KINDS]);
+            }
         }
         /* the tracks whose reach goes past this window: from those it carried in and those
          * it touched (before emit_region clears them) */
@@ -515,15 +520,15 @@ static void sweep_region(struct trace_region *reg, struct scratch *sc, const uin
             if (sc->track_reach[sc->tracks[i]] > we)
                 sc->carry[nc++] = sc->tracks[i];
         sc->ncarry = nc;
+        sc->nrop = 0;
+        return;
     }
     for (size_t i = 0; i < n; i++) {
         uint64_t s = v[i].s, e = v[i].e;
         uint32_t t = v[i].track, k = engine_of[t];
-        if (!windowed) {
-            sc->track[t].busy += gain(s, e, &sc->track_reach[t]);
-            reg->engine[k].busy += gain(s, e, &kind_reach[k]);
-            reg->all.busy += gain(s, e, &all_reach);
-        }
+        sc->track[t].busy += gain(s, e, &sc->track_reach[t]);
+        reg->engine[k].busy += gain(s, e, &kind_reach[k]);
+        reg->all.busy += gain(s, e, &all_reach);
         if (op_busy) {
             uint64_t *r = &sc->op_reach[(size_t)v[i].op * (KINDS + 1)];
             sc->op_ebusy[(size_t)v[i].op * KINDS + k] += gain(s, e, &r[k]);
@@ -584,12 +589,15 @@ static void account(struct trace_regions *rs)
     size_t nr = rs->n, nt = trace_model_track_count(m);
     size_t *off = sim_xcalloc(nr + 1, sizeof(*off));
     bool in_order = true; /* every event in a region, the regions in event order (a run) */
-    for (uint64_t i = 0; i < rs->nevents; i++) {
-        uint32_t r = rs->of[i];
-        in_order &= r != NO_REGION && (i == 0 || r >= rs->of[i - 1]);
-        if (r != NO_REGION)
-            off[r + 1]++;
-    }
+    if (rs->kind == TRACE_REGION_RUN)
+        off[1] = rs->nevents; /* every event, in order */
+    else
+        for (uint64_t i = 0; i < rs->nevents; i++) {
+            uint32_t r = rs->of[i];
+            in_order &= r != NO_REGION && (i == 0 || r >= rs->of[i - 1]);
+            if (r != NO_REGION)
+                off[r + 1]++;
+        }
     for (size_t r = 0; r < nr; r++)
         off[r + 1] += off[r];
     uint64_t *ev = NULL; /* the events of each region, one region after the other; NULL: in
