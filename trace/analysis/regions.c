@@ -145,16 +145,52 @@ static void extend(struct trace_region *r, uint64_t s, uint64_t e, bool *seen)
     *seen = true;
 }
 
+/* A run of consecutive events of one cmdq_id (or of none) in the model's order: where it
+ * begins, and the first start and the latest end of its events. */
+struct lrun {
+    uint64_t first, start, end;
+    int32_t cmdq;
+};
+
 static void split_launch(struct trace_regions *rs)
 {
     const struct trace_model *m = rs->m;
-    int32_t *ids = sim_xreallocarray(NULL, rs->nevents ? rs->nevents : 1, sizeof(*ids));
-    size_t n = 0;
+    size_t nt = trace_model_track_count(m);
+    bool *host = sim_xcalloc(nt ? nt : 1, sizeof(*host));
+    for (uint32_t t = 0; t < nt; t++)
+        host[t] = trace_model_track_get(m, t)->engine == TRACE_ENGINE_HOST;
+    /* one pass over the events: their runs (a launch's ops come in runs) and the HOST
+     * events of a launch */
+    struct lrun *run = NULL;
+    uint64_t *hosts = NULL;
+    size_t nrun = 0, caprun = 0, nhost = 0, caphost = 0;
     for (uint64_t i = 0; i < rs->nevents; i++) {
-        int32_t c = rs->ev[i].cmdq_id;
-        if (c != TRACE_NO_CMDQ && (!n || ids[n - 1] != c)) /* a launch's ops come in runs */
-            ids[n++] = c;
+        const struct trace_event *ev = &rs->ev[i];
+        uint64_t end = ev_end(m, ev);
+        if (!nrun || run[nrun - 1].cmdq != ev->cmdq_id) {
+            if (nrun == caprun) {
+                caprun = caprun ? caprun * 2 : 64;
+                run = sim_xreallocarray(run, caprun, sizeof(*run));
+            }
+            run[nrun++] = (struct lrun){i, ev->start, end, ev->cmdq_id};
+        }
+        struct lrun *r = &run[nrun - 1];
+        r->start = ev->start < r->start ? ev->start : r->start;
+        r->end = end > r->end ? end : r->end;
+        if (ev->cmdq_id != TRACE_NO_CMDQ && ev->track < nt && host[ev->track]) {
+            if (nhost == caphost) {
+                caphost = caphost ? caphost * 2 : 64;
+                hosts = sim_xreallocarray(hosts, caphost, sizeof(*hosts));
+            }
+            hosts[nhost++] = i;
+        }
     }
+    free(host);
+    int32_t *ids = sim_xreallocarray(NULL, nrun ? nrun : 1, sizeof(*ids));
+    size_t n = 0;
+    for (size_t k = 0; k < nrun; k++)
+        if (run[k].cmdq != TRACE_NO_CMDQ)
+            ids[n++] = run[k].cmdq;
     n = uniq(ids, n, sizeof(*ids), cmp_i32);
     const char **names = sim_xcalloc(n ? n : 1, sizeof(*names));
     for (size_t k = 0; k < trace_model_marker_count(m); k++)
@@ -163,22 +199,16 @@ static void split_launch(struct trace_regions *rs)
         launch_name_from(trace_model_token(m, k)->details, ids, n, names);
     /* a launch that says nothing of its kernel, or a host message: from its HOST events */
     char **owned = sim_xcalloc(n ? n : 1, sizeof(*owned));
-    size_t nt = trace_model_track_count(m);
-    bool *host = sim_xcalloc(nt ? nt : 1, sizeof(*host));
-    for (uint32_t t = 0; t < nt; t++)
-        host[t] = trace_model_track_get(m, t)->engine == TRACE_ENGINE_HOST;
     const int32_t *last = NULL;
-    for (uint64_t i = 0; i < rs->nevents; i++) {
-        const struct trace_event *ev = &rs->ev[i];
-        if (ev->cmdq_id == TRACE_NO_CMDQ || ev->track >= nt || !host[ev->track])
-            continue;
-        const int32_t *hit = find_cmdq(ids, n, ev->cmdq_id, &last);
+    for (size_t k = 0; k < nhost; k++) {
+        const int32_t *hit = find_cmdq(ids, n, rs->ev[hosts[k]].cmdq_id, &last);
         if (!hit || names[hit - ids])
             continue;
-        char *name = host_message_name(m, i);
+        char *name = host_message_name(m, hosts[k]);
         if (name)
             names[hit - ids] = owned[hit - ids] = name;
     }
+    free(hosts);
     bool *seen = sim_xcalloc(n ? n : 1, sizeof(*seen));
     for (size_t k = 0; k < n; k++) {
         char fallback[32];
@@ -187,16 +217,18 @@ static void split_launch(struct trace_regions *rs)
         free(owned[k]);
     }
     free(owned);
-    free(host);
     last = NULL;
-    for (uint64_t i = 0; i < rs->nevents; i++) {
-        const struct trace_event *ev = &rs->ev[i];
+    for (size_t k = 0; k < nrun; k++) {
         const int32_t *hit =
-            ev->cmdq_id == TRACE_NO_CMDQ ? NULL : find_cmdq(ids, n, ev->cmdq_id, &last);
-        rs->of[i] = hit ? (uint32_t)(hit - ids) : NO_REGION;
+            run[k].cmdq == TRACE_NO_CMDQ ? NULL : find_cmdq(ids, n, run[k].cmdq, &last);
+        uint32_t of = hit ? (uint32_t)(hit - ids) : NO_REGION;
+        uint64_t to = k + 1 < nrun ? run[k + 1].first : rs->nevents;
+        for (uint64_t i = run[k].first; i < to; i++)
+            rs->of[i] = of;
         if (hit)
-            extend(&rs->v[hit - ids], ev->start, ev_end(m, ev), &seen[hit - ids]);
+            extend(&rs->v[hit - ids], run[k].start, run[k].end, &seen[hit - ids]);
     }
+    free(run);
     /* the launch's own markers widen its span (a kernel's begin and end markers) */
     for (size_t k = 0; k < trace_model_marker_count(m); k++) {
         const struct trace_marker *mk = trace_model_marker(m, k);
