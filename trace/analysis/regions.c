@@ -3,8 +3,9 @@
  * to, and each region's span), then one pass over each region's ops (taken in the model's
  * order) for counts, durations and bytes, and one sweep over them sorted by start for the
  * busy cycles per track, per engine kind, over every engine and per op name. Window splits
- * (run, marker) take their busy cycles from each track's merged intervals instead, cut at
- * the windows. The work is O(n) in the events, whatever the number of regions.
+ * (run, marker) sweep their windows one after the other, so their busy cycles come from one
+ * sweep over the run in start order, cut at each window's edges. The work is O(n) in the
+ * events, whatever the number of regions.
  */
 #include "trace/analysis/regions.h"
 
