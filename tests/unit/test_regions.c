@@ -493,3 +493,49 @@ Test(regions, window_busy_per_track_kind_and_all_is_the_union_cut_at_each_window
     }
     trace_model_free(m);
 }
+
+Test(regions, bytes_of_interleaved_regions_whatever_the_transfers_order)
+{
+    /* two layers whose ops alternate, each op with 0, 1 or 2 transfers: each layer's bytes,
+     * with the transfers recorded in event order and the other way round */
+    for (int reversed = 0; reversed < 2; reversed++) {
+        struct trace_model *m = trace_model_new();
+        uint32_t d0 = trace_model_track(m, "DMA 0", TRACE_ENGINE_DMA, 0);
+        enum { N = 200 };
+        uint64_t ev[N], want[2][2] = {{0}}; /* layer, read / write */
+        for (int i = 0; i < N; i++)
+            ev[i] = add(m, d0, "load", (uint64_t)i * 10, (uint64_t)i * 10 + 5, TRACE_NO_CMDQ,
+                        i % 2 ? "L1" : "L0");
+        struct trace_transfer xs[2 * N];
+        size_t nx = 0;
+        for (int i = 0; i < N; i++)
+            for (int k = 0; k < i % 3; k++) {
+                bool w = (i + k) % 2;
+                xs[nx++] = (struct trace_transfer){.bytes = (uint64_t)(i * 7 + k + 1),
+                                                   .event = (uint32_t)ev[i],
+                                                   .flags = w ? TRACE_XFER_WRITE : 0};
+                want[i % 2][w] += (uint64_t)(i * 7 + k + 1);
+            }
+        for (size_t k = 0; k < nx; k++)
+            trace_model_add_transfer(m, &xs[reversed ? nx - 1 - k : k]);
+        trace_model_finish(m);
+        for (int light = 0; light < 2; light++) {
+            struct trace_regions *rs = light ? trace_regions_new_light(m, TRACE_REGION_LAYER, NULL)
+                                             : trace_regions_new(m, TRACE_REGION_LAYER);
+            cr_assert_eq(trace_regions_count(rs), 2);
+            for (size_t l = 0; l < 2; l++) {
+                const struct trace_region *r = trace_regions_get(rs, l);
+                cr_assert_eq(r->all.read_bytes, want[l][0], "layer %zu", l);
+                cr_assert_eq(r->all.write_bytes, want[l][1], "layer %zu", l);
+                cr_assert_eq(trace_region_track(r, d0)->u.read_bytes, want[l][0]);
+                cr_assert_eq(op_usage(m, r, "load")->write_bytes, want[l][1]);
+            }
+            trace_regions_free(rs);
+        }
+        struct trace_regions *run = trace_regions_new_light(m, TRACE_REGION_RUN, NULL);
+        cr_assert_eq(trace_regions_get(run, 0)->all.read_bytes, want[0][0] + want[1][0]);
+        cr_assert_eq(trace_regions_get(run, 0)->all.write_bytes, want[0][1] + want[1][1]);
+        trace_regions_free(run);
+        trace_model_free(m);
+    }
+}

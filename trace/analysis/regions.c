@@ -610,6 +610,29 @@ static void emit_region(struct trace_region *r, struct scratch *sc, bool windowe
     sc->nops = 0;
 }
 
+/* The first of transfers xs[x..nx) (in event order) of event i or later: galloping from x, so
+ * that the next event of a region costs the log of the transfers between, not their number
+ * (a layer's events are spread over the run). */
+static size_t transfer_from(const struct trace_transfer *xs, size_t nx, size_t x, uint64_t i)
+{
+    if (x >= nx || xs[x].event >= i)
+        return x;
+    size_t lo = x, step = 1, hi = x + 1; /* xs[lo] is before i; hi: the answer is <= hi */
+    while (hi < nx && xs[hi].event < i) {
+        lo = hi;
+        step *= 2;
+        hi = lo + step < nx ? lo + step : nx;
+    }
+    for (lo++; lo < hi;) { /* the first of (lo, hi] of event i or later */
+        size_t mid = lo + (hi - lo) / 2;
+        if (xs[mid].event < i)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return hi;
+}
+
 /*
  * Count, sum and unite. The events are bucketed by region in event order (one pass over
  * the model's events in memory order, rather than track by track through the tracks'
@@ -649,10 +672,16 @@ static void account(struct trace_regions *rs)
         enum trace_engine k = trace_model_track_get(m, t)->engine;
         engine_of[t] = (uint8_t)(k < TRACE_ENGINE_COUNT ? k : TRACE_ENGINE_OTHER);
     }
-    /* each event's DRAM bytes */
+    /* each event's DRAM bytes: from the transfers in their order when they come in event
+     * order (as a model records them; a region's events are taken in event order), else
+     * from tables by event */
     uint64_t *rd = NULL, *wr = NULL;
     size_t nx = trace_model_transfer_count(m);
-    if (nx) {
+    const struct trace_transfer *xs = nx ? trace_model_transfer(m, 0) : NULL;
+    for (size_t k = 1; k < nx && xs; k++)
+        if (xs[k].event < xs[k - 1].event)
+            xs = NULL;
+    if (nx && !xs) {
         rd = sim_xcalloc(rs->nevents, sizeof(*rd));
         wr = sim_xcalloc(rs->nevents, sizeof(*wr));
         for (size_t k = 0; k < nx; k++) {
@@ -685,6 +714,7 @@ static void account(struct trace_regions *rs)
     bool stop = trace_progress_cancelled(rs->progress);
     for (size_t r = 0; r < nr && !stop; r++) {
         struct trace_region *reg = &rs->v[r];
+        size_t x = 0; /* xs: no transfer before x is of the region's next event or later */
         for (size_t k = off[r]; k < off[r + 1]; k++) {
             if (k % TRACE_PROGRESS_EVERY == 0 && (stop = trace_progress_at(rs->progress, k)))
                 break;
@@ -694,8 +724,14 @@ static void account(struct trace_regions *rs)
             const struct trace_event *e = &rs->ev[i];
             uint64_t end = ev_end(m, e);
             struct trace_usage u = {.ops = 1, .op_cycles = end - e->start};
-            if (nx)
+            if (rd) {
                 u.read_bytes = rd[i], u.write_bytes = wr[i];
+            } else if (xs) {
+                x = transfer_from(xs, nx, x, i);
+                for (; x < nx && xs[x].event == i; x++)
+                    *(xs[x].flags & TRACE_XFER_WRITE ? &u.write_bytes : &u.read_bytes) +=
+                        xs[x].bytes;
+            }
             touch_track(&sc, e->track);
             usage_add(&sc.track[e->track], &u);
             usage_add(&reg->all, &u);
