@@ -365,3 +365,177 @@ Test(regions, a_region_of_many_overlapping_ops_unions_them_as_a_small_one)
     trace_regions_free(rs);
     trace_model_free(m);
 }
+
+/* ---- windows: busy cycles cut at their edges ---------------------------------------------- */
+
+Test(regions, one_op_across_many_windows_counts_in_each_for_its_part)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t d0 = trace_model_track(m, "DMA 0", TRACE_ENGINE_DMA, 0);
+    uint32_t t0 = trace_model_track(m, "TE 0", TRACE_ENGINE_TE, 0);
+    add(m, d0, "load", 50, 950, TRACE_NO_CMDQ, NULL);
+    add(m, t0, "gemm", 420, 420, TRACE_NO_CMDQ, NULL); /* zero length: an op, no busy */
+    add(m, t0, "gemm", 1000, 1000, TRACE_NO_CMDQ, NULL);
+    for (int k = 1; k <= 9; k++) {
+        char name[8];
+        snprintf(name, sizeof(name), "w%d", k);
+        marker(m, name, (uint64_t)k * 100, NULL, 0);
+    }
+    marker(m, "same", 500, NULL, 0); /* a second boundary at 500: an empty window */
+    trace_model_finish(m);
+    struct trace_regions *rs = trace_regions_new_light(m, TRACE_REGION_MARKER, NULL);
+    cr_assert_eq(trace_regions_count(rs), 11);
+    static const uint64_t busy[11] = {50, 100, 100, 100, 100, 0, 100, 100, 100, 100, 50};
+    uint64_t sum = 0;
+    for (size_t k = 0; k < 11; k++) {
+        const struct trace_region *r = trace_regions_get(rs, k);
+        cr_assert_eq(r->all.busy, busy[k], "window %zu", k);
+        cr_assert_eq(r->engine[TRACE_ENGINE_DMA].busy, busy[k], "window %zu", k);
+        cr_assert_eq(r->engine[TRACE_ENGINE_TE].busy, 0);
+        const struct trace_track_usage *u = trace_region_track(r, d0);
+        cr_assert_eq(u ? u->u.busy : 0, busy[k], "window %zu", k);
+        cr_assert_eq(u != NULL, busy[k] > 0, "a track is listed where it was busy");
+        sum += r->all.busy;
+    }
+    cr_assert_eq(trace_regions_get(rs, 5)->start, 500);
+    cr_assert_eq(trace_regions_get(rs, 5)->end, 500);
+    cr_assert_eq(trace_regions_get(rs, 4)->all.ops, 1, "the zero-length op where it starts");
+    cr_assert_eq(trace_region_track(trace_regions_get(rs, 4), t0)->u.busy, 0);
+    cr_assert_eq(trace_regions_get(rs, 10)->all.ops, 1);
+    cr_assert_eq(sum, 900, "windows add up to the run");
+    trace_regions_free(rs);
+
+    rs = trace_regions_new_light(m, TRACE_REGION_RUN, NULL);
+    cr_assert_eq(trace_regions_get(rs, 0)->all.busy, 900);
+    cr_assert_eq(trace_regions_get(rs, 0)->all.ops, 3);
+    trace_regions_free(rs);
+    trace_model_free(m);
+}
+
+Test(regions, window_busy_per_track_kind_and_all_is_the_union_cut_at_each_window)
+{
+    /* 3000 ops of random lengths (zero too) on six tracks of three kinds, 40 markers, some
+     * at one cycle (empty windows): every window's busy cycles per track, per kind and over
+     * all engines against a cycle by cycle count */
+    struct trace_model *m = trace_model_new();
+    static const enum trace_engine kinds[6] = {TRACE_ENGINE_DMA, TRACE_ENGINE_DMA, TRACE_ENGINE_TE,
+                                               TRACE_ENGINE_TE,  TRACE_ENGINE_VE,  TRACE_ENGINE_VE};
+    enum { N = 3000, T = 6, CYCLES = 20000, MARKERS = 40 };
+    uint32_t tr[T];
+    for (int t = 0; t < T; t++) {
+        char name[24];
+        snprintf(name, sizeof(name), "track %d", t);
+        tr[t] = trace_model_track(m, name, kinds[t], t);
+    }
+    static bool on[T][CYCLES];
+    static uint32_t nops[T][CYCLES]; /* ops starting at each cycle */
+    memset(on, 0, sizeof(on));
+    memset(nops, 0, sizeof(nops));
+    uint64_t seed = 777;
+    for (size_t i = 0; i < N; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        int t = (int)((seed >> 33) % T);
+        uint64_t s = (seed >> 20) % (CYCLES - 2000), len = (seed >> 45) % 400;
+        if ((seed >> 8) % 7 == 0)
+            len = 0;
+        if (s > 12000 && s < 14000)
+            continue; /* a stretch without ops: empty windows */
+        add(m, tr[t], "op", s, s + len, TRACE_NO_CMDQ, NULL);
+        nops[t][s]++;
+        for (uint64_t c = s; c < s + len; c++)
+            on[t][c] = true;
+    }
+    for (int k = 0; k < MARKERS; k++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        char name[8];
+        snprintf(name, sizeof(name), "m%d", k);
+        uint64_t c = 100 + (seed >> 30) % (CYCLES - 2500);
+        marker(m, name, c, NULL, 0);
+        if (k % 8 == 0)
+            marker(m, "again", c, NULL, 0);
+    }
+    trace_model_finish(m);
+    for (int light = 0; light < 2; light++) {
+        struct trace_regions *rs = light ? trace_regions_new_light(m, TRACE_REGION_MARKER, NULL)
+                                         : trace_regions_new(m, TRACE_REGION_MARKER);
+        cr_assert_gt(trace_regions_count(rs), MARKERS);
+        uint64_t total = 0;
+        for (size_t w = 0; w < trace_regions_count(rs); w++) {
+            const struct trace_region *r = trace_regions_get(rs, w);
+            uint64_t all = 0, kind[TRACE_ENGINE_COUNT] = {0}, track[T] = {0}, ops[T] = {0};
+            for (uint64_t c = r->start; c < r->end && c < CYCLES; c++) {
+                bool any = false, k_on[TRACE_ENGINE_COUNT] = {false};
+                for (int t = 0; t < T; t++) {
+                    track[t] += on[t][c];
+                    ops[t] += nops[t][c];
+                    k_on[kinds[t]] |= on[t][c];
+                    any |= on[t][c];
+                }
+                for (int k = 0; k < TRACE_ENGINE_COUNT; k++)
+                    kind[k] += k_on[k];
+                all += any;
+            }
+            cr_assert_eq(r->all.busy, all, "window %zu", w);
+            total += all;
+            for (int k = 0; k < TRACE_ENGINE_COUNT; k++)
+                cr_assert_eq(r->engine[k].busy, kind[k], "window %zu kind %d", w, k);
+            for (int t = 0; t < T; t++) {
+                const struct trace_track_usage *u = trace_region_track(r, tr[t]);
+                cr_assert_eq(u ? u->u.busy : 0, track[t], "window %zu track %d", w, t);
+                cr_assert_eq(u ? u->u.ops : 0, ops[t], "window %zu track %d", w, t);
+                cr_assert_eq(u != NULL, track[t] > 0 || ops[t] > 0, "window %zu track %d", w, t);
+            }
+        }
+        struct trace_regions *run = trace_regions_new_light(m, TRACE_REGION_RUN, NULL);
+        cr_assert_eq(trace_regions_get(run, 0)->all.busy, total, "windows add up to the run");
+        trace_regions_free(run);
+        trace_regions_free(rs);
+    }
+    trace_model_free(m);
+}
+
+Test(regions, bytes_of_interleaved_regions_whatever_the_transfers_order)
+{
+    /* two layers whose ops alternate, each op with 0, 1 or 2 transfers: each layer's bytes,
+     * with the transfers recorded in event order and the other way round */
+    for (int reversed = 0; reversed < 2; reversed++) {
+        struct trace_model *m = trace_model_new();
+        uint32_t d0 = trace_model_track(m, "DMA 0", TRACE_ENGINE_DMA, 0);
+        enum { N = 200 };
+        uint64_t ev[N], want[2][2] = {{0}}; /* layer, read / write */
+        for (int i = 0; i < N; i++)
+            ev[i] = add(m, d0, "load", (uint64_t)i * 10, (uint64_t)i * 10 + 5, TRACE_NO_CMDQ,
+                        i % 2 ? "L1" : "L0");
+        struct trace_transfer xs[2 * N];
+        size_t nx = 0;
+        for (int i = 0; i < N; i++)
+            for (int k = 0; k < i % 3; k++) {
+                bool w = (i + k) % 2;
+                xs[nx++] = (struct trace_transfer){.bytes = (uint64_t)(i * 7 + k + 1),
+                                                   .event = (uint32_t)ev[i],
+                                                   .flags = w ? TRACE_XFER_WRITE : 0};
+                want[i % 2][w] += (uint64_t)(i * 7 + k + 1);
+            }
+        for (size_t k = 0; k < nx; k++)
+            trace_model_add_transfer(m, &xs[reversed ? nx - 1 - k : k]);
+        trace_model_finish(m);
+        for (int light = 0; light < 2; light++) {
+            struct trace_regions *rs = light ? trace_regions_new_light(m, TRACE_REGION_LAYER, NULL)
+                                             : trace_regions_new(m, TRACE_REGION_LAYER);
+            cr_assert_eq(trace_regions_count(rs), 2);
+            for (size_t l = 0; l < 2; l++) {
+                const struct trace_region *r = trace_regions_get(rs, l);
+                cr_assert_eq(r->all.read_bytes, want[l][0], "layer %zu", l);
+                cr_assert_eq(r->all.write_bytes, want[l][1], "layer %zu", l);
+                cr_assert_eq(trace_region_track(r, d0)->u.read_bytes, want[l][0]);
+                cr_assert_eq(op_usage(m, r, "load")->write_bytes, want[l][1]);
+            }
+            trace_regions_free(rs);
+        }
+        struct trace_regions *run = trace_regions_new_light(m, TRACE_REGION_RUN, NULL);
+        cr_assert_eq(trace_regions_get(run, 0)->all.read_bytes, want[0][0] + want[1][0]);
+        cr_assert_eq(trace_regions_get(run, 0)->all.write_bytes, want[0][1] + want[1][1]);
+        trace_regions_free(run);
+        trace_model_free(m);
+    }
+}

@@ -3,8 +3,9 @@
  * to, and each region's span), then one pass over each region's ops (taken in the model's
  * order) for counts, durations and bytes, and one sweep over them sorted by start for the
  * busy cycles per track, per engine kind, over every engine and per op name. Window splits
- * (run, marker) take their busy cycles from each track's merged intervals instead, cut at
- * the windows. The work is O(n) in the events, whatever the number of regions.
+ * (run, marker) sweep their windows one after the other, so their busy cycles come from one
+ * sweep over the run in start order, cut at each window's edges. The work is O(n) in the
+ * events, whatever the number of regions.
  */
 #include "trace/analysis/regions.h"
 
@@ -24,7 +25,8 @@ struct trace_regions {
     enum trace_region_kind kind;
     struct trace_region *v; /* owned */
     size_t n, cap;
-    uint32_t *of; /* owned: the region of each event, or NO_REGION */
+    uint32_t *of;                 /* owned: the region of each event, or NO_REGION */
+    const struct trace_event *ev; /* borrowed: the model's events, in one array */
     uint64_t nevents;
     struct trace_progress *progress; /* borrowed, may be NULL */
     bool no_op_busy; /* leave each op name's busy cycles out (trace_regions_new_light) */
@@ -123,6 +125,18 @@ static char *host_message_name(const struct trace_model *m, uint64_t i)
     return name;
 }
 
+/* Where cmdq c is in ids[0..n) (sorted), or NULL. *last holds the previous hit: a launch's
+ * ops come in runs, so most lookups are answered without a search. */
+static const int32_t *find_cmdq(const int32_t *ids, size_t n, int32_t c, const int32_t **last)
+{
+    if (*last && **last == c)
+        return *last;
+    const int32_t *hit = bsearch(&c, ids, n, sizeof(*ids), cmp_i32);
+    if (hit)
+        *last = hit;
+    return hit;
+}
+
 static void extend(struct trace_region *r, uint64_t s, uint64_t e, bool *seen)
 {
     if (!*seen || s < r->start)
@@ -132,16 +146,52 @@ static void extend(struct trace_region *r, uint64_t s, uint64_t e, bool *seen)
     *seen = true;
 }
 
+/* A run of consecutive events of one cmdq_id (or of none) in the model's order: where it
+ * begins, and the first start and the latest end of its events. */
+struct lrun {
+    uint64_t first, start, end;
+    int32_t cmdq;
+};
+
 static void split_launch(struct trace_regions *rs)
 {
     const struct trace_model *m = rs->m;
-    int32_t *ids = sim_xreallocarray(NULL, rs->nevents ? rs->nevents : 1, sizeof(*ids));
-    size_t n = 0;
+    size_t nt = trace_model_track_count(m);
+    bool *host = sim_xcalloc(nt ? nt : 1, sizeof(*host));
+    for (uint32_t t = 0; t < nt; t++)
+        host[t] = trace_model_track_get(m, t)->engine == TRACE_ENGINE_HOST;
+    /* one pass over the events: their runs (a launch's ops come in runs) and the HOST
+     * events of a launch */
+    struct lrun *run = NULL;
+    uint64_t *hosts = NULL;
+    size_t nrun = 0, caprun = 0, nhost = 0, caphost = 0;
     for (uint64_t i = 0; i < rs->nevents; i++) {
-        int32_t c = trace_model_event(m, i)->cmdq_id;
-        if (c != TRACE_NO_CMDQ && (!n || ids[n - 1] != c)) /* a launch's ops come in runs */
-            ids[n++] = c;
+        const struct trace_event *ev = &rs->ev[i];
+        uint64_t end = ev_end(m, ev);
+        if (!nrun || run[nrun - 1].cmdq != ev->cmdq_id) {
+            if (nrun == caprun) {
+                caprun = caprun ? caprun * 2 : 64;
+                run = sim_xreallocarray(run, caprun, sizeof(*run));
+            }
+            run[nrun++] = (struct lrun){i, ev->start, end, ev->cmdq_id};
+        }
+        struct lrun *r = &run[nrun - 1];
+        r->start = ev->start < r->start ? ev->start : r->start;
+        r->end = end > r->end ? end : r->end;
+        if (ev->cmdq_id != TRACE_NO_CMDQ && ev->track < nt && host[ev->track]) {
+            if (nhost == caphost) {
+                caphost = caphost ? caphost * 2 : 64;
+                hosts = sim_xreallocarray(hosts, caphost, sizeof(*hosts));
+            }
+            hosts[nhost++] = i;
+        }
     }
+    free(host);
+    int32_t *ids = sim_xreallocarray(NULL, nrun ? nrun : 1, sizeof(*ids));
+    size_t n = 0;
+    for (size_t k = 0; k < nrun; k++)
+        if (run[k].cmdq != TRACE_NO_CMDQ)
+            ids[n++] = run[k].cmdq;
     n = uniq(ids, n, sizeof(*ids), cmp_i32);
     const char **names = sim_xcalloc(n ? n : 1, sizeof(*names));
     for (size_t k = 0; k < trace_model_marker_count(m); k++)
@@ -150,18 +200,16 @@ static void split_launch(struct trace_regions *rs)
         launch_name_from(trace_model_token(m, k)->details, ids, n, names);
     /* a launch that says nothing of its kernel, or a host message: from its HOST events */
     char **owned = sim_xcalloc(n ? n : 1, sizeof(*owned));
-    for (uint64_t i = 0; i < rs->nevents; i++) {
-        const struct trace_event *ev = trace_model_event(m, i);
-        if (ev->cmdq_id == TRACE_NO_CMDQ ||
-            trace_model_track_get(m, ev->track)->engine != TRACE_ENGINE_HOST)
-            continue;
-        const int32_t *hit = bsearch(&ev->cmdq_id, ids, n, sizeof(*ids), cmp_i32);
+    const int32_t *last = NULL;
+    for (size_t k = 0; k < nhost; k++) {
+        const int32_t *hit = find_cmdq(ids, n, rs->ev[hosts[k]].cmdq_id, &last);
         if (!hit || names[hit - ids])
             continue;
-        char *name = host_message_name(m, i);
+        char *name = host_message_name(m, hosts[k]);
         if (name)
             names[hit - ids] = owned[hit - ids] = name;
     }
+    free(hosts);
     bool *seen = sim_xcalloc(n ? n : 1, sizeof(*seen));
     for (size_t k = 0; k < n; k++) {
         char fallback[32];
@@ -170,15 +218,18 @@ static void split_launch(struct trace_regions *rs)
         free(owned[k]);
     }
     free(owned);
-    for (uint64_t i = 0; i < rs->nevents; i++) {
-        const struct trace_event *ev = trace_model_event(m, i);
-        const int32_t *hit = ev->cmdq_id == TRACE_NO_CMDQ
-                                 ? NULL
-                                 : bsearch(&ev->cmdq_id, ids, n, sizeof(*ids), cmp_i32);
-        rs->of[i] = hit ? (uint32_t)(hit - ids) : NO_REGION;
+    last = NULL;
+    for (size_t k = 0; k < nrun; k++) {
+        const int32_t *hit =
+            run[k].cmdq == TRACE_NO_CMDQ ? NULL : find_cmdq(ids, n, run[k].cmdq, &last);
+        uint32_t of = hit ? (uint32_t)(hit - ids) : NO_REGION;
+        uint64_t to = k + 1 < nrun ? run[k + 1].first : rs->nevents;
+        for (uint64_t i = run[k].first; i < to; i++)
+            rs->of[i] = of;
         if (hit)
-            extend(&rs->v[hit - ids], ev->start, ev_end(m, ev), &seen[hit - ids]);
+            extend(&rs->v[hit - ids], run[k].start, run[k].end, &seen[hit - ids]);
     }
+    free(run);
     /* the launch's own markers widen its span (a kernel's begin and end markers) */
     for (size_t k = 0; k < trace_model_marker_count(m); k++) {
         const struct trace_marker *mk = trace_model_marker(m, k);
@@ -236,8 +287,13 @@ static void split_marker(struct trace_regions *rs)
                    v[k].cycle, tmax);
     }
     free(v);
-    for (uint64_t i = 0; i < rs->nevents; i++)
-        rs->of[i] = (uint32_t)trace_regions_at(rs, trace_model_event(m, i)->start);
+    size_t w = SIZE_MAX; /* the window of the event before: most often this one's */
+    for (uint64_t i = 0; i < rs->nevents; i++) {
+        uint64_t s = rs->ev[i].start;
+        if (w >= rs->n || rs->v[w].start > s || (w + 1 < rs->n && rs->v[w + 1].start <= s))
+            w = trace_regions_at(rs, s);
+        rs->of[i] = (uint32_t)w;
+    }
 }
 
 struct lref {
@@ -265,7 +321,7 @@ static void split_layer(struct trace_regions *rs)
     for (size_t k = 0; k < nstr; k++)
         first[k] = UINT64_MAX;
     for (uint64_t i = 0; i < rs->nevents; i++) {
-        const struct trace_event *ev = trace_model_event(m, i);
+        const struct trace_event *ev = &rs->ev[i];
         uint32_t l = ev->layer;
         rs->of[i] = NO_REGION;
         if (l == TRACE_NO_STR || l >= nstr)
@@ -330,19 +386,6 @@ static void number_occurrences(struct trace_regions *rs)
 
 /* ---- accounting ------------------------------------------------------------------------ */
 
-/* A merged busy interval of one track (or of the intervals of one engine kind), keyed by
- * the engine kind it counts for. */
-struct span {
-    uint64_t s, e;
-    uint32_t key;
-};
-
-/* A window split's busy cycles of a track in a region. */
-struct wbusy {
-    uint32_t region, track;
-    uint64_t busy;
-};
-
 /* An op of a region, for the sweep in start order: its span, track and op name. */
 struct rop {
     uint64_t s, e;
@@ -364,7 +407,10 @@ struct scratch {
     uint64_t *op_ebusy;             /* owned: per op name and engine kind (the sweep's) */
     uint64_t *op_reach;             /* owned: per op name, engine kind and any (KINDS + 1) */
     uint64_t *track_reach;          /* owned: per track */
-    uint32_t *ops;                  /* owned: the op names touched */
+    uint64_t kind_reach[TRACE_ENGINE_COUNT], all_reach; /* window splits: over the run */
+    uint32_t *carry; /* owned, window splits: the tracks busy past the window's start */
+    size_t ncarry;
+    uint32_t *ops; /* owned: the op names touched */
     size_t nops;
     struct rop *rop; /* owned: the region's ops of some length, for the sweep */
     size_t nrop, caprop;
@@ -375,197 +421,18 @@ static bool windows(const struct trace_regions *rs)
     return rs->kind == TRACE_REGION_RUN || rs->kind == TRACE_REGION_MARKER;
 }
 
-static void span_push(struct span **v, size_t *n, size_t *cap, struct span sp)
-{
-    if (*n == *cap) {
-        *cap = *cap ? *cap * 2 : 64;
-        *v = sim_xreallocarray(*v, *cap, sizeof(**v));
-    }
-    (*v)[(*n)++] = sp;
-}
-
-/* A run of spans in the heap that merges them: its next span's key and start, and the run. */
-struct head {
-    uint64_t s;
-    uint32_t key;
-    size_t run;
-};
-
-static bool head_before(const struct head *a, const struct head *b)
-{
-    return a->key != b->key ? a->key < b->key : a->s < b->s;
-}
-
-static void heap_down(struct head *heap, size_t n, size_t i)
-{
-    struct head x = heap[i];
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, min = l;
-        if (l >= n)
-            break;
-        if (r < n && head_before(&heap[r], &heap[l]))
-            min = r;
-        if (!head_before(&heap[min], &x))
-            break;
-        heap[i] = heap[min];
-        i = min;
-    }
-    heap[i] = x;
-}
-
-/*
- * Call credit with each merged interval of a key of spans v[0..n), in (key, start) order.
- * The spans come in runs already in start order (a track's merged intervals, track after
- * track): the runs are merged through a heap, in O(n log runs) and no copy, rather than
- * the spans sorted.
- */
-static void unite(const struct span *v, size_t n,
-                  void (*credit)(struct trace_regions *rs, size_t region, uint32_t key, uint64_t s,
-                                 uint64_t e),
-                  struct trace_regions *rs, size_t region)
-{
-    if (!n)
-        return;
-    size_t nruns = 1;
-    for (size_t i = 1; i < n; i++)
-        nruns += v[i].key != v[i - 1].key || v[i].s < v[i - 1].s;
-    size_t *pos = sim_xreallocarray(NULL, nruns, sizeof(*pos)); /* each run's next span */
-    size_t *end = sim_xreallocarray(NULL, nruns, sizeof(*end)); /* and its end */
-    struct head *heap = sim_xreallocarray(NULL, nruns, sizeof(*heap));
-    size_t r = 0;
-    pos[0] = 0;
-    for (size_t i = 1; i < n; i++)
-        if (v[i].key != v[i - 1].key || v[i].s < v[i - 1].s) {
-            end[r] = i;
-            pos[++r] = i;
-        }
-    end[r] = n;
-    for (size_t k = 0; k < nruns; k++)
-        heap[k] = (struct head){v[pos[k]].s, v[pos[k]].key, k};
-    for (size_t k = nruns / 2; k-- > 0;)
-        heap_down(heap, nruns, k);
-    size_t nh = nruns;
-    bool open = false;
-    uint32_t key = 0;
-    uint64_t s = 0, e = 0;
-    while (nh) {
-        size_t top = heap[0].run;
-        /* the run's spans while they come before every other run's (a track's, mostly, many
-         * at a time) */
-        size_t second = nh < 2 ? SIZE_MAX : nh == 2 || head_before(&heap[1], &heap[2]) ? 1 : 2;
-        struct head next;
-        do {
-            const struct span *x = &v[pos[top]];
-            if (open && x->key == key && x->s <= e) {
-                e = x->e > e ? x->e : e;
-            } else {
-                if (open)
-                    credit(rs, region, key, s, e);
-                open = true, key = x->key, s = x->s, e = x->e;
-            }
-            if (++pos[top] == end[top])
-                break;
-            next = (struct head){v[pos[top]].s, v[pos[top]].key, top};
-        } while (second == SIZE_MAX || !head_before(&heap[second], &next));
-        if (pos[top] == end[top])
-            heap[0] = heap[--nh];
-        else
-            heap[0] = next;
-        heap_down(heap, nh, 0);
-    }
-    if (open)
-        credit(rs, region, key, s, e);
-    free(heap);
-    free(end);
-    free(pos);
-}
-
-/* Busy cycles [s, e) of an engine kind (key) or of every engine (key ALL): to the region
- * (membership splits) or to each window they overlap. */
-#define KEY_ALL UINT32_MAX
-
-static void credit_engine(struct trace_regions *rs, size_t region, uint32_t key, uint64_t s,
-                          uint64_t e)
-{
-    if (!windows(rs)) {
-        struct trace_region *r = &rs->v[region];
-        *(key == KEY_ALL ? &r->all.busy : &r->engine[key].busy) += e - s;
-        return;
-    }
-    for (size_t k = trace_regions_at(rs, s); k < rs->n && rs->v[k].start < e; k++) {
-        struct trace_region *r = &rs->v[k];
-        uint64_t a = s > r->start ? s : r->start, b = e < r->end ? e : r->end;
-        if (b > a)
-            *(key == KEY_ALL ? &r->all.busy : &r->engine[key].busy) += b - a;
-    }
-}
-
 /* How many events ahead the accounting asks for an event's memory. */
 enum { PREFETCH = 16 };
 
-/* Ask for event i of m (and its DRAM bytes in rd and wr, when not NULL) ahead of its use. */
-static void prefetch_event(const struct trace_model *m, uint64_t i, const uint64_t *rd,
+/* Ask for event i of evs (and its DRAM bytes in rd and wr, when not NULL) ahead of its use. */
+static void prefetch_event(const struct trace_event *evs, uint64_t i, const uint64_t *rd,
                            const uint64_t *wr)
 {
-    __builtin_prefetch(trace_model_event(m, i));
+    __builtin_prefetch(&evs[i]);
     if (rd) {
         __builtin_prefetch(&rd[i]);
         __builtin_prefetch(&wr[i]);
     }
-}
-
-/*
- * Window splits: the busy cycles of each track in each window (from the track's events in
- * start order, merged), into *out in track order; those of each engine kind and of all
- * engines go straight into the regions.
- */
-static struct wbusy *window_busy(struct trace_regions *rs, size_t *nout)
-{
-    const struct trace_model *m = rs->m;
-    struct wbusy *wb = NULL;
-    size_t nwb = 0, capwb = 0, nsp = 0, capsp = 0;
-    struct span *sp = NULL;
-    for (uint32_t t = 0; t < trace_model_track_count(m); t++) {
-        if (trace_progress_cancelled(rs->progress))
-            break; /* an incomplete set: its caller frees it */
-        const uint64_t *idx;
-        size_t n = trace_model_track_events(m, t, &idx);
-        uint32_t eng = (uint32_t)trace_model_track_get(m, t)->engine;
-        for (size_t k = 0; k < n;) {
-            if (k + PREFETCH < n)
-                prefetch_event(m, idx[k + PREFETCH], NULL, NULL);
-            const struct trace_event *ev = trace_model_event(m, idx[k]);
-            uint64_t s = ev->start, e = ev_end(m, ev);
-            for (k++; k < n && trace_model_event(m, idx[k])->start <= e; k++) {
-                if (k + PREFETCH < n)
-                    prefetch_event(m, idx[k + PREFETCH], NULL, NULL);
-                uint64_t ek = ev_end(m, trace_model_event(m, idx[k]));
-                if (ek > e)
-                    e = ek;
-            }
-            if (e <= s)
-                continue;
-            span_push(&sp, &nsp, &capsp, (struct span){s, e, eng});
-            for (size_t w = trace_regions_at(rs, s); w < rs->n && rs->v[w].start < e; w++) {
-                uint64_t a = s > rs->v[w].start ? s : rs->v[w].start;
-                uint64_t b = e < rs->v[w].end ? e : rs->v[w].end;
-                if (b <= a)
-                    continue;
-                if (nwb == capwb) {
-                    capwb = capwb ? capwb * 2 : 256;
-                    wb = sim_xreallocarray(wb, capwb, sizeof(*wb));
-                }
-                wb[nwb++] = (struct wbusy){(uint32_t)w, t, b - a};
-            }
-        }
-    }
-    unite(sp, nsp, credit_engine, rs, 0);
-    for (size_t i = 0; i < nsp; i++)
-        sp[i].key = KEY_ALL;
-    unite(sp, nsp, credit_engine, rs, 0);
-    free(sp);
-    *nout = nwb;
-    return wb;
 }
 
 static void usage_add(struct trace_usage *to, const struct trace_usage *u)
@@ -612,28 +479,89 @@ static inline uint64_t gain(uint64_t s, uint64_t e, uint64_t *reach)
 
 enum { KINDS = TRACE_ENGINE_COUNT };
 
+/* The part of [s, e) past *reach that lies before we: gain cut at a window's end (the reach
+ * still moves to e, for the windows after). */
+static inline uint64_t gain_before(uint64_t s, uint64_t e, uint64_t *reach, uint64_t we)
+{
+    uint64_t r = *reach;
+    if (e <= r)
+        return 0;
+    *reach = e;
+    uint64_t a = s > r ? s : r, b = e < we ? e : we;
+    return b > a ? b - a : 0;
+}
+
+/* What a reach from the windows before covers of [ws, we). */
+static inline uint64_t carried(uint64_t reach, uint64_t ws, uint64_t we)
+{
+    uint64_t b = reach < we ? reach : we;
+    return b > ws ? b - ws : 0;
+}
+
 /*
  * The busy cycles of a region: its ops sorted by start (the shared radix sort), then one
  * sweep that adds each op's part past the reach of its track, of its engine kind and of
- * every engine (membership splits only: the windows have theirs from window_busy), and of
- * its op name on its engine kind and on any (when op_busy). The union of a set of
- * intervals is the sum of these parts whatever the order of equal starts.
+ * every engine, and of its op name on its engine kind and on any (when op_busy). The union
+ * of a set of intervals is the sum of these parts whatever the order of equal starts.
+ * Window splits (windowed) take their windows in time order, each window's ops starting in
+ * it, so the sweep over the windows one after the other is one sweep in start order over
+ * the run: the track, kind and all reaches go on from window to window, each part is cut at
+ * the window's end, and what the windows before reach past this window's start (ops
+ * straddling its edge: [ws, reach), as every such op starts before ws) counts first.
  */
 static void sweep_region(struct trace_region *reg, struct scratch *sc, const uint8_t *engine_of,
-                         bool member, bool op_busy)
+                         bool windowed, bool op_busy)
 {
     struct rop *v = sc->rop;
     size_t n = sc->nrop;
     trace_radix_sort(v, n, sizeof(*v), offsetof(struct rop, s));
     uint64_t kind_reach[KINDS] = {0}, all_reach = 0;
+    if (windowed) {
+        uint64_t ws = reg->start, we = reg->end;
+        for (size_t i = 0; i < sc->ncarry; i++) {
+            uint32_t t = sc->carry[i];
+            uint64_t b = carried(sc->track_reach[t], ws, we);
+            if (b) {
+                touch_track(sc, t);
+                sc->track[t].busy += b;
+            }
+        }
+        for (int k = 0; k < KINDS; k++)
+            reg->engine[k].busy += carried(sc->kind_reach[k], ws, we);
+        reg->all.busy += carried(sc->all_reach, ws, we);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t s = v[i].s, e = v[i].e;
+            uint32_t t = v[i].track, k = engine_of[t];
+            sc->track[t].busy += gain_before(s, e, &sc->track_reach[t], we);
+            reg->engine[k].busy += gain_before(s, e, &sc->kind_reach[k], we);
+            reg->all.busy += gain_before(s, e, &sc->all_reach, we);
+            if (op_busy) {
+                uint64_t *r = &sc->op_reach[(size_t)v[i].op * (KINDS + 1)];
+                sc->op_ebusy[(size_t)v[i].op * KINDS + k] += gain(s, e, &r[k]);
+                sc->op_busy[v[i].op] += gain(s, e, &r[KINDS]);
+            }
+        }
+        /* the tracks whose reach goes past this window: from those it carried in and those
+         * it touched (before emit_region clears them) */
+        size_t nc = 0;
+        for (size_t i = 0; i < sc->ncarry; i++) {
+            uint32_t t = sc->carry[i];
+            if (!sc->listed[t] && sc->track_reach[t] > we)
+                sc->carry[nc++] = t;
+        }
+        for (size_t i = 0; i < sc->ntracks; i++)
+            if (sc->track_reach[sc->tracks[i]] > we)
+                sc->carry[nc++] = sc->tracks[i];
+        sc->ncarry = nc;
+        sc->nrop = 0;
+        return;
+    }
     for (size_t i = 0; i < n; i++) {
         uint64_t s = v[i].s, e = v[i].e;
         uint32_t t = v[i].track, k = engine_of[t];
-        if (member) {
-            sc->track[t].busy += gain(s, e, &sc->track_reach[t]);
-            reg->engine[k].busy += gain(s, e, &kind_reach[k]);
-            reg->all.busy += gain(s, e, &all_reach);
-        }
+        sc->track[t].busy += gain(s, e, &sc->track_reach[t]);
+        reg->engine[k].busy += gain(s, e, &kind_reach[k]);
+        reg->all.busy += gain(s, e, &all_reach);
         if (op_busy) {
             uint64_t *r = &sc->op_reach[(size_t)v[i].op * (KINDS + 1)];
             sc->op_ebusy[(size_t)v[i].op * KINDS + k] += gain(s, e, &r[k]);
@@ -644,7 +572,7 @@ static void sweep_region(struct trace_region *reg, struct scratch *sc, const uin
 }
 
 /* The region's tracks and op names, from the scratch, sorted; the scratch reset. */
-static void emit_region(struct trace_region *r, struct scratch *sc)
+static void emit_region(struct trace_region *r, struct scratch *sc, bool windowed)
 {
     qsort(sc->tracks, sc->ntracks, sizeof(*sc->tracks), cmp_u32);
     r->tracks = sim_xreallocarray(NULL, sc->ntracks ? sc->ntracks : 1, sizeof(*r->tracks));
@@ -652,7 +580,8 @@ static void emit_region(struct trace_region *r, struct scratch *sc)
         uint32_t t = sc->tracks[i];
         r->tracks[r->ntracks++] = (struct trace_track_usage){t, sc->track[t]};
         sc->track[t] = (struct trace_usage){0};
-        sc->track_reach[t] = 0;
+        if (!windowed)
+            sc->track_reach[t] = 0;
         sc->listed[t] = false;
     }
     sc->ntracks = 0;
@@ -681,6 +610,29 @@ static void emit_region(struct trace_region *r, struct scratch *sc)
     sc->nops = 0;
 }
 
+/* The first of transfers xs[x..nx) (in event order) of event i or later: galloping from x, so
+ * that the next event of a region costs the log of the transfers between, not their number
+ * (a layer's events are spread over the run). */
+static size_t transfer_from(const struct trace_transfer *xs, size_t nx, size_t x, uint64_t i)
+{
+    if (x >= nx || xs[x].event >= i)
+        return x;
+    size_t lo = x, step = 1, hi = x + 1; /* xs[lo] is before i; hi: the answer is <= hi */
+    while (hi < nx && xs[hi].event < i) {
+        lo = hi;
+        step *= 2;
+        hi = lo + step < nx ? lo + step : nx;
+    }
+    for (lo++; lo < hi;) { /* the first of (lo, hi] of event i or later */
+        size_t mid = lo + (hi - lo) / 2;
+        if (xs[mid].event < i)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return hi;
+}
+
 /*
  * Count, sum and unite. The events are bucketed by region in event order (one pass over
  * the model's events in memory order, rather than track by track through the tracks'
@@ -692,26 +644,44 @@ static void account(struct trace_regions *rs)
     const struct trace_model *m = rs->m;
     size_t nr = rs->n, nt = trace_model_track_count(m);
     size_t *off = sim_xcalloc(nr + 1, sizeof(*off));
-    for (uint64_t i = 0; i < rs->nevents; i++)
-        if (rs->of[i] != NO_REGION)
-            off[rs->of[i] + 1]++;
+    bool in_order = true; /* every event in a region, the regions in event order (a run) */
+    if (rs->kind == TRACE_REGION_RUN)
+        off[1] = rs->nevents; /* every event, in order */
+    else
+        for (uint64_t i = 0; i < rs->nevents; i++) {
+            uint32_t r = rs->of[i];
+            in_order &= r != NO_REGION && (i == 0 || r >= rs->of[i - 1]);
+            if (r != NO_REGION)
+                off[r + 1]++;
+        }
     for (size_t r = 0; r < nr; r++)
         off[r + 1] += off[r];
-    uint64_t *ev = sim_xreallocarray(NULL, off[nr] ? off[nr] : 1, sizeof(*ev));
-    size_t *pos = sim_xreallocarray(NULL, nr, sizeof(*pos));
-    memcpy(pos, off, nr * sizeof(*pos));
-    for (uint64_t i = 0; i < rs->nevents; i++)
-        if (rs->of[i] != NO_REGION)
-            ev[pos[rs->of[i]]++] = i;
+    uint64_t *ev = NULL; /* the events of each region, one region after the other; NULL: in
+                            their own order */
+    if (!in_order) {
+        ev = sim_xreallocarray(NULL, off[nr] ? off[nr] : 1, sizeof(*ev));
+        size_t *pos = sim_xreallocarray(NULL, nr, sizeof(*pos));
+        memcpy(pos, off, nr * sizeof(*pos));
+        for (uint64_t i = 0; i < rs->nevents; i++)
+            if (rs->of[i] != NO_REGION)
+                ev[pos[rs->of[i]]++] = i;
+        free(pos);
+    }
     uint8_t *engine_of = sim_xreallocarray(NULL, nt ? nt : 1, sizeof(*engine_of));
     for (uint32_t t = 0; t < nt; t++) {
         enum trace_engine k = trace_model_track_get(m, t)->engine;
         engine_of[t] = (uint8_t)(k < TRACE_ENGINE_COUNT ? k : TRACE_ENGINE_OTHER);
     }
-    /* each event's DRAM bytes */
+    /* each event's DRAM bytes: from the transfers in their order when they come in event
+     * order (as a model records them; a region's events are taken in event order), else
+     * from tables by event */
     uint64_t *rd = NULL, *wr = NULL;
     size_t nx = trace_model_transfer_count(m);
-    if (nx) {
+    const struct trace_transfer *xs = nx ? trace_model_transfer(m, 0) : NULL;
+    for (size_t k = 1; k < nx && xs; k++)
+        if (xs[k].event < xs[k - 1].event)
+            xs = NULL;
+    if (nx && !xs) {
         rd = sim_xcalloc(rs->nevents, sizeof(*rd));
         wr = sim_xcalloc(rs->nevents, sizeof(*wr));
         for (size_t k = 0; k < nx; k++) {
@@ -720,20 +690,6 @@ static void account(struct trace_regions *rs)
                 *(x->flags & TRACE_XFER_WRITE ? &wr[x->event] : &rd[x->event]) += x->bytes;
         }
     }
-    /* window splits: busy time by window, bucketed by region like the events */
-    size_t nwb = 0;
-    trace_progress_step(rs->progress, "regions: busy time", 0);
-    struct wbusy *wb = windows(rs) ? window_busy(rs, &nwb) : NULL;
-    size_t *woff = sim_xcalloc(nr + 1, sizeof(*woff));
-    for (size_t k = 0; k < nwb; k++)
-        woff[wb[k].region + 1]++;
-    for (size_t r = 0; r < nr; r++)
-        woff[r + 1] += woff[r];
-    struct wbusy *wsorted = sim_xreallocarray(NULL, nwb ? nwb : 1, sizeof(*wsorted));
-    memcpy(pos, woff, nr * sizeof(*pos));
-    for (size_t k = 0; k < nwb; k++)
-        wsorted[pos[wb[k].region]++] = wb[k];
-
     size_t nop = trace_model_str_count(m) + 1; /* an op name is a string id */
     struct scratch sc = {
         .track = sim_xcalloc(nt ? nt : 1, sizeof(*sc.track)),
@@ -751,21 +707,31 @@ static void account(struct trace_regions *rs)
         .track_reach = sim_xcalloc(nt ? nt : 1, sizeof(*sc.track_reach)),
         .ops = sim_xreallocarray(NULL, nop, sizeof(*sc.ops)),
     };
-    bool member = !windows(rs), op_busy = !rs->no_op_busy;
+    bool windowed = windows(rs), op_busy = !rs->no_op_busy;
+    if (windowed)
+        sc.carry = sim_xreallocarray(NULL, nt ? nt : 1, sizeof(*sc.carry));
     trace_progress_step(rs->progress, "regions: ops", off[nr]);
     bool stop = trace_progress_cancelled(rs->progress);
     for (size_t r = 0; r < nr && !stop; r++) {
         struct trace_region *reg = &rs->v[r];
+        size_t x = 0; /* xs: no transfer before x is of the region's next event or later */
         for (size_t k = off[r]; k < off[r + 1]; k++) {
             if (k % TRACE_PROGRESS_EVERY == 0 && (stop = trace_progress_at(rs->progress, k)))
                 break;
             if (k + PREFETCH < off[r + 1]) /* a region's events are spread over the model */
-                prefetch_event(m, ev[k + PREFETCH], rd, wr);
-            const struct trace_event *e = trace_model_event(m, ev[k]);
+                prefetch_event(rs->ev, ev ? ev[k + PREFETCH] : k + PREFETCH, rd, wr);
+            uint64_t i = ev ? ev[k] : k;
+            const struct trace_event *e = &rs->ev[i];
             uint64_t end = ev_end(m, e);
             struct trace_usage u = {.ops = 1, .op_cycles = end - e->start};
-            if (nx)
-                u.read_bytes = rd[ev[k]], u.write_bytes = wr[ev[k]];
+            if (rd) {
+                u.read_bytes = rd[i], u.write_bytes = wr[i];
+            } else if (xs) {
+                x = transfer_from(xs, nx, x, i);
+                for (; x < nx && xs[x].event == i; x++)
+                    *(xs[x].flags & TRACE_XFER_WRITE ? &u.write_bytes : &u.read_bytes) +=
+                        xs[x].bytes;
+            }
             touch_track(&sc, e->track);
             usage_add(&sc.track[e->track], &u);
             usage_add(&reg->all, &u);
@@ -781,7 +747,7 @@ static void account(struct trace_regions *rs)
             sc.op_end[e->op] = end > sc.op_end[e->op] ? end : sc.op_end[e->op];
             sc.op_read[e->op] += u.read_bytes;
             sc.op_write[e->op] += u.write_bytes;
-            if (end > e->start && (member || op_busy)) {
+            if (end > e->start) {
                 if (sc.nrop == sc.caprop) {
                     sc.caprop = sc.caprop ? sc.caprop * 2 : 64;
                     sc.rop = sim_xreallocarray(sc.rop, sc.caprop, sizeof(*sc.rop));
@@ -791,12 +757,8 @@ static void account(struct trace_regions *rs)
         }
         if (stop)
             break; /* an incomplete set: its caller frees it */
-        sweep_region(reg, &sc, engine_of, member, op_busy);
-        for (size_t k = woff[r]; k < woff[r + 1]; k++) {
-            touch_track(&sc, wsorted[k].track);
-            sc.track[wsorted[k].track].busy += wsorted[k].busy;
-        }
-        emit_region(reg, &sc);
+        sweep_region(reg, &sc, engine_of, windowed, op_busy);
+        emit_region(reg, &sc, windowed);
     }
     free(sc.track);
     free(sc.tracks);
@@ -814,12 +776,9 @@ static void account(struct trace_regions *rs)
     free(sc.ops);
     free(sc.rop);
     free(engine_of);
-    free(wsorted);
-    free(woff);
-    free(wb);
+    free(sc.carry);
     free(rd);
     free(wr);
-    free(pos);
     free(ev);
     free(off);
 }
@@ -837,6 +796,7 @@ static struct trace_regions *regions_new(const struct trace_model *m, enum trace
     rs->kind = kind;
     rs->progress = p;
     rs->nevents = trace_model_event_count(m);
+    rs->ev = rs->nevents ? trace_model_event(m, 0) : NULL;
     rs->of = sim_xreallocarray(NULL, rs->nevents ? rs->nevents : 1, sizeof(*rs->of));
     trace_progress_step(p, "regions: splitting", 0);
     switch (kind) {
