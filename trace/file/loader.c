@@ -33,6 +33,7 @@ enum {
     RELEASE_STEP = 32 << 20, /* give back mapped pages every 32 MiB read */
     PPARSE_MIN = 8 << 20,    /* timeline_events of fewer bytes are parsed on one thread */
     PPARSE_RESTARTS = 64,    /* times the second thread starts again after a skipped element */
+    ICACHE = 256,            /* strings remembered by intern_n */
 };
 
 /* ---- loader state ----------------------------------------------------------------------- */
@@ -76,6 +77,11 @@ struct loader {
     size_t cut;                                 /* recover: where the trace was cut, or SIZE_MAX */
     bool check_only;                            /* trace_load_opts.check_only */
     uint64_t checked; /* check_only: the events checked and not kept (as their model ids) */
+    /* strings interned lately, by a hash of their bytes (intern_n): their ids and, once
+     * asked, the track they name (UINT32_MAX: not yet), +1 (0: an empty slot) */
+    struct {
+        uint32_t id1, len, track1;
+    } seen_str[ICACHE];
 };
 
 /* Under recover, failure rc at offset at is the cut of a truncated trace (not a stop) */
@@ -273,6 +279,15 @@ static const uint32_t sample_fields =
 static const uint32_t res_sample_fields =
     BIT(F_CYCLE) | BIT(F_WINDOW) | BIT(F_READ) | BIT(F_WRITE) | BIT(F_RESOURCE);
 
+/* strcmp(a, b) == 0 inline: the names compared here are short and mostly equal, and the
+ * calls to strcmp were some 10% of a trace's load (perf). */
+static inline bool streq(const char *a, const char *b)
+{
+    while (*a && *a == *b)
+        a++, b++;
+    return *a == *b;
+}
+
 /* A record's members by field; unknown members counted, repeated ones reported. */
 struct rec {
     const cJSON *f[F_COUNT];
@@ -289,7 +304,7 @@ static void collect(struct loader *L, const cJSON *obj, uint32_t allowed, struct
     for (const cJSON *c = obj->child; c; c = c->next) {
         const char *k = c->string ? c->string : "";
         int id = -1;
-        if (next < F_COUNT && (allowed & BIT(next)) && strcmp(field_names[next], k) == 0)
+        if (next < F_COUNT && (allowed & BIT(next)) && streq(field_names[next], k))
             id = next;
         size_t len = id < 0 ? strlen(k) : 0;
         for (int f = 0; f < F_COUNT && id < 0; f++)
@@ -426,7 +441,7 @@ static int get_enum(struct loader *L, const struct rec *R, enum field f, const c
     }
     if (cJSON_IsString(v))
         for (int k = 0; k < n; k++)
-            if (strcmp(v->valuestring, names[k]) == 0)
+            if (streq(v->valuestring, names[k]))
                 return k;
     char allowed[128] = "";
     for (int k = 0; k < n; k++)
@@ -462,20 +477,61 @@ static void see_end(struct loader *L, uint64_t end)
         L->max_end = end, L->have_end = true;
 }
 
+/* The slot of L->seen_str for s[0, len): the model's string id is in it when it holds s. */
+static unsigned icache_slot(const struct loader *L, const char *s, size_t len)
+{
+    unsigned h = (unsigned)len * 31u;
+    if (len)
+        h += (unsigned char)s[0] * 7u + (unsigned char)s[len - 1] * 131u +
+             (unsigned char)s[len / 2] * 17u;
+    unsigned k = h & (ICACHE - 1);
+    uint32_t id = L->seen_str[k].id1;
+    bool hit =
+        id && L->seen_str[k].len == len && memcmp(trace_model_str(L->m, id - 1), s, len) == 0;
+    return hit ? k : k | ICACHE;
+}
+
+/*
+ * trace_model_intern(L->m, s, len), remembering the answer: most events repeat the strings
+ * of the one before (op, layer, component), and hashing them anew in the model was some 5%
+ * of a trace's load (perf). Returns the slot in L->seen_str that now holds s.
+ */
+static unsigned intern_n(struct loader *L, const char *s, size_t len)
+{
+    unsigned k = icache_slot(L, s, len);
+    if (k < ICACHE)
+        return k;
+    k &= ICACHE - 1;
+    L->seen_str[k].id1 = trace_model_intern(L->m, s, len) + 1;
+    L->seen_str[k].len = (uint32_t)len;
+    L->seen_str[k].track1 = 0;
+    return k;
+}
+
+static uint32_t intern_opt(struct loader *L, const char *s)
+{
+    return s ? L->seen_str[intern_n(L, s, strlen(s))].id1 - 1 : TRACE_NO_STR;
+}
+
+/* trace_model_track(L->m, name, eng, id), remembered with the name's string (a track is
+ * found by its name alone, and made only when new). */
+static uint32_t track_named(struct loader *L, const char *name, enum trace_engine eng, int32_t id)
+{
+    unsigned k = intern_n(L, name, strlen(name));
+    if (!L->seen_str[k].track1)
+        L->seen_str[k].track1 = trace_model_track(L->m, name, eng, id) + 1;
+    return L->seen_str[k].track1 - 1;
+}
+
 /* The track of a record: its component_id, or "ENGINE id". */
 static uint32_t track_for(struct loader *L, const char *component, enum trace_engine eng,
                           int64_t id)
 {
     if (component)
-        return trace_model_track(L->m, component, eng, (int32_t)id);
+        return track_named(L, component, eng, (int32_t)id);
     char name[48];
     snprintf(name, sizeof(name), "%s %lld", trace_engine_name(eng), (long long)id);
-    return trace_model_track(L->m, name, eng, (int32_t)id);
-}
-
-static uint32_t intern_opt(struct loader *L, const char *s)
-{
-    return s ? trace_model_intern(L->m, s, strlen(s)) : TRACE_NO_STR;
+    return track_named(L, name, eng, (int32_t)id);
 }
 
 /* The start/end pair of ENGINE and TOKEN events; false when the record must be skipped. */
@@ -706,16 +762,16 @@ static void load_mem_event(struct loader *L, const struct rec *R)
     const char *component = get_str(L, R, F_COMPONENT, false);
     uint32_t track = UINT32_MAX;
     if (component)
-        track = trace_model_track(
-            L->m, component,
-            eng >= 0 ? (enum trace_engine)eng : trace_engine_for_component(component), (int32_t)id);
+        track = track_named(
+            L, component, eng >= 0 ? (enum trace_engine)eng : trace_engine_for_component(component),
+            (int32_t)id);
     else if (eng >= 0)
         track = track_for(L, NULL, (enum trace_engine)eng, id);
     struct trace_mem_access a = {
         .cycle = cycle,
         .addr = addr,
         .bytes = bytes,
-        .mem_type = trace_model_intern(L->m, mem_types[mt], strlen(mem_types[mt])),
+        .mem_type = intern_opt(L, mem_types[mt]),
         .track = track,
         .cmdq_id = (int32_t)cmdq,
         .write = dir == 1,
@@ -755,9 +811,8 @@ static void load_marker_event(struct loader *L, const struct rec *R)
     struct trace_marker k = {
         .cycle = cycle,
         .name = intern_opt(L, name),
-        .track = component
-                     ? trace_model_track(L->m, component, trace_engine_for_component(component), -1)
-                     : UINT32_MAX,
+        .track = component ? track_named(L, component, trace_engine_for_component(component), -1)
+                           : UINT32_MAX,
         .details = trace_json_to_value(get_details(L, R)),
     };
     trace_model_add_marker(L->m, &k);
@@ -784,10 +839,10 @@ static void load_event(struct loader *L, const cJSON *j, uint64_t index, size_t 
     }
     struct rec R = {.prefix = "timeline_events", .index = (int64_t)index};
     const char *t = type->valuestring;
-    if (strcmp(t, "ENGINE_EVENT") == 0) {
+    if (streq(t, "ENGINE_EVENT")) {
         collect(L, j, engine_fields, &R);
         load_engine_event(L, &R, off);
-    } else if (strcmp(t, "MEM_ACCESS_EVENT") == 0) {
+    } else if (streq(t, "MEM_ACCESS_EVENT")) {
         collect(L, j, mem_fields, &R);
         load_mem_event(L, &R);
     } else if (strcmp(t, "TOKEN_EVENT") == 0) {
