@@ -14,6 +14,7 @@
 #include "trace/analysis/opinfo.h"
 #include "trace/file/arena.h"
 #include "trace/file/compress.h"
+#include "trace/file/evread.h"
 #include "trace/file/fastjson.h"
 #include "trace/file/jscan.h"
 #include "trace/file/pparse.h"
@@ -82,6 +83,8 @@ struct loader {
     struct {
         uint32_t id1, len, track1;
     } seen_str[ICACHE];
+    bool direct;            /* canonical ENGINE_EVENTs are read by trace/file/evread.h */
+    struct trace_evread ev; /* its last */
 };
 
 /* Under recover, failure rc at offset at is the cut of a truncated trace (not a stop) */
@@ -605,6 +608,20 @@ static void remember_element(struct loader *L, int64_t index, uint64_t ev)
     L->nelem = k + 1 > L->nelem ? k + 1 : L->nelem;
 }
 
+/* A dependency of event ev (element index of timeline_events), the k-th of its
+ * dependency_ids, on element on. */
+static void push_dep(struct loader *L, uint64_t ev, int64_t index, size_t k, uint64_t on)
+{
+    if (L->ndeps == L->capdeps) {
+        L->capdeps = L->capdeps ? 2 * L->capdeps : 64;
+        L->deps = sim_xreallocarray(L->deps, L->capdeps, sizeof(*L->deps));
+    }
+    L->deps[L->ndeps][0] = ev;
+    L->deps[L->ndeps][1] = on;
+    L->deps[L->ndeps][2] = ((uint64_t)index << 20) | (k & 0xFFFFF);
+    L->ndeps++;
+}
+
 /* The extension dependency_ids: element indices of the ENGINE_EVENTs event ev depends
  * on, resolved once every event is read. */
 static void read_deps(struct loader *L, const struct rec *R, uint64_t ev)
@@ -629,14 +646,7 @@ static void read_deps(struct loader *L, const struct rec *R, uint64_t ev)
                             trace_json_describe(x, b, sizeof(b)));
             continue;
         }
-        if (L->ndeps == L->capdeps) {
-            L->capdeps = L->capdeps ? 2 * L->capdeps : 64;
-            L->deps = sim_xreallocarray(L->deps, L->capdeps, sizeof(*L->deps));
-        }
-        L->deps[L->ndeps][0] = ev;
-        L->deps[L->ndeps][1] = (uint64_t)x->valuedouble;
-        L->deps[L->ndeps][2] = ((uint64_t)R->index << 20) | (k & 0xFFFFF);
-        L->ndeps++;
+        push_dep(L, ev, R->index, k, (uint64_t)x->valuedouble);
     }
 }
 
@@ -662,67 +672,52 @@ static void resolve_deps(struct loader *L)
     }
 }
 
-static void load_engine_event(struct loader *L, const struct rec *R, size_t off)
-{
-    int eng = get_enum(L, R, F_ENGINE, engine_names, TRACE_ENGINE_COUNT, TRACE_SEV_ERROR);
+/* An ENGINE_EVENT's values, checked (from the tree or from trace/file/evread.h). */
+struct engine_vals {
+    int eng;
     uint64_t s, e;
-    bool span = get_span(L, R, &s, &e);
-    if (eng < 0 || !span)
-        return;
-    /* checked in the order of the spec's field table, then the extension fields */
-    int64_t id = -1, cmdq = TRACE_NO_CMDQ;
-    get_int(L, R, F_ENGINE_ID, 0, INT32_MAX, true, &id);
-    get_int(L, R, F_CMDQ, 0, INT32_MAX, false, &cmdq);
-    uint32_t layer = intern_opt(L, get_str(L, R, F_LAYER, false));
-    uint32_t tile = intern_opt(L, get_str(L, R, F_TILE, false));
-    const char *op = get_str(L, R, F_OP, true);
-    const cJSON *details = get_details(L, R);
-    const char *component = get_str(L, R, F_COMPONENT, false);
-    enum trace_op_kind kind = trace_kind_for_engine((enum trace_engine)eng);
-    if (R->f[F_OPKIND]) {
-        const cJSON *k = R->f[F_OPKIND];
-        char b[64];
-        if (!cJSON_IsString(k) || trace_op_kind_parse(k->valuestring, &kind) < 0)
-            problem(L, R, F_OPKIND, type_sev(F_OPKIND),
-                    "%s is not one of memory, gemm, math, unknown",
-                    trace_json_describe(k, b, sizeof(b)));
-    }
-    for (enum field f = F_TSTART; f <= F_TEND; f++)
-        if (R->f[f] && !cJSON_IsNumber(R->f[f])) {
-            char b[64];
-            problem(L, R, f, type_sev(f), "must be a number, got %s",
-                    trace_json_describe(R->f[f], b, sizeof(b)));
-        }
+    int64_t id, cmdq;
+    const char *layer, *tile, *op, *component; /* or NULL */
+    enum trace_op_kind kind;
+    const cJSON *details; /* an object or NULL */
+};
+
+/* The checked ENGINE_EVENT v, element index of timeline_events at off, into the model;
+ * returns its model event (check_only: its number among those checked). */
+static uint64_t add_engine_event(struct loader *L, const struct engine_vals *v, int64_t index,
+                                 size_t off)
+{
+    uint32_t layer = intern_opt(L, v->layer);
+    uint32_t tile = intern_opt(L, v->tile);
     struct trace_event ev = {
-        .start = s,
-        .end = e,
+        .start = v->s,
+        .end = v->e,
         .details = off,
-        .track = track_for(L, component, (enum trace_engine)eng, id),
-        .op = intern_opt(L, op),
+        .track = track_for(L, v->component, (enum trace_engine)v->eng, v->id),
+        .op = intern_opt(L, v->op),
         .layer = layer,
         .tile = tile,
-        .cmdq_id = (int32_t)cmdq,
-        .op_kind = (uint8_t)kind,
-        .site = site_of(L, details),
+        .cmdq_id = (int32_t)v->cmdq,
+        .op_kind = (uint8_t)v->kind,
+        .site = site_of(L, v->details),
     };
     uint64_t i = L->check_only ? L->checked++ : trace_model_add_event(L->m, &ev);
-    see_end(L, e);
-    remember_element(L, R->index, i);
-    read_deps(L, R, L->check_only ? (uint64_t)R->index : i);
+    see_end(L, v->e);
+    remember_element(L, index, i);
     if (L->check_only)
-        return;
+        return i;
     /* the op columns: what the analyses read of its details, once (a details that is not
      * an object is dropped, as get_details says, and read as none) */
     struct trace_opinfo oi;
-    trace_opinfo_decode_json(op, kind, details, &L->spaces, &oi);
+    trace_opinfo_decode_json(v->op, v->kind, v->details, &L->spaces, &oi);
     trace_opinfo_store(L->m, i, &oi, &L->spaces);
-    if (eng == TRACE_ENGINE_DMA) {
+    if (v->eng == TRACE_ENGINE_DMA) {
         const cJSON *top[DK_N] = {NULL}, *rep[DK_N] = {NULL};
-        trace_fastjson_members(details, dram_keys, DK_N, top);
+        trace_fastjson_members(v->details, dram_keys, DK_N, top);
         if (!top[DK_DIRECTION] || !top[DK_ROLE] || !top[DK_SRC_SPACE] || !top[DK_DST_SPACE])
             trace_fastjson_members(top[DK_REPLAY], dram_keys, DK_BYTES, rep);
         struct trace_dram_fields f = {
-            .op = op,
+            .op = v->op,
             .direction = details_str(top, rep, DK_DIRECTION),
             .tensor_role = details_str(top, rep, DK_ROLE),
             .src_space = details_str(top, rep, DK_SRC_SPACE),
@@ -737,6 +732,75 @@ static void load_engine_event(struct loader *L, const struct rec *R, size_t off)
             trace_model_add_transfer(L->m, &x[q]);
         }
     }
+    return i;
+}
+
+static void load_engine_event(struct loader *L, const struct rec *R, size_t off)
+{
+    struct engine_vals v = {.id = -1, .cmdq = TRACE_NO_CMDQ};
+    v.eng = get_enum(L, R, F_ENGINE, engine_names, TRACE_ENGINE_COUNT, TRACE_SEV_ERROR);
+    bool span = get_span(L, R, &v.s, &v.e);
+    if (v.eng < 0 || !span)
+        return;
+    /* checked in the order of the spec's field table, then the extension fields */
+    get_int(L, R, F_ENGINE_ID, 0, INT32_MAX, true, &v.id);
+    get_int(L, R, F_CMDQ, 0, INT32_MAX, false, &v.cmdq);
+    v.layer = get_str(L, R, F_LAYER, false);
+    v.tile = get_str(L, R, F_TILE, false);
+    v.op = get_str(L, R, F_OP, true);
+    v.details = get_details(L, R);
+    v.component = get_str(L, R, F_COMPONENT, false);
+    v.kind = trace_kind_for_engine((enum trace_engine)v.eng);
+    if (R->f[F_OPKIND]) {
+        const cJSON *k = R->f[F_OPKIND];
+        char b[64];
+        if (!cJSON_IsString(k) || trace_op_kind_parse(k->valuestring, &v.kind) < 0)
+            problem(L, R, F_OPKIND, type_sev(F_OPKIND),
+                    "%s is not one of memory, gemm, math, unknown",
+                    trace_json_describe(k, b, sizeof(b)));
+    }
+    for (enum field f = F_TSTART; f <= F_TEND; f++)
+        if (R->f[f] && !cJSON_IsNumber(R->f[f])) {
+            char b[64];
+            problem(L, R, f, type_sev(f), "must be a number, got %s",
+                    trace_json_describe(R->f[f], b, sizeof(b)));
+        }
+    uint64_t i = add_engine_event(L, &v, R->index, off);
+    read_deps(L, R, L->check_only ? (uint64_t)R->index : i);
+}
+
+/*
+ * The ENGINE_EVENT that is element index of timeline_events at off, read directly (see
+ * trace/file/evread.h); false, with nothing done, when its values are not the ones the tree
+ * path takes without a word (the element is then read through the tree).
+ */
+static bool load_engine_direct(struct loader *L, const struct trace_evread *x, int64_t index,
+                               size_t off)
+{
+    struct engine_vals v = {.eng = -1,
+                            .s = x->start,
+                            .e = x->end,
+                            .id = x->engine_id,
+                            .cmdq = x->has_cmdq ? x->cmdq_id : TRACE_NO_CMDQ,
+                            .layer = x->layer,
+                            .tile = x->tile,
+                            .op = x->op,
+                            .component = x->component,
+                            .details = x->details};
+    for (int k = 0; k < TRACE_ENGINE_COUNT && v.eng < 0; k++)
+        v.eng = streq(x->engine, engine_names[k]) ? k : -1;
+    if (v.eng < 0 || v.s > v.e || v.id > INT32_MAX || v.cmdq > INT32_MAX)
+        return false;
+    v.kind = trace_kind_for_engine((enum trace_engine)v.eng);
+    if (x->op_kind && trace_op_kind_parse(x->op_kind, &v.kind) < 0)
+        return false;
+    for (size_t k = 0; k < x->ndeps; k++)
+        if (x->deps[k] >= 9000000000000000ull)
+            return false;
+    uint64_t i = add_engine_event(L, &v, index, off);
+    for (size_t k = 0; k < x->ndeps; k++)
+        push_dep(L, L->check_only ? (uint64_t)index : i, index, k, x->deps[k]);
+    return true;
 }
 
 static void load_mem_event(struct loader *L, const struct rec *R)
@@ -960,7 +1024,14 @@ static int walk_array(struct loader *L, size_t *ip, const char *name,
         int rc = 0;
         cJSON *j = NULL;
         bool alone = !*pp || !trace_pparse_take(*pp, i, &j, &end);
-        if (alone)
+        bool done = alone && !*pp && fn == load_event && L->direct && i < L->n && L->p[i] == '{' &&
+                    trace_evread_engine(L->p + i, L->n - i, &end, &L->ev) &&
+                    load_engine_direct(L, &L->ev, (int64_t)idx, i);
+        if (done)
+            end += i;
+        else if (alone)
+            trace_arena_reset(&L->arena); /* what the direct reader parsed of details */
+        if (alone && !done)
             j = parse_at(L, i, &end, name, (int64_t)idx, &rc);
         if (rc < 0 && cut_here(L, rc, i)) {
             *ip = L->n;
@@ -1291,6 +1362,8 @@ static int load_zfile(struct trace_zfile *f, const char *name, struct trace_repo
     struct loader L = {.name = name, .p = f->p, .n = f->n, .mapped = f->mapped, .r = r, .d = d};
     L.scan = (struct trace_jscan){.p = f->p, .n = f->n};
     L.progress = p, L.recover = recover, L.threads = threads, L.check_only = o && o->check_only;
+    const char *direct = getenv("NPUSCOPE_LOAD_DIRECT"); /* "0": every element as a tree */
+    L.direct = !direct || strcmp(direct, "0") != 0;
     int rc = load(&L, out);
     *cut = L.cut;
     if (o && o->checked)
