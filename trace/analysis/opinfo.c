@@ -515,7 +515,11 @@ static int key_of_n(const char *key, size_t len)
     pthread_once(&key_hash_once, key_hash_build);
     for (unsigned s = key_slot(key, len); key_hash[s] >= 0; s = (s + 1) & (KEY_HASH - 1)) {
         int i = key_hash[s];
-        if (key_len[i] == len && memcmp(trace_opinfo_keys[i], key, len) == 0)
+        const char *c = trace_opinfo_keys[i];
+        size_t j = 0;
+        while (j < len && c[j] == key[j])
+            j++;
+        if (j == len && key_len[i] == len)
             return i;
     }
     return -1;

@@ -17,16 +17,11 @@ struct rd {
     char *t, *te; /* the next free byte of the copies; their end */
 };
 
-/* The literal s (n bytes) next. */
-static bool lit(struct rd *r, const char *s, size_t n)
-{
-    if ((size_t)(r->e - r->p) < n || memcmp(r->p, s, n) != 0)
-        return false;
-    r->p += n;
-    return true;
-}
-
-#define LIT(r, s) lit(r, s, sizeof(s) - 1)
+/* The literal s next (skipped when it is). */
+#define LIT(r, s)                                                                                  \
+    ((size_t)((r)->e - (r)->p) >= sizeof(s) - 1 && memcmp((r)->p, s, sizeof(s) - 1) == 0           \
+         ? ((r)->p += sizeof(s) - 1, true)                                                         \
+         : false)
 
 /* A plain string ("..." without escapes or control bytes) copied into the text, or NULL. */
 static const char *str(struct rd *r)

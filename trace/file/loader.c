@@ -34,7 +34,8 @@ enum {
     RELEASE_STEP = 32 << 20, /* give back mapped pages every 32 MiB read */
     PPARSE_MIN = 8 << 20,    /* timeline_events of fewer bytes are parsed on one thread */
     PPARSE_RESTARTS = 64,    /* times the second thread starts again after a skipped element */
-    ICACHE = 256,            /* strings remembered by intern_n */
+    ICACHE = 1024,           /* strings remembered by intern_n */
+    SCACHE = 64,             /* call sites remembered by site_of */
 };
 
 /* ---- loader state ----------------------------------------------------------------------- */
@@ -83,6 +84,11 @@ struct loader {
     struct {
         uint32_t id1, len, track1;
     } seen_str[ICACHE];
+    struct {
+        char key[62]; /* details.src, NUL, details.src_func */
+        uint16_t site;
+        size_t len; /* of key (0: an empty slot) */
+    } seen_site[SCACHE];
     bool direct;            /* canonical ENGINE_EVENTs are read by trace/file/evread.h */
     struct trace_evread ev; /* its last */
 };
@@ -480,14 +486,17 @@ static void see_end(struct loader *L, uint64_t end)
         L->max_end = end, L->have_end = true;
 }
 
+static uint32_t hash_of(const char *s, size_t n, uint32_t h)
+{
+    while (n--)
+        h = (h ^ (unsigned char)*s++) * 16777619u;
+    return h;
+}
+
 /* The slot of L->seen_str for s[0, len): the model's string id is in it when it holds s. */
 static unsigned icache_slot(const struct loader *L, const char *s, size_t len)
 {
-    unsigned h = (unsigned)len * 31u;
-    if (len)
-        h += (unsigned char)s[0] * 7u + (unsigned char)s[len - 1] * 131u +
-             (unsigned char)s[len / 2] * 17u;
-    unsigned k = h & (ICACHE - 1);
+    unsigned k = hash_of(s, len, 2166136261u) & (ICACHE - 1);
     uint32_t id = L->seen_str[k].id1;
     bool hit =
         id && L->seen_str[k].len == len && memcmp(trace_model_str(L->m, id - 1), s, len) == 0;
@@ -565,8 +574,21 @@ static uint16_t site_of(struct loader *L, const cJSON *d)
         return trace_model_site_parse(L->m, b, strlen(b), NULL);
     }
     const cJSON *fn = cJSON_GetObjectItemCaseSensitive(d, TRACE_DETAILS_SRC_FUNC);
-    return trace_model_site_parse(L->m, src->valuestring, strlen(src->valuestring),
-                                  cJSON_IsString(fn) ? fn->valuestring : NULL);
+    const char *f = cJSON_IsString(fn) && fn->valuestring[0] ? fn->valuestring : "";
+    /* remembered: parsing and interning them for each event was some 3% of a load (perf) */
+    size_t a = strlen(src->valuestring), b = strlen(f);
+    if (a + b + 1 >= sizeof(L->seen_site[0].key))
+        return trace_model_site_parse(L->m, src->valuestring, a, f);
+    unsigned k = hash_of(f, b, hash_of(src->valuestring, a, 2166136261u)) & (SCACHE - 1);
+    char *key = L->seen_site[k].key;
+    if (L->seen_site[k].len != a + b + 1 || memcmp(key, src->valuestring, a + 1) != 0 ||
+        memcmp(key + a + 1, f, b) != 0) {
+        L->seen_site[k].site = trace_model_site_parse(L->m, src->valuestring, a, f);
+        memcpy(key, src->valuestring, a + 1);
+        memcpy(key + a + 1, f, b);
+        L->seen_site[k].len = a + b + 1;
+    }
+    return L->seen_site[k].site;
 }
 
 /* The members of details a DMA event's DRAM traffic is read from (trace_fastjson_members). */
