@@ -1039,22 +1039,22 @@ static int walk_array(struct loader *L, size_t *ip, const char *name,
     }
     int restarts = PPARSE_RESTARTS;
     if (two)
-        *pp = trace_pparse_start(L->p, L->n, i, TRACE_LOAD_ELEMENT_LIMIT);
+        *pp = trace_pparse_start(L->p, L->n, i, TRACE_LOAD_ELEMENT_LIMIT, L->direct);
     for (uint64_t idx = 0;; idx++) {
         i = trace_jscan_ws(L->p, L->n, i);
         size_t end;
         int rc = 0;
         cJSON *j = NULL;
-        bool alone = !*pp || !trace_pparse_take(*pp, i, &j, &end);
-        bool done = alone && !*pp && fn == load_event && L->direct && i < L->n && L->p[i] == '{' &&
-                    trace_evread_engine(L->p + i, L->n - i, &end, &L->ev) &&
-                    load_engine_direct(L, &L->ev, (int64_t)idx, i);
-        if (done)
-            end += i;
-        else if (alone)
-            trace_arena_reset(&L->arena); /* what the direct reader parsed of details */
-        if (alone && !done)
+        const struct trace_evread *ev = NULL;
+        bool alone = !*pp || !trace_pparse_take(*pp, i, &j, &ev, &end);
+        if (alone && !*pp && fn == load_event && L->direct && i < L->n && L->p[i] == '{' &&
+            trace_evread_engine(L->p + i, L->n - i, &end, &L->ev))
+            ev = &L->ev, end += i;
+        bool done = ev && load_engine_direct(L, ev, (int64_t)idx, i);
+        if (!done && (alone || ev)) { /* a direct read refused: the element as a tree */
+            trace_arena_reset(&L->arena);
             j = parse_at(L, i, &end, name, (int64_t)idx, &rc);
+        }
         if (rc < 0 && cut_here(L, rc, i)) {
             *ip = L->n;
             return 0;
@@ -1076,7 +1076,7 @@ static int walk_array(struct loader *L, size_t *ip, const char *name,
             if (alone && *pp && restarts-- > 0) { /* the worker stopped at a skipped element */
                 trace_pparse_free(*pp);
                 *pp = trace_pparse_start(L->p, L->n, trace_jscan_ws(L->p, L->n, i),
-                                         TRACE_LOAD_ELEMENT_LIMIT);
+                                         TRACE_LOAD_ELEMENT_LIMIT, L->direct);
             }
             continue;
         }
