@@ -9,6 +9,8 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -488,6 +490,7 @@ enum { KEY_HASH = 128 };
 static int8_t key_hash[KEY_HASH];
 static uint8_t key_len[TRACE_OPINFO_NKEYS];
 static pthread_once_t key_hash_once = PTHREAD_ONCE_INIT;
+static atomic_bool key_hash_ready; /* built: pthread_once's call is skipped */
 
 static unsigned key_slot(const char *k, size_t len)
 {
@@ -512,7 +515,10 @@ static int key_of_n(const char *key, size_t len)
 {
     if (!len)
         return -1;
-    pthread_once(&key_hash_once, key_hash_build);
+    if (!atomic_load_explicit(&key_hash_ready, memory_order_acquire)) {
+        pthread_once(&key_hash_once, key_hash_build);
+        atomic_store_explicit(&key_hash_ready, true, memory_order_release);
+    }
     for (unsigned s = key_slot(key, len); key_hash[s] >= 0; s = (s + 1) & (KEY_HASH - 1)) {
         int i = key_hash[s];
         const char *c = trace_opinfo_keys[i];

@@ -565,7 +565,10 @@ static bool get_span(struct loader *L, const struct rec *R, uint64_t *s, uint64_
  * none; a value that is not a "file:line" string gives a malformed site (shown as such). */
 static uint16_t site_of(struct loader *L, const cJSON *d)
 {
-    const cJSON *src = d ? cJSON_GetObjectItemCaseSensitive(d, TRACE_DETAILS_SRC) : NULL;
+    static const char *const keys[2] = {TRACE_DETAILS_SRC, TRACE_DETAILS_SRC_FUNC};
+    const cJSON *m[2] = {NULL, NULL}, *src, *fn;
+    trace_fastjson_members(d, keys, 2, m); /* one pass over details, not two */
+    src = m[0], fn = m[1];
     if (!src || cJSON_IsNull(src))
         return TRACE_NO_SITE;
     if (!cJSON_IsString(src)) {
@@ -573,7 +576,6 @@ static uint16_t site_of(struct loader *L, const cJSON *d)
         trace_json_describe(src, b, sizeof(b));
         return trace_model_site_parse(L->m, b, strlen(b), NULL);
     }
-    const cJSON *fn = cJSON_GetObjectItemCaseSensitive(d, TRACE_DETAILS_SRC_FUNC);
     const char *f = cJSON_IsString(fn) && fn->valuestring[0] ? fn->valuestring : "";
     /* remembered: parsing and interning them for each event was some 3% of a load (perf) */
     size_t a = strlen(src->valuestring), b = strlen(f);
