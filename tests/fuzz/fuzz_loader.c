@@ -4,6 +4,9 @@
  * summary use it (metrics, bandwidth samples, details on demand, seek and busy time).
  * Nothing may crash, leak or read out of bounds. The bytes are also parsed by the loader's
  * fast parser and by cJSON: whatever the fast parser takes must be cJSON's tree and end.
+ * The bytes are loaded again with every element read as a tree (NPUSCOPE_LOAD_DIRECT=0, no
+ * direct reader of ENGINE_EVENTs, trace/file/evread.h): the same answer, diagnostic, report
+ * and model.
  */
 #include "sim/util/escape.h"
 #include "trace/file/fastjson.h"
@@ -46,6 +49,81 @@ static void fast_is_cjson(const char *p, size_t n)
     cJSON_Delete(c);
 }
 
+static void same_or_abort(bool same)
+{
+    if (!same)
+        abort();
+}
+
+/* The models a and b hold the same strings, tracks, events, op columns, dependencies and
+ * DRAM transfers. */
+static void same_model(const struct trace_model *a, const struct trace_model *b)
+{
+    uint32_t ns = trace_model_str_count(a);
+    same_or_abort(ns == trace_model_str_count(b));
+    for (uint32_t i = 0; i < ns; i++)
+        same_or_abort(
+            trace_model_str_len(a, i) == trace_model_str_len(b, i) &&
+            memcmp(trace_model_str(a, i), trace_model_str(b, i), trace_model_str_len(a, i)) == 0);
+    size_t nt = trace_model_track_count(a);
+    same_or_abort(nt == trace_model_track_count(b));
+    for (uint32_t t = 0; t < nt; t++) {
+        const struct trace_track *x = trace_model_track_get(a, t), *y = trace_model_track_get(b, t);
+        same_or_abort(x->name == y->name && x->engine == y->engine && x->engine_id == y->engine_id);
+    }
+    uint64_t n = trace_model_event_count(a);
+    same_or_abort(n == trace_model_event_count(b));
+    for (uint64_t i = 0; i < n; i++) {
+        const struct trace_event *x = trace_model_event(a, i), *y = trace_model_event(b, i);
+        same_or_abort(x->start == y->start && x->end == y->end && x->details == y->details &&
+                      x->track == y->track && x->op == y->op && x->layer == y->layer &&
+                      x->tile == y->tile && x->cmdq_id == y->cmdq_id && x->op_kind == y->op_kind &&
+                      x->flags == y->flags && x->site == y->site);
+        size_t ca, cb;
+        const uint8_t *oa = trace_model_opcol(a, i, &ca), *ob = trace_model_opcol(b, i, &cb);
+        same_or_abort(ca == cb && (!ca || memcmp(oa, ob, ca) == 0));
+        const uint64_t *da, *db;
+        size_t na = trace_model_event_deps(a, i, &da), nb = trace_model_event_deps(b, i, &db);
+        same_or_abort(na == nb && (!na || memcmp(da, db, na * sizeof(*da)) == 0));
+    }
+    size_t nx = trace_model_transfer_count(a);
+    same_or_abort(nx == trace_model_transfer_count(b));
+    for (size_t i = 0; i < nx; i++) {
+        const struct trace_transfer *x = trace_model_transfer(a, i),
+                                    *y = trace_model_transfer(b, i);
+        same_or_abort(x->bytes == y->bytes && x->event == y->event && x->flags == y->flags);
+    }
+}
+
+/* The load of data as trees only (no direct reader) answers as rc, d, r and m did. */
+static void direct_is_tree(const uint8_t *data, size_t size, int rc, const struct diag *d,
+                           const struct trace_report *r, const struct trace_model *m)
+{
+    struct trace_report *r2 = trace_report_new(8);
+    struct trace_model *m2 = NULL;
+    struct diag d2;
+    setenv("NPUSCOPE_LOAD_DIRECT", "0", 1);
+    int rc2 = trace_load_buffer((const char *)data, size, "fuzz.json", r2, &m2, &d2);
+    unsetenv("NPUSCOPE_LOAD_DIRECT");
+    same_or_abort(rc == rc2);
+    if (rc < 0) {
+        char a[4096], b[4096];
+        diag_format(d, a, sizeof(a));
+        diag_format(&d2, b, sizeof(b));
+        same_or_abort(strcmp(a, b) == 0);
+    }
+    same_or_abort(trace_report_count(r) == trace_report_count(r2));
+    for (size_t i = 0; i < trace_report_count(r); i++) {
+        const struct trace_problem *x = trace_report_get(r, i), *y = trace_report_get(r2, i);
+        same_or_abort(x->sev == y->sev && strcmp(x->path, y->path) == 0 &&
+                      strcmp(x->msg, y->msg) == 0);
+    }
+    if (m)
+        same_model(m, m2);
+    trace_model_free(m2);
+    trace_report_free(r2);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fast_is_cjson((const char *)data, size);
@@ -53,7 +131,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct trace_model *m = NULL;
     struct diag d;
     char line[4096];
-    if (trace_load_buffer((const char *)data, size, "fuzz.json", r, &m, &d) < 0) {
+    int rc = trace_load_buffer((const char *)data, size, "fuzz.json", r, &m, &d);
+    direct_is_tree(data, size, rc, &d, r, m);
+    if (rc < 0) {
         diag_format(&d, line, sizeof(line));
         trace_report_free(r);
         return 0;

@@ -1,9 +1,10 @@
 /*
  * ThreadSanitizer driver for the loader's second thread (trace/file/pparse.h; make tsan): a
  * trace of many batches, with elements the worker refuses (nested too deep, a bad escape)
- * so that it stops and starts again, is loaded on two threads and on one; the models and
- * reports must agree. Exit 0 when they do; any data race makes ThreadSanitizer report and
- * fail the run.
+ * so that it stops and starts again, and with half of its ENGINE_EVENTs in the writer's
+ * shape (read directly, trace/file/evread.h), is loaded on two threads and on one; the
+ * models and reports must agree. Exit 0 when they do; any data race makes ThreadSanitizer
+ * report and fail the run.
  */
 #include "trace/file/loader.h"
 
@@ -29,6 +30,12 @@ static char *text_of(size_t *len)
             fputc('}', f);
         } else if (i % 7000 == 11) {
             fprintf(f, "{\"type\": \"ENGINE_EVENT\", \"op\": \"\\uDD00\"}");
+        } else if (i % 2 == 0) { /* the writer's shape: read directly by the worker */
+            fprintf(f,
+                    "{\"type\":\"ENGINE_EVENT\",\"engine\":\"TE\",\"engine_id\":%d,"
+                    "\"cmdq_id\":null,\"layer_id\":null,\"tile_id\":null,\"op\":\"OP%d\","
+                    "\"start_cycle\":%d,\"end_cycle\":%d,\"details\":{\"m\":%d,\"name\":\"n%d\"}}",
+                    i % 3, i % 11, i * 4, i % 13 == 0 ? 1 : i * 4 + 3, i, i);
         } else {
             fprintf(f,
                     "{\"type\": \"ENGINE_EVENT\", \"engine\": \"TE\", \"engine_id\": %d, "

@@ -1,6 +1,8 @@
 /* The loader's second thread (trace/file/pparse.h): a trace parsed with it gives the same
  * model, the same report (messages and paths, in order), the same fatal diagnostic (line and
- * column), the same progress calls and the same recovered cut as on one thread. */
+ * column), the same progress calls and the same recovered cut as on one thread; and so does
+ * a load that reads every element as a tree, without the direct reader of the ENGINE_EVENTs
+ * the writer shapes (trace/file/evread.h). */
 #include "trace/file/loader.h"
 
 #include <criterion/criterion.h>
@@ -14,7 +16,8 @@ enum { NEV = 6000 };
 /* A trace of NEV events (many batches of the worker's) with problems here and there: a
  * non-object, a missing type, a bad engine, an element nested too deep, a negative cycle, an
  * end before the start, an unknown type, a bad phase, a bad escape; bad, if bad_at >= 0, is
- * written as element bad_at. */
+ * written as element bad_at. Every other ENGINE_EVENT has the writer's shape (no spaces),
+ * one with dependency_ids. */
 static char *trace_text(size_t *len, int bad_at, const char *bad)
 {
     char *text;
@@ -50,6 +53,15 @@ static char *trace_text(size_t *len, int bad_at, const char *bad)
                     "{\"type\": \"MEM_ACCESS_EVENT\", \"mem_type\": \"DRAM\", \"cycle\": %d, "
                     "\"direction\": \"read\", \"bytes\": 64, \"address\": %d}",
                     i, i * 64);
+        else if (i % 2 == 0)
+            fprintf(f,
+                    "{\"type\":\"ENGINE_EVENT\",\"engine\":\"%s\",\"engine_id\":%d,"
+                    "\"cmdq_id\":%d,\"layer_id\":\"l%d\",\"tile_id\":null,\"op\":\"OP%d\","
+                    "\"start_cycle\":%d,\"end_cycle\":%d,\"component_id\":\"c%d\"%s,"
+                    "\"details\":{\"bytes\":%d}}",
+                    i == 2100 ? "XPU" : engines[i % 3], i % 4, i % 2, i / 500, i % 7,
+                    i == 3000 ? -5 : i * 10, i == 4000 ? i * 10 - 3 : i * 10 + 7, i % 5,
+                    i % 10 == 4 ? ",\"dependency_ids\":[0,2]" : "", i);
         else
             fprintf(f,
                     "{\"type\": \"ENGINE_EVENT\", \"engine\": \"%s\", \"engine_id\": %d, "
@@ -95,14 +107,18 @@ struct result {
     struct calls calls;
 };
 
-static void load(const char *path, int threads, bool recover, size_t stop_at, struct result *o)
+static void load(const char *path, int threads, bool recover, size_t stop_at, struct result *o,
+                 bool direct)
 {
+    if (!direct)
+        setenv("NPUSCOPE_LOAD_DIRECT", "0", 1);
     memset(o, 0, sizeof(*o));
     o->r = trace_report_new(100);
     o->calls.stop_at = stop_at;
     struct trace_load_progress p = {record, &o->calls, 100};
     struct trace_load_opts opts = {.progress = &p, .recover = recover, .threads = threads};
     o->rc = trace_load_file_opts(path, &opts, o->r, &o->m, &o->cut, &o->d);
+    unsetenv("NPUSCOPE_LOAD_DIRECT");
 }
 
 static void expect_same(const struct result *a, const struct result *b)
@@ -142,6 +158,10 @@ static void expect_same(const struct result *a, const struct result *b)
                   "event %llu", (unsigned long long)i);
         cr_assert_str_eq(trace_model_str(m, x->op), trace_model_str(n, y->op));
         cr_assert_str_eq(trace_model_str(m, x->layer), trace_model_str(n, y->layer));
+        const uint64_t *da, *db;
+        size_t na = trace_model_event_deps(m, i, &da), nb = trace_model_event_deps(n, i, &db);
+        cr_assert_eq(na, nb, "event %llu", (unsigned long long)i);
+        cr_assert_arr_eq(da, db, na * sizeof(*da));
     }
 }
 
@@ -155,15 +175,18 @@ static void drop(struct result *o)
 static void compare(const char *text, size_t len, bool recover, size_t stop_at, int *rc)
 {
     char *path = write_tmp(text, len);
-    struct result one, two;
-    load(path, 1, recover, stop_at, &one);
-    load(path, 2, recover, stop_at, &two);
+    struct result one, two, trees;
+    load(path, 1, recover, stop_at, &one, true);
+    load(path, 2, recover, stop_at, &two, true);
+    load(path, 1, recover, stop_at, &trees, false);
     expect_same(&one, &two);
+    expect_same(&one, &trees);
     *rc = one.rc;
     if (one.rc == 0)
         cr_assert_gt(trace_report_count(one.r), 8, "the problems were found");
     drop(&one);
     drop(&two);
+    drop(&trees);
     unlink(path);
     free(path);
 }

@@ -14,6 +14,7 @@
 #include "trace/analysis/opinfo.h"
 #include "trace/file/arena.h"
 #include "trace/file/compress.h"
+#include "trace/file/evread.h"
 #include "trace/file/fastjson.h"
 #include "trace/file/jscan.h"
 #include "trace/file/pparse.h"
@@ -33,6 +34,8 @@ enum {
     RELEASE_STEP = 32 << 20, /* give back mapped pages every 32 MiB read */
     PPARSE_MIN = 8 << 20,    /* timeline_events of fewer bytes are parsed on one thread */
     PPARSE_RESTARTS = 64,    /* times the second thread starts again after a skipped element */
+    ICACHE = 1024,           /* strings remembered by intern_n */
+    SCACHE = 64,             /* call sites remembered by site_of */
 };
 
 /* ---- loader state ----------------------------------------------------------------------- */
@@ -76,6 +79,18 @@ struct loader {
     size_t cut;                                 /* recover: where the trace was cut, or SIZE_MAX */
     bool check_only;                            /* trace_load_opts.check_only */
     uint64_t checked; /* check_only: the events checked and not kept (as their model ids) */
+    /* strings interned lately, by a hash of their bytes (intern_n): their ids and, once
+     * asked, the track they name (UINT32_MAX: not yet), +1 (0: an empty slot) */
+    struct {
+        uint32_t id1, len, track1;
+    } seen_str[ICACHE];
+    struct {
+        char key[62]; /* details.src, NUL, details.src_func */
+        uint16_t site;
+        size_t len; /* of key (0: an empty slot) */
+    } seen_site[SCACHE];
+    bool direct;            /* canonical ENGINE_EVENTs are read by trace/file/evread.h */
+    struct trace_evread ev; /* its last */
 };
 
 /* Under recover, failure rc at offset at is the cut of a truncated trace (not a stop) */
@@ -273,6 +288,15 @@ static const uint32_t sample_fields =
 static const uint32_t res_sample_fields =
     BIT(F_CYCLE) | BIT(F_WINDOW) | BIT(F_READ) | BIT(F_WRITE) | BIT(F_RESOURCE);
 
+/* strcmp(a, b) == 0 inline: the names compared here are short and mostly equal, and the
+ * calls to strcmp were some 10% of a trace's load (perf). */
+static inline bool streq(const char *a, const char *b)
+{
+    while (*a && *a == *b)
+        a++, b++;
+    return *a == *b;
+}
+
 /* A record's members by field; unknown members counted, repeated ones reported. */
 struct rec {
     const cJSON *f[F_COUNT];
@@ -289,7 +313,7 @@ static void collect(struct loader *L, const cJSON *obj, uint32_t allowed, struct
     for (const cJSON *c = obj->child; c; c = c->next) {
         const char *k = c->string ? c->string : "";
         int id = -1;
-        if (next < F_COUNT && (allowed & BIT(next)) && strcmp(field_names[next], k) == 0)
+        if (next < F_COUNT && (allowed & BIT(next)) && streq(field_names[next], k))
             id = next;
         size_t len = id < 0 ? strlen(k) : 0;
         for (int f = 0; f < F_COUNT && id < 0; f++)
@@ -426,7 +450,7 @@ static int get_enum(struct loader *L, const struct rec *R, enum field f, const c
     }
     if (cJSON_IsString(v))
         for (int k = 0; k < n; k++)
-            if (strcmp(v->valuestring, names[k]) == 0)
+            if (streq(v->valuestring, names[k]))
                 return k;
     char allowed[128] = "";
     for (int k = 0; k < n; k++)
@@ -462,20 +486,64 @@ static void see_end(struct loader *L, uint64_t end)
         L->max_end = end, L->have_end = true;
 }
 
+static uint32_t hash_of(const char *s, size_t n, uint32_t h)
+{
+    while (n--)
+        h = (h ^ (unsigned char)*s++) * 16777619u;
+    return h;
+}
+
+/* The slot of L->seen_str for s[0, len): the model's string id is in it when it holds s. */
+static unsigned icache_slot(const struct loader *L, const char *s, size_t len)
+{
+    unsigned k = hash_of(s, len, 2166136261u) & (ICACHE - 1);
+    uint32_t id = L->seen_str[k].id1;
+    bool hit =
+        id && L->seen_str[k].len == len && memcmp(trace_model_str(L->m, id - 1), s, len) == 0;
+    return hit ? k : k | ICACHE;
+}
+
+/*
+ * trace_model_intern(L->m, s, len), remembering the answer: most events repeat the strings
+ * of the one before (op, layer, component), and hashing them anew in the model was some 5%
+ * of a trace's load (perf). Returns the slot in L->seen_str that now holds s.
+ */
+static unsigned intern_n(struct loader *L, const char *s, size_t len)
+{
+    unsigned k = icache_slot(L, s, len);
+    if (k < ICACHE)
+        return k;
+    k &= ICACHE - 1;
+    L->seen_str[k].id1 = trace_model_intern(L->m, s, len) + 1;
+    L->seen_str[k].len = (uint32_t)len;
+    L->seen_str[k].track1 = 0;
+    return k;
+}
+
+static uint32_t intern_opt(struct loader *L, const char *s)
+{
+    return s ? L->seen_str[intern_n(L, s, strlen(s))].id1 - 1 : TRACE_NO_STR;
+}
+
+/* trace_model_track(L->m, name, eng, id), remembered with the name's string (a track is
+ * found by its name alone, and made only when new). */
+static uint32_t track_named(struct loader *L, const char *name, enum trace_engine eng, int32_t id)
+{
+    unsigned k = intern_n(L, name, strlen(name));
+    if (!L->seen_str[k].track1)
+        L->seen_str[k].track1 = trace_model_track(L->m, name, eng, id) + 1;
+    return L->seen_str[k].track1 - 1;
+}
+
 /* The track of a record: its component_id, or "ENGINE id". */
 static uint32_t track_for(struct loader *L, const char *component, enum trace_engine eng,
                           int64_t id)
 {
     if (component)
-        return trace_model_track(L->m, component, eng, (int32_t)id);
+        return track_named(L, component, eng, (int32_t)id);
     char name[48];
     snprintf(name, sizeof(name), "%s %lld", trace_engine_name(eng), (long long)id);
-    return trace_model_track(L->m, name, eng, (int32_t)id);
-}
-
-static uint32_t intern_opt(struct loader *L, const char *s)
-{
-    return s ? trace_model_intern(L->m, s, strlen(s)) : TRACE_NO_STR;
+    return track_named(L, name, eng, (int32_t)id);
 }
 
 /* The start/end pair of ENGINE and TOKEN events; false when the record must be skipped. */
@@ -497,7 +565,10 @@ static bool get_span(struct loader *L, const struct rec *R, uint64_t *s, uint64_
  * none; a value that is not a "file:line" string gives a malformed site (shown as such). */
 static uint16_t site_of(struct loader *L, const cJSON *d)
 {
-    const cJSON *src = d ? cJSON_GetObjectItemCaseSensitive(d, TRACE_DETAILS_SRC) : NULL;
+    static const char *const keys[2] = {TRACE_DETAILS_SRC, TRACE_DETAILS_SRC_FUNC};
+    const cJSON *m[2] = {NULL, NULL}, *src, *fn;
+    trace_fastjson_members(d, keys, 2, m); /* one pass over details, not two */
+    src = m[0], fn = m[1];
     if (!src || cJSON_IsNull(src))
         return TRACE_NO_SITE;
     if (!cJSON_IsString(src)) {
@@ -505,9 +576,21 @@ static uint16_t site_of(struct loader *L, const cJSON *d)
         trace_json_describe(src, b, sizeof(b));
         return trace_model_site_parse(L->m, b, strlen(b), NULL);
     }
-    const cJSON *fn = cJSON_GetObjectItemCaseSensitive(d, TRACE_DETAILS_SRC_FUNC);
-    return trace_model_site_parse(L->m, src->valuestring, strlen(src->valuestring),
-                                  cJSON_IsString(fn) ? fn->valuestring : NULL);
+    const char *f = cJSON_IsString(fn) && fn->valuestring[0] ? fn->valuestring : "";
+    /* remembered: parsing and interning them for each event was some 3% of a load (perf) */
+    size_t a = strlen(src->valuestring), b = strlen(f);
+    if (a + b + 1 >= sizeof(L->seen_site[0].key))
+        return trace_model_site_parse(L->m, src->valuestring, a, f);
+    unsigned k = hash_of(f, b, hash_of(src->valuestring, a, 2166136261u)) & (SCACHE - 1);
+    char *key = L->seen_site[k].key;
+    if (L->seen_site[k].len != a + b + 1 || memcmp(key, src->valuestring, a + 1) != 0 ||
+        memcmp(key + a + 1, f, b) != 0) {
+        L->seen_site[k].site = trace_model_site_parse(L->m, src->valuestring, a, f);
+        memcpy(key, src->valuestring, a + 1);
+        memcpy(key + a + 1, f, b);
+        L->seen_site[k].len = a + b + 1;
+    }
+    return L->seen_site[k].site;
 }
 
 /* The members of details a DMA event's DRAM traffic is read from (trace_fastjson_members). */
@@ -549,6 +632,20 @@ static void remember_element(struct loader *L, int64_t index, uint64_t ev)
     L->nelem = k + 1 > L->nelem ? k + 1 : L->nelem;
 }
 
+/* A dependency of event ev (element index of timeline_events), the k-th of its
+ * dependency_ids, on element on. */
+static void push_dep(struct loader *L, uint64_t ev, int64_t index, size_t k, uint64_t on)
+{
+    if (L->ndeps == L->capdeps) {
+        L->capdeps = L->capdeps ? 2 * L->capdeps : 64;
+        L->deps = sim_xreallocarray(L->deps, L->capdeps, sizeof(*L->deps));
+    }
+    L->deps[L->ndeps][0] = ev;
+    L->deps[L->ndeps][1] = on;
+    L->deps[L->ndeps][2] = ((uint64_t)index << 20) | (k & 0xFFFFF);
+    L->ndeps++;
+}
+
 /* The extension dependency_ids: element indices of the ENGINE_EVENTs event ev depends
  * on, resolved once every event is read. */
 static void read_deps(struct loader *L, const struct rec *R, uint64_t ev)
@@ -573,14 +670,7 @@ static void read_deps(struct loader *L, const struct rec *R, uint64_t ev)
                             trace_json_describe(x, b, sizeof(b)));
             continue;
         }
-        if (L->ndeps == L->capdeps) {
-            L->capdeps = L->capdeps ? 2 * L->capdeps : 64;
-            L->deps = sim_xreallocarray(L->deps, L->capdeps, sizeof(*L->deps));
-        }
-        L->deps[L->ndeps][0] = ev;
-        L->deps[L->ndeps][1] = (uint64_t)x->valuedouble;
-        L->deps[L->ndeps][2] = ((uint64_t)R->index << 20) | (k & 0xFFFFF);
-        L->ndeps++;
+        push_dep(L, ev, R->index, k, (uint64_t)x->valuedouble);
     }
 }
 
@@ -606,67 +696,52 @@ static void resolve_deps(struct loader *L)
     }
 }
 
-static void load_engine_event(struct loader *L, const struct rec *R, size_t off)
-{
-    int eng = get_enum(L, R, F_ENGINE, engine_names, TRACE_ENGINE_COUNT, TRACE_SEV_ERROR);
+/* An ENGINE_EVENT's values, checked (from the tree or from trace/file/evread.h). */
+struct engine_vals {
+    int eng;
     uint64_t s, e;
-    bool span = get_span(L, R, &s, &e);
-    if (eng < 0 || !span)
-        return;
-    /* checked in the order of the spec's field table, then the extension fields */
-    int64_t id = -1, cmdq = TRACE_NO_CMDQ;
-    get_int(L, R, F_ENGINE_ID, 0, INT32_MAX, true, &id);
-    get_int(L, R, F_CMDQ, 0, INT32_MAX, false, &cmdq);
-    uint32_t layer = intern_opt(L, get_str(L, R, F_LAYER, false));
-    uint32_t tile = intern_opt(L, get_str(L, R, F_TILE, false));
-    const char *op = get_str(L, R, F_OP, true);
-    const cJSON *details = get_details(L, R);
-    const char *component = get_str(L, R, F_COMPONENT, false);
-    enum trace_op_kind kind = trace_kind_for_engine((enum trace_engine)eng);
-    if (R->f[F_OPKIND]) {
-        const cJSON *k = R->f[F_OPKIND];
-        char b[64];
-        if (!cJSON_IsString(k) || trace_op_kind_parse(k->valuestring, &kind) < 0)
-            problem(L, R, F_OPKIND, type_sev(F_OPKIND),
-                    "%s is not one of memory, gemm, math, unknown",
-                    trace_json_describe(k, b, sizeof(b)));
-    }
-    for (enum field f = F_TSTART; f <= F_TEND; f++)
-        if (R->f[f] && !cJSON_IsNumber(R->f[f])) {
-            char b[64];
-            problem(L, R, f, type_sev(f), "must be a number, got %s",
-                    trace_json_describe(R->f[f], b, sizeof(b)));
-        }
+    int64_t id, cmdq;
+    const char *layer, *tile, *op, *component; /* or NULL */
+    enum trace_op_kind kind;
+    const cJSON *details; /* an object or NULL */
+};
+
+/* The checked ENGINE_EVENT v, element index of timeline_events at off, into the model;
+ * returns its model event (check_only: its number among those checked). */
+static uint64_t add_engine_event(struct loader *L, const struct engine_vals *v, int64_t index,
+                                 size_t off)
+{
+    uint32_t layer = intern_opt(L, v->layer);
+    uint32_t tile = intern_opt(L, v->tile);
     struct trace_event ev = {
-        .start = s,
-        .end = e,
+        .start = v->s,
+        .end = v->e,
         .details = off,
-        .track = track_for(L, component, (enum trace_engine)eng, id),
-        .op = intern_opt(L, op),
+        .track = track_for(L, v->component, (enum trace_engine)v->eng, v->id),
+        .op = intern_opt(L, v->op),
         .layer = layer,
         .tile = tile,
-        .cmdq_id = (int32_t)cmdq,
-        .op_kind = (uint8_t)kind,
-        .site = site_of(L, details),
+        .cmdq_id = (int32_t)v->cmdq,
+        .op_kind = (uint8_t)v->kind,
+        .site = site_of(L, v->details),
     };
     uint64_t i = L->check_only ? L->checked++ : trace_model_add_event(L->m, &ev);
-    see_end(L, e);
-    remember_element(L, R->index, i);
-    read_deps(L, R, L->check_only ? (uint64_t)R->index : i);
+    see_end(L, v->e);
+    remember_element(L, index, i);
     if (L->check_only)
-        return;
+        return i;
     /* the op columns: what the analyses read of its details, once (a details that is not
      * an object is dropped, as get_details says, and read as none) */
     struct trace_opinfo oi;
-    trace_opinfo_decode_json(op, kind, details, &L->spaces, &oi);
+    trace_opinfo_decode_json(v->op, v->kind, v->details, &L->spaces, &oi);
     trace_opinfo_store(L->m, i, &oi, &L->spaces);
-    if (eng == TRACE_ENGINE_DMA) {
+    if (v->eng == TRACE_ENGINE_DMA) {
         const cJSON *top[DK_N] = {NULL}, *rep[DK_N] = {NULL};
-        trace_fastjson_members(details, dram_keys, DK_N, top);
+        trace_fastjson_members(v->details, dram_keys, DK_N, top);
         if (!top[DK_DIRECTION] || !top[DK_ROLE] || !top[DK_SRC_SPACE] || !top[DK_DST_SPACE])
             trace_fastjson_members(top[DK_REPLAY], dram_keys, DK_BYTES, rep);
         struct trace_dram_fields f = {
-            .op = op,
+            .op = v->op,
             .direction = details_str(top, rep, DK_DIRECTION),
             .tensor_role = details_str(top, rep, DK_ROLE),
             .src_space = details_str(top, rep, DK_SRC_SPACE),
@@ -681,6 +756,75 @@ static void load_engine_event(struct loader *L, const struct rec *R, size_t off)
             trace_model_add_transfer(L->m, &x[q]);
         }
     }
+    return i;
+}
+
+static void load_engine_event(struct loader *L, const struct rec *R, size_t off)
+{
+    struct engine_vals v = {.id = -1, .cmdq = TRACE_NO_CMDQ};
+    v.eng = get_enum(L, R, F_ENGINE, engine_names, TRACE_ENGINE_COUNT, TRACE_SEV_ERROR);
+    bool span = get_span(L, R, &v.s, &v.e);
+    if (v.eng < 0 || !span)
+        return;
+    /* checked in the order of the spec's field table, then the extension fields */
+    get_int(L, R, F_ENGINE_ID, 0, INT32_MAX, true, &v.id);
+    get_int(L, R, F_CMDQ, 0, INT32_MAX, false, &v.cmdq);
+    v.layer = get_str(L, R, F_LAYER, false);
+    v.tile = get_str(L, R, F_TILE, false);
+    v.op = get_str(L, R, F_OP, true);
+    v.details = get_details(L, R);
+    v.component = get_str(L, R, F_COMPONENT, false);
+    v.kind = trace_kind_for_engine((enum trace_engine)v.eng);
+    if (R->f[F_OPKIND]) {
+        const cJSON *k = R->f[F_OPKIND];
+        char b[64];
+        if (!cJSON_IsString(k) || trace_op_kind_parse(k->valuestring, &v.kind) < 0)
+            problem(L, R, F_OPKIND, type_sev(F_OPKIND),
+                    "%s is not one of memory, gemm, math, unknown",
+                    trace_json_describe(k, b, sizeof(b)));
+    }
+    for (enum field f = F_TSTART; f <= F_TEND; f++)
+        if (R->f[f] && !cJSON_IsNumber(R->f[f])) {
+            char b[64];
+            problem(L, R, f, type_sev(f), "must be a number, got %s",
+                    trace_json_describe(R->f[f], b, sizeof(b)));
+        }
+    uint64_t i = add_engine_event(L, &v, R->index, off);
+    read_deps(L, R, L->check_only ? (uint64_t)R->index : i);
+}
+
+/*
+ * The ENGINE_EVENT that is element index of timeline_events at off, read directly (see
+ * trace/file/evread.h); false, with nothing done, when its values are not the ones the tree
+ * path takes without a word (the element is then read through the tree).
+ */
+static bool load_engine_direct(struct loader *L, const struct trace_evread *x, int64_t index,
+                               size_t off)
+{
+    struct engine_vals v = {.eng = -1,
+                            .s = x->start,
+                            .e = x->end,
+                            .id = x->engine_id,
+                            .cmdq = x->has_cmdq ? x->cmdq_id : TRACE_NO_CMDQ,
+                            .layer = x->layer,
+                            .tile = x->tile,
+                            .op = x->op,
+                            .component = x->component,
+                            .details = x->details};
+    for (int k = 0; k < TRACE_ENGINE_COUNT && v.eng < 0; k++)
+        v.eng = streq(x->engine, engine_names[k]) ? k : -1;
+    if (v.eng < 0 || v.s > v.e || v.id > INT32_MAX || v.cmdq > INT32_MAX)
+        return false;
+    v.kind = trace_kind_for_engine((enum trace_engine)v.eng);
+    if (x->op_kind && trace_op_kind_parse(x->op_kind, &v.kind) < 0)
+        return false;
+    for (size_t k = 0; k < x->ndeps; k++)
+        if (x->deps[k] >= 9000000000000000ull)
+            return false;
+    uint64_t i = add_engine_event(L, &v, index, off);
+    for (size_t k = 0; k < x->ndeps; k++)
+        push_dep(L, L->check_only ? (uint64_t)index : i, index, k, x->deps[k]);
+    return true;
 }
 
 static void load_mem_event(struct loader *L, const struct rec *R)
@@ -706,16 +850,16 @@ static void load_mem_event(struct loader *L, const struct rec *R)
     const char *component = get_str(L, R, F_COMPONENT, false);
     uint32_t track = UINT32_MAX;
     if (component)
-        track = trace_model_track(
-            L->m, component,
-            eng >= 0 ? (enum trace_engine)eng : trace_engine_for_component(component), (int32_t)id);
+        track = track_named(
+            L, component, eng >= 0 ? (enum trace_engine)eng : trace_engine_for_component(component),
+            (int32_t)id);
     else if (eng >= 0)
         track = track_for(L, NULL, (enum trace_engine)eng, id);
     struct trace_mem_access a = {
         .cycle = cycle,
         .addr = addr,
         .bytes = bytes,
-        .mem_type = trace_model_intern(L->m, mem_types[mt], strlen(mem_types[mt])),
+        .mem_type = intern_opt(L, mem_types[mt]),
         .track = track,
         .cmdq_id = (int32_t)cmdq,
         .write = dir == 1,
@@ -755,9 +899,8 @@ static void load_marker_event(struct loader *L, const struct rec *R)
     struct trace_marker k = {
         .cycle = cycle,
         .name = intern_opt(L, name),
-        .track = component
-                     ? trace_model_track(L->m, component, trace_engine_for_component(component), -1)
-                     : UINT32_MAX,
+        .track = component ? track_named(L, component, trace_engine_for_component(component), -1)
+                           : UINT32_MAX,
         .details = trace_json_to_value(get_details(L, R)),
     };
     trace_model_add_marker(L->m, &k);
@@ -784,10 +927,10 @@ static void load_event(struct loader *L, const cJSON *j, uint64_t index, size_t 
     }
     struct rec R = {.prefix = "timeline_events", .index = (int64_t)index};
     const char *t = type->valuestring;
-    if (strcmp(t, "ENGINE_EVENT") == 0) {
+    if (streq(t, "ENGINE_EVENT")) {
         collect(L, j, engine_fields, &R);
         load_engine_event(L, &R, off);
-    } else if (strcmp(t, "MEM_ACCESS_EVENT") == 0) {
+    } else if (streq(t, "MEM_ACCESS_EVENT")) {
         collect(L, j, mem_fields, &R);
         load_mem_event(L, &R);
     } else if (strcmp(t, "TOKEN_EVENT") == 0) {
@@ -898,15 +1041,22 @@ static int walk_array(struct loader *L, size_t *ip, const char *name,
     }
     int restarts = PPARSE_RESTARTS;
     if (two)
-        *pp = trace_pparse_start(L->p, L->n, i, TRACE_LOAD_ELEMENT_LIMIT);
+        *pp = trace_pparse_start(L->p, L->n, i, TRACE_LOAD_ELEMENT_LIMIT, L->direct);
     for (uint64_t idx = 0;; idx++) {
         i = trace_jscan_ws(L->p, L->n, i);
         size_t end;
         int rc = 0;
         cJSON *j = NULL;
-        bool alone = !*pp || !trace_pparse_take(*pp, i, &j, &end);
-        if (alone)
+        const struct trace_evread *ev = NULL;
+        bool alone = !*pp || !trace_pparse_take(*pp, i, &j, &ev, &end);
+        if (alone && !*pp && fn == load_event && L->direct && i < L->n && L->p[i] == '{' &&
+            trace_evread_engine(L->p + i, L->n - i, &end, &L->ev))
+            ev = &L->ev, end += i;
+        bool done = ev && load_engine_direct(L, ev, (int64_t)idx, i);
+        if (!done && (alone || ev)) { /* a direct read refused: the element as a tree */
+            trace_arena_reset(&L->arena);
             j = parse_at(L, i, &end, name, (int64_t)idx, &rc);
+        }
         if (rc < 0 && cut_here(L, rc, i)) {
             *ip = L->n;
             return 0;
@@ -928,7 +1078,7 @@ static int walk_array(struct loader *L, size_t *ip, const char *name,
             if (alone && *pp && restarts-- > 0) { /* the worker stopped at a skipped element */
                 trace_pparse_free(*pp);
                 *pp = trace_pparse_start(L->p, L->n, trace_jscan_ws(L->p, L->n, i),
-                                         TRACE_LOAD_ELEMENT_LIMIT);
+                                         TRACE_LOAD_ELEMENT_LIMIT, L->direct);
             }
             continue;
         }
@@ -1236,6 +1386,8 @@ static int load_zfile(struct trace_zfile *f, const char *name, struct trace_repo
     struct loader L = {.name = name, .p = f->p, .n = f->n, .mapped = f->mapped, .r = r, .d = d};
     L.scan = (struct trace_jscan){.p = f->p, .n = f->n};
     L.progress = p, L.recover = recover, L.threads = threads, L.check_only = o && o->check_only;
+    const char *direct = getenv("NPUSCOPE_LOAD_DIRECT"); /* "0": every element as a tree */
+    L.direct = !direct || strcmp(direct, "0") != 0;
     int rc = load(&L, out);
     *cut = L.cut;
     if (o && o->checked)

@@ -8,6 +8,7 @@
 
 #include "sim/util/xalloc.h"
 #include "trace/file/arena.h"
+#include "trace/file/evread.h"
 #include "trace/file/fastjson.h"
 
 #include <pthread.h>
@@ -23,6 +24,7 @@ enum {
 struct batch {
     struct trace_arena arena;
     cJSON *j[BATCH_ELEMS];
+    struct trace_evread *ev[BATCH_ELEMS]; /* or NULL: j */
     size_t off[BATCH_ELEMS], end[BATCH_ELEMS];
     size_t n;
     bool last; /* the worker stopped after this batch */
@@ -31,6 +33,7 @@ struct batch {
 struct trace_pparse {
     const char *p;
     size_t n, at;
+    bool direct; /* ENGINE_EVENTs are read by trace/file/evread.h where they can be */
     pthread_t th;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -68,13 +71,21 @@ static bool fill(struct trace_pparse *pp, struct batch *b, size_t *ip)
     while (b->n < BATCH_ELEMS && b->arena.used < BATCH_BYTES) {
         trace_arena_mark(&b->arena);
         const char *e = NULL;
-        cJSON *j = trace_fastjson_parse_any(pp->p + i, pp->n - i, &e, &b->arena);
-        if (!j) {
+        struct trace_evread *ev = pp->direct ? cJSON_malloc(sizeof(*ev)) : NULL;
+        size_t len;
+        cJSON *j = NULL;
+        if (ev && trace_evread_engine(pp->p + i, pp->n - i, &len, ev))
+            e = pp->p + i + len;
+        else
+            ev = NULL, trace_arena_mark(&b->arena);
+        if (!ev)
+            j = trace_fastjson_parse_any(pp->p + i, pp->n - i, &e, &b->arena);
+        if (!j && !ev) {
             more = false;
             break;
         }
         size_t end = (size_t)(e - pp->p);
-        b->j[b->n] = j, b->off[b->n] = i, b->end[b->n] = end;
+        b->j[b->n] = j, b->ev[b->n] = ev, b->off[b->n] = i, b->end[b->n] = end;
         b->n++;
         i = skip_ws(pp, end);
         if (i >= pp->n || pp->p[i] != ',') {
@@ -119,10 +130,11 @@ static void *worker(void *arg)
     return NULL;
 }
 
-struct trace_pparse *trace_pparse_start(const char *p, size_t n, size_t at, size_t limit)
+struct trace_pparse *trace_pparse_start(const char *p, size_t n, size_t at, size_t limit,
+                                        bool direct)
 {
     struct trace_pparse *pp = sim_xcalloc(1, sizeof(*pp));
-    pp->p = p, pp->n = n, pp->at = at;
+    pp->p = p, pp->n = n, pp->at = at, pp->direct = direct;
     for (int k = 0; k < NBUF; k++)
         pp->b[k].arena.limit = limit;
     pthread_mutex_init(&pp->mu, NULL);
@@ -152,7 +164,8 @@ static void give_back(struct trace_pparse *pp)
     pthread_mutex_unlock(&pp->mu);
 }
 
-bool trace_pparse_take(struct trace_pparse *pp, size_t at, cJSON **j, size_t *end)
+bool trace_pparse_take(struct trace_pparse *pp, size_t at, cJSON **j,
+                       const struct trace_evread **ev, size_t *end)
 {
     while (!pp->cur || pp->pos == pp->cur->n) {
         give_back(pp);
@@ -175,6 +188,7 @@ bool trace_pparse_take(struct trace_pparse *pp, size_t at, cJSON **j, size_t *en
         return false;
     }
     *j = pp->cur->j[pp->pos];
+    *ev = pp->cur->ev[pp->pos];
     *end = pp->cur->end[pp->pos];
     pp->pos++;
     return true;

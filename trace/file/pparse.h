@@ -14,21 +14,26 @@
 #include <stddef.h>
 
 struct trace_pparse;
+struct trace_evread;
 
 /*
  * Start a worker parsing the array elements of text p[0, n) from offset at (where an
  * element starts, after whitespace), each within limit bytes of cJSON's memory. The calling
- * thread must hold the arena hooks (trace_arena_install) until trace_pparse_free. Returns
- * NULL when no thread could be started (then read on one thread).
+ * thread must hold the arena hooks (trace_arena_install) until trace_pparse_free. With
+ * direct, an ENGINE_EVENT of the writer's shape is read by trace_evread_engine instead of
+ * into a tree. Returns NULL when no thread could be started (then read on one thread).
  */
-struct trace_pparse *trace_pparse_start(const char *p, size_t n, size_t at, size_t limit);
+struct trace_pparse *trace_pparse_start(const char *p, size_t n, size_t at, size_t limit,
+                                        bool direct);
 
 /*
- * The next element of the worker's, if it starts at offset at: true with *j (valid until
- * the next call or trace_pparse_free) and *end (the offset past it). False when the worker
+ * The next element of the worker's, if it starts at offset at: true with *j or else *ev
+ * (the element read directly; both valid until the next call or trace_pparse_free) and
+ * *end (the offset past it). False when the worker
  * stopped before it (the caller parses that element, and any after it, itself).
  */
-bool trace_pparse_take(struct trace_pparse *pp, size_t at, cJSON **j, size_t *end);
+bool trace_pparse_take(struct trace_pparse *pp, size_t at, cJSON **j,
+                       const struct trace_evread **ev, size_t *end);
 
 /* Stop the worker (it ends within one batch) and free everything; pp may be NULL. */
 void trace_pparse_free(struct trace_pparse *pp);
