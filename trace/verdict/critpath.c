@@ -7,6 +7,8 @@
  */
 #include "trace/verdict/critpath.h"
 
+#include "trace/verdict/imap.h"
+
 #include "sim/util/xalloc.h"
 
 #include <inttypes.h>
@@ -15,172 +17,6 @@
 #include <string.h>
 
 #define NONE UINT32_MAX
-
-/* A byte range of a space and the op that wrote it last, with that op's end (so that a
- * reader compares the ops that wrote what it reads without fetching them). */
-struct ival {
-    uint64_t lo, hi;
-    uint32_t op;
-    uint64_t end;
-};
-
-/* An interval map: disjoint intervals by lo, in blocks of at most 2 * IBLOCK (never empty),
- * so that a write in the middle of a map of millions of ranges moves a block's worth of
- * them, not the map's. A block keeps its intervals' ends side by side (as the map its
- * blocks' last ends), so that a search reads few cache lines. */
-enum { IBLOCK = 256, IROOM = 2 * IBLOCK + 3 };
-
-struct iblock {
-    uint64_t *lo, *hi, *end; /* owned, room for IROOM each */
-    uint32_t *op;            /* owned */
-    size_t n;
-};
-
-struct imap {
-    struct iblock *b; /* owned, in order */
-    uint64_t *top;    /* owned: the hi of each block's last interval */
-    size_t nb, capb;
-};
-
-static struct ival blk_get(const struct iblock *k, size_t i)
-{
-    return (struct ival){k->lo[i], k->hi[i], k->op[i], k->end[i]};
-}
-
-/* Move the intervals [from, k->n) of k to position to (room permitting). */
-static void blk_shift(struct iblock *k, size_t from, size_t to)
-{
-    size_t c = k->n - from;
-    memmove(&k->lo[to], &k->lo[from], c * sizeof(*k->lo));
-    memmove(&k->hi[to], &k->hi[from], c * sizeof(*k->hi));
-    memmove(&k->end[to], &k->end[from], c * sizeof(*k->end));
-    memmove(&k->op[to], &k->op[from], c * sizeof(*k->op));
-}
-
-static void blk_set(struct iblock *k, size_t i, const struct ival *x)
-{
-    k->lo[i] = x->lo, k->hi[i] = x->hi, k->op[i] = x->op, k->end[i] = x->end;
-}
-
-/* The first interval whose hi > lo: block *bi, position *i (*bi == nb: none). */
-static void imap_first(const struct imap *m, uint64_t lo, size_t *bi, size_t *i)
-{
-    size_t a = 0, z = m->nb;
-    while (a < z) {
-        size_t mid = a + (z - a) / 2;
-        if (m->top[mid] <= lo)
-            a = mid + 1;
-        else
-            z = mid;
-    }
-    *bi = a;
-    *i = 0;
-    if (a == m->nb)
-        return;
-    const uint64_t *hi = m->b[a].hi;
-    size_t x = 0, y = m->b[a].n;
-    while (x < y) {
-        size_t mid = x + (y - x) / 2;
-        if (hi[mid] <= lo)
-            x = mid + 1;
-        else
-            y = mid;
-    }
-    *i = x;
-}
-
-static void imap_block_insert(struct imap *m, size_t at)
-{
-    if (m->nb == m->capb) {
-        m->capb = m->capb ? 2 * m->capb : 16;
-        m->b = sim_xreallocarray(m->b, m->capb, sizeof(*m->b));
-        m->top = sim_xreallocarray(m->top, m->capb, sizeof(*m->top));
-    }
-    memmove(&m->b[at + 1], &m->b[at], (m->nb - at) * sizeof(*m->b));
-    memmove(&m->top[at + 1], &m->top[at], (m->nb - at) * sizeof(*m->top));
-    m->b[at] = (struct iblock){sim_xreallocarray(NULL, IROOM, sizeof(uint64_t)),
-                               sim_xreallocarray(NULL, IROOM, sizeof(uint64_t)),
-                               sim_xreallocarray(NULL, IROOM, sizeof(uint64_t)),
-                               sim_xreallocarray(NULL, IROOM, sizeof(uint32_t)), 0};
-    m->nb++;
-}
-
-static void blk_free(struct iblock *k)
-{
-    free(k->lo), free(k->hi), free(k->end), free(k->op);
-}
-
-/* [lo, hi) was written by op (ending at end): it replaces what the map said of those
- * bytes. */
-static void imap_assign(struct imap *m, uint64_t lo, uint64_t hi, uint32_t op, uint64_t end)
-{
-    size_t bi, i;
-    imap_first(m, lo, &bi, &i);
-    size_t from = bi; /* the first block changed */
-    struct ival put[3];
-    size_t np = 0;
-    bool first = true, has_right = false;
-    struct ival right = {0};
-    while (bi < m->nb) { /* remove what [lo, hi) covers, keeping the parts outside it */
-        struct iblock *k = &m->b[bi];
-        if (i >= k->n) {
-            bi++, i = 0;
-            continue;
-        }
-        struct ival x = blk_get(k, i);
-        if (x.lo >= hi)
-            break;
-        if (first && x.lo < lo)
-            put[np++] = (struct ival){x.lo, lo, x.op, x.end};
-        first = false;
-        if (x.hi > hi)
-            right = (struct ival){hi, x.hi, x.op, x.end}, has_right = true;
-        blk_shift(k, i + 1, i);
-        if (--k->n == 0) {
-            blk_free(k);
-            memmove(&m->b[bi], &m->b[bi + 1], (m->nb - bi - 1) * sizeof(*m->b));
-            memmove(&m->top[bi], &m->top[bi + 1], (m->nb - bi - 1) * sizeof(*m->top));
-            m->nb--;
-            i = 0;
-        }
-    }
-    put[np++] = (struct ival){lo, hi, op, end};
-    if (has_right)
-        put[np++] = right;
-    if (bi == m->nb) {
-        if (!m->nb)
-            imap_block_insert(m, 0);
-        bi = m->nb - 1;
-        i = m->b[bi].n;
-    }
-    struct iblock *k = &m->b[bi];
-    blk_shift(k, i, i + np);
-    for (size_t q = 0; q < np; q++)
-        blk_set(k, i + q, &put[q]);
-    k->n += np;
-    if (k->n > 2 * IBLOCK) { /* split it in two */
-        imap_block_insert(m, bi + 1);
-        struct iblock *a = &m->b[bi], *b = &m->b[bi + 1];
-        size_t half = a->n / 2, c = a->n - half;
-        memcpy(b->lo, &a->lo[half], c * sizeof(*a->lo));
-        memcpy(b->hi, &a->hi[half], c * sizeof(*a->hi));
-        memcpy(b->end, &a->end[half], c * sizeof(*a->end));
-        memcpy(b->op, &a->op[half], c * sizeof(*a->op));
-        b->n = c;
-        a->n = half;
-    }
-    from = from < bi ? from : bi;
-    for (size_t j = from; j < m->nb && j <= bi + 1; j++)
-        m->top[j] = m->b[j].hi[m->b[j].n - 1];
-}
-
-static void imap_free(struct imap *m)
-{
-    for (size_t k = 0; k < m->nb; k++)
-        blk_free(&m->b[k]);
-    free(m->b);
-    free(m->top);
-}
 
 /* A small open-addressing map from a tile's string id to its last ended op. */
 struct tilemap {
@@ -632,7 +468,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     uint32_t *pred = sim_xreallocarray(NULL, n, sizeof(*pred));
     uint8_t *why = sim_xreallocarray(NULL, n, sizeof(*why));
     struct trace_range *rng = sim_xcalloc(n, sizeof(*rng));
-    struct imap maps[TRACE_OPINFO_MAX_SPACES];
+    struct trace_imap maps[TRACE_OPINFO_MAX_SPACES];
     memset(maps, 0, sizeof(maps));
     size_t ntracks = trace_model_track_count(m);
     uint32_t *last_on_track = sim_xreallocarray(NULL, ntracks ? ntracks : 1, sizeof(uint32_t));
@@ -670,7 +506,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
             ended[k] = true;
             struct trace_range w;
             if (with_info && op_write(&rg, k, &w))
-                imap_assign(&maps[w.space], w.lo, w.hi, k, ops[k].end);
+                trace_imap_assign(&maps[w.space], w.lo, w.hi, k, ops[k].end);
             if (ops[k].tile != TRACE_NO_STR)
                 *tile_slot(&tiles, ops[k].tile) = k;
             uint32_t *lt = &last_on_track[ops[k].track];
@@ -705,16 +541,11 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         size_t nreads = with_info ? op_reads(&rg, k, reads) : 0;
         for (size_t r = 0; r < nreads; r++) {
             const struct trace_range *rd = &reads[r];
-            const struct imap *mp = &maps[rd->space];
-            size_t bi, i;
-            imap_first(mp, rd->lo, &bi, &i);
-            for (; bi < mp->nb; i++) {
-                if (i == mp->b[bi].n) {
-                    if (++bi == mp->nb)
-                        break;
-                    i = 0;
-                }
-                const struct ival xv = blk_get(&mp->b[bi], i), *x = &xv;
+            const struct trace_imap *mp = &maps[rd->space];
+            struct trace_imap_pos at = trace_imap_first(mp, rd->lo);
+            struct trace_ival xv;
+            while (trace_imap_next(mp, &at, &xv)) {
+                const struct trace_ival *x = &xv;
                 if (x->lo >= rd->hi)
                     break;
                 uint32_t c = x->op;
@@ -772,7 +603,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         };
     }
     for (size_t s = 0; s < TRACE_OPINFO_MAX_SPACES; s++)
-        imap_free(&maps[s]);
+        trace_imap_fini(&maps[s]);
     free(tiles.key), free(tiles.val);
     free(ended);
     free(by_ev);
