@@ -754,6 +754,48 @@ bool trace_opinfo_unpack(const struct trace_model *m, const uint8_t *p, size_t n
     return p == end;
 }
 
+bool trace_opinfo_unpack_ranges(const struct trace_model *m, const uint8_t *p, size_t n,
+                                struct trace_spaces *sp, struct trace_op_ranges *r)
+{
+    const uint8_t *end = p + n;
+    r->nreads = 0;
+    r->has_write = false;
+    if (n < 2 || p[1] > TRACE_OPINFO_MAX_READS)
+        return false;
+    uint8_t f = p[0];
+    unsigned nreads = p[1];
+    p += 2;
+    uint64_t x;
+    if (f & PK_FLOPS) {
+        if (!get_var(&p, end, &x))
+            return false;
+    } else if (f & PK_FLOPS_RAW) {
+        if (end - p < (ptrdiff_t)sizeof(double))
+            return false;
+        p += sizeof(double);
+    }
+    if ((f & PK_BYTES) && !get_var(&p, end, &x))
+        return false;
+    if (f & PK_DTYPE) {
+        if (p == end || *p >= sizeof(((struct trace_opinfo *)NULL)->dtype) || end - p - 1 < *p)
+            return false;
+        p += 1 + *p;
+    }
+    for (unsigned i = 0; i < nreads; i++) {
+        bool ok;
+        if (!get_range(m, &p, end, sp, &r->reads[r->nreads], &ok))
+            return false;
+        r->nreads += ok;
+    }
+    if (f & PK_WRITE) {
+        bool ok;
+        if (!get_range(m, &p, end, sp, &r->write, &ok))
+            return false;
+        r->has_write = ok;
+    }
+    return p == end;
+}
+
 void trace_opinfo_store(struct trace_model *m, uint64_t ev, const struct trace_opinfo *o,
                         const struct trace_spaces *sp)
 {

@@ -240,13 +240,19 @@ static void sort_ops_by(uint32_t *idx, size_t n, const struct op *ops, bool ends
     free(count);
 }
 
-/* The memory ranges of the ops: the caller's opinfo (info, op k's at info[ops[k].src]), or
- * decoded here and kept as ranges alone (op k's reads at [first[k], ..), then its write
- * when write[k]; first[n] the end; a range's bytes in lohi, its space in space: 17 bytes),
- * a tenth of an opinfo for an op of a read and a write. */
+/* The memory ranges of the ops, in one of three forms: the caller's opinfo (info, op k's at
+ * info[ops[k].src]); read again from the model's op columns as the sweep needs them (cols:
+ * every op had columns: nothing kept, where the ranges of a launch of ten million ops would
+ * hold half a gigabyte); or decoded once and kept as ranges alone (op k's reads at
+ * [first[k], ..), then its write when write[k]; first[n] the end; a range's bytes in lohi,
+ * its space in space: 17 bytes), a tenth of an opinfo for an op of a read and a write. */
 struct ranges {
     const struct trace_opinfo *info;
     const struct op *ops;
+    bool cols;
+    const struct trace_model *m;
+    const uint64_t *events;
+    struct trace_spaces *spaces;
     size_t *first;       /* owned: n + 1 of them */
     bool *write;         /* owned */
     uint64_t (*lohi)[2]; /* owned */
@@ -265,37 +271,74 @@ static struct trace_range ranges_at(const struct ranges *r, size_t i)
     return (struct trace_range){r->space[i], r->lohi[i][0], r->lohi[i][1]};
 }
 
+/* Keep op k's ranges (its first[k]) at the pool's end. */
+static void ranges_keep(struct ranges *r, size_t k, const struct trace_range *reads,
+                        unsigned nreads, const struct trace_range *w)
+{
+    r->first[k] = r->npool;
+    size_t need = r->npool + nreads + (w ? 1 : 0);
+    if (need > r->cap) {
+        r->cap = need > 2 * r->cap ? need : 2 * r->cap;
+        r->cap = r->cap < 1024 ? 1024 : r->cap;
+        r->lohi = sim_xreallocarray(r->lohi, r->cap, sizeof(*r->lohi));
+        r->space = sim_xreallocarray(r->space, r->cap, sizeof(*r->space));
+    }
+    for (unsigned i = 0; i < nreads; i++)
+        ranges_put(r, &reads[i]);
+    if (w) {
+        ranges_put(r, w);
+        r->write[k] = true;
+    }
+}
+
+/* The ranges of op k from its op columns (which unpacked once already). */
+static void ranges_of_cols(const struct ranges *r, uint32_t k, struct trace_op_ranges *v)
+{
+    size_t len;
+    const uint8_t *p = trace_model_opcol(r->m, r->events[r->ops[k].src], &len);
+    if (!p || !trace_opinfo_unpack_ranges(r->m, p, len, r->spaces, v))
+        v->nreads = 0, v->has_write = false; /* not met: they unpacked before */
+}
+
 /* Decode the ranges of ops[0..n) into r, handing each op's info to in->each_info; false
- * when in->progress was cancelled. */
+ * when in->progress was cancelled. While every op has op columns nothing is kept (they are
+ * read again in the sweep); the first without has those before it kept, and all after. */
 static bool ranges_decode(struct ranges *r, const struct trace_model *m, const struct op *ops,
                           size_t n, struct trace_spaces *spaces,
                           const struct trace_critpath_input *in)
 {
     struct trace_progress *p = in->progress;
-    r->first = sim_xreallocarray(NULL, n + 1, sizeof(*r->first));
-    r->write = sim_xcalloc(n ? n : 1, sizeof(*r->write));
+    *r = (struct ranges){.ops = ops, .cols = true, .m = m, .events = in->events, .spaces = spaces};
     for (size_t k = 0; k < n; k++) {
         if (k % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(p, k))
             return false;
         struct trace_opinfo oi;
-        trace_opinfo_of_event(m, in->events[ops[k].src], spaces, &oi);
+        uint64_t ev = in->events[ops[k].src];
+        size_t len;
+        const uint8_t *col = trace_model_opcol(m, ev, &len);
+        bool from_cols = col && trace_opinfo_unpack(m, col, len, spaces, &oi);
+        if (!from_cols)
+            trace_opinfo_of_event(m, ev, spaces, &oi);
         if (in->each_info)
             in->each_info(in->each_ctx, ops[k].src, &oi);
-        r->first[k] = r->npool;
-        size_t need = r->npool + oi.nreads + (oi.has_write ? 1 : 0);
-        if (need > r->cap) {
-            r->cap = need > 2 * r->cap ? need : 2 * r->cap;
-            r->cap = r->cap < 1024 ? 1024 : r->cap;
-            r->lohi = sim_xreallocarray(r->lohi, r->cap, sizeof(*r->lohi));
-            r->space = sim_xreallocarray(r->space, r->cap, sizeof(*r->space));
+        if (r->cols && !from_cols) { /* keep them from here on, and those before */
+            r->cols = false;
+            r->npool = 0;
+            r->first = sim_xreallocarray(NULL, n + 1, sizeof(*r->first));
+            r->write = sim_xcalloc(n ? n : 1, sizeof(*r->write));
+            for (size_t j = 0; j < k; j++) {
+                struct trace_op_ranges v;
+                ranges_of_cols(r, (uint32_t)j, &v);
+                ranges_keep(r, j, v.reads, v.nreads, v.has_write ? &v.write : NULL);
+            }
         }
-        for (unsigned i = 0; i < oi.nreads; i++)
-            ranges_put(r, &oi.reads[i]);
-        if (oi.has_write) {
-            ranges_put(r, &oi.write);
-            r->write[k] = true;
-        }
+        if (r->cols)
+            r->npool += oi.nreads + (oi.has_write ? 1 : 0); /* counted only */
+        else
+            ranges_keep(r, k, oi.reads, oi.nreads, oi.has_write ? &oi.write : NULL);
     }
+    if (r->cols)
+        return true;
     r->first[n] = r->npool;
     if (r->npool && r->npool < r->cap) { /* the room doubling left over, back */
         r->lohi = sim_xreallocarray(r->lohi, r->npool, sizeof(*r->lohi));
@@ -313,32 +356,28 @@ static void ranges_fini(struct ranges *r)
     free(r->space);
 }
 
-/* The ranges op k reads, into v; their count. */
-static size_t op_reads(const struct ranges *r, uint32_t k,
-                       struct trace_range v[TRACE_OPINFO_MAX_READS])
+/* The ranges of op k, into v. */
+static void op_ranges(const struct ranges *r, uint32_t k, struct trace_op_ranges *v)
 {
     if (r->info) {
         const struct trace_opinfo *oi = &r->info[r->ops[k].src];
-        memcpy(v, oi->reads, oi->nreads * sizeof(*v));
-        return oi->nreads;
+        memcpy(v->reads, oi->reads, oi->nreads * sizeof(*v->reads));
+        v->nreads = oi->nreads;
+        v->has_write = oi->has_write;
+        v->write = oi->write;
+        return;
+    }
+    if (r->cols) {
+        ranges_of_cols(r, k, v);
+        return;
     }
     size_t nr = r->first[k + 1] - r->first[k] - (r->write[k] ? 1 : 0);
     for (size_t i = 0; i < nr; i++)
-        v[i] = ranges_at(r, r->first[k] + i);
-    return nr;
-}
-
-/* Whether op k writes a range, into *w. */
-static bool op_write(const struct ranges *r, uint32_t k, struct trace_range *w)
-{
-    if (r->info) {
-        const struct trace_opinfo *oi = &r->info[r->ops[k].src];
-        *w = oi->write;
-        return oi->has_write;
-    }
+        v->reads[i] = ranges_at(r, r->first[k] + i);
+    v->nreads = (unsigned)nr;
+    v->has_write = r->write[k];
     if (r->write[k])
-        *w = ranges_at(r, r->first[k + 1] - 1);
-    return r->write[k];
+        v->write = ranges_at(r, r->first[k + 1] - 1);
 }
 
 /* Whether a candidate ending at cand_end, for reason why, is a better predecessor than
@@ -425,11 +464,12 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     } else {
         out->truncated = true;
     }
-    bool with_info = rg.info || rg.first;
-    out->with_addresses = rg.first && rg.npool; /* an op read or wrote a range */
+    bool with_info = rg.info || rg.cols || rg.first;
+    out->with_addresses = !rg.info && rg.npool; /* an op read or wrote a range */
     for (size_t k = 0; rg.info && k < n && !out->with_addresses; k++) {
-        struct trace_range rv[TRACE_OPINFO_MAX_READS], wv;
-        if (op_reads(&rg, (uint32_t)k, rv) || op_write(&rg, (uint32_t)k, &wv))
+        struct trace_op_ranges v;
+        op_ranges(&rg, (uint32_t)k, &v);
+        if (v.nreads || v.has_write)
             out->with_addresses = true;
     }
 
@@ -504,9 +544,12 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         uint32_t k = is_end ? ends[ei++] : starts[si++];
         if (is_end) { /* an end: publish what it wrote, its tile, its track */
             ended[k] = true;
-            struct trace_range w;
-            if (with_info && op_write(&rg, k, &w))
-                trace_imap_assign(&maps[w.space], w.lo, w.hi, k, ops[k].end);
+            struct trace_op_ranges v;
+            if (with_info) {
+                op_ranges(&rg, k, &v);
+                if (v.has_write)
+                    trace_imap_assign(&maps[v.write.space], v.write.lo, v.write.hi, k, ops[k].end);
+            }
             if (ops[k].tile != TRACE_NO_STR)
                 *tile_slot(&tiles, ops[k].tile) = k;
             uint32_t *lt = &last_on_track[ops[k].track];
@@ -537,10 +580,11 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
                 better(ops[c].end, TRACE_DEP_EXPLICIT, best, best_end, bw))
                 best = c, best_end = ops[c].end, bw = TRACE_DEP_EXPLICIT;
         }
-        struct trace_range reads[TRACE_OPINFO_MAX_READS];
-        size_t nreads = with_info ? op_reads(&rg, k, reads) : 0;
-        for (size_t r = 0; r < nreads; r++) {
-            const struct trace_range *rd = &reads[r];
+        struct trace_op_ranges v = {.nreads = 0};
+        if (with_info)
+            op_ranges(&rg, k, &v);
+        for (size_t r = 0; r < v.nreads; r++) {
+            const struct trace_range *rd = &v.reads[r];
             const struct trace_imap *mp = &maps[rd->space];
             struct trace_imap_pos at = trace_imap_first(mp, rd->lo);
             struct trace_ival xv;
