@@ -103,11 +103,18 @@ static int cmp_u64pair(const void *a, const void *b)
     return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
+/* An op of the set (its index in the input's events: its index here, or src[k] when
+ * umbrella ops were left out). */
 struct op {
-    uint64_t src; /* its index in the input's events */
     uint64_t start, end;
     uint32_t track, tile;
 };
+
+/* The index in the input's events of op k. */
+static size_t op_src(const uint32_t *src, size_t k)
+{
+    return src ? src[k] : k;
+}
 
 static uint64_t end_point(const struct op *o)
 {
@@ -241,14 +248,14 @@ static void sort_ops_by(uint32_t *idx, size_t n, const struct op *ops, bool ends
 }
 
 /* The memory ranges of the ops, in one of three forms: the caller's opinfo (info, op k's at
- * info[ops[k].src]); read again from the model's op columns as the sweep needs them (cols:
+ * info[op_src(src, k)]); read again from the model's op columns as the sweep needs them (cols:
  * every op had columns: nothing kept, where the ranges of a launch of ten million ops would
  * hold half a gigabyte); or decoded once and kept as ranges alone (op k's reads at
  * [first[k], ..), then its write when write[k]; first[n] the end; a range's bytes in lohi,
  * its space in space: 17 bytes), a tenth of an opinfo for an op of a read and a write. */
 struct ranges {
     const struct trace_opinfo *info;
-    const struct op *ops;
+    const uint32_t *src; /* as op_src's */
     bool cols;
     const struct trace_model *m;
     const uint64_t *events;
@@ -295,7 +302,7 @@ static void ranges_keep(struct ranges *r, size_t k, const struct trace_range *re
 static void ranges_of_cols(const struct ranges *r, uint32_t k, struct trace_op_ranges *v)
 {
     size_t len;
-    const uint8_t *p = trace_model_opcol(r->m, r->events[r->ops[k].src], &len);
+    const uint8_t *p = trace_model_opcol(r->m, r->events[op_src(r->src, k)], &len);
     if (!p || !trace_opinfo_unpack_ranges(r->m, p, len, r->spaces, v))
         v->nreads = 0, v->has_write = false; /* not met: they unpacked before */
 }
@@ -303,24 +310,24 @@ static void ranges_of_cols(const struct ranges *r, uint32_t k, struct trace_op_r
 /* Decode the ranges of ops[0..n) into r, handing each op's info to in->each_info; false
  * when in->progress was cancelled. While every op has op columns nothing is kept (they are
  * read again in the sweep); the first without has those before it kept, and all after. */
-static bool ranges_decode(struct ranges *r, const struct trace_model *m, const struct op *ops,
+static bool ranges_decode(struct ranges *r, const struct trace_model *m, const uint32_t *src,
                           size_t n, struct trace_spaces *spaces,
                           const struct trace_critpath_input *in)
 {
     struct trace_progress *p = in->progress;
-    *r = (struct ranges){.ops = ops, .cols = true, .m = m, .events = in->events, .spaces = spaces};
+    *r = (struct ranges){.src = src, .cols = true, .m = m, .events = in->events, .spaces = spaces};
     for (size_t k = 0; k < n; k++) {
         if (k % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(p, k))
             return false;
         struct trace_opinfo oi;
-        uint64_t ev = in->events[ops[k].src];
+        uint64_t ev = in->events[op_src(src, k)];
         size_t len;
         const uint8_t *col = trace_model_opcol(m, ev, &len);
         bool from_cols = col && trace_opinfo_unpack(m, col, len, spaces, &oi);
         if (!from_cols)
             trace_opinfo_of_event(m, ev, spaces, &oi);
         if (in->each_info)
-            in->each_info(in->each_ctx, ops[k].src, &oi);
+            in->each_info(in->each_ctx, op_src(src, k), &oi);
         if (r->cols && !from_cols) { /* keep them from here on, and those before */
             r->cols = false;
             r->npool = 0;
@@ -360,7 +367,7 @@ static void ranges_fini(struct ranges *r)
 static void op_ranges(const struct ranges *r, uint32_t k, struct trace_op_ranges *v)
 {
     if (r->info) {
-        const struct trace_opinfo *oi = &r->info[r->ops[k].src];
+        const struct trace_opinfo *oi = &r->info[op_src(r->src, k)];
         memcpy(v->reads, oi->reads, oi->nreads * sizeof(*v->reads));
         v->nreads = oi->nreads;
         v->has_write = oi->has_write;
@@ -391,6 +398,11 @@ static bool better(uint64_t cand_end, enum trace_dep why, uint32_t best, uint64_
         return cand_end > best_end;
     return why < best_why; /* explicit, RAW, tile, engine */
 }
+
+/* An op's flags in the sweep: why it waited (enum trace_dep), the space of the bytes it read
+ * of a RAW predecessor, whether it has ended. */
+enum { FL_WHY = 7, FL_SPACE = 3, FL_ENDED = 128 };
+_Static_assert(TRACE_DEP_COUNT <= FL_WHY + 1 && TRACE_OPINFO_MAX_SPACES <= 16, "flags' room");
 
 void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_critpath *out)
 {
@@ -428,36 +440,38 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
             composite[n] = 1;
         }
         uint64_t end = e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
-        ops[n++] = (struct op){i, e->start, end, e->track, e->tile};
+        ops[n++] = (struct op){e->start, end, e->track, e->tile};
     }
+    uint32_t *src = NULL;      /* see op_src */
     if (stages && composite) { /* the stages are in the set: leave their composite ops out */
         size_t kept = 0;
+        src = sim_xreallocarray(NULL, n, sizeof(*src));
         for (size_t k = 0; k < n; k++)
             if (!composite[k])
-                ops[kept++] = ops[k];
+                src[kept] = (uint32_t)k, ops[kept++] = ops[k];
         n = kept;
     }
     free(composite);
     free(stage_of), free(comp_of);
     out->ops = n;
     if (!n) {
-        free(ops);
+        free(ops), free(src);
         return;
     }
-    /* their memory ranges: the caller's opinfo (op k's is info[ops[k].src]), not copied (a
+    /* their memory ranges: the caller's opinfo (op k's is info[op_src(src, k)]), not copied (a
      * launch of a million ops would copy 150 MB), or decoded here and kept as ranges alone */
     struct ranges rg = {0};
     if (in->info) {
         rg.info = in->info;
-        rg.ops = ops;
+        rg.src = src;
         if (in->info_spaces)
             out->spaces = *in->info_spaces;
         out->decoded = n;
     } else if (!in->max_decode || n <= in->max_decode) {
         trace_progress_step(in->progress, "critical path: op details", n);
-        if (!ranges_decode(&rg, m, ops, n, &out->spaces, in)) {
+        if (!ranges_decode(&rg, m, src, n, &out->spaces, in)) {
             ranges_fini(&rg);
-            free(ops);
+            free(ops), free(src);
             return; /* cancelled: an empty path */
         }
         out->decoded = n;
@@ -474,6 +488,10 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     }
 
     /* the sweep */
+    /* one block of 21 bytes an op, the sort's keys first (key, tk: 8 bytes each; ti: 4),
+     * then the sweep's results over them (rng: the bytes read of a RAW predecessor, 16;
+     * pred, 4; flags, 1): a launch of ten million ops maps and faults it in once */
+    uint8_t *arena = sim_xreallocarray(NULL, n, 21);
     uint32_t *starts = sim_xreallocarray(NULL, n, sizeof(*starts));
     uint32_t *ends = sim_xreallocarray(NULL, n, sizeof(*ends));
     uint32_t last = 0; /* the op that ends last (the latest start on a tie) */
@@ -498,16 +516,15 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
             uint32_t t = ends[a];
             ends[a] = ends[z], ends[z] = t;
         }
-        uint64_t *key = sim_xreallocarray(NULL, n, sizeof(*key));
-        uint64_t *tk = sim_xreallocarray(NULL, n, sizeof(*tk));
-        uint32_t *ti = sim_xreallocarray(NULL, n, sizeof(*ti));
+        uint64_t *key = (uint64_t *)arena, *tk = key + n;
+        uint32_t *ti = (uint32_t *)(arena + 16 * n);
         sort_ops_by(starts, n, ops, false, key, tk, ti);
         sort_ops_by(ends, n, ops, true, key, tk, ti);
-        free(key), free(tk), free(ti);
     }
-    uint32_t *pred = sim_xreallocarray(NULL, n, sizeof(*pred));
-    uint8_t *why = sim_xreallocarray(NULL, n, sizeof(*why));
-    struct trace_range *rng = sim_xcalloc(n, sizeof(*rng));
+    uint64_t(*rng)[2] = (uint64_t(*)[2])arena; /* set where flags say RAW */
+    uint32_t *pred = (uint32_t *)(arena + 16 * n);
+    uint8_t *flags = arena + 20 * n; /* enum trace_dep, the space of rng << FL_SPACE, FL_ENDED */
+    memset(flags, 0, n);
     struct trace_imap maps[TRACE_OPINFO_MAX_SPACES];
     memset(maps, 0, sizeof(maps));
     size_t ntracks = trace_model_track_count(m);
@@ -519,10 +536,9 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     if (trace_model_dep_count(m)) {
         by_ev = sim_xreallocarray(NULL, n, sizeof(*by_ev));
         for (size_t k = 0; k < n; k++)
-            by_ev[k][0] = in->events[ops[k].src], by_ev[k][1] = k;
+            by_ev[k][0] = in->events[op_src(src, k)], by_ev[k][1] = k;
         qsort(by_ev, n, sizeof(*by_ev), cmp_u64pair);
     }
-    bool *ended = sim_xcalloc(n, sizeof(*ended));
     struct tilemap tiles = {0};
     uint32_t *pe_of = pe_of_tracks(m, ntracks);
     uint32_t *last_on_pe = sim_xreallocarray(NULL, ntracks ? ntracks : 1, sizeof(uint32_t));
@@ -543,7 +559,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         }
         uint32_t k = is_end ? ends[ei++] : starts[si++];
         if (is_end) { /* an end: publish what it wrote, its tile, its track */
-            ended[k] = true;
+            flags[k] |= FL_ENDED;
             struct trace_op_ranges v;
             if (with_info) {
                 op_ranges(&rg, k, &v);
@@ -570,13 +586,13 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         enum trace_dep bw = TRACE_DEP_ORDER;
         struct trace_range brange = {0};
         const uint64_t *on;
-        size_t nd = by_ev ? trace_model_event_deps(m, in->events[ops[k].src], &on) : 0;
+        size_t nd = by_ev ? trace_model_event_deps(m, in->events[op_src(src, k)], &on) : 0;
         for (size_t q = 0; q < nd; q++) {
             out->with_explicit = true;
             uint64_t key[2] = {on[q], 0};
             const uint64_t(*hit)[2] = bsearch(key, by_ev, n, sizeof(*by_ev), cmp_u64pair);
             uint32_t c = hit ? (uint32_t)(*hit)[1] : NONE;
-            if (c != NONE && c != k && ended[c] &&
+            if (c != NONE && c != k && (flags[c] & FL_ENDED) &&
                 better(ops[c].end, TRACE_DEP_EXPLICIT, best, best_end, bw))
                 best = c, best_end = ops[c].end, bw = TRACE_DEP_EXPLICIT;
         }
@@ -619,9 +635,11 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         if (best == NONE && last_ended != NONE && last_ended != k)
             best = last_ended, bw = TRACE_DEP_ORDER;
         pred[k] = best;
-        why[k] = (uint8_t)(best == NONE ? TRACE_DEP_START : bw);
-        if (bw == TRACE_DEP_RAW) /* the others stay zero (and their pages untouched) */
-            rng[k] = brange;
+        flags[k] = (uint8_t)((flags[k] & FL_ENDED) | (best == NONE ? TRACE_DEP_START : bw));
+        if (bw == TRACE_DEP_RAW) {
+            flags[k] |= (uint8_t)(brange.space << FL_SPACE);
+            rng[k][0] = brange.lo, rng[k][1] = brange.hi;
+        }
     }
 
     /* back from the op that ends last */
@@ -639,28 +657,27 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         uint32_t pk = pred[k];
         uint64_t from = pk == NONE ? in->start : ops[pk].end;
         *s = (struct trace_path_step){
-            .ev = in->events[ops[k].src],
-            .pred = pk == NONE ? UINT64_MAX : in->events[ops[pk].src],
+            .ev = in->events[op_src(src, k)],
+            .pred = pk == NONE ? UINT64_MAX : in->events[op_src(src, pk)],
             .wait = ops[k].start > from ? ops[k].start - from : 0,
-            .why = (enum trace_dep)why[k],
-            .range = rng[k],
+            .why = (enum trace_dep)(flags[k] & FL_WHY),
         };
+        if (s->why == TRACE_DEP_RAW)
+            s->range =
+                (struct trace_range){(uint8_t)(flags[k] >> FL_SPACE & 15), rng[k][0], rng[k][1]};
     }
     for (size_t s = 0; s < TRACE_OPINFO_MAX_SPACES; s++)
         trace_imap_fini(&maps[s]);
     free(tiles.key), free(tiles.val);
-    free(ended);
     free(by_ev);
     free(last_on_pe);
     free(pe_of);
     free(last_on_track);
-    free(rng);
-    free(why);
-    free(pred);
+    free(arena);
     free(starts);
     free(ends);
     ranges_fini(&rg);
-    free(ops);
+    free(ops), free(src);
 }
 
 void trace_critpath_fini(struct trace_critpath *p)
