@@ -619,6 +619,10 @@ static uint8_t *put_var(uint8_t *p, uint64_t x)
 
 static bool get_var(const uint8_t **p, const uint8_t *end, uint64_t *x)
 {
+    if (*p < end && !(**p & 0x80)) { /* one byte: most lengths and ids */
+        *x = *(*p)++;
+        return true;
+    }
     uint64_t v = 0;
     for (unsigned sh = 0; *p < end && sh < 64; sh += 7) {
         uint8_t b = *(*p)++;

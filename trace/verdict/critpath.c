@@ -253,6 +253,8 @@ static void sort_ops_by(uint32_t *idx, size_t n, const struct op *ops, bool ends
  * hold half a gigabyte); or decoded once and kept as ranges alone (op k's reads at
  * [first[k], ..), then its write when write[k]; first[n] the end; a range's bytes in lohi,
  * its space in space: 17 bytes), a tenth of an opinfo for an op of a read and a write. */
+enum { WCACHE = 1 << 15 };
+
 struct ranges {
     const struct trace_opinfo *info;
     const uint32_t *src; /* as op_src's */
@@ -260,7 +262,14 @@ struct ranges {
     const struct trace_model *m;
     const uint64_t *events;
     struct trace_spaces *spaces;
-    size_t *first;       /* owned: n + 1 of them */
+    /* cols: the writes of the ops whose starts were swept last, by op (WCACHE of them,
+     * op k's at k % WCACHE when tag says k), for their ends not to read them again */
+    struct wcached {
+        uint32_t tag;
+        bool has;
+        struct trace_range w;
+    } *wcache; /* owned */
+    size_t *first; /* owned: n + 1 of them */
     bool *write;         /* owned */
     uint64_t (*lohi)[2]; /* owned */
     uint8_t *space;      /* owned */
@@ -344,8 +353,12 @@ static bool ranges_decode(struct ranges *r, const struct trace_model *m, const u
         else
             ranges_keep(r, k, oi.reads, oi.nreads, oi.has_write ? &oi.write : NULL);
     }
-    if (r->cols)
+    if (r->cols) {
+        r->wcache = sim_xreallocarray(NULL, WCACHE, sizeof(*r->wcache));
+        for (size_t i = 0; i < WCACHE; i++)
+            r->wcache[i].tag = UINT32_MAX; /* no op's: n < UINT32_MAX */
         return true;
+    }
     r->first[n] = r->npool;
     if (r->npool && r->npool < r->cap) { /* the room doubling left over, back */
         r->lohi = sim_xreallocarray(r->lohi, r->npool, sizeof(*r->lohi));
@@ -357,6 +370,7 @@ static bool ranges_decode(struct ranges *r, const struct trace_model *m, const u
 
 static void ranges_fini(struct ranges *r)
 {
+    free(r->wcache);
     free(r->first);
     free(r->write);
     free(r->lohi);
@@ -385,6 +399,27 @@ static void op_ranges(const struct ranges *r, uint32_t k, struct trace_op_ranges
     v->has_write = r->write[k];
     if (r->write[k])
         v->write = ranges_at(r, r->first[k + 1] - 1);
+}
+
+/* The write of op k, into *w: whether it has one. */
+static bool op_write(struct ranges *r, uint32_t k, struct trace_range *w)
+{
+    if (r->cols && r->wcache[k % WCACHE].tag == k) {
+        *w = r->wcache[k % WCACHE].w;
+        return r->wcache[k % WCACHE].has;
+    }
+    struct trace_op_ranges v;
+    op_ranges(r, k, &v);
+    *w = v.write;
+    return v.has_write;
+}
+
+/* The reads of op k, into v, its write kept for op_write. */
+static void op_reads(struct ranges *r, uint32_t k, struct trace_op_ranges *v)
+{
+    op_ranges(r, k, v);
+    if (r->cols)
+        r->wcache[k % WCACHE] = (struct wcached){k, v->has_write, v->write};
 }
 
 /* Whether a candidate ending at cand_end, for reason why, is a better predecessor than
@@ -560,12 +595,9 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         uint32_t k = is_end ? ends[ei++] : starts[si++];
         if (is_end) { /* an end: publish what it wrote, its tile, its track */
             flags[k] |= FL_ENDED;
-            struct trace_op_ranges v;
-            if (with_info) {
-                op_ranges(&rg, k, &v);
-                if (v.has_write)
-                    trace_imap_assign(&maps[v.write.space], v.write.lo, v.write.hi, k, ops[k].end);
-            }
+            struct trace_range w;
+            if (with_info && op_write(&rg, k, &w))
+                trace_imap_assign(&maps[w.space], w.lo, w.hi, k, ops[k].end);
             if (ops[k].tile != TRACE_NO_STR)
                 *tile_slot(&tiles, ops[k].tile) = k;
             uint32_t *lt = &last_on_track[ops[k].track];
@@ -598,7 +630,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         }
         struct trace_op_ranges v = {.nreads = 0};
         if (with_info)
-            op_ranges(&rg, k, &v);
+            op_reads(&rg, k, &v);
         for (size_t r = 0; r < v.nreads; r++) {
             const struct trace_range *rd = &v.reads[r];
             const struct trace_imap *mp = &maps[rd->space];
