@@ -268,8 +268,8 @@ struct ranges {
         uint32_t tag;
         bool has;
         struct trace_range w;
-    } *wcache; /* owned */
-    size_t *first; /* owned: n + 1 of them */
+    } * wcache;          /* owned */
+    size_t *first;       /* owned: n + 1 of them */
     bool *write;         /* owned */
     uint64_t (*lohi)[2]; /* owned */
     uint8_t *space;      /* owned */
