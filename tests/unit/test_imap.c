@@ -41,7 +41,7 @@ static void ref_assign(struct ref *r, uint64_t lo, uint64_t hi, uint32_t op, uin
     r->n = r->n - (b - a) + np;
 }
 
-static void check_same(const struct trace_imap *m, const struct ref *r, uint64_t probe)
+static void check_same(struct trace_imap *m, const struct ref *r, uint64_t probe)
 {
     cr_assert_eq(trace_imap_count(m), r->n);
     struct trace_imap_pos p = {0, 0}; /* the first interval, of no length at 0 too */

@@ -633,7 +633,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
             op_reads(&rg, k, &v);
         for (size_t r = 0; r < v.nreads; r++) {
             const struct trace_range *rd = &v.reads[r];
-            const struct trace_imap *mp = &maps[rd->space];
+            struct trace_imap *mp = &maps[rd->space];
             struct trace_imap_pos at = trace_imap_first(mp, rd->lo);
             struct trace_ival xv;
             while (trace_imap_next(mp, &at, &xv)) {

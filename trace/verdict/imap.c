@@ -73,7 +73,7 @@ static void block_remove(struct trace_imap *m, size_t at)
     m->nb--;
 }
 
-struct trace_imap_pos trace_imap_first(const struct trace_imap *m, uint64_t lo)
+static struct trace_imap_pos search(const struct trace_imap *m, uint64_t lo)
 {
     size_t a = 0, z = m->nb;
     while (a < z) {
@@ -95,6 +95,33 @@ struct trace_imap_pos trace_imap_first(const struct trace_imap *m, uint64_t lo)
             y = mid;
     }
     return (struct trace_imap_pos){a, x};
+}
+
+enum { GUESSES = 4096 };
+
+/* Whether p is the first interval of m whose hi is above lo. */
+static bool first_at(const struct trace_imap *m, struct trace_imap_pos p, uint64_t lo)
+{
+    if (p.b >= m->nb || p.i >= m->b[p.b].n || m->b[p.b].hi[p.i] <= lo)
+        return false;
+    return p.i ? m->b[p.b].hi[p.i - 1] <= lo : p.b == 0 || m->top[p.b - 1] <= lo;
+}
+
+struct trace_imap_pos trace_imap_first(struct trace_imap *m, uint64_t lo)
+{
+    size_t h = (size_t)((lo * 0x9e3779b97f4a7c15u) >> 52); /* 12 bits: GUESSES */
+    if (m->guess && m->guess[h].lo == lo) {
+        struct trace_imap_pos p = {m->guess[h].b, m->guess[h].i};
+        if (first_at(m, p, lo))
+            return p;
+    }
+    struct trace_imap_pos p = search(m, lo);
+    if (p.b < m->nb) {
+        if (!m->guess)
+            m->guess = sim_xcalloc(GUESSES, sizeof(*m->guess));
+        m->guess[h].lo = lo, m->guess[h].b = (uint32_t)p.b, m->guess[h].i = (uint32_t)p.i;
+    }
+    return p;
 }
 
 bool trace_imap_next(const struct trace_imap *m, struct trace_imap_pos *p, struct trace_ival *x)
@@ -179,6 +206,7 @@ void trace_imap_fini(struct trace_imap *m)
 {
     for (size_t k = 0; k < m->nb; k++)
         blk_free(&m->b[k]);
+    free(m->guess);
     free(m->b);
     free(m->top);
     memset(m, 0, sizeof(*m));

@@ -25,6 +25,12 @@ struct trace_imap {
     struct trace_iblock *b; /* owned, in order */
     uint64_t *top;          /* owned: the hi of each block's last interval */
     size_t nb, capb;
+    /* where searches of a few thousand addresses ended (by a hash of the address), tried
+     * first: most ops read what was written or read at the same address just before */
+    struct trace_imap_guess {
+        uint64_t lo;
+        uint32_t b, i;
+    } * guess; /* owned; NULL before the first search */
 };
 
 /* A position in a map: block b, interval i (b == nb: past the end). */
@@ -36,8 +42,9 @@ struct trace_imap_pos {
  * (an interval partly covered keeps its parts outside [lo, hi)). */
 void trace_imap_assign(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t op, uint64_t end);
 
-/* The first interval whose hi is above lo. */
-struct trace_imap_pos trace_imap_first(const struct trace_imap *m, uint64_t lo);
+/* The first interval whose hi is above lo (m remembers where it was, to try first when lo
+ * is asked again). */
+struct trace_imap_pos trace_imap_first(struct trace_imap *m, uint64_t lo);
 
 /* The interval at *p, then *p moved to the next one: false past the end. */
 bool trace_imap_next(const struct trace_imap *m, struct trace_imap_pos *p, struct trace_ival *x);
