@@ -617,7 +617,7 @@ static uint8_t *put_var(uint8_t *p, uint64_t x)
     return p;
 }
 
-static bool get_var(const uint8_t **p, const uint8_t *end, uint64_t *x)
+static inline bool get_var(const uint8_t **p, const uint8_t *end, uint64_t *x)
 {
     if (*p < end && !(**p & 0x80)) { /* one byte: most lengths and ids */
         *x = *(*p)++;
@@ -697,7 +697,7 @@ static int space_of_str(struct trace_spaces *sp, const struct trace_model *m, ui
     return id;
 }
 
-static bool get_range(const struct trace_model *m, const uint8_t **p, const uint8_t *end,
+static inline bool get_range(const struct trace_model *m, const uint8_t **p, const uint8_t *end,
                       struct trace_spaces *sp, struct trace_range *r, bool *ok)
 {
     uint64_t name, lo, len;
