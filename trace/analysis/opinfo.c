@@ -698,7 +698,7 @@ static int space_of_str(struct trace_spaces *sp, const struct trace_model *m, ui
 }
 
 static inline bool get_range(const struct trace_model *m, const uint8_t **p, const uint8_t *end,
-                      struct trace_spaces *sp, struct trace_range *r, bool *ok)
+                             struct trace_spaces *sp, struct trace_range *r, bool *ok)
 {
     uint64_t name, lo, len;
     if (!get_var(p, end, &name) || !get_var(p, end, &lo) || !get_var(p, end, &len) ||

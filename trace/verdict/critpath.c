@@ -628,7 +628,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
                 better(ops[c].end, TRACE_DEP_EXPLICIT, best, best_end, bw))
                 best = c, best_end = ops[c].end, bw = TRACE_DEP_EXPLICIT;
         }
-        struct trace_op_ranges v = {.nreads = 0};
+        struct trace_op_ranges v;
+        v.nreads = 0; /* (not the whole: a start would clear 128 bytes) */
         if (with_info)
             op_reads(&rg, k, &v);
         for (size_t r = 0; r < v.nreads; r++) {
