@@ -224,6 +224,23 @@ Test(opcols, the_json_decoder_reads_details_as_the_value_decoder)
         struct trace_opinfo u;
         cr_assert(trace_opinfo_unpack(m, buf, n, &sc, &u), "case %zu", c);
         same_info(&a, &sa, &u, &sc, c);
+        /* the ranges alone (the critical path's sweep): those of the whole, the same spaces;
+         * cut short, refused as the whole is */
+        struct trace_op_ranges r;
+        cr_assert(trace_opinfo_unpack_ranges(m, buf, n, &sc, &r), "case %zu", c);
+        cr_assert_eq(r.nreads, u.nreads, "case %zu", c);
+        for (unsigned i = 0; i < r.nreads; i++)
+            cr_assert(r.reads[i].space == u.reads[i].space && r.reads[i].lo == u.reads[i].lo &&
+                          r.reads[i].hi == u.reads[i].hi,
+                      "case %zu read %u", c, i);
+        cr_assert_eq(r.has_write, u.has_write, "case %zu", c);
+        if (r.has_write)
+            cr_assert(r.write.space == u.write.space && r.write.lo == u.write.lo &&
+                          r.write.hi == u.write.hi,
+                      "case %zu", c);
+        for (size_t cut = 0; cut < n; cut++)
+            cr_assert_eq(trace_opinfo_unpack_ranges(m, buf, cut, &sc, &r),
+                         trace_opinfo_unpack(m, buf, cut, &sc, &u), "case %zu cut %zu", c, cut);
         trace_model_free(m);
         sim_value_free(v);
         cJSON_Delete(j);

@@ -650,8 +650,12 @@ static uint8_t *put_var(uint8_t *p, uint64_t x)
     return p;
 }
 
-static bool get_var(const uint8_t **p, const uint8_t *end, uint64_t *x)
+static inline bool get_var(const uint8_t **p, const uint8_t *end, uint64_t *x)
 {
+    if (*p < end && !(**p & 0x80)) { /* one byte: most lengths and ids */
+        *x = *(*p)++;
+        return true;
+    }
     uint64_t v = 0;
     for (unsigned sh = 0; *p < end && sh < 64; sh += 7) {
         uint8_t b = *(*p)++;
@@ -726,8 +730,8 @@ static int space_of_str(struct trace_spaces *sp, const struct trace_model *m, ui
     return id;
 }
 
-static bool get_range(const struct trace_model *m, const uint8_t **p, const uint8_t *end,
-                      struct trace_spaces *sp, struct trace_range *r, bool *ok)
+static inline bool get_range(const struct trace_model *m, const uint8_t **p, const uint8_t *end,
+                             struct trace_spaces *sp, struct trace_range *r, bool *ok)
 {
     uint64_t name, lo, len;
     if (!get_var(p, end, &name) || !get_var(p, end, &lo) || !get_var(p, end, &len) ||
@@ -783,6 +787,48 @@ bool trace_opinfo_unpack(const struct trace_model *m, const uint8_t *p, size_t n
         if (!get_range(m, &p, end, sp, &o->write, &ok))
             return false;
         o->has_write = ok;
+    }
+    return p == end;
+}
+
+bool trace_opinfo_unpack_ranges(const struct trace_model *m, const uint8_t *p, size_t n,
+                                struct trace_spaces *sp, struct trace_op_ranges *r)
+{
+    const uint8_t *end = p + n;
+    r->nreads = 0;
+    r->has_write = false;
+    if (n < 2 || p[1] > TRACE_OPINFO_MAX_READS)
+        return false;
+    uint8_t f = p[0];
+    unsigned nreads = p[1];
+    p += 2;
+    uint64_t x;
+    if (f & PK_FLOPS) {
+        if (!get_var(&p, end, &x))
+            return false;
+    } else if (f & PK_FLOPS_RAW) {
+        if (end - p < (ptrdiff_t)sizeof(double))
+            return false;
+        p += sizeof(double);
+    }
+    if ((f & PK_BYTES) && !get_var(&p, end, &x))
+        return false;
+    if (f & PK_DTYPE) {
+        if (p == end || *p >= sizeof(((struct trace_opinfo *)NULL)->dtype) || end - p - 1 < *p)
+            return false;
+        p += 1 + *p;
+    }
+    for (unsigned i = 0; i < nreads; i++) {
+        bool ok;
+        if (!get_range(m, &p, end, sp, &r->reads[r->nreads], &ok))
+            return false;
+        r->nreads += ok;
+    }
+    if (f & PK_WRITE) {
+        bool ok;
+        if (!get_range(m, &p, end, sp, &r->write, &ok))
+            return false;
+        r->has_write = ok;
     }
     return p == end;
 }

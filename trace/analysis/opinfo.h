@@ -102,6 +102,19 @@ bool trace_opinfo_unpack(const struct trace_model *m, const uint8_t *p, size_t n
 void trace_opinfo_store(struct trace_model *m, uint64_t ev, const struct trace_opinfo *o,
                         const struct trace_spaces *sp);
 
+/* The memory ranges of an op: its reads, then its write when has_write. */
+struct trace_op_ranges {
+    struct trace_range reads[TRACE_OPINFO_MAX_READS];
+    unsigned nreads;
+    bool has_write;
+    struct trace_range write;
+};
+
+/* The ranges alone of n packed bytes at p, into r: what trace_opinfo_unpack gives of them
+ * (the same checks, the same spaces), without copying the rest. False when it would be. */
+bool trace_opinfo_unpack_ranges(const struct trace_model *m, const uint8_t *p, size_t n,
+                                struct trace_spaces *sp, struct trace_op_ranges *r);
+
 /* Whether event ev has op columns: trace_opinfo_of_event reads no details for it. */
 bool trace_opinfo_cached(const struct trace_model *m, uint64_t ev);
 

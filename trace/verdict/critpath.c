@@ -7,6 +7,8 @@
  */
 #include "trace/verdict/critpath.h"
 
+#include "trace/verdict/imap.h"
+
 #include "sim/util/xalloc.h"
 
 #include <inttypes.h>
@@ -15,172 +17,6 @@
 #include <string.h>
 
 #define NONE UINT32_MAX
-
-/* A byte range of a space and the op that wrote it last, with that op's end (so that a
- * reader compares the ops that wrote what it reads without fetching them). */
-struct ival {
-    uint64_t lo, hi;
-    uint32_t op;
-    uint64_t end;
-};
-
-/* An interval map: disjoint intervals by lo, in blocks of at most 2 * IBLOCK (never empty),
- * so that a write in the middle of a map of millions of ranges moves a block's worth of
- * them, not the map's. A block keeps its intervals' ends side by side (as the map its
- * blocks' last ends), so that a search reads few cache lines. */
-enum { IBLOCK = 256, IROOM = 2 * IBLOCK + 3 };
-
-struct iblock {
-    uint64_t *lo, *hi, *end; /* owned, room for IROOM each */
-    uint32_t *op;            /* owned */
-    size_t n;
-};
-
-struct imap {
-    struct iblock *b; /* owned, in order */
-    uint64_t *top;    /* owned: the hi of each block's last interval */
-    size_t nb, capb;
-};
-
-static struct ival blk_get(const struct iblock *k, size_t i)
-{
-    return (struct ival){k->lo[i], k->hi[i], k->op[i], k->end[i]};
-}
-
-/* Move the intervals [from, k->n) of k to position to (room permitting). */
-static void blk_shift(struct iblock *k, size_t from, size_t to)
-{
-    size_t c = k->n - from;
-    memmove(&k->lo[to], &k->lo[from], c * sizeof(*k->lo));
-    memmove(&k->hi[to], &k->hi[from], c * sizeof(*k->hi));
-    memmove(&k->end[to], &k->end[from], c * sizeof(*k->end));
-    memmove(&k->op[to], &k->op[from], c * sizeof(*k->op));
-}
-
-static void blk_set(struct iblock *k, size_t i, const struct ival *x)
-{
-    k->lo[i] = x->lo, k->hi[i] = x->hi, k->op[i] = x->op, k->end[i] = x->end;
-}
-
-/* The first interval whose hi > lo: block *bi, position *i (*bi == nb: none). */
-static void imap_first(const struct imap *m, uint64_t lo, size_t *bi, size_t *i)
-{
-    size_t a = 0, z = m->nb;
-    while (a < z) {
-        size_t mid = a + (z - a) / 2;
-        if (m->top[mid] <= lo)
-            a = mid + 1;
-        else
-            z = mid;
-    }
-    *bi = a;
-    *i = 0;
-    if (a == m->nb)
-        return;
-    const uint64_t *hi = m->b[a].hi;
-    size_t x = 0, y = m->b[a].n;
-    while (x < y) {
-        size_t mid = x + (y - x) / 2;
-        if (hi[mid] <= lo)
-            x = mid + 1;
-        else
-            y = mid;
-    }
-    *i = x;
-}
-
-static void imap_block_insert(struct imap *m, size_t at)
-{
-    if (m->nb == m->capb) {
-        m->capb = m->capb ? 2 * m->capb : 16;
-        m->b = sim_xreallocarray(m->b, m->capb, sizeof(*m->b));
-        m->top = sim_xreallocarray(m->top, m->capb, sizeof(*m->top));
-    }
-    memmove(&m->b[at + 1], &m->b[at], (m->nb - at) * sizeof(*m->b));
-    memmove(&m->top[at + 1], &m->top[at], (m->nb - at) * sizeof(*m->top));
-    m->b[at] = (struct iblock){sim_xreallocarray(NULL, IROOM, sizeof(uint64_t)),
-                               sim_xreallocarray(NULL, IROOM, sizeof(uint64_t)),
-                               sim_xreallocarray(NULL, IROOM, sizeof(uint64_t)),
-                               sim_xreallocarray(NULL, IROOM, sizeof(uint32_t)), 0};
-    m->nb++;
-}
-
-static void blk_free(struct iblock *k)
-{
-    free(k->lo), free(k->hi), free(k->end), free(k->op);
-}
-
-/* [lo, hi) was written by op (ending at end): it replaces what the map said of those
- * bytes. */
-static void imap_assign(struct imap *m, uint64_t lo, uint64_t hi, uint32_t op, uint64_t end)
-{
-    size_t bi, i;
-    imap_first(m, lo, &bi, &i);
-    size_t from = bi; /* the first block changed */
-    struct ival put[3];
-    size_t np = 0;
-    bool first = true, has_right = false;
-    struct ival right = {0};
-    while (bi < m->nb) { /* remove what [lo, hi) covers, keeping the parts outside it */
-        struct iblock *k = &m->b[bi];
-        if (i >= k->n) {
-            bi++, i = 0;
-            continue;
-        }
-        struct ival x = blk_get(k, i);
-        if (x.lo >= hi)
-            break;
-        if (first && x.lo < lo)
-            put[np++] = (struct ival){x.lo, lo, x.op, x.end};
-        first = false;
-        if (x.hi > hi)
-            right = (struct ival){hi, x.hi, x.op, x.end}, has_right = true;
-        blk_shift(k, i + 1, i);
-        if (--k->n == 0) {
-            blk_free(k);
-            memmove(&m->b[bi], &m->b[bi + 1], (m->nb - bi - 1) * sizeof(*m->b));
-            memmove(&m->top[bi], &m->top[bi + 1], (m->nb - bi - 1) * sizeof(*m->top));
-            m->nb--;
-            i = 0;
-        }
-    }
-    put[np++] = (struct ival){lo, hi, op, end};
-    if (has_right)
-        put[np++] = right;
-    if (bi == m->nb) {
-        if (!m->nb)
-            imap_block_insert(m, 0);
-        bi = m->nb - 1;
-        i = m->b[bi].n;
-    }
-    struct iblock *k = &m->b[bi];
-    blk_shift(k, i, i + np);
-    for (size_t q = 0; q < np; q++)
-        blk_set(k, i + q, &put[q]);
-    k->n += np;
-    if (k->n > 2 * IBLOCK) { /* split it in two */
-        imap_block_insert(m, bi + 1);
-        struct iblock *a = &m->b[bi], *b = &m->b[bi + 1];
-        size_t half = a->n / 2, c = a->n - half;
-        memcpy(b->lo, &a->lo[half], c * sizeof(*a->lo));
-        memcpy(b->hi, &a->hi[half], c * sizeof(*a->hi));
-        memcpy(b->end, &a->end[half], c * sizeof(*a->end));
-        memcpy(b->op, &a->op[half], c * sizeof(*a->op));
-        b->n = c;
-        a->n = half;
-    }
-    from = from < bi ? from : bi;
-    for (size_t j = from; j < m->nb && j <= bi + 1; j++)
-        m->top[j] = m->b[j].hi[m->b[j].n - 1];
-}
-
-static void imap_free(struct imap *m)
-{
-    for (size_t k = 0; k < m->nb; k++)
-        blk_free(&m->b[k]);
-    free(m->b);
-    free(m->top);
-}
 
 /* A small open-addressing map from a tile's string id to its last ended op. */
 struct tilemap {
@@ -267,11 +103,18 @@ static int cmp_u64pair(const void *a, const void *b)
     return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
+/* An op of the set (its index in the input's events: its index here, or src[k] when
+ * umbrella ops were left out). */
 struct op {
-    uint64_t src; /* its index in the input's events */
     uint64_t start, end;
     uint32_t track, tile;
 };
+
+/* The index in the input's events of op k. */
+static size_t op_src(const uint32_t *src, size_t k)
+{
+    return src ? src[k] : k;
+}
 
 static uint64_t end_point(const struct op *o)
 {
@@ -404,13 +247,28 @@ static void sort_ops_by(uint32_t *idx, size_t n, const struct op *ops, bool ends
     free(count);
 }
 
-/* The memory ranges of the ops: the caller's opinfo (info, op k's at info[ops[k].src]), or
- * decoded here and kept as ranges alone (op k's reads at [first[k], ..), then its write
- * when write[k]; first[n] the end; a range's bytes in lohi, its space in space: 17 bytes),
- * a tenth of an opinfo for an op of a read and a write. */
+/* The memory ranges of the ops, in one of three forms: the caller's opinfo (info, op k's at
+ * info[op_src(src, k)]); read again from the model's op columns as the sweep needs them (cols:
+ * every op had columns: nothing kept, where the ranges of a launch of ten million ops would
+ * hold half a gigabyte); or decoded once and kept as ranges alone (op k's reads at
+ * [first[k], ..), then its write when write[k]; first[n] the end; a range's bytes in lohi,
+ * its space in space: 17 bytes), a tenth of an opinfo for an op of a read and a write. */
+enum { WCACHE = 1 << 15 };
+
 struct ranges {
     const struct trace_opinfo *info;
-    const struct op *ops;
+    const uint32_t *src; /* as op_src's */
+    bool cols;
+    const struct trace_model *m;
+    const uint64_t *events;
+    struct trace_spaces *spaces;
+    /* cols: the writes of the ops whose starts were swept last, by op (WCACHE of them,
+     * op k's at k % WCACHE when tag says k), for their ends not to read them again */
+    struct wcached {
+        uint32_t tag;
+        bool has;
+        struct trace_range w;
+    } * wcache;          /* owned */
     size_t *first;       /* owned: n + 1 of them */
     bool *write;         /* owned */
     uint64_t (*lohi)[2]; /* owned */
@@ -429,36 +287,77 @@ static struct trace_range ranges_at(const struct ranges *r, size_t i)
     return (struct trace_range){r->space[i], r->lohi[i][0], r->lohi[i][1]};
 }
 
+/* Keep op k's ranges (its first[k]) at the pool's end. */
+static void ranges_keep(struct ranges *r, size_t k, const struct trace_range *reads,
+                        unsigned nreads, const struct trace_range *w)
+{
+    r->first[k] = r->npool;
+    size_t need = r->npool + nreads + (w ? 1 : 0);
+    if (need > r->cap) {
+        r->cap = need > 2 * r->cap ? need : 2 * r->cap;
+        r->cap = r->cap < 1024 ? 1024 : r->cap;
+        r->lohi = sim_xreallocarray(r->lohi, r->cap, sizeof(*r->lohi));
+        r->space = sim_xreallocarray(r->space, r->cap, sizeof(*r->space));
+    }
+    for (unsigned i = 0; i < nreads; i++)
+        ranges_put(r, &reads[i]);
+    if (w) {
+        ranges_put(r, w);
+        r->write[k] = true;
+    }
+}
+
+/* The ranges of op k from its op columns (which unpacked once already). */
+static void ranges_of_cols(const struct ranges *r, uint32_t k, struct trace_op_ranges *v)
+{
+    size_t len;
+    const uint8_t *p = trace_model_opcol(r->m, r->events[op_src(r->src, k)], &len);
+    if (!p || !trace_opinfo_unpack_ranges(r->m, p, len, r->spaces, v))
+        v->nreads = 0, v->has_write = false; /* not met: they unpacked before */
+}
+
 /* Decode the ranges of ops[0..n) into r, handing each op's info to in->each_info; false
- * when in->progress was cancelled. */
-static bool ranges_decode(struct ranges *r, const struct trace_model *m, const struct op *ops,
+ * when in->progress was cancelled. While every op has op columns nothing is kept (they are
+ * read again in the sweep); the first without has those before it kept, and all after. */
+static bool ranges_decode(struct ranges *r, const struct trace_model *m, const uint32_t *src,
                           size_t n, struct trace_spaces *spaces,
                           const struct trace_critpath_input *in)
 {
     struct trace_progress *p = in->progress;
-    r->first = sim_xreallocarray(NULL, n + 1, sizeof(*r->first));
-    r->write = sim_xcalloc(n ? n : 1, sizeof(*r->write));
+    *r = (struct ranges){.src = src, .cols = true, .m = m, .events = in->events, .spaces = spaces};
     for (size_t k = 0; k < n; k++) {
         if (k % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(p, k))
             return false;
         struct trace_opinfo oi;
-        trace_opinfo_of_event(m, in->events[ops[k].src], spaces, &oi);
+        uint64_t ev = in->events[op_src(src, k)];
+        size_t len;
+        const uint8_t *col = trace_model_opcol(m, ev, &len);
+        bool from_cols = col && trace_opinfo_unpack(m, col, len, spaces, &oi);
+        if (!from_cols)
+            trace_opinfo_of_event(m, ev, spaces, &oi);
         if (in->each_info)
-            in->each_info(in->each_ctx, ops[k].src, &oi);
-        r->first[k] = r->npool;
-        size_t need = r->npool + oi.nreads + (oi.has_write ? 1 : 0);
-        if (need > r->cap) {
-            r->cap = need > 2 * r->cap ? need : 2 * r->cap;
-            r->cap = r->cap < 1024 ? 1024 : r->cap;
-            r->lohi = sim_xreallocarray(r->lohi, r->cap, sizeof(*r->lohi));
-            r->space = sim_xreallocarray(r->space, r->cap, sizeof(*r->space));
+            in->each_info(in->each_ctx, op_src(src, k), &oi);
+        if (r->cols && !from_cols) { /* keep them from here on, and those before */
+            r->cols = false;
+            r->npool = 0;
+            r->first = sim_xreallocarray(NULL, n + 1, sizeof(*r->first));
+            r->write = sim_xcalloc(n ? n : 1, sizeof(*r->write));
+            for (size_t j = 0; j < k; j++) {
+                struct trace_op_ranges v;
+                ranges_of_cols(r, (uint32_t)j, &v);
+                ranges_keep(r, j, v.reads, v.nreads, v.has_write ? &v.write : NULL);
+            }
         }
-        for (unsigned i = 0; i < oi.nreads; i++)
-            ranges_put(r, &oi.reads[i]);
-        if (oi.has_write) {
-            ranges_put(r, &oi.write);
-            r->write[k] = true;
-        }
+        if (r->cols)
+            r->npool += oi.nreads + (oi.has_write ? 1 : 0); /* counted only */
+        else
+            ranges_keep(r, k, oi.reads, oi.nreads, oi.has_write ? &oi.write : NULL);
+    }
+    if (r->cols) {
+        r->wcache = sim_xreallocarray(NULL, WCACHE, sizeof(*r->wcache));
+        for (size_t i = 0; i < WCACHE; i++)
+            r->wcache[i].tag = UINT32_MAX; /* no op's: n < UINT32_MAX */
+        return true;
     }
     r->first[n] = r->npool;
     if (r->npool && r->npool < r->cap) { /* the room doubling left over, back */
@@ -471,38 +370,56 @@ static bool ranges_decode(struct ranges *r, const struct trace_model *m, const s
 
 static void ranges_fini(struct ranges *r)
 {
+    free(r->wcache);
     free(r->first);
     free(r->write);
     free(r->lohi);
     free(r->space);
 }
 
-/* The ranges op k reads, into v; their count. */
-static size_t op_reads(const struct ranges *r, uint32_t k,
-                       struct trace_range v[TRACE_OPINFO_MAX_READS])
+/* The ranges of op k, into v. */
+static void op_ranges(const struct ranges *r, uint32_t k, struct trace_op_ranges *v)
 {
     if (r->info) {
-        const struct trace_opinfo *oi = &r->info[r->ops[k].src];
-        memcpy(v, oi->reads, oi->nreads * sizeof(*v));
-        return oi->nreads;
+        const struct trace_opinfo *oi = &r->info[op_src(r->src, k)];
+        memcpy(v->reads, oi->reads, oi->nreads * sizeof(*v->reads));
+        v->nreads = oi->nreads;
+        v->has_write = oi->has_write;
+        v->write = oi->write;
+        return;
+    }
+    if (r->cols) {
+        ranges_of_cols(r, k, v);
+        return;
     }
     size_t nr = r->first[k + 1] - r->first[k] - (r->write[k] ? 1 : 0);
     for (size_t i = 0; i < nr; i++)
-        v[i] = ranges_at(r, r->first[k] + i);
-    return nr;
+        v->reads[i] = ranges_at(r, r->first[k] + i);
+    v->nreads = (unsigned)nr;
+    v->has_write = r->write[k];
+    if (r->write[k])
+        v->write = ranges_at(r, r->first[k + 1] - 1);
 }
 
-/* Whether op k writes a range, into *w. */
-static bool op_write(const struct ranges *r, uint32_t k, struct trace_range *w)
+/* The write of op k, into *w: whether it has one. */
+static bool op_write(struct ranges *r, uint32_t k, struct trace_range *w)
 {
-    if (r->info) {
-        const struct trace_opinfo *oi = &r->info[r->ops[k].src];
-        *w = oi->write;
-        return oi->has_write;
+    if (r->cols && r->wcache[k % WCACHE].tag == k) {
+        *w = r->wcache[k % WCACHE].w;
+        return r->wcache[k % WCACHE].has;
     }
-    if (r->write[k])
-        *w = ranges_at(r, r->first[k + 1] - 1);
-    return r->write[k];
+    struct trace_op_ranges v;
+    op_ranges(r, k, &v);
+    *w = v.write;
+    return v.has_write;
+}
+
+/* The reads of op k, into v, its write kept for op_write. */
+static void op_reads(struct ranges *r, uint32_t k, struct trace_op_ranges *v)
+{
+    op_ranges(r, k, v);
+    if (r->cols)
+        r->wcache[k % WCACHE] = (struct wcached){k, v->has_write, v->write};
 }
 
 /* Whether a candidate ending at cand_end, for reason why, is a better predecessor than
@@ -516,6 +433,11 @@ static bool better(uint64_t cand_end, enum trace_dep why, uint32_t best, uint64_
         return cand_end > best_end;
     return why < best_why; /* explicit, RAW, tile, engine */
 }
+
+/* An op's flags in the sweep: why it waited (enum trace_dep), the space of the bytes it read
+ * of a RAW predecessor, whether it has ended. */
+enum { FL_WHY = 7, FL_SPACE = 3, FL_ENDED = 128 };
+_Static_assert(TRACE_DEP_COUNT <= FL_WHY + 1 && TRACE_OPINFO_MAX_SPACES <= 16, "flags' room");
 
 void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_critpath *out)
 {
@@ -553,51 +475,58 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
             composite[n] = 1;
         }
         uint64_t end = e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
-        ops[n++] = (struct op){i, e->start, end, e->track, e->tile};
+        ops[n++] = (struct op){e->start, end, e->track, e->tile};
     }
+    uint32_t *src = NULL;      /* see op_src */
     if (stages && composite) { /* the stages are in the set: leave their composite ops out */
         size_t kept = 0;
+        src = sim_xreallocarray(NULL, n, sizeof(*src));
         for (size_t k = 0; k < n; k++)
             if (!composite[k])
-                ops[kept++] = ops[k];
+                src[kept] = (uint32_t)k, ops[kept++] = ops[k];
         n = kept;
     }
     free(composite);
     free(stage_of), free(comp_of);
     out->ops = n;
     if (!n) {
-        free(ops);
+        free(ops), free(src);
         return;
     }
-    /* their memory ranges: the caller's opinfo (op k's is info[ops[k].src]), not copied (a
+    /* their memory ranges: the caller's opinfo (op k's is info[op_src(src, k)]), not copied (a
      * launch of a million ops would copy 150 MB), or decoded here and kept as ranges alone */
     struct ranges rg = {0};
     if (in->info) {
         rg.info = in->info;
-        rg.ops = ops;
+        rg.src = src;
         if (in->info_spaces)
             out->spaces = *in->info_spaces;
         out->decoded = n;
     } else if (!in->max_decode || n <= in->max_decode) {
         trace_progress_step(in->progress, "critical path: op details", n);
-        if (!ranges_decode(&rg, m, ops, n, &out->spaces, in)) {
+        if (!ranges_decode(&rg, m, src, n, &out->spaces, in)) {
             ranges_fini(&rg);
-            free(ops);
+            free(ops), free(src);
             return; /* cancelled: an empty path */
         }
         out->decoded = n;
     } else {
         out->truncated = true;
     }
-    bool with_info = rg.info || rg.first;
-    out->with_addresses = rg.first && rg.npool; /* an op read or wrote a range */
+    bool with_info = rg.info || rg.cols || rg.first;
+    out->with_addresses = !rg.info && rg.npool; /* an op read or wrote a range */
     for (size_t k = 0; rg.info && k < n && !out->with_addresses; k++) {
-        struct trace_range rv[TRACE_OPINFO_MAX_READS], wv;
-        if (op_reads(&rg, (uint32_t)k, rv) || op_write(&rg, (uint32_t)k, &wv))
+        struct trace_op_ranges v;
+        op_ranges(&rg, (uint32_t)k, &v);
+        if (v.nreads || v.has_write)
             out->with_addresses = true;
     }
 
     /* the sweep */
+    /* one block of 21 bytes an op, the sort's keys first (key, tk: 8 bytes each; ti: 4),
+     * then the sweep's results over them (rng: the bytes read of a RAW predecessor, 16;
+     * pred, 4; flags, 1): a launch of ten million ops maps and faults it in once */
+    uint8_t *arena = sim_xreallocarray(NULL, n, 21);
     uint32_t *starts = sim_xreallocarray(NULL, n, sizeof(*starts));
     uint32_t *ends = sim_xreallocarray(NULL, n, sizeof(*ends));
     uint32_t last = 0; /* the op that ends last (the latest start on a tie) */
@@ -622,17 +551,16 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
             uint32_t t = ends[a];
             ends[a] = ends[z], ends[z] = t;
         }
-        uint64_t *key = sim_xreallocarray(NULL, n, sizeof(*key));
-        uint64_t *tk = sim_xreallocarray(NULL, n, sizeof(*tk));
-        uint32_t *ti = sim_xreallocarray(NULL, n, sizeof(*ti));
+        uint64_t *key = (uint64_t *)arena, *tk = key + n;
+        uint32_t *ti = (uint32_t *)(arena + 16 * n);
         sort_ops_by(starts, n, ops, false, key, tk, ti);
         sort_ops_by(ends, n, ops, true, key, tk, ti);
-        free(key), free(tk), free(ti);
     }
-    uint32_t *pred = sim_xreallocarray(NULL, n, sizeof(*pred));
-    uint8_t *why = sim_xreallocarray(NULL, n, sizeof(*why));
-    struct trace_range *rng = sim_xcalloc(n, sizeof(*rng));
-    struct imap maps[TRACE_OPINFO_MAX_SPACES];
+    uint64_t(*rng)[2] = (uint64_t(*)[2])arena; /* set where flags say RAW */
+    uint32_t *pred = (uint32_t *)(arena + 16 * n);
+    uint8_t *flags = arena + 20 * n; /* enum trace_dep, the space of rng << FL_SPACE, FL_ENDED */
+    memset(flags, 0, n);
+    struct trace_imap maps[TRACE_OPINFO_MAX_SPACES];
     memset(maps, 0, sizeof(maps));
     size_t ntracks = trace_model_track_count(m);
     uint32_t *last_on_track = sim_xreallocarray(NULL, ntracks ? ntracks : 1, sizeof(uint32_t));
@@ -643,10 +571,9 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     if (trace_model_dep_count(m)) {
         by_ev = sim_xreallocarray(NULL, n, sizeof(*by_ev));
         for (size_t k = 0; k < n; k++)
-            by_ev[k][0] = in->events[ops[k].src], by_ev[k][1] = k;
+            by_ev[k][0] = in->events[op_src(src, k)], by_ev[k][1] = k;
         qsort(by_ev, n, sizeof(*by_ev), cmp_u64pair);
     }
-    bool *ended = sim_xcalloc(n, sizeof(*ended));
     struct tilemap tiles = {0};
     uint32_t *pe_of = pe_of_tracks(m, ntracks);
     uint32_t *last_on_pe = sim_xreallocarray(NULL, ntracks ? ntracks : 1, sizeof(uint32_t));
@@ -667,10 +594,10 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         }
         uint32_t k = is_end ? ends[ei++] : starts[si++];
         if (is_end) { /* an end: publish what it wrote, its tile, its track */
-            ended[k] = true;
+            flags[k] |= FL_ENDED;
             struct trace_range w;
             if (with_info && op_write(&rg, k, &w))
-                imap_assign(&maps[w.space], w.lo, w.hi, k, ops[k].end);
+                trace_imap_assign(&maps[w.space], w.lo, w.hi, k, ops[k].end);
             if (ops[k].tile != TRACE_NO_STR)
                 *tile_slot(&tiles, ops[k].tile) = k;
             uint32_t *lt = &last_on_track[ops[k].track];
@@ -691,30 +618,27 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         enum trace_dep bw = TRACE_DEP_ORDER;
         struct trace_range brange = {0};
         const uint64_t *on;
-        size_t nd = by_ev ? trace_model_event_deps(m, in->events[ops[k].src], &on) : 0;
+        size_t nd = by_ev ? trace_model_event_deps(m, in->events[op_src(src, k)], &on) : 0;
         for (size_t q = 0; q < nd; q++) {
             out->with_explicit = true;
             uint64_t key[2] = {on[q], 0};
             const uint64_t(*hit)[2] = bsearch(key, by_ev, n, sizeof(*by_ev), cmp_u64pair);
             uint32_t c = hit ? (uint32_t)(*hit)[1] : NONE;
-            if (c != NONE && c != k && ended[c] &&
+            if (c != NONE && c != k && (flags[c] & FL_ENDED) &&
                 better(ops[c].end, TRACE_DEP_EXPLICIT, best, best_end, bw))
                 best = c, best_end = ops[c].end, bw = TRACE_DEP_EXPLICIT;
         }
-        struct trace_range reads[TRACE_OPINFO_MAX_READS];
-        size_t nreads = with_info ? op_reads(&rg, k, reads) : 0;
-        for (size_t r = 0; r < nreads; r++) {
-            const struct trace_range *rd = &reads[r];
-            const struct imap *mp = &maps[rd->space];
-            size_t bi, i;
-            imap_first(mp, rd->lo, &bi, &i);
-            for (; bi < mp->nb; i++) {
-                if (i == mp->b[bi].n) {
-                    if (++bi == mp->nb)
-                        break;
-                    i = 0;
-                }
-                const struct ival xv = blk_get(&mp->b[bi], i), *x = &xv;
+        struct trace_op_ranges v;
+        v.nreads = 0; /* (not the whole: a start would clear 128 bytes) */
+        if (with_info)
+            op_reads(&rg, k, &v);
+        for (size_t r = 0; r < v.nreads; r++) {
+            const struct trace_range *rd = &v.reads[r];
+            struct trace_imap *mp = &maps[rd->space];
+            struct trace_imap_pos at = trace_imap_first(mp, rd->lo);
+            struct trace_ival xv;
+            while (trace_imap_next(mp, &at, &xv)) {
+                const struct trace_ival *x = &xv;
                 if (x->lo >= rd->hi)
                     break;
                 uint32_t c = x->op;
@@ -744,9 +668,11 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         if (best == NONE && last_ended != NONE && last_ended != k)
             best = last_ended, bw = TRACE_DEP_ORDER;
         pred[k] = best;
-        why[k] = (uint8_t)(best == NONE ? TRACE_DEP_START : bw);
-        if (bw == TRACE_DEP_RAW) /* the others stay zero (and their pages untouched) */
-            rng[k] = brange;
+        flags[k] = (uint8_t)((flags[k] & FL_ENDED) | (best == NONE ? TRACE_DEP_START : bw));
+        if (bw == TRACE_DEP_RAW) {
+            flags[k] |= (uint8_t)(brange.space << FL_SPACE);
+            rng[k][0] = brange.lo, rng[k][1] = brange.hi;
+        }
     }
 
     /* back from the op that ends last */
@@ -764,28 +690,27 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         uint32_t pk = pred[k];
         uint64_t from = pk == NONE ? in->start : ops[pk].end;
         *s = (struct trace_path_step){
-            .ev = in->events[ops[k].src],
-            .pred = pk == NONE ? UINT64_MAX : in->events[ops[pk].src],
+            .ev = in->events[op_src(src, k)],
+            .pred = pk == NONE ? UINT64_MAX : in->events[op_src(src, pk)],
             .wait = ops[k].start > from ? ops[k].start - from : 0,
-            .why = (enum trace_dep)why[k],
-            .range = rng[k],
+            .why = (enum trace_dep)(flags[k] & FL_WHY),
         };
+        if (s->why == TRACE_DEP_RAW)
+            s->range =
+                (struct trace_range){(uint8_t)(flags[k] >> FL_SPACE & 15), rng[k][0], rng[k][1]};
     }
     for (size_t s = 0; s < TRACE_OPINFO_MAX_SPACES; s++)
-        imap_free(&maps[s]);
+        trace_imap_fini(&maps[s]);
     free(tiles.key), free(tiles.val);
-    free(ended);
     free(by_ev);
     free(last_on_pe);
     free(pe_of);
     free(last_on_track);
-    free(rng);
-    free(why);
-    free(pred);
+    free(arena);
     free(starts);
     free(ends);
     ranges_fini(&rg);
-    free(ops);
+    free(ops), free(src);
 }
 
 void trace_critpath_fini(struct trace_critpath *p)

@@ -1,0 +1,130 @@
+/* The critical path's interval map (trace/verdict/imap.h) against a plain array of intervals
+ * doing the same replacements: random writes (of no length, equal, adjacent, overlapping,
+ * covering thousands of ranges across blocks), the map's whole contents and lookups compared
+ * after each. */
+#include "trace/verdict/imap.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The reference: intervals in order in one array. */
+struct ref {
+    struct trace_ival *v;
+    size_t n, cap;
+};
+
+static void ref_assign(struct ref *r, uint64_t lo, uint64_t hi, uint32_t op, uint64_t end)
+{
+    size_t a = 0;
+    while (a < r->n && r->v[a].hi <= lo)
+        a++;
+    size_t b = a;
+    struct trace_ival put[3];
+    size_t np = 0;
+    if (b < r->n && r->v[b].lo < hi && r->v[b].lo < lo)
+        put[np++] = (struct trace_ival){r->v[b].lo, lo, r->v[b].op, r->v[b].end};
+    struct trace_ival right = {0};
+    bool has_right = false;
+    for (; b < r->n && r->v[b].lo < hi; b++)
+        if (r->v[b].hi > hi)
+            right = (struct trace_ival){hi, r->v[b].hi, r->v[b].op, r->v[b].end}, has_right = true;
+    put[np++] = (struct trace_ival){lo, hi, op, end};
+    if (has_right)
+        put[np++] = right;
+    if (r->n + np > r->cap) {
+        r->cap = 2 * (r->n + np);
+        r->v = realloc(r->v, r->cap * sizeof(*r->v));
+    }
+    memmove(&r->v[a + np], &r->v[b], (r->n - b) * sizeof(*r->v));
+    memcpy(&r->v[a], put, np * sizeof(*put));
+    r->n = r->n - (b - a) + np;
+}
+
+static void check_same(struct trace_imap *m, const struct ref *r, uint64_t probe)
+{
+    cr_assert_eq(trace_imap_count(m), r->n);
+    struct trace_imap_pos p = {0, 0}; /* the first interval, of no length at 0 too */
+    struct trace_ival x;
+    for (size_t i = 0; i < r->n; i++) {
+        cr_assert(trace_imap_next(m, &p, &x), "interval %zu missing", i);
+        cr_assert(
+            x.lo == r->v[i].lo && x.hi == r->v[i].hi && x.op == r->v[i].op && x.end == r->v[i].end,
+            "interval %zu: [%lu, %lu) op %u", i, (unsigned long)x.lo, (unsigned long)x.hi, x.op);
+    }
+    cr_assert_not(trace_imap_next(m, &p, &x));
+    /* a lookup starts at the first interval ending above the probe */
+    size_t a = 0;
+    while (a < r->n && r->v[a].hi <= probe)
+        a++;
+    p = trace_imap_first(m, probe);
+    bool got = trace_imap_next(m, &p, &x);
+    cr_assert_eq(got, a < r->n);
+    if (got)
+        cr_assert(x.lo == r->v[a].lo && x.hi == r->v[a].hi && x.op == r->v[a].op);
+}
+
+static void random_run(unsigned seed, uint64_t space, uint64_t maxlen, size_t steps)
+{
+    srand(seed);
+    struct trace_imap m = {0};
+    struct ref r = {0};
+    for (size_t s = 0; s < steps; s++) {
+        uint64_t lo = (uint64_t)rand() % space, len;
+        int kind = rand() % 16;
+        if (kind == 0)
+            len = 0; /* of no length */
+        else if (kind == 1)
+            len = (uint64_t)rand() % (space / 2 + 1); /* across many ranges and blocks */
+        else if (kind == 2 && r.n) { /* exactly an existing range, or next to one */
+            const struct trace_ival *e = &r.v[(size_t)rand() % r.n];
+            lo = rand() % 2 ? e->lo : e->hi;
+            len = e->hi - e->lo;
+        } else
+            len = 1 + (uint64_t)rand() % maxlen;
+        uint64_t end = (uint64_t)rand() % 1000;
+        trace_imap_assign(&m, lo, lo + len, (uint32_t)s, end);
+        ref_assign(&r, lo, lo + len, (uint32_t)s, end);
+        check_same(&m, &r, (uint64_t)rand() % (space + 10));
+    }
+    trace_imap_fini(&m);
+    free(r.v);
+}
+
+Test(imap, small_random_writes_match_a_plain_array)
+{
+    random_run(1, 64, 8, 3000); /* few bytes: equal, adjacent and overlapping all the time */
+}
+
+Test(imap, thousands_of_ranges_over_many_blocks_match_a_plain_array)
+{
+    random_run(2, 200000, 40, 6000); /* blocks split, emptied and merged over */
+    random_run(3, 5000, 3, 6000);
+}
+
+Test(imap, one_write_equal_writes_and_neighbours)
+{
+    struct trace_imap m = {0};
+    struct trace_imap_pos p = trace_imap_first(&m, 0);
+    struct trace_ival x;
+    cr_assert_not(trace_imap_next(&m, &p, &x)); /* empty */
+    trace_imap_assign(&m, 0x100, 0x200, 7, 50);
+    p = trace_imap_first(&m, 0x1ff);
+    cr_assert(trace_imap_next(&m, &p, &x));
+    cr_assert(x.lo == 0x100 && x.hi == 0x200 && x.op == 7 && x.end == 50);
+    p = trace_imap_first(&m, 0x200);
+    cr_assert_not(trace_imap_next(&m, &p, &x)); /* ends are exclusive */
+    trace_imap_assign(&m, 0x100, 0x200, 8, 60); /* the same bytes: replaced, not added */
+    cr_assert_eq(trace_imap_count(&m), 1);
+    trace_imap_assign(&m, 0x200, 0x280, 9, 70);  /* adjacent: both kept */
+    trace_imap_assign(&m, 0x180, 0x240, 10, 80); /* overlapping both: cut into three + one */
+    cr_assert_eq(trace_imap_count(&m), 3);
+    p = trace_imap_first(&m, 0);
+    uint64_t want[3][3] = {{0x100, 0x180, 8}, {0x180, 0x240, 10}, {0x240, 0x280, 9}};
+    for (int i = 0; i < 3; i++) {
+        cr_assert(trace_imap_next(&m, &p, &x));
+        cr_assert(x.lo == want[i][0] && x.hi == want[i][1] && x.op == want[i][2]);
+    }
+    trace_imap_fini(&m);
+    cr_assert_eq(trace_imap_count(&m), 0);
+}

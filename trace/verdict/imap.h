@@ -1,0 +1,58 @@
+/*
+ * An interval map for the critical path (critpath.h): which op wrote each byte range of a
+ * memory space last, and when that op ended. Disjoint intervals kept in address order in
+ * blocks (a write in the middle of millions of ranges moves a block's worth of them, not
+ * the map's); a write that replaces ranges by as many moves nothing.
+ */
+#ifndef TRACE_IMAP_H
+#define TRACE_IMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One interval [lo, hi) and the op that wrote it, ending at end. */
+struct trace_ival {
+    uint64_t lo, hi;
+    uint32_t op;
+    uint64_t end;
+};
+
+struct trace_iblock; /* a block of intervals (imap.c) */
+
+/* The map: zero-initialised is empty. */
+struct trace_imap {
+    struct trace_iblock *b; /* owned, in order */
+    uint64_t *top;          /* owned: the hi of each block's last interval */
+    size_t nb, capb;
+    /* where searches of a few thousand addresses ended (by a hash of the address), tried
+     * first: most ops read what was written or read at the same address just before */
+    struct trace_imap_guess {
+        uint64_t lo;
+        uint32_t b, i;
+    } * guess; /* owned; NULL before the first search */
+};
+
+/* A position in a map: block b, interval i (b == nb: past the end). */
+struct trace_imap_pos {
+    size_t b, i;
+};
+
+/* [lo, hi) was written by op, ending at end: it replaces what the map said of those bytes
+ * (an interval partly covered keeps its parts outside [lo, hi)). */
+void trace_imap_assign(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t op, uint64_t end);
+
+/* The first interval whose hi is above lo (m remembers where it was, to try first when lo
+ * is asked again). */
+struct trace_imap_pos trace_imap_first(struct trace_imap *m, uint64_t lo);
+
+/* The interval at *p, then *p moved to the next one: false past the end. */
+bool trace_imap_next(const struct trace_imap *m, struct trace_imap_pos *p, struct trace_ival *x);
+
+/* The number of intervals in m. */
+size_t trace_imap_count(const struct trace_imap *m);
+
+/* Free m's memory (it is empty then). */
+void trace_imap_fini(struct trace_imap *m);
+
+#endif
