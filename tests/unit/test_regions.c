@@ -377,7 +377,7 @@ Test(regions, one_op_across_many_windows_counts_in_each_for_its_part)
     add(m, t0, "gemm", 420, 420, TRACE_NO_CMDQ, NULL); /* zero length: an op, no busy */
     add(m, t0, "gemm", 1000, 1000, TRACE_NO_CMDQ, NULL);
     for (int k = 1; k <= 9; k++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof(name), "w%d", k);
         marker(m, name, (uint64_t)k * 100, NULL, 0);
     }
@@ -447,7 +447,7 @@ Test(regions, window_busy_per_track_kind_and_all_is_the_union_cut_at_each_window
     }
     for (int k = 0; k < MARKERS; k++) {
         seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-        char name[8];
+        char name[16];
         snprintf(name, sizeof(name), "m%d", k);
         uint64_t c = 100 + (seed >> 30) % (CYCLES - 2500);
         marker(m, name, c, NULL, 0);
