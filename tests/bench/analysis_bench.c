@@ -102,7 +102,8 @@ static void launch_path(const struct trace_model *m, bool accounted)
         if (x->start <= mid && mid < x->end)
             cmdq = x->cmdq_id;
     }
-    trace_regions_free(rs);
+    if (accounted) /* the viewer now finds the launch and its name from one split */
+        trace_regions_free(rs);
     uint64_t n = trace_model_event_count(m), k = 0, start = UINT64_MAX;
     uint64_t *evs = sim_xreallocarray(NULL, n ? n : 1, sizeof(*evs));
     for (uint64_t i = 0; i < n; i++) {
@@ -112,8 +113,8 @@ static void launch_path(const struct trace_model *m, bool accounted)
         evs[k++] = i;
         start = e->start < start ? e->start : start;
     }
-    rs = accounted ? trace_regions_new(m, TRACE_REGION_LAUNCH)
-                   : trace_regions_new_split(m, TRACE_REGION_LAUNCH);
+    if (accounted)
+        rs = trace_regions_new(m, TRACE_REGION_LAUNCH);
     for (size_t r = 0; r < trace_regions_count(rs); r++)
         if (trace_regions_get(rs, r)->cmdq_id == cmdq)
             start = trace_regions_get(rs, r)->start;

@@ -102,9 +102,11 @@ static void go_to(struct tui_gantt *g, struct tui_view *v, size_t k)
     say_fitting(v, g->rect.w, m, 4);
 }
 
-/* The events of the launch with cmdq_id (all events for TRACE_NO_CMDQ), and its span. */
-static uint64_t *launch_events(const struct trace_model *m, int32_t cmdq, size_t *n,
-                               uint64_t *start, char *name, size_t size)
+/* The events of the launch with cmdq_id (all events for TRACE_NO_CMDQ), and its span; split:
+ * the model's launch split if one is at hand (borrowed), else NULL (made here). */
+static uint64_t *launch_events(const struct trace_model *m, int32_t cmdq,
+                               const struct trace_regions *split, size_t *n, uint64_t *start,
+                               char *name, size_t size)
 {
     uint64_t ne = trace_model_event_count(m);
     uint64_t *evs = sim_xreallocarray(NULL, ne ? ne : 1, sizeof(*evs));
@@ -122,7 +124,8 @@ static uint64_t *launch_events(const struct trace_model *m, int32_t cmdq, size_t
     snprintf(name, size, "the run");
     if (cmdq == TRACE_NO_CMDQ)
         return evs;
-    struct trace_regions *rs = trace_regions_new_split(m, TRACE_REGION_LAUNCH);
+    struct trace_regions *own = split ? NULL : trace_regions_new_split(m, TRACE_REGION_LAUNCH);
+    const struct trace_regions *rs = split ? split : own;
     for (size_t r = 0; r < trace_regions_count(rs); r++) {
         const struct trace_region *x = trace_regions_get(rs, r);
         if (x->cmdq_id != cmdq)
@@ -135,14 +138,17 @@ static uint64_t *launch_events(const struct trace_model *m, int32_t cmdq, size_t
             snprintf(name, size, "%s", q);
         *start = x->start;
     }
-    trace_regions_free(rs);
+    trace_regions_free(own);
     return evs;
 }
 
 /* The launch the user means: that of the selected op, else of the op under the cursor,
- * else the one whose ops span the cursor; TRACE_NO_CMDQ: the run. */
-static int32_t launch_at(const struct tui_gantt *g, const struct tui_view *v)
+ * else the one whose ops span the cursor; TRACE_NO_CMDQ: the run. *split: the launch split
+ * made to find it (the caller frees it), or NULL. */
+static int32_t launch_at(const struct tui_gantt *g, const struct tui_view *v,
+                         struct trace_regions **split)
 {
+    *split = NULL;
     uint64_t f = tui_view_focus_event(v);
     if (f != TUI_NO_EVENT && trace_model_event(g->m, f)->cmdq_id != TRACE_NO_CMDQ)
         return trace_model_event(g->m, f)->cmdq_id;
@@ -153,7 +159,7 @@ static int32_t launch_at(const struct tui_gantt *g, const struct tui_view *v)
         if (x->start <= v->cursor && v->cursor < x->end)
             c = x->cmdq_id; /* the last that holds it: launches run one after another */
     }
-    trace_regions_free(rs);
+    *split = rs;
     return c;
 }
 
@@ -234,8 +240,10 @@ static void path_discard(void *arg)
 }
 
 /* Compute and show the path of launch cmdq on a worker (tui_gantt_path_work shows it when it
- * is ready); live, over the model held still meanwhile (tui/panes/task.h). */
-static void show_path(struct tui_gantt *g, struct tui_view *v, int32_t cmdq)
+ * is ready); live, over the model held still meanwhile (tui/panes/task.h). split: the
+ * model's launch split if the caller has one (borrowed), else NULL. */
+static void show_path(struct tui_gantt *g, struct tui_view *v, int32_t cmdq,
+                      const struct trace_regions *split)
 {
     if (!g->path_task) {
         g->path_task = tui_task_new();
@@ -249,7 +257,7 @@ static void show_path(struct tui_gantt *g, struct tui_view *v, int32_t cmdq)
     }
     tui_gantt_path_free(g);
     size_t n;
-    uint64_t *evs = launch_events(g->m, cmdq, &n, &g->path_next_start, g->path_next_name,
+    uint64_t *evs = launch_events(g->m, cmdq, split, &n, &g->path_next_start, g->path_next_name,
                                   sizeof(g->path_next_name));
     g->path_next = sim_xcalloc(1, sizeof(*g->path_next));
     g->path_in = (struct trace_critpath_input){.m = g->m,
@@ -305,7 +313,10 @@ enum tui_result tui_gantt_path_toggle(struct tui_gantt *g, struct tui_view *v)
         tui_view_message(v, TUI_STYLE_STATUS, "critical path hidden");
         return TUI_RES_REDRAW;
     }
-    show_path(g, v, launch_at(g, v));
+    struct trace_regions *split;
+    int32_t cmdq = launch_at(g, v, &split);
+    show_path(g, v, cmdq, split); /* the split found the launch, and names it */
+    trace_regions_free(split);
     return TUI_RES_REDRAW;
 }
 
@@ -334,6 +345,6 @@ bool tui_gantt_path_sync(struct tui_gantt *g, struct tui_view *v)
     if (!v->path_requested)
         return false;
     v->path_requested = false;
-    show_path(g, v, v->path_request);
+    show_path(g, v, v->path_request, NULL);
     return true;
 }
