@@ -166,7 +166,9 @@ $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(BUILD)/obj/%.o: %.c
+# CPPFLAGS names $(BUILD)/include: whatever compiles with them finds the public headers there
+# (the test plug-ins include <npuscope/npuscope.h> as a user's do).
+$(BUILD)/obj/%.o: %.c | $(PUB_OUT)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
@@ -313,7 +315,7 @@ nosites:
 	    $(BUILD)/nosites/npuscope
 
 # --- fuzzing (clang, libFuzzer) ------------------------------------------------------------
-fuzz:
+fuzz: headers
 	@$(MAKE) --no-print-directory BUILD=build/fuzzlib CC=clang \
 	    SAN_FLAGS="-fsanitize=address,undefined,fuzzer-no-link" build/fuzzlib/libnpuscope.a
 	@mkdir -p build/fuzz
