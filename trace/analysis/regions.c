@@ -9,6 +9,8 @@
  */
 #include "trace/analysis/regions.h"
 
+#include "trace/analysis/regions_int.h"
+
 #include "sim/data/value.h"
 #include "sim/util/xalloc.h"
 #include "trace/model/radix.h"
@@ -17,20 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define NO_REGION UINT32_MAX
-
-struct trace_regions {
-    const struct trace_model *m; /* borrowed */
-    enum trace_region_kind kind;
-    struct trace_region *v; /* owned */
-    size_t n, cap;
-    uint32_t *of;                 /* owned: the region of each event, or NO_REGION */
-    const struct trace_event *ev; /* borrowed: the model's events, in one array */
-    uint64_t nevents;
-    struct trace_progress *progress; /* borrowed, may be NULL */
-    bool no_op_busy; /* leave each op name's busy cycles out (trace_regions_new_light) */
-};
 
 /* End of an event: in-flight events run until now. */
 static uint64_t ev_end(const struct trace_model *m, const struct trace_event *ev)
@@ -42,8 +30,8 @@ static uint64_t ev_end(const struct trace_model *m, const struct trace_event *ev
     return ev->end;
 }
 
-static struct trace_region *region_add(struct trace_regions *rs, const char *name, int32_t cmdq,
-                                       uint64_t start, uint64_t end)
+struct trace_region *trace_regions_add_(struct trace_regions *rs, const char *name, int32_t cmdq,
+                                        uint64_t start, uint64_t end)
 {
     if (rs->n == rs->cap) {
         rs->cap = rs->cap ? rs->cap * 2 : 16;
@@ -88,7 +76,7 @@ static size_t uniq(void *base, size_t n, size_t size, int (*cmp)(const void *, c
 
 static void split_run(struct trace_regions *rs)
 {
-    region_add(rs, "run", TRACE_NO_CMDQ, 0, trace_model_t_max(rs->m));
+    trace_regions_add_(rs, "run", TRACE_NO_CMDQ, 0, trace_model_t_max(rs->m));
     for (uint64_t i = 0; i < rs->nevents; i++)
         rs->of[i] = 0;
 }
@@ -111,7 +99,7 @@ static void launch_name_from(const struct sim_value *details, const int32_t *ids
 
 /* The name of a host message from its HOST event i: a KernelLaunch's kernel (details
  * "kernel"), else the message type ("MemoryWrite", "MemoryRead"); NULL for another op. */
-static char *host_message_name(const struct trace_model *m, uint64_t i)
+char *trace_regions_host_name_(const struct trace_model *m, uint64_t i)
 {
     const char *op = trace_model_str(m, trace_model_event(m, i)->op);
     if (strcmp(op, "MemoryWrite") == 0 || strcmp(op, "MemoryRead") == 0)
@@ -205,7 +193,7 @@ static void split_launch(struct trace_regions *rs)
         const int32_t *hit = find_cmdq(ids, n, rs->ev[hosts[k]].cmdq_id, &last);
         if (!hit || names[hit - ids])
             continue;
-        char *name = host_message_name(m, hosts[k]);
+        char *name = trace_regions_host_name_(m, hosts[k]);
         if (name)
             names[hit - ids] = owned[hit - ids] = name;
     }
@@ -214,7 +202,7 @@ static void split_launch(struct trace_regions *rs)
     for (size_t k = 0; k < n; k++) {
         char fallback[32];
         snprintf(fallback, sizeof(fallback), "cmdq %d", (int)ids[k]);
-        region_add(rs, names[k] ? names[k] : fallback, ids[k], 0, 0);
+        trace_regions_add_(rs, names[k] ? names[k] : fallback, ids[k], 0, 0);
         free(owned[k]);
     }
     free(owned);
@@ -274,7 +262,7 @@ static void split_marker(struct trace_regions *rs)
     qsort(v, nm, sizeof(*v), cmp_mref);
     uint64_t tmax = trace_model_t_max(m);
     if (v[0].cycle > 0)
-        region_add(rs, TRACE_REGION_START_NAME, TRACE_NO_CMDQ, 0, v[0].cycle);
+        trace_regions_add_(rs, TRACE_REGION_START_NAME, TRACE_NO_CMDQ, 0, v[0].cycle);
     uint32_t last = TRACE_NO_STR;
     for (size_t k = 0; k < nm; k++) {
         uint32_t name = trace_model_marker(m, v[k].index)->name;
@@ -283,8 +271,8 @@ static void split_marker(struct trace_regions *rs)
         last = name;
         if (rs->n)
             rs->v[rs->n - 1].end = v[k].cycle;
-        region_add(rs, name == TRACE_NO_STR ? "" : trace_model_str(m, name), TRACE_NO_CMDQ,
-                   v[k].cycle, tmax);
+        trace_regions_add_(rs, name == TRACE_NO_STR ? "" : trace_model_str(m, name), TRACE_NO_CMDQ,
+                           v[k].cycle, tmax);
     }
     free(v);
     size_t w = SIZE_MAX; /* the window of the event before: most often this one's */
@@ -343,7 +331,7 @@ static void split_layer(struct trace_regions *rs)
     uint32_t *region_of = sim_xreallocarray(NULL, nstr ? nstr : 1, sizeof(*region_of));
     for (size_t k = 0; k < n; k++) {
         uint32_t l = lr[k].layer;
-        region_add(rs, trace_model_str(m, l), TRACE_NO_CMDQ, first[l], last[l]);
+        trace_regions_add_(rs, trace_model_str(m, l), TRACE_NO_CMDQ, first[l], last[l])->layer = l;
         region_of[l] = (uint32_t)k;
     }
     for (uint64_t i = 0; i < rs->nevents; i++)
@@ -367,7 +355,7 @@ static int cmp_by_name(const void *a, const void *b)
 }
 
 /* occurrence = how many earlier regions have the same name. */
-static void number_occurrences(struct trace_regions *rs)
+void trace_regions_number_(struct trace_regions *rs)
 {
     if (!rs->n)
         return;
@@ -805,7 +793,7 @@ static struct trace_regions *regions_new(const struct trace_model *m, enum trace
     case TRACE_REGION_LAYER: split_layer(rs); break;
     default: split_run(rs); break;
     }
-    number_occurrences(rs);
+    trace_regions_number_(rs);
     if (rs->n && account_usage && !trace_progress_cancelled(p))
         account(rs);
     rs->progress = NULL;
@@ -847,6 +835,7 @@ void trace_regions_free(struct trace_regions *rs)
     }
     free(rs->v);
     free(rs->of);
+    free(rs->by_layer);
     free(rs);
 }
 
@@ -872,7 +861,26 @@ const struct trace_region *trace_regions_get(const struct trace_regions *rs, siz
 
 size_t trace_regions_of_event(const struct trace_regions *rs, uint64_t ev)
 {
-    return ev < rs->nevents && rs->of[ev] != NO_REGION ? rs->of[ev] : SIZE_MAX;
+    if (ev >= rs->nevents)
+        return SIZE_MAX;
+    if (rs->of)
+        return rs->of[ev] != NO_REGION ? rs->of[ev] : SIZE_MAX;
+    const struct trace_event *e = &rs->ev[ev];
+    if (rs->kind == TRACE_REGION_LAYER)
+        return e->layer < rs->nlayer_ids && rs->by_layer[e->layer] != NO_REGION
+                   ? rs->by_layer[e->layer]
+                   : SIZE_MAX;
+    if (rs->kind != TRACE_REGION_LAUNCH || e->cmdq_id == TRACE_NO_CMDQ)
+        return SIZE_MAX;
+    size_t lo = 0, hi = rs->n; /* the launches in cmdq_id order */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (rs->v[mid].cmdq_id < e->cmdq_id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < rs->n && rs->v[lo].cmdq_id == e->cmdq_id ? lo : SIZE_MAX;
 }
 
 size_t trace_regions_at(const struct trace_regions *rs, uint64_t t)

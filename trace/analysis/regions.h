@@ -73,6 +73,7 @@ struct trace_region {
                                when the trace does not name it), the marker, the layer_id;
                                "run" for the whole run. Raw text from the trace: escape it */
     uint32_t occurrence;    /* how many earlier regions of the set have the same name */
+    uint32_t layer;         /* LAYER: its interned layer_id; else TRACE_NO_STR */
     int32_t cmdq_id;        /* LAUNCH: its cmdq_id; else TRACE_NO_CMDQ */
     uint64_t start, end;    /* RUN, MARKER: the window; LAUNCH, LAYER: the first start and
                                the last end of its ops (and of the launch's markers and tokens) */

@@ -1,0 +1,760 @@
+/*
+ * The regions of a growing model (see regions_inc.h). The state keeps, per region (a layer_id
+ * or a cmdq_id), per (region, track) and per (region, op name), what the folded-in events
+ * add up to and the reach of each union of busy intervals, found through open-addressed
+ * tables. An update first folds in the events that became final, in the model's order (which
+ * is their start order), then applies the events from the oldest one in flight on to the same
+ * accumulators, sorted by start, saving each accumulator before its first change; it builds
+ * the region set from the accumulators and puts back what it saved.
+ */
+#include "trace/analysis/regions_inc.h"
+
+#include "sim/data/value.h"
+#include "sim/util/xalloc.h"
+#include "trace/analysis/regions_int.h"
+#include "trace/model/radix.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { KINDS = TRACE_ENGINE_COUNT };
+
+#define NONE UINT32_MAX
+
+/* ---- a map of 64-bit keys to indexes ------------------------------------------------------ */
+
+struct map {
+    uint64_t *key; /* owned; UINT64_MAX: empty */
+    uint32_t *val; /* owned */
+    size_t cap, n;
+};
+
+static size_t slot_of(uint64_t k, size_t cap)
+{
+    return (size_t)((k * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
+}
+
+static uint32_t map_get(const struct map *m, uint64_t k)
+{
+    if (!m->cap)
+        return NONE;
+    for (size_t h = slot_of(k, m->cap);; h = (h + 1) & (m->cap - 1)) {
+        if (m->key[h] == k)
+            return m->val[h];
+        if (m->key[h] == UINT64_MAX)
+            return NONE;
+    }
+}
+
+static void map_put(struct map *m, uint64_t k, uint32_t v)
+{
+    if (2 * (m->n + 1) > m->cap) {
+        struct map g = {.cap = m->cap ? 2 * m->cap : 64};
+        g.key = sim_xreallocarray(NULL, g.cap, sizeof(*g.key));
+        g.val = sim_xreallocarray(NULL, g.cap, sizeof(*g.val));
+        for (size_t i = 0; i < g.cap; i++)
+            g.key[i] = UINT64_MAX;
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->key[i] != UINT64_MAX) {
+                size_t h = slot_of(m->key[i], g.cap);
+                while (g.key[h] != UINT64_MAX)
+                    h = (h + 1) & (g.cap - 1);
+                g.key[h] = m->key[i], g.val[h] = m->val[i];
+            }
+        g.n = m->n;
+        free(m->key), free(m->val);
+        *m = g;
+    }
+    size_t h = slot_of(k, m->cap);
+    while (m->key[h] != UINT64_MAX)
+        h = (h + 1) & (m->cap - 1);
+    m->key[h] = k, m->val[h] = v;
+    m->n++;
+}
+
+static void map_free(struct map *m)
+{
+    free(m->key), free(m->val);
+    *m = (struct map){0};
+}
+
+/* ---- the accumulators --------------------------------------------------------------------- */
+
+/* What a region's events add up to (the part saved and put back around the events in flight). */
+struct racc {
+    uint64_t start, end; /* first start, last end of its events */
+    bool seen;           /* it has an event */
+    uint32_t stamp;      /* the update that saved it last */
+    struct trace_usage all, engine[KINDS];
+    uint64_t kind_reach[KINDS], all_reach;
+};
+
+/* A region's key and lists (never put back: what the events in flight add stays, empty). */
+struct rlist {
+    uint64_t key;      /* layer_id, or cmdq_id as uint32_t */
+    char *host_name;   /* owned, LAUNCH: from its first folded-in HOST event that names it */
+    uint32_t *tr, *op; /* owned: its track and op name accumulators */
+    size_t ntr, captr, nop, capop;
+};
+
+struct tacc {
+    uint32_t track, stamp;
+    struct trace_usage u;
+    uint64_t reach;
+};
+
+struct oacc {
+    uint32_t op, stamp;
+    uint64_t count, cycles, start, end, rd, wr, busy;
+    uint64_t ebusy[KINDS], reach[KINDS + 1];
+};
+
+/* What a launch's markers and tokens say of it (by cmdq_id, whether it has events or not). */
+struct linfo {
+    uint64_t mk_min, mk_max; /* the span of its markers */
+    bool has_mk;
+    size_t mk_name, tok_name; /* the first marker, token naming its kernel; SIZE_MAX: none */
+};
+
+struct save_r {
+    uint32_t i;
+    struct racc c;
+};
+struct save_t {
+    uint32_t i;
+    struct tacc c;
+};
+struct save_o {
+    uint32_t i;
+    struct oacc c;
+};
+
+struct trace_regions_inc {
+    enum trace_region_kind kind;
+    enum trace_regions_depth depth;
+    const struct trace_model *m; /* the model of the last update */
+    uint64_t folded;             /* events [0, folded) are folded in */
+    uint64_t last_start;         /* the start of the last of them */
+    struct trace_event last_ev;  /* that event as it was folded in */
+    size_t xpos;                 /* transfers before xpos are of folded events */
+    size_t xseen;                /* transfers checked for their order */
+    size_t nmk, ntok;            /* markers and tokens read */
+    uint32_t stamp;              /* of the current update's events in flight */
+    bool saving;                 /* applying events in flight: save before changing */
+    struct map rmap, tmap, omap, lmap;
+    struct racc *r;
+    struct rlist *rl;
+    size_t nr, capr;
+    struct tacc *t;
+    size_t nt, capt;
+    struct oacc *o;
+    size_t no, capo;
+    struct linfo *li;
+    size_t nli, capli;
+    uint8_t *engine_of; /* per track: its engine kind */
+    bool *host;         /* per track: a HOST track */
+    size_t ntracks;
+    struct save_r *sr;
+    size_t nsr, capsr;
+    struct save_t *st;
+    size_t nst, capst;
+    struct save_o *so;
+    size_t nso, capso;
+    uint32_t last_key_slot; /* the region of the last event (a layer's ops come in runs) */
+    uint64_t last_key;
+};
+
+#define GROW(arr, n, cap)                                                                          \
+    do {                                                                                           \
+        if ((n) == (cap)) {                                                                        \
+            (cap) = (cap) ? 2 * (cap) : 16;                                                        \
+            (arr) = sim_xreallocarray((arr), (cap), sizeof(*(arr)));                               \
+        }                                                                                          \
+    } while (0)
+
+struct trace_regions_inc *trace_regions_inc_new(enum trace_region_kind kind,
+                                                enum trace_regions_depth depth)
+{
+    struct trace_regions_inc *st = sim_xcalloc(1, sizeof(*st));
+    st->kind = kind;
+    st->depth = depth;
+    st->last_key_slot = NONE;
+    return st;
+}
+
+/* Forget everything folded in. */
+static void reset(struct trace_regions_inc *st)
+{
+    for (size_t i = 0; i < st->nr; i++) {
+        free(st->rl[i].host_name);
+        free(st->rl[i].tr);
+        free(st->rl[i].op);
+    }
+    free(st->r), free(st->rl), free(st->t), free(st->o), free(st->li);
+    free(st->engine_of), free(st->host);
+    free(st->sr), free(st->st), free(st->so);
+    map_free(&st->rmap), map_free(&st->tmap), map_free(&st->omap), map_free(&st->lmap);
+    enum trace_region_kind kind = st->kind;
+    enum trace_regions_depth depth = st->depth;
+    memset(st, 0, sizeof(*st));
+    st->kind = kind;
+    st->depth = depth;
+    st->last_key_slot = NONE;
+}
+
+void trace_regions_inc_free(struct trace_regions_inc *st)
+{
+    if (!st)
+        return;
+    reset(st);
+    free(st);
+}
+
+uint64_t trace_regions_inc_folded(const struct trace_regions_inc *st)
+{
+    return st->folded;
+}
+
+/* The tracks' engine kinds, for tracks added since. */
+static void learn_tracks(struct trace_regions_inc *st, const struct trace_model *m)
+{
+    size_t nt = trace_model_track_count(m);
+    if (nt <= st->ntracks)
+        return;
+    st->engine_of = sim_xreallocarray(st->engine_of, nt, sizeof(*st->engine_of));
+    st->host = sim_xreallocarray(st->host, nt, sizeof(*st->host));
+    for (size_t t = st->ntracks; t < nt; t++) {
+        enum trace_engine k = trace_model_track_get(m, (uint32_t)t)->engine;
+        st->engine_of[t] = (uint8_t)(k < TRACE_ENGINE_COUNT ? k : TRACE_ENGINE_OTHER);
+        st->host[t] = k == TRACE_ENGINE_HOST;
+    }
+    st->ntracks = nt;
+}
+
+/* The region key of an event, or false when it belongs to none. */
+static bool key_of(const struct trace_regions_inc *st, const struct trace_event *e, uint64_t *key)
+{
+    if (st->kind == TRACE_REGION_LAYER) {
+        *key = e->layer;
+        return e->layer != TRACE_NO_STR;
+    }
+    *key = (uint32_t)e->cmdq_id;
+    return e->cmdq_id != TRACE_NO_CMDQ;
+}
+
+static uint32_t region_slot(struct trace_regions_inc *st, uint64_t key)
+{
+    if (st->last_key_slot != NONE && st->last_key == key)
+        return st->last_key_slot;
+    uint32_t s = map_get(&st->rmap, key);
+    if (s == NONE) {
+        if (st->nr == st->capr) {
+            st->capr = st->capr ? 2 * st->capr : 16;
+            st->r = sim_xreallocarray(st->r, st->capr, sizeof(*st->r));
+            st->rl = sim_xreallocarray(st->rl, st->capr, sizeof(*st->rl));
+        }
+        s = (uint32_t)st->nr++;
+        st->r[s] = (struct racc){0};
+        st->rl[s] = (struct rlist){.key = key};
+        map_put(&st->rmap, key, s);
+    }
+    st->last_key = key;
+    st->last_key_slot = s;
+    return s;
+}
+
+static struct racc *racc_w(struct trace_regions_inc *st, uint32_t s)
+{
+    struct racc *r = &st->r[s];
+    if (st->saving && r->stamp != st->stamp) {
+        GROW(st->sr, st->nsr, st->capsr);
+        st->sr[st->nsr++] = (struct save_r){s, *r};
+        r->stamp = st->stamp;
+    }
+    return r;
+}
+
+static struct tacc *tacc_w(struct trace_regions_inc *st, uint32_t s, uint32_t track)
+{
+    uint64_t k = (uint64_t)s << 32 | track;
+    uint32_t i = map_get(&st->tmap, k);
+    if (i == NONE) {
+        GROW(st->t, st->nt, st->capt);
+        i = (uint32_t)st->nt++;
+        st->t[i] = (struct tacc){.track = track};
+        map_put(&st->tmap, k, i);
+        struct rlist *l = &st->rl[s];
+        GROW(l->tr, l->ntr, l->captr);
+        l->tr[l->ntr++] = i;
+    }
+    struct tacc *t = &st->t[i];
+    if (st->saving && t->stamp != st->stamp) {
+        GROW(st->st, st->nst, st->capst);
+        st->st[st->nst++] = (struct save_t){i, *t};
+        t->stamp = st->stamp;
+    }
+    return t;
+}
+
+static struct oacc *oacc_w(struct trace_regions_inc *st, uint32_t s, uint32_t op)
+{
+    uint64_t k = (uint64_t)s << 32 | op;
+    uint32_t i = map_get(&st->omap, k);
+    if (i == NONE) {
+        GROW(st->o, st->no, st->capo);
+        i = (uint32_t)st->no++;
+        st->o[i] = (struct oacc){.op = op};
+        map_put(&st->omap, k, i);
+        struct rlist *l = &st->rl[s];
+        GROW(l->op, l->nop, l->capop);
+        l->op[l->nop++] = i;
+    }
+    struct oacc *o = &st->o[i];
+    if (st->saving && o->stamp != st->stamp) {
+        GROW(st->so, st->nso, st->capso);
+        st->so[st->nso++] = (struct save_o){i, *o};
+        o->stamp = st->stamp;
+    }
+    return o;
+}
+
+/* Put back what the events in flight changed. */
+static void restore(struct trace_regions_inc *st)
+{
+    for (size_t i = 0; i < st->nsr; i++)
+        st->r[st->sr[i].i] = st->sr[i].c;
+    for (size_t i = 0; i < st->nst; i++)
+        st->t[st->st[i].i] = st->st[i].c;
+    for (size_t i = 0; i < st->nso; i++)
+        st->o[st->so[i].i] = st->so[i].c;
+    st->nsr = st->nst = st->nso = 0;
+}
+
+/* The part of [s, e) past *reach (intervals met in start order): what it adds to the union. */
+static inline uint64_t gain(uint64_t s, uint64_t e, uint64_t *reach)
+{
+    uint64_t r = *reach;
+    if (e <= r)
+        return 0;
+    *reach = e;
+    return e - (s > r ? s : r);
+}
+
+static void usage_add(struct trace_usage *to, const struct trace_usage *u)
+{
+    to->busy += u->busy;
+    to->ops += u->ops;
+    to->op_cycles += u->op_cycles;
+    to->read_bytes += u->read_bytes;
+    to->write_bytes += u->write_bytes;
+}
+
+/* Add an event of region s, over [start, end), with its DRAM bytes, to the accumulators. */
+static void apply(struct trace_regions_inc *st, uint32_t s, const struct trace_event *e,
+                  uint64_t end, uint64_t rd, uint64_t wr)
+{
+    struct racc *r = racc_w(st, s);
+    if (!r->seen || e->start < r->start)
+        r->start = e->start;
+    if (!r->seen || end > r->end)
+        r->end = end;
+    r->seen = true;
+    if (st->depth == TRACE_REGIONS_SPLIT)
+        return;
+    uint32_t k = e->track < st->ntracks ? st->engine_of[e->track] : TRACE_ENGINE_OTHER;
+    uint64_t len = end - e->start;
+    struct trace_usage u = {.ops = 1, .op_cycles = len, .read_bytes = rd, .write_bytes = wr};
+    usage_add(&r->all, &u);
+    usage_add(&r->engine[k], &u);
+    struct tacc *t = tacc_w(st, s, e->track);
+    usage_add(&t->u, &u);
+    struct oacc *o = oacc_w(st, s, e->op);
+    if (!o->count) {
+        o->start = e->start;
+        o->end = end;
+    }
+    o->count++;
+    o->cycles += len;
+    o->start = e->start < o->start ? e->start : o->start;
+    o->end = end > o->end ? end : o->end;
+    o->rd += rd;
+    o->wr += wr;
+    if (!len)
+        return;
+    t->u.busy += gain(e->start, end, &t->reach);
+    r->engine[k].busy += gain(e->start, end, &r->kind_reach[k]);
+    r->all.busy += gain(e->start, end, &r->all_reach);
+    if (st->depth == TRACE_REGIONS_FULL) {
+        o->ebusy[k] += gain(e->start, end, &o->reach[k]);
+        o->busy += gain(e->start, end, &o->reach[KINDS]);
+    }
+}
+
+/* ---- launches: names and markers ---------------------------------------------------------- */
+
+/* The cmdq_id a marker's or token's details name, or false. */
+static bool details_cmdq(const struct sim_value *d, int32_t *cmdq)
+{
+    const struct sim_value *id = sim_value_map_get(d, "cmdq_id");
+    if (!id || id->type != SIM_V_INT || id->u.i < INT32_MIN || id->u.i > INT32_MAX)
+        return false;
+    *cmdq = (int32_t)id->u.i;
+    return true;
+}
+
+static const char *details_kernel(const struct sim_value *d)
+{
+    const char *k = sim_value_get_str(d, "kernel", NULL);
+    return k && k[0] ? k : NULL;
+}
+
+static struct linfo *linfo_of(struct trace_regions_inc *st, int32_t cmdq)
+{
+    uint64_t key = (uint32_t)cmdq;
+    uint32_t i = map_get(&st->lmap, key);
+    if (i == NONE) {
+        GROW(st->li, st->nli, st->capli);
+        i = (uint32_t)st->nli++;
+        st->li[i] = (struct linfo){.mk_name = SIZE_MAX, .tok_name = SIZE_MAX};
+        map_put(&st->lmap, key, i);
+    }
+    return &st->li[i];
+}
+
+/* The markers and tokens added since (a model's markers and tokens are only appended). */
+static void learn_launch_info(struct trace_regions_inc *st, const struct trace_model *m)
+{
+    int32_t c;
+    for (size_t k = st->nmk; k < trace_model_marker_count(m); k++) {
+        const struct trace_marker *mk = trace_model_marker(m, k);
+        if (!details_cmdq(mk->details, &c))
+            continue;
+        struct linfo *li = linfo_of(st, c);
+        li->mk_min = !li->has_mk || mk->cycle < li->mk_min ? mk->cycle : li->mk_min;
+        li->mk_max = !li->has_mk || mk->cycle > li->mk_max ? mk->cycle : li->mk_max;
+        li->has_mk = true;
+        if (li->mk_name == SIZE_MAX && details_kernel(mk->details))
+            li->mk_name = k;
+    }
+    st->nmk = trace_model_marker_count(m);
+    for (size_t k = st->ntok; k < trace_model_token_count(m); k++) {
+        const struct trace_token *t = trace_model_token(m, k);
+        if (!details_cmdq(t->details, &c) || !details_kernel(t->details))
+            continue;
+        struct linfo *li = linfo_of(st, c);
+        if (li->tok_name == SIZE_MAX)
+            li->tok_name = k;
+    }
+    st->ntok = trace_model_token_count(m);
+}
+
+/* ---- building the set ----------------------------------------------------------------------- */
+
+static _Thread_local const struct trace_regions_inc *sort_st; /* for qsort */
+
+static int cmp_layer(const void *a, const void *b)
+{
+    const struct racc *x = &sort_st->r[*(const uint32_t *)a],
+                      *y = &sort_st->r[*(const uint32_t *)b];
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    uint64_t p = sort_st->rl[*(const uint32_t *)a].key, q = sort_st->rl[*(const uint32_t *)b].key;
+    return p < q ? -1 : p > q;
+}
+
+static int cmp_launch(const void *a, const void *b)
+{
+    int32_t x = (int32_t)(uint32_t)sort_st->rl[*(const uint32_t *)a].key;
+    int32_t y = (int32_t)(uint32_t)sort_st->rl[*(const uint32_t *)b].key;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_tacc(const void *a, const void *b)
+{
+    uint32_t x = sort_st->t[*(const uint32_t *)a].track, y = sort_st->t[*(const uint32_t *)b].track;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_oacc(const void *a, const void *b)
+{
+    uint32_t x = sort_st->o[*(const uint32_t *)a].op, y = sort_st->o[*(const uint32_t *)b].op;
+    return x < y ? -1 : x > y;
+}
+
+/* Region s's usage per track and op name into reg. */
+static void emit_usage(const struct trace_regions_inc *st, uint32_t s, struct trace_region *reg)
+{
+    const struct racc *r = &st->r[s];
+    const struct rlist *l = &st->rl[s];
+    reg->all = r->all;
+    memcpy(reg->engine, r->engine, sizeof(reg->engine));
+    uint32_t *idx = sim_xreallocarray(NULL, l->ntr + l->nop + 1, sizeof(*idx));
+    size_t n = 0;
+    for (size_t i = 0; i < l->ntr; i++)
+        if (st->t[l->tr[i]].u.ops)
+            idx[n++] = l->tr[i];
+    qsort(idx, n, sizeof(*idx), cmp_tacc);
+    reg->tracks = sim_xreallocarray(NULL, n ? n : 1, sizeof(*reg->tracks));
+    for (size_t i = 0; i < n; i++)
+        reg->tracks[reg->ntracks++] =
+            (struct trace_track_usage){st->t[idx[i]].track, st->t[idx[i]].u};
+    n = 0;
+    for (size_t i = 0; i < l->nop; i++)
+        if (st->o[l->op[i]].count)
+            idx[n++] = l->op[i];
+    qsort(idx, n, sizeof(*idx), cmp_oacc);
+    reg->ops = sim_xreallocarray(NULL, n ? n : 1, sizeof(*reg->ops));
+    for (size_t i = 0; i < n; i++) {
+        const struct oacc *o = &st->o[idx[i]];
+        struct trace_op_usage *u = &reg->ops[reg->nops++];
+        *u = (struct trace_op_usage){.op = o->op,
+                                     .count = o->count,
+                                     .cycles = o->cycles,
+                                     .start = o->start,
+                                     .end = o->end,
+                                     .busy = o->busy,
+                                     .read_bytes = o->rd,
+                                     .write_bytes = o->wr};
+        memcpy(u->engine_busy, o->ebusy, sizeof(u->engine_busy));
+    }
+    free(idx);
+}
+
+/* The region set from the accumulators; tail_name[s] (may be NULL) names a launch from a HOST
+ * event in flight when its folded ones did not. */
+static struct trace_regions *build(struct trace_regions_inc *st, const struct trace_model *m,
+                                   char *const *tail_name)
+{
+    struct trace_regions *rs = sim_xcalloc(1, sizeof(*rs));
+    rs->m = m;
+    rs->kind = st->kind;
+    rs->no_op_busy = st->depth != TRACE_REGIONS_FULL;
+    rs->nevents = trace_model_event_count(m);
+    rs->ev = rs->nevents ? trace_model_event(m, 0) : NULL;
+    uint32_t *order = sim_xreallocarray(NULL, st->nr ? st->nr : 1, sizeof(*order));
+    size_t n = 0;
+    for (size_t s = 0; s < st->nr; s++)
+        if (st->r[s].seen)
+            order[n++] = (uint32_t)s;
+    sort_st = st;
+    qsort(order, n, sizeof(*order), st->kind == TRACE_REGION_LAYER ? cmp_layer : cmp_launch);
+    if (st->kind == TRACE_REGION_LAYER) {
+        rs->nlayer_ids = trace_model_str_count(m);
+        rs->by_layer =
+            sim_xreallocarray(NULL, rs->nlayer_ids ? rs->nlayer_ids : 1, sizeof(*rs->by_layer));
+        for (size_t i = 0; i < rs->nlayer_ids; i++)
+            rs->by_layer[i] = NO_REGION;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t s = order[i];
+        const struct racc *r = &st->r[s];
+        struct trace_region *reg;
+        if (st->kind == TRACE_REGION_LAYER) {
+            uint32_t l = (uint32_t)st->rl[s].key;
+            reg = trace_regions_add_(rs, trace_model_str(m, l), TRACE_NO_CMDQ, r->start, r->end);
+            reg->layer = l;
+            if (l < rs->nlayer_ids)
+                rs->by_layer[l] = (uint32_t)i;
+        } else {
+            int32_t c = (int32_t)(uint32_t)st->rl[s].key;
+            uint32_t li = map_get(&st->lmap, (uint32_t)c);
+            const struct linfo *info = li == NONE ? NULL : &st->li[li];
+            const char *name = NULL;
+            if (info && info->mk_name != SIZE_MAX)
+                name = details_kernel(trace_model_marker(m, info->mk_name)->details);
+            else if (info && info->tok_name != SIZE_MAX)
+                name = details_kernel(trace_model_token(m, info->tok_name)->details);
+            else if (st->rl[s].host_name)
+                name = st->rl[s].host_name;
+            else if (tail_name && tail_name[s])
+                name = tail_name[s];
+            char fallback[32];
+            snprintf(fallback, sizeof(fallback), "cmdq %d", (int)c);
+            uint64_t a = r->start, b = r->end;
+            if (info && info->has_mk) {
+                a = info->mk_min < a ? info->mk_min : a;
+                b = info->mk_max > b ? info->mk_max : b;
+            }
+            reg = trace_regions_add_(rs, name ? name : fallback, c, a, b);
+        }
+        if (st->depth != TRACE_REGIONS_SPLIT)
+            emit_usage(st, s, reg);
+    }
+    sort_st = NULL;
+    free(order);
+    trace_regions_number_(rs);
+    return rs;
+}
+
+/* ---- the update ------------------------------------------------------------------------------ */
+
+static uint64_t ev_end(const struct trace_model *m, const struct trace_event *ev)
+{
+    if (ev->flags & TRACE_EV_INFLIGHT) {
+        uint64_t now = trace_model_now(m);
+        return now > ev->start ? now : ev->start;
+    }
+    return ev->end;
+}
+
+static struct trace_regions *from_scratch(const struct trace_regions_inc *st,
+                                          const struct trace_model *m, struct trace_progress *p)
+{
+    struct trace_regions *rs =
+        st->depth == TRACE_REGIONS_FULL    ? trace_regions_new_progress(m, st->kind, p)
+        : st->depth == TRACE_REGIONS_LIGHT ? trace_regions_new_light(m, st->kind, p)
+                                           : trace_regions_new_split(m, st->kind);
+    if (trace_progress_cancelled(p)) {
+        trace_regions_free(rs);
+        return NULL;
+    }
+    return rs;
+}
+
+/* Whether the model still holds what was folded in: the same model, no fewer events, the
+ * last folded event unchanged (its details may have moved to the spill since). */
+static bool still_valid(const struct trace_regions_inc *st, const struct trace_model *m)
+{
+    if (st->m != m || trace_model_event_count(m) < st->folded)
+        return false;
+    if (!st->folded)
+        return true;
+    const struct trace_event *e = trace_model_event(m, st->folded - 1), *f = &st->last_ev;
+    return e->start == f->start && e->end == f->end && e->track == f->track && e->op == f->op &&
+           e->layer == f->layer && e->cmdq_id == f->cmdq_id && !(e->flags & TRACE_EV_INFLIGHT);
+}
+
+/* Check the transfers added since: in event order, none of a folded event. */
+static bool transfers_ok(struct trace_regions_inc *st, const struct trace_model *m)
+{
+    size_t nx = trace_model_transfer_count(m);
+    if (nx < st->xseen)
+        return false;
+    const struct trace_transfer *xs = nx ? trace_model_transfer(m, 0) : NULL;
+    for (size_t k = st->xseen; k < nx; k++)
+        if (xs[k].event < st->folded || (k && xs[k].event < xs[k - 1].event))
+            return false;
+    st->xseen = nx;
+    return true;
+}
+
+/* An event from the oldest in flight on, for applying in start order. */
+struct tev {
+    uint64_t start;
+    uint64_t i;
+    uint64_t rd, wr;
+};
+
+struct trace_regions *trace_regions_inc_update(struct trace_regions_inc *st,
+                                               const struct trace_model *m,
+                                               struct trace_progress *p)
+{
+    if (st->kind == TRACE_REGION_RUN || st->kind == TRACE_REGION_MARKER)
+        return from_scratch(st, m, p);
+    if (!still_valid(st, m))
+        reset(st);
+    st->m = m;
+    if (!transfers_ok(st, m)) {
+        reset(st);
+        st->m = m;
+        if (!transfers_ok(st, m)) /* out of event order: no folding in */
+            return from_scratch(st, m, p);
+    }
+    learn_tracks(st, m);
+    if (st->kind == TRACE_REGION_LAUNCH)
+        learn_launch_info(st, m);
+    uint64_t n = trace_model_event_count(m);
+    const struct trace_event *evs = n ? trace_model_event(m, 0) : NULL;
+    size_t nx = trace_model_transfer_count(m);
+    const struct trace_transfer *xs = nx ? trace_model_transfer(m, 0) : NULL;
+    /* fold in the events that ended, in start order, up to the oldest in flight */
+    uint64_t from = st->folded;
+    trace_progress_step(p, "regions: new events", n - from);
+    uint64_t i = from;
+    for (; i < n; i++) {
+        if ((i - from) % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(p, i - from))
+            break;
+        const struct trace_event *e = &evs[i];
+        if ((e->flags & TRACE_EV_INFLIGHT) || (i && e->start < st->last_start))
+            break;
+        uint64_t rd = 0, wr = 0;
+        while (st->xpos < nx && xs[st->xpos].event < i)
+            st->xpos++;
+        for (; st->xpos < nx && xs[st->xpos].event == i; st->xpos++)
+            *(xs[st->xpos].flags & TRACE_XFER_WRITE ? &wr : &rd) += xs[st->xpos].bytes;
+        uint64_t key;
+        if (key_of(st, e, &key)) {
+            uint32_t s = region_slot(st, key);
+            apply(st, s, e, e->end, rd, wr);
+            if (st->kind == TRACE_REGION_LAUNCH && e->track < st->ntracks && st->host[e->track] &&
+                !st->rl[s].host_name)
+                st->rl[s].host_name = trace_regions_host_name_(m, i);
+        }
+        st->last_start = e->start;
+        st->last_ev = *e;
+        st->folded = i + 1;
+    }
+    if (trace_progress_cancelled(p))
+        return NULL;
+    /* the rest, applied on top and put back afterwards */
+    uint64_t nt = n - st->folded;
+    struct tev *tail = sim_xreallocarray(NULL, nt ? nt : 1, sizeof(*tail));
+    char **tail_name = NULL;
+    size_t x = st->xpos;
+    bool in_order = true;
+    for (uint64_t k = 0; k < nt; k++) {
+        uint64_t j = st->folded + k;
+        const struct trace_event *e = &evs[j];
+        in_order &= !st->folded || e->start >= st->last_start;
+        struct tev t = {e->start, j, 0, 0};
+        while (x < nx && xs[x].event < j)
+            x++;
+        for (; x < nx && xs[x].event == j; x++)
+            *(xs[x].flags & TRACE_XFER_WRITE ? &t.wr : &t.rd) += xs[x].bytes;
+        tail[k] = t;
+    }
+    if (!in_order) { /* an event starts before one folded in: this model is not a live run's */
+        free(tail);
+        return from_scratch(st, m, p);
+    }
+    trace_radix_sort(tail, nt, sizeof(*tail), offsetof(struct tev, start));
+    st->stamp++;
+    st->saving = true;
+    uint32_t saved_slot = st->last_key_slot;
+    uint64_t saved_key = st->last_key;
+    if (st->kind == TRACE_REGION_LAUNCH) { /* the first HOST event in flight naming a launch */
+        for (uint64_t k = 0; k < nt; k++) {
+            uint64_t j = st->folded + k;
+            const struct trace_event *e = &evs[j];
+            uint64_t key;
+            if (!(e->track < st->ntracks && st->host[e->track]) || !key_of(st, e, &key))
+                continue;
+            uint32_t s = region_slot(st, key);
+            if (!tail_name)
+                tail_name = sim_xcalloc(st->nr + nt, sizeof(*tail_name));
+            if (!st->rl[s].host_name && !tail_name[s])
+                tail_name[s] = trace_regions_host_name_(m, j);
+        }
+    }
+    trace_progress_step(p, "regions: events in flight", nt);
+    for (uint64_t k = 0; k < nt; k++) {
+        const struct trace_event *e = &evs[tail[k].i];
+        uint64_t key;
+        if (key_of(st, e, &key))
+            apply(st, region_slot(st, key), e, ev_end(m, e), tail[k].rd, tail[k].wr);
+    }
+    free(tail);
+    struct trace_regions *rs = build(st, m, tail_name);
+    st->saving = false;
+    restore(st);
+    st->last_key_slot = saved_slot;
+    st->last_key = saved_key;
+    if (tail_name) {
+        for (size_t s = 0; s < st->nr; s++)
+            free(tail_name[s]);
+        free(tail_name);
+    }
+    return rs;
+}

@@ -1,0 +1,42 @@
+/*
+ * The inside of a region set (trace/analysis/regions.h), shared by regions.c, which splits and
+ * accounts a whole model, and regions_inc.c, which keeps a growing model's regions up to date:
+ * the set itself and the helpers both build it with. Nothing outside trace/analysis uses it.
+ */
+#ifndef TRACE_REGIONS_INT_H
+#define TRACE_REGIONS_INT_H
+
+#include "trace/analysis/regions.h"
+
+#include <stdbool.h>
+
+#define NO_REGION UINT32_MAX
+
+struct trace_regions {
+    const struct trace_model *m; /* borrowed */
+    enum trace_region_kind kind;
+    struct trace_region *v; /* owned */
+    size_t n, cap;
+    uint32_t *of;       /* owned: the region of each event, or NO_REGION; NULL: found
+                           from the event (by_layer, or the launches' cmdq_ids) */
+    uint32_t *by_layer; /* owned, LAYER without of: the region of each interned
+                           layer_id (nlayer_ids of them), or NO_REGION */
+    size_t nlayer_ids;
+    const struct trace_event *ev; /* borrowed: the model's events, in one array */
+    uint64_t nevents;
+    struct trace_progress *progress; /* borrowed, may be NULL */
+    bool no_op_busy; /* leave each op name's busy cycles out (trace_regions_new_light) */
+};
+
+/* Append a region named name (copied) spanning [start, max(start, end)). */
+struct trace_region *trace_regions_add_(struct trace_regions *rs, const char *name, int32_t cmdq,
+                                        uint64_t start, uint64_t end);
+
+/* Number the regions' occurrences (how many earlier regions have the same name). */
+void trace_regions_number_(struct trace_regions *rs);
+
+/* The name of a host message from its HOST event i (a KernelLaunch's kernel, else the
+ * message type), malloc'd; NULL for another op. */
+char *trace_regions_host_name_(const struct trace_model *m, uint64_t i);
+
+#endif
