@@ -3,9 +3,10 @@
  * of a model that grows as a live run does, the set an update returns equals the set
  * accounted from scratch, for layer and launch splits at every depth; the same for an empty
  * model, one op, ops ending out of order, a model whose events do not come in start order,
- * and a model replaced under the state.
+ * and a model replaced under the state. The layers' instances per token likewise.
  */
 #include "test_grow.h"
+#include "trace/analysis/instances.h"
 #include "trace/analysis/regions.h"
 #include "trace/analysis/regions_inc.h"
 
@@ -210,4 +211,71 @@ Test(regions_inc, another_model_starts_over)
     trace_regions_inc_free(st);
     trace_model_free(a.m);
     trace_model_free(b.m);
+}
+
+static void instances_eq(const struct trace_instances *a, const struct trace_instances *b,
+                         uint64_t step)
+{
+    cr_assert(a->nlayers == b->nlayers && a->per_token == b->per_token, "step %llu",
+              (unsigned long long)step);
+    for (size_t i = 0; i < a->nlayers; i++) {
+        const struct trace_layer_insts *x = &a->layers[i], *y = &b->layers[i];
+        cr_assert(x->n == y->n && x->sum == y->sum && x->slowest == y->slowest,
+                  "step %llu layer %zu: %zu instances, not %zu", (unsigned long long)step, i, x->n,
+                  y->n);
+        for (size_t k = 0; k < x->n; k++)
+            cr_assert(x->v[k].start == y->v[k].start && x->v[k].end == y->v[k].end &&
+                          x->v[k].token == y->v[k].token,
+                      "step %llu layer %zu instance %zu", (unsigned long long)step, i, k);
+    }
+}
+
+static void check_instances(struct trace_instances_inc *st, const struct trace_model *m,
+                            uint64_t step)
+{
+    struct trace_regions *rs = trace_regions_new(m, TRACE_REGION_LAYER);
+    struct trace_instances a, b;
+    trace_instances_inc_update(st, rs, &a);
+    trace_instances_compute(rs, &b);
+    instances_eq(&a, &b, step);
+    trace_instances_fini(&a);
+    trace_instances_fini(&b);
+    trace_regions_free(rs);
+}
+
+Test(regions_inc, layer_instances_equal_from_scratch_at_every_step)
+{
+    struct grow_model g;
+    grow_new(&g, 99);
+    struct trace_instances_inc *st = trace_instances_inc_new();
+    for (uint64_t step = 0; step < 700; step++) {
+        check_instances(st, g.m, step);
+        grow_step(&g);
+    }
+    for (size_t k = 0; k < g.nopen; k++)
+        trace_model_end_event(g.m, g.open[k], g.now);
+    trace_model_finish(g.m);
+    check_instances(st, g.m, 700);
+    trace_instances_inc_free(st);
+    trace_model_free(g.m);
+}
+
+/* A token that starts before the end of one known (prefill tokens sharing a span) moves ops
+ * already placed: the state starts over and stays equal. */
+Test(regions_inc, layer_instances_when_a_token_starts_early)
+{
+    struct grow_model g;
+    grow_new(&g, 5);
+    struct trace_instances_inc *st = trace_instances_inc_new();
+    for (uint64_t step = 0; step < 120; step++) {
+        check_instances(st, g.m, step);
+        grow_step(&g);
+        if (step == 60 || step == 90) {
+            trace_model_add_token(
+                g.m, &(struct trace_token){.start = 5, .end = g.now / 2, .token_index = 100});
+            trace_model_finish(g.m);
+        }
+    }
+    trace_instances_inc_free(st);
+    trace_model_free(g.m);
 }

@@ -1,7 +1,8 @@
 /*
  * Layer instances (see instances.h): one pass over the ops, each placed in its token by a
  * binary search over the tokens sorted by start, then per layer the instances its ops
- * touched.
+ * touched. Kept up to date for a growing model: the cells of the ops folded in stay, those
+ * past them are placed on top and put back.
  */
 #include "trace/analysis/instances.h"
 
@@ -114,4 +115,187 @@ void trace_instances_fini(struct trace_instances *in)
         free(in->layers[i].v);
     free(in->layers);
     memset(in, 0, sizeof(*in));
+}
+
+/* ---- kept up to date ------------------------------------------------------------------------ */
+
+/* The cells of one layer_id: its span in each token (by the token's index in the model). */
+struct lcells {
+    struct trace_layer_inst *v; /* owned; start UINT64_MAX: no op there */
+    size_t n;
+};
+
+struct trace_instances_inc {
+    const struct trace_model *m;
+    uint64_t folded;      /* events [0, folded) are folded in */
+    uint64_t horizon;     /* the latest end of the tokens known: an op starting before it is
+                             in its token for good */
+    size_t ntok;          /* tokens known */
+    struct tspan *t;      /* owned: those tokens by start */
+    struct lcells *layer; /* owned: per interned layer_id */
+    size_t nlayer;
+    struct trace_layer_inst **saved_at; /* owned: cells the ops past folded changed, ... */
+    struct trace_layer_inst *saved;     /* ... what they held */
+    size_t nsaved, capsaved;
+};
+
+struct trace_instances_inc *trace_instances_inc_new(void)
+{
+    return sim_xcalloc(1, sizeof(struct trace_instances_inc));
+}
+
+static void inc_reset(struct trace_instances_inc *st)
+{
+    for (size_t i = 0; i < st->nlayer; i++)
+        free(st->layer[i].v);
+    free(st->layer);
+    free(st->t);
+    free(st->saved_at);
+    free(st->saved);
+    memset(st, 0, sizeof(*st));
+}
+
+void trace_instances_inc_free(struct trace_instances_inc *st)
+{
+    if (!st)
+        return;
+    inc_reset(st);
+    free(st);
+}
+
+/* Room in c for n tokens. */
+static void grow_cells(struct lcells *c, size_t n)
+{
+    c->v = sim_xreallocarray(c->v, n, sizeof(*c->v));
+    for (size_t i = c->n; i < n; i++)
+        c->v[i] = (struct trace_layer_inst){UINT64_MAX, 0, (uint32_t)i};
+    c->n = n;
+}
+
+/* The cell of (layer l, token k), made when new (a layer's cells have room for every token
+ * known, so that a cell does not move while the ops past folded are placed). save: keep
+ * what it held first. */
+static struct trace_layer_inst *cell(struct trace_instances_inc *st, uint32_t l, uint32_t k,
+                                     bool save)
+{
+    if (l >= st->nlayer) {
+        size_t n = (size_t)l + 1;
+        st->layer = sim_xreallocarray(st->layer, n, sizeof(*st->layer));
+        memset(st->layer + st->nlayer, 0, (n - st->nlayer) * sizeof(*st->layer));
+        st->nlayer = n;
+    }
+    struct lcells *c = &st->layer[l];
+    if (k >= c->n)
+        grow_cells(c, st->ntok > k ? st->ntok : (size_t)k + 1);
+    struct trace_layer_inst *g = &c->v[k];
+    if (save) {
+        if (st->nsaved == st->capsaved) {
+            st->capsaved = st->capsaved ? 2 * st->capsaved : 64;
+            st->saved_at = sim_xreallocarray(st->saved_at, st->capsaved, sizeof(*st->saved_at));
+            st->saved = sim_xreallocarray(st->saved, st->capsaved, sizeof(*st->saved));
+        }
+        st->saved_at[st->nsaved] = g;
+        st->saved[st->nsaved++] = *g;
+    }
+    return g;
+}
+
+/* Place event ev in its cell (saving the cell first when save). */
+static void place(struct trace_instances_inc *st, const struct trace_event *ev, bool save)
+{
+    if (ev->layer == TRACE_NO_STR)
+        return;
+    size_t k = token_at(st->t, st->ntok, ev->start);
+    if (k == SIZE_MAX)
+        return;
+    struct trace_layer_inst *g = cell(st, ev->layer, st->t[k].index, save);
+    uint64_t end = ev->end > ev->start ? ev->end : ev->start;
+    if (ev->start < g->start)
+        g->start = ev->start;
+    if (end > g->end)
+        g->end = end;
+}
+
+/* The tokens added since; false when one could move an op folded in to another token. */
+static bool learn_tokens(struct trace_instances_inc *st, const struct trace_model *m)
+{
+    size_t nt = trace_model_token_count(m);
+    if (nt < st->ntok)
+        return false;
+    if (nt == st->ntok)
+        return true;
+    st->t = sim_xreallocarray(st->t, nt, sizeof(*st->t));
+    uint64_t horizon = st->horizon;
+    for (size_t k = st->ntok; k < nt; k++) {
+        const struct trace_token *tok = trace_model_token(m, k);
+        if (st->folded && tok->start < st->horizon)
+            return false;
+        st->t[k] = (struct tspan){tok->start, tok->end, (uint32_t)k};
+        horizon = tok->end > horizon ? tok->end : horizon;
+    }
+    st->ntok = nt;
+    st->horizon = horizon;
+    qsort(st->t, nt, sizeof(*st->t), cmp_tspan);
+    return true;
+}
+
+void trace_instances_inc_update(struct trace_instances_inc *st, const struct trace_regions *rs,
+                                struct trace_instances *out)
+{
+    const struct trace_model *m = trace_regions_model(rs);
+    size_t nl = trace_regions_count(rs), nt = trace_model_token_count(m);
+    if (st->m != m || trace_model_event_count(m) < st->folded)
+        inc_reset(st);
+    st->m = m;
+    if (!learn_tokens(st, m)) {
+        inc_reset(st);
+        st->m = m;
+        learn_tokens(st, m);
+    }
+    bool per_token = nt > 0 && nl <= ((size_t)1 << 22) / nt;
+    if (!per_token) { /* whole spans, as trace_instances_compute gives them */
+        trace_instances_compute(rs, out);
+        return;
+    }
+    uint64_t n = trace_model_event_count(m);
+    const struct trace_event *evs = n ? trace_model_event(m, 0) : NULL;
+    for (; st->folded < n; st->folded++) {
+        const struct trace_event *ev = &evs[st->folded];
+        if ((ev->flags & TRACE_EV_INFLIGHT) || ev->start >= st->horizon)
+            break;
+        place(st, ev, false);
+    }
+    for (size_t l = 0; l < st->nlayer; l++)
+        if (st->layer[l].v && st->layer[l].n < st->ntok)
+            grow_cells(&st->layer[l], st->ntok);
+    for (uint64_t i = st->folded; i < n; i++)
+        place(st, &evs[i], true);
+    memset(out, 0, sizeof(*out));
+    out->nlayers = nl;
+    out->layers = sim_xcalloc(nl ? nl : 1, sizeof(*out->layers));
+    out->per_token = true;
+    for (size_t i = 0; i < nl; i++) {
+        struct trace_layer_insts *L = &out->layers[i];
+        uint32_t l = trace_regions_get(rs, i)->layer;
+        const struct lcells *c = l < st->nlayer ? &st->layer[l] : NULL;
+        size_t cnt = 0;
+        for (size_t k = 0; c && k < nt; k++)
+            cnt += st->t[k].index < c->n && c->v[st->t[k].index].start != UINT64_MAX;
+        L->v = sim_xcalloc(cnt ? cnt : 1, sizeof(*L->v));
+        for (size_t k = 0; c && k < nt; k++) {
+            uint32_t ti = st->t[k].index;
+            if (ti >= c->n || c->v[ti].start == UINT64_MAX)
+                continue;
+            struct trace_layer_inst x = {c->v[ti].start, c->v[ti].end, ti};
+            L->v[L->n] = x;
+            L->sum += x.end - x.start;
+            if (x.end - x.start > L->v[L->slowest].end - L->v[L->slowest].start)
+                L->slowest = L->n;
+            L->n++;
+        }
+    }
+    while (st->nsaved) { /* put back, last change first */
+        st->nsaved--;
+        *st->saved_at[st->nsaved] = st->saved[st->nsaved];
+    }
 }

@@ -40,4 +40,20 @@ struct trace_instances {
 void trace_instances_compute(const struct trace_regions *rs, struct trace_instances *out);
 void trace_instances_fini(struct trace_instances *in);
 
+/*
+ * The instances of a growing model's layers (a live run), kept up to date: each (layer,
+ * token) pair's span over the ops folded in, an op folded in once it has ended and its token
+ * can no longer change (it starts before the end of the latest token known; tokens are
+ * appended in time order), the others placed afresh at each update. A token that starts
+ * before that end, or another model, starts the state over.
+ */
+struct trace_instances_inc;
+struct trace_instances_inc *trace_instances_inc_new(void);
+/* The instances of rs (a TRACE_REGION_LAYER split of the model as it is now) into out, equal
+ * to trace_instances_compute's. */
+void trace_instances_inc_update(struct trace_instances_inc *st, const struct trace_regions *rs,
+                                struct trace_instances *out);
+/* Free a state (NULL is a no-op). */
+void trace_instances_inc_free(struct trace_instances_inc *st);
+
 #endif

@@ -10,6 +10,7 @@
 #include "trace/analysis/energy.h"
 #include "trace/analysis/instances.h"
 #include "trace/analysis/regions.h"
+#include "trace/analysis/regions_inc.h"
 #include "tui/panes/task.h"
 
 #include <math.h>
@@ -69,7 +70,9 @@ struct tui_layers {
     bool *open;                    /* owned: per region, unfolded */
     uint64_t total;                /* cycles_total the shares are of */
     struct tui_task *task;         /* owned: computes the next_ fields */
-    struct trace_regions *next_rs; /* the task's while it runs, then taken */
+    struct trace_regions_inc *inc; /* owned, live: the layers kept up to date */
+    struct trace_instances_inc *inst_inc; /* owned, live: their instances */
+    struct trace_regions *next_rs;        /* the task's while it runs, then taken */
     struct trace_instances next_inst;
     uint32_t *next_ids;
     uint64_t gen, drawn_gen, computed_at;
@@ -104,8 +107,11 @@ struct tui_layers *tui_layers_new(struct tui_view *v)
     l->sort = C_START;
     l->ascending = true;
     l->task = tui_task_new();
-    if (v->live)
+    if (v->live) {
         tui_task_set_live(l->task, discard);
+        l->inc = trace_regions_inc_new(TRACE_REGION_LAYER, TRACE_REGIONS_FULL);
+        l->inst_inc = trace_instances_inc_new();
+    }
     return l;
 }
 
@@ -114,6 +120,8 @@ void tui_layers_free(struct tui_layers *l)
     if (!l)
         return;
     tui_task_free(l->task);
+    trace_regions_inc_free(l->inc);
+    trace_instances_inc_free(l->inst_inc);
     trace_regions_free(l->next_rs);
     trace_instances_fini(&l->next_inst);
     free(l->next_ids);
@@ -270,26 +278,26 @@ static void build_rows(struct tui_layers *l)
         l->sel = l->nrows ? l->nrows - 1 : 0;
 }
 
-/* The layers accounted (on the worker for a loaded trace): the split, each region's
- * layer_id, the instances. */
+/* The layers accounted (on the worker): the split, each region's layer_id, the instances;
+ * live, kept up to date from what the last run left (trace/analysis/regions_inc.h). */
 static void run(void *arg, struct trace_progress *pg)
 {
     struct tui_layers *l = arg;
-    struct trace_regions *rs = trace_regions_new_progress(l->m, TRACE_REGION_LAYER, pg);
+    struct trace_regions *rs = l->inc ? trace_regions_inc_update(l->inc, l->m, pg)
+                                      : trace_regions_new_progress(l->m, TRACE_REGION_LAYER, pg);
+    if (!rs)
+        return; /* cancelled: nothing to take */
     size_t n = trace_regions_count(rs);
     uint32_t *ids = sim_xcalloc(n ? n : 1, sizeof(*ids));
-    uint64_t ne = trace_model_event_count(l->m);
-    trace_progress_step(pg, "layers: their ids", ne);
-    for (uint64_t e = 0; e < ne; e++) {
-        if (e % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(pg, e))
-            break;
-        size_t r = trace_regions_of_event(rs, e);
-        if (r != SIZE_MAX && !ids[r])
-            ids[r] = trace_model_event(l->m, e)->layer;
-    }
+    for (size_t r = 0; r < n; r++)
+        ids[r] = trace_regions_get(rs, r)->layer;
     trace_progress_step(pg, "layers: instances per token", 0);
-    if (!trace_progress_cancelled(pg))
-        trace_instances_compute(rs, &l->next_inst);
+    if (!trace_progress_cancelled(pg)) {
+        if (l->inst_inc)
+            trace_instances_inc_update(l->inst_inc, rs, &l->next_inst);
+        else
+            trace_instances_compute(rs, &l->next_inst);
+    }
     l->next_rs = rs;
     l->next_ids = ids;
 }
@@ -299,6 +307,8 @@ static void run(void *arg, struct trace_progress *pg)
 static bool take(struct tui_layers *l)
 {
     if (!tui_task_take_done(l->task))
+        return false;
+    if (!l->next_rs)
         return false;
     char *keep_layer = NULL, *keep_op = NULL;
     if (l->rs && l->sel < l->nrows) {
