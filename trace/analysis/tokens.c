@@ -182,8 +182,8 @@ void trace_token_profile_compute(const struct trace_model *m, struct trace_token
     trace_token_profile_compute_progress(m, NULL, p);
 }
 
-void trace_token_profile_compute_progress(const struct trace_model *m, struct trace_progress *pg,
-                                          struct trace_token_profile *p)
+/* Every token as a row, in the profile's order; no bytes yet. */
+static void rows_of(const struct trace_model *m, struct trace_token_profile *p)
 {
     memset(p, 0, sizeof(*p));
     size_t n = trace_model_token_count(m);
@@ -201,14 +201,11 @@ void trace_token_profile_compute_progress(const struct trace_model *m, struct tr
         *(t->decode ? &p->ndecode : &p->nprefill) += 1;
     }
     qsort(p->rows, p->n, sizeof(*p->rows), cmp_row);
-    struct sweep sw = {0};
-    trace_progress_step(pg, "tokens: DRAM traffic", 0);
-    collect(m, p, &sw);
-    trace_progress_step(pg, "tokens: bytes of each token", sw.n);
-    if (!trace_progress_at(pg, 0))
-        bytes_of_rows(p, &sw);
-    free(sw.v);
+}
 
+/* The latency figures over the rows. */
+static void latencies(struct trace_token_profile *p)
+{
     uint64_t first = UINT64_MAX, last = 0;
     for (size_t i = 0; i < p->nprefill; i++) {
         first = p->rows[i].start < first ? p->rows[i].start : first;
@@ -231,8 +228,300 @@ void trace_token_profile_compute_progress(const struct trace_model *m, struct tr
     }
 }
 
+void trace_token_profile_compute_progress(const struct trace_model *m, struct trace_progress *pg,
+                                          struct trace_token_profile *p)
+{
+    rows_of(m, p);
+    struct sweep sw = {0};
+    trace_progress_step(pg, "tokens: DRAM traffic", 0);
+    collect(m, p, &sw);
+    trace_progress_step(pg, "tokens: bytes of each token", sw.n);
+    if (!trace_progress_at(pg, 0))
+        bytes_of_rows(p, &sw);
+    free(sw.v);
+    latencies(p);
+}
+
 void trace_token_profile_fini(struct trace_token_profile *p)
 {
     free(p->rows);
     memset(p, 0, sizeof(*p));
+}
+
+/* ---- kept up to date --------------------------------------------------------------------------
+ */
+
+/* A breakpoint with its place in the order collect pushes them (2 x transfer, + 1 for an end):
+ * among breakpoints of one cycle the sweep takes them in that order. */
+struct ibp {
+    uint64_t t, seq;
+    double v;
+    uint8_t chans, step;
+};
+
+struct trace_token_inc {
+    const struct trace_model *m;
+    size_t xf;            /* transfers [0, xf) folded in */
+    size_t xseen;         /* transfers checked for their order */
+    uint64_t last_xstart; /* the start of the last of those */
+    uint64_t pass;        /* the sweep has taken every breakpoint before this cycle */
+    double val[CH_COUNT], slope[CH_COUNT]; /* F(at) and its slope */
+    uint64_t at;
+    struct ibp *pend; /* owned: folded breakpoints not taken yet (at pass or later) */
+    size_t npend, cappend;
+    bool has_kv;
+    size_t ntok;              /* tokens known */
+    uint64_t token_reach;     /* the latest end of those */
+    double (*f)[2][CH_COUNT]; /* owned: F at each token's start and end, once passed */
+    bool (*known)[2];         /* owned: which of those are */
+};
+
+struct trace_token_inc *trace_token_inc_new(void)
+{
+    return sim_xcalloc(1, sizeof(struct trace_token_inc));
+}
+
+static void inc_reset(struct trace_token_inc *st)
+{
+    free(st->pend);
+    free(st->f);
+    free(st->known);
+    memset(st, 0, sizeof(*st));
+}
+
+void trace_token_inc_free(struct trace_token_inc *st)
+{
+    if (!st)
+        return;
+    inc_reset(st);
+    free(st);
+}
+
+/* Take breakpoint x into the sweep (as bytes_of_rows does). */
+static inline void take_bp(double *val, double *slope, uint64_t *at, const struct ibp *x)
+{
+    for (int c = 0; c < CH_COUNT; c++) {
+        val[c] += slope[c] * (double)(x->t - *at);
+        if (!(x->chans >> c & 1))
+            continue;
+        if (x->step)
+            val[c] += x->v;
+        else
+            slope[c] += x->v;
+    }
+    *at = x->t;
+}
+
+static void ibp_push(struct ibp **v, size_t *n, size_t *cap, uint64_t t, uint64_t seq, double val,
+                     int ch, int ch2, bool step)
+{
+    if (*n == *cap) {
+        *cap = *cap ? 2 * *cap : 256;
+        *v = sim_xreallocarray(*v, *cap, sizeof(**v));
+    }
+    (*v)[(*n)++] =
+        (struct ibp){t, seq, val, (uint8_t)(1u << ch | (ch2 >= 0 ? 1u << ch2 : 0u)), step};
+}
+
+/* Transfer k's breakpoints (as add_traffic makes them), with its op's end. */
+static void transfer_bps(const struct trace_model *m, size_t k, struct ibp **v, size_t *n,
+                         size_t *cap, bool *has_kv)
+{
+    const struct trace_transfer *x = trace_model_transfer(m, k);
+    const struct trace_event *ev = trace_model_event(m, x->event);
+    bool w = x->flags & TRACE_XFER_WRITE, kv = x->flags & TRACE_XFER_KV;
+    *has_kv |= kv;
+    if (!x->bytes)
+        return;
+    int ch = w ? CH_WRITE : CH_READ, ch2 = kv ? (w ? CH_KV_WRITE : CH_KV_READ) : -1;
+    uint64_t s = ev->start, e = ev_end(m, ev);
+    if (e <= s) {
+        ibp_push(v, n, cap, s, 2 * (uint64_t)k, (double)x->bytes, ch, ch2, true);
+        return;
+    }
+    double r = (double)x->bytes / (double)(e - s);
+    ibp_push(v, n, cap, s, 2 * (uint64_t)k, r, ch, ch2, false);
+    ibp_push(v, n, cap, e, 2 * (uint64_t)k + 1, -r, ch, ch2, false);
+}
+
+/* A token's start (which 0) or end (1) to answer. */
+struct tq {
+    uint64_t t;
+    size_t tok;
+    int which;
+};
+
+static int cmp_tq(const void *a, const void *b)
+{
+    const struct tq *x = a, *y = b;
+    return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/* The tokens added since; false when one starts where the sweep has passed. */
+static bool learn_tokens(struct trace_token_inc *st, const struct trace_model *m)
+{
+    size_t nt = trace_model_token_count(m);
+    if (nt < st->ntok)
+        return false;
+    for (size_t k = st->ntok; k < nt; k++)
+        if (trace_model_token(m, k)->start < st->pass)
+            return false;
+    st->f = sim_xreallocarray(st->f, nt ? nt : 1, sizeof(*st->f));
+    st->known = sim_xreallocarray(st->known, nt ? nt : 1, sizeof(*st->known));
+    for (size_t k = st->ntok; k < nt; k++) {
+        const struct trace_token *t = trace_model_token(m, k);
+        st->known[k][0] = st->known[k][1] = false;
+        st->token_reach = t->end > st->token_reach ? t->end : st->token_reach;
+    }
+    st->ntok = nt;
+    return true;
+}
+
+/* Check the transfers added since: their ops in start order, none starting before pass. */
+static bool transfers_in_order(struct trace_token_inc *st, const struct trace_model *m)
+{
+    size_t nx = trace_model_transfer_count(m);
+    if (nx < st->xseen)
+        return false;
+    for (size_t k = st->xseen; k < nx; k++) {
+        uint64_t s = trace_model_event(m, trace_model_transfer(m, k)->event)->start;
+        if (s < st->pass || s < st->last_xstart)
+            return false;
+        st->last_xstart = s;
+    }
+    st->xseen = nx;
+    return true;
+}
+
+/* The unanswered token queries, by cycle. */
+static struct tq *open_queries(const struct trace_token_inc *st, const struct trace_model *m,
+                               size_t *nq)
+{
+    struct tq *q = sim_xreallocarray(NULL, 2 * st->ntok + 1, sizeof(*q));
+    size_t n = 0;
+    for (size_t k = 0; k < st->ntok; k++)
+        for (int w = 0; w < 2; w++)
+            if (!st->known[k][w]) {
+                const struct trace_token *t = trace_model_token(m, k);
+                q[n++] = (struct tq){w ? t->end : t->start, k, w};
+            }
+    qsort(q, n, sizeof(*q), cmp_tq);
+    *nq = n;
+    return q;
+}
+
+/* Sweep the pending breakpoints up to (not including) cycle to, answering the queries before
+ * it (from *qi on). */
+static void advance(struct trace_token_inc *st, uint64_t to, const struct tq *q, size_t nq,
+                    size_t *qi)
+{
+    trace_radix_sort(st->pend, st->npend, sizeof(*st->pend), offsetof(struct ibp, t));
+    size_t b = 0;
+    for (; *qi < nq && q[*qi].t <= to; (*qi)++) {
+        while (b < st->npend && st->pend[b].t < q[*qi].t)
+            take_bp(st->val, st->slope, &st->at, &st->pend[b++]);
+        for (int c = 0; c < CH_COUNT; c++)
+            st->f[q[*qi].tok][q[*qi].which][c] =
+                st->val[c] + st->slope[c] * (double)(q[*qi].t - st->at);
+        st->known[q[*qi].tok][q[*qi].which] = true;
+    }
+    while (b < st->npend && st->pend[b].t < to)
+        take_bp(st->val, st->slope, &st->at, &st->pend[b++]);
+    memmove(st->pend, st->pend + b, (st->npend - b) * sizeof(*st->pend));
+    st->npend -= b;
+    st->pass = to > st->pass ? to : st->pass;
+}
+
+enum { FOLD_CHUNK = 1 << 20 }; /* transfers folded in between two advances */
+
+void trace_token_inc_update(struct trace_token_inc *st, const struct trace_model *m,
+                            struct trace_progress *pg, struct trace_token_profile *p)
+{
+    if (st->m != m || trace_metrics_dram_source(m) != TRACE_DRAM_TRANSFERS)
+        inc_reset(st);
+    st->m = m;
+    if (trace_metrics_dram_source(m) != TRACE_DRAM_TRANSFERS || !learn_tokens(st, m) ||
+        !transfers_in_order(st, m)) {
+        inc_reset(st);
+        st->m = m;
+        if (trace_metrics_dram_source(m) != TRACE_DRAM_TRANSFERS || !learn_tokens(st, m) ||
+            !transfers_in_order(st, m)) {
+            inc_reset(st);
+            trace_token_profile_compute_progress(m, pg, p);
+            return;
+        }
+    }
+    uint64_t ne = trace_model_event_count(m);
+    uint64_t latest = ne ? trace_model_event(m, ne - 1)->start : 0;
+    size_t nx = trace_model_transfer_count(m), nq, qi = 0;
+    struct tq *q = open_queries(st, m, &nq);
+    trace_progress_step(pg, "tokens: new DRAM traffic", nx - st->xf);
+    size_t from = st->xf;
+    for (;;) { /* fold in a chunk of ended transfers, then sweep as far as is final */
+        size_t end = st->xf + FOLD_CHUNK < nx ? st->xf + FOLD_CHUNK : nx;
+        for (; st->xf < end; st->xf++) {
+            const struct trace_transfer *x = trace_model_transfer(m, st->xf);
+            if (trace_model_event(m, x->event)->flags & TRACE_EV_INFLIGHT)
+                break;
+            transfer_bps(m, st->xf, &st->pend, &st->npend, &st->cappend, &st->has_kv);
+        }
+        uint64_t to = st->token_reach < latest ? st->token_reach : latest;
+        if (st->xf < nx) {
+            uint64_t s = trace_model_event(m, trace_model_transfer(m, st->xf)->event)->start;
+            to = s < to ? s : to;
+        }
+        advance(st, to, q, nq, &qi);
+        if (st->xf == nx || st->xf < end || trace_progress_at(pg, st->xf - from))
+            break;
+    }
+    if (trace_progress_cancelled(pg)) { /* the state holds what it folded in */
+        free(q);
+        rows_of(m, p);
+        return;
+    }
+    /* the rest on a copy: the pending breakpoints and those of the transfers not folded in */
+    struct ibp *v = NULL;
+    size_t nv = 0, capv = 0;
+    bool has_kv = st->has_kv;
+    for (size_t k = st->xf; k < nx; k++)
+        transfer_bps(m, k, &v, &nv, &capv, &has_kv);
+    trace_radix_sort(v, nv, sizeof(*v), offsetof(struct ibp, t));
+    double val[CH_COUNT], slope[CH_COUNT];
+    memcpy(val, st->val, sizeof(val));
+    memcpy(slope, st->slope, sizeof(slope));
+    uint64_t at = st->at;
+    double(*fr)[2][CH_COUNT] = sim_xcalloc(st->ntok ? st->ntok : 1, sizeof(*fr));
+    memcpy(fr, st->f, st->ntok * sizeof(*fr));
+    size_t a = 0, b = 0; /* pending (earlier transfers first on a tie), then the rest */
+    for (;; qi++) {
+        uint64_t until = qi < nq ? q[qi].t : UINT64_MAX;
+        for (;;) {
+            const struct ibp *x = NULL;
+            if (a < st->npend && st->pend[a].t < until && (b >= nv || st->pend[a].t <= v[b].t))
+                x = &st->pend[a++];
+            else if (b < nv && v[b].t < until)
+                x = &v[b++];
+            if (!x)
+                break;
+            take_bp(val, slope, &at, x);
+        }
+        if (qi >= nq)
+            break;
+        for (int c = 0; c < CH_COUNT; c++)
+            fr[q[qi].tok][q[qi].which][c] = val[c] + slope[c] * (double)(q[qi].t - at);
+    }
+    free(v);
+    free(q);
+    rows_of(m, p);
+    p->source = TRACE_DRAM_TRANSFERS;
+    p->has_kv = has_kv;
+    for (size_t i = 0; i < p->n; i++) {
+        const double *s = fr[p->rows[i].token][0], *e = fr[p->rows[i].token][1];
+        p->rows[i].read_bytes = to_bytes(e[CH_READ] - s[CH_READ]);
+        p->rows[i].write_bytes = to_bytes(e[CH_WRITE] - s[CH_WRITE]);
+        p->rows[i].kv_read = to_bytes(e[CH_KV_READ] - s[CH_KV_READ]);
+        p->rows[i].kv_write = to_bytes(e[CH_KV_WRITE] - s[CH_KV_WRITE]);
+    }
+    free(fr);
+    latencies(p);
 }

@@ -60,4 +60,24 @@ void trace_token_profile_compute_progress(const struct trace_model *m, struct tr
                                           struct trace_token_profile *p);
 void trace_token_profile_fini(struct trace_token_profile *p);
 
+/*
+ * The profile of a growing model (a live run), kept up to date rather than computed from
+ * event 0: the sweep over the transfers' breakpoints goes on from where the last update left
+ * it. A transfer is folded in once its op has ended and every transfer before it has been;
+ * the sweep goes as far as no breakpoint can still appear before (the start of the oldest
+ * transfer not folded in, of the latest op, and the end of the latest token), answering the
+ * token ends and starts it passes; the rest is swept afresh at each update, on a copy. The
+ * profile an update gives equals trace_token_profile_compute_progress's. A model whose
+ * transfers do not come in start order, a token that starts where the sweep has passed,
+ * another model or DRAM traffic from another source than transfers: computed from scratch.
+ */
+struct trace_token_inc;
+struct trace_token_inc *trace_token_inc_new(void);
+/* The profile of m as it is now into p (free with trace_token_profile_fini), reporting through
+ * pg (may be NULL; when cancelled the profile is incomplete, the state stays valid). */
+void trace_token_inc_update(struct trace_token_inc *st, const struct trace_model *m,
+                            struct trace_progress *pg, struct trace_token_profile *p);
+/* Free a state (NULL is a no-op). */
+void trace_token_inc_free(struct trace_token_inc *st);
+
 #endif

@@ -26,6 +26,7 @@ struct tui_tokens {
     const struct trace_model *m; /* borrowed */
     struct trace_token_profile p;
     struct tui_task *task;           /* owned: computes next */
+    struct trace_token_inc *inc;     /* owned, live: the profile kept up to date */
     struct trace_token_profile next; /* the profile being computed (the task's while it runs) */
     uint64_t gen, drawn_gen, computed_at;
     bool valid;
@@ -49,8 +50,10 @@ struct tui_tokens *tui_tokens_new(struct tui_view *v)
     struct tui_tokens *t = sim_xcalloc(1, sizeof(*t));
     t->m = v->m;
     t->task = tui_task_new();
-    if (v->live)
+    if (v->live) {
         tui_task_set_live(t->task, discard);
+        t->inc = trace_token_inc_new();
+    }
     return t;
 }
 
@@ -59,6 +62,7 @@ void tui_tokens_free(struct tui_tokens *t)
     if (!t)
         return;
     tui_task_free(t->task);
+    trace_token_inc_free(t->inc);
     trace_token_profile_fini(&t->next);
     trace_token_profile_fini(&t->p);
     free(t);
@@ -67,7 +71,10 @@ void tui_tokens_free(struct tui_tokens *t)
 static void run(void *arg, struct trace_progress *pg)
 {
     struct tui_tokens *t = arg;
-    trace_token_profile_compute_progress(t->m, pg, &t->next);
+    if (t->inc) /* live: from where the last run left it (trace/analysis/tokens.h) */
+        trace_token_inc_update(t->inc, t->m, pg, &t->next);
+    else
+        trace_token_profile_compute_progress(t->m, pg, &t->next);
 }
 
 /* Take a finished profile. Returns true when one was taken. */
