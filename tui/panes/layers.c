@@ -72,7 +72,8 @@ struct tui_layers {
     struct tui_task *task;         /* owned: computes the next_ fields */
     struct trace_regions_inc *inc; /* owned, live: the layers kept up to date */
     struct trace_instances_inc *inst_inc; /* owned, live: their instances */
-    struct trace_regions *next_rs;        /* the task's while it runs, then taken */
+    bool ran, caught_up;           /* live: a run finished; the last one caught up from event 0 */
+    struct trace_regions *next_rs; /* the task's while it runs, then taken */
     struct trace_instances next_inst;
     uint32_t *next_ids;
     uint64_t gen, drawn_gen, computed_at;
@@ -287,6 +288,8 @@ static void run(void *arg, struct trace_progress *pg)
                                       : trace_regions_new_progress(l->m, TRACE_REGION_LAYER, pg);
     if (!rs)
         return; /* cancelled: nothing to take */
+    l->caught_up = l->inc && !l->ran;
+    l->ran = true;
     size_t n = trace_regions_count(rs);
     uint32_t *ids = sim_xcalloc(n ? n : 1, sizeof(*ids));
     for (size_t r = 0; r < n; r++)
@@ -365,6 +368,13 @@ static void compute(struct tui_layers *l)
     take(l);
 }
 
+/* Whether a live run may start again: the wait of tui_task_due after a run, but none after
+ * the first, which caught up from event 0 (the next ones fold in only what came since). */
+static bool due(const struct tui_layers *l)
+{
+    return !tui_task_running(l->task) && (l->caught_up || tui_task_due(l->task));
+}
+
 static bool stale(const struct tui_layers *l)
 {
     return !l->valid || l->gen != trace_model_generation(l->m);
@@ -375,8 +385,7 @@ static bool layers_sync(void *self, struct tui_view *v)
     struct tui_layers *l = self;
     (void)v;
     bool took = take(l);
-    if (stale(l) &&
-        (!l->valid || (tui_now_ns() - l->computed_at >= REFRESH_NS && tui_task_due(l->task))))
+    if (stale(l) && (!l->valid || (tui_now_ns() - l->computed_at >= REFRESH_NS && due(l))))
         compute(l);
     return took || tui_task_running(l->task) || (l->valid && l->gen != l->drawn_gen);
 }
@@ -391,7 +400,7 @@ static bool layers_work(void *self, struct tui_view *v, uint64_t budget_ns)
         return true;
     if (!stale(l))
         return false;
-    if (tui_now_ns() - l->computed_at >= REFRESH_NS && tui_task_due(l->task))
+    if (tui_now_ns() - l->computed_at >= REFRESH_NS && due(l))
         compute(l);
     return stale(l) || tui_task_running(l->task);
 }

@@ -27,6 +27,7 @@ struct tui_tokens {
     struct trace_token_profile p;
     struct tui_task *task;           /* owned: computes next */
     struct trace_token_inc *inc;     /* owned, live: the profile kept up to date */
+    bool ran, caught_up;             /* live: a run finished; the last one caught up from event 0 */
     struct trace_token_profile next; /* the profile being computed (the task's while it runs) */
     uint64_t gen, drawn_gen, computed_at;
     bool valid;
@@ -71,9 +72,11 @@ void tui_tokens_free(struct tui_tokens *t)
 static void run(void *arg, struct trace_progress *pg)
 {
     struct tui_tokens *t = arg;
-    if (t->inc) /* live: from where the last run left it (trace/analysis/tokens.h) */
+    if (t->inc) { /* live: from where the last run left it (trace/analysis/tokens.h) */
         trace_token_inc_update(t->inc, t->m, pg, &t->next);
-    else
+        t->caught_up = !t->ran;
+        t->ran = true;
+    } else
         trace_token_profile_compute_progress(t->m, pg, &t->next);
 }
 
@@ -103,6 +106,13 @@ static void compute(struct tui_tokens *t)
     take(t);
 }
 
+/* Whether a live run may start again: the wait of tui_task_due after a run, but none after
+ * the first, which caught up from event 0 (the next ones fold in only what came since). */
+static bool due(const struct tui_tokens *t)
+{
+    return !tui_task_running(t->task) && (t->caught_up || tui_task_due(t->task));
+}
+
 static bool stale(const struct tui_tokens *t)
 {
     return !t->valid || t->gen != trace_model_generation(t->m);
@@ -113,8 +123,7 @@ static bool tokens_sync(void *self, struct tui_view *v)
     struct tui_tokens *t = self;
     (void)v;
     bool took = take(t);
-    if (stale(t) &&
-        (!t->valid || (tui_now_ns() - t->computed_at >= REFRESH_NS && tui_task_due(t->task))))
+    if (stale(t) && (!t->valid || (tui_now_ns() - t->computed_at >= REFRESH_NS && due(t))))
         compute(t);
     return took || tui_task_running(t->task) || (t->valid && t->gen != t->drawn_gen);
 }
@@ -129,7 +138,7 @@ static bool tokens_work(void *self, struct tui_view *v, uint64_t budget_ns)
         return true;
     if (!stale(t))
         return false;
-    if (tui_now_ns() - t->computed_at >= REFRESH_NS && tui_task_due(t->task))
+    if (tui_now_ns() - t->computed_at >= REFRESH_NS && due(t))
         compute(t);
     return stale(t) || tui_task_running(t->task);
 }
