@@ -4,7 +4,9 @@
  * some of those in flight in any order, raise markers and tokens, and moves now on. The ops
  * are spread over engines of every kind (a HOST track whose KernelLaunch ops name their
  * kernel), layers and launches (some with neither), with DRAM transfers, zero-length ops,
- * a long op now and then that stays in flight for many steps, and a slow op now and then.
+ * a long op now and then that stays in flight for many steps, a slow op now and then, and
+ * an op now and then that is recorded late, with a start before the latest (as a host's
+ * KernelLaunch is), once in a while very late.
  * A fixed seed makes each run the same.
  */
 #ifndef TEST_GROW_H
@@ -113,6 +115,12 @@ static inline void grow_step(struct grow_model *g)
     if (grow_rand(g, 8) == 0) { /* a zero-length op */
         grow_start(g, (int)grow_rand(g, GROW_TRACKS));
         trace_model_end_event(g->m, g->open[--g->nopen], g->now);
+    }
+    if (grow_rand(g, 15) == 0 && g->now > 3000) { /* recorded late */
+        uint64_t now = g->now;
+        g->now -= grow_rand(g, 15) ? grow_rand(g, 600) : now / 2;
+        grow_start(g, 4);
+        g->now = now;
     }
     if (g->steps % 23 == 0)
         g->cmdq++;

@@ -123,7 +123,8 @@ Test(regions_inc, equals_from_scratch_at_every_step_of_a_growing_model)
     trace_model_free(g.m);
 }
 
-Test(regions_inc, folds_in_only_up_to_the_oldest_op_in_flight)
+/* An op in flight does not hold back the ops that ended after it started. */
+Test(regions_inc, folds_in_every_op_that_ended)
 {
     struct grow_model g;
     grow_new(&g, 7);
@@ -138,7 +139,7 @@ Test(regions_inc, folds_in_only_up_to_the_oldest_op_in_flight)
     }
     trace_model_finish(g.m);
     check(st, g.m, TRACE_REGION_LAYER, TRACE_REGIONS_FULL, 0);
-    cr_assert_eq(trace_regions_inc_folded(st), 0);
+    cr_assert_eq(trace_regions_inc_folded(st), 5);
     trace_model_end_event(g.m, 0, g.now + 100); /* ends after the others */
     trace_model_finish(g.m);
     check(st, g.m, TRACE_REGION_LAYER, TRACE_REGIONS_FULL, 1);
@@ -278,4 +279,34 @@ Test(regions_inc, layer_instances_when_a_token_starts_early)
     }
     trace_instances_inc_free(st);
     trace_model_free(g.m);
+}
+
+/* An op recorded far later than any before it, over cycles whose busy intervals the state had
+ * already summed up: the state starts over, and the answer stays the same. */
+Test(regions_inc, an_op_recorded_very_late)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t t = trace_model_track(m, "TE 0", TRACE_ENGINE_TE, 0);
+    uint32_t l = trace_model_intern(m, "L0", 2), op = trace_model_intern(m, "gemm", 4);
+    struct trace_regions_inc *st = trace_regions_inc_new(TRACE_REGION_LAYER, TRACE_REGIONS_FULL);
+    for (uint64_t i = 0; i < 2000; i++) {
+        struct trace_event ev = {.start = 20 * i,
+                                 .end = 20 * i + 10,
+                                 .track = t,
+                                 .op = op,
+                                 .layer = l,
+                                 .cmdq_id = TRACE_NO_CMDQ};
+        trace_model_add_event(m, &ev);
+        if (i % 100 == 99) {
+            trace_model_finish(m);
+            check(st, m, TRACE_REGION_LAYER, TRACE_REGIONS_FULL, i);
+        }
+    }
+    struct trace_event late = {
+        .start = 5, .end = 65, .track = t, .op = op, .layer = l, .cmdq_id = TRACE_NO_CMDQ};
+    trace_model_add_event(m, &late);
+    trace_model_finish(m);
+    check(st, m, TRACE_REGION_LAYER, TRACE_REGIONS_FULL, 2000);
+    trace_regions_inc_free(st);
+    trace_model_free(m);
 }

@@ -1,8 +1,8 @@
 /*
  * Layer instances (see instances.h): one pass over the ops, each placed in its token by a
  * binary search over the tokens sorted by start, then per layer the instances its ops
- * touched. Kept up to date for a growing model: the cells of the ops folded in stay, those
- * past them are placed on top and put back.
+ * touched. Kept up to date for a growing model: the cells of the ops placed for good stay,
+ * the others are placed on top and put back.
  */
 #include "trace/analysis/instances.h"
 
@@ -127,14 +127,16 @@ struct lcells {
 
 struct trace_instances_inc {
     const struct trace_model *m;
-    uint64_t folded;      /* events [0, folded) are folded in */
+    uint64_t scanned; /* events [0, scanned) were seen: all placed for good but pend */
+    uint64_t *pend;   /* owned: those seen in flight or past the horizon, in order */
+    size_t npend, cappend;
     uint64_t horizon;     /* the latest end of the tokens known: an op starting before it is
                              in its token for good */
     size_t ntok;          /* tokens known */
     struct tspan *t;      /* owned: those tokens by start */
     struct lcells *layer; /* owned: per interned layer_id */
     size_t nlayer;
-    struct trace_layer_inst **saved_at; /* owned: cells the ops past folded changed, ... */
+    struct trace_layer_inst **saved_at; /* owned: cells the ops in pend changed, ... */
     struct trace_layer_inst *saved;     /* ... what they held */
     size_t nsaved, capsaved;
 };
@@ -152,6 +154,7 @@ static void inc_reset(struct trace_instances_inc *st)
     free(st->t);
     free(st->saved_at);
     free(st->saved);
+    free(st->pend);
     memset(st, 0, sizeof(*st));
 }
 
@@ -173,7 +176,7 @@ static void grow_cells(struct lcells *c, size_t n)
 }
 
 /* The cell of (layer l, token k), made when new (a layer's cells have room for every token
- * known, so that a cell does not move while the ops past folded are placed). save: keep
+ * known, so that a cell does not move while the ops in pend are placed). save: keep
  * what it held first. */
 static struct trace_layer_inst *cell(struct trace_instances_inc *st, uint32_t l, uint32_t k,
                                      bool save)
@@ -216,7 +219,7 @@ static void place(struct trace_instances_inc *st, const struct trace_event *ev, 
         g->end = end;
 }
 
-/* The tokens added since; false when one could move an op folded in to another token. */
+/* The tokens added since; false when one could move an op placed for good to another token. */
 static bool learn_tokens(struct trace_instances_inc *st, const struct trace_model *m)
 {
     size_t nt = trace_model_token_count(m);
@@ -228,7 +231,7 @@ static bool learn_tokens(struct trace_instances_inc *st, const struct trace_mode
     uint64_t horizon = st->horizon;
     for (size_t k = st->ntok; k < nt; k++) {
         const struct trace_token *tok = trace_model_token(m, k);
-        if (st->folded && tok->start < st->horizon)
+        if (st->scanned && tok->start < st->horizon)
             return false;
         st->t[k] = (struct tspan){tok->start, tok->end, (uint32_t)k};
         horizon = tok->end > horizon ? tok->end : horizon;
@@ -244,7 +247,7 @@ void trace_instances_inc_update(struct trace_instances_inc *st, const struct tra
 {
     const struct trace_model *m = trace_regions_model(rs);
     size_t nl = trace_regions_count(rs), nt = trace_model_token_count(m);
-    if (st->m != m || trace_model_event_count(m) < st->folded)
+    if (st->m != m || trace_model_event_count(m) < st->scanned)
         inc_reset(st);
     st->m = m;
     if (!learn_tokens(st, m)) {
@@ -259,17 +262,33 @@ void trace_instances_inc_update(struct trace_instances_inc *st, const struct tra
     }
     uint64_t n = trace_model_event_count(m);
     const struct trace_event *evs = n ? trace_model_event(m, 0) : NULL;
-    for (; st->folded < n; st->folded++) {
-        const struct trace_event *ev = &evs[st->folded];
+    /* an op is placed for good once it has ended and starts before the horizon */
+    size_t kept = 0;
+    for (size_t k = 0; k < st->npend; k++) {
+        const struct trace_event *ev = &evs[st->pend[k]];
         if ((ev->flags & TRACE_EV_INFLIGHT) || ev->start >= st->horizon)
-            break;
-        place(st, ev, false);
+            st->pend[kept++] = st->pend[k];
+        else
+            place(st, ev, false);
+    }
+    st->npend = kept;
+    for (; st->scanned < n; st->scanned++) {
+        const struct trace_event *ev = &evs[st->scanned];
+        if (!(ev->flags & TRACE_EV_INFLIGHT) && ev->start < st->horizon) {
+            place(st, ev, false);
+            continue;
+        }
+        if (st->npend == st->cappend) {
+            st->cappend = st->cappend ? 2 * st->cappend : 256;
+            st->pend = sim_xreallocarray(st->pend, st->cappend, sizeof(*st->pend));
+        }
+        st->pend[st->npend++] = st->scanned;
     }
     for (size_t l = 0; l < st->nlayer; l++)
         if (st->layer[l].v && st->layer[l].n < st->ntok)
             grow_cells(&st->layer[l], st->ntok);
-    for (uint64_t i = st->folded; i < n; i++)
-        place(st, &evs[i], true);
+    for (size_t k = 0; k < st->npend; k++)
+        place(st, &evs[st->pend[k]], true);
     memset(out, 0, sizeof(*out));
     out->nlayers = nl;
     out->layers = sim_xcalloc(nl ? nl : 1, sizeof(*out->layers));

@@ -42,7 +42,7 @@ void trace_instances_fini(struct trace_instances *in);
 
 /*
  * The instances of a growing model's layers (a live run), kept up to date: each (layer,
- * token) pair's span over the ops folded in, an op folded in once it has ended and its token
+ * token) pair's span over the ops placed for good, an op placed once it has ended and its token
  * can no longer change (it starts before the end of the latest token known; tokens are
  * appended in time order), the others placed afresh at each update. A token that starts
  * before that end, or another model, starts the state over.

@@ -1,10 +1,12 @@
 /*
  * The regions of a growing model (see regions_inc.h). The state keeps, per region (a layer_id
  * or a cmdq_id), per (region, track) and per (region, op name), what the folded-in events
- * add up to and the reach of each union of busy intervals, found through open-addressed
- * tables. An update first folds in the events that became final, in the model's order (which
- * is their start order), then applies the events from the oldest one in flight on to the same
- * accumulators, sorted by start, saving each accumulator before its first change; it builds
+ * add up to, and for each union of busy intervals its recent part as merged intervals (an
+ * interval set: what a late event may still overlap) with the length of the rest, found
+ * through open-addressed tables. An update folds in every event that ended since (the new
+ * ones and those it left in flight), then adds the events still in flight to the same
+ * accumulators, saving each before its first change: counts and sums as they are, busy
+ * cycles as the part of [their earliest start, now) the union does not cover yet; it builds
  * the region set from the accumulators and puts back what it saved.
  */
 #include "trace/analysis/regions_inc.h"
@@ -82,19 +84,30 @@ static void map_free(struct map *m)
 
 /* ---- the accumulators --------------------------------------------------------------------- */
 
-/* What a region's events add up to (the part saved and put back around the events in flight). */
+/* The recent part of a union of intervals: merged, disjoint, sorted [v[2i], v[2i + 1]); the
+ * intervals ending at or before the state's truncation are dropped (their length is in the
+ * busy cycles already; no event still to come can overlap them). */
+struct ivset {
+    uint64_t *v; /* owned */
+    uint32_t n, cap;
+};
+
+/* What a region's events add up to (the part saved and put back around the events in flight;
+ * an ivset's intervals are never changed by those, so its copy shares them). */
 struct racc {
     uint64_t start, end; /* first start, last end of its events */
     bool seen;           /* it has an event */
     uint32_t stamp;      /* the update that saved it last */
     struct trace_usage all, engine[KINDS];
-    uint64_t kind_reach[KINDS], all_reach;
+    struct ivset kind_iv[KINDS], all_iv;
+    uint64_t kind_tmin[KINDS], all_tmin; /* the earliest start in flight (UINT64_MAX: none) */
 };
 
 /* A region's key and lists (never put back: what the events in flight add stays, empty). */
 struct rlist {
     uint64_t key;      /* layer_id, or cmdq_id as uint32_t */
-    char *host_name;   /* owned, LAUNCH: from its first folded-in HOST event that names it */
+    char *host_name;   /* owned, LAUNCH: from the first folded-in HOST event that names it */
+    uint64_t host_ev;  /* that event */
     uint32_t *tr, *op; /* owned: its track and op name accumulators */
     size_t ntr, captr, nop, capop;
 };
@@ -102,13 +115,16 @@ struct rlist {
 struct tacc {
     uint32_t track, stamp;
     struct trace_usage u;
-    uint64_t reach;
+    struct ivset iv;
+    uint64_t tmin;
 };
 
 struct oacc {
     uint32_t op, stamp;
     uint64_t count, cycles, start, end, rd, wr, busy;
-    uint64_t ebusy[KINDS], reach[KINDS + 1];
+    uint64_t ebusy[KINDS];
+    struct ivset iv[KINDS + 1]; /* per engine kind, and on any */
+    uint64_t tmin[KINDS + 1];
 };
 
 /* What a launch's markers and tokens say of it (by cmdq_id, whether it has events or not). */
@@ -135,14 +151,18 @@ struct trace_regions_inc {
     enum trace_region_kind kind;
     enum trace_regions_depth depth;
     const struct trace_model *m; /* the model of the last update */
-    uint64_t folded;             /* events [0, folded) are folded in */
-    uint64_t last_start;         /* the start of the last of them */
-    struct trace_event last_ev;  /* that event as it was folded in */
-    size_t xpos;                 /* transfers before xpos are of folded events */
-    size_t xseen;                /* transfers checked for their order */
-    size_t nmk, ntok;            /* markers and tokens read */
-    uint32_t stamp;              /* of the current update's events in flight */
-    bool saving;                 /* applying events in flight: save before changing */
+    uint64_t scanned;            /* events [0, scanned) were seen: all folded in but pend */
+    uint64_t *pend;              /* owned: those seen in flight, not folded in yet */
+    size_t npend, cappend;
+    struct trace_event last_ev; /* event scanned - 1 as it was seen */
+    uint64_t trunc;             /* no event still to come starts before this */
+    uint64_t max_start;         /* the latest start seen */
+    uint64_t max_late;          /* the most an event started before one seen earlier */
+    size_t xseen;               /* transfers checked for their order */
+    size_t xpos;                /* a cursor into the transfers (bytes_of) */
+    size_t nmk, ntok;           /* markers and tokens read */
+    uint32_t stamp;             /* of the current update's events in flight */
+    bool saving;                /* applying events in flight: save before changing */
     struct map rmap, tmap, omap, lmap;
     struct racc *r;
     struct rlist *rl;
@@ -166,6 +186,79 @@ struct trace_regions_inc {
     uint64_t last_key;
 };
 
+/* ---- interval sets ------------------------------------------------------------------------- */
+
+/* Add [s, e) (e > s) to iv, dropping what ends at or before trunc; returns the cycles it adds
+ * to the union. */
+static uint64_t iv_add(struct ivset *iv, uint64_t s, uint64_t e, uint64_t trunc)
+{
+    uint32_t n = iv->n;
+    if (n && iv->v[2 * n - 1] < s) { /* after the last one: the common case, in start order */
+        if (iv->v[1] <= trunc) {     /* drop the old ones first */
+            uint32_t d = 0;
+            while (d < n && iv->v[2 * d + 1] <= trunc)
+                d++;
+            memmove(iv->v, iv->v + 2 * d, 2 * (size_t)(n - d) * sizeof(*iv->v));
+            n = iv->n = n - d;
+        }
+    }
+    /* the first interval ending at or after s, and the first starting after e */
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (iv->v[2 * mid + 1] < s)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    uint32_t a = lo, b = lo;
+    uint64_t covered = 0, ns = s, ne = e;
+    for (; b < n && iv->v[2 * b] <= e; b++) {
+        uint64_t x = iv->v[2 * b], y = iv->v[2 * b + 1];
+        uint64_t p = x > s ? x : s, q = y < e ? y : e;
+        covered += q > p ? q - p : 0;
+        ns = x < ns ? x : ns;
+        ne = y > ne ? y : ne;
+    }
+    /* intervals [a, b) become [ns, ne) */
+    if (a == b) {
+        if (n == iv->cap) {
+            iv->cap = iv->cap ? 2 * iv->cap : 4;
+            iv->v = sim_xreallocarray(iv->v, 2 * (size_t)iv->cap, sizeof(*iv->v));
+        }
+        memmove(iv->v + 2 * (a + 1), iv->v + 2 * a, 2 * (size_t)(n - a) * sizeof(*iv->v));
+        iv->n = ++n;
+    } else if (b - a > 1) {
+        memmove(iv->v + 2 * (a + 1), iv->v + 2 * b, 2 * (size_t)(n - b) * sizeof(*iv->v));
+        iv->n = n = n - (b - a - 1);
+    }
+    iv->v[2 * a] = ns;
+    iv->v[2 * a + 1] = ne;
+    return (e - s) - covered;
+}
+
+/* The cycles of [s, e) that iv does not cover. */
+static uint64_t iv_uncovered(const struct ivset *iv, uint64_t s, uint64_t e)
+{
+    if (e <= s)
+        return 0;
+    uint32_t lo = 0, hi = iv->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (iv->v[2 * mid + 1] <= s)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    uint64_t covered = 0;
+    for (uint32_t b = lo; b < iv->n && iv->v[2 * b] < e; b++) {
+        uint64_t x = iv->v[2 * b], y = iv->v[2 * b + 1];
+        uint64_t p = x > s ? x : s, q = y < e ? y : e;
+        covered += q > p ? q - p : 0;
+    }
+    return (e - s) - covered;
+}
+
 #define GROW(arr, n, cap)                                                                          \
     do {                                                                                           \
         if ((n) == (cap)) {                                                                        \
@@ -184,23 +277,38 @@ struct trace_regions_inc *trace_regions_inc_new(enum trace_region_kind kind,
     return st;
 }
 
-/* Forget everything folded in. */
+static void iv_free(struct ivset *iv)
+{
+    free(iv->v);
+}
+
+/* Forget everything folded in (not how late events came: that stays a lesson). */
 static void reset(struct trace_regions_inc *st)
 {
     for (size_t i = 0; i < st->nr; i++) {
         free(st->rl[i].host_name);
         free(st->rl[i].tr);
         free(st->rl[i].op);
+        for (int k = 0; k < KINDS; k++)
+            iv_free(&st->r[i].kind_iv[k]);
+        iv_free(&st->r[i].all_iv);
     }
+    for (size_t i = 0; i < st->nt; i++)
+        iv_free(&st->t[i].iv);
+    for (size_t i = 0; i < st->no; i++)
+        for (int k = 0; k <= KINDS; k++)
+            iv_free(&st->o[i].iv[k]);
     free(st->r), free(st->rl), free(st->t), free(st->o), free(st->li);
-    free(st->engine_of), free(st->host);
+    free(st->engine_of), free(st->host), free(st->pend);
     free(st->sr), free(st->st), free(st->so);
     map_free(&st->rmap), map_free(&st->tmap), map_free(&st->omap), map_free(&st->lmap);
     enum trace_region_kind kind = st->kind;
     enum trace_regions_depth depth = st->depth;
+    uint64_t late = st->max_late;
     memset(st, 0, sizeof(*st));
     st->kind = kind;
     st->depth = depth;
+    st->max_late = late;
     st->last_key_slot = NONE;
 }
 
@@ -214,7 +322,7 @@ void trace_regions_inc_free(struct trace_regions_inc *st)
 
 uint64_t trace_regions_inc_folded(const struct trace_regions_inc *st)
 {
-    return st->folded;
+    return st->scanned - st->npend;
 }
 
 /* The tracks' engine kinds, for tracks added since. */
@@ -256,7 +364,9 @@ static uint32_t region_slot(struct trace_regions_inc *st, uint64_t key)
             st->rl = sim_xreallocarray(st->rl, st->capr, sizeof(*st->rl));
         }
         s = (uint32_t)st->nr++;
-        st->r[s] = (struct racc){0};
+        st->r[s] = (struct racc){.all_tmin = UINT64_MAX};
+        for (int k = 0; k < KINDS; k++)
+            st->r[s].kind_tmin[k] = UINT64_MAX;
         st->rl[s] = (struct rlist){.key = key};
         map_put(&st->rmap, key, s);
     }
@@ -283,7 +393,7 @@ static struct tacc *tacc_w(struct trace_regions_inc *st, uint32_t s, uint32_t tr
     if (i == NONE) {
         GROW(st->t, st->nt, st->capt);
         i = (uint32_t)st->nt++;
-        st->t[i] = (struct tacc){.track = track};
+        st->t[i] = (struct tacc){.track = track, .tmin = UINT64_MAX};
         map_put(&st->tmap, k, i);
         struct rlist *l = &st->rl[s];
         GROW(l->tr, l->ntr, l->captr);
@@ -306,6 +416,8 @@ static struct oacc *oacc_w(struct trace_regions_inc *st, uint32_t s, uint32_t op
         GROW(st->o, st->no, st->capo);
         i = (uint32_t)st->no++;
         st->o[i] = (struct oacc){.op = op};
+        for (int j = 0; j <= KINDS; j++)
+            st->o[i].tmin[j] = UINT64_MAX;
         map_put(&st->omap, k, i);
         struct rlist *l = &st->rl[s];
         GROW(l->op, l->nop, l->capop);
@@ -332,16 +444,6 @@ static void restore(struct trace_regions_inc *st)
     st->nsr = st->nst = st->nso = 0;
 }
 
-/* The part of [s, e) past *reach (intervals met in start order): what it adds to the union. */
-static inline uint64_t gain(uint64_t s, uint64_t e, uint64_t *reach)
-{
-    uint64_t r = *reach;
-    if (e <= r)
-        return 0;
-    *reach = e;
-    return e - (s > r ? s : r);
-}
-
 static void usage_add(struct trace_usage *to, const struct trace_usage *u)
 {
     to->busy += u->busy;
@@ -351,7 +453,13 @@ static void usage_add(struct trace_usage *to, const struct trace_usage *u)
     to->write_bytes += u->write_bytes;
 }
 
-/* Add an event of region s, over [start, end), with its DRAM bytes, to the accumulators. */
+static inline void tmin_at(uint64_t *t, uint64_t s)
+{
+    *t = s < *t ? s : *t;
+}
+
+/* Add an event of region s, over [start, end), with its DRAM bytes, to the accumulators; one
+ * in flight (st->saving) adds its start to the unions' earliest in flight instead. */
 static void apply(struct trace_regions_inc *st, uint32_t s, const struct trace_event *e,
                   uint64_t end, uint64_t rd, uint64_t wr)
 {
@@ -383,12 +491,51 @@ static void apply(struct trace_regions_inc *st, uint32_t s, const struct trace_e
     o->wr += wr;
     if (!len)
         return;
-    t->u.busy += gain(e->start, end, &t->reach);
-    r->engine[k].busy += gain(e->start, end, &r->kind_reach[k]);
-    r->all.busy += gain(e->start, end, &r->all_reach);
-    if (st->depth == TRACE_REGIONS_FULL) {
-        o->ebusy[k] += gain(e->start, end, &o->reach[k]);
-        o->busy += gain(e->start, end, &o->reach[KINDS]);
+    bool ob = st->depth == TRACE_REGIONS_FULL;
+    if (st->saving) {
+        tmin_at(&t->tmin, e->start);
+        tmin_at(&r->kind_tmin[k], e->start);
+        tmin_at(&r->all_tmin, e->start);
+        if (ob) {
+            tmin_at(&o->tmin[k], e->start);
+            tmin_at(&o->tmin[KINDS], e->start);
+        }
+        return;
+    }
+    uint64_t tr = st->trunc;
+    t->u.busy += iv_add(&t->iv, e->start, end, tr);
+    r->engine[k].busy += iv_add(&r->kind_iv[k], e->start, end, tr);
+    r->all.busy += iv_add(&r->all_iv, e->start, end, tr);
+    if (ob) {
+        o->ebusy[k] += iv_add(&o->iv[k], e->start, end, tr);
+        o->busy += iv_add(&o->iv[KINDS], e->start, end, tr);
+    }
+}
+
+/* The busy cycles the events in flight add, [the earliest start, now) past each union: every
+ * accumulator they touched was saved. */
+static void add_in_flight(struct trace_regions_inc *st, uint64_t now)
+{
+    for (size_t i = 0; i < st->nsr; i++) {
+        struct racc *r = &st->r[st->sr[i].i];
+        for (int k = 0; k < KINDS; k++)
+            if (r->kind_tmin[k] != UINT64_MAX)
+                r->engine[k].busy += iv_uncovered(&r->kind_iv[k], r->kind_tmin[k], now);
+        if (r->all_tmin != UINT64_MAX)
+            r->all.busy += iv_uncovered(&r->all_iv, r->all_tmin, now);
+    }
+    for (size_t i = 0; i < st->nst; i++) {
+        struct tacc *t = &st->t[st->st[i].i];
+        if (t->tmin != UINT64_MAX)
+            t->u.busy += iv_uncovered(&t->iv, t->tmin, now);
+    }
+    for (size_t i = 0; i < st->nso; i++) {
+        struct oacc *o = &st->o[st->so[i].i];
+        for (int k = 0; k < KINDS; k++)
+            if (o->tmin[k] != UINT64_MAX)
+                o->ebusy[k] += iv_uncovered(&o->iv[k], o->tmin[k], now);
+        if (o->tmin[KINDS] != UINT64_MAX)
+            o->busy += iv_uncovered(&o->iv[KINDS], o->tmin[KINDS], now);
     }
 }
 
@@ -566,10 +713,10 @@ static struct trace_regions *build(struct trace_regions_inc *st, const struct tr
                 name = details_kernel(trace_model_marker(m, info->mk_name)->details);
             else if (info && info->tok_name != SIZE_MAX)
                 name = details_kernel(trace_model_token(m, info->tok_name)->details);
+            else if (tail_name && tail_name[s]) /* before the folded-in one in event order */
+                name = tail_name[s];
             else if (st->rl[s].host_name)
                 name = st->rl[s].host_name;
-            else if (tail_name && tail_name[s])
-                name = tail_name[s];
             char fallback[32];
             snprintf(fallback, sizeof(fallback), "cmdq %d", (int)c);
             uint64_t a = r->start, b = r->end;
@@ -613,39 +760,97 @@ static struct trace_regions *from_scratch(const struct trace_regions_inc *st,
     return rs;
 }
 
-/* Whether the model still holds what was folded in: the same model, no fewer events, the
- * last folded event unchanged (its details may have moved to the spill since). */
+/* Whether the model still holds what was seen: the same model, no fewer events, the last
+ * event seen unchanged (its end and details may have changed since). */
 static bool still_valid(const struct trace_regions_inc *st, const struct trace_model *m)
 {
-    if (st->m != m || trace_model_event_count(m) < st->folded)
+    if (st->m != m || trace_model_event_count(m) < st->scanned)
         return false;
-    if (!st->folded)
+    if (!st->scanned)
         return true;
-    const struct trace_event *e = trace_model_event(m, st->folded - 1), *f = &st->last_ev;
-    return e->start == f->start && e->end == f->end && e->track == f->track && e->op == f->op &&
-           e->layer == f->layer && e->cmdq_id == f->cmdq_id && !(e->flags & TRACE_EV_INFLIGHT);
+    const struct trace_event *e = trace_model_event(m, st->scanned - 1), *f = &st->last_ev;
+    return e->start == f->start && e->track == f->track && e->op == f->op && e->layer == f->layer &&
+           e->cmdq_id == f->cmdq_id;
 }
 
-/* Check the transfers added since: in event order, none of a folded event. */
+/* Whether event i is one of those seen in flight (pend is in event order). */
+static bool pending(const struct trace_regions_inc *st, uint64_t i)
+{
+    size_t lo = 0, hi = st->npend;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (st->pend[mid] < i)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < st->npend && st->pend[lo] == i;
+}
+
+/* Check the transfers added since: in event order, none of an event folded in. */
 static bool transfers_ok(struct trace_regions_inc *st, const struct trace_model *m)
 {
     size_t nx = trace_model_transfer_count(m);
     if (nx < st->xseen)
         return false;
     const struct trace_transfer *xs = nx ? trace_model_transfer(m, 0) : NULL;
-    for (size_t k = st->xseen; k < nx; k++)
-        if (xs[k].event < st->folded || (k && xs[k].event < xs[k - 1].event))
+    for (size_t k = st->xseen; k < nx; k++) {
+        if (k && xs[k].event < xs[k - 1].event)
             return false;
+        if (xs[k].event < st->scanned && !pending(st, xs[k].event))
+            return false;
+    }
     st->xseen = nx;
     return true;
 }
 
-/* An event from the oldest in flight on, for applying in start order. */
-struct tev {
-    uint64_t start;
-    uint64_t i;
+/* The DRAM bytes of event i, from the transfers (in event order), near the last asked for. */
+static void bytes_of(struct trace_regions_inc *st, const struct trace_transfer *xs, size_t nx,
+                     uint64_t i, uint64_t *rd, uint64_t *wr)
+{
+    size_t x = st->xpos < nx ? st->xpos : nx;
+    if (x && (x == nx || xs[x].event >= i) && xs[x - 1].event >= i) { /* behind: search */
+        size_t lo = 0, hi = x;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (xs[mid].event < i)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        x = lo;
+    }
+    while (x < nx && xs[x].event < i)
+        x++;
+    *rd = *wr = 0;
+    for (; x < nx && xs[x].event == i; x++)
+        *(xs[x].flags & TRACE_XFER_WRITE ? wr : rd) += xs[x].bytes;
+    st->xpos = x;
+}
+
+/* Fold in event i, ended. */
+static void fold(struct trace_regions_inc *st, const struct trace_model *m, uint64_t i,
+                 const struct trace_transfer *xs, size_t nx)
+{
+    const struct trace_event *e = trace_model_event(m, i);
+    uint64_t key;
+    if (!key_of(st, e, &key))
+        return;
     uint64_t rd, wr;
-};
+    bytes_of(st, xs, nx, i, &rd, &wr);
+    uint32_t s = region_slot(st, key);
+    apply(st, s, e, e->end, rd, wr);
+    struct rlist *l = &st->rl[s];
+    if (st->kind == TRACE_REGION_LAUNCH && e->track < st->ntracks && st->host[e->track] &&
+        (!l->host_name || i < l->host_ev)) {
+        char *name = trace_regions_host_name_(m, i);
+        if (name) {
+            free(l->host_name);
+            l->host_name = name;
+            l->host_ev = i;
+        }
+    }
+}
 
 struct trace_regions *trace_regions_inc_update(struct trace_regions_inc *st,
                                                const struct trace_model *m,
@@ -662,90 +867,92 @@ struct trace_regions *trace_regions_inc_update(struct trace_regions_inc *st,
         if (!transfers_ok(st, m)) /* out of event order: no folding in */
             return from_scratch(st, m, p);
     }
+    uint64_t n = trace_model_event_count(m);
+    const struct trace_event *evs = n ? trace_model_event(m, 0) : NULL;
+    /* the new events must not start before what was given up of the unions */
+    for (uint64_t i = st->scanned; i < n; i++) {
+        uint64_t s = evs[i].start;
+        if (s < st->max_start && st->max_start - s > st->max_late)
+            st->max_late = st->max_start - s;
+        if (s > st->max_start)
+            st->max_start = s;
+        if (s < st->trunc) { /* later than ever: start over, more careful */
+            reset(st);
+            st->m = m;
+            transfers_ok(st, m);
+            break;
+        }
+    }
     learn_tracks(st, m);
     if (st->kind == TRACE_REGION_LAUNCH)
         learn_launch_info(st, m);
-    uint64_t n = trace_model_event_count(m);
-    const struct trace_event *evs = n ? trace_model_event(m, 0) : NULL;
     size_t nx = trace_model_transfer_count(m);
     const struct trace_transfer *xs = nx ? trace_model_transfer(m, 0) : NULL;
-    /* fold in the events that ended, in start order, up to the oldest in flight */
-    uint64_t from = st->folded;
-    trace_progress_step(p, "regions: new events", n - from);
-    uint64_t i = from;
-    for (; i < n; i++) {
-        if ((i - from) % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(p, i - from))
-            break;
-        const struct trace_event *e = &evs[i];
-        if ((e->flags & TRACE_EV_INFLIGHT) || (i && e->start < st->last_start))
-            break;
-        uint64_t rd = 0, wr = 0;
-        while (st->xpos < nx && xs[st->xpos].event < i)
-            st->xpos++;
-        for (; st->xpos < nx && xs[st->xpos].event == i; st->xpos++)
-            *(xs[st->xpos].flags & TRACE_XFER_WRITE ? &wr : &rd) += xs[st->xpos].bytes;
-        uint64_t key;
-        if (key_of(st, e, &key)) {
-            uint32_t s = region_slot(st, key);
-            apply(st, s, e, e->end, rd, wr);
-            if (st->kind == TRACE_REGION_LAUNCH && e->track < st->ntracks && st->host[e->track] &&
-                !st->rl[s].host_name)
-                st->rl[s].host_name = trace_regions_host_name_(m, i);
-        }
-        st->last_start = e->start;
-        st->last_ev = *e;
-        st->folded = i + 1;
+    /* fold in the events seen in flight that have ended, then the new ones */
+    uint64_t todo = st->npend + (n - st->scanned), done = 0;
+    trace_progress_step(p, "regions: new events", todo);
+    size_t kept = 0;
+    for (size_t k = 0; k < st->npend; k++) {
+        uint64_t i = st->pend[k];
+        if (evs[i].flags & TRACE_EV_INFLIGHT)
+            st->pend[kept++] = i;
+        else
+            fold(st, m, i, xs, nx);
     }
+    st->npend = kept;
+    done = st->npend;
+    for (; st->scanned < n; st->scanned++, done++) {
+        if (done % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(p, done))
+            break;
+        uint64_t i = st->scanned;
+        if (evs[i].flags & TRACE_EV_INFLIGHT) {
+            if (st->npend == st->cappend) {
+                st->cappend = st->cappend ? 2 * st->cappend : 64;
+                st->pend = sim_xreallocarray(st->pend, st->cappend, sizeof(*st->pend));
+            }
+            st->pend[st->npend++] = i;
+        } else {
+            fold(st, m, i, xs, nx);
+        }
+    }
+    if (st->scanned)
+        st->last_ev = evs[st->scanned - 1];
+    /* what no event still to come starts before: the events in flight, and the latest start
+     * less the most an event has come late so far, twice over */
+    uint64_t t =
+        st->max_start > 2 * st->max_late + 1024 ? st->max_start - 2 * st->max_late - 1024 : 0;
+    for (size_t k = 0; k < st->npend; k++)
+        t = evs[st->pend[k]].start < t ? evs[st->pend[k]].start : t;
+    st->trunc = t > st->trunc ? t : st->trunc;
     if (trace_progress_cancelled(p))
         return NULL;
-    /* the rest, applied on top and put back afterwards */
-    uint64_t nt = n - st->folded;
-    struct tev *tail = sim_xreallocarray(NULL, nt ? nt : 1, sizeof(*tail));
-    char **tail_name = NULL;
-    size_t x = st->xpos;
-    bool in_order = true;
-    for (uint64_t k = 0; k < nt; k++) {
-        uint64_t j = st->folded + k;
-        const struct trace_event *e = &evs[j];
-        in_order &= !st->folded || e->start >= st->last_start;
-        struct tev t = {e->start, j, 0, 0};
-        while (x < nx && xs[x].event < j)
-            x++;
-        for (; x < nx && xs[x].event == j; x++)
-            *(xs[x].flags & TRACE_XFER_WRITE ? &t.wr : &t.rd) += xs[x].bytes;
-        tail[k] = t;
-    }
-    if (!in_order) { /* an event starts before one folded in: this model is not a live run's */
-        free(tail);
-        return from_scratch(st, m, p);
-    }
-    trace_radix_sort(tail, nt, sizeof(*tail), offsetof(struct tev, start));
+    (void)todo;
+    /* the events in flight, applied on top and put back afterwards */
     st->stamp++;
     st->saving = true;
     uint32_t saved_slot = st->last_key_slot;
     uint64_t saved_key = st->last_key;
-    if (st->kind == TRACE_REGION_LAUNCH) { /* the first HOST event in flight naming a launch */
-        for (uint64_t k = 0; k < nt; k++) {
-            uint64_t j = st->folded + k;
-            const struct trace_event *e = &evs[j];
-            uint64_t key;
-            if (!(e->track < st->ntracks && st->host[e->track]) || !key_of(st, e, &key))
-                continue;
-            uint32_t s = region_slot(st, key);
+    char **tail_name = NULL;
+    uint64_t now = trace_model_now(m);
+    for (size_t k = 0; k < st->npend; k++) {
+        uint64_t i = st->pend[k];
+        const struct trace_event *e = &evs[i];
+        uint64_t key;
+        if (!key_of(st, e, &key))
+            continue;
+        uint64_t rd, wr;
+        bytes_of(st, xs, nx, i, &rd, &wr);
+        uint32_t s = region_slot(st, key);
+        apply(st, s, e, ev_end(m, e), rd, wr);
+        if (st->kind == TRACE_REGION_LAUNCH && e->track < st->ntracks && st->host[e->track]) {
             if (!tail_name)
-                tail_name = sim_xcalloc(st->nr + nt, sizeof(*tail_name));
-            if (!st->rl[s].host_name && !tail_name[s])
-                tail_name[s] = trace_regions_host_name_(m, j);
+                tail_name = sim_xcalloc(st->nr + st->npend, sizeof(*tail_name));
+            /* the first in event order names it: a folded-in one before it, or this */
+            if (!tail_name[s] && (!st->rl[s].host_name || i < st->rl[s].host_ev))
+                tail_name[s] = trace_regions_host_name_(m, i);
         }
     }
-    trace_progress_step(p, "regions: events in flight", nt);
-    for (uint64_t k = 0; k < nt; k++) {
-        const struct trace_event *e = &evs[tail[k].i];
-        uint64_t key;
-        if (key_of(st, e, &key))
-            apply(st, region_slot(st, key), e, ev_end(m, e), tail[k].rd, tail[k].wr);
-    }
-    free(tail);
+    add_in_flight(st, now);
     struct trace_regions *rs = build(st, m, tail_name);
     st->saving = false;
     restore(st);

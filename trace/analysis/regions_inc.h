@@ -1,18 +1,18 @@
 /*
  * The regions of a growing model (a live run), kept up to date rather than accounted again
  * from event 0 (trace/analysis/regions.h). A state remembers what the events it has folded in
- * yield: each launch's or layer's span, usage per engine kind, track and op name, and the
- * reach of every union of busy intervals; an update folds in the events that have become
- * final since, and accounts the rest (the events from the oldest one still in flight on)
- * afresh on top, without keeping them. The set an update returns equals what
- * trace_regions_new (or _light, _split) would return for the model at that moment.
+ * yield: each launch's or layer's span, usage per engine kind, track and op name, and of each
+ * union of busy intervals the length and the recent intervals a late event may still overlap;
+ * an update folds in the events that have ended since (in any order), and adds those still in
+ * flight on top without keeping them. The set an update returns equals what trace_regions_new
+ * (or _light, _split) would return for the model at that moment.
  *
- * An event is folded in once it has ended and every event before it in the model has been
- * folded in, in start order: the busy cycles are unions met in start order, so the reach of
- * each union stays valid. What would break that (an event that starts before one already
- * folded in, a DRAM transfer of an event already folded in or out of event order, a model
- * that shrank or changed under it) makes the state start over; a model whose events do not
- * come in start order is then accounted from scratch at every update.
+ * An event is final once it has ended. Events may come out of start order (a host records its
+ * launches late): the unions keep their intervals back to what no event still to come can start
+ * before (the oldest start in flight, and the latest start less twice the most an event has
+ * come late so far). An event later than that, a DRAM transfer of an event already folded in or
+ * out of event order, a model that shrank or changed under it, make the state start over; a
+ * model whose transfers are out of event order is accounted from scratch at every update.
  *
  * Launch and layer splits are kept incrementally; run and marker splits (windows of time)
  * are accounted from scratch by each update.
