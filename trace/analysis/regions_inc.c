@@ -184,6 +184,9 @@ struct trace_regions_inc {
     size_t nso, capso;
     uint32_t last_key_slot; /* the region of the last event (a layer's ops come in runs) */
     uint64_t last_key;
+    uint64_t *tcache, *ocache; /* owned: per track, per op name: the last (region << 32 |
+                                  accumulator) + 1 it was found in (0: none) */
+    size_t ntcache, nocache;
 };
 
 /* ---- interval sets ------------------------------------------------------------------------- */
@@ -193,7 +196,13 @@ struct trace_regions_inc {
 static uint64_t iv_add(struct ivset *iv, uint64_t s, uint64_t e, uint64_t trunc)
 {
     uint32_t n = iv->n;
-    if (n && iv->v[2 * n - 1] < s) { /* after the last one: the common case, in start order */
+    if (n && s >= iv->v[2 * n - 2] && s <= iv->v[2 * n - 1]) { /* on the last one: in order */
+        uint64_t *end = &iv->v[2 * n - 1];
+        uint64_t covered = (e < *end ? e : *end) - s;
+        *end = e > *end ? e : *end;
+        return (e - s) - covered;
+    }
+    if (n && iv->v[2 * n - 1] < s) { /* after the last one */
         if (iv->v[1] <= trunc) {     /* drop the old ones first */
             uint32_t d = 0;
             while (d < n && iv->v[2 * d + 1] <= trunc)
@@ -201,6 +210,14 @@ static uint64_t iv_add(struct ivset *iv, uint64_t s, uint64_t e, uint64_t trunc)
             memmove(iv->v, iv->v + 2 * d, 2 * (size_t)(n - d) * sizeof(*iv->v));
             n = iv->n = n - d;
         }
+        if (n == iv->cap) {
+            iv->cap = iv->cap ? 2 * iv->cap : 4;
+            iv->v = sim_xreallocarray(iv->v, 2 * (size_t)iv->cap, sizeof(*iv->v));
+        }
+        iv->v[2 * n] = s;
+        iv->v[2 * n + 1] = e;
+        iv->n = n + 1;
+        return e - s;
     }
     /* the first interval ending at or after s, and the first starting after e */
     uint32_t lo = 0, hi = n;
@@ -299,7 +316,7 @@ static void reset(struct trace_regions_inc *st)
         for (int k = 0; k <= KINDS; k++)
             iv_free(&st->o[i].iv[k]);
     free(st->r), free(st->rl), free(st->t), free(st->o), free(st->li);
-    free(st->engine_of), free(st->host), free(st->pend);
+    free(st->engine_of), free(st->host), free(st->pend), free(st->tcache), free(st->ocache);
     free(st->sr), free(st->st), free(st->so);
     map_free(&st->rmap), map_free(&st->tmap), map_free(&st->omap), map_free(&st->lmap);
     enum trace_region_kind kind = st->kind;
@@ -386,10 +403,29 @@ static struct racc *racc_w(struct trace_regions_inc *st, uint32_t s)
     return r;
 }
 
+/* The accumulator of (region s, id) from cache[id] (size *n, grown), else from map. */
+static uint32_t cached_get(uint64_t **cache, size_t *n, const struct map *map, uint32_t s,
+                           uint32_t id)
+{
+    if (id >= *n) {
+        size_t m = (size_t)id + 64;
+        *cache = sim_xreallocarray(*cache, m, sizeof(**cache));
+        memset(*cache + *n, 0, (m - *n) * sizeof(**cache));
+        *n = m;
+    }
+    uint64_t c = (*cache)[id];
+    if (c && (uint32_t)((c - 1) >> 32) == s)
+        return (uint32_t)(c - 1);
+    uint32_t i = map_get(map, (uint64_t)s << 32 | id);
+    if (i != NONE)
+        (*cache)[id] = ((uint64_t)s << 32 | i) + 1;
+    return i;
+}
+
 static struct tacc *tacc_w(struct trace_regions_inc *st, uint32_t s, uint32_t track)
 {
     uint64_t k = (uint64_t)s << 32 | track;
-    uint32_t i = map_get(&st->tmap, k);
+    uint32_t i = cached_get(&st->tcache, &st->ntcache, &st->tmap, s, track);
     if (i == NONE) {
         GROW(st->t, st->nt, st->capt);
         i = (uint32_t)st->nt++;
@@ -411,7 +447,7 @@ static struct tacc *tacc_w(struct trace_regions_inc *st, uint32_t s, uint32_t tr
 static struct oacc *oacc_w(struct trace_regions_inc *st, uint32_t s, uint32_t op)
 {
     uint64_t k = (uint64_t)s << 32 | op;
-    uint32_t i = map_get(&st->omap, k);
+    uint32_t i = cached_get(&st->ocache, &st->nocache, &st->omap, s, op);
     if (i == NONE) {
         GROW(st->o, st->no, st->capo);
         i = (uint32_t)st->no++;
@@ -901,10 +937,22 @@ struct trace_regions *trace_regions_inc_update(struct trace_regions_inc *st,
     }
     st->npend = kept;
     done = st->npend;
+    /* what no event still to come starts before, as the fold goes: the events in flight, and
+     * the latest start so far less twice the most an event has come late (an event later than
+     * that makes the next update start over); the unions forget what ends before it */
+    uint64_t minpend = UINT64_MAX, run_max = 0, slack = 2 * st->max_late + 1024;
+    for (size_t k = 0; k < st->npend; k++)
+        minpend = evs[st->pend[k]].start < minpend ? evs[st->pend[k]].start : minpend;
     for (; st->scanned < n; st->scanned++, done++) {
         if (done % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(p, done))
             break;
         uint64_t i = st->scanned;
+        if (evs[i].start > run_max) {
+            run_max = evs[i].start;
+            uint64_t t = run_max > slack ? run_max - slack : 0;
+            t = minpend < t ? minpend : t;
+            st->trunc = t > st->trunc ? t : st->trunc;
+        }
         if (evs[i].flags & TRACE_EV_INFLIGHT) {
             if (st->npend == st->cappend) {
                 st->cappend = st->cappend ? 2 * st->cappend : 64;
@@ -926,7 +974,6 @@ struct trace_regions *trace_regions_inc_update(struct trace_regions_inc *st,
     st->trunc = t > st->trunc ? t : st->trunc;
     if (trace_progress_cancelled(p))
         return NULL;
-    (void)todo;
     /* the events in flight, applied on top and put back afterwards */
     st->stamp++;
     st->saving = true;
