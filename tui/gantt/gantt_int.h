@@ -115,6 +115,10 @@ struct tui_gantt {
     char path_next_name[96];
     char path_status[96]; /* its progress last said in the status line */
     uint64_t path_next_start;
+    /* live: the paths of finished launches, each computed once (gantt_path.c) */
+    struct tui_gantt_kept_path *path_kept; /* owned */
+    size_t path_nkept;
+    struct tui_gantt_kept_path *path_next_key; /* owned: the one being computed is to be kept */
 
     /* the strips under the rows (gantt_strip.c): y of their first row, -1 when absent */
     bool show_util, show_heat;

@@ -171,9 +171,88 @@ static void path_run(void *arg, struct trace_progress *pg)
     g->path_in.progress = NULL;
 }
 
+/* A finished launch's path, kept: a launch whose ops have all ended, and whose count of ops,
+ * last op and start are still those, has that path still (ops are only added to a model,
+ * and an op that has ended does not change). */
+struct tui_gantt_kept_path {
+    int32_t cmdq;
+    size_t n;
+    uint64_t last, start;
+    struct trace_critpath path;
+};
+
+enum { PATHS_KEPT = 32 }; /* the most recent; the oldest is dropped */
+
+static void copy_path(struct trace_critpath *to, const struct trace_critpath *p)
+{
+    *to = *p;
+    to->steps = sim_xreallocarray(NULL, p->n ? p->n : 1, sizeof(*p->steps));
+    memcpy(to->steps, p->steps, p->n * sizeof(*p->steps));
+}
+
+/* The key of the launch cmdq's path if it may be kept (live, a launch, every op ended), else
+ * NULL. */
+static struct tui_gantt_kept_path *keep_key(const struct tui_gantt *g, const struct tui_view *v,
+                                            int32_t cmdq, const uint64_t *evs, size_t n,
+                                            uint64_t start)
+{
+    if (!v->live || cmdq == TRACE_NO_CMDQ || !n)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (trace_model_event(g->m, evs[i])->flags & TRACE_EV_INFLIGHT)
+            return NULL;
+    struct tui_gantt_kept_path *k = sim_xcalloc(1, sizeof(*k));
+    *k = (struct tui_gantt_kept_path){cmdq, n, evs[n - 1], start, {0}};
+    return k;
+}
+
+static struct tui_gantt_kept_path *kept(const struct tui_gantt *g,
+                                        const struct tui_gantt_kept_path *key)
+{
+    for (size_t i = 0; i < g->path_nkept; i++) {
+        struct tui_gantt_kept_path *k = &g->path_kept[i];
+        if (k->cmdq == key->cmdq && k->n == key->n && k->last == key->last &&
+            k->start == key->start)
+            return k;
+    }
+    return NULL;
+}
+
+/* Keep the path just computed under key (taken). */
+static void keep_path(struct tui_gantt *g, struct tui_gantt_kept_path *key,
+                      const struct trace_critpath *p)
+{
+    if (g->path_nkept == PATHS_KEPT) {
+        trace_critpath_fini(&g->path_kept[0].path);
+        memmove(g->path_kept, g->path_kept + 1, (PATHS_KEPT - 1) * sizeof(*g->path_kept));
+        g->path_nkept--;
+    }
+    if (!g->path_kept)
+        g->path_kept = sim_xcalloc(PATHS_KEPT, sizeof(*g->path_kept));
+    copy_path(&key->path, p);
+    g->path_kept[g->path_nkept++] = *key;
+    free(key);
+}
+
+static void kept_free(struct tui_gantt *g)
+{
+    for (size_t i = 0; i < g->path_nkept; i++)
+        trace_critpath_fini(&g->path_kept[i].path);
+    free(g->path_kept);
+    g->path_kept = NULL;
+    g->path_nkept = 0;
+    free(g->path_next_key);
+    g->path_next_key = NULL;
+}
+
 /* Show the path just computed. */
 static void path_show(struct tui_gantt *g, struct tui_view *v)
 {
+    if (g->path_next_key && g->path_next->n) /* a launch's ops: never an empty path */
+        keep_path(g, g->path_next_key, g->path_next);
+    else
+        free(g->path_next_key);
+    g->path_next_key = NULL;
     g->path = g->path_next;
     g->path_next = NULL;
     free((uint64_t *)g->path_in.events);
@@ -237,6 +316,8 @@ static void path_discard(void *arg)
     g->path_next = NULL;
     free((uint64_t *)g->path_in.events);
     g->path_in.events = NULL;
+    free(g->path_next_key);
+    g->path_next_key = NULL;
 }
 
 /* Compute and show the path of launch cmdq on a worker (tui_gantt_path_work shows it when it
@@ -260,6 +341,17 @@ static void show_path(struct tui_gantt *g, struct tui_view *v, int32_t cmdq,
     uint64_t *evs = launch_events(g->m, cmdq, split, &n, &g->path_next_start, g->path_next_name,
                                   sizeof(g->path_next_name));
     g->path_next = sim_xcalloc(1, sizeof(*g->path_next));
+    struct tui_gantt_kept_path *key = keep_key(g, v, cmdq, evs, n, g->path_next_start);
+    const struct tui_gantt_kept_path *had = key ? kept(g, key) : NULL;
+    if (had) { /* a finished launch's path, as computed before */
+        free(key);
+        copy_path(g->path_next, &had->path);
+        g->path_in = (struct trace_critpath_input){.events = evs};
+        path_show(g, v);
+        return;
+    }
+    free(g->path_next_key);
+    g->path_next_key = key;
     g->path_in = (struct trace_critpath_input){.m = g->m,
                                                .events = evs,
                                                .n = n,
@@ -303,6 +395,7 @@ void tui_gantt_path_stop(struct tui_gantt *g)
     g->path_next = NULL;
     free((uint64_t *)g->path_in.events);
     g->path_in.events = NULL;
+    kept_free(g);
 }
 
 enum tui_result tui_gantt_path_toggle(struct tui_gantt *g, struct tui_view *v)
