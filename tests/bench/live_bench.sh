@@ -21,3 +21,8 @@ echo
 # the pane open and closed
 bash "$(dirname "$0")/live_verdict.sh" "$(dirname "$(dirname "$bin")")/npuscope" \
     "llm_decode:layers=32,gen=512" 50000000 30
+echo
+# the layer and token panes of a live run at 50 M events: each run of their analysis (the first
+# from event 0, the next ones updates), the run's speed with each open
+bash "$(dirname "$0")/live_panes.sh" "$(dirname "$(dirname "$bin")")/npuscope" \
+    "llm_decode:layers=32,gen=512" 50000000 15 "y T"
