@@ -3,11 +3,10 @@
  * one tick at a time. Each step may start ops (appended in start order, in flight), end
  * some of those in flight in any order, raise markers and tokens, and moves now on. The ops
  * are spread over engines of every kind (a HOST track whose KernelLaunch ops name their
- * kernel), layers and launches (some with neither), with DRAM transfers, zero-length ops,
- * a long op now and then that stays in flight for many steps, a slow op now and then, and
- * an op now and then that is recorded late, with a start before the latest (as a host's
- * KernelLaunch is), once in a while very late.
- * A fixed seed makes each run the same.
+ * kernel, GEMMs that say their m, n, k), layers and launches (some with neither), with DRAM
+ * transfers, zero-length ops, a long op now and then that stays in flight for many steps, a slow op
+ * now and then, and an op now and then that is recorded late, with a start before the latest (as a
+ * host's KernelLaunch is), once in a while very late. A fixed seed makes each run the same.
  */
 #ifndef TEST_GROW_H
 #define TEST_GROW_H
@@ -80,6 +79,13 @@ static inline void grow_start(struct grow_model *g, int k)
             {.bytes = 64 + grow_rand(g, 4096)},
             {.bytes = 32 + grow_rand(g, 512), .flags = TRACE_XFER_WRITE | TRACE_XFER_KV}};
         trace_model_set_transfers(g->m, i, x, grow_rand(g, 4) ? 1 : 2);
+    }
+    if (k <= 1 && grow_rand(g, 3)) { /* a GEMM says how much work it does, most of them */
+        struct sim_value *d = sim_value_map();
+        sim_value_map_set_int(d, "m", 16 << grow_rand(g, 3));
+        sim_value_map_set_int(d, "n", 64);
+        sim_value_map_set_int(d, "k", 64);
+        trace_model_set_details_take(g->m, i, d);
     }
     if (k == 4 && strcmp(op, "KernelLaunch") == 0 && grow_rand(g, 2)) {
         struct sim_value *d = sim_value_map();

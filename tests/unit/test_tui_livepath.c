@@ -64,6 +64,9 @@ static void path_is_fresh(struct fixture *f, int32_t cmdq)
 Test(tui_livepath, a_finished_launch_path_is_kept_and_shown_at_once)
 {
     struct fixture f;
+    /* a path computed on the worker takes a while (every progress check waits 20 ms), so
+     * that one shown at once is one that was kept */
+    setenv("NPUSCOPE_TEST_ANALYSIS_DELAY_US", "20000", 1);
     grow_new(&f.g, 21);
     for (int i = 0; i < 200; i++)
         grow_step(&f.g);

@@ -5,6 +5,8 @@
  */
 #include "trace/verdict/anomaly.h"
 
+#include "trace/verdict/anomaly_int.h"
+
 #include "sim/data/value.h"
 #include "sim/util/xalloc.h"
 #include "trace/analysis/metrics.h"
@@ -84,12 +86,7 @@ double trace_dram_peak(const struct trace_model *m)
 
 /* ---- collecting ------------------------------------------------------------------------ */
 
-struct list {
-    struct trace_anomaly *v; /* owned */
-    size_t n, cap;
-};
-
-static void push(struct list *l, const struct trace_anomaly *a)
+void trace_anomaly_push_(struct list *l, const struct trace_anomaly *a)
 {
     if (l->n == l->cap) {
         l->cap = l->cap ? l->cap * 2 : 64;
@@ -98,7 +95,7 @@ static void push(struct list *l, const struct trace_anomaly *a)
     l->v[l->n++] = *a;
 }
 
-static uint64_t ev_end(const struct trace_model *m, const struct trace_event *ev)
+uint64_t trace_anomaly_ev_end_(const struct trace_model *m, const struct trace_event *ev)
 {
     if (ev->flags & TRACE_EV_INFLIGHT) {
         uint64_t now = trace_model_now(m);
@@ -107,26 +104,19 @@ static uint64_t ev_end(const struct trace_model *m, const struct trace_event *ev
     return ev->end;
 }
 
-static void find_invalid(const struct trace_model *m, struct list *l)
+void trace_anomaly_find_invalid_(const struct trace_model *m, struct list *l)
 {
     for (size_t i = 0; i < trace_model_marker_count(m); i++) {
         const struct trace_marker *k = trace_model_marker(m, i);
         if (is_invalid(m, k))
-            push(l, &(struct trace_anomaly){.kind = TRACE_ANOMALY_INVALID,
-                                            .start = k->cycle,
-                                            .end = k->cycle,
-                                            .event = UINT64_MAX,
-                                            .track = k->track,
-                                            .marker = i});
+            trace_anomaly_push_(l, &(struct trace_anomaly){.kind = TRACE_ANOMALY_INVALID,
+                                                           .start = k->cycle,
+                                                           .end = k->cycle,
+                                                           .event = UINT64_MAX,
+                                                           .track = k->track,
+                                                           .marker = i});
     }
 }
-
-/* An op by (engine kind, op name) and duration. */
-struct opdur {
-    uint64_t key; /* op name << 32 | a HOST track << 8 | engine kind */
-    uint64_t dur;
-    uint64_t ev;
-};
 
 static int cmp_opdur(const void *a, const void *b)
 {
@@ -207,7 +197,7 @@ static void merge_repeats(struct list *g, struct list *l)
         x.repeats = b - a;
         x.first = g->v[a].start;
         x.last = g->v[b - 1].start;
-        push(l, &x);
+        trace_anomaly_push_(l, &x);
         a = b;
     }
     g->n = 0;
@@ -244,15 +234,7 @@ static uint64_t select_kth(uint64_t *v, size_t n, size_t k)
     return v[k];
 }
 
-/* The group of key in a small open-addressed table of the distinct keys (cap a power of
- * two, twice the keys at least), added when new. */
-struct keytab {
-    uint64_t *key; /* owned; UINT64_MAX: empty */
-    uint32_t *id;  /* owned */
-    size_t cap, n;
-};
-
-static uint32_t keytab_id(struct keytab *t, uint64_t key)
+uint32_t trace_anomaly_keytab_id_(struct keytab *t, uint64_t key)
 {
     if (2 * (t->n + 1) > t->cap) {
         struct keytab g = {.cap = t->cap ? t->cap * 2 : 256};
@@ -282,6 +264,45 @@ static uint32_t keytab_id(struct keytab *t, uint64_t key)
 static int cmp_opdur_desc(const void *a, const void *b)
 {
     return cmp_opdur(b, a);
+}
+
+/* The slow ops of one group (count ops, the median and the median op) from its candidates
+ * (reordered), slowest first, into l: those slow per unit of work too, one entry per track. */
+void trace_anomaly_slow_group_(const struct trace_model *m, const struct trace_anomaly_opts *o,
+                               size_t count, uint64_t median, uint64_t median_ev,
+                               struct opdur *cand, size_t nc, struct list *group, struct list *l)
+{
+    if (nc > 1)
+        qsort(cand, nc, sizeof(*cand), cmp_opdur_desc);
+    double median_work = -1; /* looked up with the first candidate */
+    for (size_t c = 0; c < nc; c++) {
+        uint64_t d = cand[c].dur;
+        /* an op that did more work than the median one may take longer: compare the
+         * cycles per unit of work when both say how much they did */
+        if (median_work < 0)
+            median_work = work_of_event(m, median_ev);
+        double work = median_work > 0 ? work_of_event(m, cand[c].ev) : 0, per_work = 0;
+        if (work > 0) {
+            per_work = median ? ((double)d / work) / ((double)median / median_work) : 0;
+            if (median && !(per_work > o->slow_factor))
+                continue;
+        }
+        const struct trace_event *e = trace_model_event(m, cand[c].ev);
+        trace_anomaly_push_(group, &(struct trace_anomaly){.kind = TRACE_ANOMALY_SLOW_OP,
+                                                           .start = e->start,
+                                                           .end = e->start + d,
+                                                           .event = cand[c].ev,
+                                                           .track = e->track,
+                                                           .marker = SIZE_MAX,
+                                                           .value = (double)d,
+                                                           .reference = (double)median,
+                                                           .per_work = per_work,
+                                                           .count = count,
+                                                           .repeats = 1,
+                                                           .first = e->start,
+                                                           .last = e->start});
+    }
+    merge_repeats(group, l);
 }
 
 /* Bytes an op of the scratch that the slow ops (three uint64_t and a uint32_t an op) and
@@ -322,7 +343,7 @@ static void find_slow(const struct trace_model *m, const struct trace_anomaly_op
         uint32_t *slot = eng != TRACE_ENGINE_HOST && eng < TRACE_ENGINE_COUNT && e->op < nstr
                              ? &by_name[(size_t)e->op * TRACE_ENGINE_COUNT + eng]
                              : NULL;
-        dur_ev[i] = ev_end(m, e) - e->start;
+        dur_ev[i] = trace_anomaly_ev_end_(m, e) - e->start;
         if (slot && *slot != UINT32_MAX) {
             gid[i] = *slot;
             continue;
@@ -330,7 +351,7 @@ static void find_slow(const struct trace_model *m, const struct trace_anomaly_op
         /* a host message is a transfer on the host's link, then a service on an io_cpu:
          * two distributions of one name, told apart by their track */
         uint64_t where = eng == TRACE_ENGINE_HOST ? (uint64_t)e->track & 0xffffff : 0;
-        gid[i] = keytab_id(&kt, (uint64_t)e->op << 32 | where << 8 | eng);
+        gid[i] = trace_anomaly_keytab_id_(&kt, (uint64_t)e->op << 32 | where << 8 | eng);
         if (slot)
             *slot = gid[i];
     }
@@ -397,37 +418,7 @@ static void find_slow(const struct trace_model *m, const struct trace_anomaly_op
             }
             cand[nc++] = (struct opdur){0, d, evs[a + k]};
         }
-        if (nc > 1)
-            qsort(cand, nc, sizeof(*cand), cmp_opdur_desc);
-        double median_work = -1; /* looked up with the first candidate */
-        for (size_t c = 0; c < nc; c++) {
-            uint64_t d = cand[c].dur;
-            /* an op that did more work than the median one may take longer: compare the
-             * cycles per unit of work when both say how much they did */
-            if (median_work < 0)
-                median_work = work_of_event(m, median_ev);
-            double work = median_work > 0 ? work_of_event(m, cand[c].ev) : 0, per_work = 0;
-            if (work > 0) {
-                per_work = median ? ((double)d / work) / ((double)median / median_work) : 0;
-                if (median && !(per_work > o->slow_factor))
-                    continue;
-            }
-            const struct trace_event *e = trace_model_event(m, cand[c].ev);
-            push(&group, &(struct trace_anomaly){.kind = TRACE_ANOMALY_SLOW_OP,
-                                                 .start = e->start,
-                                                 .end = e->start + d,
-                                                 .event = cand[c].ev,
-                                                 .track = e->track,
-                                                 .marker = SIZE_MAX,
-                                                 .value = (double)d,
-                                                 .reference = (double)median,
-                                                 .per_work = per_work,
-                                                 .count = count,
-                                                 .repeats = 1,
-                                                 .first = e->start,
-                                                 .last = e->start});
-        }
-        merge_repeats(&group, l);
+        trace_anomaly_slow_group_(m, o, count, median, median_ev, cand, nc, &group, l);
     }
     free(cand);
     free(tmp);
@@ -485,15 +476,16 @@ static void idle_group(const struct trace_anomaly_opts *o, const struct uop *v, 
         if (v[k].s > busy_end) {
             uint64_t d = v[k].s - busy_end;
             if (d >= o->idle_min_cycles && (double)d > limit)
-                push(l, &(struct trace_anomaly){.kind = TRACE_ANOMALY_IDLE_GAP,
-                                                .start = busy_end,
-                                                .end = v[k].s,
-                                                .event = v[k].ev,
-                                                .track = trace_model_event(m, v[k].ev)->track,
-                                                .marker = SIZE_MAX,
-                                                .value = (double)d,
-                                                .reference = (double)median,
-                                                .count = ng});
+                trace_anomaly_push_(
+                    l, &(struct trace_anomaly){.kind = TRACE_ANOMALY_IDLE_GAP,
+                                               .start = busy_end,
+                                               .end = v[k].s,
+                                               .event = v[k].ev,
+                                               .track = trace_model_event(m, v[k].ev)->track,
+                                               .marker = SIZE_MAX,
+                                               .value = (double)d,
+                                               .reference = (double)median,
+                                               .count = ng});
         }
         busy_end = v[k].e > busy_end ? v[k].e : busy_end;
     }
@@ -521,10 +513,10 @@ static void find_idle(const struct trace_model *m, const struct trace_anomaly_op
             continue;
         if (last_id == UINT32_MAX || e->cmdq_id != last) {
             last = e->cmdq_id;
-            last_id = keytab_id(&kt, (uint64_t)(uint32_t)e->cmdq_id);
+            last_id = trace_anomaly_keytab_id_(&kt, (uint64_t)(uint32_t)e->cmdq_id);
         }
         cid[nv] = last_id;
-        v[nv++] = (struct uop){e->start, ev_end(m, e), i};
+        v[nv++] = (struct uop){e->start, trace_anomaly_ev_end_(m, e), i};
     }
     /* by (cmdq_id, start, event): the ops come in event order; grouped by launch, then
      * each launch's ops sorted by start with the stable radix sort (a launch's ops fit in
@@ -575,8 +567,8 @@ static void find_idle(const struct trace_model *m, const struct trace_anomaly_op
     free(owned);
 }
 
-static void find_bandwidth(const struct trace_model *m, const struct trace_anomaly_opts *o,
-                           double peak, struct list *l)
+void trace_anomaly_find_bandwidth_(const struct trace_model *m, const struct trace_anomaly_opts *o,
+                                   double peak, struct list *l)
 {
     if (!(peak > 0))
         return;
@@ -586,14 +578,14 @@ static void find_bandwidth(const struct trace_model *m, const struct trace_anoma
         uint64_t w = s[i].window ? s[i].window : 1;
         double rate = (double)(s[i].read_bytes + s[i].write_bytes) / (double)w;
         if (rate > peak * (1 + 1e-9))
-            push(l, &(struct trace_anomaly){.kind = TRACE_ANOMALY_BANDWIDTH,
-                                            .start = s[i].cycle,
-                                            .end = s[i].cycle + w,
-                                            .event = UINT64_MAX,
-                                            .track = UINT32_MAX,
-                                            .marker = SIZE_MAX,
-                                            .value = rate,
-                                            .reference = peak});
+            trace_anomaly_push_(l, &(struct trace_anomaly){.kind = TRACE_ANOMALY_BANDWIDTH,
+                                                           .start = s[i].cycle,
+                                                           .end = s[i].cycle + w,
+                                                           .event = UINT64_MAX,
+                                                           .track = UINT32_MAX,
+                                                           .marker = SIZE_MAX,
+                                                           .value = rate,
+                                                           .reference = peak});
     }
     free(s);
 }
@@ -615,7 +607,7 @@ static int cmp_severity(const void *pa, const void *pb)
     return a->start < b->start ? -1 : a->start > b->start;
 }
 
-static int cmp_time(const void *pa, const void *pb)
+int trace_anomaly_cmp_time_(const void *pa, const void *pb)
 {
     const struct trace_anomaly *a = pa, *b = pb;
     if (a->start != b->start)
@@ -628,12 +620,12 @@ static int cmp_time(const void *pa, const void *pb)
 }
 
 /* Keep the most severe max of l's anomalies, appended to out. */
-static void keep(struct list *out, struct list *l, size_t max)
+void trace_anomaly_keep_(struct list *out, struct list *l, size_t max)
 {
     if (max && l->n > max)
         qsort(l->v, l->n, sizeof(*l->v), cmp_severity);
     for (size_t i = 0; i < l->n && (!max || i < max); i++)
-        push(out, &l->v[i]);
+        trace_anomaly_push_(out, &l->v[i]);
     free(l->v);
     *l = (struct list){0};
 }
@@ -654,17 +646,18 @@ void trace_anomalies_find(const struct trace_model *m, const struct trace_anomal
     void *scratch = sim_xreallocarray(NULL, n ? n : 1, SCRATCH_PER_OP);
     for (int k = 0; k < TRACE_ANOMALY_KIND_COUNT; k++) {
         switch (k) {
-        case TRACE_ANOMALY_INVALID: find_invalid(m, &one); break;
+        case TRACE_ANOMALY_INVALID: trace_anomaly_find_invalid_(m, &one); break;
         case TRACE_ANOMALY_SLOW_OP: find_slow(m, o, &one, o->progress, n, scratch); break;
         case TRACE_ANOMALY_IDLE_GAP: find_idle(m, o, &one, o->progress, n, scratch); break;
-        default: find_bandwidth(m, o, out->bw_peak, &one); break;
+        default: trace_anomaly_find_bandwidth_(m, o, out->bw_peak, &one); break;
         }
         out->found[k] = one.n;
-        keep(&all, &one, k == TRACE_ANOMALY_INVALID ? 0 : o->max_per_kind);
+        trace_anomaly_keep_(&all, &one, k == TRACE_ANOMALY_INVALID ? 0 : o->max_per_kind);
     }
     free(scratch);
     if (all.n)
-        qsort(all.v, all.n, sizeof(*all.v), cmp_time); /* cancelled: incomplete, but valid */
+        qsort(all.v, all.n, sizeof(*all.v),
+              trace_anomaly_cmp_time_); /* cancelled: incomplete, but valid */
     out->v = all.v;
     out->n = all.n;
 }

@@ -91,6 +91,26 @@ void trace_anomalies_find(const struct trace_model *m, const struct trace_anomal
                           struct trace_anomalies *out);
 void trace_anomalies_fini(struct trace_anomalies *a);
 
+/*
+ * The anomalies of a growing model (a live run), kept up to date rather than found from event
+ * 0: each (op group, duration)'s ops in event order, each launch's covered time as pieces
+ * (the gaps before the recent ones counted and kept when long), the bandwidth windows of the
+ * transfers; an update folds in the ops that ended since, in any order, and adds those in
+ * flight on top. What it gives equals trace_anomalies_find's under the same options at every
+ * update. An op that starts before what the gaps gave up (later than any before it by far),
+ * a transfer of an op already seen, another model: the state starts over (found from scratch
+ * that time).
+ */
+struct trace_anomaly_inc;
+/* A state for the options o (NULL: the defaults; o->progress is not kept). */
+struct trace_anomaly_inc *trace_anomaly_inc_new(const struct trace_anomaly_opts *o);
+/* The anomalies of m as it is now into out (free with trace_anomalies_fini), reporting through
+ * pg (may be NULL; when cancelled out is empty and the state keeps what it folded in). */
+void trace_anomaly_inc_update(struct trace_anomaly_inc *st, const struct trace_model *m,
+                              struct trace_progress *pg, struct trace_anomalies *out);
+/* Free a state (NULL is a no-op). */
+void trace_anomaly_inc_free(struct trace_anomaly_inc *st);
+
 /* "invalid", "slow op", "idle gap", "bandwidth". */
 const char *trace_anomaly_kind_name(enum trace_anomaly_kind k);
 

@@ -19,8 +19,10 @@ enum {
 struct tui_anomalies {
     const struct trace_model *m; /* borrowed */
     struct trace_anomalies a;
-    struct tui_task *task;       /* owned: computes next */
-    struct trace_anomalies next; /* the list being computed (the task's while it runs) */
+    struct tui_task *task;         /* owned: computes next */
+    struct trace_anomaly_inc *inc; /* owned, live: the list kept up to date */
+    bool ran, caught_up;           /* live: a run finished; the last one caught up from event 0 */
+    struct trace_anomalies next;   /* the list being computed (the task's while it runs) */
     uint64_t gen, drawn_gen, computed_at;
     bool valid;
     size_t sel, top;
@@ -43,8 +45,10 @@ struct tui_anomalies *tui_anomalies_new(struct tui_view *v)
     struct tui_anomalies *p = sim_xcalloc(1, sizeof(*p));
     p->m = v->m;
     p->task = tui_task_new();
-    if (v->live)
+    if (v->live) {
         tui_task_set_live(p->task, discard);
+        p->inc = trace_anomaly_inc_new(NULL);
+    }
     return p;
 }
 
@@ -53,6 +57,7 @@ void tui_anomalies_free(struct tui_anomalies *p)
     if (!p)
         return;
     tui_task_free(p->task);
+    trace_anomaly_inc_free(p->inc);
     trace_anomalies_fini(&p->next);
     trace_anomalies_fini(&p->a);
     free(p);
@@ -61,6 +66,12 @@ void tui_anomalies_free(struct tui_anomalies *p)
 static void run(void *arg, struct trace_progress *pg)
 {
     struct tui_anomalies *p = arg;
+    if (p->inc) { /* live: from where the last run left it (trace/verdict/anomaly.h) */
+        trace_anomaly_inc_update(p->inc, p->m, pg, &p->next);
+        p->caught_up = !p->ran;
+        p->ran = true;
+        return;
+    }
     struct trace_anomaly_opts o;
     trace_anomaly_opts_default(&o);
     o.progress = pg;
@@ -93,6 +104,13 @@ static void compute(struct tui_anomalies *p)
     take(p);
 }
 
+/* Whether a live run may start again: the wait of tui_task_due after a run, but none after
+ * the first, which caught up from event 0 (the next ones fold in only what came since). */
+static bool due(const struct tui_anomalies *p)
+{
+    return !tui_task_running(p->task) && (p->caught_up || tui_task_due(p->task));
+}
+
 static bool stale(const struct tui_anomalies *p)
 {
     return !p->valid || p->gen != trace_model_generation(p->m);
@@ -103,8 +121,7 @@ static bool anomalies_sync(void *self, struct tui_view *v)
     struct tui_anomalies *p = self;
     (void)v;
     bool took = take(p);
-    if (stale(p) &&
-        (!p->valid || (tui_now_ns() - p->computed_at >= REFRESH_NS && tui_task_due(p->task))))
+    if (stale(p) && (!p->valid || (tui_now_ns() - p->computed_at >= REFRESH_NS && due(p))))
         compute(p);
     return took || tui_task_running(p->task) || (p->valid && p->gen != p->drawn_gen);
 }
@@ -119,7 +136,7 @@ static bool anomalies_work(void *self, struct tui_view *v, uint64_t budget_ns)
         return true;
     if (!stale(p))
         return false;
-    if (tui_now_ns() - p->computed_at >= REFRESH_NS && tui_task_due(p->task))
+    if (tui_now_ns() - p->computed_at >= REFRESH_NS && due(p))
         compute(p);
     return stale(p) || tui_task_running(p->task);
 }
