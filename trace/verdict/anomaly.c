@@ -163,7 +163,7 @@ static double work_of(const struct sim_value *d)
     return most;
 }
 
-static double work_of_event(const struct trace_model *m, uint64_t ev)
+double trace_anomaly_work_(const struct trace_model *m, uint64_t ev)
 {
     struct sim_value *d = trace_model_event_details(m, ev);
     double w = d ? work_of(d) : 0;
@@ -268,9 +268,10 @@ static int cmp_opdur_desc(const void *a, const void *b)
 
 /* The slow ops of one group (count ops, the median and the median op) from its candidates
  * (reordered), slowest first, into l: those slow per unit of work too, one entry per track. */
-void trace_anomaly_slow_group_(const struct trace_model *m, const struct trace_anomaly_opts *o,
-                               size_t count, uint64_t median, uint64_t median_ev,
-                               struct opdur *cand, size_t nc, struct list *group, struct list *l)
+void trace_anomaly_slow_group_(
+    const struct trace_model *m, const struct trace_anomaly_opts *o, size_t count, uint64_t median,
+    uint64_t median_ev, struct opdur *cand, size_t nc, struct list *group, struct list *l,
+    double (*work_of_event)(void *ctx, const struct trace_model *m, uint64_t ev), void *ctx)
 {
     if (nc > 1)
         qsort(cand, nc, sizeof(*cand), cmp_opdur_desc);
@@ -280,8 +281,12 @@ void trace_anomaly_slow_group_(const struct trace_model *m, const struct trace_a
         /* an op that did more work than the median one may take longer: compare the
          * cycles per unit of work when both say how much they did */
         if (median_work < 0)
-            median_work = work_of_event(m, median_ev);
-        double work = median_work > 0 ? work_of_event(m, cand[c].ev) : 0, per_work = 0;
+            median_work = work_of_event ? work_of_event(ctx, m, median_ev)
+                                        : trace_anomaly_work_(m, median_ev);
+        double work = median_work <= 0 ? 0
+                      : work_of_event  ? work_of_event(ctx, m, cand[c].ev)
+                                       : trace_anomaly_work_(m, cand[c].ev),
+               per_work = 0;
         if (work > 0) {
             per_work = median ? ((double)d / work) / ((double)median / median_work) : 0;
             if (median && !(per_work > o->slow_factor))
@@ -418,7 +423,7 @@ static void find_slow(const struct trace_model *m, const struct trace_anomaly_op
             }
             cand[nc++] = (struct opdur){0, d, evs[a + k]};
         }
-        trace_anomaly_slow_group_(m, o, count, median, median_ev, cand, nc, &group, l);
+        trace_anomaly_slow_group_(m, o, count, median, median_ev, cand, nc, &group, l, NULL, NULL);
     }
     free(cand);
     free(tmp);

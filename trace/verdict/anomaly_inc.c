@@ -90,6 +90,10 @@ struct trace_anomaly_inc {
     size_t nwin;
     uint64_t lo, hi, sum; /* of the folded transfers' spans (lo UINT64_MAX: none) */
     bool any_x;
+    /* the work of the ops a group's slow ops were held against (their details read once) */
+    struct keytab wk; /* event -> its work */
+    double *work;
+    size_t nwork, capwork;
 };
 
 #define GROWA(arr, n, cap)                                                                         \
@@ -126,6 +130,7 @@ static void inc_reset(struct trace_anomaly_inc *st)
     free(st->g), free(st->d), free(st->l), free(st->pend), free(st->rd), free(st->wr);
     free(st->gk.key), free(st->gk.id), free(st->dk.key), free(st->dk.id);
     free(st->lk.key), free(st->lk.id);
+    free(st->wk.key), free(st->wk.id), free(st->work);
     struct trace_anomaly_opts o = st->o;
     uint64_t late = st->max_late;
     memset(st, 0, sizeof(*st));
@@ -187,6 +192,18 @@ static void slow_fold(struct trace_anomaly_inc *st, uint32_t gid, uint64_t dur, 
     x->ev[at] = (uint32_t)i;
     x->n++;
     st->g[gid].count++;
+}
+
+/* The work of op ev (trace_anomaly_work_), read once: its details do not change. */
+static double work_kept(void *ctx, const struct trace_model *m, uint64_t ev)
+{
+    struct trace_anomaly_inc *st = ctx;
+    uint32_t id = trace_anomaly_keytab_id_(&st->wk, ev);
+    if (id == st->nwork) {
+        GROWA(st->work, st->nwork, st->capwork);
+        st->work[st->nwork++] = trace_anomaly_work_(m, ev);
+    }
+    return st->work[id];
 }
 
 /* An op in flight among the slow ops: its group, duration, event. */
@@ -304,7 +321,8 @@ static void slow_out(struct trace_anomaly_inc *st, const struct trace_model *m,
             GROWA(cand, nc, ccap);
             cand[nc++] = (struct opdur){0, t[x].dur, t[x].ev};
         }
-        trace_anomaly_slow_group_(m, o, count, median, median_ev, cand, nc, &group, l);
+        trace_anomaly_slow_group_(m, o, count, median, median_ev, cand, nc, &group, l, work_kept,
+                                  st);
     }
     inc_ctx = NULL;
     free(cand);

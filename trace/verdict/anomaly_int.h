@@ -41,12 +41,16 @@ uint64_t trace_anomaly_ev_end_(const struct trace_model *m, const struct trace_e
 void trace_anomaly_find_invalid_(const struct trace_model *m, struct list *l);
 /* The group of key in t, added when new (ids 0, 1, ... in order of addition). */
 uint32_t trace_anomaly_keytab_id_(struct keytab *t, uint64_t key);
+/* The work op ev does, from its details (0: they do not say). */
+double trace_anomaly_work_(const struct trace_model *m, uint64_t ev);
 /* The slow ops of one group (count ops, the median and the median op) from its candidates
  * (reordered), slowest first, into l: those slow per unit of work too, one entry per track;
- * group is scratch. */
-void trace_anomaly_slow_group_(const struct trace_model *m, const struct trace_anomaly_opts *o,
-                               size_t count, uint64_t median, uint64_t median_ev,
-                               struct opdur *cand, size_t nc, struct list *group, struct list *l);
+ * group is scratch. work_of_event(ctx, m, ev), when not NULL, gives trace_anomaly_work_'s
+ * answer (remembered). */
+void trace_anomaly_slow_group_(
+    const struct trace_model *m, const struct trace_anomaly_opts *o, size_t count, uint64_t median,
+    uint64_t median_ev, struct opdur *cand, size_t nc, struct list *group, struct list *l,
+    double (*work_of_event)(void *ctx, const struct trace_model *m, uint64_t ev), void *ctx);
 /* The bandwidth windows of m above peak into l. */
 void trace_anomaly_find_bandwidth_(const struct trace_model *m, const struct trace_anomaly_opts *o,
                                    double peak, struct list *l);
