@@ -554,10 +554,18 @@ static void bw_room(struct trace_anomaly_inc *st, uint64_t k0, uint64_t k1)
         st->wr = sim_xcalloc(st->nwin, sizeof(*st->wr));
         return;
     }
-    uint64_t b = k0 < st->base ? k0 : st->base, e = st->base + st->nwin - 1;
-    e = k1 > e ? k1 : e;
-    if (b == st->base && e == st->base + st->nwin - 1)
+    uint64_t b = st->base, e = st->base + st->nwin - 1;
+    if (k0 >= b && k1 <= e)
         return;
+    /* room for as many again on the side that grows: growing costs a copy of the whole */
+    if (k0 < b) {
+        uint64_t more = b - k0 > st->nwin ? b - k0 : st->nwin;
+        b = b > more ? b - more : 0;
+    }
+    if (k1 > e) {
+        uint64_t more = k1 - e > st->nwin ? k1 - e : st->nwin;
+        e += more;
+    }
     size_t n = (size_t)(e - b + 1), off = (size_t)(st->base - b);
     uint64_t *rd = sim_xcalloc(n, sizeof(*rd)), *wr = sim_xcalloc(n, sizeof(*wr));
     memcpy(rd + off, st->rd, st->nwin * sizeof(*rd));
@@ -605,24 +613,35 @@ static void bw_fold(struct trace_anomaly_inc *st, uint64_t s, uint64_t e, uint64
     st->any_x = true;
 }
 
-/* The transfers of event i: [*a, *b) of xs (in event order), found from a cursor. */
+/* The first of xs[lo..hi) of event i or later (xs in event order). */
+static size_t first_of(const struct trace_transfer *xs, size_t lo, size_t hi, uint64_t i)
+{
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (xs[mid].event < i)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The transfers of event i: [*a, *b) of xs (in event order), found from a cursor: galloping
+ * forward from it, or searched before it. */
 static void transfers_of(const struct trace_transfer *xs, size_t nx, uint64_t i, size_t *cursor,
                          size_t *a, size_t *b)
 {
     size_t x = *cursor < nx ? *cursor : nx;
-    if (x && (x == nx || xs[x].event >= i) && xs[x - 1].event >= i) {
-        size_t lo = 0, hi = x;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (xs[mid].event < i)
-                lo = mid + 1;
-            else
-                hi = mid;
+    if (x && xs[x - 1].event >= i) {
+        x = first_of(xs, 0, x, i);
+    } else if (x < nx && xs[x].event < i) {
+        size_t step = 1, lo = x;
+        while (x + step < nx && xs[x + step].event < i) {
+            lo = x + step;
+            step *= 2;
         }
-        x = lo;
+        x = first_of(xs, lo, x + step < nx ? x + step + 1 : nx, i);
     }
-    while (x < nx && xs[x].event < i)
-        x++;
     *a = x;
     while (x < nx && xs[x].event == i)
         x++;
