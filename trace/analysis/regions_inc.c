@@ -840,24 +840,35 @@ static bool transfers_ok(struct trace_regions_inc *st, const struct trace_model 
     return true;
 }
 
-/* The DRAM bytes of event i, from the transfers (in event order), near the last asked for. */
+/* The first of xs[lo..hi) of event i or later (xs in event order). */
+static size_t first_of(const struct trace_transfer *xs, size_t lo, size_t hi, uint64_t i)
+{
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (xs[mid].event < i)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The DRAM bytes of event i, from the transfers (in event order): galloping forward from where
+ * the last search ended, or searched before it. */
 static void bytes_of(struct trace_regions_inc *st, const struct trace_transfer *xs, size_t nx,
                      uint64_t i, uint64_t *rd, uint64_t *wr)
 {
     size_t x = st->xpos < nx ? st->xpos : nx;
-    if (x && (x == nx || xs[x].event >= i) && xs[x - 1].event >= i) { /* behind: search */
-        size_t lo = 0, hi = x;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (xs[mid].event < i)
-                lo = mid + 1;
-            else
-                hi = mid;
+    if (x && xs[x - 1].event >= i) {
+        x = first_of(xs, 0, x, i);
+    } else if (x < nx && xs[x].event < i) {
+        size_t step = 1, lo = x;
+        while (x + step < nx && xs[x + step].event < i) {
+            lo = x + step;
+            step *= 2;
         }
-        x = lo;
+        x = first_of(xs, lo, x + step < nx ? x + step + 1 : nx, i);
     }
-    while (x < nx && xs[x].event < i)
-        x++;
     *rd = *wr = 0;
     for (; x < nx && xs[x].event == i; x++)
         *(xs[x].flags & TRACE_XFER_WRITE ? wr : rd) += xs[x].bytes;
