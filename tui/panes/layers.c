@@ -295,7 +295,7 @@ static void run(void *arg, struct trace_progress *pg)
     for (size_t r = 0; r < n; r++)
         ids[r] = trace_regions_get(rs, r)->layer;
     trace_progress_step(pg, "layers: instances per token", 0);
-    if (!trace_progress_cancelled(pg)) {
+    if (!trace_progress_at(pg, 0)) { /* a pass over every op: stopped before it, if asked */
         if (l->inst_inc)
             trace_instances_inc_update(l->inst_inc, rs, &l->next_inst);
         else
