@@ -65,10 +65,14 @@ struct loader {
     uint64_t bw_read, bw_write;
     struct trace_power_sample *power; /* owned: power_samples, until the model takes them */
     size_t npower, cappower;
-    /* dependency_ids: the model event of each element of timeline_events (UINT64_MAX: not
-     * an ENGINE_EVENT), and the (event, element, path index) triples to resolve at the end */
-    uint64_t *elem_ev;
-    size_t nelem, capelem;
+    /* dependency_ids: the ENGINE_EVENTs of timeline_events as runs of consecutive elements
+     * whose model events are consecutive too (a few runs for a whole trace: a table of one
+     * entry per element was 8 bytes an event at the peak of a load), and the (event,
+     * element, path index) triples to resolve at the end */
+    struct erun {
+        uint64_t elem, ev, n;
+    } * runs;
+    size_t nruns, capruns;
     uint64_t (*deps)[3];
     size_t ndeps, capdeps;
     struct trace_spaces spaces;                 /* the memory spaces of the op columns */
@@ -612,24 +616,42 @@ static int64_t details_uint(const cJSON *v)
     return trace_json_uint(v, &x) ? (int64_t)x : -1;
 }
 
-/* Element index of timeline_events -> its model event (for dependency_ids; check_only: a
- * bit per element, set for an ENGINE_EVENT, whose id is then its element index). */
+/* Element index of timeline_events is the ENGINE_EVENT that became model event ev
+ * (check_only: an ENGINE_EVENT, whose id is then its element index). Elements come in
+ * order (a second timeline_events is skipped). */
 static void remember_element(struct loader *L, int64_t index, uint64_t ev)
 {
     if (index < 0)
         return;
-    size_t k = (size_t)index, slot = L->check_only ? k / 64 : k;
-    if (slot >= L->capelem) {
-        size_t cap = L->capelem ? L->capelem : 1024;
-        while (cap <= slot)
-            cap *= 2;
-        L->elem_ev = sim_xreallocarray(L->elem_ev, cap, sizeof(*L->elem_ev));
-        for (size_t j = L->capelem; j < cap; j++)
-            L->elem_ev[j] = L->check_only ? 0 : UINT64_MAX;
-        L->capelem = cap;
+    uint64_t k = (uint64_t)index;
+    ev = L->check_only ? k : ev;
+    struct erun *r = L->nruns ? &L->runs[L->nruns - 1] : NULL;
+    if (r && r->elem + r->n == k && r->ev + r->n == ev) {
+        r->n++;
+        return;
     }
-    L->elem_ev[slot] = L->check_only ? L->elem_ev[slot] | 1ull << (k % 64) : ev;
-    L->nelem = k + 1 > L->nelem ? k + 1 : L->nelem;
+    if (L->nruns == L->capruns) {
+        L->capruns = L->capruns ? 2 * L->capruns : 16;
+        L->runs = sim_xreallocarray(L->runs, L->capruns, sizeof(*L->runs));
+    }
+    L->runs[L->nruns++] = (struct erun){k, ev, 1};
+}
+
+/* The model event of element on of timeline_events (check_only: on), UINT64_MAX when it is
+ * no ENGINE_EVENT. */
+static uint64_t element_event(const struct loader *L, uint64_t on)
+{
+    size_t lo = 0, hi = L->nruns; /* the first run that starts after on */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (L->runs[mid].elem <= on)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0 || on - L->runs[lo - 1].elem >= L->runs[lo - 1].n)
+        return UINT64_MAX;
+    return L->runs[lo - 1].ev + (on - L->runs[lo - 1].elem);
 }
 
 /* A dependency of event ev (element index of timeline_events), the k-th of its
@@ -680,9 +702,7 @@ static void resolve_deps(struct loader *L)
 {
     for (size_t i = 0; i < L->ndeps; i++) {
         uint64_t on = L->deps[i][1];
-        uint64_t ev = on >= L->nelem ? UINT64_MAX : !L->check_only ? L->elem_ev[on] : on;
-        if (L->check_only && ev != UINT64_MAX && !(L->elem_ev[on / 64] >> (on % 64) & 1u))
-            ev = UINT64_MAX; /* no ENGINE_EVENT there */
+        uint64_t ev = element_event(L, on);
         if (ev != UINT64_MAX && ev != L->deps[i][0]) {
             if (!L->check_only)
                 trace_model_add_dep(L->m, L->deps[i][0], ev);
@@ -1358,7 +1378,7 @@ static int load(struct loader *L, struct trace_model **out)
     release_upto(L, L->n, true);
     if (rc == 0)
         resolve_deps(L);
-    free(L->elem_ev);
+    free(L->runs);
     free(L->deps);
     free(L->power);
     if (rc < 0) {
