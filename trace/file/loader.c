@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 enum {
-    RELEASE_STEP = 32 << 20, /* give back mapped pages every 32 MiB read */
+    RELEASE_STEP = 16 << 20, /* give back mapped pages every 16 MiB read */
     PPARSE_MIN = 8 << 20,    /* timeline_events of fewer bytes are parsed on one thread */
     PPARSE_RESTARTS = 64,    /* times the second thread starts again after a skipped element */
     ICACHE = 1024,           /* strings remembered by intern_n */
@@ -52,7 +52,8 @@ struct loader {
     const char *p;    /* borrowed: the bytes */
     size_t n;
     bool mapped;
-    size_t released; /* mapped bytes [0, released) were given back */
+    size_t released;  /* mapped bytes [0, released) were given back */
+    size_t populated; /* mapped bytes before it were mapped ahead of the parse */
     long page;
     struct trace_model *m;
     struct trace_report *r;
@@ -160,6 +161,14 @@ static void release_upto(struct loader *L, size_t off, bool force)
         madvise((void *)(L->p + L->released), upto - L->released, MADV_DONTNEED);
         L->released = upto;
     }
+#ifdef MADV_POPULATE_READ
+    /* the pages ahead mapped in one call, not faulted in one by one (~5% of a load) */
+    size_t want = upto + 2 * (size_t)RELEASE_STEP, from = L->populated > upto ? L->populated : upto;
+    want = want < L->n ? want : L->n;
+    if (!force && want > from &&
+        madvise((void *)(L->p + from), want - from, MADV_POPULATE_READ) == 0)
+        L->populated = want;
+#endif
 }
 
 /* ---- parsing one value with cJSON ---------------------------------------------------- */
