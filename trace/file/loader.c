@@ -576,12 +576,8 @@ static bool get_span(struct loader *L, const struct rec *R, uint64_t *s, uint64_
 
 /* The call site details.src names (with details.src_func), TRACE_NO_SITE when it names
  * none; a value that is not a "file:line" string gives a malformed site (shown as such). */
-static uint16_t site_of(struct loader *L, const cJSON *d)
+static uint16_t site_of(struct loader *L, const cJSON *src, const cJSON *fn)
 {
-    static const char *const keys[2] = {TRACE_DETAILS_SRC, TRACE_DETAILS_SRC_FUNC};
-    const cJSON *m[2] = {NULL, NULL}, *src, *fn;
-    trace_fastjson_members(d, keys, 2, m); /* one pass over details, not two */
-    src = m[0], fn = m[1];
     if (!src || cJSON_IsNull(src))
         return TRACE_NO_SITE;
     if (!cJSON_IsString(src)) {
@@ -606,16 +602,11 @@ static uint16_t site_of(struct loader *L, const cJSON *d)
     return L->seen_site[k].site;
 }
 
-/* The members of details a DMA event's DRAM traffic is read from (trace_fastjson_members). */
-enum { DK_DIRECTION, DK_ROLE, DK_SRC_SPACE, DK_DST_SPACE, DK_BYTES, DK_NBYTES, DK_REPLAY, DK_N };
-static const char *const dram_keys[DK_N] = {
-    "direction", "tensor_role", "src_space", "dst_space", "bytes", "nbytes", TRACE_DETAILS_REPLAY};
-
 /* A string field of details, at the top or under "replay" (trace_details_str): k one of
- * the four string keys, top and replay as trace_fastjson_members found them. */
-static const char *details_str(const cJSON *const *top, const cJSON *const *replay, int k)
+ * the four string keys, f as trace_evread_find found them. */
+static const char *details_str(const cJSON *const *f, int k)
 {
-    const cJSON *v = top[k] ? top[k] : replay[k];
+    const cJSON *v = f[k] ? f[k] : f[TRACE_EVK_REP_DIRECTION + k - TRACE_EVK_DIRECTION];
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
@@ -732,7 +723,8 @@ struct engine_vals {
     int64_t id, cmdq;
     const char *layer, *tile, *op, *component; /* or NULL */
     enum trace_op_kind kind;
-    const cJSON *details; /* an object or NULL */
+    const cJSON *details;      /* an object or NULL */
+    const cJSON *const *found; /* trace_evread_find of details, or NULL: not yet */
 };
 
 /* The checked ENGINE_EVENT v, element index of timeline_events at off, into the model;
@@ -740,6 +732,11 @@ struct engine_vals {
 static uint64_t add_engine_event(struct loader *L, const struct engine_vals *v, int64_t index,
                                  size_t off)
 {
+    const cJSON *fl[TRACE_EVK_REP_END], *const *f = v->found;
+    if (!f) {
+        trace_evread_find(v->details, fl);
+        f = fl;
+    }
     uint32_t layer = intern_opt(L, v->layer);
     uint32_t tile = intern_opt(L, v->tile);
     struct trace_event ev = {
@@ -752,7 +749,7 @@ static uint64_t add_engine_event(struct loader *L, const struct engine_vals *v, 
         .tile = tile,
         .cmdq_id = (int32_t)v->cmdq,
         .op_kind = (uint8_t)v->kind,
-        .site = site_of(L, v->details),
+        .site = site_of(L, f[TRACE_EVK_SRC], f[TRACE_EVK_SRC_FUNC]),
     };
     uint64_t i = L->check_only ? L->checked++ : trace_model_add_event(L->m, &ev);
     see_end(L, v->e);
@@ -765,21 +762,17 @@ static uint64_t add_engine_event(struct loader *L, const struct engine_vals *v, 
     trace_opinfo_decode_json(v->op, v->kind, v->details, &L->spaces, &oi);
     trace_opinfo_store(L->m, i, &oi, &L->spaces);
     if (v->eng == TRACE_ENGINE_DMA) {
-        const cJSON *top[DK_N] = {NULL}, *rep[DK_N] = {NULL};
-        trace_fastjson_members(v->details, dram_keys, DK_N, top);
-        if (!top[DK_DIRECTION] || !top[DK_ROLE] || !top[DK_SRC_SPACE] || !top[DK_DST_SPACE])
-            trace_fastjson_members(top[DK_REPLAY], dram_keys, DK_BYTES, rep);
-        struct trace_dram_fields f = {
+        struct trace_dram_fields df = {
             .op = v->op,
-            .direction = details_str(top, rep, DK_DIRECTION),
-            .tensor_role = details_str(top, rep, DK_ROLE),
-            .src_space = details_str(top, rep, DK_SRC_SPACE),
-            .dst_space = details_str(top, rep, DK_DST_SPACE),
-            .bytes = details_uint(top[DK_BYTES]),
-            .nbytes = details_uint(top[DK_NBYTES]),
+            .direction = details_str(f, TRACE_EVK_DIRECTION),
+            .tensor_role = details_str(f, TRACE_EVK_ROLE),
+            .src_space = details_str(f, TRACE_EVK_SRC_SPACE),
+            .dst_space = details_str(f, TRACE_EVK_DST_SPACE),
+            .bytes = details_uint(f[TRACE_EVK_BYTES]),
+            .nbytes = details_uint(f[TRACE_EVK_NBYTES]),
         };
         struct trace_transfer x[2];
-        int k = trace_dram_rule(TRACE_ENGINE_DMA, &f, x);
+        int k = trace_dram_rule(TRACE_ENGINE_DMA, &df, x);
         for (int q = 0; q < k; q++) {
             x[q].event = (uint32_t)i;
             trace_model_add_transfer(L->m, &x[q]);
@@ -839,7 +832,8 @@ static bool load_engine_direct(struct loader *L, const struct trace_evread *x, i
                             .tile = x->tile,
                             .op = x->op,
                             .component = x->component,
-                            .details = x->details};
+                            .details = x->details,
+                            .found = x->found};
     for (int k = 0; k < TRACE_ENGINE_COUNT && v.eng < 0; k++)
         v.eng = streq(x->engine, engine_names[k]) ? k : -1;
     if (v.eng < 0 || v.s > v.e || v.id > INT32_MAX || v.cmdq > INT32_MAX)
