@@ -99,7 +99,7 @@ static bool number(struct rd *r)
     return r->p < r->e && (*r->p == ',' || *r->p == '}');
 }
 
-void trace_evread_find(const cJSON *details, const cJSON **found)
+void trace_evread_find(const cJSON *details, bool dram, const cJSON **found)
 {
     static const char *const keys[TRACE_EVK_TOP] = {TRACE_DETAILS_SRC,
                                                     TRACE_DETAILS_SRC_FUNC,
@@ -112,9 +112,10 @@ void trace_evread_find(const cJSON *details, const cJSON **found)
                                                     TRACE_DETAILS_REPLAY};
     for (int k = 0; k < TRACE_EVK_REP_END; k++)
         found[k] = NULL;
-    trace_fastjson_members(details, keys, TRACE_EVK_TOP, found); /* one pass over details */
-    if (!found[TRACE_EVK_DIRECTION] || !found[TRACE_EVK_ROLE] || !found[TRACE_EVK_SRC_SPACE] ||
-        !found[TRACE_EVK_DST_SPACE])
+    /* one pass over details */
+    trace_fastjson_members(details, keys, dram ? TRACE_EVK_TOP : TRACE_EVK_DIRECTION, found);
+    if (dram && (!found[TRACE_EVK_DIRECTION] || !found[TRACE_EVK_ROLE] ||
+                 !found[TRACE_EVK_SRC_SPACE] || !found[TRACE_EVK_DST_SPACE]))
         trace_fastjson_members(found[TRACE_EVK_REPLAY], keys + TRACE_EVK_DIRECTION,
                                TRACE_EVK_BYTES - TRACE_EVK_DIRECTION,
                                found + TRACE_EVK_REP_DIRECTION);
@@ -166,7 +167,7 @@ bool trace_evread_engine(const char *p, size_t n, size_t *len, struct trace_evre
     }
     if (!LIT(&r, "}"))
         return false;
-    trace_evread_find(ev->details, ev->found);
+    trace_evread_find(ev->details, strcmp(ev->engine, "DMA") == 0, ev->found);
     *len = (size_t)(r.p - p);
     return true;
 }

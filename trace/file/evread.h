@@ -42,9 +42,10 @@ enum trace_evread_key {
  * The members of the object details (may be NULL: none) trace_evread_key names into found
  * (TRACE_EVK_REP_END entries; NULL: absent): the first of each at the top, as
  * trace_fastjson_members finds them; under the first replay only when one of direction,
- * tensor_role, src_space and dst_space is not at the top.
+ * tensor_role, src_space and dst_space is not at the top. Without dram (not a DMA event),
+ * only src and src_func are looked for.
  */
-void trace_evread_find(const cJSON *details, const cJSON **found);
+void trace_evread_find(const cJSON *details, bool dram, const cJSON **found);
 
 /* The fields of one ENGINE_EVENT as written. Strings are NUL-terminated copies in text. */
 struct trace_evread {

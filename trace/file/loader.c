@@ -734,7 +734,7 @@ static uint64_t add_engine_event(struct loader *L, const struct engine_vals *v, 
 {
     const cJSON *fl[TRACE_EVK_REP_END], *const *f = v->found;
     if (!f) {
-        trace_evread_find(v->details, fl);
+        trace_evread_find(v->details, v->eng == TRACE_ENGINE_DMA, fl);
         f = fl;
     }
     uint32_t layer = intern_opt(L, v->layer);
