@@ -967,7 +967,7 @@ uint64_t trace_index_cache_limit(void)
 struct centry {
     char *name;
     uint64_t size;
-    struct timespec used; /* its mtime: written, or last opened (trace_index_load) */
+    struct timespec used; /* the later of its mtime (written) and atime (last opened) */
 };
 
 static int by_use(const void *a, const void *b)
@@ -1033,7 +1033,10 @@ int trace_index_prune(const char *dir, uint64_t limit, const char *keep)
         bool tmp;
         if (!index_name(de->d_name, &tmp))
             continue;
-        int fd = openat(dirfd(dh), de->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        /* not marking it as read: its access time says when it was last used */
+        int fd = openat(dirfd(dh), de->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOATIME);
+        if (fd < 0 && errno == EPERM) /* O_NOATIME is for the file's owner */
+            fd = openat(dirfd(dh), de->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         struct stat st;
         if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
             if (fd >= 0)
@@ -1058,7 +1061,11 @@ int trace_index_prune(const char *dir, uint64_t limit, const char *keep)
             cap = cap ? 2 * cap : 16;
             e = sim_xreallocarray(e, cap, sizeof(*e));
         }
-        e[n++] = (struct centry){sim_xasprintf("%s", de->d_name), (uint64_t)st.st_size, st.st_mtim};
+        bool read_later =
+            st.st_atim.tv_sec > st.st_mtim.tv_sec ||
+            (st.st_atim.tv_sec == st.st_mtim.tv_sec && st.st_atim.tv_nsec > st.st_mtim.tv_nsec);
+        e[n++] = (struct centry){sim_xasprintf("%s", de->d_name), (uint64_t)st.st_size,
+                                 read_later ? st.st_atim : st.st_mtim};
     }
     qsort(e, n, sizeof(*e), by_use);
     /* least recently used first; unlinking an index another process has mapped is safe: the
@@ -1103,7 +1110,9 @@ int trace_index_load(const char *path, bool no_cache, struct trace_model **out,
         rc = trace_index_read(path, index, out, &counts, &why);
         if (rc == 0) {
             u = TRACE_INDEX_HIT;
-            utimensat(AT_FDCWD, index, NULL, 0); /* its last use, for pruning */
+            /* its last use, for pruning: its access time (its mtime says when it was written) */
+            struct timespec t[2] = {{.tv_nsec = UTIME_NOW}, {.tv_nsec = UTIME_OMIT}};
+            utimensat(AT_FDCWD, index, t, 0);
             goto out;
         }
         u = rc == -SIM_ENOENT ? TRACE_INDEX_WRITTEN : TRACE_INDEX_REBUILT;

@@ -76,8 +76,9 @@ uint64_t trace_index_cache_limit(void);
 /*
  * Keep the indexes in the cache directory dir within limit bytes: remove the indexes whose
  * trace no longer exists and temporary indexes left for TRACE_INDEX_TMP_AGE seconds by a
- * writer that died, then the least recently used indexes (by their mtime: when written or
- * last opened through trace_index_load) until the rest is within limit. The index keep (a
+ * writer that died, then the least recently used indexes (by the later of their mtime, when
+ * written, and their access time, set when trace_index_load opens one) until the rest is
+ * within limit. The index keep (a
  * path or file name in dir; may be NULL) is never removed, even alone over the limit; files
  * not named as indexes are never touched. An index another process has mapped can be removed
  * safely: on Linux unlinking takes its name only, the file lives on until it is unmapped.
@@ -100,7 +101,7 @@ enum trace_index_use {
  * index and taking the model from it (its arrays mapped rather than in the process's own
  * memory, as on the next open). c receives the loader's counts; *use (may be NULL) how the index
  * served. A failure to write the index is not an error of the load. An index used is marked
- * as used (its mtime); after writing a new one, the cache is pruned (trace_index_prune to
+ * as used (its access time); after writing a new one, the cache is pruned (trace_index_prune to
  * trace_index_cache_limit).
  */
 int trace_index_load(const char *path, bool no_cache, struct trace_model **out,

@@ -163,7 +163,7 @@ static void release_upto(struct loader *L, size_t off, bool force)
     }
 #ifdef MADV_POPULATE_READ
     /* the pages ahead mapped in one call, not faulted in one by one (~5% of a load) */
-    size_t want = upto + 2 * (size_t)RELEASE_STEP, from = L->populated > upto ? L->populated : upto;
+    size_t want = upto + (size_t)RELEASE_STEP, from = L->populated > upto ? L->populated : upto;
     want = want < L->n ? want : L->n;
     if (!force && want > from &&
         madvise((void *)(L->p + from), want - from, MADV_POPULATE_READ) == 0)
