@@ -981,7 +981,7 @@ static int by_use(const void *a, const void *b)
 }
 
 /* Whether the index at fd (of this version) names a trace that no longer exists. An index of
- * another version or that does not read is not judged here (only by its age). */
+ * another version, or one that does not read, is not judged here (only by its last use). */
 static bool orphan(int fd)
 {
     struct ihdr h;
@@ -1000,8 +1000,9 @@ static bool orphan(int fd)
     return real[0] == '/' && stat(real, &st) != 0 && errno == ENOENT;
 }
 
-/* Whether name is one an index (NAME-16 hex digits.idx) or an index being written
- * (that, then .tmp.XXXXXX) carries: nothing else in the directory is touched. */
+/* Whether name is an index's (NAME-HASH.idx, HASH of 16 hex digits: *tmp false) or that of
+ * an index being written (NAME-HASH.idx.tmp.XXXXXX: *tmp true); nothing else in the
+ * directory is ever touched. */
 static bool index_name(const char *name, bool *tmp)
 {
     const char *x = strstr(name, ".idx");
