@@ -6,17 +6,22 @@
  * fast parser and by cJSON: whatever the fast parser takes must be cJSON's tree and end.
  * The bytes are loaded again with every element read as a tree (NPUSCOPE_LOAD_DIRECT=0, no
  * direct reader of ENGINE_EVENTs, trace/file/evread.h): the same answer, diagnostic, report
- * and model.
+ * and model. And the bytes are checked without keeping the events (check_only, as validate
+ * streams a trace): the same answer and report, dependency_ids resolved alike.
  */
 #include "sim/util/escape.h"
+#include "trace/file/compress.h"
 #include "trace/file/fastjson.h"
 #include "trace/file/loader.h"
 #include "trace/analysis/metrics.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -124,6 +129,39 @@ static void direct_is_tree(const uint8_t *data, size_t size, int rc, const struc
     trace_report_free(r2);
 }
 
+/* The check without the events (check_only, through a file in memory: the loader reads
+ * files) answers as rc and r did (a compressed stream is left out: only a file is one). */
+static void check_only_is_load(const uint8_t *data, size_t size, int rc,
+                               const struct trace_report *r)
+{
+    if (trace_z_kind_of_bytes(data, size) != TRACE_Z_NONE)
+        return;
+    int fd = memfd_create("fuzz.json", MFD_CLOEXEC);
+    if (fd < 0)
+        return;
+    if (write(fd, data, size) != (ssize_t)size) {
+        close(fd);
+        return;
+    }
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    struct trace_report *r2 = trace_report_new(8);
+    struct trace_model *m2 = NULL;
+    struct diag d2;
+    struct trace_load_opts o = {.threads = 1, .check_only = true};
+    int rc2 = trace_load_file_opts(path, &o, r2, &m2, NULL, &d2);
+    close(fd);
+    same_or_abort(rc == rc2);
+    same_or_abort(trace_report_count(r) == trace_report_count(r2));
+    for (size_t i = 0; i < trace_report_count(r); i++) {
+        const struct trace_problem *x = trace_report_get(r, i), *y = trace_report_get(r2, i);
+        same_or_abort(x->sev == y->sev && strcmp(x->path, y->path) == 0 &&
+                      strcmp(x->msg, y->msg) == 0);
+    }
+    trace_model_free(m2);
+    trace_report_free(r2);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fast_is_cjson((const char *)data, size);
@@ -133,6 +171,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char line[4096];
     int rc = trace_load_buffer((const char *)data, size, "fuzz.json", r, &m, &d);
     direct_is_tree(data, size, rc, &d, r, m);
+    check_only_is_load(data, size, rc, r);
     if (rc < 0) {
         diag_format(&d, line, sizeof(line));
         trace_report_free(r);

@@ -380,6 +380,27 @@ Test(validate, dependency_ids_are_checked_alike_in_bounded_memory)
     cr_assert_eq(trace_validate_file(path, r, &m, &d), 0, "%s", d.msg);
     cr_assert_gt(trace_report_notes(r), 300, "the fixture names no event");
     cr_assert_gt(trace_model_dep_count(m), 100, "the fixture names events");
+    /* element k (not a marker) is event k - k/7 - (k%7>3): each dependency is on the event
+     * its element became, and only those */
+    size_t ndeps = 0;
+    for (int k = 0; k < 300; k++) {
+        if (k % 7 == 3)
+            continue;
+        const uint64_t *on;
+        size_t n = trace_model_event_deps(m, (uint64_t)(k - k / 7 - (k % 7 > 3)), &on);
+        int named[2] = {(k * 37) % 300, k + 1}, want = 0;
+        for (int q = 0; q < 2; q++) {
+            int e = named[q];
+            if (e == k || e >= 300 || e % 7 == 3)
+                continue;
+            cr_assert_lt((size_t)want, n, "element %d depends on element %d", k, e);
+            cr_assert_eq(on[want], (uint64_t)(e - e / 7 - (e % 7 > 3)), "element %d", k);
+            want++;
+        }
+        cr_assert_eq(n, (size_t)want, "element %d", k);
+        ndeps += n;
+    }
+    cr_assert_eq(ndeps, trace_model_dep_count(m));
     expect_stream_same(path, r, m, 1000);
     trace_model_free(m);
     trace_report_free(r);

@@ -7,6 +7,7 @@
 #include "trace/file/evread.h"
 
 #include "trace/file/fastjson.h"
+#include "trace/model/format.h"
 
 #include <string.h>
 
@@ -98,6 +99,28 @@ static bool number(struct rd *r)
     return r->p < r->e && (*r->p == ',' || *r->p == '}');
 }
 
+void trace_evread_find(const cJSON *details, bool dram, const cJSON **found)
+{
+    static const char *const keys[TRACE_EVK_TOP] = {TRACE_DETAILS_SRC,
+                                                    TRACE_DETAILS_SRC_FUNC,
+                                                    "direction",
+                                                    TRACE_DETAILS_ROLE,
+                                                    "src_space",
+                                                    "dst_space",
+                                                    "bytes",
+                                                    "nbytes",
+                                                    TRACE_DETAILS_REPLAY};
+    for (int k = 0; k < TRACE_EVK_REP_END; k++)
+        found[k] = NULL;
+    /* one pass over details */
+    trace_fastjson_members(details, keys, dram ? TRACE_EVK_TOP : TRACE_EVK_DIRECTION, found);
+    if (dram && (!found[TRACE_EVK_DIRECTION] || !found[TRACE_EVK_ROLE] ||
+                 !found[TRACE_EVK_SRC_SPACE] || !found[TRACE_EVK_DST_SPACE]))
+        trace_fastjson_members(found[TRACE_EVK_REPLAY], keys + TRACE_EVK_DIRECTION,
+                               TRACE_EVK_BYTES - TRACE_EVK_DIRECTION,
+                               found + TRACE_EVK_REP_DIRECTION);
+}
+
 bool trace_evread_engine(const char *p, size_t n, size_t *len, struct trace_evread *ev)
 {
     struct rd r = {p, p + n, ev->text, ev->text + sizeof(ev->text)};
@@ -144,6 +167,7 @@ bool trace_evread_engine(const char *p, size_t n, size_t *len, struct trace_evre
     }
     if (!LIT(&r, "}"))
         return false;
+    trace_evread_find(ev->details, strcmp(ev->engine, "DMA") == 0, ev->found);
     *len = (size_t)(r.p - p);
     return true;
 }

@@ -21,6 +21,32 @@ enum {
     TRACE_EVREAD_TEXT = 1024, /* bytes of the strings' copies */
 };
 
+/* The members of details the loader reads beside the op columns: the call site, and a DMA
+ * event's DRAM traffic (at the top, the first four also under replay). */
+enum trace_evread_key {
+    TRACE_EVK_SRC,
+    TRACE_EVK_SRC_FUNC,
+    TRACE_EVK_DIRECTION,
+    TRACE_EVK_ROLE,
+    TRACE_EVK_SRC_SPACE,
+    TRACE_EVK_DST_SPACE,
+    TRACE_EVK_BYTES,
+    TRACE_EVK_NBYTES,
+    TRACE_EVK_REPLAY,
+    TRACE_EVK_TOP,                           /* the members at the top, then: */
+    TRACE_EVK_REP_DIRECTION = TRACE_EVK_TOP, /* under replay: direction, */
+    TRACE_EVK_REP_END = TRACE_EVK_TOP + TRACE_EVK_BYTES - TRACE_EVK_DIRECTION /* ... dst_space */
+};
+
+/*
+ * The members of the object details (may be NULL: none) trace_evread_key names into found
+ * (TRACE_EVK_REP_END entries; NULL: absent): the first of each at the top, as
+ * trace_fastjson_members finds them; under the first replay only when one of direction,
+ * tensor_role, src_space and dst_space is not at the top. Without dram (not a DMA event),
+ * only src and src_func are looked for.
+ */
+void trace_evread_find(const cJSON *details, bool dram, const cJSON **found);
+
 /* The fields of one ENGINE_EVENT as written. Strings are NUL-terminated copies in text. */
 struct trace_evread {
     const char *engine;    /* the engine's name, unchecked */
@@ -36,6 +62,9 @@ struct trace_evread {
     size_t ndeps;          /* dependency_ids (absent: 0) */
     uint64_t deps[TRACE_EVREAD_DEPS];
     cJSON *details; /* NULL: absent or null; else an object (cJSON's tree of it) */
+    /* trace_evread_find of details, done where details was parsed (on the thread that
+     * parses ahead, while its tree is in that core's cache) */
+    const cJSON *found[TRACE_EVK_REP_END];
     char text[TRACE_EVREAD_TEXT];
 };
 

@@ -6,14 +6,19 @@
 #include "trace/file/report.h"
 #include "trace/model/mapped.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 enum {
@@ -929,6 +934,155 @@ char *trace_index_path(const char *path)
     return idx;
 }
 
+/* ---- keeping the cache small ------------------------------------------------------------ */
+
+uint64_t trace_index_cache_limit(void)
+{
+    const char *env = getenv("NPUSCOPE_CACHE_MAX");
+    if (!env || !*env)
+        return TRACE_INDEX_CACHE_MAX;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(env, &end, 10);
+    if (errno || end == env || *env == '-')
+        return TRACE_INDEX_CACHE_MAX;
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k':
+    case 'K': shift = 10, end++; break;
+    case 'm':
+    case 'M': shift = 20, end++; break;
+    case 'g':
+    case 'G': shift = 30, end++; break;
+    case 't':
+    case 'T': shift = 40, end++; break;
+    default: break;
+    }
+    if (*end || (shift && v > UINT64_MAX >> shift))
+        return TRACE_INDEX_CACHE_MAX;
+    return (uint64_t)v << shift;
+}
+
+/* An index of the cache directory, as pruning sees it. */
+struct centry {
+    char *name;
+    uint64_t size;
+    struct timespec used; /* the later of its mtime (written) and atime (last opened) */
+};
+
+static int by_use(const void *a, const void *b)
+{
+    const struct centry *x = a, *y = b;
+    if (x->used.tv_sec != y->used.tv_sec)
+        return x->used.tv_sec < y->used.tv_sec ? -1 : 1;
+    if (x->used.tv_nsec != y->used.tv_nsec)
+        return x->used.tv_nsec < y->used.tv_nsec ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* Whether the index at fd (of this version) names a trace that no longer exists. An index of
+ * another version, or one that does not read, is not judged here (only by its last use). */
+static bool orphan(int fd)
+{
+    struct ihdr h;
+    uint64_t n;
+    if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+        memcmp(h.magic, MAGIC, sizeof(MAGIC)) != 0 || h.version != INDEX_VERSION ||
+        h.header_hash !=
+            hash_block((const unsigned char *)&h, offsetof(struct ihdr, header_hash), 0) ||
+        pread(fd, &n, sizeof(n), sizeof(h)) != (ssize_t)sizeof(n) || n == 0 || n >= PATH_MAX)
+        return false;
+    char real[PATH_MAX];
+    if (pread(fd, real, n, sizeof(h) + sizeof(n)) != (ssize_t)n)
+        return false;
+    real[n] = '\0';
+    struct stat st;
+    return real[0] == '/' && stat(real, &st) != 0 && errno == ENOENT;
+}
+
+/* Whether name is an index's (NAME-HASH.idx, HASH of 16 hex digits: *tmp false) or that of
+ * an index being written (NAME-HASH.idx.tmp.XXXXXX: *tmp true); nothing else in the
+ * directory is ever touched. */
+static bool index_name(const char *name, bool *tmp)
+{
+    const char *x = strstr(name, ".idx");
+    while (x && strstr(x + 1, ".idx"))
+        x = strstr(x + 1, ".idx");
+    if (!x || x - name < 18 || x[-17] != '-')
+        return false;
+    for (int i = 16; i > 0; i--)
+        if (!strchr("0123456789abcdef", x[-i]))
+            return false;
+    *tmp = x[4] != '\0';
+    return !*tmp || (strncmp(x + 4, ".tmp.", 5) == 0 && strlen(x + 9) == 6);
+}
+
+int trace_index_prune(const char *dir, uint64_t limit, const char *keep)
+{
+    DIR *dh = opendir(dir);
+    if (!dh)
+        return 0;
+    const char *keep_base = keep ? strrchr(keep, '/') : NULL;
+    keep_base = keep_base ? keep_base + 1 : keep;
+    struct centry *e = NULL;
+    size_t n = 0, cap = 0;
+    uint64_t total = 0;
+    int removed = 0;
+    time_t now = time(NULL);
+    struct dirent *de;
+    while ((de = readdir(dh))) {
+        bool tmp;
+        if (!index_name(de->d_name, &tmp))
+            continue;
+        /* not marking it as read: its access time says when it was last used */
+        int fd = openat(dirfd(dh), de->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOATIME);
+        if (fd < 0 && errno == EPERM) /* O_NOATIME is for the file's owner */
+            fd = openat(dirfd(dh), de->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+            if (fd >= 0)
+                close(fd);
+            continue;
+        }
+        bool kept = keep_base && strcmp(de->d_name, keep_base) == 0;
+        /* a writer that died left its temporary file: one untouched for a day goes (a live
+         * writer touches its own every second or so) */
+        bool dead = tmp ? now - st.st_mtime > TRACE_INDEX_TMP_AGE : !kept && orphan(fd);
+        close(fd);
+        if (dead) {
+            removed += unlinkat(dirfd(dh), de->d_name, 0) == 0;
+            continue;
+        }
+        if (tmp)
+            continue;
+        total += (uint64_t)st.st_size;
+        if (kept)
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            e = sim_xreallocarray(e, cap, sizeof(*e));
+        }
+        bool read_later =
+            st.st_atim.tv_sec > st.st_mtim.tv_sec ||
+            (st.st_atim.tv_sec == st.st_mtim.tv_sec && st.st_atim.tv_nsec > st.st_mtim.tv_nsec);
+        e[n++] = (struct centry){sim_xasprintf("%s", de->d_name), (uint64_t)st.st_size,
+                                 read_later ? st.st_atim : st.st_mtim};
+    }
+    qsort(e, n, sizeof(*e), by_use);
+    /* least recently used first; unlinking an index another process has mapped is safe: the
+     * name goes, the file stays whole until its last mapping is gone */
+    for (size_t i = 0; i < n && total > limit; i++)
+        if (unlinkat(dirfd(dh), e[i].name, 0) == 0) {
+            total -= e[i].size;
+            removed++;
+        }
+    for (size_t i = 0; i < n; i++)
+        free(e[i].name);
+    free(e);
+    closedir(dh);
+    return removed;
+}
+
 /* A plain regular file, the only kind an index serves. */
 static bool cacheable(const char *path)
 {
@@ -957,6 +1111,9 @@ int trace_index_load(const char *path, bool no_cache, struct trace_model **out,
         rc = trace_index_read(path, index, out, &counts, &why);
         if (rc == 0) {
             u = TRACE_INDEX_HIT;
+            /* its last use, for pruning: its access time (its mtime says when it was written) */
+            struct timespec t[2] = {{.tv_nsec = UTIME_NOW}, {.tv_nsec = UTIME_OMIT}};
+            utimensat(AT_FDCWD, index, t, 0);
             goto out;
         }
         u = rc == -SIM_ENOENT ? TRACE_INDEX_WRITTEN : TRACE_INDEX_REBUILT;
@@ -971,12 +1128,20 @@ int trace_index_load(const char *path, bool no_cache, struct trace_model **out,
         if (trace_index_write(*out, path, &counts, index, &wd) < 0) {
             u = TRACE_INDEX_FAILED;
         } else {
+            char *dir = sim_xasprintf("%s", index);
+            *strrchr(dir, '/') = '\0';
+            trace_index_prune(dir, trace_index_cache_limit(), index);
+            free(dir);
             /* the same model, its arrays in the page cache rather than the process's heap:
              * what the next open gets, and the memory of a big trace given back now (first,
              * so that the two never add up; should the index just written not read back,
              * the trace is loaded again) */
             trace_model_free(*out);
             *out = NULL;
+#ifdef __GLIBC__
+            malloc_trim(0); /* the parse's heap back to the system (some 40 MB at 10 M events
+                               are left free in the heap otherwise), before more is mapped */
+#endif
             if (trace_index_read(path, index, &mapped, NULL, &wd) == 0) {
                 *out = mapped;
             } else {

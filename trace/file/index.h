@@ -16,6 +16,9 @@
  * points into, before the model sees any of it) is refused, and the trace is loaded from its
  * JSON and the index rebuilt. Plain regular files only: a compressed trace or a pipe is
  * always loaded from its text.
+ *
+ * The cache is kept within a size (trace_index_prune): writing an index removes the
+ * indexes of traces that are gone, then the least recently used ones.
  */
 #ifndef TRACE_INDEX_H
 #define TRACE_INDEX_H
@@ -56,6 +59,33 @@ int trace_index_write(const struct trace_model *m, const char *path,
 int trace_index_read(const char *path, const char *index, struct trace_model **out,
                      struct trace_index_counts *c, struct diag *d);
 
+enum {
+    TRACE_INDEX_TMP_AGE = 24 * 3600 /* seconds after which a temporary index is a dead one */
+};
+
+/* The cache's default size limit (NPUSCOPE_CACHE_MAX unset): 4 GiB. */
+#define TRACE_INDEX_CACHE_MAX ((uint64_t)4 << 30)
+
+/*
+ * The cache's size limit in bytes: NPUSCOPE_CACHE_MAX (a number of bytes, or with a suffix
+ * K, M, G or T, powers of 1024; 0 keeps only the index just written), else (unset or not
+ * such a number) TRACE_INDEX_CACHE_MAX.
+ */
+uint64_t trace_index_cache_limit(void);
+
+/*
+ * Keep the indexes in the cache directory dir within limit bytes: remove the indexes whose
+ * trace no longer exists and temporary indexes left for TRACE_INDEX_TMP_AGE seconds by a
+ * writer that died, then the least recently used indexes (by the later of their mtime, when
+ * written, and their access time, set when trace_index_load opens one) until the rest is
+ * within limit. The index keep (a
+ * path or file name in dir; may be NULL) is never removed, even alone over the limit; files
+ * not named as indexes are never touched. An index another process has mapped can be removed
+ * safely: on Linux unlinking takes its name only, the file lives on until it is unmapped.
+ * Returns the number of files removed.
+ */
+int trace_index_prune(const char *dir, uint64_t limit, const char *keep);
+
 /* How trace_index_load went. */
 enum trace_index_use {
     TRACE_INDEX_UNUSED,  /* no cache (asked so, no cache directory, not a plain file) */
@@ -70,7 +100,9 @@ enum trace_index_use {
  * no_cache: from the index when a valid one exists, else from the JSON, then writing the
  * index and taking the model from it (its arrays mapped rather than in the process's own
  * memory, as on the next open). c receives the loader's counts; *use (may be NULL) how the index
- * served. A failure to write the index is not an error of the load.
+ * served. A failure to write the index is not an error of the load. An index used is marked
+ * as used (its access time); after writing a new one, the cache is pruned (trace_index_prune to
+ * trace_index_cache_limit).
  */
 int trace_index_load(const char *path, bool no_cache, struct trace_model **out,
                      struct trace_index_counts *c, enum trace_index_use *use, struct diag *d,

@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 enum {
-    RELEASE_STEP = 32 << 20, /* give back mapped pages every 32 MiB read */
+    RELEASE_STEP = 16 << 20, /* give back mapped pages every 16 MiB read */
     PPARSE_MIN = 8 << 20,    /* timeline_events of fewer bytes are parsed on one thread */
     PPARSE_RESTARTS = 64,    /* times the second thread starts again after a skipped element */
     ICACHE = 1024,           /* strings remembered by intern_n */
@@ -52,7 +52,8 @@ struct loader {
     const char *p;    /* borrowed: the bytes */
     size_t n;
     bool mapped;
-    size_t released; /* mapped bytes [0, released) were given back */
+    size_t released;  /* mapped bytes [0, released) were given back */
+    size_t populated; /* mapped bytes before it were mapped ahead of the parse */
     long page;
     struct trace_model *m;
     struct trace_report *r;
@@ -65,10 +66,14 @@ struct loader {
     uint64_t bw_read, bw_write;
     struct trace_power_sample *power; /* owned: power_samples, until the model takes them */
     size_t npower, cappower;
-    /* dependency_ids: the model event of each element of timeline_events (UINT64_MAX: not
-     * an ENGINE_EVENT), and the (event, element, path index) triples to resolve at the end */
-    uint64_t *elem_ev;
-    size_t nelem, capelem;
+    /* dependency_ids: the ENGINE_EVENTs of timeline_events as runs of consecutive elements
+     * whose model events are consecutive too (a few runs for a whole trace: a table of one
+     * entry per element was 8 bytes an event at the peak of a load), and the (event,
+     * element, path index) triples to resolve at the end */
+    struct erun {
+        uint64_t elem, ev, n;
+    } * runs;
+    size_t nruns, capruns;
     uint64_t (*deps)[3];
     size_t ndeps, capdeps;
     struct trace_spaces spaces;                 /* the memory spaces of the op columns */
@@ -156,6 +161,14 @@ static void release_upto(struct loader *L, size_t off, bool force)
         madvise((void *)(L->p + L->released), upto - L->released, MADV_DONTNEED);
         L->released = upto;
     }
+#ifdef MADV_POPULATE_READ
+    /* the pages ahead mapped in one call, not faulted in one by one (~5% of a load) */
+    size_t want = upto + (size_t)RELEASE_STEP, from = L->populated > upto ? L->populated : upto;
+    want = want < L->n ? want : L->n;
+    if (!force && want > from &&
+        madvise((void *)(L->p + from), want - from, MADV_POPULATE_READ) == 0)
+        L->populated = want;
+#endif
 }
 
 /* ---- parsing one value with cJSON ---------------------------------------------------- */
@@ -563,12 +576,8 @@ static bool get_span(struct loader *L, const struct rec *R, uint64_t *s, uint64_
 
 /* The call site details.src names (with details.src_func), TRACE_NO_SITE when it names
  * none; a value that is not a "file:line" string gives a malformed site (shown as such). */
-static uint16_t site_of(struct loader *L, const cJSON *d)
+static uint16_t site_of(struct loader *L, const cJSON *src, const cJSON *fn)
 {
-    static const char *const keys[2] = {TRACE_DETAILS_SRC, TRACE_DETAILS_SRC_FUNC};
-    const cJSON *m[2] = {NULL, NULL}, *src, *fn;
-    trace_fastjson_members(d, keys, 2, m); /* one pass over details, not two */
-    src = m[0], fn = m[1];
     if (!src || cJSON_IsNull(src))
         return TRACE_NO_SITE;
     if (!cJSON_IsString(src)) {
@@ -593,16 +602,11 @@ static uint16_t site_of(struct loader *L, const cJSON *d)
     return L->seen_site[k].site;
 }
 
-/* The members of details a DMA event's DRAM traffic is read from (trace_fastjson_members). */
-enum { DK_DIRECTION, DK_ROLE, DK_SRC_SPACE, DK_DST_SPACE, DK_BYTES, DK_NBYTES, DK_REPLAY, DK_N };
-static const char *const dram_keys[DK_N] = {
-    "direction", "tensor_role", "src_space", "dst_space", "bytes", "nbytes", TRACE_DETAILS_REPLAY};
-
 /* A string field of details, at the top or under "replay" (trace_details_str): k one of
- * the four string keys, top and replay as trace_fastjson_members found them. */
-static const char *details_str(const cJSON *const *top, const cJSON *const *replay, int k)
+ * the four string keys, f as trace_evread_find found them. */
+static const char *details_str(const cJSON *const *f, int k)
 {
-    const cJSON *v = top[k] ? top[k] : replay[k];
+    const cJSON *v = f[k] ? f[k] : f[TRACE_EVK_REP_DIRECTION + k - TRACE_EVK_DIRECTION];
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
@@ -612,24 +616,42 @@ static int64_t details_uint(const cJSON *v)
     return trace_json_uint(v, &x) ? (int64_t)x : -1;
 }
 
-/* Element index of timeline_events -> its model event (for dependency_ids; check_only: a
- * bit per element, set for an ENGINE_EVENT, whose id is then its element index). */
+/* Element index of timeline_events is the ENGINE_EVENT that became model event ev
+ * (check_only: an ENGINE_EVENT, whose id is then its element index). Elements come in
+ * order (a second timeline_events is skipped). */
 static void remember_element(struct loader *L, int64_t index, uint64_t ev)
 {
     if (index < 0)
         return;
-    size_t k = (size_t)index, slot = L->check_only ? k / 64 : k;
-    if (slot >= L->capelem) {
-        size_t cap = L->capelem ? L->capelem : 1024;
-        while (cap <= slot)
-            cap *= 2;
-        L->elem_ev = sim_xreallocarray(L->elem_ev, cap, sizeof(*L->elem_ev));
-        for (size_t j = L->capelem; j < cap; j++)
-            L->elem_ev[j] = L->check_only ? 0 : UINT64_MAX;
-        L->capelem = cap;
+    uint64_t k = (uint64_t)index;
+    ev = L->check_only ? k : ev;
+    struct erun *r = L->nruns ? &L->runs[L->nruns - 1] : NULL;
+    if (r && r->elem + r->n == k && r->ev + r->n == ev) {
+        r->n++;
+        return;
     }
-    L->elem_ev[slot] = L->check_only ? L->elem_ev[slot] | 1ull << (k % 64) : ev;
-    L->nelem = k + 1 > L->nelem ? k + 1 : L->nelem;
+    if (L->nruns == L->capruns) {
+        L->capruns = L->capruns ? 2 * L->capruns : 16;
+        L->runs = sim_xreallocarray(L->runs, L->capruns, sizeof(*L->runs));
+    }
+    L->runs[L->nruns++] = (struct erun){k, ev, 1};
+}
+
+/* The model event of element on of timeline_events (check_only: on), UINT64_MAX when it is
+ * no ENGINE_EVENT. */
+static uint64_t element_event(const struct loader *L, uint64_t on)
+{
+    size_t lo = 0, hi = L->nruns; /* the first run that starts after on */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (L->runs[mid].elem <= on)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0 || on - L->runs[lo - 1].elem >= L->runs[lo - 1].n)
+        return UINT64_MAX;
+    return L->runs[lo - 1].ev + (on - L->runs[lo - 1].elem);
 }
 
 /* A dependency of event ev (element index of timeline_events), the k-th of its
@@ -680,9 +702,7 @@ static void resolve_deps(struct loader *L)
 {
     for (size_t i = 0; i < L->ndeps; i++) {
         uint64_t on = L->deps[i][1];
-        uint64_t ev = on >= L->nelem ? UINT64_MAX : !L->check_only ? L->elem_ev[on] : on;
-        if (L->check_only && ev != UINT64_MAX && !(L->elem_ev[on / 64] >> (on % 64) & 1u))
-            ev = UINT64_MAX; /* no ENGINE_EVENT there */
+        uint64_t ev = element_event(L, on);
         if (ev != UINT64_MAX && ev != L->deps[i][0]) {
             if (!L->check_only)
                 trace_model_add_dep(L->m, L->deps[i][0], ev);
@@ -703,7 +723,8 @@ struct engine_vals {
     int64_t id, cmdq;
     const char *layer, *tile, *op, *component; /* or NULL */
     enum trace_op_kind kind;
-    const cJSON *details; /* an object or NULL */
+    const cJSON *details;      /* an object or NULL */
+    const cJSON *const *found; /* trace_evread_find of details, or NULL: not yet */
 };
 
 /* The checked ENGINE_EVENT v, element index of timeline_events at off, into the model;
@@ -711,6 +732,11 @@ struct engine_vals {
 static uint64_t add_engine_event(struct loader *L, const struct engine_vals *v, int64_t index,
                                  size_t off)
 {
+    const cJSON *fl[TRACE_EVK_REP_END], *const *f = v->found;
+    if (!f) {
+        trace_evread_find(v->details, v->eng == TRACE_ENGINE_DMA, fl);
+        f = fl;
+    }
     uint32_t layer = intern_opt(L, v->layer);
     uint32_t tile = intern_opt(L, v->tile);
     struct trace_event ev = {
@@ -723,7 +749,7 @@ static uint64_t add_engine_event(struct loader *L, const struct engine_vals *v, 
         .tile = tile,
         .cmdq_id = (int32_t)v->cmdq,
         .op_kind = (uint8_t)v->kind,
-        .site = site_of(L, v->details),
+        .site = site_of(L, f[TRACE_EVK_SRC], f[TRACE_EVK_SRC_FUNC]),
     };
     uint64_t i = L->check_only ? L->checked++ : trace_model_add_event(L->m, &ev);
     see_end(L, v->e);
@@ -736,21 +762,17 @@ static uint64_t add_engine_event(struct loader *L, const struct engine_vals *v, 
     trace_opinfo_decode_json(v->op, v->kind, v->details, &L->spaces, &oi);
     trace_opinfo_store(L->m, i, &oi, &L->spaces);
     if (v->eng == TRACE_ENGINE_DMA) {
-        const cJSON *top[DK_N] = {NULL}, *rep[DK_N] = {NULL};
-        trace_fastjson_members(v->details, dram_keys, DK_N, top);
-        if (!top[DK_DIRECTION] || !top[DK_ROLE] || !top[DK_SRC_SPACE] || !top[DK_DST_SPACE])
-            trace_fastjson_members(top[DK_REPLAY], dram_keys, DK_BYTES, rep);
-        struct trace_dram_fields f = {
+        struct trace_dram_fields df = {
             .op = v->op,
-            .direction = details_str(top, rep, DK_DIRECTION),
-            .tensor_role = details_str(top, rep, DK_ROLE),
-            .src_space = details_str(top, rep, DK_SRC_SPACE),
-            .dst_space = details_str(top, rep, DK_DST_SPACE),
-            .bytes = details_uint(top[DK_BYTES]),
-            .nbytes = details_uint(top[DK_NBYTES]),
+            .direction = details_str(f, TRACE_EVK_DIRECTION),
+            .tensor_role = details_str(f, TRACE_EVK_ROLE),
+            .src_space = details_str(f, TRACE_EVK_SRC_SPACE),
+            .dst_space = details_str(f, TRACE_EVK_DST_SPACE),
+            .bytes = details_uint(f[TRACE_EVK_BYTES]),
+            .nbytes = details_uint(f[TRACE_EVK_NBYTES]),
         };
         struct trace_transfer x[2];
-        int k = trace_dram_rule(TRACE_ENGINE_DMA, &f, x);
+        int k = trace_dram_rule(TRACE_ENGINE_DMA, &df, x);
         for (int q = 0; q < k; q++) {
             x[q].event = (uint32_t)i;
             trace_model_add_transfer(L->m, &x[q]);
@@ -810,7 +832,8 @@ static bool load_engine_direct(struct loader *L, const struct trace_evread *x, i
                             .tile = x->tile,
                             .op = x->op,
                             .component = x->component,
-                            .details = x->details};
+                            .details = x->details,
+                            .found = x->found};
     for (int k = 0; k < TRACE_ENGINE_COUNT && v.eng < 0; k++)
         v.eng = streq(x->engine, engine_names[k]) ? k : -1;
     if (v.eng < 0 || v.s > v.e || v.id > INT32_MAX || v.cmdq > INT32_MAX)
@@ -1358,7 +1381,7 @@ static int load(struct loader *L, struct trace_model **out)
     release_upto(L, L->n, true);
     if (rc == 0)
         resolve_deps(L);
-    free(L->elem_ev);
+    free(L->runs);
     free(L->deps);
     free(L->power);
     if (rc < 0) {
