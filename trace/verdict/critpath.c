@@ -7,6 +7,7 @@
  */
 #include "trace/verdict/critpath.h"
 
+#include "trace/model/mapped.h"
 #include "trace/verdict/imap.h"
 
 #include "sim/util/xalloc.h"
@@ -17,6 +18,11 @@
 #include <string.h>
 
 #define NONE UINT32_MAX
+
+/* Points of the sweep between two give-backs of the pages of the model's mapped arrays it
+ * read (trace_model_lent_giveback): a launch of ten million ops would otherwise keep every
+ * op column resident. */
+enum { GIVEBACK_EVERY = 1 << 20 };
 
 /* A small open-addressing map from a tile's string id to its last ended op. */
 struct tilemap {
@@ -513,6 +519,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     } else {
         out->truncated = true;
     }
+    trace_model_lent_giveback(m); /* the events and op columns read so far */
     bool with_info = rg.info || rg.cols || rg.first;
     out->with_addresses = !rg.info && rg.npool; /* an op read or wrote a range */
     for (size_t k = 0; rg.info && k < n && !out->with_addresses; k++) {
@@ -585,6 +592,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     for (size_t p = 0, si = 0, ei = 0; p < 2 * n; p++) {
         if (p % TRACE_PROGRESS_EVERY == 0 && (stop = trace_progress_at(in->progress, p)))
             break; /* cancelled: an empty path */
+        if (p % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
+            trace_model_lent_giveback(m); /* the op columns swept so far */
         /* the next point: the next end unless the next start comes before it */
         bool is_end = si == n;
         if (!is_end && ei < n) {
@@ -675,6 +684,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         }
     }
 
+    trace_model_lent_giveback(m);
     /* back from the op that ends last */
     if (stop)
         last = 0;
