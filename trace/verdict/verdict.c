@@ -140,24 +140,51 @@ static size_t hbm_of(struct ctx *c, uint32_t t)
 }
 
 /*
- * The wait before step s (op start `start`): time an HBM or a link was busy during it is
- * that resource's (a host message's data reaching HBM, a read coming back over the host
- * link: work no op records), the rest latency. The busiest kind of resource counts.
+ * The busiest HBM or link (mh[j][0]) and host link (mh[j][1]) during each wait of path p
+ * (its j-th step with a wait, [its start - wait, its start)), 0 when none. Resource by
+ * resource: the waits come in time order, so each resource's samples are read once from
+ * where the last window ended, rather than every resource's at each step.
  */
-static void attribute_wait(struct ctx *c, const struct trace_path_step *s, uint64_t start,
-                           double *path)
+static void wait_utils(struct ctx *c, const struct trace_critpath *p, double (*mh)[2])
+{
+    size_t nw = 0;
+    for (size_t s = 0; s < p->n; s++)
+        nw += p->steps[s].wait != 0;
+    if (!nw)
+        return;
+    uint64_t(*w)[2] = sim_xreallocarray(NULL, nw, sizeof(*w)); /* the windows */
+    for (size_t s = 0, j = 0; s < p->n; s++) {
+        const struct trace_path_step *st = &p->steps[s];
+        if (!st->wait)
+            continue;
+        uint64_t start = trace_model_event(c->m, st->ev)->start;
+        w[j][0] = start - st->wait, w[j][1] = start;
+        mh[j][0] = mh[j][1] = 0;
+        j++;
+    }
+    for (size_t i = 0; i < trace_resources_count(c->res); i++) {
+        int host = trace_resources_get(c->res, i)->kind == TRACE_RES_HOST_LINK;
+        size_t hint = c->hint_wait[i];
+        for (size_t j = 0; j < nw; j++) {
+            double u = trace_resources_util_from(c->res, i, w[j][0], w[j][1], &hint);
+            mh[j][host] = u > mh[j][host] ? u : mh[j][host];
+        }
+        c->hint_wait[i] = hint;
+    }
+    free(w);
+}
+
+/*
+ * The wait before step s: time an HBM or a link was busy during it is that resource's (a
+ * host message's data reaching HBM, a read coming back over the host link: work no op
+ * records), the rest latency. The busiest kind of resource counts (mh: wait_utils's for
+ * the step).
+ */
+static void attribute_wait(const struct trace_path_step *s, const double *mh, double *path)
 {
     if (!s->wait)
         return;
-    uint64_t a = start - s->wait, b = start;
-    double mem = 0, host = 0;
-    for (size_t i = 0; i < trace_resources_count(c->res); i++) {
-        double u = trace_resources_util_from(c->res, i, a, b, &c->hint_wait[i]);
-        if (trace_resources_get(c->res, i)->kind == TRACE_RES_HOST_LINK)
-            host = u > host ? u : host;
-        else
-            mem = u > mem ? u : mem;
-    }
+    double mem = mh[0], host = mh[1];
     double u = mem > host ? mem : host;
     u = u > 1 ? 1 : u;
     double busy = (double)s->wait * u;
@@ -166,9 +193,9 @@ static void attribute_wait(struct ctx *c, const struct trace_path_step *s, uint6
 }
 
 /* Split the duration of the op of step s (info oi: a DMA op's, NULL when unknown or another
- * engine's) into the path's categories; its wait is latency. */
+ * engine's) into the path's categories; its wait as attribute_wait says (mh). */
 static void attribute(struct ctx *c, const struct trace_path_step *s, const struct trace_opinfo *oi,
-                      double *path)
+                      const double *mh, double *path)
 {
     const struct trace_model *m = c->m;
     const struct trace_event *e = trace_model_event(m, s->ev);
@@ -177,7 +204,7 @@ static void attribute(struct ctx *c, const struct trace_path_step *s, const stru
     uint64_t end = e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
     double dur = (double)(end - e->start);
     const struct peaks *p = &c->pk;
-    attribute_wait(c, s, e->start, path);
+    attribute_wait(s, mh, path);
     double fixed = 0;
     int cat = TRACE_PCAT_LATENCY;
     switch (t->engine) {
@@ -474,7 +501,9 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
     /* what the path's time went to */
     if (!it->path.with_addresses && !it->path.with_tiles && !it->path.with_explicit && n)
         it->missing |= TRACE_MISSING_DEPS;
-    for (size_t s = 0; s < it->path.n; s++) {
+    double(*mh)[2] = sim_xreallocarray(NULL, it->path.n ? it->path.n : 1, sizeof(*mh));
+    wait_utils(c, &it->path, mh);
+    for (size_t s = 0, j = 0; s < it->path.n; s++) {
         const struct trace_path_step *st = &it->path.steps[s];
         /* a DMA op's bytes alone are of use */
         struct trace_opinfo oi;
@@ -482,12 +511,14 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
         bool dma = details && trace_model_track_get(m, e->track)->engine == TRACE_ENGINE_DMA;
         if (dma)
             trace_opinfo_of_event(m, st->ev, &spaces, &oi);
-        attribute(c, st, dma ? &oi : NULL, it->time);
+        attribute(c, st, dma ? &oi : NULL, mh[j], it->time);
+        j += st->wait != 0;
         it->waits += st->wait;
         it->wait_by[st->why] += st->wait;
         if (st->wait > it->longest_wait || it->longest_wait_ev == UINT64_MAX)
             it->longest_wait = st->wait, it->longest_wait_ev = st->ev;
     }
+    free(mh);
 }
 
 /* The bound: the category with the most of the path's time (compute, vector, memory, host,
