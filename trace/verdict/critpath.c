@@ -334,6 +334,8 @@ static bool ranges_decode(struct ranges *r, const struct trace_model *m, const u
     for (size_t k = 0; k < n; k++) {
         if (k % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(p, k))
             return false;
+        if (k % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
+            trace_model_lent_giveback(m); /* the events and op columns read so far */
         struct trace_opinfo oi;
         uint64_t ev = in->events[op_src(src, k)];
         size_t len;
@@ -463,6 +465,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     size_t n = 0;
     uint64_t now = trace_model_now(m);
     for (size_t i = 0; i < in->n; i++) {
+        if (i % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
+            trace_model_lent_giveback(m); /* the events read so far */
         const struct trace_event *e = trace_model_event(m, in->events[i]);
         uint32_t op = e->op;
         if (op < nstr && !stage_of[op]) {

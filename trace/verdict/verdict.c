@@ -10,6 +10,7 @@
 #include "sim/util/xalloc.h"
 #include "trace/analysis/hostspan.h"
 #include "trace/analysis/resources.h"
+#include "trace/model/mapped.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -19,6 +20,13 @@
 #include <string.h>
 
 enum { MAX_DECODE_DEFAULT = 2000000 };
+
+/* Events of a pass between two give-backs of the pages of the model's mapped arrays it read
+ * (trace_model_lent_giveback). */
+enum { GIVEBACK_EVERY = 1 << 20 };
+/* The same for a pass over a path's steps: one every few ops of the set, whose events and
+ * op columns a million steps would touch all of. */
+enum { PATH_GIVEBACK_EVERY = 1 << 16 };
 
 /* The peaks and fixed costs of config_snapshot, in cycles. */
 struct peaks {
@@ -155,6 +163,8 @@ static void wait_utils(struct ctx *c, const struct trace_critpath *p, double (*m
     uint64_t(*w)[2] = sim_xreallocarray(NULL, nw, sizeof(*w)); /* the windows */
     for (size_t s = 0, j = 0; s < p->n; s++) {
         const struct trace_path_step *st = &p->steps[s];
+        if (s % PATH_GIVEBACK_EVERY == PATH_GIVEBACK_EVERY - 1)
+            trace_model_lent_giveback(c->m);
         if (!st->wait)
             continue;
         uint64_t start = trace_model_event(c->m, st->ev)->start;
@@ -311,26 +321,6 @@ static bool within_composite(const struct span *spans, size_t n, const struct tr
     return lo > 0 && spans[lo - 1].track == e->track && spans[lo - 1].end >= e->end;
 }
 
-/* The composite ops among evs (n of them), sorted; *count set. Caller frees. */
-static struct span *composite_spans(struct ctx *c, const uint64_t *evs, size_t n, size_t *count)
-{
-    const struct trace_model *m = c->m;
-    size_t k = 0;
-    struct span *spans = NULL;
-    for (size_t i = 0; i < n; i++) {
-        const struct trace_event *e = trace_model_event(m, evs[i]);
-        if (!is_composite(c, e->op))
-            continue;
-        if (!spans)
-            spans = sim_xreallocarray(NULL, n, sizeof(*spans));
-        spans[k++] = (struct span){e->track, e->start, e->end};
-    }
-    if (k)
-        qsort(spans, k, sizeof(*spans), cmp_span);
-    *count = k;
-    return spans;
-}
-
 /* The arithmetic and the DMA transfers of a region's ops, counted op by op in their order
  * from their info (read once: the critical path reads it and hands it on). */
 struct arith {
@@ -386,8 +376,68 @@ static void arith_each(void *ctx, size_t i, const struct trace_opinfo *oi)
     a->next = i + 1;
 }
 
+/* What one pass over a region's events finds. */
+struct scan {
+    size_t uncached;   /* ops without op columns (their details must be read) */
+    struct span *comp; /* owned: the composite ops, sorted (cmp_span); NULL when none */
+    size_t ncomp;
+    size_t ute, uve; /* TE and VE engines used */
+    bool any_arith;  /* some op is a GEMM or a math op */
+    /* still running: an op in flight, or, in a live model, a request the host sent whose
+     * Completion has not crossed back yet (between two of its ops no op is in flight) */
+    bool running;
+};
+
+/* Pass over evs (n of them) once for what struct scan says, giving back the model's mapped
+ * pages as it goes (millions of events would otherwise stay resident). */
+static void scan_ops(struct ctx *c, const uint64_t *evs, size_t n, struct scan *sc)
+{
+    const struct trace_model *m = c->m;
+    memset(sc, 0, sizeof(*sc));
+    size_t nt = trace_model_track_count(m);
+    /* per track: 0 not looked at, else 1 + whether it is used; 4 + that when it is the
+     * host component */
+    uint8_t *track = sim_xcalloc(nt ? nt : 1, 1);
+    bool live = trace_model_now(m) > 0, inflight = false, request = false, completed = false;
+    for (size_t k = 0; k < n; k++) {
+        if (k % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
+            trace_model_lent_giveback(m);
+        const struct trace_event *e = trace_model_event(m, evs[k]);
+        sc->uncached += !trace_opinfo_cached(m, evs[k]);
+        if (is_composite(c, e->op)) {
+            if (!sc->comp)
+                sc->comp = sim_xreallocarray(NULL, n, sizeof(*sc->comp));
+            sc->comp[sc->ncomp++] = (struct span){e->track, e->start, e->end};
+        }
+        uint8_t *t = &track[e->track];
+        if (!*t) {
+            const struct trace_track *tr = trace_model_track_get(m, e->track);
+            if (tr->engine == TRACE_ENGINE_TE || tr->engine == TRACE_ENGINE_VE)
+                *(tr->engine == TRACE_ENGINE_TE ? &sc->ute : &sc->uve) += 1;
+            bool host = tr->engine == TRACE_ENGINE_HOST &&
+                        strcmp(trace_model_str(m, tr->name), TRACE_HOST_COMPONENT) == 0;
+            *t = (uint8_t)(1 + (host ? 4 : 0));
+        }
+        if (e->op_kind == TRACE_KIND_GEMM || e->op_kind == TRACE_KIND_MATH)
+            sc->any_arith = true;
+        if (e->flags & TRACE_EV_INFLIGHT)
+            inflight = true;
+        if (live && *t >= 4) {
+            if (strcmp(trace_model_str(m, e->op), "Completion") == 0)
+                completed = true;
+            else
+                request = true;
+        }
+    }
+    trace_model_lent_giveback(m);
+    free(track);
+    if (sc->ncomp)
+        qsort(sc->comp, sc->ncomp, sizeof(*sc->comp), cmp_span);
+    sc->running = inflight || (request && !completed);
+}
+
 /* The usage, path, arithmetic and resources of one region over its events evs (n of them,
- * sorted by index). */
+ * sorted by index), and whether it is still running. */
 static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, size_t n,
                   struct trace_verdict_item *it)
 {
@@ -408,32 +458,22 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
     bool details = false;
     struct trace_spaces spaces;
     trace_spaces_init(&spaces);
-    size_t uncached = 0; /* ops whose details must be read: those without op columns */
-    for (size_t k = 0; k < n && uncached <= c->budget; k++)
-        uncached += !trace_opinfo_cached(m, evs[k]);
-    if (uncached <= c->budget) {
-        c->budget -= uncached;
+    struct scan sc;
+    scan_ops(c, evs, n, &sc);
+    it->running = sc.running;
+    if (sc.uncached <= c->budget) {
+        c->budget -= sc.uncached;
         details = true;
     } else if (n) {
         it->missing |= TRACE_MISSING_DETAILS;
     }
     struct arith ar = {.c = c, .evs = evs, .it = it, .spaces = &spaces};
-    ar.comp = details ? composite_spans(c, evs, n, &ar.ncomp) : NULL;
-    size_t nt = trace_model_track_count(m), ute = 0, uve = 0; /* TE and VE engines used */
-    bool *used = sim_xcalloc(nt ? nt : 1, sizeof(*used));
-    bool any_arith = false;
-    for (size_t k = 0; k < n; k++) {
-        const struct trace_event *e = trace_model_event(m, evs[k]);
-        if (!used[e->track]) {
-            enum trace_engine eng = trace_model_track_get(m, e->track)->engine;
-            used[e->track] = true;
-            if (eng == TRACE_ENGINE_TE || eng == TRACE_ENGINE_VE)
-                *(eng == TRACE_ENGINE_TE ? &ute : &uve) += 1;
-        }
-        if (e->op_kind == TRACE_KIND_GEMM || e->op_kind == TRACE_KIND_MATH)
-            any_arith = true;
-    }
-    free(used);
+    if (details)
+        ar.comp = sc.comp, ar.ncomp = sc.ncomp;
+    else
+        free(sc.comp);
+    size_t ute = sc.ute, uve = sc.uve;
+    bool any_arith = sc.any_arith;
 
     /* the critical path, reading the details (and counting the arithmetic) as it goes */
     struct trace_critpath_input in = {.m = m,
@@ -505,6 +545,8 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
     wait_utils(c, &it->path, mh);
     for (size_t s = 0, j = 0; s < it->path.n; s++) {
         const struct trace_path_step *st = &it->path.steps[s];
+        if (s % PATH_GIVEBACK_EVERY == PATH_GIVEBACK_EVERY - 1)
+            trace_model_lent_giveback(m);
         /* a DMA op's bytes alone are of use */
         struct trace_opinfo oi;
         const struct trace_event *e = trace_model_event(m, st->ev);
@@ -519,6 +561,7 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
             it->longest_wait = st->wait, it->longest_wait_ev = st->ev;
     }
     free(mh);
+    trace_model_lent_giveback(m); /* the path's events and op columns */
 }
 
 /* The bound: the category with the most of the path's time (compute, vector, memory, host,
@@ -551,28 +594,6 @@ static void decide(struct trace_verdict_item *it)
 }
 
 /* ---- the verdict ------------------------------------------------------------------------ */
-
-/* Whether the launch of evs (n of them) is still running: an op of it in flight, or, in a
- * live model, a request the host sent whose Completion has not crossed back yet (between
- * two of its ops no op is in flight). */
-static bool still_running(const struct trace_model *m, const uint64_t *evs, size_t n)
-{
-    bool live = trace_model_now(m) > 0, request = false, completed = false;
-    for (size_t k = 0; k < n; k++) {
-        const struct trace_event *e = trace_model_event(m, evs[k]);
-        if (e->flags & TRACE_EV_INFLIGHT)
-            return true;
-        const struct trace_track *t = trace_model_track_get(m, e->track);
-        if (!live || t->engine != TRACE_ENGINE_HOST ||
-            strcmp(trace_model_str(m, t->name), TRACE_HOST_COMPONENT) != 0)
-            continue;
-        if (strcmp(trace_model_str(m, e->op), "Completion") == 0)
-            completed = true;
-        else
-            request = true;
-    }
-    return request && !completed;
-}
 
 struct trace_verdict *trace_verdict_new(const struct trace_model *m,
                                         const struct trace_verdict_opts *o)
@@ -618,6 +639,7 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
         if (r != SIZE_MAX)
             evs[pos[r]++] = i;
     }
+    trace_model_lent_giveback(m); /* the events the splits read */
     v->nlaunches = nl;
     v->launches = sim_xcalloc(nl ? nl : 1, sizeof(*v->launches));
     trace_progress_step(pg, "verdict: each launch's critical path", off[nl]);
@@ -628,7 +650,6 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
         }
         struct trace_verdict_item *it = &v->launches[r];
         judge(&c, trace_regions_get(v->rs_launch, r), evs + off[r], off[r + 1] - off[r], it);
-        it->running = still_running(m, evs + off[r], off[r + 1] - off[r]);
         decide(it);
     }
     free(pos);
@@ -672,7 +693,6 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
             all[i] = i;
         c.progress = pg;
         judge(&c, rr, all, (size_t)nev, run);
-        run->running = still_running(m, all, (size_t)nev);
         free(all);
         if (nev)
             run->missing |= TRACE_MISSING_LAUNCHES;
