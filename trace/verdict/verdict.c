@@ -486,7 +486,7 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
                                       .each_info = details ? arith_each : NULL,
                                       .each_ctx = &ar};
     trace_critpath_compute(&in, &it->path);
-    if (details)
+    if (details && !trace_progress_cancelled(c->progress)) /* (cancelled: left unread) */
         arith_upto(&ar, n);
     free(ar.comp);
     double *te_flops = ar.te_flops;
