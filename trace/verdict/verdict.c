@@ -618,6 +618,7 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
 
     struct trace_progress *pg = o ? o->progress : NULL;
     v->rs_run = trace_regions_new_light(m, TRACE_REGION_RUN, pg);
+    trace_model_lent_giveback(m); /* the events the split read */
     v->rs_launch = trace_regions_new_light(m, TRACE_REGION_LAUNCH, pg);
     size_t nl = trace_regions_count(v->rs_launch);
     uint64_t nev = trace_model_event_count(m);
