@@ -10,6 +10,7 @@
 #include "trace/file/writer.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -520,4 +521,81 @@ Test(critpath, ops_with_and_without_op_columns_give_the_same_path)
         trace_critpath_fini(&p);
         trace_model_free(m);
     }
+}
+
+/* each_info: the ops handed over, in order, and their arithmetic. */
+struct handed {
+    size_t n, out_of_order;
+    double flops;
+};
+
+static void count_handed(void *ctx, size_t i, const struct trace_opinfo *oi)
+{
+    struct handed *h = ctx;
+    h->out_of_order += i != h->n;
+    h->n++;
+    h->flops += oi->flops;
+}
+
+/* Tens of thousands of ops with op columns, each reading what the op three before it wrote,
+ * and one op that starts first and ends near the end (its details read far ahead of the
+ * others'): the path read as the sweep goes (each op's details read once, handed to the
+ * caller in order) is the path of the same ops' details given by the caller. */
+Test(critpath, details_read_as_the_sweep_goes_give_the_path_of_details_given)
+{
+    enum { N = 50000 };
+    struct trace_model *m = trace_model_new();
+    uint32_t ve[5];
+    for (int t = 0; t < 5; t++) {
+        char name[40];
+        snprintf(name, sizeof(name), "sip0.cube0.pe%d.pe_math", t);
+        ve[t] = trace_model_track(m, name, TRACE_ENGINE_VE, t);
+    }
+    uint64_t *ev = calloc(N + 1, sizeof(*ev));
+    for (size_t i = 0; i < N; i++) {
+        ev[i] = add(m, ve[i % 4], "exp", TRACE_KIND_MATH, 10 * i, 10 * i + 25, NULL);
+        math(m, ev[i], (int64_t)(256 * ((i + 997) % 1000)), (int64_t)(256 * (i % 1000)));
+    }
+    ev[N] = add(m, ve[4], "exp", TRACE_KIND_MATH, 0, 10 * N - 1000, NULL);
+    math(m, ev[N], 0, 256 * 1000);
+    trace_model_finish(m);
+    struct trace_spaces sp;
+    trace_spaces_init(&sp);
+    struct trace_opinfo *info = calloc(N + 1, sizeof(*info));
+    double flops = 0;
+    for (size_t i = 0; i <= N; i++) {
+        trace_opinfo_of_event(m, ev[i], &sp, &info[i]);
+        trace_opinfo_store(m, ev[i], &info[i], &sp);
+        flops += info[i].flops;
+    }
+    struct trace_critpath given, swept;
+    struct trace_critpath_input in = {
+        .m = m, .events = ev, .n = N + 1, .info = info, .info_spaces = &sp};
+    trace_critpath_compute(&in, &given);
+    struct handed h = {0};
+    in = (struct trace_critpath_input){
+        .m = m, .events = ev, .n = N + 1, .each_info = count_handed, .each_ctx = &h};
+    trace_critpath_compute(&in, &swept);
+    cr_assert_eq(h.n, N + 1, "every op handed over once");
+    cr_assert_eq(h.out_of_order, 0);
+    cr_assert(h.flops == flops && flops > 0);
+    cr_assert_gt(given.n, 100, "a long path (%zu)", given.n);
+    cr_assert_eq(swept.n, given.n);
+    cr_assert_eq(swept.with_addresses, given.with_addresses);
+    size_t raw = 0;
+    for (size_t s = 0; s < given.n; s++) {
+        const struct trace_path_step *a = &given.steps[s], *b = &swept.steps[s];
+        cr_assert(a->ev == b->ev && a->pred == b->pred && a->wait == b->wait && a->why == b->why,
+                  "step %zu", s);
+        char wa[128], wb[128];
+        cr_assert_str_eq(trace_critpath_why(&given, a, wa, sizeof(wa)),
+                         trace_critpath_why(&swept, b, wb, sizeof(wb)));
+        raw += a->why == TRACE_DEP_RAW;
+    }
+    cr_assert_gt(raw, 100, "the ops wait on what they read (%zu)", raw);
+    trace_critpath_fini(&given);
+    trace_critpath_fini(&swept);
+    free(info);
+    free(ev);
+    trace_model_free(m);
 }

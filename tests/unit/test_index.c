@@ -355,3 +355,45 @@ Test(index, load_writes_uses_and_rebuilds_the_index, .init = mkdir_tmp, .fini = 
     free(idx);
     unsetenv("XDG_CACHE_HOME");
 }
+
+/* The resident pages of the process (file pages mapped included). */
+static long resident_pages(void)
+{
+    long size = 0, res = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    cr_assert_not_null(f);
+    cr_assert_eq(fscanf(f, "%ld %ld", &size, &res), 2);
+    fclose(f);
+    return res;
+}
+
+/* A reopened model's pages read by a pass are given back (RSS drops by the events' pages)
+ * and read again, the same, on the next read; a model's own arrays are left alone. */
+Test(index, the_pages_of_a_reopened_model_are_given_back_and_read_again, .init = mkdir_tmp,
+     .fini = rm_tmp)
+{
+    char path[128], idx[128];
+    write_run_trace(path, sizeof(path));
+    index_of(idx, sizeof(idx));
+    struct trace_model *a = load(path), *b;
+    struct diag d;
+    cr_assert_eq(trace_index_write(a, path, NULL, idx, &d), 0, "%s", d.msg);
+    cr_assert_eq(trace_index_read(path, idx, &b, NULL, &d), 0, "%s", d.msg);
+    uint64_t ne = trace_model_event_count(b), sum = 0;
+    long pages = (long)(ne * sizeof(struct trace_event) / 4096);
+    cr_assert_gt(pages, 8, "the fixture's events span pages (%llu events)", (unsigned long long)ne);
+    for (uint64_t i = 0; i < ne; i++)
+        sum += trace_model_event(b, i)->start;
+    long before = resident_pages();
+    trace_model_lent_giveback(b);
+    long after = resident_pages();
+    cr_assert_geq(before - after, pages - 2, "%ld pages given back of %ld", before - after, pages);
+    uint64_t again = 0;
+    for (uint64_t i = 0; i < ne; i++)
+        again += trace_model_event(b, i)->start;
+    cr_assert_eq(again, sum);
+    trace_model_lent_giveback(a); /* its own: nothing happens */
+    assert_same(a, b);
+    trace_model_free(a);
+    trace_model_free(b);
+}

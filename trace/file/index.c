@@ -726,6 +726,7 @@ static bool get_model(struct ir *r, struct trace_model *m, const char *real, uin
         /* what was read is in the page cache: the model reads it again where it needs it */
         release(r->map, r->skip + r->off);
         trace_model_lend(m, &lend, release_map, r->mapping);
+        trace_model_lent_from_file(m); /* pages a pass is done with can be given back */
         r->lent = true;
     }
     free(lt.idx);

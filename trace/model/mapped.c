@@ -10,6 +10,8 @@
 
 #include <assert.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 _Static_assert((int)TRACE_MODEL_TRACK_BLOCK == (int)TRACK_BLOCK, "one block size");
 
@@ -45,6 +47,11 @@ const uint64_t *trace_model_dep_table(const struct trace_model *m, const uint64_
 {
     *on = m->dep_on;
     return m->dep_ev;
+}
+
+void trace_model_lent_from_file(struct trace_model *m)
+{
+    m->ext_pages = m->ext;
 }
 
 bool trace_model_is_lent(const struct trace_model *m)
@@ -87,6 +94,7 @@ void trace_model_lend(struct trace_model *m, const struct trace_model_lent *a,
         }
     }
     m->ext = true;
+    m->ext_pages = false;
     m->ext_release = release, m->ext_ctx = ctx;
     m->gen++;
 }
@@ -123,7 +131,7 @@ void trace_model_ext_unshare(struct trace_model *m)
         t->block = own(t->block, t->nblock, sizeof(*t->block));
         t->capblock = t->block ? t->nblock : 0;
     }
-    m->ext = false;
+    m->ext = m->ext_pages = false;
     if (m->ext_release)
         m->ext_release(m->ext_ctx);
     m->ext_release = NULL, m->ext_ctx = NULL;
@@ -137,8 +145,35 @@ void trace_model_ext_drop(struct trace_model *m)
     m->dep_ev = m->dep_on = NULL;
     for (uint32_t k = 0; k < m->ntracks; k++)
         m->tracks[k].idx = NULL, m->tracks[k].block = NULL;
-    m->ext = false;
+    m->ext = m->ext_pages = false;
     if (m->ext_release)
         m->ext_release(m->ext_ctx);
     m->ext_release = NULL, m->ext_ctx = NULL;
+}
+
+/* Give back the whole pages inside the n bytes at p. */
+static void giveback(const void *p, size_t n)
+{
+    static size_t page;
+    if (!page)
+        page = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = ((uintptr_t)p + page - 1) / page * page, b = ((uintptr_t)p + n) / page * page;
+    if (p && b > a)
+        madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
+void trace_model_lent_giveback(const struct trace_model *m)
+{
+    if (!m->ext || !m->ext_pages)
+        return;
+    giveback(m->ev, m->nev * sizeof(*m->ev));
+    giveback(m->col_off, m->capcol_off * sizeof(*m->col_off));
+    giveback(m->col, m->ncol);
+    giveback(m->xf, m->nxf * sizeof(*m->xf));
+    giveback(m->dep_ev, m->ndep * sizeof(*m->dep_ev));
+    giveback(m->dep_on, m->ndep * sizeof(*m->dep_on));
+    for (uint32_t k = 0; k < m->ntracks; k++) {
+        giveback(m->tracks[k].idx, m->tracks[k].n * sizeof(*m->tracks[k].idx));
+        giveback(m->tracks[k].block, m->tracks[k].nblock * sizeof(*m->tracks[k].block));
+    }
 }

@@ -70,7 +70,20 @@ struct trace_model_lent {
 void trace_model_lend(struct trace_model *m, const struct trace_model_lent *a,
                       void (*release)(void *ctx), void *ctx);
 
+/* Say that the arrays m was lent are pages of a read-only private file mapping, never
+ * written: pages given back (trace_model_lent_giveback) are read again from the file. */
+void trace_model_lent_from_file(struct trace_model *m);
+
 /* True while m reads arrays lent by trace_model_lend. */
 bool trace_model_is_lent(const struct trace_model *m);
+
+/*
+ * Give back the resident pages of the arrays m was lent from a file mapping (file_pages):
+ * the next read of them faults them in again from the page cache, the same bytes. What a
+ * pass over millions of events calls once it is done with a stretch of them, so that the
+ * pages it touched do not stay in the process's RSS. Nothing when m's arrays are its own.
+ * Safe while other threads read m.
+ */
+void trace_model_lent_giveback(const struct trace_model *m);
 
 #endif

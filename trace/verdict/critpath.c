@@ -7,6 +7,7 @@
  */
 #include "trace/verdict/critpath.h"
 
+#include "trace/model/mapped.h"
 #include "trace/verdict/imap.h"
 
 #include "sim/util/xalloc.h"
@@ -17,6 +18,11 @@
 #include <string.h>
 
 #define NONE UINT32_MAX
+
+/* Points of the sweep between two give-backs of the pages of the model's mapped arrays it
+ * read (trace_model_lent_giveback): a launch of ten million ops would otherwise keep every
+ * op column resident. */
+enum { GIVEBACK_EVERY = 1 << 20 };
 
 /* A small open-addressing map from a tile's string id to its last ended op. */
 struct tilemap {
@@ -253,7 +259,7 @@ static void sort_ops_by(uint32_t *idx, size_t n, const struct op *ops, bool ends
  * hold half a gigabyte); or decoded once and kept as ranges alone (op k's reads at
  * [first[k], ..), then its write when write[k]; first[n] the end; a range's bytes in lohi,
  * its space in space: 17 bytes), a tenth of an opinfo for an op of a read and a write. */
-enum { WCACHE = 1 << 15 };
+enum { WCACHE = 1 << 15, RING = 1 << 15 };
 
 struct ranges {
     const struct trace_opinfo *info;
@@ -268,7 +274,18 @@ struct ranges {
         uint32_t tag;
         bool has;
         struct trace_range w;
-    } * wcache;          /* owned */
+    } * wcache; /* owned */
+    /* fused (cols, the caller wants each op's info): the details are not read in a pass of
+     * their own but as the sweep reaches the ops' starts, in op order (next: the ops before
+     * it are read), each op's ranges kept in the ring (op k's at k % RING when its tag says
+     * k) until its start is swept, rather than read a second time */
+    bool fused;
+    size_t next;
+    const struct trace_critpath_input *in;
+    struct rcached {
+        uint32_t tag;
+        struct trace_op_ranges v;
+    } * ring;            /* owned */
     size_t *first;       /* owned: n + 1 of them */
     bool *write;         /* owned */
     uint64_t (*lohi)[2]; /* owned */
@@ -307,13 +324,51 @@ static void ranges_keep(struct ranges *r, size_t k, const struct trace_range *re
     }
 }
 
-/* The ranges of op k from its op columns (which unpacked once already). */
+/* The ranges of an opinfo, into v. */
+static void ranges_of_info(const struct trace_opinfo *oi, struct trace_op_ranges *v)
+{
+    memcpy(v->reads, oi->reads, oi->nreads * sizeof(*v->reads));
+    v->nreads = oi->nreads;
+    v->has_write = oi->has_write;
+    v->write = oi->write;
+}
+
+/* The ranges of op k from its op columns (or, fused, from its details when they do not
+ * unpack, as its info was read). */
 static void ranges_of_cols(const struct ranges *r, uint32_t k, struct trace_op_ranges *v)
 {
     size_t len;
-    const uint8_t *p = trace_model_opcol(r->m, r->events[op_src(r->src, k)], &len);
-    if (!p || !trace_opinfo_unpack_ranges(r->m, p, len, r->spaces, v))
-        v->nreads = 0, v->has_write = false; /* not met: they unpacked before */
+    uint64_t ev = r->events[op_src(r->src, k)];
+    const uint8_t *p = trace_model_opcol(r->m, ev, &len);
+    if (p && trace_opinfo_unpack_ranges(r->m, p, len, r->spaces, v))
+        return;
+    v->nreads = 0, v->has_write = false; /* not met unfused: they unpacked before */
+    if (r->fused) {
+        struct trace_opinfo oi;
+        trace_opinfo_of_event(r->m, ev, r->spaces, &oi);
+        ranges_of_info(&oi, v);
+    }
+}
+
+/* Fused: read the ops [r->next, k] in order, each's info to the caller, its ranges into the
+ * ring. */
+static void ranges_ahead(struct ranges *r, size_t k)
+{
+    for (; r->next <= k; r->next++) {
+        size_t j = r->next;
+        struct trace_opinfo oi;
+        uint64_t ev = r->events[op_src(r->src, j)];
+        size_t len;
+        const uint8_t *col = trace_model_opcol(r->m, ev, &len);
+        if (!col || !trace_opinfo_unpack(r->m, col, len, r->spaces, &oi))
+            trace_opinfo_of_event(r->m, ev, r->spaces, &oi);
+        if (r->in->each_info)
+            r->in->each_info(r->in->each_ctx, op_src(r->src, j), &oi);
+        r->npool += oi.nreads + (oi.has_write ? 1 : 0); /* counted only */
+        struct rcached *c = &r->ring[j % RING];
+        c->tag = (uint32_t)j;
+        ranges_of_info(&oi, &c->v); /* (the reads it has alone) */
+    }
 }
 
 /* Decode the ranges of ops[0..n) into r, handing each op's info to in->each_info; false
@@ -328,6 +383,8 @@ static bool ranges_decode(struct ranges *r, const struct trace_model *m, const u
     for (size_t k = 0; k < n; k++) {
         if (k % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(p, k))
             return false;
+        if (k % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
+            trace_model_lent_giveback(m); /* the events and op columns read so far */
         struct trace_opinfo oi;
         uint64_t ev = in->events[op_src(src, k)];
         size_t len;
@@ -370,6 +427,7 @@ static bool ranges_decode(struct ranges *r, const struct trace_model *m, const u
 
 static void ranges_fini(struct ranges *r)
 {
+    free(r->ring);
     free(r->wcache);
     free(r->first);
     free(r->write);
@@ -414,12 +472,20 @@ static bool op_write(struct ranges *r, uint32_t k, struct trace_range *w)
     return v.has_write;
 }
 
-/* The reads of op k, into v, its write kept for op_write. */
-static void op_reads(struct ranges *r, uint32_t k, struct trace_op_ranges *v)
+/* The reads of op k: in the ring (fused) or read into *buf; its write kept for op_write. */
+static const struct trace_op_ranges *op_reads(struct ranges *r, uint32_t k,
+                                              struct trace_op_ranges *buf)
 {
-    op_ranges(r, k, v);
+    const struct trace_op_ranges *v = buf;
+    if (r->fused && k >= r->next && k - r->next < RING / 2)
+        ranges_ahead(r, k);
+    if (r->fused && r->ring[k % RING].tag == k)
+        v = &r->ring[k % RING].v;
+    else
+        op_ranges(r, k, buf);
     if (r->cols)
         r->wcache[k % WCACHE] = (struct wcached){k, v->has_write, v->write};
+    return v;
 }
 
 /* Whether a candidate ending at cand_end, for reason why, is a better predecessor than
@@ -456,7 +522,10 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     uint8_t *composite = NULL; /* per op, whether it is a composite op; NULL: none */
     size_t n = 0;
     uint64_t now = trace_model_now(m);
+    bool all_cols = true; /* every op has op columns */
     for (size_t i = 0; i < in->n; i++) {
+        if (i % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
+            trace_model_lent_giveback(m); /* the events read so far */
         const struct trace_event *e = trace_model_event(m, in->events[i]);
         uint32_t op = e->op;
         if (op < nstr && !stage_of[op]) {
@@ -474,6 +543,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
                 composite = sim_xcalloc(in->n, 1);
             composite[n] = 1;
         }
+        all_cols = all_cols && trace_opinfo_cached(m, in->events[i]);
         uint64_t end = e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
         ops[n++] = (struct op){e->start, end, e->track, e->tile};
     }
@@ -502,6 +572,22 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         if (in->info_spaces)
             out->spaces = *in->info_spaces;
         out->decoded = n;
+    } else if ((!in->max_decode || n <= in->max_decode) && all_cols) {
+        /* fused: read as the sweep goes */
+        rg = (struct ranges){.src = src,
+                             .cols = true,
+                             .m = m,
+                             .events = in->events,
+                             .spaces = &out->spaces,
+                             .fused = true,
+                             .in = in};
+        rg.ring = sim_xreallocarray(NULL, RING, sizeof(*rg.ring));
+        for (size_t i = 0; i < RING; i++)
+            rg.ring[i].tag = UINT32_MAX; /* no op's: n < UINT32_MAX */
+        rg.wcache = sim_xreallocarray(NULL, WCACHE, sizeof(*rg.wcache));
+        for (size_t i = 0; i < WCACHE; i++)
+            rg.wcache[i].tag = UINT32_MAX;
+        out->decoded = n;
     } else if (!in->max_decode || n <= in->max_decode) {
         trace_progress_step(in->progress, "critical path: op details", n);
         if (!ranges_decode(&rg, m, src, n, &out->spaces, in)) {
@@ -513,8 +599,9 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     } else {
         out->truncated = true;
     }
+    trace_model_lent_giveback(m); /* the events and op columns read so far */
     bool with_info = rg.info || rg.cols || rg.first;
-    out->with_addresses = !rg.info && rg.npool; /* an op read or wrote a range */
+    out->with_addresses = !rg.info && rg.npool; /* an op read or wrote a range (fused: below) */
     for (size_t k = 0; rg.info && k < n && !out->with_addresses; k++) {
         struct trace_op_ranges v;
         op_ranges(&rg, (uint32_t)k, &v);
@@ -585,6 +672,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     for (size_t p = 0, si = 0, ei = 0; p < 2 * n; p++) {
         if (p % TRACE_PROGRESS_EVERY == 0 && (stop = trace_progress_at(in->progress, p)))
             break; /* cancelled: an empty path */
+        if (p % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
+            trace_model_lent_giveback(m); /* the op columns swept so far */
         /* the next point: the next end unless the next start comes before it */
         bool is_end = si == n;
         if (!is_end && ei < n) {
@@ -628,12 +717,13 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
                 better(ops[c].end, TRACE_DEP_EXPLICIT, best, best_end, bw))
                 best = c, best_end = ops[c].end, bw = TRACE_DEP_EXPLICIT;
         }
-        struct trace_op_ranges v;
-        v.nreads = 0; /* (not the whole: a start would clear 128 bytes) */
+        struct trace_op_ranges buf;
+        const struct trace_op_ranges *v = &buf;
+        buf.nreads = 0; /* (not the whole: a start would clear 128 bytes) */
         if (with_info)
-            op_reads(&rg, k, &v);
-        for (size_t r = 0; r < v.nreads; r++) {
-            const struct trace_range *rd = &v.reads[r];
+            v = op_reads(&rg, k, &buf);
+        for (size_t r = 0; r < v->nreads; r++) {
+            const struct trace_range *rd = &v->reads[r];
             struct trace_imap *mp = &maps[rd->space];
             struct trace_imap_pos at = trace_imap_first(mp, rd->lo);
             struct trace_ival xv;
@@ -675,6 +765,11 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         }
     }
 
+    if (rg.fused && !stop) { /* every op read (the last start swept reads up to it) */
+        ranges_ahead(&rg, n - 1);
+        out->with_addresses = rg.npool != 0;
+    }
+    trace_model_lent_giveback(m);
     /* back from the op that ends last */
     if (stop)
         last = 0;

@@ -73,6 +73,33 @@ static void block_remove(struct trace_imap *m, size_t at)
     m->nb--;
 }
 
+/* The first interval of block a whose hi is above lo (the block's top is), searched from
+ * interval i on when it lies a few intervals from there. */
+static struct trace_imap_pos search_block(const struct trace_imap *m, size_t a, size_t i,
+                                          uint64_t lo)
+{
+    const uint64_t *hi = m->b[a].hi;
+    size_t n = m->b[a].n;
+    i = i < n ? i : n - 1;
+    for (unsigned step = 0; step < 4; step++) {
+        if (hi[i] <= lo)
+            i++; /* below i: not past n - 1, whose hi is above lo */
+        else if (i && hi[i - 1] > lo)
+            i--;
+        else
+            return (struct trace_imap_pos){a, i};
+    }
+    size_t x = 0, y = n;
+    while (x < y) {
+        size_t mid = x + (y - x) / 2;
+        if (hi[mid] <= lo)
+            x = mid + 1;
+        else
+            y = mid;
+    }
+    return (struct trace_imap_pos){a, x};
+}
+
 static struct trace_imap_pos search(const struct trace_imap *m, uint64_t lo)
 {
     size_t a = 0, z = m->nb;
@@ -85,16 +112,7 @@ static struct trace_imap_pos search(const struct trace_imap *m, uint64_t lo)
     }
     if (a == m->nb)
         return (struct trace_imap_pos){a, 0};
-    const uint64_t *hi = m->b[a].hi;
-    size_t x = 0, y = m->b[a].n;
-    while (x < y) {
-        size_t mid = x + (y - x) / 2;
-        if (hi[mid] <= lo)
-            x = mid + 1;
-        else
-            y = mid;
-    }
-    return (struct trace_imap_pos){a, x};
+    return search_block(m, a, m->b[a].n / 2, lo);
 }
 
 enum { GUESSES = 4096 };
@@ -107,15 +125,29 @@ static bool first_at(const struct trace_imap *m, struct trace_imap_pos p, uint64
     return p.i ? m->b[p.b].hi[p.i - 1] <= lo : p.b == 0 || m->top[p.b - 1] <= lo;
 }
 
+/* The guess slot of address lo. */
+static size_t guess_slot(uint64_t lo)
+{
+    return (size_t)((lo * 0x9e3779b97f4a7c15u) >> 52); /* 12 bits: GUESSES */
+}
+
 struct trace_imap_pos trace_imap_first(struct trace_imap *m, uint64_t lo)
 {
-    size_t h = (size_t)((lo * 0x9e3779b97f4a7c15u) >> 52); /* 12 bits: GUESSES */
+    size_t h = guess_slot(lo);
+    struct trace_imap_pos p;
     if (m->guess && m->guess[h].lo == lo) {
-        struct trace_imap_pos p = {m->guess[h].b, m->guess[h].i};
+        p = (struct trace_imap_pos){m->guess[h].b, m->guess[h].i};
         if (first_at(m, p, lo))
             return p;
+        /* moved within its block (a write before it changed the count) or to a block split
+         * from it: search that block alone when lo still falls in it */
+        if (p.b < m->nb && m->top[p.b] > lo && (p.b == 0 || m->top[p.b - 1] <= lo)) {
+            p = search_block(m, p.b, p.i, lo);
+            m->guess[h].i = (uint32_t)p.i;
+            return p;
+        }
     }
-    struct trace_imap_pos p = search(m, lo);
+    p = search(m, lo);
     if (p.b < m->nb) {
         if (!m->guess)
             m->guess = sim_xcalloc(GUESSES, sizeof(*m->guess));
@@ -179,7 +211,8 @@ void trace_imap_assign(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t 
         blk_set(k, at.i + q, &put[q]);
     k->n = k->n - (j - at.i) + np;
     m->top[at.b] = k->hi[k->n - 1];
-    if (k->n > 2 * IBLOCK) { /* split it in two */
+    size_t mine = at.i + np - 1 - has_right; /* [lo, hi): the first interval above lo */
+    if (k->n > 2 * IBLOCK) {                 /* split it in two */
         block_insert(m, at.b + 1);
         struct trace_iblock *a = &m->b[at.b], *b = &m->b[at.b + 1];
         size_t half = a->n / 2, c = a->n - half;
@@ -191,6 +224,12 @@ void trace_imap_assign(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t 
         a->n = half;
         m->top[at.b] = a->hi[half - 1];
         m->top[at.b + 1] = b->hi[c - 1];
+        if (mine >= half)
+            at.b++, mine -= half;
+    }
+    if (m->guess) { /* the next search of lo finds it here */
+        size_t h = guess_slot(lo);
+        m->guess[h].lo = lo, m->guess[h].b = (uint32_t)at.b, m->guess[h].i = (uint32_t)mine;
     }
 }
 

@@ -10,6 +10,7 @@
 #include "sim/util/xalloc.h"
 #include "trace/analysis/hostspan.h"
 #include "trace/analysis/resources.h"
+#include "trace/model/mapped.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -19,6 +20,13 @@
 #include <string.h>
 
 enum { MAX_DECODE_DEFAULT = 2000000 };
+
+/* Events of a pass between two give-backs of the pages of the model's mapped arrays it read
+ * (trace_model_lent_giveback). */
+enum { GIVEBACK_EVERY = 1 << 20 };
+/* The same for a pass over a path's steps: one every few ops of the set, whose events and
+ * op columns a million steps would touch all of. */
+enum { PATH_GIVEBACK_EVERY = 1 << 16 };
 
 /* The peaks and fixed costs of config_snapshot, in cycles. */
 struct peaks {
@@ -140,24 +148,53 @@ static size_t hbm_of(struct ctx *c, uint32_t t)
 }
 
 /*
- * The wait before step s (op start `start`): time an HBM or a link was busy during it is
- * that resource's (a host message's data reaching HBM, a read coming back over the host
- * link: work no op records), the rest latency. The busiest kind of resource counts.
+ * The busiest HBM or link (mh[j][0]) and host link (mh[j][1]) during each wait of path p
+ * (its j-th step with a wait, [its start - wait, its start)), 0 when none. Resource by
+ * resource: the waits come in time order, so each resource's samples are read once from
+ * where the last window ended, rather than every resource's at each step.
  */
-static void attribute_wait(struct ctx *c, const struct trace_path_step *s, uint64_t start,
-                           double *path)
+static void wait_utils(struct ctx *c, const struct trace_critpath *p, double (*mh)[2])
+{
+    size_t nw = 0;
+    for (size_t s = 0; s < p->n; s++)
+        nw += p->steps[s].wait != 0;
+    if (!nw)
+        return;
+    uint64_t(*w)[2] = sim_xreallocarray(NULL, nw, sizeof(*w)); /* the windows */
+    for (size_t s = 0, j = 0; s < p->n; s++) {
+        const struct trace_path_step *st = &p->steps[s];
+        if (s % PATH_GIVEBACK_EVERY == PATH_GIVEBACK_EVERY - 1)
+            trace_model_lent_giveback(c->m);
+        if (!st->wait)
+            continue;
+        uint64_t start = trace_model_event(c->m, st->ev)->start;
+        w[j][0] = start - st->wait, w[j][1] = start;
+        mh[j][0] = mh[j][1] = 0;
+        j++;
+    }
+    for (size_t i = 0; i < trace_resources_count(c->res); i++) {
+        int host = trace_resources_get(c->res, i)->kind == TRACE_RES_HOST_LINK;
+        size_t hint = c->hint_wait[i];
+        for (size_t j = 0; j < nw; j++) {
+            double u = trace_resources_util_from(c->res, i, w[j][0], w[j][1], &hint);
+            mh[j][host] = u > mh[j][host] ? u : mh[j][host];
+        }
+        c->hint_wait[i] = hint;
+    }
+    free(w);
+}
+
+/*
+ * The wait before step s: time an HBM or a link was busy during it is that resource's (a
+ * host message's data reaching HBM, a read coming back over the host link: work no op
+ * records), the rest latency. The busiest kind of resource counts (mh: wait_utils's for
+ * the step).
+ */
+static void attribute_wait(const struct trace_path_step *s, const double *mh, double *path)
 {
     if (!s->wait)
         return;
-    uint64_t a = start - s->wait, b = start;
-    double mem = 0, host = 0;
-    for (size_t i = 0; i < trace_resources_count(c->res); i++) {
-        double u = trace_resources_util_from(c->res, i, a, b, &c->hint_wait[i]);
-        if (trace_resources_get(c->res, i)->kind == TRACE_RES_HOST_LINK)
-            host = u > host ? u : host;
-        else
-            mem = u > mem ? u : mem;
-    }
+    double mem = mh[0], host = mh[1];
     double u = mem > host ? mem : host;
     u = u > 1 ? 1 : u;
     double busy = (double)s->wait * u;
@@ -166,9 +203,9 @@ static void attribute_wait(struct ctx *c, const struct trace_path_step *s, uint6
 }
 
 /* Split the duration of the op of step s (info oi: a DMA op's, NULL when unknown or another
- * engine's) into the path's categories; its wait is latency. */
+ * engine's) into the path's categories; its wait as attribute_wait says (mh). */
 static void attribute(struct ctx *c, const struct trace_path_step *s, const struct trace_opinfo *oi,
-                      double *path)
+                      const double *mh, double *path)
 {
     const struct trace_model *m = c->m;
     const struct trace_event *e = trace_model_event(m, s->ev);
@@ -177,7 +214,7 @@ static void attribute(struct ctx *c, const struct trace_path_step *s, const stru
     uint64_t end = e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
     double dur = (double)(end - e->start);
     const struct peaks *p = &c->pk;
-    attribute_wait(c, s, e->start, path);
+    attribute_wait(s, mh, path);
     double fixed = 0;
     int cat = TRACE_PCAT_LATENCY;
     switch (t->engine) {
@@ -284,26 +321,6 @@ static bool within_composite(const struct span *spans, size_t n, const struct tr
     return lo > 0 && spans[lo - 1].track == e->track && spans[lo - 1].end >= e->end;
 }
 
-/* The composite ops among evs (n of them), sorted; *count set. Caller frees. */
-static struct span *composite_spans(struct ctx *c, const uint64_t *evs, size_t n, size_t *count)
-{
-    const struct trace_model *m = c->m;
-    size_t k = 0;
-    struct span *spans = NULL;
-    for (size_t i = 0; i < n; i++) {
-        const struct trace_event *e = trace_model_event(m, evs[i]);
-        if (!is_composite(c, e->op))
-            continue;
-        if (!spans)
-            spans = sim_xreallocarray(NULL, n, sizeof(*spans));
-        spans[k++] = (struct span){e->track, e->start, e->end};
-    }
-    if (k)
-        qsort(spans, k, sizeof(*spans), cmp_span);
-    *count = k;
-    return spans;
-}
-
 /* The arithmetic and the DMA transfers of a region's ops, counted op by op in their order
  * from their info (read once: the critical path reads it and hands it on). */
 struct arith {
@@ -359,8 +376,68 @@ static void arith_each(void *ctx, size_t i, const struct trace_opinfo *oi)
     a->next = i + 1;
 }
 
+/* What one pass over a region's events finds. */
+struct scan {
+    size_t uncached;   /* ops without op columns (their details must be read) */
+    struct span *comp; /* owned: the composite ops, sorted (cmp_span); NULL when none */
+    size_t ncomp;
+    size_t ute, uve; /* TE and VE engines used */
+    bool any_arith;  /* some op is a GEMM or a math op */
+    /* still running: an op in flight, or, in a live model, a request the host sent whose
+     * Completion has not crossed back yet (between two of its ops no op is in flight) */
+    bool running;
+};
+
+/* Pass over evs (n of them) once for what struct scan says, giving back the model's mapped
+ * pages as it goes (millions of events would otherwise stay resident). */
+static void scan_ops(struct ctx *c, const uint64_t *evs, size_t n, struct scan *sc)
+{
+    const struct trace_model *m = c->m;
+    memset(sc, 0, sizeof(*sc));
+    size_t nt = trace_model_track_count(m);
+    /* per track: 0 not looked at, else 1 + whether it is used; 4 + that when it is the
+     * host component */
+    uint8_t *track = sim_xcalloc(nt ? nt : 1, 1);
+    bool live = trace_model_now(m) > 0, inflight = false, request = false, completed = false;
+    for (size_t k = 0; k < n; k++) {
+        if (k % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
+            trace_model_lent_giveback(m);
+        const struct trace_event *e = trace_model_event(m, evs[k]);
+        sc->uncached += !trace_opinfo_cached(m, evs[k]);
+        if (is_composite(c, e->op)) {
+            if (!sc->comp)
+                sc->comp = sim_xreallocarray(NULL, n, sizeof(*sc->comp));
+            sc->comp[sc->ncomp++] = (struct span){e->track, e->start, e->end};
+        }
+        uint8_t *t = &track[e->track];
+        if (!*t) {
+            const struct trace_track *tr = trace_model_track_get(m, e->track);
+            if (tr->engine == TRACE_ENGINE_TE || tr->engine == TRACE_ENGINE_VE)
+                *(tr->engine == TRACE_ENGINE_TE ? &sc->ute : &sc->uve) += 1;
+            bool host = tr->engine == TRACE_ENGINE_HOST &&
+                        strcmp(trace_model_str(m, tr->name), TRACE_HOST_COMPONENT) == 0;
+            *t = (uint8_t)(1 + (host ? 4 : 0));
+        }
+        if (e->op_kind == TRACE_KIND_GEMM || e->op_kind == TRACE_KIND_MATH)
+            sc->any_arith = true;
+        if (e->flags & TRACE_EV_INFLIGHT)
+            inflight = true;
+        if (live && *t >= 4) {
+            if (strcmp(trace_model_str(m, e->op), "Completion") == 0)
+                completed = true;
+            else
+                request = true;
+        }
+    }
+    trace_model_lent_giveback(m);
+    free(track);
+    if (sc->ncomp)
+        qsort(sc->comp, sc->ncomp, sizeof(*sc->comp), cmp_span);
+    sc->running = inflight || (request && !completed);
+}
+
 /* The usage, path, arithmetic and resources of one region over its events evs (n of them,
- * sorted by index). */
+ * sorted by index), and whether it is still running. */
 static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, size_t n,
                   struct trace_verdict_item *it)
 {
@@ -381,32 +458,22 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
     bool details = false;
     struct trace_spaces spaces;
     trace_spaces_init(&spaces);
-    size_t uncached = 0; /* ops whose details must be read: those without op columns */
-    for (size_t k = 0; k < n && uncached <= c->budget; k++)
-        uncached += !trace_opinfo_cached(m, evs[k]);
-    if (uncached <= c->budget) {
-        c->budget -= uncached;
+    struct scan sc;
+    scan_ops(c, evs, n, &sc);
+    it->running = sc.running;
+    if (sc.uncached <= c->budget) {
+        c->budget -= sc.uncached;
         details = true;
     } else if (n) {
         it->missing |= TRACE_MISSING_DETAILS;
     }
     struct arith ar = {.c = c, .evs = evs, .it = it, .spaces = &spaces};
-    ar.comp = details ? composite_spans(c, evs, n, &ar.ncomp) : NULL;
-    size_t nt = trace_model_track_count(m), ute = 0, uve = 0; /* TE and VE engines used */
-    bool *used = sim_xcalloc(nt ? nt : 1, sizeof(*used));
-    bool any_arith = false;
-    for (size_t k = 0; k < n; k++) {
-        const struct trace_event *e = trace_model_event(m, evs[k]);
-        if (!used[e->track]) {
-            enum trace_engine eng = trace_model_track_get(m, e->track)->engine;
-            used[e->track] = true;
-            if (eng == TRACE_ENGINE_TE || eng == TRACE_ENGINE_VE)
-                *(eng == TRACE_ENGINE_TE ? &ute : &uve) += 1;
-        }
-        if (e->op_kind == TRACE_KIND_GEMM || e->op_kind == TRACE_KIND_MATH)
-            any_arith = true;
-    }
-    free(used);
+    if (details)
+        ar.comp = sc.comp, ar.ncomp = sc.ncomp;
+    else
+        free(sc.comp);
+    size_t ute = sc.ute, uve = sc.uve;
+    bool any_arith = sc.any_arith;
 
     /* the critical path, reading the details (and counting the arithmetic) as it goes */
     struct trace_critpath_input in = {.m = m,
@@ -419,7 +486,7 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
                                       .each_info = details ? arith_each : NULL,
                                       .each_ctx = &ar};
     trace_critpath_compute(&in, &it->path);
-    if (details)
+    if (details && !trace_progress_cancelled(c->progress)) /* (cancelled: left unread) */
         arith_upto(&ar, n);
     free(ar.comp);
     double *te_flops = ar.te_flops;
@@ -474,20 +541,27 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
     /* what the path's time went to */
     if (!it->path.with_addresses && !it->path.with_tiles && !it->path.with_explicit && n)
         it->missing |= TRACE_MISSING_DEPS;
-    for (size_t s = 0; s < it->path.n; s++) {
+    double(*mh)[2] = sim_xreallocarray(NULL, it->path.n ? it->path.n : 1, sizeof(*mh));
+    wait_utils(c, &it->path, mh);
+    for (size_t s = 0, j = 0; s < it->path.n; s++) {
         const struct trace_path_step *st = &it->path.steps[s];
+        if (s % PATH_GIVEBACK_EVERY == PATH_GIVEBACK_EVERY - 1)
+            trace_model_lent_giveback(m);
         /* a DMA op's bytes alone are of use */
         struct trace_opinfo oi;
         const struct trace_event *e = trace_model_event(m, st->ev);
         bool dma = details && trace_model_track_get(m, e->track)->engine == TRACE_ENGINE_DMA;
         if (dma)
             trace_opinfo_of_event(m, st->ev, &spaces, &oi);
-        attribute(c, st, dma ? &oi : NULL, it->time);
+        attribute(c, st, dma ? &oi : NULL, mh[j], it->time);
+        j += st->wait != 0;
         it->waits += st->wait;
         it->wait_by[st->why] += st->wait;
         if (st->wait > it->longest_wait || it->longest_wait_ev == UINT64_MAX)
             it->longest_wait = st->wait, it->longest_wait_ev = st->ev;
     }
+    free(mh);
+    trace_model_lent_giveback(m); /* the path's events and op columns */
 }
 
 /* The bound: the category with the most of the path's time (compute, vector, memory, host,
@@ -521,28 +595,6 @@ static void decide(struct trace_verdict_item *it)
 
 /* ---- the verdict ------------------------------------------------------------------------ */
 
-/* Whether the launch of evs (n of them) is still running: an op of it in flight, or, in a
- * live model, a request the host sent whose Completion has not crossed back yet (between
- * two of its ops no op is in flight). */
-static bool still_running(const struct trace_model *m, const uint64_t *evs, size_t n)
-{
-    bool live = trace_model_now(m) > 0, request = false, completed = false;
-    for (size_t k = 0; k < n; k++) {
-        const struct trace_event *e = trace_model_event(m, evs[k]);
-        if (e->flags & TRACE_EV_INFLIGHT)
-            return true;
-        const struct trace_track *t = trace_model_track_get(m, e->track);
-        if (!live || t->engine != TRACE_ENGINE_HOST ||
-            strcmp(trace_model_str(m, t->name), TRACE_HOST_COMPONENT) != 0)
-            continue;
-        if (strcmp(trace_model_str(m, e->op), "Completion") == 0)
-            completed = true;
-        else
-            request = true;
-    }
-    return request && !completed;
-}
-
 struct trace_verdict *trace_verdict_new(const struct trace_model *m,
                                         const struct trace_verdict_opts *o)
 {
@@ -566,6 +618,7 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
 
     struct trace_progress *pg = o ? o->progress : NULL;
     v->rs_run = trace_regions_new_light(m, TRACE_REGION_RUN, pg);
+    trace_model_lent_giveback(m); /* the events the split read */
     v->rs_launch = trace_regions_new_light(m, TRACE_REGION_LAUNCH, pg);
     size_t nl = trace_regions_count(v->rs_launch);
     uint64_t nev = trace_model_event_count(m);
@@ -587,6 +640,7 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
         if (r != SIZE_MAX)
             evs[pos[r]++] = i;
     }
+    trace_model_lent_giveback(m); /* the events the splits read */
     v->nlaunches = nl;
     v->launches = sim_xcalloc(nl ? nl : 1, sizeof(*v->launches));
     trace_progress_step(pg, "verdict: each launch's critical path", off[nl]);
@@ -597,7 +651,6 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
         }
         struct trace_verdict_item *it = &v->launches[r];
         judge(&c, trace_regions_get(v->rs_launch, r), evs + off[r], off[r + 1] - off[r], it);
-        it->running = still_running(m, evs + off[r], off[r + 1] - off[r]);
         decide(it);
     }
     free(pos);
@@ -641,7 +694,6 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
             all[i] = i;
         c.progress = pg;
         judge(&c, rr, all, (size_t)nev, run);
-        run->running = still_running(m, all, (size_t)nev);
         free(all);
         if (nev)
             run->missing |= TRACE_MISSING_LAUNCHES;

@@ -14,6 +14,7 @@
 #include "trace/file/index.h"
 #include "trace/file/loader.h"
 #include "trace/analysis/metrics.h"
+#include "trace/model/mapped.h"
 #include "trace/file/validate.h"
 
 #include <stdint.h>
@@ -317,6 +318,7 @@ int cli_summary(const char *file, bool json, bool recover, bool no_cache)
         return CLI_EXIT_USAGE;
     struct trace_metrics x;
     trace_metrics_compute(m, &x);
+    trace_model_lent_giveback(m); /* the mapped pages it read: each analysis reads its own */
     int rc = CLI_EXIT_OK;
     if (cut.cut && !json)
         printf("recovered: the trace is cut at byte %llu%s; the %llu complete events before the "
