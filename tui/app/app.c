@@ -603,17 +603,9 @@ static void mark(struct tui_app *a, int pane)
 
 static void do_search(struct tui_app *a, int dir)
 {
-    bool wrapped;
-    char pat[300];
-    sim_escape(a->search, strlen(a->search), pat, sizeof(pat));
-    uint64_t n = tui_gantt_search(a->panes[P_GANTT].self, &a->view, a->search, dir, &wrapped);
-    if (n == 0) {
-        tui_view_message(&a->view, TUI_STYLE_ERROR, "no match for '%s'", pat);
-        return;
-    }
-    tui_view_message(&a->view, TUI_STYLE_STATUS, "search '%s': %llu match%s%s (n next, N previous)",
-                     pat, (unsigned long long)n, n == 1 ? "" : "es",
-                     wrapped ? dir > 0 ? ", wrapped to the start" : ", wrapped to the end" : "");
+    /* on a worker: the Gantt says its progress, then selects what it found */
+    tui_gantt_search_start(a->panes[P_GANTT].self, &a->view, a->search, dir);
+    a->work_pending = true;
     mark(a, P_GANTT);
 }
 

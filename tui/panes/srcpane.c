@@ -9,6 +9,7 @@
 #include "trace/analysis/srcprof.h"
 #include "trace/analysis/srcstep.h"
 #include "trace/file/srctext.h"
+#include "tui/panes/task.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,8 @@ struct row {
 struct tui_srcpane {
     const struct trace_model *m; /* borrowed */
     struct trace_srcprof *prof;  /* owned */
+    struct tui_task *task;       /* owned: computes next (tui/panes/task.h) */
+    struct trace_srcprof *next;  /* owned: the profile being computed (the task's while it runs) */
     uint64_t gen, drawn_gen, computed_at, drawn_rev;
     bool valid;
     size_t kernel;              /* index into prof->k */
@@ -40,10 +43,22 @@ struct tui_srcpane {
     int rows_visible, list_y;
 };
 
+/* A live profile cancelled before it was done (tui_task_release): dropped, stale again. */
+static void discard(void *arg)
+{
+    struct tui_srcpane *p = arg;
+    trace_srcprof_free(p->next);
+    p->next = NULL;
+    p->gen = UINT64_MAX;
+}
+
 struct tui_srcpane *tui_srcpane_new(struct tui_view *v)
 {
     struct tui_srcpane *p = sim_xcalloc(1, sizeof(*p));
     p->m = v->m;
+    p->task = tui_task_new();
+    if (v->live)
+        tui_task_set_live(p->task, discard);
     p->for_ev = TUI_NO_EVENT;
     p->sel_pe_row = SIZE_MAX;
     return p;
@@ -53,6 +68,8 @@ void tui_srcpane_free(struct tui_srcpane *p)
 {
     if (!p)
         return;
+    tui_task_free(p->task);
+    trace_srcprof_free(p->next);
     trace_srcprof_free(p->prof);
     trace_srctext_free(p->text);
     free(p->rows);
@@ -157,19 +174,42 @@ static void markers(struct tui_srcpane *p, const struct tui_view *v)
         p->sel = p->sel_pe_row; /* the selected PE moved to another line: follow it */
 }
 
-static void compute(struct tui_srcpane *p, const struct tui_view *v)
+static void run(void *arg, struct trace_progress *pg)
 {
+    struct tui_srcpane *p = arg;
+    p->next = trace_srcprof_new_progress(p->m, pg);
+}
+
+/* Take a finished profile: its kernel the focused op's. Returns true when one was taken. */
+static bool take(struct tui_srcpane *p, const struct tui_view *v)
+{
+    if (!tui_task_take_done(p->task))
+        return false;
+    if (!p->next) /* cancelled */
+        return false;
     trace_srcprof_free(p->prof);
-    p->prof = trace_srcprof_new(p->m);
+    p->prof = p->next;
+    p->next = NULL;
     size_t k = trace_srcprof_kernel_of(p->prof, p->m, tui_view_focus_event(v));
     p->for_ev = tui_view_focus_event(v);
     p->kernel = k != SIZE_MAX ? k : (p->kernel < p->prof->nk ? p->kernel : 0);
-    p->gen = trace_model_generation(p->m);
     p->computed_at = tui_now_ns();
     p->valid = true;
     build_rows(p);
     if (p->sel >= p->nrows)
         p->sel = p->nrows ? p->nrows - 1 : 0;
+    return true;
+}
+
+/* Compute the profile: one pass over every op (171 ms at ten million), so on the worker,
+ * take picking it up; live, over the model held still meanwhile (tui/panes/task.h). */
+static void compute(struct tui_srcpane *p, const struct tui_view *v)
+{
+    if (tui_task_running(p->task) || take(p, v)) /* a run that ended since the last look */
+        return;
+    p->gen = trace_model_generation(p->m);
+    tui_task_start(p->task, run, p, true);
+    take(p, v);
 }
 
 static bool stale(const struct tui_srcpane *p)
@@ -180,7 +220,9 @@ static bool stale(const struct tui_srcpane *p)
 static bool src_sync(void *self, struct tui_view *v)
 {
     struct tui_srcpane *p = self;
-    if (stale(p) && (!p->valid || tui_now_ns() - p->computed_at >= REFRESH_NS))
+    bool took = take(p, v);
+    if (stale(p) &&
+        (!p->valid || (tui_now_ns() - p->computed_at >= REFRESH_NS && tui_task_due(p->task))))
         compute(p, v);
     uint64_t f = tui_view_focus_event(v);
     if (p->valid && f != p->for_ev) {
@@ -193,19 +235,23 @@ static bool src_sync(void *self, struct tui_view *v)
             return true;
         }
     }
-    bool redraw = p->valid && (p->gen != p->drawn_gen || v->rev != p->drawn_rev);
-    return redraw;
+    return took || tui_task_running(p->task) ||
+           (p->valid && (p->gen != p->drawn_gen || v->rev != p->drawn_rev));
 }
 
 static bool src_work(void *self, struct tui_view *v, uint64_t budget_ns)
 {
     struct tui_srcpane *p = self;
     (void)budget_ns;
+    if (take(p, v))
+        return true; /* drawn once more with the result */
+    if (tui_task_running(p->task))
+        return true;
     if (!stale(p))
         return false;
-    if (tui_now_ns() - p->computed_at >= REFRESH_NS)
+    if (!p->valid || (tui_now_ns() - p->computed_at >= REFRESH_NS && tui_task_due(p->task)))
         compute(p, v);
-    return stale(p);
+    return stale(p) || tui_task_running(p->task);
 }
 
 /* The profile line of row r, or NULL. */
@@ -229,6 +275,14 @@ static void src_render(void *self, struct tui_canvas *c, struct tui_rect r, stru
     tui_canvas_fill(c, (struct tui_rect){r.x, r.y, r.w, 1}, ' ', ts);
     const struct trace_srckernel *k = kernel(p);
     char title[400];
+    if (!p->valid) { /* the first profile, on the worker: its progress */
+        tui_canvas_text(c, r.x, r.y, r.w, ts, " Source", TUI_TEXT_ELLIPSIS);
+        if (r.h > 1)
+            tui_task_draw(p->task, c, (struct tui_rect){r.x + 1, r.y + 1, r.w - 1, r.h - 1},
+                          "line profile");
+        tui_canvas_unclip(c);
+        return;
+    }
     if (!k || !p->prof->with_site) {
         snprintf(title, sizeof(title), " Source");
         tui_canvas_text(c, r.x, r.y, r.w, ts, title, TUI_TEXT_ELLIPSIS);
@@ -370,8 +424,11 @@ void tui_srcpane_step_line(struct tui_view *v)
 static enum tui_result src_action(void *self, enum tui_action a, struct tui_view *v)
 {
     struct tui_srcpane *p = self;
-    if (!p->valid)
+    if (!p->valid) {
         compute(p, v);
+        if (!p->valid)
+            return TUI_RES_IGNORED; /* no lines yet: the key is the app's */
+    }
     size_t n = p->nrows, sel = p->sel;
     size_t page = p->rows_visible > 1 ? (size_t)p->rows_visible - 1 : 1;
     switch (a) {
