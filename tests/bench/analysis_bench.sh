@@ -19,6 +19,10 @@ start=$(date +%s)
 "$build/npuscope" run --headless -k "$kernel" -o "$dir/trace.json" >/dev/null
 echo "trace            $kernel, $(($(stat -c %s "$dir/trace.json") >> 20)) MiB, written in $(($(date +%s) - start)) s"
 "$bin" "$dir/trace.json" "$runs" "$keys" | tee "$dir/now.txt"
+# the same trace in the viewer (its index in the scratch directory): keys answered while a
+# search or the line profile scans it
+XDG_CACHE_HOME=$dir/cache bash "$(dirname "$0")/live_scans.sh" "$build/npuscope" view "$dir/trace.json" ||
+    true
 base=${ANALYSIS_BENCH_BASELINE:-}
 if [ -n "$base" ]; then
     echo "-- against $base"

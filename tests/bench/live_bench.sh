@@ -21,3 +21,8 @@ echo
 # the pane open and closed
 bash "$(dirname "$0")/live_verdict.sh" "$(dirname "$(dirname "$bin")")/npuscope" \
     "llm_decode:layers=32,gen=512" 50000000 30
+echo
+# the scans a key starts (search, line profile) and the strips at 50 M events into a live run:
+# keys answered meanwhile
+bash "$(dirname "$0")/live_scans.sh" "$(dirname "$(dirname "$bin")")/npuscope" live \
+    "llm_decode:layers=32,gen=512" 50000000
