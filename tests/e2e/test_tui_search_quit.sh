@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The search (/, n, N) and the source pane's line profile (K) of a loaded trace in a real
-# terminal (tmux) while they compute: the search says how far it got in the status line,
-# the source pane shows a progress bar, other keys are answered meanwhile (? opens the
-# help), and q, Ctrl-C and a hang-up end the process within 0.5 s. Then, at a normal pace,
+# The search (/, n, N), the source pane's line profile (K) and the comparison of two traces
+# (view --diff) in a real terminal (tmux) while they compute: the search says how far it
+# got in the status line, the source pane and the comparison show a progress bar, other
+# keys are answered meanwhile (? opens the help), and q, Ctrl-C and a hang-up end the
+# process within 0.5 s; D closes a comparison still computed. Then, at a normal pace,
 # the search selects the same matches in the same order as before, n pressed while it
 # runs included. The scans are made slow by NPUSCOPE_TEST_ANALYSIS_DELAY_US (tests only: a
 # pause at every progress check), so that a small trace's scan lasts seconds.
@@ -89,6 +90,37 @@ lineprof "line profile"
 kill -HUP "$PID"
 gone_within "line profile: SIGHUP: the process is gone within 0.5 s" "$PID" 500
 expect_exit "line profile: SIGHUP: exit 129" 129
+
+echo "-- view --diff: q in the middle of the comparison"
+GEN2=$TMP/gen2.json
+awk -v PES=4 -v N=1900 -f "$TESTS_DIR/data/tui/gen_trace.awk" >"$GEN2"
+tmux_start 160 45 "${UTF8[@]}" "$SLOW" -- view "$GEN" --diff "$GEN2"
+expect_screen "diff: the comparison shows its progress" 'comparison: computing \([0-9.]+ s\)' 30
+expect_screen "diff: what it is doing" 'regions: |comparing: ' 5
+PID=$(app_pid)
+tmux_keys '?'
+expect_screen "diff: ? opens the help while it computes" 'npuscope keys' 5
+tmux_keys Escape
+expect_screen "diff: still computing" 'comparison: computing' 5
+tmux_keys q
+gone_within "diff: q: the process is gone within 0.5 s" "$PID" 500
+expect_exit "diff: q: exit 0" 0
+
+echo "-- view --diff: D closes the comparison while it computes"
+tmux_start 160 45 "${UTF8[@]}" "$SLOW" -- view "$GEN" --diff "$GEN2"
+expect_screen "diff: the comparison shows its progress" 'comparison: computing' 30
+tmux_keys D
+expect_screen "D: the comparison closed, the Gantt back" 'comparison closed' 5
+expect_screen "D: the trace's own view" 'POST-MORTEM' 5
+tmux_keys q
+expect_exit "D: then q exits 0" 0
+
+echo "-- view --diff at a normal pace: the comparison fills in"
+tmux_start 160 45 "${UTF8[@]}" NPUSCOPE_TEST_ANALYSIS_DELAY_US=1000 -- view "$GEN" --diff "$GEN2"
+expect_screen "the comparison is shown" 'Summary  A -> B' 30
+expect_screen "its note in the status line" 'comparing: a aligns|comparing|launch|marker' 5
+tmux_keys q
+expect_exit "q exits 0" 0
 
 echo "-- the search at a normal pace: its matches, in order, n pressed while it runs"
 tmux_start 160 45 "${UTF8[@]}" NPUSCOPE_TEST_ANALYSIS_DELAY_US=300000 -- view "$GEN"
