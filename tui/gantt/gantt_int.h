@@ -12,6 +12,7 @@
 #include "tui/gantt/gantt.h"
 #include "tui/panes/task.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -113,8 +114,12 @@ struct tui_gantt {
     struct trace_critpath *path_next;    /* owned: the task's while it runs */
     struct trace_critpath_input path_in; /* its input; events owned */
     char path_next_name[96];
-    char path_status[96]; /* its progress last said in the status line */
+    char path_status[100]; /* its progress last said in the status line */
     uint64_t path_next_start;
+    int32_t path_cmdq;      /* the launch asked for (TRACE_NO_CMDQ: the run) */
+    bool path_find;         /* find it at path_cursor instead (on the worker) */
+    uint64_t path_cursor;   /* the cursor when asked */
+    atomic_bool path_named; /* the worker has written path_next_name and path_next_start */
 
     /* the strips under the rows (gantt_strip.c): y of their first row, -1 when absent */
     bool show_util, show_heat;
