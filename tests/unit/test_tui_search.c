@@ -3,10 +3,11 @@
  * model of 60 000 ops with ties in start times, every walk of n and N selects the same ops
  * in the same order as the search done in place (tui_gantt_search), with the same count and
  * wrap; n pressed while a search runs walks on once it is done; another pattern replaces a
- * running search.
+ * running search; live, a change of the model stops it, and the status line says so.
  */
 #include "test_tui_util.h"
 #include "tui/gantt/gantt.h"
+#include "tui/panes/task.h"
 
 #include <stdlib.h>
 
@@ -108,6 +109,32 @@ Test(tui_search, n_pressed_while_it_runs_walks_on_once_it_is_done)
     cr_assert(strstr(vb.message, "'dma_read'"), "%s", vb.message);
     tui_gantt_free(a);
     tui_gantt_free(b);
+    trace_model_free(m);
+    unsetenv("NPUSCOPE_TEST_ANALYSIS_DELAY_US");
+}
+
+Test(tui_search, live_a_change_of_the_model_stops_it_and_says_so)
+{
+    setenv("NPUSCOPE_TEST_ANALYSIS_DELAY_US", "20000", 1);
+    struct trace_model *m = model();
+    struct tui_view v;
+    tui_view_init(&v, m, true);
+    v.live = true;
+    struct tui_gantt *g = tui_gantt_new(&v);
+    tui_gantt_search_start(g, &v, "exp", 1);
+    cr_assert(tui_gantt_searching(g));
+    cr_assert(tui_task_holding(), "a live search holds the model still");
+    tui_task_release(); /* what stepping the run does first */
+    cr_assert(!tui_task_holding());
+    settle(g, &v);
+    cr_assert(strstr(v.message, "search 'exp' stopped: the run moved on"), "%s", v.message);
+    cr_assert_eq(v.selected, TUI_NO_EVENT, "nothing selected");
+    /* n searches again, to the end */
+    tui_gantt_search_start(g, &v, "exp", 1);
+    settle(g, &v);
+    cr_assert(strstr(v.message, "search 'exp': "), "%s", v.message);
+    cr_assert_neq(v.selected, TUI_NO_EVENT);
+    tui_gantt_free(g);
     trace_model_free(m);
     unsetenv("NPUSCOPE_TEST_ANALYSIS_DELAY_US");
 }
