@@ -116,10 +116,12 @@ struct tui_gantt {
     char path_next_name[96];
     char path_status[100]; /* its progress last said in the status line */
     uint64_t path_next_start;
-    int32_t path_cmdq;      /* the launch asked for (TRACE_NO_CMDQ: the run) */
-    bool path_find;         /* find it at path_cursor instead (on the worker) */
-    uint64_t path_cursor;   /* the cursor when asked */
-    atomic_bool path_named; /* the worker has written path_next_name and path_next_start */
+    int32_t path_cmdq;    /* the launch asked for (TRACE_NO_CMDQ: the run) */
+    bool path_find;       /* find it at path_cursor instead (on the worker) */
+    uint64_t path_cursor; /* the cursor when asked */
+    /* the worker has written path_next_name and path_next_start (0 or 1); a whole word, so
+     * that no load of the plain fields beside it reads it too */
+    _Atomic uint64_t path_named;
 
     /* the strips under the rows (gantt_strip.c): y of their first row, -1 when absent */
     bool show_util, show_heat;

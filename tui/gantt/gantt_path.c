@@ -175,7 +175,7 @@ static void path_run(void *arg, struct trace_progress *pg)
     uint64_t *evs = launch_events(g->m, cmdq, split, &n, &g->path_next_start, g->path_next_name,
                                   sizeof(g->path_next_name), pg);
     trace_regions_free(split);
-    atomic_store_explicit(&g->path_named, true, memory_order_release);
+    atomic_store_explicit(&g->path_named, 1, memory_order_release);
     g->path_in = (struct trace_critpath_input){.m = g->m,
                                                .events = evs,
                                                .n = n,
@@ -277,7 +277,7 @@ static void show_path(struct tui_gantt *g, struct tui_view *v, int32_t cmdq, boo
     g->path_cursor = v->cursor;
     g->path_next_name[0] = '\0';
     g->path_status[0] = '\0';
-    atomic_store(&g->path_named, false);
+    atomic_store(&g->path_named, 0);
     tui_task_start(g->path_task, path_run, g, true);
     if (tui_task_take_done(g->path_task))
         path_show(g, v);
@@ -298,7 +298,7 @@ bool tui_gantt_path_work(struct tui_gantt *g, struct tui_view *v)
     char st[96], key[100];
     tui_task_status(g->path_task, st, sizeof(st));
     /* the launch's name once the worker has found it (it writes it no more) */
-    bool named = atomic_load_explicit(&g->path_named, memory_order_acquire);
+    bool named = atomic_load_explicit(&g->path_named, memory_order_acquire) != 0;
     snprintf(key, sizeof(key), "%d%s", named, st);
     if (strcmp(key, g->path_status) != 0) { /* the status line follows, once a step */
         snprintf(g->path_status, sizeof(g->path_status), "%s", key);
