@@ -36,6 +36,10 @@ cli() { # NAME TARGET_S COMMAND...
 cli "summary" 15 "$build/npuscope" summary "$dir/trace.json"
 cli "export --chrome" 30 "$build/npuscope" export --chrome "$dir/trace.json" -o "$dir/chrome.json"
 rm -f "$dir/chrome.json"
+# the same trace in the viewer (its index in the scratch directory): keys answered while a
+# search or the line profile scans it
+XDG_CACHE_HOME=$dir/cache bash "$(dirname "$0")/live_scans.sh" "$build/npuscope" view "$dir/trace.json" ||
+    true
 base=${ANALYSIS_BENCH_BASELINE:-}
 if [ -n "$base" ]; then
     echo "-- against $base"

@@ -26,3 +26,8 @@ echo
 # from event 0, the next ones updates), the run's speed with each open
 bash "$(dirname "$0")/live_panes.sh" "$(dirname "$(dirname "$bin")")/npuscope" \
     "llm_decode:layers=32,gen=512" 50000000 15 "y T"
+echo
+# the scans a key starts (search, line profile) and the strips at 50 M events into a live run:
+# keys answered meanwhile
+bash "$(dirname "$0")/live_scans.sh" "$(dirname "$(dirname "$bin")")/npuscope" live \
+    "llm_decode:layers=32,gen=512" 50000000

@@ -188,6 +188,8 @@ Test(tui_diffview, small_windows_and_ascii)
         tui_source_model_take(load(DATA "diff_base.json"), "traces/diff_base.json");
     struct tui_app *a = tui_app_new(src, 60, 14, false, NULL, NULL, NULL, NULL);
     tui_app_diff_take(a, load(DATA "diff_ops.json"), "diff_ops.json");
+    while (tui_app_busy(a)) /* the comparison, on its worker */
+        tui_app_work(a, 1000000000);
     char *d = tui_canvas_dump(tui_app_render(a), false);
     cr_assert(strstr(d, " Compare "), "%s", d);
     cr_assert(strstr(d, "d busy"), "ASCII heading of the delta column: %s", d);

@@ -6,6 +6,7 @@
 
 #include "sim/data/value.h"
 #include "sim/util/xalloc.h"
+#include "trace/model/progress.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +62,9 @@ static void name_from(struct prof_priv *p, const struct sim_value *details, char
         names[l - p->launch] = sim_xstrdup(kernel);
 }
 
-static void name_launches(struct prof_priv *p, const struct trace_model *m)
+/* Name every launch; a cancelled pg stops the pass early (the caller drops the result). */
+static void name_launches(struct prof_priv *p, const struct trace_model *m,
+                          struct trace_progress *pg)
 {
     uint64_t n = trace_model_event_count(m);
     p->launch = sim_xreallocarray(NULL, 16, sizeof(*p->launch));
@@ -75,7 +78,10 @@ static void name_launches(struct prof_priv *p, const struct trace_model *m)
     bool *host = sim_xcalloc(ntr ? ntr : 1, sizeof(*host));
     for (size_t t = 0; t < ntr; t++)
         host[t] = trace_model_track_get(m, (uint32_t)t)->engine == TRACE_ENGINE_HOST;
+    trace_progress_step(pg, "line profile: naming the launches", n);
     for (uint64_t i = 0; i < n; i++) {
+        if (i % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(pg, i))
+            break;
         const struct trace_event *ev = trace_model_event(m, i);
         int32_t c = ev->cmdq_id;
         if (c != TRACE_NO_CMDQ && host[ev->track] &&
@@ -169,8 +175,18 @@ static int cmp_hot_q(const void *a, const void *b)
 
 struct trace_srcprof *trace_srcprof_new(const struct trace_model *m)
 {
+    return trace_srcprof_new_progress(m, NULL);
+}
+
+struct trace_srcprof *trace_srcprof_new_progress(const struct trace_model *m,
+                                                 struct trace_progress *pg)
+{
     struct prof_priv *p = sim_xcalloc(1, sizeof(*p));
-    name_launches(p, m);
+    name_launches(p, m, pg);
+    if (trace_progress_cancelled(pg)) {
+        trace_srcprof_free(&p->pub);
+        return NULL;
+    }
     uint32_t nsites = trace_model_site_count(m);
     /* per kernel, the line of each site (index + 1), grown as kernels appear */
     uint32_t **slot = NULL;
@@ -184,7 +200,16 @@ struct trace_srcprof *trace_srcprof_new(const struct trace_model *m)
     int32_t last_cmdq = TRACE_NO_CMDQ;
     uint32_t last_k = NO_KERNEL;
     const struct trace_event *evs = n ? trace_model_event(m, 0) : NULL;
+    trace_progress_step(pg, "line profile: ops by line", n);
     for (uint64_t i = 0; i < n; i++) {
+        if (i % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(pg, i)) {
+            free(engine);
+            for (size_t k = 0; k < nslot; k++)
+                free(slot[k]);
+            free(slot);
+            trace_srcprof_free(&p->pub);
+            return NULL;
+        }
         const struct trace_event *ev = &evs[i];
         uint8_t eng = engine[ev->track];
         if (eng == TRACE_ENGINE_HOST)

@@ -46,6 +46,11 @@ struct trace_srcprof {
 
 /* The profile of m (any finished or live model): one pass over its events. */
 struct trace_srcprof *trace_srcprof_new(const struct trace_model *m);
+/* The same, reporting to pg (trace/model/progress.h; NULL: as trace_srcprof_new); NULL when
+ * pg was cancelled before it was done. */
+struct trace_progress;
+struct trace_srcprof *trace_srcprof_new_progress(const struct trace_model *m,
+                                                 struct trace_progress *pg);
 void trace_srcprof_free(struct trace_srcprof *p);
 
 /* Kernel named name, or NULL. */

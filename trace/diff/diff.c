@@ -12,6 +12,7 @@
 #include "trace/file/loader.h"
 #include "trace/analysis/metrics.h"
 #include "trace/file/report.h"
+#include "trace/model/progress.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -106,6 +107,7 @@ struct ctx {
     uint32_t *name_track[2]; /* owned: per index in tracks.ids[s], its track (names are
                                 unique: the model makes one track per name) */
     struct name_map ops;
+    struct trace_progress *p; /* may be NULL */
 };
 
 static void ctx_init(struct ctx *c, struct trace_diff *d)
@@ -522,7 +524,12 @@ static void match_ops(const struct ctx *c, enum trace_region_kind kind,
             v[s] = sim_xreallocarray(NULL, ne ? ne : 1, sizeof(**v));
             nv[s] = ne;
         }
+        trace_progress_step(c->p, s ? "comparing: the ops of B" : "comparing: the ops of A", ne);
         for (uint64_t i = 0; i < ne; i++) {
+            if (i % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(c->p, i))
+                ne = keep ? (nv[s] = i) : i; /* cancelled: the caller drops the result */
+            if (i >= ne)
+                break;
             const struct trace_event *ev = trace_model_event(m, i);
             size_t r = trace_regions_of_event(rs, i);
             uint32_t tn = c->track_name[s][ev->track], on = name_index(&c->ops, s, ev->op);
@@ -803,7 +810,22 @@ static int cmp_align(const void *a, const void *b)
 struct trace_diff *trace_diff_new(const struct trace_model *a, const struct trace_model *b,
                                   const struct trace_diff_opts *o)
 {
+    return trace_diff_new_progress(a, b, o, NULL);
+}
+
+/* A comparison cancelled through p: dropped. */
+static struct trace_diff *dropped(struct trace_diff *d)
+{
+    trace_diff_free(d);
+    return NULL;
+}
+
+struct trace_diff *trace_diff_new_progress(const struct trace_model *a, const struct trace_model *b,
+                                           const struct trace_diff_opts *o,
+                                           struct trace_progress *p)
+{
     struct trace_diff *d = sim_xcalloc(1, sizeof(*d));
+    trace_progress_step(p, "comparing: energy", 0);
     d->a = a;
     d->b = b;
     d->no_pairs = o && o->no_pairs;
@@ -816,12 +838,17 @@ struct trace_diff *trace_diff_new(const struct trace_model *a, const struct trac
     /* the comparison reads no op name's busy cycles: a report spares uniting their
      * intervals (the view keeps the whole accounting) */
     for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
-        for (int s = 0; s < 2; s++)
+        for (int s = 0; s < 2; s++) {
             d->regions[s][kinds[k]] = d->no_pairs
-                                          ? trace_regions_new_light(s ? b : a, kinds[k], NULL)
-                                          : trace_regions_new(s ? b : a, kinds[k]);
+                                          ? trace_regions_new_light(s ? b : a, kinds[k], p)
+                                          : trace_regions_new_progress(s ? b : a, kinds[k], p);
+            if (trace_progress_cancelled(p))
+                return dropped(d);
+        }
+    trace_progress_step(p, "comparing: regions", 0);
     struct ctx c;
     ctx_init(&c, d);
+    c.p = p;
     d->run = (struct trace_diff_region){
         .name = "run",
         .status = TRACE_DIFF_MATCHED,
@@ -849,6 +876,9 @@ struct trace_diff *trace_diff_new(const struct trace_model *a, const struct trac
     else
         match_ops(&c, d->match, d->markers, d->nmarkers, &d->run, true);
     ctx_fini(&c);
+    if (trace_progress_cancelled(p))
+        return dropped(d);
+    trace_progress_step(p, "comparing: bandwidth", 0);
 
     size_t n;
     const struct trace_diff_region *mr = trace_diff_matched_regions(d, &n);

@@ -122,6 +122,12 @@ int trace_diff_load(const char *path, struct trace_model **out, uint64_t *errors
  * be NULL. Free with trace_diff_free. */
 struct trace_diff *trace_diff_new(const struct trace_model *a, const struct trace_model *b,
                                   const struct trace_diff_opts *o);
+/* The same, reporting its progress to p (trace/model/progress.h; NULL: as trace_diff_new);
+ * NULL when p was cancelled before it was done. */
+struct trace_progress;
+struct trace_diff *trace_diff_new_progress(const struct trace_model *a, const struct trace_model *b,
+                                           const struct trace_diff_opts *o,
+                                           struct trace_progress *p);
 /* Free a comparison (NULL is a no-op). */
 void trace_diff_free(struct trace_diff *d);
 

@@ -415,8 +415,12 @@ bool tui_app_needs_render(struct tui_app *a)
            st.events_done != a->drawn_status.events_done || st.viewers != a->drawn_status.viewers;
 }
 
+static void diff_note(struct tui_app *a);
+
 const struct tui_canvas *tui_app_render(struct tui_app *a)
 {
+    if (a->diff)
+        diff_note(a); /* the comparison computed on its worker is ready */
     if (a->too_small) {
         tui_canvas_too_small(a->canvas, TUI_MIN_W, TUI_MIN_H);
         a->full = false;
@@ -553,7 +557,7 @@ static bool source_news(struct tui_app *a)
 
 bool tui_app_busy(struct tui_app *a)
 {
-    return a->src->ops->running(a->src) || a->work_pending;
+    return a->src->ops->running(a->src) || a->work_pending || tui_diffview_computing(a->diff);
 }
 
 void tui_app_work(struct tui_app *a, uint64_t budget_ns)
@@ -603,17 +607,9 @@ static void mark(struct tui_app *a, int pane)
 
 static void do_search(struct tui_app *a, int dir)
 {
-    bool wrapped;
-    char pat[300];
-    sim_escape(a->search, strlen(a->search), pat, sizeof(pat));
-    uint64_t n = tui_gantt_search(a->panes[P_GANTT].self, &a->view, a->search, dir, &wrapped);
-    if (n == 0) {
-        tui_view_message(&a->view, TUI_STYLE_ERROR, "no match for '%s'", pat);
-        return;
-    }
-    tui_view_message(&a->view, TUI_STYLE_STATUS, "search '%s': %llu match%s%s (n next, N previous)",
-                     pat, (unsigned long long)n, n == 1 ? "" : "es",
-                     wrapped ? dir > 0 ? ", wrapped to the start" : ", wrapped to the end" : "");
+    /* on a worker: the Gantt says its progress, then selects what it found */
+    tui_gantt_search_start(a->panes[P_GANTT].self, &a->view, a->search, dir);
+    a->work_pending = true;
     mark(a, P_GANTT);
 }
 
@@ -807,6 +803,20 @@ static void back_until(struct tui_app *a, const char *text)
 
 /* ---- comparing two traces -------------------------------------------------------------- */
 
+/* The comparison's note in the status line, once it is ready. */
+static void diff_note(struct tui_app *a)
+{
+    const char *note = tui_diffview_take_note(a->diff);
+    if (!note)
+        return;
+    if (note[0])
+        tui_view_message(&a->view, TUI_STYLE_STATUS, "%s", note);
+    else
+        tui_view_message(&a->view, TUI_STYLE_STATUS,
+                         "comparing: a aligns, Enter shows an op and its match, D closes");
+    a->full = a->header_dirty = true;
+}
+
 void tui_app_diff_take(struct tui_app *a, struct trace_model *b, const char *name)
 {
     struct tui_source_status st;
@@ -815,12 +825,7 @@ void tui_app_diff_take(struct tui_app *a, struct trace_model *b, const char *nam
         tui_gantt_zoom_get(a->panes[P_GANTT].self, &a->diff_zoom);
     tui_diffview_free(a->diff);
     a->diff = tui_diffview_new_take(a->m, st.name, b, name, a->view.cursor);
-    const struct trace_diff *d = tui_diffview_diff(a->diff);
-    if (d->note)
-        tui_view_message(&a->view, TUI_STYLE_STATUS, "%s", d->note);
-    else
-        tui_view_message(&a->view, TUI_STYLE_STATUS,
-                         "comparing: a aligns, Enter shows an op and its match, D closes");
+    diff_note(a); /* on a worker: said once it is ready */
     a->full = a->header_dirty = true;
 }
 
@@ -828,7 +833,7 @@ void tui_app_diff_take(struct tui_app *a, struct trace_model *b, const char *nam
 static enum tui_result diff_toggle(struct tui_app *a)
 {
     if (a->diff) {
-        tui_diffview_free(a->diff);
+        tui_diffview_close(a->diff);
         a->diff = NULL;
         tui_gantt_zoom_set(a->panes[P_GANTT].self, &a->diff_zoom);
         mark(a, P_GANTT);

@@ -3,7 +3,7 @@
  * (start, cycles per column, the cursor), and the drawing of each cell from the model's
  * busy-time index. Every cell costs a few binary searches, whatever the zoom, so a frame
  * of a trace of millions of events is drawn in milliseconds. This file holds the pane's
- * life, its sync with the model and the search; gantt_int.h says which file does the rest.
+ * life and its sync with the model; gantt_int.h says which file does the rest.
  */
 #include "tui/gantt/gantt_int.h"
 
@@ -47,9 +47,7 @@ void tui_gantt_free(struct tui_gantt *g)
     free(g->bw.start), free(g->bw.end), free(g->bw.pre);
     free(g->busy);
     free(g->busy_done);
-    free(g->pattern);
-    free(g->match_keys);
-    free(g->match_vals);
+    tui_gantt_search_free(g);
     free(g);
 }
 
@@ -99,7 +97,8 @@ static bool gantt_sync(void *self, struct tui_view *v)
 static bool gantt_work(void *self, struct tui_view *v, uint64_t budget_ns)
 {
     (void)budget_ns;
-    return tui_gantt_path_work(self, v);
+    bool path = tui_gantt_path_work(self, v);
+    return tui_gantt_search_work(self, v) || path;
 }
 
 /* Where the time goes (the critical path, the strips), then the Gantt's other keys. */
@@ -151,88 +150,6 @@ const struct tui_pane_ops tui_gantt_ops = {
     .free = gantt_free,
     .uses_view = true,
 };
-
-/* Whether the string with id s matches the pattern, cached. */
-static bool str_matches(struct tui_gantt *g, uint32_t s)
-{
-    if (!g->match_vals || g->match_len * 2 >= g->match_cap) {
-        size_t cap = g->match_cap ? g->match_cap * 2 : 1024;
-        uint32_t *keys = sim_xcalloc(cap, sizeof(*keys));
-        uint8_t *vals = sim_xcalloc(cap, 1);
-        for (size_t i = 0; g->match_vals && i < g->match_cap; i++) {
-            if (!g->match_vals[i])
-                continue;
-            size_t h = (g->match_keys[i] * 2654435761u) & (cap - 1);
-            while (vals[h])
-                h = (h + 1) & (cap - 1);
-            keys[h] = g->match_keys[i], vals[h] = g->match_vals[i];
-        }
-        free(g->match_keys), free(g->match_vals);
-        g->match_keys = keys, g->match_vals = vals, g->match_cap = cap;
-    }
-    size_t h = (s * 2654435761u) & (g->match_cap - 1);
-    while (g->match_vals[h]) {
-        if (g->match_keys[h] == s)
-            return g->match_vals[h] == 2;
-        h = (h + 1) & (g->match_cap - 1);
-    }
-    bool m = strcasestr(trace_model_str(g->m, s), g->pattern) != NULL;
-    g->match_keys[h] = s, g->match_vals[h] = m ? 2 : 1;
-    g->match_len++;
-    return m;
-}
-
-uint64_t tui_gantt_search(struct tui_gantt *g, struct tui_view *v, const char *pattern, int dir,
-                          bool *wrapped)
-{
-    *wrapped = false;
-    if (!g->pattern || strcmp(g->pattern, pattern) != 0) {
-        free(g->pattern);
-        g->pattern = sim_xstrdup(pattern);
-        g->match_len = 0;
-        if (g->match_vals)
-            memset(g->match_vals, 0, g->match_cap);
-    }
-    size_t nt = trace_model_track_count(g->m);
-    bool *track_match = sim_xcalloc(nt + 1, sizeof(bool));
-    for (uint32_t t = 0; t < nt; t++)
-        track_match[t] = str_matches(g, trace_model_track_get(g->m, t)->name);
-    /* order: (start, index); from the selected op, else from the cursor (an op starting
-     * at the cursor counts as after it) */
-    bool has_sel = v->selected != TUI_NO_EVENT;
-    uint64_t cs = has_sel ? trace_model_event(g->m, v->selected)->start : v->cursor;
-    uint64_t ci = has_sel ? v->selected : 0;
-    uint64_t n = trace_model_event_count(g->m), count = 0;
-    uint64_t best = TUI_NO_EVENT, bs = 0, wrap = TUI_NO_EVENT, ws = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        const struct trace_event *e = trace_model_event(g->m, i);
-        if (!(track_match[e->track] || str_matches(g, e->op)) || !tui_gantt_event_passes(g, v, e))
-            continue;
-        count++;
-        uint64_t s = e->start;
-        bool after = s > cs || (s == cs && (!has_sel || i > ci));
-        bool before = s < cs || (has_sel && s == cs && i < ci);
-        if (dir > 0) {
-            if (after && (best == TUI_NO_EVENT || s < bs))
-                best = i, bs = s;
-            if (wrap == TUI_NO_EVENT || s < ws)
-                wrap = i, ws = s;
-        } else {
-            if (before && (best == TUI_NO_EVENT || s >= bs))
-                best = i, bs = s;
-            if (wrap == TUI_NO_EVENT || s >= ws)
-                wrap = i, ws = s;
-        }
-    }
-    free(track_match);
-    if (count == 0)
-        return 0;
-    if (best == TUI_NO_EVENT)
-        best = wrap, *wrapped = true;
-    tui_gantt_select_event(g, v, best);
-    tui_gantt_update_follow(g);
-    return count;
-}
 
 void tui_gantt_select(struct tui_gantt *g, struct tui_view *v, uint64_t i)
 {

@@ -31,6 +31,18 @@ extern const struct tui_pane_ops tui_gantt_ops;
 uint64_t tui_gantt_search(struct tui_gantt *g, struct tui_view *v, const char *pattern, int dir,
                           bool *wrapped);
 
+/*
+ * The same search on a worker thread (tui/panes/task.h; a live model is held still while it
+ * runs), as the app's /, n and N do: returns at once; the pane's work then says its progress
+ * in the status line and, once it is done, selects the op and says what tui_gantt_search's
+ * caller says (the count, whether it wrapped, or that nothing matched). The same pattern
+ * again while it runs (n, N) walks on once it is done; another pattern replaces it.
+ */
+void tui_gantt_search_start(struct tui_gantt *g, struct tui_view *v, const char *pattern, int dir);
+
+/* Whether a search started by tui_gantt_search_start is running. */
+bool tui_gantt_searching(const struct tui_gantt *g);
+
 /* Select model event i as a search would: its row unfolded and selected, the cursor at
  * its start, the view showing it. */
 void tui_gantt_select(struct tui_gantt *g, struct tui_view *v, uint64_t i);

@@ -1,8 +1,8 @@
 /*
  * What the files of the Gantt pane share (private to tui/; the pane's API is gantt.h): the
  * pane's state and the functions one of its files calls in another. gantt.c holds the
- * pane's life, its sync and search; gantt_rows.c the tree of rows and the filters;
- * gantt_view.c the view of time and the layout; gantt_draw.c the drawing; gantt_res.c the
+ * pane's life and its sync; gantt_search.c the search; gantt_rows.c the tree of rows and the
+ * filters; gantt_view.c the view of time and the layout; gantt_draw.c the drawing; gantt_res.c the
  * utilization rows of the HBMs and links; gantt_actions.c keys and the mouse.
  */
 #ifndef TUI_GANTT_INT_H
@@ -12,6 +12,7 @@
 #include "tui/gantt/gantt.h"
 #include "tui/panes/task.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -113,12 +114,20 @@ struct tui_gantt {
     struct trace_critpath *path_next;    /* owned: the task's while it runs */
     struct trace_critpath_input path_in; /* its input; events owned */
     char path_next_name[96];
-    char path_status[96]; /* its progress last said in the status line */
+    char path_status[100]; /* its progress last said in the status line */
     uint64_t path_next_start;
     /* live: the paths of finished launches, each computed once (gantt_path.c) */
     struct tui_gantt_kept_path *path_kept; /* owned */
     size_t path_nkept;
     struct tui_gantt_kept_path *path_next_key; /* owned: the one being computed is to be kept */
+    int32_t path_cmdq;                         /* the launch asked for (TRACE_NO_CMDQ: the run) */
+    bool path_find;                            /* find it at path_cursor instead (on the worker) */
+    bool path_live;                            /* a live view: a finished launch's path is kept */
+    bool path_was_kept;                        /* the worker found the path among the kept ones */
+    uint64_t path_cursor;                      /* the cursor when asked */
+    /* the worker has written path_next_name and path_next_start (0 or 1); a whole word, so
+     * that no load of the plain fields beside it reads it too */
+    _Atomic uint64_t path_named;
 
     /* the strips under the rows (gantt_strip.c): y of their first row, -1 when absent */
     bool show_util, show_heat;
@@ -127,11 +136,13 @@ struct tui_gantt {
     int show_power;       /* the power strip (gantt_power.c): 0 hidden, 1 total, 2 by kind */
     int power_y, power_h;
 
-    /* search: whether each op name matches, cached by string id */
+    /* search (gantt_search.c): whether each op name matches, cached by string id */
     char *pattern; /* owned, lower case */
     uint32_t *match_keys;
     uint8_t *match_vals; /* 1 no, 2 yes */
     size_t match_cap, match_len;
+    struct tui_task *search_task; /* owned: the app's search, on a worker */
+    struct gantt_search *search;  /* owned: its input and result while it runs */
 };
 
 /* ---- gantt_rows.c: the tree of rows and the filters ------------------------------------- */
@@ -203,6 +214,14 @@ void tui_gantt_draw_power(struct tui_gantt *g, struct tui_canvas *c, const struc
 void tui_gantt_draw_strips(struct tui_gantt *g, struct tui_canvas *c, const struct tui_glyphs *gl);
 /* The widest label of the heatmap's rows, for strip_label_want. */
 int tui_gantt_strip_label_width(const struct tui_gantt *g, bool unicode);
+
+/* ---- gantt_search.c: the search ------------------------------------------------------------ */
+
+/* The search started by tui_gantt_search_start: its progress in the status line, and once it
+ * is done the op it found selected. Returns true while it runs, and once more when it ended. */
+bool tui_gantt_search_work(struct tui_gantt *g, struct tui_view *v);
+/* Stop a search being computed and free the search's state (the pane is freed). */
+void tui_gantt_search_free(struct tui_gantt *g);
 
 /* ---- gantt_view.c: the view of time ---------------------------------------------------- */
 

@@ -106,13 +106,16 @@ static void go_to(struct tui_gantt *g, struct tui_view *v, size_t k)
  * the model's launch split if one is at hand (borrowed), else NULL (made here). */
 static uint64_t *launch_events(const struct trace_model *m, int32_t cmdq,
                                const struct trace_regions *split, size_t *n, uint64_t *start,
-                               char *name, size_t size)
+                               char *name, size_t size, struct trace_progress *pg)
 {
     uint64_t ne = trace_model_event_count(m);
     uint64_t *evs = sim_xreallocarray(NULL, ne ? ne : 1, sizeof(*evs));
     size_t k = 0;
     uint64_t s = UINT64_MAX;
+    trace_progress_step(pg, "critical path: the launch's ops", ne);
     for (uint64_t i = 0; i < ne; i++) {
+        if (i && i % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(pg, i))
+            break; /* cancelled: the caller drops the result */
         const struct trace_event *e = trace_model_event(m, i);
         if (cmdq != TRACE_NO_CMDQ && e->cmdq_id != cmdq)
             continue;
@@ -142,33 +145,20 @@ static uint64_t *launch_events(const struct trace_model *m, int32_t cmdq,
     return evs;
 }
 
-/* The launch the user means: that of the selected op, else of the op under the cursor,
- * else the one whose ops span the cursor; TRACE_NO_CMDQ: the run. *split: the launch split
- * made to find it (the caller frees it), or NULL. */
-static int32_t launch_at(const struct tui_gantt *g, const struct tui_view *v,
-                         struct trace_regions **split)
+/* The launch whose ops span cycle t (the last that does: launches run one after another),
+ * else TRACE_NO_CMDQ (the run). *split: the launch split made to find it (the caller frees
+ * it). */
+static int32_t launch_at(const struct trace_model *m, uint64_t t, struct trace_regions **split)
 {
-    *split = NULL;
-    uint64_t f = tui_view_focus_event(v);
-    if (f != TUI_NO_EVENT && trace_model_event(g->m, f)->cmdq_id != TRACE_NO_CMDQ)
-        return trace_model_event(g->m, f)->cmdq_id;
-    struct trace_regions *rs = trace_regions_new_split(g->m, TRACE_REGION_LAUNCH);
+    struct trace_regions *rs = trace_regions_new_split(m, TRACE_REGION_LAUNCH);
     int32_t c = TRACE_NO_CMDQ;
     for (size_t r = 0; r < trace_regions_count(rs); r++) {
         const struct trace_region *x = trace_regions_get(rs, r);
-        if (x->start <= v->cursor && v->cursor < x->end)
-            c = x->cmdq_id; /* the last that holds it: launches run one after another */
+        if (x->start <= t && t < x->end)
+            c = x->cmdq_id;
     }
     *split = rs;
     return c;
-}
-
-static void path_run(void *arg, struct trace_progress *pg)
-{
-    struct tui_gantt *g = arg;
-    g->path_in.progress = pg;
-    trace_critpath_compute(&g->path_in, g->path_next);
-    g->path_in.progress = NULL;
 }
 
 /* A finished launch's path, kept: a launch whose ops have all ended, and whose count of ops,
@@ -192,11 +182,10 @@ static void copy_path(struct trace_critpath *to, const struct trace_critpath *p)
 
 /* The key of the launch cmdq's path if it may be kept (live, a launch, every op ended), else
  * NULL. */
-static struct tui_gantt_kept_path *keep_key(const struct tui_gantt *g, const struct tui_view *v,
-                                            int32_t cmdq, const uint64_t *evs, size_t n,
-                                            uint64_t start)
+static struct tui_gantt_kept_path *keep_key(const struct tui_gantt *g, bool live, int32_t cmdq,
+                                            const uint64_t *evs, size_t n, uint64_t start)
 {
-    if (!v->live || cmdq == TRACE_NO_CMDQ || !n)
+    if (!live || cmdq == TRACE_NO_CMDQ || !n)
         return NULL;
     for (size_t i = 0; i < n; i++)
         if (trace_model_event(g->m, evs[i])->flags & TRACE_EV_INFLIGHT)
@@ -243,6 +232,44 @@ static void kept_free(struct tui_gantt *g)
     g->path_nkept = 0;
     free(g->path_next_key);
     g->path_next_key = NULL;
+}
+
+/* On the worker: the launch (found at the cursor when path_find), its ops, its path. */
+static void path_run(void *arg, struct trace_progress *pg)
+{
+    struct tui_gantt *g = arg;
+    struct trace_regions *split = NULL;
+    int32_t cmdq = g->path_cmdq;
+    if (g->path_find) {
+        trace_progress_step(pg, "critical path: the launch at the cursor", 0);
+        cmdq = launch_at(g->m, g->path_cursor, &split);
+    }
+    size_t n;
+    uint64_t *evs = launch_events(g->m, cmdq, split, &n, &g->path_next_start, g->path_next_name,
+                                  sizeof(g->path_next_name), pg);
+    trace_regions_free(split);
+    atomic_store_explicit(&g->path_named, 1, memory_order_release);
+    /* a finished launch's path, as computed before (the kept paths change only on the main
+     * loop's thread, and not while this runs) */
+    struct tui_gantt_kept_path *key = keep_key(g, g->path_live, cmdq, evs, n, g->path_next_start);
+    const struct tui_gantt_kept_path *had = key ? kept(g, key) : NULL;
+    g->path_was_kept = had != NULL;
+    if (had) {
+        free(key);
+        copy_path(g->path_next, &had->path);
+        g->path_in = (struct trace_critpath_input){.events = evs};
+        return;
+    }
+    g->path_next_key = key;
+    g->path_in = (struct trace_critpath_input){.m = g->m,
+                                               .events = evs,
+                                               .n = n,
+                                               .start = g->path_next_start,
+                                               .max_decode = PATH_MAX_DECODE,
+                                               .progress = pg};
+    if (!trace_progress_cancelled(pg))
+        trace_critpath_compute(&g->path_in, g->path_next);
+    g->path_in.progress = NULL;
 }
 
 /* Show the path just computed. */
@@ -294,15 +321,19 @@ static void path_show(struct tui_gantt *g, struct tui_view *v)
     fmt_len(w, sizeof(w), waits, ghz, false);
     fmt_len(ls, sizeof(ls), end - start, ghz, true);
     fmt_len(ws, sizeof(ws), waits, ghz, true);
+    /* a kept path (a finished launch's, as computed before) says so */
+    const char *kn = g->path_was_kept ? " (kept: its launch has ended)" : "";
+    const char *ks = g->path_was_kept ? " (kept)" : "";
     snprintf(m[0], sizeof(m[0]),
-             "critical path of %s: %zu ops over %s, %s waiting; ) next, ( previous, C hides", name,
-             g->path->n, l, w);
+             "critical path of %s%s: %zu ops over %s, %s waiting; ) next, ( previous, C hides",
+             name, kn, g->path->n, l, w);
     snprintf(m[1], sizeof(m[1]),
-             "critical path of %s: %zu ops over %s, %s waiting; ) next, ( previous, C hides", name,
-             g->path->n, ls, ws);
-    snprintf(m[2], sizeof(m[2]), "critical path of %s: %zu ops over %s, %s waiting; ) ( walk it",
-             name, g->path->n, ls, ws);
-    snprintf(m[3], sizeof(m[3]), "path of %s: %zu ops, %s, %s waiting", name, g->path->n, ls, ws);
+             "critical path of %s%s: %zu ops over %s, %s waiting; ) next, ( previous, C hides",
+             name, ks, g->path->n, ls, ws);
+    snprintf(m[2], sizeof(m[2]), "critical path of %s%s: %zu ops over %s, %s waiting; ) ( walk it",
+             name, ks, g->path->n, ls, ws);
+    snprintf(m[3], sizeof(m[3]), "path of %s%s: %zu ops, %s, %s waiting", name, ks, g->path->n, ls,
+             ws);
     say_fitting(v, g->rect.w, m, 4);
 }
 
@@ -320,11 +351,11 @@ static void path_discard(void *arg)
     g->path_next_key = NULL;
 }
 
-/* Compute and show the path of launch cmdq on a worker (tui_gantt_path_work shows it when it
- * is ready); live, over the model held still meanwhile (tui/panes/task.h). split: the
- * model's launch split if the caller has one (borrowed), else NULL. */
-static void show_path(struct tui_gantt *g, struct tui_view *v, int32_t cmdq,
-                      const struct trace_regions *split)
+/* Compute and show the path of launch cmdq (find: of the launch at the cursor) on a worker
+ * (tui_gantt_path_work shows it when it is ready); live, over the model held still meanwhile
+ * (tui/panes/task.h). Finding the launch, its ops and its name are the worker's too: at ten
+ * million ops they take a tenth of a second. */
+static void show_path(struct tui_gantt *g, struct tui_view *v, int32_t cmdq, bool find)
 {
     if (!g->path_task) {
         g->path_task = tui_task_new();
@@ -332,37 +363,25 @@ static void show_path(struct tui_gantt *g, struct tui_view *v, int32_t cmdq,
             tui_task_set_live(g->path_task, path_discard);
     }
     if (tui_task_running(g->path_task)) {
-        tui_view_message(v, TUI_STYLE_STATUS, "the critical path of %s is still being computed",
-                         g->path_next_name);
+        tui_view_message(v, TUI_STYLE_STATUS, "the critical path is still being computed");
         return;
     }
     tui_gantt_path_free(g);
-    size_t n;
-    uint64_t *evs = launch_events(g->m, cmdq, split, &n, &g->path_next_start, g->path_next_name,
-                                  sizeof(g->path_next_name));
     g->path_next = sim_xcalloc(1, sizeof(*g->path_next));
-    struct tui_gantt_kept_path *key = keep_key(g, v, cmdq, evs, n, g->path_next_start);
-    const struct tui_gantt_kept_path *had = key ? kept(g, key) : NULL;
-    if (had) { /* a finished launch's path, as computed before */
-        free(key);
-        copy_path(g->path_next, &had->path);
-        g->path_in = (struct trace_critpath_input){.events = evs};
-        path_show(g, v);
-        return;
-    }
+    g->path_cmdq = cmdq;
+    g->path_find = find;
+    g->path_live = v->live;
     free(g->path_next_key);
-    g->path_next_key = key;
-    g->path_in = (struct trace_critpath_input){.m = g->m,
-                                               .events = evs,
-                                               .n = n,
-                                               .start = g->path_next_start,
-                                               .max_decode = PATH_MAX_DECODE};
+    g->path_next_key = NULL;
+    g->path_cursor = v->cursor;
+    g->path_next_name[0] = '\0';
+    g->path_status[0] = '\0';
+    atomic_store(&g->path_named, 0);
     tui_task_start(g->path_task, path_run, g, true);
     if (tui_task_take_done(g->path_task))
         path_show(g, v);
     else
-        tui_view_message(v, TUI_STYLE_STATUS, "computing the critical path of %s...",
-                         g->path_next_name);
+        tui_gantt_path_work(g, v);
 }
 
 bool tui_gantt_path_work(struct tui_gantt *g, struct tui_view *v)
@@ -375,12 +394,18 @@ bool tui_gantt_path_work(struct tui_gantt *g, struct tui_view *v)
     }
     if (!tui_task_running(g->path_task))
         return false;
-    char st[96];
+    char st[96], key[100];
     tui_task_status(g->path_task, st, sizeof(st));
-    if (strcmp(st, g->path_status) != 0) { /* the status line follows, once a step */
-        snprintf(g->path_status, sizeof(g->path_status), "%s", st);
-        tui_view_message(v, TUI_STYLE_STATUS, "computing the critical path of %s: %s",
-                         g->path_next_name, st);
+    /* the launch's name once the worker has found it (it writes it no more) */
+    bool named = atomic_load_explicit(&g->path_named, memory_order_acquire) != 0;
+    snprintf(key, sizeof(key), "%d%s", named, st);
+    if (strcmp(key, g->path_status) != 0) { /* the status line follows, once a step */
+        snprintf(g->path_status, sizeof(g->path_status), "%s", key);
+        if (named)
+            tui_view_message(v, TUI_STYLE_STATUS, "computing the critical path of %s: %s",
+                             g->path_next_name, st);
+        else
+            tui_view_message(v, TUI_STYLE_STATUS, "computing the critical path: %s", st);
     }
     return true;
 }
@@ -406,10 +431,11 @@ enum tui_result tui_gantt_path_toggle(struct tui_gantt *g, struct tui_view *v)
         tui_view_message(v, TUI_STYLE_STATUS, "critical path hidden");
         return TUI_RES_REDRAW;
     }
-    struct trace_regions *split;
-    int32_t cmdq = launch_at(g, v, &split);
-    show_path(g, v, cmdq, split); /* the split found the launch, and names it */
-    trace_regions_free(split);
+    /* the launch the user means: that of the selected op, else of the op under the cursor,
+     * else the one whose ops span the cursor (found on the worker), else the run */
+    uint64_t f = tui_view_focus_event(v);
+    int32_t cmdq = f != TUI_NO_EVENT ? trace_model_event(g->m, f)->cmdq_id : TRACE_NO_CMDQ;
+    show_path(g, v, cmdq, cmdq == TRACE_NO_CMDQ);
     return TUI_RES_REDRAW;
 }
 
@@ -438,6 +464,6 @@ bool tui_gantt_path_sync(struct tui_gantt *g, struct tui_view *v)
     if (!v->path_requested)
         return false;
     v->path_requested = false;
-    show_path(g, v, v->path_request, NULL);
+    show_path(g, v, v->path_request, false);
     return true;
 }

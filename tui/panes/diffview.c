@@ -1,12 +1,16 @@
 /*
  * The comparison view (see diffview.h): rows, the view of time shared by both traces,
  * drawing of the two Gantt blocks from the models' busy-time indexes, the summary with
- * its delta column and the two-sided details of the selected op.
+ * its delta column and the two-sided details of the selected op. The comparison itself (every
+ * op matched: seconds at ten million) is computed on a worker (tui/panes/task.h), the view
+ * showing its progress until it is ready.
  */
 #include "tui/panes/diffview.h"
 
 #include "sim/data/value.h"
+#include "sim/util/escape.h"
 #include "sim/util/xalloc.h"
+#include "tui/panes/task.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -14,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum {
     LABEL_MIN = 8,
@@ -36,10 +41,15 @@ struct row {
 };
 
 struct tui_diffview {
-    const struct trace_model *m[2]; /* A borrowed, B owned */
-    char *name[2];                  /* owned */
-    struct trace_diff *d;           /* owned */
-    struct row *rows;               /* owned */
+    const struct trace_model *m[2];        /* A borrowed, B owned */
+    char *name[2];                         /* owned */
+    struct trace_diff *d;                  /* owned; NULL until the worker is done */
+    struct tui_task *task;                 /* owned: computes next */
+    struct trace_diff *next;               /* owned: the comparison being computed (the task's) */
+    struct trace_progress *_Atomic task_p; /* the task's progress (set by its worker) */
+    bool note_said;                        /* tui_diffview_take_note told of d's note */
+    uint64_t want_cursor;                  /* the cursor asked for at creation */
+    struct row *rows;                      /* owned */
     size_t nrows;
 
     /* the view of time, in A's cycles */
@@ -135,6 +145,28 @@ static uint64_t t_end(const struct tui_diffview *dv)
 
 /* ---- creation ----------------------------------------------------------------------------- */
 
+static void run(void *arg, struct trace_progress *p)
+{
+    struct tui_diffview *dv = arg;
+    atomic_store(&dv->task_p, p);
+    dv->next = trace_diff_new_progress(dv->m[0], dv->m[1], NULL, p);
+}
+
+/* Take the finished comparison: the rows, the view. Returns true when there is one. */
+static bool take(struct tui_diffview *dv)
+{
+    if (dv->d)
+        return true;
+    if (!tui_task_take_done(dv->task) || !dv->next)
+        return false;
+    dv->d = dv->next;
+    dv->next = NULL;
+    rows_build(dv);
+    dv->cursor = dv->want_cursor < t_end(dv) ? dv->want_cursor : t_end(dv) - 1;
+    dv->dirty = true;
+    return true;
+}
+
 struct tui_diffview *tui_diffview_new_take(const struct trace_model *a, const char *name_a,
                                            struct trace_model *b, const char *name_b,
                                            uint64_t cursor)
@@ -145,20 +177,54 @@ struct tui_diffview *tui_diffview_new_take(const struct trace_model *a, const ch
     dv->m[1] = b;
     dv->name[0] = sim_xstrdup(name_a ? name_a : "A");
     dv->name[1] = sim_xstrdup(name_b ? name_b : "B");
-    dv->d = trace_diff_new(a, b, NULL);
-    rows_build(dv);
     dv->fit = true;
     dv->cpc = 1;
-    dv->cursor = cursor < t_end(dv) ? cursor : t_end(dv) - 1;
+    dv->want_cursor = cursor;
     dv->sel_ev = TUI_NO_EVENT;
     dv->dirty = true;
+    dv->task = tui_task_new();
+    tui_task_start(dv->task, run, dv, true);
+    take(dv);
     return dv;
+}
+
+bool tui_diffview_computing(struct tui_diffview *dv)
+{
+    return dv && !take(dv);
+}
+
+const char *tui_diffview_take_note(struct tui_diffview *dv)
+{
+    if (!dv || !take(dv) || dv->note_said)
+        return NULL;
+    dv->note_said = true;
+    return dv->d->note ? dv->d->note : "";
+}
+
+void tui_diffview_close(struct tui_diffview *dv)
+{
+    if (dv && tui_task_running(dv->task)) {
+        /* stopped at its next check (a few ms, up to a step that cannot be interrupted:
+         * a sort), waited for, however long: the view is closed, not the program */
+        struct trace_progress *p;
+        while (!(p = atomic_load(&dv->task_p)) && tui_task_running(dv->task))
+            ;
+        if (p)
+            atomic_store(&p->cancel, true);
+        while (tui_task_running(dv->task)) {
+            struct timespec ts = {0, 2 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    tui_diffview_free(dv);
 }
 
 void tui_diffview_free(struct tui_diffview *dv)
 {
     if (!dv)
         return;
+    tui_task_free(dv->task); /* before the models it reads */
+    trace_diff_free(dv->next);
     sim_value_free(dv->details[0]);
     sim_value_free(dv->details[1]);
     trace_diff_free(dv->d);
@@ -181,7 +247,7 @@ const struct trace_diff *tui_diffview_diff(const struct tui_diffview *dv)
 
 bool tui_diffview_dirty(const struct tui_diffview *dv)
 {
-    return dv->dirty;
+    return dv->dirty || !dv->d; /* while it computes: its progress */
 }
 
 /* ---- time ------------------------------------------------------------------------------------ */
@@ -822,6 +888,22 @@ static void draw_details(struct tui_diffview *dv, struct tui_canvas *c)
 
 void tui_diffview_render(struct tui_diffview *dv, struct tui_canvas *c, struct tui_rect r)
 {
+    if (!take(dv)) { /* still comparing: its progress */
+        tui_canvas_fill(c, r, ' ', TUI_STYLE_NORMAL);
+        char title[200], a[64], b[64];
+        sim_escape(dv->name[0], strlen(dv->name[0]), a, sizeof(a));
+        sim_escape(dv->name[1], strlen(dv->name[1]), b, sizeof(b));
+        snprintf(title, sizeof(title), " Comparing %s with %s", a, b);
+        tui_canvas_fill(c, (struct tui_rect){r.x, r.y, r.w, 1}, ' ', TUI_STYLE_TITLE_FOCUS);
+        tui_canvas_text(c, r.x, r.y, r.w, TUI_STYLE_TITLE_FOCUS, title, TUI_TEXT_ELLIPSIS);
+        if (r.h > 1)
+            tui_task_draw(dv->task, c, (struct tui_rect){r.x + 1, r.y + 1, r.w - 1, r.h - 1},
+                          "comparison");
+        if (r.h > 6)
+            tui_canvas_text(c, r.x + 1, r.y + 5, r.w - 1, TUI_STYLE_DIM, "D closes the comparison",
+                            0);
+        return;
+    }
     layout(dv, r, c->unicode);
     tui_canvas_fill(c, r, ' ', TUI_STYLE_NORMAL);
     draw_gantt(dv, c);
@@ -981,6 +1063,8 @@ static void move_row(struct tui_diffview *dv, long delta)
 enum tui_result tui_diffview_action(struct tui_diffview *dv, enum tui_action act,
                                     struct tui_view *v)
 {
+    if (!take(dv))
+        return TUI_RES_IGNORED; /* still comparing: the app's keys only */
     int page = dv->rows_h > 1 ? dv->rows_h - 1 : 1;
     enum tui_result res = TUI_RES_REDRAW;
     switch (act) {

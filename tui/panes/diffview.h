@@ -23,13 +23,25 @@ struct tui_diffview;
 /*
  * Compare a (borrowed: it must outlive the view) with b (taken, finished), both named for
  * the titles (copied), the time cursor at cursor (A's cycles). The comparison is computed
- * here, once.
+ * once, on a worker thread (tui/panes/task.h): until it is ready the view draws its
+ * progress, is dirty at every frame, and leaves every key to the app (D, q, ?).
  */
 struct tui_diffview *tui_diffview_new_take(const struct trace_model *a, const char *name_a,
                                            struct trace_model *b, const char *name_b,
                                            uint64_t cursor);
-/* Free the view and the second trace (NULL is a no-op). */
+/* Free the view and the second trace (NULL is a no-op). A comparison still computed is
+ * cancelled; a worker that does not stop within TUI_TASK_STOP_MS ends the program
+ * (tui_task_free): for leaving the program. */
 void tui_diffview_free(struct tui_diffview *dv);
+/* The same for closing the view (D): a comparison still computed is cancelled and waited
+ * for, however long its step that cannot be interrupted takes. */
+void tui_diffview_close(struct tui_diffview *dv);
+
+/* Whether the comparison is still being computed. */
+bool tui_diffview_computing(struct tui_diffview *dv);
+/* Once the comparison is ready, the first call returns its note (trace_diff's note, "" when
+ * none) for the status line; NULL before, and after. */
+const char *tui_diffview_take_note(struct tui_diffview *dv);
 
 /*
  * Carry out an action (messages go to v's status line; v's cursor follows the view's).
@@ -45,7 +57,8 @@ bool tui_diffview_dirty(const struct tui_diffview *dv);
 /* Draw the view into r. */
 void tui_diffview_render(struct tui_diffview *dv, struct tui_canvas *c, struct tui_rect r);
 
-/* The second trace's name (borrowed), and the comparison (borrowed). */
+/* The second trace's name (borrowed), and the comparison (borrowed; NULL while it is
+ * computed). */
 const char *tui_diffview_name_b(const struct tui_diffview *dv);
 const struct trace_diff *tui_diffview_diff(const struct tui_diffview *dv);
 

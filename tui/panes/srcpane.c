@@ -9,12 +9,16 @@
 #include "trace/analysis/srcprof.h"
 #include "trace/analysis/srcstep.h"
 #include "trace/file/srctext.h"
+#include "tui/panes/task.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { REFRESH_NS = 1000 * 1000 * 1000 };
+enum {
+    REFRESH_NS = 1000 * 1000 * 1000,
+    WALK_HERE = 1 << 20, /* ops a walk looks at on the main loop before the worker goes on */
+};
 
 /* A row: line n of the source (1-based, with its profile line or none), or a profile line
  * of another file (n 0). */
@@ -26,6 +30,13 @@ struct row {
 struct tui_srcpane {
     const struct trace_model *m; /* borrowed */
     struct trace_srcprof *prof;  /* owned */
+    struct tui_task *task;       /* owned: computes next (tui/panes/task.h) */
+    struct trace_srcprof *next;  /* owned: the profile being computed (the task's while it runs) */
+    /* walking a line's ops (Enter, n, N): on a worker past the first WALK_HERE ops */
+    struct tui_task *walk_task; /* owned */
+    uint64_t walk_at, walk_left, walk_found;
+    uint16_t walk_site;
+    int walk_dir;
     uint64_t gen, drawn_gen, computed_at, drawn_rev;
     bool valid;
     size_t kernel;              /* index into prof->k */
@@ -40,10 +51,28 @@ struct tui_srcpane {
     int rows_visible, list_y;
 };
 
+static void walk_discard(void *arg);
+static bool walk_work(struct tui_srcpane *p, struct tui_view *v);
+
+/* A live profile cancelled before it was done (tui_task_release): dropped, stale again. */
+static void discard(void *arg)
+{
+    struct tui_srcpane *p = arg;
+    trace_srcprof_free(p->next);
+    p->next = NULL;
+    p->gen = UINT64_MAX;
+}
+
 struct tui_srcpane *tui_srcpane_new(struct tui_view *v)
 {
     struct tui_srcpane *p = sim_xcalloc(1, sizeof(*p));
     p->m = v->m;
+    p->task = tui_task_new();
+    p->walk_task = tui_task_new();
+    if (v->live) {
+        tui_task_set_live(p->task, discard);
+        tui_task_set_live(p->walk_task, walk_discard);
+    }
     p->for_ev = TUI_NO_EVENT;
     p->sel_pe_row = SIZE_MAX;
     return p;
@@ -53,6 +82,9 @@ void tui_srcpane_free(struct tui_srcpane *p)
 {
     if (!p)
         return;
+    tui_task_free(p->task);
+    tui_task_free(p->walk_task);
+    trace_srcprof_free(p->next);
     trace_srcprof_free(p->prof);
     trace_srctext_free(p->text);
     free(p->rows);
@@ -157,19 +189,42 @@ static void markers(struct tui_srcpane *p, const struct tui_view *v)
         p->sel = p->sel_pe_row; /* the selected PE moved to another line: follow it */
 }
 
-static void compute(struct tui_srcpane *p, const struct tui_view *v)
+static void run(void *arg, struct trace_progress *pg)
 {
+    struct tui_srcpane *p = arg;
+    p->next = trace_srcprof_new_progress(p->m, pg);
+}
+
+/* Take a finished profile: its kernel the focused op's. Returns true when one was taken. */
+static bool take(struct tui_srcpane *p, const struct tui_view *v)
+{
+    if (!tui_task_take_done(p->task))
+        return false;
+    if (!p->next) /* cancelled */
+        return false;
     trace_srcprof_free(p->prof);
-    p->prof = trace_srcprof_new(p->m);
+    p->prof = p->next;
+    p->next = NULL;
     size_t k = trace_srcprof_kernel_of(p->prof, p->m, tui_view_focus_event(v));
     p->for_ev = tui_view_focus_event(v);
     p->kernel = k != SIZE_MAX ? k : (p->kernel < p->prof->nk ? p->kernel : 0);
-    p->gen = trace_model_generation(p->m);
     p->computed_at = tui_now_ns();
     p->valid = true;
     build_rows(p);
     if (p->sel >= p->nrows)
         p->sel = p->nrows ? p->nrows - 1 : 0;
+    return true;
+}
+
+/* Compute the profile: one pass over every op (171 ms at ten million), so on the worker,
+ * take picking it up; live, over the model held still meanwhile (tui/panes/task.h). */
+static void compute(struct tui_srcpane *p, const struct tui_view *v)
+{
+    if (tui_task_running(p->task) || take(p, v)) /* a run that ended since the last look */
+        return;
+    p->gen = trace_model_generation(p->m);
+    tui_task_start(p->task, run, p, true);
+    take(p, v);
 }
 
 static bool stale(const struct tui_srcpane *p)
@@ -180,7 +235,9 @@ static bool stale(const struct tui_srcpane *p)
 static bool src_sync(void *self, struct tui_view *v)
 {
     struct tui_srcpane *p = self;
-    if (stale(p) && (!p->valid || tui_now_ns() - p->computed_at >= REFRESH_NS))
+    bool took = take(p, v);
+    if (stale(p) &&
+        (!p->valid || (tui_now_ns() - p->computed_at >= REFRESH_NS && tui_task_due(p->task))))
         compute(p, v);
     uint64_t f = tui_view_focus_event(v);
     if (p->valid && f != p->for_ev) {
@@ -193,19 +250,25 @@ static bool src_sync(void *self, struct tui_view *v)
             return true;
         }
     }
-    bool redraw = p->valid && (p->gen != p->drawn_gen || v->rev != p->drawn_rev);
-    return redraw;
+    return took || tui_task_running(p->task) ||
+           (p->valid && (p->gen != p->drawn_gen || v->rev != p->drawn_rev));
 }
 
 static bool src_work(void *self, struct tui_view *v, uint64_t budget_ns)
 {
     struct tui_srcpane *p = self;
     (void)budget_ns;
+    if (walk_work(p, v))
+        return true;
+    if (take(p, v))
+        return true; /* drawn once more with the result */
+    if (tui_task_running(p->task))
+        return true;
     if (!stale(p))
         return false;
-    if (tui_now_ns() - p->computed_at >= REFRESH_NS)
+    if (!p->valid || (tui_now_ns() - p->computed_at >= REFRESH_NS && tui_task_due(p->task)))
         compute(p, v);
-    return stale(p);
+    return stale(p) || tui_task_running(p->task);
 }
 
 /* The profile line of row r, or NULL. */
@@ -229,6 +292,14 @@ static void src_render(void *self, struct tui_canvas *c, struct tui_rect r, stru
     tui_canvas_fill(c, (struct tui_rect){r.x, r.y, r.w, 1}, ' ', ts);
     const struct trace_srckernel *k = kernel(p);
     char title[400];
+    if (!p->valid) { /* the first profile, on the worker: its progress */
+        tui_canvas_text(c, r.x, r.y, r.w, ts, " Source", TUI_TEXT_ELLIPSIS);
+        if (r.h > 1)
+            tui_task_draw(p->task, c, (struct tui_rect){r.x + 1, r.y + 1, r.w - 1, r.h - 1},
+                          "line profile");
+        tui_canvas_unclip(c);
+        return;
+    }
     if (!k || !p->prof->with_site) {
         snprintf(title, sizeof(title), " Source");
         tui_canvas_text(c, r.x, r.y, r.w, ts, title, TUI_TEXT_ELLIPSIS);
@@ -310,31 +381,95 @@ static void src_render(void *self, struct tui_canvas *c, struct tui_rect r, stru
     tui_canvas_unclip(c);
 }
 
-/* Select the next (dir 1) or previous (-1) op of site after (before) the view's selected
- * op, around; or the first one (dir 0). */
+/* Show op i of the line walked (site): the Gantt to it, what it is in the status line. */
+static void walk_show(struct tui_srcpane *p, struct tui_view *v, uint16_t site, uint64_t i)
+{
+    const struct trace_event *e = trace_model_event(p->m, i);
+    uint64_t len = e->end > e->start ? e->end - e->start : 1;
+    tui_view_goto(v, e->start > 4 * len ? e->start - 4 * len : 0, e->end + 4 * len, e->start, i);
+    char s[160], esc[200];
+    trace_model_site_text(p->m, site, s, sizeof(s));
+    sim_escape(s, strlen(s), esc, sizeof(esc));
+    tui_view_message(v, TUI_STYLE_STATUS, "line %s: op %llu of the trace", esc,
+                     (unsigned long long)i);
+    p->for_ev = i; /* stay on this kernel */
+}
+
+/* Look for the walk's op from walk_at over walk_left ops, at most max of them: found, its
+ * index in walk_found; else where to go on. Returns false when pg cancelled it. */
+static bool walk_scan(struct tui_srcpane *p, uint64_t max, struct trace_progress *pg)
+{
+    uint64_t n = trace_model_event_count(p->m), i = p->walk_at;
+    trace_progress_step(pg, "the line's next op", p->walk_left);
+    for (uint64_t k = 0; k < max && p->walk_left; k++, p->walk_left--) {
+        if (pg && k && k % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(pg, k))
+            return false;
+        if (trace_model_event(p->m, i)->site == p->walk_site) {
+            p->walk_found = i;
+            return true;
+        }
+        i = p->walk_dir < 0 ? (i + n - 1) % n : (i + 1) % n;
+        p->walk_at = i;
+    }
+    return true;
+}
+
+static void walk_run(void *arg, struct trace_progress *pg)
+{
+    struct tui_srcpane *p = arg;
+    walk_scan(p, UINT64_MAX, pg);
+}
+
+/* A live walk cancelled (tui_task_release): nothing found. */
+static void walk_discard(void *arg)
+{
+    struct tui_srcpane *p = arg;
+    p->walk_found = UINT64_MAX;
+}
+
+/*
+ * Select the next (dir 1) or previous (-1) op of site after (before) the view's selected
+ * op, around; or the first one (dir 0). The first WALK_HERE ops are looked at here (tens of
+ * milliseconds); a line whose next op is further (a whole pass over ten million ops takes
+ * 0.2 s) is looked for on a worker, src_work showing it once found.
+ */
 static void walk(struct tui_srcpane *p, struct tui_view *v, uint16_t site, int dir)
 {
     uint64_t n = trace_model_event_count(p->m), from = v->selected;
     if (!n)
         return;
-    uint64_t i = dir == 0 || from == TUI_NO_EVENT || from >= n ? (dir < 0 ? n - 1 : 0)
-                 : dir > 0                                     ? (from + 1) % n
-                                                               : (from + n - 1) % n;
-    for (uint64_t k = 0; k < n; k++, i = dir < 0 ? (i + n - 1) % n : (i + 1) % n) {
-        const struct trace_event *e = trace_model_event(p->m, i);
-        if (e->site != site)
-            continue;
-        uint64_t len = e->end > e->start ? e->end - e->start : 1;
-        tui_view_goto(v, e->start > 4 * len ? e->start - 4 * len : 0, e->end + 4 * len, e->start,
-                      i);
-        char s[160], esc[200];
-        trace_model_site_text(p->m, site, s, sizeof(s));
-        sim_escape(s, strlen(s), esc, sizeof(esc));
-        tui_view_message(v, TUI_STYLE_STATUS, "line %s: op %llu of the trace", esc,
-                         (unsigned long long)i);
-        p->for_ev = i; /* stay on this kernel */
+    if (tui_task_running(p->walk_task)) {
+        tui_view_message(v, TUI_STYLE_STATUS, "still looking for the line's next op");
         return;
     }
+    p->walk_at = dir == 0 || from == TUI_NO_EVENT || from >= n ? (dir < 0 ? n - 1 : 0)
+                 : dir > 0                                     ? (from + 1) % n
+                                                               : (from + n - 1) % n;
+    p->walk_left = n;
+    p->walk_site = site;
+    p->walk_dir = dir;
+    p->walk_found = UINT64_MAX;
+    walk_scan(p, WALK_HERE, NULL);
+    if (p->walk_found != UINT64_MAX) {
+        walk_show(p, v, site, p->walk_found);
+        return;
+    }
+    if (!p->walk_left)
+        return; /* the line has no op */
+    tui_task_start(p->walk_task, walk_run, p, true);
+    tui_view_message(v, TUI_STYLE_STATUS, "looking for the line's next op...");
+}
+
+/* The walk on the worker: shown once found. Returns true while it runs, and once more. */
+static bool walk_work(struct tui_srcpane *p, struct tui_view *v)
+{
+    bool running = tui_task_running(p->walk_task); /* before the take: it may end between */
+    if (tui_task_take_done(p->walk_task)) {
+        if (p->walk_found != UINT64_MAX)
+            walk_show(p, v, p->walk_site, p->walk_found);
+        return true;
+    }
+    return running;
 }
 
 void tui_srcpane_step_line(struct tui_view *v)
@@ -370,8 +505,11 @@ void tui_srcpane_step_line(struct tui_view *v)
 static enum tui_result src_action(void *self, enum tui_action a, struct tui_view *v)
 {
     struct tui_srcpane *p = self;
-    if (!p->valid)
+    if (!p->valid) {
         compute(p, v);
+        if (!p->valid)
+            return TUI_RES_IGNORED; /* no lines yet: the key is the app's */
+    }
     size_t n = p->nrows, sel = p->sel;
     size_t page = p->rows_visible > 1 ? (size_t)p->rows_visible - 1 : 1;
     switch (a) {
