@@ -22,7 +22,7 @@
 enum {
     FILE_MIN = 4096,               /* smaller arrays stay in the heap */
     COPY_CHUNK = 16 * 1024 * 1024, /* a move copies this much, then gives the pages back */
-    CHECK_NS = 50 * 1000 * 1000,   /* the thread looks at the resident memory this often */
+    CHECK_NS = 10 * 1000 * 1000,   /* the thread looks at the resident memory this often */
 };
 
 /* An array in the file (lent false), or a lent array's whole pages (lent true). */

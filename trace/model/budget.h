@@ -13,7 +13,7 @@
  * Arrays under 4 KiB always stay in the heap; the others move to the file, one at a time
  * as they next grow, once the model's arrays together pass a quarter of the budget.
  * Pages are given back (all the file's and the lent arrays' at once) when the resident
- * memory passes three quarters of the budget, checked every 50 ms by a thread that starts
+ * memory passes three quarters of the budget, checked every 10 ms by a thread that starts
  * with the first array in the file or lent.
  *
  * A process that forks a copy which goes on changing the model (the TUI's checkpoints)
