@@ -22,7 +22,7 @@
 enum {
     FILE_MIN = 4096,               /* smaller arrays stay in the heap */
     COPY_CHUNK = 16 * 1024 * 1024, /* a move copies this much, then gives the pages back */
-    CHECK_NS = 10 * 1000 * 1000,   /* the thread looks at the resident memory this often */
+    CHECK_NS = 5 * 1000 * 1000,    /* the thread looks at the resident memory this often */
 };
 
 /* An array in the file (lent false), or a lent array's whole pages (lent true). */
@@ -154,21 +154,29 @@ uint64_t trace_budget_trims(void)
     return v;
 }
 
-uint64_t trace_budget_rss(void)
+/* The resident memory and its part mapped from files (bytes), or false. */
+static bool statm(uint64_t *res, uint64_t *shared)
 {
     int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return 0;
+        return false;
     char buf[128];
     ssize_t n = read(fd, buf, sizeof(buf) - 1);
     close(fd);
     if (n <= 0)
-        return 0;
+        return false;
     buf[n] = 0;
-    unsigned long long size, res;
-    if (sscanf(buf, "%llu %llu", &size, &res) != 2)
-        return 0;
-    return (uint64_t)res * page_size();
+    unsigned long long size, r, sh;
+    if (sscanf(buf, "%llu %llu %llu", &size, &r, &sh) != 3)
+        return false;
+    *res = (uint64_t)r * page_size(), *shared = (uint64_t)sh * page_size();
+    return true;
+}
+
+uint64_t trace_budget_rss(void)
+{
+    uint64_t r, sh;
+    return statm(&r, &sh) ? r : 0;
 }
 
 /* ---- giving pages back ---------------------------------------------------------------------- */
@@ -189,17 +197,28 @@ void trace_budget_trim(void)
     pthread_mutex_unlock(&g.mu);
 }
 
+/* Every CHECK_NS: past half the budget, give the pages back, unless the mapped part has
+ * grown by less than a sixteenth of the budget since the last time (the rest is the
+ * heap's: giving back the little there is would only make the readers map it again and
+ * again). Half, because a reader maps pages fast (gigabytes a second): the other half is
+ * the room for what it maps before the thread next looks, on a loaded machine. */
 static void *watch(void *arg)
 {
     (void)arg;
+    uint64_t base = 0; /* the mapped part right after the last time */
     for (;;) {
         struct timespec ts = {0, CHECK_NS};
         nanosleep(&ts, NULL);
-        uint64_t rss = trace_budget_rss();
+        uint64_t rss, shared;
+        if (!statm(&rss, &shared))
+            continue;
         pthread_mutex_lock(&g.mu);
-        if (g.nr && rss > g.budget - g.budget / 4)
+        bool due = g.nr && rss > g.budget / 2 && shared > base + g.budget / 16;
+        if (due)
             trim_locked();
         pthread_mutex_unlock(&g.mu);
+        if (due && statm(&rss, &shared))
+            base = shared;
     }
     return NULL;
 }
