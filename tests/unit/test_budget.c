@@ -14,7 +14,9 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 Test(budget, sizes_take_a_unit_and_refuse_what_is_not_one)
 {
@@ -248,6 +250,35 @@ Test(budget, the_thread_keeps_a_model_read_whole_under_its_budget)
         (unsigned long long)(trace_budget_rss() >> 20), (unsigned long long)(budget >> 20),
         (unsigned long long)(peak >> 20), (unsigned long long)trace_budget_trims());
     cr_assert_geq(trace_budget_trims(), 1);
+    cr_assert_eq(read_all(m), sum);
+    trace_model_free(m);
+}
+
+Test(budget, a_forked_copy_with_models_of_its_own_leaves_the_parents_file_alone)
+{
+    trace_budget_set(0);
+    struct trace_model *m = synthetic(1u << 16);
+    uint64_t sum = read_all(m);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        /* a what-if run: a model of its own, and the parent's freed as it exits */
+        struct trace_model *own = synthetic(1u << 17);
+        uint64_t s2 = read_all(own);
+        trace_budget_trim();
+        bool same = read_all(own) == s2;
+        trace_model_free(own);
+        trace_model_free(m);
+        _exit(same ? 0 : 1);
+    }
+    int st = 0;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the copy's own model read back wrong");
+    trace_budget_trim();
+    cr_assert_eq(read_all(m), sum, "the parent's model changed under it");
+    struct trace_model *more = synthetic(1u << 17); /* where the copy's arrays were */
+    cr_assert_eq(read_all(m), sum);
+    trace_model_free(more);
     cr_assert_eq(read_all(m), sum);
     trace_model_free(m);
 }

@@ -31,6 +31,7 @@ struct region {
     size_t len;   /* bytes mapped (whole pages) */
     uint64_t off; /* offset in the file */
     bool lent;
+    bool foreign; /* in a forked child: the parent's array, in the parent's file */
 };
 
 static struct {
@@ -223,10 +224,38 @@ static void *watch(void *arg)
     return NULL;
 }
 
+/* fork: the child has no thread and must not change the parent's file (a copy of a
+ * process goes on with models of its own, say a what-if run): the arrays it inherited are
+ * the parent's (a move copies them out, a free unmaps them), and its own arrays go to a
+ * file of its own. */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&g.mu);
+}
+
+static void fork_parent(void)
+{
+    pthread_mutex_unlock(&g.mu);
+}
+
+static void fork_child(void)
+{
+    for (size_t i = 0; i < g.nr; i++)
+        g.r[i].foreign = !g.r[i].lent;
+    if (g.fd >= 0)
+        close(g.fd);
+    g.fd = -1, g.no_file = false, g.fend = 0, g.file_bytes = 0;
+    g.engaged = false, g.thread = false;
+    pthread_mutex_unlock(&g.mu);
+}
+
 /* With the lock held: start the thread once (without it the arrays still work; only the
  * pages are not given back). */
 static void start_thread(void)
 {
+    static bool atfork;
+    if (!atfork)
+        atfork = pthread_atfork(fork_prepare, fork_parent, fork_child) == 0;
     if (g.thread)
         return;
     pthread_attr_t a;
@@ -284,7 +313,7 @@ static void *file_alloc(size_t n)
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, g.fd, (off_t)g.fend);
     if (p == MAP_FAILED)
         return NULL;
-    add((struct region){(uintptr_t)p, len, g.fend, false});
+    add((struct region){(uintptr_t)p, len, g.fend, false, false});
     g.fend += len;
     g.file_bytes += n;
     g.engaged = true;
@@ -294,6 +323,10 @@ static void *file_alloc(size_t n)
 static void file_release(struct region *r)
 {
     munmap((void *)r->addr, r->len);
+    if (r->foreign) { /* the parent's file: leave it be */
+        drop(r);
+        return;
+    }
 #ifdef FALLOC_FL_PUNCH_HOLE
     fallocate(g.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)r->off, (off_t)r->len);
 #endif
@@ -322,12 +355,13 @@ void *trace_budget_realloc(void *p, size_t old, size_t new_size)
     struct region *r = p ? find((uintptr_t)p) : NULL;
     if (r && !r->lent) {
         size_t len = round_page(new_size);
-        if (len == r->len) {
+        if (len == r->len && !r->foreign) {
             g.file_bytes += new_size - old;
             pthread_mutex_unlock(&g.mu);
             return p;
         }
-        if (r->off + r->len == g.fend && ftruncate(g.fd, (off_t)(r->off + len)) == 0) {
+        if (!r->foreign && r->off + r->len == g.fend &&
+            ftruncate(g.fd, (off_t)(r->off + len)) == 0) {
             /* the last array of the file grows (or shrinks) in place */
             void *q = mremap(p, r->len, len, MREMAP_MAYMOVE);
             if (q != MAP_FAILED) {
@@ -347,8 +381,9 @@ void *trace_budget_realloc(void *p, size_t old, size_t new_size)
             g.heap_bytes += new_size;
         }
         copy(q, find((uintptr_t)q) != NULL, p, true, old < new_size ? old : new_size);
+        if (!was.foreign)
+            g.file_bytes -= old;
         file_release(find(was.addr));
-        g.file_bytes -= old;
         pthread_mutex_unlock(&g.mu);
         return q;
     }
@@ -379,8 +414,9 @@ void trace_budget_free(void *p, size_t bytes)
     pthread_mutex_lock(&g.mu);
     struct region *r = find((uintptr_t)p);
     if (r && !r->lent) {
+        if (!r->foreign)
+            g.file_bytes -= bytes;
         file_release(r);
-        g.file_bytes -= bytes;
         pthread_mutex_unlock(&g.mu);
         return;
     }
@@ -424,7 +460,7 @@ void trace_budget_lend(const void *key, const void *p, size_t n)
         return;
     pthread_mutex_lock(&g.mu);
     /* keyed by p itself, so that unlend finds it; the pages are [a, b) */
-    add((struct region){a, b - a, (uint64_t)(uintptr_t)key, true});
+    add((struct region){a, b - a, (uint64_t)(uintptr_t)key, true, false});
     pthread_mutex_unlock(&g.mu);
 }
 
