@@ -4,7 +4,8 @@
 # (VmRSS, RssAnon, RssFile of /proc/PID/status) and the frame time as a user sees it: the
 # time from `?` to the help on screen and from Escape to the Gantt again (capture-pane
 # polled every 5 ms; medians of 5). Also the peak VmRSS over the run (polled every 0.5 s).
-#   live_budget.sh NPUSCOPE BUDGET KERNEL MARKS...   (BUDGET: as --mem-budget; MARKS in events)
+#   [CHIP=FILE.yaml] live_budget.sh NPUSCOPE BUDGET KERNEL MARKS...
+# (BUDGET: as --mem-budget; MARKS: counts of engine events, as the header shows them)
 set -u
 bin=$1 budget=$2 kernel=$3
 shift 3
@@ -21,13 +22,13 @@ median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1
 events() { screen | head -1 | sed -nE 's/.*events: ([0-9]+).*/\1/p'; }
 field() { awk -v k="$2:" '$1 == k {print int($2 / 1024)}' "/proc/$1/status" 2>/dev/null; }
 
-cmd=$(printf '%q ' env OPENBLAS_NUM_THREADS=1 "$bin" run --mem-budget "$budget" -k "$kernel")
+cmd=$(printf '%q ' env OPENBLAS_NUM_THREADS=1 "$bin" run --mem-budget "$budget" ${CHIP:+-c "$CHIP"} -k "$kernel")
 tmux -L "$sock" -f /dev/null new-session -d -x 160 -y 48 "$cmd; echo \"[exit \$?]\"; sleep 600"
 until_match ' LIVE | FINISHED ' || { echo "live_budget: no header"; screen; exit 1; }
 # the live process: of the run's processes (the supervisor, checkpoints), the one working
 live() {
     local best="" most=-1 p t
-    for p in $(pgrep -f -- "$bin run --mem-budget $budget -k $kernel"); do
+    for p in $(pgrep -f -- "$bin run --mem-budget $budget "); do
         t=$(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null) || continue
         [ -n "$t" ] && [ "$t" -gt "$most" ] && { most=$t; best=$p; }
     done

@@ -1287,6 +1287,13 @@ uint64_t trace_model_track_cover(const struct trace_model *m, uint32_t track, ui
     return union_upto(m, t, x);
 }
 
+uint64_t trace_model_track_inflight_start(const struct trace_model *m, uint32_t track)
+{
+    assert(track < m->ntracks);
+    const struct track_data *t = &m->tracks[track];
+    return t->inflight_from < t->n ? m->ev[t->idx[t->inflight_from]].start : UINT64_MAX;
+}
+
 uint64_t trace_model_track_busy(const struct trace_model *m, uint32_t track, uint64_t a, uint64_t b)
 {
     if (b <= a)
