@@ -294,6 +294,27 @@ Test(model, an_inflight_event_counts_up_to_now)
     trace_model_free(m);
 }
 
+Test(model, a_track_says_where_its_first_inflight_event_starts)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t t = trace_model_track(m, "sip0.cube0.pe0.pe_gemm", TRACE_ENGINE_TE, 0);
+    uint32_t u = trace_model_track(m, "sip0.cube0.pe0.pe_dma", TRACE_ENGINE_DMA, 0);
+    struct trace_event done = {.start = 10, .end = 40, .track = t};
+    trace_model_add_event(m, &done);
+    struct trace_event a = {.start = 100, .track = t, .flags = TRACE_EV_INFLIGHT};
+    struct trace_event b = {.start = 120, .track = t, .flags = TRACE_EV_INFLIGHT};
+    uint64_t ia = trace_model_add_event(m, &a);
+    trace_model_add_event(m, &b);
+    trace_model_set_now(m, 130);
+    trace_model_finish(m);
+    cr_assert_eq(trace_model_track_inflight_start(m, t), 100);
+    cr_assert_eq(trace_model_track_inflight_start(m, u), UINT64_MAX, "no event at all");
+    trace_model_end_event(m, ia, 125);
+    trace_model_finish(m);
+    cr_assert_eq(trace_model_track_inflight_start(m, t), 120);
+    trace_model_free(m);
+}
+
 Test(model, live_details_are_kept_and_dram_traffic_recorded)
 {
     struct trace_model *m = trace_model_new();

@@ -6,6 +6,7 @@
 #include "trace/model/mapped.h"
 
 #include "sim/util/xalloc.h"
+#include "trace/model/budget.h"
 #include "trace/model/model_impl.h"
 
 #include <assert.h>
@@ -35,7 +36,8 @@ const uint64_t *trace_model_opcol_table(const struct trace_model *m, const uint8
         return NULL;
     if (m->capcol_off < m->nev) { /* events added after the last column: they have none */
         struct trace_model *w = (struct trace_model *)(uintptr_t)m;
-        w->col_off = sim_xreallocarray(w->col_off, m->nev, sizeof(*w->col_off));
+        w->col_off = trace_budget_realloc(w->col_off, m->capcol_off * sizeof(*w->col_off),
+                                          m->nev * sizeof(*w->col_off));
         for (uint64_t k = m->capcol_off; k < m->nev; k++)
             w->col_off[k] = NO_COL;
         w->capcol_off = m->nev;
@@ -57,6 +59,38 @@ void trace_model_lent_from_file(struct trace_model *m)
 bool trace_model_is_lent(const struct trace_model *m)
 {
     return m->ext;
+}
+
+/* Tell the memory budget about the lent arrays (their pages may be given back while they
+ * are read: the span from the first to the end of the last, when it is all a read-only
+ * mapping of a file), or that they go. */
+static void lend_all(struct trace_model *m, bool lend)
+{
+    if (!lend) {
+        trace_budget_unlend(m);
+        return;
+    }
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    const void *p[] = {m->ev, m->col_off, m->col, m->xf, m->dep_ev, m->dep_on};
+    size_t n[] = {
+        m->nev * sizeof(*m->ev), m->capcol_off * sizeof(*m->col_off), m->ncol,
+        m->nxf * sizeof(*m->xf), m->ndep * sizeof(*m->dep_ev),        m->ndep * sizeof(*m->dep_on)};
+    for (size_t k = 0; k < sizeof(p) / sizeof(p[0]); k++)
+        if (p[k] && n[k]) {
+            lo = (uintptr_t)p[k] < lo ? (uintptr_t)p[k] : lo;
+            hi = (uintptr_t)p[k] + n[k] > hi ? (uintptr_t)p[k] + n[k] : hi;
+        }
+    for (uint32_t k = 0; k < m->ntracks; k++) {
+        const struct track_data *t = &m->tracks[k];
+        if (t->idx && t->n) {
+            lo = (uintptr_t)t->idx < lo ? (uintptr_t)t->idx : lo;
+            uintptr_t e = (uintptr_t)(t->idx + t->n), f = (uintptr_t)(t->block + t->nblock);
+            hi = e > hi ? e : hi;
+            hi = t->block && f > hi ? f : hi;
+        }
+    }
+    if (lo < hi)
+        trace_budget_lend(m, (const void *)lo, hi - lo);
 }
 
 void trace_model_lend(struct trace_model *m, const struct trace_model_lent *a,
@@ -93,6 +127,7 @@ void trace_model_lend(struct trace_model *m, const struct trace_model_lent *a,
             m->tmax = a->tmax > m->tmax ? a->tmax : m->tmax;
         }
     }
+    lend_all(m, true);
     m->ext = true;
     m->ext_pages = false;
     m->ext_release = release, m->ext_ctx = ctx;
@@ -104,7 +139,7 @@ static void *own(const void *p, size_t n, size_t size)
 {
     if (!p || !n)
         return NULL;
-    void *q = sim_xreallocarray(NULL, n, size);
+    void *q = trace_budget_realloc(NULL, 0, n * size);
     memcpy(q, p, n * size);
     return q;
 }
@@ -113,6 +148,7 @@ void trace_model_ext_unshare(struct trace_model *m)
 {
     if (!m->ext)
         return;
+    lend_all(m, false);
     m->ev = own(m->ev, m->nev, sizeof(*m->ev));
     m->capev = m->ev ? m->nev : 0;
     m->col_off = own(m->col_off, m->capcol_off, sizeof(*m->col_off));
@@ -141,6 +177,7 @@ void trace_model_ext_drop(struct trace_model *m)
 {
     if (!m->ext)
         return;
+    lend_all(m, false);
     m->ev = NULL, m->col_off = NULL, m->col = NULL, m->xf = NULL;
     m->dep_ev = m->dep_on = NULL;
     for (uint32_t k = 0; k < m->ntracks; k++)

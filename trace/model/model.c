@@ -12,6 +12,7 @@
 #include "sim/chip/oplog.h"
 #include "sim/chip/oppack.h"
 #include "sim/util/xalloc.h"
+#include "trace/model/budget.h"
 #include "trace/model/format.h"
 #include "trace/model/json.h"
 #include "trace/model/model_impl.h"
@@ -52,10 +53,24 @@ static void grow(void *pp, size_t *cap, size_t need, size_t sz)
     *cap = c;
 }
 
+/* grow for the big per-event arrays: they move into the memory budget's file past the
+ * budget (trace/model/budget.h); trace_budget_free frees them. */
+static void grow_big(void *pp, size_t *cap, size_t need, size_t sz)
+{
+    void **p = pp;
+    if (need <= *cap)
+        return;
+    size_t c = *cap ? *cap : 16;
+    while (c < need)
+        c *= 2;
+    *p = trace_budget_realloc(*p, *cap * sz, c * sz);
+    *cap = c;
+}
+
 static void grow64(void *pp, uint64_t *cap, uint64_t need, size_t sz)
 {
     size_t c = (size_t)*cap;
-    grow(pp, &c, (size_t)need, sz);
+    grow_big(pp, &c, (size_t)need, sz);
     *cap = c;
 }
 
@@ -179,8 +194,8 @@ struct trace_model *trace_model_new(void)
 
 static void track_fini(struct track_data *t)
 {
-    free(t->idx);
-    free(t->block);
+    trace_budget_free(t->idx, t->cap * sizeof(*t->idx));
+    trace_budget_free(t->block, t->capblock * sizeof(*t->block));
 }
 
 void trace_model_free(struct trace_model *m)
@@ -199,9 +214,9 @@ void trace_model_free(struct trace_model *m)
         track_fini(&m->tracks[i]);
     free(m->tracks);
     free(m->thtab);
-    free(m->ev);
-    free(m->col_off);
-    free(m->col);
+    trace_budget_free(m->ev, m->capev * sizeof(*m->ev));
+    trace_budget_free(m->col_off, m->capcol_off * sizeof(*m->col_off));
+    trace_budget_free(m->col, m->capcol);
     free(m->ended);
     free(m->touched);
     for (size_t i = 0; i < m->ndet; i++)
@@ -223,9 +238,9 @@ void trace_model_free(struct trace_model *m)
     free(m->mk);
     free(m->bw);
     free(m->bw_rev);
-    free(m->xf);
-    free(m->dep_ev);
-    free(m->dep_on);
+    trace_budget_free(m->xf, m->capxf * sizeof(*m->xf));
+    trace_budget_free(m->dep_ev, m->capdep * sizeof(*m->dep_ev));
+    trace_budget_free(m->dep_on, m->capdep * sizeof(*m->dep_on));
     sim_value_free(m->metadata);
     sim_value_free(m->config);
     sim_value_free(m->file_summary);
@@ -705,7 +720,8 @@ void trace_model_set_opcol(struct trace_model *m, uint64_t i, const uint8_t *p, 
         uint64_t cap = m->capcol_off ? m->capcol_off : 1024;
         while (cap <= i)
             cap *= 2;
-        m->col_off = sim_xreallocarray(m->col_off, cap, sizeof(*m->col_off));
+        m->col_off = trace_budget_realloc(m->col_off, m->capcol_off * sizeof(*m->col_off),
+                                          cap * sizeof(*m->col_off));
         for (uint64_t k = m->capcol_off; k < cap; k++)
             m->col_off[k] = NO_COL;
         m->capcol_off = cap;
@@ -714,7 +730,7 @@ void trace_model_set_opcol(struct trace_model *m, uint64_t i, const uint8_t *p, 
         uint64_t cap = m->capcol ? m->capcol : 1 << 16;
         while (cap < m->ncol + n + 1)
             cap *= 2;
-        m->col = sim_xrealloc(m->col, cap);
+        m->col = trace_budget_realloc(m->col, m->capcol, cap);
         m->capcol = cap;
     }
     m->col_off[i] = m->ncol;
@@ -812,7 +828,7 @@ void trace_model_add_transfer(struct trace_model *m, const struct trace_transfer
     if (m->ext)
         trace_model_ext_unshare(m);
     assert(x->event < m->nev);
-    grow(&m->xf, &m->capxf, m->nxf + 1, sizeof(*m->xf));
+    grow_big(&m->xf, &m->capxf, m->nxf + 1, sizeof(*m->xf));
     m->xf[m->nxf++] = *x;
     m->ev[x->event].flags |= TRACE_EV_TRANSFER;
     m->gen++;
@@ -824,9 +840,9 @@ void trace_model_add_dep(struct trace_model *m, uint64_t ev, uint64_t on)
         trace_model_ext_unshare(m);
     assert(ev < m->nev && on < m->nev);
     size_t cap = m->capdep;
-    grow(&m->dep_ev, &cap, m->ndep + 1, sizeof(*m->dep_ev));
+    grow_big(&m->dep_ev, &cap, m->ndep + 1, sizeof(*m->dep_ev));
     cap = m->capdep;
-    grow(&m->dep_on, &cap, m->ndep + 1, sizeof(*m->dep_on));
+    grow_big(&m->dep_on, &cap, m->ndep + 1, sizeof(*m->dep_on));
     m->capdep = cap;
     size_t i = m->ndep; /* kept sorted by ev; files and runs add them in that order */
     while (i > 0 && m->dep_ev[i - 1] > ev)
@@ -1009,7 +1025,8 @@ static void track_recount(struct trace_model *m, struct track_data *t, size_t fr
         size_t c = t->capblock ? t->capblock : 4;
         while (c < need)
             c *= 2;
-        t->block = sim_xreallocarray(t->block, c, sizeof(*t->block));
+        t->block =
+            trace_budget_realloc(t->block, t->capblock * sizeof(*t->block), c * sizeof(*t->block));
         t->capblock = c;
     }
     if (!t->nblock) {
@@ -1138,7 +1155,7 @@ void trace_model_finish(struct trace_model *m)
         struct track_data *t = &m->tracks[tr];
         if (t->n == t->cap) {
             size_t c = t->cap ? t->cap * 2 : 64;
-            t->idx = sim_xreallocarray(t->idx, c, sizeof(*t->idx));
+            t->idx = trace_budget_realloc(t->idx, t->cap * sizeof(*t->idx), c * sizeof(*t->idx));
             t->cap = c;
         }
         if (t->n && before(m, i, t->idx[t->n - 1]))
@@ -1268,6 +1285,13 @@ uint64_t trace_model_track_cover(const struct trace_model *m, uint32_t track, ui
             return union_upto(m, t, s0) + ((x < m->now ? x : m->now) - s0);
     }
     return union_upto(m, t, x);
+}
+
+uint64_t trace_model_track_inflight_start(const struct trace_model *m, uint32_t track)
+{
+    assert(track < m->ntracks);
+    const struct track_data *t = &m->tracks[track];
+    return t->inflight_from < t->n ? m->ev[t->idx[t->inflight_from]].start : UINT64_MAX;
 }
 
 uint64_t trace_model_track_busy(const struct trace_model *m, uint32_t track, uint64_t a, uint64_t b)

@@ -299,6 +299,11 @@ size_t trace_model_track_events(const struct trace_model *m, uint32_t track, con
  * overlapping or after t); equals the length when none. */
 size_t trace_model_track_seek(const struct trace_model *m, uint32_t track, uint64_t t);
 
+/* Start of the track's earliest op in flight (as of the last trace_model_finish), or
+ * UINT64_MAX when none is: no op of the track that starts before it is in flight, so a
+ * reader of a window before it need not look at the ops for that. */
+uint64_t trace_model_track_inflight_start(const struct trace_model *m, uint32_t track);
+
 /* Busy cycles of track before x: trace_model_track_busy(m, track, 0, x), so that the busy
  * time of consecutive windows costs one call per boundary (the Gantt's columns). */
 uint64_t trace_model_track_cover(const struct trace_model *m, uint32_t track, uint64_t x);

@@ -45,8 +45,7 @@ void trace_spill_free(struct trace_spill *s)
     free(s);
 }
 
-/* An unlinked file in $TMPDIR or /tmp, or -1. */
-static int make_file(void)
+int trace_spill_tmpfile(void)
 {
     const char *dir = getenv("TMPDIR");
     if (!dir || !*dir)
@@ -72,7 +71,7 @@ static void flush(struct trace_spill *s)
     if (s->in_memory || !s->len)
         return;
     if (s->fd < 0)
-        s->fd = make_file();
+        s->fd = trace_spill_tmpfile();
     size_t done = 0;
     while (s->fd >= 0 && done < s->len) {
         ssize_t w = pwrite(s->fd, s->buf + done, s->len - done, (off_t)(s->flushed + done));

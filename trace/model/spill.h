@@ -30,4 +30,8 @@ int trace_spill_read(const struct trace_spill *s, uint64_t off, void *buf, size_
 /* Bytes appended so far (on disk and buffered). */
 uint64_t trace_spill_size(const struct trace_spill *s);
 
+/* A new unlinked read-write temporary file in $TMPDIR (or /tmp), close-on-exec, or -1
+ * (also the memory budget's file, trace/model/budget.h). */
+int trace_spill_tmpfile(void);
+
 #endif

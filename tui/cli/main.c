@@ -8,6 +8,7 @@
 #include "sim/kernel/guard.h"
 #include "sim/util/escape.h"
 #include "trace/diff/diffcond.h"
+#include "trace/model/budget.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -85,6 +86,9 @@ static const char usage_run[] =
     "                             ends it; with --paused it waits for a viewer\n"
     "      --keep-on-hangup       when the TUI's terminal goes away (SIGHUP), carry on\n"
     "                             served as with --listen instead of stopping\n"
+    "      --mem-budget SIZE      keep the process's resident memory near SIZE (default\n"
+    "                             1G; 512M, 2G...): past it the trace model's events\n"
+    "                             live in a temporary file, read back as needed\n"
     "  -h, --help                 show this help\n"
     "\n"
     "SIGINT, SIGTERM and (without --keep-on-hangup) SIGHUP end a run early: its trace is\n"
@@ -118,7 +122,8 @@ static const char usage_stop[] = "usage: npuscope stop RUN_ID|PATH\n"
                                  "  -h, --help   show this help\n";
 
 static const char usage_view[] =
-    "usage: npuscope view [--theme NAME] [--diff B.json] [--no-cache] [--recover] FILE.json | DIR\n"
+    "usage: npuscope view [--theme NAME] [--diff B.json] [--no-cache] [--recover]\n"
+    "                     [--mem-budget SIZE] FILE.json | DIR\n"
     "\n"
     "Open a saved trace in the TUI (post-mortem), or the table of a sweep directory\n"
     "(npuscope sweep).\n"
@@ -130,6 +135,8 @@ static const char usage_view[] =
     "                      $XDG_CACHE_HOME/npuscope/ (it makes the next open fast)\n"
     "      --recover       a cut trace (a run killed, a full disk): open every complete\n"
     "                      event before the cut (the header says it was recovered)\n"
+    "      --mem-budget SIZE  keep the resident memory near SIZE (default 1G): past it\n"
+    "                      the trace's arrays are read from their files as needed\n"
     "  -h, --help          show this help\n";
 
 static const char usage_diff[] =
@@ -326,7 +333,19 @@ enum {
     OPT_ALL,
     OPT_PLUGIN,
     OPT_WATCHDOG,
+    OPT_MEM_BUDGET,
 };
+
+/* --mem-budget SIZE (trace/model/budget.h): set the process's budget, or a usage error. */
+static int mem_budget_opt(const char *cmd, const char *arg)
+{
+    uint64_t v;
+    if (trace_budget_parse(arg, &v) < 0)
+        return usage_error(
+            cmd, "--mem-budget takes a size of at least 1M, such as 512M or 2G, got '%s'", arg);
+    trace_budget_set(v);
+    return 0;
+}
 
 static int cmd_run(int argc, char **argv)
 {
@@ -350,6 +369,7 @@ static int cmd_run(int argc, char **argv)
         {"all", no_argument, 0, OPT_ALL},
         {"plugin", required_argument, 0, OPT_PLUGIN},
         {"watchdog", required_argument, 0, OPT_WATCHDOG},
+        {"mem-budget", required_argument, 0, OPT_MEM_BUDGET},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -414,6 +434,10 @@ static int cmd_run(int argc, char **argv)
             o.watchdog_s = v;
             break;
         }
+        case OPT_MEM_BUDGET:
+            if (mem_budget_opt("run", optarg))
+                return CLI_EXIT_USAGE;
+            break;
         case 'h': fputs(usage_run, stdout); return 0;
         default: return getopt_error("run", c, argv);
         }
@@ -439,6 +463,7 @@ static int cmd_view(int argc, char **argv)
         {"diff", required_argument, 0, OPT_DIFF},
         {"no-cache", no_argument, 0, OPT_NO_CACHE},
         {"recover", no_argument, 0, OPT_RECOVER},
+        {"mem-budget", required_argument, 0, OPT_MEM_BUDGET},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -451,6 +476,10 @@ static int cmd_view(int argc, char **argv)
         case OPT_DIFF: diff = optarg; break;
         case OPT_NO_CACHE: no_cache = true; break;
         case OPT_RECOVER: recover = true; break;
+        case OPT_MEM_BUDGET:
+            if (mem_budget_opt("view", optarg))
+                return CLI_EXIT_USAGE;
+            break;
         case 'h': fputs(usage_view, stdout); return 0;
         default: return getopt_error("view", c, argv);
         }

@@ -324,9 +324,12 @@ static enum tui_style cell_style(const struct tui_gantt *g, const struct tui_vie
         return TUI_STYLE_OP_SELECTED;
     if (g->path && tui_gantt_on_path(g, track, a, b))
         return TUI_STYLE_CRITICAL;
-    /* a track with ops of one kind only (the usual engine) needs no look at its ops */
+    /* a track with ops of one kind only (the usual engine) needs no look at its ops
+     * before its first op in flight (a long run's ops lie in a file: looking at them for
+     * every cell of a wide view would map them all) */
     uint8_t kb = g->kinds[track];
-    if (!g->any_inflight && kb && !(kb & (kb - 1))) {
+    if ((!g->any_inflight || b <= trace_model_track_inflight_start(g->m, track)) && kb &&
+        !(kb & (kb - 1))) {
         int kind = __builtin_ctz(kb);
         return v->filter_kind >= 0 && kind != v->filter_kind ? TUI_STYLE_DIM : kind_styles[kind];
     }

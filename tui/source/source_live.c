@@ -15,6 +15,7 @@
 #include "sim/util/srcsite.h"
 #include "sim/util/xalloc.h"
 #include "trace/analysis/srcstep.h"
+#include "trace/model/budget.h"
 #include "trace/model/format.h"
 #include "trace/live/live.h"
 #include "tui/source/ckpt.h"
@@ -945,10 +946,11 @@ static void resumed_run(struct source_live *L)
 }
 
 /* Take a checkpoint when one is due. True in a copy resumed from it (it has taken over: the
- * caller returns at once). */
+ * caller returns at once). None once the model's arrays are in the memory budget's shared
+ * file (a copy would share it): going back goes to the checkpoints taken before. */
 static bool maybe_checkpoint(struct source_live *L)
 {
-    if (!L->ckpt || L->silent)
+    if (!L->ckpt || L->silent || trace_budget_engaged())
         return false;
     uint64_t ev = sim_engine_events(L->eng);
     uint64_t last = tui_ckpt_last_event(L->ckpt);

@@ -1,0 +1,284 @@
+/*
+ * The memory budget (trace/model/budget.h): --mem-budget's sizes; a live run's model whose
+ * arrays live in the budget's file, their pages given back again and again, has the
+ * events, track queries, op columns, transfers and region figures of the same run in the
+ * heap; giving pages back lowers the resident memory and loses nothing; the budget's thread
+ * keeps a model that is read whole under its budget.
+ */
+#include "sim/host/run.h"
+#include "trace/analysis/regions.h"
+#include "trace/live/live.h"
+#include "trace/model/budget.h"
+#include "trace/model/model.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+Test(budget, sizes_take_a_unit_and_refuse_what_is_not_one)
+{
+    uint64_t v = 0;
+    cr_assert_eq(trace_budget_parse("512M", &v), 0);
+    cr_assert_eq(v, (uint64_t)512 << 20);
+    cr_assert_eq(trace_budget_parse("2G", &v), 0);
+    cr_assert_eq(v, (uint64_t)2 << 30);
+    cr_assert_eq(trace_budget_parse("3GiB", &v), 0);
+    cr_assert_eq(v, (uint64_t)3 << 30);
+    cr_assert_eq(trace_budget_parse("100mb", &v), 0);
+    cr_assert_eq(v, (uint64_t)100 << 20);
+    cr_assert_eq(trace_budget_parse("4096K", &v), 0);
+    cr_assert_eq(v, (uint64_t)4 << 20);
+    cr_assert_eq(trace_budget_parse("1048576", &v), 0);
+    cr_assert_eq(v, (uint64_t)1 << 20);
+    cr_assert_eq(trace_budget_parse("1T", &v), 0);
+    cr_assert_eq(v, (uint64_t)1 << 40);
+    v = 7;
+    const char *bad[] = {"",
+                         "M",
+                         "0",
+                         "12x",
+                         "-1",
+                         "1K",
+                         "1048575",
+                         "512 M",
+                         "2P",
+                         "1.5G",
+                         "99999999999999999999",
+                         "2048T",
+                         "G1"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        cr_assert_eq(trace_budget_parse(bad[i], &v), -1, "'%s' accepted", bad[i]);
+        cr_assert_eq(v, 7, "'%s' set the result", bad[i]);
+    }
+    cr_assert_eq(trace_budget_parse(NULL, &v), -1);
+}
+
+struct liverun {
+    struct sim_run *run;
+    struct trace_live *live;
+};
+
+/* Run kernel spec to its end with the live feed filling a model. */
+static const struct trace_model *run_live(const char *spec, struct liverun *r)
+{
+    struct diag d;
+    struct sim_run_opts ro = {.kernel_spec = spec};
+    cr_assert_eq(sim_run_new(&ro, &r->run, &d), 0, "%s", d.msg);
+    sim_run_timing_only(r->run);
+    struct trace_live_opts o = {.prefill_tokens = -1, .decode_tokens = -1};
+    cr_assert_eq(trace_live_new(sim_run_chip(r->run), &o, &r->live, &d), 0, "%s", d.msg);
+    /* in slices, as the TUI's frames go, with the pages given back between them */
+    while (sim_run_advance(r->run, SIM_RUN_EVENTS, 5000) > 0 && !sim_run_over(r->run)) {
+        trace_live_sync(r->live);
+        trace_model_finish(trace_live_model(r->live));
+        trace_budget_trim();
+    }
+    trace_live_sync(r->live);
+    trace_model_finish(trace_live_model(r->live));
+    return trace_live_model(r->live);
+}
+
+static void usage_eq(const struct trace_usage *a, const struct trace_usage *b)
+{
+    cr_assert_eq(a->busy, b->busy);
+    cr_assert_eq(a->ops, b->ops);
+    cr_assert_eq(a->op_cycles, b->op_cycles);
+    cr_assert_eq(a->read_bytes, b->read_bytes);
+    cr_assert_eq(a->write_bytes, b->write_bytes);
+}
+
+static void same_model(const struct trace_model *a, const struct trace_model *b)
+{
+    uint64_t n = trace_model_event_count(a);
+    cr_assert_eq(n, trace_model_event_count(b));
+    for (uint64_t i = 0; i < n; i++)
+        cr_assert_eq(
+            memcmp(trace_model_event(a, i), trace_model_event(b, i), sizeof(struct trace_event)), 0,
+            "event %llu differs", (unsigned long long)i);
+    for (uint64_t i = 0; i < n; i++) {
+        size_t la = 0, lb = 0;
+        const uint8_t *ca = trace_model_opcol(a, i, &la), *cb = trace_model_opcol(b, i, &lb);
+        cr_assert_eq(!ca, !cb);
+        cr_assert(!ca || (la == lb && memcmp(ca, cb, la) == 0));
+    }
+    cr_assert_eq(trace_model_transfer_count(a), trace_model_transfer_count(b));
+    for (size_t i = 0; i < trace_model_transfer_count(a); i++)
+        cr_assert_eq(memcmp(trace_model_transfer(a, i), trace_model_transfer(b, i),
+                            sizeof(struct trace_transfer)),
+                     0);
+    cr_assert_eq(trace_model_track_count(a), trace_model_track_count(b));
+    uint64_t t0 = trace_model_t_min(a), t1 = trace_model_t_max(a);
+    cr_assert_eq(t0, trace_model_t_min(b));
+    cr_assert_eq(t1, trace_model_t_max(b));
+    for (uint32_t k = 0; k < trace_model_track_count(a); k++) {
+        const uint64_t *ia, *ib;
+        size_t na = trace_model_track_events(a, k, &ia), nb = trace_model_track_events(b, k, &ib);
+        cr_assert_eq(na, nb);
+        cr_assert(na == 0 || memcmp(ia, ib, na * sizeof(*ia)) == 0, "track %u's index", k);
+        for (int c = 0; c <= 200; c++) { /* the Gantt's columns at the widest zoom */
+            uint64_t x = t0 + (t1 - t0) * (uint64_t)c / 200;
+            cr_assert_eq(trace_model_track_cover(a, k, x), trace_model_track_cover(b, k, x));
+            cr_assert_eq(trace_model_track_seek(a, k, x), trace_model_track_seek(b, k, x));
+            uint64_t w = (t1 - t0) / 997 + 1;
+            cr_assert_eq(trace_model_track_busy(a, k, x, x + w),
+                         trace_model_track_busy(b, k, x, x + w));
+        }
+    }
+    for (int kind = 0; kind < TRACE_REGION_KIND_COUNT; kind++) {
+        struct trace_regions *ra = trace_regions_new(a, kind), *rb = trace_regions_new(b, kind);
+        cr_assert_eq(trace_regions_count(ra), trace_regions_count(rb));
+        for (size_t i = 0; i < trace_regions_count(ra); i++) {
+            const struct trace_region *x = trace_regions_get(ra, i), *y = trace_regions_get(rb, i);
+            cr_assert_str_eq(x->name, y->name);
+            cr_assert_eq(x->start, y->start);
+            cr_assert_eq(x->end, y->end);
+            usage_eq(&x->all, &y->all);
+            for (int e = 0; e < TRACE_ENGINE_COUNT; e++)
+                usage_eq(&x->engine[e], &y->engine[e]);
+            cr_assert_eq(x->ntracks, y->ntracks);
+            for (size_t t = 0; t < x->ntracks; t++) {
+                cr_assert_eq(x->tracks[t].track, y->tracks[t].track);
+                usage_eq(&x->tracks[t].u, &y->tracks[t].u);
+            }
+        }
+        trace_regions_free(ra);
+        trace_regions_free(rb);
+    }
+}
+
+Test(budget, a_live_model_in_the_file_is_the_one_in_the_heap)
+{
+    const char *spec = "llm_decode:layers=4,gen=6";
+    struct liverun heap, file;
+    const struct trace_model *a = run_live(spec, &heap);
+    cr_assert(!trace_budget_engaged(), "the default budget keeps a small run in the heap");
+    cr_assert_gt(trace_model_event_count(a), 10000, "%llu events: too few for arrays of many pages",
+                 (unsigned long long)trace_model_event_count(a));
+    trace_budget_set(0); /* every array of 4 KiB or more moves into the file */
+    const struct trace_model *b = run_live(spec, &file);
+    cr_assert(trace_budget_engaged());
+    uint64_t ev_bytes = trace_model_event_count(b) * sizeof(struct trace_event);
+    cr_assert_geq(trace_budget_file_bytes(), ev_bytes, "the events are in the file");
+    trace_budget_trim();
+    same_model(a, b);
+    trace_budget_trim();
+    same_model(b, a);
+    trace_live_free(file.live);
+    sim_run_free(file.run);
+    cr_assert_lt(trace_budget_file_bytes(), ev_bytes, "freeing the model frees its arrays");
+    trace_live_free(heap.live);
+    sim_run_free(heap.run);
+}
+
+/* A model of n events on a few tracks (no details), finished. */
+static struct trace_model *synthetic(uint64_t n)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t tr[4];
+    for (int k = 0; k < 4; k++) {
+        char name[32];
+        snprintf(name, sizeof(name), "pe%d.gemm", k);
+        tr[k] = trace_model_track(m, name, TRACE_ENGINE_TE, k);
+    }
+    uint32_t op = trace_model_intern(m, "matmul", 6);
+    for (uint64_t i = 0; i < n; i++) {
+        struct trace_event e = {.start = i * 10,
+                                .end = i * 10 + 7 + i % 5,
+                                .track = tr[i % 4],
+                                .op = op,
+                                .cmdq_id = TRACE_NO_CMDQ,
+                                .op_kind = TRACE_KIND_GEMM};
+        trace_model_add_event(m, &e);
+    }
+    trace_model_finish(m);
+    return m;
+}
+
+static uint64_t read_all(const struct trace_model *m)
+{
+    uint64_t sum = 0;
+    for (uint64_t i = 0; i < trace_model_event_count(m); i++)
+        sum += trace_model_event(m, i)->end;
+    for (uint32_t k = 0; k < trace_model_track_count(m); k++) {
+        const uint64_t *idx;
+        size_t n = trace_model_track_events(m, k, &idx);
+        for (size_t j = 0; j < n; j++)
+            sum += idx[j];
+    }
+    return sum;
+}
+
+Test(budget, giving_pages_back_lowers_the_resident_memory_and_keeps_the_data)
+{
+    trace_budget_set(0);
+    struct trace_model *m = synthetic(1u << 20); /* 48 MB of events, 8 MB of indexes */
+    trace_budget_set((uint64_t)1 << 40);         /* the thread gives nothing back now */
+    uint64_t sum = read_all(m);
+    uint64_t before = trace_budget_rss();
+    cr_assert_gt(before, 0);
+    trace_budget_trim();
+    uint64_t after = trace_budget_rss();
+    cr_assert_lt(after + (40u << 20), before, "%llu MB resident after, %llu before",
+                 (unsigned long long)(after >> 20), (unsigned long long)(before >> 20));
+    cr_assert_eq(read_all(m), sum);
+    trace_model_free(m);
+}
+
+Test(budget, the_thread_keeps_a_model_read_whole_under_its_budget)
+{
+    trace_budget_set(0);
+    struct trace_model *m = synthetic(1u << 21); /* 96 MB of events, 16 MB of indexes */
+    trace_budget_trim();
+    uint64_t base = trace_budget_rss();
+    uint64_t budget = base + (48u << 20);
+    trace_budget_set(budget);
+    uint64_t sum = read_all(m); /* makes it all resident: more than the budget */
+    uint64_t peak = 0;
+    for (int i = 0; i < 20; i++) { /* 1 s */
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        uint64_t r = trace_budget_rss();
+        peak = r > peak ? r : peak;
+        if (r <= budget)
+            break;
+    }
+    cr_assert_leq(
+        trace_budget_rss(), budget, "%llu MB resident, budget %llu MB (peak %llu MB, %llu trims)",
+        (unsigned long long)(trace_budget_rss() >> 20), (unsigned long long)(budget >> 20),
+        (unsigned long long)(peak >> 20), (unsigned long long)trace_budget_trims());
+    cr_assert_geq(trace_budget_trims(), 1);
+    cr_assert_eq(read_all(m), sum);
+    trace_model_free(m);
+}
+
+Test(budget, a_forked_copy_with_models_of_its_own_leaves_the_parents_file_alone)
+{
+    trace_budget_set(0);
+    struct trace_model *m = synthetic(1u << 16);
+    uint64_t sum = read_all(m);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        /* a what-if run: a model of its own, and the parent's freed as it exits */
+        struct trace_model *own = synthetic(1u << 17);
+        uint64_t s2 = read_all(own);
+        trace_budget_trim();
+        bool same = read_all(own) == s2;
+        trace_model_free(own);
+        trace_model_free(m);
+        _exit(same ? 0 : 1);
+    }
+    int st = 0;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the copy's own model read back wrong");
+    trace_budget_trim();
+    cr_assert_eq(read_all(m), sum, "the parent's model changed under it");
+    struct trace_model *more = synthetic(1u << 17); /* where the copy's arrays were */
+    cr_assert_eq(read_all(m), sum);
+    trace_model_free(more);
+    cr_assert_eq(read_all(m), sum);
+    trace_model_free(m);
+}

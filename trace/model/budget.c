@@ -1,0 +1,476 @@
+/*
+ * The memory budget (see budget.h): the table of big arrays in the budget's file or lent
+ * from a mapped file, moving arrays between the heap and the file, and the thread that
+ * gives their pages back when the resident memory nears the budget.
+ */
+#include "trace/model/budget.h"
+
+#include "sim/util/xalloc.h"
+#include "trace/model/spill.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+enum {
+    FILE_MIN = 4096,               /* smaller arrays stay in the heap */
+    COPY_CHUNK = 16 * 1024 * 1024, /* a move copies this much, then gives the pages back */
+    CHECK_NS = 5 * 1000 * 1000,    /* the thread looks at the resident memory this often */
+};
+
+/* An array in the file (lent false), or a lent array's whole pages (lent true). */
+struct region {
+    uintptr_t addr;
+    size_t len;   /* bytes mapped (whole pages) */
+    uint64_t off; /* offset in the file */
+    bool lent;
+    bool foreign; /* in a forked child: the parent's array, in the parent's file */
+};
+
+static struct {
+    pthread_mutex_t mu;
+    uint64_t budget;
+    int fd;        /* the file, or -1 (not made yet, or it cannot be: everything in the heap) */
+    bool no_file;  /* making the file failed: do not try again */
+    uint64_t fend; /* the file's length: the next array goes there */
+    struct region *r;
+    size_t nr, capr;
+    uint64_t heap_bytes; /* bytes of arrays from trace_budget_realloc in the heap */
+    uint64_t file_bytes; /* and in the file (as asked, not rounded) */
+    bool engaged;
+    bool thread;
+    uint64_t trims;
+} g = {PTHREAD_MUTEX_INITIALIZER,
+       TRACE_BUDGET_DEFAULT,
+       -1,
+       false,
+       0,
+       NULL,
+       0,
+       0,
+       0,
+       0,
+       false,
+       false,
+       0};
+
+static size_t page_size(void)
+{
+    long v = sysconf(_SC_PAGESIZE);
+    return v > 0 ? (size_t)v : 4096;
+}
+
+static size_t round_page(size_t n)
+{
+    size_t ps = page_size();
+    return (n + ps - 1) / ps * ps;
+}
+
+/* ---- the size option ---------------------------------------------------------------------- */
+
+int trace_budget_parse(const char *s, uint64_t *out)
+{
+    if (!s || *s < '0' || *s > '9')
+        return -1;
+    uint64_t v = 0;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        if (v > (UINT64_MAX - 9) / 10)
+            return -1;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    unsigned shift = 0;
+    switch (*s) {
+    case 'k':
+    case 'K': shift = 10; break;
+    case 'm':
+    case 'M': shift = 20; break;
+    case 'g':
+    case 'G': shift = 30; break;
+    case 't':
+    case 'T': shift = 40; break;
+    default: break;
+    }
+    if (shift) {
+        s++;
+        if (*s == 'i')
+            s++;
+    }
+    if (*s == 'B' || *s == 'b')
+        s++;
+    if (*s)
+        return -1;
+    const uint64_t max = (uint64_t)1 << 50;
+    if (v > (max >> shift))
+        return -1;
+    v <<= shift;
+    if (v < ((uint64_t)1 << 20))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+void trace_budget_set(uint64_t bytes)
+{
+    pthread_mutex_lock(&g.mu);
+    g.budget = bytes;
+    pthread_mutex_unlock(&g.mu);
+}
+
+uint64_t trace_budget_get(void)
+{
+    pthread_mutex_lock(&g.mu);
+    uint64_t v = g.budget;
+    pthread_mutex_unlock(&g.mu);
+    return v;
+}
+
+bool trace_budget_engaged(void)
+{
+    pthread_mutex_lock(&g.mu);
+    bool v = g.engaged;
+    pthread_mutex_unlock(&g.mu);
+    return v;
+}
+
+uint64_t trace_budget_file_bytes(void)
+{
+    pthread_mutex_lock(&g.mu);
+    uint64_t v = g.file_bytes;
+    pthread_mutex_unlock(&g.mu);
+    return v;
+}
+
+uint64_t trace_budget_trims(void)
+{
+    pthread_mutex_lock(&g.mu);
+    uint64_t v = g.trims;
+    pthread_mutex_unlock(&g.mu);
+    return v;
+}
+
+/* The resident memory and its part mapped from files (bytes), or false. */
+static bool statm(uint64_t *res, uint64_t *shared)
+{
+    int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    char buf[128];
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = 0;
+    unsigned long long size, r, sh;
+    if (sscanf(buf, "%llu %llu %llu", &size, &r, &sh) != 3)
+        return false;
+    *res = (uint64_t)r * page_size(), *shared = (uint64_t)sh * page_size();
+    return true;
+}
+
+uint64_t trace_budget_rss(void)
+{
+    uint64_t r, sh;
+    return statm(&r, &sh) ? r : 0;
+}
+
+/* ---- giving pages back ---------------------------------------------------------------------- */
+
+/* With the lock held. */
+static void trim_locked(void)
+{
+    for (size_t i = 0; i < g.nr; i++)
+        if (g.r[i].len)
+            madvise((void *)g.r[i].addr, g.r[i].len, MADV_DONTNEED);
+    g.trims++;
+}
+
+void trace_budget_trim(void)
+{
+    pthread_mutex_lock(&g.mu);
+    trim_locked();
+    pthread_mutex_unlock(&g.mu);
+}
+
+/* Every CHECK_NS: past half the budget, give the pages back, unless the mapped part has
+ * grown by less than a sixteenth of the budget since the last time (the rest is the
+ * heap's: giving back the little there is would only make the readers map it again and
+ * again). Half, because a reader maps pages fast (gigabytes a second): the other half is
+ * the room for what it maps before the thread next looks, on a loaded machine. */
+static void *watch(void *arg)
+{
+    (void)arg;
+    uint64_t base = 0; /* the mapped part right after the last time */
+    for (;;) {
+        struct timespec ts = {0, CHECK_NS};
+        nanosleep(&ts, NULL);
+        uint64_t rss, shared;
+        if (!statm(&rss, &shared))
+            continue;
+        pthread_mutex_lock(&g.mu);
+        bool due = g.nr && rss > g.budget / 2 && shared > base + g.budget / 16;
+        if (due)
+            trim_locked();
+        pthread_mutex_unlock(&g.mu);
+        if (due && statm(&rss, &shared))
+            base = shared;
+    }
+    return NULL;
+}
+
+/* fork: the child has no thread and must not change the parent's file (a copy of a
+ * process goes on with models of its own, say a what-if run): the arrays it inherited are
+ * the parent's (a move copies them out, a free unmaps them), and its own arrays go to a
+ * file of its own. */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&g.mu);
+}
+
+static void fork_parent(void)
+{
+    pthread_mutex_unlock(&g.mu);
+}
+
+static void fork_child(void)
+{
+    for (size_t i = 0; i < g.nr; i++)
+        g.r[i].foreign = !g.r[i].lent;
+    if (g.fd >= 0)
+        close(g.fd);
+    g.fd = -1, g.no_file = false, g.fend = 0, g.file_bytes = 0;
+    g.engaged = false, g.thread = false;
+    pthread_mutex_unlock(&g.mu);
+}
+
+/* With the lock held: start the thread once (without it the arrays still work; only the
+ * pages are not given back). */
+static void start_thread(void)
+{
+    static bool atfork;
+    if (!atfork)
+        atfork = pthread_atfork(fork_prepare, fork_parent, fork_child) == 0;
+    if (g.thread)
+        return;
+    pthread_attr_t a;
+    pthread_t th;
+    if (pthread_attr_init(&a) != 0)
+        return;
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    pthread_create(&th, &a, watch, NULL); /* tried once */
+    g.thread = true;
+    pthread_attr_destroy(&a);
+}
+
+/* ---- the table ----------------------------------------------------------------------------- */
+
+static struct region *find(uintptr_t addr)
+{
+    for (size_t i = g.nr; i-- > 0;)
+        if (g.r[i].addr == addr)
+            return &g.r[i];
+    return NULL;
+}
+
+static void add(struct region r)
+{
+    if (g.nr == g.capr) {
+        g.capr = g.capr ? g.capr * 2 : 64;
+        g.r = sim_xreallocarray(g.r, g.capr, sizeof(*g.r));
+    }
+    g.r[g.nr++] = r;
+    start_thread();
+}
+
+static void drop(struct region *r)
+{
+    *r = g.r[--g.nr];
+}
+
+/* ---- the file ------------------------------------------------------------------------------ */
+
+/* A new array of n bytes in the file (with the lock held), or NULL when there is no file
+ * or no room. */
+static void *file_alloc(size_t n)
+{
+    if (g.no_file)
+        return NULL;
+    if (g.fd < 0) {
+        g.fd = trace_spill_tmpfile();
+        g.no_file = g.fd < 0;
+        if (g.no_file)
+            return NULL;
+    }
+    size_t len = round_page(n);
+    if (ftruncate(g.fd, (off_t)(g.fend + len)) != 0)
+        return NULL;
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, g.fd, (off_t)g.fend);
+    if (p == MAP_FAILED)
+        return NULL;
+    add((struct region){(uintptr_t)p, len, g.fend, false, false});
+    g.fend += len;
+    g.file_bytes += n;
+    g.engaged = true;
+    return p;
+}
+
+static void file_release(struct region *r)
+{
+    munmap((void *)r->addr, r->len);
+    if (r->foreign) { /* the parent's file: leave it be */
+        drop(r);
+        return;
+    }
+#ifdef FALLOC_FL_PUNCH_HOLE
+    fallocate(g.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)r->off, (off_t)r->len);
+#endif
+    if (r->off + r->len == g.fend && ftruncate(g.fd, (off_t)r->off) == 0)
+        g.fend = r->off;
+    drop(r);
+}
+
+/* Copy n bytes from src to dst, giving back the pages of either side that is in the file as
+ * it goes (so that a move does not make the whole array resident). */
+static void copy(void *dst, bool dst_file, const void *src, bool src_file, size_t n)
+{
+    for (size_t o = 0; o < n; o += COPY_CHUNK) {
+        size_t k = n - o < COPY_CHUNK ? n - o : COPY_CHUNK;
+        memcpy((char *)dst + o, (const char *)src + o, k);
+        if (dst_file)
+            madvise((char *)dst + o, round_page(k), MADV_DONTNEED);
+        if (src_file)
+            madvise((char *)(uintptr_t)src + o, round_page(k), MADV_DONTNEED);
+    }
+}
+
+void *trace_budget_realloc(void *p, size_t old, size_t new_size)
+{
+    pthread_mutex_lock(&g.mu);
+    struct region *r = p ? find((uintptr_t)p) : NULL;
+    if (r && !r->lent) {
+        size_t len = round_page(new_size);
+        if (len == r->len && !r->foreign) {
+            g.file_bytes += new_size - old;
+            pthread_mutex_unlock(&g.mu);
+            return p;
+        }
+        if (!r->foreign && r->off + r->len == g.fend &&
+            ftruncate(g.fd, (off_t)(r->off + len)) == 0) {
+            /* the last array of the file grows (or shrinks) in place */
+            void *q = mremap(p, r->len, len, MREMAP_MAYMOVE);
+            if (q != MAP_FAILED) {
+                r->addr = (uintptr_t)q, r->len = len;
+                g.fend = r->off + len;
+                g.file_bytes += new_size - old;
+                pthread_mutex_unlock(&g.mu);
+                return q;
+            }
+            if (ftruncate(g.fd, (off_t)g.fend) != 0)
+                g.no_file = true; /* cannot even restore it: add nothing more */
+        }
+        struct region was = *r; /* file_alloc may move the table */
+        void *q = file_alloc(new_size);
+        if (!q) {
+            q = sim_xmalloc(new_size);
+            g.heap_bytes += new_size;
+        }
+        copy(q, find((uintptr_t)q) != NULL, p, true, old < new_size ? old : new_size);
+        if (!was.foreign)
+            g.file_bytes -= old;
+        file_release(find(was.addr));
+        pthread_mutex_unlock(&g.mu);
+        return q;
+    }
+    /* in the heap */
+    bool to_file = new_size >= FILE_MIN &&
+                   (g.engaged || g.heap_bytes + g.file_bytes + (new_size - old) > g.budget / 4);
+    if (to_file) {
+        void *q = file_alloc(new_size);
+        if (q) {
+            if (p) {
+                copy(q, true, p, false, old < new_size ? old : new_size);
+                free(p);
+            }
+            g.heap_bytes -= old < g.heap_bytes ? old : g.heap_bytes;
+            pthread_mutex_unlock(&g.mu);
+            return q;
+        }
+    }
+    g.heap_bytes += new_size - old;
+    pthread_mutex_unlock(&g.mu);
+    return sim_xrealloc(p, new_size);
+}
+
+void trace_budget_free(void *p, size_t bytes)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&g.mu);
+    struct region *r = find((uintptr_t)p);
+    if (r && !r->lent) {
+        if (!r->foreign)
+            g.file_bytes -= bytes;
+        file_release(r);
+        pthread_mutex_unlock(&g.mu);
+        return;
+    }
+    g.heap_bytes -= bytes < g.heap_bytes ? bytes : g.heap_bytes;
+    pthread_mutex_unlock(&g.mu);
+    free(p);
+}
+
+/* ---- lent arrays --------------------------------------------------------------------------- */
+
+/* True when [a, b) lies within read-only private mappings of a file. */
+static bool file_mapped(uintptr_t a, uintptr_t b)
+{
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (!f)
+        return false;
+    char line[512];
+    uintptr_t at = a;
+    while (at < b && fgets(line, sizeof(line), f)) {
+        unsigned long long lo, hi, off, ino;
+        char perms[8];
+        unsigned maj, min;
+        if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu", &lo, &hi, perms, &off, &maj, &min,
+                   &ino) != 7)
+            continue;
+        if (hi <= at || lo > at)
+            continue;
+        if (strcmp(perms, "r--p") != 0 || ino == 0)
+            break;
+        at = (uintptr_t)hi;
+    }
+    fclose(f);
+    return at >= b;
+}
+
+void trace_budget_lend(const void *key, const void *p, size_t n)
+{
+    size_t ps = page_size();
+    uintptr_t a = ((uintptr_t)p + ps - 1) / ps * ps, b = ((uintptr_t)p + n) / ps * ps;
+    if (!p || b <= a || !file_mapped(a, b))
+        return;
+    pthread_mutex_lock(&g.mu);
+    /* keyed by p itself, so that unlend finds it; the pages are [a, b) */
+    add((struct region){a, b - a, (uint64_t)(uintptr_t)key, true, false});
+    pthread_mutex_unlock(&g.mu);
+}
+
+void trace_budget_unlend(const void *key)
+{
+    pthread_mutex_lock(&g.mu);
+    for (size_t i = g.nr; i-- > 0;)
+        if (g.r[i].lent && g.r[i].off == (uint64_t)(uintptr_t)key) {
+            drop(&g.r[i]);
+            break;
+        }
+    pthread_mutex_unlock(&g.mu);
+}

@@ -1,0 +1,80 @@
+/*
+ * The memory budget of the process (--mem-budget): past it, the trace model's big per-event
+ * arrays (events, op columns, transfers, dependencies, each track's sorted index and block
+ * states) live in shared mappings of one unlinked temporary file instead of the heap, and
+ * the pages of those mappings (and of the arrays a mapped index lends, trace/model/mapped.h)
+ * are given back whenever the process's resident memory nears the budget. The data stays in
+ * the file and the page cache; the next read of a given-back page maps it again. So a live
+ * run of any length, or a trace of any size, stays near the budget in resident memory
+ * (RSS), whatever the readers touch.
+ *
+ * The arrays keep the heap's semantics: trace_budget_realloc moves an array as realloc
+ * does (pointers to it are valid until it grows), so the model's readers are unchanged.
+ * Arrays under 4 KiB always stay in the heap; the others move to the file, one at a time
+ * as they next grow, once the model's arrays together pass a quarter of the budget.
+ * Pages are given back (all the file's and the lent arrays' at once) when the resident
+ * memory passes half the budget and its part mapped from files has grown by a sixteenth
+ * of the budget since the last time, checked every 5 ms by a thread that starts
+ * with the first array in the file or lent. The heap's part (the simulator, the TUI, an
+ * analysis's own tables) is not bounded by this.
+ *
+ * A process that forks a copy which goes on changing the model (the TUI's checkpoints)
+ * must not once trace_budget_engaged: the copy would share the file.
+ */
+#ifndef TRACE_MODEL_BUDGET_H
+#define TRACE_MODEL_BUDGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TRACE_BUDGET_DEFAULT ((uint64_t)1 << 30) /* 1 GiB */
+
+/*
+ * Read a size for --mem-budget: digits, then an optional unit K, M, G or T (powers of
+ * 1024; a trailing B or iB is allowed: 512M, 512MB, 2GiB), at least 1 MiB and at most
+ * 2^50 bytes. Returns 0 with *out set, or -1 (*out untouched).
+ */
+int trace_budget_parse(const char *s, uint64_t *out);
+
+/* Set the process's budget in bytes (default TRACE_BUDGET_DEFAULT). Arrays already in the
+ * file stay there; the next growths follow the new budget. */
+void trace_budget_set(uint64_t bytes);
+uint64_t trace_budget_get(void);
+
+/* True once any array has moved into the file (for the rest of the process). */
+bool trace_budget_engaged(void);
+
+/* Bytes of arrays in the file now, and how many times pages were given back so far. */
+uint64_t trace_budget_file_bytes(void);
+uint64_t trace_budget_trims(void);
+
+/* Give back the pages of every array in the file and every lent array now (the data
+ * stays; any reader may go on reading). */
+void trace_budget_trim(void);
+
+/* The process's resident memory in bytes (/proc/self/statm), or 0 when unknown. */
+uint64_t trace_budget_rss(void);
+
+/* ---- for trace/model/ ---------------------------------------------------------------- */
+
+/*
+ * realloc for a big array: p (NULL, or from this function) of old bytes to new bytes
+ * (new > 0); the contents up to the smaller size are kept. Never returns NULL (out of
+ * memory aborts, as sim_xrealloc). An array in the file stays there.
+ */
+void *trace_budget_realloc(void *p, size_t old, size_t new_size);
+
+/* free for an array from trace_budget_realloc, of bytes bytes. NULL is a no-op. */
+void trace_budget_free(void *p, size_t bytes);
+
+/*
+ * Arrays lent to a model from a mapping of a file (trace_model_lend), under the name key:
+ * the pages of [p, p + n) are given back with the file's, when it lies within read-only
+ * private mappings of a file (checked in /proc/self/maps; anything else is left alone).
+ * trace_budget_unlend(key) before the mapping goes away.
+ */
+void trace_budget_lend(const void *key, const void *p, size_t n);
+void trace_budget_unlend(const void *key);
+
+#endif
