@@ -51,11 +51,8 @@ const char *const trace_opinfo_keys[] = {"axis",
 
 void trace_spaces_init(struct trace_spaces *s)
 {
-    memset(s, 0, sizeof(*s));
-    static const char *const std[] = {"hbm", "tcm", "sram"};
-    for (unsigned i = 0; i < 3; i++)
-        snprintf(s->names[i], sizeof(s->names[i]), "%s", std[i]);
-    s->n = 3;
+    static const struct trace_spaces std = {.names = {"hbm", "tcm", "sram"}, .n = 3};
+    *s = std;
 }
 
 /* The id of a space name, registered when new; -1 when there is no room. */
@@ -841,6 +838,44 @@ void trace_opinfo_store(struct trace_model *m, uint64_t ev, const struct trace_o
     uint8_t buf[TRACE_OPCOL_MAX];
     size_t n = trace_opinfo_pack(m, o, sp, buf);
     trace_model_set_opcol(m, ev, buf, n);
+}
+
+void trace_opinfo_decode_pre(const char *op, enum trace_op_kind kind, const cJSON *details,
+                             struct trace_opinfo_pre *pre)
+{
+    /* the standard names alone (space_id reads nothing else): not the whole registry */
+    static const char std[3][sizeof(pre->sp.names[0])] = {"hbm", "tcm", "sram"};
+    memcpy(pre->sp.names, std, sizeof(std));
+    pre->sp.n = 3;
+    pre->sp.cache_m = NULL;
+    pre->sp.ncache = 0;
+    trace_opinfo_decode_json(op, kind, details, &pre->sp, &pre->o);
+}
+
+/*
+ * The decode with sp would have met the same names in the same order: those new to sp are
+ * registered as it would have registered them. While sp has room, each of pre's names has
+ * an id in sp, and every range kept with pre's registry is kept with sp's (a name gets no
+ * id, in either, only when it is empty or too long). Once sp is full nothing is stored:
+ * whatever a full registry would have dropped is not seen. pre's own registry full means
+ * sp is too (the three standard names and thirteen others).
+ */
+void trace_opinfo_store_pre(struct trace_model *m, uint64_t ev, const struct trace_opinfo_pre *pre,
+                            struct trace_spaces *sp)
+{
+    uint8_t map[TRACE_OPINFO_MAX_SPACES] = {0, 1, 2};
+    for (unsigned i = 3; i < pre->sp.n; i++) {
+        int id = space_id(sp, pre->sp.names[i]);
+        map[i] = (uint8_t)(id < 0 ? 0 : id);
+    }
+    if (sp->n == TRACE_OPINFO_MAX_SPACES)
+        return;
+    struct trace_opinfo o = pre->o;
+    for (unsigned r = 0; r < o.nreads; r++)
+        o.reads[r].space = map[o.reads[r].space];
+    if (o.has_write)
+        o.write.space = map[o.write.space];
+    trace_opinfo_store(m, ev, &o, sp);
 }
 
 bool trace_opinfo_cached(const struct trace_model *m, uint64_t ev)

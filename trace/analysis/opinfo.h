@@ -102,6 +102,26 @@ bool trace_opinfo_unpack(const struct trace_model *m, const uint8_t *p, size_t n
 void trace_opinfo_store(struct trace_model *m, uint64_t ev, const struct trace_opinfo *o,
                         const struct trace_spaces *sp);
 
+/*
+ * An op's opinfo decoded apart from any model's registry (so on another thread than the
+ * model's, in any order): its ranges name spaces by the ids of its own registry sp, a fresh
+ * one (trace_spaces_init) that holds the names the decode met, in the order it met them.
+ */
+struct trace_opinfo_pre {
+    struct trace_opinfo o;
+    struct trace_spaces sp;
+};
+
+/* trace_opinfo_decode_json of details into pre, with pre's own registry. */
+void trace_opinfo_decode_pre(const char *op, enum trace_op_kind kind, const cJSON *details,
+                             struct trace_opinfo_pre *pre);
+
+/* Store pre as event ev's op columns, registering its spaces in sp (the model's registry)
+ * in the order its decode met them: exactly what trace_opinfo_decode_json of the same
+ * details with sp, then trace_opinfo_store, would give, registry and model alike. */
+void trace_opinfo_store_pre(struct trace_model *m, uint64_t ev, const struct trace_opinfo_pre *pre,
+                            struct trace_spaces *sp);
+
 /* The memory ranges of an op: its reads, then its write when has_write. */
 struct trace_op_ranges {
     struct trace_range reads[TRACE_OPINFO_MAX_READS];
