@@ -664,17 +664,31 @@ static inline bool get_var(const uint8_t **p, const uint8_t *end, uint64_t *x)
     return false;
 }
 
-static uint8_t *put_range(uint8_t *p, struct trace_model *m, const struct trace_spaces *sp,
+/* A range: its space's name interned in m (once for each space: interning a string again
+ * changes nothing), its start and length. */
+static uint8_t *put_range(uint8_t *p, struct trace_model *m, struct trace_spaces *sp,
                           const struct trace_range *r)
 {
-    const char *name = r->space < sp->n ? sp->names[r->space] : "";
-    p = put_var(p, trace_model_intern(m, name, strlen(name)));
+    if (sp->intern_m != m) {
+        sp->intern_m = m;
+        memset(sp->intern1, 0, sizeof(sp->intern1));
+    }
+    uint32_t name;
+    if (r->space < sp->n && sp->intern1[r->space]) {
+        name = sp->intern1[r->space] - 1;
+    } else {
+        const char *s = r->space < sp->n ? sp->names[r->space] : "";
+        name = trace_model_intern(m, s, strlen(s));
+        if (r->space < sp->n)
+            sp->intern1[r->space] = name + 1;
+    }
+    p = put_var(p, name);
     p = put_var(p, r->lo);
     return put_var(p, r->hi - r->lo);
 }
 
 size_t trace_opinfo_pack(struct trace_model *m, const struct trace_opinfo *o,
-                         const struct trace_spaces *sp, uint8_t *buf)
+                         struct trace_spaces *sp, uint8_t *buf)
 {
     uint8_t *p = buf + 2;
     uint8_t f = 0;
@@ -830,7 +844,7 @@ bool trace_opinfo_unpack_ranges(const struct trace_model *m, const uint8_t *p, s
 }
 
 void trace_opinfo_store(struct trace_model *m, uint64_t ev, const struct trace_opinfo *o,
-                        const struct trace_spaces *sp)
+                        struct trace_spaces *sp)
 {
     if (sp->n == TRACE_OPINFO_MAX_SPACES)
         return; /* a space may have found no room: its details are read when asked */
