@@ -1070,7 +1070,8 @@ static int walk_array(struct loader *L, size_t *ip, const char *name,
     }
     int restarts = PPARSE_RESTARTS;
     if (two)
-        *pp = trace_pparse_start(L->p, L->n, i, TRACE_LOAD_ELEMENT_LIMIT, L->direct);
+        *pp =
+            trace_pparse_start(L->p, L->n, i, TRACE_LOAD_ELEMENT_LIMIT, L->direct, !L->check_only);
     for (uint64_t idx = 0;; idx++) {
         i = trace_jscan_ws(L->p, L->n, i);
         size_t end;
@@ -1107,7 +1108,7 @@ static int walk_array(struct loader *L, size_t *ip, const char *name,
             if (alone && *pp && restarts-- > 0) { /* the worker stopped at a skipped element */
                 trace_pparse_free(*pp);
                 *pp = trace_pparse_start(L->p, L->n, trace_jscan_ws(L->p, L->n, i),
-                                         TRACE_LOAD_ELEMENT_LIMIT, L->direct);
+                                         TRACE_LOAD_ELEMENT_LIMIT, L->direct, !L->check_only);
             }
             continue;
         }

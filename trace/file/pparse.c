@@ -35,7 +35,8 @@ struct trace_pparse {
     const char *p;
     size_t n, at;
     bool direct; /* ENGINE_EVENTs are read by trace/file/evread.h where they can be */
-    int opinfo;  /* NPUSCOPE_LOAD_OPINFO (pparse.h): 0, 1, 2, or -1: while ahead */
+    int opinfo;  /* NPUSCOPE_LOAD_OPINFO (pparse.h): 0, 1, 2, or -1: while ahead; 0 when
+                  * not asked */
     pthread_t th;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -138,12 +139,12 @@ static void *worker(void *arg)
 }
 
 struct trace_pparse *trace_pparse_start(const char *p, size_t n, size_t at, size_t limit,
-                                        bool direct)
+                                        bool direct, bool opinfo)
 {
     struct trace_pparse *pp = sim_xcalloc(1, sizeof(*pp));
     pp->p = p, pp->n = n, pp->at = at, pp->direct = direct;
     const char *oi = getenv("NPUSCOPE_LOAD_OPINFO");
-    pp->opinfo = oi && oi[0] >= '0' && oi[0] <= '2' && !oi[1] ? oi[0] - '0' : -1;
+    pp->opinfo = !opinfo ? 0 : oi && oi[0] >= '0' && oi[0] <= '2' && !oi[1] ? oi[0] - '0' : -1;
     for (int k = 0; k < NBUF; k++)
         pp->b[k].arena.limit = limit;
     pthread_mutex_init(&pp->mu, NULL);
