@@ -85,9 +85,10 @@ static void same_model(const struct trace_model *a, const struct trace_model *b)
                       x->track == y->track && x->op == y->op && x->layer == y->layer &&
                       x->tile == y->tile && x->cmdq_id == y->cmdq_id && x->op_kind == y->op_kind &&
                       x->flags == y->flags && x->site == y->site);
-        size_t ca, cb;
+        size_t ca = 0, cb = 0; /* not set without op columns */
         const uint8_t *oa = trace_model_opcol(a, i, &ca), *ob = trace_model_opcol(b, i, &cb);
-        same_or_abort(ca == cb && (!ca || memcmp(oa, ob, ca) == 0));
+        same_or_abort((oa == NULL) == (ob == NULL) &&
+                      (!oa || (ca == cb && memcmp(oa, ob, ca) == 0)));
         const uint64_t *da, *db;
         size_t na = trace_model_event_deps(a, i, &da), nb = trace_model_event_deps(b, i, &db);
         same_or_abort(na == nb && (!na || memcmp(da, db, na * sizeof(*da)) == 0));
