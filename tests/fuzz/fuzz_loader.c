@@ -5,9 +5,10 @@
  * Nothing may crash, leak or read out of bounds. The bytes are also parsed by the loader's
  * fast parser and by cJSON: whatever the fast parser takes must be cJSON's tree and end.
  * The bytes are loaded again with every element read as a tree (NPUSCOPE_LOAD_DIRECT=0, no
- * direct reader of ENGINE_EVENTs, trace/file/evread.h): the same answer, diagnostic, report
- * and model. And the bytes are checked without keeping the events (check_only, as validate
- * streams a trace): the same answer and report, dependency_ids resolved alike.
+ * direct reader of ENGINE_EVENTs, trace/file/evread.h), and on two threads with the second
+ * decoding every other event's op columns (trace/file/pparse.h): the same answer,
+ * diagnostic, report and model. And the bytes are checked without keeping the events (check_only,
+ * as validate streams a trace): the same answer and report, dependency_ids resolved alike.
  */
 #include "sim/util/escape.h"
 #include "trace/file/compress.h"
@@ -84,9 +85,10 @@ static void same_model(const struct trace_model *a, const struct trace_model *b)
                       x->track == y->track && x->op == y->op && x->layer == y->layer &&
                       x->tile == y->tile && x->cmdq_id == y->cmdq_id && x->op_kind == y->op_kind &&
                       x->flags == y->flags && x->site == y->site);
-        size_t ca, cb;
+        size_t ca = 0, cb = 0; /* not set without op columns */
         const uint8_t *oa = trace_model_opcol(a, i, &ca), *ob = trace_model_opcol(b, i, &cb);
-        same_or_abort(ca == cb && (!ca || memcmp(oa, ob, ca) == 0));
+        same_or_abort((oa == NULL) == (ob == NULL) &&
+                      (!oa || (ca == cb && memcmp(oa, ob, ca) == 0)));
         const uint64_t *da, *db;
         size_t na = trace_model_event_deps(a, i, &da), nb = trace_model_event_deps(b, i, &db);
         same_or_abort(na == nb && (!na || memcmp(da, db, na * sizeof(*da)) == 0));
@@ -100,16 +102,20 @@ static void same_model(const struct trace_model *a, const struct trace_model *b)
     }
 }
 
-/* The load of data as trees only (no direct reader) answers as rc, d, r and m did. */
-static void direct_is_tree(const uint8_t *data, size_t size, int rc, const struct diag *d,
-                           const struct trace_report *r, const struct trace_model *m)
+/* The load of data with the variables env (name, value, ..., NULL) set answers as rc, d, r
+ * and m did. */
+static void load_is_same(const uint8_t *data, size_t size, int rc, const struct diag *d,
+                         const struct trace_report *r, const struct trace_model *m,
+                         const char *const *env)
 {
     struct trace_report *r2 = trace_report_new(8);
     struct trace_model *m2 = NULL;
     struct diag d2;
-    setenv("NPUSCOPE_LOAD_DIRECT", "0", 1);
+    for (const char *const *e = env; *e; e += 2)
+        setenv(e[0], e[1], 1);
     int rc2 = trace_load_buffer((const char *)data, size, "fuzz.json", r2, &m2, &d2);
-    unsetenv("NPUSCOPE_LOAD_DIRECT");
+    for (const char *const *e = env; *e; e += 2)
+        unsetenv(e[0]);
     same_or_abort(rc == rc2);
     if (rc < 0) {
         char a[4096], b[4096];
@@ -170,7 +176,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct diag d;
     char line[4096];
     int rc = trace_load_buffer((const char *)data, size, "fuzz.json", r, &m, &d);
-    direct_is_tree(data, size, rc, &d, r, m);
+    static const char *const trees[] = {"NPUSCOPE_LOAD_DIRECT", "0", NULL};
+    load_is_same(data, size, rc, &d, r, m, trees);
+    /* on two threads, the one parsing ahead decoding every other event's op columns */
+    static const char *const ahead[] = {"NPUSCOPE_LOAD_THREADS", "2", "NPUSCOPE_LOAD_OPINFO", "2",
+                                        NULL};
+    load_is_same(data, size, rc, &d, r, m, ahead);
     check_only_is_load(data, size, rc, r);
     if (rc < 0) {
         diag_format(&d, line, sizeof(line));

@@ -2,9 +2,9 @@
  * ThreadSanitizer driver for the loader's second thread (trace/file/pparse.h; make tsan): a
  * trace of many batches, with elements the worker refuses (nested too deep, a bad escape)
  * so that it stops and starts again, and with half of its ENGINE_EVENTs in the writer's
- * shape (read directly, trace/file/evread.h), is loaded on two threads and on one; the
- * models and reports must agree. Exit 0 when they do; any data race makes ThreadSanitizer
- * report and fail the run.
+ * shape (read directly, trace/file/evread.h, every other one's op columns decoded by the
+ * worker), is loaded on two threads and on one; the models and reports must agree. Exit 0
+ * when they do; any data race makes ThreadSanitizer report and fail the run.
  */
 #include "trace/file/loader.h"
 
@@ -77,6 +77,7 @@ int main(void)
     close(fd);
     free(text);
     uint64_t e1, r1, e2, r2;
+    setenv("NPUSCOPE_LOAD_OPINFO", "2", 1); /* the worker decodes every other op's columns */
     int rc = load(path, 1, &e1, &r1) < 0 || load(path, 2, &e2, &r2) < 0;
     unlink(path);
     if (rc || e1 != e2 || r1 != r2 || r1 == 0) {

@@ -237,3 +237,93 @@ Test(loader_threads, a_stop_from_the_progress_is_the_same)
     cr_assert_eq(rc, -SIM_ESTATE);
     free(text);
 }
+
+/* A trace of NSP ENGINE_EVENTs of the writer's shape whose details name memory spaces: DMA
+ * copies and math ops (six inputs: more than the reads kept) over a few names at first,
+ * then, from event full_at on, a new name every few events, until the op columns' registry
+ * of TRACE_OPINFO_MAX_SPACES is full. */
+enum { NSP = 3000 };
+
+static char *spaces_text(size_t *len, int full_at)
+{
+    char *text;
+    FILE *f = open_memstream(&text, len);
+    fprintf(f, "{\"version\": \"1.0\",\n \"run_metadata\": {},\n \"config_snapshot\": {},\n"
+               " \"timeline_events\": [\n");
+    for (int i = 0; i < NSP; i++) {
+        char a[32], b[32];
+        snprintf(a, sizeof(a), i >= full_at && i % 50 == 0 ? "late%d" : "s%d", (i / 7) % 5);
+        snprintf(b, sizeof(b), i % 11 == 0 ? "a_space_name_too_long" : "d%d", i % 3);
+        fprintf(f, "%s{\"type\":\"ENGINE_EVENT\",", i ? ",\n" : "");
+        if (i % 2)
+            fprintf(f,
+                    "\"engine\":\"DMA\",\"engine_id\":0,\"cmdq_id\":0,\"layer_id\":\"l1\","
+                    "\"tile_id\":null,\"op\":\"dma_read\",\"start_cycle\":%d,\"end_cycle\":%d,"
+                    "\"details\":{\"src_space\":\"%s\",\"src_addr\":%d,\"dst_space\":\"%s\","
+                    "\"dst_addr\":64,\"nbytes\":128}}",
+                    i * 10, i * 10 + 5, a, i * 128, b);
+        else
+            fprintf(f,
+                    "\"engine\":\"VE\",\"engine_id\":1,\"cmdq_id\":0,\"layer_id\":\"l0\","
+                    "\"tile_id\":null,\"op\":\"add\",\"start_cycle\":%d,\"end_cycle\":%d,"
+                    "\"details\":{\"input_addrs\":[0,64,128,192,256,320],"
+                    "\"input_shapes\":[[4],[4],[4],[4],[4],[4]],"
+                    "\"input_spaces\":[\"%s\",\"tcm\",\"x%d\",\"%s\",\"sram\",\"y%d\"],"
+                    "\"dtype\":\"f16\",\"dst_addr\":%d,\"shape_out\":[4]}}",
+                    i * 10, i * 10 + 5, b, i % 4 / 2, a, i >= full_at ? i / 40 : 0, i * 8);
+    }
+    fprintf(f, "\n ],\n \"summary_metrics\": {}\n}\n");
+    fclose(f);
+    return text;
+}
+
+/* The op columns and strings of m and n are the same. */
+static void expect_same_opcols(const struct trace_model *m, const struct trace_model *n)
+{
+    cr_assert_eq(trace_model_str_count(m), trace_model_str_count(n));
+    for (uint32_t s = 0; s < trace_model_str_count(m); s++)
+        cr_assert_str_eq(trace_model_str(m, s), trace_model_str(n, s));
+    cr_assert_eq(trace_model_event_count(m), trace_model_event_count(n));
+    for (uint64_t i = 0; i < trace_model_event_count(m); i++) {
+        size_t a = 0, b = 0;
+        const uint8_t *x = trace_model_opcol(m, i, &a), *y = trace_model_opcol(n, i, &b);
+        cr_assert((x == NULL) == (y == NULL) && (!x || (a == b && memcmp(x, y, a) == 0)),
+                  "event %llu", (unsigned long long)i);
+    }
+}
+
+/* Whatever share of the op columns the second thread decodes (none, all, every other, or
+ * as it keeps ahead), the model is the one thread's: the spaces are registered in the
+ * events' order, and nothing is stored once the registry is full. */
+Test(loader_threads, the_op_columns_decoded_ahead_are_the_same)
+{
+    static const int full_at[] = {NSP / 3, NSP * 2};
+    for (size_t t = 0; t < 2; t++) {
+        size_t len;
+        char *text = spaces_text(&len, full_at[t]);
+        char *path = write_tmp(text, len);
+        struct result one;
+        load(path, 1, false, 0, &one, true);
+        cr_assert_eq(one.rc, 0);
+        size_t n;
+        cr_assert_not_null(trace_model_opcol(one.m, 0, &n), "op columns while there is room");
+        cr_assert(t == 0 ? !trace_model_opcol(one.m, NSP - 1, &n)
+                         : trace_model_opcol(one.m, NSP - 1, &n) != NULL,
+                  "no op columns once the registry is full, and only then");
+        static const char *const modes[] = {"0", "1", "2", NULL};
+        for (size_t k = 0; k < 4; k++) {
+            struct result two;
+            if (modes[k])
+                setenv("NPUSCOPE_LOAD_OPINFO", modes[k], 1);
+            load(path, 2, false, 0, &two, true);
+            unsetenv("NPUSCOPE_LOAD_OPINFO");
+            expect_same(&one, &two);
+            expect_same_opcols(one.m, two.m);
+            drop(&two);
+        }
+        drop(&one);
+        unlink(path);
+        free(path);
+        free(text);
+    }
+}

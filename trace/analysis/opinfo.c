@@ -51,11 +51,8 @@ const char *const trace_opinfo_keys[] = {"axis",
 
 void trace_spaces_init(struct trace_spaces *s)
 {
-    memset(s, 0, sizeof(*s));
-    static const char *const std[] = {"hbm", "tcm", "sram"};
-    for (unsigned i = 0; i < 3; i++)
-        snprintf(s->names[i], sizeof(s->names[i]), "%s", std[i]);
-    s->n = 3;
+    static const struct trace_spaces std = {.names = {"hbm", "tcm", "sram"}, .n = 3};
+    *s = std;
 }
 
 /* The id of a space name, registered when new; -1 when there is no room. */
@@ -63,12 +60,15 @@ static int space_id(struct trace_spaces *s, const char *name)
 {
     if (!name || !name[0])
         return -1;
-    if (strcmp(name, "dram") == 0 || strcmp(name, "DRAM") == 0)
+    /* first bytes compared before the names (a million calls a second at a load) */
+    char c = name[0];
+    if ((c == 'd' || c == 'D') && (strcmp(name, "dram") == 0 || strcmp(name, "DRAM") == 0))
         return 0;
-    if (strcmp(name, "spm") == 0 || strcmp(name, "SPM") == 0)
+    if ((c == 's' || c == 'S') && (name[1] == 'p' || name[1] == 'P') &&
+        (strcmp(name, "spm") == 0 || strcmp(name, "SPM") == 0))
         return 2;
     for (unsigned i = 0; i < s->n; i++)
-        if (strcmp(s->names[i], name) == 0)
+        if (s->names[i][0] == c && strcmp(s->names[i], name) == 0)
             return (int)i;
     if (s->n == TRACE_OPINFO_MAX_SPACES || strlen(name) >= sizeof(s->names[0]))
         return -1;
@@ -521,11 +521,7 @@ static int key_of_n(const char *key, size_t len)
     }
     for (unsigned s = key_slot(key, len); key_hash[s] >= 0; s = (s + 1) & (KEY_HASH - 1)) {
         int i = key_hash[s];
-        const char *c = trace_opinfo_keys[i];
-        size_t j = 0;
-        while (j < len && c[j] == key[j])
-            j++;
-        if (j == len && key_len[i] == len)
+        if (key_len[i] == len && memcmp(trace_opinfo_keys[i], key, len) == 0)
             return i;
     }
     return -1;
@@ -668,17 +664,31 @@ static inline bool get_var(const uint8_t **p, const uint8_t *end, uint64_t *x)
     return false;
 }
 
-static uint8_t *put_range(uint8_t *p, struct trace_model *m, const struct trace_spaces *sp,
+/* A range: its space's name interned in m (once for each space: interning a string again
+ * changes nothing), its start and length. */
+static uint8_t *put_range(uint8_t *p, struct trace_model *m, struct trace_spaces *sp,
                           const struct trace_range *r)
 {
-    const char *name = r->space < sp->n ? sp->names[r->space] : "";
-    p = put_var(p, trace_model_intern(m, name, strlen(name)));
+    if (sp->intern_m != m) {
+        sp->intern_m = m;
+        memset(sp->intern1, 0, sizeof(sp->intern1));
+    }
+    uint32_t name;
+    if (r->space < sp->n && sp->intern1[r->space]) {
+        name = sp->intern1[r->space] - 1;
+    } else {
+        const char *s = r->space < sp->n ? sp->names[r->space] : "";
+        name = trace_model_intern(m, s, strlen(s));
+        if (r->space < sp->n)
+            sp->intern1[r->space] = name + 1;
+    }
+    p = put_var(p, name);
     p = put_var(p, r->lo);
     return put_var(p, r->hi - r->lo);
 }
 
 size_t trace_opinfo_pack(struct trace_model *m, const struct trace_opinfo *o,
-                         const struct trace_spaces *sp, uint8_t *buf)
+                         struct trace_spaces *sp, uint8_t *buf)
 {
     uint8_t *p = buf + 2;
     uint8_t f = 0;
@@ -834,13 +844,51 @@ bool trace_opinfo_unpack_ranges(const struct trace_model *m, const uint8_t *p, s
 }
 
 void trace_opinfo_store(struct trace_model *m, uint64_t ev, const struct trace_opinfo *o,
-                        const struct trace_spaces *sp)
+                        struct trace_spaces *sp)
 {
     if (sp->n == TRACE_OPINFO_MAX_SPACES)
         return; /* a space may have found no room: its details are read when asked */
     uint8_t buf[TRACE_OPCOL_MAX];
     size_t n = trace_opinfo_pack(m, o, sp, buf);
     trace_model_set_opcol(m, ev, buf, n);
+}
+
+void trace_opinfo_decode_pre(const char *op, enum trace_op_kind kind, const cJSON *details,
+                             struct trace_opinfo_pre *pre)
+{
+    /* the standard names alone (space_id reads nothing else): not the whole registry */
+    static const char std[3][sizeof(pre->sp.names[0])] = {"hbm", "tcm", "sram"};
+    memcpy(pre->sp.names, std, sizeof(std));
+    pre->sp.n = 3;
+    pre->sp.cache_m = NULL;
+    pre->sp.ncache = 0;
+    trace_opinfo_decode_json(op, kind, details, &pre->sp, &pre->o);
+}
+
+/*
+ * The decode with sp would have met the same names in the same order: those new to sp are
+ * registered as it would have registered them. While sp has room, each of pre's names has
+ * an id in sp, and every range kept with pre's registry is kept with sp's (a name gets no
+ * id, in either, only when it is empty or too long). Once sp is full nothing is stored:
+ * whatever a full registry would have dropped is not seen. pre's own registry full means
+ * sp is too (the three standard names and thirteen others).
+ */
+void trace_opinfo_store_pre(struct trace_model *m, uint64_t ev, const struct trace_opinfo_pre *pre,
+                            struct trace_spaces *sp)
+{
+    uint8_t map[TRACE_OPINFO_MAX_SPACES] = {0, 1, 2};
+    for (unsigned i = 3; i < pre->sp.n; i++) {
+        int id = space_id(sp, pre->sp.names[i]);
+        map[i] = (uint8_t)(id < 0 ? 0 : id);
+    }
+    if (sp->n == TRACE_OPINFO_MAX_SPACES)
+        return;
+    struct trace_opinfo o = pre->o;
+    for (unsigned r = 0; r < o.nreads; r++)
+        o.reads[r].space = map[o.reads[r].space];
+    if (o.has_write)
+        o.write.space = map[o.write.space];
+    trace_opinfo_store(m, ev, &o, sp);
 }
 
 bool trace_opinfo_cached(const struct trace_model *m, uint64_t ev)

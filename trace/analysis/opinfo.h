@@ -29,6 +29,10 @@ struct trace_spaces {
     unsigned ncache;
     uint32_t cache_str[8];
     int cache_id[8];
+    /* the string ids (+1; 0: not yet) of the names as interned in model intern_m by
+     * trace_opinfo_pack, by space id */
+    const void *intern_m;
+    uint32_t intern1[TRACE_OPINFO_MAX_SPACES];
 };
 
 /* A byte range [lo, hi) of a space. */
@@ -89,7 +93,7 @@ extern const char *const trace_opinfo_keys[];
  * spaces named by interned strings of m (sp names them). Returns the length.
  */
 size_t trace_opinfo_pack(struct trace_model *m, const struct trace_opinfo *o,
-                         const struct trace_spaces *sp, uint8_t *buf);
+                         struct trace_spaces *sp, uint8_t *buf);
 
 /* Unpack n bytes of p (from trace_opinfo_pack) into o, registering its spaces in sp as
  * trace_opinfo_decode would. False when they are not a packed opinfo. */
@@ -100,7 +104,27 @@ bool trace_opinfo_unpack(const struct trace_model *m, const uint8_t *p, size_t n
  * ev's op columns. When sp is full nothing is stored (a space may have found no room): the
  * event's details are read when asked. */
 void trace_opinfo_store(struct trace_model *m, uint64_t ev, const struct trace_opinfo *o,
-                        const struct trace_spaces *sp);
+                        struct trace_spaces *sp);
+
+/*
+ * An op's opinfo decoded apart from any model's registry (so on another thread than the
+ * model's, in any order): its ranges name spaces by the ids of its own registry sp, a fresh
+ * one (trace_spaces_init) that holds the names the decode met, in the order it met them.
+ */
+struct trace_opinfo_pre {
+    struct trace_opinfo o;
+    struct trace_spaces sp;
+};
+
+/* trace_opinfo_decode_json of details into pre, with pre's own registry. */
+void trace_opinfo_decode_pre(const char *op, enum trace_op_kind kind, const cJSON *details,
+                             struct trace_opinfo_pre *pre);
+
+/* Store pre as event ev's op columns, registering its spaces in sp (the model's registry)
+ * in the order its decode met them: exactly what trace_opinfo_decode_json of the same
+ * details with sp, then trace_opinfo_store, would give, registry and model alike. */
+void trace_opinfo_store_pre(struct trace_model *m, uint64_t ev, const struct trace_opinfo_pre *pre,
+                            struct trace_spaces *sp);
 
 /* The memory ranges of an op: its reads, then its write when has_write. */
 struct trace_op_ranges {

@@ -8,6 +8,7 @@
 
 #include "trace/file/fastjson.h"
 #include "trace/model/format.h"
+#include "trace/model/model.h"
 
 #include <string.h>
 
@@ -121,7 +122,7 @@ void trace_evread_find(const cJSON *details, bool dram, const cJSON **found)
                                found + TRACE_EVK_REP_DIRECTION);
 }
 
-bool trace_evread_engine(const char *p, size_t n, size_t *len, struct trace_evread *ev)
+bool trace_evread_engine(const char *p, size_t n, bool opinfo, size_t *len, struct trace_evread *ev)
 {
     struct rd r = {p, p + n, ev->text, ev->text + sizeof(ev->text)};
     uint64_t v;
@@ -168,6 +169,14 @@ bool trace_evread_engine(const char *p, size_t n, size_t *len, struct trace_evre
     if (!LIT(&r, "}"))
         return false;
     trace_evread_find(ev->details, strcmp(ev->engine, "DMA") == 0, ev->found);
+    enum trace_engine eng;
+    ev->kind_ok = opinfo && trace_engine_parse(ev->engine, &eng) == 0;
+    if (ev->kind_ok)
+        ev->kind = trace_kind_for_engine(eng);
+    if (ev->kind_ok && ev->op_kind)
+        ev->kind_ok = trace_op_kind_parse(ev->op_kind, &ev->kind) == 0;
+    if (ev->kind_ok)
+        trace_opinfo_decode_pre(ev->op, ev->kind, ev->details, &ev->opinfo);
     *len = (size_t)(r.p - p);
     return true;
 }

@@ -11,6 +11,8 @@
 #ifndef TRACE_EVREAD_H
 #define TRACE_EVREAD_H
 
+#include "trace/analysis/opinfo.h"
+
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -65,14 +67,22 @@ struct trace_evread {
     /* trace_evread_find of details, done where details was parsed (on the thread that
      * parses ahead, while its tree is in that core's cache) */
     const cJSON *found[TRACE_EVK_REP_END];
+    /* the op columns' decode of details (trace_opinfo_decode_pre), done there too when
+     * asked, for the op kind kind (the engine's, or op_kind's); kind_ok false: not done (not
+     * asked, or an op_kind or engine the loader refuses) */
+    bool kind_ok;
+    enum trace_op_kind kind;
+    struct trace_opinfo_pre opinfo;
     char text[TRACE_EVREAD_TEXT];
 };
 
 /*
  * The ENGINE_EVENT of the canonical shape at p[0, n) into *ev, with *len its length in
  * bytes; false when the bytes are anything else (then what was parsed of details is left to
- * the arena's reset, as trace_fastjson_parse leaves it).
+ * the arena's reset, as trace_fastjson_parse leaves it). With opinfo, its op columns are
+ * decoded too (ev->opinfo); without, kind_ok is false.
  */
-bool trace_evread_engine(const char *p, size_t n, size_t *len, struct trace_evread *ev);
+bool trace_evread_engine(const char *p, size_t n, bool opinfo, size_t *len,
+                         struct trace_evread *ev);
 
 #endif

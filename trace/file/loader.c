@@ -723,8 +723,9 @@ struct engine_vals {
     int64_t id, cmdq;
     const char *layer, *tile, *op, *component; /* or NULL */
     enum trace_op_kind kind;
-    const cJSON *details;      /* an object or NULL */
-    const cJSON *const *found; /* trace_evread_find of details, or NULL: not yet */
+    const cJSON *details;                  /* an object or NULL */
+    const cJSON *const *found;             /* trace_evread_find of details, or NULL: not yet */
+    const struct trace_opinfo_pre *opinfo; /* details decoded for kind, or NULL: not yet */
 };
 
 /* The checked ENGINE_EVENT v, element index of timeline_events at off, into the model;
@@ -759,8 +760,12 @@ static uint64_t add_engine_event(struct loader *L, const struct engine_vals *v, 
     /* the op columns: what the analyses read of its details, once (a details that is not
      * an object is dropped, as get_details says, and read as none) */
     struct trace_opinfo oi;
-    trace_opinfo_decode_json(v->op, v->kind, v->details, &L->spaces, &oi);
-    trace_opinfo_store(L->m, i, &oi, &L->spaces);
+    if (v->opinfo) {
+        trace_opinfo_store_pre(L->m, i, v->opinfo, &L->spaces);
+    } else {
+        trace_opinfo_decode_json(v->op, v->kind, v->details, &L->spaces, &oi);
+        trace_opinfo_store(L->m, i, &oi, &L->spaces);
+    }
     if (v->eng == TRACE_ENGINE_DMA) {
         struct trace_dram_fields df = {
             .op = v->op,
@@ -844,6 +849,7 @@ static bool load_engine_direct(struct loader *L, const struct trace_evread *x, i
     for (size_t k = 0; k < x->ndeps; k++)
         if (x->deps[k] >= 9000000000000000ull)
             return false;
+    v.opinfo = x->kind_ok && x->kind == v.kind ? &x->opinfo : NULL;
     uint64_t i = add_engine_event(L, &v, index, off);
     for (size_t k = 0; k < x->ndeps; k++)
         push_dep(L, L->check_only ? (uint64_t)index : i, index, k, x->deps[k]);
@@ -1064,7 +1070,8 @@ static int walk_array(struct loader *L, size_t *ip, const char *name,
     }
     int restarts = PPARSE_RESTARTS;
     if (two)
-        *pp = trace_pparse_start(L->p, L->n, i, TRACE_LOAD_ELEMENT_LIMIT, L->direct);
+        *pp =
+            trace_pparse_start(L->p, L->n, i, TRACE_LOAD_ELEMENT_LIMIT, L->direct, !L->check_only);
     for (uint64_t idx = 0;; idx++) {
         i = trace_jscan_ws(L->p, L->n, i);
         size_t end;
@@ -1073,7 +1080,7 @@ static int walk_array(struct loader *L, size_t *ip, const char *name,
         const struct trace_evread *ev = NULL;
         bool alone = !*pp || !trace_pparse_take(*pp, i, &j, &ev, &end);
         if (alone && !*pp && fn == load_event && L->direct && i < L->n && L->p[i] == '{' &&
-            trace_evread_engine(L->p + i, L->n - i, &end, &L->ev))
+            trace_evread_engine(L->p + i, L->n - i, false, &end, &L->ev))
             ev = &L->ev, end += i;
         bool done = ev && load_engine_direct(L, ev, (int64_t)idx, i);
         if (!done && (alone || ev)) { /* a direct read refused: the element as a tree */
@@ -1101,7 +1108,7 @@ static int walk_array(struct loader *L, size_t *ip, const char *name,
             if (alone && *pp && restarts-- > 0) { /* the worker stopped at a skipped element */
                 trace_pparse_free(*pp);
                 *pp = trace_pparse_start(L->p, L->n, trace_jscan_ws(L->p, L->n, i),
-                                         TRACE_LOAD_ELEMENT_LIMIT, L->direct);
+                                         TRACE_LOAD_ELEMENT_LIMIT, L->direct, !L->check_only);
             }
             continue;
         }

@@ -3,6 +3,7 @@
  * ring of NBUF batch arenas; the loading thread takes the elements in order and hands a
  * batch back when it has taken all of it. A side that has to wait sleeps until half the
  * ring is ready for it, not one batch: on a busy machine each wake-up costs a time slice.
+ * The worker also decodes the op columns of the batches it makes while it is ahead.
  */
 #include "trace/file/pparse.h"
 
@@ -34,6 +35,8 @@ struct trace_pparse {
     const char *p;
     size_t n, at;
     bool direct; /* ENGINE_EVENTs are read by trace/file/evread.h where they can be */
+    int opinfo;  /* NPUSCOPE_LOAD_OPINFO (pparse.h): 0, 1, 2, or -1: while ahead; 0 when
+                  * not asked */
     pthread_t th;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -60,8 +63,9 @@ static size_t skip_ws(const struct trace_pparse *pp, size_t i)
     return i;
 }
 
-/* Fill batch b from offset *ip; false when the worker must stop after it. */
-static bool fill(struct trace_pparse *pp, struct batch *b, size_t *ip)
+/* Fill batch b from offset *ip, with the ENGINE_EVENTs' op columns decoded when opinfo;
+ * false when the worker must stop after it. */
+static bool fill(struct trace_pparse *pp, struct batch *b, size_t *ip, bool opinfo)
 {
     size_t i = *ip;
     trace_arena_reset(&b->arena);
@@ -74,7 +78,8 @@ static bool fill(struct trace_pparse *pp, struct batch *b, size_t *ip)
         struct trace_evread *ev = pp->direct ? cJSON_malloc(sizeof(*ev)) : NULL;
         size_t len;
         cJSON *j = NULL;
-        if (ev && trace_evread_engine(pp->p + i, pp->n - i, &len, ev))
+        bool oi = opinfo && (pp->opinfo != 2 || b->n % 2);
+        if (ev && trace_evread_engine(pp->p + i, pp->n - i, oi, &len, ev))
             e = pp->p + i + len;
         else
             ev = NULL, trace_arena_mark(&b->arena);
@@ -114,10 +119,13 @@ static void *worker(void *arg)
         }
         bool stop = pp->stop;
         struct batch *b = &pp->b[pp->made % NBUF];
+        /* ahead of the taker: take on the op columns' decode, which the taker does for
+         * the batches without it (so the two sides' shares of the work balance) */
+        bool ahead = pp->opinfo < 0 ? pp->made - pp->given >= NBUF / 2 : pp->opinfo > 0;
         pthread_mutex_unlock(&pp->mu);
         if (stop)
             break;
-        bool more = fill(pp, b, &i);
+        bool more = fill(pp, b, &i, ahead);
         pthread_mutex_lock(&pp->mu);
         pp->made++;
         pp->done = !more;
@@ -131,10 +139,12 @@ static void *worker(void *arg)
 }
 
 struct trace_pparse *trace_pparse_start(const char *p, size_t n, size_t at, size_t limit,
-                                        bool direct)
+                                        bool direct, bool opinfo)
 {
     struct trace_pparse *pp = sim_xcalloc(1, sizeof(*pp));
     pp->p = p, pp->n = n, pp->at = at, pp->direct = direct;
+    const char *oi = getenv("NPUSCOPE_LOAD_OPINFO");
+    pp->opinfo = !opinfo ? 0 : oi && oi[0] >= '0' && oi[0] <= '2' && !oi[1] ? oi[0] - '0' : -1;
     for (int k = 0; k < NBUF; k++)
         pp->b[k].arena.limit = limit;
     pthread_mutex_init(&pp->mu, NULL);

@@ -5,6 +5,11 @@
  * The worker stops at the first element cJSON refuses or the first separator that is not
  * ',' (the end of the array, or an error): the loading thread reads from there on itself,
  * exactly as without the worker, so every message and position stays the same.
+ *
+ * While the worker is ahead it also decodes the op columns of the ENGINE_EVENTs it reads
+ * directly (trace_evread_engine's opinfo), which the loading thread does for the others:
+ * the same model either way. NPUSCOPE_LOAD_OPINFO fixes the share, for tests: "0" none,
+ * "1" all, "2" every other element.
  */
 #ifndef TRACE_PPARSE_H
 #define TRACE_PPARSE_H
@@ -21,10 +26,11 @@ struct trace_evread;
  * element starts, after whitespace), each within limit bytes of cJSON's memory. The calling
  * thread must hold the arena hooks (trace_arena_install) until trace_pparse_free. With
  * direct, an ENGINE_EVENT of the writer's shape is read by trace_evread_engine instead of
- * into a tree. Returns NULL when no thread could be started (then read on one thread).
+ * into a tree, with its op columns decoded when opinfo (and the worker ahead). Returns NULL
+ * when no thread could be started (then read on one thread).
  */
 struct trace_pparse *trace_pparse_start(const char *p, size_t n, size_t at, size_t limit,
-                                        bool direct);
+                                        bool direct, bool opinfo);
 
 /*
  * The next element of the worker's, if it starts at offset at: true with *j or else *ev
