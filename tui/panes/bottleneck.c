@@ -272,9 +272,10 @@ static bool bn_work(void *self, struct tui_view *v, uint64_t budget_ns)
 {
     struct tui_bottleneck *b = self;
     (void)budget_ns;
+    bool running = tui_task_running(b->task); /* before the take: it may end between */
     if (take(b))
         return true; /* drawn once more with the result */
-    if (tui_task_running(b->task))
+    if (running)
         return true;
     if (due(b, v))
         compute(b);

@@ -132,9 +132,10 @@ static bool tokens_work(void *self, struct tui_view *v, uint64_t budget_ns)
 {
     struct tui_tokens *t = self;
     (void)v, (void)budget_ns;
+    bool running = tui_task_running(t->task); /* before the take: it may end between */
     if (take(t))
         return true; /* drawn once more with the result */
-    if (tui_task_running(t->task))
+    if (running)
         return true;
     if (!stale(t))
         return false;
