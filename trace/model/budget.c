@@ -47,6 +47,7 @@ static struct {
     bool engaged;
     bool thread;
     uint64_t trims;
+    uint64_t trim_base; /* the part mapped from files right after the last trim */
 } g = {PTHREAD_MUTEX_INITIALIZER,
        TRACE_BUDGET_DEFAULT,
        -1,
@@ -59,6 +60,7 @@ static struct {
        0,
        false,
        false,
+       0,
        0};
 
 static size_t page_size(void)
@@ -198,28 +200,44 @@ void trace_budget_trim(void)
     pthread_mutex_unlock(&g.mu);
 }
 
-/* Every CHECK_NS: past half the budget, give the pages back, unless the mapped part has
- * grown by less than a sixteenth of the budget since the last time (the rest is the
- * heap's: giving back the little there is would only make the readers map it again and
- * again). Half, because a reader maps pages fast (gigabytes a second): the other half is
- * the room for what it maps before the thread next looks, on a loaded machine. */
+/* Past half the budget, give the pages back, unless the mapped part has grown by less than a
+ * sixteenth of the budget since the last time (the rest is the heap's: giving back the
+ * little there is would only make the readers map it again and again). Half, because a
+ * reader maps pages fast (gigabytes a second): the other half is the room for what it maps
+ * before the next look, on a loaded machine. */
+static void check(void)
+{
+    uint64_t rss, shared;
+    if (!statm(&rss, &shared))
+        return;
+    pthread_mutex_lock(&g.mu);
+    bool due = g.nr && rss > g.budget / 2 && shared > g.trim_base + g.budget / 16;
+    if (due) {
+        trim_locked();
+        if (statm(&rss, &shared))
+            g.trim_base = shared; /* the mapped part right after the last time */
+    }
+    pthread_mutex_unlock(&g.mu);
+}
+
+void trace_budget_check(void)
+{
+    pthread_mutex_lock(&g.mu);
+    bool engaged = g.nr != 0;
+    pthread_mutex_unlock(&g.mu);
+    if (engaged)
+        check();
+}
+
+/* Every CHECK_NS, the check above: readers on other threads (an analysis on a worker) are
+ * bounded too, and a reader on the main loop between its own checks. */
 static void *watch(void *arg)
 {
     (void)arg;
-    uint64_t base = 0; /* the mapped part right after the last time */
     for (;;) {
         struct timespec ts = {0, CHECK_NS};
         nanosleep(&ts, NULL);
-        uint64_t rss, shared;
-        if (!statm(&rss, &shared))
-            continue;
-        pthread_mutex_lock(&g.mu);
-        bool due = g.nr && rss > g.budget / 2 && shared > base + g.budget / 16;
-        if (due)
-            trim_locked();
-        pthread_mutex_unlock(&g.mu);
-        if (due && statm(&rss, &shared))
-            base = shared;
+        check();
     }
     return NULL;
 }
@@ -245,7 +263,7 @@ static void fork_child(void)
     if (g.fd >= 0)
         close(g.fd);
     g.fd = -1, g.no_file = false, g.fend = 0, g.file_bytes = 0;
-    g.engaged = false, g.thread = false;
+    g.engaged = false, g.thread = false, g.trim_base = 0;
     pthread_mutex_unlock(&g.mu);
 }
 

@@ -53,6 +53,12 @@ uint64_t trace_budget_trims(void);
  * stays; any reader may go on reading). */
 void trace_budget_trim(void);
 
+/* Look now, as the thread does every few ms, and give the pages back if due: a loop that maps
+ * pages fast (the live TUI, after each frame) calls it so that RSS stays bounded even when
+ * the thread is starved on a loaded machine. Cheap (one read of /proc/self/statm) and a
+ * no-op before any array is in the file or lent. */
+void trace_budget_check(void);
+
 /* The process's resident memory in bytes (/proc/self/statm), or 0 when unknown. */
 uint64_t trace_budget_rss(void);
 

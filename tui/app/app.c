@@ -7,6 +7,7 @@
 #include "sim/util/escape.h"
 #include "sim/util/xalloc.h"
 #include "trace/analysis/srcstep.h"
+#include "trace/model/budget.h"
 #include "trace/verdict/anomaly.h"
 #include "tui/panes/task.h"
 #include "tui/panes/anomalies.h"
@@ -1288,6 +1289,7 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
             if (tui_app_take_repaint(a))
                 tui_term_invalidate(t);
             tui_term_draw(t, tui_app_render(a));
+            trace_budget_check(); /* what the frame mapped, given back now if due */
             uint64_t cost = tui_now_ns() - now;
             frame_ns = FRAME_SHARE * cost > FRAME_NS ? FRAME_SHARE * cost : FRAME_NS;
             last_draw = now;
