@@ -427,7 +427,8 @@ static void advance(struct trace_token_inc *st, uint64_t to, const struct tq *q,
     }
     while (b < st->npend && st->pend[b].t < to)
         take_bp(st->val, st->slope, &st->at, &st->pend[b++]);
-    memmove(st->pend, st->pend + b, (st->npend - b) * sizeof(*st->pend));
+    if (st->npend > b)
+        memmove(st->pend, st->pend + b, (st->npend - b) * sizeof(*st->pend));
     st->npend -= b;
     st->pass = to > st->pass ? to : st->pass;
 }

@@ -1069,7 +1069,8 @@ int trace_index_prune(const char *dir, uint64_t limit, const char *keep)
         e[n++] = (struct centry){sim_xasprintf("%s", de->d_name), (uint64_t)st.st_size,
                                  read_later ? st.st_atim : st.st_mtim};
     }
-    qsort(e, n, sizeof(*e), by_use);
+    if (n)
+        qsort(e, n, sizeof(*e), by_use);
     /* least recently used first; unlinking an index another process has mapped is safe: the
      * name goes, the file stays whole until its last mapping is gone */
     for (size_t i = 0; i < n && total > limit; i++)

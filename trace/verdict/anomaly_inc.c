@@ -482,7 +482,8 @@ static void idle_out(struct trace_anomaly_inc *st, const struct trace_model *m,
                 capp = np + (tb - ta);
                 p = sim_xreallocarray(p, capp, sizeof(*p));
             }
-            memcpy(p, L->p, np * sizeof(*p));
+            if (np)
+                memcpy(p, L->p, np * sizeof(*p));
             for (size_t k = ta; k < tb; k++)
                 piece_add(&p, &np, &capp, t[k].s, t[k].e, t[k].ev);
             P = p;
