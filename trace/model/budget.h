@@ -15,8 +15,9 @@
  * Pages are given back (all the file's and the lent arrays' at once) when the resident
  * memory passes half the budget and its part mapped from files has grown by a sixteenth
  * of the budget since the last time, checked every 5 ms by a thread that starts
- * with the first array in the file or lent. The heap's part (the simulator, the TUI, an
- * analysis's own tables) is not bounded by this.
+ * with the first array in the file or lent, and by the live TUI after each frame
+ * (trace_budget_check). The heap's part (the simulator, the TUI, an analysis's own tables)
+ * is not bounded by this.
  *
  * A process that forks a copy which goes on changing the model (the TUI's checkpoints)
  * must not once trace_budget_engaged: the copy would share the file.
