@@ -12,6 +12,7 @@
 #include "trace/analysis/regions_inc.h"
 
 #include "sim/data/value.h"
+#include "sim/util/keytab.h"
 #include "sim/util/xalloc.h"
 #include "trace/analysis/regions_int.h"
 #include "trace/model/radix.h"
@@ -24,63 +25,6 @@
 enum { KINDS = TRACE_ENGINE_COUNT };
 
 #define NONE UINT32_MAX
-
-/* ---- a map of 64-bit keys to indexes ------------------------------------------------------ */
-
-struct map {
-    uint64_t *key; /* owned; UINT64_MAX: empty */
-    uint32_t *val; /* owned */
-    size_t cap, n;
-};
-
-static size_t slot_of(uint64_t k, size_t cap)
-{
-    return (size_t)((k * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
-}
-
-static uint32_t map_get(const struct map *m, uint64_t k)
-{
-    if (!m->cap)
-        return NONE;
-    for (size_t h = slot_of(k, m->cap);; h = (h + 1) & (m->cap - 1)) {
-        if (m->key[h] == k)
-            return m->val[h];
-        if (m->key[h] == UINT64_MAX)
-            return NONE;
-    }
-}
-
-static void map_put(struct map *m, uint64_t k, uint32_t v)
-{
-    if (2 * (m->n + 1) > m->cap) {
-        struct map g = {.cap = m->cap ? 2 * m->cap : 64};
-        g.key = sim_xreallocarray(NULL, g.cap, sizeof(*g.key));
-        g.val = sim_xreallocarray(NULL, g.cap, sizeof(*g.val));
-        for (size_t i = 0; i < g.cap; i++)
-            g.key[i] = UINT64_MAX;
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->key[i] != UINT64_MAX) {
-                size_t h = slot_of(m->key[i], g.cap);
-                while (g.key[h] != UINT64_MAX)
-                    h = (h + 1) & (g.cap - 1);
-                g.key[h] = m->key[i], g.val[h] = m->val[i];
-            }
-        g.n = m->n;
-        free(m->key), free(m->val);
-        *m = g;
-    }
-    size_t h = slot_of(k, m->cap);
-    while (m->key[h] != UINT64_MAX)
-        h = (h + 1) & (m->cap - 1);
-    m->key[h] = k, m->val[h] = v;
-    m->n++;
-}
-
-static void map_free(struct map *m)
-{
-    free(m->key), free(m->val);
-    *m = (struct map){0};
-}
 
 /* ---- the accumulators --------------------------------------------------------------------- */
 
@@ -163,7 +107,7 @@ struct trace_regions_inc {
     size_t nmk, ntok;           /* markers and tokens read */
     uint32_t stamp;             /* of the current update's events in flight */
     bool saving;                /* applying events in flight: save before changing */
-    struct map rmap, tmap, omap, lmap;
+    struct sim_keytab rmap, tmap, omap, lmap; /* ids: indexes into r, t, o, li */
     struct racc *r;
     struct rlist *rl;
     size_t nr, capr;
@@ -318,7 +262,8 @@ static void reset(struct trace_regions_inc *st)
     free(st->r), free(st->rl), free(st->t), free(st->o), free(st->li);
     free(st->engine_of), free(st->host), free(st->pend), free(st->tcache), free(st->ocache);
     free(st->sr), free(st->st), free(st->so);
-    map_free(&st->rmap), map_free(&st->tmap), map_free(&st->omap), map_free(&st->lmap);
+    sim_keytab_free(&st->rmap), sim_keytab_free(&st->tmap);
+    sim_keytab_free(&st->omap), sim_keytab_free(&st->lmap);
     enum trace_region_kind kind = st->kind;
     enum trace_regions_depth depth = st->depth;
     uint64_t late = st->max_late;
@@ -373,8 +318,8 @@ static uint32_t region_slot(struct trace_regions_inc *st, uint64_t key)
 {
     if (st->last_key_slot != NONE && st->last_key == key)
         return st->last_key_slot;
-    uint32_t s = map_get(&st->rmap, key);
-    if (s == NONE) {
+    uint32_t s = sim_keytab_id(&st->rmap, key);
+    if (s == st->nr) { /* new */
         if (st->nr == st->capr) {
             st->capr = st->capr ? 2 * st->capr : 16;
             st->r = sim_xreallocarray(st->r, st->capr, sizeof(*st->r));
@@ -385,7 +330,6 @@ static uint32_t region_slot(struct trace_regions_inc *st, uint64_t key)
         for (int k = 0; k < KINDS; k++)
             st->r[s].kind_tmin[k] = UINT64_MAX;
         st->rl[s] = (struct rlist){.key = key};
-        map_put(&st->rmap, key, s);
     }
     st->last_key = key;
     st->last_key_slot = s;
@@ -404,7 +348,7 @@ static struct racc *racc_w(struct trace_regions_inc *st, uint32_t s)
 }
 
 /* The accumulator of (region s, id) from cache[id] (size *n, grown), else from map. */
-static uint32_t cached_get(uint64_t **cache, size_t *n, const struct map *map, uint32_t s,
+static uint32_t cached_get(uint64_t **cache, size_t *n, const struct sim_keytab *map, uint32_t s,
                            uint32_t id)
 {
     if (id >= *n) {
@@ -416,8 +360,8 @@ static uint32_t cached_get(uint64_t **cache, size_t *n, const struct map *map, u
     uint64_t c = (*cache)[id];
     if (c && (uint32_t)((c - 1) >> 32) == s)
         return (uint32_t)(c - 1);
-    uint32_t i = map_get(map, (uint64_t)s << 32 | id);
-    if (i != NONE)
+    uint32_t i = sim_keytab_find(map, (uint64_t)s << 32 | id);
+    if (i != SIM_KEYTAB_NONE)
         (*cache)[id] = ((uint64_t)s << 32 | i) + 1;
     return i;
 }
@@ -428,9 +372,9 @@ static struct tacc *tacc_w(struct trace_regions_inc *st, uint32_t s, uint32_t tr
     uint32_t i = cached_get(&st->tcache, &st->ntcache, &st->tmap, s, track);
     if (i == NONE) {
         GROW(st->t, st->nt, st->capt);
-        i = (uint32_t)st->nt++;
+        i = sim_keytab_id(&st->tmap, k); /* st->nt */
+        st->nt++;
         st->t[i] = (struct tacc){.track = track, .tmin = UINT64_MAX};
-        map_put(&st->tmap, k, i);
         struct rlist *l = &st->rl[s];
         GROW(l->tr, l->ntr, l->captr);
         l->tr[l->ntr++] = i;
@@ -450,11 +394,11 @@ static struct oacc *oacc_w(struct trace_regions_inc *st, uint32_t s, uint32_t op
     uint32_t i = cached_get(&st->ocache, &st->nocache, &st->omap, s, op);
     if (i == NONE) {
         GROW(st->o, st->no, st->capo);
-        i = (uint32_t)st->no++;
+        i = sim_keytab_id(&st->omap, k); /* st->no */
+        st->no++;
         st->o[i] = (struct oacc){.op = op};
         for (int j = 0; j <= KINDS; j++)
             st->o[i].tmin[j] = UINT64_MAX;
-        map_put(&st->omap, k, i);
         struct rlist *l = &st->rl[s];
         GROW(l->op, l->nop, l->capop);
         l->op[l->nop++] = i;
@@ -596,12 +540,11 @@ static const char *details_kernel(const struct sim_value *d)
 static struct linfo *linfo_of(struct trace_regions_inc *st, int32_t cmdq)
 {
     uint64_t key = (uint32_t)cmdq;
-    uint32_t i = map_get(&st->lmap, key);
-    if (i == NONE) {
+    uint32_t i = sim_keytab_id(&st->lmap, key);
+    if (i == st->nli) { /* new */
         GROW(st->li, st->nli, st->capli);
-        i = (uint32_t)st->nli++;
+        st->nli++;
         st->li[i] = (struct linfo){.mk_name = SIZE_MAX, .tok_name = SIZE_MAX};
-        map_put(&st->lmap, key, i);
     }
     return &st->li[i];
 }
@@ -742,7 +685,7 @@ static struct trace_regions *build(struct trace_regions_inc *st, const struct tr
                 rs->by_layer[l] = (uint32_t)i;
         } else {
             int32_t c = (int32_t)(uint32_t)st->rl[s].key;
-            uint32_t li = map_get(&st->lmap, (uint32_t)c);
+            uint32_t li = sim_keytab_find(&st->lmap, (uint32_t)c);
             const struct linfo *info = li == NONE ? NULL : &st->li[li];
             const char *name = NULL;
             if (info && info->mk_name != SIZE_MAX)

@@ -8,6 +8,7 @@
 #include "trace/verdict/anomaly_int.h"
 
 #include "sim/data/value.h"
+#include "sim/util/keytab.h"
 #include "sim/util/xalloc.h"
 #include "trace/analysis/metrics.h"
 #include "trace/model/radix.h"
@@ -234,33 +235,6 @@ static uint64_t select_kth(uint64_t *v, size_t n, size_t k)
     return v[k];
 }
 
-uint32_t trace_anomaly_keytab_id_(struct keytab *t, uint64_t key)
-{
-    if (2 * (t->n + 1) > t->cap) {
-        struct keytab g = {.cap = t->cap ? t->cap * 2 : 256};
-        g.key = sim_xreallocarray(NULL, g.cap, sizeof(*g.key));
-        g.id = sim_xreallocarray(NULL, g.cap, sizeof(*g.id));
-        for (size_t i = 0; i < g.cap; i++)
-            g.key[i] = UINT64_MAX;
-        for (size_t i = 0; i < t->cap; i++)
-            if (t->key[i] != UINT64_MAX) {
-                size_t h = (size_t)((t->key[i] * 0x9E3779B97F4A7C15ull) >> 20) & (g.cap - 1);
-                while (g.key[h] != UINT64_MAX)
-                    h = (h + 1) & (g.cap - 1);
-                g.key[h] = t->key[i], g.id[h] = t->id[i];
-            }
-        free(t->key), free(t->id);
-        g.n = t->n;
-        *t = g;
-    }
-    size_t h = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & (t->cap - 1);
-    while (t->key[h] != UINT64_MAX && t->key[h] != key)
-        h = (h + 1) & (t->cap - 1);
-    if (t->key[h] == UINT64_MAX)
-        t->key[h] = key, t->id[h] = (uint32_t)t->n++;
-    return t->id[h];
-}
-
 static int cmp_opdur_desc(const void *a, const void *b)
 {
     return cmp_opdur(b, a);
@@ -330,7 +304,7 @@ static void find_slow(const struct trace_model *m, const struct trace_anomaly_op
     uint64_t *evs = dur_ev + n;        /* the ops by group, in order */
     uint64_t *dur = evs + n;           /* and their durations */
     uint32_t *gid = (void *)(dur + n); /* each op's group */
-    struct keytab kt = {0};
+    struct sim_keytab kt = {0};
     /* the group of an op name on an engine kind but the host's, straight from a table */
     size_t nstr = trace_model_str_count(m);
     uint32_t *by_name =
@@ -356,7 +330,7 @@ static void find_slow(const struct trace_model *m, const struct trace_anomaly_op
         /* a host message is a transfer on the host's link, then a service on an io_cpu:
          * two distributions of one name, told apart by their track */
         uint64_t where = eng == TRACE_ENGINE_HOST ? (uint64_t)e->track & 0xffffff : 0;
-        gid[i] = trace_anomaly_keytab_id_(&kt, (uint64_t)e->op << 32 | where << 8 | eng);
+        gid[i] = sim_keytab_id(&kt, (uint64_t)e->op << 32 | where << 8 | eng);
         if (slot)
             *slot = gid[i];
     }
@@ -432,8 +406,7 @@ static void find_slow(const struct trace_model *m, const struct trace_anomaly_op
     free(rank);
     free(keys);
 out_gid:
-    free(kt.key);
-    free(kt.id);
+    sim_keytab_free(&kt);
     free(group.v);
 }
 
@@ -504,13 +477,13 @@ static void find_idle(const struct trace_model *m, const struct trace_anomaly_op
     struct uop *v = scratch, *owned = NULL;
     uint32_t *cid = (void *)(v + n); /* each op's launch */
     size_t nv = 0;
-    struct keytab kt = {0};
+    struct sim_keytab kt = {0};
     int32_t last = 0;
     uint32_t last_id = UINT32_MAX; /* a launch's ops come in runs: its group, remembered */
     trace_progress_step(pg, "anomalies: idle gaps", n);
     for (uint64_t i = 0; i < n; i++) {
         if (i % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(pg, i)) {
-            free(kt.key), free(kt.id);
+            sim_keytab_free(&kt);
             return;
         }
         const struct trace_event *e = trace_model_event(m, i);
@@ -518,7 +491,7 @@ static void find_idle(const struct trace_model *m, const struct trace_anomaly_op
             continue;
         if (last_id == UINT32_MAX || e->cmdq_id != last) {
             last = e->cmdq_id;
-            last_id = trace_anomaly_keytab_id_(&kt, (uint64_t)(uint32_t)e->cmdq_id);
+            last_id = sim_keytab_id(&kt, (uint64_t)(uint32_t)e->cmdq_id);
         }
         cid[nv] = last_id;
         v[nv++] = (struct uop){e->start, trace_anomaly_ev_end_(m, e), i};
@@ -554,7 +527,7 @@ static void find_idle(const struct trace_model *m, const struct trace_anomaly_op
         free(pos);
         v = owned = w;
     }
-    free(kt.key), free(kt.id);
+    sim_keytab_free(&kt);
     for (size_t c = 0; c < nc; c++)
         trace_radix_sort(v + first[c], count[c], sizeof(*v), offsetof(struct uop, s));
     size_t most = 1; /* the most ops of a launch */

@@ -73,14 +73,14 @@ struct trace_anomaly_inc {
     struct trace_event last_ev;
     uint64_t trunc, max_start, max_late; /* as trace/analysis/regions_inc.c's */
     /* slow ops */
-    struct keytab gk; /* group key -> group */
-    struct sgroup *g; /* owned */
+    struct sim_keytab gk; /* group key -> group */
+    struct sgroup *g;     /* owned */
     size_t ng, capg;
-    struct keytab dk; /* (group, duration) -> dent, through dkey */
-    struct dent *d;   /* owned */
+    struct sim_keytab dk; /* (group, duration) -> dent, through dkey */
+    struct dent *d;       /* owned */
     size_t nd, capd;
     /* idle gaps */
-    struct keytab lk; /* cmdq_id -> launch */
+    struct sim_keytab lk; /* cmdq_id -> launch */
     struct ilaunch *l;
     size_t nl, capl;
     /* bandwidth windows of the transfers of ended ops */
@@ -91,7 +91,7 @@ struct trace_anomaly_inc {
     uint64_t lo, hi, sum; /* of the folded transfers' spans (lo UINT64_MAX: none) */
     bool any_x;
     /* the work of the ops a group's slow ops were held against (their details read once) */
-    struct keytab wk; /* event -> its work */
+    struct sim_keytab wk; /* event -> its work */
     double *work;
     size_t nwork, capwork;
 };
@@ -128,9 +128,8 @@ static void inc_reset(struct trace_anomaly_inc *st)
         free(st->l[i].big);
     }
     free(st->g), free(st->d), free(st->l), free(st->pend), free(st->rd), free(st->wr);
-    free(st->gk.key), free(st->gk.id), free(st->dk.key), free(st->dk.id);
-    free(st->lk.key), free(st->lk.id);
-    free(st->wk.key), free(st->wk.id), free(st->work);
+    sim_keytab_free(&st->gk), sim_keytab_free(&st->dk), sim_keytab_free(&st->lk);
+    sim_keytab_free(&st->wk), free(st->work);
     struct trace_anomaly_opts o = st->o;
     uint64_t late = st->max_late;
     memset(st, 0, sizeof(*st));
@@ -157,7 +156,7 @@ static uint64_t slow_key(const struct trace_model *m, const struct trace_event *
 
 static uint32_t group_of(struct trace_anomaly_inc *st, uint64_t key)
 {
-    uint32_t id = trace_anomaly_keytab_id_(&st->gk, key);
+    uint32_t id = sim_keytab_id(&st->gk, key);
     if (id == st->ng) {
         GROWA(st->g, st->ng, st->capg);
         st->g[st->ng++] = (struct sgroup){.key = key};
@@ -175,7 +174,7 @@ static bool pair_fits(uint32_t gid, uint64_t dur)
 /* Fold op i (ended, duration dur) into its group. */
 static void slow_fold(struct trace_anomaly_inc *st, uint32_t gid, uint64_t dur, uint64_t i)
 {
-    uint32_t id = trace_anomaly_keytab_id_(&st->dk, (uint64_t)gid << 40 | dur);
+    uint32_t id = sim_keytab_id(&st->dk, (uint64_t)gid << 40 | dur);
     if (id == st->nd) {
         GROWA(st->d, st->nd, st->capd);
         st->d[st->nd++] = (struct dent){.dur = dur};
@@ -198,7 +197,7 @@ static void slow_fold(struct trace_anomaly_inc *st, uint32_t gid, uint64_t dur, 
 static double work_kept(void *ctx, const struct trace_model *m, uint64_t ev)
 {
     struct trace_anomaly_inc *st = ctx;
-    uint32_t id = trace_anomaly_keytab_id_(&st->wk, ev);
+    uint32_t id = sim_keytab_id(&st->wk, ev);
     if (id == st->nwork) {
         GROWA(st->work, st->nwork, st->capwork);
         st->work[st->nwork++] = trace_anomaly_work_(m, ev);
@@ -334,7 +333,7 @@ static void slow_out(struct trace_anomaly_inc *st, const struct trace_model *m,
 
 static struct ilaunch *launch_of(struct trace_anomaly_inc *st, int32_t cmdq)
 {
-    uint32_t id = trace_anomaly_keytab_id_(&st->lk, (uint64_t)(uint32_t)cmdq);
+    uint32_t id = sim_keytab_id(&st->lk, (uint64_t)(uint32_t)cmdq);
     if (id == st->nl) {
         GROWA(st->l, st->nl, st->capl);
         st->l[st->nl++] = (struct ilaunch){.cmdq = cmdq};

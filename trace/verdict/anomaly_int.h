@@ -7,6 +7,7 @@
 #ifndef TRACE_ANOMALY_INT_H
 #define TRACE_ANOMALY_INT_H
 
+#include "sim/util/keytab.h"
 #include "trace/analysis/metrics.h"
 #include "trace/verdict/anomaly.h"
 
@@ -25,22 +26,12 @@ struct opdur {
     uint64_t ev;
 };
 
-/* The group of key in a small open-addressed table of the distinct keys (cap a power of
- * two, twice the keys at least), added when new. */
-struct keytab {
-    uint64_t *key; /* owned; UINT64_MAX: empty */
-    uint32_t *id;  /* owned */
-    size_t cap, n;
-};
-
 /* Append a to l. */
 void trace_anomaly_push_(struct list *l, const struct trace_anomaly *a);
 /* The end of an event: in-flight events run until now. */
 uint64_t trace_anomaly_ev_end_(const struct trace_model *m, const struct trace_event *ev);
 /* The INVALID_TRACE markers into l. */
 void trace_anomaly_find_invalid_(const struct trace_model *m, struct list *l);
-/* The group of key in t, added when new (ids 0, 1, ... in order of addition). */
-uint32_t trace_anomaly_keytab_id_(struct keytab *t, uint64_t key);
 /* The work op ev does, from its details (0: they do not say). */
 double trace_anomaly_work_(const struct trace_model *m, uint64_t ev);
 /* The slow ops of one group (count ops, the median and the median op) from its candidates
