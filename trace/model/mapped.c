@@ -131,6 +131,7 @@ void trace_model_lend(struct trace_model *m, const struct trace_model_lent *a,
     m->ext = true;
     m->ext_pages = false;
     m->ext_release = release, m->ext_ctx = ctx;
+    trace_lod_rebuild(m);
     m->gen++;
 }
 

@@ -196,6 +196,7 @@ static void track_fini(struct track_data *t)
 {
     trace_budget_free(t->idx, t->cap * sizeof(*t->idx));
     trace_budget_free(t->block, t->capblock * sizeof(*t->block));
+    free(t->lod);
 }
 
 void trace_model_free(struct trace_model *m)
@@ -1048,7 +1049,7 @@ static void track_recount(struct trace_model *m, struct track_data *t, size_t fr
     }
     t->nblock = need;
     t->dirty_from = SIZE_MAX;
-    (void)m;
+    trace_lod_track_update(m, t, b, &st);
 }
 
 /* A track's index in (start, event) order: an LSD radix sort on the starts, 11 bits a pass,
@@ -1162,6 +1163,8 @@ void trace_model_finish(struct trace_model *m)
             t->unsorted = true;
         t->idx[t->n++] = i;
         touch(m, tr, &ntouched);
+        if ((i & 0xffff) == 0xffff) /* a big batch maps pages fast: the budget looks too */
+            trace_budget_check();
     }
     m->nev_done = m->nev;
 
@@ -1176,6 +1179,8 @@ void trace_model_finish(struct trace_model *m)
         }
         size_t from = old_n ? old_n[tr] : t->n;
         track_recount(m, t, from < t->dirty_from ? from : t->dirty_from);
+        if ((q & 63) == 63)
+            trace_budget_check();
         if (t->ninflight == 0) {
             t->inflight_from = t->n;
         } else {

@@ -62,6 +62,11 @@ struct track_data {
     size_t ninflight;        /* in-flight events of the track (published or not) */
     bool unsorted;           /* an event arrived out of start order: rebuild at finish */
     bool touched;            /* in the current finish's list of changed tracks */
+    /* the level-of-detail summary (lod.c): lod[j] = block[j << the model's lod_level], in
+     * the heap (never given back), and the state after all n positions */
+    struct run_state *lod; /* owned */
+    size_t nlod, caplod;
+    struct run_state lod_end;
 };
 
 struct trace_model {
@@ -132,6 +137,9 @@ struct trace_model {
     size_t capsites;
     uint16_t *sitehash; /* owned: site ids, 0 empty, SITE_HASH long once the first is added */
 
+    unsigned lod_level; /* lod.c: the summaries keep every (1 << lod_level)-th block state */
+    size_t lod_total;   /* entries of every track's summary */
+
     /* mapped.c: ev, col_off and col, xf, dep_ev and dep_on, and each track's idx and block
      * are lent (not owned) while ext is set; ext_release(ext_ctx) gives them back */
     bool ext;
@@ -150,5 +158,12 @@ struct trace_model {
  * that nothing lent is freed. */
 void trace_model_ext_unshare(struct trace_model *m);
 void trace_model_ext_drop(struct trace_model *m);
+
+/* Level-of-detail summaries (lod.c): bring track t's up to date after its block states from
+ * block b on changed (state: the state after its n positions); rebuild every track's from
+ * their block states (a model lent its arrays). */
+void trace_lod_track_update(struct trace_model *m, struct track_data *t, size_t b,
+                            const struct run_state *state);
+void trace_lod_rebuild(struct trace_model *m);
 
 #endif

@@ -1,12 +1,15 @@
 /*
  * Drawing the Gantt pane (see gantt.h): the title, the rulers, the bands of markers,
- * tokens and bandwidth, and each row's cells from the model's busy-time index. Every cell
- * costs a few binary searches, whatever the zoom.
+ * tokens and bandwidth, and each row's cells from the model's busy-time index. A cell is
+ * decided from the tracks' level-of-detail summaries (trace/model/lod.h) where they settle
+ * it, so a wide view of a long run reads few events; else from the busy time itself, a few
+ * binary searches. Either way it draws the same.
  */
 #include "tui/gantt/gantt_int.h"
 
 #include "sim/util/escape.h"
 #include "sim/util/xalloc.h"
+#include "trace/model/lod.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -243,44 +246,6 @@ static void draw_bw_band(struct tui_gantt *g, struct tui_canvas *c, int y,
     }
 }
 
-/* Busy cycles of track in column i, computed once per frame. */
-static uint64_t busy_at(struct tui_gantt *g, uint32_t track, int i)
-{
-    if (!g->busy_done[track]) {
-        /* one cover per column boundary: neighbouring columns share it */
-        uint64_t *row = g->busy + (size_t)track * (size_t)g->plot_w;
-        uint64_t prev_b = UINT64_MAX, prev_cover = 0;
-        for (int k = 0; k < g->plot_w; k++) {
-            uint64_t a, b;
-            tui_gantt_cell_range(g, k, &a, &b);
-            uint64_t ca = a == prev_b ? prev_cover : trace_model_track_cover(g->m, track, a);
-            uint64_t cb = b > a ? trace_model_track_cover(g->m, track, b) : ca;
-            row[k] = cb - ca;
-            prev_b = b, prev_cover = cb;
-        }
-        g->busy_done[track] = 1;
-    }
-    return g->busy[(size_t)track * (size_t)g->plot_w + (size_t)i];
-}
-
-static void busy_reset(struct tui_gantt *g)
-{
-    size_t nt = trace_model_track_count(g->m);
-    size_t need = nt * (size_t)g->plot_w;
-    if (need > g->busy_cap) {
-        free(g->busy);
-        g->busy = sim_xcalloc(need, sizeof(*g->busy));
-        g->busy_cap = need;
-    }
-    if (nt > g->busy_done_cap) {
-        free(g->busy_done);
-        g->busy_done = sim_xcalloc(nt, 1);
-        g->busy_done_cap = nt;
-    }
-    if (nt)
-        memset(g->busy_done, 0, nt);
-}
-
 static const enum tui_style kind_styles[TRACE_KIND_COUNT] = {
     [TRACE_KIND_MEMORY] = TUI_STYLE_OP_MEMORY,
     [TRACE_KIND_GEMM] = TUI_STYLE_OP_GEMM,
@@ -383,20 +348,67 @@ static uint32_t cell_glyph(const struct tui_gantt *g, uint32_t track, uint64_t a
     return busy * 3 <= w ? gl->shade[1] : busy * 3 <= 2 * w ? gl->shade[2] : gl->shade[3];
 }
 
+/* The shade of a cell busy for busy of its w cycles. */
+static int shade_of(uint64_t busy, uint64_t w)
+{
+    return busy * 3 <= w ? 1 : busy * 3 <= 2 * w ? 2 : 3;
+}
+
+/* cell_glyph for column i of track, from the bounds on its busy cycles where they settle
+ * it: all of it busy; or a shade, when the summary shows the busy time is no run from
+ * either edge (some idle time before some busy time, and some busy time before some idle
+ * time). Else from the busy cycles themselves. */
+static uint32_t cell_glyph_lod(struct tui_gantt *g, uint32_t track, int i, uint64_t a, uint64_t b,
+                               const struct tui_glyphs *gl)
+{
+    uint64_t w = b - a, lo, hi;
+    tui_gantt_busy_bounds(g, track, i, &lo, &hi);
+    if (lo >= w)
+        return gl->eighths[8];
+    if (hi < w && shade_of(lo, w) == shade_of(hi, w) &&
+        trace_model_track_shape(g->m, track, a, b) ==
+            (TRACE_SHAPE_IDLE_BUSY | TRACE_SHAPE_BUSY_IDLE))
+        return gl->shade[shade_of(lo, w)];
+    return cell_glyph(g, track, a, b, tui_gantt_busy_exact(g, track, i), gl);
+}
+
+/* Whether some op of track may be wide enough in view to carry its name: one spans at
+ * least 5 columns, so 3 columns in a row (its inner ones, whatever the rounding at its
+ * ends) are busy all through. */
+static bool names_possible(struct tui_gantt *g, uint32_t track)
+{
+    if (g->cpc < 16)
+        return true;
+    int run = 0;
+    for (int i = 0; i < g->plot_w; i++) {
+        uint64_t a, b, lo, hi;
+        tui_gantt_cell_range(g, i, &a, &b);
+        tui_gantt_busy_bounds(g, track, i, &lo, &hi);
+        run = hi >= b - a ? run + 1 : 0;
+        if (run >= 3)
+            return true;
+    }
+    return false;
+}
+
 static void draw_track_row(struct tui_gantt *g, struct tui_canvas *c, const struct tui_view *v,
                            int y, uint32_t track, const struct tui_glyphs *gl)
 {
     for (int i = 0; i < g->plot_w; i++) {
-        uint64_t busy = busy_at(g, track, i);
-        if (!busy)
+        uint64_t lo, hi;
+        tui_gantt_busy_bounds(g, track, i, &lo, &hi);
+        if (!hi || (!lo && !tui_gantt_busy_exact(g, track, i)))
             continue;
         uint64_t a, b;
         tui_gantt_cell_range(g, i, &a, &b);
         enum tui_style st = cell_style(g, v, track, a, b);
         uint32_t mono = c->mono ? tui_mono_fill(st) : 0; /* no colours: the kind's character */
-        tui_canvas_put(c, g->plot_x + i, y, mono ? mono : cell_glyph(g, track, a, b, busy, gl), st);
+        tui_canvas_put(c, g->plot_x + i, y, mono ? mono : cell_glyph_lod(g, track, i, a, b, gl),
+                       st);
     }
     /* names on the ops wide enough to hold them */
+    if (!names_possible(g, track))
+        return;
     const uint64_t *idx;
     size_t n = trace_model_track_events(g->m, track, &idx);
     uint64_t a0, b0, e = tui_gantt_view_end(g);
@@ -426,6 +438,13 @@ static void draw_track_row(struct tui_gantt *g, struct tui_canvas *c, const stru
     }
 }
 
+/* The glyph class of a group cell busy for busy of its w cycles (all its tracks'): 0
+ * empty, 1-3 shades, 4 full. */
+static int group_class(uint64_t busy, uint64_t w)
+{
+    return !busy ? 0 : busy >= w ? 4 : shade_of(busy, w);
+}
+
 /* A group row: how busy its tracks are on average, as a shade. */
 static void draw_group_row(struct tui_gantt *g, struct tui_canvas *c, const struct tui_view *v,
                            int y, int node, const struct tui_glyphs *gl)
@@ -437,17 +456,24 @@ static void draw_group_row(struct tui_gantt *g, struct tui_canvas *c, const stru
         if (tui_gantt_track_passes(g, v, gn->tracks[k]))
             tracks[nt++] = gn->tracks[k];
     for (int i = 0; nt && i < g->plot_w; i++) {
-        uint64_t a, b, busy = 0;
+        uint64_t a, b, lo = 0, hi = 0;
         tui_gantt_cell_range(g, i, &a, &b);
-        for (size_t k = 0; k < nt; k++)
-            busy += busy_at(g, tracks[k], i);
-        if (!busy)
-            continue;
+        for (size_t k = 0; k < nt; k++) {
+            uint64_t l, h;
+            tui_gantt_busy_bounds(g, tracks[k], i, &l, &h);
+            lo += l, hi += h;
+        }
         uint64_t w = (b - a) * nt;
-        uint32_t glyph = busy >= w           ? gl->eighths[8]
-                         : busy * 3 <= w     ? gl->shade[1]
-                         : busy * 3 <= 2 * w ? gl->shade[2]
-                                             : gl->shade[3];
+        int cls = group_class(lo, w);
+        if (cls != group_class(hi, w)) { /* the summary does not settle it: the busy time */
+            lo = 0;
+            for (size_t k = 0; k < nt; k++)
+                lo += tui_gantt_busy_exact(g, tracks[k], i);
+            cls = group_class(lo, w);
+        }
+        if (!cls)
+            continue;
+        uint32_t glyph = cls == 4 ? gl->eighths[8] : gl->shade[cls];
         tui_canvas_put(c, g->plot_x + i, y, glyph, TUI_STYLE_GROUP);
     }
     free(tracks);
@@ -546,7 +572,7 @@ void tui_gantt_render(void *self, struct tui_canvas *c, struct tui_rect r, struc
     if (g->band_bw >= 0)
         draw_bw_band(g, c, g->band_bw, gl);
 
-    busy_reset(g);
+    tui_gantt_busy_reset(g);
     tui_gantt_kinds_update(g);
     if (trace_model_event_count(g->m) == 0 && g->rows_h > 0)
         tui_canvas_text(c, g->plot_x + 1, g->rows_y, g->plot_w - 1, TUI_STYLE_DIM,

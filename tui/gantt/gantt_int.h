@@ -100,7 +100,7 @@ struct tui_gantt {
     uint64_t seen_gen;
 
     /* per frame: busy cycles of each track per column, computed on demand */
-    uint64_t *busy;     /* owned: track * plot_w */
+    uint64_t *busy;     /* owned: track * plot_w pairs of bounds (gantt_draw.c) */
     uint8_t *busy_done; /* owned: per track */
     size_t busy_cap, busy_done_cap;
 
@@ -212,6 +212,12 @@ void tui_gantt_strip_layout(struct tui_gantt *g);
 int tui_gantt_power_rows(const struct tui_gantt *g);
 void tui_gantt_draw_power(struct tui_gantt *g, struct tui_canvas *c, const struct tui_glyphs *gl);
 void tui_gantt_draw_strips(struct tui_gantt *g, struct tui_canvas *c, const struct tui_glyphs *gl);
+/* Within a frame (gantt_busy.c): forget the last frame's busy cycles; bounds on the busy
+ * cycles of track in column i (from the model's level-of-detail summary), and the busy
+ * cycles themselves (reading the track's index). */
+void tui_gantt_busy_reset(struct tui_gantt *g);
+void tui_gantt_busy_bounds(struct tui_gantt *g, uint32_t track, int i, uint64_t *lo, uint64_t *hi);
+uint64_t tui_gantt_busy_exact(struct tui_gantt *g, uint32_t track, int i);
 /* The widest label of the heatmap's rows, for strip_label_want. */
 int tui_gantt_strip_label_width(const struct tui_gantt *g, bool unicode);
 

@@ -86,6 +86,17 @@ void tui_gantt_strip_layout(struct tui_gantt *g)
     g->rows_h = bottom - g->rows_y;
 }
 
+/* The height of a utilization cell: n engines busy for busy cycles of a column of w; 0
+ * when none is busy. */
+static int util_level(uint64_t busy, size_t n, uint64_t w)
+{
+    if (!busy)
+        return 0;
+    double f = (double)busy / ((double)n * (double)w);
+    int level = (int)ceil(f * 8 - 1e-9);
+    return level < 1 ? 1 : level > 8 ? 8 : level;
+}
+
 static void draw_util(struct tui_gantt *g, struct tui_canvas *c, const struct tui_glyphs *gl)
 {
     int kinds[TRACE_ENGINE_COUNT];
@@ -106,16 +117,22 @@ static void draw_util(struct tui_gantt *g, struct tui_canvas *c, const struct tu
                         TUI_TEXT_ELLIPSIS);
         tui_canvas_fill(c, (struct tui_rect){g->plot_x, y, g->plot_w, 1}, ' ', TUI_STYLE_NORMAL);
         for (int i = 0; i < g->plot_w; i++) {
-            uint64_t a, b, busy = 0;
+            uint64_t a, b, lo = 0, hi = 0;
             tui_gantt_cell_range(g, i, &a, &b);
-            for (size_t j = 0; j < n; j++)
-                busy += trace_model_track_busy(g->m, tracks[j], a, b);
-            if (!busy)
-                continue;
-            double f = (double)busy / ((double)n * (double)(b - a));
-            int level = (int)ceil(f * 8 - 1e-9);
-            level = level < 1 ? 1 : level > 8 ? 8 : level;
-            tui_canvas_put(c, g->plot_x + i, y, gl->spark[level], TUI_STYLE_BANDWIDTH);
+            for (size_t j = 0; j < n; j++) {
+                uint64_t l, h;
+                tui_gantt_busy_bounds(g, tracks[j], i, &l, &h);
+                lo += l, hi += h;
+            }
+            int level = util_level(lo, n, b - a);
+            if (level != util_level(hi, n, b - a)) { /* not settled by the summary */
+                lo = 0;
+                for (size_t j = 0; j < n; j++)
+                    lo += tui_gantt_busy_exact(g, tracks[j], i);
+                level = util_level(lo, n, b - a);
+            }
+            if (level)
+                tui_canvas_put(c, g->plot_x + i, y, gl->spark[level], TUI_STYLE_BANDWIDTH);
         }
     }
     free(tracks);
