@@ -328,3 +328,56 @@ Test(lod, every_cell_is_what_the_busy_time_gives_at_any_zoom)
     trace_model_free(m);
     trace_budget_set(TRACE_BUDGET_DEFAULT);
 }
+
+Test(lod, a_live_runs_cells_with_ops_in_flight)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t tr[3];
+    for (int k = 0; k < 3; k++) {
+        char name[64];
+        snprintf(name, sizeof(name), "sip0.cube0.pe%d.pe_dma", k);
+        tr[k] = trace_model_track(m, name, TRACE_ENGINE_DMA, k);
+    }
+    struct tui_view v;
+    tui_view_init(&v, m, true);
+    v.live = true;
+    struct tui_gantt *g = tui_gantt_new(&v);
+    struct tui_canvas *c = tui_canvas_new(120, 16, true);
+    uint64_t now = 0, open[24];
+    size_t nopen = 0;
+    rng = 5;
+    for (int step = 1; step <= 20000; step++) {
+        now += 1 + rnd(6);
+        trace_model_set_now(m, now);
+        if (nopen < 24 && rnd(2)) {
+            struct trace_event ev = {.start = now,
+                                     .end = now,
+                                     .track = tr[rnd(3)],
+                                     .cmdq_id = TRACE_NO_CMDQ,
+                                     .op = trace_model_intern(m, "x", 1),
+                                     .flags = TRACE_EV_INFLIGHT};
+            open[nopen++] = trace_model_add_event(m, &ev);
+        } else if (nopen) {
+            size_t k = rnd(nopen);
+            trace_model_end_event(m, open[k], now);
+            open[k] = open[--nopen];
+        }
+        if (step % 1000 == 0) {
+            trace_model_finish(m);
+            for (int q = 0; q < 4; q++) {
+                tui_gantt_ops.sync(g, &v);
+                g->fit = false;
+                g->cpc = (double)now / (double)(1 + rnd(q ? 400 : 1));
+                g->t0 = (double)rnd(now);
+                tui_gantt_ops.render(g, c, (struct tui_rect){0, 0, c->w, c->h}, &v, true);
+                char what[96];
+                snprintf(what, sizeof(what), "live at %lu, %.3f cycles a column from %.0f",
+                         (unsigned long)now, g->cpc, g->t0);
+                check_screen(g, c, &v, m, what);
+            }
+        }
+    }
+    tui_canvas_free(c);
+    tui_gantt_free(g);
+    trace_model_free(m);
+}
