@@ -55,8 +55,9 @@ uint64_t trace_budget_trims(void);
 void trace_budget_trim(void);
 
 /* Look now, as the thread does every few ms, and give the pages back if due: a loop that maps
- * pages fast (the live TUI, after each frame) calls it so that RSS stays bounded even when
- * the thread is starved on a loaded machine. Cheap (one read of /proc/self/statm) and a
+ * pages fast (the live TUI, after each frame; trace_model_finish, every 64 Ki events taken in
+ * and every 64 tracks recounted) calls it so that RSS stays bounded even when the thread is
+ * starved on a loaded machine. Cheap (one read of /proc/self/statm) and a
  * no-op before any array is in the file or lent. */
 void trace_budget_check(void);
 
