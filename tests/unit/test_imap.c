@@ -102,6 +102,35 @@ Test(imap, thousands_of_ranges_over_many_blocks_match_a_plain_array)
     random_run(3, 5000, 3, 6000);
 }
 
+Test(imap, a_map_grown_to_tens_of_thousands_of_ranges_matches_a_plain_array)
+{
+    /* short writes over a wide space: its blocks grow with the map, then split at their new
+     * size; then writes across many blocks empty whole ones and cut others */
+    srand(4);
+    struct trace_imap m = {0};
+    struct ref r = {0};
+    for (uint32_t s = 0; s < 45000; s++) {
+        uint64_t lo = (uint64_t)rand() % 4000000, len = 1 + (uint64_t)rand() % 30;
+        trace_imap_assign(&m, lo, lo + len, s, s);
+        ref_assign(&r, lo, lo + len, s, s);
+        if (s % 997 == 0)
+            check_same(&m, &r, (uint64_t)rand() % 4000010);
+    }
+    check_same(&m, &r, 0);
+    cr_assert_gt(r.n, 40000);
+    for (uint32_t s = 0; s < 4000; s++) {
+        uint64_t lo = (uint64_t)rand() % 4000000;
+        uint64_t len = s % 200 == 0 ? (uint64_t)rand() % 200000 : 1 + (uint64_t)rand() % 30;
+        trace_imap_assign(&m, lo, lo + len, 45000 + s, s);
+        ref_assign(&r, lo, lo + len, 45000 + s, s);
+        if (s % 200 == 0)
+            check_same(&m, &r, lo + (uint64_t)rand() % (len + 1));
+    }
+    check_same(&m, &r, 5);
+    trace_imap_fini(&m);
+    free(r.v);
+}
+
 Test(imap, one_write_equal_writes_and_neighbours)
 {
     struct trace_imap m = {0};

@@ -1,8 +1,8 @@
 /*
  * An interval map for the critical path (critpath.h): which op wrote each byte range of a
  * memory space last, and when that op ended. Disjoint intervals kept in address order in
- * blocks (a write in the middle of millions of ranges moves a block's worth of them, not
- * the map's); a write that replaces ranges by as many moves nothing.
+ * blocks (a write in the middle of millions of ranges moves part of a block, not the map's
+ * ranges); a write that replaces ranges by as many moves nothing.
  */
 #ifndef TRACE_IMAP_H
 #define TRACE_IMAP_H
@@ -25,6 +25,7 @@ struct trace_imap {
     struct trace_iblock *b; /* owned, in order */
     uint64_t *top;          /* owned: the hi of each block's last interval */
     size_t nb, capb;
+    size_t count; /* intervals */
     /* where searches of a few thousand addresses ended (by a hash of the address), tried
      * first: most ops read what was written or read at the same address just before */
     struct trace_imap_guess {
