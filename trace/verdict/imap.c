@@ -101,7 +101,10 @@ static struct trace_imap_pos search(const struct trace_imap *m, uint64_t lo)
     return search_block(m, a, m->b[a].n / 2, lo);
 }
 
-enum { GUESSES = 4096 };
+/* The guesses: GUESSES by address, then GUESSES by the address's NEAR_BITS-aligned block (a
+ * write just past the one before it, as a kernel writes a buffer in order, is searched for
+ * from there). */
+enum { GUESSES = 4096, NEAR_BITS = 12 };
 
 /* Whether p is the first interval of m whose hi is above lo. */
 static bool first_at(const struct trace_imap *m, struct trace_imap_pos p, uint64_t lo)
@@ -111,34 +114,69 @@ static bool first_at(const struct trace_imap *m, struct trace_imap_pos p, uint64
     return p.i ? m->b[p.b].v[p.i - 1].hi <= lo : p.b == 0 || m->top[p.b - 1] <= lo;
 }
 
-/* The guess slot of address lo. */
-static size_t guess_slot(uint64_t lo)
+/* The guess slot of key x (an address, or an aligned block's). */
+static size_t guess_slot(uint64_t x)
 {
-    return (size_t)((lo * 0x9e3779b97f4a7c15u) >> 52); /* 12 bits: GUESSES */
+    return (size_t)((x * 0x9e3779b97f4a7c15u) >> 52); /* 12 bits: GUESSES */
+}
+
+/* Remember p as where lo was found, by lo and by its block. */
+static void guess_put(struct trace_imap *m, uint64_t lo, struct trace_imap_pos p)
+{
+    if (!m->guess)
+        m->guess = sim_xcalloc(2 * GUESSES, sizeof(*m->guess));
+    struct trace_imap_guess *g = &m->guess[guess_slot(lo)];
+    g->lo = lo, g->b = (uint32_t)p.b, g->i = (uint32_t)p.i;
+    g = &m->guess[GUESSES + guess_slot(lo >> NEAR_BITS)];
+    g->lo = lo >> NEAR_BITS, g->b = (uint32_t)p.b, g->i = (uint32_t)p.i;
+}
+
+/* The first interval whose hi is above lo, searched from the guess g when lo falls in its
+ * block or the next: false (*p unset) when neither holds it. */
+static bool search_near(const struct trace_imap *m, const struct trace_imap_guess *g, uint64_t lo,
+                        struct trace_imap_pos *p)
+{
+    size_t b = g->b, i = g->i;
+    if (b >= m->nb)
+        return false;
+    if (m->top[b] <= lo) /* past its block: at the head of the next, or past the end */
+        b++, i = 0;
+    else if (b && m->top[b - 1] > lo)
+        return false;
+    if (b == m->nb)
+        *p = (struct trace_imap_pos){b, 0};
+    else if (m->top[b] > lo)
+        *p = search_block(m, b, i, lo);
+    else
+        return false;
+    return true;
 }
 
 struct trace_imap_pos trace_imap_first(struct trace_imap *m, uint64_t lo)
 {
-    size_t h = guess_slot(lo);
     struct trace_imap_pos p;
-    if (m->guess && m->guess[h].lo == lo) {
-        p = (struct trace_imap_pos){m->guess[h].b, m->guess[h].i};
-        if (first_at(m, p, lo))
-            return p;
-        /* moved within its block (a write before it changed the count) or to a block split
-         * from it: search that block alone when lo still falls in it */
-        if (p.b < m->nb && m->top[p.b] > lo && (p.b == 0 || m->top[p.b - 1] <= lo)) {
-            p = search_block(m, p.b, p.i, lo);
-            m->guess[h].i = (uint32_t)p.i;
+    if (m->guess) {
+        const struct trace_imap_guess *g = &m->guess[guess_slot(lo)];
+        if (g->lo == lo) {
+            p = (struct trace_imap_pos){g->b, g->i};
+            if (first_at(m, p, lo))
+                return p;
+            /* moved within its block (a write before it changed the count) or to a block
+             * split from it */
+            if (search_near(m, g, lo, &p)) {
+                guess_put(m, lo, p);
+                return p;
+            }
+        }
+        g = &m->guess[GUESSES + guess_slot(lo >> NEAR_BITS)];
+        if (g->lo == lo >> NEAR_BITS && search_near(m, g, lo, &p)) {
+            guess_put(m, lo, p);
             return p;
         }
     }
     p = search(m, lo);
-    if (p.b < m->nb) {
-        if (!m->guess)
-            m->guess = sim_xcalloc(GUESSES, sizeof(*m->guess));
-        m->guess[h].lo = lo, m->guess[h].b = (uint32_t)p.b, m->guess[h].i = (uint32_t)p.i;
-    }
+    if (p.b < m->nb)
+        guess_put(m, lo, p);
     return p;
 }
 
@@ -228,10 +266,7 @@ void trace_imap_assign(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t 
     struct trace_imap_pos mine = {at.b, at.i + np - 1 - has_right};
     if (k->n > k->cap)
         block_overflow(m, &mine);
-    if (m->guess) { /* the next search of lo finds it here */
-        size_t h = guess_slot(lo);
-        m->guess[h].lo = lo, m->guess[h].b = (uint32_t)mine.b, m->guess[h].i = (uint32_t)mine.i;
-    }
+    guess_put(m, lo, mine); /* the next search of lo, or just past it, starts here */
 }
 
 size_t trace_imap_count(const struct trace_imap *m)

@@ -26,8 +26,9 @@ struct trace_imap {
     uint64_t *top;          /* owned: the hi of each block's last interval */
     size_t nb, capb;
     size_t count; /* intervals */
-    /* where searches of a few thousand addresses ended (by a hash of the address), tried
-     * first: most ops read what was written or read at the same address just before */
+    /* where searches of a few thousand addresses ended (by a hash of the address, then by a
+     * hash of its aligned block), tried first: most ops read what was written or read at the
+     * same address just before, and write just past what was written before */
     struct trace_imap_guess {
         uint64_t lo;
         uint32_t b, i;
