@@ -1,7 +1,7 @@
 /* The critical path's interval map (trace/verdict/imap.h) against a plain array of intervals
  * doing the same replacements: random writes (of no length, equal, adjacent, overlapping,
- * covering thousands of ranges across blocks), the map's whole contents and lookups compared
- * after each. */
+ * covering thousands of ranges across blocks), the map's whole contents, lookups and the
+ * latest writer of a range compared after each. */
 #include "trace/verdict/imap.h"
 
 #include <criterion/criterion.h>
@@ -62,6 +62,20 @@ static void check_same(struct trace_imap *m, const struct ref *r, uint64_t probe
     cr_assert_eq(got, a < r->n);
     if (got)
         cr_assert(x.lo == r->v[a].lo && x.hi == r->v[a].hi && x.op == r->v[a].op);
+    /* of those [probe, hi) overlaps, less one op's, the first written last */
+    uint64_t hi = probe + probe % 7 * 3;
+    uint32_t skip = a < r->n && probe % 2 ? r->v[a].op : UINT32_MAX;
+    const struct trace_ival *want = NULL;
+    for (size_t i = a; i < r->n && r->v[i].lo < hi; i++)
+        if (r->v[i].op != skip && (!want || r->v[i].end > want->end))
+            want = &r->v[i];
+    got = trace_imap_latest(m, probe, hi, skip, &x);
+    cr_assert_eq(got, want != NULL, "latest of [%lu, %lu)", (unsigned long)probe,
+                 (unsigned long)hi);
+    if (got)
+        cr_assert(x.lo == want->lo && x.hi == want->hi && x.op == want->op && x.end == want->end,
+                  "latest of [%lu, %lu): op %u, not %u", (unsigned long)probe, (unsigned long)hi,
+                  x.op, want->op);
 }
 
 static void random_run(unsigned seed, uint64_t space, uint64_t maxlen, size_t steps)

@@ -724,20 +724,15 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
             v = op_reads(&rg, k, &buf);
         for (size_t r = 0; r < v->nreads; r++) {
             const struct trace_range *rd = &v->reads[r];
-            struct trace_imap *mp = &maps[rd->space];
-            struct trace_imap_pos at = trace_imap_first(mp, rd->lo);
-            struct trace_ival xv;
-            while (trace_imap_next(mp, &at, &xv)) {
-                const struct trace_ival *x = &xv;
-                if (x->lo >= rd->hi)
-                    break;
-                uint32_t c = x->op;
-                if (c != k && better(x->end, TRACE_DEP_RAW, best, best_end, bw)) {
-                    best = c, best_end = x->end, bw = TRACE_DEP_RAW;
-                    uint64_t lo = x->lo > rd->lo ? x->lo : rd->lo;
-                    uint64_t hi = x->hi < rd->hi ? x->hi : rd->hi;
-                    brange = (struct trace_range){rd->space, lo, hi};
-                }
+            /* of the ranges it reads, the first written last (by an op not itself): the
+             * candidate that would win of them one by one */
+            struct trace_ival x;
+            if (trace_imap_latest(&maps[rd->space], rd->lo, rd->hi, k, &x) &&
+                better(x.end, TRACE_DEP_RAW, best, best_end, bw)) {
+                best = x.op, best_end = x.end, bw = TRACE_DEP_RAW;
+                uint64_t lo = x.lo > rd->lo ? x.lo : rd->lo;
+                uint64_t hi = x.hi < rd->hi ? x.hi : rd->hi;
+                brange = (struct trace_range){rd->space, lo, hi};
             }
         }
         if (ops[k].tile != TRACE_NO_STR) {

@@ -217,6 +217,13 @@ static void block_overflow(struct trace_imap *m, struct trace_imap_pos *mine)
 void trace_imap_assign(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t op, uint64_t end)
 {
     struct trace_imap_pos at = trace_imap_first(m, lo);
+    if (at.b < m->nb) { /* the bytes of one interval, rewritten: in place */
+        struct trace_ival *e = &m->b[at.b].v[at.i];
+        if (e->lo == lo && e->hi == hi) {
+            e->op = op, e->end = end;
+            return;
+        }
+    }
     struct trace_ival put[3];
     size_t np = 0;
     if (at.b == m->nb) { /* past every interval: at the end of the last block */
@@ -267,6 +274,26 @@ void trace_imap_assign(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t 
     if (k->n > k->cap)
         block_overflow(m, &mine);
     guess_put(m, lo, mine); /* the next search of lo, or just past it, starts here */
+}
+
+bool trace_imap_latest(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t skip,
+                       struct trace_ival *x)
+{
+    struct trace_imap_pos p = trace_imap_first(m, lo);
+    const struct trace_ival *best = NULL;
+    for (size_t b = p.b, i = p.i; b < m->nb; b++, i = 0) {
+        const struct trace_ival *v = m->b[b].v;
+        for (size_t n = m->b[b].n; i < n; i++) {
+            if (v[i].lo >= hi)
+                goto done;
+            if (v[i].op != skip && (!best || v[i].end > best->end))
+                best = &v[i];
+        }
+    }
+done:
+    if (best)
+        *x = *best;
+    return best != NULL;
 }
 
 size_t trace_imap_count(const struct trace_imap *m)

@@ -51,6 +51,12 @@ struct trace_imap_pos trace_imap_first(struct trace_imap *m, uint64_t lo);
 /* The interval at *p, then *p moved to the next one: false past the end. */
 bool trace_imap_next(const struct trace_imap *m, struct trace_imap_pos *p, struct trace_ival *x);
 
+/* Of the intervals from the first whose hi is above lo on while their lo is below hi (those
+ * [lo, hi) overlaps) whose op is not skip, the first of those whose end is the latest, into
+ * *x: false when there is none. */
+bool trace_imap_latest(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t skip,
+                       struct trace_ival *x);
+
 /* The number of intervals in m. */
 size_t trace_imap_count(const struct trace_imap *m);
 
