@@ -174,6 +174,45 @@ Test(critpath, a_hand_computed_dag_follows_its_latest_dependencies)
     trace_model_free(m);
 }
 
+/* The RAW predecessor of ops reading bytes two ops wrote, both ending at 100: the writer of
+ * the first range it reads, of the lowest bytes within one range. */
+Test(critpath, of_writers_ending_together_the_first_bytes_read_win)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t dma1 = trace_model_track(m, "sip0.cube0.pe1.pe_dma", TRACE_ENGINE_DMA, 1);
+    uint32_t dma2 = trace_model_track(m, "sip0.cube0.pe2.pe_dma", TRACE_ENGINE_DMA, 2);
+    uint32_t te0 = trace_model_track(m, "sip0.cube0.pe0.pe_gemm", TRACE_ENGINE_TE, 0);
+    uint32_t ve0 = trace_model_track(m, "sip0.cube0.pe0.pe_math", TRACE_ENGINE_VE, 0);
+    uint64_t A = add(m, dma1, "dma_read", TRACE_KIND_MEMORY, 0, 100, NULL);
+    uint64_t B = add(m, dma2, "dma_read", TRACE_KIND_MEMORY, 0, 100, NULL);
+    uint64_t C = add(m, te0, "gemm_f32", TRACE_KIND_GEMM, 120, 300, NULL);
+    uint64_t C2 = add(m, te0, "gemm_f32", TRACE_KIND_GEMM, 320, 500, NULL);
+    uint64_t D = add(m, ve0, "exp", TRACE_KIND_MATH, 120, 200, NULL);
+    dma_read(m, A, 0, 0, 256);      /* tcm 0..256 */
+    dma_read(m, B, 4096, 256, 256); /* tcm 256..512 */
+    gemm(m, C, 256, 0, 1024);       /* reads B's bytes first */
+    gemm(m, C2, 0, 256, 2048);      /* reads A's bytes first */
+    math(m, D, 128, 3072);          /* tcm 128..384: A's bytes, then B's */
+    trace_model_finish(m);
+
+    struct {
+        uint64_t op, pred, lo, hi;
+    } want[] = {{C, B, 256, 512}, {C2, A, 0, 256}, {D, A, 128, 256}};
+    for (size_t w = 0; w < 3; w++) {
+        uint64_t set[] = {A, B, want[w].op};
+        struct trace_critpath p;
+        path_of(m, set, 3, &p);
+        cr_assert_eq(p.n, 2);
+        cr_assert_eq(p.steps[1].ev, want[w].op);
+        cr_assert_eq(p.steps[1].why, TRACE_DEP_RAW);
+        cr_assert_eq(p.steps[1].pred, want[w].pred, "op %zu", w);
+        cr_assert_eq(p.steps[1].range.lo, want[w].lo, "op %zu", w);
+        cr_assert_eq(p.steps[1].range.hi, want[w].hi, "op %zu", w);
+        trace_critpath_fini(&p);
+    }
+    trace_model_free(m);
+}
+
 Test(critpath, tiles_engines_and_launch_order_when_memory_says_nothing)
 {
     struct trace_model *m = trace_model_new();

@@ -1,7 +1,7 @@
 /* The critical path's interval map (trace/verdict/imap.h) against a plain array of intervals
  * doing the same replacements: random writes (of no length, equal, adjacent, overlapping,
- * covering thousands of ranges across blocks), the map's whole contents and lookups compared
- * after each. */
+ * covering thousands of ranges across blocks), the map's whole contents, lookups and the
+ * latest writer of a range compared after each. */
 #include "trace/verdict/imap.h"
 
 #include <criterion/criterion.h>
@@ -62,6 +62,20 @@ static void check_same(struct trace_imap *m, const struct ref *r, uint64_t probe
     cr_assert_eq(got, a < r->n);
     if (got)
         cr_assert(x.lo == r->v[a].lo && x.hi == r->v[a].hi && x.op == r->v[a].op);
+    /* of those [probe, hi) overlaps, less one op's, the first written last */
+    uint64_t hi = probe + probe % 7 * 3;
+    uint32_t skip = a < r->n && probe % 2 ? r->v[a].op : UINT32_MAX;
+    const struct trace_ival *want = NULL;
+    for (size_t i = a; i < r->n && r->v[i].lo < hi; i++)
+        if (r->v[i].op != skip && (!want || r->v[i].end > want->end))
+            want = &r->v[i];
+    got = trace_imap_latest(m, probe, hi, skip, &x);
+    cr_assert_eq(got, want != NULL, "latest of [%lu, %lu)", (unsigned long)probe,
+                 (unsigned long)hi);
+    if (got)
+        cr_assert(x.lo == want->lo && x.hi == want->hi && x.op == want->op && x.end == want->end,
+                  "latest of [%lu, %lu): op %u, not %u", (unsigned long)probe, (unsigned long)hi,
+                  x.op, want->op);
 }
 
 static void random_run(unsigned seed, uint64_t space, uint64_t maxlen, size_t steps)
@@ -100,6 +114,35 @@ Test(imap, thousands_of_ranges_over_many_blocks_match_a_plain_array)
 {
     random_run(2, 200000, 40, 6000); /* blocks split, emptied and merged over */
     random_run(3, 5000, 3, 6000);
+}
+
+Test(imap, a_map_grown_to_tens_of_thousands_of_ranges_matches_a_plain_array)
+{
+    /* short writes over a wide space: its blocks grow with the map, then split at their new
+     * size; then writes across many blocks empty whole ones and cut others */
+    srand(4);
+    struct trace_imap m = {0};
+    struct ref r = {0};
+    for (uint32_t s = 0; s < 45000; s++) {
+        uint64_t lo = (uint64_t)rand() % 4000000, len = 1 + (uint64_t)rand() % 30;
+        trace_imap_assign(&m, lo, lo + len, s, s);
+        ref_assign(&r, lo, lo + len, s, s);
+        if (s % 997 == 0)
+            check_same(&m, &r, (uint64_t)rand() % 4000010);
+    }
+    check_same(&m, &r, 0);
+    cr_assert_gt(r.n, 40000);
+    for (uint32_t s = 0; s < 4000; s++) {
+        uint64_t lo = (uint64_t)rand() % 4000000;
+        uint64_t len = s % 200 == 0 ? (uint64_t)rand() % 200000 : 1 + (uint64_t)rand() % 30;
+        trace_imap_assign(&m, lo, lo + len, 45000 + s, s);
+        ref_assign(&r, lo, lo + len, 45000 + s, s);
+        if (s % 200 == 0)
+            check_same(&m, &r, lo + (uint64_t)rand() % (len + 1));
+    }
+    check_same(&m, &r, 5);
+    trace_imap_fini(&m);
+    free(r.v);
 }
 
 Test(imap, one_write_equal_writes_and_neighbours)

@@ -522,7 +522,6 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     uint8_t *composite = NULL; /* per op, whether it is a composite op; NULL: none */
     size_t n = 0;
     uint64_t now = trace_model_now(m);
-    bool all_cols = true; /* every op has op columns */
     for (size_t i = 0; i < in->n; i++) {
         if (i % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
             trace_model_lent_giveback(m); /* the events read so far */
@@ -543,7 +542,6 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
                 composite = sim_xcalloc(in->n, 1);
             composite[n] = 1;
         }
-        all_cols = all_cols && trace_opinfo_cached(m, in->events[i]);
         uint64_t end = e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
         ops[n++] = (struct op){e->start, end, e->track, e->tile};
     }
@@ -566,13 +564,20 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     /* their memory ranges: the caller's opinfo (op k's is info[op_src(src, k)]), not copied (a
      * launch of a million ops would copy 150 MB), or decoded here and kept as ranges alone */
     struct ranges rg = {0};
+    bool decode = !in->max_decode || n <= in->max_decode;
+    bool all_cols = decode && !in->info; /* every op has op columns (not looked at unless read) */
+    for (size_t i = 0; all_cols && i < in->n; i++) {
+        if (i % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
+            trace_model_lent_giveback(m); /* the op columns looked at so far */
+        all_cols = trace_opinfo_cached(m, in->events[i]);
+    }
     if (in->info) {
         rg.info = in->info;
         rg.src = src;
         if (in->info_spaces)
             out->spaces = *in->info_spaces;
         out->decoded = n;
-    } else if ((!in->max_decode || n <= in->max_decode) && all_cols) {
+    } else if (all_cols) {
         /* fused: read as the sweep goes */
         rg = (struct ranges){.src = src,
                              .cols = true,
@@ -588,7 +593,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         for (size_t i = 0; i < WCACHE; i++)
             rg.wcache[i].tag = UINT32_MAX;
         out->decoded = n;
-    } else if (!in->max_decode || n <= in->max_decode) {
+    } else if (decode) {
         trace_progress_step(in->progress, "critical path: op details", n);
         if (!ranges_decode(&rg, m, src, n, &out->spaces, in)) {
             ranges_fini(&rg);
@@ -724,20 +729,15 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
             v = op_reads(&rg, k, &buf);
         for (size_t r = 0; r < v->nreads; r++) {
             const struct trace_range *rd = &v->reads[r];
-            struct trace_imap *mp = &maps[rd->space];
-            struct trace_imap_pos at = trace_imap_first(mp, rd->lo);
-            struct trace_ival xv;
-            while (trace_imap_next(mp, &at, &xv)) {
-                const struct trace_ival *x = &xv;
-                if (x->lo >= rd->hi)
-                    break;
-                uint32_t c = x->op;
-                if (c != k && better(x->end, TRACE_DEP_RAW, best, best_end, bw)) {
-                    best = c, best_end = x->end, bw = TRACE_DEP_RAW;
-                    uint64_t lo = x->lo > rd->lo ? x->lo : rd->lo;
-                    uint64_t hi = x->hi < rd->hi ? x->hi : rd->hi;
-                    brange = (struct trace_range){rd->space, lo, hi};
-                }
+            /* of the ranges it reads, the first written last (by an op not itself): the
+             * candidate that would win of them one by one */
+            struct trace_ival x;
+            if (trace_imap_latest(&maps[rd->space], rd->lo, rd->hi, k, &x) &&
+                better(x.end, TRACE_DEP_RAW, best, best_end, bw)) {
+                best = x.op, best_end = x.end, bw = TRACE_DEP_RAW;
+                uint64_t lo = x.lo > rd->lo ? x.lo : rd->lo;
+                uint64_t hi = x.hi < rd->hi ? x.hi : rd->hi;
+                brange = (struct trace_range){rd->space, lo, hi};
             }
         }
         if (ops[k].tile != TRACE_NO_STR) {

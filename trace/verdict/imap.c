@@ -1,10 +1,14 @@
 /*
- * The critical path's interval map (see imap.h): disjoint intervals by lo, in blocks of at
- * most 2 * IBLOCK (never empty), each keeping its intervals' fields side by side (and the map
- * its blocks' last his) so that a search reads few cache lines. A write finds the run of
- * intervals it covers and replaces it by its own interval and the parts left of the first and
- * right of the last, moving the rest of the block once, by the difference in count (not at
- * all when an op rewrites what one op wrote before it: the common case).
+ * The critical path's interval map (see imap.h): disjoint intervals by lo, in blocks (never
+ * empty), each holding its intervals whole, side by side (an interval's bounds, op and end
+ * in one cache line), and the map its blocks' last his, so that a search reads few cache
+ * lines. A write finds the run of intervals it covers and replaces it by its own interval and
+ * the parts left of the first and right of the last, moving the rest of the block once, by
+ * the difference in count (not at all when an op rewrites what one op wrote before it: the
+ * common case). Blocks hold up to a size that grows with the map's (from BLOCK_MIN to
+ * BLOCK_MAX intervals): a map of a few hundred ranges rewritten millions of times moves a
+ * few dozen at a write, one of millions a few hundred, not its whole array of blocks at each
+ * split.
  */
 #include "trace/verdict/imap.h"
 
@@ -13,43 +17,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { IBLOCK = 256, IROOM = 2 * IBLOCK + 3 };
+/* A block holds at most cap intervals between writes, and room for the two a write may add
+ * beyond (cap + ROOM). */
+enum { BLOCK_MIN = 32, BLOCK_MAX = 512, ROOM = 3 };
 
 struct trace_iblock {
-    uint64_t *lo, *hi, *end; /* owned, room for IROOM each */
-    uint32_t *op;            /* owned */
-    size_t n;
+    struct trace_ival *v; /* owned: room for cap + ROOM */
+    uint32_t n, cap;
 };
 
-static struct trace_ival blk_get(const struct trace_iblock *k, size_t i)
+/* The largest block size fit for a map of count intervals: the smallest power of two from
+ * BLOCK_MIN whose cube is at least 8 * count (a write moves about a third of a block, a split
+ * a half of the map's blocks), at most BLOCK_MAX. */
+static uint32_t block_size_for(size_t count)
 {
-    return (struct trace_ival){k->lo[i], k->hi[i], k->op[i], k->end[i]};
+    uint32_t c = BLOCK_MIN;
+    while (c < BLOCK_MAX && (uint64_t)c * c * c < 8 * (uint64_t)count)
+        c *= 2;
+    return c;
 }
 
-static void blk_set(struct trace_iblock *k, size_t i, const struct trace_ival *x)
-{
-    k->lo[i] = x->lo, k->hi[i] = x->hi, k->op[i] = x->op, k->end[i] = x->end;
-}
-
-/* Move the intervals [from, k->n) of k to position to (room permitting). */
-static void blk_shift(struct trace_iblock *k, size_t from, size_t to)
-{
-    size_t c = k->n - from;
-    if (!c || from == to)
-        return;
-    memmove(&k->lo[to], &k->lo[from], c * sizeof(*k->lo));
-    memmove(&k->hi[to], &k->hi[from], c * sizeof(*k->hi));
-    memmove(&k->end[to], &k->end[from], c * sizeof(*k->end));
-    memmove(&k->op[to], &k->op[from], c * sizeof(*k->op));
-}
-
-static void blk_free(struct trace_iblock *k)
-{
-    free(k->lo), free(k->hi), free(k->end), free(k->op);
-}
-
-/* A new empty block at position at. */
-static void block_insert(struct trace_imap *m, size_t at)
+/* A new empty block of room cap at position at. */
+static void block_insert(struct trace_imap *m, size_t at, uint32_t cap)
 {
     if (m->nb == m->capb) {
         m->capb = m->capb ? 2 * m->capb : 16;
@@ -58,101 +47,136 @@ static void block_insert(struct trace_imap *m, size_t at)
     }
     memmove(&m->b[at + 1], &m->b[at], (m->nb - at) * sizeof(*m->b));
     memmove(&m->top[at + 1], &m->top[at], (m->nb - at) * sizeof(*m->top));
-    m->b[at] = (struct trace_iblock){sim_xreallocarray(NULL, IROOM, sizeof(uint64_t)),
-                                     sim_xreallocarray(NULL, IROOM, sizeof(uint64_t)),
-                                     sim_xreallocarray(NULL, IROOM, sizeof(uint64_t)),
-                                     sim_xreallocarray(NULL, IROOM, sizeof(uint32_t)), 0};
+    m->b[at] = (struct trace_iblock){sim_xreallocarray(NULL, cap + ROOM, sizeof(struct trace_ival)),
+                                     0, cap};
     m->nb++;
 }
 
 static void block_remove(struct trace_imap *m, size_t at)
 {
-    blk_free(&m->b[at]);
+    free(m->b[at].v);
     memmove(&m->b[at], &m->b[at + 1], (m->nb - at - 1) * sizeof(*m->b));
     memmove(&m->top[at], &m->top[at + 1], (m->nb - at - 1) * sizeof(*m->top));
     m->nb--;
 }
 
 /* The first interval of block a whose hi is above lo (the block's top is), searched from
- * interval i on when it lies a few intervals from there. */
+ * interval i on when it lies a few intervals from there, else by halves (without branches:
+ * which half is as likely as not). */
 static struct trace_imap_pos search_block(const struct trace_imap *m, size_t a, size_t i,
                                           uint64_t lo)
 {
-    const uint64_t *hi = m->b[a].hi;
+    const struct trace_ival *v = m->b[a].v;
     size_t n = m->b[a].n;
     i = i < n ? i : n - 1;
     for (unsigned step = 0; step < 4; step++) {
-        if (hi[i] <= lo)
+        if (v[i].hi <= lo)
             i++; /* below i: not past n - 1, whose hi is above lo */
-        else if (i && hi[i - 1] > lo)
+        else if (i && v[i - 1].hi > lo)
             i--;
         else
             return (struct trace_imap_pos){a, i};
     }
-    size_t x = 0, y = n;
-    while (x < y) {
-        size_t mid = x + (y - x) / 2;
-        if (hi[mid] <= lo)
-            x = mid + 1;
-        else
-            y = mid;
+    /* the intervals whose hi is at most lo are the first x: base <= x <= base + len */
+    size_t base = 0, len = n;
+    while (len > 1) {
+        size_t half = len / 2;
+        base = v[base + half].hi <= lo ? base + half : base;
+        len -= half;
     }
-    return (struct trace_imap_pos){a, x};
+    return (struct trace_imap_pos){a, base + (v[base].hi <= lo)};
 }
 
 static struct trace_imap_pos search(const struct trace_imap *m, uint64_t lo)
 {
-    size_t a = 0, z = m->nb;
-    while (a < z) {
-        size_t mid = a + (z - a) / 2;
-        if (m->top[mid] <= lo)
-            a = mid + 1;
-        else
-            z = mid;
+    if (!m->nb || m->top[m->nb - 1] <= lo)
+        return (struct trace_imap_pos){m->nb, 0};
+    size_t base = 0, len = m->nb; /* as in search_block, over the blocks' tops */
+    while (len > 1) {
+        size_t half = len / 2;
+        base = m->top[base + half] <= lo ? base + half : base;
+        len -= half;
     }
-    if (a == m->nb)
-        return (struct trace_imap_pos){a, 0};
+    size_t a = base + (m->top[base] <= lo);
     return search_block(m, a, m->b[a].n / 2, lo);
 }
 
-enum { GUESSES = 4096 };
+/* The guesses: GUESSES by address, then GUESSES by the address's NEAR_BITS-aligned block (a
+ * write just past the one before it, as a kernel writes a buffer in order, is searched for
+ * from there). */
+enum { GUESSES = 4096, NEAR_BITS = 12 };
 
 /* Whether p is the first interval of m whose hi is above lo. */
 static bool first_at(const struct trace_imap *m, struct trace_imap_pos p, uint64_t lo)
 {
-    if (p.b >= m->nb || p.i >= m->b[p.b].n || m->b[p.b].hi[p.i] <= lo)
+    if (p.b >= m->nb || p.i >= m->b[p.b].n || m->b[p.b].v[p.i].hi <= lo)
         return false;
-    return p.i ? m->b[p.b].hi[p.i - 1] <= lo : p.b == 0 || m->top[p.b - 1] <= lo;
+    return p.i ? m->b[p.b].v[p.i - 1].hi <= lo : p.b == 0 || m->top[p.b - 1] <= lo;
 }
 
-/* The guess slot of address lo. */
-static size_t guess_slot(uint64_t lo)
+/* The guess slot of key x (an address, or an aligned block's). */
+static size_t guess_slot(uint64_t x)
 {
-    return (size_t)((lo * 0x9e3779b97f4a7c15u) >> 52); /* 12 bits: GUESSES */
+    return (size_t)((x * 0x9e3779b97f4a7c15u) >> 52); /* 12 bits: GUESSES */
+}
+
+/* Remember p as where lo was found, by lo and by its block. */
+static void guess_put(struct trace_imap *m, uint64_t lo, struct trace_imap_pos p)
+{
+    if (!m->guess)
+        m->guess = sim_xcalloc(2 * GUESSES, sizeof(*m->guess));
+    struct trace_imap_guess *g = &m->guess[guess_slot(lo)];
+    g->lo = lo, g->b = (uint32_t)p.b, g->i = (uint32_t)p.i;
+    g = &m->guess[GUESSES + guess_slot(lo >> NEAR_BITS)];
+    g->lo = lo >> NEAR_BITS, g->b = (uint32_t)p.b, g->i = (uint32_t)p.i;
+}
+
+/* The first interval whose hi is above lo, searched from the guess g when lo falls in its
+ * block or the next: false (*p unset) when neither holds it. */
+static bool search_near(const struct trace_imap *m, const struct trace_imap_guess *g, uint64_t lo,
+                        struct trace_imap_pos *p)
+{
+    size_t b = g->b, i = g->i;
+    if (b >= m->nb)
+        return false;
+    if (m->top[b] <= lo) /* past its block: at the head of the next, or past the end */
+        b++, i = 0;
+    else if (b && m->top[b - 1] > lo)
+        return false;
+    if (b == m->nb)
+        *p = (struct trace_imap_pos){b, 0};
+    else if (m->top[b] > lo)
+        *p = search_block(m, b, i, lo);
+    else
+        return false;
+    return true;
 }
 
 struct trace_imap_pos trace_imap_first(struct trace_imap *m, uint64_t lo)
 {
-    size_t h = guess_slot(lo);
     struct trace_imap_pos p;
-    if (m->guess && m->guess[h].lo == lo) {
-        p = (struct trace_imap_pos){m->guess[h].b, m->guess[h].i};
-        if (first_at(m, p, lo))
-            return p;
-        /* moved within its block (a write before it changed the count) or to a block split
-         * from it: search that block alone when lo still falls in it */
-        if (p.b < m->nb && m->top[p.b] > lo && (p.b == 0 || m->top[p.b - 1] <= lo)) {
-            p = search_block(m, p.b, p.i, lo);
-            m->guess[h].i = (uint32_t)p.i;
+    if (m->guess) {
+        const struct trace_imap_guess *g = &m->guess[guess_slot(lo)];
+        if (g->lo == lo) {
+            p = (struct trace_imap_pos){g->b, g->i};
+            if (first_at(m, p, lo))
+                return p;
+            /* moved within its block (a write before it changed the count) or to a block
+             * split from it */
+            if (search_near(m, g, lo, &p)) {
+                guess_put(m, lo, p);
+                return p;
+            }
+        }
+        g = &m->guess[GUESSES + guess_slot(lo >> NEAR_BITS)];
+        if (g->lo == lo >> NEAR_BITS && search_near(m, g, lo, &p)) {
+            guess_put(m, lo, p);
             return p;
         }
     }
     p = search(m, lo);
-    if (p.b < m->nb) {
-        if (!m->guess)
-            m->guess = sim_xcalloc(GUESSES, sizeof(*m->guess));
-        m->guess[h].lo = lo, m->guess[h].b = (uint32_t)p.b, m->guess[h].i = (uint32_t)p.i;
-    }
+    if (p.b < m->nb)
+        guess_put(m, lo, p);
     return p;
 }
 
@@ -162,18 +186,49 @@ bool trace_imap_next(const struct trace_imap *m, struct trace_imap_pos *p, struc
         p->b++, p->i = 0;
     if (p->b >= m->nb)
         return false;
-    *x = blk_get(&m->b[p->b], p->i++);
+    *x = m->b[p->b].v[p->i++];
     return true;
+}
+
+/* Block at.b has grown past its size: give it more room while the map's size allows a
+ * bigger block, else split it in two; *mine (the index of an interval in it) follows. */
+static void block_overflow(struct trace_imap *m, struct trace_imap_pos *mine)
+{
+    struct trace_iblock *a = &m->b[mine->b];
+    uint32_t want = block_size_for(m->count);
+    if (a->cap < want) {
+        a->cap = want;
+        a->v = sim_xreallocarray(a->v, want + ROOM, sizeof(*a->v));
+        return;
+    }
+    block_insert(m, mine->b + 1, a->cap);
+    a = &m->b[mine->b];
+    struct trace_iblock *b = &m->b[mine->b + 1];
+    uint32_t half = a->n / 2, c = a->n - half;
+    memcpy(b->v, &a->v[half], c * sizeof(*a->v));
+    b->n = c;
+    a->n = half;
+    m->top[mine->b] = a->v[half - 1].hi;
+    m->top[mine->b + 1] = b->v[c - 1].hi;
+    if (mine->i >= half)
+        mine->b++, mine->i -= half;
 }
 
 void trace_imap_assign(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t op, uint64_t end)
 {
     struct trace_imap_pos at = trace_imap_first(m, lo);
+    if (at.b < m->nb) { /* the bytes of one interval, rewritten: in place */
+        struct trace_ival *e = &m->b[at.b].v[at.i];
+        if (e->lo == lo && e->hi == hi) {
+            e->op = op, e->end = end;
+            return;
+        }
+    }
     struct trace_ival put[3];
     size_t np = 0;
     if (at.b == m->nb) { /* past every interval: at the end of the last block */
         if (!m->nb)
-            block_insert(m, 0);
+            block_insert(m, 0, BLOCK_MIN);
         at = (struct trace_imap_pos){m->nb - 1, m->b[m->nb - 1].n};
     }
     struct trace_iblock *k = &m->b[at.b];
@@ -181,22 +236,24 @@ void trace_imap_assign(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t 
     size_t j = at.i;
     bool has_right = false;
     struct trace_ival right = {0};
-    if (j < k->n && k->lo[j] < hi && k->lo[j] < lo)
-        put[np++] = (struct trace_ival){k->lo[j], lo, k->op[j], k->end[j]};
-    for (; j < k->n && k->lo[j] < hi; j++)
-        if (k->hi[j] > hi)
-            right = (struct trace_ival){hi, k->hi[j], k->op[j], k->end[j]}, has_right = true;
+    if (j < k->n && k->v[j].lo < hi && k->v[j].lo < lo)
+        put[np++] = (struct trace_ival){k->v[j].lo, lo, k->v[j].op, k->v[j].end};
+    for (; j < k->n && k->v[j].lo < hi; j++)
+        if (k->v[j].hi > hi)
+            right = (struct trace_ival){hi, k->v[j].hi, k->v[j].op, k->v[j].end}, has_right = true;
     if (j == k->n) { /* the run may go on in the next blocks: their covered heads go */
         for (size_t b = at.b + 1; b < m->nb;) {
             struct trace_iblock *q = &m->b[b];
             size_t c = 0;
-            for (; c < q->n && q->lo[c] < hi; c++)
-                if (q->hi[c] > hi)
-                    right = (struct trace_ival){hi, q->hi[c], q->op[c], q->end[c]},
+            for (; c < q->n && q->v[c].lo < hi; c++)
+                if (q->v[c].hi > hi)
+                    right = (struct trace_ival){hi, q->v[c].hi, q->v[c].op, q->v[c].end},
                     has_right = true;
+            m->count -= c;
             if (c < q->n) {
-                blk_shift(q, c, 0); /* its last interval, hence top, stays */
-                q->n -= c;
+                /* its last interval, hence top, stays */
+                memmove(q->v, &q->v[c], (q->n - c) * sizeof(*q->v));
+                q->n -= (uint32_t)c;
                 break;
             }
             block_remove(m, b);
@@ -206,45 +263,48 @@ void trace_imap_assign(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t 
     put[np++] = (struct trace_ival){lo, hi, op, end};
     if (has_right)
         put[np++] = right;
-    blk_shift(k, j, at.i + np);
-    for (size_t q = 0; q < np; q++)
-        blk_set(k, at.i + q, &put[q]);
-    k->n = k->n - (j - at.i) + np;
-    m->top[at.b] = k->hi[k->n - 1];
-    size_t mine = at.i + np - 1 - has_right; /* [lo, hi): the first interval above lo */
-    if (k->n > 2 * IBLOCK) {                 /* split it in two */
-        block_insert(m, at.b + 1);
-        struct trace_iblock *a = &m->b[at.b], *b = &m->b[at.b + 1];
-        size_t half = a->n / 2, c = a->n - half;
-        memcpy(b->lo, &a->lo[half], c * sizeof(*a->lo));
-        memcpy(b->hi, &a->hi[half], c * sizeof(*a->hi));
-        memcpy(b->end, &a->end[half], c * sizeof(*a->end));
-        memcpy(b->op, &a->op[half], c * sizeof(*a->op));
-        b->n = c;
-        a->n = half;
-        m->top[at.b] = a->hi[half - 1];
-        m->top[at.b + 1] = b->hi[c - 1];
-        if (mine >= half)
-            at.b++, mine -= half;
+    if (j != at.i + np)
+        memmove(&k->v[at.i + np], &k->v[j], (k->n - j) * sizeof(*k->v));
+    memcpy(&k->v[at.i], put, np * sizeof(*put));
+    k->n = (uint32_t)(k->n - (j - at.i) + np);
+    m->count = m->count - (j - at.i) + np;
+    m->top[at.b] = k->v[k->n - 1].hi;
+    /* [lo, hi): the first interval above lo */
+    struct trace_imap_pos mine = {at.b, at.i + np - 1 - has_right};
+    if (k->n > k->cap)
+        block_overflow(m, &mine);
+    guess_put(m, lo, mine); /* the next search of lo, or just past it, starts here */
+}
+
+bool trace_imap_latest(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t skip,
+                       struct trace_ival *x)
+{
+    struct trace_imap_pos p = trace_imap_first(m, lo);
+    const struct trace_ival *best = NULL;
+    for (size_t b = p.b, i = p.i; b < m->nb; b++, i = 0) {
+        const struct trace_ival *v = m->b[b].v;
+        for (size_t n = m->b[b].n; i < n; i++) {
+            if (v[i].lo >= hi)
+                goto done;
+            if (v[i].op != skip && (!best || v[i].end > best->end))
+                best = &v[i];
+        }
     }
-    if (m->guess) { /* the next search of lo finds it here */
-        size_t h = guess_slot(lo);
-        m->guess[h].lo = lo, m->guess[h].b = (uint32_t)at.b, m->guess[h].i = (uint32_t)mine;
-    }
+done:
+    if (best)
+        *x = *best;
+    return best != NULL;
 }
 
 size_t trace_imap_count(const struct trace_imap *m)
 {
-    size_t n = 0;
-    for (size_t b = 0; b < m->nb; b++)
-        n += m->b[b].n;
-    return n;
+    return m->count;
 }
 
 void trace_imap_fini(struct trace_imap *m)
 {
     for (size_t k = 0; k < m->nb; k++)
-        blk_free(&m->b[k]);
+        free(m->b[k].v);
     free(m->guess);
     free(m->b);
     free(m->top);

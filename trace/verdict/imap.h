@@ -1,8 +1,8 @@
 /*
  * An interval map for the critical path (critpath.h): which op wrote each byte range of a
  * memory space last, and when that op ended. Disjoint intervals kept in address order in
- * blocks (a write in the middle of millions of ranges moves a block's worth of them, not
- * the map's); a write that replaces ranges by as many moves nothing.
+ * blocks (a write in the middle of millions of ranges moves part of a block, not the map's
+ * ranges); a write that replaces ranges by as many moves nothing.
  */
 #ifndef TRACE_IMAP_H
 #define TRACE_IMAP_H
@@ -25,8 +25,10 @@ struct trace_imap {
     struct trace_iblock *b; /* owned, in order */
     uint64_t *top;          /* owned: the hi of each block's last interval */
     size_t nb, capb;
-    /* where searches of a few thousand addresses ended (by a hash of the address), tried
-     * first: most ops read what was written or read at the same address just before */
+    size_t count; /* intervals */
+    /* where searches of a few thousand addresses ended (by a hash of the address, then by a
+     * hash of its aligned block), tried first: most ops read what was written or read at the
+     * same address just before, and write just past what was written before */
     struct trace_imap_guess {
         uint64_t lo;
         uint32_t b, i;
@@ -48,6 +50,12 @@ struct trace_imap_pos trace_imap_first(struct trace_imap *m, uint64_t lo);
 
 /* The interval at *p, then *p moved to the next one: false past the end. */
 bool trace_imap_next(const struct trace_imap *m, struct trace_imap_pos *p, struct trace_ival *x);
+
+/* Of the intervals from the first whose hi is above lo on while their lo is below hi (those
+ * [lo, hi) overlaps) whose op is not skip, the first of those whose end is the latest, into
+ * *x: false when there is none. */
+bool trace_imap_latest(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t skip,
+                       struct trace_ival *x);
 
 /* The number of intervals in m. */
 size_t trace_imap_count(const struct trace_imap *m);
