@@ -11,9 +11,11 @@
 #include "trace/analysis/hostspan.h"
 #include "trace/analysis/resources.h"
 #include "trace/model/mapped.h"
+#include "trace/model/radix.h"
 
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -593,6 +595,119 @@ static void decide(struct trace_verdict_item *it)
     it->heuristic = it->bound;
 }
 
+/* ---- the run's usage -------------------------------------------------------------------- */
+
+/* An op's span and engine kind, for the union of the run's busy cycles. */
+struct bspan {
+    uint64_t s, e;
+    uint8_t kind;
+};
+
+/* The part of [s, e) past *reach that lies before we (the reach still moves to e): one op of
+ * a sweep in start order uniting the ops' spans within the window [0, we). */
+static uint64_t gain_before(uint64_t s, uint64_t e, uint64_t *reach, uint64_t we)
+{
+    uint64_t r = *reach;
+    if (e <= r)
+        return 0;
+    *reach = e;
+    uint64_t a = s > r ? s : r, b = e < we ? e : we;
+    return b > a ? b - a : 0;
+}
+
+/* Add span x to the run r's busy cycles (reach: per engine kind, then every engine). */
+static void run_unite(struct trace_region *r, uint64_t *reach, const struct bspan *x)
+{
+    r->engine[x->kind].busy += gain_before(x->s, x->e, &reach[x->kind], r->end);
+    r->all.busy += gain_before(x->s, x->e, &reach[TRACE_ENGINE_COUNT], r->end);
+}
+
+/*
+ * The run of m as trace_regions_new_light(m, TRACE_REGION_RUN) accounts it, as far as a
+ * verdict reads it (its span; its ops, op cycles and busy cycles, in all and per engine kind;
+ * its DRAM bytes in all), into r: one pass over the events in their order, uniting their spans
+ * as it goes when their starts come in order (a loaded trace's); the few that come late (a
+ * live host's) are put aside and sorted, and a second pass merges them in by start. Run
+ * right after the launch split, whose passes left the events' pages resident.
+ */
+static void run_region(const struct trace_model *m, struct trace_region *r)
+{
+    *r = (struct trace_region){.kind = TRACE_REGION_RUN,
+                               .name = "run",
+                               .cmdq_id = TRACE_NO_CMDQ,
+                               .end = trace_model_t_max(m)};
+    uint64_t nev = trace_model_event_count(m), now = trace_model_now(m);
+    size_t nt = trace_model_track_count(m);
+    uint8_t *kind_of = sim_xreallocarray(NULL, nt ? nt : 1, 1);
+    for (size_t t = 0; t < nt; t++) {
+        enum trace_engine k = trace_model_track_get(m, (uint32_t)t)->engine;
+        kind_of[t] = (uint8_t)(k < TRACE_ENGINE_COUNT ? k : TRACE_ENGINE_OTHER);
+    }
+    uint64_t reach[TRACE_ENGINE_COUNT + 1] = {0}, last = 0;
+    struct bspan *late = NULL; /* the ops out of start order, then sorted */
+    uint64_t *late_ev = NULL;  /* their events, in event order */
+    size_t nlate = 0, cap = 0;
+    const struct trace_event *ev = nev ? trace_model_event(m, 0) : NULL;
+    for (uint64_t i = 0; i < nev; i++) {
+        const struct trace_event *e = &ev[i];
+        uint64_t end = e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
+        uint8_t k = kind_of[e->track];
+        r->all.ops++;
+        r->all.op_cycles += end - e->start;
+        r->engine[k].ops++;
+        r->engine[k].op_cycles += end - e->start;
+        if (end <= e->start)
+            continue;
+        struct bspan x = {e->start, end, k};
+        if (e->start >= last) {
+            last = e->start;
+            if (!nlate)
+                run_unite(r, reach, &x);
+            continue;
+        }
+        if (nlate == cap) {
+            cap = cap ? 2 * cap : 1024;
+            late = sim_xreallocarray(late, cap, sizeof(*late));
+            late_ev = sim_xreallocarray(late_ev, cap, sizeof(*late_ev));
+        }
+        late[nlate] = x;
+        late_ev[nlate++] = i;
+    }
+    if (nlate) { /* again, the ops in order merged with those put aside, by start */
+        trace_radix_sort(late, nlate, sizeof(*late), offsetof(struct bspan, s));
+        memset(reach, 0, sizeof(reach));
+        r->all.busy = 0;
+        for (int k = 0; k < TRACE_ENGINE_COUNT; k++)
+            r->engine[k].busy = 0;
+        size_t a = 0, b = 0; /* late[a]: the next put aside by start; late_ev[b]: by event */
+        for (uint64_t i = 0; i < nev; i++) {
+            if (b < nlate && late_ev[b] == i) {
+                b++;
+                continue;
+            }
+            const struct trace_event *e = &ev[i];
+            uint64_t end =
+                e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
+            if (end <= e->start)
+                continue;
+            for (; a < nlate && late[a].s <= e->start; a++)
+                run_unite(r, reach, &late[a]);
+            run_unite(r, reach, &(struct bspan){e->start, end, kind_of[e->track]});
+        }
+        for (; a < nlate; a++)
+            run_unite(r, reach, &late[a]);
+    }
+    free(late);
+    free(late_ev);
+    free(kind_of);
+    size_t nx = trace_model_transfer_count(m);
+    for (size_t j = 0; j < nx; j++) {
+        const struct trace_transfer *x = trace_model_transfer(m, j);
+        if (x->event < nev)
+            *(x->flags & TRACE_XFER_WRITE ? &r->all.write_bytes : &r->all.read_bytes) += x->bytes;
+    }
+}
+
 /* ---- the verdict ------------------------------------------------------------------------ */
 
 struct trace_verdict *trace_verdict_new(const struct trace_model *m,
@@ -617,9 +732,9 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
         c.hbm_of_track[t] = SIZE_MAX - 1;
 
     struct trace_progress *pg = o ? o->progress : NULL;
-    v->rs_run = trace_regions_new_light(m, TRACE_REGION_RUN, pg);
-    trace_model_lent_giveback(m); /* the events the split read */
     v->rs_launch = trace_regions_new_light(m, TRACE_REGION_LAUNCH, pg);
+    trace_progress_step(pg, "verdict: the run", 0);
+    run_region(m, &v->run_region); /* over the events the split left resident */
     size_t nl = trace_regions_count(v->rs_launch);
     uint64_t nev = trace_model_event_count(m);
     /* the events of each launch, by index */
@@ -659,7 +774,7 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
 
     /* the run: from its launches, or from all its ops */
     struct trace_verdict_item *run = &v->run;
-    const struct trace_region *rr = trace_regions_get(v->rs_run, 0);
+    const struct trace_region *rr = &v->run_region;
     if (rr && nl) {
         uint64_t *none = NULL;
         judge(&c, rr, none, 0, run); /* usage and resources; the path comes from the launches */
@@ -720,7 +835,6 @@ void trace_verdict_free(struct trace_verdict *v)
     for (size_t i = 0; i < v->nlaunches; i++)
         item_fini(&v->launches[i]);
     free(v->launches);
-    trace_regions_free(v->rs_run);
     trace_regions_free(v->rs_launch);
     free(v);
 }

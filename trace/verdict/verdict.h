@@ -110,11 +110,14 @@ struct trace_verdict {
     struct trace_verdict_item run;
     struct trace_verdict_item *launches; /* owned, in launch order */
     size_t nlaunches;
-    struct trace_regions *rs_run, *rs_launch; /* owned */
-    double clock_ghz;                         /* 0 when unknown */
-    bool own;                                 /* written by npuscope (run_metadata.notes):
-                                                 what ran can be run again */
-    struct trace_energy energy; /* the run's (trace/analysis/energy.h); known false: unknown */
+    struct trace_region run_region;  /* the run's span and usage (its ops and busy cycles in all
+                                        and per engine kind, its DRAM bytes in all; no tracks or
+                                        op names), as trace_regions_new_light accounts it */
+    struct trace_regions *rs_launch; /* owned */
+    double clock_ghz;                /* 0 when unknown */
+    bool own;                        /* written by npuscope (run_metadata.notes):
+                                        what ran can be run again */
+    struct trace_energy energy;      /* the run's (trace/analysis/energy.h); known false: unknown */
 };
 
 /* What an experiment found for one launch: the resource whose speed-up shortened it most. */
