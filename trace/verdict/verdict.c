@@ -151,6 +151,21 @@ static size_t hbm_of(struct ctx *c, uint32_t t)
     return c->hbm_of_track[t] = found;
 }
 
+/* The first of windows w[0..n) (in time order) whose bound k (0: start, 1: end) is t or
+ * later. */
+static size_t windows_from(const uint64_t (*w)[2], size_t n, int k, uint64_t t)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (w[mid][k] < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /*
  * The busiest HBM or link (mh[j][0]) and host link (mh[j][1]) during each wait of path p
  * (its j-th step with a wait, [its start - wait, its start)), 0 when none. Resource by
@@ -176,10 +191,20 @@ static void wait_utils(struct ctx *c, const struct trace_critpath *p, double (*m
         mh[j][0] = mh[j][1] = 0;
         j++;
     }
+    bool sorted = true; /* the windows in time order (a path's are) */
+    for (size_t j = 1; j < nw && sorted; j++)
+        sorted = w[j][0] >= w[j - 1][1];
     for (size_t i = 0; i < trace_resources_count(c->res); i++) {
-        int host = trace_resources_get(c->res, i)->kind == TRACE_RES_HOST_LINK;
+        const struct trace_resource *x = trace_resources_get(c->res, i);
+        int host = x->kind == TRACE_RES_HOST_LINK;
         size_t hint = c->hint_wait[i];
-        for (size_t j = 0; j < nw; j++) {
+        /* the windows that meet its samples, [first, last): outside, its use is 0 */
+        size_t j0 = 0, j1 = nw;
+        if (sorted) {
+            j0 = windows_from(w, nw, 1, x->first + 1);
+            j1 = windows_from(w, nw, 0, x->last);
+        }
+        for (size_t j = j0; j < j1; j++) {
             double u = trace_resources_util_from(c->res, i, w[j][0], w[j][1], &hint);
             mh[j][host] = u > mh[j][host] ? u : mh[j][host];
         }
