@@ -12,7 +12,7 @@
 #include "trace/analysis/regions_inc.h"
 #include "trace/analysis/resources.h"
 #include "trace/model/mapped.h"
-#include "trace/model/radix.h"
+#include "trace/verdict/runusage.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -624,119 +624,6 @@ static void decide(struct trace_verdict_item *it)
     it->heuristic = it->bound;
 }
 
-/* ---- the run's usage -------------------------------------------------------------------- */
-
-/* An op's span and engine kind, for the union of the run's busy cycles. */
-struct bspan {
-    uint64_t s, e;
-    uint8_t kind;
-};
-
-/* The part of [s, e) past *reach that lies before we (the reach still moves to e): one op of
- * a sweep in start order uniting the ops' spans within the window [0, we). */
-static uint64_t gain_before(uint64_t s, uint64_t e, uint64_t *reach, uint64_t we)
-{
-    uint64_t r = *reach;
-    if (e <= r)
-        return 0;
-    *reach = e;
-    uint64_t a = s > r ? s : r, b = e < we ? e : we;
-    return b > a ? b - a : 0;
-}
-
-/* Add span x to the run r's busy cycles (reach: per engine kind, then every engine). */
-static void run_unite(struct trace_region *r, uint64_t *reach, const struct bspan *x)
-{
-    r->engine[x->kind].busy += gain_before(x->s, x->e, &reach[x->kind], r->end);
-    r->all.busy += gain_before(x->s, x->e, &reach[TRACE_ENGINE_COUNT], r->end);
-}
-
-/*
- * The run of m as trace_regions_new_light(m, TRACE_REGION_RUN) accounts it, as far as a
- * verdict reads it (its span; its ops, op cycles and busy cycles, in all and per engine kind;
- * its DRAM bytes in all), into r: one pass over the events in their order, uniting their spans
- * as it goes when their starts come in order (a loaded trace's); the few that come late (a
- * live host's) are put aside and sorted, and a second pass merges them in by start. Run
- * right after the launch split, whose passes left the events' pages resident.
- */
-static void run_region(const struct trace_model *m, struct trace_region *r)
-{
-    *r = (struct trace_region){.kind = TRACE_REGION_RUN,
-                               .name = "run",
-                               .cmdq_id = TRACE_NO_CMDQ,
-                               .end = trace_model_t_max(m)};
-    uint64_t nev = trace_model_event_count(m), now = trace_model_now(m);
-    size_t nt = trace_model_track_count(m);
-    uint8_t *kind_of = sim_xreallocarray(NULL, nt ? nt : 1, 1);
-    for (size_t t = 0; t < nt; t++) {
-        enum trace_engine k = trace_model_track_get(m, (uint32_t)t)->engine;
-        kind_of[t] = (uint8_t)(k < TRACE_ENGINE_COUNT ? k : TRACE_ENGINE_OTHER);
-    }
-    uint64_t reach[TRACE_ENGINE_COUNT + 1] = {0}, last = 0;
-    struct bspan *late = NULL; /* the ops out of start order, then sorted */
-    uint64_t *late_ev = NULL;  /* their events, in event order */
-    size_t nlate = 0, cap = 0;
-    const struct trace_event *ev = nev ? trace_model_event(m, 0) : NULL;
-    for (uint64_t i = 0; i < nev; i++) {
-        const struct trace_event *e = &ev[i];
-        uint64_t end = e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
-        uint8_t k = kind_of[e->track];
-        r->all.ops++;
-        r->all.op_cycles += end - e->start;
-        r->engine[k].ops++;
-        r->engine[k].op_cycles += end - e->start;
-        if (end <= e->start)
-            continue;
-        struct bspan x = {e->start, end, k};
-        if (e->start >= last) {
-            last = e->start;
-            if (!nlate)
-                run_unite(r, reach, &x);
-            continue;
-        }
-        if (nlate == cap) {
-            cap = cap ? 2 * cap : 1024;
-            late = sim_xreallocarray(late, cap, sizeof(*late));
-            late_ev = sim_xreallocarray(late_ev, cap, sizeof(*late_ev));
-        }
-        late[nlate] = x;
-        late_ev[nlate++] = i;
-    }
-    if (nlate) { /* again, the ops in order merged with those put aside, by start */
-        trace_radix_sort(late, nlate, sizeof(*late), offsetof(struct bspan, s));
-        memset(reach, 0, sizeof(reach));
-        r->all.busy = 0;
-        for (int k = 0; k < TRACE_ENGINE_COUNT; k++)
-            r->engine[k].busy = 0;
-        size_t a = 0, b = 0; /* late[a]: the next put aside by start; late_ev[b]: by event */
-        for (uint64_t i = 0; i < nev; i++) {
-            if (b < nlate && late_ev[b] == i) {
-                b++;
-                continue;
-            }
-            const struct trace_event *e = &ev[i];
-            uint64_t end =
-                e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
-            if (end <= e->start)
-                continue;
-            for (; a < nlate && late[a].s <= e->start; a++)
-                run_unite(r, reach, &late[a]);
-            run_unite(r, reach, &(struct bspan){e->start, end, kind_of[e->track]});
-        }
-        for (; a < nlate; a++)
-            run_unite(r, reach, &late[a]);
-    }
-    free(late);
-    free(late_ev);
-    free(kind_of);
-    size_t nx = trace_model_transfer_count(m);
-    for (size_t j = 0; j < nx; j++) {
-        const struct trace_transfer *x = trace_model_transfer(m, j);
-        if (x->event < nev)
-            *(x->flags & TRACE_XFER_WRITE ? &r->all.write_bytes : &r->all.read_bytes) += x->bytes;
-    }
-}
-
 /* ---- a growing model's verdict ---------------------------------------------------------- */
 
 /* A launch's item kept from an earlier verdict: the launch had ended (every op, and its
@@ -760,6 +647,7 @@ struct res_key {
 struct trace_verdict_inc {
     const struct trace_model *m;     /* the model of the last verdict */
     struct trace_regions_inc *split; /* owned: the launches */
+    struct trace_run_usage_inc *run; /* owned: the run's usage */
     struct kept *kept;               /* owned, by cmdq_id */
     size_t nkept;
     struct res_key *res; /* owned: the resources then */
@@ -775,6 +663,7 @@ struct trace_verdict_inc *trace_verdict_inc_new(void)
 {
     struct trace_verdict_inc *st = sim_xcalloc(1, sizeof(*st));
     st->split = trace_regions_inc_new(TRACE_REGION_LAUNCH, TRACE_REGIONS_LIGHT);
+    st->run = trace_run_usage_inc_new();
     return st;
 }
 
@@ -794,6 +683,7 @@ void trace_verdict_inc_free(struct trace_verdict_inc *st)
         return;
     kept_clear(st);
     trace_regions_inc_free(st->split);
+    trace_run_usage_inc_free(st->run);
     free(st->res);
     free(st);
 }
@@ -1079,7 +969,10 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
         return v;
     }
     trace_progress_step(pg, "verdict: the run", 0);
-    run_region(m, &v->run_region); /* over the events the split left resident */
+    if (st) /* over the events the split left resident */
+        trace_run_usage_inc_update(st->run, m, &v->run_region);
+    else
+        trace_run_usage(m, &v->run_region);
     size_t nl = trace_regions_count(v->rs_launch);
     uint64_t nev = trace_model_event_count(m);
     judge_launches(&c, v, st, pg);

@@ -146,7 +146,8 @@ char *trace_verdict_basis_text(const struct trace_verdict *v, const struct trace
 
 /*
  * The verdicts of a growing model (a live run), each from what the last left: the launches
- * split by an incremental region state (trace/analysis/regions_inc.h, light), and the items of
+ * split by an incremental region state (trace/analysis/regions_inc.h, light), the run's usage
+ * kept up to date (trace/verdict/runusage.h), and the items of
  * the launches that had ended (every op, and the Completion of a host message back) kept and
  * judged again only when something they rest on changed: the launch's ops, span or usage, the
  * resources or their peaks, a bandwidth sample over its span, the decode budget left to it. The
