@@ -781,10 +781,9 @@ static size_t launch_events(const struct trace_regions *rs, size_t r, uint64_t f
  * window fill up as the run goes), for the next. */
 static void inc_keep(struct trace_verdict_inc *st, const struct trace_verdict *v,
                      const struct trace_resources *rs, const size_t *uncached, const bool *details,
-                     const uint64_t *first)
+                     const uint64_t *first, const struct kept *const *used)
 {
     const struct trace_model *m = v->m;
-    kept_clear(st);
     uint64_t horizon = 0;
     size_t ns = trace_model_bw_sample_count(m);
     for (size_t i = 0; i < ns; i++) {
@@ -803,7 +802,11 @@ static void inc_keep(struct trace_verdict_inc *st, const struct trace_verdict *v
         const struct trace_resource *x = trace_resources_get(rs, i);
         st->res[i] = (struct res_key){x->name, x->kind, x->peak, x->max_rate};
     }
+    struct kept *old = st->kept;
+    size_t nold = st->nkept;
+    bool *moved = sim_xcalloc(nold ? nold : 1, sizeof(*moved));
     st->kept = sim_xreallocarray(NULL, v->nlaunches ? v->nlaunches : 1, sizeof(*st->kept));
+    st->nkept = 0;
     st->from = st->nev;
     for (size_t i = 0; i < v->nlaunches; i++) {
         const struct trace_verdict_item *it = &v->launches[i];
@@ -815,6 +818,11 @@ static void inc_keep(struct trace_verdict_inc *st, const struct trace_verdict *v
             continue;
         }
         struct kept *k = &st->kept[st->nkept++];
+        if (used[i]) { /* kept still: moved over */
+            *k = *used[i];
+            moved[used[i] - old] = true;
+            continue;
+        }
         *k = (struct kept){.cmdq = r->cmdq_id,
                            .all = r->all,
                            .start = r->start,
@@ -826,6 +834,11 @@ static void inc_keep(struct trace_verdict_inc *st, const struct trace_verdict *v
         k->it.region = NULL;
         copy_path(&k->it.path, &it->path);
     }
+    for (size_t i = 0; i < nold; i++)
+        if (!moved[i])
+            trace_critpath_fini(&old[i].it.path);
+    free(old);
+    free(moved);
 }
 
 /*
@@ -878,6 +891,7 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
     size_t *uncached = st ? sim_xcalloc(nl ? nl : 1, sizeof(*uncached)) : NULL;
     bool *details = st ? sim_xcalloc(nl ? nl : 1, sizeof(*details)) : NULL;
     uint64_t *first = st ? sim_xcalloc(nl ? nl : 1, sizeof(*first)) : NULL;
+    const struct kept **used = st ? sim_xcalloc(nl ? nl : 1, sizeof(*used)) : NULL;
     bool done = true;
     trace_progress_step(pg, "verdict: each launch's critical path", off[nl]);
     for (size_t r = 0; r < nl; r++) {
@@ -896,6 +910,7 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
             c->budget -= k->details ? k->uncached : 0;
             uncached[r] = k->uncached, details[r] = k->details;
             first[r] = 0;
+            used[r] = k;
             reused++;
             continue;
         }
@@ -915,12 +930,13 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
         free(mine);
     }
     if (st && done) {
-        inc_keep(st, v, c->res, uncached, details, first);
+        inc_keep(st, v, c->res, uncached, details, first, used);
         st->reused = reused;
     }
     free(uncached);
     free(details);
     free(first);
+    free(used);
     free(evs);
     free(off);
     free(had);
