@@ -9,11 +9,14 @@
 #include "sim/util/escape.h"
 #include "sim/util/xalloc.h"
 #include "trace/analysis/hostspan.h"
+#include "trace/analysis/regions_inc.h"
 #include "trace/analysis/resources.h"
 #include "trace/model/mapped.h"
+#include "trace/verdict/runusage.h"
 
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +56,10 @@ struct ctx {
     /* owned, per resource: where the last search of its samples ended, for the waits and
        for the DMA ops of the path (each asked in time order) */
     size_t *hint_wait, *hint_dma;
+    /* the last launch judged: its ops without op columns, and whether their details were
+       read (within the budget) */
+    size_t last_uncached;
+    bool last_details;
 };
 
 /* ---- names ------------------------------------------------------------------------------ */
@@ -71,9 +78,6 @@ const char *trace_bound_key(enum trace_bound b)
                                                         "link", "host",    "latency", "dma_fixed"};
     return b < TRACE_BOUND_COUNT ? keys[b] : "?";
 }
-
-static const char *const pcat_names[TRACE_PCAT_COUNT] = {"compute", "vector",  "memory",
-                                                         "host",    "latency", "dma_fixed"};
 
 char *trace_verdict_bound_text(const struct trace_verdict *v, const struct trace_verdict_item *it,
                                char *buf, size_t size)
@@ -147,6 +151,21 @@ static size_t hbm_of(struct ctx *c, uint32_t t)
     return c->hbm_of_track[t] = found;
 }
 
+/* The first of windows w[0..n) (in time order) whose bound k (0: start, 1: end) is t or
+ * later. */
+static size_t windows_from(const uint64_t (*w)[2], size_t n, int k, uint64_t t)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (w[mid][k] < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /*
  * The busiest HBM or link (mh[j][0]) and host link (mh[j][1]) during each wait of path p
  * (its j-th step with a wait, [its start - wait, its start)), 0 when none. Resource by
@@ -172,10 +191,20 @@ static void wait_utils(struct ctx *c, const struct trace_critpath *p, double (*m
         mh[j][0] = mh[j][1] = 0;
         j++;
     }
+    bool sorted = true; /* the windows in time order (a path's are) */
+    for (size_t j = 1; j < nw && sorted; j++)
+        sorted = w[j][0] >= w[j - 1][1];
     for (size_t i = 0; i < trace_resources_count(c->res); i++) {
-        int host = trace_resources_get(c->res, i)->kind == TRACE_RES_HOST_LINK;
+        const struct trace_resource *x = trace_resources_get(c->res, i);
+        int host = x->kind == TRACE_RES_HOST_LINK;
         size_t hint = c->hint_wait[i];
-        for (size_t j = 0; j < nw; j++) {
+        /* the windows that meet its samples, [first, last): outside, its use is 0 */
+        size_t j0 = 0, j1 = nw;
+        if (sorted) {
+            j0 = windows_from(w, nw, 1, x->first + 1);
+            j1 = windows_from(w, nw, 0, x->last);
+        }
+        for (size_t j = j0; j < j1; j++) {
             double u = trace_resources_util_from(c->res, i, w[j][0], w[j][1], &hint);
             mh[j][host] = u > mh[j][host] ? u : mh[j][host];
         }
@@ -461,6 +490,8 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
     struct scan sc;
     scan_ops(c, evs, n, &sc);
     it->running = sc.running;
+    c->last_uncached = sc.uncached;
+    c->last_details = sc.uncached <= c->budget;
     if (sc.uncached <= c->budget) {
         c->budget -= sc.uncached;
         details = true;
@@ -593,7 +624,335 @@ static void decide(struct trace_verdict_item *it)
     it->heuristic = it->bound;
 }
 
+/* ---- a growing model's verdict ---------------------------------------------------------- */
+
+/* A launch's item kept from an earlier verdict: the launch had ended (every op, and its
+ * Completion back), and its usage, span and op count say it has not changed since. */
+struct kept {
+    int32_t cmdq;
+    struct trace_usage all, engine[TRACE_ENGINE_COUNT]; /* the launch's, as judged */
+    uint64_t start, end;
+    size_t uncached;              /* its ops without op columns */
+    bool details;                 /* whether their details were read (within the budget) */
+    struct trace_verdict_item it; /* owned path; region unset */
+};
+
+/* A resource as the kept items were judged against it. */
+struct res_key {
+    uint32_t name;
+    enum trace_res_kind kind;
+    double peak, max_rate;
+};
+
+struct trace_verdict_inc {
+    const struct trace_model *m;     /* the model of the last verdict */
+    struct trace_regions_inc *split; /* owned: the launches */
+    struct trace_run_usage_inc *run; /* owned: the run's usage */
+    struct kept *kept;               /* owned, by cmdq_id */
+    size_t nkept;
+    struct res_key *res; /* owned: the resources then */
+    size_t nres;
+    uint64_t nsamples, revs; /* the model's bandwidth samples then, and their changes */
+    uint64_t from;           /* every event before it belongs to a kept launch, or to none */
+    uint64_t nev;            /* the model's events then */
+    struct trace_event last; /* its last event then (the model changed when it differs) */
+    size_t reused;           /* items the last verdict took from those kept */
+};
+
+struct trace_verdict_inc *trace_verdict_inc_new(void)
+{
+    struct trace_verdict_inc *st = sim_xcalloc(1, sizeof(*st));
+    st->split = trace_regions_inc_new(TRACE_REGION_LAUNCH, TRACE_REGIONS_LIGHT);
+    st->run = trace_run_usage_inc_new();
+    return st;
+}
+
+static void kept_clear(struct trace_verdict_inc *st)
+{
+    for (size_t i = 0; i < st->nkept; i++)
+        trace_critpath_fini(&st->kept[i].it.path);
+    free(st->kept);
+    st->kept = NULL;
+    st->nkept = 0;
+    st->from = 0;
+}
+
+void trace_verdict_inc_free(struct trace_verdict_inc *st)
+{
+    if (!st)
+        return;
+    kept_clear(st);
+    trace_regions_inc_free(st->split);
+    trace_run_usage_inc_free(st->run);
+    free(st->res);
+    free(st);
+}
+
+size_t trace_verdict_inc_reused(const struct trace_verdict_inc *st)
+{
+    return st ? st->reused : 0;
+}
+
+static void copy_path(struct trace_critpath *to, const struct trace_critpath *p)
+{
+    *to = *p;
+    to->steps = sim_xreallocarray(NULL, p->n ? p->n : 1, sizeof(*p->steps));
+    memcpy(to->steps, p->steps, p->n * sizeof(*p->steps));
+}
+
+/* Whether m is the model of the last verdict grown: no fewer events, its last event then
+ * unchanged. */
+static bool same_model(const struct trace_verdict_inc *st, const struct trace_model *m)
+{
+    uint64_t nev = trace_model_event_count(m);
+    if (st->m != m || nev < st->nev)
+        return false;
+    if (!st->nev)
+        return true;
+    const struct trace_event *e = trace_model_event(m, st->nev - 1), *f = &st->last;
+    return e->start == f->start && e->track == f->track && e->op == f->op &&
+           e->cmdq_id == f->cmdq_id;
+}
+
+/* Whether the resources are those the kept items were judged against. */
+static bool same_resources(const struct trace_verdict_inc *st, const struct trace_resources *rs)
+{
+    if (trace_resources_count(rs) != st->nres)
+        return false;
+    for (size_t i = 0; i < st->nres; i++) {
+        const struct trace_resource *x = trace_resources_get(rs, i);
+        const struct res_key *k = &st->res[i];
+        if (x->name != k->name || x->kind != k->kind || x->peak != k->peak ||
+            x->max_rate != k->max_rate)
+            return false;
+    }
+    return true;
+}
+
+/* The first cycle a bandwidth sample added or changed since the last verdict covers
+ * (UINT64_MAX: none): a kept item whose span reaches it is judged again. */
+static uint64_t samples_changed_from(const struct trace_verdict_inc *st,
+                                     const struct trace_model *m)
+{
+    uint64_t low = UINT64_MAX;
+    size_t n = trace_model_bw_sample_count(m);
+    for (size_t i = 0; i < n; i++)
+        if (i >= st->nsamples || trace_model_bw_sample_rev(m, i) > st->revs) {
+            uint64_t c = trace_model_bw_sample(m, i)->cycle;
+            low = c < low ? c : low;
+        }
+    return low;
+}
+
+static int cmp_kept(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = ((const struct kept *)b)->cmdq;
+    return x < y ? -1 : x > y;
+}
+
+/* The kept item of launch r if it is still what judging r would give (but for the budget,
+ * which the caller checks), else NULL. */
+static const struct kept *kept_for(const struct trace_verdict_inc *st, const struct trace_region *r,
+                                   uint64_t low)
+{
+    const struct kept *k = bsearch(&r->cmdq_id, st->kept, st->nkept, sizeof(*st->kept), cmp_kept);
+    if (!k || k->start != r->start || k->end != r->end ||
+        memcmp(&k->all, &r->all, sizeof(k->all)) != 0 ||
+        memcmp(k->engine, r->engine, sizeof(k->engine)) != 0)
+        return NULL;
+    uint64_t b = r->end > r->start ? r->end : r->start + 1; /* the span the resources gave */
+    return b <= low ? k : NULL;
+}
+
+/* The events of launch r of rs from event from on, into evs (n of them at most; returns
+ * how many). */
+static size_t launch_events(const struct trace_regions *rs, size_t r, uint64_t from, uint64_t nev,
+                            uint64_t *evs)
+{
+    size_t n = 0;
+    for (uint64_t i = from; i < nev; i++)
+        if (trace_regions_of_event(rs, i) == r)
+            evs[n++] = i;
+    return n;
+}
+
+/* After a complete verdict v: keep the items of the launches that have ended, whose
+ * resource samples are in (their span before the latest sample's window: the samples of a
+ * window fill up as the run goes), for the next. */
+static void inc_keep(struct trace_verdict_inc *st, const struct trace_verdict *v,
+                     const struct trace_resources *rs, const size_t *uncached, const bool *details,
+                     const uint64_t *first, const struct kept *const *used)
+{
+    const struct trace_model *m = v->m;
+    uint64_t horizon = 0;
+    size_t ns = trace_model_bw_sample_count(m);
+    for (size_t i = 0; i < ns; i++) {
+        uint64_t c = trace_model_bw_sample(m, i)->cycle;
+        horizon = c > horizon ? c : horizon;
+    }
+    st->m = m;
+    st->nev = trace_model_event_count(m);
+    if (st->nev)
+        st->last = *trace_model_event(m, st->nev - 1);
+    st->nsamples = ns;
+    st->revs = trace_model_bw_revs(m);
+    st->nres = trace_resources_count(rs);
+    st->res = sim_xreallocarray(st->res, st->nres ? st->nres : 1, sizeof(*st->res));
+    for (size_t i = 0; i < st->nres; i++) {
+        const struct trace_resource *x = trace_resources_get(rs, i);
+        st->res[i] = (struct res_key){x->name, x->kind, x->peak, x->max_rate};
+    }
+    struct kept *old = st->kept;
+    size_t nold = st->nkept;
+    bool *moved = sim_xcalloc(nold ? nold : 1, sizeof(*moved));
+    st->kept = sim_xreallocarray(NULL, v->nlaunches ? v->nlaunches : 1, sizeof(*st->kept));
+    st->nkept = 0;
+    st->from = st->nev;
+    for (size_t i = 0; i < v->nlaunches; i++) {
+        const struct trace_verdict_item *it = &v->launches[i];
+        const struct trace_region *r = it->region;
+        uint64_t b = r->end > r->start ? r->end : r->start + 1;
+        bool keep = !it->running && r->cmdq_id != TRACE_NO_CMDQ && (!ns || b <= horizon);
+        if (!keep) { /* (its first event; 0 when it was kept before: not known) */
+            st->from = first[i] < st->from ? first[i] : st->from;
+            continue;
+        }
+        struct kept *k = &st->kept[st->nkept++];
+        if (used[i]) { /* kept still: moved over */
+            *k = *used[i];
+            moved[used[i] - old] = true;
+            continue;
+        }
+        *k = (struct kept){.cmdq = r->cmdq_id,
+                           .all = r->all,
+                           .start = r->start,
+                           .end = r->end,
+                           .uncached = uncached[i],
+                           .details = details[i],
+                           .it = *it};
+        memcpy(k->engine, r->engine, sizeof(k->engine));
+        k->it.region = NULL;
+        copy_path(&k->it.path, &it->path);
+    }
+    for (size_t i = 0; i < nold; i++)
+        if (!moved[i])
+            trace_critpath_fini(&old[i].it.path);
+    free(old);
+    free(moved);
+}
+
+/*
+ * The launches of v judged (for a growing model, with st: from its incremental split,
+ * keeping the items of the launches that ended as the last verdict judged them, judging
+ * the others), their events read from the model. Returns false when cancelled.
+ */
+static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_verdict_inc *st,
+                           struct trace_progress *pg)
+{
+    const struct trace_model *m = c->m;
+    size_t nl = trace_regions_count(v->rs_launch);
+    uint64_t nev = trace_model_event_count(m);
+    /* what may be kept: the same model grown, the resources as they were */
+    const struct kept **had = sim_xcalloc(nl ? nl : 1, sizeof(*had));
+    uint64_t from = 0;
+    size_t reused = 0;
+    if (st && (!same_model(st, m) || !same_resources(st, c->res)))
+        kept_clear(st);
+    if (st && st->nkept) {
+        uint64_t low = samples_changed_from(st, m);
+        size_t found = 0;
+        for (size_t r = 0; r < nl; r++)
+            found += (had[r] = kept_for(st, trace_regions_get(v->rs_launch, r), low)) != NULL;
+        /* a kept launch judged again: its events before st->from are needed too */
+        from = found == st->nkept ? st->from : 0;
+    }
+    /* the events of each launch judged, by index */
+    size_t *off = sim_xcalloc(nl + 1, sizeof(*off));
+    for (uint64_t i = from; i < nev; i++) {
+        size_t r = trace_regions_of_event(v->rs_launch, i);
+        if (r != SIZE_MAX && !had[r])
+            off[r + 1]++;
+    }
+    for (size_t r = 0; r < nl; r++)
+        off[r + 1] += off[r];
+    uint64_t *evs = sim_xreallocarray(NULL, off[nl] ? off[nl] : 1, sizeof(*evs));
+    size_t *pos = sim_xcalloc(nl ? nl : 1, sizeof(*pos));
+    for (size_t r = 0; r < nl; r++)
+        pos[r] = off[r];
+    for (uint64_t i = from; i < nev; i++) {
+        size_t r = trace_regions_of_event(v->rs_launch, i);
+        if (r != SIZE_MAX && !had[r])
+            evs[pos[r]++] = i;
+    }
+    free(pos);
+    trace_model_lent_giveback(m); /* the events the splits read */
+    v->nlaunches = nl;
+    v->launches = sim_xcalloc(nl ? nl : 1, sizeof(*v->launches));
+    size_t *uncached = st ? sim_xcalloc(nl ? nl : 1, sizeof(*uncached)) : NULL;
+    bool *details = st ? sim_xcalloc(nl ? nl : 1, sizeof(*details)) : NULL;
+    uint64_t *first = st ? sim_xcalloc(nl ? nl : 1, sizeof(*first)) : NULL;
+    const struct kept **used = st ? sim_xcalloc(nl ? nl : 1, sizeof(*used)) : NULL;
+    bool done = true;
+    trace_progress_step(pg, "verdict: each launch's critical path", off[nl]);
+    for (size_t r = 0; r < nl; r++) {
+        if (trace_progress_at(pg, off[r])) {
+            v->nlaunches = r; /* cancelled: those judged so far */
+            done = false;
+            break;
+        }
+        struct trace_verdict_item *it = &v->launches[r];
+        const struct trace_region *reg = trace_regions_get(v->rs_launch, r);
+        const struct kept *k = had[r];
+        if (k && (k->uncached <= c->budget) == k->details) { /* as judged then */
+            *it = k->it;
+            it->region = reg;
+            copy_path(&it->path, &k->it.path);
+            c->budget -= k->details ? k->uncached : 0;
+            uncached[r] = k->uncached, details[r] = k->details;
+            first[r] = 0;
+            used[r] = k;
+            reused++;
+            continue;
+        }
+        uint64_t *e = evs + off[r], *mine = NULL;
+        size_t n = off[r + 1] - off[r];
+        if (k) { /* kept, but the budget left differs: its events, read again */
+            mine = sim_xreallocarray(NULL, reg->all.ops ? reg->all.ops : 1, sizeof(*mine));
+            n = launch_events(v->rs_launch, r, 0, nev, mine);
+            e = mine;
+        }
+        judge(c, reg, e, n, it);
+        decide(it);
+        if (st) {
+            uncached[r] = c->last_uncached, details[r] = c->last_details;
+            first[r] = n ? e[0] : UINT64_MAX;
+        }
+        free(mine);
+    }
+    if (st && done) {
+        inc_keep(st, v, c->res, uncached, details, first, used);
+        st->reused = reused;
+    }
+    free(uncached);
+    free(details);
+    free(first);
+    free(used);
+    free(evs);
+    free(off);
+    free(had);
+    return done;
+}
+
 /* ---- the verdict ------------------------------------------------------------------------ */
+
+static void ctx_fini(struct ctx *c)
+{
+    free(c->hbm_of_track);
+    free(c->composite);
+    free(c->hint_wait);
+    free(c->hint_dma);
+    trace_resources_free(c->res);
+}
 
 struct trace_verdict *trace_verdict_new(const struct trace_model *m,
                                         const struct trace_verdict_opts *o)
@@ -617,49 +976,26 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
         c.hbm_of_track[t] = SIZE_MAX - 1;
 
     struct trace_progress *pg = o ? o->progress : NULL;
-    v->rs_run = trace_regions_new_light(m, TRACE_REGION_RUN, pg);
-    trace_model_lent_giveback(m); /* the events the split read */
-    v->rs_launch = trace_regions_new_light(m, TRACE_REGION_LAUNCH, pg);
+    struct trace_verdict_inc *st = o ? o->inc : NULL;
+    v->rs_launch = st ? trace_regions_inc_update(st->split, m, pg)
+                      : trace_regions_new_light(m, TRACE_REGION_LAUNCH, pg);
+    if (!v->rs_launch) { /* cancelled */
+        v->run_region = (struct trace_region){.kind = TRACE_REGION_RUN, .name = "run"};
+        ctx_fini(&c);
+        return v;
+    }
+    trace_progress_step(pg, "verdict: the run", 0);
+    if (st) /* over the events the split left resident */
+        trace_run_usage_inc_update(st->run, m, &v->run_region);
+    else
+        trace_run_usage(m, &v->run_region);
     size_t nl = trace_regions_count(v->rs_launch);
     uint64_t nev = trace_model_event_count(m);
-    /* the events of each launch, by index */
-    size_t *off = sim_xcalloc(nl + 1, sizeof(*off));
-    for (uint64_t i = 0; i < nev; i++) {
-        size_t r = trace_regions_of_event(v->rs_launch, i);
-        if (r != SIZE_MAX)
-            off[r + 1]++;
-    }
-    for (size_t r = 0; r < nl; r++)
-        off[r + 1] += off[r];
-    uint64_t *evs = sim_xreallocarray(NULL, off[nl] ? off[nl] : 1, sizeof(*evs));
-    size_t *pos = sim_xcalloc(nl ? nl : 1, sizeof(*pos));
-    for (size_t r = 0; r < nl; r++)
-        pos[r] = off[r];
-    for (uint64_t i = 0; i < nev; i++) {
-        size_t r = trace_regions_of_event(v->rs_launch, i);
-        if (r != SIZE_MAX)
-            evs[pos[r]++] = i;
-    }
-    trace_model_lent_giveback(m); /* the events the splits read */
-    v->nlaunches = nl;
-    v->launches = sim_xcalloc(nl ? nl : 1, sizeof(*v->launches));
-    trace_progress_step(pg, "verdict: each launch's critical path", off[nl]);
-    for (size_t r = 0; r < nl; r++) {
-        if (trace_progress_at(pg, off[r])) {
-            v->nlaunches = r; /* cancelled: those judged so far */
-            break;
-        }
-        struct trace_verdict_item *it = &v->launches[r];
-        judge(&c, trace_regions_get(v->rs_launch, r), evs + off[r], off[r + 1] - off[r], it);
-        decide(it);
-    }
-    free(pos);
-    free(evs);
-    free(off);
+    judge_launches(&c, v, st, pg);
 
     /* the run: from its launches, or from all its ops */
     struct trace_verdict_item *run = &v->run;
-    const struct trace_region *rr = trace_regions_get(v->rs_run, 0);
+    const struct trace_region *rr = &v->run_region;
     if (rr && nl) {
         uint64_t *none = NULL;
         judge(&c, rr, none, 0, run); /* usage and resources; the path comes from the launches */
@@ -699,11 +1035,7 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
             run->missing |= TRACE_MISSING_LAUNCHES;
         decide(run);
     }
-    free(c.hbm_of_track);
-    free(c.composite);
-    free(c.hint_wait);
-    free(c.hint_dma);
-    trace_resources_free(c.res);
+    ctx_fini(&c);
     return v;
 }
 
@@ -720,7 +1052,6 @@ void trace_verdict_free(struct trace_verdict *v)
     for (size_t i = 0; i < v->nlaunches; i++)
         item_fini(&v->launches[i]);
     free(v->launches);
-    trace_regions_free(v->rs_run);
     trace_regions_free(v->rs_launch);
     free(v);
 }
@@ -784,282 +1115,4 @@ char *trace_verdict_basis_text(const struct trace_verdict *v, const struct trace
         snprintf(buf + k, size - (size_t)k, " (the heuristic said %s)",
                  trace_bound_name(it->heuristic));
     return buf;
-}
-
-/* ---- evidence --------------------------------------------------------------------------- */
-
-/* A time: "12.3 us (12300 cycles)" with a clock, else "12300 cycles". */
-static char *fmt_time(const struct trace_verdict *v, double cycles, char *buf, size_t size)
-{
-    if (!(v->clock_ghz > 0)) {
-        snprintf(buf, size, "%.0f cycles", cycles);
-        return buf;
-    }
-    double ns = cycles / v->clock_ghz;
-    if (ns < 1e3)
-        snprintf(buf, size, "%.0f ns", ns);
-    else if (ns < 1e6)
-        snprintf(buf, size, "%.2f us", ns / 1e3);
-    else if (ns < 1e9)
-        snprintf(buf, size, "%.2f ms", ns / 1e6);
-    else
-        snprintf(buf, size, "%.2f s", ns / 1e9);
-    return buf;
-}
-
-/* A rate per cycle as per second at the clock: "12.3 G" + unit. */
-static char *fmt_rate(const struct trace_verdict *v, double per_cycle, const char *unit, char *buf,
-                      size_t size)
-{
-    double x = per_cycle * (v->clock_ghz > 0 ? v->clock_ghz * 1e9 : 1);
-    const char *pre = "";
-    if (x >= 1e12)
-        x /= 1e12, pre = "T";
-    else if (x >= 1e9)
-        x /= 1e9, pre = "G";
-    else if (x >= 1e6)
-        x /= 1e6, pre = "M";
-    else if (x >= 1e3)
-        x /= 1e3, pre = "k";
-    snprintf(buf, size, "%.3g %s%s%s", x, pre, unit, v->clock_ghz > 0 ? "/s" : "/cycle");
-    return buf;
-}
-
-static const char *ev_name(const struct trace_verdict *v, uint64_t ev, char *buf, size_t size)
-{
-    const struct trace_event *e = trace_model_event(v->m, ev);
-    sim_escape(trace_model_str(v->m, e->op), trace_model_str_len(v->m, e->op), buf, size);
-    return buf;
-}
-
-/* printf to the end of buf (size bytes), cut when it does not fit: evidence lines are
- * bounded on purpose. */
-static void appendf(char *buf, size_t size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void appendf(char *buf, size_t size, const char *fmt, ...)
-{
-    size_t k = strlen(buf);
-    if (k + 1 >= size)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf + k, size - k, fmt, ap);
-    va_end(ap);
-}
-
-#define LINE(...)                                                                                  \
-    do {                                                                                           \
-        if (n < max) {                                                                             \
-            lines[n][0] = '\0';                                                                    \
-            appendf(lines[n++], TRACE_VERDICT_LINE, __VA_ARGS__);                                  \
-        }                                                                                          \
-    } while (0)
-
-size_t trace_verdict_evidence(const struct trace_verdict *v, const struct trace_verdict_item *it,
-                              char (*lines)[TRACE_VERDICT_LINE], size_t max)
-{
-    size_t n = 0;
-    char a[48], b[48], c[48], q[160];
-    double total = 0;
-    for (int k = 0; k < TRACE_PCAT_COUNT; k++)
-        total += it->time[k];
-    if (it->path.n)
-        LINE("time      %s, a critical path of %zu op%s",
-             fmt_time(v, (double)it->length, a, sizeof(a)), it->path.n, it->path.n == 1 ? "" : "s");
-    else
-        LINE("time      %s", fmt_time(v, (double)it->length, a, sizeof(a)));
-    if (total > 0)
-        LINE(
-            "path      compute %.0f%%  vector %.0f%%  DMA/HBM %.0f%%  host %.0f%%  latency %.0f%%  "
-            "DMA per-transfer %.0f%%",
-            100 * it->time[TRACE_PCAT_COMPUTE] / total, 100 * it->time[TRACE_PCAT_VECTOR] / total,
-            100 * it->time[TRACE_PCAT_MEMORY] / total, 100 * it->time[TRACE_PCAT_HOST] / total,
-            100 * it->time[TRACE_PCAT_LATENCY] / total,
-            100 * it->time[TRACE_PCAT_DMA_FIXED] / total);
-    char basis[TRACE_VERDICT_LINE - 16];
-    LINE("verdict   %s", trace_verdict_basis_text(v, it, basis, sizeof(basis)));
-    LINE("busy      TE %.0f%%  VE %.0f%%  DMA %.0f%%  HOST %.0f%%  OTHER %.0f%%",
-         100 * it->busy[TRACE_ENGINE_TE], 100 * it->busy[TRACE_ENGINE_VE],
-         100 * it->busy[TRACE_ENGINE_DMA], 100 * it->busy[TRACE_ENGINE_HOST],
-         100 * it->busy[TRACE_ENGINE_OTHER]);
-    double len = it->length ? (double)it->length : 1;
-    if (it->flops > 0 || it->dram_bytes) {
-        char f[96] = "", d[96] = "", ai[64] = "";
-        if (it->flops > 0) {
-            int k =
-                snprintf(f, sizeof(f), "%s", fmt_rate(v, it->flops / len, "FLOP", a, sizeof(a)));
-            if (it->peak_flops > 0)
-                snprintf(f + k, sizeof(f) - (size_t)k, " of %s (%.1f%%)",
-                         fmt_rate(v, it->peak_flops, "FLOP", b, sizeof(b)),
-                         100 * it->flops / len / it->peak_flops);
-        }
-        if (it->dram_bytes) {
-            int k = snprintf(d, sizeof(d), "HBM %s",
-                             fmt_rate(v, (double)it->dram_bytes / len, "B", a, sizeof(a)));
-            if (it->peak_bw > 0)
-                snprintf(d + k, sizeof(d) - (size_t)k, " of %s (%.1f%%)",
-                         fmt_rate(v, it->peak_bw, "B", b, sizeof(b)),
-                         100 * (double)it->dram_bytes / len / it->peak_bw);
-        }
-        if (it->flops > 0 && it->dram_bytes) {
-            int k = snprintf(ai, sizeof(ai), "intensity %.3g FLOP/B",
-                             it->flops / (double)it->dram_bytes);
-            if (it->peak_flops > 0 && it->peak_bw > 0)
-                snprintf(ai + k, sizeof(ai) - (size_t)k, " (ridge %.3g)",
-                         it->peak_flops / it->peak_bw);
-        }
-        LINE("roofline  %s%s%s%s%s", f, f[0] && d[0] ? "; " : "", d,
-             (f[0] || d[0]) && ai[0] ? "; " : "", ai);
-    }
-    if (it->dma_ops) {
-        double mean = (double)it->dma_bytes / (double)it->dma_ops;
-        LINE("transfers %" PRIu64 " DMA transfer%s, mean %.*f B", it->dma_ops,
-             it->dma_ops == 1 ? "" : "s", mean < 100 ? 1 : 0, mean);
-    }
-    if (it->hbm_util >= 0 || it->link_util >= 0 || it->host_util >= 0) {
-        char h[TRACE_VERDICT_LINE] = "";
-        if (it->hbm_util >= 0) {
-            sim_escape(trace_model_str(v->m, it->hbm), trace_model_str_len(v->m, it->hbm), q,
-                       sizeof(q));
-            appendf(h, sizeof(h), "%s %.0f%%", q, 100 * it->hbm_util);
-        }
-        if (it->link_util >= 0) {
-            sim_escape(trace_model_str(v->m, it->busiest_link),
-                       trace_model_str_len(v->m, it->busiest_link), q, sizeof(q));
-            appendf(h, sizeof(h), "%slink %s %.0f%%", h[0] ? ", " : "", q, 100 * it->link_util);
-        }
-        if (it->host_util >= 0)
-            appendf(h, sizeof(h), "%shost link %.0f%%", h[0] ? ", " : "", 100 * it->host_util);
-        LINE("busiest   %s", h);
-    }
-    if (it->waits) {
-        char w[160] = "";
-        size_t k = 0;
-        for (int d = 0; d < TRACE_DEP_COUNT; d++)
-            if (it->wait_by[d] && k < sizeof(w))
-                k += (size_t)snprintf(w + k, sizeof(w) - k, "%s%s %s", k ? ", " : "",
-                                      trace_dep_name((enum trace_dep)d),
-                                      fmt_time(v, (double)it->wait_by[d], a, sizeof(a)));
-        LINE("waits     %s between ops on the path: %s",
-             fmt_time(v, (double)it->waits, b, sizeof(b)), w);
-        if (it->longest_wait_ev != UINT64_MAX && it->longest_wait)
-            LINE("longest   %s before %s", fmt_time(v, (double)it->longest_wait, c, sizeof(c)),
-                 ev_name(v, it->longest_wait_ev, q, sizeof(q)));
-    }
-    static const struct {
-        unsigned bit;
-        const char *text;
-    } missing[] = {
-        {TRACE_MISSING_PEAKS,
-         "no clock or peaks in config_snapshot: no roofline, fixed costs unknown"},
-        {TRACE_MISSING_DEPS,
-         "no dependency_ids, addresses or tile_ids: the path follows engine and launch order"},
-        {TRACE_MISSING_RESOURCES, "no per-resource bandwidth samples: HBM and link use unknown"},
-        {TRACE_MISSING_LAUNCHES, "no cmdq_ids: no launches, the run only"},
-        {TRACE_MISSING_DETAILS, "too many ops to read their details: no arithmetic or addresses"},
-        {TRACE_MISSING_FLOPS, "no sizes in the GEMM and math details: FLOP/s unknown"},
-    };
-    for (size_t k = 0; k < sizeof(missing) / sizeof(missing[0]); k++)
-        if (it->missing & missing[k].bit)
-            LINE("missing   %s", missing[k].text);
-    if (it == &v->run && v->energy.known) /* where the energy goes */
-        LINE("energy    %s, avg %s: %s", trace_energy_fmt(v->energy.total_j, "J", a, sizeof(a)),
-             trace_energy_fmt(v->energy.avg_power_w, "W", b, sizeof(b)),
-             trace_energy_where(&v->energy, q, sizeof(q)));
-    return n;
-}
-
-/* ---- as a value ------------------------------------------------------------------------- */
-
-static struct sim_value *util_value(const struct trace_model *m, uint32_t name, double util)
-{
-    if (util < 0)
-        return sim_value_null();
-    struct sim_value *x = sim_value_map();
-    sim_value_map_set_str(x, "name", name == TRACE_NO_STR ? "" : trace_model_str(m, name));
-    sim_value_map_set_float(x, "util", util);
-    return x;
-}
-
-static struct sim_value *item_value(const struct trace_verdict *v,
-                                    const struct trace_verdict_item *it)
-{
-    struct sim_value *x = sim_value_map();
-    const struct trace_region *r = it->region;
-    if (r && r->kind == TRACE_REGION_LAUNCH) {
-        sim_value_map_set_str(x, "name", r->name);
-        sim_value_map_set_int(x, "occurrence", r->occurrence);
-        sim_value_map_set_int(x, "cmdq_id", r->cmdq_id);
-    }
-    sim_value_map_set_str(x, "bound", trace_bound_key(it->bound));
-    sim_value_map_set_str(x, "basis", it->checked ? "experiment" : "heuristic");
-    sim_value_map_set_str(x, "heuristic_bound", trace_bound_key(it->heuristic));
-    if (it->checked && it->resource) {
-        struct sim_value *ex = sim_value_map_set_take(x, "experiment", sim_value_map());
-        sim_value_map_set_str(ex, "resource", it->resource);
-        sim_value_map_set_float(ex, "factor", it->factor);
-        sim_value_map_set_float(ex, "change", it->change);
-    }
-    sim_value_map_set_int(x, "dma_transfers", (int64_t)it->dma_ops);
-    sim_value_map_set_int(x, "dma_transfer_bytes", (int64_t)it->dma_bytes);
-    if (it->bound == TRACE_BOUND_LINK)
-        sim_value_map_set_str(x, "link", trace_model_str(v->m, it->link));
-    sim_value_map_set_float(x, "share", it->share);
-    sim_value_map_set_bool(x, "running", it->running);
-    sim_value_map_set_int(x, "start_cycle", r ? (int64_t)r->start : 0);
-    sim_value_map_set_int(x, "cycles", (int64_t)it->length);
-    struct sim_value *p = sim_value_map_set_take(x, "path", sim_value_map());
-    for (int k = 0; k < TRACE_PCAT_COUNT; k++)
-        sim_value_map_set_float(p, pcat_names[k], it->time[k]);
-    sim_value_map_set_int(x, "path_ops", (int64_t)it->path.n);
-    struct sim_value *bz = sim_value_map_set_take(x, "busy", sim_value_map());
-    for (int e = 0; e < TRACE_ENGINE_COUNT; e++)
-        sim_value_map_set_float(bz, trace_engine_name((enum trace_engine)e), it->busy[e]);
-    sim_value_map_set_float(x, "flops", it->flops);
-    sim_value_map_set_float(x, "peak_flops_per_cycle", it->peak_flops);
-    sim_value_map_set_int(x, "dram_bytes", (int64_t)it->dram_bytes);
-    sim_value_map_set_float(x, "peak_bytes_per_cycle", it->peak_bw);
-    if (it->dram_bytes)
-        sim_value_map_set_float(x, "intensity", it->flops / (double)it->dram_bytes);
-    else
-        sim_value_map_set_take(x, "intensity", sim_value_null());
-    sim_value_map_set_take(x, "hbm", util_value(v->m, it->hbm, it->hbm_util));
-    sim_value_map_set_take(x, "link", util_value(v->m, it->busiest_link, it->link_util));
-    sim_value_map_set_take(x, "host_link", util_value(v->m, it->host_link, it->host_util));
-    struct sim_value *w = sim_value_map_set_take(x, "waits", sim_value_map());
-    sim_value_map_set_int(w, "cycles", (int64_t)it->waits);
-    for (int d = 0; d < TRACE_DEP_COUNT; d++)
-        if (it->wait_by[d])
-            sim_value_map_set_int(w, trace_dep_name((enum trace_dep)d), (int64_t)it->wait_by[d]);
-    struct sim_value *ms = sim_value_map_set_take(x, "missing", sim_value_list());
-    static const char *const keys[] = {"peaks",    "dependencies", "resources",
-                                       "launches", "details",      "flops"};
-    for (unsigned k = 0; k < 6; k++)
-        if (it->missing & (1u << k))
-            sim_value_list_push_take(ms, sim_value_str(keys[k]));
-    return x;
-}
-
-struct sim_value *trace_verdict_to_value(const struct trace_verdict *v)
-{
-    struct sim_value *x = sim_value_map();
-    sim_value_map_set_take(x, "run", item_value(v, &v->run));
-    if (v->energy.known) { /* where the energy goes: the dominant action, and static power */
-        char w[160];
-        double share;
-        int top = trace_energy_top_action(&v->energy, &share);
-        struct sim_value *e = sim_value_map_set_take(x, "energy", sim_value_map());
-        sim_value_map_set_str(e, "where", trace_energy_where(&v->energy, w, sizeof(w)));
-        if (top >= 0) {
-            sim_value_map_set_str(e, "top_action",
-                                  trace_energy_action_key((enum trace_energy_action)top));
-            sim_value_map_set_float(e, "top_share", share);
-        }
-        sim_value_map_set_float(e, "static_share",
-                                v->energy.total_j > 0 ? v->energy.static_j / v->energy.total_j : 0);
-    }
-    struct sim_value *l = sim_value_map_set_take(x, "launches", sim_value_list());
-    for (size_t i = 0; i < v->nlaunches; i++)
-        sim_value_list_push_take(l, item_value(v, &v->launches[i]));
-    return x;
 }

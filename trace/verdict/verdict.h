@@ -110,11 +110,14 @@ struct trace_verdict {
     struct trace_verdict_item run;
     struct trace_verdict_item *launches; /* owned, in launch order */
     size_t nlaunches;
-    struct trace_regions *rs_run, *rs_launch; /* owned */
-    double clock_ghz;                         /* 0 when unknown */
-    bool own;                                 /* written by npuscope (run_metadata.notes):
-                                                 what ran can be run again */
-    struct trace_energy energy; /* the run's (trace/analysis/energy.h); known false: unknown */
+    struct trace_region run_region;  /* the run's span and usage (its ops and busy cycles in all
+                                        and per engine kind, its DRAM bytes in all; no tracks or
+                                        op names), as trace_regions_new_light accounts it */
+    struct trace_regions *rs_launch; /* owned */
+    double clock_ghz;                /* 0 when unknown */
+    bool own;                        /* written by npuscope (run_metadata.notes):
+                                        what ran can be run again */
+    struct trace_energy energy;      /* the run's (trace/analysis/energy.h); known false: unknown */
 };
 
 /* What an experiment found for one launch: the resource whose speed-up shortened it most. */
@@ -141,11 +144,34 @@ void trace_verdict_check(struct trace_verdict *v, const struct trace_verdict_che
 char *trace_verdict_basis_text(const struct trace_verdict *v, const struct trace_verdict_item *it,
                                char *buf, size_t size);
 
+/*
+ * The verdicts of a growing model (a live run), each from what the last left: the launches
+ * split by an incremental region state (trace/analysis/regions_inc.h, light), the run's usage
+ * kept up to date (trace/verdict/runusage.h), and the items of
+ * the launches that had ended (every op, and the Completion of a host message back) kept and
+ * judged again only when something they rest on changed: the launch's ops, span or usage, the
+ * resources or their peaks, a bandwidth sample over its span, the decode budget left to it. The
+ * launches still running, the new ones and the run are judged each time. A verdict made with
+ * the state equals the one trace_verdict_new makes without it.
+ */
+struct trace_verdict_inc;
+
+/* A state for the verdicts of one growing model (the first verdict's). */
+struct trace_verdict_inc *trace_verdict_inc_new(void);
+/* Free a state (NULL is a no-op); the verdicts made with it stay valid. */
+void trace_verdict_inc_free(struct trace_verdict_inc *st);
+/* How many launch items the last complete verdict made with st took from those kept (for
+ * tests and benchmarks). */
+size_t trace_verdict_inc_reused(const struct trace_verdict_inc *st);
+
 struct trace_verdict_opts {
     size_t max_decode; /* ops without op columns (trace/model/model.h) whose details may be
                           read in all (0: 2,000,000) */
     struct trace_progress *progress; /* may be NULL; when cancelled the verdict returned is
-                                        incomplete: free it */
+                                        incomplete: free it (the state keeps what it had) */
+    struct trace_verdict_inc *inc;   /* may be NULL; live: the state of the verdicts of the
+                                        same model (one verdict at a time), which this one
+                                        starts from and updates */
 };
 
 /* The verdict of m (finished; borrowed, must outlive it). o may be NULL. */

@@ -1,7 +1,8 @@
 /*
  * The bottleneck pane (see bottleneck.h): the verdict of trace/verdict/verdict.h as a table of
- * launches and the evidence of the selected one; below, the experiment of tui/sweep/whatif.h
- * run in the background, which the verdict is then checked against.
+ * launches and the evidence of the selected one (live, each verdict made from the last: the
+ * launches that ended are kept, trace_verdict_opts.inc); below, the experiment of
+ * tui/sweep/whatif.h run in the background, which the verdict is then checked against.
  */
 #include "tui/panes/bottleneck.h"
 
@@ -32,15 +33,17 @@ struct row {
 };
 
 struct tui_bottleneck {
-    const struct trace_model *m; /* borrowed */
-    struct trace_verdict *v;     /* owned, or NULL until computed */
-    struct tui_task *task;       /* owned: computes next */
-    struct trace_verdict *next;  /* the verdict being computed (the task's while it runs) */
-    uint64_t started;            /* when the task started (tui_now_ns) */
-    uint64_t gen;                /* the model generation it was computed for */
-    uint64_t as_of, as_of_next;  /* the model's end (cycles) it was computed at; of next */
-    uint64_t at, cost;           /* when (tui_now_ns) and how long it took */
-    struct row *rows;            /* owned */
+    const struct trace_model *m;   /* borrowed */
+    struct trace_verdict *v;       /* owned, or NULL until computed */
+    struct tui_task *task;         /* owned: computes next */
+    struct trace_verdict *next;    /* the verdict being computed (the task's while it runs) */
+    struct trace_verdict_inc *inc; /* owned, live: what the next verdict starts from (the
+                                      launches that ended, kept; the task's while it runs) */
+    uint64_t started;              /* when the task started (tui_now_ns) */
+    uint64_t gen;                  /* the model generation it was computed for */
+    uint64_t as_of, as_of_next;    /* the model's end (cycles) it was computed at; of next */
+    uint64_t at, cost;             /* when (tui_now_ns) and how long it took */
+    struct row *rows;              /* owned */
     size_t nrows, sel;
     size_t nhost; /* host messages summed in the last row */
     double host_time[TRACE_PCAT_COUNT];
@@ -71,8 +74,10 @@ struct tui_bottleneck *tui_bottleneck_new(struct tui_view *v)
     struct tui_bottleneck *b = sim_xcalloc(1, sizeof(*b));
     b->m = v->m;
     b->task = tui_task_new();
-    if (v->live)
+    if (v->live) {
         tui_task_set_live(b->task, discard);
+        b->inc = trace_verdict_inc_new();
+    }
     return b;
 }
 
@@ -81,6 +86,7 @@ void tui_bottleneck_free(struct tui_bottleneck *b)
     if (!b)
         return;
     tui_task_free(b->task);
+    trace_verdict_inc_free(b->inc);
     trace_verdict_free(b->next);
     trace_verdict_free(b->v);
     free(b->rows);
@@ -169,7 +175,7 @@ static bool kernel_launch(const struct trace_verdict_item *it)
 static void run(void *arg, struct trace_progress *pg)
 {
     struct tui_bottleneck *b = arg;
-    struct trace_verdict_opts o = {.progress = pg};
+    struct trace_verdict_opts o = {.progress = pg, .inc = b->inc};
     b->next = trace_verdict_new(b->m, &o);
 }
 
