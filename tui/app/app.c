@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- layout ------------------------------------------------------------------------------ */
 
@@ -1255,14 +1256,31 @@ bool tui_app_frame_held(bool busy, bool was_running, bool running, bool answer, 
     return busy && !stopped && !answer && since_ns < frame_ns;
 }
 
+uint64_t tui_app_frame_pace(uint64_t *avg_ns, uint64_t cost_ns)
+{
+    *avg_ns = *avg_ns ? (3 * *avg_ns + cost_ns) / 4 : cost_ns;
+    uint64_t pace = FRAME_SHARE * *avg_ns;
+    return pace > FRAME_NS ? pace : FRAME_NS;
+}
+
+/* The main thread's CPU time in ns. */
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return tui_now_ns();
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 int tui_app_run(struct tui_app *a, struct tui_term *t)
 {
     uint64_t theme_seen = UINT64_MAX, last_draw = 0;
     /* while running, the screen follows the run at most every frame_ns: a frame, or
-     * FRAME_SHARE times what the last one took to draw when drawing costs more, so that
+     * FRAME_SHARE times what the frames take to draw when drawing costs more, so that
      * drawing takes at most a fortieth of the time (a long run's Gantt costs a few ms a
-     * frame); what a person types is answered at once, ahead of the next slice of work */
-    uint64_t frame_ns = FRAME_NS;
+     * frame; tui_app_frame_pace); what a person types is answered at once, ahead of the
+     * next slice of work */
+    uint64_t frame_ns = FRAME_NS, frame_avg = 0;
     bool answer = false;
     int w, h;
     tui_term_size(t, &w, &h);
@@ -1294,12 +1312,12 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
         bool throttled = tui_app_frame_held(busy, was_running, a->src->ops->running(a->src), answer,
                                             now - last_draw, frame_ns);
         if (!throttled && tui_app_needs_render(a)) {
+            uint64_t cpu0 = thread_cpu_ns();
             if (tui_app_take_repaint(a))
                 tui_term_invalidate(t);
             tui_term_draw(t, tui_app_render(a));
             trace_budget_check(); /* what the frame mapped, given back now if due */
-            uint64_t cost = tui_now_ns() - now;
-            frame_ns = FRAME_SHARE * cost > FRAME_NS ? FRAME_SHARE * cost : FRAME_NS;
+            frame_ns = tui_app_frame_pace(&frame_avg, thread_cpu_ns() - cpu0);
             last_draw = now;
         }
         answer = false;
