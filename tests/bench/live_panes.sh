@@ -72,6 +72,6 @@ for k in $keys; do
     awk -v k="$k" -v a="$before" -v o="$open" -v b="$rate" 'BEGIN {
         m = (a + b) / 2; d = m > 0 ? 100 * (m - o) / m : 0;
         printf "  %s: open %.0f ev/s against %.0f closed around it: %+.1f%% %s\n", k, o, m, -d,
-               d > 10 ? "(over 10%)" : "(ok)"}'
+               (d > 10 ? "(over 10%)" : "(ok)")}'
 done
 tmux -L "$sock" send-keys -t 0 q
