@@ -22,10 +22,11 @@ echo
 bash "$(dirname "$0")/live_verdict.sh" "$(dirname "$(dirname "$bin")")/npuscope" \
     "llm_decode:layers=32,gen=512" 50000000 30
 echo
-# the layer and token panes of a live run at 50 M events: each run of their analysis (the first
-# from event 0, the next ones updates), the run's speed with each open
+# the layer, anomaly and token panes and the critical path of a live run at 50 M events: each
+# run of their analysis (the first from event 0, the next ones updates), the run's speed with
+# each open against closed around it (at most 10% less)
 bash "$(dirname "$0")/live_panes.sh" "$(dirname "$(dirname "$bin")")/npuscope" \
-    "llm_decode:layers=32,gen=512" 50000000 15 "y T"
+    "llm_decode:layers=32,gen=512" 50000000 15 "y A T C"
 echo
 # the scans a key starts (search, line profile) and the strips at 50 M events into a live run:
 # keys answered meanwhile

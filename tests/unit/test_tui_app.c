@@ -363,6 +363,26 @@ Test(tui_app, every_test_trace_can_be_viewed, .timeout = 120)
     view_everything("tests/data/tui");
 }
 
+Test(tui_app, one_costly_frame_does_not_hold_the_screen_for_forty_times_its_cost)
+{
+    const uint64_t ms = 1000 * 1000;
+    uint64_t avg = 0;
+    /* cheap frames: a twentieth of a second apart */
+    cr_assert_eq(tui_app_frame_pace(&avg, 1 * ms), 50 * ms);
+    /* frames of 10 ms: 40 times that apart once the average has settled */
+    uint64_t pace = 0;
+    for (int i = 0; i < 40; i++)
+        pace = tui_app_frame_pace(&avg, 10 * ms);
+    cr_assert(pace >= 399 * ms && pace <= 400 * ms, "%llu", (unsigned long long)pace);
+    /* one frame of 200 ms (a full repaint): the next one comes well before 8 s */
+    pace = tui_app_frame_pace(&avg, 200 * ms);
+    cr_assert(pace < 3 * 1000 * ms, "%llu", (unsigned long long)pace);
+    /* and the pace is back near 400 ms a few frames later */
+    for (int i = 0; i < 16; i++)
+        pace = tui_app_frame_pace(&avg, 10 * ms);
+    cr_assert(pace < 450 * ms, "%llu", (unsigned long long)pace);
+}
+
 Test(tui_app, frames_wait_while_running_but_not_once_the_run_stops)
 {
     const uint64_t frame = 100 * 1000 * 1000, soon = 1000 * 1000;

@@ -769,6 +769,12 @@ static int first_error(const char *path, uint64_t *errors, struct diag *d)
 
 int trace_diff_load(const char *path, struct trace_model **out, uint64_t *errors, struct diag *d)
 {
+    return trace_diff_load_progress(path, out, errors, d, NULL);
+}
+
+int trace_diff_load_progress(const char *path, struct trace_model **out, uint64_t *errors,
+                             struct diag *d, const struct trace_load_progress *p)
+{
     *out = NULL;
     if (errors)
         *errors = 0;
@@ -776,7 +782,7 @@ int trace_diff_load(const char *path, struct trace_model **out, uint64_t *errors
      * the viewer, summarized or exported, is not parsed again */
     struct trace_model *m = NULL;
     struct trace_index_counts c = {0, 0};
-    int rc = trace_index_load(path, false, &m, &c, NULL, d, NULL);
+    int rc = trace_index_load(path, false, &m, &c, NULL, d, p);
     if (rc < 0)
         return rc;
     if (c.errors) {

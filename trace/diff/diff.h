@@ -117,6 +117,11 @@ struct trace_diff {
  * do not matter. Returns 0 with *out set to a finished model, or a negative code.
  */
 int trace_diff_load(const char *path, struct trace_model **out, uint64_t *errors, struct diag *d);
+/* The same, reporting the load's progress to p (trace/file/loader.h; NULL: none); a load p
+ * stops fails with SIM_ESTATE. */
+struct trace_load_progress;
+int trace_diff_load_progress(const char *path, struct trace_model **out, uint64_t *errors,
+                             struct diag *d, const struct trace_load_progress *p);
 
 /* Compare a with b (both finished models, borrowed: they must outlive the result). o may
  * be NULL. Free with trace_diff_free. */

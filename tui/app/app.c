@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- layout ------------------------------------------------------------------------------ */
 
@@ -804,9 +805,26 @@ static void back_until(struct tui_app *a, const char *text)
 
 /* ---- comparing two traces -------------------------------------------------------------- */
 
-/* The comparison's note in the status line, once it is ready. */
+/* Close the comparison: the Gantt as it was before it opened. */
+static void diff_close(struct tui_app *a)
+{
+    tui_diffview_close(a->diff);
+    a->diff = NULL;
+    tui_gantt_zoom_set(a->panes[P_GANTT].self, &a->diff_zoom);
+    mark(a, P_GANTT);
+    a->full = a->header_dirty = true;
+}
+
+/* The comparison's note in the status line, once it is ready; the comparison closed with
+ * why in the status line when its second trace could not be loaded. */
 static void diff_note(struct tui_app *a)
 {
+    char err[SIM_DIAG_FILE_MAX + SIM_DIAG_PATH_MAX + SIM_DIAG_MSG_MAX + 128];
+    if (tui_diffview_take_error(a->diff, err, sizeof(err))) {
+        diff_close(a);
+        tui_view_message(&a->view, TUI_STYLE_ERROR, "%s", err);
+        return;
+    }
     const char *note = tui_diffview_take_note(a->diff);
     if (!note)
         return;
@@ -818,27 +836,30 @@ static void diff_note(struct tui_app *a)
     a->full = a->header_dirty = true;
 }
 
-void tui_app_diff_take(struct tui_app *a, struct trace_model *b, const char *name)
+/* Open the comparison with b, or (b NULL) with the trace at path, loaded on the worker. */
+static void diff_open(struct tui_app *a, struct trace_model *b, const char *path)
 {
     struct tui_source_status st;
     a->src->ops->status(a->src, &st);
     if (!a->diff) /* the Gantt's zoom, put back when the comparison closes */
         tui_gantt_zoom_get(a->panes[P_GANTT].self, &a->diff_zoom);
     tui_diffview_free(a->diff);
-    a->diff = tui_diffview_new_take(a->m, st.name, b, name, a->view.cursor);
-    diff_note(a); /* on a worker: said once it is ready */
+    a->diff = b ? tui_diffview_new_take(a->m, st.name, b, path, a->view.cursor)
+                : tui_diffview_new_load(a->m, st.name, path, a->view.cursor);
     a->full = a->header_dirty = true;
+    diff_note(a); /* on a worker: said once it is ready */
+}
+
+void tui_app_diff_take(struct tui_app *a, struct trace_model *b, const char *name)
+{
+    diff_open(a, b, name);
 }
 
 /* D: open the prompt for a second trace, or close the comparison. */
 static enum tui_result diff_toggle(struct tui_app *a)
 {
     if (a->diff) {
-        tui_diffview_close(a->diff);
-        a->diff = NULL;
-        tui_gantt_zoom_set(a->panes[P_GANTT].self, &a->diff_zoom);
-        mark(a, P_GANTT);
-        a->full = a->header_dirty = true;
+        diff_close(a);
         tui_view_message(&a->view, TUI_STYLE_STATUS, "comparison closed");
         return TUI_RES_REDRAW;
     }
@@ -854,25 +875,11 @@ static enum tui_result diff_toggle(struct tui_app *a)
     return TUI_RES_REDRAW;
 }
 
-/* The prompt's file: loaded and compared, or why not in the status line. */
+/* The prompt's file: loaded and compared on the worker, its progress shown meanwhile (D or
+ * Esc closes it, q quits), or why not in the status line once the load failed. */
 static void open_diff(struct tui_app *a, const char *path)
 {
-    struct trace_model *b = NULL;
-    uint64_t errors = 0;
-    struct diag d;
-    diag_clear(&d);
-    if (trace_diff_load(path, &b, &errors, &d) < 0) {
-        char line[700];
-        diag_format(&d, line, sizeof(line));
-        if (errors > 1)
-            tui_view_message(&a->view, TUI_STYLE_ERROR,
-                             "%s (and %llu more errors: npuscope validate lists them)", line,
-                             (unsigned long long)(errors - 1));
-        else
-            tui_view_message(&a->view, TUI_STYLE_ERROR, "%s", line);
-        return;
-    }
-    tui_app_diff_take(a, b, path);
+    diff_open(a, NULL, path);
 }
 
 /* y, T, A, m: show pane p in the left bottom slot with the keyboard, or when it has both
@@ -988,6 +995,8 @@ static enum tui_result global_action(struct tui_app *a, enum tui_action act)
 /* Keys while comparing: the comparison's own, then the few global ones. */
 static enum tui_result diff_key(struct tui_app *a, enum tui_action act)
 {
+    if (act == TUI_ACT_CLEAR && tui_diffview_computing(a->diff)) /* Esc: as D */
+        return diff_toggle(a);
     enum tui_result r = tui_diffview_action(a->diff, act, &a->view);
     if (r != TUI_RES_IGNORED) {
         a->header_dirty = a->footer_dirty = true;
@@ -1247,14 +1256,31 @@ bool tui_app_frame_held(bool busy, bool was_running, bool running, bool answer, 
     return busy && !stopped && !answer && since_ns < frame_ns;
 }
 
+uint64_t tui_app_frame_pace(uint64_t *avg_ns, uint64_t cost_ns)
+{
+    *avg_ns = *avg_ns ? (3 * *avg_ns + cost_ns) / 4 : cost_ns;
+    uint64_t pace = FRAME_SHARE * *avg_ns;
+    return pace > FRAME_NS ? pace : FRAME_NS;
+}
+
+/* The main thread's CPU time in ns. */
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return tui_now_ns();
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 int tui_app_run(struct tui_app *a, struct tui_term *t)
 {
     uint64_t theme_seen = UINT64_MAX, last_draw = 0;
     /* while running, the screen follows the run at most every frame_ns: a frame, or
-     * FRAME_SHARE times what the last one took to draw when drawing costs more, so that
+     * FRAME_SHARE times what the frames take to draw when drawing costs more, so that
      * drawing takes at most a fortieth of the time (a long run's Gantt costs a few ms a
-     * frame); what a person types is answered at once, ahead of the next slice of work */
-    uint64_t frame_ns = FRAME_NS;
+     * frame; tui_app_frame_pace); what a person types is answered at once, ahead of the
+     * next slice of work */
+    uint64_t frame_ns = FRAME_NS, frame_avg = 0;
     bool answer = false;
     int w, h;
     tui_term_size(t, &w, &h);
@@ -1286,12 +1312,12 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
         bool throttled = tui_app_frame_held(busy, was_running, a->src->ops->running(a->src), answer,
                                             now - last_draw, frame_ns);
         if (!throttled && tui_app_needs_render(a)) {
+            uint64_t cpu0 = thread_cpu_ns();
             if (tui_app_take_repaint(a))
                 tui_term_invalidate(t);
             tui_term_draw(t, tui_app_render(a));
             trace_budget_check(); /* what the frame mapped, given back now if due */
-            uint64_t cost = tui_now_ns() - now;
-            frame_ns = FRAME_SHARE * cost > FRAME_NS ? FRAME_SHARE * cost : FRAME_NS;
+            frame_ns = tui_app_frame_pace(&frame_avg, thread_cpu_ns() - cpu0);
             last_draw = now;
         }
         answer = false;

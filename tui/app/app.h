@@ -68,6 +68,16 @@ bool tui_app_busy(struct tui_app *a);
 bool tui_app_frame_held(bool busy, bool was_running, bool running, bool answer, uint64_t since_ns,
                         uint64_t frame_ns);
 
+/*
+ * The main loop's pace while running: the time from one frame to the next once a frame cost
+ * cost_ns of the main thread's CPU time (what drawing took from the run; not the time other
+ * processes held the CPU meanwhile, on a loaded machine most of the wall time): FRAME_SHARE
+ * (40) times the frames' cost, averaged in *avg_ns (0 before the first frame) so that one
+ * costly frame (the full repaint after a pane opens) does not hold the screen still for 40
+ * times its own cost; at least FRAME_NS (a twentieth of a second). Returns the pace in ns.
+ */
+uint64_t tui_app_frame_pace(uint64_t *avg_ns, uint64_t cost_ns);
+
 /* Run the source and the panes' background work for at most budget_ns. */
 void tui_app_work(struct tui_app *a, uint64_t budget_ns);
 

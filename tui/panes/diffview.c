@@ -3,16 +3,19 @@
  * drawing of the two Gantt blocks from the models' busy-time indexes, the summary with
  * its delta column and the two-sided details of the selected op. The comparison itself (every
  * op matched: seconds at ten million) is computed on a worker (tui/panes/task.h), the view
- * showing its progress until it is ready.
+ * showing its progress until it is ready; so is the load of the second trace when the view
+ * is given its file (D's prompt).
  */
 #include "tui/panes/diffview.h"
 
 #include "sim/data/value.h"
 #include "sim/util/escape.h"
 #include "sim/util/xalloc.h"
+#include "trace/file/loader.h"
 #include "tui/panes/task.h"
 
 #include <ctype.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,10 +26,11 @@
 enum {
     LABEL_MIN = 8,
     LABEL_MAX = 28,
-    DELTA_W = 7,   /* the delta column beside B's rows */
-    BIG_BODY = 16, /* from this body height on, the bottom panes show */
-    WIDE = 90,     /* from this width on, summary and details side by side */
-    KEY_W = 11,    /* the first column of the summary and the details */
+    DELTA_W = 7,       /* the delta column beside B's rows */
+    BIG_BODY = 16,     /* from this body height on, the bottom panes show */
+    WIDE = 90,         /* from this width on, summary and details side by side */
+    KEY_W = 11,        /* the first column of the summary and the details */
+    LOAD_EVERY = 4096, /* records of the second trace between two progress checks */
 };
 
 enum focus { F_GANTT, F_SUMMARY, F_DETAILS, F_COUNT };
@@ -47,9 +51,14 @@ struct tui_diffview {
     struct tui_task *task;                 /* owned: computes next */
     struct trace_diff *next;               /* owned: the comparison being computed (the task's) */
     struct trace_progress *_Atomic task_p; /* the task's progress (set by its worker) */
-    bool note_said;                        /* tui_diffview_take_note told of d's note */
-    uint64_t want_cursor;                  /* the cursor asked for at creation */
-    struct row *rows;                      /* owned */
+    char *path_b;           /* owned: the second trace, loaded by the worker; NULL: given */
+    int load_rc;            /* the worker's: 0, or why loading path_b failed (load_err) */
+    struct diag load_err;   /* the worker's, read once it is done */
+    uint64_t load_errors;   /* the errors of a trace that has some */
+    bool failed, fail_said; /* the worker ended without a comparison; its error was told */
+    bool note_said;         /* tui_diffview_take_note told of d's note */
+    uint64_t want_cursor;   /* the cursor asked for at creation */
+    struct row *rows;       /* owned */
     size_t nrows;
 
     /* the view of time, in A's cycles */
@@ -145,10 +154,37 @@ static uint64_t t_end(const struct tui_diffview *dv)
 
 /* ---- creation ----------------------------------------------------------------------------- */
 
+static const char LOADING[] = "loading the second trace";
+static const char INFLATING[] = "loading the second trace: decompressing";
+
+/* The second trace's load as the task's progress; non-zero (the load stops) once cancelled. */
+static int load_progress(void *ctx, uint64_t done, uint64_t total, uint64_t events)
+{
+    struct trace_progress *p = ctx;
+    const char *what = events == TRACE_LOAD_DECOMPRESSING ? INFLATING : LOADING;
+    if (atomic_load_explicit(&p->what, memory_order_relaxed) != what ||
+        atomic_load_explicit(&p->total, memory_order_relaxed) != total)
+        trace_progress_step(p, what, total);
+    return trace_progress_at(p, done);
+}
+
 static void run(void *arg, struct trace_progress *p)
 {
     struct tui_diffview *dv = arg;
     atomic_store(&dv->task_p, p);
+    if (dv->path_b) {
+        struct trace_model *b = NULL;
+        struct trace_load_progress lp = {load_progress, p, LOAD_EVERY};
+        trace_progress_step(p, LOADING, 0);
+        dv->load_rc =
+            trace_diff_load_progress(dv->path_b, &b, &dv->load_errors, &dv->load_err, &lp);
+        if (dv->load_rc < 0)
+            return;
+        trace_model_finish(b);
+        dv->m[1] = b; /* read by the main loop once the task is done */
+        if (trace_progress_cancelled(p))
+            return;
+    }
     dv->next = trace_diff_new_progress(dv->m[0], dv->m[1], NULL, p);
 }
 
@@ -157,8 +193,12 @@ static bool take(struct tui_diffview *dv)
 {
     if (dv->d)
         return true;
-    if (!tui_task_take_done(dv->task) || !dv->next)
+    if (dv->failed || !tui_task_take_done(dv->task))
         return false;
+    if (!dv->next) { /* the load failed (or the run was cancelled) */
+        dv->failed = true;
+        return false;
+    }
     dv->d = dv->next;
     dv->next = NULL;
     rows_build(dv);
@@ -167,14 +207,16 @@ static bool take(struct tui_diffview *dv)
     return true;
 }
 
-struct tui_diffview *tui_diffview_new_take(const struct trace_model *a, const char *name_a,
-                                           struct trace_model *b, const char *name_b,
-                                           uint64_t cursor)
+/* The view, its worker started: b given (finished), or loaded from path_b (copied). */
+static struct tui_diffview *create(const struct trace_model *a, const char *name_a,
+                                   struct trace_model *b, const char *path_b, const char *name_b,
+                                   uint64_t cursor)
 {
     struct tui_diffview *dv = sim_xcalloc(1, sizeof(*dv));
-    trace_model_finish(b);
     dv->m[0] = a;
     dv->m[1] = b;
+    dv->path_b = path_b ? sim_xstrdup(path_b) : NULL;
+    diag_clear(&dv->load_err);
     dv->name[0] = sim_xstrdup(name_a ? name_a : "A");
     dv->name[1] = sim_xstrdup(name_b ? name_b : "B");
     dv->fit = true;
@@ -188,9 +230,38 @@ struct tui_diffview *tui_diffview_new_take(const struct trace_model *a, const ch
     return dv;
 }
 
+struct tui_diffview *tui_diffview_new_take(const struct trace_model *a, const char *name_a,
+                                           struct trace_model *b, const char *name_b,
+                                           uint64_t cursor)
+{
+    trace_model_finish(b);
+    return create(a, name_a, b, NULL, name_b, cursor);
+}
+
+struct tui_diffview *tui_diffview_new_load(const struct trace_model *a, const char *name_a,
+                                           const char *path_b, uint64_t cursor)
+{
+    return create(a, name_a, NULL, path_b, path_b, cursor);
+}
+
 bool tui_diffview_computing(struct tui_diffview *dv)
 {
-    return dv && !take(dv);
+    return dv && !take(dv) && !dv->failed;
+}
+
+bool tui_diffview_take_error(struct tui_diffview *dv, char *buf, size_t size)
+{
+    if (!dv || take(dv) || !dv->failed || dv->fail_said || dv->load_rc == 0)
+        return false;
+    dv->fail_said = true;
+    char line[SIM_DIAG_FILE_MAX + SIM_DIAG_PATH_MAX + SIM_DIAG_MSG_MAX + 64];
+    diag_format(&dv->load_err, line, sizeof(line));
+    if (dv->load_errors > 1)
+        snprintf(buf, size, "%s (and %" PRIu64 " more errors: npuscope validate lists them)", line,
+                 dv->load_errors - 1);
+    else
+        snprintf(buf, size, "%s", line);
+    return true;
 }
 
 const char *tui_diffview_take_note(struct tui_diffview *dv)
@@ -230,6 +301,7 @@ void tui_diffview_free(struct tui_diffview *dv)
     trace_diff_free(dv->d);
     trace_model_free((struct trace_model *)dv->m[1]);
     free(dv->rows);
+    free(dv->path_b);
     free(dv->name[0]);
     free(dv->name[1]);
     free(dv);

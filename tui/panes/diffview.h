@@ -29,6 +29,13 @@ struct tui_diffview;
 struct tui_diffview *tui_diffview_new_take(const struct trace_model *a, const char *name_a,
                                            struct trace_model *b, const char *name_b,
                                            uint64_t cursor);
+/*
+ * The same with the second trace loaded from path_b (trace_diff_load) on the worker first,
+ * its progress drawn meanwhile; named path_b. A load that fails leaves the view without a
+ * comparison: tui_diffview_take_error says why.
+ */
+struct tui_diffview *tui_diffview_new_load(const struct trace_model *a, const char *name_a,
+                                           const char *path_b, uint64_t cursor);
 /* Free the view and the second trace (NULL is a no-op). A comparison still computed is
  * cancelled; a worker that does not stop within TUI_TASK_STOP_MS ends the program
  * (tui_task_free): for leaving the program. */
@@ -39,6 +46,11 @@ void tui_diffview_close(struct tui_diffview *dv);
 
 /* Whether the comparison is still being computed. */
 bool tui_diffview_computing(struct tui_diffview *dv);
+/* Once loading the second trace failed, the first call writes why into buf (one line: the
+ * file, where, what is wrong, and how many more errors it has) and returns true; false
+ * before, after, and for a view that loads nothing or loaded its trace. The view is then
+ * only to be freed. */
+bool tui_diffview_take_error(struct tui_diffview *dv, char *buf, size_t size);
 /* Once the comparison is ready, the first call returns its note (trace_diff's note, "" when
  * none) for the status line; NULL before, and after. */
 const char *tui_diffview_take_note(struct tui_diffview *dv);
