@@ -282,3 +282,38 @@ Test(budget, a_forked_copy_with_models_of_its_own_leaves_the_parents_file_alone)
     cr_assert_eq(read_all(m), sum);
     trace_model_free(m);
 }
+
+Test(budget, arrays_in_the_file_grow_in_place_side_by_side_and_keep_their_data)
+{
+    trace_budget_set(0);
+    /* three arrays growing in turn, by doubling, as a live model's do: none is the file's
+     * last for long, yet each grows in the part of the file it holds */
+    enum { N = 3 };
+    uint32_t *a[N] = {NULL};
+    size_t len[N] = {0};
+    uint64_t moves = trace_budget_moves();
+    for (size_t size = 4096; size <= ((size_t)8 << 20); size *= 2)
+        for (int k = 0; k < N; k++) {
+            a[k] = trace_budget_realloc(a[k], len[k] * sizeof(uint32_t), size);
+            for (size_t i = len[k]; i < size / sizeof(uint32_t); i++)
+                a[k][i] = (uint32_t)(i * 2654435761u) ^ (uint32_t)k;
+            len[k] = size / sizeof(uint32_t);
+            trace_budget_trim(); /* the pages written go back to the file */
+        }
+    cr_assert(trace_budget_engaged());
+    cr_assert_eq(trace_budget_moves(), moves, "%llu arrays copied as they grew",
+                 (unsigned long long)(trace_budget_moves() - moves));
+    for (int k = 0; k < N; k++) {
+        for (size_t i = 0; i < len[k]; i++)
+            cr_assert_eq(a[k][i], (uint32_t)(i * 2654435761u) ^ (uint32_t)k, "array %d at %zu", k,
+                         i);
+        /* past the room it holds, it is copied to a new place, whole */
+        size_t big = len[k] * sizeof(uint32_t) * 16;
+        a[k] = trace_budget_realloc(a[k], len[k] * sizeof(uint32_t), big);
+        for (size_t i = 0; i < len[k]; i++)
+            cr_assert_eq(a[k][i], (uint32_t)(i * 2654435761u) ^ (uint32_t)k, "array %d at %zu", k,
+                         i);
+        trace_budget_free(a[k], big);
+    }
+    cr_assert_geq(trace_budget_moves(), moves + N - 1, "the arrays outgrew their room");
+}

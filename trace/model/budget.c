@@ -23,13 +23,17 @@ enum {
     FILE_MIN = 4096,               /* smaller arrays stay in the heap */
     COPY_CHUNK = 16 * 1024 * 1024, /* a move copies this much, then gives the pages back */
     CHECK_NS = 5 * 1000 * 1000,    /* the thread looks at the resident memory this often */
+    SPAN_MIN = 16 * 1024 * 1024,   /* the least of the file an array holds for its growth */
+    SPAN_GROWTH = 8,               /* and the times its size it holds */
 };
 
 /* An array in the file (lent false), or a lent array's whole pages (lent true). */
 struct region {
     uintptr_t addr;
-    size_t len;   /* bytes mapped (whole pages) */
-    uint64_t off; /* offset in the file */
+    size_t len;    /* bytes mapped (whole pages) */
+    uint64_t off;  /* offset in the file */
+    uint64_t span; /* bytes of the file held for it from off (>= len: it grows there in place;
+                      the file is sparse, so what is not written costs nothing) */
     bool lent;
     bool foreign; /* in a forked child: the parent's array, in the parent's file */
 };
@@ -44,24 +48,12 @@ static struct {
     size_t nr, capr;
     uint64_t heap_bytes; /* bytes of arrays from trace_budget_realloc in the heap */
     uint64_t file_bytes; /* and in the file (as asked, not rounded) */
+    uint64_t moves;      /* arrays in the file copied to a new place as they grew */
     bool engaged;
     bool thread;
     uint64_t trims;
     uint64_t trim_base; /* the part mapped from files right after the last trim */
-} g = {PTHREAD_MUTEX_INITIALIZER,
-       TRACE_BUDGET_DEFAULT,
-       -1,
-       false,
-       0,
-       NULL,
-       0,
-       0,
-       0,
-       0,
-       false,
-       false,
-       0,
-       0};
+} g = {.mu = PTHREAD_MUTEX_INITIALIZER, .budget = TRACE_BUDGET_DEFAULT, .fd = -1};
 
 static size_t page_size(void)
 {
@@ -145,6 +137,14 @@ uint64_t trace_budget_file_bytes(void)
 {
     pthread_mutex_lock(&g.mu);
     uint64_t v = g.file_bytes;
+    pthread_mutex_unlock(&g.mu);
+    return v;
+}
+
+uint64_t trace_budget_moves(void)
+{
+    pthread_mutex_lock(&g.mu);
+    uint64_t v = g.moves;
     pthread_mutex_unlock(&g.mu);
     return v;
 }
@@ -313,6 +313,15 @@ static void drop(struct region *r)
 
 /* ---- the file ------------------------------------------------------------------------------ */
 
+/* The part of the file an array of len bytes holds: room to grow SPAN_GROWTH times in place
+ * (growing by doubling, it is copied once every SPAN_GROWTH times its size, not at each
+ * doubling: a live run's arrays grow all along). */
+static uint64_t span_for(size_t len)
+{
+    uint64_t s = (uint64_t)len * SPAN_GROWTH;
+    return s < SPAN_MIN ? SPAN_MIN : round_page((size_t)s);
+}
+
 /* A new array of n bytes in the file (with the lock held), or NULL when there is no file
  * or no room. */
 static void *file_alloc(size_t n)
@@ -326,13 +335,20 @@ static void *file_alloc(size_t n)
             return NULL;
     }
     size_t len = round_page(n);
-    if (ftruncate(g.fd, (off_t)(g.fend + len)) != 0)
-        return NULL;
+    uint64_t span = span_for(len);
+    if (ftruncate(g.fd, (off_t)(g.fend + span)) != 0) {
+        span = len; /* no room to hold: just what it needs */
+        if (ftruncate(g.fd, (off_t)(g.fend + span)) != 0)
+            return NULL;
+    }
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, g.fd, (off_t)g.fend);
-    if (p == MAP_FAILED)
+    if (p == MAP_FAILED) {
+        if (ftruncate(g.fd, (off_t)g.fend) != 0)
+            g.no_file = true;
         return NULL;
-    add((struct region){(uintptr_t)p, len, g.fend, false, false});
-    g.fend += len;
+    }
+    add((struct region){(uintptr_t)p, len, g.fend, span, false, false});
+    g.fend += span;
     g.file_bytes += n;
     g.engaged = true;
     return p;
@@ -346,9 +362,9 @@ static void file_release(struct region *r)
         return;
     }
 #ifdef FALLOC_FL_PUNCH_HOLE
-    fallocate(g.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)r->off, (off_t)r->len);
+    fallocate(g.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)r->off, (off_t)r->span);
 #endif
-    if (r->off + r->len == g.fend && ftruncate(g.fd, (off_t)r->off) == 0)
+    if (r->off + r->span == g.fend && ftruncate(g.fd, (off_t)r->off) == 0)
         g.fend = r->off;
     drop(r);
 }
@@ -378,19 +394,30 @@ void *trace_budget_realloc(void *p, size_t old, size_t new_size)
             pthread_mutex_unlock(&g.mu);
             return p;
         }
-        if (!r->foreign && r->off + r->len == g.fend &&
-            ftruncate(g.fd, (off_t)(r->off + len)) == 0) {
-            /* the last array of the file grows (or shrinks) in place */
+        if (!r->foreign && len <= r->span) {
+            /* within the part of the file it holds: map more (or less) of it, in place */
             void *q = mremap(p, r->len, len, MREMAP_MAYMOVE);
             if (q != MAP_FAILED) {
                 r->addr = (uintptr_t)q, r->len = len;
-                g.fend = r->off + len;
                 g.file_bytes += new_size - old;
                 pthread_mutex_unlock(&g.mu);
                 return q;
             }
-            if (ftruncate(g.fd, (off_t)g.fend) != 0)
-                g.no_file = true; /* cannot even restore it: add nothing more */
+        } else if (!r->foreign && r->off + r->span == g.fend) {
+            /* the last array of the file: the file grows with it */
+            uint64_t span = span_for(len);
+            if (ftruncate(g.fd, (off_t)(r->off + span)) == 0) {
+                void *q = mremap(p, r->len, len, MREMAP_MAYMOVE);
+                if (q != MAP_FAILED) {
+                    r->addr = (uintptr_t)q, r->len = len, r->span = span;
+                    g.fend = r->off + span;
+                    g.file_bytes += new_size - old;
+                    pthread_mutex_unlock(&g.mu);
+                    return q;
+                }
+                if (ftruncate(g.fd, (off_t)g.fend) != 0)
+                    g.no_file = true; /* cannot even restore it: add nothing more */
+            }
         }
         struct region was = *r; /* file_alloc may move the table */
         void *q = file_alloc(new_size);
@@ -399,6 +426,7 @@ void *trace_budget_realloc(void *p, size_t old, size_t new_size)
             g.heap_bytes += new_size;
         }
         copy(q, find((uintptr_t)q) != NULL, p, true, old < new_size ? old : new_size);
+        g.moves++;
         if (!was.foreign)
             g.file_bytes -= old;
         file_release(find(was.addr));
@@ -478,7 +506,7 @@ void trace_budget_lend(const void *key, const void *p, size_t n)
         return;
     pthread_mutex_lock(&g.mu);
     /* keyed by p itself, so that unlend finds it; the pages are [a, b) */
-    add((struct region){a, b - a, (uint64_t)(uintptr_t)key, true, false});
+    add((struct region){a, b - a, (uint64_t)(uintptr_t)key, 0, true, false});
     pthread_mutex_unlock(&g.mu);
 }
 

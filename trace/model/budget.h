@@ -49,6 +49,9 @@ bool trace_budget_engaged(void);
 /* Bytes of arrays in the file now, and how many times pages were given back so far. */
 uint64_t trace_budget_file_bytes(void);
 uint64_t trace_budget_trims(void);
+/* How many times an array in the file was copied to a new place as it grew (an array holds
+ * room in the file to grow several times its size in place). */
+uint64_t trace_budget_moves(void);
 
 /* Give back the pages of every array in the file and every lent array now (the data
  * stays; any reader may go on reading). */
