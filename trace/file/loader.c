@@ -1130,6 +1130,8 @@ static int load_array(struct loader *L, size_t *ip, const char *name,
                       void (*fn)(struct loader *, const cJSON *, uint64_t, size_t))
 {
     struct trace_pparse *pp = NULL;
+    if (fn == load_event && !L->check_only) /* npuscope writes some 530 bytes an event */
+        trace_model_expect(L->m, (L->n - *ip) / 400);
     int rc = walk_array(L, ip, name, fn, fn == load_event && two_threads(L, *ip), &pp);
     trace_pparse_free(pp);
     return rc;

@@ -54,24 +54,25 @@ static void grow(void *pp, size_t *cap, size_t need, size_t sz)
 }
 
 /* grow for the big per-event arrays: they move into the memory budget's file past the
- * budget (trace/model/budget.h); trace_budget_free frees them. */
-static void grow_big(void *pp, size_t *cap, size_t need, size_t sz)
+ * budget (trace/model/budget.h); trace_budget_free frees them. The first growth makes room
+ * for first elements (a loaded trace's expected size, trace_model_expect): each doubling
+ * after it copies the whole array, which past the budget faults in every page of the copy
+ * in the budget's file (a third of a big trace's load, perf). */
+static void grow_big_from(void *pp, size_t *cap, size_t need, size_t sz, size_t first)
 {
     void **p = pp;
     if (need <= *cap)
         return;
-    size_t c = *cap ? *cap : 16;
+    size_t c = *cap ? *cap : first > 16 ? first : 16;
     while (c < need)
         c *= 2;
     *p = trace_budget_realloc(*p, *cap * sz, c * sz);
     *cap = c;
 }
 
-static void grow64(void *pp, uint64_t *cap, uint64_t need, size_t sz)
+static void grow_big(void *pp, size_t *cap, size_t need, size_t sz)
 {
-    size_t c = (size_t)*cap;
-    grow_big(pp, &c, (size_t)need, sz);
-    *cap = c;
+    grow_big_from(pp, cap, need, sz, 16);
 }
 
 static void see_time(struct trace_model *m, uint64_t a, uint64_t b)
@@ -320,7 +321,12 @@ uint64_t trace_model_add_event(struct trace_model *m, const struct trace_event *
         trace_model_ext_unshare(m);
     assert(ev->track < m->ntracks);
     assert((ev->flags & TRACE_EV_INFLIGHT) || ev->end >= ev->start);
-    grow64(&m->ev, &m->capev, m->nev + 1, sizeof(*m->ev));
+    if (m->nev == m->capev) {
+        size_t cap = (size_t)m->capev;
+        grow_big_from(&m->ev, &cap, (size_t)m->nev + 1, sizeof(*m->ev), (size_t)m->expect);
+        m->capev = cap;
+    }
+    m->tracks[ev->track].pending++;
     uint64_t i = m->nev++;
     m->ev[i] = *ev;
     m->ev[i].flags &= (uint8_t) ~(TRACE_EV_OWN_DETAILS | TRACE_EV_TRANSFER | TRACE_EV_PACKED);
@@ -333,6 +339,11 @@ uint64_t trace_model_add_event(struct trace_model *m, const struct trace_event *
     }
     m->gen++;
     return i;
+}
+
+void trace_model_expect(struct trace_model *m, uint64_t n)
+{
+    m->expect = n;
 }
 
 void trace_model_end_event(struct trace_model *m, uint64_t i, uint64_t end)
@@ -717,7 +728,7 @@ void trace_model_set_opcol(struct trace_model *m, uint64_t i, const uint8_t *p, 
         trace_model_ext_unshare(m);
     assert(i < m->nev && n <= TRACE_OPCOL_MAX);
     if (i >= m->capcol_off) {
-        uint64_t cap = m->capcol_off ? m->capcol_off : 1024;
+        uint64_t cap = m->capcol_off ? m->capcol_off : m->expect > 1024 ? m->expect : 1024;
         while (cap <= i)
             cap *= 2;
         m->col_off = trace_budget_realloc(m->col_off, m->capcol_off * sizeof(*m->col_off),
@@ -727,7 +738,9 @@ void trace_model_set_opcol(struct trace_model *m, uint64_t i, const uint8_t *p, 
         m->capcol_off = cap;
     }
     if (m->ncol + n + 1 > m->capcol) {
-        uint64_t cap = m->capcol ? m->capcol : 1 << 16;
+        uint64_t cap = m->capcol                     ? m->capcol
+                       : m->expect * 24 > (1u << 16) ? m->expect * 24 /* ~22 bytes an op */
+                                                     : 1u << 16;
         while (cap < m->ncol + n + 1)
             cap *= 2;
         m->col = trace_budget_realloc(m->col, m->capcol, cap);
@@ -828,7 +841,7 @@ void trace_model_add_transfer(struct trace_model *m, const struct trace_transfer
     if (m->ext)
         trace_model_ext_unshare(m);
     assert(x->event < m->nev);
-    grow_big(&m->xf, &m->capxf, m->nxf + 1, sizeof(*m->xf));
+    grow_big_from(&m->xf, &m->capxf, m->nxf + 1, sizeof(*m->xf), (size_t)(m->expect / 4));
     m->xf[m->nxf++] = *x;
     m->ev[x->event].flags |= TRACE_EV_TRANSFER;
     m->gen++;
@@ -1153,14 +1166,16 @@ void trace_model_finish(struct trace_model *m)
     for (uint64_t i = m->nev_done; i < m->nev; i++) {
         uint32_t tr = m->ev[i].track;
         struct track_data *t = &m->tracks[tr];
-        if (t->n == t->cap) {
+        if (t->n == t->cap) { /* room for all its new events at once: a copy is a fault a page */
             size_t c = t->cap ? t->cap * 2 : 64;
+            c = c < t->n + t->pending ? t->n + t->pending : c;
             t->idx = trace_budget_realloc(t->idx, t->cap * sizeof(*t->idx), c * sizeof(*t->idx));
             t->cap = c;
         }
         if (t->n && before(m, i, t->idx[t->n - 1]))
             t->unsorted = true;
         t->idx[t->n++] = i;
+        t->pending -= t->pending > 0;
         touch(m, tr, &ntouched);
     }
     m->nev_done = m->nev;
