@@ -21,9 +21,12 @@
 #include <assert.h>
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 _Static_assert(sizeof(struct trace_event) == 48, "an ENGINE_EVENT record is 48 bytes");
 _Static_assert(sizeof(struct trace_transfer) == 16, "a transfer is 16 bytes");
@@ -36,6 +39,7 @@ struct spill_head {
 enum {
     ARENA_CHUNK = 64 * 1024, /* strings are packed into chunks of this size */
     ARENA_BIG = 8 * 1024,    /* longer strings get a chunk of their own */
+    FINISH_TWO = 1 << 20,    /* new events from which a finish sorts tracks on two threads */
 };
 
 /* ---- small helpers ------------------------------------------------------------------- */
@@ -1135,10 +1139,57 @@ static size_t track_find(const struct trace_model *m, const struct track_data *t
     return lo < t->n && t->idx[lo] == i ? lo : SIZE_MAX;
 }
 
+/* Step 3 of trace_model_finish for the changed track tr (old_n: the tracks' lengths before
+ * the new events, or NULL). */
+static void finish_track(struct trace_model *m, uint32_t tr, const size_t *old_n)
+{
+    struct track_data *t = &m->tracks[tr];
+    t->touched = false;
+    if (t->unsorted) {
+        track_rebuild(m, t);
+        return;
+    }
+    size_t from = old_n ? old_n[tr] : t->n;
+    track_recount(m, t, from < t->dirty_from ? from : t->dirty_from);
+    if (t->ninflight == 0) {
+        t->inflight_from = t->n;
+    } else {
+        size_t k = t->inflight_from < from ? t->inflight_from : from;
+        while (k < t->n && !(m->ev[t->idx[k]].flags & TRACE_EV_INFLIGHT))
+            k++;
+        t->inflight_from = k;
+    }
+}
+
+/* The changed tracks m->touched[0, n), taken one at a time by one or two threads (each
+ * track's index and states are its own; the events are only read). */
+struct finish_work {
+    struct trace_model *m;
+    const size_t *old_n;
+    size_t n;
+    atomic_size_t next;
+};
+
+static void *finish_worker(void *arg)
+{
+    struct finish_work *w = arg;
+    for (size_t q; (q = atomic_fetch_add(&w->next, 1)) < w->n;)
+        finish_track(w->m, w->m->touched[q], w->old_n);
+    return NULL;
+}
+
+static int cmp_track_size(const void *a, const void *b, void *ctx)
+{
+    const struct trace_model *m = ctx;
+    size_t x = m->tracks[*(const uint32_t *)a].n, y = m->tracks[*(const uint32_t *)b].n;
+    return (x < y) - (x > y);
+}
+
 void trace_model_finish(struct trace_model *m)
 {
     size_t ntouched = 0;
     size_t *old_n = NULL;
+    uint64_t nev_before = m->nev_done;
 
     /* 1. ended events already in an index: the block states after them change */
     for (size_t q = 0; q < m->nended; q++) {
@@ -1180,26 +1231,18 @@ void trace_model_finish(struct trace_model *m)
     }
     m->nev_done = m->nev;
 
-    /* 3. per changed track: new positions, in-flight start, or a full rebuild */
-    for (size_t q = 0; q < ntouched; q++) {
-        uint32_t tr = m->touched[q];
-        struct track_data *t = &m->tracks[tr];
-        t->touched = false;
-        if (t->unsorted) {
-            track_rebuild(m, t);
-            continue;
-        }
-        size_t from = old_n ? old_n[tr] : t->n;
-        track_recount(m, t, from < t->dirty_from ? from : t->dirty_from);
-        if (t->ninflight == 0) {
-            t->inflight_from = t->n;
-        } else {
-            size_t k = t->inflight_from < from ? t->inflight_from : from;
-            while (k < t->n && !(m->ev[t->idx[k]].flags & TRACE_EV_INFLIGHT))
-                k++;
-            t->inflight_from = k;
-        }
-    }
+    /* 3. per changed track: new positions, in-flight start, or a full rebuild (a loaded
+     * trace's tracks shared with a second thread: sorting them was most of this) */
+    struct finish_work w = {.m = m, .old_n = old_n, .n = ntouched};
+    pthread_t th;
+    bool two =
+        m->nev - nev_before >= FINISH_TWO && ntouched > 1 && sysconf(_SC_NPROCESSORS_ONLN) > 1;
+    if (two) /* the biggest first: they are shared out one at a time */
+        qsort_r(m->touched, ntouched, sizeof(*m->touched), cmp_track_size, m);
+    two = two && pthread_create(&th, NULL, finish_worker, &w) == 0;
+    finish_worker(&w);
+    if (two)
+        pthread_join(th, NULL);
     free(old_n);
     m->gen++;
 }
