@@ -102,15 +102,17 @@ static bool number(struct rd *r)
 
 uint32_t trace_evread_hash(const char *s, size_t n, uint32_t h)
 {
-    uint64_t x = h ^ ((uint64_t)n << 32), w;
-    for (; n >= 8; s += 8, n -= 8) {
-        memcpy(&w, s, 8);
-        x = (x ^ w) * 0x9E3779B97F4A7C15ull;
-        x ^= x >> 32;
+    uint64_t a = 0, b = 0, c = 0;
+    if (n >= 8) {
+        memcpy(&a, s, 8);
+        memcpy(&b, s + (n - 8) / 2, 8);
+        memcpy(&c, s + n - 8, 8);
+    } else {
+        memcpy(&a, s, n);
     }
-    w = 0;
-    memcpy(&w, s, n);
-    x = (x ^ w) * 0x9E3779B97F4A7C15ull;
+    uint64_t x = (h ^ ((uint64_t)n << 32) ^ a) * 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 29) ^ b) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 29) ^ c) * 0x94D049BB133111EBull;
     return (uint32_t)(x >> 32) ^ (uint32_t)x;
 }
 

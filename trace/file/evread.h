@@ -85,8 +85,10 @@ struct trace_evread {
 
 enum { TRACE_EVREAD_SEED = 2166136261u };
 
-/* A hash of s[0, n) from h, eight bytes at a time: what the loader's caches of strings and
- * call sites key by (also computed ahead, struct trace_evread). */
+/* A hash of s[0, n) from h: what the loader's caches of strings and call sites key by (also
+ * computed ahead, struct trace_evread). It samples the string (its length, its first, middle
+ * and last eight bytes), so strings that differ only elsewhere share a hash: a cache then
+ * misses more, never answers wrong. */
 uint32_t trace_evread_hash(const char *s, size_t n, uint32_t h);
 
 /*

@@ -22,7 +22,6 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1162,19 +1161,31 @@ static void finish_track(struct trace_model *m, uint32_t tr, const size_t *old_n
 }
 
 /* The changed tracks m->touched[0, n), taken one at a time by one or two threads (each
- * track's index and states are its own; the events are only read). */
+ * track's index and states are its own; the events are only read): the loading thread from
+ * the front (the biggest first), the other from the back, so that the biggest two tracks'
+ * sorts (their memory) do not add up. */
 struct finish_work {
     struct trace_model *m;
     const size_t *old_n;
-    size_t n;
-    atomic_size_t next;
+    pthread_mutex_t mu;
+    size_t lo, hi; /* the tracks [lo, hi) are left (mu) */
 };
+
+static void finish_run(struct finish_work *w, bool back)
+{
+    for (;;) {
+        pthread_mutex_lock(&w->mu);
+        size_t q = w->lo < w->hi ? (back ? --w->hi : w->lo++) : SIZE_MAX;
+        pthread_mutex_unlock(&w->mu);
+        if (q == SIZE_MAX)
+            return;
+        finish_track(w->m, w->m->touched[q], w->old_n);
+    }
+}
 
 static void *finish_worker(void *arg)
 {
-    struct finish_work *w = arg;
-    for (size_t q; (q = atomic_fetch_add(&w->next, 1)) < w->n;)
-        finish_track(w->m, w->m->touched[q], w->old_n);
+    finish_run(arg, true);
     return NULL;
 }
 
@@ -1233,16 +1244,18 @@ void trace_model_finish(struct trace_model *m)
 
     /* 3. per changed track: new positions, in-flight start, or a full rebuild (a loaded
      * trace's tracks shared with a second thread: sorting them was most of this) */
-    struct finish_work w = {.m = m, .old_n = old_n, .n = ntouched};
+    struct finish_work w = {
+        .m = m, .old_n = old_n, .mu = PTHREAD_MUTEX_INITIALIZER, .hi = ntouched};
     pthread_t th;
     bool two =
         m->nev - nev_before >= FINISH_TWO && ntouched > 1 && sysconf(_SC_NPROCESSORS_ONLN) > 1;
-    if (two) /* the biggest first: they are shared out one at a time */
+    if (two) /* the biggest first (finish_work) */
         qsort_r(m->touched, ntouched, sizeof(*m->touched), cmp_track_size, m);
     two = two && pthread_create(&th, NULL, finish_worker, &w) == 0;
-    finish_worker(&w);
+    finish_run(&w, false);
     if (two)
         pthread_join(th, NULL);
+    pthread_mutex_destroy(&w.mu);
     free(old_n);
     m->gen++;
 }
