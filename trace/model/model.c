@@ -60,7 +60,7 @@ static void grow(void *pp, size_t *cap, size_t need, size_t sz)
  * budget (trace/model/budget.h); trace_budget_free frees them. The first growth makes room
  * for first elements (a loaded trace's expected size, trace_model_expect): each doubling
  * after it copies the whole array, which past the budget faults in every page of the copy
- * in the budget's file (a third of a big trace's load, perf). */
+ * in the budget's file (a third of the loading thread's time on 10 M events, perf). */
 static void grow_big_from(void *pp, size_t *cap, size_t need, size_t sz, size_t first)
 {
     void **p = pp;
