@@ -3,6 +3,7 @@
  * column), the same progress calls and the same recovered cut as on one thread; and so does
  * a load that reads every element as a tree, without the direct reader of the ENGINE_EVENTs
  * the writer shapes (trace/file/evread.h). */
+#include "trace/file/evread.h"
 #include "trace/file/loader.h"
 
 #include <criterion/criterion.h>
@@ -326,4 +327,35 @@ Test(loader_threads, the_op_columns_decoded_ahead_are_the_same)
         free(path);
         free(text);
     }
+}
+
+/* The thread that parses ahead hashes an event's strings and call site for the loading
+ * thread's caches: the lengths and hashes it hands over are those of the strings it read. */
+Test(loader_threads, the_hashes_read_ahead_are_those_of_the_strings)
+{
+    static const char ev_text[] =
+        "{\"type\":\"ENGINE_EVENT\",\"engine\":\"DMA\",\"engine_id\":3,\"cmdq_id\":null,"
+        "\"layer_id\":\"layer4\",\"tile_id\":null,\"op\":\"dma_write\",\"start_cycle\":5,"
+        "\"end_cycle\":9,\"component_id\":\"sip0.cube1.pe3.pe_dma\",\"details\":{\"nbytes\":16,"
+        "\"src\":\"allreduce.c:119\",\"src_func\":\"sim_kutil_allreduce\"}}";
+    static struct trace_evread ev;
+    size_t len;
+    cr_assert(trace_evread_engine(ev_text, sizeof(ev_text) - 1, false, &len, &ev));
+    cr_assert_eq(len, sizeof(ev_text) - 1);
+    const char *s[4] = {"layer4", NULL, "dma_write", "sip0.cube1.pe3.pe_dma"};
+    for (int k = 0; k < 4; k++) {
+        size_t n = s[k] ? strlen(s[k]) : 0;
+        cr_assert_eq(ev.len[k], n, "string %d", k);
+        if (s[k])
+            cr_assert_eq(ev.hash[k], trace_evread_hash(s[k], n, TRACE_EVREAD_SEED), "string %d", k);
+    }
+    cr_assert(ev.site_ok);
+    cr_assert_eq(ev.site_len[0], strlen("allreduce.c:119"));
+    cr_assert_eq(ev.site_len[1], strlen("sim_kutil_allreduce"));
+    cr_assert_eq(ev.site_hash,
+                 trace_evread_hash("sim_kutil_allreduce", 19,
+                                   trace_evread_hash("allreduce.c:119", 15, TRACE_EVREAD_SEED)));
+    /* strings that differ past their first eight bytes hash apart */
+    cr_assert_neq(trace_evread_hash("sip0.cube1.pe3.pe_dma", 21, TRACE_EVREAD_SEED),
+                  trace_evread_hash("sip0.cube1.pe2.pe_dma", 21, TRACE_EVREAD_SEED));
 }

@@ -510,3 +510,40 @@ Test(model, packed_live_details_move_from_memory_to_the_spill_when_the_op_ends)
     sim_pack_fini(&b);
     trace_model_free(m);
 }
+
+/* A loader that says how many events are coming gets arrays that never move while they
+ * come (each move copies them: past the memory budget, page by page in its file), and the
+ * same model as one that did not say. */
+Test(model, expected_events_fill_without_moving_and_give_the_same_model)
+{
+    enum { N = 20000 };
+    struct trace_model *a = trace_model_new(), *b = trace_model_new();
+    trace_model_expect(b, N);
+    uint32_t ta[2] = {trace_model_track(a, "t0", TRACE_ENGINE_DMA, 0),
+                      trace_model_track(a, "t1", TRACE_ENGINE_TE, 0)};
+    uint32_t tb[2] = {trace_model_track(b, "t0", TRACE_ENGINE_DMA, 0),
+                      trace_model_track(b, "t1", TRACE_ENGINE_TE, 0)};
+    const struct trace_event *first = NULL;
+    for (uint64_t i = 0; i < N; i++) {
+        uint64_t s = (i * 7919) % 5000, e = s + 1 + i % 13;
+        add(a, ta[i % 2], s, e);
+        add(b, tb[i % 2], s, e);
+        first = first ? first : trace_model_event(b, 0);
+        cr_assert_eq(trace_model_event(b, 0), first, "moved at event %llu", (unsigned long long)i);
+    }
+    trace_model_finish(a);
+    trace_model_finish(b);
+    cr_assert_eq(trace_model_event_count(a), trace_model_event_count(b));
+    cr_assert_eq(
+        memcmp(trace_model_event(a, 0), trace_model_event(b, 0), N * sizeof(struct trace_event)),
+        0);
+    for (uint32_t k = 0; k < 2; k++) {
+        const uint64_t *ia, *ib;
+        size_t na = trace_model_track_events(a, k, &ia), nb = trace_model_track_events(b, k, &ib);
+        cr_assert_eq(na, nb);
+        cr_assert_eq(memcmp(ia, ib, na * sizeof(*ia)), 0);
+        cr_assert_eq(trace_model_track_busy(a, k, 0, 6000), trace_model_track_busy(b, k, 0, 6000));
+    }
+    trace_model_free(a);
+    trace_model_free(b);
+}

@@ -100,6 +100,41 @@ static bool number(struct rd *r)
     return r->p < r->e && (*r->p == ',' || *r->p == '}');
 }
 
+uint32_t trace_evread_hash(const char *s, size_t n, uint32_t h)
+{
+    uint64_t a = 0, b = 0, c = 0;
+    if (n >= 8) {
+        memcpy(&a, s, 8);
+        memcpy(&b, s + (n - 8) / 2, 8);
+        memcpy(&c, s + n - 8, 8);
+    } else {
+        memcpy(&a, s, n);
+    }
+    uint64_t x = (h ^ ((uint64_t)n << 32) ^ a) * 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 29) ^ b) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 29) ^ c) * 0x94D049BB133111EBull;
+    return (uint32_t)(x >> 32) ^ (uint32_t)x;
+}
+
+/* The lengths and hashes of the strings the loader interns (struct trace_evread). */
+static void hash_strings(struct trace_evread *ev)
+{
+    const char *s[4] = {ev->layer, ev->tile, ev->op, ev->component};
+    for (int k = 0; k < 4; k++) {
+        ev->len[k] = s[k] ? (uint32_t)strlen(s[k]) : 0;
+        ev->hash[k] = s[k] ? trace_evread_hash(s[k], ev->len[k], TRACE_EVREAD_SEED) : 0;
+    }
+    const cJSON *src = ev->found[TRACE_EVK_SRC], *fn = ev->found[TRACE_EVK_SRC_FUNC];
+    ev->site_ok = cJSON_IsString(src);
+    if (!ev->site_ok)
+        return;
+    const char *f = cJSON_IsString(fn) && fn->valuestring[0] ? fn->valuestring : "";
+    ev->site_len[0] = (uint32_t)strlen(src->valuestring), ev->site_len[1] = (uint32_t)strlen(f);
+    ev->site_hash =
+        trace_evread_hash(f, ev->site_len[1],
+                          trace_evread_hash(src->valuestring, ev->site_len[0], TRACE_EVREAD_SEED));
+}
+
 void trace_evread_find(const cJSON *details, bool dram, const cJSON **found)
 {
     static const char *const keys[TRACE_EVK_TOP] = {TRACE_DETAILS_SRC,
@@ -169,6 +204,7 @@ bool trace_evread_engine(const char *p, size_t n, bool opinfo, size_t *len, stru
     if (!LIT(&r, "}"))
         return false;
     trace_evread_find(ev->details, strcmp(ev->engine, "DMA") == 0, ev->found);
+    hash_strings(ev);
     enum trace_engine eng;
     ev->kind_ok = opinfo && trace_engine_parse(ev->engine, &eng) == 0;
     if (ev->kind_ok)

@@ -73,8 +73,23 @@ struct trace_evread {
     bool kind_ok;
     enum trace_op_kind kind;
     struct trace_opinfo_pre opinfo;
+    /* done there too, for the loader's caches: the lengths and trace_evread_hash (seed
+     * TRACE_EVREAD_SEED) of layer, tile, op and component (0: NULL), and with site_ok, of the
+     * call site's key: details.src (a string) then details.src_func (a non-empty string, or
+     * ""), site_hash chaining the second hash on the first */
+    uint32_t len[4], hash[4];
+    bool site_ok;
+    uint32_t site_len[2], site_hash;
     char text[TRACE_EVREAD_TEXT];
 };
+
+enum { TRACE_EVREAD_SEED = 2166136261u };
+
+/* A hash of s[0, n) from h: what the loader's caches of strings and call sites key by (also
+ * computed ahead, struct trace_evread). It samples the string (its length, its first, middle
+ * and last eight bytes), so strings that differ only elsewhere share a hash: a cache then
+ * misses more, never answers wrong. */
+uint32_t trace_evread_hash(const char *s, size_t n, uint32_t h);
 
 /*
  * The ENGINE_EVENT of the canonical shape at p[0, n) into *ev, with *len its length in

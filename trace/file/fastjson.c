@@ -231,11 +231,20 @@ cJSON *trace_fastjson_parse_any(const char *p, size_t n, const char **end, struc
     return cJSON_ParseWithLengthOpts(p, n, end, 0);
 }
 
+/* strcmp(a, b) == 0 inline: the names are short, and the calls were a tenth of the time
+ * of the thread that parses ahead (perf) */
+static inline bool same(const char *a, const char *b)
+{
+    while (*a && *a == *b)
+        a++, b++;
+    return *a == *b;
+}
+
 void trace_fastjson_members(const cJSON *o, const char *const *keys, int n, const cJSON **out)
 {
     for (const cJSON *c = o ? o->child : NULL; c && c->string; c = c->next)
         for (int k = 0; k < n; k++)
-            if (!out[k] && c->string[0] == keys[k][0] && strcmp(c->string, keys[k]) == 0) {
+            if (!out[k] && c->string[0] == keys[k][0] && same(c->string, keys[k])) {
                 out[k] = c;
                 break;
             }

@@ -9,6 +9,8 @@
 #include "sim/util/xalloc.h"
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -206,4 +208,31 @@ void trace_jscan_free(struct trace_jscan *s)
 {
     free(s->stack);
     s->stack = NULL, s->cap = 0;
+}
+
+void trace_jscan_position(const char *p, size_t off, int *line, int *col)
+{
+    size_t ln = 1, start = 0;
+    for (const char *q = p, *e = p + off; q < e;) {
+        const char *nl = memchr(q, '\n', (size_t)(e - q));
+        if (!nl)
+            break;
+        ln++;
+        start = (size_t)(nl - p) + 1;
+        q = nl + 1;
+    }
+    *line = ln > INT32_MAX ? INT32_MAX : (int)ln;
+    size_t c = off - start + 1;
+    *col = c > INT32_MAX ? INT32_MAX : (int)c;
+}
+
+const char *trace_jscan_found(const char *p, size_t n, size_t off, char *buf, size_t size)
+{
+    if (off >= n)
+        snprintf(buf, size, "the end of the file");
+    else if ((unsigned char)p[off] >= 0x20 && (unsigned char)p[off] < 0x7F)
+        snprintf(buf, size, "'%c'", p[off]);
+    else
+        snprintf(buf, size, "byte 0x%02x", (unsigned char)p[off]);
+    return buf;
 }

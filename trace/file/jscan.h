@@ -34,6 +34,13 @@ int trace_jscan_string(const struct trace_jscan *s, size_t i, size_t *out,
  * with e filled; e->depth is the deepest nesting seen either way. */
 int trace_jscan_value(struct trace_jscan *s, size_t i, size_t *out, struct trace_jscan_err *e);
 
+/* Line and column (1-based, in bytes) of offset off of p (off within its bytes). */
+void trace_jscan_position(const char *p, size_t off, int *line, int *col);
+
+/* The byte at off of p[0, n) for a "found ..." message, into buf (size bytes): 'x', byte
+ * 0x.., or the end of the file. Returns buf. */
+const char *trace_jscan_found(const char *p, size_t n, size_t off, char *buf, size_t size);
+
 /* Free the scanner's stack. */
 void trace_jscan_free(struct trace_jscan *s);
 

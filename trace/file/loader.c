@@ -94,8 +94,9 @@ struct loader {
         uint16_t site;
         size_t len; /* of key (0: an empty slot) */
     } seen_site[SCACHE];
-    bool direct;            /* canonical ENGINE_EVENTs are read by trace/file/evread.h */
-    struct trace_evread ev; /* its last */
+    bool direct;                    /* canonical ENGINE_EVENTs are read by trace/file/evread.h */
+    struct trace_evread ev;         /* its last */
+    const struct trace_evread *pre; /* the event being added read so: its strings' hashes */
 };
 
 /* Under recover, failure rc at offset at is the cut of a truncated trace (not a stop) */
@@ -104,23 +105,6 @@ static bool cut_here(struct loader *L, int rc, size_t at)
     bool cut = L->recover && rc != -SIM_ESTATE && rc != -SIM_ENOMEM && L->seen[K_VERSION];
     L->cut = cut ? at : L->cut;
     return cut;
-}
-
-/* Line and column (1-based, in bytes) of offset off. */
-static void position(const struct loader *L, size_t off, int *line, int *col)
-{
-    size_t ln = 1, start = 0;
-    for (const char *q = L->p, *e = L->p + off; q < e;) {
-        const char *nl = memchr(q, '\n', (size_t)(e - q));
-        if (!nl)
-            break;
-        ln++;
-        start = (size_t)(nl - L->p) + 1;
-        q = nl + 1;
-    }
-    *line = ln > INT32_MAX ? INT32_MAX : (int)ln;
-    size_t c = off - start + 1;
-    *col = c > INT32_MAX ? INT32_MAX : (int)c;
 }
 
 static int fatal(struct loader *L, size_t off, enum sim_err code, const char *fmt, ...)
@@ -135,20 +119,8 @@ static int fatal(struct loader *L, size_t off, enum sim_err code, const char *fm
     va_end(ap);
     int line = 0, col = 0;
     if (off != SIZE_MAX)
-        position(L, off > L->n ? L->n : off, &line, &col);
+        trace_jscan_position(L->p, off > L->n ? L->n : off, &line, &col);
     return diag_set(L->d, code, L->name, line, col, NULL, "%s", msg);
-}
-
-/* Describe the byte at off for "found ..." messages. */
-static const char *found(const struct loader *L, size_t off, char *buf, size_t size)
-{
-    if (off >= L->n)
-        snprintf(buf, size, "the end of the file");
-    else if ((unsigned char)L->p[off] >= 0x20 && (unsigned char)L->p[off] < 0x7F)
-        snprintf(buf, size, "'%c'", L->p[off]);
-    else
-        snprintf(buf, size, "byte 0x%02x", (unsigned char)L->p[off]);
-    return buf;
 }
 
 /* Give back the mapped pages before off (they are read again on demand if needed). */
@@ -499,17 +471,24 @@ static void see_end(struct loader *L, uint64_t end)
         L->max_end = end, L->have_end = true;
 }
 
-static uint32_t hash_of(const char *s, size_t n, uint32_t h)
+/* Which of the strings of L->pre (layer, tile, op, component) s is, or -1. */
+static int pre_of(const struct loader *L, const char *s)
 {
-    while (n--)
-        h = (h ^ (unsigned char)*s++) * 16777619u;
-    return h;
+    const struct trace_evread *x = L->pre;
+    return !x                  ? -1
+           : s == x->layer     ? 0
+           : s == x->tile      ? 1
+           : s == x->op        ? 2
+           : s == x->component ? 3
+                               : -1;
 }
 
 /* The slot of L->seen_str for s[0, len): the model's string id is in it when it holds s. */
 static unsigned icache_slot(const struct loader *L, const char *s, size_t len)
 {
-    unsigned k = hash_of(s, len, 2166136261u) & (ICACHE - 1);
+    int p = pre_of(L, s);
+    unsigned k =
+        (p >= 0 ? L->pre->hash[p] : trace_evread_hash(s, len, TRACE_EVREAD_SEED)) & (ICACHE - 1);
     uint32_t id = L->seen_str[k].id1;
     bool hit =
         id && L->seen_str[k].len == len && memcmp(trace_model_str(L->m, id - 1), s, len) == 0;
@@ -535,14 +514,17 @@ static unsigned intern_n(struct loader *L, const char *s, size_t len)
 
 static uint32_t intern_opt(struct loader *L, const char *s)
 {
-    return s ? L->seen_str[intern_n(L, s, strlen(s))].id1 - 1 : TRACE_NO_STR;
+    int p = pre_of(L, s);
+    return s ? L->seen_str[intern_n(L, s, p >= 0 ? L->pre->len[p] : strlen(s))].id1 - 1
+             : TRACE_NO_STR;
 }
 
 /* trace_model_track(L->m, name, eng, id), remembered with the name's string (a track is
  * found by its name alone, and made only when new). */
 static uint32_t track_named(struct loader *L, const char *name, enum trace_engine eng, int32_t id)
 {
-    unsigned k = intern_n(L, name, strlen(name));
+    int p = pre_of(L, name);
+    unsigned k = intern_n(L, name, p >= 0 ? L->pre->len[p] : strlen(name));
     if (!L->seen_str[k].track1)
         L->seen_str[k].track1 = trace_model_track(L->m, name, eng, id) + 1;
     return L->seen_str[k].track1 - 1;
@@ -587,10 +569,15 @@ static uint16_t site_of(struct loader *L, const cJSON *src, const cJSON *fn)
     }
     const char *f = cJSON_IsString(fn) && fn->valuestring[0] ? fn->valuestring : "";
     /* remembered: parsing and interning them for each event was some 3% of a load (perf) */
-    size_t a = strlen(src->valuestring), b = strlen(f);
+    const struct trace_evread *x =
+        L->pre && L->pre->site_ok && src == L->pre->found[TRACE_EVK_SRC] ? L->pre : NULL;
+    size_t a = x ? x->site_len[0] : strlen(src->valuestring), b = x ? x->site_len[1] : strlen(f);
     if (a + b + 1 >= sizeof(L->seen_site[0].key))
         return trace_model_site_parse(L->m, src->valuestring, a, f);
-    unsigned k = hash_of(f, b, hash_of(src->valuestring, a, 2166136261u)) & (SCACHE - 1);
+    unsigned k =
+        (x ? x->site_hash
+           : trace_evread_hash(f, b, trace_evread_hash(src->valuestring, a, TRACE_EVREAD_SEED))) &
+        (SCACHE - 1);
     char *key = L->seen_site[k].key;
     if (L->seen_site[k].len != a + b + 1 || memcmp(key, src->valuestring, a + 1) != 0 ||
         memcmp(key + a + 1, f, b) != 0) {
@@ -850,7 +837,9 @@ static bool load_engine_direct(struct loader *L, const struct trace_evread *x, i
         if (x->deps[k] >= 9000000000000000ull)
             return false;
     v.opinfo = x->kind_ok && x->kind == v.kind ? &x->opinfo : NULL;
+    L->pre = x;
     uint64_t i = add_engine_event(L, &v, index, off);
+    L->pre = NULL;
     for (size_t k = 0; k < x->ndeps; k++)
         push_dep(L, L->check_only ? (uint64_t)index : i, index, k, x->deps[k]);
     return true;
@@ -1121,7 +1110,7 @@ static int walk_array(struct loader *L, size_t *ip, const char *name,
             return 0;
         }
         return fatal(L, i, SIM_EPARSE, "%s: expected ',' or ']' after element %llu, found %s", name,
-                     (unsigned long long)idx, found(L, i, b, sizeof(b)));
+                     (unsigned long long)idx, trace_jscan_found(L->p, L->n, i, b, sizeof(b)));
     }
 }
 
@@ -1130,6 +1119,8 @@ static int load_array(struct loader *L, size_t *ip, const char *name,
                       void (*fn)(struct loader *, const cJSON *, uint64_t, size_t))
 {
     struct trace_pparse *pp = NULL;
+    if (fn == load_event && !L->check_only) /* npuscope writes some 530 bytes an event */
+        trace_model_expect(L->m, (L->n - *ip) / 400);
     int rc = walk_array(L, ip, name, fn, fn == load_event && two_threads(L, *ip), &pp);
     trace_pparse_free(pp);
     return rc;
@@ -1192,7 +1183,7 @@ static int load_block(struct loader *L, enum top_key k, size_t i, size_t *end)
         }
         if (k == K_EVENTS)
             return fatal(L, i, SIM_EINVAL, "timeline_events: must be an array, found %s",
-                         found(L, i, b, sizeof(b)));
+                         trace_jscan_found(L->p, L->n, i, b, sizeof(b)));
     }
     int rc;
     cJSON *j = parse_at(L, i, end, top_names[k], -1, &rc);
@@ -1278,7 +1269,7 @@ static int load_top(struct loader *L)
         return fatal(L, SIZE_MAX, SIM_EPARSE, "not a trace: the file is empty");
     if (L->p[i] != '{')
         return fatal(L, i, SIM_EPARSE, "not a trace: expected '{', found %s",
-                     found(L, i, b, sizeof(b)));
+                     trace_jscan_found(L->p, L->n, i, b, sizeof(b)));
     i = trace_jscan_ws(L->p, L->n, i + 1);
     if (i < L->n && L->p[i] == '}') {
         i++;
@@ -1290,7 +1281,7 @@ static int load_top(struct loader *L)
                 break;
             if (i >= L->n || L->p[i] != '"')
                 return fatal(L, i, SIM_EPARSE, "expected a member name, found %s",
-                             found(L, i, b, sizeof(b)));
+                             trace_jscan_found(L->p, L->n, i, b, sizeof(b)));
             size_t kend = i;
             struct trace_jscan_err se = {0};
             int src = trace_jscan_string(&L->scan, i, &kend, &se);
@@ -1318,7 +1309,7 @@ static int load_top(struct loader *L)
                 break;
             if (i >= L->n || L->p[i] != ':')
                 return fatal(L, i, SIM_EPARSE, "expected ':' after a member name, found %s",
-                             found(L, i, b, sizeof(b)));
+                             trace_jscan_found(L->p, L->n, i, b, sizeof(b)));
             i = trace_jscan_ws(L->p, L->n, i + 1);
             size_t end = i;
             if (k == K_COUNT || L->seen[k]) {
@@ -1349,12 +1340,13 @@ static int load_top(struct loader *L)
             if (cut_here(L, -SIM_EPARSE, i))
                 break;
             return fatal(L, i, SIM_EPARSE, "expected ',' or '}' after a top-level member, found %s",
-                         found(L, i, b, sizeof(b)));
+                         trace_jscan_found(L->p, L->n, i, b, sizeof(b)));
         }
     }
     i = L->cut != SIZE_MAX ? L->n : trace_jscan_ws(L->p, L->n, i);
     if (i < L->n)
-        return fatal(L, i, SIM_EPARSE, "unexpected %s after the trace", found(L, i, b, sizeof(b)));
+        return fatal(L, i, SIM_EPARSE, "unexpected %s after the trace",
+                     trace_jscan_found(L->p, L->n, i, b, sizeof(b)));
     if (!L->seen[K_VERSION])
         return fatal(L, SIZE_MAX, SIM_EINVAL, "not a trace: no \"version\" member");
     if (!L->seen[K_EVENTS])

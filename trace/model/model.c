@@ -21,9 +21,11 @@
 #include <assert.h>
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 _Static_assert(sizeof(struct trace_event) == 48, "an ENGINE_EVENT record is 48 bytes");
 _Static_assert(sizeof(struct trace_transfer) == 16, "a transfer is 16 bytes");
@@ -36,6 +38,7 @@ struct spill_head {
 enum {
     ARENA_CHUNK = 64 * 1024, /* strings are packed into chunks of this size */
     ARENA_BIG = 8 * 1024,    /* longer strings get a chunk of their own */
+    FINISH_TWO = 1 << 20,    /* new events from which a finish sorts tracks on two threads */
 };
 
 /* ---- small helpers ------------------------------------------------------------------- */
@@ -54,24 +57,25 @@ static void grow(void *pp, size_t *cap, size_t need, size_t sz)
 }
 
 /* grow for the big per-event arrays: they move into the memory budget's file past the
- * budget (trace/model/budget.h); trace_budget_free frees them. */
-static void grow_big(void *pp, size_t *cap, size_t need, size_t sz)
+ * budget (trace/model/budget.h); trace_budget_free frees them. The first growth makes room
+ * for first elements (a loaded trace's expected size, trace_model_expect): each doubling
+ * after it copies the whole array, which past the budget faults in every page of the copy
+ * in the budget's file (a third of the loading thread's time on 10 M events, perf). */
+static void grow_big_from(void *pp, size_t *cap, size_t need, size_t sz, size_t first)
 {
     void **p = pp;
     if (need <= *cap)
         return;
-    size_t c = *cap ? *cap : 16;
+    size_t c = *cap ? *cap : first > 16 ? first : 16;
     while (c < need)
         c *= 2;
     *p = trace_budget_realloc(*p, *cap * sz, c * sz);
     *cap = c;
 }
 
-static void grow64(void *pp, uint64_t *cap, uint64_t need, size_t sz)
+static void grow_big(void *pp, size_t *cap, size_t need, size_t sz)
 {
-    size_t c = (size_t)*cap;
-    grow_big(pp, &c, (size_t)need, sz);
-    *cap = c;
+    grow_big_from(pp, cap, need, sz, 16);
 }
 
 static void see_time(struct trace_model *m, uint64_t a, uint64_t b)
@@ -321,7 +325,12 @@ uint64_t trace_model_add_event(struct trace_model *m, const struct trace_event *
         trace_model_ext_unshare(m);
     assert(ev->track < m->ntracks);
     assert((ev->flags & TRACE_EV_INFLIGHT) || ev->end >= ev->start);
-    grow64(&m->ev, &m->capev, m->nev + 1, sizeof(*m->ev));
+    if (m->nev == m->capev) {
+        size_t cap = (size_t)m->capev;
+        grow_big_from(&m->ev, &cap, (size_t)m->nev + 1, sizeof(*m->ev), (size_t)m->expect);
+        m->capev = cap;
+    }
+    m->tracks[ev->track].pending++;
     uint64_t i = m->nev++;
     m->ev[i] = *ev;
     m->ev[i].flags &= (uint8_t) ~(TRACE_EV_OWN_DETAILS | TRACE_EV_TRANSFER | TRACE_EV_PACKED);
@@ -334,6 +343,11 @@ uint64_t trace_model_add_event(struct trace_model *m, const struct trace_event *
     }
     m->gen++;
     return i;
+}
+
+void trace_model_expect(struct trace_model *m, uint64_t n)
+{
+    m->expect = n;
 }
 
 void trace_model_end_event(struct trace_model *m, uint64_t i, uint64_t end)
@@ -718,7 +732,7 @@ void trace_model_set_opcol(struct trace_model *m, uint64_t i, const uint8_t *p, 
         trace_model_ext_unshare(m);
     assert(i < m->nev && n <= TRACE_OPCOL_MAX);
     if (i >= m->capcol_off) {
-        uint64_t cap = m->capcol_off ? m->capcol_off : 1024;
+        uint64_t cap = m->capcol_off ? m->capcol_off : m->expect > 1024 ? m->expect : 1024;
         while (cap <= i)
             cap *= 2;
         m->col_off = trace_budget_realloc(m->col_off, m->capcol_off * sizeof(*m->col_off),
@@ -728,7 +742,9 @@ void trace_model_set_opcol(struct trace_model *m, uint64_t i, const uint8_t *p, 
         m->capcol_off = cap;
     }
     if (m->ncol + n + 1 > m->capcol) {
-        uint64_t cap = m->capcol ? m->capcol : 1 << 16;
+        uint64_t cap = m->capcol                     ? m->capcol
+                       : m->expect * 24 > (1u << 16) ? m->expect * 24 /* ~22 bytes an op */
+                                                     : 1u << 16;
         while (cap < m->ncol + n + 1)
             cap *= 2;
         m->col = trace_budget_realloc(m->col, m->capcol, cap);
@@ -829,7 +845,7 @@ void trace_model_add_transfer(struct trace_model *m, const struct trace_transfer
     if (m->ext)
         trace_model_ext_unshare(m);
     assert(x->event < m->nev);
-    grow_big(&m->xf, &m->capxf, m->nxf + 1, sizeof(*m->xf));
+    grow_big_from(&m->xf, &m->capxf, m->nxf + 1, sizeof(*m->xf), (size_t)(m->expect / 4));
     m->xf[m->nxf++] = *x;
     m->ev[x->event].flags |= TRACE_EV_TRANSFER;
     m->gen++;
@@ -1049,7 +1065,11 @@ static void track_recount(struct trace_model *m, struct track_data *t, size_t fr
     }
     t->nblock = need;
     t->dirty_from = SIZE_MAX;
+    if (m->lod_mu)
+        pthread_mutex_lock(m->lod_mu);
     trace_lod_track_update(m, t, b, &st);
+    if (m->lod_mu)
+        pthread_mutex_unlock(m->lod_mu);
 }
 
 /* A track's index in (start, event) order: an LSD radix sort on the starts, 11 bits a pass,
@@ -1123,10 +1143,71 @@ static size_t track_find(const struct trace_model *m, const struct track_data *t
     return lo < t->n && t->idx[lo] == i ? lo : SIZE_MAX;
 }
 
+/* Step 3 of trace_model_finish for the changed track tr (old_n: the tracks' lengths before
+ * the new events, or NULL). */
+static void finish_track(struct trace_model *m, uint32_t tr, const size_t *old_n)
+{
+    struct track_data *t = &m->tracks[tr];
+    t->touched = false;
+    if (t->unsorted) {
+        track_rebuild(m, t);
+        return;
+    }
+    size_t from = old_n ? old_n[tr] : t->n;
+    track_recount(m, t, from < t->dirty_from ? from : t->dirty_from);
+    if (t->ninflight == 0) {
+        t->inflight_from = t->n;
+    } else {
+        size_t k = t->inflight_from < from ? t->inflight_from : from;
+        while (k < t->n && !(m->ev[t->idx[k]].flags & TRACE_EV_INFLIGHT))
+            k++;
+        t->inflight_from = k;
+    }
+}
+
+/* The changed tracks m->touched[0, n), taken one at a time by one or two threads (each
+ * track's index and states are its own; the events are only read): the loading thread from
+ * the front (the biggest first), the other from the back, so that the biggest two tracks'
+ * sorts (their memory) do not add up. */
+struct finish_work {
+    struct trace_model *m;
+    const size_t *old_n;
+    pthread_mutex_t mu;
+    size_t lo, hi; /* the tracks [lo, hi) are left (mu) */
+};
+
+static void finish_run(struct finish_work *w, bool back)
+{
+    for (;;) {
+        pthread_mutex_lock(&w->mu);
+        size_t q = w->lo < w->hi ? (back ? --w->hi : w->lo++) : SIZE_MAX;
+        pthread_mutex_unlock(&w->mu);
+        if (q == SIZE_MAX)
+            return;
+        finish_track(w->m, w->m->touched[q], w->old_n);
+        if ((q & 63) == 63) /* a big batch maps pages fast: the budget looks too */
+            trace_budget_check();
+    }
+}
+
+static void *finish_worker(void *arg)
+{
+    finish_run(arg, true);
+    return NULL;
+}
+
+static int cmp_track_size(const void *a, const void *b, void *ctx)
+{
+    const struct trace_model *m = ctx;
+    size_t x = m->tracks[*(const uint32_t *)a].n, y = m->tracks[*(const uint32_t *)b].n;
+    return (x < y) - (x > y);
+}
+
 void trace_model_finish(struct trace_model *m)
 {
     size_t ntouched = 0;
     size_t *old_n = NULL;
+    uint64_t nev_before = m->nev_done;
 
     /* 1. ended events already in an index: the block states after them change */
     for (size_t q = 0; q < m->nended; q++) {
@@ -1154,42 +1235,40 @@ void trace_model_finish(struct trace_model *m)
     for (uint64_t i = m->nev_done; i < m->nev; i++) {
         uint32_t tr = m->ev[i].track;
         struct track_data *t = &m->tracks[tr];
-        if (t->n == t->cap) {
+        if (t->n == t->cap) { /* room for all its new events at once: a copy is a fault a page */
             size_t c = t->cap ? t->cap * 2 : 64;
+            c = c < t->n + t->pending ? t->n + t->pending : c;
             t->idx = trace_budget_realloc(t->idx, t->cap * sizeof(*t->idx), c * sizeof(*t->idx));
             t->cap = c;
         }
         if (t->n && before(m, i, t->idx[t->n - 1]))
             t->unsorted = true;
         t->idx[t->n++] = i;
+        t->pending -= t->pending > 0;
         touch(m, tr, &ntouched);
         if ((i & 0xffff) == 0xffff) /* a big batch maps pages fast: the budget looks too */
             trace_budget_check();
     }
     m->nev_done = m->nev;
 
-    /* 3. per changed track: new positions, in-flight start, or a full rebuild */
-    for (size_t q = 0; q < ntouched; q++) {
-        uint32_t tr = m->touched[q];
-        struct track_data *t = &m->tracks[tr];
-        t->touched = false;
-        if (t->unsorted) {
-            track_rebuild(m, t);
-            continue;
-        }
-        size_t from = old_n ? old_n[tr] : t->n;
-        track_recount(m, t, from < t->dirty_from ? from : t->dirty_from);
-        if ((q & 63) == 63)
-            trace_budget_check();
-        if (t->ninflight == 0) {
-            t->inflight_from = t->n;
-        } else {
-            size_t k = t->inflight_from < from ? t->inflight_from : from;
-            while (k < t->n && !(m->ev[t->idx[k]].flags & TRACE_EV_INFLIGHT))
-                k++;
-            t->inflight_from = k;
-        }
-    }
+    /* 3. per changed track: new positions, in-flight start, or a full rebuild (a loaded
+     * trace's tracks shared with a second thread: sorting them was most of this) */
+    struct finish_work w = {
+        .m = m, .old_n = old_n, .mu = PTHREAD_MUTEX_INITIALIZER, .hi = ntouched};
+    pthread_t th;
+    bool two =
+        m->nev - nev_before >= FINISH_TWO && ntouched > 1 && sysconf(_SC_NPROCESSORS_ONLN) > 1;
+    if (two) /* the biggest first (finish_work) */
+        qsort_r(m->touched, ntouched, sizeof(*m->touched), cmp_track_size, m);
+    pthread_mutex_t lod_mu = PTHREAD_MUTEX_INITIALIZER;
+    two = two && pthread_create(&th, NULL, finish_worker, &w) == 0;
+    m->lod_mu = two ? &lod_mu : NULL;
+    finish_run(&w, false);
+    if (two)
+        pthread_join(th, NULL);
+    m->lod_mu = NULL;
+    pthread_mutex_destroy(&lod_mu);
+    pthread_mutex_destroy(&w.mu);
     free(old_n);
     m->gen++;
 }

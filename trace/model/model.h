@@ -188,6 +188,13 @@ uint32_t trace_model_track(struct trace_model *m, const char *name, enum trace_e
  */
 uint64_t trace_model_add_event(struct trace_model *m, const struct trace_event *ev);
 
+/*
+ * About n events are coming (a loader's guess from the size of its file): the per-event
+ * arrays, at their first growth, make room for n at once instead of doubling from a few
+ * (each doubling copies the array). Only their capacity changes, never the model.
+ */
+void trace_model_expect(struct trace_model *m, uint64_t n);
+
 /* Live: set the end of event i, clear its INFLIGHT flag. */
 void trace_model_end_event(struct trace_model *m, uint64_t i, uint64_t end);
 

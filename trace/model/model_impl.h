@@ -60,6 +60,7 @@ struct track_data {
     size_t dirty_from;       /* block states from this position on need a recount */
     size_t inflight_from;    /* first position holding an in-flight event, or n */
     size_t ninflight;        /* in-flight events of the track (published or not) */
+    size_t pending;          /* events added since the last finish (its index grows once) */
     bool unsorted;           /* an event arrived out of start order: rebuild at finish */
     bool touched;            /* in the current finish's list of changed tracks */
     /* the level-of-detail summary (lod.c): lod[j] = block[j << the model's lod_level], in
@@ -87,6 +88,7 @@ struct trace_model {
 
     struct trace_event *ev; /* owned */
     uint64_t nev, capev;
+    uint64_t expect;   /* events expected in all (trace_model_expect), or 0 */
     uint64_t nev_done; /* events [0, nev_done) are in their tracks' indexes */
     uint64_t *ended;   /* owned: events ended since the last finish */
     size_t nended, capended;
@@ -139,6 +141,8 @@ struct trace_model {
 
     unsigned lod_level; /* lod.c: the summaries keep every (1 << lod_level)-th block state */
     size_t lod_total;   /* entries of every track's summary */
+    void *lod_mu;       /* a finish on two threads: the pthread_mutex_t the summaries'
+                           updates take (they share lod_level and lod_total); else NULL */
 
     /* mapped.c: ev, col_off and col, xf, dep_ev and dep_on, and each track's idx and block
      * are lent (not owned) while ext is set; ext_release(ext_ctx) gives them back */
