@@ -145,6 +145,29 @@ static uint64_t op_key(const struct op *ops, uint32_t k, bool ends)
     return ends ? end_point(&ops[k]) : ops[k].start;
 }
 
+/* What one pass over the ops finds, as they are gathered: whether their starts are in op
+ * order, and their end points (each of kind 0: one of kind 2 comes after those of kind 0 of
+ * its time), whether one has a tile, the op that ends last (the latest start on a tie). */
+struct scan {
+    bool starts_in_order, ends_in_order, with_tiles;
+    uint32_t last;
+};
+
+/* Take op k (the ops before it taken) into s. */
+static inline void scan_op(struct scan *s, const struct op *ops, size_t k)
+{
+    const struct op *o = &ops[k], *l = &ops[s->last];
+    s->with_tiles |= o->tile != NONE;
+    if (end_kind(o) != 0)
+        s->ends_in_order = false;
+    if (k && o->start < ops[k - 1].start)
+        s->starts_in_order = false;
+    if (k && end_point(o) < end_point(&ops[k - 1]))
+        s->ends_in_order = false;
+    if (o->end > l->end || (o->end == l->end && o->start > l->start))
+        s->last = (uint32_t)k;
+}
+
 /* Merge the sorted runs [0, mid) and [mid, n) of key/idx stably (the first run's on a
  * tie) through tk/ti (room for n), back into key/idx. */
 static void merge_runs(uint64_t *key, uint32_t *idx, size_t mid, size_t n, uint64_t *tk,
@@ -539,6 +562,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     uint64_t now = trace_model_now(m);
     struct tilemap tiles = {0};
     uint32_t ntiles = 0, tile_str = TRACE_NO_STR, tile = NONE; /* the last op's tile */
+    struct scan sc = {true, true, false, 0};
     for (size_t i = 0; i < in->n; i++) {
         if (i % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
             trace_model_lent_giveback(m); /* the events read so far */
@@ -569,7 +593,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
                 tile = *slot;
             }
         }
-        ops[n++] = (struct op){e->start, end, e->track, tile};
+        ops[n] = (struct op){e->start, end, e->track, tile};
+        scan_op(&sc, ops, n++);
     }
     uint32_t *src = NULL;      /* see op_src */
     if (stages && composite) { /* the stages are in the set: leave their composite ops out */
@@ -579,6 +604,9 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
             if (!composite[k])
                 src[kept] = (uint32_t)k, ops[kept++] = ops[k];
         n = kept;
+        sc = (struct scan){true, true, false, 0};
+        for (size_t k = 0; k < n; k++)
+            scan_op(&sc, ops, k);
     }
     free(composite);
     free(stage_of), free(comp_of);
@@ -649,39 +677,23 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     /* the ops by start and by end point (NULL: in op order, as a model's events mostly are:
      * ten million ops need neither array nor sort) */
     uint32_t *starts = NULL, *ends = NULL;
-    uint32_t last = 0; /* the op that ends last (the latest start on a tie) */
+    uint32_t last = sc.last;
+    out->with_tiles = sc.with_tiles;
     {
-        /* in one pass over the ops: whether the starts are in op order, and the ends (each of
-         * kind 0: one of kind 2 comes after those of kind 0 of its time) */
-        size_t n2 = 0;
-        bool starts_in_order = true, ends_in_order = true;
-        for (size_t k = 0; k < n; k++) {
-            const struct op *o = &ops[k];
-            if (o->tile != NONE)
-                out->with_tiles = true;
-            n2 += end_kind(o) != 0;
-            if (k && o->start < ops[k - 1].start)
-                starts_in_order = false;
-            if (k && end_point(o) < end_point(&ops[k - 1]))
-                ends_in_order = false;
-            if (o->end > ops[last].end || (o->end == ops[last].end && o->start > ops[last].start))
-                last = (uint32_t)k;
-        }
         uint64_t *key = (uint64_t *)arena, *tk = key + n;
         uint32_t *ti = (uint32_t *)(arena + 16 * n);
-        if (!starts_in_order) {
+        if (!sc.starts_in_order) {
             starts = sim_xreallocarray(NULL, n, sizeof(*starts));
             for (size_t k = 0; k < n; k++)
                 starts[k] = (uint32_t)k;
             sort_ops_by(starts, n, ops, false, key, tk, ti);
         }
-        if (!ends_in_order || n2) {
+        if (!sc.ends_in_order) {
             /* the ends of kind 0 first, then those of kind 2, each in op order (those of kind
              * 2 are put from the back, then turned round), so that the stable sort by time
              * leaves a tie in (kind, op) order */
             ends = sim_xreallocarray(NULL, n, sizeof(*ends));
-            size_t n0 = 0;
-            n2 = 0;
+            size_t n0 = 0, n2 = 0;
             for (size_t k = 0; k < n; k++) {
                 if (end_kind(&ops[k]) == 0)
                     ends[n0++] = (uint32_t)k;
