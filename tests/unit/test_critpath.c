@@ -638,3 +638,80 @@ Test(critpath, details_read_as_the_sweep_goes_give_the_path_of_details_given)
     free(ev);
     trace_model_free(m);
 }
+
+/* Two paths step by step the same. */
+static void same_path(const struct trace_critpath *a, const struct trace_critpath *b,
+                      const char *what)
+{
+    cr_assert_eq(a->n, b->n, "%s", what);
+    cr_assert_eq(a->end, b->end, "%s", what);
+    for (size_t i = 0; i < a->n; i++) {
+        const struct trace_path_step *x = &a->steps[i], *y = &b->steps[i];
+        cr_assert(x->ev == y->ev && x->pred == y->pred && x->wait == y->wait && x->why == y->why,
+                  "%s: step %zu", what, i);
+        if (x->why == TRACE_DEP_RAW)
+            cr_assert(x->range.space == y->range.space && x->range.lo == y->range.lo &&
+                          x->range.hi == y->range.hi,
+                      "%s: step %zu's bytes", what, i);
+    }
+}
+
+/*
+ * A set in start order, in end order, in both (as a model's events mostly are) or in
+ * neither gives one path: n ops on four engines, of three tiles or none, each reading the
+ * bytes another wrote; no two start together nor end together, so the set's order breaks
+ * no tie. overlap: an op may end after the next two start, in another order (else each op
+ * ends before the next starts: both in order).
+ */
+static void one_path_whatever_the_order(bool overlap)
+{
+    enum { N = 200 };
+    struct trace_model *m = trace_model_new();
+    uint32_t tr[4];
+    for (int t = 0; t < 4; t++) {
+        char name[16];
+        snprintf(name, sizeof(name), "DMA %d", t);
+        tr[t] = trace_model_track(m, name, TRACE_ENGINE_DMA, t);
+    }
+    static const char *const tiles[3] = {NULL, "t1", "t2"};
+    uint64_t by_start[N], by_end[N], reversed[N], end[N];
+    for (size_t i = 0; i < N; i++) {
+        /* the ends' last cycles differ: in i % 100, then by more than 1000 * (i - j) */
+        uint64_t s = 1000 * i, e = s + 1 + (overlap ? 100 * ((i * 37) % 23) + i % 100 : 900);
+        uint64_t ev = i % 2 ? add(m, tr[i % 4], "dma_read", TRACE_KIND_MEMORY, s, e, tiles[i % 3])
+                            : add(m, tr[i % 4], "exp", TRACE_KIND_MATH, s, e, tiles[i % 3]);
+        if (i % 2)
+            dma_read(m, ev, 0, (int64_t)(i % 5) * 256, 256);
+        else
+            math(m, ev, (int64_t)((i / 2) % 5) * 256, (int64_t)((i / 2 + 1) % 5) * 256);
+        by_start[i] = by_end[i] = ev;
+        reversed[N - 1 - i] = ev;
+        end[i] = e;
+    }
+    trace_model_finish(m);
+    for (size_t i = 1; i < N; i++) /* by_end sorted by end (insertion) */
+        for (size_t j = i; j > 0 && end[j - 1] > end[j]; j--) {
+            uint64_t t = end[j];
+            end[j] = end[j - 1], end[j - 1] = t;
+            t = by_end[j];
+            by_end[j] = by_end[j - 1], by_end[j - 1] = t;
+        }
+    struct trace_critpath a, b, c;
+    path_of(m, by_start, N, &a);
+    path_of(m, by_end, N, &b);
+    path_of(m, reversed, N, &c);
+    cr_assert_geq(a.n, 10, "a chain of ops: %zu", a.n);
+    cr_assert(a.with_tiles && a.with_addresses);
+    same_path(&a, &b, overlap ? "by start, by end" : "in order, in order");
+    same_path(&a, &c, overlap ? "by start, reversed" : "in order, reversed");
+    trace_critpath_fini(&a);
+    trace_critpath_fini(&b);
+    trace_critpath_fini(&c);
+    trace_model_free(m);
+}
+
+Test(critpath, a_set_in_start_or_end_order_or_neither_gives_one_path)
+{
+    one_path_whatever_the_order(false);
+    one_path_whatever_the_order(true);
+}

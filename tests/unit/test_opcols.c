@@ -247,6 +247,50 @@ Test(opcols, the_json_decoder_reads_details_as_the_value_decoder)
     }
 }
 
+/* Addresses and lengths of every size read back from the columns as they were stored: one
+ * to ten bytes each, in the middle of a column or at its end. */
+Test(opcols, ranges_of_every_size_read_back_as_stored)
+{
+    struct trace_model *m = trace_model_new();
+    struct trace_spaces sa, sc;
+    trace_spaces_init(&sa);
+    trace_spaces_init(&sc);
+    for (unsigned b = 0; b < 64; b++) {
+        uint64_t lo = b ? ((uint64_t)1 << b) - 1 : 0, len = ((uint64_t)1 << (b % 57)) | 1;
+        struct trace_opinfo a = {.flops = (double)lo, .bytes = len, .nreads = 2, .has_write = true};
+        a.reads[0] = (struct trace_range){1, lo, lo + len};
+        a.reads[1] = (struct trace_range){0, (uint64_t)1 << b, ((uint64_t)1 << b) + 3};
+        a.write = (struct trace_range){2, lo ^ 0x5555555555555555ull >> (63 - b),
+                                       (lo ^ 0x5555555555555555ull >> (63 - b)) + len};
+        uint8_t buf[TRACE_OPCOL_MAX];
+        size_t n = trace_opinfo_pack(m, &a, &sa, buf);
+        struct trace_opinfo u;
+        cr_assert(trace_opinfo_unpack(m, buf, n, &sc, &u), "bits %u", b);
+        cr_assert_eq(u.flops, a.flops, "bits %u", b);
+        cr_assert_eq(u.bytes, a.bytes, "bits %u", b);
+        cr_assert_eq(u.nreads, 2, "bits %u", b);
+        for (unsigned r = 0; r < 2; r++)
+            cr_assert(u.reads[r].space == a.reads[r].space && u.reads[r].lo == a.reads[r].lo &&
+                          u.reads[r].hi == a.reads[r].hi,
+                      "bits %u read %u: %#llx..%#llx", b, r, (unsigned long long)u.reads[r].lo,
+                      (unsigned long long)u.reads[r].hi);
+        cr_assert(u.has_write && u.write.space == a.write.space && u.write.lo == a.write.lo &&
+                      u.write.hi == a.write.hi,
+                  "bits %u write", b);
+        struct trace_op_ranges r;
+        cr_assert(trace_opinfo_unpack_ranges(m, buf, n, &sc, &r), "bits %u", b);
+        cr_assert(r.nreads == 2 && r.reads[0].lo == a.reads[0].lo &&
+                      r.reads[1].hi == a.reads[1].hi && r.write.lo == a.write.lo &&
+                      r.write.hi == a.write.hi,
+                  "bits %u ranges", b);
+        /* one byte short, or one too many: refused */
+        cr_assert_not(trace_opinfo_unpack(m, buf, n - 1, &sc, &u), "bits %u", b);
+        buf[n] = 0;
+        cr_assert_not(trace_opinfo_unpack(m, buf, n + 1, &sc, &u), "bits %u", b);
+    }
+    trace_model_free(m);
+}
+
 /* An op record's packed params, read in place, say what their expanded tree says. */
 static void packed_as_tree(const char *op, enum trace_op_kind kind, const uint8_t *packed,
                            size_t len, const struct sim_value *tree, size_t c)

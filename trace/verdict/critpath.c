@@ -24,7 +24,7 @@
  * op column resident. */
 enum { GIVEBACK_EVERY = 1 << 20 };
 
-/* A small open-addressing map from a tile's string id to its last ended op. */
+/* A small open-addressing map from a tile's string id to its index among the tiles met. */
 struct tilemap {
     uint32_t *key, *val; /* owned; key 0 empty (TRACE_NO_STR never stored) */
     size_t cap, n;
@@ -110,7 +110,8 @@ static int cmp_u64pair(const void *a, const void *b)
 }
 
 /* An op of the set (its index in the input's events: its index here, or src[k] when
- * umbrella ops were left out). */
+ * umbrella ops were left out). tile: the index of its tile among those of the set (a
+ * tilemap's), or NONE. */
 struct op {
     uint64_t start, end;
     uint32_t track, tile;
@@ -144,6 +145,29 @@ static uint64_t op_key(const struct op *ops, uint32_t k, bool ends)
     return ends ? end_point(&ops[k]) : ops[k].start;
 }
 
+/* What one pass over the ops finds, as they are gathered: whether their starts are in op
+ * order, and their end points (each of kind 0: one of kind 2 comes after those of kind 0 of
+ * its time), whether one has a tile, the op that ends last (the latest start on a tie). */
+struct scan {
+    bool starts_in_order, ends_in_order, with_tiles;
+    uint32_t last;
+};
+
+/* Take op k (the ops before it taken) into s. */
+static inline void scan_op(struct scan *s, const struct op *ops, size_t k)
+{
+    const struct op *o = &ops[k], *l = &ops[s->last];
+    s->with_tiles |= o->tile != NONE;
+    if (end_kind(o) != 0)
+        s->ends_in_order = false;
+    if (k && o->start < ops[k - 1].start)
+        s->starts_in_order = false;
+    if (k && end_point(o) < end_point(&ops[k - 1]))
+        s->ends_in_order = false;
+    if (o->end > l->end || (o->end == l->end && o->start > l->start))
+        s->last = (uint32_t)k;
+}
+
 /* Merge the sorted runs [0, mid) and [mid, n) of key/idx stably (the first run's on a
  * tie) through tk/ti (room for n), back into key/idx. */
 static void merge_runs(uint64_t *key, uint32_t *idx, size_t mid, size_t n, uint64_t *tk,
@@ -163,25 +187,31 @@ static void merge_runs(uint64_t *key, uint32_t *idx, size_t mid, size_t n, uint6
     memcpy(idx, ti, n * sizeof(*idx));
 }
 
-/* Insertion sort of key/idx (stable), giving up once it has moved more than budget
- * elements: then [0, i) is sorted and [i, n) as it was, i returned (n when done). */
-static size_t insertion_sort(uint64_t *key, uint32_t *idx, size_t n, size_t budget)
+/* Insertion sort of idx (stable) by the ops' keys, giving up once it has moved more than
+ * budget elements: then [0, i) is sorted and [i, n) as it was, i returned (n when done).
+ * The keys are read from the ops, not copied: nearly sorted, an op moves a few places. */
+static size_t insertion_sort(uint32_t *idx, size_t n, const struct op *ops, bool ends,
+                             size_t budget)
 {
     size_t moved = 0;
+    uint64_t prev = op_key(ops, idx[0], ends);
     for (size_t i = 1; i < n; i++) {
-        uint64_t x = key[i];
-        if (key[i - 1] <= x)
-            continue;
         uint32_t xi = idx[i];
+        uint64_t x = op_key(ops, xi, ends);
+        if (prev <= x) {
+            prev = x;
+            continue;
+        }
         size_t j = i;
-        while (j > 0 && key[j - 1] > x) {
-            key[j] = key[j - 1], idx[j] = idx[j - 1];
+        while (j > 0 && op_key(ops, idx[j - 1], ends) > x) {
+            idx[j] = idx[j - 1];
             j--;
         }
-        key[j] = x, idx[j] = xi;
+        idx[j] = xi;
         moved += i - j;
         if (moved > budget)
             return i + 1;
+        /* prev, the largest key of [0, i], is unchanged */
     }
     return n;
 }
@@ -189,35 +219,43 @@ static size_t insertion_sort(uint64_t *key, uint32_t *idx, size_t n, size_t budg
 /*
  * Sort idx[0..n) (op indices) stably by their keys (op_key): a tie keeps the order idx
  * had. A model's events come in the order they ended, so the ends are one or two sorted
- * runs (merged), the starts nearly sorted (an insertion sort while it moves few, else a
- * radix sort of the keys, in as few digits as their range needs). key, tk and ti have room
- * for n: the same for both sorts (a launch of millions of ops would map hundreds of
- * megabytes afresh for each).
+ * runs (merged), the starts nearly sorted (an insertion sort while it moves few, reading
+ * the keys from the ops, else a radix sort of the keys, in as few digits as their range
+ * needs). key, tk and ti have room for n, and are written only when the insertion sort
+ * gives up or two runs are merged (a launch of millions of ops would map hundreds of
+ * megabytes afresh for them).
  */
 static void sort_ops_by(uint32_t *idx, size_t n, const struct op *ops, bool ends, uint64_t *key,
                         uint64_t *tk, uint32_t *ti)
 {
     if (n < 2)
         return;
-    uint64_t lo = UINT64_MAX, hi = 0;
     size_t descents = 0, at = 0;
+    uint64_t prev = op_key(ops, idx[0], ends);
+    for (size_t i = 1; i < n; i++) {
+        uint64_t x = op_key(ops, idx[i], ends);
+        if (x < prev)
+            descents++, at = i;
+        prev = x;
+    }
+    if (!descents)
+        return;
+    if (descents == 1) {
+        for (size_t i = 0; i < n; i++)
+            key[i] = op_key(ops, idx[i], ends);
+        merge_runs(key, idx, at, n, tk, ti);
+        return;
+    }
+    size_t from = insertion_sort(idx, n, ops, ends, 4 * n);
+    if (from == n)
+        return;
+    uint64_t lo = UINT64_MAX, hi = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t x = op_key(ops, idx[i], ends);
         key[i] = x;
         lo = x < lo ? x : lo;
         hi = x > hi ? x : hi;
-        if (i && x < key[i - 1])
-            descents++, at = i;
     }
-    if (!descents)
-        return;
-    if (descents == 1) {
-        merge_runs(key, idx, at, n, tk, ti);
-        return;
-    }
-    size_t from = insertion_sort(key, idx, n, 4 * n);
-    if (from == n)
-        return;
     /* [0, from) sorted, [from, n) as it was: every element of the first came before every
      * element of the second, so a stable sort of the whole keeps ties in idx's order */
     unsigned bits = 0;
@@ -522,6 +560,9 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     uint8_t *composite = NULL; /* per op, whether it is a composite op; NULL: none */
     size_t n = 0;
     uint64_t now = trace_model_now(m);
+    struct tilemap tiles = {0};
+    uint32_t ntiles = 0, tile_str = TRACE_NO_STR, tile = NONE; /* the last op's tile */
+    struct scan sc = {true, true, false, 0};
     for (size_t i = 0; i < in->n; i++) {
         if (i % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
             trace_model_lent_giveback(m); /* the events read so far */
@@ -543,7 +584,17 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
             composite[n] = 1;
         }
         uint64_t end = e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
-        ops[n++] = (struct op){e->start, end, e->track, e->tile};
+        if (e->tile != tile_str) {
+            tile_str = e->tile, tile = NONE;
+            if (e->tile != TRACE_NO_STR) {
+                uint32_t *slot = tile_slot(&tiles, e->tile);
+                if (*slot == NONE)
+                    *slot = ntiles++;
+                tile = *slot;
+            }
+        }
+        ops[n] = (struct op){e->start, end, e->track, tile};
+        scan_op(&sc, ops, n++);
     }
     uint32_t *src = NULL;      /* see op_src */
     if (stages && composite) { /* the stages are in the set: leave their composite ops out */
@@ -553,9 +604,13 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
             if (!composite[k])
                 src[kept] = (uint32_t)k, ops[kept++] = ops[k];
         n = kept;
+        sc = (struct scan){true, true, false, 0};
+        for (size_t k = 0; k < n; k++)
+            scan_op(&sc, ops, k);
     }
     free(composite);
     free(stage_of), free(comp_of);
+    free(tiles.key), free(tiles.val);
     out->ops = n;
     if (!n) {
         free(ops), free(src);
@@ -619,34 +674,38 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
      * then the sweep's results over them (rng: the bytes read of a RAW predecessor, 16;
      * pred, 4; flags, 1): a launch of ten million ops maps and faults it in once */
     uint8_t *arena = sim_xreallocarray(NULL, n, 21);
-    uint32_t *starts = sim_xreallocarray(NULL, n, sizeof(*starts));
-    uint32_t *ends = sim_xreallocarray(NULL, n, sizeof(*ends));
-    uint32_t last = 0; /* the op that ends last (the latest start on a tie) */
+    /* the ops by start and by end point (NULL: in op order, as a model's events mostly are:
+     * ten million ops need neither array nor sort) */
+    uint32_t *starts = NULL, *ends = NULL;
+    uint32_t last = sc.last;
+    out->with_tiles = sc.with_tiles;
     {
-        /* in one pass over the ops: the starts in op order; the ends of kind 0 first, then
-         * those of kind 2, each in op order (those of kind 2 are put from the back, then
-         * turned round), so that the stable sort by time leaves a tie in (kind, op) order */
-        size_t n0 = 0, n2 = 0;
-        for (size_t k = 0; k < n; k++) {
-            const struct op *o = &ops[k];
-            if (o->tile != TRACE_NO_STR)
-                out->with_tiles = true;
-            starts[k] = (uint32_t)k;
-            if (end_kind(o) == 0)
-                ends[n0++] = (uint32_t)k;
-            else
-                ends[n - 1 - n2++] = (uint32_t)k;
-            if (o->end > ops[last].end || (o->end == ops[last].end && o->start > ops[last].start))
-                last = (uint32_t)k;
-        }
-        for (size_t a = n0, z = n - 1; n2 && a < z; a++, z--) {
-            uint32_t t = ends[a];
-            ends[a] = ends[z], ends[z] = t;
-        }
         uint64_t *key = (uint64_t *)arena, *tk = key + n;
         uint32_t *ti = (uint32_t *)(arena + 16 * n);
-        sort_ops_by(starts, n, ops, false, key, tk, ti);
-        sort_ops_by(ends, n, ops, true, key, tk, ti);
+        if (!sc.starts_in_order) {
+            starts = sim_xreallocarray(NULL, n, sizeof(*starts));
+            for (size_t k = 0; k < n; k++)
+                starts[k] = (uint32_t)k;
+            sort_ops_by(starts, n, ops, false, key, tk, ti);
+        }
+        if (!sc.ends_in_order) {
+            /* the ends of kind 0 first, then those of kind 2, each in op order (those of kind
+             * 2 are put from the back, then turned round), so that the stable sort by time
+             * leaves a tie in (kind, op) order */
+            ends = sim_xreallocarray(NULL, n, sizeof(*ends));
+            size_t n0 = 0, n2 = 0;
+            for (size_t k = 0; k < n; k++) {
+                if (end_kind(&ops[k]) == 0)
+                    ends[n0++] = (uint32_t)k;
+                else
+                    ends[n - 1 - n2++] = (uint32_t)k;
+            }
+            for (size_t a = n0, z = n - 1; n2 && a < z; a++, z--) {
+                uint32_t t = ends[a];
+                ends[a] = ends[z], ends[z] = t;
+            }
+            sort_ops_by(ends, n, ops, true, key, tk, ti);
+        }
     }
     uint64_t(*rng)[2] = (uint64_t(*)[2])arena; /* set where flags say RAW */
     uint32_t *pred = (uint32_t *)(arena + 16 * n);
@@ -666,7 +725,9 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
             by_ev[k][0] = in->events[op_src(src, k)], by_ev[k][1] = k;
         qsort(by_ev, n, sizeof(*by_ev), cmp_u64pair);
     }
-    struct tilemap tiles = {0};
+    uint32_t *last_on_tile = sim_xreallocarray(NULL, ntiles ? ntiles : 1, sizeof(uint32_t));
+    for (size_t t = 0; t < ntiles; t++)
+        last_on_tile[t] = NONE;
     uint32_t *pe_of = pe_of_tracks(m, ntracks);
     uint32_t *last_on_pe = sim_xreallocarray(NULL, ntracks ? ntracks : 1, sizeof(uint32_t));
     for (size_t t = 0; t < ntracks; t++)
@@ -682,18 +743,23 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         /* the next point: the next end unless the next start comes before it */
         bool is_end = si == n;
         if (!is_end && ei < n) {
-            const struct op *oe = &ops[ends[ei]];
-            uint64_t te = end_point(oe), ts = ops[starts[si]].start;
+            const struct op *oe = &ops[ends ? ends[ei] : ei];
+            uint64_t te = end_point(oe), ts = ops[starts ? starts[si] : si].start;
             is_end = te < ts || (te == ts && end_kind(oe) == 0);
         }
-        uint32_t k = is_end ? ends[ei++] : starts[si++];
+        uint32_t k =
+            is_end ? (uint32_t)(ends ? ends[ei] : ei) : (uint32_t)(starts ? starts[si] : si);
+        if (is_end)
+            ei++;
+        else
+            si++;
         if (is_end) { /* an end: publish what it wrote, its tile, its track */
             flags[k] |= FL_ENDED;
             struct trace_range w;
             if (with_info && op_write(&rg, k, &w))
                 trace_imap_assign(&maps[w.space], w.lo, w.hi, k, ops[k].end);
-            if (ops[k].tile != TRACE_NO_STR)
-                *tile_slot(&tiles, ops[k].tile) = k;
+            if (ops[k].tile != NONE)
+                last_on_tile[ops[k].tile] = k;
             uint32_t *lt = &last_on_track[ops[k].track];
             if (*lt == NONE || ops[*lt].end <= ops[k].end)
                 *lt = k;
@@ -740,8 +806,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
                 brange = (struct trace_range){rd->space, lo, hi};
             }
         }
-        if (ops[k].tile != TRACE_NO_STR) {
-            uint32_t c = *tile_slot(&tiles, ops[k].tile);
+        if (ops[k].tile != NONE) {
+            uint32_t c = last_on_tile[ops[k].tile];
             if (c != NONE && c != k && better(ops[c].end, TRACE_DEP_TILE, best, best_end, bw))
                 best = c, best_end = ops[c].end, bw = TRACE_DEP_TILE;
         }
@@ -796,7 +862,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     }
     for (size_t s = 0; s < TRACE_OPINFO_MAX_SPACES; s++)
         trace_imap_fini(&maps[s]);
-    free(tiles.key), free(tiles.val);
+    free(last_on_tile);
     free(by_ev);
     free(last_on_pe);
     free(pe_of);
