@@ -1261,8 +1261,8 @@ void trace_model_finish(struct trace_model *m)
     if (two) /* the biggest first (finish_work) */
         qsort_r(m->touched, ntouched, sizeof(*m->touched), cmp_track_size, m);
     pthread_mutex_t lod_mu = PTHREAD_MUTEX_INITIALIZER;
+    m->lod_mu = two ? &lod_mu : NULL; /* before the thread reads it */
     two = two && pthread_create(&th, NULL, finish_worker, &w) == 0;
-    m->lod_mu = two ? &lod_mu : NULL;
     finish_run(&w, false);
     if (two)
         pthread_join(th, NULL);
