@@ -335,8 +335,9 @@ static size_t first_from(const struct rindex *x, uint64_t t, size_t from)
 
 /* The bytes of x's samples within [a, b), given lo and hi, the first samples starting at a
  * and at b or later. */
-static inline void bytes_within(const struct rindex *x, size_t lo, size_t hi, uint64_t a,
-                                uint64_t b, double *read, double *write)
+static inline __attribute__((always_inline)) void bytes_within(const struct rindex *x, size_t lo,
+                                                               size_t hi, uint64_t a, uint64_t b,
+                                                               double *read, double *write)
 {
     *read = *write = 0;
     /* a sample starting before a may reach into the window (windows do not overlap) */
@@ -461,8 +462,15 @@ void trace_resources_util_windows(const struct trace_resources *rs, size_t i,
             u[j] = 0;
             continue;
         }
-        double rd, wr, ur, uw;
+        double rd, wr;
         bytes_within(x, lo, hi, a, b, &rd, &wr);
+        if (r->kind != TRACE_RES_HBM) {
+            /* the busier direction's: as the division rounds monotonically, the larger
+             * quotient is the larger dividend's, one division rather than two */
+            u[j] = (rd > wr ? rd : wr) / (peak * (double)(b - a));
+            continue;
+        }
+        double ur, uw;
         util2_of(r, rd, wr, a, b, &ur, &uw);
         u[j] = util_of(r, ur, uw);
     }
