@@ -464,23 +464,25 @@ Test(resources, a_search_from_a_hint_finds_what_a_search_from_scratch_does)
 }
 
 /* The utilization of each window asked of a resource at once, as the verdict asks for the
- * path's waits: the same value as asking window by window, whatever the windows (in time
- * order or not, outside the samples, empty or reversed), for an HBM, a link, a resource of
- * one sample, one with none and one that does not exist. */
+ * path's waits (the busiest resource's): the same value as asking window by window,
+ * whatever the windows (in time order or not, outside the samples, empty or reversed), for
+ * an HBM, a link, a resource of one sample, one with none and one that does not exist. */
 static void check_windows(const struct trace_resources *rs, size_t i, const uint64_t (*w)[2],
-                          size_t n, size_t hint0)
+                          size_t n, bool in_order, size_t hint0)
 {
-    double *u = malloc((n ? n : 1) * sizeof(*u));
+    double(*most)[2] = malloc((n ? n : 1) * sizeof(*most));
+    for (size_t j = 0; j < n; j++)
+        most[j][0] = 0, most[j][1] = 0.25; /* raised where the utilization is larger */
     size_t hint = hint0;
-    trace_resources_util_windows(rs, i, w, n, u, &hint);
-    for (size_t j = 0; j < n; j++)
-        cr_assert_eq(u[j], trace_resources_util(rs, i, w[j][0], w[j][1]),
-                     "resource %zu window %zu [%llu, %llu): %.17g", i, j,
-                     (unsigned long long)w[j][0], (unsigned long long)w[j][1], u[j]);
-    trace_resources_util_windows(rs, i, w, n, u, NULL);
-    for (size_t j = 0; j < n; j++)
-        cr_assert_eq(u[j], trace_resources_util(rs, i, w[j][0], w[j][1]));
-    free(u);
+    trace_resources_util_max(rs, i, w, n, in_order, &most[0][0], 2, &hint);
+    trace_resources_util_max(rs, i, w, n, in_order, &most[0][1], 2, NULL);
+    for (size_t j = 0; j < n; j++) {
+        double u = trace_resources_util(rs, i, w[j][0], w[j][1]);
+        cr_assert_eq(most[j][0], u, "resource %zu window %zu [%llu, %llu): %.17g, alone %.17g", i,
+                     j, (unsigned long long)w[j][0], (unsigned long long)w[j][1], most[j][0], u);
+        cr_assert_eq(most[j][1], u > 0.25 ? u : 0.25);
+    }
+    free(most);
 }
 
 Test(resources, windows_asked_at_once_have_the_utilization_each_has_alone)
@@ -519,9 +521,10 @@ Test(resources, windows_asked_at_once_have_the_utilization_each_has_alone)
         at += len;
     }
     for (size_t i = 0; i < 5; i++) {
-        check_windows(rs, i, w, N, 0);
-        check_windows(rs, i, w, N, 100000); /* a hint past the end */
-        check_windows(rs, i, w + N / 2, N / 2, 17);
+        check_windows(rs, i, w, N, true, 0);
+        check_windows(rs, i, w, N, false, 0);
+        check_windows(rs, i, w, N, true, 100000); /* a hint past the end */
+        check_windows(rs, i, w + N / 2, N / 2, true, 17);
     }
     /* anywhere, and reversed */
     for (size_t j = 0; j < N; j++) {
@@ -531,8 +534,8 @@ Test(resources, windows_asked_at_once_have_the_utilization_each_has_alone)
             w[j][1] = w[j][0] / 2;
     }
     for (size_t i = 0; i < 3; i++)
-        check_windows(rs, i, w, N, 0);
-    check_windows(rs, 0, w, 0, 0); /* no windows */
+        check_windows(rs, i, w, N, false, 0);
+    check_windows(rs, 0, w, 0, true, 0); /* no windows */
     trace_resources_free(rs);
     trace_model_free(m);
 
@@ -541,7 +544,7 @@ Test(resources, windows_asked_at_once_have_the_utilization_each_has_alone)
     trace_model_finish(m);
     rs = trace_resources_new(m);
     cr_assert_eq(trace_resources_count(rs), 0);
-    check_windows(rs, 0, (const uint64_t[][2]){{0, 10}, {5, 5}, {20, 100}}, 3, 0);
+    check_windows(rs, 0, (const uint64_t[][2]){{0, 10}, {10, 10}, {20, 100}}, 3, true, 0);
     trace_resources_free(rs);
     trace_model_free(m);
     free(w);

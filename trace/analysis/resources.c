@@ -425,26 +425,51 @@ double trace_resources_util_from(const struct trace_resources *rs, size_t i, uin
     return util_of(&rs->v[i], rd, wr);
 }
 
-void trace_resources_util_windows(const struct trace_resources *rs, size_t i,
-                                  const uint64_t (*w)[2], size_t n, double *u, size_t *hint)
+/* The first of windows w[from..n) (in time order) ending after t: galloping from from. */
+static size_t windows_ending_after(const uint64_t (*w)[2], size_t from, size_t n, uint64_t t)
+{
+    size_t lo = from, step = 1; /* every window before lo ends by t */
+    while (lo < n && w[lo][1] <= t) {
+        size_t probe = lo + step < n ? lo + step : n;
+        if (probe < n && w[probe][1] <= t) {
+            lo = probe + 1;
+            step *= 2;
+            continue;
+        }
+        size_t hi = probe; /* the answer is in (lo, hi] */
+        for (lo++; lo < hi;) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (w[mid][1] <= t)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return lo;
+    }
+    return lo;
+}
+
+/* Raise *most to u when u is larger. */
+static inline void raise_to(double *most, double u)
+{
+    *most = u > *most ? u : *most;
+}
+
+void trace_resources_util_max(const struct trace_resources *rs, size_t i, const uint64_t (*w)[2],
+                              size_t n, bool in_order, double *most, size_t stride, size_t *hint)
 {
     const struct trace_resource *r = i < rs->n ? &rs->v[i] : NULL;
     double peak = r ? (r->peak > 0 ? r->peak : r->max_rate) : 0;
-    if (!(peak > 0)) {
-        for (size_t j = 0; j < n; j++)
-            u[j] = 0;
+    if (!(peak > 0))
         return;
-    }
     const struct rindex *x = &rs->ix[i];
     size_t lo = hint ? *hint : 0, hi = lo; /* the cursors: first samples at a and at b */
     if (lo > x->n)
         lo = hi = 0;
     for (size_t j = 0; j < n; j++) {
         uint64_t a = w[j][0], b = w[j][1];
-        if (b <= a) {
-            u[j] = 0;
+        if (b <= a)
             continue;
-        }
         /* forwards a step at a time while it pays, else by first_from (which also goes back) */
         if (lo < x->n && x->start[lo] < a && (lo + 1 >= x->n || x->start[lo + 1] >= a))
             lo++;
@@ -457,9 +482,11 @@ void trace_resources_util_windows(const struct trace_resources *rs, size_t i,
             hi++;
         else if (!((hi == x->n || x->start[hi] >= b) && (hi == lo || x->start[hi - 1] < b)))
             hi = first_from(x, b, lo);
-        /* nothing reaches into it: no samples start inside and the one before ended */
+        /* nothing reaches into it: no samples start inside and the one before ended; in
+         * time order, neither into the windows after it that end by the next sample's start */
         if (hi == lo && (lo == 0 || x->end[lo - 1] <= a)) {
-            u[j] = 0;
+            if (in_order)
+                j = windows_ending_after(w, j + 1, n, lo < x->n ? x->start[lo] : UINT64_MAX) - 1;
             continue;
         }
         double rd, wr;
@@ -467,12 +494,12 @@ void trace_resources_util_windows(const struct trace_resources *rs, size_t i,
         if (r->kind != TRACE_RES_HBM) {
             /* the busier direction's: as the division rounds monotonically, the larger
              * quotient is the larger dividend's, one division rather than two */
-            u[j] = (rd > wr ? rd : wr) / (peak * (double)(b - a));
+            raise_to(&most[j * stride], (rd > wr ? rd : wr) / (peak * (double)(b - a)));
             continue;
         }
         double ur, uw;
         util2_of(r, rd, wr, a, b, &ur, &uw);
-        u[j] = util_of(r, ur, uw);
+        raise_to(&most[j * stride], util_of(r, ur, uw));
     }
     if (hint)
         *hint = lo;

@@ -194,7 +194,6 @@ static void wait_utils(struct ctx *c, const struct trace_critpath *p, double (*m
     bool sorted = true; /* the windows in time order (a path's are) */
     for (size_t j = 1; j < nw && sorted; j++)
         sorted = w[j][0] >= w[j - 1][1];
-    double *u = sim_xreallocarray(NULL, nw, sizeof(*u));
     for (size_t i = 0; i < trace_resources_count(c->res); i++) {
         const struct trace_resource *x = trace_resources_get(c->res, i);
         int host = x->kind == TRACE_RES_HOST_LINK;
@@ -204,13 +203,10 @@ static void wait_utils(struct ctx *c, const struct trace_critpath *p, double (*m
             j0 = windows_from(w, nw, 1, x->first + 1);
             j1 = windows_from(w, nw, 0, x->last);
         }
-        if (j1 <= j0)
-            continue;
-        trace_resources_util_windows(c->res, i, w + j0, j1 - j0, u, &c->hint_wait[i]);
-        for (size_t j = j0; j < j1; j++)
-            mh[j][host] = u[j - j0] > mh[j][host] ? u[j - j0] : mh[j][host];
+        if (j1 > j0)
+            trace_resources_util_max(c->res, i, w + j0, j1 - j0, sorted, &mh[j0][host], 2,
+                                     &c->hint_wait[i]);
     }
-    free(u);
     free(w);
 }
 
