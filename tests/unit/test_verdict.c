@@ -462,3 +462,90 @@ Test(resources, a_search_from_a_hint_finds_what_a_search_from_scratch_does)
     trace_resources_free(rs);
     trace_model_free(m);
 }
+
+/* The utilization of each window asked of a resource at once, as the verdict asks for the
+ * path's waits (the busiest resource's): the same value as asking window by window,
+ * whatever the windows (in time order or not, outside the samples, empty or reversed), for
+ * an HBM, a link, a resource of one sample, one with none and one that does not exist. */
+static void check_windows(const struct trace_resources *rs, size_t i, const uint64_t (*w)[2],
+                          size_t n, bool in_order, size_t hint0)
+{
+    double(*most)[2] = malloc((n ? n : 1) * sizeof(*most));
+    for (size_t j = 0; j < n; j++)
+        most[j][0] = 0, most[j][1] = 0.25; /* raised where the utilization is larger */
+    size_t hint = hint0;
+    trace_resources_util_max(rs, i, w, n, in_order, &most[0][0], 2, &hint);
+    trace_resources_util_max(rs, i, w, n, in_order, &most[0][1], 2, NULL);
+    for (size_t j = 0; j < n; j++) {
+        double u = trace_resources_util(rs, i, w[j][0], w[j][1]);
+        cr_assert_eq(most[j][0], u, "resource %zu window %zu [%llu, %llu): %.17g, alone %.17g", i,
+                     j, (unsigned long long)w[j][0], (unsigned long long)w[j][1], most[j][0], u);
+        cr_assert_eq(most[j][1], u > 0.25 ? u : 0.25);
+    }
+    free(most);
+}
+
+Test(resources, windows_asked_at_once_have_the_utilization_each_has_alone)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t hbm = trace_model_intern(m, "sip0.cube0.hbm", 14);
+    uint32_t link = trace_model_intern(m, "sip0.cube0.noc<->sip0.cube1.noc", 31);
+    uint32_t one = trace_model_intern(m, "sip0.cube1.hbm", 14);
+    uint64_t x = 11, t[2] = {50, 0};
+    for (int q = 0; q < 4000; q++) { /* back to back or apart, of random widths and bytes */
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        int k = (int)(x >> 63);
+        uint64_t width = 1 + (x >> 20) % 97, gap = (x >> 40) % 4 ? 0 : (x >> 30) % 300;
+        t[k] += gap;
+        trace_model_add_bw_sample(m, &(struct trace_bw_sample){t[k], width, (x >> 8) % 5000,
+                                                               (x >> 24) % 3 ? (x >> 28) % 900 : 0,
+                                                               k ? link : hbm});
+        t[k] += width;
+    }
+    trace_model_add_bw_sample(m, &(struct trace_bw_sample){1000, 40, 400, 100, one});
+    trace_model_finish(m);
+    struct trace_resources *rs = trace_resources_new(m);
+    cr_assert_eq(trace_resources_count(rs), 3);
+    uint64_t end = (t[0] > t[1] ? t[0] : t[1]) + 500;
+    enum { N = 3000 };
+    uint64_t(*w)[2] = malloc(N * sizeof(*w));
+    /* in time order, as a path's waits: short, long, empty and outside the samples */
+    uint64_t at = 0;
+    for (size_t j = 0; j < N; j++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        at += (x >> 50) % 40;
+        uint64_t len = (x >> 20) % 5 == 0   ? 0
+                       : (x >> 30) % 8 == 0 ? (x >> 33) % 2000
+                                            : (x >> 33) % 60;
+        w[j][0] = at, w[j][1] = at + len;
+        at += len;
+    }
+    for (size_t i = 0; i < 5; i++) {
+        check_windows(rs, i, w, N, true, 0);
+        check_windows(rs, i, w, N, false, 0);
+        check_windows(rs, i, w, N, true, 100000); /* a hint past the end */
+        check_windows(rs, i, w + N / 2, N / 2, true, 17);
+    }
+    /* anywhere, and reversed */
+    for (size_t j = 0; j < N; j++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        w[j][0] = (x >> 20) % end, w[j][1] = w[j][0] + (x >> 44) % 400;
+        if (j % 13 == 0)
+            w[j][1] = w[j][0] / 2;
+    }
+    for (size_t i = 0; i < 3; i++)
+        check_windows(rs, i, w, N, false, 0);
+    check_windows(rs, 0, w, 0, true, 0); /* no windows */
+    trace_resources_free(rs);
+    trace_model_free(m);
+
+    /* no samples at all */
+    m = trace_model_new();
+    trace_model_finish(m);
+    rs = trace_resources_new(m);
+    cr_assert_eq(trace_resources_count(rs), 0);
+    check_windows(rs, 0, (const uint64_t[][2]){{0, 10}, {10, 10}, {20, 100}}, 3, true, 0);
+    trace_resources_free(rs);
+    trace_model_free(m);
+    free(w);
+}

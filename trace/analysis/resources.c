@@ -333,18 +333,13 @@ static size_t first_from(const struct rindex *x, uint64_t t, size_t from)
     return x->n;
 }
 
-/* trace_resources_bytes with its first search from *hint (updated), or from 0. */
-static void bytes_from(const struct trace_resources *rs, size_t i, uint64_t a, uint64_t b,
-                       double *read, double *write, size_t *hint)
+/* The bytes of x's samples within [a, b), given lo and hi, the first samples starting at a
+ * and at b or later. */
+static inline __attribute__((always_inline)) void bytes_within(const struct rindex *x, size_t lo,
+                                                               size_t hi, uint64_t a, uint64_t b,
+                                                               double *read, double *write)
 {
     *read = *write = 0;
-    if (i >= rs->n || b <= a)
-        return;
-    const struct rindex *x = &rs->ix[i];
-    size_t lo = hint ? first_from(x, a, *hint) : first_at(x, a);
-    size_t hi = hint ? first_from(x, b, lo) : first_at(x, b);
-    if (hint)
-        *hint = lo;
     /* a sample starting before a may reach into the window (windows do not overlap) */
     if (lo > 0) {
         double f = frac(x, lo - 1, a, b);
@@ -361,10 +356,42 @@ static void bytes_from(const struct trace_resources *rs, size_t i, uint64_t a, u
     }
 }
 
+/* trace_resources_bytes with its first search from *hint (updated), or from 0. */
+static void bytes_from(const struct trace_resources *rs, size_t i, uint64_t a, uint64_t b,
+                       double *read, double *write, size_t *hint)
+{
+    *read = *write = 0;
+    if (i >= rs->n || b <= a)
+        return;
+    const struct rindex *x = &rs->ix[i];
+    size_t lo = hint ? first_from(x, a, *hint) : first_at(x, a);
+    size_t hi = hint ? first_from(x, b, lo) : first_at(x, b);
+    if (hint)
+        *hint = lo;
+    bytes_within(x, lo, hi, a, b, read, write);
+}
+
 void trace_resources_bytes(const struct trace_resources *rs, size_t i, uint64_t a, uint64_t b,
                            double *read, double *write)
 {
     bytes_from(rs, i, a, b, read, write, NULL);
+}
+
+/* Utilization of each direction of r from its bytes rd and wr within [a, b) (b > a). */
+static inline void util2_of(const struct trace_resource *r, double rd, double wr, uint64_t a,
+                            uint64_t b, double *read, double *write)
+{
+    double peak = r->peak > 0 ? r->peak : r->max_rate;
+    *read = rd / (peak * (double)(b - a));
+    *write = wr / (peak * (double)(b - a));
+}
+
+/* The utilization of r from those of its directions. */
+static inline double util_of(const struct trace_resource *r, double rd, double wr)
+{
+    if (r->kind == TRACE_RES_HBM)
+        return rd + wr;
+    return rd > wr ? rd : wr;
 }
 
 static void util2_from(const struct trace_resources *rs, size_t i, uint64_t a, uint64_t b,
@@ -379,8 +406,7 @@ static void util2_from(const struct trace_resources *rs, size_t i, uint64_t a, u
         return;
     double rd, wr;
     bytes_from(rs, i, a, b, &rd, &wr, hint);
-    *read = rd / (peak * (double)(b - a));
-    *write = wr / (peak * (double)(b - a));
+    util2_of(r, rd, wr, a, b, read, write);
 }
 
 void trace_resources_util2(const struct trace_resources *rs, size_t i, uint64_t a, uint64_t b,
@@ -394,9 +420,89 @@ double trace_resources_util_from(const struct trace_resources *rs, size_t i, uin
 {
     double rd, wr;
     util2_from(rs, i, a, b, &rd, &wr, hint);
-    if (i < rs->n && rs->v[i].kind == TRACE_RES_HBM)
-        return rd + wr;
-    return rd > wr ? rd : wr;
+    if (i >= rs->n)
+        return rd > wr ? rd : wr;
+    return util_of(&rs->v[i], rd, wr);
+}
+
+/* The first of windows w[from..n) (in time order) ending after t: galloping from from. */
+static size_t windows_ending_after(const uint64_t (*w)[2], size_t from, size_t n, uint64_t t)
+{
+    size_t lo = from, step = 1; /* every window before lo ends by t */
+    while (lo < n && w[lo][1] <= t) {
+        size_t probe = lo + step < n ? lo + step : n;
+        if (probe < n && w[probe][1] <= t) {
+            lo = probe + 1;
+            step *= 2;
+            continue;
+        }
+        size_t hi = probe; /* the answer is in (lo, hi] */
+        for (lo++; lo < hi;) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (w[mid][1] <= t)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return lo;
+    }
+    return lo;
+}
+
+/* Raise *most to u when u is larger. */
+static inline void raise_to(double *most, double u)
+{
+    *most = u > *most ? u : *most;
+}
+
+void trace_resources_util_max(const struct trace_resources *rs, size_t i, const uint64_t (*w)[2],
+                              size_t n, bool in_order, double *most, size_t stride, size_t *hint)
+{
+    const struct trace_resource *r = i < rs->n ? &rs->v[i] : NULL;
+    double peak = r ? (r->peak > 0 ? r->peak : r->max_rate) : 0;
+    if (!(peak > 0))
+        return;
+    const struct rindex *x = &rs->ix[i];
+    size_t lo = hint ? *hint : 0, hi = lo; /* the cursors: first samples at a and at b */
+    if (lo > x->n)
+        lo = hi = 0;
+    for (size_t j = 0; j < n; j++) {
+        uint64_t a = w[j][0], b = w[j][1];
+        if (b <= a)
+            continue;
+        /* forwards a step at a time while it pays, else by first_from (which also goes back) */
+        if (lo < x->n && x->start[lo] < a && (lo + 1 >= x->n || x->start[lo + 1] >= a))
+            lo++;
+        else if (!(lo <= x->n && (lo == x->n || x->start[lo] >= a) &&
+                   (lo == 0 || x->start[lo - 1] < a)))
+            lo = first_from(x, a, lo);
+        if (hi < lo)
+            hi = lo;
+        if (hi < x->n && x->start[hi] < b && (hi + 1 >= x->n || x->start[hi + 1] >= b))
+            hi++;
+        else if (!((hi == x->n || x->start[hi] >= b) && (hi == lo || x->start[hi - 1] < b)))
+            hi = first_from(x, b, lo);
+        /* nothing reaches into it: no samples start inside and the one before ended; in
+         * time order, neither into the windows after it that end by the next sample's start */
+        if (hi == lo && (lo == 0 || x->end[lo - 1] <= a)) {
+            if (in_order)
+                j = windows_ending_after(w, j + 1, n, lo < x->n ? x->start[lo] : UINT64_MAX) - 1;
+            continue;
+        }
+        double rd, wr;
+        bytes_within(x, lo, hi, a, b, &rd, &wr);
+        if (r->kind != TRACE_RES_HBM) {
+            /* the busier direction's: as the division rounds monotonically, the larger
+             * quotient is the larger dividend's, one division rather than two */
+            raise_to(&most[j * stride], (rd > wr ? rd : wr) / (peak * (double)(b - a)));
+            continue;
+        }
+        double ur, uw;
+        util2_of(r, rd, wr, a, b, &ur, &uw);
+        raise_to(&most[j * stride], util_of(r, ur, uw));
+    }
+    if (hint)
+        *hint = lo;
 }
 
 double trace_resources_util(const struct trace_resources *rs, size_t i, uint64_t a, uint64_t b)

@@ -68,6 +68,16 @@ double trace_resources_util(const struct trace_resources *rs, size_t i, uint64_t
 double trace_resources_util_from(const struct trace_resources *rs, size_t i, uint64_t a, uint64_t b,
                                  size_t *hint);
 
+/* trace_resources_util of resource i over each of the n windows w[j] = [w[j][0], w[j][1]),
+ * raised into most[j * stride] where it is larger (a window it does not reach, of
+ * utilization 0, is left alone): the same values as asking window by window, resource i's
+ * samples swept once. in_order: the windows come in time order, each starting at or after
+ * the end of the one before (then those no sample reaches are skipped by a search, not one
+ * by one); else any order. hint (NULL, or as for trace_resources_util_from) starts the
+ * sweep and is left where it ended. */
+void trace_resources_util_max(const struct trace_resources *rs, size_t i, const uint64_t (*w)[2],
+                              size_t n, bool in_order, double *most, size_t stride, size_t *hint);
+
 /* Utilization of each direction apart (for an HBM, reads and writes each against the
  * whole peak). */
 void trace_resources_util2(const struct trace_resources *rs, size_t i, uint64_t a, uint64_t b,

@@ -197,18 +197,15 @@ static void wait_utils(struct ctx *c, const struct trace_critpath *p, double (*m
     for (size_t i = 0; i < trace_resources_count(c->res); i++) {
         const struct trace_resource *x = trace_resources_get(c->res, i);
         int host = x->kind == TRACE_RES_HOST_LINK;
-        size_t hint = c->hint_wait[i];
         /* the windows that meet its samples, [first, last): outside, its use is 0 */
         size_t j0 = 0, j1 = nw;
         if (sorted) {
             j0 = windows_from(w, nw, 1, x->first + 1);
             j1 = windows_from(w, nw, 0, x->last);
         }
-        for (size_t j = j0; j < j1; j++) {
-            double u = trace_resources_util_from(c->res, i, w[j][0], w[j][1], &hint);
-            mh[j][host] = u > mh[j][host] ? u : mh[j][host];
-        }
-        c->hint_wait[i] = hint;
+        if (j1 > j0)
+            trace_resources_util_max(c->res, i, w + j0, j1 - j0, sorted, &mh[j0][host], 2,
+                                     &c->hint_wait[i]);
     }
     free(w);
 }
