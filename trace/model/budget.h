@@ -12,6 +12,9 @@
  * does (pointers to it are valid until it grows), so the model's readers are unchanged.
  * Arrays under 4 KiB always stay in the heap; the others move to the file, one at a time
  * as they next grow, once the model's arrays together pass a quarter of the budget.
+ * In the file, each array holds room to grow eight times its size (at least 16 MiB) in
+ * place, the file being sparse: it is remapped as it grows, and copied to a new place only
+ * past that room.
  * Pages are given back (all the file's and the lent arrays' at once) when the resident
  * memory passes half the budget and its part mapped from files has grown by a sixteenth
  * of the budget since the last time, checked every 5 ms by a thread that starts
