@@ -59,9 +59,7 @@ loading() {
 
 echo "-- D: q in the middle of the second trace's load"
 loading q
-tmux_screen
-if grep -qE '[0-9]+%' <<<"$SCREEN"; then ok "q: the share read so far"; else
-    fail "q: the share read so far" "no percent on screen" "$SCREEN"; fi
+expect_screen "q: the share read so far" '[0-9]+%' 5
 tmux_keys '?'
 expect_screen "q: ? opens the help while it loads" 'npuscope keys' 5
 tmux_keys Escape
@@ -132,9 +130,7 @@ cmdline() {
 
 echo "-- view A --diff B: q in the middle of B's load"
 cmdline "--diff q"
-tmux_screen
-if grep -qE '[0-9]+%' <<<"$SCREEN"; then ok "--diff q: the share read so far"; else
-    fail "--diff q: the share read so far" "no percent on screen" "$SCREEN"; fi
+expect_screen "--diff q: the share read so far" '[0-9]+%' 5
 tmux_keys '?'
 expect_screen "--diff q: ? opens the help while B loads" 'npuscope keys' 5
 tmux_keys Escape
