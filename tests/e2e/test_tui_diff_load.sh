@@ -59,9 +59,7 @@ loading() {
 
 echo "-- D: q in the middle of the second trace's load"
 loading q
-tmux_screen
-if grep -qE '[0-9]+%' <<<"$SCREEN"; then ok "q: the share read so far"; else
-    fail "q: the share read so far" "no percent on screen" "$SCREEN"; fi
+expect_screen "q: the share read so far" '[0-9]+%' 5
 tmux_keys '?'
 expect_screen "q: ? opens the help while it loads" 'npuscope keys' 5
 tmux_keys Escape
@@ -117,5 +115,69 @@ expect_screen "a file that is not there: the load's error in the status line" 'n
 expect_screen "the comparison closed: the Gantt again" '^(▶|>| )Gantt ' 5
 tmux_keys q
 expect_exit "q exits 0" 0
+
+
+# cmdline NAME: view A --diff B on the big B, slowed (a cache of its own each time): the
+# screen opens once A is loaded, B loading in the comparison.
+cmdline() {
+    runs=$((runs + 1))
+    tmux_start 160 45 "${UTF8[@]}" "$SLOW" XDG_CACHE_HOME="$TMP/cache$runs" -- view "$A" \
+        --diff "$BIG"
+    expect_screen "$1: the screen opens, B's load in progress" 'comparison: computing \([0-9.]+ s\)' 15
+    expect_screen "$1: what it is doing, how far" 'loading the second trace' 5
+    PID=$(app_pid)
+}
+
+echo "-- view A --diff B: q in the middle of B's load"
+cmdline "--diff q"
+expect_screen "--diff q: the share read so far" '[0-9]+%' 5
+tmux_keys '?'
+expect_screen "--diff q: ? opens the help while B loads" 'npuscope keys' 5
+tmux_keys Escape
+expect_screen "--diff q: the help closes, the load goes on" 'loading the second trace' 5
+tmux_keys q
+gone_within "--diff q: the process is gone within 0.5 s" "$PID" 500
+expect_exit "--diff q: exit 0" 0
+
+echo "-- view A --diff B: Ctrl-C in the middle of B's load"
+cmdline "--diff Ctrl-C"
+tmux_keys C-c
+gone_within "--diff Ctrl-C: the process is gone within 0.5 s" "$PID" 500
+expect_exit "--diff Ctrl-C: exit 130" 130
+
+echo "-- view A --diff B: a hang-up in the middle of B's load"
+cmdline "--diff SIGHUP"
+kill -HUP "$PID"
+gone_within "--diff SIGHUP: the process is gone within 0.5 s" "$PID" 500
+expect_exit "--diff SIGHUP: exit 129" 129
+
+echo "-- view A --diff B: D closes the comparison while B loads, A's view goes on"
+cmdline "--diff D"
+tmux_keys D
+expect_screen "--diff D: the comparison closed" 'comparison closed' 5
+expect_screen "--diff D: A's own view" '^(▶|>| )Gantt ' 5
+tmux_keys j
+expect_no_screen "--diff D: the load does not come back" 'loading the second trace' 3
+tmux_keys q
+expect_exit "--diff D: then q exits 0" 0
+
+echo "-- view A --diff B at a normal pace: B loaded on the worker, then compared"
+runs=$((runs + 1))
+tmux_start 160 45 "${UTF8[@]}" XDG_CACHE_HOME="$TMP/cache$runs" -- view "$A" --diff "$BIG"
+expect_screen "--diff: the comparison appears once B is loaded" 'Summary  A -> B' 60
+expect_screen "--diff: B's name in the header" 'big\.json' 5
+tmux_keys q
+expect_exit "--diff: q exits 0" 0
+
+echo "-- view A --diff B with a B that is not there, or not a whole trace"
+tmux_start 200 24 "${UTF8[@]}" -- view "$A" --diff "$TMP/none.json"
+expect_screen "a B that is not there: one line" \
+    '^npuscope view: .*none\.json: cannot open: No such file or directory$' 10
+expect_exit "a B that is not there: exit 2" 2
+head -c 200000 "$SMALL" >"$TMP/cut.json"
+tmux_start 200 24 "${UTF8[@]}" -- view "$A" --diff "$TMP/cut.json"
+expect_screen "a cut B: one line once its load fails" \
+    '^npuscope view: .*cut\.json:[0-9]+:[0-9]+: .*: invalid JSON: unterminated string$' 15
+expect_exit "a cut B: exit 2" 2
 
 finish

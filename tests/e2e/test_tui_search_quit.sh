@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The search (/, n, N), the source pane's line profile (K) and the comparison of two traces
-# (view --diff) in a real terminal (tmux) while they compute: the search says how far it
-# got in the status line, the source pane and the comparison show a progress bar, other
-# keys are answered meanwhile (? opens the help), and q, Ctrl-C and a hang-up end the
-# process within 0.5 s; D closes a comparison still computed. Then, at a normal pace,
-# the search selects the same matches in the same order as before, n pressed while it
-# runs included. The scans are made slow by NPUSCOPE_TEST_ANALYSIS_DELAY_US (tests only: a
-# pause at every progress check), so that a small trace's scan lasts seconds.
+# (view --diff, its second trace loaded first) in a real terminal (tmux) while they compute:
+# the search says how far it got in the status line, the source pane and the comparison
+# show a progress bar, other keys are answered meanwhile (? opens the help), and q, Ctrl-C
+# and a hang-up end the process within 0.5 s; D closes a comparison still computed. Then,
+# at a normal pace, the search selects the same matches in the same order as before, n
+# pressed while it runs included. The scans are made slow by NPUSCOPE_TEST_ANALYSIS_DELAY_US
+# (tests only: a pause at every progress check), so that a small trace's scan lasts seconds.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tmux.sh"
 
@@ -96,7 +96,7 @@ GEN2=$TMP/gen2.json
 awk -v PES=4 -v N=1900 -f "$TESTS_DIR/data/tui/gen_trace.awk" >"$GEN2"
 tmux_start 160 45 "${UTF8[@]}" "$SLOW" -- view "$GEN" --diff "$GEN2"
 expect_screen "diff: the comparison shows its progress" 'comparison: computing \([0-9.]+ s\)' 30
-expect_screen "diff: what it is doing" 'regions: |comparing: ' 5
+expect_screen "diff: what it is doing" 'loading the second trace|regions: |comparing: ' 5
 PID=$(app_pid)
 tmux_keys '?'
 expect_screen "diff: ? opens the help while it computes" 'npuscope keys' 5

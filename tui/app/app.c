@@ -810,6 +810,7 @@ static void diff_close(struct tui_app *a)
 {
     tui_diffview_close(a->diff);
     a->diff = NULL;
+    a->diff_fatal = false;
     tui_gantt_zoom_set(a->panes[P_GANTT].self, &a->diff_zoom);
     mark(a, P_GANTT);
     a->full = a->header_dirty = true;
@@ -820,6 +821,8 @@ static void diff_close(struct tui_app *a)
 static void diff_note(struct tui_app *a)
 {
     char err[SIM_DIAG_FILE_MAX + SIM_DIAG_PATH_MAX + SIM_DIAG_MSG_MAX + 128];
+    if (a->diff_fatal && tui_diffview_load_failure(a->diff, &a->diff_err, &a->diff_errors))
+        a->diff_failed = true; /* the run ends: said by its caller */
     if (tui_diffview_take_error(a->diff, err, sizeof(err))) {
         diff_close(a);
         tui_view_message(&a->view, TUI_STYLE_ERROR, "%s", err);
@@ -836,14 +839,16 @@ static void diff_note(struct tui_app *a)
     a->full = a->header_dirty = true;
 }
 
-/* Open the comparison with b, or (b NULL) with the trace at path, loaded on the worker. */
-static void diff_open(struct tui_app *a, struct trace_model *b, const char *path)
+/* Open the comparison with b, or (b NULL) with the trace at path, loaded on the worker;
+ * fatal: a failed load ends the run. */
+static void diff_open(struct tui_app *a, struct trace_model *b, const char *path, bool fatal)
 {
     struct tui_source_status st;
     a->src->ops->status(a->src, &st);
     if (!a->diff) /* the Gantt's zoom, put back when the comparison closes */
         tui_gantt_zoom_get(a->panes[P_GANTT].self, &a->diff_zoom);
     tui_diffview_free(a->diff);
+    a->diff_fatal = fatal;
     a->diff = b ? tui_diffview_new_take(a->m, st.name, b, path, a->view.cursor)
                 : tui_diffview_new_load(a->m, st.name, path, a->view.cursor);
     a->full = a->header_dirty = true;
@@ -852,7 +857,21 @@ static void diff_open(struct tui_app *a, struct trace_model *b, const char *path
 
 void tui_app_diff_take(struct tui_app *a, struct trace_model *b, const char *name)
 {
-    diff_open(a, b, name);
+    diff_open(a, b, name, false);
+}
+
+void tui_app_diff_load(struct tui_app *a, const char *path)
+{
+    diff_open(a, NULL, path, true);
+}
+
+bool tui_app_diff_failure(const struct tui_app *a, struct diag *d, uint64_t *errors)
+{
+    if (!a->diff_failed)
+        return false;
+    *d = a->diff_err;
+    *errors = a->diff_errors;
+    return true;
 }
 
 /* D: open the prompt for a second trace, or close the comparison. */
@@ -879,7 +898,7 @@ static enum tui_result diff_toggle(struct tui_app *a)
  * Esc closes it, q quits), or why not in the status line once the load failed. */
 static void open_diff(struct tui_app *a, const char *path)
 {
-    diff_open(a, NULL, path);
+    diff_open(a, NULL, path, false);
 }
 
 /* y, T, A, m: show pane p in the left bottom slot with the keyboard, or when it has both
@@ -1294,6 +1313,10 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
             tui_term_set_theme(t, th);
             theme_seen = rev;
         }
+        if (a->diff_fatal)
+            diff_note(a); /* a second trace given at the start that failed to load: the end */
+        if (a->diff_failed)
+            return TUI_APP_DIFF_FAILED;
         bool busy = tui_app_busy(a);
         bool was_running = a->src->ops->running(a->src);
         uint64_t spent = 0;

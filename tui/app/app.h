@@ -48,6 +48,17 @@ void tui_app_free(struct tui_app *a);
  */
 struct trace_model;
 void tui_app_diff_take(struct tui_app *a, struct trace_model *b, const char *name);
+/*
+ * Compare the source's trace with the trace at path, loaded on the comparison's worker as D
+ * loads it: its progress drawn, keys answered meanwhile, D or Esc closing it. Should its load
+ * fail while the comparison is open, tui_app_run ends with TUI_APP_DIFF_FAILED and
+ * tui_app_diff_failure says why.
+ */
+void tui_app_diff_load(struct tui_app *a, const char *path);
+/* What tui_app_run returns when the load of tui_app_diff_load failed (the usage status). */
+enum { TUI_APP_DIFF_FAILED = 2 };
+/* Whether that load failed: then *d says why and *errors how many errors the trace has. */
+bool tui_app_diff_failure(const struct tui_app *a, struct diag *d, uint64_t *errors);
 
 /* The terminal changed size. */
 void tui_app_resize(struct tui_app *a, int w, int h);
@@ -95,7 +106,7 @@ bool tui_app_take_repaint(struct tui_app *a);
 
 /*
  * Run the app on a terminal until the user quits or a signal arrives. Returns the exit
- * status: 0, or 128 + the signal number.
+ * status: 0, 128 + the signal number, or TUI_APP_DIFF_FAILED (tui_app_diff_load).
  */
 int tui_app_run(struct tui_app *a, struct tui_term *t);
 

@@ -113,7 +113,11 @@ struct tui_app {
     size_t theme_idx;
     char *user_dir;            /* owned, may be NULL */
     struct tui_diffview *diff; /* owned: the comparison that takes the body, or NULL */
-    bool resumed;              /* became the live process by going back: check the size */
+    bool diff_fatal;           /* its second trace's failed load ends the run (tui_app_diff_load) */
+    bool diff_failed;          /* it did: why in diff_err, diff_errors */
+    struct diag diff_err;
+    uint64_t diff_errors;
+    bool resumed; /* became the live process by going back: check the size */
 };
 
 /* What a copy resumed by going back keeps of the app (the rest is as it was then). */

@@ -182,6 +182,10 @@ int cli_diff(const struct cli_diff_opts *o);
  * error. Returns the model (the caller frees it) or NULL. */
 struct trace_model;
 struct trace_model *cli_diff_load(const char *cmd, const char *path);
+/* Say in one line on stderr why the trace at path could not be loaded to compare, as
+ * cli_diff_load does: d the loader's diagnostic, errors the count of trace_diff_load. */
+struct diag;
+void cli_diff_load_fail(const char *cmd, const char *path, const struct diag *d, uint64_t errors);
 
 /* npuscope whatif (tui/cli/cli_whatif.c): argv[0] is "whatif"; parses its own options.
  * Exit 1 when a run of the experiment failed. */

@@ -39,8 +39,14 @@ struct trace_model *cli_diff_load(const char *cmd, const char *path)
     diag_clear(&d);
     if (trace_diff_load(path, &m, &errors, &d) == 0)
         return m;
+    cli_diff_load_fail(cmd, path, &d, errors);
+    return NULL;
+}
+
+void cli_diff_load_fail(const char *cmd, const char *path, const struct diag *d, uint64_t errors)
+{
     char line[SIM_DIAG_FILE_MAX * 2 + SIM_DIAG_PATH_MAX * 2 + SIM_DIAG_MSG_MAX * 2 + 64];
-    diag_format(&d, line, sizeof(line));
+    diag_format(d, line, sizeof(line));
     if (errors > 1) {
         char *f = sim_escape_dup(path);
         fprintf(stderr,
@@ -51,7 +57,6 @@ struct trace_model *cli_diff_load(const char *cmd, const char *path)
     } else {
         fprintf(stderr, "npuscope %s: %s\n", cmd, line);
     }
-    return NULL;
 }
 
 /* ---- numbers as text ------------------------------------------------------------------------ */

@@ -10,6 +10,12 @@
  * its decompression is), a few times a second; q ends the load and the
  * program (exit 0), and so do Ctrl-C and the other signals (exit 128 + the signal), the
  * terminal as it was.
+ *
+ * The second trace of --diff is loaded once the screen is open, on the comparison's worker
+ * as D loads it (its progress in the comparison, keys answered, D or Esc closing it). One
+ * that cannot be opened is refused before the screen opens; one that turns out not to be a
+ * trace it can compare ends the program with the same line and status 2, the terminal
+ * restored.
  */
 #include "tui/cli/cli.h"
 
@@ -22,12 +28,14 @@
 
 #include "trace/file/loader.h"
 
+#include <fcntl.h>
 #include <locale.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -189,6 +197,18 @@ static struct tui_source *load(const char *file, bool cache, bool recover, struc
     return src;
 }
 
+/* Whether path can be opened to read, and is not a directory. */
+static bool openable(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    struct stat st;
+    bool ok = fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode);
+    close(fd);
+    return ok;
+}
+
 int cli_view(const char *file, const char *theme, const char *diff, bool no_cache, bool recover)
 {
     setlocale(LC_ALL, "");
@@ -205,15 +225,19 @@ int cli_view(const char *file, const char *theme, const char *diff, bool no_cach
         status = fail(&d);
         goto out;
     }
+    struct trace_model *second = NULL;
+    if (diff && openable(file) && !openable(diff)) {
+        /* said now, as the loader says it (or, there by now, loaded) */
+        if (!(second = cli_diff_load("view", diff)))
+            goto out;
+    }
     bool quit;
     src = load(file, !no_cache, recover, &d, &quit);
     if (!src) {
+        trace_model_free(second);
         status = quit ? CLI_EXIT_OK : fail(&d);
         goto out;
     }
-    struct trace_model *second = NULL;
-    if (diff && !(second = cli_diff_load("view", diff)))
-        goto out;
     if (tui_term_open(&term, &d) < 0) {
         trace_model_free(second);
         status = fail(&d);
@@ -224,8 +248,15 @@ int cli_view(const char *file, const char *theme, const char *diff, bool no_cach
     struct tui_app *app = tui_app_new(src, w, h, unicode, theme, user_dir, NULL, &d);
     if (second)
         tui_app_diff_take(app, second, diff);
+    else if (diff)
+        tui_app_diff_load(app, diff);
     status = tui_app_run(app, term);
     tui_term_close(term);
+    uint64_t errors;
+    if (status == TUI_APP_DIFF_FAILED && tui_app_diff_failure(app, &d, &errors)) {
+        cli_diff_load_fail("view", diff, &d, errors);
+        status = CLI_EXIT_USAGE;
+    }
     tui_app_free(app);
 out:
     tui_source_free(src);

@@ -264,6 +264,16 @@ bool tui_diffview_take_error(struct tui_diffview *dv, char *buf, size_t size)
     return true;
 }
 
+bool tui_diffview_load_failure(struct tui_diffview *dv, struct diag *d, uint64_t *errors)
+{
+    if (!dv || take(dv) || !dv->failed || dv->load_rc == 0)
+        return false;
+    *d = dv->load_err;
+    if (errors)
+        *errors = dv->load_errors;
+    return true;
+}
+
 const char *tui_diffview_take_note(struct tui_diffview *dv)
 {
     if (!dv || !take(dv) || dv->note_said)

@@ -51,6 +51,10 @@ bool tui_diffview_computing(struct tui_diffview *dv);
  * before, after, and for a view that loads nothing or loaded its trace. The view is then
  * only to be freed. */
 bool tui_diffview_take_error(struct tui_diffview *dv, char *buf, size_t size);
+/* Whether loading the second trace failed: then *d says why and *errors (when not NULL)
+ * how many errors the trace has (trace_diff_load's); false while it loads, once it loaded,
+ * and for a view that loads nothing. */
+bool tui_diffview_load_failure(struct tui_diffview *dv, struct diag *d, uint64_t *errors);
 /* Once the comparison is ready, the first call returns its note (trace_diff's note, "" when
  * none) for the status line; NULL before, and after. */
 const char *tui_diffview_take_note(struct tui_diffview *dv);
