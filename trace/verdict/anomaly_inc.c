@@ -496,7 +496,8 @@ static void idle_out(struct trace_anomaly_inc *st, const struct trace_model *m,
         }
         for (size_t k = 0; k < nrec; k++)
             len[k] = P[k + 1].a - P[k].b;
-        qsort(len, nrec, sizeof(*len), cmp_u64);
+        if (nrec) /* (len may be NULL then) */
+            qsort(len, nrec, sizeof(*len), cmp_u64);
         /* the median of the final lengths and these */
         size_t want = (ng - 1) / 2, cum = 0, h = 0, r = 0;
         uint64_t median = 0;

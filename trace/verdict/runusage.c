@@ -248,7 +248,8 @@ static void inc_forget(struct trace_run_usage_inc *st, uint64_t t)
         uint64_t len = 0;
         for (; i < u->n && u->v[i][1] <= t; i++)
             len += u->v[i][1] - u->v[i][0];
-        memmove(u->v, u->v + i, (u->n - i) * sizeof(*u->v));
+        if (i) /* (an empty union has no array) */
+            memmove(u->v, u->v + i, (u->n - i) * sizeof(*u->v));
         u->n -= i;
         u->len -= len;
         st->forgot[k] += len;

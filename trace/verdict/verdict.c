@@ -694,7 +694,8 @@ static void copy_path(struct trace_critpath *to, const struct trace_critpath *p)
 {
     *to = *p;
     to->steps = sim_xreallocarray(NULL, p->n ? p->n : 1, sizeof(*p->steps));
-    memcpy(to->steps, p->steps, p->n * sizeof(*p->steps));
+    if (p->n)
+        memcpy(to->steps, p->steps, p->n * sizeof(*p->steps));
 }
 
 /* Whether m is the model of the last verdict grown: no fewer events, its last event then
