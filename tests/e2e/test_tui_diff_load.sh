@@ -20,29 +20,6 @@ UTF8=(LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color)
 SLOW=NPUSCOPE_TEST_ANALYSIS_DELAY_US=20000
 runs=0
 
-# The pid of npuscope: the child of the pane's shell.
-app_pid() {
-    local sh
-    sh=$(tmux_format '#{pane_pid}')
-    awk '{print $1}' "/proc/$sh/task/$sh/children" 2>/dev/null
-}
-
-# gone_within NAME PID MS: the process PID ends within MS milliseconds of now.
-gone_within() {
-    local start now
-    start=$(date +%s%N)
-    while kill -0 "$2" 2>/dev/null; do
-        now=$(date +%s%N)
-        if [ $(((now - start) / 1000000)) -gt "$3" ]; then
-            fail "$1" "still running after $3 ms"
-            return
-        fi
-        sleep 0.01
-    done
-    now=$(date +%s%N)
-    ok "$1 ($(((now - start) / 1000000)) ms)"
-}
-
 # loading NAME: A opened (a cache of its own each time: B is never read from an index),
 # D, B's path, Enter: B loading.
 loading() {

@@ -13,13 +13,6 @@ UTF8=(LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color)
 SLOW=NPUSCOPE_TEST_ANALYSIS_DELAY_US=3000000
 KERNEL=llm_decode:layers=4,gen=63 # a shape of its own: pgrep finds this test's processes
 
-# The pid of npuscope: the child of the pane's shell.
-app_pid() {
-    local sh
-    sh=$(tmux_format '#{pane_pid}')
-    awk '{print $1}' "/proc/$sh/task/$sh/children" 2>/dev/null
-}
-
 # events: N in the header of the current screen
 events() { tmux_screen; grep -m1 -oE 'events: [0-9]+' <<<"$SCREEN" | tr -dc 0-9; }
 
@@ -35,22 +28,6 @@ none_left() {
         sleep 0.05
     done
     fail "$1" "left: $(pgrep -f -a -- "-k $KERNEL" | head -3)"
-}
-
-# gone_within NAME PID MS: the process PID ends within MS milliseconds of now.
-gone_within() {
-    local start now
-    start=$(date +%s%N)
-    while kill -0 "$2" 2>/dev/null; do
-        now=$(date +%s%N)
-        if [ $(((now - start) / 1000000)) -gt "$3" ]; then
-            fail "$1" "still running after $3 ms"
-            return
-        fi
-        sleep 0.01
-    done
-    now=$(date +%s%N)
-    ok "$1 ($(((now - start) / 1000000)) ms)"
 }
 
 # open KEY NAME: the live run going, KEY pressed, its pane computing.

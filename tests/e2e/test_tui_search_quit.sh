@@ -15,29 +15,6 @@ awk -v PES=4 -v N=2000 -f "$TESTS_DIR/data/tui/gen_trace.awk" >"$GEN"
 UTF8=(LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color)
 SLOW=NPUSCOPE_TEST_ANALYSIS_DELAY_US=3000000
 
-# The pid of npuscope: the child of the pane's shell.
-app_pid() {
-    local sh
-    sh=$(tmux_format '#{pane_pid}')
-    awk '{print $1}' "/proc/$sh/task/$sh/children" 2>/dev/null
-}
-
-# gone_within NAME PID MS: the process PID ends within MS milliseconds of now.
-gone_within() {
-    local start now
-    start=$(date +%s%N)
-    while kill -0 "$2" 2>/dev/null; do
-        now=$(date +%s%N)
-        if [ $(((now - start) / 1000000)) -gt "$3" ]; then
-            fail "$1" "still running after $3 ms"
-            return
-        fi
-        sleep 0.01
-    done
-    now=$(date +%s%N)
-    ok "$1 ($(((now - start) / 1000000)) ms)"
-}
-
 # search NAME: the trace opened, a search for gemm under way.
 search() {
     tmux_start 160 45 "${UTF8[@]}" "$SLOW" -- view "$GEN"

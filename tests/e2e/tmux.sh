@@ -106,3 +106,26 @@ expect_exit() {
     if [ "$modes" = "0 1 0 0" ]; then ok "$1"; else
         fail "$1" "terminal not restored: alternate cursor mouse keypad = $modes"; fi
 }
+
+# The pid of npuscope: the child of the pane's shell.
+app_pid() {
+    local sh
+    sh=$(tmux_format '#{pane_pid}')
+    awk '{print $1}' "/proc/$sh/task/$sh/children" 2>/dev/null
+}
+
+# gone_within NAME PID MS: the process PID ends within MS milliseconds of now.
+gone_within() {
+    local start now
+    start=$(date +%s%N)
+    while kill -0 "$2" 2>/dev/null; do
+        now=$(date +%s%N)
+        if [ $(((now - start) / 1000000)) -gt "$3" ]; then
+            fail "$1" "still running after $3 ms"
+            return
+        fi
+        sleep 0.01
+    done
+    now=$(date +%s%N)
+    ok "$1 ($(((now - start) / 1000000)) ms)"
+}
