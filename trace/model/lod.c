@@ -132,6 +132,20 @@ void trace_lod_rebuild(struct trace_model *m)
     }
 }
 
+/* The first entry of t's summary from j on whose first start is x or more. */
+static size_t lod_from(const struct track_data *t, size_t j, uint64_t x)
+{
+    size_t hi = t->nlod;
+    while (j < hi) {
+        size_t mid = j + (hi - j) / 2;
+        if (t->lod[mid].first < x)
+            j = mid + 1;
+        else
+            hi = mid;
+    }
+    return j;
+}
+
 void trace_model_track_cover_bounds(const struct trace_model *m, uint32_t track, uint64_t x,
                                     uint64_t *lo, uint64_t *hi)
 {
@@ -147,15 +161,8 @@ void trace_model_track_cover_bounds(const struct trace_model *m, uint32_t track,
             return;
         }
     }
-    /* the last entry whose first start is below x */
-    size_t a = 0, b = t->nlod;
-    while (a < b) {
-        size_t mid = a + (b - a) / 2;
-        if (t->lod[mid].first < x)
-            a = mid + 1;
-        else
-            b = mid;
-    }
+    /* the last entry whose first start is below x: a - 1 */
+    size_t a = lod_from(t, 0, x);
     if (a == 0) { /* no event starts below x */
         *lo = *hi = 0;
         return;
@@ -180,24 +187,9 @@ unsigned trace_model_track_shape(const struct trace_model *m, uint32_t track, ui
     const struct track_data *t = &m->tracks[track];
     if (b <= a)
         return 0;
-    /* the entries whose first start lies in (a, b): exact points between a and b */
-    size_t j0 = 0, hi = t->nlod;
-    while (j0 < hi) {
-        size_t mid = j0 + (hi - j0) / 2;
-        if (t->lod[mid].first <= a)
-            j0 = mid + 1;
-        else
-            hi = mid;
-    }
-    size_t j1 = j0;
-    hi = t->nlod;
-    while (j1 < hi) {
-        size_t mid = j1 + (hi - j1) / 2;
-        if (t->lod[mid].first < b)
-            j1 = mid + 1;
-        else
-            hi = mid;
-    }
+    /* the entries whose first start lies in (a, b): exact points between a and b (a < b,
+     * so a + 1 does not wrap) */
+    size_t j0 = lod_from(t, 0, a + 1), j1 = lod_from(t, j0, b);
     size_t step = j1 - j0 > SHAPE_POINTS ? (j1 - j0 + SHAPE_POINTS - 1) / SHAPE_POINTS : 1;
     uint64_t px = a, plo, phi;
     trace_model_track_cover_bounds(m, track, a, &plo, &phi);
