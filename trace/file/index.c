@@ -165,13 +165,11 @@ struct iw {
     int err;
 };
 
-static void iw_block(struct iw *w)
+/* Write n bytes at p to the file. */
+static void iw_write(struct iw *w, const unsigned char *p, size_t n)
 {
-    if (!w->len)
-        return;
-    w->hash = hash_wide(w->buf, w->len, w->hash);
-    for (size_t off = 0; off < w->len && !w->err;) {
-        ssize_t k = write(w->fd, w->buf + off, w->len - off);
+    for (size_t off = 0; off < n && !w->err;) {
+        ssize_t k = write(w->fd, p + off, n - off);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0)
@@ -179,6 +177,14 @@ static void iw_block(struct iw *w)
         else
             off += (size_t)k;
     }
+}
+
+static void iw_block(struct iw *w)
+{
+    if (!w->len)
+        return;
+    w->hash = hash_wide(w->buf, w->len, w->hash);
+    iw_write(w, w->buf, w->len);
     w->total += w->len;
     w->len = 0;
 }
@@ -187,6 +193,14 @@ static void put(struct iw *w, const void *p, size_t n)
 {
     const unsigned char *q = p;
     while (n) {
+        if (!w->len && n >= BLK) { /* the buffer empty: total is a multiple of BLK */
+            /* a whole block of a big array: hashed and written where it is (while in the
+             * cache), not copied through the buffer first */
+            w->hash = hash_wide(q, BLK, w->hash);
+            iw_write(w, q, BLK);
+            w->total += BLK, q += BLK, n -= BLK;
+            continue;
+        }
         size_t k = BLK - w->len < n ? BLK - w->len : n;
         memcpy(w->buf + w->len, q, k);
         w->len += k, q += k, n -= k;
@@ -366,8 +380,10 @@ static void make_dirs(const char *file)
     free(p);
 }
 
-int trace_index_write(const struct trace_model *m, const char *path,
-                      const struct trace_index_counts *c, const char *index, struct diag *d)
+/* trace_index_write, with *hash (may be NULL) the payload's checksum written. */
+static int index_write(const struct trace_model *m, const char *path,
+                       const struct trace_index_counts *c, const char *index, struct diag *d,
+                       uint64_t *hash)
 {
     struct ihdr h;
     memset(&h, 0, sizeof(h));
@@ -412,11 +428,19 @@ int trace_index_write(const struct trace_model *m, const char *path,
         unlink(tmp);
         rc = diag_set(d, SIM_EIO, index, 0, 0, NULL, "cannot write: %s", strerror(w.err));
     }
+    if (hash)
+        *hash = w.hash;
     free(w.buf);
 out_free:
     free(tmp);
     free(real);
     return rc;
+}
+
+int trace_index_write(const struct trace_model *m, const char *path,
+                      const struct trace_index_counts *c, const char *index, struct diag *d)
+{
+    return index_write(m, path, c, index, d, NULL);
 }
 
 /* ---- reading ---------------------------------------------------------------------------- */
@@ -812,8 +836,12 @@ static int stale(const char *index, struct diag *d, const char *why)
     return diag_set(d, SIM_EINVAL, index, 0, 0, NULL, "%s", why);
 }
 
-int trace_index_read(const char *path, const char *index, struct trace_model **out,
-                     struct trace_index_counts *c, struct diag *d)
+/* trace_index_read; with written (may be NULL), the checksum of the payload this process
+ * has just written to index: a payload of that checksum is not read through once more to
+ * check it (the index is checked as ever when it is another's, say a process's that wrote
+ * the same index meanwhile). */
+static int index_read(const char *path, const char *index, struct trace_model **out,
+                      struct trace_index_counts *c, struct diag *d, const uint64_t *written)
 {
     *out = NULL;
     struct ihdr key;
@@ -855,7 +883,8 @@ int trace_index_read(const char *path, const char *index, struct trace_model **o
         goto out;
     }
     if (h.payload_len != len - sizeof(h) ||
-        hash_payload(map, sizeof(h), h.payload_len) != h.payload_hash) {
+        ((!written || *written != h.payload_hash) &&
+         hash_payload(map, sizeof(h), h.payload_len) != h.payload_hash)) {
         rc = stale(index, d, "corrupt: its checksum does not match");
         goto out;
     }
@@ -907,6 +936,12 @@ out:
         free(mp);
     }
     return rc;
+}
+
+int trace_index_read(const char *path, const char *index, struct trace_model **out,
+                     struct trace_index_counts *c, struct diag *d)
+{
+    return index_read(path, index, out, c, d, NULL);
 }
 
 /* ---- the cache -------------------------------------------------------------------------- */
@@ -1127,7 +1162,8 @@ int trace_index_load(const char *path, bool no_cache, struct trace_model **out,
     if (rc == 0 && index) {
         struct diag wd;
         struct trace_model *mapped;
-        if (trace_index_write(*out, path, &counts, index, &wd) < 0) {
+        uint64_t hash;
+        if (index_write(*out, path, &counts, index, &wd, &hash) < 0) {
             u = TRACE_INDEX_FAILED;
         } else {
             char *dir = sim_xasprintf("%s", index);
@@ -1144,7 +1180,7 @@ int trace_index_load(const char *path, bool no_cache, struct trace_model **out,
             malloc_trim(0); /* the parse's heap back to the system (some 40 MB at 10 M events
                                are left free in the heap otherwise), before more is mapped */
 #endif
-            if (trace_index_read(path, index, &mapped, NULL, &wd) == 0) {
+            if (index_read(path, index, &mapped, NULL, &wd, &hash) == 0) {
                 *out = mapped;
             } else {
                 u = TRACE_INDEX_FAILED;
