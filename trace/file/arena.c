@@ -58,6 +58,16 @@ static void arena_free(void *p)
     /* else everything goes at the next reset */
 }
 
+void *trace_arena_malloc(size_t size)
+{
+    return active_arena ? arena_malloc(size) : cJSON_malloc(size);
+}
+
+bool trace_arena_active(void)
+{
+    return active_arena != NULL;
+}
+
 void trace_arena_reset(struct trace_arena *a)
 {
     /* the first chunk is always ARENA_CHUNK bytes or more; big ones (one large string)

@@ -32,6 +32,14 @@ struct trace_arena *trace_arena_install(struct trace_arena *a);
  * trace_arena_install holds the hooks. */
 void trace_arena_use(struct trace_arena *a);
 
+/* cJSON_malloc as the calling thread's arena serves it (its hooks' work without their
+ * indirect calls): from its arena when it has one, else cJSON_malloc. */
+void *trace_arena_malloc(size_t size);
+
+/* Whether the calling thread has an arena (what trace_arena_malloc gives is then freed by
+ * the arena's reset only, never by cJSON_Delete). */
+bool trace_arena_active(void);
+
 /* Forget everything parsed; keep the first chunk (and a few spares) for the next use. */
 void trace_arena_reset(struct trace_arena *a);
 

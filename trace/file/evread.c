@@ -17,6 +17,7 @@ enum { DIGITS_MAX = 15 };
 struct rd {
     const char *p, *e;
     char *t, *te; /* the next free byte of the copies; their end */
+    size_t last;  /* the length of the last string copied */
 };
 
 /* p[0, n) == s[0, n), for a literal s: compared eight bytes at a time, inline (n is known
@@ -67,6 +68,7 @@ static const char *str(struct rd *r)
     c[n] = '\0';
     r->t += n + 1;
     r->p++;
+    r->last = n;
     return c;
 }
 
@@ -75,6 +77,7 @@ static bool str_or_null(struct rd *r, const char **out)
 {
     if (LIT(r, "null")) {
         *out = NULL;
+        r->last = 0;
         return true;
     }
     return (*out = str(r)) != NULL;
@@ -140,14 +143,13 @@ uint32_t trace_evread_hash(const char *s, size_t n, uint32_t h)
     return (uint32_t)(x >> 32) ^ (uint32_t)x;
 }
 
-/* The lengths and hashes of the strings the loader interns (struct trace_evread). */
+/* The hashes of the strings the loader interns (struct trace_evread; their lengths are
+ * set as they are read). */
 static void hash_strings(struct trace_evread *ev)
 {
     const char *s[4] = {ev->layer, ev->tile, ev->op, ev->component};
-    for (int k = 0; k < 4; k++) {
-        ev->len[k] = s[k] ? (uint32_t)strlen(s[k]) : 0;
+    for (int k = 0; k < 4; k++)
         ev->hash[k] = s[k] ? trace_evread_hash(s[k], ev->len[k], TRACE_EVREAD_SEED) : 0;
-    }
     const cJSON *src = ev->found[TRACE_EVK_SRC], *fn = ev->found[TRACE_EVK_SRC_FUNC];
     ev->site_ok = cJSON_IsString(src);
     if (!ev->site_ok)
@@ -183,22 +185,33 @@ void trace_evread_find(const cJSON *details, bool dram, const cJSON **found)
 
 bool trace_evread_engine(const char *p, size_t n, bool opinfo, size_t *len, struct trace_evread *ev)
 {
-    struct rd r = {p, p + n, ev->text, ev->text + sizeof(ev->text)};
+    struct rd r = {p, p + n, ev->text, ev->text + sizeof(ev->text), 0};
     uint64_t v;
     if (!LIT(&r, "{\"type\":\"ENGINE_EVENT\",\"engine\":") || !(ev->engine = str(&r)) ||
         !LIT(&r, ",\"engine_id\":") || !int64(&r, &ev->engine_id) || !LIT(&r, ",\"cmdq_id\":"))
         return false;
     ev->has_cmdq = !LIT(&r, "null");
     if ((ev->has_cmdq && !int64(&r, &ev->cmdq_id)) || !LIT(&r, ",\"layer_id\":") ||
-        !str_or_null(&r, &ev->layer) || !LIT(&r, ",\"tile_id\":") || !str_or_null(&r, &ev->tile) ||
-        !LIT(&r, ",\"op\":") || !(ev->op = str(&r)) || !LIT(&r, ",\"start_cycle\":") ||
-        !uint(&r, &ev->start) || !LIT(&r, ",\"end_cycle\":") || !uint(&r, &ev->end))
+        !str_or_null(&r, &ev->layer))
+        return false;
+    ev->len[0] = (uint32_t)r.last;
+    if (!LIT(&r, ",\"tile_id\":") || !str_or_null(&r, &ev->tile))
+        return false;
+    ev->len[1] = (uint32_t)r.last;
+    if (!LIT(&r, ",\"op\":") || !(ev->op = str(&r)))
+        return false;
+    ev->len[2] = (uint32_t)r.last, ev->len[3] = 0;
+    if (!LIT(&r, ",\"start_cycle\":") || !uint(&r, &ev->start) || !LIT(&r, ",\"end_cycle\":") ||
+        !uint(&r, &ev->end))
         return false;
     ev->component = ev->op_kind = NULL;
     ev->details = NULL;
     ev->ndeps = 0;
-    if (LIT(&r, ",\"component_id\":") && !(ev->component = str(&r)))
-        return false;
+    if (LIT(&r, ",\"component_id\":")) {
+        if (!(ev->component = str(&r)))
+            return false;
+        ev->len[3] = (uint32_t)r.last;
+    }
     if (LIT(&r, ",\"op_kind\":") && !(ev->op_kind = str(&r)))
         return false;
     if (LIT(&r, ",\"t_start_ns\":") && !number(&r))

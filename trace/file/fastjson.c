@@ -39,7 +39,7 @@ static void skip_ws(struct fj *f)
 
 static cJSON *node(int type)
 {
-    cJSON *c = cJSON_malloc(sizeof(*c));
+    cJSON *c = trace_arena_malloc(sizeof(*c));
     if (c) {
         memset(c, 0, sizeof(*c));
         c->type = type;
@@ -74,7 +74,7 @@ static char *string(struct fj *f)
     if (q >= f->e || *q != '"')
         return NULL;
     size_t n = (size_t)(q - s);
-    char *c = cJSON_malloc(n + 2); /* what cJSON asks for (the arena's limit counts it) */
+    char *c = trace_arena_malloc(n + 2); /* what cJSON asks for (the arena's limit counts it) */
     if (!c)
         return NULL;
     memcpy(c, s, n);
@@ -212,7 +212,8 @@ cJSON *trace_fastjson_parse(const char *p, size_t n, const char **end)
     skip_ws(&f);
     cJSON *c = node(0);
     if (c && !value(&f, c, 0)) {
-        cJSON_Delete(c); /* nothing to do under an arena; with malloc, what it built */
+        if (!trace_arena_active())
+            cJSON_Delete(c); /* with malloc, what it built (an arena's reset frees the rest) */
         c = NULL;
     }
     if (!c)
