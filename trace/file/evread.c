@@ -240,7 +240,8 @@ bool trace_evread_engine(const char *p, size_t n, bool opinfo, size_t *len, stru
     }
     if (!LIT(&r, "}"))
         return false;
-    trace_evread_find(ev->details, strcmp(ev->engine, "DMA") == 0, ev->found);
+    trace_evread_find(ev->details, ev->engine[0] == 'D' && strcmp(ev->engine, "DMA") == 0,
+                      ev->found);
     hash_strings(ev);
     enum trace_engine eng;
     ev->kind_ok = opinfo && trace_engine_parse(ev->engine, &eng) == 0;
