@@ -3,7 +3,7 @@
  * arrays live in the budget's file, their pages given back again and again, has the
  * events, track queries, op columns, transfers and region figures of the same run in the
  * heap; giving pages back lowers the resident memory and loses nothing; the budget's thread
- * keeps a model that is read whole under its budget.
+ * keeps a model that is read whole under its budget; the file is mapped without readahead.
  */
 #include "sim/host/run.h"
 #include "trace/analysis/regions.h"
@@ -316,4 +316,41 @@ Test(budget, arrays_in_the_file_grow_in_place_side_by_side_and_keep_their_data)
         trace_budget_free(a[k], big);
     }
     cr_assert_geq(trace_budget_moves(), moves + N - 1, "the arrays outgrew their room");
+}
+
+/* The VmFlags line of /proc/self/smaps for the mapping holding p (a static buffer). */
+static const char *vmflags_of(const void *p)
+{
+    static char flags[512];
+    FILE *f = fopen("/proc/self/smaps", "re");
+    cr_assert_not_null(f);
+    char line[512];
+    bool in = false;
+    flags[0] = 0;
+    while (fgets(line, sizeof(line), f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+            in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+        else if (in && strncmp(line, "VmFlags:", 8) == 0)
+            snprintf(flags, sizeof(flags), "%s", line + 8);
+    }
+    fclose(f);
+    return flags;
+}
+
+/* The file is read without readahead: an array's first touch of a page reads no folio of
+ * the sparse file's holes around it (zero-filling those was an eighth of a big trace's
+ * load), and the array keeps that as it grows in place. */
+Test(budget, arrays_in_the_file_are_mapped_without_readahead)
+{
+    trace_budget_set(0);
+    size_t size = 64 << 10;
+    uint8_t *a = trace_budget_realloc(NULL, 0, size);
+    memset(a, 7, size);
+    cr_assert(trace_budget_engaged());
+    cr_assert(strstr(vmflags_of(a), " rr"), "VmFlags:%s", vmflags_of(a));
+    a = trace_budget_realloc(a, size, 4 * size);
+    cr_assert(strstr(vmflags_of(a), " rr"), "VmFlags:%s", vmflags_of(a));
+    cr_assert_eq(a[size - 1], 7);
+    trace_budget_free(a, 4 * size);
 }
