@@ -139,6 +139,33 @@ struct trace_op_ranges {
 bool trace_opinfo_unpack_ranges(const struct trace_model *m, const uint8_t *p, size_t n,
                                 struct trace_spaces *sp, struct trace_op_ranges *r);
 
+/*
+ * An op's columns read apart from the registry that names their spaces (so on another
+ * thread than the one that owns it): o holds all but the ranges, which name their spaces
+ * by the model's string ids (nreads of them, then the write when has_write), in the order
+ * trace_opinfo_unpack would look them up.
+ */
+struct trace_opinfo_raw {
+    struct trace_opinfo o; /* no ranges: nreads 0, has_write false */
+    struct trace_opinfo_raw_range {
+        uint32_t name;
+        uint64_t lo, hi;
+    } reads[TRACE_OPINFO_MAX_READS], write;
+    uint8_t nreads;
+    bool has_write;
+};
+
+/* Read n packed bytes at p (from trace_opinfo_pack) into r, reading m alone. False when
+ * trace_opinfo_unpack of them would be (r is then of no use: unpack them). */
+bool trace_opinfo_unpack_raw(const struct trace_model *m, const uint8_t *p, size_t n,
+                             struct trace_opinfo_raw *r);
+
+/* The opinfo of r (from trace_opinfo_unpack_raw of some bytes) into o, registering its
+ * spaces in sp: exactly what trace_opinfo_unpack of the same bytes with sp gives, o and sp
+ * alike. */
+void trace_opinfo_resolve(const struct trace_model *m, const struct trace_opinfo_raw *r,
+                          struct trace_spaces *sp, struct trace_opinfo *o);
+
 /* Whether event ev has op columns: trace_opinfo_of_event reads no details for it. */
 bool trace_opinfo_cached(const struct trace_model *m, uint64_t ev);
 

@@ -13,6 +13,8 @@
 #include "sim/util/xalloc.h"
 
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,6 +293,169 @@ static void sort_ops_by(uint32_t *idx, size_t n, const struct op *ops, bool ends
     free(count);
 }
 
+/*
+ * The feed: a second thread reading the ops' columns in op order (trace_opinfo_unpack_raw:
+ * the model alone, read-only) into a ring of FEED slots, op j's at j % FEED, while the
+ * calling thread sweeps; it takes them in the same order, looks their spaces up in its own
+ * registry (trace_opinfo_resolve: the registry sees what one thread's reads would show it,
+ * in the same order) and hands them on as it did reading them itself. Each side publishes
+ * how far it got every FEED_BATCH ops (and before it waits). The reader, faster, fills the
+ * ring and sleeps until half of it is free again (a wake-up for every few hundred ops, not
+ * one per batch); the taker sleeps when it catches up. A side that sleeps says until when
+ * (reader_wait, taker_wait), and the other wakes it only then. The reader stops at the end,
+ * when asked (the sweep ended or was cancelled) or when the input's progress is cancelled;
+ * an op it did not read (or could not) the calling thread reads itself.
+ */
+enum { FEED = 2048, FEED_BATCH = 64 };
+
+struct feed {
+    const struct trace_model *m;
+    const uint64_t *events;
+    const uint32_t *src;
+    size_t n;
+    struct trace_progress *progress;
+    struct feed_slot {
+        bool ok; /* raw holds the op's columns (else: none, or they do not unpack) */
+        struct trace_opinfo_raw raw;
+    } * slot; /* owned: FEED */
+    /* the reader's: ops read (published), whether it stopped (head final then), until when
+     * it sleeps (the tail it waits for; SIZE_MAX: awake) */
+    _Alignas(64) _Atomic size_t head;
+    atomic_bool ended;
+    _Atomic size_t reader_wait;
+    /* the taker's: ops taken (published), whether the reader must stop, until when it
+     * sleeps (the op it waits for; SIZE_MAX: awake); the head it last read */
+    _Alignas(64) _Atomic size_t tail;
+    atomic_bool stop;
+    _Atomic size_t taker_wait;
+    size_t seen;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t th;
+};
+
+static void feed_broadcast(struct feed *f)
+{
+    pthread_mutex_lock(&f->mu);
+    pthread_cond_broadcast(&f->cv);
+    pthread_mutex_unlock(&f->mu);
+}
+
+/* The reader: ops before j read; wake the taker if it waits for one of them. */
+static void feed_publish_head(struct feed *f, size_t j)
+{
+    atomic_store(&f->head, j);
+    size_t w = atomic_load(&f->taker_wait);
+    if (w != SIZE_MAX && w < j)
+        feed_broadcast(f);
+}
+
+/* The taker: ops before j done with; wake the reader if it waits for that. */
+static void feed_publish_tail(struct feed *f, size_t j)
+{
+    atomic_store(&f->tail, j);
+    size_t w = atomic_load(&f->reader_wait);
+    if (w != SIZE_MAX && w <= j)
+        feed_broadcast(f);
+}
+
+static void *feed_main(void *arg)
+{
+    struct feed *f = arg;
+    size_t j = 0;
+    for (; j < f->n; j++) {
+        if (j % FEED_BATCH == 0) {
+            feed_publish_head(f, j);
+            if ((j % TRACE_PROGRESS_EVERY == 0 && trace_progress_cancelled(f->progress)) ||
+                atomic_load(&f->stop))
+                break;
+            if (j + FEED_BATCH - atomic_load(&f->tail) > FEED) { /* full: until half free */
+                size_t want = j + FEED_BATCH - FEED / 2;
+                pthread_mutex_lock(&f->mu);
+                atomic_store(&f->reader_wait, want);
+                while (atomic_load(&f->tail) < want && !atomic_load(&f->stop))
+                    pthread_cond_wait(&f->cv, &f->mu);
+                atomic_store(&f->reader_wait, SIZE_MAX);
+                pthread_mutex_unlock(&f->mu);
+                if (atomic_load(&f->stop))
+                    break;
+            }
+        }
+        struct feed_slot *s = &f->slot[j % FEED];
+        size_t len;
+        const uint8_t *col = trace_model_opcol(f->m, f->events[op_src(f->src, j)], &len);
+        s->ok = col && trace_opinfo_unpack_raw(f->m, col, len, &s->raw);
+    }
+    atomic_store(&f->ended, true);
+    atomic_store(&f->head, j);
+    if (atomic_load(&f->taker_wait) != SIZE_MAX)
+        feed_broadcast(f);
+    return NULL;
+}
+
+/* Start a reader of the n ops of in (op k's event in->events[op_src(src, k)]): NULL when no
+ * thread could be started. */
+static struct feed *feed_start(const struct trace_critpath_input *in, const uint32_t *src, size_t n)
+{
+    struct feed *f = sim_xcalloc(1, sizeof(*f));
+    f->m = in->m, f->events = in->events, f->src = src, f->n = n, f->progress = in->progress;
+    f->slot = sim_xreallocarray(NULL, FEED, sizeof(*f->slot));
+    atomic_init(&f->head, 0);
+    atomic_init(&f->ended, false);
+    atomic_init(&f->reader_wait, SIZE_MAX);
+    atomic_init(&f->tail, 0);
+    atomic_init(&f->stop, false);
+    atomic_init(&f->taker_wait, SIZE_MAX);
+    pthread_mutex_init(&f->mu, NULL);
+    pthread_cond_init(&f->cv, NULL);
+    if (pthread_create(&f->th, NULL, feed_main, f) != 0) {
+        pthread_mutex_destroy(&f->mu);
+        pthread_cond_destroy(&f->cv);
+        free(f->slot);
+        free(f);
+        return NULL;
+    }
+    return f;
+}
+
+/* Op j's slot, the ops before it taken: NULL when the reader stopped before it. */
+static const struct feed_slot *feed_take(struct feed *f, size_t j)
+{
+    if (j % FEED_BATCH == 0) /* the ops before it are done with */
+        feed_publish_tail(f, j);
+    if (j < f->seen)
+        return &f->slot[j % FEED];
+    f->seen = atomic_load(&f->head);
+    if (j >= f->seen && !atomic_load(&f->ended)) { /* caught up: wait */
+        feed_publish_tail(f, j);
+        for (unsigned spin = 0;
+             spin < 1000 && j >= atomic_load(&f->head) && !atomic_load(&f->ended); spin++)
+            ;
+        pthread_mutex_lock(&f->mu);
+        atomic_store(&f->taker_wait, j);
+        while (j >= atomic_load(&f->head) && !atomic_load(&f->ended))
+            pthread_cond_wait(&f->cv, &f->mu);
+        atomic_store(&f->taker_wait, SIZE_MAX);
+        pthread_mutex_unlock(&f->mu);
+        f->seen = atomic_load(&f->head);
+    }
+    return j < f->seen ? &f->slot[j % FEED] : NULL;
+}
+
+/* Stop the reader and free f (NULL: nothing). */
+static void feed_stop(struct feed *f)
+{
+    if (!f)
+        return;
+    atomic_store(&f->stop, true);
+    feed_broadcast(f);
+    pthread_join(f->th, NULL);
+    pthread_mutex_destroy(&f->mu);
+    pthread_cond_destroy(&f->cv);
+    free(f->slot);
+    free(f);
+}
+
 /* The memory ranges of the ops, in one of three forms: the caller's opinfo (info, op k's at
  * info[op_src(src, k)]); read again from the model's op columns as the sweep needs them (cols:
  * every op had columns: nothing kept, where the ranges of a launch of ten million ops would
@@ -320,6 +485,7 @@ struct ranges {
     bool fused;
     size_t next;
     const struct trace_critpath_input *in;
+    struct feed *feed; /* fused: the ops read ahead on a second thread, or NULL */
     struct rcached {
         uint32_t tag;
         struct trace_op_ranges v;
@@ -395,11 +561,16 @@ static void ranges_ahead(struct ranges *r, size_t k)
     for (; r->next <= k; r->next++) {
         size_t j = r->next;
         struct trace_opinfo oi;
-        uint64_t ev = r->events[op_src(r->src, j)];
-        size_t len;
-        const uint8_t *col = trace_model_opcol(r->m, ev, &len);
-        if (!col || !trace_opinfo_unpack(r->m, col, len, r->spaces, &oi))
-            trace_opinfo_of_event(r->m, ev, r->spaces, &oi);
+        const struct feed_slot *fs = r->feed ? feed_take(r->feed, j) : NULL;
+        if (fs && fs->ok) {
+            trace_opinfo_resolve(r->m, &fs->raw, r->spaces, &oi);
+        } else {
+            uint64_t ev = r->events[op_src(r->src, j)];
+            size_t len;
+            const uint8_t *col = trace_model_opcol(r->m, ev, &len);
+            if (!col || !trace_opinfo_unpack(r->m, col, len, r->spaces, &oi))
+                trace_opinfo_of_event(r->m, ev, r->spaces, &oi);
+        }
         if (r->in->each_info)
             r->in->each_info(r->in->each_ctx, op_src(r->src, j), &oi);
         r->npool += oi.nreads + (oi.has_write ? 1 : 0); /* counted only */
@@ -465,6 +636,7 @@ static bool ranges_decode(struct ranges *r, const struct trace_model *m, const u
 
 static void ranges_fini(struct ranges *r)
 {
+    feed_stop(r->feed);
     free(r->ring);
     free(r->wcache);
     free(r->first);
@@ -647,6 +819,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         rg.wcache = sim_xreallocarray(NULL, WCACHE, sizeof(*rg.wcache));
         for (size_t i = 0; i < WCACHE; i++)
             rg.wcache[i].tag = UINT32_MAX;
+        if (in->threads != 1 && (in->threads == 2 || n >= TRACE_CRITPATH_THREAD_MIN))
+            rg.feed = feed_start(in, src, n);
         out->decoded = n;
     } else if (decode) {
         trace_progress_step(in->progress, "critical path: op details", n);
@@ -835,6 +1009,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         ranges_ahead(&rg, n - 1);
         out->with_addresses = rg.npool != 0;
     }
+    feed_stop(rg.feed);
+    rg.feed = NULL;
     trace_model_lent_giveback(m);
     /* back from the op that ends last */
     if (stop)
