@@ -14,6 +14,8 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -306,7 +308,7 @@ static void sort_ops_by(uint32_t *idx, size_t n, const struct op *ops, bool ends
  * when asked (the sweep ended or was cancelled) or when the input's progress is cancelled;
  * an op it did not read (or could not) the calling thread reads itself.
  */
-enum { FEED = 2048, FEED_BATCH = 64 };
+enum { FEED = 2048, FEED_BATCH = 64, POPULATE_STEP = 4 << 20 };
 
 struct feed {
     const struct trace_model *m;
@@ -329,6 +331,13 @@ struct feed {
     atomic_bool stop;
     _Atomic size_t taker_wait;
     size_t seen;
+    /* before it reads: the pages it faults in (POPULATE of them), then it waits for go (its
+     * src and n set) or stop */
+    struct {
+        void *p;
+        size_t n;
+    } populate[2];
+    atomic_bool go;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     pthread_t th;
@@ -359,11 +368,36 @@ static void feed_publish_tail(struct feed *f, size_t j)
         feed_broadcast(f);
 }
 
+/* Fault in the pages of the n bytes at p (their contents untouched: the calling thread may
+ * be writing them), a few megabytes at a time, unless told to stop; where the system cannot,
+ * the calling thread faults them in as it writes them. */
+static void feed_populate(struct feed *f, void *p, size_t n)
+{
+#ifdef MADV_POPULATE_WRITE
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = ((uintptr_t)p + page - 1) / page * page, b = ((uintptr_t)p + n) / page * page;
+    for (uintptr_t x = a; x < b && !atomic_load(&f->stop) && !atomic_load(&f->go);) {
+        size_t len = b - x < POPULATE_STEP ? b - x : POPULATE_STEP;
+        if (madvise((void *)x, len, MADV_POPULATE_WRITE) != 0)
+            return;
+        x += len;
+    }
+#else
+    (void)f, (void)p, (void)n;
+#endif
+}
+
 static void *feed_main(void *arg)
 {
     struct feed *f = arg;
+    for (int k = 0; k < 2; k++)
+        feed_populate(f, f->populate[k].p, f->populate[k].n);
+    pthread_mutex_lock(&f->mu);
+    while (!atomic_load(&f->go) && !atomic_load(&f->stop))
+        pthread_cond_wait(&f->cv, &f->mu);
+    pthread_mutex_unlock(&f->mu);
     size_t j = 0;
-    for (; j < f->n; j++) {
+    for (; j < f->n && !atomic_load(&f->stop); j++) {
         if (j % FEED_BATCH == 0) {
             feed_publish_head(f, j);
             if ((j % TRACE_PROGRESS_EVERY == 0 && trace_progress_cancelled(f->progress)) ||
@@ -393,12 +427,16 @@ static void *feed_main(void *arg)
     return NULL;
 }
 
-/* Start a reader of the n ops of in (op k's event in->events[op_src(src, k)]): NULL when no
- * thread could be started. */
-static struct feed *feed_start(const struct trace_critpath_input *in, const uint32_t *src, size_t n)
+/* Start the second thread, faulting in the n0 bytes at p0 and the n1 at p1 (the arrays of a
+ * set of many ops, as this thread fills the first), then waiting: NULL when no thread could
+ * be started. */
+static struct feed *feed_start(const struct trace_critpath_input *in, void *p0, size_t n0, void *p1,
+                               size_t n1)
 {
     struct feed *f = sim_xcalloc(1, sizeof(*f));
-    f->m = in->m, f->events = in->events, f->src = src, f->n = n, f->progress = in->progress;
+    f->m = in->m, f->events = in->events, f->progress = in->progress;
+    f->populate[0].p = p0, f->populate[0].n = n0;
+    f->populate[1].p = p1, f->populate[1].n = n1;
     f->slot = sim_xreallocarray(NULL, FEED, sizeof(*f->slot));
     atomic_init(&f->head, 0);
     atomic_init(&f->ended, false);
@@ -406,6 +444,7 @@ static struct feed *feed_start(const struct trace_critpath_input *in, const uint
     atomic_init(&f->tail, 0);
     atomic_init(&f->stop, false);
     atomic_init(&f->taker_wait, SIZE_MAX);
+    atomic_init(&f->go, false);
     pthread_mutex_init(&f->mu, NULL);
     pthread_cond_init(&f->cv, NULL);
     if (pthread_create(&f->th, NULL, feed_main, f) != 0) {
@@ -416,6 +455,16 @@ static struct feed *feed_start(const struct trace_critpath_input *in, const uint
         return NULL;
     }
     return f;
+}
+
+/* Have f read the n ops of the input (op k's event events[op_src(src, k)]). */
+static void feed_go(struct feed *f, const uint32_t *src, size_t n)
+{
+    pthread_mutex_lock(&f->mu);
+    f->src = src, f->n = n;
+    atomic_store(&f->go, true);
+    pthread_cond_broadcast(&f->cv);
+    pthread_mutex_unlock(&f->mu);
 }
 
 /* Op j's slot, the ops before it taken: NULL when the reader stopped before it. */
@@ -729,6 +778,13 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     uint8_t *stage_of = sim_xcalloc(nstr ? nstr : 1, 1), *comp_of = sim_xcalloc(nstr ? nstr : 1, 1);
     bool stages = false;
     struct op *ops = sim_xreallocarray(NULL, in->n ? in->n : 1, sizeof(*ops));
+    /* the sweep's block (below), allocated now: for a set of many ops the second thread
+     * faults in the pages of both while this one gathers the ops, then reads their details
+     * if they are read as the sweep goes */
+    uint8_t *arena = sim_xreallocarray(NULL, in->n ? in->n : 1, 21);
+    struct feed *feed = NULL;
+    if (in->threads != 1 && (in->threads == 2 || in->n >= TRACE_CRITPATH_THREAD_MIN))
+        feed = feed_start(in, ops, in->n * sizeof(*ops), arena, in->n * 21);
     uint8_t *composite = NULL; /* per op, whether it is a composite op; NULL: none */
     size_t n = 0;
     uint64_t now = trace_model_now(m);
@@ -785,7 +841,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     free(tiles.key), free(tiles.val);
     out->ops = n;
     if (!n) {
-        free(ops), free(src);
+        feed_stop(feed);
+        free(ops), free(src), free(arena);
         return;
     }
     /* their memory ranges: the caller's opinfo (op k's is info[op_src(src, k)]), not copied (a
@@ -819,14 +876,17 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         rg.wcache = sim_xreallocarray(NULL, WCACHE, sizeof(*rg.wcache));
         for (size_t i = 0; i < WCACHE; i++)
             rg.wcache[i].tag = UINT32_MAX;
-        if (in->threads != 1 && (in->threads == 2 || n >= TRACE_CRITPATH_THREAD_MIN))
-            rg.feed = feed_start(in, src, n);
+        if (feed) {
+            feed_go(feed, src, n);
+            rg.feed = feed, feed = NULL;
+        }
         out->decoded = n;
     } else if (decode) {
         trace_progress_step(in->progress, "critical path: op details", n);
         if (!ranges_decode(&rg, m, src, n, &out->spaces, in)) {
+            feed_stop(feed);
             ranges_fini(&rg);
-            free(ops), free(src);
+            free(ops), free(src), free(arena);
             return; /* cancelled: an empty path */
         }
         out->decoded = n;
@@ -847,7 +907,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     /* one block of 21 bytes an op, the sort's keys first (key, tk: 8 bytes each; ti: 4),
      * then the sweep's results over them (rng: the bytes read of a RAW predecessor, 16;
      * pred, 4; flags, 1): a launch of ten million ops maps and faults it in once */
-    uint8_t *arena = sim_xreallocarray(NULL, n, 21);
+    feed_stop(feed); /* (not reading: the pages are faulted in, or this thread does it) */
+    feed = NULL;
     /* the ops by start and by end point (NULL: in op order, as a model's events mostly are:
      * ten million ops need neither array nor sort) */
     uint32_t *starts = NULL, *ends = NULL;
