@@ -869,26 +869,28 @@ bool trace_opinfo_unpack_ranges(const struct trace_model *m, const uint8_t *p, s
     return p == end;
 }
 
-/* A range's name, start and end, as get_range reads them before it looks the name up. */
+/* A range's name, start and end (range x of r), as get_range reads them before it looks
+ * the name up. */
 static inline __attribute__((always_inline)) bool get_raw_range(uint32_t nstr, const uint8_t **p,
                                                                 const uint8_t *end,
-                                                                struct trace_opinfo_raw_range *r)
+                                                                struct trace_opinfo_raw *r,
+                                                                unsigned x)
 {
     uint64_t name, lo, len;
     if (!get_var(p, end, &name) || !get_var(p, end, &lo) || !get_var(p, end, &len) || name >= nstr)
         return false;
-    *r = (struct trace_opinfo_raw_range){(uint32_t)name, lo, lo + len};
+    r->name[x] = (uint32_t)name;
+    r->lohi[x][0] = lo, r->lohi[x][1] = lo + len;
     return true;
 }
 
 bool trace_opinfo_unpack_raw(const struct trace_model *m, const uint8_t *p, size_t n,
                              struct trace_opinfo_raw *r)
 {
-    static const struct trace_opinfo none;
-    memcpy(&r->o, &none, sizeof(r->o));
+    r->flops = 0, r->bytes = 0;
+    memset(r->dtype, 0, sizeof(r->dtype));
     r->nreads = 0;
     r->has_write = false;
-    struct trace_opinfo *o = &r->o;
     const uint8_t *end = p + n;
     if (n < 2 || p[1] > TRACE_OPINFO_MAX_READS)
         return false;
@@ -897,34 +899,34 @@ bool trace_opinfo_unpack_raw(const struct trace_model *m, const uint8_t *p, size
     p += 2;
     uint64_t x;
     uint32_t nstr = nreads || (f & PK_WRITE) ? trace_model_str_count(m) : 0;
-    o->stage = f & PK_STAGE;
+    r->stage = f & PK_STAGE;
     if (f & PK_FLOPS) {
         if (!get_var(&p, end, &x))
             return false;
-        o->flops = (double)x;
+        r->flops = (double)x;
     } else if (f & PK_FLOPS_RAW) {
-        if (end - p < (ptrdiff_t)sizeof(o->flops))
+        if (end - p < (ptrdiff_t)sizeof(r->flops))
             return false;
-        memcpy(&o->flops, p, sizeof(o->flops));
-        p += sizeof(o->flops);
+        memcpy(&r->flops, p, sizeof(r->flops));
+        p += sizeof(r->flops);
     }
     if (f & PK_BYTES) {
         if (!get_var(&p, end, &x))
             return false;
-        o->bytes = x;
+        r->bytes = x;
     }
     if (f & PK_DTYPE) {
-        if (p == end || *p >= sizeof(o->dtype) || end - p - 1 < *p)
+        if (p == end || *p >= sizeof(r->dtype) || end - p - 1 < *p)
             return false;
-        memcpy(o->dtype, p + 1, *p);
+        memcpy(r->dtype, p + 1, *p);
         p += 1 + *p;
     }
     for (unsigned i = 0; i < nreads; i++)
-        if (!get_raw_range(nstr, &p, end, &r->reads[i]))
+        if (!get_raw_range(nstr, &p, end, r, 1 + i))
             return false;
     r->nreads = (uint8_t)nreads;
     if (f & PK_WRITE) {
-        if (!get_raw_range(nstr, &p, end, &r->write))
+        if (!get_raw_range(nstr, &p, end, r, 0))
             return false;
         r->has_write = true;
     }
@@ -934,16 +936,21 @@ bool trace_opinfo_unpack_raw(const struct trace_model *m, const uint8_t *p, size
 void trace_opinfo_resolve(const struct trace_model *m, const struct trace_opinfo_raw *r,
                           struct trace_spaces *sp, struct trace_opinfo *o)
 {
-    memcpy(o, &r->o, sizeof(*o));
-    for (unsigned i = 0; i < r->nreads; i++) { /* as get_range: a name of no id, no range */
-        const struct trace_opinfo_raw_range *x = &r->reads[i];
-        int id = space_of_str(sp, m, x->name);
-        o->reads[o->nreads] = (struct trace_range){(uint8_t)(id < 0 ? 0 : id), x->lo, x->hi};
+    static const struct trace_opinfo none; /* cleared as trace_opinfo_unpack clears it */
+    memcpy(o, &none, sizeof(*o));
+    o->flops = r->flops;
+    o->bytes = r->bytes;
+    memcpy(o->dtype, r->dtype, sizeof(o->dtype));
+    o->stage = r->stage;
+    for (unsigned i = 1; i <= r->nreads; i++) { /* as get_range: a name of no id, no range */
+        int id = space_of_str(sp, m, r->name[i]);
+        o->reads[o->nreads] =
+            (struct trace_range){(uint8_t)(id < 0 ? 0 : id), r->lohi[i][0], r->lohi[i][1]};
         o->nreads += id >= 0;
     }
     if (r->has_write) {
-        int id = space_of_str(sp, m, r->write.name);
-        o->write = (struct trace_range){(uint8_t)(id < 0 ? 0 : id), r->write.lo, r->write.hi};
+        int id = space_of_str(sp, m, r->name[0]);
+        o->write = (struct trace_range){(uint8_t)(id < 0 ? 0 : id), r->lohi[0][0], r->lohi[0][1]};
         o->has_write = id >= 0;
     }
 }

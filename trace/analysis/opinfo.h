@@ -141,18 +141,19 @@ bool trace_opinfo_unpack_ranges(const struct trace_model *m, const uint8_t *p, s
 
 /*
  * An op's columns read apart from the registry that names their spaces (so on another
- * thread than the one that owns it): o holds all but the ranges, which name their spaces
- * by the model's string ids (nreads of them, then the write when has_write), in the order
- * trace_opinfo_unpack would look them up.
+ * thread than the one that owns it): the ranges name their spaces by the model's string
+ * ids, looked up as trace_opinfo_unpack would (the reads in order, then the write).
  */
 struct trace_opinfo_raw {
-    struct trace_opinfo o; /* no ranges: nreads 0, has_write false */
-    struct trace_opinfo_raw_range {
-        uint32_t name;
-        uint64_t lo, hi;
-    } reads[TRACE_OPINFO_MAX_READS], write;
+    double flops;
+    uint64_t bytes;
+    char dtype[8];
+    bool stage, has_write;
     uint8_t nreads;
-    bool has_write;
+    /* the write's range (when has_write), then the reads': the space's name, [lo, hi) (in
+     * two cache lines: the first, all but the reads) */
+    uint32_t name[1 + TRACE_OPINFO_MAX_READS];
+    uint64_t lohi[1 + TRACE_OPINFO_MAX_READS][2];
 };
 
 /* Read n packed bytes at p (from trace_opinfo_pack) into r, reading m alone. False when

@@ -511,7 +511,7 @@ static void feed_stop(struct feed *f)
  * hold half a gigabyte); or decoded once and kept as ranges alone (op k's reads at
  * [first[k], ..), then its write when write[k]; first[n] the end; a range's bytes in lohi,
  * its space in space: 17 bytes), a tenth of an opinfo for an op of a read and a write. */
-enum { WCACHE = 1 << 15, RING = 1 << 15 };
+enum { WCACHE = 1 << 15, RING = 1 << 15, RING_IN_ORDER = 64 };
 
 struct ranges {
     const struct trace_opinfo *info;
@@ -529,7 +529,7 @@ struct ranges {
     } * wcache; /* owned */
     /* fused (cols, the caller wants each op's info): the details are not read in a pass of
      * their own but as the sweep reaches the ops' starts, in op order (next: the ops before
-     * it are read), each op's ranges kept in the ring (op k's at k % RING when its tag says
+     * it are read), each op's ranges kept in the ring (op k's at k % nring when its tag says
      * k) until its start is swept, rather than read a second time */
     bool fused;
     size_t next;
@@ -538,7 +538,8 @@ struct ranges {
     struct rcached {
         uint32_t tag;
         struct trace_op_ranges v;
-    } * ring;            /* owned */
+    } * ring; /* owned: nring of them (a power of two) */
+    size_t nring;
     size_t *first;       /* owned: n + 1 of them */
     bool *write;         /* owned */
     uint64_t (*lohi)[2]; /* owned */
@@ -623,7 +624,7 @@ static void ranges_ahead(struct ranges *r, size_t k)
         if (r->in->each_info)
             r->in->each_info(r->in->each_ctx, op_src(r->src, j), &oi);
         r->npool += oi.nreads + (oi.has_write ? 1 : 0); /* counted only */
-        struct rcached *c = &r->ring[j % RING];
+        struct rcached *c = &r->ring[j & (r->nring - 1)];
         c->tag = (uint32_t)j;
         ranges_of_info(&oi, &c->v); /* (the reads it has alone) */
     }
@@ -736,10 +737,10 @@ static const struct trace_op_ranges *op_reads(struct ranges *r, uint32_t k,
                                               struct trace_op_ranges *buf)
 {
     const struct trace_op_ranges *v = buf;
-    if (r->fused && k >= r->next && k - r->next < RING / 2)
+    if (r->fused && k >= r->next && k - r->next < RING / 2) /* (with starts in order: k) */
         ranges_ahead(r, k);
-    if (r->fused && r->ring[k % RING].tag == k)
-        v = &r->ring[k % RING].v;
+    if (r->fused && r->ring[k & (r->nring - 1)].tag == k)
+        v = &r->ring[k & (r->nring - 1)].v;
     else
         op_ranges(r, k, buf);
     if (r->cols)
@@ -870,8 +871,11 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
                              .spaces = &out->spaces,
                              .fused = true,
                              .in = in};
-        rg.ring = sim_xreallocarray(NULL, RING, sizeof(*rg.ring));
-        for (size_t i = 0; i < RING; i++)
+        /* with starts in op order each op's start comes as it is read: a ring of a few
+         * (of 4 MB, rewritten op by op, the ring would keep the caches missing) */
+        rg.nring = sc.starts_in_order ? RING_IN_ORDER : RING;
+        rg.ring = sim_xreallocarray(NULL, rg.nring, sizeof(*rg.ring));
+        for (size_t i = 0; i < rg.nring; i++)
             rg.ring[i].tag = UINT32_MAX; /* no op's: n < UINT32_MAX */
         rg.wcache = sim_xreallocarray(NULL, WCACHE, sizeof(*rg.wcache));
         for (size_t i = 0; i < WCACHE; i++)
