@@ -735,7 +735,8 @@ static void same_opinfo(const struct trace_opinfo *a, const struct trace_opinfo 
 
 /*
  * Op columns read apart from the registry (on the critical path's second thread), then
- * their spaces looked up, give what trace_opinfo_unpack gives, opinfo and registry alike:
+ * their spaces looked up (or named from the names looked up before, when they are all it
+ * names), give what trace_opinfo_unpack gives, opinfo and registry alike:
  * ops of every shape, naming 29 spaces (more than a registry holds: the ranges of those it
  * has no room for are dropped, the same way), and every cut of their bytes (which unpack
  * refuses, the raw read refuses).
@@ -777,15 +778,32 @@ Test(opinfo, columns_read_apart_then_named_give_what_unpack_gives)
     struct trace_spaces a, b;
     trace_spaces_init(&a);
     trace_spaces_init(&b);
-    size_t dropped = 0, cut = 0;
+    size_t dropped = 0, cut = 0, from_known = 0;
+    uint32_t known[64];
+    uint8_t known_id[64];
+    unsigned nknown = 0;
     for (size_t i = 0; i < OPS; i++) {
         struct trace_opinfo x, y;
         struct trace_opinfo_raw raw;
         cr_assert(trace_opinfo_unpack(m, buf[i], len[i], &a, &x), "op %zu", i);
         cr_assert(trace_opinfo_unpack_raw(m, buf[i], len[i], &raw), "op %zu", i);
+        /* named from the names looked up before it alone, when they are all it names */
+        struct trace_opinfo z;
+        if (trace_opinfo_resolve_known(&raw, known, known_id, nknown, &z)) {
+            same_opinfo(&x, &z, "op named from those known", i);
+            from_known++;
+        }
         trace_opinfo_resolve(m, &raw, &b, &y);
         same_opinfo(&x, &y, "op", i);
         dropped += raw.nreads - y.nreads;
+        for (unsigned r = raw.has_write ? 0 : 1; r <= raw.nreads; r++) {
+            int id = trace_opinfo_space_of(m, &b, raw.name[r]);
+            bool met = false;
+            for (unsigned k = 0; k < nknown; k++)
+                met |= known[k] == raw.name[r];
+            if (id >= 0 && !met)
+                known[nknown] = raw.name[r], known_id[nknown++] = (uint8_t)id;
+        }
         /* a cut of its bytes: refused alike (unpack may have registered spaces first: so
          * does the registry of a reader that unpacks what the raw read refused) */
         size_t at = i % len[i];
@@ -805,6 +823,7 @@ Test(opinfo, columns_read_apart_then_named_give_what_unpack_gives)
     cr_assert_eq(a.n, TRACE_OPINFO_MAX_SPACES, "the registry filled");
     cr_assert_gt(dropped, 50, "ranges of spaces it had no room for (%zu)", dropped);
     cr_assert_gt(cut, OPS / 2, "cuts refused (%zu)", cut);
+    cr_assert_gt(from_known, OPS / 2, "named from those known (%zu)", from_known);
     free(buf);
     free(len);
     trace_model_free(m);

@@ -955,6 +955,43 @@ void trace_opinfo_resolve(const struct trace_model *m, const struct trace_opinfo
     }
 }
 
+int trace_opinfo_space_of(const struct trace_model *m, struct trace_spaces *sp, uint32_t name)
+{
+    return space_of_str(sp, m, name);
+}
+
+/* The id of name among the n known, or -1. */
+static int known_id(uint32_t name, const uint32_t *names, const uint8_t *ids, unsigned n)
+{
+    for (unsigned k = 0; k < n; k++)
+        if (names[k] == name)
+            return ids[k];
+    return -1;
+}
+
+bool trace_opinfo_resolve_known(const struct trace_opinfo_raw *r, const uint32_t *names,
+                                const uint8_t *ids, unsigned n, struct trace_opinfo *o)
+{
+    int id[1 + TRACE_OPINFO_MAX_READS];
+    for (unsigned i = r->has_write ? 0 : 1; i <= r->nreads; i++)
+        if ((id[i] = known_id(r->name[i], names, ids, n)) < 0)
+            return false;
+    static const struct trace_opinfo none;
+    memcpy(o, &none, sizeof(*o));
+    o->flops = r->flops;
+    o->bytes = r->bytes;
+    memcpy(o->dtype, r->dtype, sizeof(o->dtype));
+    o->stage = r->stage;
+    for (unsigned i = 1; i <= r->nreads; i++)
+        o->reads[i - 1] = (struct trace_range){(uint8_t)id[i], r->lohi[i][0], r->lohi[i][1]};
+    o->nreads = r->nreads;
+    if (r->has_write) {
+        o->write = (struct trace_range){(uint8_t)id[0], r->lohi[0][0], r->lohi[0][1]};
+        o->has_write = true;
+    }
+    return true;
+}
+
 void trace_opinfo_store(struct trace_model *m, uint64_t ev, const struct trace_opinfo *o,
                         struct trace_spaces *sp)
 {

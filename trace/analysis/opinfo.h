@@ -167,6 +167,17 @@ bool trace_opinfo_unpack_raw(const struct trace_model *m, const uint8_t *p, size
 void trace_opinfo_resolve(const struct trace_model *m, const struct trace_opinfo_raw *r,
                           struct trace_spaces *sp, struct trace_opinfo *o);
 
+/* The id in sp of the space named by the model's string name, registered when new (-1: sp
+ * has no room for it): what trace_opinfo_unpack looks up for a range of that name. Asked
+ * again of a name looked up before, it changes nothing. */
+int trace_opinfo_space_of(const struct trace_model *m, struct trace_spaces *sp, uint32_t name);
+
+/* trace_opinfo_resolve of r into o when every range of r is named by one of the n names
+ * (model string ids) whose ids (never -1) a registry gave: then exactly what it gives with
+ * that registry, which it leaves alone. False (o unset) when r names another. */
+bool trace_opinfo_resolve_known(const struct trace_opinfo_raw *r, const uint32_t *names,
+                                const uint8_t *ids, unsigned n, struct trace_opinfo *o);
+
 /* Whether event ev has op columns: trace_opinfo_of_event reads no details for it. */
 bool trace_opinfo_cached(const struct trace_model *m, uint64_t ev);
 

@@ -308,7 +308,7 @@ static void sort_ops_by(uint32_t *idx, size_t n, const struct op *ops, bool ends
  * when asked (the sweep ended or was cancelled) or when the input's progress is cancelled;
  * an op it did not read (or could not) the calling thread reads itself.
  */
-enum { FEED = 2048, FEED_BATCH = 64, POPULATE_STEP = 4 << 20 };
+enum { FEED = 2048, FEED_BATCH = 64, FEED_NAMES = 32, POPULATE_STEP = 4 << 20 };
 
 struct feed {
     const struct trace_model *m;
@@ -317,9 +317,23 @@ struct feed {
     size_t n;
     struct trace_progress *progress;
     struct feed_slot {
-        bool ok; /* raw holds the op's columns (else: none, or they do not unpack) */
-        struct trace_opinfo_raw raw;
+        bool ok;       /* the op's columns were read (else: none, or they do not unpack) */
+        bool resolved; /* into oi (their spaces' names all known), else into raw */
+        union {
+            struct trace_opinfo_raw raw;
+            struct trace_opinfo oi;
+        } u;
     } * slot; /* owned: FEED */
+    /* the spaces' names the taker has looked up in its registry, each (string id << 8 | its
+     * id), nnamed of them: the reader names the spaces of an op whose names are all among
+     * them itself (trace_opinfo_resolve_known), the taker the others */
+    _Atomic uint64_t named[FEED_NAMES];
+    _Atomic unsigned nnamed;
+    uint32_t rnames[FEED_NAMES]; /* the reader's copy of named, rn of them */
+    uint8_t rids[FEED_NAMES];
+    unsigned rn;
+    uint32_t tnames[FEED_NAMES]; /* the taker's: the names it put in named */
+    unsigned tn;
     /* the reader's: ops read (published), whether it stopped (head final then), until when
      * it sleeps (the tail it waits for; SIZE_MAX: awake) */
     _Alignas(64) _Atomic size_t head;
@@ -400,6 +414,10 @@ static void *feed_main(void *arg)
     for (; j < f->n && !atomic_load(&f->stop); j++) {
         if (j % FEED_BATCH == 0) {
             feed_publish_head(f, j);
+            for (unsigned c = atomic_load(&f->nnamed); f->rn < c; f->rn++) {
+                uint64_t x = atomic_load(&f->named[f->rn]);
+                f->rnames[f->rn] = (uint32_t)(x >> 8), f->rids[f->rn] = (uint8_t)x;
+            }
             if ((j % TRACE_PROGRESS_EVERY == 0 && trace_progress_cancelled(f->progress)) ||
                 atomic_load(&f->stop))
                 break;
@@ -418,7 +436,13 @@ static void *feed_main(void *arg)
         struct feed_slot *s = &f->slot[j % FEED];
         size_t len;
         const uint8_t *col = trace_model_opcol(f->m, f->events[op_src(f->src, j)], &len);
-        s->ok = col && trace_opinfo_unpack_raw(f->m, col, len, &s->raw);
+        struct trace_opinfo_raw raw;
+        s->ok = col && trace_opinfo_unpack_raw(f->m, col, len, &raw);
+        if (!s->ok)
+            continue;
+        s->resolved = trace_opinfo_resolve_known(&raw, f->rnames, f->rids, f->rn, &s->u.oi);
+        if (!s->resolved)
+            s->u.raw = raw;
     }
     atomic_store(&f->ended, true);
     atomic_store(&f->head, j);
@@ -489,6 +513,26 @@ static const struct feed_slot *feed_take(struct feed *f, size_t j)
         f->seen = atomic_load(&f->head);
     }
     return j < f->seen ? &f->slot[j % FEED] : NULL;
+}
+
+/* The taker has named the spaces of raw in sp: tell the reader the names it did not know,
+ * with their ids (asked again, sp changes nothing). */
+static void feed_learn(struct feed *f, const struct trace_opinfo_raw *raw, struct trace_spaces *sp)
+{
+    for (unsigned i = raw->has_write ? 0 : 1; i <= raw->nreads && f->tn < FEED_NAMES; i++) {
+        uint32_t name = raw->name[i];
+        unsigned k = 0;
+        while (k < f->tn && f->tnames[k] != name)
+            k++;
+        if (k < f->tn)
+            continue;
+        int id = trace_opinfo_space_of(f->m, sp, name);
+        if (id < 0)
+            continue; /* (the registry is full: its ranges are dropped, as the taker does) */
+        f->tnames[f->tn] = name;
+        atomic_store(&f->named[f->tn], (uint64_t)name << 8 | (uint8_t)id);
+        atomic_store(&f->nnamed, ++f->tn);
+    }
 }
 
 /* Stop the reader and free f (NULL: nothing). */
@@ -611,9 +655,13 @@ static void ranges_ahead(struct ranges *r, size_t k)
     for (; r->next <= k; r->next++) {
         size_t j = r->next;
         struct trace_opinfo oi;
+        const struct trace_opinfo *po = &oi;
         const struct feed_slot *fs = r->feed ? feed_take(r->feed, j) : NULL;
-        if (fs && fs->ok) {
-            trace_opinfo_resolve(r->m, &fs->raw, r->spaces, &oi);
+        if (fs && fs->ok && fs->resolved) {
+            po = &fs->u.oi;
+        } else if (fs && fs->ok) {
+            trace_opinfo_resolve(r->m, &fs->u.raw, r->spaces, &oi);
+            feed_learn(r->feed, &fs->u.raw, r->spaces);
         } else {
             uint64_t ev = r->events[op_src(r->src, j)];
             size_t len;
@@ -622,11 +670,11 @@ static void ranges_ahead(struct ranges *r, size_t k)
                 trace_opinfo_of_event(r->m, ev, r->spaces, &oi);
         }
         if (r->in->each_info)
-            r->in->each_info(r->in->each_ctx, op_src(r->src, j), &oi);
-        r->npool += oi.nreads + (oi.has_write ? 1 : 0); /* counted only */
+            r->in->each_info(r->in->each_ctx, op_src(r->src, j), po);
+        r->npool += po->nreads + (po->has_write ? 1 : 0); /* counted only */
         struct rcached *c = &r->ring[j & (r->nring - 1)];
         c->tag = (uint32_t)j;
-        ranges_of_info(&oi, &c->v); /* (the reads it has alone) */
+        ranges_of_info(po, &c->v); /* (the reads it has alone) */
     }
 }
 
