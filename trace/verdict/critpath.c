@@ -3,7 +3,8 @@
  * order. An op's end publishes what it wrote (an interval map per space: each byte range
  * to the op that wrote it last), its tile's and its track's last op; an op's start picks
  * its predecessor among what has ended by then. Walking the predecessors back from the op
- * that ends last gives the path. O(n log n) in the ops, plus the ranges' overlaps.
+ * that ends last gives the path. O(n log n) in the ops, plus the ranges' overlaps. For a
+ * set of many ops, a second thread reads their details ahead of the sweep (the feed).
  */
 #include "trace/verdict/critpath.h"
 
@@ -14,12 +15,12 @@
 
 #include <inttypes.h>
 #include <pthread.h>
-#include <sys/mman.h>
-#include <unistd.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define NONE UINT32_MAX
 
@@ -300,7 +301,10 @@ static void sort_ops_by(uint32_t *idx, size_t n, const struct op *ops, bool ends
  * the model alone, read-only) into a ring of FEED slots, op j's at j % FEED, while the
  * calling thread sweeps; it takes them in the same order, looks their spaces up in its own
  * registry (trace_opinfo_resolve: the registry sees what one thread's reads would show it,
- * in the same order) and hands them on as it did reading them itself. Each side publishes
+ * in the same order; the reader names the spaces of an op itself when the calling thread
+ * has looked each of its names up before, which changes nothing in the registry) and hands
+ * them on as it did reading them itself. Before it reads, the thread faults in the pages of
+ * the sweep's big arrays while the calling thread gathers the ops. Each side publishes
  * how far it got every FEED_BATCH ops (and before it waits). The reader, faster, fills the
  * ring and sleeps until half of it is free again (a wake-up for every few hundred ops, not
  * one per batch); the taker sleeps when it catches up. A side that sleeps says until when
