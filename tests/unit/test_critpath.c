@@ -715,3 +715,231 @@ Test(critpath, a_set_in_start_or_end_order_or_neither_gives_one_path)
     one_path_whatever_the_order(false);
     one_path_whatever_the_order(true);
 }
+
+/* Two opinfos alike field by field (padding aside). */
+static void same_opinfo(const struct trace_opinfo *a, const struct trace_opinfo *b,
+                        const char *what, size_t i)
+{
+    cr_assert(a->flops == b->flops && a->bytes == b->bytes && a->stage == b->stage,
+              "%s %zu: arithmetic", what, i);
+    cr_assert(memcmp(a->dtype, b->dtype, sizeof(a->dtype)) == 0, "%s %zu: dtype", what, i);
+    cr_assert(a->nreads == b->nreads && a->has_write == b->has_write, "%s %zu: counts", what, i);
+    for (unsigned r = 0; r < TRACE_OPINFO_MAX_READS; r++) /* also those past nreads */
+        cr_assert(a->reads[r].space == b->reads[r].space && a->reads[r].lo == b->reads[r].lo &&
+                      a->reads[r].hi == b->reads[r].hi,
+                  "%s %zu: read %u", what, i, r);
+    cr_assert(a->write.space == b->write.space && a->write.lo == b->write.lo &&
+                  a->write.hi == b->write.hi,
+              "%s %zu: write", what, i);
+}
+
+/*
+ * Op columns read apart from the registry (on the critical path's second thread), then
+ * their spaces looked up (or named from the names looked up before, when they are all it
+ * names), give what trace_opinfo_unpack gives, opinfo and registry alike:
+ * ops of every shape, naming 29 spaces (more than a registry holds: the ranges of those it
+ * has no room for are dropped, the same way), and every cut of their bytes (which unpack
+ * refuses, the raw read refuses).
+ */
+Test(opinfo, columns_read_apart_then_named_give_what_unpack_gives)
+{
+    enum { OPS = 600 };
+    struct trace_model *m = trace_model_new();
+    /* two registries naming 13 spaces each besides hbm, tcm and sram */
+    struct trace_spaces pk[2];
+    for (int r = 0; r < 2; r++) {
+        trace_spaces_init(&pk[r]);
+        for (unsigned s = 3; s < TRACE_OPINFO_MAX_SPACES; s++)
+            snprintf(pk[r].names[s], sizeof(pk[r].names[s]), "%c%u", r ? 'b' : 'a', s);
+        pk[r].n = TRACE_OPINFO_MAX_SPACES;
+    }
+    static const char *const dtypes[] = {"", "f16", "bf16", "f32", "int8"};
+    uint8_t(*buf)[TRACE_OPCOL_MAX] = calloc(OPS, sizeof(*buf));
+    size_t *len = calloc(OPS, sizeof(*len));
+    for (size_t i = 0; i < OPS; i++) {
+        struct trace_opinfo o = {0};
+        uint64_t x = i * 2654435761u;
+        o.flops = i % 7 == 0 ? 0.5 * (double)i : (double)(i % 5) * 1e6; /* raw or integer */
+        o.bytes = i % 3 ? (uint64_t)i << (i % 40) : 0;
+        snprintf(o.dtype, sizeof(o.dtype), "%s", dtypes[i % 5]);
+        o.stage = i % 11 == 0;
+        o.nreads = (unsigned)(i % (TRACE_OPINFO_MAX_READS + 1));
+        for (unsigned r = 0; r < o.nreads; r++) {
+            uint64_t lo = (x >> (8 * r)) % 100000 * 64 + ((uint64_t)r << 44);
+            o.reads[r] =
+                (struct trace_range){(uint8_t)((x >> (4 * r)) % 16), lo, lo + 64 * (r + 1)};
+        }
+        o.has_write = i % 4 != 1;
+        if (o.has_write)
+            o.write = (struct trace_range){(uint8_t)(i % 16), x % 4096, x % 4096 + i + 1};
+        len[i] = trace_opinfo_pack(m, &o, &pk[(i / 50) % 2], buf[i]);
+    }
+    trace_model_finish(m);
+    struct trace_spaces a, b;
+    trace_spaces_init(&a);
+    trace_spaces_init(&b);
+    size_t dropped = 0, cut = 0, from_known = 0;
+    uint32_t known[64];
+    uint8_t known_id[64];
+    unsigned nknown = 0;
+    for (size_t i = 0; i < OPS; i++) {
+        struct trace_opinfo x, y;
+        struct trace_opinfo_raw raw;
+        cr_assert(trace_opinfo_unpack(m, buf[i], len[i], &a, &x), "op %zu", i);
+        cr_assert(trace_opinfo_unpack_raw(m, buf[i], len[i], &raw), "op %zu", i);
+        /* named from the names looked up before it alone, when they are all it names */
+        struct trace_opinfo z;
+        if (trace_opinfo_resolve_known(&raw, known, known_id, nknown, &z)) {
+            same_opinfo(&x, &z, "op named from those known", i);
+            from_known++;
+        }
+        trace_opinfo_resolve(m, &raw, &b, &y);
+        same_opinfo(&x, &y, "op", i);
+        dropped += raw.nreads - y.nreads;
+        for (unsigned r = raw.has_write ? 0 : 1; r <= raw.nreads; r++) {
+            int id = trace_opinfo_space_of(m, &b, raw.name[r]);
+            bool met = false;
+            for (unsigned k = 0; k < nknown; k++)
+                met |= known[k] == raw.name[r];
+            if (id >= 0 && !met)
+                known[nknown] = raw.name[r], known_id[nknown++] = (uint8_t)id;
+        }
+        /* a cut of its bytes: refused alike (unpack may have registered spaces first: so
+         * does the registry of a reader that unpacks what the raw read refused) */
+        size_t at = i % len[i];
+        bool ok = trace_opinfo_unpack(m, buf[i], at, &a, &x);
+        cr_assert_eq(trace_opinfo_unpack_raw(m, buf[i], at, &raw), ok, "op %zu cut at %zu", i, at);
+        if (ok) {
+            trace_opinfo_resolve(m, &raw, &b, &y);
+            same_opinfo(&x, &y, "cut op", i);
+        } else {
+            cr_assert_not(trace_opinfo_unpack(m, buf[i], at, &b, &y));
+            cut++;
+        }
+        cr_assert_eq(a.n, b.n, "op %zu: the registries alike", i);
+        for (unsigned s = 0; s < a.n; s++)
+            cr_assert_str_eq(a.names[s], b.names[s], "op %zu", i);
+    }
+    cr_assert_eq(a.n, TRACE_OPINFO_MAX_SPACES, "the registry filled");
+    cr_assert_gt(dropped, 50, "ranges of spaces it had no room for (%zu)", dropped);
+    cr_assert_gt(cut, OPS / 2, "cuts refused (%zu)", cut);
+    cr_assert_gt(from_known, OPS / 2, "named from those known (%zu)", from_known);
+    free(buf);
+    free(len);
+    trace_model_free(m);
+}
+
+/* each_info: every opinfo handed over, in the order handed (the index of each). */
+struct recorded {
+    size_t n, cap;
+    size_t *i;
+    struct trace_opinfo *oi;
+    struct trace_progress *cancel_at_progress; /* set: cancelled once cancel_at are handed */
+    size_t cancel_at;
+};
+
+static void record_handed(void *ctx, size_t i, const struct trace_opinfo *oi)
+{
+    struct recorded *r = ctx;
+    if (r->n == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 1024;
+        r->i = realloc(r->i, r->cap * sizeof(*r->i));
+        r->oi = realloc(r->oi, r->cap * sizeof(*r->oi));
+    }
+    r->i[r->n] = i;
+    r->oi[r->n++] = *oi;
+    if (r->cancel_at_progress && r->n == r->cancel_at)
+        atomic_store(&r->cancel_at_progress->cancel, true);
+}
+
+/*
+ * A launch of 100 000 ops with op columns, on four tracks, each reading ranges others wrote
+ * in spaces of their own (named as the ops are met: five of them, the registry's ids in that
+ * order), a composite op left out for its stages among them: the path read with the
+ * details read ahead on a second thread (threads 2, and by default at this size) is the
+ * path read on one, each op's info handed over once, in the same order and the same, and
+ * the spaces named alike; cancelled while it reads, it stops (an empty path) rather than
+ * hang.
+ */
+Test(critpath, details_read_ahead_on_a_second_thread_give_the_same_path_and_infos)
+{
+    enum { N = 100000 };
+    struct trace_model *m = trace_model_new();
+    uint32_t ve[4];
+    for (int t = 0; t < 4; t++) {
+        char name[40];
+        snprintf(name, sizeof(name), "sip0.cube0.pe%d.pe_math", t);
+        ve[t] = trace_model_track(m, name, TRACE_ENGINE_VE, t);
+    }
+    uint64_t *ev = calloc(N, sizeof(*ev));
+    struct trace_spaces sp;
+    trace_spaces_init(&sp);
+    static const char *const names[] = {"", "", "", "l1", "spad", "l2", "vram", "l3"};
+    for (size_t i = 0; i < N; i++) {
+        bool comp = i == 5000, stage = i == 5001;
+        const char *op = comp ? "composite_gemm" : stage ? "TileToken/GEMM" : "exp";
+        ev[i] = add(m, ve[i % 4], op, TRACE_KIND_MATH, 10 * i, 10 * i + 25 + i % 7, NULL);
+        struct trace_opinfo o = {.flops = (double)(i % 13), .bytes = i, .stage = stage};
+        /* a space first met at op 1000 * s (s from 3), then by one op in ten */
+        unsigned nsp = 3 + (unsigned)(i / 1000 < 5 ? i / 1000 : 5);
+        o.nreads = (unsigned)(i % 3);
+        for (unsigned r = 0; r < o.nreads; r++) {
+            uint64_t lo = 256 * ((i + 997 * (r + 1)) % 1000);
+            unsigned s = i % 10 ? 1 : (unsigned)((i / 10 + r) % nsp);
+            o.reads[r] = (struct trace_range){0, lo, lo + 256};
+            o.reads[r].space = (uint8_t)s; /* named below */
+        }
+        o.has_write = true;
+        o.write = (struct trace_range){i % 10 == 5 ? (uint8_t)(i / 10 % nsp) : 1, 256 * (i % 1000),
+                                       256 * (i % 1000) + 256};
+        /* the registry: names in the order of their ids */
+        while (sp.n < nsp) {
+            snprintf(sp.names[sp.n], sizeof(sp.names[0]), "%s", names[sp.n]);
+            sp.n++;
+        }
+        trace_opinfo_store(m, ev[i], &o, &sp);
+    }
+    trace_model_finish(m);
+    struct trace_critpath one, two, dflt;
+    struct recorded r1 = {0}, r2 = {0}, r3 = {0};
+    struct trace_critpath_input in = {
+        .m = m, .events = ev, .n = N, .each_info = record_handed, .each_ctx = &r1, .threads = 1};
+    trace_critpath_compute(&in, &one);
+    in.threads = 2, in.each_ctx = &r2;
+    trace_critpath_compute(&in, &two);
+    in.threads = 0, in.each_ctx = &r3;
+    trace_critpath_compute(&in, &dflt);
+    cr_assert_gt(one.n, 1000, "a long path (%zu)", one.n);
+    cr_assert(one.with_addresses);
+    same_path(&one, &two, "one thread, two");
+    same_path(&one, &dflt, "one thread, the default");
+    cr_assert_eq(r1.n, N - 1, "every op but the composite handed over");
+    const struct recorded *rs[2] = {&r2, &r3};
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(rs[k]->n, r1.n);
+        for (size_t j = 0; j < r1.n; j++) {
+            cr_assert_eq(rs[k]->i[j], r1.i[j], "op %zu handed in order", j);
+            same_opinfo(&r1.oi[j], &rs[k]->oi[j], "handed", j);
+        }
+    }
+    cr_assert_eq(one.spaces.n, 8, "the spaces met");
+    for (unsigned s = 0; s < one.spaces.n; s++) {
+        cr_assert_str_eq(one.spaces.names[s], two.spaces.names[s]);
+        cr_assert_str_eq(one.spaces.names[s], dflt.spaces.names[s]);
+    }
+    trace_critpath_fini(&two);
+    /* cancelled as it reads: an empty path, at once */
+    struct trace_progress prog = {0};
+    struct recorded rc = {.cancel_at_progress = &prog, .cancel_at = N / 3};
+    in.threads = 2, in.each_ctx = &rc, in.progress = &prog;
+    trace_critpath_compute(&in, &two);
+    cr_assert_eq(two.n, 0, "cancelled: no path");
+    cr_assert_lt(rc.n, N / 3 + 2 * TRACE_PROGRESS_EVERY, "it stopped soon (%zu)", rc.n);
+    trace_critpath_fini(&two);
+    trace_critpath_fini(&one);
+    trace_critpath_fini(&dflt);
+    free(r1.i), free(r1.oi), free(r2.i), free(r2.oi), free(r3.i), free(r3.oi);
+    free(rc.i), free(rc.oi);
+    free(ev);
+    trace_model_free(m);
+}

@@ -869,6 +869,129 @@ bool trace_opinfo_unpack_ranges(const struct trace_model *m, const uint8_t *p, s
     return p == end;
 }
 
+/* A range's name, start and end (range x of r), as get_range reads them before it looks
+ * the name up. */
+static inline __attribute__((always_inline)) bool get_raw_range(uint32_t nstr, const uint8_t **p,
+                                                                const uint8_t *end,
+                                                                struct trace_opinfo_raw *r,
+                                                                unsigned x)
+{
+    uint64_t name, lo, len;
+    if (!get_var(p, end, &name) || !get_var(p, end, &lo) || !get_var(p, end, &len) || name >= nstr)
+        return false;
+    r->name[x] = (uint32_t)name;
+    r->lohi[x][0] = lo, r->lohi[x][1] = lo + len;
+    return true;
+}
+
+bool trace_opinfo_unpack_raw(const struct trace_model *m, const uint8_t *p, size_t n,
+                             struct trace_opinfo_raw *r)
+{
+    r->flops = 0, r->bytes = 0;
+    memset(r->dtype, 0, sizeof(r->dtype));
+    r->nreads = 0;
+    r->has_write = false;
+    const uint8_t *end = p + n;
+    if (n < 2 || p[1] > TRACE_OPINFO_MAX_READS)
+        return false;
+    uint8_t f = p[0];
+    unsigned nreads = p[1];
+    p += 2;
+    uint64_t x;
+    uint32_t nstr = nreads || (f & PK_WRITE) ? trace_model_str_count(m) : 0;
+    r->stage = f & PK_STAGE;
+    if (f & PK_FLOPS) {
+        if (!get_var(&p, end, &x))
+            return false;
+        r->flops = (double)x;
+    } else if (f & PK_FLOPS_RAW) {
+        if (end - p < (ptrdiff_t)sizeof(r->flops))
+            return false;
+        memcpy(&r->flops, p, sizeof(r->flops));
+        p += sizeof(r->flops);
+    }
+    if (f & PK_BYTES) {
+        if (!get_var(&p, end, &x))
+            return false;
+        r->bytes = x;
+    }
+    if (f & PK_DTYPE) {
+        if (p == end || *p >= sizeof(r->dtype) || end - p - 1 < *p)
+            return false;
+        memcpy(r->dtype, p + 1, *p);
+        p += 1 + *p;
+    }
+    for (unsigned i = 0; i < nreads; i++)
+        if (!get_raw_range(nstr, &p, end, r, 1 + i))
+            return false;
+    r->nreads = (uint8_t)nreads;
+    if (f & PK_WRITE) {
+        if (!get_raw_range(nstr, &p, end, r, 0))
+            return false;
+        r->has_write = true;
+    }
+    return p == end;
+}
+
+void trace_opinfo_resolve(const struct trace_model *m, const struct trace_opinfo_raw *r,
+                          struct trace_spaces *sp, struct trace_opinfo *o)
+{
+    static const struct trace_opinfo none; /* cleared as trace_opinfo_unpack clears it */
+    memcpy(o, &none, sizeof(*o));
+    o->flops = r->flops;
+    o->bytes = r->bytes;
+    memcpy(o->dtype, r->dtype, sizeof(o->dtype));
+    o->stage = r->stage;
+    for (unsigned i = 1; i <= r->nreads; i++) { /* as get_range: a name of no id, no range */
+        int id = space_of_str(sp, m, r->name[i]);
+        o->reads[o->nreads] =
+            (struct trace_range){(uint8_t)(id < 0 ? 0 : id), r->lohi[i][0], r->lohi[i][1]};
+        o->nreads += id >= 0;
+    }
+    if (r->has_write) {
+        int id = space_of_str(sp, m, r->name[0]);
+        o->write = (struct trace_range){(uint8_t)(id < 0 ? 0 : id), r->lohi[0][0], r->lohi[0][1]};
+        o->has_write = id >= 0;
+    }
+}
+
+int trace_opinfo_space_of(const struct trace_model *m, struct trace_spaces *sp, uint32_t name)
+{
+    return space_of_str(sp, m, name);
+}
+
+/* The id of name among the n known, or -1. */
+static int known_id(uint32_t name, const uint32_t *names, const uint8_t *ids, unsigned n)
+{
+    for (unsigned k = 0; k < n; k++)
+        if (names[k] == name)
+            return ids[k];
+    return -1;
+}
+
+bool trace_opinfo_resolve_known(const struct trace_opinfo_raw *r, const uint32_t *names,
+                                const uint8_t *ids, unsigned n, struct trace_opinfo *o)
+{
+    int id[1 + TRACE_OPINFO_MAX_READS];
+    for (unsigned i = r->has_write ? 0 : 1; i <= r->nreads; i++)
+        if ((id[i] = known_id(r->name[i], names, ids, n)) < 0)
+            return false;
+    static const struct trace_opinfo none;
+    memcpy(o, &none, sizeof(*o));
+    o->flops = r->flops;
+    o->bytes = r->bytes;
+    memcpy(o->dtype, r->dtype, sizeof(o->dtype));
+    o->stage = r->stage;
+    for (unsigned i = 1; i <= r->nreads; i++)
+        o->reads[i - 1] = (struct trace_range){(uint8_t)id[i], r->lohi[i][0], r->lohi[i][1]};
+    o->nreads = r->nreads;
+    if (r->has_write) {
+        o->write = (struct trace_range){(uint8_t)id[0], r->lohi[0][0], r->lohi[0][1]};
+        o->has_write = true;
+    }
+    return true;
+}
+
 void trace_opinfo_store(struct trace_model *m, uint64_t ev, const struct trace_opinfo *o,
                         struct trace_spaces *sp)
 {

@@ -139,6 +139,45 @@ struct trace_op_ranges {
 bool trace_opinfo_unpack_ranges(const struct trace_model *m, const uint8_t *p, size_t n,
                                 struct trace_spaces *sp, struct trace_op_ranges *r);
 
+/*
+ * An op's columns read apart from the registry that names their spaces (so on another
+ * thread than the one that owns it): the ranges name their spaces by the model's string
+ * ids, looked up as trace_opinfo_unpack would (the reads in order, then the write).
+ */
+struct trace_opinfo_raw {
+    double flops;
+    uint64_t bytes;
+    char dtype[8];
+    bool stage, has_write;
+    uint8_t nreads;
+    /* the write's range (when has_write), then the reads': the space's name, [lo, hi) (in
+     * two cache lines: the first, all but the reads) */
+    uint32_t name[1 + TRACE_OPINFO_MAX_READS];
+    uint64_t lohi[1 + TRACE_OPINFO_MAX_READS][2];
+};
+
+/* Read n packed bytes at p (from trace_opinfo_pack) into r, reading m alone. False when
+ * trace_opinfo_unpack of them would be (r is then of no use: unpack them). */
+bool trace_opinfo_unpack_raw(const struct trace_model *m, const uint8_t *p, size_t n,
+                             struct trace_opinfo_raw *r);
+
+/* The opinfo of r (from trace_opinfo_unpack_raw of some bytes) into o, registering its
+ * spaces in sp: exactly what trace_opinfo_unpack of the same bytes with sp gives, o and sp
+ * alike. */
+void trace_opinfo_resolve(const struct trace_model *m, const struct trace_opinfo_raw *r,
+                          struct trace_spaces *sp, struct trace_opinfo *o);
+
+/* The id in sp of the space named by the model's string name, registered when new (-1: sp
+ * has no room for it): what trace_opinfo_unpack looks up for a range of that name. Asked
+ * again of a name looked up before, it changes nothing. */
+int trace_opinfo_space_of(const struct trace_model *m, struct trace_spaces *sp, uint32_t name);
+
+/* trace_opinfo_resolve of r into o when every range of r is named by one of the n names
+ * (model string ids) whose ids (never -1) a registry gave: then exactly what it gives with
+ * that registry, which it leaves alone. False (o unset) when r names another. */
+bool trace_opinfo_resolve_known(const struct trace_opinfo_raw *r, const uint32_t *names,
+                                const uint8_t *ids, unsigned n, struct trace_opinfo *o);
+
 /* Whether event ev has op columns: trace_opinfo_of_event reads no details for it. */
 bool trace_opinfo_cached(const struct trace_model *m, uint64_t ev);
 

@@ -3,7 +3,8 @@
  * order. An op's end publishes what it wrote (an interval map per space: each byte range
  * to the op that wrote it last), its tile's and its track's last op; an op's start picks
  * its predecessor among what has ended by then. Walking the predecessors back from the op
- * that ends last gives the path. O(n log n) in the ops, plus the ranges' overlaps.
+ * that ends last gives the path. O(n log n) in the ops, plus the ranges' overlaps. For a
+ * set of many ops, a second thread reads their details ahead of the sweep (the feed).
  */
 #include "trace/verdict/critpath.h"
 
@@ -13,9 +14,13 @@
 #include "sim/util/xalloc.h"
 
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define NONE UINT32_MAX
 
@@ -291,13 +296,270 @@ static void sort_ops_by(uint32_t *idx, size_t n, const struct op *ops, bool ends
     free(count);
 }
 
+/*
+ * The feed: a second thread reading the ops' columns in op order (trace_opinfo_unpack_raw:
+ * the model alone, read-only) into a ring of FEED slots, op j's at j % FEED, while the
+ * calling thread sweeps; it takes them in the same order, looks their spaces up in its own
+ * registry (trace_opinfo_resolve: the registry sees what one thread's reads would show it,
+ * in the same order; the reader names the spaces of an op itself when the calling thread
+ * has looked each of its names up before, which changes nothing in the registry) and hands
+ * them on as it did reading them itself. Before it reads, the thread faults in the pages of
+ * the sweep's big arrays while the calling thread gathers the ops. Each side publishes
+ * how far it got every FEED_BATCH ops (and before it waits). The reader, faster, fills the
+ * ring and sleeps until half of it is free again (a wake-up for every few hundred ops, not
+ * one per batch); the taker sleeps when it catches up. A side that sleeps says until when
+ * (reader_wait, taker_wait), and the other wakes it only then. The reader stops at the end,
+ * when asked (the sweep ended or was cancelled) or when the input's progress is cancelled;
+ * an op it did not read (or could not) the calling thread reads itself.
+ */
+enum { FEED = 2048, FEED_BATCH = 64, FEED_NAMES = 32, POPULATE_STEP = 4 << 20 };
+
+struct feed {
+    const struct trace_model *m;
+    const uint64_t *events;
+    const uint32_t *src;
+    size_t n;
+    struct trace_progress *progress;
+    struct feed_slot {
+        bool ok;       /* the op's columns were read (else: none, or they do not unpack) */
+        bool resolved; /* into oi (their spaces' names all known), else into raw */
+        union {
+            struct trace_opinfo_raw raw;
+            struct trace_opinfo oi;
+        } u;
+    } * slot; /* owned: FEED */
+    /* the spaces' names the taker has looked up in its registry, each (string id << 8 | its
+     * id), nnamed of them: the reader names the spaces of an op whose names are all among
+     * them itself (trace_opinfo_resolve_known), the taker the others */
+    _Atomic uint64_t named[FEED_NAMES];
+    _Atomic unsigned nnamed;
+    uint32_t rnames[FEED_NAMES]; /* the reader's copy of named, rn of them */
+    uint8_t rids[FEED_NAMES];
+    unsigned rn;
+    uint32_t tnames[FEED_NAMES]; /* the taker's: the names it put in named */
+    unsigned tn;
+    /* the reader's: ops read (published), whether it stopped (head final then), until when
+     * it sleeps (the tail it waits for; SIZE_MAX: awake) */
+    _Alignas(64) _Atomic size_t head;
+    atomic_bool ended;
+    _Atomic size_t reader_wait;
+    /* the taker's: ops taken (published), whether the reader must stop, until when it
+     * sleeps (the op it waits for; SIZE_MAX: awake); the head it last read */
+    _Alignas(64) _Atomic size_t tail;
+    atomic_bool stop;
+    _Atomic size_t taker_wait;
+    size_t seen;
+    /* before it reads: the pages it faults in (POPULATE of them), then it waits for go (its
+     * src and n set) or stop */
+    struct {
+        void *p;
+        size_t n;
+    } populate[2];
+    atomic_bool go;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t th;
+};
+
+static void feed_broadcast(struct feed *f)
+{
+    pthread_mutex_lock(&f->mu);
+    pthread_cond_broadcast(&f->cv);
+    pthread_mutex_unlock(&f->mu);
+}
+
+/* The reader: ops before j read; wake the taker if it waits for one of them. */
+static void feed_publish_head(struct feed *f, size_t j)
+{
+    atomic_store(&f->head, j);
+    size_t w = atomic_load(&f->taker_wait);
+    if (w != SIZE_MAX && w < j)
+        feed_broadcast(f);
+}
+
+/* The taker: ops before j done with; wake the reader if it waits for that. */
+static void feed_publish_tail(struct feed *f, size_t j)
+{
+    atomic_store(&f->tail, j);
+    size_t w = atomic_load(&f->reader_wait);
+    if (w != SIZE_MAX && w <= j)
+        feed_broadcast(f);
+}
+
+/* Fault in the pages of the n bytes at p (their contents untouched: the calling thread may
+ * be writing them), a few megabytes at a time, unless told to stop; where the system cannot,
+ * the calling thread faults them in as it writes them. */
+static void feed_populate(struct feed *f, void *p, size_t n)
+{
+#ifdef MADV_POPULATE_WRITE
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = ((uintptr_t)p + page - 1) / page * page, b = ((uintptr_t)p + n) / page * page;
+    for (uintptr_t x = a; x < b && !atomic_load(&f->stop) && !atomic_load(&f->go);) {
+        size_t len = b - x < POPULATE_STEP ? b - x : POPULATE_STEP;
+        if (madvise((void *)x, len, MADV_POPULATE_WRITE) != 0)
+            return;
+        x += len;
+    }
+#else
+    (void)f, (void)p, (void)n;
+#endif
+}
+
+static void *feed_main(void *arg)
+{
+    struct feed *f = arg;
+    for (int k = 0; k < 2; k++)
+        feed_populate(f, f->populate[k].p, f->populate[k].n);
+    pthread_mutex_lock(&f->mu);
+    while (!atomic_load(&f->go) && !atomic_load(&f->stop))
+        pthread_cond_wait(&f->cv, &f->mu);
+    pthread_mutex_unlock(&f->mu);
+    size_t j = 0;
+    for (; j < f->n && !atomic_load(&f->stop); j++) {
+        if (j % FEED_BATCH == 0) {
+            feed_publish_head(f, j);
+            for (unsigned c = atomic_load(&f->nnamed); f->rn < c; f->rn++) {
+                uint64_t x = atomic_load(&f->named[f->rn]);
+                f->rnames[f->rn] = (uint32_t)(x >> 8), f->rids[f->rn] = (uint8_t)x;
+            }
+            if ((j % TRACE_PROGRESS_EVERY == 0 && trace_progress_cancelled(f->progress)) ||
+                atomic_load(&f->stop))
+                break;
+            if (j + FEED_BATCH - atomic_load(&f->tail) > FEED) { /* full: until half free */
+                size_t want = j + FEED_BATCH - FEED / 2;
+                pthread_mutex_lock(&f->mu);
+                atomic_store(&f->reader_wait, want);
+                while (atomic_load(&f->tail) < want && !atomic_load(&f->stop))
+                    pthread_cond_wait(&f->cv, &f->mu);
+                atomic_store(&f->reader_wait, SIZE_MAX);
+                pthread_mutex_unlock(&f->mu);
+                if (atomic_load(&f->stop))
+                    break;
+            }
+        }
+        struct feed_slot *s = &f->slot[j % FEED];
+        size_t len;
+        const uint8_t *col = trace_model_opcol(f->m, f->events[op_src(f->src, j)], &len);
+        struct trace_opinfo_raw raw;
+        s->ok = col && trace_opinfo_unpack_raw(f->m, col, len, &raw);
+        if (!s->ok)
+            continue;
+        s->resolved = trace_opinfo_resolve_known(&raw, f->rnames, f->rids, f->rn, &s->u.oi);
+        if (!s->resolved)
+            s->u.raw = raw;
+    }
+    atomic_store(&f->ended, true);
+    atomic_store(&f->head, j);
+    if (atomic_load(&f->taker_wait) != SIZE_MAX)
+        feed_broadcast(f);
+    return NULL;
+}
+
+/* Start the second thread, faulting in the n0 bytes at p0 and the n1 at p1 (the arrays of a
+ * set of many ops, as this thread fills the first), then waiting: NULL when no thread could
+ * be started. */
+static struct feed *feed_start(const struct trace_critpath_input *in, void *p0, size_t n0, void *p1,
+                               size_t n1)
+{
+    struct feed *f = sim_xcalloc(1, sizeof(*f));
+    f->m = in->m, f->events = in->events, f->progress = in->progress;
+    f->populate[0].p = p0, f->populate[0].n = n0;
+    f->populate[1].p = p1, f->populate[1].n = n1;
+    f->slot = sim_xreallocarray(NULL, FEED, sizeof(*f->slot));
+    atomic_init(&f->head, 0);
+    atomic_init(&f->ended, false);
+    atomic_init(&f->reader_wait, SIZE_MAX);
+    atomic_init(&f->tail, 0);
+    atomic_init(&f->stop, false);
+    atomic_init(&f->taker_wait, SIZE_MAX);
+    atomic_init(&f->go, false);
+    pthread_mutex_init(&f->mu, NULL);
+    pthread_cond_init(&f->cv, NULL);
+    if (pthread_create(&f->th, NULL, feed_main, f) != 0) {
+        pthread_mutex_destroy(&f->mu);
+        pthread_cond_destroy(&f->cv);
+        free(f->slot);
+        free(f);
+        return NULL;
+    }
+    return f;
+}
+
+/* Have f read the n ops of the input (op k's event events[op_src(src, k)]). */
+static void feed_go(struct feed *f, const uint32_t *src, size_t n)
+{
+    pthread_mutex_lock(&f->mu);
+    f->src = src, f->n = n;
+    atomic_store(&f->go, true);
+    pthread_cond_broadcast(&f->cv);
+    pthread_mutex_unlock(&f->mu);
+}
+
+/* Op j's slot, the ops before it taken: NULL when the reader stopped before it. */
+static const struct feed_slot *feed_take(struct feed *f, size_t j)
+{
+    if (j % FEED_BATCH == 0) /* the ops before it are done with */
+        feed_publish_tail(f, j);
+    if (j < f->seen)
+        return &f->slot[j % FEED];
+    f->seen = atomic_load(&f->head);
+    if (j >= f->seen && !atomic_load(&f->ended)) { /* caught up: wait */
+        feed_publish_tail(f, j);
+        for (unsigned spin = 0;
+             spin < 1000 && j >= atomic_load(&f->head) && !atomic_load(&f->ended); spin++)
+            ;
+        pthread_mutex_lock(&f->mu);
+        atomic_store(&f->taker_wait, j);
+        while (j >= atomic_load(&f->head) && !atomic_load(&f->ended))
+            pthread_cond_wait(&f->cv, &f->mu);
+        atomic_store(&f->taker_wait, SIZE_MAX);
+        pthread_mutex_unlock(&f->mu);
+        f->seen = atomic_load(&f->head);
+    }
+    return j < f->seen ? &f->slot[j % FEED] : NULL;
+}
+
+/* The taker has named the spaces of raw in sp: tell the reader the names it did not know,
+ * with their ids (asked again, sp changes nothing). */
+static void feed_learn(struct feed *f, const struct trace_opinfo_raw *raw, struct trace_spaces *sp)
+{
+    for (unsigned i = raw->has_write ? 0 : 1; i <= raw->nreads && f->tn < FEED_NAMES; i++) {
+        uint32_t name = raw->name[i];
+        unsigned k = 0;
+        while (k < f->tn && f->tnames[k] != name)
+            k++;
+        if (k < f->tn)
+            continue;
+        int id = trace_opinfo_space_of(f->m, sp, name);
+        if (id < 0)
+            continue; /* (the registry is full: its ranges are dropped, as the taker does) */
+        f->tnames[f->tn] = name;
+        atomic_store(&f->named[f->tn], (uint64_t)name << 8 | (uint8_t)id);
+        atomic_store(&f->nnamed, ++f->tn);
+    }
+}
+
+/* Stop the reader and free f (NULL: nothing). */
+static void feed_stop(struct feed *f)
+{
+    if (!f)
+        return;
+    atomic_store(&f->stop, true);
+    feed_broadcast(f);
+    pthread_join(f->th, NULL);
+    pthread_mutex_destroy(&f->mu);
+    pthread_cond_destroy(&f->cv);
+    free(f->slot);
+    free(f);
+}
+
 /* The memory ranges of the ops, in one of three forms: the caller's opinfo (info, op k's at
  * info[op_src(src, k)]); read again from the model's op columns as the sweep needs them (cols:
  * every op had columns: nothing kept, where the ranges of a launch of ten million ops would
  * hold half a gigabyte); or decoded once and kept as ranges alone (op k's reads at
  * [first[k], ..), then its write when write[k]; first[n] the end; a range's bytes in lohi,
  * its space in space: 17 bytes), a tenth of an opinfo for an op of a read and a write. */
-enum { WCACHE = 1 << 15, RING = 1 << 15 };
+enum { WCACHE = 1 << 15, RING = 1 << 15, RING_IN_ORDER = 64 };
 
 struct ranges {
     const struct trace_opinfo *info;
@@ -315,15 +577,17 @@ struct ranges {
     } * wcache; /* owned */
     /* fused (cols, the caller wants each op's info): the details are not read in a pass of
      * their own but as the sweep reaches the ops' starts, in op order (next: the ops before
-     * it are read), each op's ranges kept in the ring (op k's at k % RING when its tag says
+     * it are read), each op's ranges kept in the ring (op k's at k % nring when its tag says
      * k) until its start is swept, rather than read a second time */
     bool fused;
     size_t next;
     const struct trace_critpath_input *in;
+    struct feed *feed; /* fused: the ops read ahead on a second thread, or NULL */
     struct rcached {
         uint32_t tag;
         struct trace_op_ranges v;
-    } * ring;            /* owned */
+    } * ring; /* owned: nring of them (a power of two) */
+    size_t nring;
     size_t *first;       /* owned: n + 1 of them */
     bool *write;         /* owned */
     uint64_t (*lohi)[2]; /* owned */
@@ -395,17 +659,26 @@ static void ranges_ahead(struct ranges *r, size_t k)
     for (; r->next <= k; r->next++) {
         size_t j = r->next;
         struct trace_opinfo oi;
-        uint64_t ev = r->events[op_src(r->src, j)];
-        size_t len;
-        const uint8_t *col = trace_model_opcol(r->m, ev, &len);
-        if (!col || !trace_opinfo_unpack(r->m, col, len, r->spaces, &oi))
-            trace_opinfo_of_event(r->m, ev, r->spaces, &oi);
+        const struct trace_opinfo *po = &oi;
+        const struct feed_slot *fs = r->feed ? feed_take(r->feed, j) : NULL;
+        if (fs && fs->ok && fs->resolved) {
+            po = &fs->u.oi;
+        } else if (fs && fs->ok) {
+            trace_opinfo_resolve(r->m, &fs->u.raw, r->spaces, &oi);
+            feed_learn(r->feed, &fs->u.raw, r->spaces);
+        } else {
+            uint64_t ev = r->events[op_src(r->src, j)];
+            size_t len;
+            const uint8_t *col = trace_model_opcol(r->m, ev, &len);
+            if (!col || !trace_opinfo_unpack(r->m, col, len, r->spaces, &oi))
+                trace_opinfo_of_event(r->m, ev, r->spaces, &oi);
+        }
         if (r->in->each_info)
-            r->in->each_info(r->in->each_ctx, op_src(r->src, j), &oi);
-        r->npool += oi.nreads + (oi.has_write ? 1 : 0); /* counted only */
-        struct rcached *c = &r->ring[j % RING];
+            r->in->each_info(r->in->each_ctx, op_src(r->src, j), po);
+        r->npool += po->nreads + (po->has_write ? 1 : 0); /* counted only */
+        struct rcached *c = &r->ring[j & (r->nring - 1)];
         c->tag = (uint32_t)j;
-        ranges_of_info(&oi, &c->v); /* (the reads it has alone) */
+        ranges_of_info(po, &c->v); /* (the reads it has alone) */
     }
 }
 
@@ -465,6 +738,7 @@ static bool ranges_decode(struct ranges *r, const struct trace_model *m, const u
 
 static void ranges_fini(struct ranges *r)
 {
+    feed_stop(r->feed);
     free(r->ring);
     free(r->wcache);
     free(r->first);
@@ -515,10 +789,10 @@ static const struct trace_op_ranges *op_reads(struct ranges *r, uint32_t k,
                                               struct trace_op_ranges *buf)
 {
     const struct trace_op_ranges *v = buf;
-    if (r->fused && k >= r->next && k - r->next < RING / 2)
+    if (r->fused && k >= r->next && k - r->next < RING / 2) /* (with starts in order: k) */
         ranges_ahead(r, k);
-    if (r->fused && r->ring[k % RING].tag == k)
-        v = &r->ring[k % RING].v;
+    if (r->fused && r->ring[k & (r->nring - 1)].tag == k)
+        v = &r->ring[k & (r->nring - 1)].v;
     else
         op_ranges(r, k, buf);
     if (r->cols)
@@ -557,6 +831,13 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     uint8_t *stage_of = sim_xcalloc(nstr ? nstr : 1, 1), *comp_of = sim_xcalloc(nstr ? nstr : 1, 1);
     bool stages = false;
     struct op *ops = sim_xreallocarray(NULL, in->n ? in->n : 1, sizeof(*ops));
+    /* the sweep's block (below), allocated now: for a set of many ops the second thread
+     * faults in the pages of both while this one gathers the ops, then reads their details
+     * if they are read as the sweep goes */
+    uint8_t *arena = sim_xreallocarray(NULL, in->n ? in->n : 1, 21);
+    struct feed *feed = NULL;
+    if (in->threads != 1 && (in->threads == 2 || in->n >= TRACE_CRITPATH_THREAD_MIN))
+        feed = feed_start(in, ops, in->n * sizeof(*ops), arena, in->n * 21);
     uint8_t *composite = NULL; /* per op, whether it is a composite op; NULL: none */
     size_t n = 0;
     uint64_t now = trace_model_now(m);
@@ -613,7 +894,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     free(tiles.key), free(tiles.val);
     out->ops = n;
     if (!n) {
-        free(ops), free(src);
+        feed_stop(feed);
+        free(ops), free(src), free(arena);
         return;
     }
     /* their memory ranges: the caller's opinfo (op k's is info[op_src(src, k)]), not copied (a
@@ -641,18 +923,26 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
                              .spaces = &out->spaces,
                              .fused = true,
                              .in = in};
-        rg.ring = sim_xreallocarray(NULL, RING, sizeof(*rg.ring));
-        for (size_t i = 0; i < RING; i++)
+        /* with starts in op order each op's start comes as it is read: a ring of a few
+         * (of 4 MB, rewritten op by op, the ring would keep the caches missing) */
+        rg.nring = sc.starts_in_order ? RING_IN_ORDER : RING;
+        rg.ring = sim_xreallocarray(NULL, rg.nring, sizeof(*rg.ring));
+        for (size_t i = 0; i < rg.nring; i++)
             rg.ring[i].tag = UINT32_MAX; /* no op's: n < UINT32_MAX */
         rg.wcache = sim_xreallocarray(NULL, WCACHE, sizeof(*rg.wcache));
         for (size_t i = 0; i < WCACHE; i++)
             rg.wcache[i].tag = UINT32_MAX;
+        if (feed) {
+            feed_go(feed, src, n);
+            rg.feed = feed, feed = NULL;
+        }
         out->decoded = n;
     } else if (decode) {
         trace_progress_step(in->progress, "critical path: op details", n);
         if (!ranges_decode(&rg, m, src, n, &out->spaces, in)) {
+            feed_stop(feed);
             ranges_fini(&rg);
-            free(ops), free(src);
+            free(ops), free(src), free(arena);
             return; /* cancelled: an empty path */
         }
         out->decoded = n;
@@ -673,7 +963,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     /* one block of 21 bytes an op, the sort's keys first (key, tk: 8 bytes each; ti: 4),
      * then the sweep's results over them (rng: the bytes read of a RAW predecessor, 16;
      * pred, 4; flags, 1): a launch of ten million ops maps and faults it in once */
-    uint8_t *arena = sim_xreallocarray(NULL, n, 21);
+    feed_stop(feed); /* (not reading: the pages are faulted in, or this thread does it) */
+    feed = NULL;
     /* the ops by start and by end point (NULL: in op order, as a model's events mostly are:
      * ten million ops need neither array nor sort) */
     uint32_t *starts = NULL, *ends = NULL;
@@ -835,6 +1126,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         ranges_ahead(&rg, n - 1);
         out->with_addresses = rg.npool != 0;
     }
+    feed_stop(rg.feed);
+    rg.feed = NULL;
     trace_model_lent_giveback(m);
     /* back from the op that ends last */
     if (stop)

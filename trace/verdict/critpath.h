@@ -79,7 +79,14 @@ struct trace_critpath_input {
      * (the umbrella ops it leaves out are not read) */
     void (*each_info)(void *ctx, size_t i, const struct trace_opinfo *oi);
     void *each_ctx;
+    /* 0: the details read here are read ahead on a second thread for a set of at least
+     * TRACE_CRITPATH_THREAD_MIN ops (it reads the model alone; the callbacks stay on the
+     * calling thread, in the same order, the path the same); 1: on the calling thread alone;
+     * 2: on a second thread whatever the set's size */
+    unsigned threads;
 };
+
+enum { TRACE_CRITPATH_THREAD_MIN = 1 << 15 };
 
 /* Compute the path of in into out (free with trace_critpath_fini). An empty set gives an
  * empty path. */

@@ -152,6 +152,21 @@ static bool search_near(const struct trace_imap *m, const struct trace_imap_gues
     return true;
 }
 
+/* The interval [lo, hi) itself, when the guess by lo points at it (the common case: an op
+ * reads or rewrites the bytes one op wrote), else NULL; of no length, NULL (several of no
+ * length may start at lo). Intervals are disjoint, none of no length inside another: it is
+ * then the first whose hi is above lo, and the only one [lo, hi) overlaps. */
+static struct trace_ival *exact(const struct trace_imap *m, uint64_t lo, uint64_t hi)
+{
+    if (!m->guess || lo >= hi)
+        return NULL;
+    const struct trace_imap_guess *g = &m->guess[guess_slot(lo)];
+    if (g->lo != lo || g->b >= m->nb || g->i >= m->b[g->b].n)
+        return NULL;
+    struct trace_ival *v = &m->b[g->b].v[g->i];
+    return v->lo == lo && v->hi == hi ? v : NULL;
+}
+
 struct trace_imap_pos trace_imap_first(struct trace_imap *m, uint64_t lo)
 {
     struct trace_imap_pos p;
@@ -216,6 +231,11 @@ static void block_overflow(struct trace_imap *m, struct trace_imap_pos *mine)
 
 void trace_imap_assign(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t op, uint64_t end)
 {
+    struct trace_ival *same = exact(m, lo, hi);
+    if (same) { /* the bytes of one interval, rewritten: in place */
+        same->op = op, same->end = end;
+        return;
+    }
     struct trace_imap_pos at = trace_imap_first(m, lo);
     if (at.b < m->nb) { /* the bytes of one interval, rewritten: in place */
         struct trace_ival *e = &m->b[at.b].v[at.i];
@@ -279,8 +299,14 @@ void trace_imap_assign(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t 
 bool trace_imap_latest(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t skip,
                        struct trace_ival *x)
 {
+    const struct trace_ival *best = exact(m, lo, hi);
+    if (best) { /* the bytes one op wrote: its interval alone */
+        if (best->op == skip)
+            return false;
+        *x = *best;
+        return true;
+    }
     struct trace_imap_pos p = trace_imap_first(m, lo);
-    const struct trace_ival *best = NULL;
     for (size_t b = p.b, i = p.i; b < m->nb; b++, i = 0) {
         const struct trace_ival *v = m->b[b].v;
         for (size_t n = m->b[b].n; i < n; i++) {
