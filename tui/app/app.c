@@ -492,6 +492,9 @@ const struct tui_canvas *tui_app_render(struct tui_app *a)
     a->drawn_gen = gen;
     a->drawn_rev = rev;
     a->drawn_msg = a->view.message_rev;
+    if (!a->drawn_once)
+        a->work_pending = true; /* tui_app_work starts the verdict ahead */
+    a->drawn_once = true;
     return a->canvas;
 }
 
@@ -596,6 +599,9 @@ void tui_app_work(struct tui_app *a, uint64_t budget_ns)
         p->working = more;
         pending |= more;
     }
+    struct pane *bp = &a->panes[P_BOTTLENECK];
+    if (a->drawn_once && !bp->shown && !a->diff) /* the verdict ahead of v (bottleneck.h) */
+        pending |= tui_bottleneck_ahead(bp->self, &a->view);
     a->work_pending = pending;
 }
 

@@ -2,7 +2,9 @@
  * A pane's analysis off the main loop (see task.h): one worker thread per run, a
  * progress block shared with it (atomics), a flag the worker sets when it is done. The live
  * tasks are kept in a list (only the main loop's thread touches it), so that the main loop
- * can ask whether one holds the model and cancel them all before it changes.
+ * can ask whether one holds the model and cancel them all before it changes; every task is
+ * in another list, so that a task started counts the workers running and makes room by
+ * cancelling runs ahead.
  */
 #include "tui/panes/task.h"
 
@@ -11,6 +13,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -31,9 +34,12 @@ struct tui_task {
     struct tui_task *next_live; /* the list of live tasks */
     uint64_t ran_ns;            /* how long the last run took (written by the worker) */
     uint64_t ended;             /* when the last run was seen to end (tui_now_ns); 0: none yet */
+    bool ahead;                 /* runs ahead of a request (tui_task_set_ahead) */
+    struct tui_task *next_all;  /* the list of every task */
 };
 
 static struct tui_task *live_tasks; /* the main loop's thread only */
+static struct tui_task *all_tasks;  /* likewise */
 
 /* The status _exit gives when a worker cannot be stopped in time (tui_task_free). */
 static volatile int exit_status;
@@ -49,6 +55,8 @@ struct tui_task *tui_task_new(void)
     const char *d = getenv("NPUSCOPE_TEST_ANALYSIS_DELAY_US");
     t->p.delay_us = d ? (unsigned)atoi(d) : 0;
     atomic_store(&t->finished, true);
+    t->next_all = all_tasks;
+    all_tasks = t;
     return t;
 }
 
@@ -109,29 +117,79 @@ bool tui_task_holding(void)
     return false;
 }
 
+/* Cancel t's run and wait for it (the worker stops at its next progress check); its result
+ * discarded. */
+static void cancel(struct tui_task *t)
+{
+    atomic_store(&t->p.cancel, true);
+    join(t);
+    t->done = false;
+    if (t->discard)
+        t->discard(t->arg);
+}
+
 void tui_task_release(void)
 {
-    for (struct tui_task *t = live_tasks; t; t = t->next_live) {
-        if (!tui_task_running(t))
-            continue;
-        atomic_store(&t->p.cancel, true);
-        join(t); /* the worker stops at its next progress check */
-        t->done = false;
-        if (t->discard)
-            t->discard(t->arg);
-    }
+    for (struct tui_task *t = live_tasks; t; t = t->next_live)
+        if (tui_task_running(t))
+            cancel(t);
 }
 
 bool tui_task_due(const struct tui_task *t)
 {
     if (!t->live || !t->ended)
         return true;
-    return tui_now_ns() - t->ended >= (uint64_t)TUI_TASK_HOLD_FACTOR * t->ran_ns;
+    uint64_t factor = t->ahead ? TUI_TASK_AHEAD_FACTOR : TUI_TASK_HOLD_FACTOR;
+    return tui_now_ns() - t->ended >= factor * t->ran_ns;
+}
+
+void tui_task_set_ahead(struct tui_task *t, bool ahead, tui_task_discard_fn discard)
+{
+    t->ahead = ahead;
+    if (discard)
+        t->discard = discard;
+}
+
+/* The cores this process may use (at least 1), counted once. */
+static int cores(void)
+{
+    static int n;
+    if (!n) {
+        cpu_set_t s;
+        n = sched_getaffinity(0, sizeof(s), &s) == 0 ? CPU_COUNT(&s) : 0;
+        if (n < 1) {
+            long c = sysconf(_SC_NPROCESSORS_ONLN);
+            n = c > 0 ? (int)c : 1;
+        }
+    }
+    return n;
+}
+
+/* The workers running, but for except's. */
+static int workers(const struct tui_task *except)
+{
+    int n = 0;
+    for (const struct tui_task *t = all_tasks; t; t = t->next_all)
+        n += t != except && tui_task_running(t);
+    return n;
+}
+
+bool tui_task_room_ahead(void)
+{
+    return workers(NULL) < cores();
 }
 
 void tui_task_start(struct tui_task *t, tui_task_fn fn, void *arg, bool threaded)
 {
     join(t);
+    if (threaded && !t->ahead) { /* the user's analysis comes first: room on the cores */
+        int n = workers(t) + 1;
+        for (struct tui_task *a = all_tasks; a && n > cores(); a = a->next_all)
+            if (a != t && a->ahead && tui_task_running(a)) {
+                cancel(a);
+                n--;
+            }
+    }
     t->fn = fn;
     t->arg = arg;
     t->started = tui_now_ns();
@@ -225,6 +283,11 @@ void tui_task_free(struct tui_task *t)
     for (struct tui_task **q = &live_tasks; *q; q = &(*q)->next_live)
         if (*q == t) {
             *q = t->next_live;
+            break;
+        }
+    for (struct tui_task **q = &all_tasks; *q; q = &(*q)->next_all)
+        if (*q == t) {
+            *q = t->next_all;
             break;
         }
     atomic_store(&t->p.cancel, true);
