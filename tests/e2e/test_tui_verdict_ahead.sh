@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# The verdict computed ahead of its key, in a real terminal (tmux): a loaded trace's from its
+# first frame on, so that v shows it at once once it is done, and the progress of the
+# computation under way (never a second one from the start) when it is not; a live run's
+# from the run's start, kept warm while the pane stays closed, so that v shows it at once. q
+# in the middle of a computation ahead ends the process within 0.5 s. On one core, the
+# user's analysis comes first: the verdict ahead makes room and starts again after it. The
+# analyses are made slow by NPUSCOPE_TEST_ANALYSIS_DELAY_US (tests only: a pause at every
+# progress check of an analysis; the verdict of the loaded trace checks a few times, a live
+# run's a few hundred); the runs
+# of analyses are read from NPUSCOPE_TASK_LOG (a line per finished or cancelled run).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/tmux.sh"
+
+GEN=$TMP/gen.json
+awk -v PES=4 -v N=2000 -f "$TESTS_DIR/data/tui/gen_trace.awk" >"$GEN"
+UTF8=(LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color)
+LOG=$TMP/tasks.log
+KERNEL=llm_decode:layers=4,gen=401 # a shape of its own: pgrep finds this test's processes
+
+now_ms() { date +%s%3N; }
+
+# logged REGEX [SECONDS]: a line of the task log comes to match.
+logged() {
+    local i
+    for ((i = 0; i < ${2:-15} * 20; i++)); do
+        grep -qE -- "$1" "$LOG" 2>/dev/null && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+# at_once NAME REGEX MS: after a key, the screen matches REGEX within MS milliseconds.
+at_once() {
+    local t0=$(now_ms) t
+    tmux_wait "$2" 10
+    t=$(($(now_ms) - t0))
+    if grep -qE -- "$2" <<<"$SCREEN" && [ "$t" -le "$3" ]; then ok "$1 ($t ms)"
+    else fail "$1" "after $t ms (at most $3)" "screen:" "$SCREEN"; fi
+}
+
+# view DELAY_US: the trace opened, its analyses slowed down, the first frame on screen.
+view() {
+    rm -f "$LOG"
+    tmux_start 160 45 "${UTF8[@]}" NPUSCOPE_TEST_ANALYSIS_DELAY_US="$1" NPUSCOPE_TASK_LOG="$LOG" \
+        -- view "$GEN"
+    expect_screen "the trace opens" 'POST-MORTEM' 30
+    PID=$(app_pid)
+}
+
+echo "-- a loaded trace: the verdict computed before v, shown at once"
+view 1000000 # the verdict takes seconds
+if logged ' loaded ' 30; then ok "the verdict was computed with its pane closed: $(head -1 "$LOG")"
+else fail "the verdict was computed with its pane closed" "no analysis ran in 30 s"; fi
+tmux_keys v
+at_once "v shows the verdict at once" 'Bottleneck  run: ' 1000
+tmux_keys z # the pane maximized: the experiment below the evidence
+expect_screen "the experiment starts only now, with the pane open" \
+    'experiment: (running the workload again|none|not started|[0-9]+ runs)' 15
+tmux_keys q
+expect_exit "q exits 0" 0
+
+echo "-- v while it is still computing: its progress, then the verdict, one computation"
+view 1000000
+sleep 1.5
+tmux_keys v
+expect_screen "v shows the progress of the computation" 'verdict: computing \([0-9.]+ s\)' 5
+took=$(grep -m1 -oE 'verdict: computing \([0-9.]+' <<<"$SCREEN" | grep -oE '[0-9.]+$')
+if awk -v t="${took:-0}" 'BEGIN {exit !(t >= 1.2)}'; then
+    ok "it is the computation started before the key (${took} s in)"
+else fail "it is the computation started before the key" "computing for ${took:-?} s when v was pressed"; fi
+expect_screen "then the verdict" 'Bottleneck  run: ' 20
+n=$(grep -c ' loaded ' "$LOG" 2>/dev/null)
+if [ "${n:-0}" -eq 1 ] && ! grep -q cancelled "$LOG"; then ok "one computation of the verdict"
+else fail "one computation of the verdict" "$(cat "$LOG" 2>/dev/null)"; fi
+tmux_keys q
+expect_exit "q exits 0" 0
+
+echo "-- q, Ctrl-C and a hang-up while the verdict is computed ahead"
+for how in q C-c HUP; do
+    view 3000000
+    sleep 0.5
+    if [ "$how" = HUP ]; then kill -HUP "$PID"; else tmux_keys "$how"; fi
+    gone_within "$how: the process is gone within 0.5 s" "$PID" 500
+    case $how in q) expect_exit "q: exit 0" 0 ;; C-c) expect_exit "Ctrl-C: exit 130" 130 ;;
+    HUP) expect_exit "SIGHUP: exit 129" 129 ;; esac
+    if grep -q ' loaded .*(cancelled)' "$LOG" 2>/dev/null; then ok "$how: the verdict was under way, cancelled"
+    else fail "$how: the verdict was under way, cancelled" "log: $(cat "$LOG" 2>/dev/null)"; fi
+done
+
+if command -v taskset >/dev/null; then
+    echo "-- one core: the layers the user asks for come first"
+    rm -f "$LOG"
+    bin=$NPUSCOPE
+    NPUSCOPE=taskset
+    tmux_start 160 45 "${UTF8[@]}" NPUSCOPE_TEST_ANALYSIS_DELAY_US=1000000 NPUSCOPE_TASK_LOG="$LOG" \
+        -- -c 0 "$bin" view "$GEN"
+    NPUSCOPE=$bin
+    expect_screen "the trace opens" 'POST-MORTEM' 30
+    sleep 0.5
+    tmux_keys y
+    if logged ' loaded .*(cancelled)' 5; then ok "y: the verdict ahead makes room (cancelled)"
+    else fail "y: the verdict ahead makes room (cancelled)" "log: $(cat "$LOG" 2>/dev/null)"; fi
+    expect_screen "the layers are shown" 'Layers' 30
+    expect_no_screen "the layers are done" 'layers: computing' 30
+    tmux_keys v
+    expect_screen "the verdict, computed again after them" 'Bottleneck  run: ' 30
+    tmux_keys q
+    expect_exit "q exits 0" 0
+else
+    echo "  (taskset not found: the one-core case is skipped)"
+fi
+
+echo "-- a live run: the verdict kept warm from the start, v shows it at once"
+rm -f "$LOG"
+tmux_start 160 45 -u OPENBLAS_NUM_THREADS "${UTF8[@]}" NPUSCOPE_TEST_ANALYSIS_DELAY_US=2000 \
+    NPUSCOPE_TASK_LOG="$LOG" -- run -k "$KERNEL"
+expect_screen "the run goes" '^ npuscope +LIVE .*events: [1-9]' 30
+PID=$(app_pid)
+expect_screen "the verdict holds the run a while, its pane closed" \
+    '^ npuscope +LIVE .*held by an analysis' 15
+if logged ' live ' 30; then ok "a verdict was computed with its pane closed: $(head -1 "$LOG")"
+else fail "a verdict was computed with its pane closed" "no analysis ran in 30 s"; fi
+expect_screen "the run goes on" '^ npuscope +LIVE .*ev/s' 10
+tmux_keys v
+at_once "v shows the verdict at once" 'Bottleneck  run: ' 1000
+tmux_keys q
+gone_within "q: the process is gone within 0.5 s" "$PID" 500
+expect_exit "q: exit 0" 0
+
+echo "-- q while a live verdict is computed ahead"
+tmux_start 160 45 -u OPENBLAS_NUM_THREADS "${UTF8[@]}" NPUSCOPE_TEST_ANALYSIS_DELAY_US=3000000 \
+    -- run -k "$KERNEL"
+expect_screen "the run goes" '^ npuscope +LIVE .*events: [1-9]' 30
+PID=$(app_pid)
+expect_screen "the verdict holds the run, its pane closed" '^ npuscope +LIVE .*held by an analysis' 15
+tmux_keys q
+gone_within "q: the process is gone within 0.5 s" "$PID" 500
+expect_exit "q: exit 0" 0
+for ((i = 0; i < 100; i++)); do pgrep -f -- "-k $KERNEL" >/dev/null || break; sleep 0.05; done
+if pgrep -f -- "-k $KERNEL" >/dev/null; then fail "nothing left" "$(pgrep -af -- "-k $KERNEL" | head -3)"
+else ok "nothing left"; fi
+
+finish
