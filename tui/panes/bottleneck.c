@@ -24,8 +24,6 @@ enum {
     EVIDENCE = 12,                      /* evidence lines of the selected row */
     STILL_NS = 1000 * 1000 * 1000,      /* live: the run stood still this long (paused or
                                            finished): the experiment may start */
-    AHEAD_NS = 2000 * 1000 * 1000,      /* live, the pane closed: a verdict at most this often (and
-                                           at most TUI_TASK_AHEAD_FACTOR times its cost) */
 };
 
 /* A line of the table: the run, a kernel launch, or the host messages together. */
@@ -60,7 +58,6 @@ struct tui_bottleneck {
     char exp_msg[SIM_DIAG_MSG_MAX + 32]; /* why there is none, or what failed */
     uint64_t exp_t0;
     uint64_t seen_gen, seen_at; /* live: the model's generation, and since when (tui_now_ns) */
-    uint64_t ahead_t0;          /* the first call of tui_bottleneck_ahead (tui_now_ns) */
 };
 
 /* A live verdict cancelled before it was done (tui_task_release): dropped, due again. */
@@ -269,19 +266,16 @@ static bool due(const struct tui_bottleneck *b, const struct tui_view *v)
 
 bool tui_bottleneck_ahead(struct tui_bottleneck *b, struct tui_view *v)
 {
+    /* live, each verdict costs about what the first does at the run's size (the launches still
+     * running are judged again): kept warm, it would hold the run for seconds at a time */
+    if (v->live)
+        return false;
     tui_task_set_ahead(b->task, true, discard);
     take(b);
-    if (tui_task_running(b->task))
-        return false;
-    if (b->v && trace_model_generation(b->m) == b->gen)
-        return false; /* up to date: a loaded trace's for good */
-    uint64_t now = tui_now_ns();
-    b->ahead_t0 = b->ahead_t0 ? b->ahead_t0 : now;
-    /* live, the first once the run has gone for a while, the next ones spaced out */
-    if (v->live && (now - (b->v ? b->at : b->ahead_t0) < AHEAD_NS || !tui_task_due(b->task)))
-        return false;
+    if (b->v || tui_task_running(b->task))
+        return false; /* a loaded trace's model no longer changes: computed once */
     if (!tui_task_room_ahead())
-        return !v->live; /* live, the next call comes anyway */
+        return true; /* the user's analyses first: again once one ends */
     compute(b);
     return false;
 }

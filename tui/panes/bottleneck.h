@@ -7,10 +7,9 @@
  * says so), computed again at most about twice a second and never for more than a tenth
  * of the time.
  *
- * The verdict is computed ahead, before the key (tui_bottleneck_ahead): a loaded trace's once
- * its first frame is drawn, so that v shows it at once, or the progress of the computation
- * under way; a live run's from its start, kept up to date at a low duty while the pane is
- * closed, so that v costs one refresh. The experiment starts only once the pane opens.
+ * A loaded trace's verdict is computed ahead, before the key (tui_bottleneck_ahead): once
+ * the first frame is drawn, so that v shows it at once, or the progress of the computation
+ * under way. The experiment starts only once the pane opens.
  */
 #ifndef TUI_BOTTLENECK_H
 #define TUI_BOTTLENECK_H
@@ -25,11 +24,10 @@ struct tui_bottleneck *tui_bottleneck_new(struct tui_view *v);
 void tui_bottleneck_free(struct tui_bottleneck *b);
 
 /*
- * Compute the verdict ahead while the pane is closed (call it between frames once the first
- * is drawn): on the worker (tui/panes/task.h, a task run ahead: the user's analyses come
- * first); a loaded trace's once, a live run's again at most every few seconds and for at
- * most a fortieth of the time (its incremental state kept warm). Returns true when it waits
- * for room on the cores (call it again soon).
+ * Compute a loaded trace's verdict ahead while the pane is closed (call it between frames
+ * once the first is drawn): once, on the worker (tui/panes/task.h, a task run ahead: the
+ * user's analyses come first). A live run's is not (it would hold the run). Returns true when
+ * it waits for room on the cores (call it again soon).
  */
 bool tui_bottleneck_ahead(struct tui_bottleneck *b, struct tui_view *v);
 

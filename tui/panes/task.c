@@ -139,8 +139,7 @@ bool tui_task_due(const struct tui_task *t)
 {
     if (!t->live || !t->ended)
         return true;
-    uint64_t factor = t->ahead ? TUI_TASK_AHEAD_FACTOR : TUI_TASK_HOLD_FACTOR;
-    return tui_now_ns() - t->ended >= factor * t->ran_ns;
+    return tui_now_ns() - t->ended >= (uint64_t)TUI_TASK_HOLD_FACTOR * t->ran_ns;
 }
 
 void tui_task_set_ahead(struct tui_task *t, bool ahead, tui_task_discard_fn discard)

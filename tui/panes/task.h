@@ -56,21 +56,18 @@ void tui_task_release(void);
 enum { TUI_TASK_HOLD_FACTOR = 10 };
 
 /* Whether t may start now: always for a task that is not live, and for a live task that never
- * ran; else not before TUI_TASK_HOLD_FACTOR (TUI_TASK_AHEAD_FACTOR for a task run ahead)
- * times its last run has passed since it ended. */
+ * ran; else not before TUI_TASK_HOLD_FACTOR times its last run has passed since it ended. */
 bool tui_task_due(const struct tui_task *t);
 
 /*
- * A task run ahead: an analysis computed before anyone asked for it (the verdict, its pane
- * closed), so that its pane shows the result at once when it opens. The user's analyses
- * come first: a run ahead starts only while fewer workers run than the cores this process
- * may use (tui_task_room_ahead), and is cancelled (discard(arg) when not NULL; the
- * owner starts it again once there is room) when another task starts while every core has a worker.
- * A live task run ahead holds the run for a smaller share of the time: it runs again only after
- * TUI_TASK_AHEAD_FACTOR times its last run. Set ahead false once the pane opens: the run under way,
- * if any, goes on as the pane's own.
+ * A task run ahead: an analysis computed before anyone asked for it (the verdict of a loaded
+ * trace, its pane closed), so that its pane shows the result at once when it opens. The
+ * user's analyses come first: a run ahead starts only while fewer workers run than the cores
+ * this process may use (tui_task_room_ahead), and is cancelled (discard(arg) when not NULL;
+ * the owner starts it again once there is room) when another task starts while every core
+ * has a worker. Set ahead false once the pane opens: the run under way, if any, goes on as
+ * the pane's own.
  */
-enum { TUI_TASK_AHEAD_FACTOR = 40 };
 void tui_task_set_ahead(struct tui_task *t, bool ahead, tui_task_discard_fn discard);
 
 /* Whether a task run ahead may start now: fewer workers run than the cores this process
