@@ -5,12 +5,16 @@
 # viewer computes the verdict ahead from its first frame on: with WAIT longer than the
 # verdict takes, `v` shows it at once; with WAIT 0, the rest of the computation under way.
 # The first frame's time is said too (computing ahead must not delay it). The index of TRACE
-# is read from (or written to) $XDG_CACHE_HOME, as `view` does.
-#   view_verdict.sh NPUSCOPE TRACE [WAIT]
+# is read from (or written to) $XDG_CACHE_HOME, as `view` does. KEY and READY time another
+# pane instead (its key, and a regex of its title once its result is shown: `y` and
+# 'Layers  [0-9]+ layer'), to see what the verdict computed meanwhile costs it.
+#   view_verdict.sh NPUSCOPE TRACE [WAIT] [KEY READY]
 set -u
 bin=$1
 trace=$2
 wait=${3:-10}
+key=${4:-v}
+ready=${5:-'Bottleneck  run: '}
 command -v tmux >/dev/null || { echo "view_verdict: tmux not found, skipped"; exit 0; }
 sock=npuscope-bench-$$
 trap 'tmux -L "$sock" kill-server >/dev/null 2>&1' EXIT
@@ -25,13 +29,13 @@ t0=$(now_ms)
 tmux -L "$sock" -f /dev/null new-session -d -x 200 -y 60 "$cmd; echo \"[exit \$?]\"; sleep 600"
 until_match ' POST-MORTEM ' || { echo "view_verdict: no first frame"; screen; exit 1; }
 t1=$(now_ms)
-echo "view $trace: the first frame in $((t1 - t0)) ms; v after $wait s more"
+echo "view $trace: the first frame in $((t1 - t0)) ms; $key after $wait s more"
 sleep "$wait"
 k0=$(now_ms)
-tmux -L "$sock" send-keys -t 0 v
-until_match 'Bottleneck  run: ' || { echo "view_verdict: no verdict in a minute"; screen; exit 1; }
+tmux -L "$sock" send-keys -t 0 "$key"
+until_match "$ready" || { echo "view_verdict: nothing ready in a minute"; screen; exit 1; }
 k1=$(now_ms)
-echo "  v to the verdict on screen: $((k1 - k0)) ms"
+echo "  $key to its result on screen: $((k1 - k0)) ms"
 k0=$(now_ms)
 tmux -L "$sock" send-keys -t 0 q
 until_match '^\[exit [0-9]+\]' || { echo "view_verdict: q did not end it"; exit 1; }
