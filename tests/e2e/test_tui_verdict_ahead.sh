@@ -2,8 +2,9 @@
 # The verdict of a loaded trace computed ahead of its key, in a real terminal (tmux): from
 # the first frame on, so that v shows it at once once it is done, and the progress of the
 # computation under way (never a second one from the start) when it is not. q, Ctrl-C and
-# a hang-up in the middle of a computation ahead end the process within 0.5 s. On one core,
-# the user's analysis comes first: the verdict ahead makes room and starts again after it.
+# a hang-up in the middle of a computation ahead end the process within 0.5 s. The user's
+# analyses come first: the verdict ahead runs at the lowest priority, raised when its pane
+# opens; a pane opened meanwhile computes beside it.
 # The analyses are made slow by NPUSCOPE_TEST_ANALYSIS_DELAY_US (tests only: a pause at
 # every progress check of an analysis; this trace's verdict checks a few times); the runs
 # of analyses are read from NPUSCOPE_TASK_LOG (a line per finished or cancelled run).
@@ -36,6 +37,16 @@ at_once() {
     else fail "$1" "after $t ms (at most $3)" "screen:" "$SCREEN"; fi
 }
 
+# niced: how many threads of npuscope ($PID) run at nice 19 (/proc/PID/task/TID/stat: the
+# 19th field; 17th after the command's name in parentheses).
+niced() {
+    local f n=0
+    for f in /proc/"$PID"/task/*/stat; do
+        [ "$(sed 's/^.*) //' "$f" 2>/dev/null | awk '{print $17}')" = 19 ] && n=$((n + 1))
+    done
+    echo "$n"
+}
+
 # view DELAY_US: the trace opened, its analyses slowed down, the first frame on screen.
 view() {
     rm -f "$LOG"
@@ -60,12 +71,16 @@ expect_exit "q exits 0" 0
 echo "-- v while it is still computing: its progress, then the verdict, one computation"
 view 1000000
 sleep 1.5
+if [ "$(niced)" -eq 1 ]; then ok "the verdict ahead runs at the lowest priority (nice 19)"
+else fail "the verdict ahead runs at the lowest priority (nice 19)" "threads at nice 19: $(niced)"; fi
 tmux_keys v
 expect_screen "v shows the progress of the computation" 'verdict: computing \([0-9.]+ s\)' 5
 took=$(grep -m1 -oE 'verdict: computing \([0-9.]+' <<<"$SCREEN" | grep -oE '[0-9.]+$')
 if awk -v t="${took:-0}" 'BEGIN {exit !(t >= 1.2)}'; then
     ok "it is the computation started before the key (${took} s in)"
 else fail "it is the computation started before the key" "computing for ${took:-?} s when v was pressed"; fi
+if [ "$(niced)" -eq 0 ]; then ok "its pane open, its priority is raised back"
+else fail "its pane open, its priority is raised back" "threads at nice 19: $(niced)"; fi
 expect_screen "then the verdict" 'Bottleneck  run: ' 20
 n=$(grep -c ' loaded ' "$LOG" 2>/dev/null)
 if [ "${n:-0}" -eq 1 ] && ! grep -q cancelled "$LOG"; then ok "one computation of the verdict"
@@ -85,27 +100,17 @@ for how in q C-c HUP; do
     else fail "$how: the verdict was under way, cancelled" "log: $(cat "$LOG" 2>/dev/null)"; fi
 done
 
-if command -v taskset >/dev/null; then
-    echo "-- one core: the layers the user asks for come first"
-    rm -f "$LOG"
-    bin=$NPUSCOPE
-    NPUSCOPE=taskset
-    tmux_start 160 45 "${UTF8[@]}" NPUSCOPE_TEST_ANALYSIS_DELAY_US=1000000 NPUSCOPE_TASK_LOG="$LOG" \
-        -- -c 0 "$bin" view "$GEN"
-    NPUSCOPE=$bin
-    expect_screen "the trace opens" 'POST-MORTEM' 30
-    sleep 0.5
-    tmux_keys y
-    if logged ' loaded .*(cancelled)' 5; then ok "y: the verdict ahead makes room (cancelled)"
-    else fail "y: the verdict ahead makes room (cancelled)" "log: $(cat "$LOG" 2>/dev/null)"; fi
-    expect_screen "the layers are shown" 'Layers' 30
-    expect_no_screen "the layers are done" 'layers: computing' 30
-    tmux_keys v
-    expect_screen "the verdict, computed again after them" 'Bottleneck  run: ' 30
-    tmux_keys q
-    expect_exit "q exits 0" 0
-else
-    echo "  (taskset not found: the one-core case is skipped)"
-fi
+echo "-- y while the verdict is computed ahead: the layers meanwhile, the verdict goes on"
+view 1000000
+sleep 0.5
+tmux_keys y
+expect_screen "y: the layers are shown" 'Layers  [0-9]+ layer' 30
+tmux_keys v
+expect_screen "v: the verdict" 'Bottleneck  run: ' 30
+n=$(grep -vc 'layers' "$LOG" 2>/dev/null) # the verdict's line says its last step
+if [ "${n:-0}" -eq 1 ] && ! grep -q cancelled "$LOG"; then ok "one computation of the verdict, not cancelled"
+else fail "one computation of the verdict, not cancelled" "$(cat "$LOG" 2>/dev/null)"; fi
+tmux_keys q
+expect_exit "q exits 0" 0
 
 finish

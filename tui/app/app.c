@@ -600,8 +600,10 @@ void tui_app_work(struct tui_app *a, uint64_t budget_ns)
         pending |= more;
     }
     struct pane *bp = &a->panes[P_BOTTLENECK];
-    if (a->drawn_once && !bp->shown && !a->diff) /* the verdict ahead of v (bottleneck.h) */
-        pending |= tui_bottleneck_ahead(bp->self, &a->view);
+    /* the verdict ahead of v (bottleneck.h), once the first frame and the work it asked
+     * for are done */
+    if (a->drawn_once && !pending && !bp->shown && !a->diff)
+        pending = tui_bottleneck_ahead(bp->self, &a->view);
     a->work_pending = pending;
 }
 

@@ -270,20 +270,17 @@ bool tui_bottleneck_ahead(struct tui_bottleneck *b, struct tui_view *v)
      * running are judged again): kept warm, it would hold the run for seconds at a time */
     if (v->live)
         return false;
-    tui_task_set_ahead(b->task, true, discard);
+    tui_task_set_ahead(b->task, true);
     take(b);
-    if (b->v || tui_task_running(b->task))
-        return false; /* a loaded trace's model no longer changes: computed once */
-    if (!tui_task_room_ahead())
-        return true; /* the user's analyses first: again once one ends */
-    compute(b);
+    if (!b->v && !tui_task_running(b->task))
+        compute(b); /* once: a loaded trace's model no longer changes */
     return false;
 }
 
 static bool bn_sync(void *self, struct tui_view *v)
 {
     struct tui_bottleneck *b = self;
-    tui_task_set_ahead(b->task, false, NULL); /* the pane is open: a run under way is its own */
+    tui_task_set_ahead(b->task, false); /* the pane is open: a run under way is its own */
     take(b);
     bool d = b->dirty || tui_task_running(b->task);
     b->dirty = false;
@@ -295,7 +292,7 @@ static bool bn_work(void *self, struct tui_view *v, uint64_t budget_ns)
 {
     struct tui_bottleneck *b = self;
     (void)budget_ns;
-    tui_task_set_ahead(b->task, false, NULL);
+    tui_task_set_ahead(b->task, false);
     bool running = tui_task_running(b->task); /* before the take: it may end between */
     if (take(b))
         return true; /* drawn once more with the result */
@@ -464,7 +461,7 @@ static void bn_render(void *self, struct tui_canvas *c, struct tui_rect r, struc
                       bool focused)
 {
     struct tui_bottleneck *b = self;
-    tui_task_set_ahead(b->task, false, NULL);
+    tui_task_set_ahead(b->task, false);
     take(b);
     if (!b->v)
         compute(b);

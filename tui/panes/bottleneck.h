@@ -26,8 +26,8 @@ void tui_bottleneck_free(struct tui_bottleneck *b);
 /*
  * Compute a loaded trace's verdict ahead while the pane is closed (call it between frames
  * once the first is drawn): once, on the worker (tui/panes/task.h, a task run ahead: the
- * user's analyses come first). A live run's is not (it would hold the run). Returns true when
- * it waits for room on the cores (call it again soon).
+ * user's analyses come first). A live run's is not (it would hold the run). Returns whether
+ * it asks to be called again soon (it does not, today).
  */
 bool tui_bottleneck_ahead(struct tui_bottleneck *b, struct tui_view *v);
 

@@ -2,9 +2,9 @@
  * A pane's analysis off the main loop (see task.h): one worker thread per run, a
  * progress block shared with it (atomics), a flag the worker sets when it is done. The live
  * tasks are kept in a list (only the main loop's thread touches it), so that the main loop
- * can ask whether one holds the model and cancel them all before it changes; every task is
- * in another list, so that a task started counts the workers running and makes room by
- * cancelling runs ahead.
+ * can ask whether one holds the model and cancel them all before it changes. A run ahead
+ * lowers its worker's priority (setpriority on its thread id), raised again when its pane
+ * opens; a mutex orders the two.
  */
 #include "tui/panes/task.h"
 
@@ -13,7 +13,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
-#include <sched.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -34,12 +34,14 @@ struct tui_task {
     struct tui_task *next_live; /* the list of live tasks */
     uint64_t ran_ns;            /* how long the last run took (written by the worker) */
     uint64_t ended;             /* when the last run was seen to end (tui_now_ns); 0: none yet */
-    bool ahead;                 /* runs ahead of a request (tui_task_set_ahead) */
-    struct tui_task *next_all;  /* the list of every task */
+    /* runs ahead of a request (tui_task_set_ahead) */
+    pthread_mutex_t lock; /* orders the fields below between the worker and the main loop */
+    bool ahead;           /* the next runs are ahead */
+    pid_t tid;            /* the running worker's thread id, or 0 */
+    bool lowered;         /* its priority was lowered */
 };
 
 static struct tui_task *live_tasks; /* the main loop's thread only */
-static struct tui_task *all_tasks;  /* likewise */
 
 /* The status _exit gives when a worker cannot be stopped in time (tui_task_free). */
 static volatile int exit_status;
@@ -55,8 +57,7 @@ struct tui_task *tui_task_new(void)
     const char *d = getenv("NPUSCOPE_TEST_ANALYSIS_DELAY_US");
     t->p.delay_us = d ? (unsigned)atoi(d) : 0;
     atomic_store(&t->finished, true);
-    t->next_all = all_tasks;
-    all_tasks = t;
+    pthread_mutex_init(&t->lock, NULL);
     return t;
 }
 
@@ -83,7 +84,16 @@ static void log_run(const struct tui_task *t)
 static void *run(void *arg)
 {
     struct tui_task *t = arg;
+    pthread_mutex_lock(&t->lock);
+    t->tid = gettid();
+    if (t->ahead) /* the user's analyses first: this thread yields to them */
+        t->lowered = setpriority(PRIO_PROCESS, (id_t)t->tid, TUI_TASK_AHEAD_NICE) == 0;
+    pthread_mutex_unlock(&t->lock);
     t->fn(t->arg, &t->p);
+    pthread_mutex_lock(&t->lock);
+    t->tid = 0;
+    t->lowered = false;
+    pthread_mutex_unlock(&t->lock);
     t->ran_ns = tui_now_ns() - t->started; /* published by the store below */
     log_run(t);
     atomic_store_explicit(&t->finished, true, memory_order_release);
@@ -142,53 +152,20 @@ bool tui_task_due(const struct tui_task *t)
     return tui_now_ns() - t->ended >= (uint64_t)TUI_TASK_HOLD_FACTOR * t->ran_ns;
 }
 
-void tui_task_set_ahead(struct tui_task *t, bool ahead, tui_task_discard_fn discard)
+void tui_task_set_ahead(struct tui_task *t, bool ahead)
 {
+    pthread_mutex_lock(&t->lock);
     t->ahead = ahead;
-    if (discard)
-        t->discard = discard;
-}
-
-/* The cores this process may use (at least 1), counted once. */
-static int cores(void)
-{
-    static int n;
-    if (!n) {
-        cpu_set_t s;
-        n = sched_getaffinity(0, sizeof(s), &s) == 0 ? CPU_COUNT(&s) : 0;
-        if (n < 1) {
-            long c = sysconf(_SC_NPROCESSORS_ONLN);
-            n = c > 0 ? (int)c : 1;
-        }
+    if (!ahead && t->lowered) { /* its pane opened: the run under way is the pane's own */
+        setpriority(PRIO_PROCESS, (id_t)t->tid, 0); /* may be refused: it goes on lowered */
+        t->lowered = false;
     }
-    return n;
-}
-
-/* The workers running, but for except's. */
-static int workers(const struct tui_task *except)
-{
-    int n = 0;
-    for (const struct tui_task *t = all_tasks; t; t = t->next_all)
-        n += t != except && tui_task_running(t);
-    return n;
-}
-
-bool tui_task_room_ahead(void)
-{
-    return workers(NULL) < cores();
+    pthread_mutex_unlock(&t->lock);
 }
 
 void tui_task_start(struct tui_task *t, tui_task_fn fn, void *arg, bool threaded)
 {
     join(t);
-    if (threaded && !t->ahead) { /* the user's analysis comes first: room on the cores */
-        int n = workers(t) + 1;
-        for (struct tui_task *a = all_tasks; a && n > cores(); a = a->next_all)
-            if (a != t && a->ahead && tui_task_running(a)) {
-                cancel(a);
-                n--;
-            }
-    }
     t->fn = fn;
     t->arg = arg;
     t->started = tui_now_ns();
@@ -284,11 +261,6 @@ void tui_task_free(struct tui_task *t)
             *q = t->next_live;
             break;
         }
-    for (struct tui_task **q = &all_tasks; *q; q = &(*q)->next_all)
-        if (*q == t) {
-            *q = t->next_all;
-            break;
-        }
     atomic_store(&t->p.cancel, true);
     if (t->joinable) {
         uint64_t t0 = tui_now_ns();
@@ -300,5 +272,6 @@ void tui_task_free(struct tui_task *t)
         }
         join(t);
     }
+    pthread_mutex_destroy(&t->lock);
     free(t);
 }
