@@ -11,6 +11,7 @@
 #include "sim/util/xalloc.h"
 #include "tui/term/view.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/resource.h>
@@ -38,7 +39,8 @@ struct tui_task {
     pthread_mutex_t lock; /* orders the fields below between the worker and the main loop */
     bool ahead;           /* the next runs are ahead */
     pid_t tid;            /* the running worker's thread id, or 0 */
-    bool lowered;         /* its priority was lowered */
+    bool lowered;         /* its priority was lowered, from nice0 */
+    int nice0;
 };
 
 static struct tui_task *live_tasks; /* the main loop's thread only */
@@ -86,8 +88,12 @@ static void *run(void *arg)
     struct tui_task *t = arg;
     pthread_mutex_lock(&t->lock);
     t->tid = gettid();
-    if (t->ahead) /* the user's analyses first: this thread yields to them */
-        t->lowered = setpriority(PRIO_PROCESS, (id_t)t->tid, TUI_TASK_AHEAD_NICE) == 0;
+    if (t->ahead) { /* the user's analyses first: this thread yields to them */
+        errno = 0;
+        t->nice0 = getpriority(PRIO_PROCESS, (id_t)t->tid);
+        t->lowered =
+            errno == 0 && setpriority(PRIO_PROCESS, (id_t)t->tid, TUI_TASK_AHEAD_NICE) == 0;
+    }
     pthread_mutex_unlock(&t->lock);
     t->fn(t->arg, &t->p);
     pthread_mutex_lock(&t->lock);
@@ -157,7 +163,7 @@ void tui_task_set_ahead(struct tui_task *t, bool ahead)
     pthread_mutex_lock(&t->lock);
     t->ahead = ahead;
     if (!ahead && t->lowered) { /* its pane opened: the run under way is the pane's own */
-        setpriority(PRIO_PROCESS, (id_t)t->tid, 0); /* may be refused: it goes on lowered */
+        setpriority(PRIO_PROCESS, (id_t)t->tid, t->nice0); /* may be refused: goes on lowered */
         t->lowered = false;
     }
     pthread_mutex_unlock(&t->lock);
