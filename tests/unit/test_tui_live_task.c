@@ -3,7 +3,8 @@
  * one reads the model, so that its result, at every step of a growing model, equals the same
  * analysis computed from scratch on a model built anew up to that step; a key that moves the
  * run cancels it at once; a live analysis runs again only after ten times its last run; and
- * the app's main loop does not tick the run while one holds it. The growing model is a
+ * the app's main loop does not tick the run while one holds it; a run ahead of a request
+ * runs at the lowest priority until its pane opens. The growing model is a
  * stand-in for a live simulation: GEMM and DMA ops of several launches, one in flight.
  */
 #include "test_tui_util.h"
@@ -14,7 +15,10 @@
 #include "tui/panes/task.h"
 #include "tui/term/view.h"
 
+#include <stdatomic.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 TestSuite(tui_live_task, .init = tui_test_locale);
 
@@ -318,4 +322,59 @@ Test(tui_live_task, the_loop_holds_the_run_while_v_computes_and_s_cancels_it)
     tui_app_free(a); /* a verdict started again meanwhile is cancelled too */
     cr_assert_lt(ms_since(&t0), 500);
     tui_source_free(&f->base);
+}
+
+/* A run ahead of a request (the verdict of a loaded trace, its pane closed) runs at the lowest
+ * priority, so that the analyses the user asks for take the cores first; once its pane opens
+ * (ahead set false) the run under way gets back the priority it had. */
+struct ahead_probe {
+    atomic_int started, go;
+    int nice_first, nice_then;
+};
+
+static void ahead_fn(void *arg, struct trace_progress *p)
+{
+    struct ahead_probe *a = arg;
+    (void)p;
+    a->nice_first = getpriority(PRIO_PROCESS, (id_t)gettid());
+    atomic_store(&a->started, 1);
+    for (int i = 0; i < 5000 && !atomic_load(&a->go); i++) {
+        struct timespec ts = {0, 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    a->nice_then = getpriority(PRIO_PROCESS, (id_t)gettid());
+}
+
+Test(tui_live_task, a_run_ahead_yields_by_priority_until_its_pane_opens)
+{
+    int nice0 = getpriority(PRIO_PROCESS, 0);
+    struct ahead_probe a = {0};
+    struct tui_task *t = tui_task_new();
+    tui_task_set_ahead(t, true);
+    tui_task_start(t, ahead_fn, &a, true);
+    for (int i = 0; i < 5000 && !atomic_load(&a.started); i++) {
+        struct timespec ts = {0, 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    cr_assert(atomic_load(&a.started), "the run started");
+    cr_expect_eq(a.nice_first, TUI_TASK_AHEAD_NICE, "ahead: nice %d", a.nice_first);
+    tui_task_set_ahead(t, false); /* the pane opens */
+    atomic_store(&a.go, 1);
+    while (tui_task_running(t)) {
+        struct timespec ts = {0, 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    cr_assert(tui_task_take_done(t));
+    if (geteuid() == 0) /* else the system may refuse to raise it: it goes on lowered */
+        cr_expect_eq(a.nice_then, nice0, "its pane open: nice %d, was %d", a.nice_then, nice0);
+    /* a run not ahead keeps the process's priority */
+    memset(&a, 0, sizeof(a));
+    atomic_store(&a.go, 1);
+    tui_task_start(t, ahead_fn, &a, true);
+    while (tui_task_running(t)) {
+        struct timespec ts = {0, 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    cr_expect_eq(a.nice_first, nice0, "not ahead: nice %d", a.nice_first);
+    tui_task_free(t);
 }

@@ -492,6 +492,9 @@ const struct tui_canvas *tui_app_render(struct tui_app *a)
     a->drawn_gen = gen;
     a->drawn_rev = rev;
     a->drawn_msg = a->view.message_rev;
+    if (!a->drawn_once)
+        a->work_pending = true; /* tui_app_work starts the verdict ahead */
+    a->drawn_once = true;
     return a->canvas;
 }
 
@@ -596,6 +599,11 @@ void tui_app_work(struct tui_app *a, uint64_t budget_ns)
         p->working = more;
         pending |= more;
     }
+    struct pane *bp = &a->panes[P_BOTTLENECK];
+    /* the verdict ahead of v (bottleneck.h), once the first frame and the work it asked
+     * for are done */
+    if (a->drawn_once && !pending && !bp->shown && !a->diff)
+        pending = tui_bottleneck_ahead(bp->self, &a->view);
     a->work_pending = pending;
 }
 

@@ -106,6 +106,7 @@ struct tui_app {
     uint64_t drawn_gen, drawn_rev, drawn_msg;
     struct tui_source_status drawn_status;
     bool work_pending;
+    bool drawn_once; /* a frame was drawn: the verdict may be computed ahead */
     bool repaint;
     struct tui_theme theme;
     uint64_t theme_rev;

@@ -264,9 +264,23 @@ static bool due(const struct tui_bottleneck *b, const struct tui_view *v)
     return tui_now_ns() - b->at >= wait && tui_task_due(b->task);
 }
 
+bool tui_bottleneck_ahead(struct tui_bottleneck *b, struct tui_view *v)
+{
+    /* live, each verdict costs about what the first does at the run's size (the launches still
+     * running are judged again): kept warm, it would hold the run for seconds at a time */
+    if (v->live)
+        return false;
+    tui_task_set_ahead(b->task, true);
+    take(b);
+    if (!b->v && !tui_task_running(b->task))
+        compute(b); /* once: a loaded trace's model no longer changes */
+    return false;
+}
+
 static bool bn_sync(void *self, struct tui_view *v)
 {
     struct tui_bottleneck *b = self;
+    tui_task_set_ahead(b->task, false); /* the pane is open: a run under way is its own */
     take(b);
     bool d = b->dirty || tui_task_running(b->task);
     b->dirty = false;
@@ -278,6 +292,7 @@ static bool bn_work(void *self, struct tui_view *v, uint64_t budget_ns)
 {
     struct tui_bottleneck *b = self;
     (void)budget_ns;
+    tui_task_set_ahead(b->task, false);
     bool running = tui_task_running(b->task); /* before the take: it may end between */
     if (take(b))
         return true; /* drawn once more with the result */
@@ -446,6 +461,7 @@ static void bn_render(void *self, struct tui_canvas *c, struct tui_rect r, struc
                       bool focused)
 {
     struct tui_bottleneck *b = self;
+    tui_task_set_ahead(b->task, false);
     take(b);
     if (!b->v)
         compute(b);

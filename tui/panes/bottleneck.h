@@ -6,6 +6,10 @@
  * critical path on the Gantt. Live, the verdict follows the run (a launch still running
  * says so), computed again at most about twice a second and never for more than a tenth
  * of the time.
+ *
+ * A loaded trace's verdict is computed ahead, before the key (tui_bottleneck_ahead): once
+ * the first frame is drawn, so that v shows it at once, or the progress of the computation
+ * under way. The experiment starts only once the pane opens.
  */
 #ifndef TUI_BOTTLENECK_H
 #define TUI_BOTTLENECK_H
@@ -18,6 +22,14 @@ struct tui_bottleneck;
 struct tui_bottleneck *tui_bottleneck_new(struct tui_view *v);
 /* Free the pane (NULL is a no-op). */
 void tui_bottleneck_free(struct tui_bottleneck *b);
+
+/*
+ * Compute a loaded trace's verdict ahead while the pane is closed (call it between frames
+ * once the first is drawn): once, on the worker (tui/panes/task.h, a task run ahead: the
+ * user's analyses come first). A live run's is not (it would hold the run). Returns whether
+ * it asks to be called again soon (it does not, today).
+ */
+bool tui_bottleneck_ahead(struct tui_bottleneck *b, struct tui_view *v);
 
 /* Its operations (tui/panes/pane.h); self is the struct tui_bottleneck. */
 extern const struct tui_pane_ops tui_bottleneck_ops;

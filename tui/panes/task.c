@@ -2,15 +2,19 @@
  * A pane's analysis off the main loop (see task.h): one worker thread per run, a
  * progress block shared with it (atomics), a flag the worker sets when it is done. The live
  * tasks are kept in a list (only the main loop's thread touches it), so that the main loop
- * can ask whether one holds the model and cancel them all before it changes.
+ * can ask whether one holds the model and cancel them all before it changes. A run ahead
+ * lowers its worker's priority (setpriority on its thread id), raised again when its pane
+ * opens; a mutex orders the two.
  */
 #include "tui/panes/task.h"
 
 #include "sim/util/xalloc.h"
 #include "tui/term/view.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -31,6 +35,12 @@ struct tui_task {
     struct tui_task *next_live; /* the list of live tasks */
     uint64_t ran_ns;            /* how long the last run took (written by the worker) */
     uint64_t ended;             /* when the last run was seen to end (tui_now_ns); 0: none yet */
+    /* runs ahead of a request (tui_task_set_ahead) */
+    pthread_mutex_t lock; /* orders the fields below between the worker and the main loop */
+    bool ahead;           /* the next runs are ahead */
+    pid_t tid;            /* the running worker's thread id, or 0 */
+    bool lowered;         /* its priority was lowered, from nice0 */
+    int nice0;
 };
 
 static struct tui_task *live_tasks; /* the main loop's thread only */
@@ -49,6 +59,7 @@ struct tui_task *tui_task_new(void)
     const char *d = getenv("NPUSCOPE_TEST_ANALYSIS_DELAY_US");
     t->p.delay_us = d ? (unsigned)atoi(d) : 0;
     atomic_store(&t->finished, true);
+    pthread_mutex_init(&t->lock, NULL);
     return t;
 }
 
@@ -75,7 +86,20 @@ static void log_run(const struct tui_task *t)
 static void *run(void *arg)
 {
     struct tui_task *t = arg;
+    pthread_mutex_lock(&t->lock);
+    t->tid = gettid();
+    if (t->ahead) { /* the user's analyses first: this thread yields to them */
+        errno = 0;
+        t->nice0 = getpriority(PRIO_PROCESS, (id_t)t->tid);
+        t->lowered =
+            errno == 0 && setpriority(PRIO_PROCESS, (id_t)t->tid, TUI_TASK_AHEAD_NICE) == 0;
+    }
+    pthread_mutex_unlock(&t->lock);
     t->fn(t->arg, &t->p);
+    pthread_mutex_lock(&t->lock);
+    t->tid = 0;
+    t->lowered = false;
+    pthread_mutex_unlock(&t->lock);
     t->ran_ns = tui_now_ns() - t->started; /* published by the store below */
     log_run(t);
     atomic_store_explicit(&t->finished, true, memory_order_release);
@@ -109,17 +133,22 @@ bool tui_task_holding(void)
     return false;
 }
 
+/* Cancel t's run and wait for it (the worker stops at its next progress check); its result
+ * discarded. */
+static void cancel(struct tui_task *t)
+{
+    atomic_store(&t->p.cancel, true);
+    join(t);
+    t->done = false;
+    if (t->discard)
+        t->discard(t->arg);
+}
+
 void tui_task_release(void)
 {
-    for (struct tui_task *t = live_tasks; t; t = t->next_live) {
-        if (!tui_task_running(t))
-            continue;
-        atomic_store(&t->p.cancel, true);
-        join(t); /* the worker stops at its next progress check */
-        t->done = false;
-        if (t->discard)
-            t->discard(t->arg);
-    }
+    for (struct tui_task *t = live_tasks; t; t = t->next_live)
+        if (tui_task_running(t))
+            cancel(t);
 }
 
 bool tui_task_due(const struct tui_task *t)
@@ -127,6 +156,17 @@ bool tui_task_due(const struct tui_task *t)
     if (!t->live || !t->ended)
         return true;
     return tui_now_ns() - t->ended >= (uint64_t)TUI_TASK_HOLD_FACTOR * t->ran_ns;
+}
+
+void tui_task_set_ahead(struct tui_task *t, bool ahead)
+{
+    pthread_mutex_lock(&t->lock);
+    t->ahead = ahead;
+    if (!ahead && t->lowered) { /* its pane opened: the run under way is the pane's own */
+        setpriority(PRIO_PROCESS, (id_t)t->tid, t->nice0); /* may be refused: goes on lowered */
+        t->lowered = false;
+    }
+    pthread_mutex_unlock(&t->lock);
 }
 
 void tui_task_start(struct tui_task *t, tui_task_fn fn, void *arg, bool threaded)
@@ -238,5 +278,6 @@ void tui_task_free(struct tui_task *t)
         }
         join(t);
     }
+    pthread_mutex_destroy(&t->lock);
     free(t);
 }

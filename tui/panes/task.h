@@ -59,6 +59,18 @@ enum { TUI_TASK_HOLD_FACTOR = 10 };
  * ran; else not before TUI_TASK_HOLD_FACTOR times its last run has passed since it ended. */
 bool tui_task_due(const struct tui_task *t);
 
+/*
+ * A task run ahead: an analysis computed before anyone asked for it (the verdict of a loaded
+ * trace, its pane closed), so that its pane shows the result at once when it opens. The
+ * user's analyses come first: a run ahead runs at the lowest priority (its thread's nice
+ * TUI_TASK_AHEAD_NICE), so that on busy cores it yields them the time, and goes on where it
+ * is otherwise. Set ahead false once the pane opens: the run under way goes on as the pane's
+ * own, its priority raised back (when the system lets this process raise it; else it goes on
+ * at the low one).
+ */
+enum { TUI_TASK_AHEAD_NICE = 19 };
+void tui_task_set_ahead(struct tui_task *t, bool ahead);
+
 /* Whether a threaded run has not finished yet. */
 bool tui_task_running(const struct tui_task *t);
 

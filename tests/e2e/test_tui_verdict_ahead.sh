@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# The verdict of a loaded trace computed ahead of its key, in a real terminal (tmux): from
+# the first frame on, so that v shows it at once once it is done, and the progress of the
+# computation under way (never a second one from the start) when it is not. q, Ctrl-C and
+# a hang-up in the middle of a computation ahead end the process within 0.5 s. The user's
+# analyses come first: the verdict ahead runs at the lowest priority, raised when its pane
+# opens; a pane opened meanwhile computes beside it.
+# The analyses are made slow by NPUSCOPE_TEST_ANALYSIS_DELAY_US (tests only: a pause at
+# every progress check of an analysis; this trace's verdict checks a few times); the runs
+# of analyses are read from NPUSCOPE_TASK_LOG (a line per finished or cancelled run).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/tmux.sh"
+
+GEN=$TMP/gen.json
+awk -v PES=4 -v N=2000 -f "$TESTS_DIR/data/tui/gen_trace.awk" >"$GEN"
+UTF8=(LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color)
+LOG=$TMP/tasks.log
+
+now_ms() { date +%s%3N; }
+
+# logged REGEX [SECONDS]: a line of the task log comes to match.
+logged() {
+    local i
+    for ((i = 0; i < ${2:-15} * 20; i++)); do
+        grep -qE -- "$1" "$LOG" 2>/dev/null && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+# at_once NAME REGEX MS: after a key, the screen matches REGEX within MS milliseconds.
+at_once() {
+    local t0=$(now_ms) t
+    tmux_wait "$2" 10
+    t=$(($(now_ms) - t0))
+    if grep -qE -- "$2" <<<"$SCREEN" && [ "$t" -le "$3" ]; then ok "$1 ($t ms)"
+    else fail "$1" "after $t ms (at most $3)" "screen:" "$SCREEN"; fi
+}
+
+# niced: how many threads of npuscope ($PID) run at nice 19 (/proc/PID/task/TID/stat: the
+# 19th field; 17th after the command's name in parentheses).
+niced() {
+    local f n=0
+    for f in /proc/"$PID"/task/*/stat; do
+        [ "$(sed 's/^.*) //' "$f" 2>/dev/null | awk '{print $17}')" = 19 ] && n=$((n + 1))
+    done
+    echo "$n"
+}
+
+# view DELAY_US: the trace opened, its analyses slowed down, the first frame on screen.
+view() {
+    rm -f "$LOG"
+    tmux_start 160 45 "${UTF8[@]}" NPUSCOPE_TEST_ANALYSIS_DELAY_US="$1" NPUSCOPE_TASK_LOG="$LOG" \
+        -- view "$GEN"
+    expect_screen "the trace opens" 'POST-MORTEM' 30
+    PID=$(app_pid)
+}
+
+echo "-- a loaded trace: the verdict computed before v, shown at once"
+view 1000000 # the verdict takes seconds
+if logged ' loaded ' 30; then ok "the verdict was computed with its pane closed: $(head -1 "$LOG")"
+else fail "the verdict was computed with its pane closed" "no analysis ran in 30 s"; fi
+tmux_keys v
+at_once "v shows the verdict at once" 'Bottleneck  run: ' 1000
+tmux_keys z # the pane maximized: the experiment below the evidence
+expect_screen "the experiment starts only now, with the pane open" \
+    'experiment: (running the workload again|none|not started|[0-9]+ runs)' 15
+tmux_keys q
+expect_exit "q exits 0" 0
+
+echo "-- v while it is still computing: its progress, then the verdict, one computation"
+view 1000000
+sleep 1.5
+if [ "$(niced)" -eq 1 ]; then ok "the verdict ahead runs at the lowest priority (nice 19)"
+else fail "the verdict ahead runs at the lowest priority (nice 19)" "threads at nice 19: $(niced)"; fi
+tmux_keys v
+expect_screen "v shows the progress of the computation" 'verdict: computing \([0-9.]+ s\)' 5
+took=$(grep -m1 -oE 'verdict: computing \([0-9.]+' <<<"$SCREEN" | grep -oE '[0-9.]+$')
+if awk -v t="${took:-0}" 'BEGIN {exit !(t >= 1.2)}'; then
+    ok "it is the computation started before the key (${took} s in)"
+else fail "it is the computation started before the key" "computing for ${took:-?} s when v was pressed"; fi
+if [ "$(niced)" -eq 0 ]; then ok "its pane open, its priority is raised back"
+else fail "its pane open, its priority is raised back" "threads at nice 19: $(niced)"; fi
+expect_screen "then the verdict" 'Bottleneck  run: ' 20
+n=$(grep -c ' loaded ' "$LOG" 2>/dev/null)
+if [ "${n:-0}" -eq 1 ] && ! grep -q cancelled "$LOG"; then ok "one computation of the verdict"
+else fail "one computation of the verdict" "$(cat "$LOG" 2>/dev/null)"; fi
+tmux_keys q
+expect_exit "q exits 0" 0
+
+echo "-- q, Ctrl-C and a hang-up while the verdict is computed ahead"
+for how in q C-c HUP; do
+    view 3000000
+    sleep 0.5
+    if [ "$how" = HUP ]; then kill -HUP "$PID"; else tmux_keys "$how"; fi
+    gone_within "$how: the process is gone within 0.5 s" "$PID" 500
+    case $how in q) expect_exit "q: exit 0" 0 ;; C-c) expect_exit "Ctrl-C: exit 130" 130 ;;
+    HUP) expect_exit "SIGHUP: exit 129" 129 ;; esac
+    if grep -q ' loaded .*(cancelled)' "$LOG" 2>/dev/null; then ok "$how: the verdict was under way, cancelled"
+    else fail "$how: the verdict was under way, cancelled" "log: $(cat "$LOG" 2>/dev/null)"; fi
+done
+
+echo "-- y while the verdict is computed ahead: the layers meanwhile, the verdict goes on"
+view 1000000
+sleep 0.5
+tmux_keys y
+expect_screen "y: the layers are shown" 'Layers  [0-9]+ layer' 30
+tmux_keys v
+expect_screen "v: the verdict" 'Bottleneck  run: ' 30
+n=$(grep -vc 'layers' "$LOG" 2>/dev/null) # the verdict's line says its last step
+if [ "${n:-0}" -eq 1 ] && ! grep -q cancelled "$LOG"; then ok "one computation of the verdict, not cancelled"
+else fail "one computation of the verdict, not cancelled" "$(cat "$LOG" 2>/dev/null)"; fi
+tmux_keys q
+expect_exit "q exits 0" 0
+
+finish
