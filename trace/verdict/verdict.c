@@ -864,25 +864,39 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
         /* a kept launch judged again: its events before st->from are needed too */
         from = found == st->nkept ? st->from : 0;
     }
-    /* the events of each launch judged, by index */
+    /* the events of each launch judged, by index: from the split's runs of them, each
+     * launch's when it is judged (into evs, as large as the largest launch), else all at
+     * once from one pass (into evs, one launch after the other) */
     size_t *off = sim_xcalloc(nl + 1, sizeof(*off));
-    for (uint64_t i = from; i < nev; i++) {
-        size_t r = trace_regions_of_event(v->rs_launch, i);
-        if (r != SIZE_MAX && !had[r])
-            off[r + 1]++;
+    bool by_runs = !st && nl && trace_regions_events(v->rs_launch, 0, NULL) != SIZE_MAX;
+    size_t most = 0;
+    if (by_runs) {
+        for (size_t r = 0; r < nl; r++) {
+            off[r + 1] = trace_regions_events(v->rs_launch, r, NULL);
+            most = off[r + 1] > most ? off[r + 1] : most;
+        }
+    } else {
+        for (uint64_t i = from; i < nev; i++) {
+            size_t r = trace_regions_of_event(v->rs_launch, i);
+            if (r != SIZE_MAX && !had[r])
+                off[r + 1]++;
+        }
     }
     for (size_t r = 0; r < nl; r++)
         off[r + 1] += off[r];
-    uint64_t *evs = sim_xreallocarray(NULL, off[nl] ? off[nl] : 1, sizeof(*evs));
-    size_t *pos = sim_xcalloc(nl ? nl : 1, sizeof(*pos));
-    for (size_t r = 0; r < nl; r++)
-        pos[r] = off[r];
-    for (uint64_t i = from; i < nev; i++) {
-        size_t r = trace_regions_of_event(v->rs_launch, i);
-        if (r != SIZE_MAX && !had[r])
-            evs[pos[r]++] = i;
+    size_t room = by_runs ? most : off[nl];
+    uint64_t *evs = sim_xreallocarray(NULL, room ? room : 1, sizeof(*evs));
+    if (!by_runs) {
+        size_t *pos = sim_xcalloc(nl ? nl : 1, sizeof(*pos));
+        for (size_t r = 0; r < nl; r++)
+            pos[r] = off[r];
+        for (uint64_t i = from; i < nev; i++) {
+            size_t r = trace_regions_of_event(v->rs_launch, i);
+            if (r != SIZE_MAX && !had[r])
+                evs[pos[r]++] = i;
+        }
+        free(pos);
     }
-    free(pos);
     trace_model_lent_giveback(m); /* the events the splits read */
     v->nlaunches = nl;
     v->launches = sim_xcalloc(nl ? nl : 1, sizeof(*v->launches));
@@ -912,8 +926,8 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
             reused++;
             continue;
         }
-        uint64_t *e = evs + off[r], *mine = NULL;
-        size_t n = off[r + 1] - off[r];
+        uint64_t *e = by_runs ? evs : evs + off[r], *mine = NULL;
+        size_t n = by_runs ? trace_regions_events(v->rs_launch, r, evs) : off[r + 1] - off[r];
         if (k) { /* kept, but the budget left differs: its events, read again */
             mine = sim_xreallocarray(NULL, reg->all.ops ? reg->all.ops : 1, sizeof(*mine));
             n = launch_events(v->rs_launch, r, 0, nev, mine);
@@ -975,8 +989,15 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
 
     struct trace_progress *pg = o ? o->progress : NULL;
     struct trace_verdict_inc *st = o ? o->inc : NULL;
-    v->rs_launch = st ? trace_regions_inc_update(st->split, m, pg)
-                      : trace_regions_new_light(m, TRACE_REGION_LAUNCH, pg);
+    bool run_done = false; /* the run's usage came with the launches */
+    if (st) {
+        v->rs_launch = trace_regions_inc_update(st->split, m, pg);
+    } else {
+        v->rs_launch = trace_regions_new_launch_run(m, &v->run_region, pg);
+        run_done = v->rs_launch != NULL;
+        if (!v->rs_launch && !trace_progress_cancelled(pg)) /* not in the order it needs */
+            v->rs_launch = trace_regions_new_light(m, TRACE_REGION_LAUNCH, pg);
+    }
     if (!v->rs_launch) { /* cancelled */
         v->run_region = (struct trace_region){.kind = TRACE_REGION_RUN, .name = "run"};
         ctx_fini(&c);
@@ -985,7 +1006,7 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
     trace_progress_step(pg, "verdict: the run", 0);
     if (st) /* over the events the split left resident */
         trace_run_usage_inc_update(st->run, m, &v->run_region);
-    else
+    else if (!run_done)
         trace_run_usage(m, &v->run_region);
     size_t nl = trace_regions_count(v->rs_launch);
     uint64_t nev = trace_model_event_count(m);
