@@ -202,19 +202,63 @@ static void wait_utils(struct ctx *c, const struct trace_critpath *p, double (*m
     bool sorted = true; /* the windows in time order (a path's are) */
     for (size_t j = 1; j < nw && sorted; j++)
         sorted = w[j][0] >= w[j - 1][1];
-    for (size_t i = 0; i < trace_resources_count(c->res); i++) {
-        const struct trace_resource *x = trace_resources_get(c->res, i);
-        int host = x->kind == TRACE_RES_HOST_LINK;
-        /* the windows that meet its samples, [first, last): outside, its use is 0 */
-        size_t j0 = 0, j1 = nw;
-        if (sorted) {
-            j0 = windows_from(w, nw, 1, x->first + 1);
-            j1 = windows_from(w, nw, 0, x->last);
+    /* each kind's resources by the most they can be busy, the most first: a window already
+     * that busy is left out of the sweeps of those after (the maximum is the same in any
+     * order) */
+    size_t nres = trace_resources_count(c->res);
+    size_t *order = sim_xreallocarray(NULL, nres ? nres : 1, sizeof(*order));
+    uint64_t(*cw)[2] = sim_xreallocarray(NULL, nw, sizeof(*cw)); /* the windows still open */
+    double *cm = sim_xreallocarray(NULL, nw, sizeof(*cm));       /* their utilization so far */
+    size_t *ci = sim_xreallocarray(NULL, nw, sizeof(*ci));       /* which they are */
+    for (int host = 0; host < 2; host++) {
+        size_t no = 0;
+        for (size_t i = 0; i < nres; i++) {
+            if ((trace_resources_get(c->res, i)->kind == TRACE_RES_HOST_LINK) != host)
+                continue;
+            double most = trace_resources_most(c->res, i);
+            size_t k = no++; /* (by insertion: a few dozen resources) */
+            for (; k > 0 && trace_resources_most(c->res, order[k - 1]) < most; k--)
+                order[k] = order[k - 1];
+            order[k] = i;
         }
-        if (j1 > j0)
-            trace_resources_util_max(c->res, i, w + j0, j1 - j0, sorted, &mh[j0][host], 2,
-                                     &c->hint_wait[i]);
+        memcpy(cw, w, nw * sizeof(*cw));
+        size_t nc = nw;
+        for (size_t j = 0; j < nw; j++)
+            cm[j] = 0, ci[j] = j;
+        for (size_t k = 0; k < no; k++) {
+            size_t i = order[k];
+            double most = trace_resources_most(c->res, i);
+            size_t keep = 0;
+            for (size_t q = 0; q < nc; q++) {
+                if (cm[q] >= most) { /* final */
+                    mh[ci[q]][host] = cm[q];
+                    continue;
+                }
+                if (keep != q) {
+                    memmove(cw[keep], cw[q], sizeof(*cw));
+                    cm[keep] = cm[q], ci[keep] = ci[q];
+                }
+                keep++;
+            }
+            nc = keep;
+            const struct trace_resource *x = trace_resources_get(c->res, i);
+            /* the windows that meet its samples, [first, last): outside, its use is 0 */
+            size_t j0 = 0, j1 = nc;
+            if (sorted) {
+                j0 = windows_from(cw, nc, 1, x->first + 1);
+                j1 = windows_from(cw, nc, 0, x->last);
+            }
+            if (j1 > j0)
+                trace_resources_util_max(c->res, i, cw + j0, j1 - j0, sorted, cm + j0, 1,
+                                         &c->hint_wait[i]);
+        }
+        for (size_t q = 0; q < nc; q++)
+            mh[ci[q]][host] = cm[q];
     }
+    free(ci);
+    free(cm);
+    free(cw);
+    free(order);
     free(w);
 }
 
