@@ -415,14 +415,14 @@ struct arith {
 /* Count op k (evs[k], its info oi). */
 static void arith_count(struct arith *a, size_t k, const struct trace_opinfo *oi)
 {
+    a->c->bytes[k] = oi->bytes; /* for the path's DMA steps */
+    if (!oi->bytes && !(oi->flops > 0))
+        return; /* (nothing to count: its event not read) */
     const struct trace_event *e = &a->c->ev[a->evs[k]];
     enum trace_engine eng = a->c->engine_of[e->track];
-    if (eng == TRACE_ENGINE_DMA) {
-        a->c->bytes[k] = oi->bytes; /* for the path's steps */
-        if (oi->bytes) {
-            a->it->dma_ops++;
-            a->it->dma_bytes += oi->bytes;
-        }
+    if (eng == TRACE_ENGINE_DMA && oi->bytes) {
+        a->it->dma_ops++;
+        a->it->dma_bytes += oi->bytes;
     }
     if (!(oi->flops > 0))
         return;
