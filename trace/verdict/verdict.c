@@ -225,11 +225,15 @@ static void wait_utils(struct ctx *c, const struct trace_critpath *p, double (*m
         size_t nc = nw;
         for (size_t j = 0; j < nw; j++)
             cm[j] = 0, ci[j] = j;
+        double level = INFINITY; /* the bound the windows were last left out at */
         for (size_t k = 0; k < no; k++) {
             size_t i = order[k];
             double most = trace_resources_most(c->res, i);
-            size_t keep = 0;
-            for (size_t q = 0; q < nc; q++) {
+            /* by halves of the bound (util_max passes over those it cannot raise anyway) */
+            size_t keep = most > level / 2 ? nc : 0;
+            if (keep < nc)
+                level = most;
+            for (size_t q = keep; q < nc; q++) {
                 if (cm[q] >= most) { /* final */
                     mh[ci[q]][host] = cm[q];
                     continue;
