@@ -549,3 +549,95 @@ Test(resources, windows_asked_at_once_have_the_utilization_each_has_alone)
     trace_model_free(m);
     free(w);
 }
+
+/* A window already as busy as a resource can be is not looked at, and only then: windows
+ * preset just below and just at their own utilization come out the same as asked alone, on
+ * a resource whose samples lie apart and on one whose samples overlap (where a window can
+ * take more than the highest rate of a sample: [50, 100) takes half of each of two). */
+Test(resources, a_window_as_busy_as_the_resource_can_be_is_left_and_only_then)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t apart = trace_model_intern(m, "sip0.cube0.hbm", 14);
+    uint32_t over = trace_model_intern(m, "sip0.cube1.hbm", 14);
+    for (uint64_t i = 0; i < 50; i++)
+        trace_model_add_bw_sample(
+            m, &(struct trace_bw_sample){i * 100, 100, 100 * (i % 7 + 1), 50 * (i % 3), apart});
+    trace_model_add_bw_sample(m, &(struct trace_bw_sample){0, 100, 1000, 0, over});
+    trace_model_add_bw_sample(m, &(struct trace_bw_sample){50, 100, 1000, 0, over});
+    trace_model_finish(m);
+    struct trace_resources *rs = trace_resources_new(m);
+    cr_assert_eq(trace_resources_count(rs), 2);
+    enum { N = 400 };
+    uint64_t w[N][2];
+    double most[N];
+    for (size_t i = 0; i < 2; i++) {
+        uint64_t x = 5;
+        for (size_t j = 0; j < N; j++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            w[j][0] = i ? 50 : (x >> 20) % 5000;
+            w[j][1] = w[j][0] + (i ? 50 : 1 + (x >> 40) % 300);
+            double u = trace_resources_util(rs, i, w[j][0], w[j][1]);
+            most[j] = j % 3 == 0 ? u : j % 3 == 1 ? u * 0.999 : u * 0.5;
+        }
+        trace_resources_util_max(rs, i, (const uint64_t(*)[2])w, N, false, most, 1, NULL);
+        for (size_t j = 0; j < N; j++) {
+            double u = trace_resources_util(rs, i, w[j][0], w[j][1]);
+            cr_assert_eq(most[j], u, "resource %zu window %zu: %.17g, alone %.17g", i, j, most[j],
+                         u);
+        }
+    }
+    cr_assert_eq(trace_resources_util(rs, 1, 50, 100), 2.0, "above the highest rate");
+    trace_resources_free(rs);
+    trace_model_free(m);
+}
+
+/* A wait is as busy as the busiest resource during it, whatever the order the resources come
+ * in: during the wait [100, 200) between two vector ops, sip0.cube0.hbm is half busy,
+ * sip0.cube1.hbm a fifth (never more than 0.3 of its peak) and the link between them 0.8; the
+ * resources are weighed the busiest-they-can-be first, so the quiet HBM listed before the
+ * link does not hide it. The wait is then 80% memory, 20% latency. */
+Test(verdict, a_wait_is_as_busy_as_its_busiest_resource_whatever_their_order)
+{
+    struct trace_model *m = trace_model_new();
+    struct sim_value *cfg = sim_value_map();
+    sim_value_map_set_float(cfg, "clock_ghz", 1);
+    struct sim_value *mem = sim_value_map_set_take(cfg, "memory", sim_value_map());
+    sim_value_map_set_float(sim_value_map_set_take(mem, "hbm", sim_value_map()), "gbps", 100);
+    struct sim_value *noc = sim_value_map_set_take(cfg, "noc", sim_value_map());
+    sim_value_map_set_float(sim_value_map_set_take(noc, "cube_cube", sim_value_map()), "gbps", 100);
+    trace_model_set_config_take(m, cfg);
+    uint32_t ve = trace_model_track(m, "sip0.cube0.pe0.pe_math", TRACE_ENGINE_VE, 0);
+    const char *op = "exp";
+    for (int i = 0; i < 2; i++) {
+        struct trace_event ev = {.start = 200u * (unsigned)i,
+                                 .end = 200u * (unsigned)i + 100,
+                                 .track = ve,
+                                 .op = trace_model_intern(m, op, strlen(op)),
+                                 .layer = TRACE_NO_STR,
+                                 .tile = TRACE_NO_STR,
+                                 .cmdq_id = 1};
+        trace_model_add_event(m, &ev);
+    }
+    static const struct {
+        const char *name;
+        uint64_t bytes[2]; /* in [0, 100) and [100, 200), of 100 bytes a cycle */
+    } res[] = {{"sip0.cube0.hbm", {10000, 5000}},
+               {"sip0.cube1.hbm", {3000, 2000}},
+               {"sip0.cube0.noc<->sip0.cube1.noc", {9000, 8000}}};
+    for (size_t r = 0; r < 3; r++) {
+        uint32_t name = trace_model_intern(m, res[r].name, strlen(res[r].name));
+        for (uint64_t k = 0; k < 2; k++)
+            trace_model_add_bw_sample(
+                m, &(struct trace_bw_sample){k * 100, 100, res[r].bytes[k], 0, name});
+    }
+    trace_model_finish(m);
+    struct trace_verdict *v = trace_verdict_new(m, NULL);
+    cr_assert_eq(v->nlaunches, 1);
+    const struct trace_verdict_item *it = &v->launches[0];
+    show(v, it);
+    cr_assert_eq(it->waits, 100, "the wait between the ops");
+    cr_assert_float_eq(it->time[TRACE_PCAT_MEMORY], 80, 1e-9, "%g", it->time[TRACE_PCAT_MEMORY]);
+    cr_assert_float_eq(it->time[TRACE_PCAT_LATENCY], 20, 1e-9, "%g", it->time[TRACE_PCAT_LATENCY]);
+    trace_verdict_free(v);
+    trace_model_free(m);
+}

@@ -12,6 +12,7 @@
 #include "trace/analysis/regions_int.h"
 
 #include "sim/data/value.h"
+#include "sim/util/keytab.h"
 #include "sim/util/xalloc.h"
 #include "trace/model/radix.h"
 
@@ -141,6 +142,56 @@ struct lrun {
     int32_t cmdq;
 };
 
+/* Append the launches of cmdq_ids ids[0..n) (sorted, distinct), each named by its kernel: from
+ * a marker's or token's details, else from its first HOST event hosts[] (in event order, nhost
+ * of them) that names a host message; "cmdq N" when nothing does. Their spans are left 0. */
+static void add_launches(struct trace_regions *rs, const int32_t *ids, size_t n,
+                         const uint64_t *hosts, size_t nhost)
+{
+    const struct trace_model *m = rs->m;
+    const char **names = sim_xcalloc(n ? n : 1, sizeof(*names));
+    for (size_t k = 0; k < trace_model_marker_count(m); k++)
+        launch_name_from(trace_model_marker(m, k)->details, ids, n, names);
+    for (size_t k = 0; k < trace_model_token_count(m); k++)
+        launch_name_from(trace_model_token(m, k)->details, ids, n, names);
+    /* a launch that says nothing of its kernel, or a host message: from its HOST events */
+    char **owned = sim_xcalloc(n ? n : 1, sizeof(*owned));
+    const int32_t *last = NULL;
+    for (size_t k = 0; k < nhost; k++) {
+        const int32_t *hit = find_cmdq(ids, n, rs->ev[hosts[k]].cmdq_id, &last);
+        if (!hit || names[hit - ids])
+            continue;
+        char *name = trace_regions_host_name_(m, hosts[k]);
+        if (name)
+            names[hit - ids] = owned[hit - ids] = name;
+    }
+    for (size_t k = 0; k < n; k++) {
+        char fallback[32];
+        snprintf(fallback, sizeof(fallback), "cmdq %d", (int)ids[k]);
+        trace_regions_add_(rs, names[k] ? names[k] : fallback, ids[k], 0, 0);
+        free(owned[k]);
+    }
+    free(owned);
+    free(names);
+}
+
+/* Widen the span of each launch seen (of cmdq_ids ids[0..n), the set's regions) to its own
+ * markers (a kernel's begin and end markers). */
+static void extend_by_markers(struct trace_regions *rs, const int32_t *ids, size_t n, bool *seen)
+{
+    const struct trace_model *m = rs->m;
+    for (size_t k = 0; k < trace_model_marker_count(m); k++) {
+        const struct trace_marker *mk = trace_model_marker(m, k);
+        const struct sim_value *id = sim_value_map_get(mk->details, "cmdq_id");
+        if (!id || id->type != SIM_V_INT || id->u.i < INT32_MIN || id->u.i > INT32_MAX)
+            continue;
+        int32_t key = (int32_t)id->u.i;
+        const int32_t *hit = bsearch(&key, ids, n, sizeof(*ids), cmp_i32);
+        if (hit && seen[hit - ids])
+            extend(&rs->v[hit - ids], mk->cycle, mk->cycle, &seen[hit - ids]);
+    }
+}
+
 static void split_launch(struct trace_regions *rs)
 {
     const struct trace_model *m = rs->m;
@@ -181,32 +232,10 @@ static void split_launch(struct trace_regions *rs)
         if (run[k].cmdq != TRACE_NO_CMDQ)
             ids[n++] = run[k].cmdq;
     n = uniq(ids, n, sizeof(*ids), cmp_i32);
-    const char **names = sim_xcalloc(n ? n : 1, sizeof(*names));
-    for (size_t k = 0; k < trace_model_marker_count(m); k++)
-        launch_name_from(trace_model_marker(m, k)->details, ids, n, names);
-    for (size_t k = 0; k < trace_model_token_count(m); k++)
-        launch_name_from(trace_model_token(m, k)->details, ids, n, names);
-    /* a launch that says nothing of its kernel, or a host message: from its HOST events */
-    char **owned = sim_xcalloc(n ? n : 1, sizeof(*owned));
-    const int32_t *last = NULL;
-    for (size_t k = 0; k < nhost; k++) {
-        const int32_t *hit = find_cmdq(ids, n, rs->ev[hosts[k]].cmdq_id, &last);
-        if (!hit || names[hit - ids])
-            continue;
-        char *name = trace_regions_host_name_(m, hosts[k]);
-        if (name)
-            names[hit - ids] = owned[hit - ids] = name;
-    }
+    add_launches(rs, ids, n, hosts, nhost);
     free(hosts);
     bool *seen = sim_xcalloc(n ? n : 1, sizeof(*seen));
-    for (size_t k = 0; k < n; k++) {
-        char fallback[32];
-        snprintf(fallback, sizeof(fallback), "cmdq %d", (int)ids[k]);
-        trace_regions_add_(rs, names[k] ? names[k] : fallback, ids[k], 0, 0);
-        free(owned[k]);
-    }
-    free(owned);
-    last = NULL;
+    const int32_t *last = NULL;
     for (size_t k = 0; k < nrun; k++) {
         const int32_t *hit =
             run[k].cmdq == TRACE_NO_CMDQ ? NULL : find_cmdq(ids, n, run[k].cmdq, &last);
@@ -218,19 +247,8 @@ static void split_launch(struct trace_regions *rs)
             extend(&rs->v[hit - ids], run[k].start, run[k].end, &seen[hit - ids]);
     }
     free(run);
-    /* the launch's own markers widen its span (a kernel's begin and end markers) */
-    for (size_t k = 0; k < trace_model_marker_count(m); k++) {
-        const struct trace_marker *mk = trace_model_marker(m, k);
-        const struct sim_value *id = sim_value_map_get(mk->details, "cmdq_id");
-        if (!id || id->type != SIM_V_INT || id->u.i < INT32_MIN || id->u.i > INT32_MAX)
-            continue;
-        int32_t key = (int32_t)id->u.i;
-        const int32_t *hit = bsearch(&key, ids, n, sizeof(*ids), cmp_i32);
-        if (hit && seen[hit - ids])
-            extend(&rs->v[hit - ids], mk->cycle, mk->cycle, &seen[hit - ids]);
-    }
+    extend_by_markers(rs, ids, n, seen);
     free(seen);
-    free(names);
     free(ids);
 }
 
@@ -771,6 +789,267 @@ static void account(struct trace_regions *rs)
     free(off);
 }
 
+/* ---- the launches and the run in one pass ------------------------------------------------ */
+
+/* A launch as trace_regions_new_launch_run meets it: its usage and span, and the reach of the
+ * sweep of its unions. */
+struct lacc {
+    int32_t cmdq;
+    uint64_t start, end;
+    struct trace_usage all, engine[KINDS];
+    uint64_t low[KINDS + 1]; /* per engine kind, then on any: the earliest start met */
+};
+
+/* What [s, e) (e > s) adds to the union of spans met before it, none of which ends before e (a
+ * sweep in end order from the last): the part before *low, the earliest start among them
+ * (UINT64_MAX: none), which moves to s when s is earlier. */
+static inline uint64_t gain_down(uint64_t s, uint64_t e, uint64_t *low)
+{
+    uint64_t l = *low, b = e < l ? e : l;
+    *low = s < l ? s : l;
+    return b > s ? b - s : 0;
+}
+
+/* A fresh launch of cmdq c in acc (grown as needed), first met at event e ending at end. */
+static struct lacc *lacc_new(struct lacc **acc, size_t *n, size_t *cap, int32_t c,
+                             const struct trace_event *e, uint64_t end)
+{
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 64;
+        *acc = sim_xreallocarray(*acc, *cap, sizeof(**acc));
+    }
+    struct lacc *a = &(*acc)[(*n)++];
+    *a = (struct lacc){.cmdq = c, .start = e->start, .end = end};
+    for (int k = 0; k <= KINDS; k++)
+        a->low[k] = UINT64_MAX;
+    return a;
+}
+
+/* Append x to the array *v of *n (capacity *cap). */
+static void push_u64(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
+{
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 64;
+        *v = sim_xreallocarray(*v, *cap, sizeof(**v));
+    }
+    (*v)[(*n)++] = x;
+}
+
+static _Thread_local const struct lacc *lacc_ctx; /* for qsort (one per thread) */
+
+static int cmp_lacc(const void *a, const void *b)
+{
+    int32_t x = lacc_ctx[*(const uint32_t *)a].cmdq, y = lacc_ctx[*(const uint32_t *)b].cmdq;
+    return x < y ? -1 : x > y;
+}
+
+/* The launches of the pass (acc, n of them; runs[k] the slot in acc of the k-th run from the
+ * last, with its first event first[k]) into rs, in cmdq_id order, named as split_launch names
+ * them (hosts: the HOST events of a launch, from the last), with the runs of each. */
+static void launch_run_emit(struct trace_regions *rs, const struct lacc *acc, size_t n,
+                            const uint64_t *first, const uint64_t *slot, size_t nrun,
+                            uint64_t *hosts, size_t nhost)
+{
+    uint32_t *order = sim_xreallocarray(NULL, n ? n : 1, sizeof(*order));
+    for (size_t k = 0; k < n; k++)
+        order[k] = (uint32_t)k;
+    lacc_ctx = acc;
+    qsort(order, n, sizeof(*order), cmp_lacc);
+    lacc_ctx = NULL;
+    int32_t *ids = sim_xreallocarray(NULL, n ? n : 1, sizeof(*ids));
+    uint32_t *region_of = sim_xreallocarray(NULL, n ? n : 1, sizeof(*region_of));
+    for (size_t k = 0; k < n; k++) {
+        ids[k] = acc[order[k]].cmdq;
+        region_of[order[k]] = (uint32_t)k;
+    }
+    for (size_t a = 0, b = nhost; a + 1 < b; a++, b--) { /* into event order */
+        uint64_t t = hosts[a];
+        hosts[a] = hosts[b - 1];
+        hosts[b - 1] = t;
+    }
+    add_launches(rs, ids, n, hosts, nhost);
+    bool *seen = sim_xreallocarray(NULL, n ? n : 1, sizeof(*seen));
+    for (size_t k = 0; k < n; k++) {
+        const struct lacc *a = &acc[order[k]];
+        struct trace_region *r = &rs->v[k];
+        r->start = a->start;
+        r->end = a->end;
+        r->all = a->all;
+        memcpy(r->engine, a->engine, sizeof(r->engine));
+        seen[k] = true;
+    }
+    extend_by_markers(rs, ids, n, seen);
+    free(seen);
+    /* the runs of the launches in event order, and those of each launch */
+    size_t nl = 0;
+    for (size_t k = 0; k < nrun; k++)
+        nl += slot[k] != NO_REGION;
+    rs->run_first = sim_xreallocarray(NULL, nl ? nl : 1, sizeof(*rs->run_first));
+    rs->run_len = sim_xreallocarray(NULL, nl ? nl : 1, sizeof(*rs->run_len));
+    rs->run_off = sim_xcalloc(n + 1, sizeof(*rs->run_off));
+    rs->run_idx = sim_xreallocarray(NULL, nl ? nl : 1, sizeof(*rs->run_idx));
+    uint32_t *reg = sim_xreallocarray(NULL, nl ? nl : 1, sizeof(*reg));
+    size_t j = 0;
+    for (size_t k = nrun; k-- > 0;) {
+        if (slot[k] == NO_REGION)
+            continue;
+        uint64_t to = k > 0 ? first[k - 1] : rs->nevents;
+        rs->run_first[j] = first[k];
+        rs->run_len[j] = to - first[k];
+        reg[j] = region_of[slot[k]];
+        rs->run_off[reg[j] + 1]++;
+        j++;
+    }
+    for (size_t r = 0; r < n; r++)
+        rs->run_off[r + 1] += rs->run_off[r];
+    size_t *pos = sim_xreallocarray(NULL, n ? n : 1, sizeof(*pos));
+    memcpy(pos, rs->run_off, n * sizeof(*pos));
+    for (size_t k = 0; k < nl; k++)
+        rs->run_idx[pos[reg[k]]++] = k;
+    free(pos);
+    free(reg);
+    free(region_of);
+    free(ids);
+    free(order);
+    trace_regions_number_(rs);
+}
+
+struct trace_regions *trace_regions_new_launch_run(const struct trace_model *m,
+                                                   struct trace_region *run,
+                                                   struct trace_progress *p)
+{
+    uint64_t nev = trace_model_event_count(m), now = trace_model_now(m);
+    size_t nx = trace_model_transfer_count(m);
+    const struct trace_transfer *xs = nx ? trace_model_transfer(m, 0) : NULL;
+    for (size_t k = 1; k < nx; k++)
+        if (xs[k].event < xs[k - 1].event)
+            return NULL; /* the transfers out of event order */
+    size_t nt = trace_model_track_count(m);
+    uint8_t *engine_of = sim_xreallocarray(NULL, nt ? nt : 1, sizeof(*engine_of));
+    for (uint32_t t = 0; t < nt; t++) {
+        enum trace_engine k = trace_model_track_get(m, t)->engine;
+        engine_of[t] = (uint8_t)(k < TRACE_ENGINE_COUNT ? k : TRACE_ENGINE_OTHER);
+    }
+    uint64_t we = trace_model_t_max(m);
+    *run = (struct trace_region){
+        .kind = TRACE_REGION_RUN, .name = "run", .cmdq_id = TRACE_NO_CMDQ, .end = we};
+    uint64_t run_low[KINDS + 1];
+    for (int k = 0; k <= KINDS; k++)
+        run_low[k] = UINT64_MAX;
+    struct sim_keytab slots = {0}; /* cmdq_id -> its launch in acc */
+    struct lacc *acc = NULL, *cur = NULL;
+    size_t nacc = 0, capacc = 0;
+    uint64_t *first = NULL, *slot = NULL, *hosts = NULL; /* the runs, the HOST events: from
+                                                            the last */
+    size_t nrun = 0, caprun = 0, capslot = 0, nhost = 0, caphost = 0;
+    const struct trace_event *ev = nev ? trace_model_event(m, 0) : NULL;
+    uint64_t prev_end = UINT64_MAX; /* the end of the last op of some length met */
+    size_t x = nx;                  /* xs[x..): the transfers of the events met */
+    while (x > 0 && xs[x - 1].event >= nev)
+        x--;
+    bool ok = true;
+    trace_progress_step(p, "verdict: the launches and the run", nev);
+    /* from the last event to the first: the unions of ops met in end order, each op's part
+     * before the earliest start of those met (gain_down) */
+    for (uint64_t i = nev; i-- > 0;) {
+        uint64_t done = nev - 1 - i;
+        if (done % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(p, done)) {
+            ok = false;
+            break;
+        }
+        if (i >= PREFETCH)
+            __builtin_prefetch(&ev[i - PREFETCH]);
+        const struct trace_event *e = &ev[i];
+        uint64_t s = e->start, end = e->end;
+        if (e->flags & TRACE_EV_INFLIGHT) /* runs until now */
+            end = now > s ? now : s;
+        if (end > s) {
+            if (end > prev_end) {
+                ok = false; /* not in end order */
+                break;
+            }
+            prev_end = end;
+        }
+        if (!nrun || e->cmdq_id != (cur ? cur->cmdq : TRACE_NO_CMDQ)) {
+            cur = NULL;
+            uint64_t sl = NO_REGION;
+            if (e->cmdq_id != TRACE_NO_CMDQ) {
+                sl = sim_keytab_id(&slots, (uint32_t)e->cmdq_id);
+                cur = sl == nacc ? lacc_new(&acc, &nacc, &capacc, e->cmdq_id, e, end) : &acc[sl];
+            }
+            if (nrun)
+                first[nrun - 1] = i + 1;
+            push_u64(&slot, &nrun, &capslot, sl);
+            if (caprun < capslot) {
+                caprun = capslot;
+                first = sim_xreallocarray(first, caprun, sizeof(*first));
+            }
+        }
+        struct trace_usage u = {.ops = 1, .op_cycles = end - s};
+        for (; x > 0 && xs[x - 1].event == i; x--)
+            *(xs[x - 1].flags & TRACE_XFER_WRITE ? &u.write_bytes : &u.read_bytes) +=
+                xs[x - 1].bytes;
+        uint8_t k = engine_of[e->track];
+        run->all.ops++;
+        run->all.op_cycles += u.op_cycles;
+        run->engine[k].ops++;
+        run->engine[k].op_cycles += u.op_cycles;
+        run->all.read_bytes += u.read_bytes;
+        run->all.write_bytes += u.write_bytes;
+        uint64_t cut = end < we ? end : we; /* the run's window ends at we */
+        if (cut > s) {
+            run->engine[k].busy += gain_down(s, cut, &run_low[k]);
+            run->all.busy += gain_down(s, cut, &run_low[KINDS]);
+        }
+        if (!cur)
+            continue;
+        usage_add(&cur->all, &u);
+        usage_add(&cur->engine[k], &u);
+        if (end > s) {
+            cur->engine[k].busy += gain_down(s, end, &cur->low[k]);
+            cur->all.busy += gain_down(s, end, &cur->low[KINDS]);
+        }
+        cur->start = s < cur->start ? s : cur->start;
+        cur->end = end > cur->end ? end : cur->end;
+        if (engine_of[e->track] == TRACE_ENGINE_HOST)
+            push_u64(&hosts, &nhost, &caphost, i);
+    }
+    free(engine_of);
+    sim_keytab_free(&slots);
+    struct trace_regions *rs = NULL;
+    if (ok) {
+        if (nrun)
+            first[nrun - 1] = 0;
+        rs = sim_xcalloc(1, sizeof(*rs));
+        rs->m = m;
+        rs->kind = TRACE_REGION_LAUNCH;
+        rs->no_op_busy = true;
+        rs->nevents = nev;
+        rs->ev = ev;
+        launch_run_emit(rs, acc, nacc, first, slot, nrun, hosts, nhost);
+    }
+    free(acc);
+    free(first);
+    free(slot);
+    free(hosts);
+    return rs;
+}
+
+size_t trace_regions_events(const struct trace_regions *rs, size_t r, uint64_t *evs)
+{
+    if (!rs->run_off || r >= rs->n)
+        return SIZE_MAX;
+    size_t n = 0;
+    for (size_t k = rs->run_off[r]; k < rs->run_off[r + 1]; k++) {
+        size_t j = rs->run_idx[k];
+        if (evs)
+            for (uint64_t i = 0; i < rs->run_len[j]; i++)
+                evs[n + i] = rs->run_first[j] + i;
+        n += rs->run_len[j];
+    }
+    return n;
+}
+
 /* ---- the set ------------------------------------------------------------------------------ */
 
 /* The split of m as kind says, accounted when account_usage is set, with each op name's
@@ -836,6 +1115,10 @@ void trace_regions_free(struct trace_regions *rs)
     free(rs->v);
     free(rs->of);
     free(rs->by_layer);
+    free(rs->run_first);
+    free(rs->run_len);
+    free(rs->run_off);
+    free(rs->run_idx);
     free(rs);
 }
 

@@ -111,6 +111,23 @@ struct trace_regions *trace_regions_new_light(const struct trace_model *m,
  * the events; what finding a launch by its cmdq_id or by a cycle needs. */
 struct trace_regions *trace_regions_new_split(const struct trace_model *m,
                                               enum trace_region_kind kind);
+/*
+ * The launch split of m with the whole run's usage, in one pass over the events (from the
+ * last): what the bottleneck verdict reads. Each launch as trace_regions_new_light gives it,
+ * but without tracks or op names (ntracks and nops 0), and into run the region of the whole run
+ * as trace_regions_new_light(m, TRACE_REGION_RUN) accounts it, but for its DRAM bytes, in all
+ * only (none per engine kind), and its tracks and op names (none; its name static, nothing
+ * owned). The pass needs the ops of some length in end order (as npuscope writes them: none
+ * ends before an op earlier in the model) and the transfers in event order: otherwise, and
+ * when p is cancelled, it returns NULL, run then unset. Free with trace_regions_free.
+ */
+struct trace_regions *trace_regions_new_launch_run(const struct trace_model *m,
+                                                   struct trace_region *run,
+                                                   struct trace_progress *p);
+/* The events of region r of a set from trace_regions_new_launch_run, in event order, into evs
+ * (room for the region's all.ops; NULL: only counted); returns how many. SIZE_MAX when the set
+ * is another's (find them with trace_regions_of_event). */
+size_t trace_regions_events(const struct trace_regions *rs, size_t r, uint64_t *evs);
 /* Free a region set (NULL is a no-op). */
 void trace_regions_free(struct trace_regions *rs);
 

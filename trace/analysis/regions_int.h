@@ -25,6 +25,11 @@ struct trace_regions {
     const struct trace_event *ev; /* borrowed: the model's events, in one array */
     uint64_t nevents;
     struct trace_progress *progress; /* borrowed, may be NULL */
+    /* trace_regions_new_launch_run: the runs of consecutive events of one launch, in event
+       order, [run_first[k], run_first[k] + run_len[k]), and the runs of each region r:
+       run_idx[run_off[r] .. run_off[r + 1]) (in event order); NULL otherwise (owned) */
+    uint64_t *run_first, *run_len;
+    size_t *run_off, *run_idx;
     bool no_op_busy; /* leave each op name's busy cycles out (trace_regions_new_light) */
 };
 

@@ -7,6 +7,7 @@
 #include "sim/data/value.h"
 #include "sim/util/xalloc.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@ struct rindex {
     uint64_t *start, *end; /* owned: each sample's window */
     double *pre_r, *pre_w; /* owned: bytes of samples [0, i) */
     size_t n;
+    double most; /* no window's utilization comes out above it (INFINITY: not known) */
 };
 
 struct trace_resources {
@@ -138,6 +140,24 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/*
+ * A bound on the utilization of r over any window as util_max computes it (x: its samples):
+ * the bytes a window takes of each sample are its rate times the part of its window inside,
+ * so when the samples' windows do not overlap, a window's bytes are at most the highest rate
+ * times its length. Exact sums of bytes (below 2^53) and a few roundings of those parts keep
+ * the computed value within a relative 1e-15 of that; INFINITY when the samples overlap.
+ */
+static double most_util(const struct trace_resource *r, const struct rindex *x)
+{
+    double peak = r->peak > 0 ? r->peak : r->max_rate;
+    if (!(peak > 0) || !x->n || !(x->pre_r[x->n] + x->pre_w[x->n] < 0x1p53))
+        return INFINITY;
+    for (size_t q = 1; q < x->n; q++)
+        if (x->start[q] < x->end[q - 1])
+            return INFINITY;
+    return r->max_rate / peak * (1 + 1e-9);
+}
+
 static void build(struct trace_resources *rs)
 {
     const struct trace_model *m = rs->m;
@@ -229,6 +249,7 @@ static void build(struct trace_resources *rs)
         }
         r->first = n ? x->start[0] : 0;
         r->last = n ? x->end[n - 1] : 0;
+        x->most = most_util(r, x);
     }
     free(order);
     free(v);
@@ -468,8 +489,8 @@ void trace_resources_util_max(const struct trace_resources *rs, size_t i, const 
         lo = hi = 0;
     for (size_t j = 0; j < n; j++) {
         uint64_t a = w[j][0], b = w[j][1];
-        if (b <= a)
-            continue;
+        if (b <= a || most[j * stride] >= x->most)
+            continue; /* (it cannot raise that) */
         /* forwards a step at a time while it pays, else by first_from (which also goes back) */
         if (lo < x->n && x->start[lo] < a && (lo + 1 >= x->n || x->start[lo + 1] >= a))
             lo++;
@@ -503,6 +524,11 @@ void trace_resources_util_max(const struct trace_resources *rs, size_t i, const 
     }
     if (hint)
         *hint = lo;
+}
+
+double trace_resources_most(const struct trace_resources *rs, size_t i)
+{
+    return i < rs->n ? rs->ix[i].most : INFINITY;
 }
 
 double trace_resources_util(const struct trace_resources *rs, size_t i, uint64_t a, uint64_t b)

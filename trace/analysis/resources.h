@@ -62,6 +62,11 @@ void trace_resources_bytes(const struct trace_resources *rs, size_t i, uint64_t 
  */
 double trace_resources_util(const struct trace_resources *rs, size_t i, uint64_t a, uint64_t b);
 
+/* The most trace_resources_util_max finds of resource i over any window: its highest sample
+ * rate over its peak (a little more, for rounding); INFINITY when its samples overlap (a
+ * window may then take more than any sample's rate) or it is not known. */
+double trace_resources_most(const struct trace_resources *rs, size_t i);
+
 /* trace_resources_util, its search started at *hint (a position in resource i's samples,
  * 0 at first; updated): windows asked in increasing order cost amortized O(1) rather
  * than two binary searches. The same result whatever the hint. */
@@ -74,7 +79,9 @@ double trace_resources_util_from(const struct trace_resources *rs, size_t i, uin
  * samples swept once. in_order: the windows come in time order, each starting at or after
  * the end of the one before (then those no sample reaches are skipped by a search, not one
  * by one); else any order. hint (NULL, or as for trace_resources_util_from) starts the
- * sweep and is left where it ended. */
+ * sweep and is left where it ended. A window whose most[] is already at least what resource i
+ * can reach (its highest sample rate over its peak, when its samples do not overlap) is not
+ * looked at. */
 void trace_resources_util_max(const struct trace_resources *rs, size_t i, const uint64_t (*w)[2],
                               size_t n, bool in_order, double *most, size_t stride, size_t *hint);
 

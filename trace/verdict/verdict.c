@@ -30,6 +30,8 @@ enum { GIVEBACK_EVERY = 1 << 20 };
 /* The same for a pass over a path's steps: one every few ops of the set, whose events and
  * op columns a million steps would touch all of. */
 enum { PATH_GIVEBACK_EVERY = 1 << 16 };
+/* How many steps of a path ahead a pass over them asks for their events. */
+enum { STEP_PREFETCH = 16 };
 
 /* The peaks and fixed costs of config_snapshot, in cycles. */
 struct peaks {
@@ -44,6 +46,10 @@ struct peaks {
 
 struct ctx {
     const struct trace_model *m;
+    const struct trace_event *ev; /* the model's events, in one array */
+    uint8_t *engine_of;           /* owned: per track, its engine kind */
+    uint64_t *bytes;              /* owned: per op of the launch judged, a DMA op's bytes */
+    size_t capbytes;
     struct trace_resources *res; /* owned */
     struct peaks pk;
     size_t *hbm_of_track;            /* owned: per track, its cube's HBM resource (SIZE_MAX: none),
@@ -184,9 +190,11 @@ static void wait_utils(struct ctx *c, const struct trace_critpath *p, double (*m
         const struct trace_path_step *st = &p->steps[s];
         if (s % PATH_GIVEBACK_EVERY == PATH_GIVEBACK_EVERY - 1)
             trace_model_lent_giveback(c->m);
+        if (s + STEP_PREFETCH < p->n)
+            __builtin_prefetch(&c->ev[p->steps[s + STEP_PREFETCH].ev]);
         if (!st->wait)
             continue;
-        uint64_t start = trace_model_event(c->m, st->ev)->start;
+        uint64_t start = c->ev[st->ev].start;
         w[j][0] = start - st->wait, w[j][1] = start;
         mh[j][0] = mh[j][1] = 0;
         j++;
@@ -194,19 +202,67 @@ static void wait_utils(struct ctx *c, const struct trace_critpath *p, double (*m
     bool sorted = true; /* the windows in time order (a path's are) */
     for (size_t j = 1; j < nw && sorted; j++)
         sorted = w[j][0] >= w[j - 1][1];
-    for (size_t i = 0; i < trace_resources_count(c->res); i++) {
-        const struct trace_resource *x = trace_resources_get(c->res, i);
-        int host = x->kind == TRACE_RES_HOST_LINK;
-        /* the windows that meet its samples, [first, last): outside, its use is 0 */
-        size_t j0 = 0, j1 = nw;
-        if (sorted) {
-            j0 = windows_from(w, nw, 1, x->first + 1);
-            j1 = windows_from(w, nw, 0, x->last);
+    /* each kind's resources by the most they can be busy, the most first: a window already
+     * that busy is left out of the sweeps of those after (the maximum is the same in any
+     * order) */
+    size_t nres = trace_resources_count(c->res);
+    size_t *order = sim_xreallocarray(NULL, nres ? nres : 1, sizeof(*order));
+    uint64_t(*cw)[2] = sim_xreallocarray(NULL, nw, sizeof(*cw)); /* the windows still open */
+    double *cm = sim_xreallocarray(NULL, nw, sizeof(*cm));       /* their utilization so far */
+    size_t *ci = sim_xreallocarray(NULL, nw, sizeof(*ci));       /* which they are */
+    for (int host = 0; host < 2; host++) {
+        size_t no = 0;
+        for (size_t i = 0; i < nres; i++) {
+            if ((trace_resources_get(c->res, i)->kind == TRACE_RES_HOST_LINK) != host)
+                continue;
+            double most = trace_resources_most(c->res, i);
+            size_t k = no++; /* (by insertion: a few dozen resources) */
+            for (; k > 0 && trace_resources_most(c->res, order[k - 1]) < most; k--)
+                order[k] = order[k - 1];
+            order[k] = i;
         }
-        if (j1 > j0)
-            trace_resources_util_max(c->res, i, w + j0, j1 - j0, sorted, &mh[j0][host], 2,
-                                     &c->hint_wait[i]);
+        memcpy(cw, w, nw * sizeof(*cw));
+        size_t nc = nw;
+        for (size_t j = 0; j < nw; j++)
+            cm[j] = 0, ci[j] = j;
+        double level = INFINITY; /* the bound the windows were last left out at */
+        for (size_t k = 0; k < no; k++) {
+            size_t i = order[k];
+            double most = trace_resources_most(c->res, i);
+            /* by halves of the bound (util_max passes over those it cannot raise anyway) */
+            size_t keep = most > level / 2 ? nc : 0;
+            if (keep < nc)
+                level = most;
+            for (size_t q = keep; q < nc; q++) {
+                if (cm[q] >= most) { /* final */
+                    mh[ci[q]][host] = cm[q];
+                    continue;
+                }
+                if (keep != q) {
+                    memmove(cw[keep], cw[q], sizeof(*cw));
+                    cm[keep] = cm[q], ci[keep] = ci[q];
+                }
+                keep++;
+            }
+            nc = keep;
+            const struct trace_resource *x = trace_resources_get(c->res, i);
+            /* the windows that meet its samples, [first, last): outside, its use is 0 */
+            size_t j0 = 0, j1 = nc;
+            if (sorted) {
+                j0 = windows_from(cw, nc, 1, x->first + 1);
+                j1 = windows_from(cw, nc, 0, x->last);
+            }
+            if (j1 > j0)
+                trace_resources_util_max(c->res, i, cw + j0, j1 - j0, sorted, cm + j0, 1,
+                                         &c->hint_wait[i]);
+        }
+        for (size_t q = 0; q < nc; q++)
+            mh[ci[q]][host] = cm[q];
     }
+    free(ci);
+    free(cm);
+    free(cw);
+    free(order);
     free(w);
 }
 
@@ -228,14 +284,14 @@ static void attribute_wait(const struct trace_path_step *s, const double *mh, do
     path[TRACE_PCAT_LATENCY] += (double)s->wait - busy;
 }
 
-/* Split the duration of the op of step s (info oi: a DMA op's, NULL when unknown or another
+/* Split the duration of the op of step s (bytes: a DMA op's, 0 when unknown or another
  * engine's) into the path's categories; its wait as attribute_wait says (mh). */
-static void attribute(struct ctx *c, const struct trace_path_step *s, const struct trace_opinfo *oi,
+static void attribute(struct ctx *c, const struct trace_path_step *s, uint64_t bytes,
                       const double *mh, double *path)
 {
     const struct trace_model *m = c->m;
-    const struct trace_event *e = trace_model_event(m, s->ev);
-    const struct trace_track *t = trace_model_track_get(m, e->track);
+    const struct trace_event *e = &c->ev[s->ev];
+    enum trace_engine engine = c->engine_of[e->track];
     uint64_t now = trace_model_now(m);
     uint64_t end = e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
     double dur = (double)(end - e->start);
@@ -243,7 +299,7 @@ static void attribute(struct ctx *c, const struct trace_path_step *s, const stru
     attribute_wait(s, mh, path);
     double fixed = 0;
     int cat = TRACE_PCAT_LATENCY;
-    switch (t->engine) {
+    switch (engine) {
     case TRACE_ENGINE_TE:
         cat = TRACE_PCAT_COMPUTE;
         fixed = p->gemm_setup;
@@ -259,8 +315,8 @@ static void attribute(struct ctx *c, const struct trace_path_step *s, const stru
                           ? (p->dma_rate < p->hbm_rate ? p->dma_rate : p->hbm_rate)
                       : p->dma_rate > 0 ? p->dma_rate
                                         : p->hbm_rate;
-        if (rate > 0 && oi && oi->bytes) {
-            double data = (double)oi->bytes / rate;
+        if (rate > 0 && bytes) {
+            double data = (double)bytes / rate;
             double rest = dur - fixed - data;
             if (rest > 0) {
                 /* beyond the transfer at full rate: contention when its HBM was busy */
@@ -280,15 +336,15 @@ static void attribute(struct ctx *c, const struct trace_path_step *s, const stru
         break;
     }
     case TRACE_ENGINE_HOST: {
-        const char *name = trace_model_str(m, t->name);
+        const char *name = trace_model_str(m, trace_model_track_get(m, e->track)->name);
         if (strcmp(name, "host") != 0)
             break; /* an io_cpu or m_cpu: control work */
         cat = TRACE_PCAT_HOST;
         struct sim_value *d = trace_model_event_details(m, s->ev);
-        int64_t bytes = sim_value_get_int(d, "bytes", -1);
+        int64_t sent = sim_value_get_int(d, "bytes", -1);
         sim_value_free(d);
-        if (p->host_rate > 0 && bytes >= 0) {
-            double data = (double)bytes / p->host_rate;
+        if (p->host_rate > 0 && sent >= 0) {
+            double data = (double)sent / p->host_rate;
             data = data < dur ? data : dur;
             path[TRACE_PCAT_HOST] += data;
             path[TRACE_PCAT_LATENCY] += dur - data;
@@ -300,7 +356,7 @@ static void attribute(struct ctx *c, const struct trace_path_step *s, const stru
     }
     fixed = fixed < dur ? fixed : dur;
     path[cat] += dur - fixed;
-    path[t->engine == TRACE_ENGINE_DMA ? TRACE_PCAT_DMA_FIXED : TRACE_PCAT_LATENCY] += fixed;
+    path[engine == TRACE_ENGINE_DMA ? TRACE_PCAT_DMA_FIXED : TRACE_PCAT_LATENCY] += fixed;
 }
 
 /* ---- one region ------------------------------------------------------------------------- */
@@ -363,9 +419,11 @@ struct arith {
 /* Count op k (evs[k], its info oi). */
 static void arith_count(struct arith *a, size_t k, const struct trace_opinfo *oi)
 {
-    const struct trace_model *m = a->c->m;
-    const struct trace_event *e = trace_model_event(m, a->evs[k]);
-    enum trace_engine eng = trace_model_track_get(m, e->track)->engine;
+    a->c->bytes[k] = oi->bytes; /* for the path's DMA steps */
+    if (!oi->bytes && !(oi->flops > 0))
+        return; /* (nothing to count: its event not read) */
+    const struct trace_event *e = &a->c->ev[a->evs[k]];
+    enum trace_engine eng = a->c->engine_of[e->track];
     if (eng == TRACE_ENGINE_DMA && oi->bytes) {
         a->it->dma_ops++;
         a->it->dma_bytes += oi->bytes;
@@ -415,7 +473,8 @@ struct scan {
 };
 
 /* Pass over evs (n of them) once for what struct scan says, giving back the model's mapped
- * pages as it goes (millions of events would otherwise stay resident). */
+ * pages as it goes (millions of events would otherwise stay resident); those of the last
+ * stretch stay for the critical path, which reads them next. */
 static void scan_ops(struct ctx *c, const uint64_t *evs, size_t n, struct scan *sc)
 {
     const struct trace_model *m = c->m;
@@ -428,7 +487,7 @@ static void scan_ops(struct ctx *c, const uint64_t *evs, size_t n, struct scan *
     for (size_t k = 0; k < n; k++) {
         if (k % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
             trace_model_lent_giveback(m);
-        const struct trace_event *e = trace_model_event(m, evs[k]);
+        const struct trace_event *e = &c->ev[evs[k]];
         sc->uncached += !trace_opinfo_cached(m, evs[k]);
         if (is_composite(c, e->op)) {
             if (!sc->comp)
@@ -455,11 +514,41 @@ static void scan_ops(struct ctx *c, const uint64_t *evs, size_t n, struct scan *
                 request = true;
         }
     }
-    trace_model_lent_giveback(m);
     free(track);
     if (sc->ncomp)
         qsort(sc->comp, sc->ncomp, sizeof(*sc->comp), cmp_span);
     sc->running = inflight || (request && !completed);
+}
+
+/* The bytes of DMA op ev, one of the region's (ar's events): those arith_count noted when it
+ * counted it, else read again. *pos: where the last one was (the path's steps come mostly in
+ * the order of their events). */
+static uint64_t step_bytes(struct ctx *c, const struct arith *ar, struct trace_spaces *spaces,
+                           uint64_t ev, size_t *pos)
+{
+    size_t lo = 0, hi = ar->next;           /* the ops counted: evs[0 .. next), sorted */
+    if (*pos < hi && ar->evs[*pos] <= ev) { /* ahead of the last: galloping from it */
+        size_t step = 1;
+        lo = *pos;
+        while (lo + step < hi && ar->evs[lo + step] <= ev) {
+            lo += step;
+            step *= 2;
+        }
+        hi = lo + step < hi ? lo + step : hi; /* evs[lo] <= ev < evs[hi] (or the end) */
+    }
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ar->evs[mid] < ev)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *pos = lo;
+    if (lo < ar->next && ar->evs[lo] == ev)
+        return c->bytes[lo];
+    struct trace_opinfo oi;
+    trace_opinfo_of_event(c->m, ev, spaces, &oi);
+    return oi.bytes;
 }
 
 /* The usage, path, arithmetic and resources of one region over its events evs (n of them,
@@ -496,10 +585,16 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
         it->missing |= TRACE_MISSING_DETAILS;
     }
     struct arith ar = {.c = c, .evs = evs, .it = it, .spaces = &spaces};
-    if (details)
+    if (details) {
         ar.comp = sc.comp, ar.ncomp = sc.ncomp;
-    else
+        if (n > c->capbytes) { /* one array for every launch: no fresh pages each time */
+            c->capbytes = n;
+            free(c->bytes);
+            c->bytes = sim_xreallocarray(NULL, n, sizeof(*c->bytes));
+        }
+    } else {
         free(sc.comp);
+    }
     size_t ute = sc.ute, uve = sc.uve;
     bool any_arith = sc.any_arith;
 
@@ -571,17 +666,18 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
         it->missing |= TRACE_MISSING_DEPS;
     double(*mh)[2] = sim_xreallocarray(NULL, it->path.n ? it->path.n : 1, sizeof(*mh));
     wait_utils(c, &it->path, mh);
+    size_t pos = 0; /* step_bytes's cursor */
     for (size_t s = 0, j = 0; s < it->path.n; s++) {
         const struct trace_path_step *st = &it->path.steps[s];
         if (s % PATH_GIVEBACK_EVERY == PATH_GIVEBACK_EVERY - 1)
             trace_model_lent_giveback(m);
-        /* a DMA op's bytes alone are of use */
-        struct trace_opinfo oi;
-        const struct trace_event *e = trace_model_event(m, st->ev);
-        bool dma = details && trace_model_track_get(m, e->track)->engine == TRACE_ENGINE_DMA;
-        if (dma)
-            trace_opinfo_of_event(m, st->ev, &spaces, &oi);
-        attribute(c, st, dma ? &oi : NULL, mh[j], it->time);
+        if (s + STEP_PREFETCH < it->path.n) /* the steps' events are spread over the launch */
+            __builtin_prefetch(&c->ev[it->path.steps[s + STEP_PREFETCH].ev]);
+        /* a DMA op's bytes alone are of use: as the arithmetic counted them */
+        uint64_t bytes = 0;
+        if (details && c->engine_of[c->ev[st->ev].track] == TRACE_ENGINE_DMA)
+            bytes = step_bytes(c, &ar, &spaces, st->ev, &pos);
+        attribute(c, st, bytes, mh[j], it->time);
         j += st->wait != 0;
         it->waits += st->wait;
         it->wait_by[st->why] += st->wait;
@@ -864,25 +960,39 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
         /* a kept launch judged again: its events before st->from are needed too */
         from = found == st->nkept ? st->from : 0;
     }
-    /* the events of each launch judged, by index */
+    /* the events of each launch judged, by index: from the split's runs of them, each
+     * launch's when it is judged (into evs, as large as the largest launch), else all at
+     * once from one pass (into evs, one launch after the other) */
     size_t *off = sim_xcalloc(nl + 1, sizeof(*off));
-    for (uint64_t i = from; i < nev; i++) {
-        size_t r = trace_regions_of_event(v->rs_launch, i);
-        if (r != SIZE_MAX && !had[r])
-            off[r + 1]++;
+    bool by_runs = !st && nl && trace_regions_events(v->rs_launch, 0, NULL) != SIZE_MAX;
+    size_t most = 0;
+    if (by_runs) {
+        for (size_t r = 0; r < nl; r++) {
+            off[r + 1] = trace_regions_events(v->rs_launch, r, NULL);
+            most = off[r + 1] > most ? off[r + 1] : most;
+        }
+    } else {
+        for (uint64_t i = from; i < nev; i++) {
+            size_t r = trace_regions_of_event(v->rs_launch, i);
+            if (r != SIZE_MAX && !had[r])
+                off[r + 1]++;
+        }
     }
     for (size_t r = 0; r < nl; r++)
         off[r + 1] += off[r];
-    uint64_t *evs = sim_xreallocarray(NULL, off[nl] ? off[nl] : 1, sizeof(*evs));
-    size_t *pos = sim_xcalloc(nl ? nl : 1, sizeof(*pos));
-    for (size_t r = 0; r < nl; r++)
-        pos[r] = off[r];
-    for (uint64_t i = from; i < nev; i++) {
-        size_t r = trace_regions_of_event(v->rs_launch, i);
-        if (r != SIZE_MAX && !had[r])
-            evs[pos[r]++] = i;
+    size_t room = by_runs ? most : off[nl];
+    uint64_t *evs = sim_xreallocarray(NULL, room ? room : 1, sizeof(*evs));
+    if (!by_runs) {
+        size_t *pos = sim_xcalloc(nl ? nl : 1, sizeof(*pos));
+        for (size_t r = 0; r < nl; r++)
+            pos[r] = off[r];
+        for (uint64_t i = from; i < nev; i++) {
+            size_t r = trace_regions_of_event(v->rs_launch, i);
+            if (r != SIZE_MAX && !had[r])
+                evs[pos[r]++] = i;
+        }
+        free(pos);
     }
-    free(pos);
     trace_model_lent_giveback(m); /* the events the splits read */
     v->nlaunches = nl;
     v->launches = sim_xcalloc(nl ? nl : 1, sizeof(*v->launches));
@@ -912,8 +1022,8 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
             reused++;
             continue;
         }
-        uint64_t *e = evs + off[r], *mine = NULL;
-        size_t n = off[r + 1] - off[r];
+        uint64_t *e = by_runs ? evs : evs + off[r], *mine = NULL;
+        size_t n = by_runs ? trace_regions_events(v->rs_launch, r, evs) : off[r + 1] - off[r];
         if (k) { /* kept, but the budget left differs: its events, read again */
             mine = sim_xreallocarray(NULL, reg->all.ops ? reg->all.ops : 1, sizeof(*mine));
             n = launch_events(v->rs_launch, r, 0, nev, mine);
@@ -945,6 +1055,8 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
 
 static void ctx_fini(struct ctx *c)
 {
+    free(c->engine_of);
+    free(c->bytes);
     free(c->hbm_of_track);
     free(c->composite);
     free(c->hint_wait);
@@ -970,13 +1082,25 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
     c.budget = o && o->max_decode ? o->max_decode : MAX_DECODE_DEFAULT;
     size_t nt = trace_model_track_count(m);
     c.hbm_of_track = sim_xreallocarray(NULL, nt ? nt : 1, sizeof(*c.hbm_of_track));
-    for (size_t t = 0; t < nt; t++)
+    c.engine_of = sim_xreallocarray(NULL, nt ? nt : 1, sizeof(*c.engine_of));
+    for (size_t t = 0; t < nt; t++) {
         c.hbm_of_track[t] = SIZE_MAX - 1;
+        enum trace_engine k = trace_model_track_get(m, (uint32_t)t)->engine;
+        c.engine_of[t] = (uint8_t)(k < TRACE_ENGINE_COUNT ? k : TRACE_ENGINE_OTHER);
+    }
+    c.ev = trace_model_event_count(m) ? trace_model_event(m, 0) : NULL;
 
     struct trace_progress *pg = o ? o->progress : NULL;
     struct trace_verdict_inc *st = o ? o->inc : NULL;
-    v->rs_launch = st ? trace_regions_inc_update(st->split, m, pg)
-                      : trace_regions_new_light(m, TRACE_REGION_LAUNCH, pg);
+    bool run_done = false; /* the run's usage came with the launches */
+    if (st) {
+        v->rs_launch = trace_regions_inc_update(st->split, m, pg);
+    } else {
+        v->rs_launch = trace_regions_new_launch_run(m, &v->run_region, pg);
+        run_done = v->rs_launch != NULL;
+        if (!v->rs_launch && !trace_progress_cancelled(pg)) /* not in the order it needs */
+            v->rs_launch = trace_regions_new_light(m, TRACE_REGION_LAUNCH, pg);
+    }
     if (!v->rs_launch) { /* cancelled */
         v->run_region = (struct trace_region){.kind = TRACE_REGION_RUN, .name = "run"};
         ctx_fini(&c);
@@ -985,7 +1109,7 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
     trace_progress_step(pg, "verdict: the run", 0);
     if (st) /* over the events the split left resident */
         trace_run_usage_inc_update(st->run, m, &v->run_region);
-    else
+    else if (!run_done)
         trace_run_usage(m, &v->run_region);
     size_t nl = trace_regions_count(v->rs_launch);
     uint64_t nev = trace_model_event_count(m);

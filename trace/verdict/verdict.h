@@ -113,7 +113,8 @@ struct trace_verdict {
     struct trace_region run_region;  /* the run's span and usage (its ops and busy cycles in all
                                         and per engine kind, its DRAM bytes in all; no tracks or
                                         op names), as trace_regions_new_light accounts it */
-    struct trace_regions *rs_launch; /* owned */
+    struct trace_regions *rs_launch; /* owned: the launches (usage in all and per engine kind;
+                                        tracks and op names may be left out) */
     double clock_ghz;                /* 0 when unknown */
     bool own;                        /* written by npuscope (run_metadata.notes):
                                         what ran can be run again */
