@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Leaving a big run or trace (make bench, from live_bench.sh and open_bench.sh): the time from
+# Leaving a big run or trace (make bench, from live_bench.sh and analysis_bench.sh): the time from
 # `q` to the process the shell started gone (polled every 5 ms: the figures carry that much
 # resolution and the cost of tmux itself), in tmux at 200x60.
 #   exit_time.sh NPUSCOPE live KERNEL EVENTS [ARGS...]: a live run of KERNEL at full speed,
