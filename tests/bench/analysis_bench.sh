@@ -40,6 +40,9 @@ rm -f "$dir/chrome.json"
 # search or the line profile scans it
 XDG_CACHE_HOME=$dir/cache bash "$(dirname "$0")/live_scans.sh" "$build/npuscope" view "$dir/trace.json" ||
     true
+# and left with q: the time to the process gone
+XDG_CACHE_HOME=$dir/cache bash "$(dirname "$0")/exit_time.sh" "$build/npuscope" view "$dir/trace.json" ||
+    true
 base=${ANALYSIS_BENCH_BASELINE:-}
 if [ -n "$base" ]; then
     echo "-- against $base"

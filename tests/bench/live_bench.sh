@@ -32,3 +32,10 @@ echo
 # keys answered meanwhile
 bash "$(dirname "$0")/live_scans.sh" "$(dirname "$(dirname "$bin")")/npuscope" live \
     "llm_decode:layers=32,gen=512" 50000000
+echo
+# q at 10 M, 50 M and 100 M events into a live run (the default memory budget): the time to
+# the process gone, its checkpoints for going back included
+for n in 10000000 50000000 100000000; do
+    bash "$(dirname "$0")/exit_time.sh" "$(dirname "$(dirname "$bin")")/npuscope" live \
+        "llm_decode:layers=32,gen=512" "$n"
+done

@@ -106,6 +106,18 @@ int cli_stop(const char *what);
 struct diag;
 int cli_check_output(const char *path, struct diag *d);
 
+/*
+ * The end of a command whose TUI has closed (q, Ctrl-C, a hang-up), once every output the
+ * user asked for is written and the terminal restored: the process ends at once with
+ * status, its stdio flushed, without freeing the model and the analyses' structures (at
+ * a hundred million events freeing them took most of a second; the kernel takes them back
+ * at once), whatever worker is still computing. Returns, and the caller frees as usual,
+ * only when cli_exit_frees().
+ */
+void cli_exit_now(int status);
+/* True in builds with AddressSanitizer, whose leak check needs everything freed. */
+bool cli_exit_frees(void);
+
 /* The most plug-in files a trace's run_metadata names (the first ones loaded). */
 #define CLI_MAX_TRACE_PLUGINS 32
 

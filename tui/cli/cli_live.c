@@ -6,7 +6,8 @@
  * over (a bad chip or workload, an unknown theme, a trace file that cannot be created, a
  * socket that cannot be made) is one line on stderr and exit status 2. After the UI (or
  * the serving) ends, the trace file given with -o is completed (or written up to now and
- * marked incomplete when the simulation did not finish), and --chrome written. With
+ * marked incomplete when the simulation did not finish), and --chrome written; then the
+ * process ends at once (cli_exit_now), the model left to the kernel. With
  * --verify or --dump, phase 2 runs when the simulation finishes: the header shows the
  * verdict, and the full report is printed at the end.
  */
@@ -514,12 +515,16 @@ int cli_live(const struct cli_run_opts *o)
         if (hung_up)
             sigprocmask(SIG_BLOCK, &hup, &old_mask);
         tui_term_close(term);
-        tui_app_free(app);
+        /* nobody is left to go back: the checkpoints end now, their memory given back while
+         * the trace is written, not after it */
+        tui_source_live_forget_past(src);
+        /* the analyses' workers stop before the trace is finished from the model they
+         * read, or the run carries on served; else they are left to the process's end */
+        if (o->trace || o->chrome || (hung_up && o->keep_on_hangup) || cli_exit_frees())
+            tui_app_free(app);
         if (hung_up) {
             signal(SIGHUP, SIG_IGN);
             sigprocmask(SIG_SETMASK, &old_mask, NULL);
-            /* nobody is left to go back: the checkpoints end now, not after the trace */
-            tui_source_live_forget_past(src);
         }
         /* the terminal went away: the run carries on, served (--keep-on-hangup) */
         if (hung_up && o->keep_on_hangup)
@@ -559,6 +564,7 @@ int cli_live(const struct cli_run_opts *o)
         fputs("npuscope: the simulation did not finish: phase 2 did not run\n", stderr);
     if (status < 128 && v.status > status) /* a signal's status stays */
         status = v.status;
+    cli_exit_now(status); /* everything written: the rest is the kernel's to take back */
 out:
     cli_unguard();
     sim_verify_capture_free(v.cap); /* while the run it watches still exists */

@@ -1,7 +1,8 @@
 /*
  * What a run writes, settled before it starts (see cli.h): its output files checked up
  * front, and the options and run_metadata of its trace feed. The headless run (cli_run.c)
- * and the live TUI (cli_live.c) both use them.
+ * and the live TUI (cli_live.c) both use them. And the end of the TUI's commands once their
+ * outputs are written (cli_exit_now): at once, what the process holds left to the kernel.
  */
 #include "tui/cli/cli.h"
 
@@ -17,6 +18,18 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+/* AddressSanitizer's leak check needs everything freed before the end. */
+#if defined(__SANITIZE_ADDRESS__)
+#define CLI_EXIT_FREES 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(leak_sanitizer)
+#define CLI_EXIT_FREES 1
+#endif
+#endif
+#ifndef CLI_EXIT_FREES
+#define CLI_EXIT_FREES 0
+#endif
 
 /* The name before ':' of a -k spec, or the base name of a file without its extension. */
 static void base_name(const char *s, bool file, char *out, size_t size)
@@ -125,4 +138,17 @@ int cli_check_output(const char *path, struct diag *d)
     if (access(dir, W_OK | X_OK) != 0)
         return diag_set(d, SIM_EIO, path, 0, 0, NULL, "cannot create: %s", strerror(errno));
     return 0;
+}
+
+bool cli_exit_frees(void)
+{
+    return CLI_EXIT_FREES;
+}
+
+void cli_exit_now(int status)
+{
+    if (CLI_EXIT_FREES)
+        return;
+    fflush(NULL);
+    _exit(status & 0xff);
 }

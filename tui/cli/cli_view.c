@@ -3,7 +3,8 @@
  * (POST-MORTEM), with --diff compared with a second one (tui/panes/diffview.h).
  * Everything that can go wrong before the screen is taken over (an unknown theme, a file
  * that is not a trace, a terminal that cannot run a full-screen UI) is one line on stderr
- * and exit status 2; after it, the terminal is restored on every way out.
+ * and exit status 2; after it, the terminal is restored on every way out, and the process
+ * then ends at once, without freeing the model (cli_exit_now).
  *
  * While the trace loads, a line on the terminal says how far it is (a bar and the share of
  * the file read, the events so far, the time left; for a compressed trace, first how far
@@ -257,6 +258,7 @@ int cli_view(const char *file, const char *theme, const char *diff, bool no_cach
         cli_diff_load_fail("view", diff, &d, errors);
         status = CLI_EXIT_USAGE;
     }
+    cli_exit_now(status); /* at once: the model and the analyses are the kernel's to free */
     tui_app_free(app);
 out:
     tui_source_free(src);
