@@ -774,6 +774,44 @@ get_range(const struct trace_model *m, uint32_t nstr, const uint8_t **p, const u
     return true;
 }
 
+/* The fields before the ranges (flops, bytes, dtype, as the flags f say) from *p: into
+ * flops, bytes and dtype (a char[8]) where not NULL, skipped where NULL. False when
+ * malformed. */
+static inline __attribute__((always_inline)) bool get_head(uint8_t f, const uint8_t **pp,
+                                                           const uint8_t *end, double *flops,
+                                                           uint64_t *bytes, char *dtype)
+{
+    const uint8_t *p = *pp;
+    uint64_t x;
+    if (f & PK_FLOPS) {
+        if (!get_var(&p, end, &x))
+            return false;
+        if (flops)
+            *flops = (double)x;
+    } else if (f & PK_FLOPS_RAW) {
+        if (end - p < (ptrdiff_t)sizeof(double))
+            return false;
+        if (flops)
+            memcpy(flops, p, sizeof(double));
+        p += sizeof(double);
+    }
+    if (f & PK_BYTES) {
+        if (!get_var(&p, end, &x))
+            return false;
+        if (bytes)
+            *bytes = x;
+    }
+    if (f & PK_DTYPE) {
+        if (p == end || *p >= sizeof(((struct trace_opinfo *)NULL)->dtype) || end - p - 1 < *p)
+            return false;
+        if (dtype)
+            memcpy(dtype, p + 1, *p);
+        p += 1 + *p;
+    }
+    *pp = p;
+    return true;
+}
+
 bool trace_opinfo_unpack(const struct trace_model *m, const uint8_t *p, size_t n,
                          struct trace_spaces *sp, struct trace_opinfo *o)
 {
@@ -787,30 +825,10 @@ bool trace_opinfo_unpack(const struct trace_model *m, const uint8_t *p, size_t n
     uint8_t f = p[0];
     unsigned nreads = p[1];
     p += 2;
-    uint64_t x;
     uint32_t nstr = nreads || (f & PK_WRITE) ? trace_model_str_count(m) : 0;
     o->stage = f & PK_STAGE;
-    if (f & PK_FLOPS) {
-        if (!get_var(&p, end, &x))
-            return false;
-        o->flops = (double)x;
-    } else if (f & PK_FLOPS_RAW) {
-        if (end - p < (ptrdiff_t)sizeof(o->flops))
-            return false;
-        memcpy(&o->flops, p, sizeof(o->flops));
-        p += sizeof(o->flops);
-    }
-    if (f & PK_BYTES) {
-        if (!get_var(&p, end, &x))
-            return false;
-        o->bytes = x;
-    }
-    if (f & PK_DTYPE) {
-        if (p == end || *p >= sizeof(o->dtype) || end - p - 1 < *p)
-            return false;
-        memcpy(o->dtype, p + 1, *p);
-        p += 1 + *p;
-    }
+    if (!get_head(f, &p, end, &o->flops, &o->bytes, o->dtype))
+        return false;
     for (unsigned r = 0; r < nreads; r++) {
         bool ok;
         if (!get_range(m, nstr, &p, end, sp, &o->reads[o->nreads], &ok))
@@ -837,23 +855,9 @@ bool trace_opinfo_unpack_ranges(const struct trace_model *m, const uint8_t *p, s
     uint8_t f = p[0];
     unsigned nreads = p[1];
     p += 2;
-    uint64_t x;
     uint32_t nstr = nreads || (f & PK_WRITE) ? trace_model_str_count(m) : 0;
-    if (f & PK_FLOPS) {
-        if (!get_var(&p, end, &x))
-            return false;
-    } else if (f & PK_FLOPS_RAW) {
-        if (end - p < (ptrdiff_t)sizeof(double))
-            return false;
-        p += sizeof(double);
-    }
-    if ((f & PK_BYTES) && !get_var(&p, end, &x))
+    if (!get_head(f, &p, end, NULL, NULL, NULL))
         return false;
-    if (f & PK_DTYPE) {
-        if (p == end || *p >= sizeof(((struct trace_opinfo *)NULL)->dtype) || end - p - 1 < *p)
-            return false;
-        p += 1 + *p;
-    }
     for (unsigned i = 0; i < nreads; i++) {
         bool ok;
         if (!get_range(m, nstr, &p, end, sp, &r->reads[r->nreads], &ok))
@@ -897,30 +901,10 @@ bool trace_opinfo_unpack_raw(const struct trace_model *m, const uint8_t *p, size
     uint8_t f = p[0];
     unsigned nreads = p[1];
     p += 2;
-    uint64_t x;
     uint32_t nstr = nreads || (f & PK_WRITE) ? trace_model_str_count(m) : 0;
     r->stage = f & PK_STAGE;
-    if (f & PK_FLOPS) {
-        if (!get_var(&p, end, &x))
-            return false;
-        r->flops = (double)x;
-    } else if (f & PK_FLOPS_RAW) {
-        if (end - p < (ptrdiff_t)sizeof(r->flops))
-            return false;
-        memcpy(&r->flops, p, sizeof(r->flops));
-        p += sizeof(r->flops);
-    }
-    if (f & PK_BYTES) {
-        if (!get_var(&p, end, &x))
-            return false;
-        r->bytes = x;
-    }
-    if (f & PK_DTYPE) {
-        if (p == end || *p >= sizeof(r->dtype) || end - p - 1 < *p)
-            return false;
-        memcpy(r->dtype, p + 1, *p);
-        p += 1 + *p;
-    }
+    if (!get_head(f, &p, end, &r->flops, &r->bytes, r->dtype))
+        return false;
     for (unsigned i = 0; i < nreads; i++)
         if (!get_raw_range(nstr, &p, end, r, 1 + i))
             return false;
