@@ -115,4 +115,31 @@ else fail "one computation of the verdict, not cancelled" "$(cat "$LOG" 2>/dev/n
 tmux_keys q
 expect_exit "q exits 0" 0
 
+echo "-- q while the pane's experiment runs: the experiment and its workers end with the viewer"
+OWN=$TMP/own.json
+# a small trace whose workload, as recorded, is a long one: each of the experiment's runs
+# lasts seconds (a worker of it writes to the experiment only once its run ends)
+"$NPUSCOPE" run --headless -k llm_decode:layers=2,gen=4 -o "$OWN" >/dev/null
+sed -i 's/"kernel:llm_decode:layers=2,gen=4"/"kernel:llm_decode:layers=32,gen=256"/' "$OWN"
+tmux_start 160 45 "${UTF8[@]}" -- view "$OWN"
+expect_screen "the trace opens" 'POST-MORTEM' 30
+PID=$(app_pid)
+SID=$(ps -o sid= -p "$PID" | tr -d ' ')
+tmux_keys v
+expect_screen "v: the verdict" 'Bottleneck  run: ' 30
+tmux_keys z
+expect_screen "the experiment runs" 'experiment: running the workload again' 15
+tmux_keys q
+expect_exit "q exits 0" 0
+# npuscope processes of the pane's session: the experiment and its workers are copies of
+# the viewer (they end on its exit even though it leaves at once, without freeing them)
+left=x
+for ((i = 0; i < 60; i++)); do
+    left=$(ps -eo sid=,pid=,comm= | awk -v s="$SID" '$1 == s && $3 == "npuscope" {print $2}')
+    [ -z "$left" ] && break
+    sleep 0.05
+done
+if [ -z "$left" ]; then ok "q: nothing of the experiment is left within 3 s"
+else fail "q: nothing of the experiment is left within 3 s" "left: $left"; kill -9 $left 2>/dev/null; fi
+
 finish

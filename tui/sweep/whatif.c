@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -327,12 +328,24 @@ static double wall(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* In a child just forked by parent: its end tied to the parent's. SIGTERM (its default
+ * action) comes when the parent ends, however it ends: a viewer that leaves at once, without
+ * stopping its experiment, or one killed, leaves no run of it behind. */
+static void end_with_parent(pid_t parent)
+{
+    signal(SIGTERM, SIG_DFL);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) /* ended before the prctl */
+        _exit(1);
+}
+
 static int start(const struct tui_whatif_workload *w, struct job *j, struct diag *d)
 {
     int p[2];
     if (pipe(p) < 0)
         return diag_set(d, SIM_EIO, NULL, 0, 0, NULL, "cannot start a worker: %s", strerror(errno));
     fflush(NULL);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         close(p[0]);
@@ -340,6 +353,7 @@ static int start(const struct tui_whatif_workload *w, struct job *j, struct diag
         return diag_set(d, SIM_EIO, NULL, 0, 0, NULL, "cannot start a worker: %s", strerror(errno));
     }
     if (pid == 0) {
+        end_with_parent(parent);
         close(p[0]);
         const struct tui_whatif_point *pt = j->pt;
         struct sim_value *t =
@@ -860,6 +874,7 @@ int tui_whatif_bg_start(const struct tui_whatif_workload *w, const struct tui_wh
         return diag_set(d, SIM_EIO, NULL, 0, 0, NULL, "cannot start the experiment: %s",
                         strerror(errno));
     fflush(NULL);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         close(p[0]);
@@ -869,6 +884,7 @@ int tui_whatif_bg_start(const struct tui_whatif_workload *w, const struct tui_wh
     }
     if (pid == 0) {
         setpgid(0, 0); /* its workers with it: stopped together */
+        end_with_parent(parent);
         /* the viewer's signal handlers are not its own: the SIGTERM of tui_whatif_bg_free
          * (the viewer quitting) must end it, not be passed on to the viewer's pipe */
         signal(SIGINT, SIG_DFL);
