@@ -40,6 +40,12 @@ rm -f "$dir/chrome.json"
 # search or the line profile scans it
 XDG_CACHE_HOME=$dir/cache bash "$(dirname "$0")/live_scans.sh" "$build/npuscope" view "$dir/trace.json" ||
     true
+# v in the viewer: the verdict is computed ahead from the first frame on, so v pressed at
+# once waits for the rest of it, and pressed 10 s later shows it at once
+for wait in 0 10; do
+    XDG_CACHE_HOME=$dir/cache bash "$(dirname "$0")/view_verdict.sh" "$build/npuscope" \
+        "$dir/trace.json" "$wait" || true
+done
 # and left with q: the time to the process gone
 XDG_CACHE_HOME=$dir/cache bash "$(dirname "$0")/exit_time.sh" "$build/npuscope" view "$dir/trace.json" ||
     true
