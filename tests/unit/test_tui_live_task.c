@@ -15,6 +15,7 @@
 #include "tui/panes/task.h"
 #include "tui/term/view.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -376,5 +377,61 @@ Test(tui_live_task, a_run_ahead_yields_by_priority_until_its_pane_opens)
         nanosleep(&ts, NULL);
     }
     cr_expect_eq(a.nice_first, nice0, "not ahead: nice %d", a.nice_first);
+    tui_task_free(t);
+}
+
+/* The threads a run ahead starts (the critical path reads ahead on one) take its lowered
+ * priority; when its pane opens they are raised with it. */
+struct ahead_helper {
+    struct ahead_probe *a;
+    int nice_first, nice_then;
+};
+
+static void *ahead_helper_fn(void *arg)
+{
+    struct ahead_helper *h = arg;
+    h->nice_first = getpriority(PRIO_PROCESS, (id_t)gettid());
+    atomic_store(&h->a->started, 1);
+    for (int i = 0; i < 5000 && !atomic_load(&h->a->go); i++) {
+        struct timespec ts = {0, 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    h->nice_then = getpriority(PRIO_PROCESS, (id_t)gettid());
+    return NULL;
+}
+
+static void ahead_with_thread_fn(void *arg, struct trace_progress *p)
+{
+    struct ahead_helper *h = arg;
+    (void)p;
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, ahead_helper_fn, h), 0);
+    pthread_join(th, NULL);
+}
+
+Test(tui_live_task, a_run_ahead_raised_raises_the_threads_its_analysis_started)
+{
+    int nice0 = getpriority(PRIO_PROCESS, 0);
+    struct ahead_probe a = {0};
+    struct ahead_helper h = {.a = &a};
+    struct tui_task *t = tui_task_new();
+    tui_task_set_ahead(t, true);
+    tui_task_start(t, ahead_with_thread_fn, &h, true);
+    for (int i = 0; i < 5000 && !atomic_load(&a.started); i++) {
+        struct timespec ts = {0, 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    cr_assert(atomic_load(&a.started), "the analysis's thread started");
+    cr_expect_eq(h.nice_first, TUI_TASK_AHEAD_NICE, "its thread, ahead: nice %d", h.nice_first);
+    tui_task_set_ahead(t, false); /* the pane opens */
+    atomic_store(&a.go, 1);
+    while (tui_task_running(t)) {
+        struct timespec ts = {0, 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    cr_assert(tui_task_take_done(t));
+    if (geteuid() == 0 && nice0 != TUI_TASK_AHEAD_NICE)
+        cr_expect_eq(h.nice_then, nice0, "its pane open, its thread: nice %d, was %d", h.nice_then,
+                     nice0);
     tui_task_free(t);
 }

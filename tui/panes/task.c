@@ -4,13 +4,14 @@
  * tasks are kept in a list (only the main loop's thread touches it), so that the main loop
  * can ask whether one holds the model and cancel them all before it changes. A run ahead
  * lowers its worker's priority (setpriority on its thread id), raised again when its pane
- * opens; a mutex orders the two.
+ * opens, with the threads the analysis started meanwhile; a mutex orders the two.
  */
 #include "tui/panes/task.h"
 
 #include "sim/util/xalloc.h"
 #include "tui/term/view.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -158,12 +159,35 @@ bool tui_task_due(const struct tui_task *t)
     return tui_now_ns() - t->ended >= (uint64_t)TUI_TASK_HOLD_FACTOR * t->ran_ns;
 }
 
+/* Every thread of the process at nice `from` set to `to` (may be refused: left as it is). */
+static void renice_threads(int from, int to)
+{
+    DIR *dir = opendir("/proc/self/task");
+    if (!dir)
+        return;
+    for (struct dirent *e; (e = readdir(dir));) {
+        char *end;
+        long tid = strtol(e->d_name, &end, 10);
+        if (*end || tid <= 0)
+            continue;
+        errno = 0;
+        int n = getpriority(PRIO_PROCESS, (id_t)tid);
+        if (errno == 0 && n == from)
+            setpriority(PRIO_PROCESS, (id_t)tid, to);
+    }
+    closedir(dir);
+}
+
 void tui_task_set_ahead(struct tui_task *t, bool ahead)
 {
     pthread_mutex_lock(&t->lock);
     t->ahead = ahead;
     if (!ahead && t->lowered) { /* its pane opened: the run under way is the pane's own */
         setpriority(PRIO_PROCESS, (id_t)t->tid, t->nice0); /* may be refused: goes on lowered */
+        /* and the threads its analysis started (the critical path's reader): they took the
+         * worker's priority when they were made */
+        if (t->nice0 != TUI_TASK_AHEAD_NICE)
+            renice_threads(TUI_TASK_AHEAD_NICE, t->nice0);
         t->lowered = false;
     }
     pthread_mutex_unlock(&t->lock);
