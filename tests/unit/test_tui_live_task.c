@@ -325,6 +325,23 @@ Test(tui_live_task, the_loop_holds_the_run_while_v_computes_and_s_cancels_it)
     tui_source_free(&f->base);
 }
 
+/* Until *f is set (at most 5 s); until the run of t has ended: a millisecond at a time. */
+static void wait_flag(atomic_int *f)
+{
+    for (int i = 0; i < 5000 && !atomic_load(f); i++) {
+        struct timespec ts = {0, 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void wait_task(const struct tui_task *t)
+{
+    while (tui_task_running(t)) {
+        struct timespec ts = {0, 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* A run ahead of a request (the verdict of a loaded trace, its pane closed) runs at the lowest
  * priority, so that the analyses the user asks for take the cores first; once its pane opens
  * (ahead set false) the run under way gets back the priority it had. */
@@ -339,10 +356,7 @@ static void ahead_fn(void *arg, struct trace_progress *p)
     (void)p;
     a->nice_first = getpriority(PRIO_PROCESS, (id_t)gettid());
     atomic_store(&a->started, 1);
-    for (int i = 0; i < 5000 && !atomic_load(&a->go); i++) {
-        struct timespec ts = {0, 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
+    wait_flag(&a->go);
     a->nice_then = getpriority(PRIO_PROCESS, (id_t)gettid());
 }
 
@@ -353,18 +367,12 @@ Test(tui_live_task, a_run_ahead_yields_by_priority_until_its_pane_opens)
     struct tui_task *t = tui_task_new();
     tui_task_set_ahead(t, true);
     tui_task_start(t, ahead_fn, &a, true);
-    for (int i = 0; i < 5000 && !atomic_load(&a.started); i++) {
-        struct timespec ts = {0, 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
+    wait_flag(&a.started);
     cr_assert(atomic_load(&a.started), "the run started");
     cr_expect_eq(a.nice_first, TUI_TASK_AHEAD_NICE, "ahead: nice %d", a.nice_first);
     tui_task_set_ahead(t, false); /* the pane opens */
     atomic_store(&a.go, 1);
-    while (tui_task_running(t)) {
-        struct timespec ts = {0, 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
+    wait_task(t);
     cr_assert(tui_task_take_done(t));
     if (geteuid() == 0) /* else the system may refuse to raise it: it goes on lowered */
         cr_expect_eq(a.nice_then, nice0, "its pane open: nice %d, was %d", a.nice_then, nice0);
@@ -372,10 +380,7 @@ Test(tui_live_task, a_run_ahead_yields_by_priority_until_its_pane_opens)
     memset(&a, 0, sizeof(a));
     atomic_store(&a.go, 1);
     tui_task_start(t, ahead_fn, &a, true);
-    while (tui_task_running(t)) {
-        struct timespec ts = {0, 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
+    wait_task(t);
     cr_expect_eq(a.nice_first, nice0, "not ahead: nice %d", a.nice_first);
     tui_task_free(t);
 }
@@ -392,10 +397,7 @@ static void *ahead_helper_fn(void *arg)
     struct ahead_helper *h = arg;
     h->nice_first = getpriority(PRIO_PROCESS, (id_t)gettid());
     atomic_store(&h->a->started, 1);
-    for (int i = 0; i < 5000 && !atomic_load(&h->a->go); i++) {
-        struct timespec ts = {0, 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
+    wait_flag(&h->a->go);
     h->nice_then = getpriority(PRIO_PROCESS, (id_t)gettid());
     return NULL;
 }
@@ -417,18 +419,12 @@ Test(tui_live_task, a_run_ahead_raised_raises_the_threads_its_analysis_started)
     struct tui_task *t = tui_task_new();
     tui_task_set_ahead(t, true);
     tui_task_start(t, ahead_with_thread_fn, &h, true);
-    for (int i = 0; i < 5000 && !atomic_load(&a.started); i++) {
-        struct timespec ts = {0, 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
+    wait_flag(&a.started);
     cr_assert(atomic_load(&a.started), "the analysis's thread started");
     cr_expect_eq(h.nice_first, TUI_TASK_AHEAD_NICE, "its thread, ahead: nice %d", h.nice_first);
     tui_task_set_ahead(t, false); /* the pane opens */
     atomic_store(&a.go, 1);
-    while (tui_task_running(t)) {
-        struct timespec ts = {0, 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
+    wait_task(t);
     cr_assert(tui_task_take_done(t));
     if (geteuid() == 0 && nice0 != TUI_TASK_AHEAD_NICE)
         cr_expect_eq(h.nice_then, nice0, "its pane open, its thread: nice %d, was %d", h.nice_then,
