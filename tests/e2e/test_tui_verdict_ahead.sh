@@ -4,7 +4,8 @@
 # computation under way (never a second one from the start) when it is not. q, Ctrl-C and
 # a hang-up in the middle of a computation ahead end the process within 0.5 s. The user's
 # analyses come first: the verdict ahead runs at the lowest priority, raised when its pane
-# opens; a pane opened meanwhile computes beside it.
+# opens (unless the process could not raise it back: then it is not lowered); a pane opened
+# meanwhile computes while it waits.
 # The analyses are made slow by NPUSCOPE_TEST_ANALYSIS_DELAY_US (tests only: a pause at
 # every progress check of an analysis; this trace's verdict checks a few times); the runs
 # of analyses are read from NPUSCOPE_TASK_LOG (a line per finished or cancelled run).
@@ -114,6 +115,31 @@ if [ "${n:-0}" -eq 1 ] && ! grep -q cancelled "$LOG"; then ok "one computation o
 else fail "one computation of the verdict, not cancelled" "$(cat "$LOG" 2>/dev/null)"; fi
 tmux_keys q
 expect_exit "q exits 0" 0
+
+echo "-- a user who may not raise a priority back: nothing lowered, the verdict still ahead"
+# RLIMIT_NICE 0 and no CAP_SYS_NICE, as for a user's account: a thread lowered to nice 19
+# would stay there once its pane opened; the run ahead keeps the process's priority instead
+# and gives way to the user's analyses by waiting for them
+if [ "$(id -u)" = 0 ] && setpriv --bounding-set -sys_nice true 2>/dev/null; then
+    REAL=$NPUSCOPE
+    NPUSCOPE=$TMP/unprivileged
+    printf '#!/bin/sh\nexec prlimit --nice=0:0 setpriv --bounding-set -sys_nice -- %q "$@"\n' \
+        "$REAL" >"$NPUSCOPE"
+    chmod +x "$NPUSCOPE"
+    view 1000000
+    sleep 1.5
+    if [ "$(niced)" -eq 0 ] && [ ! -s "$LOG" ]; then ok "no right to raise it back: the verdict ahead is not lowered"
+    else fail "no right to raise it back: the verdict ahead is not lowered" "threads at nice 19: $(niced), log: $(cat "$LOG" 2>/dev/null)"; fi
+    if logged ' loaded ' 30; then ok "the verdict is computed ahead all the same"
+    else fail "the verdict is computed ahead all the same" "no analysis ran in 30 s"; fi
+    tmux_keys v
+    at_once "v shows it at once" 'Bottleneck  run: ' 1000
+    tmux_keys q
+    expect_exit "q exits 0" 0
+    NPUSCOPE=$REAL
+else
+    ok "skipped: dropping CAP_SYS_NICE needs root"
+fi
 
 echo "-- q while the pane's experiment runs: the experiment and its workers end with the viewer"
 OWN=$TMP/own.json

@@ -15,9 +15,11 @@
 #include "tui/panes/task.h"
 #include "tui/term/view.h"
 
+#include <linux/capability.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -369,13 +371,14 @@ Test(tui_live_task, a_run_ahead_yields_by_priority_until_its_pane_opens)
     tui_task_start(t, ahead_fn, &a, true);
     wait_flag(&a.started);
     cr_assert(atomic_load(&a.started), "the run started");
-    cr_expect_eq(a.nice_first, TUI_TASK_AHEAD_NICE, "ahead: nice %d", a.nice_first);
+    /* lowered only when it can be raised back (else it keeps the process's priority) */
+    int ahead_nice = tui_task_may_lower() ? TUI_TASK_AHEAD_NICE : nice0;
+    cr_expect_eq(a.nice_first, ahead_nice, "ahead: nice %d", a.nice_first);
     tui_task_set_ahead(t, false); /* the pane opens */
     atomic_store(&a.go, 1);
     wait_task(t);
     cr_assert(tui_task_take_done(t));
-    if (geteuid() == 0) /* else the system may refuse to raise it: it goes on lowered */
-        cr_expect_eq(a.nice_then, nice0, "its pane open: nice %d, was %d", a.nice_then, nice0);
+    cr_expect_eq(a.nice_then, nice0, "its pane open: nice %d, was %d", a.nice_then, nice0);
     /* a run not ahead keeps the process's priority */
     memset(&a, 0, sizeof(a));
     atomic_store(&a.go, 1);
@@ -421,13 +424,117 @@ Test(tui_live_task, a_run_ahead_raised_raises_the_threads_its_analysis_started)
     tui_task_start(t, ahead_with_thread_fn, &h, true);
     wait_flag(&a.started);
     cr_assert(atomic_load(&a.started), "the analysis's thread started");
-    cr_expect_eq(h.nice_first, TUI_TASK_AHEAD_NICE, "its thread, ahead: nice %d", h.nice_first);
+    int ahead_nice = tui_task_may_lower() ? TUI_TASK_AHEAD_NICE : nice0;
+    cr_expect_eq(h.nice_first, ahead_nice, "its thread, ahead: nice %d", h.nice_first);
     tui_task_set_ahead(t, false); /* the pane opens */
     atomic_store(&a.go, 1);
     wait_task(t);
     cr_assert(tui_task_take_done(t));
-    if (geteuid() == 0 && nice0 != TUI_TASK_AHEAD_NICE)
+    if (nice0 != TUI_TASK_AHEAD_NICE)
         cr_expect_eq(h.nice_then, nice0, "its pane open, its thread: nice %d, was %d", h.nice_then,
                      nice0);
     tui_task_free(t);
+}
+
+/* A user who may not raise a thread's priority back (RLIMIT_NICE 0, no CAP_SYS_NICE: the
+ * default for a user's account) would see the verdict computed ahead go on at the lowest
+ * priority once its pane opens: the run ahead keeps the process's priority instead. */
+static void drop_nice_rights(void)
+{
+    struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+    struct __user_cap_data_struct d[2];
+    cr_assert_eq(syscall(SYS_capget, &h, d), 0);
+    d[CAP_SYS_NICE / 32].effective &= ~(1u << (CAP_SYS_NICE % 32));
+    cr_assert_eq(syscall(SYS_capset, &h, d), 0); /* this thread's, and the threads it makes */
+    struct rlimit rl = {0, 0};
+    cr_assert_eq(setrlimit(RLIMIT_NICE, &rl), 0);
+}
+
+Test(tui_live_task, a_run_ahead_keeps_its_priority_when_it_could_not_get_it_back)
+{
+    int nice0 = getpriority(PRIO_PROCESS, 0);
+    cr_assert_lt(nice0, TUI_TASK_AHEAD_NICE);
+    drop_nice_rights();
+    cr_assert_not(tui_task_may_lower(), "no right to raise a priority: nothing lowered");
+    struct ahead_probe a = {0};
+    struct tui_task *t = tui_task_new();
+    tui_task_set_ahead(t, true);
+    tui_task_start(t, ahead_fn, &a, true);
+    wait_flag(&a.started);
+    cr_assert(atomic_load(&a.started), "the run started");
+    cr_expect_eq(a.nice_first, nice0, "ahead without the right: nice %d, was %d", a.nice_first,
+                 nice0);
+    tui_task_set_ahead(t, false);
+    atomic_store(&a.go, 1);
+    wait_task(t);
+    cr_expect_eq(a.nice_then, nice0, "its pane open: nice %d, was %d", a.nice_then, nice0);
+    tui_task_free(t);
+}
+
+/* Whatever the priorities, a run ahead waits while one of the user's runs: it counts on at
+ * its progress checks only when none is under way, and once its pane opens it waits no
+ * more. */
+struct gate_probe {
+    atomic_int started, go;
+    atomic_ullong checks;
+};
+
+static void counting_fn(void *arg, struct trace_progress *p)
+{
+    struct gate_probe *g = arg;
+    atomic_store(&g->started, 1);
+    for (uint64_t i = 0; !trace_progress_at(p, i) && !atomic_load(&g->go); i++) {
+        atomic_fetch_add(&g->checks, 1);
+        struct timespec ts = {0, 200 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void users_fn(void *arg, struct trace_progress *p)
+{
+    struct gate_probe *g = arg;
+    (void)p;
+    atomic_store(&g->started, 1);
+    wait_flag(&g->go);
+}
+
+Test(tui_live_task, a_run_ahead_waits_while_a_run_of_the_users_is_under_way)
+{
+    struct gate_probe ahead = {0}, user = {0};
+    struct tui_task *t = tui_task_new(), *u = tui_task_new();
+    tui_task_set_ahead(t, true);
+    tui_task_start(t, counting_fn, &ahead, true);
+    wait_flag(&ahead.started);
+    sleep_ms(20);
+    cr_assert_gt(atomic_load(&ahead.checks), 0, "alone, the run ahead goes on");
+    tui_task_start(u, users_fn, &user, true); /* the user opens another pane */
+    wait_flag(&user.started);
+    sleep_ms(5); /* its check under way ends */
+    unsigned long long held = atomic_load(&ahead.checks);
+    sleep_ms(50);
+    cr_expect_eq(atomic_load(&ahead.checks), held, "it waits: %llu checks, then %llu", held,
+                 atomic_load(&ahead.checks));
+    atomic_store(&user.go, 1); /* the user's run ends */
+    wait_task(u);
+    sleep_ms(50);
+    cr_expect_gt(atomic_load(&ahead.checks), held, "it goes on once the user's run ended");
+
+    /* its pane opens: it is the user's run now, and waits for no other */
+    tui_task_set_ahead(t, false);
+    memset(&user, 0, sizeof(user));
+    tui_task_start(u, users_fn, &user, true);
+    wait_flag(&user.started);
+    held = atomic_load(&ahead.checks);
+    sleep_ms(50);
+    cr_expect_gt(atomic_load(&ahead.checks), held, "its pane open, it waits no more");
+    /* and set ahead again (the pane closed), it does not wait for itself */
+    atomic_store(&user.go, 1);
+    wait_task(u);
+    tui_task_set_ahead(t, true);
+    held = atomic_load(&ahead.checks);
+    sleep_ms(50);
+    cr_expect_gt(atomic_load(&ahead.checks), held, "the user's run goes on as the user's");
+    atomic_store(&ahead.go, 1);
+    tui_task_free(u);
+    tui_task_free(t); /* cancels it, were it waiting still */
 }

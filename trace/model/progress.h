@@ -20,6 +20,10 @@ struct trace_progress {
                                      its result incomplete (free it, do not show it) */
     unsigned delay_us;            /* tests only: a pause at every check, so that a small trace
                                      takes long enough to be interrupted (0: none) */
+    /* an analysis that gives way to others (one computed before anyone asked for it): while
+     * yielding is set and *yield_to (NULL: never) is not zero, it waits at its checks */
+    atomic_bool yielding;
+    const atomic_uint *yield_to;
 };
 
 /* How often the loops of an analysis check (every this many items). */
@@ -52,6 +56,13 @@ static inline bool trace_progress_at(struct trace_progress *p, uint64_t done)
         struct timespec ts = {0, 1000 * 1000L}; /* a millisecond at a time: a cancel is seen */
         nanosleep(&ts, NULL);
     }
+    if (p->yield_to)
+        while (atomic_load_explicit(&p->yielding, memory_order_relaxed) &&
+               atomic_load_explicit(p->yield_to, memory_order_relaxed) &&
+               !trace_progress_cancelled(p)) {
+            struct timespec ts = {0, 1000 * 1000L};
+            nanosleep(&ts, NULL);
+        }
     return trace_progress_cancelled(p);
 }
 

@@ -3,8 +3,10 @@
  * progress block shared with it (atomics), a flag the worker sets when it is done. The live
  * tasks are kept in a list (only the main loop's thread touches it), so that the main loop
  * can ask whether one holds the model and cancel them all before it changes. A run ahead
- * lowers its worker's priority (setpriority on its thread id), raised again when its pane
- * opens, with the threads the analysis started meanwhile; a mutex orders the two.
+ * waits at its progress checks while a run of the user's is under way (a count of them),
+ * and lowers its worker's priority (setpriority on its thread id) when the process may
+ * raise it again, which it does when its pane opens, with the threads the analysis started
+ * meanwhile; a mutex orders the two.
  */
 #include "tui/panes/task.h"
 
@@ -40,11 +42,16 @@ struct tui_task {
     pthread_mutex_t lock; /* orders the fields below between the worker and the main loop */
     bool ahead;           /* the next runs are ahead */
     pid_t tid;            /* the running worker's thread id, or 0 */
+    bool may_lower;       /* the main loop's thread may raise the priority back */
     bool lowered;         /* its priority was lowered, from nice0 */
     int nice0;
+    bool counted; /* the run is one of the user's (in users_runs) */
 };
 
 static struct tui_task *live_tasks; /* the main loop's thread only */
+
+/* The threaded runs under way that are the user's (not ahead): runs ahead wait for them. */
+static atomic_uint users_runs;
 
 /* The status _exit gives when a worker cannot be stopped in time (tui_task_free). */
 static volatile int exit_status;
@@ -60,6 +67,7 @@ struct tui_task *tui_task_new(void)
     const char *d = getenv("NPUSCOPE_TEST_ANALYSIS_DELAY_US");
     t->p.delay_us = d ? (unsigned)atoi(d) : 0;
     atomic_store(&t->finished, true);
+    t->p.yield_to = &users_runs;
     pthread_mutex_init(&t->lock, NULL);
     return t;
 }
@@ -89,7 +97,7 @@ static void *run(void *arg)
     struct tui_task *t = arg;
     pthread_mutex_lock(&t->lock);
     t->tid = gettid();
-    if (t->ahead) { /* the user's analyses first: this thread yields to them */
+    if (t->ahead && t->may_lower) { /* the user's analyses first: this thread yields to them */
         errno = 0;
         t->nice0 = getpriority(PRIO_PROCESS, (id_t)t->tid);
         t->lowered =
@@ -100,6 +108,9 @@ static void *run(void *arg)
     pthread_mutex_lock(&t->lock);
     t->tid = 0;
     t->lowered = false;
+    if (t->counted)
+        atomic_fetch_sub(&users_runs, 1);
+    t->counted = false;
     pthread_mutex_unlock(&t->lock);
     t->ran_ns = tui_now_ns() - t->started; /* published by the store below */
     log_run(t);
@@ -178,10 +189,46 @@ static void renice_threads(int from, int to)
     closedir(dir);
 }
 
+/* Whether the calling thread may set a thread's nice value back to nice once it has raised
+ * it: when RLIMIT_NICE allows that value, or with CAP_SYS_NICE (read from the calling
+ * thread's status: capabilities are per thread). */
+static bool may_raise_to(int nice)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NICE, &rl) == 0 &&
+        (rl.rlim_cur == RLIM_INFINITY || (rlim_t)(20 - nice) <= rl.rlim_cur))
+        return true;
+    FILE *f = fopen("/proc/thread-self/status", "re");
+    if (!f)
+        return false;
+    bool cap = false;
+    char line[256];
+    while (fgets(line, sizeof(line), f)) {
+        unsigned long long eff;
+        if (sscanf(line, "CapEff: %llx", &eff) == 1) {
+            cap = eff >> 23 & 1; /* CAP_SYS_NICE */
+            break;
+        }
+    }
+    fclose(f);
+    return cap;
+}
+
+bool tui_task_may_lower(void)
+{
+    return may_raise_to(getpriority(PRIO_PROCESS, 0));
+}
+
 void tui_task_set_ahead(struct tui_task *t, bool ahead)
 {
     pthread_mutex_lock(&t->lock);
     t->ahead = ahead;
+    if (!ahead && t->tid && !t->counted) { /* the run under way is now the user's */
+        t->counted = true;
+        atomic_fetch_add(&users_runs, 1);
+    }
+    /* a run that is the user's stays so (it would wait for itself) */
+    atomic_store(&t->p.yielding, ahead && !t->counted);
     if (!ahead && t->lowered) { /* its pane opened: the run under way is the pane's own */
         setpriority(PRIO_PROCESS, (id_t)t->tid, t->nice0); /* may be refused: goes on lowered */
         /* and the threads its analysis started (the critical path's reader): they took the
@@ -203,12 +250,25 @@ void tui_task_start(struct tui_task *t, tui_task_fn fn, void *arg, bool threaded
     trace_progress_step(&t->p, "starting", 0);
     if (threaded) {
         atomic_store(&t->finished, false);
+        pthread_mutex_lock(&t->lock);
+        atomic_store(&t->p.yielding, t->ahead);
+        t->may_lower = t->ahead && tui_task_may_lower();
+        t->counted = !t->ahead;
+        if (t->counted)
+            atomic_fetch_add(&users_runs, 1);
+        pthread_mutex_unlock(&t->lock);
         if (pthread_create(&t->thread, NULL, run, t) == 0) {
             t->joinable = true;
             return;
         }
+        pthread_mutex_lock(&t->lock);
+        if (t->counted)
+            atomic_fetch_sub(&users_runs, 1);
+        t->counted = false;
+        pthread_mutex_unlock(&t->lock);
         /* no thread to be had: here, then */
     }
+    atomic_store(&t->p.yielding, false); /* here and now: nothing else runs meanwhile */
     fn(arg, &t->p);
     t->ran_ns = tui_now_ns() - t->started;
     log_run(t);

@@ -62,14 +62,20 @@ bool tui_task_due(const struct tui_task *t);
 /*
  * A task run ahead: an analysis computed before anyone asked for it (the verdict of a loaded
  * trace, its pane closed), so that its pane shows the result at once when it opens. The
- * user's analyses come first: a run ahead runs at the lowest priority (its thread's nice
- * TUI_TASK_AHEAD_NICE), so that on busy cores it yields them the time, and goes on where it
- * is otherwise. Set ahead false once the pane opens: the run under way goes on as the pane's
- * own, its priority raised back (when the system lets this process raise it; else it goes on
- * at the low one).
+ * user's analyses come first: while a threaded run that is not ahead is under way, a run
+ * ahead waits at its progress checks (trace_progress.yielding), and goes on once none is.
+ * When the process may raise a thread's priority back (RLIMIT_NICE or CAP_SYS_NICE), it also
+ * runs at the lowest priority (its thread's nice TUI_TASK_AHEAD_NICE), so that on busy cores
+ * it yields the time to the rest of the process too; else it keeps the process's priority.
+ * Set ahead false once the pane opens: the run under way goes on as the pane's own (one of
+ * the user's from then on, even if ahead is set again), its priority raised back.
  */
 enum { TUI_TASK_AHEAD_NICE = 19 };
 void tui_task_set_ahead(struct tui_task *t, bool ahead);
+
+/* Whether runs ahead started from the calling thread lower their priority: the thread may
+ * set a thread's nice value back to its own (RLIMIT_NICE allows it, or CAP_SYS_NICE). */
+bool tui_task_may_lower(void);
 
 /* Whether a threaded run has not finished yet. */
 bool tui_task_running(const struct tui_task *t);
