@@ -164,6 +164,10 @@ void trace_verdict_inc_free(struct trace_verdict_inc *st);
 /* How many launch items the last complete verdict made with st took from those kept (for
  * tests and benchmarks). */
 size_t trace_verdict_inc_reused(const struct trace_verdict_inc *st);
+/* How many times the path of the launch still running was computed from its first op (the
+ * first time, or its incremental state started over: trace/verdict/critinc.h), for tests
+ * and benchmarks. */
+size_t trace_verdict_inc_path_starts(const struct trace_verdict_inc *st);
 
 struct trace_verdict_opts {
     size_t max_decode; /* ops without op columns (trace/model/model.h) whose details may be
