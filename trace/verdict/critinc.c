@@ -143,6 +143,12 @@ struct trace_critinc {
     size_t nu8, capu8;
     struct ovl *ov;
     size_t nov, capov;
+    /* the ranges of this call's new ops (from rfirst on), read once: op k's reads at
+     * rpool[roff[k - rfirst] ..), then its write when rw says so; roff has one more */
+    size_t rfirst, nr, capr, npool, cappool;
+    size_t *roff;
+    bool *rw;
+    struct trace_range *rpool;
     struct trace_ival *pc; /* scratch of overlay_latest */
     size_t capc;
     bool tail_explicit;
@@ -164,6 +170,7 @@ static void clear(struct trace_critinc *st)
     free(st->tiles.key), free(st->tiles.val);
     free(st->path), free(st->path_op);
     free(st->u32), free(st->u8), free(st->ov), free(st->pc);
+    free(st->roff), free(st->rw), free(st->rpool);
     size_t restarts = st->restarts;
     memset(st, 0, sizeof(*st));
     st->restarts = restarts;
@@ -221,9 +228,40 @@ static bool ends_after(const struct trace_critinc *st, uint32_t a, uint32_t b)
     return a < b;
 }
 
+/* Keep the ranges of oi as those of the next new op. */
+static void ranges_keep(struct trace_critinc *st, const struct trace_opinfo *oi)
+{
+    if (st->nr + 2 > st->capr) {
+        st->capr = st->capr ? 2 * st->capr : 1024;
+        st->roff = sim_xreallocarray(st->roff, st->capr, sizeof(*st->roff));
+        st->rw = sim_xreallocarray(st->rw, st->capr, sizeof(*st->rw));
+    }
+    size_t need = st->npool + oi->nreads + 1;
+    if (need > st->cappool) {
+        st->cappool = need > 2 * st->cappool ? need : 2 * st->cappool;
+        st->rpool = sim_xreallocarray(st->rpool, st->cappool, sizeof(*st->rpool));
+    }
+    st->roff[st->nr] = st->npool;
+    memcpy(&st->rpool[st->npool], oi->reads, oi->nreads * sizeof(*oi->reads));
+    st->npool += oi->nreads;
+    if (oi->has_write)
+        st->rpool[st->npool++] = oi->write;
+    st->rw[st->nr++] = oi->has_write;
+    st->roff[st->nr] = st->npool;
+}
+
 /* The memory ranges of op k. */
 static void op_ranges(struct trace_critinc *st, uint32_t k, struct trace_op_ranges *v)
 {
+    if (k >= st->rfirst && k - st->rfirst < st->nr) { /* read once this call */
+        size_t j = k - st->rfirst, a = st->roff[j], b = st->roff[j + 1];
+        v->has_write = st->rw[j];
+        v->nreads = (unsigned)(b - a - (v->has_write ? 1 : 0));
+        memcpy(v->reads, &st->rpool[a], v->nreads * sizeof(*v->reads));
+        if (v->has_write)
+            v->write = st->rpool[b - 1];
+        return;
+    }
     size_t len;
     const uint8_t *p = trace_model_opcol(st->m, st->ev[k], &len);
     if (p && trace_opinfo_unpack_ranges(st->m, p, len, &st->spaces, v))
@@ -594,8 +632,10 @@ static bool take(struct trace_critinc *st, const struct trace_critpath_input *in
     st->stages = stages, st->comps = comps, st->excl = excl, st->ranges = ranges;
     grow_tracks(st);
 
-    /* the new ops, read in their order (the spaces named in it) */
+    /* the new ops, read in their order (the spaces named in it), their ranges kept for the
+     * sweep (of millions, details decoded from packed params cost more than the sweep) */
     size_t first = st->n;
+    st->rfirst = first, st->nr = 0, st->npool = 0;
     for (size_t i = st->nin; i < in->n; i++) {
         if (i % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
             trace_model_lent_giveback(m);
@@ -621,6 +661,7 @@ static bool take(struct trace_critinc *st, const struct trace_critpath_input *in
             in->each_info(in->each_ctx, i, &oi);
         if (oi.nreads || oi.has_write)
             st->with_addresses = true;
+        ranges_keep(st, &oi);
     }
     st->nin = in->n;
     st->last_in = in->n ? in->events[in->n - 1] : 0;
@@ -669,6 +710,12 @@ static bool take(struct trace_critinc *st, const struct trace_critpath_input *in
             sweep_start(st, x->op);
     }
     free(starts), free(ends);
+    st->nr = 0;                  /* (the pending ops' ranges are read again next time) */
+    if (st->cappool > 1 << 16) { /* a large first set's: not kept */
+        free(st->roff), free(st->rw), free(st->rpool);
+        st->roff = NULL, st->rw = NULL, st->rpool = NULL;
+        st->capr = st->cappool = 0;
+    }
     return !*stop;
 }
 

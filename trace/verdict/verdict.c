@@ -550,8 +550,10 @@ struct live {
     bool any_arith, request, completed;
     uint64_t *inflight; /* owned: its events in flight when looked at */
     size_t ninflight, capinflight;
-    /* the arithmetic of evs[0 .. next) */
+    /* the arithmetic of evs[0 .. next), and their DMA ops' bytes */
     size_t next;
+    uint64_t *bytes; /* owned */
+    size_t capbytes;
     double flops, te_flops[5];
     uint64_t dma_ops, dma_bytes;
     size_t starts; /* the paths computed from the first op by the states freed */
@@ -571,6 +573,7 @@ static void live_reset(struct live *lv)
     free(lv->evs);
     free(lv->track);
     free(lv->inflight);
+    free(lv->bytes);
     size_t starts = lv->starts;
     memset(lv, 0, sizeof(*lv));
     lv->cmdq = TRACE_NO_CMDQ;
@@ -707,6 +710,11 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
     }
     struct arith ar = {.c = c, .evs = evs, .it = it, .spaces = &spaces};
     if (lv && details) { /* the counts so far */
+        if (n > lv->capbytes) {
+            lv->capbytes = n > 2 * lv->capbytes ? n : 2 * lv->capbytes;
+            lv->bytes = sim_xreallocarray(lv->bytes, lv->capbytes, sizeof(*lv->bytes));
+        }
+        ar.bytes = lv->bytes;
         ar.next = lv->next;
         ar.flops = lv->flops, ar.dma_ops = lv->dma_ops, ar.dma_bytes = lv->dma_bytes;
         memcpy(ar.te_flops, lv->te_flops, sizeof(ar.te_flops));

@@ -24,6 +24,8 @@ enum {
     EVIDENCE = 12,                      /* evidence lines of the selected row */
     STILL_NS = 1000 * 1000 * 1000,      /* live: the run stood still this long (paused or
                                            finished): the experiment may start */
+    AHEAD_LIVE_EVENTS = 1 << 16,        /* live: kept warm past this many events (below, the
+                                           verdict from scratch takes a fraction of a second) */
 };
 
 /* A line of the table: the run, a kernel launch, or the host messages together. */
@@ -266,10 +268,15 @@ static bool due(const struct tui_bottleneck *b, const struct tui_view *v)
 
 bool tui_bottleneck_ahead(struct tui_bottleneck *b, struct tui_view *v)
 {
-    /* live, each verdict costs about what the first does at the run's size (the launches still
-     * running are judged again): kept warm, it would hold the run for seconds at a time */
-    if (v->live)
+    /* live, kept warm as when the pane is open (each verdict taken on from the last: the
+     * launch still running from its new ops), as often as it is open (tui_task_due: the run
+     * keeps 10/11 of its speed at the least); not lowered: it holds the run while it works */
+    if (v->live) {
+        take(b);
+        if (trace_model_event_count(b->m) >= AHEAD_LIVE_EVENTS && due(b, v))
+            compute(b);
         return false;
+    }
     tui_task_set_ahead(b->task, true);
     take(b);
     if (!b->v && !tui_task_running(b->task))
