@@ -1032,7 +1032,7 @@ static size_t launch_events(const struct trace_regions *rs, size_t r, uint64_t f
  * window fill up as the run goes), for the next. */
 static void inc_keep(struct trace_verdict_inc *st, const struct trace_verdict *v,
                      const struct trace_resources *rs, const size_t *uncached, const bool *details,
-                     const uint64_t *first, const struct kept *const *used)
+                     const uint64_t *first, const struct kept *const *used, size_t lr)
 {
     const struct trace_model *m = v->m;
     uint64_t horizon = 0;
@@ -1059,28 +1059,16 @@ static void inc_keep(struct trace_verdict_inc *st, const struct trace_verdict *v
     st->kept = sim_xreallocarray(NULL, v->nlaunches ? v->nlaunches : 1, sizeof(*st->kept));
     st->nkept = 0;
     st->from = st->nev;
-    /* the launch judged from what this verdict left next time: the running one with the
-     * most ops (its events are its own, not read again from st->from) */
-    size_t most = SIZE_MAX;
-    for (size_t i = 0; i < v->nlaunches; i++) {
-        const struct trace_region *r = v->launches[i].region;
-        if (v->launches[i].running && r->cmdq_id != TRACE_NO_CMDQ &&
-            (most == SIZE_MAX || r->all.ops > v->launches[most].region->all.ops))
-            most = i;
-    }
-    int32_t live = most == SIZE_MAX ? TRACE_NO_CMDQ : v->launches[most].region->cmdq_id;
-    if (live != st->live.cmdq) {
-        live_reset(&st->live);
-        st->live.cmdq = live;
-    }
     for (size_t i = 0; i < v->nlaunches; i++) {
         const struct trace_verdict_item *it = &v->launches[i];
         const struct trace_region *r = it->region;
         uint64_t b = r->end > r->start ? r->end : r->start + 1;
         bool keep = !it->running && r->cmdq_id != TRACE_NO_CMDQ && (!ns || b <= horizon);
-        if (!keep && i == most)
-            continue;
-        if (!keep) { /* (its first event; 0 when it was kept before: not known) */
+        if (i == lr && keep) /* it ended: the next is another's */
+            live_reset(&st->live);
+        if (i == lr && !keep)
+            continue; /* its events are its own, not read again from st->from */
+        if (!keep) {  /* (its first event; 0 when it was kept before: not known) */
             st->from = first[i] < st->from ? first[i] : st->from;
             continue;
         }
@@ -1135,12 +1123,25 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
         /* a kept launch judged again: its events before st->from are needed too */
         from = found == st->nkept ? st->from : 0;
     }
-    /* the running launch judged from what the last verdict left: its events taken on */
+    /* the launch judged from what the last verdict left, its events taken on: the last
+     * verdict's (its events before st->from are its own), else the one with the most ops
+     * of those judged (a live decode's, running as long as the run) */
     struct live *lv = NULL;
     size_t lr = SIZE_MAX;
     for (size_t r = 0; st && st->live.cmdq != TRACE_NO_CMDQ && r < nl && lr == SIZE_MAX; r++)
         if (!had[r] && trace_regions_get(v->rs_launch, r)->cmdq_id == st->live.cmdq)
             lr = r;
+    if (st && lr == SIZE_MAX) {
+        live_reset(&st->live);
+        for (size_t r = 0; r < nl; r++) {
+            const struct trace_region *x = trace_regions_get(v->rs_launch, r);
+            if (!had[r] && x->cmdq_id != TRACE_NO_CMDQ &&
+                (lr == SIZE_MAX || x->all.ops > trace_regions_get(v->rs_launch, lr)->all.ops))
+                lr = r;
+        }
+        if (lr != SIZE_MAX)
+            st->live.cmdq = trace_regions_get(v->rs_launch, lr)->cmdq_id;
+    }
     if (lr != SIZE_MAX) {
         lv = &st->live;
         for (uint64_t i = lv->seen; i < nev; i++) {
@@ -1236,7 +1237,7 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
         free(mine);
     }
     if (st && done) {
-        inc_keep(st, v, c->res, uncached, details, first, used);
+        inc_keep(st, v, c->res, uncached, details, first, used, lr);
         st->reused = reused;
     }
     free(uncached);
