@@ -307,6 +307,13 @@ Test(critinc, grown_in_random_chunks_equals_the_path_from_scratch)
     }
 }
 
+Test(critinc, thousands_of_ops_at_a_time_equal_the_path_from_scratch)
+{
+    /* (ends out of order by the thousand: sorted by radix, not by comparison) */
+    size_t r = grow_and_check(12, 12000, 5000, 0, 0, 0, NULL);
+    cr_assert_eq(r, LAUNCHES + 1, "%zu starts", r);
+}
+
 Test(critinc, ops_that_come_late_start_it_over_and_it_stays_equal)
 {
     size_t r = grow_and_check(7, 500, 0, 9, 0, 0, NULL);

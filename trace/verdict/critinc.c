@@ -593,6 +593,55 @@ static void sort_pts(struct pt *pts, size_t n)
         }
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Sort pts[0..n), given in op order, by (time, kind) keeping that order on a tie (so by
+ * (time, kind, op)): the ends of millions of ops, which end out of order, by a radix sort
+ * (16 bits a pass over the span of their keys) rather than qsort. */
+static void sort_ends(struct pt *pts, size_t n)
+{
+    bool sorted = true;
+    uint64_t lo = UINT64_MAX, hi = 0, most = 0;
+    for (size_t i = 0; i < n; i++) {
+        most = pts[i].t > most ? pts[i].t : most;
+        uint64_t k = pts[i].t * 4 + pts[i].kind;
+        lo = k < lo ? k : lo;
+        hi = k > hi ? k : hi;
+        if (i && sorted && pt_before(&pts[i], &pts[i - 1]))
+            sorted = false;
+    }
+    if (sorted)
+        return;
+    if (n < 4096 || most > UINT64_MAX / 8) {
+        qsort(pts, n, sizeof(*pts), cmp_pt); /* (few, or times beyond the keys' room) */
+        return;
+    }
+    struct pt *tmp = sim_xreallocarray(NULL, n, sizeof(*tmp)), *a = pts, *b = tmp;
+    size_t *count = sim_xcalloc(1 << 16, sizeof(*count));
+    for (unsigned shift = 0; shift < 64 && (hi - lo) >> shift; shift += 16) {
+        memset(count, 0, (1 << 16) * sizeof(*count));
+        for (size_t i = 0; i < n; i++)
+            count[((a[i].t * 4 + a[i].kind - lo) >> shift) & 0xffff]++;
+        for (size_t d = 0, at = 0; d < 1 << 16; d++) {
+            size_t c = count[d];
+            count[d] = at;
+            at += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            b[count[((a[i].t * 4 + a[i].kind - lo) >> shift) & 0xffff]++] = a[i];
+        struct pt *t = a;
+        a = b, b = t;
+    }
+    if (a != pts)
+        memcpy(pts, a, n * sizeof(*pts));
+    free(count);
+    free(tmp);
+}
+
 /*
  * Take the events of in after those taken before and sweep to the new frontier, then the
  * tail (st->tail set: undo it after walking the path). Returns false when the state must
@@ -673,6 +722,7 @@ static bool take(struct trace_critinc *st, const struct trace_critpath_input *in
     size_t ns = 0, ne = 0;
     for (size_t i = 0; i < st->npstart; i++)
         starts[ns++] = (struct pt){op_ev(st, st->pstart[i])->start, st->pstart[i], 1};
+    qsort(st->pend, st->npend, sizeof(*st->pend), cmp_u32); /* (in op order: see sort_ends) */
     for (size_t i = 0; i < st->npend; i++)
         ends[ne++] = end_pt(st, st->pend[i]);
     for (size_t k = first; k < st->n; k++) {
@@ -680,7 +730,7 @@ static bool take(struct trace_critinc *st, const struct trace_critpath_input *in
         ends[ne++] = end_pt(st, (uint32_t)k);
     }
     sort_pts(starts, ns);
-    sort_pts(ends, ne);
+    sort_ends(ends, ne);
     /* the new frontier: a cycle before now (an op in flight ends at now, a cycle early) */
     uint64_t f = st->now > 0 ? st->now - 1 : 0;
     f = f > st->frontier ? f : st->frontier;
