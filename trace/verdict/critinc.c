@@ -575,7 +575,8 @@ static void push_op(struct trace_critinc *st, uint64_t ev)
         st->ev = sim_xreallocarray(st->ev, st->cap, sizeof(*st->ev));
         st->pred = sim_xreallocarray(st->pred, st->cap, sizeof(*st->pred));
         st->flags = sim_xreallocarray(st->flags, st->cap, sizeof(*st->flags));
-        st->rng = sim_xreallocarray(st->rng, st->cap, sizeof(*st->rng));
+        if (st->ranges) /* (RAW steps alone use it: none without ranges) */
+            st->rng = sim_xreallocarray(st->rng, st->cap, sizeof(*st->rng));
     }
     st->ev[st->n] = ev;
     st->pred[st->n] = NONE;

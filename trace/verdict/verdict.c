@@ -758,8 +758,12 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
         lv->flops = details ? ar.flops : 0;
         lv->dma_ops = details ? ar.dma_ops : 0, lv->dma_bytes = details ? ar.dma_bytes : 0;
         memcpy(lv->te_flops, ar.te_flops, sizeof(lv->te_flops));
-        if (!details)
+        if (!details) {
             memset(lv->te_flops, 0, sizeof(lv->te_flops));
+            free(lv->bytes); /* (past the decode budget: not read again) */
+            lv->bytes = NULL;
+            lv->capbytes = 0;
+        }
     }
     double *te_flops = ar.te_flops;
     if (any_arith && !(it->flops > 0))
