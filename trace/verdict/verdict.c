@@ -1143,8 +1143,10 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
                 (lr == SIZE_MAX || x->all.ops > trace_regions_get(v->rs_launch, lr)->all.ops))
                 lr = r;
         }
-        if (lr != SIZE_MAX)
+        if (lr != SIZE_MAX) { /* (its events are at from or after: it was not kept) */
             st->live.cmdq = trace_regions_get(v->rs_launch, lr)->cmdq_id;
+            st->live.seen = from;
+        }
     }
     if (lr != SIZE_MAX) {
         lv = &st->live;

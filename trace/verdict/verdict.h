@@ -152,8 +152,11 @@ char *trace_verdict_basis_text(const struct trace_verdict *v, const struct trace
  * the launches that had ended (every op, and the Completion of a host message back) kept and
  * judged again only when something they rest on changed: the launch's ops, span or usage, the
  * resources or their peaks, a bandwidth sample over its span, the decode budget left to it. The
- * launches still running, the new ones and the run are judged each time. A verdict made with
- * the state equals the one trace_verdict_new makes without it.
+ * launches still running, the new ones and the run are judged each time; of those, the one
+ * with the most ops (a live decode's, running as long as the run) is taken on from its ops
+ * added since: its events, their arithmetic and its critical path (trace/verdict/critinc.h)
+ * are kept from verdict to verdict. A verdict made with the state equals the one
+ * trace_verdict_new makes without it.
  */
 struct trace_verdict_inc;
 
