@@ -325,6 +325,10 @@ static void one_launch(uint64_t seed, int chunk)
         sample(&g, &s);
         if (i % chunk == 0)
             check(st, g.m, 0, g.steps), checks++;
+        if (i == 200) { /* dropped (the memory budget): judged from its first op, then on */
+            cr_assert_gt(trace_verdict_inc_bytes(st), 0);
+            trace_verdict_inc_trim(st);
+        }
     }
     struct trace_verdict *v = trace_verdict_new(g.m, NULL);
     cr_assert_gt(v->run.flops, 0, "GEMMs counted");

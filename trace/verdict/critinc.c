@@ -184,6 +184,16 @@ void trace_critinc_free(struct trace_critinc *st)
     free(st);
 }
 
+size_t trace_critinc_bytes(const struct trace_critinc *st)
+{
+    if (!st)
+        return 0;
+    size_t per =
+        sizeof(*st->ev) + sizeof(*st->pred) + sizeof(*st->flags) + (st->rng ? sizeof(*st->rng) : 0);
+    return sizeof(*st) + st->cap * per + st->npath * (sizeof(*st->path) + sizeof(*st->path_op)) +
+           (st->npstart + st->npend) * sizeof(uint32_t) + st->nnames;
+}
+
 size_t trace_critinc_restarts(const struct trace_critinc *st)
 {
     return st->restarts;

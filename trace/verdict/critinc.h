@@ -52,6 +52,9 @@ void trace_critinc_free(struct trace_critinc *st);
 void trace_critinc_update(struct trace_critinc *st, const struct trace_critpath_input *in,
                           struct trace_critpath *out);
 
+/* About how many bytes st holds (its arrays), for a caller bounding its memory. */
+size_t trace_critinc_bytes(const struct trace_critinc *st);
+
 /* How many times st started over (its first call included), for tests and benchmarks. */
 size_t trace_critinc_restarts(const struct trace_critinc *st);
 

@@ -942,6 +942,24 @@ size_t trace_verdict_inc_reused(const struct trace_verdict_inc *st)
     return st ? st->reused : 0;
 }
 
+size_t trace_verdict_inc_bytes(const struct trace_verdict_inc *st)
+{
+    if (!st)
+        return 0;
+    const struct live *lv = &st->live;
+    return trace_critinc_bytes(lv->path) + lv->cap * sizeof(*lv->evs) +
+           lv->capbytes * sizeof(*lv->bytes) + lv->capinflight * sizeof(*lv->inflight) + lv->ntrack;
+}
+
+void trace_verdict_inc_trim(struct trace_verdict_inc *st)
+{
+    if (!st)
+        return;
+    if (st->live.n && st->live.evs[0] < st->from) /* its events are read from there again */
+        st->from = st->live.evs[0];
+    live_reset(&st->live);
+}
+
 size_t trace_verdict_inc_path_starts(const struct trace_verdict_inc *st)
 {
     return st ? st->live.starts + (st->live.path ? trace_critinc_restarts(st->live.path) : 0) : 0;

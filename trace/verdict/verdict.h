@@ -172,6 +172,11 @@ size_t trace_verdict_inc_reused(const struct trace_verdict_inc *st);
  * and benchmarks. */
 size_t trace_verdict_inc_path_starts(const struct trace_verdict_inc *st);
 
+/* About how many bytes st holds for the launch it takes on from its new ops. */
+size_t trace_verdict_inc_bytes(const struct trace_verdict_inc *st);
+/* Drop what st holds for that launch (it is judged from its first op next time); the kept
+ * items stay. */
+void trace_verdict_inc_trim(struct trace_verdict_inc *st);
 struct trace_verdict_opts {
     size_t max_decode; /* ops without op columns (trace/model/model.h) whose details may be
                           read in all (0: 2,000,000) */

@@ -8,6 +8,7 @@
 
 #include "sim/util/escape.h"
 #include "sim/util/xalloc.h"
+#include "trace/model/budget.h"
 #include "trace/verdict/verdict.h"
 #include "tui/sweep/whatif.h"
 
@@ -60,6 +61,8 @@ struct tui_bottleneck {
     char exp_msg[SIM_DIAG_MSG_MAX + 32]; /* why there is none, or what failed */
     uint64_t exp_t0;
     uint64_t seen_gen, seen_at; /* live: the model's generation, and since when (tui_now_ns) */
+    bool ahead_off;             /* live: no longer kept warm with the pane closed (its state
+                                   outgrew the memory budget's share) */
 };
 
 /* A live verdict cancelled before it was done (tui_task_release): dropped, due again. */
@@ -273,7 +276,16 @@ bool tui_bottleneck_ahead(struct tui_bottleneck *b, struct tui_view *v)
      * keeps 10/11 of its speed at the least); not lowered: it holds the run while it works */
     if (v->live) {
         take(b);
-        if (trace_model_event_count(b->m) >= AHEAD_LIVE_EVENTS && due(b, v))
+        /* what it keeps between verdicts is the heap's, which the memory budget does not
+         * bound: kept while it is within a quarter of the budget and the process within
+         * half, else dropped and no longer kept warm (the pane computes it when it opens) */
+        if (!b->ahead_off && !tui_task_running(b->task) &&
+            (trace_verdict_inc_bytes(b->inc) > trace_budget_get() / 4 ||
+             trace_budget_rss() > trace_budget_get() / 2)) {
+            trace_verdict_inc_trim(b->inc);
+            b->ahead_off = true;
+        }
+        if (!b->ahead_off && trace_model_event_count(b->m) >= AHEAD_LIVE_EVENTS && due(b, v))
             compute(b);
         return false;
     }
