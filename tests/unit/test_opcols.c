@@ -117,6 +117,39 @@ Test(opcols, every_loaded_op_has_columns_saying_what_its_details_say)
     }
 }
 
+/* A live op's details, packed in the model's spill, read in place by trace_opinfo_of_event
+ * (the live verdict reads millions of them), say what their expanded tree says. */
+Test(opcols, every_live_op_reads_its_packed_details_as_the_tree)
+{
+    for (size_t c = 0; c < sizeof(specs) / sizeof(specs[0]); c++) {
+        struct pair p;
+        run_and_load(specs[c], &p);
+        const struct trace_model *m = trace_live_model(p.live);
+        struct trace_spaces sa, sb;
+        trace_spaces_init(&sa);
+        trace_spaces_init(&sb);
+        size_t packed = 0, with_ranges = 0;
+        for (uint64_t i = 0; i < trace_model_event_count(m); i++) {
+            size_t len;
+            uint8_t *q = trace_model_event_packed(m, i, &len);
+            packed += q != NULL;
+            free(q);
+            struct trace_opinfo a, b;
+            trace_opinfo_of_event(m, i, &sa, &a);
+            const struct trace_event *e = trace_model_event(m, i);
+            struct sim_value *d = trace_model_event_details(m, i);
+            trace_opinfo_decode(trace_model_str(m, e->op), (enum trace_op_kind)e->op_kind, d, &sb,
+                                &b);
+            sim_value_free(d);
+            same_info(&a, &sa, &b, &sb, i);
+            with_ranges += a.nreads || a.has_write;
+        }
+        cr_assert_gt(packed, 0, "%s: the live model's details are packed", specs[c]);
+        cr_assert_gt(with_ranges, 0, "%s: the comparison saw ranges", specs[c]);
+        pair_free(&p);
+    }
+}
+
 static void same_item(const struct trace_verdict_item *a, const struct trace_verdict_item *b)
 {
     cr_assert_eq(a->bound, b->bound);

@@ -255,3 +255,95 @@ Test(verdict_inc, a_kept_launch_whose_decode_budget_changed_is_judged_again)
     trace_verdict_inc_free(st);
     trace_model_free(g.m);
 }
+
+/* An op of launch cmdq now on track k of g with the details of a GEMM (k 0) or a DMA read
+ * (k 2), which the verdict counts (FLOPs, DMA bytes), ending at once or left in flight. */
+static void counted_op(struct grow_model *g, int k, int32_t cmdq)
+{
+    bool gemm = k == 0;
+    const char *op = gemm ? "gemm_f16" : "dma_read";
+    struct trace_event ev = {.start = g->now,
+                             .end = g->now + 1 + grow_rand(g, 30),
+                             .track = g->track[k],
+                             .op = trace_model_intern(g->m, op, strlen(op)),
+                             .cmdq_id = cmdq,
+                             .op_kind = gemm ? TRACE_KIND_GEMM : TRACE_KIND_MEMORY,
+                             .flags = grow_rand(g, 3) ? 0 : TRACE_EV_INFLIGHT};
+    if (ev.flags)
+        ev.end = ev.start;
+    uint64_t i = trace_model_add_event(g->m, &ev);
+    struct sim_value *d = sim_value_map();
+    if (gemm) {
+        int64_t sq[2] = {8, 8};
+        sim_value_map_set_int(d, "src_a_addr", 0);
+        sim_value_map_set_int(d, "src_b_addr", 256);
+        sim_value_map_set_int(d, "dst_addr", 512);
+        sim_value_map_set_take(d, "shape_a", sim_value_int_list(sq, 2));
+        sim_value_map_set_take(d, "shape_b", sim_value_int_list(sq, 2));
+        sim_value_map_set_take(d, "shape_out", sim_value_int_list(sq, 2));
+        sim_value_map_set_str(d, "dtype_in", grow_rand(g, 2) ? "f16" : "f32");
+        sim_value_map_set_str(d, "dtype_out", "f32");
+        sim_value_map_set_int(d, "m", 8 + (int64_t)grow_rand(g, 9));
+        sim_value_map_set_int(d, "k", 8);
+        sim_value_map_set_int(d, "n", 8);
+        sim_value_map_set_str(d, "src_a_space", "tcm");
+        sim_value_map_set_str(d, "src_b_space", "tcm");
+        sim_value_map_set_str(d, "dst_space", "tcm");
+    } else {
+        sim_value_map_set_int(d, "src_addr", (int64_t)grow_rand(g, 8) * 256);
+        sim_value_map_set_int(d, "nbytes", 64 + (int64_t)grow_rand(g, 4000));
+        sim_value_map_set_str(d, "handle_id", "h");
+        struct sim_value *r = sim_value_map_set_take(d, "replay", sim_value_map());
+        sim_value_map_set_str(r, "src_space", "hbm");
+        sim_value_map_set_str(r, "dst_space", "tcm");
+        sim_value_map_set_int(r, "dst_addr", (int64_t)grow_rand(g, 4) * 256);
+    }
+    trace_model_set_details_take(g->m, i, d);
+    if (ev.flags && g->nopen < GROW_OPEN)
+        g->open[g->nopen++] = i;
+    else if (ev.flags)
+        trace_model_end_event(g->m, i, g->now + 1);
+}
+
+/* A live decode is one launch that runs as long as the run: each verdict takes its path and
+ * arithmetic on from the ops added since the last (computed from its first op only when an
+ * op comes late), and equals the verdict from scratch at every step. */
+static void one_launch(uint64_t seed, int chunk)
+{
+    struct grow_model g;
+    grow_new(&g, seed);
+    config(g.m);
+    struct samples s = {0};
+    struct trace_verdict_inc *st = trace_verdict_inc_new();
+    int checks = 0;
+    for (int i = 0; i < 400; i++) {
+        grow_step(&g);
+        g.cmdq = 3; /* one launch */
+        for (int k = (int)grow_rand(&g, 3); k > 0; k--)
+            counted_op(&g, grow_rand(&g, 2) ? 0 : 2, 3);
+        trace_model_finish(g.m);
+        sample(&g, &s);
+        if (i % chunk == 0)
+            check(st, g.m, 0, g.steps), checks++;
+        if (i == 200) { /* dropped (the memory budget): judged from its first op, then on */
+            cr_assert_gt(trace_verdict_inc_bytes(st), 0);
+            trace_verdict_inc_trim(st);
+        }
+    }
+    struct trace_verdict *v = trace_verdict_new(g.m, NULL);
+    cr_assert_gt(v->run.flops, 0, "GEMMs counted");
+    cr_assert_gt(v->run.dma_bytes, 0, "DMA reads counted");
+    trace_verdict_free(v);
+    size_t starts = trace_verdict_inc_path_starts(st);
+    cr_assert_gt(starts, 0);
+    cr_assert_lt(starts, (size_t)checks / 2, "%zu paths from the first op in %d verdicts", starts,
+                 checks);
+    trace_verdict_inc_free(st);
+    trace_model_free(g.m);
+}
+
+Test(verdict_inc, a_running_launch_is_taken_on_from_its_new_ops)
+{
+    one_launch(48, 1);
+    one_launch(49, 7);
+}

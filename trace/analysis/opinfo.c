@@ -1038,6 +1038,14 @@ void trace_opinfo_of_event(const struct trace_model *m, uint64_t ev, struct trac
     if (p && trace_opinfo_unpack(m, p, n, sp, o))
         return;
     const struct trace_event *e = trace_model_event(m, ev);
+    size_t len;
+    uint8_t *packed = trace_model_event_packed(m, ev, &len);
+    if (packed) { /* a live op's: read in place rather than expanded into a tree */
+        trace_opinfo_decode_packed(trace_model_str(m, e->op), (enum trace_op_kind)e->op_kind,
+                                   packed, len, sp, o);
+        free(packed);
+        return;
+    }
     struct sim_value *d = trace_model_event_details(m, ev);
     trace_opinfo_decode(trace_model_str(m, e->op), (enum trace_op_kind)e->op_kind, d, sp, o);
     sim_value_free(d);

@@ -694,6 +694,15 @@ const struct trace_event *trace_model_event(const struct trace_model *m, uint64_
     return &m->ev[i];
 }
 
+uint8_t *trace_model_event_packed(const struct trace_model *m, uint64_t i, size_t *len)
+{
+    assert(i < m->nev);
+    if (m->ev[i].flags & TRACE_EV_OWN_DETAILS)
+        return NULL;
+    double t0, t1;
+    return packed_of(m, i, len, &t0, &t1);
+}
+
 struct sim_value *trace_model_event_details(const struct trace_model *m, uint64_t i)
 {
     assert(i < m->nev);

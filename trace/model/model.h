@@ -218,6 +218,11 @@ struct trace_transfer;
 void trace_model_set_transfers(struct trace_model *m, uint64_t i, const struct trace_transfer *x,
                                int n);
 
+/* Live: the packed details of event i as given to trace_model_set_details_packed (a new
+ * buffer, *len bytes: the caller frees it), or NULL when it has none (details of another
+ * kind, or the spill cannot be read). */
+uint8_t *trace_model_event_packed(const struct trace_model *m, uint64_t i, size_t *len);
+
 /* The exact times given with trace_model_set_details_packed; false for other events (or
  * when the spill cannot be read). */
 bool trace_model_event_ns(const struct trace_model *m, uint64_t i, double *t_start_ns,

@@ -12,6 +12,7 @@
 #include "trace/analysis/regions_inc.h"
 #include "trace/analysis/resources.h"
 #include "trace/model/mapped.h"
+#include "trace/verdict/critinc.h"
 #include "trace/verdict/runusage.h"
 
 #include <inttypes.h>
@@ -414,25 +415,29 @@ struct arith {
     size_t ncomp;
     double te_flops[5]; /* by dtype; [4] others */
     size_t next;        /* the ops before it are counted */
+    double flops;       /* the counts so far, in the order of the ops */
+    uint64_t dma_ops, dma_bytes;
+    uint64_t *bytes; /* per op, a DMA op's bytes for the path's DMA steps; NULL: read again */
 };
 
 /* Count op k (evs[k], its info oi). */
 static void arith_count(struct arith *a, size_t k, const struct trace_opinfo *oi)
 {
-    a->c->bytes[k] = oi->bytes; /* for the path's DMA steps */
+    if (a->bytes)
+        a->bytes[k] = oi->bytes; /* for the path's DMA steps */
     if (!oi->bytes && !(oi->flops > 0))
         return; /* (nothing to count: its event not read) */
     const struct trace_event *e = &a->c->ev[a->evs[k]];
     enum trace_engine eng = a->c->engine_of[e->track];
     if (eng == TRACE_ENGINE_DMA && oi->bytes) {
-        a->it->dma_ops++;
-        a->it->dma_bytes += oi->bytes;
+        a->dma_ops++;
+        a->dma_bytes += oi->bytes;
     }
     if (!(oi->flops > 0))
         return;
     if (oi->stage && within_composite(a->comp, a->ncomp, e))
         return; /* counted by its composite op */
-    a->it->flops += oi->flops;
+    a->flops += oi->flops;
     if (eng == TRACE_ENGINE_TE) {
         size_t d = 0;
         while (d < 4 && strcmp(oi->dtype, dtypes[d]) != 0)
@@ -455,6 +460,11 @@ static void arith_upto(struct arith *a, size_t k)
 static void arith_each(void *ctx, size_t i, const struct trace_opinfo *oi)
 {
     struct arith *a = ctx;
+    if (i < a->next) { /* handed again from the first (a growing set's path started over) */
+        a->next = 0;
+        a->flops = 0, a->dma_ops = a->dma_bytes = 0;
+        memset(a->te_flops, 0, sizeof(a->te_flops));
+    }
     arith_upto(a, i);
     arith_count(a, i, oi);
     a->next = i + 1;
@@ -520,6 +530,112 @@ static void scan_ops(struct ctx *c, const uint64_t *evs, size_t n, struct scan *
     sc->running = inflight || (request && !completed);
 }
 
+/*
+ * The launch still running in a growing model (a live decode is one launch that runs
+ * as long as the run), judged from what the last verdict left rather than from its first
+ * op: its events so far, what scan_ops found in them, its critical path's incremental
+ * state (trace/verdict/critinc.h) and the arithmetic counted so far, each taken on from
+ * the new ops, in their order (the sums add in the same order: the same doubles).
+ */
+struct live {
+    int32_t cmdq;  /* TRACE_NO_CMDQ: none */
+    uint64_t *evs; /* owned: its events so far */
+    size_t n, cap;
+    uint64_t seen; /* the model's events looked at */
+    struct trace_critinc *path;
+    /* scan_ops's findings over evs[0 .. scanned) */
+    size_t scanned, uncached, ncomp, ute, uve;
+    uint8_t *track; /* owned: per track, as scan_ops's */
+    size_t ntrack;
+    bool any_arith, request, completed;
+    uint64_t *inflight; /* owned: its events in flight when looked at */
+    size_t ninflight, capinflight;
+    /* the arithmetic of evs[0 .. next), and their DMA ops' bytes */
+    size_t next;
+    uint64_t *bytes; /* owned */
+    size_t capbytes;
+    double flops, te_flops[5];
+    uint64_t dma_ops, dma_bytes;
+    size_t starts; /* the paths computed from the first op by the states freed */
+};
+
+/* Free lv's path state, counting its starts. */
+static void live_path_free(struct live *lv)
+{
+    lv->starts += lv->path ? trace_critinc_restarts(lv->path) : 0;
+    trace_critinc_free(lv->path);
+    lv->path = NULL;
+}
+
+static void live_reset(struct live *lv)
+{
+    live_path_free(lv);
+    free(lv->evs);
+    free(lv->track);
+    free(lv->inflight);
+    free(lv->bytes);
+    size_t starts = lv->starts;
+    memset(lv, 0, sizeof(*lv));
+    lv->cmdq = TRACE_NO_CMDQ;
+    lv->starts = starts;
+}
+
+/* scan_ops over lv's events, from those it has looked at on (no composite op list: with
+ * one, lv->ncomp says so and the caller scans them all). */
+static void scan_live(struct ctx *c, struct live *lv, struct scan *sc)
+{
+    const struct trace_model *m = c->m;
+    size_t nt = trace_model_track_count(m);
+    if (nt > lv->ntrack) {
+        lv->track = sim_xreallocarray(lv->track, nt, 1);
+        memset(lv->track + lv->ntrack, 0, nt - lv->ntrack);
+        lv->ntrack = nt;
+    }
+    for (size_t k = lv->scanned; k < lv->n; k++) {
+        if (k % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
+            trace_model_lent_giveback(m);
+        const struct trace_event *e = &c->ev[lv->evs[k]];
+        lv->uncached += !trace_opinfo_cached(m, lv->evs[k]);
+        lv->ncomp += is_composite(c, e->op);
+        uint8_t *t = &lv->track[e->track];
+        if (!*t) {
+            const struct trace_track *tr = trace_model_track_get(m, e->track);
+            if (tr->engine == TRACE_ENGINE_TE || tr->engine == TRACE_ENGINE_VE)
+                *(tr->engine == TRACE_ENGINE_TE ? &lv->ute : &lv->uve) += 1;
+            bool host = tr->engine == TRACE_ENGINE_HOST &&
+                        strcmp(trace_model_str(m, tr->name), TRACE_HOST_COMPONENT) == 0;
+            *t = (uint8_t)(1 + (host ? 4 : 0));
+        }
+        if (e->op_kind == TRACE_KIND_GEMM || e->op_kind == TRACE_KIND_MATH)
+            lv->any_arith = true;
+        if (e->flags & TRACE_EV_INFLIGHT) {
+            if (lv->ninflight == lv->capinflight) {
+                lv->capinflight = lv->capinflight ? 2 * lv->capinflight : 64;
+                lv->inflight =
+                    sim_xreallocarray(lv->inflight, lv->capinflight, sizeof(*lv->inflight));
+            }
+            lv->inflight[lv->ninflight++] = lv->evs[k];
+        }
+        if (*t >= 4) {
+            if (strcmp(trace_model_str(m, e->op), "Completion") == 0)
+                lv->completed = true;
+            else
+                lv->request = true;
+        }
+    }
+    lv->scanned = lv->n;
+    size_t still = 0; /* those in flight before that still are */
+    for (size_t i = 0; i < lv->ninflight; i++)
+        if (c->ev[lv->inflight[i]].flags & TRACE_EV_INFLIGHT)
+            lv->inflight[still++] = lv->inflight[i];
+    lv->ninflight = still;
+    memset(sc, 0, sizeof(*sc));
+    sc->uncached = lv->uncached;
+    sc->ute = lv->ute, sc->uve = lv->uve;
+    sc->any_arith = lv->any_arith;
+    sc->running = lv->ninflight || (lv->request && !lv->completed);
+}
+
 /* The bytes of DMA op ev, one of the region's (ar's events): those arith_count noted when it
  * counted it, else read again. *pos: where the last one was (the path's steps come mostly in
  * the order of their events). */
@@ -544,8 +660,8 @@ static uint64_t step_bytes(struct ctx *c, const struct arith *ar, struct trace_s
             hi = mid;
     }
     *pos = lo;
-    if (lo < ar->next && ar->evs[lo] == ev)
-        return c->bytes[lo];
+    if (ar->bytes && lo < ar->next && ar->evs[lo] == ev)
+        return ar->bytes[lo];
     struct trace_opinfo oi;
     trace_opinfo_of_event(c->m, ev, spaces, &oi);
     return oi.bytes;
@@ -554,7 +670,7 @@ static uint64_t step_bytes(struct ctx *c, const struct arith *ar, struct trace_s
 /* The usage, path, arithmetic and resources of one region over its events evs (n of them,
  * sorted by index), and whether it is still running. */
 static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, size_t n,
-                  struct trace_verdict_item *it)
+                  struct trace_verdict_item *it, struct live *lv)
 {
     const struct trace_model *m = c->m;
     memset(it, 0, sizeof(*it));
@@ -574,7 +690,15 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
     struct trace_spaces spaces;
     trace_spaces_init(&spaces);
     struct scan sc;
-    scan_ops(c, evs, n, &sc);
+    if (lv && trace_model_now(m) > 0) /* (the host's requests are looked at when live) */
+        scan_live(c, lv, &sc);
+    if (lv && (lv->ncomp || !(trace_model_now(m) > 0))) { /* (a stage may be in a later one) */
+        live_path_free(lv);
+        lv->next = 0;
+        lv = NULL;
+    }
+    if (!lv)
+        scan_ops(c, evs, n, &sc);
     it->running = sc.running;
     c->last_uncached = sc.uncached;
     c->last_details = sc.uncached <= c->budget;
@@ -585,13 +709,23 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
         it->missing |= TRACE_MISSING_DETAILS;
     }
     struct arith ar = {.c = c, .evs = evs, .it = it, .spaces = &spaces};
-    if (details) {
+    if (lv && details) { /* the counts so far */
+        if (n > lv->capbytes) {
+            lv->capbytes = n > 2 * lv->capbytes ? n : 2 * lv->capbytes;
+            lv->bytes = sim_xreallocarray(lv->bytes, lv->capbytes, sizeof(*lv->bytes));
+        }
+        ar.bytes = lv->bytes;
+        ar.next = lv->next;
+        ar.flops = lv->flops, ar.dma_ops = lv->dma_ops, ar.dma_bytes = lv->dma_bytes;
+        memcpy(ar.te_flops, lv->te_flops, sizeof(ar.te_flops));
+    } else if (details) {
         ar.comp = sc.comp, ar.ncomp = sc.ncomp;
         if (n > c->capbytes) { /* one array for every launch: no fresh pages each time */
             c->capbytes = n;
             free(c->bytes);
             c->bytes = sim_xreallocarray(NULL, n, sizeof(*c->bytes));
         }
+        ar.bytes = c->bytes;
     } else {
         free(sc.comp);
     }
@@ -608,10 +742,29 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
                                       .progress = c->progress,
                                       .each_info = details ? arith_each : NULL,
                                       .each_ctx = &ar};
-    trace_critpath_compute(&in, &it->path);
+    if (lv) {
+        if (!lv->path)
+            lv->path = trace_critinc_new();
+        trace_critinc_update(lv->path, &in, &it->path);
+    } else {
+        trace_critpath_compute(&in, &it->path);
+    }
     if (details && !trace_progress_cancelled(c->progress)) /* (cancelled: left unread) */
         arith_upto(&ar, n);
     free(ar.comp);
+    it->flops = ar.flops, it->dma_ops = ar.dma_ops, it->dma_bytes = ar.dma_bytes;
+    if (lv) { /* the counts so far, for the next (none without the details) */
+        lv->next = details ? ar.next : 0;
+        lv->flops = details ? ar.flops : 0;
+        lv->dma_ops = details ? ar.dma_ops : 0, lv->dma_bytes = details ? ar.dma_bytes : 0;
+        memcpy(lv->te_flops, ar.te_flops, sizeof(lv->te_flops));
+        if (!details) {
+            memset(lv->te_flops, 0, sizeof(lv->te_flops));
+            free(lv->bytes); /* (past the decode budget: not read again) */
+            lv->bytes = NULL;
+            lv->capbytes = 0;
+        }
+    }
     double *te_flops = ar.te_flops;
     if (any_arith && !(it->flops > 0))
         it->missing |= TRACE_MISSING_FLOPS;
@@ -750,6 +903,7 @@ struct trace_verdict_inc {
     uint64_t nev;            /* the model's events then */
     struct trace_event last; /* its last event then (the model changed when it differs) */
     size_t reused;           /* items the last verdict took from those kept */
+    struct live live;        /* the launch still running with the most ops */
 };
 
 struct trace_verdict_inc *trace_verdict_inc_new(void)
@@ -757,6 +911,7 @@ struct trace_verdict_inc *trace_verdict_inc_new(void)
     struct trace_verdict_inc *st = sim_xcalloc(1, sizeof(*st));
     st->split = trace_regions_inc_new(TRACE_REGION_LAUNCH, TRACE_REGIONS_LIGHT);
     st->run = trace_run_usage_inc_new();
+    st->live.cmdq = TRACE_NO_CMDQ;
     return st;
 }
 
@@ -775,6 +930,7 @@ void trace_verdict_inc_free(struct trace_verdict_inc *st)
     if (!st)
         return;
     kept_clear(st);
+    live_reset(&st->live);
     trace_regions_inc_free(st->split);
     trace_run_usage_inc_free(st->run);
     free(st->res);
@@ -784,6 +940,29 @@ void trace_verdict_inc_free(struct trace_verdict_inc *st)
 size_t trace_verdict_inc_reused(const struct trace_verdict_inc *st)
 {
     return st ? st->reused : 0;
+}
+
+size_t trace_verdict_inc_bytes(const struct trace_verdict_inc *st)
+{
+    if (!st)
+        return 0;
+    const struct live *lv = &st->live;
+    return trace_critinc_bytes(lv->path) + lv->cap * sizeof(*lv->evs) +
+           lv->capbytes * sizeof(*lv->bytes) + lv->capinflight * sizeof(*lv->inflight) + lv->ntrack;
+}
+
+void trace_verdict_inc_trim(struct trace_verdict_inc *st)
+{
+    if (!st)
+        return;
+    if (st->live.n && st->live.evs[0] < st->from) /* its events are read from there again */
+        st->from = st->live.evs[0];
+    live_reset(&st->live);
+}
+
+size_t trace_verdict_inc_path_starts(const struct trace_verdict_inc *st)
+{
+    return st ? st->live.starts + (st->live.path ? trace_critinc_restarts(st->live.path) : 0) : 0;
 }
 
 static void copy_path(struct trace_critpath *to, const struct trace_critpath *p)
@@ -875,7 +1054,7 @@ static size_t launch_events(const struct trace_regions *rs, size_t r, uint64_t f
  * window fill up as the run goes), for the next. */
 static void inc_keep(struct trace_verdict_inc *st, const struct trace_verdict *v,
                      const struct trace_resources *rs, const size_t *uncached, const bool *details,
-                     const uint64_t *first, const struct kept *const *used)
+                     const uint64_t *first, const struct kept *const *used, size_t lr)
 {
     const struct trace_model *m = v->m;
     uint64_t horizon = 0;
@@ -907,7 +1086,11 @@ static void inc_keep(struct trace_verdict_inc *st, const struct trace_verdict *v
         const struct trace_region *r = it->region;
         uint64_t b = r->end > r->start ? r->end : r->start + 1;
         bool keep = !it->running && r->cmdq_id != TRACE_NO_CMDQ && (!ns || b <= horizon);
-        if (!keep) { /* (its first event; 0 when it was kept before: not known) */
+        if (i == lr && keep) /* it ended: the next is another's */
+            live_reset(&st->live);
+        if (i == lr && !keep)
+            continue; /* its events are its own, not read again from st->from */
+        if (!keep) {  /* (its first event; 0 when it was kept before: not known) */
             st->from = first[i] < st->from ? first[i] : st->from;
             continue;
         }
@@ -950,6 +1133,8 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
     const struct kept **had = sim_xcalloc(nl ? nl : 1, sizeof(*had));
     uint64_t from = 0;
     size_t reused = 0;
+    if (st && !same_model(st, m))
+        live_reset(&st->live);
     if (st && (!same_model(st, m) || !same_resources(st, c->res)))
         kept_clear(st);
     if (st && st->nkept) {
@@ -959,6 +1144,42 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
             found += (had[r] = kept_for(st, trace_regions_get(v->rs_launch, r), low)) != NULL;
         /* a kept launch judged again: its events before st->from are needed too */
         from = found == st->nkept ? st->from : 0;
+    }
+    /* the launch judged from what the last verdict left, its events taken on: the last
+     * verdict's (its events before st->from are its own), else the one with the most ops
+     * of those judged (a live decode's, running as long as the run) */
+    struct live *lv = NULL;
+    size_t lr = SIZE_MAX;
+    for (size_t r = 0; st && st->live.cmdq != TRACE_NO_CMDQ && r < nl && lr == SIZE_MAX; r++)
+        if (!had[r] && trace_regions_get(v->rs_launch, r)->cmdq_id == st->live.cmdq)
+            lr = r;
+    if (st && lr == SIZE_MAX) {
+        live_reset(&st->live);
+        for (size_t r = 0; r < nl; r++) {
+            const struct trace_region *x = trace_regions_get(v->rs_launch, r);
+            if (!had[r] && x->cmdq_id != TRACE_NO_CMDQ &&
+                (lr == SIZE_MAX || x->all.ops > trace_regions_get(v->rs_launch, lr)->all.ops))
+                lr = r;
+        }
+        if (lr != SIZE_MAX) { /* (its events are at from or after: it was not kept) */
+            st->live.cmdq = trace_regions_get(v->rs_launch, lr)->cmdq_id;
+            st->live.seen = from;
+        }
+    }
+    if (lr != SIZE_MAX) {
+        lv = &st->live;
+        for (uint64_t i = lv->seen; i < nev; i++) {
+            if (i % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
+                trace_model_lent_giveback(m);
+            if (trace_regions_of_event(v->rs_launch, i) != lr)
+                continue;
+            if (lv->n == lv->cap) {
+                lv->cap = lv->cap ? 2 * lv->cap : 1024;
+                lv->evs = sim_xreallocarray(lv->evs, lv->cap, sizeof(*lv->evs));
+            }
+            lv->evs[lv->n++] = i;
+        }
+        lv->seen = nev;
     }
     /* the events of each launch judged, by index: from the split's runs of them, each
      * launch's when it is judged (into evs, as large as the largest launch), else all at
@@ -974,7 +1195,7 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
     } else {
         for (uint64_t i = from; i < nev; i++) {
             size_t r = trace_regions_of_event(v->rs_launch, i);
-            if (r != SIZE_MAX && !had[r])
+            if (r != SIZE_MAX && !had[r] && r != lr)
                 off[r + 1]++;
         }
     }
@@ -988,7 +1209,7 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
             pos[r] = off[r];
         for (uint64_t i = from; i < nev; i++) {
             size_t r = trace_regions_of_event(v->rs_launch, i);
-            if (r != SIZE_MAX && !had[r])
+            if (r != SIZE_MAX && !had[r] && r != lr)
                 evs[pos[r]++] = i;
         }
         free(pos);
@@ -1029,7 +1250,9 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
             n = launch_events(v->rs_launch, r, 0, nev, mine);
             e = mine;
         }
-        judge(c, reg, e, n, it);
+        if (r == lr)
+            e = lv->evs, n = lv->n;
+        judge(c, reg, e, n, it, r == lr ? lv : NULL);
         decide(it);
         if (st) {
             uncached[r] = c->last_uncached, details[r] = c->last_details;
@@ -1038,7 +1261,7 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
         free(mine);
     }
     if (st && done) {
-        inc_keep(st, v, c->res, uncached, details, first, used);
+        inc_keep(st, v, c->res, uncached, details, first, used, lr);
         st->reused = reused;
     }
     free(uncached);
@@ -1120,7 +1343,8 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
     const struct trace_region *rr = &v->run_region;
     if (rr && nl) {
         uint64_t *none = NULL;
-        judge(&c, rr, none, 0, run); /* usage and resources; the path comes from the launches */
+        judge(&c, rr, none, 0, run,
+              NULL); /* usage and resources; the path comes from the launches */
         uint64_t covered = 0;
         for (size_t r = 0; r < nl; r++) {
             const struct trace_verdict_item *it = &v->launches[r];
@@ -1151,7 +1375,7 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
         for (uint64_t i = 0; i < nev; i++)
             all[i] = i;
         c.progress = pg;
-        judge(&c, rr, all, (size_t)nev, run);
+        judge(&c, rr, all, (size_t)nev, run, NULL);
         free(all);
         if (nev)
             run->missing |= TRACE_MISSING_LAUNCHES;

@@ -152,8 +152,11 @@ char *trace_verdict_basis_text(const struct trace_verdict *v, const struct trace
  * the launches that had ended (every op, and the Completion of a host message back) kept and
  * judged again only when something they rest on changed: the launch's ops, span or usage, the
  * resources or their peaks, a bandwidth sample over its span, the decode budget left to it. The
- * launches still running, the new ones and the run are judged each time. A verdict made with
- * the state equals the one trace_verdict_new makes without it.
+ * launches still running, the new ones and the run are judged each time; of those, the one
+ * with the most ops (a live decode's, running as long as the run) is taken on from its ops
+ * added since: its events, their arithmetic and its critical path (trace/verdict/critinc.h)
+ * are kept from verdict to verdict. A verdict made with the state equals the one
+ * trace_verdict_new makes without it.
  */
 struct trace_verdict_inc;
 
@@ -164,7 +167,16 @@ void trace_verdict_inc_free(struct trace_verdict_inc *st);
 /* How many launch items the last complete verdict made with st took from those kept (for
  * tests and benchmarks). */
 size_t trace_verdict_inc_reused(const struct trace_verdict_inc *st);
+/* How many times the path of the launch still running was computed from its first op (the
+ * first time, or its incremental state started over: trace/verdict/critinc.h), for tests
+ * and benchmarks. */
+size_t trace_verdict_inc_path_starts(const struct trace_verdict_inc *st);
 
+/* About how many bytes st holds for the launch it takes on from its new ops. */
+size_t trace_verdict_inc_bytes(const struct trace_verdict_inc *st);
+/* Drop what st holds for that launch (it is judged from its first op next time); the kept
+ * items stay. */
+void trace_verdict_inc_trim(struct trace_verdict_inc *st);
 struct trace_verdict_opts {
     size_t max_decode; /* ops without op columns (trace/model/model.h) whose details may be
                           read in all (0: 2,000,000) */

@@ -8,6 +8,7 @@
 
 #include "sim/util/escape.h"
 #include "sim/util/xalloc.h"
+#include "trace/model/budget.h"
 #include "trace/verdict/verdict.h"
 #include "tui/sweep/whatif.h"
 
@@ -24,6 +25,8 @@ enum {
     EVIDENCE = 12,                      /* evidence lines of the selected row */
     STILL_NS = 1000 * 1000 * 1000,      /* live: the run stood still this long (paused or
                                            finished): the experiment may start */
+    AHEAD_LIVE_EVENTS = 1 << 16,        /* live: kept warm past this many events (below, the
+                                           verdict from scratch takes a fraction of a second) */
 };
 
 /* A line of the table: the run, a kernel launch, or the host messages together. */
@@ -58,6 +61,8 @@ struct tui_bottleneck {
     char exp_msg[SIM_DIAG_MSG_MAX + 32]; /* why there is none, or what failed */
     uint64_t exp_t0;
     uint64_t seen_gen, seen_at; /* live: the model's generation, and since when (tui_now_ns) */
+    bool ahead_off;             /* live: no longer kept warm with the pane closed (its state
+                                   outgrew the memory budget's share) */
 };
 
 /* A live verdict cancelled before it was done (tui_task_release): dropped, due again. */
@@ -266,10 +271,24 @@ static bool due(const struct tui_bottleneck *b, const struct tui_view *v)
 
 bool tui_bottleneck_ahead(struct tui_bottleneck *b, struct tui_view *v)
 {
-    /* live, each verdict costs about what the first does at the run's size (the launches still
-     * running are judged again): kept warm, it would hold the run for seconds at a time */
-    if (v->live)
+    /* live, kept warm as when the pane is open (each verdict taken on from the last: the
+     * launch still running from its new ops), as often as it is open (tui_task_due: the run
+     * keeps 10/11 of its speed at the least); not lowered: it holds the run while it works */
+    if (v->live) {
+        take(b);
+        /* what it keeps between verdicts is the heap's, which the memory budget does not
+         * bound: kept while it is within a quarter of the budget and the process within
+         * half, else dropped and no longer kept warm (the pane computes it when it opens) */
+        if (!b->ahead_off && !tui_task_running(b->task) &&
+            (trace_verdict_inc_bytes(b->inc) > trace_budget_get() / 4 ||
+             trace_budget_rss() > trace_budget_get() / 2)) {
+            trace_verdict_inc_trim(b->inc);
+            b->ahead_off = true;
+        }
+        if (!b->ahead_off && trace_model_event_count(b->m) >= AHEAD_LIVE_EVENTS && due(b, v))
+            compute(b);
         return false;
+    }
     tui_task_set_ahead(b->task, true);
     take(b);
     if (!b->v && !tui_task_running(b->task))

@@ -9,7 +9,10 @@
  *
  * A loaded trace's verdict is computed ahead, before the key (tui_bottleneck_ahead): once
  * the first frame is drawn, so that v shows it at once, or the progress of the computation
- * under way. The experiment starts only once the pane opens.
+ * under way. A live run's is kept warm the same way past a million events, following the
+ * run while the pane is closed as it does while it is open (each verdict taken on from the
+ * last). The experiment
+ * starts only once the pane opens.
  */
 #ifndef TUI_BOTTLENECK_H
 #define TUI_BOTTLENECK_H
@@ -26,8 +29,9 @@ void tui_bottleneck_free(struct tui_bottleneck *b);
 /*
  * Compute a loaded trace's verdict ahead while the pane is closed (call it between frames
  * once the first is drawn): once, on the worker (tui/panes/task.h, a task run ahead: the
- * user's analyses come first). A live run's is not (it would hold the run). Returns whether
- * it asks to be called again soon (it does not, today).
+ * user's analyses come first). A live run's follows the run as the open pane's does (at its
+ * priority: it holds the run while it works). Returns whether it asks to be called again
+ * soon (it does not, today).
  */
 bool tui_bottleneck_ahead(struct tui_bottleneck *b, struct tui_view *v);
 
