@@ -1203,9 +1203,43 @@ static int cmp_track_size(const void *a, const void *b, void *ctx)
     return (x < y) - (x > y);
 }
 
+/* Step 2 of trace_model_finish for the events [m->nev_staged, m->nev): each in its track's
+ * index past its published length (staged), the track marked as changed. */
+static void stage(struct trace_model *m, size_t *ntouched)
+{
+    if (m->nev_staged < m->nev_done)
+        m->nev_staged = m->nev_done;
+    for (uint64_t i = m->nev_staged; i < m->nev; i++) {
+        uint32_t tr = m->ev[i].track;
+        struct track_data *t = &m->tracks[tr];
+        size_t len = t->n + t->staged;
+        if (len == t->cap) { /* room for all its new events at once: a copy is a fault a page */
+            size_t c = t->cap ? t->cap * 2 : 64;
+            c = c < len + t->pending ? len + t->pending : c;
+            t->idx = trace_budget_realloc(t->idx, t->cap * sizeof(*t->idx), c * sizeof(*t->idx));
+            t->cap = c;
+        }
+        if (len && before(m, i, t->idx[len - 1]))
+            t->unsorted = true;
+        t->idx[len] = i;
+        t->staged++;
+        t->pending -= t->pending > 0;
+        touch(m, tr, ntouched);
+        if ((i & 0xffff) == 0xffff) /* a big batch maps pages fast: the budget looks too */
+            trace_budget_check();
+    }
+    m->nev_staged = m->nev;
+}
+
+void trace_model_stage(struct trace_model *m)
+{
+    stage(m, &m->ntouched);
+}
+
 void trace_model_finish(struct trace_model *m)
 {
-    size_t ntouched = 0;
+    size_t ntouched = m->ntouched; /* staged ahead */
+    m->ntouched = 0;
     size_t *old_n = NULL;
     uint64_t nev_before = m->nev_done;
 
@@ -1226,28 +1260,18 @@ void trace_model_finish(struct trace_model *m)
     }
     m->nended = 0;
 
-    /* 2. new events: append to their tracks, noting where each track's new part starts */
+    /* 2. new events: append to their tracks (the rest of them, when some were staged
+     * ahead), noting where each track's new part starts */
     if (m->nev_done < m->nev) {
         old_n = sim_xcalloc(m->ntracks ? m->ntracks : 1, sizeof(*old_n));
         for (uint32_t k = 0; k < m->ntracks; k++)
             old_n[k] = m->tracks[k].n;
     }
-    for (uint64_t i = m->nev_done; i < m->nev; i++) {
-        uint32_t tr = m->ev[i].track;
-        struct track_data *t = &m->tracks[tr];
-        if (t->n == t->cap) { /* room for all its new events at once: a copy is a fault a page */
-            size_t c = t->cap ? t->cap * 2 : 64;
-            c = c < t->n + t->pending ? t->n + t->pending : c;
-            t->idx = trace_budget_realloc(t->idx, t->cap * sizeof(*t->idx), c * sizeof(*t->idx));
-            t->cap = c;
-        }
-        if (t->n && before(m, i, t->idx[t->n - 1]))
-            t->unsorted = true;
-        t->idx[t->n++] = i;
-        t->pending -= t->pending > 0;
-        touch(m, tr, &ntouched);
-        if ((i & 0xffff) == 0xffff) /* a big batch maps pages fast: the budget looks too */
-            trace_budget_check();
+    stage(m, &ntouched);
+    for (size_t q = 0; q < ntouched; q++) { /* published */
+        struct track_data *t = &m->tracks[m->touched[q]];
+        t->n += t->staged;
+        t->staged = 0;
     }
     m->nev_done = m->nev;
 
