@@ -39,6 +39,7 @@ enum {
     ARENA_CHUNK = 64 * 1024, /* strings are packed into chunks of this size */
     ARENA_BIG = 8 * 1024,    /* longer strings get a chunk of their own */
     FINISH_TWO = 1 << 20,    /* new events from which a finish sorts tracks on two threads */
+    STAGE_NEAR = 64,         /* positions an event out of start order is moved back at most */
 };
 
 /* ---- small helpers ------------------------------------------------------------------- */
@@ -1219,9 +1220,22 @@ static void stage(struct trace_model *m, size_t *ntouched)
             t->idx = trace_budget_realloc(t->idx, t->cap * sizeof(*t->idx), c * sizeof(*t->idx));
             t->cap = c;
         }
-        if (len && before(m, i, t->idx[len - 1]))
-            t->unsorted = true;
-        t->idx[len] = i;
+        size_t k = len;
+        if (len && !t->unsorted && before(m, i, t->idx[len - 1])) {
+            /* a little out of start order (ops that overlap end in another order than they
+             * start): put in its place among the staged positions when it is near, as the
+             * sort would (i, the latest event, goes after equal starts), else sort it all
+             * at the finish */
+            while (k > t->n && len - k < STAGE_NEAR && before(m, i, t->idx[k - 1]))
+                k--;
+            if (k > 0 && before(m, i, t->idx[k - 1])) {
+                t->unsorted = true;
+                k = len;
+            } else {
+                memmove(&t->idx[k + 1], &t->idx[k], (len - k) * sizeof(*t->idx));
+            }
+        }
+        t->idx[k] = i;
         t->staged++;
         t->pending -= t->pending > 0;
         touch(m, tr, ntouched);
