@@ -1204,9 +1204,8 @@ static int cmp_track_size(const void *a, const void *b, void *ctx)
     return (x < y) - (x > y);
 }
 
-/* Step 2 of trace_model_finish for the events [m->nev_staged, m->nev): each in its track's
- * index past its published length (staged), the track marked as changed. */
-static void stage(struct trace_model *m, size_t *ntouched)
+/* Step 2 of trace_model_finish too: past the tracks' published lengths, m->touched kept. */
+void trace_model_stage(struct trace_model *m)
 {
     if (m->nev_staged < m->nev_done)
         m->nev_staged = m->nev_done;
@@ -1222,10 +1221,8 @@ static void stage(struct trace_model *m, size_t *ntouched)
         }
         size_t k = len;
         if (len && !t->unsorted && before(m, i, t->idx[len - 1])) {
-            /* a little out of start order (ops that overlap end in another order than they
-             * start): put in its place among the staged positions when it is near, as the
-             * sort would (i, the latest event, goes after equal starts), else sort it all
-             * at the finish */
+            /* a little out of start order (overlapping ops end in another order): in its
+             * place among the staged, after equal starts, as the sort puts it; else sorted */
             while (k > t->n && len - k < STAGE_NEAR && before(m, i, t->idx[k - 1]))
                 k--;
             if (k > 0 && before(m, i, t->idx[k - 1])) {
@@ -1238,22 +1235,15 @@ static void stage(struct trace_model *m, size_t *ntouched)
         t->idx[k] = i;
         t->staged++;
         t->pending -= t->pending > 0;
-        touch(m, tr, ntouched);
+        touch(m, tr, &m->ntouched);
         if ((i & 0xffff) == 0xffff) /* a big batch maps pages fast: the budget looks too */
             trace_budget_check();
     }
     m->nev_staged = m->nev;
 }
 
-void trace_model_stage(struct trace_model *m)
-{
-    stage(m, &m->ntouched);
-}
-
 void trace_model_finish(struct trace_model *m)
 {
-    size_t ntouched = m->ntouched; /* staged ahead */
-    m->ntouched = 0;
     size_t *old_n = NULL;
     uint64_t nev_before = m->nev_done;
 
@@ -1270,18 +1260,19 @@ void trace_model_finish(struct trace_model *m)
         assert(p != SIZE_MAX);
         if (p < t->dirty_from)
             t->dirty_from = p;
-        touch(m, e->track, &ntouched);
+        touch(m, e->track, &m->ntouched);
     }
     m->nended = 0;
 
-    /* 2. new events: append to their tracks (the rest of them, when some were staged
-     * ahead), noting where each track's new part starts */
+    /* 2. new events (not staged yet) to their tracks, noting where their new parts start */
     if (m->nev_done < m->nev) {
         old_n = sim_xcalloc(m->ntracks ? m->ntracks : 1, sizeof(*old_n));
         for (uint32_t k = 0; k < m->ntracks; k++)
             old_n[k] = m->tracks[k].n;
     }
-    stage(m, &ntouched);
+    trace_model_stage(m);
+    size_t ntouched = m->ntouched;
+    m->ntouched = 0;
     for (size_t q = 0; q < ntouched; q++) { /* published */
         struct track_data *t = &m->tracks[m->touched[q]];
         t->n += t->staged;

@@ -95,7 +95,7 @@ struct trace_model {
     uint64_t *ended;   /* owned: events ended since the last finish */
     size_t nended, capended;
     uint32_t *touched;   /* owned: tracks changed during the current finish */
-    size_t ntouched;     /* of them, staged ahead of it (trace_model_stage) */
+    size_t ntouched;     /* how many: kept from trace_model_stage to the finish */
     uint64_t nev_staged; /* events [nev_done, nev_staged) are staged in their tracks */
 
     struct sim_value **det; /* owned: live details table */
