@@ -5,6 +5,8 @@
 # (capture-pane polled every 5 ms), the viewer's resident memory then, and the time until the
 # index is in the cache, whole (written behind the first frame); then q and the time to the
 # exit. A second open, through the index just written, gives the reopen's first frame.
+# NPUSCOPE_LOAD_THREADS, when set, is passed on (2: the parse on two threads even on a busy
+# machine, where the loader would otherwise keep to one).
 #   view_first.sh NPUSCOPE TRACE
 set -u
 bin=$1
@@ -22,6 +24,7 @@ index_whole() { ls "$cache"/npuscope/*.idx >/dev/null 2>&1 && ! ls "$cache"/npus
 open() {
     local cmd
     cmd=$(printf '%q ' env OPENBLAS_NUM_THREADS=1 LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color \
+        ${NPUSCOPE_LOAD_THREADS:+NPUSCOPE_LOAD_THREADS=$NPUSCOPE_LOAD_THREADS} \
         XDG_CACHE_HOME="$cache" "$bin" view "$trace")
     tmux -L "$sock" kill-server >/dev/null 2>&1
     t0=$(now_ms)
