@@ -543,6 +543,21 @@ Test(index, a_job_given_up_or_never_started_leaves_no_index, .init = mkdir_tmp, 
     cr_assert_not_null(job);
     trace_index_job_finish(job, NULL);
     trace_model_free(m);
+    /* a cache that cannot be written (a file where its directory would be): the job says
+     * so once, and the model is there all the same */
+    char file[160];
+    snprintf(file, sizeof(file), "%s/not-a-dir", dir);
+    FILE *f = fopen(file, "w");
+    fclose(f);
+    setenv("XDG_CACHE_HOME", file, 1);
+    cr_assert_eq(trace_index_load_later(path, false, &m, NULL, &u, &d, NULL, &job), 0);
+    cr_assert_not_null(job);
+    cr_assert_lt(trace_index_job_start(job, m), 0);
+    cr_assert_eq(trace_index_job_start(job, m), 0, "tried once, not again");
+    cr_assert_lt(trace_index_job_finish(job, &d), 0);
+    cr_assert(strstr(d.msg, "cannot create"), "%s", d.msg);
+    cr_assert_gt(trace_model_event_count(m), 0);
+    trace_model_free(m);
     free(idx);
     unsetenv("XDG_CACHE_HOME");
 }

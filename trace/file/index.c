@@ -1178,7 +1178,7 @@ struct trace_index_job {
     int fd, rc;
     struct diag d;
     atomic_bool stop, done;
-    bool started;
+    bool tried, started;
     pthread_t th;
 };
 
@@ -1309,8 +1309,9 @@ static void *job_run(void *arg)
 
 int trace_index_job_start(struct trace_index_job *j, const struct trace_model *m)
 {
-    if (j->started || j->fd >= 0 || j->tmp || atomic_load(&j->stop))
-        return 0; /* started once already, or given up */
+    if (j->tried || atomic_load(&j->stop))
+        return 0; /* started once already (or failed to), or given up */
+    j->tried = true;
     j->m = m;
     j->rc = index_create(j->index, &j->tmp, &j->fd, &j->d);
     if (j->rc < 0)
