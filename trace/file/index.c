@@ -411,11 +411,11 @@ static int index_fill(const struct trace_model *m, const char *path,
 {
     struct ihdr h;
     memset(&h, 0, sizeof(h));
-    char *real = NULL;
     int rc = trace_key(path, &h, d);
-    if (rc == 0 && !(real = realpath(path, NULL)))
-        rc = diag_set(d, SIM_EIO, path, 0, 0, NULL, "cannot resolve: %s", strerror(errno));
-    if (rc < 0) {
+    char *real = rc < 0 ? NULL : realpath(path, NULL);
+    if (!real) {
+        if (rc == 0)
+            rc = diag_set(d, SIM_EIO, path, 0, 0, NULL, "cannot resolve: %s", strerror(errno));
         close(fd);
         unlink(tmp);
         return rc;
@@ -466,7 +466,7 @@ static int index_write(const struct trace_model *m, const char *path,
     char *tmp;
     int fd;
     int rc = index_create(index, &tmp, &fd, d);
-    if (rc == 0)
+    if (rc == 0 && tmp)
         rc = index_fill(m, path, c, fd, tmp, index, d, hash, NULL);
     free(tmp);
     return rc;
@@ -1242,7 +1242,7 @@ static int load(const char *path, bool no_cache, struct trace_model **out,
         uint64_t hash;
         char *tmp;
         int fd;
-        if (index_create(index, &tmp, &fd, &wd) < 0) {
+        if (index_create(index, &tmp, &fd, &wd) < 0 || !tmp) {
             u = TRACE_INDEX_FAILED;
         } else if (write_pruned(*out, path, &counts, index, fd, tmp, &wd, &hash, NULL) < 0) {
             free(tmp);
@@ -1300,7 +1300,7 @@ static void *job_run(void *arg)
         errno = 0;
     /* NPUSCOPE_TEST_INDEX_DELAY_MS: tests make a small index take a while to write */
     const char *delay = getenv("NPUSCOPE_TEST_INDEX_DELAY_MS");
-    for (long ms = delay ? atol(delay) : 0; ms > 0 && !atomic_load(&j->stop); ms -= 10)
+    for (long ms = delay ? strtol(delay, NULL, 10) : 0; ms > 0 && !atomic_load(&j->stop); ms -= 10)
         usleep(10000);
     j->rc = write_pruned(j->m, j->path, &j->counts, j->index, j->fd, j->tmp, &j->d, NULL, &j->stop);
     atomic_store(&j->done, true);
@@ -1314,7 +1314,7 @@ int trace_index_job_start(struct trace_index_job *j, const struct trace_model *m
     j->tried = true;
     j->m = m;
     j->rc = index_create(j->index, &j->tmp, &j->fd, &j->d);
-    if (j->rc < 0)
+    if (j->rc < 0 || !j->tmp)
         return j->rc;
     j->started = true;
     if (pthread_create(&j->th, NULL, job_run, j) != 0) { /* written here, then */
