@@ -614,3 +614,22 @@ Test(model, staged_events_are_not_published_before_the_finish)
     cr_assert_eq(idx[2], 1);
     trace_model_free(m);
 }
+
+Test(model, a_big_track_out_of_order_after_staging_is_sorted)
+{
+    /* a few events a little behind (put in place as staged), then the rest in any order:
+     * the whole track sorted at the finish, equal starts in event order */
+    unsigned seed = 99;
+    struct trace_model *m = trace_model_new();
+    uint32_t t = trace_model_track(m, "TE 0", TRACE_ENGINE_TE, 0);
+    size_t n = 6000;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t s = i < 3000 ? i - (i % 7 == 3) * 2 : (uint64_t)rand_r(&seed) % 500;
+        add(m, t, s, s + 3);
+        if (i % 500 == 499)
+            trace_model_stage(m);
+    }
+    trace_model_finish(m);
+    assert_in_order(m, t, n);
+    trace_model_free(m);
+}

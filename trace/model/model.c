@@ -1073,16 +1073,14 @@ static void track_recount(struct trace_model *m, struct track_data *t, size_t fr
         pthread_mutex_unlock(m->lod_mu);
 }
 
-/* A track's index in (start, event) order: an LSD radix sort on the starts, 11 bits a pass,
- * when the index holds its events in increasing order (a loaded trace: the sort is stable,
- * so equal starts keep that order), else qsort. Millions of events sort in a fraction of
- * the comparison sort's time, which chases each event's start through memory. */
+/* A track's index in (start, event) order: an LSD radix sort on the starts, 11 bits a pass
+ * (stable: every index holds equal starts in event order, as events are appended in order
+ * and staging moves one back past greater starts only), qsort for a few. Millions of events
+ * sort in a fraction of the comparison sort's time, which chases starts through memory. */
 static void sort_track(const struct trace_model *m, struct track_data *t)
 {
-    size_t n = t->n, k = 1;
-    while (k < n && t->idx[k - 1] < t->idx[k])
-        k++;
-    if (n < 1024 || k < n) {
+    size_t n = t->n, k;
+    if (n < 1024) {
         qsort_r(t->idx, n, sizeof(*t->idx), cmp_pos, (void *)(uintptr_t)m);
         return;
     }
