@@ -15,6 +15,7 @@ command -v tmux >/dev/null || { echo "view_first: tmux not found, skipped"; exit
 sock=npuscope-bench-$$
 cache=$(mktemp -d /tmp/npuscope-view-first.XXXXXX)
 trap 'tmux -L "$sock" kill-server >/dev/null 2>&1; rm -rf "$cache"' EXIT
+runs=0
 
 now_ms() { date +%s%3N; }
 screen() { tmux -L "$sock" capture-pane -p -t 0 2>/dev/null; }
@@ -27,6 +28,8 @@ open() {
         ${NPUSCOPE_LOAD_THREADS:+NPUSCOPE_LOAD_THREADS=$NPUSCOPE_LOAD_THREADS} \
         XDG_CACHE_HOME="$cache" "$bin" view "$trace")
     tmux -L "$sock" kill-server >/dev/null 2>&1
+    runs=$((runs + 1))
+    sock=npuscope-bench-$$-$runs # a fresh server each time: never race a dying one
     t0=$(now_ms)
     tmux -L "$sock" -f /dev/null new-session -d -x 200 -y 60 "$cmd; echo \"[exit \$?]\"; sleep 600"
     until_match ' POST-MORTEM ' || { echo "view_first: no first frame"; screen; exit 1; }
