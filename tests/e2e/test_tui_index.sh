@@ -3,7 +3,10 @@
 # an index in $XDG_CACHE_HOME/npuscope/, the next open shows the very same screen from it,
 # a damaged index is not used (the trace opens as before and the index is written anew),
 # a changed trace is read again, and --no-cache neither reads nor writes one; summary
-# goes through the index too.
+# goes through the index too. The first open shows its first frame before the index is
+# written (behind it, on a thread of its own: NPUSCOPE_TEST_INDEX_DELAY_MS makes that write
+# last), and q while it is written ends the process at once, leaving no index, half or
+# whole, nor its temporary file.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tmux.sh"
 
@@ -12,24 +15,61 @@ awk -v PES=4 -v N=2000 -f "$TESTS_DIR/data/tui/gen_trace.awk" >"$GEN"
 export XDG_CACHE_HOME=$TMP/cache
 UTF8=(LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color)
 
-# open: view GEN, wait for the first frame, keep the screen in SHOT, quit.
+index_files() { ls "$XDG_CACHE_HOME"/npuscope/*.idx 2>/dev/null; }
+tmp_files() { ls "$XDG_CACHE_HOME"/npuscope/ 2>/dev/null | grep '\.tmp\.'; }
+
+# wait_index [STAMP]: an index is there whose mtime.size is not STAMP, and no temporary
+# file (the write behind the first frame is over); 1 after 15 s.
+wait_index() {
+    local i f
+    for ((i = 0; i < 1500; i++)); do
+        f=$(index_files | head -1)
+        if [ -n "$f" ] && [ "$(stat -c %Y.%s "$f" 2>/dev/null)" != "${1:-}" ] &&
+            [ -z "$(tmp_files)" ]; then return 0; fi
+        sleep 0.01
+    done
+    return 1
+}
+
+# open [STAMP] [ARGS]: view GEN, wait for the first frame, keep the screen in SHOT; then,
+# unless --no-cache, wait for the index written behind it (not STAMP); quit.
 open() {
+    local stamp=$1
+    shift
     tmux_start 120 30 "${UTF8[@]}" -- view "$@" "$GEN"
     if ! tmux_wait 'POST-MORTEM' 30; then fail "$1 opens" "$SCREEN"; fi
     tmux_screen
     SHOT=$SCREEN
+    if [ "${1:-}" != --no-cache ] && ! wait_index "$stamp"; then
+        fail "the index is written behind the first frame" "$(ls -la "$XDG_CACHE_HOME"/npuscope/)"
+    fi
     tmux_keys q
     expect_exit "quits" 0
 }
 
-index_files() { ls "$XDG_CACHE_HOME"/npuscope/*.idx 2>/dev/null; }
-
-open --no-cache
+open "" --no-cache
 n=$(index_files | wc -l)
 if [ "$n" -eq 0 ]; then ok "--no-cache writes no index"; else fail "--no-cache writes no index" "$(index_files)"; fi
 plain=$SHOT
 
-open
+echo "-- the first frame before the index; q while it is written"
+tmux_start 120 30 "${UTF8[@]}" NPUSCOPE_TEST_INDEX_DELAY_MS=60000 -- view "$GEN"
+if tmux_wait 'POST-MORTEM' 30; then ok "the first frame is shown before the index is written"; else
+    fail "the first frame is shown before the index is written" "$SCREEN"; fi
+for ((i = 0; i < 500; i++)); do [ -n "$(tmp_files)" ] && break; sleep 0.01; done
+if [ -n "$(tmp_files)" ] && [ -z "$(index_files)" ]; then ok "the index is being written"; else
+    fail "the index is being written" "$(ls -la "$XDG_CACHE_HOME"/npuscope/ 2>&1)"; fi
+pid=$(app_pid)
+tmux_keys q
+gone_within "q while the index is written: the process is gone within 0.5 s" "$pid" 500
+expect_exit "q while the index is written: exit 0" 0
+if [ -z "$(index_files)" ] && [ -z "$(tmp_files)" ]; then
+    ok "an index given up leaves no file, half or whole"; else
+    fail "an index given up leaves no file, half or whole" "$(ls -la "$XDG_CACHE_HOME"/npuscope/)"; fi
+
+open ""
+if [ "$SHOT" = "$plain" ]; then ok "the first open: the same first frame"; else
+    fail "the first open: the same first frame" "$(diff <(echo "$plain") <(echo "$SHOT"))"; fi
 idx=$(index_files)
 if [ -n "$idx" ] && [ "$(wc -l <<<"$idx")" -eq 1 ]; then ok "the first open writes an index"; else
     fail "the first open writes an index" "found: $idx"; fi
@@ -38,7 +78,7 @@ case "$idx" in "$XDG_CACHE_HOME/npuscope/gen.json-"*.idx) ok "named after the tr
 before=$(stat -c %Y.%s "$idx")
 
 sleep 1.1 # an index written again has another mtime
-open
+open ""
 if [ "$SHOT" = "$plain" ]; then ok "from the index: the same first frame"; else
     fail "from the index: the same first frame" "$(diff <(echo "$plain") <(echo "$SHOT"))"; fi
 if [ "$(stat -c %Y.%s "$idx")" = "$before" ]; then ok "a valid index is used, not rewritten"; else
@@ -46,7 +86,9 @@ if [ "$(stat -c %Y.%s "$idx")" = "$before" ]; then ok "a valid index is used, no
 
 # a damaged index: never used, written anew
 printf '\x55' | dd of="$idx" bs=1 seek=5000 conv=notrunc 2>/dev/null
-open
+damaged=$(stat -c %Y.%s "$idx")
+sleep 1.1 # the index written anew has another mtime
+open "$damaged"
 if [ "$SHOT" = "$plain" ]; then ok "a damaged index: the same first frame"; else
     fail "a damaged index: the same first frame" "$(diff <(echo "$plain") <(echo "$SHOT"))"; fi
 if [ "$(stat -c %Y.%s "$idx")" != "$before" ]; then ok "a damaged index is written anew"; else

@@ -460,3 +460,104 @@ Test(index, arrays_over_a_block_round_trip_and_their_damage_is_found, .init = mk
     trace_model_free(a);
     unsetenv("XDG_CACHE_HOME");
 }
+
+/* The files in the cache directory dir/xdg/npuscope whose name holds part. */
+static int cache_files(const char *part)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "ls %s/xdg/npuscope 2>/dev/null | grep -c -- '%s'", dir, part);
+    FILE *p = popen(cmd, "r");
+    int n = 0;
+    if (fscanf(p, "%d", &n) != 1)
+        n = 0;
+    pclose(p);
+    return n;
+}
+
+Test(index, load_later_gives_the_model_first_then_writes_the_index, .init = mkdir_tmp,
+     .fini = rm_tmp)
+{
+    char path[128], cache[128];
+    write_run_trace(path, sizeof(path));
+    snprintf(cache, sizeof(cache), "%s/xdg", dir);
+    setenv("XDG_CACHE_HOME", cache, 1);
+    char *idx = trace_index_path(path);
+    struct trace_model *m, *again;
+    struct trace_index_job *job;
+    struct diag d;
+    enum trace_index_use u;
+    struct stat st;
+    cr_assert_eq(trace_index_load_later(path, false, &m, NULL, &u, &d, NULL, &job), 0, "%s", d.msg);
+    cr_assert_eq(u, TRACE_INDEX_WRITTEN);
+    cr_assert_not_null(job);
+    cr_assert_neq(stat(idx, &st), 0, "no index before the job runs");
+    cr_assert_eq(trace_index_job_start(job, m), 0);
+    cr_assert_eq(trace_index_job_finish(job, &d), 0, "%s", d.msg);
+    cr_assert_eq(stat(idx, &st), 0, "the job wrote the index");
+    cr_assert_eq(cache_files(".tmp."), 0, "no temporary file left");
+    /* the next open is served by it, and holds the model the first open showed */
+    cr_assert_eq(trace_index_load_later(path, false, &again, NULL, &u, &d, NULL, &job), 0);
+    cr_assert_eq(u, TRACE_INDEX_HIT);
+    cr_assert_null(job, "nothing left to write");
+    assert_same(m, again);
+    trace_model_free(again);
+    trace_model_free(m);
+    /* --no-cache: no job */
+    cr_assert_eq(trace_index_load_later(path, true, &m, NULL, &u, &d, NULL, &job), 0);
+    cr_assert_eq(u, TRACE_INDEX_UNUSED);
+    cr_assert_null(job);
+    trace_model_free(m);
+    free(idx);
+    unsetenv("XDG_CACHE_HOME");
+}
+
+Test(index, a_job_given_up_or_never_started_leaves_no_index, .init = mkdir_tmp, .fini = rm_tmp)
+{
+    char path[128], cache[128];
+    write_run_trace(path, sizeof(path));
+    snprintf(cache, sizeof(cache), "%s/xdg", dir);
+    setenv("XDG_CACHE_HOME", cache, 1);
+    char *idx = trace_index_path(path);
+    struct trace_model *m;
+    struct trace_index_job *job;
+    struct diag d;
+    enum trace_index_use u;
+    struct stat st;
+    /* never started: nothing written */
+    cr_assert_eq(trace_index_load_later(path, false, &m, NULL, &u, &d, NULL, &job), 0);
+    cr_assert_lt(trace_index_job_finish(job, &d), 0);
+    cr_assert_neq(stat(idx, &st), 0);
+    trace_model_free(m);
+    /* given up as it starts (the process ending): no index, no temporary file */
+    cr_assert_eq(trace_index_load_later(path, false, &m, NULL, &u, &d, NULL, &job), 0);
+    trace_index_job_abandon(job); /* before: the write never begins */
+    cr_assert_eq(trace_index_job_start(job, m), 0);
+    trace_index_job_abandon(job);
+    cr_assert_lt(trace_index_job_finish(job, &d), 0);
+    cr_assert_neq(stat(idx, &st), 0, "a write given up leaves no index");
+    cr_assert_eq(cache_files(".tmp."), 0, "nor its temporary file");
+    /* the next open loads the JSON again and hands out the write again */
+    trace_model_free(m);
+    cr_assert_eq(trace_index_load_later(path, false, &m, NULL, &u, &d, NULL, &job), 0);
+    cr_assert_eq(u, TRACE_INDEX_WRITTEN);
+    cr_assert_not_null(job);
+    trace_index_job_finish(job, NULL);
+    trace_model_free(m);
+    /* a cache that cannot be written (a file where its directory would be): the job says
+     * so once, and the model is there all the same */
+    char file[160];
+    snprintf(file, sizeof(file), "%s/not-a-dir", dir);
+    FILE *f = fopen(file, "w");
+    fclose(f);
+    setenv("XDG_CACHE_HOME", file, 1);
+    cr_assert_eq(trace_index_load_later(path, false, &m, NULL, &u, &d, NULL, &job), 0);
+    cr_assert_not_null(job);
+    cr_assert_lt(trace_index_job_start(job, m), 0);
+    cr_assert_eq(trace_index_job_start(job, m), 0, "tried once, not again");
+    cr_assert_lt(trace_index_job_finish(job, &d), 0);
+    cr_assert(strstr(d.msg, "cannot create"), "%s", d.msg);
+    cr_assert_gt(trace_model_event_count(m), 0);
+    trace_model_free(m);
+    free(idx);
+    unsetenv("XDG_CACHE_HOME");
+}

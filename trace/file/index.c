@@ -13,11 +13,15 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -163,11 +167,14 @@ struct iw {
     size_t len;
     uint64_t total, hash;
     int err;
+    const atomic_bool *stop; /* set: the write is given up (may be NULL) */
 };
 
 /* Write n bytes at p to the file. */
 static void iw_write(struct iw *w, const unsigned char *p, size_t n)
 {
+    if (w->stop && atomic_load_explicit(w->stop, memory_order_relaxed))
+        w->err = ECANCELED;
     for (size_t off = 0; off < n && !w->err;) {
         ssize_t k = write(w->fd, p + off, n - off);
         if (k < 0 && errno == EINTR)
@@ -380,26 +387,40 @@ static void make_dirs(const char *file)
     free(p);
 }
 
-/* trace_index_write, with *hash (may be NULL) the payload's checksum written. */
-static int index_write(const struct trace_model *m, const char *path,
-                       const struct trace_index_counts *c, const char *index, struct diag *d,
-                       uint64_t *hash)
+/* Create the temporary file an index is written to before it is renamed onto index
+ * (directories created): its name in *tmp (owned), its descriptor in *fd. */
+static int index_create(const char *index, char **tmp, int *fd, struct diag *d)
+{
+    make_dirs(index);
+    *tmp = sim_xasprintf("%s.tmp.XXXXXX", index);
+    *fd = mkostemp(*tmp, O_CLOEXEC);
+    if (*fd >= 0)
+        return 0;
+    int rc = diag_set(d, SIM_EIO, index, 0, 0, NULL, "cannot create: %s", strerror(errno));
+    free(*tmp);
+    *tmp = NULL;
+    return rc;
+}
+
+/* Write m, loaded from path, to the temporary file fd (named tmp, closed here) and rename it
+ * onto index, or remove it; *hash (may be NULL) the payload's checksum written. A stop set
+ * (may be NULL) ends the write early, as a failure. */
+static int index_fill(const struct trace_model *m, const char *path,
+                      const struct trace_index_counts *c, int fd, const char *tmp,
+                      const char *index, struct diag *d, uint64_t *hash, const atomic_bool *stop)
 {
     struct ihdr h;
     memset(&h, 0, sizeof(h));
     int rc = trace_key(path, &h, d);
-    if (rc < 0)
+    char *real = rc < 0 ? NULL : realpath(path, NULL);
+    if (!real) {
+        if (rc == 0)
+            rc = diag_set(d, SIM_EIO, path, 0, 0, NULL, "cannot resolve: %s", strerror(errno));
+        close(fd);
+        unlink(tmp);
         return rc;
-    char *real = realpath(path, NULL);
-    if (!real)
-        return diag_set(d, SIM_EIO, path, 0, 0, NULL, "cannot resolve: %s", strerror(errno));
-    make_dirs(index);
-    char *tmp = sim_xasprintf("%s.tmp.XXXXXX", index);
-    struct iw w = {.fd = mkostemp(tmp, O_CLOEXEC), .hash = 0x6e707573636f7065ull};
-    if (w.fd < 0) {
-        rc = diag_set(d, SIM_EIO, index, 0, 0, NULL, "cannot create: %s", strerror(errno));
-        goto out_free;
     }
+    struct iw w = {.fd = fd, .hash = 0x6e707573636f7065ull, .stop = stop};
     w.buf = sim_xmalloc(BLK);
     if (lseek(w.fd, (off_t)sizeof(h), SEEK_SET) < 0)
         w.err = errno;
@@ -422,6 +443,8 @@ static int index_write(const struct trace_model *m, const char *path,
         w.err = errno ? errno : EIO;
     if (close(w.fd) != 0 && !w.err)
         w.err = errno;
+    if (!w.err && stop && atomic_load(stop))
+        w.err = ECANCELED; /* given up: its temporary file may be gone already */
     if (!w.err && rename(tmp, index) != 0)
         w.err = errno;
     if (w.err) {
@@ -431,9 +454,21 @@ static int index_write(const struct trace_model *m, const char *path,
     if (hash)
         *hash = w.hash;
     free(w.buf);
-out_free:
-    free(tmp);
     free(real);
+    return rc;
+}
+
+/* trace_index_write, with *hash (may be NULL) the payload's checksum written. */
+static int index_write(const struct trace_model *m, const char *path,
+                       const struct trace_index_counts *c, const char *index, struct diag *d,
+                       uint64_t *hash)
+{
+    char *tmp;
+    int fd;
+    int rc = index_create(index, &tmp, &fd, d);
+    if (rc == 0 && tmp)
+        rc = index_fill(m, path, c, fd, tmp, index, d, hash, NULL);
+    free(tmp);
     return rc;
 }
 
@@ -1135,14 +1170,45 @@ static bool cacheable(const char *path)
     return n > 0 && trace_z_kind_of_bytes(head, (size_t)n) == TRACE_Z_NONE;
 }
 
-int trace_index_load(const char *path, bool no_cache, struct trace_model **out,
-                     struct trace_index_counts *c, enum trace_index_use *use, struct diag *d,
-                     const struct trace_load_progress *p)
+/* The write of an index left to a thread (trace_index_load_later). */
+struct trace_index_job {
+    char *path, *index, *tmp; /* owned */
+    struct trace_index_counts counts;
+    const struct trace_model *m;
+    int fd, rc;
+    struct diag d;
+    atomic_bool stop, done;
+    bool tried, started;
+    pthread_t th;
+};
+
+/* Write the index of m from the trace at path (counts c) and prune the cache; *hash (may be
+ * NULL) the checksum written. 0, or a negative code with d filled. */
+static int write_pruned(const struct trace_model *m, const char *path,
+                        const struct trace_index_counts *c, const char *index, int fd,
+                        const char *tmp, struct diag *d, uint64_t *hash, const atomic_bool *stop)
+{
+    int rc = index_fill(m, path, c, fd, tmp, index, d, hash, stop);
+    if (rc < 0)
+        return rc;
+    char *dir = sim_xasprintf("%s", index);
+    *strrchr(dir, '/') = '\0';
+    trace_index_prune(dir, trace_index_cache_limit(), index);
+    free(dir);
+    return 0;
+}
+
+/* trace_index_load, or with job (not NULL) trace_index_load_later. */
+static int load(const char *path, bool no_cache, struct trace_model **out,
+                struct trace_index_counts *c, enum trace_index_use *use, struct diag *d,
+                const struct trace_load_progress *p, struct trace_index_job **job)
 {
     enum trace_index_use u = TRACE_INDEX_UNUSED;
     char *index = no_cache || !cacheable(path) ? NULL : trace_index_path(path);
     struct trace_index_counts counts = {0, 0};
     int rc;
+    if (job)
+        *job = NULL;
     if (index) {
         struct diag why;
         rc = trace_index_read(path, index, out, &counts, &why);
@@ -1159,17 +1225,30 @@ int trace_index_load(const char *path, bool no_cache, struct trace_model **out,
     rc = trace_load_file_progress(path, r, out, d, p);
     counts = (struct trace_index_counts){trace_report_errors(r), trace_report_warnings(r)};
     trace_report_free(r);
-    if (rc == 0 && index) {
+    if (rc == 0 && index && job) {
+        struct trace_index_job *j = sim_xcalloc(1, sizeof(*j));
+        j->path = sim_xstrdup(path);
+        j->index = index;
+        j->counts = counts;
+        j->fd = -1;
+        j->rc = diag_set(&j->d, SIM_EINVAL, j->index, 0, 0, NULL, "not written");
+        atomic_init(&j->stop, false);
+        atomic_init(&j->done, false);
+        *job = j;
+        index = NULL;
+    } else if (rc == 0 && index) {
         struct diag wd;
         struct trace_model *mapped;
         uint64_t hash;
-        if (index_write(*out, path, &counts, index, &wd, &hash) < 0) {
+        char *tmp;
+        int fd;
+        if (index_create(index, &tmp, &fd, &wd) < 0 || !tmp) {
+            u = TRACE_INDEX_FAILED;
+        } else if (write_pruned(*out, path, &counts, index, fd, tmp, &wd, &hash, NULL) < 0) {
+            free(tmp);
             u = TRACE_INDEX_FAILED;
         } else {
-            char *dir = sim_xasprintf("%s", index);
-            *strrchr(dir, '/') = '\0';
-            trace_index_prune(dir, trace_index_cache_limit(), index);
-            free(dir);
+            free(tmp);
             /* the same model, its arrays in the page cache rather than the process's heap:
              * what the next open gets, and the memory of a big trace given back now (first,
              * so that the two never add up; should the index just written not read back,
@@ -1196,5 +1275,77 @@ out:
         *c = counts;
     if (use)
         *use = u;
+    return rc;
+}
+
+int trace_index_load(const char *path, bool no_cache, struct trace_model **out,
+                     struct trace_index_counts *c, enum trace_index_use *use, struct diag *d,
+                     const struct trace_load_progress *p)
+{
+    return load(path, no_cache, out, c, use, d, p, NULL);
+}
+
+int trace_index_load_later(const char *path, bool no_cache, struct trace_model **out,
+                           struct trace_index_counts *c, enum trace_index_use *use, struct diag *d,
+                           const struct trace_load_progress *p, struct trace_index_job **job)
+{
+    return load(path, no_cache, out, c, use, d, p, job);
+}
+
+static void *job_run(void *arg)
+{
+    struct trace_index_job *j = arg;
+    /* behind what a person waits for: keys, frames and analyses come first */
+    if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), TRACE_INDEX_JOB_NICE) != 0)
+        errno = 0;
+    /* NPUSCOPE_TEST_INDEX_DELAY_MS: tests make a small index take a while to write */
+    const char *delay = getenv("NPUSCOPE_TEST_INDEX_DELAY_MS");
+    for (long ms = delay ? strtol(delay, NULL, 10) : 0; ms > 0 && !atomic_load(&j->stop); ms -= 10)
+        usleep(10000);
+    j->rc = write_pruned(j->m, j->path, &j->counts, j->index, j->fd, j->tmp, &j->d, NULL, &j->stop);
+    atomic_store(&j->done, true);
+    return NULL;
+}
+
+int trace_index_job_start(struct trace_index_job *j, const struct trace_model *m)
+{
+    if (j->tried || atomic_load(&j->stop))
+        return 0; /* started once already (or failed to), or given up */
+    j->tried = true;
+    j->m = m;
+    j->rc = index_create(j->index, &j->tmp, &j->fd, &j->d);
+    if (j->rc < 0 || !j->tmp)
+        return j->rc;
+    j->started = true;
+    if (pthread_create(&j->th, NULL, job_run, j) != 0) { /* written here, then */
+        j->started = false;
+        job_run(j);
+        return j->rc;
+    }
+    return 0;
+}
+
+void trace_index_job_abandon(struct trace_index_job *j)
+{
+    if (!j)
+        return;
+    atomic_store(&j->stop, true);
+    if (j->tmp && !atomic_load(&j->done))
+        unlink(j->tmp); /* a rename after this fails: the index never appears */
+}
+
+int trace_index_job_finish(struct trace_index_job *j, struct diag *d)
+{
+    if (!j)
+        return 0;
+    if (j->started)
+        pthread_join(j->th, NULL);
+    int rc = j->rc;
+    if (rc < 0 && d)
+        *d = j->d;
+    free(j->path);
+    free(j->index);
+    free(j->tmp);
+    free(j);
     return rc;
 }

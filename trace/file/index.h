@@ -108,4 +108,49 @@ int trace_index_load(const char *path, bool no_cache, struct trace_model **out,
                      struct trace_index_counts *c, enum trace_index_use *use, struct diag *d,
                      const struct trace_load_progress *p);
 
+/*
+ * An index left to write while the model it is written from is already in use:
+ * trace_index_load_later hands it out, trace_index_job_start writes it on a thread of its
+ * own, trace_index_job_finish waits for it and frees it.
+ */
+struct trace_index_job;
+
+/* The nice value the thread writing an index runs at: behind what a person waits for. */
+enum { TRACE_INDEX_JOB_NICE = 10 };
+
+/*
+ * trace_index_load, except that an index to write after a load from the JSON is not
+ * written: *out is the loader's model (in the process's memory) at once, and *job (else
+ * NULL) the write left to do, for trace_index_job_start; *use says what the write will do
+ * (TRACE_INDEX_WRITTEN or TRACE_INDEX_REBUILT). A job that is never started writes
+ * nothing; its memory is freed by trace_index_job_finish.
+ */
+int trace_index_load_later(const char *path, bool no_cache, struct trace_model **out,
+                           struct trace_index_counts *c, enum trace_index_use *use, struct diag *d,
+                           const struct trace_load_progress *p, struct trace_index_job **job);
+
+/*
+ * Start writing j's index from m (the model trace_index_load_later gave) on a thread at
+ * nice TRACE_INDEX_JOB_NICE; m must not change, nor be freed, until trace_index_job_finish.
+ * The index is written to a temporary file renamed onto its name once whole: an index
+ * given up, or a process that ends meanwhile, leaves no index a later open would read (a
+ * temporary file of a process killed is pruned as dead). Starting twice starts once.
+ * Returns 0, or a negative code (the file could not be created; j still to finish).
+ */
+int trace_index_job_start(struct trace_index_job *j, const struct trace_model *m);
+
+/*
+ * Give j's write up (NULL: nothing), without waiting: its temporary file is removed at once
+ * and the thread stops at its next block; for a process about to end, or before
+ * trace_index_job_finish when the model goes.
+ */
+void trace_index_job_abandon(struct trace_index_job *j);
+
+/*
+ * Wait for j's write to end, then free j (NULL: nothing; 0). Returns 0 when the index was
+ * written, else a negative code with d (may be NULL) saying why (never started, given up,
+ * or the write failed).
+ */
+int trace_index_job_finish(struct trace_index_job *j, struct diag *d);
+
 #endif

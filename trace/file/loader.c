@@ -36,6 +36,7 @@ enum {
     PPARSE_RESTARTS = 64,    /* times the second thread starts again after a skipped element */
     ICACHE = 1024,           /* strings remembered by intern_n */
     SCACHE = 64,             /* call sites remembered by site_of */
+    STAGE_EVERY = 1 << 14,   /* events put in their tracks at a time during the load */
 };
 
 /* ---- loader state ----------------------------------------------------------------------- */
@@ -744,6 +745,9 @@ static uint64_t add_engine_event(struct loader *L, const struct engine_vals *v, 
     remember_element(L, index, i);
     if (L->check_only)
         return i;
+    if ((i & (STAGE_EVERY - 1)) == STAGE_EVERY - 1)
+        trace_model_stage(L->m); /* the last events into their tracks while in the cache,
+                                    and beside the second thread's parse, not after it */
     /* the op columns: what the analyses read of its details, once (a details that is not
      * an object is dropped, as get_details says, and read as none) */
     struct trace_opinfo oi;

@@ -39,6 +39,7 @@ enum {
     ARENA_CHUNK = 64 * 1024, /* strings are packed into chunks of this size */
     ARENA_BIG = 8 * 1024,    /* longer strings get a chunk of their own */
     FINISH_TWO = 1 << 20,    /* new events from which a finish sorts tracks on two threads */
+    STAGE_NEAR = 64,         /* positions an event out of start order is moved back at most */
 };
 
 /* ---- small helpers ------------------------------------------------------------------- */
@@ -1081,16 +1082,14 @@ static void track_recount(struct trace_model *m, struct track_data *t, size_t fr
         pthread_mutex_unlock(m->lod_mu);
 }
 
-/* A track's index in (start, event) order: an LSD radix sort on the starts, 11 bits a pass,
- * when the index holds its events in increasing order (a loaded trace: the sort is stable,
- * so equal starts keep that order), else qsort. Millions of events sort in a fraction of
- * the comparison sort's time, which chases each event's start through memory. */
+/* A track's index in (start, event) order: an LSD radix sort on the starts, 11 bits a pass
+ * (stable: every index holds equal starts in event order, as events are appended in order
+ * and staging moves one back past greater starts only), qsort for a few. Millions of events
+ * sort in a fraction of the comparison sort's time, which chases starts through memory. */
 static void sort_track(const struct trace_model *m, struct track_data *t)
 {
-    size_t n = t->n, k = 1;
-    while (k < n && t->idx[k - 1] < t->idx[k])
-        k++;
-    if (n < 1024 || k < n) {
+    size_t n = t->n, k;
+    if (n < 1024) {
         qsort_r(t->idx, n, sizeof(*t->idx), cmp_pos, (void *)(uintptr_t)m);
         return;
     }
@@ -1212,9 +1211,46 @@ static int cmp_track_size(const void *a, const void *b, void *ctx)
     return (x < y) - (x > y);
 }
 
+/* Step 2 of trace_model_finish too: past the tracks' published lengths, m->touched kept. */
+void trace_model_stage(struct trace_model *m)
+{
+    if (m->nev_staged < m->nev_done)
+        m->nev_staged = m->nev_done;
+    for (uint64_t i = m->nev_staged; i < m->nev; i++) {
+        uint32_t tr = m->ev[i].track;
+        struct track_data *t = &m->tracks[tr];
+        size_t len = t->n + t->staged;
+        if (len == t->cap) { /* room for all its new events at once: a copy is a fault a page */
+            size_t c = t->cap ? t->cap * 2 : 64;
+            c = c < len + t->pending ? len + t->pending : c;
+            t->idx = trace_budget_realloc(t->idx, t->cap * sizeof(*t->idx), c * sizeof(*t->idx));
+            t->cap = c;
+        }
+        size_t k = len;
+        if (len && !t->unsorted && before(m, i, t->idx[len - 1])) {
+            /* a little out of start order (overlapping ops end in another order): in its
+             * place among the staged, after equal starts, as the sort puts it; else sorted */
+            while (k > t->n && len - k < STAGE_NEAR && before(m, i, t->idx[k - 1]))
+                k--;
+            if (k > 0 && before(m, i, t->idx[k - 1])) {
+                t->unsorted = true;
+                k = len;
+            } else {
+                memmove(&t->idx[k + 1], &t->idx[k], (len - k) * sizeof(*t->idx));
+            }
+        }
+        t->idx[k] = i;
+        t->staged++;
+        t->pending -= t->pending > 0;
+        touch(m, tr, &m->ntouched);
+        if ((i & 0xffff) == 0xffff) /* a big batch maps pages fast: the budget looks too */
+            trace_budget_check();
+    }
+    m->nev_staged = m->nev;
+}
+
 void trace_model_finish(struct trace_model *m)
 {
-    size_t ntouched = 0;
     size_t *old_n = NULL;
     uint64_t nev_before = m->nev_done;
 
@@ -1231,32 +1267,23 @@ void trace_model_finish(struct trace_model *m)
         assert(p != SIZE_MAX);
         if (p < t->dirty_from)
             t->dirty_from = p;
-        touch(m, e->track, &ntouched);
+        touch(m, e->track, &m->ntouched);
     }
     m->nended = 0;
 
-    /* 2. new events: append to their tracks, noting where each track's new part starts */
+    /* 2. new events (not staged yet) to their tracks, noting where their new parts start */
     if (m->nev_done < m->nev) {
         old_n = sim_xcalloc(m->ntracks ? m->ntracks : 1, sizeof(*old_n));
         for (uint32_t k = 0; k < m->ntracks; k++)
             old_n[k] = m->tracks[k].n;
     }
-    for (uint64_t i = m->nev_done; i < m->nev; i++) {
-        uint32_t tr = m->ev[i].track;
-        struct track_data *t = &m->tracks[tr];
-        if (t->n == t->cap) { /* room for all its new events at once: a copy is a fault a page */
-            size_t c = t->cap ? t->cap * 2 : 64;
-            c = c < t->n + t->pending ? t->n + t->pending : c;
-            t->idx = trace_budget_realloc(t->idx, t->cap * sizeof(*t->idx), c * sizeof(*t->idx));
-            t->cap = c;
-        }
-        if (t->n && before(m, i, t->idx[t->n - 1]))
-            t->unsorted = true;
-        t->idx[t->n++] = i;
-        t->pending -= t->pending > 0;
-        touch(m, tr, &ntouched);
-        if ((i & 0xffff) == 0xffff) /* a big batch maps pages fast: the budget looks too */
-            trace_budget_check();
+    trace_model_stage(m);
+    size_t ntouched = m->ntouched;
+    m->ntouched = 0;
+    for (size_t q = 0; q < ntouched; q++) { /* published */
+        struct track_data *t = &m->tracks[m->touched[q]];
+        t->n += t->staged;
+        t->staged = 0;
     }
     m->nev_done = m->nev;
 

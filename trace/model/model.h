@@ -290,6 +290,15 @@ void trace_model_count_ignored(struct trace_model *m, bool event);
  */
 void trace_model_finish(struct trace_model *m);
 
+/*
+ * Put the events added since the last trace_model_finish (or trace_model_stage) in their
+ * tracks' indexes now, ahead of the next finish, which then has only the rest to do:
+ * nothing is published (what readers see changes at the finish only). For a loader that
+ * adds many events on a thread of its own before the one finish: the work is done while
+ * the events are still in the cache, and beside the parse rather than after it.
+ */
+void trace_model_stage(struct trace_model *m);
+
 /* ---- reading -------------------------------------------------------------------------- */
 
 /* Bumps whenever the model changes (events added or ended, now moved). */

@@ -61,6 +61,8 @@ struct track_data {
     size_t inflight_from;    /* first position holding an in-flight event, or n */
     size_t ninflight;        /* in-flight events of the track (published or not) */
     size_t pending;          /* events added since the last finish (its index grows once) */
+    size_t staged;           /* idx[n, n + staged): events added, put in ahead of the
+                                next finish (trace_model_stage), not yet published */
     bool unsorted;           /* an event arrived out of start order: rebuild at finish */
     bool touched;            /* in the current finish's list of changed tracks */
     /* the level-of-detail summary (lod.c): lod[j] = block[j << the model's lod_level], in
@@ -92,7 +94,9 @@ struct trace_model {
     uint64_t nev_done; /* events [0, nev_done) are in their tracks' indexes */
     uint64_t *ended;   /* owned: events ended since the last finish */
     size_t nended, capended;
-    uint32_t *touched; /* owned: tracks changed during the current finish */
+    uint32_t *touched;   /* owned: tracks changed during the current finish */
+    size_t ntouched;     /* how many: kept from trace_model_stage to the finish */
+    uint64_t nev_staged; /* events [nev_done, nev_staged) are staged in their tracks */
 
     struct sim_value **det; /* owned: live details table */
     size_t ndet, capdet;

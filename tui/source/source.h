@@ -184,6 +184,10 @@ struct tui_source *tui_source_file_open_progress(const char *path, bool cache, b
                                                  struct diag *d,
                                                  const struct trace_load_progress *p);
 struct tui_source *tui_source_model_take(struct trace_model *m, const char *name);
+/* The process is about to end without freeing s: the index of a saved trace still being
+ * written is given up (its temporary file removed), never left half. Any other source (or
+ * NULL): nothing. */
+void tui_source_file_leave(struct tui_source *s);
 
 /* How a live source starts (tui/source/source_live.c). */
 struct tui_live_opts {

@@ -1,6 +1,9 @@
 /*
  * The post-mortem source: a trace model loaded from a file (or built by the caller) that
- * never changes. It is never running, so the main loop sleeps on input.
+ * never changes. It is never running, so the main loop sleeps on input. A trace loaded from
+ * its JSON with the cache on has its index written once the first frame is on the screen
+ * (the main loop asks for wait_fd after drawing), on a thread of its own reading the same
+ * model, which never changes: the screen does not wait for the index.
  */
 #include "tui/source/source.h"
 
@@ -13,9 +16,10 @@
 
 struct source_file {
     struct tui_source base;
-    struct trace_model *m; /* owned */
-    char *name;            /* owned */
-    char notice[160];      /* what the loader found wrong, or "" */
+    struct trace_model *m;       /* owned */
+    char *name;                  /* owned */
+    char notice[160];            /* what the loader found wrong, or "" */
+    struct trace_index_job *job; /* the index left to write (owned), or NULL */
 };
 
 static const struct trace_model *file_model(struct tui_source *s)
@@ -42,9 +46,22 @@ static int file_tick(struct tui_source *s, uint64_t budget_ns, struct diag *d)
     return 0;
 }
 
+/* Called by the main loop once a frame is drawn: the index is written from then on. */
+static int file_wait_fd(struct tui_source *s)
+{
+    struct source_file *f = (struct source_file *)s;
+    if (f->job)
+        trace_index_job_start(f->job, f->m);
+    return -1;
+}
+
 static void file_free(struct tui_source *s)
 {
     struct source_file *f = (struct source_file *)s;
+    if (f->job) { /* the model goes: an index not yet whole is given up */
+        trace_index_job_abandon(f->job);
+        trace_index_job_finish(f->job, NULL);
+    }
     trace_model_free(f->m);
     free(f->name);
     free(f);
@@ -59,6 +76,7 @@ static const struct tui_source_ops file_ops = {
     .control = NULL,
     .memstore = NULL,
     .free = file_free,
+    .wait_fd = file_wait_fd,
 };
 
 struct tui_source *tui_source_model_take(struct trace_model *m, const char *name)
@@ -96,11 +114,13 @@ struct tui_source *tui_source_file_open_progress(const char *path, bool cache, b
     struct trace_model *m = NULL;
     struct trace_index_counts c;
     struct trace_load_cut cut = {false, 0, false};
+    struct trace_index_job *job = NULL;
     int rc = recover ? load_recover(path, &m, &c, &cut, d, p)
-                     : trace_index_load(path, !cache, &m, &c, NULL, d, p);
+                     : trace_index_load_later(path, !cache, &m, &c, NULL, d, p, &job);
     if (rc < 0)
         return NULL;
     struct source_file *f = (struct source_file *)tui_source_model_take(m, path);
+    f->job = job; /* after the model is finished: it does not change from here on */
     if (cut.cut) {
         snprintf(f->notice, sizeof(f->notice),
                  "recovered: the trace is cut at byte %" PRIu64 "%s; the %" PRIu64
@@ -115,6 +135,12 @@ struct tui_source *tui_source_file_open_progress(const char *path, bool cache, b
                  " warning%s (records in error are left out; npuscope validate lists them)",
                  errors, errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
     return &f->base;
+}
+
+void tui_source_file_leave(struct tui_source *s)
+{
+    if (s && s->ops == &file_ops)
+        trace_index_job_abandon(((struct source_file *)s)->job);
 }
 
 void tui_source_free(struct tui_source *s)

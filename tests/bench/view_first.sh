@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The first open of a trace in the viewer (issue: the first frame of `view` within 10 s): the
+# viewer opens TRACE in tmux at 200x60 with a cache directory of its own, empty, so that the
+# trace is parsed and its index written as on a first open; the time to the first frame
+# (capture-pane polled every 5 ms), the viewer's resident memory then, and the time until the
+# index is in the cache, whole (written behind the first frame); then q and the time to the
+# exit. A second open, through the index just written, gives the reopen's first frame.
+# NPUSCOPE_LOAD_THREADS, when set, is passed on (2: the parse on two threads even on a busy
+# machine, where the loader would otherwise keep to one).
+#   view_first.sh NPUSCOPE TRACE
+set -u
+bin=$1
+trace=$2
+command -v tmux >/dev/null || { echo "view_first: tmux not found, skipped"; exit 0; }
+sock=npuscope-bench-$$
+cache=$(mktemp -d /tmp/npuscope-view-first.XXXXXX)
+trap 'tmux -L "$sock" kill-server >/dev/null 2>&1; rm -rf "$cache"' EXIT
+runs=0
+
+now_ms() { date +%s%3N; }
+screen() { tmux -L "$sock" capture-pane -p -t 0 2>/dev/null; }
+until_match() { local i; for ((i = 0; i < 12000; i++)); do screen | grep -qE -- "$1" && return 0; sleep 0.005; done; return 1; }
+index_whole() { ls "$cache"/npuscope/*.idx >/dev/null 2>&1 && ! ls "$cache"/npuscope/ | grep -q '\.tmp\.'; }
+
+open() {
+    local cmd
+    cmd=$(printf '%q ' env OPENBLAS_NUM_THREADS=1 LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color \
+        ${NPUSCOPE_LOAD_THREADS:+NPUSCOPE_LOAD_THREADS=$NPUSCOPE_LOAD_THREADS} \
+        XDG_CACHE_HOME="$cache" "$bin" view "$trace")
+    tmux -L "$sock" kill-server >/dev/null 2>&1
+    runs=$((runs + 1))
+    sock=npuscope-bench-$$-$runs # a fresh server each time: never race a dying one
+    t0=$(now_ms)
+    tmux -L "$sock" -f /dev/null new-session -d -x 200 -y 60 "$cmd; echo \"[exit \$?]\"; sleep 600"
+    until_match ' POST-MORTEM ' || { echo "view_first: no first frame"; screen; exit 1; }
+    t1=$(now_ms)
+    local sh pid
+    sh=$(tmux -L "$sock" display-message -p -t 0 '#{pane_pid}')
+    pid=$(awk '{print $1}' "/proc/$sh/task/$sh/children" 2>/dev/null)
+    rss=$(awk '/^VmRSS/ {print int($2 / 1024)}' "/proc/$pid/status" 2>/dev/null)
+}
+
+open
+echo "view $trace, first open: the first frame in $((t1 - t0)) ms, RSS ${rss} MB"
+for ((i = 0; i < 12000; i++)); do index_whole && break; sleep 0.005; done
+index_whole || { echo "view_first: no index written in a minute"; exit 1; }
+echo "  the index in the cache, whole, $(($(now_ms) - t0)) ms after the start"
+k0=$(now_ms)
+tmux -L "$sock" send-keys -t 0 q
+until_match '^\[exit [0-9]+\]' || { echo "view_first: q did not end it"; exit 1; }
+echo "  q to the exit: $(($(now_ms) - k0)) ms"
+open
+echo "  reopen (through the index): the first frame in $((t1 - t0)) ms, RSS ${rss} MB"
+tmux -L "$sock" send-keys -t 0 q
+until_match '^\[exit [0-9]+\]' || { echo "view_first: q did not end it"; exit 1; }
