@@ -14,8 +14,13 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -53,7 +58,14 @@ static struct {
     bool thread;
     uint64_t trims;
     uint64_t trim_base; /* the part mapped from files right after the last trim */
-} g = {.mu = PTHREAD_MUTEX_INITIALIZER, .budget = TRACE_BUDGET_DEFAULT, .fd = -1};
+    int keeper;         /* our end of the keeper's socket, or -1 */
+    int keeper_pid;     /* the keeper, or -1 */
+    bool keeper_mine;   /* this process's files go to the keeper */
+} g = {.mu = PTHREAD_MUTEX_INITIALIZER,
+       .budget = TRACE_BUDGET_DEFAULT,
+       .fd = -1,
+       .keeper = -1,
+       .keeper_pid = -1};
 
 static size_t page_size(void)
 {
@@ -264,6 +276,7 @@ static void fork_child(void)
         close(g.fd);
     g.fd = -1, g.no_file = false, g.fend = 0, g.file_bytes = 0;
     g.engaged = false, g.thread = false, g.trim_base = 0;
+    g.keeper_mine = false; /* the socket stays open: the keeper outlives this copy too */
     pthread_mutex_unlock(&g.mu);
 }
 
@@ -284,6 +297,163 @@ static void start_thread(void)
     pthread_create(&th, &a, watch, NULL); /* tried once */
     g.thread = true;
     pthread_attr_destroy(&a);
+}
+
+/* ---- the keeper ---------------------------------------------------------------------------- */
+
+/* With the lock held: hand a copy of the descriptor fd to the keeper (it keeps the file open
+ * past this process). On failure the keeper is given up: this process closes its files. */
+static void keeper_send_locked(int fd)
+{
+    char b = 'F';
+    struct iovec io = {&b, 1};
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } c;
+    memset(&c, 0, sizeof(c));
+    struct msghdr m = {
+        .msg_iov = &io, .msg_iovlen = 1, .msg_control = c.buf, .msg_controllen = sizeof(c.buf)};
+    struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+    h->cmsg_level = SOL_SOCKET;
+    h->cmsg_type = SCM_RIGHTS;
+    h->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(h), &fd, sizeof(int));
+    ssize_t r;
+    do
+        r = sendmsg(g.keeper, &m, MSG_NOSIGNAL);
+    while (r < 0 && errno == EINTR);
+    if (r != 1)
+        g.keeper_mine = false;
+}
+
+/* fork without the process's fork handlers (the new process only makes system calls). */
+static pid_t raw_fork(void)
+{
+    return (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, NULL, NULL, NULL, NULL);
+}
+
+/* The keeper's life, on its socket s: hold every descriptor it is sent; at the end of the
+ * socket (every process that had the other end is gone) end, its exit closing them. Only
+ * system calls: it was forked from a process that may have other threads. */
+static void keeper_run(int s)
+{
+    setsid(); /* no terminal, no signal of the session's */
+    prctl(PR_SET_NAME, "npuscope-keep");
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    int nul = open("/dev/null", O_RDWR);
+    for (int i = 0; i < 3; i++) {
+        if (nul >= 0 && nul != i)
+            dup2(nul, i);
+        else if (nul < 0)
+            close(i);
+    }
+    if (s != 3) {
+        dup2(s, 3);
+        s = 3;
+    }
+    /* nothing else of the process's: not its terminal, its pipes or its output files */
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, 4u, ~0u, 0u) != 0)
+#endif
+        for (int i = 4; i < 65536; i++)
+            close(i);
+    for (;;) {
+        char b;
+        struct iovec io = {&b, 1};
+        union {
+            struct cmsghdr h;
+            char buf[CMSG_SPACE(sizeof(int))];
+        } c;
+        struct msghdr m = {
+            .msg_iov = &io, .msg_iovlen = 1, .msg_control = c.buf, .msg_controllen = sizeof(c.buf)};
+        ssize_t r = recvmsg(s, &m, MSG_CMSG_CLOEXEC);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            _exit(0); /* what it holds is closed by the kernel now, in this process */
+        /* the descriptor received stays open in this process's table until then */
+    }
+}
+
+int trace_budget_keeper_start(void)
+{
+    pthread_mutex_lock(&g.mu);
+    bool have = g.keeper >= 0;
+    pthread_mutex_unlock(&g.mu);
+    if (have)
+        return 0;
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        return -1;
+    /* the keeper's pid, passed up by the middle process, which ends at once: the keeper is
+     * then nobody's child in this session (the TUI's supervisor waits for all of its
+     * children) */
+    int pp[2];
+    if (pipe2(pp, O_CLOEXEC) != 0) {
+        close(sv[0]);
+        close(sv[1]);
+        return -1;
+    }
+    pid_t mid = raw_fork();
+    if (mid == 0) {
+        close(sv[0]);
+        close(pp[0]);
+        pid_t k = raw_fork();
+        if (k == 0) {
+            close(pp[1]);
+            keeper_run(sv[1]);
+        }
+        int32_t v = (int32_t)k;
+        ssize_t w = write(pp[1], &v, sizeof(v));
+        _exit(k > 0 && w == (ssize_t)sizeof(v) ? 0 : 1);
+    }
+    close(sv[1]);
+    close(pp[1]);
+    int32_t kp = -1;
+    if (mid > 0) {
+        ssize_t r;
+        do
+            r = read(pp[0], &kp, sizeof(kp));
+        while (r < 0 && errno == EINTR);
+        if (r != (ssize_t)sizeof(kp))
+            kp = -1;
+        while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
+            ;
+    }
+    close(pp[0]);
+    if (mid < 0 || kp <= 0) {
+        close(sv[0]); /* a keeper made all the same sees the end of its socket and ends */
+        return -1;
+    }
+    pthread_mutex_lock(&g.mu);
+    g.keeper = sv[0], g.keeper_pid = kp, g.keeper_mine = true;
+    if (g.fd >= 0) /* a file made before */
+        keeper_send_locked(g.fd);
+    pthread_mutex_unlock(&g.mu);
+    return 0;
+}
+
+void trace_budget_keeper_adopt(void)
+{
+    pthread_mutex_lock(&g.mu);
+    if (g.keeper >= 0 && !g.keeper_mine) {
+        g.keeper_mine = true;
+        if (g.fd >= 0)
+            keeper_send_locked(g.fd);
+    }
+    pthread_mutex_unlock(&g.mu);
+}
+
+int trace_budget_keeper_pid(void)
+{
+    pthread_mutex_lock(&g.mu);
+    int v = g.keeper >= 0 ? g.keeper_pid : -1;
+    pthread_mutex_unlock(&g.mu);
+    return v;
 }
 
 /* ---- the table ----------------------------------------------------------------------------- */
@@ -333,6 +503,8 @@ static void *file_alloc(size_t n)
         g.no_file = g.fd < 0;
         if (g.no_file)
             return NULL;
+        if (g.keeper >= 0 && g.keeper_mine)
+            keeper_send_locked(g.fd);
     }
     size_t len = round_page(n);
     uint64_t span = span_for(len);

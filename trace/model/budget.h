@@ -70,6 +70,28 @@ void trace_budget_check(void);
 /* The process's resident memory in bytes (/proc/self/statm), or 0 when unknown. */
 uint64_t trace_budget_rss(void);
 
+/*
+ * The keeper: a small process that holds the budget's file and takes its last close, so that
+ * this process ends at once whatever the file's size. Without it, the last process to close
+ * an unlinked file pays for the kernel dropping its pages (a few hundred ms per GB of dirty
+ * page cache) in its own exit, and a run of a hundred million events takes a second to end.
+ * The keeper is a grandchild, in a session of its own (no terminal signal reaches it),
+ * waited for by nobody in this process's session: it holds each file this process makes from
+ * then on, and closes them and ends as soon as this process and every copy forked from it
+ * are gone, however they end (SIGKILL too): nothing is left behind but the kernel's work.
+ * Call it early, while the process is small (it forks). Returns 0, or -1 when it could not
+ * be started (then each process closes its files itself, as before). Once per process.
+ */
+int trace_budget_keeper_start(void);
+
+/* A forked copy's own files stay its own (closed at its end, so that a short-lived copy
+ * gives its disk back at once); a copy that goes on as the main process (the TUI's
+ * checkpoint taking over) calls this, and its files go to the keeper as well. */
+void trace_budget_keeper_adopt(void);
+
+/* The keeper's process id, or -1 when there is none (for tests). */
+int trace_budget_keeper_pid(void);
+
 /* ---- for trace/model/ ---------------------------------------------------------------- */
 
 /*

@@ -943,6 +943,7 @@ static void resumed_run(struct source_live *L)
                from);
     }
     tui_ckpt_took_over(L->ckpt, r, ev, true);
+    trace_budget_keeper_adopt(); /* the live process now: its files outlive it in the keeper */
 }
 
 /* Take a checkpoint when one is due. True in a copy resumed from it (it has taken over: the
