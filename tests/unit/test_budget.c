@@ -16,6 +16,8 @@
 #include <dirent.h>
 #include <stdio.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -453,4 +455,79 @@ Test(budget, the_keeper_holds_the_file_and_ends_after_the_process)
     }
     cr_assert(ended(msg[1]), "the keeper still runs 10 s after its processes ended");
     cr_assert(ended(msg[2]));
+}
+
+static uint32_t pattern(int k, size_t i)
+{
+    return (uint32_t)(i * 2654435761u) ^ (uint32_t)(k << 28);
+}
+
+/* Checkpoints sharing the file (budget.h): a copy cloned at a mark (as the TUI clones its
+ * checkpoints: no fork handlers) finds, once it restores, its arrays exactly as they were at
+ * the mark, whatever the process changed since: bytes in place, an array grown in place, an
+ * array moved past its room (its old place never reused), new arrays. */
+Test(budget, a_clone_restores_what_the_process_changed_after_its_mark)
+{
+    trace_budget_set(0);
+    enum { N = 3, LEN = 16384 }; /* 64 KiB each */
+    uint32_t *a[N];
+    for (int k = 0; k < N; k++) {
+        a[k] = trace_budget_realloc(NULL, 0, LEN * sizeof(uint32_t));
+        for (size_t i = 0; i < LEN; i++)
+            a[k][i] = pattern(k, i);
+    }
+    cr_assert(trace_budget_engaged());
+    uint64_t mark = trace_budget_ckpt_mark();
+    cr_assert_neq(mark, UINT64_MAX);
+    int go[2], res[2];
+    cr_assert_eq(pipe(go), 0);
+    cr_assert_eq(pipe(res), 0);
+    pid_t c = (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, NULL, NULL, NULL, NULL);
+    cr_assert_geq(c, 0);
+    if (c == 0) {
+        close(go[1]); /* the test's end gone: read sees it */
+        close(res[0]);
+        char b;
+        int ok = read(go[0], &b, 1) == 1 && trace_budget_ckpt_restore(mark) == 0;
+        for (int k = 0; k < N; k++)
+            for (size_t i = 0; i < LEN; i++)
+                ok = ok && a[k][i] == pattern(k, i);
+        /* it goes on as the writer: its arrays grow and keep their data */
+        a[2] = trace_budget_realloc(a[2], LEN * sizeof(uint32_t), 4 * LEN * sizeof(uint32_t));
+        for (size_t i = 0; i < LEN; i++)
+            ok = ok && a[2][i] == pattern(2, i);
+        ssize_t w = write(res[1], &ok, sizeof(ok));
+        (void)w;
+        _exit(0);
+    }
+    /* bytes changed in place in every array, then more in place after an array grew */
+    for (int k = 0; k < N; k++)
+        for (size_t i = 0; i < LEN; i += 97) {
+            trace_budget_will_write(&a[k][i], sizeof(a[k][i]));
+            a[k][i] = 0xdeadbeef;
+        }
+    a[1] = trace_budget_realloc(a[1], LEN * sizeof(uint32_t), 2 * LEN * sizeof(uint32_t));
+    trace_budget_will_write(a[1], 2 * LEN * sizeof(uint32_t));
+    memset(a[1], 0x5a, 2 * LEN * sizeof(uint32_t));
+    /* past its room (16 MiB; not the file's last array): copied to a new place, written there
+     * and in the old one before */
+    uint64_t moves = trace_budget_moves();
+    trace_budget_will_write(a[0], LEN * sizeof(uint32_t));
+    memset(a[0], 0x11, LEN * sizeof(uint32_t));
+    a[0] = trace_budget_realloc(a[0], LEN * sizeof(uint32_t), (size_t)32 << 20);
+    cr_assert_eq(trace_budget_moves(), moves + 1);
+    memset(a[0], 0x22, (size_t)32 << 20);
+    /* new arrays: none takes an old place a copy may read */
+    for (int k = 0; k < 4; k++) {
+        uint8_t *b = trace_budget_realloc(NULL, 0, (size_t)1 << 20);
+        memset(b, 0x33, (size_t)1 << 20);
+    }
+    close(go[0]);
+    close(res[1]);
+    char g = 1;
+    cr_assert_eq(write(go[1], &g, 1), 1);
+    int ok = 0;
+    cr_assert_eq(read(res[0], &ok, sizeof(ok)), (ssize_t)sizeof(ok));
+    cr_assert_eq(waitpid(c, NULL, 0), c);
+    cr_assert(ok, "the copy's arrays are not as they were at its mark");
 }

@@ -78,6 +78,10 @@ static void grow_big(void *pp, size_t *cap, size_t need, size_t sz)
     grow_big_from(pp, cap, need, sz, 16);
 }
 
+/* Before changing n bytes at p of a big array in place (appends too): the memory budget saves
+ * the pages a checkpoint sharing its file may read (trace_budget_ckpt_mark). */
+#define WILL_WRITE(p, n) trace_budget_will_write((p), (n))
+
 static void see_time(struct trace_model *m, uint64_t a, uint64_t b)
 {
     if (!m->have_time) {
@@ -332,6 +336,7 @@ uint64_t trace_model_add_event(struct trace_model *m, const struct trace_event *
     }
     m->tracks[ev->track].pending++;
     uint64_t i = m->nev++;
+    WILL_WRITE(&m->ev[i], sizeof(*m->ev));
     m->ev[i] = *ev;
     m->ev[i].flags &= (uint8_t) ~(TRACE_EV_OWN_DETAILS | TRACE_EV_TRANSFER | TRACE_EV_PACKED);
     if (ev->flags & TRACE_EV_INFLIGHT) {
@@ -358,6 +363,7 @@ void trace_model_end_event(struct trace_model *m, uint64_t i, uint64_t end)
     struct trace_event *e = &m->ev[i];
     assert(e->flags & TRACE_EV_INFLIGHT);
     assert(end >= e->start);
+    WILL_WRITE(e, sizeof(*e));
     e->end = end;
     e->flags &= (uint8_t)~TRACE_EV_INFLIGHT;
     m->tracks[e->track].ninflight--;
@@ -379,6 +385,7 @@ void trace_model_set_details_take(struct trace_model *m, uint64_t i, struct sim_
     struct pend_det *pd = pend_find(m, i);
     if (pd)
         pend_del(m, pd);
+    WILL_WRITE(e, sizeof(*e));
     e->flags &= (uint8_t)~TRACE_EV_PACKED;
     if (e->flags & TRACE_EV_OWN_DETAILS) {
         sim_value_free(m->det[e->details]);
@@ -508,6 +515,7 @@ void trace_model_set_details_packed(struct trace_model *m, uint64_t i, double t_
         if (!m->spill)
             m->spill = trace_spill_new();
         struct spill_head h = {(uint32_t)len, t_start_ns, t_end_ns};
+        WILL_WRITE(e, sizeof(*e));
         e->details = trace_spill_append(m->spill, &h, sizeof(h));
         trace_spill_append(m->spill, packed, len);
         e->flags = (uint8_t)((e->flags & ~TRACE_EV_OWN_DETAILS) | TRACE_EV_PACKED);
@@ -643,6 +651,7 @@ void trace_model_set_event_site(struct trace_model *m, uint64_t i, uint16_t site
         trace_model_ext_unshare(m);
     assert(i < m->nev);
     assert(site == TRACE_NO_SITE || site < m->nsites);
+    WILL_WRITE(&m->ev[i], sizeof(*m->ev));
     m->ev[i].site = site;
     m->gen++;
 }
@@ -737,6 +746,7 @@ void trace_model_set_opcol(struct trace_model *m, uint64_t i, const uint8_t *p, 
             cap *= 2;
         m->col_off = trace_budget_realloc(m->col_off, m->capcol_off * sizeof(*m->col_off),
                                           cap * sizeof(*m->col_off));
+        WILL_WRITE(m->col_off + m->capcol_off, (cap - m->capcol_off) * sizeof(*m->col_off));
         for (uint64_t k = m->capcol_off; k < cap; k++)
             m->col_off[k] = NO_COL;
         m->capcol_off = cap;
@@ -750,6 +760,8 @@ void trace_model_set_opcol(struct trace_model *m, uint64_t i, const uint8_t *p, 
         m->col = trace_budget_realloc(m->col, m->capcol, cap);
         m->capcol = cap;
     }
+    WILL_WRITE(&m->col_off[i], sizeof(*m->col_off));
+    WILL_WRITE(m->col + m->ncol, n + 1);
     m->col_off[i] = m->ncol;
     m->col[m->ncol] = (uint8_t)n;
     memcpy(m->col + m->ncol + 1, p, n);
@@ -846,6 +858,8 @@ void trace_model_add_transfer(struct trace_model *m, const struct trace_transfer
         trace_model_ext_unshare(m);
     assert(x->event < m->nev);
     grow_big_from(&m->xf, &m->capxf, m->nxf + 1, sizeof(*m->xf), (size_t)(m->expect / 4));
+    WILL_WRITE(&m->xf[m->nxf], sizeof(*m->xf));
+    WILL_WRITE(&m->ev[x->event], sizeof(*m->ev));
     m->xf[m->nxf++] = *x;
     m->ev[x->event].flags |= TRACE_EV_TRANSFER;
     m->gen++;
@@ -864,6 +878,8 @@ void trace_model_add_dep(struct trace_model *m, uint64_t ev, uint64_t on)
     size_t i = m->ndep; /* kept sorted by ev; files and runs add them in that order */
     while (i > 0 && m->dep_ev[i - 1] > ev)
         i--;
+    WILL_WRITE(&m->dep_ev[i], (m->ndep - i + 1) * sizeof(*m->dep_ev));
+    WILL_WRITE(&m->dep_on[i], (m->ndep - i + 1) * sizeof(*m->dep_on));
     memmove(&m->dep_ev[i + 1], &m->dep_ev[i], (m->ndep - i) * sizeof(*m->dep_ev));
     memmove(&m->dep_on[i + 1], &m->dep_on[i], (m->ndep - i) * sizeof(*m->dep_on));
     m->dep_ev[i] = ev;
@@ -1047,6 +1063,7 @@ static void track_recount(struct trace_model *m, struct track_data *t, size_t fr
         t->capblock = c;
     }
     if (!t->nblock) {
+        WILL_WRITE(&t->block[0], sizeof(*t->block));
         t->block[0] = (struct run_state){0, 0, UINT64_MAX};
         t->nblock = 1;
     }
@@ -1054,6 +1071,7 @@ static void track_recount(struct trace_model *m, struct track_data *t, size_t fr
     if (b >= t->nblock)
         b = t->nblock - 1;
     struct run_state st = t->block[b];
+    WILL_WRITE(&t->block[b], (need - b) * sizeof(*t->block));
     for (size_t k = b * TRACK_BLOCK; k < t->n; k++) {
         if (k % TRACK_BLOCK == 0) /* a block's first start: the search goes by blocks first */
             t->block[k / TRACK_BLOCK].first = m->ev[t->idx[k]].start;
@@ -1079,6 +1097,7 @@ static void track_recount(struct trace_model *m, struct track_data *t, size_t fr
 static void sort_track(const struct trace_model *m, struct track_data *t)
 {
     size_t n = t->n, k = 1;
+    WILL_WRITE(t->idx, n * sizeof(*t->idx));
     while (k < n && t->idx[k - 1] < t->idx[k])
         k++;
     if (n < 1024 || k < n) {
@@ -1232,6 +1251,12 @@ void trace_model_finish(struct trace_model *m)
         for (uint32_t k = 0; k < m->ntracks; k++)
             old_n[k] = m->tracks[k].n;
     }
+    for (uint32_t k = 0; k < m->ntracks && m->nev_done < m->nev; k++) {
+        struct track_data *t = &m->tracks[k];
+        size_t room = t->cap - t->n; /* its new events go there (past it: saved as it grows) */
+        if (t->pending && room)
+            WILL_WRITE(t->idx + t->n, (t->pending < room ? t->pending : room) * sizeof(*t->idx));
+    }
     for (uint64_t i = m->nev_done; i < m->nev; i++) {
         uint32_t tr = m->ev[i].track;
         struct track_data *t = &m->tracks[tr];
@@ -1240,6 +1265,7 @@ void trace_model_finish(struct trace_model *m)
             c = c < t->n + t->pending ? t->n + t->pending : c;
             t->idx = trace_budget_realloc(t->idx, t->cap * sizeof(*t->idx), c * sizeof(*t->idx));
             t->cap = c;
+            WILL_WRITE(t->idx + t->n, t->pending * sizeof(*t->idx)); /* grown in place, maybe */
         }
         if (t->n && before(m, i, t->idx[t->n - 1]))
             t->unsorted = true;
