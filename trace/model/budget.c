@@ -67,7 +67,7 @@ static struct {
     int keeper_pid;     /* the keeper, or -1 */
     bool keeper_mine;   /* this process's files go to the keeper */
     /* checkpoints sharing the file: the journal of pages as they were before this process
-     * changed them (JOURNAL_ENTRY bytes each), the marks taken, and whether it is whole */
+     * changed them (jentry() bytes each), the marks taken, and whether it is whole */
     int jfd;        /* the journal, or -1 */
     uint64_t jn;    /* its entries */
     uint32_t epoch; /* marks taken (0: no copy shares the file, nothing is saved) */
@@ -730,6 +730,18 @@ static uint64_t span_for(size_t len)
     return s < SPAN_MIN ? SPAN_MIN : round_page((size_t)s);
 }
 
+/* Make the file end at end (with the lock held): ftruncate, but once a checkpoint may share
+ * the file it only grows it (a copy that took over, its end behind the file's, must not cut
+ * the pages the process it replaces still maps until it has gone: reading them, it would die
+ * of SIGBUS). */
+static int set_end(uint64_t end)
+{
+    struct stat st;
+    if (g.epoch && fstat(g.fd, &st) == 0 && (uint64_t)st.st_size >= end)
+        return 0;
+    return ftruncate(g.fd, (off_t)end);
+}
+
 /* A new array of n bytes in the file (with the lock held), or NULL when there is no file
  * or no room. */
 static void *file_alloc(size_t n)
@@ -746,14 +758,14 @@ static void *file_alloc(size_t n)
     }
     size_t len = round_page(n);
     uint64_t span = span_for(len);
-    if (ftruncate(g.fd, (off_t)(g.fend + span)) != 0) {
+    if (set_end(g.fend + span) != 0) {
         span = len; /* no room to hold: just what it needs */
-        if (ftruncate(g.fd, (off_t)(g.fend + span)) != 0)
+        if (set_end(g.fend + span) != 0)
             return NULL;
     }
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, g.fd, (off_t)g.fend);
     if (p == MAP_FAILED) {
-        if (ftruncate(g.fd, (off_t)g.fend) != 0)
+        if (set_end(g.fend) != 0)
             g.no_file = true;
         return NULL;
     }
@@ -826,7 +838,7 @@ void *trace_budget_realloc(void *p, size_t old, size_t new_size)
         } else if (!r->foreign && r->off + r->span == g.fend) {
             /* the last array of the file: the file grows with it */
             uint64_t span = span_for(len);
-            if (ftruncate(g.fd, (off_t)(r->off + span)) == 0) {
+            if (set_end(r->off + span) == 0) {
                 void *q = mremap(p, r->len, len, MREMAP_MAYMOVE);
                 if (q != MAP_FAILED) {
                     g.look_dirty |= q != p;
@@ -836,7 +848,7 @@ void *trace_budget_realloc(void *p, size_t old, size_t new_size)
                     pthread_mutex_unlock(&g.mu);
                     return q;
                 }
-                if (ftruncate(g.fd, (off_t)g.fend) != 0)
+                if (set_end(g.fend) != 0)
                     g.no_file = true; /* cannot even restore it: add nothing more */
             }
         }
