@@ -7,9 +7,9 @@
 #   exit_time.sh NPUSCOPE view TRACE [ARGS...]: npuscope view TRACE, q once its first frame
 #       is up (ARGS: more options of npuscope view)
 # Prints one line: what was left, the live process's RSS then, and the time to gone.
-# What remains of that time at a hundred million events is the kernel's: the memory budget's
-# unlinked, mapped files (gigabytes of dirty pages, the live process's and its checkpoints')
-# are dropped as their last process ends, a few hundred ms per GB on a busy disk.
+# The memory budget's unlinked, mapped file (gigabytes of dirty pages at a hundred million
+# events, a few hundred ms per GB to drop) is closed last by a small process of its own, the
+# keeper, after the run's processes are gone: it is not counted here.
 set -u
 bin=$1 mode=$2 what=$3
 shift 3

@@ -3,7 +3,8 @@
  * arrays live in the budget's file, their pages given back again and again, has the
  * events, track queries, op columns, transfers and region figures of the same run in the
  * heap; giving pages back lowers the resident memory and loses nothing; the budget's thread
- * keeps a model that is read whole under its budget; the file is mapped without readahead.
+ * keeps a model that is read whole under its budget; the file is mapped without readahead;
+ * the keeper holds the file and ends after the process.
  */
 #include "sim/host/run.h"
 #include "trace/analysis/regions.h"
@@ -12,8 +13,11 @@
 #include "trace/model/model.h"
 
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -353,4 +357,177 @@ Test(budget, arrays_in_the_file_are_mapped_without_readahead)
     cr_assert(strstr(vmflags_of(a), " rr"), "VmFlags:%s", vmflags_of(a));
     cr_assert_eq(a[size - 1], 7);
     trace_budget_free(a, 4 * size);
+}
+
+/* The target of the link /proc/PID/fd/FD in buf, or "". */
+static const char *fd_target(int pid, const char *fd, char *buf, size_t n)
+{
+    char path[320];
+    snprintf(path, sizeof(path), "/proc/%d/fd/%s", pid, fd);
+    ssize_t k = readlink(path, buf, n - 1);
+    buf[k > 0 ? k : 0] = 0;
+    return buf;
+}
+
+/* True when the process holds a descriptor whose target is t. */
+static bool holds(int pid, const char *t)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+    DIR *d = opendir(path);
+    bool found = false;
+    for (struct dirent *e; d && !found && (e = readdir(d));)
+        found = e->d_name[0] != '.' && strcmp(fd_target(pid, e->d_name, buf, sizeof(buf)), t) == 0;
+    if (d)
+        closedir(d);
+    return found;
+}
+
+/* Ended: gone, or a zombie waiting for its reaper. */
+static bool ended(int pid)
+{
+    char path[64], line[128];
+    snprintf(path, sizeof(path), "/proc/%d/status", pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return true;
+    bool z = false;
+    while (fgets(line, sizeof(line), f))
+        if (strncmp(line, "State:", 6) == 0)
+            z = strchr(line, 'Z') != NULL;
+    fclose(f);
+    return z;
+}
+
+/* The keeper (budget.h): a process out of this one's session holds the budget's file that
+ * this process made after it started, and ends, letting the file go, once this process and
+ * the copies forked from it are gone. */
+Test(budget, the_keeper_holds_the_file_and_ends_after_the_process)
+{
+    int pp[2];
+    cr_assert_eq(pipe(pp), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        close(pp[0]);
+        trace_budget_set(0);
+        int ok = trace_budget_keeper_start() == 0;
+        int keeper = trace_budget_keeper_pid();
+        ok = ok && keeper > 0 && getsid(keeper) == keeper && getsid(keeper) != getsid(0);
+        struct trace_model *m = synthetic(1u << 16);
+        ok = ok && trace_budget_engaged() && read_all(m) != 0;
+        /* the file this process maps shared is one the keeper holds open */
+        char file[512] = "";
+        FILE *f = fopen("/proc/self/maps", "re");
+        char line[1024];
+        while (f && !file[0] && fgets(line, sizeof(line), f)) {
+            char *slash = strchr(line, '/');
+            if (strstr(line, " rw-s ") && slash && strstr(line, "(deleted)")) {
+                snprintf(file, sizeof(file), "%s", slash);
+                file[strcspn(file, "\n")] = 0;
+            }
+        }
+        if (f)
+            fclose(f);
+        ok = ok && file[0] && holds(keeper, file);
+        /* a copy holds the keeper's socket too: the keeper outlives it */
+        pid_t copy = fork();
+        if (copy == 0) {
+            sleep(1);
+            _exit(0);
+        }
+        int32_t msg[3] = {ok, keeper, copy};
+        ssize_t w = write(pp[1], msg, sizeof(msg));
+        (void)w;
+        _exit(0); /* the model left to the kernel, as the TUI leaves */
+    }
+    close(pp[1]);
+    int32_t msg[3] = {0, 0, 0};
+    cr_assert_eq(read(pp[0], msg, sizeof(msg)), (ssize_t)sizeof(msg));
+    close(pp[0]);
+    cr_assert_eq(waitpid(pid, NULL, 0), pid);
+    cr_assert(msg[0], "the keeper did not hold the budget's file");
+    cr_assert(!ended(msg[1]), "the keeper ended before the process's copy");
+    int i = 0;
+    for (; i < 1000 && !ended(msg[1]); i++) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    cr_assert(ended(msg[1]), "the keeper still runs 10 s after its processes ended");
+    cr_assert(ended(msg[2]));
+}
+
+static uint32_t pattern(int k, size_t i)
+{
+    return (uint32_t)(i * 2654435761u) ^ (uint32_t)(k << 28);
+}
+
+/* Checkpoints sharing the file (budget.h): a copy cloned at a mark (as the TUI clones its
+ * checkpoints: no fork handlers) finds, once it restores, its arrays exactly as they were at
+ * the mark, whatever the process changed since: bytes in place, an array grown in place, an
+ * array moved past its room (its old place never reused), new arrays. */
+Test(budget, a_clone_restores_what_the_process_changed_after_its_mark)
+{
+    trace_budget_set(0);
+    enum { N = 3, LEN = 16384 }; /* 64 KiB each */
+    uint32_t *a[N];
+    for (int k = 0; k < N; k++) {
+        a[k] = trace_budget_realloc(NULL, 0, LEN * sizeof(uint32_t));
+        for (size_t i = 0; i < LEN; i++)
+            a[k][i] = pattern(k, i);
+    }
+    cr_assert(trace_budget_engaged());
+    uint64_t mark = trace_budget_ckpt_mark();
+    cr_assert_neq(mark, UINT64_MAX);
+    int go[2], res[2];
+    cr_assert_eq(pipe(go), 0);
+    cr_assert_eq(pipe(res), 0);
+    pid_t c = (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, NULL, NULL, NULL, NULL);
+    cr_assert_geq(c, 0);
+    if (c == 0) {
+        close(go[1]); /* the test's end gone: read sees it */
+        close(res[0]);
+        char b;
+        int ok = read(go[0], &b, 1) == 1 && trace_budget_ckpt_restore(mark) == 0;
+        for (int k = 0; k < N; k++)
+            for (size_t i = 0; i < LEN; i++)
+                ok = ok && a[k][i] == pattern(k, i);
+        /* it goes on as the writer: its arrays grow and keep their data */
+        a[2] = trace_budget_realloc(a[2], LEN * sizeof(uint32_t), 4 * LEN * sizeof(uint32_t));
+        for (size_t i = 0; i < LEN; i++)
+            ok = ok && a[2][i] == pattern(2, i);
+        ssize_t w = write(res[1], &ok, sizeof(ok));
+        (void)w;
+        _exit(0);
+    }
+    /* bytes changed in place in every array, then more in place after an array grew */
+    for (int k = 0; k < N; k++)
+        for (size_t i = 0; i < LEN; i += 97) {
+            trace_budget_will_write(&a[k][i], sizeof(a[k][i]));
+            a[k][i] = 0xdeadbeef;
+        }
+    a[1] = trace_budget_realloc(a[1], LEN * sizeof(uint32_t), 2 * LEN * sizeof(uint32_t));
+    trace_budget_will_write(a[1], 2 * LEN * sizeof(uint32_t));
+    memset(a[1], 0x5a, 2 * LEN * sizeof(uint32_t));
+    /* past its room (16 MiB; not the file's last array): copied to a new place, written there
+     * and in the old one before */
+    uint64_t moves = trace_budget_moves();
+    trace_budget_will_write(a[0], LEN * sizeof(uint32_t));
+    memset(a[0], 0x11, LEN * sizeof(uint32_t));
+    a[0] = trace_budget_realloc(a[0], LEN * sizeof(uint32_t), (size_t)32 << 20);
+    cr_assert_eq(trace_budget_moves(), moves + 1);
+    memset(a[0], 0x22, (size_t)32 << 20);
+    /* new arrays: none takes an old place a copy may read */
+    for (int k = 0; k < 4; k++) {
+        uint8_t *b = trace_budget_realloc(NULL, 0, (size_t)1 << 20);
+        memset(b, 0x33, (size_t)1 << 20);
+    }
+    close(go[0]);
+    close(res[1]);
+    char g = 1;
+    cr_assert_eq(write(go[1], &g, 1), 1);
+    int ok = 0;
+    cr_assert_eq(read(res[0], &ok, sizeof(ok)), (ssize_t)sizeof(ok));
+    cr_assert_eq(waitpid(c, NULL, 0), c);
+    cr_assert(ok, "the copy's arrays are not as they were at its mark");
 }

@@ -14,8 +14,14 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,6 +42,10 @@ struct region {
                       the file is sparse, so what is not written costs nothing) */
     bool lent;
     bool foreign; /* in a forked child: the parent's array, in the parent's file */
+    /* checkpoints sharing the file (trace_budget_ckpt_mark): the bytes mapped at the last
+     * mark (the part a checkpoint may read), and per page the mark it was last saved at */
+    size_t ck_len;
+    uint32_t *saved; /* owned */
 };
 
 static struct {
@@ -53,7 +63,24 @@ static struct {
     bool thread;
     uint64_t trims;
     uint64_t trim_base; /* the part mapped from files right after the last trim */
-} g = {.mu = PTHREAD_MUTEX_INITIALIZER, .budget = TRACE_BUDGET_DEFAULT, .fd = -1};
+    int keeper;         /* our end of the keeper's socket, or -1 */
+    int keeper_pid;     /* the keeper, or -1 */
+    bool keeper_mine;   /* this process's files go to the keeper */
+    /* checkpoints sharing the file: the journal of pages as they were before this process
+     * changed them (jentry() bytes each), the marks taken, and whether it is whole */
+    int jfd;        /* the journal, or -1 */
+    uint64_t jn;    /* its entries */
+    uint32_t epoch; /* marks taken (0: no copy shares the file, nothing is saved) */
+    bool jbroken;   /* a page could not be saved: no restore is trusted any more */
+    size_t *look;   /* owned: the regions a checkpoint may read, by address (look_n) */
+    size_t look_n, look_cap;
+    bool look_dirty; /* the table changed since look was made */
+} g = {.mu = PTHREAD_MUTEX_INITIALIZER,
+       .budget = TRACE_BUDGET_DEFAULT,
+       .fd = -1,
+       .keeper = -1,
+       .keeper_pid = -1,
+       .jfd = -1};
 
 static size_t page_size(void)
 {
@@ -264,6 +291,11 @@ static void fork_child(void)
         close(g.fd);
     g.fd = -1, g.no_file = false, g.fend = 0, g.file_bytes = 0;
     g.engaged = false, g.thread = false, g.trim_base = 0;
+    g.keeper_mine = false; /* the socket stays open: the keeper outlives this copy too */
+    if (g.jfd >= 0)
+        close(g.jfd);
+    g.jfd = -1, g.jn = 0, g.jbroken = false;
+    __atomic_store_n(&g.epoch, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&g.mu);
 }
 
@@ -286,6 +318,379 @@ static void start_thread(void)
     pthread_attr_destroy(&a);
 }
 
+/* ---- the keeper ---------------------------------------------------------------------------- */
+
+enum { KEEP_MAX = 2 }; /* descriptors in one message to the keeper */
+
+/* With the lock held: hand copies of the descriptors fds[0, n) to the keeper, which keeps
+ * their files open past this process: kind 'F' as well as those it holds, 'K' instead of
+ * them (it closes the others). On failure the keeper is given up: this process closes its
+ * files. */
+static void keeper_send_kind_locked(char kind, const int *fds, int n)
+{
+    char b = kind;
+    struct iovec io = {&b, 1};
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(KEEP_MAX * sizeof(int))];
+    } c;
+    memset(&c, 0, sizeof(c));
+    struct msghdr m = {.msg_iov = &io, .msg_iovlen = 1};
+    if (n > 0) {
+        m.msg_control = c.buf;
+        m.msg_controllen = CMSG_SPACE((size_t)n * sizeof(int));
+        struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+        h->cmsg_level = SOL_SOCKET;
+        h->cmsg_type = SCM_RIGHTS;
+        h->cmsg_len = CMSG_LEN((size_t)n * sizeof(int));
+        memcpy(CMSG_DATA(h), fds, (size_t)n * sizeof(int));
+    }
+    ssize_t r;
+    do
+        r = sendmsg(g.keeper, &m, MSG_NOSIGNAL);
+    while (r < 0 && errno == EINTR);
+    if (r != 1)
+        g.keeper_mine = false;
+}
+
+static void keeper_send_locked(int fd)
+{
+    keeper_send_kind_locked('F', &fd, 1);
+}
+
+/* fork without the process's fork handlers (the new process only makes system calls). */
+static pid_t raw_fork(void)
+{
+    return (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, NULL, NULL, NULL, NULL);
+}
+
+/* The keeper's life, on its socket s: hold every descriptor it is sent; at the end of the
+ * socket (every process that had the other end is gone) end, its exit closing them. Only
+ * system calls: it was forked from a process that may have other threads. */
+static void keeper_run(int s)
+{
+    setsid(); /* no terminal, no signal of the session's */
+    prctl(PR_SET_NAME, "npuscope-keep");
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    int nul = open("/dev/null", O_RDWR);
+    for (int i = 0; i < 3; i++) {
+        if (nul >= 0 && nul != i)
+            dup2(nul, i);
+        else if (nul < 0)
+            close(i);
+    }
+    if (s != 3) {
+        dup2(s, 3);
+        s = 3;
+    }
+    /* nothing else of the process's: not its terminal, its pipes or its output files */
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, 4u, ~0u, 0u) != 0)
+#endif
+        for (int i = 4; i < 65536; i++)
+            close(i);
+    int held[256];
+    size_t nheld = 0;
+    for (;;) {
+        char b;
+        struct iovec io = {&b, 1};
+        union {
+            struct cmsghdr h;
+            char buf[CMSG_SPACE(KEEP_MAX * sizeof(int))];
+        } c;
+        struct msghdr m = {
+            .msg_iov = &io, .msg_iovlen = 1, .msg_control = c.buf, .msg_controllen = sizeof(c.buf)};
+        ssize_t r = recvmsg(s, &m, MSG_CMSG_CLOEXEC);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            _exit(0); /* what it holds is closed by the kernel now, in this process */
+        if (b == 'K') /* the files of a past the run left (it went back): let them go */
+            while (nheld)
+                close(held[--nheld]);
+        /* the descriptors received stay open in this process's table until then */
+        for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h)) {
+            if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
+                continue;
+            size_t k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+            for (size_t i = 0; i < k && nheld < sizeof(held) / sizeof(held[0]); i++)
+                memcpy(&held[nheld++], CMSG_DATA(h) + i * sizeof(int), sizeof(int));
+        }
+    }
+}
+
+int trace_budget_keeper_start(void)
+{
+    pthread_mutex_lock(&g.mu);
+    bool have = g.keeper >= 0;
+    pthread_mutex_unlock(&g.mu);
+    if (have)
+        return 0;
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        return -1;
+    /* the keeper's pid, passed up by the middle process, which ends at once: the keeper is
+     * then nobody's child in this session (the TUI's supervisor waits for all of its
+     * children) */
+    int pp[2];
+    if (pipe2(pp, O_CLOEXEC) != 0) {
+        close(sv[0]);
+        close(sv[1]);
+        return -1;
+    }
+    pid_t mid = raw_fork();
+    if (mid == 0) {
+        close(sv[0]);
+        close(pp[0]);
+        pid_t k = raw_fork();
+        if (k == 0) {
+            close(pp[1]);
+            keeper_run(sv[1]);
+        }
+        int32_t v = (int32_t)k;
+        ssize_t w = write(pp[1], &v, sizeof(v));
+        _exit(k > 0 && w == (ssize_t)sizeof(v) ? 0 : 1);
+    }
+    close(sv[1]);
+    close(pp[1]);
+    int32_t kp = -1;
+    if (mid > 0) {
+        ssize_t r;
+        do
+            r = read(pp[0], &kp, sizeof(kp));
+        while (r < 0 && errno == EINTR);
+        if (r != (ssize_t)sizeof(kp))
+            kp = -1;
+        while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
+            ;
+    }
+    close(pp[0]);
+    if (mid < 0 || kp <= 0) {
+        close(sv[0]); /* a keeper made all the same sees the end of its socket and ends */
+        return -1;
+    }
+    pthread_mutex_lock(&g.mu);
+    g.keeper = sv[0], g.keeper_pid = kp, g.keeper_mine = true;
+    if (g.fd >= 0) /* a file made before */
+        keeper_send_locked(g.fd);
+    pthread_mutex_unlock(&g.mu);
+    return 0;
+}
+
+void trace_budget_keeper_adopt(void)
+{
+    pthread_mutex_lock(&g.mu);
+    if (g.keeper >= 0) {
+        g.keeper_mine = true;
+        int fds[KEEP_MAX], n = 0;
+        if (g.fd >= 0)
+            fds[n++] = g.fd;
+        if (g.jfd >= 0)
+            fds[n++] = g.jfd;
+        keeper_send_kind_locked('K', fds, n);
+    }
+    pthread_mutex_unlock(&g.mu);
+}
+
+int trace_budget_keeper_pid(void)
+{
+    pthread_mutex_lock(&g.mu);
+    int v = g.keeper >= 0 ? g.keeper_pid : -1;
+    pthread_mutex_unlock(&g.mu);
+    return v;
+}
+
+/* ---- checkpoints sharing the file ------------------------------------------------------------ */
+
+/* A journal entry: the page at off in the file, as it was, after this head. The first entry
+ * is JOURNAL_MAGIC and nothing: a journal cut to nothing (it failed) restores nothing. */
+struct jhead {
+    uint64_t off;
+    uint64_t len;
+};
+
+#define JOURNAL_MAGIC UINT64_C(0x6e7075636b70746a)
+
+static uint64_t jentry(void)
+{
+    return sizeof(struct jhead) + page_size();
+}
+
+static bool pio(int fd, void *p, size_t n, uint64_t off, bool writing)
+{
+    char *b = p;
+    while (n) {
+        ssize_t r = writing ? pwrite(fd, b, n, (off_t)off) : pread(fd, b, n, (off_t)off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return false;
+        b += r, off += (uint64_t)r, n -= (size_t)r;
+    }
+    return true;
+}
+
+static int cmp_look(const void *a, const void *b)
+{
+    uintptr_t x = g.r[*(const size_t *)a].addr, y = g.r[*(const size_t *)b].addr;
+    return (x > y) - (x < y);
+}
+
+/* With the lock held: the region whose part a checkpoint may read holds p, or NULL. */
+static struct region *look_up(uintptr_t p)
+{
+    if (g.look_dirty) {
+        g.look_n = 0;
+        for (size_t i = 0; i < g.nr; i++)
+            if (g.r[i].ck_len && !g.r[i].lent && !g.r[i].foreign) {
+                if (g.look_n == g.look_cap) {
+                    g.look_cap = g.look_cap ? 2 * g.look_cap : 64;
+                    g.look = sim_xreallocarray(g.look, g.look_cap, sizeof(*g.look));
+                }
+                g.look[g.look_n++] = i;
+            }
+        qsort(g.look, g.look_n, sizeof(*g.look), cmp_look);
+        g.look_dirty = false;
+    }
+    size_t lo = 0, hi = g.look_n;
+    while (lo < hi) { /* the last region starting at or before p */
+        size_t mid = lo + (hi - lo) / 2;
+        if (g.r[g.look[mid]].addr <= p)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (!lo)
+        return NULL;
+    struct region *r = &g.r[g.look[lo - 1]];
+    return p < r->addr + r->ck_len ? r : NULL;
+}
+
+/* With the lock held: append the page at byte o of region r to the journal, as it is. */
+static void save_page(struct region *r, size_t o)
+{
+    size_t ps = page_size();
+    struct jhead h = {r->off + o, ps};
+    uint64_t at = g.jn * jentry();
+    if (!pio(g.jfd, &h, sizeof(h), at, true) ||
+        !pio(g.jfd, (void *)(r->addr + o), ps, at + sizeof(h), true)) {
+        g.jbroken = true; /* no more marks; the copies made find no journal and restore nothing */
+        if (ftruncate(g.jfd, 0) != 0)
+            g.jbroken = true;
+        return;
+    }
+    g.jn++;
+}
+
+uint64_t trace_budget_ckpt_mark(void)
+{
+    pthread_mutex_lock(&g.mu);
+    uint64_t v = UINT64_MAX;
+    if (g.jfd < 0 && !g.jbroken && g.fd >= 0) { /* before the copy: it must have it too */
+        g.jfd = trace_spill_tmpfile();
+        struct jhead h = {JOURNAL_MAGIC, 0};
+        g.jbroken = g.jfd < 0 || !pio(g.jfd, &h, sizeof(h), 0, true);
+        g.jn = 1;
+        if (g.jfd >= 0 && g.keeper >= 0 && g.keeper_mine)
+            keeper_send_locked(g.jfd);
+    }
+    if (!g.jbroken && g.fd >= 0) {
+        size_t ps = page_size();
+        __atomic_store_n(&g.epoch, g.epoch + 1, __ATOMIC_RELAXED);
+        for (size_t i = 0; i < g.nr; i++) {
+            struct region *r = &g.r[i];
+            if (r->lent || r->foreign)
+                continue;
+            size_t had = r->ck_len / ps, pages = r->len / ps;
+            if (pages > had) {
+                r->saved = sim_xreallocarray(r->saved, pages, sizeof(*r->saved));
+                memset(r->saved + had, 0, (pages - had) * sizeof(*r->saved));
+            }
+            r->ck_len = r->len;
+        }
+        g.look_dirty = true;
+        v = g.jn;
+    }
+    pthread_mutex_unlock(&g.mu);
+    return v;
+}
+
+void trace_budget_will_write(const void *p, size_t n)
+{
+    if (!__atomic_load_n(&g.epoch, __ATOMIC_RELAXED))
+        return; /* no mark taken: no copy shares the file (only this thread takes marks) */
+    pthread_mutex_lock(&g.mu);
+    if (g.epoch && n) {
+        size_t ps = page_size();
+        uintptr_t a = (uintptr_t)p, b = a + n;
+        while (a < b) {
+            struct region *r = look_up(a);
+            if (!r) {
+                a = (a / ps + 1) * ps; /* not a page a checkpoint may read */
+                continue;
+            }
+            size_t pg = (a - r->addr) / ps;
+            if (r->saved[pg] != g.epoch) {
+                save_page(r, pg * ps);
+                r->saved[pg] = g.epoch;
+            }
+            a = r->addr + (pg + 1) * ps;
+        }
+    }
+    pthread_mutex_unlock(&g.mu);
+}
+
+/* With the lock held: the region holding the file's bytes [off, off + len), or NULL. */
+static struct region *by_offset(uint64_t off, uint64_t len)
+{
+    for (size_t i = 0; i < g.nr; i++) {
+        struct region *r = &g.r[i];
+        if (!r->lent && !r->foreign && off >= r->off && off + len <= r->off + r->span)
+            return r;
+    }
+    return NULL;
+}
+
+int trace_budget_ckpt_restore(uint64_t mark)
+{
+    pthread_mutex_lock(&g.mu);
+    int rc = -1;
+    struct stat st;
+    if (mark == UINT64_MAX || g.jbroken || g.fd < 0 || g.jfd < 0 || fstat(g.jfd, &st) != 0)
+        goto out;
+    rc = 0;
+    size_t ps = page_size();
+    uint64_t end = ((uint64_t)st.st_size + jentry() - 1) / jentry(); /* the first is short */
+    struct jhead *e = sim_xmalloc(jentry());
+    if (end < mark || !pio(g.jfd, e, sizeof(*e), 0, false) || e->off != JOURNAL_MAGIC)
+        rc = -1; /* the journal failed after the mark: the pages are not all there */
+    /* newest first: each page ends as its oldest entry since the mark has it, which is how it
+     * was at the mark (it did not change between the mark and that entry) */
+    for (uint64_t i = end; rc == 0 && i-- > mark;) {
+        if (!pio(g.jfd, e, jentry(), i * jentry(), false) || e->len != ps)
+            rc = -1;
+        else if (by_offset(e->off, e->len)) /* else: a place made after the mark */
+            rc = pio(g.fd, e + 1, ps, e->off, true) ? 0 : -1;
+    }
+    free(e);
+    if (rc == 0) {
+        /* the entries after the mark are the future this copy replaces; what it changes
+         * from now on is saved for the checkpoints before it, as the mark's process did */
+        g.jn = mark;
+        if (ftruncate(g.jfd, (off_t)(mark * jentry())) != 0)
+            g.jbroken = true;
+        g.thread = false; /* a clone has no thread: this one's again */
+        if (g.nr)
+            start_thread();
+    }
+out:
+    pthread_mutex_unlock(&g.mu);
+    return rc;
+}
+
 /* ---- the table ----------------------------------------------------------------------------- */
 
 static struct region *find(uintptr_t addr)
@@ -303,12 +708,15 @@ static void add(struct region r)
         g.r = sim_xreallocarray(g.r, g.capr, sizeof(*g.r));
     }
     g.r[g.nr++] = r;
+    g.look_dirty = true;
     start_thread();
 }
 
 static void drop(struct region *r)
 {
+    free(r->saved);
     *r = g.r[--g.nr];
+    g.look_dirty = true;
 }
 
 /* ---- the file ------------------------------------------------------------------------------ */
@@ -322,6 +730,18 @@ static uint64_t span_for(size_t len)
     return s < SPAN_MIN ? SPAN_MIN : round_page((size_t)s);
 }
 
+/* Make the file end at end (with the lock held): ftruncate, but once a checkpoint may share
+ * the file it only grows it (a copy that took over, its end behind the file's, must not cut
+ * the pages the process it replaces still maps until it has gone: reading them, it would die
+ * of SIGBUS). */
+static int set_end(uint64_t end)
+{
+    struct stat st;
+    if (g.epoch && fstat(g.fd, &st) == 0 && (uint64_t)st.st_size >= end)
+        return 0;
+    return ftruncate(g.fd, (off_t)end);
+}
+
 /* A new array of n bytes in the file (with the lock held), or NULL when there is no file
  * or no room. */
 static void *file_alloc(size_t n)
@@ -333,17 +753,19 @@ static void *file_alloc(size_t n)
         g.no_file = g.fd < 0;
         if (g.no_file)
             return NULL;
+        if (g.keeper >= 0 && g.keeper_mine)
+            keeper_send_locked(g.fd);
     }
     size_t len = round_page(n);
     uint64_t span = span_for(len);
-    if (ftruncate(g.fd, (off_t)(g.fend + span)) != 0) {
+    if (set_end(g.fend + span) != 0) {
         span = len; /* no room to hold: just what it needs */
-        if (ftruncate(g.fd, (off_t)(g.fend + span)) != 0)
+        if (set_end(g.fend + span) != 0)
             return NULL;
     }
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, g.fd, (off_t)g.fend);
     if (p == MAP_FAILED) {
-        if (ftruncate(g.fd, (off_t)g.fend) != 0)
+        if (set_end(g.fend) != 0)
             g.no_file = true;
         return NULL;
     }
@@ -352,7 +774,7 @@ static void *file_alloc(size_t n)
      * more than the array ever used (an eighth of a 10 M-event load's CPU, perf); a page
      * given back comes again from the page cache, its neighbours with it (fault-around) */
     madvise(p, len, MADV_RANDOM);
-    add((struct region){(uintptr_t)p, len, g.fend, span, false, false});
+    add((struct region){(uintptr_t)p, len, g.fend, span, false, false, 0, NULL});
     g.fend += span;
     g.file_bytes += n;
     g.engaged = true;
@@ -363,6 +785,10 @@ static void file_release(struct region *r)
 {
     munmap((void *)r->addr, r->len);
     if (r->foreign) { /* the parent's file: leave it be */
+        drop(r);
+        return;
+    }
+    if (g.epoch) { /* a checkpoint may still read the old place: it is never reused */
         drop(r);
         return;
     }
@@ -403,6 +829,7 @@ void *trace_budget_realloc(void *p, size_t old, size_t new_size)
             /* within the part of the file it holds: map more (or less) of it, in place */
             void *q = mremap(p, r->len, len, MREMAP_MAYMOVE);
             if (q != MAP_FAILED) {
+                g.look_dirty |= q != p;
                 r->addr = (uintptr_t)q, r->len = len;
                 g.file_bytes += new_size - old;
                 pthread_mutex_unlock(&g.mu);
@@ -411,16 +838,17 @@ void *trace_budget_realloc(void *p, size_t old, size_t new_size)
         } else if (!r->foreign && r->off + r->span == g.fend) {
             /* the last array of the file: the file grows with it */
             uint64_t span = span_for(len);
-            if (ftruncate(g.fd, (off_t)(r->off + span)) == 0) {
+            if (set_end(r->off + span) == 0) {
                 void *q = mremap(p, r->len, len, MREMAP_MAYMOVE);
                 if (q != MAP_FAILED) {
+                    g.look_dirty |= q != p;
                     r->addr = (uintptr_t)q, r->len = len, r->span = span;
                     g.fend = r->off + span;
                     g.file_bytes += new_size - old;
                     pthread_mutex_unlock(&g.mu);
                     return q;
                 }
-                if (ftruncate(g.fd, (off_t)g.fend) != 0)
+                if (set_end(g.fend) != 0)
                     g.no_file = true; /* cannot even restore it: add nothing more */
             }
         }
@@ -511,7 +939,7 @@ void trace_budget_lend(const void *key, const void *p, size_t n)
         return;
     pthread_mutex_lock(&g.mu);
     /* keyed by p itself, so that unlend finds it; the pages are [a, b) */
-    add((struct region){a, b - a, (uint64_t)(uintptr_t)key, 0, true, false});
+    add((struct region){a, b - a, (uint64_t)(uintptr_t)key, 0, true, false, 0, NULL});
     pthread_mutex_unlock(&g.mu);
 }
 

@@ -22,8 +22,8 @@
  * (trace_budget_check). The heap's part (the simulator, the TUI, an analysis's own tables)
  * is not bounded by this.
  *
- * A process that forks a copy which goes on changing the model (the TUI's checkpoints)
- * must not once trace_budget_engaged: the copy would share the file.
+ * A forked copy (fork, with its handlers) makes a file of its own for its arrays; a copy
+ * cloned without them (the TUI's checkpoints) shares the file: see trace_budget_ckpt_mark.
  */
 #ifndef TRACE_MODEL_BUDGET_H
 #define TRACE_MODEL_BUDGET_H
@@ -70,6 +70,51 @@ void trace_budget_check(void);
 /* The process's resident memory in bytes (/proc/self/statm), or 0 when unknown. */
 uint64_t trace_budget_rss(void);
 
+/*
+ * The keeper: a small process that holds the budget's file and takes its last close, so that
+ * this process ends at once whatever the file's size. Without it, the last process to close
+ * an unlinked file pays for the kernel dropping its pages (a few hundred ms per GB of dirty
+ * page cache) in its own exit, and a run of a hundred million events takes a second to end.
+ * The keeper is a grandchild, in a session of its own (no terminal signal reaches it),
+ * waited for by nobody in this process's session: it holds each file this process makes from
+ * then on, and closes them and ends as soon as this process and every copy forked from it
+ * are gone, however they end (SIGKILL too): nothing is left behind but the kernel's work.
+ * Call it early, while the process is small (it forks). Returns 0, or -1 when it could not
+ * be started (then each process closes its files itself, as before). Once per process.
+ */
+int trace_budget_keeper_start(void);
+
+/* A forked copy's own files stay its own (closed at its end, so that a short-lived copy
+ * gives its disk back at once). A copy that goes on as the main process (the TUI's
+ * checkpoint taking over) calls this: the keeper holds its files from then on, and lets go
+ * of the others (those of the past it replaces; a checkpoint still mapping one keeps it). */
+void trace_budget_keeper_adopt(void);
+
+/* The keeper's process id, or -1 when there is none (for tests). */
+int trace_budget_keeper_pid(void);
+
+/*
+ * Checkpoints sharing the file: a copy of this process made by clone without the fork
+ * handlers (the TUI's checkpoints, tui/source/ckpt.h) maps the same file, which this process
+ * goes on changing. So, from the first mark on, before this process changes a page of an
+ * array that a copy may read (the part mapped at the last mark) for the first time since
+ * that mark, the page is saved as it was in a journal (a temporary file the copies share);
+ * places an array outgrew are never reused. A copy that takes over restores, from the
+ * journal, every page changed since its mark, and goes on as the writer.
+ *
+ * trace_budget_ckpt_mark: just before cloning a checkpoint; returns its mark (the copy keeps
+ * it), or UINT64_MAX when no array is in the file (a copy shares nothing: the fork copies
+ * the heap) or the journal failed (then no restore is trusted: take no checkpoint).
+ */
+uint64_t trace_budget_ckpt_mark(void);
+
+/* In a copy taking over from the checkpoint of mark: every page of the file changed since
+ * then made as it was at the mark, and the journal's later entries dropped (that future is
+ * replaced: the process that made them must be gone or go, and the checkpoints after the
+ * mark too). From then on this process saves pages for the checkpoints before it. Returns 0,
+ * or -1 (mark UINT64_MAX, or the journal or the file could not be read or written). */
+int trace_budget_ckpt_restore(uint64_t mark);
+
 /* ---- for trace/model/ ---------------------------------------------------------------- */
 
 /*
@@ -78,6 +123,11 @@ uint64_t trace_budget_rss(void);
  * memory aborts, as sim_xrealloc). An array in the file stays there.
  */
 void *trace_budget_realloc(void *p, size_t old, size_t new_size);
+
+/* Before changing [p, p + n) of an array from trace_budget_realloc in place (appends
+ * included): saves the pages a checkpoint may read (see trace_budget_ckpt_mark). Cheap
+ * before the first mark; any bytes outside the file are ignored. */
+void trace_budget_will_write(const void *p, size_t n);
 
 /* free for an array from trace_budget_realloc, of bytes bytes. NULL is a no-op. */
 void trace_budget_free(void *p, size_t bytes);

@@ -79,6 +79,10 @@ static void grow_big(void *pp, size_t *cap, size_t need, size_t sz)
     grow_big_from(pp, cap, need, sz, 16);
 }
 
+/* Before changing n bytes at p of a big array in place (appends too): the memory budget saves
+ * the pages a checkpoint sharing its file may read (trace_budget_ckpt_mark). */
+#define WILL_WRITE(p, n) trace_budget_will_write((p), (n))
+
 static void see_time(struct trace_model *m, uint64_t a, uint64_t b)
 {
     if (!m->have_time) {
@@ -333,6 +337,7 @@ uint64_t trace_model_add_event(struct trace_model *m, const struct trace_event *
     }
     m->tracks[ev->track].pending++;
     uint64_t i = m->nev++;
+    WILL_WRITE(&m->ev[i], sizeof(*m->ev));
     m->ev[i] = *ev;
     m->ev[i].flags &= (uint8_t) ~(TRACE_EV_OWN_DETAILS | TRACE_EV_TRANSFER | TRACE_EV_PACKED);
     if (ev->flags & TRACE_EV_INFLIGHT) {
@@ -359,6 +364,7 @@ void trace_model_end_event(struct trace_model *m, uint64_t i, uint64_t end)
     struct trace_event *e = &m->ev[i];
     assert(e->flags & TRACE_EV_INFLIGHT);
     assert(end >= e->start);
+    WILL_WRITE(e, sizeof(*e));
     e->end = end;
     e->flags &= (uint8_t)~TRACE_EV_INFLIGHT;
     m->tracks[e->track].ninflight--;
@@ -380,6 +386,7 @@ void trace_model_set_details_take(struct trace_model *m, uint64_t i, struct sim_
     struct pend_det *pd = pend_find(m, i);
     if (pd)
         pend_del(m, pd);
+    WILL_WRITE(e, sizeof(*e));
     e->flags &= (uint8_t)~TRACE_EV_PACKED;
     if (e->flags & TRACE_EV_OWN_DETAILS) {
         sim_value_free(m->det[e->details]);
@@ -509,6 +516,7 @@ void trace_model_set_details_packed(struct trace_model *m, uint64_t i, double t_
         if (!m->spill)
             m->spill = trace_spill_new();
         struct spill_head h = {(uint32_t)len, t_start_ns, t_end_ns};
+        WILL_WRITE(e, sizeof(*e));
         e->details = trace_spill_append(m->spill, &h, sizeof(h));
         trace_spill_append(m->spill, packed, len);
         e->flags = (uint8_t)((e->flags & ~TRACE_EV_OWN_DETAILS) | TRACE_EV_PACKED);
@@ -644,6 +652,7 @@ void trace_model_set_event_site(struct trace_model *m, uint64_t i, uint16_t site
         trace_model_ext_unshare(m);
     assert(i < m->nev);
     assert(site == TRACE_NO_SITE || site < m->nsites);
+    WILL_WRITE(&m->ev[i], sizeof(*m->ev));
     m->ev[i].site = site;
     m->gen++;
 }
@@ -747,6 +756,7 @@ void trace_model_set_opcol(struct trace_model *m, uint64_t i, const uint8_t *p, 
             cap *= 2;
         m->col_off = trace_budget_realloc(m->col_off, m->capcol_off * sizeof(*m->col_off),
                                           cap * sizeof(*m->col_off));
+        WILL_WRITE(m->col_off + m->capcol_off, (cap - m->capcol_off) * sizeof(*m->col_off));
         for (uint64_t k = m->capcol_off; k < cap; k++)
             m->col_off[k] = NO_COL;
         m->capcol_off = cap;
@@ -760,6 +770,8 @@ void trace_model_set_opcol(struct trace_model *m, uint64_t i, const uint8_t *p, 
         m->col = trace_budget_realloc(m->col, m->capcol, cap);
         m->capcol = cap;
     }
+    WILL_WRITE(&m->col_off[i], sizeof(*m->col_off));
+    WILL_WRITE(m->col + m->ncol, n + 1);
     m->col_off[i] = m->ncol;
     m->col[m->ncol] = (uint8_t)n;
     memcpy(m->col + m->ncol + 1, p, n);
@@ -856,6 +868,8 @@ void trace_model_add_transfer(struct trace_model *m, const struct trace_transfer
         trace_model_ext_unshare(m);
     assert(x->event < m->nev);
     grow_big_from(&m->xf, &m->capxf, m->nxf + 1, sizeof(*m->xf), (size_t)(m->expect / 4));
+    WILL_WRITE(&m->xf[m->nxf], sizeof(*m->xf));
+    WILL_WRITE(&m->ev[x->event], sizeof(*m->ev));
     m->xf[m->nxf++] = *x;
     m->ev[x->event].flags |= TRACE_EV_TRANSFER;
     m->gen++;
@@ -874,6 +888,8 @@ void trace_model_add_dep(struct trace_model *m, uint64_t ev, uint64_t on)
     size_t i = m->ndep; /* kept sorted by ev; files and runs add them in that order */
     while (i > 0 && m->dep_ev[i - 1] > ev)
         i--;
+    WILL_WRITE(&m->dep_ev[i], (m->ndep - i + 1) * sizeof(*m->dep_ev));
+    WILL_WRITE(&m->dep_on[i], (m->ndep - i + 1) * sizeof(*m->dep_on));
     memmove(&m->dep_ev[i + 1], &m->dep_ev[i], (m->ndep - i) * sizeof(*m->dep_ev));
     memmove(&m->dep_on[i + 1], &m->dep_on[i], (m->ndep - i) * sizeof(*m->dep_on));
     m->dep_ev[i] = ev;
@@ -1017,33 +1033,6 @@ static void touch(struct trace_model *m, uint32_t t, size_t *ntouched)
     }
 }
 
-/* Take the event at position k into a running state. */
-static void run_add(const struct trace_model *m, const struct track_data *t, size_t k,
-                    struct run_state *st)
-{
-    const struct trace_event *e = &m->ev[t->idx[k]];
-    if (e->flags & TRACE_EV_INFLIGHT)
-        return;
-    uint64_t from = e->start > st->maxend ? e->start : st->maxend;
-    if (e->end > from)
-        st->cover += e->end - from;
-    if (e->end > st->maxend)
-        st->maxend = e->end;
-}
-
-/* The state after positions [0, k). */
-static struct run_state run_at(const struct trace_model *m, const struct track_data *t, size_t k)
-{
-    size_t b = k / TRACK_BLOCK;
-    if (!t->nblock)
-        return (struct run_state){0, 0, UINT64_MAX}; /* no events published yet */
-    assert(b < t->nblock);
-    struct run_state st = t->block[b];
-    for (size_t j = b * TRACK_BLOCK; j < k; j++)
-        run_add(m, t, j, &st);
-    return st;
-}
-
 /* Recount the block states from position from on (to the track's published length). */
 static void track_recount(struct trace_model *m, struct track_data *t, size_t from)
 {
@@ -1057,6 +1046,7 @@ static void track_recount(struct trace_model *m, struct track_data *t, size_t fr
         t->capblock = c;
     }
     if (!t->nblock) {
+        WILL_WRITE(&t->block[0], sizeof(*t->block));
         t->block[0] = (struct run_state){0, 0, UINT64_MAX};
         t->nblock = 1;
     }
@@ -1064,6 +1054,7 @@ static void track_recount(struct trace_model *m, struct track_data *t, size_t fr
     if (b >= t->nblock)
         b = t->nblock - 1;
     struct run_state st = t->block[b];
+    WILL_WRITE(&t->block[b], (need - b) * sizeof(*t->block));
     for (size_t k = b * TRACK_BLOCK; k < t->n; k++) {
         if (k % TRACK_BLOCK == 0) /* a block's first start: the search goes by blocks first */
             t->block[k / TRACK_BLOCK].first = m->ev[t->idx[k]].start;
@@ -1089,6 +1080,7 @@ static void track_recount(struct trace_model *m, struct track_data *t, size_t fr
 static void sort_track(const struct trace_model *m, struct track_data *t)
 {
     size_t n = t->n, k;
+    WILL_WRITE(t->idx, n * sizeof(*t->idx));
     if (n < 1024) {
         qsort_r(t->idx, n, sizeof(*t->idx), cmp_pos, (void *)(uintptr_t)m);
         return;
@@ -1216,6 +1208,13 @@ void trace_model_stage(struct trace_model *m)
 {
     if (m->nev_staged < m->nev_done)
         m->nev_staged = m->nev_done;
+    /* where the new events go (past the room: saved as it grows) */
+    for (uint32_t k = 0; k < m->ntracks && m->nev_staged < m->nev; k++) {
+        struct track_data *t = &m->tracks[k];
+        size_t len = t->n + t->staged, room = t->cap - len;
+        if (t->pending && room)
+            WILL_WRITE(t->idx + len, (t->pending < room ? t->pending : room) * sizeof(*t->idx));
+    }
     for (uint64_t i = m->nev_staged; i < m->nev; i++) {
         uint32_t tr = m->ev[i].track;
         struct track_data *t = &m->tracks[tr];
@@ -1225,6 +1224,7 @@ void trace_model_stage(struct trace_model *m)
             c = c < len + t->pending ? len + t->pending : c;
             t->idx = trace_budget_realloc(t->idx, t->cap * sizeof(*t->idx), c * sizeof(*t->idx));
             t->cap = c;
+            WILL_WRITE(t->idx + len, t->pending * sizeof(*t->idx)); /* grown in place, maybe */
         }
         size_t k = len;
         if (len && !t->unsorted && before(m, i, t->idx[len - 1])) {
@@ -1236,6 +1236,7 @@ void trace_model_stage(struct trace_model *m)
                 t->unsorted = true;
                 k = len;
             } else {
+                WILL_WRITE(&t->idx[k], (len - k + 1) * sizeof(*t->idx));
                 memmove(&t->idx[k + 1], &t->idx[k], (len - k) * sizeof(*t->idx));
             }
         }
@@ -1321,104 +1322,6 @@ size_t trace_model_track_events(const struct trace_model *m, uint32_t track, con
     assert(track < m->ntracks);
     *idx = m->tracks[track].idx;
     return m->tracks[track].n;
-}
-
-/* Effective running maximum of ends over positions [0, k]: in-flight events end at now. */
-static uint64_t eff_maxend(const struct trace_model *m, const struct track_data *t, size_t k)
-{
-    uint64_t v = run_at(m, t, k + 1).maxend;
-    if (k >= t->inflight_from && m->now > v)
-        v = m->now;
-    return v;
-}
-
-size_t trace_model_track_seek(const struct trace_model *m, uint32_t track, uint64_t t_)
-{
-    assert(track < m->ntracks);
-    const struct track_data *t = &m->tracks[track];
-    if (!t->n)
-        return 0;
-    /* whole blocks first (their stored states), then positions inside one */
-    size_t lo = 0, hi = t->n;
-    size_t blo = 1, bhi = t->nblock;
-    while (blo < bhi) { /* first stored state past t_ */
-        size_t mid = blo + (bhi - blo) / 2;
-        size_t last = mid * TRACK_BLOCK - 1;
-        uint64_t v = t->block[mid].maxend;
-        if (last >= t->inflight_from && m->now > v)
-            v = m->now;
-        if (v > t_)
-            bhi = mid;
-        else
-            blo = mid + 1;
-    }
-    lo = (blo - 1) * TRACK_BLOCK;
-    if (blo < t->nblock)
-        hi = blo * TRACK_BLOCK;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (eff_maxend(m, t, mid) > t_)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return lo;
-}
-
-/* Busy cycles of the union of ended events within [0, x). */
-static uint64_t union_upto(const struct trace_model *m, const struct track_data *t, uint64_t x)
-{
-    if (!t->nblock)
-        return 0;
-    /* the last block whose first start is below x (the blocks' states are one small array:
-     * the search touches the events themselves only inside that block) */
-    size_t lo = 0, hi = t->nblock;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->block[mid].first < x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    size_t b = lo ? lo - 1 : 0;
-    struct run_state st = t->block[b];
-    /* a track's events lie far apart in the model (every other track's are between them):
-     * ask for the block's cache lines at once rather than miss them one by one */
-    size_t kend = (b + 1) * TRACK_BLOCK < t->n ? (b + 1) * TRACK_BLOCK : t->n;
-    for (size_t k = b * TRACK_BLOCK; k < kend; k++)
-        __builtin_prefetch(&m->ev[t->idx[k]]);
-    for (size_t k = b * TRACK_BLOCK; k < t->n && m->ev[t->idx[k]].start < x; k++)
-        run_add(m, t, k, &st); /* at most a block: the next one starts at or after x */
-    return st.cover - (st.maxend > x ? st.maxend - x : 0);
-}
-
-uint64_t trace_model_track_cover(const struct trace_model *m, uint32_t track, uint64_t x)
-{
-    assert(track < m->ntracks);
-    const struct track_data *t = &m->tracks[track];
-    if (t->inflight_from < t->n) {
-        /* the earliest in-flight event runs from s0 to now: all of [s0, min(x, now)) is
-         * busy, and no ended event reaches past now, so past s0 the cover is that of the
-         * ended events before s0 plus the time since */
-        uint64_t s0 = m->ev[t->idx[t->inflight_from]].start;
-        if (x > s0)
-            return union_upto(m, t, s0) + ((x < m->now ? x : m->now) - s0);
-    }
-    return union_upto(m, t, x);
-}
-
-uint64_t trace_model_track_inflight_start(const struct trace_model *m, uint32_t track)
-{
-    assert(track < m->ntracks);
-    const struct track_data *t = &m->tracks[track];
-    return t->inflight_from < t->n ? m->ev[t->idx[t->inflight_from]].start : UINT64_MAX;
-}
-
-uint64_t trace_model_track_busy(const struct trace_model *m, uint32_t track, uint64_t a, uint64_t b)
-{
-    if (b <= a)
-        return 0;
-    return trace_model_track_cover(m, track, b) - trace_model_track_cover(m, track, a);
 }
 
 size_t trace_model_mem_access_count(const struct trace_model *m)

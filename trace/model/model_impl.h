@@ -1,14 +1,15 @@
 /*
  * The trace model's own layout (see model.h), shared by the sources of trace/model/ that
- * reach inside it: model.c, which keeps it, and mapped.c, which gives a model arrays it
- * does not own (a mapped index, trace/model/mapped.h). Nothing outside trace/model/
- * includes this.
+ * reach inside it: model.c, which keeps it, trackq.c, which answers questions about its
+ * tracks, and mapped.c, which gives a model arrays it does not own (a mapped index,
+ * trace/model/mapped.h). Nothing outside trace/model/ includes this.
  */
 #ifndef TRACE_MODEL_IMPL_H
 #define TRACE_MODEL_IMPL_H
 
 #include "trace/model/model.h"
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -173,5 +174,35 @@ void trace_model_ext_drop(struct trace_model *m);
 void trace_lod_track_update(struct trace_model *m, struct track_data *t, size_t b,
                             const struct run_state *state);
 void trace_lod_rebuild(struct trace_model *m);
+
+/* ---- a track's running states (model.c keeps them, trackq.c reads them) ---- */
+
+/* Take the event at position k into a running state. */
+static inline void run_add(const struct trace_model *m, const struct track_data *t, size_t k,
+                           struct run_state *st)
+{
+    const struct trace_event *e = &m->ev[t->idx[k]];
+    if (e->flags & TRACE_EV_INFLIGHT)
+        return;
+    uint64_t from = e->start > st->maxend ? e->start : st->maxend;
+    if (e->end > from)
+        st->cover += e->end - from;
+    if (e->end > st->maxend)
+        st->maxend = e->end;
+}
+
+/* The state after positions [0, k). */
+static inline struct run_state run_at(const struct trace_model *m, const struct track_data *t,
+                                      size_t k)
+{
+    size_t b = k / TRACK_BLOCK;
+    if (!t->nblock)
+        return (struct run_state){0, 0, UINT64_MAX}; /* no events published yet */
+    assert(b < t->nblock);
+    struct run_state st = t->block[b];
+    for (size_t j = b * TRACK_BLOCK; j < k; j++)
+        run_add(m, t, j, &st);
+    return st;
+}
 
 #endif

@@ -21,6 +21,7 @@
 #include "sim/util/xalloc.h"
 #include "trace/file/chrome.h"
 #include "trace/live/live.h"
+#include "trace/model/budget.h"
 #include "tui/app/app.h"
 #include "tui/source/ckpt.h"
 #include "tui/source/serve.h"
@@ -464,6 +465,10 @@ int cli_live(const struct cli_run_opts *o)
         diag_clear(&cd);
         lo.reverse = tui_ckpt_supervise(&cd) == 0;
     }
+    /* the memory budget's file is closed by a small process of its own once this one (and
+     * its checkpoints) are gone: leaving a run of any length is at once. Made now, while the
+     * process is small and after the supervisor, which must not have it as a child */
+    trace_budget_keeper_start();
     struct sim_chip *chip = sim_run_chip(run);
     src = tui_source_live_take(run, feed, &lo);
     run = NULL, feed = NULL; /* the source has them */

@@ -157,6 +157,7 @@ struct source_live {
     uint64_t ckpt_cost;         /* ns the last checkpoint took (the fork) */
     uint64_t run_work;          /* ns spent running events in all */
     uint64_t ckpt_ticked;       /* events run by ticks (not by hand) since the last one */
+    uint64_t ckpt_mark;         /* its memory budget mark (UINT64_MAX: no file shared) */
     bool silent;                /* re-running to a target: no stops, no hit counts */
     bool backwards;             /* this state was reached by going back */
     struct opmark marks[MARKS]; /* a ring: nmarks in all */
@@ -902,6 +903,14 @@ static void resumed_run(struct source_live *L)
     const struct tui_ckpt_req *r = L->req;
     uint64_t from = sim_engine_events(L->eng);
     uint32_t how = unpack_carry(L);
+    /* the model's arrays in the memory budget's file, shared with the process that goes on:
+     * as they were at the checkpoint. From here on this copy replaces that future: it takes
+     * over whatever happens */
+    bool shared = L->ckpt_mark != UINT64_MAX;
+    if (shared && trace_budget_ckpt_restore(L->ckpt_mark) < 0) {
+        tui_ckpt_took_over(L->ckpt, r, 0, false);
+        _exit(1);
+    }
     if (!L->trace_done)
         trace_live_resumed(L->feed); /* the stream file back to this copy's length */
     L->silent = true;
@@ -917,7 +926,7 @@ static void resumed_run(struct source_live *L)
     }
     L->silent = false;
     L->hit = false;
-    if (!ok) {
+    if (!ok && !shared) {
         tui_ckpt_took_over(L->ckpt, r, 0, false);
         _exit(1);
     }
@@ -943,14 +952,15 @@ static void resumed_run(struct source_live *L)
                from);
     }
     tui_ckpt_took_over(L->ckpt, r, ev, true);
+    trace_budget_keeper_adopt(); /* the live process now: its files outlive it in the keeper */
 }
 
 /* Take a checkpoint when one is due. True in a copy resumed from it (it has taken over: the
- * caller returns at once). None once the model's arrays are in the memory budget's shared
- * file (a copy would share it): going back goes to the checkpoints taken before. */
+ * caller returns at once). Past the memory budget the copy shares the budget's file, which
+ * keeps the pages this process changes after the copy's mark (trace_budget_ckpt_mark). */
 static bool maybe_checkpoint(struct source_live *L)
 {
-    if (!L->ckpt || L->silent || trace_budget_engaged())
+    if (!L->ckpt || L->silent)
         return false;
     uint64_t ev = sim_engine_events(L->eng);
     uint64_t last = tui_ckpt_last_event(L->ckpt);
@@ -972,6 +982,10 @@ static bool maybe_checkpoint(struct source_live *L)
         if (!((since >= CKPT_MIN_EVENTS && L->ckpt_work >= every) || by_hand >= CKPT_MAX_EVENTS))
             return false;
     }
+    uint64_t mark = trace_budget_ckpt_mark();
+    if (mark == UINT64_MAX && trace_budget_engaged())
+        return false; /* the pages could not be kept: no copy could be trusted */
+    L->ckpt_mark = mark;
     L->ckpt_work = 0;
     L->ckpt_ticked = 0;
     uint64_t t0 = tui_now_ns();
