@@ -367,10 +367,14 @@ static pid_t raw_fork(void)
 /* The keeper's life, on its socket s: hold every descriptor it is sent; at the end of the
  * socket (every process that had the other end is gone) end, its exit closing them. Only
  * system calls: it was forked from a process that may have other threads. */
-static void keeper_run(int s)
+static void keeper_run(int s, int pidpipe)
 {
     setsid(); /* no terminal, no signal of the session's */
     prctl(PR_SET_NAME, "npuscope-keep");
+    int32_t me = (int32_t)getpid(); /* told once it is in its own session */
+    ssize_t w = write(pidpipe, &me, sizeof(me));
+    (void)w; /* short: the process that made it sees no pid, and closes the socket */
+    close(pidpipe);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -432,9 +436,9 @@ int trace_budget_keeper_start(void)
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
         return -1;
-    /* the keeper's pid, passed up by the middle process, which ends at once: the keeper is
-     * then nobody's child in this session (the TUI's supervisor waits for all of its
-     * children) */
+    /* the keeper is made by a middle process, which ends at once: the keeper is then
+     * nobody's child in this session (the TUI's supervisor waits for all of its children).
+     * The keeper sends its pid up once it is in a session of its own */
     int pp[2];
     if (pipe2(pp, O_CLOEXEC) != 0) {
         close(sv[0]);
@@ -446,13 +450,9 @@ int trace_budget_keeper_start(void)
         close(sv[0]);
         close(pp[0]);
         pid_t k = raw_fork();
-        if (k == 0) {
-            close(pp[1]);
-            keeper_run(sv[1]);
-        }
-        int32_t v = (int32_t)k;
-        ssize_t w = write(pp[1], &v, sizeof(v));
-        _exit(k > 0 && w == (ssize_t)sizeof(v) ? 0 : 1);
+        if (k == 0)
+            keeper_run(sv[1], pp[1]);
+        _exit(k > 0 ? 0 : 1);
     }
     close(sv[1]);
     close(pp[1]);

@@ -28,6 +28,7 @@
 #include "tui/term/theme.h"
 
 #include "trace/file/loader.h"
+#include "trace/model/budget.h"
 
 #include <fcntl.h>
 #include <locale.h>
@@ -232,6 +233,10 @@ int cli_view(const char *file, const char *theme, const char *diff, bool no_cach
         if (!(second = cli_diff_load("view", diff)))
             goto out;
     }
+    /* a big trace's arrays live in the memory budget's file (trace/model/budget.h): a small
+     * process of its own closes it once this one is gone, so that leaving is at once. Made
+     * now, while the process is small */
+    trace_budget_keeper_start();
     bool quit;
     src = load(file, !no_cache, recover, &d, &quit);
     if (!src) {
