@@ -283,6 +283,16 @@ static void fork_parent(void)
     pthread_mutex_unlock(&g.mu);
 }
 
+void trace_budget_clone_lock(void)
+{
+    pthread_mutex_lock(&g.mu);
+}
+
+void trace_budget_clone_unlock(void)
+{
+    pthread_mutex_unlock(&g.mu);
+}
+
 static void fork_child(void)
 {
     for (size_t i = 0; i < g.nr; i++)

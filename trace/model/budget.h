@@ -108,6 +108,13 @@ int trace_budget_keeper_pid(void);
  */
 uint64_t trace_budget_ckpt_mark(void);
 
+/* Around a clone made without fork() (the TUI's checkpoints: no pthread_atfork handlers
+ * run): hold the budget's lock across it, so that the copy does not inherit it held by the
+ * thread that gives pages back (the copy would wait for it forever). Call unlock in both
+ * processes after the clone. */
+void trace_budget_clone_lock(void);
+void trace_budget_clone_unlock(void);
+
 /* In a copy taking over from the checkpoint of mark: every page of the file changed since
  * then made as it was at the mark, and the journal's later entries dropped (that future is
  * replaced: the process that made them must be gone or go, and the checkpoints after the

@@ -9,6 +9,7 @@
 #include "sim/kernel/guard.h"
 
 #include "sim/util/xalloc.h"
+#include "trace/model/budget.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -475,7 +476,11 @@ int tui_ckpt_take(struct tui_ckpt *c, uint64_t event, uint64_t time, struct tui_
         close(ls);
         return 0;
     }
+    /* the budget's lock held across the clone: another thread (the one giving pages back)
+     * may hold it now, and the copy, which has no such thread, would wait for it forever */
+    trace_budget_clone_lock();
     pid_t pid = clone_sibling();
+    trace_budget_clone_unlock();
     if (pid < 0) {
         close(ls);
         return 0;
