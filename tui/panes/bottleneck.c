@@ -27,6 +27,9 @@ enum {
                                            finished): the experiment may start */
     AHEAD_LIVE_EVENTS = 1 << 16,        /* live: kept warm past this many events (below, the
                                            verdict from scratch takes a fraction of a second) */
+    AHEAD_COST_FACTOR = 40,             /* live, kept warm with the pane closed: at most a
+                                           41st of the time (the pane shows the last one at
+                                           once when it opens, and follows from there) */
 };
 
 /* A line of the table: the run, a kernel launch, or the host messages together. */
@@ -272,8 +275,9 @@ static bool due(const struct tui_bottleneck *b, const struct tui_view *v)
 bool tui_bottleneck_ahead(struct tui_bottleneck *b, struct tui_view *v)
 {
     /* live, kept warm as when the pane is open (each verdict taken on from the last: the
-     * launch still running from its new ops), as often as it is open (tui_task_due: the run
-     * keeps 10/11 of its speed at the least); not lowered: it holds the run while it works */
+     * launch still running from its new ops), but four times less often (the run keeps 40/41
+     * of its speed at the least, against 10/11 with the pane open); not lowered: it holds the
+     * run while it works */
     if (v->live) {
         take(b);
         /* what it keeps between verdicts is the heap's, which the memory budget does not
@@ -285,7 +289,8 @@ bool tui_bottleneck_ahead(struct tui_bottleneck *b, struct tui_view *v)
             trace_verdict_inc_trim(b->inc);
             b->ahead_off = true;
         }
-        if (!b->ahead_off && trace_model_event_count(b->m) >= AHEAD_LIVE_EVENTS && due(b, v))
+        if (!b->ahead_off && trace_model_event_count(b->m) >= AHEAD_LIVE_EVENTS && due(b, v) &&
+            (!b->v || tui_now_ns() - b->at >= (uint64_t)AHEAD_COST_FACTOR * b->cost))
             compute(b);
         return false;
     }
