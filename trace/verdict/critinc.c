@@ -7,6 +7,7 @@
 
 #include "trace/model/mapped.h"
 #include "trace/verdict/imap.h"
+#include "trace/verdict/sweep_int.h"
 
 #include "sim/util/xalloc.h"
 
@@ -21,48 +22,6 @@ enum { GIVEBACK_EVERY = 1 << 20 };
 /* An op's flags, as critpath.c's sweep keeps them: why it waited (enum trace_dep), the space
  * of the bytes it read of a RAW predecessor, whether it has ended. */
 enum { FL_WHY = 7, FL_SPACE = 3, FL_ENDED = 128 };
-
-/* A tile's string id to the op of that tile that ended last (key 0: empty). */
-struct tilemap {
-    uint32_t *key, *val;
-    size_t cap, n;
-};
-
-static uint32_t *tile_slot(struct tilemap *t, uint32_t key)
-{
-    if (2 * (t->n + 1) > t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 64;
-        uint32_t *k = sim_xcalloc(cap, sizeof(*k)), *v = sim_xcalloc(cap, sizeof(*v));
-        for (size_t i = 0; i < t->cap; i++) {
-            if (!t->key[i])
-                continue;
-            size_t h = (t->key[i] * 2654435761u) & (cap - 1);
-            while (k[h])
-                h = (h + 1) & (cap - 1);
-            k[h] = t->key[i], v[h] = t->val[i];
-        }
-        free(t->key), free(t->val);
-        t->key = k, t->val = v, t->cap = cap;
-    }
-    size_t h = (key * 2654435761u) & (t->cap - 1);
-    while (t->key[h] && t->key[h] != key)
-        h = (h + 1) & (t->cap - 1);
-    if (!t->key[h]) {
-        t->key[h] = key;
-        t->val[h] = NONE;
-        t->n++;
-    }
-    return &t->val[h];
-}
-
-/* The slot of a tile met before (no slot is made: pointers to them stay valid). */
-static uint32_t *tile_find(struct tilemap *t, uint32_t key)
-{
-    size_t h = (key * 2654435761u) & (t->cap - 1);
-    while (t->key[h] != key)
-        h = (h + 1) & (t->cap - 1);
-    return &t->val[h];
-}
 
 /* A point of the sweep: an op's start (kind 1) or its end seen a cycle early (kind 0; of an
  * op of no length, at its start: kind 2), in the order (time, kind, op). */
@@ -442,18 +401,6 @@ static bool overlay_latest(struct trace_critinc *st, unsigned s, uint64_t lo, ui
             *x = *c, found = true;
     }
     return found;
-}
-
-/* Whether a candidate ending at cand_end, for reason why, is a better predecessor than
- * best (critpath.c's rule). */
-static bool better(uint64_t cand_end, enum trace_dep why, uint32_t best, uint64_t best_end,
-                   enum trace_dep best_why)
-{
-    if (best == NONE)
-        return true;
-    if (cand_end != best_end)
-        return cand_end > best_end;
-    return why < best_why;
 }
 
 static void sweep_end(struct trace_critinc *st, uint32_t k)

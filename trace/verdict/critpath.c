@@ -10,6 +10,7 @@
 
 #include "trace/model/mapped.h"
 #include "trace/verdict/imap.h"
+#include "trace/verdict/sweep_int.h"
 
 #include "sim/util/xalloc.h"
 
@@ -28,39 +29,6 @@
  * read (trace_model_lent_giveback): a launch of ten million ops would otherwise keep every
  * op column resident. */
 enum { GIVEBACK_EVERY = 1 << 20 };
-
-/* A small open-addressing map from a tile's string id to its index among the tiles met. */
-struct tilemap {
-    uint32_t *key, *val; /* owned; key 0 empty (TRACE_NO_STR never stored) */
-    size_t cap, n;
-};
-
-static uint32_t *tile_slot(struct tilemap *t, uint32_t key)
-{
-    if (2 * (t->n + 1) > t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 64;
-        uint32_t *k = sim_xcalloc(cap, sizeof(*k)), *v = sim_xcalloc(cap, sizeof(*v));
-        for (size_t i = 0; i < t->cap; i++) {
-            if (!t->key[i])
-                continue;
-            size_t h = (t->key[i] * 2654435761u) & (cap - 1);
-            while (k[h])
-                h = (h + 1) & (cap - 1);
-            k[h] = t->key[i], v[h] = t->val[i];
-        }
-        free(t->key), free(t->val);
-        t->key = k, t->val = v, t->cap = cap;
-    }
-    size_t h = (key * 2654435761u) & (t->cap - 1);
-    while (t->key[h] && t->key[h] != key)
-        h = (h + 1) & (t->cap - 1);
-    if (!t->key[h]) {
-        t->key[h] = key;
-        t->val[h] = NONE;
-        t->n++;
-    }
-    return &t->val[h];
-}
 
 /* The length of the PE part of a component id ("sip0.cube0.pe0" of "sip0.cube0.pe0.pe_dma"),
  * or 0 when it names no PE's engine. */
@@ -798,18 +766,6 @@ static const struct trace_op_ranges *op_reads(struct ranges *r, uint32_t k,
     if (r->cols)
         r->wcache[k % WCACHE] = (struct wcached){k, v->has_write, v->write};
     return v;
-}
-
-/* Whether a candidate ending at cand_end, for reason why, is a better predecessor than
- * best (ending at best_end, for best_why): the one that ended last. */
-static bool better(uint64_t cand_end, enum trace_dep why, uint32_t best, uint64_t best_end,
-                   enum trace_dep best_why)
-{
-    if (best == NONE)
-        return true;
-    if (cand_end != best_end)
-        return cand_end > best_end;
-    return why < best_why; /* explicit, RAW, tile, engine */
 }
 
 /* An op's flags in the sweep: why it waited (enum trace_dep), the space of the bytes it read

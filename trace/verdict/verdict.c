@@ -482,6 +482,18 @@ struct scan {
     bool running;
 };
 
+/* A track met for the first time by a scan: counted among the TE or VE engines used; its
+ * mark (1, or 5 for the host's own component). */
+static uint8_t track_seen(const struct trace_model *m, uint32_t track, size_t *ute, size_t *uve)
+{
+    const struct trace_track *tr = trace_model_track_get(m, track);
+    if (tr->engine == TRACE_ENGINE_TE || tr->engine == TRACE_ENGINE_VE)
+        *(tr->engine == TRACE_ENGINE_TE ? ute : uve) += 1;
+    bool host = tr->engine == TRACE_ENGINE_HOST &&
+                strcmp(trace_model_str(m, tr->name), TRACE_HOST_COMPONENT) == 0;
+    return (uint8_t)(1 + (host ? 4 : 0));
+}
+
 /* Pass over evs (n of them) once for what struct scan says, giving back the model's mapped
  * pages as it goes (millions of events would otherwise stay resident); those of the last
  * stretch stay for the critical path, which reads them next. */
@@ -505,14 +517,8 @@ static void scan_ops(struct ctx *c, const uint64_t *evs, size_t n, struct scan *
             sc->comp[sc->ncomp++] = (struct span){e->track, e->start, e->end};
         }
         uint8_t *t = &track[e->track];
-        if (!*t) {
-            const struct trace_track *tr = trace_model_track_get(m, e->track);
-            if (tr->engine == TRACE_ENGINE_TE || tr->engine == TRACE_ENGINE_VE)
-                *(tr->engine == TRACE_ENGINE_TE ? &sc->ute : &sc->uve) += 1;
-            bool host = tr->engine == TRACE_ENGINE_HOST &&
-                        strcmp(trace_model_str(m, tr->name), TRACE_HOST_COMPONENT) == 0;
-            *t = (uint8_t)(1 + (host ? 4 : 0));
-        }
+        if (!*t)
+            *t = track_seen(m, e->track, &sc->ute, &sc->uve);
         if (e->op_kind == TRACE_KIND_GEMM || e->op_kind == TRACE_KIND_MATH)
             sc->any_arith = true;
         if (e->flags & TRACE_EV_INFLIGHT)
@@ -598,14 +604,8 @@ static void scan_live(struct ctx *c, struct live *lv, struct scan *sc)
         lv->uncached += !trace_opinfo_cached(m, lv->evs[k]);
         lv->ncomp += is_composite(c, e->op);
         uint8_t *t = &lv->track[e->track];
-        if (!*t) {
-            const struct trace_track *tr = trace_model_track_get(m, e->track);
-            if (tr->engine == TRACE_ENGINE_TE || tr->engine == TRACE_ENGINE_VE)
-                *(tr->engine == TRACE_ENGINE_TE ? &lv->ute : &lv->uve) += 1;
-            bool host = tr->engine == TRACE_ENGINE_HOST &&
-                        strcmp(trace_model_str(m, tr->name), TRACE_HOST_COMPONENT) == 0;
-            *t = (uint8_t)(1 + (host ? 4 : 0));
-        }
+        if (!*t)
+            *t = track_seen(m, e->track, &lv->ute, &lv->uve);
         if (e->op_kind == TRACE_KIND_GEMM || e->op_kind == TRACE_KIND_MATH)
             lv->any_arith = true;
         if (e->flags & TRACE_EV_INFLIGHT) {
