@@ -680,7 +680,8 @@ static bool take(struct trace_critinc *st, const struct trace_critpath_input *in
     size_t ns = 0, ne = 0;
     for (size_t i = 0; i < st->npstart; i++)
         starts[ns++] = (struct pt){op_ev(st, st->pstart[i])->start, st->pstart[i], 1};
-    qsort(st->pend, st->npend, sizeof(*st->pend), cmp_u32); /* (in op order: see sort_ends) */
+    if (st->npend > 1) /* (in op order: see sort_ends) */
+        qsort(st->pend, st->npend, sizeof(*st->pend), cmp_u32);
     for (size_t i = 0; i < st->npend; i++)
         ends[ne++] = end_pt(st, st->pend[i]);
     for (size_t k = first; k < st->n; k++) {
@@ -763,9 +764,11 @@ static void walk(struct trace_critinc *st, const struct trace_critpath_input *in
     size_t keep = join == SIZE_MAX ? 0 : join + 1, len = keep + nb;
     out->steps = sim_xcalloc(len ? len : 1, sizeof(*out->steps));
     out->n = len;
-    memcpy(out->steps, st->path, keep * sizeof(*out->steps));
     uint32_t *ops = sim_xreallocarray(NULL, len ? len : 1, sizeof(*ops));
-    memcpy(ops, st->path_op, keep * sizeof(*ops));
+    if (keep) { /* (no last path: its arrays may be NULL) */
+        memcpy(out->steps, st->path, keep * sizeof(*out->steps));
+        memcpy(ops, st->path_op, keep * sizeof(*ops));
+    }
     for (size_t i = 0; i < nb; i++) {
         uint32_t k = back[nb - 1 - i], pk = st->pred[k];
         uint64_t from = pk == NONE ? in->start : op_end(st, pk), s = op_ev(st, k)->start;
