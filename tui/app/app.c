@@ -599,6 +599,8 @@ void tui_app_work(struct tui_app *a, uint64_t budget_ns)
         p->working = more;
         pending |= more;
     }
+    if (a->drawn_once && a->src->ops->drawn)
+        a->src->ops->drawn(a->src); /* what the screen need not wait for (source.h) */
     struct pane *bp = &a->panes[P_BOTTLENECK];
     /* the verdict ahead of v (bottleneck.h), once the first frame and the work it asked
      * for are done */

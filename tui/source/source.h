@@ -139,6 +139,10 @@ struct tui_source_ops {
      * or -1: the main loop waits on it with the keyboard, and running() is true until the
      * news is taken in by tick. NULL: none. */
     int (*wait_fd)(struct tui_source *s);
+    /* The first frame is on the screen: what the screen need not wait for may start now (a
+     * loaded trace's index, written behind it). Called from then on with the app's work;
+     * it does its part once. NULL: none. */
+    void (*drawn)(struct tui_source *s);
     /* The details of event ev are about to be shown: a source that does not hold them
      * fetches them (they appear in the model, whose generation moves). NULL: all held. */
     void (*want_details)(struct tui_source *s, uint64_t ev);

@@ -2,7 +2,7 @@
  * The post-mortem source: a trace model loaded from a file (or built by the caller) that
  * never changes. It is never running, so the main loop sleeps on input. A trace loaded from
  * its JSON with the cache on has its index written once the first frame is on the screen
- * (the main loop asks for wait_fd after drawing), on a thread of its own reading the same
+ * (the app's drawn call), on a thread of its own reading the same
  * model, which never changes: the screen does not wait for the index.
  */
 #include "tui/source/source.h"
@@ -46,13 +46,12 @@ static int file_tick(struct tui_source *s, uint64_t budget_ns, struct diag *d)
     return 0;
 }
 
-/* Called by the main loop once a frame is drawn: the index is written from then on. */
-static int file_wait_fd(struct tui_source *s)
+/* The first frame is drawn: the index is written from then on. */
+static void file_drawn(struct tui_source *s)
 {
     struct source_file *f = (struct source_file *)s;
     if (f->job)
         trace_index_job_start(f->job, f->m);
-    return -1;
 }
 
 static void file_free(struct tui_source *s)
@@ -76,7 +75,7 @@ static const struct tui_source_ops file_ops = {
     .control = NULL,
     .memstore = NULL,
     .free = file_free,
-    .wait_fd = file_wait_fd,
+    .drawn = file_drawn,
 };
 
 struct tui_source *tui_source_model_take(struct trace_model *m, const char *name)
