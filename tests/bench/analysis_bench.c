@@ -13,6 +13,7 @@
  * such run): a second run spends seconds, not a minute, before the analyses.
  */
 #include "sim/util/xalloc.h"
+#include "trace/analysis/metrics.h"
 #include "trace/analysis/regions.h"
 #include "trace/analysis/srcprof.h"
 #include "trace/analysis/tokens.h"
@@ -175,6 +176,15 @@ static void tokens(const struct trace_model *m)
     trace_token_profile_fini(&p);
 }
 
+/* The summary's metrics (busy time and peak of each engine kind, DRAM traffic, tokens): the
+ * metrics pane of the first frame waits for them. */
+static void metrics(const struct trace_model *m)
+{
+    struct trace_metrics x;
+    trace_metrics_compute(m, &x);
+    trace_metrics_fini(&x);
+}
+
 /* Median wall and CPU seconds of runs runs of fn. */
 static void time_fn(void (*fn)(const struct trace_model *), const struct trace_model *m, int runs,
                     double *med, double *cmed)
@@ -228,8 +238,9 @@ int main(int argc, char **argv)
               {'A', "anomalies (A)", anomalies, NULL},
               {'T', "tokens (T)", tokens, NULL},
               {'/', "search (/)", search, NULL},
-              {'K', "line profile (K)", lineprof, NULL}};
-    const char *keys = argc > 3 ? argv[3] : "vCRyAT/K";
+              {'K', "line profile (K)", lineprof, NULL},
+              {'M', "metrics (frame)", metrics, NULL}};
+    const char *keys = argc > 3 ? argv[3] : "vCRyAT/KM";
     for (size_t k = 0; k < sizeof(an) / sizeof(an[0]); k++) {
         if (!strchr(keys, an[k].key))
             continue;

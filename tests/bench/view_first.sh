@@ -4,7 +4,9 @@
 # trace is parsed and its index written as on a first open; the time to the first frame
 # (capture-pane polled every 5 ms), the viewer's resident memory then, and the time until the
 # index is in the cache, whole (written behind the first frame); then q and the time to the
-# exit. A second open, through the index just written, gives the reopen's first frame.
+# exit. The first frame is seen in the pane's output stream (tmux pipe-pane into grep, a line
+# per escape sequence), not by capturing the screen every few ms: on two cores such a poll
+# takes most of one, and the figure would be the bench's own cost rather than the viewer's. A second open, through the index just written, gives the reopen's first frame.
 # NPUSCOPE_LOAD_THREADS, when set, is passed on (2: the parse on two threads even on a busy
 # machine, where the loader would otherwise keep to one).
 #   view_first.sh NPUSCOPE TRACE
@@ -30,10 +32,21 @@ open() {
     tmux -L "$sock" kill-server >/dev/null 2>&1
     runs=$((runs + 1))
     sock=npuscope-bench-$$-$runs # a fresh server each time: never race a dying one
+    local stamp=$cache/first-frame.$runs
+    # the viewer starts once the pane's output goes to grep, which stamps the first frame
+    tmux -L "$sock" -f /dev/null new-session -d -x 200 -y 60 \
+        "tmux -L $sock wait-for go; $cmd; echo \"[exit \$?]\"; sleep 600"
+    # (a script of its own: tmux would expand the strftime escapes of a command given inline)
+    printf '%s\n' "stdbuf -oL tr '\\033' '\\n' | grep -a -m1 -F POST-MORTEM >/dev/null" \
+        "date +%s%3N >$stamp.tmp && mv $stamp.tmp $stamp" >"$stamp.sh"
+    tmux -L "$sock" pipe-pane -o -t 0 "sh $stamp.sh"
     t0=$(now_ms)
-    tmux -L "$sock" -f /dev/null new-session -d -x 200 -y 60 "$cmd; echo \"[exit \$?]\"; sleep 600"
+    tmux -L "$sock" wait-for -S go
+    local i
+    for ((i = 0; i < 6000; i++)); do [[ -s $stamp ]] && break; sleep 0.1; done
+    [[ -s $stamp ]] || { echo "view_first: no first frame"; screen; exit 1; }
+    t1=$(<"$stamp")
     until_match ' POST-MORTEM ' || { echo "view_first: no first frame"; screen; exit 1; }
-    t1=$(now_ms)
     local sh pid
     sh=$(tmux -L "$sock" display-message -p -t 0 '#{pane_pid}')
     pid=$(awk '{print $1}' "/proc/$sh/task/$sh/children" 2>/dev/null)
@@ -42,7 +55,7 @@ open() {
 
 open
 echo "view $trace, first open: the first frame in $((t1 - t0)) ms, RSS ${rss} MB"
-for ((i = 0; i < 12000; i++)); do index_whole && break; sleep 0.005; done
+for ((i = 0; i < 1200; i++)); do index_whole && break; sleep 0.05; done
 index_whole || { echo "view_first: no index written in a minute"; exit 1; }
 echo "  the index in the cache, whole, $(($(now_ms) - t0)) ms after the start"
 k0=$(now_ms)
