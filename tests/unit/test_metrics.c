@@ -5,6 +5,7 @@
 #include "trace/model/model.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,6 +171,113 @@ Test(metrics, an_inflight_transfer_counts_until_now)
     cr_assert_eq(s[0].read_bytes, 20);
     free(s);
     trace_model_free(m);
+}
+
+/* ---- busy time and peak in any event order ----------------------------------------------- */
+
+struct bspan {
+    uint64_t s, e;
+};
+
+static int cmp_bspan(const void *a, const void *b)
+{
+    const struct bspan *x = a, *y = b;
+    return x->s < y->s ? -1 : x->s > y->s;
+}
+
+/* The measure of the union of v[0..n) and the most of them covering one cycle, by brute
+ * force: every cycle of the (small) time range counted. */
+static void brute(const struct bspan *v, size_t n, uint64_t tmax, uint64_t *active, uint64_t *peak)
+{
+    uint32_t *cover = calloc(tmax + 1, sizeof(*cover));
+    for (size_t i = 0; i < n; i++)
+        for (uint64_t t = v[i].s; t < v[i].e; t++)
+            cover[t]++;
+    *active = *peak = 0;
+    for (uint64_t t = 0; t <= tmax; t++) {
+        *active += cover[t] > 0;
+        *peak = cover[t] > *peak ? cover[t] : *peak;
+    }
+    free(cover);
+}
+
+static uint64_t lcg(uint64_t *x)
+{
+    *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+    return *x >> 33;
+}
+
+/*
+ * The same events added in three orders: nearly by start (a few places out, as traces come),
+ * far out of order (blocks swapped) and backwards. Busy time per kind and the DMA peak are
+ * the brute force's every time, with more events than a few of the sweep's chunks, empty
+ * spans and events of other kinds among them.
+ */
+Test(metrics, busy_time_and_peak_in_any_event_order)
+{
+    enum { N = 150000, KINDS = 3, TRACKS = 3 };
+    static const enum trace_engine eng[KINDS] = {TRACE_ENGINE_DMA, TRACE_ENGINE_TE,
+                                                 TRACE_ENGINE_VE};
+    struct bspan *ev = malloc(N * sizeof(*ev)), *per[KINDS];
+    uint32_t *kind = malloc(N * sizeof(*kind)), *order = malloc(N * sizeof(*order));
+    size_t nper[KINDS] = {0};
+    uint64_t seed = 7, t = 0, tmax = 0;
+    for (int k = 0; k < KINDS; k++)
+        per[k] = malloc(N * sizeof(*per[k]));
+    for (size_t i = 0; i < N; i++) {
+        t += lcg(&seed) % 40; /* gaps between the spans of a kind, and overlaps */
+        uint64_t len = lcg(&seed) % 5 == 0 ? 0 : lcg(&seed) % 40; /* some empty */
+        ev[i] = (struct bspan){t, t + len};
+        kind[i] = (uint32_t)(lcg(&seed) % (KINDS * TRACKS + 1)); /* the last: a host track */
+        if (kind[i] < KINDS * TRACKS)
+            per[kind[i] / TRACKS][nper[kind[i] / TRACKS]++] = ev[i];
+        tmax = t + len > tmax ? t + len : tmax;
+    }
+    uint64_t want_active[KINDS], want_peak[KINDS];
+    for (int k = 0; k < KINDS; k++) {
+        qsort(per[k], nper[k], sizeof(*per[k]), cmp_bspan);
+        brute(per[k], nper[k], tmax, &want_active[k], &want_peak[k]);
+    }
+    for (int o = 0; o < 3; o++) {
+        for (uint32_t i = 0; i < N; i++)
+            order[i] = o == 2 ? N - 1 - i : i;
+        if (o == 0) /* neighbours swapped here and there */
+            for (uint32_t i = 0; i + 1 < N; i += 2 + lcg(&seed) % 5) {
+                uint32_t x = order[i];
+                order[i] = order[i + 1], order[i + 1] = x;
+            }
+        if (o == 1) /* the second quarter after the third */
+            for (uint32_t i = N / 4; i < N / 2; i++) {
+                uint32_t x = order[i];
+                order[i] = order[i + N / 4], order[i + N / 4] = x;
+            }
+        struct trace_model *m = trace_model_new();
+        uint32_t tr[KINDS * TRACKS + 1];
+        for (int k = 0; k < KINDS * TRACKS; k++) {
+            char name[16];
+            snprintf(name, sizeof(name), "e%d", k);
+            tr[k] = trace_model_track(m, name, eng[k / TRACKS], k % TRACKS);
+        }
+        tr[KINDS * TRACKS] = trace_model_track(m, "host", TRACE_ENGINE_HOST, 0);
+        for (uint32_t i = 0; i < N; i++)
+            add(m, tr[kind[order[i]]], ev[order[i]].s, ev[order[i]].e);
+        trace_model_finish(m);
+        struct trace_metrics x;
+        trace_metrics_compute(m, &x);
+        cr_assert_eq(x.dma_active, want_active[0], "order %d: DMA busy %llu, want %llu", o,
+                     (unsigned long long)x.dma_active, (unsigned long long)want_active[0]);
+        cr_assert_eq(x.dma_max_concurrent, want_peak[0], "order %d: DMA peak %llu, want %llu", o,
+                     (unsigned long long)x.dma_max_concurrent, (unsigned long long)want_peak[0]);
+        cr_assert_eq(x.te_active, want_active[1], "order %d: TE busy", o);
+        cr_assert_eq(x.ve_active, want_active[2], "order %d: VE busy", o);
+        trace_metrics_fini(&x);
+        trace_model_free(m);
+    }
+    for (int k = 0; k < KINDS; k++)
+        free(per[k]);
+    free(ev);
+    free(kind);
+    free(order);
 }
 
 /* ---- bandwidth --------------------------------------------------------------------------- */

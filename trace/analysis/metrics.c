@@ -106,7 +106,8 @@ static void heap_pop(struct heap *h)
  * definition: the measure of the union, overlaps once) and the peak number covering one
  * cycle (an end at t frees its slot before a start at t), by merging the kind's tracks'
  * indexes, which the model keeps sorted by start: O(n log tracks) with no copy of the
- * events, so a live run's summary of millions of events stays cheap.
+ * events. peak may be NULL. This is the way for events in any order; kinds_sweep's one pass
+ * in the events' own order is the fast one for the usual nearly sorted ones.
  */
 static void kind_sweep(const struct trace_model *m, enum trace_engine eng, uint64_t *active,
                        uint64_t *peak)
@@ -134,11 +135,13 @@ static void kind_sweep(const struct trace_model *m, enum trace_engine eng, uint6
         uint64_t s = ev->start, e = event_end(m, ev);
         if (e <= s)
             continue;
-        while (ends.n && ends.key[0] <= s)
-            heap_pop(&ends);
-        heap_push(&ends, e, 0);
-        if (ends.n > best)
-            best = ends.n;
+        if (peak) {
+            while (ends.n && ends.key[0] <= s)
+                heap_pop(&ends);
+            heap_push(&ends, e, 0);
+            if (ends.n > best)
+                best = ends.n;
+        }
         if (open && s <= ce) {
             if (e > ce)
                 ce = e;
@@ -149,7 +152,8 @@ static void kind_sweep(const struct trace_model *m, enum trace_engine eng, uint6
         cs = s, ce = e, open = true;
     }
     *active = open ? total + (ce - cs) : total;
-    *peak = best;
+    if (peak)
+        *peak = best;
     free(tracks.key);
     free(tracks.val);
     free(ends.key);
@@ -157,6 +161,135 @@ static void kind_sweep(const struct trace_model *m, enum trace_engine eng, uint6
     free(idx);
     free(len);
     free(pos);
+}
+
+/* ---- the three kinds in one pass over the events, in their order -------------------------- */
+
+/*
+ * A trace's events come nearly in start order, and reading them in their own order is a
+ * single stream through memory, where merging the tracks' indexes (kind_sweep) reads a
+ * stream per track: at 10 M events, a few times faster. Each kind's events are buffered and
+ * fed to its sweep in start order, SWEEP_CHUNK at a time: the buffer (twice that) is sorted
+ * (insertion sort, linear on a nearly sorted buffer) and its smaller half fed. That is the
+ * order kind_sweep's merge gives, up to events starting together, which the union and the
+ * peak do not tell apart; unless an event comes in after one starting later was fed: the
+ * kind is then given up (broken) and swept by kind_sweep instead.
+ */
+enum { SWEEP_CHUNK = 8192 };
+
+struct kind_pass {
+    struct span *buf; /* SWEEP_CHUNK * 2 spans not fed yet */
+    size_t n;
+    uint64_t fed;     /* start of the last span fed */
+    bool broken, any; /* any: a span was fed */
+    bool want_peak;
+    uint64_t total, cs, ce; /* the union so far: total closed, [cs, ce) open (open) */
+    bool open;
+    struct heap ends; /* ends of the spans in flight (want_peak) */
+    uint64_t best;
+};
+
+/* Sort v[0..n) by start: by insertion while the buffer is nearly sorted, else qsort. */
+static void sort_nearly(struct span *v, size_t n)
+{
+    size_t moves = 0, limit = 8 * n;
+    for (size_t i = 1; i < n; i++) {
+        struct span x = v[i];
+        size_t j = i;
+        while (j && v[j - 1].s > x.s) {
+            v[j] = v[j - 1];
+            j--;
+            if (++moves > limit) {
+                v[j] = x; /* v[0..i] is a permutation again: the rest is qsort's */
+                qsort(v, n, sizeof(*v), cmp_span);
+                return;
+            }
+        }
+        v[j] = x;
+    }
+}
+
+/* Feed the first n spans of k's buffer (sorted) to its sweep and drop them. */
+static void pass_feed(struct kind_pass *k, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t s = k->buf[i].s, e = k->buf[i].e;
+        if (k->want_peak) {
+            while (k->ends.n && k->ends.key[0] <= s)
+                heap_pop(&k->ends);
+            heap_push(&k->ends, e, 0);
+            if (k->ends.n > k->best)
+                k->best = k->ends.n;
+        }
+        if (k->open && s <= k->ce) {
+            if (e > k->ce)
+                k->ce = e;
+            continue;
+        }
+        if (k->open)
+            k->total += k->ce - k->cs;
+        k->cs = s, k->ce = e, k->open = true;
+    }
+    if (n) {
+        k->fed = k->buf[n - 1].s;
+        k->any = true;
+    }
+    memmove(k->buf, k->buf + n, (k->n - n) * sizeof(*k->buf));
+    k->n -= n;
+}
+
+static void pass_add(struct kind_pass *k, uint64_t s, uint64_t e)
+{
+    if (k->broken || e <= s) /* an empty span counts for nothing (kind_sweep) */
+        return;
+    if (k->any && s < k->fed) {
+        k->broken = true;
+        return;
+    }
+    k->buf[k->n++] = (struct span){s, e};
+    if (k->n == 2 * SWEEP_CHUNK) {
+        sort_nearly(k->buf, k->n);
+        pass_feed(k, SWEEP_CHUNK);
+    }
+}
+
+/* Busy cycles (and, for DMA, the peak) of DMA, TE and VE as kind_sweep gives them, into
+ * active[] and *dma_peak. */
+static void kinds_sweep(const struct trace_model *m, uint64_t active[3], uint64_t *dma_peak)
+{
+    static const enum trace_engine kinds[3] = {TRACE_ENGINE_DMA, TRACE_ENGINE_TE, TRACE_ENGINE_VE};
+    size_t ntr = trace_model_track_count(m);
+    uint8_t *of = sim_xcalloc(ntr ? ntr : 1, 1); /* the track's kind + 1, 0: none */
+    for (uint32_t t = 0; t < ntr; t++)
+        for (uint8_t k = 0; k < 3; k++)
+            if (trace_model_track_get(m, t)->engine == kinds[k])
+                of[t] = (uint8_t)(k + 1);
+    struct kind_pass ks[3] = {{.want_peak = true}, {0}, {0}};
+    for (int k = 0; k < 3; k++)
+        ks[k].buf = sim_xreallocarray(NULL, 2 * SWEEP_CHUNK, sizeof(*ks[k].buf));
+    uint64_t n = trace_model_event_count(m);
+    for (uint64_t i = 0; i < n; i++) {
+        const struct trace_event *ev = trace_model_event(m, i);
+        uint8_t k = of[ev->track];
+        if (k)
+            pass_add(&ks[k - 1], ev->start, event_end(m, ev));
+    }
+    for (int k = 0; k < 3; k++) {
+        struct kind_pass *x = &ks[k];
+        if (!x->broken) {
+            sort_nearly(x->buf, x->n);
+            pass_feed(x, x->n);
+            active[k] = x->open ? x->total + (x->ce - x->cs) : x->total;
+        } else {
+            kind_sweep(m, kinds[k], &active[k], k == 0 ? &x->best : NULL);
+        }
+        if (k == 0)
+            *dma_peak = x->best;
+        free(x->buf);
+        free(x->ends.key);
+        free(x->ends.val);
+    }
+    free(of);
 }
 
 static int cmp_use(const void *a, const void *b)
@@ -283,18 +416,20 @@ void trace_metrics_compute(const struct trace_model *m, struct trace_metrics *x)
             const uint64_t *idx;
             x->has_dma |= trace_model_track_events(m, t, &idx) > 0;
         }
+    uint64_t active[3], peak;
+    kinds_sweep(m, active, &peak);
     if (x->has_dma) {
-        kind_sweep(m, TRACE_ENGINE_DMA, &x->dma_active, &x->dma_max_concurrent);
+        x->dma_active = active[0];
+        x->dma_max_concurrent = peak;
         x->dma_util = x->cycles_total ? (double)x->dma_active / (double)x->cycles_total : 0;
     }
 
     x->te = engine_use(m, TRACE_ENGINE_TE, x->cycles_total, &x->nte);
     x->ve = engine_use(m, TRACE_ENGINE_VE, x->cycles_total, &x->nve);
-    uint64_t peak;
     if (x->nte)
-        kind_sweep(m, TRACE_ENGINE_TE, &x->te_active, &peak);
+        x->te_active = active[1];
     if (x->nve)
-        kind_sweep(m, TRACE_ENGINE_VE, &x->ve_active, &peak);
+        x->ve_active = active[2];
     x->te_util = x->cycles_total ? (double)x->te_active / (double)x->cycles_total : 0;
     x->ve_util = x->cycles_total ? (double)x->ve_active / (double)x->cycles_total : 0;
 
