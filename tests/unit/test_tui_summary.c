@@ -3,6 +3,9 @@
 #include "test_tui_pane.h"
 #include "tui/panes/summary.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+
 TestSuite(tui_summary, .init = tui_test_locale);
 
 Test(tui_summary, summary_figures)
@@ -65,5 +68,72 @@ Test(tui_summary, summary_scrolls_when_focused)
     free(before), free(after), free(end);
     tui_canvas_free(c);
     tui_summary_free(s);
+    trace_model_free(m);
+}
+
+/* The pane of a loaded model (the worker's figures) and of the same model live (computed
+ * here): their first renders. */
+static void first_renders(struct trace_model *m, char **loaded, char **live)
+{
+    struct tui_view lv, fv;
+    tui_view_init(&lv, m, true);
+    tui_view_init(&fv, m, false);
+    struct tui_canvas *c = tui_canvas_new(60, 20, true);
+    struct tui_summary *s = tui_summary_new(&lv);
+    render(&tui_summary_ops, s, c, &lv, false);
+    *live = dump(c);
+    tui_summary_free(s);
+    s = tui_summary_new(&fv);
+    tui_summary_ops.render(s, c, (struct tui_rect){0, 0, c->w, c->h}, &fv, false);
+    *loaded = dump(c);
+    if (strstr(*loaded, "summing up")) { /* the worker's still: a frame comes for them */
+        cr_assert(tui_summary_ops.sync(s, &fv), "a frame to come while the worker runs");
+        cr_assert(tui_summary_ops.work(s, &fv, 0), "the main loop comes back for them");
+        char *waiting = *loaded;
+        render(&tui_summary_ops, s, c, &fv, false); /* waits for the work to end */
+        *loaded = dump(c);
+        char *both = malloc(strlen(waiting) + strlen(*loaded) + 2);
+        sprintf(both, "%s\n%s", waiting, *loaded);
+        free(waiting);
+        free(*loaded);
+        *loaded = both;
+    }
+    tui_summary_free(s);
+    tui_canvas_free(c);
+}
+
+/* A small loaded trace's figures are in its first frame, those of the model live. */
+Test(tui_summary, a_small_loaded_traces_first_frame_has_its_figures)
+{
+    setenv("NPUSCOPE_TEST_ANALYSIS_DELAY_US", "300000", 1); /* a worker would take 0.3 s */
+    struct trace_model *m = tui_test_model();
+    char *loaded, *live;
+    first_renders(m, &loaded, &live);
+    cr_assert_str_eq(loaded, live);
+    free(loaded), free(live);
+    trace_model_free(m);
+}
+
+/* A big one's are summed up on a worker from the moment the pane is made, and its first
+ * frame waits a few ms at most: the pane says it is summing up, the main loop is asked to
+ * come back, and the figures come a frame later, the same as live. */
+Test(tui_summary, a_big_loaded_traces_figures_come_a_frame_later)
+{
+    setenv("NPUSCOPE_TEST_ANALYSIS_DELAY_US", "300000", 1); /* the worker takes 0.3 s */
+    enum { N = 1 << 18 };                                   /* from this many events on */
+    struct trace_model *m = trace_model_new();
+    uint32_t t = trace_model_track(m, "sip0.cube0.pe0.pe_gemm", TRACE_ENGINE_TE, 0);
+    for (uint64_t i = 0; i < N; i++) {
+        struct trace_event e = {
+            .start = 2 * i, .end = 2 * i + 1, .track = t, .cmdq_id = TRACE_NO_CMDQ};
+        trace_model_add_event(m, &e);
+    }
+    trace_model_finish(m);
+    char *loaded, *live;
+    first_renders(m, &loaded, &live);
+    cr_assert(strstr(loaded, "summing up 262k events..."), "%s", loaded);
+    cr_assert(strstr(loaded, live), "then the figures:\n%s\nwant:\n%s", loaded, live);
+    cr_assert(strstr(live, " 50.0%"), "%s", live);
+    free(loaded), free(live);
     trace_model_free(m);
 }

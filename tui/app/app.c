@@ -1310,7 +1310,7 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
      * frame; tui_app_frame_pace); what a person types is answered at once, ahead of the
      * next slice of work */
     uint64_t frame_ns = FRAME_NS, frame_avg = 0;
-    bool answer = false;
+    bool answer = false, paced = false;
     int w, h;
     tui_term_size(t, &w, &h);
     tui_app_resize(a, w, h);
@@ -1350,7 +1350,11 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
                 tui_term_invalidate(t);
             tui_term_draw(t, tui_app_render(a));
             trace_budget_check(); /* what the frame mapped, given back now if due */
-            frame_ns = tui_app_frame_pace(&frame_avg, thread_cpu_ns() - cpu0);
+            /* the first frame builds what the next ones reuse (the Gantt's kinds, a pane's
+             * first figures): its cost says nothing of theirs */
+            if (paced)
+                frame_ns = tui_app_frame_pace(&frame_avg, thread_cpu_ns() - cpu0);
+            paced = true;
             last_draw = now;
         }
         answer = false;

@@ -1,7 +1,10 @@
 /*
  * The summary pane. The figures are trace/analysis/metrics.h's (the same `npuscope summary`
  * prints), plus the busiest components from the model's busy-time index. While a live
- * model grows they are computed again at most a few times a second.
+ * model grows they are computed again at most a few times a second. A big loaded trace's are
+ * summed up on a worker from the moment the pane is made (a few tenths of a second at ten
+ * million events), beside the rest of the first frame's work: the pane says so until they
+ * are in, a frame or two later.
  */
 #include "tui/panes/summary.h"
 
@@ -9,16 +12,23 @@
 #include "trace/analysis/energy.h"
 #include "trace/analysis/metrics.h"
 #include "trace/live/sumacc.h"
+#include "tui/panes/task.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum {
     TOP_BUSY = 5,
     ENGINE_LINES = 4, /* engines of one kind listed one by one up to this many */
     REFRESH_NS = 250 * 1000 * 1000,
+    /* a loaded trace's figures are summed up on a worker from this many events (below, a
+     * few ms at most: the first frame computes them), and the first frame waits this long
+     * for them */
+    FIRST_WORKER = 1 << 18,
+    FIRST_WAIT_NS = 30 * 1000 * 1000,
 };
 
 struct busy_track {
@@ -42,12 +52,22 @@ struct tui_summary {
     double bw_min, bw_mean, bw_max, bw_peak; /* bytes per cycle */
     bool have_bw;
     struct trace_energy energy; /* known: false when unknown */
+    struct tui_task *first;     /* owned, a loaded trace's: its figures, summed up on a worker
+                                   (the fields above are the worker's until it is done) */
 };
+
+static void figures(struct tui_summary *s, const struct trace_sumacc *acc);
+static void first_run(void *arg, struct trace_progress *p);
 
 struct tui_summary *tui_summary_new(struct tui_view *v)
 {
     struct tui_summary *s = sim_xcalloc(1, sizeof(*s));
     s->m = v->m;
+    if (!v->live && trace_model_event_count(s->m) >= FIRST_WORKER) {
+        s->first = tui_task_new();
+        s->gen = trace_model_generation(s->m);
+        tui_task_start(s->first, first_run, s, true);
+    }
     return s;
 }
 
@@ -55,6 +75,7 @@ void tui_summary_free(struct tui_summary *s)
 {
     if (!s)
         return;
+    tui_task_free(s->first); /* a run not finished is waited for: it cannot be stopped */
     trace_metrics_fini(&s->x);
     free(s);
 }
@@ -91,14 +112,14 @@ static void compute_bandwidth(struct tui_summary *s, const struct trace_sumacc *
     s->bw_peak = sim_value_get_float(mem, "dram_peak_bw_bytes_per_cycle", 0);
 }
 
-/* The figures: from the counts a live run keeps (v->acc), else summed up from the model. */
-static void compute(struct tui_summary *s, const struct tui_view *v)
+/* The figures: from the counts a live run keeps (acc), else summed up from the model. Reads
+ * only the model and writes only the figures' fields. */
+static void figures(struct tui_summary *s, const struct trace_sumacc *acc)
 {
-    uint64_t t0 = tui_now_ns();
     const struct trace_model *m = s->m;
     trace_metrics_fini(&s->x);
-    if (v->acc)
-        trace_sumacc_metrics(v->acc, m, &s->x);
+    if (acc)
+        trace_sumacc_metrics(acc, m, &s->x);
     else
         trace_metrics_compute(m, &s->x);
     size_t nt = trace_model_track_count(m);
@@ -113,9 +134,42 @@ static void compute(struct tui_summary *s, const struct tui_view *v)
     s->ntop = nt < TOP_BUSY ? (int)nt : TOP_BUSY;
     memcpy(s->top, all, (size_t)s->ntop * sizeof(*all));
     free(all);
-    compute_bandwidth(s, v->acc);
+    compute_bandwidth(s, acc);
     trace_energy_held(m, &s->energy); /* a loaded file's or a live run's block */
-    s->gen = trace_model_generation(m);
+}
+
+static void first_run(void *arg, struct trace_progress *p)
+{
+    trace_progress_step(p, "summary", 1); /* a few tenths of a second at most: stopped only */
+    if (!trace_progress_at(p, 0))         /* before it starts */
+        figures(arg, NULL);
+}
+
+/* The loaded trace's figures once the worker is done with them: true when taken now. With
+ * wait_ns, waits that long at most for them (a small trace's are there by then). */
+static bool take_first(struct tui_summary *s, uint64_t wait_ns)
+{
+    if (!s->first)
+        return false;
+    for (uint64_t t0 = tui_now_ns();
+         wait_ns && tui_task_running(s->first) && tui_now_ns() - t0 < wait_ns;)
+        nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+    if (!tui_task_take_done(s->first))
+        return false;
+    tui_task_free(s->first);
+    s->first = NULL;
+    s->computed_at = tui_now_ns();
+    s->interval = REFRESH_NS;
+    s->valid = true;
+    return true;
+}
+
+/* The figures now, here: the first of a live run, or again as the model grows. */
+static void compute(struct tui_summary *s, const struct tui_view *v)
+{
+    uint64_t t0 = tui_now_ns();
+    figures(s, v->acc);
+    s->gen = trace_model_generation(s->m);
     /* summing up a growing model costs more as it grows: keep it to a tenth of the time,
      * so that a run of millions of events is not slowed down by its own summary */
     uint64_t now = tui_now_ns();
@@ -135,6 +189,8 @@ static bool stale(const struct tui_summary *s)
 static bool summary_sync(void *self, struct tui_view *v)
 {
     struct tui_summary *s = self;
+    if (s->first)
+        return take_first(s, 0) || s->first;
     if (stale(s) && (!s->valid || tui_now_ns() - s->computed_at >= s->interval))
         compute(s, v);
     return s->valid && s->gen != s->drawn_gen;
@@ -145,6 +201,8 @@ static bool summary_work(void *self, struct tui_view *v, uint64_t budget_ns)
 {
     struct tui_summary *s = self;
     (void)budget_ns;
+    if (s->first)
+        return !take_first(s, 0); /* taken: drawn once more; else still waiting */
     if (!stale(s))
         return false;
     if (!s->valid || tui_now_ns() - s->computed_at >= s->interval)
@@ -250,14 +308,22 @@ static void summary_render(void *self, struct tui_canvas *c, struct tui_rect r, 
                            bool focused)
 {
     struct tui_summary *s = self;
-    if (!s->valid)
+    take_first(s, FIRST_WAIT_NS);
+    if (!s->valid && !s->first)
         compute(s, v);
-    s->drawn_gen = s->gen;
     tui_canvas_clip(c, r);
     tui_canvas_fill(c, r, ' ', TUI_STYLE_NORMAL);
     enum tui_style ts = focused ? TUI_STYLE_TITLE_FOCUS : TUI_STYLE_TITLE;
     tui_canvas_fill(c, (struct tui_rect){r.x, r.y, r.w, 1}, ' ', ts);
     tui_canvas_text(c, r.x, r.y, r.w, ts, " Summary", 0);
+    if (s->first) { /* the worker's still */
+        char n[32];
+        tui_canvas_printf(c, r.x + 1, r.y + 1, r.w - 1, TUI_STYLE_DIM, "summing up %s events...",
+                          tui_fmt_si(n, sizeof(n), (double)trace_model_event_count(s->m)));
+        tui_canvas_unclip(c);
+        return;
+    }
+    s->drawn_gen = s->gen;
     s->rows_visible = r.h - 1;
     int max = s->lines_drawn > s->rows_visible ? s->lines_drawn - s->rows_visible : 0;
     s->scroll = s->scroll > max ? max : s->scroll;
