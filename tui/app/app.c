@@ -103,6 +103,9 @@ struct tui_app *tui_app_new(struct tui_source *src, int w, int h, bool unicode, 
     a->src = src;
     a->m = src->ops->model(src);
     tui_view_init(&a->view, a->m, unicode);
+    /* before the panes: a pane of a model that does not grow may read it on a worker */
+    a->view.live = src->ops->control != NULL;
+    a->view.acc = src->ops->sumacc ? src->ops->sumacc(src) : NULL;
     a->panes[P_GANTT] = (struct pane){.ops = &tui_gantt_ops, .self = tui_gantt_new(&a->view)};
     a->panes[P_SUMMARY] = (struct pane){.ops = &tui_summary_ops, .self = tui_summary_new(&a->view)};
     struct tui_memview *mem = src->ops->memory ? src->ops->memory(src) : NULL;
@@ -112,8 +115,6 @@ struct tui_app *tui_app_new(struct tui_source *src, int w, int h, bool unicode, 
     else
         a->panes[P_MEMORY] =
             (struct pane){.ops = &tui_meminspect_ops, .self = tui_meminspect_new(&a->view)};
-    a->view.live = src->ops->control != NULL;
-    a->view.acc = src->ops->sumacc ? src->ops->sumacc(src) : NULL;
     a->panes[P_DETAILS] = (struct pane){.ops = &tui_details_ops, .self = tui_details_new(&a->view)};
     a->panes[P_LAYERS] = (struct pane){.ops = &tui_layers_ops, .self = tui_layers_new(&a->view)};
     a->panes[P_TOKENS] = (struct pane){.ops = &tui_tokens_ops, .self = tui_tokens_new(&a->view)};
