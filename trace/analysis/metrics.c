@@ -416,7 +416,7 @@ void trace_metrics_compute(const struct trace_model *m, struct trace_metrics *x)
             const uint64_t *idx;
             x->has_dma |= trace_model_track_events(m, t, &idx) > 0;
         }
-    uint64_t active[3], peak;
+    uint64_t active[3] = {0}, peak = 0;
     kinds_sweep(m, active, &peak);
     if (x->has_dma) {
         x->dma_active = active[0];
