@@ -101,6 +101,45 @@ static void heap_pop(struct heap *h)
     }
 }
 
+/* A kind's spans taken in start order: the measure of their union (closed spans' total, the
+ * open one [cs, ce)) and, with want_peak, the most in flight at once (an end at t frees its
+ * slot before a start at t). */
+struct sweep {
+    uint64_t total, cs, ce;
+    bool open, want_peak;
+    struct heap ends; /* ends of the spans in flight */
+    uint64_t best;
+};
+
+static void sweep_add(struct sweep *w, uint64_t s, uint64_t e)
+{
+    if (e <= s)
+        return; /* an empty span counts for nothing */
+    if (w->want_peak) {
+        while (w->ends.n && w->ends.key[0] <= s)
+            heap_pop(&w->ends);
+        heap_push(&w->ends, e, 0);
+        if (w->ends.n > w->best)
+            w->best = w->ends.n;
+    }
+    if (w->open && s <= w->ce) {
+        if (e > w->ce)
+            w->ce = e;
+        return;
+    }
+    if (w->open)
+        w->total += w->ce - w->cs;
+    w->cs = s, w->ce = e, w->open = true;
+}
+
+/* The measure of the union; frees the sweep. */
+static uint64_t sweep_end(struct sweep *w)
+{
+    free(w->ends.key);
+    free(w->ends.val);
+    return w->open ? w->total + (w->ce - w->cs) : w->total;
+}
+
 /*
  * Busy cycles of an engine kind: the union of every span of its events (one busy
  * definition: the measure of the union, overlaps once) and the peak number covering one
@@ -113,7 +152,8 @@ static void kind_sweep(const struct trace_model *m, enum trace_engine eng, uint6
                        uint64_t *peak)
 {
     size_t ntr = trace_model_track_count(m);
-    struct heap tracks = {0}, ends = {0};
+    struct heap tracks = {0};
+    struct sweep w = {.want_peak = peak != NULL};
     const uint64_t **idx = sim_xcalloc(ntr ? ntr : 1, sizeof(*idx));
     size_t *len = sim_xcalloc(ntr ? ntr : 1, sizeof(*len)),
            *pos = sim_xcalloc(ntr ? ntr : 1, sizeof(*pos));
@@ -124,40 +164,19 @@ static void kind_sweep(const struct trace_model *m, enum trace_engine eng, uint6
         if (len[t])
             heap_push(&tracks, trace_model_event(m, idx[t][0])->start, t);
     }
-    uint64_t total = 0, cs = 0, ce = 0, best = 0;
-    bool open = false;
     while (tracks.n) {
         uint32_t t = tracks.val[0];
         const struct trace_event *ev = trace_model_event(m, idx[t][pos[t]]);
         heap_pop(&tracks);
         if (++pos[t] < len[t])
             heap_push(&tracks, trace_model_event(m, idx[t][pos[t]])->start, t);
-        uint64_t s = ev->start, e = event_end(m, ev);
-        if (e <= s)
-            continue;
-        if (peak) {
-            while (ends.n && ends.key[0] <= s)
-                heap_pop(&ends);
-            heap_push(&ends, e, 0);
-            if (ends.n > best)
-                best = ends.n;
-        }
-        if (open && s <= ce) {
-            if (e > ce)
-                ce = e;
-            continue;
-        }
-        if (open)
-            total += ce - cs;
-        cs = s, ce = e, open = true;
+        sweep_add(&w, ev->start, event_end(m, ev));
     }
-    *active = open ? total + (ce - cs) : total;
     if (peak)
-        *peak = best;
+        *peak = w.best;
+    *active = sweep_end(&w);
     free(tracks.key);
     free(tracks.val);
-    free(ends.key);
-    free(ends.val);
     free(idx);
     free(len);
     free(pos);
@@ -182,11 +201,7 @@ struct kind_pass {
     size_t n;
     uint64_t fed;     /* start of the last span fed */
     bool broken, any; /* any: a span was fed */
-    bool want_peak;
-    uint64_t total, cs, ce; /* the union so far: total closed, [cs, ce) open (open) */
-    bool open;
-    struct heap ends; /* ends of the spans in flight (want_peak) */
-    uint64_t best;
+    struct sweep w;
 };
 
 /* Sort v[0..n) by start: by insertion while the buffer is nearly sorted, else qsort. */
@@ -212,24 +227,8 @@ static void sort_nearly(struct span *v, size_t n)
 /* Feed the first n spans of k's buffer (sorted) to its sweep and drop them. */
 static void pass_feed(struct kind_pass *k, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        uint64_t s = k->buf[i].s, e = k->buf[i].e;
-        if (k->want_peak) {
-            while (k->ends.n && k->ends.key[0] <= s)
-                heap_pop(&k->ends);
-            heap_push(&k->ends, e, 0);
-            if (k->ends.n > k->best)
-                k->best = k->ends.n;
-        }
-        if (k->open && s <= k->ce) {
-            if (e > k->ce)
-                k->ce = e;
-            continue;
-        }
-        if (k->open)
-            k->total += k->ce - k->cs;
-        k->cs = s, k->ce = e, k->open = true;
-    }
+    for (size_t i = 0; i < n; i++)
+        sweep_add(&k->w, k->buf[i].s, k->buf[i].e);
     if (n) {
         k->fed = k->buf[n - 1].s;
         k->any = true;
@@ -240,7 +239,7 @@ static void pass_feed(struct kind_pass *k, size_t n)
 
 static void pass_add(struct kind_pass *k, uint64_t s, uint64_t e)
 {
-    if (k->broken || e <= s) /* an empty span counts for nothing (kind_sweep) */
+    if (k->broken || e <= s) /* an empty span counts for nothing (sweep_add) */
         return;
     if (k->any && s < k->fed) {
         k->broken = true;
@@ -264,7 +263,7 @@ static void kinds_sweep(const struct trace_model *m, uint64_t active[3], uint64_
         for (uint8_t k = 0; k < 3; k++)
             if (trace_model_track_get(m, t)->engine == kinds[k])
                 of[t] = (uint8_t)(k + 1);
-    struct kind_pass ks[3] = {{.want_peak = true}, {0}, {0}};
+    struct kind_pass ks[3] = {{.w.want_peak = true}, {0}, {0}};
     for (int k = 0; k < 3; k++)
         ks[k].buf = sim_xreallocarray(NULL, 2 * SWEEP_CHUNK, sizeof(*ks[k].buf));
     uint64_t n = trace_model_event_count(m);
@@ -274,20 +273,20 @@ static void kinds_sweep(const struct trace_model *m, uint64_t active[3], uint64_
         if (k)
             pass_add(&ks[k - 1], ev->start, event_end(m, ev));
     }
+    *dma_peak = 0;
     for (int k = 0; k < 3; k++) {
         struct kind_pass *x = &ks[k];
         if (!x->broken) {
             sort_nearly(x->buf, x->n);
             pass_feed(x, x->n);
-            active[k] = x->open ? x->total + (x->ce - x->cs) : x->total;
+            if (k == 0)
+                *dma_peak = x->w.best;
+            active[k] = sweep_end(&x->w);
         } else {
-            kind_sweep(m, kinds[k], &active[k], k == 0 ? &x->best : NULL);
+            sweep_end(&x->w);
+            kind_sweep(m, kinds[k], &active[k], k == 0 ? dma_peak : NULL);
         }
-        if (k == 0)
-            *dma_peak = x->best;
         free(x->buf);
-        free(x->ends.key);
-        free(x->ends.val);
     }
     free(of);
 }
