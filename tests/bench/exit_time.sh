@@ -22,7 +22,7 @@ trap 'tmux -L "$sock" kill-server >/dev/null 2>&1' EXIT
 now_ms() { date +%s%3N; }
 screen() { tmux -L "$sock" capture-pane -p -t 0 2>/dev/null; }
 events() { screen | grep -m1 -oE 'events: [0-9]+' | tr -dc 0-9; }
-until_match() { local i; for ((i = 0; i < 4000; i++)); do screen | grep -qE -- "$1" && return 0; sleep 0.005; done; return 1; }
+. "$(dirname "$0")/poll.sh" # until_match, until_gone
 # the process the shell started (the supervisor of a live run, or the viewer)
 shell_child() {
     local sh

@@ -16,8 +16,7 @@ trap 'tmux -L "$sock" kill-server >/dev/null 2>&1' EXIT
 
 now_ms() { date +%s%3N; }
 screen() { tmux -L "$sock" capture-pane -p -t 0 2>/dev/null; }
-until_match() { local i; for ((i = 0; i < 4000; i++)); do screen | grep -qE -- "$1" && return 0; sleep 0.005; done; return 1; }
-until_gone() { local i; for ((i = 0; i < 4000; i++)); do screen | grep -qE -- "$1" || return 0; sleep 0.005; done; return 1; }
+. "$(dirname "$0")/poll.sh" # until_match, until_gone
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 events() { screen | head -1 | sed -nE 's/.*events: ([0-9]+).*/\1/p'; }
 field() { awk -v k="$2:" '$1 == k {print int($2 / 1024)}' "/proc/$1/status" 2>/dev/null; }

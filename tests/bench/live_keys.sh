@@ -18,8 +18,7 @@ trap 'tmux -L "$sock" kill-server >/dev/null 2>&1; rm -rf "$tmp"' EXIT
 now_ms() { date +%s%3N; }
 screen() { tmux -L "$sock" capture-pane -p -t 0 2>/dev/null; }
 # poll until the screen matches a regex / no longer does (20 s at most)
-until_match() { local i; for ((i = 0; i < 4000; i++)); do screen | grep -qE -- "$1" && return 0; sleep 0.005; done; return 1; }
-until_gone() { local i; for ((i = 0; i < 4000; i++)); do screen | grep -qE -- "$1" || return 0; sleep 0.005; done; return 1; }
+. "$(dirname "$0")/poll.sh" # until_match, until_gone
 
 cargs=()
 [ -n "$chip" ] && cargs=(-c "$chip")

@@ -32,7 +32,7 @@ events() {
     sleep 0.2
     screen | grep -m1 -oE 'events: [0-9]+' | tr -dc 0-9
 }
-until_match() { local i; for ((i = 0; i < 4000; i++)); do screen | grep -qE -- "$1" && return 0; sleep 0.005; done; return 1; }
+. "$(dirname "$0")/poll.sh" # until_match, until_gone
 # speed NAME: events per second over $secs seconds, said and kept in $rate
 speed() {
     local e0 e1 t0 t1

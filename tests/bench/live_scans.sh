@@ -18,8 +18,7 @@ trap 'tmux -L "$sock" kill-server >/dev/null 2>&1' EXIT
 now_ms() { date +%s%3N; }
 screen() { tmux -L "$sock" capture-pane -p -t 0 2>/dev/null; }
 events() { screen | grep -m1 -oE 'events: [0-9]+' | tr -dc 0-9; }
-until_match() { local i; for ((i = 0; i < 4000; i++)); do screen | grep -qE -- "$1" && return 0; sleep 0.005; done; return 1; }
-until_gone() { local i; for ((i = 0; i < 4000; i++)); do screen | grep -qE -- "$1" || return 0; sleep 0.005; done; return 1; }
+. "$(dirname "$0")/poll.sh" # until_match, until_gone
 send() { tmux -L "$sock" send-keys -t 0 "$@"; }
 
 envs=(env OPENBLAS_NUM_THREADS=1 LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color)

@@ -25,12 +25,7 @@ runs=0
 
 now_ms() { date +%s%3N; }
 screen() { tmux -L "$sock" capture-pane -p -t 0 2>/dev/null; }
-# until_match REGEX [INTERVAL]: the screen comes to match within a minute
-until_match() {
-    local i n=$((60 * 100 / ${2:-5}))
-    for ((i = 0; i < n; i++)); do screen | grep -qE -- "$1" && return 0; sleep "0.0${2:-5}"; done
-    return 1
-}
+. "$(dirname "$0")/poll.sh" # until_match
 index_whole() { ls "$cache"/npuscope/*.idx >/dev/null 2>&1 && ! ls "$cache"/npuscope/ | grep -q '\.tmp\.'; }
 median() { printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
@@ -66,7 +61,7 @@ quit() {
     local k0 i
     k0=$(now_ms)
     tmux -L "$sock" send-keys -t 0 q
-    until_match '^\[exit [0-9]+\]' 1 || { echo "view_first: q did not end it"; exit 1; }
+    until_match '^\[exit [0-9]+\]' || { echo "view_first: q did not end it"; exit 1; }
     gone=$(($(now_ms) - k0))
 }
 

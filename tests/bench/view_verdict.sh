@@ -21,7 +21,7 @@ trap 'tmux -L "$sock" kill-server >/dev/null 2>&1' EXIT
 
 now_ms() { date +%s%3N; }
 screen() { tmux -L "$sock" capture-pane -p -t 0 2>/dev/null; }
-until_match() { local i; for ((i = 0; i < 12000; i++)); do screen | grep -qE -- "$1" && return 0; sleep 0.005; done; return 1; }
+. "$(dirname "$0")/poll.sh" # until_match, until_gone
 
 cmd=$(printf '%q ' env OPENBLAS_NUM_THREADS=1 LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color \
     ${XDG_CACHE_HOME:+XDG_CACHE_HOME=$XDG_CACHE_HOME} "$bin" view "$trace")
