@@ -288,13 +288,15 @@ struct feed {
     const uint32_t *src;
     size_t n;
     struct trace_progress *progress;
-    /* the input's each_raw (NULL: none), and the ops before handed (to it here, or to
-     * each_info by the taker): an op is handed here when those before it are */
+    /* the input's each_raw (NULL: none), and whether the reader still hands the ops to it:
+     * from the first it cannot (whose columns do not unpack) on, the taker hands each op to
+     * each_info */
     void (*each_raw)(void *ctx, size_t i, const struct trace_opinfo_raw *raw);
     void *each_ctx;
-    _Atomic size_t handed;
+    bool handing;
     struct feed_slot {
         bool ok;       /* the op's columns were read (else: none, or they do not unpack) */
+        bool handed;   /* to each_raw */
         bool resolved; /* into oi (their spaces' names all known), else into raw */
         union {
             struct trace_opinfo_raw raw;
@@ -415,12 +417,12 @@ static void *feed_main(void *arg)
         const uint8_t *col = trace_model_opcol(f->m, f->events[op_src(f->src, j)], &len);
         struct trace_opinfo_raw raw;
         s->ok = col && trace_opinfo_unpack_raw(f->m, col, len, &raw);
+        f->handing &= s->ok;
+        s->handed = f->handing;
         if (!s->ok)
             continue;
-        if (f->each_raw && atomic_load(&f->handed) == j) {
+        if (s->handed)
             f->each_raw(f->each_ctx, j, &raw);
-            atomic_store(&f->handed, j + 1);
-        }
         s->resolved = trace_opinfo_resolve_known(&raw, f->rnames, f->rids, f->rn, &s->u.oi);
         if (!s->resolved)
             s->u.raw = raw;
@@ -450,7 +452,6 @@ static struct feed *feed_start(const struct trace_critpath_input *in, void *p0, 
     atomic_init(&f->stop, false);
     atomic_init(&f->taker_wait, SIZE_MAX);
     atomic_init(&f->go, false);
-    atomic_init(&f->handed, 0);
     pthread_mutex_init(&f->mu, NULL);
     pthread_cond_init(&f->cv, NULL);
     if (pthread_create(&f->th, NULL, feed_main, f) != 0) {
@@ -470,7 +471,7 @@ static void feed_go(struct feed *f, const uint32_t *src, size_t n,
 {
     pthread_mutex_lock(&f->mu);
     f->src = src, f->n = n;
-    f->each_raw = each_raw, f->each_ctx = ctx;
+    f->each_raw = each_raw, f->each_ctx = ctx, f->handing = each_raw != NULL;
     atomic_store(&f->go, true);
     pthread_cond_broadcast(&f->cv);
     pthread_mutex_unlock(&f->mu);
@@ -654,14 +655,8 @@ static void ranges_ahead(struct ranges *r, size_t k)
             if (!col || !trace_opinfo_unpack(r->m, col, len, r->spaces, &oi))
                 trace_opinfo_of_event(r->m, ev, r->spaces, &oi);
         }
-        struct feed *f = r->feed;
-        if (f && f->each_raw && atomic_load(&f->handed) > j) {
-            /* handed on the reader's thread */
-        } else if (r->in->each_info) {
+        if (r->in->each_info && !(fs && fs->handed)) /* (else handed on the reader's thread) */
             r->in->each_info(r->in->each_ctx, op_src(r->src, j), po);
-            if (f && f->each_raw)
-                atomic_store(&f->handed, j + 1);
-        }
         r->npool += po->nreads + (po->has_write ? 1 : 0); /* counted only */
         struct rcached *c = &r->ring[j & (r->nring - 1)];
         c->tag = (uint32_t)j;

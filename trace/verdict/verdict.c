@@ -407,7 +407,9 @@ static bool within_composite(const struct span *spans, size_t n, const struct tr
 /* The arithmetic and the DMA transfers of a region's ops, counted op by op in their order
  * from their info (read once: the critical path reads it and hands it on). */
 struct arith {
-    struct ctx *c;
+    /* (in cache lines of its own: the critical path's second thread counts into it while the
+     * calling thread sweeps) */
+    _Alignas(64) struct ctx *c;
     const uint64_t *evs;
     struct trace_verdict_item *it;
     struct trace_spaces *spaces; /* for the ops the path does not read */
