@@ -1,10 +1,11 @@
 /*
  * ThreadSanitizer driver for the critical path's second thread (trace/verdict/critpath.h;
  * make tsan): a launch of many ops with op columns, its path computed with the details read
- * ahead on a second thread and on one (the paths and the infos handed over must agree),
- * then on a worker thread, as the viewer runs it, cancelled from the calling thread while
- * it reads. Exit 0 when they agree and the cancelled one stops; any data race between the
- * reader, the sweep and the thread that cancels makes ThreadSanitizer report and fail.
+ * ahead on a second thread and on one (the paths and the infos handed over must agree; the
+ * arithmetic handed on the second thread too, in order), then on a worker thread, as the
+ * viewer runs it, cancelled from the calling thread while it reads. Exit 0 when they agree
+ * and the cancelled one stops; any data race between the reader, the sweep and the thread
+ * that cancels makes ThreadSanitizer report and fail.
  */
 #include "trace/analysis/opinfo.h"
 #include "trace/model/model.h"
@@ -20,7 +21,7 @@
 enum { N = 120000 };
 
 struct sums {
-    size_t n, out_of_order;
+    size_t n, out_of_order, raw;
     double flops, lo;
 };
 
@@ -34,12 +35,23 @@ static void each(void *ctx, size_t i, const struct trace_opinfo *oi)
         s->lo += (double)oi->reads[r].lo;
 }
 
+/* The arithmetic of an op read on the second thread: counted as each counts it. */
+static void each_raw(void *ctx, size_t i, const struct trace_opinfo_raw *r)
+{
+    struct sums *s = ctx;
+    s->out_of_order += i != s->n;
+    s->n++;
+    s->flops += r->flops;
+    s->raw++;
+}
+
 struct job {
     const struct trace_model *m;
     const uint64_t *ev;
     struct trace_progress prog;
     struct trace_critpath p;
     struct sums s;
+    bool raw; /* the arithmetic handed on the second thread too */
 };
 
 static void *run(void *arg)
@@ -50,6 +62,7 @@ static void *run(void *arg)
                                       .n = N,
                                       .progress = &j->prog,
                                       .each_info = each,
+                                      .each_raw = j->raw ? each_raw : NULL,
                                       .each_ctx = &j->s,
                                       .threads = 2};
     trace_critpath_compute(&in, &j->p);
@@ -104,11 +117,19 @@ int main(void)
             fprintf(stderr, "critpath_tsan: step %zu differs\n", k);
             bad = 1;
         }
+    /* the arithmetic handed on the second thread: the same sums, in order */
+    struct job r = {.m = m, .ev = ev, .raw = true};
+    run(&r);
+    if (r.p.n != b.p.n || r.s.n != N || r.s.out_of_order || r.s.flops != b.s.flops || !r.s.raw) {
+        fprintf(stderr, "critpath_tsan: the arithmetic handed on the second thread differs\n");
+        bad = 1;
+    }
+    trace_critpath_fini(&r.p);
     trace_critpath_fini(&a.p);
     trace_critpath_fini(&b.p);
 
     /* on a worker, as the viewer runs it, cancelled while it reads */
-    struct job c = {.m = m, .ev = ev};
+    struct job c = {.m = m, .ev = ev, .raw = true};
     pthread_t th;
     if (pthread_create(&th, NULL, run, &c) != 0)
         return 1;

@@ -943,3 +943,98 @@ Test(critpath, details_read_ahead_on_a_second_thread_give_the_same_path_and_info
     free(ev);
     trace_model_free(m);
 }
+
+/* each_raw: an op's arithmetic handed on the second thread, recorded as each_info's would be
+ * (its index, flops, bytes, dtype, stage), in the same record as each_info's, so that the
+ * order is the order of the calls of either; raw counts them. */
+struct both {
+    struct recorded r;
+    size_t raw;
+};
+
+static void both_info(void *ctx, size_t i, const struct trace_opinfo *oi)
+{
+    struct both *b = ctx;
+    struct trace_opinfo o = {.flops = oi->flops, .bytes = oi->bytes, .stage = oi->stage};
+    memcpy(o.dtype, oi->dtype, sizeof(o.dtype));
+    record_handed(&b->r, i, &o);
+}
+
+static void both_raw(void *ctx, size_t i, const struct trace_opinfo_raw *raw)
+{
+    struct both *b = ctx;
+    struct trace_opinfo o = {.flops = raw->flops, .bytes = raw->bytes, .stage = raw->stage};
+    memcpy(o.dtype, raw->dtype, sizeof(o.dtype));
+    record_handed(&b->r, i, &o);
+    b->raw++;
+}
+
+/*
+ * A launch of 60 000 ops with op columns (GEMMs of three dtypes and math ops, stages among
+ * them): with each_raw, the details read ahead on a second thread hand each op's
+ * arithmetic there, every op once to each_raw or each_info, in order, the same as each_info
+ * alone gets on one thread (a sum of their flops in that order the same double), the path
+ * the same; with an umbrella op left out (its stages in the set), each_info alone.
+ */
+Test(critpath, arithmetic_handed_on_the_second_thread_in_order)
+{
+    enum { N = 60000 };
+    static const char *const dt[] = {"f16", "bf16", "f32"};
+    for (int with_comp = 0; with_comp < 2; with_comp++) {
+        struct trace_model *m = trace_model_new();
+        uint32_t tr[4];
+        for (int t = 0; t < 4; t++) {
+            char name[40];
+            snprintf(name, sizeof(name), "sip0.cube0.pe%d.pe_%s", t, t < 2 ? "gemm" : "math");
+            tr[t] = trace_model_track(m, name, t < 2 ? TRACE_ENGINE_TE : TRACE_ENGINE_VE, t);
+        }
+        uint64_t *ev = calloc(N, sizeof(*ev));
+        struct trace_spaces sp;
+        trace_spaces_init(&sp);
+        for (size_t i = 0; i < N; i++) {
+            bool comp = with_comp && i == 777, stage = i % 50 == 3;
+            const char *op = comp ? "composite_gemm" : stage ? "TileToken/GEMM" : "op";
+            ev[i] = add(m, tr[i % 4], op, i % 4 < 2 ? TRACE_KIND_GEMM : TRACE_KIND_MATH, 10 * i,
+                        10 * i + 25 + i % 7, NULL);
+            struct trace_opinfo o = {
+                .flops = 0.1 * (double)(i % 17), .bytes = i % 5 ? 0 : i, .stage = stage};
+            if (i % 4 < 2)
+                snprintf(o.dtype, sizeof(o.dtype), "%s", dt[i % 3]);
+            o.nreads = 1;
+            o.reads[0] =
+                (struct trace_range){0, 256 * ((i + 7) % 300), 256 * ((i + 7) % 300) + 256};
+            o.has_write = true;
+            o.write = (struct trace_range){0, 256 * (i % 300), 256 * (i % 300) + 256};
+            trace_opinfo_store(m, ev[i], &o, &sp);
+        }
+        trace_model_finish(m);
+        struct trace_critpath one, two;
+        struct both b1 = {0}, b2 = {0};
+        struct trace_critpath_input in = {
+            .m = m, .events = ev, .n = N, .each_info = both_info, .each_ctx = &b1, .threads = 1};
+        trace_critpath_compute(&in, &one);
+        in.threads = 2, in.each_raw = both_raw, in.each_ctx = &b2;
+        trace_critpath_compute(&in, &two);
+        cr_assert_gt(one.n, 100, "a long path (%zu)", one.n);
+        same_path(&one, &two, "each_info alone, with each_raw");
+        cr_assert_eq(b1.raw, 0);
+        if (with_comp)
+            cr_assert_eq(b2.raw, 0, "an op left out: each_info alone (%zu)", b2.raw);
+        else
+            cr_assert_gt(b2.raw, N / 2, "handed on the second thread (%zu)", b2.raw);
+        cr_assert_eq(b1.r.n, N - (size_t)with_comp, "every op handed once");
+        cr_assert_eq(b2.r.n, b1.r.n, "every op handed once");
+        double f1 = 0, f2 = 0;
+        for (size_t j = 0; j < b1.r.n; j++) {
+            cr_assert_eq(b2.r.i[j], b1.r.i[j], "op %zu handed in order", j);
+            same_opinfo(&b1.r.oi[j], &b2.r.oi[j], "handed", j);
+            f1 += b1.r.oi[j].flops, f2 += b2.r.oi[j].flops;
+        }
+        cr_assert(f1 == f2 && f1 > 0);
+        trace_critpath_fini(&one);
+        trace_critpath_fini(&two);
+        free(b1.r.i), free(b1.r.oi), free(b2.r.i), free(b2.r.oi);
+        free(ev);
+        trace_model_free(m);
+    }
+}

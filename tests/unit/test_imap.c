@@ -192,3 +192,28 @@ Test(imap, one_write_equal_writes_and_neighbours)
     trace_imap_fini(&m);
     cr_assert_eq(trace_imap_count(&m), 0);
 }
+
+/* A read of exactly the bytes one op wrote is answered as they are now: rewritten, cut by a
+ * write over part of them, or covered with their neighbours by one over several blocks. */
+Test(imap, a_read_of_the_bytes_one_op_wrote_sees_the_writes_since)
+{
+    struct trace_imap m = {0};
+    struct trace_ival x;
+    for (uint32_t k = 0; k < 2000; k++) /* many blocks */
+        trace_imap_assign(&m, 0x100 * k, 0x100 * k + 0x100, k, k);
+    cr_assert(trace_imap_latest(&m, 0x500, 0x600, UINT32_MAX, &x) && x.op == 5 && x.end == 5);
+    trace_imap_assign(&m, 0x500, 0x600, 3000, 1); /* rewritten */
+    cr_assert(trace_imap_latest(&m, 0x500, 0x600, UINT32_MAX, &x) && x.op == 3000 && x.end == 1);
+    cr_assert_not(trace_imap_latest(&m, 0x500, 0x600, 3000, &x), "its own op skipped");
+    trace_imap_assign(&m, 0x580, 0x680, 3001, 0); /* cut: [0x500, 0x580) left of it */
+    cr_assert(trace_imap_latest(&m, 0x500, 0x600, UINT32_MAX, &x));
+    cr_assert(x.op == 3000 && x.lo == 0x500 && x.hi == 0x580, "op %u [%lx, %lx)", x.op,
+              (unsigned long)x.lo, (unsigned long)x.hi);
+    cr_assert(trace_imap_latest(&m, 0x600, 0x700, 3001, &x) && x.op == 6 && x.lo == 0x680);
+    trace_imap_assign(&m, 0x1000, 0x60000, 4000, 0); /* covers thousands, over blocks */
+    for (uint64_t k = 0x10; k < 0x600; k += 0x10) {
+        cr_assert(trace_imap_latest(&m, 0x100 * k, 0x100 * k + 0x100, UINT32_MAX, &x));
+        cr_assert(x.op == 4000 && x.lo == 0x1000, "range %lx: op %u", (unsigned long)k, x.op);
+    }
+    trace_imap_fini(&m);
+}

@@ -288,8 +288,15 @@ struct feed {
     const uint32_t *src;
     size_t n;
     struct trace_progress *progress;
+    /* the input's each_raw (NULL: none), and whether the reader still hands the ops to it:
+     * from the first it cannot (whose columns do not unpack) on, the taker hands each op to
+     * each_info */
+    void (*each_raw)(void *ctx, size_t i, const struct trace_opinfo_raw *raw);
+    void *each_ctx;
+    bool handing;
     struct feed_slot {
         bool ok;       /* the op's columns were read (else: none, or they do not unpack) */
+        bool handed;   /* to each_raw */
         bool resolved; /* into oi (their spaces' names all known), else into raw */
         union {
             struct trace_opinfo_raw raw;
@@ -410,8 +417,12 @@ static void *feed_main(void *arg)
         const uint8_t *col = trace_model_opcol(f->m, f->events[op_src(f->src, j)], &len);
         struct trace_opinfo_raw raw;
         s->ok = col && trace_opinfo_unpack_raw(f->m, col, len, &raw);
+        f->handing &= s->ok;
+        s->handed = f->handing;
         if (!s->ok)
             continue;
+        if (s->handed)
+            f->each_raw(f->each_ctx, j, &raw);
         s->resolved = trace_opinfo_resolve_known(&raw, f->rnames, f->rids, f->rn, &s->u.oi);
         if (!s->resolved)
             s->u.raw = raw;
@@ -453,11 +464,14 @@ static struct feed *feed_start(const struct trace_critpath_input *in, void *p0, 
     return f;
 }
 
-/* Have f read the n ops of the input (op k's event events[op_src(src, k)]). */
-static void feed_go(struct feed *f, const uint32_t *src, size_t n)
+/* Have f read the n ops of the input (op k's event events[op_src(src, k)]), handing them to
+ * each_raw (NULL: not) as it reads them. */
+static void feed_go(struct feed *f, const uint32_t *src, size_t n,
+                    void (*each_raw)(void *, size_t, const struct trace_opinfo_raw *), void *ctx)
 {
     pthread_mutex_lock(&f->mu);
     f->src = src, f->n = n;
+    f->each_raw = each_raw, f->each_ctx = ctx, f->handing = each_raw != NULL;
     atomic_store(&f->go, true);
     pthread_cond_broadcast(&f->cv);
     pthread_mutex_unlock(&f->mu);
@@ -641,7 +655,7 @@ static void ranges_ahead(struct ranges *r, size_t k)
             if (!col || !trace_opinfo_unpack(r->m, col, len, r->spaces, &oi))
                 trace_opinfo_of_event(r->m, ev, r->spaces, &oi);
         }
-        if (r->in->each_info)
+        if (r->in->each_info && !(fs && fs->handed)) /* (else handed on the reader's thread) */
             r->in->each_info(r->in->each_ctx, op_src(r->src, j), po);
         r->npool += po->nreads + (po->has_write ? 1 : 0); /* counted only */
         struct rcached *c = &r->ring[j & (r->nring - 1)];
@@ -800,9 +814,15 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     struct tilemap tiles = {0};
     uint32_t ntiles = 0, tile_str = TRACE_NO_STR, tile = NONE; /* the last op's tile */
     struct scan sc = {true, true, false, 0};
+    /* whether every op has op columns (their details may be read as the sweep goes), looked
+     * at in the same pass where the details may be read (the set, umbrella ops left out,
+     * is no larger) */
+    bool look = !in->info && (!in->max_decode || in->n <= in->max_decode), every_col = true;
     for (size_t i = 0; i < in->n; i++) {
         if (i % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
-            trace_model_lent_giveback(m); /* the events read so far */
+            trace_model_lent_giveback(m); /* the events and op columns read so far */
+        if (look && every_col)
+            every_col = trace_opinfo_cached(m, in->events[i]);
         const struct trace_event *e = trace_model_event(m, in->events[i]);
         uint32_t op = e->op;
         if (op < nstr && !stage_of[op]) {
@@ -858,8 +878,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
      * launch of a million ops would copy 150 MB), or decoded here and kept as ranges alone */
     struct ranges rg = {0};
     bool decode = !in->max_decode || n <= in->max_decode;
-    bool all_cols = decode && !in->info; /* every op has op columns (not looked at unless read) */
-    for (size_t i = 0; all_cols && i < in->n; i++) {
+    bool all_cols = decode && !in->info && every_col; /* (not looked at unless read) */
+    for (size_t i = 0; all_cols && !look && i < in->n; i++) {
         if (i % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
             trace_model_lent_giveback(m); /* the op columns looked at so far */
         all_cols = trace_opinfo_cached(m, in->events[i]);
@@ -889,7 +909,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         for (size_t i = 0; i < WCACHE; i++)
             rg.wcache[i].tag = UINT32_MAX;
         if (feed) {
-            feed_go(feed, src, n);
+            bool raw = in->each_info && in->each_raw && !src; /* (see op_src) */
+            feed_go(feed, src, n, raw ? in->each_raw : NULL, in->each_ctx);
             rg.feed = feed, feed = NULL;
         }
         out->decoded = n;

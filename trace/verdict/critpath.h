@@ -79,9 +79,16 @@ struct trace_critpath_input {
      * (the umbrella ops it leaves out are not read) */
     void (*each_info)(void *ctx, size_t i, const struct trace_opinfo *oi);
     void *each_ctx;
+    /* may be NULL: with each_info, when the details are read ahead on a second thread and
+     * no umbrella op is left out, an op read there is handed to this there rather than to
+     * each_info (its index in events, its details before their spaces are named: the same
+     * arithmetic, bytes, dtype and stage); each op to one of the two, in the order of
+     * events, a call seeing every call before it done */
+    void (*each_raw)(void *ctx, size_t i, const struct trace_opinfo_raw *raw);
     /* 0: the details read here are read ahead on a second thread for a set of at least
-     * TRACE_CRITPATH_THREAD_MIN ops (it reads the model alone; the callbacks stay on the
-     * calling thread, in the same order, the path the same); 1: on the calling thread alone;
+     * TRACE_CRITPATH_THREAD_MIN ops (it reads the model alone; the callbacks but each_raw
+     * stay on the calling thread, in the same order, the path the same); 1: on the calling
+     * thread alone;
      * 2: on a second thread whatever the set's size */
     unsigned threads;
 };

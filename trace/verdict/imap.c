@@ -131,6 +131,26 @@ static void guess_put(struct trace_imap *m, uint64_t lo, struct trace_imap_pos p
     g->lo = lo >> NEAR_BITS, g->b = (uint32_t)p.b, g->i = (uint32_t)p.i;
 }
 
+/* The interval [lo, hi) of the map, written by op ending at end: kept in its hit slot (of no
+ * length: not). */
+static void hit_put(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t op, uint64_t end)
+{
+    if (lo >= hi)
+        return;
+    if (!m->hit)
+        m->hit = sim_xcalloc(GUESSES, sizeof(*m->hit));
+    m->hit[guess_slot(lo)] = (struct trace_imap_hit){lo, hi, end, op};
+}
+
+/* The interval starting at lo is cut or gone: dropped from its hit slot (another of the
+ * same lo, of no length beside it, drops it too: a hit less, never a wrong one). */
+static void hit_drop(struct trace_imap *m, uint64_t lo)
+{
+    struct trace_imap_hit *h = m->hit ? &m->hit[guess_slot(lo)] : NULL;
+    if (h && h->lo == lo)
+        h->hi = h->lo;
+}
+
 /* The first interval whose hi is above lo, searched from the guess g when lo falls in its
  * block or the next: false (*p unset) when neither holds it. */
 static bool search_near(const struct trace_imap *m, const struct trace_imap_guess *g, uint64_t lo,
@@ -234,6 +254,7 @@ void trace_imap_assign(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t 
     struct trace_ival *same = exact(m, lo, hi);
     if (same) { /* the bytes of one interval, rewritten: in place */
         same->op = op, same->end = end;
+        hit_put(m, lo, hi, op, end);
         return;
     }
     struct trace_imap_pos at = trace_imap_first(m, lo);
@@ -241,6 +262,7 @@ void trace_imap_assign(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t 
         struct trace_ival *e = &m->b[at.b].v[at.i];
         if (e->lo == lo && e->hi == hi) {
             e->op = op, e->end = end;
+            hit_put(m, lo, hi, op, end);
             return;
         }
     }
@@ -258,17 +280,21 @@ void trace_imap_assign(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t 
     struct trace_ival right = {0};
     if (j < k->n && k->v[j].lo < hi && k->v[j].lo < lo)
         put[np++] = (struct trace_ival){k->v[j].lo, lo, k->v[j].op, k->v[j].end};
-    for (; j < k->n && k->v[j].lo < hi; j++)
+    for (; j < k->n && k->v[j].lo < hi; j++) {
+        hit_drop(m, k->v[j].lo); /* cut or covered */
         if (k->v[j].hi > hi)
             right = (struct trace_ival){hi, k->v[j].hi, k->v[j].op, k->v[j].end}, has_right = true;
+    }
     if (j == k->n) { /* the run may go on in the next blocks: their covered heads go */
         for (size_t b = at.b + 1; b < m->nb;) {
             struct trace_iblock *q = &m->b[b];
             size_t c = 0;
-            for (; c < q->n && q->v[c].lo < hi; c++)
+            for (; c < q->n && q->v[c].lo < hi; c++) {
+                hit_drop(m, q->v[c].lo);
                 if (q->v[c].hi > hi)
                     right = (struct trace_ival){hi, q->v[c].hi, q->v[c].op, q->v[c].end},
                     has_right = true;
+            }
             m->count -= c;
             if (c < q->n) {
                 /* its last interval, hence top, stays */
@@ -294,11 +320,19 @@ void trace_imap_assign(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t 
     if (k->n > k->cap)
         block_overflow(m, &mine);
     guess_put(m, lo, mine); /* the next search of lo, or just past it, starts here */
+    hit_put(m, lo, hi, op, end);
 }
 
 bool trace_imap_latest(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t skip,
                        struct trace_ival *x)
 {
+    const struct trace_imap_hit *h = m->hit && lo < hi ? &m->hit[guess_slot(lo)] : NULL;
+    if (h && h->lo == lo && h->hi == hi) { /* the bytes one op wrote, as it wrote them */
+        if (h->op == skip)
+            return false;
+        *x = (struct trace_ival){lo, hi, h->op, h->end};
+        return true;
+    }
     const struct trace_ival *best = exact(m, lo, hi);
     if (best) { /* the bytes one op wrote: its interval alone */
         if (best->op == skip)
@@ -332,6 +366,7 @@ void trace_imap_fini(struct trace_imap *m)
     for (size_t k = 0; k < m->nb; k++)
         free(m->b[k].v);
     free(m->guess);
+    free(m->hit);
     free(m->b);
     free(m->top);
     memset(m, 0, sizeof(*m));

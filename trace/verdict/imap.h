@@ -33,6 +33,14 @@ struct trace_imap {
         uint64_t lo;
         uint32_t b, i;
     } * guess; /* owned; NULL before the first search */
+    /* the op and end of a few thousand intervals by address (by a hash of lo), each kept
+     * while the map holds [lo, hi) as it was written (a write that cuts or covers an
+     * interval drops it): a read of the bytes one op wrote, the common case, answered from
+     * it alone rather than from the blocks */
+    struct trace_imap_hit {
+        uint64_t lo, hi, end; /* hi == lo: none */
+        uint32_t op;
+    } * hit; /* owned; NULL before the first write */
 };
 
 /* A position in a map: block b, interval i (b == nb: past the end). */

@@ -407,7 +407,9 @@ static bool within_composite(const struct span *spans, size_t n, const struct tr
 /* The arithmetic and the DMA transfers of a region's ops, counted op by op in their order
  * from their info (read once: the critical path reads it and hands it on). */
 struct arith {
-    struct ctx *c;
+    /* (in cache lines of its own: the critical path's second thread counts into it while the
+     * calling thread sweeps) */
+    _Alignas(64) struct ctx *c;
     const uint64_t *evs;
     struct trace_verdict_item *it;
     struct trace_spaces *spaces; /* for the ops the path does not read */
@@ -420,29 +422,31 @@ struct arith {
     uint64_t *bytes; /* per op, a DMA op's bytes for the path's DMA steps; NULL: read again */
 };
 
-/* Count op k (evs[k], its info oi). */
-static void arith_count(struct arith *a, size_t k, const struct trace_opinfo *oi)
+/* Count op k (evs[k]): of its info (or raw details), its bytes, flops, dtype and whether it
+ * is a stage. */
+static void arith_count(struct arith *a, size_t k, uint64_t bytes, double flops, const char *dtype,
+                        bool stage)
 {
     if (a->bytes)
-        a->bytes[k] = oi->bytes; /* for the path's DMA steps */
-    if (!oi->bytes && !(oi->flops > 0))
+        a->bytes[k] = bytes; /* for the path's DMA steps */
+    if (!bytes && !(flops > 0))
         return; /* (nothing to count: its event not read) */
     const struct trace_event *e = &a->c->ev[a->evs[k]];
     enum trace_engine eng = a->c->engine_of[e->track];
-    if (eng == TRACE_ENGINE_DMA && oi->bytes) {
+    if (eng == TRACE_ENGINE_DMA && bytes) {
         a->dma_ops++;
-        a->dma_bytes += oi->bytes;
+        a->dma_bytes += bytes;
     }
-    if (!(oi->flops > 0))
+    if (!(flops > 0))
         return;
-    if (oi->stage && within_composite(a->comp, a->ncomp, e))
+    if (stage && within_composite(a->comp, a->ncomp, e))
         return; /* counted by its composite op */
-    a->flops += oi->flops;
+    a->flops += flops;
     if (eng == TRACE_ENGINE_TE) {
         size_t d = 0;
-        while (d < 4 && strcmp(oi->dtype, dtypes[d]) != 0)
+        while (d < 4 && strcmp(dtype, dtypes[d]) != 0)
             d++;
-        a->te_flops[d] += oi->flops;
+        a->te_flops[d] += flops;
     }
 }
 
@@ -452,21 +456,38 @@ static void arith_upto(struct arith *a, size_t k)
     for (; a->next < k; a->next++) {
         struct trace_opinfo oi;
         trace_opinfo_of_event(a->c->m, a->evs[a->next], a->spaces, &oi);
-        arith_count(a, a->next, &oi);
+        arith_count(a, a->next, oi.bytes, oi.flops, oi.dtype, oi.stage);
     }
+}
+
+/* Op i handed by the path: the ops before it it did not hand counted first (a growing set's
+ * path handing them again from the first: from none). */
+static void arith_before(struct arith *a, size_t i)
+{
+    if (i < a->next) {
+        a->next = 0;
+        a->flops = 0, a->dma_ops = a->dma_bytes = 0;
+        memset(a->te_flops, 0, sizeof(a->te_flops));
+    }
+    arith_upto(a, i);
 }
 
 /* trace_critpath_input.each_info: op i read by the path. */
 static void arith_each(void *ctx, size_t i, const struct trace_opinfo *oi)
 {
     struct arith *a = ctx;
-    if (i < a->next) { /* handed again from the first (a growing set's path started over) */
-        a->next = 0;
-        a->flops = 0, a->dma_ops = a->dma_bytes = 0;
-        memset(a->te_flops, 0, sizeof(a->te_flops));
-    }
-    arith_upto(a, i);
-    arith_count(a, i, oi);
+    arith_before(a, i);
+    arith_count(a, i, oi->bytes, oi->flops, oi->dtype, oi->stage);
+    a->next = i + 1;
+}
+
+/* trace_critpath_input.each_raw: op i read by the path's second thread, every op before it
+ * handed (nothing to read here). */
+static void arith_each_raw(void *ctx, size_t i, const struct trace_opinfo_raw *r)
+{
+    struct arith *a = ctx;
+    arith_before(a, i);
+    arith_count(a, i, r->bytes, r->flops, r->dtype, r->stage);
     a->next = i + 1;
 }
 
@@ -741,6 +762,7 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
                                                                         tiles and engines only */
                                       .progress = c->progress,
                                       .each_info = details ? arith_each : NULL,
+                                      .each_raw = details ? arith_each_raw : NULL,
                                       .each_ctx = &ar};
     if (lv) {
         if (!lv->path)
