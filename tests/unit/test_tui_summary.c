@@ -137,3 +137,37 @@ Test(tui_summary, a_big_loaded_traces_figures_come_a_frame_later)
     free(loaded), free(live);
     trace_model_free(m);
 }
+
+/* A growing model's summary is summed up again at most every quarter second while it grows,
+ * and at once when it holds still (a run paused at its target): the figures of a run that
+ * stopped are its own, not those of a moment before. */
+Test(tui_summary, a_run_that_stops_shows_its_own_figures)
+{
+    struct trace_model *m = tui_test_model();
+    struct tui_view v;
+    tui_view_init(&v, m, true);
+    v.live = true;
+    struct tui_summary *s = tui_summary_new(&v);
+    struct tui_canvas *c = tui_canvas_new(60, 20, true);
+    render(&tui_summary_ops, s, c, &v, false);
+    char *d = dump(c);
+    cr_assert(strstr(d, "utilization of 1000 cyc"), "%s", d);
+    free(d);
+    uint32_t t = trace_model_track(m, "sip0.cube0.pe0.pe_gemm", TRACE_ENGINE_TE, 0);
+    tui_test_event(m, t, "gemm_f16", TRACE_KIND_GEMM, 1000, 1500); /* the run goes on */
+    trace_model_finish(m);
+    tui_summary_ops.sync(s, &v);
+    tui_summary_ops.render(s, c, (struct tui_rect){0, 0, c->w, c->h}, &v, false);
+    d = dump(c);
+    cr_assert(strstr(d, "utilization of 1000 cyc"), "not at once while it grows: %s", d);
+    free(d);
+    nanosleep(&(struct timespec){0, 80 * 1000 * 1000}, NULL); /* then it holds still */
+    cr_assert_not(tui_summary_ops.work(s, &v, 0), "summed up now");
+    tui_summary_ops.render(s, c, (struct tui_rect){0, 0, c->w, c->h}, &v, false);
+    d = dump(c);
+    cr_assert(strstr(d, "utilization of 1500 cyc"), "%s", d);
+    free(d);
+    tui_canvas_free(c);
+    tui_summary_free(s);
+    trace_model_free(m);
+}

@@ -24,6 +24,7 @@ enum {
     TOP_BUSY = 5,
     ENGINE_LINES = 4, /* engines of one kind listed one by one up to this many */
     REFRESH_NS = 250 * 1000 * 1000,
+    STILL_NS = 50 * 1000 * 1000, /* a model unchanged this long holds still: summed up at once */
     /* a loaded trace's figures are summed up on a worker from this many events (below, a
      * few ms at most: the first frame computes them), and the first frame waits this long
      * for them */
@@ -42,6 +43,7 @@ struct tui_summary {
     uint64_t drawn_gen;          /* generation of the figures last drawn */
     uint64_t computed_at;        /* tui_now_ns() of the last computation */
     uint64_t interval;           /* wait at least this long before the next one */
+    uint64_t seen_gen, seen_at;  /* the model's generation last seen, and since when */
     bool valid;
     int scroll;       /* first line shown */
     int lines_drawn;  /* lines of the last render, for scrolling */
@@ -179,11 +181,23 @@ static void compute(struct tui_summary *s, const struct tui_view *v)
     s->valid = true;
 }
 
-/* Up to date, or due: a growing model is summed up again at most every s->interval (at
- * least REFRESH_NS, ten times what the last summing up took). */
 static bool stale(const struct tui_summary *s)
 {
     return !s->valid || s->gen != trace_model_generation(s->m);
+}
+
+/* Whether a stale summary is summed up again now: the first; while the model grows, at most
+ * every s->interval (at least REFRESH_NS, ten times what the last summing up took); once it
+ * holds still (STILL_NS without a change: a run paused, stepped or gone back), at once, so
+ * that the figures of a run that stopped are its own. */
+static bool due(struct tui_summary *s)
+{
+    uint64_t now = tui_now_ns(), gen = trace_model_generation(s->m);
+    if (gen != s->seen_gen) {
+        s->seen_gen = gen;
+        s->seen_at = now;
+    }
+    return !s->valid || now - s->computed_at >= s->interval || now - s->seen_at >= STILL_NS;
 }
 
 static bool summary_sync(void *self, struct tui_view *v)
@@ -191,7 +205,7 @@ static bool summary_sync(void *self, struct tui_view *v)
     struct tui_summary *s = self;
     if (s->first)
         return take_first(s, 0) || s->first;
-    if (stale(s) && (!s->valid || tui_now_ns() - s->computed_at >= s->interval))
+    if (stale(s) && due(s))
         compute(s, v);
     return s->valid && s->gen != s->drawn_gen;
 }
@@ -205,7 +219,7 @@ static bool summary_work(void *self, struct tui_view *v, uint64_t budget_ns)
         return !take_first(s, 0); /* taken: drawn once more; else still waiting */
     if (!stale(s))
         return false;
-    if (!s->valid || tui_now_ns() - s->computed_at >= s->interval)
+    if (due(s))
         compute(s, v);
     return stale(s);
 }
