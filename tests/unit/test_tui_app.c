@@ -386,15 +386,19 @@ Test(tui_app, one_costly_frame_does_not_hold_the_screen_for_forty_times_its_cost
 Test(tui_app, frames_wait_while_running_but_not_once_the_run_stops)
 {
     const uint64_t frame = 100 * 1000 * 1000, soon = 1000 * 1000;
-    /* a run going on is drawn at most every frame */
-    cr_assert(tui_app_frame_held(true, true, true, false, soon, frame));
-    cr_assert_not(tui_app_frame_held(true, true, true, false, frame, frame));
+    /* a run going on is drawn at most every frame, a pane's result in it too */
+    cr_assert(tui_app_frame_held(true, true, true, false, false, soon, frame));
+    cr_assert(tui_app_frame_held(true, true, true, false, true, soon, frame));
+    cr_assert_not(tui_app_frame_held(true, true, true, false, false, frame, frame));
     /* the slice that finished the run (or stopped it at a breakpoint): drawn at once, not
      * up to 40 frames' cost later */
-    cr_assert_not(tui_app_frame_held(true, true, false, false, soon, frame));
+    cr_assert_not(tui_app_frame_held(true, true, false, false, false, soon, frame));
     /* a key is answered at once; nothing to do: nothing held */
-    cr_assert_not(tui_app_frame_held(true, true, true, true, soon, frame));
-    cr_assert_not(tui_app_frame_held(false, false, false, false, soon, frame));
-    /* a pane's background work on a stopped source is paced like a run */
-    cr_assert(tui_app_frame_held(true, false, false, false, soon, frame));
+    cr_assert_not(tui_app_frame_held(true, true, true, true, false, soon, frame));
+    cr_assert_not(tui_app_frame_held(false, false, false, false, false, soon, frame));
+    /* a pane's background work on a stopped source is paced like a run (its progress) */
+    cr_assert(tui_app_frame_held(true, false, false, false, false, soon, frame));
+    /* but its result is drawn at once (the summary of a run that stopped, a trace's
+     * figures summed up on a worker) */
+    cr_assert_not(tui_app_frame_held(true, false, false, false, true, soon, frame));
 }

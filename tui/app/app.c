@@ -597,6 +597,8 @@ void tui_app_work(struct tui_app *a, uint64_t budget_ns)
         bool more = p->ops->work(p->self, &a->view, left);
         if (more || p->working)
             p->dirty = true; /* progress, or the last of it, to show */
+        if (p->working && !more)
+            a->result = true; /* the last of it: a result */
         p->working = more;
         pending |= more;
     }
@@ -1279,11 +1281,11 @@ enum tui_result tui_app_mouse(struct tui_app *a, int x, int y, int button)
 
 /* ---- the main loop -------------------------------------------------------------------------- */
 
-bool tui_app_frame_held(bool busy, bool was_running, bool running, bool answer, uint64_t since_ns,
-                        uint64_t frame_ns)
+bool tui_app_frame_held(bool busy, bool was_running, bool running, bool answer, bool result,
+                        uint64_t since_ns, uint64_t frame_ns)
 {
     bool stopped = was_running && !running;
-    return busy && !stopped && !answer && since_ns < frame_ns;
+    return busy && !stopped && !answer && !(result && !running) && since_ns < frame_ns;
 }
 
 uint64_t tui_app_frame_pace(uint64_t *avg_ns, uint64_t cost_ns)
@@ -1344,7 +1346,7 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
         }
         uint64_t now = tui_now_ns();
         bool throttled = tui_app_frame_held(busy, was_running, a->src->ops->running(a->src), answer,
-                                            now - last_draw, frame_ns);
+                                            a->result, now - last_draw, frame_ns);
         if (!throttled && tui_app_needs_render(a)) {
             uint64_t cpu0 = thread_cpu_ns();
             if (tui_app_take_repaint(a))
@@ -1357,6 +1359,7 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
                 frame_ns = tui_app_frame_pace(&frame_avg, thread_cpu_ns() - cpu0);
             paced = true;
             last_draw = now;
+            a->result = false;
         }
         answer = false;
         /* wait for input: not at all while there is work, else until something happens;

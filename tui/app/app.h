@@ -75,9 +75,10 @@ bool tui_app_busy(struct tui_app *a);
 /* The main loop's frame rule, for a loop iteration: true when a frame that is due to be
  * drawn waits, since_ns after the last one and frame_ns apart. Frames wait only while
  * there is work (busy) and nobody typed (answer false); a run that has just stopped
- * (was_running, no longer running: finished or at a breakpoint) is drawn at once. */
-bool tui_app_frame_held(bool busy, bool was_running, bool running, bool answer, uint64_t since_ns,
-                        uint64_t frame_ns);
+ * (was_running, no longer running: finished or at a breakpoint) is drawn at once, and so is
+ * a pane's result (result: its background work ended) while the source does not run. */
+bool tui_app_frame_held(bool busy, bool was_running, bool running, bool answer, bool result,
+                        uint64_t since_ns, uint64_t frame_ns);
 
 /*
  * The main loop's pace while running: the time from one frame to the next once a frame cost

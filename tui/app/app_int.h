@@ -107,6 +107,8 @@ struct tui_app {
     struct tui_source_status drawn_status;
     bool work_pending;
     bool drawn_once; /* a frame was drawn: the verdict may be computed ahead */
+    bool result;     /* a pane's background work ended since the last frame: its result to
+                        show (tui_app_frame_held) */
     bool repaint;
     struct tui_theme theme;
     uint64_t theme_rev;
