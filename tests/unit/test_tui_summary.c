@@ -77,7 +77,8 @@ static void first_renders(struct trace_model *m, char **loaded, char **live)
 {
     struct tui_view lv, fv;
     tui_view_init(&lv, m, true);
-    tui_view_init(&fv, m, false);
+    tui_view_init(&fv, m, true);
+    lv.live = true;
     struct tui_canvas *c = tui_canvas_new(60, 20, true);
     struct tui_summary *s = tui_summary_new(&lv);
     render(&tui_summary_ops, s, c, &lv, false);
