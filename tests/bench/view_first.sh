@@ -58,7 +58,7 @@ open() {
 }
 
 quit() {
-    local k0 i
+    local k0
     k0=$(now_ms)
     tmux -L "$sock" send-keys -t 0 q
     until_match '^\[exit [0-9]+\]' || { echo "view_first: q did not end it"; exit 1; }

@@ -197,7 +197,7 @@ static void kind_sweep(const struct trace_model *m, enum trace_engine eng, uint6
 enum { SWEEP_CHUNK = 8192 };
 
 struct kind_pass {
-    struct span *buf; /* SWEEP_CHUNK * 2 spans not fed yet */
+    struct span *buf; /* the spans not fed yet (SWEEP_CHUNK * 2 at most) */
     size_t n;
     uint64_t fed;     /* start of the last span fed */
     bool broken, any; /* any: a span was fed */
@@ -264,9 +264,10 @@ static void kinds_sweep(const struct trace_model *m, uint64_t active[3], uint64_
             if (trace_model_track_get(m, t)->engine == kinds[k])
                 of[t] = (uint8_t)(k + 1);
     struct kind_pass ks[3] = {{.w.want_peak = true}, {0}, {0}};
-    for (int k = 0; k < 3; k++)
-        ks[k].buf = sim_xreallocarray(NULL, 2 * SWEEP_CHUNK, sizeof(*ks[k].buf));
     uint64_t n = trace_model_event_count(m);
+    size_t cap = n < 2 * SWEEP_CHUNK ? (size_t)n + 1 : 2 * SWEEP_CHUNK; /* a small trace's: small */
+    for (int k = 0; k < 3; k++)
+        ks[k].buf = sim_xreallocarray(NULL, cap, sizeof(*ks[k].buf));
     for (uint64_t i = 0; i < n; i++) {
         const struct trace_event *ev = trace_model_event(m, i);
         uint8_t k = of[ev->track];

@@ -142,8 +142,9 @@ static void figures(struct tui_summary *s, const struct trace_sumacc *acc)
 
 static void first_run(void *arg, struct trace_progress *p)
 {
-    trace_progress_step(p, "summary", 1); /* a few tenths of a second at most: stopped only */
-    if (!trace_progress_at(p, 0))         /* before it starts */
+    /* a few tenths of a second at most: it may be stopped only before it starts */
+    trace_progress_step(p, "summary", 1);
+    if (!trace_progress_at(p, 0))
         figures(arg, NULL);
 }
 
