@@ -114,6 +114,13 @@ enum key {
     K_SRC_SPACE,
 };
 
+_Static_assert((int)TRACE_OPINFO_K_BYTES == (int)K_BYTES &&
+                   (int)TRACE_OPINFO_K_DIRECTION == (int)K_DIRECTION &&
+                   (int)TRACE_OPINFO_K_DST_SPACE == (int)K_DST_SPACE &&
+                   (int)TRACE_OPINFO_K_NBYTES == (int)K_NBYTES &&
+                   (int)TRACE_OPINFO_K_SRC_SPACE == (int)K_SRC_SPACE,
+               "opinfo.h's key positions");
+
 /* Packed params (sim/chip/oppack.h) being read: the bytes, and room for the NUL-terminated
  * copies of the strings read from them (valid until the decode returns). */
 struct pk {
@@ -128,11 +135,12 @@ struct pk {
 struct node {
     const struct sim_value *v;
     const cJSON *j;
-    struct pk *pk; /* packed: the value at `at` of pk's bytes */
+    struct pk *pk; /* packed: the value at `at` of pk's bytes; text: its strings' copies */
     size_t at;
+    const char *r; /* text: the value's first byte (struct trace_opinfo_text) */
 };
 
-enum src_kind { SRC_VALUE, SRC_JSON, SRC_PACKED };
+enum src_kind { SRC_VALUE, SRC_JSON, SRC_PACKED, SRC_TEXT };
 
 /* The details: their top level and their "replay" map. */
 struct src {
@@ -141,11 +149,58 @@ struct src {
     const cJSON *top[TRACE_OPINFO_NKEYS], *rep[TRACE_OPINFO_NKEYS]; /* JSON: by key */
     struct pk *pk;
     size_t ptop[TRACE_OPINFO_NKEYS], prep[TRACE_OPINFO_NKEYS]; /* packed: positions by key */
+    const struct trace_opinfo_text *text;
 };
 
 static bool n_none(struct node x)
 {
     return !x.v && !x.j && !x.pk;
+}
+
+/* The node of a value of the text at offset off of d (0: none). */
+static struct node n_text(const struct src *s, uint32_t off)
+{
+    return off ? (struct node){.pk = s->pk, .r = s->text->base + off} : (struct node){0};
+}
+
+/*
+ * Values of the text (struct trace_opinfo_text's contract: checked JSON without whitespace, escapes
+ * or numbers other than short integers), read from their first byte alone.
+ */
+
+/* Past the value at r. */
+static const char *text_end(const char *r)
+{
+    int depth = 0;
+    do {
+        char c = *r++;
+        if (c == '"') {
+            while (*r++ != '"')
+                ;
+        } else if (c == '[' || c == '{') {
+            depth++;
+        } else if (c == ']' || c == '}') {
+            depth--;
+        } else if (c != ',' && c != ':') { /* a number or a literal */
+            while (*r != ',' && *r != ']' && *r != '}')
+                r++;
+        }
+    } while (depth > 0);
+    return r;
+}
+
+static bool text_is_int(const char *r)
+{
+    return *r == '-' || (*r >= '0' && *r <= '9');
+}
+
+static int64_t text_int(const char *r)
+{
+    bool neg = *r == '-';
+    int64_t v = 0;
+    for (r += neg; *r >= '0' && *r <= '9'; r++)
+        v = v * 10 + (*r - '0');
+    return neg ? -v : v;
 }
 
 static struct node n_slot(const struct src *s, const size_t *slots, enum key k)
@@ -161,6 +216,8 @@ static struct node n_top(const struct src *s, enum key k)
         return (struct node){.j = s->top[k]};
     if (s->kind == SRC_PACKED)
         return n_slot(s, s->ptop, k);
+    if (s->kind == SRC_TEXT)
+        return n_text(s, s->text->top[k]);
     return (struct node){.v = sim_value_map_get(s->d, trace_opinfo_keys[k])};
 }
 
@@ -170,6 +227,8 @@ static struct node n_rep(const struct src *s, enum key k)
         return (struct node){.j = s->rep[k]};
     if (s->kind == SRC_PACKED)
         return n_slot(s, s->prep, k);
+    if (s->kind == SRC_TEXT)
+        return n_text(s, s->text->rep[k]);
     return (struct node){.v = sim_value_map_get(s->replay, trace_opinfo_keys[k])};
 }
 
@@ -182,6 +241,8 @@ static bool j_whole(const cJSON *j)
 
 static bool n_is_int(struct node x)
 {
+    if (x.r)
+        return text_is_int(x.r);
     if (x.pk)
         return sim_unpack_type(x.pk->p, x.pk->n, x.at) == SIM_V_INT;
     return x.v ? x.v->type == SIM_V_INT : x.j && cJSON_IsNumber(x.j) && j_whole(x.j);
@@ -189,6 +250,8 @@ static bool n_is_int(struct node x)
 
 static int64_t n_int(struct node x)
 {
+    if (x.r)
+        return text_int(x.r);
     if (x.pk) {
         int64_t i = 0;
         sim_unpack_int_at(x.pk->p, x.pk->n, x.at, &i);
@@ -199,6 +262,8 @@ static int64_t n_int(struct node x)
 
 static bool n_is_float(struct node x)
 {
+    if (x.r)
+        return false; /* a number of the text is an integer */
     if (x.pk)
         return sim_unpack_type(x.pk->p, x.pk->n, x.at) == SIM_V_FLOAT;
     return x.v ? x.v->type == SIM_V_FLOAT : x.j && cJSON_IsNumber(x.j) && !j_whole(x.j);
@@ -214,13 +279,9 @@ static double n_float(struct node x)
     return x.v ? x.v->u.f : x.j->valuedouble;
 }
 
-/* A packed string, NUL-terminated in pk's room. */
-static const char *pk_str(struct pk *pk, size_t at)
+/* s[0, len) NUL-terminated in pk's room. */
+static const char *pk_copy(struct pk *pk, const char *s, size_t len)
 {
-    const char *s;
-    size_t len;
-    if (!sim_unpack_str_at(pk->p, pk->n, at, &s, &len))
-        return NULL;
     char *c;
     if (len < sizeof(pk->buf) - pk->used) {
         c = pk->buf + pk->used;
@@ -235,8 +296,20 @@ static const char *pk_str(struct pk *pk, size_t at)
     return c;
 }
 
+/* A packed string, NUL-terminated in pk's room. */
+static const char *pk_str(struct pk *pk, size_t at)
+{
+    const char *s;
+    size_t len;
+    if (!sim_unpack_str_at(pk->p, pk->n, at, &s, &len))
+        return NULL;
+    return pk_copy(pk, s, len);
+}
+
 static const char *n_str(struct node x)
 {
+    if (x.r)
+        return *x.r == '"' ? pk_copy(x.pk, x.r + 1, (size_t)(text_end(x.r) - x.r) - 2) : NULL;
     if (x.pk)
         return pk_str(x.pk, x.at);
     if (x.v)
@@ -247,6 +320,16 @@ static const char *n_str(struct node x)
 /* The length of a list, or -1 when x is not one. */
 static ptrdiff_t n_len(struct node x)
 {
+    if (x.r) {
+        if (*x.r != '[')
+            return -1;
+        ptrdiff_t n = 0;
+        for (const char *p = x.r + 1; *p != ']'; n++) {
+            p = text_end(p);
+            p += *p == ',';
+        }
+        return n;
+    }
     if (x.pk) {
         if (sim_unpack_type(x.pk->p, x.pk->n, x.at) != SIM_V_LIST)
             return -1;
@@ -261,6 +344,12 @@ static ptrdiff_t n_len(struct node x)
 /* Item i of a list (i < n_len). */
 static struct node n_item(struct node x, size_t i)
 {
+    if (x.r) {
+        const char *p = x.r + 1;
+        while (i--)
+            p = text_end(p) + 1;
+        return (struct node){.pk = x.pk, .r = p};
+    }
     if (x.pk) {
         size_t at = x.at;
         sim_unpack_list_open(x.pk->p, x.pk->n, &at);
@@ -556,6 +645,27 @@ void trace_opinfo_decode_json(const char *op, enum trace_op_kind kind, const cJS
     if (cJSON_IsObject(replay))
         slot_keys(replay, s.rep, NULL);
     decode(op, kind, &s, sp, o);
+}
+
+void trace_opinfo_decode_text(const char *op, enum trace_op_kind kind,
+                              const struct trace_opinfo_text *d, struct trace_spaces *sp,
+                              struct trace_opinfo *o)
+{
+    memset(o, 0, sizeof(*o));
+    if (!d || !op)
+        return;
+    struct pk pk; /* its strings' copies (its 1 KiB of room not cleared) */
+    pk.used = 0, pk.heap = NULL, pk.nheap = 0;
+    struct src s = {.kind = SRC_TEXT, .text = d, .pk = &pk};
+    decode(op, kind, &s, sp, o);
+    for (size_t i = 0; i < pk.nheap; i++)
+        free(pk.heap[i]);
+    free(pk.heap);
+}
+
+int trace_opinfo_key(const char *k, size_t len)
+{
+    return key_of_n(k, len);
 }
 
 /* The keys of the packed map at *pos into slots by their position in trace_opinfo_keys
@@ -986,16 +1096,29 @@ void trace_opinfo_store(struct trace_model *m, uint64_t ev, const struct trace_o
     trace_model_set_opcol(m, ev, buf, n);
 }
 
+/* A fresh registry of pre's: the standard names alone (space_id reads nothing else), not
+ * the whole of it cleared. */
+static void pre_spaces(struct trace_spaces *sp)
+{
+    static const char std[3][sizeof(sp->names[0])] = {"hbm", "tcm", "sram"};
+    memcpy(sp->names, std, sizeof(std));
+    sp->n = 3;
+    sp->cache_m = NULL;
+    sp->ncache = 0;
+}
+
 void trace_opinfo_decode_pre(const char *op, enum trace_op_kind kind, const cJSON *details,
                              struct trace_opinfo_pre *pre)
 {
-    /* the standard names alone (space_id reads nothing else): not the whole registry */
-    static const char std[3][sizeof(pre->sp.names[0])] = {"hbm", "tcm", "sram"};
-    memcpy(pre->sp.names, std, sizeof(std));
-    pre->sp.n = 3;
-    pre->sp.cache_m = NULL;
-    pre->sp.ncache = 0;
+    pre_spaces(&pre->sp);
     trace_opinfo_decode_json(op, kind, details, &pre->sp, &pre->o);
+}
+
+void trace_opinfo_decode_text_pre(const char *op, enum trace_op_kind kind,
+                                  const struct trace_opinfo_text *d, struct trace_opinfo_pre *pre)
+{
+    pre_spaces(&pre->sp);
+    trace_opinfo_decode_text(op, kind, d, &pre->sp, &pre->o);
 }
 
 /*

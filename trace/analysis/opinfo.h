@@ -89,6 +89,35 @@ enum { TRACE_OPINFO_NKEYS = 29 }; /* fewer than 63 */
 extern const char *const trace_opinfo_keys[];
 
 /*
+ * details read without a tree (trace/file/evread.c reads them so): the offsets from base
+ * (details' opening brace) of the first value of each key of trace_opinfo_keys at the top
+ * and under the first "replay" when that is an object, 0 when there is none. Each value
+ * they name is JSON as npuscope writes it: no whitespace, strings without escapes or control
+ * bytes, numbers that are integers of at most 15 digits (a '-' before, no leading zero).
+ */
+struct trace_opinfo_text {
+    const char *base;
+    uint32_t top[TRACE_OPINFO_NKEYS], rep[TRACE_OPINFO_NKEYS];
+};
+
+/* trace_opinfo_decode_json of the details d names: the same result, without a tree. */
+void trace_opinfo_decode_text(const char *op, enum trace_op_kind kind,
+                              const struct trace_opinfo_text *d, struct trace_spaces *spaces,
+                              struct trace_opinfo *out);
+
+/* The position of the key k[0, len) in trace_opinfo_keys, or -1. */
+int trace_opinfo_key(const char *k, size_t len);
+
+/* The positions in trace_opinfo_keys of the keys a loader reads beside the op columns. */
+enum {
+    TRACE_OPINFO_K_BYTES = 1,
+    TRACE_OPINFO_K_DIRECTION = 2,
+    TRACE_OPINFO_K_DST_SPACE = 5,
+    TRACE_OPINFO_K_NBYTES = 17,
+    TRACE_OPINFO_K_SRC_SPACE = 28,
+};
+
+/*
  * The op columns (trace_model_set_opcol): o packed into buf (TRACE_OPCOL_MAX bytes), its
  * spaces named by interned strings of m (sp names them). Returns the length.
  */
@@ -119,6 +148,10 @@ struct trace_opinfo_pre {
 /* trace_opinfo_decode_json of details into pre, with pre's own registry. */
 void trace_opinfo_decode_pre(const char *op, enum trace_op_kind kind, const cJSON *details,
                              struct trace_opinfo_pre *pre);
+
+/* trace_opinfo_decode_raw of d into pre, with pre's own registry. */
+void trace_opinfo_decode_text_pre(const char *op, enum trace_op_kind kind,
+                                  const struct trace_opinfo_text *d, struct trace_opinfo_pre *pre);
 
 /* Store pre as event ev's op columns, registering its spaces in sp (the model's registry)
  * in the order its decode met them: exactly what trace_opinfo_decode_json of the same

@@ -10,6 +10,7 @@
 #include "trace/model/format.h"
 #include "trace/model/model.h"
 
+#include <limits.h>
 #include <string.h>
 
 enum { DIGITS_MAX = 15 };
@@ -50,14 +51,34 @@ static inline __attribute__((always_inline)) bool same_n(const char *p, const ch
          ? ((r)->p += sizeof(s) - 1, true)                                                         \
          : false)
 
+/* The first byte of p[0, e - p) that ends a plain string: '"', '\\' or a control byte (e
+ * when none); eight bytes at a time (the strings were a quarter of the thread reading them). */
+static inline const char *plain_end(const char *p, const char *e)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+    for (; e - p >= 8; p += 8) {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+        /* the bytes that are zero in q or b, or below 0x20 in x: exact up to the first */
+        uint64_t t = ((q - ones) & ~q) | ((b - ones) & ~b) | ((x - ones * 0x20) & ~x);
+        if ((t &= high))
+            return p + __builtin_ctzll(t) / 8;
+    }
+#endif
+    while (p < e && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
+        p++;
+    return p;
+}
+
 /* A plain string ("..." without escapes or control bytes) copied into the text, or NULL. */
 static const char *str(struct rd *r)
 {
     if (r->p >= r->e || *r->p != '"')
         return NULL;
     const char *s = ++r->p;
-    while (r->p < r->e && *r->p != '"' && *r->p != '\\' && (unsigned char)*r->p >= 0x20)
-        r->p++;
+    r->p = plain_end(r->p, r->e);
     if (r->p >= r->e || *r->p != '"')
         return NULL;
     size_t n = (size_t)(r->p - s);
@@ -183,6 +204,243 @@ void trace_evread_find(const cJSON *details, bool dram, const cJSON **found)
                                found + TRACE_EVK_REP_DIRECTION);
 }
 
+/* ---- details as text ---------------------------------------------------------------- */
+
+enum {
+    TEXT_DEPTH = 32,  /* most nesting read as text (cJSON allows more: the tree reads it) */
+    TEXT_NUMBER = 40, /* most bytes of a number not read (cJSON copies 63 to strtod) */
+    /* the keys read beside trace_opinfo_keys, by their ids after its positions */
+    TK_SRC = TRACE_OPINFO_NKEYS,
+    TK_SRC_FUNC,
+    TK_ROLE,
+    TK_REPLAY,
+    TK_COUNT,
+};
+
+/* A string as cJSON reads it without a change: no escape, no control byte; *k its first
+ * byte and *kn its length when asked. */
+static bool text_string(struct rd *r, const char **k, size_t *kn)
+{
+    if (r->p >= r->e || *r->p != '"')
+        return false;
+    const char *s = ++r->p;
+    r->p = plain_end(r->p, r->e);
+    if (r->p >= r->e || *r->p != '"')
+        return false;
+    if (k)
+        *k = s, *kn = (size_t)(r->p - s);
+    r->p++;
+    return true;
+}
+
+/* A number of JSON's grammar; with strict, an integer of at most DIGITS_MAX digits. */
+static bool text_number(struct rd *r, bool strict)
+{
+    const char *s = r->p;
+    r->p += r->p < r->e && *r->p == '-';
+    const char *d = r->p;
+    while (r->p < r->e && *r->p >= '0' && *r->p <= '9')
+        r->p++;
+    size_t nd = (size_t)(r->p - d);
+    if (!nd || (nd > 1 && *d == '0') || r->p >= r->e)
+        return false;
+    if (strict)
+        return nd <= DIGITS_MAX && (*r->p == ',' || *r->p == '}' || *r->p == ']');
+    if (*r->p == '.') {
+        const char *f = ++r->p;
+        while (r->p < r->e && *r->p >= '0' && *r->p <= '9')
+            r->p++;
+        if (r->p == f)
+            return false;
+    }
+    if (r->p < r->e && (*r->p == 'e' || *r->p == 'E')) {
+        r->p++;
+        r->p += r->p < r->e && (*r->p == '+' || *r->p == '-');
+        const char *x = r->p;
+        while (r->p < r->e && *r->p >= '0' && *r->p <= '9')
+            r->p++;
+        if (r->p == x)
+            return false;
+    }
+    return r->p - s <= TEXT_NUMBER;
+}
+
+/* The value at r->p skipped, when it is JSON cJSON reads as it stands (strict: its numbers
+ * integers; struct trace_opinfo_text). */
+static bool text_value(struct rd *r, bool strict, int depth)
+{
+    if (r->p >= r->e)
+        return false;
+    switch (*r->p) {
+    case '"': return text_string(r, NULL, NULL);
+    case '{':
+    case '[': {
+        char close = *r->p == '{' ? '}' : ']';
+        if (depth == TEXT_DEPTH)
+            return false;
+        r->p++;
+        if (r->p < r->e && *r->p == close) {
+            r->p++;
+            return true;
+        }
+        for (;;) {
+            if (close == '}' && (!text_string(r, NULL, NULL) || !LIT(r, ":")))
+                return false;
+            if (!text_value(r, strict, depth + 1) || r->p >= r->e)
+                return false;
+            char c = *r->p++;
+            if (c == close)
+                return true;
+            if (c != ',')
+                return false;
+        }
+    }
+    case 't': return LIT(r, "true");
+    case 'f': return LIT(r, "false");
+    case 'n': return LIT(r, "null");
+    default: return text_number(r, strict);
+    }
+}
+
+/* The id of key k[0, n) (trace_opinfo_keys' position, or TK_*), or -1. */
+static int text_key(const char *k, size_t n)
+{
+    switch (n) {
+    case 3: return same_n(k, "src", 3) ? TK_SRC : -1;
+    case 6:
+        if (same_n(k, "replay", 6))
+            return TK_REPLAY;
+        break;
+    case 8:
+        if (same_n(k, "src_func", 8))
+            return TK_SRC_FUNC;
+        break;
+    case 11:
+        if (same_n(k, "tensor_role", 11))
+            return TK_ROLE;
+        break;
+    }
+    return trace_opinfo_key(k, n);
+}
+
+/*
+ * The members of the object at r->p (base: details' first byte) into at[id] (the offset
+ * of the first value of each key of interest; with top, the top of details: "replay"'s
+ * members into rep), the values of interest read strictly.
+ */
+static bool text_members(struct rd *r, const char *base, uint32_t *at, uint32_t *rep, bool top)
+{
+    r->p++;
+    if (r->p < r->e && *r->p == '}') {
+        r->p++;
+        return true;
+    }
+    for (;;) {
+        const char *k;
+        size_t kn;
+        if (!text_string(r, &k, &kn) || !LIT(r, ":") || r->p >= r->e)
+            return false;
+        int id = text_key(k, kn);
+        if (!top && (id == TK_SRC || id == TK_SRC_FUNC || id == TK_REPLAY))
+            id = -1; /* read from the top alone */
+        bool first = id >= 0 && !at[id];
+        if (first)
+            at[id] = (uint32_t)(r->p - base);
+        if (first && id == TK_REPLAY && *r->p == '{') {
+            if (!text_members(r, base, rep, NULL, false))
+                return false;
+        } else if (!text_value(r, first, 1)) {
+            return false;
+        }
+        if (r->p >= r->e || (r->p - base) >= TRACE_EVREAD_DETAILS)
+            return false;
+        char c = *r->p++;
+        if (c == '}')
+            return true;
+        if (c != ',')
+            return false;
+    }
+}
+
+/* The value at offset off of details (0: none) as a node of ev's own, into *out; false when
+ * it is an array or an object. */
+static bool text_node(struct rd *r, const char *base, uint32_t off, cJSON *node, const cJSON **out)
+{
+    *out = NULL;
+    if (!off)
+        return true;
+    struct rd v = *r;
+    v.p = base + off;
+    memset(node, 0, sizeof(*node));
+    uint64_t u;
+    switch (*v.p) {
+    case '"':
+        node->type = cJSON_String;
+        if (!(node->valuestring = (char *)str(&v)))
+            return false;
+        r->t = v.t;
+        break;
+    case 'n': node->type = cJSON_NULL; break;
+    case 't': node->type = cJSON_True; break;
+    case 'f': node->type = cJSON_False; break;
+    case '[':
+    case '{': return false;
+    default: /* an integer (read strictly): cJSON's number of it */
+        v.p += *v.p == '-';
+        if (!uint(&v, &u))
+            return false;
+        node->type = cJSON_Number;
+        node->valuedouble = base[off] == '-' ? -(double)u : (double)u;
+        node->valueint = node->valuedouble >= INT_MAX   ? INT_MAX
+                         : node->valuedouble <= INT_MIN ? INT_MIN
+                                                        : (int)node->valuedouble;
+    }
+    *out = node;
+    return true;
+}
+
+/*
+ * details at r->p (an object's '{') read as text into ev (dtext, node, found), r->p past
+ * it; false when it is not of the shape struct trace_evread says (r is then of no use).
+ * found as trace_evread_find gives it, but for the replay.
+ */
+static bool text_details(struct rd *r, bool dram, struct trace_evread *ev)
+{
+    const char *base = r->p;
+    uint32_t at[TK_COUNT] = {0}, rep[TK_COUNT] = {0};
+    if (!text_members(r, base, at, rep, true))
+        return false;
+    ev->dtext.base = base;
+    memcpy(ev->dtext.top, at, sizeof(ev->dtext.top));
+    memcpy(ev->dtext.rep, rep, sizeof(ev->dtext.rep));
+    /* found's members by their ids, at the top then under replay (trace_evread_find) */
+    static const int ids[TRACE_EVK_REP_END] = {
+        [TRACE_EVK_SRC] = TK_SRC,
+        [TRACE_EVK_SRC_FUNC] = TK_SRC_FUNC,
+        [TRACE_EVK_DIRECTION] = TRACE_OPINFO_K_DIRECTION,
+        [TRACE_EVK_ROLE] = TK_ROLE,
+        [TRACE_EVK_SRC_SPACE] = TRACE_OPINFO_K_SRC_SPACE,
+        [TRACE_EVK_DST_SPACE] = TRACE_OPINFO_K_DST_SPACE,
+        [TRACE_EVK_BYTES] = TRACE_OPINFO_K_BYTES,
+        [TRACE_EVK_NBYTES] = TRACE_OPINFO_K_NBYTES,
+        [TRACE_EVK_REPLAY] = -1,
+    };
+    for (int k = 0; k < TRACE_EVK_REP_END; k++)
+        ev->found[k] = NULL;
+    int n = dram ? TRACE_EVK_TOP : TRACE_EVK_DIRECTION;
+    for (int k = 0; k < n; k++)
+        if (ids[k] >= 0 && !text_node(r, base, at[ids[k]], &ev->node[k], &ev->found[k]))
+            return false;
+    if (dram && (!at[ids[TRACE_EVK_DIRECTION]] || !at[TK_ROLE] || !at[ids[TRACE_EVK_SRC_SPACE]] ||
+                 !at[ids[TRACE_EVK_DST_SPACE]]))
+        for (int k = TRACE_EVK_DIRECTION; k < TRACE_EVK_BYTES; k++) {
+            int q = TRACE_EVK_REP_DIRECTION + k - TRACE_EVK_DIRECTION;
+            if (!text_node(r, base, rep[ids[k]], &ev->node[q], &ev->found[q]))
+                return false;
+        }
+    return true;
+}
+
 bool trace_evread_engine(const char *p, size_t n, bool opinfo, size_t *len, struct trace_evread *ev)
 {
     struct rd r = {p, p + n, ev->text, ev->text + sizeof(ev->text), 0};
@@ -229,19 +487,27 @@ bool trace_evread_engine(const char *p, size_t n, bool opinfo, size_t *len, stru
                 return false;
         }
     }
+    bool dram = ev->engine[0] == 'D' && strcmp(ev->engine, "DMA") == 0;
+    ev->dtext_ok = false;
     if (LIT(&r, ",\"details\":") && !LIT(&r, "null")) {
         if (r.p >= r.e || *r.p != '{')
             return false;
-        const char *end = NULL;
-        ev->details = trace_fastjson_parse(r.p, (size_t)(r.e - r.p), &end);
-        if (!ev->details)
-            return false;
-        r.p = end;
+        struct rd t = r;
+        ev->dtext_ok = text_details(&t, dram, ev);
+        if (ev->dtext_ok) {
+            r = t;
+        } else { /* another shape: its tree */
+            const char *end = NULL;
+            ev->details = trace_fastjson_parse(r.p, (size_t)(r.e - r.p), &end);
+            if (!ev->details)
+                return false;
+            r.p = end;
+        }
     }
     if (!LIT(&r, "}"))
         return false;
-    trace_evread_find(ev->details, ev->engine[0] == 'D' && strcmp(ev->engine, "DMA") == 0,
-                      ev->found);
+    if (!ev->dtext_ok)
+        trace_evread_find(ev->details, dram, ev->found);
     hash_strings(ev);
     enum trace_engine eng;
     ev->kind_ok = opinfo && trace_engine_parse(ev->engine, &eng) == 0;
@@ -249,7 +515,9 @@ bool trace_evread_engine(const char *p, size_t n, bool opinfo, size_t *len, stru
         ev->kind = trace_kind_for_engine(eng);
     if (ev->kind_ok && ev->op_kind)
         ev->kind_ok = trace_op_kind_parse(ev->op_kind, &ev->kind) == 0;
-    if (ev->kind_ok)
+    if (ev->kind_ok && ev->dtext_ok)
+        trace_opinfo_decode_text_pre(ev->op, ev->kind, &ev->dtext, &ev->opinfo);
+    else if (ev->kind_ok)
         trace_opinfo_decode_pre(ev->op, ev->kind, ev->details, &ev->opinfo);
     *len = (size_t)(r.p - p);
     return true;

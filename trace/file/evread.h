@@ -2,7 +2,9 @@
  * A direct reader for the exact shape npuscope's writer gives an ENGINE_EVENT of
  * timeline_events (trace/file/writer.c): its fixed fields in the writer's order, with no
  * whitespace, plain strings and integers, read straight from the bytes without building a
- * cJSON node for each (only details is parsed into a tree, by trace/file/fastjson.h). Any
+ * cJSON node for each. Its details are read as text too, for the members the loader reads
+ * (trace_opinfo_decode_text's and those of struct trace_evread's found); details of any
+ * other shape are parsed into a tree (by trace/file/fastjson.h). Any
  * deviation (another order, an unknown or repeated member, whitespace, an escape, a number
  * that is not a plain integer, a value of another type, the end of the bytes) makes it give
  * up, and the loader reads the element through cJSON's tree as before: every message,
@@ -19,8 +21,9 @@
 #include <stdint.h>
 
 enum {
-    TRACE_EVREAD_DEPS = 32,   /* most dependency_ids read */
-    TRACE_EVREAD_TEXT = 1024, /* bytes of the strings' copies */
+    TRACE_EVREAD_DEPS = 32,       /* most dependency_ids read */
+    TRACE_EVREAD_TEXT = 1024,     /* bytes of the strings' copies */
+    TRACE_EVREAD_DETAILS = 65536, /* most bytes of details read as text */
 };
 
 /* The members of details the loader reads beside the op columns: the call site, and a DMA
@@ -63,9 +66,19 @@ struct trace_evread {
     const char *op_kind;   /* NULL: absent; unchecked */
     size_t ndeps;          /* dependency_ids (absent: 0) */
     uint64_t deps[TRACE_EVREAD_DEPS];
-    cJSON *details; /* NULL: absent or null; else an object (cJSON's tree of it) */
-    /* trace_evread_find of details, done where details was parsed (on the thread that
-     * parses ahead, while its tree is in that core's cache) */
+    /* details, NULL: absent or null, or read as text (dtext_ok); else an object (cJSON's
+     * tree of it, when its text is not of the writer's shape: see below) */
+    cJSON *details;
+    /* With dtext_ok, details were read without a tree: what trace_opinfo_decode_text reads
+     * of them in dtext, and in node the members found names (each a node of its own: a
+     * string, a number, true, false or null; found[TRACE_EVK_REPLAY] is then NULL). Their
+     * text is of the shape struct trace_opinfo_text says, within TRACE_EVREAD_DETAILS
+     * bytes, and the members found names are no arrays or objects. */
+    bool dtext_ok;
+    struct trace_opinfo_text dtext;
+    cJSON node[TRACE_EVK_REP_END];
+    /* trace_evread_find of details, done where details was read (on the thread that
+     * parses ahead, while its text is in that core's cache) */
     const cJSON *found[TRACE_EVK_REP_END];
     /* the op columns' decode of details (trace_opinfo_decode_pre), done there too when
      * asked, for the op kind kind (the engine's, or op_kind's); kind_ok false: not done (not

@@ -712,6 +712,7 @@ struct engine_vals {
     const char *layer, *tile, *op, *component; /* or NULL */
     enum trace_op_kind kind;
     const cJSON *details;                  /* an object or NULL */
+    const struct trace_opinfo_text *dtext; /* or details read as text (trace/file/evread.h) */
     const cJSON *const *found;             /* trace_evread_find of details, or NULL: not yet */
     const struct trace_opinfo_pre *opinfo; /* details decoded for kind, or NULL: not yet */
 };
@@ -753,6 +754,9 @@ static uint64_t add_engine_event(struct loader *L, const struct engine_vals *v, 
     struct trace_opinfo oi;
     if (v->opinfo) {
         trace_opinfo_store_pre(L->m, i, v->opinfo, &L->spaces);
+    } else if (v->dtext) {
+        trace_opinfo_decode_text(v->op, v->kind, v->dtext, &L->spaces, &oi);
+        trace_opinfo_store(L->m, i, &oi, &L->spaces);
     } else {
         trace_opinfo_decode_json(v->op, v->kind, v->details, &L->spaces, &oi);
         trace_opinfo_store(L->m, i, &oi, &L->spaces);
@@ -829,6 +833,7 @@ static bool load_engine_direct(struct loader *L, const struct trace_evread *x, i
                             .op = x->op,
                             .component = x->component,
                             .details = x->details,
+                            .dtext = x->dtext_ok ? &x->dtext : NULL,
                             .found = x->found};
     for (int k = 0; k < TRACE_ENGINE_COUNT && v.eng < 0; k++)
         v.eng = streq(x->engine, engine_names[k]) ? k : -1;
