@@ -157,10 +157,10 @@ static bool n_none(struct node x)
     return !x.v && !x.j && !x.pk;
 }
 
-/* The node of a value of the text at offset off of d (0: none). */
-static struct node n_text(const struct src *s, uint32_t off)
+/* The node of key k's value in the text (set, at: its top or its replay's), or none. */
+static struct node n_text(const struct src *s, uint64_t set, const uint32_t *at, enum key k)
 {
-    return off ? (struct node){.pk = s->pk, .r = s->text->base + off} : (struct node){0};
+    return set >> k & 1 ? (struct node){.pk = s->pk, .r = s->text->base + at[k]} : (struct node){0};
 }
 
 /*
@@ -217,7 +217,7 @@ static struct node n_top(const struct src *s, enum key k)
     if (s->kind == SRC_PACKED)
         return n_slot(s, s->ptop, k);
     if (s->kind == SRC_TEXT)
-        return n_text(s, s->text->top[k]);
+        return n_text(s, s->text->top_set, s->text->top, k);
     return (struct node){.v = sim_value_map_get(s->d, trace_opinfo_keys[k])};
 }
 
@@ -228,7 +228,7 @@ static struct node n_rep(const struct src *s, enum key k)
     if (s->kind == SRC_PACKED)
         return n_slot(s, s->prep, k);
     if (s->kind == SRC_TEXT)
-        return n_text(s, s->text->rep[k]);
+        return n_text(s, s->text->rep_set, s->text->rep, k);
     return (struct node){.v = sim_value_map_get(s->replay, trace_opinfo_keys[k])};
 }
 
@@ -368,6 +368,10 @@ static int64_t get_int(const struct src *d, enum key k)
     struct node v = n_top(d, k);
     if (n_none(v))
         v = n_rep(d, k);
+    if (v.r) { /* text: an integer or no number (read once) */
+        int64_t i = text_is_int(v.r) ? text_int(v.r) : -1;
+        return i >= 0 ? i : -1;
+    }
     if (n_is_int(v) && n_int(v) >= 0)
         return n_int(v);
     if (n_is_float(v) && n_float(v) >= 0 && n_float(v) < 9.2e18)

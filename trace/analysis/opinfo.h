@@ -91,12 +91,14 @@ extern const char *const trace_opinfo_keys[];
 /*
  * details read without a tree (trace/file/evread.c reads them so): the offsets from base
  * (details' opening brace) of the first value of each key of trace_opinfo_keys at the top
- * and under the first "replay" when that is an object, 0 when there is none. Each value
- * they name is JSON as npuscope writes it: no whitespace, strings without escapes or control
- * bytes, numbers that are integers of at most 15 digits (a '-' before, no leading zero).
+ * (top[k], there when bit k of top_set is) and under the first "replay" when that is an
+ * object (rep, rep_set). Each value they name is JSON as npuscope writes it: no whitespace,
+ * strings without escapes or control bytes, numbers that are integers of at most 15 digits
+ * (a '-' before, no leading zero).
  */
 struct trace_opinfo_text {
     const char *base;
+    uint64_t top_set, rep_set;
     uint32_t top[TRACE_OPINFO_NKEYS], rep[TRACE_OPINFO_NKEYS];
 };
 

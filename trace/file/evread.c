@@ -323,12 +323,27 @@ static int text_key(const char *k, size_t n)
     return trace_opinfo_key(k, n);
 }
 
+/* Where the first value of each key of interest is in details: offsets from its first
+ * byte by id, there where bit id of set is (op: the op columns' keys; x: TK_*'s). */
+struct slots {
+    uint64_t set;
+    uint32_t *op;
+    uint32_t x[TK_COUNT - TRACE_OPINFO_NKEYS];
+};
+
+static uint32_t slot_at(const struct slots *s, int id)
+{
+    return !(s->set >> id & 1)       ? 0
+           : id < TRACE_OPINFO_NKEYS ? s->op[id]
+                                     : s->x[id - TRACE_OPINFO_NKEYS];
+}
+
 /*
- * The members of the object at r->p (base: details' first byte) into at[id] (the offset
- * of the first value of each key of interest; with top, the top of details: "replay"'s
- * members into rep), the values of interest read strictly.
+ * The members of the object at r->p (base: details' first byte) into at (the first value
+ * of each key of interest; with rep, the top of details: "replay"'s members into rep), the
+ * values of interest read strictly.
  */
-static bool text_members(struct rd *r, const char *base, uint32_t *at, uint32_t *rep, bool top)
+static bool text_members(struct rd *r, const char *base, struct slots *at, struct slots *rep)
 {
     r->p++;
     if (r->p < r->e && *r->p == '}') {
@@ -341,13 +356,19 @@ static bool text_members(struct rd *r, const char *base, uint32_t *at, uint32_t 
         if (!text_string(r, &k, &kn) || !LIT(r, ":") || r->p >= r->e)
             return false;
         int id = text_key(k, kn);
-        if (!top && (id == TK_SRC || id == TK_SRC_FUNC || id == TK_REPLAY))
+        if (!rep && (id == TK_SRC || id == TK_SRC_FUNC || id == TK_REPLAY))
             id = -1; /* read from the top alone */
-        bool first = id >= 0 && !at[id];
-        if (first)
-            at[id] = (uint32_t)(r->p - base);
+        bool first = id >= 0 && !(at->set >> id & 1);
+        if (first) {
+            uint32_t off = (uint32_t)(r->p - base);
+            at->set |= (uint64_t)1 << id;
+            if (id < TRACE_OPINFO_NKEYS)
+                at->op[id] = off;
+            else
+                at->x[id - TRACE_OPINFO_NKEYS] = off;
+        }
         if (first && id == TK_REPLAY && *r->p == '{') {
-            if (!text_members(r, base, rep, NULL, false))
+            if (!text_members(r, base, rep, NULL))
                 return false;
         } else if (!text_value(r, first, 1)) {
             return false;
@@ -369,8 +390,7 @@ static bool text_node(struct rd *r, const char *base, uint32_t off, cJSON *node,
     *out = NULL;
     if (!off)
         return true;
-    struct rd v = *r;
-    v.p = base + off;
+    struct rd v = {base + off, r->e, r->t, r->te, 0};
     memset(node, 0, sizeof(*node));
     uint64_t u;
     switch (*v.p) {
@@ -407,12 +427,12 @@ static bool text_node(struct rd *r, const char *base, uint32_t off, cJSON *node,
 static bool text_details(struct rd *r, bool dram, struct trace_evread *ev)
 {
     const char *base = r->p;
-    uint32_t at[TK_COUNT] = {0}, rep[TK_COUNT] = {0};
-    if (!text_members(r, base, at, rep, true))
+    struct slots at = {.op = ev->dtext.top}, rep = {.op = ev->dtext.rep};
+    if (!text_members(r, base, &at, &rep))
         return false;
+    const uint64_t op_keys = ((uint64_t)1 << TRACE_OPINFO_NKEYS) - 1;
     ev->dtext.base = base;
-    memcpy(ev->dtext.top, at, sizeof(ev->dtext.top));
-    memcpy(ev->dtext.rep, rep, sizeof(ev->dtext.rep));
+    ev->dtext.top_set = at.set & op_keys, ev->dtext.rep_set = rep.set & op_keys;
     /* found's members by their ids, at the top then under replay (trace_evread_find) */
     static const int ids[TRACE_EVK_REP_END] = {
         [TRACE_EVK_SRC] = TK_SRC,
@@ -429,13 +449,14 @@ static bool text_details(struct rd *r, bool dram, struct trace_evread *ev)
         ev->found[k] = NULL;
     int n = dram ? TRACE_EVK_TOP : TRACE_EVK_DIRECTION;
     for (int k = 0; k < n; k++)
-        if (ids[k] >= 0 && !text_node(r, base, at[ids[k]], &ev->node[k], &ev->found[k]))
+        if (ids[k] >= 0 && !text_node(r, base, slot_at(&at, ids[k]), &ev->node[k], &ev->found[k]))
             return false;
-    if (dram && (!at[ids[TRACE_EVK_DIRECTION]] || !at[TK_ROLE] || !at[ids[TRACE_EVK_SRC_SPACE]] ||
-                 !at[ids[TRACE_EVK_DST_SPACE]]))
+    if (dram &&
+        (!slot_at(&at, ids[TRACE_EVK_DIRECTION]) || !slot_at(&at, TK_ROLE) ||
+         !slot_at(&at, ids[TRACE_EVK_SRC_SPACE]) || !slot_at(&at, ids[TRACE_EVK_DST_SPACE])))
         for (int k = TRACE_EVK_DIRECTION; k < TRACE_EVK_BYTES; k++) {
             int q = TRACE_EVK_REP_DIRECTION + k - TRACE_EVK_DIRECTION;
-            if (!text_node(r, base, rep[ids[k]], &ev->node[q], &ev->found[q]))
+            if (!text_node(r, base, slot_at(&rep, ids[k]), &ev->node[q], &ev->found[q]))
                 return false;
         }
     return true;
@@ -492,11 +513,11 @@ bool trace_evread_engine(const char *p, size_t n, bool opinfo, size_t *len, stru
     if (LIT(&r, ",\"details\":") && !LIT(&r, "null")) {
         if (r.p >= r.e || *r.p != '{')
             return false;
-        struct rd t = r;
-        ev->dtext_ok = text_details(&t, dram, ev);
-        if (ev->dtext_ok) {
-            r = t;
-        } else { /* another shape: its tree */
+        const char *at = r.p;
+        char *t = r.t;
+        ev->dtext_ok = text_details(&r, dram, ev);
+        if (!ev->dtext_ok) { /* another shape: its tree */
+            r.p = at, r.t = t;
             const char *end = NULL;
             ev->details = trace_fastjson_parse(r.p, (size_t)(r.e - r.p), &end);
             if (!ev->details)
