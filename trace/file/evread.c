@@ -72,23 +72,33 @@ static inline const char *plain_end(const char *p, const char *e)
     return p;
 }
 
-/* A plain string ("..." without escapes or control bytes) copied into the text, or NULL. */
-static const char *str(struct rd *r)
+/* A string as cJSON reads it without a change: no escape, no control byte; *k its first
+ * byte and *kn its length when asked. */
+static bool text_string(struct rd *r, const char **k, size_t *kn)
 {
     if (r->p >= r->e || *r->p != '"')
-        return NULL;
+        return false;
     const char *s = ++r->p;
     r->p = plain_end(r->p, r->e);
     if (r->p >= r->e || *r->p != '"')
-        return NULL;
-    size_t n = (size_t)(r->p - s);
-    if ((size_t)(r->te - r->t) <= n)
+        return false;
+    if (k)
+        *k = s, *kn = (size_t)(r->p - s);
+    r->p++;
+    return true;
+}
+
+/* A plain string ("..." without escapes or control bytes) copied into the text, or NULL. */
+static const char *str(struct rd *r)
+{
+    const char *s;
+    size_t n;
+    if (!text_string(r, &s, &n) || (size_t)(r->te - r->t) <= n)
         return NULL;
     char *c = r->t;
     memcpy(c, s, n);
     c[n] = '\0';
     r->t += n + 1;
-    r->p++;
     r->last = n;
     return c;
 }
@@ -216,22 +226,6 @@ enum {
     TK_REPLAY,
     TK_COUNT,
 };
-
-/* A string as cJSON reads it without a change: no escape, no control byte; *k its first
- * byte and *kn its length when asked. */
-static bool text_string(struct rd *r, const char **k, size_t *kn)
-{
-    if (r->p >= r->e || *r->p != '"')
-        return false;
-    const char *s = ++r->p;
-    r->p = plain_end(r->p, r->e);
-    if (r->p >= r->e || *r->p != '"')
-        return false;
-    if (k)
-        *k = s, *kn = (size_t)(r->p - s);
-    r->p++;
-    return true;
-}
 
 /* A number of JSON's grammar; with strict, an integer of at most DIGITS_MAX digits. */
 static bool text_number(struct rd *r, bool strict)
