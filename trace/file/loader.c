@@ -557,30 +557,18 @@ static bool get_span(struct loader *L, const struct rec *R, uint64_t *s, uint64_
     return true;
 }
 
-/* cJSON_IsString and cJSON_IsNull inline: called for every event's call site and DRAM
- * fields, where the library's calls were some 2% of a load (perf, 10 M events). */
-static inline bool is_string(const cJSON *j)
-{
-    return j && (j->type & 0xFF) == cJSON_String;
-}
-
-static inline bool is_null(const cJSON *j)
-{
-    return j && (j->type & 0xFF) == cJSON_NULL;
-}
-
 /* The call site details.src names (with details.src_func), TRACE_NO_SITE when it names
  * none; a value that is not a "file:line" string gives a malformed site (shown as such). */
 static uint16_t site_of(struct loader *L, const cJSON *src, const cJSON *fn)
 {
-    if (!src || is_null(src))
+    if (!src || trace_json_is(src, cJSON_NULL))
         return TRACE_NO_SITE;
-    if (!is_string(src)) {
+    if (!trace_json_is(src, cJSON_String)) {
         char b[64];
         trace_json_describe(src, b, sizeof(b));
         return trace_model_site_parse(L->m, b, strlen(b), NULL);
     }
-    const char *f = is_string(fn) && fn->valuestring[0] ? fn->valuestring : "";
+    const char *f = trace_json_is(fn, cJSON_String) && fn->valuestring[0] ? fn->valuestring : "";
     /* remembered: parsing and interning them for each event was some 3% of a load (perf) */
     const struct trace_evread *x =
         L->pre && L->pre->site_ok && src == L->pre->found[TRACE_EVK_SRC] ? L->pre : NULL;
@@ -607,7 +595,7 @@ static uint16_t site_of(struct loader *L, const cJSON *src, const cJSON *fn)
 static const char *details_str(const cJSON *const *f, int k)
 {
     const cJSON *v = f[k] ? f[k] : f[TRACE_EVK_REP_DIRECTION + k - TRACE_EVK_DIRECTION];
-    return is_string(v) ? v->valuestring : NULL;
+    return trace_json_is(v, cJSON_String) ? v->valuestring : NULL;
 }
 
 static int64_t details_uint(const cJSON *v)
