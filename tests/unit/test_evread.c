@@ -70,6 +70,15 @@ static const struct variant variants[] = {
      "{\"direction\":\"write\",\"replay\":{\"direction\":\"read\",\"src_space\":\"sram\"},"
      "\"tensor_role\":\"kv\",\"nbytes\":64}",
      true},
+    /* a string not at the top is looked for under replay; an integer is not */
+    {"DMA", "dma_read", "memory",
+     "{\"src_space\":5,\"dst_addr\":\"x\",\"replay\":{\"src_space\":\"sram\",\"dst_space\":"
+     "\"tcm\",\"dst_addr\":128},\"src_addr\":64,\"nbytes\":32}",
+     true},
+    {"DMA", "dma_read", "memory",
+     "{\"dst_space\":\"tcm\",\"replay\":{\"dst_addr\":128,\"src_space\":\"sram\"},"
+     "\"src_addr\":64,\"nbytes\":32}",
+     true},
     {"TE", "gemm", "gemm", "{\"src\":12,\"src_func\":\"f\",\"m\":-1,\"n\":2,\"k\":3}", true},
     {"VE", "exp", "math", "{\"src\":null,\"src_func\":\"\",\"length\":100}", true},
     {"DMA", "dma_write", "memory", "{\"src_addr\":-5,\"dst_addr\":-0,\"nbytes\":-0,\"bytes\":-3}",

@@ -362,16 +362,29 @@ static struct node n_item(struct node x, size_t i)
     return (struct node){.j = cJSON_GetArrayItem(x.j, (int)i)};
 }
 
+/* The text of key k's value at the top, or else under replay when it is not at the top
+ * (with str: when the top's is no string); NULL when neither. */
+static const char *text_get(const struct src *d, enum key k, bool str)
+{
+    const struct trace_opinfo_text *t = d->text;
+    if (t->top_set >> k & 1 && (!str || t->base[t->top[k]] == '"'))
+        return t->base + t->top[k];
+    if (t->rep_set >> k & 1 && (!str || t->base[t->rep[k]] == '"'))
+        return t->base + t->rep[k];
+    return NULL;
+}
+
 /* An integer of details, at the top or under "replay"; -1 when absent. */
 static int64_t get_int(const struct src *d, enum key k)
 {
+    if (d->kind == SRC_TEXT) { /* an integer or no number, read once */
+        const char *r = text_get(d, k, false);
+        int64_t i = r && text_is_int(r) ? text_int(r) : -1;
+        return i >= 0 ? i : -1;
+    }
     struct node v = n_top(d, k);
     if (n_none(v))
         v = n_rep(d, k);
-    if (v.r) { /* text: an integer or no number (read once) */
-        int64_t i = text_is_int(v.r) ? text_int(v.r) : -1;
-        return i >= 0 ? i : -1;
-    }
     if (n_is_int(v) && n_int(v) >= 0)
         return n_int(v);
     if (n_is_float(v) && n_float(v) >= 0 && n_float(v) < 9.2e18)
@@ -388,6 +401,11 @@ static struct node get_any(const struct src *d, enum key k)
 /* A string of details, at the top or else under "replay" (trace_details_str). */
 static const char *get_str(const struct src *d, enum key k)
 {
+    if (d->kind == SRC_TEXT) {
+        const char *r = text_get(d, k, true);
+        return r ? pk_copy(d->pk, r + 1, (size_t)((const char *)rawmemchr(r + 1, '"') - r) - 1)
+                 : NULL;
+    }
     const char *s = n_str(n_top(d, k));
     return s ? s : n_str(n_rep(d, k));
 }
