@@ -787,8 +787,11 @@ static const struct trace_op_ranges *op_reads(struct ranges *r, uint32_t k,
 enum { FL_WHY = 7, FL_SPACE = 3, FL_ENDED = 128 };
 _Static_assert(TRACE_DEP_COUNT <= FL_WHY + 1 && TRACE_OPINFO_MAX_SPACES <= 16, "flags' room");
 
-void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_critpath *out)
+void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace_critpath *out)
 {
+    /* (a copy: with_details may take the details away) */
+    struct trace_critpath_input in_copy = *in_;
+    const struct trace_critpath_input *in = &in_copy;
     memset(out, 0, sizeof(*out));
     trace_spaces_init(&out->spaces);
     const struct trace_model *m = in->m;
@@ -818,12 +821,20 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
      * at in the same pass where the details may be read (the set, umbrella ops left out,
      * is no larger) */
     bool look = !in->info && (!in->max_decode || in->n <= in->max_decode), every_col = true;
+    size_t uncached = 0; /* (counted for with_details) */
     for (size_t i = 0; i < in->n; i++) {
         if (i % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
             trace_model_lent_giveback(m); /* the events and op columns read so far */
-        if (look && every_col)
+        if (in->with_details) {
+            bool cached = trace_opinfo_cached(m, in->events[i]);
+            uncached += !cached;
+            every_col &= cached;
+        } else if (look && every_col) {
             every_col = trace_opinfo_cached(m, in->events[i]);
+        }
         const struct trace_event *e = trace_model_event(m, in->events[i]);
+        if (in->each_event)
+            in->each_event(in->each_ctx, i, e);
         uint32_t op = e->op;
         if (op < nstr && !stage_of[op]) {
             const char *name = trace_model_str(m, op);
@@ -852,6 +863,12 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         }
         ops[n] = (struct op){e->start, end, e->track, tile};
         scan_op(&sc, ops, n++);
+    }
+    if (in->with_details && !in->with_details(in->each_ctx, uncached)) {
+        /* no details: as with max_decode 1 (look, with every op looked at, says no less) */
+        in_copy.max_decode = 1;
+        in_copy.each_info = NULL, in_copy.each_raw = NULL;
+        look = !in->info && in->n <= 1;
     }
     uint32_t *src = NULL;      /* see op_src */
     if (stages && composite) { /* the stages are in the set: leave their composite ops out */

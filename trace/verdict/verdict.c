@@ -419,7 +419,8 @@ struct arith {
     size_t next;        /* the ops before it are counted */
     double flops;       /* the counts so far, in the order of the ops */
     uint64_t dma_ops, dma_bytes;
-    uint64_t *bytes; /* per op, a DMA op's bytes for the path's DMA steps; NULL: read again */
+    uint64_t *bytes;    /* per op, a DMA op's bytes for the path's DMA steps; NULL: read again */
+    struct judging *jg; /* the region's (judge) */
 };
 
 /* Count op k (evs[k]): of its info (or raw details), its bytes, flops, dtype and whether it
@@ -515,46 +516,64 @@ static uint8_t track_seen(const struct trace_model *m, uint32_t track, size_t *u
     return (uint8_t)(1 + (host ? 4 : 0));
 }
 
-/* Pass over evs (n of them) once for what struct scan says, giving back the model's mapped
- * pages as it goes (millions of events would otherwise stay resident); those of the last
- * stretch stay for the critical path, which reads them next. */
-static void scan_ops(struct ctx *c, const uint64_t *evs, size_t n, struct scan *sc)
-{
-    const struct trace_model *m = c->m;
-    memset(sc, 0, sizeof(*sc));
-    size_t nt = trace_model_track_count(m);
+/* A pass over a region's events for what struct scan says (made by its critical path's
+ * pass that gathers its ops, which gives back the model's mapped pages as it goes): struct
+ * scan so far, and what it needs until the end. */
+struct scanning {
+    struct ctx *c;
+    struct scan *sc;
+    size_t n; /* the events to look at */
     /* per track: 0 not looked at, else 1 + whether it is used; 4 + that when it is the
      * host component */
-    uint8_t *track = sim_xcalloc(nt ? nt : 1, 1);
-    bool live = trace_model_now(m) > 0, inflight = false, request = false, completed = false;
-    for (size_t k = 0; k < n; k++) {
-        if (k % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
-            trace_model_lent_giveback(m);
-        const struct trace_event *e = &c->ev[evs[k]];
-        sc->uncached += !trace_opinfo_cached(m, evs[k]);
-        if (is_composite(c, e->op)) {
-            if (!sc->comp)
-                sc->comp = sim_xreallocarray(NULL, n, sizeof(*sc->comp));
-            sc->comp[sc->ncomp++] = (struct span){e->track, e->start, e->end};
-        }
-        uint8_t *t = &track[e->track];
-        if (!*t)
-            *t = track_seen(m, e->track, &sc->ute, &sc->uve);
-        if (e->op_kind == TRACE_KIND_GEMM || e->op_kind == TRACE_KIND_MATH)
-            sc->any_arith = true;
-        if (e->flags & TRACE_EV_INFLIGHT)
-            inflight = true;
-        if (live && *t >= 4) {
-            if (strcmp(trace_model_str(m, e->op), "Completion") == 0)
-                completed = true;
-            else
-                request = true;
-        }
+    uint8_t *track; /* owned */
+    bool live, inflight, request, completed;
+};
+
+static void scan_begin(struct scanning *s, struct ctx *c, size_t n, struct scan *sc)
+{
+    memset(sc, 0, sizeof(*sc));
+    size_t nt = trace_model_track_count(c->m);
+    *s = (struct scanning){.c = c,
+                           .sc = sc,
+                           .n = n,
+                           .track = sim_xcalloc(nt ? nt : 1, 1),
+                           .live = trace_model_now(c->m) > 0};
+}
+
+/* Event e (k-th of the n): all of struct scan but the ops without op columns. */
+static inline void scan_event(struct scanning *s, size_t k, const struct trace_event *e)
+{
+    (void)k;
+    struct scan *sc = s->sc;
+    const struct trace_model *m = s->c->m;
+    if (is_composite(s->c, e->op)) {
+        if (!sc->comp)
+            sc->comp = sim_xreallocarray(NULL, s->n, sizeof(*sc->comp));
+        sc->comp[sc->ncomp++] = (struct span){e->track, e->start, e->end};
     }
-    free(track);
+    uint8_t *t = &s->track[e->track];
+    if (!*t)
+        *t = track_seen(m, e->track, &sc->ute, &sc->uve);
+    if (e->op_kind == TRACE_KIND_GEMM || e->op_kind == TRACE_KIND_MATH)
+        sc->any_arith = true;
+    if (e->flags & TRACE_EV_INFLIGHT)
+        s->inflight = true;
+    if (s->live && *t >= 4) {
+        if (strcmp(trace_model_str(m, e->op), "Completion") == 0)
+            s->completed = true;
+        else
+            s->request = true;
+    }
+}
+
+static void scan_end(struct scanning *s)
+{
+    struct scan *sc = s->sc;
+    free(s->track);
+    s->track = NULL;
     if (sc->ncomp)
         qsort(sc->comp, sc->ncomp, sizeof(*sc->comp), cmp_span);
-    sc->running = inflight || (request && !completed);
+    sc->running = s->inflight || (s->request && !s->completed);
 }
 
 /*
@@ -688,6 +707,76 @@ static uint64_t step_bytes(struct ctx *c, const struct arith *ar, struct trace_s
     return oi.bytes;
 }
 
+/* One region being judged: what its scan found, whether its ops' details are read. */
+struct judging {
+    struct ctx *c;
+    struct trace_verdict_item *it;
+    struct live *lv; /* NULL: not from what the last verdict left */
+    size_t n;        /* its events */
+    struct scan *sc;
+    struct scanning scanning; /* (without lv: the scan's pass, in the critical path's) */
+    struct arith *ar;
+    bool details;
+};
+
+/* What the scan found (uncached: the events without op columns) taken: whether the details
+ * are read (within the budget), the arithmetic's counts set up for them. */
+static void judge_details(struct judging *jg, size_t uncached)
+{
+    struct ctx *c = jg->c;
+    struct scan *sc = jg->sc;
+    struct live *lv = jg->lv;
+    struct arith *ar = jg->ar;
+    size_t n = jg->n;
+    sc->uncached = uncached;
+    jg->it->running = sc->running;
+    c->last_uncached = sc->uncached;
+    c->last_details = sc->uncached <= c->budget;
+    jg->details = false;
+    if (sc->uncached <= c->budget) {
+        c->budget -= sc->uncached;
+        jg->details = true;
+    } else if (n) {
+        jg->it->missing |= TRACE_MISSING_DETAILS;
+    }
+    if (lv && jg->details) { /* the counts so far */
+        if (n > lv->capbytes) {
+            lv->capbytes = n > 2 * lv->capbytes ? n : 2 * lv->capbytes;
+            lv->bytes = sim_xreallocarray(lv->bytes, lv->capbytes, sizeof(*lv->bytes));
+        }
+        ar->bytes = lv->bytes;
+        ar->next = lv->next;
+        ar->flops = lv->flops, ar->dma_ops = lv->dma_ops, ar->dma_bytes = lv->dma_bytes;
+        memcpy(ar->te_flops, lv->te_flops, sizeof(ar->te_flops));
+    } else if (jg->details) {
+        ar->comp = sc->comp, ar->ncomp = sc->ncomp;
+        if (n > c->capbytes) { /* one array for every launch: no fresh pages each time */
+            c->capbytes = n;
+            free(c->bytes);
+            c->bytes = sim_xreallocarray(NULL, n, sizeof(*c->bytes));
+        }
+        ar->bytes = c->bytes;
+    } else {
+        free(sc->comp);
+        sc->comp = NULL;
+    }
+}
+
+/* trace_critpath_input.each_event: event i of the region, scanned as the path gathers it. */
+static void judge_event(void *ctx, size_t i, const struct trace_event *e)
+{
+    scan_event(&((struct arith *)ctx)->jg->scanning, i, e);
+}
+
+/* trace_critpath_input.with_details: the scan ended. */
+static bool judge_with_details(void *ctx, size_t uncached)
+{
+    struct judging *jg = ((struct arith *)ctx)->jg;
+    scan_end(&jg->scanning);
+    judge_details(jg, uncached);
+    return jg->details;
+}
+
 /* The usage, path, arithmetic and resources of one region over its events evs (n of them,
  * sorted by index), and whether it is still running. */
 static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, size_t n,
@@ -707,7 +796,6 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
     /* the details: the arithmetic op by op, from the info the critical path reads (keeping
      * the ranges alone: an opinfo of every op of a launch of millions would hold
      * gigabytes) */
-    bool details = false;
     struct trace_spaces spaces;
     trace_spaces_init(&spaces);
     struct scan sc;
@@ -718,51 +806,29 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
         lv->next = 0;
         lv = NULL;
     }
-    if (!lv)
-        scan_ops(c, evs, n, &sc);
-    it->running = sc.running;
-    c->last_uncached = sc.uncached;
-    c->last_details = sc.uncached <= c->budget;
-    if (sc.uncached <= c->budget) {
-        c->budget -= sc.uncached;
-        details = true;
-    } else if (n) {
-        it->missing |= TRACE_MISSING_DETAILS;
-    }
     struct arith ar = {.c = c, .evs = evs, .it = it, .spaces = &spaces};
-    if (lv && details) { /* the counts so far */
-        if (n > lv->capbytes) {
-            lv->capbytes = n > 2 * lv->capbytes ? n : 2 * lv->capbytes;
-            lv->bytes = sim_xreallocarray(lv->bytes, lv->capbytes, sizeof(*lv->bytes));
-        }
-        ar.bytes = lv->bytes;
-        ar.next = lv->next;
-        ar.flops = lv->flops, ar.dma_ops = lv->dma_ops, ar.dma_bytes = lv->dma_bytes;
-        memcpy(ar.te_flops, lv->te_flops, sizeof(ar.te_flops));
-    } else if (details) {
-        ar.comp = sc.comp, ar.ncomp = sc.ncomp;
-        if (n > c->capbytes) { /* one array for every launch: no fresh pages each time */
-            c->capbytes = n;
-            free(c->bytes);
-            c->bytes = sim_xreallocarray(NULL, n, sizeof(*c->bytes));
-        }
-        ar.bytes = c->bytes;
-    } else {
-        free(sc.comp);
-    }
-    size_t ute = sc.ute, uve = sc.uve;
-    bool any_arith = sc.any_arith;
+    struct judging jg = {.c = c, .it = it, .lv = lv, .n = n, .sc = &sc, .ar = &ar};
+    ar.jg = &jg;
+    if (lv)
+        judge_details(&jg, sc.uncached);
+    /* else the scan's pass is the critical path's own, its findings taken before it reads
+     * any op's details (judge_event, judge_with_details) */
+    else
+        scan_begin(&jg.scanning, c, n, &sc);
 
     /* the critical path, reading the details (and counting the arithmetic) as it goes */
     struct trace_critpath_input in = {.m = m,
                                       .events = evs,
                                       .n = n,
                                       .start = r->start,
-                                      .max_decode = details ? 0 : 1, /* 1: no details: order,
-                                                                        tiles and engines only */
+                                      .max_decode =
+                                          lv && !jg.details ? 1 : 0, /* 1: no details: order, tiles
+                                                                        and engines only */
                                       .progress = c->progress,
-                                      .each_info = details ? arith_each : NULL,
-                                      .each_raw = details ? arith_each_raw : NULL,
+                                      .each_info = !lv || jg.details ? arith_each : NULL,
+                                      .each_raw = !lv || jg.details ? arith_each_raw : NULL,
+                                      .each_event = lv ? NULL : judge_event,
+                                      .with_details = lv ? NULL : judge_with_details,
                                       .each_ctx = &ar};
     if (lv) {
         if (!lv->path)
@@ -771,6 +837,7 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
     } else {
         trace_critpath_compute(&in, &it->path);
     }
+    bool details = jg.details;
     if (details && !trace_progress_cancelled(c->progress)) /* (cancelled: left unread) */
         arith_upto(&ar, n);
     free(ar.comp);
@@ -788,7 +855,8 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
         }
     }
     double *te_flops = ar.te_flops;
-    if (any_arith && !(it->flops > 0))
+    size_t ute = sc.ute, uve = sc.uve;
+    if (sc.any_arith && !(it->flops > 0))
         it->missing |= TRACE_MISSING_FLOPS;
 
     /* the peaks of the engines and HBMs it used */
