@@ -30,6 +30,27 @@
  * op column resident. */
 enum { GIVEBACK_EVERY = 1 << 20 };
 
+/* Arrays of at least this many bytes are asked for in huge pages (HUGE_PAGE). */
+enum { HUGE_MIN = 8 << 20, HUGE_PAGE = 2 << 20 };
+
+/* (a launch of ten million ops sweeps arrays of hundreds of megabytes, op by op nearly in
+ * order: in pages of 4 KiB each would cost a fault when first written and a miss of the
+ * address cache at nearly every op) */
+void *trace_critpath_array(size_t n, size_t size)
+{
+    void *p = sim_xreallocarray(NULL, n ? n : 1, size);
+#ifdef MADV_HUGEPAGE
+    size_t bytes = n * size;
+    if (bytes >= HUGE_MIN) {
+        uintptr_t a = ((uintptr_t)p + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+        uintptr_t b = ((uintptr_t)p + bytes) / HUGE_PAGE * HUGE_PAGE;
+        if (b > a)
+            (void)madvise((void *)a, b - a, MADV_HUGEPAGE); /* (a hint: refused, 4 KiB pages) */
+    }
+#endif
+    return p;
+}
+
 /* The length of the PE part of a component id ("sip0.cube0.pe0" of "sip0.cube0.pe0.pe_dma"),
  * or 0 when it names no PE's engine. */
 static size_t pe_prefix(const char *name)
@@ -803,11 +824,11 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
     size_t nstr = trace_model_str_count(m);
     uint8_t *stage_of = sim_xcalloc(nstr ? nstr : 1, 1), *comp_of = sim_xcalloc(nstr ? nstr : 1, 1);
     bool stages = false;
-    struct op *ops = sim_xreallocarray(NULL, in->n ? in->n : 1, sizeof(*ops));
+    struct op *ops = trace_critpath_array(in->n, sizeof(*ops));
     /* the sweep's block (below), allocated now: for a set of many ops the second thread
      * faults in the pages of both while this one gathers the ops, then reads their details
      * if they are read as the sweep goes */
-    uint8_t *arena = sim_xreallocarray(NULL, in->n ? in->n : 1, 21);
+    uint8_t *arena = trace_critpath_array(in->n, 21);
     struct feed *feed = NULL;
     if (in->threads != 1 && (in->threads == 2 || in->n >= TRACE_CRITPATH_THREAD_MIN))
         feed = feed_start(in, ops, in->n * sizeof(*ops), arena, in->n * 21);
@@ -822,6 +843,11 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
      * is no larger) */
     bool look = !in->info && (!in->max_decode || in->n <= in->max_decode), every_col = true;
     size_t uncached = 0; /* (counted for with_details) */
+    /* the ops by start, sorted as they are gathered (each put in place from the back, stably:
+     * the starts of a model's events come nearly in order) while that moves few of them
+     * (sort_ops_by's budget), else sorted after */
+    uint32_t *gstarts = in->n > 1 ? trace_critpath_array(in->n, sizeof(*gstarts)) : NULL;
+    size_t gmoved = 0;
     for (size_t i = 0; i < in->n; i++) {
         if (i % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
             trace_model_lent_giveback(m); /* the events and op columns read so far */
@@ -862,6 +888,19 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
             }
         }
         ops[n] = (struct op){e->start, end, e->track, tile};
+        if (gstarts) {
+            size_t j = n;
+            while (j > 0 && ops[gstarts[j - 1]].start > e->start) {
+                gstarts[j] = gstarts[j - 1];
+                j--;
+            }
+            gstarts[j] = (uint32_t)n;
+            gmoved += n - j;
+            if (gmoved > 4 * in->n) { /* sorted after */
+                free(gstarts);
+                gstarts = NULL;
+            }
+        }
         scan_op(&sc, ops, n++);
     }
     if (in->with_details && !in->with_details(in->each_ctx, uncached)) {
@@ -878,6 +917,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
             if (!composite[k])
                 src[kept] = (uint32_t)k, ops[kept++] = ops[k];
         n = kept;
+        free(gstarts); /* (of the ops before some were left out) */
+        gstarts = NULL;
         sc = (struct scan){true, true, false, 0};
         for (size_t k = 0; k < n; k++)
             scan_op(&sc, ops, k);
@@ -886,6 +927,10 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
     free(stage_of), free(comp_of);
     free(tiles.key), free(tiles.val);
     out->ops = n;
+    if (!n || sc.starts_in_order) {
+        free(gstarts);
+        gstarts = NULL;
+    }
     if (!n) {
         feed_stop(feed);
         free(ops), free(src), free(arena);
@@ -936,7 +981,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
         if (!ranges_decode(&rg, m, src, n, &out->spaces, in)) {
             feed_stop(feed);
             ranges_fini(&rg);
-            free(ops), free(src), free(arena);
+            free(ops), free(src), free(arena), free(gstarts);
             return; /* cancelled: an empty path */
         }
         out->decoded = n;
@@ -967,8 +1012,10 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
     {
         uint64_t *key = (uint64_t *)arena, *tk = key + n;
         uint32_t *ti = (uint32_t *)(arena + 16 * n);
-        if (!sc.starts_in_order) {
-            starts = sim_xreallocarray(NULL, n, sizeof(*starts));
+        if (gstarts) { /* sorted as gathered */
+            starts = gstarts;
+        } else if (!sc.starts_in_order) {
+            starts = trace_critpath_array(n, sizeof(*starts));
             for (size_t k = 0; k < n; k++)
                 starts[k] = (uint32_t)k;
             sort_ops_by(starts, n, ops, false, key, tk, ti);
@@ -977,7 +1024,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
             /* the ends of kind 0 first, then those of kind 2, each in op order (those of kind
              * 2 are put from the back, then turned round), so that the stable sort by time
              * leaves a tie in (kind, op) order */
-            ends = sim_xreallocarray(NULL, n, sizeof(*ends));
+            ends = trace_critpath_array(n, sizeof(*ends));
             size_t n0 = 0, n2 = 0;
             for (size_t k = 0; k < n; k++) {
                 if (end_kind(&ops[k]) == 0)
