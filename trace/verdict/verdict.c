@@ -17,6 +17,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,6 +32,9 @@ enum { GIVEBACK_EVERY = 1 << 20 };
 /* The same for a pass over a path's steps: one every few ops of the set, whose events and
  * op columns a million steps would touch all of. */
 enum { PATH_GIVEBACK_EVERY = 1 << 16 };
+/* Paths of at least this many steps have their waits' utilisations worked out on a second
+ * thread (trace_verdict_opts.threads 0). */
+enum { WAITS_THREAD_MIN = 1 << 15, WAITS_SHARE = 4 /* the calling thread's: a quarter */ };
 /* How many steps of a path ahead a pass over them asks for their events. */
 enum { STEP_PREFETCH = 16 };
 
@@ -67,6 +71,7 @@ struct ctx {
        read (within the budget) */
     size_t last_uncached;
     bool last_details;
+    unsigned threads; /* trace_verdict_opts's */
 };
 
 /* ---- names ------------------------------------------------------------------------------ */
@@ -174,30 +179,35 @@ static size_t windows_from(const uint64_t (*w)[2], size_t n, int k, uint64_t t)
 }
 
 /*
- * The busiest HBM or link (mh[j][0]) and host link (mh[j][1]) during each wait of path p
- * (its j-th step with a wait, [its start - wait, its start)), 0 when none. Resource by
- * resource: the waits come in time order, so each resource's samples are read once from
- * where the last window ended, rather than every resource's at each step.
+ * The busiest HBM or link (mh[s][0]) and host link (mh[s][1]) during the wait of each step s
+ * of path p from s0 to s1 with a wait ([its start - wait, its start)), 0 when none (hint:
+ * where each resource's last search ended). Resource by resource: the waits come in time
+ * order, so each resource's samples are read once from where the last window ended, rather
+ * than every resource's at each step. (The busiest of a window is the same whatever the
+ * steps asked with it: a path's steps may be asked in parts, on two threads.)
  */
-static void wait_utils(struct ctx *c, const struct trace_critpath *p, double (*mh)[2])
+static void wait_utils(struct ctx *c, const struct trace_critpath *p, size_t s0, size_t s1,
+                       size_t *hint, double (*mh)[2])
 {
     size_t nw = 0;
-    for (size_t s = 0; s < p->n; s++)
+    for (size_t s = s0; s < s1; s++)
         nw += p->steps[s].wait != 0;
     if (!nw)
         return;
     uint64_t(*w)[2] = sim_xreallocarray(NULL, nw, sizeof(*w)); /* the windows */
-    for (size_t s = 0, j = 0; s < p->n; s++) {
+    size_t *step = sim_xreallocarray(NULL, nw, sizeof(*step)); /* their steps */
+    for (size_t s = s0, j = 0; s < s1; s++) {
         const struct trace_path_step *st = &p->steps[s];
         if (s % PATH_GIVEBACK_EVERY == PATH_GIVEBACK_EVERY - 1)
             trace_model_lent_giveback(c->m);
-        if (s + STEP_PREFETCH < p->n)
+        if (s + STEP_PREFETCH < s1)
             __builtin_prefetch(&c->ev[p->steps[s + STEP_PREFETCH].ev]);
         if (!st->wait)
             continue;
         uint64_t start = c->ev[st->ev].start;
         w[j][0] = start - st->wait, w[j][1] = start;
-        mh[j][0] = mh[j][1] = 0;
+        mh[s][0] = mh[s][1] = 0;
+        step[j] = s;
         j++;
     }
     bool sorted = true; /* the windows in time order (a path's are) */
@@ -236,7 +246,7 @@ static void wait_utils(struct ctx *c, const struct trace_critpath *p, double (*m
                 level = most;
             for (size_t q = keep; q < nc; q++) {
                 if (cm[q] >= most) { /* final */
-                    mh[ci[q]][host] = cm[q];
+                    mh[step[ci[q]]][host] = cm[q];
                     continue;
                 }
                 if (keep != q) {
@@ -254,12 +264,12 @@ static void wait_utils(struct ctx *c, const struct trace_critpath *p, double (*m
                 j1 = windows_from(cw, nc, 0, x->last);
             }
             if (j1 > j0)
-                trace_resources_util_max(c->res, i, cw + j0, j1 - j0, sorted, cm + j0, 1,
-                                         &c->hint_wait[i]);
+                trace_resources_util_max(c->res, i, cw + j0, j1 - j0, sorted, cm + j0, 1, &hint[i]);
         }
         for (size_t q = 0; q < nc; q++)
-            mh[ci[q]][host] = cm[q];
+            mh[step[ci[q]]][host] = cm[q];
     }
+    free(step);
     free(ci);
     free(cm);
     free(cw);
@@ -285,10 +295,23 @@ static void attribute_wait(const struct trace_path_step *s, const double *mh, do
     path[TRACE_PCAT_LATENCY] += (double)s->wait - busy;
 }
 
+/* What the op of a step adds to the path's categories: v[0] to cat[0], then v[1] to
+ * cat[1] (in that order: the sums are the same doubles whichever thread worked them out). */
+struct part {
+    uint8_t cat[2];
+    double v[2];
+};
+
+static void part_add(const struct part *o, double *path)
+{
+    path[o->cat[0]] += o->v[0];
+    path[o->cat[1]] += o->v[1];
+}
+
 /* Split the duration of the op of step s (bytes: a DMA op's, 0 when unknown or another
- * engine's) into the path's categories; its wait as attribute_wait says (mh). */
-static void attribute(struct ctx *c, const struct trace_path_step *s, uint64_t bytes,
-                      const double *mh, double *path)
+ * engine's) into the path's categories, into *o (its wait is attribute_wait's). */
+static void attribute_op(struct ctx *c, const struct trace_path_step *s, uint64_t bytes,
+                         struct part *o)
 {
     const struct trace_model *m = c->m;
     const struct trace_event *e = &c->ev[s->ev];
@@ -297,7 +320,6 @@ static void attribute(struct ctx *c, const struct trace_path_step *s, uint64_t b
     uint64_t end = e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
     double dur = (double)(end - e->start);
     const struct peaks *p = &c->pk;
-    attribute_wait(s, mh, path);
     double fixed = 0;
     int cat = TRACE_PCAT_LATENCY;
     switch (engine) {
@@ -328,8 +350,8 @@ static void attribute(struct ctx *c, const struct trace_path_step *s, uint64_t b
                                                                &c->hint_dma[h]) >= 0.5;
                 if (!busy) {
                     /* the rest is what every transfer pays whatever its size */
-                    path[TRACE_PCAT_MEMORY] += data;
-                    path[TRACE_PCAT_DMA_FIXED] += dur - data;
+                    *o = (struct part){{TRACE_PCAT_MEMORY, TRACE_PCAT_DMA_FIXED},
+                                       {data, dur - data}};
                     return;
                 }
             }
@@ -347,8 +369,7 @@ static void attribute(struct ctx *c, const struct trace_path_step *s, uint64_t b
         if (p->host_rate > 0 && sent >= 0) {
             double data = (double)sent / p->host_rate;
             data = data < dur ? data : dur;
-            path[TRACE_PCAT_HOST] += data;
-            path[TRACE_PCAT_LATENCY] += dur - data;
+            *o = (struct part){{TRACE_PCAT_HOST, TRACE_PCAT_LATENCY}, {data, dur - data}};
             return;
         }
         break;
@@ -356,8 +377,29 @@ static void attribute(struct ctx *c, const struct trace_path_step *s, uint64_t b
     default: break;
     }
     fixed = fixed < dur ? fixed : dur;
-    path[cat] += dur - fixed;
-    path[engine == TRACE_ENGINE_DMA ? TRACE_PCAT_DMA_FIXED : TRACE_PCAT_LATENCY] += fixed;
+    *o = (struct part){
+        {(uint8_t)cat, engine == TRACE_ENGINE_DMA ? TRACE_PCAT_DMA_FIXED : TRACE_PCAT_LATENCY},
+        {dur - fixed, fixed}};
+}
+
+/* The waits' utilisations of the first steps of a path (to s1) worked out on a second
+ * thread (wait_utils's), while the calling thread splits its ops' durations and works out
+ * the others': both read the model, the resources and the path alone; each its own hints
+ * and steps of mh. */
+struct waits_job {
+    struct ctx *c;
+    const struct trace_critpath *p;
+    size_t s1;
+    size_t *hint; /* owned */
+    double (*mh)[2];
+    pthread_t th;
+};
+
+static void *waits_main(void *arg)
+{
+    struct waits_job *j = arg;
+    wait_utils(j->c, j->p, 0, j->s1, j->hint, j->mh);
+    return NULL;
 }
 
 /* ---- one region ------------------------------------------------------------------------- */
@@ -907,25 +949,55 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
     /* what the path's time went to */
     if (!it->path.with_addresses && !it->path.with_tiles && !it->path.with_explicit && n)
         it->missing |= TRACE_MISSING_DEPS;
-    double(*mh)[2] = sim_xreallocarray(NULL, it->path.n ? it->path.n : 1, sizeof(*mh));
-    wait_utils(c, &it->path, mh);
+    /* each step's wait (by the resources busy during it, wait_utils) and op (attribute_op),
+     * in the order of the steps; a long path's waits on a second thread while this one
+     * splits the ops, the parts kept until both are done */
+    size_t np = it->path.n;
+    double(*mh)[2] = sim_xreallocarray(NULL, np ? np : 1, sizeof(*mh));
+    /* (the second thread's share: the split of the ops costs this one about a third of the
+     * waits') */
+    struct waits_job wj = {.c = c, .p = &it->path, .s1 = np - np / WAITS_SHARE, .mh = mh};
+    bool apart = c->threads != 1 && (c->threads == 2 || np >= WAITS_THREAD_MIN);
+    if (apart) {
+        wj.hint = sim_xcalloc(nres ? nres : 1, sizeof(*wj.hint));
+        apart = pthread_create(&wj.th, NULL, waits_main, &wj) == 0;
+        if (!apart)
+            free(wj.hint);
+    }
+    if (!apart)
+        wait_utils(c, &it->path, 0, np, c->hint_wait, mh);
+    struct part *parts = apart ? trace_critpath_array(np, sizeof(*parts)) : NULL;
     size_t pos = 0; /* step_bytes's cursor */
-    for (size_t s = 0, j = 0; s < it->path.n; s++) {
+    for (size_t s = 0; s < np; s++) {
         const struct trace_path_step *st = &it->path.steps[s];
         if (s % PATH_GIVEBACK_EVERY == PATH_GIVEBACK_EVERY - 1)
             trace_model_lent_giveback(m);
-        if (s + STEP_PREFETCH < it->path.n) /* the steps' events are spread over the launch */
+        if (s + STEP_PREFETCH < np) /* the steps' events are spread over the launch */
             __builtin_prefetch(&c->ev[it->path.steps[s + STEP_PREFETCH].ev]);
         /* a DMA op's bytes alone are of use: as the arithmetic counted them */
         uint64_t bytes = 0;
         if (details && c->engine_of[c->ev[st->ev].track] == TRACE_ENGINE_DMA)
             bytes = step_bytes(c, &ar, &spaces, st->ev, &pos);
-        attribute(c, st, bytes, mh[j], it->time);
-        j += st->wait != 0;
+        struct part op;
+        attribute_op(c, st, bytes, apart ? &parts[s] : &op);
+        if (!apart) {
+            attribute_wait(st, mh[s], it->time);
+            part_add(&op, it->time);
+        }
         it->waits += st->wait;
         it->wait_by[st->why] += st->wait;
         if (st->wait > it->longest_wait || it->longest_wait_ev == UINT64_MAX)
             it->longest_wait = st->wait, it->longest_wait_ev = st->ev;
+    }
+    if (apart) {
+        wait_utils(c, &it->path, wj.s1, np, c->hint_wait, mh);
+        pthread_join(wj.th, NULL);
+        free(wj.hint);
+        for (size_t s = 0; s < np; s++) {
+            attribute_wait(&it->path.steps[s], mh[s], it->time);
+            part_add(&parts[s], it->time);
+        }
+        free(parts);
     }
     free(mh);
     trace_model_lent_giveback(m); /* the path's events and op columns */
@@ -1393,6 +1465,7 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
     c.nnames = trace_model_str_count(m);
     c.composite = sim_xcalloc(c.nnames ? c.nnames : 1, sizeof(*c.composite));
     c.budget = o && o->max_decode ? o->max_decode : MAX_DECODE_DEFAULT;
+    c.threads = o ? o->threads : 0;
     size_t nt = trace_model_track_count(m);
     c.hbm_of_track = sim_xreallocarray(NULL, nt ? nt : 1, sizeof(*c.hbm_of_track));
     c.engine_of = sim_xreallocarray(NULL, nt ? nt : 1, sizeof(*c.engine_of));
