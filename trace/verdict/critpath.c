@@ -29,27 +29,8 @@
  * read (trace_model_lent_giveback): a launch of ten million ops would otherwise keep every
  * op column resident. */
 enum { GIVEBACK_EVERY = 1 << 20 };
-
-/* Arrays of at least this many bytes are asked for in huge pages (HUGE_PAGE). */
-enum { HUGE_MIN = 8 << 20, HUGE_PAGE = 2 << 20 };
-
-/* (a launch of ten million ops sweeps arrays of hundreds of megabytes, op by op nearly in
- * order: in pages of 4 KiB each would cost a fault when first written and a miss of the
- * address cache at nearly every op) */
-void *trace_critpath_array(size_t n, size_t size)
-{
-    void *p = sim_xreallocarray(NULL, n ? n : 1, size);
-#ifdef MADV_HUGEPAGE
-    size_t bytes = n * size;
-    if (bytes >= HUGE_MIN) {
-        uintptr_t a = ((uintptr_t)p + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-        uintptr_t b = ((uintptr_t)p + bytes) / HUGE_PAGE * HUGE_PAGE;
-        if (b > a)
-            (void)madvise((void *)a, b - a, MADV_HUGEPAGE); /* (a hint: refused, 4 KiB pages) */
-    }
-#endif
-    return p;
-}
+/* How many ops of the path ahead its walk asks for their figures. */
+enum { WALK_PREFETCH = 16 };
 
 /* The length of the PE part of a component id ("sip0.cube0.pe0" of "sip0.cube0.pe0.pe_dma"),
  * or 0 when it names no PE's engine. */
@@ -824,11 +805,11 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
     size_t nstr = trace_model_str_count(m);
     uint8_t *stage_of = sim_xcalloc(nstr ? nstr : 1, 1), *comp_of = sim_xcalloc(nstr ? nstr : 1, 1);
     bool stages = false;
-    struct op *ops = trace_critpath_array(in->n, sizeof(*ops));
+    struct op *ops = sim_xreallocarray(NULL, in->n ? in->n : 1, sizeof(*ops));
     /* the sweep's block (below), allocated now: for a set of many ops the second thread
      * faults in the pages of both while this one gathers the ops, then reads their details
      * if they are read as the sweep goes */
-    uint8_t *arena = trace_critpath_array(in->n, 21);
+    uint8_t *arena = sim_xreallocarray(NULL, in->n ? in->n : 1, 21);
     struct feed *feed = NULL;
     if (in->threads != 1 && (in->threads == 2 || in->n >= TRACE_CRITPATH_THREAD_MIN))
         feed = feed_start(in, ops, in->n * sizeof(*ops), arena, in->n * 21);
@@ -846,7 +827,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
     /* the ops by start, sorted as they are gathered (each put in place from the back, stably:
      * the starts of a model's events come nearly in order) while that moves few of them
      * (sort_ops_by's budget), else sorted after */
-    uint32_t *gstarts = in->n > 1 ? trace_critpath_array(in->n, sizeof(*gstarts)) : NULL;
+    uint32_t *gstarts = in->n > 1 ? sim_xreallocarray(NULL, in->n, sizeof(*gstarts)) : NULL;
     size_t gmoved = 0;
     for (size_t i = 0; i < in->n; i++) {
         if (i % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
@@ -1015,7 +996,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
         if (gstarts) { /* sorted as gathered */
             starts = gstarts;
         } else if (!sc.starts_in_order) {
-            starts = trace_critpath_array(n, sizeof(*starts));
+            starts = sim_xreallocarray(NULL, n, sizeof(*starts));
             for (size_t k = 0; k < n; k++)
                 starts[k] = (uint32_t)k;
             sort_ops_by(starts, n, ops, false, key, tk, ti);
@@ -1024,7 +1005,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
             /* the ends of kind 0 first, then those of kind 2, each in op order (those of kind
              * 2 are put from the back, then turned round), so that the stable sort by time
              * leaves a tie in (kind, op) order */
-            ends = trace_critpath_array(n, sizeof(*ends));
+            ends = sim_xreallocarray(NULL, n, sizeof(*ends));
             size_t n0 = 0, n2 = 0;
             for (size_t k = 0; k < n; k++) {
                 if (end_kind(&ops[k]) == 0)
@@ -1174,14 +1155,28 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
     if (stop)
         last = 0;
     out->end = ops[last].end;
-    size_t len = 0;
-    for (uint32_t k = last; k != NONE && len <= n && !stop; k = pred[k])
-        len++;
+    /* the ops of the path from the last (one chase of the predecessors, each a miss of the
+     * caches in a launch of millions; the ops' figures then asked for ahead) */
+    size_t len = 0, cap = 0;
+    uint32_t *chain = NULL;
+    for (uint32_t k = last; k != NONE && len <= n && !stop; k = pred[k]) {
+        if (len == cap) {
+            cap = cap ? 2 * cap : 1024;
+            chain = sim_xreallocarray(chain, cap, sizeof(*chain));
+        }
+        chain[len++] = k;
+    }
     out->steps = sim_xcalloc(len ? len : 1, sizeof(*out->steps));
     out->n = len;
-    size_t at = len;
-    for (uint32_t k = last; k != NONE && at > 0; k = pred[k]) {
-        struct trace_path_step *s = &out->steps[--at];
+    for (size_t i = 0; i < len; i++) {
+        if (i + WALK_PREFETCH < len) {
+            uint32_t f = chain[i + WALK_PREFETCH];
+            __builtin_prefetch(&ops[f]);
+            __builtin_prefetch(&in->events[op_src(src, f)]);
+            __builtin_prefetch(&flags[f]);
+        }
+        uint32_t k = chain[i];
+        struct trace_path_step *s = &out->steps[len - 1 - i];
         uint32_t pk = pred[k];
         uint64_t from = pk == NONE ? in->start : ops[pk].end;
         *s = (struct trace_path_step){
@@ -1194,6 +1189,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
             s->range =
                 (struct trace_range){(uint8_t)(flags[k] >> FL_SPACE & 15), rng[k][0], rng[k][1]};
     }
+    free(chain);
     for (size_t s = 0; s < TRACE_OPINFO_MAX_SPACES; s++)
         trace_imap_fini(&maps[s]);
     free(last_on_tile);

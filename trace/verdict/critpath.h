@@ -109,11 +109,6 @@ enum { TRACE_CRITPATH_THREAD_MIN = 1 << 15 };
 void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_critpath *out);
 void trace_critpath_fini(struct trace_critpath *p);
 
-/* An array of n elements of size bytes (free with free; sim_xreallocarray's), one of many
- * megabytes in huge pages where the system gives them: for the arrays of a set of millions
- * of ops. */
-void *trace_critpath_array(size_t n, size_t size);
-
 /* The step of event ev on the path, or SIZE_MAX. */
 size_t trace_critpath_find(const struct trace_critpath *p, uint64_t ev);
 

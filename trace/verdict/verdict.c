@@ -795,7 +795,7 @@ static void judge_details(struct judging *jg, size_t uncached)
         if (n > c->capbytes) { /* one array for every launch: no fresh pages each time */
             c->capbytes = n;
             free(c->bytes);
-            c->bytes = trace_critpath_array(n, sizeof(*c->bytes));
+            c->bytes = sim_xreallocarray(NULL, n, sizeof(*c->bytes));
         }
         ar->bytes = c->bytes;
     } else {
@@ -966,7 +966,7 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
     }
     if (!apart)
         wait_utils(c, &it->path, 0, np, c->hint_wait, mh);
-    struct part *parts = apart ? trace_critpath_array(np, sizeof(*parts)) : NULL;
+    struct part *parts = apart ? sim_xreallocarray(NULL, np, sizeof(*parts)) : NULL;
     size_t pos = 0; /* step_bytes's cursor */
     for (size_t s = 0; s < np; s++) {
         const struct trace_path_step *st = &it->path.steps[s];
@@ -1364,7 +1364,7 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
     for (size_t r = 0; r < nl; r++)
         off[r + 1] += off[r];
     size_t room = by_runs ? most : off[nl];
-    uint64_t *evs = trace_critpath_array(room, sizeof(*evs));
+    uint64_t *evs = sim_xreallocarray(NULL, room ? room : 1, sizeof(*evs));
     if (!by_runs) {
         size_t *pos = sim_xcalloc(nl ? nl : 1, sizeof(*pos));
         for (size_t r = 0; r < nl; r++)
