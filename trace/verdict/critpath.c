@@ -282,7 +282,9 @@ static void sort_ops_by(uint32_t *idx, size_t n, const struct op *ops, bool ends
  * when asked (the sweep ended or was cancelled) or when the input's progress is cancelled;
  * an op it did not read (or could not) the calling thread reads itself.
  */
-enum { FEED = 2048, FEED_BATCH = 64, FEED_NAMES = 32, POPULATE_STEP = 4 << 20 };
+/* (FEED: a wake-up of the reader every FEED / 2 ops, a system call on this thread; a ring of
+ * a few thousand slots still sits in the caches) */
+enum { FEED = 8192, FEED_BATCH = 64, FEED_NAMES = 32, POPULATE_STEP = 4 << 20 };
 
 struct feed {
     const struct trace_model *m;
