@@ -10,7 +10,9 @@
  * the way the Gantt found the launch before (the launch split accounted, twice) and prints
  * the ratio. With ANALYSIS_BENCH_INDEX=1 in the environment the trace is opened through its
  * binary index as `npuscope view` opens it ($XDG_CACHE_HOME/npuscope/, written by the first
- * such run): a second run spends seconds, not a minute, before the analyses.
+ * such run): a second run spends seconds, not a minute, before the analyses. With
+ * ANALYSIS_BENCH_DUMP=FILE every figure of the verdict (its doubles exact, its paths' steps
+ * hashed) and the paths of C and of the run go to FILE first, to compare two builds.
  */
 #include "sim/util/xalloc.h"
 #include "trace/analysis/metrics.h"
@@ -57,10 +59,101 @@ static double peak_rss_mb(void)
     return (double)ru.ru_maxrss / 1024.0;
 }
 
+static FILE *path_dump; /* where the paths computed go, or NULL (ANALYSIS_BENCH_DUMP) */
+
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
+}
+
+/* FNV-1a of n bytes at p into h. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+/* One line of what a path holds, its steps hashed. */
+static void dump_path(FILE *f, const struct trace_critpath *p)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < p->n; i++) {
+        const struct trace_path_step *s = &p->steps[i];
+        uint64_t x[6] = {s->ev,
+                         s->pred,
+                         s->wait,
+                         (uint64_t)s->why,
+                         (uint64_t)s->range.space,
+                         s->range.lo ^ (s->range.hi << 1)};
+        h = fnv(h, x, sizeof(x));
+    }
+    fprintf(f,
+            " path n=%zu span=%llu..%llu ops=%llu decoded=%llu a=%d t=%d x=%d tr=%d sp=%u "
+            "steps=%016llx\n",
+            p->n, (unsigned long long)p->start, (unsigned long long)p->end,
+            (unsigned long long)p->ops, (unsigned long long)p->decoded, p->with_addresses,
+            p->with_tiles, p->with_explicit, p->truncated, (unsigned)p->spaces.n,
+            (unsigned long long)h);
+}
+
+/* Every figure of a verdict's item, the doubles exact. */
+static void dump_item(FILE *f, const char *what, const struct trace_verdict_item *it)
+{
+    fprintf(f, "%s running=%d bound=%d link=%u share=%a length=%llu", what, it->running,
+            (int)it->bound, it->link, it->share, (unsigned long long)it->length);
+    for (int e = 0; e < TRACE_ENGINE_COUNT; e++)
+        fprintf(f, " busy%d=%a", e, it->busy[e]);
+    for (int k = 0; k < TRACE_PCAT_COUNT; k++)
+        fprintf(f, " time%d=%a", k, it->time[k]);
+    fprintf(f, " flops=%a peak=%a dram=%llu bw=%a hbm=%a/%u link=%a/%u host=%a/%u waits=%llu",
+            it->flops, it->peak_flops, (unsigned long long)it->dram_bytes, it->peak_bw,
+            it->hbm_util, it->hbm, it->link_util, it->busiest_link, it->host_util, it->host_link,
+            (unsigned long long)it->waits);
+    for (int d = 0; d < TRACE_DEP_COUNT; d++)
+        fprintf(f, " w%d=%llu", d, (unsigned long long)it->wait_by[d]);
+    fprintf(f, " longest=%llu@%llu missing=%u dma=%llu/%llu\n",
+            (unsigned long long)it->longest_wait, (unsigned long long)it->longest_wait_ev,
+            it->missing, (unsigned long long)it->dma_ops, (unsigned long long)it->dma_bytes);
+    dump_path(f, &it->path);
+}
+
+static void critpath(const struct trace_model *m);
+static void launch_path(const struct trace_model *m, bool accounted);
+
+/* ANALYSIS_BENCH_DUMP=FILE: every figure of the verdict into FILE, to compare two builds. */
+static void dump_verdict(const struct trace_model *m, const char *file)
+{
+    FILE *f = fopen(file, "w");
+    if (!f) {
+        perror(file);
+        return;
+    }
+    struct trace_verdict *v = trace_verdict_new(m, NULL);
+    const struct trace_region *rr = &v->run_region;
+    fprintf(f, "run region %llu..%llu ops=%llu busy=%llu rd=%llu wr=%llu\n",
+            (unsigned long long)rr->start, (unsigned long long)rr->end,
+            (unsigned long long)rr->all.ops, (unsigned long long)rr->all.busy,
+            (unsigned long long)rr->all.read_bytes, (unsigned long long)rr->all.write_bytes);
+    dump_item(f, "run", &v->run);
+    for (size_t i = 0; i < v->nlaunches; i++) {
+        const struct trace_region *r = v->launches[i].region;
+        char what[64];
+        snprintf(what, sizeof(what), "launch %zu cmdq=%d %llu..%llu ops=%llu", i, (int)r->cmdq_id,
+                 (unsigned long long)r->start, (unsigned long long)r->end,
+                 (unsigned long long)r->all.ops);
+        dump_item(f, what, &v->launches[i]);
+    }
+    trace_verdict_free(v);
+    path_dump = f;
+    fprintf(f, "launch path (C)\n");
+    launch_path(m, false);
+    fprintf(f, "run path\n");
+    critpath(m);
+    path_dump = NULL;
+    fclose(f);
 }
 
 static void verdict(const struct trace_model *m)
@@ -85,6 +178,8 @@ static void critpath(const struct trace_model *m)
                                       .start = n ? start : 0,
                                       .max_decode = PATH_MAX_DECODE};
     trace_critpath_compute(&in, &p);
+    if (path_dump)
+        dump_path(path_dump, &p);
     trace_critpath_fini(&p);
     free(evs);
 }
@@ -127,6 +222,8 @@ static void launch_path(const struct trace_model *m, bool accounted)
                                       .start = k ? start : 0,
                                       .max_decode = PATH_MAX_DECODE};
     trace_critpath_compute(&in, &p);
+    if (path_dump)
+        dump_path(path_dump, &p);
     trace_critpath_fini(&p);
     free(evs);
 }
@@ -226,6 +323,9 @@ int main(int argc, char **argv)
     printf("load             %.2f s, %.2f s CPU (the view's first frame waits for it)\n", load,
            load_cpu);
     printf("rss after load   %.0f MB\n", peak_rss_mb());
+    const char *dump = getenv("ANALYSIS_BENCH_DUMP");
+    if (dump && *dump)
+        dump_verdict(m, dump);
     static const struct {
         char key;
         const char *name;

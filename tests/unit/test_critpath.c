@@ -15,6 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
+static void same_path(const struct trace_critpath *a, const struct trace_critpath *b,
+                      const char *what);
+
 static uint64_t add(struct trace_model *m, uint32_t t, const char *op, enum trace_op_kind k,
                     uint64_t s, uint64_t e, const char *tile)
 {
@@ -559,6 +562,102 @@ Test(critpath, ops_with_and_without_op_columns_give_the_same_path)
                          "reads tcm 0x200..0x300 it wrote", "columns %d", cols);
         trace_critpath_fini(&p);
         trace_model_free(m);
+    }
+}
+
+/* each_event and with_details: the events seen in the gathering pass, and the answer. */
+struct gathered {
+    const struct trace_model *m;
+    const uint64_t *ev;
+    size_t n, wrong;  /* events seen; of those, not the i-th's */
+    size_t calls;     /* of with_details */
+    size_t uncached;  /* as it was told */
+    size_t seen_then; /* events seen by then */
+    bool answer;      /* with_details's */
+    size_t infos;     /* each_info's calls */
+};
+
+static void gathered_event(void *ctx, size_t i, const struct trace_event *e)
+{
+    struct gathered *g = ctx;
+    g->wrong += i != g->n || e != trace_model_event(g->m, g->ev[i]);
+    g->n++;
+}
+
+static bool gathered_details(void *ctx, size_t uncached)
+{
+    struct gathered *g = ctx;
+    g->calls++;
+    g->uncached = uncached;
+    g->seen_then = g->n;
+    return g->answer;
+}
+
+static void gathered_info(void *ctx, size_t i, const struct trace_opinfo *oi)
+{
+    (void)i, (void)oi;
+    ((struct gathered *)ctx)->infos++;
+}
+
+/* A caller looking at every event of the set too (the verdict's scan) does it in the pass
+ * that gathers the ops, told how many have no op columns before any detail is read; when it
+ * says no details, the path is the one of max_decode 1 (no ranges, none handed over), else
+ * the one without it. */
+Test(critpath, events_seen_as_gathered_and_the_details_read_as_the_caller_says)
+{
+    for (int cols = 0; cols < 3; cols++) { /* none, the first two, all */
+        for (int answer = 0; answer < 2; answer++) {
+            struct trace_model *m = trace_model_new();
+            uint32_t dma0 = trace_model_track(m, "sip0.cube0.pe0.pe_dma", TRACE_ENGINE_DMA, 0);
+            uint32_t dma1 = trace_model_track(m, "sip0.cube0.pe1.pe_dma", TRACE_ENGINE_DMA, 1);
+            uint32_t te0 = trace_model_track(m, "sip0.cube0.pe0.pe_gemm", TRACE_ENGINE_TE, 0);
+            uint32_t ve0 = trace_model_track(m, "sip0.cube0.pe0.pe_math", TRACE_ENGINE_VE, 0);
+            uint64_t ev[5];
+            ev[0] = add(m, dma0, "dma_read", TRACE_KIND_MEMORY, 0, 100, NULL);
+            ev[1] = add(m, dma1, "dma_read", TRACE_KIND_MEMORY, 0, 150, NULL);
+            ev[2] = add(m, ve0, "exp", TRACE_KIND_MATH, 100, 130, NULL);
+            ev[3] = add(m, te0, "gemm_f32", TRACE_KIND_GEMM, 160, 400, NULL);
+            ev[4] = add(m, dma0, "dma_write", TRACE_KIND_MEMORY, 405, 500, NULL);
+            dma_read(m, ev[0], 0, 0, 256);
+            dma_read(m, ev[1], 256, 256, 256);
+            math(m, ev[2], 0, 1024);
+            gemm(m, ev[3], 0, 256, 512);
+            dma_write(m, ev[4], 512, 4096, 256);
+            trace_model_finish(m);
+            size_t with = cols == 0 ? 0 : cols == 1 ? 2 : 5;
+            struct trace_spaces sp;
+            trace_spaces_init(&sp);
+            for (size_t i = 0; i < with; i++) {
+                struct trace_opinfo oi;
+                trace_opinfo_of_event(m, ev[i], &sp, &oi);
+                trace_opinfo_store(m, ev[i], &oi, &sp);
+            }
+            struct gathered g = {.m = m, .ev = ev, .answer = answer};
+            struct trace_critpath p, ref;
+            struct trace_critpath_input in = {.m = m,
+                                              .events = ev,
+                                              .n = 5,
+                                              .each_info = gathered_info,
+                                              .each_event = gathered_event,
+                                              .with_details = gathered_details,
+                                              .each_ctx = &g};
+            trace_critpath_compute(&in, &p);
+            struct trace_critpath_input rin = {
+                .m = m, .events = ev, .n = 5, .max_decode = answer ? 0 : 1};
+            trace_critpath_compute(&rin, &ref);
+            cr_assert_eq(g.n, 5, "every event seen once (columns %d)", cols);
+            cr_assert_eq(g.wrong, 0, "in order, each its own");
+            cr_assert_eq(g.calls, 1);
+            cr_assert_eq(g.seen_then, 5, "told after the pass");
+            cr_assert_eq(g.uncached, 5 - with, "columns %d", cols);
+            cr_assert_eq(g.infos, answer ? 5 : 0, "details read as told (%d)", answer);
+            cr_assert_eq(p.with_addresses, (bool)answer);
+            cr_assert_eq(p.truncated, ref.truncated);
+            same_path(&p, &ref, answer ? "details" : "no details");
+            trace_critpath_fini(&p);
+            trace_critpath_fini(&ref);
+            trace_model_free(m);
+        }
     }
 }
 

@@ -641,3 +641,54 @@ Test(verdict, a_wait_is_as_busy_as_its_busiest_resource_whatever_their_order)
     trace_verdict_free(v);
     trace_model_free(m);
 }
+
+/* ---- a long path's waits on a second thread ---------------------------------------------- */
+
+/* Two items alike figure by figure, their doubles the same doubles. */
+static void same_figures(const struct trace_verdict_item *a, const struct trace_verdict_item *b,
+                         const char *what)
+{
+    for (int k = 0; k < TRACE_PCAT_COUNT; k++)
+        cr_assert(a->time[k] == b->time[k], "%s: category %d: %a against %a", what, k, a->time[k],
+                  b->time[k]);
+    cr_assert_eq(a->bound, b->bound, "%s", what);
+    cr_assert(a->share == b->share, "%s", what);
+    cr_assert_eq(a->waits, b->waits, "%s", what);
+    for (int d = 0; d < TRACE_DEP_COUNT; d++)
+        cr_assert_eq(a->wait_by[d], b->wait_by[d], "%s", what);
+    cr_assert_eq(a->longest_wait, b->longest_wait, "%s", what);
+    cr_assert_eq(a->longest_wait_ev, b->longest_wait_ev, "%s", what);
+    cr_assert(a->flops == b->flops && a->dma_bytes == b->dma_bytes, "%s", what);
+    cr_assert_eq(a->path.n, b->path.n, "%s", what);
+}
+
+/* The resources busy during the waits of a path worked out on a second thread (part of the
+ * steps there, the others here, as the ops' time is split) give the verdict worked out on
+ * one thread, to the last bit: a decode whose path waits on HBMs and links busy. */
+Test(verdict, the_waits_worked_out_on_a_second_thread_give_the_same_verdict)
+{
+    struct sim_run *run;
+    struct trace_live *l;
+    struct trace_verdict *ref = verdict_of("llm_decode:layers=2,gen=4", &run, &l);
+    const struct trace_model *m = trace_live_model(l);
+    struct trace_verdict *one = trace_verdict_new(m, &(struct trace_verdict_opts){.threads = 1});
+    struct trace_verdict *two = trace_verdict_new(m, &(struct trace_verdict_opts){.threads = 2});
+    cr_assert_gt(one->nlaunches, 0);
+    cr_assert_eq(one->nlaunches, two->nlaunches);
+    same_figures(&one->run, &two->run, "the run");
+    same_figures(&ref->run, &two->run, "the run, by default");
+    size_t waited = 0;
+    for (size_t i = 0; i < one->nlaunches; i++) {
+        const struct trace_verdict_item *a = &one->launches[i], *b = &two->launches[i];
+        same_figures(a, b, a->region->name);
+        same_figures(&ref->launches[i], b, a->region->name);
+        waited += a->waits && a->path.n > 8;
+    }
+    cr_assert_gt(waited, 0, "some long path waits");
+    cr_assert_gt(one->run.time[TRACE_PCAT_MEMORY], 0);
+    trace_verdict_free(one);
+    trace_verdict_free(two);
+    trace_verdict_free(ref);
+    trace_live_free(l);
+    sim_run_free(run);
+}

@@ -985,10 +985,17 @@ struct trace_regions *trace_regions_new_launch_run(const struct trace_model *m,
                 first = sim_xreallocarray(first, caprun, sizeof(*first));
             }
         }
-        struct trace_usage u = {.ops = 1, .op_cycles = end - s};
-        for (; x > 0 && xs[x - 1].event == i; x--)
-            *(xs[x - 1].flags & TRACE_XFER_WRITE ? &u.write_bytes : &u.read_bytes) +=
-                xs[x - 1].bytes;
+        /* (the bytes summed in registers: through a pointer into u, each sum would wait for
+         * the store before it, and u's copies below for the last) */
+        uint64_t rd = 0, wr = 0;
+        for (; x > 0 && xs[x - 1].event == i; x--) {
+            if (xs[x - 1].flags & TRACE_XFER_WRITE)
+                wr += xs[x - 1].bytes;
+            else
+                rd += xs[x - 1].bytes;
+        }
+        struct trace_usage u = {
+            .ops = 1, .op_cycles = end - s, .read_bytes = rd, .write_bytes = wr};
         uint8_t k = engine_of[e->track];
         run->all.ops++;
         run->all.op_cycles += u.op_cycles;

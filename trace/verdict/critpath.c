@@ -29,6 +29,8 @@
  * read (trace_model_lent_giveback): a launch of ten million ops would otherwise keep every
  * op column resident. */
 enum { GIVEBACK_EVERY = 1 << 20 };
+/* How many ops of the path ahead its walk asks for their figures. */
+enum { WALK_PREFETCH = 16 };
 
 /* The length of the PE part of a component id ("sip0.cube0.pe0" of "sip0.cube0.pe0.pe_dma"),
  * or 0 when it names no PE's engine. */
@@ -280,7 +282,9 @@ static void sort_ops_by(uint32_t *idx, size_t n, const struct op *ops, bool ends
  * when asked (the sweep ended or was cancelled) or when the input's progress is cancelled;
  * an op it did not read (or could not) the calling thread reads itself.
  */
-enum { FEED = 2048, FEED_BATCH = 64, FEED_NAMES = 32, POPULATE_STEP = 4 << 20 };
+/* (FEED: a wake-up of the reader every FEED / 2 ops, a system call on this thread; a ring of
+ * a few thousand slots still sits in the caches) */
+enum { FEED = 8192, FEED_BATCH = 64, FEED_NAMES = 32, POPULATE_STEP = 4 << 20 };
 
 struct feed {
     const struct trace_model *m;
@@ -787,8 +791,11 @@ static const struct trace_op_ranges *op_reads(struct ranges *r, uint32_t k,
 enum { FL_WHY = 7, FL_SPACE = 3, FL_ENDED = 128 };
 _Static_assert(TRACE_DEP_COUNT <= FL_WHY + 1 && TRACE_OPINFO_MAX_SPACES <= 16, "flags' room");
 
-void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_critpath *out)
+void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace_critpath *out)
 {
+    /* (a copy: with_details may take the details away) */
+    struct trace_critpath_input in_copy = *in_;
+    const struct trace_critpath_input *in = &in_copy;
     memset(out, 0, sizeof(*out));
     trace_spaces_init(&out->spaces);
     const struct trace_model *m = in->m;
@@ -818,12 +825,25 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
      * at in the same pass where the details may be read (the set, umbrella ops left out,
      * is no larger) */
     bool look = !in->info && (!in->max_decode || in->n <= in->max_decode), every_col = true;
+    size_t uncached = 0; /* (counted for with_details) */
+    /* the ops by start, sorted as they are gathered (each put in place from the back, stably:
+     * the starts of a model's events come nearly in order) while that moves few of them
+     * (sort_ops_by's budget), else sorted after */
+    uint32_t *gstarts = in->n > 1 ? sim_xreallocarray(NULL, in->n, sizeof(*gstarts)) : NULL;
+    size_t gmoved = 0;
     for (size_t i = 0; i < in->n; i++) {
         if (i % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
             trace_model_lent_giveback(m); /* the events and op columns read so far */
-        if (look && every_col)
+        if (in->with_details) {
+            bool cached = trace_opinfo_cached(m, in->events[i]);
+            uncached += !cached;
+            every_col &= cached;
+        } else if (look && every_col) {
             every_col = trace_opinfo_cached(m, in->events[i]);
+        }
         const struct trace_event *e = trace_model_event(m, in->events[i]);
+        if (in->each_event)
+            in->each_event(in->each_ctx, i, e);
         uint32_t op = e->op;
         if (op < nstr && !stage_of[op]) {
             const char *name = trace_model_str(m, op);
@@ -851,7 +871,26 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
             }
         }
         ops[n] = (struct op){e->start, end, e->track, tile};
+        if (gstarts) {
+            size_t j = n;
+            while (j > 0 && ops[gstarts[j - 1]].start > e->start) {
+                gstarts[j] = gstarts[j - 1];
+                j--;
+            }
+            gstarts[j] = (uint32_t)n;
+            gmoved += n - j;
+            if (gmoved > 4 * in->n) { /* sorted after */
+                free(gstarts);
+                gstarts = NULL;
+            }
+        }
         scan_op(&sc, ops, n++);
+    }
+    if (in->with_details && !in->with_details(in->each_ctx, uncached)) {
+        /* no details: as with max_decode 1 (look, with every op looked at, says no less) */
+        in_copy.max_decode = 1;
+        in_copy.each_info = NULL, in_copy.each_raw = NULL;
+        look = !in->info && in->n <= 1;
     }
     uint32_t *src = NULL;      /* see op_src */
     if (stages && composite) { /* the stages are in the set: leave their composite ops out */
@@ -861,6 +900,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
             if (!composite[k])
                 src[kept] = (uint32_t)k, ops[kept++] = ops[k];
         n = kept;
+        free(gstarts); /* (of the ops before some were left out) */
+        gstarts = NULL;
         sc = (struct scan){true, true, false, 0};
         for (size_t k = 0; k < n; k++)
             scan_op(&sc, ops, k);
@@ -869,6 +910,10 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     free(stage_of), free(comp_of);
     free(tiles.key), free(tiles.val);
     out->ops = n;
+    if (!n || sc.starts_in_order) {
+        free(gstarts);
+        gstarts = NULL;
+    }
     if (!n) {
         feed_stop(feed);
         free(ops), free(src), free(arena);
@@ -919,7 +964,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
         if (!ranges_decode(&rg, m, src, n, &out->spaces, in)) {
             feed_stop(feed);
             ranges_fini(&rg);
-            free(ops), free(src), free(arena);
+            free(ops), free(src), free(arena), free(gstarts);
             return; /* cancelled: an empty path */
         }
         out->decoded = n;
@@ -950,7 +995,9 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     {
         uint64_t *key = (uint64_t *)arena, *tk = key + n;
         uint32_t *ti = (uint32_t *)(arena + 16 * n);
-        if (!sc.starts_in_order) {
+        if (gstarts) { /* sorted as gathered */
+            starts = gstarts;
+        } else if (!sc.starts_in_order) {
             starts = sim_xreallocarray(NULL, n, sizeof(*starts));
             for (size_t k = 0; k < n; k++)
                 starts[k] = (uint32_t)k;
@@ -1110,14 +1157,28 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
     if (stop)
         last = 0;
     out->end = ops[last].end;
-    size_t len = 0;
-    for (uint32_t k = last; k != NONE && len <= n && !stop; k = pred[k])
-        len++;
+    /* the ops of the path from the last (one chase of the predecessors, each a miss of the
+     * caches in a launch of millions; the ops' figures then asked for ahead) */
+    size_t len = 0, cap = 0;
+    uint32_t *chain = NULL;
+    for (uint32_t k = last; k != NONE && len <= n && !stop; k = pred[k]) {
+        if (len == cap) {
+            cap = cap ? 2 * cap : 1024;
+            chain = sim_xreallocarray(chain, cap, sizeof(*chain));
+        }
+        chain[len++] = k;
+    }
     out->steps = sim_xcalloc(len ? len : 1, sizeof(*out->steps));
     out->n = len;
-    size_t at = len;
-    for (uint32_t k = last; k != NONE && at > 0; k = pred[k]) {
-        struct trace_path_step *s = &out->steps[--at];
+    for (size_t i = 0; i < len; i++) {
+        if (i + WALK_PREFETCH < len) {
+            uint32_t f = chain[i + WALK_PREFETCH];
+            __builtin_prefetch(&ops[f]);
+            __builtin_prefetch(&in->events[op_src(src, f)]);
+            __builtin_prefetch(&flags[f]);
+        }
+        uint32_t k = chain[i];
+        struct trace_path_step *s = &out->steps[len - 1 - i];
         uint32_t pk = pred[k];
         uint64_t from = pk == NONE ? in->start : ops[pk].end;
         *s = (struct trace_path_step){
@@ -1130,6 +1191,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_
             s->range =
                 (struct trace_range){(uint8_t)(flags[k] >> FL_SPACE & 15), rng[k][0], rng[k][1]};
     }
+    free(chain);
     for (size_t s = 0; s < TRACE_OPINFO_MAX_SPACES; s++)
         trace_imap_fini(&maps[s]);
     free(last_on_tile);

@@ -85,6 +85,15 @@ struct trace_critpath_input {
      * arithmetic, bytes, dtype and stage); each op to one of the two, in the order of
      * events, a call seeing every call before it done */
     void (*each_raw)(void *ctx, size_t i, const struct trace_opinfo_raw *raw);
+    /* may be NULL: called with each event of the set (its index in events, the event), in
+     * the order of events, in the pass that gathers the ops (a caller looking at every
+     * event too does it in the same pass), before any op's details are read */
+    void (*each_event)(void *ctx, size_t i, const struct trace_event *e);
+    /* may be NULL: called once after that pass (and each_event's calls) with the number of
+     * events of the set without op columns (trace_opinfo_cached false), before any op's
+     * details are read: false, none are read (as with max_decode 1, each_info and each_raw
+     * never called) */
+    bool (*with_details)(void *ctx, size_t uncached);
     /* 0: the details read here are read ahead on a second thread for a set of at least
      * TRACE_CRITPATH_THREAD_MIN ops (it reads the model alone; the callbacks but each_raw
      * stay on the calling thread, in the same order, the path the same); 1: on the calling

@@ -311,7 +311,12 @@ void trace_imap_assign(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t 
         put[np++] = right;
     if (j != at.i + np)
         memmove(&k->v[at.i + np], &k->v[j], (k->n - j) * sizeof(*k->v));
-    memcpy(&k->v[at.i], put, np * sizeof(*put));
+    /* (one to three intervals, each copied whole: a memcpy of so few bytes costs more) */
+    k->v[at.i] = put[0];
+    if (np > 1)
+        k->v[at.i + 1] = put[1];
+    if (np > 2)
+        k->v[at.i + 2] = put[2];
     k->n = (uint32_t)(k->n - (j - at.i) + np);
     m->count = m->count - (j - at.i) + np;
     m->top[at.b] = k->v[k->n - 1].hi;

@@ -13,10 +13,12 @@
 #include "trace/analysis/resources.h"
 #include "trace/model/mapped.h"
 #include "trace/verdict/critinc.h"
+#include "trace/verdict/pathtime.h"
 #include "trace/verdict/runusage.h"
 
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,19 +33,11 @@ enum { GIVEBACK_EVERY = 1 << 20 };
 /* The same for a pass over a path's steps: one every few ops of the set, whose events and
  * op columns a million steps would touch all of. */
 enum { PATH_GIVEBACK_EVERY = 1 << 16 };
+/* Paths of at least this many steps have their waits' utilisations worked out on a second
+ * thread (trace_verdict_opts.threads 0). */
+enum { WAITS_THREAD_MIN = 1 << 15, WAITS_SHARE = 4 /* the calling thread's: a quarter */ };
 /* How many steps of a path ahead a pass over them asks for their events. */
 enum { STEP_PREFETCH = 16 };
-
-/* The peaks and fixed costs of config_snapshot, in cycles. */
-struct peaks {
-    double ghz;
-    double dma_setup, dma_rate; /* cycles; bytes per cycle of one channel */
-    double hbm_rate;            /* bytes per cycle of one HBM */
-    double gemm_setup, math_setup;
-    double lanes;
-    double host_rate;             /* bytes per cycle of a host link */
-    const struct sim_value *macs; /* pe.gemm.macs_per_cycle */
-};
 
 struct ctx {
     const struct trace_model *m;
@@ -52,7 +46,7 @@ struct ctx {
     uint64_t *bytes;              /* owned: per op of the launch judged, a DMA op's bytes */
     size_t capbytes;
     struct trace_resources *res; /* owned */
-    struct peaks pk;
+    struct trace_peaks pk;
     size_t *hbm_of_track;            /* owned: per track, its cube's HBM resource (SIZE_MAX: none),
                                         SIZE_MAX - 1 until looked up */
     size_t budget;                   /* ops whose details may still be read */
@@ -67,6 +61,8 @@ struct ctx {
        read (within the budget) */
     size_t last_uncached;
     bool last_details;
+    unsigned threads;         /* trace_verdict_opts's */
+    struct trace_pathtime pt; /* over the above */
 };
 
 /* ---- names ------------------------------------------------------------------------------ */
@@ -111,7 +107,7 @@ static double cfg2(const struct sim_value *c, const char *a, const char *b, cons
     return sim_value_get_float(sim_value_map_get(sim_value_map_get(c, a), b), k, 0);
 }
 
-static void read_peaks(const struct trace_model *m, struct peaks *p)
+static void read_peaks(const struct trace_model *m, struct trace_peaks *p)
 {
     const struct sim_value *c = trace_model_config(m);
     memset(p, 0, sizeof(*p));
@@ -132,232 +128,31 @@ static void read_peaks(const struct trace_model *m, struct peaks *p)
         sim_value_map_get(sim_value_map_get(sim_value_map_get(c, "pe"), "gemm"), "macs_per_cycle");
 }
 
-static bool peaks_known(const struct peaks *p)
+static bool peaks_known(const struct trace_peaks *p)
 {
     return p->ghz > 0 && (p->hbm_rate > 0 || p->macs);
 }
 
-/* ---- attributing the path's time -------------------------------------------------------- */
+/* ---- the path's time: trace/verdict/pathtime.h ---------------------------------------- */
 
-/* The resource of the HBM of track t's cube ("sip0.cube1.pe0.pe_dma" -> "sip0.cube1.hbm"). */
-static size_t hbm_of(struct ctx *c, uint32_t t)
-{
-    if (c->hbm_of_track[t] != SIZE_MAX - 1)
-        return c->hbm_of_track[t];
-    const char *name = trace_model_str(c->m, trace_model_track_get(c->m, t)->name);
-    const char *pe = strstr(name, ".pe");
-    size_t found = SIZE_MAX;
-    if (pe) {
-        size_t n = (size_t)(pe - name);
-        for (size_t i = 0; i < trace_resources_count(c->res) && found == SIZE_MAX; i++) {
-            const char *r = trace_model_str(c->m, trace_resources_get(c->res, i)->name);
-            if (strncmp(r, name, n) == 0 && strcmp(r + n, ".hbm") == 0)
-                found = i;
-        }
-    }
-    return c->hbm_of_track[t] = found;
-}
+/* The waits' utilisations of the first steps of a path (to s1) worked out on a second
+ * thread (trace_pathtime_waits), while the calling thread splits its ops' durations and works out
+ * the others': both read the model, the resources and the path alone; each its own hints
+ * and steps of mh. */
+struct waits_job {
+    const struct trace_pathtime *t;
+    const struct trace_critpath *p;
+    size_t s1;
+    size_t *hint; /* owned */
+    double (*mh)[2];
+    pthread_t th;
+};
 
-/* The first of windows w[0..n) (in time order) whose bound k (0: start, 1: end) is t or
- * later. */
-static size_t windows_from(const uint64_t (*w)[2], size_t n, int k, uint64_t t)
+static void *waits_main(void *arg)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (w[mid][k] < t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/*
- * The busiest HBM or link (mh[j][0]) and host link (mh[j][1]) during each wait of path p
- * (its j-th step with a wait, [its start - wait, its start)), 0 when none. Resource by
- * resource: the waits come in time order, so each resource's samples are read once from
- * where the last window ended, rather than every resource's at each step.
- */
-static void wait_utils(struct ctx *c, const struct trace_critpath *p, double (*mh)[2])
-{
-    size_t nw = 0;
-    for (size_t s = 0; s < p->n; s++)
-        nw += p->steps[s].wait != 0;
-    if (!nw)
-        return;
-    uint64_t(*w)[2] = sim_xreallocarray(NULL, nw, sizeof(*w)); /* the windows */
-    for (size_t s = 0, j = 0; s < p->n; s++) {
-        const struct trace_path_step *st = &p->steps[s];
-        if (s % PATH_GIVEBACK_EVERY == PATH_GIVEBACK_EVERY - 1)
-            trace_model_lent_giveback(c->m);
-        if (s + STEP_PREFETCH < p->n)
-            __builtin_prefetch(&c->ev[p->steps[s + STEP_PREFETCH].ev]);
-        if (!st->wait)
-            continue;
-        uint64_t start = c->ev[st->ev].start;
-        w[j][0] = start - st->wait, w[j][1] = start;
-        mh[j][0] = mh[j][1] = 0;
-        j++;
-    }
-    bool sorted = true; /* the windows in time order (a path's are) */
-    for (size_t j = 1; j < nw && sorted; j++)
-        sorted = w[j][0] >= w[j - 1][1];
-    /* each kind's resources by the most they can be busy, the most first: a window already
-     * that busy is left out of the sweeps of those after (the maximum is the same in any
-     * order) */
-    size_t nres = trace_resources_count(c->res);
-    size_t *order = sim_xreallocarray(NULL, nres ? nres : 1, sizeof(*order));
-    uint64_t(*cw)[2] = sim_xreallocarray(NULL, nw, sizeof(*cw)); /* the windows still open */
-    double *cm = sim_xreallocarray(NULL, nw, sizeof(*cm));       /* their utilization so far */
-    size_t *ci = sim_xreallocarray(NULL, nw, sizeof(*ci));       /* which they are */
-    for (int host = 0; host < 2; host++) {
-        size_t no = 0;
-        for (size_t i = 0; i < nres; i++) {
-            if ((trace_resources_get(c->res, i)->kind == TRACE_RES_HOST_LINK) != host)
-                continue;
-            double most = trace_resources_most(c->res, i);
-            size_t k = no++; /* (by insertion: a few dozen resources) */
-            for (; k > 0 && trace_resources_most(c->res, order[k - 1]) < most; k--)
-                order[k] = order[k - 1];
-            order[k] = i;
-        }
-        memcpy(cw, w, nw * sizeof(*cw));
-        size_t nc = nw;
-        for (size_t j = 0; j < nw; j++)
-            cm[j] = 0, ci[j] = j;
-        double level = INFINITY; /* the bound the windows were last left out at */
-        for (size_t k = 0; k < no; k++) {
-            size_t i = order[k];
-            double most = trace_resources_most(c->res, i);
-            /* by halves of the bound (util_max passes over those it cannot raise anyway) */
-            size_t keep = most > level / 2 ? nc : 0;
-            if (keep < nc)
-                level = most;
-            for (size_t q = keep; q < nc; q++) {
-                if (cm[q] >= most) { /* final */
-                    mh[ci[q]][host] = cm[q];
-                    continue;
-                }
-                if (keep != q) {
-                    memmove(cw[keep], cw[q], sizeof(*cw));
-                    cm[keep] = cm[q], ci[keep] = ci[q];
-                }
-                keep++;
-            }
-            nc = keep;
-            const struct trace_resource *x = trace_resources_get(c->res, i);
-            /* the windows that meet its samples, [first, last): outside, its use is 0 */
-            size_t j0 = 0, j1 = nc;
-            if (sorted) {
-                j0 = windows_from(cw, nc, 1, x->first + 1);
-                j1 = windows_from(cw, nc, 0, x->last);
-            }
-            if (j1 > j0)
-                trace_resources_util_max(c->res, i, cw + j0, j1 - j0, sorted, cm + j0, 1,
-                                         &c->hint_wait[i]);
-        }
-        for (size_t q = 0; q < nc; q++)
-            mh[ci[q]][host] = cm[q];
-    }
-    free(ci);
-    free(cm);
-    free(cw);
-    free(order);
-    free(w);
-}
-
-/*
- * The wait before step s: time an HBM or a link was busy during it is that resource's (a
- * host message's data reaching HBM, a read coming back over the host link: work no op
- * records), the rest latency. The busiest kind of resource counts (mh: wait_utils's for
- * the step).
- */
-static void attribute_wait(const struct trace_path_step *s, const double *mh, double *path)
-{
-    if (!s->wait)
-        return;
-    double mem = mh[0], host = mh[1];
-    double u = mem > host ? mem : host;
-    u = u > 1 ? 1 : u;
-    double busy = (double)s->wait * u;
-    path[mem > host ? TRACE_PCAT_MEMORY : TRACE_PCAT_HOST] += busy;
-    path[TRACE_PCAT_LATENCY] += (double)s->wait - busy;
-}
-
-/* Split the duration of the op of step s (bytes: a DMA op's, 0 when unknown or another
- * engine's) into the path's categories; its wait as attribute_wait says (mh). */
-static void attribute(struct ctx *c, const struct trace_path_step *s, uint64_t bytes,
-                      const double *mh, double *path)
-{
-    const struct trace_model *m = c->m;
-    const struct trace_event *e = &c->ev[s->ev];
-    enum trace_engine engine = c->engine_of[e->track];
-    uint64_t now = trace_model_now(m);
-    uint64_t end = e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
-    double dur = (double)(end - e->start);
-    const struct peaks *p = &c->pk;
-    attribute_wait(s, mh, path);
-    double fixed = 0;
-    int cat = TRACE_PCAT_LATENCY;
-    switch (engine) {
-    case TRACE_ENGINE_TE:
-        cat = TRACE_PCAT_COMPUTE;
-        fixed = p->gemm_setup;
-        break;
-    case TRACE_ENGINE_VE:
-        cat = TRACE_PCAT_VECTOR;
-        fixed = p->math_setup;
-        break;
-    case TRACE_ENGINE_DMA: {
-        cat = TRACE_PCAT_MEMORY;
-        fixed = p->dma_setup < dur ? p->dma_setup : dur;
-        double rate = p->dma_rate > 0 && p->hbm_rate > 0
-                          ? (p->dma_rate < p->hbm_rate ? p->dma_rate : p->hbm_rate)
-                      : p->dma_rate > 0 ? p->dma_rate
-                                        : p->hbm_rate;
-        if (rate > 0 && bytes) {
-            double data = (double)bytes / rate;
-            double rest = dur - fixed - data;
-            if (rest > 0) {
-                /* beyond the transfer at full rate: contention when its HBM was busy */
-                size_t h = hbm_of(c, e->track);
-                bool busy =
-                    h != SIZE_MAX && trace_resources_util_from(c->res, h, e->start,
-                                                               end > e->start ? end : e->start + 1,
-                                                               &c->hint_dma[h]) >= 0.5;
-                if (!busy) {
-                    /* the rest is what every transfer pays whatever its size */
-                    path[TRACE_PCAT_MEMORY] += data;
-                    path[TRACE_PCAT_DMA_FIXED] += dur - data;
-                    return;
-                }
-            }
-        }
-        break;
-    }
-    case TRACE_ENGINE_HOST: {
-        const char *name = trace_model_str(m, trace_model_track_get(m, e->track)->name);
-        if (strcmp(name, "host") != 0)
-            break; /* an io_cpu or m_cpu: control work */
-        cat = TRACE_PCAT_HOST;
-        struct sim_value *d = trace_model_event_details(m, s->ev);
-        int64_t sent = sim_value_get_int(d, "bytes", -1);
-        sim_value_free(d);
-        if (p->host_rate > 0 && sent >= 0) {
-            double data = (double)sent / p->host_rate;
-            data = data < dur ? data : dur;
-            path[TRACE_PCAT_HOST] += data;
-            path[TRACE_PCAT_LATENCY] += dur - data;
-            return;
-        }
-        break;
-    }
-    default: break;
-    }
-    fixed = fixed < dur ? fixed : dur;
-    path[cat] += dur - fixed;
-    path[engine == TRACE_ENGINE_DMA ? TRACE_PCAT_DMA_FIXED : TRACE_PCAT_LATENCY] += fixed;
+    struct waits_job *j = arg;
+    trace_pathtime_waits(j->t, j->p, 0, j->s1, j->hint, j->mh);
+    return NULL;
 }
 
 /* ---- one region ------------------------------------------------------------------------- */
@@ -419,7 +214,8 @@ struct arith {
     size_t next;        /* the ops before it are counted */
     double flops;       /* the counts so far, in the order of the ops */
     uint64_t dma_ops, dma_bytes;
-    uint64_t *bytes; /* per op, a DMA op's bytes for the path's DMA steps; NULL: read again */
+    uint64_t *bytes;    /* per op, a DMA op's bytes for the path's DMA steps; NULL: read again */
+    struct judging *jg; /* the region's (judge) */
 };
 
 /* Count op k (evs[k]): of its info (or raw details), its bytes, flops, dtype and whether it
@@ -515,46 +311,64 @@ static uint8_t track_seen(const struct trace_model *m, uint32_t track, size_t *u
     return (uint8_t)(1 + (host ? 4 : 0));
 }
 
-/* Pass over evs (n of them) once for what struct scan says, giving back the model's mapped
- * pages as it goes (millions of events would otherwise stay resident); those of the last
- * stretch stay for the critical path, which reads them next. */
-static void scan_ops(struct ctx *c, const uint64_t *evs, size_t n, struct scan *sc)
-{
-    const struct trace_model *m = c->m;
-    memset(sc, 0, sizeof(*sc));
-    size_t nt = trace_model_track_count(m);
+/* A pass over a region's events for what struct scan says (made by its critical path's
+ * pass that gathers its ops, which gives back the model's mapped pages as it goes): struct
+ * scan so far, and what it needs until the end. */
+struct scanning {
+    struct ctx *c;
+    struct scan *sc;
+    size_t n; /* the events to look at */
     /* per track: 0 not looked at, else 1 + whether it is used; 4 + that when it is the
      * host component */
-    uint8_t *track = sim_xcalloc(nt ? nt : 1, 1);
-    bool live = trace_model_now(m) > 0, inflight = false, request = false, completed = false;
-    for (size_t k = 0; k < n; k++) {
-        if (k % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
-            trace_model_lent_giveback(m);
-        const struct trace_event *e = &c->ev[evs[k]];
-        sc->uncached += !trace_opinfo_cached(m, evs[k]);
-        if (is_composite(c, e->op)) {
-            if (!sc->comp)
-                sc->comp = sim_xreallocarray(NULL, n, sizeof(*sc->comp));
-            sc->comp[sc->ncomp++] = (struct span){e->track, e->start, e->end};
-        }
-        uint8_t *t = &track[e->track];
-        if (!*t)
-            *t = track_seen(m, e->track, &sc->ute, &sc->uve);
-        if (e->op_kind == TRACE_KIND_GEMM || e->op_kind == TRACE_KIND_MATH)
-            sc->any_arith = true;
-        if (e->flags & TRACE_EV_INFLIGHT)
-            inflight = true;
-        if (live && *t >= 4) {
-            if (strcmp(trace_model_str(m, e->op), "Completion") == 0)
-                completed = true;
-            else
-                request = true;
-        }
+    uint8_t *track; /* owned */
+    bool live, inflight, request, completed;
+};
+
+static void scan_begin(struct scanning *s, struct ctx *c, size_t n, struct scan *sc)
+{
+    memset(sc, 0, sizeof(*sc));
+    size_t nt = trace_model_track_count(c->m);
+    *s = (struct scanning){.c = c,
+                           .sc = sc,
+                           .n = n,
+                           .track = sim_xcalloc(nt ? nt : 1, 1),
+                           .live = trace_model_now(c->m) > 0};
+}
+
+/* Event e (k-th of the n): all of struct scan but the ops without op columns. */
+static inline void scan_event(struct scanning *s, size_t k, const struct trace_event *e)
+{
+    (void)k;
+    struct scan *sc = s->sc;
+    const struct trace_model *m = s->c->m;
+    if (is_composite(s->c, e->op)) {
+        if (!sc->comp)
+            sc->comp = sim_xreallocarray(NULL, s->n, sizeof(*sc->comp));
+        sc->comp[sc->ncomp++] = (struct span){e->track, e->start, e->end};
     }
-    free(track);
+    uint8_t *t = &s->track[e->track];
+    if (!*t)
+        *t = track_seen(m, e->track, &sc->ute, &sc->uve);
+    if (e->op_kind == TRACE_KIND_GEMM || e->op_kind == TRACE_KIND_MATH)
+        sc->any_arith = true;
+    if (e->flags & TRACE_EV_INFLIGHT)
+        s->inflight = true;
+    if (s->live && *t >= 4) {
+        if (strcmp(trace_model_str(m, e->op), "Completion") == 0)
+            s->completed = true;
+        else
+            s->request = true;
+    }
+}
+
+static void scan_end(struct scanning *s)
+{
+    struct scan *sc = s->sc;
+    free(s->track);
+    s->track = NULL;
     if (sc->ncomp)
         qsort(sc->comp, sc->ncomp, sizeof(*sc->comp), cmp_span);
-    sc->running = inflight || (request && !completed);
+    sc->running = s->inflight || (s->request && !s->completed);
 }
 
 /*
@@ -688,6 +502,76 @@ static uint64_t step_bytes(struct ctx *c, const struct arith *ar, struct trace_s
     return oi.bytes;
 }
 
+/* One region being judged: what its scan found, whether its ops' details are read. */
+struct judging {
+    struct ctx *c;
+    struct trace_verdict_item *it;
+    struct live *lv; /* NULL: not from what the last verdict left */
+    size_t n;        /* its events */
+    struct scan *sc;
+    struct scanning scanning; /* (without lv: the scan's pass, in the critical path's) */
+    struct arith *ar;
+    bool details;
+};
+
+/* What the scan found (uncached: the events without op columns) taken: whether the details
+ * are read (within the budget), the arithmetic's counts set up for them. */
+static void judge_details(struct judging *jg, size_t uncached)
+{
+    struct ctx *c = jg->c;
+    struct scan *sc = jg->sc;
+    struct live *lv = jg->lv;
+    struct arith *ar = jg->ar;
+    size_t n = jg->n;
+    sc->uncached = uncached;
+    jg->it->running = sc->running;
+    c->last_uncached = sc->uncached;
+    c->last_details = sc->uncached <= c->budget;
+    jg->details = false;
+    if (sc->uncached <= c->budget) {
+        c->budget -= sc->uncached;
+        jg->details = true;
+    } else if (n) {
+        jg->it->missing |= TRACE_MISSING_DETAILS;
+    }
+    if (lv && jg->details) { /* the counts so far */
+        if (n > lv->capbytes) {
+            lv->capbytes = n > 2 * lv->capbytes ? n : 2 * lv->capbytes;
+            lv->bytes = sim_xreallocarray(lv->bytes, lv->capbytes, sizeof(*lv->bytes));
+        }
+        ar->bytes = lv->bytes;
+        ar->next = lv->next;
+        ar->flops = lv->flops, ar->dma_ops = lv->dma_ops, ar->dma_bytes = lv->dma_bytes;
+        memcpy(ar->te_flops, lv->te_flops, sizeof(ar->te_flops));
+    } else if (jg->details) {
+        ar->comp = sc->comp, ar->ncomp = sc->ncomp;
+        if (n > c->capbytes) { /* one array for every launch: no fresh pages each time */
+            c->capbytes = n;
+            free(c->bytes);
+            c->bytes = sim_xreallocarray(NULL, n, sizeof(*c->bytes));
+        }
+        ar->bytes = c->bytes;
+    } else {
+        free(sc->comp);
+        sc->comp = NULL;
+    }
+}
+
+/* trace_critpath_input.each_event: event i of the region, scanned as the path gathers it. */
+static void judge_event(void *ctx, size_t i, const struct trace_event *e)
+{
+    scan_event(&((struct arith *)ctx)->jg->scanning, i, e);
+}
+
+/* trace_critpath_input.with_details: the scan ended. */
+static bool judge_with_details(void *ctx, size_t uncached)
+{
+    struct judging *jg = ((struct arith *)ctx)->jg;
+    scan_end(&jg->scanning);
+    judge_details(jg, uncached);
+    return jg->details;
+}
+
 /* The usage, path, arithmetic and resources of one region over its events evs (n of them,
  * sorted by index), and whether it is still running. */
 static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, size_t n,
@@ -707,7 +591,6 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
     /* the details: the arithmetic op by op, from the info the critical path reads (keeping
      * the ranges alone: an opinfo of every op of a launch of millions would hold
      * gigabytes) */
-    bool details = false;
     struct trace_spaces spaces;
     trace_spaces_init(&spaces);
     struct scan sc;
@@ -718,51 +601,29 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
         lv->next = 0;
         lv = NULL;
     }
-    if (!lv)
-        scan_ops(c, evs, n, &sc);
-    it->running = sc.running;
-    c->last_uncached = sc.uncached;
-    c->last_details = sc.uncached <= c->budget;
-    if (sc.uncached <= c->budget) {
-        c->budget -= sc.uncached;
-        details = true;
-    } else if (n) {
-        it->missing |= TRACE_MISSING_DETAILS;
-    }
     struct arith ar = {.c = c, .evs = evs, .it = it, .spaces = &spaces};
-    if (lv && details) { /* the counts so far */
-        if (n > lv->capbytes) {
-            lv->capbytes = n > 2 * lv->capbytes ? n : 2 * lv->capbytes;
-            lv->bytes = sim_xreallocarray(lv->bytes, lv->capbytes, sizeof(*lv->bytes));
-        }
-        ar.bytes = lv->bytes;
-        ar.next = lv->next;
-        ar.flops = lv->flops, ar.dma_ops = lv->dma_ops, ar.dma_bytes = lv->dma_bytes;
-        memcpy(ar.te_flops, lv->te_flops, sizeof(ar.te_flops));
-    } else if (details) {
-        ar.comp = sc.comp, ar.ncomp = sc.ncomp;
-        if (n > c->capbytes) { /* one array for every launch: no fresh pages each time */
-            c->capbytes = n;
-            free(c->bytes);
-            c->bytes = sim_xreallocarray(NULL, n, sizeof(*c->bytes));
-        }
-        ar.bytes = c->bytes;
-    } else {
-        free(sc.comp);
-    }
-    size_t ute = sc.ute, uve = sc.uve;
-    bool any_arith = sc.any_arith;
+    struct judging jg = {.c = c, .it = it, .lv = lv, .n = n, .sc = &sc, .ar = &ar};
+    ar.jg = &jg;
+    if (lv)
+        judge_details(&jg, sc.uncached);
+    /* else the scan's pass is the critical path's own, its findings taken before it reads
+     * any op's details (judge_event, judge_with_details) */
+    else
+        scan_begin(&jg.scanning, c, n, &sc);
 
     /* the critical path, reading the details (and counting the arithmetic) as it goes */
     struct trace_critpath_input in = {.m = m,
                                       .events = evs,
                                       .n = n,
                                       .start = r->start,
-                                      .max_decode = details ? 0 : 1, /* 1: no details: order,
-                                                                        tiles and engines only */
+                                      .max_decode =
+                                          lv && !jg.details ? 1 : 0, /* 1: no details: order, tiles
+                                                                        and engines only */
                                       .progress = c->progress,
-                                      .each_info = details ? arith_each : NULL,
-                                      .each_raw = details ? arith_each_raw : NULL,
+                                      .each_info = !lv || jg.details ? arith_each : NULL,
+                                      .each_raw = !lv || jg.details ? arith_each_raw : NULL,
+                                      .each_event = lv ? NULL : judge_event,
+                                      .with_details = lv ? NULL : judge_with_details,
                                       .each_ctx = &ar};
     if (lv) {
         if (!lv->path)
@@ -771,6 +632,7 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
     } else {
         trace_critpath_compute(&in, &it->path);
     }
+    bool details = jg.details;
     if (details && !trace_progress_cancelled(c->progress)) /* (cancelled: left unread) */
         arith_upto(&ar, n);
     free(ar.comp);
@@ -788,11 +650,12 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
         }
     }
     double *te_flops = ar.te_flops;
-    if (any_arith && !(it->flops > 0))
+    size_t ute = sc.ute, uve = sc.uve;
+    if (sc.any_arith && !(it->flops > 0))
         it->missing |= TRACE_MISSING_FLOPS;
 
     /* the peaks of the engines and HBMs it used */
-    const struct peaks *p = &c->pk;
+    const struct trace_peaks *p = &c->pk;
     if (ute && p->macs) {
         size_t best = 0;
         for (size_t d = 1; d < 4; d++)
@@ -839,25 +702,55 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
     /* what the path's time went to */
     if (!it->path.with_addresses && !it->path.with_tiles && !it->path.with_explicit && n)
         it->missing |= TRACE_MISSING_DEPS;
-    double(*mh)[2] = sim_xreallocarray(NULL, it->path.n ? it->path.n : 1, sizeof(*mh));
-    wait_utils(c, &it->path, mh);
+    /* each step's wait (by the resources busy during it) and op (trace/verdict/pathtime.h),
+     * in the order of the steps; a long path's waits on a second thread while this one
+     * splits the ops, the parts kept until both are done */
+    size_t np = it->path.n;
+    double(*mh)[2] = sim_xreallocarray(NULL, np ? np : 1, sizeof(*mh));
+    /* (the second thread's share: the split of the ops costs this one about a third of the
+     * waits') */
+    struct waits_job wj = {.t = &c->pt, .p = &it->path, .s1 = np - np / WAITS_SHARE, .mh = mh};
+    bool apart = c->threads != 1 && (c->threads == 2 || np >= WAITS_THREAD_MIN);
+    if (apart) {
+        wj.hint = sim_xcalloc(nres ? nres : 1, sizeof(*wj.hint));
+        apart = pthread_create(&wj.th, NULL, waits_main, &wj) == 0;
+        if (!apart)
+            free(wj.hint);
+    }
+    if (!apart)
+        trace_pathtime_waits(&c->pt, &it->path, 0, np, c->hint_wait, mh);
+    struct trace_pathtime_part *parts = apart ? sim_xreallocarray(NULL, np, sizeof(*parts)) : NULL;
     size_t pos = 0; /* step_bytes's cursor */
-    for (size_t s = 0, j = 0; s < it->path.n; s++) {
+    for (size_t s = 0; s < np; s++) {
         const struct trace_path_step *st = &it->path.steps[s];
         if (s % PATH_GIVEBACK_EVERY == PATH_GIVEBACK_EVERY - 1)
             trace_model_lent_giveback(m);
-        if (s + STEP_PREFETCH < it->path.n) /* the steps' events are spread over the launch */
+        if (s + STEP_PREFETCH < np) /* the steps' events are spread over the launch */
             __builtin_prefetch(&c->ev[it->path.steps[s + STEP_PREFETCH].ev]);
         /* a DMA op's bytes alone are of use: as the arithmetic counted them */
         uint64_t bytes = 0;
         if (details && c->engine_of[c->ev[st->ev].track] == TRACE_ENGINE_DMA)
             bytes = step_bytes(c, &ar, &spaces, st->ev, &pos);
-        attribute(c, st, bytes, mh[j], it->time);
-        j += st->wait != 0;
+        struct trace_pathtime_part op;
+        trace_pathtime_op(&c->pt, st, bytes, apart ? &parts[s] : &op);
+        if (!apart) {
+            trace_pathtime_wait(st, mh[s], it->time);
+            trace_pathtime_add(&op, it->time);
+        }
         it->waits += st->wait;
         it->wait_by[st->why] += st->wait;
         if (st->wait > it->longest_wait || it->longest_wait_ev == UINT64_MAX)
             it->longest_wait = st->wait, it->longest_wait_ev = st->ev;
+    }
+    if (apart) {
+        trace_pathtime_waits(&c->pt, &it->path, wj.s1, np, c->hint_wait, mh);
+        pthread_join(wj.th, NULL);
+        free(wj.hint);
+        for (size_t s = 0; s < np; s++) {
+            trace_pathtime_wait(&it->path.steps[s], mh[s], it->time);
+            trace_pathtime_add(&parts[s], it->time);
+        }
+        free(parts);
     }
     free(mh);
     trace_model_lent_giveback(m); /* the path's events and op columns */
@@ -1325,6 +1218,7 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
     c.nnames = trace_model_str_count(m);
     c.composite = sim_xcalloc(c.nnames ? c.nnames : 1, sizeof(*c.composite));
     c.budget = o && o->max_decode ? o->max_decode : MAX_DECODE_DEFAULT;
+    c.threads = o ? o->threads : 0;
     size_t nt = trace_model_track_count(m);
     c.hbm_of_track = sim_xreallocarray(NULL, nt ? nt : 1, sizeof(*c.hbm_of_track));
     c.engine_of = sim_xreallocarray(NULL, nt ? nt : 1, sizeof(*c.engine_of));
@@ -1334,6 +1228,13 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
         c.engine_of[t] = (uint8_t)(k < TRACE_ENGINE_COUNT ? k : TRACE_ENGINE_OTHER);
     }
     c.ev = trace_model_event_count(m) ? trace_model_event(m, 0) : NULL;
+    c.pt = (struct trace_pathtime){.m = m,
+                                   .ev = c.ev,
+                                   .engine_of = c.engine_of,
+                                   .res = c.res,
+                                   .pk = c.pk,
+                                   .hbm_of_track = c.hbm_of_track,
+                                   .hint_dma = c.hint_dma};
 
     struct trace_progress *pg = o ? o->progress : NULL;
     struct trace_verdict_inc *st = o ? o->inc : NULL;

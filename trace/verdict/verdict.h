@@ -185,6 +185,11 @@ struct trace_verdict_opts {
     struct trace_verdict_inc *inc;   /* may be NULL; live: the state of the verdicts of the
                                         same model (one verdict at a time), which this one
                                         starts from and updates */
+    /* 0: the utilisations of the resources during the waits of a long path are worked out
+     * on a second thread while this one splits its ops' time (both read the model alone;
+     * the verdict the same); 1: on the calling thread alone; 2: on a second thread whatever
+     * the path's length */
+    unsigned threads;
 };
 
 /* The verdict of m (finished; borrowed, must outlive it). o may be NULL. */
