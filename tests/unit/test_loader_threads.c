@@ -341,6 +341,9 @@ Test(loader_threads, the_hashes_read_ahead_are_those_of_the_strings)
     static struct trace_evread ev;
     size_t len;
     cr_assert(trace_evread_engine(ev_text, sizeof(ev_text) - 1, false, &len, &ev));
+    cr_assert(!ev.hashed && !ev.site_ok, "not asked: hashed by the loading thread");
+    cr_assert(trace_evread_engine(ev_text, sizeof(ev_text) - 1, true, &len, &ev));
+    cr_assert(ev.hashed);
     cr_assert_eq(len, sizeof(ev_text) - 1);
     const char *s[4] = {"layer4", NULL, "dma_write", "sip0.cube1.pe3.pe_dma"};
     for (int k = 0; k < 4; k++) {

@@ -178,6 +178,7 @@ uint32_t trace_evread_hash(const char *s, size_t n, uint32_t h)
  * set as they are read). */
 static void hash_strings(struct trace_evread *ev)
 {
+    ev->hashed = true;
     const char *s[4] = {ev->layer, ev->tile, ev->op, ev->component};
     for (int k = 0; k < 4; k++)
         ev->hash[k] = s[k] ? trace_evread_hash(s[k], ev->len[k], TRACE_EVREAD_SEED) : 0;
@@ -456,7 +457,7 @@ static bool text_details(struct rd *r, bool dram, struct trace_evread *ev)
     return true;
 }
 
-bool trace_evread_engine(const char *p, size_t n, bool opinfo, size_t *len, struct trace_evread *ev)
+bool trace_evread_engine(const char *p, size_t n, bool ahead, size_t *len, struct trace_evread *ev)
 {
     struct rd r = {p, p + n, ev->text, ev->text + sizeof(ev->text), 0};
     uint64_t v;
@@ -523,9 +524,11 @@ bool trace_evread_engine(const char *p, size_t n, bool opinfo, size_t *len, stru
         return false;
     if (!ev->dtext_ok)
         trace_evread_find(ev->details, dram, ev->found);
-    hash_strings(ev);
+    ev->hashed = ev->site_ok = false;
+    if (ahead)
+        hash_strings(ev);
     enum trace_engine eng;
-    ev->kind_ok = opinfo && trace_engine_parse(ev->engine, &eng) == 0;
+    ev->kind_ok = ahead && trace_engine_parse(ev->engine, &eng) == 0;
     if (ev->kind_ok)
         ev->kind = trace_kind_for_engine(eng);
     if (ev->kind_ok && ev->op_kind)

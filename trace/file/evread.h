@@ -86,12 +86,12 @@ struct trace_evread {
     bool kind_ok;
     enum trace_op_kind kind;
     struct trace_opinfo_pre opinfo;
-    /* done there too, for the loader's caches: the lengths and trace_evread_hash (seed
-     * TRACE_EVREAD_SEED) of layer, tile, op and component (0: NULL), and with site_ok, of the
-     * call site's key: details.src (a string) then details.src_func (a non-empty string, or
-     * ""), site_hash chaining the second hash on the first */
+    /* for the loader's caches: the lengths of layer, tile, op and component (0: NULL); with
+     * hashed (done there too, when asked), their trace_evread_hash (seed TRACE_EVREAD_SEED),
+     * and with site_ok, the call site's key's: details.src (a string) then details.src_func
+     * (a non-empty string, or ""), site_hash chaining the second hash on the first */
     uint32_t len[4], hash[4];
-    bool site_ok;
+    bool hashed, site_ok;
     uint32_t site_len[2], site_hash;
     char text[TRACE_EVREAD_TEXT];
 };
@@ -107,10 +107,10 @@ uint32_t trace_evread_hash(const char *s, size_t n, uint32_t h);
 /*
  * The ENGINE_EVENT of the canonical shape at p[0, n) into *ev, with *len its length in
  * bytes; false when the bytes are anything else (then what was parsed of details is left to
- * the arena's reset, as trace_fastjson_parse leaves it). With opinfo, its op columns are
- * decoded too (ev->opinfo); without, kind_ok is false.
+ * the arena's reset, as trace_fastjson_parse leaves it). With ahead (the thread that parses
+ * ahead has time to spare), its op columns are decoded too (ev->opinfo) and its strings
+ * hashed; without, kind_ok, hashed and site_ok are false (the loader does it).
  */
-bool trace_evread_engine(const char *p, size_t n, bool opinfo, size_t *len,
-                         struct trace_evread *ev);
+bool trace_evread_engine(const char *p, size_t n, bool ahead, size_t *len, struct trace_evread *ev);
 
 #endif

@@ -476,7 +476,7 @@ static void see_end(struct loader *L, uint64_t end)
 static int pre_of(const struct loader *L, const char *s)
 {
     const struct trace_evread *x = L->pre;
-    return !x                  ? -1
+    return !x || !x->hashed    ? -1
            : s == x->layer     ? 0
            : s == x->tile      ? 1
            : s == x->op        ? 2

@@ -6,10 +6,10 @@
  * ',' (the end of the array, or an error): the loading thread reads from there on itself,
  * exactly as without the worker, so every message and position stays the same.
  *
- * While the worker is ahead it also decodes the op columns of the ENGINE_EVENTs it reads
- * directly (trace_evread_engine's opinfo), which the loading thread does for the others:
- * the same model either way. NPUSCOPE_LOAD_OPINFO fixes the share, for tests: "0" none,
- * "1" all, "2" every other element.
+ * While the worker is well ahead it also decodes the op columns of the ENGINE_EVENTs it
+ * reads directly and hashes their strings (trace_evread_engine's ahead), which the loading
+ * thread does for the others: the same model either way. NPUSCOPE_LOAD_OPINFO fixes the
+ * share, for tests: "0" none, "1" all, "2" every other element.
  */
 #ifndef TRACE_PPARSE_H
 #define TRACE_PPARSE_H
