@@ -438,14 +438,22 @@ Test(index, arrays_over_a_block_round_trip_and_their_damage_is_found, .init = mk
     trace_model_free(b);
     size_t n = 0;
     char *bytes = slurp(idx, &n);
-    cr_assert_gt(n, (size_t)2 << 20);
+    cr_assert_gt(n, (size_t)4 << 20);
     snprintf(bad, sizeof(bad), "%s.bad", idx);
-    bytes[n / 2] ^= 4; /* inside the events, in a block written in place */
-    FILE *f = fopen(bad, "wb");
-    fwrite(bytes, 1, n, f);
-    fclose(f);
+    /* in the events, in a block written in place; in blocks of each of the checksum's two
+     * chains (even and odd blocks, checked on two threads); in the last block */
+    const size_t at[] = {n / 2, ((size_t)1 << 20) + 4096, ((size_t)2 << 20) + 4096,
+                         ((size_t)3 << 20) + 4096, n - 3};
+    for (size_t k = 0; k < sizeof(at) / sizeof(at[0]); k++) {
+        cr_assert_lt(at[k], n);
+        bytes[at[k]] ^= 4;
+        FILE *f = fopen(bad, "wb");
+        fwrite(bytes, 1, n, f);
+        fclose(f);
+        bytes[at[k]] ^= 4;
+        expect_refused(path, bad, "corrupt");
+    }
     free(bytes);
-    expect_refused(path, bad, "corrupt");
     snprintf(cache, sizeof(cache), "%s/xdg", dir);
     setenv("XDG_CACHE_HOME", cache, 1);
     enum trace_index_use u;

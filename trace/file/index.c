@@ -38,7 +38,7 @@ static const char MAGIC[8] = {'N', 'P', 'S', 'I', 'D', 'X', '1', '\n'};
 
 /* The layout of what the index holds raw: a change of a struct makes older indexes stale. */
 #define INDEX_VERSION                                                                              \
-    (2u | (uint64_t)sizeof(struct trace_event) << 8 |                                              \
+    (3u | (uint64_t)sizeof(struct trace_event) << 8 |                                              \
      (uint64_t)sizeof(struct trace_transfer) << 16 | (uint64_t)trace_model_block_size() << 24 |    \
      (uint64_t)sizeof(struct trace_power_sample) << 32)
 
@@ -117,19 +117,55 @@ static void drop(const void *p, size_t n)
         madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
-/* The payload's checksum: its BLK-byte blocks chained (the payload starts at byte skip of
- * the mapping map). */
+/*
+ * The payload's checksum: its BLK-byte blocks chained in two chains, the even blocks' and
+ * the odd ones' (so that two threads check an index at once), then the two folded
+ * (hash_fold). HASH_SEED starts both.
+ */
+#define HASH_SEED 0x6e707573636f7065ull
+
+static uint64_t hash_fold(const uint64_t chain[2])
+{
+    return hash_block((const unsigned char *)&chain[1], sizeof(chain[1]), chain[0]);
+}
+
+/* A chain of hash_payload: the blocks k, k + 2, ... of the n bytes at p, each given back
+ * once hashed (the index costs no resident memory beyond the model built from it). */
+struct chain_job {
+    const unsigned char *p;
+    size_t n, k;
+    uint64_t h;
+    pthread_t th;
+};
+
+static void *chain_run(void *arg)
+{
+    struct chain_job *j = arg;
+    j->h = HASH_SEED;
+    for (size_t off = j->k * BLK; off < j->n; off += 2 * (size_t)BLK) {
+        size_t len = j->n - off < BLK ? j->n - off : BLK;
+        j->h = hash_wide(j->p + off, len, j->h);
+        drop(j->p + off, len);
+    }
+    return NULL;
+}
+
+/* The payload's checksum (the payload starts at byte skip of the mapping map): the odd
+ * blocks' chain on a second thread past a few blocks (a 900 MB index took 0.27 s to check
+ * on one). */
 static uint64_t hash_payload(const void *map, size_t skip, size_t n)
 {
     const unsigned char *p = (const unsigned char *)map + skip;
-    uint64_t h = 0x6e707573636f7065ull;
-    for (size_t off = 0; off < n; off += BLK) {
-        h = hash_wide(p + off, n - off < BLK ? n - off : BLK, h);
-        if (off % RELEASE == 0)
-            release(map, skip + off);
-    }
+    struct chain_job j[2] = {{p, n, 0, 0, 0}, {p, n, 1, 0, 0}};
+    bool two = n >= 4 * (size_t)BLK && pthread_create(&j[1].th, NULL, chain_run, &j[1]) == 0;
+    chain_run(&j[0]);
+    if (two)
+        pthread_join(j[1].th, NULL);
+    else
+        chain_run(&j[1]);
     release(map, skip + n);
-    return h;
+    uint64_t chain[2] = {j[0].h, j[1].h};
+    return hash_fold(chain);
 }
 
 /* The trace's key: size, mtime, and the hash of its head and tail. */
@@ -165,7 +201,7 @@ struct iw {
     int fd;
     unsigned char *buf; /* owned: BLK bytes */
     size_t len;
-    uint64_t total, hash;
+    uint64_t total, hash[2]; /* the two chains of hash_payload */
     int err;
     const atomic_bool *stop; /* set: the write is given up (may be NULL) */
 };
@@ -190,7 +226,7 @@ static void iw_block(struct iw *w)
 {
     if (!w->len)
         return;
-    w->hash = hash_wide(w->buf, w->len, w->hash);
+    w->hash[w->total / BLK % 2] = hash_wide(w->buf, w->len, w->hash[w->total / BLK % 2]);
     iw_write(w, w->buf, w->len);
     w->total += w->len;
     w->len = 0;
@@ -203,7 +239,7 @@ static void put(struct iw *w, const void *p, size_t n)
         if (!w->len && n >= BLK) { /* the buffer empty: total is a multiple of BLK */
             /* a whole block of a big array: hashed and written where it is (while in the
              * cache), not copied through the buffer first */
-            w->hash = hash_wide(q, BLK, w->hash);
+            w->hash[w->total / BLK % 2] = hash_wide(q, BLK, w->hash[w->total / BLK % 2]);
             iw_write(w, q, BLK);
             w->total += BLK, q += BLK, n -= BLK;
             continue;
@@ -420,7 +456,7 @@ static int index_fill(const struct trace_model *m, const char *path,
         unlink(tmp);
         return rc;
     }
-    struct iw w = {.fd = fd, .hash = 0x6e707573636f7065ull, .stop = stop};
+    struct iw w = {.fd = fd, .hash = {HASH_SEED, HASH_SEED}, .stop = stop};
     w.buf = sim_xmalloc(BLK);
     if (lseek(w.fd, (off_t)sizeof(h), SEEK_SET) < 0)
         w.err = errno;
@@ -429,7 +465,7 @@ static int index_fill(const struct trace_model *m, const char *path,
     memcpy(h.magic, MAGIC, sizeof(MAGIC));
     h.version = INDEX_VERSION;
     h.payload_len = w.total;
-    h.payload_hash = w.hash;
+    h.payload_hash = hash_fold(w.hash);
     h.errors = c ? c->errors : 0;
     h.warnings = c ? c->warnings : 0;
     h.ignored_events = trace_model_ignored_events(m);
@@ -452,7 +488,7 @@ static int index_fill(const struct trace_model *m, const char *path,
         rc = diag_set(d, SIM_EIO, index, 0, 0, NULL, "cannot write: %s", strerror(w.err));
     }
     if (hash)
-        *hash = w.hash;
+        *hash = hash_fold(w.hash);
     free(w.buf);
     free(real);
     return rc;
