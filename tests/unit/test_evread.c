@@ -194,6 +194,13 @@ static void expect_as_tree(const struct variant *v, const struct trace_evread *e
     cJSON_Delete(tree);
 }
 
+/* The tree of details read as one (its nodes are cJSON's, outside a load's arena). */
+static void drop_tree(struct trace_evread *ev)
+{
+    cJSON_Delete(ev->details);
+    ev->details = NULL;
+}
+
 Test(evread, details_read_as_text_are_what_their_tree_gives)
 {
     static struct trace_evread ev;
@@ -203,6 +210,7 @@ Test(evread, details_read_as_text_are_what_their_tree_gives)
         char *t = event_text(v, &n);
         bool ok = trace_evread_engine(t, n, true, &len, &ev);
         if (!ok && !v->text) { /* cJSON reads the element (the loader's own suites) */
+            drop_tree(&ev);
             free(t);
             continue;
         }
@@ -211,6 +219,7 @@ Test(evread, details_read_as_text_are_what_their_tree_gives)
         cr_assert_eq(ev.dtext_ok, v->text, "%s read as %s", v->details,
                      ev.dtext_ok ? "text" : "a tree");
         expect_as_tree(v, &ev);
+        drop_tree(&ev);
         free(t);
     }
 }
@@ -242,6 +251,7 @@ Test(evread, strings_end_at_their_quote_and_control_bytes_give_up)
             *c = at % 2 ? '\x01' : '\x1f';
             cr_assert(!trace_evread_engine(t, n, true, &len, &ev) || !ev.dtext_ok,
                       "a control byte at %zu of %zu", at, k);
+            drop_tree(&ev);
             *c = keep;
         }
         free(t);
@@ -264,6 +274,7 @@ Test(evread, long_or_deep_details_are_read_as_a_tree)
     cr_assert(trace_evread_engine(t, n, true, &len, &ev));
     cr_assert_not(ev.dtext_ok, "long details");
     expect_as_tree(&v, &ev);
+    drop_tree(&ev);
     free(t);
     for (int depth = 20; depth <= 40; depth += 20) {
         at = sprintf(d, "{\"nbytes\":4,\"deep\":");
@@ -277,6 +288,7 @@ Test(evread, long_or_deep_details_are_read_as_a_tree)
         cr_assert(trace_evread_engine(t, n, true, &len, &ev));
         cr_assert_eq(ev.dtext_ok, v.text, "depth %d", depth);
         expect_as_tree(&v, &ev);
+        drop_tree(&ev);
         free(t);
     }
     free(d);

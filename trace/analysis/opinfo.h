@@ -151,7 +151,7 @@ struct trace_opinfo_pre {
 void trace_opinfo_decode_pre(const char *op, enum trace_op_kind kind, const cJSON *details,
                              struct trace_opinfo_pre *pre);
 
-/* trace_opinfo_decode_raw of d into pre, with pre's own registry. */
+/* trace_opinfo_decode_text of d into pre, with pre's own registry. */
 void trace_opinfo_decode_text_pre(const char *op, enum trace_op_kind kind,
                                   const struct trace_opinfo_text *d, struct trace_opinfo_pre *pre);
 
