@@ -5,8 +5,11 @@
  * the writer shapes (trace/file/evread.h). */
 #include "trace/file/evread.h"
 #include "trace/file/loader.h"
+#include "trace/file/pparse.h"
 
 #include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -361,4 +364,35 @@ Test(loader_threads, the_hashes_read_ahead_are_those_of_the_strings)
     /* strings that differ past their first eight bytes hash apart */
     cr_assert_neq(trace_evread_hash("sip0.cube1.pe3.pe_dma", 21, TRACE_EVREAD_SEED),
                   trace_evread_hash("sip0.cube1.pe2.pe_dma", 21, TRACE_EVREAD_SEED));
+}
+
+static atomic_bool spin_on;
+
+static void *spin(void *arg)
+{
+    (void)arg;
+    while (atomic_load(&spin_on))
+        ;
+    return NULL;
+}
+
+/* With a thread ready to run on every core (a run going on), a trace is read on one
+ * thread: the machine is seen busy at the moment the load starts. */
+Test(loader_threads, a_machine_busy_now_keeps_to_one_thread)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    cr_assert_gt(cores, 0);
+    pthread_t th[64];
+    size_t n = cores < 64 ? (size_t)cores : 64;
+    atomic_store(&spin_on, true);
+    for (size_t k = 0; k < n; k++)
+        cr_assert_eq(pthread_create(&th[k], NULL, spin, NULL), 0);
+    usleep(50000);
+    bool free_seen = false;
+    for (int k = 0; k < 5; k++, usleep(10000))
+        free_seen |= trace_pparse_core_free();
+    atomic_store(&spin_on, false);
+    for (size_t k = 0; k < n; k++)
+        pthread_join(th[k], NULL);
+    cr_assert_not(free_seen, "%ld cores, each with a thread spinning: none is free", cores);
 }

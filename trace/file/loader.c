@@ -1049,9 +1049,7 @@ static bool two_threads(const struct loader *L, size_t i)
     if (env && *env)
         return atoi(env) > 1;
     /* it pays unless the machine is busy: it costs some 10-15% more CPU in all */
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    double load = 0;
-    return L->n - i >= PPARSE_MIN && cores > 1 && getloadavg(&load, 1) == 1 && load < (double)cores;
+    return L->n - i >= PPARSE_MIN && trace_pparse_core_free();
 }
 
 /* Walk the array whose '[' is at *ip, handing each element to fn; with pp, the elements are

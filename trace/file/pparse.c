@@ -13,8 +13,10 @@
 #include "trace/file/fastjson.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum {
     NBUF = 8,                 /* batches in flight */
@@ -221,4 +223,22 @@ void trace_pparse_free(struct trace_pparse *pp)
     pthread_cond_destroy(&pp->cv);
     pthread_cond_destroy(&pp->cv_taker);
     free(pp);
+}
+
+bool trace_pparse_core_free(void)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cores < 2)
+        return false;
+    int runnable = 0; /* the fourth field, "runnable/all", counts the caller too */
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%*f %*f %*f %d/", &runnable) != 1)
+            runnable = 0;
+        fclose(f);
+    }
+    if (runnable >= 1)
+        return runnable - 1 < cores;
+    double load = 0;
+    return getloadavg(&load, 1) == 1 && load < (double)cores;
 }

@@ -44,4 +44,13 @@ bool trace_pparse_take(struct trace_pparse *pp, size_t at, cJSON **j,
 /* Stop the worker (it ends within one batch) and free everything; pp may be NULL. */
 void trace_pparse_free(struct trace_pparse *pp);
 
+/*
+ * Whether a worker pays now: a core that no other thread is ready to run on. Fewer threads
+ * than cores are runnable besides the caller (/proc/loadavg's count at this moment; the
+ * last minute's load average where that cannot be read). The moment rather than the
+ * average: just after a long run the average still says the machine is busy, and a trace
+ * that run wrote would be read on one thread.
+ */
+bool trace_pparse_core_free(void);
+
 #endif
