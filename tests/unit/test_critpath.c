@@ -514,38 +514,46 @@ Test(critpath, an_op_of_no_length_ends_after_those_ending_with_it)
     trace_model_free(m);
 }
 
+/* Two DMA reads (A, B), a math op, a GEMM reading what A and B wrote (C) and a DMA write of
+ * what C wrote (E), into ev; the first `with` of them given op columns. */
+static struct trace_model *five_ops(uint64_t *ev, size_t with)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t dma0 = trace_model_track(m, "sip0.cube0.pe0.pe_dma", TRACE_ENGINE_DMA, 0);
+    uint32_t dma1 = trace_model_track(m, "sip0.cube0.pe1.pe_dma", TRACE_ENGINE_DMA, 1);
+    uint32_t te0 = trace_model_track(m, "sip0.cube0.pe0.pe_gemm", TRACE_ENGINE_TE, 0);
+    uint32_t ve0 = trace_model_track(m, "sip0.cube0.pe0.pe_math", TRACE_ENGINE_VE, 0);
+    ev[0] = add(m, dma0, "dma_read", TRACE_KIND_MEMORY, 0, 100, NULL);
+    ev[1] = add(m, dma1, "dma_read", TRACE_KIND_MEMORY, 0, 150, NULL);
+    ev[2] = add(m, ve0, "exp", TRACE_KIND_MATH, 100, 130, NULL);
+    ev[3] = add(m, te0, "gemm_f32", TRACE_KIND_GEMM, 160, 400, NULL);
+    ev[4] = add(m, dma0, "dma_write", TRACE_KIND_MEMORY, 405, 500, NULL);
+    dma_read(m, ev[0], 0, 0, 256);
+    dma_read(m, ev[1], 256, 256, 256);
+    math(m, ev[2], 0, 1024);
+    gemm(m, ev[3], 0, 256, 512);
+    dma_write(m, ev[4], 512, 4096, 256);
+    trace_model_finish(m);
+    struct trace_spaces sp;
+    trace_spaces_init(&sp);
+    for (size_t i = 0; i < with; i++) {
+        struct trace_opinfo oi;
+        trace_opinfo_of_event(m, ev[i], &sp, &oi);
+        trace_opinfo_store(m, ev[i], &oi, &sp);
+        cr_assert(trace_opinfo_cached(m, ev[i]));
+    }
+    return m;
+}
+
 /* Ops whose details are packed in op columns (a loaded trace's) have their ranges read from
  * there as the sweep goes; the first op without them has those before it kept, and every
  * later one: the path is the same whichever ops have columns. */
 Test(critpath, ops_with_and_without_op_columns_give_the_same_path)
 {
     for (int cols = 0; cols < 4; cols++) { /* none, the first two, all but the last, all */
-        struct trace_model *m = trace_model_new();
-        uint32_t dma0 = trace_model_track(m, "sip0.cube0.pe0.pe_dma", TRACE_ENGINE_DMA, 0);
-        uint32_t dma1 = trace_model_track(m, "sip0.cube0.pe1.pe_dma", TRACE_ENGINE_DMA, 1);
-        uint32_t te0 = trace_model_track(m, "sip0.cube0.pe0.pe_gemm", TRACE_ENGINE_TE, 0);
-        uint32_t ve0 = trace_model_track(m, "sip0.cube0.pe0.pe_math", TRACE_ENGINE_VE, 0);
-        uint64_t ev[5];
-        ev[0] = add(m, dma0, "dma_read", TRACE_KIND_MEMORY, 0, 100, NULL);
-        ev[1] = add(m, dma1, "dma_read", TRACE_KIND_MEMORY, 0, 150, NULL);
-        ev[2] = add(m, ve0, "exp", TRACE_KIND_MATH, 100, 130, NULL);
-        ev[3] = add(m, te0, "gemm_f32", TRACE_KIND_GEMM, 160, 400, NULL);
-        ev[4] = add(m, dma0, "dma_write", TRACE_KIND_MEMORY, 405, 500, NULL);
-        dma_read(m, ev[0], 0, 0, 256);
-        dma_read(m, ev[1], 256, 256, 256);
-        math(m, ev[2], 0, 1024);
-        gemm(m, ev[3], 0, 256, 512);
-        dma_write(m, ev[4], 512, 4096, 256);
-        trace_model_finish(m);
         size_t with = cols == 0 ? 0 : cols == 1 ? 2 : cols == 2 ? 4 : 5;
-        struct trace_spaces sp;
-        trace_spaces_init(&sp);
-        for (size_t i = 0; i < with; i++) {
-            struct trace_opinfo oi;
-            trace_opinfo_of_event(m, ev[i], &sp, &oi);
-            trace_opinfo_store(m, ev[i], &oi, &sp);
-            cr_assert(trace_opinfo_cached(m, ev[i]));
-        }
+        uint64_t ev[5];
+        struct trace_model *m = five_ops(ev, with);
         struct trace_critpath p;
         path_of(m, ev, 5, &p);
         cr_assert(p.with_addresses, "columns %d", cols);
@@ -607,31 +615,9 @@ Test(critpath, events_seen_as_gathered_and_the_details_read_as_the_caller_says)
 {
     for (int cols = 0; cols < 3; cols++) { /* none, the first two, all */
         for (int answer = 0; answer < 2; answer++) {
-            struct trace_model *m = trace_model_new();
-            uint32_t dma0 = trace_model_track(m, "sip0.cube0.pe0.pe_dma", TRACE_ENGINE_DMA, 0);
-            uint32_t dma1 = trace_model_track(m, "sip0.cube0.pe1.pe_dma", TRACE_ENGINE_DMA, 1);
-            uint32_t te0 = trace_model_track(m, "sip0.cube0.pe0.pe_gemm", TRACE_ENGINE_TE, 0);
-            uint32_t ve0 = trace_model_track(m, "sip0.cube0.pe0.pe_math", TRACE_ENGINE_VE, 0);
-            uint64_t ev[5];
-            ev[0] = add(m, dma0, "dma_read", TRACE_KIND_MEMORY, 0, 100, NULL);
-            ev[1] = add(m, dma1, "dma_read", TRACE_KIND_MEMORY, 0, 150, NULL);
-            ev[2] = add(m, ve0, "exp", TRACE_KIND_MATH, 100, 130, NULL);
-            ev[3] = add(m, te0, "gemm_f32", TRACE_KIND_GEMM, 160, 400, NULL);
-            ev[4] = add(m, dma0, "dma_write", TRACE_KIND_MEMORY, 405, 500, NULL);
-            dma_read(m, ev[0], 0, 0, 256);
-            dma_read(m, ev[1], 256, 256, 256);
-            math(m, ev[2], 0, 1024);
-            gemm(m, ev[3], 0, 256, 512);
-            dma_write(m, ev[4], 512, 4096, 256);
-            trace_model_finish(m);
             size_t with = cols == 0 ? 0 : cols == 1 ? 2 : 5;
-            struct trace_spaces sp;
-            trace_spaces_init(&sp);
-            for (size_t i = 0; i < with; i++) {
-                struct trace_opinfo oi;
-                trace_opinfo_of_event(m, ev[i], &sp, &oi);
-                trace_opinfo_store(m, ev[i], &oi, &sp);
-            }
+            uint64_t ev[5];
+            struct trace_model *m = five_ops(ev, with);
             struct gathered g = {.m = m, .ev = ev, .answer = answer};
             struct trace_critpath p, ref;
             struct trace_critpath_input in = {.m = m,
