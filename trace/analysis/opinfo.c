@@ -676,9 +676,13 @@ void trace_opinfo_decode_text(const char *op, enum trace_op_kind kind,
     memset(o, 0, sizeof(*o));
     if (!d || !op)
         return;
-    struct pk pk; /* its strings' copies (its 1 KiB of room not cleared) */
+    /* what the text kind reads alone, set: neither the strings' copies' 1 KiB of room nor
+     * the other kinds' slots (900 bytes) cleared for every op of a load (the clearing was
+     * most of this function's 1.4% of a load, perf, 10 M events) */
+    struct pk pk;
     pk.used = 0, pk.heap = NULL, pk.nheap = 0;
-    struct src s = {.kind = SRC_TEXT, .text = d, .pk = &pk};
+    struct src s;
+    s.kind = SRC_TEXT, s.text = d, s.pk = &pk;
     decode(op, kind, &s, sp, o);
     for (size_t i = 0; i < pk.nheap; i++)
         free(pk.heap[i]);

@@ -8,6 +8,7 @@
 
 #include "trace/file/fastjson.h"
 #include "trace/model/format.h"
+#include "trace/model/json.h"
 #include "trace/model/model.h"
 
 #include <limits.h>
@@ -183,10 +184,10 @@ static void hash_strings(struct trace_evread *ev)
     for (int k = 0; k < 4; k++)
         ev->hash[k] = s[k] ? trace_evread_hash(s[k], ev->len[k], TRACE_EVREAD_SEED) : 0;
     const cJSON *src = ev->found[TRACE_EVK_SRC], *fn = ev->found[TRACE_EVK_SRC_FUNC];
-    ev->site_ok = cJSON_IsString(src);
+    ev->site_ok = trace_json_is(src, cJSON_String);
     if (!ev->site_ok)
         return;
-    const char *f = cJSON_IsString(fn) && fn->valuestring[0] ? fn->valuestring : "";
+    const char *f = trace_json_is(fn, cJSON_String) && fn->valuestring[0] ? fn->valuestring : "";
     ev->site_len[0] = (uint32_t)strlen(src->valuestring), ev->site_len[1] = (uint32_t)strlen(f);
     ev->site_hash =
         trace_evread_hash(f, ev->site_len[1],
