@@ -828,8 +828,10 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
     size_t uncached = 0; /* (counted for with_details) */
     /* the ops by start, sorted as they are gathered (each put in place from the back, stably:
      * the starts of a model's events come nearly in order) while that moves few of them
-     * (sort_ops_by's budget), else sorted after */
-    uint32_t *gstarts = in->n > 1 ? sim_xreallocarray(NULL, in->n, sizeof(*gstarts)) : NULL;
+     * (sort_ops_by's budget), else sorted after; made at the first start out of order (until
+     * then the ops' own order: a launch of ten million ops in order needs no such array) */
+    uint32_t *gstarts = NULL;
+    bool gsorting = in->n > 1; /* (false once given up) */
     size_t gmoved = 0;
     for (size_t i = 0; i < in->n; i++) {
         if (i % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
@@ -871,6 +873,11 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
             }
         }
         ops[n] = (struct op){e->start, end, e->track, tile};
+        if (gsorting && !gstarts && n && ops[n - 1].start > e->start) {
+            gstarts = sim_xreallocarray(NULL, in->n, sizeof(*gstarts));
+            for (size_t k = 0; k < n; k++)
+                gstarts[k] = (uint32_t)k;
+        }
         if (gstarts) {
             size_t j = n;
             while (j > 0 && ops[gstarts[j - 1]].start > e->start) {
@@ -882,6 +889,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
             if (gmoved > 4 * in->n) { /* sorted after */
                 free(gstarts);
                 gstarts = NULL;
+                gsorting = false;
             }
         }
         scan_op(&sc, ops, n++);
