@@ -19,7 +19,7 @@
 #include "trace/analysis/regions.h"
 #include "trace/analysis/srcprof.h"
 #include "trace/analysis/tokens.h"
-#include "trace/file/index.h"
+#include "trace/cache/index.h"
 #include "trace/file/loader.h"
 #include "trace/verdict/anomaly.h"
 #include "trace/verdict/critpath.h"

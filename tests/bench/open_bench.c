@@ -16,7 +16,7 @@
  * after it (the viewer writes it behind its first frame) and the whole: a big trace measured
  * without a run.
  */
-#include "trace/file/index.h"
+#include "trace/cache/index.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -19,7 +19,7 @@ MAX_LINES=1500
 SIM_LAYERS="util engine data chip program kernel:kernels host phase2"
 # trace/ (trace/README.md): the model and the format's vocabulary, the measures, the verdict's
 # findings, the files, the live feed, comparisons, the wire protocol of served runs.
-TRACE_LAYERS="model analysis verdict file live diff wire"
+TRACE_LAYERS="model analysis verdict file cache live diff wire"
 # tui/ (tui/README.md): the terminal, the sweep engines, the data sources, the panes, the
 # Gantt, the app, the commands.
 TUI_LAYERS="term sweep source panes gantt app cli"

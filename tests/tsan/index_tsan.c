@@ -1,6 +1,6 @@
 /*
  * ThreadSanitizer driver for the index written behind the viewer's first frame
- * (trace/file/index.h, trace_index_load_later; make tsan): a trace is loaded from its JSON,
+ * (trace/cache/index.h, trace_index_load_later; make tsan): a trace is loaded from its JSON,
  * its index written on the job's thread while this thread reads the same model as the
  * viewer does (metrics, every track's busy time and seek, every event's details and op
  * columns), then the index read back must hold as many events. Exit 0 when it does; any
@@ -8,7 +8,7 @@
  */
 #include "trace/analysis/metrics.h"
 #include "trace/analysis/opinfo.h"
-#include "trace/file/index.h"
+#include "trace/cache/index.h"
 
 #include <stdio.h>
 #include <stdlib.h>

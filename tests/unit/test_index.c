@@ -1,10 +1,10 @@
-/* The binary index of a trace (trace/file/index.c): a model rebuilt from the index is the
+/* The binary index of a trace (trace/cache/index.c): a model rebuilt from the index is the
  * model loaded from the JSON; an index of a trace that changed, or an index cut or
  * bit-flipped anywhere, is refused, never used; trace_index_load writes, uses and rebuilds
  * it; arrays of several checksum blocks, written in place, round trip the same. */
 #include "sim/host/run.h"
 #include "test_tmpdir.h"
-#include "trace/file/index.h"
+#include "trace/cache/index.h"
 #include "trace/file/loader.h"
 #include "trace/file/writer.h"
 #include "trace/live/live.h"

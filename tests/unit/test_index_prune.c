@@ -1,11 +1,11 @@
-/* The index cache kept small (trace/file/index.c): the least recently used indexes go first
+/* The index cache kept small (trace/cache/index.c): the least recently used indexes go first
  * once the cache is over its limit, indexes of traces that are gone and temporary indexes of
  * writers that died go at once, the index just written and files that are not indexes
  * stay; an index a loaded model has mapped can go while the model still reads it; the limit
  * comes from NPUSCOPE_CACHE_MAX. */
 #include "sim/host/run.h"
 #include "test_tmpdir.h"
-#include "trace/file/index.h"
+#include "trace/cache/index.h"
 #include "trace/file/loader.h"
 #include "trace/file/writer.h"
 #include "trace/live/live.h"

@@ -7,7 +7,7 @@
 #include "trace/diff/diff.h"
 
 #include "sim/util/xalloc.h"
-#include "trace/file/index.h"
+#include "trace/cache/index.h"
 #include "trace/file/jsonout.h"
 #include "trace/file/loader.h"
 #include "trace/analysis/metrics.h"
@@ -778,7 +778,7 @@ int trace_diff_load_progress(const char *path, struct trace_model **out, uint64_
     *out = NULL;
     if (errors)
         *errors = 0;
-    /* through the trace's index (trace/file/index.h): a trace compared before, or opened in
+    /* through the trace's index (trace/cache/index.h): a trace compared before, or opened in
      * the viewer, summarized or exported, is not parsed again */
     struct trace_model *m = NULL;
     struct trace_index_counts c = {0, 0};

@@ -1,6 +1,6 @@
 /*
  * A model's big per-event arrays lent from outside: the binary index of a trace
- * (trace/file/index.h) keeps the events, op columns, transfers, dependencies and each
+ * (trace/cache/index.h) keeps the events, op columns, transfers, dependencies and each
  * track's sorted index and block states in the model's own layout, and the next open maps
  * that file and hands the model those arrays in place instead of copying them. The model
  * reads them as its own; the first change to any of them (an event added, an op column

@@ -11,7 +11,7 @@
 #include "sim/util/xalloc.h"
 #include "trace/file/chrome.h"
 #include "trace/file/jsonout.h"
-#include "trace/file/index.h"
+#include "trace/cache/index.h"
 #include "trace/file/loader.h"
 #include "trace/analysis/metrics.h"
 #include "trace/model/mapped.h"
@@ -284,7 +284,7 @@ static void print_text(const char *file, const struct trace_model *m, const stru
                (unsigned long long)ie, plural(ie), (unsigned long long)ifl, plural(ifl));
 }
 
-/* Load path for summary and export: through its index (trace/file/index.h) unless
+/* Load path for summary and export: through its index (trace/cache/index.h) unless
  * no_cache or recover; *errors the records in error. */
 static struct trace_model *load_summary(const char *path, bool no_cache, bool recover,
                                         struct trace_load_cut *cut, uint64_t *errors)

@@ -8,7 +8,7 @@
 #include "tui/source/source.h"
 
 #include "sim/util/xalloc.h"
-#include "trace/file/index.h"
+#include "trace/cache/index.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* The binary index of a loaded trace (see index.h). */
-#include "trace/file/index.h"
+#include "trace/cache/index.h"
 
 #include "sim/util/xalloc.h"
 #include "trace/file/compress.h"
