@@ -74,7 +74,9 @@ endif
 # so that every source of the tree, the test plug-ins too, compiles with these flags.
 CPPFLAGS += -I. -I$(BUILD)/gen -I$(BUILD)/include -D_GNU_SOURCE -DNPUSCOPE_VERSION='"$(VERSION)"' -MMD -MP
 CFLAGS   += -std=c11 $(WARN) $(OPT) $(SAN_FLAGS) $(PKG_CFLAGS)
-LDFLAGS  += $(SAN_FLAGS)
+# (a GNU build ID in every binary: what the cache keeps of a trace's analyses is used by the
+# same build alone, trace/cache/vcache.h)
+LDFLAGS  += $(SAN_FLAGS) -Wl,--build-id
 LDLIBS   += $(PKG_LIBS) -lm -lpthread -ldl
 
 # --- sources -----------------------------------------------------------------------------

@@ -45,11 +45,17 @@ rm -f "$dir/chrome.json"
 XDG_CACHE_HOME=$dir/cache bash "$(dirname "$0")/live_scans.sh" "$build/npuscope" view "$dir/trace.json" ||
     true
 # v in the viewer: the verdict is computed ahead from the first frame on, so v pressed at
-# once waits for the rest of it, and pressed 10 s later shows it at once
+# once waits for the rest of it, and pressed 10 s later shows it at once (each view judging
+# it: none kept from a view before); then v at once in a view after one that judged it,
+# which reads the verdict kept beside the index
 for wait in 0 10; do
+    rm -f "$dir"/cache/npuscope/*.vrd
     XDG_CACHE_HOME=$dir/cache bash "$(dirname "$0")/view_verdict.sh" "$build/npuscope" \
         "$dir/trace.json" "$wait" || true
 done
+echo "v, the verdict kept from the view before:"
+XDG_CACHE_HOME=$dir/cache bash "$(dirname "$0")/view_verdict.sh" "$build/npuscope" \
+    "$dir/trace.json" 0 || true
 # and left with q: the time to the process gone
 XDG_CACHE_HOME=$dir/cache bash "$(dirname "$0")/exit_time.sh" "$build/npuscope" view "$dir/trace.json" ||
     true

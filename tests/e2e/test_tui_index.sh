@@ -3,7 +3,8 @@
 # an index in $XDG_CACHE_HOME/npuscope/, the next open shows the very same screen from it,
 # a damaged index is not used (the trace opens as before and the index is written anew),
 # a changed trace is read again, and --no-cache neither reads nor writes one; summary
-# goes through the index too. The first open shows its first frame before the index is
+# goes through the index too, and keeps the verdict beside it (the same output read back,
+# or judged again when the kept one is damaged). The first open shows its first frame before the index is
 # written (behind it, on a thread of its own: NPUSCOPE_TEST_INDEX_DELAY_MS makes that write
 # last), and q while it is written ends the process at once, leaving no index, half or
 # whole, nor its temporary file.
@@ -16,6 +17,7 @@ export XDG_CACHE_HOME=$TMP/cache
 UTF8=(LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color)
 
 index_files() { ls "$XDG_CACHE_HOME"/npuscope/*.idx 2>/dev/null; }
+vrd_files() { ls "$XDG_CACHE_HOME"/npuscope/*.vrd 2>/dev/null; }
 tmp_files() { ls "$XDG_CACHE_HOME"/npuscope/ 2>/dev/null | grep '\.tmp\.'; }
 
 # wait_index [STAMP]: an index is there whose mtime.size is not STAMP, and no temporary
@@ -108,12 +110,23 @@ expect_exit "quits" 0
 rm -rf "$XDG_CACHE_HOME"
 run "$NPUSCOPE" summary --no-cache "$GEN"
 plain=$OUT
-if [ -z "$(index_files)" ]; then ok "summary --no-cache writes no index"; else fail "summary --no-cache writes no index"; fi
+if [ -z "$(index_files)$(vrd_files)" ]; then ok "summary --no-cache writes no index, keeps no verdict"; else fail "summary --no-cache writes no index, keeps no verdict" "$(ls "$XDG_CACHE_HOME"/npuscope)"; fi
+run "$NPUSCOPE" summary --json --no-cache "$GEN"
+plain_json=$OUT
 run "$NPUSCOPE" summary "$GEN"
 if [ -n "$(index_files)" ] && [ "$OUT" = "$plain" ]; then ok "summary writes the index"; else
     fail "summary writes the index" "index: $(index_files)" "$(diff <(echo "$plain") <(echo "$OUT"))"; fi
+if [ -n "$(vrd_files)" ]; then ok "summary keeps the verdict beside the index"; else
+    fail "summary keeps the verdict beside the index" "$(ls "$XDG_CACHE_HOME"/npuscope)"; fi
 run "$NPUSCOPE" summary "$GEN"
-if [ "$OUT" = "$plain" ]; then ok "summary from the index: the same output"; else
-    fail "summary from the index: the same output" "$(diff <(echo "$plain") <(echo "$OUT"))"; fi
+if [ "$OUT" = "$plain" ]; then ok "summary from the index and the kept verdict: the same output"; else
+    fail "summary from the index and the kept verdict: the same output" "$(diff <(echo "$plain") <(echo "$OUT"))"; fi
+run "$NPUSCOPE" summary --json "$GEN"
+if [ "$OUT" = "$plain_json" ]; then ok "summary --json with the kept verdict: the same output"; else
+    fail "summary --json with the kept verdict: the same output" "$(diff <(echo "$plain_json") <(echo "$OUT") | head)"; fi
+printf 'damage' | dd of="$(vrd_files)" bs=1 seek=200 conv=notrunc 2>/dev/null
+run "$NPUSCOPE" summary "$GEN"
+if [ "$OUT" = "$plain" ] && [ "$STATUS" = 0 ] && [ -z "$ERR" ]; then ok "a damaged kept verdict: judged again, the same output, nothing said"; else
+    fail "a damaged kept verdict: judged again, the same output, nothing said" "exit $STATUS" "$ERR" "$(diff <(echo "$plain") <(echo "$OUT"))"; fi
 
 finish

@@ -8,7 +8,9 @@
 # meanwhile computes while it waits.
 # The analyses are made slow by NPUSCOPE_TEST_ANALYSIS_DELAY_US (tests only: a pause at
 # every progress check of an analysis; this trace's verdict checks a few times); the runs
-# of analyses are read from NPUSCOPE_TASK_LOG (a line per finished or cancelled run).
+# of analyses are read from NPUSCOPE_TASK_LOG (a line per finished or cancelled run). A
+# verdict judged is kept beside the trace's index for the next view of it (the last
+# section); the sections before drop it, to see each view judge it.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tmux.sh"
 
@@ -48,9 +50,10 @@ niced() {
     echo "$n"
 }
 
-# view DELAY_US: the trace opened, its analyses slowed down, the first frame on screen.
+# view DELAY_US: the trace opened, its analyses slowed down, the first frame on screen (no
+# verdict kept from the views before).
 view() {
-    rm -f "$LOG"
+    rm -f "$LOG" "$XDG_CACHE_HOME"/npuscope/*.vrd
     tmux_start 160 45 "${UTF8[@]}" NPUSCOPE_TEST_ANALYSIS_DELAY_US="$1" NPUSCOPE_TASK_LOG="$LOG" \
         -- view "$GEN"
     expect_screen "the trace opens" 'POST-MORTEM' 30
@@ -140,6 +143,45 @@ if [ "$(id -u)" = 0 ] && setpriv --bounding-set -sys_nice true 2>/dev/null; then
 else
     ok "skipped: dropping CAP_SYS_NICE needs root"
 fi
+
+echo "-- a verdict kept from an earlier view: the next view of the trace shows it, not judged again"
+rm -rf "$XDG_CACHE_HOME"
+# verdict_lines: the bottleneck pane's table and evidence as on screen (from its title on)
+verdict_lines() { sed -n '/Bottleneck  run: /,$p' <<<"$SCREEN"; }
+kept_view() {
+    rm -f "$LOG"
+    tmux_start 160 45 "${UTF8[@]}" NPUSCOPE_TASK_LOG="$LOG" -- view "$GEN"
+    expect_screen "$1: the trace opens" 'POST-MORTEM' 30
+    logged ' loaded ' 30 || fail "$1: the verdict ahead ends" "no verdict in 30 s"
+    tmux_keys v
+    expect_screen "$1: v shows the verdict" 'Bottleneck  run: ' 10
+    sleep 0.3 # (the evidence drawn whole)
+    tmux_screen
+}
+kept_view "first view"
+FIRST=$(verdict_lines)
+# judged: what its log line names is the last step of a judgement, not a reading
+judged() { grep -q ' loaded ' "$LOG" && ! grep -q 'kept from an earlier view' "$LOG"; }
+if judged; then ok "the first view judged the verdict"
+else fail "the first view judged the verdict" "$(cat "$LOG")"; fi
+tmux_keys q
+expect_exit "q exits 0" 0
+if ls "$XDG_CACHE_HOME"/npuscope/*.vrd >/dev/null 2>&1; then ok "the verdict is kept beside the index"
+else fail "the verdict is kept beside the index" "$(ls -la "$XDG_CACHE_HOME"/npuscope 2>&1)"; fi
+kept_view "second view"
+if [ "$(grep -c ' loaded ' "$LOG")" = 1 ] && grep -q ' loaded verdict: kept from an earlier view' "$LOG"
+then ok "the second view read the kept verdict, judging nothing"
+else fail "the second view read the kept verdict, judging nothing" "$(cat "$LOG")"; fi
+if [ "$(verdict_lines)" = "$FIRST" ]; then ok "the same verdict on screen"
+else fail "the same verdict on screen" "first:" "$FIRST" "second:" "$(verdict_lines)"; fi
+tmux_keys q
+expect_exit "q exits 0" 0
+touch "$GEN"
+kept_view "the trace changed"
+if judged; then ok "a changed trace's verdict is judged again"
+else fail "a changed trace's verdict is judged again" "$(cat "$LOG")"; fi
+tmux_keys q
+expect_exit "q exits 0" 0
 
 echo "-- q while the pane's experiment runs: the experiment and its workers end with the viewer"
 OWN=$TMP/own.json

@@ -1,8 +1,8 @@
 /* The index cache kept small (trace/cache/index.c): the least recently used indexes go first
  * once the cache is over its limit, indexes of traces that are gone and temporary indexes of
  * writers that died go at once, the index just written and files that are not indexes
- * stay; an index a loaded model has mapped can go while the model still reads it; the limit
- * comes from NPUSCOPE_CACHE_MAX. */
+ * stay, a verdict kept beside an index goes with it; an index a loaded model has mapped can
+ * go while the model still reads it; the limit comes from NPUSCOPE_CACHE_MAX. */
 #include "sim/host/run.h"
 #include "test_tmpdir.h"
 #include "trace/cache/index.h"
@@ -100,6 +100,37 @@ Test(index_prune, a_dead_writers_temporary_index_goes_a_live_ones_stays, .init =
     cr_assert_eq(trace_index_prune(dir, UINT64_MAX, NULL), 1);
     cr_assert(!there("a.json-00000000000000a1.idx.tmp.Ab3dE9"));
     cr_assert(there("b.json-00000000000000b2.idx.tmp.Xy7zQ1"));
+}
+
+/* The verdict kept beside an index (trace/cache/vcache.h) counts with it, goes with it,
+ * and goes at once without it; a dead writer's temporary verdict goes. */
+Test(index_prune, a_kept_verdict_goes_with_its_index, .init = mkdir_tmp, .fini = rm_tmp)
+{
+    put_file("a.json-00000000000000a1.idx", 1000, 400);
+    put_file("a.json-00000000000000a1.vrd", 500, 10);
+    put_file("b.json-00000000000000b2.idx", 1000, 300);
+    put_file("b.json-00000000000000b2.vrd", 500, 10);
+    put_file("c.json-00000000000000c3.vrd", 500, 10); /* its index gone */
+    put_file("d.json-00000000000000d4.idx", 1000, 100);
+    put_file("e.json-00000000000000e5.vrd.tmp.Ab3dE9", 500, TRACE_INDEX_TMP_AGE + 60);
+    put_file("f.json-00000000000000f6.vrd.tmp.Xy7zQ1", 500, 5);
+    put_file("notes.vrd", 500, 1000);
+    cr_assert_eq(trace_index_prune(dir, 4000, NULL), 2, "the lone verdict, the dead writer's");
+    cr_assert(!there("c.json-00000000000000c3.vrd"));
+    cr_assert(!there("e.json-00000000000000e5.vrd.tmp.Ab3dE9"));
+    cr_assert(there("f.json-00000000000000f6.vrd.tmp.Xy7zQ1"), "a live writer's stays");
+    cr_assert(there("a.json-00000000000000a1.vrd") && there("b.json-00000000000000b2.vrd"));
+    cr_assert(there("notes.vrd"), "files not named as the cache's are never touched");
+    /* 3000 of indexes and 1000 of their verdicts: a limit of 3500 takes the oldest pair */
+    cr_assert_eq(trace_index_prune(dir, 3500, NULL), 2);
+    cr_assert(!there("a.json-00000000000000a1.idx") && !there("a.json-00000000000000a1.vrd"));
+    cr_assert(there("b.json-00000000000000b2.idx") && there("b.json-00000000000000b2.vrd"));
+    /* the index just written keeps its verdict */
+    char keep[192];
+    snprintf(keep, sizeof(keep), "%s/b.json-00000000000000b2.idx", dir);
+    cr_assert_eq(trace_index_prune(dir, 0, keep), 1);
+    cr_assert(!there("d.json-00000000000000d4.idx"));
+    cr_assert(there("b.json-00000000000000b2.idx") && there("b.json-00000000000000b2.vrd"));
 }
 
 Test(index_prune, an_index_whose_trace_is_gone_goes_at_once, .init = mkdir_tmp, .fini = rm_tmp)

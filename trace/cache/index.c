@@ -168,6 +168,11 @@ static uint64_t hash_payload(const void *map, size_t skip, size_t n)
     return hash_fold(chain);
 }
 
+uint64_t trace_index_hash(const void *p, size_t n, uint64_t seed)
+{
+    return hash_wide(p, n, seed);
+}
+
 /* The trace's key: size, mtime, and the hash of its head and tail. */
 static int trace_key(const char *path, struct ihdr *h, struct diag *d)
 {
@@ -193,6 +198,15 @@ static int trace_key(const char *path, struct ihdr *h, struct diag *d)
     h->headtail = hash_block(buf, n, 0x68656164u);
     free(buf);
     return 0;
+}
+
+int trace_index_key(const char *path, struct trace_index_key *k, struct diag *d)
+{
+    struct ihdr h;
+    int rc = trace_key(path, &h, d);
+    if (rc == 0)
+        *k = (struct trace_index_key){h.trace_size, h.mtime_s, h.mtime_ns, h.headtail};
+    return rc;
 }
 
 /* ---- writing ---------------------------------------------------------------------------- */
@@ -1107,14 +1121,15 @@ static bool orphan(int fd)
     return real[0] == '/' && stat(real, &st) != 0 && errno == ENOENT;
 }
 
-/* Whether name is an index's (NAME-HASH.idx, HASH of 16 hex digits: *tmp false) or that of
- * an index being written (NAME-HASH.idx.tmp.XXXXXX: *tmp true); nothing else in the
- * directory is ever touched. */
-static bool index_name(const char *name, bool *tmp)
+/* Whether name is a cache file's of extension ext (NAME-HASH.idx for an index, .vrd for
+ * the verdict kept beside it; HASH of 16 hex digits: *tmp false) or that of one being
+ * written (NAME-HASH.idx.tmp.XXXXXX: *tmp true); nothing else in the directory is ever
+ * touched. */
+static bool cache_name(const char *name, const char *ext, bool *tmp)
 {
-    const char *x = strstr(name, ".idx");
-    while (x && strstr(x + 1, ".idx"))
-        x = strstr(x + 1, ".idx");
+    const char *x = strstr(name, ext);
+    while (x && strstr(x + 1, ext))
+        x = strstr(x + 1, ext);
     if (!x || x - name < 18 || x[-17] != '-')
         return false;
     for (int i = 16; i > 0; i--)
@@ -1122,6 +1137,12 @@ static bool index_name(const char *name, bool *tmp)
             return false;
     *tmp = x[4] != '\0';
     return !*tmp || (strncmp(x + 4, ".tmp.", 5) == 0 && strlen(x + 9) == 6);
+}
+
+/* The name of the file of extension ext kept beside index name (NAME-HASH.idx). */
+static void companion(const char *name, const char *ext, char *out, size_t size)
+{
+    snprintf(out, size, "%.*s%s", (int)(strlen(name) - 4), name, ext);
 }
 
 int trace_index_prune(const char *dir, uint64_t limit, const char *keep)
@@ -1136,10 +1157,13 @@ int trace_index_prune(const char *dir, uint64_t limit, const char *keep)
     uint64_t total = 0;
     int removed = 0;
     time_t now = time(NULL);
+    struct centry *vrd = NULL; /* the verdicts kept beside indexes (trace/cache/vcache.h) */
+    size_t nv = 0, capv = 0;
     struct dirent *de;
     while ((de = readdir(dh))) {
-        bool tmp;
-        if (!index_name(de->d_name, &tmp))
+        bool tmp, verdict = false;
+        if (!cache_name(de->d_name, ".idx", &tmp) &&
+            !(verdict = cache_name(de->d_name, ".vrd", &tmp)))
             continue;
         /* not marking it as read: its access time says when it was last used */
         int fd = openat(dirfd(dh), de->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOATIME);
@@ -1154,7 +1178,7 @@ int trace_index_prune(const char *dir, uint64_t limit, const char *keep)
         bool kept = keep_base && strcmp(de->d_name, keep_base) == 0;
         /* a writer that died left its temporary file: one untouched for a day goes (a live
          * writer touches its own every second or so) */
-        bool dead = tmp ? now - st.st_mtime > TRACE_INDEX_TMP_AGE : !kept && orphan(fd);
+        bool dead = tmp ? now - st.st_mtime > TRACE_INDEX_TMP_AGE : !kept && !verdict && orphan(fd);
         close(fd);
         if (dead) {
             removed += unlinkat(dirfd(dh), de->d_name, 0) == 0;
@@ -1162,6 +1186,15 @@ int trace_index_prune(const char *dir, uint64_t limit, const char *keep)
         }
         if (tmp)
             continue;
+        if (verdict) { /* (judged with its index, below) */
+            if (nv == capv) {
+                capv = capv ? 2 * capv : 16;
+                vrd = sim_xreallocarray(vrd, capv, sizeof(*vrd));
+            }
+            vrd[nv++] =
+                (struct centry){sim_xasprintf("%s", de->d_name), (uint64_t)st.st_size, st.st_mtim};
+            continue;
+        }
         total += (uint64_t)st.st_size;
         if (kept)
             continue;
@@ -1175,12 +1208,34 @@ int trace_index_prune(const char *dir, uint64_t limit, const char *keep)
         e[n++] = (struct centry){sim_xasprintf("%s", de->d_name), (uint64_t)st.st_size,
                                  read_later ? st.st_atim : st.st_mtim};
     }
+    /* a verdict goes with its index: counted in its size, removed with it, and removed when
+     * its index is gone */
+    for (size_t v = 0; v < nv; v++) {
+        char idx[NAME_MAX + 1];
+        companion(vrd[v].name, ".idx", idx, sizeof(idx));
+        size_t i = 0;
+        while (i < n && strcmp(e[i].name, idx) != 0)
+            i++;
+        struct stat st;
+        if (i < n)
+            e[i].size += vrd[v].size;
+        if (i < n || (keep_base && strcmp(idx, keep_base) == 0 &&
+                      fstatat(dirfd(dh), idx, &st, AT_SYMLINK_NOFOLLOW) == 0))
+            total += vrd[v].size;
+        else
+            removed += unlinkat(dirfd(dh), vrd[v].name, 0) == 0;
+        free(vrd[v].name);
+    }
+    free(vrd);
     if (n)
         qsort(e, n, sizeof(*e), by_use);
     /* least recently used first; unlinking an index another process has mapped is safe: the
      * name goes, the file stays whole until its last mapping is gone */
     for (size_t i = 0; i < n && total > limit; i++)
         if (unlinkat(dirfd(dh), e[i].name, 0) == 0) {
+            char v[NAME_MAX + 1];
+            companion(e[i].name, ".vrd", v, sizeof(v));
+            removed += unlinkat(dirfd(dh), v, 0) == 0;
             total -= e[i].size;
             removed++;
         }

@@ -35,6 +35,20 @@ struct trace_index_counts {
     uint64_t errors, warnings;
 };
 
+/* What names a trace's version: its size, its mtime and a hash of its first and last
+ * 64 KiB (an index, or anything kept of the trace, is used only while they are the same). */
+struct trace_index_key {
+    uint64_t size;
+    int64_t mtime_s, mtime_ns;
+    uint64_t headtail;
+};
+
+/* The key of the regular file at path: 0, or a negative code with d filled. */
+int trace_index_key(const char *path, struct trace_index_key *k, struct diag *d);
+
+/* The index's checksum of the n bytes at p (fast, not cryptographic: it finds damage). */
+uint64_t trace_index_hash(const void *p, size_t n, uint64_t seed);
+
 /*
  * The index file of the trace at path in the cache directory (a new string), or NULL when
  * there is no cache directory (neither XDG_CACHE_HOME nor HOME) or path cannot be resolved.

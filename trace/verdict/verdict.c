@@ -1202,14 +1202,50 @@ static void ctx_fini(struct ctx *c)
     trace_resources_free(c->res);
 }
 
-struct trace_verdict *trace_verdict_new(const struct trace_model *m,
-                                        const struct trace_verdict_opts *o)
+/* A verdict of m with nothing found yet. */
+static struct trace_verdict *verdict_alloc(const struct trace_model *m)
 {
     struct trace_verdict *v = sim_xcalloc(1, sizeof(*v));
     v->m = m;
     v->clock_ghz = trace_model_clock_ghz(m);
     v->own = strncmp(sim_value_get_str(trace_model_metadata(m), "notes", ""), "npuscope ", 9) == 0;
     trace_energy_held(m, &v->energy);
+    return v;
+}
+
+/* The launches of a loaded model split (rs_launch) and the run's usage (run_region): false
+ * when pg was cancelled first (then no launches, the run a span of no usage). */
+static bool split_launches(struct trace_verdict *v, struct trace_progress *pg)
+{
+    const struct trace_model *m = v->m;
+    v->rs_launch = trace_regions_new_launch_run(m, &v->run_region, pg);
+    bool run_done = v->rs_launch != NULL;               /* the run's usage came with the launches */
+    if (!v->rs_launch && !trace_progress_cancelled(pg)) /* not in the order it needs */
+        v->rs_launch = trace_regions_new_light(m, TRACE_REGION_LAUNCH, pg);
+    if (!v->rs_launch) {
+        v->run_region = (struct trace_region){.kind = TRACE_REGION_RUN, .name = "run"};
+        return false;
+    }
+    trace_progress_step(pg, "verdict: the run", 0);
+    if (!run_done)
+        trace_run_usage(m, &v->run_region);
+    return true;
+}
+
+struct trace_verdict *trace_verdict_split(const struct trace_model *m, struct trace_progress *pg)
+{
+    struct trace_verdict *v = verdict_alloc(m);
+    if (!split_launches(v, pg)) {
+        trace_verdict_free(v);
+        return NULL;
+    }
+    return v;
+}
+
+struct trace_verdict *trace_verdict_new(const struct trace_model *m,
+                                        const struct trace_verdict_opts *o)
+{
+    struct trace_verdict *v = verdict_alloc(m);
     struct ctx c = {.m = m, .res = trace_resources_new(m)};
     size_t nres = trace_resources_count(c.res);
     c.hint_wait = sim_xcalloc(nres ? nres : 1, sizeof(*c.hint_wait));
@@ -1238,25 +1274,22 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
 
     struct trace_progress *pg = o ? o->progress : NULL;
     struct trace_verdict_inc *st = o ? o->inc : NULL;
-    bool run_done = false; /* the run's usage came with the launches */
     if (st) {
         v->rs_launch = trace_regions_inc_update(st->split, m, pg);
+        if (v->rs_launch) {
+            trace_progress_step(pg, "verdict: the run", 0);
+            /* over the events the split left resident */
+            trace_run_usage_inc_update(st->run, m, &v->run_region);
+        } else {
+            v->run_region = (struct trace_region){.kind = TRACE_REGION_RUN, .name = "run"};
+        }
     } else {
-        v->rs_launch = trace_regions_new_launch_run(m, &v->run_region, pg);
-        run_done = v->rs_launch != NULL;
-        if (!v->rs_launch && !trace_progress_cancelled(pg)) /* not in the order it needs */
-            v->rs_launch = trace_regions_new_light(m, TRACE_REGION_LAUNCH, pg);
+        split_launches(v, pg);
     }
     if (!v->rs_launch) { /* cancelled */
-        v->run_region = (struct trace_region){.kind = TRACE_REGION_RUN, .name = "run"};
         ctx_fini(&c);
         return v;
     }
-    trace_progress_step(pg, "verdict: the run", 0);
-    if (st) /* over the events the split left resident */
-        trace_run_usage_inc_update(st->run, m, &v->run_region);
-    else if (!run_done)
-        trace_run_usage(m, &v->run_region);
     size_t nl = trace_regions_count(v->rs_launch);
     uint64_t nev = trace_model_event_count(m);
     judge_launches(&c, v, st, pg);

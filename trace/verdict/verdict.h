@@ -197,6 +197,10 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
                                         const struct trace_verdict_opts *o);
 /* Free a verdict (NULL is a no-op). */
 void trace_verdict_free(struct trace_verdict *v);
+/* The start of trace_verdict_new for a loaded m: its launches split (rs_launch) and the
+ * run's usage (run_region), nothing judged (nlaunches 0), for a verdict whose items come
+ * from elsewhere (trace/cache/vcache.h); NULL when pg (may be NULL) was cancelled. */
+struct trace_verdict *trace_verdict_split(const struct trace_model *m, struct trace_progress *pg);
 
 /* "compute (TE)", "vector (VE)", "DMA / HBM bandwidth", "NoC link", "host transfer",
  * "dependency latency", "DMA per-transfer cost", "nothing ran". */

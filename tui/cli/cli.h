@@ -140,7 +140,7 @@ struct sim_run;
 int cli_run_trace_opts(const struct cli_run_opts *o, const struct sim_run *r,
                        struct cli_trace_meta *m);
 /* Open file in the TUI; with diff (not NULL), compared with that second trace; through the
- * trace's index (trace/file/index.h) unless no_cache; recover: a cut trace up to its cut. */
+ * trace's index (trace/cache/index.h) unless no_cache; recover: a cut trace up to its cut. */
 int cli_view(const char *file, const char *theme, const char *diff, bool no_cache, bool recover);
 /* Check file and list its problems (at most max_errors, 0: all); strict: notes count as
  * warnings. Returns the exit status: 0 valid, 1 with warnings, 2 invalid. */
@@ -161,9 +161,11 @@ void cli_print_views(const struct trace_model *m, uint64_t cycles_total);
 void cli_views_json(const struct trace_model *m, uint64_t cycles_total, struct sim_value *out);
 /* summary's "where the time goes" (tui/cli/cli_verdict.c): the verdict of the run and of each
  * kernel launch with its evidence, as text on stdout; and as the value of --json's
- * "bottleneck" (caller frees). */
-void cli_print_verdict(const struct trace_model *m);
-struct sim_value *cli_verdict_value(const struct trace_model *m);
+ * "bottleneck" (caller frees). kept_from: the path of a saved trace m was opened from
+ * through the cache, whose verdict may be kept beside its index (trace/cache/vcache.h);
+ * else NULL. */
+void cli_print_verdict(const struct trace_model *m, const char *kept_from);
+struct sim_value *cli_verdict_value(const struct trace_model *m, const char *kept_from);
 /* summary's energy (tui/cli/cli_energy.c): total, dynamic and static, average power, the
  * share by component kind, the dominant action and the energy per decode token, or
  * "energy: unknown", as text on stdout; and as the value of --json's "energy" (null when

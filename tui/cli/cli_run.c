@@ -452,9 +452,9 @@ int cli_run(const struct cli_run_opts *o)
     verdict_sync(&vf);
     printf("\n");
     if (o->chrome && live) {
-        cli_print_verdict(trace_live_model(live));
+        cli_print_verdict(trace_live_model(live), NULL);
     } else if (vf.live) {
-        cli_print_verdict(trace_live_model(vf.live));
+        cli_print_verdict(trace_live_model(vf.live), NULL);
     } else {
         printf("where the time goes: not kept past %d events", CLI_VERDICT_EVENTS);
         if (o->trace) {

@@ -285,10 +285,12 @@ static void print_text(const char *file, const struct trace_model *m, const stru
 }
 
 /* Load path for summary and export: through its index (trace/cache/index.h) unless
- * no_cache or recover; *errors the records in error. */
+ * no_cache or recover; *errors the records in error; *cached whether it went through the
+ * cache. */
 static struct trace_model *load_summary(const char *path, bool no_cache, bool recover,
-                                        struct trace_load_cut *cut, uint64_t *errors)
+                                        struct trace_load_cut *cut, uint64_t *errors, bool *cached)
 {
+    *cached = false;
     if (recover) {
         struct trace_report *r = trace_report_new(0);
         struct trace_model *m = load_opts(path, r, true, cut);
@@ -301,11 +303,13 @@ static struct trace_model *load_summary(const char *path, bool no_cache, bool re
     struct trace_index_counts c = {0, 0};
     struct diag d;
     diag_clear(&d);
-    if (trace_index_load(path, no_cache, &m, &c, NULL, &d, NULL) < 0) {
+    enum trace_index_use use = TRACE_INDEX_UNUSED;
+    if (trace_index_load(path, no_cache, &m, &c, &use, &d, NULL) < 0) {
         print_diag(&d);
         return NULL;
     }
     *errors = c.errors;
+    *cached = use != TRACE_INDEX_UNUSED;
     return m;
 }
 
@@ -313,7 +317,9 @@ int cli_summary(const char *file, bool json, bool recover, bool no_cache)
 {
     struct trace_load_cut cut;
     uint64_t errors = 0;
-    struct trace_model *m = load_summary(file, no_cache, recover, &cut, &errors);
+    bool cached;
+    struct trace_model *m = load_summary(file, no_cache, recover, &cut, &errors, &cached);
+    const char *kept_from = cached ? file : NULL; /* (its verdict kept beside its index) */
     if (!m)
         return CLI_EXIT_USAGE;
     struct trace_metrics x;
@@ -335,7 +341,7 @@ int cli_summary(const char *file, bool json, bool recover, bool no_cache)
             sim_value_map_set_take(v, "recovered", rv);
         }
         cli_views_json(m, x.cycles_total, v);
-        sim_value_map_set_take(v, "bottleneck", cli_verdict_value(m));
+        sim_value_map_set_take(v, "bottleneck", cli_verdict_value(m, kept_from));
         sim_value_map_set_take(v, "energy", cli_energy_value(m));
         struct trace_out o;
         fflush(stdout);
@@ -352,7 +358,7 @@ int cli_summary(const char *file, bool json, bool recover, bool no_cache)
         print_text(file, m, &x);
         cli_print_energy(m);
         cli_print_views(m, x.cycles_total);
-        cli_print_verdict(m);
+        cli_print_verdict(m, kept_from);
         if (fflush(stdout) != 0)
             rc = CLI_EXIT_FAIL;
     }
@@ -368,7 +374,8 @@ int cli_export_chrome(const char *in, const char *out)
 {
     struct trace_load_cut cut;
     uint64_t errors = 0;
-    struct trace_model *m = load_summary(in, false, false, &cut, &errors);
+    bool cached;
+    struct trace_model *m = load_summary(in, false, false, &cut, &errors, &cached);
     if (!m)
         return CLI_EXIT_USAGE;
     struct diag d;

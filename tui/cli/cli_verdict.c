@@ -7,6 +7,7 @@
 #include "tui/cli/cli.h"
 
 #include "sim/util/escape.h"
+#include "trace/cache/vcache.h"
 #include "trace/verdict/verdict.h"
 
 #include <stdio.h>
@@ -36,9 +37,22 @@ static void print_item(const struct trace_verdict *v, const struct trace_verdict
         printf("  %-16s %s\n", "", lines[i]);
 }
 
-void cli_print_verdict(const struct trace_model *m)
+/* The verdict of m: kept_from (a saved trace opened through the cache, or NULL), the one
+ * kept beside its index by an earlier view or summary, else judged (and kept). */
+static struct trace_verdict *verdict_of(const struct trace_model *m, const char *kept_from)
 {
-    struct trace_verdict *v = trace_verdict_new(m, NULL);
+    struct trace_verdict *v = kept_from ? trace_vcache_load(m, kept_from, NULL, NULL) : NULL;
+    if (v)
+        return v;
+    v = trace_verdict_new(m, NULL);
+    if (kept_from)
+        trace_vcache_save(v, kept_from, NULL, NULL);
+    return v;
+}
+
+void cli_print_verdict(const struct trace_model *m, const char *kept_from)
+{
+    struct trace_verdict *v = verdict_of(m, kept_from);
     printf("where the time goes\n");
     print_item(v, &v->run, "run");
     /* the host messages that run no kernel, together */
@@ -87,9 +101,9 @@ void cli_print_verdict(const struct trace_model *m)
     trace_verdict_free(v);
 }
 
-struct sim_value *cli_verdict_value(const struct trace_model *m)
+struct sim_value *cli_verdict_value(const struct trace_model *m, const char *kept_from)
 {
-    struct trace_verdict *v = trace_verdict_new(m, NULL);
+    struct trace_verdict *v = verdict_of(m, kept_from);
     struct sim_value *x = trace_verdict_to_value(v);
     /* which launches ran a kernel */
     struct sim_value *l = sim_value_map_get(x, "launches");

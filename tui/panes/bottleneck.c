@@ -9,6 +9,7 @@
 #include "sim/util/escape.h"
 #include "sim/util/xalloc.h"
 #include "trace/model/budget.h"
+#include "trace/cache/vcache.h"
 #include "trace/verdict/verdict.h"
 #include "tui/sweep/whatif.h"
 
@@ -40,6 +41,8 @@ struct row {
 
 struct tui_bottleneck {
     const struct trace_model *m;   /* borrowed */
+    const char *kept_from;         /* borrowed: the saved trace whose verdict may be kept
+                                      beside its index (tui_view.kept_from), or NULL */
     struct trace_verdict *v;       /* owned, or NULL until computed */
     struct tui_task *task;         /* owned: computes next */
     struct trace_verdict *next;    /* the verdict being computed (the task's while it runs) */
@@ -81,6 +84,7 @@ struct tui_bottleneck *tui_bottleneck_new(struct tui_view *v)
 {
     struct tui_bottleneck *b = sim_xcalloc(1, sizeof(*b));
     b->m = v->m;
+    b->kept_from = v->live ? NULL : v->kept_from;
     b->task = tui_task_new();
     if (v->live) {
         tui_task_set_live(b->task, discard);
@@ -184,7 +188,12 @@ static void run(void *arg, struct trace_progress *pg)
 {
     struct tui_bottleneck *b = arg;
     struct trace_verdict_opts o = {.progress = pg, .inc = b->inc};
+    /* a saved trace's verdict, kept from an earlier view of it; else judged (and kept) */
+    if (b->kept_from && (b->next = trace_vcache_load(b->m, b->kept_from, &o, NULL)))
+        return;
     b->next = trace_verdict_new(b->m, &o);
+    if (b->kept_from && !trace_progress_cancelled(pg))
+        trace_vcache_save(b->next, b->kept_from, &o, NULL);
 }
 
 /* Take a finished verdict. Returns true when one was taken. */

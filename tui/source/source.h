@@ -181,13 +181,17 @@ void tui_source_free(struct tui_source *s);
 struct tui_source *tui_source_file_open(const char *path, struct diag *d);
 /* The same, with the load's progress reported through p (trace/file/loader.h; NULL: none):
  * a load p stops fails (NULL, d set); with cache, through the trace's index
- * (trace/file/index.h): read when valid, written after a load; with recover, a cut trace
+ * (trace/cache/index.h): read when valid, written after a load; with recover, a cut trace
  * is opened up to its cut (no index), the header's notice saying so. */
 struct trace_load_progress;
 struct tui_source *tui_source_file_open_progress(const char *path, bool cache, bool recover,
                                                  struct diag *d,
                                                  const struct trace_load_progress *p);
 struct tui_source *tui_source_model_take(struct trace_model *m, const char *name);
+/* The path of the saved trace s opened through the cache (borrowed, s's), beside whose
+ * index what is judged of it may be kept; NULL for any other source (or a trace opened
+ * without the cache, recovered, or not a plain file). */
+const char *tui_source_file_kept(struct tui_source *s);
 /* The process is about to end without freeing s: the index of a saved trace still being
  * written is given up (its temporary file removed), never left half. Any other source (or
  * NULL): nothing. */

@@ -20,6 +20,7 @@ struct source_file {
     char *name;                  /* owned */
     char notice[160];            /* what the loader found wrong, or "" */
     struct trace_index_job *job; /* the index left to write (owned), or NULL */
+    char *kept;                  /* owned: the trace's path, opened through the cache */
 };
 
 static const struct trace_model *file_model(struct tui_source *s)
@@ -62,6 +63,7 @@ static void file_free(struct tui_source *s)
         trace_index_job_finish(f->job, NULL);
     }
     trace_model_free(f->m);
+    free(f->kept);
     free(f->name);
     free(f);
 }
@@ -114,12 +116,15 @@ struct tui_source *tui_source_file_open_progress(const char *path, bool cache, b
     struct trace_index_counts c;
     struct trace_load_cut cut = {false, 0, false};
     struct trace_index_job *job = NULL;
+    enum trace_index_use use = TRACE_INDEX_UNUSED;
     int rc = recover ? load_recover(path, &m, &c, &cut, d, p)
-                     : trace_index_load_later(path, !cache, &m, &c, NULL, d, p, &job);
+                     : trace_index_load_later(path, !cache, &m, &c, &use, d, p, &job);
     if (rc < 0)
         return NULL;
     struct source_file *f = (struct source_file *)tui_source_model_take(m, path);
     f->job = job; /* after the model is finished: it does not change from here on */
+    if (use != TRACE_INDEX_UNUSED)
+        f->kept = sim_xstrdup(path);
     if (cut.cut) {
         snprintf(f->notice, sizeof(f->notice),
                  "recovered: the trace is cut at byte %" PRIu64 "%s; the %" PRIu64
@@ -134,6 +139,11 @@ struct tui_source *tui_source_file_open_progress(const char *path, bool cache, b
                  " warning%s (records in error are left out; npuscope validate lists them)",
                  errors, errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
     return &f->base;
+}
+
+const char *tui_source_file_kept(struct tui_source *s)
+{
+    return s && s->ops == &file_ops ? ((struct source_file *)s)->kept : NULL;
 }
 
 void tui_source_file_leave(struct tui_source *s)

@@ -25,6 +25,9 @@ struct tui_view {
     bool live;                      /* the model grows (a live simulation): views follow "now" */
     const struct trace_sumacc *acc; /* live: the summary metrics counted as the run goes
                                        (borrowed), or NULL: sum up the model */
+    const char *kept_from;          /* a saved trace opened through the cache: its path (the
+                                       source's), beside whose index what is judged of it
+                                       may be kept (trace/cache/vcache.h); else NULL */
     uint64_t cursor;                /* time cursor, cycles */
     uint64_t selected;              /* the op chosen (Enter, search, next op), or TUI_NO_EVENT */
     uint64_t hover;                 /* the op under the cursor on the selected row, or none */
