@@ -166,8 +166,9 @@ if judged; then ok "the first view judged the verdict"
 else fail "the first view judged the verdict" "$(cat "$LOG")"; fi
 tmux_keys q
 expect_exit "q exits 0" 0
-if ls "$XDG_CACHE_HOME"/npuscope/*.vrd >/dev/null 2>&1; then ok "the verdict is kept beside the index"
-else fail "the verdict is kept beside the index" "$(ls -la "$XDG_CACHE_HOME"/npuscope 2>&1)"; fi
+if ls "$XDG_CACHE_HOME"/npuscope/*.vrd >/dev/null 2>&1 && ! ls "$XDG_CACHE_HOME"/npuscope/ | grep -q '\.tmp\.'
+then ok "the verdict is kept beside the index, no temporary file left"
+else fail "the verdict is kept beside the index, no temporary file left" "$(ls -la "$XDG_CACHE_HOME"/npuscope 2>&1)"; fi
 kept_view "second view"
 if [ "$(grep -c ' loaded ' "$LOG")" = 1 ] && grep -q ' loaded verdict: kept from an earlier view' "$LOG"
 then ok "the second view read the kept verdict, judging nothing"

@@ -331,3 +331,46 @@ Test(vcache, contents_that_do_not_fit_the_model_are_refused, .init = mkdir_tmp, 
     trace_model_free(m);
     unsetenv("XDG_CACHE_HOME");
 }
+
+/* The viewer packs a verdict as it is judged and writes it later, on a thread of its own:
+ * the pack holds all of it (the verdict may be freed, or checked, meanwhile), its temporary
+ * file is named as the cache prunes them (NAME-HASH.vrd.tmp. and six letters or digits),
+ * and none is left once it is written. */
+Test(vcache, a_pack_written_later_holds_the_verdict_as_judged, .init = mkdir_tmp, .fini = rm_tmp)
+{
+    char path[128];
+    write_run_trace(path, sizeof(path));
+    struct trace_model *m = open_trace(path);
+    struct trace_verdict *v = trace_verdict_new(m, NULL);
+    struct diag d;
+    struct trace_vcache_pack *k = trace_vcache_pack(v, path, NULL, &d);
+    cr_assert_not_null(k, "%s", d.msg);
+    struct trace_vcache_pack *k2 = trace_vcache_pack(v, path, NULL, &d);
+    char *file = trace_vcache_path(path);
+    const char *tmp = trace_vcache_pack_tmp(k);
+    size_t n = strlen(file);
+    cr_assert(strncmp(tmp, file, n) == 0 && strncmp(tmp + n, ".tmp.", 5) == 0 &&
+                  strlen(tmp + n + 5) == 6 &&
+                  strspn(tmp + n + 5, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmno"
+                                      "pqrstuvwxyz0123456789") == 6,
+              "%s", tmp);
+    cr_assert_str_neq(tmp, trace_vcache_pack_tmp(k2), "each pack its own temporary file");
+    trace_vcache_pack_free(k2);
+    struct trace_verdict_check c = {.cmdq_id = TRACE_NO_CMDQ, .bound = TRACE_BOUND_NONE};
+    trace_verdict_check(v, &c, 1); /* (after the pack: kept as judged) */
+    trace_verdict_free(v);
+    cr_assert_eq(trace_vcache_write(k, &d), 0, "%s", d.msg);
+    struct stat st;
+    cr_assert_neq(stat(tmp, &st), 0, "no temporary file left");
+    cr_assert_eq(stat(file, &st), 0);
+    trace_vcache_pack_free(k);
+    struct trace_verdict *kept = trace_vcache_load(m, path, NULL, &d);
+    cr_assert_not_null(kept, "%s", d.msg);
+    v = trace_verdict_new(m, NULL);
+    same_verdict(v, kept);
+    trace_verdict_free(kept);
+    trace_verdict_free(v);
+    free(file);
+    trace_model_free(m);
+    unsetenv("XDG_CACHE_HOME");
+}

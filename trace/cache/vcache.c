@@ -13,12 +13,14 @@
 #include "trace/model/progress.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char MAGIC[8] = {'N', 'P', 'S', 'V', 'R', 'D', '1', '\n'};
@@ -210,53 +212,116 @@ static bool write_all(int fd, const void *p, size_t n)
     return true;
 }
 
-int trace_vcache_save(const struct trace_verdict *v, const char *path,
-                      const struct trace_verdict_opts *o, struct diag *d)
+/* A verdict packed to be kept: the file it goes to, the temporary file it is written to
+ * first, its header and payload. */
+struct trace_vcache_pack {
+    char *file, *tmp; /* owned */
+    struct trace_vcache_header h;
+    struct vw w;
+};
+
+struct trace_vcache_pack *trace_vcache_pack(const struct trace_verdict *v, const char *path,
+                                            const struct trace_verdict_opts *o, struct diag *d)
 {
     struct trace_vcache_header h = {.format = FORMAT, .build = build_id(), .max_decode = budget(o)};
     memcpy(h.magic, MAGIC, sizeof(MAGIC));
-    if (!h.build)
-        return diag_set(d, SIM_EINVAL, path, 0, 0, NULL,
-                        "verdict not kept: this build of npuscope has no build ID");
+    if (!h.build) {
+        diag_set(d, SIM_EINVAL, path, 0, 0, NULL,
+                 "verdict not kept: this build of npuscope has no build ID");
+        return NULL;
+    }
     bool checked = v->run.checked;
+    size_t steps = v->run.path.n;
     for (size_t i = 0; i < v->nlaunches; i++)
-        checked |= v->launches[i].checked;
-    if (checked || !v->rs_launch || v->nlaunches != trace_regions_count(v->rs_launch))
-        return diag_set(d, SIM_EINVAL, path, 0, 0, NULL,
-                        "verdict not kept: checked by an experiment, or incomplete");
-    int rc = trace_index_key(path, &h.key, d);
-    if (rc < 0)
-        return rc;
+        checked |= v->launches[i].checked, steps += v->launches[i].path.n;
+    if (checked || !v->rs_launch || v->nlaunches != trace_regions_count(v->rs_launch)) {
+        diag_set(d, SIM_EINVAL, path, 0, 0, NULL,
+                 "verdict not kept: checked by an experiment, or incomplete");
+        return NULL;
+    }
+    if (trace_index_key(path, &h.key, d) < 0)
+        return NULL;
     char *file = trace_vcache_path(path);
-    if (!file)
-        return diag_set(d, SIM_ENOENT, path, 0, 0, NULL, "verdict not kept: no cache directory");
-    struct vw w = {0};
-    put_item(&w, v->m, &v->run);
+    if (!file) {
+        diag_set(d, SIM_ENOENT, path, 0, 0, NULL, "verdict not kept: no cache directory");
+        return NULL;
+    }
+    struct trace_vcache_pack *k = sim_xcalloc(1, sizeof(*k));
+    k->file = file;
+    /* a name of its own (NAME.tmp. and six letters or digits, as the cache's temporary files
+     * are named), made here: whoever holds the pack may remove it while it is written */
+    static _Atomic uint64_t packs;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t x = (uint64_t)getpid() << 40 ^ (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^
+                 atomic_fetch_add(&packs, 1) * 0x9E3779B97F4A7C15ull;
+    x = trace_index_hash(&x, sizeof(x), 0);
+    static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    char six[7];
+    for (int i = 0; i < 6; i++, x /= 62)
+        six[i] = abc[x % 62];
+    six[6] = '\0';
+    k->tmp = sim_xasprintf("%s.tmp.%s", file, six);
+    /* room for all of it at once (an item's fields and names take a few hundred bytes): a
+     * path of a million steps is not copied as it grows */
+    k->w.cap = (v->nlaunches + 1) * 1024 + steps * STEP_BYTES;
+    k->w.p = sim_xmalloc(k->w.cap);
+    put_item(&k->w, v->m, &v->run);
     for (size_t i = 0; i < v->nlaunches; i++)
-        put_item(&w, v->m, &v->launches[i]);
+        put_item(&k->w, v->m, &v->launches[i]);
     h.events = trace_model_event_count(v->m);
     h.strings = trace_model_str_count(v->m);
     h.launches = v->nlaunches;
-    h.payload_len = w.n;
-    h.payload_hash = trace_index_hash(w.p, w.n, TRACE_VCACHE_PAYLOAD_SEED);
-    h.header_hash = trace_index_hash(&h, offsetof(struct trace_vcache_header, header_hash),
-                                     TRACE_VCACHE_HEADER_SEED);
-    char *tmp = sim_xasprintf("%s.tmp.XXXXXX", file);
-    int fd = mkstemp(tmp);
-    bool ok = fd >= 0 && write_all(fd, &h, sizeof(h)) && write_all(fd, w.p, w.n);
+    h.payload_len = k->w.n;
+    k->h = h;
+    return k;
+}
+
+int trace_vcache_write(struct trace_vcache_pack *k, struct diag *d)
+{
+    if (!k)
+        return 0;
+    struct trace_vcache_header *h = &k->h;
+    h->payload_hash = trace_index_hash(k->w.p, k->w.n, TRACE_VCACHE_PAYLOAD_SEED);
+    h->header_hash = trace_index_hash(h, offsetof(struct trace_vcache_header, header_hash),
+                                      TRACE_VCACHE_HEADER_SEED);
+    const char *tmp = k->tmp;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600), rc = 0;
+    bool ok = fd >= 0 && write_all(fd, h, sizeof(*h)) && write_all(fd, k->w.p, k->w.n);
     if (fd >= 0 && close(fd) != 0)
         ok = false;
-    if (ok && rename(tmp, file) != 0)
+    if (ok && rename(tmp, k->file) != 0)
         ok = false;
     if (!ok) {
-        rc = diag_set(d, SIM_EIO, file, 0, 0, NULL, "cannot write: %s", strerror(errno));
+        rc = diag_set(d, SIM_EIO, k->file, 0, 0, NULL, "cannot write: %s", strerror(errno));
         if (fd >= 0)
             unlink(tmp);
     }
-    free(tmp);
-    free(file);
-    free(w.p);
-    return ok ? 0 : rc;
+    return rc;
+}
+
+const char *trace_vcache_pack_tmp(const struct trace_vcache_pack *k)
+{
+    return k->tmp;
+}
+
+void trace_vcache_pack_free(struct trace_vcache_pack *k)
+{
+    if (!k)
+        return;
+    free(k->file);
+    free(k->tmp);
+    free(k->w.p);
+    free(k);
+}
+
+int trace_vcache_save(const struct trace_verdict *v, const char *path,
+                      const struct trace_verdict_opts *o, struct diag *d)
+{
+    struct trace_vcache_pack *k = trace_vcache_pack(v, path, o, d);
+    int rc = k ? trace_vcache_write(k, d) : -SIM_EINVAL;
+    trace_vcache_pack_free(k);
+    return rc;
 }
 
 /* ---- reading ------------------------------------------------------------------------------ */

@@ -53,6 +53,20 @@ int trace_vcache_save(const struct trace_verdict *v, const char *path,
                       const struct trace_verdict_opts *o, struct diag *d);
 
 /*
+ * trace_vcache_save in two: the verdict packed (in memory: then v may change, or go), NULL
+ * with d filled when it is not to be kept; then written, on any thread (0, or a negative
+ * code with d filled): to the pack's temporary file, renamed onto its name once whole.
+ * trace_vcache_pack_tmp names that temporary file (the pack's: removing it gives the write
+ * up). Free the pack when done (NULL: nothing).
+ */
+struct trace_vcache_pack;
+struct trace_vcache_pack *trace_vcache_pack(const struct trace_verdict *v, const char *path,
+                                            const struct trace_verdict_opts *o, struct diag *d);
+int trace_vcache_write(struct trace_vcache_pack *k, struct diag *d);
+const char *trace_vcache_pack_tmp(const struct trace_vcache_pack *k);
+void trace_vcache_pack_free(struct trace_vcache_pack *k);
+
+/*
  * The verdict of m, loaded from the trace at path, as trace_verdict_new with opts o would
  * make it (o may be NULL; its progress is followed through the launch split, its last step
  * "verdict: kept from an earlier view"), read back

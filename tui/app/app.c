@@ -156,6 +156,11 @@ struct tui_app *tui_app_new(struct tui_source *src, int w, int h, bool unicode, 
     return a;
 }
 
+void tui_app_leave(struct tui_app *a)
+{
+    tui_bottleneck_leave(a->panes[P_BOTTLENECK].self);
+}
+
 void tui_app_free(struct tui_app *a)
 {
     if (!a)

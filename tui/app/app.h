@@ -40,6 +40,9 @@ enum {
 struct tui_app *tui_app_new(struct tui_source *src, int w, int h, bool unicode, const char *theme,
                             const char *user_dir, int *theme_err, struct diag *d);
 void tui_app_free(struct tui_app *a);
+/* The process is about to end without freeing a: what its panes still write for a later
+ * view (the verdict kept beside a trace's index) is given a moment to finish. */
+void tui_app_leave(struct tui_app *a);
 
 /*
  * Compare the source's trace with b (taken; a saved trace's model) named name: the

@@ -263,8 +263,10 @@ int cli_view(const char *file, const char *theme, const char *diff, bool no_cach
         cli_diff_load_fail("view", diff, &d, errors);
         status = CLI_EXIT_USAGE;
     }
-    if (!cli_exit_frees())
+    if (!cli_exit_frees()) {
         tui_source_file_leave(src); /* an index half written goes with the process */
+        tui_app_leave(app);
+    }
     cli_exit_now(status); /* at once: the model and the analyses are the kernel's to free */
     tui_app_free(app);
 out:

@@ -14,11 +14,14 @@
 #include "tui/sweep/whatif.h"
 
 #include <math.h>
+#include <pthread.h>
 #include "tui/panes/task.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 enum {
     MIN_REFRESH_NS = 500 * 1000 * 1000, /* a live verdict, at most twice a second */
@@ -40,19 +43,24 @@ struct row {
 };
 
 struct tui_bottleneck {
-    const struct trace_model *m;   /* borrowed */
-    const char *kept_from;         /* borrowed: the saved trace whose verdict may be kept
-                                      beside its index (tui_view.kept_from), or NULL */
-    struct trace_verdict *v;       /* owned, or NULL until computed */
-    struct tui_task *task;         /* owned: computes next */
-    struct trace_verdict *next;    /* the verdict being computed (the task's while it runs) */
-    struct trace_verdict_inc *inc; /* owned, live: what the next verdict starts from (the
-                                      launches that ended, kept; the task's while it runs) */
-    uint64_t started;              /* when the task started (tui_now_ns) */
-    uint64_t gen;                  /* the model generation it was computed for */
-    uint64_t as_of, as_of_next;    /* the model's end (cycles) it was computed at; of next */
-    uint64_t at, cost;             /* when (tui_now_ns) and how long it took */
-    struct row *rows;              /* owned */
+    const struct trace_model *m;    /* borrowed */
+    const char *kept_from;          /* borrowed: the saved trace whose verdict may be kept
+                                       beside its index (tui_view.kept_from), or NULL */
+    struct trace_vcache_pack *pack; /* owned: the verdict just judged, packed by the task to
+                                       be kept (written once taken), or NULL */
+    struct trace_vcache_pack *kept; /* owned: the pack keeper writes, or NULL */
+    pthread_t keeper;               /* writes a pack once the verdict is on screen */
+    bool keeping;                   /* keeper was started and not joined */
+    struct trace_verdict *v;        /* owned, or NULL until computed */
+    struct tui_task *task;          /* owned: computes next */
+    struct trace_verdict *next;     /* the verdict being computed (the task's while it runs) */
+    struct trace_verdict_inc *inc;  /* owned, live: what the next verdict starts from (the
+                                       launches that ended, kept; the task's while it runs) */
+    uint64_t started;               /* when the task started (tui_now_ns) */
+    uint64_t gen;                   /* the model generation it was computed for */
+    uint64_t as_of, as_of_next;     /* the model's end (cycles) it was computed at; of next */
+    uint64_t at, cost;              /* when (tui_now_ns) and how long it took */
+    struct row *rows;               /* owned */
     size_t nrows, sel;
     size_t nhost; /* host messages summed in the last row */
     double host_time[TRACE_PCAT_COUNT];
@@ -93,11 +101,57 @@ struct tui_bottleneck *tui_bottleneck_new(struct tui_view *v)
     return b;
 }
 
+/* Wait for the verdict being kept to be written. */
+static void keep_join(struct tui_bottleneck *b)
+{
+    if (b->keeping)
+        pthread_join(b->keeper, NULL);
+    b->keeping = false;
+    trace_vcache_pack_free(b->kept);
+    b->kept = NULL;
+}
+
+static void *keep_main(void *arg)
+{
+    trace_vcache_write(arg, NULL);
+    return NULL;
+}
+
+/* Write the verdict packed to be kept, on a thread of its own (the screen does not wait). */
+static void keep(struct tui_bottleneck *b)
+{
+    if (!b->pack)
+        return;
+    keep_join(b);
+    b->kept = b->pack;
+    b->pack = NULL;
+    b->keeping = pthread_create(&b->keeper, NULL, keep_main, b->kept) == 0;
+    if (!b->keeping)
+        keep_main(b->kept);
+}
+
+void tui_bottleneck_leave(struct tui_bottleneck *b)
+{
+    if (!b || !b->keeping)
+        return;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += TUI_BOTTLENECK_KEEP_WAIT_MS * 1000000L;
+    until.tv_sec += until.tv_nsec / 1000000000L;
+    until.tv_nsec %= 1000000000L;
+    if (pthread_timedjoin_np(b->keeper, NULL, &until) == 0)
+        b->keeping = false;
+    else /* given up: no temporary file left (a rename after this fails) */
+        unlink(trace_vcache_pack_tmp(b->kept));
+}
+
 void tui_bottleneck_free(struct tui_bottleneck *b)
 {
     if (!b)
         return;
     tui_task_free(b->task);
+    keep_join(b);
+    trace_vcache_pack_free(b->pack);
     trace_verdict_inc_free(b->inc);
     trace_verdict_free(b->next);
     trace_verdict_free(b->v);
@@ -192,8 +246,8 @@ static void run(void *arg, struct trace_progress *pg)
     if (b->kept_from && (b->next = trace_vcache_load(b->m, b->kept_from, &o, NULL)))
         return;
     b->next = trace_verdict_new(b->m, &o);
-    if (b->kept_from && !trace_progress_cancelled(pg))
-        trace_vcache_save(b->next, b->kept_from, &o, NULL);
+    if (b->kept_from && !trace_progress_cancelled(pg)) /* (written once taken: keep) */
+        b->pack = trace_vcache_pack(b->next, b->kept_from, &o, NULL);
 }
 
 /* Take a finished verdict. Returns true when one was taken. */
@@ -249,6 +303,7 @@ static bool take(struct tui_bottleneck *b)
     b->at = tui_now_ns();
     b->cost = b->at - t0;
     b->dirty = true;
+    keep(b);
     return true;
 }
 

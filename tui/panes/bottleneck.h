@@ -13,6 +13,10 @@
  * run while the pane is closed as it does while it is open (each verdict taken on from the
  * last). The experiment
  * starts only once the pane opens.
+ *
+ * A saved trace opened through the cache keeps the verdict it judged beside its index
+ * (trace/cache/vcache.h), written on a thread of its own once the verdict is on screen, and
+ * a later view of the same trace reads it back rather than judging it again.
  */
 #ifndef TUI_BOTTLENECK_H
 #define TUI_BOTTLENECK_H
@@ -25,6 +29,11 @@ struct tui_bottleneck;
 struct tui_bottleneck *tui_bottleneck_new(struct tui_view *v);
 /* Free the pane (NULL is a no-op). */
 void tui_bottleneck_free(struct tui_bottleneck *b);
+/* The process is about to end without freeing b: a verdict being kept is waited for a
+ * moment (TUI_BOTTLENECK_KEEP_WAIT_MS), then given up (its temporary file removed: none is
+ * kept). NULL: nothing. */
+enum { TUI_BOTTLENECK_KEEP_WAIT_MS = 200 };
+void tui_bottleneck_leave(struct tui_bottleneck *b);
 
 /*
  * Compute a loaded trace's verdict ahead while the pane is closed (call it between frames
