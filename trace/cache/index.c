@@ -426,7 +426,7 @@ static void put_model(struct iw *w, const struct trace_model *m, const char *rea
 }
 
 /* mkdir -p of the directory holding file. */
-static void make_dirs(const char *file)
+void trace_index_make_dirs(const char *file)
 {
     char *p = sim_xstrdup(file);
     for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
@@ -441,7 +441,7 @@ static void make_dirs(const char *file)
  * (directories created): its name in *tmp (owned), its descriptor in *fd. */
 static int index_create(const char *index, char **tmp, int *fd, struct diag *d)
 {
-    make_dirs(index);
+    trace_index_make_dirs(index);
     *tmp = sim_xasprintf("%s.tmp.XXXXXX", index);
     *fd = mkostemp(*tmp, O_CLOEXEC);
     if (*fd >= 0)

@@ -46,6 +46,9 @@ struct trace_index_key {
 /* The key of the regular file at path: 0, or a negative code with d filled. */
 int trace_index_key(const char *path, struct trace_index_key *k, struct diag *d);
 
+/* The directories of the path file, created where missing (mode 0700). */
+void trace_index_make_dirs(const char *file);
+
 /* The index's checksum of the n bytes at p (fast, not cryptographic: it finds damage). */
 uint64_t trace_index_hash(const void *p, size_t n, uint64_t seed);
 

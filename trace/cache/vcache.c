@@ -286,6 +286,7 @@ int trace_vcache_write(struct trace_vcache_pack *k, struct diag *d)
     h->header_hash = trace_index_hash(h, offsetof(struct trace_vcache_header, header_hash),
                                       TRACE_VCACHE_HEADER_SEED);
     const char *tmp = k->tmp;
+    trace_index_make_dirs(tmp);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600), rc = 0;
     bool ok = fd >= 0 && write_all(fd, h, sizeof(*h)) && write_all(fd, k->w.p, k->w.n);
     if (fd >= 0 && close(fd) != 0)
