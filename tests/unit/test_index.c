@@ -3,6 +3,7 @@
  * bit-flipped anywhere, is refused, never used; trace_index_load writes, uses and rebuilds
  * it; arrays of several checksum blocks, written in place, round trip the same. */
 #include "sim/host/run.h"
+#include "test_runtrace.h"
 #include "test_tmpdir.h"
 #include "trace/cache/index.h"
 #include "trace/file/loader.h"
@@ -21,22 +22,8 @@
  * columns, transfers, call sites) at dir/t.json. */
 static void write_run_trace(char *path, size_t size)
 {
-    struct sim_run_opts ro = {.kernel_spec = "llm_decode:layers=1,gen=2"};
-    struct sim_run *r;
-    struct diag d;
-    cr_assert_eq(sim_run_new(&ro, &r, &d), 0, "%s", d.msg);
-    struct trace_live_opts o = {.model_name = "t", .prefill_tokens = -1, .decode_tokens = -1};
-    struct trace_live *l;
-    cr_assert_eq(trace_live_new(sim_run_chip(r), &o, &l, &d), 0, "%s", d.msg);
-    while (!sim_run_over(r)) {
-        sim_run_advance(r, SIM_RUN_EVENTS, 4096);
-        trace_live_sync(l);
-    }
-    trace_live_sync(l);
     snprintf(path, size, "%s/t.json", dir);
-    cr_assert_eq(trace_writer_write_model(trace_live_model(l), path, 0, &d), 0, "%s", d.msg);
-    trace_live_free(l);
-    sim_run_free(r);
+    test_write_run_trace(path);
 }
 
 static struct trace_model *load(const char *path)

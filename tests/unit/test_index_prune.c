@@ -4,6 +4,7 @@
  * stay, a verdict kept beside an index goes with it; an index a loaded model has mapped can
  * go while the model still reads it; the limit comes from NPUSCOPE_CACHE_MAX. */
 #include "sim/host/run.h"
+#include "test_runtrace.h"
 #include "test_tmpdir.h"
 #include "trace/cache/index.h"
 #include "trace/file/loader.h"
@@ -22,21 +23,7 @@
 /* A short run's trace at path. */
 static void write_trace(const char *path)
 {
-    struct sim_run_opts ro = {.kernel_spec = "llm_decode:layers=1,gen=2"};
-    struct sim_run *r;
-    struct diag d;
-    cr_assert_eq(sim_run_new(&ro, &r, &d), 0, "%s", d.msg);
-    struct trace_live_opts o = {.model_name = "t", .prefill_tokens = -1, .decode_tokens = -1};
-    struct trace_live *l;
-    cr_assert_eq(trace_live_new(sim_run_chip(r), &o, &l, &d), 0, "%s", d.msg);
-    while (!sim_run_over(r)) {
-        sim_run_advance(r, SIM_RUN_EVENTS, 4096);
-        trace_live_sync(l);
-    }
-    trace_live_sync(l);
-    cr_assert_eq(trace_writer_write_model(trace_live_model(l), path, 0, &d), 0, "%s", d.msg);
-    trace_live_free(l);
-    sim_run_free(r);
+    test_write_run_trace(path);
 }
 
 /* A file dir/name of size bytes last modified age seconds ago. */

@@ -4,6 +4,7 @@
  * of details, a file cut, grown or damaged anywhere, or contents that do not fit the model
  * (checksums made to hold) are not served; a checked verdict is not kept. */
 #include "sim/host/run.h"
+#include "test_runtrace.h"
 #include "test_tmpdir.h"
 #include "trace/cache/index.h"
 #include "trace/file/writer.h"
@@ -23,22 +24,8 @@
  * cache in dir/xdg. */
 static void write_run_trace(char *path, size_t size)
 {
-    struct sim_run_opts ro = {.kernel_spec = "llm_decode:layers=1,gen=2"};
-    struct sim_run *r;
-    struct diag d;
-    cr_assert_eq(sim_run_new(&ro, &r, &d), 0, "%s", d.msg);
-    struct trace_live_opts o = {.model_name = "t", .prefill_tokens = -1, .decode_tokens = -1};
-    struct trace_live *l;
-    cr_assert_eq(trace_live_new(sim_run_chip(r), &o, &l, &d), 0, "%s", d.msg);
-    while (!sim_run_over(r)) {
-        sim_run_advance(r, SIM_RUN_EVENTS, 4096);
-        trace_live_sync(l);
-    }
-    trace_live_sync(l);
     snprintf(path, size, "%s/t.json", dir);
-    cr_assert_eq(trace_writer_write_model(trace_live_model(l), path, 0, &d), 0, "%s", d.msg);
-    trace_live_free(l);
-    sim_run_free(r);
+    test_write_run_trace(path);
     char cache[128];
     snprintf(cache, sizeof(cache), "%s/xdg", dir);
     setenv("XDG_CACHE_HOME", cache, 1);
