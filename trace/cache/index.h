@@ -95,9 +95,10 @@ uint64_t trace_index_cache_limit(void);
  * trace no longer exists and temporary indexes left for TRACE_INDEX_TMP_AGE seconds by a
  * writer that died, then the least recently used indexes (by the later of their mtime, when
  * written, and their access time, set when trace_index_load opens one) until the rest is
- * within limit. The index keep (a
+ * within limit. The verdict kept beside an index (NAME-HASH.vrd, trace/cache/vcache.h)
+ * counts in its size and goes with it, or at once when its index is gone. The index keep (a
  * path or file name in dir; may be NULL) is never removed, even alone over the limit; files
- * not named as indexes are never touched. An index another process has mapped can be removed
+ * not named as indexes or their verdicts are never touched. An index another process has mapped can be removed
  * safely: on Linux unlinking takes its name only, the file lives on until it is unmapped.
  * Returns the number of files removed.
  */
