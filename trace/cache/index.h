@@ -98,9 +98,9 @@ uint64_t trace_index_cache_limit(void);
  * within limit. The verdict kept beside an index (NAME-HASH.vrd, trace/cache/vcache.h)
  * counts in its size and goes with it, or at once when its index is gone. The index keep (a
  * path or file name in dir; may be NULL) is never removed, even alone over the limit; files
- * not named as indexes or their verdicts are never touched. An index another process has mapped can be removed
- * safely: on Linux unlinking takes its name only, the file lives on until it is unmapped.
- * Returns the number of files removed.
+ * not named as indexes or their verdicts are never touched. An index another process has
+ * mapped can be removed safely: on Linux unlinking takes its name only, the file lives on
+ * until it is unmapped. Returns the number of files removed.
  */
 int trace_index_prune(const char *dir, uint64_t limit, const char *keep);
 
