@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 #include <utime.h>
 
 /* A trace written from a short llm_decode run (tokens, markers, resource samples, op
@@ -501,6 +503,54 @@ Test(index, load_later_gives_the_model_first_then_writes_the_index, .init = mkdi
     cr_assert_eq(trace_index_load_later(path, true, &m, NULL, &u, &d, NULL, &job), 0);
     cr_assert_eq(u, TRACE_INDEX_UNUSED);
     cr_assert_null(job);
+    trace_model_free(m);
+    free(idx);
+    unsetenv("XDG_CACHE_HOME");
+}
+
+/* The viewer's index waits while a person waits for an analysis (busy not zero), then is
+ * written whole; given up while it waits, it stops waiting and leaves nothing. */
+Test(index, a_job_waits_while_busy_then_writes_the_index, .init = mkdir_tmp, .fini = rm_tmp)
+{
+    char path[128], cache[128];
+    write_run_trace(path, sizeof(path));
+    snprintf(cache, sizeof(cache), "%s/xdg", dir);
+    setenv("XDG_CACHE_HOME", cache, 1);
+    char *idx = trace_index_path(path);
+    struct trace_model *m;
+    struct trace_index_job *job;
+    struct diag d;
+    struct stat st;
+    static atomic_uint busy;
+    atomic_store(&busy, 1);
+    cr_assert_eq(trace_index_load_later(path, false, &m, NULL, NULL, &d, NULL, &job), 0);
+    trace_index_job_pause_while(job, &busy);
+    cr_assert_eq(trace_index_job_start(job, m), 0);
+    struct timespec ts = {0, 300 * 1000 * 1000L};
+    nanosleep(&ts, NULL);
+    cr_assert_neq(stat(idx, &st), 0, "no index while busy");
+    cr_assert_eq(cache_files(".tmp."), 1, "its temporary file, waiting");
+    atomic_store(&busy, 0);
+    cr_assert_eq(trace_index_job_finish(job, &d), 0, "%s", d.msg);
+    cr_assert_eq(stat(idx, &st), 0, "written once no longer busy");
+    struct trace_model *again;
+    enum trace_index_use u;
+    cr_assert_eq(trace_index_load(path, false, &again, NULL, &u, &d, NULL), 0, "%s", d.msg);
+    cr_assert_eq(u, TRACE_INDEX_HIT, "whole: it serves the next open");
+    assert_same(m, again);
+    trace_model_free(again);
+    trace_model_free(m);
+    /* given up while it waits: it ends, no index, no temporary file */
+    cr_assert_eq(unlink(idx), 0);
+    atomic_store(&busy, 1);
+    cr_assert_eq(trace_index_load_later(path, false, &m, NULL, NULL, &d, NULL, &job), 0);
+    trace_index_job_pause_while(job, &busy);
+    cr_assert_eq(trace_index_job_start(job, m), 0);
+    nanosleep(&ts, NULL);
+    trace_index_job_abandon(job);
+    cr_assert_lt(trace_index_job_finish(job, &d), 0, "ended though still busy");
+    cr_assert_neq(stat(idx, &st), 0);
+    cr_assert_eq(cache_files(".tmp."), 0);
     trace_model_free(m);
     free(idx);
     unsetenv("XDG_CACHE_HOME");

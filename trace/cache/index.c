@@ -218,11 +218,18 @@ struct iw {
     uint64_t total, hash[2]; /* the two chains of hash_payload */
     int err;
     const atomic_bool *stop; /* set: the write is given up (may be NULL) */
+    const atomic_uint *busy; /* not zero: the write waits (may be NULL) */
 };
 
 /* Write n bytes at p to the file. */
 static void iw_write(struct iw *w, const unsigned char *p, size_t n)
 {
+    /* between blocks, paused while busy says a person waits for something else */
+    while (w->busy && atomic_load_explicit(w->busy, memory_order_relaxed) &&
+           !(w->stop && atomic_load_explicit(w->stop, memory_order_relaxed))) {
+        struct timespec ts = {0, 10 * 1000 * 1000L};
+        nanosleep(&ts, NULL);
+    }
     if (w->stop && atomic_load_explicit(w->stop, memory_order_relaxed))
         w->err = ECANCELED;
     for (size_t off = 0; off < n && !w->err;) {
@@ -457,7 +464,8 @@ static int index_create(const char *index, char **tmp, int *fd, struct diag *d)
  * (may be NULL) ends the write early, as a failure. */
 static int index_fill(const struct trace_model *m, const char *path,
                       const struct trace_index_counts *c, int fd, const char *tmp,
-                      const char *index, struct diag *d, uint64_t *hash, const atomic_bool *stop)
+                      const char *index, struct diag *d, uint64_t *hash, const atomic_bool *stop,
+                      const atomic_uint *busy)
 {
     struct ihdr h;
     memset(&h, 0, sizeof(h));
@@ -470,7 +478,7 @@ static int index_fill(const struct trace_model *m, const char *path,
         unlink(tmp);
         return rc;
     }
-    struct iw w = {.fd = fd, .hash = {HASH_SEED, HASH_SEED}, .stop = stop};
+    struct iw w = {.fd = fd, .hash = {HASH_SEED, HASH_SEED}, .stop = stop, .busy = busy};
     w.buf = sim_xmalloc(BLK);
     if (lseek(w.fd, (off_t)sizeof(h), SEEK_SET) < 0)
         w.err = errno;
@@ -517,7 +525,7 @@ static int index_write(const struct trace_model *m, const char *path,
     int fd;
     int rc = index_create(index, &tmp, &fd, d);
     if (rc == 0 && tmp)
-        rc = index_fill(m, path, c, fd, tmp, index, d, hash, NULL);
+        rc = index_fill(m, path, c, fd, tmp, index, d, hash, NULL, NULL);
     free(tmp);
     return rc;
 }
@@ -1269,6 +1277,7 @@ struct trace_index_job {
     int fd, rc;
     struct diag d;
     atomic_bool stop, done;
+    const atomic_uint *busy; /* trace_index_job_pause_while's, or NULL */
     bool tried, started;
     pthread_t th;
 };
@@ -1277,9 +1286,10 @@ struct trace_index_job {
  * NULL) the checksum written. 0, or a negative code with d filled. */
 static int write_pruned(const struct trace_model *m, const char *path,
                         const struct trace_index_counts *c, const char *index, int fd,
-                        const char *tmp, struct diag *d, uint64_t *hash, const atomic_bool *stop)
+                        const char *tmp, struct diag *d, uint64_t *hash, const atomic_bool *stop,
+                        const atomic_uint *busy)
 {
-    int rc = index_fill(m, path, c, fd, tmp, index, d, hash, stop);
+    int rc = index_fill(m, path, c, fd, tmp, index, d, hash, stop, busy);
     if (rc < 0)
         return rc;
     char *dir = sim_xasprintf("%s", index);
@@ -1335,7 +1345,7 @@ static int load(const char *path, bool no_cache, struct trace_model **out,
         int fd;
         if (index_create(index, &tmp, &fd, &wd) < 0 || !tmp) {
             u = TRACE_INDEX_FAILED;
-        } else if (write_pruned(*out, path, &counts, index, fd, tmp, &wd, &hash, NULL) < 0) {
+        } else if (write_pruned(*out, path, &counts, index, fd, tmp, &wd, &hash, NULL, NULL) < 0) {
             free(tmp);
             u = TRACE_INDEX_FAILED;
         } else {
@@ -1393,9 +1403,16 @@ static void *job_run(void *arg)
     const char *delay = getenv("NPUSCOPE_TEST_INDEX_DELAY_MS");
     for (long ms = delay ? strtol(delay, NULL, 10) : 0; ms > 0 && !atomic_load(&j->stop); ms -= 10)
         usleep(10000);
-    j->rc = write_pruned(j->m, j->path, &j->counts, j->index, j->fd, j->tmp, &j->d, NULL, &j->stop);
+    j->rc = write_pruned(j->m, j->path, &j->counts, j->index, j->fd, j->tmp, &j->d, NULL, &j->stop,
+                         j->busy);
     atomic_store(&j->done, true);
     return NULL;
+}
+
+void trace_index_job_pause_while(struct trace_index_job *j, const atomic_uint *busy)
+{
+    if (j && !j->tried)
+        j->busy = busy;
 }
 
 int trace_index_job_start(struct trace_index_job *j, const struct trace_model *m)

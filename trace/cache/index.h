@@ -27,6 +27,7 @@
 #include "trace/file/loader.h"
 #include "trace/model/model.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -156,6 +157,14 @@ int trace_index_load_later(const char *path, bool no_cache, struct trace_model *
  * Returns 0, or a negative code (the file could not be created; j still to finish).
  */
 int trace_index_job_start(struct trace_index_job *j, const struct trace_model *m);
+
+/*
+ * Before trace_index_job_start (NULL j: nothing): the write waits between its blocks while
+ * *busy (borrowed, read from the writing thread) is not zero, as while a person waits for an
+ * analysis, which it would slow down (its disk writes and its CPU); given up, it stops
+ * waiting at once.
+ */
+void trace_index_job_pause_while(struct trace_index_job *j, const atomic_uint *busy);
 
 /*
  * Give j's write up (NULL: nothing), without waiting: its temporary file is removed at once

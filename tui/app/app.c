@@ -107,6 +107,7 @@ struct tui_app *tui_app_new(struct tui_source *src, int w, int h, bool unicode, 
     a->view.live = src->ops->control != NULL;
     a->view.acc = src->ops->sumacc ? src->ops->sumacc(src) : NULL;
     a->view.kept_from = tui_source_file_kept(src);
+    tui_source_file_pause_while(src, tui_task_users()); /* (the index behind the first frame) */
     a->panes[P_GANTT] = (struct pane){.ops = &tui_gantt_ops, .self = tui_gantt_new(&a->view)};
     a->panes[P_SUMMARY] = (struct pane){.ops = &tui_summary_ops, .self = tui_summary_new(&a->view)};
     struct tui_memview *mem = src->ops->memory ? src->ops->memory(src) : NULL;

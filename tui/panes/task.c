@@ -56,6 +56,11 @@ static atomic_uint users_runs;
 /* The status _exit gives when a worker cannot be stopped in time (tui_task_free). */
 static volatile int exit_status;
 
+const atomic_uint *tui_task_users(void)
+{
+    return &users_runs;
+}
+
 void tui_task_exit_status(int status)
 {
     exit_status = status;

@@ -77,6 +77,10 @@ void tui_task_set_ahead(struct tui_task *t, bool ahead);
  * set a thread's nice value back to its own (RLIMIT_NICE allows it, or CAP_SYS_NICE). */
 bool tui_task_may_lower(void);
 
+/* How many threaded runs under way are the user's (not ahead): what background work of
+ * the process gives way to while it is not zero (read it from any thread). */
+const atomic_uint *tui_task_users(void);
+
 /* Whether a threaded run has not finished yet. */
 bool tui_task_running(const struct tui_task *t);
 

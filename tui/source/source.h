@@ -16,6 +16,7 @@
 #include "sim/util/diag.h"
 #include "trace/model/model.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -192,6 +193,10 @@ struct tui_source *tui_source_model_take(struct trace_model *m, const char *name
  * index what is judged of it may be kept; NULL for any other source (or a trace opened
  * without the cache, recovered, or not a plain file). */
 const char *tui_source_file_kept(struct tui_source *s);
+/* The index of the saved trace s, written behind the first frame, waits while *busy
+ * (borrowed: the count of the user's analyses under way, tui/panes/task.h) is not zero: a
+ * person waiting for one gets the cores and the disk. Any other source: nothing. */
+void tui_source_file_pause_while(struct tui_source *s, const atomic_uint *busy);
 /* The process is about to end without freeing s: the index of a saved trace still being
  * written is given up (its temporary file removed), never left half. Any other source (or
  * NULL): nothing. */

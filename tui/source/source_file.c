@@ -21,6 +21,7 @@ struct source_file {
     char notice[160];            /* what the loader found wrong, or "" */
     struct trace_index_job *job; /* the index left to write (owned), or NULL */
     char *kept;                  /* owned: the trace's path, opened through the cache */
+    const atomic_uint *busy;     /* the index's write waits while it is not zero, or NULL */
 };
 
 static const struct trace_model *file_model(struct tui_source *s)
@@ -51,8 +52,10 @@ static int file_tick(struct tui_source *s, uint64_t budget_ns, struct diag *d)
 static void file_drawn(struct tui_source *s)
 {
     struct source_file *f = (struct source_file *)s;
-    if (f->job)
+    if (f->job) {
+        trace_index_job_pause_while(f->job, f->busy);
         trace_index_job_start(f->job, f->m);
+    }
 }
 
 static void file_free(struct tui_source *s)
@@ -139,6 +142,12 @@ struct tui_source *tui_source_file_open_progress(const char *path, bool cache, b
                  " warning%s (records in error are left out; npuscope validate lists them)",
                  errors, errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
     return &f->base;
+}
+
+void tui_source_file_pause_while(struct tui_source *s, const atomic_uint *busy)
+{
+    if (s && s->ops == &file_ops)
+        ((struct source_file *)s)->busy = busy;
 }
 
 const char *tui_source_file_kept(struct tui_source *s)
