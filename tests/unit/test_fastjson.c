@@ -1,11 +1,9 @@
 /* The fast parser in front of cJSON (trace/file/fastjson.c): whatever it parses is the tree
  * cJSON builds from the same bytes, node for node and bit for bit, ending at the same byte;
  * what it does not handle it leaves to cJSON; every element of a real trace is its. */
-#include "sim/host/run.h"
+#include "test_runtrace.h"
 #include "test_tmpdir.h"
 #include "trace/file/fastjson.h"
-#include "trace/file/writer.h"
-#include "trace/live/live.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -142,23 +140,9 @@ Test(fastjson, every_value_it_reads_is_the_one_cjson_reads)
  * them all, as cJSON does. */
 Test(fastjson, a_written_trace_is_read_as_cjson_reads_it, .init = mkdir_tmp, .fini = rm_tmp)
 {
-    struct sim_run_opts ro = {.kernel_spec = "llm_decode:layers=1,gen=2"};
-    struct sim_run *r;
-    struct diag d;
-    cr_assert_eq(sim_run_new(&ro, &r, &d), 0, "%s", d.msg);
-    struct trace_live_opts o = {.model_name = "t", .prefill_tokens = -1, .decode_tokens = -1};
-    struct trace_live *l;
-    cr_assert_eq(trace_live_new(sim_run_chip(r), &o, &l, &d), 0, "%s", d.msg);
-    while (!sim_run_over(r)) {
-        sim_run_advance(r, SIM_RUN_EVENTS, 4096);
-        trace_live_sync(l);
-    }
-    trace_live_sync(l);
     char path[128];
     snprintf(path, sizeof(path), "%s/t.json", dir);
-    cr_assert_eq(trace_writer_write_model(trace_live_model(l), path, 0, &d), 0, "%s", d.msg);
-    trace_live_free(l);
-    sim_run_free(r);
+    test_write_run_trace(path);
     size_t n = 0;
     char *text = slurp(path, &n);
     const char *p = strstr(text, "\"timeline_events\"");

@@ -1,7 +1,7 @@
 /*
  * A trace written from a short llm_decode run (launches, tokens, markers, resource samples,
- * op columns with addresses, transfers, call sites): what the tests of the cache (the
- * index, its pruning, the verdict kept beside it) open.
+ * op columns with addresses, transfers, call sites) at path: what the tests of the cache
+ * (the index, its pruning, the verdict kept beside it) and of the fast parser open.
  */
 #ifndef TEST_RUNTRACE_H
 #define TEST_RUNTRACE_H

@@ -3,12 +3,9 @@
  * whether the model comes from the JSON or the index; a trace that changed, another budget
  * of details, a file cut, grown or damaged anywhere, or contents that do not fit the model
  * (checksums made to hold) are not served; a checked verdict is not kept. */
-#include "sim/host/run.h"
 #include "test_runtrace.h"
 #include "test_tmpdir.h"
 #include "trace/cache/index.h"
-#include "trace/file/writer.h"
-#include "trace/live/live.h"
 #include "trace/cache/vcache.h"
 
 #include <criterion/criterion.h>
