@@ -18,6 +18,8 @@
 #include "trace/verdict/verdict.h"
 
 #include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -688,6 +690,66 @@ Test(verdict, the_waits_worked_out_on_a_second_thread_give_the_same_verdict)
     cr_assert_gt(one->run.time[TRACE_PCAT_MEMORY], 0);
     trace_verdict_free(one);
     trace_verdict_free(two);
+    trace_verdict_free(ref);
+    trace_live_free(l);
+    sim_run_free(run);
+}
+
+/* ---- progress: a launch's path says how far it got, and stops when cancelled --------------- */
+
+struct judged {
+    const struct trace_model *m;
+    struct trace_progress p;
+    struct trace_verdict *v;
+    atomic_bool done;
+};
+
+static void *judge_main(void *arg)
+{
+    struct judged *j = arg;
+    j->v = trace_verdict_new(j->m, &(struct trace_verdict_opts){.progress = &j->p});
+    atomic_store(&j->done, true);
+    return NULL;
+}
+
+Test(verdict, a_launch_path_shows_its_steps_and_stops_in_the_middle_when_cancelled)
+{
+    struct sim_run *run;
+    struct trace_live *l;
+    struct trace_verdict *ref = verdict_of("llm_decode:layers=2,gen=4", &run, &l);
+    /* judged on a worker that pauses at every check of its progress, this thread watching
+     * the steps it names; cancelled once its first launch's path sweeps its dependencies */
+    struct judged j = {.m = trace_live_model(l), .p = {.delay_us = 100 * 1000}};
+    atomic_init(&j.done, false);
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, judge_main, &j), 0);
+    const char *seen[16];
+    size_t nseen = 0;
+    while (!atomic_load(&j.done)) {
+        const char *what = atomic_load(&j.p.what);
+        if (what && (!nseen || strcmp(seen[nseen - 1], what) != 0) && nseen < 16)
+            seen[nseen++] = what;
+        if (what && strcmp(what, "critical path: dependencies") == 0)
+            atomic_store(&j.p.cancel, true);
+        usleep(1000);
+    }
+    pthread_join(th, NULL);
+    size_t ops = SIZE_MAX, deps = SIZE_MAX;
+    for (size_t i = 0; i < nseen; i++) {
+        cr_log_info("step %zu: %s", i, seen[i]);
+        if (strcmp(seen[i], "critical path: the ops") == 0 && ops == SIZE_MAX)
+            ops = i;
+        if (strcmp(seen[i], "critical path: dependencies") == 0 && deps == SIZE_MAX)
+            deps = i;
+    }
+    cr_assert_lt(ops, nseen, "the path's gathering of its ops is shown");
+    cr_assert(deps < nseen && ops < deps, "then its sweep of their dependencies");
+    /* the launch whose path was cancelled has none: it did not run to its end first */
+    cr_assert_gt(j.v->nlaunches, 0);
+    size_t r = j.v->nlaunches - 1;
+    cr_assert_eq(j.v->launches[r].path.n, 0, "launch %zu's path stopped in the middle", r);
+    cr_assert_gt(ref->launches[r].path.n, 0, "judged to the end, it has a path");
+    trace_verdict_free(j.v);
     trace_verdict_free(ref);
     trace_live_free(l);
     sim_run_free(run);

@@ -833,7 +833,11 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
     uint32_t *gstarts = NULL;
     bool gsorting = in->n > 1; /* (false once given up) */
     size_t gmoved = 0;
+    bool cancelled = false;
+    trace_progress_step(in->progress, "critical path: the ops", in->n);
     for (size_t i = 0; i < in->n; i++) {
+        if (i % TRACE_PROGRESS_EVERY == 0 && (cancelled = trace_progress_at(in->progress, i)))
+            break; /* (the caller's pass still ends: with_details below) */
         if (i % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
             trace_model_lent_giveback(m); /* the events and op columns read so far */
         if (in->with_details) {
@@ -899,6 +903,12 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
         in_copy.max_decode = 1;
         in_copy.each_info = NULL, in_copy.each_raw = NULL;
         look = !in->info && in->n <= 1;
+    }
+    if (cancelled) { /* an empty path */
+        feed_stop(feed);
+        free(composite), free(stage_of), free(comp_of), free(tiles.key), free(tiles.val);
+        free(ops), free(arena), free(gstarts);
+        return;
     }
     uint32_t *src = NULL;      /* see op_src */
     if (stages && composite) { /* the stages are in the set: leave their composite ops out */

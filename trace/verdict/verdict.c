@@ -50,7 +50,7 @@ struct ctx {
     size_t *hbm_of_track;            /* owned: per track, its cube's HBM resource (SIZE_MAX: none),
                                         SIZE_MAX - 1 until looked up */
     size_t budget;                   /* ops whose details may still be read */
-    struct trace_progress *progress; /* the path of a run without launches reports to it */
+    struct trace_progress *progress; /* the region judged reports to it (NULL: not) */
     uint8_t *composite; /* owned: per op name (string id), 0 not looked at, else 1 + whether
                            it names a composite op */
     size_t nnames;
@@ -721,8 +721,11 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
         trace_pathtime_waits(&c->pt, &it->path, 0, np, c->hint_wait, mh);
     struct trace_pathtime_part *parts = apart ? sim_xreallocarray(NULL, np, sizeof(*parts)) : NULL;
     size_t pos = 0; /* step_bytes's cursor */
+    trace_progress_step(c->progress, "verdict: the path's time", np);
     for (size_t s = 0; s < np; s++) {
         const struct trace_path_step *st = &it->path.steps[s];
+        if (s % TRACE_PROGRESS_EVERY == 0) /* (its parts are added up to the end) */
+            trace_progress_at(c->progress, s);
         if (s % PATH_GIVEBACK_EVERY == PATH_GIVEBACK_EVERY - 1)
             trace_model_lent_giveback(m);
         if (s + STEP_PREFETCH < np) /* the steps' events are spread over the launch */
@@ -1167,7 +1170,15 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
         }
         if (r == lr)
             e = lv->evs, n = lv->n;
+        /* a loaded launch's path says how far it got (a launch of ten million ops takes a
+         * second); the live one's does not (cancelled, its state would start over) */
+        c->progress = r == lr ? NULL : pg;
         judge(c, reg, e, n, it, r == lr ? lv : NULL);
+        c->progress = NULL;
+        if (r != lr) { /* the verdict's step again, this launch done */
+            trace_progress_step(pg, "verdict: each launch's critical path", off[nl]);
+            trace_progress_at(pg, off[r + 1]); /* (a cancel is seen at the next launch) */
+        }
         decide(it);
         if (st) {
             uncached[r] = c->last_uncached, details[r] = c->last_details;
