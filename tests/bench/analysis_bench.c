@@ -12,7 +12,10 @@
  * binary index as `npuscope view` opens it ($XDG_CACHE_HOME/npuscope/, written by the first
  * such run): a second run spends seconds, not a minute, before the analyses. With
  * ANALYSIS_BENCH_DUMP=FILE every figure of the verdict (its doubles exact, its paths' steps
- * hashed) and the paths of C and of the run go to FILE first, to compare two builds.
+ * hashed) and the paths of C and of the run go to FILE first, to compare two builds. With
+ * ANALYSIS_BENCH_STEPS=1 the verdict's last run is also split by the steps its progress names
+ * (the time each was the current one, polled every half millisecond from this thread while a
+ * worker judges): where a verdict's second goes, for two builds compared step by step.
  */
 #include "sim/util/xalloc.h"
 #include "trace/analysis/metrics.h"
@@ -27,6 +30,8 @@
 #include "tui/gantt/gantt.h"
 #include "tui/term/view.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,9 +161,76 @@ static void dump_verdict(const struct trace_model *m, const char *file)
     fclose(f);
 }
 
+/* ANALYSIS_BENCH_STEPS: the steps of the last verdict judged, in the order they came, and
+ * how long each was the current one (a step met twice adds up). */
+enum { MAX_STEPS = 32 };
+static bool by_steps;
+static struct step_time {
+    const char *what; /* a static string (trace_progress_step's) */
+    double s;
+} steps[MAX_STEPS];
+static size_t nsteps;
+
+struct verdict_job {
+    const struct trace_model *m;
+    struct trace_progress p;
+    atomic_bool done;
+};
+
+static void *verdict_main(void *arg)
+{
+    struct verdict_job *j = arg;
+    struct trace_verdict_opts o = {.progress = &j->p};
+    trace_verdict_free(trace_verdict_new(j->m, &o));
+    atomic_store(&j->done, true);
+    return NULL;
+}
+
+/* The time since *t0 added to step what's, *t0 moved to now. */
+static void step_add(const char *what, double *t0)
+{
+    double t = now_s();
+    size_t k = 0;
+    while (k < nsteps && steps[k].what != what)
+        k++;
+    if (k == nsteps && nsteps < MAX_STEPS)
+        steps[nsteps++] = (struct step_time){what, 0};
+    if (k < nsteps)
+        steps[k].s += t - *t0;
+    *t0 = t;
+}
+
+/* A verdict judged on a worker, this thread noting which step its progress is at. */
+static void verdict_by_steps(const struct trace_model *m)
+{
+    struct verdict_job j = {.m = m};
+    atomic_init(&j.done, false);
+    nsteps = 0;
+    pthread_t th;
+    if (pthread_create(&th, NULL, verdict_main, &j) != 0) {
+        verdict_main(&j);
+        return;
+    }
+    const char *cur = "(before the first step)";
+    double t0 = now_s();
+    while (!atomic_load(&j.done)) {
+        nanosleep(&(struct timespec){0, 500 * 1000}, NULL);
+        const char *what = atomic_load(&j.p.what);
+        if (what && what != cur) {
+            step_add(cur, &t0);
+            cur = what;
+        }
+    }
+    step_add(cur, &t0);
+    pthread_join(th, NULL);
+}
+
 static void verdict(const struct trace_model *m)
 {
-    trace_verdict_free(trace_verdict_new(m, NULL));
+    if (by_steps)
+        verdict_by_steps(m);
+    else
+        trace_verdict_free(trace_verdict_new(m, NULL));
 }
 
 static void critpath(const struct trace_model *m)
@@ -323,6 +395,8 @@ int main(int argc, char **argv)
     printf("load             %.2f s, %.2f s CPU (the view's first frame waits for it)\n", load,
            load_cpu);
     printf("rss after load   %.0f MB\n", peak_rss_mb());
+    const char *st = getenv("ANALYSIS_BENCH_STEPS");
+    by_steps = st && strcmp(st, "1") == 0;
     const char *dump = getenv("ANALYSIS_BENCH_DUMP");
     if (dump && *dump)
         dump_verdict(m, dump);
@@ -348,6 +422,8 @@ int main(int argc, char **argv)
         time_fn(an[k].fn, m, runs, &med, &cmed);
         printf("%-18s %.3f s, %.3f s CPU (medians of %d)%s\n", an[k].name, med, cmed, runs,
                cmed > 1.0 ? "  MISSED: over 1 s" : "");
+        for (size_t i = 0; by_steps && an[k].key == 'v' && i < nsteps; i++)
+            printf("  %-40s %7.1f ms (the last run)\n", steps[i].what, steps[i].s * 1e3);
         if (an[k].before) {
             time_fn(an[k].before, m, runs, &bmed, &bcmed);
             printf("%-18s %.3f s, %.3f s CPU before (launch split accounted): %.1fx\n", "", bmed,
