@@ -39,6 +39,19 @@ static inline void trace_progress_step(struct trace_progress *p, const char *wha
     atomic_store_explicit(&p->what, what, memory_order_release);
 }
 
+/* Back to a step after a part of it named steps of its own (the verdict's step over its
+ * launches, after one launch's critical path): what, total and done again, with no check.
+ * p may be NULL. */
+static inline void trace_progress_resume(struct trace_progress *p, const char *what, uint64_t total,
+                                         uint64_t done)
+{
+    if (!p)
+        return;
+    atomic_store_explicit(&p->done, done, memory_order_relaxed);
+    atomic_store_explicit(&p->total, total, memory_order_relaxed);
+    atomic_store_explicit(&p->what, what, memory_order_release);
+}
+
 /* Whether the analysis was asked to stop (p may be NULL). */
 static inline bool trace_progress_cancelled(struct trace_progress *p)
 {

@@ -1175,10 +1175,8 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
         c->progress = r == lr ? NULL : pg;
         judge(c, reg, e, n, it, r == lr ? lv : NULL);
         c->progress = NULL;
-        if (r != lr) { /* the verdict's step again, this launch done */
-            trace_progress_step(pg, "verdict: each launch's critical path", off[nl]);
-            trace_progress_at(pg, off[r + 1]); /* (a cancel is seen at the next launch) */
-        }
+        if (r != lr) /* the verdict's step again, this launch done */
+            trace_progress_resume(pg, "verdict: each launch's critical path", off[nl], off[r + 1]);
         decide(it);
         if (st) {
             uncached[r] = c->last_uncached, details[r] = c->last_details;
