@@ -712,44 +712,67 @@ static void *judge_main(void *arg)
     return NULL;
 }
 
+/* A verdict of m judged on a worker that pauses at every check of its progress, this thread
+ * noting the steps it names (into seen, *nseen of them) and cancelling it once it names
+ * cancel_at. */
+static struct trace_verdict *judge_watched(const struct trace_model *m, const char *cancel_at,
+                                           const char **seen, size_t *nseen)
+{
+    struct judged j = {.m = m, .p = {.delay_us = 100 * 1000}};
+    atomic_init(&j.done, false);
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, judge_main, &j), 0);
+    *nseen = 0;
+    while (!atomic_load(&j.done)) {
+        const char *what = atomic_load(&j.p.what);
+        if (what && (!*nseen || strcmp(seen[*nseen - 1], what) != 0) && *nseen < 16)
+            seen[(*nseen)++] = what;
+        if (what && strcmp(what, cancel_at) == 0)
+            atomic_store(&j.p.cancel, true);
+        usleep(1000);
+    }
+    pthread_join(th, NULL);
+    return j.v;
+}
+
+/* The first of seen[0..n) that is what, or SIZE_MAX. */
+static size_t seen_at(const char **seen, size_t n, const char *what)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(seen[i], what) == 0)
+            return i;
+    return SIZE_MAX;
+}
+
 Test(verdict, a_launch_path_shows_its_steps_and_stops_in_the_middle_when_cancelled)
 {
     struct sim_run *run;
     struct trace_live *l;
     struct trace_verdict *ref = verdict_of("llm_decode:layers=2,gen=4", &run, &l);
-    /* judged on a worker that pauses at every check of its progress, this thread watching
-     * the steps it names; cancelled once its first launch's path sweeps its dependencies */
-    struct judged j = {.m = trace_live_model(l), .p = {.delay_us = 100 * 1000}};
-    atomic_init(&j.done, false);
-    pthread_t th;
-    cr_assert_eq(pthread_create(&th, NULL, judge_main, &j), 0);
-    const char *seen[16];
-    size_t nseen = 0;
-    while (!atomic_load(&j.done)) {
-        const char *what = atomic_load(&j.p.what);
-        if (what && (!nseen || strcmp(seen[nseen - 1], what) != 0) && nseen < 16)
-            seen[nseen++] = what;
-        if (what && strcmp(what, "critical path: dependencies") == 0)
-            atomic_store(&j.p.cancel, true);
-        usleep(1000);
+    const struct trace_model *m = trace_live_model(l);
+    /* cancelled as its first launch's path sweeps its ops' dependencies, then as it
+     * gathers them */
+    static const char *const at[] = {"critical path: dependencies", "critical path: the ops"};
+    for (size_t c = 0; c < 2; c++) {
+        const char *seen[16];
+        size_t nseen;
+        struct trace_verdict *v = judge_watched(m, at[c], seen, &nseen);
+        for (size_t i = 0; i < nseen; i++)
+            cr_log_info("cancelled at %s: step %zu: %s", at[c], i, seen[i]);
+        size_t ops = seen_at(seen, nseen, "critical path: the ops");
+        size_t deps = seen_at(seen, nseen, "critical path: dependencies");
+        cr_assert_lt(ops, nseen, "the path's gathering of its ops is shown");
+        if (c == 0)
+            cr_assert(deps < nseen && ops < deps, "then its sweep of their dependencies");
+        else
+            cr_assert_eq(deps, SIZE_MAX, "cancelled as it gathers: no sweep");
+        /* the launch whose path was cancelled has none: it did not run to its end first */
+        cr_assert_gt(v->nlaunches, 0);
+        size_t r = v->nlaunches - 1;
+        cr_assert_eq(v->launches[r].path.n, 0, "launch %zu's path stopped in the middle", r);
+        cr_assert_gt(ref->launches[r].path.n, 0, "judged to the end, it has a path");
+        trace_verdict_free(v);
     }
-    pthread_join(th, NULL);
-    size_t ops = SIZE_MAX, deps = SIZE_MAX;
-    for (size_t i = 0; i < nseen; i++) {
-        cr_log_info("step %zu: %s", i, seen[i]);
-        if (strcmp(seen[i], "critical path: the ops") == 0 && ops == SIZE_MAX)
-            ops = i;
-        if (strcmp(seen[i], "critical path: dependencies") == 0 && deps == SIZE_MAX)
-            deps = i;
-    }
-    cr_assert_lt(ops, nseen, "the path's gathering of its ops is shown");
-    cr_assert(deps < nseen && ops < deps, "then its sweep of their dependencies");
-    /* the launch whose path was cancelled has none: it did not run to its end first */
-    cr_assert_gt(j.v->nlaunches, 0);
-    size_t r = j.v->nlaunches - 1;
-    cr_assert_eq(j.v->launches[r].path.n, 0, "launch %zu's path stopped in the middle", r);
-    cr_assert_gt(ref->launches[r].path.n, 0, "judged to the end, it has a path");
-    trace_verdict_free(j.v);
     trace_verdict_free(ref);
     trace_live_free(l);
     sim_run_free(run);
