@@ -99,11 +99,28 @@ static void dma_write(struct trace_model *m, uint64_t ev, int64_t src, int64_t d
     trace_model_set_details_take(m, ev, d);
 }
 
+/* The path of evs, computed on one thread and again with the second (its details read
+ * ahead, its arrays faulted in ahead, whatever the set's size): both the same. */
 static void path_of(const struct trace_model *m, const uint64_t *evs, size_t n,
                     struct trace_critpath *p)
 {
-    struct trace_critpath_input in = {.m = m, .events = evs, .n = n, .start = 0};
+    struct trace_critpath_input in = {.m = m, .events = evs, .n = n, .start = 0, .threads = 1};
     trace_critpath_compute(&in, p);
+    struct trace_critpath q;
+    in.threads = 2;
+    trace_critpath_compute(&in, &q);
+    cr_assert(q.n == p->n && q.ops == p->ops && q.end == p->end && q.decoded == p->decoded,
+              "with a second thread: %zu steps of %llu ops", q.n, (unsigned long long)q.ops);
+    for (size_t i = 0; i < p->n; i++) {
+        const struct trace_path_step *a = &p->steps[i], *b = &q.steps[i];
+        cr_assert(a->ev == b->ev && a->pred == b->pred && a->wait == b->wait && a->why == b->why,
+                  "with a second thread: step %zu", i);
+        if (a->why == TRACE_DEP_RAW)
+            cr_assert(a->range.space == b->range.space && a->range.lo == b->range.lo &&
+                          a->range.hi == b->range.hi,
+                      "with a second thread: step %zu's range", i);
+    }
+    trace_critpath_fini(&q);
 }
 
 /*

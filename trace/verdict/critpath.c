@@ -12,6 +12,7 @@
 #include "trace/verdict/imap.h"
 #include "trace/verdict/sweep_int.h"
 
+#include "sim/util/prefault.h"
 #include "sim/util/xalloc.h"
 
 #include <inttypes.h>
@@ -20,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #define NONE UINT32_MAX
@@ -284,7 +284,10 @@ static void sort_ops_by(uint32_t *idx, size_t n, const struct op *ops, bool ends
  */
 /* (FEED: a wake-up of the reader every FEED / 2 ops, a system call on this thread; a ring of
  * a few thousand slots still sits in the caches) */
-enum { FEED = 8192, FEED_BATCH = 64, FEED_NAMES = 32, POPULATE_STEP = 4 << 20 };
+enum { FEED = 8192, FEED_BATCH = 64, FEED_NAMES = 32 };
+/* (reading, the parts of the sweep's block it reaches next are faulted in AHEAD ops past
+ * the op read, AHEAD_STEP bytes or more at a time) */
+enum { AHEAD = 1 << 16, AHEAD_STEP = 1 << 20 };
 
 struct feed {
     const struct trace_model *m;
@@ -328,12 +331,17 @@ struct feed {
     atomic_bool stop;
     _Atomic size_t taker_wait;
     size_t seen;
-    /* before it reads: the pages it faults in (POPULATE of them), then it waits for go (its
-     * src and n set) or stop */
-    struct {
-        void *p;
-        size_t n;
-    } populate[2];
+    /* the sweep's arrays, whose fresh pages it faults in (sim/util/prefault.h): before it
+     * reads, the ops' (ops, nops bytes), then the parts of the block (arena) in the order
+     * the sweep writes them, laid out for the set's ops (pred, flags, then rng: below), until
+     * go or stop (hold); then, as it reads, the parts of rng and pred the sweep reaches next,
+     * AHEAD ops past the op it reads (at, for each, the address faulted in up to) */
+    void *ops;
+    size_t nops;
+    uint32_t *groom; /* (the gathering's array of starts, as the ops' a sixth of their bytes) */
+    uint8_t *arena;
+    atomic_bool hold;
+    uintptr_t at_rng, at_pred;
     atomic_bool go;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -365,38 +373,57 @@ static void feed_publish_tail(struct feed *f, size_t j)
         feed_broadcast(f);
 }
 
-/* Fault in the pages of the n bytes at p (their contents untouched: the calling thread may
- * be writing them), a few megabytes at a time, unless told to stop; where the system cannot,
- * the calling thread faults them in as it writes them. */
-static void feed_populate(struct feed *f, void *p, size_t n)
+/* The n-th page boundary at or below address x. */
+static uintptr_t page_down(uintptr_t x)
 {
-#ifdef MADV_POPULATE_WRITE
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    uintptr_t a = ((uintptr_t)p + page - 1) / page * page, b = ((uintptr_t)p + n) / page * page;
-    for (uintptr_t x = a; x < b && !atomic_load(&f->stop) && !atomic_load(&f->go);) {
-        size_t len = b - x < POPULATE_STEP ? b - x : POPULATE_STEP;
-        if (madvise((void *)x, len, MADV_POPULATE_WRITE) != 0)
-            return;
-        x += len;
-    }
-#else
-    (void)f, (void)p, (void)n;
-#endif
+    static uintptr_t page;
+    if (!page)
+        page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    return x / page * page;
+}
+
+/* Reading op j (go given, n set): fault in the next part of a part of the block (per bytes
+ * an op, at base, for n ops) when the sweep comes within AHEAD ops of where it was faulted
+ * in up to (*at), AHEAD_STEP bytes or more. */
+static void feed_ahead(struct feed *f, uint8_t *base, size_t per, size_t j, uintptr_t *at)
+{
+    uintptr_t end = page_down((uintptr_t)(base + per * f->n));
+    uintptr_t want = (uintptr_t)(base + per * (j + AHEAD < f->n ? j + AHEAD : f->n));
+    if (*at >= end || want <= *at)
+        return;
+    uintptr_t to = page_down(*at + AHEAD_STEP > want ? *at + AHEAD_STEP : want);
+    to = to < end ? to : end;
+    if (to > *at)
+        sim_prefault((void *)*at, to - *at, &f->stop);
+    *at = to;
 }
 
 static void *feed_main(void *arg)
 {
     struct feed *f = arg;
-    for (int k = 0; k < 2; k++)
-        feed_populate(f, f->populate[k].p, f->populate[k].n);
+    /* (the block's parts at the offsets of the set's ops: those left out, if any, move them
+     * down, which the faulting in as it reads makes up for) */
+    size_t n0 = f->nops / sizeof(struct op);
+    /* the ops' and the starts' arrays side by side, as the gathering fills both */
+    for (size_t k = 0; k < n0 && !atomic_load(&f->hold); k += AHEAD) {
+        size_t c = n0 - k < AHEAD ? n0 - k : AHEAD;
+        sim_prefault((struct op *)f->ops + k, c * sizeof(struct op), &f->hold);
+        sim_prefault(f->groom + k, c * sizeof(*f->groom), &f->hold);
+    }
+    sim_prefault(f->arena + 16 * n0, 5 * n0, &f->hold); /* pred, flags */
+    sim_prefault(f->arena, 16 * n0, &f->hold);          /* rng */
     pthread_mutex_lock(&f->mu);
     while (!atomic_load(&f->go) && !atomic_load(&f->stop))
         pthread_cond_wait(&f->cv, &f->mu);
     pthread_mutex_unlock(&f->mu);
+    f->at_rng = page_down((uintptr_t)f->arena);
+    f->at_pred = page_down((uintptr_t)(f->arena + 16 * f->n));
     size_t j = 0;
     for (; j < f->n && !atomic_load(&f->stop); j++) {
         if (j % FEED_BATCH == 0) {
             feed_publish_head(f, j);
+            feed_ahead(f, f->arena, 16, j, &f->at_rng);
+            feed_ahead(f, f->arena + 16 * f->n, 4, j, &f->at_pred);
             for (unsigned c = atomic_load(&f->nnamed); f->rn < c; f->rn++) {
                 uint64_t x = atomic_load(&f->named[f->rn]);
                 f->rnames[f->rn] = (uint32_t)(x >> 8), f->rids[f->rn] = (uint8_t)x;
@@ -441,13 +468,13 @@ static void *feed_main(void *arg)
 /* Start the second thread, faulting in the n0 bytes at p0 and the n1 at p1 (the arrays of a
  * set of many ops, as this thread fills the first), then waiting: NULL when no thread could
  * be started. */
-static struct feed *feed_start(const struct trace_critpath_input *in, void *p0, size_t n0, void *p1,
-                               size_t n1)
+static struct feed *feed_start(const struct trace_critpath_input *in, struct op *ops,
+                               uint32_t *groom, uint8_t *arena)
 {
     struct feed *f = sim_xcalloc(1, sizeof(*f));
     f->m = in->m, f->events = in->events, f->progress = in->progress;
-    f->populate[0].p = p0, f->populate[0].n = n0;
-    f->populate[1].p = p1, f->populate[1].n = n1;
+    f->ops = ops, f->nops = in->n * sizeof(*ops), f->groom = groom, f->arena = arena;
+    atomic_init(&f->hold, false);
     f->slot = sim_xreallocarray(NULL, FEED, sizeof(*f->slot));
     atomic_init(&f->head, 0);
     atomic_init(&f->ended, false);
@@ -476,6 +503,7 @@ static void feed_go(struct feed *f, const uint32_t *src, size_t n,
     pthread_mutex_lock(&f->mu);
     f->src = src, f->n = n;
     f->each_raw = each_raw, f->each_ctx = ctx, f->handing = each_raw != NULL;
+    atomic_store(&f->hold, true);
     atomic_store(&f->go, true);
     pthread_cond_broadcast(&f->cv);
     pthread_mutex_unlock(&f->mu);
@@ -530,6 +558,7 @@ static void feed_stop(struct feed *f)
 {
     if (!f)
         return;
+    atomic_store(&f->hold, true);
     atomic_store(&f->stop, true);
     feed_broadcast(f);
     pthread_join(f->th, NULL);
@@ -786,6 +815,15 @@ static const struct trace_op_ranges *op_reads(struct ranges *r, uint32_t k,
     return v;
 }
 
+/* Free *starts (NULL after) unless it is groom, the room faulted in ahead, freed last (the
+ * feed may still be faulting it in). */
+static void starts_drop(uint32_t **starts, const uint32_t *groom)
+{
+    if (*starts != groom)
+        free(*starts);
+    *starts = NULL;
+}
+
 /* An op's flags in the sweep: why it waited (enum trace_dep), the space of the bytes it read
  * of a RAW predecessor, whether it has ended. */
 enum { FL_WHY = 7, FL_SPACE = 3, FL_ENDED = 128 };
@@ -813,8 +851,11 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
      * if they are read as the sweep goes */
     uint8_t *arena = sim_xreallocarray(NULL, in->n ? in->n : 1, 21);
     struct feed *feed = NULL;
-    if (in->threads != 1 && (in->threads == 2 || in->n >= TRACE_CRITPATH_THREAD_MIN))
-        feed = feed_start(in, ops, in->n * sizeof(*ops), arena, in->n * 21);
+    uint32_t *groom = NULL; /* the room for gstarts (below), faulted in ahead with the ops' */
+    if (in->threads != 1 && (in->threads == 2 || in->n >= TRACE_CRITPATH_THREAD_MIN)) {
+        groom = sim_xreallocarray(NULL, in->n ? in->n : 1, sizeof(*groom));
+        feed = feed_start(in, ops, groom, arena);
+    }
     uint8_t *composite = NULL; /* per op, whether it is a composite op; NULL: none */
     size_t n = 0;
     uint64_t now = trace_model_now(m);
@@ -878,7 +919,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
         }
         ops[n] = (struct op){e->start, end, e->track, tile};
         if (gsorting && !gstarts && n && ops[n - 1].start > e->start) {
-            gstarts = sim_xreallocarray(NULL, in->n, sizeof(*gstarts));
+            gstarts = groom ? groom : sim_xreallocarray(NULL, in->n, sizeof(*gstarts));
             for (size_t k = 0; k < n; k++)
                 gstarts[k] = (uint32_t)k;
         }
@@ -891,8 +932,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
             gstarts[j] = (uint32_t)n;
             gmoved += n - j;
             if (gmoved > 4 * in->n) { /* sorted after */
-                free(gstarts);
-                gstarts = NULL;
+                starts_drop(&gstarts, groom);
                 gsorting = false;
             }
         }
@@ -907,7 +947,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
     if (cancelled) { /* an empty path */
         feed_stop(feed);
         free(composite), free(stage_of), free(comp_of), free(tiles.key), free(tiles.val);
-        free(ops), free(arena), free(gstarts);
+        starts_drop(&gstarts, groom);
+        free(ops), free(arena), free(groom);
         return;
     }
     uint32_t *src = NULL;      /* see op_src */
@@ -918,8 +959,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
             if (!composite[k])
                 src[kept] = (uint32_t)k, ops[kept++] = ops[k];
         n = kept;
-        free(gstarts); /* (of the ops before some were left out) */
-        gstarts = NULL;
+        starts_drop(&gstarts, groom); /* (of the ops before some were left out) */
         sc = (struct scan){true, true, false, 0};
         for (size_t k = 0; k < n; k++)
             scan_op(&sc, ops, k);
@@ -928,13 +968,11 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
     free(stage_of), free(comp_of);
     free(tiles.key), free(tiles.val);
     out->ops = n;
-    if (!n || sc.starts_in_order) {
-        free(gstarts);
-        gstarts = NULL;
-    }
+    if (!n || sc.starts_in_order)
+        starts_drop(&gstarts, groom);
     if (!n) {
         feed_stop(feed);
-        free(ops), free(src), free(arena);
+        free(ops), free(src), free(arena), free(groom);
         return;
     }
     /* their memory ranges: the caller's opinfo (op k's is info[op_src(src, k)]), not copied (a
@@ -982,7 +1020,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
         if (!ranges_decode(&rg, m, src, n, &out->spaces, in)) {
             feed_stop(feed);
             ranges_fini(&rg);
-            free(ops), free(src), free(arena), free(gstarts);
+            starts_drop(&gstarts, groom);
+            free(ops), free(src), free(arena), free(groom);
             return; /* cancelled: an empty path */
         }
         out->decoded = n;
@@ -1186,8 +1225,13 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
         }
         chain[len++] = k;
     }
-    out->steps = sim_xcalloc(len ? len : 1, sizeof(*out->steps));
+    out->steps = sim_xreallocarray(NULL, len ? len : 1, sizeof(*out->steps));
     out->n = len;
+    /* the steps are written from the last; a second thread faults in their fresh pages from
+     * the first meanwhile (a path of a million steps: 50 MB), until the two meet */
+    struct sim_prefault pf = {.r = {{out->steps, len * sizeof(*out->steps)}}, .nr = 1};
+    if (in->threads != 1 && (in->threads == 2 || len >= TRACE_CRITPATH_THREAD_MIN))
+        sim_prefault_start(&pf);
     for (size_t i = 0; i < len; i++) {
         if (i + WALK_PREFETCH < len) {
             uint32_t f = chain[i + WALK_PREFETCH];
@@ -1209,6 +1253,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
             s->range =
                 (struct trace_range){(uint8_t)(flags[k] >> FL_SPACE & 15), rng[k][0], rng[k][1]};
     }
+    sim_prefault_stop(&pf);
     free(chain);
     for (size_t s = 0; s < TRACE_OPINFO_MAX_SPACES; s++)
         trace_imap_fini(&maps[s]);
@@ -1218,7 +1263,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
     free(pe_of);
     free(last_on_track);
     free(arena);
-    free(starts);
+    starts_drop(&starts, groom);
+    free(groom); /* (the feed, which faulted it in, is stopped) */
     free(ends);
     ranges_fini(&rg);
     free(ops), free(src);
