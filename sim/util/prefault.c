@@ -1,9 +1,10 @@
 /*
  * Pages faulted in ahead (see prefault.h): madvise(MADV_POPULATE_WRITE) over whole pages,
- * a step at a time.
+ * a step at a time; the thread of sim_prefault_start runs under SCHED_IDLE.
  */
 #include "sim/util/prefault.h"
 
+#include <sched.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -31,6 +32,9 @@ bool sim_prefault(void *p, size_t n, const atomic_bool *stop)
 static void *prefault_main(void *arg)
 {
     struct sim_prefault *f = arg;
+    /* on a core no other thread wants (one busy, the writer faults its pages itself as it
+     * would have), and at once when the writer waits for it in sim_prefault_stop */
+    pthread_setschedparam(pthread_self(), SCHED_IDLE, &(struct sched_param){0});
     for (unsigned k = 0; k < f->nr && !atomic_load(&f->stop); k++)
         if (!sim_prefault(f->r[k].p, f->r[k].n, &f->stop))
             break;

@@ -17,7 +17,7 @@
 #include <stddef.h>
 
 /* How much one call faults in at most between two looks at the stop flag. */
-#define SIM_PREFAULT_STEP ((size_t)4 << 20)
+#define SIM_PREFAULT_STEP ((size_t)1 << 20)
 
 /* Fault in the whole pages inside the n bytes at p, a step at a time, until *stop (NULL:
  * never) is set; false when the system cannot (the rest is left to the writer). */
@@ -37,8 +37,9 @@ struct sim_prefault {
     pthread_t th;
 };
 
-/* Start faulting in f's ranges (r[0 .. nr), set by the caller) on a new thread: false when
- * none could be started (the writer faults them in). */
+/* Start faulting in f's ranges (r[0 .. nr), set by the caller) on a new thread, which runs
+ * only when a core would be idle otherwise (SCHED_IDLE): false when none could be started
+ * (the writer faults them in). */
 bool sim_prefault_start(struct sim_prefault *f);
 
 /* Stop at the next step and wait for the thread (nothing when none was started): the pages
