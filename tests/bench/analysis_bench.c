@@ -57,6 +57,16 @@ static double cpu_s(void)
            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
 }
 
+/* Page faults of the calling thread so far: the fresh pages an analysis touched on the
+ * thread the user waits for (those faulted in ahead on another thread are not here), a
+ * figure the machine's load does not blur. */
+static long thread_faults(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_THREAD, &ru);
+    return ru.ru_minflt + ru.ru_majflt;
+}
+
 static double peak_rss_mb(void)
 {
     struct rusage ru;
@@ -354,21 +364,26 @@ static void metrics(const struct trace_model *m)
     trace_metrics_fini(&x);
 }
 
-/* Median wall and CPU seconds of runs runs of fn. */
+/* Median wall and CPU seconds of runs runs of fn, and the median of its calling thread's
+ * page faults. */
 static void time_fn(void (*fn)(const struct trace_model *), const struct trace_model *m, int runs,
-                    double *med, double *cmed)
+                    double *med, double *cmed, double *fmed)
 {
-    double t[MAX_RUNS], c[MAX_RUNS];
+    double t[MAX_RUNS], c[MAX_RUNS], f[MAX_RUNS];
     for (int r = 0; r < runs; r++) {
         double s = now_s(), cs = cpu_s();
+        long fs = thread_faults();
         fn(m);
         t[r] = now_s() - s;
         c[r] = cpu_s() - cs;
+        f[r] = (double)(thread_faults() - fs);
     }
     qsort(t, (size_t)runs, sizeof(t[0]), cmp_d);
     qsort(c, (size_t)runs, sizeof(c[0]), cmp_d);
+    qsort(f, (size_t)runs, sizeof(f[0]), cmp_d);
     *med = t[(runs - 1) / 2];
     *cmed = c[(runs - 1) / 2];
+    *fmed = f[(runs - 1) / 2];
 }
 
 int main(int argc, char **argv)
@@ -418,14 +433,14 @@ int main(int argc, char **argv)
     for (size_t k = 0; k < sizeof(an) / sizeof(an[0]); k++) {
         if (!strchr(keys, an[k].key))
             continue;
-        double med, cmed, bmed, bcmed;
-        time_fn(an[k].fn, m, runs, &med, &cmed);
-        printf("%-18s %.3f s, %.3f s CPU (medians of %d)%s\n", an[k].name, med, cmed, runs,
-               cmed > 1.0 ? "  MISSED: over 1 s" : "");
+        double med, cmed, fmed, bmed, bcmed, bfmed;
+        time_fn(an[k].fn, m, runs, &med, &cmed, &fmed);
+        printf("%-18s %.3f s, %.3f s CPU, %.0f page faults on its thread (medians of %d)%s\n",
+               an[k].name, med, cmed, fmed, runs, cmed > 1.0 ? "  MISSED: over 1 s" : "");
         for (size_t i = 0; by_steps && an[k].key == 'v' && i < nsteps; i++)
             printf("  %-40s %7.1f ms (the last run)\n", steps[i].what, steps[i].s * 1e3);
         if (an[k].before) {
-            time_fn(an[k].before, m, runs, &bmed, &bcmed);
+            time_fn(an[k].before, m, runs, &bmed, &bcmed, &bfmed);
             printf("%-18s %.3f s, %.3f s CPU before (launch split accounted): %.1fx\n", "", bmed,
                    bcmed, cmed > 0 ? bcmed / cmed : 0);
         }
