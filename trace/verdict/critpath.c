@@ -373,7 +373,7 @@ static void feed_publish_tail(struct feed *f, size_t j)
         feed_broadcast(f);
 }
 
-/* The n-th page boundary at or below address x. */
+/* The page boundary at or below address x. */
 static uintptr_t page_down(uintptr_t x)
 {
     static uintptr_t page;
@@ -465,9 +465,9 @@ static void *feed_main(void *arg)
     return NULL;
 }
 
-/* Start the second thread, faulting in the n0 bytes at p0 and the n1 at p1 (the arrays of a
- * set of many ops, as this thread fills the first), then waiting: NULL when no thread could
- * be started. */
+/* Start the second thread, faulting in the arrays of a set of many ops (ops, the room for
+ * the starts groom, the sweep's block arena: in->n ops each) as this thread gathers the
+ * ops, then waiting: NULL when no thread could be started. */
 static struct feed *feed_start(const struct trace_critpath_input *in, struct op *ops,
                                uint32_t *groom, uint8_t *arena)
 {

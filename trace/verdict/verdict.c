@@ -1371,12 +1371,15 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
         run->missing &= ~(unsigned)TRACE_MISSING_DEPS;
         decide(run);
     } else if (rr) {
-        uint64_t *all = sim_xreallocarray(NULL, nev ? nev : 1, sizeof(*all));
+        if (!c.evs || c.capevs < nev) { /* (else the room faulted in ahead) */
+            free(c.evs);
+            c.capevs = (size_t)nev;
+            c.evs = sim_xreallocarray(NULL, nev ? nev : 1, sizeof(*c.evs));
+        }
         for (uint64_t i = 0; i < nev; i++)
-            all[i] = i;
+            c.evs[i] = i;
         c.progress = pg;
-        judge(&c, rr, all, (size_t)nev, run, NULL);
-        free(all);
+        judge(&c, rr, c.evs, (size_t)nev, run, NULL);
         if (nev)
             run->missing |= TRACE_MISSING_LAUNCHES;
         decide(run);
