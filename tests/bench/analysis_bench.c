@@ -6,7 +6,9 @@
  * tokens, / a search over every op, K the line profile of the source pane), with the peak
  * RSS. Medians of RUNS runs of each analysis on one load. Usage: analysis_bench FILE [RUNS
  * [KEYS]] (KEYS: the analyses to time, by key, e.g. "vC"; all by default); prints one line
- * per figure, and "MISSED" where an analysis takes more than a second of CPU. C also times
+ * per figure (each analysis with the page faults of the thread that called it: the fresh
+ * pages it touched where the user waits), and "MISSED" where an analysis takes more than a
+ * second of CPU. C also times
  * the way the Gantt found the launch before (the launch split accounted, twice) and prints
  * the ratio. With ANALYSIS_BENCH_INDEX=1 in the environment the trace is opened through its
  * binary index as `npuscope view` opens it ($XDG_CACHE_HOME/npuscope/, written by the first
