@@ -1,5 +1,5 @@
 /*
- * Fresh pages faulted in ahead of their first write, on a thread that would otherwise wait.
+ * Fresh pages faulted in ahead of their first write, on a core that would otherwise be idle.
  * A big analysis writes hundreds of megabytes of new arrays once; each first touch of a page
  * costs a fault and the page's clearing, which a machine (a virtual one above all) may take
  * longer to give than the analysis takes to fill it. Faulting them in on a second core while
