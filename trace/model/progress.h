@@ -29,19 +29,9 @@ struct trace_progress {
 /* How often the loops of an analysis check (every this many items). */
 enum { TRACE_PROGRESS_EVERY = 1 << 14 };
 
-/* Start a step: what it does, how many items it has. p may be NULL. */
-static inline void trace_progress_step(struct trace_progress *p, const char *what, uint64_t total)
-{
-    if (!p)
-        return;
-    atomic_store_explicit(&p->done, 0, memory_order_relaxed);
-    atomic_store_explicit(&p->total, total, memory_order_relaxed);
-    atomic_store_explicit(&p->what, what, memory_order_release);
-}
-
-/* Back to a step after a part of it named steps of its own (the verdict's step over its
- * launches, after one launch's critical path): what, total and done again, with no check.
- * p may be NULL. */
+/* A step with done of its total items already done, set with no check: a step to go back
+ * to after a part of it named steps of its own (the verdict's over its launches, after one
+ * launch's critical path). p may be NULL. */
 static inline void trace_progress_resume(struct trace_progress *p, const char *what, uint64_t total,
                                          uint64_t done)
 {
@@ -50,6 +40,12 @@ static inline void trace_progress_resume(struct trace_progress *p, const char *w
     atomic_store_explicit(&p->done, done, memory_order_relaxed);
     atomic_store_explicit(&p->total, total, memory_order_relaxed);
     atomic_store_explicit(&p->what, what, memory_order_release);
+}
+
+/* Start a step: what it does, how many items it has. p may be NULL. */
+static inline void trace_progress_step(struct trace_progress *p, const char *what, uint64_t total)
+{
+    trace_progress_resume(p, what, total, 0);
 }
 
 /* Whether the analysis was asked to stop (p may be NULL). */

@@ -944,13 +944,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
         in_copy.each_info = NULL, in_copy.each_raw = NULL;
         look = !in->info && in->n <= 1;
     }
-    if (cancelled) { /* an empty path */
-        feed_stop(feed);
-        free(composite), free(stage_of), free(comp_of), free(tiles.key), free(tiles.val);
-        starts_drop(&gstarts, groom);
-        free(ops), free(arena), free(groom);
-        return;
-    }
+    if (cancelled) /* an empty path: as for an empty set, below */
+        n = 0, stages = false;
     uint32_t *src = NULL;      /* see op_src */
     if (stages && composite) { /* the stages are in the set: leave their composite ops out */
         size_t kept = 0;
