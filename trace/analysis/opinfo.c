@@ -1175,8 +1175,7 @@ void trace_opinfo_store_pre(struct trace_model *m, uint64_t ev, const struct tra
 
 bool trace_opinfo_cached(const struct trace_model *m, uint64_t ev)
 {
-    size_t n;
-    return trace_model_opcol(m, ev, &n) != NULL;
+    return trace_model_has_opcol(m, ev);
 }
 
 void trace_opinfo_of_event(const struct trace_model *m, uint64_t ev, struct trace_spaces *sp,

@@ -778,6 +778,11 @@ void trace_model_set_opcol(struct trace_model *m, uint64_t i, const uint8_t *p, 
     m->ncol += n + 1;
 }
 
+bool trace_model_has_opcol(const struct trace_model *m, uint64_t i)
+{
+    return i < m->capcol_off && i < m->nev && m->col_off[i] != NO_COL;
+}
+
 const uint8_t *trace_model_opcol(const struct trace_model *m, uint64_t i, size_t *n)
 {
     if (i >= m->capcol_off || i >= m->nev || m->col_off[i] == NO_COL)

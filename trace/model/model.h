@@ -348,6 +348,9 @@ struct sim_value *trace_model_event_details(const struct trace_model *m, uint64_
 enum { TRACE_OPCOL_MAX = 255 };
 void trace_model_set_opcol(struct trace_model *m, uint64_t i, const uint8_t *p, size_t n);
 const uint8_t *trace_model_opcol(const struct trace_model *m, uint64_t i, size_t *n);
+/* Whether event i has op columns, their bytes not read: a pass that only asks this of
+ * millions of events leaves their pages alone. */
+bool trace_model_has_opcol(const struct trace_model *m, uint64_t i);
 
 size_t trace_model_mem_access_count(const struct trace_model *m);
 const struct trace_mem_access *trace_model_mem_access(const struct trace_model *m, size_t i);
