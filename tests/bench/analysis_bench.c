@@ -33,12 +33,14 @@
 #include "tui/term/view.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 enum { MAX_RUNS = 15, PATH_MAX_DECODE = 200000 /* as the Gantt's path */ };
 
@@ -190,6 +192,9 @@ static bool by_steps;
 static struct step_time {
     const char *what; /* a static string (trace_progress_step's) */
     double s;
+    double cpu;  /* the worker thread's CPU seconds */
+    double sys;  /* ... of which in the kernel */
+    long faults; /* its page faults */
 } steps[MAX_STEPS];
 static size_t nsteps;
 
@@ -197,29 +202,80 @@ struct verdict_job {
     const struct trace_model *m;
     struct trace_progress p;
     atomic_bool done;
+    _Atomic pid_t tid;     /* the worker's thread id, 0 until known */
+    struct step_time last; /* where the worker was when done */
 };
+
+static struct step_time step_now(pthread_t th, pid_t tid);
 
 static void *verdict_main(void *arg)
 {
     struct verdict_job *j = arg;
+    atomic_store(&j->tid, gettid());
     struct trace_verdict_opts o = {.progress = &j->p};
     trace_verdict_free(trace_verdict_new(j->m, &o));
+    j->last = step_now(pthread_self(), gettid()); /* (published by the store below) */
     atomic_store(&j->done, true);
     return NULL;
 }
 
-/* The time since *t0 added to step what's, *t0 moved to now. */
-static void step_add(const char *what, double *t0)
+/* The page faults of thread tid of this process so far, and into *sys its CPU seconds in
+ * the kernel (0 when unknown). */
+static long faults_of(pid_t tid, double *sys)
 {
-    double t = now_s();
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+    FILE *f = tid ? fopen(path, "r") : NULL;
+    size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')'); /* (the name may hold spaces) */
+    long minflt = 0, majflt = 0, stime = 0;
+    *sys = 0;
+    /* after the name: state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt
+     * cmajflt utime stime (clock ticks) */
+    if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %ld %*u %ld %*u %*u %ld", &minflt,
+                     &majflt, &stime) != 3)
+        return 0;
+    *sys = (double)stime / (double)sysconf(_SC_CLK_TCK);
+    return minflt + majflt;
+}
+
+/* The CPU seconds of thread th so far (0 when unknown). */
+static double cpu_of(pthread_t th)
+{
+    clockid_t id;
+    struct timespec t;
+    if (pthread_getcpuclockid(th, &id) != 0 || clock_gettime(id, &t) != 0)
+        return 0;
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* The time, the worker's CPU time and page faults from *at to *now added to step what's, *at
+ * moved to *now. */
+static void step_add(const char *what, struct step_time *at, const struct step_time *now)
+{
     size_t k = 0;
     while (k < nsteps && steps[k].what != what)
         k++;
     if (k == nsteps && nsteps < MAX_STEPS)
-        steps[nsteps++] = (struct step_time){what, 0};
-    if (k < nsteps)
-        steps[k].s += t - *t0;
-    *t0 = t;
+        steps[nsteps++] = (struct step_time){what, 0, 0, 0, 0};
+    if (k < nsteps) {
+        steps[k].s += now->s - at->s;
+        steps[k].cpu += now->cpu - at->cpu;
+        steps[k].sys += now->sys - at->sys;
+        steps[k].faults += now->faults - at->faults;
+    }
+    *at = *now;
+}
+
+/* Where thread th (tid) is now. */
+static struct step_time step_now(pthread_t th, pid_t tid)
+{
+    struct step_time t = {.s = now_s(), .cpu = cpu_of(th)};
+    t.faults = faults_of(tid, &t.sys);
+    return t;
 }
 
 /* A verdict judged on a worker, this thread noting which step its progress is at. */
@@ -234,16 +290,21 @@ static void verdict_by_steps(const struct trace_model *m)
         return;
     }
     const char *cur = "(before the first step)";
-    double t0 = now_s();
+    while (!atomic_load(&j.tid))
+        sched_yield();
+    pid_t tid = atomic_load(&j.tid);
+    /* (the thread's time and faults before its first look are in the first step) */
+    struct step_time at = {.s = now_s()};
     while (!atomic_load(&j.done)) {
         nanosleep(&(struct timespec){0, 500 * 1000}, NULL);
         const char *what = atomic_load(&j.p.what);
         if (what && what != cur) {
-            step_add(cur, &t0);
+            struct step_time now = step_now(th, tid);
+            step_add(cur, &at, &now);
             cur = what;
         }
     }
-    step_add(cur, &t0);
+    step_add(cur, &at, &j.last); /* (its last: until it was done) */
     pthread_join(th, NULL);
 }
 
@@ -454,7 +515,10 @@ int main(int argc, char **argv)
                "%d)%s\n",
                an[k].name, med, cmed, tmed, fmed, runs, cmed > 1.0 ? "  MISSED: over 1 s" : "");
         for (size_t i = 0; by_steps && an[k].key == 'v' && i < nsteps; i++)
-            printf("  %-40s %7.1f ms (the last run)\n", steps[i].what, steps[i].s * 1e3);
+            printf("  %-38s %6.1f ms; on its thread %6.1f ms CPU (%5.1f in the kernel), %6ld "
+                   "page faults\n",
+                   steps[i].what, steps[i].s * 1e3, steps[i].cpu * 1e3, steps[i].sys * 1e3,
+                   steps[i].faults);
         if (an[k].before) {
             time_fn(an[k].before, m, runs, &bmed, &bcmed, &btmed, &bfmed);
             printf("%-18s %.3f s, %.3f s CPU before (launch split accounted): %.1fx\n", "", bmed,
