@@ -10,6 +10,8 @@
 #include "trace/model/model_impl.h"
 
 #include <assert.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -51,9 +53,74 @@ const uint64_t *trace_model_dep_table(const struct trace_model *m, const uint64_
     return m->dep_ev;
 }
 
+/*
+ * The give-backs of a model lent from a file run on a thread of its own, started at the
+ * first: each walks the page tables of every lent array (a gigabyte of mappings for ten
+ * million events: a third of a millisecond), and a pass over millions of events asks for
+ * one every so many, which the thread asking need not wait for. One asked while one is
+ * under way runs once more after it (a give-back covers what was read before it began).
+ * The thread is stopped before anything lent is released or changes.
+ */
+struct lent_pager {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool asked;   /* a give-back is due */
+    bool busy;    /* one is under way */
+    bool quit;    /* the thread is to end */
+    bool started; /* the thread runs (else give-backs run on the thread asking) */
+    pthread_t th;
+};
+
+static void giveback_all(const struct trace_model *m);
+
+static void *pager_main(void *arg)
+{
+    const struct trace_model *m = arg;
+    struct lent_pager *p = m->pager;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->asked && !p->quit)
+            pthread_cond_wait(&p->cv, &p->mu);
+        if (p->quit)
+            break;
+        p->asked = false, p->busy = true;
+        pthread_mutex_unlock(&p->mu);
+        giveback_all(m);
+        pthread_mutex_lock(&p->mu);
+        p->busy = false;
+        pthread_cond_broadcast(&p->cv); /* (to trace_model_lent_settle) */
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* End m's pager and free it (nothing when it has none). */
+static void pager_stop(struct trace_model *m)
+{
+    struct lent_pager *p = m->pager;
+    if (!p)
+        return;
+    if (p->started) {
+        pthread_mutex_lock(&p->mu);
+        p->quit = true;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+        pthread_join(p->th, NULL);
+    }
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    free(p);
+    m->pager = NULL;
+}
+
 void trace_model_lent_from_file(struct trace_model *m)
 {
     m->ext_pages = m->ext;
+    if (m->ext_pages && !m->pager) {
+        m->pager = sim_xcalloc(1, sizeof(*m->pager));
+        pthread_mutex_init(&m->pager->mu, NULL);
+        pthread_cond_init(&m->pager->cv, NULL);
+    }
 }
 
 bool trace_model_is_lent(const struct trace_model *m)
@@ -149,6 +216,7 @@ void trace_model_ext_unshare(struct trace_model *m)
 {
     if (!m->ext)
         return;
+    pager_stop(m);
     lend_all(m, false);
     m->ev = own(m->ev, m->nev, sizeof(*m->ev));
     m->capev = m->ev ? m->nev : 0;
@@ -176,6 +244,7 @@ void trace_model_ext_unshare(struct trace_model *m)
 
 void trace_model_ext_drop(struct trace_model *m)
 {
+    pager_stop(m);
     if (!m->ext)
         return;
     lend_all(m, false);
@@ -200,10 +269,8 @@ static void giveback(const void *p, size_t n)
         madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
-void trace_model_lent_giveback(const struct trace_model *m)
+static void giveback_all(const struct trace_model *m)
 {
-    if (!m->ext || !m->ext_pages)
-        return;
     giveback(m->ev, m->nev * sizeof(*m->ev));
     giveback(m->col_off, m->capcol_off * sizeof(*m->col_off));
     giveback(m->col, m->ncol);
@@ -214,4 +281,31 @@ void trace_model_lent_giveback(const struct trace_model *m)
         giveback(m->tracks[k].idx, m->tracks[k].n * sizeof(*m->tracks[k].idx));
         giveback(m->tracks[k].block, m->tracks[k].nblock * sizeof(*m->tracks[k].block));
     }
+}
+
+void trace_model_lent_giveback(const struct trace_model *m)
+{
+    if (!m->ext || !m->ext_pages)
+        return;
+    struct lent_pager *p = m->pager;
+    pthread_mutex_lock(&p->mu);
+    if (!p->started && !p->quit)
+        p->started = pthread_create(&p->th, NULL, pager_main, (void *)(uintptr_t)m) == 0;
+    bool here = !p->started;
+    p->asked |= !here;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    if (here) /* (no thread to be had) */
+        giveback_all(m);
+}
+
+void trace_model_lent_settle(const struct trace_model *m)
+{
+    struct lent_pager *p = m->ext && m->ext_pages ? m->pager : NULL;
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->mu);
+    while (p->started && (p->asked || p->busy))
+        pthread_cond_wait(&p->cv, &p->mu);
+    pthread_mutex_unlock(&p->mu);
 }

@@ -82,8 +82,12 @@ bool trace_model_is_lent(const struct trace_model *m);
  * the next read of them faults them in again from the page cache, the same bytes. What a
  * pass over millions of events calls once it is done with a stretch of them, so that the
  * pages it touched do not stay in the process's RSS. Nothing when m's arrays are its own.
- * Safe while other threads read m.
+ * Safe while other threads read m. It is done behind the caller, on a thread of m's (here
+ * when none can be started), soon after: what was read before the call is given back.
  */
 void trace_model_lent_giveback(const struct trace_model *m);
+
+/* Wait for the give-backs asked of m so far to be done. */
+void trace_model_lent_settle(const struct trace_model *m);
 
 #endif

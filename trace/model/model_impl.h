@@ -152,7 +152,8 @@ struct trace_model {
     /* mapped.c: ev, col_off and col, xf, dep_ev and dep_on, and each track's idx and block
      * are lent (not owned) while ext is set; ext_release(ext_ctx) gives them back */
     bool ext;
-    bool ext_pages; /* the lent arrays are pages of a file mapping: may be given back */
+    bool ext_pages;           /* the lent arrays are pages of a file mapping: may be given back */
+    struct lent_pager *pager; /* owned: the thread that gives them back, or NULL */
     void (*ext_release)(void *ctx);
     void *ext_ctx;
 
