@@ -54,10 +54,11 @@ const uint64_t *trace_model_dep_table(const struct trace_model *m, const uint64_
 }
 
 /*
- * The give-backs of a model lent from a file run on a thread of its own, started at the
- * first: each walks the page tables of every lent array (a gigabyte of mappings for ten
- * million events: a third of a millisecond), and a pass over millions of events asks for
- * one every so many, which the thread asking need not wait for. One asked while one is
+ * The give-backs of a model lent from a file run on a thread of its own, started when the
+ * model is (at the priority of the thread that opens it: an analysis run ahead at a lower
+ * one does not lend it its own): each walks the page tables of every lent array (a gigabyte of
+ * mappings for ten million events: a third of a millisecond), and a pass over millions of events
+ * asks for one every so many, which the thread asking need not wait for. One asked while one is
  * under way runs once more after it (a give-back covers what was read before it began).
  * The thread is stopped before anything lent is released or changes.
  */
@@ -67,7 +68,7 @@ struct lent_pager {
     bool asked;   /* a give-back is due */
     bool busy;    /* one is under way */
     bool quit;    /* the thread is to end */
-    bool started; /* the thread runs (else give-backs run on the thread asking) */
+    bool started; /* the thread runs (else give-backs run on the thread asking); set once */
     pthread_t th;
 };
 
@@ -117,9 +118,10 @@ void trace_model_lent_from_file(struct trace_model *m)
 {
     m->ext_pages = m->ext;
     if (m->ext_pages && !m->pager) {
-        m->pager = sim_xcalloc(1, sizeof(*m->pager));
-        pthread_mutex_init(&m->pager->mu, NULL);
-        pthread_cond_init(&m->pager->cv, NULL);
+        struct lent_pager *p = m->pager = sim_xcalloc(1, sizeof(*m->pager));
+        pthread_mutex_init(&p->mu, NULL);
+        pthread_cond_init(&p->cv, NULL);
+        p->started = pthread_create(&p->th, NULL, pager_main, m) == 0;
     }
 }
 
@@ -288,15 +290,14 @@ void trace_model_lent_giveback(const struct trace_model *m)
     if (!m->ext || !m->ext_pages)
         return;
     struct lent_pager *p = m->pager;
+    if (!p->started) { /* (no thread to be had) */
+        giveback_all(m);
+        return;
+    }
     pthread_mutex_lock(&p->mu);
-    if (!p->started && !p->quit)
-        p->started = pthread_create(&p->th, NULL, pager_main, (void *)(uintptr_t)m) == 0;
-    bool here = !p->started;
-    p->asked |= !here;
+    p->asked = true;
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
-    if (here) /* (no thread to be had) */
-        giveback_all(m);
 }
 
 void trace_model_lent_settle(const struct trace_model *m)
