@@ -10,6 +10,8 @@
 #include "trace/cache/index.h"
 #include "trace/model/mapped.h"
 
+#include "scratch.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,13 +60,10 @@ static void *read_main(void *arg)
 
 int main(void)
 {
-    char dir[] = "/tmp/npuscope-giveback-tsan.XXXXXX";
-    if (!mkdtemp(dir))
+    struct scratch sc;
+    if (!scratch_make(&sc, "giveback-tsan"))
         return 1;
-    char path[128], cache[128], cmd[256];
-    snprintf(path, sizeof(path), "%s/t.json", dir);
-    snprintf(cache, sizeof(cache), "%s/cache", dir);
-    setenv("XDG_CACHE_HOME", cache, 1);
+    const char *path = sc.path;
     int status = 1;
     struct trace_model *first = NULL, *m = NULL;
     struct trace_index_job *job;
@@ -109,8 +108,7 @@ int main(void)
 out:
     trace_model_free(m);
     trace_model_free(first);
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    if (system(cmd) != 0)
+    if (!scratch_remove(&sc))
         status = 1;
     return status;
 }

@@ -10,6 +10,8 @@
 #include "trace/analysis/opinfo.h"
 #include "trace/cache/index.h"
 
+#include "scratch.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,13 +58,10 @@ static uint64_t read_model(const struct trace_model *m)
 
 int main(void)
 {
-    char dir[] = "/tmp/npuscope-index-tsan.XXXXXX";
-    if (!mkdtemp(dir))
+    struct scratch sc;
+    if (!scratch_make(&sc, "index-tsan"))
         return 1;
-    char path[128], cache[128], cmd[256];
-    snprintf(path, sizeof(path), "%s/t.json", dir);
-    snprintf(cache, sizeof(cache), "%s/cache", dir);
-    setenv("XDG_CACHE_HOME", cache, 1);
+    const char *path = sc.path;
     int status = 1;
     struct trace_model *m = NULL, *again = NULL;
     struct trace_index_job *job;
@@ -96,8 +95,7 @@ int main(void)
 out:
     trace_model_free(again);
     trace_model_free(m);
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    if (system(cmd) != 0)
+    if (!scratch_remove(&sc))
         status = 1;
     return status;
 }

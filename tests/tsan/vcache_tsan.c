@@ -9,6 +9,8 @@
 #include "trace/file/writer.h"
 #include "trace/model/model.h"
 
+#include "scratch.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,13 +28,10 @@ static void *writer(void *arg)
 
 int main(void)
 {
-    char dir[] = "/tmp/npuscope-vcache-tsan.XXXXXX";
-    if (!mkdtemp(dir))
+    struct scratch sc;
+    if (!scratch_make(&sc, "vcache-tsan"))
         return 1;
-    char path[64], cache[64];
-    snprintf(path, sizeof(path), "%s/t.json", dir);
-    snprintf(cache, sizeof(cache), "%s/xdg", dir);
-    setenv("XDG_CACHE_HOME", cache, 1);
+    const char *path = sc.path;
     struct trace_model *m = trace_model_new();
     uint32_t ve = trace_model_track(m, "sip0.cube0.pe0.pe_math", TRACE_ENGINE_VE, 0);
     uint32_t op = trace_model_intern(m, "exp", 3);
@@ -73,9 +72,7 @@ int main(void)
                "read back the same\n",
                (unsigned long long)n);
     trace_model_free(m);
-    char cmd[96];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
+    if (!scratch_remove(&sc))
         bad = 1;
     return bad;
 }

@@ -38,17 +38,24 @@ static bool falls_to(size_t want)
     return held() <= want;
 }
 
+/* Hand r n new blocks (each one's last byte written when touch). */
+static void hand_over(struct sim_release *r, size_t n, bool touch)
+{
+    for (size_t i = 0; i < n; i++) {
+        char *p = malloc(BIG);
+        cr_assert_not_null(p);
+        if (touch)
+            p[BIG - 1] = 1;
+        sim_release_add(r, p);
+    }
+}
+
 Test(release, blocks_handed_over_are_freed_behind_the_caller)
 {
     need_plain_malloc();
     struct sim_release r = {0};
     size_t before = held();
-    for (size_t i = 0; i < 4; i++) {
-        char *p = malloc(BIG);
-        cr_assert_not_null(p);
-        p[BIG - 1] = 1;
-        sim_release_add(&r, p);
-    }
+    hand_over(&r, 4, true);
     sim_release_add(&r, NULL); /* nothing */
     cr_assert_eq(r.n, 4);
     cr_assert_geq(held(), before + 4 * (size_t)BIG, "held until handed over");
@@ -62,11 +69,7 @@ Test(release, blocks_not_sent_behind_are_freed_before_the_call_returns)
     need_plain_malloc();
     struct sim_release r = {0};
     size_t before = held();
-    for (size_t i = 0; i < 3; i++) {
-        void *p = malloc(BIG);
-        cr_assert_not_null(p);
-        sim_release_add(&r, p);
-    }
+    hand_over(&r, 3, false);
     cr_assert_geq(held(), before + 3 * (size_t)BIG);
     sim_release_go(&r, false);
     cr_assert_eq(r.n, 0);
@@ -78,11 +81,7 @@ Test(release, blocks_past_its_room_are_freed_at_once_and_the_rest_behind)
     need_plain_malloc();
     struct sim_release r = {0};
     size_t before = held();
-    for (size_t i = 0; i < SIM_RELEASE_MAX + 2; i++) {
-        void *p = malloc(BIG); /* (not touched: address space alone) */
-        cr_assert_not_null(p);
-        sim_release_add(&r, p);
-    }
+    hand_over(&r, SIM_RELEASE_MAX + 2, false); /* (not touched: address space alone) */
     cr_assert_eq(r.n, SIM_RELEASE_MAX);
     /* (each block a page more than it asked for: its header) */
     cr_assert(held() >= before + SIM_RELEASE_MAX * (size_t)BIG &&
