@@ -54,13 +54,14 @@ const uint64_t *trace_model_dep_table(const struct trace_model *m, const uint64_
 }
 
 /*
- * The give-backs of a model lent from a file run on a thread of its own, started when the
- * model is (at the priority of the thread that opens it: an analysis run ahead at a lower
- * one does not lend it its own): each walks the page tables of every lent array (a gigabyte of
- * mappings for ten million events: a third of a millisecond), and a pass over millions of events
- * asks for one every so many, which the thread asking need not wait for. One asked while one is
- * under way runs once more after it (a give-back covers what was read before it began).
- * The thread is stopped before anything lent is released or changes.
+ * The give-backs of a model lent from a file run on a thread of its own: each walks the page
+ * tables of every lent array (a gigabyte of mappings for ten million events: a third of a
+ * millisecond), and a pass over millions of events asks for one every so many, which the
+ * thread asking need not wait for. The thread starts when the model is lent from its file,
+ * at the priority of the thread opening it (not at that of the first analysis asking: a run
+ * ahead of the user's key, at nice 19). One asked while one is under way runs once more
+ * after it (a give-back covers what was read before it began). The thread is stopped before
+ * anything lent is released or changes.
  */
 struct lent_pager {
     pthread_mutex_t mu;

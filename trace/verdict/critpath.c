@@ -1260,8 +1260,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
     free(last_on_pe);
     free(pe_of);
     free(last_on_track);
-    /* the arrays of an op or more each: for a set of a million ops, hundreds of megabytes
-     * whose unmapping the caller need not wait for */
+    /* the arrays sized by the set's ops: for ten million ops, half a gigabyte whose
+     * unmapping the caller need not wait for */
     struct sim_release big = {0};
     if (starts != groom)
         sim_release_add(&big, starts);
