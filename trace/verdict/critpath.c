@@ -13,7 +13,6 @@
 #include "trace/verdict/sweep_int.h"
 
 #include "sim/util/prefault.h"
-#include "sim/util/release.h"
 #include "sim/util/xalloc.h"
 
 #include <inttypes.h>
@@ -32,9 +31,6 @@
 enum { GIVEBACK_EVERY = 1 << 20 };
 /* How many ops of the path ahead its walk asks for their figures. */
 enum { WALK_PREFETCH = 16 };
-/* A set of at least this many ops has its big arrays freed on another thread (a million
- * ops: about 60 MB of them). */
-enum { RELEASE_MIN = 1 << 20 };
 
 /* The length of the PE part of a component id ("sip0.cube0.pe0" of "sip0.cube0.pe0.pe_dma"),
  * or 0 when it names no PE's engine. */
@@ -1256,6 +1252,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
                 (struct trace_range){(uint8_t)(flags[k] >> FL_SPACE & 15), rng[k][0], rng[k][1]};
     }
     sim_prefault_stop(&pf);
+    free(chain);
     for (size_t s = 0; s < TRACE_OPINFO_MAX_SPACES; s++)
         trace_imap_fini(&maps[s]);
     free(last_on_tile);
@@ -1263,17 +1260,12 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
     free(last_on_pe);
     free(pe_of);
     free(last_on_track);
-    /* the arrays sized by the set's ops: for ten million ops, half a gigabyte whose
-     * unmapping the caller need not wait for */
-    struct sim_release big = {0};
-    if (starts != groom)
-        sim_release_add(&big, starts);
-    void *each[] = {chain, arena, groom, ends, ops, src, rg.first, rg.write, rg.lohi, rg.space};
-    for (size_t i = 0; i < sizeof(each) / sizeof(each[0]); i++)
-        sim_release_add(&big, each[i]);
-    rg.first = NULL, rg.write = NULL, rg.lohi = NULL, rg.space = NULL;
+    free(arena);
+    starts_drop(&starts, groom);
+    free(groom); /* (the feed, which faulted it in, is stopped) */
+    free(ends);
     ranges_fini(&rg);
-    sim_release_go(&big, in->threads != 1 && (in->threads == 2 || n >= RELEASE_MIN));
+    free(ops), free(src);
 }
 
 void trace_critpath_fini(struct trace_critpath *p)

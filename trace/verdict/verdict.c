@@ -8,7 +8,6 @@
 
 #include "sim/util/escape.h"
 #include "sim/util/prefault.h"
-#include "sim/util/release.h"
 #include "sim/util/xalloc.h"
 #include "trace/analysis/hostspan.h"
 #include "trace/analysis/regions_inc.h"
@@ -1235,11 +1234,8 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
 static void ctx_fini(struct ctx *c)
 {
     free(c->engine_of);
-    /* (those of a big model: 150 MB for ten million events, freed behind) */
-    struct sim_release big = {0};
-    sim_release_add(&big, c->evs);
-    sim_release_add(&big, c->bytes);
-    sim_release_go(&big, c->threads != 1 && c->capevs >= PREFAULT_MIN);
+    free(c->evs);
+    free(c->bytes);
     free(c->hbm_of_track);
     free(c->composite);
     free(c->hint_wait);
