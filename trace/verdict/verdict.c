@@ -182,6 +182,17 @@ static bool prefault_start(struct ctx *c, struct sim_prefault *f)
     return sim_prefault_start(f);
 }
 
+/* c's array of events with room for n (the one faulted in ahead when it has it). */
+static uint64_t *ctx_evs(struct ctx *c, size_t n)
+{
+    if (!c->evs || c->capevs < n) {
+        free(c->evs);
+        c->evs = sim_xreallocarray(NULL, n ? n : 1, sizeof(*c->evs));
+        c->capevs = n;
+    }
+    return c->evs;
+}
+
 /* ---- one region ------------------------------------------------------------------------- */
 
 static const char *const dtypes[] = {"f32", "f16", "bf16", "i8"};
@@ -1147,12 +1158,7 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
     for (size_t r = 0; r < nl; r++)
         off[r + 1] += off[r];
     size_t room = by_runs ? most : off[nl];
-    uint64_t *evs = c->evs; /* (faulted in ahead when room was made for it) */
-    if (room > c->capevs || !c->evs) {
-        free(c->evs);
-        c->evs = evs = sim_xreallocarray(NULL, room ? room : 1, sizeof(*evs));
-        c->capevs = room;
-    }
+    uint64_t *evs = ctx_evs(c, room);
     if (!by_runs) {
         size_t *pos = sim_xcalloc(nl ? nl : 1, sizeof(*pos));
         for (size_t r = 0; r < nl; r++)
@@ -1371,15 +1377,11 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
         run->missing &= ~(unsigned)TRACE_MISSING_DEPS;
         decide(run);
     } else if (rr) {
-        if (!c.evs || c.capevs < nev) { /* (else the room faulted in ahead) */
-            free(c.evs);
-            c.capevs = (size_t)nev;
-            c.evs = sim_xreallocarray(NULL, nev ? nev : 1, sizeof(*c.evs));
-        }
+        uint64_t *all = ctx_evs(&c, (size_t)nev);
         for (uint64_t i = 0; i < nev; i++)
-            c.evs[i] = i;
+            all[i] = i;
         c.progress = pg;
-        judge(&c, rr, c.evs, (size_t)nev, run, NULL);
+        judge(&c, rr, all, (size_t)nev, run, NULL);
         if (nev)
             run->missing |= TRACE_MISSING_LAUNCHES;
         decide(run);
