@@ -16,8 +16,8 @@
  * ANALYSIS_BENCH_DUMP=FILE every figure of the verdict (its doubles exact, its paths' steps
  * hashed) and the paths of C and of the run go to FILE first, to compare two builds. With
  * ANALYSIS_BENCH_STEPS=1 the verdict's last run is also split by the steps its progress names
- * (the time each was the current one, polled every half millisecond from this thread while a
- * worker judges): where a verdict's second goes, for two builds compared step by step.
+ * (the time each was the current one, polled every half millisecond from a second thread
+ * while this one judges): where a verdict's second goes, for two builds compared step by step.
  */
 #include "sim/util/xalloc.h"
 #include "trace/analysis/metrics.h"
@@ -33,7 +33,6 @@
 #include "tui/term/view.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,26 +197,16 @@ static struct step_time {
 } steps[MAX_STEPS];
 static size_t nsteps;
 
-struct verdict_job {
-    const struct trace_model *m;
+/* The judging thread's progress, watched from a second thread: the step it is at and
+ * where it was when that step began. */
+struct watch {
     struct trace_progress p;
+    pthread_t judge; /* the thread judging */
+    pid_t tid;       /* ... its id */
     atomic_bool done;
-    _Atomic pid_t tid;     /* the worker's thread id, 0 until known */
-    struct step_time last; /* where the worker was when done */
+    const char *cur;
+    struct step_time at;
 };
-
-static struct step_time step_now(pthread_t th, pid_t tid);
-
-static void *verdict_main(void *arg)
-{
-    struct verdict_job *j = arg;
-    atomic_store(&j->tid, gettid());
-    struct trace_verdict_opts o = {.progress = &j->p};
-    trace_verdict_free(trace_verdict_new(j->m, &o));
-    j->last = step_now(pthread_self(), gettid()); /* (published by the store below) */
-    atomic_store(&j->done, true);
-    return NULL;
-}
 
 /* The page faults of thread tid of this process so far, and into *sys its CPU seconds in
  * the kernel (0 when unknown). */
@@ -225,7 +214,7 @@ static long faults_of(pid_t tid, double *sys)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-    FILE *f = tid ? fopen(path, "r") : NULL;
+    FILE *f = fopen(path, "r");
     size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
     if (f)
         fclose(f);
@@ -252,60 +241,61 @@ static double cpu_of(pthread_t th)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* The time, the worker's CPU time and page faults from *at to *now added to step what's, *at
- * moved to *now. */
-static void step_add(const char *what, struct step_time *at, const struct step_time *now)
+/* Where the judging thread is now. */
+static struct step_time step_now(const struct watch *w)
 {
-    size_t k = 0;
-    while (k < nsteps && steps[k].what != what)
-        k++;
-    if (k == nsteps && nsteps < MAX_STEPS)
-        steps[nsteps++] = (struct step_time){what, 0, 0, 0, 0};
-    if (k < nsteps) {
-        steps[k].s += now->s - at->s;
-        steps[k].cpu += now->cpu - at->cpu;
-        steps[k].sys += now->sys - at->sys;
-        steps[k].faults += now->faults - at->faults;
-    }
-    *at = *now;
-}
-
-/* Where thread th (tid) is now. */
-static struct step_time step_now(pthread_t th, pid_t tid)
-{
-    struct step_time t = {.s = now_s(), .cpu = cpu_of(th)};
-    t.faults = faults_of(tid, &t.sys);
+    struct step_time t = {.s = now_s(), .cpu = cpu_of(w->judge)};
+    t.faults = faults_of(w->tid, &t.sys);
     return t;
 }
 
-/* A verdict judged on a worker, this thread noting which step its progress is at. */
+/* The time, the judging thread's CPU time and page faults from w's step's start to now added
+ * to that step's, the next step (what) starting now. */
+static void step_add(struct watch *w, const char *what)
+{
+    struct step_time now = step_now(w);
+    size_t k = 0;
+    while (k < nsteps && steps[k].what != w->cur)
+        k++;
+    if (k == nsteps && nsteps < MAX_STEPS)
+        steps[nsteps++] = (struct step_time){w->cur, 0, 0, 0, 0};
+    if (k < nsteps) {
+        steps[k].s += now.s - w->at.s;
+        steps[k].cpu += now.cpu - w->at.cpu;
+        steps[k].sys += now.sys - w->at.sys;
+        steps[k].faults += now.faults - w->at.faults;
+    }
+    w->cur = what, w->at = now;
+}
+
+static void *watch_main(void *arg)
+{
+    struct watch *w = arg;
+    while (!atomic_load(&w->done)) {
+        nanosleep(&(struct timespec){0, 500 * 1000}, NULL);
+        const char *what = atomic_load(&w->p.what);
+        if (what && what != w->cur)
+            step_add(w, what);
+    }
+    return NULL;
+}
+
+/* A verdict judged on this thread, as every analysis here is, a second thread noting which
+ * step its progress is at. */
 static void verdict_by_steps(const struct trace_model *m)
 {
-    struct verdict_job j = {.m = m};
-    atomic_init(&j.done, false);
+    struct watch w = {.judge = pthread_self(), .tid = gettid(), .cur = "(before the first step)"};
+    atomic_init(&w.done, false);
     nsteps = 0;
+    w.at = step_now(&w);
     pthread_t th;
-    if (pthread_create(&th, NULL, verdict_main, &j) != 0) {
-        verdict_main(&j);
+    bool watched = pthread_create(&th, NULL, watch_main, &w) == 0;
+    trace_verdict_free(trace_verdict_new(m, &(struct trace_verdict_opts){.progress = &w.p}));
+    if (!watched)
         return;
-    }
-    const char *cur = "(before the first step)";
-    while (!atomic_load(&j.tid))
-        sched_yield();
-    pid_t tid = atomic_load(&j.tid);
-    /* (the thread's time and faults before its first look are in the first step) */
-    struct step_time at = {.s = now_s()};
-    while (!atomic_load(&j.done)) {
-        nanosleep(&(struct timespec){0, 500 * 1000}, NULL);
-        const char *what = atomic_load(&j.p.what);
-        if (what && what != cur) {
-            struct step_time now = step_now(th, tid);
-            step_add(cur, &at, &now);
-            cur = what;
-        }
-    }
-    step_add(cur, &at, &j.last); /* (its last: until it was done) */
+    atomic_store(&w.done, true);
     pthread_join(th, NULL);
+    step_add(&w, NULL); /* (its last: until it was done) */
 }
 
 static void verdict(const struct trace_model *m)
