@@ -99,10 +99,12 @@ static void check_same(struct trace_imap *m, const struct ref *r, uint64_t probe
     }
 }
 
-static void random_run(unsigned seed, uint64_t space, uint64_t maxlen, size_t steps)
+static void random_run_as(unsigned seed, uint64_t space, uint64_t maxlen, size_t steps, bool ahead)
 {
     srand(seed);
     struct trace_imap m = {0};
+    if (ahead)
+        trace_imap_ahead(&m);
     struct ref r = {0};
     for (size_t s = 0; s < steps; s++) {
         uint64_t lo = (uint64_t)rand() % space, len;
@@ -126,6 +128,11 @@ static void random_run(unsigned seed, uint64_t space, uint64_t maxlen, size_t st
     free(r.v);
 }
 
+static void random_run(unsigned seed, uint64_t space, uint64_t maxlen, size_t steps)
+{
+    random_run_as(seed, space, maxlen, steps, false);
+}
+
 Test(imap, small_random_writes_match_a_plain_array)
 {
     random_run(1, 64, 8, 3000); /* few bytes: equal, adjacent and overlapping all the time */
@@ -137,12 +144,14 @@ Test(imap, thousands_of_ranges_over_many_blocks_match_a_plain_array)
     random_run(3, 5000, 3, 6000);
 }
 
-Test(imap, a_map_grown_to_tens_of_thousands_of_ranges_matches_a_plain_array)
+/* Short writes over a wide space: its blocks grow with the map, then split at their new size;
+ * then writes across many blocks empty whole ones and cut others. */
+static void grown_run(bool ahead)
 {
-    /* short writes over a wide space: its blocks grow with the map, then split at their new
-     * size; then writes across many blocks empty whole ones and cut others */
     srand(4);
     struct trace_imap m = {0};
+    if (ahead)
+        trace_imap_ahead(&m);
     struct ref r = {0};
     for (uint32_t s = 0; s < 45000; s++) {
         uint64_t lo = (uint64_t)rand() % 4000000, len = 1 + (uint64_t)rand() % 30;
@@ -164,6 +173,19 @@ Test(imap, a_map_grown_to_tens_of_thousands_of_ranges_matches_a_plain_array)
     check_same(&m, &r, 5);
     trace_imap_fini(&m);
     free(r.v);
+}
+
+Test(imap, a_map_grown_to_tens_of_thousands_of_ranges_matches_a_plain_array)
+{
+    grown_run(false);
+}
+
+/* Its pages faulted in on a second thread, a slab (of a megabyte and more) ahead of the one
+ * it fills: the same map, and the rooms of blocks emptied or grown used again. */
+Test(imap, a_map_faulted_in_ahead_matches_a_plain_array)
+{
+    grown_run(true);
+    random_run_as(2, 200000, 40, 6000, true);
 }
 
 Test(imap, one_write_equal_writes_and_neighbours)

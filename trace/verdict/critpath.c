@@ -1083,6 +1083,11 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
     memset(flags, 0, n);
     struct trace_imap maps[TRACE_OPINFO_MAX_SPACES];
     memset(maps, 0, sizeof(maps));
+    /* (a space of a million ranges fills tens of megabytes: faulted in on a second thread) */
+    for (size_t s = 0; s < TRACE_OPINFO_MAX_SPACES && in->threads != 1 &&
+                       (in->threads == 2 || n >= TRACE_CRITPATH_THREAD_MIN);
+         s++)
+        trace_imap_ahead(&maps[s]);
     size_t ntracks = trace_model_track_count(m);
     uint32_t *last_on_track = sim_xreallocarray(NULL, ntracks ? ntracks : 1, sizeof(uint32_t));
     for (size_t t = 0; t < ntracks; t++)

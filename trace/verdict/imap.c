@@ -8,12 +8,17 @@
  * common case). Blocks hold up to a size that grows with the map's (from BLOCK_MIN to
  * BLOCK_MAX intervals): a map of a few hundred ranges rewritten millions of times moves a
  * few dozen at a write, one of millions a few hundred, not its whole array of blocks at each
- * split.
+ * split. The blocks' intervals live in slabs the map carves them from (a block freed is kept
+ * for the next of its size): a map of a million ranges fills tens of megabytes of fresh
+ * pages, whose faults a second thread takes, a slab ahead, when the map is asked to
+ * (trace_imap_ahead).
  */
 #include "trace/verdict/imap.h"
 
+#include "sim/util/prefault.h"
 #include "sim/util/xalloc.h"
 
+#include <sanitizer/asan_interface.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +42,105 @@ static uint32_t block_size_for(size_t count)
     return c;
 }
 
+/* The slabs: chunks of SLAB_MIN bytes, then twice the last up to SLAB_MAX, each carved from
+ * its start; a block's room of cap intervals (a power of two from BLOCK_MIN to BLOCK_MAX: one
+ * of CLASSES sizes) freed is kept for the next of that size (its first bytes point to the
+ * next kept). Ahead, the chunk after the one in use is made at once and faulted in on a
+ * thread of its own (sim/util/prefault.h) from SLAB_AHEAD bytes on. */
+enum { SLAB_MIN = 64 << 10, SLAB_MAX = 4 << 20, SLAB_AHEAD = 1 << 20, CLASSES = 5 };
+_Static_assert((SLAB_MIN << 6) == SLAB_MAX, "chunk_size");
+
+struct trace_islab {
+    void **chunk; /* owned, each owned */
+    size_t nchunk, capchunk;
+    uint8_t *at, *end;      /* the room left in the last chunk */
+    void *spare;            /* owned: the next chunk (ahead), being faulted in by pf */
+    struct sim_prefault pf; /* (started: faulting spare in) */
+    void *kept[CLASSES];    /* the rooms freed, by size */
+};
+
+/* The size of the k-th chunk. */
+static size_t chunk_size(size_t k)
+{
+    return k < 6 ? (size_t)SLAB_MIN << k : SLAB_MAX; /* (SLAB_MIN << 6 == SLAB_MAX) */
+}
+
+static size_t room_bytes(uint32_t cap)
+{
+    return (cap + ROOM) * sizeof(struct trace_ival);
+}
+
+static unsigned room_class(uint32_t cap)
+{
+    unsigned c = 0;
+    while (((uint32_t)BLOCK_MIN << c) < cap)
+        c++;
+    return c;
+}
+
+/* The next chunk into use: the spare when ahead (its helper stopped: what it did not fault in
+ * is this thread's), else a fresh one; the one after it made and faulted in ahead. */
+static void slab_grow(struct trace_imap *m, struct trace_islab *s)
+{
+    size_t size = chunk_size(s->nchunk);
+    void *c = s->spare;
+    if (c)
+        sim_prefault_stop(&s->pf);
+    else
+        c = sim_xmalloc(size);
+    s->spare = NULL;
+    if (s->nchunk == s->capchunk) {
+        s->capchunk = s->capchunk ? 2 * s->capchunk : 16;
+        s->chunk = sim_xreallocarray(s->chunk, s->capchunk, sizeof(*s->chunk));
+    }
+    s->chunk[s->nchunk++] = c;
+    s->at = c, s->end = (uint8_t *)c + size;
+    ASAN_POISON_MEMORY_REGION(c, size); /* (each room open once carved: ASan sees a use past
+                                           it, or of one kept) */
+    size_t next = chunk_size(s->nchunk);
+    if (m->ahead && next >= SLAB_AHEAD) {
+        s->spare = sim_xmalloc(next);
+        s->pf = (struct sim_prefault){.r = {{s->spare, next}}, .nr = 1};
+        sim_prefault_start(&s->pf); /* (none: the pages are this thread's to fault in) */
+    }
+}
+
+/* Room for a block of cap intervals (and ROOM more). */
+static struct trace_ival *room_alloc(struct trace_imap *m, uint32_t cap)
+{
+    if (!m->slab)
+        m->slab = sim_xcalloc(1, sizeof(*m->slab));
+    struct trace_islab *s = m->slab;
+    unsigned c = room_class(cap);
+    size_t need = room_bytes(cap);
+    if (s->kept[c]) {
+        void *r = s->kept[c];
+        ASAN_UNPOISON_MEMORY_REGION(r, need);
+        memcpy(&s->kept[c], r, sizeof(void *));
+        return r;
+    }
+    if ((size_t)(s->end - s->at) < need)
+        slab_grow(m, s);
+    void *r = s->at;
+    s->at += need;
+    ASAN_UNPOISON_MEMORY_REGION(r, need);
+    return r;
+}
+
+/* Room from room_alloc(m, cap) kept for the next block of its size. */
+static void room_free(struct trace_imap *m, struct trace_ival *v, uint32_t cap)
+{
+    unsigned c = room_class(cap);
+    memcpy(v, &m->slab->kept[c], sizeof(void *));
+    m->slab->kept[c] = v;
+    ASAN_POISON_MEMORY_REGION(v, room_bytes(cap));
+}
+
+void trace_imap_ahead(struct trace_imap *m)
+{
+    m->ahead = true;
+}
+
 /* A new empty block of room cap at position at. */
 static void block_insert(struct trace_imap *m, size_t at, uint32_t cap)
 {
@@ -47,14 +151,13 @@ static void block_insert(struct trace_imap *m, size_t at, uint32_t cap)
     }
     memmove(&m->b[at + 1], &m->b[at], (m->nb - at) * sizeof(*m->b));
     memmove(&m->top[at + 1], &m->top[at], (m->nb - at) * sizeof(*m->top));
-    m->b[at] = (struct trace_iblock){sim_xreallocarray(NULL, cap + ROOM, sizeof(struct trace_ival)),
-                                     0, cap};
+    m->b[at] = (struct trace_iblock){room_alloc(m, cap), 0, cap};
     m->nb++;
 }
 
 static void block_remove(struct trace_imap *m, size_t at)
 {
-    free(m->b[at].v);
+    room_free(m, m->b[at].v, m->b[at].cap);
     memmove(&m->b[at], &m->b[at + 1], (m->nb - at - 1) * sizeof(*m->b));
     memmove(&m->top[at], &m->top[at + 1], (m->nb - at - 1) * sizeof(*m->top));
     m->nb--;
@@ -232,8 +335,10 @@ static void block_overflow(struct trace_imap *m, struct trace_imap_pos *mine)
     struct trace_iblock *a = &m->b[mine->b];
     uint32_t want = block_size_for(m->count);
     if (a->cap < want) {
-        a->cap = want;
-        a->v = sim_xreallocarray(a->v, want + ROOM, sizeof(*a->v));
+        struct trace_ival *v = room_alloc(m, want);
+        memcpy(v, a->v, a->n * sizeof(*v));
+        room_free(m, a->v, a->cap);
+        a->v = v, a->cap = want;
         return;
     }
     block_insert(m, mine->b + 1, a->cap);
@@ -368,8 +473,18 @@ size_t trace_imap_count(const struct trace_imap *m)
 
 void trace_imap_fini(struct trace_imap *m)
 {
-    for (size_t k = 0; k < m->nb; k++)
-        free(m->b[k].v);
+    struct trace_islab *s = m->slab;
+    if (s) {
+        if (s->spare)
+            sim_prefault_stop(&s->pf);
+        free(s->spare);
+        for (size_t k = 0; k < s->nchunk; k++) {
+            ASAN_UNPOISON_MEMORY_REGION(s->chunk[k], chunk_size(k));
+            free(s->chunk[k]);
+        }
+        free(s->chunk);
+        free(s);
+    }
     free(m->guess);
     free(m->hit);
     free(m->b);

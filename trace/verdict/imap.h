@@ -19,6 +19,7 @@ struct trace_ival {
 };
 
 struct trace_iblock; /* a block of intervals (imap.c) */
+struct trace_islab;  /* where the blocks' intervals live (imap.c) */
 
 /* The map: zero-initialised is empty. */
 struct trace_imap {
@@ -40,7 +41,9 @@ struct trace_imap {
     struct trace_imap_hit {
         uint64_t lo, hi, end; /* hi == lo: none */
         uint32_t op;
-    } * hit; /* owned; NULL before the first write */
+    } * hit;                  /* owned; NULL before the first write */
+    struct trace_islab *slab; /* owned; NULL before the first write */
+    bool ahead;               /* trace_imap_ahead */
 };
 
 /* A position in a map: block b, interval i (b == nb: past the end). */
@@ -64,6 +67,11 @@ bool trace_imap_next(const struct trace_imap *m, struct trace_imap_pos *p, struc
  * *x: false when there is none. */
 bool trace_imap_latest(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t skip,
                        struct trace_ival *x);
+
+/* Have m fault in the pages it fills next on a second thread, a slab ahead of the one it
+ * fills (a map of a million ranges fills tens of megabytes of fresh pages; the thread runs
+ * only on a core that would be idle otherwise). Before its first write. */
+void trace_imap_ahead(struct trace_imap *m);
 
 /* The number of intervals in m. */
 size_t trace_imap_count(const struct trace_imap *m);
