@@ -139,23 +139,49 @@ static bool peaks_known(const struct trace_peaks *p)
 /* ---- the path's time: trace/verdict/pathtime.h ---------------------------------------- */
 
 /* The waits' utilisations of the first steps of a path (to s1) worked out on a second
- * thread (trace_pathtime_waits), while the calling thread splits its ops' durations and works out
- * the others': both read the model, the resources and the path alone; each its own hints
- * and steps of mh. */
+ * thread (trace_pathtime_waits), a part at a time (WAITS_PARTS of them), while the calling
+ * thread works out the others', then splits the ops' durations and adds each step's wait
+ * and op in order as the parts come: both read the model, the resources and the path alone;
+ * each its own hints and steps of mh. */
+enum { WAITS_PARTS = 32 };
+
 struct waits_job {
     const struct trace_pathtime *t;
     const struct trace_critpath *p;
     size_t s1;
     size_t *hint; /* owned */
     double (*mh)[2];
+    _Atomic size_t done; /* the steps before it are worked out */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
     pthread_t th;
 };
 
 static void *waits_main(void *arg)
 {
     struct waits_job *j = arg;
-    trace_pathtime_waits(j->t, j->p, 0, j->s1, j->hint, j->mh);
+    size_t part = j->s1 / WAITS_PARTS + 1;
+    for (size_t a = 0; a < j->s1;) {
+        size_t b = j->s1 - a > part ? a + part : j->s1;
+        trace_pathtime_waits(j->t, j->p, a, b, j->hint, j->mh);
+        pthread_mutex_lock(&j->mu);
+        atomic_store(&j->done, b);
+        pthread_cond_signal(&j->cv);
+        pthread_mutex_unlock(&j->mu);
+        a = b;
+    }
     return NULL;
+}
+
+/* Wait until the wait of step s (below j->s1) is worked out. */
+static void waits_await(struct waits_job *j, size_t s)
+{
+    if (s < atomic_load(&j->done))
+        return;
+    pthread_mutex_lock(&j->mu);
+    while (s >= atomic_load(&j->done))
+        pthread_cond_wait(&j->cv, &j->mu);
+    pthread_mutex_unlock(&j->mu);
 }
 
 /* ---- fresh pages, faulted in ahead ------------------------------------------------------- */
@@ -741,8 +767,8 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
     if (!it->path.with_addresses && !it->path.with_tiles && !it->path.with_explicit && n)
         it->missing |= TRACE_MISSING_DEPS;
     /* each step's wait (by the resources busy during it) and op (trace/verdict/pathtime.h),
-     * in the order of the steps; a long path's waits on a second thread while this one
-     * splits the ops, the parts kept until both are done */
+     * in the order of the steps; a long path's first waits on a second thread while this one
+     * works out the others', then splits the ops, adding each step's as its wait comes */
     size_t np = it->path.n;
     double(*mh)[2] = sim_xreallocarray(NULL, np ? np : 1, sizeof(*mh));
     /* (the second thread's share: the split of the ops costs this one about a third of the
@@ -751,13 +777,17 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
     bool apart = c->threads != 1 && (c->threads == 2 || np >= WAITS_THREAD_MIN);
     if (apart) {
         wj.hint = sim_xcalloc(nres ? nres : 1, sizeof(*wj.hint));
+        atomic_init(&wj.done, 0);
+        pthread_mutex_init(&wj.mu, NULL);
+        pthread_cond_init(&wj.cv, NULL);
         apart = pthread_create(&wj.th, NULL, waits_main, &wj) == 0;
-        if (!apart)
+        if (!apart) {
+            pthread_mutex_destroy(&wj.mu);
+            pthread_cond_destroy(&wj.cv);
             free(wj.hint);
+        }
     }
-    if (!apart)
-        trace_pathtime_waits(&c->pt, &it->path, 0, np, c->hint_wait, mh);
-    struct trace_pathtime_part *parts = apart ? sim_xreallocarray(NULL, np, sizeof(*parts)) : NULL;
+    trace_pathtime_waits(&c->pt, &it->path, apart ? wj.s1 : 0, np, c->hint_wait, mh);
     size_t pos = 0; /* step_bytes's cursor */
     trace_progress_step(c->progress, "verdict: the path's time", np);
     for (size_t s = 0; s < np; s++) {
@@ -773,25 +803,21 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
         if (details && c->engine_of[c->ev[st->ev].track] == TRACE_ENGINE_DMA)
             bytes = step_bytes(c, &ar, &spaces, st->ev, &pos);
         struct trace_pathtime_part op;
-        trace_pathtime_op(&c->pt, st, bytes, apart ? &parts[s] : &op);
-        if (!apart) {
-            trace_pathtime_wait(st, mh[s], it->time);
-            trace_pathtime_add(&op, it->time);
-        }
+        trace_pathtime_op(&c->pt, st, bytes, &op);
+        if (apart && s < wj.s1)
+            waits_await(&wj, s);
+        trace_pathtime_wait(st, mh[s], it->time);
+        trace_pathtime_add(&op, it->time);
         it->waits += st->wait;
         it->wait_by[st->why] += st->wait;
         if (st->wait > it->longest_wait || it->longest_wait_ev == UINT64_MAX)
             it->longest_wait = st->wait, it->longest_wait_ev = st->ev;
     }
     if (apart) {
-        trace_pathtime_waits(&c->pt, &it->path, wj.s1, np, c->hint_wait, mh);
         pthread_join(wj.th, NULL);
+        pthread_mutex_destroy(&wj.mu);
+        pthread_cond_destroy(&wj.cv);
         free(wj.hint);
-        for (size_t s = 0; s < np; s++) {
-            trace_pathtime_wait(&it->path.steps[s], mh[s], it->time);
-            trace_pathtime_add(&parts[s], it->time);
-        }
-        free(parts);
     }
     free(mh);
     trace_model_lent_giveback(m); /* the path's events and op columns */
