@@ -223,14 +223,22 @@ static uint64_t *ctx_evs(struct ctx *c, size_t n)
 
 static const char *const dtypes[] = {"f32", "f16", "bf16", "i8"};
 
-/* Whether op name op (a string id) is a composite op's, looked at once per name. */
-static bool is_composite(struct ctx *c, uint32_t op)
+/* is_composite of a name not looked at before. */
+static bool is_composite_first(struct ctx *c, uint32_t op)
 {
-    if (op >= c->nnames)
-        return strncmp(trace_model_str(c->m, op), "composite_", 10) == 0;
-    if (!c->composite[op])
-        c->composite[op] = 1 + (strncmp(trace_model_str(c->m, op), "composite_", 10) == 0);
-    return c->composite[op] == 2;
+    bool comp = strncmp(trace_model_str(c->m, op), "composite_", 10) == 0;
+    if (op < c->nnames)
+        c->composite[op] = (uint8_t)(1 + comp);
+    return comp;
+}
+
+/* Whether op name op (a string id) is a composite op's, looked at once per name (asked of
+ * every event of a launch of millions: inline, its first look apart). */
+static inline bool is_composite(struct ctx *c, uint32_t op)
+{
+    if (op < c->nnames && c->composite[op])
+        return c->composite[op] == 2;
+    return is_composite_first(c, op);
 }
 
 /* A composite op's span on its engine. */
