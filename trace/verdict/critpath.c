@@ -1265,6 +1265,16 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
     free(last_on_pe);
     free(pe_of);
     free(last_on_track);
+    if (in->release) { /* (the caller frees them once its analysis is done) */
+        if (starts != groom)
+            sim_release_add(in->release, starts);
+        void *each[] = {arena, groom, ends, ops, src, rg.first, rg.write, rg.lohi, rg.space};
+        for (size_t i = 0; i < sizeof(each) / sizeof(each[0]); i++)
+            sim_release_add(in->release, each[i]);
+        rg.first = NULL, rg.write = NULL, rg.lohi = NULL, rg.space = NULL;
+        arena = NULL, groom = NULL, ends = NULL, ops = NULL, src = NULL;
+        starts = NULL;
+    }
     free(arena);
     starts_drop(&starts, groom);
     free(groom); /* (the feed, which faulted it in, is stopped) */

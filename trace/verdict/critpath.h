@@ -20,6 +20,7 @@
 #ifndef TRACE_CRITPATH_H
 #define TRACE_CRITPATH_H
 
+#include "sim/util/release.h"
 #include "trace/model/model.h"
 #include "trace/model/progress.h"
 #include "trace/analysis/opinfo.h"
@@ -100,6 +101,10 @@ struct trace_critpath_input {
      * thread alone;
      * 2: on a second thread whatever the set's size */
     unsigned threads;
+    /* may be NULL: the arrays sized by the set's ops (for ten million ops, half a gigabyte)
+     * are handed to it rather than freed here, for the caller to free once its analysis is
+     * done (sim/util/release.h), behind it */
+    struct sim_release *release;
 };
 
 enum { TRACE_CRITPATH_THREAD_MIN = 1 << 15 };

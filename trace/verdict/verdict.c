@@ -37,6 +37,9 @@ enum { PATH_GIVEBACK_EVERY = 1 << 16 };
 /* Paths of at least this many steps have their waits' utilisations worked out on a second
  * thread (trace_verdict_opts.threads 0). */
 enum { WAITS_THREAD_MIN = 1 << 15, WAITS_SHARE = 4 /* the calling thread's: a quarter */ };
+/* A launch of at least this many ops has the big arrays of its critical path freed once
+ * the verdict is made, behind the caller (a million ops: about 60 MB of them). */
+enum { RELEASE_MIN = 1 << 20 };
 /* How many steps of a path ahead a pass over them asks for their events. */
 enum { STEP_PREFETCH = 16 };
 
@@ -66,6 +69,11 @@ struct ctx {
     struct trace_pathtime pt; /* over the above */
     uint64_t *evs;            /* owned: room for capevs events of the launches judged */
     size_t capevs;
+    /* the big arrays of the critical paths of big launches, freed once the verdict is made,
+     * behind the caller (ctx_fini): ten million ops' half a gigabyte, whose unmapping the
+     * user need not wait for, nor anything the verdict does after them (freed behind at once,
+     * the judging thread would wait for the unmapping at its next big allocation) */
+    struct sim_release big;
 };
 
 /* ---- names ------------------------------------------------------------------------------ */
@@ -684,19 +692,20 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
         scan_begin(&jg.scanning, c, n, &sc);
 
     /* the critical path, reading the details (and counting the arithmetic) as it goes */
-    struct trace_critpath_input in = {.m = m,
-                                      .events = evs,
-                                      .n = n,
-                                      .start = r->start,
-                                      .max_decode =
-                                          lv && !jg.details ? 1 : 0, /* 1: no details: order, tiles
-                                                                        and engines only */
-                                      .progress = c->progress,
-                                      .each_info = !lv || jg.details ? arith_each : NULL,
-                                      .each_raw = !lv || jg.details ? arith_each_raw : NULL,
-                                      .each_event = lv ? NULL : judge_event,
-                                      .with_details = lv ? NULL : judge_with_details,
-                                      .each_ctx = &ar};
+    struct trace_critpath_input in = {
+        .m = m,
+        .events = evs,
+        .n = n,
+        .start = r->start,
+        .max_decode = lv && !jg.details ? 1 : 0, /* 1: no details: order, tiles
+                                                    and engines only */
+        .progress = c->progress,
+        .each_info = !lv || jg.details ? arith_each : NULL,
+        .each_raw = !lv || jg.details ? arith_each_raw : NULL,
+        .each_event = lv ? NULL : judge_event,
+        .with_details = lv ? NULL : judge_with_details,
+        .each_ctx = &ar,
+        .release = c->threads != 1 && n >= RELEASE_MIN ? &c->big : NULL};
     if (lv) {
         if (!lv->path)
             lv->path = trace_critinc_new();
@@ -1274,6 +1283,12 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
 static void ctx_fini(struct ctx *c)
 {
     free(c->engine_of);
+    if (c->big.n) { /* (a big launch's: so are the events' and bytes' arrays) */
+        sim_release_add(&c->big, c->evs);
+        sim_release_add(&c->big, c->bytes);
+        c->evs = NULL, c->bytes = NULL;
+    }
+    sim_release_go(&c->big, true);
     free(c->evs);
     free(c->bytes);
     free(c->hbm_of_track);
