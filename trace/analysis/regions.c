@@ -825,6 +825,16 @@ static struct lacc *lacc_new(struct lacc **acc, size_t *n, size_t *cap, int32_t 
     return a;
 }
 
+/* The current launch's sums, kept in locals as the pass goes (its usage over all engines,
+ * the earliest start met on any, its span), back into a. */
+static void lacc_put(struct lacc *a, const struct trace_usage *all, uint64_t low, uint64_t start,
+                     uint64_t end)
+{
+    a->all = *all;
+    a->low[KINDS] = low;
+    a->start = start, a->end = end;
+}
+
 /* Append x to the array *v of *n (capacity *cap). */
 static void push_u64(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
 {
@@ -948,6 +958,11 @@ struct trace_regions *trace_regions_new_launch_run(const struct trace_model *m,
     while (x > 0 && xs[x - 1].event >= nev)
         x--;
     bool ok = true;
+    /* the sums every event adds to (the run's over all engines, the current launch's) kept
+     * in locals, out of memory: through the structs, each event's sums would wait for the
+     * stores of the last's */
+    struct trace_usage ra = run->all, ca = {0};
+    uint64_t rlow = run_low[KINDS], clow = 0, cstart = 0, cend = 0;
     trace_progress_step(p, "verdict: the launches and the run", nev);
     /* from the last event to the first: the unions of ops met in end order, each op's part
      * before the earliest start of those met (gain_down) */
@@ -971,11 +986,14 @@ struct trace_regions *trace_regions_new_launch_run(const struct trace_model *m,
             prev_end = end;
         }
         if (!nrun || e->cmdq_id != (cur ? cur->cmdq : TRACE_NO_CMDQ)) {
+            if (cur)
+                lacc_put(cur, &ca, clow, cstart, cend);
             cur = NULL;
             uint64_t sl = NO_REGION;
             if (e->cmdq_id != TRACE_NO_CMDQ) {
                 sl = sim_keytab_id(&slots, (uint32_t)e->cmdq_id);
                 cur = sl == nacc ? lacc_new(&acc, &nacc, &capacc, e->cmdq_id, e, end) : &acc[sl];
+                ca = cur->all, clow = cur->low[KINDS], cstart = cur->start, cend = cur->end;
             }
             if (nrun)
                 first[nrun - 1] = i + 1;
@@ -997,30 +1015,34 @@ struct trace_regions *trace_regions_new_launch_run(const struct trace_model *m,
         struct trace_usage u = {
             .ops = 1, .op_cycles = end - s, .read_bytes = rd, .write_bytes = wr};
         uint8_t k = engine_of[e->track];
-        run->all.ops++;
-        run->all.op_cycles += u.op_cycles;
+        ra.ops++;
+        ra.op_cycles += u.op_cycles;
         run->engine[k].ops++;
         run->engine[k].op_cycles += u.op_cycles;
-        run->all.read_bytes += u.read_bytes;
-        run->all.write_bytes += u.write_bytes;
+        ra.read_bytes += u.read_bytes;
+        ra.write_bytes += u.write_bytes;
         uint64_t cut = end < we ? end : we; /* the run's window ends at we */
         if (cut > s) {
             run->engine[k].busy += gain_down(s, cut, &run_low[k]);
-            run->all.busy += gain_down(s, cut, &run_low[KINDS]);
+            ra.busy += gain_down(s, cut, &rlow);
         }
         if (!cur)
             continue;
-        usage_add(&cur->all, &u);
+        usage_add(&ca, &u);
         usage_add(&cur->engine[k], &u);
         if (end > s) {
             cur->engine[k].busy += gain_down(s, end, &cur->low[k]);
-            cur->all.busy += gain_down(s, end, &cur->low[KINDS]);
+            ca.busy += gain_down(s, end, &clow);
         }
-        cur->start = s < cur->start ? s : cur->start;
-        cur->end = end > cur->end ? end : cur->end;
+        cstart = s < cstart ? s : cstart;
+        cend = end > cend ? end : cend;
         if (engine_of[e->track] == TRACE_ENGINE_HOST)
             push_u64(&hosts, &nhost, &caphost, i);
     }
+    if (cur)
+        lacc_put(cur, &ca, clow, cstart, cend);
+    run->all = ra;
+    run_low[KINDS] = rlow;
     free(engine_of);
     sim_keytab_free(&slots);
     struct trace_regions *rs = NULL;
