@@ -3,7 +3,8 @@
  * trace/analysis/regions.h), what the verdict reads: on models whose ops come in end order (as
  * npuscope writes a trace), each launch as the light launch split accounts it (name, span,
  * usage in all and per engine kind), the run as the light run split accounts it, and each
- * launch's events those the split assigns it; on a model in another order, no answer.
+ * launch's events those the split assigns it; on a model in another order, no answer. Each
+ * in one pass and in two halves joined (a big model's way): the same, bit for bit.
  */
 #include "sim/data/value.h"
 #include "trace/analysis/regions.h"
@@ -179,12 +180,45 @@ static void launches_eq(const struct trace_model *m, const struct trace_regions 
     free(evs);
 }
 
+/* The split in one pass and in two halves (threads 1 and 2): every launch, its runs and the
+ * run the same; NULL both or neither. */
+static void halves_eq(const struct trace_model *m, const char *what)
+{
+    struct trace_region r1, r2;
+    struct trace_regions *one = trace_regions_new_launch_run(m, &r1, NULL, 1);
+    struct trace_regions *two = trace_regions_new_launch_run(m, &r2, NULL, 2);
+    cr_assert_eq(one == NULL, two == NULL, "%s: an answer from one of the two", what);
+    if (!one)
+        return;
+    usage_eq(&r1.all, &r2.all, true, what, 0, -1);
+    for (int k = 0; k < TRACE_ENGINE_COUNT; k++)
+        usage_eq(&r1.engine[k], &r2.engine[k], true, what, 0, k);
+    cr_assert_eq(trace_regions_count(one), trace_regions_count(two), "%s", what);
+    uint64_t nev = trace_model_event_count(m);
+    uint64_t *e1 = calloc(nev ? nev : 1, sizeof(*e1)), *e2 = calloc(nev ? nev : 1, sizeof(*e2));
+    for (size_t i = 0; i < trace_regions_count(one); i++) {
+        const struct trace_region *a = trace_regions_get(one, i), *b = trace_regions_get(two, i);
+        cr_assert_str_eq(a->name, b->name, "%s: launch %zu", what, i);
+        cr_assert(a->cmdq_id == b->cmdq_id && a->start == b->start && a->end == b->end,
+                  "%s: launch %zu", what, i);
+        usage_eq(&a->all, &b->all, true, what, i, -1);
+        for (int k = 0; k < TRACE_ENGINE_COUNT; k++)
+            usage_eq(&a->engine[k], &b->engine[k], true, what, i, k);
+        size_t n = trace_regions_events(one, i, e1);
+        cr_assert_eq(trace_regions_events(two, i, e2), n, "%s: launch %zu", what, i);
+        cr_assert(memcmp(e1, e2, n * sizeof(*e1)) == 0, "%s: launch %zu's events", what, i);
+    }
+    free(e1), free(e2);
+    trace_regions_free(one);
+    trace_regions_free(two);
+}
+
 Test(launchrun, in_end_order_the_launches_and_the_run_as_the_light_splits_account_them)
 {
-    for (uint64_t seed = 1; seed <= 6; seed++) {
+    for (uint64_t seed = 1; seed <= 12; seed++) {
         struct trace_model *m = make(seed, 3000, false, seed % 2 ? 0 : 7);
         struct trace_region run;
-        struct trace_regions *rs = trace_regions_new_launch_run(m, &run, NULL);
+        struct trace_regions *rs = trace_regions_new_launch_run(m, &run, NULL, seed % 3);
         cr_assert_not_null(rs, "seed %" PRIu64, seed);
         struct trace_regions *light = trace_regions_new_light(m, TRACE_REGION_LAUNCH, NULL);
         cr_assert_gt(trace_regions_count(light), 20);
@@ -209,7 +243,21 @@ Test(launchrun, ops_out_of_end_order_or_transfers_out_of_event_order_give_no_ans
 {
     struct trace_model *m = make(9, 2000, true, 0);
     struct trace_region run;
-    cr_assert_null(trace_regions_new_launch_run(m, &run, NULL));
+    cr_assert_null(trace_regions_new_launch_run(m, &run, NULL, 1));
+    cr_assert_null(trace_regions_new_launch_run(m, &run, NULL, 2));
+    trace_model_free(m);
+    /* each half in end order, the two not: the later half's ops end before the earlier's */
+    m = trace_model_new();
+    uint32_t t = trace_model_track(m, "TE 0", TRACE_ENGINE_TE, 0);
+    static const uint64_t se[4][2] = {{0, 10}, {5, 20}, {1, 4}, {2, 6}};
+    for (int i = 0; i < 4; i++) {
+        struct trace_event ev = {
+            .start = se[i][0], .end = se[i][1], .track = t, .layer = TRACE_NO_STR, .cmdq_id = 1};
+        trace_model_add_event(m, &ev);
+    }
+    trace_model_finish(m);
+    cr_assert_null(trace_regions_new_launch_run(m, &run, NULL, 1));
+    cr_assert_null(trace_regions_new_launch_run(m, &run, NULL, 2));
     trace_model_free(m);
     /* two ops in end order whose transfers come the other way round */
     m = trace_model_new();
@@ -227,7 +275,8 @@ Test(launchrun, ops_out_of_end_order_or_transfers_out_of_event_order_give_no_ans
         trace_model_add_transfer(m, &x);
     }
     trace_model_finish(m);
-    cr_assert_null(trace_regions_new_launch_run(m, &run, NULL));
+    cr_assert_null(trace_regions_new_launch_run(m, &run, NULL, 1));
+    cr_assert_null(trace_regions_new_launch_run(m, &run, NULL, 2));
     trace_model_free(m);
 }
 
@@ -251,8 +300,9 @@ Test(launchrun, a_launch_in_many_runs_unites_its_ops_across_them)
         trace_model_add_event(m, &ev);
     }
     trace_model_finish(m);
+    halves_eq(m, "launch 1 around launch 2");
     struct trace_region run;
-    struct trace_regions *rs = trace_regions_new_launch_run(m, &run, NULL);
+    struct trace_regions *rs = trace_regions_new_launch_run(m, &run, NULL, 2);
     cr_assert_not_null(rs);
     cr_assert_eq(trace_regions_count(rs), 2);
     const struct trace_region *l1 = trace_regions_get(rs, 0), *l2 = trace_regions_get(rs, 1);
@@ -273,6 +323,50 @@ Test(launchrun, a_launch_in_many_runs_unites_its_ops_across_them)
     /* another split does not know its events by runs */
     rs = trace_regions_new_light(m, TRACE_REGION_LAUNCH, NULL);
     cr_assert_eq(trace_regions_events(rs, 0, NULL), SIZE_MAX);
+    trace_regions_free(rs);
+    trace_model_free(m);
+}
+
+/* Split in two halves at any point of the events (models of 1 to 80 ops, and of an odd
+ * thousand), joined as the one pass finds them: launches whose runs cross the boundary, ops
+ * of no length, a span over all the others, ops in flight, ops of no launch. */
+Test(launchrun, two_halves_joined_are_the_one_pass_at_every_size)
+{
+    char what[64];
+    for (int n = 1; n <= 80; n++)
+        for (uint64_t seed = 1; seed <= 3; seed++) {
+            struct trace_model *m = make(seed * 100 + (uint64_t)n, n, false, n % 5 == 0 ? 2 : 0);
+            snprintf(what, sizeof(what), "%d ops, seed %" PRIu64, n, seed);
+            halves_eq(m, what);
+            trace_model_free(m);
+        }
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        struct trace_model *m = make(seed, 1001 + 2 * (int)seed, false, seed == 4 ? 3 : 0);
+        snprintf(what, sizeof(what), "an odd thousand, seed %" PRIu64, seed);
+        halves_eq(m, what);
+        trace_model_free(m);
+    }
+    /* one span over every other op, of the launch they are all in, on each engine kind: the
+     * later half's sweeps reach lower than the earlier half's ever does */
+    struct trace_model *m = trace_model_new();
+    uint32_t te = trace_model_track(m, "TE 0", TRACE_ENGINE_TE, 0);
+    uint32_t ve = trace_model_track(m, "VE 0", TRACE_ENGINE_VE, 0);
+    for (int i = 0; i < 40; i++) {
+        bool last = i == 39;
+        struct trace_event ev = {.start = last ? 0 : 100 + 10 * (uint64_t)i,
+                                 .end = last ? 1000 : 105 + 10 * (uint64_t)i,
+                                 .track = i % 2 ? ve : te,
+                                 .layer = TRACE_NO_STR,
+                                 .cmdq_id = i % 7 == 3 ? 2 : 1};
+        trace_model_add_event(m, &ev);
+    }
+    trace_model_finish(m);
+    halves_eq(m, "a span over the rest");
+    struct trace_region run;
+    struct trace_regions *rs = trace_regions_new_launch_run(m, &run, NULL, 2);
+    cr_assert_not_null(rs);
+    cr_assert_eq(run.all.busy, 1000);
+    cr_assert_eq(trace_regions_get(rs, 0)->all.busy, 1000);
     trace_regions_free(rs);
     trace_model_free(m);
 }

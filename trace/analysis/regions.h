@@ -119,11 +119,14 @@ struct trace_regions *trace_regions_new_split(const struct trace_model *m,
  * only (none per engine kind), and its tracks and op names (none; its name static, nothing
  * owned). The pass needs the ops of some length in end order (as npuscope writes them: none
  * ends before an op earlier in the model) and the transfers in event order: otherwise, and
- * when p is cancelled, it returns NULL, run then unset. Free with trace_regions_free.
+ * when p is cancelled, it returns NULL, run then unset. Free with trace_regions_free. threads 0:
+ * a model of a million events and more is passed over in two halves, the later on a second
+ * thread, and the two joined (the same result); 1: in one pass on the calling thread; 2: in
+ * two halves whatever its size.
  */
 struct trace_regions *trace_regions_new_launch_run(const struct trace_model *m,
                                                    struct trace_region *run,
-                                                   struct trace_progress *p);
+                                                   struct trace_progress *p, unsigned threads);
 /* The events of region r of a set from trace_regions_new_launch_run, in event order, into evs
  * (room for the region's all.ops; NULL: only counted); returns how many. SIZE_MAX when the set
  * is another's (find them with trace_regions_of_event). */

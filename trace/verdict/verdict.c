@@ -1311,10 +1311,10 @@ static struct trace_verdict *verdict_alloc(const struct trace_model *m)
 
 /* The launches of a loaded model split (rs_launch) and the run's usage (run_region): false
  * when pg was cancelled first (then no launches, the run a span of no usage). */
-static bool split_launches(struct trace_verdict *v, struct trace_progress *pg)
+static bool split_launches(struct trace_verdict *v, struct trace_progress *pg, unsigned threads)
 {
     const struct trace_model *m = v->m;
-    v->rs_launch = trace_regions_new_launch_run(m, &v->run_region, pg);
+    v->rs_launch = trace_regions_new_launch_run(m, &v->run_region, pg, threads);
     bool run_done = v->rs_launch != NULL;               /* the run's usage came with the launches */
     if (!v->rs_launch && !trace_progress_cancelled(pg)) /* not in the order it needs */
         v->rs_launch = trace_regions_new_light(m, TRACE_REGION_LAUNCH, pg);
@@ -1331,7 +1331,7 @@ static bool split_launches(struct trace_verdict *v, struct trace_progress *pg)
 struct trace_verdict *trace_verdict_split(const struct trace_model *m, struct trace_progress *pg)
 {
     struct trace_verdict *v = verdict_alloc(m);
-    if (!split_launches(v, pg)) {
+    if (!split_launches(v, pg, 0)) {
         trace_verdict_free(v);
         return NULL;
     }
@@ -1382,7 +1382,7 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
     } else {
         struct sim_prefault pf = {0};
         prefault_start(&c, &pf);
-        split_launches(v, pg);
+        split_launches(v, pg, c.threads);
         sim_prefault_stop(&pf); /* (the pages not reached yet are this thread's) */
     }
     if (!v->rs_launch) { /* cancelled */
