@@ -36,8 +36,9 @@ static void each(void *ctx, size_t i, const struct trace_opinfo *oi)
 }
 
 /* The arithmetic of an op read on the second thread: counted as each counts it. */
-static void each_raw(void *ctx, size_t i, const struct trace_opinfo_raw *r)
+static void each_raw(void *ctx, size_t i, uint32_t track, const struct trace_opinfo_raw *r)
 {
+    (void)track;
     struct sums *s = ctx;
     s->out_of_order += i != s->n;
     s->n++;

@@ -1052,10 +1052,13 @@ Test(critpath, details_read_ahead_on_a_second_thread_give_the_same_path_and_info
 
 /* each_raw: an op's arithmetic handed on the second thread, recorded as each_info's would be
  * (its index, flops, bytes, dtype, stage), in the same record as each_info's, so that the
- * order is the order of the calls of either; raw counts them. */
+ * order is the order of the calls of either; raw counts them (each with its event's track:
+ * m, ev). */
 struct both {
     struct recorded r;
     size_t raw;
+    const struct trace_model *m;
+    const uint64_t *ev;
 };
 
 static void both_info(void *ctx, size_t i, const struct trace_opinfo *oi)
@@ -1066,9 +1069,10 @@ static void both_info(void *ctx, size_t i, const struct trace_opinfo *oi)
     record_handed(&b->r, i, &o);
 }
 
-static void both_raw(void *ctx, size_t i, const struct trace_opinfo_raw *raw)
+static void both_raw(void *ctx, size_t i, uint32_t track, const struct trace_opinfo_raw *raw)
 {
     struct both *b = ctx;
+    cr_assert_eq(track, trace_model_event(b->m, b->ev[i])->track, "op %zu's track", i);
     struct trace_opinfo o = {.flops = raw->flops, .bytes = raw->bytes, .stage = raw->stage};
     memcpy(o.dtype, raw->dtype, sizeof(o.dtype));
     record_handed(&b->r, i, &o);
@@ -1115,7 +1119,7 @@ Test(critpath, arithmetic_handed_on_the_second_thread_in_order)
         }
         trace_model_finish(m);
         struct trace_critpath one, two;
-        struct both b1 = {0}, b2 = {0};
+        struct both b1 = {.m = m, .ev = ev}, b2 = {.m = m, .ev = ev};
         struct trace_critpath_input in = {
             .m = m, .events = ev, .n = N, .each_info = both_info, .each_ctx = &b1, .threads = 1};
         trace_critpath_compute(&in, &one);

@@ -298,7 +298,7 @@ struct feed {
     /* the input's each_raw (NULL: none), and whether the reader still hands the ops to it:
      * from the first it cannot (whose columns do not unpack) on, the taker hands each op to
      * each_info */
-    void (*each_raw)(void *ctx, size_t i, const struct trace_opinfo_raw *raw);
+    void (*each_raw)(void *ctx, size_t i, uint32_t track, const struct trace_opinfo_raw *raw);
     void *each_ctx;
     bool handing;
     struct feed_slot {
@@ -452,8 +452,8 @@ static void *feed_main(void *arg)
         s->handed = f->handing;
         if (!s->ok)
             continue;
-        if (s->handed)
-            f->each_raw(f->each_ctx, j, &raw);
+        if (s->handed) /* (the ops' tracks gathered: no event read again here) */
+            f->each_raw(f->each_ctx, j, ((const struct op *)f->ops)[j].track, &raw);
         s->resolved = trace_opinfo_resolve_known(&raw, f->rnames, f->rids, f->rn, &s->u.oi);
         if (!s->resolved)
             s->u.raw = raw;
@@ -498,7 +498,8 @@ static struct feed *feed_start(const struct trace_critpath_input *in, struct op 
 /* Have f read the n ops of the input (op k's event events[op_src(src, k)]), handing them to
  * each_raw (NULL: not) as it reads them. */
 static void feed_go(struct feed *f, const uint32_t *src, size_t n,
-                    void (*each_raw)(void *, size_t, const struct trace_opinfo_raw *), void *ctx)
+                    void (*each_raw)(void *, size_t, uint32_t, const struct trace_opinfo_raw *),
+                    void *ctx)
 {
     pthread_mutex_lock(&f->mu);
     f->src = src, f->n = n;

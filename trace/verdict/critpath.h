@@ -82,10 +82,10 @@ struct trace_critpath_input {
     void *each_ctx;
     /* may be NULL: with each_info, when the details are read ahead on a second thread and
      * no umbrella op is left out, an op read there is handed to this there rather than to
-     * each_info (its index in events, its details before their spaces are named: the same
-     * arithmetic, bytes, dtype and stage); each op to one of the two, in the order of
-     * events, a call seeing every call before it done */
-    void (*each_raw)(void *ctx, size_t i, const struct trace_opinfo_raw *raw);
+     * each_info (its index in events, its event's track, its details before their spaces
+     * are named: the same arithmetic, bytes, dtype and stage); each op to one of the two, in
+     * the order of events, a call seeing every call before it done */
+    void (*each_raw)(void *ctx, size_t i, uint32_t track, const struct trace_opinfo_raw *raw);
     /* may be NULL: called with each event of the set (its index in events, the event), in
      * the order of events, in the pass that gathers the ops (a caller looking at every
      * event too does it in the same pass), before any op's details are read */

@@ -298,24 +298,24 @@ struct arith {
     struct judging *jg; /* the region's (judge) */
 };
 
-/* Count op k (evs[k]): of its info (or raw details), its bytes, flops, dtype and whether it
- * is a stage. */
-static void arith_count(struct arith *a, size_t k, uint64_t bytes, double flops, const char *dtype,
-                        bool stage)
+/* Count op k (evs[k], on track: UINT32_MAX, its event's, read here): of its info (or raw
+ * details), its bytes, flops, dtype and whether it is a stage. */
+static void arith_count(struct arith *a, size_t k, uint32_t track, uint64_t bytes, double flops,
+                        const char *dtype, bool stage)
 {
     if (a->bytes)
         a->bytes[k] = bytes; /* for the path's DMA steps */
     if (!bytes && !(flops > 0))
         return; /* (nothing to count: its event not read) */
-    const struct trace_event *e = &a->c->ev[a->evs[k]];
-    enum trace_engine eng = a->c->engine_of[e->track];
+    const struct trace_event *e = track == UINT32_MAX ? &a->c->ev[a->evs[k]] : NULL;
+    enum trace_engine eng = a->c->engine_of[e ? e->track : track];
     if (eng == TRACE_ENGINE_DMA && bytes) {
         a->dma_ops++;
         a->dma_bytes += bytes;
     }
     if (!(flops > 0))
         return;
-    if (stage && within_composite(a->comp, a->ncomp, e))
+    if (stage && within_composite(a->comp, a->ncomp, e ? e : &a->c->ev[a->evs[k]]))
         return; /* counted by its composite op */
     a->flops += flops;
     if (eng == TRACE_ENGINE_TE) {
@@ -332,7 +332,7 @@ static void arith_upto(struct arith *a, size_t k)
     for (; a->next < k; a->next++) {
         struct trace_opinfo oi;
         trace_opinfo_of_event(a->c->m, a->evs[a->next], a->spaces, &oi);
-        arith_count(a, a->next, oi.bytes, oi.flops, oi.dtype, oi.stage);
+        arith_count(a, a->next, UINT32_MAX, oi.bytes, oi.flops, oi.dtype, oi.stage);
     }
 }
 
@@ -353,17 +353,17 @@ static void arith_each(void *ctx, size_t i, const struct trace_opinfo *oi)
 {
     struct arith *a = ctx;
     arith_before(a, i);
-    arith_count(a, i, oi->bytes, oi->flops, oi->dtype, oi->stage);
+    arith_count(a, i, UINT32_MAX, oi->bytes, oi->flops, oi->dtype, oi->stage);
     a->next = i + 1;
 }
 
-/* trace_critpath_input.each_raw: op i read by the path's second thread, every op before it
- * handed (nothing to read here). */
-static void arith_each_raw(void *ctx, size_t i, const struct trace_opinfo_raw *r)
+/* trace_critpath_input.each_raw: op i (on track) read by the path's second thread, every op
+ * before it handed (nothing to read here). */
+static void arith_each_raw(void *ctx, size_t i, uint32_t track, const struct trace_opinfo_raw *r)
 {
     struct arith *a = ctx;
     arith_before(a, i);
-    arith_count(a, i, r->bytes, r->flops, r->dtype, r->stage);
+    arith_count(a, i, track, r->bytes, r->flops, r->dtype, r->stage);
     a->next = i + 1;
 }
 
