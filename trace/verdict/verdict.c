@@ -195,13 +195,15 @@ static void waits_await(struct waits_job *j, size_t s)
 /* ---- fresh pages, faulted in ahead ------------------------------------------------------- */
 
 /* A model of at least this many events has the arrays its launches' events and their DMA
- * bytes go into (8 bytes an event each) made as large as its events, and faulted in on a
- * second thread while this one splits the launches (trace_verdict_opts.threads 0), a core
- * otherwise idle then (sim/util/prefault.h): ten million events, 150 MB of fresh pages. */
+ * bytes go into (8 bytes an event each) made as large as its events, and the events' faulted
+ * in on a third thread while this one and a second split the launches (trace_verdict_opts
+ * .threads 0), a core otherwise idle at times then (sim/util/prefault.h): ten million
+ * events, 80 MB of fresh pages this thread fills at once after the split. (The bytes' are
+ * filled by the critical path's second thread as it reads the ops, with time to spare.) */
 enum { PREFAULT_MIN = 1 << 20 };
 
 /* For a big model judged afresh: c's arrays of events and bytes made, and f started on
- * them; false when not (a small model, or one thread asked for). */
+ * the events'; false when not (a small model, or one thread asked for). */
 static bool prefault_start(struct ctx *c, struct sim_prefault *f)
 {
     uint64_t nev = trace_model_event_count(c->m);
@@ -210,9 +212,7 @@ static bool prefault_start(struct ctx *c, struct sim_prefault *f)
     c->capevs = c->capbytes = (size_t)nev;
     c->evs = sim_xreallocarray(NULL, c->capevs, sizeof(*c->evs));
     c->bytes = sim_xreallocarray(NULL, c->capbytes, sizeof(*c->bytes));
-    *f = (struct sim_prefault){
-        .r = {{c->evs, c->capevs * sizeof(*c->evs)}, {c->bytes, c->capbytes * sizeof(*c->bytes)}},
-        .nr = 2};
+    *f = (struct sim_prefault){.r = {{c->evs, c->capevs * sizeof(*c->evs)}}, .nr = 1};
     return sim_prefault_start(f);
 }
 
