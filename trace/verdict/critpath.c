@@ -288,6 +288,8 @@ enum { FEED = 8192, FEED_BATCH = 64, FEED_NAMES = 32 };
 /* (reading, the parts of the sweep's block it reaches next are faulted in AHEAD ops past
  * the op read, AHEAD_STEP bytes or more at a time) */
 enum { AHEAD = 1 << 16, AHEAD_STEP = 1 << 20 };
+/* (the gathering says how far it got every this many ops) */
+enum { GATHER_STEP = 1 << 12 };
 
 struct feed {
     const struct trace_model *m;
@@ -338,6 +340,7 @@ struct feed {
      * AHEAD ops past the op it reads (at, for each, the address faulted in up to) */
     void *ops;
     size_t nops;
+    _Atomic size_t gathered; /* the ops gathered so far (every GATHER_STEP of them) */
     uint32_t *groom; /* (the gathering's array of starts, as the ops' a sixth of their bytes) */
     uint8_t *arena;
     atomic_bool hold;
@@ -404,8 +407,16 @@ static void *feed_main(void *arg)
     /* (the block's parts at the offsets of the set's ops: those left out, if any, move them
      * down, which the faulting in as it reads makes up for) */
     size_t n0 = f->nops / sizeof(struct op);
-    /* the ops' and the starts' arrays side by side, as the gathering fills both */
+    /* the ops' and the starts' arrays side by side, as the gathering fills both; past where
+     * it has got to (a model in memory is gathered faster than its pages are faulted in:
+     * the two then fault in different parts, rather than this one the parts the other
+     * faulted in already) */
     for (size_t k = 0; k < n0 && !atomic_load(&f->hold); k += AHEAD) {
+        size_t got = atomic_load_explicit(&f->gathered, memory_order_relaxed);
+        if (k < got + AHEAD / 4) /* caught up: on from well past it */
+            k = (got + AHEAD) / AHEAD * AHEAD;
+        if (k >= n0)
+            break;
         size_t c = n0 - k < AHEAD ? n0 - k : AHEAD;
         sim_prefault((struct op *)f->ops + k, c * sizeof(struct op), &f->hold);
         sim_prefault(f->groom + k, c * sizeof(*f->groom), &f->hold);
@@ -475,6 +486,7 @@ static struct feed *feed_start(const struct trace_critpath_input *in, struct op 
     f->m = in->m, f->events = in->events, f->progress = in->progress;
     f->ops = ops, f->nops = in->n * sizeof(*ops), f->groom = groom, f->arena = arena;
     atomic_init(&f->hold, false);
+    atomic_init(&f->gathered, 0);
     f->slot = sim_xreallocarray(NULL, FEED, sizeof(*f->slot));
     atomic_init(&f->head, 0);
     atomic_init(&f->ended, false);
@@ -941,6 +953,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
             }
         }
         scan_op(&sc, ops, n++);
+        if (feed && n % GATHER_STEP == 0) /* (for its faulting in ahead) */
+            atomic_store_explicit(&feed->gathered, n, memory_order_relaxed);
     }
     if (in->with_details && !in->with_details(in->each_ctx, uncached)) {
         /* no details: as with max_decode 1 (look, with every op looked at, says no less) */
