@@ -37,6 +37,27 @@ struct trace_regions {
 struct trace_region *trace_regions_add_(struct trace_regions *rs, const char *name, int32_t cmdq,
                                         uint64_t start, uint64_t end);
 
+/* Append the launches of cmdq_ids ids[0..n) (sorted, distinct), each named by its kernel: from
+ * a marker's or token's details, else from its first HOST event hosts[] (in event order, nhost
+ * of them) that names a host message; "cmdq N" when nothing does. Their spans are left 0. */
+void trace_regions_add_launches_(struct trace_regions *rs, const int32_t *ids, size_t n,
+                                 const uint64_t *hosts, size_t nhost);
+
+/* Widen the span of each launch seen (of cmdq_ids ids[0..n), the set's regions) to its own
+ * markers (a kernel's begin and end markers). */
+void trace_regions_extend_by_markers_(struct trace_regions *rs, const int32_t *ids, size_t n,
+                                      bool *seen);
+
+/* Add u to *to. */
+static inline void trace_usage_add_(struct trace_usage *to, const struct trace_usage *u)
+{
+    to->busy += u->busy;
+    to->ops += u->ops;
+    to->op_cycles += u->op_cycles;
+    to->read_bytes += u->read_bytes;
+    to->write_bytes += u->write_bytes;
+}
+
 /* Number the regions' occurrences (how many earlier regions have the same name). */
 void trace_regions_number_(struct trace_regions *rs);
 
