@@ -6,7 +6,6 @@
  */
 #include "trace/verdict/verdict.h"
 
-#include "sim/util/escape.h"
 #include "sim/util/prefault.h"
 #include "sim/util/xalloc.h"
 #include "trace/analysis/hostspan.h"
@@ -18,7 +17,6 @@
 #include "trace/verdict/runusage.h"
 
 #include <inttypes.h>
-#include <math.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdarg.h>
@@ -75,41 +73,6 @@ struct ctx {
      * the judging thread would wait for the unmapping at its next big allocation) */
     struct sim_release big;
 };
-
-/* ---- names ------------------------------------------------------------------------------ */
-
-const char *trace_bound_name(enum trace_bound b)
-{
-    static const char *const names[TRACE_BOUND_COUNT] = {
-        "nothing ran", "compute (TE)",  "vector (VE)",        "DMA / HBM bandwidth",
-        "NoC link",    "host transfer", "dependency latency", "DMA per-transfer cost"};
-    return b < TRACE_BOUND_COUNT ? names[b] : "?";
-}
-
-const char *trace_bound_key(enum trace_bound b)
-{
-    static const char *const keys[TRACE_BOUND_COUNT] = {"none", "compute", "vector",  "memory",
-                                                        "link", "host",    "latency", "dma_fixed"};
-    return b < TRACE_BOUND_COUNT ? keys[b] : "?";
-}
-
-char *trace_verdict_bound_text(const struct trace_verdict *v, const struct trace_verdict_item *it,
-                               char *buf, size_t size)
-{
-    if (it->checked && it->resource &&
-        (it->bound == TRACE_BOUND_MEMORY || it->bound == TRACE_BOUND_LINK)) {
-        snprintf(buf, size, "%s%s", it->bound == TRACE_BOUND_LINK ? "NoC link: " : "",
-                 it->resource);
-    } else if (it->bound == TRACE_BOUND_LINK && it->link != TRACE_NO_STR) {
-        char q[160];
-        sim_escape(trace_model_str(v->m, it->link), trace_model_str_len(v->m, it->link), q,
-                   sizeof(q));
-        snprintf(buf, size, "NoC link %s", q);
-    } else {
-        snprintf(buf, size, "%s", trace_bound_name(it->bound));
-    }
-    return buf;
-}
 
 /* ---- the config ------------------------------------------------------------------------- */
 
@@ -1492,27 +1455,4 @@ void trace_verdict_check(struct trace_verdict *v, const struct trace_verdict_che
             if (v->launches[i].region && v->launches[i].region->cmdq_id == c[k].cmdq_id)
                 check_item(&v->launches[i], &c[k]);
     }
-}
-
-char *trace_verdict_basis_text(const struct trace_verdict *v, const struct trace_verdict_item *it,
-                               char *buf, size_t size)
-{
-    if (!it->checked) {
-        snprintf(buf, size, "%s",
-                 v->own ? "heuristic (npuscope whatif checks it by experiment)"
-                        : "heuristic: another producer's trace, its workload cannot be run again");
-        return buf;
-    }
-    if (!it->resource) {
-        snprintf(buf, size, "checked by experiment: no resource x2 changes the time by 1%%");
-        return buf;
-    }
-    char f[16];
-    snprintf(f, sizeof(f), "x%g", it->factor);
-    int k = snprintf(buf, size, "checked by experiment: %s %s %s it %.1f%%", it->resource, f,
-                     it->change < 0 ? "shortens" : "lengthens", 100 * fabs(it->change));
-    if (it->heuristic != it->bound && k > 0 && (size_t)k < size)
-        snprintf(buf + k, size - (size_t)k, " (the heuristic said %s)",
-                 trace_bound_name(it->heuristic));
-    return buf;
 }

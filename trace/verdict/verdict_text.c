@@ -1,6 +1,6 @@
 /*
- * The bottleneck verdict as text and as a value (see verdict.h): the evidence of an item as
- * lines for a terminal, and the verdict for npuscope summary --json.
+ * The bottleneck verdict as text and as a value (see verdict.h): the names of the bounds, the
+ * evidence of an item as lines for a terminal, and the verdict for npuscope summary --json.
  */
 #include "trace/verdict/verdict.h"
 
@@ -14,6 +14,64 @@
 
 static const char *const pcat_names[TRACE_PCAT_COUNT] = {"compute", "vector",  "memory",
                                                          "host",    "latency", "dma_fixed"};
+
+/* ---- names ------------------------------------------------------------------------------ */
+
+const char *trace_bound_name(enum trace_bound b)
+{
+    static const char *const names[TRACE_BOUND_COUNT] = {
+        "nothing ran", "compute (TE)",  "vector (VE)",        "DMA / HBM bandwidth",
+        "NoC link",    "host transfer", "dependency latency", "DMA per-transfer cost"};
+    return b < TRACE_BOUND_COUNT ? names[b] : "?";
+}
+
+const char *trace_bound_key(enum trace_bound b)
+{
+    static const char *const keys[TRACE_BOUND_COUNT] = {"none", "compute", "vector",  "memory",
+                                                        "link", "host",    "latency", "dma_fixed"};
+    return b < TRACE_BOUND_COUNT ? keys[b] : "?";
+}
+
+char *trace_verdict_bound_text(const struct trace_verdict *v, const struct trace_verdict_item *it,
+                               char *buf, size_t size)
+{
+    if (it->checked && it->resource &&
+        (it->bound == TRACE_BOUND_MEMORY || it->bound == TRACE_BOUND_LINK)) {
+        snprintf(buf, size, "%s%s", it->bound == TRACE_BOUND_LINK ? "NoC link: " : "",
+                 it->resource);
+    } else if (it->bound == TRACE_BOUND_LINK && it->link != TRACE_NO_STR) {
+        char q[160];
+        sim_escape(trace_model_str(v->m, it->link), trace_model_str_len(v->m, it->link), q,
+                   sizeof(q));
+        snprintf(buf, size, "NoC link %s", q);
+    } else {
+        snprintf(buf, size, "%s", trace_bound_name(it->bound));
+    }
+    return buf;
+}
+
+char *trace_verdict_basis_text(const struct trace_verdict *v, const struct trace_verdict_item *it,
+                               char *buf, size_t size)
+{
+    if (!it->checked) {
+        snprintf(buf, size, "%s",
+                 v->own ? "heuristic (npuscope whatif checks it by experiment)"
+                        : "heuristic: another producer's trace, its workload cannot be run again");
+        return buf;
+    }
+    if (!it->resource) {
+        snprintf(buf, size, "checked by experiment: no resource x2 changes the time by 1%%");
+        return buf;
+    }
+    char f[16];
+    snprintf(f, sizeof(f), "x%g", it->factor);
+    int k = snprintf(buf, size, "checked by experiment: %s %s %s it %.1f%%", it->resource, f,
+                     it->change < 0 ? "shortens" : "lengthens", 100 * fabs(it->change));
+    if (it->heuristic != it->bound && k > 0 && (size_t)k < size)
+        snprintf(buf + k, size - (size_t)k, " (the heuristic said %s)",
+                 trace_bound_name(it->heuristic));
+    return buf;
+}
 
 /* ---- evidence --------------------------------------------------------------------------- */
 
