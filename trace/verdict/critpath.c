@@ -1125,24 +1125,26 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
     uint32_t last_ended = NONE;
     bool stop = false;
     trace_progress_step(in->progress, "critical path: dependencies", 2 * n);
+    /* the next end (its op, its point, whether of kind 0) and the next start (its op and
+     * time): each read again only once it is swept */
+    uint32_t ke = ends ? ends[0] : 0, ks = starts ? starts[0] : 0;
+    uint64_t te = end_point(&ops[ke]), ts = ops[ks].start;
+    bool ke0 = end_kind(&ops[ke]) == 0;
     for (size_t p = 0, si = 0, ei = 0; p < 2 * n; p++) {
         if (p % TRACE_PROGRESS_EVERY == 0 && (stop = trace_progress_at(in->progress, p)))
             break; /* cancelled: an empty path */
         if (p % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
             trace_model_lent_giveback(m); /* the op columns swept so far */
         /* the next point: the next end unless the next start comes before it */
-        bool is_end = si == n;
-        if (!is_end && ei < n) {
-            const struct op *oe = &ops[ends ? ends[ei] : ei];
-            uint64_t te = end_point(oe), ts = ops[starts ? starts[si] : si].start;
-            is_end = te < ts || (te == ts && end_kind(oe) == 0);
+        bool is_end = si == n || (ei < n && (te < ts || (te == ts && ke0)));
+        uint32_t k = is_end ? ke : ks;
+        if (is_end && ++ei < n) {
+            ke = ends ? ends[ei] : (uint32_t)ei;
+            te = end_point(&ops[ke]), ke0 = end_kind(&ops[ke]) == 0;
+        } else if (!is_end && ++si < n) {
+            ks = starts ? starts[si] : (uint32_t)si;
+            ts = ops[ks].start;
         }
-        uint32_t k =
-            is_end ? (uint32_t)(ends ? ends[ei] : ei) : (uint32_t)(starts ? starts[si] : si);
-        if (is_end)
-            ei++;
-        else
-            si++;
         if (is_end) { /* an end: publish what it wrote, its tile, its track */
             flags[k] |= FL_ENDED;
             struct trace_range w;
