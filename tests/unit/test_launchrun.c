@@ -9,6 +9,7 @@
 #include "sim/data/value.h"
 #include "trace/analysis/regions.h"
 #include "trace/model/model.h"
+#include "trace/model/progress.h"
 
 #include <criterion/criterion.h>
 #include <inttypes.h>
@@ -368,5 +369,20 @@ Test(launchrun, two_halves_joined_are_the_one_pass_at_every_size)
     cr_assert_eq(run.all.busy, 1000);
     cr_assert_eq(trace_regions_get(rs, 0)->all.busy, 1000);
     trace_regions_free(rs);
+    trace_model_free(m);
+}
+
+/* Cancelled, in one pass or in two halves (the earlier half's pass checks, and stops the
+ * later's): no answer, and nothing left allocated (ASan). Asked again, the same split. */
+Test(launchrun, a_cancelled_split_gives_no_answer_in_one_pass_or_two_halves)
+{
+    struct trace_model *m = make(5, 40000, false, 0);
+    for (unsigned threads = 1; threads <= 2; threads++) {
+        struct trace_progress p = {0};
+        atomic_store(&p.cancel, true);
+        struct trace_region run;
+        cr_assert_null(trace_regions_new_launch_run(m, &run, &p, threads), "threads %u", threads);
+    }
+    halves_eq(m, "after a cancel");
     trace_model_free(m);
 }
