@@ -210,7 +210,7 @@ static struct trace_imap_pos search(const struct trace_imap *m, uint64_t lo)
 enum { GUESSES = 4096, NEAR_BITS = 12 };
 
 /* Whether p is the first interval of m whose hi is above lo. */
-static bool first_at(const struct trace_imap *m, struct trace_imap_pos p, uint64_t lo)
+static inline bool first_at(const struct trace_imap *m, struct trace_imap_pos p, uint64_t lo)
 {
     if (p.b >= m->nb || p.i >= m->b[p.b].n || m->b[p.b].v[p.i].hi <= lo)
         return false;
@@ -218,13 +218,14 @@ static bool first_at(const struct trace_imap *m, struct trace_imap_pos p, uint64
 }
 
 /* The guess slot of key x (an address, or an aligned block's). */
-static size_t guess_slot(uint64_t x)
+static inline size_t guess_slot(uint64_t x)
 {
-    return (size_t)((x * 0x9e3779b97f4a7c15u) >> 52); /* 12 bits: GUESSES */
+    _Static_assert(GUESSES == 1 << 12, "trace_imap_slot_'s 12 bits");
+    return trace_imap_slot_(x);
 }
 
 /* Remember p as where lo was found, by lo and by its block. */
-static void guess_put(struct trace_imap *m, uint64_t lo, struct trace_imap_pos p)
+static inline void guess_put(struct trace_imap *m, uint64_t lo, struct trace_imap_pos p)
 {
     if (!m->guess)
         m->guess = sim_xcalloc(2 * GUESSES, sizeof(*m->guess));
@@ -236,7 +237,8 @@ static void guess_put(struct trace_imap *m, uint64_t lo, struct trace_imap_pos p
 
 /* The interval [lo, hi) of the map, written by op ending at end: kept in its hit slot (of no
  * length: not). */
-static void hit_put(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t op, uint64_t end)
+static inline void hit_put(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t op,
+                           uint64_t end)
 {
     if (lo >= hi)
         return;
@@ -247,7 +249,7 @@ static void hit_put(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t op,
 
 /* The interval starting at lo is cut or gone: dropped from its hit slot (another of the
  * same lo, of no length beside it, drops it too: a hit less, never a wrong one). */
-static void hit_drop(struct trace_imap *m, uint64_t lo)
+static inline void hit_drop(struct trace_imap *m, uint64_t lo)
 {
     struct trace_imap_hit *h = m->hit ? &m->hit[guess_slot(lo)] : NULL;
     if (h && h->lo == lo)
@@ -279,7 +281,7 @@ static bool search_near(const struct trace_imap *m, const struct trace_imap_gues
  * reads or rewrites the bytes one op wrote), else NULL; of no length, NULL (several of no
  * length may start at lo). Intervals are disjoint, none of no length inside another: it is
  * then the first whose hi is above lo, and the only one [lo, hi) overlaps. */
-static struct trace_ival *exact(const struct trace_imap *m, uint64_t lo, uint64_t hi)
+static inline struct trace_ival *exact(const struct trace_imap *m, uint64_t lo, uint64_t hi)
 {
     if (!m->guess || lo >= hi)
         return NULL;
@@ -290,7 +292,8 @@ static struct trace_ival *exact(const struct trace_imap *m, uint64_t lo, uint64_
     return v->lo == lo && v->hi == hi ? v : NULL;
 }
 
-struct trace_imap_pos trace_imap_first(struct trace_imap *m, uint64_t lo)
+/* trace_imap_first, inline in the map's own writes and searches. */
+static inline struct trace_imap_pos first_pos(struct trace_imap *m, uint64_t lo)
 {
     struct trace_imap_pos p;
     if (m->guess) {
@@ -316,6 +319,11 @@ struct trace_imap_pos trace_imap_first(struct trace_imap *m, uint64_t lo)
     if (p.b < m->nb)
         guess_put(m, lo, p);
     return p;
+}
+
+struct trace_imap_pos trace_imap_first(struct trace_imap *m, uint64_t lo)
+{
+    return first_pos(m, lo);
 }
 
 bool trace_imap_next(const struct trace_imap *m, struct trace_imap_pos *p, struct trace_ival *x)
@@ -362,7 +370,7 @@ void trace_imap_assign(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t 
         hit_put(m, lo, hi, op, end);
         return;
     }
-    struct trace_imap_pos at = trace_imap_first(m, lo);
+    struct trace_imap_pos at = first_pos(m, lo);
     if (at.b < m->nb) { /* the bytes of one interval, rewritten: in place */
         struct trace_ival *e = &m->b[at.b].v[at.i];
         if (e->lo == lo && e->hi == hi) {
@@ -433,16 +441,9 @@ void trace_imap_assign(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t 
     hit_put(m, lo, hi, op, end);
 }
 
-bool trace_imap_latest(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t skip,
-                       struct trace_ival *x)
+bool trace_imap_latest_(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t skip,
+                        struct trace_ival *x)
 {
-    const struct trace_imap_hit *h = m->hit && lo < hi ? &m->hit[guess_slot(lo)] : NULL;
-    if (h && h->lo == lo && h->hi == hi) { /* the bytes one op wrote, as it wrote them */
-        if (h->op == skip)
-            return false;
-        *x = (struct trace_ival){lo, hi, h->op, h->end};
-        return true;
-    }
     const struct trace_ival *best = exact(m, lo, hi);
     if (best) { /* the bytes one op wrote: its interval alone */
         if (best->op == skip)
@@ -450,7 +451,7 @@ bool trace_imap_latest(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t 
         *x = *best;
         return true;
     }
-    struct trace_imap_pos p = trace_imap_first(m, lo);
+    struct trace_imap_pos p = first_pos(m, lo);
     for (size_t b = p.b, i = p.i; b < m->nb; b++, i = 0) {
         const struct trace_ival *v = m->b[b].v;
         for (size_t n = m->b[b].n; i < n; i++) {

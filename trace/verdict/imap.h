@@ -62,11 +62,33 @@ struct trace_imap_pos trace_imap_first(struct trace_imap *m, uint64_t lo);
 /* The interval at *p, then *p moved to the next one: false past the end. */
 bool trace_imap_next(const struct trace_imap *m, struct trace_imap_pos *p, struct trace_ival *x);
 
+/* The slot of key x (an address, or an aligned block's) in the guess and hit tables (of
+ * 4096 each: 12 bits). */
+static inline size_t trace_imap_slot_(uint64_t x)
+{
+    return (size_t)((x * 0x9e3779b97f4a7c15u) >> 52);
+}
+
+/* trace_imap_latest past its hit table (imap.c). */
+bool trace_imap_latest_(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t skip,
+                        struct trace_ival *x);
+
 /* Of the intervals from the first whose hi is above lo on while their lo is below hi (those
  * [lo, hi) overlaps) whose op is not skip, the first of those whose end is the latest, into
- * *x: false when there is none. */
-bool trace_imap_latest(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t skip,
-                       struct trace_ival *x);
+ * *x: false when there is none. (Inline: most reads are of the bytes one op wrote, as it
+ * wrote them, which the hit table answers; millions of them a sweep.) */
+static inline bool trace_imap_latest(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t skip,
+                                     struct trace_ival *x)
+{
+    const struct trace_imap_hit *h = m->hit && lo < hi ? &m->hit[trace_imap_slot_(lo)] : NULL;
+    if (h && h->lo == lo && h->hi == hi) { /* the bytes one op wrote, as it wrote them */
+        if (h->op == skip)
+            return false;
+        *x = (struct trace_ival){lo, hi, h->op, h->end};
+        return true;
+    }
+    return trace_imap_latest_(m, lo, hi, skip, x);
+}
 
 /* Have m fault in the pages it fills next on a second thread, a slab ahead of the one it
  * fills (a map of a million ranges fills tens of megabytes of fresh pages; the thread runs
