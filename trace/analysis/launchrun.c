@@ -43,15 +43,21 @@ static inline uint64_t gain_down(uint64_t s, uint64_t e, uint64_t *low)
     return b > s ? b - s : 0;
 }
 
-/* A fresh launch of cmdq c in acc (grown as needed), first met at event e ending at end. */
-static struct lacc *lacc_new(struct lacc **acc, size_t *n, size_t *cap, int32_t c,
-                             const struct trace_event *e, uint64_t end)
+/* A new slot at the end of acc (grown as needed). */
+static struct lacc *lacc_add(struct lacc **acc, size_t *n, size_t *cap)
 {
     if (*n == *cap) {
         *cap = *cap ? *cap * 2 : 64;
         *acc = sim_xreallocarray(*acc, *cap, sizeof(**acc));
     }
-    struct lacc *a = &(*acc)[(*n)++];
+    return &(*acc)[(*n)++];
+}
+
+/* A fresh launch of cmdq c in acc, first met at event e ending at end. */
+static struct lacc *lacc_new(struct lacc **acc, size_t *n, size_t *cap, int32_t c,
+                             const struct trace_event *e, uint64_t end)
+{
+    struct lacc *a = lacc_add(acc, n, cap);
     *a = (struct lacc){.cmdq = c, .start = e->start, .end = end};
     for (int k = 0; k <= KINDS; k++)
         a->low[k] = UINT64_MAX;
@@ -183,6 +189,18 @@ struct lpass {
     size_t nrun, caprun, capslot, nhost, caphost;
 };
 
+/* A run of launch slot sl (NO_REGION: of no launch) after ps's: its index (its first event
+ * set by the caller). */
+static size_t lpass_run_add(struct lpass *ps, uint64_t sl)
+{
+    push_u64(&ps->slot, &ps->nrun, &ps->capslot, sl);
+    if (ps->caprun < ps->capslot) {
+        ps->caprun = ps->capslot;
+        ps->first = sim_xreallocarray(ps->first, ps->caprun, sizeof(*ps->first));
+    }
+    return ps->nrun - 1;
+}
+
 static void lpass_run(struct lpass *ps)
 {
     const struct trace_event *ev = ps->ev;
@@ -238,11 +256,7 @@ static void lpass_run(struct lpass *ps)
             }
             if (ps->nrun)
                 ps->first[ps->nrun - 1] = i + 1;
-            push_u64(&ps->slot, &ps->nrun, &ps->capslot, sl);
-            if (ps->caprun < ps->capslot) {
-                ps->caprun = ps->capslot;
-                ps->first = sim_xreallocarray(ps->first, ps->caprun, sizeof(*ps->first));
-            }
+            lpass_run_add(ps, sl);
         }
         /* (the bytes summed in registers: through a pointer into u, each sum would wait for
          * the store before it, and u's copies below for the last) */
@@ -372,11 +386,7 @@ static bool lpass_join(struct lpass *b, struct lpass *a)
         uint32_t id = sim_keytab_id(&b->slots, (uint32_t)y->cmdq);
         to[j] = id;
         if (id == b->nacc) {
-            if (b->nacc == b->capacc) {
-                b->capacc = b->capacc ? 2 * b->capacc : 64;
-                b->acc = sim_xreallocarray(b->acc, b->capacc, sizeof(*b->acc));
-            }
-            b->acc[b->nacc++] = *y;
+            *lacc_add(&b->acc, &b->nacc, &b->capacc) = *y;
             continue;
         }
         struct lacc *z = &b->acc[id];
@@ -445,13 +455,8 @@ static bool lpass_join(struct lpass *b, struct lpass *a)
         from = 1;
     }
     for (size_t k = from; k < a->nrun; k++) {
-        push_u64(&b->slot, &b->nrun, &b->capslot,
-                 a->slot[k] == NO_REGION ? NO_REGION : to[a->slot[k]]);
-        if (b->caprun < b->capslot) {
-            b->caprun = b->capslot;
-            b->first = sim_xreallocarray(b->first, b->caprun, sizeof(*b->first));
-        }
-        b->first[b->nrun - 1] = a->first[k];
+        size_t r = lpass_run_add(b, a->slot[k] == NO_REGION ? NO_REGION : to[a->slot[k]]);
+        b->first[r] = a->first[k]; /* (after the add: it may move first) */
     }
     for (size_t k = 0; k < a->nhost; k++)
         push_u64(&b->hosts, &b->nhost, &b->caphost, a->hosts[k]);
