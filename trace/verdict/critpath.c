@@ -840,6 +840,12 @@ static void starts_drop(uint32_t **starts, const uint32_t *groom)
     *starts = NULL;
 }
 
+/* Whether a second thread is worth its start for n items of in's work (see its threads). */
+static bool apart(const struct trace_critpath_input *in, size_t n)
+{
+    return in->threads != 1 && (in->threads == 2 || n >= TRACE_CRITPATH_THREAD_MIN);
+}
+
 /* An op's flags in the sweep: why it waited (enum trace_dep), the space of the bytes it read
  * of a RAW predecessor, whether it has ended. */
 enum { FL_WHY = 7, FL_SPACE = 3, FL_ENDED = 128 };
@@ -868,7 +874,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
     uint8_t *arena = sim_xreallocarray(NULL, in->n ? in->n : 1, 21);
     struct feed *feed = NULL;
     uint32_t *groom = NULL; /* the room for gstarts (below), faulted in ahead with the ops' */
-    if (in->threads != 1 && (in->threads == 2 || in->n >= TRACE_CRITPATH_THREAD_MIN)) {
+    if (apart(in, in->n)) {
         groom = sim_xreallocarray(NULL, in->n ? in->n : 1, sizeof(*groom));
         feed = feed_start(in, ops, groom, arena);
     }
@@ -1099,9 +1105,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
     struct trace_imap maps[TRACE_OPINFO_MAX_SPACES];
     memset(maps, 0, sizeof(maps));
     /* (a space of a million ranges fills tens of megabytes: faulted in on a second thread) */
-    for (size_t s = 0; s < TRACE_OPINFO_MAX_SPACES && in->threads != 1 &&
-                       (in->threads == 2 || n >= TRACE_CRITPATH_THREAD_MIN);
-         s++)
+    for (size_t s = 0; s < TRACE_OPINFO_MAX_SPACES && apart(in, n); s++)
         trace_imap_ahead(&maps[s]);
     size_t ntracks = trace_model_track_count(m);
     uint32_t *last_on_track = sim_xreallocarray(NULL, ntracks ? ntracks : 1, sizeof(uint32_t));
@@ -1250,7 +1254,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
     /* the steps are written from the last; a second thread faults in their fresh pages from
      * the first meanwhile (a path of a million steps: 50 MB), until the two meet */
     struct sim_prefault pf = {.r = {{out->steps, len * sizeof(*out->steps)}}, .nr = 1};
-    if (in->threads != 1 && (in->threads == 2 || len >= TRACE_CRITPATH_THREAD_MIN))
+    if (apart(in, len))
         sim_prefault_start(&pf);
     for (size_t i = 0; i < len; i++) {
         if (i + WALK_PREFETCH < len) {
