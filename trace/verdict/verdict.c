@@ -270,15 +270,15 @@ static void arith_count(struct arith *a, size_t k, uint32_t track, uint64_t byte
         a->bytes[k] = bytes; /* for the path's DMA steps */
     if (!bytes && !(flops > 0))
         return; /* (nothing to count: its event not read) */
-    const struct trace_event *e = track == UINT32_MAX ? &a->c->ev[a->evs[k]] : NULL;
-    enum trace_engine eng = a->c->engine_of[e ? e->track : track];
+    const struct trace_event *ev = a->c->ev;
+    enum trace_engine eng = a->c->engine_of[track != UINT32_MAX ? track : ev[a->evs[k]].track];
     if (eng == TRACE_ENGINE_DMA && bytes) {
         a->dma_ops++;
         a->dma_bytes += bytes;
     }
     if (!(flops > 0))
         return;
-    if (stage && within_composite(a->comp, a->ncomp, e ? e : &a->c->ev[a->evs[k]]))
+    if (stage && within_composite(a->comp, a->ncomp, &ev[a->evs[k]]))
         return; /* counted by its composite op */
     a->flops += flops;
     if (eng == TRACE_ENGINE_TE) {
@@ -655,20 +655,20 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
         scan_begin(&jg.scanning, c, n, &sc);
 
     /* the critical path, reading the details (and counting the arithmetic) as it goes */
-    struct trace_critpath_input in = {
-        .m = m,
-        .events = evs,
-        .n = n,
-        .start = r->start,
-        .max_decode = lv && !jg.details ? 1 : 0, /* 1: no details: order, tiles
-                                                    and engines only */
-        .progress = c->progress,
-        .each_info = !lv || jg.details ? arith_each : NULL,
-        .each_raw = !lv || jg.details ? arith_each_raw : NULL,
-        .each_event = lv ? NULL : judge_event,
-        .with_details = lv ? NULL : judge_with_details,
-        .each_ctx = &ar,
-        .release = c->threads != 1 && n >= RELEASE_MIN ? &c->big : NULL};
+    struct trace_critpath_input in = {.m = m,
+                                      .events = evs,
+                                      .n = n,
+                                      .start = r->start,
+                                      /* 1: no details: order, tiles and engines only */
+                                      .max_decode = lv && !jg.details ? 1 : 0,
+                                      .progress = c->progress,
+                                      .each_info = !lv || jg.details ? arith_each : NULL,
+                                      .each_raw = !lv || jg.details ? arith_each_raw : NULL,
+                                      .each_event = lv ? NULL : judge_event,
+                                      .with_details = lv ? NULL : judge_with_details,
+                                      .each_ctx = &ar,
+                                      .release =
+                                          c->threads != 1 && n >= RELEASE_MIN ? &c->big : NULL};
     if (lv) {
         if (!lv->path)
             lv->path = trace_critinc_new();
