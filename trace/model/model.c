@@ -785,7 +785,7 @@ bool trace_model_has_opcol(const struct trace_model *m, uint64_t i)
 
 const uint8_t *trace_model_opcol(const struct trace_model *m, uint64_t i, size_t *n)
 {
-    if (i >= m->capcol_off || i >= m->nev || m->col_off[i] == NO_COL)
+    if (!trace_model_has_opcol(m, i))
         return NULL;
     *n = m->col[m->col_off[i]];
     return m->col + m->col_off[i] + 1;
