@@ -471,6 +471,98 @@ Test(tui_live_task, a_run_ahead_keeps_its_priority_when_it_could_not_get_it_back
     tui_task_free(t);
 }
 
+/* A pane's run whose pane leaves the screen (another pane took its place: v pressed while
+ * the summary is still summed up) goes on at the lowest priority, behind what the user looks
+ * at; shown again, it gets back the priority it had. A run started while hidden starts
+ * lowered. */
+struct hidden_probe {
+    atomic_int started, go1, went1, go2;
+    int nice_first, nice_mid, nice_then;
+};
+
+static void hidden_fn(void *arg, struct trace_progress *p)
+{
+    struct hidden_probe *h = arg;
+    (void)p;
+    h->nice_first = getpriority(PRIO_PROCESS, (id_t)gettid());
+    atomic_store(&h->started, 1);
+    wait_flag(&h->go1);
+    h->nice_mid = getpriority(PRIO_PROCESS, (id_t)gettid());
+    atomic_store(&h->went1, 1);
+    wait_flag(&h->go2);
+    h->nice_then = getpriority(PRIO_PROCESS, (id_t)gettid());
+}
+
+static void hidden_discard(void *arg)
+{
+    (void)arg;
+}
+
+Test(tui_live_task, a_run_whose_pane_is_hidden_yields_by_priority_until_it_is_shown_again)
+{
+    int nice0 = getpriority(PRIO_PROCESS, 0);
+    cr_assert_lt(nice0, TUI_TASK_AHEAD_NICE);
+    /* lowered only when it can be raised back (else it keeps the process's priority) */
+    int low = tui_task_may_lower() ? TUI_TASK_AHEAD_NICE : nice0;
+    struct hidden_probe h = {0};
+    struct tui_task *t = tui_task_new();
+    tui_task_start(t, hidden_fn, &h, true);
+    wait_flag(&h.started);
+    cr_assert(atomic_load(&h.started), "the run started");
+    cr_expect_eq(h.nice_first, nice0, "shown: nice %d, was %d", h.nice_first, nice0);
+    tui_task_set_hidden(t, true); /* another pane takes its place */
+    atomic_store(&h.go1, 1);
+    wait_flag(&h.went1);
+    cr_expect_eq(h.nice_mid, low, "hidden: nice %d", h.nice_mid);
+    tui_task_set_hidden(t, false); /* back on screen */
+    atomic_store(&h.go2, 1);
+    wait_task(t);
+    cr_assert(tui_task_take_done(t));
+    cr_expect_eq(h.nice_then, nice0, "shown again: nice %d, was %d", h.nice_then, nice0);
+
+    /* started while hidden: lowered from the start, raised once shown */
+    memset(&h, 0, sizeof(h));
+    tui_task_set_hidden(t, true);
+    tui_task_start(t, hidden_fn, &h, true);
+    wait_flag(&h.started);
+    cr_expect_eq(h.nice_first, low, "started hidden: nice %d", h.nice_first);
+    tui_task_set_hidden(t, false);
+    atomic_store(&h.go1, 1);
+    atomic_store(&h.go2, 1);
+    wait_task(t);
+    cr_expect_eq(h.nice_then, nice0, "shown: nice %d, was %d", h.nice_then, nice0);
+
+    /* a run ahead hidden and shown again stays lowered until its own pane opens */
+    memset(&h, 0, sizeof(h));
+    tui_task_set_ahead(t, true);
+    tui_task_start(t, hidden_fn, &h, true);
+    wait_flag(&h.started);
+    tui_task_set_hidden(t, true);
+    tui_task_set_hidden(t, false);
+    atomic_store(&h.go1, 1);
+    wait_flag(&h.went1);
+    cr_expect_eq(h.nice_mid, low, "ahead, shown again: nice %d", h.nice_mid);
+    tui_task_set_ahead(t, false); /* its pane opens */
+    atomic_store(&h.go2, 1);
+    wait_task(t);
+    cr_expect_eq(h.nice_then, nice0, "its pane open: nice %d, was %d", h.nice_then, nice0);
+    tui_task_free(t);
+
+    /* a live task holds the run while it works: hidden, it keeps its priority */
+    memset(&h, 0, sizeof(h));
+    t = tui_task_new();
+    tui_task_set_live(t, hidden_discard);
+    tui_task_start(t, hidden_fn, &h, true);
+    wait_flag(&h.started);
+    tui_task_set_hidden(t, true);
+    atomic_store(&h.go1, 1);
+    wait_flag(&h.went1);
+    cr_expect_eq(h.nice_mid, nice0, "live, hidden: nice %d, was %d", h.nice_mid, nice0);
+    atomic_store(&h.go2, 1);
+    wait_task(t);
+    tui_task_free(t);
+}
+
 /* Whatever the priorities, a run ahead waits while one of the user's runs: it counts on at
  * its progress checks only when none is under way, and once its pane opens it waits no
  * more. */

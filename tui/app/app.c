@@ -49,7 +49,7 @@ static int narrow_slot(const struct tui_app *a)
     return a->view.selected != TUI_NO_EVENT ? P_DETAILS : left_slot(a);
 }
 
-static void layout(struct tui_app *a)
+static void place(struct tui_app *a)
 {
     int W = a->canvas->w, H = a->canvas->h;
     a->too_small = W < TUI_MIN_W || H < TUI_MIN_H;
@@ -91,6 +91,21 @@ static void layout(struct tui_app *a)
         int which = narrow_slot(a);
         a->panes[which].rect = (struct tui_rect){0, by, W, bh};
         a->panes[which].shown = true;
+    }
+}
+
+/* Lay the panes out; a pane that left the screen, or came back, is told (its run under way
+ * goes on behind what is shown). */
+static void layout(struct tui_app *a)
+{
+    bool was[P_COUNT];
+    for (int i = 0; i < P_COUNT; i++)
+        was[i] = a->panes[i].shown;
+    place(a);
+    for (int i = 0; i < P_COUNT; i++) {
+        struct pane *p = &a->panes[i];
+        if (p->shown != was[i] && p->ops && p->ops->hidden)
+            p->ops->hidden(p->self, !p->shown);
     }
 }
 

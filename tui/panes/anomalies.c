@@ -311,6 +311,12 @@ static enum tui_result anomalies_mouse(void *self, int x, int y, int button, str
     return TUI_RES_REDRAW;
 }
 
+static void anomalies_hidden(void *self, bool hidden)
+{
+    struct tui_anomalies *p = self;
+    tui_task_set_hidden(p->task, hidden);
+}
+
 static void anomalies_free(void *self)
 {
     tui_anomalies_free(self);
@@ -323,6 +329,7 @@ const struct tui_pane_ops tui_anomalies_ops = {
     .action = anomalies_action,
     .mouse = anomalies_mouse,
     .work = anomalies_work,
+    .hidden = anomalies_hidden,
     .free = anomalies_free,
     .uses_view = false,
 };

@@ -650,6 +650,12 @@ static enum tui_result bn_action(void *self, enum tui_action a, struct tui_view 
     return b->sel != before || b->scroll != scroll ? TUI_RES_REDRAW : TUI_RES_HANDLED;
 }
 
+static void bn_hidden(void *self, bool hidden)
+{
+    struct tui_bottleneck *b = self;
+    tui_task_set_hidden(b->task, hidden);
+}
+
 static void bn_free(void *self)
 {
     tui_bottleneck_free(self);
@@ -661,6 +667,7 @@ const struct tui_pane_ops tui_bottleneck_ops = {
     .render = bn_render,
     .action = bn_action,
     .work = bn_work,
+    .hidden = bn_hidden,
     .free = bn_free,
     .uses_view = false,
 };

@@ -652,6 +652,12 @@ static enum tui_result layers_mouse(void *self, int x, int y, int button, struct
     return TUI_RES_REDRAW;
 }
 
+static void layers_hidden(void *self, bool hidden)
+{
+    struct tui_layers *l = self;
+    tui_task_set_hidden(l->task, hidden);
+}
+
 static void layers_free(void *self)
 {
     tui_layers_free(self);
@@ -664,6 +670,7 @@ const struct tui_pane_ops tui_layers_ops = {
     .action = layers_action,
     .mouse = layers_mouse,
     .work = layers_work,
+    .hidden = layers_hidden,
     .free = layers_free,
     .uses_view = true,
 };

@@ -30,6 +30,9 @@ struct tui_pane_ops {
     /* Background work for at most budget_ns; returns true while more remains. May be
      * NULL. */
     bool (*work)(void *self, struct tui_view *v, uint64_t budget_ns);
+    /* The pane left the screen (hidden true) or came back: its run under way, if any, goes
+     * on behind what is shown (tui_task_set_hidden). May be NULL. */
+    void (*hidden)(void *self, bool hidden);
     void (*free)(void *self);
     bool uses_view; /* redraw when the shared view changes */
 };

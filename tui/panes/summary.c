@@ -426,6 +426,13 @@ static enum tui_result summary_action(void *self, enum tui_action a, struct tui_
     return s->scroll != before ? TUI_RES_REDRAW : TUI_RES_HANDLED;
 }
 
+static void summary_hidden(void *self, bool hidden)
+{
+    struct tui_summary *s = self;
+    if (s->first)
+        tui_task_set_hidden(s->first, hidden);
+}
+
 static void summary_free(void *self)
 {
     tui_summary_free(self);
@@ -437,6 +444,7 @@ const struct tui_pane_ops tui_summary_ops = {
     .render = summary_render,
     .action = summary_action,
     .work = summary_work,
+    .hidden = summary_hidden,
     .free = summary_free,
     .uses_view = false,
 };

@@ -39,9 +39,10 @@ struct tui_task {
     uint64_t ran_ns;            /* how long the last run took (written by the worker) */
     uint64_t cpu_ns;            /* ... and the CPU time of the thread it ran on */
     uint64_t ended;             /* when the last run was seen to end (tui_now_ns); 0: none yet */
-    /* runs ahead of a request (tui_task_set_ahead) */
+    /* runs ahead of a request (tui_task_set_ahead), and of a hidden pane (tui_task_set_hidden) */
     pthread_mutex_t lock; /* orders the fields below between the worker and the main loop */
     bool ahead;           /* the next runs are ahead */
+    bool hidden;          /* its pane is hidden */
     pid_t tid;            /* the running worker's thread id, or 0 */
     bool may_lower;       /* the main loop's thread may raise the priority back */
     bool lowered;         /* its priority was lowered, from nice0 */
@@ -111,7 +112,8 @@ static void *run(void *arg)
     struct tui_task *t = arg;
     pthread_mutex_lock(&t->lock);
     t->tid = gettid();
-    if (t->ahead && t->may_lower) { /* the user's analyses first: this thread yields to them */
+    /* the user's analyses first, and what is on screen: this thread yields to them */
+    if ((t->ahead || t->hidden) && t->may_lower) {
         errno = 0;
         t->nice0 = getpriority(PRIO_PROCESS, (id_t)t->tid);
         t->lowered =
@@ -235,6 +237,16 @@ bool tui_task_may_lower(void)
     return may_raise_to(getpriority(PRIO_PROCESS, 0));
 }
 
+/* The run under way (lowered) given back the priority it had, with the threads its
+ * analysis started (the critical path's reader): they took the worker's when they were made. */
+static void raise_back(struct tui_task *t)
+{
+    setpriority(PRIO_PROCESS, (id_t)t->tid, t->nice0); /* may be refused: goes on lowered */
+    if (t->nice0 != TUI_TASK_AHEAD_NICE)
+        renice_threads(TUI_TASK_AHEAD_NICE, t->nice0);
+    t->lowered = false;
+}
+
 void tui_task_set_ahead(struct tui_task *t, bool ahead)
 {
     pthread_mutex_lock(&t->lock);
@@ -245,13 +257,24 @@ void tui_task_set_ahead(struct tui_task *t, bool ahead)
     }
     /* a run that is the user's stays so (it would wait for itself) */
     atomic_store(&t->p.yielding, ahead && !t->counted);
-    if (!ahead && t->lowered) { /* its pane opened: the run under way is the pane's own */
-        setpriority(PRIO_PROCESS, (id_t)t->tid, t->nice0); /* may be refused: goes on lowered */
-        /* and the threads its analysis started (the critical path's reader): they took the
-         * worker's priority when they were made */
-        if (t->nice0 != TUI_TASK_AHEAD_NICE)
-            renice_threads(TUI_TASK_AHEAD_NICE, t->nice0);
-        t->lowered = false;
+    if (!ahead && t->lowered && !t->hidden) /* its pane opened: the run is the pane's own */
+        raise_back(t);
+    pthread_mutex_unlock(&t->lock);
+}
+
+void tui_task_set_hidden(struct tui_task *t, bool hidden)
+{
+    pthread_mutex_lock(&t->lock);
+    t->hidden = hidden;
+    /* (not a live one: it holds the run while it works) */
+    if (hidden && !t->live && t->tid && !t->lowered && tui_task_may_lower()) {
+        errno = 0;
+        int nice = getpriority(PRIO_PROCESS, (id_t)t->tid);
+        if (errno == 0 && nice < TUI_TASK_AHEAD_NICE &&
+            setpriority(PRIO_PROCESS, (id_t)t->tid, TUI_TASK_AHEAD_NICE) == 0)
+            t->nice0 = nice, t->lowered = true;
+    } else if (!hidden && t->lowered && !(t->ahead && !t->counted)) {
+        raise_back(t); /* (a run ahead stays lowered until its pane opens) */
     }
     pthread_mutex_unlock(&t->lock);
 }
@@ -268,7 +291,7 @@ void tui_task_start(struct tui_task *t, tui_task_fn fn, void *arg, bool threaded
         atomic_store(&t->finished, false);
         pthread_mutex_lock(&t->lock);
         atomic_store(&t->p.yielding, t->ahead);
-        t->may_lower = t->ahead && tui_task_may_lower();
+        t->may_lower = (t->ahead || (t->hidden && !t->live)) && tui_task_may_lower();
         t->counted = !t->ahead;
         if (t->counted)
             atomic_fetch_add(&users_runs, 1);

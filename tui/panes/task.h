@@ -73,6 +73,17 @@ bool tui_task_due(const struct tui_task *t);
 enum { TUI_TASK_AHEAD_NICE = 19 };
 void tui_task_set_ahead(struct tui_task *t, bool ahead);
 
+/*
+ * A task whose pane is hidden (another pane took its place on screen, or the terminal is
+ * too small): the user looks at something else, which comes first. Its run under way goes
+ * on at the lowest priority (TUI_TASK_AHEAD_NICE) while the process may raise it back, as a
+ * run ahead does; the threads its analysis started before are left as they are, those it
+ * starts after take the lowered priority. Shown again, the run gets back the priority it
+ * had. A run started while hidden starts lowered. A live task is left as it is (it holds the
+ * run while it works). Called by the main loop's thread.
+ */
+void tui_task_set_hidden(struct tui_task *t, bool hidden);
+
 /* Whether runs ahead started from the calling thread lower their priority: the thread may
  * set a thread's nice value back to its own (RLIMIT_NICE allows it, or CAP_SYS_NICE). */
 bool tui_task_may_lower(void);

@@ -371,6 +371,12 @@ static enum tui_result tokens_mouse(void *self, int x, int y, int button, struct
     return TUI_RES_REDRAW;
 }
 
+static void tokens_hidden(void *self, bool hidden)
+{
+    struct tui_tokens *t = self;
+    tui_task_set_hidden(t->task, hidden);
+}
+
 static void tokens_free(void *self)
 {
     tui_tokens_free(self);
@@ -383,6 +389,7 @@ const struct tui_pane_ops tui_tokens_ops = {
     .action = tokens_action,
     .mouse = tokens_mouse,
     .work = tokens_work,
+    .hidden = tokens_hidden,
     .free = tokens_free,
     .uses_view = false,
 };
