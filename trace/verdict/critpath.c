@@ -587,7 +587,7 @@ static void feed_stop(struct feed *f)
  * hold half a gigabyte); or decoded once and kept as ranges alone (op k's reads at
  * [first[k], ..), then its write when write[k]; first[n] the end; a range's bytes in lohi,
  * its space in space: 17 bytes), a tenth of an opinfo for an op of a read and a write. */
-enum { WCACHE = 1 << 15, RING = 1 << 15, RING_IN_ORDER = 64 };
+enum { WCACHE = 1 << 12, RING = 1 << 10, RING_IN_ORDER = 64 };
 
 struct ranges {
     const struct trace_opinfo *info;
@@ -657,10 +657,8 @@ static void ranges_keep(struct ranges *r, size_t k, const struct trace_range *re
 /* The ranges of an opinfo, into v. */
 static void ranges_of_info(const struct trace_opinfo *oi, struct trace_op_ranges *v)
 {
-    /* (all the room, a size the compiler copies inline: a call of memcpy for the reads
-     * alone costs more, once an op) */
-    _Static_assert(sizeof(v->reads) == sizeof(oi->reads), "the same room for reads");
-    memcpy(v->reads, oi->reads, sizeof(v->reads));
+    for (unsigned i = 0; i < oi->nreads; i++)
+        v->reads[i] = oi->reads[i];
     v->nreads = oi->nreads;
     v->has_write = oi->has_write;
     v->write = oi->write;
