@@ -400,3 +400,54 @@ Test(bandwidth, without_transfers_dram_accesses_then_file_samples_count)
     free(s);
     trace_model_free(m);
 }
+
+/* The figures with a progress to check (the summary pane's worker, which waits there while
+ * hidden behind a pane that computes): the same as without, the checks counted; cancelled,
+ * none (and nothing left to free but what fini frees). */
+Test(metrics, checked_as_they_go_the_same_figures_and_a_cancel_stops_them)
+{
+    enum { N = 3 * TRACE_PROGRESS_EVERY + 17 };
+    struct trace_model *m = trace_model_new();
+    uint32_t d = trace_model_track(m, "DMA 0", TRACE_ENGINE_DMA, 0);
+    uint32_t te = trace_model_track(m, "TE 0", TRACE_ENGINE_TE, 0);
+    uint64_t seed = 5;
+    for (uint64_t i = 0; i < N; i++) {
+        uint64_t s = 10 * i, e = s + 1 + lcg(&seed) % 30;
+        uint64_t ev = add(m, i % 3 ? d : te, s, e);
+        if (i % 3)
+            xfer(m, ev, 64 + lcg(&seed) % 4096, i % 2 ? TRACE_XFER_WRITE : 0);
+    }
+    trace_model_finish(m);
+    struct trace_metrics a, b;
+    trace_metrics_compute(m, &a);
+    struct trace_progress p = {0};
+    cr_assert(trace_metrics_compute_at(m, &b, &p));
+    cr_expect_eq(atomic_load(&p.total), (uint64_t)N, "its step counts the events");
+    unsigned long long last = atomic_load(&p.done);
+    cr_expect_eq(last, 3 * TRACE_PROGRESS_EVERY, "checked every %d events: the last at %llu",
+                 (int)TRACE_PROGRESS_EVERY, last);
+    cr_expect(a.dma_active == b.dma_active && a.dma_max_concurrent == b.dma_max_concurrent &&
+                  a.te_active == b.te_active && a.dram_read == b.dram_read &&
+                  a.dram_write == b.dram_write && a.nte == b.nte &&
+                  a.cycles_total == b.cycles_total,
+              "the same figures");
+    struct trace_bw_sample *sa, *sb;
+    size_t na = trace_metrics_bandwidth(m, 0, &sa);
+    size_t nb = trace_metrics_bandwidth_at(m, 0, &sb, &p);
+    cr_assert_gt(na, 1);
+    cr_assert_eq(na, nb);
+    for (size_t i = 0; i < na; i++)
+        cr_expect(sa[i].cycle == sb[i].cycle && sa[i].window == sb[i].window &&
+                      sa[i].read_bytes == sb[i].read_bytes &&
+                      sa[i].write_bytes == sb[i].write_bytes,
+                  "sample %zu the same", i);
+    free(sa), free(sb);
+    trace_metrics_fini(&a);
+    trace_metrics_fini(&b);
+    atomic_store(&p.cancel, true);
+    cr_expect_not(trace_metrics_compute_at(m, &b, &p), "cancelled: no figures");
+    trace_metrics_fini(&b);
+    cr_expect_eq(trace_metrics_bandwidth_at(m, 0, &sb, &p), 0, "cancelled: no samples");
+    cr_expect_null(sb);
+    trace_model_free(m);
+}

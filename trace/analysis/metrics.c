@@ -254,7 +254,9 @@ static void pass_add(struct kind_pass *k, uint64_t s, uint64_t e)
 
 /* Busy cycles (and, for DMA, the peak) of DMA, TE and VE as kind_sweep gives them, into
  * active[] and *dma_peak. */
-static void kinds_sweep(const struct trace_model *m, uint64_t active[3], uint64_t *dma_peak)
+/* (false: p was cancelled, the sums left half done) */
+static bool kinds_sweep(const struct trace_model *m, uint64_t active[3], uint64_t *dma_peak,
+                        struct trace_progress *p)
 {
     static const enum trace_engine kinds[3] = {TRACE_ENGINE_DMA, TRACE_ENGINE_TE, TRACE_ENGINE_VE};
     size_t ntr = trace_model_track_count(m);
@@ -268,7 +270,10 @@ static void kinds_sweep(const struct trace_model *m, uint64_t active[3], uint64_
     size_t cap = n < 2 * SWEEP_CHUNK ? (size_t)n + 1 : 2 * SWEEP_CHUNK; /* a small trace's: small */
     for (int k = 0; k < 3; k++)
         ks[k].buf = sim_xreallocarray(NULL, cap, sizeof(*ks[k].buf));
-    for (uint64_t i = 0; i < n; i++) {
+    bool cancelled = false;
+    for (uint64_t i = 0; i < n && !cancelled; i++) {
+        if (i % TRACE_PROGRESS_EVERY == 0 && (cancelled = trace_progress_at(p, i)))
+            break;
         const struct trace_event *ev = trace_model_event(m, i);
         uint8_t k = of[ev->track];
         if (k)
@@ -277,7 +282,9 @@ static void kinds_sweep(const struct trace_model *m, uint64_t active[3], uint64_
     *dma_peak = 0;
     for (int k = 0; k < 3; k++) {
         struct kind_pass *x = &ks[k];
-        if (!x->broken) {
+        if (cancelled) {
+            sweep_end(&x->w);
+        } else if (!x->broken) {
             sort_nearly(x->buf, x->n);
             pass_feed(x, x->n);
             if (k == 0)
@@ -290,6 +297,7 @@ static void kinds_sweep(const struct trace_model *m, uint64_t active[3], uint64_
         free(x->buf);
     }
     free(of);
+    return !cancelled;
 }
 
 static int cmp_use(const void *a, const void *b)
@@ -376,6 +384,12 @@ enum trace_dram_source trace_metrics_dram_source(const struct trace_model *m)
 
 void trace_metrics_compute(const struct trace_model *m, struct trace_metrics *x)
 {
+    trace_metrics_compute_at(m, x, NULL);
+}
+
+bool trace_metrics_compute_at(const struct trace_model *m, struct trace_metrics *x,
+                              struct trace_progress *p)
+{
     memset(x, 0, sizeof(*x));
     x->cycles_total = trace_model_t_max(m);
 
@@ -417,7 +431,9 @@ void trace_metrics_compute(const struct trace_model *m, struct trace_metrics *x)
             x->has_dma |= trace_model_track_events(m, t, &idx) > 0;
         }
     uint64_t active[3] = {0}, peak = 0;
-    kinds_sweep(m, active, &peak);
+    trace_progress_step(p, "the engines' busy time", trace_model_event_count(m));
+    if (!kinds_sweep(m, active, &peak, p))
+        return false;
     if (x->has_dma) {
         x->dma_active = active[0];
         x->dma_max_concurrent = peak;
@@ -434,6 +450,7 @@ void trace_metrics_compute(const struct trace_model *m, struct trace_metrics *x)
     x->ve_util = x->cycles_total ? (double)x->ve_active / (double)x->cycles_total : 0;
 
     trace_metrics_tokens(m, x);
+    return true;
 }
 
 void trace_metrics_tokens(const struct trace_model *m, struct trace_metrics *x)
@@ -552,6 +569,12 @@ uint64_t trace_metrics_widen(uint64_t window, uint64_t lo, uint64_t hi, uint64_t
 size_t trace_metrics_bandwidth(const struct trace_model *m, uint64_t window,
                                struct trace_bw_sample **out)
 {
+    return trace_metrics_bandwidth_at(m, window, out, NULL);
+}
+
+size_t trace_metrics_bandwidth_at(const struct trace_model *m, uint64_t window,
+                                  struct trace_bw_sample **out, struct trace_progress *p)
+{
     *out = NULL;
     uint64_t w = window ? window : TRACE_BW_WINDOW_DEFAULT;
 
@@ -606,9 +629,19 @@ size_t trace_metrics_bandwidth(const struct trace_model *m, uint64_t window,
     size_t nwin = (size_t)(last - first + 1);
     uint64_t *rd = sim_xcalloc(nwin, sizeof(*rd));
     uint64_t *wr = sim_xcalloc(nwin, sizeof(*wr));
-    for (size_t i = 0; i < n; i++)
+    trace_progress_step(p, "the bandwidth", n);
+    bool cancelled = false;
+    for (size_t i = 0; i < n && !cancelled; i++) {
+        if (i % TRACE_PROGRESS_EVERY == 0 && (cancelled = trace_progress_at(p, i)))
+            break;
         trace_metrics_spread(v[i].write ? wr : rd, first, w, v[i].s, v[i].e, v[i].bytes);
+    }
     free(v);
+    if (cancelled) {
+        free(rd);
+        free(wr);
+        return 0;
+    }
     size_t ns = trace_metrics_samples(rd, wr, nwin, first, w, out);
     free(rd);
     free(wr);

@@ -10,6 +10,7 @@
 
 #include "sim/data/value.h"
 #include "trace/model/model.h"
+#include "trace/model/progress.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -61,6 +62,12 @@ struct trace_metrics {
 
 /* Compute every metric of m into out (free with trace_metrics_fini). */
 void trace_metrics_compute(const struct trace_model *m, struct trace_metrics *out);
+
+/* trace_metrics_compute checking p (NULL: never) as it goes through the events, where the
+ * caller's run may wait (trace_progress.yielding) or stop: false when p was cancelled (out is
+ * then of no use but to free). */
+bool trace_metrics_compute_at(const struct trace_model *m, struct trace_metrics *out,
+                              struct trace_progress *p);
 void trace_metrics_fini(struct trace_metrics *x);
 
 /* The summary_metrics block for x (blocks that do not apply are left out). Caller frees. */
@@ -87,6 +94,11 @@ struct sim_value *trace_metrics_summary(const struct trace_model *m);
  */
 size_t trace_metrics_bandwidth(const struct trace_model *m, uint64_t window,
                                struct trace_bw_sample **out);
+
+/* trace_metrics_bandwidth checking p (NULL: never) as trace_metrics_compute_at does: none
+ * (0, *out NULL) when p was cancelled. */
+size_t trace_metrics_bandwidth_at(const struct trace_model *m, uint64_t window,
+                                  struct trace_bw_sample **out, struct trace_progress *p);
 
 /*
  * The window bandwidth samples use for transfers spanning cycles [lo, hi] whose lengths add

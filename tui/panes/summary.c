@@ -58,7 +58,8 @@ struct tui_summary {
                                    (the fields above are the worker's until it is done) */
 };
 
-static void figures(struct tui_summary *s, const struct trace_sumacc *acc);
+static void figures(struct tui_summary *s, const struct trace_sumacc *acc,
+                    struct trace_progress *p);
 static void first_run(void *arg, struct trace_progress *p);
 
 struct tui_summary *tui_summary_new(struct tui_view *v)
@@ -77,7 +78,7 @@ void tui_summary_free(struct tui_summary *s)
 {
     if (!s)
         return;
-    tui_task_free(s->first); /* a run not finished is waited for: it cannot be stopped */
+    tui_task_free(s->first); /* a run not finished stops at its next progress check */
     trace_metrics_fini(&s->x);
     free(s);
 }
@@ -91,10 +92,12 @@ static int cmp_busy(const void *pa, const void *pb)
     return a->track < b->track ? -1 : a->track > b->track;
 }
 
-static void compute_bandwidth(struct tui_summary *s, const struct trace_sumacc *acc)
+static void compute_bandwidth(struct tui_summary *s, const struct trace_sumacc *acc,
+                              struct trace_progress *p)
 {
     struct trace_bw_sample *smp = NULL;
-    size_t n = acc ? trace_sumacc_bandwidth(acc, &smp) : trace_metrics_bandwidth(s->m, 0, &smp);
+    size_t n =
+        acc ? trace_sumacc_bandwidth(acc, &smp) : trace_metrics_bandwidth_at(s->m, 0, &smp, p);
     uint64_t total = s->x.dram_read + s->x.dram_write, span = s->x.cycles_total;
     s->have_bw = n > 0;
     s->bw_min = s->bw_max = 0;
@@ -116,14 +119,14 @@ static void compute_bandwidth(struct tui_summary *s, const struct trace_sumacc *
 
 /* The figures: from the counts a live run keeps (acc), else summed up from the model. Reads
  * only the model and writes only the figures' fields. */
-static void figures(struct tui_summary *s, const struct trace_sumacc *acc)
+static void figures(struct tui_summary *s, const struct trace_sumacc *acc, struct trace_progress *p)
 {
     const struct trace_model *m = s->m;
     trace_metrics_fini(&s->x);
     if (acc)
         trace_sumacc_metrics(acc, m, &s->x);
-    else
-        trace_metrics_compute(m, &s->x);
+    else if (!trace_metrics_compute_at(m, &s->x, p))
+        return; /* (cancelled: the pane goes with it) */
     size_t nt = trace_model_track_count(m);
     struct busy_track *all = sim_xcalloc(nt + 1, sizeof(*all));
     uint64_t span = s->x.cycles_total;
@@ -136,16 +139,17 @@ static void figures(struct tui_summary *s, const struct trace_sumacc *acc)
     s->ntop = nt < TOP_BUSY ? (int)nt : TOP_BUSY;
     memcpy(s->top, all, (size_t)s->ntop * sizeof(*all));
     free(all);
-    compute_bandwidth(s, acc);
+    compute_bandwidth(s, acc, p);
     trace_energy_held(m, &s->energy); /* a loaded file's or a live run's block */
 }
 
 static void first_run(void *arg, struct trace_progress *p)
 {
-    /* a few tenths of a second at most: it may be stopped only before it starts */
+    /* a few tenths of a second: it checks p as it goes through the events (it waits there
+     * while hidden behind a pane of the user's that computes) */
     trace_progress_step(p, "summary", 1);
     if (!trace_progress_at(p, 0))
-        figures(arg, NULL);
+        figures(arg, NULL, p);
 }
 
 /* The loaded trace's figures once the worker is done with them: true when taken now. With
@@ -171,7 +175,7 @@ static bool take_first(struct tui_summary *s, uint64_t wait_ns)
 static void compute(struct tui_summary *s, const struct tui_view *v)
 {
     uint64_t t0 = tui_now_ns();
-    figures(s, v->acc);
+    figures(s, v->acc, NULL);
     s->gen = trace_model_generation(s->m);
     /* summing up a growing model costs more as it grows: keep it to a tenth of the time,
      * so that a run of millions of events is not slowed down by its own summary */
