@@ -338,10 +338,11 @@ static void wait_flag(atomic_int *f)
 
 static void wait_task(const struct tui_task *t)
 {
-    while (tui_task_running(t)) {
+    for (int i = 0; i < 5000 && tui_task_running(t); i++) {
         struct timespec ts = {0, 1000 * 1000};
         nanosleep(&ts, NULL);
     }
+    cr_assert(!tui_task_running(t), "the run ended within 5 s");
 }
 
 /* A run ahead of a request (the verdict of a loaded trace, its pane closed) runs at the lowest
@@ -629,4 +630,73 @@ Test(tui_live_task, a_run_ahead_waits_while_a_run_of_the_users_is_under_way)
     atomic_store(&ahead.go, 1);
     tui_task_free(u);
     tui_task_free(t); /* cancels it, were it waiting still */
+}
+
+/* A run whose pane is hidden waits at its progress checks while a run of the user's on screen
+ * is under way (what the user looks at comes first): it counts on once shown again, or once
+ * that run ended; a hidden live task (it holds the run) and runs of the user's both on screen
+ * never wait; a hidden run of the user's does not hold a run ahead back. */
+Test(tui_live_task, a_hidden_run_waits_while_a_run_on_screen_is_under_way)
+{
+    struct gate_probe hid = {0}, user = {0};
+    struct tui_task *t = tui_task_new(), *u = tui_task_new();
+    tui_task_start(t, counting_fn, &hid, true);
+    wait_flag(&hid.started);
+    tui_task_start(u, users_fn, &user, true); /* both on screen: neither waits */
+    wait_flag(&user.started);
+    unsigned long long held = atomic_load(&hid.checks);
+    sleep_ms(50);
+    cr_expect_gt(atomic_load(&hid.checks), held, "both on screen, it goes on");
+    tui_task_set_hidden(t, true); /* the user's other pane takes its place */
+    sleep_ms(5);                  /* its check under way ends */
+    held = atomic_load(&hid.checks);
+    sleep_ms(50);
+    cr_expect_eq(atomic_load(&hid.checks), held, "hidden, it waits: %llu checks, then %llu", held,
+                 atomic_load(&hid.checks));
+    tui_task_set_hidden(t, false); /* back on screen */
+    sleep_ms(50);
+    cr_expect_gt(atomic_load(&hid.checks), held, "shown again, it goes on");
+    tui_task_set_hidden(t, true);
+    sleep_ms(5);
+    held = atomic_load(&hid.checks);
+    sleep_ms(50);
+    cr_expect_eq(atomic_load(&hid.checks), held, "hidden again, it waits");
+    atomic_store(&user.go, 1); /* the run on screen ends */
+    wait_task(u);
+    sleep_ms(50);
+    cr_expect_gt(atomic_load(&hid.checks), held, "nothing on screen computes: it goes on hidden");
+
+    /* a run ahead does not wait for a hidden run of the user's */
+    struct gate_probe ahead = {0};
+    tui_task_set_ahead(u, true);
+    tui_task_start(u, counting_fn, &ahead, true);
+    wait_flag(&ahead.started);
+    held = atomic_load(&ahead.checks);
+    sleep_ms(50);
+    cr_expect_gt(atomic_load(&ahead.checks), held, "the run ahead goes on beside a hidden one");
+    atomic_store(&ahead.go, 1);
+    wait_task(u);
+    atomic_store(&hid.go, 1);
+    wait_task(t);
+    tui_task_free(t);
+
+    /* a hidden live task holds the run while it works: it never waits */
+    struct gate_probe live = {0};
+    memset(&user, 0, sizeof(user));
+    t = tui_task_new();
+    tui_task_set_live(t, hidden_discard);
+    tui_task_set_ahead(u, false);
+    tui_task_start(t, counting_fn, &live, true);
+    wait_flag(&live.started);
+    tui_task_start(u, users_fn, &user, true);
+    wait_flag(&user.started);
+    tui_task_set_hidden(t, true);
+    sleep_ms(5);
+    held = atomic_load(&live.checks);
+    sleep_ms(50);
+    cr_expect_gt(atomic_load(&live.checks), held, "a live task hidden goes on");
+    atomic_store(&user.go, 1);
+    atomic_store(&live.go, 1);
+    tui_task_free(u);
+    tui_task_free(t);
 }

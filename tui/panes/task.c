@@ -2,11 +2,11 @@
  * A pane's analysis off the main loop (see task.h): one worker thread per run, a
  * progress block shared with it (atomics), a flag the worker sets when it is done. The live
  * tasks are kept in a list (only the main loop's thread touches it), so that the main loop
- * can ask whether one holds the model and cancel them all before it changes. A run ahead
- * waits at its progress checks while a run of the user's is under way (a count of them),
- * and lowers its worker's priority (setpriority on its thread id) when the process may
- * raise it again, which it does when its pane opens, with the threads the analysis started
- * meanwhile; a mutex orders the two.
+ * can ask whether one holds the model and cancel them all before it changes. A run ahead,
+ * or one whose pane is hidden, waits at its progress checks while a run of the user's on
+ * screen is under way (a count of them), and lowers its worker's priority (setpriority on
+ * its thread id) when the process may raise it again, which it does when its pane opens or
+ * shows, with the threads the analysis started meanwhile; a mutex orders the two.
  */
 #include "tui/panes/task.h"
 
@@ -47,12 +47,14 @@ struct tui_task {
     bool may_lower;       /* the main loop's thread may raise the priority back */
     bool lowered;         /* its priority was lowered, from nice0 */
     int nice0;
-    bool counted; /* the run is one of the user's (in users_runs) */
+    bool counted; /* the run is one of the user's on screen (in users_runs) */
+    bool users;   /* the run is one of the user's (not ahead), on screen or not */
 };
 
 static struct tui_task *live_tasks; /* the main loop's thread only */
 
-/* The threaded runs under way that are the user's (not ahead): runs ahead wait for them. */
+/* The threaded runs under way that are the user's (not ahead) and on screen: runs ahead and
+ * hidden runs wait for them. */
 static atomic_uint users_runs;
 
 /* The status _exit gives when a worker cannot be stopped in time (tui_task_free). */
@@ -128,7 +130,7 @@ static void *run(void *arg)
     t->lowered = false;
     if (t->counted)
         atomic_fetch_sub(&users_runs, 1);
-    t->counted = false;
+    t->counted = t->users = false;
     pthread_mutex_unlock(&t->lock);
     t->ran_ns = tui_now_ns() - t->started; /* published by the store below */
     log_run(t);
@@ -247,16 +249,27 @@ static void raise_back(struct tui_task *t)
     t->lowered = false;
 }
 
+/* Whether t's run under way, one of the user's, is counted among users_runs: while its pane
+ * shows (t->lock held). A hidden one waits for those that are (a live one never: it holds the
+ * run while it works). */
+static void count_users(struct tui_task *t)
+{
+    bool count = t->users && !(t->hidden && !t->live);
+    if (count != t->counted)
+        atomic_fetch_add(&users_runs, count ? 1u : (unsigned)-1);
+    t->counted = count;
+    /* (a run ahead, or one the user's hidden, yields; one counted would wait for itself) */
+    atomic_store(&t->p.yielding, !t->counted && (t->ahead || t->users));
+}
+
 void tui_task_set_ahead(struct tui_task *t, bool ahead)
 {
     pthread_mutex_lock(&t->lock);
     t->ahead = ahead;
-    if (!ahead && t->tid && !t->counted) { /* the run under way is now the user's */
-        t->counted = true;
-        atomic_fetch_add(&users_runs, 1);
-    }
-    /* a run that is the user's stays so (it would wait for itself) */
-    atomic_store(&t->p.yielding, ahead && !t->counted);
+    if (!ahead && t->tid) /* the run under way is now the user's */
+        t->users = true;
+    /* (a run that is the user's stays so) */
+    count_users(t);
     if (!ahead && t->lowered && !t->hidden) /* its pane opened: the run is the pane's own */
         raise_back(t);
     pthread_mutex_unlock(&t->lock);
@@ -266,6 +279,7 @@ void tui_task_set_hidden(struct tui_task *t, bool hidden)
 {
     pthread_mutex_lock(&t->lock);
     t->hidden = hidden;
+    count_users(t);
     /* (not a live one: it holds the run while it works) */
     if (hidden && !t->live && t->tid && !t->lowered && tui_task_may_lower()) {
         errno = 0;
@@ -290,11 +304,9 @@ void tui_task_start(struct tui_task *t, tui_task_fn fn, void *arg, bool threaded
     if (threaded) {
         atomic_store(&t->finished, false);
         pthread_mutex_lock(&t->lock);
-        atomic_store(&t->p.yielding, t->ahead);
         t->may_lower = (t->ahead || (t->hidden && !t->live)) && tui_task_may_lower();
-        t->counted = !t->ahead;
-        if (t->counted)
-            atomic_fetch_add(&users_runs, 1);
+        t->users = !t->ahead;
+        count_users(t);
         pthread_mutex_unlock(&t->lock);
         if (pthread_create(&t->thread, NULL, run, t) == 0) {
             t->joinable = true;
@@ -303,7 +315,7 @@ void tui_task_start(struct tui_task *t, tui_task_fn fn, void *arg, bool threaded
         pthread_mutex_lock(&t->lock);
         if (t->counted)
             atomic_fetch_sub(&users_runs, 1);
-        t->counted = false;
+        t->counted = t->users = false;
         pthread_mutex_unlock(&t->lock);
         /* no thread to be had: here, then */
     }

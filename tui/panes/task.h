@@ -75,12 +75,14 @@ void tui_task_set_ahead(struct tui_task *t, bool ahead);
 
 /*
  * A task whose pane is hidden (another pane took its place on screen, or the terminal is
- * too small): the user looks at something else, which comes first. Its run under way goes
- * on at the lowest priority (TUI_TASK_AHEAD_NICE) while the process may raise it back, as a
- * run ahead does; the threads its analysis started before are left as they are, those it
- * starts after take the lowered priority. Shown again, the run gets back the priority it
- * had. A run started while hidden starts lowered. A live task is left as it is (it holds the
- * run while it works). Called by the main loop's thread.
+ * too small): the user looks at something else, which comes first. Its run under way waits
+ * at its progress checks while a run of the user's on screen is under way (as a run ahead
+ * does; a hidden run is not one of those), and goes on at the lowest priority
+ * (TUI_TASK_AHEAD_NICE) while the process may raise it back, as a run ahead does; the
+ * threads its analysis started before are left as they are, those it starts after take the
+ * lowered priority. Shown again, the run gets back the priority it had and waits no more. A
+ * run started while hidden starts so. A live task is left as it is (it holds the run while
+ * it works). Called by the main loop's thread.
  */
 void tui_task_set_hidden(struct tui_task *t, bool hidden);
 
@@ -88,8 +90,9 @@ void tui_task_set_hidden(struct tui_task *t, bool hidden);
  * set a thread's nice value back to its own (RLIMIT_NICE allows it, or CAP_SYS_NICE). */
 bool tui_task_may_lower(void);
 
-/* How many threaded runs under way are the user's (not ahead): what background work of
- * the process gives way to while it is not zero (read it from any thread). */
+/* How many threaded runs under way are the user's (not ahead) and on screen: what
+ * background work of the process gives way to while it is not zero (read it from any
+ * thread). */
 const atomic_uint *tui_task_users(void);
 
 /* Whether a threaded run has not finished yet. */
