@@ -401,7 +401,8 @@ static struct node get_any(const struct src *d, enum key k)
 /* A string of details, at the top or else under "replay" (trace_details_str). */
 static const char *get_str(const struct src *d, enum key k)
 {
-    if (d->kind == SRC_TEXT) {
+    /* (trace_opinfo_decode_text sets the fields the text kind reads alone) */
+    if (d->kind == SRC_TEXT) { /* cppcheck-suppress ctuuninitvar */
         const char *r = text_get(d, k, true);
         return r ? pk_copy(d->pk, r + 1, (size_t)((const char *)rawmemchr(r + 1, '"') - r) - 1)
                  : NULL;

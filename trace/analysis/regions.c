@@ -119,7 +119,7 @@ char *trace_regions_host_name_(const struct trace_model *m, uint64_t i)
 static const int32_t *find_cmdq(const int32_t *ids, size_t n, int32_t c, const int32_t **last)
 {
     if (*last && **last == c)
-        return *last;
+        return *last; /* cppcheck-suppress identicalInnerCondition ; the hit, not a test */
     const int32_t *hit = bsearch(&c, ids, n, sizeof(*ids), cmp_i32);
     if (hit)
         *last = hit;

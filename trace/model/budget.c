@@ -199,7 +199,8 @@ static bool statm(uint64_t *res, uint64_t *shared)
     unsigned long long size, r, sh;
     if (sscanf(buf, "%llu %llu %llu", &size, &r, &sh) != 3)
         return false;
-    *res = (uint64_t)r * page_size(), *shared = (uint64_t)sh * page_size();
+    *res = (uint64_t)r * page_size();
+    *shared = (uint64_t)sh * page_size();
     return true;
 }
 

@@ -131,7 +131,8 @@ static struct trace_ival *room_alloc(struct trace_imap *m, uint32_t cap)
 static void room_free(struct trace_imap *m, struct trace_ival *v, uint32_t cap)
 {
     unsigned c = room_class(cap);
-    memcpy(v, &m->slab->kept[c], sizeof(void *));
+    /* (the room's first bytes hold the next kept: a pointer's size, meant) */
+    memcpy(v, &m->slab->kept[c], sizeof(void *)); /* cppcheck-suppress pointerSize */
     m->slab->kept[c] = v;
     ASAN_POISON_MEMORY_REGION(v, room_bytes(cap));
 }

@@ -653,7 +653,7 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
      * gigabytes) */
     struct trace_spaces spaces;
     trace_spaces_init(&spaces);
-    struct scan sc;
+    struct scan sc = {0};             /* (set by scan_live or scan_begin below) */
     if (lv && trace_model_now(m) > 0) /* (the host's requests are looked at when live) */
         scan_live(c, lv, &sc);
     if (lv && (lv->ncomp || !(trace_model_now(m) > 0))) { /* (a stage may be in a later one) */

@@ -103,7 +103,7 @@ static const struct sim_value *at_key(const struct sim_value *tree, const char *
     for (char *save = NULL, *part = strtok_r(buf, ".", &save); part && v;
          part = strtok_r(NULL, ".", &save))
         v = sim_value_map_get(v, part);
-    return v;
+    return v; /* cppcheck-suppress CastIntegerToAddressAtReturn ; a pointer, as declared */
 }
 
 static double number(const struct sim_value *v)
@@ -527,7 +527,7 @@ static int joint_points(const struct tui_whatif_workload *w, const struct tui_wh
     }
     if (!(top > 1) || !(low < 1))
         return 0;
-    unsigned sets[64];
+    unsigned sets[64] = {0};
     size_t nsets = 0;
     for (size_t l = 0; l <= r->nlaunches && nsets < 64; l++) {
         unsigned m = sensitive(r, low, top, l == r->nlaunches ? SIZE_MAX : l);
