@@ -258,7 +258,8 @@ static void count_users(struct tui_task *t)
     if (count != t->counted)
         atomic_fetch_add(&users_runs, count ? 1u : (unsigned)-1);
     t->counted = count;
-    /* (a run ahead, or one the user's hidden, yields; one counted would wait for itself) */
+    /* (a run ahead, or one of the user's hidden, waits for those; one counted would wait
+     * for itself) */
     atomic_store(&t->p.yielding, !t->counted && (t->ahead || t->users));
 }
 
