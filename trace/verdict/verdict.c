@@ -379,6 +379,13 @@ static void scan_begin(struct scanning *s, struct ctx *c, size_t n, struct scan 
                            .live = trace_model_now(c->m) > 0};
 }
 
+/* What any event e of the scan may set: some op is a GEMM or a math op, one is in flight. */
+static inline void scan_flags(struct scanning *s, const struct trace_event *e)
+{
+    s->sc->any_arith |= e->op_kind == TRACE_KIND_GEMM || e->op_kind == TRACE_KIND_MATH;
+    s->inflight |= (e->flags & TRACE_EV_INFLIGHT) != 0;
+}
+
 /* Event e (k-th of the n): all of struct scan but the ops without op columns. */
 static inline void scan_event(struct scanning *s, size_t k, const struct trace_event *e)
 {
@@ -393,10 +400,7 @@ static inline void scan_event(struct scanning *s, size_t k, const struct trace_e
     uint8_t *t = &s->track[e->track];
     if (!*t)
         *t = track_seen(m, e->track, &sc->ute, &sc->uve);
-    if (e->op_kind == TRACE_KIND_GEMM || e->op_kind == TRACE_KIND_MATH)
-        sc->any_arith = true;
-    if (e->flags & TRACE_EV_INFLIGHT)
-        s->inflight = true;
+    scan_flags(s, e);
     if (s->live && *t >= 4) {
         if (strcmp(trace_model_str(m, e->op), "Completion") == 0)
             s->completed = true;
@@ -616,8 +620,7 @@ static void judge_event(void *ctx, size_t i, const struct trace_event *e)
     /* (the common event first, in few registers: a known name not a composite op's, on a
      * track met before other than the host's) */
     if (e->op < c->nnames && c->composite[e->op] == 1 && s->track[e->track] == 1) {
-        s->sc->any_arith |= e->op_kind == TRACE_KIND_GEMM || e->op_kind == TRACE_KIND_MATH;
-        s->inflight |= (e->flags & TRACE_EV_INFLIGHT) != 0;
+        scan_flags(s, e);
         return;
     }
     judge_event_apart(s, i, e);
