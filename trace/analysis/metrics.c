@@ -271,7 +271,7 @@ static bool kinds_sweep(const struct trace_model *m, uint64_t active[3], uint64_
     for (int k = 0; k < 3; k++)
         ks[k].buf = sim_xreallocarray(NULL, cap, sizeof(*ks[k].buf));
     bool cancelled = false;
-    for (uint64_t i = 0; i < n && !cancelled; i++) {
+    for (uint64_t i = 0; i < n; i++) {
         if (i % TRACE_PROGRESS_EVERY == 0 && (cancelled = trace_progress_at(p, i)))
             break;
         const struct trace_event *ev = trace_model_event(m, i);
@@ -631,7 +631,7 @@ size_t trace_metrics_bandwidth_at(const struct trace_model *m, uint64_t window,
     uint64_t *wr = sim_xcalloc(nwin, sizeof(*wr));
     trace_progress_step(p, "the bandwidth", n);
     bool cancelled = false;
-    for (size_t i = 0; i < n && !cancelled; i++) {
+    for (size_t i = 0; i < n; i++) {
         if (i % TRACE_PROGRESS_EVERY == 0 && (cancelled = trace_progress_at(p, i)))
             break;
         trace_metrics_spread(v[i].write ? wr : rd, first, w, v[i].s, v[i].e, v[i].bytes);
