@@ -1050,6 +1050,70 @@ Test(critpath, details_read_ahead_on_a_second_thread_give_the_same_path_and_info
     trace_model_free(m);
 }
 
+/*
+ * A set given as one run of events (events NULL: the n from first on) is the set given as
+ * their array: 40 000 ops with op columns, after 77 events of the model not in it, each
+ * reading what one before it wrote; the same path on one thread and on two, each op's info
+ * handed over with the same index, in the same order, and its steps naming the same events.
+ */
+Test(critpath, a_set_given_as_one_run_of_events_is_the_set_given_as_their_array)
+{
+    enum { N = 40000, BEFORE = 77 };
+    struct trace_model *m = trace_model_new();
+    uint32_t ve = trace_model_track(m, "sip0.cube0.pe0.pe_math", TRACE_ENGINE_VE, 0);
+    uint32_t te = trace_model_track(m, "sip0.cube0.pe1.pe_gemm", TRACE_ENGINE_TE, 0);
+    for (int i = 0; i < BEFORE; i++)
+        add(m, ve, "exp", TRACE_KIND_MATH, (uint64_t)i, (uint64_t)i + 1, NULL);
+    uint64_t *ev = calloc(N, sizeof(*ev));
+    struct trace_spaces sp;
+    trace_spaces_init(&sp);
+    snprintf(sp.names[0], sizeof(sp.names[0]), "tcm");
+    sp.n = 1;
+    for (size_t i = 0; i < N; i++) {
+        uint64_t s = 1000 + 10 * i;
+        ev[i] = add(m, i % 2 ? te : ve, "exp", TRACE_KIND_MATH, s, s + 9 + i % 5, NULL);
+        struct trace_opinfo o = {.flops = (double)(i % 11), .bytes = i};
+        o.nreads = i % 3 ? 1 : 0;
+        uint64_t lo = 64 * ((i * 7919) % 613);
+        o.reads[0] = (struct trace_range){0, lo, lo + 64};
+        o.has_write = true;
+        o.write = (struct trace_range){0, 64 * (i % 613), 64 * (i % 613) + 64};
+        trace_opinfo_store(m, ev[i], &o, &sp);
+    }
+    trace_model_finish(m);
+    cr_assert_eq(ev[0], BEFORE);
+    cr_assert_eq(ev[N - 1], BEFORE + N - 1, "the set is one run of the model's events");
+    for (unsigned threads = 1; threads <= 2; threads++) {
+        struct trace_critpath a, b;
+        struct recorded ra = {0}, rb = {0};
+        struct trace_critpath_input in = {.m = m,
+                                          .events = ev,
+                                          .n = N,
+                                          .each_info = record_handed,
+                                          .each_ctx = &ra,
+                                          .threads = threads};
+        trace_critpath_compute(&in, &a);
+        in.events = NULL, in.first = BEFORE, in.each_ctx = &rb;
+        trace_critpath_compute(&in, &b);
+        cr_assert_gt(a.n, 100, "a long path (%zu)", a.n);
+        cr_assert(a.with_addresses);
+        same_path(&a, &b, threads == 1 ? "one thread" : "two threads");
+        for (size_t s = 0; s < a.n; s++)
+            cr_assert(a.steps[s].ev >= BEFORE && a.steps[s].ev < BEFORE + N, "step %zu", s);
+        cr_assert_eq(ra.n, N, "every op handed over");
+        cr_assert_eq(rb.n, ra.n);
+        for (size_t j = 0; j < ra.n; j++) {
+            cr_assert_eq(rb.i[j], ra.i[j], "op %zu handed in order", j);
+            same_opinfo(&ra.oi[j], &rb.oi[j], "handed", j);
+        }
+        trace_critpath_fini(&a);
+        trace_critpath_fini(&b);
+        free(ra.i), free(ra.oi), free(rb.i), free(rb.oi);
+    }
+    free(ev);
+    trace_model_free(m);
+}
+
 /* each_raw: an op's arithmetic handed on the second thread, recorded as each_info's would be
  * (its index, flops, bytes, dtype, stage), in the same record as each_info's, so that the
  * order is the order of the calls of either; raw counts them (each with its event's track:

@@ -175,6 +175,16 @@ static void launches_eq(const struct trace_model *m, const struct trace_regions 
                 k++;
             }
         cr_assert_eq(k, n, "launch %zu", i);
+        /* one run when its events follow one another, from the first */
+        bool run = true;
+        for (size_t j = 1; j < n; j++)
+            run &= evs[j] == evs[j - 1] + 1;
+        uint64_t first = UINT64_MAX;
+        cr_assert_eq(trace_regions_one_run(rs, i, &first), run, "launch %zu", i);
+        cr_assert_eq(trace_regions_one_run(rs, i, NULL), run, "launch %zu", i);
+        if (run && n)
+            cr_assert_eq(first, evs[0], "launch %zu", i);
+        cr_assert_not(trace_regions_one_run(light, i, &first), "the light split's: not known");
         for (uint64_t e = 0; e < nev; e++)
             cr_assert_eq(trace_regions_of_event(rs, e), trace_regions_of_event(light, e));
     }

@@ -644,6 +644,49 @@ Test(verdict, a_wait_is_as_busy_as_its_busiest_resource_whatever_their_order)
     trace_model_free(m);
 }
 
+/* A DMA op of 5 GiB on the path (more than the 4 bytes an op the verdict keeps its bytes in
+ * hold): its time is the transfer of all its bytes at 100 bytes a cycle, the rest what every
+ * transfer pays; its bytes counted whole. */
+Test(verdict, a_dma_op_of_more_than_4_gib_is_timed_by_all_its_bytes)
+{
+    struct trace_model *m = trace_model_new();
+    struct sim_value *cfg = sim_value_map();
+    sim_value_map_set_float(cfg, "clock_ghz", 1);
+    struct sim_value *pe = sim_value_map_set_take(cfg, "pe", sim_value_map());
+    sim_value_map_set_float(sim_value_map_set_take(pe, "dma", sim_value_map()), "gbps", 100);
+    struct sim_value *mem = sim_value_map_set_take(cfg, "memory", sim_value_map());
+    sim_value_map_set_float(sim_value_map_set_take(mem, "hbm", sim_value_map()), "gbps", 100);
+    trace_model_set_config_take(m, cfg);
+    uint32_t dma = trace_model_track(m, "sip0.cube0.pe0.pe_dma", TRACE_ENGINE_DMA, 0);
+    const char *op = "dma_read";
+    struct trace_event e = {.start = 0,
+                            .end = 60000000,
+                            .track = dma,
+                            .op = trace_model_intern(m, op, strlen(op)),
+                            .layer = TRACE_NO_STR,
+                            .tile = TRACE_NO_STR,
+                            .cmdq_id = 1,
+                            .op_kind = TRACE_KIND_MEMORY};
+    uint64_t ev = trace_model_add_event(m, &e);
+    uint64_t bytes = (uint64_t)5 << 30;
+    struct trace_spaces sp;
+    trace_spaces_init(&sp);
+    trace_opinfo_store(m, ev, &(struct trace_opinfo){.bytes = bytes}, &sp);
+    trace_model_finish(m);
+    struct trace_verdict *v = trace_verdict_new(m, NULL);
+    cr_assert_eq(v->nlaunches, 1);
+    const struct trace_verdict_item *it = &v->launches[0];
+    show(v, it);
+    cr_assert_eq(it->path.n, 1);
+    cr_assert_eq(it->dma_bytes, bytes);
+    double data = (double)bytes / 100;
+    cr_assert_float_eq(it->time[TRACE_PCAT_MEMORY], data, 1e-6, "%f", it->time[TRACE_PCAT_MEMORY]);
+    cr_assert_float_eq(it->time[TRACE_PCAT_DMA_FIXED], 60000000 - data, 1e-6, "%f",
+                       it->time[TRACE_PCAT_DMA_FIXED]);
+    trace_verdict_free(v);
+    trace_model_free(m);
+}
+
 /* ---- a long path's waits on a second thread ---------------------------------------------- */
 
 /* Two items alike figure by figure, their doubles the same doubles. */

@@ -558,3 +558,24 @@ size_t trace_regions_events(const struct trace_regions *rs, size_t r, uint64_t *
     }
     return n;
 }
+
+bool trace_regions_one_run(const struct trace_regions *rs, size_t r, uint64_t *first)
+{
+    if (!rs->run_off || r >= rs->n)
+        return false;
+    uint64_t from = 0, next = 0;
+    bool any = false;
+    for (size_t k = rs->run_off[r]; k < rs->run_off[r + 1]; k++) {
+        size_t j = rs->run_idx[k];
+        if (!rs->run_len[j])
+            continue;
+        if (any && rs->run_first[j] != next)
+            return false;
+        if (!any)
+            from = rs->run_first[j], any = true;
+        next = rs->run_first[j] + rs->run_len[j];
+    }
+    if (first)
+        *first = from;
+    return true;
+}

@@ -131,6 +131,9 @@ struct trace_regions *trace_regions_new_launch_run(const struct trace_model *m,
  * (room for the region's all.ops; NULL: only counted); returns how many. SIZE_MAX when the set
  * is another's (find them with trace_regions_of_event). */
 size_t trace_regions_events(const struct trace_regions *rs, size_t r, uint64_t *evs);
+/* Whether the events of region r (as trace_regions_events's) are one run, those from *first
+ * (NULL: not asked) on: false when not, or when the set is another's. */
+bool trace_regions_one_run(const struct trace_regions *rs, size_t r, uint64_t *first);
 /* Free a region set (NULL is a no-op). */
 void trace_regions_free(struct trace_regions *rs);
 

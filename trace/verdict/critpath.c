@@ -98,6 +98,13 @@ static size_t op_src(const uint32_t *src, size_t k)
     return src ? src[k] : k;
 }
 
+/* Event i of the input's set: events[i], or first + i without an array (see
+ * trace_critpath_input). */
+static inline uint64_t set_ev(const uint64_t *events, uint64_t first, size_t i)
+{
+    return events ? events[i] : first + i;
+}
+
 static uint64_t end_point(const struct op *o)
 {
     return o->end > o->start ? o->end - 1 : o->end;
@@ -293,7 +300,8 @@ enum { GATHER_STEP = 1 << 12 };
 
 struct feed {
     const struct trace_model *m;
-    const uint64_t *events;
+    const uint64_t *events; /* (see set_ev) */
+    uint64_t first;
     const uint32_t *src;
     size_t n;
     struct trace_progress *progress;
@@ -456,7 +464,8 @@ static void *feed_main(void *arg)
         }
         struct feed_slot *s = &f->slot[j % FEED];
         size_t len;
-        const uint8_t *col = trace_model_opcol(f->m, f->events[op_src(f->src, j)], &len);
+        const uint8_t *col =
+            trace_model_opcol(f->m, set_ev(f->events, f->first, op_src(f->src, j)), &len);
         struct trace_opinfo_raw raw;
         s->ok = col && trace_opinfo_unpack_raw(f->m, col, len, &raw);
         f->handing &= s->ok;
@@ -483,7 +492,7 @@ static struct feed *feed_start(const struct trace_critpath_input *in, struct op 
                                uint32_t *groom, uint8_t *arena)
 {
     struct feed *f = sim_xcalloc(1, sizeof(*f));
-    f->m = in->m, f->events = in->events, f->progress = in->progress;
+    f->m = in->m, f->events = in->events, f->first = in->first, f->progress = in->progress;
     f->ops = ops, f->nops = in->n * sizeof(*ops), f->groom = groom, f->arena = arena;
     atomic_init(&f->hold, false);
     atomic_init(&f->gathered, 0);
@@ -594,7 +603,8 @@ struct ranges {
     const uint32_t *src; /* as op_src's */
     bool cols;
     const struct trace_model *m;
-    const uint64_t *events;
+    const uint64_t *events; /* (see set_ev) */
+    uint64_t ev_first;
     struct trace_spaces *spaces;
     /* cols: the writes of the ops whose starts were swept last, by op (WCACHE of them,
      * op k's at k % WCACHE when tag says k), for their ends not to read them again */
@@ -669,7 +679,7 @@ static void ranges_of_info(const struct trace_opinfo *oi, struct trace_op_ranges
 static void ranges_of_cols(const struct ranges *r, uint32_t k, struct trace_op_ranges *v)
 {
     size_t len;
-    uint64_t ev = r->events[op_src(r->src, k)];
+    uint64_t ev = set_ev(r->events, r->ev_first, op_src(r->src, k));
     const uint8_t *p = trace_model_opcol(r->m, ev, &len);
     if (p && trace_opinfo_unpack_ranges(r->m, p, len, r->spaces, v))
         return;
@@ -696,7 +706,7 @@ static void ranges_ahead(struct ranges *r, size_t k)
             trace_opinfo_resolve(r->m, &fs->u.raw, r->spaces, &oi);
             feed_learn(r->feed, &fs->u.raw, r->spaces);
         } else {
-            uint64_t ev = r->events[op_src(r->src, j)];
+            uint64_t ev = set_ev(r->events, r->ev_first, op_src(r->src, j));
             size_t len;
             const uint8_t *col = trace_model_opcol(r->m, ev, &len);
             if (!col || !trace_opinfo_unpack(r->m, col, len, r->spaces, &oi))
@@ -719,14 +729,19 @@ static bool ranges_decode(struct ranges *r, const struct trace_model *m, const u
                           const struct trace_critpath_input *in)
 {
     struct trace_progress *p = in->progress;
-    *r = (struct ranges){.src = src, .cols = true, .m = m, .events = in->events, .spaces = spaces};
+    *r = (struct ranges){.src = src,
+                         .cols = true,
+                         .m = m,
+                         .events = in->events,
+                         .ev_first = in->first,
+                         .spaces = spaces};
     for (size_t k = 0; k < n; k++) {
         if (k % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(p, k))
             return false;
         if (k % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
             trace_model_lent_giveback(m); /* the events and op columns read so far */
         struct trace_opinfo oi;
-        uint64_t ev = in->events[op_src(src, k)];
+        uint64_t ev = set_ev(in->events, in->first, op_src(src, k));
         size_t len;
         const uint8_t *col = trace_model_opcol(m, ev, &len);
         bool from_cols = col && trace_opinfo_unpack(m, col, len, spaces, &oi);
@@ -902,13 +917,13 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
         if (i % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
             trace_model_lent_giveback(m); /* the events and op columns read so far */
         if (in->with_details) {
-            bool cached = trace_opinfo_cached(m, in->events[i]);
+            bool cached = trace_opinfo_cached(m, set_ev(in->events, in->first, i));
             uncached += !cached;
             every_col &= cached;
         } else if (look && every_col) {
-            every_col = trace_opinfo_cached(m, in->events[i]);
+            every_col = trace_opinfo_cached(m, set_ev(in->events, in->first, i));
         }
-        const struct trace_event *e = trace_model_event(m, in->events[i]);
+        const struct trace_event *e = trace_model_event(m, set_ev(in->events, in->first, i));
         if (in->each_event)
             in->each_event(in->each_ctx, i, e);
         uint32_t op = e->op;
@@ -1000,7 +1015,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
     for (size_t i = 0; all_cols && !look && i < in->n; i++) {
         if (i % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
             trace_model_lent_giveback(m); /* the op columns looked at so far */
-        all_cols = trace_opinfo_cached(m, in->events[i]);
+        all_cols = trace_opinfo_cached(m, set_ev(in->events, in->first, i));
     }
     if (in->info) {
         rg.info = in->info;
@@ -1014,6 +1029,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
                              .cols = true,
                              .m = m,
                              .events = in->events,
+                             .ev_first = in->first,
                              .spaces = &out->spaces,
                              .fused = true,
                              .in = in};
@@ -1114,7 +1130,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
     if (trace_model_dep_count(m)) {
         by_ev = sim_xreallocarray(NULL, n, sizeof(*by_ev));
         for (size_t k = 0; k < n; k++)
-            by_ev[k][0] = in->events[op_src(src, k)], by_ev[k][1] = k;
+            by_ev[k][0] = set_ev(in->events, in->first, op_src(src, k)), by_ev[k][1] = k;
         qsort(by_ev, n, sizeof(*by_ev), cmp_u64pair);
     }
     uint32_t *last_on_tile = sim_xreallocarray(NULL, ntiles ? ntiles : 1, sizeof(uint32_t));
@@ -1172,7 +1188,9 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
         enum trace_dep bw = TRACE_DEP_ORDER;
         struct trace_range brange = {0};
         const uint64_t *on;
-        size_t nd = by_ev ? trace_model_event_deps(m, in->events[op_src(src, k)], &on) : 0;
+        size_t nd =
+            by_ev ? trace_model_event_deps(m, set_ev(in->events, in->first, op_src(src, k)), &on)
+                  : 0;
         for (size_t q = 0; q < nd; q++) {
             out->with_explicit = true;
             uint64_t key[2] = {on[q], 0};
@@ -1258,7 +1276,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
         if (i + WALK_PREFETCH < len) {
             uint32_t f = chain[i + WALK_PREFETCH];
             __builtin_prefetch(&ops[f]);
-            __builtin_prefetch(&in->events[op_src(src, f)]);
+            if (in->events)
+                __builtin_prefetch(&in->events[op_src(src, f)]);
             __builtin_prefetch(&flags[f]);
         }
         uint32_t k = chain[i];
@@ -1266,8 +1285,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
         uint32_t pk = pred[k];
         uint64_t from = pk == NONE ? in->start : ops[pk].end;
         *s = (struct trace_path_step){
-            .ev = in->events[op_src(src, k)],
-            .pred = pk == NONE ? UINT64_MAX : in->events[op_src(src, pk)],
+            .ev = set_ev(in->events, in->first, op_src(src, k)),
+            .pred = pk == NONE ? UINT64_MAX : set_ev(in->events, in->first, op_src(src, pk)),
             .wait = ops[k].start > from ? ops[k].start - from : 0,
             .why = (enum trace_dep)(flags[k] & FL_WHY),
         };

@@ -67,6 +67,9 @@ struct trace_critpath_input {
     const struct trace_model *m; /* finished */
     const uint64_t *events;      /* the set's events (any order); n of them */
     size_t n;
+    /* events NULL: the set is the n events from first on, in order (a launch of one run of
+     * events needs no array of them: ten million, 80 MB of fresh pages) */
+    uint64_t first;
     uint64_t start; /* the span's start (the first step waits from it) */
     /* per events[i], decoded already (NULL: read here, from the op columns or the details,
      * for at most max_decode ops: with more, no ranges are read, which bounds the memory of

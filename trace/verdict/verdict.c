@@ -6,7 +6,6 @@
  */
 #include "trace/verdict/verdict.h"
 
-#include "sim/util/prefault.h"
 #include "sim/util/xalloc.h"
 #include "trace/analysis/hostspan.h"
 #include "trace/analysis/regions_inc.h"
@@ -45,7 +44,7 @@ struct ctx {
     const struct trace_model *m;
     const struct trace_event *ev; /* the model's events, in one array */
     uint8_t *engine_of;           /* owned: per track, its engine kind */
-    uint64_t *bytes;              /* owned: per op of the launch judged, a DMA op's bytes */
+    uint32_t *bytes;              /* owned: per op of the launch judged, as struct arith's */
     size_t capbytes;
     struct trace_resources *res; /* owned */
     struct trace_peaks pk;
@@ -157,29 +156,8 @@ static void waits_await(struct waits_job *j, size_t s)
 
 /* ---- fresh pages, faulted in ahead ------------------------------------------------------- */
 
-/* A model of at least this many events has the arrays its launches' events and their DMA
- * bytes go into (8 bytes an event each) made as large as its events, and the events' faulted
- * in on a third thread while this one and a second split the launches (trace_verdict_opts
- * .threads 0), a core otherwise idle at times then (sim/util/prefault.h): ten million
- * events, 80 MB of fresh pages this thread fills at once after the split. (The bytes' are
- * filled by the critical path's second thread as it reads the ops, with time to spare.) */
-enum { PREFAULT_MIN = 1 << 20 };
-
-/* For a big model judged afresh: c's arrays of events and bytes made, and f started on
- * the events'; false when not (a small model, or one thread asked for). */
-static bool prefault_start(struct ctx *c, struct sim_prefault *f)
-{
-    uint64_t nev = trace_model_event_count(c->m);
-    if (c->threads == 1 || nev < PREFAULT_MIN)
-        return false;
-    c->capevs = c->capbytes = (size_t)nev;
-    c->evs = sim_xreallocarray(NULL, c->capevs, sizeof(*c->evs));
-    c->bytes = sim_xreallocarray(NULL, c->capbytes, sizeof(*c->bytes));
-    *f = (struct sim_prefault){.r = {{c->evs, c->capevs * sizeof(*c->evs)}}, .nr = 1};
-    return sim_prefault_start(f);
-}
-
-/* c's array of events with room for n (the one faulted in ahead when it has it). */
+/* c's array of events with room for n (a launch of several runs of events: one of a single
+ * run needs none, judge_launches). */
 static uint64_t *ctx_evs(struct ctx *c, size_t n)
 {
     if (!c->evs || c->capevs < n) {
@@ -249,7 +227,8 @@ struct arith {
     /* (in cache lines of its own: the critical path's second thread counts into it while the
      * calling thread sweeps) */
     _Alignas(64) struct ctx *c;
-    const uint64_t *evs;
+    const uint64_t *evs; /* NULL: the region's events are first, first + 1, ... */
+    uint64_t first;
     struct trace_verdict_item *it;
     struct trace_spaces *spaces; /* for the ops the path does not read */
     struct span *comp;           /* owned: the composite ops, sorted */
@@ -258,28 +237,40 @@ struct arith {
     size_t next;        /* the ops before it are counted */
     double flops;       /* the counts so far, in the order of the ops */
     uint64_t dma_ops, dma_bytes;
-    uint64_t *bytes;    /* per op, a DMA op's bytes for the path's DMA steps; NULL: read again */
+    uint32_t *bytes;    /* per op, a DMA op's bytes for the path's DMA steps (ARITH_BIG: read
+                           again); NULL: read again */
     struct judging *jg; /* the region's (judge) */
 };
 
-/* Count op k (evs[k], on track: UINT32_MAX, its event's, read here): of its info (or raw
- * details), its bytes, flops, dtype and whether it is a stage. */
+/* Op k's event. */
+static inline uint64_t arith_ev(const struct arith *a, size_t k)
+{
+    return a->evs ? a->evs[k] : a->first + k;
+}
+
+/* An op's bytes kept for the path as ARITH_BIG are read again (4 GiB and more in one op:
+ * the bytes of ten million ops kept in 4 bytes each). */
+#define ARITH_BIG UINT32_MAX
+
+/* Count op k (its event arith_ev, on track: UINT32_MAX, its event's, read here): of its info
+ * (or raw details), its bytes, flops, dtype and whether it is a stage. */
 static void arith_count(struct arith *a, size_t k, uint32_t track, uint64_t bytes, double flops,
                         const char *dtype, bool stage)
 {
     if (a->bytes)
-        a->bytes[k] = bytes; /* for the path's DMA steps */
+        a->bytes[k] =
+            bytes < ARITH_BIG ? (uint32_t)bytes : ARITH_BIG; /* for the path's DMA steps */
     if (!bytes && !(flops > 0))
         return; /* (nothing to count: its event not read) */
     const struct trace_event *ev = a->c->ev;
-    enum trace_engine eng = a->c->engine_of[track != UINT32_MAX ? track : ev[a->evs[k]].track];
+    enum trace_engine eng = a->c->engine_of[track != UINT32_MAX ? track : ev[arith_ev(a, k)].track];
     if (eng == TRACE_ENGINE_DMA && bytes) {
         a->dma_ops++;
         a->dma_bytes += bytes;
     }
     if (!(flops > 0))
         return;
-    if (stage && within_composite(a->comp, a->ncomp, &ev[a->evs[k]]))
+    if (stage && within_composite(a->comp, a->ncomp, &ev[arith_ev(a, k)]))
         return; /* counted by its composite op */
     a->flops += flops;
     if (eng == TRACE_ENGINE_TE) {
@@ -295,7 +286,7 @@ static void arith_upto(struct arith *a, size_t k)
 {
     for (; a->next < k; a->next++) {
         struct trace_opinfo oi;
-        trace_opinfo_of_event(a->c->m, a->evs[a->next], a->spaces, &oi);
+        trace_opinfo_of_event(a->c->m, arith_ev(a, a->next), a->spaces, &oi);
         arith_count(a, a->next, UINT32_MAX, oi.bytes, oi.flops, oi.dtype, oi.stage);
     }
 }
@@ -441,7 +432,7 @@ struct live {
     size_t ninflight, capinflight;
     /* the arithmetic of evs[0 .. next), and their DMA ops' bytes */
     size_t next;
-    uint64_t *bytes; /* owned */
+    uint32_t *bytes; /* owned (as struct arith's) */
     size_t capbytes;
     double flops, te_flops[5];
     uint64_t dma_ops, dma_bytes;
@@ -525,8 +516,11 @@ static void scan_live(struct ctx *c, struct live *lv, struct scan *sc)
 static uint64_t step_bytes(struct ctx *c, const struct arith *ar, struct trace_spaces *spaces,
                            uint64_t ev, size_t *pos)
 {
-    size_t lo = 0, hi = ar->next;           /* the ops counted: evs[0 .. next), sorted */
-    if (*pos < hi && ar->evs[*pos] <= ev) { /* ahead of the last: galloping from it */
+    size_t lo = 0, hi = ar->next; /* the ops counted: evs[0 .. next), sorted */
+    if (!ar->evs) {               /* first, first + 1, ... */
+        lo = ev >= ar->first && ev - ar->first < hi ? (size_t)(ev - ar->first) : hi;
+        hi = lo;
+    } else if (*pos < hi && ar->evs[*pos] <= ev) { /* ahead of the last: galloping from it */
         size_t step = 1;
         lo = *pos;
         while (lo + step < hi && ar->evs[lo + step] <= ev) {
@@ -543,7 +537,7 @@ static uint64_t step_bytes(struct ctx *c, const struct arith *ar, struct trace_s
             hi = mid;
     }
     *pos = lo;
-    if (ar->bytes && lo < ar->next && ar->evs[lo] == ev)
+    if (ar->bytes && lo < ar->next && arith_ev(ar, lo) == ev && ar->bytes[lo] != ARITH_BIG)
         return ar->bytes[lo];
     struct trace_opinfo oi;
     trace_opinfo_of_event(c->m, ev, spaces, &oi);
@@ -593,10 +587,11 @@ static void judge_details(struct judging *jg, size_t uncached)
         memcpy(ar->te_flops, lv->te_flops, sizeof(ar->te_flops));
     } else if (jg->details) {
         ar->comp = sc->comp, ar->ncomp = sc->ncomp;
-        if (n > c->capbytes) { /* one array for every launch: no fresh pages each time */
-            c->capbytes = n;
+        if (n > c->capbytes) { /* one array for every launch (its pages fresh as written) */
+            c->capbytes = (size_t)trace_model_event_count(c->m);
+            c->capbytes = n > c->capbytes ? n : c->capbytes;
             free(c->bytes);
-            c->bytes = sim_xreallocarray(NULL, n, sizeof(*c->bytes));
+            c->bytes = sim_xreallocarray(NULL, c->capbytes, sizeof(*c->bytes));
         }
         ar->bytes = c->bytes;
     } else {
@@ -636,9 +631,9 @@ static bool judge_with_details(void *ctx, size_t uncached)
 }
 
 /* The usage, path, arithmetic and resources of one region over its events evs (n of them,
- * sorted by index), and whether it is still running. */
-static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, size_t n,
-                  struct trace_verdict_item *it, struct live *lv)
+ * sorted by index; NULL: the n from first on), and whether it is still running. */
+static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, uint64_t first,
+                  size_t n, struct trace_verdict_item *it, struct live *lv)
 {
     const struct trace_model *m = c->m;
     memset(it, 0, sizeof(*it));
@@ -664,7 +659,7 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
         lv->next = 0;
         lv = NULL;
     }
-    struct arith ar = {.c = c, .evs = evs, .it = it, .spaces = &spaces};
+    struct arith ar = {.c = c, .evs = evs, .first = first, .it = it, .spaces = &spaces};
     struct judging jg = {.c = c, .it = it, .lv = lv, .n = n, .sc = &sc, .ar = &ar};
     ar.jg = &jg;
     if (lv)
@@ -677,6 +672,7 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, si
     /* the critical path, reading the details (and counting the arithmetic) as it goes */
     struct trace_critpath_input in = {.m = m,
                                       .events = evs,
+                                      .first = first,
                                       .n = n,
                                       .start = r->start,
                                       /* 1: no details: order, tiles and engines only */
@@ -1184,7 +1180,11 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
     for (size_t r = 0; r < nl; r++)
         off[r + 1] += off[r];
     size_t room = by_runs ? most : off[nl];
-    uint64_t *evs = ctx_evs(c, room);
+    /* (none when every launch is one run of events: ten million events, 80 MB) */
+    bool one_runs = by_runs;
+    for (size_t r = 0; one_runs && r < nl; r++)
+        one_runs = trace_regions_one_run(v->rs_launch, r, NULL);
+    uint64_t *evs = one_runs ? NULL : ctx_evs(c, room);
     if (!by_runs) {
         size_t *pos = sim_xcalloc(nl ? nl : 1, sizeof(*pos));
         for (size_t r = 0; r < nl; r++)
@@ -1225,8 +1225,10 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
             reused++;
             continue;
         }
-        uint64_t *e = by_runs ? evs : evs + off[r], *mine = NULL;
+        uint64_t *e = by_runs ? evs : evs + off[r], *mine = NULL, e_first = 0;
         size_t n = by_runs ? trace_regions_events(v->rs_launch, r, evs) : off[r + 1] - off[r];
+        if (one_runs)
+            trace_regions_one_run(v->rs_launch, r, &e_first);
         if (k) { /* kept, but the budget left differs: its events, read again */
             mine = sim_xreallocarray(NULL, reg->all.ops ? reg->all.ops : 1, sizeof(*mine));
             n = launch_events(v->rs_launch, r, 0, nev, mine);
@@ -1237,14 +1239,14 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
         /* a loaded launch's path says how far it got (a launch of ten million ops takes a
          * second); the live one's does not (cancelled, its state would start over) */
         c->progress = r == lr ? NULL : pg;
-        judge(c, reg, e, n, it, r == lr ? lv : NULL);
+        judge(c, reg, e, e_first, n, it, r == lr ? lv : NULL);
         c->progress = NULL;
         if (r != lr) /* the verdict's step again, this launch done */
             trace_progress_resume(pg, "verdict: each launch's critical path", off[nl], off[r + 1]);
         decide(it);
         if (st) {
             uncached[r] = c->last_uncached, details[r] = c->last_details;
-            first[r] = n ? e[0] : UINT64_MAX;
+            first[r] = n ? (e ? e[0] : e_first) : UINT64_MAX;
         }
         free(mine);
     }
@@ -1363,10 +1365,7 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
             v->run_region = (struct trace_region){.kind = TRACE_REGION_RUN, .name = "run"};
         }
     } else {
-        struct sim_prefault pf = {0};
-        prefault_start(&c, &pf);
         split_launches(v, pg, c.threads);
-        sim_prefault_stop(&pf); /* (the pages not reached yet are this thread's) */
     }
     if (!v->rs_launch) { /* cancelled */
         ctx_fini(&c);
@@ -1381,7 +1380,7 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
     const struct trace_region *rr = &v->run_region;
     if (rr && nl) {
         uint64_t *none = NULL;
-        judge(&c, rr, none, 0, run,
+        judge(&c, rr, none, 0, 0, run,
               NULL); /* usage and resources; the path comes from the launches */
         uint64_t covered = 0;
         for (size_t r = 0; r < nl; r++) {
@@ -1409,11 +1408,8 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
         run->missing &= ~(unsigned)TRACE_MISSING_DEPS;
         decide(run);
     } else if (rr) {
-        uint64_t *all = ctx_evs(&c, (size_t)nev);
-        for (uint64_t i = 0; i < nev; i++)
-            all[i] = i;
         c.progress = pg;
-        judge(&c, rr, all, (size_t)nev, run, NULL);
+        judge(&c, rr, NULL, 0, (size_t)nev, run, NULL); /* (every event: 0, 1, ...) */
         if (nev)
             run->missing |= TRACE_MISSING_LAUNCHES;
         decide(run);
