@@ -297,6 +297,9 @@ enum { FEED = 8192, FEED_BATCH = 64, FEED_NAMES = 32 };
 enum { AHEAD = 1 << 16, AHEAD_STEP = 1 << 20 };
 /* (the gathering says how far it got every this many ops) */
 enum { GATHER_STEP = 1 << 12 };
+_Static_assert(TRACE_PROGRESS_EVERY % GATHER_STEP == 0 &&
+                   GIVEBACK_EVERY % TRACE_PROGRESS_EVERY == 0,
+               "the loops' checks between their runs");
 
 struct feed {
     const struct trace_model *m;
@@ -911,68 +914,73 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
     size_t gmoved = 0;
     bool cancelled = false;
     trace_progress_step(in->progress, "critical path: the ops", in->n);
-    for (size_t i = 0; i < in->n; i++) {
+    /* (in runs of GATHER_STEP ops, the checks between two runs rather than at every op) */
+    for (size_t i = 0; i < in->n;) {
         if (i % TRACE_PROGRESS_EVERY == 0 && (cancelled = trace_progress_at(in->progress, i)))
             break; /* (the caller's pass still ends: with_details below) */
-        if (i % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
+        if (i && i % GIVEBACK_EVERY == 0)
             trace_model_lent_giveback(m); /* the events and op columns read so far */
-        if (in->with_details) {
-            bool cached = trace_opinfo_cached(m, set_ev(in->events, in->first, i));
-            uncached += !cached;
-            every_col &= cached;
-        } else if (look && every_col) {
-            every_col = trace_opinfo_cached(m, set_ev(in->events, in->first, i));
-        }
-        const struct trace_event *e = trace_model_event(m, set_ev(in->events, in->first, i));
-        if (in->each_event)
-            in->each_event(in->each_ctx, i, e);
-        uint32_t op = e->op;
-        if (op < nstr && !stage_of[op]) {
-            const char *name = trace_model_str(m, op);
-            stage_of[op] = 1 + (strncmp(name, "TileToken/", 10) == 0);
-            comp_of[op] = 1 + (strncmp(name, "composite_", 10) == 0);
-        }
-        bool stage =
-            op < nstr ? stage_of[op] == 2 : strncmp(trace_model_str(m, op), "TileToken/", 10) == 0;
-        bool comp =
-            op < nstr ? comp_of[op] == 2 : strncmp(trace_model_str(m, op), "composite_", 10) == 0;
-        stages |= stage;
-        if (comp) {
-            if (!composite)
-                composite = sim_xcalloc(in->n, 1);
-            composite[n] = 1;
-        }
-        uint64_t end = e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
-        if (e->tile != tile_str) {
-            tile_str = e->tile, tile = NONE;
-            if (e->tile != TRACE_NO_STR) {
-                uint32_t *slot = tile_slot(&tiles, e->tile);
-                if (*slot == NONE)
-                    *slot = ntiles++;
-                tile = *slot;
+        size_t until = in->n - i > GATHER_STEP ? i + GATHER_STEP : in->n;
+        for (; i < until; i++) {
+            if (in->with_details) {
+                bool cached = trace_opinfo_cached(m, set_ev(in->events, in->first, i));
+                uncached += !cached;
+                every_col &= cached;
+            } else if (look && every_col) {
+                every_col = trace_opinfo_cached(m, set_ev(in->events, in->first, i));
             }
-        }
-        ops[n] = (struct op){e->start, end, e->track, tile};
-        if (gsorting && !gstarts && n && ops[n - 1].start > e->start) {
-            gstarts = groom ? groom : sim_xreallocarray(NULL, in->n, sizeof(*gstarts));
-            for (size_t k = 0; k < n; k++)
-                gstarts[k] = (uint32_t)k;
-        }
-        if (gstarts) {
-            size_t j = n;
-            while (j > 0 && ops[gstarts[j - 1]].start > e->start) {
-                gstarts[j] = gstarts[j - 1];
-                j--;
+            const struct trace_event *e = trace_model_event(m, set_ev(in->events, in->first, i));
+            if (in->each_event)
+                in->each_event(in->each_ctx, i, e);
+            uint32_t op = e->op;
+            if (op < nstr && !stage_of[op]) {
+                const char *name = trace_model_str(m, op);
+                stage_of[op] = 1 + (strncmp(name, "TileToken/", 10) == 0);
+                comp_of[op] = 1 + (strncmp(name, "composite_", 10) == 0);
             }
-            gstarts[j] = (uint32_t)n;
-            gmoved += n - j;
-            if (gmoved > 4 * in->n) { /* sorted after */
-                starts_drop(&gstarts, groom);
-                gsorting = false;
+            bool stage = op < nstr ? stage_of[op] == 2
+                                   : strncmp(trace_model_str(m, op), "TileToken/", 10) == 0;
+            bool comp = op < nstr ? comp_of[op] == 2
+                                  : strncmp(trace_model_str(m, op), "composite_", 10) == 0;
+            stages |= stage;
+            if (comp) {
+                if (!composite)
+                    composite = sim_xcalloc(in->n, 1);
+                composite[n] = 1;
             }
+            uint64_t end =
+                e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
+            if (e->tile != tile_str) {
+                tile_str = e->tile, tile = NONE;
+                if (e->tile != TRACE_NO_STR) {
+                    uint32_t *slot = tile_slot(&tiles, e->tile);
+                    if (*slot == NONE)
+                        *slot = ntiles++;
+                    tile = *slot;
+                }
+            }
+            ops[n] = (struct op){e->start, end, e->track, tile};
+            if (gsorting && !gstarts && n && ops[n - 1].start > e->start) {
+                gstarts = groom ? groom : sim_xreallocarray(NULL, in->n, sizeof(*gstarts));
+                for (size_t k = 0; k < n; k++)
+                    gstarts[k] = (uint32_t)k;
+            }
+            if (gstarts) {
+                size_t j = n;
+                while (j > 0 && ops[gstarts[j - 1]].start > e->start) {
+                    gstarts[j] = gstarts[j - 1];
+                    j--;
+                }
+                gstarts[j] = (uint32_t)n;
+                gmoved += n - j;
+                if (gmoved > 4 * in->n) { /* sorted after */
+                    starts_drop(&gstarts, groom);
+                    gsorting = false;
+                }
+            }
+            scan_op(&sc, ops, n++);
         }
-        scan_op(&sc, ops, n++);
-        if (feed && n % GATHER_STEP == 0) /* (for its faulting in ahead) */
+        if (feed) /* (for its faulting in ahead) */
             atomic_store_explicit(&feed->gathered, n, memory_order_relaxed);
     }
     if (in->with_details && !in->with_details(in->each_ctx, uncached)) {
@@ -1148,98 +1156,103 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
     uint32_t ke = ends ? ends[0] : 0, ks = starts ? starts[0] : 0;
     uint64_t te = end_point(&ops[ke]), ts = ops[ks].start;
     bool ke0 = end_kind(&ops[ke]) == 0;
-    for (size_t p = 0, si = 0, ei = 0; p < 2 * n; p++) {
-        if (p % TRACE_PROGRESS_EVERY == 0 && (stop = trace_progress_at(in->progress, p)))
+    /* (in runs of TRACE_PROGRESS_EVERY points, the checks between two runs) */
+    for (size_t p = 0, si = 0, ei = 0; p < 2 * n;) {
+        if ((stop = trace_progress_at(in->progress, p)))
             break; /* cancelled: an empty path */
-        if (p % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
+        if (p && p % GIVEBACK_EVERY == 0)
             trace_model_lent_giveback(m); /* the op columns swept so far */
-        /* the next point: the next end unless the next start comes before it */
-        bool is_end = si == n || (ei < n && (te < ts || (te == ts && ke0)));
-        uint32_t k = is_end ? ke : ks;
-        if (is_end && ++ei < n) {
-            ke = ends ? ends[ei] : (uint32_t)ei;
-            te = end_point(&ops[ke]), ke0 = end_kind(&ops[ke]) == 0;
-        } else if (!is_end && ++si < n) {
-            ks = starts ? starts[si] : (uint32_t)si;
-            ts = ops[ks].start;
-        }
-        if (is_end) { /* an end: publish what it wrote, its tile, its track */
-            flags[k] |= FL_ENDED;
-            struct trace_range w;
-            if (with_info && op_write(&rg, k, &w))
-                trace_imap_assign(&maps[w.space], w.lo, w.hi, k, ops[k].end);
-            if (ops[k].tile != NONE)
-                last_on_tile[ops[k].tile] = k;
-            uint32_t *lt = &last_on_track[ops[k].track];
-            if (*lt == NONE || ops[*lt].end <= ops[k].end)
-                *lt = k;
+        size_t until = 2 * n - p > TRACE_PROGRESS_EVERY ? p + TRACE_PROGRESS_EVERY : 2 * n;
+        for (; p < until; p++) {
+            /* the next point: the next end unless the next start comes before it */
+            bool is_end = si == n || (ei < n && (te < ts || (te == ts && ke0)));
+            uint32_t k = is_end ? ke : ks;
+            if (is_end && ++ei < n) {
+                ke = ends ? ends[ei] : (uint32_t)ei;
+                te = end_point(&ops[ke]), ke0 = end_kind(&ops[ke]) == 0;
+            } else if (!is_end && ++si < n) {
+                ks = starts ? starts[si] : (uint32_t)si;
+                ts = ops[ks].start;
+            }
+            if (is_end) { /* an end: publish what it wrote, its tile, its track */
+                flags[k] |= FL_ENDED;
+                struct trace_range w;
+                if (with_info && op_write(&rg, k, &w))
+                    trace_imap_assign(&maps[w.space], w.lo, w.hi, k, ops[k].end);
+                if (ops[k].tile != NONE)
+                    last_on_tile[ops[k].tile] = k;
+                uint32_t *lt = &last_on_track[ops[k].track];
+                if (*lt == NONE || ops[*lt].end <= ops[k].end)
+                    *lt = k;
+                if (pe_of[ops[k].track] != NONE) {
+                    uint32_t *lp = &last_on_pe[pe_of[ops[k].track]];
+                    if (*lp == NONE || ops[*lp].end <= ops[k].end)
+                        *lp = k;
+                }
+                if (last_ended == NONE || ops[last_ended].end <= ops[k].end)
+                    last_ended = k;
+                continue;
+            }
+            /* a start: the predecessor */
+            uint32_t best = NONE;
+            uint64_t best_end = 0;
+            enum trace_dep bw = TRACE_DEP_ORDER;
+            struct trace_range brange = {0};
+            const uint64_t *on;
+            size_t nd =
+                by_ev
+                    ? trace_model_event_deps(m, set_ev(in->events, in->first, op_src(src, k)), &on)
+                    : 0;
+            for (size_t q = 0; q < nd; q++) {
+                out->with_explicit = true;
+                uint64_t key[2] = {on[q], 0};
+                const uint64_t(*hit)[2] = bsearch(key, by_ev, n, sizeof(*by_ev), cmp_u64pair);
+                uint32_t c = hit ? (uint32_t)(*hit)[1] : NONE;
+                if (c != NONE && c != k && (flags[c] & FL_ENDED) &&
+                    better(ops[c].end, TRACE_DEP_EXPLICIT, best, best_end, bw))
+                    best = c, best_end = ops[c].end, bw = TRACE_DEP_EXPLICIT;
+            }
+            struct trace_op_ranges buf;
+            const struct trace_op_ranges *v = &buf;
+            buf.nreads = 0; /* (not the whole: a start would clear 128 bytes) */
+            if (with_info)
+                v = op_reads(&rg, k, &buf);
+            for (size_t r = 0; r < v->nreads; r++) {
+                const struct trace_range *rd = &v->reads[r];
+                /* of the ranges it reads, the first written last (by an op not itself): the
+                 * candidate that would win of them one by one */
+                struct trace_ival x;
+                if (trace_imap_latest(&maps[rd->space], rd->lo, rd->hi, k, &x) &&
+                    better(x.end, TRACE_DEP_RAW, best, best_end, bw)) {
+                    best = x.op, best_end = x.end, bw = TRACE_DEP_RAW;
+                    uint64_t lo = x.lo > rd->lo ? x.lo : rd->lo;
+                    uint64_t hi = x.hi < rd->hi ? x.hi : rd->hi;
+                    brange = (struct trace_range){rd->space, lo, hi};
+                }
+            }
+            if (ops[k].tile != NONE) {
+                uint32_t c = last_on_tile[ops[k].tile];
+                if (c != NONE && c != k && better(ops[c].end, TRACE_DEP_TILE, best, best_end, bw))
+                    best = c, best_end = ops[c].end, bw = TRACE_DEP_TILE;
+            }
+            uint32_t c = last_on_track[ops[k].track];
+            if (c != NONE && c != k && ops[c].end <= ops[k].start + 1 &&
+                ops[c].end + 1 >= ops[k].start &&
+                better(ops[c].end, TRACE_DEP_ENGINE, best, best_end, bw))
+                best = c, best_end = ops[c].end, bw = TRACE_DEP_ENGINE;
             if (pe_of[ops[k].track] != NONE) {
-                uint32_t *lp = &last_on_pe[pe_of[ops[k].track]];
-                if (*lp == NONE || ops[*lp].end <= ops[k].end)
-                    *lp = k;
+                c = last_on_pe[pe_of[ops[k].track]];
+                if (c != NONE && c != k && better(ops[c].end, TRACE_DEP_PE, best, best_end, bw))
+                    best = c, best_end = ops[c].end, bw = TRACE_DEP_PE;
             }
-            if (last_ended == NONE || ops[last_ended].end <= ops[k].end)
-                last_ended = k;
-            continue;
-        }
-        /* a start: the predecessor */
-        uint32_t best = NONE;
-        uint64_t best_end = 0;
-        enum trace_dep bw = TRACE_DEP_ORDER;
-        struct trace_range brange = {0};
-        const uint64_t *on;
-        size_t nd =
-            by_ev ? trace_model_event_deps(m, set_ev(in->events, in->first, op_src(src, k)), &on)
-                  : 0;
-        for (size_t q = 0; q < nd; q++) {
-            out->with_explicit = true;
-            uint64_t key[2] = {on[q], 0};
-            const uint64_t(*hit)[2] = bsearch(key, by_ev, n, sizeof(*by_ev), cmp_u64pair);
-            uint32_t c = hit ? (uint32_t)(*hit)[1] : NONE;
-            if (c != NONE && c != k && (flags[c] & FL_ENDED) &&
-                better(ops[c].end, TRACE_DEP_EXPLICIT, best, best_end, bw))
-                best = c, best_end = ops[c].end, bw = TRACE_DEP_EXPLICIT;
-        }
-        struct trace_op_ranges buf;
-        const struct trace_op_ranges *v = &buf;
-        buf.nreads = 0; /* (not the whole: a start would clear 128 bytes) */
-        if (with_info)
-            v = op_reads(&rg, k, &buf);
-        for (size_t r = 0; r < v->nreads; r++) {
-            const struct trace_range *rd = &v->reads[r];
-            /* of the ranges it reads, the first written last (by an op not itself): the
-             * candidate that would win of them one by one */
-            struct trace_ival x;
-            if (trace_imap_latest(&maps[rd->space], rd->lo, rd->hi, k, &x) &&
-                better(x.end, TRACE_DEP_RAW, best, best_end, bw)) {
-                best = x.op, best_end = x.end, bw = TRACE_DEP_RAW;
-                uint64_t lo = x.lo > rd->lo ? x.lo : rd->lo;
-                uint64_t hi = x.hi < rd->hi ? x.hi : rd->hi;
-                brange = (struct trace_range){rd->space, lo, hi};
+            if (best == NONE && last_ended != NONE && last_ended != k)
+                best = last_ended, bw = TRACE_DEP_ORDER;
+            pred[k] = best;
+            flags[k] = (uint8_t)((flags[k] & FL_ENDED) | (best == NONE ? TRACE_DEP_START : bw));
+            if (bw == TRACE_DEP_RAW) {
+                flags[k] |= (uint8_t)(brange.space << FL_SPACE);
+                rng[k][0] = brange.lo, rng[k][1] = brange.hi;
             }
-        }
-        if (ops[k].tile != NONE) {
-            uint32_t c = last_on_tile[ops[k].tile];
-            if (c != NONE && c != k && better(ops[c].end, TRACE_DEP_TILE, best, best_end, bw))
-                best = c, best_end = ops[c].end, bw = TRACE_DEP_TILE;
-        }
-        uint32_t c = last_on_track[ops[k].track];
-        if (c != NONE && c != k && ops[c].end <= ops[k].start + 1 &&
-            ops[c].end + 1 >= ops[k].start &&
-            better(ops[c].end, TRACE_DEP_ENGINE, best, best_end, bw))
-            best = c, best_end = ops[c].end, bw = TRACE_DEP_ENGINE;
-        if (pe_of[ops[k].track] != NONE) {
-            c = last_on_pe[pe_of[ops[k].track]];
-            if (c != NONE && c != k && better(ops[c].end, TRACE_DEP_PE, best, best_end, bw))
-                best = c, best_end = ops[c].end, bw = TRACE_DEP_PE;
-        }
-        if (best == NONE && last_ended != NONE && last_ended != k)
-            best = last_ended, bw = TRACE_DEP_ORDER;
-        pred[k] = best;
-        flags[k] = (uint8_t)((flags[k] & FL_ENDED) | (best == NONE ? TRACE_DEP_START : bw));
-        if (bw == TRACE_DEP_RAW) {
-            flags[k] |= (uint8_t)(brange.space << FL_SPACE);
-            rng[k][0] = brange.lo, rng[k][1] = brange.hi;
         }
     }
 
