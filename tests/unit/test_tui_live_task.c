@@ -632,6 +632,53 @@ Test(tui_live_task, a_run_ahead_waits_while_a_run_of_the_users_is_under_way)
     tui_task_free(t); /* cancels it, were it waiting still */
 }
 
+/* A narrow run of the user's on screen (its analysis on one thread) leaves a core free: a run
+ * ahead and a hidden run go on beside it, where a run that is not narrow holds them; it
+ * still counts among the user's runs background work waits for (tui_task_users), and a
+ * wide one beside it holds them again. */
+Test(tui_live_task, runs_ahead_and_hidden_go_on_beside_a_narrow_run_of_the_users)
+{
+    struct gate_probe ahead = {0}, hid = {0}, narrow = {0}, wide = {0};
+    struct tui_task *a = tui_task_new(), *h = tui_task_new();
+    struct tui_task *n = tui_task_new(), *w = tui_task_new();
+    tui_task_set_narrow(n, true);
+    tui_task_set_ahead(a, true);
+    tui_task_start(a, counting_fn, &ahead, true);
+    tui_task_set_hidden(h, true);
+    tui_task_start(h, counting_fn, &hid, true);
+    wait_flag(&ahead.started);
+    wait_flag(&hid.started);
+    unsigned users0 = atomic_load(tui_task_users());
+    tui_task_start(n, users_fn, &narrow, true); /* the summary sums up, say */
+    wait_flag(&narrow.started);
+    cr_expect_eq(atomic_load(tui_task_users()), users0 + 1, "a narrow run is one of the user's");
+    unsigned long long held_a = atomic_load(&ahead.checks), held_h = atomic_load(&hid.checks);
+    sleep_ms(50);
+    cr_expect_gt(atomic_load(&ahead.checks), held_a, "beside a narrow run, the run ahead goes on");
+    cr_expect_gt(atomic_load(&hid.checks), held_h, "beside a narrow run, the hidden run goes on");
+    tui_task_start(w, users_fn, &wide, true); /* and the verdict's pane, say */
+    wait_flag(&wide.started);
+    sleep_ms(5); /* their checks under way end */
+    held_a = atomic_load(&ahead.checks), held_h = atomic_load(&hid.checks);
+    sleep_ms(50);
+    cr_expect_eq(atomic_load(&ahead.checks), held_a, "beside a wide run, the run ahead waits");
+    cr_expect_eq(atomic_load(&hid.checks), held_h, "beside a wide run, the hidden run waits");
+    atomic_store(&wide.go, 1);
+    wait_task(w);
+    sleep_ms(50);
+    cr_expect_gt(atomic_load(&ahead.checks), held_a, "the wide run ended: it goes on");
+    cr_expect_gt(atomic_load(&hid.checks), held_h, "the wide run ended: it goes on hidden");
+    atomic_store(&narrow.go, 1);
+    wait_task(n);
+    cr_expect_eq(atomic_load(tui_task_users()), users0, "the narrow run ended");
+    atomic_store(&ahead.go, 1);
+    atomic_store(&hid.go, 1);
+    tui_task_free(a);
+    tui_task_free(h);
+    tui_task_free(n);
+    tui_task_free(w);
+}
+
 /* A run whose pane is hidden waits at its progress checks while a run of the user's on screen
  * is under way (what the user looks at comes first): it counts on once shown again, or once
  * that run ended; a hidden live task (it holds the run) and runs of the user's both on screen

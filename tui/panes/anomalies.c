@@ -45,6 +45,7 @@ struct tui_anomalies *tui_anomalies_new(struct tui_view *v)
     struct tui_anomalies *p = sim_xcalloc(1, sizeof(*p));
     p->m = v->m;
     p->task = tui_task_new();
+    tui_task_set_narrow(p->task, true); /* (one thread: a core left to the verdict ahead) */
     if (v->live) {
         tui_task_set_live(p->task, discard);
         p->inc = trace_anomaly_inc_new(NULL);

@@ -108,6 +108,7 @@ struct tui_layers *tui_layers_new(struct tui_view *v)
     l->sort = C_START;
     l->ascending = true;
     l->task = tui_task_new();
+    tui_task_set_narrow(l->task, true); /* (one thread: a core left to the verdict ahead) */
     if (v->live) {
         tui_task_set_live(l->task, discard);
         l->inc = trace_regions_inc_new(TRACE_REGION_LAYER, TRACE_REGIONS_FULL);

@@ -4,9 +4,10 @@
  * tasks are kept in a list (only the main loop's thread touches it), so that the main loop
  * can ask whether one holds the model and cancel them all before it changes. A run ahead,
  * or one whose pane is hidden, waits at its progress checks while a run of the user's on
- * screen is under way (a count of them), and lowers its worker's priority (setpriority on
- * its thread id) when the process may raise it again, which it does when its pane opens or
- * shows, with the threads the analysis started meanwhile; a mutex orders the two.
+ * screen that is not narrow is under way (a count of them), and lowers its worker's
+ * priority (setpriority on its thread id) when the process may raise it again, which it
+ * does when its pane opens or shows, with the threads the analysis started meanwhile; a
+ * mutex orders the two.
  */
 #include "tui/panes/task.h"
 
@@ -48,14 +49,19 @@ struct tui_task {
     bool lowered;         /* its priority was lowered, from nice0 */
     int nice0;
     bool counted; /* the run is one of the user's on screen (in users_runs) */
+    bool wide;    /* ... and of those that keep every core busy (in users_wide) */
     bool users;   /* the run is one of the user's (not ahead), on screen or not */
+    bool narrow;  /* its runs use one thread (tui_task_set_narrow) */
 };
 
 static struct tui_task *live_tasks; /* the main loop's thread only */
 
-/* The threaded runs under way that are the user's (not ahead) and on screen: runs ahead and
- * hidden runs wait for them. */
-static atomic_uint users_runs;
+static void count_users(struct tui_task *t);
+
+/* The threaded runs under way that are the user's (not ahead) and on screen (background
+ * work waits for them), and of those the ones not narrow: runs ahead and hidden runs wait for
+ * these (beside a narrow one, a core is left to them). */
+static atomic_uint users_runs, users_wide;
 
 /* The status _exit gives when a worker cannot be stopped in time (tui_task_free). */
 static volatile int exit_status;
@@ -76,7 +82,7 @@ struct tui_task *tui_task_new(void)
     const char *d = getenv("NPUSCOPE_TEST_ANALYSIS_DELAY_US");
     t->p.delay_us = d ? (unsigned)atoi(d) : 0;
     atomic_store(&t->finished, true);
-    t->p.yield_to = &users_runs;
+    t->p.yield_to = &users_wide;
     pthread_mutex_init(&t->lock, NULL);
     return t;
 }
@@ -128,9 +134,8 @@ static void *run(void *arg)
     pthread_mutex_lock(&t->lock);
     t->tid = 0;
     t->lowered = false;
-    if (t->counted)
-        atomic_fetch_sub(&users_runs, 1);
-    t->counted = t->users = false;
+    t->users = false;
+    count_users(t);
     pthread_mutex_unlock(&t->lock);
     t->ran_ns = tui_now_ns() - t->started; /* published by the store below */
     log_run(t);
@@ -254,10 +259,12 @@ static void raise_back(struct tui_task *t)
  * run while it works). */
 static void count_users(struct tui_task *t)
 {
-    bool count = t->users && !(t->hidden && !t->live);
+    bool count = t->users && !(t->hidden && !t->live), wide = count && !t->narrow;
     if (count != t->counted)
         atomic_fetch_add(&users_runs, count ? 1u : (unsigned)-1);
-    t->counted = count;
+    if (wide != t->wide)
+        atomic_fetch_add(&users_wide, wide ? 1u : (unsigned)-1);
+    t->counted = count, t->wide = wide;
     /* (a run ahead, or one of the user's hidden, waits for those; one counted would wait
      * for itself) */
     atomic_store(&t->p.yielding, !t->counted && (t->ahead || t->users));
@@ -273,6 +280,14 @@ void tui_task_set_ahead(struct tui_task *t, bool ahead)
     count_users(t);
     if (!ahead && t->lowered && !t->hidden) /* its pane opened: the run is the pane's own */
         raise_back(t);
+    pthread_mutex_unlock(&t->lock);
+}
+
+void tui_task_set_narrow(struct tui_task *t, bool narrow)
+{
+    pthread_mutex_lock(&t->lock);
+    t->narrow = narrow;
+    count_users(t);
     pthread_mutex_unlock(&t->lock);
 }
 
@@ -314,9 +329,8 @@ void tui_task_start(struct tui_task *t, tui_task_fn fn, void *arg, bool threaded
             return;
         }
         pthread_mutex_lock(&t->lock);
-        if (t->counted)
-            atomic_fetch_sub(&users_runs, 1);
-        t->counted = t->users = false;
+        t->users = false;
+        count_users(t);
         pthread_mutex_unlock(&t->lock);
         /* no thread to be had: here, then */
     }

@@ -63,7 +63,8 @@ bool tui_task_due(const struct tui_task *t);
  * A task run ahead: an analysis computed before anyone asked for it (the verdict of a loaded
  * trace, its pane closed), so that its pane shows the result at once when it opens. The
  * user's analyses come first: while a threaded run that is not ahead is under way, a run
- * ahead waits at its progress checks (trace_progress.yielding), and goes on once none is.
+ * ahead waits at its progress checks (trace_progress.yielding), and goes on once none is;
+ * beside the user's narrow runs (tui_task_set_narrow) alone, it goes on.
  * When the process may raise a thread's priority back (RLIMIT_NICE or CAP_SYS_NICE), it also
  * runs at the lowest priority (its thread's nice TUI_TASK_AHEAD_NICE), so that on busy cores
  * it yields the time to the rest of the process too; else it keeps the process's priority.
@@ -76,8 +77,8 @@ void tui_task_set_ahead(struct tui_task *t, bool ahead);
 /*
  * A task whose pane is hidden (another pane took its place on screen, or the terminal is
  * too small): the user looks at something else, which comes first. Its run under way waits
- * at its progress checks while a run of the user's on screen is under way (as a run ahead
- * does; a hidden run is not one of those), and goes on at the lowest priority
+ * at its progress checks while a run of the user's on screen, not narrow, is under way (as
+ * a run ahead does; a hidden run is not one of those), and goes on at the lowest priority
  * (TUI_TASK_AHEAD_NICE) while the process may raise it back, as a run ahead does; the
  * threads its analysis started before are left as they are, those it starts after take the
  * lowered priority. Shown again, the run gets back the priority it had and waits no more. A
@@ -85,6 +86,14 @@ void tui_task_set_ahead(struct tui_task *t, bool ahead);
  * it works). Called by the main loop's thread.
  */
 void tui_task_set_hidden(struct tui_task *t, bool hidden);
+
+/*
+ * A narrow task: its analysis runs on its worker alone (one thread), so that one of its runs
+ * of the user's on screen leaves the other cores free: runs ahead and hidden runs go on
+ * beside it, at the lowest priority when they may, rather than waiting for it, as they do
+ * for the user's other runs. Set before its runs start. Called by the main loop's thread.
+ */
+void tui_task_set_narrow(struct tui_task *t, bool narrow);
 
 /* Whether runs ahead started from the calling thread lower their priority: the thread may
  * set a thread's nice value back to its own (RLIMIT_NICE allows it, or CAP_SYS_NICE). */

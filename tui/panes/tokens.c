@@ -51,6 +51,7 @@ struct tui_tokens *tui_tokens_new(struct tui_view *v)
     struct tui_tokens *t = sim_xcalloc(1, sizeof(*t));
     t->m = v->m;
     t->task = tui_task_new();
+    tui_task_set_narrow(t->task, true); /* (one thread: a core left to the verdict ahead) */
     if (v->live) {
         tui_task_set_live(t->task, discard);
         t->inc = trace_token_inc_new();
