@@ -101,17 +101,30 @@ static void dma_write(struct trace_model *m, uint64_t ev, int64_t src, int64_t d
 
 /* The path of evs, computed on one thread and again with the second (its details read
  * ahead, its arrays faulted in ahead, whatever the set's size; its arrays handed over for
- * the caller to free): both the same. */
+ * the caller to free): both the same; the ops' spans handed out with the arrays alone,
+ * each step's op's its event's start, end (in flight: now) and track. */
 static void path_of(const struct trace_model *m, const uint64_t *evs, size_t n,
                     struct trace_critpath *p)
 {
-    struct trace_critpath_input in = {.m = m, .events = evs, .n = n, .start = 0, .threads = 1};
+    const struct trace_op_span *spans = (const void *)evs; /* (set to NULL, or to them) */
+    struct trace_critpath_input in = {
+        .m = m, .events = evs, .n = n, .start = 0, .threads = 1, .spans = &spans};
     trace_critpath_compute(&in, p);
+    cr_assert_null(spans, "no spans without a release to take them");
     struct trace_critpath q;
     struct sim_release big = {0};
     in.threads = 2, in.release = &big;
     trace_critpath_compute(&in, &q);
     cr_assert(n == 0 || big.n >= 2, "the ops' arrays handed over: %zu", big.n);
+    cr_assert(q.ops == 0 || spans, "the spans handed out with them");
+    uint64_t now = trace_model_now(m);
+    for (size_t i = 0; i < q.n; i++) {
+        const struct trace_event *e = trace_model_event(m, q.steps[i].ev);
+        const struct trace_op_span *o = &spans[q.steps[i].op];
+        uint64_t end = e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
+        cr_assert(o->start == e->start && o->end == end && o->track == e->track,
+                  "step %zu's op's span", i);
+    }
     sim_release_go(&big, false); /* (each freed once: ASan would tell) */
     cr_assert(q.n == p->n && q.ops == p->ops && q.end == p->end && q.decoded == p->decoded,
               "with a second thread: %zu steps of %llu ops", q.n, (unsigned long long)q.ops);

@@ -84,13 +84,9 @@ static int cmp_u64pair(const void *a, const void *b)
     return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
-/* An op of the set (its index in the input's events: its index here, or src[k] when
- * umbrella ops were left out). tile: the index of its tile among those of the set (a
- * tilemap's), or NONE. */
-struct op {
-    uint64_t start, end;
-    uint32_t track, tile;
-};
+/* The ops of the set are struct trace_op_span (critpath.h): op k's index in the input's
+ * events is k, or src[k] when umbrella ops were left out; its tile the index of its tile
+ * among those of the set (a tilemap's), or NONE. */
 
 /* The index in the input's events of op k. */
 static size_t op_src(const uint32_t *src, size_t k)
@@ -105,12 +101,12 @@ static inline uint64_t set_ev(const uint64_t *events, uint64_t first, size_t i)
     return events ? events[i] : first + i;
 }
 
-static uint64_t end_point(const struct op *o)
+static uint64_t end_point(const struct trace_op_span *o)
 {
     return o->end > o->start ? o->end - 1 : o->end;
 }
 
-static unsigned end_kind(const struct op *o)
+static unsigned end_kind(const struct trace_op_span *o)
 {
     return o->end > o->start ? 0 : 2;
 }
@@ -122,7 +118,7 @@ static unsigned end_kind(const struct op *o)
  * op: two arrays of op indices (the starts, the ends) each sorted so, merged as the sweep
  * goes, in 8 bytes an op rather than two sorted 16-byte points (and qsort's copy of them). */
 /* The key of op k: its start, or its end point. */
-static uint64_t op_key(const struct op *ops, uint32_t k, bool ends)
+static uint64_t op_key(const struct trace_op_span *ops, uint32_t k, bool ends)
 {
     return ends ? end_point(&ops[k]) : ops[k].start;
 }
@@ -136,9 +132,9 @@ struct scan {
 };
 
 /* Take op k (the ops before it taken) into s. */
-static inline void scan_op(struct scan *s, const struct op *ops, size_t k)
+static inline void scan_op(struct scan *s, const struct trace_op_span *ops, size_t k)
 {
-    const struct op *o = &ops[k], *l = &ops[s->last];
+    const struct trace_op_span *o = &ops[k], *l = &ops[s->last];
     s->with_tiles |= o->tile != NONE;
     if (end_kind(o) != 0)
         s->ends_in_order = false;
@@ -172,7 +168,7 @@ static void merge_runs(uint64_t *key, uint32_t *idx, size_t mid, size_t n, uint6
 /* Insertion sort of idx (stable) by the ops' keys, giving up once it has moved more than
  * budget elements: then [0, i) is sorted and [i, n) as it was, i returned (n when done).
  * The keys are read from the ops, not copied: nearly sorted, an op moves a few places. */
-static size_t insertion_sort(uint32_t *idx, size_t n, const struct op *ops, bool ends,
+static size_t insertion_sort(uint32_t *idx, size_t n, const struct trace_op_span *ops, bool ends,
                              size_t budget)
 {
     size_t moved = 0;
@@ -207,8 +203,8 @@ static size_t insertion_sort(uint32_t *idx, size_t n, const struct op *ops, bool
  * gives up or two runs are merged (a launch of millions of ops would map hundreds of
  * megabytes afresh for them).
  */
-static void sort_ops_by(uint32_t *idx, size_t n, const struct op *ops, bool ends, uint64_t *key,
-                        uint64_t *tk, uint32_t *ti)
+static void sort_ops_by(uint32_t *idx, size_t n, const struct trace_op_span *ops, bool ends,
+                        uint64_t *key, uint64_t *tk, uint32_t *ti)
 {
     if (n < 2)
         return;
@@ -417,7 +413,7 @@ static void *feed_main(void *arg)
     struct feed *f = arg;
     /* (the block's parts at the offsets of the set's ops: those left out, if any, move them
      * down, which the faulting in as it reads makes up for) */
-    size_t n0 = f->nops / sizeof(struct op);
+    size_t n0 = f->nops / sizeof(struct trace_op_span);
     /* the ops' and the starts' arrays side by side, as the gathering fills both; past where
      * it has got to (a model in memory is gathered faster than its pages are faulted in:
      * the two then fault in different parts, rather than this one the parts the other
@@ -429,7 +425,8 @@ static void *feed_main(void *arg)
         if (k >= n0)
             break;
         size_t c = n0 - k < AHEAD ? n0 - k : AHEAD;
-        sim_prefault((struct op *)f->ops + k, c * sizeof(struct op), &f->hold);
+        sim_prefault((struct trace_op_span *)f->ops + k, c * sizeof(struct trace_op_span),
+                     &f->hold);
         sim_prefault(f->groom + k, c * sizeof(*f->groom), &f->hold);
     }
     sim_prefault(f->arena + 16 * n0, 5 * n0, &f->hold); /* pred, flags */
@@ -476,7 +473,7 @@ static void *feed_main(void *arg)
         if (!s->ok)
             continue;
         if (s->handed) /* (the ops' tracks gathered: no event read again here) */
-            f->each_raw(f->each_ctx, j, ((const struct op *)f->ops)[j].track, &raw);
+            f->each_raw(f->each_ctx, j, ((const struct trace_op_span *)f->ops)[j].track, &raw);
         s->resolved = trace_opinfo_resolve_known(&raw, f->rnames, f->rids, f->rn, &s->u.oi);
         if (!s->resolved)
             s->u.raw = raw;
@@ -491,7 +488,7 @@ static void *feed_main(void *arg)
 /* Start the second thread, faulting in the arrays of a set of many ops (ops, the room for
  * the starts groom, the sweep's block arena: in->n ops each) as this thread gathers the
  * ops, then waiting: NULL when no thread could be started. */
-static struct feed *feed_start(const struct trace_critpath_input *in, struct op *ops,
+static struct feed *feed_start(const struct trace_critpath_input *in, struct trace_op_span *ops,
                                uint32_t *groom, uint8_t *arena)
 {
     struct feed *f = sim_xcalloc(1, sizeof(*f));
@@ -873,6 +870,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
     struct trace_critpath_input in_copy = *in_;
     const struct trace_critpath_input *in = &in_copy;
     memset(out, 0, sizeof(*out));
+    if (in->spans)
+        *in->spans = NULL;
     trace_spaces_init(&out->spaces);
     const struct trace_model *m = in->m;
     out->start = in->start;
@@ -883,7 +882,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
     size_t nstr = trace_model_str_count(m);
     uint8_t *stage_of = sim_xcalloc(nstr ? nstr : 1, 1), *comp_of = sim_xcalloc(nstr ? nstr : 1, 1);
     bool stages = false;
-    struct op *ops = sim_xreallocarray(NULL, in->n ? in->n : 1, sizeof(*ops));
+    struct trace_op_span *ops = sim_xreallocarray(NULL, in->n ? in->n : 1, sizeof(*ops));
     /* the sweep's block (below), allocated now: for a set of many ops the second thread
      * faults in the pages of both while this one gathers the ops, then reads their details
      * if they are read as the sweep goes */
@@ -959,7 +958,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
                     tile = *slot;
                 }
             }
-            ops[n] = (struct op){e->start, end, e->track, tile};
+            ops[n] = (struct trace_op_span){e->start, end, e->track, tile};
             if (gsorting && !gstarts && n && ops[n - 1].start > e->start) {
                 gstarts = groom ? groom : sim_xreallocarray(NULL, in->n, sizeof(*gstarts));
                 for (size_t k = 0; k < n; k++)
@@ -1302,6 +1301,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
             .pred = pk == NONE ? UINT64_MAX : set_ev(in->events, in->first, op_src(src, pk)),
             .wait = ops[k].start > from ? ops[k].start - from : 0,
             .why = (enum trace_dep)(flags[k] & FL_WHY),
+            .op = k,
         };
         if (s->why == TRACE_DEP_RAW)
             s->range =
@@ -1317,6 +1317,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
     free(pe_of);
     free(last_on_track);
     if (in->release) { /* (the caller frees them once its analysis is done) */
+        if (in->spans)
+            *in->spans = ops;
         if (starts != groom)
             sim_release_add(in->release, starts);
         void *each[] = {arena, groom, ends, ops, src, rg.first, rg.write, rg.lohi, rg.space};

@@ -46,7 +46,17 @@ struct trace_path_step {
     uint64_t pred;            /* its predecessor on the path, or UINT64_MAX (the first) */
     uint64_t wait;            /* cycles from pred's end (the span's start) to its start */
     enum trace_dep why;       /* why it waited on pred */
+    uint32_t op;              /* trace_critpath_compute's: its op among the set's spans
+                                 (trace_critpath_input.spans); 0 in a path made otherwise */
     struct trace_range range; /* RAW: the first bytes it read that pred wrote */
+};
+
+/* An op of a set as its path saw it: its start, its end (an op in flight: ending when the
+ * path was computed), its track, its tile's index among those of the set (UINT32_MAX:
+ * none). */
+struct trace_op_span {
+    uint64_t start, end;
+    uint32_t track, tile;
 };
 
 struct trace_critpath {
@@ -108,6 +118,10 @@ struct trace_critpath_input {
      * are handed to it rather than freed here, for the caller to free once its analysis is
      * done (sim/util/release.h), behind it */
     struct sim_release *release;
+    /* may be NULL: set to the set's ops' spans, each step's at its op, when release takes
+     * them (valid until it frees them: the path's ops read there rather than from the
+     * model's events, which its pass may have given back), else to NULL */
+    const struct trace_op_span **spans;
 };
 
 enum { TRACE_CRITPATH_THREAD_MIN = 1 << 15 };

@@ -76,11 +76,11 @@ void trace_pathtime_waits(const struct trace_pathtime *c, const struct trace_cri
         const struct trace_path_step *st = &p->steps[s];
         if (s % PATH_GIVEBACK_EVERY == PATH_GIVEBACK_EVERY - 1)
             trace_model_lent_giveback(c->m);
-        if (s + STEP_PREFETCH < s1)
+        if (s + STEP_PREFETCH < s1 && !c->spans)
             __builtin_prefetch(&c->ev[p->steps[s + STEP_PREFETCH].ev]);
         if (!st->wait)
             continue;
-        uint64_t start = c->ev[st->ev].start;
+        uint64_t start = c->spans ? c->spans[st->op].start : c->ev[st->ev].start;
         w[j][0] = start - st->wait, w[j][1] = start;
         mh[s][0] = mh[s][1] = 0;
         step[j] = s;
@@ -183,11 +183,19 @@ void trace_pathtime_op(struct trace_pathtime *c, const struct trace_path_step *s
                        struct trace_pathtime_part *o)
 {
     const struct trace_model *m = c->m;
-    const struct trace_event *e = &c->ev[s->ev];
-    enum trace_engine engine = c->engine_of[e->track];
-    uint64_t now = trace_model_now(m);
-    uint64_t end = e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
-    double dur = (double)(end - e->start);
+    uint64_t start, end;
+    uint32_t track;
+    if (c->spans) { /* (as the path saw it: an op in flight ending now, as below) */
+        const struct trace_op_span *sp = &c->spans[s->op];
+        start = sp->start, end = sp->end, track = sp->track;
+    } else {
+        const struct trace_event *e = &c->ev[s->ev];
+        uint64_t now = trace_model_now(m);
+        start = e->start, track = e->track;
+        end = e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
+    }
+    enum trace_engine engine = c->engine_of[track];
+    double dur = (double)(end - start);
     const struct trace_peaks *p = &c->pk;
     double fixed = 0;
     int cat = TRACE_PCAT_LATENCY;
@@ -212,11 +220,10 @@ void trace_pathtime_op(struct trace_pathtime *c, const struct trace_path_step *s
             double rest = dur - fixed - data;
             if (rest > 0) {
                 /* beyond the transfer at full rate: contention when its HBM was busy */
-                size_t h = hbm_of(c, e->track);
-                bool busy =
-                    h != SIZE_MAX && trace_resources_util_from(c->res, h, e->start,
-                                                               end > e->start ? end : e->start + 1,
-                                                               &c->hint_dma[h]) >= 0.5;
+                size_t h = hbm_of(c, track);
+                bool busy = h != SIZE_MAX && trace_resources_util_from(
+                                                 c->res, h, start, end > start ? end : start + 1,
+                                                 &c->hint_dma[h]) >= 0.5;
                 if (!busy) {
                     /* the rest is what every transfer pays whatever its size */
                     *o = (struct trace_pathtime_part){{TRACE_PCAT_MEMORY, TRACE_PCAT_DMA_FIXED},
@@ -228,7 +235,7 @@ void trace_pathtime_op(struct trace_pathtime *c, const struct trace_path_step *s
         break;
     }
     case TRACE_ENGINE_HOST: {
-        const char *name = trace_model_str(m, trace_model_track_get(m, e->track)->name);
+        const char *name = trace_model_str(m, trace_model_track_get(m, track)->name);
         if (strcmp(name, "host") != 0)
             break; /* an io_cpu or m_cpu: control work */
         cat = TRACE_PCAT_HOST;

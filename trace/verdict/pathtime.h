@@ -38,6 +38,9 @@ struct trace_pathtime {
     size_t *hbm_of_track; /* per track, its cube's HBM resource (SIZE_MAX: none), SIZE_MAX - 1
                              until looked up */
     size_t *hint_dma;     /* per resource: where the last search for a DMA step ended */
+    /* the path's ops (each step's at its op) when set (trace_critpath_input.spans): their
+     * start, end and track read there, not from ev */
+    const struct trace_op_span *spans;
 };
 
 /* What the op of a step adds to the path's categories (enum trace_pcat): v[0] to cat[0],

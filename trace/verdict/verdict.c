@@ -669,7 +669,9 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, ui
     else
         scan_begin(&jg.scanning, c, n, &sc);
 
-    /* the critical path, reading the details (and counting the arithmetic) as it goes */
+    /* the critical path, reading the details (and counting the arithmetic) as it goes; its
+     * ops' spans, when the release holds them, read for the path's time below */
+    const struct trace_op_span *spans = NULL;
     struct trace_critpath_input in = {.m = m,
                                       .events = evs,
                                       .first = first,
@@ -684,7 +686,8 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, ui
                                       .with_details = lv ? NULL : judge_with_details,
                                       .each_ctx = &ar,
                                       .release =
-                                          c->threads != 1 && n >= RELEASE_MIN ? &c->big : NULL};
+                                          c->threads != 1 && n >= RELEASE_MIN ? &c->big : NULL,
+                                      .spans = &spans};
     if (lv) {
         if (!lv->path)
             lv->path = trace_critinc_new();
@@ -769,6 +772,7 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, ui
     double(*mh)[2] = sim_xreallocarray(NULL, np ? np : 1, sizeof(*mh));
     /* (the second thread's share: the split of the ops costs this one about a third of the
      * waits') */
+    c->pt.spans = spans; /* (before the second thread reads it; none after the path's time) */
     struct waits_job wj = {.t = &c->pt, .p = &it->path, .s1 = np - np / WAITS_SHARE, .mh = mh};
     bool apart = c->threads != 1 && (c->threads == 2 || np >= WAITS_THREAD_MIN);
     if (apart) {
@@ -792,11 +796,14 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, ui
             trace_progress_at(c->progress, s);
         if (s % PATH_GIVEBACK_EVERY == PATH_GIVEBACK_EVERY - 1)
             trace_model_lent_giveback(m);
-        if (s + STEP_PREFETCH < np) /* the steps' events are spread over the launch */
-            __builtin_prefetch(&c->ev[it->path.steps[s + STEP_PREFETCH].ev]);
+        if (s + STEP_PREFETCH < np) { /* the steps' ops are spread over the launch */
+            const struct trace_path_step *ahead = &it->path.steps[s + STEP_PREFETCH];
+            __builtin_prefetch(spans ? (const void *)&spans[ahead->op] : &c->ev[ahead->ev]);
+        }
         /* a DMA op's bytes alone are of use: as the arithmetic counted them */
         uint64_t bytes = 0;
-        if (details && c->engine_of[c->ev[st->ev].track] == TRACE_ENGINE_DMA)
+        uint32_t track = spans ? spans[st->op].track : c->ev[st->ev].track;
+        if (details && c->engine_of[track] == TRACE_ENGINE_DMA)
             bytes = step_bytes(c, &ar, &spaces, st->ev, &pos);
         struct trace_pathtime_part op;
         trace_pathtime_op(&c->pt, st, bytes, &op);
@@ -815,6 +822,7 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, ui
         pthread_cond_destroy(&wj.cv);
         free(wj.hint);
     }
+    c->pt.spans = NULL; /* (the release frees them) */
     free(mh);
     trace_model_lent_giveback(m); /* the path's events and op columns */
 }
