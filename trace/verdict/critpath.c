@@ -890,7 +890,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
     struct feed *feed = NULL;
     uint32_t *groom = NULL; /* the room for gstarts (below), faulted in ahead with the ops' */
     if (apart(in, in->n)) {
-        groom = sim_xreallocarray(NULL, in->n ? in->n : 1, sizeof(*groom));
+        groom = sim_xreallocarray(NULL, in->n + 1, sizeof(*groom)); /* (+1: the path's, below) */
         feed = feed_start(in, ops, groom, arena);
     }
     uint8_t *composite = NULL; /* per op, whether it is a composite op; NULL: none */
@@ -1268,8 +1268,10 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
     out->end = ops[last].end;
     /* the ops of the path from the last (one chase of the predecessors, each a miss of the
      * caches in a launch of millions; the ops' figures then asked for ahead) */
-    size_t len = 0, cap = 0;
-    uint32_t *chain = NULL;
+    /* (in the starts' room when there is one, done with: its pages faulted in already, and
+     * room for n + 1, as many as the chase takes) */
+    size_t len = 0, cap = groom ? n + 1 : 0;
+    uint32_t *chain = groom;
     for (uint32_t k = last; k != NONE && len <= n && !stop; k = pred[k]) {
         if (len == cap) {
             cap = cap ? 2 * cap : 1024;
@@ -1308,7 +1310,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
                 (struct trace_range){(uint8_t)(flags[k] >> FL_SPACE & 15), rng[k][0], rng[k][1]};
     }
     sim_prefault_stop(&pf);
-    free(chain);
+    if (chain != groom)
+        free(chain);
     for (size_t s = 0; s < TRACE_OPINFO_MAX_SPACES; s++)
         trace_imap_fini(&maps[s]);
     free(last_on_tile);
