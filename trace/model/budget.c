@@ -184,6 +184,19 @@ uint64_t trace_budget_trims(void)
     return v;
 }
 
+/* The number in base at *s (after blanks), *s moved past it; false when there is none or it
+ * does not fit. The kernel's files under /proc are read with it. */
+static bool take_num(const char **s, int base, unsigned long long *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtoull(*s, &end, base);
+    if (end == *s || errno)
+        return false;
+    *s = end;
+    return true;
+}
+
 /* The resident memory and its part mapped from files (bytes), or false. */
 static bool statm(uint64_t *res, uint64_t *shared)
 {
@@ -196,8 +209,9 @@ static bool statm(uint64_t *res, uint64_t *shared)
     if (n <= 0)
         return false;
     buf[n] = 0;
+    const char *s = buf;
     unsigned long long size, r, sh;
-    if (sscanf(buf, "%llu %llu %llu", &size, &r, &sh) != 3)
+    if (!take_num(&s, 10, &size) || !take_num(&s, 10, &r) || !take_num(&s, 10, &sh))
         return false;
     *res = (uint64_t)r * page_size();
     *shared = (uint64_t)sh * page_size();
@@ -918,6 +932,22 @@ void trace_budget_free(void *p, size_t bytes)
 
 /* ---- lent arrays --------------------------------------------------------------------------- */
 
+/* A line of /proc/self/maps ("lo-hi perms offset major:minor inode path"): its range,
+ * whether it is read-only and private, and its inode; false when it is not one. */
+static bool maps_line(const char *s, unsigned long long *lo, unsigned long long *hi,
+                      bool *ro_private, unsigned long long *ino)
+{
+    unsigned long long off, maj, min;
+    if (!take_num(&s, 16, lo) || *s++ != '-' || !take_num(&s, 16, hi))
+        return false;
+    s += strspn(s, " ");
+    size_t n = strcspn(s, " \n");
+    *ro_private = n == 4 && memcmp(s, "r--p", 4) == 0;
+    s += n;
+    return take_num(&s, 16, &off) && take_num(&s, 16, &maj) && *s++ == ':' &&
+           take_num(&s, 16, &min) && take_num(&s, 10, ino);
+}
+
 /* True when [a, b) lies within read-only private mappings of a file. */
 static bool file_mapped(uintptr_t a, uintptr_t b)
 {
@@ -927,15 +957,13 @@ static bool file_mapped(uintptr_t a, uintptr_t b)
     char line[512];
     uintptr_t at = a;
     while (at < b && fgets(line, sizeof(line), f)) {
-        unsigned long long lo, hi, off, ino;
-        char perms[8];
-        unsigned maj, min;
-        if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu", &lo, &hi, perms, &off, &maj, &min,
-                   &ino) != 7)
+        unsigned long long lo, hi, ino;
+        bool ro_private;
+        if (!maps_line(line, &lo, &hi, &ro_private, &ino))
             continue;
         if (hi <= at || lo > at)
             continue;
-        if (strcmp(perms, "r--p") != 0 || ino == 0)
+        if (!ro_private || ino == 0)
             break;
         at = (uintptr_t)hi;
     }
