@@ -1426,7 +1426,7 @@ static int load_zfile(struct trace_zfile *f, const char *name, struct trace_repo
         return rc;
     }
     if (f->mapped) /* from now on, details are read here and there */
-        madvise((void *)(uintptr_t)f->p, f->n, MADV_RANDOM);
+        madvise((void *)f->p, f->n, MADV_RANDOM);
     struct trace_zfile *keep = sim_xmalloc(sizeof(*keep));
     *keep = *f;
     trace_model_attach_source(*out, keep->p, keep->n, release_zfile, keep);
@@ -1485,7 +1485,7 @@ int trace_load_file_opts(const char *path, const struct trace_load_opts *o, stru
     const struct trace_load_progress *p = o ? o->progress : NULL;
     bool recover = o && o->recover;
     struct trace_zfile f;
-    int rc = trace_z_open(path, recover, p ? zprogress : NULL, (void *)(uintptr_t)p, &f, d);
+    int rc = trace_z_open(path, recover, p ? zprogress : NULL, (void *)p, &f, d);
     if (rc < 0)
         return rc;
     size_t at = SIZE_MAX, n = f.n;
