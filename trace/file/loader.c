@@ -21,6 +21,7 @@
 #include "trace/model/format.h"
 #include "trace/model/json.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -611,6 +612,7 @@ static void remember_element(struct loader *L, int64_t index, uint64_t ev)
 {
     if (index < 0)
         return;
+    assert(L->runs || !L->nruns);
     uint64_t k = (uint64_t)index;
     ev = L->check_only ? k : ev;
     struct erun *r = L->nruns ? &L->runs[L->nruns - 1] : NULL;
@@ -1070,7 +1072,7 @@ static int walk_array(struct loader *L, size_t *ip, const char *name,
             trace_pparse_start(L->p, L->n, i, TRACE_LOAD_ELEMENT_LIMIT, L->direct, !L->check_only);
     for (uint64_t idx = 0;; idx++) {
         i = trace_jscan_ws(L->p, L->n, i);
-        size_t end;
+        size_t end = i; /* past the element, once it is read */
         int rc = 0;
         cJSON *j = NULL;
         const struct trace_evread *ev = NULL;
