@@ -1049,7 +1049,7 @@ static bool two_threads(const struct loader *L, size_t i)
         return L->threads > 1;
     const char *env = getenv("NPUSCOPE_LOAD_THREADS");
     if (env && *env)
-        return atoi(env) > 1;
+        return strtol(env, NULL, 10) > 1;
     /* it pays unless the machine is busy: it costs some 10-15% more CPU in all */
     return L->n - i >= PPARSE_MIN && trace_pparse_core_free();
 }
