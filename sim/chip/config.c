@@ -229,6 +229,9 @@ static const struct field noc_fields[] = {
 #define MAX_W       1e6
 #define PJ(k, m, d) NUM(k, energy.m, d, 0, MAX_PJ)
 #define WATTS(m, d) NUM("static_w", energy.m, d, 0, MAX_W)
+/* the same for field f of the energy model's section s (a member name, not an expression) */
+#define PJ_IN(k, s, f, d) NUM(k, energy.s.f, d, 0, MAX_PJ)
+#define WATTS_IN(s, d)    NUM("static_w", energy.s.static_w, d, 0, MAX_W)
 
 static const struct field e_mac_fields[] = {
     PJ("f32", gemm_mac_pj.f32, 0.92),
@@ -256,16 +259,15 @@ static const struct field e_dma_fields[] = {
 };
 
 #define E_CPU(name, m, pj, w)                                                                      \
-    static const struct field name[] = {PJ("message_pj", m.message_pj, pj), WATTS(m.static_w, w),  \
-                                        END}
+    static const struct field name[] = {PJ_IN("message_pj", m, message_pj, pj), WATTS_IN(m, w), END}
 E_CPU(e_pe_cpu_fields, pe_cpu, 50, 0.01);
 E_CPU(e_io_cpu_fields, io_cpu, 1000, 0.5);
 E_CPU(e_m_cpu_fields, m_cpu, 500, 0.05);
 
 #define E_MEM(name, m, rd, wr, w)                                                                  \
-    static const struct field name[] = {PJ("read_pj_per_byte", m.read_pj_per_byte, rd),            \
-                                        PJ("write_pj_per_byte", m.write_pj_per_byte, wr),          \
-                                        WATTS(m.static_w, w), END}
+    static const struct field name[] = {PJ_IN("read_pj_per_byte", m, read_pj_per_byte, rd),        \
+                                        PJ_IN("write_pj_per_byte", m, write_pj_per_byte, wr),      \
+                                        WATTS_IN(m, w), END}
 E_MEM(e_hbm_fields, hbm, 31.2, 31.2, 0.5);
 E_MEM(e_sram_fields, sram, 2.5, 2.8, 0.3);
 E_MEM(e_tcm_fields, tcm, 0.5, 0.6, 0.02);

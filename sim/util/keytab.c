@@ -10,25 +10,29 @@ static size_t slot_of(uint64_t key, size_t cap)
     return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
 }
 
+/* Double t's slots (256 at first) and place its keys again. */
+static void keytab_grow(struct sim_keytab *t)
+{
+    size_t cap = t->cap ? t->cap * 2 : 256;
+    uint64_t *key = sim_xreallocarray(NULL, cap, sizeof(*key));
+    uint32_t *id = sim_xreallocarray(NULL, cap, sizeof(*id));
+    for (size_t i = 0; i < cap; i++)
+        key[i] = UINT64_MAX;
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->key[i] != UINT64_MAX) {
+            size_t h = slot_of(t->key[i], cap);
+            while (key[h] != UINT64_MAX)
+                h = (h + 1) & (cap - 1);
+            key[h] = t->key[i], id[h] = t->id[i];
+        }
+    free(t->key), free(t->id);
+    t->key = key, t->id = id, t->cap = cap;
+}
+
 uint32_t sim_keytab_id(struct sim_keytab *t, uint64_t key)
 {
-    if (2 * (t->n + 1) > t->cap) {
-        struct sim_keytab g = {.cap = t->cap ? t->cap * 2 : 256};
-        g.key = sim_xreallocarray(NULL, g.cap, sizeof(*g.key));
-        g.id = sim_xreallocarray(NULL, g.cap, sizeof(*g.id));
-        for (size_t i = 0; i < g.cap; i++)
-            g.key[i] = UINT64_MAX;
-        for (size_t i = 0; i < t->cap; i++)
-            if (t->key[i] != UINT64_MAX) {
-                size_t h = slot_of(t->key[i], g.cap);
-                while (g.key[h] != UINT64_MAX)
-                    h = (h + 1) & (g.cap - 1);
-                g.key[h] = t->key[i], g.id[h] = t->id[i];
-            }
-        free(t->key), free(t->id);
-        g.n = t->n;
-        *t = g;
-    }
+    if (2 * (t->n + 1) > t->cap)
+        keytab_grow(t);
     size_t h = slot_of(key, t->cap);
     while (t->key[h] != UINT64_MAX && t->key[h] != key)
         h = (h + 1) & (t->cap - 1);

@@ -18,7 +18,8 @@ bool sim_prefault(void *p, size_t n, const atomic_bool *stop)
     uintptr_t a = ((uintptr_t)p + page - 1) / page * page, b = ((uintptr_t)p + n) / page * page;
     for (uintptr_t x = a; x < b && !(stop && atomic_load(stop));) {
         size_t len = b - x < SIM_PREFAULT_STEP ? b - x : SIM_PREFAULT_STEP;
-        if (madvise((void *)x, len, MADV_POPULATE_WRITE) != 0)
+        /* the page's address derived from p (x lies inside [p, p + n)) */
+        if (madvise((char *)p + (x - (uintptr_t)p), len, MADV_POPULATE_WRITE) != 0)
             return false;
         x += len;
     }

@@ -2,14 +2,20 @@
  * The Gantt's search on a worker (tui_gantt_search_start, as /, n and N run it): over a
  * model of 60 000 ops with ties in start times, every walk of n and N selects the same ops
  * in the same order as the search done in place (tui_gantt_search), with the same count and
- * wrap; n pressed while a search runs walks on once it is done; another pattern replaces a
- * running search; live, a change of the model stops it, and the status line says so.
+ * wrap; n pressed while a search runs walks on once it is done (also when the next search
+ * runs in place, no thread to be had, and so ends before it is started); another pattern
+ * replaces a running search; live, a change of the model stops it, and the status line says
+ * so.
  */
 #include "test_tui_util.h"
 #include "tui/gantt/gantt.h"
 #include "tui/panes/task.h"
 
+#include <pthread.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 TestSuite(tui_search, .init = tui_test_locale);
 
@@ -107,6 +113,70 @@ Test(tui_search, n_pressed_while_it_runs_walks_on_once_it_is_done)
     tui_gantt_search(a, &va, "dma_read", 1, &wrapped);
     cr_assert_eq(vb.selected, va.selected);
     cr_assert(strstr(vb.message, "'dma_read'"), "%s", vb.message);
+    tui_gantt_free(a);
+    tui_gantt_free(b);
+    trace_model_free(m);
+    unsetenv("NPUSCOPE_TEST_ANALYSIS_DELAY_US");
+}
+
+static void *no_op(void *arg)
+{
+    return arg;
+}
+
+/* From now on no thread can be had (RLIMIT_NPROC at 1; root's threads are not counted, so
+ * root becomes nobody first): a task then runs in place. False when threads are still made. */
+static bool refuse_threads(void)
+{
+    if (geteuid() == 0) {
+        if (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0)
+            return false;
+        prctl(PR_SET_DUMPABLE, 1); /* a sanitizer's leak check attaches to it at exit */
+    }
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NPROC, &rl) != 0)
+        return false;
+    rl.rlim_cur = 1;
+    if (setrlimit(RLIMIT_NPROC, &rl) != 0)
+        return false;
+    pthread_t t;
+    if (pthread_create(&t, NULL, no_op, NULL) != 0)
+        return true;
+    pthread_join(t, NULL);
+    return false;
+}
+
+/* Threads again (the leak check at exit makes one). */
+static void allow_threads(void)
+{
+    struct rlimit rl;
+    cr_assert_eq(getrlimit(RLIMIT_NPROC, &rl), 0);
+    rl.rlim_cur = rl.rlim_max;
+    cr_assert_eq(setrlimit(RLIMIT_NPROC, &rl), 0);
+}
+
+Test(tui_search, n_pressed_while_it_runs_walks_on_when_the_next_search_runs_in_place)
+{
+    setenv("NPUSCOPE_TEST_ANALYSIS_DELAY_US", "20000", 1); /* each progress check: 20 ms */
+    struct trace_model *m = model();
+    struct tui_view va, vb;
+    tui_view_init(&va, m, true);
+    tui_view_init(&vb, m, true);
+    struct tui_gantt *a = tui_gantt_new(&va), *b = tui_gantt_new(&vb);
+    bool wrapped;
+    for (int k = 0; k < 3; k++)
+        tui_gantt_search(a, &va, "exp", 1, &wrapped);
+    tui_gantt_search_start(b, &vb, "exp", 1);
+    cr_assert(tui_gantt_searching(b), "the search runs on");
+    tui_gantt_search_start(b, &vb, "exp", 1); /* n */
+    tui_gantt_search_start(b, &vb, "exp", 1); /* n */
+    if (!refuse_threads())
+        cr_skip_test("threads cannot be refused here");
+    settle(b, &vb); /* each n's search runs in place, done as it starts */
+    allow_threads();
+    cr_assert_eq(vb.selected, va.selected, "op %llu, in place %llu",
+                 (unsigned long long)vb.selected, (unsigned long long)va.selected);
+    cr_assert(strstr(vb.message, "search 'exp': "), "%s", vb.message);
     tui_gantt_free(a);
     tui_gantt_free(b);
     trace_model_free(m);

@@ -324,12 +324,12 @@ void trace_energy_acc_track_event(struct trace_energy_acc *a, enum trace_energy_
 static int link_action(const char *name, const char *sep)
 {
     char a[128], b[128];
-    size_t la = (size_t)(sep - name);
-    if (la >= sizeof(a) || strlen(sep + 3) >= sizeof(b))
+    size_t la = (size_t)(sep - name), lb = strlen(sep + 3);
+    if (la >= sizeof(a) || lb >= sizeof(b))
         return TRACE_EA_NOC_CUBE;
     memcpy(a, name, la);
     a[la] = '\0';
-    strcpy(b, sep + 3);
+    memcpy(b, sep + 3, lb + 1);
     if (strcmp(a, "host") == 0 || ends_with(a, ".io_cpu") || ends_with(b, ".io_cpu"))
         return TRACE_EA_NOC_HOST;
     if (ends_with(a, ".noc") && ends_with(b, ".noc")) {

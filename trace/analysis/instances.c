@@ -8,6 +8,7 @@
 
 #include "sim/util/xalloc.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -262,6 +263,7 @@ void trace_instances_inc_update(struct trace_instances_inc *st, const struct tra
     }
     uint64_t n = trace_model_event_count(m);
     const struct trace_event *evs = n ? trace_model_event(m, 0) : NULL;
+    assert(evs || !st->npend); /* pend holds events below scanned <= n */
     /* an op is placed for good once it has ended and starts before the horizon */
     size_t kept = 0;
     for (size_t k = 0; k < st->npend; k++) {
@@ -296,7 +298,7 @@ void trace_instances_inc_update(struct trace_instances_inc *st, const struct tra
     for (size_t i = 0; i < nl; i++) {
         struct trace_layer_insts *L = &out->layers[i];
         uint32_t l = trace_regions_get(rs, i)->layer;
-        const struct lcells *c = l < st->nlayer ? &st->layer[l] : NULL;
+        const struct lcells *c = l < st->nlayer && st->layer[l].v ? &st->layer[l] : NULL;
         size_t cnt = 0;
         for (size_t k = 0; c && k < nt; k++)
             cnt += st->t[k].index < c->n && c->v[st->t[k].index].start != UINT64_MAX;

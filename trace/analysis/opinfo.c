@@ -598,8 +598,8 @@ void trace_opinfo_decode(const char *op, enum trace_op_kind kind, const struct s
 /* key_of_n's table: the keys' positions by a hash of their length and first and last
  * bytes, open addressing, built once. Hand-rolled in place of a binary search with strncmp:
  * that search was some 8% of a trace's load (perf, 10 M events). */
-enum { KEY_HASH = 128 };
-static int8_t key_hash[KEY_HASH];
+enum { KEY_HASH = 128, KEY_NONE = UINT8_MAX /* an empty slot */ };
+static uint8_t key_hash[KEY_HASH];
 static uint8_t key_len[TRACE_OPINFO_NKEYS];
 static pthread_once_t key_hash_once = PTHREAD_ONCE_INIT;
 static atomic_bool key_hash_ready; /* built: pthread_once's call is skipped */
@@ -612,13 +612,13 @@ static unsigned key_slot(const char *k, size_t len)
 
 static void key_hash_build(void)
 {
-    memset(key_hash, -1, sizeof(key_hash));
+    memset(key_hash, KEY_NONE, sizeof(key_hash));
     for (int i = 0; i < TRACE_OPINFO_NKEYS; i++) {
         key_len[i] = (uint8_t)strlen(trace_opinfo_keys[i]);
         unsigned s = key_slot(trace_opinfo_keys[i], key_len[i]);
-        while (key_hash[s] >= 0)
+        while (key_hash[s] != KEY_NONE)
             s = (s + 1) & (KEY_HASH - 1);
-        key_hash[s] = (int8_t)i;
+        key_hash[s] = (uint8_t)i;
     }
 }
 
@@ -631,7 +631,7 @@ static int key_of_n(const char *key, size_t len)
         pthread_once(&key_hash_once, key_hash_build);
         atomic_store_explicit(&key_hash_ready, true, memory_order_release);
     }
-    for (unsigned s = key_slot(key, len); key_hash[s] >= 0; s = (s + 1) & (KEY_HASH - 1)) {
+    for (unsigned s = key_slot(key, len); key_hash[s] != KEY_NONE; s = (s + 1) & (KEY_HASH - 1)) {
         int i = key_hash[s];
         if (key_len[i] == len && memcmp(trace_opinfo_keys[i], key, len) == 0)
             return i;
@@ -665,7 +665,7 @@ void trace_opinfo_decode_json(const char *op, enum trace_op_kind kind, const cJS
     struct src s = {.kind = SRC_JSON};
     const cJSON *replay = NULL;
     slot_keys(details, s.top, &replay);
-    if (cJSON_IsObject(replay))
+    if (replay && cJSON_IsObject(replay))
         slot_keys(replay, s.rep, NULL);
     decode(op, kind, &s, sp, o);
 }

@@ -17,6 +17,7 @@
 #include "trace/analysis/regions_int.h"
 #include "trace/model/radix.h"
 
+#include <assert.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,10 +189,10 @@ static uint64_t iv_add(struct ivset *iv, uint64_t s, uint64_t e, uint64_t trunc)
             iv->v = sim_xreallocarray(iv->v, 2 * (size_t)iv->cap, sizeof(*iv->v));
         }
         memmove(iv->v + 2 * (a + 1), iv->v + 2 * a, 2 * (size_t)(n - a) * sizeof(*iv->v));
-        iv->n = ++n;
+        iv->n = n + 1;
     } else if (b - a > 1) {
         memmove(iv->v + 2 * (a + 1), iv->v + 2 * b, 2 * (size_t)(n - b) * sizeof(*iv->v));
-        iv->n = n = n - (b - a - 1);
+        iv->n = n - (b - a - 1);
     }
     iv->v[2 * a] = ns;
     iv->v[2 * a + 1] = ne;
@@ -878,6 +879,7 @@ struct trace_regions *trace_regions_inc_update(struct trace_regions_inc *st,
         learn_launch_info(st, m);
     size_t nx = trace_model_transfer_count(m);
     const struct trace_transfer *xs = nx ? trace_model_transfer(m, 0) : NULL;
+    assert(evs || (!st->scanned && !st->npend)); /* scanned <= n, and pend is below scanned */
     /* fold in the events seen in flight that have ended, then the new ones */
     uint64_t todo = st->npend + (n - st->scanned), done = 0;
     trace_progress_step(p, "regions: new events", todo);

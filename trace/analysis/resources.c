@@ -479,8 +479,10 @@ static inline void raise_to(double *most, double u)
 void trace_resources_util_max(const struct trace_resources *rs, size_t i, const uint64_t (*w)[2],
                               size_t n, bool in_order, double *most, size_t stride, size_t *hint)
 {
-    const struct trace_resource *r = i < rs->n ? &rs->v[i] : NULL;
-    double peak = r ? (r->peak > 0 ? r->peak : r->max_rate) : 0;
+    if (i >= rs->n)
+        return;
+    const struct trace_resource *r = &rs->v[i];
+    double peak = r->peak > 0 ? r->peak : r->max_rate;
     if (!(peak > 0))
         return;
     const struct rindex *x = &rs->ix[i];

@@ -8,6 +8,7 @@
 #include "sim/util/xalloc.h"
 #include "trace/model/progress.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,6 +232,7 @@ struct trace_srcprof *trace_srcprof_new_progress(const struct trace_model *m,
             K->lines[K->nlines] = (struct trace_srcline){.site = site};
             slot[k][site] = (uint32_t)++K->nlines;
         }
+        assert(slot[k][site] >= 1 && slot[k][site] <= K->nlines); /* one of K's lines */
         struct trace_srcline *L = &K->lines[slot[k][site] - 1];
         uint64_t end =
             ev->flags & TRACE_EV_INFLIGHT ? (now > ev->start ? now : ev->start) : ev->end;

@@ -104,7 +104,7 @@ static void release(const void *map, size_t upto)
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     upto = upto / page * page;
     if (upto)
-        madvise((void *)(uintptr_t)map, upto, MADV_DONTNEED);
+        madvise((void *)map, upto, MADV_DONTNEED);
 }
 
 /* Give back the whole pages inside [p, p + n) of a mapping (read again from the page cache
@@ -114,7 +114,7 @@ static void drop(const void *p, size_t n)
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     uintptr_t a = ((uintptr_t)p + page - 1) / page * page, b = ((uintptr_t)p + n) / page * page;
     if (b > a)
-        madvise((void *)a, b - a, MADV_DONTNEED);
+        madvise((char *)p + (a - (uintptr_t)p), b - a, MADV_DONTNEED);
 }
 
 /*
@@ -1012,7 +1012,7 @@ static int index_read(const char *path, const char *index, struct trace_model **
         rc = stale(index, d, "stale: the trace changed since it was written");
         goto out;
     }
-    madvise((void *)(uintptr_t)f.p, f.n, MADV_RANDOM);
+    madvise((void *)f.p, f.n, MADV_RANDOM);
     struct trace_zfile *keep = sim_xmalloc(sizeof(*keep));
     *keep = f;
     trace_model_attach_source(m, keep->p, keep->n, release_zfile, keep);

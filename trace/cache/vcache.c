@@ -41,6 +41,7 @@ static int build_note(struct dl_phdr_info *info, size_t size, void *arg)
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_NOTE)
             continue;
+        /* NOLINTNEXTLINE(performance-no-int-to-ptr): dl_iterate_phdr gives an integer base */
         const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
         size_t align = ph->p_align == 8 ? 8 : 4, off = 0;
         while (off + sizeof(ElfW(Nhdr)) <= ph->p_memsz) {

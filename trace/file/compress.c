@@ -104,7 +104,7 @@ int trace_zout_write(struct trace_zout *z, const void *in, size_t n, bool end,
                 break;
         }
     } else {
-        z->gz.next_in = (Bytef *)(uintptr_t)in;
+        z->gz.next_in = (Bytef *)in;
         z->gz.avail_in = (uInt)n; /* the callers' buffers are far below 4 GiB */
         for (;;) {
             z->gz.next_out = z->obuf;
@@ -535,9 +535,9 @@ int trace_z_open(const char *path, bool recover,
 void trace_z_close(struct trace_zfile *f)
 {
     if (f->mapped)
-        munmap((void *)(uintptr_t)f->p, f->n);
+        munmap((void *)f->p, f->n);
     else
-        free((void *)(uintptr_t)f->p);
+        free((void *)f->p);
     f->p = NULL;
     f->n = 0;
 }

@@ -55,7 +55,7 @@ void trace_detsrc_close(struct trace_detsrc *s)
 {
     if (!s)
         return;
-    munmap((void *)(uintptr_t)s->p, s->n);
+    munmap((void *)s->p, s->n);
     free(s);
 }
 
@@ -287,7 +287,7 @@ static void release_upto(struct trace_detsrc *s, size_t off)
     if (off < s->released + RELEASE_STEP)
         return;
     size_t upto = off / (size_t)s->page * (size_t)s->page;
-    madvise((void *)(uintptr_t)(s->p + s->released), upto - s->released, MADV_DONTNEED);
+    madvise((void *)(s->p + s->released), upto - s->released, MADV_DONTNEED);
     s->released = upto;
 }
 

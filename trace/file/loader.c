@@ -21,6 +21,7 @@
 #include "trace/model/format.h"
 #include "trace/model/json.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -611,6 +612,7 @@ static void remember_element(struct loader *L, int64_t index, uint64_t ev)
 {
     if (index < 0)
         return;
+    assert(L->runs || !L->nruns);
     uint64_t k = (uint64_t)index;
     ev = L->check_only ? k : ev;
     struct erun *r = L->nruns ? &L->runs[L->nruns - 1] : NULL;
@@ -1047,7 +1049,7 @@ static bool two_threads(const struct loader *L, size_t i)
         return L->threads > 1;
     const char *env = getenv("NPUSCOPE_LOAD_THREADS");
     if (env && *env)
-        return atoi(env) > 1;
+        return strtol(env, NULL, 10) > 1;
     /* it pays unless the machine is busy: it costs some 10-15% more CPU in all */
     return L->n - i >= PPARSE_MIN && trace_pparse_core_free();
 }
@@ -1070,7 +1072,7 @@ static int walk_array(struct loader *L, size_t *ip, const char *name,
             trace_pparse_start(L->p, L->n, i, TRACE_LOAD_ELEMENT_LIMIT, L->direct, !L->check_only);
     for (uint64_t idx = 0;; idx++) {
         i = trace_jscan_ws(L->p, L->n, i);
-        size_t end;
+        size_t end = i; /* past the element, once it is read */
         int rc = 0;
         cJSON *j = NULL;
         const struct trace_evread *ev = NULL;
@@ -1426,7 +1428,7 @@ static int load_zfile(struct trace_zfile *f, const char *name, struct trace_repo
         return rc;
     }
     if (f->mapped) /* from now on, details are read here and there */
-        madvise((void *)(uintptr_t)f->p, f->n, MADV_RANDOM);
+        madvise((void *)f->p, f->n, MADV_RANDOM);
     struct trace_zfile *keep = sim_xmalloc(sizeof(*keep));
     *keep = *f;
     trace_model_attach_source(*out, keep->p, keep->n, release_zfile, keep);
@@ -1485,7 +1487,7 @@ int trace_load_file_opts(const char *path, const struct trace_load_opts *o, stru
     const struct trace_load_progress *p = o ? o->progress : NULL;
     bool recover = o && o->recover;
     struct trace_zfile f;
-    int rc = trace_z_open(path, recover, p ? zprogress : NULL, (void *)(uintptr_t)p, &f, d);
+    int rc = trace_z_open(path, recover, p ? zprogress : NULL, (void *)p, &f, d);
     if (rc < 0)
         return rc;
     size_t at = SIZE_MAX, n = f.n;

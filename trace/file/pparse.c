@@ -12,6 +12,8 @@
 #include "trace/file/evread.h"
 #include "trace/file/fastjson.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,6 +227,19 @@ void trace_pparse_free(struct trace_pparse *pp)
     free(pp);
 }
 
+/* The runnable count of a /proc/loadavg line ("0.52 0.58 0.59 3/812 12345"), or 0. */
+static int loadavg_runnable(const char *s)
+{
+    for (int k = 0; k < 3; k++) { /* past the three load averages */
+        s += strspn(s, " ");
+        s += strcspn(s, " ");
+    }
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    return end != s && !errno && v > 0 && v <= INT_MAX ? (int)v : 0;
+}
+
 bool trace_pparse_core_free(void)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -233,8 +248,9 @@ bool trace_pparse_core_free(void)
     int runnable = 0; /* the fourth field, "runnable/all", counts the caller too */
     FILE *f = fopen("/proc/loadavg", "r");
     if (f) {
-        if (fscanf(f, "%*f %*f %*f %d/", &runnable) != 1)
-            runnable = 0;
+        char line[128];
+        if (fgets(line, sizeof(line), f))
+            runnable = loadavg_runnable(line);
         fclose(f);
     }
     if (runnable >= 1)

@@ -22,10 +22,12 @@ struct memo {
     struct trace_opinfo o;
 };
 
+enum { NO_ACTION = UINT8_MAX }; /* traffic that is no action of the energy model */
+
 struct trace_livepower {
     struct trace_energy_acc *acc; /* owned */
     struct trace_spaces sp;
-    int8_t (*res_action)[2]; /* owned: per resource, the action of a read and of a write */
+    uint8_t (*res_action)[2]; /* owned: per resource, the action of a read and of a write */
     size_t nres;
     uint32_t *open_comp; /* owned: composite ops in flight per model track */
     int8_t *track_cls;   /* owned: per model track, its trace_energy_track + 1 (0: not yet) */
@@ -33,7 +35,7 @@ struct trace_livepower {
     struct memo *memo; /* owned: MEMO_SLOTS */
 };
 
-static const int8_t class_action[SIM_LINK_CLASS_COUNT] = {
+static const uint8_t class_action[SIM_LINK_CLASS_COUNT] = {
     [SIM_LINK_PE] = TRACE_EA_NOC_PE,
     [SIM_LINK_CUBE] = TRACE_EA_NOC_CUBE,
     [SIM_LINK_CUBE_CUBE] = TRACE_EA_NOC_CUBE_CUBE,
@@ -58,8 +60,8 @@ struct trace_livepower *trace_livepower_new(struct sim_chip *chip, uint64_t wind
             p->res_action[i][0] = TRACE_EA_HBM_READ;
             p->res_action[i][1] = TRACE_EA_HBM_WRITE;
         } else {
-            int a = (unsigned)r.cls < SIM_LINK_CLASS_COUNT ? class_action[r.cls] : -1;
-            p->res_action[i][0] = p->res_action[i][1] = (int8_t)a;
+            uint8_t a = (unsigned)r.cls < SIM_LINK_CLASS_COUNT ? class_action[r.cls] : NO_ACTION;
+            p->res_action[i][0] = p->res_action[i][1] = a;
         }
     }
     return p;
@@ -200,8 +202,8 @@ void trace_livepower_traffic(struct trace_livepower *p, uint32_t res, bool write
 {
     if (!p || res >= p->nres)
         return;
-    int a = p->res_action[res][write];
-    if (a >= 0)
+    uint8_t a = p->res_action[res][write];
+    if (a != NO_ACTION)
         trace_energy_acc_add(p->acc, (enum trace_energy_action)a, nbytes, s, e);
 }
 

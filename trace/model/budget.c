@@ -35,7 +35,7 @@ enum {
 
 /* An array in the file (lent false), or a lent array's whole pages (lent true). */
 struct region {
-    uintptr_t addr;
+    char *base;    /* the first byte mapped */
     size_t len;    /* bytes mapped (whole pages) */
     uint64_t off;  /* offset in the file */
     uint64_t span; /* bytes of the file held for it from off (>= len: it grows there in place;
@@ -184,6 +184,19 @@ uint64_t trace_budget_trims(void)
     return v;
 }
 
+/* The number in base at *s (after blanks), *s moved past it; false when there is none or it
+ * does not fit. The kernel's files under /proc are read with it. */
+static bool take_num(const char **s, int base, unsigned long long *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtoull(*s, &end, base);
+    if (end == *s || errno)
+        return false;
+    *s = end;
+    return true;
+}
+
 /* The resident memory and its part mapped from files (bytes), or false. */
 static bool statm(uint64_t *res, uint64_t *shared)
 {
@@ -196,8 +209,9 @@ static bool statm(uint64_t *res, uint64_t *shared)
     if (n <= 0)
         return false;
     buf[n] = 0;
+    const char *s = buf;
     unsigned long long size, r, sh;
-    if (sscanf(buf, "%llu %llu %llu", &size, &r, &sh) != 3)
+    if (!take_num(&s, 10, &size) || !take_num(&s, 10, &r) || !take_num(&s, 10, &sh))
         return false;
     *res = (uint64_t)r * page_size();
     *shared = (uint64_t)sh * page_size();
@@ -217,7 +231,7 @@ static void trim_locked(void)
 {
     for (size_t i = 0; i < g.nr; i++)
         if (g.r[i].len)
-            madvise((void *)g.r[i].addr, g.r[i].len, MADV_DONTNEED);
+            madvise(g.r[i].base, g.r[i].len, MADV_DONTNEED);
     g.trims++;
 }
 
@@ -546,7 +560,8 @@ static bool pio(int fd, void *p, size_t n, uint64_t off, bool writing)
 
 static int cmp_look(const void *a, const void *b)
 {
-    uintptr_t x = g.r[*(const size_t *)a].addr, y = g.r[*(const size_t *)b].addr;
+    uintptr_t x = (uintptr_t)g.r[*(const size_t *)a].base;
+    uintptr_t y = (uintptr_t)g.r[*(const size_t *)b].base;
     return (x > y) - (x < y);
 }
 
@@ -569,7 +584,7 @@ static struct region *look_up(uintptr_t p)
     size_t lo = 0, hi = g.look_n;
     while (lo < hi) { /* the last region starting at or before p */
         size_t mid = lo + (hi - lo) / 2;
-        if (g.r[g.look[mid]].addr <= p)
+        if ((uintptr_t)g.r[g.look[mid]].base <= p)
             lo = mid + 1;
         else
             hi = mid;
@@ -577,7 +592,7 @@ static struct region *look_up(uintptr_t p)
     if (!lo)
         return NULL;
     struct region *r = &g.r[g.look[lo - 1]];
-    return p < r->addr + r->ck_len ? r : NULL;
+    return p < (uintptr_t)r->base + r->ck_len ? r : NULL;
 }
 
 /* With the lock held: append the page at byte o of region r to the journal, as it is. */
@@ -587,7 +602,7 @@ static void save_page(struct region *r, size_t o)
     struct jhead h = {r->off + o, ps};
     uint64_t at = g.jn * jentry();
     if (!pio(g.jfd, &h, sizeof(h), at, true) ||
-        !pio(g.jfd, (void *)(r->addr + o), ps, at + sizeof(h), true)) {
+        !pio(g.jfd, r->base + o, ps, at + sizeof(h), true)) {
         g.jbroken = true; /* no more marks; the copies made find no journal and restore nothing */
         if (ftruncate(g.jfd, 0) != 0)
             g.jbroken = true;
@@ -643,12 +658,12 @@ void trace_budget_will_write(const void *p, size_t n)
                 a = (a / ps + 1) * ps; /* not a page a checkpoint may read */
                 continue;
             }
-            size_t pg = (a - r->addr) / ps;
+            size_t pg = (a - (uintptr_t)r->base) / ps;
             if (r->saved[pg] != g.epoch) {
                 save_page(r, pg * ps);
                 r->saved[pg] = g.epoch;
             }
-            a = r->addr + (pg + 1) * ps;
+            a = (uintptr_t)r->base + (pg + 1) * ps;
         }
     }
     pthread_mutex_unlock(&g.mu);
@@ -704,10 +719,10 @@ out:
 
 /* ---- the table ----------------------------------------------------------------------------- */
 
-static struct region *find(uintptr_t addr)
+static struct region *find(const void *base)
 {
     for (size_t i = g.nr; i-- > 0;)
-        if (g.r[i].addr == addr)
+        if (g.r[i].base == base)
             return &g.r[i];
     return NULL;
 }
@@ -785,7 +800,7 @@ static void *file_alloc(size_t n)
      * more than the array ever used (an eighth of a 10 M-event load's CPU, perf); a page
      * given back comes again from the page cache, its neighbours with it (fault-around) */
     madvise(p, len, MADV_RANDOM);
-    add((struct region){(uintptr_t)p, len, g.fend, span, false, false, 0, NULL});
+    add((struct region){p, len, g.fend, span, false, false, 0, NULL});
     g.fend += span;
     g.file_bytes += n;
     g.engaged = true;
@@ -794,7 +809,7 @@ static void *file_alloc(size_t n)
 
 static void file_release(struct region *r)
 {
-    munmap((void *)r->addr, r->len);
+    munmap(r->base, r->len);
     if (r->foreign) { /* the parent's file: leave it be */
         drop(r);
         return;
@@ -821,14 +836,14 @@ static void copy(void *dst, bool dst_file, const void *src, bool src_file, size_
         if (dst_file)
             madvise((char *)dst + o, round_page(k), MADV_DONTNEED);
         if (src_file)
-            madvise((char *)(uintptr_t)src + o, round_page(k), MADV_DONTNEED);
+            madvise((char *)src + o, round_page(k), MADV_DONTNEED);
     }
 }
 
 void *trace_budget_realloc(void *p, size_t old, size_t new_size)
 {
     pthread_mutex_lock(&g.mu);
-    struct region *r = p ? find((uintptr_t)p) : NULL;
+    struct region *r = p ? find(p) : NULL;
     if (r && !r->lent) {
         size_t len = round_page(new_size);
         if (len == r->len && !r->foreign) {
@@ -841,7 +856,7 @@ void *trace_budget_realloc(void *p, size_t old, size_t new_size)
             void *q = mremap(p, r->len, len, MREMAP_MAYMOVE);
             if (q != MAP_FAILED) {
                 g.look_dirty |= q != p;
-                r->addr = (uintptr_t)q, r->len = len;
+                r->base = q, r->len = len;
                 g.file_bytes += new_size - old;
                 pthread_mutex_unlock(&g.mu);
                 return q;
@@ -853,7 +868,7 @@ void *trace_budget_realloc(void *p, size_t old, size_t new_size)
                 void *q = mremap(p, r->len, len, MREMAP_MAYMOVE);
                 if (q != MAP_FAILED) {
                     g.look_dirty |= q != p;
-                    r->addr = (uintptr_t)q, r->len = len, r->span = span;
+                    r->base = q, r->len = len, r->span = span;
                     g.fend = r->off + span;
                     g.file_bytes += new_size - old;
                     pthread_mutex_unlock(&g.mu);
@@ -869,11 +884,11 @@ void *trace_budget_realloc(void *p, size_t old, size_t new_size)
             q = sim_xmalloc(new_size);
             g.heap_bytes += new_size;
         }
-        copy(q, find((uintptr_t)q) != NULL, p, true, old < new_size ? old : new_size);
+        copy(q, find(q) != NULL, p, true, old < new_size ? old : new_size);
         g.moves++;
         if (!was.foreign)
             g.file_bytes -= old;
-        file_release(find(was.addr));
+        file_release(find(was.base));
         pthread_mutex_unlock(&g.mu);
         return q;
     }
@@ -902,7 +917,7 @@ void trace_budget_free(void *p, size_t bytes)
     if (!p)
         return;
     pthread_mutex_lock(&g.mu);
-    struct region *r = find((uintptr_t)p);
+    struct region *r = find(p);
     if (r && !r->lent) {
         if (!r->foreign)
             g.file_bytes -= bytes;
@@ -917,6 +932,22 @@ void trace_budget_free(void *p, size_t bytes)
 
 /* ---- lent arrays --------------------------------------------------------------------------- */
 
+/* A line of /proc/self/maps ("lo-hi perms offset major:minor inode path"): its range,
+ * whether it is read-only and private, and its inode; false when it is not one. */
+static bool maps_line(const char *s, unsigned long long *lo, unsigned long long *hi,
+                      bool *ro_private, unsigned long long *ino)
+{
+    unsigned long long off, maj, min;
+    if (!take_num(&s, 16, lo) || *s++ != '-' || !take_num(&s, 16, hi))
+        return false;
+    s += strspn(s, " ");
+    size_t n = strcspn(s, " \n");
+    *ro_private = n == 4 && memcmp(s, "r--p", 4) == 0;
+    s += n;
+    return take_num(&s, 16, &off) && take_num(&s, 16, &maj) && *s++ == ':' &&
+           take_num(&s, 16, &min) && take_num(&s, 10, ino);
+}
+
 /* True when [a, b) lies within read-only private mappings of a file. */
 static bool file_mapped(uintptr_t a, uintptr_t b)
 {
@@ -926,15 +957,13 @@ static bool file_mapped(uintptr_t a, uintptr_t b)
     char line[512];
     uintptr_t at = a;
     while (at < b && fgets(line, sizeof(line), f)) {
-        unsigned long long lo, hi, off, ino;
-        char perms[8];
-        unsigned maj, min;
-        if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu", &lo, &hi, perms, &off, &maj, &min,
-                   &ino) != 7)
+        unsigned long long lo, hi, ino;
+        bool ro_private;
+        if (!maps_line(line, &lo, &hi, &ro_private, &ino))
             continue;
         if (hi <= at || lo > at)
             continue;
-        if (strcmp(perms, "r--p") != 0 || ino == 0)
+        if (!ro_private || ino == 0)
             break;
         at = (uintptr_t)hi;
     }
@@ -950,7 +979,8 @@ void trace_budget_lend(const void *key, const void *p, size_t n)
         return;
     pthread_mutex_lock(&g.mu);
     /* keyed by p itself, so that unlend finds it; the pages are [a, b) */
-    add((struct region){a, b - a, (uint64_t)(uintptr_t)key, 0, true, false, 0, NULL});
+    char *base = (char *)p + (a - (uintptr_t)p);
+    add((struct region){base, b - a, (uint64_t)(uintptr_t)key, 0, true, false, 0, NULL});
     pthread_mutex_unlock(&g.mu);
 }
 

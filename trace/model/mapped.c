@@ -37,7 +37,7 @@ const uint64_t *trace_model_opcol_table(const struct trace_model *m, const uint8
     if (!m->col_off || !m->nev)
         return NULL;
     if (m->capcol_off < m->nev) { /* events added after the last column: they have none */
-        struct trace_model *w = (struct trace_model *)(uintptr_t)m;
+        struct trace_model *w = (struct trace_model *)m;
         w->col_off = trace_budget_realloc(w->col_off, m->capcol_off * sizeof(*w->col_off),
                                           m->nev * sizeof(*w->col_off));
         for (uint64_t k = m->capcol_off; k < m->nev; k++)
@@ -141,48 +141,51 @@ static void lend_all(struct trace_model *m, bool lend)
         return;
     }
     uintptr_t lo = UINTPTR_MAX, hi = 0;
+    const void *first = NULL; /* the array at lo */
     const void *p[] = {m->ev, m->col_off, m->col, m->xf, m->dep_ev, m->dep_on};
     size_t n[] = {
         m->nev * sizeof(*m->ev), m->capcol_off * sizeof(*m->col_off), m->ncol,
         m->nxf * sizeof(*m->xf), m->ndep * sizeof(*m->dep_ev),        m->ndep * sizeof(*m->dep_on)};
     for (size_t k = 0; k < sizeof(p) / sizeof(p[0]); k++)
         if (p[k] && n[k]) {
-            lo = (uintptr_t)p[k] < lo ? (uintptr_t)p[k] : lo;
+            if ((uintptr_t)p[k] < lo)
+                lo = (uintptr_t)p[k], first = p[k];
             hi = (uintptr_t)p[k] + n[k] > hi ? (uintptr_t)p[k] + n[k] : hi;
         }
     for (uint32_t k = 0; k < m->ntracks; k++) {
         const struct track_data *t = &m->tracks[k];
         if (t->idx && t->n) {
-            lo = (uintptr_t)t->idx < lo ? (uintptr_t)t->idx : lo;
+            if ((uintptr_t)t->idx < lo)
+                lo = (uintptr_t)t->idx, first = t->idx;
             uintptr_t e = (uintptr_t)(t->idx + t->n), f = (uintptr_t)(t->block + t->nblock);
             hi = e > hi ? e : hi;
             hi = t->block && f > hi ? f : hi;
         }
     }
     if (lo < hi)
-        trace_budget_lend(m, (const void *)lo, hi - lo);
+        trace_budget_lend(m, first, hi - lo);
 }
 
 void trace_model_lend(struct trace_model *m, const struct trace_model_lent *a,
                       void (*release)(void *ctx), void *ctx)
 {
     assert(m->nev == 0 && !m->ext);
-    m->ev = (struct trace_event *)(uintptr_t)a->ev;
+    m->ev = (struct trace_event *)a->ev;
     m->nev = m->capev = m->nev_done = a->nev;
-    m->col_off = (uint64_t *)(uintptr_t)a->col_off;
+    m->col_off = (uint64_t *)a->col_off;
     m->capcol_off = a->col_off ? a->nev : 0;
-    m->col = (uint8_t *)(uintptr_t)a->col;
+    m->col = (uint8_t *)a->col;
     m->ncol = m->capcol = a->col_off ? a->ncol : 0;
-    m->xf = (struct trace_transfer *)(uintptr_t)a->xf;
+    m->xf = (struct trace_transfer *)a->xf;
     m->nxf = m->capxf = a->nxf;
-    m->dep_ev = (uint64_t *)(uintptr_t)a->dep_ev;
-    m->dep_on = (uint64_t *)(uintptr_t)a->dep_on;
+    m->dep_ev = (uint64_t *)a->dep_ev;
+    m->dep_on = (uint64_t *)a->dep_on;
     m->ndep = m->capdep = a->ndep;
     for (uint32_t k = 0; k < m->ntracks; k++) {
         struct track_data *t = &m->tracks[k];
-        t->idx = (uint64_t *)(uintptr_t)a->idx[k];
+        t->idx = (uint64_t *)a->idx[k];
         t->n = t->cap = a->nidx[k];
-        t->block = (struct run_state *)(uintptr_t)a->block[k];
+        t->block = (struct run_state *)a->block[k];
         t->nblock = t->capblock = a->nblock[k];
         t->dirty_from = SIZE_MAX;
         t->inflight_from = t->n;
@@ -269,7 +272,7 @@ static void giveback(const void *p, size_t n)
         page = (size_t)sysconf(_SC_PAGESIZE);
     uintptr_t a = ((uintptr_t)p + page - 1) / page * page, b = ((uintptr_t)p + n) / page * page;
     if (p && b > a)
-        madvise((void *)a, b - a, MADV_DONTNEED);
+        madvise((char *)p + (a - (uintptr_t)p), b - a, MADV_DONTNEED);
 }
 
 static void giveback_all(const struct trace_model *m)

@@ -1087,7 +1087,7 @@ static void sort_track(const struct trace_model *m, struct track_data *t)
     size_t n = t->n, k;
     WILL_WRITE(t->idx, n * sizeof(*t->idx));
     if (n < 1024) {
-        qsort_r(t->idx, n, sizeof(*t->idx), cmp_pos, (void *)(uintptr_t)m);
+        qsort_r(t->idx, n, sizeof(*t->idx), cmp_pos, (void *)m);
         return;
     }
     struct key {

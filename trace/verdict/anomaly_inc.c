@@ -11,6 +11,7 @@
 #include "trace/analysis/metrics.h"
 #include "trace/verdict/anomaly_int.h"
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,12 +131,7 @@ static void inc_reset(struct trace_anomaly_inc *st)
     free(st->g), free(st->d), free(st->l), free(st->pend), free(st->rd), free(st->wr);
     sim_keytab_free(&st->gk), sim_keytab_free(&st->dk), sim_keytab_free(&st->lk);
     sim_keytab_free(&st->wk), free(st->work);
-    struct trace_anomaly_opts o = st->o;
-    uint64_t late = st->max_late;
-    memset(st, 0, sizeof(*st));
-    st->o = o;
-    st->max_late = late;
-    st->lo = UINT64_MAX;
+    *st = (struct trace_anomaly_inc){.o = st->o, .max_late = st->max_late, .lo = UINT64_MAX};
 }
 
 void trace_anomaly_inc_free(struct trace_anomaly_inc *st)
@@ -503,6 +499,7 @@ static void idle_out(struct trace_anomaly_inc *st, const struct trace_model *m,
         uint64_t median = 0;
         for (;;) {
             bool old = h < L->nhl && (r >= nrec || L->hl[h].len <= len[r]);
+            assert(old || r < nrec); /* the ng lengths hold the median: it is met first */
             uint64_t v = old ? L->hl[h].len : len[r];
             size_t n = old ? L->hl[h++].n : 1;
             if (!old)
@@ -669,6 +666,7 @@ static void bw_out(struct trace_anomaly_inc *st, const struct trace_model *m,
         trace_anomaly_find_bandwidth_(m, o, peak, l);
         return;
     }
+    assert(w > 0); /* (the window of transfers) */
     const struct trace_transfer *xs = trace_model_transfer(m, 0);
     struct wsave *sv = NULL;
     size_t nsv = 0, capsv = 0, cursor = 0;
@@ -734,6 +732,8 @@ static void inc_fold(struct trace_anomaly_inc *st, const struct trace_model *m, 
     slow_fold(st, group_of(st, slow_key(m, e)), e->end - e->start, i);
     if (trace_model_track_get(m, e->track)->engine != TRACE_ENGINE_HOST)
         idle_fold(st, m, launch_of(st, e->cmdq_id), e->start, e->end, i);
+    if (!nx) /* (xs is NULL then) */
+        return;
     size_t a, b;
     transfers_of(xs, nx, i, cursor, &a, &b);
     for (size_t k = a; k < b; k++)
@@ -749,8 +749,13 @@ void trace_anomaly_inc_update(struct trace_anomaly_inc *st, const struct trace_m
         inc_reset(st);
     st->m = m;
     uint64_t n = trace_model_event_count(m);
+    if (!n) { /* nothing to fold in (nor a transfer: each is an event's) */
+        inc_reset(st);
+        trace_anomalies_find(m, &o, out);
+        return;
+    }
     size_t nx = trace_model_transfer_count(m);
-    const struct trace_event *evs = n ? trace_model_event(m, 0) : NULL;
+    const struct trace_event *evs = trace_model_event(m, 0);
     const struct trace_transfer *xs = nx ? trace_model_transfer(m, 0) : NULL;
     /* what breaks the state: transfers out of event order or of an op folded in, an op later
      * than what the idle gaps gave up, durations or groups past the table's keys */

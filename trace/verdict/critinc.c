@@ -509,7 +509,7 @@ static void sweep_start(struct trace_critinc *st, uint32_t k)
         if (c != NONE && c != k) {
             uint64_t ce = op_end(st, c);
             if (better(ce, TRACE_DEP_PE, best, best_end, bw))
-                best = c, best_end = ce, bw = TRACE_DEP_PE;
+                best = c, bw = TRACE_DEP_PE; /* (the last candidate: its end is not compared) */
         }
     }
     if (best == NONE && st->last_ended != NONE && st->last_ended != k)

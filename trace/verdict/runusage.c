@@ -7,6 +7,7 @@
 #include "sim/util/xalloc.h"
 #include "trace/model/radix.h"
 
+#include <assert.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -275,6 +276,7 @@ enum { FORGET_EVERY = 1 << 16 };
 static bool inc_fold(struct trace_run_usage_inc *st, const struct trace_model *m,
                      const uint8_t *kind_of, uint64_t nev)
 {
+    assert(st->folded <= nev); /* (inc_same) */
     const struct trace_event *ev = nev ? trace_model_event(m, 0) : NULL;
     uint64_t i = st->folded;
     for (; i < nev && !(ev[i].flags & TRACE_EV_INFLIGHT); i++) {

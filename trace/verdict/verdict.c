@@ -15,6 +15,7 @@
 #include "trace/verdict/pathtime.h"
 #include "trace/verdict/runusage.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -1221,7 +1222,8 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
         }
         struct trace_verdict_item *it = &v->launches[r];
         const struct trace_region *reg = trace_regions_get(v->rs_launch, r);
-        const struct kept *k = had[r];
+        const struct kept *k = had[r]; /* (had is filled from st alone) */
+        assert(!k || st);
         if (k && (k->uncached <= c->budget) == k->details) { /* as judged then */
             *it = k->it;
             it->region = reg;

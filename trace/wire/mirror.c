@@ -753,12 +753,13 @@ static void apply_energy(struct trace_model *m, struct trace_wire_rd *r)
     if (trace_wire_rd_ok(r) && n > held &&
         n - held > trace_wire_rd_left(r) / (2 + 8 * TRACE_POWER_KINDS))
         trace_wire_rd_fail(r, "more power samples than the section holds");
-    struct trace_power_sample *s = NULL;
-    if (trace_wire_rd_ok(r) && n) {
-        s = sim_xcalloc((size_t)n, sizeof(*s));
-        for (size_t i = 0; i < held && i < n; i++)
-            s[i] = *trace_model_power(m, i);
+    if (!trace_wire_rd_ok(r)) {
+        sim_value_free(energy);
+        return;
     }
+    struct trace_power_sample *s = n ? sim_xcalloc((size_t)n, sizeof(*s)) : NULL;
+    for (size_t i = 0; i < held && i < n; i++)
+        s[i] = *trace_model_power(m, i);
     uint64_t covered = held, next = 0; /* [held, covered): sent; runs ascend from next */
     while (trace_wire_rd_ok(r) && trace_wire_rd_left(r)) {
         uint64_t first = trace_wire_get_uv(r), k = trace_wire_get_uv(r);

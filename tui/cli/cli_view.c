@@ -175,7 +175,7 @@ static struct tui_source *load(const char *file, bool cache, bool recover, struc
     L.shown = L.t0;
     sim_escape(file, strlen(file), L.name, sizeof(L.name));
     const char *delay = getenv("NPUSCOPE_TEST_LOAD_DELAY_MS");
-    L.delay_ms = delay ? (unsigned)atoi(delay) : 0;
+    L.delay_ms = delay ? (unsigned)strtoul(delay, NULL, 10) : 0;
     struct sigaction sa = {.sa_handler = load_on_signal}, old[3];
     sigemptyset(&sa.sa_mask);
     for (int i = 0; i < 3; i++)

@@ -427,6 +427,7 @@ static int cmd_run(int argc, char **argv)
         case OPT_WATCHDOG: {
             char *end;
             errno = 0;
+            /* NOLINTNEXTLINE(clang-analyzer-core.NonNullParamChecker): getopt_long sets it */
             double v = strtod(optarg, &end);
             if (!*optarg || *end || errno || !(v >= 0) || v > 1e6)
                 return usage_error("run", "--watchdog takes seconds (0 to 1000000), got '%s'",

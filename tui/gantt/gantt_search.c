@@ -201,7 +201,10 @@ static void search_say(struct tui_view *v, const char *pattern, uint64_t count, 
                      wrapped ? dir > 0 ? ", wrapped to the start" : ", wrapped to the end" : "");
 }
 
-void tui_gantt_search_start(struct tui_gantt *g, struct tui_view *v, const char *pattern, int dir)
+/* tui_gantt_search_start, with more presses of n (> 0) or N (< 0) to walk once it is done:
+ * set before the run starts, as a run that ends at once is taken before this returns. */
+static void search_start(struct tui_gantt *g, struct tui_view *v, const char *pattern, int dir,
+                         int more)
 {
     if (!g->search_task) {
         g->search_task = tui_task_new();
@@ -221,8 +224,14 @@ void tui_gantt_search_start(struct tui_gantt *g, struct tui_view *v, const char 
     search_free(g->search);
     g->search = search_new(g, v, pattern, dir);
     g->search->status[0] = '\0';
+    g->search->more = more;
     tui_task_start(g->search_task, search_run, g, true);
     tui_gantt_search_work(g, v);
+}
+
+void tui_gantt_search_start(struct tui_gantt *g, struct tui_view *v, const char *pattern, int dir)
+{
+    search_start(g, v, pattern, dir, 0);
 }
 
 bool tui_gantt_search_work(struct tui_gantt *g, struct tui_view *v)
@@ -237,8 +246,7 @@ bool tui_gantt_search_work(struct tui_gantt *g, struct tui_view *v)
         int more = s->more;
         if (n && more) { /* the n or N pressed meanwhile, one at a time */
             char *pattern = sim_xstrdup(s->pattern);
-            tui_gantt_search_start(g, v, pattern, more > 0 ? 1 : -1);
-            g->search->more = more > 0 ? more - 1 : more + 1;
+            search_start(g, v, pattern, more > 0 ? 1 : -1, more > 0 ? more - 1 : more + 1);
             free(pattern);
         } else {
             search_free(g->search);

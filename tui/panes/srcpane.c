@@ -11,6 +11,7 @@
 #include "trace/file/srctext.h"
 #include "tui/panes/task.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,6 +355,7 @@ static void src_render(void *self, struct tui_canvas *c, struct tui_rect r, stru
             snprintf(ln, sizeof(ln), "%u", p->rows[i].n);
             text = trace_srctext_line(p->text, p->rows[i].n, textbuf, sizeof(textbuf));
         } else {
+            assert(L); /* a row with no source line is a profile line's */
             const struct trace_site *s = trace_model_site_get(p->m, L->site);
             if (!s)
                 snprintf(textbuf, sizeof(textbuf), "(no call site)");

@@ -80,7 +80,7 @@ int tui_linebp_parse(const char *text, struct tui_linebp *bp, struct diag *d)
 bool tui_linebp_hits(const struct tui_linebp *bp, uint32_t site, const char *component)
 {
     const struct sim_srcsite *s = sim_srcsite_get(site);
-    if (!s || (uint32_t)s->line != bp->line || strcmp(sim_srcsite_basename(s->file), bp->file))
+    if (!s || (uint32_t)s->line != bp->line || strcmp(sim_srcsite_basename(s->file), bp->file) != 0)
         return false;
     if (!bp->pe[0])
         return true;

@@ -18,6 +18,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -372,6 +373,40 @@ static int start(const struct tui_whatif_workload *w, struct job *j, struct diag
     return 0;
 }
 
+/* ---- reading what a worker wrote -------------------------------------------------------- */
+
+/* The rest of line ln after word and a blank, or NULL when ln is no such line. */
+static const char *after_word(const char *ln, const char *word)
+{
+    size_t n = strlen(word);
+    return strncmp(ln, word, n) == 0 && ln[n] == ' ' ? ln + n + 1 : NULL;
+}
+
+/* The unsigned decimal after the blanks at *s, at most max, *s moved past it; false when
+ * there is none or it is out of range. */
+static bool take_unsigned(const char **s, unsigned long long max, unsigned long long *v)
+{
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(*s, &end, 10);
+    if (end == *s || errno || x > max)
+        return false;
+    *s = end, *v = x;
+    return true;
+}
+
+/* The same for an int. */
+static bool take_int(const char **s, int *v)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(*s, &end, 10);
+    if (end == *s || errno || x < INT_MIN || x > INT_MAX)
+        return false;
+    *s = end, *v = (int)x;
+    return true;
+}
+
 /* What the worker of j wrote, into its point (launches matched to the base's by
  * cmdq_id); the base's launches are taken from it. */
 static void parse(struct tui_whatif_result *r, struct job *j)
@@ -383,21 +418,23 @@ static void parse(struct tui_whatif_result *r, struct job *j)
     bool ran = false;
     for (char *ln = j->out ? strtok_r(j->out, "\n", &save) : NULL; ln;
          ln = strtok_r(NULL, "\n", &save)) {
-        unsigned long long cyc;
-        int cmdq, used = 0;
-        unsigned occ;
-        if (strncmp(ln, "error ", 6) == 0) {
+        unsigned long long cyc, occ;
+        int cmdq;
+        const char *p;
+        if ((p = after_word(ln, "error"))) {
             free(pt->error);
-            pt->error = sim_xstrdup(ln + 6);
-        } else if (sscanf(ln, "run %llu", &cyc) == 1) {
+            pt->error = sim_xstrdup(p);
+        } else if ((p = after_word(ln, "run")) && take_unsigned(&p, ULLONG_MAX, &cyc)) {
             pt->cycles = (double)cyc;
             ran = true;
-        } else if (sscanf(ln, "launch %d %u %llu %n", &cmdq, &occ, &cyc, &used) == 3 && used) {
+        } else if ((p = after_word(ln, "launch")) && take_int(&p, &cmdq) &&
+                   take_unsigned(&p, UINT_MAX, &occ) && take_unsigned(&p, ULLONG_MAX, &cyc)) {
+            const char *name = p + strspn(p, " \t");
             if (base) {
                 r->launches =
                     sim_xreallocarray(r->launches, r->nlaunches + 1, sizeof(*r->launches));
                 r->launches[r->nlaunches++] = (struct tui_whatif_launch){
-                    .name = sim_xstrdup(ln + used), .occurrence = occ, .cmdq_id = cmdq};
+                    .name = sim_xstrdup(name), .occurrence = (unsigned)occ, .cmdq_id = cmdq};
                 pt->launch = sim_xreallocarray(pt->launch, r->nlaunches, sizeof(*pt->launch));
                 pt->launch[r->nlaunches - 1] = (double)cyc;
                 continue;
@@ -949,9 +986,10 @@ int tui_whatif_bg_poll(struct tui_whatif_bg *b, size_t *done, size_t *total,
     /* the last progress line */
     char *at = b->buf ? strstr(b->buf, "result\n") : NULL;
     for (char *ln = b->buf; ln && (!at || ln < at);) {
-        size_t dn, tt;
-        if (sscanf(ln, "progress %zu %zu", &dn, &tt) == 2)
-            b->done = dn, b->total = tt;
+        const char *p = after_word(ln, "progress");
+        unsigned long long dn, tt;
+        if (p && take_unsigned(&p, SIZE_MAX, &dn) && take_unsigned(&p, SIZE_MAX, &tt))
+            b->done = (size_t)dn, b->total = (size_t)tt;
         char *nl = strchr(ln, '\n');
         ln = nl ? nl + 1 : NULL;
     }
