@@ -403,8 +403,8 @@ static void feed_ahead(struct feed *f, uint8_t *base, size_t per, size_t j, uint
         return;
     uintptr_t to = page_down(*at + AHEAD_STEP > want ? *at + AHEAD_STEP : want);
     to = to < end ? to : end;
-    if (to > *at)
-        sim_prefault((void *)*at, to - *at, &f->stop);
+    if (to > *at) /* (the address, from base's pointer) */
+        sim_prefault(base + (intptr_t)(*at - (uintptr_t)base), to - *at, &f->stop);
     *at = to;
 }
 
@@ -804,6 +804,10 @@ static void op_ranges(const struct ranges *r, uint32_t k, struct trace_op_ranges
     }
     if (r->cols) {
         ranges_of_cols(r, k, v);
+        return;
+    }
+    if (!r->space) { /* (no op had a range: the pool was never made) */
+        v->nreads = 0, v->has_write = false;
         return;
     }
     size_t nr = r->first[k + 1] - r->first[k] - (r->write[k] ? 1 : 0);
@@ -1242,7 +1246,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
             if (pe_of[ops[k].track] != NONE) {
                 c = last_on_pe[pe_of[ops[k].track]];
                 if (c != NONE && c != k && better(ops[c].end, TRACE_DEP_PE, best, best_end, bw))
-                    best = c, best_end = ops[c].end, bw = TRACE_DEP_PE;
+                    best = c, bw = TRACE_DEP_PE; /* (the last candidate: its end not kept) */
             }
             if (best == NONE && last_ended != NONE && last_ended != k)
                 best = last_ended, bw = TRACE_DEP_ORDER;

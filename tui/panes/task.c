@@ -21,6 +21,7 @@
 #include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -80,7 +81,7 @@ struct tui_task *tui_task_new(void)
 {
     struct tui_task *t = sim_xcalloc(1, sizeof(*t));
     const char *d = getenv("NPUSCOPE_TEST_ANALYSIS_DELAY_US");
-    t->p.delay_us = d ? (unsigned)atoi(d) : 0;
+    t->p.delay_us = d ? (unsigned)strtoul(d, NULL, 10) : 0;
     atomic_store(&t->finished, true);
     t->p.yield_to = &users_wide;
     pthread_mutex_init(&t->lock, NULL);
@@ -229,11 +230,13 @@ static bool may_raise_to(int nice)
     bool cap = false;
     char line[256];
     while (fgets(line, sizeof(line), f)) {
-        unsigned long long eff;
-        if (sscanf(line, "CapEff: %llx", &eff) == 1) {
-            cap = eff >> 23 & 1; /* CAP_SYS_NICE */
-            break;
-        }
+        if (strncmp(line, "CapEff:", 7) != 0)
+            continue;
+        char *end;
+        errno = 0;
+        unsigned long long eff = strtoull(line + 7, &end, 16);
+        cap = errno == 0 && end != line + 7 && (eff >> 23 & 1); /* CAP_SYS_NICE */
+        break;
     }
     fclose(f);
     return cap;
