@@ -34,7 +34,7 @@ enum { GIVEBACK_EVERY = 1 << 20 };
 enum { PATH_GIVEBACK_EVERY = 1 << 16 };
 /* Paths of at least this many steps have their waits' utilisations worked out on a second
  * thread (trace_verdict_opts.threads 0). */
-enum { WAITS_THREAD_MIN = 1 << 15, WAITS_SHARE = 4 /* the calling thread's: a quarter */ };
+enum { WAITS_THREAD_MIN = 1 << 15, WAITS_SHARE = 3 /* the calling thread's: a third */ };
 /* A launch of at least this many ops has the big arrays of its critical path freed once
  * the verdict is made, behind the caller (a million ops: about 60 MB of them). */
 enum { RELEASE_MIN = 1 << 20 };
@@ -771,8 +771,8 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, ui
      * works out the others', then splits the ops, adding each step's as its wait comes */
     size_t np = it->path.n;
     double(*mh)[2] = sim_xreallocarray(NULL, np ? np : 1, sizeof(*mh));
-    /* (the second thread's share: the split of the ops costs this one about a third of the
-     * waits') */
+    /* (the second thread's share: the split of the ops, read from the path's spans, costs
+     * this one about a quarter of the waits') */
     c->pt.spans = spans; /* (before the second thread reads it; none after the path's time) */
     struct waits_job wj = {.t = &c->pt, .p = &it->path, .s1 = np - np / WAITS_SHARE, .mh = mh};
     bool apart = c->threads != 1 && (c->threads == 2 || np >= WAITS_THREAD_MIN);
