@@ -12,6 +12,7 @@
 #include "trace/model/mapped.h"
 
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -345,21 +346,23 @@ Test(index, load_writes_uses_and_rebuilds_the_index, .init = mkdir_tmp, .fini = 
     unsetenv("XDG_CACHE_HOME");
 }
 
-/* The resident pages of the process (file pages mapped included), counted from its page
- * tables (smaps_rollup): statm's count is kept per CPU and may lag by dozens of pages
- * given back on another thread. */
-static long resident_pages(void)
+/* How many of the whole pages inside the n bytes at p are mapped in, from the process's
+ * page tables (/proc/self/pagemap's present bit): those of the array alone, whatever the
+ * allocator or a sanitizer makes resident meanwhile. */
+static long present_pages(const void *p, size_t n)
 {
-    FILE *f = fopen("/proc/self/smaps_rollup", "r");
-    cr_assert_not_null(f);
-    char line[256];
-    long kb = -1;
-    while (kb < 0 && fgets(line, sizeof(line), f))
-        if (sscanf(line, "Rss: %ld kB", &kb) != 1)
-            kb = -1;
-    fclose(f);
-    cr_assert_geq(kb, 0, "no Rss in smaps_rollup");
-    return kb * 1024 / (long)sysconf(_SC_PAGESIZE);
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = ((uintptr_t)p + page - 1) / page, b = ((uintptr_t)p + n) / page;
+    int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    cr_assert_geq(fd, 0, "no /proc/self/pagemap");
+    long present = 0;
+    for (uintptr_t x = a; x < b; x++) {
+        uint64_t e = 0;
+        cr_assert_eq(pread(fd, &e, sizeof(e), (off_t)(x * sizeof(e))), (ssize_t)sizeof(e));
+        present += (long)(e >> 63 & 1);
+    }
+    close(fd);
+    return present;
 }
 
 /* A reopened model's pages read by a pass are given back (RSS drops by the events' pages)
@@ -377,17 +380,15 @@ Test(index, the_pages_of_a_reopened_model_are_given_back_and_read_again, .init =
     uint64_t ne = trace_model_event_count(b), sum = 0;
     long pages = (long)(ne * sizeof(struct trace_event) / 4096);
     cr_assert_gt(pages, 8, "the fixture's events span pages (%llu events)", (unsigned long long)ne);
-    /* a first give-back, so that what its thread touches the first time it runs (its
-     * stack, a sanitizer's shadow of it) is resident before the count */
-    trace_model_lent_giveback(b);
-    trace_model_lent_settle(b);
     for (uint64_t i = 0; i < ne; i++)
         sum += trace_model_event(b, i)->start;
-    long before = resident_pages();
+    const struct trace_event *evs = trace_model_event(b, 0);
+    long before = present_pages(evs, ne * sizeof(*evs));
     trace_model_lent_giveback(b);
     trace_model_lent_settle(b); /* (given back behind) */
-    long after = resident_pages();
+    long after = present_pages(evs, ne * sizeof(*evs));
     cr_assert_geq(before - after, pages - 2, "%ld pages given back of %ld", before - after, pages);
+    cr_assert_eq(after, 0, "%ld of the events' pages still mapped in", after);
     uint64_t again = 0;
     for (uint64_t i = 0; i < ne; i++)
         again += trace_model_event(b, i)->start;
