@@ -7,13 +7,12 @@
  */
 #include "trace/file/pparse.h"
 
+#include "sim/util/num.h"
 #include "sim/util/xalloc.h"
 #include "trace/file/arena.h"
 #include "trace/file/evread.h"
 #include "trace/file/fastjson.h"
 
-#include <errno.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -234,10 +233,8 @@ static int loadavg_runnable(const char *s)
         s += strspn(s, " ");
         s += strcspn(s, " ");
     }
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    return end != s && !errno && v > 0 && v <= INT_MAX ? (int)v : 0;
+    int v;
+    return sim_take_int(&s, &v) && v > 0 ? v : 0;
 }
 
 bool trace_pparse_core_free(void)

@@ -5,12 +5,14 @@
  */
 #include "trace/model/budget.h"
 
+#include "sim/util/num.h"
 #include "sim/util/xalloc.h"
 #include "trace/model/spill.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,19 +186,6 @@ uint64_t trace_budget_trims(void)
     return v;
 }
 
-/* The number in base at *s (after blanks), *s moved past it; false when there is none or it
- * does not fit. The kernel's files under /proc are read with it. */
-static bool take_num(const char **s, int base, unsigned long long *v)
-{
-    char *end;
-    errno = 0;
-    *v = strtoull(*s, &end, base);
-    if (end == *s || errno)
-        return false;
-    *s = end;
-    return true;
-}
-
 /* The resident memory and its part mapped from files (bytes), or false. */
 static bool statm(uint64_t *res, uint64_t *shared)
 {
@@ -211,7 +200,8 @@ static bool statm(uint64_t *res, uint64_t *shared)
     buf[n] = 0;
     const char *s = buf;
     unsigned long long size, r, sh;
-    if (!take_num(&s, 10, &size) || !take_num(&s, 10, &r) || !take_num(&s, 10, &sh))
+    if (!sim_take_unsigned(&s, 10, ULLONG_MAX, &size) ||
+        !sim_take_unsigned(&s, 10, ULLONG_MAX, &r) || !sim_take_unsigned(&s, 10, ULLONG_MAX, &sh))
         return false;
     *res = (uint64_t)r * page_size();
     *shared = (uint64_t)sh * page_size();
@@ -938,14 +928,17 @@ static bool maps_line(const char *s, unsigned long long *lo, unsigned long long 
                       bool *ro_private, unsigned long long *ino)
 {
     unsigned long long off, maj, min;
-    if (!take_num(&s, 16, lo) || *s++ != '-' || !take_num(&s, 16, hi))
+    if (!sim_take_unsigned(&s, 16, ULLONG_MAX, lo) || *s++ != '-' ||
+        !sim_take_unsigned(&s, 16, ULLONG_MAX, hi))
         return false;
     s += strspn(s, " ");
     size_t n = strcspn(s, " \n");
     *ro_private = n == 4 && memcmp(s, "r--p", 4) == 0;
     s += n;
-    return take_num(&s, 16, &off) && take_num(&s, 16, &maj) && *s++ == ':' &&
-           take_num(&s, 16, &min) && take_num(&s, 10, ino);
+    return sim_take_unsigned(&s, 16, ULLONG_MAX, &off) &&
+           sim_take_unsigned(&s, 16, ULLONG_MAX, &maj) && *s++ == ':' &&
+           sim_take_unsigned(&s, 16, ULLONG_MAX, &min) &&
+           sim_take_unsigned(&s, 10, ULLONG_MAX, ino);
 }
 
 /* True when [a, b) lies within read-only private mappings of a file. */

@@ -11,12 +11,14 @@
  */
 #include "tui/panes/task.h"
 
+#include "sim/util/num.h"
 #include "sim/util/xalloc.h"
 #include "tui/term/view.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sys/resource.h>
 #include <stdio.h>
@@ -232,10 +234,9 @@ static bool may_raise_to(int nice)
     while (fgets(line, sizeof(line), f)) {
         if (strncmp(line, "CapEff:", 7) != 0)
             continue;
-        char *end;
-        errno = 0;
-        unsigned long long eff = strtoull(line + 7, &end, 16);
-        cap = errno == 0 && end != line + 7 && (eff >> 23 & 1); /* CAP_SYS_NICE */
+        const char *at = line + 7;
+        unsigned long long eff;
+        cap = sim_take_unsigned(&at, 16, ULLONG_MAX, &eff) && (eff >> 23 & 1); /* CAP_SYS_NICE */
         break;
     }
     fclose(f);

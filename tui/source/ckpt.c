@@ -8,13 +8,13 @@
 
 #include "sim/kernel/guard.h"
 
+#include "sim/util/num.h"
 #include "sim/util/xalloc.h"
 #include "trace/model/budget.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -243,18 +243,6 @@ void tui_ckpt_hand_on(void)
     setenv(SUP_ENV, v, 1);
 }
 
-/* The int at s (after blanks) into *v, *end past it; false when there is none or it does
- * not fit. */
-static bool take_int(const char *s, char **end, int *v)
-{
-    errno = 0;
-    long x = strtol(s, end, 10);
-    if (*end == s || errno || x < INT_MIN || x > INT_MAX)
-        return false;
-    *v = (int)x;
-    return true;
-}
-
 /* The supervisor handed on by tui_ckpt_hand_on before this image was executed: true when
  * it is still our parent, and then this process goes on as its live process. */
 static bool sup_taken_over(void)
@@ -263,9 +251,9 @@ static bool sup_taken_over(void)
     if (!v)
         return false;
     int pid = 0, fd = -1;
-    char *end;
-    bool ok = take_int(v, &end, &pid) && *end == ':' && take_int(end + 1, &end, &fd) &&
-              fd > STDERR_FILENO;
+    const char *at = v;
+    bool ok =
+        sim_take_int(&at, &pid) && *at++ == ':' && sim_take_int(&at, &fd) && fd > STDERR_FILENO;
     unsetenv(SUP_ENV);
     if (!ok || fcntl(fd, F_GETFD) < 0)
         return false;

@@ -8,6 +8,7 @@
 
 #include "sim/host/run.h"
 #include "sim/kernel/loader.h"
+#include "sim/util/num.h"
 #include "sim/util/xalloc.h"
 #include "trace/analysis/regions.h"
 #include "trace/file/jsonout.h"
@@ -382,31 +383,6 @@ static const char *after_word(const char *ln, const char *word)
     return strncmp(ln, word, n) == 0 && ln[n] == ' ' ? ln + n + 1 : NULL;
 }
 
-/* The unsigned decimal after the blanks at *s, at most max, *s moved past it; false when
- * there is none or it is out of range. */
-static bool take_unsigned(const char **s, unsigned long long max, unsigned long long *v)
-{
-    char *end;
-    errno = 0;
-    unsigned long long x = strtoull(*s, &end, 10);
-    if (end == *s || errno || x > max)
-        return false;
-    *s = end, *v = x;
-    return true;
-}
-
-/* The same for an int. */
-static bool take_int(const char **s, int *v)
-{
-    char *end;
-    errno = 0;
-    long x = strtol(*s, &end, 10);
-    if (end == *s || errno || x < INT_MIN || x > INT_MAX)
-        return false;
-    *s = end, *v = (int)x;
-    return true;
-}
-
 /* What the worker of j wrote, into its point (launches matched to the base's by
  * cmdq_id); the base's launches are taken from it. */
 static void parse(struct tui_whatif_result *r, struct job *j)
@@ -424,11 +400,12 @@ static void parse(struct tui_whatif_result *r, struct job *j)
         if ((p = after_word(ln, "error"))) {
             free(pt->error);
             pt->error = sim_xstrdup(p);
-        } else if ((p = after_word(ln, "run")) && take_unsigned(&p, ULLONG_MAX, &cyc)) {
+        } else if ((p = after_word(ln, "run")) && sim_take_unsigned(&p, 10, ULLONG_MAX, &cyc)) {
             pt->cycles = (double)cyc;
             ran = true;
-        } else if ((p = after_word(ln, "launch")) && take_int(&p, &cmdq) &&
-                   take_unsigned(&p, UINT_MAX, &occ) && take_unsigned(&p, ULLONG_MAX, &cyc)) {
+        } else if ((p = after_word(ln, "launch")) && sim_take_int(&p, &cmdq) &&
+                   sim_take_unsigned(&p, 10, UINT_MAX, &occ) &&
+                   sim_take_unsigned(&p, 10, ULLONG_MAX, &cyc)) {
             const char *name = p + strspn(p, " \t");
             if (base) {
                 r->launches =
@@ -988,7 +965,8 @@ int tui_whatif_bg_poll(struct tui_whatif_bg *b, size_t *done, size_t *total,
     for (char *ln = b->buf; ln && (!at || ln < at);) {
         const char *p = after_word(ln, "progress");
         unsigned long long dn, tt;
-        if (p && take_unsigned(&p, SIZE_MAX, &dn) && take_unsigned(&p, SIZE_MAX, &tt))
+        if (p && sim_take_unsigned(&p, 10, SIZE_MAX, &dn) &&
+            sim_take_unsigned(&p, 10, SIZE_MAX, &tt))
             b->done = (size_t)dn, b->total = (size_t)tt;
         char *nl = strchr(ln, '\n');
         ln = nl ? nl + 1 : NULL;
