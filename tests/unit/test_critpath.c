@@ -1158,10 +1158,11 @@ static void both_raw(void *ctx, size_t i, uint32_t track, const struct trace_opi
 
 /*
  * A launch of 60 000 ops with op columns (GEMMs of three dtypes and math ops, stages among
- * them): with each_raw, the details read ahead on a second thread hand each op's
- * arithmetic there, every op once to each_raw or each_info, in order, the same as each_info
- * alone gets on one thread (a sum of their flops in that order the same double), the path
- * the same; with an umbrella op left out (its stages in the set), each_info alone.
+ * them, each reading bytes an op before it wrote): with each_raw, the details read ahead on a
+ * second thread hand each op's arithmetic there, every op once to each_raw or each_info, in order,
+ * the same as each_info alone gets on one thread (a sum of their flops in that order the same
+ * double), the path the same, to the bytes each step read of its predecessor; with an umbrella op
+ * left out (its stages in the set), each_info alone.
  */
 Test(critpath, arithmetic_handed_on_the_second_thread_in_order)
 {
@@ -1187,9 +1188,14 @@ Test(critpath, arithmetic_handed_on_the_second_thread_in_order)
                 .flops = 0.1 * (double)(i % 17), .bytes = i % 5 ? 0 : i, .stage = stage};
             if (i % 4 < 2)
                 snprintf(o.dtype, sizeof(o.dtype), "%s", dt[i % 3]);
-            o.nreads = 1;
-            o.reads[0] =
-                (struct trace_range){0, 256 * ((i + 7) % 300), 256 * ((i + 7) % 300) + 256};
+            /* the bytes op i - 4 wrote (ended before it starts), and of one op in nine
+             * those of ops i - 5 and i - 6 too (more ranges than fit in the line the
+             * second thread hands an op in) */
+            o.nreads = i % 9 ? 1 : 3;
+            for (unsigned r = 0; r < o.nreads; r++) {
+                uint64_t lo = 256 * ((i + 296 - r) % 300);
+                o.reads[r] = (struct trace_range){0, lo, lo + 256};
+            }
             o.has_write = true;
             o.write = (struct trace_range){0, 256 * (i % 300), 256 * (i % 300) + 256};
             trace_opinfo_store(m, ev[i], &o, &sp);
@@ -1203,6 +1209,10 @@ Test(critpath, arithmetic_handed_on_the_second_thread_in_order)
         in.threads = 2, in.each_raw = both_raw, in.each_ctx = &b2;
         trace_critpath_compute(&in, &two);
         cr_assert_gt(one.n, 100, "a long path (%zu)", one.n);
+        size_t raw = 0;
+        for (size_t s = 0; s < one.n; s++)
+            raw += one.steps[s].why == TRACE_DEP_RAW;
+        cr_assert_gt(raw, one.n / 2, "waits on the bytes read (%zu of %zu)", raw, one.n);
         same_path(&one, &two, "each_info alone, with each_raw");
         cr_assert_eq(b1.raw, 0);
         if (with_comp)

@@ -287,7 +287,7 @@ static void sort_ops_by(uint32_t *idx, size_t n, const struct trace_op_span *ops
  */
 /* (FEED: a wake-up of the reader every FEED / 2 ops, a system call on this thread; a ring of
  * a few thousand slots still sits in the caches) */
-enum { FEED = 8192, FEED_BATCH = 64, FEED_NAMES = 32 };
+enum { FEED = 8192, FEED_BATCH = 64, FEED_NAMES = 32, FEED_RANGES = 3 };
 /* (reading, the parts of the sweep's block it reaches next are faulted in AHEAD ops past
  * the op read, AHEAD_STEP bytes or more at a time) */
 enum { AHEAD = 1 << 16, AHEAD_STEP = 1 << 20 };
@@ -310,15 +310,23 @@ struct feed {
     void (*each_raw)(void *ctx, size_t i, uint32_t track, const struct trace_opinfo_raw *raw);
     void *each_ctx;
     bool handing;
+    /* op j's at j % FEED: a line of the caches an op, written here and read there (an op
+     * of a few ranges, named and handed on, whole in it; else in its full slot) */
     struct feed_slot {
-        bool ok;       /* the op's columns were read (else: none, or they do not unpack) */
-        bool handed;   /* to each_raw */
+        _Alignas(64) bool ok; /* the op's columns were read (else: none, or they do not unpack) */
+        bool handed;          /* to each_raw */
+        bool compact; /* its ranges, named, are here (ok and handed): none in its full slot */
+        uint8_t nreads, has_write;
+        uint8_t space[FEED_RANGES]; /* the write's (when has_write), then the reads' */
+        uint64_t lohi[FEED_RANGES][2];
+    } * slot; /* owned: FEED */
+    struct feed_full {
         bool resolved; /* into oi (their spaces' names all known), else into raw */
         union {
             struct trace_opinfo_raw raw;
             struct trace_opinfo oi;
         } u;
-    } * slot; /* owned: FEED */
+    } * full; /* owned: FEED */
     /* the spaces' names the taker has looked up in its registry, each (string id << 8 | its
      * id), nnamed of them: the reader names the spaces of an op whose names are all among
      * them itself (trace_opinfo_resolve_known), the taker the others */
@@ -470,13 +478,30 @@ static void *feed_main(void *arg)
         s->ok = col && trace_opinfo_unpack_raw(f->m, col, len, &raw);
         f->handing &= s->ok;
         s->handed = f->handing;
+        s->compact = false; /* (until known: the slot's last op's may say true) */
         if (!s->ok)
             continue;
         if (s->handed) /* (the ops' tracks gathered: no event read again here) */
             f->each_raw(f->each_ctx, j, ((const struct trace_op_span *)f->ops)[j].track, &raw);
-        s->resolved = trace_opinfo_resolve_known(&raw, f->rnames, f->rids, f->rn, &s->u.oi);
-        if (!s->resolved)
-            s->u.raw = raw;
+        struct feed_full *ff = &f->full[j % FEED];
+        ff->resolved = trace_opinfo_resolve_known(&raw, f->rnames, f->rids, f->rn, &ff->u.oi);
+        s->compact = s->handed && ff->resolved &&
+                     ff->u.oi.nreads + (ff->u.oi.has_write ? 1u : 0u) <= FEED_RANGES;
+        if (s->compact) {
+            const struct trace_opinfo *oi = &ff->u.oi;
+            unsigned w = oi->has_write ? 1 : 0;
+            s->nreads = (uint8_t)oi->nreads, s->has_write = (uint8_t)w;
+            if (w) {
+                s->space[0] = oi->write.space;
+                s->lohi[0][0] = oi->write.lo, s->lohi[0][1] = oi->write.hi;
+            }
+            for (unsigned i = 0; i < oi->nreads; i++) {
+                s->space[w + i] = oi->reads[i].space;
+                s->lohi[w + i][0] = oi->reads[i].lo, s->lohi[w + i][1] = oi->reads[i].hi;
+            }
+        } else if (!ff->resolved) {
+            ff->u.raw = raw;
+        }
     }
     atomic_store(&f->ended, true);
     atomic_store(&f->head, j);
@@ -496,7 +521,10 @@ static struct feed *feed_start(const struct trace_critpath_input *in, struct tra
     f->ops = ops, f->nops = in->n * sizeof(*ops), f->groom = groom, f->arena = arena;
     atomic_init(&f->hold, false);
     atomic_init(&f->gathered, 0);
-    f->slot = sim_xreallocarray(NULL, FEED, sizeof(*f->slot));
+    f->slot = aligned_alloc(64, FEED * sizeof(*f->slot));
+    if (!f->slot)
+        sim_die("out of memory (allocating the critical path's ring)");
+    f->full = sim_xreallocarray(NULL, FEED, sizeof(*f->full));
     atomic_init(&f->head, 0);
     atomic_init(&f->ended, false);
     atomic_init(&f->reader_wait, SIZE_MAX);
@@ -509,7 +537,7 @@ static struct feed *feed_start(const struct trace_critpath_input *in, struct tra
     if (pthread_create(&f->th, NULL, feed_main, f) != 0) {
         pthread_mutex_destroy(&f->mu);
         pthread_cond_destroy(&f->cv);
-        free(f->slot);
+        free(f->slot), free(f->full);
         free(f);
         return NULL;
     }
@@ -586,7 +614,7 @@ static void feed_stop(struct feed *f)
     pthread_join(f->th, NULL);
     pthread_mutex_destroy(&f->mu);
     pthread_cond_destroy(&f->cv);
-    free(f->slot);
+    free(f->slot), free(f->full);
     free(f);
 }
 
@@ -700,11 +728,25 @@ static void ranges_ahead(struct ranges *r, size_t k)
         struct trace_opinfo oi;
         const struct trace_opinfo *po = &oi;
         const struct feed_slot *fs = r->feed ? feed_take(r->feed, j) : NULL;
-        if (fs && fs->ok && fs->resolved) {
-            po = &fs->u.oi;
-        } else if (fs && fs->ok) {
-            trace_opinfo_resolve(r->m, &fs->u.raw, r->spaces, &oi);
-            feed_learn(r->feed, &fs->u.raw, r->spaces);
+        struct rcached *c = &r->ring[j & (r->nring - 1)];
+        if (fs && fs->compact) { /* (handed on: only its ranges wanted) */
+            unsigned w = fs->has_write;
+            c->tag = (uint32_t)j;
+            c->v.nreads = fs->nreads, c->v.has_write = w != 0;
+            if (w)
+                c->v.write = (struct trace_range){fs->space[0], fs->lohi[0][0], fs->lohi[0][1]};
+            for (unsigned i = 0; i < fs->nreads; i++)
+                c->v.reads[i] =
+                    (struct trace_range){fs->space[w + i], fs->lohi[w + i][0], fs->lohi[w + i][1]};
+            r->npool += fs->nreads + w; /* counted only */
+            continue;
+        }
+        const struct feed_full *ff = fs && fs->ok ? &r->feed->full[j % FEED] : NULL;
+        if (ff && ff->resolved) {
+            po = &ff->u.oi;
+        } else if (ff) {
+            trace_opinfo_resolve(r->m, &ff->u.raw, r->spaces, &oi);
+            feed_learn(r->feed, &ff->u.raw, r->spaces);
         } else {
             uint64_t ev = set_ev(r->events, r->ev_first, op_src(r->src, j));
             size_t len;
@@ -715,7 +757,6 @@ static void ranges_ahead(struct ranges *r, size_t k)
         if (r->in->each_info && !(fs && fs->handed)) /* (else handed on the reader's thread) */
             r->in->each_info(r->in->each_ctx, op_src(r->src, j), po);
         r->npool += po->nreads + (po->has_write ? 1 : 0); /* counted only */
-        struct rcached *c = &r->ring[j & (r->nring - 1)];
         c->tag = (uint32_t)j;
         ranges_of_info(po, &c->v); /* (the reads it has alone) */
     }

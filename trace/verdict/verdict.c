@@ -301,7 +301,8 @@ static void arith_before(struct arith *a, size_t i)
         a->flops = 0, a->dma_ops = a->dma_bytes = 0;
         memset(a->te_flops, 0, sizeof(a->te_flops));
     }
-    arith_upto(a, i);
+    if (a->next < i)
+        arith_upto(a, i);
 }
 
 /* trace_critpath_input.each_info: op i read by the path. */
