@@ -288,6 +288,9 @@ static void sort_ops_by(uint32_t *idx, size_t n, const struct trace_op_span *ops
 /* (FEED: a wake-up of the reader every FEED / 2 ops, a system call on this thread; a ring of
  * a few thousand slots still sits in the caches) */
 enum { FEED = 8192, FEED_BATCH = 64, FEED_NAMES = 32, FEED_RANGES = 3 };
+/* (the taker asks for the line of the op TAKE_AHEAD past the one it takes, read already:
+ * it comes from the reader's core, a wait of a miss of every cache otherwise) */
+enum { TAKE_AHEAD = 8 };
 /* (reading, the parts of the sweep's block it reaches next are faulted in AHEAD ops past
  * the op read, AHEAD_STEP bytes or more at a time) */
 enum { AHEAD = 1 << 16, AHEAD_STEP = 1 << 20 };
@@ -564,8 +567,11 @@ static const struct feed_slot *feed_take(struct feed *f, size_t j)
 {
     if (j % FEED_BATCH == 0) /* the ops before it are done with */
         feed_publish_tail(f, j);
-    if (j < f->seen)
+    if (j < f->seen) {
+        if (j + TAKE_AHEAD < f->seen)
+            __builtin_prefetch(&f->slot[(j + TAKE_AHEAD) % FEED]);
         return &f->slot[j % FEED];
+    }
     f->seen = atomic_load(&f->head);
     if (j >= f->seen && !atomic_load(&f->ended)) { /* caught up: wait */
         feed_publish_tail(f, j);
