@@ -234,9 +234,7 @@ struct trace_srcprof *trace_srcprof_new_progress(const struct trace_model *m,
         }
         assert(slot[k][site] >= 1 && slot[k][site] <= K->nlines); /* one of K's lines */
         struct trace_srcline *L = &K->lines[slot[k][site] - 1];
-        uint64_t end =
-            ev->flags & TRACE_EV_INFLIGHT ? (now > ev->start ? now : ev->start) : ev->end;
-        uint64_t d = end - ev->start;
+        uint64_t d = trace_event_end_at(ev, now) - ev->start;
         L->ops++;
         L->cycles += d;
         L->engine[eng] += d;

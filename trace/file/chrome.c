@@ -56,8 +56,7 @@ static uint32_t take_lane(uint64_t start, uint64_t end, uint64_t **lane_end, uin
 /* An event's end as exported: an op in flight runs until now. */
 static uint64_t event_end(const struct trace_model *m, const struct trace_event *e)
 {
-    uint64_t now = trace_model_now(m);
-    return e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
+    return trace_event_end_at(e, trace_model_now(m));
 }
 
 /* A token in start order (ties: in model order). */

@@ -535,8 +535,7 @@ int trace_writer_write_model(const struct trace_model *m, const char *path, uint
         const struct trace_event *ev = trace_model_event(m, i);
         const struct trace_track *t = trace_model_track_get(m, ev->track);
         struct sim_value *det = trace_model_event_details(m, i);
-        uint64_t end =
-            ev->flags & TRACE_EV_INFLIGHT ? (now > ev->start ? now : ev->start) : ev->end;
+        uint64_t end = trace_event_end_at(ev, now);
         struct trace_writer_event e = {
             .engine = t->engine,
             .engine_id = t->engine_id,

@@ -76,6 +76,13 @@ struct trace_event {
     uint16_t site;    /* the kernel line that issued it (trace_model_site_get), or TRACE_NO_SITE */
 };
 
+/* The end of event e at cycle now (the model's trace_model_now): one in flight runs until
+ * now, never ending before it starts. */
+static inline uint64_t trace_event_end_at(const struct trace_event *e, uint64_t now)
+{
+    return e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
+}
+
 /* A track: one Gantt row. */
 struct trace_track {
     uint32_t name; /* interned: the component id ("sip0.cube0.pe0.pe_dma"), or

@@ -98,11 +98,7 @@ void trace_anomaly_push_(struct list *l, const struct trace_anomaly *a)
 
 uint64_t trace_anomaly_ev_end_(const struct trace_model *m, const struct trace_event *ev)
 {
-    if (ev->flags & TRACE_EV_INFLIGHT) {
-        uint64_t now = trace_model_now(m);
-        return now > ev->start ? now : ev->start;
-    }
-    return ev->end;
+    return trace_event_end_at(ev, trace_model_now(m));
 }
 
 void trace_anomaly_find_invalid_(const struct trace_model *m, struct list *l)

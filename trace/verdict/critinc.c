@@ -167,7 +167,7 @@ static const struct trace_event *op_ev(const struct trace_critinc *st, uint32_t 
 
 static uint64_t ev_end(const struct trace_critinc *st, const struct trace_event *e)
 {
-    return e->flags & TRACE_EV_INFLIGHT ? (st->now > e->start ? st->now : e->start) : e->end;
+    return trace_event_end_at(e, st->now);
 }
 
 static uint64_t op_end(const struct trace_critinc *st, uint32_t k)

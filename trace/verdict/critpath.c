@@ -998,8 +998,7 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
                     composite = sim_xcalloc(in->n, 1);
                 composite[n] = 1;
             }
-            uint64_t end =
-                e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
+            uint64_t end = trace_event_end_at(e, now);
             if (e->tile != tile_str) {
                 tile_str = e->tile, tile = NONE;
                 if (e->tile != TRACE_NO_STR) {

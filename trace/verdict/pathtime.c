@@ -190,9 +190,8 @@ void trace_pathtime_op(struct trace_pathtime *c, const struct trace_path_step *s
         start = sp->start, end = sp->end, track = sp->track;
     } else {
         const struct trace_event *e = &c->ev[s->ev];
-        uint64_t now = trace_model_now(m);
         start = e->start, track = e->track;
-        end = e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
+        end = trace_event_end_at(e, trace_model_now(m));
     }
     enum trace_engine engine = c->engine_of[track];
     double dur = (double)(end - start);

@@ -14,12 +14,6 @@
 
 enum { KINDS = TRACE_ENGINE_COUNT };
 
-/* End of event e: one in flight runs until now. */
-static uint64_t ev_end(const struct trace_event *e, uint64_t now)
-{
-    return e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
-}
-
 /* Engine kind of each track of m (malloc'd). */
 static uint8_t *kinds_of(const struct trace_model *m)
 {
@@ -79,7 +73,7 @@ void trace_run_usage(const struct trace_model *m, struct trace_region *r)
     const struct trace_event *ev = nev ? trace_model_event(m, 0) : NULL;
     for (uint64_t i = 0; i < nev; i++) {
         const struct trace_event *e = &ev[i];
-        uint64_t end = ev_end(e, now);
+        uint64_t end = trace_event_end_at(e, now);
         uint8_t k = kind_of[e->track];
         r->all.ops++;
         r->all.op_cycles += end - e->start;
@@ -115,7 +109,7 @@ void trace_run_usage(const struct trace_model *m, struct trace_region *r)
                 continue;
             }
             const struct trace_event *e = &ev[i];
-            uint64_t end = ev_end(e, now);
+            uint64_t end = trace_event_end_at(e, now);
             if (end <= e->start)
                 continue;
             for (; a < nlate && late[a].s <= e->start; a++)
@@ -357,7 +351,7 @@ void trace_run_usage_inc_update(struct trace_run_usage_inc *st, const struct tra
     uint64_t low = UINT64_MAX, max_end = st->max_end;
     for (uint64_t i = st->folded; i < nev; i++) {
         const struct trace_event *e = trace_model_event(m, i);
-        uint64_t end = ev_end(e, now);
+        uint64_t end = trace_event_end_at(e, now);
         uint8_t k = kind_of[e->track];
         r->engine[k].ops++;
         r->engine[k].op_cycles += end - e->start;
