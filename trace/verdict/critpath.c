@@ -735,12 +735,18 @@ static void ranges_ahead(struct ranges *r, size_t k)
         const struct trace_opinfo *po = &oi;
         const struct feed_slot *fs = r->feed ? feed_take(r->feed, j) : NULL;
         struct rcached *c = &r->ring[j & (r->nring - 1)];
+        struct wcached *wc = &r->wcache[j % WCACHE];
         if (fs && fs->compact) { /* (handed on: only its ranges wanted) */
             unsigned w = fs->has_write;
             c->tag = (uint32_t)j;
             c->v.nreads = fs->nreads, c->v.has_write = w != 0;
-            if (w)
+            wc->tag = (uint32_t)j, wc->has = w != 0;
+            if (w) {
                 c->v.write = (struct trace_range){fs->space[0], fs->lohi[0][0], fs->lohi[0][1]};
+                /* (from the slot, not from the ring's stores just made: a load of those
+                 * would wait for them to reach the cache) */
+                wc->w.space = fs->space[0], wc->w.lo = fs->lohi[0][0], wc->w.hi = fs->lohi[0][1];
+            }
             for (unsigned i = 0; i < fs->nreads; i++)
                 c->v.reads[i] =
                     (struct trace_range){fs->space[w + i], fs->lohi[w + i][0], fs->lohi[w + i][1]};
@@ -765,6 +771,7 @@ static void ranges_ahead(struct ranges *r, size_t k)
         r->npool += po->nreads + (po->has_write ? 1 : 0); /* counted only */
         c->tag = (uint32_t)j;
         ranges_of_info(po, &c->v); /* (the reads it has alone) */
+        *wc = (struct wcached){(uint32_t)j, po->has_write, po->write};
     }
 }
 
@@ -887,9 +894,8 @@ static const struct trace_op_ranges *op_reads(struct ranges *r, uint32_t k,
     if (r->fused && k >= r->next && k - r->next < RING / 2) /* (with starts in order: k) */
         ranges_ahead(r, k);
     if (r->fused && r->ring[k & (r->nring - 1)].tag == k)
-        v = &r->ring[k & (r->nring - 1)].v;
-    else
-        op_ranges(r, k, buf);
+        return &r->ring[k & (r->nring - 1)].v; /* (its write kept as it was read) */
+    op_ranges(r, k, buf);
     if (r->cols)
         r->wcache[k % WCACHE] = (struct wcached){k, v->has_write, v->write};
     return v;
