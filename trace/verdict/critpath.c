@@ -486,25 +486,30 @@ static void *feed_main(void *arg)
             continue;
         if (s->handed) /* (the ops' tracks gathered: no event read again here) */
             f->each_raw(f->each_ctx, j, ((const struct trace_op_span *)f->ops)[j].track, &raw);
-        struct feed_full *ff = &f->full[j % FEED];
-        ff->resolved = trace_opinfo_resolve_known(&raw, f->rnames, f->rids, f->rn, &ff->u.oi);
-        s->compact = s->handed && ff->resolved &&
-                     ff->u.oi.nreads + (ff->u.oi.has_write ? 1u : 0u) <= FEED_RANGES;
+        /* (named here, on this thread's stack: the full slot is written only for an op
+         * that does not fit in its line) */
+        struct trace_opinfo oi;
+        bool resolved = trace_opinfo_resolve_known(&raw, f->rnames, f->rids, f->rn, &oi);
+        s->compact = s->handed && resolved && oi.nreads + (oi.has_write ? 1u : 0u) <= FEED_RANGES;
         if (s->compact) {
-            const struct trace_opinfo *oi = &ff->u.oi;
-            unsigned w = oi->has_write ? 1 : 0;
-            s->nreads = (uint8_t)oi->nreads, s->has_write = (uint8_t)w;
+            unsigned w = oi.has_write ? 1 : 0;
+            s->nreads = (uint8_t)oi.nreads, s->has_write = (uint8_t)w;
             if (w) {
-                s->space[0] = oi->write.space;
-                s->lohi[0][0] = oi->write.lo, s->lohi[0][1] = oi->write.hi;
+                s->space[0] = oi.write.space;
+                s->lohi[0][0] = oi.write.lo, s->lohi[0][1] = oi.write.hi;
             }
-            for (unsigned i = 0; i < oi->nreads; i++) {
-                s->space[w + i] = oi->reads[i].space;
-                s->lohi[w + i][0] = oi->reads[i].lo, s->lohi[w + i][1] = oi->reads[i].hi;
+            for (unsigned i = 0; i < oi.nreads; i++) {
+                s->space[w + i] = oi.reads[i].space;
+                s->lohi[w + i][0] = oi.reads[i].lo, s->lohi[w + i][1] = oi.reads[i].hi;
             }
-        } else if (!ff->resolved) {
-            ff->u.raw = raw;
+            continue;
         }
+        struct feed_full *ff = &f->full[j % FEED];
+        ff->resolved = resolved;
+        if (resolved)
+            ff->u.oi = oi;
+        else
+            ff->u.raw = raw;
     }
     atomic_store(&f->ended, true);
     atomic_store(&f->head, j);
