@@ -84,39 +84,58 @@ Test(tui_search, on_the_worker_the_same_matches_in_the_same_order)
     trace_model_free(m);
 }
 
-Test(tui_search, n_pressed_while_it_runs_walks_on_once_it_is_done)
+/* Two views of one model: a's searches run in place (tui_gantt_search), b's on the worker,
+ * slowed down at each progress check; a has walked three matches of "exp" forward. */
+struct pair {
+    struct trace_model *m;
+    struct tui_view va, vb;
+    struct tui_gantt *a, *b;
+};
+
+static void pair_open(struct pair *p)
 {
     setenv("NPUSCOPE_TEST_ANALYSIS_DELAY_US", "20000", 1); /* each progress check: 20 ms */
-    struct trace_model *m = model();
-    struct tui_view va, vb;
-    tui_view_init(&va, m, true);
-    tui_view_init(&vb, m, true);
-    struct tui_gantt *a = tui_gantt_new(&va), *b = tui_gantt_new(&vb);
+    p->m = model();
+    tui_view_init(&p->va, p->m, true);
+    tui_view_init(&p->vb, p->m, true);
+    p->a = tui_gantt_new(&p->va), p->b = tui_gantt_new(&p->vb);
     bool wrapped;
     for (int k = 0; k < 3; k++)
-        tui_gantt_search(a, &va, "exp", 1, &wrapped);
-    tui_gantt_search(a, &va, "exp", -1, &wrapped);
-    tui_gantt_search_start(b, &vb, "exp", 1);
-    cr_assert(tui_gantt_searching(b), "the search runs on");
-    cr_assert_eq(vb.selected, TUI_NO_EVENT, "nothing selected until it is done");
-    tui_gantt_search_start(b, &vb, "exp", 1);  /* n */
-    tui_gantt_search_start(b, &vb, "exp", 1);  /* n */
-    tui_gantt_search_start(b, &vb, "exp", -1); /* N */
-    settle(b, &vb);
-    /* three forward, one back: where two steps forward end */
-    uint64_t two = va.selected;
-    cr_assert_eq(vb.selected, two);
-    /* another pattern replaces a running search */
-    tui_gantt_search_start(b, &vb, "exp", 1);
-    tui_gantt_search_start(b, &vb, "dma_read", 1);
-    settle(b, &vb);
-    tui_gantt_search(a, &va, "dma_read", 1, &wrapped);
-    cr_assert_eq(vb.selected, va.selected);
-    cr_assert(strstr(vb.message, "'dma_read'"), "%s", vb.message);
-    tui_gantt_free(a);
-    tui_gantt_free(b);
-    trace_model_free(m);
+        tui_gantt_search(p->a, &p->va, "exp", 1, &wrapped);
+}
+
+static void pair_close(struct pair *p)
+{
+    tui_gantt_free(p->a);
+    tui_gantt_free(p->b);
+    trace_model_free(p->m);
     unsetenv("NPUSCOPE_TEST_ANALYSIS_DELAY_US");
+}
+
+Test(tui_search, n_pressed_while_it_runs_walks_on_once_it_is_done)
+{
+    struct pair p;
+    pair_open(&p);
+    bool wrapped;
+    tui_gantt_search(p.a, &p.va, "exp", -1, &wrapped);
+    tui_gantt_search_start(p.b, &p.vb, "exp", 1);
+    cr_assert(tui_gantt_searching(p.b), "the search runs on");
+    cr_assert_eq(p.vb.selected, TUI_NO_EVENT, "nothing selected until it is done");
+    tui_gantt_search_start(p.b, &p.vb, "exp", 1);  /* n */
+    tui_gantt_search_start(p.b, &p.vb, "exp", 1);  /* n */
+    tui_gantt_search_start(p.b, &p.vb, "exp", -1); /* N */
+    settle(p.b, &p.vb);
+    /* three forward, one back: where two steps forward end */
+    uint64_t two = p.va.selected;
+    cr_assert_eq(p.vb.selected, two);
+    /* another pattern replaces a running search */
+    tui_gantt_search_start(p.b, &p.vb, "exp", 1);
+    tui_gantt_search_start(p.b, &p.vb, "dma_read", 1);
+    settle(p.b, &p.vb);
+    tui_gantt_search(p.a, &p.va, "dma_read", 1, &wrapped);
+    cr_assert_eq(p.vb.selected, p.va.selected);
+    cr_assert(strstr(p.vb.message, "'dma_read'"), "%s", p.vb.message);
+    pair_close(&p);
 }
 
 static void *no_op(void *arg)
@@ -157,30 +176,20 @@ static void allow_threads(void)
 
 Test(tui_search, n_pressed_while_it_runs_walks_on_when_the_next_search_runs_in_place)
 {
-    setenv("NPUSCOPE_TEST_ANALYSIS_DELAY_US", "20000", 1); /* each progress check: 20 ms */
-    struct trace_model *m = model();
-    struct tui_view va, vb;
-    tui_view_init(&va, m, true);
-    tui_view_init(&vb, m, true);
-    struct tui_gantt *a = tui_gantt_new(&va), *b = tui_gantt_new(&vb);
-    bool wrapped;
-    for (int k = 0; k < 3; k++)
-        tui_gantt_search(a, &va, "exp", 1, &wrapped);
-    tui_gantt_search_start(b, &vb, "exp", 1);
-    cr_assert(tui_gantt_searching(b), "the search runs on");
-    tui_gantt_search_start(b, &vb, "exp", 1); /* n */
-    tui_gantt_search_start(b, &vb, "exp", 1); /* n */
+    struct pair p;
+    pair_open(&p);
+    tui_gantt_search_start(p.b, &p.vb, "exp", 1);
+    cr_assert(tui_gantt_searching(p.b), "the search runs on");
+    tui_gantt_search_start(p.b, &p.vb, "exp", 1); /* n */
+    tui_gantt_search_start(p.b, &p.vb, "exp", 1); /* n */
     if (!refuse_threads())
         cr_skip_test("threads cannot be refused here");
-    settle(b, &vb); /* each n's search runs in place, done as it starts */
+    settle(p.b, &p.vb); /* each n's search runs in place, done as it starts */
     allow_threads();
-    cr_assert_eq(vb.selected, va.selected, "op %llu, in place %llu",
-                 (unsigned long long)vb.selected, (unsigned long long)va.selected);
-    cr_assert(strstr(vb.message, "search 'exp': "), "%s", vb.message);
-    tui_gantt_free(a);
-    tui_gantt_free(b);
-    trace_model_free(m);
-    unsetenv("NPUSCOPE_TEST_ANALYSIS_DELAY_US");
+    cr_assert_eq(p.vb.selected, p.va.selected, "op %llu, in place %llu",
+                 (unsigned long long)p.vb.selected, (unsigned long long)p.va.selected);
+    cr_assert(strstr(p.vb.message, "search 'exp': "), "%s", p.vb.message);
+    pair_close(&p);
 }
 
 Test(tui_search, live_a_change_of_the_model_stops_it_and_says_so)
