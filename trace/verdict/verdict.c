@@ -772,8 +772,8 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, ui
      * works out the others', then splits the ops, adding each step's as its wait comes */
     size_t np = it->path.n;
     double(*mh)[2] = sim_xreallocarray(NULL, np ? np : 1, sizeof(*mh));
-    /* (the second thread's share: the split of the ops, read from the path's spans, costs
-     * this one about a quarter of the waits') */
+    /* (the second thread's share, two thirds: the split of the ops, read from the path's
+     * spans, costs this one about a third of the waits') */
     c->pt.spans = spans; /* (before the second thread reads it; none after the path's time) */
     struct waits_job wj = {.t = &c->pt, .p = &it->path, .s1 = np - np / WAITS_SHARE, .mh = mh};
     bool apart = c->threads != 1 && (c->threads == 2 || np >= WAITS_THREAD_MIN);
