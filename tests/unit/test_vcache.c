@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -310,6 +311,45 @@ Test(vcache, contents_that_do_not_fit_the_model_are_refused, .init = mkdir_tmp, 
     trace_verdict_free(k);
     free(bad);
     free(good);
+    free(file);
+    trace_verdict_free(v);
+    trace_model_free(m);
+    unsetenv("XDG_CACHE_HOME");
+}
+
+/* Leaving the viewer gives up a verdict still being written by removing its temporary
+ * file. The viewer makes that file before the write starts on its own thread, so a removal
+ * before the write has begun still finds it: the write then keeps nothing (the rename fails)
+ * rather than making the file anew, and a pack made but never written leaves none. */
+Test(vcache, a_write_given_up_before_it_starts_leaves_nothing, .init = mkdir_tmp, .fini = rm_tmp)
+{
+    char path[128];
+    write_run_trace(path, sizeof(path));
+    struct trace_model *m = open_trace(path);
+    struct trace_verdict *v = trace_verdict_new(m, NULL);
+    struct diag d;
+    struct trace_vcache_pack *k = trace_vcache_pack(v, path, NULL, &d);
+    cr_assert_not_null(k, "%s", d.msg);
+    char *tmp = strdup(trace_vcache_pack_tmp(k)), *file = trace_vcache_path(path);
+    struct stat st;
+    cr_assert_neq(stat(tmp, &st), 0, "packing alone makes no file");
+    cr_assert_eq(trace_vcache_pack_create(k, &d), 0, "%s", d.msg);
+    cr_assert_eq(stat(tmp, &st), 0, "the temporary file made at once");
+    cr_assert_eq(unlink(tmp), 0); /* given up, as the viewer leaves */
+    cr_assert_lt(trace_vcache_write(k, &d), 0, "a write given up fails");
+    cr_assert_neq(stat(tmp, &st), 0, "no temporary file left");
+    cr_assert_neq(stat(file, &st), 0, "no verdict kept");
+    trace_vcache_pack_free(k);
+    k = trace_vcache_pack(v, path, NULL, &d); /* made, then freed unwritten */
+    cr_assert_not_null(k, "%s", d.msg);
+    cr_assert_eq(trace_vcache_pack_create(k, &d), 0, "%s", d.msg);
+    free(tmp);
+    tmp = strdup(trace_vcache_pack_tmp(k));
+    trace_vcache_pack_free(k);
+    cr_assert_neq(stat(tmp, &st), 0, "a pack freed unwritten leaves no file");
+    struct trace_verdict *kept = trace_vcache_load(m, path, NULL, &d);
+    cr_assert_null(kept, "nothing to read back");
+    free(tmp);
     free(file);
     trace_verdict_free(v);
     trace_model_free(m);

@@ -217,6 +217,7 @@ static bool write_all(int fd, const void *p, size_t n)
  * first, its header and payload. */
 struct trace_vcache_pack {
     char *file, *tmp; /* owned */
+    int fd;           /* the temporary file, once made (trace_vcache_pack_create); else -1 */
     struct trace_vcache_header h;
     struct vw w;
 };
@@ -249,6 +250,7 @@ struct trace_vcache_pack *trace_vcache_pack(const struct trace_verdict *v, const
     }
     struct trace_vcache_pack *k = sim_xcalloc(1, sizeof(*k));
     k->file = file;
+    k->fd = -1;
     /* a name of its own (NAME.tmp. and six letters or digits, as the cache's temporary files
      * are named), made here: whoever holds the pack may remove it while it is written */
     static _Atomic uint64_t packs;
@@ -278,6 +280,17 @@ struct trace_vcache_pack *trace_vcache_pack(const struct trace_verdict *v, const
     return k;
 }
 
+int trace_vcache_pack_create(struct trace_vcache_pack *k, struct diag *d)
+{
+    if (k->fd >= 0)
+        return 0;
+    trace_index_make_dirs(k->tmp);
+    k->fd = open(k->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (k->fd < 0)
+        return diag_set(d, SIM_EIO, k->tmp, 0, 0, NULL, "cannot create: %s", strerror(errno));
+    return 0;
+}
+
 int trace_vcache_write(struct trace_vcache_pack *k, struct diag *d)
 {
     if (!k)
@@ -286,18 +299,19 @@ int trace_vcache_write(struct trace_vcache_pack *k, struct diag *d)
     h->payload_hash = trace_index_hash(k->w.p, k->w.n, TRACE_VCACHE_PAYLOAD_SEED);
     h->header_hash = trace_index_hash(h, offsetof(struct trace_vcache_header, header_hash),
                                       TRACE_VCACHE_HEADER_SEED);
-    const char *tmp = k->tmp;
-    trace_index_make_dirs(tmp);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600), rc = 0;
-    bool ok = fd >= 0 && write_all(fd, h, sizeof(*h)) && write_all(fd, k->w.p, k->w.n);
-    if (fd >= 0 && close(fd) != 0)
+    int rc = trace_vcache_pack_create(k, d);
+    if (rc < 0)
+        return rc;
+    /* (a write given up meanwhile removed the temporary file: the rename fails) */
+    bool ok = write_all(k->fd, h, sizeof(*h)) && write_all(k->fd, k->w.p, k->w.n);
+    if (close(k->fd) != 0)
         ok = false;
-    if (ok && rename(tmp, k->file) != 0)
+    k->fd = -1;
+    if (ok && rename(k->tmp, k->file) != 0)
         ok = false;
     if (!ok) {
         rc = diag_set(d, SIM_EIO, k->file, 0, 0, NULL, "cannot write: %s", strerror(errno));
-        if (fd >= 0)
-            unlink(tmp);
+        unlink(k->tmp);
     }
     return rc;
 }
@@ -311,6 +325,10 @@ void trace_vcache_pack_free(struct trace_vcache_pack *k)
 {
     if (!k)
         return;
+    if (k->fd >= 0) { /* made, never written: nothing of it left */
+        close(k->fd);
+        unlink(k->tmp);
+    }
     free(k->file);
     free(k->tmp);
     free(k->w.p);

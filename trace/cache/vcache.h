@@ -57,11 +57,15 @@ int trace_vcache_save(const struct trace_verdict *v, const char *path,
  * with d filled when it is not to be kept; then written, on any thread (0, or a negative
  * code with d filled): to the pack's temporary file, renamed onto its name once whole.
  * trace_vcache_pack_tmp names that temporary file (the pack's: removing it gives the write
- * up). Free the pack when done (NULL: nothing).
+ * up). trace_vcache_pack_create makes that file at once (the write makes it otherwise):
+ * made by the thread that may give the write up before the write starts elsewhere, a
+ * removal then always finds it, and a process that ends while it is written leaves none.
+ * Free the pack when done (NULL: nothing; a file made and never written is removed).
  */
 struct trace_vcache_pack;
 struct trace_vcache_pack *trace_vcache_pack(const struct trace_verdict *v, const char *path,
                                             const struct trace_verdict_opts *o, struct diag *d);
+int trace_vcache_pack_create(struct trace_vcache_pack *k, struct diag *d);
 int trace_vcache_write(struct trace_vcache_pack *k, struct diag *d);
 const char *trace_vcache_pack_tmp(const struct trace_vcache_pack *k);
 void trace_vcache_pack_free(struct trace_vcache_pack *k);

@@ -117,7 +117,8 @@ static void *keep_main(void *arg)
     return NULL;
 }
 
-/* Write the verdict packed to be kept, on a thread of its own (the screen does not wait). */
+/* Write the verdict packed to be kept, on a thread of its own (the screen does not wait);
+ * its temporary file made here, on the thread that leaves (tui_bottleneck_leave). */
 static void keep(struct tui_bottleneck *b)
 {
     if (!b->pack)
@@ -125,6 +126,11 @@ static void keep(struct tui_bottleneck *b)
     keep_join(b);
     b->kept = b->pack;
     b->pack = NULL;
+    if (trace_vcache_pack_create(b->kept, NULL) < 0) {
+        trace_vcache_pack_free(b->kept); /* (nothing kept: the cache cannot be written) */
+        b->kept = NULL;
+        return;
+    }
     b->keeping = pthread_create(&b->keeper, NULL, keep_main, b->kept) == 0;
     if (!b->keeping)
         keep_main(b->kept);
