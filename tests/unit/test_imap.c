@@ -239,3 +239,39 @@ Test(imap, a_read_of_the_bytes_one_op_wrote_sees_the_writes_since)
     }
     trace_imap_fini(&m);
 }
+
+/* Kernels write their buffers in order, several at once, each up to the next buffer's first
+ * bytes (written already), then write them over again: each write falls between two ranges,
+ * often between two blocks, and fills blocks from their ends. Now and then a write of no
+ * length at a buffer's edge, or one across two buffers. */
+Test(imap, buffers_written_in_order_side_by_side_match_a_plain_array)
+{
+    enum { BUFS = 5, SIZE = 64 * 3000, PIECE = 64 };
+    struct trace_imap m = {0};
+    struct ref r = {0};
+    uint32_t op = 0;
+    for (int b = 0; b < BUFS; b++) { /* each buffer's first piece first */
+        trace_imap_assign(&m, (uint64_t)b * SIZE, (uint64_t)b * SIZE + PIECE, op, op);
+        ref_assign(&r, (uint64_t)b * SIZE, (uint64_t)b * SIZE + PIECE, op, op);
+        op++;
+    }
+    srand(5);
+    for (int pass = 0; pass < 2; pass++)
+        for (uint64_t at = pass ? 0 : PIECE; at < SIZE; at += PIECE)
+            for (int b = 0; b < BUFS; b++) {
+                uint64_t lo = (uint64_t)b * SIZE + at, hi = lo + PIECE;
+                if (rand() % 500 == 0)
+                    hi = lo; /* of no length */
+                else if (rand() % 2000 == 0)
+                    hi = lo + SIZE; /* into the next buffer */
+                trace_imap_assign(&m, lo, hi, op, op);
+                ref_assign(&r, lo, hi, op, op);
+                op++;
+                if (op % 1499 == 0)
+                    check_same(&m, &r, lo + (uint64_t)rand() % (2 * PIECE));
+            }
+    check_same(&m, &r, SIZE - 1);
+    cr_assert_gt(r.n, 5000, "ranges over many blocks");
+    trace_imap_fini(&m);
+    free(r.v);
+}

@@ -8,10 +8,11 @@
  * common case). Blocks hold up to a size that grows with the map's (from BLOCK_MIN to
  * BLOCK_MAX intervals): a map of a few hundred ranges rewritten millions of times moves a
  * few dozen at a write, one of millions a few hundred, not its whole array of blocks at each
- * split. The blocks' intervals live in slabs the map carves them from (a block freed is kept
- * for the next of its size): a map of a million ranges fills tens of megabytes of fresh
- * pages, whose faults a second thread takes, a slab ahead, when the map is asked to
- * (trace_imap_ahead).
+ * split. A buffer written in order moves nothing: a write between two blocks goes at the end
+ * of the first, and a block split after a write that goes on from the range before it ends
+ * with that write. The blocks' intervals live in slabs the map carves them from (a block freed is
+ * kept for the next of its size): a map of a million ranges fills tens of megabytes of fresh pages,
+ * whose faults a second thread takes, a slab ahead, when the map is asked to (trace_imap_ahead).
  */
 #include "trace/verdict/imap.h"
 
@@ -353,7 +354,17 @@ static void block_overflow(struct trace_imap *m, struct trace_imap_pos *mine)
     block_insert(m, mine->b + 1, a->cap);
     a = &m->b[mine->b];
     struct trace_iblock *b = &m->b[mine->b + 1];
-    uint32_t half = a->n / 2, c = a->n - half;
+    /* in two halves; but a write that goes on from the range before it, up to a gap (a
+     * kernel writing a buffer in order), ends the first: the writes after it then fall
+     * between the two blocks, at the end of the first (a write at the block's end starts
+     * the second alone) */
+    const struct trace_ival *v = a->v;
+    uint32_t i = (uint32_t)mine->i, half = a->n / 2;
+    if (i == a->n - 1)
+        half = i;
+    else if (i && v[i - 1].hi == v[i].lo && v[i].hi < v[i + 1].lo)
+        half = i + 1;
+    uint32_t c = a->n - half;
     memcpy(b->v, &a->v[half], c * sizeof(*a->v));
     b->n = c;
     a->n = half;
@@ -386,6 +397,10 @@ void trace_imap_assign(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t 
         if (!m->nb)
             block_insert(m, 0, BLOCK_MIN);
         at = (struct trace_imap_pos){m->nb - 1, m->b[m->nb - 1].n};
+    } else if (at.i == 0 && at.b && hi <= m->b[at.b].v[0].lo) {
+        /* between two blocks, overlapping neither: at the end of the first (a kernel writing
+         * a buffer in order, up to the next buffer, moves nothing) */
+        at = (struct trace_imap_pos){at.b - 1, m->b[at.b - 1].n};
     }
     struct trace_iblock *k = &m->b[at.b];
     /* the run [at.i, j) of k that [lo, hi) covers, and what is left of its ends */
@@ -412,8 +427,10 @@ void trace_imap_assign(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t 
             m->count -= c;
             if (c < q->n) {
                 /* its last interval, hence top, stays */
-                memmove(q->v, &q->v[c], (q->n - c) * sizeof(*q->v));
-                q->n -= (uint32_t)c;
+                if (c) {
+                    memmove(q->v, &q->v[c], (q->n - c) * sizeof(*q->v));
+                    q->n -= (uint32_t)c;
+                }
                 break;
             }
             block_remove(m, b);
