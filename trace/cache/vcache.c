@@ -222,8 +222,9 @@ struct trace_vcache_pack {
     struct vw w;
 };
 
-struct trace_vcache_pack *trace_vcache_pack(const struct trace_verdict *v, const char *path,
-                                            const struct trace_verdict_opts *o, struct diag *d)
+struct trace_vcache_pack *trace_vcache_pack_begin(const struct trace_verdict *v, const char *path,
+                                                  const struct trace_verdict_opts *o,
+                                                  struct diag *d)
 {
     struct trace_vcache_header h = {.format = FORMAT, .build = build_id(), .max_decode = budget(o)};
     memcpy(h.magic, MAGIC, sizeof(MAGIC));
@@ -268,15 +269,30 @@ struct trace_vcache_pack *trace_vcache_pack(const struct trace_verdict *v, const
     /* room for all of it at once (an item's fields and names take a few hundred bytes): a
      * path of a million steps is not copied as it grows */
     k->w.cap = (v->nlaunches + 1) * 1024 + steps * STEP_BYTES;
+    h.events = trace_model_event_count(v->m);
+    h.strings = trace_model_str_count(v->m);
+    h.launches = v->nlaunches;
+    k->h = h;
+    return k;
+}
+
+void trace_vcache_pack_fill(struct trace_vcache_pack *k, const struct trace_verdict *v)
+{
+    if (k->w.p)
+        return;
     k->w.p = sim_xmalloc(k->w.cap);
     put_item(&k->w, v->m, &v->run);
     for (size_t i = 0; i < v->nlaunches; i++)
         put_item(&k->w, v->m, &v->launches[i]);
-    h.events = trace_model_event_count(v->m);
-    h.strings = trace_model_str_count(v->m);
-    h.launches = v->nlaunches;
-    h.payload_len = k->w.n;
-    k->h = h;
+    k->h.payload_len = k->w.n;
+}
+
+struct trace_vcache_pack *trace_vcache_pack(const struct trace_verdict *v, const char *path,
+                                            const struct trace_verdict_opts *o, struct diag *d)
+{
+    struct trace_vcache_pack *k = trace_vcache_pack_begin(v, path, o, d);
+    if (k)
+        trace_vcache_pack_fill(k, v);
     return k;
 }
 
@@ -295,6 +311,8 @@ int trace_vcache_write(struct trace_vcache_pack *k, struct diag *d)
 {
     if (!k)
         return 0;
+    if (!k->w.p)
+        return diag_set(d, SIM_EINVAL, k->file, 0, 0, NULL, "cannot write: nothing packed");
     struct trace_vcache_header *h = &k->h;
     h->payload_hash = trace_index_hash(k->w.p, k->w.n, TRACE_VCACHE_PAYLOAD_SEED);
     h->header_hash = trace_index_hash(h, offsetof(struct trace_vcache_header, header_hash),

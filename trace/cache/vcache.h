@@ -56,6 +56,10 @@ int trace_vcache_save(const struct trace_verdict *v, const char *path,
  * trace_vcache_save in two: the verdict packed (in memory: then v may change, or go), NULL
  * with d filled when it is not to be kept; then written, on any thread (0, or a negative
  * code with d filled): to the pack's temporary file, renamed onto its name once whole.
+ * trace_vcache_pack is itself in two: begun (what may refuse the verdict, the trace's key,
+ * the files' names: v read for its counts), NULL with d filled as trace_vcache_pack; then
+ * filled with v, on any thread (v must not change meanwhile; a second fill changes nothing):
+ * the verdict is on screen before a path of millions of steps is copied.
  * trace_vcache_pack_tmp names that temporary file (the pack's: removing it gives the write
  * up). trace_vcache_pack_create makes that file at once (the write makes it otherwise):
  * made by the thread that may give the write up before the write starts elsewhere, a
@@ -65,6 +69,10 @@ int trace_vcache_save(const struct trace_verdict *v, const char *path,
 struct trace_vcache_pack;
 struct trace_vcache_pack *trace_vcache_pack(const struct trace_verdict *v, const char *path,
                                             const struct trace_verdict_opts *o, struct diag *d);
+struct trace_vcache_pack *trace_vcache_pack_begin(const struct trace_verdict *v, const char *path,
+                                                  const struct trace_verdict_opts *o,
+                                                  struct diag *d);
+void trace_vcache_pack_fill(struct trace_vcache_pack *k, const struct trace_verdict *v);
 int trace_vcache_pack_create(struct trace_vcache_pack *k, struct diag *d);
 int trace_vcache_write(struct trace_vcache_pack *k, struct diag *d);
 const char *trace_vcache_pack_tmp(const struct trace_vcache_pack *k);

@@ -46,10 +46,12 @@ struct tui_bottleneck {
     const struct trace_model *m;    /* borrowed */
     const char *kept_from;          /* borrowed: the saved trace whose verdict may be kept
                                        beside its index (tui_view.kept_from), or NULL */
-    struct trace_vcache_pack *pack; /* owned: the verdict just judged, packed by the task to
-                                       be kept (written once taken), or NULL */
-    struct trace_vcache_pack *kept; /* owned: the pack keeper writes, or NULL */
-    pthread_t keeper;               /* writes a pack once the verdict is on screen */
+    bool judged;                    /* the task judged next (not read back), not cancelled
+                                       (the task's while it runs) */
+    bool to_keep;                   /* v was judged, and is not kept yet */
+    struct trace_vcache_pack *kept; /* owned: the pack keeper fills from v and writes, or NULL */
+    pthread_t keeper;               /* packs and writes v once it is on screen (v is not
+                                       changed or freed before it is joined) */
     bool keeping;                   /* keeper was started and not joined */
     struct trace_verdict *v;        /* owned, or NULL until computed */
     struct tui_task *task;          /* owned: computes next */
@@ -113,31 +115,37 @@ static void keep_join(struct tui_bottleneck *b)
 
 static void *keep_main(void *arg)
 {
-    trace_vcache_write(arg, NULL);
+    struct tui_bottleneck *b = arg;
+    trace_vcache_pack_fill(b->kept, b->v);
+    trace_vcache_write(b->kept, NULL);
     return NULL;
 }
 
-/* Write the verdict packed to be kept, on a thread of its own (the screen does not wait);
- * its temporary file made here, on the thread that leaves (tui_bottleneck_leave). */
+/* Keep the verdict taken (once the frame that shows it is drawn), as judged: packed and
+ * written on a thread of its own (the screen does not wait), begun here (its temporary file
+ * made on the thread that leaves: tui_bottleneck_leave). */
 static void keep(struct tui_bottleneck *b)
 {
-    if (!b->pack)
+    if (!b->to_keep || !b->kept_from)
         return;
+    b->to_keep = false;
     keep_join(b);
-    b->kept = b->pack;
-    b->pack = NULL;
-    if (trace_vcache_pack_create(b->kept, NULL) < 0) {
+    struct trace_verdict_opts o = {0};
+    b->kept = trace_vcache_pack_begin(b->v, b->kept_from, &o, NULL);
+    if (!b->kept || trace_vcache_pack_create(b->kept, NULL) < 0) {
         trace_vcache_pack_free(b->kept); /* (nothing kept: the cache cannot be written) */
         b->kept = NULL;
         return;
     }
-    b->keeping = pthread_create(&b->keeper, NULL, keep_main, b->kept) == 0;
+    b->keeping = pthread_create(&b->keeper, NULL, keep_main, b) == 0;
     if (!b->keeping)
-        keep_main(b->kept);
+        keep_main(b);
 }
 
 void tui_bottleneck_leave(struct tui_bottleneck *b)
 {
+    if (b)
+        keep(b); /* (a verdict taken in the last frame) */
     if (!b || !b->keeping)
         return;
     struct timespec until;
@@ -157,7 +165,6 @@ void tui_bottleneck_free(struct tui_bottleneck *b)
         return;
     tui_task_free(b->task);
     keep_join(b);
-    trace_vcache_pack_free(b->pack);
     trace_verdict_inc_free(b->inc);
     trace_verdict_free(b->next);
     trace_verdict_free(b->v);
@@ -173,6 +180,8 @@ static void apply_checks(struct tui_bottleneck *b)
 {
     if (!b->exp_done || !b->v)
         return;
+    keep(b); /* (kept as judged: before the checks) */
+    keep_join(b);
     struct trace_verdict_check c[256];
     size_t n = tui_whatif_checks(&b->exp, c, sizeof(c) / sizeof(c[0]));
     trace_verdict_check(b->v, c, n);
@@ -248,12 +257,12 @@ static void run(void *arg, struct trace_progress *pg)
 {
     struct tui_bottleneck *b = arg;
     struct trace_verdict_opts o = {.progress = pg, .inc = b->inc};
+    b->judged = false;
     /* a saved trace's verdict, kept from an earlier view of it; else judged (and kept) */
     if (b->kept_from && (b->next = trace_vcache_load(b->m, b->kept_from, &o, NULL)))
         return;
     b->next = trace_verdict_new(b->m, &o);
-    if (b->kept_from && !trace_progress_cancelled(pg)) /* (written once taken: keep) */
-        b->pack = trace_vcache_pack(b->next, b->kept_from, &o, NULL);
+    b->judged = !trace_progress_cancelled(pg); /* (kept once taken: keep) */
 }
 
 /* Take a finished verdict. Returns true when one was taken. */
@@ -266,9 +275,11 @@ static bool take(struct tui_bottleneck *b)
     int32_t sel_cmdq = TRACE_NO_CMDQ;
     if (b->sel < b->nrows && b->rows[b->sel].it && b->rows[b->sel].it->region)
         sel_cmdq = b->rows[b->sel].it->region->cmdq_id;
+    keep_join(b); /* (it reads v) */
     trace_verdict_free(b->v);
     b->v = b->next;
     b->next = NULL;
+    b->to_keep = b->judged;
     b->as_of = b->as_of_next;
     free(b->rows);
     b->rows = sim_xcalloc(b->v->nlaunches + 2, sizeof(*b->rows));
@@ -305,11 +316,10 @@ static bool take(struct tui_bottleneck *b)
         snprintf(b->rows[b->nrows++].name, sizeof(b->rows[0].name), "host messages");
     }
     b->sel = sel < b->nrows ? sel : 0;
-    apply_checks(b);
     b->at = tui_now_ns();
     b->cost = b->at - t0;
     b->dirty = true;
-    keep(b);
+    apply_checks(b);
     return true;
 }
 
@@ -366,6 +376,7 @@ bool tui_bottleneck_ahead(struct tui_bottleneck *b, struct tui_view *v)
     }
     tui_task_set_ahead(b->task, true);
     take(b);
+    keep(b);
     if (!b->v && !tui_task_running(b->task))
         compute(b); /* once: a loaded trace's model no longer changes */
     return false;
@@ -387,6 +398,7 @@ static bool bn_work(void *self, struct tui_view *v, uint64_t budget_ns)
     struct tui_bottleneck *b = self;
     (void)budget_ns;
     tui_task_set_ahead(b->task, false);
+    keep(b);                                  /* (the verdict taken last time on screen by now) */
     bool running = tui_task_running(b->task); /* before the take: it may end between */
     if (take(b))
         return true; /* drawn once more with the result */
