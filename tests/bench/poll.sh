@@ -6,12 +6,24 @@
 # be the benchmark's own cost.
 #   until_match REGEX [SECONDS]   the screen comes to match (within 60 s by default)
 #   until_gone REGEX [SECONDS]    the screen comes not to match
+# A look costs one process, the capture's client: the screen is matched by bash itself (its
+# extended regular expressions, as grep -E's; a ^ at the head of REGEX anchors it at the head
+# of a line), and the pauses are reads that time out on a pipe no one writes to (grep and
+# sleep(1) would be two processes more at each look).
+exec {poll_fd}<> <(:)
+poll_pause() { read -rt "$1" -u "$poll_fd" _ || :; }
+screen_has() { # REGEX: whether the screen matches it
+    local s re=$1
+    s=$'\n'$(screen)
+    [[ $re == ^* ]] && re=$'\n'${re#^}
+    [[ $s =~ $re ]]
+}
 poll_screen() { # MATCH(0: to match, 1: not to) REGEX SECONDS
     local i n=$((40 + ($3 * 1000 - 200) / 50))
     for ((i = 0; i < n; i++)); do
-        if screen | grep -qE -- "$2"; then [ "$1" = 0 ] && return 0
+        if screen_has "$2"; then [ "$1" = 0 ] && return 0
         else [ "$1" = 1 ] && return 0; fi
-        if ((i < 40)); then sleep 0.005; else sleep 0.05; fi
+        if ((i < 40)); then poll_pause 0.005; else poll_pause 0.05; fi
     done
     return 1
 }
