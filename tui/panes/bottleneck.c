@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include "tui/panes/task.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,7 @@ struct tui_bottleneck {
     pthread_t keeper;               /* packs and writes v once it is on screen (v is not
                                        changed or freed before it is joined) */
     bool keeping;                   /* keeper was started and not joined */
+    atomic_bool kept_done;          /* keeper has ended (set by it) */
     struct trace_verdict *v;        /* owned, or NULL until computed */
     struct tui_task *task;          /* owned: computes next */
     struct trace_verdict *next;     /* the verdict being computed (the task's while it runs) */
@@ -118,6 +120,7 @@ static void *keep_main(void *arg)
     struct tui_bottleneck *b = arg;
     trace_vcache_pack_fill(b->kept, b->v);
     trace_vcache_write(b->kept, NULL);
+    atomic_store(&b->kept_done, true);
     return NULL;
 }
 
@@ -137,6 +140,7 @@ static void keep(struct tui_bottleneck *b)
         b->kept = NULL;
         return;
     }
+    atomic_store(&b->kept_done, false);
     b->keeping = pthread_create(&b->keeper, NULL, keep_main, b) == 0;
     if (!b->keeping)
         keep_main(b);
@@ -407,12 +411,15 @@ static bool bn_work(void *self, struct tui_view *v, uint64_t budget_ns)
     if (due(b, v))
         compute(b);
     bool news = !b->exp_started;
-    if (news && run_still(b, v))
-        exp_start(b);
-    else if (news)
+    /* (once the verdict is kept: the experiment's runs would take the cores from the keeping,
+     * which a quick q gives up) */
+    bool keeping = b->keeping && !atomic_load(&b->kept_done);
+    if (news && !run_still(b, v))
         snprintf(b->exp_msg, sizeof(b->exp_msg),
                  "starts once the run is paused or finished (it runs the workload again, on the "
                  "cores the run uses)");
+    else if (news && !keeping)
+        exp_start(b);
     if (exp_poll(b))
         news = b->dirty = true;
     /* live, a newer model keeps the pane asking for slices until the verdict follows; a
