@@ -6,6 +6,7 @@
 #include "tui/app/app.h"
 
 #include <dirent.h>
+#include <time.h>
 
 TestSuite(tui_app, .init = tui_test_locale);
 
@@ -381,6 +382,31 @@ Test(tui_app, one_costly_frame_does_not_hold_the_screen_for_forty_times_its_cost
     for (int i = 0; i < 16; i++)
         pace = tui_app_frame_pace(&avg, 10 * ms);
     cr_assert(pace < 450 * ms, "%llu", (unsigned long long)pace);
+}
+
+/* A pane that takes an analysis's result while it still has work (the bottleneck pane, its
+ * experiment to start) has the frame that shows the result drawn at once, not held back to
+ * the frame pace: the loop as the main loop runs it (work, a frame, the result shown). */
+Test(tui_app, a_verdict_taken_is_drawn_at_once_while_its_pane_still_works)
+{
+    struct fixture f;
+    setup(&f, 160, 45);
+    free(frame(&f));
+    tui_app_result_shown(f.a);
+    keys(&f, "v");
+    bool shown = false;
+    for (int i = 0; i < 10000 && !shown; i++) {
+        tui_app_work(f.a, 1000000);
+        char *d = tui_canvas_dump(tui_app_render(f.a), false);
+        shown = strstr(d, "Bottleneck  run: ") != NULL;
+        free(d);
+        if (shown)
+            cr_assert(tui_app_result(f.a), "the frame that first shows the verdict is held");
+        tui_app_result_shown(f.a);
+        nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+    }
+    cr_assert(shown, "no verdict in 10 s");
+    teardown(&f);
 }
 
 Test(tui_app, frames_wait_while_running_but_not_once_the_run_stops)

@@ -422,6 +422,16 @@ static void draw_footer(struct tui_app *a)
 
 /* ---- rendering --------------------------------------------------------------------------- */
 
+bool tui_app_result(const struct tui_app *a)
+{
+    return a->result || a->view.result;
+}
+
+void tui_app_result_shown(struct tui_app *a)
+{
+    a->result = false;
+}
+
 bool tui_app_needs_render(struct tui_app *a)
 {
     if (a->full || a->header_dirty || a->footer_dirty || a->help_dirty)
@@ -619,8 +629,9 @@ void tui_app_work(struct tui_app *a, uint64_t budget_ns)
         bool more = p->ops->work(p->self, &a->view, left);
         if (more || p->working)
             p->dirty = true; /* progress, or the last of it, to show */
-        if (p->working && !more)
-            a->result = true; /* the last of it: a result */
+        if ((p->working && !more) || a->view.result)
+            a->result = true; /* the last of it, or a result taken: to show at once */
+        a->view.result = false;
         p->working = more;
         pending |= more;
     }
@@ -1381,7 +1392,7 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
                 frame_ns = tui_app_frame_pace(&frame_avg, thread_cpu_ns() - cpu0);
             paced = true;
             last_draw = now;
-            a->result = false;
+            tui_app_result_shown(a);
         }
         answer = false;
         /* wait for input: not at all while there is work, else until something happens;

@@ -79,7 +79,7 @@ bool tui_app_busy(struct tui_app *a);
  * drawn waits, since_ns after the last one and frame_ns apart. Frames wait only while
  * there is work (busy) and nobody typed (answer false); a run that has just stopped
  * (was_running, no longer running: finished or at a breakpoint) is drawn at once, and so is
- * a pane's result (result: its background work ended) while the source does not run. */
+ * a pane's result (result: tui_app_result) while the source does not run. */
 bool tui_app_frame_held(bool busy, bool was_running, bool running, bool answer, bool result,
                         uint64_t since_ns, uint64_t frame_ns);
 
@@ -98,6 +98,12 @@ void tui_app_work(struct tui_app *a, uint64_t budget_ns);
 
 /* True when something changed since the last render. */
 bool tui_app_needs_render(struct tui_app *a);
+
+/* Whether a pane's result waits to be shown at once (tui_app_frame_held's result): a pane's
+ * background work ended, or a pane took an analysis's result (a verdict while its
+ * experiment goes on). The main loop says it was shown once it has drawn a frame. */
+bool tui_app_result(const struct tui_app *a);
+void tui_app_result_shown(struct tui_app *a);
 
 /* Bring the canvas up to date (redrawing only what changed) and return it (borrowed). */
 const struct tui_canvas *tui_app_render(struct tui_app *a);

@@ -132,8 +132,10 @@ static bool anomalies_work(void *self, struct tui_view *v, uint64_t budget_ns)
     struct tui_anomalies *p = self;
     (void)v, (void)budget_ns;
     bool running = tui_task_running(p->task); /* before the take: it may end between */
-    if (take(p))
-        return true; /* drawn once more with the result */
+    if (take(p)) {
+        v->result = true; /* drawn once more, at once */
+        return true;
+    }
     if (running)
         return true;
     if (!stale(p))

@@ -390,10 +390,10 @@ static bool bn_sync(void *self, struct tui_view *v)
 {
     struct tui_bottleneck *b = self;
     tui_task_set_ahead(b->task, false); /* the pane is open: a run under way is its own */
-    take(b);
+    if (take(b))
+        v->result = true;
     bool d = b->dirty || tui_task_running(b->task);
     b->dirty = false;
-    (void)v;
     return d;
 }
 
@@ -404,8 +404,10 @@ static bool bn_work(void *self, struct tui_view *v, uint64_t budget_ns)
     tui_task_set_ahead(b->task, false);
     keep(b);                                  /* (the verdict taken last time on screen by now) */
     bool running = tui_task_running(b->task); /* before the take: it may end between */
-    if (take(b))
-        return true; /* drawn once more with the result */
+    if (take(b)) {
+        v->result = true; /* drawn once more, at once */
+        return true;
+    }
     if (running)
         return true;
     if (due(b, v))

@@ -396,8 +396,10 @@ static bool layers_work(void *self, struct tui_view *v, uint64_t budget_ns)
     struct tui_layers *l = self;
     (void)v, (void)budget_ns;
     bool running = tui_task_running(l->task); /* before the take: it may end between */
-    if (take(l))
-        return true; /* drawn once more with the result */
+    if (take(l)) {
+        v->result = true; /* drawn once more, at once */
+        return true;
+    }
     if (running)
         return true;
     if (!stale(l))

@@ -261,8 +261,10 @@ static bool src_work(void *self, struct tui_view *v, uint64_t budget_ns)
     (void)budget_ns;
     if (walk_work(p, v))
         return true;
-    if (take(p, v))
-        return true; /* drawn once more with the result */
+    if (take(p, v)) {
+        v->result = true; /* drawn once more, at once */
+        return true;
+    }
     if (tui_task_running(p->task))
         return true;
     if (!stale(p))

@@ -134,8 +134,10 @@ static bool tokens_work(void *self, struct tui_view *v, uint64_t budget_ns)
     struct tui_tokens *t = self;
     (void)v, (void)budget_ns;
     bool running = tui_task_running(t->task); /* before the take: it may end between */
-    if (take(t))
-        return true; /* drawn once more with the result */
+    if (take(t)) {
+        v->result = true; /* drawn once more, at once */
+        return true;
+    }
     if (running)
         return true;
     if (!stale(t))

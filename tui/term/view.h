@@ -53,6 +53,9 @@ struct tui_view {
     size_t path_step;     /* the step of the path the cursor walked to */
     int32_t path_request; /* a launch (cmdq_id) whose path another pane asked for */
     bool path_requested;  /* path_request is pending */
+    /* a pane took an analysis's result in its work: the next frame shows it at once, not
+     * held back to the frame pace (the app clears it) */
+    bool result;
 };
 
 struct trace_critpath;
