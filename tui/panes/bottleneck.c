@@ -71,6 +71,7 @@ struct tui_bottleneck {
     uint64_t host_length;
     int scroll, lines_drawn, rows_visible;
     bool dirty;
+    bool fresh; /* a verdict was taken since the last frame asked (tui_view.result) */
     /* the experiment */
     struct tui_whatif_bg *bg;            /* owned: running, or NULL */
     bool exp_started, exp_done;          /* started (or found impossible); its result in exp */
@@ -269,6 +270,14 @@ static void run(void *arg, struct trace_progress *pg)
     b->judged = !trace_progress_cancelled(pg); /* (kept once taken: keep) */
 }
 
+/* A verdict taken since the last frame (fresh) is shown at once (tui_view.result). */
+static void shown_fresh(struct tui_bottleneck *b, struct tui_view *v)
+{
+    if (b->fresh)
+        v->result = true;
+    b->fresh = false;
+}
+
 /* Take a finished verdict. Returns true when one was taken. */
 static bool take(struct tui_bottleneck *b)
 {
@@ -323,6 +332,7 @@ static bool take(struct tui_bottleneck *b)
     b->at = tui_now_ns();
     b->cost = b->at - t0;
     b->dirty = true;
+    b->fresh = true;
     apply_checks(b);
     return true;
 }
@@ -390,8 +400,8 @@ static bool bn_sync(void *self, struct tui_view *v)
 {
     struct tui_bottleneck *b = self;
     tui_task_set_ahead(b->task, false); /* the pane is open: a run under way is its own */
-    if (take(b))
-        v->result = true;
+    take(b);
+    shown_fresh(b, v);
     bool d = b->dirty || tui_task_running(b->task);
     b->dirty = false;
     return d;
@@ -405,13 +415,14 @@ static bool bn_work(void *self, struct tui_view *v, uint64_t budget_ns)
     keep(b);                                  /* (the verdict taken last time on screen by now) */
     bool running = tui_task_running(b->task); /* before the take: it may end between */
     if (take(b)) {
-        v->result = true; /* drawn once more, at once */
-        return true;
+        shown_fresh(b, v);
+        return true; /* drawn once more with the result */
     }
     if (running)
         return true;
     if (due(b, v))
         compute(b);
+    shown_fresh(b, v); /* (a verdict judged at once) */
     bool news = !b->exp_started;
     /* (once the verdict is kept: the experiment's runs would take the cores from the keeping,
      * which a quick q gives up) */
@@ -580,6 +591,7 @@ static void bn_render(void *self, struct tui_canvas *c, struct tui_rect r, struc
     take(b);
     if (!b->v)
         compute(b);
+    shown_fresh(b, v);
     tui_canvas_clip(c, r);
     tui_canvas_fill(c, r, ' ', TUI_STYLE_NORMAL);
     enum tui_style ts = focused ? TUI_STYLE_TITLE_FOCUS : TUI_STYLE_TITLE;
