@@ -430,6 +430,7 @@ bool tui_app_result(const struct tui_app *a)
 void tui_app_result_shown(struct tui_app *a)
 {
     a->result = false;
+    a->view.result = false; /* (one a pane took as it drew: on the frame just drawn) */
 }
 
 bool tui_app_needs_render(struct tui_app *a)
