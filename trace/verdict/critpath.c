@@ -280,7 +280,8 @@ static void sort_ops_by(uint32_t *idx, size_t n, const struct trace_op_span *ops
  * the sweep's big arrays while the calling thread gathers the ops. Each side publishes
  * how far it got every FEED_BATCH ops (and before it waits). The reader, faster, fills the
  * ring and sleeps until half of it is free again (a wake-up for every few hundred ops, not
- * one per batch); the taker sleeps when it catches up. A side that sleeps says until when
+ * one per batch); the taker that catches up sleeps until the reader is a quarter of it ahead
+ * (the same). A side that sleeps says until when
  * (reader_wait, taker_wait), and the other wakes it only then. The reader stops at the end,
  * when asked (the sweep ended or was cancelled) or when the input's progress is cancelled;
  * an op it did not read (or could not) the calling thread reads itself.
@@ -291,6 +292,10 @@ enum { FEED = 8192, FEED_BATCH = 64, FEED_NAMES = 32, FEED_RANGES = 3 };
 /* (the taker asks for the line of the op TAKE_AHEAD past the one it takes, read already:
  * it comes from the reader's core, a wait of a miss of every cache otherwise) */
 enum { TAKE_AHEAD = 8 };
+/* (the taker that caught up sleeps until the reader is this many ops ahead: woken for every
+ * batch, a system call each on the reader's thread, a reader slowed down by the host falls
+ * further behind with every wake-up) */
+enum { TAKE_LAG = FEED / 4 };
 /* (reading, the parts of the sweep's block it reaches next are faulted in AHEAD ops past
  * the op read, AHEAD_STEP bytes or more at a time) */
 enum { AHEAD = 1 << 16, AHEAD_STEP = 1 << 20 };
@@ -583,12 +588,14 @@ static const struct feed_slot *feed_take(struct feed *f, size_t j)
         for (unsigned spin = 0;
              spin < 1000 && j >= atomic_load(&f->head) && !atomic_load(&f->ended); spin++)
             ;
-        pthread_mutex_lock(&f->mu);
-        atomic_store(&f->taker_wait, j);
-        while (j >= atomic_load(&f->head) && !atomic_load(&f->ended))
-            pthread_cond_wait(&f->cv, &f->mu);
-        atomic_store(&f->taker_wait, SIZE_MAX);
-        pthread_mutex_unlock(&f->mu);
+        if (j >= atomic_load(&f->head)) { /* asleep until the reader is TAKE_LAG ahead */
+            pthread_mutex_lock(&f->mu);
+            atomic_store(&f->taker_wait, j + TAKE_LAG);
+            while (j + TAKE_LAG >= atomic_load(&f->head) && !atomic_load(&f->ended))
+                pthread_cond_wait(&f->cv, &f->mu);
+            atomic_store(&f->taker_wait, SIZE_MAX);
+            pthread_mutex_unlock(&f->mu);
+        }
         f->seen = atomic_load(&f->head);
     }
     return j < f->seen ? &f->slot[j % FEED] : NULL;
