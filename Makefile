@@ -361,4 +361,4 @@ format-check:
 help:
 	@sed -n '2,16p' Makefile | sed 's/^# \{0,1\}//'
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/bench $(BUILD)/tests -name '*.d' 2>/dev/null)
