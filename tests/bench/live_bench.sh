@@ -18,15 +18,15 @@ bash "$(dirname "$0")/live_keys.sh" "$(dirname "$(dirname "$bin")")/npuscope" si
     "llm_decode:dim=4096,heads=32,ff=11008,layers=32,prompt=128,gen=8,dtype=f16,pes=0"
 echo
 # the verdict of a live run at 50 M events: v answered, keys meanwhile, the run's speed with
-# the pane open and closed
+# the pane open and closed (a decode of 462 M events: four windows of 15 s from 50 M fit in it)
 bash "$(dirname "$0")/live_verdict.sh" "$(dirname "$(dirname "$bin")")/npuscope" \
-    "llm_decode:layers=32,gen=512" 50000000 30
+    "llm_decode:layers=32,gen=1024" 50000000 15
 echo
 # the layer, anomaly and token panes and the critical path of a live run at 50 M events: each
 # run of their analysis (the first from event 0, the next ones updates), the run's speed with
-# each open against closed around it (at most 10% less)
+# each open against closed around it (at most 10% less), each pane on a run of its own
 bash "$(dirname "$0")/live_panes.sh" "$(dirname "$(dirname "$bin")")/npuscope" \
-    "llm_decode:layers=32,gen=512" 50000000 15 "y A T C"
+    "llm_decode:layers=32,gen=1024" 50000000 15 "y A T C"
 echo
 # the scans a key starts (search, line profile) and the strips at 50 M events into a live run:
 # keys answered meanwhile

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The analysis panes of a long live run (layers y, anomalies A, tokens T, the critical path C,
-# or any pane key): the live TUI runs a workload at full speed in tmux until EVENTS simulation
-# events; then, for each key, the run's speed over SECONDS with no pane open, the pane opened,
+# or any pane key): for each key, a run of its own (each pane meets a model of the same size):
+# the live TUI runs a workload at full speed in tmux until EVENTS simulation events; then the
+# run's speed over SECONDS with no pane open, the pane opened,
 # the run's speed over SECONDS with it open (its first analysis, from event 0, held the run
 # meanwhile) and over SECONDS more (the updates alone), and every run of its analysis (from
 # NPUSCOPE_TASK_LOG: how long it held the run, the first from event 0, the next ones updates),
@@ -9,11 +10,12 @@
 # first analysis, is held against the mean of the two closed ones around it (the run's speed
 # drifts as it goes, and the machine is shared): the drop a pane left open must keep within
 # 10%. Speeds from the header's events counter, redrawn (Ctrl-L) to be read; each key's last
-# line says "ok" or "over 10%".
+# line says "ok" or "over 10%". A run that finishes within a window fails the benchmark (its
+# speed would say nothing): KERNEL must outlast EVENTS and four windows.
 #   live_panes.sh NPUSCOPE [KERNEL] [EVENTS] [SECONDS] [KEYS]
 set -u
 bin=$1
-kernel=${2:-llm_decode:layers=32,gen=512}
+kernel=${2:-llm_decode:layers=32,gen=1024}
 target=${3:-50000000}
 secs=${4:-10}
 keys=${5:-y A T C}
@@ -33,26 +35,36 @@ events() {
     screen | grep -m1 -oE 'events: [0-9]+' | tr -dc 0-9
 }
 . "$(dirname "$0")/poll.sh" # until_match, until_gone
-# speed NAME: events per second over $secs seconds, said and kept in $rate
+# speed NAME: events per second over $secs seconds, said and kept in $rate (a run that
+# finished meanwhile has no speed to give: the benchmark fails, asking for a longer KERNEL or
+# fewer SECONDS)
 speed() {
     local e0 e1 t0 t1
     e0=$(events) t0=$(now_ms)
     sleep "$secs"
     e1=$(events) t1=$(now_ms)
+    if screen | grep -q FINISHED; then
+        echo "live_panes: the run finished within \"$1\" (at $e1 events): no speed to measure"
+        exit 1
+    fi
     rate=$(((e1 - e0) * 1000 / (t1 - t0)))
     echo "  $1: $rate ev/s ($e0 to $e1 events in $((t1 - t0)) ms)"
 }
 
 cmd=$(printf '%q ' env OPENBLAS_NUM_THREADS=1 LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color \
     NPUSCOPE_TASK_LOG="$log" "$bin" run -k "$kernel")
-tmux -L "$sock" -f /dev/null new-session -d -x 200 -y 60 "$cmd; echo \"[exit \$?]\"; sleep 600"
-until_match ' LIVE ' || { echo "live_panes: no header"; screen; exit 1; }
-while e=$(events); [ "${e:-0}" -lt "$target" ]; do
-    screen | grep -q FINISHED && { echo "live_panes: the run ended at $e events"; exit 1; }
-    sleep 0.5
-done
-echo "live TUI on -k $kernel, from $(events) events:"
+# a run of its own for each key, from the same point: each pane meets a model of the same size
+runs=0
 for k in $keys; do
+    tmux -L "$sock" kill-server >/dev/null 2>&1
+    sock=npuscope-bench-$$-$((runs += 1)) # (a server of its own: the last may still be going)
+    tmux -L "$sock" -f /dev/null new-session -d -x 200 -y 60 "$cmd; echo \"[exit \$?]\"; sleep 600"
+    until_match ' LIVE ' || { echo "live_panes: no header"; screen; exit 1; }
+    while e=$(events); [ "${e:-0}" -lt "$target" ]; do
+        screen | grep -q FINISHED && { echo "live_panes: the run ended at $e events"; exit 1; }
+        sleep 0.5
+    done
+    echo "live TUI on -k $kernel, from $(events) events:"
     speed "$k: no pane"
     before=$rate
     : >"$log"

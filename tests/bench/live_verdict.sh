@@ -6,13 +6,14 @@
 # other; capture-pane polled every 5 ms: the figures carry that much resolution and tmux's own
 # cost); then the run's speed with the pane open (a live verdict holds the run while it
 # computes, and runs again after ten times its cost), and closed again. Speeds from the
-# header's events counter over SECONDS each.
+# header's events counter over SECONDS each; a run that finishes within one fails the benchmark
+# (KERNEL must outlast EVENTS and four of them).
 #   live_verdict.sh NPUSCOPE [KERNEL] [EVENTS] [SECONDS]
 set -u
 bin=$1
-kernel=${2:-llm_decode:layers=32,gen=256}
+kernel=${2:-llm_decode:layers=32,gen=1024}
 target=${3:-50000000}
-secs=${4:-30}
+secs=${4:-15}
 command -v tmux >/dev/null || { echo "live_verdict: tmux not found, skipped"; exit 0; }
 sock=npuscope-bench-$$
 trap 'tmux -L "$sock" kill-server >/dev/null 2>&1' EXIT
@@ -21,12 +22,17 @@ now_ms() { date +%s%3N; }
 screen() { tmux -L "$sock" capture-pane -p -t 0 2>/dev/null; }
 events() { screen | grep -m1 -oE 'events: [0-9]+' | tr -dc 0-9; }
 . "$(dirname "$0")/poll.sh" # until_match, until_gone
-# speed NAME: events per second over $secs seconds
+# speed NAME: events per second over $secs seconds (a run that finished meanwhile has no
+# speed to give: the benchmark fails, asking for a longer KERNEL or fewer SECONDS)
 speed() {
     local e0 e1 t0 t1
     e0=$(events) t0=$(now_ms)
     sleep "$secs"
     e1=$(events) t1=$(now_ms)
+    if screen | grep -q FINISHED; then
+        echo "live_verdict: the run finished within \"$1\" (at $e1 events): no speed to measure"
+        exit 1
+    fi
     echo "  $1: $(((e1 - e0) * 1000 / (t1 - t0))) ev/s ($e0 to $e1 events in $((t1 - t0)) ms)"
 }
 
