@@ -35,22 +35,7 @@ events() {
     screen | grep -m1 -oE 'events: [0-9]+' | tr -dc 0-9
 }
 . "$(dirname "$0")/poll.sh" # until_match, until_gone
-# speed NAME: events per second over $secs seconds, said and kept in $rate (a run that
-# finished meanwhile has no speed to give: the benchmark fails, asking for a longer KERNEL or
-# fewer SECONDS)
-speed() {
-    local e0 e1 t0 t1
-    e0=$(events) t0=$(now_ms)
-    sleep "$secs"
-    e1=$(events) t1=$(now_ms)
-    if screen | grep -q FINISHED; then
-        echo "live_panes: the run finished within \"$1\" (at $e1 events): no speed to measure"
-        exit 1
-    fi
-    rate=$(((e1 - e0) * 1000 / (t1 - t0)))
-    echo "  $1: $rate ev/s ($e0 to $e1 events in $((t1 - t0)) ms)"
-}
-
+. "$(dirname "$0")/live.sh" # live_wait, live_speed
 cmd=$(printf '%q ' env OPENBLAS_NUM_THREADS=1 LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color \
     NPUSCOPE_TASK_LOG="$log" "$bin" run -k "$kernel")
 # a run of its own for each key, from the same point: each pane meets a model of the same size
@@ -59,18 +44,14 @@ for k in $keys; do
     tmux -L "$sock" kill-server >/dev/null 2>&1
     sock=npuscope-bench-$$-$((runs += 1)) # (a server of its own: the last may still be going)
     tmux -L "$sock" -f /dev/null new-session -d -x 200 -y 60 "$cmd; echo \"[exit \$?]\"; sleep 600"
-    until_match ' LIVE ' || { echo "live_panes: no header"; screen; exit 1; }
-    while e=$(events); [ "${e:-0}" -lt "$target" ]; do
-        screen | grep -q FINISHED && { echo "live_panes: the run ended at $e events"; exit 1; }
-        sleep 0.5
-    done
+    live_wait "$target"
     echo "live TUI on -k $kernel, from $(events) events:"
-    speed "$k: no pane"
+    live_speed "$k: no pane"
     before=$rate
     : >"$log"
     tmux -L "$sock" send-keys -t 0 "$k"
-    speed "$k open"
-    speed "$k open (later)"
+    live_speed "$k open"
+    live_speed "$k open (later)"
     open=$rate
     tmux -L "$sock" send-keys -t 0 "$k"
     awk -v k="$k" '{n++; ms[n]=$1; if (n > 1) {s += $1; if ($1 > mx) mx = $1}}
@@ -80,7 +61,7 @@ for k in $keys; do
              printf " (last step: ";
              for (i = 4; i <= NF; i++) printf "%s%s", $i, i < NF ? " " : "";
              print ")"}' "$log"
-    speed "$k: no pane (again)"
+    live_speed "$k: no pane (again)"
     awk -v k="$k" -v a="$before" -v o="$open" -v b="$rate" 'BEGIN {
         m = (a + b) / 2; d = m > 0 ? 100 * (m - o) / m : 0;
         printf "  %s: open %.0f ev/s against %.0f closed around it: %+.1f%% %s\n", k, o, m, -d,

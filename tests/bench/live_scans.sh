@@ -19,6 +19,7 @@ now_ms() { date +%s%3N; }
 screen() { tmux -L "$sock" capture-pane -p -t 0 2>/dev/null; }
 events() { screen | grep -m1 -oE 'events: [0-9]+' | tr -dc 0-9; }
 . "$(dirname "$0")/poll.sh" # until_match, until_gone
+. "$(dirname "$0")/live.sh" # live_wait
 send() { tmux -L "$sock" send-keys -t 0 "$@"; }
 
 envs=(env OPENBLAS_NUM_THREADS=1 LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color)
@@ -31,11 +32,7 @@ else
 fi
 tmux -L "$sock" -f /dev/null new-session -d -x 200 -y 60 "$cmd; echo \"[exit \$?]\"; sleep 600"
 if [ "$mode" = live ]; then
-    until_match ' LIVE ' || { echo "live_scans: no header"; screen; exit 1; }
-    while e=$(events); [ "${e:-0}" -lt "$target" ]; do
-        screen | grep -q FINISHED && { echo "live_scans: the run ended at $e events"; exit 1; }
-        sleep 0.5
-    done
+    live_wait "$target"
     echo "live TUI on -k $kernel, from $(events) events:"
 else
     for ((i = 0; i < 600; i++)); do screen | grep -q 'POST-MORTEM' && break; sleep 0.5; done

@@ -22,30 +22,13 @@ now_ms() { date +%s%3N; }
 screen() { tmux -L "$sock" capture-pane -p -t 0 2>/dev/null; }
 events() { screen | grep -m1 -oE 'events: [0-9]+' | tr -dc 0-9; }
 . "$(dirname "$0")/poll.sh" # until_match, until_gone
-# speed NAME: events per second over $secs seconds (a run that finished meanwhile has no
-# speed to give: the benchmark fails, asking for a longer KERNEL or fewer SECONDS)
-speed() {
-    local e0 e1 t0 t1
-    e0=$(events) t0=$(now_ms)
-    sleep "$secs"
-    e1=$(events) t1=$(now_ms)
-    if screen | grep -q FINISHED; then
-        echo "live_verdict: the run finished within \"$1\" (at $e1 events): no speed to measure"
-        exit 1
-    fi
-    echo "  $1: $(((e1 - e0) * 1000 / (t1 - t0))) ev/s ($e0 to $e1 events in $((t1 - t0)) ms)"
-}
-
+. "$(dirname "$0")/live.sh" # live_wait, live_speed
 cmd=$(printf '%q ' env OPENBLAS_NUM_THREADS=1 LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color \
     "$bin" run -k "$kernel")
 tmux -L "$sock" -f /dev/null new-session -d -x 200 -y 60 "$cmd; echo \"[exit \$?]\"; sleep 600"
-until_match ' LIVE ' || { echo "live_verdict: no header"; screen; exit 1; }
-while e=$(events); [ "${e:-0}" -lt "$target" ]; do
-    screen | grep -q FINISHED && { echo "live_verdict: the run ended at $e events"; exit 1; }
-    sleep 0.5
-done
+live_wait "$target"
 echo "live TUI on -k $kernel, from $(events) events:"
-speed "the run, the pane closed"
+live_speed "the run, the pane closed"
 
 t0=$(now_ms)
 tmux -L "$sock" send-keys -t 0 v
@@ -66,10 +49,10 @@ sorted=$(printf '%s\n' "${waits[@]}" | sort -n)
 pct() { awk -v p="$1" '{a[NR]=$1} END {i=int(NR*p+0.999); if (i<1) i=1; print a[i]}' <<<"$sorted"; }
 echo "  meanwhile ${#waits[@]} keys: median $(pct 0.5) ms, 90% within $(pct 0.9) ms, the longest" \
     "$(pct 1) ms (tmux polling included; Escape's 25 ms included)"
-speed "the run, the pane open"
-speed "the run, the pane open (later)"
+live_speed "the run, the pane open"
+live_speed "the run, the pane open (later)"
 tmux -L "$sock" send-keys -t 0 v
-speed "the run, the pane closed again"
+live_speed "the run, the pane closed again"
 k0=$(now_ms)
 tmux -L "$sock" send-keys -t 0 q
 until_match '^\[exit [0-9]+\]' || { echo "live_verdict: q did not end it"; exit 1; }
