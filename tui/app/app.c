@@ -1329,15 +1329,6 @@ uint64_t tui_app_frame_pace(uint64_t *avg_ns, uint64_t cost_ns)
     return pace > FRAME_NS ? pace : FRAME_NS;
 }
 
-/* The main thread's CPU time in ns. */
-static uint64_t thread_cpu_ns(void)
-{
-    struct timespec ts;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-        return tui_now_ns();
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 int tui_app_run(struct tui_app *a, struct tui_term *t)
 {
     uint64_t theme_seen = UINT64_MAX, last_draw = 0;
@@ -1382,7 +1373,7 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
         bool throttled = tui_app_frame_held(busy, was_running, a->src->ops->running(a->src), answer,
                                             a->result, now - last_draw, frame_ns);
         if (!throttled && tui_app_needs_render(a)) {
-            uint64_t cpu0 = thread_cpu_ns();
+            uint64_t cpu0 = tui_cpu_ns();
             if (tui_app_take_repaint(a))
                 tui_term_invalidate(t);
             tui_term_draw(t, tui_app_render(a));
@@ -1390,7 +1381,7 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
             /* the first frame builds what the next ones reuse (the Gantt's kinds, a pane's
              * first figures): its cost says nothing of theirs */
             if (paced)
-                frame_ns = tui_app_frame_pace(&frame_avg, thread_cpu_ns() - cpu0);
+                frame_ns = tui_app_frame_pace(&frame_avg, tui_cpu_ns() - cpu0);
             paced = true;
             last_draw = now;
             tui_app_result_shown(a);

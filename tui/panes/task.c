@@ -90,14 +90,6 @@ struct tui_task *tui_task_new(void)
     return t;
 }
 
-/* The CPU time of the calling thread so far. */
-static uint64_t thread_cpu_ns(void)
-{
-    struct timespec c = {0};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c);
-    return (uint64_t)c.tv_sec * 1000000000u + (uint64_t)c.tv_nsec;
-}
-
 /* NPUSCOPE_TASK_LOG (benchmarks): the file each finished run appends a line to: how long it
  * ran and its thread's CPU time meanwhile, whether it was live, its last step. */
 static void log_run(const struct tui_task *t)
@@ -131,9 +123,9 @@ static void *run(void *arg)
             errno == 0 && setpriority(PRIO_PROCESS, (id_t)t->tid, TUI_TASK_AHEAD_NICE) == 0;
     }
     pthread_mutex_unlock(&t->lock);
-    uint64_t cpu0 = thread_cpu_ns();
+    uint64_t cpu0 = tui_cpu_ns();
     t->fn(t->arg, &t->p);
-    t->cpu_ns = thread_cpu_ns() - cpu0;
+    t->cpu_ns = tui_cpu_ns() - cpu0;
     pthread_mutex_lock(&t->lock);
     t->tid = 0;
     t->lowered = false;
@@ -339,9 +331,9 @@ void tui_task_start(struct tui_task *t, tui_task_fn fn, void *arg, bool threaded
         /* no thread to be had: here, then */
     }
     atomic_store(&t->p.yielding, false); /* here and now: nothing else runs meanwhile */
-    uint64_t cpu0 = thread_cpu_ns();
+    uint64_t cpu0 = tui_cpu_ns();
     fn(arg, &t->p);
-    t->cpu_ns = thread_cpu_ns() - cpu0;
+    t->cpu_ns = tui_cpu_ns() - cpu0;
     t->ran_ns = tui_now_ns() - t->started;
     log_run(t);
     t->ended = tui_now_ns();

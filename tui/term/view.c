@@ -213,6 +213,14 @@ uint64_t tui_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t tui_cpu_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return tui_now_ns();
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 char *tui_fmt_cycle_tick(char *buf, size_t n, uint64_t t, uint64_t step)
 {
     if (step && step % 1000000000 == 0)

@@ -94,6 +94,8 @@ void tui_view_message(struct tui_view *v, enum tui_style st, const char *fmt, ..
 
 /* A monotonic clock in ns, for time budgets. */
 uint64_t tui_now_ns(void);
+/* The calling thread's CPU time so far, in ns (the monotonic clock where it cannot be read). */
+uint64_t tui_cpu_ns(void);
 
 /* Formats, into buf (returned). */
 char *tui_fmt_si(char *buf, size_t n, double v);  /* 950, 12.3k, 4.56M, 1.2G */
