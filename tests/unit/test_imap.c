@@ -275,3 +275,41 @@ Test(imap, buffers_written_in_order_side_by_side_match_a_plain_array)
     trace_imap_fini(&m);
     free(r.v);
 }
+
+/* Two addresses of one slot (the slot keeps where a search ended and the interval written,
+ * for one address at a time): each takes it from the other, by a write or by a search alone,
+ * and no answer comes from the other's interval, or from an interval cut meanwhile. */
+Test(imap, two_addresses_of_one_slot_take_it_in_turn)
+{
+    uint64_t a = 0x1000, b = a + 64;
+    while (trace_imap_slot_(b) != trace_imap_slot_(a))
+        b += 64;
+    struct trace_imap m = {0};
+    struct trace_ival x;
+    trace_imap_assign(&m, a, a + 64, 1, 10);
+    trace_imap_assign(&m, b, b + 64, 2, 20); /* the slot b's */
+    for (int k = 0; k < 2; k++) {            /* (the first search of each takes the slot) */
+        cr_assert(trace_imap_latest(&m, a, a + 64, UINT32_MAX, &x) && x.op == 1 && x.end == 10);
+        cr_assert(trace_imap_latest(&m, b, b + 64, UINT32_MAX, &x) && x.op == 2 && x.end == 20);
+    }
+    /* a search of b alone (the range read is not one written) */
+    cr_assert(trace_imap_latest(&m, b, b + 4, UINT32_MAX, &x) && x.op == 2);
+    /* a's interval cut while the slot is b's, then the slot a's again by a search: the cut
+     * interval is not answered whole */
+    trace_imap_assign(&m, a + 16, a + 32, 3, 30);
+    cr_assert(trace_imap_latest(&m, a + 8, a + 12, UINT32_MAX, &x) && x.op == 1);
+    for (int k = 0; k < 2; k++) {
+        cr_assert(trace_imap_latest(&m, a, a + 64, UINT32_MAX, &x) && x.op == 3 && x.end == 30);
+        cr_assert(trace_imap_latest(&m, a, a + 64, 3, &x) && x.op == 1 && x.lo == a &&
+                  x.hi == a + 16);
+    }
+    /* both rewritten whole, each then answered whole, less its own op or not */
+    trace_imap_assign(&m, a, a + 64, 4, 40);
+    trace_imap_assign(&m, b, b + 64, 5, 50);
+    for (int k = 0; k < 2; k++) {
+        cr_assert(trace_imap_latest(&m, a, a + 64, UINT32_MAX, &x) && x.op == 4 && x.end == 40);
+        cr_assert(trace_imap_latest(&m, b, b + 64, UINT32_MAX, &x) && x.op == 5 && x.end == 50);
+        cr_assert_not(trace_imap_latest(&m, a, a + 64, 4, &x));
+    }
+    trace_imap_fini(&m);
+}

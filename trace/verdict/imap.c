@@ -206,9 +206,11 @@ static struct trace_imap_pos search(const struct trace_imap *m, uint64_t lo)
     return search_block(m, a, m->b[a].n / 2, lo);
 }
 
-/* The guesses: GUESSES by address, then GUESSES by the address's NEAR_BITS-aligned block (a
- * write just past the one before it, as a kernel writes a buffer in order, is searched for
- * from there). */
+/* The slots by address (trace_imap.hit, GUESSES of them: where a search of the address ended
+ * and the interval written there, in one slot, so that a write reads and writes one line of the
+ * caches for both), then the guesses by the address's NEAR_BITS-aligned block (GUESSES more: a
+ * write just past the one before it, as a kernel writes a buffer in order, is searched for from
+ * there). */
 enum { GUESSES = 4096, NEAR_BITS = 12 };
 
 /* Whether p is the first interval of m whose hi is above lo. */
@@ -226,44 +228,61 @@ static inline size_t guess_slot(uint64_t x)
     return trace_imap_slot_(x);
 }
 
-/* Remember p as where lo was found, by lo and by its block. */
+/* The slot of lo in the table by address (made at the first use). */
+static inline struct trace_imap_hit *slot_of(struct trace_imap *m, uint64_t lo)
+{
+    if (!m->hit) {
+        m->hit = sim_xreallocarray(NULL, GUESSES, sizeof(*m->hit));
+        for (size_t k = 0; k < GUESSES; k++)
+            m->hit[k] = (struct trace_imap_hit){.lo = 0, .len = 0, .b = UINT32_MAX};
+    }
+    return &m->hit[guess_slot(lo)];
+}
+
+/* Remember p as where lo was found, by lo (the interval kept there for lo stays; another
+ * address's goes) and by its block. */
 static inline void guess_put(struct trace_imap *m, uint64_t lo, struct trace_imap_pos p)
 {
+    struct trace_imap_hit *h = slot_of(m, lo);
+    if (h->lo != lo)
+        h->lo = lo, h->len = 0;
+    h->b = (uint32_t)p.b, h->i = (uint32_t)p.i;
     if (!m->guess)
-        m->guess = sim_xcalloc(2 * GUESSES, sizeof(*m->guess));
-    struct trace_imap_guess *g = &m->guess[guess_slot(lo)];
-    g->lo = lo, g->b = (uint32_t)p.b, g->i = (uint32_t)p.i;
-    g = &m->guess[GUESSES + guess_slot(lo >> NEAR_BITS)];
+        m->guess = sim_xcalloc(GUESSES, sizeof(*m->guess));
+    struct trace_imap_guess *g = &m->guess[guess_slot(lo >> NEAR_BITS)];
     g->lo = lo >> NEAR_BITS, g->b = (uint32_t)p.b, g->i = (uint32_t)p.i;
 }
 
-/* The interval [lo, hi) of the map, written by op ending at end: kept in its hit slot (of no
- * length: not). */
-static inline void hit_put(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t op,
-                           uint64_t end)
+/* The len a slot keeps of [lo, hi): 0 (none) of no length, or longer than a len holds. */
+static inline uint32_t hit_len(uint64_t lo, uint64_t hi)
 {
-    if (lo >= hi)
-        return;
-    if (!m->hit)
-        m->hit = sim_xcalloc(GUESSES, sizeof(*m->hit));
-    m->hit[guess_slot(lo)] = (struct trace_imap_hit){lo, hi, end, op};
+    return lo < hi && hi - lo <= UINT32_MAX ? (uint32_t)(hi - lo) : 0;
 }
 
-/* The interval starting at lo is cut or gone: dropped from its hit slot (another of the
- * same lo, of no length beside it, drops it too: a hit less, never a wrong one). */
+/* The interval [lo, hi) of the map, written by op ending at end, at p: kept in its slot. */
+static inline void hit_put(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t op,
+                           uint64_t end, struct trace_imap_pos p)
+{
+    struct trace_imap_hit *h = slot_of(m, lo);
+    h->lo = lo, h->end = end, h->len = hit_len(lo, hi), h->op = op;
+    h->b = (uint32_t)p.b, h->i = (uint32_t)p.i;
+}
+
+/* The interval starting at lo is cut or gone: dropped from its slot (another of the same lo,
+ * of no length beside it, drops it too: a hit less, never a wrong one). */
 static inline void hit_drop(struct trace_imap *m, uint64_t lo)
 {
     struct trace_imap_hit *h = m->hit ? &m->hit[guess_slot(lo)] : NULL;
     if (h && h->lo == lo)
-        h->hi = h->lo;
+        h->len = 0;
 }
 
 /* The first interval whose hi is above lo, searched from the guess g when lo falls in its
  * block or the next: false (*p unset) when neither holds it. */
-static bool search_near(const struct trace_imap *m, const struct trace_imap_guess *g, uint64_t lo,
+static bool search_near(const struct trace_imap *m, uint32_t gb, uint32_t gi, uint64_t lo,
                         struct trace_imap_pos *p)
 {
-    size_t b = g->b, i = g->i;
+    size_t b = gb, i = gi;
     if (b >= m->nb)
         return false;
     if (m->top[b] <= lo) /* past its block: at the head of the next, or past the end */
@@ -285,9 +304,9 @@ static bool search_near(const struct trace_imap *m, const struct trace_imap_gues
  * then the first whose hi is above lo, and the only one [lo, hi) overlaps. */
 static inline struct trace_ival *exact(const struct trace_imap *m, uint64_t lo, uint64_t hi)
 {
-    if (!m->guess || lo >= hi)
+    if (!m->hit || lo >= hi)
         return NULL;
-    const struct trace_imap_guess *g = &m->guess[guess_slot(lo)];
+    const struct trace_imap_hit *g = &m->hit[guess_slot(lo)];
     if (g->lo != lo || g->b >= m->nb || g->i >= m->b[g->b].n)
         return NULL;
     struct trace_ival *v = &m->b[g->b].v[g->i];
@@ -298,21 +317,23 @@ static inline struct trace_ival *exact(const struct trace_imap *m, uint64_t lo, 
 static inline struct trace_imap_pos first_pos(struct trace_imap *m, uint64_t lo)
 {
     struct trace_imap_pos p;
-    if (m->guess) {
-        const struct trace_imap_guess *g = &m->guess[guess_slot(lo)];
-        if (g->lo == lo) {
-            p = (struct trace_imap_pos){g->b, g->i};
+    if (m->hit) {
+        const struct trace_imap_hit *h = &m->hit[guess_slot(lo)];
+        if (h->lo == lo && h->b != UINT32_MAX) {
+            p = (struct trace_imap_pos){h->b, h->i};
             if (first_at(m, p, lo))
                 return p;
             /* moved within its block (a write before it changed the count) or to a block
              * split from it */
-            if (search_near(m, g, lo, &p)) {
+            if (search_near(m, h->b, h->i, lo, &p)) {
                 guess_put(m, lo, p);
                 return p;
             }
         }
-        g = &m->guess[GUESSES + guess_slot(lo >> NEAR_BITS)];
-        if (g->lo == lo >> NEAR_BITS && search_near(m, g, lo, &p)) {
+    }
+    if (m->guess) {
+        const struct trace_imap_guess *g = &m->guess[guess_slot(lo >> NEAR_BITS)];
+        if (g->lo == lo >> NEAR_BITS && search_near(m, g->b, g->i, lo, &p)) {
             guess_put(m, lo, p);
             return p;
         }
@@ -379,7 +400,8 @@ void trace_imap_assign(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t 
     struct trace_ival *same = exact(m, lo, hi);
     if (same) { /* the bytes of one interval, rewritten: in place */
         same->op = op, same->end = end;
-        hit_put(m, lo, hi, op, end);
+        struct trace_imap_hit *h = &m->hit[guess_slot(lo)]; /* (exact found lo's slot) */
+        h->len = hit_len(lo, hi), h->op = op, h->end = end;
         return;
     }
     struct trace_imap_pos at = first_pos(m, lo);
@@ -387,7 +409,7 @@ void trace_imap_assign(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t 
         struct trace_ival *e = &m->b[at.b].v[at.i];
         if (e->lo == lo && e->hi == hi) {
             e->op = op, e->end = end;
-            hit_put(m, lo, hi, op, end);
+            hit_put(m, lo, hi, op, end, at);
             return;
         }
     }
@@ -456,7 +478,7 @@ void trace_imap_assign(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t 
     if (k->n > k->cap)
         block_overflow(m, &mine);
     guess_put(m, lo, mine); /* the next search of lo, or just past it, starts here */
-    hit_put(m, lo, hi, op, end);
+    hit_put(m, lo, hi, op, end, mine);
 }
 
 bool trace_imap_latest_(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t skip,

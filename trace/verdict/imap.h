@@ -27,21 +27,23 @@ struct trace_imap {
     uint64_t *top;          /* owned: the hi of each block's last interval */
     size_t nb, capb;
     size_t count; /* intervals */
-    /* where searches of a few thousand addresses ended (by a hash of the address, then by a
-     * hash of its aligned block), tried first: most ops read what was written or read at the
-     * same address just before, and write just past what was written before */
+    /* a few thousand addresses by a hash of each (one line of the caches holds two): where
+     * the last search of it ended (b, i; b UINT32_MAX: none), tried first, as most ops
+     * read what was written or read at the same address just before; and the op and end of
+     * the interval [lo, lo + len) the map holds as it was written there (len 0: none; a
+     * write that cuts or covers it drops it): a read of the bytes one op wrote, the common
+     * case, answered from it alone rather than from the blocks */
+    struct trace_imap_hit {
+        uint64_t lo, end;
+        uint32_t len, op;
+        uint32_t b, i;
+    } * hit; /* owned; NULL before the first search or write */
+    /* where searches ended by a hash of the address's aligned block, tried next: a write
+     * just past the one before it, as a kernel writes a buffer in order */
     struct trace_imap_guess {
         uint64_t lo;
         uint32_t b, i;
-    } * guess; /* owned; NULL before the first search */
-    /* the op and end of a few thousand intervals by address (by a hash of lo), each kept
-     * while the map holds [lo, hi) as it was written (a write that cuts or covers an
-     * interval drops it): a read of the bytes one op wrote, the common case, answered from
-     * it alone rather than from the blocks */
-    struct trace_imap_hit {
-        uint64_t lo, hi, end; /* hi == lo: none */
-        uint32_t op;
-    } * hit;                  /* owned; NULL before the first write */
+    } * guess;                /* owned; NULL before the first search */
     struct trace_islab *slab; /* owned; NULL before the first write */
     bool ahead;               /* trace_imap_ahead */
 };
@@ -81,7 +83,7 @@ static inline bool trace_imap_latest(struct trace_imap *m, uint64_t lo, uint64_t
                                      struct trace_ival *x)
 {
     const struct trace_imap_hit *h = m->hit && lo < hi ? &m->hit[trace_imap_slot_(lo)] : NULL;
-    if (h && h->lo == lo && h->hi == hi) { /* the bytes one op wrote, as it wrote them */
+    if (h && h->lo == lo && h->len && h->len == hi - lo) { /* the bytes one op wrote */
         if (h->op == skip)
             return false;
         *x = (struct trace_ival){lo, hi, h->op, h->end};
