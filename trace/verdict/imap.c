@@ -239,6 +239,15 @@ static inline struct trace_imap_hit *slot_of(struct trace_imap *m, uint64_t lo)
     return &m->hit[guess_slot(lo)];
 }
 
+/* Remember p as where a search of lo ended, by lo's block. */
+static inline void near_put(struct trace_imap *m, uint64_t lo, struct trace_imap_pos p)
+{
+    if (!m->guess)
+        m->guess = sim_xcalloc(GUESSES, sizeof(*m->guess));
+    struct trace_imap_guess *g = &m->guess[guess_slot(lo >> NEAR_BITS)];
+    g->lo = lo >> NEAR_BITS, g->b = (uint32_t)p.b, g->i = (uint32_t)p.i;
+}
+
 /* Remember p as where lo was found, by lo (the interval kept there for lo stays; another
  * address's goes) and by its block. */
 static inline void guess_put(struct trace_imap *m, uint64_t lo, struct trace_imap_pos p)
@@ -247,10 +256,7 @@ static inline void guess_put(struct trace_imap *m, uint64_t lo, struct trace_ima
     if (h->lo != lo)
         h->lo = lo, h->len = 0;
     h->b = (uint32_t)p.b, h->i = (uint32_t)p.i;
-    if (!m->guess)
-        m->guess = sim_xcalloc(GUESSES, sizeof(*m->guess));
-    struct trace_imap_guess *g = &m->guess[guess_slot(lo >> NEAR_BITS)];
-    g->lo = lo >> NEAR_BITS, g->b = (uint32_t)p.b, g->i = (uint32_t)p.i;
+    near_put(m, lo, p);
 }
 
 /* The len a slot keeps of [lo, hi): 0 (none) of no length, or longer than a len holds. */
@@ -306,10 +312,10 @@ static inline struct trace_ival *exact(const struct trace_imap *m, uint64_t lo, 
 {
     if (!m->hit || lo >= hi)
         return NULL;
-    const struct trace_imap_hit *g = &m->hit[guess_slot(lo)];
-    if (g->lo != lo || g->b >= m->nb || g->i >= m->b[g->b].n)
+    const struct trace_imap_hit *h = &m->hit[guess_slot(lo)];
+    if (h->lo != lo || h->b >= m->nb || h->i >= m->b[h->b].n)
         return NULL;
-    struct trace_ival *v = &m->b[g->b].v[g->i];
+    struct trace_ival *v = &m->b[h->b].v[h->i];
     return v->lo == lo && v->hi == hi ? v : NULL;
 }
 
@@ -477,7 +483,8 @@ void trace_imap_assign(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t 
     struct trace_imap_pos mine = {at.b, at.i + np - 1 - has_right};
     if (k->n > k->cap)
         block_overflow(m, &mine);
-    guess_put(m, lo, mine); /* the next search of lo, or just past it, starts here */
+    /* the next search of lo, or just past it, starts here; the interval as written */
+    near_put(m, lo, mine);
     hit_put(m, lo, hi, op, end, mine);
 }
 
