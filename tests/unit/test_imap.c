@@ -282,11 +282,11 @@ Test(imap, buffers_written_in_order_side_by_side_match_a_plain_array)
 Test(imap, two_addresses_of_one_slot_take_it_in_turn)
 {
     uint64_t a = 0x1000, b = a + 64;
-    while (trace_imap_slot_(b) != trace_imap_slot_(a))
-        b += 64;
     struct trace_imap m = {0};
     struct trace_ival x;
     trace_imap_assign(&m, a, a + 64, 1, 10);
+    while (trace_imap_slot_(b, m.bits) != trace_imap_slot_(a, m.bits))
+        b += 64;
     trace_imap_assign(&m, b, b + 64, 2, 20); /* the slot b's */
     for (int k = 0; k < 2; k++) {            /* (the first search of each takes the slot) */
         cr_assert(trace_imap_latest(&m, a, a + 64, UINT32_MAX, &x) && x.op == 1 && x.end == 10);
@@ -311,5 +311,38 @@ Test(imap, two_addresses_of_one_slot_take_it_in_turn)
         cr_assert(trace_imap_latest(&m, b, b + 64, UINT32_MAX, &x) && x.op == 5 && x.end == 50);
         cr_assert_not(trace_imap_latest(&m, a, a + 64, 4, &x));
     }
+    cr_assert_eq(trace_imap_slot_(b, m.bits), trace_imap_slot_(a, m.bits), "still one slot");
+    trace_imap_fini(&m);
+}
+
+/* The slots grow with the map (each time it passes half of them, tables twice the size, made
+ * again empty): every range, read back whole as it was written, at every size on the way,
+ * before and after each growth; and a map of a hundred ranges keeps a table of a few hundred
+ * slots, not thousands. */
+Test(imap, ranges_read_back_whole_while_the_slots_grow)
+{
+    struct trace_imap m = {0};
+    struct trace_ival x;
+    unsigned bits = 0;
+    enum { N = 3000 };
+    for (uint32_t k = 0; k < N; k++) {
+        uint64_t lo = 0x10000 + 256 * (uint64_t)((k * 7919u) % N); /* (not in order) */
+        trace_imap_assign(&m, lo, lo + 128, k, 1000 + k);
+        cr_assert_geq(m.bits, bits, "the slots never shrink");
+        if (k == 99)
+            cr_assert_leq(1u << m.bits, 256, "%u slots for 100 ranges", 1u << m.bits);
+        bool grew = m.bits != bits;
+        bits = m.bits;
+        /* each range so far, whole (the slots answer, or the blocks once they were made
+         * anew), and a part of it (the blocks) */
+        for (uint32_t j = 0; j <= k; j += grew || k < 64 ? 1 : 97) {
+            uint64_t l = 0x10000 + 256 * (uint64_t)((j * 7919u) % N);
+            cr_assert(trace_imap_latest(&m, l, l + 128, UINT32_MAX, &x), "range %u at %u", j, k);
+            cr_assert(x.op == j && x.end == 1000 + j && x.lo == l && x.hi == l + 128);
+            cr_assert(trace_imap_latest(&m, l + 64, l + 72, UINT32_MAX, &x) && x.op == j);
+            cr_assert_not(trace_imap_latest(&m, l, l + 128, j, &x), "less its own op");
+        }
+    }
+    cr_assert_eq(trace_imap_count(&m), N);
     trace_imap_fini(&m);
 }

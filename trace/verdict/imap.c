@@ -206,12 +206,16 @@ static struct trace_imap_pos search(const struct trace_imap *m, uint64_t lo)
     return search_block(m, a, m->b[a].n / 2, lo);
 }
 
-/* The slots by address (trace_imap.hit, GUESSES of them: where a search of the address ended
- * and the interval written there, in one slot, so that a write reads and writes one line of the
- * caches for both), then the guesses by the address's NEAR_BITS-aligned block (GUESSES more: a
- * write just past the one before it, as a kernel writes a buffer in order, is searched for from
- * there). */
-enum { GUESSES = 4096, NEAR_BITS = 12 };
+/* The slots by address (trace_imap.hit: where a search of the address ended and the interval
+ * written there, in one slot, so that a write reads and writes one line of the caches for
+ * both), then the guesses by the address's NEAR_BITS-aligned block (as many: a write just past
+ * the one before it, as a kernel writes a buffer in order, is searched for from there). Each
+ * table has 2^bits slots: from SLOT_BITS_MIN, twice as many as the map has ranges, up to
+ * SLOT_BITS_MAX. A table larger than its map needs spreads its few addresses over more lines
+ * of the caches, which the sweep's other arrays then push out (a TCM of a few hundred ranges
+ * rewritten millions of times); a map of a million ranges would not keep their addresses in
+ * thousands of slots either (its slots keep the addresses of the last few hundred ops). */
+enum { SLOT_BITS_MIN = 6, SLOT_BITS_MAX = 10, NEAR_BITS = 12 };
 
 /* Whether p is the first interval of m whose hi is above lo. */
 static inline bool first_at(const struct trace_imap *m, struct trace_imap_pos p, uint64_t lo)
@@ -221,30 +225,61 @@ static inline bool first_at(const struct trace_imap *m, struct trace_imap_pos p,
     return p.i ? m->b[p.b].v[p.i - 1].hi <= lo : p.b == 0 || m->top[p.b - 1] <= lo;
 }
 
-/* The guess slot of key x (an address, or an aligned block's). */
-static inline size_t guess_slot(uint64_t x)
+/* The slot of address lo in the table by address (m->hit made). */
+static inline size_t hit_slot(const struct trace_imap *m, uint64_t lo)
 {
-    _Static_assert(GUESSES == 1 << 12, "trace_imap_slot_'s 12 bits");
-    return trace_imap_slot_(x);
+    return trace_imap_slot_(lo, m->bits);
+}
+
+/* The slot of address lo's block in the guesses by block (m->guess made). */
+static inline size_t near_slot(const struct trace_imap *m, uint64_t lo)
+{
+    return trace_imap_slot_(lo >> NEAR_BITS, m->bits);
+}
+
+/* The tables' size: set at the first made. */
+static inline size_t slots(struct trace_imap *m)
+{
+    if (!m->bits)
+        m->bits = SLOT_BITS_MIN;
+    return (size_t)1 << m->bits;
+}
+
+/* Whether m has more ranges than half its slots (or none made yet), short of SLOT_BITS_MAX. */
+static inline bool slots_short(const struct trace_imap *m)
+{
+    return m->bits < SLOT_BITS_MAX && m->count > ((size_t)1 << m->bits) / 2;
+}
+
+/* The map has grown past half its slots: tables twice the size or more (the slots are hints:
+ * the new tables start empty, made at their first use). */
+static void slots_grow(struct trace_imap *m)
+{
+    (void)slots(m);
+    while (slots_short(m))
+        m->bits++;
+    free(m->hit), free(m->guess);
+    m->hit = NULL, m->guess = NULL;
 }
 
 /* The slot of lo in the table by address (made at the first use). */
 static inline struct trace_imap_hit *slot_of(struct trace_imap *m, uint64_t lo)
 {
     if (!m->hit) {
-        m->hit = sim_xreallocarray(NULL, GUESSES, sizeof(*m->hit));
-        for (size_t k = 0; k < GUESSES; k++)
+        size_t ns = slots(m);
+        m->hit = sim_xreallocarray(NULL, ns, sizeof(*m->hit));
+        for (size_t k = 0; k < ns; k++)
             m->hit[k] = (struct trace_imap_hit){.lo = 0, .len = 0, .b = UINT32_MAX};
     }
-    return &m->hit[guess_slot(lo)];
+    return &m->hit[hit_slot(m, lo)];
 }
 
 /* Remember p as where a search of lo ended, by lo's block. */
 static inline void near_put(struct trace_imap *m, uint64_t lo, struct trace_imap_pos p)
 {
     if (!m->guess)
-        m->guess = sim_xcalloc(GUESSES, sizeof(*m->guess));
-    struct trace_imap_guess *g = &m->guess[guess_slot(lo >> NEAR_BITS)];
+        m->guess = sim_xcalloc(slots(m), sizeof(*m->guess));
+    struct trace_imap_guess *g = &m->guess[near_slot(m, lo)];
     g->lo = lo >> NEAR_BITS, g->b = (uint32_t)p.b, g->i = (uint32_t)p.i;
 }
 
@@ -278,7 +313,7 @@ static inline void hit_put(struct trace_imap *m, uint64_t lo, uint64_t hi, uint3
  * of no length beside it, drops it too: a hit less, never a wrong one). */
 static inline void hit_drop(struct trace_imap *m, uint64_t lo)
 {
-    struct trace_imap_hit *h = m->hit ? &m->hit[guess_slot(lo)] : NULL;
+    struct trace_imap_hit *h = m->hit ? &m->hit[hit_slot(m, lo)] : NULL;
     if (h && h->lo == lo)
         h->len = 0;
 }
@@ -312,7 +347,7 @@ static inline struct trace_ival *exact(const struct trace_imap *m, uint64_t lo, 
 {
     if (!m->hit || lo >= hi)
         return NULL;
-    const struct trace_imap_hit *h = &m->hit[guess_slot(lo)];
+    const struct trace_imap_hit *h = &m->hit[hit_slot(m, lo)];
     if (h->lo != lo || h->b >= m->nb || h->i >= m->b[h->b].n)
         return NULL;
     struct trace_ival *v = &m->b[h->b].v[h->i];
@@ -324,7 +359,7 @@ static inline struct trace_imap_pos first_pos(struct trace_imap *m, uint64_t lo)
 {
     struct trace_imap_pos p;
     if (m->hit) {
-        const struct trace_imap_hit *h = &m->hit[guess_slot(lo)];
+        const struct trace_imap_hit *h = &m->hit[hit_slot(m, lo)];
         if (h->lo == lo && h->b != UINT32_MAX) {
             p = (struct trace_imap_pos){h->b, h->i};
             if (first_at(m, p, lo))
@@ -338,7 +373,7 @@ static inline struct trace_imap_pos first_pos(struct trace_imap *m, uint64_t lo)
         }
     }
     if (m->guess) {
-        const struct trace_imap_guess *g = &m->guess[guess_slot(lo >> NEAR_BITS)];
+        const struct trace_imap_guess *g = &m->guess[near_slot(m, lo)];
         if (g->lo == lo >> NEAR_BITS && search_near(m, g->b, g->i, lo, &p)) {
             guess_put(m, lo, p);
             return p;
@@ -406,7 +441,7 @@ void trace_imap_assign(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t 
     struct trace_ival *same = exact(m, lo, hi);
     if (same) { /* the bytes of one interval, rewritten: in place */
         same->op = op, same->end = end;
-        struct trace_imap_hit *h = &m->hit[guess_slot(lo)]; /* (exact found lo's slot) */
+        struct trace_imap_hit *h = &m->hit[hit_slot(m, lo)]; /* (exact found lo's slot) */
         h->len = hit_len(lo, hi), h->op = op, h->end = end;
         return;
     }
@@ -483,6 +518,8 @@ void trace_imap_assign(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t 
     struct trace_imap_pos mine = {at.b, at.i + np - 1 - has_right};
     if (k->n > k->cap)
         block_overflow(m, &mine);
+    if (slots_short(m))
+        slots_grow(m);
     /* the next search of lo, or just past it, starts here; the interval as written */
     near_put(m, lo, mine);
     hit_put(m, lo, hi, op, end, mine);

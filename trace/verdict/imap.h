@@ -27,7 +27,8 @@ struct trace_imap {
     uint64_t *top;          /* owned: the hi of each block's last interval */
     size_t nb, capb;
     size_t count; /* intervals */
-    /* a few thousand addresses by a hash of each (one line of the caches holds two): where
+    /* addresses by a hash of each (one line of the caches holds two; as many slots as twice
+     * the map's ranges, up to a thousand, with as many guesses below): where
      * the last search of it ended (b, i; b UINT32_MAX: none), tried first, as most ops
      * read what was written or read at the same address just before; and the op and end of
      * the interval [lo, lo + len) the map holds as it was written there (len 0: none; a
@@ -45,6 +46,7 @@ struct trace_imap {
         uint32_t b, i;
     } * guess;                /* owned; NULL before the first search */
     struct trace_islab *slab; /* owned; NULL before the first write */
+    unsigned bits;            /* log2 of the slots of hit and of guess (0: none made yet) */
     bool ahead;               /* trace_imap_ahead */
 };
 
@@ -64,11 +66,11 @@ struct trace_imap_pos trace_imap_first(struct trace_imap *m, uint64_t lo);
 /* The interval at *p, then *p moved to the next one: false past the end. */
 bool trace_imap_next(const struct trace_imap *m, struct trace_imap_pos *p, struct trace_ival *x);
 
-/* The slot of key x (an address, or an aligned block's) in the guess and hit tables (of
- * 4096 each: 12 bits). */
-static inline size_t trace_imap_slot_(uint64_t x)
+/* The slot of key x (an address, or an aligned block's) in a table of 2^bits slots (bits from
+ * 1 to 63). */
+static inline size_t trace_imap_slot_(uint64_t x, unsigned bits)
 {
-    return (size_t)((x * 0x9e3779b97f4a7c15u) >> 52);
+    return (size_t)((x * 0x9e3779b97f4a7c15u) >> (64 - bits));
 }
 
 /* trace_imap_latest past its hit table (imap.c). */
@@ -82,7 +84,8 @@ bool trace_imap_latest_(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t
 static inline bool trace_imap_latest(struct trace_imap *m, uint64_t lo, uint64_t hi, uint32_t skip,
                                      struct trace_ival *x)
 {
-    const struct trace_imap_hit *h = m->hit && lo < hi ? &m->hit[trace_imap_slot_(lo)] : NULL;
+    const struct trace_imap_hit *h =
+        m->hit && lo < hi ? &m->hit[trace_imap_slot_(lo, m->bits)] : NULL;
     if (h && h->lo == lo && h->len && h->len == hi - lo) { /* the bytes one op wrote */
         if (h->op == skip)
             return false;
