@@ -50,12 +50,12 @@ niced() {
     echo "$n"
 }
 
-# view DELAY_US: the trace opened, its analyses slowed down, the first frame on screen (no
-# verdict kept from the views before).
+# view DELAY_US [TRACE]: the trace ($GEN by default) opened, its analyses slowed down, the
+# first frame on screen (no verdict kept from the views before).
 view() {
     rm -f "$LOG" "$XDG_CACHE_HOME"/npuscope/*.vrd
     tmux_start 160 45 "${UTF8[@]}" NPUSCOPE_TEST_ANALYSIS_DELAY_US="$1" NPUSCOPE_TASK_LOG="$LOG" \
-        -- view "$GEN"
+        -- view "${2:-$GEN}"
     expect_screen "the trace opens" 'POST-MORTEM' 30
     PID=$(app_pid)
 }
@@ -89,6 +89,26 @@ expect_screen "then the verdict" 'Bottleneck  run: ' 20
 n=$(grep -c ' loaded ' "$LOG" 2>/dev/null)
 if [ "${n:-0}" -eq 1 ] && ! grep -q cancelled "$LOG"; then ok "one computation of the verdict"
 else fail "one computation of the verdict" "$(cat "$LOG" 2>/dev/null)"; fi
+tmux_keys q
+expect_exit "q exits 0" 0
+
+echo "-- beside the summary's first figures (one thread), the verdict ahead takes the other core"
+# 264,000 ops: the summary sums a trace of 262,144 events or more up on a worker, slowed down
+# here for seconds; the verdict ahead starts from the first frame beside it, at nice 19, not
+# once the summary is done
+WIDE=$TMP/wide.json
+awk -v PES=4 -v N=22000 -f "$TESTS_DIR/data/tui/gen_trace.awk" >"$WIDE"
+view 3000000 "$WIDE"
+beside=
+for ((i = 0; i < 60; i++)); do
+    tmux_screen
+    grep -q 'summing up' <<<"$SCREEN" || break
+    [ "$(niced)" -eq 1 ] && beside=1 && break
+    sleep 0.05
+done
+if [ -n "$beside" ]; then ok "the verdict ahead runs while the summary is summed up"
+else fail "the verdict ahead runs while the summary is summed up" \
+    "threads at nice 19: $(niced)" "screen:" "$SCREEN"; fi
 tmux_keys q
 expect_exit "q exits 0" 0
 

@@ -639,10 +639,12 @@ void tui_app_work(struct tui_app *a, uint64_t budget_ns)
     if (a->drawn_once && a->src->ops->drawn)
         a->src->ops->drawn(a->src); /* what the screen need not wait for (source.h) */
     struct pane *bp = &a->panes[P_BOTTLENECK];
-    /* the verdict ahead of v (bottleneck.h), once the first frame and the work it asked
-     * for are done */
-    if (a->drawn_once && !pending && !bp->shown && !a->diff)
-        pending = tui_bottleneck_ahead(bp->self, &a->view);
+    /* the verdict ahead of v (bottleneck.h): a loaded trace's once the first frame is drawn,
+     * beside the work that frame asked for (its run, at the lowest priority, waits for the
+     * user's runs that are not narrow, and takes the core a narrow one leaves: task.h); a
+     * live run's once that work is done */
+    if (a->drawn_once && (!pending || !a->view.live) && !bp->shown && !a->diff)
+        pending |= tui_bottleneck_ahead(bp->self, &a->view);
     a->work_pending = pending;
 }
 
