@@ -19,20 +19,18 @@
 
 enum { EVENTS = 20000, PASSES = 20, EVERY = 1000 };
 
+static void event(FILE *f, int i)
+{
+    fprintf(f,
+            "{\"type\":\"ENGINE_EVENT\",\"engine\":\"TE\",\"engine_id\":%d,"
+            "\"cmdq_id\":null,\"layer_id\":null,\"tile_id\":null,\"op\":\"OP%d\","
+            "\"start_cycle\":%d,\"end_cycle\":%d,\"details\":{\"m\":%d}}",
+            i % 3, i % 11, i * 10, i * 10 + 9, i);
+}
+
 static int write_trace(const char *path)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return -1;
-    fprintf(f, "{\"version\": \"1.0\", \"timeline_events\": [\n");
-    for (int i = 0; i < EVENTS; i++)
-        fprintf(f,
-                "%s{\"type\":\"ENGINE_EVENT\",\"engine\":\"TE\",\"engine_id\":%d,"
-                "\"cmdq_id\":null,\"layer_id\":null,\"tile_id\":null,\"op\":\"OP%d\","
-                "\"start_cycle\":%d,\"end_cycle\":%d,\"details\":{\"m\":%d}}",
-                i ? ",\n" : "", i % 3, i % 11, i * 10, i * 10 + 9, i);
-    fprintf(f, "]}\n");
-    return fclose(f);
+    return scratch_write_events(path, EVENTS, event);
 }
 
 struct reader {

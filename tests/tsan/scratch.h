@@ -29,6 +29,22 @@ static inline bool scratch_make(struct scratch *s, const char *name)
     return true;
 }
 
+/* Write a trace of n engine events to path, event(f, i) printing the i-th's object: 0, or -1
+ * when the file cannot be written. */
+static inline int scratch_write_events(const char *path, int n, void (*event)(FILE *, int))
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "{\"version\": \"1.0\", \"timeline_events\": [\n");
+    for (int i = 0; i < n; i++) {
+        fputs(i ? ",\n" : "", f);
+        event(f, i);
+    }
+    fprintf(f, "]}\n");
+    return fclose(f);
+}
+
 /* Remove s's directory and all in it: false when that failed. */
 static inline bool scratch_remove(const struct scratch *s)
 {

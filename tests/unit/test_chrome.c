@@ -27,7 +27,12 @@ static void setup(void)
 
 static void teardown(void)
 {
+    char other[80];
     unlink(path);
+    snprintf(other, sizeof(other), "%s.one", path); /* (two_threads_write_the_same_bytes_as_one) */
+    unlink(other);
+    snprintf(other, sizeof(other), "%s.trace.json", path);
+    unlink(other);
 }
 
 static cJSON *read_json(void)
@@ -660,4 +665,59 @@ Test(chrome, details_read_from_the_file_give_the_same_bytes, .init = setup, .fin
         unlink(other);
         trace_model_free(m);
     }
+}
+
+/* Exported on two threads (pieces of events formatted by each in turn, written in order),
+ * the file is byte for byte the export on one, with the details read from the trace file or
+ * through the model: a trace of 70,001 ops (five pieces and a part: each buffer used twice),
+ * with details copied as they stand, details parsed and printed again (a fraction, an
+ * escape), none, and null. */
+Test(chrome, two_threads_write_the_same_bytes_as_one, .init = setup, .fini = teardown)
+{
+    enum { N = 70001 };
+    char trace[80], one[80];
+    snprintf(trace, sizeof(trace), "%s.trace.json", path);
+    snprintf(one, sizeof(one), "%s.one", path);
+    FILE *f = fopen(trace, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "{\"version\": \"1.0\", \"config_snapshot\": {\"clock_ghz\": 1.5},\n"
+               " \"timeline_events\": [\n");
+    for (int i = 0; i < N; i++) {
+        int pe = i % 3, t = i / 3 * 70;
+        fprintf(f,
+                "%s{\"type\": \"ENGINE_EVENT\", \"engine\": \"DMA\", \"engine_id\": %d, "
+                "\"op\": \"dma_read\", \"start_cycle\": %d, \"end_cycle\": %d, "
+                "\"component_id\": \"sip0.cube0.pe%d.pe_dma\", \"op_kind\": \"memory\"",
+                i ? "," : "", pe, t, t + 40 + i % 7, pe);
+        if (i % 11 == 3)
+            fprintf(f, ", \"details\": {\"x\": %d.25, \"s\": \"a\\\"b\"}", i);
+        else if (i % 13 == 5)
+            fprintf(f, ", \"details\": null");
+        else if (i % 2)
+            fprintf(f, ", \"details\": {\"src_addr\": %d, \"nbytes\": 2048, \"h\": \"h%d\"}",
+                    4096 * i, i % 17);
+        fprintf(f, "}\n");
+    }
+    fprintf(f, "], \"summary_metrics\": {}}\n");
+    cr_assert_eq(fclose(f), 0);
+    struct trace_model *m = NULL;
+    struct diag d;
+    cr_assert_eq(trace_load_file(trace, NULL, &m, &d), 0, "%s", d.msg);
+    cr_assert_eq(trace_model_event_count(m), N);
+    for (int via_file = 0; via_file < 2; via_file++) {
+        const char *src = via_file ? trace : NULL;
+        cr_assert_eq(trace_chrome_export_with(m, src, one, 0, 1, &d), 0, "%s", d.msg);
+        cr_assert_eq(trace_chrome_export_with(m, src, path, 0, 2, &d), 0, "%s", d.msg);
+        size_t na, nb;
+        char *a = slurp_file(one, &na), *b = slurp_file(path, &nb);
+        cr_assert_eq(na, nb, "%zu bytes on two threads against %zu on one", nb, na);
+        cr_assert(memcmp(a, b, na) == 0, "the exports differ (details from the %s)",
+                  via_file ? "file" : "model");
+        cr_assert(strstr(b, "\"details\":{\"x\":69996.25,\"s\":\"a\\\"b\"}"), "the last pieces");
+        free(a);
+        free(b);
+    }
+    trace_model_free(m);
+    unlink(one);
+    unlink(trace);
 }

@@ -9,6 +9,7 @@
 #include "trace/verdict/critpath.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -294,9 +295,11 @@ static void lane_meta(struct out *w, uint32_t pid, uint64_t tid, const char *nam
     sort_meta(w, pid, tid, index);
 }
 
-static void engine_events(struct out *w, const struct trace_model *m, const struct layout *L)
+/* The engine events [a, b) of m, into w. */
+static void engine_range(struct out *w, const struct trace_model *m, const struct layout *L,
+                         uint64_t a, uint64_t b)
 {
-    for (uint64_t i = 0; i < trace_model_event_count(m); i++) {
+    for (uint64_t i = a; i < b; i++) {
         const struct trace_event *e = trace_model_event(m, i);
         uint64_t end = event_end(m, e);
         begin(w);
@@ -324,6 +327,138 @@ static void engine_events(struct out *w, const struct trace_model *m, const stru
         trace_detsrc_write(w->src, m, i, ",\"details\":", &w->o);
         trace_out_lit(&w->o, "}}");
     }
+}
+
+/*
+ * The engine events on two threads (most of an export's time: formatting numbers, copying
+ * each event's details): pieces of PIECE events, each taken in turn by whichever thread is
+ * free, formatted into a buffer of its own (PIECES of them, a piece's at its index modulo
+ * PIECES), and the buffers written to the file in order by the calling thread, between its
+ * own pieces. Each thread has its own struct out (its cache of times, its reader of the
+ * details), so the text is the same as on one thread. From PAR_MIN events.
+ */
+enum { PIECE = 1 << 14, PIECES = 4, PAR_MIN = 1 << 17 };
+
+struct par {
+    const struct trace_model *m;
+    const struct layout *L;
+    uint64_t n, npieces;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint64_t next;    /* the next piece to take */
+    uint64_t written; /* the pieces written to the file */
+    struct {
+        struct trace_out o; /* in memory */
+        bool ready;         /* formatted: its text in o */
+    } buf[PIECES];
+    struct out *mine, *helper; /* owned: each thread's */
+};
+
+/* Take the next piece when its buffer is free (false: none left to take). */
+static bool par_take(struct par *p, uint64_t *k)
+{
+    pthread_mutex_lock(&p->mu);
+    while (p->next < p->npieces && p->next >= p->written + PIECES)
+        pthread_cond_wait(&p->cv, &p->mu);
+    bool got = p->next < p->npieces;
+    if (got)
+        *k = p->next++;
+    pthread_mutex_unlock(&p->mu);
+    return got;
+}
+
+/* Format piece k with w into its buffer, then say it is ready. */
+static void par_format(struct par *p, struct out *w, uint64_t k)
+{
+    struct trace_out *o = &p->buf[k % PIECES].o;
+    struct trace_out keep = w->o;
+    w->o = *o; /* (w's text goes to the piece's buffer meanwhile) */
+    uint64_t a = k * PIECE, b = a + PIECE < p->n ? a + PIECE : p->n;
+    engine_range(w, p->m, p->L, a, b);
+    *o = w->o;
+    w->o = keep;
+    pthread_mutex_lock(&p->mu);
+    p->buf[k % PIECES].ready = true;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+static void *par_helper(void *arg)
+{
+    struct par *p = arg;
+    uint64_t k;
+    while (par_take(p, &k))
+        par_format(p, p->helper, k);
+    return NULL;
+}
+
+/* The calling thread's part: the pieces written to w's file in order, each as soon as it is
+ * ready (first), and pieces taken and formatted while the next to write is not ready. */
+static void par_run(struct par *p, struct out *w)
+{
+    pthread_mutex_lock(&p->mu);
+    while (p->written < p->npieces) {
+        uint64_t k = p->written;
+        if (p->buf[k % PIECES].ready) {
+            pthread_mutex_unlock(&p->mu);
+            struct trace_out *o = &p->buf[k % PIECES].o; /* (this thread's until written) */
+            trace_out_raw(&w->o, o->buf, o->len);
+            o->len = 0;
+            pthread_mutex_lock(&p->mu);
+            p->buf[k % PIECES].ready = false;
+            p->written++;
+            pthread_cond_broadcast(&p->cv); /* (its buffer free for the piece PIECES on) */
+        } else if (p->next < p->npieces && p->next < p->written + PIECES) {
+            k = p->next++;
+            pthread_mutex_unlock(&p->mu);
+            par_format(p, w, k);
+            pthread_mutex_lock(&p->mu);
+        } else {
+            pthread_cond_wait(&p->cv, &p->mu);
+        }
+    }
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* The engine events of m into w: on two threads when threads is 2 or more, or 0 and there are
+ * PAR_MIN events or more (details read from trace_path, as w's, when it is not NULL). */
+static void engine_events(struct out *w, const struct trace_model *m, const struct layout *L,
+                          const char *trace_path, unsigned threads)
+{
+    uint64_t n = trace_model_event_count(m);
+    struct par *p = NULL;
+    if (n && (threads >= 2 || (threads == 0 && n >= PAR_MIN))) {
+        p = sim_xcalloc(1, sizeof(*p));
+        *p = (struct par){.m = m, .L = L, .n = n, .npieces = (n + PIECE - 1) / PIECE};
+        pthread_mutex_init(&p->mu, NULL);
+        pthread_cond_init(&p->cv, NULL);
+        for (int i = 0; i < PIECES; i++)
+            trace_out_open_mem(&p->buf[i].o);
+        p->mine = w;
+        p->helper = sim_xcalloc(1, sizeof(*p->helper)); /* (its cache of times is large) */
+        *p->helper = (struct out){.us_per_cycle = w->us_per_cycle};
+        p->helper->src = trace_path && w->src ? trace_detsrc_open(trace_path) : NULL;
+    }
+    pthread_t th;
+    if (!p || pthread_create(&th, NULL, par_helper, p) != 0) {
+        if (p) { /* (no second thread: this one alone) */
+            p->next = p->npieces;
+            pthread_cond_broadcast(&p->cv);
+        }
+        engine_range(w, m, L, 0, n);
+    } else {
+        par_run(p, w);
+        pthread_join(th, NULL);
+    }
+    if (!p)
+        return;
+    for (int i = 0; i < PIECES; i++)
+        trace_out_abort(&p->buf[i].o);
+    trace_detsrc_close(p->helper->src);
+    free(p->helper);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    free(p);
 }
 
 static void markers(struct out *w, const struct trace_model *m, const struct layout *L)
@@ -572,6 +707,12 @@ int trace_chrome_write(const struct trace_model *m, const char *path, uint64_t b
 int trace_chrome_export(const struct trace_model *m, const char *trace_path, const char *path,
                         uint64_t bw_window, struct diag *d)
 {
+    return trace_chrome_export_with(m, trace_path, path, bw_window, 0, d);
+}
+
+int trace_chrome_export_with(const struct trace_model *m, const char *trace_path, const char *path,
+                             uint64_t bw_window, unsigned threads, struct diag *d)
+{
     struct out *w = sim_xcalloc(1, sizeof(*w)); /* the cache of times is large */
     w->first = true;
     int rc = trace_out_open(&w->o, path, d);
@@ -608,7 +749,7 @@ int trace_chrome_export(const struct trace_model *m, const char *trace_path, con
             lane_meta(w, L.pid[t], (uint64_t)L.tid[t] + k, trace_model_str(m, nm),
                       trace_model_str_len(m, nm), k, L.tid[t] + k);
     }
-    engine_events(w, m, &L);
+    engine_events(w, m, &L, trace_path, threads);
     markers(w, m, &L);
     tokens(w, m, &L);
     bandwidth(w, m, &L, bw_window);

@@ -30,4 +30,10 @@ int trace_chrome_write(const struct trace_model *m, const char *path, uint64_t b
 int trace_chrome_export(const struct trace_model *m, const char *trace_path, const char *path,
                         uint64_t bw_window, struct diag *d);
 
+/* trace_chrome_export on threads threads: 1 for the calling thread alone, 2 with a second
+ * thread formatting events beside it, 0 as it chooses (two from 131,072 events on). The file
+ * is the same. */
+int trace_chrome_export_with(const struct trace_model *m, const char *trace_path, const char *path,
+                             uint64_t bw_window, unsigned threads, struct diag *d);
+
 #endif

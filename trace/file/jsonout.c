@@ -69,6 +69,12 @@ void trace_out_open_fd(struct trace_out *o, int fd)
     o->buf = sim_xmalloc(o->cap);
 }
 
+void trace_out_open_mem(struct trace_out *o)
+{
+    trace_out_open_fd(o, -1);
+    o->mem = true;
+}
+
 void trace_out_rewind(struct trace_out *o)
 {
     if (o->fd < 0 || o->err)
@@ -111,6 +117,11 @@ static void out_flush(struct trace_out *o, bool end)
 
 void trace_out_flush(struct trace_out *o)
 {
+    if (o->mem) {
+        o->cap *= 2;
+        o->buf = sim_xrealloc(o->buf, o->cap);
+        return;
+    }
     out_flush(o, false);
 }
 

@@ -26,6 +26,7 @@ struct trace_out {
     int err;              /* first errno of a failed write, 0 while all is well */
     uint64_t written;     /* bytes handed to the file so far (compressed bytes, if so) */
     struct trace_zout *z; /* owned: the compressor of a .zst or .gz destination, or NULL */
+    bool mem;             /* text kept in buf, which grows (trace_out_open_mem) */
 };
 
 /*
@@ -37,6 +38,10 @@ int trace_out_open(struct trace_out *o, const char *path, struct diag *d);
 /* Output to an open descriptor instead (standard output): no temporary file; commit only
  * flushes, and reports a write error. The descriptor stays open. */
 void trace_out_open_fd(struct trace_out *o, int fd);
+
+/* Output kept in memory: buf holds the text (len bytes), growing as it comes; no file.
+ * Emptied by setting len to 0; freed by trace_out_abort. */
+void trace_out_open_mem(struct trace_out *o);
 
 /* Flush, fsync, close and rename onto the destination; frees o's resources either way.
  * Returns 0, or a negative code with d filled; on failure the temporary file is gone and
@@ -52,7 +57,8 @@ void trace_out_abort(struct trace_out *o);
  * there (the copies share the file and its offset). */
 void trace_out_rewind(struct trace_out *o);
 
-/* Write the buffer to the file (on error, o->err is set and further output is dropped). */
+/* Write the buffer to the file (on error, o->err is set and further output is dropped); in
+ * memory, make the buffer twice as large. */
 void trace_out_flush(struct trace_out *o);
 
 /* Room for n more bytes in the buffer (flushing first when needed); n <= cap / 2. */
