@@ -351,7 +351,7 @@ struct par {
         struct trace_out o; /* in memory */
         bool ready;         /* formatted: its text in o */
     } buf[PIECES];
-    struct out *mine, *helper; /* owned: each thread's */
+    struct out *helper; /* owned: the second thread's */
 };
 
 /* Take the next piece when its buffer is free (false: none left to take). */
@@ -434,18 +434,13 @@ static void engine_events(struct out *w, const struct trace_model *m, const stru
         pthread_cond_init(&p->cv, NULL);
         for (int i = 0; i < PIECES; i++)
             trace_out_open_mem(&p->buf[i].o);
-        p->mine = w;
         p->helper = sim_xcalloc(1, sizeof(*p->helper)); /* (its cache of times is large) */
-        *p->helper = (struct out){.us_per_cycle = w->us_per_cycle};
+        p->helper->us_per_cycle = w->us_per_cycle;
         p->helper->src = trace_path && w->src ? trace_detsrc_open(trace_path) : NULL;
     }
     pthread_t th;
     if (!p || pthread_create(&th, NULL, par_helper, p) != 0) {
-        if (p) { /* (no second thread: this one alone) */
-            p->next = p->npieces;
-            pthread_cond_broadcast(&p->cv);
-        }
-        engine_range(w, m, L, 0, n);
+        engine_range(w, m, L, 0, n); /* (no second thread: this one alone) */
     } else {
         par_run(p, w);
         pthread_join(th, NULL);
