@@ -24,6 +24,9 @@ struct trace_progress {
      * yielding is set and *yield_to (NULL: never) is not zero, it waits at its checks */
     atomic_bool yielding;
     const atomic_uint *yield_to;
+    /* a part of an analysis that runs on a thread of its own (its steps said here, not in
+     * the analysis's progress): cancelled with the analysis, parent (NULL: none) */
+    const struct trace_progress *parent;
 };
 
 /* How often the loops of an analysis check (every this many items). */
@@ -49,9 +52,10 @@ static inline void trace_progress_step(struct trace_progress *p, const char *wha
 }
 
 /* Whether the analysis was asked to stop (p may be NULL). */
-static inline bool trace_progress_cancelled(struct trace_progress *p)
+static inline bool trace_progress_cancelled(const struct trace_progress *p)
 {
-    return p && atomic_load_explicit(&p->cancel, memory_order_relaxed);
+    return p && (atomic_load_explicit(&p->cancel, memory_order_relaxed) ||
+                 (p->parent && atomic_load_explicit(&p->parent->cancel, memory_order_relaxed)));
 }
 
 /* done items of the step so far. Returns true when the analysis must stop. p may be NULL

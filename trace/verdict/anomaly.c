@@ -9,10 +9,12 @@
 
 #include "sim/data/value.h"
 #include "sim/util/keytab.h"
+#include "sim/util/prefault.h"
 #include "sim/util/xalloc.h"
 #include "trace/analysis/metrics.h"
 #include "trace/model/radix.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +31,16 @@ void trace_anomaly_opts_default(struct trace_anomaly_opts *o)
         .idle_min_cycles = 100,
         .max_per_kind = 1000,
     };
+}
+
+bool trace_anomaly_same(const struct trace_anomaly *a, const struct trace_anomaly *b)
+{
+    return a->kind == b->kind && a->start == b->start && a->end == b->end && a->event == b->event &&
+           a->track == b->track && a->marker == b->marker &&
+           memcmp(&a->value, &b->value, sizeof(a->value)) == 0 &&
+           memcmp(&a->reference, &b->reference, sizeof(a->reference)) == 0 &&
+           memcmp(&a->per_work, &b->per_work, sizeof(a->per_work)) == 0 && a->count == b->count &&
+           a->repeats == b->repeats && a->first == b->first && a->last == b->last;
 }
 
 const char *trace_anomaly_kind_name(enum trace_anomaly_kind k)
@@ -542,12 +554,12 @@ static void find_idle(const struct trace_model *m, const struct trace_anomaly_op
 }
 
 void trace_anomaly_find_bandwidth_(const struct trace_model *m, const struct trace_anomaly_opts *o,
-                                   double peak, struct list *l)
+                                   double peak, struct trace_progress *pg, struct list *l)
 {
     if (!(peak > 0))
         return;
     struct trace_bw_sample *s = NULL;
-    size_t n = trace_metrics_bandwidth(m, o->bw_window, &s);
+    size_t n = trace_metrics_bandwidth_at(m, o->bw_window, &s, pg);
     for (size_t i = 0; i < n; i++) {
         uint64_t w = s[i].window ? s[i].window : 1;
         double rate = (double)(s[i].read_bytes + s[i].write_bytes) / (double)w;
@@ -604,6 +616,24 @@ void trace_anomaly_keep_(struct list *out, struct list *l, size_t max)
     *l = (struct list){0};
 }
 
+/* The bandwidth windows found on a thread of their own (trace_anomalies_find), with a
+ * progress of their own (the caller's says what the caller does), cancelled with the
+ * caller's. */
+struct bw_job {
+    const struct trace_model *m;
+    const struct trace_anomaly_opts *o;
+    double peak;
+    struct trace_progress p;
+    struct list l;
+};
+
+static void *bw_main(void *arg)
+{
+    struct bw_job *j = arg;
+    trace_anomaly_find_bandwidth_(j->m, j->o, j->peak, &j->p, &j->l);
+    return NULL;
+}
+
 void trace_anomalies_find(const struct trace_model *m, const struct trace_anomaly_opts *o,
                           struct trace_anomalies *out)
 {
@@ -618,12 +648,30 @@ void trace_anomalies_find(const struct trace_model *m, const struct trace_anomal
     /* the slow ops' arrays of an op, then the idle gaps' in the same pages, mapped once */
     uint64_t n = trace_model_event_count(m);
     void *scratch = sim_xreallocarray(NULL, n ? n : 1, SCRATCH_PER_OP);
+    /* on two cores: the bandwidth windows (a quarter of the work at ten million events, a
+     * pass of the transfers of their own) beside the rest, and the scratch's fresh pages
+     * faulted in ahead of the slow ops' first pass over it */
+    bool two = o->threads == 2 || (o->threads != 1 && n >= TRACE_ANOMALY_THREAD_MIN);
+    struct bw_job bw = {.m = m, .o = o, .peak = out->bw_peak, .p.parent = o->progress};
+    pthread_t th;
+    bool apart = two && pthread_create(&th, NULL, bw_main, &bw) == 0;
+    struct sim_prefault pf = {.r = {{scratch, n * SCRATCH_PER_OP}}, .nr = 1};
+    if (apart)
+        sim_prefault_start(&pf);
     for (int k = 0; k < TRACE_ANOMALY_KIND_COUNT; k++) {
         switch (k) {
         case TRACE_ANOMALY_INVALID: trace_anomaly_find_invalid_(m, &one); break;
         case TRACE_ANOMALY_SLOW_OP: find_slow(m, o, &one, o->progress, n, scratch); break;
         case TRACE_ANOMALY_IDLE_GAP: find_idle(m, o, &one, o->progress, n, scratch); break;
-        default: trace_anomaly_find_bandwidth_(m, o, out->bw_peak, &one); break;
+        default:
+            if (apart) {
+                sim_prefault_stop(&pf);
+                pthread_join(th, NULL);
+                one = bw.l;
+            } else {
+                trace_anomaly_find_bandwidth_(m, o, out->bw_peak, o->progress, &one);
+            }
+            break;
         }
         out->found[k] = one.n;
         trace_anomaly_keep_(&all, &one, k == TRACE_ANOMALY_INVALID ? 0 : o->max_per_kind);

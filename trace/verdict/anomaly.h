@@ -74,7 +74,14 @@ struct trace_anomaly_opts {
     double bw_peak;                  /* peak DRAM bytes per cycle (0: from config_snapshot) */
     size_t max_per_kind;             /* keep the most severe this many of each kind (0: all) */
     struct trace_progress *progress; /* may be NULL; when cancelled the result is incomplete */
+    unsigned threads;                /* 0: npuscope's choice (a second thread for the bandwidth
+                                        windows from TRACE_ANOMALY_THREAD_MIN events); 1: this
+                                        thread alone; 2: a second thread at any size */
 };
+
+/* The events from which trace_anomalies_find finds the bandwidth windows on a second thread,
+ * beside the slow ops and the idle gaps. */
+enum { TRACE_ANOMALY_THREAD_MIN = 1 << 18 };
 
 struct trace_anomalies {
     struct trace_anomaly *v; /* owned, in time order (start, then kind) */
@@ -84,6 +91,9 @@ struct trace_anomalies {
 };
 
 void trace_anomaly_opts_default(struct trace_anomaly_opts *o);
+
+/* Whether a and b are the same anomaly, every field equal (the doubles to the bit). */
+bool trace_anomaly_same(const struct trace_anomaly *a, const struct trace_anomaly *b);
 
 /* Find the anomalies of m (finished) under o (NULL: the defaults). Free with
  * trace_anomalies_fini. */

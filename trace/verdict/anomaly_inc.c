@@ -663,7 +663,7 @@ static void bw_out(struct trace_anomaly_inc *st, const struct trace_model *m,
         return;
     size_t nx = trace_model_transfer_count(m);
     if (!nx) { /* the DRAM accesses or the file's samples: as they are */
-        trace_anomaly_find_bandwidth_(m, o, peak, l);
+        trace_anomaly_find_bandwidth_(m, o, peak, NULL, l);
         return;
     }
     assert(w > 0); /* (the window of transfers) */

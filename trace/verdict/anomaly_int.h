@@ -42,9 +42,10 @@ void trace_anomaly_slow_group_(
     const struct trace_model *m, const struct trace_anomaly_opts *o, size_t count, uint64_t median,
     uint64_t median_ev, struct opdur *cand, size_t nc, struct list *group, struct list *l,
     double (*work_of_event)(void *ctx, const struct trace_model *m, uint64_t ev), void *ctx);
-/* The bandwidth windows of m above peak into l. */
+/* The bandwidth windows of m above peak into l, checking pg (may be NULL: when it is
+ * cancelled, l is incomplete). */
 void trace_anomaly_find_bandwidth_(const struct trace_model *m, const struct trace_anomaly_opts *o,
-                                   double peak, struct list *l);
+                                   double peak, struct trace_progress *pg, struct list *l);
 /* Keep the most severe max of l's anomalies (0: all), appended to out; l emptied. */
 void trace_anomaly_keep_(struct list *out, struct list *l, size_t max);
 /* Time order: start, then kind, track, event (for qsort). */
