@@ -102,3 +102,53 @@ Test(tokens_inc, odd_tokens_and_models)
     trace_model_free(g.m);
     trace_model_free(h.m);
 }
+
+/* Transfers on a coarse grid of cycles, started in order but of any length: many start
+ * where others start or end, some last no time, some are KV; the tokens' bytes, from the
+ * breakpoints sorted as starts and ends apart and taken in the order they were made on a
+ * tie, are those of the growing sweep (which sorts them whole, its own way), to the last
+ * byte, at every step. */
+Test(tokens_inc, ties_of_cycles_in_the_order_made)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t dma = trace_model_track(m, "DMA 0", TRACE_ENGINE_DMA, 0);
+    uint32_t rd = trace_model_intern(m, "dma_read", 8);
+    for (uint64_t t = 0; t < 40; t++)
+        trace_model_add_token(m, &(struct trace_token){.start = 800 * t + 4 * (t & 1),
+                                                       .end = 800 * t + 803,
+                                                       .token_index = t,
+                                                       .decode = t > 0});
+    struct trace_token_inc *st = trace_token_inc_new();
+    uint64_t x = 7, s = 0;
+    for (int i = 0; i < 20011; i++) { /* (a prime) */
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        s += (x >> 60) % 3 == 0 ? 8 : 0;
+        uint64_t len = (x >> 20) % 5 * 8;
+        struct trace_event ev = {.start = s,
+                                 .end = s + len,
+                                 .track = dma,
+                                 .op = rd,
+                                 .layer = TRACE_NO_STR,
+                                 .tile = TRACE_NO_STR,
+                                 .cmdq_id = 1};
+        uint64_t e = trace_model_add_event(m, &ev);
+        uint32_t flags = ((x >> 40) & 1 ? TRACE_XFER_WRITE : 0) | (i % 3 ? 0 : TRACE_XFER_KV);
+        trace_model_add_transfer(m, &(struct trace_transfer){.bytes = 1 + (x >> 45) % 777,
+                                                             .event = (uint32_t)e,
+                                                             .flags = flags});
+        if (i % 2500 == 2499)
+            check(st, m, (uint64_t)i);
+    }
+    trace_model_finish(m);
+    check(st, m, 20011);
+    struct trace_token_profile p;
+    trace_token_profile_compute(m, &p);
+    uint64_t kv = 0, wr = 0;
+    for (size_t i = 0; i < p.n; i++)
+        kv += p.rows[i].kv_read + p.rows[i].kv_write, wr += p.rows[i].write_bytes;
+    cr_assert(p.has_kv && kv > 0 && wr > 0, "KV %llu, written %llu", (unsigned long long)kv,
+              (unsigned long long)wr);
+    trace_token_profile_fini(&p);
+    trace_token_inc_free(st);
+    trace_model_free(m);
+}

@@ -19,25 +19,52 @@
 enum { CH_READ, CH_WRITE, CH_KV_READ, CH_KV_WRITE, CH_COUNT };
 
 /* A breakpoint of F: at cycle t the slope of channels chans (a bit each) changes by v (a
- * transfer starts or ends), or they step up by v (step: a transfer of length 0). */
+ * transfer starts or ends), or they step up by v (step: a transfer of length 0); seq, the
+ * order it was made in, which a tie of cycles keeps. */
 struct bp {
     uint64_t t;
     double v;
+    uint32_t seq;
     uint8_t chans, step;
 };
 
-struct sweep {
+/* The breakpoints, in the order they are taken once sorted by (t, seq): the starts and
+ * steps in one array and the ends in another. Each, made in the order of the transfers
+ * (a trace's, nearly in order of time), is nearly in order of its cycles, which the sort
+ * takes in place; the two interleaved are not (an end comes after the next starts), and
+ * would be sorted digit by digit, pass after pass over the whole: half the tokens' time at
+ * ten million events. More breakpoints than seq counts: all in the first array. */
+struct bps {
     struct bp *v; /* owned */
     size_t n, cap;
 };
 
-static void bp_push(struct sweep *s, uint64_t t, double v, int ch, int ch2, bool step)
+struct sweep {
+    struct bps starts, ends;
+    uint64_t made; /* the breakpoints made so far */
+};
+
+static void bp_push(struct sweep *sw, uint64_t t, double v, int ch, int ch2, bool step, bool end)
 {
+    struct bps *s = end && sw->made < UINT32_MAX ? &sw->ends : &sw->starts;
     if (s->n == s->cap) {
         s->cap = s->cap ? s->cap * 2 : 256;
         s->v = sim_xreallocarray(s->v, s->cap, sizeof(*s->v));
     }
-    s->v[s->n++] = (struct bp){t, v, (uint8_t)(1u << ch | (ch2 >= 0 ? 1u << ch2 : 0u)), step};
+    uint32_t seq = sw->made < UINT32_MAX ? (uint32_t)sw->made : UINT32_MAX;
+    s->v[s->n++] = (struct bp){t, v, seq, (uint8_t)(1u << ch | (ch2 >= 0 ? 1u << ch2 : 0u)), step};
+    sw->made++;
+}
+
+/* Room for n more breakpoints in each array (as many as the transfers). */
+static void bp_reserve(struct sweep *sw, size_t n)
+{
+    struct bps *a[2] = {&sw->starts, &sw->ends};
+    for (int k = 0; k < 2; k++)
+        if (a[k]->cap - a[k]->n < n) {
+            a[k]->cap = a[k]->n + n;
+            a[k]->v = sim_xreallocarray(a[k]->v, a[k]->cap, sizeof(*a[k]->v));
+        }
 }
 
 /* bytes of channels ch (and ch2 when >= 0) spread over [s, e). */
@@ -46,12 +73,30 @@ static void add_traffic(struct sweep *sw, uint64_t s, uint64_t e, uint64_t bytes
     if (!bytes)
         return;
     if (e <= s) {
-        bp_push(sw, s, (double)bytes, ch, ch2, true);
+        bp_push(sw, s, (double)bytes, ch, ch2, true, false);
         return;
     }
     double r = (double)bytes / (double)(e - s);
-    bp_push(sw, s, r, ch, ch2, false);
-    bp_push(sw, e, -r, ch, ch2, false);
+    bp_push(sw, s, r, ch, ch2, false, false);
+    bp_push(sw, e, -r, ch, ch2, false, true);
+}
+
+/* The next breakpoint of sw (*a: the starts taken, *b: the ends) before cycle t, taken;
+ * NULL when none. */
+static inline const struct bp *bp_next(const struct sweep *sw, size_t *a, size_t *b, uint64_t t)
+{
+    const struct bp *x = *a < sw->starts.n ? &sw->starts.v[*a] : NULL;
+    const struct bp *y = *b < sw->ends.n ? &sw->ends.v[*b] : NULL;
+    if (y && (!x || y->t < x->t || (y->t == x->t && y->seq < x->seq))) {
+        if (y->t >= t)
+            return NULL;
+        ++*b;
+        return y;
+    }
+    if (!x || x->t >= t)
+        return NULL;
+    ++*a;
+    return x;
 }
 
 /* A query: F at cycle t, for the start (which 0) or the end (1) of row. */
@@ -81,6 +126,7 @@ static void collect(const struct trace_model *m, struct trace_token_profile *p, 
 {
     p->source = trace_metrics_dram_source(m);
     if (p->source == TRACE_DRAM_TRANSFERS) {
+        bp_reserve(sw, trace_model_transfer_count(m));
         for (size_t i = 0; i < trace_model_transfer_count(m); i++) {
             const struct trace_transfer *x = trace_model_transfer(m, i);
             const struct trace_event *ev = trace_model_event(m, x->event);
@@ -142,15 +188,15 @@ static void bytes_of_rows(struct trace_token_profile *p, struct sweep *sw)
         q[2 * i + 1] = (struct query){p->rows[i].end, i, 1};
     }
     qsort(q, nq, sizeof(*q), cmp_query);
-    /* by cycle, stably (millions of them: linear, where a comparison sort was not) */
-    trace_radix_sort(sw->v, sw->n, sizeof(*sw->v), offsetof(struct bp, t));
+    /* each by cycle, stably (millions of them: linear, where a comparison sort was not) */
+    trace_radix_sort(sw->starts.v, sw->starts.n, sizeof(struct bp), offsetof(struct bp, t));
+    trace_radix_sort(sw->ends.v, sw->ends.n, sizeof(struct bp), offsetof(struct bp, t));
     double val[CH_COUNT] = {0}, slope[CH_COUNT] = {0};
     uint64_t at = 0; /* val holds F(at) */
-    size_t b = 0;
+    size_t a = 0, b = 0;
     for (size_t k = 0; k < nq; k++) {
         /* breakpoints strictly before the query: F(t) counts a step at c only when c < t */
-        while (b < sw->n && sw->v[b].t < q[k].t) {
-            const struct bp *x = &sw->v[b];
+        for (const struct bp *x; (x = bp_next(sw, &a, &b, q[k].t));) {
             for (int c = 0; c < CH_COUNT; c++) {
                 val[c] += slope[c] * (double)(x->t - at);
                 if (!(x->chans >> c & 1))
@@ -160,8 +206,7 @@ static void bytes_of_rows(struct trace_token_profile *p, struct sweep *sw)
                 else
                     slope[c] += x->v;
             }
-            at = sw->v[b].t;
-            b++;
+            at = x->t;
         }
         for (int c = 0; c < CH_COUNT; c++)
             f[2 * q[k].row + (size_t)q[k].which][c] = val[c] + slope[c] * (double)(q[k].t - at);
@@ -235,10 +280,10 @@ void trace_token_profile_compute_progress(const struct trace_model *m, struct tr
     struct sweep sw = {0};
     trace_progress_step(pg, "tokens: DRAM traffic", 0);
     collect(m, p, &sw);
-    trace_progress_step(pg, "tokens: bytes of each token", sw.n);
+    trace_progress_step(pg, "tokens: bytes of each token", sw.starts.n + sw.ends.n);
     if (!trace_progress_at(pg, 0))
         bytes_of_rows(p, &sw);
-    free(sw.v);
+    free(sw.starts.v), free(sw.ends.v);
     latencies(p);
 }
 
