@@ -41,7 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { MAX_RUNS = 15, PATH_MAX_DECODE = 200000 /* as the Gantt's path */ };
+enum { MAX_RUNS = 15 };
 
 static double now_s(void)
 {
@@ -321,7 +321,9 @@ static void critpath(const struct trace_model *m)
                                       .events = evs,
                                       .n = (size_t)n,
                                       .start = n ? start : 0,
-                                      .max_decode = PATH_MAX_DECODE};
+                                      /* as the Gantt's path */
+                                      .with_details = trace_critpath_details_bounded};
+    in.each_ctx = &in.n;
     trace_critpath_compute(&in, &p);
     if (path_dump)
         dump_path(path_dump, &p);
@@ -365,7 +367,9 @@ static void launch_path(const struct trace_model *m, bool accounted)
                                       .events = evs,
                                       .n = (size_t)k,
                                       .start = k ? start : 0,
-                                      .max_decode = PATH_MAX_DECODE};
+                                      /* as the Gantt's path */
+                                      .with_details = trace_critpath_details_bounded};
+    in.each_ctx = &in.n;
     trace_critpath_compute(&in, &p);
     if (path_dump)
         dump_path(path_dump, &p);

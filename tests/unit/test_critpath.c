@@ -2,6 +2,7 @@
  * on a small DAG whose path is worked out by hand: RAW through memory ranges, a tile, an engine
  * kept busy, launch order, the composite op left out for its stages, and a trace's own
  * dependency_ids read, followed and written back. */
+#include "test_chain.h"
 #include "sim/data/value.h"
 #include "trace/verdict/critpath.h"
 #include "trace/file/loader.h"
@@ -1232,6 +1233,39 @@ Test(critpath, arithmetic_handed_on_the_second_thread_in_order)
         trace_critpath_fini(&two);
         free(b1.r.i), free(b1.r.oi), free(b2.r.i), free(b2.r.oi);
         free(ev);
+        trace_model_free(m);
+    }
+}
+
+/* A viewer's path (the Gantt's C, the Chrome export's) of a launch of one op past
+ * TRACE_CRITPATH_KEEP_MAX: its ranges read from the op columns, nothing kept, each op's step
+ * the RAW it waited on, as the verdict has it; one op without its columns, and the ranges
+ * would have to be decoded and kept: none are read, the path says truncated. */
+Test(critpath, a_viewers_path_past_the_keep_budget_reads_the_op_columns)
+{
+    const size_t n = TRACE_CRITPATH_KEEP_MAX + 1;
+    for (size_t bare = 0; bare < 2; bare++) {
+        struct trace_model *m = chain_model(1, n, bare);
+        struct trace_critpath_input in = {
+            .m = m, .first = 0, .n = n, .with_details = trace_critpath_details_bounded};
+        in.each_ctx = &in.n;
+        struct trace_critpath p;
+        trace_critpath_compute(&in, &p);
+        cr_assert_eq(p.truncated, bare == 1, "bare %zu", bare);
+        cr_assert_eq(p.with_addresses, bare == 0, "bare %zu", bare);
+        if (bare) { /* (the PE's order alone: every other op) */
+            cr_assert_lt(p.n, n);
+            for (size_t k = 1; k < p.n; k += 9973)
+                cr_assert_neq(p.steps[k].why, TRACE_DEP_RAW, "step %zu", k);
+        } else {
+            cr_assert_eq(p.n, n, "every op on the chain");
+            for (size_t k = 1; k < n; k += 9973)
+                cr_assert(p.steps[k].why == TRACE_DEP_RAW && p.steps[k].pred == k - 1,
+                          "step %zu: %s", k, trace_dep_name(p.steps[k].why));
+            cr_assert_eq(p.steps[n - 1].range.lo, 64 * (n - 2));
+            cr_assert_eq(p.steps[n - 1].range.hi, 64 * (n - 1));
+        }
+        trace_critpath_fini(&p);
         trace_model_free(m);
     }
 }

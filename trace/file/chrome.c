@@ -643,8 +643,6 @@ static void dependency_flows(struct out *w, const struct trace_model *m, const s
     }
 }
 
-enum { CHROME_PATH_MAX_DECODE = 200000 }; /* ops whose details a launch's path reads */
-
 /* The critical path of each kernel launch as a chain of arrows, one step to the next. */
 static void critical_paths(struct out *w, const struct trace_model *m, const struct layout *L)
 {
@@ -676,7 +674,9 @@ static void critical_paths(struct out *w, const struct trace_model *m, const str
                                           .events = evs + first[r],
                                           .n = first[r + 1] - first[r],
                                           .start = x->start,
-                                          .max_decode = CHROME_PATH_MAX_DECODE};
+                                          /* (as the viewer's path: the verdict's) */
+                                          .with_details = trace_critpath_details_bounded};
+        in.each_ctx = &in.n;
         trace_critpath_compute(&in, &p);
         char name[160];
         if (x->occurrence)

@@ -1407,6 +1407,12 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
     free(ops), free(src);
 }
 
+bool trace_critpath_details_bounded(void *ctx, size_t uncached)
+{
+    const size_t *n = ctx;
+    return uncached == 0 || *n <= TRACE_CRITPATH_KEEP_MAX;
+}
+
 void trace_critpath_fini(struct trace_critpath *p)
 {
     free(p->steps);

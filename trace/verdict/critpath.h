@@ -126,6 +126,17 @@ struct trace_critpath_input {
 
 enum { TRACE_CRITPATH_THREAD_MIN = 1 << 15 };
 
+/* The ops of a path asked for in a viewer (the Gantt's C) whose memory ranges may be
+ * decoded from their details and kept (17 bytes a range): at most this many. */
+enum { TRACE_CRITPATH_KEEP_MAX = 200000 };
+
+/* A with_details for such a path (each_ctx: the set's count of ops, a size_t): its ops'
+ * ranges are read when every op has its op columns (read as the sweep goes, nothing kept,
+ * whatever their number: a launch of ten million ops gets the path the verdict judges it
+ * by, its reads after their writes included) or when the set has at most
+ * TRACE_CRITPATH_KEEP_MAX ops; else none are (the path says truncated). */
+bool trace_critpath_details_bounded(void *ctx, size_t uncached);
+
 /* Compute the path of in into out (free with trace_critpath_fini). An empty set gives an
  * empty path. */
 void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_critpath *out);

@@ -15,8 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { PATH_MAX_DECODE = 200000 }; /* ops whose details the path reads */
-
 void tui_gantt_path_free(struct tui_gantt *g)
 {
     if (g->path)
@@ -265,7 +263,8 @@ static void path_run(void *arg, struct trace_progress *pg)
                                                .events = evs,
                                                .n = n,
                                                .start = g->path_next_start,
-                                               .max_decode = PATH_MAX_DECODE,
+                                               .with_details = trace_critpath_details_bounded,
+                                               .each_ctx = &g->path_in.n,
                                                .progress = pg};
     if (!trace_progress_cancelled(pg))
         trace_critpath_compute(&g->path_in, g->path_next);
