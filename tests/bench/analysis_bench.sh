@@ -66,6 +66,9 @@ fi
 echo "v, the verdict kept from the view before:"
 XDG_CACHE_HOME=$dir/cache bash "$(dirname "$0")/view_verdict.sh" "$build/npuscope" \
     "$dir/trace.json" 0 || true
+# Enter on a launch's row of the verdict: its critical path on the Gantt
+XDG_CACHE_HOME=$dir/cache bash "$(dirname "$0")/view_path.sh" "$build/npuscope" "$dir/trace.json" ||
+    true
 # and left with q: the time to the process gone
 XDG_CACHE_HOME=$dir/cache bash "$(dirname "$0")/exit_time.sh" "$build/npuscope" view "$dir/trace.json" ||
     true

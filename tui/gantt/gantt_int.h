@@ -107,7 +107,8 @@ struct tui_gantt {
     /* the critical path shown (gantt_path.c) */
     struct trace_critpath *path; /* owned, or NULL */
     char path_name[96];          /* the launch it is of (escaped) */
-    uint64_t *path_spans;        /* owned: (track, start, end) of its ops, by track and start */
+    uint64_t *path_spans;        /* owned: (track, start, reach) of its ops, by track and start;
+                                    reach: the latest end of the track's up to this one */
     size_t path_nspans;
     /* the path being computed on a worker (tui/panes/task.h) */
     struct tui_task *path_task;          /* owned */
@@ -116,6 +117,9 @@ struct tui_gantt {
     char path_next_name[96];
     char path_status[100]; /* its progress last said in the status line */
     uint64_t path_next_start;
+    bool path_judged;          /* path_next is the verdict's, copied: the worker spans it */
+    uint64_t *path_next_spans; /* owned: path_next's spans (as path_spans), made on the worker */
+    uint64_t path_next_waits;  /* its waits added up */
     /* live: the paths of finished launches, each computed once (gantt_path.c) */
     struct tui_gantt_kept_path *path_kept; /* owned */
     size_t path_nkept;

@@ -8,8 +8,10 @@
 
 #include "sim/util/escape.h"
 #include "sim/util/xalloc.h"
-#include "trace/verdict/critpath.h"
 #include "trace/analysis/regions.h"
+#include "trace/model/radix.h"
+#include "trace/verdict/critpath.h"
+#include "trace/verdict/verdict.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,29 +28,20 @@ void tui_gantt_path_free(struct tui_gantt *g)
     g->path_nspans = 0;
 }
 
-static int cmp_span(const void *a, const void *b)
-{
-    const uint64_t *x = a, *y = b;
-    for (int k = 0; k < 2; k++)
-        if (x[k] != y[k])
-            return x[k] < y[k] ? -1 : 1;
-    return 0;
-}
-
 bool tui_gantt_on_path(const struct tui_gantt *g, uint32_t track, uint64_t a, uint64_t b)
 {
+    /* the track's last span that starts before b: some op of the path overlaps [a, b) when
+     * the latest end up to it (its reach) is past a */
+    const uint64_t *sp = g->path_spans;
     size_t lo = 0, hi = g->path_nspans;
-    while (lo < hi) { /* the first span of the track */
+    while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (g->path_spans[mid * 3] < track)
+        if (sp[mid * 3] < track || (sp[mid * 3] == track && sp[mid * 3 + 1] < b))
             lo = mid + 1;
         else
             hi = mid;
     }
-    for (size_t i = lo; i < g->path_nspans && g->path_spans[i * 3] == track; i++)
-        if (g->path_spans[i * 3 + 1] < b && g->path_spans[i * 3 + 2] > a)
-            return true;
-    return false;
+    return lo > 0 && sp[(lo - 1) * 3] == track && sp[(lo - 1) * 3 + 2] > a;
 }
 
 /* The first of n messages that fits the status line (w columns), else the last: what a
@@ -100,6 +93,18 @@ static void go_to(struct tui_gantt *g, struct tui_view *v, size_t k)
     say_fitting(v, g->rect.w, m, 4);
 }
 
+/* A launch's name as the status line says it: its kernel's, escaped, with its occurrence
+ * ("gemm #2"). */
+static void launch_name(const struct trace_region *x, char *name, size_t size)
+{
+    char q[80];
+    sim_escape(x->name, strlen(x->name), q, sizeof(q));
+    if (x->occurrence)
+        snprintf(name, size, "%s #%u", q, x->occurrence + 1);
+    else
+        snprintf(name, size, "%s", q);
+}
+
 /* The events of the launch with cmdq_id (all events for TRACE_NO_CMDQ), and its span; split:
  * the model's launch split if one is at hand (borrowed), else NULL (made here). */
 static uint64_t *launch_events(const struct trace_model *m, int32_t cmdq,
@@ -131,12 +136,7 @@ static uint64_t *launch_events(const struct trace_model *m, int32_t cmdq,
         const struct trace_region *x = trace_regions_get(rs, r);
         if (x->cmdq_id != cmdq)
             continue;
-        char q[80];
-        sim_escape(x->name, strlen(x->name), q, sizeof(q));
-        if (x->occurrence)
-            snprintf(name, size, "%s #%u", q, x->occurrence + 1);
-        else
-            snprintf(name, size, "%s", q);
+        launch_name(x, name, size);
         *start = x->start;
     }
     trace_regions_free(own);
@@ -232,10 +232,45 @@ static void kept_free(struct tui_gantt *g)
     g->path_next_key = NULL;
 }
 
-/* On the worker: the launch (found at the cursor when path_find), its ops, its path. */
+/* On the worker: the spans of path_next's ops, by track and start, and its waits added up
+ * (a path of a million steps: a million ops looked up and sorted, a second's work that held
+ * the keys when it was the main loop's). */
+static void path_spans(struct tui_gantt *g, struct trace_progress *pg)
+{
+    const struct trace_critpath *p = g->path_next;
+    trace_progress_step(pg, "critical path: its ops on the Gantt", p->n);
+    uint64_t *sp = sim_xreallocarray(NULL, p->n ? p->n : 1, 3 * sizeof(uint64_t)), waits = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        if (i % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(pg, i))
+            break; /* cancelled: the caller drops the result */
+        const struct trace_event *e = trace_model_event(g->m, p->steps[i].ev);
+        sp[i * 3] = e->track;
+        sp[i * 3 + 1] = e->start;
+        sp[i * 3 + 2] = tui_gantt_ev_end(g, e);
+        waits += p->steps[i].wait;
+    }
+    if (!trace_progress_cancelled(pg)) {
+        /* by track, then start: by start first (a path's steps nearly are), then stably by
+         * track; each span's end then the latest of its track up to it */
+        trace_radix_sort(sp, p->n, 3 * sizeof(uint64_t), sizeof(uint64_t));
+        trace_radix_sort(sp, p->n, 3 * sizeof(uint64_t), 0);
+        for (size_t i = 1; i < p->n; i++)
+            if (sp[i * 3] == sp[(i - 1) * 3] && sp[(i - 1) * 3 + 2] > sp[i * 3 + 2])
+                sp[i * 3 + 2] = sp[(i - 1) * 3 + 2];
+    }
+    g->path_next_spans = sp;
+    g->path_next_waits = waits;
+}
+
+/* On the worker: the launch (found at the cursor when path_find), its ops, its path (taken
+ * as it is when the verdict's), its spans. */
 static void path_run(void *arg, struct trace_progress *pg)
 {
     struct tui_gantt *g = arg;
+    if (g->path_judged) {
+        path_spans(g, pg);
+        return;
+    }
     struct trace_regions *split = NULL;
     int32_t cmdq = g->path_cmdq;
     if (g->path_find) {
@@ -256,6 +291,7 @@ static void path_run(void *arg, struct trace_progress *pg)
         free(key);
         copy_path(g->path_next, &had->path);
         g->path_in = (struct trace_critpath_input){.events = evs};
+        path_spans(g, pg);
         return;
     }
     g->path_next_key = key;
@@ -269,6 +305,7 @@ static void path_run(void *arg, struct trace_progress *pg)
     if (!trace_progress_cancelled(pg))
         trace_critpath_compute(&g->path_in, g->path_next);
     g->path_in.progress = NULL;
+    path_spans(g, pg);
 }
 
 /* Show the path just computed. */
@@ -286,22 +323,17 @@ static void path_show(struct tui_gantt *g, struct tui_view *v)
     uint64_t start = g->path_next_start;
     const char *name = g->path_next_name;
     if (!g->path->n) {
+        free(g->path_next_spans);
+        g->path_next_spans = NULL;
         tui_gantt_path_free(g);
         tui_view_set_path(v, NULL, 0);
         tui_view_message(v, TUI_STYLE_STATUS, "no ops in %s: no critical path", name);
         return;
     }
     g->path_nspans = g->path->n;
-    g->path_spans = sim_xreallocarray(NULL, g->path_nspans, 3 * sizeof(uint64_t));
-    uint64_t waits = 0;
-    for (size_t i = 0; i < g->path->n; i++) {
-        const struct trace_event *e = trace_model_event(g->m, g->path->steps[i].ev);
-        g->path_spans[i * 3] = e->track;
-        g->path_spans[i * 3 + 1] = e->start;
-        g->path_spans[i * 3 + 2] = tui_gantt_ev_end(g, e);
-        waits += g->path->steps[i].wait;
-    }
-    qsort(g->path_spans, g->path_nspans, 3 * sizeof(uint64_t), cmp_span);
+    g->path_spans = g->path_next_spans;
+    g->path_next_spans = NULL;
+    uint64_t waits = g->path_next_waits;
     snprintf(g->path_name, sizeof(g->path_name), "%s", name);
     /* the launch in view, the cursor on its first op */
     uint64_t end = g->path->end > start ? g->path->end : start + 1;
@@ -344,10 +376,46 @@ static void path_discard(void *arg)
         trace_critpath_fini(g->path_next);
     free(g->path_next);
     g->path_next = NULL;
+    free(g->path_next_spans);
+    g->path_next_spans = NULL;
     free((uint64_t *)g->path_in.events);
     g->path_in.events = NULL;
     free(g->path_next_key);
     g->path_next_key = NULL;
+}
+
+/*
+ * The path of launch cmdq (find: of the launch at the cursor, the last whose span holds it)
+ * as the verdict of a saved trace judged it (v->verdict), into g->path_next with its name
+ * and start: false when there is none (live, not judged yet, the run, a launch whose
+ * cmdq_id two share, a path the verdict did not get to). The same path as computed here,
+ * over the same ops from the same start with the same rules; copied (the verdict's stays
+ * the pane's), a frame's work where computing it again took seconds at ten million ops.
+ */
+static bool path_judged(struct tui_gantt *g, const struct tui_view *v, int32_t cmdq, bool find)
+{
+    const struct trace_verdict *vd = v->live ? NULL : v->verdict;
+    if (!vd)
+        return false;
+    const struct trace_verdict_item *it = NULL;
+    size_t same = 0;
+    for (size_t i = 0; i < vd->nlaunches; i++) {
+        const struct trace_region *x = vd->launches[i].region;
+        if (find && x->start <= v->cursor && v->cursor < x->end)
+            cmdq = x->cmdq_id;
+    }
+    if (cmdq == TRACE_NO_CMDQ)
+        return false;
+    for (size_t i = 0; i < vd->nlaunches; i++)
+        if (vd->launches[i].region->cmdq_id == cmdq)
+            it = &vd->launches[i], same++;
+    if (same != 1 || !it->path.n)
+        return false;
+    g->path_next = sim_xcalloc(1, sizeof(*g->path_next));
+    copy_path(g->path_next, &it->path);
+    g->path_next_start = it->region->start;
+    launch_name(it->region, g->path_next_name, sizeof(g->path_next_name));
+    return true;
 }
 
 /* Compute and show the path of launch cmdq (find: of the launch at the cursor) on a worker
@@ -366,16 +434,20 @@ static void show_path(struct tui_gantt *g, struct tui_view *v, int32_t cmdq, boo
         return;
     }
     tui_gantt_path_free(g);
-    g->path_next = sim_xcalloc(1, sizeof(*g->path_next));
+    free(g->path_next_key);
+    g->path_next_key = NULL;
+    g->path_was_kept = false;
+    g->path_judged = path_judged(g, v, cmdq, find);
+    if (!g->path_judged)
+        g->path_next = sim_xcalloc(1, sizeof(*g->path_next));
     g->path_cmdq = cmdq;
     g->path_find = find;
     g->path_live = v->live;
-    free(g->path_next_key);
-    g->path_next_key = NULL;
     g->path_cursor = v->cursor;
-    g->path_next_name[0] = '\0';
+    if (!g->path_judged)
+        g->path_next_name[0] = '\0';
     g->path_status[0] = '\0';
-    atomic_store(&g->path_named, 0);
+    atomic_store(&g->path_named, g->path_judged);
     tui_task_start(g->path_task, path_run, g, true);
     if (tui_task_take_done(g->path_task))
         path_show(g, v);
@@ -417,6 +489,8 @@ void tui_gantt_path_stop(struct tui_gantt *g)
         trace_critpath_fini(g->path_next);
     free(g->path_next);
     g->path_next = NULL;
+    free(g->path_next_spans);
+    g->path_next_spans = NULL;
     free((uint64_t *)g->path_in.events);
     g->path_in.events = NULL;
     kept_free(g);

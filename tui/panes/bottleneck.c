@@ -45,6 +45,7 @@ struct row {
 
 struct tui_bottleneck {
     const struct trace_model *m;    /* borrowed */
+    struct tui_view *view;          /* borrowed: its verdict is v, of a saved trace */
     const char *kept_from;          /* borrowed: the saved trace whose verdict may be kept
                                        beside its index (tui_view.kept_from), or NULL */
     bool judged;                    /* the task judged next (not read back), not cancelled
@@ -97,6 +98,7 @@ struct tui_bottleneck *tui_bottleneck_new(struct tui_view *v)
 {
     struct tui_bottleneck *b = sim_xcalloc(1, sizeof(*b));
     b->m = v->m;
+    b->view = v;
     b->kept_from = v->live ? NULL : v->kept_from;
     b->task = tui_task_new();
     if (v->live) {
@@ -172,6 +174,8 @@ void tui_bottleneck_free(struct tui_bottleneck *b)
     keep_join(b);
     trace_verdict_inc_free(b->inc);
     trace_verdict_free(b->next);
+    if (b->view->verdict == b->v)
+        b->view->verdict = NULL;
     trace_verdict_free(b->v);
     free(b->rows);
     tui_whatif_bg_free(b->bg);
@@ -292,6 +296,7 @@ static bool take(struct tui_bottleneck *b)
     trace_verdict_free(b->v);
     b->v = b->next;
     b->next = NULL;
+    b->view->verdict = b->view->live ? NULL : b->v;
     b->to_keep = b->judged;
     b->as_of = b->as_of_next;
     free(b->rows);

@@ -18,6 +18,7 @@
 #define TUI_NO_EVENT UINT64_MAX
 
 struct trace_sumacc;
+struct trace_verdict;
 
 struct tui_view {
     const struct trace_model *m;    /* borrowed */
@@ -48,6 +49,10 @@ struct tui_view {
     enum tui_style message_style;
     uint64_t message_rev; /* bumps when the message changes */
 
+    /* a saved trace's verdict once judged (the bottleneck pane's, borrowed: set and cleared
+     * by it, on this thread), or NULL (live, or not judged yet): the Gantt shows a launch's
+     * critical path from it rather than computing it again */
+    const struct trace_verdict *verdict;
     /* the critical path shown on the Gantt (computed and owned by the Gantt), or NULL */
     const struct trace_critpath *path;
     size_t path_step;     /* the step of the path the cursor walked to */

@@ -1,0 +1,129 @@
+/*
+ * The critical path the Gantt shows of a launch of a saved trace (C, or Enter on the launch
+ * in the bottleneck pane) once its verdict is judged: the verdict's path of that launch,
+ * taken rather than computed again, and the same as computed; computed before the verdict,
+ * and live. The bottleneck pane hands its verdict of a saved trace to the view.
+ */
+#include "test_chain.h"
+#include "test_tui_pane.h"
+#include "trace/verdict/verdict.h"
+#include "tui/gantt/gantt.h"
+#include "tui/panes/bottleneck.h"
+#include "tui/term/keymap.h"
+
+#include <time.h>
+
+TestSuite(tui_judgedpath, .init = tui_test_locale);
+
+enum { LAUNCHES = 3, OPS = 41 };
+
+/* The Gantt's work to its end. */
+static void settle(struct tui_gantt *g, struct tui_view *v)
+{
+    while (tui_gantt_ops.work(g, v, 1000000000))
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+}
+
+/* C with op `at` selected (TUI_NO_EVENT: nothing, the cursor's launch), to the path shown. */
+static void press_c(struct tui_gantt *g, struct tui_view *v, uint64_t at)
+{
+    v->selected = at;
+    v->hover = TUI_NO_EVENT;
+    tui_gantt_ops.action(g, TUI_ACT_PATH, v);
+    settle(g, v);
+    cr_assert_not_null(v->path, "%s", v->message);
+}
+
+static void hide(struct tui_gantt *g, struct tui_view *v)
+{
+    tui_gantt_ops.action(g, TUI_ACT_PATH, v);
+    cr_assert_null(v->path);
+}
+
+static struct trace_verdict_item *launch_of(struct trace_verdict *vd, int32_t cmdq)
+{
+    for (size_t i = 0; i < vd->nlaunches; i++)
+        if (vd->launches[i].region->cmdq_id == cmdq)
+            return &vd->launches[i];
+    cr_assert_fail("no launch %d in the verdict", cmdq);
+    return NULL;
+}
+
+static void same_path(const struct trace_critpath *a, const struct trace_critpath *b)
+{
+    cr_assert_eq(a->n, b->n);
+    for (size_t i = 0; i < a->n; i++) {
+        const struct trace_path_step *x = &a->steps[i], *y = &b->steps[i];
+        cr_assert(x->ev == y->ev && x->pred == y->pred && x->wait == y->wait && x->why == y->why &&
+                      x->range.lo == y->range.lo && x->range.hi == y->range.hi,
+                  "step %zu", i);
+    }
+}
+
+Test(tui_judgedpath, a_launch_path_is_the_verdicts_once_judged)
+{
+    struct trace_model *m = chain_model(LAUNCHES, OPS, 0);
+    struct trace_verdict *vd = trace_verdict_new(m, NULL);
+    struct tui_view v;
+    tui_view_init(&v, m, true);
+    struct tui_gantt *g = tui_gantt_new(&v);
+    /* before the verdict: computed, the same path as the verdict's */
+    uint64_t second = OPS; /* launch 2's first op */
+    press_c(g, &v, second);
+    struct trace_verdict_item *it = launch_of(vd, 2);
+    same_path(v.path, &it->path);
+    cr_assert_eq(it->path.n, OPS, "the chain's every op: RAW by RAW");
+    cr_assert(strstr(v.message, "path of cmdq 2: 41 ops"), "%s", v.message);
+    uint64_t wait0 = v.path->steps[0].wait;
+    hide(g, &v);
+    /* judged: the verdict's (its first wait marked, to tell it from one computed) */
+    v.verdict = vd;
+    it->path.steps[0].wait += 777;
+    press_c(g, &v, second);
+    cr_assert_eq(v.path->steps[0].wait, wait0 + 777, "taken from the verdict");
+    same_path(v.path, &it->path);
+    cr_assert(strstr(v.message, "path of cmdq 2: 41 ops"), "%s", v.message);
+    hide(g, &v);
+    /* nothing selected: the launch at the cursor, the third */
+    struct trace_verdict_item *third = launch_of(vd, 3);
+    third->path.steps[0].wait += 555;
+    tui_view_set_cursor(&v, third->region->start + 5);
+    press_c(g, &v, TUI_NO_EVENT);
+    cr_assert_eq(v.path->steps[0].ev, third->path.steps[0].ev);
+    cr_assert_eq(v.path->steps[0].wait, third->path.steps[0].wait, "the verdict's");
+    hide(g, &v);
+    /* live, a verdict is not the model's last word: computed */
+    v.live = true;
+    press_c(g, &v, second);
+    cr_assert_eq(v.path->steps[0].wait, wait0, "computed");
+    hide(g, &v);
+    tui_gantt_free(g);
+    trace_verdict_free(vd);
+    trace_model_free(m);
+}
+
+Test(tui_judgedpath, the_bottleneck_pane_hands_a_saved_traces_verdict_to_the_view)
+{
+    struct trace_model *m = chain_model(LAUNCHES, OPS, 0);
+    for (int live = 0; live < 2; live++) {
+        struct tui_view v;
+        tui_view_init(&v, m, true);
+        v.live = live;
+        struct tui_bottleneck *b = tui_bottleneck_new(&v);
+        struct tui_canvas *c = tui_canvas_new(120, 30, true);
+        render(&tui_bottleneck_ops, b, c, &v, true); /* the pane opened: judged */
+        char *d = dump(c);
+        cr_assert(strstr(d, "Bottleneck  run: "), "judged (live %d):\n%s", live, d);
+        free(d);
+        if (live) {
+            cr_assert_null(v.verdict, "live: the Gantt computes its paths");
+        } else {
+            cr_assert_not_null(v.verdict);
+            cr_assert_eq(v.verdict->nlaunches, LAUNCHES);
+        }
+        tui_bottleneck_free(b);
+        cr_assert_null(v.verdict, "freed with the pane");
+        tui_canvas_free(c);
+    }
+    trace_model_free(m);
+}
