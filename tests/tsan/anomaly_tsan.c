@@ -6,9 +6,7 @@
  * worker, cancelled from the calling thread while both its threads read. Exit 0 when they
  * agree; any data race between the threads makes ThreadSanitizer report and fail.
  */
-#include "sim/data/value.h"
-#include "trace/model/model.h"
-#include "trace/verdict/anomaly.h"
+#include "tests/unit/anomaly_model.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -16,19 +14,6 @@
 #include <time.h>
 
 enum { LAUNCHES = 4001 };
-
-static uint64_t op(struct trace_model *m, uint32_t track, uint32_t name, uint64_t s, uint64_t e,
-                   int32_t cmdq)
-{
-    struct trace_event ev = {.start = s,
-                             .end = e,
-                             .track = track,
-                             .op = name,
-                             .layer = TRACE_NO_STR,
-                             .tile = TRACE_NO_STR,
-                             .cmdq_id = cmdq};
-    return trace_model_add_event(m, &ev);
-}
 
 struct job {
     const struct trace_model *m;
@@ -50,28 +35,7 @@ static void *find(void *arg)
 
 int main(void)
 {
-    struct trace_model *m = trace_model_new();
-    struct sim_value *cfg = sim_value_map();
-    struct sim_value *mem = sim_value_map_set_take(cfg, "memory", sim_value_map());
-    sim_value_map_set_int(mem, "dram_peak_bw_bytes_per_cycle", 64);
-    trace_model_set_config_take(m, cfg);
-    uint32_t te = trace_model_track(m, "sip0.cube0.pe0.pe_gemm", TRACE_ENGINE_TE, 0);
-    uint32_t dma = trace_model_track(m, "sip0.cube0.pe0.pe_dma", TRACE_ENGINE_DMA, 0);
-    uint32_t gemm = trace_model_intern(m, "gemm", 4), rd = trace_model_intern(m, "dma_read", 8);
-    uint64_t t = 0;
-    for (int l = 0; l < LAUNCHES; l++) {
-        for (int i = 0; i < 6; i++) {
-            uint64_t d = (l * 6 + i) % 13 == 0 ? 2000 : 100;
-            t += (l % 17 == 0 && i == 3) ? 5000 : 10;
-            op(m, te, gemm, t, t + d, l);
-            t += d;
-        }
-        uint64_t ev = op(m, dma, rd, t, t + 1024, l);
-        trace_model_add_transfer(
-            m, &(struct trace_transfer){.bytes = l % 7 ? 4096 : 262144, .event = (uint32_t)ev});
-        t += 1024;
-    }
-    trace_model_finish(m);
+    struct trace_model *m = anomaly_model(LAUNCHES);
     struct trace_anomaly_opts o;
     trace_anomaly_opts_default(&o);
     struct trace_anomalies a[2];
@@ -82,7 +46,7 @@ int main(void)
     int bad = a[0].n != a[1].n || !a[0].found[TRACE_ANOMALY_BANDWIDTH] ||
               !a[0].found[TRACE_ANOMALY_SLOW_OP] || !a[0].found[TRACE_ANOMALY_IDLE_GAP];
     for (size_t i = 0; !bad && i < a[0].n; i++)
-        bad = !trace_anomaly_same(&a[0].v[i], &a[1].v[i]);
+        bad = !anomaly_same(&a[0].v[i], &a[1].v[i]);
     /* on a worker, cancelled from here while both its threads read */
     struct job j = {.m = m};
     pthread_t th;

@@ -17,20 +17,13 @@
 #include <string.h>
 #include <unistd.h>
 
-static int write_trace(const char *path)
+static void event(FILE *f, int i)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return -1;
-    fprintf(f, "{\"version\": \"1.0\", \"timeline_events\": [\n");
-    for (int i = 0; i < 20000; i++)
-        fprintf(f,
-                "%s{\"type\":\"ENGINE_EVENT\",\"engine\":\"TE\",\"engine_id\":%d,"
-                "\"cmdq_id\":null,\"layer_id\":null,\"tile_id\":null,\"op\":\"OP%d\","
-                "\"start_cycle\":%d,\"end_cycle\":%d,\"details\":{\"m\":%d,\"name\":\"n%d\"}}",
-                i ? ",\n" : "", i % 3, i % 11, (i * 7919) % 40000, (i * 7919) % 40000 + 9, i, i);
-    fprintf(f, "]}\n");
-    return fclose(f);
+    fprintf(f,
+            "{\"type\":\"ENGINE_EVENT\",\"engine\":\"TE\",\"engine_id\":%d,"
+            "\"cmdq_id\":null,\"layer_id\":null,\"tile_id\":null,\"op\":\"OP%d\","
+            "\"start_cycle\":%d,\"end_cycle\":%d,\"details\":{\"m\":%d,\"name\":\"n%d\"}}",
+            i % 3, i % 11, (i * 7919) % 40000, (i * 7919) % 40000 + 9, i, i);
 }
 
 /* What the viewer reads of a model while the index is written. */
@@ -67,7 +60,7 @@ int main(void)
     struct trace_index_job *job;
     enum trace_index_use u;
     struct diag d;
-    if (write_trace(path) != 0 ||
+    if (scratch_write_events(path, 20000, event) != 0 ||
         trace_index_load_later(path, false, &m, NULL, &u, &d, NULL, &job) < 0 || !job) {
         fprintf(stderr, "index_tsan: no model or no index to write\n");
         goto out;

@@ -1,6 +1,7 @@
 /* Anomalies (trace/verdict/anomaly.h) on hand-made models: a planted 10x op, a long idle gap inside
  * a launch, a bandwidth window above the peak, an INVALID_TRACE marker; and what is not an
  * anomaly. */
+#include "anomaly_model.h"
 #include "sim/data/value.h"
 #include "trace/verdict/anomaly.h"
 #include "trace/model/model.h"
@@ -355,46 +356,11 @@ Test(anomaly, a_repeated_slow_op_is_one_entry_with_its_count)
     trace_model_free(m);
 }
 
-/* 997 launches (a prime) of gemms, every 13th of them 20x slower and every 17th after a
- * long gap; each launch's DMA read, every 7th of them beyond the peak; an INVALID_TRACE. */
-static struct trace_model *every_kind(void)
-{
-    struct trace_model *m = trace_model_new();
-    uint32_t te = trace_model_track(m, "TE 0", TRACE_ENGINE_TE, 0);
-    uint32_t dma = trace_model_track(m, "DMA 0", TRACE_ENGINE_DMA, 0);
-    uint64_t t = 0;
-    for (int l = 0; l < 997; l++) {
-        for (int i = 0; i < 6; i++) {
-            uint64_t d = (l * 6 + i) % 13 == 0 ? 2000 : 100;
-            t += (l % 17 == 0 && i == 3) ? 5000 : 10;
-            op(m, te, "gemm", t, t + d, l);
-            t += d;
-        }
-        uint64_t rd = op(m, dma, "dma_read", t, t + 1024, l);
-        trace_model_add_transfer(
-            m, &(struct trace_transfer){.bytes = l % 7 ? 4096 : 262144, .event = (uint32_t)rd});
-        t += 1024;
-    }
-    struct sim_value *det = sim_value_map();
-    sim_value_map_set_str(det, "error", "kernel 'k' on sip0.cube0.pe0: boom");
-    trace_model_add_marker(
-        m, &(struct trace_marker){.cycle = t / 2,
-                                  .name = trace_model_intern(m, "INVALID_TRACE", 13),
-                                  .track = UINT32_MAX,
-                                  .details = det});
-    struct sim_value *cfg = sim_value_map();
-    struct sim_value *mem = sim_value_map_set_take(cfg, "memory", sim_value_map());
-    sim_value_map_set_int(mem, "dram_peak_bw_bytes_per_cycle", 64);
-    trace_model_set_config_take(m, cfg);
-    trace_model_finish(m);
-    return m;
-}
-
 /* The bandwidth windows found on a second thread beside the slow ops and the idle gaps (as
  * from TRACE_ANOMALY_THREAD_MIN events): the same anomalies, in the same order, as on one. */
 Test(anomaly, two_threads_find_what_one_finds)
 {
-    struct trace_model *m = every_kind();
+    struct trace_model *m = anomaly_model(997);
     struct trace_anomaly_opts o;
     trace_anomaly_opts_default(&o);
     o.max_per_kind = 50; /* (the most severe kept of each: severities compared, ties broken) */
@@ -410,7 +376,7 @@ Test(anomaly, two_threads_find_what_one_finds)
     cr_assert_eq(a[1].n, a[0].n);
     cr_assert_float_eq(a[1].bw_peak, a[0].bw_peak, 1e-12);
     for (size_t i = 0; i < a[0].n; i++)
-        cr_assert(trace_anomaly_same(&a[1].v[i], &a[0].v[i]), "anomaly %zu", i);
+        cr_assert(anomaly_same(&a[1].v[i], &a[0].v[i]), "anomaly %zu", i);
     trace_anomalies_fini(&a[0]);
     trace_anomalies_fini(&a[1]);
     trace_model_free(m);
@@ -419,7 +385,7 @@ Test(anomaly, two_threads_find_what_one_finds)
 /* Cancelled, the bandwidth windows' thread stops too: nothing of theirs is found. */
 Test(anomaly, cancelled_on_two_threads_both_stop)
 {
-    struct trace_model *m = every_kind();
+    struct trace_model *m = anomaly_model(997);
     struct trace_progress pg = {0};
     atomic_store(&pg.cancel, true);
     for (unsigned k = 1; k <= 2; k++) {

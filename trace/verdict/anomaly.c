@@ -33,24 +33,6 @@ void trace_anomaly_opts_default(struct trace_anomaly_opts *o)
     };
 }
 
-/* Whether x and y are the same double to the bit. */
-static bool same_bits(double x, double y)
-{
-    uint64_t a, b;
-    memcpy(&a, &x, sizeof(a));
-    memcpy(&b, &y, sizeof(b));
-    return a == b;
-}
-
-bool trace_anomaly_same(const struct trace_anomaly *a, const struct trace_anomaly *b)
-{
-    return a->kind == b->kind && a->start == b->start && a->end == b->end && a->event == b->event &&
-           a->track == b->track && a->marker == b->marker && same_bits(a->value, b->value) &&
-           same_bits(a->reference, b->reference) && same_bits(a->per_work, b->per_work) &&
-           a->count == b->count && a->repeats == b->repeats && a->first == b->first &&
-           a->last == b->last;
-}
-
 const char *trace_anomaly_kind_name(enum trace_anomaly_kind k)
 {
     static const char *const names[] = {"invalid", "slow op", "idle gap", "bandwidth"};

@@ -92,9 +92,6 @@ struct trace_anomalies {
 
 void trace_anomaly_opts_default(struct trace_anomaly_opts *o);
 
-/* Whether a and b are the same anomaly, every field equal (the doubles to the bit). */
-bool trace_anomaly_same(const struct trace_anomaly *a, const struct trace_anomaly *b);
-
 /* Find the anomalies of m (finished) under o (NULL: the defaults). Free with
  * trace_anomalies_fini. */
 void trace_anomalies_find(const struct trace_model *m, const struct trace_anomaly_opts *o,
