@@ -354,11 +354,17 @@ struct par {
     struct out *helper; /* owned: the second thread's */
 };
 
+/* Whether a piece is left to take and its buffer is free (p->mu held). */
+static bool par_free(const struct par *p)
+{
+    return p->next < p->npieces && p->next < p->written + PIECES;
+}
+
 /* Take the next piece when its buffer is free (false: none left to take). */
 static bool par_take(struct par *p, uint64_t *k)
 {
     pthread_mutex_lock(&p->mu);
-    while (p->next < p->npieces && p->next >= p->written + PIECES)
+    while (p->next < p->npieces && !par_free(p))
         pthread_cond_wait(&p->cv, &p->mu);
     bool got = p->next < p->npieces;
     if (got)
@@ -408,7 +414,7 @@ static void par_run(struct par *p, struct out *w)
             p->buf[k % PIECES].ready = false;
             p->written++;
             pthread_cond_broadcast(&p->cv); /* (its buffer free for the piece PIECES on) */
-        } else if (p->next < p->npieces && p->next < p->written + PIECES) {
+        } else if (par_free(p)) {
             k = p->next++;
             pthread_mutex_unlock(&p->mu);
             par_format(p, w, k);
