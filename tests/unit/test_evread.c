@@ -224,15 +224,18 @@ Test(evread, details_read_as_text_are_what_their_tree_gives)
     }
 }
 
-/* A string of every length up to past two of the reader's eight-byte words, with the byte
- * that ends it (or a control byte) at every place: read up to that byte, never past it. */
+/* A string of every length up to past two of the reader's sixteen-byte blocks (and its
+ * eight-byte words where it has no SSE2), with the byte that ends it (or a control byte, or
+ * a backslash) at every place: read up to that byte, never past it. */
 Test(evread, strings_end_at_their_quote_and_control_bytes_give_up)
 {
     static struct trace_evread ev;
-    for (size_t k = 0; k <= 19; k++) {
-        char s[32];
-        for (size_t j = 0; j < k; j++)
-            s[j] = (char)('a' + j % 26 + (j % 3 == 2 ? 0x60 : 0)); /* bytes past 0x7f too */
+    for (size_t k = 0; k <= 35; k++) {
+        char s[48];
+        for (size_t j = 0; j < k; j++) /* a space, 0x7f and bytes past it too */
+            s[j] = j % 7 == 6     ? ' '
+                   : j % 11 == 10 ? '\x7f'
+                                  : (char)('a' + j % 26 + (j % 3 == 2 ? 0x60 : 0));
         s[k] = '\0';
         char details[128];
         snprintf(details, sizeof(details), "{\"src\":\"%s\",\"src_func\":\"f\",\"nbytes\":%zu}", s,
@@ -248,7 +251,7 @@ Test(evread, strings_end_at_their_quote_and_control_bytes_give_up)
         /* a control byte or a backslash in its place: not the writer's, read as a tree */
         for (size_t at = 0; at < k; at++) {
             char *c = strstr(t, "\"src\":\"") + 7 + at, keep = *c;
-            *c = at % 2 ? '\x01' : '\x1f';
+            *c = at % 3 == 0 ? '\x01' : at % 3 == 1 ? '\x1f' : '\\';
             cr_assert(!trace_evread_engine(t, n, true, &len, &ev) || !ev.dtext_ok,
                       "a control byte at %zu of %zu", at, k);
             drop_tree(&ev);

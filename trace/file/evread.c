@@ -13,6 +13,9 @@
 
 #include <limits.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 enum { DIGITS_MAX = 15 };
 
@@ -53,9 +56,23 @@ static inline __attribute__((always_inline)) bool same_n(const char *p, const ch
          : false)
 
 /* The first byte of p[0, e - p) that ends a plain string: '"', '\\' or a control byte (e
- * when none); eight bytes at a time (the strings were a quarter of the thread reading them). */
+ * when none); sixteen bytes at a time with SSE2, else eight (the strings were a quarter of
+ * the thread reading them). */
 static inline const char *plain_end(const char *p, const char *e)
 {
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'),
+                  ctl = _mm_set1_epi8(0x1f);
+    for (; e - p >= 16; p += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        /* a byte is a control byte when the larger of it and 0x1f (unsigned) is 0x1f */
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)),
+                                 _mm_cmpeq_epi8(_mm_max_epu8(x, ctl), ctl));
+        unsigned bits = (unsigned)_mm_movemask_epi8(m);
+        if (bits)
+            return p + __builtin_ctz(bits);
+    }
+#endif
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
     for (; e - p >= 8; p += 8) {
@@ -117,7 +134,7 @@ static bool str_or_null(struct rd *r, const char **out)
 
 /* A non-negative integer without a sign, a leading zero (but 0), a fraction or an
  * exponent, of at most DIGITS_MAX digits, ended by ',', '}' or ']'. */
-static bool uint(struct rd *r, uint64_t *out)
+static bool read_uint(struct rd *r, uint64_t *out)
 {
     const char *s = r->p;
     uint64_t v = 0;
@@ -134,7 +151,7 @@ static bool uint(struct rd *r, uint64_t *out)
 static bool int64(struct rd *r, int64_t *out)
 {
     uint64_t v;
-    if (!uint(r, &v))
+    if (!read_uint(r, &v))
         return false;
     *out = (int64_t)v;
     return true;
@@ -403,7 +420,7 @@ static bool text_node(struct rd *r, const char *base, uint32_t off, cJSON *node,
     case '{': return false;
     default: /* an integer (read strictly): cJSON's number of it */
         v.p += *v.p == '-';
-        if (!uint(&v, &u))
+        if (!read_uint(&v, &u))
             return false;
         node->type = cJSON_Number;
         node->valuedouble = base[off] == '-' ? -(double)u : (double)u;
@@ -476,8 +493,8 @@ bool trace_evread_engine(const char *p, size_t n, bool ahead, size_t *len, struc
     if (!LIT(&r, ",\"op\":") || !(ev->op = str(&r)))
         return false;
     ev->len[2] = (uint32_t)r.last, ev->len[3] = 0;
-    if (!LIT(&r, ",\"start_cycle\":") || !uint(&r, &ev->start) || !LIT(&r, ",\"end_cycle\":") ||
-        !uint(&r, &ev->end))
+    if (!LIT(&r, ",\"start_cycle\":") || !read_uint(&r, &ev->start) ||
+        !LIT(&r, ",\"end_cycle\":") || !read_uint(&r, &ev->end))
         return false;
     ev->component = ev->op_kind = NULL;
     ev->details = NULL;
@@ -496,7 +513,7 @@ bool trace_evread_engine(const char *p, size_t n, bool ahead, size_t *len, struc
     if (LIT(&r, ",\"dependency_ids\":[")) {
         if (!LIT(&r, "]")) {
             do {
-                if (ev->ndeps == TRACE_EVREAD_DEPS || !uint(&r, &v))
+                if (ev->ndeps == TRACE_EVREAD_DEPS || !read_uint(&r, &v))
                     return false;
                 ev->deps[ev->ndeps++] = v;
             } while (LIT(&r, ","));
