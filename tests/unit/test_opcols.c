@@ -430,3 +430,40 @@ Test(opcols, every_record_of_a_run_reads_the_same_packed_and_expanded)
         sim_run_free(run);
     }
 }
+
+/* The keys of the op columns found by name as the text reader finds them, with 16 bytes
+ * readable past the key's first byte (compared in words) or only the key's own: every key,
+ * whatever bytes follow it, and no name that differs from one in a single byte, or is one
+ * byte shorter or longer. */
+Test(opcols, keys_are_found_by_their_exact_names)
+{
+    int nkeys = 0;
+    while (trace_opinfo_keys[nkeys])
+        nkeys++;
+    for (int i = 0; i < nkeys; i++) {
+        const char *k = trace_opinfo_keys[i];
+        size_t len = strlen(k);
+        char buf[40];
+        memset(buf, 'z', sizeof(buf)); /* bytes past the key that are not NUL */
+        memcpy(buf, k, len);
+        cr_assert_eq(trace_opinfo_key_in(buf, len, buf + sizeof(buf)), i, "%s", k);
+        cr_assert_eq(trace_opinfo_key_in(buf, len, buf + len), i, "%s, its bytes alone", k);
+        cr_assert_eq(trace_opinfo_key(k, len), i, "%s", k);
+        for (size_t at = 0; at < len; at++) {
+            char keep = buf[at];
+            buf[at] = (char)(keep ^ 0x20);
+            int found = trace_opinfo_key_in(buf, len, buf + sizeof(buf));
+            cr_assert(found < 0 || strncmp(trace_opinfo_keys[found], buf, len) == 0,
+                      "%s with byte %zu changed found %d", k, at, found);
+            cr_assert_eq(found, trace_opinfo_key_in(buf, len, buf + len), "%s at %zu", k, at);
+            buf[at] = keep;
+        }
+        for (size_t n = len - 1; n <= len + 1; n += 2) {
+            int found = trace_opinfo_key_in(buf, n, buf + sizeof(buf));
+            cr_assert(found < 0 || (strlen(trace_opinfo_keys[found]) == n &&
+                                    strncmp(trace_opinfo_keys[found], buf, n) == 0),
+                      "%s as %zu bytes found %d", k, n, found);
+            cr_assert_eq(found, trace_opinfo_key_in(buf, n, buf + n), "%s as %zu bytes", k, n);
+        }
+    }
+}

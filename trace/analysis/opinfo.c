@@ -55,6 +55,15 @@ void trace_spaces_init(struct trace_spaces *s)
     *s = std;
 }
 
+/* strcmp(a, b) == 0 for the short names of spaces, inline: the call of strcmp was a
+ * twentieth of a load's thread that decodes details (perf, 10 M events). */
+static inline bool same_name(const char *a, const char *b)
+{
+    while (*a && *a == *b)
+        a++, b++;
+    return *a == *b;
+}
+
 /* The id of a space name, registered when new; -1 when there is no room. */
 static int space_id(struct trace_spaces *s, const char *name)
 {
@@ -62,13 +71,13 @@ static int space_id(struct trace_spaces *s, const char *name)
         return -1;
     /* first bytes compared before the names (a million calls a second at a load) */
     char c = name[0];
-    if ((c == 'd' || c == 'D') && (strcmp(name, "dram") == 0 || strcmp(name, "DRAM") == 0))
+    if ((c == 'd' || c == 'D') && (same_name(name, "dram") || same_name(name, "DRAM")))
         return 0;
     if ((c == 's' || c == 'S') && (name[1] == 'p' || name[1] == 'P') &&
-        (strcmp(name, "spm") == 0 || strcmp(name, "SPM") == 0))
+        (same_name(name, "spm") || same_name(name, "SPM")))
         return 2;
     for (unsigned i = 0; i < s->n; i++)
-        if (s->names[i][0] == c && strcmp(s->names[i], name) == 0)
+        if (s->names[i][0] == c && same_name(s->names[i], name))
             return (int)i;
     if (s->n == TRACE_OPINFO_MAX_SPACES || strlen(name) >= sizeof(s->names[0]))
         return -1;
@@ -601,6 +610,7 @@ void trace_opinfo_decode(const char *op, enum trace_op_kind kind, const struct s
 enum { KEY_HASH = 128, KEY_NONE = UINT8_MAX /* an empty slot */ };
 static uint8_t key_hash[KEY_HASH];
 static uint8_t key_len[TRACE_OPINFO_NKEYS];
+static uint64_t key_word[TRACE_OPINFO_NKEYS][2]; /* each key's bytes, zero past its end */
 static pthread_once_t key_hash_once = PTHREAD_ONCE_INIT;
 static atomic_bool key_hash_ready; /* built: pthread_once's call is skipped */
 
@@ -615,6 +625,9 @@ static void key_hash_build(void)
     memset(key_hash, KEY_NONE, sizeof(key_hash));
     for (int i = 0; i < TRACE_OPINFO_NKEYS; i++) {
         key_len[i] = (uint8_t)strlen(trace_opinfo_keys[i]);
+        char pad[16] = {0};
+        memcpy(pad, trace_opinfo_keys[i], key_len[i] < 16 ? key_len[i] : 16);
+        memcpy(key_word[i], pad, 16);
         unsigned s = key_slot(trace_opinfo_keys[i], key_len[i]);
         while (key_hash[s] != KEY_NONE)
             s = (s + 1) & (KEY_HASH - 1);
@@ -622,8 +635,23 @@ static void key_hash_build(void)
     }
 }
 
-/* The position in trace_opinfo_keys of the key key[0, len), or -1. */
-static int key_of_n(const char *key, size_t len)
+/* key[0, len) == key i, for a key with 16 bytes readable from it: two words compared, not a
+ * call of memcmp (it was a twentieth of the thread that parses a trace ahead, perf). */
+static bool key_is(int i, const char *key, size_t len)
+{
+    uint64_t a[2];
+    memcpy(a, key, 16);
+    uint64_t m0 = len >= 8 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * len)) - 1;
+    uint64_t m1 = len >= 16 ? ~(uint64_t)0 : len <= 8 ? 0 : ((uint64_t)1 << (8 * (len - 8))) - 1;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    m0 = __builtin_bswap64(m0), m1 = __builtin_bswap64(m1);
+#endif
+    return ((a[0] & m0) ^ key_word[i][0]) == 0 && ((a[1] & m1) ^ key_word[i][1]) == 0;
+}
+
+/* The position in trace_opinfo_keys of the key key[0, len), or -1; end: the end of the
+ * bytes readable from key (NULL: only len). */
+static int key_of_n_in(const char *key, size_t len, const char *end)
 {
     if (!len)
         return -1;
@@ -631,12 +659,20 @@ static int key_of_n(const char *key, size_t len)
         pthread_once(&key_hash_once, key_hash_build);
         atomic_store_explicit(&key_hash_ready, true, memory_order_release);
     }
+    bool words = end && end - key >= 16 && len <= 16;
     for (unsigned s = key_slot(key, len); key_hash[s] != KEY_NONE; s = (s + 1) & (KEY_HASH - 1)) {
         int i = key_hash[s];
-        if (key_len[i] == len && memcmp(trace_opinfo_keys[i], key, len) == 0)
+        if (key_len[i] == len &&
+            (words ? key_is(i, key, len) : memcmp(trace_opinfo_keys[i], key, len) == 0))
             return i;
     }
     return -1;
+}
+
+/* The position in trace_opinfo_keys of the key key[0, len), or -1. */
+static int key_of_n(const char *key, size_t len)
+{
+    return key_of_n_in(key, len, NULL);
 }
 
 /* The keys of object j into slots (the first of a duplicated key, as trace_json_to_value);
@@ -693,6 +729,11 @@ void trace_opinfo_decode_text(const char *op, enum trace_op_kind kind,
 int trace_opinfo_key(const char *k, size_t len)
 {
     return key_of_n(k, len);
+}
+
+int trace_opinfo_key_in(const char *k, size_t len, const char *end)
+{
+    return key_of_n_in(k, len, end);
 }
 
 /* The keys of the packed map at *pos into slots by their position in trace_opinfo_keys

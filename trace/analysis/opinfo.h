@@ -110,6 +110,9 @@ void trace_opinfo_decode_text(const char *op, enum trace_op_kind kind,
 /* The position of the key k[0, len) in trace_opinfo_keys, or -1. */
 int trace_opinfo_key(const char *k, size_t len);
 
+/* The same, with the bytes readable from k ending at end (faster when 16 or more are). */
+int trace_opinfo_key_in(const char *k, size_t len, const char *end);
+
 /* The positions in trace_opinfo_keys of the keys a loader reads beside the op columns. */
 enum {
     TRACE_OPINFO_K_BYTES = 1,

@@ -315,8 +315,9 @@ static bool text_value(struct rd *r, bool strict, int depth)
     }
 }
 
-/* The id of key k[0, n) (trace_opinfo_keys' position, or TK_*), or -1. */
-static int text_key(const char *k, size_t n)
+/* The id of key k[0, n) (trace_opinfo_keys' position, or TK_*), or -1; the bytes readable
+ * from k end at e. */
+static int text_key(const char *k, size_t n, const char *e)
 {
     switch (n) {
     case 3: return same_n(k, "src", 3) ? TK_SRC : -1;
@@ -333,7 +334,7 @@ static int text_key(const char *k, size_t n)
             return TK_ROLE;
         break;
     }
-    return trace_opinfo_key(k, n);
+    return trace_opinfo_key_in(k, n, e);
 }
 
 /* Where the first value of each key of interest is in details: offsets from its first
@@ -368,7 +369,7 @@ static bool text_members(struct rd *r, const char *base, struct slots *at, struc
         size_t kn;
         if (!text_string(r, &k, &kn) || !LIT(r, ":") || r->p >= r->e)
             return false;
-        int id = text_key(k, kn);
+        int id = text_key(k, kn, r->e);
         if (!rep && (id == TK_SRC || id == TK_SRC_FUNC || id == TK_REPLAY))
             id = -1; /* read from the top alone */
         bool first = id >= 0 && !(at->set >> id & 1);
