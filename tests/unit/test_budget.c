@@ -4,7 +4,8 @@
  * events, track queries, op columns, transfers and region figures of the same run in the
  * heap; giving pages back lowers the resident memory and loses nothing; the budget's thread
  * keeps a model that is read whole under its budget; the file is mapped without readahead;
- * the keeper holds the file and ends after the process.
+ * the keeper holds the file and ends after the process; a file system without room for the
+ * file keeps the arrays in the heap rather than ending the process.
  */
 #include "sim/host/run.h"
 #include "trace/analysis/regions.h"
@@ -14,9 +15,13 @@
 
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -547,4 +552,136 @@ Test(budget, a_clone_restores_what_the_process_changed_after_its_mark)
     cr_assert_eq(read(res[0], &ok, sizeof(ok)), (ssize_t)sizeof(ok));
     cr_assert_eq(waitpid(c, NULL, 0), c);
     cr_assert(ok, "the copy's arrays are not as they were at its mark");
+}
+
+/* ---- a file system without room for the file ---------------------------------------------- */
+
+/* Three arrays grown by doubling to 8 MB each in the file (a budget of 0), on a file system
+ * of 4 MB: exit 0 when every byte reads back, some in the file and the rest in the heap;
+ * else the number of what failed. */
+static int grow_past_the_room(void)
+{
+    trace_budget_set(0);
+    enum { N = 3 };
+    const size_t top = (size_t)8 << 20;
+    uint32_t *a[N] = {NULL};
+    size_t len[N] = {0};
+    for (size_t size = 4096; size <= top; size *= 2)
+        for (int k = 0; k < N; k++) {
+            a[k] = trace_budget_realloc(a[k], len[k] * sizeof(uint32_t), size);
+            for (size_t i = len[k]; i < size / sizeof(uint32_t); i++)
+                a[k][i] = (uint32_t)(i * 2654435761u) ^ (uint32_t)k; /* every page written */
+            len[k] = size / sizeof(uint32_t);
+        }
+    if (!trace_budget_engaged())
+        return 2; /* nothing went to the file: the case is not the one meant */
+    for (int k = 0; k < N; k++)
+        for (size_t i = 0; i < len[k]; i++)
+            if (a[k][i] != ((uint32_t)(i * 2654435761u) ^ (uint32_t)k))
+                return 3;
+    if (trace_budget_file_bytes() >= N * top)
+        return 4; /* all of it in a file of 4 MB? */
+    for (int k = 0; k < N; k++)
+        trace_budget_free(a[k], top);
+    return 0;
+}
+
+static bool write_file(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    bool ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+    close(fd);
+    return ok;
+}
+
+/* A mount namespace of this process's own (with a user namespace when not root), so that a
+ * small file system can be mounted; false when the machine allows neither. */
+static bool own_mounts(void)
+{
+    uid_t uid = getuid();
+    gid_t gid = getgid();
+    if (uid == 0) {
+        if (unshare(CLONE_NEWNS) != 0)
+            return false;
+    } else {
+        char map[64];
+        if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
+            return false;
+        snprintf(map, sizeof(map), "0 %u 1", (unsigned)uid);
+        if (!write_file("/proc/self/setgroups", "deny") || !write_file("/proc/self/uid_map", map))
+            return false;
+        snprintf(map, sizeof(map), "0 %u 1", (unsigned)gid);
+        if (!write_file("/proc/self/gid_map", map))
+            return false;
+    }
+    return mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0;
+}
+
+/* Run grow_past_the_room in a child whose TMPDIR is a file system of 4 MB made by mk (in the
+ * child's own mount namespace, at dir); its wait status, or -1 when the file system could not
+ * be made here (77 from the child). */
+static int in_small_fs(bool (*mk)(const char *dir), const char *dir)
+{
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        if (!own_mounts() || !mk(dir))
+            _exit(77);
+        setenv("TMPDIR", dir, 1);
+        _exit(grow_past_the_room());
+    }
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 77 ? -1 : st;
+}
+
+static bool mk_tmpfs(const char *dir)
+{
+    return mount("tmpfs", dir, "tmpfs", 0, "size=4m") == 0;
+}
+
+/* An ext4 file system of 4 MB on a loop device (root alone may: mount(8) sets the device
+ * up and lets it go at the unmount, as the namespace ends). */
+static bool mk_ext4(const char *dir)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd),
+             "truncate -s 4M %s.img && mkfs.ext4 -q -F %s.img >/dev/null 2>&1 && "
+             "mount -o loop %s.img %s >/dev/null 2>&1",
+             dir, dir, dir, dir);
+    return getuid() == 0 && system(cmd) == 0;
+}
+
+static void expect_kept(const char *kind, int st)
+{
+    cr_assert(!WIFSIGNALED(st), "%s: the process ended by signal %d (%s)", kind, WTERMSIG(st),
+              strsignal(WTERMSIG(st)));
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+              "%s: exit %d (2: nothing in the file, 3: a byte lost, 4: all in the file)", kind,
+              WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
+
+/* A page of the file written through its mapping takes room only then, and a full file
+ * system answers that write with SIGBUS: the room is taken before the arrays are mapped, so
+ * what finds none stays in the heap. On a tmpfs (the room asked for) and, as root, on ext4
+ * (the room reserved); the tmpfs is made in a user namespace where the machine allows it. */
+Test(budget, a_full_file_system_keeps_the_arrays_in_the_heap)
+{
+    char dir[] = "/tmp/npuscope-roomXXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    int tmpfs = in_small_fs(mk_tmpfs, dir);
+    int ext4 = in_small_fs(mk_ext4, dir);
+    char img[sizeof(dir) + 8];
+    snprintf(img, sizeof(img), "%s.img", dir);
+    unlink(img);
+    rmdir(dir);
+    if (tmpfs < 0 && ext4 < 0)
+        cr_skip_test("no file system of 4 MB can be mounted here (neither root nor a user "
+                     "namespace)");
+    if (tmpfs >= 0)
+        expect_kept("tmpfs", tmpfs);
+    if (ext4 >= 0)
+        expect_kept("ext4", ext4);
 }

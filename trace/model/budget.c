@@ -22,6 +22,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -55,6 +56,7 @@ static struct {
     uint64_t budget;
     int fd;        /* the file, or -1 (not made yet, or it cannot be: everything in the heap) */
     bool no_file;  /* making the file failed: do not try again */
+    bool tmpfs;    /* the file is in memory (tmpfs): its room is looked at, not reserved */
     uint64_t fend; /* the file's length: the next array goes there */
     struct region *r;
     size_t nr, capr;
@@ -758,6 +760,42 @@ static int set_end(uint64_t end)
     return ftruncate(g.fd, (off_t)end);
 }
 
+#ifndef TMPFS_MAGIC
+#define TMPFS_MAGIC 0x01021994
+#endif
+
+/*
+ * Room in the file for the bytes [off, off + n) that a mapping is about to reach (with the
+ * lock held); false when there is none. The file is sparse: a page of it takes room on its
+ * file system only when first written, through the mapping, and a full file system answers
+ * that write with SIGBUS, which would end the process in the middle of a load or a run. So
+ * the room is taken before: reserved (fallocate) where the file lives on a disk; in memory
+ * (tmpfs), where reserving would fill the pages at once, the free room is asked for instead,
+ * enough for these bytes and every page of the file mapped but not yet written. Where the
+ * file system can do neither, as before: the bytes are mapped and hoped for.
+ */
+static bool room(uint64_t off, uint64_t n)
+{
+    if (!n)
+        return true;
+    if (!g.tmpfs) {
+        if (fallocate(g.fd, FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)n) == 0)
+            return true;
+        return errno == EOPNOTSUPP || errno == ENOSYS;
+    }
+    struct statfs fs;
+    struct stat st;
+    if (fstatfs(g.fd, &fs) != 0 || fstat(g.fd, &st) != 0)
+        return true;
+    uint64_t mapped = 0;
+    for (size_t i = 0; i < g.nr; i++)
+        if (!g.r[i].lent && !g.r[i].foreign)
+            mapped += g.r[i].len;
+    uint64_t written = (uint64_t)st.st_blocks * 512;
+    uint64_t need = n + (mapped > written ? mapped - written : 0);
+    return (uint64_t)fs.f_bavail * (uint64_t)fs.f_bsize >= need;
+}
+
 /* A new array of n bytes in the file (with the lock held), or NULL when there is no file
  * or no room. */
 static void *file_alloc(size_t n)
@@ -769,6 +807,8 @@ static void *file_alloc(size_t n)
         g.no_file = g.fd < 0;
         if (g.no_file)
             return NULL;
+        struct statfs fs;
+        g.tmpfs = fstatfs(g.fd, &fs) == 0 && fs.f_type == TMPFS_MAGIC;
         if (g.keeper >= 0 && g.keeper_mine)
             keeper_send_locked(g.fd);
     }
@@ -779,7 +819,9 @@ static void *file_alloc(size_t n)
         if (set_end(g.fend + span) != 0)
             return NULL;
     }
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, g.fd, (off_t)g.fend);
+    void *p = room(g.fend, len)
+                  ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, g.fd, (off_t)g.fend)
+                  : MAP_FAILED;
     if (p == MAP_FAILED) {
         if (set_end(g.fend) != 0)
             g.no_file = true;
@@ -842,8 +884,11 @@ void *trace_budget_realloc(void *p, size_t old, size_t new_size)
             return p;
         }
         if (!r->foreign && len <= r->span) {
-            /* within the part of the file it holds: map more (or less) of it, in place */
-            void *q = mremap(p, r->len, len, MREMAP_MAYMOVE);
+            /* within the part of the file it holds: map more (or less) of it, in place (with
+             * no room for more, it moves: to the heap, when there is no room elsewhere) */
+            void *q = len <= r->len || room(r->off + r->len, len - r->len)
+                          ? mremap(p, r->len, len, MREMAP_MAYMOVE)
+                          : MAP_FAILED;
             if (q != MAP_FAILED) {
                 g.look_dirty |= q != p;
                 r->base = q, r->len = len;
@@ -855,7 +900,9 @@ void *trace_budget_realloc(void *p, size_t old, size_t new_size)
             /* the last array of the file: the file grows with it */
             uint64_t span = span_for(len);
             if (set_end(r->off + span) == 0) {
-                void *q = mremap(p, r->len, len, MREMAP_MAYMOVE);
+                void *q = room(r->off + r->len, len - r->len)
+                              ? mremap(p, r->len, len, MREMAP_MAYMOVE)
+                              : MAP_FAILED;
                 if (q != MAP_FAILED) {
                     g.look_dirty |= q != p;
                     r->base = q, r->len = len, r->span = span;
