@@ -1,6 +1,7 @@
 /* Compressed trace files through libzstd and zlib (see compress.h). */
 #include "trace/file/compress.h"
 
+#include "sim/util/mapguard.h"
 #include "sim/util/xalloc.h"
 
 #include <errno.h>
@@ -438,7 +439,8 @@ static int map_fd(int fd, size_t len, const char *path, struct trace_zfile *f, s
     if (pm == MAP_FAILED)
         return diag_set(d, SIM_EIO, path, 0, 0, NULL, "cannot map: %s", strerror(e));
     madvise(pm, len, MADV_SEQUENTIAL);
-    f->p = pm, f->n = len, f->mapped = true;
+    sim_mapguard_add(pm, len); /* the file may be cut short while it is read */
+    f->p = pm, f->n = len, f->mapped = true, f->cuts = sim_mapguard_cuts();
     return 0;
 }
 
@@ -532,11 +534,18 @@ int trace_z_open(const char *path, bool recover,
     return map_fd(tfd, (size_t)tlen, path, f, d);
 }
 
+void trace_z_note_cut(const struct trace_zfile *f, struct diag *d)
+{
+    if (d && f->mapped && sim_mapguard_cuts() != f->cuts)
+        diag_prefix(d, "the file was cut short on disk while it was read");
+}
+
 void trace_z_close(struct trace_zfile *f)
 {
-    if (f->mapped)
+    if (f->mapped) {
+        sim_mapguard_remove(f->p);
         munmap((void *)f->p, f->n);
-    else
+    } else
         free((void *)f->p);
     f->p = NULL;
     f->n = 0;

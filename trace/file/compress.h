@@ -97,6 +97,7 @@ struct trace_zfile {
     bool mapped;
     enum trace_zkind kind;
     struct trace_zstat st;
+    unsigned long cuts; /* mapped: sim_mapguard_cuts() then (sim/util/mapguard.h) */
 };
 
 /*
@@ -112,5 +113,10 @@ int trace_z_open(const char *path, bool recover,
 
 /* Unmap or free what trace_z_open gave (taken: f is freed too when heap is set). */
 void trace_z_close(struct trace_zfile *f);
+
+/* An error in d read from f: prefixed with "the file was cut short on disk while it was
+ * read" when a guarded mapping was found cut short since f was mapped (its text there reads
+ * as zeros). */
+void trace_z_note_cut(const struct trace_zfile *f, struct diag *d);
 
 #endif

@@ -1,6 +1,7 @@
 /* The details of a loaded trace's events, read again from its file (see detsrc.h). */
 #include "trace/file/detsrc.h"
 
+#include "sim/util/mapguard.h"
 #include "sim/util/xalloc.h"
 #include "trace/file/compress.h"
 #include "trace/model/json.h"
@@ -46,6 +47,7 @@ struct trace_detsrc *trace_detsrc_open(const char *path)
     if (p == MAP_FAILED)
         return NULL;
     madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
+    sim_mapguard_add(p, (size_t)st.st_size); /* the file may be cut short while it is read */
     struct trace_detsrc *s = sim_xcalloc(1, sizeof(*s));
     s->p = p, s->n = (size_t)st.st_size, s->page = sysconf(_SC_PAGESIZE);
     return s;
@@ -55,6 +57,7 @@ void trace_detsrc_close(struct trace_detsrc *s)
 {
     if (!s)
         return;
+    sim_mapguard_remove(s->p);
     munmap((void *)s->p, s->n);
     free(s);
 }

@@ -1424,6 +1424,7 @@ static int load_zfile(struct trace_zfile *f, const char *name, struct trace_repo
     if (o && o->checked)
         *o->checked = L.checked;
     if (rc < 0) {
+        trace_z_note_cut(f, d);
         trace_z_close(f);
         return rc;
     }

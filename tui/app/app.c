@@ -5,6 +5,7 @@
 #include "tui/app/app_int.h"
 
 #include "sim/util/escape.h"
+#include "sim/util/mapguard.h"
 #include "sim/util/xalloc.h"
 #include "trace/analysis/srcstep.h"
 #include "trace/model/budget.h"
@@ -439,6 +440,8 @@ bool tui_app_needs_render(struct tui_app *a)
         return true;
     if (a->diff && tui_diffview_dirty(a->diff))
         return true;
+    if (sim_mapguard_cuts() != a->cuts_seen)
+        return true;
     if (trace_model_generation(a->m) != a->drawn_gen || a->view.rev != a->drawn_rev ||
         a->view.message_rev != a->drawn_msg)
         return true;
@@ -457,6 +460,13 @@ const struct tui_canvas *tui_app_render(struct tui_app *a)
 {
     if (a->diff)
         diff_note(a); /* the comparison computed on its worker is ready */
+    unsigned long cuts = sim_mapguard_cuts();
+    if (cuts != a->cuts_seen) { /* a read past the new end of a trace cut short on disk */
+        a->cuts_seen = cuts;
+        tui_view_message(&a->view, TUI_STYLE_ERROR,
+                         "the trace file was cut short on disk while open: the ops past its new "
+                         "end show no details");
+    }
     if (a->too_small) {
         tui_canvas_too_small(a->canvas, TUI_MIN_W, TUI_MIN_H);
         a->full = false;

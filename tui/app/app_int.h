@@ -92,9 +92,10 @@ struct tui_app {
     size_t plen;
     bool bplist; /* the breakpoint list is open */
     size_t bp_sel;
-    uint64_t notice_seen; /* the source's notice_rev last shown */
-    char search[128];     /* the last search, "" when none */
-    int walk;             /* what n and N walk: enum walk, the last thing the user walked */
+    uint64_t notice_seen;    /* the source's notice_rev last shown */
+    unsigned long cuts_seen; /* sim_mapguard_cuts last said (a trace cut short on disk) */
+    char search[128];        /* the last search, "" when none */
+    int walk;                /* what n and N walk: enum walk, the last thing the user walked */
     struct tui_gantt_zoom diff_zoom; /* the Gantt's zoom when a comparison opened */
     struct tui_canvas *canvas;
     bool too_small;

@@ -6,6 +6,7 @@
  */
 #include "tui/term/term.h"
 
+#include "sim/util/mapguard.h"
 #include "sim/util/xalloc.h"
 #include "tui/term/keymap.h"
 
@@ -41,6 +42,7 @@ struct tui_term {
     int fw, fh;
     bool invalid;
     struct sigaction old[3];
+    struct sigaction old_crash[5];
 };
 
 /* The sanitizers report crashes themselves: leave those signals to them. */
@@ -86,9 +88,14 @@ void tui_term_crash_restore(void)
         tcsetattr(STDIN_FILENO, TCSANOW, &saved_tios);
 }
 
-/* A crash: put the terminal back with async-signal-safe calls, then die as before. */
-static void on_crash(int signo)
+/* A crash: put the terminal back with async-signal-safe calls, then die as before. A SIGBUS
+ * of a trace's mapping cut short on disk is no crash: its page reads as zeros from now on
+ * (sim/util/mapguard.h), and the read goes on. */
+static void on_crash(int signo, siginfo_t *si, void *uc)
 {
+    (void)uc;
+    if (signo == SIGBUS && si && sim_mapguard_fault(si->si_addr))
+        return;
     tui_term_crash_restore();
     signal(signo, SIG_DFL);
     raise(signo);
@@ -180,11 +187,11 @@ static void install_signals(struct tui_term *t)
         sigaction(handled_signals[i], &sa, &t->old[i]);
     struct sigaction crash;
     memset(&crash, 0, sizeof(crash));
-    crash.sa_handler = on_crash;
+    crash.sa_sigaction = on_crash;
     sigemptyset(&crash.sa_mask);
-    crash.sa_flags = SA_RESETHAND;
+    crash.sa_flags = SA_SIGINFO | SA_NODEFER;
     for (int i = 0; CRASH_HANDLERS && i < 5; i++)
-        sigaction(crash_signals[i], &crash, NULL);
+        sigaction(crash_signals[i], &crash, &t->old_crash[i]);
 }
 
 static void restore_signals(struct tui_term *t)
@@ -192,7 +199,7 @@ static void restore_signals(struct tui_term *t)
     for (int i = 0; i < 3; i++)
         sigaction(handled_signals[i], &t->old[i], NULL);
     for (int i = 0; CRASH_HANDLERS && i < 5; i++)
-        signal(crash_signals[i], SIG_DFL);
+        sigaction(crash_signals[i], &t->old_crash[i], NULL);
     for (int i = 0; i < 2; i++) {
         if (signal_pipe[i] >= 0)
             close(signal_pipe[i]);
