@@ -25,14 +25,14 @@ echo "trace            $kernel, $(($(stat -c %s "$dir/trace.json") >> 20)) MiB, 
 bash "$(dirname "$0")/view_first.sh" "$build/npuscope" "$dir/trace.json" || true
 "$bin" "$dir/trace.json" "$runs" "$keys" | tee "$dir/now.txt"
 # the command line on the same trace, opened through its index as by default (the first
-# summary writes it): summary and export --chrome, wall and CPU seconds and peak RSS against
-# their targets (15 s / 30 s, 1 GB)
+# summary writes it): summary, export --chrome and diff, wall and CPU seconds and peak RSS
+# against their targets (15 s / 30 s, 1 GB)
 export XDG_CACHE_HOME="$dir/cache"
 "$build/npuscope" summary "$dir/trace.json" >/dev/null
 cli() { # NAME TARGET_S COMMAND...
     local name=$1 target=$2
     shift 2
-    /usr/bin/time -f '%e %U %S %M' -o "$dir/time.txt" "$@" >/dev/null
+    /usr/bin/time -f '%e %U %S %M' -o "$dir/time.txt" "$@" >/dev/null || true
     awk -v n="$name" -v t="$target" '{
         printf "%-16s %.2f s, %.2f s CPU, peak rss %d MB%s%s\n", n, $1, $2 + $3, $4 / 1024,
                ($1 > t ? "  MISSED: over " t " s" : ""), ($4 > 1048576 ? "  MISSED: over 1 GB" : "") }' "$dir/time.txt"
@@ -40,6 +40,14 @@ cli() { # NAME TARGET_S COMMAND...
 cli "summary" 15 "$build/npuscope" summary "$dir/trace.json"
 cli "export --chrome" 30 "$build/npuscope" export --chrome "$dir/trace.json" -o "$dir/chrome.json"
 rm -f "$dir/chrome.json"
+# diff of a trace of about a gigabyte (a decode of 48 tokens) against the big one: cold (both
+# parsed, their indexes written, in a cache of its own) and then through those indexes
+"$build/npuscope" run --headless -k "${ANALYSIS_BENCH_DIFF_KERNEL:-llm_decode:layers=32,gen=48}" \
+    -o "$dir/a.json" >/dev/null
+echo "diff A            A: $(($(stat -c %s "$dir/a.json") >> 20)) MiB"
+XDG_CACHE_HOME=$dir/cold cli "diff, cold" 30 "$build/npuscope" diff "$dir/a.json" "$dir/trace.json"
+XDG_CACHE_HOME=$dir/cold cli "diff, indexed" 30 "$build/npuscope" diff "$dir/a.json" "$dir/trace.json"
+rm -rf "$dir/cold" "$dir/a.json"
 # the same trace in the viewer (its index in the scratch directory): keys answered while a
 # search or the line profile scans it
 XDG_CACHE_HOME=$dir/cache bash "$(dirname "$0")/live_scans.sh" "$build/npuscope" view "$dir/trace.json" ||
