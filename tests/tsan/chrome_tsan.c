@@ -72,9 +72,10 @@ int main(void)
         const char *src = via_file ? sc.path : NULL;
         size_t na = 0, nb = 0;
         char *a = NULL, *b = NULL;
-        bool same = trace_chrome_export_with(m, src, one, 0, 1, &d) == 0 &&
-                    trace_chrome_export_with(m, src, two, 0, 2, &d) == 0 && (a = slurp(one, &na)) &&
-                    (b = slurp(two, &nb)) && na == nb && memcmp(a, b, na) == 0;
+        bool same = trace_chrome_export_with(m, src, one, 0, 1, NULL, &d) == 0 &&
+                    trace_chrome_export_with(m, src, two, 0, 2, NULL, &d) == 0 &&
+                    (a = slurp(one, &na)) && (b = slurp(two, &nb)) && na == nb &&
+                    memcmp(a, b, na) == 0;
         free(a);
         free(b);
         if (!same) {

@@ -6,6 +6,8 @@
 #include "trace/file/loader.h"
 #include "trace/live/live.h"
 #include "trace/model/model.h"
+#include "trace/verdict/verdict.h"
+#include "test_chain.h"
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
@@ -706,8 +708,8 @@ Test(chrome, two_threads_write_the_same_bytes_as_one, .init = setup, .fini = tea
     cr_assert_eq(trace_model_event_count(m), N);
     for (int via_file = 0; via_file < 2; via_file++) {
         const char *src = via_file ? trace : NULL;
-        cr_assert_eq(trace_chrome_export_with(m, src, one, 0, 1, &d), 0, "%s", d.msg);
-        cr_assert_eq(trace_chrome_export_with(m, src, path, 0, 2, &d), 0, "%s", d.msg);
+        cr_assert_eq(trace_chrome_export_with(m, src, one, 0, 1, NULL, &d), 0, "%s", d.msg);
+        cr_assert_eq(trace_chrome_export_with(m, src, path, 0, 2, NULL, &d), 0, "%s", d.msg);
         size_t na, nb;
         char *a = slurp_file(one, &na), *b = slurp_file(path, &nb);
         cr_assert_eq(na, nb, "%zu bytes on two threads against %zu on one", nb, na);
@@ -720,4 +722,40 @@ Test(chrome, two_threads_write_the_same_bytes_as_one, .init = setup, .fini = tea
     trace_model_free(m);
     unlink(one);
     unlink(trace);
+}
+
+/* The critical paths of a verdict kept beside the index are drawn as judged: the export is
+ * the same byte for byte as with the paths computed (three launches of a chain of 41 ops),
+ * and a mark put in a judged path shows in the file (it is the verdict's path that is
+ * drawn, not one computed again). */
+Test(chrome, a_kept_verdicts_paths_are_drawn_as_judged, .init = setup, .fini = teardown)
+{
+    struct trace_model *m = chain_model(3, 41, 0);
+    struct trace_verdict *v = trace_verdict_new(m, NULL);
+    cr_assert_eq(v->nlaunches, 3);
+    char own[80];
+    snprintf(own, sizeof(own), "%s.own", path);
+    struct diag d;
+    cr_assert_eq(trace_chrome_export_with(m, NULL, own, 0, 1, NULL, &d), 0, "%s", d.msg);
+    cr_assert_eq(trace_chrome_export_with(m, NULL, path, 0, 1, v, &d), 0, "%s", d.msg);
+    size_t na, nb;
+    char *a = slurp_file(own, &na), *b = slurp_file(path, &nb);
+    cr_assert(na == nb && memcmp(a, b, na) == 0, "the paths judged drawn otherwise");
+    cr_assert(strstr(b, "\"critical path: "), "no path drawn");
+    free(a);
+    free(b);
+    /* a mark: the second launch's path judged one step shorter (its first step gone) */
+    struct trace_critpath *p = &v->launches[1].path;
+    cr_assert_gt(p->n, 2);
+    memmove(p->steps, p->steps + 1, (p->n - 1) * sizeof(*p->steps));
+    p->n--;
+    cr_assert_eq(trace_chrome_export_with(m, NULL, path, 0, 1, v, &d), 0, "%s", d.msg);
+    cJSON *j = read_json_any();
+    const char *pairs[128][2];
+    size_t n = flows(cJSON_GetObjectItem(j, "traceEvents"), "critical_path", pairs, 128);
+    cr_assert_eq(n, 3 * 40 - 1, "the mark does not show: %zu arrows", n);
+    cJSON_Delete(j);
+    trace_verdict_free(v);
+    trace_model_free(m);
+    unlink(own);
 }

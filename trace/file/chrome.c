@@ -7,6 +7,7 @@
 #include "trace/analysis/metrics.h"
 #include "trace/analysis/regions.h"
 #include "trace/verdict/critpath.h"
+#include "trace/verdict/verdict.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -649,8 +650,28 @@ static void dependency_flows(struct out *w, const struct trace_model *m, const s
     }
 }
 
-/* The critical path of each kernel launch as a chain of arrows, one step to the next. */
-static void critical_paths(struct out *w, const struct trace_model *m, const struct layout *L)
+/* The path judged of launch x: the one item of the verdict for the same launch (its cmdq_id,
+ * occurrence and span), when it has a path; else NULL. */
+static const struct trace_critpath *judged_path(const struct trace_verdict *v,
+                                                const struct trace_region *x)
+{
+    const struct trace_critpath *p = NULL;
+    for (size_t i = 0; v && i < v->nlaunches; i++) {
+        const struct trace_region *y = v->launches[i].region;
+        if (y->cmdq_id == x->cmdq_id && y->occurrence == x->occurrence && y->start == x->start &&
+            y->end == x->end) {
+            if (p)
+                return NULL; /* two: which one is not known */
+            p = &v->launches[i].path;
+        }
+    }
+    return p && p->n ? p : NULL;
+}
+
+/* The critical path of each kernel launch as a chain of arrows, one step to the next (taken
+ * from judged when it has that launch's). */
+static void critical_paths(struct out *w, const struct trace_model *m, const struct layout *L,
+                           const struct trace_verdict *judged)
 {
     /* names, starts and which launch each event is in: the split alone, not accounted */
     struct trace_regions *rs = trace_regions_new_split(m, TRACE_REGION_LAUNCH);
@@ -675,23 +696,27 @@ static void critical_paths(struct out *w, const struct trace_model *m, const str
     uint64_t id = 0;
     for (size_t r = 0; r < nr; r++) {
         const struct trace_region *x = trace_regions_get(rs, r);
-        struct trace_critpath p;
-        struct trace_critpath_input in = {.m = m,
-                                          .events = evs + first[r],
-                                          .n = first[r + 1] - first[r],
-                                          .start = x->start,
-                                          /* (as the viewer's path: the verdict's) */
-                                          .with_details = trace_critpath_details_bounded};
-        in.each_ctx = &in.n;
-        trace_critpath_compute(&in, &p);
+        struct trace_critpath own = {0};
+        const struct trace_critpath *jp = judged_path(judged, x), *pp = jp ? jp : &own;
+        if (!jp) {
+            struct trace_critpath_input in = {.m = m,
+                                              .events = evs + first[r],
+                                              .n = first[r + 1] - first[r],
+                                              .start = x->start,
+                                              /* (as the viewer's path: the verdict's) */
+                                              .with_details = trace_critpath_details_bounded};
+            in.each_ctx = &in.n;
+            trace_critpath_compute(&in, &own);
+        }
         char name[160];
         if (x->occurrence)
             snprintf(name, sizeof(name), "critical path: %s #%u", x->name, x->occurrence + 1);
         else
             snprintf(name, sizeof(name), "critical path: %s", x->name);
-        for (size_t k = 1; k < p.n; k++)
-            flow(w, m, L, "critical_path", name, ++id, p.steps[k - 1].ev, p.steps[k].ev);
-        trace_critpath_fini(&p);
+        for (size_t k = 1; k < pp->n; k++)
+            flow(w, m, L, "critical_path", name, ++id, pp->steps[k - 1].ev, pp->steps[k].ev);
+        if (!jp)
+            trace_critpath_fini(&own);
     }
     free(fill);
     free(evs);
@@ -708,11 +733,12 @@ int trace_chrome_write(const struct trace_model *m, const char *path, uint64_t b
 int trace_chrome_export(const struct trace_model *m, const char *trace_path, const char *path,
                         uint64_t bw_window, struct diag *d)
 {
-    return trace_chrome_export_with(m, trace_path, path, bw_window, 0, d);
+    return trace_chrome_export_with(m, trace_path, path, bw_window, 0, NULL, d);
 }
 
 int trace_chrome_export_with(const struct trace_model *m, const char *trace_path, const char *path,
-                             uint64_t bw_window, unsigned threads, struct diag *d)
+                             uint64_t bw_window, unsigned threads,
+                             const struct trace_verdict *judged, struct diag *d)
 {
     struct out *w = sim_xcalloc(1, sizeof(*w)); /* the cache of times is large */
     w->first = true;
@@ -756,7 +782,7 @@ int trace_chrome_export_with(const struct trace_model *m, const char *trace_path
     bandwidth(w, m, &L, bw_window);
     resource_bandwidth(w, m, &L);
     dependency_flows(w, m, &L);
-    critical_paths(w, m, &L);
+    critical_paths(w, m, &L, judged);
     trace_out_lit(&w->o, "\n]}\n");
     free(L.pid);
     free(L.tid);

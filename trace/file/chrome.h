@@ -30,10 +30,15 @@ int trace_chrome_write(const struct trace_model *m, const char *path, uint64_t b
 int trace_chrome_export(const struct trace_model *m, const char *trace_path, const char *path,
                         uint64_t bw_window, struct diag *d);
 
+struct trace_verdict;
+
 /* trace_chrome_export on threads threads: 1 for the calling thread alone, 2 with a second
  * thread formatting events beside it, 0 as it chooses (two from 131,072 events on). The file
- * is the same. */
+ * is the same. judged (NULL: none): m's verdict (kept beside its index by an earlier view or
+ * summary), whose launches' critical paths are drawn as they are rather than computed again
+ * (the same paths: trace/verdict/verdict.h); a launch it has no path for is computed. */
 int trace_chrome_export_with(const struct trace_model *m, const char *trace_path, const char *path,
-                             uint64_t bw_window, unsigned threads, struct diag *d);
+                             uint64_t bw_window, unsigned threads,
+                             const struct trace_verdict *judged, struct diag *d);
 
 #endif
