@@ -6,6 +6,7 @@
 #include "trace/file/loader.h"
 #include "trace/live/live.h"
 #include "trace/model/model.h"
+#include "sim/util/mapguard.h"
 #include "trace/verdict/verdict.h"
 #include "test_chain.h"
 
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char path[64];
@@ -758,4 +760,44 @@ Test(chrome, a_kept_verdicts_paths_are_drawn_as_judged, .init = setup, .fini = t
     trace_verdict_free(v);
     trace_model_free(m);
     unlink(own);
+}
+
+/* A trace cut short on disk after it was loaded and before its details are read again for
+ * the export: no SIGBUS; the file is JSON, the ops before the cut keep their details, those
+ * past it have none, and the cut is counted (the command line says so). */
+Test(chrome, a_trace_cut_short_after_its_load_exports_without_the_details_past_the_cut,
+     .init = setup, .fini = teardown)
+{
+    enum { N = 4000 };
+    char trace[80];
+    snprintf(trace, sizeof(trace), "%s.trace.json", path);
+    FILE *f = fopen(trace, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "{\"version\": \"1.0\", \"timeline_events\": [\n");
+    for (int i = 0; i < N; i++)
+        fprintf(f,
+                "%s{\"type\": \"ENGINE_EVENT\", \"engine\": \"DMA\", \"engine_id\": 0, "
+                "\"op\": \"dma_read\", \"start_cycle\": %d, \"end_cycle\": %d, "
+                "\"component_id\": \"sip0.cube0.pe0.pe_dma\", \"op_kind\": \"memory\", "
+                "\"details\": {\"src_addr\": %d, \"nbytes\": 64, \"h\": \"op%d\"}}\n",
+                i ? "," : "", 10 * i, 10 * i + 5, 64 * i, i);
+    fprintf(f, "]}\n");
+    cr_assert_eq(fclose(f), 0);
+    struct trace_model *m = NULL;
+    struct diag d;
+    cr_assert_eq(trace_load_file(trace, NULL, &m, &d), 0, "%s", d.msg);
+    struct stat st;
+    cr_assert_eq(stat(trace, &st), 0);
+    cr_assert_eq(truncate(trace, st.st_size / 4), 0);
+    unsigned long cuts = sim_mapguard_cuts();
+    cr_assert_eq(trace_chrome_export_with(m, trace, path, 0, 1, NULL, &d), 0, "%s", d.msg);
+    cr_assert_gt(sim_mapguard_cuts(), cuts, "the cut is counted");
+    cJSON *j = read_json_any();
+    char *text = cJSON_PrintUnformatted(j);
+    cr_assert(strstr(text, "\"h\":\"op0\""), "the first op's details");
+    cr_assert_null(strstr(text, "\"h\":\"op3999\""), "the last op's details, past the cut");
+    free(text);
+    cJSON_Delete(j);
+    trace_model_free(m);
+    unlink(trace);
 }

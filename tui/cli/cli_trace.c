@@ -8,6 +8,7 @@
 
 #include "sim/util/diag.h"
 #include "sim/util/escape.h"
+#include "sim/util/mapguard.h"
 #include "sim/util/xalloc.h"
 #include "trace/file/chrome.h"
 #include "trace/file/jsonout.h"
@@ -386,8 +387,17 @@ int cli_export_chrome(const char *in, const char *out)
     /* the critical paths of a verdict kept beside the index (an earlier view or summary):
      * drawn as judged, not computed again (seconds at ten million ops) */
     struct trace_verdict *kept = cached ? trace_vcache_load(m, in, NULL, NULL) : NULL;
+    unsigned long cuts = sim_mapguard_cuts();
     if (trace_chrome_export_with(m, in, out, 0, 0, kept, &d) < 0) {
         print_diag(&d);
+        rc = CLI_EXIT_FAIL;
+    } else if (sim_mapguard_cuts() != cuts) { /* its details read as none past the cut */
+        char *p = sim_escape_dup(in);
+        fprintf(stderr,
+                "npuscope: %s: cut short on disk while it was exported: the ops past "
+                "its new end have no details in the export\n",
+                p);
+        free(p);
         rc = CLI_EXIT_FAIL;
     } else {
         note_errors(in, errors);
