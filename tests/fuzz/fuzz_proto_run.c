@@ -3,8 +3,9 @@
  * anyone who can reach the socket) would send them, go through the frame reader with the
  * run's limit and the HELLO and REQUEST readers, in chunks as a socket delivers them.
  * What is accepted must be what the run relies on (a version it speaks, a known role, a
- * pattern without NUL within its limit, a read within its limit); the buffer never holds
- * more than a frame and a read; nothing may crash, hang or leak.
+ * known kind of breakpoint, a pattern without NUL within its limit, a read within its
+ * limit); the buffer never holds more than a frame and a read; nothing may crash, hang or
+ * leak.
  */
 #include "trace/wire/proto.h"
 
@@ -17,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void check_request(const struct trace_proto_request *q)
 {
     if (q->code == TRACE_REQ_BREAK_ADD &&
-        (q->kind > 3 || strlen(q->text) > TRACE_PROTO_MAX_PATTERN))
+        (q->kind > 4 || strlen(q->text) > TRACE_PROTO_MAX_PATTERN)) /* (4: a line, 2.1) */
         abort();
     if (q->code == TRACE_REQ_MEM_READ && q->arg[3] > TRACE_PROTO_MAX_READ)
         abort();
