@@ -346,7 +346,9 @@ static bool take(struct tui_bottleneck *b)
  * meanwhile (tui/panes/task.h). */
 static void compute(struct tui_bottleneck *b)
 {
-    if (tui_task_running(b->task))
+    /* a verdict that ended since the caller took last is taken, not lost to the next run
+     * (which would write over it) */
+    if (tui_task_running(b->task) || take(b))
         return;
     b->started = tui_now_ns();
     b->gen = trace_model_generation(b->m);
