@@ -32,7 +32,7 @@ export XDG_CACHE_HOME="$dir/cache"
 cli() { # NAME TARGET_S COMMAND...
     local name=$1 target=$2
     shift 2
-    /usr/bin/time -f '%e %U %S %M' -o "$dir/time.txt" "$@" >/dev/null || true
+    /usr/bin/time -f '%e %U %S %M' -o "$dir/time.txt" "$@" >/dev/null
     awk -v n="$name" -v t="$target" '{
         printf "%-16s %.2f s, %.2f s CPU, peak rss %d MB%s%s\n", n, $1, $2 + $3, $4 / 1024,
                ($1 > t ? "  MISSED: over " t " s" : ""), ($4 > 1048576 ? "  MISSED: over 1 GB" : "") }' "$dir/time.txt"

@@ -668,16 +668,12 @@ static const struct trace_critpath *judged_path(const struct trace_verdict *v,
     return p && p->n ? p : NULL;
 }
 
-/* The critical path of each kernel launch as a chain of arrows, one step to the next (taken
- * from judged when it has that launch's). */
-static void critical_paths(struct out *w, const struct trace_model *m, const struct layout *L,
-                           const struct trace_verdict *judged)
+/* The events of each of rs's nr regions, grouped by a counting sort: region r's are
+ * (*evs)[first[r], first[r + 1]). Returns first (nr + 1 entries); both are the caller's. */
+static size_t *group_events(const struct trace_model *m, const struct trace_regions *rs, size_t nr,
+                            uint64_t **evs)
 {
-    /* names, starts and which launch each event is in: the split alone, not accounted */
-    struct trace_regions *rs = trace_regions_new_split(m, TRACE_REGION_LAUNCH);
-    size_t nr = trace_regions_count(rs);
     uint64_t ne = trace_model_event_count(m);
-    /* the events of each launch, grouped by a counting sort */
     size_t *first = sim_xcalloc(nr + 1, sizeof(*first));
     for (uint64_t i = 0; i < ne; i++) {
         size_t r = trace_regions_of_event(rs, i);
@@ -686,19 +682,38 @@ static void critical_paths(struct out *w, const struct trace_model *m, const str
     }
     for (size_t r = 0; r < nr; r++)
         first[r + 1] += first[r];
-    uint64_t *evs = sim_xcalloc(first[nr] ? first[nr] : 1, sizeof(*evs));
+    *evs = sim_xcalloc(first[nr] ? first[nr] : 1, sizeof(**evs));
     size_t *fill = sim_xcalloc(nr ? nr : 1, sizeof(*fill));
     for (uint64_t i = 0; i < ne; i++) {
         size_t r = trace_regions_of_event(rs, i);
         if (r < nr)
-            evs[first[r] + fill[r]++] = i;
+            (*evs)[first[r] + fill[r]++] = i;
     }
+    free(fill);
+    return first;
+}
+
+/* The critical path of each kernel launch as a chain of arrows, one step to the next (taken
+ * from judged when it has that launch's; the events grouped by launch only when some
+ * launch's path is to be computed). */
+static void critical_paths(struct out *w, const struct trace_model *m, const struct layout *L,
+                           const struct trace_verdict *judged)
+{
+    /* names, starts and which launch each event is in: the split alone, not accounted */
+    struct trace_regions *rs = trace_regions_new_split(m, TRACE_REGION_LAUNCH);
+    size_t nr = trace_regions_count(rs);
+    const struct trace_critpath **jps = sim_xcalloc(nr ? nr : 1, sizeof(*jps));
+    bool compute = false;
+    for (size_t r = 0; r < nr; r++)
+        compute |= !(jps[r] = judged_path(judged, trace_regions_get(rs, r)));
+    uint64_t *evs = NULL;
+    size_t *first = compute ? group_events(m, rs, nr, &evs) : NULL;
     uint64_t id = 0;
     for (size_t r = 0; r < nr; r++) {
         const struct trace_region *x = trace_regions_get(rs, r);
         struct trace_critpath own = {0};
-        const struct trace_critpath *jp = judged_path(judged, x), *pp = jp ? jp : &own;
-        if (!jp) {
+        const struct trace_critpath *pp = jps[r] ? jps[r] : &own;
+        if (!jps[r]) {
             struct trace_critpath_input in = {.m = m,
                                               .events = evs + first[r],
                                               .n = first[r + 1] - first[r],
@@ -715,10 +730,10 @@ static void critical_paths(struct out *w, const struct trace_model *m, const str
             snprintf(name, sizeof(name), "critical path: %s", x->name);
         for (size_t k = 1; k < pp->n; k++)
             flow(w, m, L, "critical_path", name, ++id, pp->steps[k - 1].ev, pp->steps[k].ev);
-        if (!jp)
+        if (!jps[r])
             trace_critpath_fini(&own);
     }
-    free(fill);
+    free(jps);
     free(evs);
     free(first);
     trace_regions_free(rs);
