@@ -42,8 +42,9 @@ echo "-- C: the critical path's progress in the status line, q in the middle"
 tmux_start 160 45 "${UTF8[@]}" "$SLOW" -- view "$GEN"
 expect_screen "C: the trace opens" 'POST-MORTEM' 30
 tmux_keys C
+# (the verdict, computed ahead from the first frame, computes the path: C says its progress)
 expect_screen "C: the status line says how far the path is" \
-    'computing the critical path of the run(\.\.\.|: critical path: .*[0-9]+%)' 10
+    'computing the critical path (of the run(\.\.\.|: critical path: .*[0-9]+%)|with the verdict: [a-z].*[0-9]+%)' 10
 PID=$(app_pid)
 tmux_keys '?'
 expect_screen "C: ? opens the help while it computes" 'npuscope keys' 5

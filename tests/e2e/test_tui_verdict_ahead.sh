@@ -139,6 +139,26 @@ else fail "one computation of the verdict, not cancelled" "$(cat "$LOG" 2>/dev/n
 tmux_keys q
 expect_exit "q exits 0" 0
 
+echo "-- C while the verdict is computed ahead: the path waits for it, then v at once"
+# the verdict computes the critical paths (here the run's: the trace has no launches): C
+# takes it from there rather than computing it beside it, which would hold the verdict
+# (a run ahead) back until C's own was done, and v would wait for it afterwards
+view 1000000
+sleep 0.5
+tmux_keys C
+expect_screen "C says it waits for the verdict under way, with its progress" \
+    'computing the critical path with the verdict: [a-z]' 5
+if [ "$(niced)" -eq 0 ]; then ok "the verdict C waits for runs as the user's (nothing at nice 19)"
+else fail "the verdict C waits for runs as the user's (nothing at nice 19)" "threads at nice 19: $(niced)"; fi
+expect_screen "then the run's critical path" 'critical path of the run: [0-9]+ ops over' 30
+tmux_keys v
+at_once "v then shows the verdict at once" 'Bottleneck  run: ' 1000
+n=$(grep -c ' loaded verdict' "$LOG" 2>/dev/null)
+if [ "${n:-0}" -eq 1 ] && ! grep -q cancelled "$LOG"; then ok "one computation of the verdict"
+else fail "one computation of the verdict" "$(cat "$LOG" 2>/dev/null)"; fi
+tmux_keys q
+expect_exit "q exits 0" 0
+
 echo "-- a user who may not raise a priority back: nothing lowered, the verdict still ahead"
 # RLIMIT_NICE 0 and no CAP_SYS_NICE, as for a user's account: a thread lowered to nice 19
 # would stay there once its pane opened; the run ahead keeps the process's priority instead

@@ -820,3 +820,99 @@ Test(verdict, a_launch_path_shows_its_steps_and_stops_in_the_middle_when_cancell
     trace_live_free(l);
     sim_run_free(run);
 }
+
+/* ---- the run of a trace without launches: the path the Gantt shows ----------------------- */
+
+/* A trace without launches (no cmdq_id): on each of three PEs, rounds of a load and a GEMM
+ * reading what the PE's GEMM before it wrote in TCM, the load beside that GEMM and mostly
+ * ending before it (every fifth longer), the first op starting at cycle 7; into *json (to
+ * free). */
+static size_t no_launch_trace(char **json)
+{
+    size_t cap = 1 << 20, len = 0;
+    char *s = malloc(cap);
+    cr_assert(s);
+    len += (size_t)snprintf(s + len, cap - len, "{\"version\": \"1.0\", \"timeline_events\": [\n");
+    const char *sep = "";
+    for (int pe = 0; pe < 3; pe++) {
+        uint64_t g0 = 7 + (uint64_t)pe * 3, g1 = g0 + 25; /* the GEMM before (or the first) */
+        for (int r = 0; r < 101; r++) {                   /* (a prime) */
+            uint64_t l0 = g0, l1 = l0 + (r % 5 ? 20 : 60) + (uint64_t)((r * 7 + pe) % 3);
+            len += (size_t)snprintf(
+                s + len, cap - len,
+                "%s{\"type\": \"ENGINE_EVENT\", \"engine\": \"DMA\", \"engine_id\": %d, \"op\": "
+                "\"dma_read\", \"start_cycle\": %llu, \"end_cycle\": %llu, \"component_id\": "
+                "\"sip0.cube0.pe%d.pe_dma\", \"op_kind\": \"memory\", \"details\": {\"src_addr\": "
+                "%d, \"nbytes\": 2048}}\n",
+                sep, pe, (unsigned long long)l0, (unsigned long long)l1, pe, r * 2048);
+            sep = ",";
+            g0 = (g1 > l1 ? g1 : l1) + (uint64_t)(r % 3);
+            g1 = g0 + 30 + (uint64_t)((r * 5) % 11);
+            len += (size_t)snprintf(
+                s + len, cap - len,
+                ",{\"type\": \"ENGINE_EVENT\", \"engine\": \"TE\", \"engine_id\": %d, \"op\": "
+                "\"gemm_f16\", \"start_cycle\": %llu, \"end_cycle\": %llu, \"component_id\": "
+                "\"sip0.cube0.pe%d.pe_gemm\", \"op_kind\": \"gemm\", \"details\": {\"m\": 16, "
+                "\"n\": 16, \"k\": 16, \"src_a_space\": \"tcm\", \"src_a_addr\": %d, "
+                "\"src_b_space\": \"tcm\", \"src_b_addr\": 65536, \"dst_space\": \"tcm\", "
+                "\"dst_addr\": %d, \"shape_a\": [16, 16], \"shape_b\": [16, 16], \"shape_out\": "
+                "[16, 16], \"dtype_in\": \"f16\", \"dtype_out\": \"f16\"}}\n",
+                pe, (unsigned long long)g0, (unsigned long long)g1, pe, (r % 2) * 512,
+                ((r + 1) % 2) * 512);
+            cr_assert_lt(len, cap - 2048);
+        }
+    }
+    len += (size_t)snprintf(s + len, cap - len, "]}\n");
+    *json = s;
+    return len;
+}
+
+Test(verdict, the_run_of_a_trace_without_launches_has_the_path_the_gantt_computes)
+{
+    char *json;
+    size_t len = no_launch_trace(&json);
+    struct trace_model *m;
+    struct diag d;
+    cr_assert_eq(trace_load_buffer(json, len, "run.json", NULL, &m, &d), 0, "%s", d.msg);
+    free(json);
+    struct trace_verdict *v = trace_verdict_new(m, NULL);
+    cr_assert_eq(v->nlaunches, 0);
+    const struct trace_critpath *judged = &v->run.path;
+    cr_assert_gt(judged->n, 10);
+    /* as the Gantt's C computes the run's path: every op, from cycle 0 (the run's span,
+     * though its first op starts at 7), its details read as a viewer reads them */
+    size_t n = (size_t)trace_model_event_count(m);
+    uint64_t *evs = malloc(n * sizeof(*evs));
+    for (size_t i = 0; i < n; i++)
+        evs[i] = i;
+    struct trace_critpath_input in = {.m = m,
+                                      .events = evs,
+                                      .n = n,
+                                      .start = 0,
+                                      .with_details = trace_critpath_details_bounded,
+                                      .each_ctx = &n};
+    struct trace_critpath p;
+    trace_critpath_compute(&in, &p);
+    cr_assert_eq(v->run_region.start, 0, "the run judged from cycle 0 too");
+    cr_assert_eq(p.start, judged->start);
+    cr_assert_eq(p.n, judged->n, "%zu steps computed, %zu judged", p.n, judged->n);
+    cr_assert_eq(p.steps[0].wait, trace_model_event(m, p.steps[0].ev)->start,
+                 "the first op waited from cycle 0");
+    size_t raw = 0;
+    for (size_t k = 0; k < p.n; k++) {
+        const struct trace_path_step *a = &p.steps[k], *b = &judged->steps[k];
+        cr_assert(a->ev == b->ev && a->pred == b->pred && a->wait == b->wait && a->why == b->why,
+                  "step %zu: op %llu after %llu (%s), judged op %llu after %llu (%s)", k,
+                  (unsigned long long)a->ev, (unsigned long long)a->pred, trace_dep_name(a->why),
+                  (unsigned long long)b->ev, (unsigned long long)b->pred, trace_dep_name(b->why));
+        cr_assert(a->why != TRACE_DEP_RAW ||
+                  (a->range.space == b->range.space && a->range.lo == b->range.lo &&
+                   a->range.hi == b->range.hi));
+        raw += a->why == TRACE_DEP_RAW;
+    }
+    cr_assert_gt(raw, 0, "reads after writes on the path");
+    trace_critpath_fini(&p);
+    free(evs);
+    trace_verdict_free(v);
+    trace_model_free(m);
+}

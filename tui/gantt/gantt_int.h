@@ -129,6 +129,9 @@ struct tui_gantt {
     bool path_live;                            /* a live view: a finished launch's path is kept */
     bool path_was_kept;                        /* the worker found the path among the kept ones */
     uint64_t path_cursor;                      /* the cursor when asked */
+    /* C waits for the verdict under way (tui_view.verdict_pending), which computes the path
+     * asked for (path_cmdq, path_find at path_cursor), rather than computing it beside it */
+    bool path_wait;
     /* the worker has written path_next_name and path_next_start (0 or 1); a whole word, so
      * that no load of the plain fields beside it reads it too */
     _Atomic uint64_t path_named;

@@ -105,7 +105,7 @@ static void launch_name(const struct trace_region *x, char *name, size_t size)
         snprintf(name, size, "%s", q);
 }
 
-/* The events of the launch with cmdq_id (all events for TRACE_NO_CMDQ), and its span; split:
+/* The events of the launch with cmdq_id (all events for TRACE_NO_CMDQ), and its start; split:
  * the model's launch split if one is at hand (borrowed), else NULL (made here). */
 static uint64_t *launch_events(const struct trace_model *m, int32_t cmdq,
                                const struct trace_regions *split, size_t *n, uint64_t *start,
@@ -128,8 +128,10 @@ static uint64_t *launch_events(const struct trace_model *m, int32_t cmdq,
     *n = k;
     *start = k ? s : 0;
     snprintf(name, size, "the run");
-    if (cmdq == TRACE_NO_CMDQ)
+    if (cmdq == TRACE_NO_CMDQ) {
+        *start = 0; /* the run's span, from cycle 0, as the verdict judges the run */
         return evs;
+    }
     struct trace_regions *own = split ? NULL : trace_regions_new_split(m, TRACE_REGION_LAUNCH);
     const struct trace_regions *rs = split ? split : own;
     for (size_t r = 0; r < trace_regions_count(rs); r++) {
@@ -385,14 +387,16 @@ static void path_discard(void *arg)
 }
 
 /*
- * The path of launch cmdq (find: of the launch at the cursor, the last whose span holds it)
- * as the verdict of a saved trace judged it (v->verdict), into g->path_next with its name
- * and start: false when there is none (live, not judged yet, the run, a launch whose
- * cmdq_id two share, a path the verdict did not get to). The same path as computed here,
+ * The path of launch cmdq (find: of the launch at cursor, the last whose span holds it; the
+ * run when none does) as the verdict of a saved trace judged it (v->verdict), into
+ * g->path_next with its name and start: false when there is none (live, not judged yet, the
+ * run of a trace with launches, a launch whose cmdq_id two share, a path the verdict did not
+ * get to). The same path as computed here,
  * over the same ops from the same start with the same rules; copied (the verdict's stays
  * the pane's), a frame's work where computing it again took seconds at ten million ops.
  */
-static bool path_judged(struct tui_gantt *g, const struct tui_view *v, int32_t cmdq, bool find)
+static bool path_judged(struct tui_gantt *g, const struct tui_view *v, int32_t cmdq, bool find,
+                        uint64_t cursor)
 {
     const struct trace_verdict *vd = v->live ? NULL : v->verdict;
     if (!vd)
@@ -401,11 +405,19 @@ static bool path_judged(struct tui_gantt *g, const struct tui_view *v, int32_t c
     size_t same = 0;
     for (size_t i = 0; i < vd->nlaunches; i++) {
         const struct trace_region *x = vd->launches[i].region;
-        if (find && x->start <= v->cursor && v->cursor < x->end)
+        if (find && x->start <= cursor && cursor < x->end)
             cmdq = x->cmdq_id;
     }
-    if (cmdq == TRACE_NO_CMDQ)
-        return false;
+    if (cmdq == TRACE_NO_CMDQ) {
+        /* the run: judged on its own path when it has no launches (else from theirs) */
+        if (vd->nlaunches || !vd->run.path.n)
+            return false;
+        g->path_next = sim_xcalloc(1, sizeof(*g->path_next));
+        copy_path(g->path_next, &vd->run.path);
+        g->path_next_start = vd->run_region.start;
+        snprintf(g->path_next_name, sizeof(g->path_next_name), "the run");
+        return true;
+    }
     for (size_t i = 0; i < vd->nlaunches; i++)
         if (vd->launches[i].region->cmdq_id == cmdq)
             it = &vd->launches[i], same++;
@@ -418,32 +430,54 @@ static bool path_judged(struct tui_gantt *g, const struct tui_view *v, int32_t c
     return true;
 }
 
-/* Compute and show the path of launch cmdq (find: of the launch at the cursor) on a worker
+/* The status line while C waits for the verdict under way: its progress, when it changed. */
+static void say_waiting(struct tui_gantt *g, struct tui_view *v)
+{
+    if (strcmp(v->verdict_status, g->path_status) == 0)
+        return;
+    snprintf(g->path_status, sizeof(g->path_status), "%s", v->verdict_status);
+    tui_view_message(v, TUI_STYLE_STATUS, "computing the critical path with the verdict: %s",
+                     v->verdict_status);
+}
+
+/* Compute and show the path of launch cmdq (find: of the launch at cursor) on a worker
  * (tui_gantt_path_work shows it when it is ready); live, over the model held still meanwhile
  * (tui/panes/task.h). Finding the launch, its ops and its name are the worker's too: at ten
- * million ops they take a tenth of a second. */
-static void show_path(struct tui_gantt *g, struct tui_view *v, int32_t cmdq, bool find)
+ * million ops they take a tenth of a second. While the verdict of a saved trace is under way
+ * (computed ahead from the first frame), it computes the paths of the launches, and of the
+ * run of a trace without any: C waits for it, its run raised to the user's, rather than
+ * computing the same path beside it (the verdict would give way to it, and v wait twice). */
+static void show_path(struct tui_gantt *g, struct tui_view *v, int32_t cmdq, bool find,
+                      uint64_t cursor)
 {
     if (!g->path_task) {
         g->path_task = tui_task_new();
         if (v->live)
             tui_task_set_live(g->path_task, path_discard);
     }
-    if (tui_task_running(g->path_task)) {
+    if (tui_task_running(g->path_task) || g->path_wait) {
         tui_view_message(v, TUI_STYLE_STATUS, "the critical path is still being computed");
         return;
     }
     tui_gantt_path_free(g);
+    tui_view_set_path(v, NULL, 0); /* (the view's was the one freed) */
     free(g->path_next_key);
     g->path_next_key = NULL;
     g->path_was_kept = false;
-    g->path_judged = path_judged(g, v, cmdq, find);
-    if (!g->path_judged)
-        g->path_next = sim_xcalloc(1, sizeof(*g->path_next));
     g->path_cmdq = cmdq;
     g->path_find = find;
     g->path_live = v->live;
-    g->path_cursor = v->cursor;
+    g->path_cursor = cursor;
+    if (!v->live && !v->verdict && v->verdict_pending) {
+        g->path_wait = true;
+        v->verdict_wanted = true;
+        g->path_status[0] = '\0';
+        say_waiting(g, v);
+        return;
+    }
+    g->path_judged = path_judged(g, v, cmdq, find, cursor);
+    if (!g->path_judged)
+        g->path_next = sim_xcalloc(1, sizeof(*g->path_next));
     if (!g->path_judged)
         g->path_next_name[0] = '\0';
     g->path_status[0] = '\0';
@@ -457,6 +491,16 @@ static void show_path(struct tui_gantt *g, struct tui_view *v, int32_t cmdq, boo
 
 bool tui_gantt_path_work(struct tui_gantt *g, struct tui_view *v)
 {
+    if (g->path_wait) { /* the verdict's path, once it is taken (or computed, if none comes) */
+        if (!v->verdict && v->verdict_pending) {
+            v->verdict_wanted = true;
+            say_waiting(g, v);
+            return true;
+        }
+        g->path_wait = false;
+        show_path(g, v, g->path_cmdq, g->path_find, g->path_cursor);
+        return true;
+    }
     if (!g->path_task)
         return false;
     if (tui_task_take_done(g->path_task)) {
@@ -508,7 +552,7 @@ enum tui_result tui_gantt_path_toggle(struct tui_gantt *g, struct tui_view *v)
      * else the one whose ops span the cursor (found on the worker), else the run */
     uint64_t f = tui_view_focus_event(v);
     int32_t cmdq = f != TUI_NO_EVENT ? trace_model_event(g->m, f)->cmdq_id : TRACE_NO_CMDQ;
-    show_path(g, v, cmdq, cmdq == TRACE_NO_CMDQ);
+    show_path(g, v, cmdq, cmdq == TRACE_NO_CMDQ, v->cursor);
     return TUI_RES_REDRAW;
 }
 
@@ -537,6 +581,6 @@ bool tui_gantt_path_sync(struct tui_gantt *g, struct tui_view *v)
     if (!v->path_requested)
         return false;
     v->path_requested = false;
-    show_path(g, v, v->path_request, false);
+    show_path(g, v, v->path_request, false, v->cursor);
     return true;
 }

@@ -176,6 +176,7 @@ void tui_bottleneck_free(struct tui_bottleneck *b)
     trace_verdict_free(b->next);
     if (b->view->verdict == b->v)
         b->view->verdict = NULL;
+    b->view->verdict_pending = b->view->verdict_wanted = false;
     trace_verdict_free(b->v);
     free(b->rows);
     tui_whatif_bg_free(b->bg);
@@ -357,6 +358,21 @@ static void compute(struct tui_bottleneck *b)
     take(b);
 }
 
+/* What the view says of the verdict under way (tui_view.verdict_pending): a saved trace's
+ * first, not taken yet; one a pane waits for goes on as the user's, its priority raised. */
+static void publish(struct tui_bottleneck *b)
+{
+    struct tui_view *v = b->view;
+    v->verdict_pending = !v->live && !b->v && tui_task_running(b->task);
+    if (!v->verdict_pending) {
+        v->verdict_wanted = false;
+        return;
+    }
+    if (v->verdict_wanted)
+        tui_task_set_ahead(b->task, false);
+    tui_task_status(b->task, v->verdict_status, sizeof(v->verdict_status));
+}
+
 /* Whether the verdict is behind the model and may be computed again now. */
 static bool due(const struct tui_bottleneck *b, const struct tui_view *v)
 {
@@ -400,6 +416,7 @@ bool tui_bottleneck_ahead(struct tui_bottleneck *b, struct tui_view *v)
     keep(b);
     if (!b->v && !tui_task_running(b->task))
         compute(b); /* once: a loaded trace's model no longer changes */
+    publish(b);
     return false;
 }
 
@@ -408,6 +425,7 @@ static bool bn_sync(void *self, struct tui_view *v)
     struct tui_bottleneck *b = self;
     tui_task_set_ahead(b->task, false); /* the pane is open: a run under way is its own */
     take(b);
+    publish(b);
     shown_fresh(b, v);
     bool d = b->dirty || tui_task_running(b->task);
     b->dirty = false;
@@ -421,7 +439,9 @@ static bool bn_work(void *self, struct tui_view *v, uint64_t budget_ns)
     tui_task_set_ahead(b->task, false);
     keep(b);                                  /* (the verdict taken last time on screen by now) */
     bool running = tui_task_running(b->task); /* before the take: it may end between */
-    if (take(b)) {
+    bool took = take(b);
+    publish(b);
+    if (took) {
         shown_fresh(b, v);
         return true; /* drawn once more with the result */
     }

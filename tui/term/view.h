@@ -53,6 +53,12 @@ struct tui_view {
      * by it, on this thread), or NULL (live, or not judged yet): the Gantt shows a launch's
      * critical path from it rather than computing it again */
     const struct trace_verdict *verdict;
+    /* a saved trace's first verdict under way, not taken yet (the bottleneck pane says so each
+     * frame), with its progress as tui_task_status says it; verdict_wanted: a pane waits for
+     * it (the Gantt's C, for a path the verdict computes): its run goes on as the user's */
+    bool verdict_pending;
+    bool verdict_wanted;
+    char verdict_status[96];
     /* the critical path shown on the Gantt (computed and owned by the Gantt), or NULL */
     const struct trace_critpath *path;
     size_t path_step;     /* the step of the path the cursor walked to */
