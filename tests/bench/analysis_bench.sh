@@ -74,6 +74,10 @@ fi
 echo "v, the verdict kept from the view before:"
 XDG_CACHE_HOME=$dir/cache bash "$(dirname "$0")/view_verdict.sh" "$build/npuscope" \
     "$dir/trace.json" 0 || true
+# C at the first frame, the verdict (which computes the path) under way, then v
+rm -f "$dir"/cache/npuscope/*.vrd
+XDG_CACHE_HOME=$dir/cache bash "$(dirname "$0")/view_cpath.sh" "$build/npuscope" "$dir/trace.json" ||
+    true
 # Enter on a launch's row of the verdict: its critical path on the Gantt
 XDG_CACHE_HOME=$dir/cache bash "$(dirname "$0")/view_path.sh" "$build/npuscope" "$dir/trace.json" ||
     true

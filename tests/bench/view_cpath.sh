@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# C and then v at the first frame of a saved trace (issue: each analysis pane ready within
+# 1 s of its key): the viewer opens TRACE in tmux; at its first frame the verdict is being
+# judged ahead, and it computes the launches' critical paths. The cursor one column into
+# the trace (inside its first launch), C: the time to the path's line in the status bar; then
+# v: the time to the verdict on screen. The index of TRACE is read from (or written to)
+# $XDG_CACHE_HOME, as `view` does; a verdict kept beside it is for the caller to remove (with
+# one, C and v show it at once).
+#   view_cpath.sh NPUSCOPE TRACE
+set -u
+bin=$1
+trace=$2
+command -v tmux >/dev/null || { echo "view_cpath: tmux not found, skipped"; exit 0; }
+sock=npuscope-bench-$$
+trap 'tmux -L "$sock" kill-server >/dev/null 2>&1' EXIT
+
+now_ms() { date +%s%3N; }
+screen() { tmux -L "$sock" capture-pane -p -t 0 2>/dev/null; }
+. "$(dirname "$0")/poll.sh" # until_match
+
+cmd=$(printf '%q ' env OPENBLAS_NUM_THREADS=1 LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color \
+    ${XDG_CACHE_HOME:+XDG_CACHE_HOME=$XDG_CACHE_HOME} "$bin" view "$trace")
+tmux -L "$sock" -f /dev/null new-session -d -x 200 -y 60 "$cmd; echo \"[exit \$?]\"; sleep 600"
+until_match ' POST-MORTEM ' || { echo "view_cpath: no first frame"; screen; exit 1; }
+tmux -L "$sock" send-keys -t 0 '>'
+k0=$(now_ms)
+tmux -L "$sock" send-keys -t 0 C
+until_match '^critical path of .*: [0-9]+ ops' ||
+    { echo "view_cpath: no path in a minute"; screen; exit 1; }
+k1=$(now_ms)
+line=$(screen | grep -oE '^critical path of .*: [0-9]+ ops' | head -1)
+tmux -L "$sock" send-keys -t 0 v
+until_match 'Bottleneck  run: ' || { echo "view_cpath: no verdict in a minute"; screen; exit 1; }
+k2=$(now_ms)
+c=$((k1 - k0)) v=$((k2 - k1))
+echo "C at the first frame to the critical path on the Gantt: $c ms ($line)$(
+    [ "$c" -gt 1000 ] && echo "  MISSED: over 1 s"); then v: $v ms$(
+    [ "$v" -gt 1000 ] && echo "  MISSED: over 1 s")"
+tmux -L "$sock" send-keys -t 0 q
+until_match '^\[exit [0-9]+\]' || { echo "view_cpath: q did not end it"; exit 1; }
