@@ -127,6 +127,7 @@ expect_screen "j: the next launch and its evidence" '^ gemm: Enter shows its cri
 tmux_keys Enter
 expect_screen "Enter: its critical path on the Gantt" 'critical path of gemm: [0-9]+ ops'
 expect_screen "the details say why the first op waited" 'because +the first op'
+expect_screen "... and how long after the start" 'waited +[0-9]+ \([0-9.]+ [num]?s\) after the start'
 tmux_keys ')'
 expect_screen ") : the next op of the path" 'path 2/[0-9]+: '
 tmux_keys ')'

@@ -224,7 +224,7 @@ static void show_event(struct tui_details *d, struct lines *L, const struct tui_
     size_t k = v->path ? trace_critpath_find(v->path, d->ev) : SIZE_MAX;
     if (k != SIZE_MAX) { /* on the critical path: how long it waited, and on what */
         const struct trace_path_step *st = &v->path->steps[k];
-        char why[160], pred[64] = "the start of the launch";
+        char why[160], pred[64] = "the start"; /* (of the launch, or of the run) */
         if (st->pred != UINT64_MAX) {
             const struct trace_event *pe = trace_model_event(m, st->pred);
             sim_escape(trace_model_str(m, pe->op), trace_model_str_len(m, pe->op), pred,
