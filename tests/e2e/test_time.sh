@@ -134,6 +134,19 @@ tmux_keys ')'
 expect_screen "... and the next" 'path 3/[0-9]+: '
 tmux_keys '('
 expect_screen "( : back" 'path 2/[0-9]+: '
+# another launch's path asked for from the bottleneck pane while one is shown: the one shown
+# is freed for it, and the details pane, which says the selected op's place on the path, must
+# not read it meanwhile (under ASan: a use after free)
+for ((i = 0; i < 6; i++)); do
+    tmux_screen
+    grep -q '^▶Bottleneck' <<<"$SCREEN" && break
+    tmux_keys Tab
+done
+expect_screen "Tab: back to the bottleneck pane" '^▶Bottleneck  run: '
+tmux_keys k Enter
+expect_screen "Enter on the launch above: its path replaces gemm's" \
+    'critical path of vector_add: [0-9]+ ops over'
+expect_screen "the details pane says the op's place on it" 'path +critical, op 1 of [0-9]+'
 tmux_keys C
 expect_screen "C hides it" 'critical path hidden'
 tmux_keys E
