@@ -144,8 +144,7 @@ echo "-- C while the verdict is computed ahead: the path waits for it, then v at
 # takes it from there rather than computing it beside it, which would hold the verdict
 # (a run ahead) back until C's own was done, and v would wait for it afterwards
 view 1000000
-sleep 0.5
-tmux_keys C
+tmux_keys C # (at the first frame: a key of that frame comes before the verdict ahead starts)
 expect_screen "C says it waits for the verdict under way, with its progress" \
     'computing the critical path with the verdict: [a-z]' 5
 if [ "$(niced)" -eq 0 ]; then ok "the verdict C waits for runs as the user's (nothing at nice 19)"

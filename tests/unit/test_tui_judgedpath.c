@@ -127,3 +127,39 @@ Test(tui_judgedpath, the_bottleneck_pane_hands_a_saved_traces_verdict_to_the_vie
     }
     trace_model_free(m);
 }
+
+Test(tui_judgedpath, c_at_the_first_frame_waits_for_the_verdict_ahead_and_takes_its_path)
+{
+    struct trace_model *m = chain_model(LAUNCHES, OPS, 0);
+    struct tui_view v;
+    tui_view_init(&v, m, true);
+    struct tui_bottleneck *b = tui_bottleneck_new(&v);
+    struct tui_gantt *g = tui_gantt_new(&v);
+    /* C before the verdict ahead has started (a key of the first frame): it is due, so C
+     * waits for it rather than computing the same path beside it */
+    cr_assert(v.verdict_pending, "a saved trace's verdict is judged ahead");
+    v.selected = OPS; /* launch 2's first op */
+    tui_gantt_ops.action(g, TUI_ACT_PATH, &v);
+    cr_assert(strstr(v.message, "computing the critical path with the verdict"), "%s", v.message);
+    cr_assert(v.verdict_wanted, "the verdict is asked for");
+    /* the frames after: the verdict judged ahead, the Gantt taking its path */
+    for (int i = 0; i < 10000 && !v.path; i++) {
+        tui_bottleneck_ahead(b, &v);
+        tui_gantt_ops.work(g, &v, 1000000000);
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    cr_assert_not_null(v.path, "%s", v.message);
+    cr_assert_not_null(v.verdict);
+    cr_assert(!v.verdict_pending && !v.verdict_wanted);
+    const struct trace_verdict_item *it = NULL;
+    for (size_t i = 0; i < v.verdict->nlaunches; i++)
+        if (v.verdict->launches[i].region->cmdq_id == 2)
+            it = &v.verdict->launches[i];
+    cr_assert_not_null(it);
+    cr_assert_neq(v.path, &it->path, "a copy: the verdict's stays the pane's");
+    same_path(v.path, &it->path);
+    cr_assert(strstr(v.message, "path of cmdq 2: 41 ops"), "%s", v.message);
+    tui_gantt_free(g);
+    tui_bottleneck_free(b);
+    trace_model_free(m);
+}

@@ -655,6 +655,9 @@ void tui_app_work(struct tui_app *a, uint64_t budget_ns)
      * live run's once that work is done */
     if (a->drawn_once && (!pending || !a->view.live) && !bp->shown && !a->diff)
         pending |= tui_bottleneck_ahead(bp->self, &a->view);
+    else if (a->diff && !bp->shown) /* (none judges it meanwhile: what would wait for it
+                                     * computes its own) */
+        a->view.verdict_pending = false;
     a->work_pending = pending;
 }
 

@@ -430,14 +430,18 @@ static bool path_judged(struct tui_gantt *g, const struct tui_view *v, int32_t c
     return true;
 }
 
-/* The status line while C waits for the verdict under way: its progress, when it changed. */
-static void say_waiting(struct tui_gantt *g, struct tui_view *v)
+/* The status line while C waits for the verdict under way: its progress, at first and
+ * then when it changed. */
+static void say_waiting(struct tui_gantt *g, struct tui_view *v, bool first)
 {
-    if (strcmp(v->verdict_status, g->path_status) == 0)
+    if (!first && strcmp(v->verdict_status, g->path_status) == 0)
         return;
     snprintf(g->path_status, sizeof(g->path_status), "%s", v->verdict_status);
-    tui_view_message(v, TUI_STYLE_STATUS, "computing the critical path with the verdict: %s",
-                     v->verdict_status);
+    if (v->verdict_status[0])
+        tui_view_message(v, TUI_STYLE_STATUS, "computing the critical path with the verdict: %s",
+                         v->verdict_status);
+    else /* (not started yet) */
+        tui_view_message(v, TUI_STYLE_STATUS, "computing the critical path with the verdict...");
 }
 
 /* Compute and show the path of launch cmdq (find: of the launch at cursor) on a worker
@@ -471,8 +475,7 @@ static void show_path(struct tui_gantt *g, struct tui_view *v, int32_t cmdq, boo
     if (!v->live && !v->verdict && v->verdict_pending) {
         g->path_wait = true;
         v->verdict_wanted = true;
-        g->path_status[0] = '\0';
-        say_waiting(g, v);
+        say_waiting(g, v, true);
         return;
     }
     g->path_judged = path_judged(g, v, cmdq, find, cursor);
@@ -494,7 +497,7 @@ bool tui_gantt_path_work(struct tui_gantt *g, struct tui_view *v)
     if (g->path_wait) { /* the verdict's path, once it is taken (or computed, if none comes) */
         if (!v->verdict && v->verdict_pending) {
             v->verdict_wanted = true;
-            say_waiting(g, v);
+            say_waiting(g, v, false);
             return true;
         }
         g->path_wait = false;

@@ -105,6 +105,9 @@ struct tui_bottleneck *tui_bottleneck_new(struct tui_view *v)
         tui_task_set_live(b->task, discard);
         b->inc = trace_verdict_inc_new();
     }
+    /* a saved trace's is judged ahead from the first frame on: a key of that frame (C)
+     * waits for it as for one under way */
+    v->verdict_pending = !v->live;
     return b;
 }
 
