@@ -40,7 +40,7 @@ void tui_gantt_free(struct tui_gantt *g)
         return;
     tui_gantt_path_stop(g);
     tui_gantt_tree_free(g);
-    tui_gantt_path_free(g);
+    tui_gantt_path_free(g, NULL);
     trace_resources_free(g->res);
     free(g->rows);
     free(g->kinds);

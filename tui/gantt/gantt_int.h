@@ -207,7 +207,7 @@ bool tui_gantt_path_work(struct tui_gantt *g, struct tui_view *v);
 void tui_gantt_path_stop(struct tui_gantt *g);
 /* Whether an op of the path runs on track within [a, b). */
 bool tui_gantt_on_path(const struct tui_gantt *g, uint32_t track, uint64_t a, uint64_t b);
-void tui_gantt_path_free(struct tui_gantt *g);
+void tui_gantt_path_free(struct tui_gantt *g, struct tui_view *v);
 
 /* ---- gantt_strip.c: utilization over time and the bandwidth heatmap ------------------------ */
 

@@ -17,8 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-void tui_gantt_path_free(struct tui_gantt *g)
+void tui_gantt_path_free(struct tui_gantt *g, struct tui_view *v)
 {
+    if (v) /* (the view's path is the Gantt's: read freed otherwise) */
+        tui_view_set_path(v, NULL, 0);
     if (g->path)
         trace_critpath_fini(g->path);
     free(g->path);
@@ -327,8 +329,7 @@ static void path_show(struct tui_gantt *g, struct tui_view *v)
     if (!g->path->n) {
         free(g->path_next_spans);
         g->path_next_spans = NULL;
-        tui_gantt_path_free(g);
-        tui_view_set_path(v, NULL, 0);
+        tui_gantt_path_free(g, v);
         tui_view_message(v, TUI_STYLE_STATUS, "no ops in %s: no critical path", name);
         return;
     }
@@ -463,8 +464,7 @@ static void show_path(struct tui_gantt *g, struct tui_view *v, int32_t cmdq, boo
         tui_view_message(v, TUI_STYLE_STATUS, "the critical path is still being computed");
         return;
     }
-    tui_gantt_path_free(g);
-    tui_view_set_path(v, NULL, 0); /* (the view's was the one freed) */
+    tui_gantt_path_free(g, v);
     free(g->path_next_key);
     g->path_next_key = NULL;
     g->path_was_kept = false;
@@ -546,8 +546,7 @@ void tui_gantt_path_stop(struct tui_gantt *g)
 enum tui_result tui_gantt_path_toggle(struct tui_gantt *g, struct tui_view *v)
 {
     if (g->path) {
-        tui_gantt_path_free(g);
-        tui_view_set_path(v, NULL, 0);
+        tui_gantt_path_free(g, v);
         tui_view_message(v, TUI_STYLE_STATUS, "critical path hidden");
         return TUI_RES_REDRAW;
     }
