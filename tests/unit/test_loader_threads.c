@@ -396,3 +396,52 @@ Test(loader_threads, a_machine_busy_now_keeps_to_one_thread)
         pthread_join(th[k], NULL);
     cr_assert_not(free_seen, "%ld cores, each with a thread spinning: none is free", cores);
 }
+
+/* Runnable counts (the caller included) returned one per look, the last repeated. */
+struct looks {
+    const int *seen;
+    int n, taken;
+};
+
+static int next_look(void *ctx)
+{
+    struct looks *l = ctx;
+    int v = l->seen[l->taken < l->n ? l->taken : l->n - 1];
+    l->taken++;
+    return v;
+}
+
+/* The kernel's short work often shows as a runnable thread at the moment a load starts:
+ * a core busy for one look and free at the next is free, and a machine busy at every look
+ * is busy after a bounded number of looks. */
+Test(loader_threads, a_core_busy_for_a_moment_is_looked_at_again)
+{
+    const int blip[] = {3, 1};
+    struct looks l = {blip, 2, 0};
+    cr_assert_eq(trace_pparse_core_free_at(2, next_look, &l), 1);
+    cr_assert_eq(l.taken, 2, "looked %d times", l.taken);
+
+    const int busy[] = {3};
+    l = (struct looks){busy, 1, 0};
+    cr_assert_eq(trace_pparse_core_free_at(2, next_look, &l), 0);
+    cr_assert_eq(l.taken, TRACE_PPARSE_CORE_LOOKS, "looked %d times", l.taken);
+
+    const int idle[] = {1};
+    l = (struct looks){idle, 1, 0};
+    cr_assert_eq(trace_pparse_core_free_at(2, next_look, &l), 1);
+    cr_assert_eq(l.taken, 1);
+
+    const int two_of_two[] = {2}; /* the caller and one other on two cores: one is free */
+    l = (struct looks){two_of_two, 1, 0};
+    cr_assert_eq(trace_pparse_core_free_at(2, next_look, &l), 1);
+    const int three_of_two[] = {3};
+    l = (struct looks){three_of_two, 1, 0};
+    cr_assert_eq(trace_pparse_core_free_at(2, next_look, &l), 0);
+
+    const int unknown[] = {0};
+    l = (struct looks){unknown, 1, 0};
+    cr_assert_eq(trace_pparse_core_free_at(2, next_look, &l), -1);
+
+    l = (struct looks){idle, 1, 0}; /* one core: never a worker */
+    cr_assert_eq(trace_pparse_core_free_at(1, next_look, &l), 0);
+}

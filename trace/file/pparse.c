@@ -237,11 +237,10 @@ static int loadavg_runnable(const char *s)
     return sim_take_int(&s, &v) && v > 0 ? v : 0;
 }
 
-bool trace_pparse_core_free(void)
+/* The runnable count of /proc/loadavg now (the caller included), or 0 where unreadable. */
+static int proc_runnable(void *ctx)
 {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    if (cores < 2)
-        return false;
+    (void)ctx;
     int runnable = 0; /* the fourth field, "runnable/all", counts the caller too */
     FILE *f = fopen("/proc/loadavg", "r");
     if (f) {
@@ -250,8 +249,31 @@ bool trace_pparse_core_free(void)
             runnable = loadavg_runnable(line);
         fclose(f);
     }
-    if (runnable >= 1)
-        return runnable - 1 < cores;
+    return runnable;
+}
+
+int trace_pparse_core_free_at(long cores, int (*runnable)(void *ctx), void *ctx)
+{
+    if (cores < 2)
+        return 0;
+    for (int look = 0; look < TRACE_PPARSE_CORE_LOOKS; look++) {
+        if (look > 0)
+            usleep(1000);
+        int n = runnable(ctx);
+        if (n < 1)
+            return -1;
+        if (n - 1 < cores)
+            return 1;
+    }
+    return 0;
+}
+
+bool trace_pparse_core_free(void)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int r = trace_pparse_core_free_at(cores, proc_runnable, NULL);
+    if (r >= 0)
+        return r == 1;
     double load = 0;
     return getloadavg(&load, 1) == 1 && load < (double)cores;
 }

@@ -49,8 +49,19 @@ void trace_pparse_free(struct trace_pparse *pp);
  * than cores are runnable besides the caller (/proc/loadavg's count at this moment; the
  * last minute's load average where that cannot be read). The moment rather than the
  * average: just after a long run the average still says the machine is busy, and a trace
- * that run wrote would be read on one thread.
+ * that run wrote would be read on one thread. A moment is not one look, though: the
+ * kernel's own short work (a page flush, a timer) often counts as a runnable thread, so
+ * while no core looks free it looks again, TRACE_PPARSE_CORE_LOOKS times, 1 ms apart.
  */
 bool trace_pparse_core_free(void);
+
+#define TRACE_PPARSE_CORE_LOOKS 5
+
+/*
+ * The looks of trace_pparse_core_free, with the runnable count (the caller included) given
+ * by runnable(ctx): 1 when a look sees a core free, 0 when none of the looks does (or
+ * fewer than two cores), -1 when the count is unknown (runnable returned less than 1).
+ */
+int trace_pparse_core_free_at(long cores, int (*runnable)(void *ctx), void *ctx);
 
 #endif
