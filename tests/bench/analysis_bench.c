@@ -3,7 +3,8 @@
  * viewer waits for before its first frame) and the time of each analysis a key opens the
  * first time (v the verdict, C the critical path of the launch at the cursor as the Gantt
  * finds it, R the critical path of the whole run, y the layers, A the anomalies, T the
- * tokens, / a search over every op, K the line profile of the source pane), with the peak
+ * tokens, / a search over every op, K the line profile of the source pane, M and B the
+ * metrics and bandwidth samples the summary pane of the first frame computes), with the peak
  * RSS. Medians of RUNS runs of each analysis on one load. Usage: analysis_bench FILE [RUNS
  * [KEYS]] (KEYS: the analyses to time, by key, e.g. "vC"; all by default); prints one line
  * per figure (each analysis with the CPU of all its threads, and the CPU and page faults of
@@ -431,6 +432,15 @@ static void metrics(const struct trace_model *m)
     trace_metrics_fini(&x);
 }
 
+/* The summary's bandwidth samples (its DRAM bandwidth line), which the first frame's metrics
+ * pane computes beside the metrics. */
+static void bandwidth(const struct trace_model *m)
+{
+    struct trace_bw_sample *smp = NULL;
+    trace_metrics_bandwidth(m, 0, &smp);
+    free(smp);
+}
+
 /* Median wall and CPU seconds of runs runs of fn, and the medians of its calling thread's
  * CPU seconds and page faults. */
 static void time_fn(void (*fn)(const struct trace_model *), const struct trace_model *m, int runs,
@@ -498,8 +508,9 @@ int main(int argc, char **argv)
               {'T', "tokens (T)", tokens, NULL},
               {'/', "search (/)", search, NULL},
               {'K', "line profile (K)", lineprof, NULL},
-              {'M', "metrics (frame)", metrics, NULL}};
-    const char *keys = argc > 3 ? argv[3] : "vCRyAT/KM";
+              {'M', "metrics (frame)", metrics, NULL},
+              {'B', "bandwidth (frame)", bandwidth, NULL}};
+    const char *keys = argc > 3 ? argv[3] : "vCRyAT/KMB";
     for (size_t k = 0; k < sizeof(an) / sizeof(an[0]); k++) {
         if (!strchr(keys, an[k].key))
             continue;

@@ -14,7 +14,7 @@ bin=$1
 build=$(dirname "$(dirname "$bin")")
 kernel=${ANALYSIS_BENCH_KERNEL:-llm_decode:layers=32,gen=256}
 runs=${ANALYSIS_BENCH_RUNS:-3}
-keys=${ANALYSIS_BENCH_KEYS:-vCRyAT/KM}
+keys=${ANALYSIS_BENCH_KEYS:-vCRyAT/KMB}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/npuscope-bench.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 start=$(date +%s)
@@ -74,11 +74,9 @@ fi
 echo "v, the verdict kept from the view before:"
 XDG_CACHE_HOME=$dir/cache bash "$(dirname "$0")/view_verdict.sh" "$build/npuscope" \
     "$dir/trace.json" 0 || true
-# C at the first frame, the verdict (which computes the path) under way, then v
+# C at the first frame, the verdict (which computes the path) under way, then v, then Enter
+# on a launch's row of the verdict: its critical path on the Gantt
 rm -f "$dir"/cache/npuscope/*.vrd
-XDG_CACHE_HOME=$dir/cache bash "$(dirname "$0")/view_cpath.sh" "$build/npuscope" "$dir/trace.json" ||
-    true
-# Enter on a launch's row of the verdict: its critical path on the Gantt
 XDG_CACHE_HOME=$dir/cache bash "$(dirname "$0")/view_path.sh" "$build/npuscope" "$dir/trace.json" ||
     true
 # and left with q: the time to the process gone
