@@ -362,11 +362,13 @@ static void compute(struct tui_bottleneck *b)
 }
 
 /* What the view says of the verdict under way (tui_view.verdict_pending): a saved trace's
- * first, not taken yet; one a pane waits for goes on as the user's, its priority raised. */
+ * first, until it is taken (not only while it runs: one that ended and waits for its take
+ * is still the one a C pressed meanwhile wants, rather than a path of its own computed from
+ * the start); one a pane waits for goes on as the user's, its priority raised. */
 static void publish(struct tui_bottleneck *b)
 {
     struct tui_view *v = b->view;
-    v->verdict_pending = !v->live && !b->v && tui_task_running(b->task);
+    v->verdict_pending = !v->live && !b->v;
     if (!v->verdict_pending) {
         v->verdict_wanted = false;
         return;
