@@ -125,6 +125,24 @@ else expect_screen "the experiment waits while the run goes (it would take its c
     'experiment: starts once the run is paused or finished' 10; fi
 tmux_keys Space
 expect_screen "paused: the experiment starts" 'experiment: running the workload again' 15
+# the experiment (a process group of its own with its workers, below the viewer's) runs at
+# the lowest priority: the analyses the user asks for meanwhile take the cores first
+descendants() { # PID...: every process below them
+    local p c
+    for p in "$@"; do
+        for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do echo "$c"; descendants "$c"; done
+    done
+}
+app=$(app_pid)
+group=$(ps -o pgid= -p "$app" | tr -d ' ')
+exp_nice=$(for p in $(descendants "$app"); do ps -o pgid=,ni= -p "$p"; done |
+    awk -v g="$group" '$1 != g { print $2 }' | sort | uniq -c |
+    awk '{ printf "%s%s at nice %s", (NR > 1 ? ", " : ""), $1, $2 }')
+app_nice=$(ps -o ni= -p "$app" | tr -d ' ')
+if [[ "$exp_nice" =~ ^[0-9]+\ at\ nice\ 19$ ]] && [ "$app_nice" = 0 ]; then
+    ok "the experiment's processes run at nice 19 ($exp_nice), the viewer at 0"
+else fail "the experiment's processes run at nice 19, the viewer at 0" \
+    "experiment: ${exp_nice:-no process}; viewer at nice $app_nice"; fi
 tmux_keys q
 expect_exit "q exits 0" 0
 none_left "q: nothing left (the experiment ended with it)"

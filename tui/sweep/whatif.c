@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -898,6 +899,9 @@ int tui_whatif_bg_start(const struct tui_whatif_workload *w, const struct tui_wh
     }
     if (pid == 0) {
         setpgid(0, 0); /* its workers with it: stopped together */
+        /* below the viewer (its workers inherit it); a nice refused leaves it as it was */
+        if (setpriority(PRIO_PROCESS, 0, TUI_WHATIF_BG_NICE) != 0)
+            errno = 0;
         end_with_parent(parent);
         /* the viewer's signal handlers are not its own: the SIGTERM of tui_whatif_bg_free
          * (the viewer quitting) must end it, not be passed on to the viewer's pipe */

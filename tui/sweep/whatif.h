@@ -159,8 +159,13 @@ int tui_whatif_from_value(const struct sim_value *v, struct tui_whatif_result *r
 /* ---- in the background ---------------------------------------------------------------- */
 
 /* An experiment run by a forked process of its own (a process group with its workers),
- * read without blocking: what a viewer runs while its user goes on. */
+ * read without blocking: what a viewer runs while its user goes on. It and its workers run
+ * at the lowest priority (nice TUI_WHATIF_BG_NICE): the analyses the user asks for meanwhile
+ * (a critical path, the layers) take the cores first, the experiment the rest, which on an
+ * idle machine is all of them. */
 struct tui_whatif_bg;
+
+enum { TUI_WHATIF_BG_NICE = 19 };
 
 /* Start the experiment on w (copied; o's callbacks are ignored) in the background.
  * Returns 0 and *out, or a negative sim_err with d filled when no process can be started. */
