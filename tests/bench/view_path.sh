@@ -25,17 +25,23 @@ cmd=$(printf '%q ' env OPENBLAS_NUM_THREADS=1 LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=x
     ${XDG_CACHE_HOME:+XDG_CACHE_HOME=$XDG_CACHE_HOME} "$bin" view "$trace")
 tmux -L "$sock" -f /dev/null new-session -d -x 200 -y 60 "$cmd; echo \"[exit \$?]\"; sleep 600"
 until_match ' POST-MORTEM ' || { echo "view_path: no first frame"; screen; exit 1; }
+# path KEY REGEX: KEY sent, the time to a status line matching REGEX into ms, the line into line
+path() {
+    local k0
+    k0=$(now_ms)
+    tmux -L "$sock" send-keys -t 0 "$1"
+    until_match "$2" || { echo "view_path: no path in a minute"; screen; exit 1; }
+    ms=$(($(now_ms) - k0))
+    line=$(screen | grep -oE "$2" | head -1)
+}
+
 tmux -L "$sock" send-keys -t 0 '>'
-k0=$(now_ms)
-tmux -L "$sock" send-keys -t 0 C
-until_match '^critical path of .*: [0-9]+ ops' ||
-    { echo "view_path: no path in a minute"; screen; exit 1; }
+path C '^critical path of .*: [0-9]+ ops'
+c=$ms
 k1=$(now_ms)
-line=$(screen | grep -oE '^critical path of .*: [0-9]+ ops' | head -1)
 tmux -L "$sock" send-keys -t 0 v
 until_match 'Bottleneck  run: ' || { echo "view_path: no verdict in a minute"; screen; exit 1; }
-k2=$(now_ms)
-c=$((k1 - k0)) v=$((k2 - k1))
+v=$(($(now_ms) - k1))
 echo "C at the first frame to the critical path on the Gantt: $c ms ($line)$(over "$c");" \
     "then v: $v ms$(over "$v")"
 
@@ -46,13 +52,7 @@ for _ in $(seq 100); do
 done
 tmux -L "$sock" send-keys -t 0 Down
 sleep 0.5
-k0=$(now_ms)
-tmux -L "$sock" send-keys -t 0 Enter
-until_match 'path of .*: [0-9]+ ops' ||
-    { echo "view_path: no path in a minute"; screen; exit 1; }
-k1=$(now_ms)
-line=$(screen | grep -oE 'path of .*: [0-9]+ ops' | head -1)
-ms=$((k1 - k0))
+path Enter 'path of .*: [0-9]+ ops'
 echo "then Enter on the first launch's row to its critical path on the Gantt: $ms ms ($line)$(
     over "$ms")"
 tmux -L "$sock" send-keys -t 0 q
