@@ -841,9 +841,9 @@ static bool load_engine_direct(struct loader *L, const struct trace_evread *x, i
         v.eng = streq(x->engine, engine_names[k]) ? k : -1;
     if (v.eng < 0 || v.s > v.e || v.id > INT32_MAX || v.cmdq > INT32_MAX)
         return false;
-    v.kind = x->kind_ok ? x->kind : trace_kind_for_engine((enum trace_engine)v.eng);
-    if (!x->kind_ok && x->op_kind && trace_op_kind_parse(x->op_kind, &v.kind) < 0)
-        return false; /* (kind_ok: the worker parsed it, the same way) */
+    v.kind = trace_kind_for_engine((enum trace_engine)v.eng);
+    if (x->op_kind && trace_op_kind_parse(x->op_kind, &v.kind) < 0)
+        return false;
     for (size_t k = 0; k < x->ndeps; k++)
         if (x->deps[k] >= 9000000000000000ull)
             return false;
