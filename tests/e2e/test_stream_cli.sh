@@ -46,6 +46,12 @@ n40=$(echo "$OUT" | sed -n 's/.*valid (\([0-9]*\) events).*/\1/p')
     fail "validate counts 4x the events" "$n10 then $n40"
 # a model of the 3x more events would take some 100 bytes each (30 MB here)
 grew=$((KIB - k10))
+# under ASan every byte read of the mapped file is checked in its shadow, a byte for every
+# eight of the file, and the shadow's pages stay: its growth is ASan's, not validate's
+if [[ "$NPUSCOPE" == */asan/* ]]; then
+    shadow=$((($(stat -c %s "$TMP/x40.json") - $(stat -c %s "$TMP/x10.json")) / 8 / 1024))
+    grew=$((grew - shadow))
+fi
 [ "$k10" -gt 0 ] && [ "$grew" -lt 8192 ] &&
     ok "validate's peak RSS does not grow with the events (+$((grew / 1024)) MiB for $((n40 - n10)) more)" ||
     fail "validate's peak RSS does not grow with the events" "$k10 KiB, then $KIB KiB"
