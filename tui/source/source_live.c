@@ -955,9 +955,12 @@ static void resumed_run(struct source_live *L)
     trace_budget_keeper_adopt(); /* the live process now: its files outlive it in the keeper */
 }
 
-/* Take a checkpoint when one is due. True in a copy resumed from it (it has taken over: the
- * caller returns at once). Past the memory budget the copy shares the budget's file, which
- * keeps the pages this process changes after the copy's mark (trace_budget_ckpt_mark). */
+/* Take a checkpoint when one is due: by the spacing below while running, and, going forward
+ * again from a pause that a run (not steps by hand) reached, at the event where it stood,
+ * whatever the spacing: going back to where the user stopped then re-runs nothing. True in a
+ * copy resumed from it (it has taken over: the caller returns at once). Past the memory
+ * budget the copy shares the budget's file, which keeps the pages this process changes
+ * after the copy's mark (trace_budget_ckpt_mark). */
 static bool maybe_checkpoint(struct source_live *L)
 {
     if (!L->ckpt || L->silent)
@@ -979,7 +982,9 @@ static bool maybe_checkpoint(struct source_live *L)
         /* events run by hand (steps, which take no running time) count apart: a run at
          * full speed goes through a million events in a fraction of a second */
         uint64_t by_hand = since > L->ckpt_ticked ? since - L->ckpt_ticked : 0;
-        if (!((since >= CKPT_MIN_EVENTS && L->ckpt_work >= every) || by_hand >= CKPT_MAX_EVENTS))
+        bool stood = L->state == ST_PAUSED && L->ckpt_ticked >= CKPT_MIN_EVENTS;
+        if (!((since >= CKPT_MIN_EVENTS && L->ckpt_work >= every) || by_hand >= CKPT_MAX_EVENTS ||
+              stood))
             return false;
     }
     uint64_t mark = trace_budget_ckpt_mark();
