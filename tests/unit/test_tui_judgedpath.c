@@ -163,3 +163,46 @@ Test(tui_judgedpath, c_at_the_first_frame_waits_for_the_verdict_ahead_and_takes_
     tui_bottleneck_free(b);
     trace_model_free(m);
 }
+
+Test(tui_judgedpath, a_verdict_the_gantt_copies_a_path_of_outlives_its_replacement)
+{
+    struct trace_model *m = chain_model(LAUNCHES, OPS, 0);
+    struct tui_view v;
+    tui_view_init(&v, m, true);
+    struct tui_bottleneck *b = tui_bottleneck_new(&v);
+    struct tui_canvas *c = tui_canvas_new(120, 30, true);
+    render(&tui_bottleneck_ops, b, c, &v, true);
+    const struct trace_verdict *old = v.verdict;
+    cr_assert_not_null(old, "judged");
+    struct trace_critpath want = {0};
+    want.n = launch_of((struct trace_verdict *)old, 2)->path.n;
+    want.steps = malloc(want.n * sizeof(*want.steps));
+    memcpy(want.steps, launch_of((struct trace_verdict *)old, 2)->path.steps,
+           want.n * sizeof(*want.steps));
+    /* C: the verdict's path, its steps copied on the Gantt's worker, the verdict lent */
+    struct tui_gantt *g = tui_gantt_new(&v);
+    v.selected = OPS;
+    v.hover = TUI_NO_EVENT;
+    tui_gantt_ops.action(g, TUI_ACT_PATH, &v);
+    cr_assert_eq(v.verdict_lent, old, "lent while the worker copies");
+    /* the model changes meanwhile: the pane judges it again and takes the new verdict */
+    trace_model_add_marker(m, &(struct trace_marker){.cycle = 1,
+                                                     .name = trace_model_intern(m, "mark", 4),
+                                                     .track = UINT32_MAX});
+    for (int i = 0; i < 100 && v.verdict == old; i++)
+        render(&tui_bottleneck_ops, b, c, &v, true);
+    cr_assert(v.verdict != old, "judged again");
+    /* the lent one is kept whole until the Gantt has taken its copy (a million steps take
+     * the worker a while): freed, ASan says so */
+    same_path(&launch_of((struct trace_verdict *)old, 2)->path, &want);
+    settle(g, &v);
+    cr_assert_not_null(v.path, "%s", v.message);
+    cr_assert_null(v.verdict_lent, "given back once copied");
+    same_path(v.path, &want);
+    render(&tui_bottleneck_ops, b, c, &v, true); /* (the old one freed now) */
+    tui_gantt_free(g);
+    tui_bottleneck_free(b);
+    tui_canvas_free(c);
+    free(want.steps);
+    trace_model_free(m);
+}

@@ -117,7 +117,8 @@ struct tui_gantt {
     char path_next_name[96];
     char path_status[100]; /* its progress last said in the status line */
     uint64_t path_next_start;
-    bool path_judged;          /* path_next is the verdict's, copied: the worker spans it */
+    bool path_judged; /* path_next is the verdict's: the worker copies its steps and spans it */
+    const struct trace_path_step *path_judged_steps; /* the verdict's steps, lent (tui_view) */
     uint64_t *path_next_spans; /* owned: path_next's spans (as path_spans), made on the worker */
     uint64_t path_next_waits;  /* its waits added up */
     /* live: the paths of finished launches, each computed once (gantt_path.c) */

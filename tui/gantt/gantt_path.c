@@ -175,11 +175,17 @@ struct tui_gantt_kept_path {
 
 enum { PATHS_KEPT = 32 }; /* the most recent; the oldest is dropped */
 
+/* to's steps: a copy of the n at from. */
+static void copy_steps(struct trace_critpath *to, const struct trace_path_step *from, size_t n)
+{
+    to->steps = sim_xreallocarray(NULL, n ? n : 1, sizeof(*from));
+    memcpy(to->steps, from, n * sizeof(*from));
+}
+
 static void copy_path(struct trace_critpath *to, const struct trace_critpath *p)
 {
     *to = *p;
-    to->steps = sim_xreallocarray(NULL, p->n ? p->n : 1, sizeof(*p->steps));
-    memcpy(to->steps, p->steps, p->n * sizeof(*p->steps));
+    copy_steps(to, p->steps, p->n);
 }
 
 /* The key of the launch cmdq's path if it may be kept (live, a launch, every op ended), else
@@ -266,12 +272,15 @@ static void path_spans(struct tui_gantt *g, struct trace_progress *pg)
     g->path_next_waits = waits;
 }
 
-/* On the worker: the launch (found at the cursor when path_find), its ops, its path (taken
- * as it is when the verdict's), its spans. */
+/* On the worker: the launch (found at the cursor when path_find), its ops, its path (copied
+ * when the verdict's: a million steps are 80 MB of fresh pages, which held the keys for a
+ * fifth of a second on the main loop), its spans. */
 static void path_run(void *arg, struct trace_progress *pg)
 {
     struct tui_gantt *g = arg;
     if (g->path_judged) {
+        trace_progress_step(pg, "critical path: the verdict's", 0);
+        copy_steps(g->path_next, g->path_judged_steps, g->path_next->n);
         path_spans(g, pg);
         return;
     }
@@ -315,6 +324,8 @@ static void path_run(void *arg, struct trace_progress *pg)
 /* Show the path just computed. */
 static void path_show(struct tui_gantt *g, struct tui_view *v)
 {
+    if (g->path_judged)
+        v->verdict_lent = NULL;              /* its steps copied */
     if (g->path_next_key && g->path_next->n) /* a launch's ops: never an empty path */
         keep_path(g, g->path_next_key, g->path_next);
     else
@@ -387,6 +398,17 @@ static void path_discard(void *arg)
     g->path_next_key = NULL;
 }
 
+/* g->path_next: the verdict's path p, its steps to be copied on the worker from the verdict,
+ * lent meanwhile (tui_view.verdict_lent). */
+static void take_judged(struct tui_gantt *g, struct tui_view *v, const struct trace_critpath *p)
+{
+    g->path_next = sim_xcalloc(1, sizeof(*g->path_next));
+    *g->path_next = *p;
+    g->path_next->steps = NULL;
+    g->path_judged_steps = p->steps;
+    v->verdict_lent = v->verdict;
+}
+
 /*
  * The path of launch cmdq (find: of the launch at cursor, the last whose span holds it; the
  * run when none does) as the verdict of a saved trace judged it (v->verdict), into
@@ -394,9 +416,10 @@ static void path_discard(void *arg)
  * run of a trace with launches, a launch whose cmdq_id two share, a path the verdict did not
  * get to). The same path as computed here,
  * over the same ops from the same start with the same rules; copied (the verdict's stays
- * the pane's), a frame's work where computing it again took seconds at ten million ops.
+ * the pane's) on the worker, a moment's work where computing it again took seconds at ten
+ * million ops.
  */
-static bool path_judged(struct tui_gantt *g, const struct tui_view *v, int32_t cmdq, bool find,
+static bool path_judged(struct tui_gantt *g, struct tui_view *v, int32_t cmdq, bool find,
                         uint64_t cursor)
 {
     const struct trace_verdict *vd = v->live ? NULL : v->verdict;
@@ -413,8 +436,7 @@ static bool path_judged(struct tui_gantt *g, const struct tui_view *v, int32_t c
         /* the run: judged on its own path when it has no launches (else from theirs) */
         if (vd->nlaunches || !vd->run.path.n)
             return false;
-        g->path_next = sim_xcalloc(1, sizeof(*g->path_next));
-        copy_path(g->path_next, &vd->run.path);
+        take_judged(g, v, &vd->run.path);
         g->path_next_start = vd->run_region.start;
         snprintf(g->path_next_name, sizeof(g->path_next_name), "the run");
         return true;
@@ -424,8 +446,7 @@ static bool path_judged(struct tui_gantt *g, const struct tui_view *v, int32_t c
             it = &vd->launches[i], same++;
     if (same != 1 || !it->path.n)
         return false;
-    g->path_next = sim_xcalloc(1, sizeof(*g->path_next));
-    copy_path(g->path_next, &it->path);
+    take_judged(g, v, &it->path);
     g->path_next_start = it->region->start;
     launch_name(it->region, g->path_next_name, sizeof(g->path_next_name));
     return true;

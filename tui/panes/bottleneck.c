@@ -59,6 +59,8 @@ struct tui_bottleneck {
     struct trace_verdict *v;        /* owned, or NULL until computed */
     struct tui_task *task;          /* owned: computes next */
     struct trace_verdict *next;     /* the verdict being computed (the task's while it runs) */
+    struct trace_verdict *retired;  /* owned: one replaced while the Gantt copied a path of it
+                                       (tui_view.verdict_lent), freed once it is done */
     struct trace_verdict_inc *inc;  /* owned, live: what the next verdict starts from (the
                                        launches that ended, kept; the task's while it runs) */
     uint64_t started;               /* when the task started (tui_now_ns) */
@@ -177,6 +179,7 @@ void tui_bottleneck_free(struct tui_bottleneck *b)
     keep_join(b);
     trace_verdict_inc_free(b->inc);
     trace_verdict_free(b->next);
+    trace_verdict_free(b->retired); /* (the Gantt is freed first, its worker joined) */
     if (b->view->verdict == b->v)
         b->view->verdict = NULL;
     b->view->verdict_pending = b->view->verdict_wanted = false;
@@ -286,9 +289,23 @@ static void shown_fresh(struct tui_bottleneck *b, struct tui_view *v)
     b->fresh = false;
 }
 
+/* Free verdict v, now or, while the Gantt's worker copies a path of it, once it is done. */
+static void retire(struct tui_bottleneck *b, struct trace_verdict *v)
+{
+    if (b->retired && b->retired != b->view->verdict_lent) {
+        trace_verdict_free(b->retired);
+        b->retired = NULL;
+    }
+    if (v && v == b->view->verdict_lent)
+        b->retired = v; /* (one is lent at a time: none was retired) */
+    else
+        trace_verdict_free(v);
+}
+
 /* Take a finished verdict. Returns true when one was taken. */
 static bool take(struct tui_bottleneck *b)
 {
+    retire(b, NULL); /* (one the Gantt is done with) */
     if (!tui_task_take_done(b->task))
         return false;
     uint64_t t0 = b->started;
@@ -297,7 +314,7 @@ static bool take(struct tui_bottleneck *b)
     if (b->sel < b->nrows && b->rows[b->sel].it && b->rows[b->sel].it->region)
         sel_cmdq = b->rows[b->sel].it->region->cmdq_id;
     keep_join(b); /* (it reads v) */
-    trace_verdict_free(b->v);
+    retire(b, b->v);
     b->v = b->next;
     b->next = NULL;
     b->view->verdict = b->view->live ? NULL : b->v;

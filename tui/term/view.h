@@ -53,6 +53,9 @@ struct tui_view {
      * by it, on this thread), or NULL (live, or not judged yet): the Gantt shows a launch's
      * critical path from it rather than computing it again */
     const struct trace_verdict *verdict;
+    /* that verdict while the Gantt's worker copies a path of it (set and cleared by the Gantt,
+     * on this thread), else NULL: the bottleneck pane frees it only once it is cleared */
+    const struct trace_verdict *verdict_lent;
     /* a saved trace's first verdict under way, not taken yet (the bottleneck pane says so each
      * frame), with its progress as tui_task_status says it; verdict_wanted: a pane waits for
      * it (the Gantt's C, for a path the verdict computes): its run goes on as the user's */
