@@ -279,7 +279,6 @@ static void path_run(void *arg, struct trace_progress *pg)
 {
     struct tui_gantt *g = arg;
     if (g->path_judged) {
-        trace_progress_step(pg, "critical path: the verdict's", 0);
         copy_steps(g->path_next, g->path_judged_steps, g->path_next->n);
         path_spans(g, pg);
         return;
