@@ -1419,6 +1419,14 @@ void trace_critpath_fini(struct trace_critpath *p)
     memset(p, 0, sizeof(*p));
 }
 
+void trace_critpath_copy(struct trace_critpath *to, const struct trace_critpath *p)
+{
+    *to = *p;
+    to->steps = sim_xreallocarray(NULL, p->n ? p->n : 1, sizeof(*p->steps));
+    if (p->n)
+        memcpy(to->steps, p->steps, p->n * sizeof(*p->steps));
+}
+
 size_t trace_critpath_find(const struct trace_critpath *p, uint64_t ev)
 {
     for (size_t i = 0; i < p->n; i++)

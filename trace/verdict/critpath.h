@@ -142,6 +142,9 @@ bool trace_critpath_details_bounded(void *ctx, size_t uncached);
 void trace_critpath_compute(const struct trace_critpath_input *in, struct trace_critpath *out);
 void trace_critpath_fini(struct trace_critpath *p);
 
+/* A copy of p into to, its steps its own (free with trace_critpath_fini). */
+void trace_critpath_copy(struct trace_critpath *to, const struct trace_critpath *p);
+
 /* The step of event ev on the path, or SIZE_MAX. */
 size_t trace_critpath_find(const struct trace_critpath *p, uint64_t ev);
 

@@ -953,14 +953,6 @@ size_t trace_verdict_inc_path_starts(const struct trace_verdict_inc *st)
     return st ? st->live.starts + (st->live.path ? trace_critinc_restarts(st->live.path) : 0) : 0;
 }
 
-static void copy_path(struct trace_critpath *to, const struct trace_critpath *p)
-{
-    *to = *p;
-    to->steps = sim_xreallocarray(NULL, p->n ? p->n : 1, sizeof(*p->steps));
-    if (p->n)
-        memcpy(to->steps, p->steps, p->n * sizeof(*p->steps));
-}
-
 /* Whether m is the model of the last verdict grown: no fewer events, its last event then
  * unchanged. */
 static bool same_model(const struct trace_verdict_inc *st, const struct trace_model *m)
@@ -1097,7 +1089,7 @@ static void inc_keep(struct trace_verdict_inc *st, const struct trace_verdict *v
                            .it = *it};
         memcpy(k->engine, r->engine, sizeof(k->engine));
         k->it.region = NULL;
-        copy_path(&k->it.path, &it->path);
+        trace_critpath_copy(&k->it.path, &it->path);
     }
     for (size_t i = 0; i < nold; i++)
         if (!moved[i])
@@ -1228,7 +1220,7 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
         if (k && (k->uncached <= c->budget) == k->details) { /* as judged then */
             *it = k->it;
             it->region = reg;
-            copy_path(&it->path, &k->it.path);
+            trace_critpath_copy(&it->path, &k->it.path);
             c->budget -= k->details ? k->uncached : 0;
             uncached[r] = k->uncached, details[r] = k->details;
             first[r] = 0;

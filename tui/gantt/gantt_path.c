@@ -182,12 +182,6 @@ static void copy_steps(struct trace_critpath *to, const struct trace_path_step *
     memcpy(to->steps, from, n * sizeof(*from));
 }
 
-static void copy_path(struct trace_critpath *to, const struct trace_critpath *p)
-{
-    *to = *p;
-    copy_steps(to, p->steps, p->n);
-}
-
 /* The key of the launch cmdq's path if it may be kept (live, a launch, every op ended), else
  * NULL. */
 static struct tui_gantt_kept_path *keep_key(const struct tui_gantt *g, bool live, int32_t cmdq,
@@ -226,7 +220,7 @@ static void keep_path(struct tui_gantt *g, struct tui_gantt_kept_path *key,
     }
     if (!g->path_kept)
         g->path_kept = sim_xcalloc(PATHS_KEPT, sizeof(*g->path_kept));
-    copy_path(&key->path, p);
+    trace_critpath_copy(&key->path, p);
     g->path_kept[g->path_nkept++] = *key;
     free(key);
 }
@@ -301,7 +295,7 @@ static void path_run(void *arg, struct trace_progress *pg)
     g->path_was_kept = had != NULL;
     if (had) {
         free(key);
-        copy_path(g->path_next, &had->path);
+        trace_critpath_copy(g->path_next, &had->path);
         g->path_in = (struct trace_critpath_input){.events = evs};
         path_spans(g, pg);
         return;
