@@ -176,6 +176,28 @@ else fail "R: back at the hit c stopped at before" "$hit, then $second, R at $go
 tmux_keys q
 expect_exit "q: exit 0" 0
 
+echo "-- a checkpoint whose process is gone: an older one, and the footer says so"
+tmux_start 160 40 "${UTF8[@]}" -- run --paused -k llm_decode:layers=4,gen=8
+expect_screen "paused" 'events: 0 '
+tmux_keys u; tmux_keys -l 200000; tmux_keys Enter
+expect_screen "u 200000: reached" 'reached' 30
+tmux_screen; stood=$(grep -m1 -oE 'events: [0-9]+' <<<"$SCREEN" | tr -dc 0-9)
+tmux_keys u; tmux_keys -l 450000; tmux_keys Enter
+expect_screen "u 450000: reached" ' now (450000|449[0-9]{3}) ' 30
+# the supervisor's children: the live process, then the checkpoints as they were taken (the
+# one at event 0 first); every checkpoint but that one killed (the one where the run stood
+# included)
+gone=$(session_pids | tail -n +2 | sort -n | tail -n +3)
+if [ -n "$gone" ]; then ok "checkpoints after event 0 ($(wc -w <<<"$gone"))"
+else fail "checkpoints after event 0" "$(session_pids | wc -l) processes"; fi
+kill -KILL $gone 2>/dev/null
+tmux_keys U; tmux_keys -l 200000; tmux_keys Enter
+expect_screen "U 200000: reached backwards" 'reached backwards' 30
+expect_screen "from the checkpoint at event 0, the nearer one's loss said" \
+    "back at event $stood \(re-run from the checkpoint at event 0: (the one at event $stood could not be resumed|[0-9]+ nearer ones could not be resumed, the nearest at event $stood)\)"
+tmux_keys q
+expect_exit "q: exit 0" 0
+
 echo "-- the checkpoints stay within their bound on a long run"
 tmux_start 160 40 "${UTF8[@]}" -- run -k llm_decode:layers=32,gen=64
 sleep 10

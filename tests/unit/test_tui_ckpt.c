@@ -1,7 +1,8 @@
 /* The checkpoints' thinning policy (tui/source/ckpt.h): bounded, the start and the newest kept,
  * the others about exponentially spaced, so a step back costs little near now and the
  * whole run stays reachable. The supervisor passes a hang-up of its terminal on to the
- * live process, however it learns of it. */
+ * live process, however it learns of it. A resumed copy's footer names the checkpoints that
+ * could not be resumed before the one it re-ran from; the state it carries reads back. */
 #include "tui/source/ckpt.h"
 
 #include <criterion/criterion.h>
@@ -176,4 +177,44 @@ Test(tui_ckpt, hangup_seen_on_the_terminal)
     /* no signal comes through: the supervisor sees its terminal end */
     int st = close_the_terminal(true, true);
     cr_assert_eq(st, 77, "the live process is told of the hang-up (supervisor exit %d)", st);
+}
+
+Test(tui_ckpt, the_footer_names_the_checkpoints_that_could_not_be_resumed)
+{
+    static struct tui_ckpt_req r; /* (its carry is large) */
+    char buf[160];
+    tui_ckpt_from_text(&r, 1200, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "re-run from the checkpoint at event 1200");
+    r.nlost = 1, r.lost = 87098;
+    tui_ckpt_from_text(&r, 0, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "re-run from the checkpoint at event 0: the one at event 87098 could "
+                          "not be resumed");
+    r.nlost = 3, r.lost = 90000;
+    tui_ckpt_from_text(&r, 12, buf, sizeof(buf));
+    cr_assert_str_eq(buf, "re-run from the checkpoint at event 12: 3 nearer ones could not be "
+                          "resumed, the nearest at event 90000");
+    /* a short buffer: cut, ended */
+    char small[20];
+    memset(small, 'x', sizeof(small));
+    tui_ckpt_from_text(&r, 12, small, sizeof(small));
+    cr_assert_eq(strlen(small), sizeof(small) - 1);
+    cr_assert_eq(strncmp(small, "re-run from the che", sizeof(small) - 1), 0);
+}
+
+Test(tui_ckpt, carried_state_reads_back_in_order_and_never_past_its_end)
+{
+    static struct tui_ckpt_req r;
+    uint32_t a = 7, a2 = 0;
+    uint64_t b = 1ull << 40, b2 = 0;
+    tui_ckpt_put(&r, &a, sizeof(a));
+    tui_ckpt_put(&r, &b, sizeof(b));
+    tui_ckpt_put(&r, r.carry, sizeof(r.carry)); /* does not fit: nothing */
+    cr_assert_eq(r.carry_len, sizeof(a) + sizeof(b));
+    size_t at = 0;
+    cr_assert(tui_ckpt_get(&r, &at, &a2, sizeof(a2)));
+    cr_assert(tui_ckpt_get(&r, &at, &b2, sizeof(b2)));
+    cr_assert_eq(a2, a);
+    cr_assert_eq(b2, b);
+    cr_assert_not(tui_ckpt_get(&r, &at, &a2, 1), "nothing past the end");
+    cr_assert_eq(at, r.carry_len);
 }

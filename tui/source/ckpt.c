@@ -557,6 +557,38 @@ void tui_ckpt_took_over(struct tui_ckpt *c, const struct tui_ckpt_req *req, uint
     }
 }
 
+void tui_ckpt_put(struct tui_ckpt_req *req, const void *p, size_t n)
+{
+    if (req->carry_len + n > sizeof(req->carry))
+        return;
+    memcpy(req->carry + req->carry_len, p, n);
+    req->carry_len += (uint32_t)n;
+}
+
+bool tui_ckpt_get(const struct tui_ckpt_req *req, size_t *at, void *p, size_t n)
+{
+    if (*at + n > req->carry_len)
+        return false;
+    memcpy(p, req->carry + *at, n);
+    *at += n;
+    return true;
+}
+
+void tui_ckpt_from_text(const struct tui_ckpt_req *req, uint64_t from, char *buf, size_t size)
+{
+    int k = snprintf(buf, size, "re-run from the checkpoint at event %" PRIu64, from);
+    size_t at = k > 0 && (size_t)k < size ? (size_t)k : size;
+    if (!req->nlost || at >= size)
+        return;
+    if (req->nlost == 1)
+        snprintf(buf + at, size - at, ": the one at event %" PRIu64 " could not be resumed",
+                 req->lost);
+    else
+        snprintf(buf + at, size - at,
+                 ": %" PRIu32 " nearer ones could not be resumed, the nearest at event %" PRIu64,
+                 req->nlost, req->lost);
+}
+
 /* Private memory of a process (kB in smaps_rollup), in bytes; 0 when unknown. */
 static uint64_t private_bytes(pid_t pid)
 {

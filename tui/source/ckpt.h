@@ -42,9 +42,11 @@ struct tui_ckpt_entry {
 
 /* What a resumed copy is asked to do (filled by the live process, read by the copy). */
 struct tui_ckpt_req {
-    uint32_t kind; /* the caller's: what the target is */
-    uint64_t arg;  /* the caller's: the target event, or time */
-    uint32_t n;    /* the checkpoints alive when asked */
+    uint32_t kind;  /* the caller's: what the target is */
+    uint64_t arg;   /* the caller's: the target event, or time */
+    uint32_t nlost; /* the caller's: nearer checkpoints that could not be resumed first */
+    uint64_t lost;  /* the caller's: the event of the nearest of them */
+    uint32_t n;     /* the checkpoints alive when asked */
     struct tui_ckpt_entry table[TUI_CKPT_MAX + 1];
     uint32_t carry_len;
     unsigned char carry[TUI_CKPT_CARRY]; /* the caller's state to keep (breakpoints, view) */
@@ -109,6 +111,17 @@ int tui_ckpt_resume(struct tui_ckpt *c, size_t i, struct tui_ckpt_req *req, stru
  */
 void tui_ckpt_took_over(struct tui_ckpt *c, const struct tui_ckpt_req *req, uint64_t event,
                         bool ok);
+
+/* The caller's state carried in req: n bytes at p appended (nothing when they do not fit);
+ * read back in the same order from *at, which moves past them (false when they are not
+ * there). */
+void tui_ckpt_put(struct tui_ckpt_req *req, const void *p, size_t n);
+bool tui_ckpt_get(const struct tui_ckpt_req *req, size_t *at, void *p, size_t n);
+
+/* Where a copy resumed from the checkpoint at event from re-ran, for its footer: "re-run from
+ * the checkpoint at event FROM", with, when nearer ones could not be resumed first (their
+ * processes gone: req->nlost), the nearest one's event. */
+void tui_ckpt_from_text(const struct tui_ckpt_req *req, uint64_t from, char *buf, size_t size);
 
 /* Bytes the checkpoints hold of their own (private memory), measured at most every two
  * seconds; 0 when unknown. */

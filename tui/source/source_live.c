@@ -736,23 +736,6 @@ static void run_batches(struct source_live *L, uint64_t may, uint64_t t0, uint64
 
 enum { REQ_EVENT, REQ_UNTIL };
 
-static void put(struct tui_ckpt_req *r, const void *p, size_t n)
-{
-    if (r->carry_len + n > sizeof(r->carry))
-        return;
-    memcpy(r->carry + r->carry_len, p, n);
-    r->carry_len += (uint32_t)n;
-}
-
-static bool get(const struct tui_ckpt_req *r, size_t *at, void *p, size_t n)
-{
-    if (*at + n > r->carry_len)
-        return false;
-    memcpy(p, r->carry + *at, n);
-    *at += n;
-    return true;
-}
-
 /* What the resumed copy keeps of this process: breakpoints (with their counts), speed,
  * whether the trace file is already written, how we go back, and the app's state. */
 static void pack_carry(struct source_live *L, uint32_t how, const void *ui, size_t ui_len)
@@ -761,9 +744,9 @@ static void pack_carry(struct source_live *L, uint32_t how, const void *ui, size
     r->carry_len = 0;
     uint32_t speed = (uint32_t)L->speed, nbp = 0;
     uint8_t done = L->trace_done;
-    put(r, &how, sizeof(how));
-    put(r, &speed, sizeof(speed));
-    put(r, &done, sizeof(done));
+    tui_ckpt_put(r, &how, sizeof(how));
+    tui_ckpt_put(r, &speed, sizeof(speed));
+    tui_ckpt_put(r, &done, sizeof(done));
     size_t room = sizeof(r->carry) - TUI_SOURCE_UI_MAX - 64;
     size_t need = 0;
     for (; nbp < L->nbp; nbp++) {
@@ -774,18 +757,18 @@ static void pack_carry(struct source_live *L, uint32_t how, const void *ui, size
     /* the count, and above it the number the next breakpoint gets; each one's kind, and
      * above it its number */
     uint32_t counts = nbp | L->next_bp_number << 16;
-    put(r, &counts, sizeof(counts));
+    tui_ckpt_put(r, &counts, sizeof(counts));
     for (uint32_t i = 0; i < nbp; i++) {
         uint32_t kind = L->bps[i].kind | L->bps[i].number << 8,
                  len = (uint32_t)strlen(L->bps[i].pattern);
-        put(r, &kind, sizeof(kind));
-        put(r, &L->bps[i].hits, sizeof(L->bps[i].hits));
-        put(r, &len, sizeof(len));
-        put(r, L->bps[i].pattern, len);
+        tui_ckpt_put(r, &kind, sizeof(kind));
+        tui_ckpt_put(r, &L->bps[i].hits, sizeof(L->bps[i].hits));
+        tui_ckpt_put(r, &len, sizeof(len));
+        tui_ckpt_put(r, L->bps[i].pattern, len);
     }
     uint32_t n = (uint32_t)(ui_len < TUI_SOURCE_UI_MAX ? ui_len : TUI_SOURCE_UI_MAX);
-    put(r, &n, sizeof(n));
-    put(r, ui, n);
+    tui_ckpt_put(r, &n, sizeof(n));
+    tui_ckpt_put(r, ui, n);
 }
 
 /*
@@ -820,10 +803,10 @@ static uint32_t unpack_carry(struct source_live *L)
     size_t at = 0;
     uint32_t how = 0, speed = 0, nbp = 0, n = 0;
     uint8_t done = 0;
-    get(r, &at, &how, sizeof(how));
-    if (get(r, &at, &speed, sizeof(speed))) /* events per second (at most 1e9), 0: max */
+    tui_ckpt_get(r, &at, &how, sizeof(how));
+    if (tui_ckpt_get(r, &at, &speed, sizeof(speed))) /* events per second (at most 1e9), 0: max */
         L->speed = speed;
-    get(r, &at, &done, sizeof(done));
+    tui_ckpt_get(r, &at, &done, sizeof(done));
     if (done) { /* the file is written; this copy leaves it alone */
         L->trace_done = true;
         L->trace_rc = 0;
@@ -832,17 +815,18 @@ static uint32_t unpack_carry(struct source_live *L)
     size_t nold = L->nbp;
     L->bps = NULL;
     L->nbp = 0;
-    get(r, &at, &nbp, sizeof(nbp));
+    tui_ckpt_get(r, &at, &nbp, sizeof(nbp));
     L->next_bp_number = nbp >> 16;
     nbp &= 0xffff;
     for (uint32_t i = 0; i < nbp; i++) {
         uint32_t kind = 0, len = 0;
         uint64_t hits = 0;
-        if (!get(r, &at, &kind, sizeof(kind)) || !get(r, &at, &hits, sizeof(hits)) ||
-            !get(r, &at, &len, sizeof(len)) || at + len > r->carry_len)
+        if (!tui_ckpt_get(r, &at, &kind, sizeof(kind)) ||
+            !tui_ckpt_get(r, &at, &hits, sizeof(hits)) ||
+            !tui_ckpt_get(r, &at, &len, sizeof(len)) || at + len > r->carry_len)
             break;
         char *pat = sim_xmalloc(len + 1);
-        get(r, &at, pat, len);
+        tui_ckpt_get(r, &at, pat, len);
         pat[len] = '\0';
         struct bp b = {(enum tui_break_kind)(kind & 0xff), pat, hits, -1, NULL, kind >> 8};
         b.line = line_of(b.kind, pat);
@@ -858,7 +842,7 @@ static uint32_t unpack_carry(struct source_live *L)
         free(old[i].line);
     }
     free(old);
-    if (get(r, &at, &n, sizeof(n)) && n <= sizeof(L->ui) && get(r, &at, L->ui, n))
+    if (tui_ckpt_get(r, &at, &n, sizeof(n)) && n <= sizeof(L->ui) && tui_ckpt_get(r, &at, L->ui, n))
         L->ui_len = n ? n : 1;
     else
         L->ui_len = 1;
@@ -941,6 +925,9 @@ static void resumed_run(struct source_live *L)
     uint64_t ev = sim_engine_events(L->eng);
     const struct opmark *m = mark_at(L, ev + 1);
     const struct hitmark *h = hit_at(L, ev + 1);
+    char via[160];
+    tui_ckpt_from_text(r, from, via, sizeof(via));
+    bool said = false;
     if (how == TUI_BACK_OP && m && m->event == ev) {
         notice_op(L, m->record, m->started);
     } else if (how == TUI_BACK_BREAK && h && h->event == ev) {
@@ -948,9 +935,12 @@ static void resumed_run(struct source_live *L)
             h->record != UINT64_MAX ? trace_live_event_of_record(L->feed, h->record) : UINT64_MAX;
         notice(L, "back at %s", h->text);
     } else {
-        notice(L, "back at event %" PRIu64 " (re-run from the checkpoint at event %" PRIu64 ")", ev,
-               from);
+        notice(L, "back at event %" PRIu64 " (%s)", ev, via);
+        said = true;
     }
+    size_t k = strlen(L->notice);
+    if (r->nlost && !said) /* (nearer checkpoints lost: why the re-run took longer) */
+        snprintf(L->notice + k, sizeof(L->notice) - k, " (%s)", via);
     tui_ckpt_took_over(L->ckpt, r, ev, true);
     trace_budget_keeper_adopt(); /* the live process now: its files outlive it in the keeper */
 }
@@ -1052,6 +1042,7 @@ static int live_back(struct tui_source *s, enum tui_back how, uint64_t arg, cons
     pack_carry(L, (uint32_t)how, ui, ui_len);
     L->req->kind = kind;
     L->req->arg = kind == REQ_UNTIL ? until : target;
+    L->req->nlost = 0;
     for (;;) {
         size_t best = SIZE_MAX;
         for (size_t i = 0; i < tui_ckpt_count(L->ckpt); i++) {
@@ -1062,8 +1053,9 @@ static int live_back(struct tui_source *s, enum tui_back how, uint64_t arg, cons
         if (best == SIZE_MAX)
             return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL,
                             "no checkpoint before the target is left");
-        if (tui_ckpt_resume(L->ckpt, best, L->req, d) < 0)
-            continue; /* that one is gone: an older one */
+        uint64_t ev = tui_ckpt_entry(L->ckpt, best)->event;
+        if (tui_ckpt_resume(L->ckpt, best, L->req, d) < 0 && !L->req->nlost++)
+            L->req->lost = ev; /* that one is gone: an older one (the copy says so) */
     }
 }
 
