@@ -522,6 +522,8 @@ int tui_ckpt_resume(struct tui_ckpt *c, size_t i, struct tui_ckpt_req *req, stru
             close(s);
         uint64_t ev = c->e[i].event;
         drop(c, i);
+        if (!req->nlost++) /* (the first asked is the nearest: the copy that resumes says so) */
+            req->lost = ev;
         return diag_set(d, SIM_EIO, NULL, 0, 0, NULL,
                         "the checkpoint at event %" PRIu64 " could not be resumed", ev);
     }

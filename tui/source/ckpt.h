@@ -44,8 +44,9 @@ struct tui_ckpt_entry {
 struct tui_ckpt_req {
     uint32_t kind;  /* the caller's: what the target is */
     uint64_t arg;   /* the caller's: the target event, or time */
-    uint32_t nlost; /* the caller's: nearer checkpoints that could not be resumed first */
-    uint64_t lost;  /* the caller's: the event of the nearest of them */
+    uint32_t nlost; /* nearer checkpoints that could not be resumed first (the caller sets
+                       0, tui_ckpt_resume counts them) */
+    uint64_t lost;  /* the event of the nearest of them */
     uint32_t n;     /* the checkpoints alive when asked */
     struct tui_ckpt_entry table[TUI_CKPT_MAX + 1];
     uint32_t carry_len;
@@ -99,7 +100,8 @@ uint64_t tui_ckpt_last_event(const struct tui_ckpt *c);
  * Resume checkpoint i with req (its table is filled here): a copy of the checkpoint runs
  * forward and takes over. Does not return when the copy took over (this process exits);
  * returns a negative code with d filled when the checkpoint is gone or the copy failed
- * (that checkpoint is dropped from the table; the caller may try an older one).
+ * (that checkpoint is dropped from the table and counted in req->nlost, the first so
+ * dropped in req->lost; the caller may try an older one).
  */
 int tui_ckpt_resume(struct tui_ckpt *c, size_t i, struct tui_ckpt_req *req, struct diag *d);
 

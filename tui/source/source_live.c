@@ -938,9 +938,10 @@ static void resumed_run(struct source_live *L)
         notice(L, "back at event %" PRIu64 " (%s)", ev, via);
         said = true;
     }
-    size_t k = strlen(L->notice);
-    if (r->nlost && !said) /* (nearer checkpoints lost: why the re-run took longer) */
+    if (r->nlost && !said) { /* (nearer checkpoints lost: why the re-run took longer) */
+        size_t k = strlen(L->notice);
         snprintf(L->notice + k, sizeof(L->notice) - k, " (%s)", via);
+    }
     tui_ckpt_took_over(L->ckpt, r, ev, true);
     trace_budget_keeper_adopt(); /* the live process now: its files outlive it in the keeper */
 }
@@ -1053,9 +1054,8 @@ static int live_back(struct tui_source *s, enum tui_back how, uint64_t arg, cons
         if (best == SIZE_MAX)
             return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL,
                             "no checkpoint before the target is left");
-        uint64_t ev = tui_ckpt_entry(L->ckpt, best)->event;
-        if (tui_ckpt_resume(L->ckpt, best, L->req, d) < 0 && !L->req->nlost++)
-            L->req->lost = ev; /* that one is gone: an older one (the copy says so) */
+        if (tui_ckpt_resume(L->ckpt, best, L->req, d) < 0)
+            continue; /* that one is gone (noted in the request): an older one */
     }
 }
 
