@@ -747,3 +747,53 @@ Test(tui_live_task, a_hidden_run_waits_while_a_run_on_screen_is_under_way)
     tui_task_free(u);
     tui_task_free(t);
 }
+
+/* A run no key asked for (the first frame's summary: narrow, on screen) waits at its progress
+ * checks while a run a key asked for, not narrow, is under way (C's verdict, say), and goes
+ * on once it ended; a run ahead beside it (the verdict before the key) does not hold it, nor
+ * another narrow run of the user's; it still counts among the user's runs on screen, which
+ * background work waits for (tui_task_users), and is not one a run ahead waits for. */
+Test(tui_live_task, a_run_no_key_asked_for_waits_while_one_a_key_asked_for_is_under_way)
+{
+    struct gate_probe first = {0}, ahead = {0}, narrow = {0};
+    struct tui_task *s = tui_task_new(), *a = tui_task_new(), *n = tui_task_new();
+    tui_task_set_narrow(s, true);
+    tui_task_set_unasked(s, true);
+    tui_task_set_narrow(n, true);
+    unsigned users0 = atomic_load(tui_task_users());
+    tui_task_start(s, counting_fn, &first, true);
+    wait_flag(&first.started);
+    cr_expect_eq(atomic_load(tui_task_users()), users0 + 1, "on screen: one of the user's runs");
+    cr_expect(!tui_task_user_waits(), "not a run the user waits for");
+    tui_task_set_ahead(a, true);
+    tui_task_start(a, counting_fn, &ahead, true); /* the verdict, ahead of its key */
+    wait_flag(&ahead.started);
+    tui_task_start(n, users_fn, &narrow, true); /* another narrow run of the user's */
+    wait_flag(&narrow.started);
+    unsigned long long held = atomic_load(&first.checks), held_a = atomic_load(&ahead.checks);
+    sleep_ms(50);
+    cr_expect_gt(atomic_load(&first.checks), held,
+                 "beside a run ahead and a narrow one, it goes on");
+    cr_expect_gt(atomic_load(&ahead.checks), held_a, "the run ahead does not wait for it");
+    atomic_store(&narrow.go, 1);
+    wait_task(n);
+    tui_task_set_ahead(a, false); /* a key now waits for the verdict */
+    cr_expect(tui_task_user_waits(), "a run the user waits for");
+    sleep_ms(5); /* its check under way ends */
+    held = atomic_load(&first.checks);
+    sleep_ms(50);
+    cr_expect_eq(atomic_load(&first.checks), held, "it waits: %llu checks, then %llu", held,
+                 atomic_load(&first.checks));
+    cr_expect_gt(atomic_load(&ahead.checks), held_a, "the run asked for goes on");
+    atomic_store(&ahead.go, 1);
+    wait_task(a);
+    cr_expect(!tui_task_user_waits(), "the run asked for ended");
+    sleep_ms(50);
+    cr_expect_gt(atomic_load(&first.checks), held, "it goes on once that run ended");
+    atomic_store(&first.go, 1);
+    wait_task(s);
+    cr_expect_eq(atomic_load(tui_task_users()), users0, "ended");
+    tui_task_free(s);
+    tui_task_free(a);
+    tui_task_free(n);
+}

@@ -435,7 +435,8 @@ bool tui_bottleneck_ahead(struct tui_bottleneck *b, struct tui_view *v)
     }
     tui_task_set_ahead(b->task, true);
     take(b);
-    keep(b);
+    if (!tui_task_user_waits()) /* (kept behind what the user waits for: C's path) */
+        keep(b);
     if (!b->v && !tui_task_running(b->task))
         compute(b); /* once: a loaded trace's model no longer changes */
     publish(b);

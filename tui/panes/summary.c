@@ -68,7 +68,8 @@ struct tui_summary *tui_summary_new(struct tui_view *v)
     s->m = v->m;
     if (!v->live && trace_model_event_count(s->m) >= FIRST_WORKER) {
         s->first = tui_task_new();
-        tui_task_set_narrow(s->first, true); /* (one thread: a core left to the verdict ahead) */
+        tui_task_set_narrow(s->first, true);  /* (one thread: a core left to the verdict ahead) */
+        tui_task_set_unasked(s->first, true); /* (a key pressed meanwhile comes first) */
         s->gen = trace_model_generation(s->m);
         tui_task_start(s->first, first_run, s, true);
     }

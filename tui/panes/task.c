@@ -55,6 +55,7 @@ struct tui_task {
     bool wide;    /* ... and of those that keep every core busy (in users_wide) */
     bool users;   /* the run is one of the user's (not ahead), on screen or not */
     bool narrow;  /* its runs use one thread (tui_task_set_narrow) */
+    bool unasked; /* its runs start on their own (tui_task_set_unasked) */
 };
 
 static struct tui_task *live_tasks; /* the main loop's thread only */
@@ -72,6 +73,11 @@ static volatile int exit_status;
 const atomic_uint *tui_task_users(void)
 {
     return &users_runs;
+}
+
+bool tui_task_user_waits(void)
+{
+    return atomic_load(&users_wide) != 0;
 }
 
 void tui_task_exit_status(int status)
@@ -251,11 +257,13 @@ static void raise_back(struct tui_task *t)
 }
 
 /* Whether t's run under way, one of the user's, is counted among users_runs: while its pane
- * shows (t->lock held). A hidden one waits for those that are (a live one never: it holds the
- * run while it works). */
+ * shows (t->lock held); among users_wide, when not narrow and asked for. A hidden one waits
+ * for those that are, and one not asked for for the wide ones (a live one never: it holds
+ * the run while it works). */
 static void count_users(struct tui_task *t)
 {
-    bool count = t->users && !(t->hidden && !t->live), wide = count && !t->narrow;
+    bool unasked = t->unasked && !t->live;
+    bool count = t->users && !(t->hidden && !t->live), wide = count && !t->narrow && !unasked;
     if (count != t->counted)
         atomic_fetch_add(&users_runs, count ? 1u : (unsigned)-1);
     if (wide != t->wide)
@@ -263,7 +271,7 @@ static void count_users(struct tui_task *t)
     t->counted = count, t->wide = wide;
     /* (a run ahead, or one of the user's hidden, waits for those; one counted would wait
      * for itself) */
-    atomic_store(&t->p.yielding, !t->counted && (t->ahead || t->users));
+    atomic_store(&t->p.yielding, (!t->counted && (t->ahead || t->users)) || (t->users && unasked));
 }
 
 void tui_task_set_ahead(struct tui_task *t, bool ahead)
@@ -283,6 +291,14 @@ void tui_task_set_narrow(struct tui_task *t, bool narrow)
 {
     pthread_mutex_lock(&t->lock);
     t->narrow = narrow;
+    count_users(t);
+    pthread_mutex_unlock(&t->lock);
+}
+
+void tui_task_set_unasked(struct tui_task *t, bool unasked)
+{
+    pthread_mutex_lock(&t->lock);
+    t->unasked = unasked;
     count_users(t);
     pthread_mutex_unlock(&t->lock);
 }

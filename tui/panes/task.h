@@ -95,6 +95,15 @@ void tui_task_set_hidden(struct tui_task *t, bool hidden);
  */
 void tui_task_set_narrow(struct tui_task *t, bool narrow);
 
+/*
+ * An unasked task: its runs start on their own, not for a key (a loaded trace's summary,
+ * made for the first frame). Such a run on screen keeps its priority, but waits at its
+ * progress checks while a run the user waits for, not narrow, is under way (an analysis
+ * whose key was pressed, or one ahead that a key now waits for): what the user asked for
+ * comes first. Set before its runs start. Called by the main loop's thread.
+ */
+void tui_task_set_unasked(struct tui_task *t, bool unasked);
+
 /* Whether runs ahead started from the calling thread lower their priority: the thread may
  * set a thread's nice value back to its own (RLIMIT_NICE allows it, or CAP_SYS_NICE). */
 bool tui_task_may_lower(void);
@@ -103,6 +112,10 @@ bool tui_task_may_lower(void);
  * background work of the process gives way to while it is not zero (read it from any
  * thread). */
 const atomic_uint *tui_task_users(void);
+
+/* Whether a threaded run the user waits for, not narrow, is under way (what runs ahead wait
+ * for: an analysis whose key was pressed). */
+bool tui_task_user_waits(void);
 
 /* Whether a threaded run has not finished yet. */
 bool tui_task_running(const struct tui_task *t);
