@@ -291,7 +291,8 @@ static void verdict_by_steps(const struct trace_model *m)
     w.at = step_now(&w);
     pthread_t th;
     bool watched = pthread_create(&th, NULL, watch_main, &w) == 0;
-    trace_verdict_free(trace_verdict_new(m, &(struct trace_verdict_opts){.progress = &w.p}));
+    trace_verdict_free(
+        trace_verdict_new(m, &(struct trace_verdict_opts){.progress = &w.p, .step_spans = true}));
     if (!watched)
         return;
     atomic_store(&w.done, true);
@@ -299,12 +300,13 @@ static void verdict_by_steps(const struct trace_model *m)
     step_add(&w, NULL); /* (its last: until it was done) */
 }
 
+/* (as the viewer judges a saved trace: with the paths' spans, for the Gantt) */
 static void verdict(const struct trace_model *m)
 {
     if (by_steps)
         verdict_by_steps(m);
     else
-        trace_verdict_free(trace_verdict_new(m, NULL));
+        trace_verdict_free(trace_verdict_new(m, &(struct trace_verdict_opts){.step_spans = true}));
 }
 
 static void critpath(const struct trace_model *m)

@@ -102,8 +102,10 @@ static void dma_write(struct trace_model *m, uint64_t ev, int64_t src, int64_t d
 
 /* The path of evs, computed on one thread and again with the second (its details read
  * ahead, its arrays faulted in ahead, whatever the set's size; its arrays handed over for
- * the caller to free): both the same; the ops' spans handed out with the arrays alone,
- * each step's op's its event's start, end (in flight: now) and track. */
+ * the caller to free; each step's span kept): both the same; the ops' spans handed out
+ * with the arrays alone, each step's op's its event's start, end (in flight: now) and
+ * track, as is the span kept with each step (and with a copy of the path); none kept
+ * unless asked for. */
 static void path_of(const struct trace_model *m, const uint64_t *evs, size_t n,
                     struct trace_critpath *p)
 {
@@ -112,10 +114,14 @@ static void path_of(const struct trace_model *m, const uint64_t *evs, size_t n,
         .m = m, .events = evs, .n = n, .start = 0, .threads = 1, .spans = &spans};
     trace_critpath_compute(&in, p);
     cr_assert_null(spans, "no spans without a release to take them");
+    cr_assert_null(p->spans, "no step's span kept unless asked for");
     struct trace_critpath q;
     struct sim_release big = {0};
-    in.threads = 2, in.release = &big;
+    in.threads = 2, in.release = &big, in.step_spans = true;
     trace_critpath_compute(&in, &q);
+    cr_assert(q.n == 0 || q.spans, "the steps' spans kept");
+    struct trace_critpath c;
+    trace_critpath_copy(&c, &q);
     cr_assert(n == 0 || big.n >= 2, "the ops' arrays handed over: %zu", big.n);
     cr_assert(q.ops == 0 || spans, "the spans handed out with them");
     uint64_t now = trace_model_now(m);
@@ -125,7 +131,14 @@ static void path_of(const struct trace_model *m, const uint64_t *evs, size_t n,
         uint64_t end = e->flags & TRACE_EV_INFLIGHT ? (now > e->start ? now : e->start) : e->end;
         cr_assert(o->start == e->start && o->end == end && o->track == e->track,
                   "step %zu's op's span", i);
+        const struct trace_op_span *k = &q.spans[i];
+        cr_assert(k->start == e->start && k->end == end && k->track == e->track,
+                  "step %zu's span kept", i);
+        cr_assert(c.spans != q.spans && c.spans[i].start == k->start && c.spans[i].end == k->end &&
+                      c.spans[i].track == k->track,
+                  "step %zu's span copied", i);
     }
+    trace_critpath_fini(&c);     /* (its own: ASan would tell) */
     sim_release_go(&big, false); /* (each freed once: ASan would tell) */
     cr_assert(q.n == p->n && q.ops == p->ops && q.end == p->end && q.decoded == p->decoded,
               "with a second thread: %zu steps of %llu ops", q.n, (unsigned long long)q.ops);

@@ -1349,9 +1349,13 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
     }
     out->steps = sim_xreallocarray(NULL, len ? len : 1, sizeof(*out->steps));
     out->n = len;
+    if (in->step_spans)
+        out->spans = sim_xreallocarray(NULL, len ? len : 1, sizeof(*out->spans));
     /* the steps are written from the last; a second thread faults in their fresh pages from
      * the first meanwhile (a path of a million steps: 50 MB), until the two meet */
-    struct sim_prefault pf = {.r = {{out->steps, len * sizeof(*out->steps)}}, .nr = 1};
+    struct sim_prefault pf = {.r = {{out->steps, len * sizeof(*out->steps)},
+                                    {out->spans, out->spans ? len * sizeof(*out->spans) : 0}},
+                              .nr = 2};
     if (apart(in, len))
         sim_prefault_start(&pf);
     for (size_t i = 0; i < len; i++) {
@@ -1376,6 +1380,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
         if (s->why == TRACE_DEP_RAW)
             s->range =
                 (struct trace_range){(uint8_t)(flags[k] >> FL_SPACE & 15), rng[k][0], rng[k][1]};
+        if (out->spans)
+            out->spans[len - 1 - i] = ops[k];
     }
     sim_prefault_stop(&pf);
     if (chain != groom)
@@ -1416,6 +1422,7 @@ bool trace_critpath_details_bounded(void *ctx, size_t uncached)
 void trace_critpath_fini(struct trace_critpath *p)
 {
     free(p->steps);
+    free(p->spans);
     memset(p, 0, sizeof(*p));
 }
 
@@ -1425,6 +1432,11 @@ void trace_critpath_copy(struct trace_critpath *to, const struct trace_critpath 
     to->steps = sim_xreallocarray(NULL, p->n ? p->n : 1, sizeof(*p->steps));
     if (p->n)
         memcpy(to->steps, p->steps, p->n * sizeof(*p->steps));
+    if (p->spans) {
+        to->spans = sim_xreallocarray(NULL, p->n ? p->n : 1, sizeof(*p->spans));
+        if (p->n)
+            memcpy(to->spans, p->spans, p->n * sizeof(*p->spans));
+    }
 }
 
 size_t trace_critpath_find(const struct trace_critpath *p, uint64_t ev)

@@ -70,6 +70,10 @@ struct trace_critpath {
     bool with_explicit;         /* some op had dependency_ids */
     bool truncated;             /* more ops than the decode budget: no ranges were read */
     struct trace_spaces spaces; /* the names of the ranges' spaces */
+    /* owned, or NULL: step i's op as the set's spans had it (its start, end and track), kept
+     * when asked for (trace_critpath_input.step_spans), so that a path drawn on a timeline
+     * is not looked up again among the model's events */
+    struct trace_op_span *spans;
 };
 
 /* What trace_critpath_compute works on. */
@@ -122,6 +126,9 @@ struct trace_critpath_input {
      * them (valid until it frees them: the path's ops read there rather than from the
      * model's events, which its pass may have given back), else to NULL */
     const struct trace_op_span **spans;
+    /* keep each step's span in the path (trace_critpath.spans: 24 bytes a step, taken as the
+     * path is walked; trace_critinc_update keeps none) */
+    bool step_spans;
 };
 
 enum { TRACE_CRITPATH_THREAD_MIN = 1 << 15 };

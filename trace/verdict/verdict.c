@@ -64,6 +64,7 @@ struct ctx {
     size_t last_uncached;
     bool last_details;
     unsigned threads;         /* trace_verdict_opts's */
+    bool step_spans;          /* trace_verdict_opts's */
     struct trace_pathtime pt; /* over the above */
     uint64_t *evs;            /* owned: room for capevs events of the launches judged */
     size_t capevs;
@@ -689,7 +690,8 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, ui
                                       .each_ctx = &ar,
                                       .release =
                                           c->threads != 1 && n >= RELEASE_MIN ? &c->big : NULL,
-                                      .spans = &spans};
+                                      .spans = &spans,
+                                      .step_spans = c->step_spans};
     if (lv) {
         if (!lv->path)
             lv->path = trace_critinc_new();
@@ -1339,6 +1341,7 @@ struct trace_verdict *trace_verdict_new(const struct trace_model *m,
     c.composite = sim_xcalloc(c.nnames ? c.nnames : 1, sizeof(*c.composite));
     c.budget = o && o->max_decode ? o->max_decode : MAX_DECODE_DEFAULT;
     c.threads = o ? o->threads : 0;
+    c.step_spans = o && o->step_spans;
     size_t nt = trace_model_track_count(m);
     c.hbm_of_track = sim_xreallocarray(NULL, nt ? nt : 1, sizeof(*c.hbm_of_track));
     c.engine_of = sim_xreallocarray(NULL, nt ? nt : 1, sizeof(*c.engine_of));

@@ -190,6 +190,9 @@ struct trace_verdict_opts {
      * the verdict the same); 1: on the calling thread alone; 2: on a second thread whatever
      * the path's length */
     unsigned threads;
+    /* keep the spans of each path's steps (trace_critpath.spans), for a timeline that draws
+     * the paths */
+    bool step_spans;
 };
 
 /* The verdict of m (finished; borrowed, must outlive it). o may be NULL. */

@@ -105,10 +105,13 @@ struct tui_gantt {
     size_t busy_cap, busy_done_cap;
 
     /* the critical path shown (gantt_path.c) */
-    struct trace_critpath *path; /* owned, or NULL */
-    char path_name[96];          /* the launch it is of (escaped) */
-    uint64_t *path_spans;        /* owned: (track, start, reach) of its ops, by track and start;
-                                    reach: the latest end of the track's up to this one */
+    struct trace_critpath *path; /* owned, or NULL; its steps the verdict's when borrowed */
+    bool path_borrowed;   /* path is the verdict's: its steps lent (tui_view.verdict_lent) while
+                             it shows, not owned (a million steps copied were 80 MB of fresh
+                             pages and a tenth of a second) */
+    char path_name[96];   /* the launch it is of (escaped) */
+    uint64_t *path_spans; /* owned: (track, start, reach) of its ops, by track and start;
+                             reach: the latest end of the track's up to this one */
     size_t path_nspans;
     /* the path being computed on a worker (tui/panes/task.h) */
     struct tui_task *path_task;          /* owned */
@@ -117,8 +120,7 @@ struct tui_gantt {
     char path_next_name[96];
     char path_status[100]; /* its progress last said in the status line */
     uint64_t path_next_start;
-    bool path_judged; /* path_next is the verdict's: the worker copies its steps and spans it */
-    const struct trace_path_step *path_judged_steps; /* the verdict's steps, lent (tui_view) */
+    bool path_judged;          /* path_next is the verdict's, its steps lent: the worker spans it */
     uint64_t *path_next_spans; /* owned: path_next's spans (as path_spans), made on the worker */
     uint64_t path_next_waits;  /* its waits added up */
     /* live: the paths of finished launches, each computed once (gantt_path.c) */

@@ -17,13 +17,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Free path p (NULL: nothing), its steps too unless borrowed (the verdict's). */
+static void path_drop(struct trace_critpath *p, bool borrowed)
+{
+    if (p && !borrowed)
+        trace_critpath_fini(p);
+    free(p);
+}
+
 void tui_gantt_path_free(struct tui_gantt *g, struct tui_view *v)
 {
     if (v) /* (the view's path is the Gantt's: read freed otherwise) */
         tui_view_set_path(v, NULL, 0);
-    if (g->path)
-        trace_critpath_fini(g->path);
-    free(g->path);
+    path_drop(g->path, g->path_borrowed);
+    if (g->path_borrowed && v) /* the verdict, given back (freed once it is retired) */
+        v->verdict_lent = NULL;
+    g->path_borrowed = false;
     g->path = NULL;
     free(g->path_spans);
     g->path_spans = NULL;
@@ -175,13 +184,6 @@ struct tui_gantt_kept_path {
 
 enum { PATHS_KEPT = 32 }; /* the most recent; the oldest is dropped */
 
-/* to's steps: a copy of the n at from. */
-static void copy_steps(struct trace_critpath *to, const struct trace_path_step *from, size_t n)
-{
-    to->steps = sim_xreallocarray(NULL, n ? n : 1, sizeof(*from));
-    memcpy(to->steps, from, n * sizeof(*from));
-}
-
 /* The key of the launch cmdq's path if it may be kept (live, a launch, every op ended), else
  * NULL. */
 static struct tui_gantt_kept_path *keep_key(const struct tui_gantt *g, bool live, int32_t cmdq,
@@ -236,28 +238,63 @@ static void kept_free(struct tui_gantt *g)
     g->path_next_key = NULL;
 }
 
+/* The spans of the n steps kept with a path (os), by track (their order kept) into sp, as
+ * tui_gantt_ev_end draws an op (one of no length takes a cycle): a counting sort, in one
+ * pass over them after one over their tracks, rather than the path's events looked up (a
+ * miss of the caches each) and sorted twice. False when cancelled. */
+static bool spans_by_track(const struct tui_gantt *g, const struct trace_op_span *os, size_t n,
+                           uint64_t *sp, struct trace_progress *pg)
+{
+    size_t nt = trace_model_track_count(g->m);
+    size_t *at = sim_xcalloc(nt + 1, sizeof(*at));
+    for (size_t i = 0; i < n; i++)
+        at[os[i].track < nt ? os[i].track + 1 : nt]++; /* (a track of the model's: < nt) */
+    for (size_t t = 0; t < nt; t++)
+        at[t + 1] += at[t];
+    bool cancelled = false;
+    for (size_t i = 0; i < n && !cancelled; i++) {
+        if (i % TRACE_PROGRESS_EVERY == 0)
+            cancelled = trace_progress_at(pg, i);
+        size_t t = os[i].track < nt ? os[i].track : nt - 1, j = at[t]++;
+        sp[j * 3] = os[i].track;
+        sp[j * 3 + 1] = os[i].start;
+        sp[j * 3 + 2] = os[i].end > os[i].start ? os[i].end : os[i].start + 1;
+    }
+    free(at);
+    return !cancelled;
+}
+
 /* On the worker: the spans of path_next's ops, by track and start, and its waits added up
- * (a path of a million steps: a million ops looked up and sorted, a second's work that held
- * the keys when it was the main loop's). */
+ * (a path of a million steps: a million ops sorted, a tenth of a second's work that held the
+ * keys when it was the main loop's). */
 static void path_spans(struct tui_gantt *g, struct trace_progress *pg)
 {
     const struct trace_critpath *p = g->path_next;
     trace_progress_step(pg, "critical path: its ops on the Gantt", p->n);
     uint64_t *sp = sim_xreallocarray(NULL, p->n ? p->n : 1, 3 * sizeof(uint64_t)), waits = 0;
-    for (size_t i = 0; i < p->n; i++) {
+    for (size_t i = 0; i < p->n; i++)
+        waits += p->steps[i].wait;
+    /* by track, then start: the spans kept with the path by track (a path's steps come in
+     * start order, but for an op that starts a cycle before the engine's last one ends),
+     * else the events looked up, by start, then stably by track */
+    bool by_track = p->spans && spans_by_track(g, p->spans, p->n, sp, pg);
+    for (size_t i = 0; i < p->n && !p->spans; i++) {
         if (i % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(pg, i))
             break; /* cancelled: the caller drops the result */
         const struct trace_event *e = trace_model_event(g->m, p->steps[i].ev);
         sp[i * 3] = e->track;
         sp[i * 3 + 1] = e->start;
         sp[i * 3 + 2] = tui_gantt_ev_end(g, e);
-        waits += p->steps[i].wait;
     }
+    bool sorted = by_track;
+    for (size_t i = 1; i < p->n && sorted; i++)
+        sorted = sp[i * 3] != sp[(i - 1) * 3] || sp[i * 3 + 1] >= sp[(i - 1) * 3 + 1];
     if (!trace_progress_cancelled(pg)) {
-        /* by track, then start: by start first (a path's steps nearly are), then stably by
-         * track; each span's end then the latest of its track up to it */
-        trace_radix_sort(sp, p->n, 3 * sizeof(uint64_t), sizeof(uint64_t));
-        trace_radix_sort(sp, p->n, 3 * sizeof(uint64_t), 0);
+        if (!sorted) {
+            trace_radix_sort(sp, p->n, 3 * sizeof(uint64_t), sizeof(uint64_t));
+            trace_radix_sort(sp, p->n, 3 * sizeof(uint64_t), 0);
+        }
+        /* each span's end then the latest of its track up to it */
         for (size_t i = 1; i < p->n; i++)
             if (sp[i * 3] == sp[(i - 1) * 3] && sp[(i - 1) * 3 + 2] > sp[i * 3 + 2])
                 sp[i * 3 + 2] = sp[(i - 1) * 3 + 2];
@@ -266,14 +303,12 @@ static void path_spans(struct tui_gantt *g, struct trace_progress *pg)
     g->path_next_waits = waits;
 }
 
-/* On the worker: the launch (found at the cursor when path_find), its ops, its path (copied
- * when the verdict's: a million steps are 80 MB of fresh pages, which held the keys for a
- * fifth of a second on the main loop), its spans. */
+/* On the worker: the launch (found at the cursor when path_find), its ops, its path (the
+ * verdict's as it is, when judged), its spans. */
 static void path_run(void *arg, struct trace_progress *pg)
 {
     struct tui_gantt *g = arg;
     if (g->path_judged) {
-        copy_steps(g->path_next, g->path_judged_steps, g->path_next->n);
         path_spans(g, pg);
         return;
     }
@@ -307,7 +342,8 @@ static void path_run(void *arg, struct trace_progress *pg)
                                                .start = g->path_next_start,
                                                .with_details = trace_critpath_details_bounded,
                                                .each_ctx = &g->path_in.n,
-                                               .progress = pg};
+                                               .progress = pg,
+                                               .step_spans = true};
     if (!trace_progress_cancelled(pg))
         trace_critpath_compute(&g->path_in, g->path_next);
     g->path_in.progress = NULL;
@@ -317,14 +353,13 @@ static void path_run(void *arg, struct trace_progress *pg)
 /* Show the path just computed. */
 static void path_show(struct tui_gantt *g, struct tui_view *v)
 {
-    if (g->path_judged)
-        v->verdict_lent = NULL;              /* its steps copied */
     if (g->path_next_key && g->path_next->n) /* a launch's ops: never an empty path */
         keep_path(g, g->path_next_key, g->path_next);
     else
         free(g->path_next_key);
     g->path_next_key = NULL;
     g->path = g->path_next;
+    g->path_borrowed = g->path_judged; /* (the verdict stays lent while it shows) */
     g->path_next = NULL;
     free((uint64_t *)g->path_in.events);
     g->path_in.events = NULL;
@@ -379,9 +414,7 @@ static void path_show(struct tui_gantt *g, struct tui_view *v)
 static void path_discard(void *arg)
 {
     struct tui_gantt *g = arg;
-    if (g->path_next)
-        trace_critpath_fini(g->path_next);
-    free(g->path_next);
+    path_drop(g->path_next, g->path_judged);
     g->path_next = NULL;
     free(g->path_next_spans);
     g->path_next_spans = NULL;
@@ -391,14 +424,12 @@ static void path_discard(void *arg)
     g->path_next_key = NULL;
 }
 
-/* g->path_next: the verdict's path p, its steps to be copied on the worker from the verdict,
- * lent meanwhile (tui_view.verdict_lent). */
+/* g->path_next: the verdict's path p, its steps borrowed: the verdict lent
+ * (tui_view.verdict_lent) until the path is no longer shown. */
 static void take_judged(struct tui_gantt *g, struct tui_view *v, const struct trace_critpath *p)
 {
     g->path_next = sim_xcalloc(1, sizeof(*g->path_next));
     *g->path_next = *p;
-    g->path_next->steps = NULL;
-    g->path_judged_steps = p->steps;
     v->verdict_lent = v->verdict;
 }
 
@@ -546,9 +577,7 @@ void tui_gantt_path_stop(struct tui_gantt *g)
 {
     tui_task_free(g->path_task);
     g->path_task = NULL;
-    if (g->path_next)
-        trace_critpath_fini(g->path_next);
-    free(g->path_next);
+    path_drop(g->path_next, g->path_judged);
     g->path_next = NULL;
     free(g->path_next_spans);
     g->path_next_spans = NULL;

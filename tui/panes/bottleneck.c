@@ -272,7 +272,8 @@ static bool kernel_launch(const struct trace_verdict_item *it)
 static void run(void *arg, struct trace_progress *pg)
 {
     struct tui_bottleneck *b = arg;
-    struct trace_verdict_opts o = {.progress = pg, .inc = b->inc};
+    /* (a saved trace's paths with their spans: the Gantt draws one at C or Enter) */
+    struct trace_verdict_opts o = {.progress = pg, .inc = b->inc, .step_spans = !b->inc};
     b->judged = false;
     /* a saved trace's verdict, kept from an earlier view of it; else judged (and kept) */
     if (b->kept_from && (b->next = trace_vcache_load(b->m, b->kept_from, &o, NULL)))

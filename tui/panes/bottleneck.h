@@ -15,8 +15,11 @@
  * starts only once the pane opens.
  *
  * A saved trace opened through the cache keeps the verdict it judged beside its index
- * (trace/cache/vcache.h), written on a thread of its own once the verdict is on screen, and
- * a later view of the same trace reads it back rather than judging it again.
+ * (trace/cache/vcache.h), written on a thread of its own once the verdict is on screen (with
+ * the pane closed, once no analysis a key asked for runs: the path C waits for comes
+ * first), and a later view of the same trace reads it back rather than judging it again.
+ * Its paths keep their steps' spans (trace_critpath.spans), which the Gantt draws a path
+ * of without looking its ops up, the path itself lent rather than copied.
  */
 #ifndef TUI_BOTTLENECK_H
 #define TUI_BOTTLENECK_H
