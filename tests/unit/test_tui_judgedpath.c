@@ -129,27 +129,42 @@ Test(tui_judgedpath, the_bottleneck_pane_hands_a_saved_traces_verdict_to_the_vie
     trace_model_free(m);
 }
 
-Test(tui_judgedpath, c_at_the_first_frame_waits_for_the_verdict_ahead_and_takes_its_path)
+/* C at the first frame (the verdict judged ahead, not there yet) on an op of launch 2 of a
+ * model of `ops` ops a launch: its path, once on the Gantt, is the verdict's (borrowed when
+ * C waited for it, else computed as the verdict computes it); whether C waited for the
+ * verdict, which it asked for, is returned. */
+static bool c_at_the_first_frame(size_t ops)
 {
-    struct trace_model *m = chain_model(LAUNCHES, OPS, 0);
+    struct trace_model *m = chain_model(LAUNCHES, ops, 0);
     struct tui_view v;
     tui_view_init(&v, m, true);
     struct tui_bottleneck *b = tui_bottleneck_new(&v);
     struct tui_gantt *g = tui_gantt_new(&v);
-    /* C before the verdict ahead has started (a key of the first frame): it is due, so C
-     * waits for it rather than computing the same path beside it */
     cr_assert(v.verdict_pending, "a saved trace's verdict is judged ahead");
-    v.selected = OPS; /* launch 2's first op */
+    v.selected = ops; /* launch 2's first op */
     tui_gantt_ops.action(g, TUI_ACT_PATH, &v);
-    cr_assert(strstr(v.message, "computing the critical path with the verdict"), "%s", v.message);
-    cr_assert(v.verdict_wanted, "the verdict is asked for");
-    /* the frames after: the verdict judged ahead, the Gantt taking its path */
+    cr_assert(v.path || strstr(v.message, "computing the critical path"), "%s", v.message);
+    /* the frames after: the Gantt's worker, the verdict judged ahead (it gives way to the
+     * worker's run, which a key asked for); C waits for the verdict once the worker finds
+     * the launch too large, and asks for it */
+    bool waited = false;
     for (int i = 0; i < 10000 && !v.path; i++) {
-        tui_bottleneck_ahead(b, &v);
         tui_gantt_ops.work(g, &v, 1000000000);
+        if (v.verdict_wanted) {
+            waited = true;
+            cr_assert(strstr(v.message, "computing the critical path with the verdict"), "%s",
+                      v.message);
+        }
+        if (!v.path)
+            tui_bottleneck_ahead(b, &v);
         nanosleep(&(struct timespec){0, 1000000}, NULL);
     }
     cr_assert_not_null(v.path, "%s", v.message);
+    cr_assert(strstr(v.message, "path of cmdq 2: "), "%s", v.message);
+    for (int i = 0; i < 10000 && !v.verdict; i++) { /* the verdict, for the same path */
+        tui_bottleneck_ahead(b, &v);
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
     cr_assert_not_null(v.verdict);
     cr_assert(!v.verdict_pending && !v.verdict_wanted);
     const struct trace_verdict_item *it = NULL;
@@ -158,7 +173,7 @@ Test(tui_judgedpath, c_at_the_first_frame_waits_for_the_verdict_ahead_and_takes_
             it = &v.verdict->launches[i];
     cr_assert_not_null(it);
     cr_assert_neq(v.path, &it->path, "the Gantt's own: the verdict's stays the pane's");
-    cr_assert_eq(v.path->steps, it->path.steps, "its steps borrowed, not copied");
+    cr_assert_eq(v.path->steps == it->path.steps, waited, "its steps borrowed when C waited");
     cr_assert_not_null(it->path.spans, "a saved trace's verdict keeps its steps' spans");
     same_path(v.path, &it->path);
     /* drawn from the spans kept: every op of the path on its track, from its start */
@@ -166,10 +181,20 @@ Test(tui_judgedpath, c_at_the_first_frame_waits_for_the_verdict_ahead_and_takes_
         const struct trace_event *e = trace_model_event(m, v.path->steps[i].ev);
         cr_assert(tui_gantt_on_path(g, e->track, e->start, e->start + 1), "step %zu drawn", i);
     }
-    cr_assert(strstr(v.message, "path of cmdq 2: 41 ops"), "%s", v.message);
     tui_gantt_free(g);
     tui_bottleneck_free(b);
     trace_model_free(m);
+    return waited;
+}
+
+Test(tui_judgedpath, c_at_the_first_frame_computes_a_small_launchs_path_at_once)
+{
+    cr_assert(!c_at_the_first_frame(OPS), "41 ops: computed at once");
+}
+
+Test(tui_judgedpath, c_at_the_first_frame_waits_for_the_verdict_ahead_for_a_large_launch)
+{
+    cr_assert(c_at_the_first_frame(40000), "40,000 ops: the verdict's path, not computed twice");
 }
 
 Test(tui_judgedpath, a_verdict_whose_path_the_gantt_shows_outlives_its_replacement)

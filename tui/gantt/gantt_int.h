@@ -135,6 +135,9 @@ struct tui_gantt {
     /* C waits for the verdict under way (tui_view.verdict_pending), which computes the path
      * asked for (path_cmdq, path_find at path_cursor), rather than computing it beside it */
     bool path_wait;
+    /* ... but the path of a launch of at most PATH_SMALL ops is computed at once (path_small:
+     * the worker gives up past that, path_too_big, and C waits then) */
+    bool path_small, path_too_big;
     /* the worker has written path_next_name and path_next_start (0 or 1); a whole word, so
      * that no load of the plain fields beside it reads it too */
     _Atomic uint64_t path_named;

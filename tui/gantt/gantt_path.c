@@ -117,13 +117,15 @@ static void launch_name(const struct trace_region *x, char *name, size_t size)
 }
 
 /* The events of the launch with cmdq_id (all events for TRACE_NO_CMDQ), and its start; split:
- * the model's launch split if one is at hand (borrowed), else NULL (made here). */
+ * the model's launch split if one is at hand (borrowed), else NULL (made here). With most
+ * (not 0), NULL as soon as the launch has more events than that (nothing else set). */
 static uint64_t *launch_events(const struct trace_model *m, int32_t cmdq,
                                const struct trace_regions *split, size_t *n, uint64_t *start,
-                               char *name, size_t size, struct trace_progress *pg)
+                               char *name, size_t size, struct trace_progress *pg, size_t most)
 {
     uint64_t ne = trace_model_event_count(m);
-    uint64_t *evs = sim_xreallocarray(NULL, ne ? ne : 1, sizeof(*evs));
+    size_t cap = most && most < ne ? most : ne;
+    uint64_t *evs = sim_xreallocarray(NULL, cap ? cap : 1, sizeof(*evs));
     size_t k = 0;
     uint64_t s = UINT64_MAX;
     trace_progress_step(pg, "critical path: the launch's ops", ne);
@@ -133,6 +135,10 @@ static uint64_t *launch_events(const struct trace_model *m, int32_t cmdq,
         const struct trace_event *e = trace_model_event(m, i);
         if (cmdq != TRACE_NO_CMDQ && e->cmdq_id != cmdq)
             continue;
+        if (k == cap) { /* (past most) */
+            free(evs);
+            return NULL;
+        }
         evs[k++] = i;
         s = e->start < s ? e->start : s;
     }
@@ -183,6 +189,11 @@ struct tui_gantt_kept_path {
 };
 
 enum { PATHS_KEPT = 32 }; /* the most recent; the oldest is dropped */
+
+/* While a saved trace's verdict is under way, the path of a launch of at most this many ops
+ * is computed at once (milliseconds; finding its ops, a pass over the model's events), that
+ * of a larger one taken from the verdict (seconds at ten million ops: not twice). */
+enum { PATH_SMALL = TRACE_CRITPATH_THREAD_MIN };
 
 /* The key of the launch cmdq's path if it may be kept (live, a launch, every op ended), else
  * NULL. */
@@ -320,8 +331,11 @@ static void path_run(void *arg, struct trace_progress *pg)
     }
     size_t n;
     uint64_t *evs = launch_events(g->m, cmdq, split, &n, &g->path_next_start, g->path_next_name,
-                                  sizeof(g->path_next_name), pg);
+                                  sizeof(g->path_next_name), pg, g->path_small ? PATH_SMALL : 0);
     trace_regions_free(split);
+    g->path_too_big = !evs;
+    if (!evs)
+        return; /* (C waits for the verdict's) */
     atomic_store_explicit(&g->path_named, 1, memory_order_release);
     /* a finished launch's path, as computed before (the kept paths change only on the main
      * loop's thread, and not while this runs) */
@@ -350,9 +364,24 @@ static void path_run(void *arg, struct trace_progress *pg)
     path_spans(g, pg);
 }
 
+static void say_waiting(struct tui_gantt *g, struct tui_view *v, bool first);
+
 /* Show the path just computed. */
 static void path_show(struct tui_gantt *g, struct tui_view *v)
 {
+    if (g->path_too_big) { /* a launch of many ops: the verdict under way computes its path */
+        path_drop(g->path_next, false);
+        g->path_next = NULL;
+        g->path_too_big = false;
+        if (!v->verdict && v->verdict_pending) {
+            g->path_wait = true;
+            v->verdict_wanted = true;
+            say_waiting(g, v, true);
+        } else { /* (it came meanwhile) */
+            g->path_wait = true;
+        }
+        return;
+    }
     if (g->path_next_key && g->path_next->n) /* a launch's ops: never an empty path */
         keep_path(g, g->path_next_key, g->path_next);
     else
@@ -517,7 +546,12 @@ static void show_path(struct tui_gantt *g, struct tui_view *v, int32_t cmdq, boo
     g->path_find = find;
     g->path_live = v->live;
     g->path_cursor = cursor;
-    if (!v->live && !v->verdict && v->verdict_pending) {
+    /* while the verdict of a saved trace is under way: the path of a launch of a few ops (the
+     * host's first messages, where the first frame's cursor is) computed at once, that of one
+     * of many (or of the launch at the cursor, which only a split finds) taken from the
+     * verdict once it comes */
+    g->path_small = !v->live && !v->verdict && v->verdict_pending && !find;
+    if (!v->live && !v->verdict && v->verdict_pending && find) {
         g->path_wait = true;
         v->verdict_wanted = true;
         say_waiting(g, v, true);
