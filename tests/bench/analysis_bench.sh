@@ -75,10 +75,14 @@ echo "v, the verdict kept from the view before:"
 XDG_CACHE_HOME=$dir/cache bash "$(dirname "$0")/view_verdict.sh" "$build/npuscope" \
     "$dir/trace.json" 0 || true
 # C at the first frame, the verdict (which computes the path) under way, then v, then Enter
-# on a launch's row of the verdict: its critical path on the Gantt
-rm -f "$dir"/cache/npuscope/*.vrd
-XDG_CACHE_HOME=$dir/cache bash "$(dirname "$0")/view_path.sh" "$build/npuscope" "$dir/trace.json" ||
-    true
+# on a launch's row of the verdict: its critical path on the Gantt; the cursor in the first
+# kernel launch (its path the verdict's), then where the first frame has it (the host's
+# first messages: a path of a few ops, computed at once)
+for at in in start; do
+    rm -f "$dir"/cache/npuscope/*.vrd
+    XDG_CACHE_HOME=$dir/cache bash "$(dirname "$0")/view_path.sh" "$build/npuscope" \
+        "$dir/trace.json" "$at" || true
+done
 # and left with q: the time to the process gone
 XDG_CACHE_HOME=$dir/cache bash "$(dirname "$0")/exit_time.sh" "$build/npuscope" view "$dir/trace.json" ||
     true

@@ -2,16 +2,18 @@
 # Critical paths of a saved trace on the Gantt (issue: each analysis pane ready within 1 s of
 # its key), in one view of TRACE in tmux:
 #  - at the first frame, the verdict (which computes the launches' critical paths) being
-#    judged ahead: the cursor one column into the trace (inside its first launch), C: the time
-#    to the path's line in the status bar; then v: the time to the verdict on screen;
+#    judged ahead: the cursor one column into the trace (inside its first launch; AT "start":
+#    left where the first frame has it, on the host's first messages), C: the time to the
+#    path's line in the status bar; then v: the time to the verdict on screen;
 #  - then C (the path hidden), Down (the first launch's row of the verdict) and Enter: the
 #    time to that launch's path on the Gantt.
 # The index of TRACE is read from (or written to) $XDG_CACHE_HOME, as `view` does; a verdict
 # kept beside it is for the caller to remove (with one, C and v show it at once).
-#   view_path.sh NPUSCOPE TRACE
+#   view_path.sh NPUSCOPE TRACE [AT]
 set -u
 bin=$1
 trace=$2
+at=${3:-in}
 command -v tmux >/dev/null || { echo "view_path: tmux not found, skipped"; exit 0; }
 sock=npuscope-bench-$$
 trap 'tmux -L "$sock" kill-server >/dev/null 2>&1' EXIT
@@ -35,14 +37,16 @@ path() {
     line=$(screen | grep -oE "$2" | head -1)
 }
 
-tmux -L "$sock" send-keys -t 0 '>'
+[ "$at" = start ] || tmux -L "$sock" send-keys -t 0 '>'
 path C '^critical path of .*: [0-9]+ ops'
 c=$ms
 k1=$(now_ms)
 tmux -L "$sock" send-keys -t 0 v
 until_match 'Bottleneck  run: ' || { echo "view_path: no verdict in a minute"; screen; exit 1; }
 v=$(($(now_ms) - k1))
-echo "C at the first frame to the critical path on the Gantt: $c ms ($line)$(over "$c");" \
+where="a column in"
+[ "$at" = start ] && where="at the start"
+echo "C at the first frame, $where, to the critical path on the Gantt: $c ms ($line)$(over "$c");" \
     "then v: $v ms$(over "$v")"
 
 tmux -L "$sock" send-keys -t 0 C
