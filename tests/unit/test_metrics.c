@@ -5,9 +5,11 @@
 #include "trace/model/model.h"
 
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- the DRAM rule -------------------------------------------------------------------- */
 
@@ -449,5 +451,73 @@ Test(metrics, checked_as_they_go_the_same_figures_and_a_cancel_stops_them)
     trace_metrics_fini(&b);
     cr_expect_eq(trace_metrics_bandwidth_at(m, 0, &sb, &p), 0, "cancelled: no samples");
     cr_expect_null(sb);
+    trace_model_free(m);
+}
+
+/* A run that gives way to the user's (the first frame's summary while a key's analysis runs)
+ * waits at its first check, before its first pass over the model's millions of transfers,
+ * for the figures and for the bandwidth alike, and goes on, the same, once nothing holds it. */
+struct held_run {
+    const struct trace_model *m;
+    struct trace_progress p;
+    bool bandwidth, ok;
+    size_t n;
+    struct trace_metrics x;
+    struct trace_bw_sample *s;
+};
+
+static void *held_main(void *arg)
+{
+    struct held_run *h = arg;
+    if (h->bandwidth)
+        h->n = trace_metrics_bandwidth_at(h->m, 0, &h->s, &h->p);
+    else
+        h->ok = trace_metrics_compute_at(h->m, &h->x, &h->p);
+    return NULL;
+}
+
+Test(metrics, a_run_giving_way_waits_before_its_first_pass_over_the_transfers)
+{
+    enum { N = 2 * TRACE_PROGRESS_EVERY + 5 };
+    struct trace_model *m = trace_model_new();
+    uint32_t d = trace_model_track(m, "DMA 0", TRACE_ENGINE_DMA, 0);
+    for (uint64_t i = 0; i < N; i++)
+        xfer(m, add(m, d, 10 * i, 10 * i + 7), 256, i % 2 ? TRACE_XFER_WRITE : 0);
+    trace_model_finish(m);
+    struct trace_metrics want;
+    trace_metrics_compute(m, &want);
+    struct trace_bw_sample *ws;
+    size_t wn = trace_metrics_bandwidth(m, 0, &ws);
+    for (int bw = 0; bw < 2; bw++) {
+        atomic_uint users = 1; /* a run of the user's under way */
+        struct held_run h = {.m = m, .bandwidth = bw};
+        atomic_store(&h.p.yielding, true);
+        h.p.yield_to = &users;
+        pthread_t th;
+        cr_assert_eq(pthread_create(&th, NULL, held_main, &h), 0);
+        nanosleep(&(struct timespec){0, 30 * 1000 * 1000}, NULL);
+        const char *at = atomic_load(&h.p.what);
+        cr_expect(at && strcmp(at, bw ? "the bandwidth: its windows" : "the DRAM traffic") == 0,
+                  "held at its first pass (%s), not after it", at ? at : "no step");
+        cr_expect_eq(atomic_load(&h.p.done), 0, "at its first check");
+        atomic_store(&users, 0); /* the user's run ended */
+        pthread_join(th, NULL);
+        if (bw) {
+            cr_assert_eq(h.n, wn, "the same samples");
+            for (size_t i = 0; i < wn; i++)
+                cr_expect(h.s[i].read_bytes == ws[i].read_bytes &&
+                              h.s[i].write_bytes == ws[i].write_bytes,
+                          "sample %zu", i);
+            free(h.s);
+        } else {
+            cr_assert(h.ok);
+            cr_expect(h.x.dram_read == want.dram_read && h.x.dram_write == want.dram_write &&
+                          h.x.dma_active == want.dma_active,
+                      "the same figures");
+            trace_metrics_fini(&h.x);
+        }
+    }
+    free(ws);
+    trace_metrics_fini(&want);
     trace_model_free(m);
 }

@@ -396,7 +396,12 @@ bool trace_metrics_compute_at(const struct trace_model *m, struct trace_metrics 
     /* DRAM traffic: the transfers, or else the DRAM MEM_ACCESS_EVENTs, or else the samples */
     x->dram_source = trace_metrics_dram_source(m);
     size_t nx = trace_model_transfer_count(m);
+    /* (a progress check every so many: a run waiting for the user's waits there, not after
+     * a pass over millions) */
+    trace_progress_step(p, "the DRAM traffic", nx);
     for (size_t i = 0; i < nx; i++) {
+        if (i % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(p, i))
+            return false;
         const struct trace_transfer *t = trace_model_transfer(m, i);
         bool w = t->flags & TRACE_XFER_WRITE;
         *(w ? &x->dram_write : &x->dram_read) += t->bytes;
@@ -408,6 +413,8 @@ bool trace_metrics_compute_at(const struct trace_model *m, struct trace_metrics 
     if (x->dram_source == TRACE_DRAM_MEM_EVENTS) {
         size_t nm = trace_model_mem_access_count(m);
         for (size_t i = 0; i < nm; i++) {
+            if (i % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(p, i))
+                return false;
             const struct trace_mem_access *a = trace_model_mem_access(m, i);
             if (is_dram(m, a))
                 *(a->write ? &x->dram_write : &x->dram_read) += a->bytes;
@@ -611,7 +618,10 @@ size_t trace_metrics_bandwidth_at(const struct trace_model *m, uint64_t window,
     size_t nx = xfers ? trace_model_transfer_count(m) : trace_model_mem_access_count(m), n = 0;
     uint64_t lo = UINT64_MAX, hi = 0, sum_len = 0;
     struct xfer x;
+    trace_progress_step(p, "the bandwidth: its windows", nx);
     for (size_t i = 0; i < nx; i++) {
+        if (i % TRACE_PROGRESS_EVERY == 0 && trace_progress_at(p, i))
+            return 0; /* (cancelled: nothing made yet) */
         if (!xfer_at(m, xfers, i, &x))
             continue;
         n++;
