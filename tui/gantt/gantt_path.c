@@ -256,17 +256,17 @@ static void kept_free(struct tui_gantt *g)
 static bool spans_by_track(const struct tui_gantt *g, const struct trace_op_span *os, size_t n,
                            uint64_t *sp, struct trace_progress *pg)
 {
-    size_t nt = trace_model_track_count(g->m);
+    size_t nt = trace_model_track_count(g->m); /* (each op's track is one of them) */
     size_t *at = sim_xcalloc(nt + 1, sizeof(*at));
     for (size_t i = 0; i < n; i++)
-        at[os[i].track < nt ? os[i].track + 1 : nt]++; /* (a track of the model's: < nt) */
+        at[os[i].track + 1]++;
     for (size_t t = 0; t < nt; t++)
         at[t + 1] += at[t];
     bool cancelled = false;
     for (size_t i = 0; i < n && !cancelled; i++) {
         if (i % TRACE_PROGRESS_EVERY == 0)
             cancelled = trace_progress_at(pg, i);
-        size_t t = os[i].track < nt ? os[i].track : nt - 1, j = at[t]++;
+        size_t j = at[os[i].track]++;
         sp[j * 3] = os[i].track;
         sp[j * 3 + 1] = os[i].start;
         sp[j * 3 + 2] = os[i].end > os[i].start ? os[i].end : os[i].start + 1;
@@ -373,12 +373,10 @@ static void path_show(struct tui_gantt *g, struct tui_view *v)
         path_drop(g->path_next, false);
         g->path_next = NULL;
         g->path_too_big = false;
+        g->path_wait = true; /* (taken at the next slice if it came meanwhile) */
         if (!v->verdict && v->verdict_pending) {
-            g->path_wait = true;
             v->verdict_wanted = true;
             say_waiting(g, v, true);
-        } else { /* (it came meanwhile) */
-            g->path_wait = true;
         }
         return;
     }
