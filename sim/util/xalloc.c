@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* The only process-wide state in sim/: there is one terminal to restore, whatever the
  * number of simulations. */
@@ -46,10 +48,27 @@ void sim_die(const char *fmt, ...)
     exit(70);
 }
 
+/*
+ * An array of SIM_HUGE_MIN bytes or more (the model's events, an analysis's per-op arrays)
+ * asks for transparent huge pages, which most systems give only when asked (THP
+ * "madvise"): its first writes then take one fault and one clearing a 2 MiB page rather
+ * than 512, and its random reads one TLB entry. On a virtual machine, where each of those
+ * costs more, the verdict of ten million events takes a quarter less time. malloc gives an
+ * array this large a mapping of its own (32 MiB is glibc's largest mmap threshold), so no
+ * small allocation shares its pages; a fork's copy-on-write still copies 4 KiB pages. Where
+ * the system has no huge pages madvise fails, and nothing changes.
+ */
 static void *check(void *p, size_t n)
 {
     if (!p && n)
         sim_die("out of memory (allocating %zu bytes)", n);
+#ifdef MADV_HUGEPAGE
+    if (n >= SIM_HUGE_MIN) {
+        uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE); /* (read from memory: no call) */
+        uintptr_t a = ((uintptr_t)p + page - 1) / page * page, b = ((uintptr_t)p + n) / page * page;
+        madvise((char *)p + (a - (uintptr_t)p), b - a, MADV_HUGEPAGE);
+    }
+#endif
     return p;
 }
 

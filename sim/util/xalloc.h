@@ -8,6 +8,9 @@
 
 #include <stddef.h>
 
+/* From this many bytes on, an allocation asks for transparent huge pages (xalloc.c). */
+#define SIM_HUGE_MIN ((size_t)32 << 20)
+
 void *sim_xmalloc(size_t n);
 void *sim_xcalloc(size_t count, size_t size);
 void *sim_xrealloc(void *p, size_t n);
