@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -416,6 +417,55 @@ static void write_big_trace(char *path, size_t size, int n)
                 i * 3 + 5, i % 11 + 1, 64 * (i % 5 + 1));
     fprintf(f, "]}\n");
     fclose(f);
+}
+
+/* The events a pass reads next are mapped in at once: after trace_model_lent_ahead, every
+ * page of the stretch asked for is mapped in, none far from it (the kernel maps a page's
+ * neighbours with it, up to a large folio's 2 MiB), and the events read the same; a
+ * model's own arrays are left alone. */
+Test(index, a_stretch_of_a_reopened_models_events_is_mapped_in_at_once, .init = mkdir_tmp,
+     .fini = rm_tmp)
+{
+    char path[128], idx[128];
+    void *probe = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert(probe != MAP_FAILED);
+    bool can = madvise(probe, 4096, MADV_POPULATE_READ) == 0; /* (Linux 5.14 on) */
+    munmap(probe, 4096);
+    if (!can)
+        cr_skip_test("MADV_POPULATE_READ is not supported here");
+    write_big_trace(path, sizeof(path), 200000); /* 9 MB of events */
+    index_of(idx, sizeof(idx));
+    struct trace_model *a = load(path), *b;
+    struct diag d;
+    cr_assert_eq(trace_index_write(a, path, NULL, idx, &d), 0, "%s", d.msg);
+    cr_assert_eq(trace_index_read(path, idx, &b, NULL, &d), 0, "%s", d.msg);
+    uint64_t ne = trace_model_event_count(b);
+    const struct trace_event *evs = trace_model_event(b, 0);
+    trace_model_lent_giveback(b);
+    trace_model_lent_settle(b);
+    cr_assert_eq(present_pages(evs, ne * sizeof(*evs)), 0, "given back first");
+    /* a stretch in the middle, its ends inside pages */
+    uint64_t lo = ne / 2 + 1, hi = ne / 2 + ne / 16 - 1;
+    trace_model_lent_ahead(b, lo, hi);
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t first = (uintptr_t)(evs + lo) / page * page,
+              end = ((uintptr_t)(evs + hi) + page - 1) / page * page;
+    cr_assert_eq(present_pages((const void *)first, end - first), (long)((end - first) / page),
+                 "every page of events %llu to %llu mapped in", (unsigned long long)lo,
+                 (unsigned long long)hi);
+    const char *past = (const char *)end + (2 << 20), *before = (const char *)first - (2 << 20);
+    cr_assert_lt((const void *)past, (const void *)(evs + ne), "room past the stretch");
+    cr_assert_gt((const void *)before, (const void *)evs, "room before it");
+    cr_assert_eq(present_pages(past, (size_t)((const char *)(evs + ne) - past)), 0,
+                 "none far past the stretch");
+    cr_assert_eq(present_pages(evs, (size_t)(before - (const char *)evs)), 0, "none far before it");
+    for (uint64_t i = 0; i < ne; i++)
+        cr_assert_eq(trace_model_event(b, i)->start, trace_model_event(a, i)->start);
+    trace_model_lent_ahead(b, hi, lo);                        /* nothing to map */
+    trace_model_lent_ahead(b, 0, ne + 1);                     /* past the events: nothing */
+    trace_model_lent_ahead(a, 0, trace_model_event_count(a)); /* its own: nothing happens */
+    trace_model_free(a);
+    trace_model_free(b);
 }
 
 /* The index's arrays of more than a checksum block are written from the model in place:

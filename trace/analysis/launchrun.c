@@ -9,6 +9,8 @@
 
 #include "trace/analysis/regions_int.h"
 
+#include "trace/model/mapped.h"
+
 #include "sim/util/keytab.h"
 #include "sim/util/xalloc.h"
 
@@ -18,7 +20,11 @@
 #include <string.h>
 
 /* How many events ahead the pass asks for an event; per engine kind. */
-enum { PREFETCH = 16, KINDS = TRACE_ENGINE_COUNT };
+enum {
+    PREFETCH = 16,
+    KINDS = TRACE_ENGINE_COUNT,
+    AHEAD = 1 << 16, /* events mapped in at once (trace_model_lent_ahead) */
+};
 
 /* A model of at least this many events is split in two halves, the later on a second thread
  * (trace_regions_new_launch_run's threads 0). */
@@ -168,6 +174,7 @@ static void launch_run_emit(struct trace_regions *rs, const struct lacc *acc, si
  * launch (first, slot: from the last) and the HOST events (from the last), as the pass over
  * every event would find them had it begun at hi, each union swept from none. */
 struct lpass {
+    const struct trace_model *m;
     const struct trace_event *ev;
     const uint8_t *engine_of;
     const struct trace_transfer *xs;
@@ -220,8 +227,13 @@ static void lpass_run(struct lpass *ps)
     uint64_t rlow = UINT64_MAX, clow = 0, cstart = 0, cend = 0;
     /* from the last event to the first: the unions of ops met in end order, each op's part
      * before the earliest start of those met (gain_down) */
+    uint64_t mapped = ps->hi; /* the events from here on mapped in */
     for (uint64_t i = ps->hi; i-- > ps->lo;) {
         uint64_t done = ps->hi - 1 - i;
+        if (i < mapped) {
+            mapped = i - ps->lo >= AHEAD ? i + 1 - AHEAD : ps->lo;
+            trace_model_lent_ahead(ps->m, mapped, i + 1);
+        }
         if (done % TRACE_PROGRESS_EVERY == 0 &&
             (trace_progress_at(ps->p, ps->scale * done) || (ps->stop && atomic_load(ps->stop)))) {
             ps->ok = false;
@@ -490,7 +502,8 @@ struct trace_regions *trace_regions_new_launch_run(const struct trace_model *m,
     struct lhalf *h = sim_xcalloc(1, sizeof(*h));
     struct lpass *b = &h->ps, a = {0};
     atomic_init(&h->failed, false);
-    *b = (struct lpass){.ev = ev,
+    *b = (struct lpass){.m = m,
+                        .ev = ev,
                         .engine_of = engine_of,
                         .xs = xs,
                         .x = nx,

@@ -289,6 +289,28 @@ static void giveback_all(const struct trace_model *m)
     }
 }
 
+/* Map in the pages holding the n bytes at p (n > 0), inside a lent array. */
+static void ahead(const void *p, size_t n)
+{
+#ifdef MADV_POPULATE_READ
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = (uintptr_t)p / page * page, b = ((uintptr_t)p + n + page - 1) / page * page;
+    /* (the pages of the first and last bytes lie inside the mapping) */
+    madvise((char *)p - ((uintptr_t)p - a), b - a, MADV_POPULATE_READ);
+#else
+    (void)p, (void)n;
+#endif
+}
+
+void trace_model_lent_ahead(const struct trace_model *m, uint64_t lo, uint64_t hi)
+{
+    if (!m->ext_pages || lo >= hi || hi > m->nev)
+        return;
+    ahead(m->ev + lo, (hi - lo) * sizeof(*m->ev));
+    if (m->col_off && hi <= m->capcol_off)
+        ahead(m->col_off + lo, (hi - lo) * sizeof(*m->col_off));
+}
+
 void trace_model_lent_giveback(const struct trace_model *m)
 {
     if (!m->ext || !m->ext_pages)

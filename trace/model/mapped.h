@@ -87,6 +87,16 @@ bool trace_model_is_lent(const struct trace_model *m);
  */
 void trace_model_lent_giveback(const struct trace_model *m);
 
+/*
+ * Map in, in one call, the pages of the lent events [lo, hi) and of their op columns'
+ * offsets, which a pass is about to read: read page by page they would take a fault each
+ * 64 KiB, which a virtual machine makes dear (a pass over ten million events spent half
+ * its time in them). A stretch of a few megabytes, read at once after: a give-back (the
+ * caller's, the memory budget's) may drop it before, and what it dropped faults in as
+ * before. Nothing when m's arrays are its own, or where the system cannot.
+ */
+void trace_model_lent_ahead(const struct trace_model *m, uint64_t lo, uint64_t hi);
+
 /* Wait for the give-backs asked of m so far to be done. */
 void trace_model_lent_settle(const struct trace_model *m);
 

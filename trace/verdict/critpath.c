@@ -101,6 +101,18 @@ static inline uint64_t set_ev(const uint64_t *events, uint64_t first, size_t i)
     return events ? events[i] : first + i;
 }
 
+enum { EVENTS_AHEAD = 1 << 16 }; /* ops whose events are mapped in at once */
+
+/* Map in the events of ops [i, i + EVENTS_AHEAD) of in, read next, when they lie close
+ * together among the model's (trace_model_lent_ahead). */
+static void events_ahead(const struct trace_critpath_input *in, size_t i)
+{
+    size_t j = in->n - i > EVENTS_AHEAD ? i + EVENTS_AHEAD : in->n;
+    uint64_t lo = set_ev(in->events, in->first, i), hi = set_ev(in->events, in->first, j - 1) + 1;
+    if (hi - lo <= 2 * (uint64_t)EVENTS_AHEAD)
+        trace_model_lent_ahead(in->m, lo, hi);
+}
+
 static uint64_t end_point(const struct trace_op_span *o)
 {
     return o->end > o->start ? o->end - 1 : o->end;
@@ -301,7 +313,7 @@ enum { TAKE_LAG = FEED / 4 };
 enum { AHEAD = 1 << 16, AHEAD_STEP = 1 << 20 };
 /* (the gathering says how far it got every this many ops) */
 enum { GATHER_STEP = 1 << 12 };
-_Static_assert(TRACE_PROGRESS_EVERY % GATHER_STEP == 0 &&
+_Static_assert(EVENTS_AHEAD % GATHER_STEP == 0 && TRACE_PROGRESS_EVERY % GATHER_STEP == 0 &&
                    GIVEBACK_EVERY % TRACE_PROGRESS_EVERY == 0,
                "the loops' checks between their runs");
 
@@ -988,6 +1000,8 @@ void trace_critpath_compute(const struct trace_critpath_input *in_, struct trace
             break; /* (the caller's pass still ends: with_details below) */
         if (i && i % GIVEBACK_EVERY == 0)
             trace_model_lent_giveback(m); /* the events and op columns read so far */
+        if (i % EVENTS_AHEAD == 0)
+            events_ahead(in, i);
         size_t until = in->n - i > GATHER_STEP ? i + GATHER_STEP : in->n;
         for (; i < until; i++) {
             if (in->with_details) {
