@@ -64,7 +64,7 @@ static void *check(void *p, size_t n)
         sim_die("out of memory (allocating %zu bytes)", n);
 #ifdef MADV_HUGEPAGE
     if (n >= SIM_HUGE_MIN) {
-        uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE); /* (read from memory: no call) */
+        uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE); /* (no system call) */
         uintptr_t a = ((uintptr_t)p + page - 1) / page * page, b = ((uintptr_t)p + n) / page * page;
         madvise((char *)p + (a - (uintptr_t)p), b - a, MADV_HUGEPAGE);
     }
