@@ -35,13 +35,23 @@ hup_start() {
     local cmd
     local envs=("${UTF8[@]}")
     [ "${1:-}" = --block-signal=HUP ] && envs=("$1" "${envs[@]}") && shift
-    cmd=$(printf '%q ' env "${envs[@]}" "$NPUSCOPE" "$@")
-    [ "$how" = leader ] && cmd="exec $cmd" || cmd="$cmd; echo \"[exit \$?]\"; sleep 600"
     tmux_stop
+    ERRF=$TMP/stderr-$((TMUX_RUNS + 1))
+    cmd="$(printf '%q ' env "${envs[@]}" "$NPUSCOPE" "$@")2>$(printf %q "$ERRF")"
+    [ "$how" = leader ] && cmd="exec $cmd" || cmd="$cmd; echo \"[exit \$?]\"; sleep 600"
     TMUX_RUNS=$((TMUX_RUNS + 1))
     TMUX_SOCK=$TMUX_BASE-$TMUX_RUNS
     tmux -L "$TMUX_SOCK" -f /dev/null new-session -d -x 160 -y 40 "$cmd"
     SID=$(tmux_format '#{pane_pid}')
+}
+
+# expect_up NAME REGEX: the screen comes to match; else what npuscope said on its standard
+# error (which the pane does not keep once the process is gone) goes with the failure
+expect_up() {
+    if tmux_wait "$2"; then ok "$1"; else
+        fail "$1" "screen never matched /$2/" "screen:" "$SCREEN" \
+            "npuscope's standard error:" "$(cat "$ERRF" 2>/dev/null)"
+    fi
 }
 
 session_left() { pgrep -s "$SID" 2>/dev/null | wc -l; }
@@ -68,6 +78,7 @@ hangup() {
 expect_trace() {
     run "$NPUSCOPE" validate "$2"
     expect_status "$1: the trace is written and valid" 0
+    [ "$STATUS" = 0 ] || echo "       npuscope's standard error: $(cat "$ERRF" 2>/dev/null)"
     local got=false
     grep -q '"incomplete":true' "$2" 2>/dev/null && got=true
     if [ "$got" = "$3" ]; then ok "$1: run_metadata.incomplete is $3"; else
@@ -76,61 +87,61 @@ expect_trace() {
 
 echo "-- a running run, npuscope the session leader, with -o"
 hup_start leader run -k "$LONG" -o "$TMP/live.json"
-expect_screen "running" ' LIVE +now'
+expect_up "running" ' LIVE +now'
 hangup "running, -o"
 expect_trace "running, -o" "$TMP/live.json" true
 
 echo "-- a running run, without -o"
 hup_start leader run -k "$LONG"
-expect_screen "running" ' LIVE +now'
+expect_up "running" ' LIVE +now'
 hangup "running"
 
 echo "-- a running run under a shell (the session leader)"
 hup_start shell run -k "$LONG" -o "$TMP/shell.json"
-expect_screen "running" ' LIVE +now'
+expect_up "running" ' LIVE +now'
 hangup "running under a shell"
 expect_trace "running under a shell" "$TMP/shell.json" true
 
 echo "-- a running run without checkpoints (--no-reverse)"
 hup_start leader run --no-reverse -k "$LONG" -o "$TMP/norev.json"
-expect_screen "running" ' LIVE +now'
+expect_up "running" ' LIVE +now'
 hangup "running, --no-reverse"
 expect_trace "running, --no-reverse" "$TMP/norev.json" true
 
 echo "-- a paused run"
 hup_start leader run --paused -k "$LONG" -o "$TMP/paused.json"
-expect_screen "paused" ' PAUSED '
+expect_up "paused" ' PAUSED '
 hangup "paused"
 expect_trace "paused" "$TMP/paused.json" true
 
 echo "-- a finished run, with -o"
 hup_start leader run -k vector_add -o "$TMP/done.json"
-expect_screen "finished" ' FINISHED '
+expect_up "finished" ' FINISHED '
 hangup "finished, -o"
 expect_trace "finished, -o" "$TMP/done.json" false
 
 echo "-- a finished run, without -o"
 hup_start leader run -k vector_add
-expect_screen "finished" ' FINISHED '
+expect_up "finished" ' FINISHED '
 hangup "finished"
 
 echo "-- a finished run under a shell"
 hup_start shell run -k vector_add
-expect_screen "finished" ' FINISHED '
+expect_up "finished" ' FINISHED '
 hangup "finished under a shell"
 
 echo "-- no signal at all (SIGHUP blocked): the terminal's end is read"
 # what is left to notice when no SIGHUP comes through: the terminal reads at an end
 if env --block-signal=HUP true 2>/dev/null; then
     hup_start leader --block-signal=HUP run -k "$LONG" -o "$TMP/blocked.json"
-    expect_screen "running" ' LIVE +now'
+    expect_up "running" ' LIVE +now'
     hangup "running, SIGHUP blocked"
     expect_trace "running, SIGHUP blocked" "$TMP/blocked.json" true
     hup_start leader --block-signal=HUP run -k vector_add
-    expect_screen "finished" ' FINISHED '
+    expect_up "finished" ' FINISHED '
     hangup "finished, SIGHUP blocked"
     hup_start leader --block-signal=HUP view "$TMP/done.json"
-    expect_screen "the trace is shown" 'vector_add'
+    expect_up "the trace is shown" 'vector_add'
     hangup "view, SIGHUP blocked"
 else
     echo "  (skipped: env cannot block a signal)"
@@ -138,10 +149,10 @@ fi
 
 echo "-- view of a trace"
 hup_start leader view "$TMP/done.json"
-expect_screen "the trace is shown" 'vector_add'
+expect_up "the trace is shown" 'vector_add'
 hangup "view"
 hup_start shell view "$TMP/done.json"
-expect_screen "the trace is shown" 'vector_add'
+expect_up "the trace is shown" 'vector_add'
 hangup "view under a shell"
 
 echo "-- attach to a served run: the viewer ends, the run carries on"
@@ -154,19 +165,19 @@ for ((i = 0; i < 200; i++)); do
 done
 RUN=$(grep -oE 'serving run [^ ]+' "$TMP/s.err" | awk '{print $3}')
 hup_start leader attach "$RUN"
-expect_screen "attached" '1 viewer'
+expect_up "attached" '1 viewer'
 hangup "attach"
 if kill -0 "$S_PID" 2>/dev/null; then ok "the served run carries on"; else
     fail "the served run carries on"; fi
 hup_start shell attach "$RUN"
-expect_screen "attached" '1 viewer'
+expect_up "attached" '1 viewer'
 hangup "attach under a shell"
 run "$NPUSCOPE" stop "$RUN"
 expect_status "the served run stops" 0
 
 echo "-- --keep-on-hangup: the run survives the closed terminal, served"
 hup_start leader run --keep-on-hangup -k "$LONG" -o "$TMP/keep.json"
-expect_screen "running" ' LIVE +now'
+expect_up "running" ' LIVE +now'
 tmux_stop
 for ((i = 0; i < 100; i++)); do
     [ -f "$TMP/.npuscope-run" ] && break
