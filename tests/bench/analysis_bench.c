@@ -19,6 +19,8 @@
  * ANALYSIS_BENCH_STEPS=1 the verdict's last run is also split by the steps its progress names
  * (the time each was the current one, polled every half millisecond from a second thread
  * while this one judges): where a verdict's second goes, for two builds compared step by step.
+ * ANALYSIS_BENCH_BUDGET=SIZE sets the memory budget (as `--mem-budget SIZE` does) before the
+ * trace is opened: what the budget's give-backs cost the analyses, one budget against another.
  */
 #include "sim/util/xalloc.h"
 #include "trace/analysis/metrics.h"
@@ -27,6 +29,7 @@
 #include "trace/analysis/tokens.h"
 #include "trace/cache/index.h"
 #include "trace/file/loader.h"
+#include "trace/model/budget.h"
 #include "trace/verdict/anomaly.h"
 #include "trace/verdict/critpath.h"
 #include "trace/verdict/verdict.h"
@@ -478,6 +481,15 @@ int main(int argc, char **argv)
     runs = runs < 1 ? 1 : runs > MAX_RUNS ? MAX_RUNS : runs;
     struct diag d = {0};
     struct trace_model *m = NULL;
+    const char *budget = getenv("ANALYSIS_BENCH_BUDGET");
+    uint64_t budget_bytes;
+    if (budget && *budget) {
+        if (trace_budget_parse(budget, &budget_bytes) < 0) {
+            fprintf(stderr, "analysis_bench: ANALYSIS_BENCH_BUDGET: not a size: %s\n", budget);
+            return 2;
+        }
+        trace_budget_set(budget_bytes);
+    }
     double t0 = now_s(), c0 = cpu_s();
     const char *via_index = getenv("ANALYSIS_BENCH_INDEX");
     struct trace_index_counts counts;
