@@ -9,8 +9,8 @@
 # The analyses are made slow by NPUSCOPE_TEST_ANALYSIS_DELAY_US (tests only: a pause at
 # every progress check of an analysis; this trace's verdict checks a few times); the runs
 # of analyses are read from NPUSCOPE_TASK_LOG (a line per finished or cancelled run). A
-# verdict judged is kept beside the trace's index for the next view of it (the last
-# section); the sections before drop it, to see each view judge it.
+# verdict judged is kept beside the trace's index for the next view of it, as soon as it is
+# judged (the last section); the sections before drop it, to see each view judge it.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tmux.sh"
 
@@ -64,6 +64,16 @@ echo "-- a loaded trace: the verdict computed before v, shown at once"
 view 1000000 # the verdict takes seconds
 if logged ' loaded ' 30; then ok "the verdict was computed with its pane closed: $(head -1 "$LOG")"
 else fail "the verdict was computed with its pane closed" "no analysis ran in 30 s"; fi
+# kept beside the index as soon as it is done, no key pressed: a viewer left alone, then
+# closed, keeps it too
+for ((i = 0; i < 100; i++)); do
+    ls "$XDG_CACHE_HOME"/npuscope/*.vrd >/dev/null 2>&1 && break
+    sleep 0.05
+done
+if ls "$XDG_CACHE_HOME"/npuscope/*.vrd >/dev/null 2>&1; then
+    ok "the verdict is kept beside the index once judged, with no key pressed"
+else fail "the verdict is kept beside the index once judged, with no key pressed" \
+    "nothing in 5 s: $(ls "$XDG_CACHE_HOME"/npuscope 2>&1)"; fi
 tmux_keys v
 at_once "v shows the verdict at once" 'Bottleneck  run: ' 1000
 tmux_keys z # the pane maximized: the experiment below the evidence

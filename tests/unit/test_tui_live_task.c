@@ -237,6 +237,26 @@ struct fake {
     bool paused;
 };
 
+/* What the main loop polls for while a run ahead works (nothing wakes it when the run
+ * ends): pending from the start until the result is taken, also after the run ended. */
+Test(tui_live_task, a_run_is_pending_from_its_start_until_its_result_is_taken)
+{
+    struct tui_task *t = tui_task_new();
+    cr_assert(!tui_task_pending(t), "nothing ran");
+    tui_task_start(t, slow, NULL, true);
+    cr_assert(tui_task_pending(t), "under way");
+    while (tui_task_running(t))
+        sleep_ms(1);
+    cr_assert(tui_task_pending(t), "ended, its result not taken");
+    cr_assert(tui_task_take_done(t));
+    cr_assert(!tui_task_pending(t), "taken");
+    tui_task_start(t, slow, NULL, false); /* here and now */
+    cr_assert(tui_task_pending(t), "ended here, its result not taken");
+    cr_assert(tui_task_take_done(t));
+    cr_assert(!tui_task_pending(t), "taken");
+    tui_task_free(t);
+}
+
 static const struct trace_model *fake_model(struct tui_source *s)
 {
     return ((struct fake *)s)->g.m;

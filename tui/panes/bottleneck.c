@@ -441,7 +441,7 @@ bool tui_bottleneck_ahead(struct tui_bottleneck *b, struct tui_view *v)
     if (!b->v && !tui_task_running(b->task))
         compute(b); /* once: a loaded trace's model no longer changes */
     publish(b);
-    return false;
+    return tui_task_pending(b->task) || (b->to_keep && b->kept_from);
 }
 
 static bool bn_sync(void *self, struct tui_view *v)

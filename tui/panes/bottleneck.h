@@ -43,7 +43,9 @@ void tui_bottleneck_leave(struct tui_bottleneck *b);
  * once the first is drawn): once, on the worker (tui/panes/task.h, a task run ahead: the
  * user's analyses come first). A live run's follows the run as the open pane's does (at its
  * priority: it holds the run while it works). Returns whether it asks to be called again
- * soon (it does not, today).
+ * soon: a loaded trace's while its verdict is judged, until it is taken and kept beside the
+ * index (nothing else wakes the loop when the run ends: a viewer left alone, then closed,
+ * would keep none).
  */
 bool tui_bottleneck_ahead(struct tui_bottleneck *b, struct tui_view *v);
 

@@ -362,6 +362,11 @@ bool tui_task_running(const struct tui_task *t)
     return !atomic_load_explicit(&t->finished, memory_order_acquire);
 }
 
+bool tui_task_pending(const struct tui_task *t)
+{
+    return tui_task_running(t) || t->joinable || t->done;
+}
+
 bool tui_task_take_done(struct tui_task *t)
 {
     if (t->joinable && atomic_load_explicit(&t->finished, memory_order_acquire)) {

@@ -124,6 +124,10 @@ bool tui_task_running(const struct tui_task *t);
  * runs, when nothing ran since the last call, or when the run was cancelled. */
 bool tui_task_take_done(struct tui_task *t);
 
+/* Whether a run is under way or has finished without its result taken yet
+ * (tui_task_take_done): what a caller polls for, since nothing wakes it when a run ends. */
+bool tui_task_pending(const struct tui_task *t);
+
 /* Draw the progress of the running task in r: what it is doing, a bar with the percent,
  * how long it has run, and that the pane may be left meanwhile. */
 void tui_task_draw(const struct tui_task *t, struct tui_canvas *c, struct tui_rect r,
