@@ -8,7 +8,8 @@
 # Covers a running, a paused and a FINISHED run, with and without -o, the session leader
 # being npuscope or a shell, with and without checkpoints, with SIGHUP blocked (the end
 # is read on the terminal), view of a trace and attach to a served run (which carries
-# on). With --keep-on-hangup the run survives and is served.
+# on), and a hang-up signalled again while the trace is written. With --keep-on-hangup the
+# run survives and is served.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tmux.sh"
 
@@ -129,6 +130,36 @@ echo "-- a finished run under a shell"
 hup_start shell run -k vector_add
 expect_up "finished" ' FINISHED '
 hangup "finished under a shell"
+
+echo "-- the hang-up signalled again while the trace is written, a thread beside the main one"
+# past its memory budget a run has a thread that watches its memory: a SIGHUP that thread
+# took with the default action would end the process before its trace is written. The
+# process waits a moment once its terminal is gone (NPUSCOPE_TEST_HANGUP_DELAY_MS, tests
+# only), while SIGHUP comes again and again
+export NPUSCOPE_TEST_HANGUP_DELAY_MS=800
+hup_start leader run --no-reverse --mem-budget 64M -k "$LONG" -o "$TMP/again.json"
+unset NPUSCOPE_TEST_HANGUP_DELAY_MS
+expect_up "running" ' LIVE +now'
+for ((i = 0; i < 300; i++)); do # (the budget engaged: its watcher started)
+    [ "$(ls /proc/"$SID"/task 2>/dev/null | wc -l)" -ge 2 ] && break
+    sleep 0.05
+done
+if [ "$(ls /proc/"$SID"/task 2>/dev/null | wc -l)" -ge 2 ]; then ok "a thread beside the main one"
+else fail "a thread beside the main one" "$(ls /proc/"$SID"/task 2>&1)"; fi
+tmux_stop
+for ((i = 0; i < 30; i++)); do
+    kill -HUP "$SID" 2>/dev/null || break
+    sleep 0.02
+done
+for ((i = 0; i < 100; i++)); do
+    [ "$(session_left)" -eq 0 ] && break
+    sleep 0.05
+done
+if [ "$(session_left)" -eq 0 ]; then ok "signalled again: every process ends"; else
+    fail "signalled again: every process ends" "$(ps -o pid,stat,args -s "$SID")"
+    pkill -KILL -s "$SID" 2>/dev/null
+fi
+expect_trace "signalled again" "$TMP/again.json" true
 
 echo "-- no signal at all (SIGHUP blocked): the terminal's end is read"
 # what is left to notice when no SIGHUP comes through: the terminal reads at an end

@@ -510,16 +510,16 @@ int cli_live(const struct cli_run_opts *o)
             goto out;
         }
         bool hung_up = status == 128 + SIGHUP;
-        /* a hang-up may come more than once (to the process group and passed on by the
-         * supervisor, or noticed on the terminal and then signalled): the next SIGHUP,
-         * blocked while the terminal's handlers go, is ignored, so that the trace is
-         * written */
-        sigset_t hup, old_mask;
-        sigemptyset(&hup);
-        sigaddset(&hup, SIGHUP);
-        if (hung_up)
-            sigprocmask(SIG_BLOCK, &hup, &old_mask);
+        if (hung_up) /* (a hang-up signalled again must not stop the trace being written) */
+            tui_term_ignore_hangups(term);
         tui_term_close(term);
+        /* NPUSCOPE_TEST_HANGUP_DELAY_MS: tests signal the hang-up again meanwhile */
+        const char *hup_delay = hung_up ? getenv("NPUSCOPE_TEST_HANGUP_DELAY_MS") : NULL;
+        if (hup_delay) {
+            unsigned long ms = strtoul(hup_delay, NULL, 10);
+            struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+            nanosleep(&ts, NULL);
+        }
         /* nobody is left to go back: the checkpoints end now, their memory given back while
          * the trace is written, not after it */
         tui_source_live_forget_past(src);
@@ -527,10 +527,6 @@ int cli_live(const struct cli_run_opts *o)
          * read, or the run carries on served; else they are left to the process's end */
         if (o->trace || o->chrome || (hung_up && o->keep_on_hangup) || cli_exit_frees())
             tui_app_free(app);
-        if (hung_up) {
-            signal(SIGHUP, SIG_IGN);
-            sigprocmask(SIG_SETMASK, &old_mask, NULL);
-        }
         /* the terminal went away: the run carries on, served (--keep-on-hangup) */
         if (hung_up && o->keep_on_hangup)
             status = serve(o, src, served_id, true, &d);

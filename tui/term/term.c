@@ -262,6 +262,18 @@ void tui_term_close(struct tui_term *t)
     free(t);
 }
 
+void tui_term_ignore_hangups(struct tui_term *t)
+{
+    struct sigaction ign;
+    memset(&ign, 0, sizeof(ign));
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    for (int i = 0; i < 3; i++)
+        if (handled_signals[i] == SIGHUP)
+            t->old[i] = ign; /* what tui_term_close puts back */
+    sigaction(SIGHUP, &ign, NULL);
+}
+
 void tui_term_size(struct tui_term *t, int *w, int *h)
 {
     (void)t;

@@ -57,6 +57,13 @@ int tui_term_open(struct tui_term **out, struct diag *d);
 /* Give the terminal back as it was. NULL is a no-op. */
 void tui_term_close(struct tui_term *t);
 
+/* The terminal went away: from now on SIGHUP is ignored by every thread of the process,
+ * also once t is closed. A hang-up may be signalled more than once (to the process group,
+ * passed on by a supervisor, after its end was read on the terminal), and what follows it
+ * (the trace written) must not be cut short by the default action, which a thread that
+ * does not block the signal would take. */
+void tui_term_ignore_hangups(struct tui_term *t);
+
 void tui_term_size(struct tui_term *t, int *w, int *h);
 
 /*
