@@ -147,7 +147,7 @@ done
 if [ "$(ls /proc/"$SID"/task 2>/dev/null | wc -l)" -ge 2 ]; then ok "a thread beside the main one"
 else fail "a thread beside the main one" "$(ls /proc/"$SID"/task 2>&1)"; fi
 tmux_stop
-for ((i = 0; i < 30; i++)); do
+for ((i = 0; i < 150; i++)); do # (for 3 s, or until it is gone: the wait inside too)
     kill -HUP "$SID" 2>/dev/null || break
     sleep 0.02
 done
