@@ -57,22 +57,29 @@ expect_up() {
 
 session_left() { pgrep -s "$SID" 2>/dev/null | wc -l; }
 
-# hangup NAME: kill the tmux server (the terminal closes), then within 2 s nothing of the
-# session may be left
-hangup() {
-    local before i left
-    before=$(session_left)
-    tmux_stop
-    for ((i = 0; i < 40; i++)); do
+# all_end NAME SECONDS [NOTE]: within SECONDS of the terminal's close nothing of the
+# session is left (what is left is killed)
+all_end() {
+    local i left
+    for ((i = 0; i < $2 * 20; i++)); do
         left=$(session_left)
         [ "$left" -eq 0 ] && break
         sleep 0.05
     done
-    if [ "$left" -eq 0 ]; then ok "$1: every process ends ($before were running)"; else
-        fail "$1: every process ends" "$left of $before left 2 s after the terminal closed:" \
+    if [ "$left" -eq 0 ]; then ok "$1: every process ends${3:+ ($3)}"; else
+        fail "$1: every process ends" "$left left $2 s after the terminal closed:" \
             "$(ps -o pid,ppid,stat,pcpu,args -s "$SID")"
         pkill -KILL -s "$SID" 2>/dev/null
     fi
+}
+
+# hangup NAME: kill the tmux server (the terminal closes), then within 2 s nothing of the
+# session may be left
+hangup() {
+    local before
+    before=$(session_left)
+    tmux_stop
+    all_end "$1" 2 "$before were running"
 }
 
 # expect_trace NAME FILE INCOMPLETE: FILE is a valid trace, marked incomplete or not
@@ -153,15 +160,7 @@ for ((i = 0; i < 150; i++)); do # (for 3 s, or until it is gone: the wait inside
 done
 # (the time it takes is not the point here: a big model past its budget, under the
 # sanitizers, takes seconds to write)
-for ((i = 0; i < 1200; i++)); do
-    [ "$(session_left)" -eq 0 ] && break
-    sleep 0.05
-done
-if [ "$(session_left)" -eq 0 ]; then ok "signalled again: every process ends"; else
-    fail "signalled again: every process ends" "still there after 60 s:" \
-        "$(ps -o pid,stat,args -s "$SID")"
-    pkill -KILL -s "$SID" 2>/dev/null
-fi
+all_end "signalled again" 60
 expect_trace "signalled again" "$TMP/again.json" true
 
 echo "-- no signal at all (SIGHUP blocked): the terminal's end is read"
