@@ -1037,6 +1037,35 @@ int trace_index_read(const char *path, const char *index, struct trace_model **o
     return index_read(path, index, out, c, d, NULL);
 }
 
+int trace_index_reseal(const char *index, struct diag *d)
+{
+    int fd = open(index, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return diag_set(d, SIM_EIO, index, 0, 0, NULL, "cannot open: %s", strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(struct ihdr)) {
+        close(fd);
+        return diag_set(d, SIM_EINVAL, index, 0, 0, NULL, "shorter than its header");
+    }
+    size_t len = (size_t)st.st_size;
+    void *map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) {
+        close(fd);
+        return diag_set(d, SIM_EIO, index, 0, 0, NULL, "cannot map: %s", strerror(errno));
+    }
+    struct ihdr h;
+    memcpy(&h, map, sizeof(h));
+    h.payload_len = len - sizeof(h);
+    h.payload_hash = hash_payload(map, sizeof(h), h.payload_len);
+    h.header_hash = hash_block((const unsigned char *)&h, offsetof(struct ihdr, header_hash), 0);
+    munmap(map, len);
+    int rc = 0;
+    if (pwrite(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
+        rc = diag_set(d, SIM_EIO, index, 0, 0, NULL, "cannot write: %s", strerror(errno));
+    close(fd);
+    return rc;
+}
+
 /* ---- the cache -------------------------------------------------------------------------- */
 
 char *trace_index_path(const char *path)

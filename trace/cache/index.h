@@ -77,6 +77,14 @@ int trace_index_write(const struct trace_model *m, const char *path,
 int trace_index_read(const char *path, const char *index, struct trace_model **out,
                      struct trace_index_counts *c, struct diag *d);
 
+/*
+ * Rewrite the header of the index file at index so that its checksums hold for the payload
+ * it holds now (its length and hash, then the header's own); the trace's key and the counts
+ * are kept. For tests and fuzzing, which damage an index's content behind its checksum to
+ * see that what it holds is checked too. Returns 0 or a negative code with d filled.
+ */
+int trace_index_reseal(const char *index, struct diag *d);
+
 enum {
     TRACE_INDEX_TMP_AGE = 24 * 3600 /* seconds after which a temporary index is a dead one */
 };
