@@ -167,8 +167,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct trace_model *m = NULL;
     struct trace_index_counts c;
     int rc = trace_index_read(trace_path, index_path, &m, &c, &d);
-    if (getenv("FUZZ_INDEX_SAY"))
-        fprintf(stderr, "%s\n", rc == 0 ? "read" : d.msg);
     if (rc == 0) {
         use(m);
         trace_model_free(m);
