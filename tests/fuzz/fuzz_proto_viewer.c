@@ -98,7 +98,7 @@ static void use(const struct trace_model *m)
         trace_model_track_busy(m, t, lo, hi + 1);
         trace_model_track_busy(m, t, lo + (hi - lo) / 3, hi - (hi - lo) / 3);
         size_t k = trace_model_track_seek(m, t, lo + (hi - lo) / 2);
-        const uint64_t *idx;
+        const uint32_t *idx;
         size_t n = trace_model_track_events(m, t, &idx);
         if (k > n)
             abort();

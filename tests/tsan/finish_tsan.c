@@ -42,7 +42,7 @@ int main(void)
     struct trace_model *a = build(0), *b = build(BATCH);
     int bad = 0;
     for (uint32_t k = 0; k < TRACKS && !bad; k++) {
-        const uint64_t *ia, *ib;
+        const uint32_t *ia, *ib;
         size_t na = trace_model_track_events(a, k, &ia), nb = trace_model_track_events(b, k, &ib);
         bad = na != nb || memcmp(ia, ib, na * sizeof(*ia)) != 0 ||
               trace_model_track_busy(a, k, 0, 1000003u) !=

@@ -123,7 +123,7 @@ static void same_model(const struct trace_model *a, const struct trace_model *b)
     cr_assert_eq(t0, trace_model_t_min(b));
     cr_assert_eq(t1, trace_model_t_max(b));
     for (uint32_t k = 0; k < trace_model_track_count(a); k++) {
-        const uint64_t *ia, *ib;
+        const uint32_t *ia, *ib;
         size_t na = trace_model_track_events(a, k, &ia), nb = trace_model_track_events(b, k, &ib);
         cr_assert_eq(na, nb);
         cr_assert(na == 0 || memcmp(ia, ib, na * sizeof(*ia)) == 0, "track %u's index", k);
@@ -212,7 +212,7 @@ static uint64_t read_all(const struct trace_model *m)
     for (uint64_t i = 0; i < trace_model_event_count(m); i++)
         sum += trace_model_event(m, i)->end;
     for (uint32_t k = 0; k < trace_model_track_count(m); k++) {
-        const uint64_t *idx;
+        const uint32_t *idx;
         size_t n = trace_model_track_events(m, k, &idx);
         for (size_t j = 0; j < n; j++)
             sum += idx[j];

@@ -187,7 +187,7 @@ Test(index, a_reopened_model_reads_the_index_in_place_and_copies_it_to_change, .
     trace_model_finish(a);
     assert_same(a, b);
     uint32_t tr = e.track;
-    const uint64_t *ia, *ib;
+    const uint32_t *ia, *ib;
     size_t na = trace_model_track_events(a, tr, &ia), nb = trace_model_track_events(b, tr, &ib);
     cr_assert_eq(na, nb);
     cr_assert_eq(memcmp(ia, ib, na * sizeof(*ia)), 0);

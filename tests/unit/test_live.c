@@ -164,11 +164,11 @@ static int cmp_ev(const void *a, const void *b)
 
 static struct sorted track_events(const struct trace_model *m, uint32_t t)
 {
-    const uint64_t *idx;
+    const uint32_t *idx;
     size_t n = trace_model_track_events(m, t, &idx);
     struct sorted s = {m, malloc((n ? n : 1) * sizeof(uint64_t)), n};
-    if (n)
-        memcpy(s.v, idx, n * sizeof(uint64_t));
+    for (size_t k = 0; k < n; k++)
+        s.v[k] = idx[k];
     cmp_model = m;
     qsort(s.v, n, sizeof(uint64_t), cmp_ev);
     return s;

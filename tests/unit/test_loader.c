@@ -103,7 +103,7 @@ Test(loader, optional_fields_may_be_absent)
     cr_assert_eq(trace_model_event(m, 0)->layer, TRACE_NO_STR);
     cr_assert_null(trace_model_event_details(m, 0));
     /* out of order in the file, sorted in the track */
-    const uint64_t *idx;
+    const uint32_t *idx;
     cr_assert_eq(trace_model_track_events(m, trace_model_event(m, 0)->track, &idx), 2);
     cr_assert_eq(idx[0], 1);
     cr_assert_eq(idx[1], 0);

@@ -218,7 +218,7 @@ static uint32_t ref_cell(const struct trace_model *m, uint32_t t, uint64_t a, ui
 static void text_cells(const struct tui_gantt *g, const struct trace_model *m, uint32_t t,
                        bool *text)
 {
-    const uint64_t *idx;
+    const uint32_t *idx;
     size_t n = trace_model_track_events(m, t, &idx);
     uint64_t a0, b0, e = tui_gantt_view_end(g);
     tui_gantt_cell_range(g, 0, &a0, &b0);

@@ -97,7 +97,7 @@ Test(model, track_events_are_sorted_by_start_then_arrival)
     uint64_t e3 = add(m, t, 50, 55);
     uint64_t e4 = add(m, t, 0, 100);
     trace_model_finish(m);
-    const uint64_t *idx;
+    const uint32_t *idx;
     size_t n = trace_model_track_events(m, t, &idx);
     cr_assert_eq(n, 4);
     cr_assert_eq(idx[0], e4);
@@ -184,7 +184,7 @@ static void check_track(struct trace_model *m, uint32_t t, const struct ref_ev *
                      "busy [%llu, %llu) now %llu", (unsigned long long)a, (unsigned long long)b,
                      (unsigned long long)now);
     }
-    const uint64_t *idx;
+    const uint32_t *idx;
     size_t len = trace_model_track_events(m, t, &idx);
     cr_assert_eq(len, n);
     for (size_t k = 1; k < len; k++)
@@ -501,9 +501,10 @@ Test(model, packed_live_details_move_from_memory_to_the_spill_when_the_op_ends)
         cr_assert(trace_model_event_ns(m, k, &t0, &t1));
         cr_assert_float_eq(t1 - t0, 4.5, 1e-9);
     }
-    /* what stays in memory per event: the record, the index, a share of a block */
+    /* what stays in memory per event: the record (48 bytes), its place in its track's index
+     * (a 32-bit event number), a share of a block, its transfer (16) */
     uint64_t per = trace_model_event_bytes(m) / N;
-    cr_assert_leq(per, 48 + 8 + 1 + 16, "%llu bytes per event", (unsigned long long)per);
+    cr_assert_leq(per, 48 + 4 + 1 + 16, "%llu bytes per event", (unsigned long long)per);
     sim_value_free(want);
     sim_value_free(p);
     sim_value_free(r);
@@ -538,7 +539,7 @@ Test(model, expected_events_fill_without_moving_and_give_the_same_model)
         memcmp(trace_model_event(a, 0), trace_model_event(b, 0), N * sizeof(struct trace_event)),
         0);
     for (uint32_t k = 0; k < 2; k++) {
-        const uint64_t *ia, *ib;
+        const uint32_t *ia, *ib;
         size_t na = trace_model_track_events(a, k, &ia), nb = trace_model_track_events(b, k, &ib);
         cr_assert_eq(na, nb);
         cr_assert_eq(memcmp(ia, ib, na * sizeof(*ia)), 0);
@@ -551,7 +552,7 @@ Test(model, expected_events_fill_without_moving_and_give_the_same_model)
 /* The track's index holds its events in (start, arrival) order. */
 static void assert_in_order(const struct trace_model *m, uint32_t t, size_t n)
 {
-    const uint64_t *idx;
+    const uint32_t *idx;
     cr_assert_eq(trace_model_track_events(m, t, &idx), n);
     for (size_t k = 1; k < n; k++) {
         uint64_t a = trace_model_event(m, idx[k - 1])->start,
@@ -605,7 +606,7 @@ Test(model, staged_events_are_not_published_before_the_finish)
     add(m, t, 30, 40);
     add(m, t, 25, 28); /* a little out of order */
     trace_model_stage(m);
-    const uint64_t *idx;
+    const uint32_t *idx;
     cr_assert_eq(trace_model_track_events(m, t, &idx), 1, "the finish publishes, not the stage");
     trace_model_finish(m);
     cr_assert_eq(trace_model_track_events(m, t, &idx), 3);

@@ -154,7 +154,7 @@ static void kind_sweep(const struct trace_model *m, enum trace_engine eng, uint6
     size_t ntr = trace_model_track_count(m);
     struct heap tracks = {0};
     struct sweep w = {.want_peak = peak != NULL};
-    const uint64_t **idx = sim_xcalloc(ntr ? ntr : 1, sizeof(*idx));
+    const uint32_t **idx = sim_xcalloc(ntr ? ntr : 1, sizeof(*idx));
     size_t *len = sim_xcalloc(ntr ? ntr : 1, sizeof(*len)),
            *pos = sim_xcalloc(ntr ? ntr : 1, sizeof(*pos));
     for (uint32_t t = 0; t < ntr; t++) {
@@ -314,7 +314,7 @@ static struct trace_engine_use *engine_use(const struct trace_model *m, enum tra
     struct trace_engine_use *u = NULL;
     for (uint32_t t = 0; t < ntr; t++) {
         const struct trace_track *tr = trace_model_track_get(m, t);
-        const uint64_t *idx0;
+        const uint32_t *idx0;
         if (tr->engine != eng || trace_model_track_events(m, t, &idx0) == 0)
             continue; /* an engine without events is not listed (FORMAT.md) */
         size_t j = 0;
@@ -327,7 +327,7 @@ static struct trace_engine_use *engine_use(const struct trace_model *m, enum tra
         for (uint32_t k = t; k < ntr; k++) {
             const struct trace_track *o = trace_model_track_get(m, k);
             if (o->engine == eng && o->engine_id == tr->engine_id) {
-                const uint64_t *idx;
+                const uint32_t *idx;
                 nev += trace_model_track_events(m, k, &idx);
                 ntracks++;
             }
@@ -342,7 +342,7 @@ static struct trace_engine_use *engine_use(const struct trace_model *m, enum tra
                 const struct trace_track *o = trace_model_track_get(m, k);
                 if (o->engine != eng || o->engine_id != tr->engine_id)
                     continue;
-                const uint64_t *idx;
+                const uint32_t *idx;
                 size_t len = trace_model_track_events(m, k, &idx);
                 for (size_t p = 0; p < len; p++) {
                     const struct trace_event *ev = trace_model_event(m, idx[p]);
@@ -434,7 +434,7 @@ bool trace_metrics_compute_at(const struct trace_model *m, struct trace_metrics 
     size_t ntr = trace_model_track_count(m);
     for (uint32_t t = 0; t < ntr; t++)
         if (trace_model_track_get(m, t)->engine == TRACE_ENGINE_DMA) {
-            const uint64_t *idx;
+            const uint32_t *idx;
             x->has_dma |= trace_model_track_events(m, t, &idx) > 0;
         }
     uint64_t active[3] = {0}, peak = 0;

@@ -35,7 +35,7 @@ bool trace_srcstep_track_of(const struct trace_model *m, uint32_t t, const char 
 
 uint64_t trace_srcstep_track_last(const struct trace_model *m, uint32_t t, uint64_t time)
 {
-    const uint64_t *idx;
+    const uint32_t *idx;
     size_t n = trace_model_track_events(m, t, &idx);
     size_t lo = 0, hi = n; /* the first whose start > time */
     while (lo < hi) {
@@ -79,7 +79,7 @@ uint64_t trace_srcstep_next(const struct trace_model *m, const char *pe, uint64_
     for (uint32_t t = 0; t < trace_model_track_count(m); t++) {
         if (!trace_srcstep_track_of(m, t, pe))
             continue;
-        const uint64_t *idx;
+        const uint32_t *idx;
         size_t n = trace_model_track_events(m, t, &idx);
         size_t lo = 0, hi = n; /* the first whose start >= t0 */
         while (lo < hi) {

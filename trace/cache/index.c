@@ -38,7 +38,7 @@ static const char MAGIC[8] = {'N', 'P', 'S', 'I', 'D', 'X', '1', '\n'};
 
 /* The layout of what the index holds raw: a change of a struct makes older indexes stale. */
 #define INDEX_VERSION                                                                              \
-    (3u | (uint64_t)sizeof(struct trace_event) << 8 |                                              \
+    (4u | (uint64_t)sizeof(struct trace_event) << 8 |                                              \
      (uint64_t)sizeof(struct trace_transfer) << 16 | (uint64_t)trace_model_block_size() << 24 |    \
      (uint64_t)sizeof(struct trace_power_sample) << 32)
 
@@ -385,11 +385,11 @@ static void put_model(struct iw *w, const struct trace_model *m, const char *rea
     put_array(w, dep_ev, nd, sizeof(uint64_t));
     put_array(w, dep_on, nd, sizeof(uint64_t));
     for (uint32_t t = 0; t < nt; t++) {
-        const uint64_t *idx;
+        const uint32_t *idx;
         size_t n = trace_model_track_events(m, t, &idx), nblock;
         const void *block = trace_model_track_blocks(m, t, &nblock);
         put_u64(w, n), put_u64(w, nblock);
-        put_array(w, idx, n, sizeof(uint64_t));
+        put_array(w, idx, n, sizeof(*idx));
         put_array(w, block, nblock, trace_model_block_size());
     }
     size_t nm = trace_model_mem_access_count(m);
@@ -691,7 +691,7 @@ static struct sim_value *get_opt_value(struct ir *r)
 
 /* The per-track arrays handed to trace_model_lend while they are read. */
 struct lent_tracks {
-    const uint64_t **idx;
+    const uint32_t **idx;
     size_t *nidx;
     const void **block;
     size_t *nblock;
@@ -764,7 +764,7 @@ static bool check_lent(const struct trace_model_lent *a, uint32_t nt, const uint
         bad |= a->nidx[t] != count[t];
         for (size_t k = 0; k < a->nidx[t]; k++)
             bad |= a->idx[t][k] >= a->nev;
-        drop(a->idx[t], a->nidx[t] * sizeof(uint64_t));
+        drop(a->idx[t], a->nidx[t] * sizeof(uint32_t));
     }
     return !bad;
 }
@@ -823,8 +823,8 @@ static bool get_model(struct ir *r, struct trace_model *m, const char *real, uin
     };
     uint64_t total = 0;
     for (uint32_t t = 0; t < nt && !r->bad; t++) {
-        uint64_t n = get_count(r, sizeof(uint64_t)), nblock = get_u64(r);
-        lt.idx[t] = get_array(r, n, sizeof(uint64_t));
+        uint64_t n = get_count(r, sizeof(uint32_t)), nblock = get_u64(r);
+        lt.idx[t] = get_array(r, n, sizeof(uint32_t));
         lt.nidx[t] = n;
         lt.block[t] = get_array(r, nblock, trace_model_block_size());
         lt.nblock[t] = nblock;

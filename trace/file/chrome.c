@@ -85,7 +85,7 @@ static void plan_lanes(const struct trace_model *m, struct layout *L)
     uint64_t *lane_end = NULL;
     uint32_t cap = 0, next_tid = 3; /* 1 and 2: the PREFILL and DECODE threads */
     for (uint32_t t = 0; t < nt; t++) {
-        const uint64_t *idx;
+        const uint32_t *idx;
         size_t n = trace_model_track_events(m, t, &idx);
         uint32_t lanes = 0;
         for (size_t k = 0; k < n; k++) {

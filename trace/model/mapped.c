@@ -183,7 +183,7 @@ void trace_model_lend(struct trace_model *m, const struct trace_model_lent *a,
     m->ndep = m->capdep = a->ndep;
     for (uint32_t k = 0; k < m->ntracks; k++) {
         struct track_data *t = &m->tracks[k];
-        t->idx = (uint64_t *)a->idx[k];
+        t->idx = (uint32_t *)a->idx[k];
         t->n = t->cap = a->nidx[k];
         t->block = (struct run_state *)a->block[k];
         t->nblock = t->capblock = a->nblock[k];

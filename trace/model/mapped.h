@@ -51,7 +51,7 @@ struct trace_model_lent {
     size_t nxf;
     const uint64_t *dep_ev, *dep_on; /* ndep each, dep_ev sorted */
     size_t ndep;
-    const uint64_t *const *idx; /* per track */
+    const uint32_t *const *idx; /* per track */
     const size_t *nidx;
     const void *const *block;
     const size_t *nblock;

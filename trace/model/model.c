@@ -583,7 +583,8 @@ uint64_t trace_model_event_bytes(const struct trace_model *m)
         if (m->pend[i].ev != UINT64_MAX)
             b += m->pend[i].len;
     for (uint32_t k = 0; k < m->ntracks; k++)
-        b += m->tracks[k].n * sizeof(uint64_t) + m->tracks[k].nblock * sizeof(struct run_state);
+        b += m->tracks[k].n * sizeof(*m->tracks[k].idx) +
+             m->tracks[k].nblock * sizeof(struct run_state);
     return b;
 }
 
@@ -1024,7 +1025,7 @@ static bool before(const struct trace_model *m, uint64_t a, uint64_t b)
 
 static int cmp_pos(const void *pa, const void *pb, void *ctx)
 {
-    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
     if (a == b)
         return 0;
     return before(ctx, a, b) ? -1 : 1;
@@ -1116,7 +1117,7 @@ static void sort_track(const struct trace_model *m, struct track_data *t)
         a = b, b = tmp;
     }
     for (k = 0; k < n; k++)
-        t->idx[k] = a[k].ev;
+        t->idx[k] = (uint32_t)a[k].ev;
     free(a);
     free(b);
 }
@@ -1245,7 +1246,7 @@ void trace_model_stage(struct trace_model *m)
                 memmove(&t->idx[k + 1], &t->idx[k], (len - k) * sizeof(*t->idx));
             }
         }
-        t->idx[k] = i;
+        t->idx[k] = (uint32_t)i;
         t->staged++;
         t->pending -= t->pending > 0;
         touch(m, tr, &m->ntouched);
@@ -1322,7 +1323,7 @@ uint64_t trace_model_generation(const struct trace_model *m)
     return m->gen;
 }
 
-size_t trace_model_track_events(const struct trace_model *m, uint32_t track, const uint64_t **idx)
+size_t trace_model_track_events(const struct trace_model *m, uint32_t track, const uint32_t **idx)
 {
     assert(track < m->ntracks);
     *idx = m->tracks[track].idx;

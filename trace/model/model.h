@@ -319,9 +319,11 @@ const struct trace_event *trace_model_event(const struct trace_model *m, uint64_
 
 /*
  * The events of a track sorted by start: *idx receives a borrowed array of event indices
- * (valid until the next trace_model_finish), the return value its length.
+ * (valid until the next trace_model_finish), the return value its length. An index is 32
+ * bits, 4 bytes an event: a model holds fewer than 2^32 events, as its transfers and the
+ * critical path's ops count them too.
  */
-size_t trace_model_track_events(const struct trace_model *m, uint32_t track, const uint64_t **idx);
+size_t trace_model_track_events(const struct trace_model *m, uint32_t track, const uint32_t **idx);
 
 /* Position in the track's sorted event array of the first event whose end > t (events
  * overlapping or after t); equals the length when none. */

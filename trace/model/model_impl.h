@@ -54,7 +54,7 @@ enum { TRACK_BLOCK = 16 }; /* positions per stored run_state */
 /* Per-track indexes. Positions are indices into the sorted array idx. */
 struct track_data {
     struct trace_track pub;
-    uint64_t *idx;           /* owned: event indices sorted by (start, index) */
+    uint32_t *idx;           /* owned: event indices sorted by (start, index) */
     size_t n, cap;           /* published length (the index as of the last finish) */
     struct run_state *block; /* owned: block[b] = state after positions [0, b * TRACK_BLOCK) */
     size_t nblock, capblock; /* n / TRACK_BLOCK + 1 once built */

@@ -82,7 +82,7 @@ void tui_gantt_select_event(struct tui_gantt *g, struct tui_view *v, uint64_t i)
 static uint64_t track_step(const struct tui_gantt *g, const struct tui_view *v, uint32_t track,
                            uint64_t t, int dir)
 {
-    const uint64_t *idx;
+    const uint32_t *idx;
     size_t n = trace_model_track_events(g->m, track, &idx);
     size_t lo = 0, hi = n;
     while (lo < hi) { /* first with start > t */

@@ -257,7 +257,7 @@ static const enum tui_style kind_styles[TRACE_KIND_COUNT] = {
 static bool cell_marked(const struct tui_gantt *g, const struct tui_view *v, uint32_t track,
                         uint64_t a, uint64_t b)
 {
-    const uint64_t *idx;
+    const uint32_t *idx;
     size_t n = trace_model_track_events(g->m, track, &idx);
     for (size_t k = trace_model_track_seek(g->m, track, a), s = 0; k < n && s < SCAN_EVENTS;
          k++, s++) {
@@ -298,7 +298,7 @@ static enum tui_style cell_style(const struct tui_gantt *g, const struct tui_vie
         int kind = __builtin_ctz(kb);
         return v->filter_kind >= 0 && kind != v->filter_kind ? TUI_STYLE_DIM : kind_styles[kind];
     }
-    const uint64_t *idx;
+    const uint32_t *idx;
     size_t n = trace_model_track_events(g->m, track, &idx);
     uint64_t w[TRACE_KIND_COUNT] = {0};
     bool inflight = false;
@@ -409,7 +409,7 @@ static void draw_track_row(struct tui_gantt *g, struct tui_canvas *c, const stru
     /* names on the ops wide enough to hold them */
     if (!names_possible(g, track))
         return;
-    const uint64_t *idx;
+    const uint32_t *idx;
     size_t n = trace_model_track_events(g->m, track, &idx);
     uint64_t a0, b0, e = tui_gantt_view_end(g);
     tui_gantt_cell_range(g, 0, &a0, &b0);

@@ -20,7 +20,7 @@
 /* Whether track t has ops (a track may hold only markers). */
 static bool has_ops(const struct tui_gantt *g, uint32_t t)
 {
-    const uint64_t *idx;
+    const uint32_t *idx;
     return trace_model_track_events(g->m, t, &idx) > 0;
 }
 

@@ -129,7 +129,7 @@ bool tui_gantt_event_passes(const struct tui_gantt *g, const struct tui_view *v,
 static uint64_t op_at(const struct tui_gantt *g, const struct tui_view *v, uint32_t track,
                       uint64_t t, uint64_t a, uint64_t b)
 {
-    const uint64_t *idx;
+    const uint32_t *idx;
     size_t n = trace_model_track_events(g->m, track, &idx);
     uint64_t best = TUI_NO_EVENT, best_start = 0;
     for (size_t k = trace_model_track_seek(g->m, track, t), s = 0; k < n && s < HOVER_SCAN;

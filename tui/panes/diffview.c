@@ -126,7 +126,7 @@ static void rows_build(struct tui_diffview *dv)
     for (int s = 0; s < 2; s++) {
         const struct trace_model *m = dv->m[s];
         for (uint32_t t = 0; t < trace_model_track_count(m); t++) {
-            const uint64_t *idx;
+            const uint32_t *idx;
             if (!trace_model_track_events(m, t, &idx))
                 continue;
             const char *name = trace_model_str(m, trace_model_track_get(m, t)->name);
@@ -478,7 +478,7 @@ static enum tui_style cell_style(const struct tui_diffview *dv, int s, uint32_t 
         if (e->track == track && e->start < b && e->end > a)
             return TUI_STYLE_OP_SELECTED;
     }
-    const uint64_t *idx;
+    const uint32_t *idx;
     size_t n = trace_model_track_events(m, track, &idx);
     size_t k = trace_model_track_seek(m, track, a);
     if (k < n) {
@@ -1028,7 +1028,7 @@ static void select_op(struct tui_diffview *dv, int s, uint64_t ev)
  * TUI_NO_EVENT. */
 static uint64_t op_at(const struct trace_model *m, uint32_t track, uint64_t t)
 {
-    const uint64_t *idx;
+    const uint32_t *idx;
     size_t n = trace_model_track_events(m, track, &idx);
     uint64_t found = TUI_NO_EVENT;
     for (size_t k = trace_model_track_seek(m, track, t); k < n; k++) {
@@ -1072,7 +1072,7 @@ static enum tui_result step_op(struct tui_diffview *dv, struct tui_view *v, int 
     const struct row *r = &dv->rows[dv->sel];
     int s = r->track[0] != NO_TRACK ? 0 : 1;
     const struct trace_model *m = dv->m[s];
-    const uint64_t *idx;
+    const uint32_t *idx;
     size_t n = trace_model_track_events(m, r->track[s], &idx);
     uint64_t t = s ? to_b(dv, dv->cursor) : dv->cursor;
     size_t at = n; /* the selected op's position in the row, or n */
