@@ -213,7 +213,7 @@ $(UNIT_BIN): $(UNIT_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(LIB) $(CRIT_LIBS) $(LDLIBS)
 
 # Fuzz harnesses double as regression tests: a plain driver replays their corpora.
-$(BUILD)/fuzz-replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(LIB)
+$(BUILD)/fuzz-replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(wildcard tests/fuzz/*.h) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< tests/fuzz/replay_main.c $(LIB) $(LDLIBS)
 

@@ -12,12 +12,12 @@
  * metrics, the bandwidth samples and the verdict. Nothing may crash, leak or read out of
  * bounds.
  */
-#include "sim/host/run.h"
+#define FUZZ_NAME "fuzz_index"
+#include "fuzz_runtrace.h"
 #include "trace/analysis/metrics.h"
 #include "trace/cache/index.h"
 #include "trace/file/loader.h"
 #include "trace/file/report.h"
-#include "trace/live/live.h"
 #include "trace/verdict/verdict.h"
 
 #include <fcntl.h>
@@ -34,52 +34,6 @@ static char dir[400], trace_path[512], index_path[512];
 static uint8_t *orig;      /* the index as written */
 static size_t norig, skip; /* its length; where the payload after the trace's path starts */
 
-static void fail(const char *what, const char *why)
-{
-    fprintf(stderr, "fuzz_index: %s: %s\n", what, why);
-    abort();
-}
-
-/* The trace of a one-layer decode of one token, written to trace_path. */
-static void write_trace(void)
-{
-    struct sim_run_opts ro = {.kernel_spec = "llm_decode:layers=1,gen=1,prompt=1"};
-    struct sim_run *r;
-    struct diag d;
-    if (sim_run_new(&ro, &r, &d) < 0)
-        fail("run", d.msg);
-    sim_run_timing_only(r);
-    struct trace_live_opts o = {
-        .trace_path = trace_path, .prefill_tokens = -1, .decode_tokens = -1};
-    struct trace_live *l;
-    if (trace_live_new(sim_run_chip(r), &o, &l, &d) < 0)
-        fail("trace", d.msg);
-    while (!sim_run_over(r)) {
-        sim_run_advance(r, SIM_RUN_EVENTS, 20000);
-        trace_live_sync(l);
-    }
-    if (trace_live_finish(l, true, &d) < 0)
-        fail("trace", d.msg);
-    trace_live_free(l);
-    sim_run_free(r);
-}
-
-static uint8_t *read_all(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        fail(path, "cannot open");
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *p = malloc(len > 0 ? (size_t)len : 1);
-    if (!p || len <= 0 || fread(p, 1, (size_t)len, f) != (size_t)len)
-        fail(path, "cannot read");
-    fclose(f);
-    *n = (size_t)len;
-    return p;
-}
-
 /* The temporary files gone with the process. */
 static void cleanup(void)
 {
@@ -93,26 +47,26 @@ static void setup(void)
     const char *tmp = getenv("TMPDIR");
     snprintf(dir, sizeof(dir), "%s/npuscope-fuzz-index.XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir))
-        fail(dir, "cannot create");
+        fuzz_fail(dir, "cannot create");
     snprintf(trace_path, sizeof(trace_path), "%s/t.json", dir);
     snprintf(index_path, sizeof(index_path), "%s/t.idx", dir);
     atexit(cleanup);
-    write_trace();
+    fuzz_write_run_trace(trace_path);
     struct trace_report *rep = trace_report_new(8);
     struct trace_model *m = NULL;
     struct diag d;
     if (trace_load_file(trace_path, rep, &m, &d) < 0)
-        fail("load", d.msg);
+        fuzz_fail("load", d.msg);
     struct trace_index_counts c = {0, 0};
     if (trace_index_write(m, trace_path, &c, index_path, &d) < 0)
-        fail("index", d.msg);
+        fuzz_fail("index", d.msg);
     trace_model_free(m);
     trace_report_free(rep);
-    orig = read_all(index_path, &norig);
+    orig = fuzz_read_all(index_path, &norig);
     char *real = realpath(trace_path, NULL);
     const uint8_t *at = real ? memmem(orig, norig, real, strlen(real)) : NULL;
     if (!at)
-        fail(index_path, "the trace's path is not in it");
+        fuzz_fail(index_path, "the trace's path is not in it");
     skip = (size_t)(at - orig) + strlen(real);
     free(real);
 }
@@ -145,25 +99,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!orig)
         setup();
-    size_t plen = norig - skip, len = norig;
     uint8_t *idx = malloc(norig);
     memcpy(idx, orig, norig);
-    for (size_t k = 0; k + 5 <= size && plen; k += 5) {
-        uint32_t off = (uint32_t)data[k] | (uint32_t)data[k + 1] << 8 |
-                       (uint32_t)data[k + 2] << 16 | (uint32_t)data[k + 3] << 24;
-        size_t at = off % plen;
-        if (data[k + 4])
-            idx[skip + at] ^= data[k + 4];
-        else
-            plen = at, len = skip + at;
-    }
+    size_t len = fuzz_edit(idx, norig, skip, data, size);
     int fd = open(index_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0 || write(fd, idx, len) != (ssize_t)len || close(fd) != 0)
-        fail(index_path, "cannot write");
+        fuzz_fail(index_path, "cannot write");
     free(idx);
     struct diag d;
     if (trace_index_reseal(index_path, &d) < 0)
-        fail("reseal", d.msg);
+        fuzz_fail("reseal", d.msg);
     struct trace_model *m = NULL;
     struct trace_index_counts c;
     int rc = trace_index_read(trace_path, index_path, &m, &c, &d);
@@ -171,7 +116,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         use(m);
         trace_model_free(m);
     } else if (size < 5) {
-        fail("the index as written is refused", d.msg);
+        fuzz_fail("the index as written is refused", d.msg);
     }
     return 0;
 }
