@@ -82,12 +82,17 @@ b=$(grep -c '"ph":"X","name":' "$TMP/base.chrome.json")
 grep -q '"details":{"msg_type":"MemoryWrite","correlation_id":"llm_decode"' "$TMP/base.chrome.json" && ok "export keeps the details" ||
     fail "export keeps the details" "$(grep -m1 -o '"details":.\{60\}' "$TMP/base.chrome.json")"
 
-# diff through the indexes: twice the same answer, the second from the indexes
+# diff through the indexes: twice the same answer, the second from the indexes. The first
+# parses both traces (a cache of its own) and writes both indexes, whole by its end
+export XDG_CACHE_HOME="$TMP/diff-cache"
 run "$NPUSCOPE" diff "$TMP/base.json" "$TMP/x10.json"
 expect_status "diff of the trace and its 10 copies" 0
 first=$OUT
-ls "$XDG_CACHE_HOME"/npuscope/*.idx >/dev/null 2>&1 && ok "diff writes the traces' indexes" ||
-    fail "diff writes the traces' indexes" "$(ls -R "$XDG_CACHE_HOME" 2>&1)"
+ls "$XDG_CACHE_HOME"/npuscope/x10.json-*.idx >/dev/null 2>&1 &&
+    ls "$XDG_CACHE_HOME"/npuscope/base.json-*.idx >/dev/null 2>&1 &&
+    ! ls "$XDG_CACHE_HOME"/npuscope/ | grep -q '\.tmp\.' &&
+    ok "diff writes the traces' indexes, whole by its end" ||
+    fail "diff writes the traces' indexes, whole by its end" "$(ls -R "$XDG_CACHE_HOME" 2>&1)"
 expect_out "diff counts the added ops" 'added, 0 removed'
 run "$NPUSCOPE" diff "$TMP/base.json" "$TMP/x10.json"
 [ "$OUT" = "$first" ] && ok "diff from the indexes: the same report" ||
