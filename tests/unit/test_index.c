@@ -527,7 +527,7 @@ Test(index, arrays_over_a_block_round_trip_and_their_damage_is_found, .init = mk
      .fini = rm_tmp)
 {
     char path[128], idx[128], cache[128], bad[160];
-    enum { EVENTS = 60000 };
+    enum { EVENTS = 80000 };
     write_big_trace(path, sizeof(path), EVENTS);
     index_of(idx, sizeof(idx));
     struct trace_model *a = load(path), *b;

@@ -56,6 +56,25 @@ Test(dram_rule, op_records_by_op_name_and_spaces)
                  "no nbytes, no traffic");
 }
 
+/* A count of bytes past what a transfer keeps (TRACE_XFER_BYTES_MAX, 2^62 - 1) is taken at
+ * that, its flags as they are; one at it or below is kept as it is. */
+Test(dram_rule, a_count_past_a_transfers_ceiling_is_taken_at_it)
+{
+    struct trace_transfer x[2];
+    int64_t past = (int64_t)1 << 62; /* (its low 62 bits are 0) */
+    cr_assert_eq(rule(TRACE_ENGINE_DMA, NULL, "write", "kv", NULL, NULL, past, -1, x), 1);
+    cr_assert(x[0].bytes == TRACE_XFER_BYTES_MAX, "%llu", (unsigned long long)x[0].bytes);
+    cr_assert(x[0].flags == (TRACE_XFER_WRITE | TRACE_XFER_KV));
+    cr_assert_eq(rule(TRACE_ENGINE_DMA, "ipcq_copy", NULL, "kv", "hbm", "hbm", -1, INT64_MAX, x),
+                 2);
+    cr_assert(x[0].bytes == TRACE_XFER_BYTES_MAX && x[1].bytes == TRACE_XFER_BYTES_MAX);
+    cr_assert(x[0].flags == TRACE_XFER_KV && x[1].flags == (TRACE_XFER_WRITE | TRACE_XFER_KV));
+    cr_assert_eq(rule(TRACE_ENGINE_DMA, "dma_read", NULL, NULL, NULL, NULL, -1, past - 1, x), 1);
+    cr_assert(x[0].bytes == TRACE_XFER_BYTES_MAX);
+    cr_assert_eq(rule(TRACE_ENGINE_DMA, "dma_read", NULL, NULL, NULL, NULL, -1, past - 2, x), 1);
+    cr_assert(x[0].bytes == TRACE_XFER_BYTES_MAX - 1);
+}
+
 /* ---- metrics ----------------------------------------------------------------------------- */
 
 static uint64_t add(struct trace_model *m, uint32_t t, uint64_t s, uint64_t e)

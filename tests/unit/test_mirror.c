@@ -313,6 +313,29 @@ Test(mirror, broken_and_hostile_messages_are_refused)
     cr_assert_eq(trace_model_now(m), 42);
     trace_model_free(m);
 
+    /* a transfer of more bytes than a transfer keeps, or with a flag no transfer has, after
+     * the valid message: refused, the model's transfers as they were */
+    for (int k = 0; k < 2; k++) {
+        m = trace_model_new();
+        cr_assert_eq(apply(m, b.p, b.len, why, sizeof(why)), 0, "%s", why);
+        size_t nx = trace_model_transfer_count(m);
+        struct trace_wire_buf s = {0};
+        trace_wire_put_uv(&s, nx); /* first */
+        trace_wire_put_uv(&s, 0);  /* event 0 */
+        trace_wire_put_uv(&s, k ? 64 : TRACE_XFER_BYTES_MAX + 1);
+        trace_wire_put_uv(&s, k ? 4 : 0); /* flags */
+        h.len = 0;
+        trace_wire_put_u8(&h, 6); /* transfers */
+        uint8_t n4[4] = {(uint8_t)s.len, 0, 0, 0};
+        trace_wire_put_raw(&h, n4, 4);
+        trace_wire_put_raw(&h, s.p, s.len);
+        trace_wire_buf_fini(&s);
+        cr_assert_lt(apply(m, h.p, h.len, why, sizeof(why)), 0);
+        cr_assert(strstr(why, "no trace model holds"), "%s", why);
+        cr_assert_eq(trace_model_transfer_count(m), nx);
+        trace_model_free(m);
+    }
+
     trace_wire_buf_fini(&h);
     trace_wire_buf_fini(&b);
     trace_mirror_tx_fini(&tx);

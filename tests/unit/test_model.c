@@ -502,9 +502,9 @@ Test(model, packed_live_details_move_from_memory_to_the_spill_when_the_op_ends)
         cr_assert_float_eq(t1 - t0, 4.5, 1e-9);
     }
     /* what stays in memory per event: the record (48 bytes), its place in its track's index
-     * (a 32-bit event number), a share of a block, its transfer (16) */
+     * (a 32-bit event number), a share of a block, its transfer (12) */
     uint64_t per = trace_model_event_bytes(m) / N;
-    cr_assert_leq(per, 48 + 4 + 1 + 16, "%llu bytes per event", (unsigned long long)per);
+    cr_assert_leq(per, 48 + 4 + 1 + 12, "%llu bytes per event", (unsigned long long)per);
     sim_value_free(want);
     sim_value_free(p);
     sim_value_free(r);

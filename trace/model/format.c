@@ -129,6 +129,12 @@ static bool eq(const char *a, const char *b)
     return a && strcmp(a, b) == 0;
 }
 
+/* A count of bytes (>= 0) as a transfer keeps it. */
+static uint64_t xfer_bytes(int64_t n)
+{
+    return (uint64_t)n > TRACE_XFER_BYTES_MAX ? TRACE_XFER_BYTES_MAX : (uint64_t)n;
+}
+
 int trace_dram_rule(enum trace_engine engine, const struct trace_dram_fields *f,
                     struct trace_transfer out[2])
 {
@@ -137,14 +143,14 @@ int trace_dram_rule(enum trace_engine engine, const struct trace_dram_fields *f,
     uint32_t kv = eq(f->tensor_role, "kv") ? TRACE_XFER_KV : 0;
     if ((eq(f->direction, "read") || eq(f->direction, "write")) && f->bytes >= 0) {
         out[0] = (struct trace_transfer){
-            .bytes = (uint64_t)f->bytes,
+            .bytes = xfer_bytes(f->bytes),
             .flags = kv | (eq(f->direction, "write") ? TRACE_XFER_WRITE : 0),
         };
         return 1;
     }
     if (f->nbytes < 0 || !f->op)
         return 0;
-    uint64_t n = (uint64_t)f->nbytes;
+    uint64_t n = xfer_bytes(f->nbytes);
     if (eq(f->op, "TileToken/DMA_READ") || eq(f->op, "TileToken/DMA_WRITE")) {
         /* a composite's stage: its HBM part (the dram_bytes annotation) */
         bool w = eq(f->op, "TileToken/DMA_WRITE");

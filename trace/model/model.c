@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 _Static_assert(sizeof(struct trace_event) == 48, "an ENGINE_EVENT record is 48 bytes");
-_Static_assert(sizeof(struct trace_transfer) == 16, "a transfer is 16 bytes");
+_Static_assert(sizeof(struct trace_transfer) == 12, "a transfer is 12 bytes");
 /* What precedes packed details in the spill. */
 struct spill_head {
     uint32_t len;

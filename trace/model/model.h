@@ -406,17 +406,22 @@ uint64_t trace_model_now(const struct trace_model *m);
 enum {
     TRACE_XFER_WRITE = 1 << 0, /* chip -> DRAM (else DRAM -> chip, a read) */
     TRACE_XFER_KV = 1 << 1,    /* KV-cache traffic (details.tensor_role "kv") */
+    TRACE_XFER_FLAGS = 3,      /* all of them */
 };
+
+/* The most bytes a transfer keeps (2^62 - 1, 4 EiB): a trace that says more of one event
+ * is taken at that (trace_dram_rule). */
+#define TRACE_XFER_BYTES_MAX ((UINT64_C(1) << 62) - 1)
 
 /*
  * The DRAM traffic of one ENGINE_EVENT, as trace/FORMAT.md defines it: bytes moved between
  * DRAM (HBM) and the chip over the event's [start, end). An ipcq_copy from HBM to HBM has
  * two (a read and a write). Metrics and bandwidth samples are computed from these.
  */
-struct trace_transfer {
-    uint64_t bytes;
-    uint32_t event; /* index of the ENGINE_EVENT (a model holds fewer than 2^32) */
-    uint32_t flags; /* TRACE_XFER_* */
+struct __attribute__((packed, aligned(4))) trace_transfer {
+    uint64_t bytes : 62; /* at most TRACE_XFER_BYTES_MAX */
+    uint64_t flags : 2;  /* TRACE_XFER_* */
+    uint32_t event;      /* index of the ENGINE_EVENT (a model holds fewer than 2^32) */
 };
 
 /*

@@ -594,11 +594,15 @@ static void apply_transfers(struct trace_model *m, struct trace_wire_rd *r)
         uint64_t flags = trace_wire_get_uv(r);
         if (!trace_wire_rd_ok(r))
             return;
-        if (ev >= trace_model_event_count(m) || flags > UINT32_MAX) {
+        if (ev >= trace_model_event_count(m)) {
             trace_wire_rd_fail(r, "a transfer of an unknown event");
             return;
         }
-        struct trace_transfer x = {bytes, (uint32_t)ev, (uint32_t)flags};
+        if (bytes > TRACE_XFER_BYTES_MAX || (flags & ~(uint64_t)TRACE_XFER_FLAGS)) {
+            trace_wire_rd_fail(r, "a transfer no trace model holds");
+            return;
+        }
+        struct trace_transfer x = {.bytes = bytes, .flags = flags, .event = (uint32_t)ev};
         trace_model_add_transfer(m, &x);
     }
 }
