@@ -222,6 +222,17 @@ static int apply(struct trace_model *m, const void *p, size_t n, char *why, size
     return rc;
 }
 
+/* h made one section of kind, holding body (under 256 bytes), which is emptied. */
+static void section(struct trace_wire_buf *h, uint8_t kind, struct trace_wire_buf *body)
+{
+    h->len = 0;
+    trace_wire_put_u8(h, kind);
+    uint8_t len[4] = {(uint8_t)body->len, 0, 0, 0};
+    trace_wire_put_raw(h, len, 4);
+    trace_wire_put_raw(h, body->p, body->len);
+    body->len = 0;
+}
+
 Test(mirror, broken_and_hostile_messages_are_refused)
 {
     struct run x = start(SPEC);
@@ -290,12 +301,7 @@ Test(mirror, broken_and_hostile_messages_are_refused)
     struct trace_wire_buf body = {0};
     trace_wire_put_value(&body, NULL); /* the energy: unknown */
     trace_wire_put_uv(&body, 1000000); /* a million samples, none sent */
-    h.len = 0;
-    trace_wire_put_u8(&h, 15); /* energy */
-    uint8_t l4[4] = {(uint8_t)body.len, 0, 0, 0};
-    trace_wire_put_raw(&h, l4, 4);
-    trace_wire_put_raw(&h, body.p, body.len);
-    trace_wire_buf_fini(&body);
+    section(&h, 15, &body);            /* energy */
     m = trace_model_new();
     cr_assert_lt(apply(m, h.p, h.len, why, sizeof(why)), 0);
     cr_assert(strstr(why, "power samples"), "%s", why);
@@ -319,23 +325,18 @@ Test(mirror, broken_and_hostile_messages_are_refused)
         m = trace_model_new();
         cr_assert_eq(apply(m, b.p, b.len, why, sizeof(why)), 0, "%s", why);
         size_t nx = trace_model_transfer_count(m);
-        struct trace_wire_buf s = {0};
-        trace_wire_put_uv(&s, nx); /* first */
-        trace_wire_put_uv(&s, 0);  /* event 0 */
-        trace_wire_put_uv(&s, k ? 64 : TRACE_XFER_BYTES_MAX + 1);
-        trace_wire_put_uv(&s, k ? 4 : 0); /* flags */
-        h.len = 0;
-        trace_wire_put_u8(&h, 6); /* transfers */
-        uint8_t n4[4] = {(uint8_t)s.len, 0, 0, 0};
-        trace_wire_put_raw(&h, n4, 4);
-        trace_wire_put_raw(&h, s.p, s.len);
-        trace_wire_buf_fini(&s);
+        trace_wire_put_uv(&body, nx); /* first */
+        trace_wire_put_uv(&body, 0);  /* event 0 */
+        trace_wire_put_uv(&body, k ? 64 : TRACE_XFER_BYTES_MAX + 1);
+        trace_wire_put_uv(&body, k ? 4 : 0); /* flags */
+        section(&h, 6, &body);               /* transfers */
         cr_assert_lt(apply(m, h.p, h.len, why, sizeof(why)), 0);
         cr_assert(strstr(why, "no trace model holds"), "%s", why);
         cr_assert_eq(trace_model_transfer_count(m), nx);
         trace_model_free(m);
     }
 
+    trace_wire_buf_fini(&body);
     trace_wire_buf_fini(&h);
     trace_wire_buf_fini(&b);
     trace_mirror_tx_fini(&tx);
