@@ -21,7 +21,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,18 +87,6 @@ static void setup(void)
         fuzz_fail(vrd_path, "no payload");
 }
 
-/* p, of len bytes, with its header sealed for its payload as it is now. */
-static void seal(uint8_t *p, size_t len)
-{
-    struct trace_vcache_header h;
-    memcpy(&h, p, sizeof(h));
-    h.payload_len = len - HEAD;
-    h.payload_hash = trace_index_hash(p + HEAD, len - HEAD, TRACE_VCACHE_PAYLOAD_SEED);
-    h.header_hash = trace_index_hash(&h, offsetof(struct trace_vcache_header, header_hash),
-                                     TRACE_VCACHE_HEADER_SEED);
-    memcpy(p, &h, sizeof(h));
-}
-
 /* An item shown as the bottleneck pane and `npuscope verdict` show it. */
 static void show(const struct trace_verdict *v, const struct trace_verdict_item *it)
 {
@@ -116,12 +103,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t *p = malloc(norig);
     memcpy(p, orig, norig);
     size_t len = fuzz_edit(p, norig, HEAD, data, size);
-    seal(p, len);
     int fd = open(vrd_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0 || write(fd, p, len) != (ssize_t)len || close(fd) != 0)
         fuzz_fail(vrd_path, "cannot write");
     free(p);
     struct diag d;
+    if (trace_vcache_reseal(vrd_path, &d) < 0)
+        fuzz_fail("reseal", d.msg);
     struct trace_verdict *v = trace_vcache_load(model, trace_path, NULL, &d);
     if (v) {
         show(v, &v->run);

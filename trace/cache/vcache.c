@@ -307,6 +307,15 @@ int trace_vcache_pack_create(struct trace_vcache_pack *k, struct diag *d)
     return 0;
 }
 
+/* h made to hold the n bytes of payload p: their length and checksum, then its own. */
+static void seal(struct trace_vcache_header *h, const void *p, size_t n)
+{
+    h->payload_len = n;
+    h->payload_hash = trace_index_hash(p, n, TRACE_VCACHE_PAYLOAD_SEED);
+    h->header_hash = trace_index_hash(h, offsetof(struct trace_vcache_header, header_hash),
+                                      TRACE_VCACHE_HEADER_SEED);
+}
+
 int trace_vcache_write(struct trace_vcache_pack *k, struct diag *d)
 {
     if (!k)
@@ -314,9 +323,7 @@ int trace_vcache_write(struct trace_vcache_pack *k, struct diag *d)
     if (!k->w.p)
         return diag_set(d, SIM_EINVAL, k->file, 0, 0, NULL, "cannot write: nothing packed");
     struct trace_vcache_header *h = &k->h;
-    h->payload_hash = trace_index_hash(k->w.p, k->w.n, TRACE_VCACHE_PAYLOAD_SEED);
-    h->header_hash = trace_index_hash(h, offsetof(struct trace_vcache_header, header_hash),
-                                      TRACE_VCACHE_HEADER_SEED);
+    seal(h, k->w.p, k->w.n);
     int rc = trace_vcache_pack_create(k, d);
     if (rc < 0)
         return rc;
@@ -532,6 +539,30 @@ static unsigned char *read_all(int fd, off_t from, size_t n)
         at += (size_t)k;
     }
     return p;
+}
+
+int trace_vcache_reseal(const char *file, struct diag *d)
+{
+    int fd = open(file, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return diag_set(d, SIM_EIO, file, 0, 0, NULL, "cannot open: %s", strerror(errno));
+    struct stat st;
+    struct trace_vcache_header h;
+    unsigned char *p = NULL;
+    int rc = 0;
+    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < sizeof(h) ||
+        pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
+        rc = diag_set(d, SIM_EINVAL, file, 0, 0, NULL, "shorter than its header");
+    else if (!(p = read_all(fd, sizeof(h), (size_t)st.st_size - sizeof(h))))
+        rc = diag_set(d, SIM_EIO, file, 0, 0, NULL, "cannot read: %s", strerror(errno));
+    if (rc == 0) {
+        seal(&h, p, (size_t)st.st_size - sizeof(h));
+        if (pwrite(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
+            rc = diag_set(d, SIM_EIO, file, 0, 0, NULL, "cannot write: %s", strerror(errno));
+    }
+    free(p);
+    close(fd);
+    return rc;
 }
 
 /* Not served: d says why. */

@@ -89,4 +89,12 @@ void trace_vcache_pack_free(struct trace_vcache_pack *k);
 struct trace_verdict *trace_vcache_load(const struct trace_model *m, const char *path,
                                         const struct trace_verdict_opts *o, struct diag *d);
 
+/*
+ * Rewrite the header of the kept verdict at file so that it holds for the payload the file
+ * holds now (its length and checksum, then the header's own), as trace_index_reseal does
+ * for an index: for tests and fuzzing, which damage the payload behind its checksum to see
+ * that its content is checked too. Returns 0 or a negative code with d filled.
+ */
+int trace_vcache_reseal(const char *file, struct diag *d);
+
 #endif
