@@ -18,9 +18,10 @@ bash "$(dirname "$0")/live_keys.sh" "$(dirname "$(dirname "$bin")")/npuscope" si
     "llm_decode:dim=4096,heads=32,ff=11008,layers=32,prompt=128,gen=8,dtype=f16,pes=0"
 echo
 # the verdict of a live run at 50 M events: v answered, keys meanwhile, the run's speed with
-# the pane open and closed (a decode of 462 M events: four windows of 15 s from 50 M fit in it)
+# the pane open and closed in turn, three times (a decode of 462 M events: seven windows of
+# 15 s from 50 M fit in it)
 bash "$(dirname "$0")/live_verdict.sh" "$(dirname "$(dirname "$bin")")/npuscope" \
-    "llm_decode:layers=32,gen=1024" 50000000 15
+    "llm_decode:layers=32,gen=1024" 50000000 15 3
 echo
 # the layer, anomaly and token panes and the critical path of a live run at 50 M events: each
 # run of their analysis (the first from event 0, the next ones updates), the run's speed with
