@@ -6,6 +6,7 @@
  * the same frames on a 10 k-event model in the same run: the ratio shows how frame time
  * grows with the trace (the busy-time index makes a cell a few binary searches).
  */
+#include "median.h"
 #include "tui/app/app.h"
 #include "tui/term/keymap.h"
 #include "tui/source/source.h"
@@ -67,18 +68,6 @@ static struct trace_model *generate(uint64_t n)
     return m;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(*v), cmp_double);
-    return v[n / 2];
-}
-
 struct figures {
     double first, fit, zoom;
 };
@@ -101,7 +90,7 @@ static struct figures measure(uint64_t nevents)
         tui_app_render(a);
         v[i] = (double)(tui_now_ns() - s) / 1e6;
     }
-    f.fit = median(v, RUNS);
+    f.fit = bench_median(v, (size_t)RUNS);
     for (int i = 0; i < 16; i++) /* 2^16 times closer: a few hundred cycles across */
         tui_app_key(a, '+');
     tui_app_render(a);
@@ -111,7 +100,7 @@ static struct figures measure(uint64_t nevents)
         tui_app_render(a);
         v[i] = (double)(tui_now_ns() - s) / 1e6;
     }
-    f.zoom = median(v, RUNS);
+    f.zoom = bench_median(v, (size_t)RUNS);
     tui_app_free(a);
     tui_source_free(src);
     return f;
