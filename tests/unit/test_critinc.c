@@ -232,17 +232,20 @@ static void count_info(void *ctx, size_t i, const struct trace_opinfo *oi)
 
 /*
  * Grow a model for steps steps, updating each set's state every chunk steps (0: random
- * chunks of 1 to 20) and checking it against the path from scratch. Returns the restarts
- * of the states (all: the run's).
+ * chunks of 1 to 20), the states taking a call's new events in parts of part (0: their
+ * default), and checking it against the path from scratch. Returns the restarts of the
+ * states (all: the run's).
  */
-static size_t grow_and_check(uint64_t seed, int steps, int chunk, int late, int composite,
-                             size_t max_decode, size_t *all_restarts)
+static size_t grow_and_check_parts(uint64_t seed, int steps, int chunk, int late, int composite,
+                                   size_t max_decode, size_t part)
 {
     struct grow g;
     grow_init(&g, seed, late, composite);
     struct trace_critinc *st[LAUNCHES + 1];
-    for (int l = 0; l <= LAUNCHES; l++)
+    for (int l = 0; l <= LAUNCHES; l++) {
         st[l] = trace_critinc_new();
+        trace_critinc_set_part(st[l], part);
+    }
     size_t cap = 8 * (size_t)steps + 64;
     uint64_t *evs = malloc(cap * sizeof(*evs));
     size_t *count = calloc(cap, sizeof(*count));
@@ -285,24 +288,28 @@ static size_t grow_and_check(uint64_t seed, int steps, int chunk, int late, int 
         restarts += trace_critinc_restarts(st[l]);
         trace_critinc_free(st[l]);
     }
-    if (all_restarts)
-        *all_restarts = restarts;
     free(evs);
     free(count);
     trace_model_free(g.m);
     return restarts;
 }
 
+static size_t grow_and_check(uint64_t seed, int steps, int chunk, int late, int composite,
+                             size_t max_decode)
+{
+    return grow_and_check_parts(seed, steps, chunk, late, composite, max_decode, 0);
+}
+
 Test(critinc, grown_event_by_event_equals_the_path_from_scratch)
 {
-    size_t r = grow_and_check(1, 400, 1, 0, 0, 0, NULL);
+    size_t r = grow_and_check(1, 400, 1, 0, 0, 0);
     cr_assert_eq(r, LAUNCHES + 1, "started once each, never over: %zu", r);
 }
 
 Test(critinc, grown_in_random_chunks_equals_the_path_from_scratch)
 {
     for (uint64_t seed = 2; seed < 6; seed++) {
-        size_t r = grow_and_check(seed, 500, 0, 0, 0, 0, NULL);
+        size_t r = grow_and_check(seed, 500, 0, 0, 0, 0);
         cr_assert_eq(r, LAUNCHES + 1, "seed %" PRIu64 ": %zu starts", seed, r);
     }
 }
@@ -310,25 +317,45 @@ Test(critinc, grown_in_random_chunks_equals_the_path_from_scratch)
 Test(critinc, thousands_of_ops_at_a_time_equal_the_path_from_scratch)
 {
     /* (ends out of order by the thousand: sorted by radix, not by comparison) */
-    size_t r = grow_and_check(12, 12000, 5000, 0, 0, 0, NULL);
+    size_t r = grow_and_check(12, 12000, 5000, 0, 0, 0);
     cr_assert_eq(r, LAUNCHES + 1, "%zu starts", r);
+}
+
+Test(critinc, new_ops_taken_in_parts_equal_the_path_from_scratch)
+{
+    /* parts of one event, a prime, a few more: each part's frontier held before the ops of
+     * the parts after it, so that no part starts the state over */
+    static const size_t parts[] = {1, 2, 7, 61};
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+        size_t r = grow_and_check_parts(13 + i, 300, 0, 0, 0, 0, parts[i]);
+        cr_assert_eq(r, LAUNCHES + 1, "parts of %zu: %zu starts", parts[i], r);
+        r = grow_and_check_parts(17 + i, 3000, 1000, 0, 0, 0, parts[i] * 97);
+        cr_assert_eq(r, LAUNCHES + 1, "parts of %zu: %zu starts", parts[i] * 97, r);
+    }
+    /* one part whatever the number of events (as before parts) */
+    size_t r = grow_and_check_parts(19, 300, 0, 0, 0, 0, SIZE_MAX);
+    cr_assert_eq(r, LAUNCHES + 1, "one part: %zu starts", r);
+    /* late ops, composite ops, the decode budget: the same paths as in one part */
+    grow_and_check_parts(7, 300, 0, 9, 0, 0, 3);
+    grow_and_check_parts(8, 300, 0, 0, 150, 0, 5);
+    grow_and_check_parts(10, 300, 0, 0, 0, 200, 11);
 }
 
 Test(critinc, ops_that_come_late_start_it_over_and_it_stays_equal)
 {
-    size_t r = grow_and_check(7, 500, 0, 9, 0, 0, NULL);
+    size_t r = grow_and_check(7, 500, 0, 9, 0, 0);
     cr_assert_gt(r, LAUNCHES + 1, "a late op starts it over");
 }
 
 Test(critinc, composite_ops_left_out_once_stages_come)
 {
-    grow_and_check(8, 400, 0, 0, 150, 0, NULL);
-    grow_and_check(9, 400, 1, 0, 1, 0, NULL);
+    grow_and_check(8, 400, 0, 0, 150, 0);
+    grow_and_check(9, 400, 1, 0, 1, 0);
 }
 
 Test(critinc, the_decode_budget_crossed_gives_the_path_without_ranges)
 {
-    size_t r = grow_and_check(10, 400, 0, 0, 0, 200, NULL);
+    size_t r = grow_and_check(10, 400, 0, 0, 0, 200);
     cr_assert_gt(r, LAUNCHES + 1);
 }
 

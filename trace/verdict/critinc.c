@@ -19,6 +19,12 @@
 /* Points between two give-backs of the model's mapped pages (trace_model_lent_giveback). */
 enum { GIVEBACK_EVERY = 1 << 20 };
 
+/* A call takes its new events in parts of PART_EVENTS (trace_critinc_set_part): a part's
+ * points and their ranges, some 40 MB a million ops, fit in a few megabytes reused from part
+ * to part, where tens of millions of new ops at once wanted gigabytes of fresh pages; the
+ * room for the points is kept between calls up to PTS_KEPT of them. */
+enum { PART_EVENTS = 1 << 17, PTS_KEPT = 2 * PART_EVENTS };
+
 /* An op's flags, as critpath.c's sweep keeps them: why it waited (enum trace_dep), the space
  * of the bytes it read of a RAW predecessor, whether it has ended. */
 enum { FL_WHY = 7, FL_SPACE = 3, FL_ENDED = 128 };
@@ -111,6 +117,11 @@ struct trace_critinc {
     struct trace_ival *pc; /* scratch of overlay_latest */
     size_t capc;
     bool tail_explicit;
+    /* the events a call takes in a part (0: PART_EVENTS); the room for a part's points: its
+     * starts, its ends, the ends' sort's scratch, cappts each */
+    size_t part;
+    struct pt *pts;
+    size_t cappts;
 };
 
 struct trace_critinc *trace_critinc_new(void)
@@ -130,9 +141,10 @@ static void clear(struct trace_critinc *st)
     free(st->path), free(st->path_op);
     free(st->u32), free(st->u8), free(st->ov), free(st->pc);
     free(st->roff), free(st->rw), free(st->rpool);
-    size_t restarts = st->restarts;
+    free(st->pts);
+    size_t restarts = st->restarts, part = st->part;
     memset(st, 0, sizeof(*st));
-    st->restarts = restarts;
+    st->restarts = restarts, st->part = part;
 }
 
 void trace_critinc_free(struct trace_critinc *st)
@@ -150,7 +162,8 @@ size_t trace_critinc_bytes(const struct trace_critinc *st)
     size_t per =
         sizeof(*st->ev) + sizeof(*st->pred) + sizeof(*st->flags) + (st->rng ? sizeof(*st->rng) : 0);
     return sizeof(*st) + st->cap * per + st->npath * (sizeof(*st->path) + sizeof(*st->path_op)) +
-           (st->npstart + st->npend) * sizeof(uint32_t) + st->nnames;
+           (st->npstart + st->npend) * sizeof(uint32_t) + st->nnames +
+           3 * st->cappts * sizeof(*st->pts);
 }
 
 size_t trace_critinc_restarts(const struct trace_critinc *st)
@@ -558,9 +571,9 @@ static int cmp_u32(const void *a, const void *b)
 }
 
 /* Sort pts[0..n), given in op order, by (time, kind) keeping that order on a tie (so by
- * (time, kind, op)): the ends of millions of ops, which end out of order, by a radix sort
- * (16 bits a pass over the span of their keys) rather than qsort. */
-static void sort_ends(struct pt *pts, size_t n)
+ * (time, kind, op)): the ends of many ops, which end out of order, by a radix sort (16 bits
+ * a pass over the span of their keys, through tmp: room for n) rather than qsort. */
+static void sort_ends(struct pt *pts, size_t n, struct pt *tmp)
 {
     bool sorted = true;
     uint64_t lo = UINT64_MAX, hi = 0, most = 0;
@@ -578,7 +591,7 @@ static void sort_ends(struct pt *pts, size_t n)
         qsort(pts, n, sizeof(*pts), cmp_pt); /* (few, or times beyond the keys' room) */
         return;
     }
-    struct pt *tmp = sim_xreallocarray(NULL, n, sizeof(*tmp)), *a = pts, *b = tmp;
+    struct pt *a = pts, *b = tmp;
     size_t *count = sim_xcalloc(1 << 16, sizeof(*count));
     for (unsigned shift = 0; shift < 64 && (hi - lo) >> shift; shift += 16) {
         memset(count, 0, (1 << 16) * sizeof(*count));
@@ -597,20 +610,19 @@ static void sort_ends(struct pt *pts, size_t n)
     if (a != pts)
         memcpy(pts, a, n * sizeof(*pts));
     free(count);
-    free(tmp);
 }
 
 /*
- * Take the events of in after those taken before and sweep to the new frontier, then the
- * tail (st->tail set: undo it after walking the path). Returns false when the state must
- * start over (nothing kept then is of use), or, cancelled, with *stop set.
+ * Whether the events of in after those taken before can be taken on from the state (else it
+ * must start over: nothing kept is of use): in model order, starting at the frontier or
+ * after, the composite ops left out as before, the decode budget on the same side, the ops
+ * in flight before still at the frontier or after. Sets what they decide for the whole call.
  */
-static bool take(struct trace_critinc *st, const struct trace_critpath_input *in, bool *stop)
+static bool take_check(struct trace_critinc *st, const struct trace_critpath_input *in)
 {
     const struct trace_model *m = st->m;
-    /* what the new events are: in model order, starting at the frontier or after */
     bool stages = st->stages, comps = st->comps;
-    size_t kept_new = 0, ncomp_new = 0;
+    size_t ncomp_new = 0;
     for (size_t i = st->nin; i < in->n; i++) {
         if (i && in->events[i] <= in->events[i - 1])
             return false;
@@ -625,12 +637,10 @@ static bool take(struct trace_critinc *st, const struct trace_critpath_input *in
     bool excl = stages && comps;
     if (excl && !st->excl && st->comp_kept)
         return false;
-    kept_new = in->n - st->nin - (excl ? ncomp_new : 0);
-    size_t total = st->n + kept_new;
+    size_t total = st->n + in->n - st->nin - (excl ? ncomp_new : 0);
     bool ranges = !in->max_decode || total <= in->max_decode;
     if (st->used && ranges != st->ranges)
         return false;
-    /* the ops in flight before, ended since: still at the frontier or after */
     for (size_t i = 0; i < st->npend; i++)
         if (pt_before(&(struct pt){end_pt(st, st->pend[i]).t, 0, 0},
                       &(struct pt){st->frontier, 0, 0}))
@@ -638,18 +648,29 @@ static bool take(struct trace_critinc *st, const struct trace_critpath_input *in
     st->used = true;
     st->stages = stages, st->comps = comps, st->excl = excl, st->ranges = ranges;
     grow_tracks(st);
+    return true;
+}
 
+/*
+ * Take the events of in from st->nin up to to and sweep to the new frontier, not past cap
+ * (the least start of the events after to: their points come at cap or later), then the
+ * tail (st->tail set: undo it before the next part, or after walking the path).
+ */
+static void take_part(struct trace_critinc *st, const struct trace_critpath_input *in, size_t to,
+                      uint64_t cap, bool *stop)
+{
+    const struct trace_model *m = st->m;
     /* the new ops, read in their order (the spaces named in it), their ranges kept for the
      * sweep (of millions, details decoded from packed params cost more than the sweep) */
     size_t first = st->n;
     st->rfirst = first, st->nr = 0, st->npool = 0;
-    for (size_t i = st->nin; i < in->n; i++) {
+    for (size_t i = st->nin; i < to; i++) {
         if (i % GIVEBACK_EVERY == GIVEBACK_EVERY - 1)
             trace_model_lent_giveback(m);
         uint64_t ev = in->events[i];
         const struct trace_event *e = trace_model_event(m, ev);
         bool comp = (name_kind(st, e->op) & 2) != 0;
-        if (comp && excl)
+        if (comp && st->excl)
             continue;
         st->comp_kept |= comp;
         push_op(st, ev);
@@ -657,7 +678,7 @@ static bool take(struct trace_critinc *st, const struct trace_critpath_input *in
             st->with_tiles = true;
             tile_slot(&st->tiles, e->tile); /* (no slot is made in the tail) */
         }
-        if (!ranges)
+        if (!st->ranges)
             continue;
         struct trace_opinfo oi;
         size_t len;
@@ -670,13 +691,18 @@ static bool take(struct trace_critinc *st, const struct trace_critpath_input *in
             st->with_addresses = true;
         ranges_keep(st, &oi);
     }
-    st->nin = in->n;
-    st->last_in = in->n ? in->events[in->n - 1] : 0;
+    st->nin = to;
+    st->last_in = to ? in->events[to - 1] : 0;
 
-    /* the points to sweep: the starts and ends not swept for good, and the new ops' */
-    size_t nnew = st->n - first;
-    struct pt *starts = sim_xreallocarray(NULL, st->npstart + nnew + 1, sizeof(*starts));
-    struct pt *ends = sim_xreallocarray(NULL, st->npend + nnew + 1, sizeof(*ends));
+    /* the points to sweep: the starts and ends not swept for good, and the new ops' (in
+     * the state's room for them, kept from part to part) */
+    size_t nnew = st->n - first, need = (st->npstart > st->npend ? st->npstart : st->npend) + nnew;
+    if (need + 1 > st->cappts) {
+        st->cappts = need + 1;
+        free(st->pts);
+        st->pts = sim_xreallocarray(NULL, st->cappts, 3 * sizeof(*st->pts));
+    }
+    struct pt *starts = st->pts, *ends = st->pts + st->cappts, *tmp = st->pts + 2 * st->cappts;
     size_t ns = 0, ne = 0;
     for (size_t i = 0; i < st->npstart; i++)
         starts[ns++] = (struct pt){op_ev(st, st->pstart[i])->start, st->pstart[i], 1};
@@ -689,9 +715,11 @@ static bool take(struct trace_critinc *st, const struct trace_critpath_input *in
         ends[ne++] = end_pt(st, (uint32_t)k);
     }
     sort_pts(starts, ns);
-    sort_ends(ends, ne);
-    /* the new frontier: a cycle before now (an op in flight ends at now, a cycle early) */
+    sort_ends(ends, ne, tmp);
+    /* the new frontier: a cycle before now (an op in flight ends at now, a cycle early), and
+     * not past the events still to come */
     uint64_t f = st->now > 0 ? st->now - 1 : 0;
+    f = cap < f ? cap : f;
     f = f > st->frontier ? f : st->frontier;
     for (size_t i = 0; i < ne; i++)
         if (op_ev(st, ends[i].op)->flags & TRACE_EV_INFLIGHT && ends[i].t < f)
@@ -718,14 +746,55 @@ static bool take(struct trace_critinc *st, const struct trace_critpath_input *in
         else
             sweep_start(st, x->op);
     }
-    free(starts), free(ends);
-    st->nr = 0;                  /* (the pending ops' ranges are read again next time) */
-    if (st->cappool > 1 << 16) { /* a large first set's: not kept */
+    st->nr = 0; /* (the pending ops' ranges are read again next time) */
+}
+
+/*
+ * Take the events of in after those taken before and sweep to the new frontier, then the
+ * tail (st->tail set: undo it after walking the path), in parts of at most st->part events
+ * (each part's tail undone and swept again with the next). Returns false when the state
+ * must start over (nothing kept then is of use), or, cancelled, with *stop set.
+ */
+static bool take(struct trace_critinc *st, const struct trace_critpath_input *in, bool *stop)
+{
+    if (!take_check(st, in))
+        return false;
+    size_t part = st->part ? st->part : PART_EVENTS, from = st->nin, left = in->n - from;
+    size_t nparts = left ? 1 + (left - 1) / part : 1;
+    /* the least start of the events from each part's end on (from the last part back) */
+    uint64_t *cap = sim_xreallocarray(NULL, nparts, sizeof(*cap));
+    uint64_t least = UINT64_MAX;
+    for (size_t j = nparts; j-- > 0;) {
+        cap[j] = least;
+        size_t a = from + j * part, b = in->n - a > part ? a + part : in->n;
+        for (size_t i = a; i < b && j > 0; i++) {
+            uint64_t t = trace_model_event(st->m, in->events[i])->start;
+            least = t < least ? t : least;
+        }
+    }
+    for (size_t j = 0; j < nparts && !*stop; j++) {
+        if (j)
+            undo(st);                  /* (the last part's tail: swept again with this one) */
+        size_t rest = left - j * part; /* (the events from this part on) */
+        take_part(st, in, rest > part ? from + (j + 1) * part : in->n, cap[j], stop);
+    }
+    free(cap);
+    if (st->cappool > 1 << 16) { /* a large set's: not kept */
         free(st->roff), free(st->rw), free(st->rpool);
         st->roff = NULL, st->rw = NULL, st->rpool = NULL;
         st->capr = st->cappool = 0;
     }
+    if (st->cappts > PTS_KEPT) {
+        free(st->pts);
+        st->pts = NULL;
+        st->cappts = 0;
+    }
     return !*stop;
+}
+
+void trace_critinc_set_part(struct trace_critinc *st, size_t events)
+{
+    st->part = events;
 }
 
 /* Walk the path back from the op ending last, into out and st's copy. */
@@ -761,18 +830,15 @@ static void walk(struct trace_critinc *st, const struct trace_critpath_input *in
         }
         back[nb++] = k;
     }
+    /* the steps after the join written into the kept path (those before it stay where they
+     * are), then the whole given as a copy: a path of millions of steps copied once a call */
     size_t keep = join == SIZE_MAX ? 0 : join + 1, len = keep + nb;
-    out->steps = sim_xcalloc(len ? len : 1, sizeof(*out->steps));
-    out->n = len;
-    uint32_t *ops = sim_xreallocarray(NULL, len ? len : 1, sizeof(*ops));
-    if (keep) { /* (no last path: its arrays may be NULL) */
-        memcpy(out->steps, st->path, keep * sizeof(*out->steps));
-        memcpy(ops, st->path_op, keep * sizeof(*ops));
-    }
+    st->path = sim_xreallocarray(st->path, len ? len : 1, sizeof(*st->path));
+    st->path_op = sim_xreallocarray(st->path_op, len ? len : 1, sizeof(*st->path_op));
     for (size_t i = 0; i < nb; i++) {
         uint32_t k = back[nb - 1 - i], pk = st->pred[k];
         uint64_t from = pk == NONE ? in->start : op_end(st, pk), s = op_ev(st, k)->start;
-        struct trace_path_step *x = &out->steps[keep + i];
+        struct trace_path_step *x = &st->path[keep + i];
         *x = (struct trace_path_step){
             .ev = st->ev[k],
             .pred = pk == NONE ? UINT64_MAX : st->ev[pk],
@@ -782,13 +848,13 @@ static void walk(struct trace_critinc *st, const struct trace_critpath_input *in
         if (x->why == TRACE_DEP_RAW)
             x->range = (struct trace_range){(uint8_t)(st->flags[k] >> FL_SPACE & 15), st->rng[k][0],
                                             st->rng[k][1]};
-        ops[keep + i] = k;
+        st->path_op[keep + i] = k;
     }
     free(back);
-    free(st->path_op);
-    st->path_op = ops;
-    st->path = sim_xreallocarray(st->path, len ? len : 1, sizeof(*st->path));
-    memcpy(st->path, out->steps, len * sizeof(*st->path));
+    out->steps = sim_xreallocarray(NULL, len ? len : 1, sizeof(*out->steps));
+    out->n = len;
+    if (len)
+        memcpy(out->steps, st->path, len * sizeof(*out->steps));
     st->npath = len;
     st->path_cyclic = len > st->n;
     st->path_frontier = st->frontier;

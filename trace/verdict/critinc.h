@@ -18,6 +18,9 @@
  * of what they change (an undo log, the maps' writes laid over them), which the next call
  * sweeps again. The path is walked back from the op ending last until it meets the last
  * call's path at an op whose start was swept for good: the steps before it are the same.
+ * A call given many new ops takes them in parts the same way, each swept up to the least
+ * start of the ops after it (their points come at it or later): what a part needs for its
+ * sweep is then a few megabytes, whatever the number of ops since the last call.
  *
  * What it checks, and when it starts over (sweeping the whole set as the first call does):
  * another model or set (the events given before are not a prefix of these), an op appended
@@ -51,6 +54,11 @@ void trace_critinc_free(struct trace_critinc *st);
  */
 void trace_critinc_update(struct trace_critinc *st, const struct trace_critpath_input *in,
                           struct trace_critpath *out);
+
+/* Have st take the new events of a call in parts of at most events (0: its default), each
+ * part swept up to the least start of the events after it (for tests: the path is the
+ * same whatever the parts). */
+void trace_critinc_set_part(struct trace_critinc *st, size_t events);
 
 /* About how many bytes st holds (its arrays), for a caller bounding its memory. */
 size_t trace_critinc_bytes(const struct trace_critinc *st);
