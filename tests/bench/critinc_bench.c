@@ -1,8 +1,8 @@
 /*
  * The critical path of a live launch as the live verdict keeps it (trace/verdict/critinc.h):
  * a saved trace is opened, its largest launch's events taken in STEPS calls of a growing
- * set, each call with the model's "now" at the start of the next step's first event (as a
- * live model stands when those events have come), and each call timed. Its new events are
+ * set, each call with the model's "now" at the least start of the events still to come (as
+ * a live model stands when those before have come), and each call timed. Its new events are
  * taken in parts (the default) or, as before parts, all in one; each way in a child process
  * of its own (its peak RSS its own), RUNS times, interleaved; medians. Usage:
  *   critinc_bench TRACE [STEPS] [RUNS]
@@ -68,13 +68,24 @@ static int grow(const char *path, size_t part, int steps, double out[2])
         fprintf(stderr, "critinc_bench: %s: no launch\n", path);
         return 1;
     }
+    /* each call's now: the least start of the events after it (a saved trace's events come
+     * as they ended, not as they started: as a live model stands, none of those to come
+     * starts before now) */
+    uint64_t *now = malloc((size_t)steps * sizeof(*now)), least = trace_model_t_max(m);
+    for (int s = steps; s >= 1 && now; s--) {
+        now[s - 1] = least;
+        for (size_t i = n * (size_t)(s - 1) / (size_t)steps; i < n * (size_t)s / (size_t)steps;
+             i++) {
+            uint64_t t = trace_model_event(m, evs[i])->start;
+            least = t < least ? t : least;
+        }
+    }
     struct trace_critinc *st = trace_critinc_new();
     trace_critinc_set_part(st, part);
     out[0] = out[1] = 0;
-    for (int s = 1; s <= steps; s++) {
+    for (int s = 1; s <= steps && now; s++) {
         size_t upto = n * (size_t)s / (size_t)steps;
-        trace_model_set_now(m, upto < n ? trace_model_event(m, evs[upto])->start
-                                        : trace_model_t_max(m));
+        trace_model_set_now(m, now[s - 1]);
         struct trace_critpath_input in = {
             .m = m, .events = evs, .n = upto, .start = 0, .threads = 1};
         struct trace_critpath p;
@@ -88,6 +99,7 @@ static int grow(const char *path, size_t part, int steps, double out[2])
     if (trace_critinc_restarts(st) != 1)
         fprintf(stderr, "critinc_bench: started over %zu times\n", trace_critinc_restarts(st) - 1);
     trace_critinc_free(st);
+    free(now);
     free(evs);
     trace_model_free(m);
     return 0;
