@@ -31,13 +31,15 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* The events of m's launch (command queue) with the most events, into a new array. */
+/* The events of m's launch (command queue, of the first 256) with the most events, into a
+ * new array. */
 static uint64_t *largest_launch(const struct trace_model *m, size_t *n)
 {
     uint64_t nev = trace_model_event_count(m), count[256] = {0};
     for (uint64_t i = 0; i < nev; i++) {
         int32_t q = trace_model_event(m, i)->cmdq_id;
-        count[q >= 0 && q < 256 ? q : 0] += q >= 0 && q < 256;
+        if (q >= 0 && q < 256)
+            count[q]++;
     }
     int32_t best = 0;
     for (int32_t q = 1; q < 256; q++)

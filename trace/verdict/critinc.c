@@ -616,9 +616,11 @@ static void sort_ends(struct pt *pts, size_t n, struct pt *tmp)
  * Whether the events of in after those taken before can be taken on from the state (else it
  * must start over: nothing kept is of use): in model order, starting at the frontier or
  * after, the composite ops left out as before, the decode budget on the same side, the ops
- * in flight before still at the frontier or after. Sets what they decide for the whole call.
+ * in flight before still at the frontier or after. Sets what they decide for the whole call,
+ * and lowers least[j] to the least start of the j-th part of part events of them.
  */
-static bool take_check(struct trace_critinc *st, const struct trace_critpath_input *in)
+static bool take_check(struct trace_critinc *st, const struct trace_critpath_input *in, size_t part,
+                       uint64_t *least)
 {
     const struct trace_model *m = st->m;
     bool stages = st->stages, comps = st->comps;
@@ -627,6 +629,8 @@ static bool take_check(struct trace_critinc *st, const struct trace_critpath_inp
         if (i && in->events[i] <= in->events[i - 1])
             return false;
         const struct trace_event *e = trace_model_event(m, in->events[i]);
+        uint64_t *l = &least[(i - st->nin) / part];
+        *l = e->start < *l ? e->start : *l;
         unsigned nk = name_kind(st, e->op);
         stages |= nk & 1;
         comps |= (nk & 2) != 0;
@@ -757,20 +761,20 @@ static void take_part(struct trace_critinc *st, const struct trace_critpath_inpu
  */
 static bool take(struct trace_critinc *st, const struct trace_critpath_input *in, bool *stop)
 {
-    if (!take_check(st, in))
-        return false;
     size_t part = st->part ? st->part : PART_EVENTS, from = st->nin, left = in->n - from;
     size_t nparts = left ? 1 + (left - 1) / part : 1;
-    /* the least start of the events from each part's end on (from the last part back) */
-    uint64_t *cap = sim_xreallocarray(NULL, nparts, sizeof(*cap));
-    uint64_t least = UINT64_MAX;
+    /* each part's least start, then the least of those after it: the part's cap */
+    uint64_t *cap = sim_xreallocarray(NULL, nparts, sizeof(*cap)), after = UINT64_MAX;
+    for (size_t j = 0; j < nparts; j++)
+        cap[j] = UINT64_MAX;
+    if (!take_check(st, in, part, cap)) {
+        free(cap);
+        return false;
+    }
     for (size_t j = nparts; j-- > 0;) {
-        cap[j] = least;
-        size_t a = from + j * part, b = in->n - a > part ? a + part : in->n;
-        for (size_t i = a; i < b && j > 0; i++) {
-            uint64_t t = trace_model_event(st->m, in->events[i])->start;
-            least = t < least ? t : least;
-        }
+        uint64_t own = cap[j];
+        cap[j] = after;
+        after = own < after ? own : after;
     }
     for (size_t j = 0; j < nparts && !*stop; j++) {
         if (j)
