@@ -384,3 +384,43 @@ Test(critinc, another_set_starts_over)
     free(evs);
     trace_model_free(g.m);
 }
+
+/* A live run's last op is often one in flight a cycle after it started: an op of one cycle
+ * then, whose end must not come before its own start. Its path goes back through the ops
+ * before it (not the op alone), and the next call joins that path rather than walking the
+ * whole of it again. */
+Test(critinc, an_op_in_flight_a_cycle_after_its_start_keeps_the_path_before_it)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t ve = trace_model_track(m, "VE 0", TRACE_ENGINE_VE, 0);
+    struct trace_critinc *st = trace_critinc_new();
+    uint64_t evs[64];
+    size_t n = 0;
+    uint64_t t = 0;
+    for (int call = 0; call < 20; call++) {
+        if (n) /* the op in flight ends after ten cycles */
+            trace_model_end_event(m, evs[n - 1], t += 10);
+        struct trace_event e = {.start = t,
+                                .end = t,
+                                .track = ve,
+                                .op = trace_model_intern(m, "mul", 3),
+                                .op_kind = TRACE_KIND_MATH,
+                                .flags = TRACE_EV_INFLIGHT};
+        evs[n++] = trace_model_add_event(m, &e);
+        trace_model_set_now(m, t + 1);
+        trace_model_finish(m);
+        struct trace_critpath_input in = {.m = m, .events = evs, .n = n, .threads = 1};
+        struct trace_critpath got, want;
+        trace_critinc_update(st, &in, &got);
+        trace_critpath_compute(&in, &want);
+        same_path(&got, &want, (uint64_t)call);
+        cr_assert_eq(got.n, n, "call %d: every op on the path, not %zu", call, got.n);
+        for (size_t i = 1; i < got.n; i++)
+            cr_assert_eq(got.steps[i].pred, evs[i - 1], "call %d, step %zu", call, i);
+        trace_critpath_fini(&got);
+        trace_critpath_fini(&want);
+    }
+    cr_assert_eq(trace_critinc_restarts(st), 1, "taken on from the first call");
+    trace_critinc_free(st);
+    trace_model_free(m);
+}

@@ -562,6 +562,38 @@ Test(critpath, an_op_of_no_length_ends_after_those_ending_with_it)
     trace_model_free(m);
 }
 
+/* An op of one cycle: its end, seen a cycle early, is its start; it must not come before
+ * the op's own start (the op would be its own predecessor, the path cut at it), whether it
+ * ended or is in flight a cycle after it started (a live run's last op, often). */
+Test(critpath, an_op_of_one_cycle_waits_on_the_op_before_it)
+{
+    for (int live = 0; live < 2; live++) {
+        struct trace_model *m = trace_model_new();
+        uint32_t ve = trace_model_track(m, "VE 0", TRACE_ENGINE_VE, 0);
+        uint64_t w = add(m, ve, "exp", TRACE_KIND_MATH, 0, 50, NULL);
+        struct trace_event e = {.start = 50,
+                                .end = live ? 50 : 51,
+                                .track = ve,
+                                .op = trace_model_intern(m, "mul", 3),
+                                .op_kind = TRACE_KIND_MATH,
+                                .flags = live ? TRACE_EV_INFLIGHT : 0};
+        uint64_t x = trace_model_add_event(m, &e);
+        if (live) /* x in flight since cycle 50, now 51 */
+            trace_model_set_now(m, 51);
+        trace_model_finish(m);
+        uint64_t evs[] = {w, x};
+        struct trace_critpath p;
+        path_of(m, evs, 2, &p);
+        cr_assert_eq(p.n, 2, "w then x, not x alone (live %d): %zu steps", live, p.n);
+        cr_assert_eq(p.steps[0].ev, w);
+        cr_assert_eq(p.steps[1].ev, x);
+        cr_assert_eq(p.steps[1].pred, w);
+        cr_assert_eq(p.steps[1].why, TRACE_DEP_ENGINE);
+        trace_critpath_fini(&p);
+        trace_model_free(m);
+    }
+}
+
 /* Two DMA reads (A, B), a math op, a GEMM reading what A and B wrote (C) and a DMA write of
  * what C wrote (E), into ev; the first `with` of them given op columns. */
 static struct trace_model *five_ops(uint64_t *ev, size_t with)

@@ -30,7 +30,8 @@ enum { PART_EVENTS = 1 << 17, PTS_KEPT = 2 * PART_EVENTS };
 enum { FL_WHY = 7, FL_SPACE = 3, FL_ENDED = 128 };
 
 /* A point of the sweep: an op's start (kind 1) or its end seen a cycle early (kind 0; of an
- * op of no length, at its start: kind 2), in the order (time, kind, op). */
+ * op of no length or of one cycle, at its start: kind 2), in the order (time, kind, op), as
+ * critpath.c's. */
 struct pt {
     uint64_t t;
     uint32_t op;
@@ -192,7 +193,7 @@ static struct pt end_pt(const struct trace_critinc *st, uint32_t k)
 {
     const struct trace_event *e = op_ev(st, k);
     uint64_t end = ev_end(st, e);
-    return end > e->start ? (struct pt){end - 1, k, 0} : (struct pt){end, k, 2};
+    return (struct pt){end > e->start ? end - 1 : end, k, end > e->start + 1 ? 0 : 2};
 }
 
 /* Whether op a ends after op b (critpath.c's scan: the latest end, then the latest start,

@@ -120,13 +120,16 @@ static uint64_t end_point(const struct trace_op_span *o)
 
 static unsigned end_kind(const struct trace_op_span *o)
 {
-    return o->end > o->start ? 0 : 2;
+    return o->end > o->start + 1 ? 0 : 2;
 }
 
 /* The sweep's points: each op's start, and its end seen a cycle early (times are rounded out
  * to whole cycles, so an op that starts as its predecessor ends may start in the
- * predecessor's last cycle); an op of no length ends at its start, after it. In time order,
- * ends (kind 0) before starts (kind 1) before the ends of ops of no length (kind 2), then by
+ * predecessor's last cycle); an op of no length ends at its start, after it, and so does an
+ * op of one cycle (its end seen a cycle early is its start: before its start, it would be
+ * the op's own predecessor and cut the path there). In time order,
+ * ends (kind 0) before starts (kind 1) before the ends of ops of no length or one cycle
+ * (kind 2), then by
  * op: two arrays of op indices (the starts, the ends) each sorted so, merged as the sweep
  * goes, in 8 bytes an op rather than two sorted 16-byte points (and qsort's copy of them). */
 /* The key of op k: its start, or its end point. */
