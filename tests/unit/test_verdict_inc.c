@@ -307,15 +307,19 @@ static void counted_op(struct grow_model *g, int k, int32_t cmdq)
 
 /* A live decode is one launch that runs as long as the run: each verdict takes its path and
  * arithmetic on from the ops added since the last (computed from its first op only when an
- * op comes late), and equals the verdict from scratch at every step. */
-static void one_launch(uint64_t seed, int chunk)
+ * op comes late), and its path's time from the sums kept every `every` steps (0: the
+ * default) that the new path and the samples still agree with; it equals the verdict from
+ * scratch at every step. */
+static void one_launch(uint64_t seed, int chunk, size_t every)
 {
     struct grow_model g;
     grow_new(&g, seed);
     config(g.m);
     struct samples s = {0};
     struct trace_verdict_inc *st = trace_verdict_inc_new();
+    trace_verdict_inc_set_path_every(st, every);
     int checks = 0;
+    size_t reused = 0;
     for (int i = 0; i < 400; i++) {
         grow_step(&g);
         g.cmdq = 3; /* one launch */
@@ -323,8 +327,10 @@ static void one_launch(uint64_t seed, int chunk)
             counted_op(&g, grow_rand(&g, 2) ? 0 : 2, 3);
         trace_model_finish(g.m);
         sample(&g, &s);
-        if (i % chunk == 0)
+        if (i % chunk == 0) {
             check(st, g.m, 0, g.steps), checks++;
+            reused += trace_verdict_inc_path_reused(st);
+        }
         if (i == 200) { /* dropped (the memory budget): judged from its first op, then on */
             cr_assert_gt(trace_verdict_inc_bytes(st), 0);
             trace_verdict_inc_trim(st);
@@ -338,12 +344,18 @@ static void one_launch(uint64_t seed, int chunk)
     cr_assert_gt(starts, 0);
     cr_assert_lt(starts, (size_t)checks / 2, "%zu paths from the first op in %d verdicts", starts,
                  checks);
+    if (every) /* (the default is more steps than these paths have) */
+        cr_assert_gt(reused, (size_t)checks, "the path's time taken on: %zu steps in %d verdicts",
+                     reused, checks);
     trace_verdict_inc_free(st);
     trace_model_free(g.m);
 }
 
 Test(verdict_inc, a_running_launch_is_taken_on_from_its_new_ops)
 {
-    one_launch(48, 1);
-    one_launch(49, 7);
+    one_launch(48, 1, 0);
+    one_launch(49, 7, 0);
+    one_launch(50, 1, 1);
+    one_launch(51, 1, 3);
+    one_launch(52, 5, 16);
 }

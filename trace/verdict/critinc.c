@@ -95,6 +95,8 @@ struct trace_critinc {
     uint32_t *path_op;
     size_t npath;
     uint64_t path_frontier;
+    size_t path_kept; /* the steps of the last path given that were the first of the one
+                         before (trace_critinc_kept_steps) */
     bool path_cyclic; /* it went round (ops of a cycle starting together, each ending before
                          the other starts): as many steps as ops and one */
     /* the tail: what it changed, and its writes */
@@ -165,6 +167,11 @@ size_t trace_critinc_bytes(const struct trace_critinc *st)
     return sizeof(*st) + st->cap * per + st->npath * (sizeof(*st->path) + sizeof(*st->path_op)) +
            (st->npstart + st->npend) * sizeof(uint32_t) + st->nnames +
            3 * st->cappts * sizeof(*st->pts);
+}
+
+size_t trace_critinc_kept_steps(const struct trace_critinc *st)
+{
+    return st ? st->path_kept : 0;
 }
 
 size_t trace_critinc_restarts(const struct trace_critinc *st)
@@ -861,6 +868,7 @@ static void walk(struct trace_critinc *st, const struct trace_critpath_input *in
     if (len)
         memcpy(out->steps, st->path, len * sizeof(*out->steps));
     st->npath = len;
+    st->path_kept = keep;
     st->path_cyclic = len > st->n;
     st->path_frontier = st->frontier;
 }
@@ -868,6 +876,7 @@ static void walk(struct trace_critinc *st, const struct trace_critpath_input *in
 void trace_critinc_update(struct trace_critinc *st, const struct trace_critpath_input *in,
                           struct trace_critpath *out)
 {
+    st->path_kept = 0; /* (until a walk joins the last path) */
     if (in->info) {
         st->broken = true;
         trace_critpath_compute(in, out);

@@ -63,6 +63,11 @@ void trace_critinc_set_part(struct trace_critinc *st, size_t events);
 /* About how many bytes st holds (its arrays), for a caller bounding its memory. */
 size_t trace_critinc_bytes(const struct trace_critinc *st);
 
+/* How many steps at the head of the path the last call gave are, as they are, the first
+ * steps of the path the call before gave (0: none, or the state started over): a caller
+ * working out sums over a path's steps may take them on from there. */
+size_t trace_critinc_kept_steps(const struct trace_critinc *st);
+
 /* How many times st started over (its first call included), for tests and benchmarks. */
 size_t trace_critinc_restarts(const struct trace_critinc *st);
 

@@ -63,6 +63,9 @@ struct ctx {
        read (within the budget) */
     size_t last_uncached;
     bool last_details;
+    uint64_t low;             /* live: the first cycle a bandwidth sample changed since the
+                                 last verdict covers (UINT64_MAX: none) */
+    size_t path_every;        /* live: steps between the path's sums kept (struct live) */
     unsigned threads;         /* trace_verdict_opts's */
     bool step_spans;          /* trace_verdict_opts's */
     struct trace_pathtime pt; /* over the above */
@@ -413,6 +416,20 @@ static void scan_end(struct scanning *s)
     sc->running = s->inflight || (s->request && !s->completed);
 }
 
+/* What the path's time adds up over its steps (judge): by category, the waits, by reason,
+ * the longest; and (live) the latest cycle a step's op or wait reached, and whether a step's
+ * op was in flight (its end, now's, moves on). */
+struct path_sums {
+    double time[TRACE_PCAT_COUNT];
+    uint64_t waits, wait_by[TRACE_DEP_COUNT];
+    uint64_t longest_wait, longest_wait_ev;
+    uint64_t reach;
+    bool open;
+};
+
+/* A live launch's path sums are kept after every PATH_EVERY-th step of its path. */
+enum { PATH_EVERY = 4096 };
+
 /*
  * The launch still running in a growing model (a live decode is one launch that runs
  * as long as the run), judged from what the last verdict left rather than from its first
@@ -440,6 +457,15 @@ struct live {
     double flops, te_flops[5];
     uint64_t dma_ops, dma_bytes;
     size_t starts; /* the paths computed from the first op by the states freed */
+    /* the sums of the last path's time after each every-th step of it, before step 0 included
+     * (sums[j]: over steps [0, j * every)), and what they were worked out with: the next path's
+     * are taken on from the last of them before its steps differ, or the samples did */
+    struct path_sums *sums;
+    size_t nsums, capsums, every;
+    size_t np;          /* the last path's steps */
+    bool sums_details;  /* whether its DMA steps' bytes were read */
+    size_t sums_nres;   /* the resources then */
+    size_t sums_reused; /* the steps the last verdict took from them */
 };
 
 /* Free lv's path state, counting its starts. */
@@ -448,6 +474,7 @@ static void live_path_free(struct live *lv)
     lv->starts += lv->path ? trace_critinc_restarts(lv->path) : 0;
     trace_critinc_free(lv->path);
     lv->path = NULL;
+    lv->nsums = 0; /* (sums of its paths) */
 }
 
 static void live_reset(struct live *lv)
@@ -457,6 +484,7 @@ static void live_reset(struct live *lv)
     free(lv->track);
     free(lv->inflight);
     free(lv->bytes);
+    free(lv->sums);
     size_t starts = lv->starts;
     memset(lv, 0, sizeof(*lv));
     lv->cmdq = TRACE_NO_CMDQ;
@@ -635,6 +663,46 @@ static bool judge_with_details(void *ctx, size_t uncached)
 
 /* The usage, path, arithmetic and resources of one region over its events evs (n of them,
  * sorted by index; NULL: the n from first on), and whether it is still running. */
+/*
+ * Where the path p of live launch lv (its DMA steps' bytes read when details) need its time
+ * worked out from: the last of lv's sums whose steps p still has as they were, and whose ops
+ * and waits end before the samples changed (their resources' use is as it was), into *sums;
+ * lv's sums after it dropped. The last path's last step may have been in flight (its end was
+ * now's): it is worked out again.
+ */
+static size_t path_from(const struct ctx *c, struct live *lv, bool details, struct path_sums *sums)
+{
+    size_t every = c->path_every ? c->path_every : PATH_EVERY;
+    size_t kept = trace_critinc_kept_steps(lv->path);
+    kept = kept < lv->np ? kept : lv->np ? lv->np - 1 : 0;
+    if (!lv->nsums || lv->every != every || lv->sums_details != details ||
+        lv->sums_nres != trace_resources_count(c->res))
+        kept = 0, lv->nsums = 0;
+    size_t j = kept / every;
+    j = j < lv->nsums ? j : lv->nsums ? lv->nsums - 1 : 0;
+    while (j > 0 && (lv->sums[j].reach > c->low || lv->sums[j].open))
+        j--;
+    lv->every = every;
+    lv->nsums = lv->nsums ? j + 1 : 0;
+    *sums = lv->nsums ? lv->sums[j] : (struct path_sums){.longest_wait_ev = UINT64_MAX};
+    lv->sums_reused = j * every;
+    return j * every;
+}
+
+/* Keep sums as lv's after the first s steps of its path (s a multiple of its every). */
+static void path_mark(struct live *lv, size_t s, const struct path_sums *sums)
+{
+    size_t j = s / lv->every;
+    if (j < lv->nsums)
+        return; /* (kept: the same) */
+    if (j >= lv->capsums) {
+        lv->capsums = lv->capsums ? 2 * lv->capsums : 64;
+        lv->sums = sim_xreallocarray(lv->sums, lv->capsums, sizeof(*lv->sums));
+    }
+    lv->sums[j] = *sums;
+    lv->nsums = j + 1;
+}
+
 static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, uint64_t first,
                   size_t n, struct trace_verdict_item *it, struct live *lv)
 {
@@ -773,12 +841,21 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, ui
      * in the order of the steps; a long path's first waits on a second thread while this one
      * works out the others', then splits the ops, adding each step's as its wait comes */
     size_t np = it->path.n;
-    double(*mh)[2] = sim_xreallocarray(NULL, np ? np : 1, sizeof(*mh));
+    /* live, the steps whose time the last verdict's sums hold are not worked out again: from
+     * s0 on, the path's tail */
+    struct path_sums sums = {.longest_wait_ev = UINT64_MAX};
+    bool marks = lv && !spans && !it->path.spans;
+    size_t s0 = marks ? path_from(c, lv, details, &sums) : 0;
+    struct trace_critpath tail = it->path;
+    tail.steps += s0;
+    tail.n = np - s0;
+    size_t nq = tail.n;
+    double(*mh)[2] = sim_xreallocarray(NULL, nq ? nq : 1, sizeof(*mh));
     /* (the second thread's share, two thirds: the split of the ops, read from the path's
      * spans, costs this one about a third of the waits') */
     c->pt.spans = spans; /* (before the second thread reads it; none after the path's time) */
-    struct waits_job wj = {.t = &c->pt, .p = &it->path, .s1 = np - np / WAITS_SHARE, .mh = mh};
-    bool apart = c->threads != 1 && (c->threads == 2 || np >= WAITS_THREAD_MIN);
+    struct waits_job wj = {.t = &c->pt, .p = &tail, .s1 = nq - nq / WAITS_SHARE, .mh = mh};
+    bool apart = c->threads != 1 && (c->threads == 2 || nq >= WAITS_THREAD_MIN);
     if (apart) {
         wj.hint = sim_xcalloc(nres ? nres : 1, sizeof(*wj.hint));
         atomic_init(&wj.done, 0);
@@ -791,17 +868,21 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, ui
             free(wj.hint);
         }
     }
-    trace_pathtime_waits(&c->pt, &it->path, apart ? wj.s1 : 0, np, c->hint_wait, mh);
+    trace_pathtime_waits(&c->pt, &tail, apart ? wj.s1 : 0, nq, c->hint_wait, mh);
     size_t pos = 0; /* step_bytes's cursor */
+    uint64_t now = trace_model_now(m);
     trace_progress_step(c->progress, "verdict: the path's time", np);
-    for (size_t s = 0; s < np; s++) {
-        const struct trace_path_step *st = &it->path.steps[s];
+    for (size_t q = 0; q < nq; q++) {
+        size_t s = s0 + q;
+        const struct trace_path_step *st = &tail.steps[q];
+        if (marks && s % lv->every == 0)
+            path_mark(lv, s, &sums);
         if (s % TRACE_PROGRESS_EVERY == 0) /* (its parts are added up to the end) */
             trace_progress_at(c->progress, s);
         if (s % PATH_GIVEBACK_EVERY == PATH_GIVEBACK_EVERY - 1)
             trace_model_lent_giveback(m);
-        if (s + STEP_PREFETCH < np) { /* the steps' ops are spread over the launch */
-            const struct trace_path_step *ahead = &it->path.steps[s + STEP_PREFETCH];
+        if (q + STEP_PREFETCH < nq) { /* the steps' ops are spread over the launch */
+            const struct trace_path_step *ahead = &tail.steps[q + STEP_PREFETCH];
             __builtin_prefetch(spans ? (const void *)&spans[ahead->op] : &c->ev[ahead->ev]);
         }
         /* a DMA op's bytes alone are of use: as the arithmetic counted them */
@@ -811,15 +892,31 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, ui
             bytes = step_bytes(c, &ar, &spaces, st->ev, &pos);
         struct trace_pathtime_part op;
         trace_pathtime_op(&c->pt, st, bytes, &op);
-        if (apart && s < wj.s1)
-            waits_await(&wj, s);
-        trace_pathtime_wait(st, mh[s], it->time);
-        trace_pathtime_add(&op, it->time);
-        it->waits += st->wait;
-        it->wait_by[st->why] += st->wait;
-        if (st->wait > it->longest_wait || it->longest_wait_ev == UINT64_MAX)
-            it->longest_wait = st->wait, it->longest_wait_ev = st->ev;
+        if (apart && q < wj.s1)
+            waits_await(&wj, q);
+        trace_pathtime_wait(st, mh[q], sums.time);
+        trace_pathtime_add(&op, sums.time);
+        sums.waits += st->wait;
+        sums.wait_by[st->why] += st->wait;
+        if (st->wait > sums.longest_wait || sums.longest_wait_ev == UINT64_MAX)
+            sums.longest_wait = st->wait, sums.longest_wait_ev = st->ev;
+        if (marks) { /* (the op's span, as the resources were asked, bounds its wait's) */
+            const struct trace_event *e = &c->ev[st->ev];
+            uint64_t end = trace_event_end_at(e, now);
+            end = end > e->start ? end : e->start + 1;
+            sums.reach = end > sums.reach ? end : sums.reach;
+            sums.open |= (e->flags & TRACE_EV_INFLIGHT) != 0;
+        }
     }
+    if (marks) {
+        lv->np = np;
+        lv->sums_details = details;
+        lv->sums_nres = nres;
+    }
+    memcpy(it->time, sums.time, sizeof(it->time));
+    it->waits = sums.waits;
+    memcpy(it->wait_by, sums.wait_by, sizeof(it->wait_by));
+    it->longest_wait = sums.longest_wait, it->longest_wait_ev = sums.longest_wait_ev;
     if (apart) {
         pthread_join(wj.th, NULL);
         pthread_mutex_destroy(&wj.mu);
@@ -894,6 +991,7 @@ struct trace_verdict_inc {
     struct trace_event last; /* its last event then (the model changed when it differs) */
     size_t reused;           /* items the last verdict took from those kept */
     struct live live;        /* the launch still running with the most ops */
+    size_t path_every;       /* its path's sums kept after every this many steps (0: PATH_EVERY) */
 };
 
 struct trace_verdict_inc *trace_verdict_inc_new(void)
@@ -938,7 +1036,8 @@ size_t trace_verdict_inc_bytes(const struct trace_verdict_inc *st)
         return 0;
     const struct live *lv = &st->live;
     return trace_critinc_bytes(lv->path) + lv->cap * sizeof(*lv->evs) +
-           lv->capbytes * sizeof(*lv->bytes) + lv->capinflight * sizeof(*lv->inflight) + lv->ntrack;
+           lv->capsums * sizeof(*lv->sums) + lv->capbytes * sizeof(*lv->bytes) +
+           lv->capinflight * sizeof(*lv->inflight) + lv->ntrack;
 }
 
 void trace_verdict_inc_trim(struct trace_verdict_inc *st)
@@ -948,6 +1047,16 @@ void trace_verdict_inc_trim(struct trace_verdict_inc *st)
     if (st->live.n && st->live.evs[0] < st->from) /* its events are read from there again */
         st->from = st->live.evs[0];
     live_reset(&st->live);
+}
+
+void trace_verdict_inc_set_path_every(struct trace_verdict_inc *st, size_t steps)
+{
+    st->path_every = steps;
+}
+
+size_t trace_verdict_inc_path_reused(const struct trace_verdict_inc *st)
+{
+    return st ? st->live.sums_reused : 0;
 }
 
 size_t trace_verdict_inc_path_starts(const struct trace_verdict_inc *st)
@@ -1117,10 +1226,14 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
     size_t reused = 0;
     if (st && !same_model(st, m))
         live_reset(&st->live);
-    if (st && (!same_model(st, m) || !same_resources(st, c->res)))
+    if (st && (!same_model(st, m) || !same_resources(st, c->res))) {
         kept_clear(st);
+        st->live.nsums = 0; /* (judged against other resources) */
+    }
+    c->low = st ? samples_changed_from(st, m) : 0;
+    c->path_every = st ? st->path_every : 0;
     if (st && st->nkept) {
-        uint64_t low = samples_changed_from(st, m);
+        uint64_t low = c->low;
         size_t found = 0;
         for (size_t r = 0; r < nl; r++)
             found += (had[r] = kept_for(st, trace_regions_get(v->rs_launch, r), low)) != NULL;

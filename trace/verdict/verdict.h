@@ -171,6 +171,14 @@ size_t trace_verdict_inc_reused(const struct trace_verdict_inc *st);
  * first time, or its incremental state started over: trace/verdict/critinc.h), for tests
  * and benchmarks. */
 size_t trace_verdict_inc_path_starts(const struct trace_verdict_inc *st);
+/* The time of that launch's path is added up step by step; st keeps the sums after every
+ * this many steps (0: its default, a few thousand), and the next verdict takes them on from
+ * the last its path and the bandwidth samples still agree with (for tests: the verdict is
+ * the same whatever the number). */
+void trace_verdict_inc_set_path_every(struct trace_verdict_inc *st, size_t steps);
+/* How many of its path's steps the last verdict took from those sums, not worked out again
+ * (for tests and benchmarks). */
+size_t trace_verdict_inc_path_reused(const struct trace_verdict_inc *st);
 
 /* About how many bytes st holds for the launch it takes on from its new ops. */
 size_t trace_verdict_inc_bytes(const struct trace_verdict_inc *st);
