@@ -76,7 +76,8 @@ static void item_eq(const struct trace_verdict *va, const struct trace_verdict_i
                      trace_verdict_bound_text(vb, b, bb, sizeof(bb)));
 }
 
-/* The verdict made with st equals the one from scratch; returns how many items it kept. */
+/* The verdict made with st equals the one from scratch (every other one's path room handed
+ * back to st); returns how many items it kept. */
 static size_t check(struct trace_verdict_inc *st, const struct trace_model *m, size_t max_decode,
                     uint64_t step)
 {
@@ -88,6 +89,8 @@ static size_t check(struct trace_verdict_inc *st, const struct trace_model *m, s
     item_eq(a, &a->run, b, &b->run, step, idx);
     for (idx = 0; idx < a->nlaunches; idx++)
         item_eq(a, &a->launches[idx], b, &b->launches[idx], step, idx);
+    if (step % 2) /* (its longest path's room handed back for the next, as the TUI does) */
+        trace_verdict_inc_recycle(st, a);
     trace_verdict_free(a);
     trace_verdict_free(b);
     return trace_verdict_inc_reused(st);

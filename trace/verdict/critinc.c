@@ -95,8 +95,9 @@ struct trace_critinc {
     uint32_t *path_op;
     size_t npath;
     uint64_t path_frontier;
-    size_t path_kept; /* the steps of the last path given that were the first of the one
-                         before (trace_critinc_kept_steps) */
+    struct trace_path_step *room; /* owned: where the next path given goes, or NULL */
+    size_t path_kept;             /* the steps of the last path given that were the first of the one
+                                     before (trace_critinc_kept_steps) */
     bool path_cyclic; /* it went round (ops of a cycle starting together, each ending before
                          the other starts): as many steps as ops and one */
     /* the tail: what it changed, and its writes */
@@ -141,7 +142,7 @@ static void clear(struct trace_critinc *st)
         trace_imap_fini(&st->maps[s]);
     free(st->last_on_track), free(st->rep), free(st->last_on_pe);
     free(st->tiles.key), free(st->tiles.val);
-    free(st->path), free(st->path_op);
+    free(st->path), free(st->path_op), free(st->room);
     free(st->u32), free(st->u8), free(st->ov), free(st->pc);
     free(st->roff), free(st->rw), free(st->rpool);
     free(st->pts);
@@ -167,6 +168,12 @@ size_t trace_critinc_bytes(const struct trace_critinc *st)
     return sizeof(*st) + st->cap * per + st->npath * (sizeof(*st->path) + sizeof(*st->path_op)) +
            (st->npstart + st->npend) * sizeof(uint32_t) + st->nnames +
            3 * st->cappts * sizeof(*st->pts);
+}
+
+void trace_critinc_give_room(struct trace_critinc *st, struct trace_path_step *steps)
+{
+    free(st->room);
+    st->room = steps;
 }
 
 size_t trace_critinc_kept_steps(const struct trace_critinc *st)
@@ -863,7 +870,8 @@ static void walk(struct trace_critinc *st, const struct trace_critpath_input *in
         st->path_op[keep + i] = k;
     }
     free(back);
-    out->steps = sim_xreallocarray(NULL, len ? len : 1, sizeof(*out->steps));
+    out->steps = sim_xreallocarray(st->room, len ? len : 1, sizeof(*out->steps));
+    st->room = NULL;
     out->n = len;
     if (len)
         memcpy(out->steps, st->path, len * sizeof(*out->steps));

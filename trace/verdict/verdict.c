@@ -1054,6 +1054,21 @@ void trace_verdict_inc_set_path_every(struct trace_verdict_inc *st, size_t steps
     st->path_every = steps;
 }
 
+void trace_verdict_inc_recycle(struct trace_verdict_inc *st, struct trace_verdict *v)
+{
+    if (!st || !v || !st->live.path)
+        return;
+    struct trace_critpath *best = NULL;
+    for (size_t i = 0; i < v->nlaunches; i++)
+        if (!best || v->launches[i].path.n > best->n)
+            best = &v->launches[i].path;
+    if (!best || !best->steps)
+        return;
+    trace_critinc_give_room(st->live.path, best->steps);
+    best->steps = NULL;
+    best->n = 0;
+}
+
 size_t trace_verdict_inc_path_reused(const struct trace_verdict_inc *st)
 {
     return st ? st->live.sums_reused : 0;

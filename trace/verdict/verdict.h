@@ -176,6 +176,10 @@ size_t trace_verdict_inc_path_starts(const struct trace_verdict_inc *st);
  * the last its path and the bandwidth samples still agree with (for tests: the verdict is
  * the same whatever the number). */
 void trace_verdict_inc_set_path_every(struct trace_verdict_inc *st, size_t steps);
+/* Hand the room of v's longest path to st for its next verdict's (v is being freed: its
+ * path is left empty; st must not be in use by a verdict under way): the path of a launch
+ * that runs as long as the run is copied out once a verdict, into pages already there. */
+void trace_verdict_inc_recycle(struct trace_verdict_inc *st, struct trace_verdict *v);
 /* How many of its path's steps the last verdict took from those sums, not worked out again
  * (for tests and benchmarks). */
 size_t trace_verdict_inc_path_reused(const struct trace_verdict_inc *st);

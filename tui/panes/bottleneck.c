@@ -290,17 +290,27 @@ static void shown_fresh(struct tui_bottleneck *b, struct tui_view *v)
     b->fresh = false;
 }
 
+/* Free verdict v; live, its longest path's room handed to the next verdict's while none
+ * is under way (the path of the launch running as long as the run: copied out once a
+ * verdict, into pages already there). */
+static void drop(struct tui_bottleneck *b, struct trace_verdict *v)
+{
+    if (b->inc && !tui_task_running(b->task))
+        trace_verdict_inc_recycle(b->inc, v);
+    trace_verdict_free(v);
+}
+
 /* Free verdict v, now or, while the Gantt's worker copies a path of it, once it is done. */
 static void retire(struct tui_bottleneck *b, struct trace_verdict *v)
 {
     if (b->retired && b->retired != b->view->verdict_lent) {
-        trace_verdict_free(b->retired);
+        drop(b, b->retired);
         b->retired = NULL;
     }
     if (v && v == b->view->verdict_lent)
         b->retired = v; /* (one is lent at a time: none was retired) */
     else
-        trace_verdict_free(v);
+        drop(b, v);
 }
 
 /* Take a finished verdict. Returns true when one was taken. */
