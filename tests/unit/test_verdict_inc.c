@@ -206,6 +206,35 @@ Test(verdict_inc, an_op_added_to_an_ended_launch_judges_it_again)
     trace_model_free(g.m);
 }
 
+/* A busier sample of an HBM (its busiest rate changed: a live run's samples also merge into
+ * wider windows) after the ended launches leaves them kept: with the HBM's peak known, their
+ * use of it is what it was. */
+Test(verdict_inc, a_new_busiest_sample_after_the_ended_launches_keeps_them)
+{
+    struct grow_model g;
+    grow_new(&g, 47);
+    config(g.m);
+    struct samples s = {0};
+    struct trace_verdict_inc *st = trace_verdict_inc_new();
+    for (int i = 0; i < 200; i++) {
+        grow_step(&g);
+        sample(&g, &s);
+    }
+    check(st, g.m, 0, g.steps);
+    check(st, g.m, 0, g.steps);
+    size_t before = trace_verdict_inc_reused(st);
+    cr_assert_gt(before, 0);
+    uint64_t far = (g.now / 200 + 50) * 200;
+    trace_model_add_bw_sample(
+        g.m, &(struct trace_bw_sample){
+                 .cycle = far, .window = 200, .read_bytes = 1000000, .resource = s.res[0]});
+    trace_model_finish(g.m);
+    check(st, g.m, 0, g.steps); /* (and as from scratch) */
+    cr_assert_eq(trace_verdict_inc_reused(st), before);
+    trace_verdict_inc_free(st);
+    trace_model_free(g.m);
+}
+
 Test(verdict_inc, another_model_starts_over)
 {
     struct grow_model a, b;

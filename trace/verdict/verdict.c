@@ -1093,7 +1093,11 @@ static bool same_model(const struct trace_verdict_inc *st, const struct trace_mo
            e->cmdq_id == f->cmdq_id;
 }
 
-/* Whether the resources are those the kept items were judged against. */
+/* Whether the resources are those the kept items were judged against. A resource's
+ * busiest sample counts only when the config gives it no peak (its use is then measured
+ * against that sample): a live run's samples are merged into wider windows as it goes, and
+ * its busiest sample changes with them, while the use of a resource with a peak over any
+ * span the changed samples do not reach stays what it was (samples_changed_from). */
 static bool same_resources(const struct trace_verdict_inc *st, const struct trace_resources *rs)
 {
     if (trace_resources_count(rs) != st->nres)
@@ -1102,7 +1106,7 @@ static bool same_resources(const struct trace_verdict_inc *st, const struct trac
         const struct trace_resource *x = trace_resources_get(rs, i);
         const struct res_key *k = &st->res[i];
         if (x->name != k->name || x->kind != k->kind || x->peak != k->peak ||
-            x->max_rate != k->max_rate)
+            (!(x->peak > 0) && x->max_rate != k->max_rate))
             return false;
     }
     return true;
