@@ -661,10 +661,8 @@ static bool judge_with_details(void *ctx, size_t uncached)
     return jg->details;
 }
 
-/* The usage, path, arithmetic and resources of one region over its events evs (n of them,
- * sorted by index; NULL: the n from first on), and whether it is still running. */
 /*
- * Where the path p of live launch lv (its DMA steps' bytes read when details) need its time
+ * Where the path of live launch lv (its DMA steps' bytes read when details) needs its time
  * worked out from: the last of lv's sums whose steps p still has as they were, and whose ops
  * and waits end before the samples changed (their resources' use is as it was), into *sums;
  * lv's sums after it dropped. The last path's last step may have been in flight (its end was
@@ -703,6 +701,8 @@ static void path_mark(struct live *lv, size_t s, const struct path_sums *sums)
     lv->nsums = j + 1;
 }
 
+/* The usage, path, arithmetic and resources of one region over its events evs (n of them,
+ * sorted by index; NULL: the n from first on), and whether it is still running. */
 static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, uint64_t first,
                   size_t n, struct trace_verdict_item *it, struct live *lv)
 {
