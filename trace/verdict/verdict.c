@@ -5,6 +5,7 @@
  * path over every op).
  */
 #include "trace/verdict/verdict.h"
+#include "trace/verdict/verdict_int.h"
 
 #include "sim/util/xalloc.h"
 #include "trace/analysis/hostspan.h"
@@ -416,81 +417,6 @@ static void scan_end(struct scanning *s)
     sc->running = s->inflight || (s->request && !s->completed);
 }
 
-/* What the path's time adds up over its steps (judge): by category, the waits, by reason,
- * the longest; and (live) the latest cycle a step's op or wait reached, and whether a step's
- * op was in flight (its end, now's, moves on). */
-struct path_sums {
-    double time[TRACE_PCAT_COUNT];
-    uint64_t waits, wait_by[TRACE_DEP_COUNT];
-    uint64_t longest_wait, longest_wait_ev;
-    uint64_t reach;
-    bool open;
-};
-
-/* A live launch's path sums are kept after every PATH_EVERY-th step of its path. */
-enum { PATH_EVERY = 4096 };
-
-/*
- * The launch still running in a growing model (a live decode is one launch that runs
- * as long as the run), judged from what the last verdict left rather than from its first
- * op: its events so far, what scan_ops found in them, its critical path's incremental
- * state (trace/verdict/critinc.h) and the arithmetic counted so far, each taken on from
- * the new ops, in their order (the sums add in the same order: the same doubles).
- */
-struct live {
-    int32_t cmdq;  /* TRACE_NO_CMDQ: none */
-    uint64_t *evs; /* owned: its events so far */
-    size_t n, cap;
-    uint64_t seen; /* the model's events looked at */
-    struct trace_critinc *path;
-    /* scan_ops's findings over evs[0 .. scanned) */
-    size_t scanned, uncached, ncomp, ute, uve;
-    uint8_t *track; /* owned: per track, as scan_ops's */
-    size_t ntrack;
-    bool any_arith, request, completed;
-    uint64_t *inflight; /* owned: its events in flight when looked at */
-    size_t ninflight, capinflight;
-    /* the arithmetic of evs[0 .. next), and their DMA ops' bytes */
-    size_t next;
-    uint32_t *bytes; /* owned (as struct arith's) */
-    size_t capbytes;
-    double flops, te_flops[5];
-    uint64_t dma_ops, dma_bytes;
-    size_t starts; /* the paths computed from the first op by the states freed */
-    /* the sums of the last path's time after each every-th step of it, before step 0 included
-     * (sums[j]: over steps [0, j * every)), and what they were worked out with: the next path's
-     * are taken on from the last of them before its steps differ, or the samples did */
-    struct path_sums *sums;
-    size_t nsums, capsums, every;
-    size_t np;          /* the last path's steps */
-    bool sums_details;  /* whether its DMA steps' bytes were read */
-    size_t sums_nres;   /* the resources then */
-    size_t sums_reused; /* the steps the last verdict took from them */
-};
-
-/* Free lv's path state, counting its starts. */
-static void live_path_free(struct live *lv)
-{
-    lv->starts += lv->path ? trace_critinc_restarts(lv->path) : 0;
-    trace_critinc_free(lv->path);
-    lv->path = NULL;
-    lv->nsums = 0; /* (sums of its paths) */
-}
-
-static void live_reset(struct live *lv)
-{
-    live_path_free(lv);
-    free(lv->evs);
-    free(lv->track);
-    free(lv->inflight);
-    free(lv->bytes);
-    free(lv->sums);
-    size_t starts = lv->starts;
-    memset(lv, 0, sizeof(*lv));
-    lv->cmdq = TRACE_NO_CMDQ;
-    lv->starts = starts;
-}
-
 /* scan_ops over lv's events, from those it has looked at on (no composite op list: with
  * one, lv->ncomp says so and the caller scans them all). */
 static void scan_live(struct ctx *c, struct live *lv, struct scan *sc)
@@ -726,7 +652,7 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, ui
     if (lv && trace_model_now(m) > 0) /* (the host's requests are looked at when live) */
         scan_live(c, lv, &sc);
     if (lv && (lv->ncomp || !(trace_model_now(m) > 0))) { /* (a stage may be in a later one) */
-        live_path_free(lv);
+        trace_verdict_live_path_free_(lv);
         lv->next = 0;
         lv = NULL;
     }
@@ -957,196 +883,6 @@ static void decide(struct trace_verdict_item *it)
     it->heuristic = it->bound;
 }
 
-/* ---- a growing model's verdict ---------------------------------------------------------- */
-
-/* A launch's item kept from an earlier verdict: the launch had ended (every op, and its
- * Completion back), and its usage, span and op count say it has not changed since. */
-struct kept {
-    int32_t cmdq;
-    struct trace_usage all, engine[TRACE_ENGINE_COUNT]; /* the launch's, as judged */
-    uint64_t start, end;
-    size_t uncached;              /* its ops without op columns */
-    bool details;                 /* whether their details were read (within the budget) */
-    struct trace_verdict_item it; /* owned path; region unset */
-};
-
-/* A resource as the kept items were judged against it. */
-struct res_key {
-    uint32_t name;
-    enum trace_res_kind kind;
-    double peak, max_rate;
-};
-
-struct trace_verdict_inc {
-    const struct trace_model *m;     /* the model of the last verdict */
-    struct trace_regions_inc *split; /* owned: the launches */
-    struct trace_run_usage_inc *run; /* owned: the run's usage */
-    struct kept *kept;               /* owned, by cmdq_id */
-    size_t nkept;
-    struct res_key *res; /* owned: the resources then */
-    size_t nres;
-    uint64_t nsamples, revs; /* the model's bandwidth samples then, and their changes */
-    uint64_t from;           /* every event before it belongs to a kept launch, or to none */
-    uint64_t nev;            /* the model's events then */
-    struct trace_event last; /* its last event then (the model changed when it differs) */
-    size_t reused;           /* items the last verdict took from those kept */
-    struct live live;        /* the launch still running with the most ops */
-    size_t path_every;       /* its path's sums kept after every this many steps (0: PATH_EVERY) */
-};
-
-struct trace_verdict_inc *trace_verdict_inc_new(void)
-{
-    struct trace_verdict_inc *st = sim_xcalloc(1, sizeof(*st));
-    st->split = trace_regions_inc_new(TRACE_REGION_LAUNCH, TRACE_REGIONS_LIGHT);
-    st->run = trace_run_usage_inc_new();
-    st->live.cmdq = TRACE_NO_CMDQ;
-    return st;
-}
-
-static void kept_clear(struct trace_verdict_inc *st)
-{
-    for (size_t i = 0; i < st->nkept; i++)
-        trace_critpath_fini(&st->kept[i].it.path);
-    free(st->kept);
-    st->kept = NULL;
-    st->nkept = 0;
-    st->from = 0;
-}
-
-void trace_verdict_inc_free(struct trace_verdict_inc *st)
-{
-    if (!st)
-        return;
-    kept_clear(st);
-    live_reset(&st->live);
-    trace_regions_inc_free(st->split);
-    trace_run_usage_inc_free(st->run);
-    free(st->res);
-    free(st);
-}
-
-size_t trace_verdict_inc_reused(const struct trace_verdict_inc *st)
-{
-    return st ? st->reused : 0;
-}
-
-size_t trace_verdict_inc_bytes(const struct trace_verdict_inc *st)
-{
-    if (!st)
-        return 0;
-    const struct live *lv = &st->live;
-    return trace_critinc_bytes(lv->path) + lv->cap * sizeof(*lv->evs) +
-           lv->capsums * sizeof(*lv->sums) + lv->capbytes * sizeof(*lv->bytes) +
-           lv->capinflight * sizeof(*lv->inflight) + lv->ntrack;
-}
-
-void trace_verdict_inc_trim(struct trace_verdict_inc *st)
-{
-    if (!st)
-        return;
-    if (st->live.n && st->live.evs[0] < st->from) /* its events are read from there again */
-        st->from = st->live.evs[0];
-    live_reset(&st->live);
-}
-
-void trace_verdict_inc_set_path_every(struct trace_verdict_inc *st, size_t steps)
-{
-    st->path_every = steps;
-}
-
-void trace_verdict_inc_recycle(struct trace_verdict_inc *st, struct trace_verdict *v)
-{
-    if (!st || !v || !st->live.path)
-        return;
-    struct trace_critpath *best = NULL;
-    for (size_t i = 0; i < v->nlaunches; i++)
-        if (!best || v->launches[i].path.n > best->n)
-            best = &v->launches[i].path;
-    if (!best || !best->steps)
-        return;
-    trace_critinc_give_room(st->live.path, best->steps);
-    best->steps = NULL;
-    best->n = 0;
-}
-
-size_t trace_verdict_inc_path_reused(const struct trace_verdict_inc *st)
-{
-    return st ? st->live.sums_reused : 0;
-}
-
-size_t trace_verdict_inc_path_starts(const struct trace_verdict_inc *st)
-{
-    return st ? st->live.starts + (st->live.path ? trace_critinc_restarts(st->live.path) : 0) : 0;
-}
-
-/* Whether m is the model of the last verdict grown: no fewer events, its last event then
- * unchanged. */
-static bool same_model(const struct trace_verdict_inc *st, const struct trace_model *m)
-{
-    uint64_t nev = trace_model_event_count(m);
-    if (st->m != m || nev < st->nev)
-        return false;
-    if (!st->nev)
-        return true;
-    const struct trace_event *e = trace_model_event(m, st->nev - 1), *f = &st->last;
-    return e->start == f->start && e->track == f->track && e->op == f->op &&
-           e->cmdq_id == f->cmdq_id;
-}
-
-/* Whether the resources are those the kept items were judged against. A resource's
- * busiest sample counts only when the config gives it no peak (its use is then measured
- * against that sample): a live run's samples are merged into wider windows as it goes, and
- * its busiest sample changes with them, while the use of a resource with a peak over any
- * span the changed samples do not reach stays what it was (samples_changed_from). */
-static bool same_resources(const struct trace_verdict_inc *st, const struct trace_resources *rs)
-{
-    if (trace_resources_count(rs) != st->nres)
-        return false;
-    for (size_t i = 0; i < st->nres; i++) {
-        const struct trace_resource *x = trace_resources_get(rs, i);
-        const struct res_key *k = &st->res[i];
-        if (x->name != k->name || x->kind != k->kind || x->peak != k->peak ||
-            (!(x->peak > 0) && x->max_rate != k->max_rate))
-            return false;
-    }
-    return true;
-}
-
-/* The first cycle a bandwidth sample added or changed since the last verdict covers
- * (UINT64_MAX: none): a kept item whose span reaches it is judged again. */
-static uint64_t samples_changed_from(const struct trace_verdict_inc *st,
-                                     const struct trace_model *m)
-{
-    uint64_t low = UINT64_MAX;
-    size_t n = trace_model_bw_sample_count(m);
-    for (size_t i = 0; i < n; i++)
-        if (i >= st->nsamples || trace_model_bw_sample_rev(m, i) > st->revs) {
-            uint64_t c = trace_model_bw_sample(m, i)->cycle;
-            low = c < low ? c : low;
-        }
-    return low;
-}
-
-static int cmp_kept(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = ((const struct kept *)b)->cmdq;
-    return x < y ? -1 : x > y;
-}
-
-/* The kept item of launch r if it is still what judging r would give (but for the budget,
- * which the caller checks), else NULL. */
-static const struct kept *kept_for(const struct trace_verdict_inc *st, const struct trace_region *r,
-                                   uint64_t low)
-{
-    const struct kept *k = bsearch(&r->cmdq_id, st->kept, st->nkept, sizeof(*st->kept), cmp_kept);
-    if (!k || k->start != r->start || k->end != r->end ||
-        memcmp(&k->all, &r->all, sizeof(k->all)) != 0 ||
-        memcmp(k->engine, r->engine, sizeof(k->engine)) != 0)
-        return NULL;
-    uint64_t b = r->end > r->start ? r->end : r->start + 1; /* the span the resources gave */
-    return b <= low ? k : NULL;
-}
-
 /* The events of launch r of rs from event from on, into evs (n of them at most; returns
  * how many). */
 static size_t launch_events(const struct trace_regions *rs, size_t r, uint64_t from, uint64_t nev,
@@ -1157,75 +893,6 @@ static size_t launch_events(const struct trace_regions *rs, size_t r, uint64_t f
         if (trace_regions_of_event(rs, i) == r)
             evs[n++] = i;
     return n;
-}
-
-/* After a complete verdict v: keep the items of the launches that have ended, whose
- * resource samples are in (their span before the latest sample's window: the samples of a
- * window fill up as the run goes), for the next. */
-static void inc_keep(struct trace_verdict_inc *st, const struct trace_verdict *v,
-                     const struct trace_resources *rs, const size_t *uncached, const bool *details,
-                     const uint64_t *first, const struct kept *const *used, size_t lr)
-{
-    const struct trace_model *m = v->m;
-    uint64_t horizon = 0;
-    size_t ns = trace_model_bw_sample_count(m);
-    for (size_t i = 0; i < ns; i++) {
-        uint64_t c = trace_model_bw_sample(m, i)->cycle;
-        horizon = c > horizon ? c : horizon;
-    }
-    st->m = m;
-    st->nev = trace_model_event_count(m);
-    if (st->nev)
-        st->last = *trace_model_event(m, st->nev - 1);
-    st->nsamples = ns;
-    st->revs = trace_model_bw_revs(m);
-    st->nres = trace_resources_count(rs);
-    st->res = sim_xreallocarray(st->res, st->nres ? st->nres : 1, sizeof(*st->res));
-    for (size_t i = 0; i < st->nres; i++) {
-        const struct trace_resource *x = trace_resources_get(rs, i);
-        st->res[i] = (struct res_key){x->name, x->kind, x->peak, x->max_rate};
-    }
-    struct kept *old = st->kept;
-    size_t nold = st->nkept;
-    bool *moved = sim_xcalloc(nold ? nold : 1, sizeof(*moved));
-    st->kept = sim_xreallocarray(NULL, v->nlaunches ? v->nlaunches : 1, sizeof(*st->kept));
-    st->nkept = 0;
-    st->from = st->nev;
-    for (size_t i = 0; i < v->nlaunches; i++) {
-        const struct trace_verdict_item *it = &v->launches[i];
-        const struct trace_region *r = it->region;
-        uint64_t b = r->end > r->start ? r->end : r->start + 1;
-        bool keep = !it->running && r->cmdq_id != TRACE_NO_CMDQ && (!ns || b <= horizon);
-        if (i == lr && keep) /* it ended: the next is another's */
-            live_reset(&st->live);
-        if (i == lr && !keep)
-            continue; /* its events are its own, not read again from st->from */
-        if (!keep) {  /* (its first event; 0 when it was kept before: not known) */
-            st->from = first[i] < st->from ? first[i] : st->from;
-            continue;
-        }
-        struct kept *k = &st->kept[st->nkept++];
-        if (used[i]) { /* kept still: moved over */
-            *k = *used[i];
-            moved[used[i] - old] = true;
-            continue;
-        }
-        *k = (struct kept){.cmdq = r->cmdq_id,
-                           .all = r->all,
-                           .start = r->start,
-                           .end = r->end,
-                           .uncached = uncached[i],
-                           .details = details[i],
-                           .it = *it};
-        memcpy(k->engine, r->engine, sizeof(k->engine));
-        k->it.region = NULL;
-        trace_critpath_copy(&k->it.path, &it->path);
-    }
-    for (size_t i = 0; i < nold; i++)
-        if (!moved[i])
-            trace_critpath_fini(&old[i].it.path);
-    free(old);
-    free(moved);
 }
 
 /*
@@ -1243,19 +910,20 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
     const struct kept **had = sim_xcalloc(nl ? nl : 1, sizeof(*had));
     uint64_t from = 0;
     size_t reused = 0;
-    if (st && !same_model(st, m))
-        live_reset(&st->live);
-    if (st && (!same_model(st, m) || !same_resources(st, c->res))) {
-        kept_clear(st);
+    if (st && !trace_verdict_same_model_(st, m))
+        trace_verdict_live_reset_(&st->live);
+    if (st && (!trace_verdict_same_model_(st, m) || !trace_verdict_same_resources_(st, c->res))) {
+        trace_verdict_kept_clear_(st);
         st->live.nsums = 0; /* (judged against other resources) */
     }
-    c->low = st ? samples_changed_from(st, m) : 0;
+    c->low = st ? trace_verdict_samples_changed_from_(st, m) : 0;
     c->path_every = st ? st->path_every : 0;
     if (st && st->nkept) {
         uint64_t low = c->low;
         size_t found = 0;
         for (size_t r = 0; r < nl; r++)
-            found += (had[r] = kept_for(st, trace_regions_get(v->rs_launch, r), low)) != NULL;
+            found += (had[r] = trace_verdict_kept_for_(st, trace_regions_get(v->rs_launch, r),
+                                                       low)) != NULL;
         /* a kept launch judged again: its events before st->from are needed too */
         from = found == st->nkept ? st->from : 0;
     }
@@ -1268,7 +936,7 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
         if (!had[r] && trace_regions_get(v->rs_launch, r)->cmdq_id == st->live.cmdq)
             lr = r;
     if (st && lr == SIZE_MAX) {
-        live_reset(&st->live);
+        trace_verdict_live_reset_(&st->live);
         for (size_t r = 0; r < nl; r++) {
             const struct trace_region *x = trace_regions_get(v->rs_launch, r);
             if (!had[r] && x->cmdq_id != TRACE_NO_CMDQ &&
@@ -1388,7 +1056,7 @@ static bool judge_launches(struct ctx *c, struct trace_verdict *v, struct trace_
         free(mine);
     }
     if (st && done) {
-        inc_keep(st, v, c->res, uncached, details, first, used, lr);
+        trace_verdict_inc_keep_(st, v, c->res, uncached, details, first, used, lr);
         st->reused = reused;
     }
     free(uncached);
