@@ -96,6 +96,7 @@ struct trace_critinc {
     size_t npath;
     uint64_t path_frontier;
     struct trace_path_step *room; /* owned: where the next path given goes, or NULL */
+    size_t nroom;                 /* steps it has room for */
     size_t path_kept;             /* the steps of the last path given that were the first of the one
                                      before (trace_critinc_kept_steps) */
     bool path_cyclic; /* it went round (ops of a cycle starting together, each ending before
@@ -167,13 +168,14 @@ size_t trace_critinc_bytes(const struct trace_critinc *st)
         sizeof(*st->ev) + sizeof(*st->pred) + sizeof(*st->flags) + (st->rng ? sizeof(*st->rng) : 0);
     return sizeof(*st) + st->cap * per + st->npath * (sizeof(*st->path) + sizeof(*st->path_op)) +
            (st->npstart + st->npend) * sizeof(uint32_t) + st->nnames +
-           3 * st->cappts * sizeof(*st->pts);
+           3 * st->cappts * sizeof(*st->pts) + st->nroom * sizeof(*st->room);
 }
 
-void trace_critinc_give_room(struct trace_critinc *st, struct trace_path_step *steps)
+void trace_critinc_give_room(struct trace_critinc *st, struct trace_path_step *steps, size_t n)
 {
     free(st->room);
     st->room = steps;
+    st->nroom = steps ? n : 0;
 }
 
 size_t trace_critinc_kept_steps(const struct trace_critinc *st)
@@ -872,6 +874,7 @@ static void walk(struct trace_critinc *st, const struct trace_critpath_input *in
     free(back);
     out->steps = sim_xreallocarray(st->room, len ? len : 1, sizeof(*out->steps));
     st->room = NULL;
+    st->nroom = 0;
     out->n = len;
     if (len)
         memcpy(out->steps, st->path, len * sizeof(*out->steps));

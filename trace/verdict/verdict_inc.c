@@ -108,7 +108,7 @@ void trace_verdict_inc_recycle(struct trace_verdict_inc *st, struct trace_verdic
             best = &v->launches[i].path;
     if (!best || !best->steps)
         return;
-    trace_critinc_give_room(st->live.path, best->steps);
+    trace_critinc_give_room(st->live.path, best->steps, best->n);
     best->steps = NULL;
     best->n = 0;
 }
