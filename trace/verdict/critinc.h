@@ -55,10 +55,10 @@ void trace_critinc_free(struct trace_critinc *st);
 void trace_critinc_update(struct trace_critinc *st, const struct trace_critpath_input *in,
                           struct trace_critpath *out);
 
-/* Give st room for the path of its next call (steps, from malloc, room for n of them, owned
- * by st from then on and counted in trace_critinc_bytes):
- * the steps of a path it gave that its caller is done with, whose pages are there already
- * (a path of millions of steps is copied out once a call). */
+/* Give st room for the path of its next call: steps, from malloc, with room for n, owned by
+ * st from then on and counted in trace_critinc_bytes (the steps of a path it gave that its
+ * caller is done with, whose pages are there already: a path of millions of steps is copied
+ * out once a call). */
 void trace_critinc_give_room(struct trace_critinc *st, struct trace_path_step *steps, size_t n);
 
 /* Have st take the new events of a call in parts of at most events (0: its default), each

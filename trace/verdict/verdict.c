@@ -591,14 +591,13 @@ static bool judge_with_details(void *ctx, size_t uncached)
  * Where the path of live launch lv (its DMA steps' bytes read when details) needs its time
  * worked out from: the last of lv's sums whose steps p still has as they were, and whose ops
  * and waits end before the samples changed (their resources' use is as it was), into *sums;
- * lv's sums after it dropped. The last path's last step may have been in flight (its end was
- * now's): it is worked out again.
+ * lv's sums after it dropped. (The last path's last step, which may have been in flight, is
+ * in none of them: each is kept before the step it is marked at.)
  */
 static size_t path_from(const struct ctx *c, struct live *lv, bool details, struct path_sums *sums)
 {
     size_t every = c->path_every ? c->path_every : PATH_EVERY;
     size_t kept = trace_critinc_kept_steps(lv->path);
-    kept = kept < lv->np ? kept : lv->np ? lv->np - 1 : 0;
     if (!lv->nsums || lv->every != every || lv->sums_details != details ||
         lv->sums_nres != trace_resources_count(c->res))
         kept = 0, lv->nsums = 0;
@@ -835,7 +834,6 @@ static void judge(struct ctx *c, const struct trace_region *r, uint64_t *evs, ui
         }
     }
     if (marks) {
-        lv->np = np;
         lv->sums_details = details;
         lv->sums_nres = nres;
     }

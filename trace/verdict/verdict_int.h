@@ -63,7 +63,6 @@ struct live {
      * are taken on from the last of them before its steps differ, or the samples did */
     struct path_sums *sums;
     size_t nsums, capsums, every;
-    size_t np;          /* the last path's steps */
     bool sums_details;  /* whether its DMA steps' bytes were read */
     size_t sums_nres;   /* the resources then */
     size_t sums_reused; /* the steps the last verdict took from them */
