@@ -838,3 +838,183 @@ Test(live, what_a_record_says_it_moves_is_what_its_params_say)
     }
     cr_assert_gt(mem_moving, 100, "%zu of %zu records move DRAM bytes", mem_moving, mem_checked);
 }
+
+/* The run to its end through feed l: held still for each stretch of `held` events (the
+ * model, its samples and its generation must not move meanwhile), then let go and caught
+ * up `slice` entries at a time, with `between` more events run between two slices (heard
+ * behind what was kept), each slice synced and the model the run as it was at an instant:
+ * no op starts after its now, no token or marker past it. */
+static void run_held(struct sim_run *r, struct trace_live *l, uint64_t held, size_t slice,
+                     uint64_t between)
+{
+    const struct trace_model *m = trace_live_model(l);
+    size_t kept_most = 0;
+    while (!sim_run_over(r)) {
+        uint64_t n = trace_model_event_count(m), gen = trace_model_generation(m);
+        uint64_t now = trace_model_now(m);
+        size_t samples = trace_model_bw_sample_count(m);
+        trace_live_defer(l, true);
+        sim_run_advance(r, SIM_RUN_EVENTS, held);
+        trace_live_sync(l); /* (held: leaves it as it is) */
+        cr_assert_eq(trace_model_event_count(m), n);
+        cr_assert_eq(trace_model_generation(m), gen);
+        cr_assert_eq(trace_model_now(m), now);
+        cr_assert_eq(trace_model_bw_sample_count(m), samples);
+        size_t bytes;
+        size_t kept = trace_live_deferred(l, &bytes);
+        cr_assert(!kept || bytes > 0);
+        kept_most = kept > kept_most ? kept : kept_most;
+        cr_assert_eq(trace_live_catch_up(l, slice), kept); /* held: nothing applied */
+        trace_live_defer(l, false);
+        /* the run's time when it was let go: the model, behind, is not past it */
+        double ghz = sim_chip_config(sim_run_chip(r))->clock_ghz;
+        uint64_t let_go = trace_cycles_from_ns(
+            sim_ticks_to_ns(sim_engine_now(sim_chip_engine(sim_run_chip(r)))), ghz, true);
+        size_t from_hold = kept, left = kept; /* the entries kept while held not applied */
+        for (size_t before = left; (left = trace_live_catch_up(l, slice)); before = left) {
+            from_hold -= before - left < from_hold ? before - left : from_hold;
+            trace_live_sync(l);
+            uint64_t t = trace_model_now(m);
+            cr_assert(!from_hold || t <= let_go, "now %llu past the run's %llu",
+                      (unsigned long long)t, (unsigned long long)let_go);
+            for (uint64_t i = 0; i < trace_model_event_count(m); i++)
+                cr_assert_leq(trace_model_event(m, i)->start, t, "event %llu after now",
+                              (unsigned long long)i);
+            for (size_t i = 0; i < trace_model_token_count(m); i++)
+                cr_assert_leq(trace_model_token(m, i)->end, t);
+            for (size_t i = 0; i < trace_model_marker_count(m); i++)
+                cr_assert_leq(trace_model_marker(m, i)->cycle, t);
+            if (!sim_run_over(r))
+                sim_run_advance(r, SIM_RUN_EVENTS, between);
+            left = trace_live_deferred(l, NULL);
+        }
+        trace_live_sync(l);
+    }
+    cr_assert_gt(kept_most, 0, "nothing was ever kept while held");
+    cr_assert_eq(trace_live_deferred(l, NULL), 0);
+}
+
+/* a and b the same JSON, but for numbers within a relative 1e-12 (energy adds up the same
+ * doubles in another order when a run was held), the order of timeline_events (markers
+ * are streamed when the feed syncs) and run_metadata.timestamp; where when not. */
+static int cmp_printed(const void *x, const void *y)
+{
+    return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+static void sort_timeline(cJSON *doc)
+{
+    cJSON *tl = cJSON_GetObjectItem(doc, "timeline_events");
+    int n = cJSON_GetArraySize(tl);
+    char **v = calloc((size_t)n + 1, sizeof(*v));
+    for (int i = 0; i < n; i++)
+        v[i] = cJSON_PrintUnformatted(cJSON_GetArrayItem(tl, i));
+    qsort(v, (size_t)n, sizeof(*v), cmp_printed);
+    cJSON *sorted = cJSON_CreateArray();
+    for (int i = 0; i < n; i++) {
+        cJSON_AddItemToArray(sorted, cJSON_Parse(v[i]));
+        free(v[i]);
+    }
+    free(v);
+    cJSON_ReplaceItemInObject(doc, "timeline_events", sorted);
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(doc, "run_metadata"), "timestamp");
+}
+
+static bool same_json(const cJSON *a, const cJSON *b, char *where, size_t size)
+{
+    if (cJSON_IsNumber(a) && cJSON_IsNumber(b)) {
+        double x = a->valuedouble, y = b->valuedouble;
+        return x == y || fabs(x - y) <= 1e-12 * fmax(fabs(x), fabs(y));
+    }
+    if ((a->type & 0xff) != (b->type & 0xff))
+        return false;
+    if (cJSON_IsArray(a) || cJSON_IsObject(a)) {
+        if (cJSON_GetArraySize(a) != cJSON_GetArraySize(b))
+            return snprintf(where, size, "%s: sizes", a->string ? a->string : "?"), false;
+        for (const cJSON *x = a->child, *y = b->child; x; x = x->next, y = y->next) {
+            if ((x->string || y->string) && strcmp(x->string, y->string) != 0)
+                return snprintf(where, size, "%s vs %s", x->string, y->string), false;
+            if (!same_json(x, y, where, size)) {
+                if (!where[0])
+                    snprintf(where, size, "%s", x->string ? x->string : "an item");
+                return false;
+            }
+        }
+        return true;
+    }
+    return cJSON_Compare(a, b, true);
+}
+
+Test(live, a_model_held_while_the_run_goes_on_catches_up_to_the_same_trace)
+{
+    /* the same run straight through and held still stretch after stretch (tokens, markers,
+     * host spans, DMA traffic; samples a few cycles wide, so that their windows widen while
+     * held): the same model and the same file */
+    struct {
+        uint64_t held;
+        size_t slice;
+        uint64_t between;
+    } ways[] = {{0, 0, 0}, {300, 7, 11}, {1, 1, 1}, {5000, 1000, 0}, {97, 3, 200}};
+    cJSON *doc[sizeof(ways) / sizeof(ways[0])];
+    struct trace_model *first = NULL;
+    for (size_t k = 0; k < sizeof(ways) / sizeof(ways[0]); k++) {
+        struct sim_run *r = new_run("llm_decode:prompt=3,gen=2,layers=2");
+        char name[32];
+        snprintf(name, sizeof(name), "held%zu.json", k);
+        const char *path = tmp_path(name);
+        struct trace_live_opts o = opts(path);
+        o.mem_events = true;
+        o.bw_window = 8;
+        struct trace_live *l = new_live(sim_run_chip(r), &o);
+        if (!ways[k].held)
+            sim_run_advance(r, SIM_RUN_END, 0);
+        else
+            run_held(r, l, ways[k].held, ways[k].slice, ways[k].between);
+        cr_assert_eq(trace_live_finish(l, true, NULL), 0);
+        if (!first)
+            first = load(path, NULL);
+        else
+            expect_same_model(trace_live_model(l), first);
+        doc[k] = parse_file(path);
+        sort_timeline(doc[k]);
+        char where[128] = "";
+        cr_assert(!k || same_json(doc[0], doc[k], where, sizeof(where)),
+                  "held %llu events at a time: %s differs", (unsigned long long)ways[k].held,
+                  where);
+        trace_live_free(l);
+        sim_run_free(r);
+    }
+    trace_model_free(first);
+    for (size_t k = 0; k < sizeof(ways) / sizeof(ways[0]); k++)
+        cJSON_Delete(doc[k]);
+}
+
+Test(live, a_trace_written_while_behind_has_all_that_was_kept)
+{
+    /* written (w) after a stretch held: what was kept is in the file, as if never held */
+    const char *a = tmp_path("straight.json"), *b = tmp_path("behind.json");
+    cJSON *doc[2];
+    for (int k = 0; k < 2; k++) {
+        struct sim_run *r = new_run("vector_add:pes=3,n=3000");
+        struct trace_live_opts o = opts(NULL);
+        struct trace_live *l = new_live(sim_run_chip(r), &o);
+        sim_run_advance(r, SIM_RUN_EVENTS, 400);
+        trace_live_sync(l);
+        trace_live_defer(l, k == 1);
+        sim_run_advance(r, SIM_RUN_EVENTS, 600);
+        trace_live_sync(l);
+        trace_live_defer(l, false);
+        cr_assert_eq(trace_live_deferred(l, NULL) > 0, k == 1);
+        struct diag d;
+        cr_assert_eq(trace_live_write(l, k ? b : a, true, &d), 0, "%s", d.msg);
+        cr_assert_eq(trace_live_deferred(l, NULL), 0);
+        doc[k] = parse_file(k ? b : a);
+        sort_timeline(doc[k]);
+        trace_live_free(l);
+        sim_run_free(r);
+    }
+    char where[128] = "";
+    cr_assert(same_json(doc[0], doc[1], where, sizeof(where)), "%s differs", where);
+    cJSON_Delete(doc[0]);
+    cJSON_Delete(doc[1]);
+}

@@ -13,6 +13,7 @@
 #include "trace/model/format.h"
 #include "trace/analysis/hostspan.h"
 #include "trace/analysis/metrics.h"
+#include "trace/live/defer.h"
 #include "trace/live/livepower.h"
 #include "trace/live/resacc.h"
 #include "trace/live/sumacc.h"
@@ -95,6 +96,12 @@ struct trace_live {
     struct sim_pack span_pack;          /* owned: a span's details being packed */
     const struct sim_host_msg **req_of; /* owned array of borrowed requests, by cmdq_id */
     size_t nreq;
+
+    /* held still (trace_live_defer): what was heard meanwhile, applied once it may change */
+    struct trace_defer *q; /* owned */
+    bool hold;             /* the model is held still: whatever is heard is kept in q */
+    bool q_traffic;        /* bytes on a resource were kept in q: so are the next ones */
+    double q_now_ns;       /* the run's time when the last entry applied from q was heard */
 
     size_t markers_done; /* chip markers already in the model */
     size_t tok_first;    /* chip tokens before it are all in the model */
@@ -325,9 +332,10 @@ static uint64_t add_op(struct trace_live *l, const struct sim_op_record *rec)
     return i;
 }
 
-static void on_start(void *ctx, const struct sim_op_record *rec)
+static bool deferred(struct trace_live *l);
+
+static void apply_start(struct trace_live *l, const struct sim_op_record *rec)
 {
-    struct trace_live *l = ctx;
     if (l->stream_only) {
         acc_start(l, rec);
     } else {
@@ -455,9 +463,17 @@ static void acc_end(struct trace_live *l, const struct sim_op_record *rec, uint6
     written_op(l, rec, &ev, end, end_ns);
 }
 
-static void on_end(void *ctx, const struct sim_op_record *rec)
+static void on_start(void *ctx, const struct sim_op_record *rec)
 {
     struct trace_live *l = ctx;
+    if (deferred(l))
+        trace_defer_op(l->q, now_ns(l), false, rec);
+    else
+        apply_start(l, rec);
+}
+
+static void apply_end(struct trace_live *l, const struct sim_op_record *rec)
+{
     if (l->stream_only) {
         acc_end(l, rec, cycles(l, rec->t_end, false), rec->t_end);
         l->changes++;
@@ -492,6 +508,15 @@ static void on_end(void *ctx, const struct sim_op_record *rec)
     l->dirty = true;
 }
 
+static void on_end(void *ctx, const struct sim_op_record *rec)
+{
+    struct trace_live *l = ctx;
+    if (deferred(l))
+        trace_defer_op(l->q, now_ns(l), true, rec);
+    else
+        apply_end(l, rec);
+}
+
 /* ---- host spans and traffic ------------------------------------------------------------- */
 
 /* The request a span belongs to: the one it carries (remembered for its cmdq_id), or the
@@ -519,30 +544,26 @@ static const struct sim_host_msg *span_request(struct trace_live *l, const struc
 }
 
 /* A span of host traffic or CPU work: a finished HOST ENGINE_EVENT with its details. */
-static void on_span(void *ctx, const struct sim_span *s)
+static void apply_span(struct trace_live *l, const struct trace_defer_span *s)
 {
-    struct trace_live *l = ctx;
     if (s->kind == SIM_SPAN_HOST_LINK && l->host_track == UINT32_MAX)
         l->host_track = track_lookup(l, TRACE_HOST_COMPONENT);
-    const char *op = trace_hostspan_op(s);
-    double t0 = sim_ticks_to_ns(s->t_start), t1 = sim_ticks_to_ns(s->t_end);
-    int64_t cmdq = s->msg ? s->msg->cmdq_id : -1;
+    double t0 = s->t_start_ns, t1 = s->t_end_ns;
+    int64_t cmdq = s->cmdq_id;
     uint64_t start = cycles(l, t0, false), end = cycles(l, t1, true);
     struct trace_event ev = {
         .start = start,
         .end = end > start ? end : start,
         .track = s->kind == SIM_SPAN_HOST_LINK ? l->host_track : node_track(l, s->node),
-        .op = intern_opt(l->m, op), /* a control message names itself in an array */
+        .op = intern_opt(l->m, s->op), /* a control message names itself in an array */
         .cmdq_id = cmdq >= 0 && cmdq <= INT32_MAX ? (int32_t)cmdq : TRACE_NO_CMDQ,
         .op_kind = TRACE_KIND_UNKNOWN,
     };
-    l->span_pack.len = 0; /* the buffer is reused: no allocation once it has grown */
-    trace_hostspan_pack(s, span_request(l, s), &l->span_pack);
     if (l->w) {
         struct trace_writer_event we;
         writer_event(l, &ev, ev.end, t0, t1, NULL, &we);
-        we.packed = l->span_pack.p;
-        we.packed_len = l->span_pack.len;
+        we.packed = s->packed;
+        we.packed_len = s->packed_len;
         trace_writer_engine_event(l->w, &we);
     }
     trace_sumacc_time(l->acc, ev.end);
@@ -553,22 +574,114 @@ static void on_span(void *ctx, const struct sim_span *s)
         l->nev++;
     } else {
         uint64_t i = trace_model_add_event(l->m, &ev);
-        trace_model_set_details_packed(l->m, i, t0, t1, l->span_pack.p, l->span_pack.len);
+        trace_model_set_details_packed(l->m, i, t0, t1, s->packed, s->packed_len);
     }
+    l->dirty = true;
+}
+
+static void on_span(void *ctx, const struct sim_span *s)
+{
+    struct trace_live *l = ctx;
+    l->span_pack.len = 0; /* the buffer is reused: no allocation once it has grown */
+    trace_hostspan_pack(s, span_request(l, s), &l->span_pack);
+    struct trace_defer_span d = {
+        .kind = (int)s->kind,
+        .node = s->node,
+        .cmdq_id = s->msg ? s->msg->cmdq_id : -1,
+        .t_start_ns = sim_ticks_to_ns(s->t_start),
+        .t_end_ns = sim_ticks_to_ns(s->t_end),
+        .op = trace_hostspan_op(s),
+        .packed = l->span_pack.p,
+        .packed_len = l->span_pack.len,
+    };
+    if (deferred(l))
+        trace_defer_span(l->q, now_ns(l), &d);
+    else
+        apply_span(l, &d);
+}
+
+static void apply_traffic(struct trace_live *l, uint32_t res, bool write, uint64_t nbytes,
+                          uint64_t c0, uint64_t c1)
+{
+    trace_resacc_add(l->res, res, write, nbytes, c0, c1);
+    trace_livepower_traffic(l->power, res, write, nbytes, c0, c1);
     l->dirty = true;
 }
 
 /* Bytes on an HBM or a link: into the resource's bandwidth samples. Called for every
  * memory access and link crossing: ticks become cycles by one multiplication (the exact
- * rounding of event times does not matter to a window). */
+ * rounding of event times does not matter to a window). Counted at once even while the
+ * model is held (the samples reach it at the next sync), unless they would widen the
+ * samples' windows, which writes the model: then kept, with every report after them. */
 static void on_traffic(void *ctx, uint32_t res, bool write, uint64_t nbytes, sim_time_t t0,
                        sim_time_t t1)
 {
     struct trace_live *l = ctx;
     double c0 = (double)t0 * l->cycles_per_tick, c1 = ceil((double)t1 * l->cycles_per_tick);
-    trace_resacc_add(l->res, res, write, nbytes, (uint64_t)c0, (uint64_t)c1);
-    trace_livepower_traffic(l->power, res, write, nbytes, (uint64_t)c0, (uint64_t)c1);
-    l->dirty = true;
+    if (deferred(l) && (l->q_traffic || !trace_resacc_fits(l->res, (uint64_t)c0, (uint64_t)c1))) {
+        l->q_traffic = true;
+        trace_defer_traffic(l->q, now_ns(l), res, write, nbytes, (uint64_t)c0, (uint64_t)c1);
+        return;
+    }
+    apply_traffic(l, res, write, nbytes, (uint64_t)c0, (uint64_t)c1);
+}
+
+/* ---- held still ------------------------------------------------------------------------ */
+
+/* Whether what is heard now waits in q: while the model is held still, and after, until q
+ * is applied (what comes after it must not reach the model before it). */
+static bool deferred(struct trace_live *l)
+{
+    return l->hold || trace_defer_count(l->q);
+}
+
+static void replay_at(void *ctx, double at_ns)
+{
+    struct trace_live *l = ctx;
+    l->q_now_ns = at_ns > l->q_now_ns ? at_ns : l->q_now_ns;
+}
+
+static void replay_op(void *ctx, bool end, const struct sim_op_record *rec)
+{
+    if (end)
+        apply_end(ctx, rec);
+    else
+        apply_start(ctx, rec);
+}
+
+static void replay_span(void *ctx, const struct trace_defer_span *s)
+{
+    apply_span(ctx, s);
+}
+
+static void replay_traffic(void *ctx, uint32_t res, bool write, uint64_t nbytes, uint64_t c0,
+                           uint64_t c1)
+{
+    apply_traffic(ctx, res, write, nbytes, c0, c1);
+}
+
+void trace_live_defer(struct trace_live *l, bool hold)
+{
+    l->hold = hold;
+}
+
+size_t trace_live_deferred(const struct trace_live *l, size_t *bytes)
+{
+    if (bytes)
+        *bytes = trace_defer_bytes(l->q);
+    return trace_defer_count(l->q);
+}
+
+size_t trace_live_catch_up(struct trace_live *l, size_t max)
+{
+    if (l->hold)
+        return trace_defer_count(l->q);
+    struct trace_defer_sink sink = {replay_at, replay_op, replay_span, replay_traffic, l};
+    trace_defer_replay(l->q, &sink, max);
+    size_t left = trace_defer_count(l->q);
+    if (!left)
+        l->q_traffic = false;
+    return left;
 }
 
 /* ---- markers and tokens ------------------------------------------------------------------ */
@@ -585,11 +698,14 @@ static struct sim_value *origin_details(const char *kernel, int64_t cmdq_id)
     return v;
 }
 
-static void sync_markers(struct trace_live *l)
+/* The chip's markers raised since the last sync, up to cycle upto (UINT64_MAX: all). */
+static void sync_markers(struct trace_live *l, uint64_t upto)
 {
     size_t n = sim_chip_marker_count(l->chip);
     for (; l->markers_done < n; l->markers_done++) {
         const struct sim_chip_marker *k = sim_chip_marker(l->chip, l->markers_done);
+        if (cycles(l, k->t_ns, false) > upto)
+            break; /* (the model is behind the run: the next syncs take it) */
         struct trace_marker mk = {
             .cycle = cycles(l, k->t_ns, false),
             .name = intern_opt(l->m, k->name ? k->name : ""),
@@ -615,7 +731,8 @@ static void sync_markers(struct trace_live *l)
     }
 }
 
-static void sync_tokens(struct trace_live *l)
+/* The chip's tokens closed since the last sync, those ending by cycle upto. */
+static void sync_tokens(struct trace_live *l, uint64_t upto)
 {
     size_t n = sim_chip_token_count(l->chip);
     if (n > l->captok) {
@@ -631,6 +748,8 @@ static void sync_tokens(struct trace_live *l)
         if (l->tok_done[i] || t->open)
             continue;
         uint64_t s = cycles(l, t->t_start_ns, false), e = cycles(l, t->t_end_ns, false);
+        if (e > upto)
+            continue;
         struct trace_token tk = {
             .start = s,
             .end = e > s ? e : s,
@@ -677,18 +796,28 @@ static void check_end(struct trace_live *l)
 
 void trace_live_sync(struct trace_live *l)
 {
-    check_end(l);
-    uint64_t now = cycles(l, now_ns(l), true);
+    if (l->hold)
+        return; /* held still: nothing changes it */
+    /* behind the run (what was heard while it was held not all applied yet): the model as
+     * the run was when the last of it applied was heard, its samples and energy as they
+     * were, the run's end not yet */
+    bool behind = trace_defer_count(l->q) > 0;
+    if (!behind)
+        check_end(l);
+    uint64_t now = cycles(l, behind ? l->q_now_ns : now_ns(l), true);
+    if (behind && now < trace_model_now(l->m))
+        now = trace_model_now(l->m);
     if (now != trace_model_now(l->m) || trace_model_t_max(l->m) < now) {
         trace_model_set_now(l->m, now);
         l->dirty = true;
     }
-    sync_markers(l);
-    sync_tokens(l);
-    trace_resacc_flush(l->res);
+    sync_markers(l, behind ? now : UINT64_MAX);
+    sync_tokens(l, behind ? now : UINT64_MAX);
+    if (!behind)
+        trace_resacc_flush(l->res);
     /* the energy, with the model: the same at every step (a stream-only feed's model is
      * never shown: its energy goes to the file when it closes) */
-    if (l->power && l->dirty && !l->stream_only)
+    if (l->power && l->dirty && !l->stream_only && !behind)
         trace_livepower_publish(l->power, l->m, trace_model_t_max(l->m));
     if (l->dirty) /* the model's generation moves only when something did */
         trace_model_finish(l->m);
@@ -769,6 +898,7 @@ int trace_live_new(struct sim_chip *chip, const struct trace_live_opts *o, struc
     l->bw_window = o->bw_window;
     l->mem_events = o->mem_events;
     l->m = trace_model_new();
+    l->q = trace_defer_new();
     l->meta = metadata(o);
     trace_model_set_metadata_take(l->m, sim_value_clone(l->meta));
     trace_model_set_config_take(l->m, config_snapshot(sim_chip_config(chip)));
@@ -837,6 +967,7 @@ void trace_live_free(struct trace_live *l)
         sim_oplog_unobserve(l->log, l->observer);
     if (l->chip_observer >= 0)
         sim_chip_unobserve(l->chip, l->chip_observer);
+    trace_defer_free(l->q);
     trace_resacc_free(l->res);
     trace_livepower_free(l->power);
     trace_sumacc_free(l->acc);
@@ -934,6 +1065,7 @@ int trace_live_write(struct trace_live *l, const char *path, bool incomplete, st
     if (l->stream_only)
         return diag_set(d, SIM_EINVAL, path, 0, 0, NULL,
                         "cannot write the trace: the run keeps no events (it streams them)");
+    trace_live_catch_up(l, SIZE_MAX);
     trace_live_sync(l);
     struct sim_value *meta = sim_value_clone(l->meta);
     sim_value_map_set_bool(meta, "incomplete", incomplete);
@@ -998,6 +1130,7 @@ int trace_live_finish(struct trace_live *l, bool complete, struct diag *d)
     if (!l->path || l->finished)
         return 0;
     l->finished = true;
+    trace_live_catch_up(l, SIZE_MAX);
     trace_live_sync(l);
     struct trace_writer *w = l->w;
     l->w = NULL; /* nothing more goes to the stream */

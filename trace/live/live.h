@@ -17,6 +17,7 @@
 #include "trace/model/model.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct trace_live;
@@ -70,8 +71,29 @@ struct trace_model *trace_live_model(const struct trace_live *l);
  */
 void trace_live_sync(struct trace_live *l);
 
+/*
+ * Hold the model still (hold true) while the run goes on: until it is let go (hold false),
+ * what the feed hears (op starts and ends, host spans, bytes on resources that would
+ * change the model) is kept in order (trace/live/defer.h) instead of changing the model,
+ * and trace_live_sync leaves it as it is. So an analysis may read the model on another
+ * thread while the simulation runs on this one. Let go, the model is behind the run until
+ * trace_live_catch_up has applied all it kept; meanwhile what the feed hears is kept
+ * after it, and trace_live_sync brings the model to the run's time of the last entry
+ * applied (its markers and tokens up to then; the bandwidth samples and the energy as they
+ * were), so that the model is always the run as it was at some instant. trace_live_write
+ * and trace_live_finish catch up first.
+ */
+void trace_live_defer(struct trace_live *l, bool hold);
+
+/* The entries kept and not applied yet, and into *bytes (may be NULL) the memory they take. */
+size_t trace_live_deferred(const struct trace_live *l, size_t *bytes);
+
+/* Apply up to max of the entries kept (SIZE_MAX: all; none while held), oldest first;
+ * returns how many are left. Call trace_live_sync after. */
+size_t trace_live_catch_up(struct trace_live *l, size_t max);
+
 /* The model index of the ENGINE_EVENT of op record id (sim_op_note.id), or UINT64_MAX
- * when the feed has not seen that record start. */
+ * when the feed has not seen that record start (or its start is kept, not applied yet). */
 uint64_t trace_live_event_of_record(const struct trace_live *l, uint64_t id);
 
 /* Op starts plus op ends seen so far: it moves exactly when an op record starts or ends

@@ -239,6 +239,12 @@ void trace_resacc_add(struct trace_resacc *a, uint32_t res, bool write, uint64_t
     }
 }
 
+bool trace_resacc_fits(const struct trace_resacc *a, uint64_t c0, uint64_t c1)
+{
+    uint64_t last = c1 > c0 ? c1 - 1 : c0;
+    return last < a->limit;
+}
+
 bool trace_resacc_get(const struct trace_resacc *a, uint32_t res, uint64_t k, uint64_t *read,
                       uint64_t *write)
 {

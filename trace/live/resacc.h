@@ -36,6 +36,10 @@ void trace_resacc_free(struct trace_resacc *a);
 void trace_resacc_add(struct trace_resacc *a, uint32_t res, bool write, uint64_t bytes, uint64_t c0,
                       uint64_t c1);
 
+/* Whether trace_resacc_add of [c0, c1) leaves the model as it is until the next flush (it
+ * would not widen the windows, which writes the samples so far into the model). */
+bool trace_resacc_fits(const struct trace_resacc *a, uint64_t c0, uint64_t c1);
+
 /* Bring the model's samples up to date with the bytes reported since the last flush. */
 void trace_resacc_flush(struct trace_resacc *a);
 
