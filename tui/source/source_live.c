@@ -6,7 +6,7 @@
  * Breakpoints on op starts are checked by an op log observer, marker breakpoints after
  * each event.
  */
-#include "tui/source/source.h"
+#include "tui/source/live_state.h"
 
 #include "sim/data/yaml.h"
 #include "sim/util/escape.h"
@@ -44,129 +44,12 @@ enum {
     CKPT_SPREAD = 16,                 /* ... or this fraction of the running so far */
     CKPT_MIN_EVENTS = 4096,           /* and at least this many events */
     CKPT_MAX_EVENTS = 1 << 20,        /* events run by hand (steps) between two, at most */
-    MARKS = 64,                       /* op starts and ends remembered for going back */
-    HITS = 32,                        /* breakpoint hits remembered */
 };
 
 /* The steps of the speed keys, events per second; past the last: as fast as possible. A
  * run may start at any other speed (run --speed): the keys go to the next step from it. */
 static const uint64_t speeds[] = {1, 10, 100, 1000, 10000, 100000};
 enum { NSPEEDS = sizeof(speeds) / sizeof(speeds[0]) };
-
-enum state {
-    ST_RUNNING,
-    ST_PAUSED,
-    ST_FINISHED,
-};
-
-/* What a run (as opposed to a pause) is for. */
-enum goal {
-    GOAL_END,       /* to the end */
-    GOAL_STEP_OP,   /* until an op record starts or ends */
-    GOAL_UNTIL,     /* until a time */
-    GOAL_STEP_LINE, /* until a PE issues an op from another line */
-};
-
-struct bp {
-    enum tui_break_kind kind;
-    char *pattern; /* owned */
-    uint64_t hits;
-    int id;                  /* METRIC: its id in the watch */
-    struct tui_linebp *line; /* owned: LINE: the file, line and PE, else NULL */
-    unsigned number;         /* what the user calls it: 1, 2, ... in the order set, kept when an
-                                earlier one is removed */
-};
-
-/* An event that started or ended an op (the last such op of the event). */
-struct opmark {
-    uint64_t event; /* engine events after it */
-    uint64_t record;
-    bool started;
-};
-
-/* An event that hit a breakpoint. */
-struct hitmark {
-    uint64_t event;
-    uint64_t record; /* op record id, or UINT64_MAX (a marker) */
-    char text[256];
-};
-
-struct source_live {
-    struct tui_source base;
-    struct sim_run *run;     /* owned */
-    struct trace_live *feed; /* owned */
-    struct sim_engine *eng;  /* borrowed from the run */
-    struct sim_chip *chip;   /* borrowed from the run */
-    char *name;              /* owned */
-    struct tui_memview *mem; /* owned: the store as the memory pane reads it */
-    int observer;            /* our op log subscription */
-    enum state state;
-    enum goal goal;
-    uint64_t goal_changes; /* GOAL_STEP_OP: op changes when it began */
-    sim_time_t goal_until; /* GOAL_UNTIL: ticks */
-    char line_pe[128];     /* GOAL_STEP_LINE: the PE ("" any), */
-    char line_file[128];   /* the basename and line it was at ("" 0: none), */
-    uint32_t line_no;
-    bool line_hit;              /* an op from another line started in the last event: */
-    uint64_t line_record;       /* its record */
-    uint64_t speed;             /* events per second, 0: as fast as possible */
-    uint64_t pace_t0, pace_ev0; /* when the current paced stretch began, events then */
-
-    struct bp *bps; /* owned */
-    size_t nbp;
-    struct trace_watch *watch; /* owned: the METRIC breakpoints' conditions, or NULL */
-    int next_watch_id;
-    unsigned next_bp_number; /* the number the next breakpoint gets, less one */
-    uint64_t hit_event;      /* a METRIC breakpoint's op (a model event), or UINT64_MAX */
-    char fired_text[320];    /* the breakpoint that paused the run, for the header */
-    size_t markers_seen;
-    /* during one event: a breakpoint hit, the last op that started or ended */
-    bool hit;
-    char hit_text[256];
-    uint64_t hit_record; /* op record id, or UINT64_MAX (a marker) */
-    uint64_t changed_record;
-    bool changed_started;
-    uint64_t focus; /* model event to show, or UINT64_MAX */
-
-    struct sim_step_info last; /* the last event run */
-    bool have_last;
-    char last_text[400];
-    char notice[320];
-    uint64_t notice_rev;
-    char speed_text[32];
-
-    uint64_t rate_t0, rate_ev0; /* events-per-second window */
-    double eps;
-
-    int (*reload_check)(void *ctx, struct diag *d); /* Ctrl-R's (tui_live_opts) */
-    void *reload_ctx;
-    unsigned char reload_ui[TUI_SOURCE_UI_MAX]; /* the app's state, once a reload is asked */
-    size_t reload_len;
-    int (*verify)(struct sim_run *run, char *line, size_t size, void *ctx);
-    void *verify_ctx;
-    bool verified;
-    char verify_text[256];
-    bool trace_done;
-    int trace_rc; /* how finishing the trace file went */
-    struct diag trace_diag;
-
-    /* going back */
-    struct tui_ckpt *ckpt;      /* owned; NULL: no checkpoints */
-    struct tui_ckpt_req *req;   /* owned: the request a resumed copy reads */
-    uint64_t ckpt_work;         /* ns spent running events since the last checkpoint */
-    uint64_t ckpt_cost;         /* CPU ns the last checkpoint took this thread (the fork) */
-    uint64_t run_work;          /* ns spent running events in all */
-    uint64_t ckpt_ticked;       /* events run by ticks (not by hand) since the last one */
-    uint64_t ckpt_mark;         /* its memory budget mark (UINT64_MAX: no file shared) */
-    bool silent;                /* re-running to a target: no stops, no hit counts */
-    bool backwards;             /* this state was reached by going back */
-    struct opmark marks[MARKS]; /* a ring: nmarks in all */
-    uint64_t nmarks;
-    struct hitmark hitm[HITS];
-    uint64_t nhits;
-    size_t ui_len; /* > 0 once resumed: the app's state handed over */
-    unsigned char ui[TUI_SOURCE_UI_MAX];
-};
 
 static struct source_live *L_of(struct tui_source *s)
 {
@@ -188,11 +71,6 @@ static void notice(struct source_live *L, const char *fmt, ...)
 static uint64_t now_cycles(const struct source_live *L)
 {
     return trace_model_now(trace_live_model(L->feed));
-}
-
-static double clock_ghz(const struct source_live *L)
-{
-    return sim_run_config(L->run)->clock_ghz;
 }
 
 /* ---- breakpoints ------------------------------------------------------------------------ */
@@ -415,20 +293,6 @@ static int check_pattern(const struct source_live *L, enum tui_break_kind kind, 
     return 0;
 }
 
-/* A LINE breakpoint's parsed pattern (owned), NULL for the other kinds. */
-static struct tui_linebp *line_of(enum tui_break_kind kind, const char *pattern)
-{
-    if (kind != TUI_BREAK_LINE)
-        return NULL;
-    struct tui_linebp *bp = sim_xmalloc(sizeof(*bp));
-    struct diag d;
-    if (tui_linebp_parse(pattern, bp, &d) < 0) {
-        free(bp);
-        return NULL;
-    }
-    return bp;
-}
-
 static int live_break_add(struct tui_source *s, enum tui_break_kind kind, const char *pattern,
                           struct diag *d)
 {
@@ -453,7 +317,7 @@ static int live_break_add(struct tui_source *s, enum tui_break_kind kind, const 
         b.pattern = sim_xstrdup(c.text);
     } else {
         b.pattern = sim_xstrdup(pattern);
-        b.line = line_of(kind, pattern);
+        b.line = tui_live_line_of(kind, pattern);
     }
     b.number = ++L->next_bp_number;
     L->bps = sim_xreallocarray(L->bps, L->nbp + 1, sizeof(*L->bps));
@@ -665,14 +529,6 @@ static uint64_t slower(uint64_t speed)
     return speed;
 }
 
-static void set_speed_text(struct source_live *L)
-{
-    if (L->speed)
-        snprintf(L->speed_text, sizeof(L->speed_text), "%" PRIu64 " ev/s", L->speed);
-    else
-        snprintf(L->speed_text, sizeof(L->speed_text), "max");
-}
-
 /* Events the chosen speed allows now (UINT64_MAX: no limit). */
 static uint64_t allowed(const struct source_live *L, uint64_t t)
 {
@@ -736,120 +592,6 @@ static void run_batches(struct source_live *L, uint64_t may, uint64_t t0, uint64
 
 enum { REQ_EVENT, REQ_UNTIL };
 
-/* What the resumed copy keeps of this process: breakpoints (with their counts), speed,
- * whether the trace file is already written, how we go back, and the app's state. */
-static void pack_carry(struct source_live *L, uint32_t how, const void *ui, size_t ui_len)
-{
-    struct tui_ckpt_req *r = L->req;
-    r->carry_len = 0;
-    uint32_t speed = (uint32_t)L->speed, nbp = 0;
-    uint8_t done = L->trace_done;
-    tui_ckpt_put(r, &how, sizeof(how));
-    tui_ckpt_put(r, &speed, sizeof(speed));
-    tui_ckpt_put(r, &done, sizeof(done));
-    size_t room = sizeof(r->carry) - TUI_SOURCE_UI_MAX - 64;
-    size_t need = 0;
-    for (; nbp < L->nbp; nbp++) {
-        need += 16 + strlen(L->bps[nbp].pattern);
-        if (need > room)
-            break; /* the rest do not fit: they are left behind */
-    }
-    /* the count, and above it the number the next breakpoint gets; each one's kind, and
-     * above it its number */
-    uint32_t counts = nbp | L->next_bp_number << 16;
-    tui_ckpt_put(r, &counts, sizeof(counts));
-    for (uint32_t i = 0; i < nbp; i++) {
-        uint32_t kind = L->bps[i].kind | L->bps[i].number << 8,
-                 len = (uint32_t)strlen(L->bps[i].pattern);
-        tui_ckpt_put(r, &kind, sizeof(kind));
-        tui_ckpt_put(r, &L->bps[i].hits, sizeof(L->bps[i].hits));
-        tui_ckpt_put(r, &len, sizeof(len));
-        tui_ckpt_put(r, L->bps[i].pattern, len);
-    }
-    uint32_t n = (uint32_t)(ui_len < TUI_SOURCE_UI_MAX ? ui_len : TUI_SOURCE_UI_MAX);
-    tui_ckpt_put(r, &n, sizeof(n));
-    tui_ckpt_put(r, ui, n);
-}
-
-/*
- * The watch id of a METRIC breakpoint carried back into this copy (its condition as text):
- * the copy's own when it watched the same condition already (its state as of the copy
- * carries on), else the condition watched anew. old[0..nold) are the copy's breakpoints;
- * the one reused is marked (id -1). -1 when the text does not parse (it did before).
- */
-static int carried_watch(struct source_live *L, struct bp *old, size_t nold, const char *text)
-{
-    for (size_t i = 0; i < nold; i++)
-        if (old[i].kind == TUI_BREAK_METRIC && old[i].id >= 0 &&
-            strcmp(old[i].pattern, text) == 0) {
-            int id = old[i].id;
-            old[i].id = -1;
-            return id;
-        }
-    struct trace_watch_cond c;
-    struct diag d;
-    if (trace_watch_parse(text, clock_ghz(L), &c, &d) < 0)
-        return -1;
-    if (!L->watch)
-        L->watch = trace_watch_new(L->feed);
-    int id = L->next_watch_id++;
-    trace_watch_add(L->watch, id, &c);
-    return id;
-}
-
-static uint32_t unpack_carry(struct source_live *L)
-{
-    const struct tui_ckpt_req *r = L->req;
-    size_t at = 0;
-    uint32_t how = 0, speed = 0, nbp = 0, n = 0;
-    uint8_t done = 0;
-    tui_ckpt_get(r, &at, &how, sizeof(how));
-    if (tui_ckpt_get(r, &at, &speed, sizeof(speed))) /* events per second (at most 1e9), 0: max */
-        L->speed = speed;
-    tui_ckpt_get(r, &at, &done, sizeof(done));
-    if (done) { /* the file is written; this copy leaves it alone */
-        L->trace_done = true;
-        L->trace_rc = 0;
-    }
-    struct bp *old = L->bps; /* this copy's, from when it was taken */
-    size_t nold = L->nbp;
-    L->bps = NULL;
-    L->nbp = 0;
-    tui_ckpt_get(r, &at, &nbp, sizeof(nbp));
-    L->next_bp_number = nbp >> 16;
-    nbp &= 0xffff;
-    for (uint32_t i = 0; i < nbp; i++) {
-        uint32_t kind = 0, len = 0;
-        uint64_t hits = 0;
-        if (!tui_ckpt_get(r, &at, &kind, sizeof(kind)) ||
-            !tui_ckpt_get(r, &at, &hits, sizeof(hits)) ||
-            !tui_ckpt_get(r, &at, &len, sizeof(len)) || at + len > r->carry_len)
-            break;
-        char *pat = sim_xmalloc(len + 1);
-        tui_ckpt_get(r, &at, pat, len);
-        pat[len] = '\0';
-        struct bp b = {(enum tui_break_kind)(kind & 0xff), pat, hits, -1, NULL, kind >> 8};
-        b.line = line_of(b.kind, pat);
-        if (b.kind == TUI_BREAK_METRIC)
-            b.id = carried_watch(L, old, nold, pat);
-        L->bps = sim_xreallocarray(L->bps, L->nbp + 1, sizeof(*L->bps));
-        L->bps[L->nbp++] = b;
-    }
-    for (size_t i = 0; i < nold; i++) { /* breakpoints removed since this copy was taken */
-        if (old[i].kind == TUI_BREAK_METRIC && old[i].id >= 0)
-            trace_watch_remove(L->watch, old[i].id);
-        free(old[i].pattern);
-        free(old[i].line);
-    }
-    free(old);
-    if (tui_ckpt_get(r, &at, &n, sizeof(n)) && n <= sizeof(L->ui) && tui_ckpt_get(r, &at, L->ui, n))
-        L->ui_len = n ? n : 1;
-    else
-        L->ui_len = 1;
-    set_speed_text(L);
-    return how;
-}
-
 static const struct opmark *mark_at(const struct source_live *L, uint64_t before)
 {
     for (uint64_t k = L->nmarks; k > 0 && L->nmarks - k < MARKS; k--)
@@ -886,7 +628,7 @@ static void resumed_run(struct source_live *L)
 {
     const struct tui_ckpt_req *r = L->req;
     uint64_t from = sim_engine_events(L->eng);
-    uint32_t how = unpack_carry(L);
+    uint32_t how = tui_live_carry_unpack(L);
     /* the model's arrays in the memory budget's file, shared with the process that goes on:
      * as they were at the checkpoint. From here on this copy replaces that future: it takes
      * over whatever happens */
@@ -1040,7 +782,7 @@ static int live_back(struct tui_source *s, enum tui_back how, uint64_t arg, cons
         break;
     }
     }
-    pack_carry(L, (uint32_t)how, ui, ui_len);
+    tui_live_carry_pack(L, (uint32_t)how, ui, ui_len);
     L->req->kind = kind;
     L->req->arg = kind == REQ_UNTIL ? until : target;
     L->req->nlost = 0;
@@ -1420,7 +1162,7 @@ struct tui_source *tui_source_live_take(struct sim_run *run, struct trace_live *
             (uint32_t)(o->carry_len < sizeof(r->carry) ? o->carry_len : sizeof(r->carry));
         memcpy(r->carry, o->carry, r->carry_len);
         L->req = r;
-        unpack_carry(L);
+        tui_live_carry_unpack(L);
         L->req = saved;
         free(r);
         for (size_t i = 0; i < L->nbp; i++) /* a new run: nothing hit yet */
@@ -1450,7 +1192,7 @@ size_t tui_source_live_reload_carry(struct tui_source *s, void *out, size_t size
     bool done = L->trace_done;
     L->req = r;
     L->trace_done = false; /* the next run writes its own trace */
-    pack_carry(L, 0, L->reload_ui, L->reload_len);
+    tui_live_carry_pack(L, 0, L->reload_ui, L->reload_len);
     L->req = saved;
     L->trace_done = done;
     size_t n = r->carry_len <= size ? r->carry_len : 0;
