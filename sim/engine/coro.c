@@ -1,7 +1,7 @@
 /*
  * Coroutines (see sim/engine/coro.h): stack pool, first-entry frames and the switch, with the
- * AddressSanitizer fiber hooks and Valgrind stack registration. The register save/restore
- * itself is sim/engine/coro_x86_64.S on x86-64 and swapcontext elsewhere.
+ * AddressSanitizer and ThreadSanitizer fiber hooks and Valgrind stack registration. The register
+ * save/restore itself is sim/engine/coro_x86_64.S on x86-64 and swapcontext elsewhere.
  */
 #include "sim/engine/coro.h"
 
@@ -29,6 +29,22 @@
 #if SIM_CORO_ASAN
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
+#endif
+
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SIM_CORO_TSAN 1
+#endif
+#endif
+#if !defined(SIM_CORO_TSAN) && defined(__SANITIZE_THREAD__)
+#define SIM_CORO_TSAN 1
+#endif
+#ifndef SIM_CORO_TSAN
+#define SIM_CORO_TSAN 0
+#endif
+
+#if SIM_CORO_TSAN
+#include <sanitizer/tsan_interface.h>
 #endif
 
 #if defined(__has_include)
@@ -207,6 +223,21 @@ static inline void asan_arrive(struct sim_coro *self, void *fake)
 #endif
 }
 
+/* ThreadSanitizer follows each coroutine as a fiber of its own (else it takes every switch
+ * of stacks for one thread's, and its history grows without bound): to's before the switch;
+ * the running context's (a thread's own stack) learnt at its first switch. */
+static inline void tsan_leave(struct sim_coro *from, struct sim_coro *to)
+{
+#if SIM_CORO_TSAN
+    if (!from->tsan_fiber)
+        from->tsan_fiber = __tsan_get_current_fiber();
+    __tsan_switch_to_fiber(to->tsan_fiber, 0);
+#else
+    (void)from;
+    (void)to;
+#endif
+}
+
 /* ---- start, switch, exit ---------------------------------------------------------------- */
 
 void sim_coro_init_thread(struct sim_coro *c)
@@ -250,6 +281,10 @@ void sim_coro_start(struct sim_coro *c, struct sim_coro_pool *pool, void (*fn)(v
     c->asan_fake = NULL;
     c->asan_bottom = st->lo;
     c->asan_size = st->size;
+#if SIM_CORO_TSAN
+    if (!c->tsan_fiber)
+        c->tsan_fiber = __tsan_create_fiber(0);
+#endif
 #if SIM_CORO_ASM
     /* The frame sim_coro_swap_x86_64 pops: MXCSR and x87 control word (the creator's),
      * r15, r14, r13 = c, r12 = coro_main, rbx, rbp, then the return address. After the
@@ -283,6 +318,11 @@ void sim_coro_release(struct sim_coro *c, struct sim_coro_pool *pool)
     struct sim_coro_stack *st = c->stack;
     if (!st)
         return;
+#if SIM_CORO_TSAN
+    if (c->tsan_fiber)
+        __tsan_destroy_fiber(c->tsan_fiber);
+    c->tsan_fiber = NULL;
+#endif
     c->stack = NULL;
     st->next_free = pool->free;
     pool->free = st;
@@ -301,6 +341,7 @@ static inline void swap(struct sim_coro *from, struct sim_coro *to)
 void sim_coro_switch(struct sim_coro *from, struct sim_coro *to)
 {
     to->from = from;
+    tsan_leave(from, to);
     asan_leave(&from->asan_fake, to);
     swap(from, to);
     asan_arrive(from, from->asan_fake);
@@ -309,6 +350,7 @@ void sim_coro_switch(struct sim_coro *from, struct sim_coro *to)
 void sim_coro_exit(struct sim_coro *from, struct sim_coro *to)
 {
     to->from = from;
+    tsan_leave(from, to);
     asan_leave(NULL, to);
     swap(from, to);
     abort(); /* a finished coroutine was resumed */

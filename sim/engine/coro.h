@@ -33,6 +33,7 @@ struct sim_coro {
     void *asan_fake;         /* AddressSanitizer's fake stack while suspended */
     const void *asan_bottom; /* lowest address and size of this coroutine's stack */
     size_t asan_size;
+    void *tsan_fiber; /* ThreadSanitizer's fiber for it (NULL: none yet) */
 #if !SIM_CORO_ASM
     ucontext_t uc; /* saved context (fallback switch) */
 #endif
