@@ -5,11 +5,12 @@
 # meanwhile, the longest wait of a key (`?` opening the help, Escape closing it, one after the
 # other; capture-pane polled every 5 ms: the figures carry that much resolution and tmux's own
 # cost). Then the run's speed with the pane open and closed in turn, PAIRS times (a live
-# verdict holds the run while it computes, and runs again after ten times its cost; closed,
-# after forty times, as it is kept warm): each open window is held against the mean of the
-# two closed ones around it (the run's speed drifts as it goes, and the machine is shared),
-# and the median of those drops must keep within 10%; with it, the share of the open and of
-# the closed windows the run was held by the verdict's runs (their times from
+# verdict holds the model still while it computes, the run going on beside it until what it
+# keeps for the model reaches an eighth of the memory budget, and runs again after ten times
+# its cost; closed, after forty times, as it is kept warm): each open window is held against
+# the mean of the two closed ones around it (the run's speed drifts as it goes, and the
+# machine is shared), and the median of those drops must keep within 10%; with it, the share
+# of the open and of the closed windows the model was held by the verdict's runs (their times from
 # NPUSCOPE_TASK_LOG, by the window they ended in), which the machine's noise moves far less.
 # Speeds from the header's events counter over SECONDS each, redrawn (Ctrl-L) to be read; a
 # run that finishes within one fails the benchmark (KERNEL must outlast EVENTS and 2 * PAIRS

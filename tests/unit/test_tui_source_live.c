@@ -326,6 +326,138 @@ Test(source_live, the_end_completes_the_trace_and_an_early_quit_marks_it_incompl
     tui_source_free(s);
 }
 
+/* The events of two models, one by one: the same (start, end, component, op and kind; the
+ * strings compared, not their ids: a model held interns them in another order). */
+static void same_events(const struct trace_model *a, const struct trace_model *b)
+{
+    uint64_t n = trace_model_event_count(a);
+    cr_assert_eq(trace_model_event_count(b), n);
+    cr_assert_gt(n, 100);
+    for (uint64_t i = 0; i < n; i++) {
+        const struct trace_event *x = trace_model_event(a, i), *y = trace_model_event(b, i);
+        const char *xo = trace_model_str(a, x->op), *yo = trace_model_str(b, y->op);
+        const char *xt = trace_model_str(a, trace_model_track_get(a, x->track)->name);
+        const char *yt = trace_model_str(b, trace_model_track_get(b, y->track)->name);
+        cr_assert(x->start == y->start && x->end == y->end && strcmp(xt, yt) == 0 &&
+                      strcmp(xo, yo) == 0 && x->op_kind == y->op_kind,
+                  "event %llu differs: %llu-%llu %s %s, then %llu-%llu %s %s",
+                  (unsigned long long)i, (unsigned long long)x->start, (unsigned long long)x->end,
+                  xt, xo, (unsigned long long)y->start, (unsigned long long)y->end, yt, yo);
+    }
+    cr_assert_eq(trace_model_t_max(a), trace_model_t_max(b));
+}
+
+/* While an analysis reads the model on a worker (tui/panes/task.h), the run goes on through
+ * tick_ahead and the model stays as it is; the next ticks bring it up to the run, and the
+ * run ends, its trace written, as a run never held does. */
+Test(source_live, the_run_goes_on_while_an_analysis_holds_the_model_and_then_catches_up)
+{
+    char held[320], straight[320];
+    snprintf(held, sizeof(held), "%s/held.json", dir);
+    snprintf(straight, sizeof(straight), "%s/straight.json", dir);
+    const char *spec = "llm_decode:layers=1,gen=3"; /* (host spans, tokens and markers too) */
+    struct tui_source *ref = open_spec(spec, straight, false);
+    run_out(ref);
+    cr_assert_eq(status(ref).mode, TUI_MODE_FINISHED);
+
+    struct tui_source *s = open_spec(spec, held, false);
+    cr_assert_not_null(s->ops->tick_ahead);
+    int rounds_ahead = 0, ended_ahead = 0;
+    const struct trace_model *m = s->ops->model(s);
+    for (int round = 0; s->ops->running(s); round++) {
+        /* a few events as usual, then held: the run goes on, the model not */
+        cr_assert_eq(s->ops->tick(s, 1, NULL), 0); /* (a batch of events, or a slice) */
+        uint64_t n = trace_model_event_count(m), gen = trace_model_generation(m);
+        uint64_t ev0 = sim_engine_events(engine(s));
+        int on = s->ops->tick_ahead(s, 1);
+        rounds_ahead += sim_engine_events(engine(s)) > ev0;
+        cr_assert(on == 1 || !s->ops->running(s), "a run to the end goes on");
+        cr_assert_eq(trace_model_event_count(m), n, "round %d: the model is held", round);
+        cr_assert_eq(trace_model_generation(m), gen);
+        if (on && sim_run_over(tui_source_live_run(s))) {
+            ended_ahead++;
+            cr_assert_eq(s->ops->tick_ahead(s, 300000), 0, "the run ended ahead: it waits");
+        }
+        if (on) /* (the end comes through a tick, once the model has caught up) */
+            cr_assert_neq(status(s).mode, TUI_MODE_FINISHED, "finished only once caught up");
+    }
+    cr_assert_eq(status(s).mode, TUI_MODE_FINISHED);
+    cr_assert_gt(rounds_ahead, 3, "the run went on while held (%d rounds)", rounds_ahead);
+    cr_assert_leq(ended_ahead, 1);
+    cr_assert(strstr(status(s).notice, "trace written to"), "%s", status(s).notice);
+    same_events(m, ref->ops->model(ref));
+    cr_assert_eq(tui_source_live_finish(s, NULL), 0);
+    cr_assert_eq(tui_source_live_finish(ref, NULL), 0);
+    tui_source_free(ref);
+    tui_source_free(s);
+    for (int k = 0; k < 2; k++) { /* the files too */
+        struct trace_model *f[2];
+        for (int j = 0; j < 2; j++) {
+            struct trace_report *r = trace_report_new(4);
+            cr_assert_eq(trace_load_file(j ? held : straight, r, &f[j], NULL), 0);
+            cr_assert_eq(trace_report_errors(r) + trace_report_warnings(r), 0);
+            trace_report_free(r);
+        }
+        if (!k)
+            same_events(f[0], f[1]);
+        trace_model_free(f[0]);
+        trace_model_free(f[1]);
+    }
+}
+
+/* A run that ends while the model is held: it finishes once the model has caught up, its
+ * trace complete. */
+Test(source_live, a_run_that_ends_while_held_finishes_once_caught_up)
+{
+    char held[320], straight[320];
+    snprintf(held, sizeof(held), "%s/held.json", dir);
+    snprintf(straight, sizeof(straight), "%s/straight.json", dir);
+    const char *spec = "vector_add:pes=3,n=2000003"; /* (rows that do not divide by the PEs) */
+    struct tui_source *ref = open_spec(spec, straight, false);
+    run_out(ref);
+    struct tui_source *s = open_spec(spec, held, false);
+    cr_assert_eq(s->ops->tick(s, 1, NULL), 0);
+    int n = 0;
+    while (s->ops->tick_ahead(s, 1000000) == 1)
+        cr_assert_lt(++n, 100000);
+    cr_assert(sim_run_over(tui_source_live_run(s)), "the run ran out of events ahead");
+    cr_assert_eq(status(s).mode, TUI_MODE_LIVE, "not finished while held");
+    cr_assert(s->ops->running(s));
+    cr_assert_lt(trace_model_event_count(s->ops->model(s)),
+                 trace_model_event_count(ref->ops->model(ref)));
+    run_out(s);
+    cr_assert_eq(status(s).mode, TUI_MODE_FINISHED);
+    cr_assert(strstr(status(s).notice, "trace written to"), "%s", status(s).notice);
+    same_events(s->ops->model(s), ref->ops->model(ref));
+    tui_source_free(ref);
+    tui_source_free(s);
+}
+
+/* A run that must stop somewhere waits for the analysis: a breakpoint, a step, a pause. */
+Test(source_live, a_run_that_may_stop_waits_while_the_model_is_held)
+{
+    struct tui_source *s = open_live(NULL, false);
+    cr_assert_eq(s->ops->tick(s, 200000, NULL), 0);
+    cr_assert_eq(s->ops->break_add(s, TUI_BREAK_OP, "no_such_op*", NULL), 0);
+    uint64_t ev0 = sim_engine_events(engine(s));
+    cr_assert_eq(s->ops->tick_ahead(s, 300000), 0, "a breakpoint: it waits");
+    cr_assert_eq(sim_engine_events(engine(s)), ev0);
+    s->ops->break_remove(s, 0);
+    cr_assert_eq(s->ops->tick_ahead(s, 300000), 1);
+    cr_assert_gt(sim_engine_events(engine(s)), ev0);
+    /* a control first brings the model up to the run: the step is the next event */
+    uint64_t ev1 = sim_engine_events(engine(s));
+    control(s, TUI_CTL_STEP_OP);
+    cr_assert_eq(s->ops->tick_ahead(s, 300000), 0, "a step: it waits");
+    cr_assert_eq(sim_engine_events(engine(s)), ev1);
+    uint64_t until = trace_model_now(s->ops->model(s));
+    cr_assert_geq(until, 1, "caught up to the run's time");
+    control(s, TUI_CTL_PAUSE);
+    cr_assert_eq(s->ops->tick_ahead(s, 300000), 0, "paused: nothing runs");
+    cr_assert_eq(sim_engine_events(engine(s)), ev1);
+    tui_source_free(s);
+}
+
 /* ---- in the app, without a terminal ------------------------------------------------------- */
 
 static char *screen(struct tui_app *a)

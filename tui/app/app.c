@@ -262,7 +262,7 @@ static void draw_header(struct tui_app *a)
     if (st->ckpt_count) /* going back: checkpoints held, and their memory */
         snprintf(ckpt, sizeof(ckpt), "ckpt %zu/%d%s%s", st->ckpt_count, TUI_CKPT_MAX,
                  mem[0] ? " " : "", mem);
-    char mode[32], now[96] = "", events[64] = "", rate[48] = "", speed[48] = "", run[256] = "",
+    char mode[32], now[96] = "", events[64] = "", rate[64] = "", speed[48] = "", run[256] = "",
                    total[64], cursor[96], a1[64], viewers[32] = "";
     double ghz = trace_model_clock_ghz(a->m);
     snprintf(mode, sizeof(mode), " %s ", mode_name(st->mode));
@@ -272,8 +272,13 @@ static void draw_header(struct tui_app *a)
                  st->backwards ? " (reached backwards)" : "");
         if (st->events_per_sec > 0 && st->mode == TUI_MODE_LIVE)
             snprintf(rate, sizeof(rate), "%s ev/s", tui_fmt_si(a1, sizeof(a1), st->events_per_sec));
-        if (st->mode == TUI_MODE_LIVE && tui_task_holding()) /* tui/panes/task.h */
-            snprintf(rate, sizeof(rate), "held by an analysis");
+        if (st->mode == TUI_MODE_LIVE && tui_task_holding()) { /* tui/panes/task.h */
+            char on[32] = "";                                  /* the run goes on meanwhile */
+            if (a->ahead && st->events_per_sec > 0)
+                snprintf(on, sizeof(on), "%.20s ev/s, ",
+                         tui_fmt_si(a1, sizeof(a1), st->events_per_sec));
+            snprintf(rate, sizeof(rate), "%sview held by an analysis", on);
+        }
         if (st->speed && strcmp(st->speed, "max") != 0 && st->mode != TUI_MODE_FINISHED)
             snprintf(speed, sizeof(speed), "speed %s", st->speed);
     }
@@ -617,6 +622,12 @@ void tui_app_work(struct tui_app *a, uint64_t budget_ns)
     if (held != a->held)
         a->header_dirty = true; /* it says so */
     a->held = held;
+    /* the run goes on meanwhile when it can, what it does applied once the model is let go */
+    a->ahead = held && a->src->ops->running(a->src) && a->src->ops->tick_ahead &&
+               a->src->ops->tick_ahead(a->src, budget_ns) > 0;
+    tui_task_set_run_on(a->ahead);
+    if (a->ahead)
+        a->header_dirty = true; /* its events and rate */
     if (a->src->ops->running(a->src) && !held) {
         struct diag d;
         diag_clear(&d);
@@ -1408,9 +1419,9 @@ int tui_app_run(struct tui_app *a, struct tui_term *t)
          * it may be drawn. Then take every input already queued before drawing again. */
         int timeout = -1;
         if (a->src->ops->running(a->src))
-            timeout = tui_task_holding()     ? HOLD_WAIT_MS
-                      : a->src->ops->wait_ms ? a->src->ops->wait_ms(a->src)
-                                             : 0;
+            timeout = tui_task_holding() && !a->ahead ? HOLD_WAIT_MS
+                      : a->src->ops->wait_ms          ? a->src->ops->wait_ms(a->src)
+                                                      : 0;
         if (a->work_pending) {
             int wk = spent < IDLE_WORK_NS ? IDLE_WAIT_MS : 0;
             timeout = timeout < 0 || wk < timeout ? wk : timeout;

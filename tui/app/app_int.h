@@ -103,6 +103,7 @@ struct tui_app {
     bool full;   /* everything must be drawn again */
     bool header_dirty, footer_dirty;
     bool held;    /* an analysis held the run at the last work (tui/panes/task.h) */
+    bool ahead;   /* ... and the run went on meanwhile (tui/source/source.h, tick_ahead) */
     int border_x; /* column between the two bottom panes, or -1 */
     uint64_t drawn_gen, drawn_rev, drawn_msg;
     struct tui_source_status drawn_status;

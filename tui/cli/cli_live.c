@@ -23,6 +23,7 @@
 #include "trace/live/live.h"
 #include "trace/model/budget.h"
 #include "tui/app/app.h"
+#include "tui/panes/task.h"
 #include "tui/source/ckpt.h"
 #include "tui/source/serve.h"
 #include "tui/source/source.h"
@@ -123,7 +124,8 @@ static void crash_finish(void *ctx)
     struct tui_source *src = ctx;
     struct diag d;
     diag_clear(&d);
-    trace_live_sync(tui_source_live_feed(src));
+    tui_task_release(); /* the analyses stop reading the model: the run's last events join it */
+    tui_source_live_let_go(src);
     if (tui_source_live_finish(src, &d) < 0) {
         char line[1024];
         fprintf(stderr, "npuscope: %s\n", diag_format(&d, line, sizeof(line)));
@@ -525,8 +527,10 @@ int cli_live(const struct cli_run_opts *o)
         tui_source_live_forget_past(src);
         /* the analyses' workers stop before the trace is finished from the model they
          * read, or the run carries on served; else they are left to the process's end */
-        if (o->trace || o->chrome || (hung_up && o->keep_on_hangup) || cli_exit_frees())
+        if (o->trace || o->chrome || (hung_up && o->keep_on_hangup) || cli_exit_frees()) {
             tui_app_free(app);
+            tui_source_live_let_go(src); /* what the run did while they read it */
+        }
         /* the terminal went away: the run carries on, served (--keep-on-hangup) */
         if (hung_up && o->keep_on_hangup)
             status = serve(o, src, served_id, true, &d);

@@ -163,6 +163,13 @@ void tui_task_set_live(struct tui_task *t, tui_task_discard_fn discard)
     t->discard = discard;
 }
 
+static bool run_on; /* a live run goes on while its model is held (tui_task_set_run_on) */
+
+void tui_task_set_run_on(bool on)
+{
+    run_on = on;
+}
+
 bool tui_task_holding(void)
 {
     for (const struct tui_task *t = live_tasks; t; t = t->next_live)
@@ -409,8 +416,11 @@ void tui_task_draw(const struct tui_task *t, struct tui_canvas *c, struct tui_re
         tui_canvas_printf(c, r.x, y++, r.w, TUI_STYLE_DIM, "%s", what ? what : "");
     if (y < r.y + r.h)
         tui_canvas_text(c, r.x, y, r.w, TUI_STYLE_DIM,
-                        t->live ? "the run waits for it; other keys work meanwhile; q quits at once"
-                                : "other keys work meanwhile; q quits at once",
+                        !t->live ? "other keys work meanwhile; q quits at once"
+                        : run_on
+                            ? "the run goes on, its view held until this is done; q quits "
+                              "at once"
+                            : "the run waits for it; other keys work meanwhile; q quits at once",
                         0);
 }
 

@@ -5,12 +5,15 @@
  *
  * A loaded trace's model no longer changes. A live model does (the simulation runs on the
  * main loop's thread and appends to arrays that move as they grow), so an analysis of a live
- * model reads a model that is held still: while it runs (tui_task_holding) the main loop does
- * not advance the run, and whatever would change the model (stepping, going back) first
- * cancels it (tui_task_release). The run's own speed then drops by the share of time the
- * analyses hold it: a live task runs again only after TUI_TASK_HOLD_FACTOR times its last run
- * has passed since (tui_task_due), so the run keeps at least 10/11 of its speed while a pane
- * stays open, the pane shows the last result meanwhile, and keys are answered throughout.
+ * model reads a model that is held still: while it runs (tui_task_holding) the main loop
+ * leaves the model as it is, and whatever would change it (stepping, going back) first
+ * cancels the analysis (tui_task_release). A run to the end goes on meanwhile, what it does
+ * kept aside and applied to the model once the analysis is done (tui/source/source.h,
+ * tick_ahead); a run that must stop at a breakpoint or a step waits for the analysis. A live
+ * task runs again only after TUI_TASK_HOLD_FACTOR times its last run has passed since
+ * (tui_task_due), so that the model catches up in between and a run that waits keeps at least
+ * 10/11 of its speed; the pane shows the last result meanwhile, and keys are answered
+ * throughout.
  */
 #ifndef TUI_TASK_H
 #define TUI_TASK_H
@@ -47,6 +50,10 @@ void tui_task_set_live(struct tui_task *t, tui_task_discard_fn discard);
 
 /* Whether a live task is running: the model must not change until it ends. */
 bool tui_task_holding(void);
+
+/* Whether the live run goes on while a live task holds its model (set by the main loop): the
+ * task's progress says so, or that the run waits for it. */
+void tui_task_set_run_on(bool on);
 
 /* Cancel every running live task and wait for it (a few ms: the next progress check), its
  * result discarded: the model may change afterwards. */

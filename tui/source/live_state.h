@@ -127,6 +127,8 @@ struct source_live {
     uint64_t ckpt_ticked;       /* events run by ticks (not by hand) since the last one */
     uint64_t ckpt_mark;         /* its memory budget mark (UINT64_MAX: no file shared) */
     bool silent;                /* re-running to a target: no stops, no hit counts */
+    bool ahead;                 /* running on while an analysis holds the model (tick_ahead) */
+    bool end_ahead;             /* ... and the run ran out of events meanwhile */
     bool backwards;             /* this state was reached by going back */
     struct opmark marks[MARKS]; /* a ring: nmarks in all */
     uint64_t nmarks;

@@ -109,6 +109,14 @@ struct tui_source_ops {
     /* Milliseconds until tick has work while running (a slowed-down simulation waits
      * between events): the main loop sleeps on input that long. */
     int (*wait_ms)(struct tui_source *s);
+    /* While an analysis reads the model on a worker (tui/panes/task.h, tui_task_holding):
+     * run on for at most budget_ns as tick does, the model left as it is and what the run
+     * does meanwhile kept to be applied once it is let go (trace/live/live.h,
+     * trace_live_defer): the next tick, control or end applies it first. Only a run to the
+     * end with no breakpoint runs on, and only while what is kept takes less than an
+     * eighth of the memory budget (trace/model/budget.h). Returns 1 when it ran on, 0 when the run
+     * waits for the model. NULL: it always waits. */
+    int (*tick_ahead)(struct tui_source *s, uint64_t budget_ns);
     /* Run until simulated time `cycle` (every event up to it), then pause. */
     int (*run_until)(struct tui_source *s, uint64_t cycle, struct diag *d);
     /* Breakpoints: add one (pattern copied; a METRIC's pattern is its condition, such as
@@ -236,6 +244,11 @@ struct tui_source *tui_source_live_take(struct sim_run *run, struct trace_live *
 /* Finish a live source's trace file (trace_live_finish): complete when the simulation ran
  * to its end, else marked incomplete. Returns 0 or a negative code with d filled. */
 int tui_source_live_finish(struct tui_source *s, struct diag *d);
+
+/* The model brought up to all the run did while analyses held it (the source's tick_ahead):
+ * once nothing reads it on another thread any more (tui/panes/task.h). Before
+ * tui_source_live_finish when the run went on that way. */
+void tui_source_live_let_go(struct tui_source *s);
 
 /*
  * A served run seen from a viewer (npuscope attach): connects to the socket at path,

@@ -44,6 +44,8 @@ enum {
     CKPT_SPREAD = 16,                 /* ... or this fraction of the running so far */
     CKPT_MIN_EVENTS = 4096,           /* and at least this many events */
     CKPT_MAX_EVENTS = 1 << 20,        /* events run by hand (steps) between two, at most */
+    CATCH_UP_SLICE = 4096,            /* entries kept for the model applied between two looks
+                                         at the clock */
 };
 
 /* The steps of the speed keys, events per second; past the last: as fast as possible. A
@@ -580,12 +582,72 @@ static void run_batches(struct source_live *L, uint64_t may, uint64_t t0, uint64
         done += ran;
         check_markers(L); /* keeps count of the markers seen */
         if (ran < want && !L->hit) {
-            finished(L);
+            if (L->ahead)
+                L->end_ahead = true; /* finished once the model has caught up */
+            else
+                finished(L);
             return;
         }
         if (check_stop(L) || tui_now_ns() - t0 > budget_ns)
             return;
     }
+}
+
+/* ---- running on while an analysis holds the model --------------------------------------- */
+
+/* The model let go: what the run did while it was held applied to it, for at most budget_ns
+ * (UINT64_MAX: all of it), and synced. Returns whether some is left. */
+static bool catch_up(struct source_live *L, uint64_t budget_ns)
+{
+    L->ahead = false;
+    trace_live_defer(L->feed, false);
+    if (!trace_live_deferred(L->feed, NULL))
+        return false;
+    uint64_t t0 = tui_now_ns();
+    size_t left;
+    do
+        left = trace_live_catch_up(L->feed, budget_ns == UINT64_MAX ? SIZE_MAX : CATCH_UP_SLICE);
+    while (left && tui_now_ns() - t0 < budget_ns);
+    trace_live_sync(L->feed);
+    if (!left)
+        L->end_ahead = false;
+    return left > 0;
+}
+
+/* What is kept for the model while it is held, at most: an eighth of the memory budget. */
+static size_t ahead_cap(void)
+{
+    uint64_t cap = trace_budget_get() / 8;
+    return cap < ((size_t)16 << 20) ? (size_t)16 << 20 : cap > SIZE_MAX ? SIZE_MAX : (size_t)cap;
+}
+
+/* The time and events a tick ran for, counted for checkpoints and the rate shown. */
+static void ticked(struct source_live *L, uint64_t t0, uint64_t ev0)
+{
+    uint64_t t1 = tui_now_ns();
+    L->ckpt_work += t1 - t0;
+    L->run_work += t1 - t0;
+    L->ckpt_ticked += sim_engine_events(L->eng) - ev0;
+    measure(L, t1);
+}
+
+/* Running on while an analysis reads the model: to the end only, with no breakpoint to
+ * check (they stop at an op the model must show), no checkpoint taken (a copy would
+ * resume with the analysis gone), the run's end left for when the model has caught up. */
+static int live_tick_ahead(struct tui_source *s, uint64_t budget_ns)
+{
+    struct source_live *L = L_of(s);
+    size_t kept;
+    trace_live_deferred(L->feed, &kept);
+    if (L->state != ST_RUNNING || L->goal != GOAL_END || L->nbp || L->silent || L->end_ahead ||
+        kept >= ahead_cap())
+        return 0;
+    uint64_t t0 = tui_now_ns(), ev0 = sim_engine_events(L->eng);
+    L->ahead = true;
+    trace_live_defer(L->feed, true); /* until the next tick or control lets it go */
+    run_batches(L, allowed(L, t0), t0, budget_ns < TICK_NS ? budget_ns : TICK_NS);
+    ticked(L, t0, ev0);
+    return 1;
 }
 
 /* ---- going back ------------------------------------------------------------------------ */
@@ -743,6 +805,7 @@ static int live_back(struct tui_source *s, enum tui_back how, uint64_t arg, cons
                      size_t ui_len, struct diag *d)
 {
     struct source_live *L = L_of(s);
+    catch_up(L, UINT64_MAX); /* a checkpoint taken now holds all the run did */
     uint64_t n = sim_engine_events(L->eng), target = 0, until = 0;
     if (!n)
         return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL,
@@ -831,11 +894,17 @@ static int live_tick(struct tui_source *s, uint64_t budget_ns, struct diag *d)
     (void)d;
     if (L->state != ST_RUNNING)
         return 0;
-    if (maybe_checkpoint(L))
-        return 0;
     if (budget_ns > TICK_NS)
         budget_ns = TICK_NS;
     uint64_t t0 = tui_now_ns(), ev0 = sim_engine_events(L->eng);
+    /* what ran while an analysis held the model first: the events after it wait (they
+     * would be kept behind it anyway) */
+    if (catch_up(L, budget_ns)) {
+        ticked(L, t0, ev0);
+        return 0;
+    }
+    if (maybe_checkpoint(L))
+        return 0;
     uint64_t may = allowed(L, t0);
     if (L->goal == GOAL_END && !has_marker_breaks(L)) {
         run_batches(L, may, t0, budget_ns);
@@ -864,11 +933,7 @@ static int live_tick(struct tui_source *s, uint64_t budget_ns, struct diag *d)
     if (L->state == ST_RUNNING && sim_run_over(L->run))
         finished(L);
     trace_live_sync(L->feed);
-    uint64_t t1 = tui_now_ns();
-    L->ckpt_work += t1 - t0;
-    L->run_work += t1 - t0;
-    L->ckpt_ticked += sim_engine_events(L->eng) - ev0;
-    measure(L, t1);
+    ticked(L, t0, ev0);
     return 0;
 }
 
@@ -898,6 +963,7 @@ static int live_control(struct tui_source *s, enum tui_control c, struct diag *d
     struct source_live *L = L_of(s);
     bool forward = c == TUI_CTL_STEP || c == TUI_CTL_STEP_OP || c == TUI_CTL_CONTINUE ||
                    (c == TUI_CTL_PAUSE && L->state == ST_PAUSED);
+    catch_up(L, UINT64_MAX); /* (the analyses are stopped: tui/panes/task.h) */
     if (forward && L->state != ST_FINISHED) {
         if (maybe_checkpoint(L))
             return 0; /* a copy that went back: it stands where it was asked to */
@@ -978,6 +1044,7 @@ static int live_control(struct tui_source *s, enum tui_control c, struct diag *d
 static int live_run_until(struct tui_source *s, uint64_t cycle, struct diag *d)
 {
     struct source_live *L = L_of(s);
+    catch_up(L, UINT64_MAX);
     if (L->state == ST_FINISHED)
         return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL, "the simulation has finished");
     double ns = (double)cycle / clock_ghz(L);
@@ -1016,6 +1083,7 @@ static void notice_line(struct source_live *L, uint64_t record)
 static int live_step_line(struct tui_source *s, const char *pe, struct diag *d)
 {
     struct source_live *L = L_of(s);
+    catch_up(L, UINT64_MAX);
     if (L->state == ST_FINISHED)
         return diag_set(d, SIM_ESTATE, NULL, 0, 0, NULL, "the simulation has finished");
     if (maybe_checkpoint(L))
@@ -1119,6 +1187,7 @@ static const struct tui_source_ops live_ops = {
     .memstore = live_memstore,
     .free = live_free,
     .wait_ms = live_wait_ms,
+    .tick_ahead = live_tick_ahead,
     .run_until = live_run_until,
     .break_add = live_break_add,
     .break_count = live_break_count,
@@ -1206,6 +1275,11 @@ void tui_source_live_forget_past(struct tui_source *s)
     struct source_live *L = L_of(s);
     tui_ckpt_free(L->ckpt);
     L->ckpt = NULL;
+}
+
+void tui_source_live_let_go(struct tui_source *s)
+{
+    catch_up(L_of(s), UINT64_MAX);
 }
 
 int tui_source_live_finish(struct tui_source *s, struct diag *d)
