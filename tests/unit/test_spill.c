@@ -62,3 +62,43 @@ Test(spill, without_a_usable_temporary_directory_blobs_stay_in_memory)
         unsetenv("TMPDIR");
     }
 }
+
+/* What blobs of spill k in round round are made of. */
+static size_t salt(int k, int round)
+{
+    return (size_t)k * 7 + (size_t)round * 13;
+}
+
+/* Reads go through a window of the file per thread: blobs read in any order, from two
+ * spills in turn, from a spill freed and another made (maybe at the same address), and
+ * while the file grows past what a window held, all come back as written. */
+Test(spill, reads_through_the_window_come_back_as_written)
+{
+    enum { N = 30000 };
+    static uint64_t off[2][N];
+    unsigned char b[512], r[512];
+    for (int round = 0; round < 2; round++) {
+        struct trace_spill *s[2] = {trace_spill_new(), trace_spill_new()};
+        for (size_t i = 0; i < N; i++)
+            for (int k = 0; k < 2; k++) {
+                size_t n = blob(i + salt(k, round), b);
+                off[k][i] = trace_spill_append(s[k], b, n);
+                if (i % 1000 == 999) { /* a few, while the file grows */
+                    size_t j = (i * 7) % (i + 1), m = blob(j + salt(k, round), b);
+                    cr_assert_eq(trace_spill_read(s[k], off[k][j], r, m), 0);
+                    cr_assert_eq(memcmp(b, r, m), 0, "blob %zu of spill %d, growing", j, k);
+                }
+            }
+        for (size_t step = 0; step < 3 * N; step++) {
+            size_t i = (step * 104729) % N; /* scattered, both ways */
+            int k = (int)(step & 1);
+            if (step % 3 == 0)
+                i = N - 1 - step / 3 % N; /* backwards */
+            size_t n = blob(i + salt(k, round), b);
+            cr_assert_eq(trace_spill_read(s[k], off[k][i], r, n), 0);
+            cr_assert_eq(memcmp(b, r, n), 0, "blob %zu of spill %d", i, k);
+        }
+        trace_spill_free(s[0]);
+        trace_spill_free(s[1]);
+    }
+}

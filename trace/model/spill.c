@@ -1,6 +1,8 @@
 /*
  * The spill (see spill.h): a write buffer in front of an unlinked temporary file, or, when
- * no file can be made, a growing memory buffer.
+ * no file can be made, a growing memory buffer. Reads from the file go through a window of
+ * it per thread: an analysis reads the details of millions of ops one after the other,
+ * mostly in the order they were appended, and two system calls an op cost it seconds.
  */
 #include "trace/model/spill.h"
 
@@ -8,6 +10,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +22,13 @@
  * written after one is copied; 256 KiB still makes each write a large one. */
 enum { SPILL_BUF = 256 * 1024 };
 
+/* The read window: what a read of fewer than WINDOW_SMALL bytes brings in from the file,
+ * starting WINDOW_BACK bytes before it (the details of ops read in start order were
+ * appended in end order: close by, a little either side). */
+enum { WINDOW = 256 * 1024, WINDOW_SMALL = 16 * 1024, WINDOW_BACK = 16 * 1024 };
+
 struct trace_spill {
+    uint64_t id;      /* this spill's among all of the process's: a window's key */
     int fd;           /* the unlinked file, or -1 (not yet made, or in memory) */
     bool in_memory;   /* no file could be made: everything stays in buf */
     uint64_t flushed; /* bytes on disk: buf holds [flushed, flushed + len) */
@@ -28,7 +38,9 @@ struct trace_spill {
 
 struct trace_spill *trace_spill_new(void)
 {
+    static atomic_uint_fast64_t ids;
     struct trace_spill *s = sim_xcalloc(1, sizeof(*s));
+    s->id = atomic_fetch_add(&ids, 1) + 1;
     s->fd = -1;
     s->cap = SPILL_BUF;
     s->buf = sim_xmalloc(s->cap);
@@ -112,6 +124,76 @@ uint64_t trace_spill_append(struct trace_spill *s, const void *p, size_t n)
     return off;
 }
 
+/* n bytes at off of fd into out; false on an error or a short file. */
+static bool read_all(int fd, uint64_t off, char *out, size_t n)
+{
+    size_t done = 0;
+    while (done < n) {
+        ssize_t r = pread(fd, out + done, n - done, (off_t)(off + done));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return false;
+        done += (size_t)r;
+    }
+    return true;
+}
+
+/* A thread's window on a spill's file: bytes [off, off + len) of spill id. The file's bytes
+ * never change once written, so a window stays true as long as its spill lives (a new
+ * spill, even at the same address, has another id). */
+struct window {
+    uint64_t id, off;
+    size_t len;
+    char buf[WINDOW];
+};
+
+static pthread_key_t window_key;
+static pthread_once_t window_once = PTHREAD_ONCE_INIT;
+static bool window_ok;
+
+static void window_init(void)
+{
+    window_ok = pthread_key_create(&window_key, free) == 0;
+}
+
+/* The calling thread's window (made on its first read; freed as the thread ends), or NULL. */
+static struct window *my_window(void)
+{
+    pthread_once(&window_once, window_init);
+    if (!window_ok)
+        return NULL;
+    struct window *w = pthread_getspecific(window_key);
+    if (!w) {
+        w = malloc(sizeof(*w));
+        if (!w || pthread_setspecific(window_key, w) != 0) {
+            free(w);
+            return NULL;
+        }
+        w->id = 0, w->len = 0;
+    }
+    return w;
+}
+
+/* n bytes at off of s's file (all of them flushed) into out, through the thread's window
+ * when they are few. */
+static bool read_file(const struct trace_spill *s, uint64_t off, char *out, size_t n)
+{
+    struct window *w = n < WINDOW_SMALL ? my_window() : NULL;
+    if (!w)
+        return read_all(s->fd, off, out, n);
+    if (w->id != s->id || off < w->off || off + n > w->off + w->len) {
+        uint64_t from = off > WINDOW_BACK ? off - WINDOW_BACK : 0;
+        size_t len = s->flushed - from < WINDOW ? (size_t)(s->flushed - from) : WINDOW;
+        w->id = 0; /* (until it holds them) */
+        if (!read_all(s->fd, from, w->buf, len))
+            return false;
+        w->id = s->id, w->off = from, w->len = len;
+    }
+    memcpy(out, w->buf + (off - w->off), n);
+    return true;
+}
+
 int trace_spill_read(const struct trace_spill *s, uint64_t off, void *buf, size_t n)
 {
     if (off + n > s->flushed + s->len)
@@ -119,15 +201,8 @@ int trace_spill_read(const struct trace_spill *s, uint64_t off, void *buf, size_
     char *out = buf;
     if (off < s->flushed) {
         size_t from_file = off + n <= s->flushed ? n : (size_t)(s->flushed - off);
-        size_t done = 0;
-        while (done < from_file) {
-            ssize_t r = pread(s->fd, out + done, from_file - done, (off_t)(off + done));
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r <= 0)
-                return -1;
-            done += (size_t)r;
-        }
+        if (!read_file(s, off, out, from_file))
+            return -1;
         out += from_file;
         off += from_file;
         n -= from_file;

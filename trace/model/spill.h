@@ -3,8 +3,11 @@
  * in memory, read back by offset. The live trace model keeps each finished op's details
  * here (its packed params and exact times), as a loaded model keeps them in the trace file,
  * so the memory of a run of millions of ops does not grow with their details. Writes go
- * through a buffer; reads of what is still buffered come from memory. When no temporary
- * file can be made, the blobs stay in memory (the run goes on).
+ * through a buffer; reads of what is still buffered come from memory, small reads from the
+ * file through a window of 256 KiB of it kept per thread (reads of many blobs one after the
+ * other take one system call for thousands). Reads may come from several threads at once
+ * while nothing is appended. When no temporary file can be made, the blobs stay in memory
+ * (the run goes on).
  */
 #ifndef TRACE_SPILL_H
 #define TRACE_SPILL_H
