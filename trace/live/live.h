@@ -81,7 +81,8 @@ void trace_live_sync(struct trace_live *l);
  * after it, and trace_live_sync brings the model to the run's time of the last entry
  * applied (its markers and tokens up to then; the bandwidth samples and the energy as they
  * were), so that the model is always the run as it was at some instant. trace_live_write
- * and trace_live_finish catch up first.
+ * and trace_live_finish catch up first once it is let go (held, they write the model as it
+ * stands: let it go once nothing reads it on another thread).
  */
 void trace_live_defer(struct trace_live *l, bool hold);
 
