@@ -26,16 +26,27 @@ static int cmp_tspan(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* The token (index into t) whose span holds cycle c, or SIZE_MAX. */
-static size_t token_at(const struct tspan *t, size_t n, uint64_t c)
+/* The token (index into t) whose span holds cycle c, or SIZE_MAX. *hint: where the search
+ * for the cycle before ended (the first token starting after it), kept for the next: ops
+ * come nearly in time order, so that token, or the one after it, most often holds the next
+ * cycle too, and the search over every token is not needed. */
+static inline size_t token_at(const struct tspan *t, size_t n, uint64_t c, size_t *hint)
 {
-    size_t lo = 0, hi = n; /* the first token starting after c */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t[mid].start <= c)
-            lo = mid + 1;
-        else
-            hi = mid;
+    size_t lo = *hint; /* the first token starting after c */
+    if (!(lo <= n && (lo == 0 || t[lo - 1].start <= c) && (lo == n || t[lo].start > c))) {
+        if (lo < n && t[lo].start <= c && (lo + 1 == n || t[lo + 1].start > c)) {
+            lo++;
+        } else {
+            size_t hi = n;
+            for (lo = 0; lo < hi;) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (t[mid].start <= c)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+        }
+        *hint = lo;
     }
     return lo && c < t[lo - 1].end ? lo - 1 : lo && t[lo - 1].start == c ? lo - 1 : SIZE_MAX;
 }
@@ -73,12 +84,14 @@ void trace_instances_compute(const struct trace_regions *rs, struct trace_instan
     for (size_t i = 0; i < cells; i++)
         grid[i] = (struct trace_layer_inst){UINT64_MAX, 0, (uint32_t)(i % nt)};
     uint64_t ne = trace_model_event_count(m);
+    const struct trace_event *evs = ne ? trace_model_event(m, 0) : NULL;
+    size_t hint = 0;
     for (uint64_t e = 0; e < ne; e++) {
         size_t r = trace_regions_of_event(rs, e);
         if (r == SIZE_MAX)
             continue;
-        const struct trace_event *ev = trace_model_event(m, e);
-        size_t k = token_at(t, nt, ev->start);
+        const struct trace_event *ev = &evs[e];
+        size_t k = token_at(t, nt, ev->start, &hint);
         if (k == SIZE_MAX)
             continue;
         struct trace_layer_inst *g = &grid[r * nt + k];
@@ -140,6 +153,7 @@ struct trace_instances_inc {
     struct trace_layer_inst **saved_at; /* owned: cells the ops in pend changed, ... */
     struct trace_layer_inst *saved;     /* ... what they held */
     size_t nsaved, capsaved;
+    size_t hint; /* token_at's, for the next op */
 };
 
 struct trace_instances_inc *trace_instances_inc_new(void)
@@ -209,7 +223,7 @@ static void place(struct trace_instances_inc *st, const struct trace_event *ev, 
 {
     if (ev->layer == TRACE_NO_STR)
         return;
-    size_t k = token_at(st->t, st->ntok, ev->start);
+    size_t k = token_at(st->t, st->ntok, ev->start, &st->hint);
     if (k == SIZE_MAX)
         return;
     struct trace_layer_inst *g = cell(st, ev->layer, st->t[k].index, save);
