@@ -2,9 +2,9 @@
  * The analyses of a big trace, as the viewer runs them: the time to load the file (what the
  * viewer waits for before its first frame) and the time of each analysis a key opens the
  * first time (v the verdict, C the critical path of the launch at the cursor as the Gantt
- * finds it, R the critical path of the whole run, y the layers, A the anomalies, T the
- * tokens, / a search over every op, K the line profile of the source pane, M and B the
- * metrics and bandwidth samples the summary pane of the first frame computes), with the peak
+ * finds it, R the critical path of the whole run, y the layers (and their instances), A the
+ * anomalies, T the tokens, / a search over every op, K the line profile of the source pane, M and B
+ * the metrics and bandwidth samples the summary pane of the first frame computes), with the peak
  * RSS. Medians of RUNS runs of each analysis on one load. Usage: analysis_bench FILE [RUNS
  * [KEYS]] (KEYS: the analyses to time, by key, e.g. "vC"; all by default); prints one line
  * per figure (each analysis with the CPU of all its threads, and the CPU and page faults of
@@ -23,6 +23,7 @@
  * trace is opened: what the budget's give-backs cost the analyses, one budget against another.
  */
 #include "sim/util/xalloc.h"
+#include "trace/analysis/instances.h"
 #include "trace/analysis/metrics.h"
 #include "trace/analysis/regions.h"
 #include "trace/analysis/srcprof.h"
@@ -409,9 +410,14 @@ static void lineprof(const struct trace_model *m)
     trace_srcprof_free(trace_srcprof_new(m));
 }
 
+/* as the pane computes them: the layer split accounted, then each layer's instances */
 static void layers(const struct trace_model *m)
 {
-    trace_regions_free(trace_regions_new(m, TRACE_REGION_LAYER));
+    struct trace_regions *rs = trace_regions_new(m, TRACE_REGION_LAYER);
+    struct trace_instances in;
+    trace_instances_compute(rs, &in);
+    trace_instances_fini(&in);
+    trace_regions_free(rs);
 }
 
 static void anomalies(const struct trace_model *m)

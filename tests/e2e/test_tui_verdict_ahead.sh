@@ -10,7 +10,8 @@
 # every progress check of an analysis; this trace's verdict checks a few times); the runs
 # of analyses are read from NPUSCOPE_TASK_LOG (a line per finished or cancelled run). A
 # verdict judged is kept beside the trace's index for the next view of it, as soon as it is
-# judged (the last section); the sections before drop it, to see each view judge it.
+# judged (the last section); the sections before drop it, to see each view judge it. Once
+# the verdict is done, the layers are computed ahead of y too.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tmux.sh"
 
@@ -149,6 +150,22 @@ else fail "one computation of the verdict, not cancelled" "$(cat "$LOG" 2>/dev/n
 tmux_keys q
 expect_exit "q exits 0" 0
 
+echo "-- a loaded trace's layers computed ahead once the verdict is: y shows them at once"
+view 20000
+if logged ' loaded layers' 30; then ok "the layers were computed with their pane closed"
+else fail "the layers were computed with their pane closed" "$(cat "$LOG" 2>/dev/null)"; fi
+first=$(grep -n ' loaded ' "$LOG" | head -1)
+if [[ $first != *layers* ]]; then ok "after the verdict: $first"
+else fail "after the verdict" "$(cat "$LOG")"; fi
+tmux_keys y
+at_once "y shows the layers at once" 'Layers  [0-9]+ layer' 1000
+sleep 0.3
+n=$(grep -c ' loaded layers' "$LOG" 2>/dev/null)
+if [ "${n:-0}" -eq 1 ]; then ok "one computation of the layers"
+else fail "one computation of the layers" "$(cat "$LOG" 2>/dev/null)"; fi
+tmux_keys q
+expect_exit "q exits 0" 0
+
 echo "-- C while the verdict is computed ahead: the path waits for it, then v at once"
 # the verdict computes the critical paths (here the run's: the trace has no launches): C
 # takes it from there rather than computing it beside it, which would hold the verdict
@@ -201,7 +218,7 @@ kept_view() {
     rm -f "$LOG"
     tmux_start 160 45 "${UTF8[@]}" NPUSCOPE_TASK_LOG="$LOG" -- view "$GEN"
     expect_screen "$1: the trace opens" 'POST-MORTEM' 30
-    logged ' loaded ' 30 || fail "$1: the verdict ahead ends" "no verdict in 30 s"
+    logged ' loaded verdict' 30 || fail "$1: the verdict ahead ends" "no verdict in 30 s"
     tmux_keys v
     expect_screen "$1: v shows the verdict" 'Bottleneck  run: ' 10
     sleep 0.3 # (the evidence drawn whole)
@@ -210,7 +227,7 @@ kept_view() {
 kept_view "first view"
 FIRST=$(verdict_lines)
 # judged: what its log line names is the last step of a judgement, not a reading
-judged() { grep -q ' loaded ' "$LOG" && ! grep -q 'kept from an earlier view' "$LOG"; }
+judged() { grep -q ' loaded verdict' "$LOG" && ! grep -q 'kept from an earlier view' "$LOG"; }
 if judged; then ok "the first view judged the verdict"
 else fail "the first view judged the verdict" "$(cat "$LOG")"; fi
 tmux_keys q
@@ -219,7 +236,7 @@ if ls "$XDG_CACHE_HOME"/npuscope/*.vrd >/dev/null 2>&1 && ! ls "$XDG_CACHE_HOME"
 then ok "the verdict is kept beside the index, no temporary file left"
 else fail "the verdict is kept beside the index, no temporary file left" "$(ls -la "$XDG_CACHE_HOME"/npuscope 2>&1)"; fi
 kept_view "second view"
-if [ "$(grep -c ' loaded ' "$LOG")" = 1 ] && grep -q ' loaded verdict: kept from an earlier view' "$LOG"
+if [ "$(grep -c ' loaded verdict' "$LOG")" = 1 ] && grep -q ' loaded verdict: kept from an earlier view' "$LOG"
 then ok "the second view read the kept verdict, judging nothing"
 else fail "the second view read the kept verdict, judging nothing" "$(cat "$LOG")"; fi
 if [ "$(verdict_lines)" = "$FIRST" ]; then ok "the same verdict on screen"

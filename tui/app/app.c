@@ -669,6 +669,10 @@ void tui_app_work(struct tui_app *a, uint64_t budget_ns)
     else if (a->diff && !bp->shown) /* (none judges it meanwhile: what would wait for it
                                      * computes its own) */
         a->view.verdict_pending = false;
+    /* then a loaded trace's layers, ahead of y (layers.h) */
+    struct pane *lp = &a->panes[P_LAYERS];
+    if (a->drawn_once && !pending && !a->view.live && !lp->shown && !a->diff)
+        pending |= tui_layers_ahead(lp->self, &a->view);
     a->work_pending = pending;
 }
 

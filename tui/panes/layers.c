@@ -381,10 +381,22 @@ static bool stale(const struct tui_layers *l)
     return !l->valid || l->gen != trace_model_generation(l->m);
 }
 
+bool tui_layers_ahead(struct tui_layers *l, const struct tui_view *v)
+{
+    if (v->live)
+        return false;
+    tui_task_set_ahead(l->task, true);
+    take(l);
+    if (!l->valid && !tui_task_running(l->task))
+        compute(l); /* once: a loaded trace's model no longer changes */
+    return tui_task_running(l->task);
+}
+
 static bool layers_sync(void *self, struct tui_view *v)
 {
     struct tui_layers *l = self;
     (void)v;
+    tui_task_set_ahead(l->task, false); /* the pane is open: a run under way is its own */
     bool took = take(l);
     if (stale(l) && (!l->valid || (tui_now_ns() - l->computed_at >= REFRESH_NS && due(l))))
         compute(l);
@@ -395,6 +407,7 @@ static bool layers_work(void *self, struct tui_view *v, uint64_t budget_ns)
 {
     struct tui_layers *l = self;
     (void)v, (void)budget_ns;
+    tui_task_set_ahead(l->task, false);
     bool running = tui_task_running(l->task); /* before the take: it may end between */
     if (take(l)) {
         v->result = true; /* drawn once more, at once */

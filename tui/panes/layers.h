@@ -11,12 +11,21 @@
 
 #include "tui/panes/pane.h"
 
+#include <stdbool.h>
+
 struct tui_layers;
 
 /* A layer pane over the view's model (borrowed through v, which must outlive it). */
 struct tui_layers *tui_layers_new(struct tui_view *v);
 /* Free the pane (NULL is a no-op). */
 void tui_layers_free(struct tui_layers *l);
+
+/* The layers of a loaded trace computed ahead of y, with the pane closed (the app calls it
+ * once the verdict ahead is done, from frame to frame): at the lowest priority, behind the
+ * user's analyses (tui/panes/task.h), so that y shows them at once; once the pane opens, a
+ * run under way goes on as its own. Live, nothing (a run would hold the model). Returns
+ * whether a run is under way. */
+bool tui_layers_ahead(struct tui_layers *l, const struct tui_view *v);
 
 /* Its operations (tui/panes/pane.h); self is the struct tui_layers. */
 extern const struct tui_pane_ops tui_layers_ops;
