@@ -315,6 +315,29 @@ Test(model, a_track_says_where_its_first_inflight_event_starts)
     trace_model_free(m);
 }
 
+/* A track's op kinds are those of its events as they come, in flight or not, before a
+ * finish and after; an op_kind out of range counts as unknown. */
+Test(model, a_track_keeps_the_op_kinds_of_its_events)
+{
+    struct trace_model *m = trace_model_new();
+    uint32_t t = trace_model_track(m, "sip0.cube0.pe0.pe_gemm", TRACE_ENGINE_TE, 0);
+    uint32_t u = trace_model_track(m, "sip0.cube0.pe0.pe_dma", TRACE_ENGINE_DMA, 0);
+    cr_assert_eq(trace_model_track_kinds(m, t), 0, "no event: no kind");
+    trace_model_add_event(
+        m, &(struct trace_event){.start = 0, .end = 5, .track = t, .op_kind = TRACE_KIND_GEMM});
+    cr_assert_eq(trace_model_track_kinds(m, t), 1u << TRACE_KIND_GEMM, "before a finish");
+    cr_assert_eq(trace_model_track_kinds(m, u), 0, "another track's are its own");
+    trace_model_add_event(
+        m, &(struct trace_event){
+               .start = 5, .track = t, .op_kind = TRACE_KIND_MATH, .flags = TRACE_EV_INFLIGHT});
+    trace_model_finish(m);
+    cr_assert_eq(trace_model_track_kinds(m, t), (1u << TRACE_KIND_GEMM) | (1u << TRACE_KIND_MATH),
+                 "one in flight counts");
+    trace_model_add_event(m, &(struct trace_event){.start = 1, .end = 2, .track = u, .op_kind = 9});
+    cr_assert_eq(trace_model_track_kinds(m, u), 1u << TRACE_KIND_UNKNOWN, "out of range");
+    trace_model_free(m);
+}
+
 Test(model, live_details_are_kept_and_dram_traffic_recorded)
 {
     struct trace_model *m = trace_model_new();

@@ -190,6 +190,7 @@ void trace_model_lend(struct trace_model *m, const struct trace_model_lent *a,
         t->dirty_from = SIZE_MAX;
         t->inflight_from = t->n;
         t->ninflight = 0;
+        t->kinds = a->kinds[k];
         t->unsorted = t->touched = false;
     }
     if (a->nev) {

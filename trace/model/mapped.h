@@ -55,7 +55,8 @@ struct trace_model_lent {
     const size_t *nidx;
     const void *const *block;
     const size_t *nblock;
-    uint64_t tmin, tmax; /* the events' first start and last end (nev > 0) */
+    const uint8_t *kinds; /* per track, its events' op kinds (trace_model_track_kinds) */
+    uint64_t tmin, tmax;  /* the events' first start and last end (nev > 0) */
 };
 
 /*

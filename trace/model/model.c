@@ -311,6 +311,12 @@ uint32_t trace_model_track(struct trace_model *m, const char *name, enum trace_e
     return k;
 }
 
+uint8_t trace_model_track_kinds(const struct trace_model *m, uint32_t track)
+{
+    assert(track < m->ntracks);
+    return m->tracks[track].kinds;
+}
+
 size_t trace_model_track_count(const struct trace_model *m)
 {
     return m->ntracks;
@@ -336,6 +342,7 @@ uint64_t trace_model_add_event(struct trace_model *m, const struct trace_event *
         m->capev = cap;
     }
     m->tracks[ev->track].pending++;
+    m->tracks[ev->track].kinds |= trace_kind_bit(ev->op_kind);
     uint64_t i = m->nev++;
     WILL_WRITE(&m->ev[i], sizeof(*m->ev));
     m->ev[i] = *ev;

@@ -46,6 +46,12 @@ enum trace_op_kind {
     TRACE_KIND_COUNT,
 };
 
+/* The bit of op kind k in a set of kinds (trace_model_track_kinds); out of range: UNKNOWN's. */
+static inline uint8_t trace_kind_bit(unsigned k)
+{
+    return (uint8_t)(1u << (k < TRACE_KIND_COUNT ? k : TRACE_KIND_UNKNOWN));
+}
+
 /* Event flags. */
 enum {
     TRACE_EV_INFLIGHT = 1 << 0,    /* live: started, not ended; end is "now" */
@@ -333,6 +339,11 @@ size_t trace_model_track_seek(const struct trace_model *m, uint32_t track, uint6
  * UINT64_MAX when none is: no op of the track that starts before it is in flight, so a
  * reader of a window before it need not look at the ops for that. */
 uint64_t trace_model_track_inflight_start(const struct trace_model *m, uint32_t track);
+
+/* The op kinds of the track's events (published or not): bit k set when an event of
+ * op_kind k is among them (an op_kind out of range counts as TRACE_KIND_UNKNOWN); 0 when it
+ * has none. Kept as events come, so that a reader need not look at them for it. */
+uint8_t trace_model_track_kinds(const struct trace_model *m, uint32_t track);
 
 /* Busy cycles of track before x: trace_model_track_busy(m, track, 0, x), so that the busy
  * time of consecutive windows costs one call per boundary (the Gantt's columns). */

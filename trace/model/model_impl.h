@@ -61,6 +61,7 @@ struct track_data {
     size_t dirty_from;       /* block states from this position on need a recount */
     size_t inflight_from;    /* first position holding an in-flight event, or n */
     size_t ninflight;        /* in-flight events of the track (published or not) */
+    uint8_t kinds;           /* its events' op kinds (published or not): trace_model_track_kinds */
     size_t pending;          /* events added since the last finish (its index grows once) */
     size_t staged;           /* idx[n, n + staged): events added, put in ahead of the
                                 next finish (trace_model_stage), not yet published */

@@ -43,7 +43,6 @@ void tui_gantt_free(struct tui_gantt *g)
     tui_gantt_path_free(g, NULL);
     trace_resources_free(g->res);
     free(g->rows);
-    free(g->kinds);
     free(g->bw.start), free(g->bw.end), free(g->bw.pre);
     free(g->busy);
     free(g->busy_done);

@@ -194,11 +194,10 @@ static int next_engine(struct tui_gantt *g, int cur)
 
 static int next_kind(struct tui_gantt *g, int cur)
 {
-    tui_gantt_kinds_update(g);
     size_t nt = trace_model_track_count(g->m);
     for (int k = cur + 1; k < TRACE_KIND_COUNT; k++)
         for (uint32_t t = 0; t < nt; t++)
-            if (g->kinds[t] & (1u << k))
+            if (trace_model_track_kinds(g->m, t) & (1u << k))
                 return k;
     return -1;
 }

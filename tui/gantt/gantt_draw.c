@@ -292,9 +292,8 @@ static enum tui_style cell_style(const struct tui_gantt *g, const struct tui_vie
     /* a track with ops of one kind only (the usual engine) needs no look at its ops
      * before its first op in flight (a long run's ops lie in a file: looking at them for
      * every cell of a wide view would map them all) */
-    uint8_t kb = g->kinds[track];
-    if ((!g->any_inflight || b <= trace_model_track_inflight_start(g->m, track)) && kb &&
-        !(kb & (kb - 1))) {
+    uint8_t kb = trace_model_track_kinds(g->m, track);
+    if (kb && !(kb & (kb - 1)) && b <= trace_model_track_inflight_start(g->m, track)) {
         int kind = __builtin_ctz(kb);
         return v->filter_kind >= 0 && kind != v->filter_kind ? TUI_STYLE_DIM : kind_styles[kind];
     }
@@ -573,7 +572,6 @@ void tui_gantt_render(void *self, struct tui_canvas *c, struct tui_rect r, struc
         draw_bw_band(g, c, g->band_bw, gl);
 
     tui_gantt_busy_reset(g);
-    tui_gantt_kinds_update(g);
     if (trace_model_event_count(g->m) == 0 && g->rows_h > 0)
         tui_canvas_text(c, g->plot_x + 1, g->rows_y, g->plot_w - 1, TUI_STYLE_DIM,
                         "no ENGINE_EVENTs in this trace", TUI_TEXT_ELLIPSIS);

@@ -71,11 +71,6 @@ struct tui_gantt {
     bool rows_stale;
     int rows_engine, rows_kind; /* filters the rows were built for */
 
-    uint8_t *kinds; /* owned: per track, a bit per op kind it has */
-    uint64_t kinds_scanned;
-    bool any_inflight; /* an in-flight op was seen (live): cells must be looked at */
-    size_t kinds_cap;
-
     struct bw_index bw;
     size_t bw_built;
 
@@ -168,8 +163,6 @@ int tui_gantt_node_new(struct tui_gantt *g, int parent, const char *label, const
 /* The group child of parent labelled label, created when missing. */
 int tui_gantt_group_child(struct tui_gantt *g, int parent, const char *label, const char *key);
 void tui_gantt_tree_free(struct tui_gantt *g);
-/* Bring the per-track op kinds up to date with the model. */
-void tui_gantt_kinds_update(struct tui_gantt *g);
 /* Whether track t passes the view's engine and kind filters. */
 bool tui_gantt_track_passes(struct tui_gantt *g, const struct tui_view *v, uint32_t t);
 /* Rebuild the visible rows; select row; unfold the groups above node n. */

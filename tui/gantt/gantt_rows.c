@@ -330,36 +330,11 @@ void tui_gantt_tree_build(struct tui_gantt *g)
     free(selkey);
 }
 
-/* Bring the per-track op kind bits up to date (events are only ever appended). */
-void tui_gantt_kinds_update(struct tui_gantt *g)
-{
-    size_t nt = trace_model_track_count(g->m);
-    if (nt > g->kinds_cap) {
-        g->kinds = sim_xrealloc(g->kinds, nt);
-        memset(g->kinds + g->kinds_cap, 0, nt - g->kinds_cap);
-        g->kinds_cap = nt;
-    }
-    uint64_t n = trace_model_event_count(g->m);
-    for (uint64_t i = g->kinds_scanned; i < n; i++) {
-        const struct trace_event *e = trace_model_event(g->m, i);
-        g->kinds[e->track] |=
-            (uint8_t)(1u << (e->op_kind < TRACE_KIND_COUNT ? e->op_kind : TRACE_KIND_UNKNOWN));
-        if (e->flags & TRACE_EV_INFLIGHT)
-            g->any_inflight = true;
-    }
-    g->kinds_scanned = n;
-}
-
 bool tui_gantt_track_passes(struct tui_gantt *g, const struct tui_view *v, uint32_t t)
 {
     if (v->filter_engine >= 0 && (int)trace_model_track_get(g->m, t)->engine != v->filter_engine)
         return false;
-    if (v->filter_kind >= 0) {
-        tui_gantt_kinds_update(g);
-        if (!(g->kinds[t] & (1u << v->filter_kind)))
-            return false;
-    }
-    return true;
+    return v->filter_kind < 0 || (trace_model_track_kinds(g->m, t) & (1u << v->filter_kind));
 }
 
 static bool node_passes(struct tui_gantt *g, const struct tui_view *v, int n)
