@@ -595,6 +595,7 @@ struct ir {
     size_t skip, released;
     struct mapping *mapping; /* map and its length, lent to the model (then lent is set) */
     bool lent;
+    int fd; /* the index's file, for the checks' reads (check_read) */
 };
 
 static const void *get(struct ir *r, size_t n)
@@ -759,21 +760,66 @@ static void release_map(void *ctx)
     free(mp);
 }
 
-enum { CHECK_CHUNK = 1 << 16 }; /* items checked between two page releases */
+enum {
+    CHECK_CHUNK = 1 << 16,  /* items checked between two page releases */
+    CHECK_SPAN = 16u << 20, /* most bytes of columns read at once for a chunk's check */
+};
+
+/* The checks' reads: the bytes of the mapping at p copied into a buffer of their own
+ * (grown to fit) through the file, rather than mapped in page by page only to be looked at
+ * once (on reopen, the checks' pass over the events was most of the time before the first
+ * frame); the mapping itself when the read fails (its pages are then given back). */
+struct check_rd {
+    int fd;
+    const void *map; /* the mapping of the file, from its first byte */
+    unsigned char *buf;
+    size_t cap;
+};
+
+static const void *check_read(struct check_rd *c, const void *p, size_t n)
+{
+    if (c->fd < 0 || !n)
+        return p;
+    if (n > c->cap) {
+        free(c->buf);
+        c->buf = sim_xmalloc(n);
+        c->cap = n;
+    }
+    off_t at = (off_t)((const char *)p - (const char *)c->map);
+    for (size_t got = 0; got < n;) {
+        ssize_t k = pread(c->fd, c->buf + got, n - got, at + (off_t)got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return p;
+        got += (size_t)k;
+    }
+    return c->buf;
+}
+
+/* Done with the n bytes at p that check_read gave as q: given back when they are the
+ * mapping's own pages. */
+static void check_done(const void *p, const void *q, size_t n)
+{
+    if (p == q)
+        drop(p, n);
+}
 
 /* The events as stored: every field that indexes something in range for the model's
  * strings, tracks and sites and the trace's bytes; their first start and last end, and
  * per track how many (count, nt entries) and of which op kinds (kinds, nt entries). */
-static bool check_events(const struct trace_event *ev, uint64_t ne, uint32_t nt, uint32_t ns,
-                         uint32_t nsite, uint64_t trace_size, uint64_t *tmin, uint64_t *tmax,
-                         uint64_t *count, uint8_t *kinds)
+static bool check_events(struct check_rd *rd, const struct trace_event *ev, uint64_t ne,
+                         uint32_t nt, uint32_t ns, uint32_t nsite, uint64_t trace_size,
+                         uint64_t *tmin, uint64_t *tmax, uint64_t *count, uint8_t *kinds)
 {
     uint64_t lo = UINT64_MAX, hi = 0;
     bool bad = false;
     for (uint64_t c = 0; c < ne && !bad; c += CHECK_CHUNK) {
         uint64_t to = ne - c < CHECK_CHUNK ? ne : c + CHECK_CHUNK;
+        size_t len = (to - c) * sizeof(*ev);
+        const struct trace_event *v = check_read(rd, ev + c, len);
         for (uint64_t i = c; i < to; i++) {
-            const struct trace_event *e = &ev[i];
+            const struct trace_event *e = &v[i - c];
             bool b = e->track >= nt || e->op >= ns || e->layer >= ns || e->tile >= ns ||
                      e->op_kind >= TRACE_KIND_COUNT || e->end < e->start ||
                      e->details >= trace_size || (e->flags & ~TRACE_EV_TRANSFER) ||
@@ -784,7 +830,7 @@ static bool check_events(const struct trace_event *ev, uint64_t ne, uint32_t nt,
             lo = e->start < lo ? e->start : lo;
             hi = e->end > hi ? e->end : hi;
         }
-        drop(ev + c, (to - c) * sizeof(*ev));
+        check_done(ev + c, v, len);
     }
     *tmin = lo, *tmax = hi;
     return !bad;
@@ -792,16 +838,33 @@ static bool check_events(const struct trace_event *ev, uint64_t ne, uint32_t nt,
 
 /* The other lent arrays: every column inside the columns' bytes, every event index below
  * the count, the dependencies sorted, each track's index as long as its events are many. */
-static bool check_lent(const struct trace_model_lent *a, uint32_t nt, const uint64_t *count)
+static bool check_lent(struct check_rd *rd, struct check_rd *rc, const struct trace_model_lent *a,
+                       uint32_t nt, const uint64_t *count)
 {
     bool bad = false;
     for (uint64_t c = 0; a->col_off && c < a->nev && !bad; c += CHECK_CHUNK) {
         uint64_t to = a->nev - c < CHECK_CHUNK ? a->nev : c + CHECK_CHUNK;
-        for (uint64_t i = c; i < to; i++) {
-            uint64_t o = a->col_off[i];
-            bad |= o != UINT64_MAX && (o >= a->ncol || a->col[o] >= a->ncol - o);
+        size_t len = (to - c) * sizeof(uint64_t);
+        const uint64_t *off = check_read(rd, a->col_off + c, len);
+        /* the chunk's columns, read at once when they lie close together (as written) */
+        uint64_t lo = UINT64_MAX, hi = 0;
+        for (uint64_t i = 0; i < to - c; i++)
+            if (off[i] < a->ncol) {
+                lo = off[i] < lo ? off[i] : lo;
+                hi = off[i] > hi ? off[i] : hi;
+            }
+        const uint8_t *col = a->col; /* col[o] at col[o - base] */
+        uint64_t base = 0;
+        if (lo <= hi && hi - lo < CHECK_SPAN) {
+            const uint8_t *q = check_read(rc, a->col + lo, (size_t)(hi - lo + 1));
+            if (q != a->col + lo)
+                col = q, base = lo;
         }
-        drop(a->col_off + c, (to - c) * sizeof(uint64_t));
+        for (uint64_t i = 0; i < to - c; i++) {
+            uint64_t o = off[i];
+            bad |= o != UINT64_MAX && (o >= a->ncol || col[o - base] >= a->ncol - o);
+        }
+        check_done(a->col_off + c, off, len);
     }
     if (a->col)
         drop(a->col, a->ncol);
@@ -898,11 +961,14 @@ static bool get_model(struct ir *r, struct trace_model *m, const char *real, uin
                                     .nblock = lt.nblock};
     uint64_t *count = sim_xcalloc(nt ? nt : 1, sizeof(*count));
     uint8_t *kinds = sim_xcalloc(nt ? nt : 1, sizeof(*kinds));
+    struct check_rd rd = {r->fd, r->map, NULL, 0}, rc = rd;
     lend.kinds = kinds;
-    bool ok =
-        !r->bad && total == ne &&
-        check_events(ev, ne, nt, ns, nsite, trace_size, &lend.tmin, &lend.tmax, count, kinds) &&
-        check_lent(&lend, nt, count);
+    bool ok = !r->bad && total == ne &&
+              check_events(&rd, ev, ne, nt, ns, nsite, trace_size, &lend.tmin, &lend.tmax, count,
+                           kinds) &&
+              check_lent(&rd, &rc, &lend, nt, count);
+    free(rd.buf);
+    free(rc.buf);
     free(count);
     if (ok) {
         /* what was read is in the page cache: the model reads it again where it needs it */
@@ -1030,7 +1096,7 @@ static int index_read(const char *path, const char *index, struct trace_model **
     struct trace_model *m = NULL;
     struct mapping *mp = sim_xmalloc(sizeof(*mp));
     *mp = (struct mapping){map, len};
-    struct ir r = {.p = payload, .map = map, .skip = sizeof(h), .mapping = mp};
+    struct ir r = {.p = payload, .map = map, .skip = sizeof(h), .mapping = mp, .fd = fd};
     if (memcmp(h.magic, MAGIC, sizeof(MAGIC)) != 0 || h.version != INDEX_VERSION ||
         h.header_hash !=
             hash_block((const unsigned char *)&h, offsetof(struct ihdr, header_hash), 0)) {
