@@ -2,6 +2,7 @@
 #include "trace/cache/index.h"
 
 #include "sim/util/xalloc.h"
+#include "trace/cache/ichk.h"
 #include "trace/file/compress.h"
 #include "trace/file/report.h"
 #include "trace/model/mapped.h"
@@ -25,8 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#define BLK TRACE_ICHK_BLOCK /* the checksum's block: payload bytes per block */
+
 enum {
-    BLK = 1 << 20,          /* the checksum's block: payload bytes per block */
     RELEASE = 32 << 20,     /* mapped index pages read are given back every RELEASE bytes */
     HEADTAIL = 64 << 10,    /* bytes of the trace's head and of its tail in its key */
     VALUE_DEPTH = 4096,     /* deepest value tree read back */
@@ -57,45 +59,6 @@ struct ihdr {
     uint64_t header_hash;              /* of the bytes above */
 };
 
-/* A checksum block: fast, not cryptographic (it finds damage, not malice). */
-static uint64_t hash_block(const unsigned char *p, size_t n, uint64_t h)
-{
-    h ^= (uint64_t)n * 0x9E3779B97F4A7C15ull;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, p + i, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdull;
-        h ^= h >> 29;
-    }
-    for (; i < n; i++)
-        h = (h ^ p[i]) * 0x100000001b3ull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 33;
-    return h;
-}
-
-/* A payload block's checksum: four lanes of hash_block's step over 32 bytes at a time (the
- * lanes do not wait on each other, so it runs at several bytes a cycle: it reads the whole
- * index on every open), folded with the tail. */
-static uint64_t hash_wide(const unsigned char *p, size_t n, uint64_t h)
-{
-    uint64_t l[4] = {h ^ 0x243F6A8885A308D3ull, h ^ 0x13198A2E03707344ull,
-                     h ^ 0xA4093822299F31D0ull, h ^ 0x082EFA98EC4E6C89ull};
-    size_t i = 0;
-    for (; i + 32 <= n; i += 32)
-        for (int k = 0; k < 4; k++) {
-            uint64_t w;
-            memcpy(&w, p + i + 8 * k, 8);
-            l[k] = (l[k] ^ w) * 0xff51afd7ed558ccdull;
-            l[k] ^= l[k] >> 29;
-        }
-    for (int k = 0; k < 4; k++)
-        h = hash_block((const unsigned char *)&l[k], 8, h);
-    return hash_block(p + i, n - i, h);
-}
-
 /* Give back the pages of the mapping at map that lie wholly before byte upto (they are
  * read again from the page cache if needed): the index costs no resident memory beyond
  * the model built from it. */
@@ -107,119 +70,9 @@ static void release(const void *map, size_t upto)
         madvise((void *)map, upto, MADV_DONTNEED);
 }
 
-/* Give back the whole pages inside [p, p + n) of a mapping (read again from the page cache
- * when used). */
-static void drop(const void *p, size_t n)
-{
-    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    uintptr_t a = ((uintptr_t)p + page - 1) / page * page, b = ((uintptr_t)p + n) / page * page;
-    if (b > a)
-        madvise((char *)p + (a - (uintptr_t)p), b - a, MADV_DONTNEED);
-}
-
-/*
- * The payload's checksum: its BLK-byte blocks chained in two chains, the even blocks' and
- * the odd ones' (so that two threads check an index at once), then the two folded
- * (hash_fold). HASH_SEED starts both.
- */
-#define HASH_SEED 0x6e707573636f7065ull
-
-static uint64_t hash_fold(const uint64_t chain[2])
-{
-    return hash_block((const unsigned char *)&chain[1], sizeof(chain[1]), chain[0]);
-}
-
-/* A chain of hash_payload: the blocks k, k + 2, ... of the n payload bytes at offset skip of
- * the file fd, each read into a buffer of the chain's own. Read, not mapped: under a
- * mapping each page of the index would be mapped in, then given back, only to be checked
- * (a 900 MB index: 0.5 s through a fresh mapping, 0.2 s read into a buffer, hash included;
- * the model maps what it uses afterwards). */
-struct chain_job {
-    int fd;
-    size_t skip, n, k;
-    uint64_t h;
-    bool bad; /* a block could not be read whole */
-    pthread_t th;
-};
-
-static void *chain_run(void *arg)
-{
-    struct chain_job *j = arg;
-    j->h = HASH_SEED;
-    unsigned char *buf = sim_xmalloc(BLK);
-    for (size_t off = j->k * BLK; off < j->n && !j->bad; off += 2 * (size_t)BLK) {
-        size_t len = j->n - off < BLK ? j->n - off : BLK, got = 0;
-        while (got < len) {
-            ssize_t k = pread(j->fd, buf + got, len - got, (off_t)(j->skip + off + got));
-            if (k < 0 && errno == EINTR)
-                continue;
-            if (k <= 0)
-                break;
-            got += (size_t)k;
-        }
-        j->bad = got < len;
-        j->h = hash_wide(buf, len, j->h);
-    }
-    free(buf);
-    return NULL;
-}
-
-/* The checksum of the n payload bytes at offset skip of the file fd into *out; false when
- * they cannot be read. The odd blocks' chain on a second thread past a few blocks (a 900 MB
- * index took 0.27 s to check on one). */
-static bool hash_payload(int fd, size_t skip, size_t n, uint64_t *out)
-{
-    struct chain_job j[2] = {{fd, skip, n, 0, 0, false, 0}, {fd, skip, n, 1, 0, false, 0}};
-    bool two = n >= 4 * (size_t)BLK && pthread_create(&j[1].th, NULL, chain_run, &j[1]) == 0;
-    chain_run(&j[0]);
-    if (two)
-        pthread_join(j[1].th, NULL);
-    else
-        chain_run(&j[1]);
-    uint64_t chain[2] = {j[0].h, j[1].h};
-    *out = hash_fold(chain);
-    return !j[0].bad && !j[1].bad;
-}
-
-/* The payload's checksum computed beside the caller (check_start, then check_end): both
- * chains on a thread of their own while the caller rebuilds the model from the mapping,
- * which holds together whatever it reads (every index and count is checked); a model
- * rebuilt from an index that then does not check is dropped unused. */
-struct payload_check {
-    struct chain_job j[2];
-    pthread_t th;
-    bool started;
-};
-
-static void *check_run(void *arg)
-{
-    struct payload_check *c = arg;
-    chain_run(&c->j[0]);
-    chain_run(&c->j[1]);
-    return NULL;
-}
-
-static void check_start(struct payload_check *c, int fd, size_t skip, size_t n)
-{
-    *c =
-        (struct payload_check){.j = {{fd, skip, n, 0, 0, false, 0}, {fd, skip, n, 1, 0, false, 0}}};
-    c->started = pthread_create(&c->th, NULL, check_run, c) == 0;
-}
-
-/* Whether the payload checked: its checksum read whole and equal to want. */
-static bool check_end(struct payload_check *c, uint64_t want)
-{
-    if (c->started)
-        pthread_join(c->th, NULL);
-    else
-        check_run(c);
-    uint64_t chain[2] = {c->j[0].h, c->j[1].h};
-    return !c->j[0].bad && !c->j[1].bad && hash_fold(chain) == want;
-}
-
 uint64_t trace_index_hash(const void *p, size_t n, uint64_t seed)
 {
-    return hash_wide(p, n, seed);
+    return trace_ichk_wide(p, n, seed);
 }
 
 /* The trace's key: size, mtime, and the hash of its head and tail. */
@@ -244,7 +97,7 @@ static int trace_key(const char *path, struct ihdr *h, struct diag *d)
     k = pread(fd, buf + n, HEADTAIL, tail);
     n += k > 0 ? (size_t)k : 0;
     close(fd);
-    h->headtail = hash_block(buf, n, 0x68656164u);
+    h->headtail = trace_ichk_block(buf, n, 0x68656164u);
     free(buf);
     return 0;
 }
@@ -264,7 +117,7 @@ struct iw {
     int fd;
     unsigned char *buf; /* owned: BLK bytes */
     size_t len;
-    uint64_t total, hash[2]; /* the two chains of hash_payload */
+    uint64_t total, hash[2]; /* the two chains of trace_ichk_payload */
     int err;
     const atomic_bool *stop; /* set: the write is given up (may be NULL) */
     const atomic_uint *busy; /* not zero: the write waits (may be NULL) */
@@ -296,7 +149,7 @@ static void iw_block(struct iw *w)
 {
     if (!w->len)
         return;
-    w->hash[w->total / BLK % 2] = hash_wide(w->buf, w->len, w->hash[w->total / BLK % 2]);
+    w->hash[w->total / BLK % 2] = trace_ichk_wide(w->buf, w->len, w->hash[w->total / BLK % 2]);
     iw_write(w, w->buf, w->len);
     w->total += w->len;
     w->len = 0;
@@ -309,7 +162,7 @@ static void put(struct iw *w, const void *p, size_t n)
         if (!w->len && n >= BLK) { /* the buffer empty: total is a multiple of BLK */
             /* a whole block of a big array: hashed and written where it is (while in the
              * cache), not copied through the buffer first */
-            w->hash[w->total / BLK % 2] = hash_wide(q, BLK, w->hash[w->total / BLK % 2]);
+            w->hash[w->total / BLK % 2] = trace_ichk_wide(q, BLK, w->hash[w->total / BLK % 2]);
             iw_write(w, q, BLK);
             w->total += BLK, q += BLK, n -= BLK;
             continue;
@@ -527,7 +380,8 @@ static int index_fill(const struct trace_model *m, const char *path,
         unlink(tmp);
         return rc;
     }
-    struct iw w = {.fd = fd, .hash = {HASH_SEED, HASH_SEED}, .stop = stop, .busy = busy};
+    struct iw w = {
+        .fd = fd, .hash = {TRACE_ICHK_SEED, TRACE_ICHK_SEED}, .stop = stop, .busy = busy};
     w.buf = sim_xmalloc(BLK);
     if (lseek(w.fd, (off_t)sizeof(h), SEEK_SET) < 0)
         w.err = errno;
@@ -536,7 +390,7 @@ static int index_fill(const struct trace_model *m, const char *path,
     memcpy(h.magic, MAGIC, sizeof(MAGIC));
     h.version = INDEX_VERSION;
     h.payload_len = w.total;
-    h.payload_hash = hash_fold(w.hash);
+    h.payload_hash = trace_ichk_fold(w.hash);
     h.errors = c ? c->errors : 0;
     h.warnings = c ? c->warnings : 0;
     h.ignored_events = trace_model_ignored_events(m);
@@ -545,7 +399,8 @@ static int index_fill(const struct trace_model *m, const char *path,
     h.has_now = 1;
     h.tmin = trace_model_t_min(m);
     h.tmax = trace_model_t_max(m);
-    h.header_hash = hash_block((const unsigned char *)&h, offsetof(struct ihdr, header_hash), 0);
+    h.header_hash =
+        trace_ichk_block((const unsigned char *)&h, offsetof(struct ihdr, header_hash), 0);
     if (!w.err && pwrite(w.fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
         w.err = errno ? errno : EIO;
     if (close(w.fd) != 0 && !w.err)
@@ -559,7 +414,7 @@ static int index_fill(const struct trace_model *m, const char *path,
         rc = diag_set(d, SIM_EIO, index, 0, 0, NULL, "cannot write: %s", strerror(w.err));
     }
     if (hash)
-        *hash = hash_fold(w.hash);
+        *hash = trace_ichk_fold(w.hash);
     free(w.buf);
     free(real);
     return rc;
@@ -760,128 +615,6 @@ static void release_map(void *ctx)
     free(mp);
 }
 
-enum {
-    CHECK_CHUNK = 1 << 16,  /* items checked between two page releases */
-    CHECK_SPAN = 16u << 20, /* most bytes of columns read at once for a chunk's check */
-};
-
-/* The checks' reads: the bytes of the mapping at p copied into a buffer of their own
- * (grown to fit) through the file, rather than mapped in page by page only to be looked at
- * once (on reopen, the checks' pass over the events was most of the time before the first
- * frame); the mapping itself when the read fails (its pages are then given back). */
-struct check_rd {
-    int fd;
-    const void *map; /* the mapping of the file, from its first byte */
-    unsigned char *buf;
-    size_t cap;
-};
-
-static const void *check_read(struct check_rd *c, const void *p, size_t n)
-{
-    if (c->fd < 0 || !n)
-        return p;
-    if (n > c->cap) {
-        free(c->buf);
-        c->buf = sim_xmalloc(n);
-        c->cap = n;
-    }
-    off_t at = (off_t)((const char *)p - (const char *)c->map);
-    for (size_t got = 0; got < n;) {
-        ssize_t k = pread(c->fd, c->buf + got, n - got, at + (off_t)got);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return p;
-        got += (size_t)k;
-    }
-    return c->buf;
-}
-
-/* Done with the n bytes at p that check_read gave as q: given back when they are the
- * mapping's own pages. */
-static void check_done(const void *p, const void *q, size_t n)
-{
-    if (p == q)
-        drop(p, n);
-}
-
-/* The events as stored: every field that indexes something in range for the model's
- * strings, tracks and sites and the trace's bytes; their first start and last end, and
- * per track how many (count, nt entries) and of which op kinds (kinds, nt entries). */
-static bool check_events(struct check_rd *rd, const struct trace_event *ev, uint64_t ne,
-                         uint32_t nt, uint32_t ns, uint32_t nsite, uint64_t trace_size,
-                         uint64_t *tmin, uint64_t *tmax, uint64_t *count, uint8_t *kinds)
-{
-    uint64_t lo = UINT64_MAX, hi = 0;
-    bool bad = false;
-    for (uint64_t c = 0; c < ne && !bad; c += CHECK_CHUNK) {
-        uint64_t to = ne - c < CHECK_CHUNK ? ne : c + CHECK_CHUNK;
-        size_t len = (to - c) * sizeof(*ev);
-        const struct trace_event *v = check_read(rd, ev + c, len);
-        for (uint64_t i = c; i < to; i++) {
-            const struct trace_event *e = &v[i - c];
-            bool b = e->track >= nt || e->op >= ns || e->layer >= ns || e->tile >= ns ||
-                     e->op_kind >= TRACE_KIND_COUNT || e->end < e->start ||
-                     e->details >= trace_size || (e->flags & ~TRACE_EV_TRANSFER) ||
-                     (e->site != TRACE_NO_SITE && e->site >= nsite);
-            bad |= b;
-            count[b ? 0 : e->track]++;
-            kinds[b ? 0 : e->track] |= trace_kind_bit(e->op_kind);
-            lo = e->start < lo ? e->start : lo;
-            hi = e->end > hi ? e->end : hi;
-        }
-        check_done(ev + c, v, len);
-    }
-    *tmin = lo, *tmax = hi;
-    return !bad;
-}
-
-/* The other lent arrays: every column inside the columns' bytes, every event index below
- * the count, the dependencies sorted, each track's index as long as its events are many. */
-static bool check_lent(struct check_rd *rd, struct check_rd *rc, const struct trace_model_lent *a,
-                       uint32_t nt, const uint64_t *count)
-{
-    bool bad = false;
-    for (uint64_t c = 0; a->col_off && c < a->nev && !bad; c += CHECK_CHUNK) {
-        uint64_t to = a->nev - c < CHECK_CHUNK ? a->nev : c + CHECK_CHUNK;
-        size_t len = (to - c) * sizeof(uint64_t);
-        const uint64_t *off = check_read(rd, a->col_off + c, len);
-        /* the chunk's columns, read at once when they lie close together (as written) */
-        uint64_t lo = UINT64_MAX, hi = 0;
-        for (uint64_t i = 0; i < to - c; i++)
-            if (off[i] < a->ncol) {
-                lo = off[i] < lo ? off[i] : lo;
-                hi = off[i] > hi ? off[i] : hi;
-            }
-        const uint8_t *col = a->col; /* col[o] at col[o - base] */
-        uint64_t base = 0;
-        if (lo <= hi && hi - lo < CHECK_SPAN) {
-            const uint8_t *q = check_read(rc, a->col + lo, (size_t)(hi - lo + 1));
-            if (q != a->col + lo)
-                col = q, base = lo;
-        }
-        for (uint64_t i = 0; i < to - c; i++) {
-            uint64_t o = off[i];
-            bad |= o != UINT64_MAX && (o >= a->ncol || col[o - base] >= a->ncol - o);
-        }
-        check_done(a->col_off + c, off, len);
-    }
-    if (a->col)
-        drop(a->col, a->ncol);
-    for (size_t k = 0; k < a->nxf; k++)
-        bad |= a->xf[k].event >= a->nev;
-    for (size_t k = 0; k < a->ndep; k++)
-        bad |= a->dep_ev[k] >= a->nev || a->dep_on[k] >= a->nev ||
-               (k && a->dep_ev[k] < a->dep_ev[k - 1]);
-    for (uint32_t t = 0; t < nt && !bad; t++) {
-        bad |= a->nidx[t] != count[t];
-        for (size_t k = 0; k < a->nidx[t]; k++)
-            bad |= a->idx[t][k] >= a->nev;
-        drop(a->idx[t], a->nidx[t] * sizeof(uint32_t));
-    }
-    return !bad;
-}
-
 /* Rebuild the model from the payload; false when anything is out of place. */
 static bool get_model(struct ir *r, struct trace_model *m, const char *real, uint64_t trace_size)
 {
@@ -961,12 +694,12 @@ static bool get_model(struct ir *r, struct trace_model *m, const char *real, uin
                                     .nblock = lt.nblock};
     uint64_t *count = sim_xcalloc(nt ? nt : 1, sizeof(*count));
     uint8_t *kinds = sim_xcalloc(nt ? nt : 1, sizeof(*kinds));
-    struct check_rd rd = {r->fd, r->map, NULL, 0}, rc = rd;
+    struct trace_ichk_rd rd = {r->fd, r->map, NULL, 0}, rc = rd;
     lend.kinds = kinds;
     bool ok = !r->bad && total == ne &&
-              check_events(&rd, ev, ne, nt, ns, nsite, trace_size, &lend.tmin, &lend.tmax, count,
-                           kinds) &&
-              check_lent(&rd, &rc, &lend, nt, count);
+              trace_ichk_events(&rd, ev, ne, nt, ns, nsite, trace_size, &lend.tmin, &lend.tmax,
+                                count, kinds) &&
+              trace_ichk_lent(&rd, &rc, &lend, nt, count);
     free(rd.buf);
     free(rc.buf);
     free(count);
@@ -1099,7 +832,7 @@ static int index_read(const char *path, const char *index, struct trace_model **
     struct ir r = {.p = payload, .map = map, .skip = sizeof(h), .mapping = mp, .fd = fd};
     if (memcmp(h.magic, MAGIC, sizeof(MAGIC)) != 0 || h.version != INDEX_VERSION ||
         h.header_hash !=
-            hash_block((const unsigned char *)&h, offsetof(struct ihdr, header_hash), 0)) {
+            trace_ichk_block((const unsigned char *)&h, offsetof(struct ihdr, header_hash), 0)) {
         rc = stale(index, d, "corrupt or of another version: its header does not check");
         goto out;
     }
@@ -1113,9 +846,9 @@ static int index_read(const char *path, const char *index, struct trace_model **
         goto out;
     }
     bool check = !written || *written != h.payload_hash;
-    struct payload_check pc;
+    struct trace_ichk_beside pc;
     if (check)
-        check_start(&pc, fd, sizeof(h), h.payload_len);
+        trace_ichk_start(&pc, fd, sizeof(h), h.payload_len);
     real = realpath(path, NULL);
     int real_errno = errno;
     bool held = false;
@@ -1124,7 +857,7 @@ static int index_read(const char *path, const char *index, struct trace_model **
         r.n = h.payload_len;
         held = get_model(&r, m, real, h.trace_size);
     }
-    if (check && !check_end(&pc, h.payload_hash)) {
+    if (check && !trace_ichk_end(&pc, h.payload_hash)) {
         rc = stale(index, d, "corrupt: its checksum does not match");
         goto out;
     }
@@ -1200,8 +933,9 @@ int trace_index_reseal(const char *index, struct diag *d)
         return diag_set(d, SIM_EIO, index, 0, 0, NULL, "cannot read: %s", strerror(errno));
     }
     h.payload_len = len - sizeof(h);
-    bool read = hash_payload(fd, sizeof(h), h.payload_len, &h.payload_hash);
-    h.header_hash = hash_block((const unsigned char *)&h, offsetof(struct ihdr, header_hash), 0);
+    bool read = trace_ichk_payload(fd, sizeof(h), h.payload_len, &h.payload_hash);
+    h.header_hash =
+        trace_ichk_block((const unsigned char *)&h, offsetof(struct ihdr, header_hash), 0);
     int rc = 0;
     if (!read)
         rc = diag_set(d, SIM_EIO, index, 0, 0, NULL, "cannot read its payload whole");
@@ -1228,7 +962,7 @@ char *trace_index_path(const char *path)
         free(dir);
         return NULL;
     }
-    uint64_t h = hash_block((const unsigned char *)real, strlen(real), 0x70617468u);
+    uint64_t h = trace_ichk_block((const unsigned char *)real, strlen(real), 0x70617468u);
     const char *base = strrchr(real, '/');
     char *idx =
         sim_xasprintf("%s/%.40s-%016llx.idx", dir, base ? base + 1 : real, (unsigned long long)h);
@@ -1292,7 +1026,7 @@ static bool orphan(int fd)
     if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
         memcmp(h.magic, MAGIC, sizeof(MAGIC)) != 0 || h.version != INDEX_VERSION ||
         h.header_hash !=
-            hash_block((const unsigned char *)&h, offsetof(struct ihdr, header_hash), 0) ||
+            trace_ichk_block((const unsigned char *)&h, offsetof(struct ihdr, header_hash), 0) ||
         pread(fd, &n, sizeof(n), sizeof(h)) != (ssize_t)sizeof(n) || n == 0 || n >= PATH_MAX)
         return false;
     char real[PATH_MAX];
