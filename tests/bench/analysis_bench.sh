@@ -74,6 +74,13 @@ fi
 echo "v, the verdict kept from the view before:"
 XDG_CACHE_HOME=$dir/cache bash "$(dirname "$0")/view_verdict.sh" "$build/npuscope" \
     "$dir/trace.json" 0 || true
+# y in the viewer: the layers are computed ahead once the verdict is, so y pressed 10 s after
+# the first frame shows them at once (the verdict kept from the view before); pressed at the
+# first frame, it computes them beside the first frame's own work
+for wait in 0 10; do
+    XDG_CACHE_HOME=$dir/cache bash "$(dirname "$0")/view_verdict.sh" "$build/npuscope" \
+        "$dir/trace.json" "$wait" y 'Layers  [0-9]+ layer' || true
+done
 # C at the first frame, the verdict (which computes the path) under way, then v, then Enter
 # on a launch's row of the verdict: its critical path on the Gantt; the cursor in the first
 # kernel launch (its path the verdict's), then where the first frame has it (the host's
