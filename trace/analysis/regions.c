@@ -654,15 +654,16 @@ static void account(struct trace_regions *rs)
         }
     for (size_t r = 0; r < nr; r++)
         off[r + 1] += off[r];
-    uint64_t *ev = NULL; /* the events of each region, one region after the other; NULL: in
-                            their own order */
+    /* the events of each region, one region after the other; NULL: in their own order (32
+     * bits each, as a model's track indexes hold them: half the fresh memory) */
+    uint32_t *ev = NULL;
     if (!in_order) {
         ev = sim_xreallocarray(NULL, off[nr] ? off[nr] : 1, sizeof(*ev));
         size_t *pos = sim_xreallocarray(NULL, nr, sizeof(*pos));
         memcpy(pos, off, nr * sizeof(*pos));
         for (uint64_t i = 0; i < rs->nevents; i++)
             if (rs->of[i] != NO_REGION)
-                ev[pos[rs->of[i]]++] = i;
+                ev[pos[rs->of[i]]++] = (uint32_t)i;
         free(pos);
     }
     uint8_t *engine_of = sim_xreallocarray(NULL, nt ? nt : 1, sizeof(*engine_of));

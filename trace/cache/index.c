@@ -450,7 +450,7 @@ struct ir {
     size_t skip, released;
     struct mapping *mapping; /* map and its length, lent to the model (then lent is set) */
     bool lent;
-    int fd; /* the index's file, for the checks' reads (check_read) */
+    int fd; /* the index's file, for the checks' reads (struct trace_ichk_rd) */
 };
 
 static const void *get(struct ir *r, size_t n)
