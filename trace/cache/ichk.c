@@ -1,9 +1,9 @@
 /* The checks of a binary index (see ichk.h). */
 #include "trace/cache/ichk.h"
 
+#include "sim/util/fileio.h"
 #include "sim/util/xalloc.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -74,16 +74,8 @@ static void *chain_run(void *arg)
     unsigned char *buf = sim_xmalloc(TRACE_ICHK_BLOCK);
     for (size_t off = j->k * TRACE_ICHK_BLOCK; off < j->n && !j->bad;
          off += 2 * (size_t)TRACE_ICHK_BLOCK) {
-        size_t len = j->n - off < TRACE_ICHK_BLOCK ? j->n - off : TRACE_ICHK_BLOCK, got = 0;
-        while (got < len) {
-            ssize_t k = pread(j->fd, buf + got, len - got, (off_t)(j->skip + off + got));
-            if (k < 0 && errno == EINTR)
-                continue;
-            if (k <= 0)
-                break;
-            got += (size_t)k;
-        }
-        j->bad = got < len;
+        size_t len = j->n - off < TRACE_ICHK_BLOCK ? j->n - off : TRACE_ICHK_BLOCK;
+        j->bad = !sim_pread_all(j->fd, buf, len, j->skip + off);
         j->h = trace_ichk_wide(buf, len, j->h);
     }
     free(buf);
@@ -154,16 +146,8 @@ static const void *check_read(struct trace_ichk_rd *c, const void *p, size_t n)
         c->buf = sim_xmalloc(n);
         c->cap = n;
     }
-    off_t at = (off_t)((const char *)p - (const char *)c->map);
-    for (size_t got = 0; got < n;) {
-        ssize_t k = pread(c->fd, c->buf + got, n - got, at + (off_t)got);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return p;
-        got += (size_t)k;
-    }
-    return c->buf;
+    uint64_t at = (uint64_t)((const char *)p - (const char *)c->map);
+    return sim_pread_all(c->fd, c->buf, n, at) ? c->buf : p;
 }
 
 /* Done with the n bytes at p that check_read gave as q: given back when they are the

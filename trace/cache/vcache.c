@@ -8,6 +8,7 @@
  */
 #include "trace/cache/vcache.h"
 
+#include "sim/util/fileio.h"
 #include "sim/util/xalloc.h"
 #include "trace/cache/index.h"
 #include "trace/model/progress.h"
@@ -528,15 +529,9 @@ static void get_item(struct vr *r, struct trace_verdict_item *it, const struct t
 static unsigned char *read_all(int fd, off_t from, size_t n)
 {
     unsigned char *p = sim_xmalloc(n ? n : 1);
-    for (size_t at = 0; at < n;) {
-        ssize_t k = pread(fd, p + at, n - at, from + (off_t)at);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0) {
-            free(p);
-            return NULL;
-        }
-        at += (size_t)k;
+    if (!sim_pread_all(fd, p, n, (uint64_t)from)) {
+        free(p);
+        return NULL;
     }
     return p;
 }

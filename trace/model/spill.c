@@ -6,6 +6,7 @@
  */
 #include "trace/model/spill.h"
 
+#include "sim/util/fileio.h"
 #include "sim/util/xalloc.h"
 
 #include <errno.h>
@@ -124,21 +125,6 @@ uint64_t trace_spill_append(struct trace_spill *s, const void *p, size_t n)
     return off;
 }
 
-/* n bytes at off of fd into out; false on an error or a short file. */
-static bool read_all(int fd, uint64_t off, char *out, size_t n)
-{
-    size_t done = 0;
-    while (done < n) {
-        ssize_t r = pread(fd, out + done, n - done, (off_t)(off + done));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return false;
-        done += (size_t)r;
-    }
-    return true;
-}
-
 /* A thread's window on a spill's file: bytes [off, off + len) of spill id. The file's bytes
  * never change once written, so a window stays true as long as its spill lives (a new
  * spill, even at the same address, has another id). */
@@ -181,12 +167,12 @@ static bool read_file(const struct trace_spill *s, uint64_t off, char *out, size
 {
     struct window *w = n < WINDOW_SMALL ? my_window() : NULL;
     if (!w)
-        return read_all(s->fd, off, out, n);
+        return sim_pread_all(s->fd, out, n, off);
     if (w->id != s->id || off < w->off || off + n > w->off + w->len) {
         uint64_t from = off > WINDOW_BACK ? off - WINDOW_BACK : 0;
         size_t len = s->flushed - from < WINDOW ? (size_t)(s->flushed - from) : WINDOW;
         w->id = 0; /* (until it holds them) */
-        if (!read_all(s->fd, from, w->buf, len))
+        if (!sim_pread_all(s->fd, w->buf, len, from))
             return false;
         w->id = s->id, w->off = from, w->len = len;
     }
